@@ -1,0 +1,63 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct cli_cmd cmds[] = {
+	{ "config", cmd_config,
+	    "config check [--kind job|daemon|runner] FILE... | "
+	    "config expand JOB.yaml" },
+};
+
+const char *
+cli_server(const char *flag)
+{
+	const char *env;
+
+	if (flag != NULL)
+		return flag;
+	if ((env = getenv("PERFWATCH_SERVER")) != NULL && *env)
+		return env;
+	return "http://127.0.0.1:8080";
+}
+
+const char *
+cli_token_file(const char *flag)
+{
+	const char *env;
+
+	if (flag != NULL)
+		return flag;
+	if ((env = getenv("PERFWATCH_TOKEN_FILE")) != NULL && *env)
+		return env;
+	return NULL;
+}
+
+static int
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: perfwatch COMMAND [ARGS]\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  perfwatch %s\n", cmds[i].usage);
+	return f == stderr ? 2 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2)
+		return usage(stderr);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0)
+		return usage(stdout);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(argv[1], cmds[i].name) == 0)
+			return cmds[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "perfwatch: unknown command '%s'\n", argv[1]);
+	return usage(stderr);
+}

@@ -1,0 +1,22 @@
+/*
+ * Every size cap in perfwatch, in one place.  A buffer that grows past its
+ * cap fails (sticky overflow) instead of growing without bound; untrusted
+ * input from git trees, mailing lists and HTTP bodies is bounded here.
+ */
+#ifndef COMMON_CAPS_H
+#define COMMON_CAPS_H
+
+#define CAP_ERRMSG 512                    /* one error message */
+#define CAP_LINE (64 * 1024)              /* one line of text */
+#define CAP_CONFIG_FILE (1024 * 1024)     /* a YAML config file */
+#define CAP_HTTP_BODY (8 * 1024 * 1024)   /* a request body */
+#define CAP_HTTP_REPLY (16 * 1024 * 1024) /* a reply body */
+#define CAP_RAW_OUTPUT (1024 * 1024)      /* stored benchmark output */
+#define CAP_LOG_APPEND (256 * 1024)       /* one log append */
+#define CAP_JOB_LOG (4 * 1024 * 1024)     /* a job's whole log */
+#define CAP_SUBJECT 1024                  /* commit or mail subject */
+#define CAP_NAME 256                      /* names: tree, host, metric */
+#define CAP_METRICS_PER_RUN 1024
+#define CAP_HTML_PAGE (8 * 1024 * 1024)
+
+#endif

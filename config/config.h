@@ -1,0 +1,218 @@
+#ifndef CONFIG_CONFIG_H
+#define CONFIG_CONFIG_H
+
+/*
+ * Configuration: the three YAML file kinds of DESIGN.md ("Configuration
+ * (the contract)") loaded into plain structs.  Only config/ includes
+ * libyaml.  Every error is "file:line:column: message" naming the key; a
+ * load reports all errors in a file, not only the first.
+ *
+ * Ownership: config_load_*() return a struct the caller frees with the
+ * matching *_free() (NULL ok).  Strings inside belong to the struct.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct strlist {
+	char **v;
+	size_t n;
+};
+
+/* Collected error lines, each "file:line:col: message". */
+struct cfg_errors {
+	char **msg;
+	size_t n;
+};
+void cfg_errors_free(struct cfg_errors *); /* releases contents */
+
+enum cfg_kind {
+	CFG_KIND_UNKNOWN,
+	CFG_KIND_DAEMON,
+	CFG_KIND_JOB,
+	CFG_KIND_RUNNER
+};
+enum cfg_boot { CFG_BOOT_NONE, CFG_BOOT_KEXEC, CFG_BOOT_REBOOT, CFG_BOOT_QEMU };
+enum cfg_better { CFG_BETTER_HIGHER, CFG_BETTER_LOWER };
+enum cfg_parser {
+	CFG_PARSER_NEPER,
+	CFG_PARSER_FIO,
+	CFG_PARSER_WIS,
+	CFG_PARSER_NETPERF,
+	CFG_PARSER_KEYVALUE,
+	CFG_PARSER_JSON
+};
+enum cfg_baseline {
+	CFG_BASELINE_PARENT,
+	CFG_BASELINE_BRANCH_BASE,
+	CFG_BASELINE_REF
+};
+
+/* ---- daemon.yaml ---- */
+
+struct cfg_tree {
+	char *name, *url;
+	struct strlist branches, paths;
+	int64_t poll_s; /* default 300 */
+};
+
+struct cfg_inbox {
+	char *name, *url, *tree, *branch;
+	struct strlist subjects;
+	int64_t poll_s; /* default 600 */
+};
+
+struct cfg_runner_ref {
+	char *name, *token_file;
+	struct strlist labels;
+};
+
+struct cfg_webhook {
+	char *url, *secret_file;
+};
+
+struct daemon_config {
+	char *file;   /* path it was loaded from */
+	char *listen; /* "host:port" */
+	char *database, *mirrors, *public_url, *admin_token_file;
+	struct strlist jobs; /* globs of job files */
+	struct cfg_tree *trees;
+	size_t ntrees;
+	struct cfg_inbox *inboxes;
+	size_t ninboxes;
+	struct cfg_runner_ref *runners;
+	size_t nrunners;
+	struct {
+		char *smtp, *from;
+		struct strlist to;
+		int reply_to_series; /* default 1 */
+		struct cfg_webhook *webhooks;
+		size_t nwebhooks;
+	} alerts;
+	/* http: (all optional) */
+	int64_t http_threads;         /* default 4 */
+	int64_t http_max_connections; /* default 256 */
+	int64_t http_per_ip;          /* default 64 */
+	int64_t http_timeout_s;       /* default 30 */
+	int64_t http_max_body;        /* default 8M */
+	/* scheduler: (all optional) */
+	int64_t claim_wait_s; /* long-poll, default 30 */
+	int64_t lease_s;      /* default 60 */
+	int64_t max_attempts; /* default 3 */
+};
+
+/* ---- job.yaml ---- */
+
+struct cfg_metric {
+	char *name;
+	enum cfg_better better;
+	double min_effect_pct; /* default 1.0 */
+};
+
+/* One axis of the matrix: name and its values (scalars as strings). */
+struct cfg_axis {
+	char *name;
+	struct strlist values;
+};
+
+/* One point of the expanded matrix: values[i] belongs to axes[i]. */
+struct cfg_point {
+	size_t n;
+	char **keys;   /* borrowed from the job's axes */
+	char **values; /* borrowed */
+	char *label;   /* "flows=10000,threads=128" (owned) */
+};
+
+struct job_config {
+	char *file, *name;
+	enum cfg_parser parser;
+	struct strlist command;        /* argv template with {param}s */
+	struct strlist server_command; /* may be empty */
+	struct strlist build;          /* may be empty */
+	struct {
+		struct strlist trees, branches, paths, inboxes;
+		int every_commit; /* trigger.every_commit, default 1 */
+	} trigger;
+	struct strlist hosts; /* labels */
+	enum cfg_baseline baseline;
+	char *baseline_ref; /* for branch-base:/ref: */
+	struct {
+		char *config;
+		struct strlist fragment;
+	} kernel;
+	struct cfg_axis *axes;
+	size_t naxes;
+	/* exclude: each entry is a partial point (keys/values). */
+	struct cfg_point *exclude;
+	size_t nexclude;
+	int64_t runs, max_runs; /* defaults 5, 12 */
+	int profile;
+	struct cfg_metric *metrics;
+	size_t nmetrics;
+	int64_t timeout_s;               /* default 600 */
+	int64_t memory_max, memory_high; /* bytes, 0 = unset */
+};
+
+/* ---- runner.yaml ---- */
+
+struct runner_config {
+	char *file;
+	char *server, *name, *token_file, *workdir, *kernel_tree;
+	enum cfg_boot boot;
+	struct strlist labels;
+	int64_t heartbeat_s; /* default 10 */
+	int64_t max_output;  /* default 1M */
+};
+
+/*
+ * Loaders: 0 and *out, or -1 with every problem appended to errs.
+ * path is used in messages as given.
+ */
+int config_load_daemon(
+    struct daemon_config **out, const char *path, struct cfg_errors *errs);
+int config_load_job(
+    struct job_config **out, const char *path, struct cfg_errors *errs);
+int config_load_runner(
+    struct runner_config **out, const char *path, struct cfg_errors *errs);
+/* Same from a memory buffer (API uploads, tests); name is used in messages. */
+int config_parse_job(struct job_config **out, const char *name,
+    const char *text, size_t len, struct cfg_errors *errs);
+void daemon_config_free(struct daemon_config *);
+void job_config_free(struct job_config *);
+void runner_config_free(struct runner_config *);
+
+/* Tells a file's kind by its keys (job: command, daemon: listen, runner:
+ * server); CFG_KIND_UNKNOWN with errs filled when it cannot. */
+enum cfg_kind config_sniff_kind(const char *path, struct cfg_errors *errs);
+
+/*
+ * Expands the matrix: the Cartesian product of the axes in file order
+ * (last axis fastest), minus excluded points.  *out is an array of
+ * *n points; free with config_points_free().
+ */
+void config_expand(
+    struct cfg_point **out, size_t *n, const struct job_config *);
+void config_points_free(struct cfg_point *, size_t);
+/* Value of key in a point, or NULL. */
+const char *config_point_get(const struct cfg_point *, const char *key);
+
+/*
+ * Renders an argv template against a point plus extra params (extra is a
+ * NULL-terminated list of "key", "value" pairs, e.g. "server", "127.0.0.1").
+ * A placeholder with no value is an error (-1, message in errbuf).
+ * *out is a NULL-terminated malloc'd vector; free with config_argv_free().
+ */
+int config_render_argv(char ***out, const struct strlist *tmpl,
+    const struct cfg_point *, const char *const *extra, char *errbuf,
+    size_t errlen);
+void config_argv_free(char **);
+
+/* Parsers for the scalar types, shared with the API and the CLI.
+ * 0 or -1. */
+int config_parse_duration(int64_t *out_s, const char *); /* 90s 5m 1h */
+int config_parse_size(int64_t *out, const char *);       /* 64M */
+int config_parse_percent(double *out, const char *);     /* 2% */
+
+const char *config_parser_name(enum cfg_parser);
+int config_parser_from_name(enum cfg_parser *out, const char *);
+
+#endif

@@ -1,0 +1,8 @@
+#include <stdio.h>
+
+int
+main(void)
+{
+	fprintf(stderr, "perfwatchd: not built yet\n");
+	return 2;
+}

@@ -1,0 +1,86 @@
+#ifndef TESTS_UNIT_TEST_H
+#define TESTS_UNIT_TEST_H
+
+/*
+ * A tiny unit-test harness in the spirit of clar.  Each test binary links
+ * tests/unit/test.c (which has main()); cases register themselves:
+ *
+ *	TEST(test_buf__grows) { ASSERT(...); ASSERT_STREQ(a, b); }
+ *
+ * Run all cases: ./buf_test.  One case: ./buf_test test_buf__grows.
+ * Every case prints "PASS name" or "FAIL name: file:line: why"; the
+ * binary exits non-zero when any case failed.  A failed ASSERT returns
+ * from the case.  tests/run adds the cases up into "N passed, N failed".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void test_register(const char *, void (*)(void));
+void test_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A scratch directory for the current binary, removed at exit. */
+const char *test_tmpdir(void);
+/* Path of a shared fixture: $PERFWATCH_FIXTURES or ../shared/fixtures. */
+const char *test_fixture(const char *rel);
+/* Path inside the source tree (tests run from the top directory). */
+const char *test_srcpath(const char *rel);
+
+#define TEST(name)                                                \
+	static void name(void);                                   \
+	__attribute__((constructor)) static void reg_##name(void) \
+	{                                                         \
+		test_register(#name, name);                       \
+	}                                                         \
+	static void name(void)
+
+#define ASSERT(c)                                                \
+	do {                                                     \
+		if (!(c)) {                                      \
+			test_fail(__FILE__, __LINE__, "%s", #c); \
+			return;                                  \
+		}                                                \
+	} while (0)
+
+#define ASSERT_MSG(c, ...)                                          \
+	do {                                                        \
+		if (!(c)) {                                         \
+			test_fail(__FILE__, __LINE__, __VA_ARGS__); \
+			return;                                     \
+		}                                                   \
+	} while (0)
+
+#define ASSERT_STREQ(a, b)                                             \
+	do {                                                           \
+		const char *a_ = (a), *b_ = (b);                       \
+		if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0) { \
+			test_fail(__FILE__, __LINE__,                  \
+			    "%s == %s: \"%s\" != \"%s\"", #a, #b,      \
+			    a_ ? a_ : "(null)", b_ ? b_ : "(null)");   \
+			return;                                        \
+		}                                                      \
+	} while (0)
+
+#define ASSERT_INTEQ(a, b)                                             \
+	do {                                                           \
+		long long a_ = (long long)(a), b_ = (long long)(b);    \
+		if (a_ != b_) {                                        \
+			test_fail(__FILE__, __LINE__,                  \
+			    "%s == %s: %lld != %lld", #a, #b, a_, b_); \
+			return;                                        \
+		}                                                      \
+	} while (0)
+
+/* |a - b| <= tol */
+#define ASSERT_NEAR(a, b, tol)                                              \
+	do {                                                                \
+		double a_ = (a), b_ = (b);                                  \
+		if (!(fabs(a_ - b_) <= (tol))) {                            \
+			test_fail(__FILE__, __LINE__,                       \
+			    "%s ~ %s: %.10g vs %.10g (tol %g)", #a, #b, a_, \
+			    b_, (double)(tol));                             \
+			return;                                             \
+		}                                                           \
+	} while (0)
+
+#endif
