@@ -100,8 +100,8 @@ reply_json(struct ctx *x, int status, json_t *o)
 	} else {
 		size_t len = b.len;
 
-		httpd_reply_take(x->r, status, "application/json",
-		    buf_take(&b), len);
+		httpd_reply_take(
+		    x->r, status, "application/json", buf_take(&b), len);
 	}
 	json_decref(o);
 }
@@ -231,8 +231,8 @@ str_field(struct ctx *x, const char **out, json_t *o, const char *key,
 		return -1;
 	}
 	if (json_string_length(v) > max) {
-		reply_err(x, 400, "field '%s%s': longer than %zu bytes",
-		    prefix, key, max);
+		reply_err(x, 400, "field '%s%s': longer than %zu bytes", prefix,
+		    key, max);
 		return -1;
 	}
 	*out = json_string_value(v);
@@ -253,7 +253,8 @@ thread_store(struct api *a, struct err *e)
 	if (store_open(&s, a->dbpath, e) == -1)
 		return NULL;
 	pthread_mutex_lock(&a->mu);
-	a->stores = xreallocarray(a->stores, a->nstores + 1, sizeof(*a->stores));
+	a->stores =
+	    xreallocarray(a->stores, a->nstores + 1, sizeof(*a->stores));
 	a->stores[a->nstores++] = s;
 	pthread_mutex_unlock(&a->mu);
 	tl_store = s;
@@ -304,8 +305,8 @@ runner_host(struct ctx *x)
 static int
 check_inventory(struct ctx *x, json_t *inv)
 {
-	static const char *const strs[] = { "cpu_model", "cpu_vendor",
-		"kernel", NULL };
+	static const char *const strs[] = { "cpu_model", "cpu_vendor", "kernel",
+		NULL };
 	static const char *const ints[] = { "sockets", "cores", "threads",
 		"numa_nodes", "memory_bytes", NULL };
 	const char *cg = NULL;
@@ -340,8 +341,8 @@ check_inventory(struct ctx *x, json_t *inv)
 		return -1;
 	if (cg != NULL && strcmp(cg, "v1") != 0 && strcmp(cg, "v2") != 0 &&
 	    strcmp(cg, "none") != 0) {
-		reply_err(
-		    x, 400, "field 'inventory.cgroup': expected v1, v2 or none");
+		reply_err(x, 400,
+		    "field 'inventory.cgroup': expected v1, v2 or none");
 		return -1;
 	}
 	if (json_dumpb(inv, NULL, 0, JSON_COMPACT) > 64 * 1024) {
@@ -446,17 +447,16 @@ r_heartbeat(struct ctx *x)
 
 	if (parse_body(x, 1) == -1 || only_keys(x, x->body, keys, "body") == -1)
 		return;
-	if (pwjson_int_opt(&job, x->body, "job_id", &x->err) == -1)
-		{
-			bad(x);
-			return;
-		}
+	if (pwjson_int_opt(&job, x->body, "job_id", &x->err) == -1) {
+		bad(x);
+		return;
+	}
 	if (job < 0) {
 		reply_err(x, 400, "field 'job_id': expected a job id");
 		return;
 	}
-	if (str_field(x, &progress, x->body, "progress", PROGRESS_MAX, 1,
-	        "") == -1)
+	if (str_field(x, &progress, x->body, "progress", PROGRESS_MAX, 1, "") ==
+	    -1)
 		return;
 	if ((host = runner_host(x)) < 0)
 		return;
@@ -479,7 +479,8 @@ r_heartbeat(struct ctx *x)
 	else
 		reply_json(x, 200,
 		    json_pack("{s:I, s:b, s:I}", "lease_expires",
-		        (json_int_t)exp, "cancel", 0, "runs", (json_int_t)runs));
+		        (json_int_t)exp, "cancel", 0, "runs",
+		        (json_int_t)runs));
 }
 
 /* Long-poll state kept on the request between handler calls. */
@@ -494,8 +495,8 @@ park(struct ctx *x, int64_t deadline_ms)
 
 	/* Under the lock, so the ticker cannot unpark before the park. */
 	pthread_mutex_lock(&a->mu);
-	a->waiters = xreallocarray(
-	    a->waiters, a->nwaiters + 1, sizeof(*a->waiters));
+	a->waiters =
+	    xreallocarray(a->waiters, a->nwaiters + 1, sizeof(*a->waiters));
 	a->waiters[a->nwaiters].req = x->r;
 	a->waiters[a->nwaiters].deadline_ms = deadline_ms;
 	a->nwaiters++;
@@ -516,8 +517,7 @@ r_claim(struct ctx *x)
 		if (parse_body(x, 1) == -1 ||
 		    only_keys(x, x->body, keys, "body") == -1)
 			return;
-		if (pwjson_int_opt(&wait, x->body, "wait_s", &x->err) == -1)
-			{
+		if (pwjson_int_opt(&wait, x->body, "wait_s", &x->err) == -1) {
 			bad(x);
 			return;
 		}
@@ -576,7 +576,8 @@ parse_metric(struct ctx *x, struct store_metric *m, json_t *o, size_t i)
 
 	snprintf(pfx, sizeof(pfx), "metrics[%zu].", i);
 	if (!json_is_object(o)) {
-		reply_err(x, 400, "field 'metrics[%zu]': expected an object", i);
+		reply_err(
+		    x, 400, "field 'metrics[%zu]': expected an object", i);
 		return -1;
 	}
 	snprintf(pfx, sizeof(pfx), "metrics[%zu]", i);
@@ -594,8 +595,8 @@ parse_metric(struct ctx *x, struct store_metric *m, json_t *o, size_t i)
 	}
 	if (strcmp(m->better, "higher") != 0 &&
 	    strcmp(m->better, "lower") != 0) {
-		reply_err(x, 400, "field '%sbetter': expected higher or lower",
-		    pfx);
+		reply_err(
+		    x, 400, "field '%sbetter': expected higher or lower", pfx);
 		return -1;
 	}
 	v = json_object_get(o, "value");
@@ -626,16 +627,16 @@ r_run(struct ctx *x)
 	run.duration_s = -1;
 	if (pwjson_int(&run.index, x->body, "index", &x->err) == -1 ||
 	    pwjson_num_opt(&run.duration_s, x->body, "duration_s", &x->err) ==
-	        -1)
-		{
-			bad(x);
-			return;
-		}
-	if (str_field(x, &run.status, x->body, "status", 16, 0, "") == -1 ||
-	    str_field(x, &run.error, x->body, "error", CAP_ERRMSG * 8, 1,
-	        "") == -1)
+	        -1) {
+		bad(x);
 		return;
-	if (strcmp(run.status, "ok") != 0 && strcmp(run.status, "failed") != 0) {
+	}
+	if (str_field(x, &run.status, x->body, "status", 16, 0, "") == -1 ||
+	    str_field(x, &run.error, x->body, "error", CAP_ERRMSG * 8, 1, "") ==
+	        -1)
+		return;
+	if (strcmp(run.status, "ok") != 0 &&
+	    strcmp(run.status, "failed") != 0) {
 		reply_err(x, 400, "field 'status': expected ok or failed");
 		return;
 	}
@@ -668,8 +669,8 @@ r_run(struct ctx *x)
 		}
 		ms = xcalloc(n + 1, sizeof(*ms));
 		for (i = 0; i < n; i++)
-			if (parse_metric(x, &ms[i], json_array_get(arr, i), i) ==
-			    -1) {
+			if (parse_metric(
+			        x, &ms[i], json_array_get(arr, i), i) == -1) {
 				free(ms);
 				return;
 			}
@@ -708,9 +709,8 @@ r_log(struct ctx *x)
 		return;
 	if ((host = runner_host(x)) < 0)
 		return;
-	r = store_log_append(x->s, &kept, host, job,
-	    text, json_string_length(json_object_get(x->body, "text")),
-	    now_s());
+	r = store_log_append(x->s, &kept, host, job, text,
+	    json_string_length(json_object_get(x->body, "text")), now_s());
 	if (r != 0) {
 		reply_store_err(x, r);
 		return;
@@ -737,7 +737,8 @@ r_finish(struct ctx *x)
 	} else if (strcmp(status, "failure") == 0) {
 		ok = 0;
 	} else {
-		reply_err(x, 400, "field 'status': expected success or failure");
+		reply_err(
+		    x, 400, "field 'status': expected success or failure");
 		return;
 	}
 	if ((host = runner_host(x)) < 0)
@@ -785,8 +786,8 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 	p = json_object_get(o, "params");
 	if (p != NULL && !json_is_null(p)) {
 		if (!json_is_object(p)) {
-			reply_err(x, 400, "field '%s.params': expected an object",
-			    what);
+			reply_err(x, 400,
+			    "field '%s.params': expected an object", what);
 			return -1;
 		}
 		json_object_foreach(p, k, v)
@@ -798,7 +799,8 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 				continue;
 			}
 			if (json_is_integer(v))
-				snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+				snprintf(num, sizeof(num),
+				    "%" JSON_INTEGER_FORMAT,
 				    json_integer_value(v));
 			else if (json_is_real(v))
 				snprintf(num, sizeof(num), "%.17g",
@@ -821,8 +823,9 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 	    str_field(x, &commit, o, "commit", 64, 1, pfx) == -1)
 		return -1;
 	if ((tree == NULL) != (commit == NULL)) {
-		reply_err(x, 400, "field '%s.%s': missing (tree and commit go "
-		                  "together)",
+		reply_err(x, 400,
+		    "field '%s.%s': missing (tree and commit go "
+		    "together)",
 		    what, tree ? "commit" : "tree");
 		return -1;
 	}
@@ -832,8 +835,9 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 		if (!strchr("0123456789abcdefABCDEF", commit[i]))
 			break;
 	if (commit[i] != '\0' || i < 4) {
-		reply_err(x, 400, "field '%s.commit': expected a hexadecimal "
-		                  "commit id",
+		reply_err(x, 400,
+		    "field '%s.commit': expected a hexadecimal "
+		    "commit id",
 		    what);
 		return -1;
 	}
@@ -843,8 +847,8 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 	if (url == NULL && (strstr(tree, "://") != NULL || tree[0] == '/'))
 		url = tree;
 	if (url == NULL) {
-		reply_err(x, 400, "field '%s.tree': unknown tree '%s'", what,
-		    tree);
+		reply_err(
+		    x, 400, "field '%s.tree': unknown tree '%s'", what, tree);
 		return -1;
 	}
 	sd->tree = json_pack("{s:s, s:s}", "url", url, "commit", commit);
@@ -889,8 +893,8 @@ job_spec(const struct job_config *jc, const struct cfg_point *pt,
 	json_object_set_new(
 	    spec, "point", json_string(pt->label ? pt->label : ""));
 	json_object_set_new(spec, "cgroup",
-	    json_pack("{s:s, s:I, s:I}", "path", cg ? cg : "root",
-	        "memory_max", (json_int_t)jc->memory_max, "memory_high",
+	    json_pack("{s:s, s:I, s:I}", "path", cg ? cg : "root", "memory_max",
+	        (json_int_t)jc->memory_max, "memory_high",
 	        (json_int_t)jc->memory_high));
 	json_object_set_new(
 	    spec, "boot", json_string(sd->tree ? "runner" : "none"));
@@ -932,16 +936,17 @@ r_submit(struct ctx *x)
 	        -1)
 		return;
 	if ((name == NULL) == (yaml == NULL)) {
-		reply_err(x, 400, "field 'job': give exactly one of 'job' and "
-		                  "'job_yaml'");
+		reply_err(x, 400,
+		    "field 'job': give exactly one of 'job' and "
+		    "'job_yaml'");
 		return;
 	}
-	if (pwjson_int_opt(&runs, x->body, "runs", &x->err) == -1)
-		{
-			bad(x);
-			return;
-		}
-	if (json_object_get(x->body, "runs") != NULL && (runs < 1 || runs > 1000)) {
+	if (pwjson_int_opt(&runs, x->body, "runs", &x->err) == -1) {
+		bad(x);
+		return;
+	}
+	if (json_object_get(x->body, "runs") != NULL &&
+	    (runs < 1 || runs > 1000)) {
 		reply_err(x, 400, "field 'runs': expected 1..1000");
 		return;
 	}
@@ -950,14 +955,15 @@ r_submit(struct ctx *x)
 		goto out;
 	if (name != NULL) {
 		if ((jc = dconf_job(x->conf, name)) == NULL) {
-			reply_err(x, 404, "field 'job': no job named '%s'", name);
+			reply_err(
+			    x, 404, "field 'job': no job named '%s'", name);
 			goto out;
 		}
 	} else {
 		struct cfg_errors errs = { NULL, 0 };
 
-		if (config_parse_job(&own, "job_yaml", yaml, strlen(yaml),
-		        &errs) == -1) {
+		if (config_parse_job(
+		        &own, "job_yaml", yaml, strlen(yaml), &errs) == -1) {
 			reply_err(x, 400, "field 'job_yaml': %s",
 			    errs.n ? errs.msg[0] : "invalid job");
 			cfg_errors_free(&errs);
@@ -971,8 +977,9 @@ r_submit(struct ctx *x)
 	max_runs = jc->max_runs > runs ? jc->max_runs : runs;
 	config_expand(&pts, &npts, jc);
 	if (npts == 0 && jc->naxes > 0) {
-		reply_err(x, 400, "job '%s': the matrix has no points left "
-		                  "after exclude",
+		reply_err(x, 400,
+		    "job '%s': the matrix has no points left "
+		    "after exclude",
 		    jc->name);
 		goto out;
 	}
@@ -1009,8 +1016,9 @@ r_submit(struct ctx *x)
 		else
 			json_array_append_new(out,
 			    json_pack("{s:I, s:I, s:I, s:s}", "pair_id",
-			        (json_int_t)pair, "base_job", (json_int_t)ids[0],
-			        "candidate_job", (json_int_t)ids[1], "point",
+			        (json_int_t)pair, "base_job",
+			        (json_int_t)ids[0], "candidate_job",
+			        (json_int_t)ids[1], "point",
 			        pt->label ? pt->label : ""));
 		free(texts[0]);
 		free(texts[1]);
@@ -1024,8 +1032,8 @@ r_submit(struct ctx *x)
 		reply_store_err(x, -1);
 		goto out;
 	}
-	log_info("submitted %zu pair(s) of job %s", json_array_size(out),
-	    jc->name);
+	log_info(
+	    "submitted %zu pair(s) of job %s", json_array_size(out), jc->name);
 	sched_notify(x->a->sched);
 	reply_json(x, 201, json_pack("{s:O}", "pairs", out));
 out:
@@ -1089,16 +1097,16 @@ r_jobs(struct ctx *x)
 			if (strcmp(state, store_job_states[i]) == 0)
 				break;
 		if (i == 5) {
-			reply_err(x, 400, "parameter 'state': expected queued, "
-			                  "running, success, failed or cancelled");
+			reply_err(x, 400,
+			    "parameter 'state': expected queued, "
+			    "running, success, failed or cancelled");
 			return;
 		}
 	}
 	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1 ||
 	    query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
 		return;
-	if ((r = store_jobs_list(x->s, &out, state, limit, cursor)) != 0)
-		{
+	if ((r = store_jobs_list(x->s, &out, state, limit, cursor)) != 0) {
 		reply_store_err(x, r);
 		return;
 	}
@@ -1111,8 +1119,7 @@ r_job(struct ctx *x)
 	json_t *out = NULL;
 	int r;
 
-	if ((r = store_job_get(x->s, &out, x->id[0])) != 0)
-		{
+	if ((r = store_job_get(x->s, &out, x->id[0])) != 0) {
 		reply_store_err(x, r);
 		return;
 	}
@@ -1129,9 +1136,9 @@ r_raw(struct ctx *x)
 	if ((r = store_run_raw(x->s, &b, x->id[0], x->id[1])) != 0) {
 		buf_release(&b);
 		{
-		reply_store_err(x, r);
-		return;
-	}
+			reply_store_err(x, r);
+			return;
+		}
 	}
 	len = b.len;
 	httpd_reply_take(
@@ -1148,10 +1155,9 @@ r_hosts(struct ctx *x)
 	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1 ||
 	    query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
 		return;
-	r = store_hosts_list(x->s, &out, limit, cursor, now_s(),
-	    3 * heartbeat_s(x->conf));
-	if (r != 0)
-		{
+	r = store_hosts_list(
+	    x->s, &out, limit, cursor, now_s(), 3 * heartbeat_s(x->conf));
+	if (r != 0) {
 		reply_store_err(x, r);
 		return;
 	}
@@ -1164,8 +1170,7 @@ r_pair(struct ctx *x)
 	json_t *out = NULL;
 	int r;
 
-	if ((r = store_pair_get(x->s, &out, x->id[0])) != 0)
-		{
+	if ((r = store_pair_get(x->s, &out, x->id[0])) != 0) {
 		reply_store_err(x, r);
 		return;
 	}
@@ -1188,16 +1193,16 @@ r_metrics(struct ctx *x)
 	size_t len, nw;
 	int i;
 
-	if (store_stats(x->s, &st, now_s(), 3 * heartbeat_s(x->conf)) != 0)
-		{
+	if (store_stats(x->s, &st, now_s(), 3 * heartbeat_s(x->conf)) != 0) {
 		reply_store_err(x, -1);
 		return;
 	}
 	pthread_mutex_lock(&x->a->mu);
 	nw = x->a->nwaiters;
 	pthread_mutex_unlock(&x->a->mu);
-	buf_puts(&b, "# HELP perfwatch_jobs Jobs by state.\n"
-	             "# TYPE perfwatch_jobs gauge\n");
+	buf_puts(&b,
+	    "# HELP perfwatch_jobs Jobs by state.\n"
+	    "# TYPE perfwatch_jobs gauge\n");
 	for (i = 0; i < 5; i++)
 		buf_printf(&b, "perfwatch_jobs{state=\"%s\"} %" PRId64 "\n",
 		    store_job_states[i], st.jobs[i]);
@@ -1228,8 +1233,8 @@ r_metrics(struct ctx *x)
 		    cls[i],
 		    __atomic_load_n(&x->a->http_count[i], __ATOMIC_RELAXED));
 	len = b.len;
-	httpd_reply_take(x->r, 200, "text/plain; version=0.0.4", buf_take(&b),
-	    len);
+	httpd_reply_take(
+	    x->r, 200, "text/plain; version=0.0.4", buf_take(&b), len);
 }
 
 static const struct route routes[] = {
@@ -1290,8 +1295,9 @@ authorise(struct ctx *x, enum auth need)
 	if (need == AUTH_NONE)
 		return 0;
 	if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
-		reply_err(x, 401, "missing bearer token (Authorization: "
-		                  "Bearer TOKEN)");
+		reply_err(x, 401,
+		    "missing bearer token (Authorization: "
+		    "Bearer TOKEN)");
 		return -1;
 	}
 	who = dconf_auth(x->conf, h + 7, &x->runner);
@@ -1392,7 +1398,8 @@ tick(void *arg, int changed)
 
 	pthread_mutex_lock(&a->mu);
 	while (i < a->nwaiters) {
-		if (changed || a->stopping || now >= a->waiters[i].deadline_ms) {
+		if (changed || a->stopping ||
+		    now >= a->waiters[i].deadline_ms) {
 			httpd_unpark(a->waiters[i].req);
 			a->waiters[i] = a->waiters[--a->nwaiters];
 		} else {

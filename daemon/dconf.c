@@ -11,8 +11,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 
-static void
-adderr(struct cfg_errors *errs, const char *fmt, ...)
+static void adderr(struct cfg_errors *errs, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
@@ -98,7 +97,8 @@ load_jobs(struct dconf *c, struct cfg_errors *errs)
 			/* A glob matching nothing is fine (an empty jobs.d);
 			 * a plain path that does not exist is not. */
 			if (strpbrk(pat, "*?[") == NULL)
-				adderr(errs, "%s: job file does not exist", pat);
+				adderr(
+				    errs, "%s: job file does not exist", pat);
 			globfree(&g);
 			continue;
 		}
@@ -116,8 +116,9 @@ load_jobs(struct dconf *c, struct cfg_errors *errs)
 				if (strcmp(c->jobs[j]->name, jc->name) == 0)
 					break;
 			if (j < c->njobs) {
-				adderr(errs, "%s: job name '%s' is also used "
-				             "by %s",
+				adderr(errs,
+				    "%s: job name '%s' is also used "
+				    "by %s",
 				    jc->file, jc->name, c->jobs[j]->file);
 				job_config_free(jc);
 				continue;
@@ -203,8 +204,8 @@ dconf_job(const struct dconf *c, const char *name)
 
 /* 1 when equal; time depends on the lengths only. */
 static int
-ct_equal(const unsigned char *a, size_t alen, const unsigned char *b,
-    size_t blen)
+ct_equal(
+    const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
 {
 	volatile unsigned char d = (unsigned char)(alen != blen);
 	size_t i;
@@ -232,8 +233,8 @@ dconf_auth(const struct dconf *c, const char *token,
 	if (c->has_admin && ct_equal(t, len, c->admin, c->admin_len))
 		who = 1;
 	for (i = 0; i < c->nrunners; i++)
-		if (ct_equal(t, len, c->runners[i].token,
-		        c->runners[i].token_len) &&
+		if (ct_equal(
+		        t, len, c->runners[i].token, c->runners[i].token_len) &&
 		    who == 0) {
 			who = 2;
 			*out_runner = &c->runners[i];

@@ -72,15 +72,16 @@ queue(struct httpd_req *r)
 		MHD_add_response_header(
 		    resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
 	if (__atomic_load_n(&r->h->stopping, __ATOMIC_RELAXED))
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+		MHD_add_response_header(
+		    resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(r->c, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
 
 static void
-set_reply(struct httpd_req *r, int status, const char *ctype, char *body,
-    size_t len)
+set_reply(
+    struct httpd_req *r, int status, const char *ctype, char *body, size_t len)
 {
 	if (r->status != 0) {
 		free(body);
@@ -238,8 +239,9 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_END);
 	if (h->d == NULL) {
 		free(h);
-		return err_set(e, "listen '%s': cannot start the HTTP server "
-		                  "(address in use?)",
+		return err_set(e,
+		    "listen '%s': cannot start the HTTP server "
+		    "(address in use?)",
 		    o->listen);
 	}
 	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -330,7 +332,8 @@ httpd_peer(const struct httpd_req *r)
 		    s, sizeof(s));
 	else if (sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6,
-		    &((const struct sockaddr_in6 *)sa)->sin6_addr, s, sizeof(s));
+		    &((const struct sockaddr_in6 *)sa)->sin6_addr, s,
+		    sizeof(s));
 	else
 		return "?";
 	return s;
@@ -366,8 +369,8 @@ httpd_reply(struct httpd_req *r, int status, const char *ctype,
 }
 
 void
-httpd_reply_take(struct httpd_req *r, int status, const char *ctype,
-    char *body, size_t len)
+httpd_reply_take(
+    struct httpd_req *r, int status, const char *ctype, char *body, size_t len)
 {
 	set_reply(r, status, ctype, body, len);
 }

@@ -31,8 +31,8 @@ typedef void (*httpd_handler)(struct httpd_req *, void *arg);
 typedef void (*httpd_done)(struct httpd_req *, int completed, void *arg);
 
 /* 0 and a running server, or -1 with e set. */
-int httpd_start(struct httpd **out, const struct httpd_opts *,
-    httpd_handler, httpd_done, void *arg, struct err *e);
+int httpd_start(struct httpd **out, const struct httpd_opts *, httpd_handler,
+    httpd_done, void *arg, struct err *e);
 int httpd_port(const struct httpd *); /* the bound port */
 /*
  * Stops accepting, waits up to wait_s for requests in flight (the caller
@@ -61,8 +61,8 @@ int httpd_status(const struct httpd_req *);
 void httpd_reply(struct httpd_req *, int status, const char *content_type,
     const char *body, size_t len);
 /* Same, taking ownership of a malloc'd body. */
-void httpd_reply_take(struct httpd_req *, int status,
-    const char *content_type, char *body, size_t len);
+void httpd_reply_take(struct httpd_req *, int status, const char *content_type,
+    char *body, size_t len);
 
 /* Parks the request (from the handler, which then returns without a
  * reply).  httpd_unpark() from any thread runs the handler again. */
