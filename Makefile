@@ -132,3 +132,15 @@ clean:
 
 .PHONY: all check check-build deps demo install format format-check clean
 .SECONDARY:
+
+# ---- daemon (store, sched, api): API load benchmark ----
+# make bench-api: uploads/s with 8 clients x 20 metrics, claim/heartbeat
+# p99 under load, daemon RSS after 100,000 runs (tests/bench/api_bench.sh).
+$(REL)/bench/api_load: tests/bench/api_load.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -lpthread
+
+bench-api: $(REL)/bin/perfwatchd $(REL)/bench/api_load
+	@OUT=$(OUT) tests/bench/api_bench.sh
+
+.PHONY: bench-api
