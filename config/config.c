@@ -328,6 +328,29 @@ report_tabs(struct ctx *c, const char *s, size_t len)
 	return found > 0;
 }
 
+/*
+ * libyaml puts an error at the end of a file without a final newline on
+ * a line that does not exist; move it to the end of the last line.
+ */
+static void
+end_of_text(const char *text, size_t len, size_t *line, size_t *col)
+{
+	size_t i, nl = 0, last = 0, c = 1;
+
+	for (i = 0; i < len; i++)
+		if (text[i] == '\n') {
+			nl++;
+			last = i + 1;
+		}
+	if (len == 0 || text[len - 1] == '\n' || *line <= nl + 1)
+		return;
+	for (i = last; i < len; i++)
+		if (((unsigned char)text[i] & 0xc0) != 0x80)
+			c++;
+	*line = nl + 1;
+	*col = c;
+}
+
 static void
 parser_error(struct ctx *c, yaml_parser_t *p, const char *text, size_t len)
 {
@@ -359,12 +382,16 @@ parser_error(struct ctx *c, yaml_parser_t *p, const char *text, size_t len)
 	}
 	line = p->problem_mark.line + 1;
 	col = p->problem_mark.column + 1;
-	if (p->context != NULL)
+	end_of_text(text, len, &line, &col);
+	if (p->context != NULL) {
+		size_t cl = p->context_mark.line + 1;
+		size_t cc = p->context_mark.column + 1;
+
+		end_of_text(text, len, &cl, &cc);
 		at(c, line, col, NULL, "%s (%s at line %zu, column %zu)",
-		    p->problem ? p->problem : "syntax error", p->context,
-		    (size_t)p->context_mark.line + 1,
-		    (size_t)p->context_mark.column + 1);
-	else
+		    p->problem ? p->problem : "syntax error", p->context, cl,
+		    cc);
+	} else
 		at(c, line, col, NULL, "%s",
 		    p->problem ? p->problem : "syntax error");
 }
@@ -1210,7 +1237,9 @@ fmt_bound(char *out, size_t len, const struct field *f, int64_t v)
 		else
 			snprintf(out, len, "%llds", (long long)v);
 	} else if (f->type == F_SIZE) {
-		if (v % ((int64_t)1 << 30) == 0 && v > 0)
+		if (v % ((int64_t)1 << 40) == 0 && v > 0)
+			snprintf(out, len, "%lldT", (long long)(v >> 40));
+		else if (v % ((int64_t)1 << 30) == 0 && v > 0)
 			snprintf(out, len, "%lldG", (long long)(v >> 30));
 		else if (v % ((int64_t)1 << 20) == 0 && v > 0)
 			snprintf(out, len, "%lldM", (long long)(v >> 20));
@@ -2328,8 +2357,10 @@ check_job(struct ctx *c, struct job_config *job, const yaml_node_t *root)
 			    "%lld is less than runs (%lld by default)",
 			    (long long)job->max_runs, (long long)job->runs);
 	}
-	if (job->memory_max > 0 && job->memory_high > job->memory_max && mh)
-		nerr(c, mh, "memory_high", "is more than memory_max");
+	if (job->memory_max > 0 && job->memory_high > job->memory_max && mh &&
+	    mx)
+		nerr(c, mh, "memory_high", "%s is more than memory_max (%s)",
+		    scalar(mh), scalar(mx));
 	if ((job->memory_max > 0 || job->memory_high > 0) &&
 	    !has_nested_cgroup(job))
 		nerr(c, mx ? mx : mh, mx ? "memory_max" : "memory_high",
@@ -2356,7 +2387,7 @@ dir_of(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	if (slash == NULL)
-		return xstrdup(".");
+		return NULL; /* the current directory: paths stay as written */
 	if (slash == path)
 		return xstrdup("/");
 	return xstrndup(path, (size_t)(slash - path));
@@ -2497,7 +2528,7 @@ config_load_runner(
 	if (r->boot != CFG_BOOT_NONE && r->kernel_tree == NULL &&
 	    lookup(&c, root, "kernel_tree", NULL) == NULL)
 		nerr(&c, root, NULL,
-		    "missing key 'kernel_tree' (required when boot is %s)",
+		    "missing required key 'kernel_tree' (boot is %s)",
 		    config_boot_name(r->boot));
 	if (ctx_done(&c, errs) == -1) {
 		runner_config_free(r);
@@ -2521,7 +2552,7 @@ config_load_jobs(struct job_config ***out, size_t *n,
 		int gr;
 
 		memset(&g, 0, sizeof(g));
-		gr = glob(pat, GLOB_ERR, NULL, &g);
+		gr = glob(pat, 0, NULL, &g);
 		if (gr == GLOB_NOMATCH || (gr == 0 && g.gl_pathc == 0)) {
 			if (strpbrk(pat, "*?[") == NULL) {
 				if (d->jobs_at != NULL)
