@@ -1034,6 +1034,13 @@ tcp_rr_server(const struct tcp_rr_opts *o, FILE *out, struct err *e)
 			int fd = evs[i].data.fd;
 
 			if (fd == sfd) {
+				struct signalfd_siginfo si;
+
+				/* Consume it: restoring the mask at the end
+				 * must not deliver it again. */
+				if (read(sfd, &si, sizeof(si)) < 0) {
+					/* Stop all the same. */
+				}
 				stop = 1;
 			} else if (fd == nfd) {
 				uint64_t v;
@@ -1087,7 +1094,11 @@ out:
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(th[i].tid, NULL);
-	if (rc == 0) {
+	/* No client came: nothing was measured, so no result lines. */
+	if (rc == 0 && sessions == 0) {
+		print_rusage(out, "end");
+		fflush(out);
+	} else if (rc == 0) {
 		memset(&res, 0, sizeof(res));
 		for (i = 0; i < started; i++)
 			res.transactions += th[i].transactions;
