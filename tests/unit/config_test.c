@@ -632,3 +632,30 @@ TEST(test_config__truncated_and_mutated_inputs)
 		free(text);
 	}
 }
+
+/* An uploaded job checked against a daemon names its place as given. */
+TEST(test_config__parse_job_for_daemon)
+{
+	static const char text[] = "name: up\nparser: json\ncommand: [x]\n"
+	                           "trigger: {trees: [nope]}\n";
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	struct job_config *j;
+
+	ASSERT_INTEQ(config_load_daemon(&d,
+	                 test_srcpath("config/examples/daemon.yaml"), &errs),
+	    0);
+	ASSERT_INTEQ(
+	    config_parse_job_for(&j, "upload", text, strlen(text), d, &errs),
+	    -1);
+	ASSERT_INTEQ(errs.n, 1);
+	ASSERT_STREQ(errs.msg[0],
+	    "upload:4:19: trigger.trees[0]: no tree named 'nope' in "
+	    "config/examples/daemon.yaml");
+	cfg_errors_free(&errs);
+	ASSERT_INTEQ(
+	    config_parse_job_for(&j, "upload", text, strlen(text), NULL, &errs),
+	    0);
+	job_config_free(j);
+	daemon_config_free(d);
+}
