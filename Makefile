@@ -178,3 +178,16 @@ else
 endif
 
 .PHONY: fuzz
+# ---- config: fuzzing the YAML loader (needs clang with libFuzzer) ----
+FUZZ_TIME ?= 60
+$(OUT)/fuzz/config_fuzz: tests/fuzz/config_fuzz.c $(wildcard config/*.c common/*.c) $(HDRS)
+	@mkdir -p $(@D) $(OUT)/fuzz/config_corpus
+	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
+	    -o $@ tests/fuzz/config_fuzz.c $(wildcard config/*.c common/*.c) \
+	    $(LDFLAGS) $(LDLIBS)
+
+fuzz-config: $(OUT)/fuzz/config_fuzz
+	$(OUT)/fuzz/config_fuzz -max_total_time=$(FUZZ_TIME) -max_len=4096 \
+	    $(OUT)/fuzz/config_corpus config/examples/jobs tests/data/config/bad
+
+.PHONY: fuzz-config
