@@ -964,8 +964,8 @@ r_submit(struct ctx *x)
 	} else {
 		struct cfg_errors errs = { NULL, 0 };
 
-		if (config_parse_job(
-		        &own, "job_yaml", yaml, strlen(yaml), &errs) == -1) {
+		if (config_parse_job_for(&own, "job_yaml", yaml, strlen(yaml),
+		        x->conf->dc, &errs) == -1) {
 			reply_err(x, 400, "field 'job_yaml': %s",
 			    errs.n ? errs.msg[0] : "invalid job");
 			cfg_errors_free(&errs);

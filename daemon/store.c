@@ -699,7 +699,9 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 		    " AND (p.host_id IS NULL OR p.host_id = ?1)"
 		    " AND (json_array_length(j.labels) = 0 OR EXISTS"
 		    "  (SELECT 1 FROM json_each(j.labels) jl,"
-		    "   json_each(h.labels) hl WHERE jl.value = hl.value))"
+		    "   json_each(h.labels) hl WHERE jl.value = hl.value)"
+		    "  OR EXISTS (SELECT 1 FROM json_each(j.labels) jn"
+		    "   WHERE jn.value = h.name))"
 		    " ORDER BY p.host_id IS NULL, j.pair_id,"
 		    " j.role <> 'base', j.id LIMIT 1");
 		ok = st != NULL;

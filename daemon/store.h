@@ -81,12 +81,12 @@ int store_pair_create(struct store *, int64_t *out_pair, int64_t *out_base,
 /*
  * Claims a job for host: a job the host already holds (a restarted
  * runner gets it back), else the first queued job whose labels match the
- * host's, whose pair is unbound or bound to this host, preferring pairs
- * bound to this host, then the oldest pair, base before candidate.  The
- * claim binds the pair to the host, counts an attempt and leases the job
- * until now + lease_s.  0 and *out = {"job": {...}, "lease_expires": T}
- * (the job object is the stored spec plus id, pair_id, role, attempt,
- * done_runs), or ERR_NOTFOUND when there is nothing to do.
+ * host's (its name counts as a label), whose pair is unbound or bound to this
+ * host, preferring pairs bound to this host, then the oldest pair, base before
+ * candidate.  The claim binds the pair to the host, counts an attempt and
+ * leases the job until now + lease_s.  0 and *out = {"job": {...},
+ * "lease_expires": T} (the job object is the stored spec plus id, pair_id,
+ * role, attempt, done_runs), or ERR_NOTFOUND when there is nothing to do.
  */
 int store_claim(struct store *, json_t **out, int64_t host_id, int64_t now,
     int64_t lease_s);
