@@ -132,3 +132,9 @@ clean:
 
 .PHONY: all check check-build deps demo install format format-check clean
 .SECONDARY:
+
+# --- web (issue 7): dashboard lint; also run by tests/e2e/t0700-web-lint.sh
+lint-web:
+	@tests/lint/web_lint.sh && echo "web lint OK"
+
+.PHONY: lint-web

@@ -181,11 +181,13 @@ int
 html_url(struct buf *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *p;
+	const unsigned char *p, *end;
 
 	if (s == NULL)
 		return buf_failed(b) ? -1 : 0;
-	for (p = (const unsigned char *)s; *p; p++) {
+	p = (const unsigned char *)s;
+	end = p + strnlen(s, HTML_URL_MAX);
+	for (; p < end; p++) {
 		char enc[3];
 
 		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||

@@ -39,8 +39,11 @@ int html_text_trunc(struct buf *, const char *, size_t max_chars);
 /*
  * Appends a percent-encoded URL component: everything but the unreserved
  * characters A-Z a-z 0-9 - . _ ~ becomes %XX, so the result is also safe
- * in a quoted attribute.  NULL appends nothing.
+ * in a quoted attribute.  NULL appends nothing.  Only the first
+ * HTML_URL_MAX bytes are encoded: a link made from a longer (hostile)
+ * value would not resolve anyway, and the page must stay small.
  */
+#define HTML_URL_MAX 1024
 int html_url(struct buf *, const char *);
 
 /* Numbers.  A NaN or infinite value prints "unknown". */

@@ -93,12 +93,14 @@ short_sha(struct buf *b, const char *sha)
 
 static void
 point_title(struct buf *b, const struct view_history *h,
-    const struct view_hist_point *p)
+    const struct view_hist_point *p, int rich)
 {
 	HTML_LIT(b, "<title>");
 	short_sha(b, p->commit);
-	HTML_LIT(b, " ");
-	html_text_trunc(b, p->subject, 60);
+	if (rich) {
+		HTML_LIT(b, " ");
+		html_text_trunc(b, p->subject, 60);
+	}
 	HTML_LIT(b, "\n");
 	html_si(b, p->value);
 	if (h->unit) {
@@ -116,10 +118,11 @@ point_title(struct buf *b, const struct view_history *h,
 	html_int(b, p->n);
 	HTML_LIT(b, " runs, ");
 	html_time(b, p->time);
-	if (p->alert) {
+	if (p->alert && rich) {
 		HTML_LIT(b, "\nalert: ");
 		html_text_trunc(b, p->alert, 80);
-	}
+	} else if (p->alert)
+		HTML_LIT(b, "\nalert");
 	HTML_LIT(b, "</title>");
 }
 
@@ -243,14 +246,27 @@ draw_line(struct buf *b, const struct view_hist_point *p, size_t n,
 	HTML_LIT(b, "\"/>");
 }
 
+/* Newest first, so the budget leaves out the oldest; see svg.h. */
 static void
 draw_points(struct buf *b, const struct view_history *h,
-    const struct view_hist_point *p, size_t n, const struct scale *s)
+    const struct view_hist_point *p, size_t n, const struct scale *s,
+    size_t start)
 {
 	size_t i;
+	int rich;
 
-	for (i = 0; i < n; i++) {
+	for (i = n; i-- > 0;) {
 		double x = s->x0 + (double)i * s->dx;
+
+		if (b->len - start > SVG_HARD_BUDGET) {
+			HTML_LIT(b, "<text x=\"");
+			num(b, PL + 4);
+			HTML_LIT(b, "\" y=\"");
+			num(b, s->top + 10);
+			HTML_LIT(b, "\">older points left out</text>");
+			break;
+		}
+		rich = b->len - start < SVG_RICH_BUDGET;
 
 		if (isfinite(p[i].low) && isfinite(p[i].high)) {
 			HTML_LIT(b, "<line class=\"spread\" x1=\"");
@@ -272,7 +288,7 @@ draw_points(struct buf *b, const struct view_history *h,
 			HTML_LIT(b, " 6L");
 			num(b, x);
 			HTML_LIT(b, " 15Z\"><title>alert: ");
-			html_text_trunc(b, p[i].alert, 80);
+			html_text_trunc(b, p[i].alert, rich ? 80 : 20);
 			HTML_LIT(b, "</title></path>");
 		}
 		if (!isfinite(p[i].value))
@@ -293,7 +309,7 @@ draw_points(struct buf *b, const struct view_history *h,
 			HTML_LIT(b, "\" r=\"5\">");
 		else
 			HTML_LIT(b, "\" r=\"3.5\">");
-		point_title(b, h, &p[i]);
+		point_title(b, h, &p[i], rich);
 		HTML_LIT(b, "</circle>");
 		if (p[i].pair_id > 0)
 			HTML_LIT(b, "</a>");
@@ -337,6 +353,7 @@ svg_history(struct buf *b, const struct view_history *h)
 {
 	const struct view_hist_point *p = h->points;
 	size_t n = h->npoints, first = 0;
+	size_t start = b->len;
 	struct scale s;
 
 	if (n > SVG_MAX_POINTS) {
@@ -377,7 +394,7 @@ svg_history(struct buf *b, const struct view_history *h)
 	}
 	draw_change_points(b, h, first, n, &s);
 	draw_line(b, p, n, &s);
-	draw_points(b, h, p, n, &s);
+	draw_points(b, h, p, n, &s, start);
 	draw_xlabels(b, p, n, &s);
 	return HTML_LIT(b, "</svg>");
 }

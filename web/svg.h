@@ -11,7 +11,14 @@
 #define SVG_HISTORY_W 760
 #define SVG_HISTORY_H 280
 /* Points drawn at most; the newest are kept (the store pages the rest). */
-#define SVG_MAX_POINTS 400
+#define SVG_MAX_POINTS 200
+/*
+ * Size budget of one chart.  Points are drawn newest first; past
+ * SVG_RICH_BUDGET bytes their hover titles leave out the subject and the
+ * alert text, past SVG_HARD_BUDGET the older points are left out.
+ */
+#define SVG_RICH_BUDGET (30 * 1024)
+#define SVG_HARD_BUDGET (60 * 1024)
 
 /*
  * The metric history of h as a time series over commits (oldest left):
