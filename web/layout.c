@@ -26,7 +26,8 @@ css(struct buf *b)
 	    "th,td{border:1px solid #dde1e6;padding:3px 6px;text-align:left;"
 	    "vertical-align:top}"
 	    "th{background:#eef1f4;font-weight:600}"
-	    "td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	    "td.n{text-align:right;font-variant-numeric:tabular-nums;"
+	    "white-space:nowrap}.nw{white-space:nowrap}"
 	    "code,.mono{font-family:ui-monospace,monospace;font-size:13px}"
 	    ".badge{display:inline-block;padding:0 6px;border-radius:8px;"
 	    "font-size:12px;margin:1px 2px;border:1px solid transparent}"
@@ -41,6 +42,8 @@ css(struct buf *b)
 	    ".v-running{background:#dbeafe;color:#1e4e9c}"
 	    ".v-queued{background:#f3f4f6;color:#4a5561;border-color:#c9ced6}"
 	    ".v-failed{background:#7a1f1f;color:#fff}"
+	    ".v-success{background:#eceff3;color:#17692f}"
+	    ".v-cancelled{background:#f3f4f6;color:#6b7480}"
 	    ".v-unknown{background:#fff;color:#6b7480;border:1px dashed "
 	    "#9aa3ad}"
 	    ".muted{color:#6b7480}.note{background:#fff8e1;padding:6px 10px;"
@@ -73,8 +76,8 @@ static const struct {
 };
 
 static const char *const verdicts[] = { "regression", "improvement",
-	"unchanged", "inconclusive", "unstable", "running", "queued",
-	"failed" };
+	"unchanged", "inconclusive", "unstable", "running", "queued", "failed",
+	"success", "cancelled" };
 
 int
 layout_begin(struct buf *b, const char *title, const char *active)
@@ -183,12 +186,12 @@ layout_pager(struct buf *b, const char *path, const char *const *kv, size_t nkv,
     const struct view_pager *p)
 {
 	HTML_LIT(b, "<p class=\"pager\">");
-	if (p->total >= 0) {
+	if (p->total > 0) {
 		HTML_LIT(b, "<span class=\"muted\">");
 		html_int(b, p->total);
 		HTML_LIT(b, " in all</span> ");
 	}
-	if (!p->first_page) {
+	if (p->later) {
 		HTML_LIT(b, "<a href=\"");
 		query(b, path, kv, nkv, NULL);
 		HTML_LIT(b, "\">&laquo; newest</a>");

@@ -93,7 +93,7 @@ static void
 cmp_row(
     struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
 {
-	HTML_LIT(b, "<tr><td>");
+	HTML_LIT(b, "<tr><td class=\"nw\">");
 	html_text_trunc(b, r->host, VIEW_NAME_CHARS);
 	HTML_LIT(b, "</td><td>");
 	html_text_trunc(b, r->bench, VIEW_NAME_CHARS);
@@ -260,7 +260,7 @@ view_commit_render(struct buf *b, const struct view_commit *v)
 	}
 	if (v->njobs)
 		jobs(b, v);
-	if (v->pager.next_cursor || !v->pager.first_page) {
+	if (v->pager.next_cursor || v->pager.later) {
 		struct buf path = BUF_INIT(CAP_LINE);
 
 		layout_target_href(&path, v->kind, v->id);

@@ -27,19 +27,6 @@ filters(struct buf *b, const struct view_jobs *v)
 	HTML_LIT(b, "</select></label><button>filter</button></form>\n");
 }
 
-/* Job states shown with the verdict colours they resemble. */
-static const char *
-state_verdict(const char *s)
-{
-	if (s == NULL)
-		return NULL;
-	if (strcmp(s, "success") == 0)
-		return "unchanged";
-	if (strcmp(s, "cancelled") == 0)
-		return NULL;
-	return s;
-}
-
 static void
 row(struct buf *b, const struct view_job *j)
 {
@@ -61,7 +48,7 @@ row(struct buf *b, const struct view_job *j)
 	HTML_LIT(b, "</td><td class=\"mono\">");
 	html_text_trunc(b, j->point, VIEW_NAME_CHARS * 2);
 	HTML_LIT(b, "</td><td><span class=\"badge v-");
-	html_text(b, layout_verdict(state_verdict(j->state)));
+	html_text(b, layout_verdict(j->state));
 	HTML_LIT(b, "\">");
 	html_text_trunc(b, j->state ? j->state : "unknown", 16);
 	if (j->progress) {

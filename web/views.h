@@ -13,8 +13,9 @@
  *  - Numbers that may be unknown are doubles, NAN when unknown.
  *  - Ids are positive; 0 means none.  Times are Unix seconds, 0 unknown.
  *  - Verdicts are strings: "regression", "improvement", "unchanged",
- *    "inconclusive", "unstable", "running", "queued", "failed"; anything
- *    else (or NULL) is shown as "unknown".
+ *    "inconclusive", "unstable", "running", "queued", "failed" (and the
+ *    job states "success", "cancelled"); anything else (or NULL) is shown
+ *    as "unknown".
  *
  * Every renderer appends a complete HTML document to out and returns 0,
  * or -1 when out overflowed its cap.  The default view of every page stays
@@ -43,8 +44,8 @@
  */
 struct view_pager {
 	const char *next_cursor; /* NULL: this is the last page */
-	int first_page;          /* no "newest" link on the first page */
-	long long total;         /* rows in all pages; -1 unknown */
+	int later;               /* not the first page: link "newest" */
+	long long total;         /* rows in all pages; 0 unknown */
 };
 
 /* Who is looking: admin pages add triage forms. */

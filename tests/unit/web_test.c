@@ -582,7 +582,6 @@ TEST(test_web__commit_hostile)
 		v.jobs = jobs;
 		v.njobs = 2;
 		v.note = H(5);
-		v.pager.first_page = 1;
 		v.pager.next_cursor = kind == VIEW_COMMIT ? H(0) : NULL;
 		buf_reset(&b);
 		view_commit_render(&b, &v);
@@ -664,7 +663,6 @@ TEST(test_web__history_hostile)
 	h.npoints = 40;
 	h.cps = cps;
 	h.ncps = 2;
-	h.pager.first_page = 1;
 	h.pager.next_cursor = H(1);
 	view_history_render(&b, &h);
 	ASSERT_PAGE(&b);
@@ -924,7 +922,7 @@ TEST(test_web__jobs_hostile)
 	v.state = H(1);
 	v.rows = j;
 	v.nrows = 7;
-	v.pager.first_page = 0;
+	v.pager.later = 1;
 	v.pager.total = 2000;
 	view_jobs_render(&b, &v);
 	ASSERT_PAGE(&b);
