@@ -36,7 +36,8 @@ case_ web_lint_rejects_percent_s web/view_x.c \
     'void f(struct buf *b, const char *s) { buf_printf(b,
 	"<td>%s</td>", s); }' 'web/view_x.c:1: %s in buf_printf'
 case_ web_lint_rejects_raw_buf_puts web/view_y.c \
-    'void f(struct buf *b, const char *s) { buf_puts(b, s); }' \
+    '#include "web/html.h"
+void f(struct buf *b, const char *s) { buf_puts(b, s); }' \
     'buf_puts outside web/html.c'
 case_ web_lint_rejects_html_in_daemon daemon/api.c \
     'static const char *page = "<html><body>hi</body></html>";' \
