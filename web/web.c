@@ -339,6 +339,15 @@ redirect(struct wctx *x, const char *location)
 
 /* ---- sessions ------------------------------------------------------- */
 
+/* 1 when token is the admin token. */
+static int
+is_admin_token(struct wctx *x, const char *token)
+{
+	const struct dconf_runner *runner = NULL;
+
+	return dconf_auth(x->env->conf, token, &runner) == 1;
+}
+
 static void
 load_session(struct wctx *x)
 {
@@ -1533,7 +1542,7 @@ a_triage(struct wctx *x)
 		    "missing bearer token (Authorization: Bearer TOKEN)");
 		return;
 	}
-	if (dconf_auth(x->env->conf, h + 7, NULL) != 1) {
+	if (!is_admin_token(x, h + 7)) {
 		reply_json_err(x, 403, "this route needs the admin token");
 		return;
 	}
@@ -1805,7 +1814,7 @@ p_login_post(struct wctx *x)
 		goto out;
 	}
 	if (form(x, "token", &tok) != 0 || buf_failed(&tok) ||
-	    dconf_auth(x->env->conf, tok.data, NULL) != 1) {
+	    !is_admin_token(x, tok.data)) {
 		log_info("web: failed admin login from %s", httpd_peer(x->r));
 		login_form(x, 403, "Wrong token.", dest);
 		goto out;
@@ -1837,6 +1846,14 @@ p_logout(struct wctx *x)
 	redirect(x, "/regressions");
 }
 
+/* No icon: an empty answer instead of a 404 in every browser log. */
+static void
+p_favicon(struct wctx *x)
+{
+	httpd_reply_header(x->r, "Cache-Control", "max-age=86400");
+	httpd_reply(x->r, 204, "image/x-icon", "", 0);
+}
+
 /* ---- the table ------------------------------------------------------ */
 
 static const struct route routes[] = {
@@ -1853,6 +1870,7 @@ static const struct route routes[] = {
 	{ "GET", "/login", p_login },
 	{ "POST", "/login", p_login_post },
 	{ "POST", "/logout", p_logout },
+	{ "GET", "/favicon.ico", p_favicon },
 	{ "GET", "/api/v1/overview", a_overview },
 	{ "GET", "/api/v1/commits/", a_commit },
 	{ "GET", "/api/v1/series/", a_series },
