@@ -133,8 +133,14 @@ clean:
 .PHONY: all check check-build deps demo install format format-check clean
 .SECONDARY:
 
-# --- web (issue 7): dashboard lint; also run by tests/e2e/t0700-web-lint.sh
+# --- web (issue 7): dashboard lint (also run by tests/e2e/t0700-web-lint.sh)
+# and its benchmark: wrk at 64 connections against the overview page and a
+# JSON endpoint with 100,000 stored runs, next to nginx serving the same
+# bytes (tests/bench/web_bench.sh; BENCH_SECS per target, default 10).
 lint-web:
 	@tests/lint/web_lint.sh && echo "web lint OK"
 
-.PHONY: lint-web
+bench-web:
+	@tests/bench/web_bench.sh $(BENCH_SECS)
+
+.PHONY: lint-web bench-web

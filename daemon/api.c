@@ -22,7 +22,6 @@
 #include "daemon/httpd.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
-#include "web/session.h"
 #include "web/web.h"
 
 #define LIST_DEFAULT 50
@@ -45,9 +44,9 @@ struct api {
 	size_t nstores;
 	struct waiter *waiters;
 	size_t nwaiters;
-	uint64_t http_count[6];         /* by status class; __atomic */
-	uint64_t runs_stored;           /* __atomic */
-	struct session_table *sessions; /* dashboard logins (web/) */
+	uint64_t http_count[6]; /* by status class; __atomic */
+	uint64_t runs_stored;   /* __atomic */
+	struct web *web;        /* dashboard state: sessions, cache */
 };
 
 /* What a handler sees. */
@@ -1367,7 +1366,7 @@ web_page(struct ctx *x)
 	env.r = x->r;
 	env.s = x->s;
 	env.conf = x->conf;
-	env.sessions = x->a->sessions;
+	env.web = x->a->web;
 	env.now = now_s();
 	env.online_s = 3 * heartbeat_s(x->conf);
 	web_serve(&env);
@@ -1483,7 +1482,7 @@ api_start(struct api **out, struct dconf *conf, struct err *e)
 	pthread_mutex_init(&a->mu, NULL);
 	a->conf = dconf_ref(conf);
 	a->dbpath = xstrdup(dc->database);
-	a->sessions = session_table_new();
+	a->web = web_new();
 	/* Create and migrate the database once, up front. */
 	if (store_open(&s, a->dbpath, e) == -1)
 		goto fail;
@@ -1503,7 +1502,7 @@ api_start(struct api **out, struct dconf *conf, struct err *e)
 	*out = a;
 	return 0;
 fail:
-	session_table_free(a->sessions);
+	web_free(a->web);
 	sched_free(a->sched);
 	dconf_unref(a->conf);
 	free(a->dbpath);
@@ -1554,7 +1553,7 @@ api_stop(struct api *a)
 		store_close(a->stores[i]);
 	free(a->stores);
 	free(a->waiters);
-	session_table_free(a->sessions);
+	web_free(a->web);
 	dconf_unref(a->conf);
 	free(a->dbpath);
 	pthread_mutex_destroy(&a->mu);

@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,18 @@
 #define PAIRS_PER_PAGE 40 /* pairs of one commit or series */
 #define FORM_FIELD_MAX 4096
 
+enum { CACHE_PAGE, CACHE_JSON, CACHE_N };
+
+struct web {
+	struct session_table *sessions;
+	pthread_mutex_t mu; /* the cache */
+	struct {
+		char *body;
+		size_t len;
+		int64_t expires_ms; /* monotonic */
+	} cache[CACHE_N];
+};
+
 struct wctx {
 	const struct web_env *env;
 	struct httpd_req *r;
@@ -54,6 +67,72 @@ struct route {
 	const char *path; /* exact, or a prefix when it ends in '/' */
 	void (*fn)(struct wctx *);
 };
+
+/* ---- state across requests ----------------------------------------- */
+
+struct web *
+web_new(void)
+{
+	struct web *w = xcalloc(1, sizeof(*w));
+
+	w->sessions = session_table_new();
+	pthread_mutex_init(&w->mu, NULL);
+	return w;
+}
+
+void
+web_free(struct web *w)
+{
+	int i;
+
+	if (w == NULL)
+		return;
+	session_table_free(w->sessions);
+	for (i = 0; i < CACHE_N; i++)
+		free(w->cache[i].body);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A copy of a fresh cached body, or NULL. */
+static char *
+cache_get(struct web *w, int slot, size_t *len)
+{
+	char *copy = NULL;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->cache[slot].body && w->cache[slot].expires_ms > mono_ms()) {
+		*len = w->cache[slot].len;
+		copy = xmalloc(*len + 1);
+		memcpy(copy, w->cache[slot].body, *len + 1);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return copy;
+}
+
+static void
+cache_put(struct web *w, int slot, const char *body, size_t len)
+{
+	char *copy = xmalloc(len + 1);
+
+	memcpy(copy, body, len);
+	copy[len] = '\0';
+	pthread_mutex_lock(&w->mu);
+	free(w->cache[slot].body);
+	w->cache[slot].body = copy;
+	w->cache[slot].len = len;
+	w->cache[slot].expires_ms = mono_ms() + WEB_CACHE_MS;
+	pthread_mutex_unlock(&w->mu);
+}
 
 /* ---- small helpers -------------------------------------------------- */
 
@@ -293,6 +372,26 @@ reply_json(struct wctx *x, int status, json_t *o)
 	json_decref(o);
 }
 
+/* reply_json for 200, keeping a copy in the cache slot. */
+static void
+reply_json_cached(struct wctx *x, json_t *o, int slot)
+{
+	struct buf b = BUF_INIT(CAP_HTTP_REPLY);
+	size_t len;
+
+	if (pwjson_dump_buf(&b, o) == -1 || buf_putc(&b, '\n') == -1) {
+		buf_release(&b);
+		httpd_reply(x->r, 500, "application/json",
+		    "{\"error\":\"reply too large\"}\n", 28);
+	} else {
+		cache_put(x->env->web, slot, b.data, b.len);
+		len = b.len;
+		httpd_reply_take(
+		    x->r, 200, "application/json", buf_take(&b), len);
+	}
+	json_decref(o);
+}
+
 static void
 reply_json_err(struct wctx *x, int status, const char *msg)
 {
@@ -353,7 +452,8 @@ load_session(struct wctx *x)
 {
 	cookie(x, COOKIE_SESSION, x->sid, sizeof(x->sid));
 	x->admin = x->sid[0] &&
-	    session_lookup(x->env->sessions, x->sid, x->csrf, x->env->now) == 0;
+	    session_lookup(
+	        x->env->web->sessions, x->sid, x->csrf, x->env->now) == 0;
 }
 
 /* A form post by the logged-in admin with the right CSRF token. */
@@ -863,8 +963,16 @@ p_overview(struct wctx *x)
 	struct view_overview_group *g;
 	struct view_overview_item *flat;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	char *cached;
+	size_t len;
 	int r;
 
+	if ((cached = cache_get(x->env->web, CACHE_PAGE, &len)) != NULL) {
+		security_headers(x);
+		httpd_reply_take(
+		    x->r, 200, "text/html; charset=utf-8", cached, len);
+		return;
+	}
 	if (overview_build(x, &v, &items, &g, &r) == NULL) {
 		free(items);
 		free(g);
@@ -876,6 +984,8 @@ p_overview(struct wctx *x)
 	free(flat);
 	free(items);
 	free(g);
+	if (!buf_failed(&b))
+		cache_put(x->env->web, CACHE_PAGE, b.data, b.len);
 	reply_page(x, 200, &b);
 }
 
@@ -886,9 +996,14 @@ a_overview(struct wctx *x)
 	struct ov_item *items;
 	struct view_overview_group *g;
 	json_t *o, *groups;
-	size_t i, k, at = 0;
+	size_t i, k, at = 0, len;
+	char *cached;
 	int r;
 
+	if ((cached = cache_get(x->env->web, CACHE_JSON, &len)) != NULL) {
+		httpd_reply_take(x->r, 200, "application/json", cached, len);
+		return;
+	}
 	if (overview_build(x, &v, &items, &g, &r) == NULL) {
 		free(items);
 		free(g);
@@ -932,7 +1047,7 @@ a_overview(struct wctx *x)
 	    "regressions_new", (json_int_t)v.regressions_new, "groups", groups);
 	free(items);
 	free(g);
-	reply_json(x, 200, o);
+	reply_json_cached(x, o, CACHE_JSON);
 }
 
 /* ---- commit, series, pair ------------------------------------------ */
@@ -1819,7 +1934,7 @@ p_login_post(struct wctx *x)
 		login_form(x, 403, "Wrong token.", dest);
 		goto out;
 	}
-	if (session_create(x->env->sessions, id, cs, x->env->now) == -1) {
+	if (session_create(x->env->web->sessions, id, cs, x->env->now) == -1) {
 		reply_message(x, 500, "Error", "no randomness");
 		goto out;
 	}
@@ -1841,7 +1956,7 @@ p_logout(struct wctx *x)
 		    x, 403, "Forbidden", "CSRF token missing or wrong");
 		return;
 	}
-	session_drop(x->env->sessions, x->sid);
+	session_drop(x->env->web->sessions, x->sid);
 	set_cookie(x, COOKIE_SESSION, "", 0);
 	redirect(x, "/regressions");
 }

@@ -15,13 +15,23 @@
 struct httpd_req;
 struct store;
 struct dconf;
-struct session_table;
+
+/*
+ * State kept across requests: admin sessions and a one-second cache of
+ * the overview (the page every visitor loads first, and the costliest:
+ * its counts scan the jobs table).  Thread-safe.
+ */
+struct web;
+struct web *web_new(void);   /* never NULL */
+void web_free(struct web *); /* NULL ok */
+
+#define WEB_CACHE_MS 1000
 
 struct web_env {
 	struct httpd_req *r;
 	struct store *s;
 	const struct dconf *conf;
-	struct session_table *sessions;
+	struct web *web;
 	int64_t now;
 	int64_t online_s; /* a host is online when seen this recently */
 };

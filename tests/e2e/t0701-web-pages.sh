@@ -45,6 +45,7 @@ page() {
 	fi
 }
 
+web_heartbeat
 page web_overview / 'hosts online: <b>1</b>' 'href="/pair/3"' \
     'Submitted pairs' 'badge v-regression' 'new regressions: <b>1</b>'
 page web_pair /pair/3 'badge v-regression' '-9.93%' 'class="cibar"' \
