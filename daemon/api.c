@@ -254,6 +254,8 @@ thread_store(struct api *a, struct err *e)
 	}
 	if (store_open(&s, a->dbpath, e) == -1)
 		return NULL;
+	/* The scheduler's ticker checkpoints; commits here stay short. */
+	store_set_autocheckpoint(s, 0);
 	pthread_mutex_lock(&a->mu);
 	a->stores =
 	    xreallocarray(a->stores, a->nstores + 1, sizeof(*a->stores));

@@ -207,13 +207,16 @@ static int
 ct_equal(
     const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
 {
-	volatile unsigned char d = (unsigned char)(alen != blen);
+	unsigned char d = (unsigned char)(alen != blen);
+	volatile unsigned char v;
 	size_t i;
 
-	/* Both buffers are DCONF_TOKEN_MAX long, zero padded. */
+	/* Both buffers are DCONF_TOKEN_MAX long, zero padded; an OR over
+	 * all bytes has no data-dependent branch. */
 	for (i = 0; i < DCONF_TOKEN_MAX; i++)
 		d |= a[i] ^ b[i];
-	return d == 0;
+	v = d;
+	return v == 0;
 }
 
 int

@@ -157,9 +157,9 @@ sched_requeue(struct sched *s, struct store *st, int *out_n)
 int
 sched_claim(struct sched *s, struct store *st, json_t **out, int64_t host_id)
 {
+	/* Expired leases are put back by the ticker (sched_start) or by
+	 * sched_claim_wait; a claim stays one short transaction. */
 	*out = NULL;
-	if (sched_requeue(s, st, NULL) == -1)
-		return -1;
 	return store_claim(st, out, host_id, now_s(), sched_lease_s(s));
 }
 
@@ -177,6 +177,8 @@ sched_claim_wait(struct sched *s, struct store *st, json_t **out,
 	deadline_in(&end, (int)(wait_s * 1000));
 	for (;;) {
 		gen = sched_generation(s);
+		if (sched_requeue(s, st, NULL) == -1)
+			return -1;
 		r = sched_claim(s, st, out, host_id);
 		if (r != ERR_NOTFOUND)
 			return r;
@@ -248,6 +250,8 @@ ticker(void *arg)
 		if (sched_requeue(s, s->store, NULL) == -1)
 			log_warnx(
 			    "scheduler: requeue: %s", store_errmsg(s->store));
+		if (store_checkpoint(s->store) == -1)
+			log_warnx("scheduler: %s", store_errmsg(s->store));
 		g = sched_generation(s);
 		s->tick(s->arg, g != seen);
 		seen = g;

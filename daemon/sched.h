@@ -34,10 +34,11 @@ uint64_t sched_generation(struct sched *);
  * returns the current generation. */
 uint64_t sched_wait(struct sched *, uint64_t gen, int timeout_ms);
 
-/* Requeues expired leases, then claims (store_claim).  0 and *out, or
- * ERR_NOTFOUND (nothing to do), or -1 (store_errmsg). */
+/* Claims (store_claim); expired leases are requeued by the ticker.
+ * 0 and *out, or ERR_NOTFOUND (nothing to do), or -1 (store_errmsg). */
 int sched_claim(struct sched *, struct store *, json_t **out, int64_t host_id);
-/* sched_claim, waiting up to wait_s (capped by claim_wait_s) for work. */
+/* Requeue and claim, waiting up to wait_s (capped by claim_wait_s) for
+ * work: for threads that may block (tests, tools). */
 int sched_claim_wait(struct sched *, struct store *, json_t **out,
     int64_t host_id, int64_t wait_s);
 /* Extends the lease by lease_s (store_heartbeat). */
@@ -52,7 +53,8 @@ int sched_requeue(struct sched *, struct store *, int *out_n);
 
 /*
  * Starts the ticker thread: with its own connection to dbpath it requeues
- * expired leases every tick_ms and then calls tick(arg, changed), changed
+ * expired leases and checkpoints the WAL (store_checkpoint) every tick_ms,
+ * and then calls tick(arg, changed), changed
  * being 1 when the generation moved since the last call.  The callback
  * runs on the ticker thread.  0, or -1 with e set.
  */

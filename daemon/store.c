@@ -168,9 +168,9 @@ enum stmt_slot {
 	S_RUN_INSERT,
 	S_METRIC_INSERT,
 	S_RAW_INSERT,
-	S_JOB_TOUCH,
 	S_HEARTBEAT,
 	S_HOST_SEEN,
+	S_HOST_ID,
 	S_NSLOTS
 };
 
@@ -417,6 +417,36 @@ store_close(struct store *s)
 	free(s);
 }
 
+int
+store_set_autocheckpoint(struct store *s, int pages)
+{
+	sqlite3_wal_autocheckpoint(s->db, pages);
+	return 0;
+}
+
+int
+store_checkpoint(struct store *s)
+{
+	int log = 0, done = 0, rc;
+
+	/* Copy what can be copied without blocking anyone... */
+	if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+	        &log, &done) != SQLITE_OK)
+		return dberr(s, "checkpoint");
+	if (log < 2000)
+		return 0;
+	/* ...then, when the WAL has grown past ~8 MB, restart it while
+	 * holding the writers' lock: writers that never pause would
+	 * otherwise keep it growing.  Little is left to copy by now. */
+	pthread_mutex_lock(&write_lock);
+	rc = sqlite3_wal_checkpoint_v2(
+	    s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+	pthread_mutex_unlock(&write_lock);
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+		return dberr(s, "checkpoint");
+	return 0;
+}
+
 const char *
 store_errmsg(const struct store *s)
 {
@@ -465,7 +495,8 @@ store_host_register(struct store *s, int64_t *out_id, const char *name,
 int
 store_host_id(struct store *s, int64_t *out_id, const char *name)
 {
-	sqlite3_stmt *st = prep(s, "SELECT id FROM hosts WHERE name = ?1");
+	sqlite3_stmt *st =
+	    cached(s, S_HOST_ID, "SELECT id FROM hosts WHERE name = ?1");
 	int r = ERR_NOTFOUND;
 
 	if (st == NULL)
@@ -477,7 +508,7 @@ store_host_id(struct store *s, int64_t *out_id, const char *name)
 	} else {
 		err_set(&s->err, "host '%s' is not registered", name);
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return r;
 }
 
@@ -901,25 +932,24 @@ store_run_add(
 
 	if (tx_begin(s) == -1)
 		return -1;
-	r = job_lease(s, &max_runs, &attempt, run->job_id, 0);
+	/* One lookup: existence, range and lease.  The range is checked
+	 * first, so a bad index is a 400 even without the lease. */
+	r = job_lease(s, &max_runs, &attempt, run->job_id, host_id);
 	ok = r != -1;
-	if (r == 0 && (run->index < 0 || run->index >= max_runs))
+	if ((r == 0 || r == ERR_CONFLICT) &&
+	    (run->index < 0 || run->index >= max_runs)) {
+		err_clear(&s->err);
 		r = err_setc(&s->err, ERR_INVALID,
 		    "field 'index': %lld is outside [0, %lld)",
 		    (long long)run->index, (long long)max_runs);
-	if (r == 0) {
-		/* A repeat is answered before the lease check, so a runner
-		 * resending after a lost reply hears "already stored". */
+	}
+	if (r == 0 || r == ERR_CONFLICT) {
 		st = cached(s, S_RUN_INSERT,
 		    "INSERT INTO runs (job_id, idx, host_id, attempt, status,"
 		    " duration_s, error, created)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 		    " ON CONFLICT (job_id, idx) DO NOTHING RETURNING id");
 		ok = st != NULL;
-		if (ok) {
-			r = job_lease(s, NULL, NULL, run->job_id, host_id);
-			ok = r != -1;
-		}
 		if (ok && r == 0) {
 			sqlite3_bind_int64(st, 1, run->job_id);
 			sqlite3_bind_int64(st, 2, run->index);
@@ -1001,16 +1031,6 @@ store_run_add(
 			sqlite3_bind_int64(st, 3, (int64_t)run->raw_len);
 			sqlite3_bind_int(st, 4, rawlen < run->raw_len);
 			ok = step_done(s, st, "insert raw output") == 0;
-			sqlite3_reset(st);
-		}
-	}
-	if (ok && r == 0) {
-		st = cached(s, S_JOB_TOUCH,
-		    "UPDATE jobs SET updated = ?2 WHERE id = ?1");
-		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, run->job_id);
-			sqlite3_bind_int64(st, 2, now);
-			ok = step_done(s, st, "touch job") == 0;
 			sqlite3_reset(st);
 		}
 	}

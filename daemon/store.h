@@ -35,6 +35,14 @@ int store_open_version(
 void store_close(struct store *); /* NULL ok */
 const char *store_errmsg(const struct store *);
 void store_errclear(struct store *);
+/*
+ * WAL checkpoints.  By default each connection checkpoints when the WAL
+ * passes 1000 pages, inside the commit that crossed it; a server sets 0
+ * on its request threads and calls store_checkpoint() (PASSIVE: never
+ * waits for readers or writers) from a background thread instead.
+ */
+int store_set_autocheckpoint(struct store *, int pages);
+int store_checkpoint(struct store *);
 /* PRAGMA user_version, or -1. */
 int store_user_version(struct store *);
 

@@ -165,6 +165,11 @@ EOF
 	done
 }
 
+# True once the port file exists, or when the daemon died (stop waiting).
+pw_listening() {
+	test -s "$1" || ! kill -0 "$PW_DAEMON_PID" 2>/dev/null
+}
+
 start_daemon() {
 	local dir=$1
 	PW_DIR=$dir
@@ -175,7 +180,7 @@ start_daemon() {
 	spawn "$dir/daemon.log" "$PW_BIN/perfwatchd" -v -c "$dir/daemon.yaml" \
 	    --port-file "$dir/port"
 	PW_DAEMON_PID=$!
-	if ! wait_for 20 test -s "$dir/port"; then
+	if ! wait_for 20 pw_listening "$dir/port" || ! test -s "$dir/port"; then
 		echo "# daemon did not start; log:"
 		sed 's/^/#   /' "$dir/daemon.log"
 		return 1
