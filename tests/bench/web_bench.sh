@@ -128,3 +128,8 @@ for t in "overview /:/" "json /api/v1/overview:/api/v1/overview" \
 	printf '%-28s %10.0f %10.2f %8d %11.0f%%\n' "perfwatchd $dpath" "$dr" \
 	    "$dp" "$bytes" "$(awk -v a="$dr" -v b="$nr" 'BEGIN {print 100 * a / b}')"
 done
+
+# lib.sh's cleanup kills nginx and the daemon; its status is not ours.
+trap - EXIT
+pw_cleanup
+exit 0
