@@ -96,7 +96,17 @@ http {
   }
 }
 EOF2
-spawn "$PW_TMP/nginx/out.log" "$NGINX" -p "$PW_TMP/nginx" -c "$PW_TMP/nginx/nginx.conf"
+# Not through spawn: nginx must get TERM (its master then stops the
+# workers); KILL would orphan them.
+"$NGINX" -p "$PW_TMP/nginx" -c "$PW_TMP/nginx/nginx.conf" \
+    >"$PW_TMP/nginx/out.log" 2>&1 &
+nginx_pid=$!
+stop_nginx() {
+	kill -TERM "$nginx_pid" 2>/dev/null
+	wait "$nginx_pid" 2>/dev/null
+}
+# set -e must not stop the cleanup at the first killed process's status.
+trap 'set +e; stop_nginx; pw_cleanup' EXIT
 wait_for 10 curl -sf -o /dev/null "http://127.0.0.1:$nport/" ||
 	{ echo "nginx did not start" >&2; cat "$PW_TMP/nginx/error.log" >&2; exit 1; }
 
@@ -129,7 +139,8 @@ for t in "overview /:/" "json /api/v1/overview:/api/v1/overview" \
 	    "$dp" "$bytes" "$(awk -v a="$dr" -v b="$nr" 'BEGIN {print 100 * a / b}')"
 done
 
-# lib.sh's cleanup kills nginx and the daemon; its status is not ours.
+set +e
 trap - EXIT
+stop_nginx
 pw_cleanup
 exit 0
