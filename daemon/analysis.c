@@ -17,14 +17,17 @@
 #define DEFAULT_SEED 0x7065726677617463ULL /* "perfwatc" */
 #define WINSOR_K 3.5     /* winsorise at median +- 3.5 robust sigma */
 #define MAD_SCALE 1.4826 /* MAD to sigma for normal data */
-#define HL_DIRECT_MAX 4096
 #define MAX_RUNS_SIDE 1000
 #define UNSTABLE_P 0.001    /* spread test level */
 #define LOWMODE_SIGMAS 8.0  /* a low run is also this many sigmas away */
 #define NOISIER_P 0.01      /* runs noisier than history: use Welch */
+#define HUBER_K 2.0         /* history statistic: clip at median +- 2 sigma */
+#define REJECT_K 5.0        /* ... and skip runs beyond 5 sigma */
 #define CP_CLIP_SIGMAS 3.0  /* clip to running median +- 3 sigma */
+#define CP_DROP_SIGMAS 4.5  /* beyond: replace by the running median */
 #define CP_MEDIAN_HALF 3    /* running median window 7 */
 #define CP_SIGMA_FLOOR 1e-6 /* logs: 0.0001 %, for exactly flat series */
+#define CP_PASSES 4         /* segmentations, re-estimating the noise */
 
 /*
  * PRNG: xoshiro256** (Blackman and Vigna), state filled by splitmix64 so
@@ -105,14 +108,24 @@ analysis_lgamma(double x)
 
 	if (!(x > 0))
 		return NAN;
-	/* Move x up to where the Stirling series is accurate to 1e-13. */
+	/* Move x up to where the Stirling series is accurate to 1e-15. */
 	while (x < 10) {
 		shift += log(x);
 		x += 1;
 	}
 	x2 = x * x;
-	s = 1 / (12 * x) - 1 / (360 * x * x2) + 1 / (1260 * x * x2 * x2) -
-	    1 / (1680 * x * x2 * x2 * x2);
+	/* Stirling: the Bernoulli-number series up to x^-13. */
+	s = (1.0 / 12 -
+	        (1.0 / 360 -
+	            (1.0 / 1260 -
+	                (1.0 / 1680 -
+	                    (1.0 / 1188 -
+	                        (691.0 / 360360 - 1.0 / 156 / x2) / x2) /
+	                        x2) /
+	                    x2) /
+	                x2) /
+	            x2) /
+	    x;
 	return (x - 0.5) * log(x) - x + 0.5 * log(2 * M_PI) + s - shift;
 }
 
@@ -386,101 +399,156 @@ cmp_double(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
-/*
- * Hodges-Lehmann.  Small samples: all pairwise differences and a
- * selection.  Large ones: sort both sides and find the k-th smallest
- * difference by bisection on its value, counting the differences below
- * a value with two pointers (O(n) per step), then snapping to the
- * largest actual difference at or below the bracket.
- */
-static size_t
-count_le(const double *a, size_t na, const double *b, size_t nb, double v)
+/* Sorts x[0..n): insertion sort for the small samples of the hot loops. */
+static void
+sort_small(double *x, size_t n)
 {
-	size_t i = 0, j, cnt = 0;
-
-	/* For increasing b[j], the a[i] >= b[j] - v form a shrinking tail. */
-	for (j = 0; j < nb; j++) {
-		while (i < na && b[j] - a[i] > v)
-			i++;
-		cnt += na - i;
-	}
-	return cnt;
-}
-
-static double
-kth_diff_sorted(
-    const double *a, size_t na, const double *b, size_t nb, size_t k)
-{
-	double lo = b[0] - a[na - 1], hi = b[nb - 1] - a[0], mid, best;
 	size_t i, j;
 
-	if (count_le(a, na, b, nb, lo) >= k + 1)
-		return lo;
-	/* Invariant: count(lo) <= k < count(hi). */
-	for (;;) {
-		mid = lo + (hi - lo) / 2;
-		if (mid <= lo || mid >= hi)
-			break;
-		if (count_le(a, na, b, nb, mid) >= k + 1)
-			hi = mid;
-		else
-			lo = mid;
+	if (n > 32) {
+		qsort(x, n, sizeof(*x), cmp_double);
+		return;
 	}
-	best = -INFINITY;
-	i = 0;
-	for (j = 0; j < nb; j++) {
-		while (i < na && b[j] - a[i] > hi)
-			i++;
-		if (i < na && b[j] - a[i] > best)
-			best = b[j] - a[i];
+	for (i = 1; i < n; i++) {
+		double v = x[i];
+
+		for (j = i; j > 0 && x[j - 1] > v; j--)
+			x[j] = x[j - 1];
+		x[j] = v;
 	}
-	return best;
 }
 
+/*
+ * Hodges-Lehmann on sorted samples: the k-th smallest of the differences
+ * D(i, j) = b[j] - a[i] without forming them.  Each row i is increasing
+ * in j, and the threshold b[j] < v + a[i] grows with i, so the number of
+ * differences below a value v is counted in O(na + nb) with one pointer.
+ * Each row keeps a window [L, R) of columns that may still hold the
+ * answer; a random candidate is the pivot and every count discards the
+ * side that cannot hold it (selection in a sorted matrix, as in Monahan's
+ * HL algorithm): O((na + nb) log(na nb)) expected, without the branch
+ * misses of a quickselect over all na nb differences.
+ */
+#define HL_GATHER 16
+
+struct hlsel {
+	const double *a, *b;
+	size_t na, nb;
+	size_t *L, *R, *P, *Q;
+	uint64_t rs; /* local xorshift state for pivots */
+};
+
 static double
-hl_large(const double *a, size_t na, const double *b, size_t nb)
+hl_kth(struct hlsel *h, size_t k)
 {
-	double *sa = xmalloc(na * sizeof(*sa)), *sb = xmalloc(nb * sizeof(*sb));
+	size_t i, j, c, below, less, le, r;
+	double v, buf[HL_GATHER];
+
+	for (i = 0; i < h->na; i++) {
+		h->L[i] = 0;
+		h->R[i] = h->nb;
+	}
+	for (;;) {
+		c = below = 0;
+		for (i = 0; i < h->na; i++) {
+			c += h->R[i] - h->L[i];
+			below += h->L[i];
+		}
+		if (c <= HL_GATHER) {
+			size_t n = 0;
+
+			for (i = 0; i < h->na; i++)
+				for (j = h->L[i]; j < h->R[i]; j++)
+					buf[n++] = h->b[j] - h->a[i];
+			sort_small(buf, n);
+			return buf[k - below];
+		}
+		h->rs ^= h->rs << 13;
+		h->rs ^= h->rs >> 7;
+		h->rs ^= h->rs << 17;
+		r = (size_t)(h->rs % c);
+		for (i = 0; r >= h->R[i] - h->L[i]; i++)
+			r -= h->R[i] - h->L[i];
+		v = h->b[h->L[i] + r] - h->a[i];
+		/* P[i]: columns with D < v; Q[i]: with D <= v. */
+		less = le = 0;
+		{
+			size_t p = 0, q = 0;
+
+			for (i = 0; i < h->na; i++) {
+				while (p < h->nb && h->b[p] - h->a[i] < v)
+					p++;
+				if (q < p)
+					q = p;
+				while (q < h->nb && h->b[q] - h->a[i] <= v)
+					q++;
+				h->P[i] = p;
+				h->Q[i] = q;
+				less += p;
+				le += q;
+			}
+		}
+		if (k < less) {
+			for (i = 0; i < h->na; i++)
+				if (h->R[i] > h->P[i])
+					h->R[i] = h->P[i];
+		} else if (k >= le) {
+			for (i = 0; i < h->na; i++)
+				if (h->L[i] < h->Q[i])
+					h->L[i] = h->Q[i];
+		} else {
+			return v;
+		}
+		for (i = 0; i < h->na; i++)
+			if (h->L[i] > h->R[i])
+				h->L[i] = h->R[i];
+	}
+}
+
+/* ws holds 4 * na sizes' worth of doubles (as size_t). */
+static double
+hl_sorted(const double *a, size_t na, const double *b, size_t nb, size_t *ws)
+{
+	struct hlsel h = { a, b, na, nb, ws, ws + na, ws + 2 * na, ws + 3 * na,
+		0x9e3779b97f4a7c15ULL };
 	size_t total = na * nb, k = (total - 1) / 2;
 	double v;
 
-	memcpy(sa, a, na * sizeof(*sa));
-	memcpy(sb, b, nb * sizeof(*sb));
-	qsort(sa, na, sizeof(*sa), cmp_double);
-	qsort(sb, nb, sizeof(*sb), cmp_double);
-	v = kth_diff_sorted(sa, na, sb, nb, k);
+	v = hl_kth(&h, k);
 	if (total % 2 == 0)
-		v = v + (kth_diff_sorted(sa, na, sb, nb, k + 1) - v) / 2;
-	free(sa);
-	free(sb);
+		v = v + (hl_kth(&h, k + 1) - v) / 2;
 	return v;
 }
 
-/* ws must hold na * nb doubles when na * nb <= HL_DIRECT_MAX. */
-static double
-hl_ws(const double *a, size_t na, const double *b, size_t nb, double *ws)
-{
-	size_t i, j, k = 0;
-
-	if (na * nb > HL_DIRECT_MAX)
-		return hl_large(a, na, b, nb);
-	for (i = 0; i < na; i++)
-		for (j = 0; j < nb; j++)
-			ws[k++] = b[j] - a[i];
-	return analysis_median_inplace(ws, k);
-}
+#define HL_DIRECT_MAX 4096
 
 double
 analysis_hl_shift(const double *a, size_t na, const double *b, size_t nb)
 {
-	double *ws, v;
+	double *sa, *sb, v;
+	size_t *ws, i, j, k = 0;
 
 	if (na == 0 || nb == 0)
 		return NAN;
-	if (na * nb > HL_DIRECT_MAX)
-		return hl_large(a, na, b, nb);
-	ws = xmalloc(na * nb * sizeof(*ws));
-	v = hl_ws(a, na, b, nb, ws);
+	if (na * nb <= HL_DIRECT_MAX) {
+		/* Small: all differences and one selection. */
+		sa = xmalloc(na * nb * sizeof(*sa));
+		for (i = 0; i < na; i++)
+			for (j = 0; j < nb; j++)
+				sa[k++] = b[j] - a[i];
+		v = analysis_median_inplace(sa, k);
+		free(sa);
+		return v;
+	}
+	sa = xmalloc((na + nb) * sizeof(*sa));
+	sb = sa + na;
+	ws = xmalloc(4 * na * sizeof(*ws));
+	memcpy(sa, a, na * sizeof(*sa));
+	memcpy(sb, b, nb * sizeof(*sb));
+	sort_small(sa, na);
+	sort_small(sb, nb);
+	v = hl_sorted(sa, na, sb, nb, ws);
+	free(sa);
 	free(ws);
 	return v;
 }
@@ -632,8 +700,7 @@ spend(double t)
 }
 
 double
-analysis_look_alpha(
-    double alpha, size_t n, size_t first_runs, size_t max_runs)
+analysis_look_alpha(double alpha, size_t n, size_t first_runs, size_t max_runs)
 {
 	size_t prev = 0, s;
 
@@ -651,7 +718,7 @@ analysis_look_alpha(
 		n = first_runs;
 	return alpha *
 	    (spend((double)n / (double)max_runs) -
-		spend((double)prev / (double)max_runs));
+	        spend((double)prev / (double)max_runs));
 }
 
 size_t
@@ -673,24 +740,74 @@ analysis_next_runs(const struct analysis_result *r, size_t n_now,
 }
 
 /*
- * p-value from the baseline's history: the distribution of the same
- * statistic (HL shift of winsorised logs) over random A/A splits of the
- * history into groups of nb and nc runs.  The statistic is not
- * studentised, so the history's noise level stands in for the one of
- * the current runs: far more precise than two 5-run variances, which is
- * where the power over Welch comes from.  The caller checked that the
- * current runs are not noisier than the history.
+ * The statistic calibrated on the history: per side, the mean of the
+ * logs clipped to the side's median +- HUBER_K sigma_h, where sigma_h is
+ * the history's robust sigma, skipping values beyond REJECT_K sigma_h
+ * (a one-step Huber-type location with hard rejection of gross
+ * outliers: 98 % of the efficiency of the mean on normal noise, and a
+ * -15 % outlier run does not move it at all).  g is sorted.
  */
 static double
-history_p(const double *hlog, size_t m, size_t nb, size_t nc, double stat,
-    const struct analysis_opts *o, double *ws)
+clipped_mean(const double *g, size_t n, double sigma_h)
+{
+	size_t k = (n - 1) / 2, i, used = 0;
+	double med = n % 2 ? g[k] : g[k] + (g[k + 1] - g[k]) / 2;
+	double lo = med - HUBER_K * sigma_h, hi = med + HUBER_K * sigma_h;
+	double rlo = med - REJECT_K * sigma_h, rhi = med + REJECT_K * sigma_h;
+	double s = 0;
+
+	for (i = 0; i < n; i++) {
+		if (g[i] < rlo || g[i] > rhi)
+			continue;
+		s += g[i] < lo ? lo : g[i] > hi ? hi : g[i];
+		used++;
+	}
+	return s / (double)used; /* the median itself is always used */
+}
+
+static double
+norm_quantile_upper(double p)
+{
+	double lo = 0, hi = 40, mid;
+	int i;
+
+	/* z with P(Z >= z) = p, 0 < p <= 0.5, by bisection. */
+	for (i = 0; i < 200; i++) {
+		mid = lo + (hi - lo) / 2;
+		if (mid <= lo || mid >= hi)
+			break;
+		if (norm_sf(mid) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo + (hi - lo) / 2;
+}
+
+/*
+ * p-value from the baseline's history: the distribution of the statistic
+ * (difference of clipped means, above) over random A/A splits of the
+ * history into groups of nb and nc runs.  The statistic is not
+ * studentised: the history's noise level, from many runs, stands in for
+ * the one of the current runs, far more precise than two 5-run
+ * variances, which is where the power over Welch comes from.  The split
+ * p-value reflects the shape of the noise (modes, outliers) but takes
+ * the history's spread as exact; converting it to a z-score and reading
+ * that in a t distribution with m - 1 degrees of freedom adds the
+ * uncertainty of a spread estimated from m runs (for normal noise this
+ * is exactly the t-test with a known-df variance).  The caller checked
+ * that the current runs are not noisier than the history.
+ * hl: the history logs; stat: the observed statistic.
+ */
+static double
+history_p(const double *hl, size_t m, size_t nb, size_t nc, double stat,
+    double sigma_h, const struct analysis_opts *o)
 {
 	struct analysis_rng rng;
 	size_t *idx = xmalloc(m * sizeof(*idx));
-	double *ga = ws, *gb = ws + nb, *tmp = ws + nb + nc;
-	double *hw = tmp + (nb > nc ? nb : nc);
+	double *ga = xmalloc((nb + nc) * sizeof(*ga)), *gb = ga + nb;
 	size_t i, k, ge = 0;
-	double tol = fabs(stat) * 1e-12;
+	double tol = fabs(stat) * 1e-9, p;
 
 	analysis_rng_seed(&rng, o->seed ^ 0x6869737430727921ULL);
 	for (i = 0; i < m; i++)
@@ -705,19 +822,120 @@ history_p(const double *hlog, size_t m, size_t nb, size_t nc, double stat,
 
 			idx[i] = idx[j];
 			idx[j] = s;
+			ga[i] = hl[idx[i]];
 		}
-		for (i = 0; i < nb; i++)
-			ga[i] = hlog[idx[i]];
-		for (i = 0; i < nc; i++)
-			gb[i] = hlog[idx[nb + i]];
-		winsorise(ga, nb, tmp);
-		winsorise(gb, nc, tmp);
-		t = hl_ws(ga, nb, gb, nc, hw);
+		sort_small(ga, nb);
+		sort_small(gb, nc);
+		t = clipped_mean(gb, nc, sigma_h) -
+		    clipped_mean(ga, nb, sigma_h);
 		if (fabs(t) >= fabs(stat) - tol)
 			ge++;
 	}
 	free(idx);
-	return (double)(ge + 1) / (double)(o->n_boot + 1);
+	free(ga);
+	p = (double)(ge + 1) / (double)(o->n_boot + 1);
+	if (p >= 1)
+		return 1;
+	return analysis_t_p2(norm_quantile_upper(p / 2), (double)(m - 1));
+}
+
+static void
+resample_sorted(double *out, const double *x, size_t n, size_t *cnt,
+    struct analysis_rng *rng)
+{
+	size_t i, j, k = 0;
+
+	/* Count the draws per index: sorted x gives a sorted resample. */
+	memset(cnt, 0, n * sizeof(*cnt));
+	for (i = 0; i < n; i++)
+		cnt[analysis_rng_below(rng, n)]++;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < cnt[i]; j++)
+			out[k++] = x[i];
+}
+
+struct pairdiff {
+	double d;
+	uint32_t i, j;
+};
+
+static int
+cmp_pairdiff(const void *pa, const void *pb)
+{
+	const struct pairdiff *a = pa, *b = pb;
+
+	return (a->d > b->d) - (a->d < b->d);
+}
+
+#define BOOT_PAIRS_MAX 65536
+
+/*
+ * One bootstrap statistic per resample in stats[0..n_boot).  A resample
+ * of sorted a and b is a count per original run, and its HL shift is the
+ * weighted median of the original pairwise differences with weights
+ * count_a(i) count_b(j): sort the differences once, then each resample
+ * is one walk up to the middle weight, with no comparisons of values.
+ * Large samples resample and select directly (hl_sorted).
+ */
+static void
+bootstrap_stats(double *stats, const double *a, size_t na, const double *b,
+    size_t nb, const struct analysis_opts *o)
+{
+	struct analysis_rng rng;
+	size_t *ca = xcalloc(na + nb + 4 * na, sizeof(*ca)), *cb = ca + na;
+	size_t i, j, k, n = na * nb;
+
+	analysis_rng_seed(&rng, o->seed);
+	if (n > BOOT_PAIRS_MAX) {
+		double *ra = xmalloc((na + nb) * sizeof(*ra)), *rb = ra + na;
+
+		for (k = 0; k < o->n_boot; k++) {
+			resample_sorted(ra, a, na, ca, &rng);
+			resample_sorted(rb, b, nb, ca, &rng);
+			stats[k] = hl_sorted(ra, na, rb, nb, cb + nb);
+		}
+		free(ra);
+		free(ca);
+		return;
+	}
+	{
+		struct pairdiff *pd = xmalloc(n * sizeof(*pd));
+		size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;
+
+		k = 0;
+		for (i = 0; i < na; i++)
+			for (j = 0; j < nb; j++) {
+				pd[k].d = b[j] - a[i];
+				pd[k].i = (uint32_t)i;
+				pd[k].j = (uint32_t)j;
+				k++;
+			}
+		qsort(pd, n, sizeof(*pd), cmp_pairdiff);
+		for (k = 0; k < o->n_boot; k++) {
+			size_t cum = 0, p = 0;
+			double lo;
+
+			memset(ca, 0, (na + nb) * sizeof(*ca));
+			for (i = 0; i < na; i++)
+				ca[analysis_rng_below(&rng, na)]++;
+			for (i = 0; i < nb; i++)
+				cb[analysis_rng_below(&rng, nb)]++;
+			/* The weights add up to na nb, like the pairs. */
+			for (;; p++) {
+				cum += ca[pd[p].i] * cb[pd[p].j];
+				if (cum > lo_rank)
+					break;
+			}
+			lo = pd[p].d;
+			while (cum <= hi_rank) {
+				p++;
+				cum += ca[pd[p].i] * cb[pd[p].j];
+			}
+			stats[k] = lo + (pd[p].d - lo) / 2;
+		}
+		free(pd);
+	}
+	free(ca);
 }
 
 /*
@@ -725,26 +943,17 @@ history_p(const double *hlog, size_t m, size_t nb, size_t nc, double stat,
  * With few runs the plain percentile interval is too narrow, so the
  * tail probability is widened as in Hesterberg's "expanded percentile"
  * interval: the normal quantile used is sqrt(n / (n - 1)) t(n - 1) for
- * the smaller side.
+ * the smaller side.  a and b sorted.
  */
 static void
 bootstrap_ci(double *lo, double *hi, const double *a, size_t na,
-    const double *b, size_t nb, const struct analysis_opts *o, double *ws)
+    const double *b, size_t nb, const struct analysis_opts *o)
 {
-	struct analysis_rng rng;
 	double *stats = xmalloc(o->n_boot * sizeof(*stats));
-	double *ra = ws, *rb = ws + na, *hw = ws + na + nb;
-	size_t n = na < nb ? na : nb, i, k;
+	size_t n = na < nb ? na : nb, i;
 	double tail = (1 - o->ci_level) / 2, z, pos, frac;
 
-	analysis_rng_seed(&rng, o->seed);
-	for (k = 0; k < o->n_boot; k++) {
-		for (i = 0; i < na; i++)
-			ra[i] = a[analysis_rng_below(&rng, na)];
-		for (i = 0; i < nb; i++)
-			rb[i] = b[analysis_rng_below(&rng, nb)];
-		stats[k] = hl_ws(ra, na, rb, nb, hw);
-	}
+	bootstrap_stats(stats, a, na, b, nb, o);
 	qsort(stats, o->n_boot, sizeof(*stats), cmp_double);
 	z = sqrt((double)n / (double)(n - 1)) *
 	    analysis_t_quantile(1 - tail, (double)(n - 1));
@@ -762,6 +971,19 @@ bootstrap_ci(double *lo, double *hi, const double *a, size_t na,
 	free(stats);
 }
 
+/* Candidate variance vc "a lot" (ratio and F test) above ref. */
+static int
+spread_grew(double vc, size_t nc, double ref, double ref_df,
+    const struct analysis_opts *o)
+{
+	if (!(vc > 0))
+		return 0;
+	if (!(ref > 0))
+		return 1;
+	return sqrt(vc / ref) >= o->spread_ratio &&
+	    analysis_f_sf(vc / ref, (double)(nc - 1), ref_df) < UNSTABLE_P;
+}
+
 /*
  * Unstable: a new mode of runs far worse than the base median (the
  * "flaky ~50% throughput drop"), a minority of the candidate runs that
@@ -771,8 +993,7 @@ bootstrap_ci(double *lo, double *hi, const double *a, size_t na,
 static void
 check_unstable(struct analysis_result *r, const double *lb, size_t nb,
     const double *lc, size_t nc, const double *wb, const double *wc,
-    double ref_var, double ref_df, const struct analysis_opts *o,
-    double *ws)
+    double ref_var, double ref_df, const struct analysis_opts *o, double *ws)
 {
 	double med, sig, thr, mb, vb, mc, vc;
 	size_t i, nbad_b = 0, nbad_c = 0;
@@ -796,19 +1017,31 @@ check_unstable(struct analysis_result *r, const double *lb, size_t nb,
 
 	mean_var(wb, nb, &mb, &vb);
 	mean_var(wc, nc, &mc, &vc);
-	if (ref_df <= 0) {
-		ref_var = vb;
-		ref_df = (double)(nb - 1);
+	if (ref_df > 0) {
+		/* Against the history: a precise reference. */
+		r->spread_ratio = ref_var > 0 ? sqrt(vc / ref_var)
+		    : vc > 0                  ? INFINITY
+		                              : 1;
+		if (spread_grew(vc, nc, ref_var, ref_df, o))
+			r->unstable |= ANALYSIS_UNSTABLE_SPREAD;
+		return;
 	}
-	if (ref_var > 0)
-		r->spread_ratio = sqrt(vc / ref_var);
-	else
-		r->spread_ratio = vc > 0 ? INFINITY : 1;
-	if (r->spread_ratio >= o->spread_ratio &&
-	    (ref_var == 0 ||
-		analysis_f_sf(vc / ref_var, (double)(nc - 1), ref_df) <
-		    UNSTABLE_P))
-		r->unstable |= ANALYSIS_UNSTABLE_SPREAD;
+	/*
+	 * Base against candidate, both of a few runs: winsorising can make
+	 * a 5-run spread look tiny (three close values give a small MAD),
+	 * and raw spreads react to a single outlier, so both the raw and
+	 * the winsorised spreads must have grown.
+	 */
+	r->spread_ratio = vb > 0 ? sqrt(vc / vb) : vc > 0 ? INFINITY : 1;
+	{
+		double rmb, rvb, rmc, rvc;
+
+		mean_var(lb, nb, &rmb, &rvb);
+		mean_var(lc, nc, &rmc, &rvc);
+		if (spread_grew(vc, nc, vb, (double)(nb - 1), o) &&
+		    spread_grew(rvc, nc, rvb, (double)(nb - 1), o))
+			r->unstable |= ANALYSIS_UNSTABLE_SPREAD;
+	}
 }
 
 static void
@@ -828,15 +1061,61 @@ result_init(struct analysis_result *r, size_t nb, size_t nc)
 	r->note = "";
 }
 
+/* Median of sorted x. */
+static double
+median_sorted(const double *x, size_t n)
+{
+	size_t k = (n - 1) / 2;
+
+	return n % 2 ? x[k] : x[k] + (x[k + 1] - x[k]) / 2;
+}
+
+/* Clips sorted x to its median +- k sigma (it stays sorted). */
+static void
+clip_sorted(double *x, size_t n, double sigma, double k)
+{
+	double med = median_sorted(x, n), lo, hi;
+	size_t i;
+
+	if (!(sigma > 0))
+		return;
+	lo = med - k * sigma;
+	hi = med + k * sigma;
+	for (i = 0; i < n && x[i] < lo; i++)
+		x[i] = lo;
+	for (i = n; i-- > 0 && x[i] > hi;)
+		x[i] = hi;
+}
+
+/*
+ * Robust sigma of both sides together: 1.4826 times the median absolute
+ * deviation of each value from its own side's median.  Ten values give a
+ * steadier scale than five, which matters for winsorising 5-run sides.
+ */
+static double
+pooled_sigma(
+    const double *sb, size_t nb, const double *sc, size_t nc, double *ws)
+{
+	double mb = median_sorted(sb, nb), mc = median_sorted(sc, nc);
+	size_t i;
+
+	for (i = 0; i < nb; i++)
+		ws[i] = fabs(sb[i] - mb);
+	for (i = 0; i < nc; i++)
+		ws[nb + i] = fabs(sc[i] - mc);
+	return MAD_SCALE * analysis_median_inplace(ws, nb + nc);
+}
+
 int
 analysis_compare(struct analysis_result *r, const double *base, size_t nb,
     const double *cand, size_t nc, const struct analysis_opts *oin,
     struct err *e)
 {
 	struct analysis_opts o = opts_fill(oin);
-	double *lb = NULL, *lc, *wb, *wc, *ws = NULL, *hlog = NULL;
-	double shift, ci_lo, ci_hi, ref_var = 0, ref_df = 0;
-	size_t i, m = 0, nmax, wsn;
+	double *lb, *lc, *wb, *wc, *ws, *hl = NULL, *hw = NULL;
+	double shift, ci_lo, ci_hi, ref_var = 0, ref_df = 0, sigma_w;
+	double sigma_h = 0;
+	size_t i, m = 0;
 	int rc;
 
 	result_init(r, nb, nc);
@@ -853,17 +1132,19 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		r->note = "no runs on one side";
 		return 0;
 	}
+	if (o.history != NULL && o.n_history >= o.min_history &&
+	    o.n_history >= nb + nc)
+		m = o.n_history;
 
-	nmax = nb > nc ? nb : nc;
-	m = o.history != NULL ? o.n_history : 0;
-	/* Workspace: pairwise differences plus a few sample-sized arrays. */
-	wsn = (nb * nc <= HL_DIRECT_MAX ? nb * nc : 0) + 3 * (nb + nc) +
-	    nmax + 2 * m + 1;
-	ws = xmalloc(wsn * sizeof(*ws));
+	/*
+	 * lb, lc: logs in run order; wb, wc: sorted and winsorised logs;
+	 * ws: scratch; hl: history logs, hw: winsorised history logs.
+	 */
 	lb = xmalloc(4 * (nb + nc) * sizeof(*lb));
 	lc = lb + nb;
 	wb = lc + nc;
 	wc = wb + nb;
+	ws = xmalloc((2 * (nb + nc) + 3 * m + 1) * sizeof(*ws));
 	for (i = 0; i < nb; i++)
 		lb[i] = log(base[i]);
 	for (i = 0; i < nc; i++)
@@ -872,47 +1153,74 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	r->cand_median = median_copy(cand, nc, ws);
 	memcpy(wb, lb, nb * sizeof(*wb));
 	memcpy(wc, lc, nc * sizeof(*wc));
-	winsorise(wb, nb, ws);
-	winsorise(wc, nc, ws);
-	shift = hl_ws(wb, nb, wc, nc, ws);
+	sort_small(wb, nb);
+	sort_small(wc, nc);
+	if (m > 0) {
+		hl = ws + 2 * (nb + nc) + m;
+		hw = hl + m;
+		for (i = 0; i < m; i++)
+			hl[i] = log(o.history[i]);
+		sigma_h = robust_sigma(hl, m, median_copy(hl, m, ws), ws);
+		memcpy(hw, hl, m * sizeof(*hw));
+		winsorise(hw, m, ws);
+		mean_var(hw, m, &ci_lo, &ref_var);
+		ref_df = (double)(m - 1);
+	}
+	/*
+	 * Winsorise each side at its median +- 3.5 robust sigma, the sigma
+	 * from the history when there is one, else pooled over both sides.
+	 */
+	sigma_w = sigma_h > 0 ? sigma_h : pooled_sigma(wb, nb, wc, nc, ws);
+	if (nb >= 3 && nc >= 3) {
+		clip_sorted(wb, nb, sigma_w, WINSOR_K);
+		clip_sorted(wc, nc, sigma_w, WINSOR_K);
+	}
+	{
+		size_t *sw = xmalloc(4 * nb * sizeof(*sw));
+
+		shift = hl_sorted(wb, nb, wc, nc, sw);
+		free(sw);
+	}
 	r->change_pct = pct(shift);
 	if (nb < 2 || nc < 2) {
 		r->note = "fewer than 2 runs on a side: no interval or p-value";
 		goto out;
 	}
 
-	bootstrap_ci(&ci_lo, &ci_hi, wb, nb, wc, nc, &o, ws);
+	bootstrap_ci(&ci_lo, &ci_hi, wb, nb, wc, nc, &o);
 	r->ci_low_pct = pct(ci_lo);
 	r->ci_high_pct = pct(ci_hi);
 	analysis_welch(&r->welch_t, &r->welch_df, &r->p_value, wb, nb, wc, nc);
 	r->p_method = ANALYSIS_P_WELCH;
 
-	if (m >= o.min_history && m >= nb + nc) {
-		double mh, vb, vc, mb, mc, pooled;
+	if (m > 0) {
+		double vb, vc, mb, mc, pooled;
 
-		hlog = xmalloc(m * sizeof(*hlog));
-		for (i = 0; i < m; i++)
-			hlog[i] = log(o.history[i]);
-		memcpy(ws, hlog, m * sizeof(*ws));
-		winsorise(ws, m, ws + m);
-		mean_var(ws, m, &mh, &ref_var);
-		ref_df = (double)(m - 1);
 		mean_var(wb, nb, &mb, &vb);
 		mean_var(wc, nc, &mc, &vc);
 		pooled = ((double)(nb - 1) * vb + (double)(nc - 1) * vc) /
 		    (double)(nb + nc - 2);
-		if (ref_var > 0 &&
+		if (sigma_h > 0 && ref_var > 0 &&
 		    analysis_f_sf(pooled / ref_var, (double)(nb + nc - 2),
-			ref_df) >= NOISIER_P) {
+		        ref_df) >= NOISIER_P) {
+			double *sb = ws, *sc = ws + nb, stat;
+
+			memcpy(sb, lb, nb * sizeof(*sb));
+			memcpy(sc, lc, nc * sizeof(*sc));
+			sort_small(sb, nb);
+			sort_small(sc, nc);
+			stat = clipped_mean(sc, nc, sigma_h) -
+			    clipped_mean(sb, nb, sigma_h);
 			r->p_value =
-			    history_p(hlog, m, nb, nc, shift, &o, ws);
+			    history_p(hl, m, nb, nc, stat, sigma_h, &o);
 			r->p_method = ANALYSIS_P_HISTORY;
 		} else {
-			r->note = "runs noisier than the history: Welch p-value";
+			r->note =
+			    "runs noisier than the history: Welch p-value";
 		}
 	}
-	r->alpha_used = analysis_look_alpha(o.alpha,
-	    nb < nc ? nb : nc, o.first_runs, o.max_runs);
+	r->alpha_used = analysis_look_alpha(
+	    o.alpha, nb < nc ? nb : nc, o.first_runs, o.max_runs);
 
 	check_unstable(r, lb, nb, lc, nc, wb, wc, ref_var, ref_df, &o, ws);
 	if (r->unstable) {
@@ -932,11 +1240,10 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		r->verdict = ANALYSIS_UNCHANGED;
 	} else if (r->note[0] == '\0') {
 		r->note = "neither significant nor within +-min_effect: "
-			  "more runs needed";
+		          "more runs needed";
 	}
 out:
 	r->p_adjusted = r->p_value;
-	free(hlog);
 	free(lb);
 	free(ws);
 	return 0;
@@ -1008,11 +1315,11 @@ analysis_fdr(struct analysis_result *res, size_t n, double q)
 	for (i = 0; i < n; i++) {
 		res[i].p_adjusted = adj[i];
 		if ((res[i].verdict == ANALYSIS_REGRESSION ||
-			res[i].verdict == ANALYSIS_IMPROVEMENT) &&
+		        res[i].verdict == ANALYSIS_IMPROVEMENT) &&
 		    !(adj[i] <= q)) {
 			res[i].verdict = ANALYSIS_INCONCLUSIVE;
 			res[i].note = "not significant after false discovery "
-				      "rate control across metrics";
+			              "rate control across metrics";
 		}
 	}
 	free(p);
@@ -1074,8 +1381,8 @@ seg_cost(const struct segsum *ss, size_t a, size_t b)
  * Returns the change points (ascending) in cps, their count in *ncp.
  */
 static void
-pelt(size_t *cps, size_t *ncp, const struct segsum *ss, size_t n,
-    size_t minseg, double beta)
+pelt(size_t *cps, size_t *ncp, const struct segsum *ss, size_t n, size_t minseg,
+    double beta)
 {
 	double *F = xmalloc((n + 1) * sizeof(*F));
 	size_t *last = xmalloc((n + 1) * sizeof(*last));
@@ -1139,8 +1446,8 @@ pelt(size_t *cps, size_t *ncp, const struct segsum *ss, size_t n,
 
 /* Welch test on y[a..m) vs y[m..b) with variance inflation infl. */
 static double
-seg_test(const double *y, size_t a, size_t m, size_t b, double infl,
-    double sigma2)
+seg_test(
+    const double *y, size_t a, size_t m, size_t b, double infl, double sigma2)
 {
 	double t, df, p, ma, va, mb, vb, se2;
 	size_t na = m - a, nb = b - m;
@@ -1160,7 +1467,7 @@ seg_test(const double *y, size_t a, size_t m, size_t b, double infl,
 	df = (va / (double)na + vb / (double)nb) *
 	    (va / (double)na + vb / (double)nb) /
 	    ((va / (double)na) * (va / (double)na) / (double)(na - 1) +
-		(vb / (double)nb) * (vb / (double)nb) / (double)(nb - 1));
+	        (vb / (double)nb) * (vb / (double)nb) / (double)(nb - 1));
 	df /= infl;
 	if (df < 1)
 		df = 1;
@@ -1179,15 +1486,94 @@ diff_mad_sigma(const double *y, size_t n, size_t lag, double *ws)
 	return robust_sigma(ws, n - lag, 0, ws + n) / M_SQRT2;
 }
 
+/* PELT, then confirmation: the change points that pass, in cps. */
+static void
+segment(size_t *cps, size_t *ncp, double *pv, const double *y,
+    struct segsum *ss, size_t n, double lrv, double sigma2, double infl,
+    const struct analysis_cp_opts *o)
+{
+	double beta = (o->penalty > 0 ? o->penalty : 3.0) * log((double)n);
+	size_t i;
+
+	ss->inv_var = 1 / lrv;
+	pelt(cps, ncp, ss, n, o->min_segment, beta);
+	/*
+	 * Confirm: each change must pass a Welch test against its
+	 * neighbouring segments and be at least min_effect; the weakest
+	 * failing one is merged away and its neighbours re-tested.
+	 */
+	for (;;) {
+		size_t worst = SIZE_MAX;
+		double worst_score = -1;
+
+		for (i = 0; i < *ncp; i++) {
+			size_t a = i > 0 ? cps[i - 1] : 0;
+			size_t b = i + 1 < *ncp ? cps[i + 1] : n;
+			double d =
+			    seg_mean(ss, cps[i], b) - seg_mean(ss, a, cps[i]);
+			double score;
+
+			pv[i] = seg_test(y, a, cps[i], b, infl, sigma2);
+			if (pv[i] < o->alpha &&
+			    fabs(expm1(d)) * 100 >= o->min_effect)
+				continue;
+			/* Fails: rank by how far from passing. */
+			score = pv[i] / o->alpha +
+			    o->min_effect / (fabs(expm1(d)) * 100 + 1e-300);
+			if (score > worst_score) {
+				worst_score = score;
+				worst = i;
+			}
+		}
+		if (worst == SIZE_MAX)
+			break;
+		memmove(cps + worst, cps + worst + 1,
+		    (*ncp - worst - 1) * sizeof(*cps));
+		(*ncp)--;
+	}
+}
+
+/*
+ * Residual variance and lag-1 autocorrelation within the segments, the
+ * autocorrelation corrected for the bias of estimating each segment's
+ * mean (about -(1 + 3 rho) / length per segment).
+ */
+static void
+residual_noise(double *var, double *rho, const double *y, size_t n,
+    const size_t *cps, size_t ncp)
+{
+	double ss = 0, sp = 0;
+	size_t k, i, a, b;
+
+	for (k = 0; k <= ncp; k++) {
+		double m = 0;
+
+		a = k > 0 ? cps[k - 1] : 0;
+		b = k < ncp ? cps[k] : n;
+		for (i = a; i < b; i++)
+			m += y[i];
+		m /= (double)(b - a);
+		for (i = a; i < b; i++) {
+			ss += (y[i] - m) * (y[i] - m);
+			if (i + 1 < b)
+				sp += (y[i] - m) * (y[i + 1] - m);
+		}
+	}
+	*var = ss / (double)(n - ncp - 1);
+	*rho = ss > 0 ? sp / ss : 0;
+	*rho += (1 + 3 * *rho) * (double)(ncp + 1) / (double)n;
+}
+
 static int
-changepoints(struct analysis_cps *out, const double *x, size_t n,
-    size_t offset, const struct analysis_cp_opts *oin, struct err *e)
+changepoints(struct analysis_cps *out, const double *x, size_t n, size_t offset,
+    const struct analysis_cp_opts *oin, struct err *e)
 {
 	struct analysis_cp_opts o;
 	struct segsum ss;
-	double *y, *ws, *s1, *s2, *pv, sig1, sig2, sigma2, lrv, infl, beta;
-	double mean = 0, phi, r;
+	double *y, *ws, *s1, *s2, *pv, sig1, sigma2, lrv, infl;
+	double mean = 0, phi, r, var2, rho2;
 	size_t *cps, ncp = 0, i, j, minseg;
+	int pass;
 	int rc;
 
 	analysis_cp_opts_init(&o);
@@ -1218,40 +1604,38 @@ changepoints(struct analysis_cps *out, const double *x, size_t n,
 		y[i] = log(x[i]);
 
 	/*
-	 * Noise: sigma from the MAD of lag-1 and lag-2 differences (a step
-	 * touches only a few of them).  For AR(1) noise with coefficient
-	 * phi, var(lag-2) / var(lag-1) = 1 + phi; phi inflates the
-	 * variance of segment means by (1 + phi) / (1 - phi).
+	 * Noise: sigma from the MAD of lag-1 differences (a step touches
+	 * only one of them), first taken as independent; the passes below
+	 * measure autocorrelation and non-normal spread from residuals.
 	 */
 	sig1 = diff_mad_sigma(y, n, 1, ws);
-	sig2 = diff_mad_sigma(y, n, 2, ws);
-	phi = sig1 > 0 ? sig2 * sig2 / (sig1 * sig1) - 1 : 0;
-	if (!(phi > 0))
-		phi = 0;
-	if (phi > 0.9)
-		phi = 0.9;
 	if (sig1 < CP_SIGMA_FLOOR)
 		sig1 = CP_SIGMA_FLOOR;
-	sigma2 = sig1 * sig1 / (1 - phi); /* marginal variance */
-	infl = (1 + phi) / (1 - phi);
-	lrv = sigma2 * infl;
-	out->sigma = sqrt(sigma2);
-	out->phi = phi;
+	phi = 0;
+	sigma2 = sig1 * sig1;
+	infl = 1;
+	lrv = sigma2;
 
 	/*
-	 * Clip isolated outliers to a running median (window 7) +- 3
-	 * sigma.  A centred odd window keeps a step intact: on either side
+	 * Isolated outliers: beyond 4.5 sigma of a running median (window
+	 * 7) a run takes the median's value, beyond 3 sigma it is clipped
+	 * there.  A centred odd window keeps a step intact: on either side
 	 * of it the majority of the window is on the point's own side.
 	 */
 	for (i = 0; i < n; i++) {
 		size_t a = i >= CP_MEDIAN_HALF ? i - CP_MEDIAN_HALF : 0;
-		size_t b = i + CP_MEDIAN_HALF + 1 < n ? i + CP_MEDIAN_HALF + 1
-						      : n;
-		double med, lim = CP_CLIP_SIGMAS * sqrt(sigma2);
+		size_t b =
+		    i + CP_MEDIAN_HALF + 1 < n ? i + CP_MEDIAN_HALF + 1 : n;
+		double med, sigma = sqrt(sigma2), lim = CP_CLIP_SIGMAS * sigma;
 
 		med = median_copy(y + a, b - a, ws);
 		r = y[i];
-		if (r > med + lim)
+		/* Gross outliers take the median's value, others are clipped.
+		 */
+		if (r > med + CP_DROP_SIGMAS * sigma ||
+		    r < med - CP_DROP_SIGMAS * sigma)
+			r = med;
+		else if (r > med + lim)
 			r = med + lim;
 		else if (r < med - lim)
 			r = med - lim;
@@ -1270,45 +1654,34 @@ changepoints(struct analysis_cps *out, const double *x, size_t n,
 	}
 	ss.s1 = s1;
 	ss.s2 = s2;
-	ss.inv_var = 1 / lrv;
-	beta = (o.penalty > 0 ? o.penalty : 3.0) * log((double)n);
-	pelt(cps, &ncp, &ss, n, minseg, beta);
+	pv = ws;
+	segment(cps, &ncp, pv, y, &ss, n, lrv, sigma2, infl, &o);
 
 	/*
-	 * Confirm: each change must pass a Welch test against its
-	 * neighbouring segments and be at least min_effect; the weakest
-	 * failing one is merged away and its neighbours re-tested.
+	 * Further passes: the robust sigma understates noise that is not
+	 * normal (two modes), and runs may be autocorrelated (AR(1) with
+	 * coefficient phi inflates the variance of a segment mean by
+	 * (1 + phi) / (1 - phi)); the residuals of the last segmentation
+	 * measure both.  Only a larger noise estimate is taken, so the
+	 * passes only ever drop change points; at most CP_PASSES of them.
 	 */
-	pv = ws;
-	for (;;) {
-		size_t worst = SIZE_MAX;
-		double worst_score = -1;
+	for (pass = 1; pass < CP_PASSES; pass++) {
+		double phi2, s2m, infl2;
 
-		for (i = 0; i < ncp; i++) {
-			size_t a = i > 0 ? cps[i - 1] : 0;
-			size_t b = i + 1 < ncp ? cps[i + 1] : n;
-			double d = seg_mean(&ss, cps[i], b) -
-			    seg_mean(&ss, a, cps[i]);
-			double score;
-
-			pv[i] = seg_test(y, a, cps[i], b, infl, sigma2);
-			if (pv[i] < o.alpha &&
-			    fabs(expm1(d)) * 100 >= o.min_effect)
-				continue;
-			/* Fails: rank by how far from passing. */
-			score = pv[i] / o.alpha +
-			    o.min_effect / (fabs(expm1(d)) * 100 + 1e-300);
-			if (score > worst_score) {
-				worst_score = score;
-				worst = i;
-			}
-		}
-		if (worst == SIZE_MAX)
+		residual_noise(&var2, &rho2, y, n, cps, ncp);
+		phi2 = rho2 > phi ? (rho2 > 0.9 ? 0.9 : rho2) : phi;
+		s2m = var2 > sigma2 ? var2 : sigma2;
+		infl2 = (1 + phi2) / (1 - phi2);
+		if (!(s2m * infl2 > lrv * 1.01))
 			break;
-		memmove(cps + worst, cps + worst + 1,
-		    (ncp - worst - 1) * sizeof(*cps));
-		ncp--;
+		sigma2 = s2m;
+		infl = infl2;
+		lrv = s2m * infl2;
+		phi = phi2;
+		segment(cps, &ncp, pv, y, &ss, n, lrv, sigma2, infl, &o);
 	}
+	out->sigma = sqrt(sigma2);
+	out->phi = phi;
 
 	out->cp = xcalloc(ncp ? ncp : 1, sizeof(*out->cp));
 	out->n = ncp;
@@ -1323,8 +1696,8 @@ changepoints(struct analysis_cps *out, const double *x, size_t n,
 		c->before = median_copy(x + a, cps[i] - a, ws + n + 1);
 		c->after = median_copy(x + cps[i], b - cps[i], ws + n + 1);
 		c->change_pct = (c->after / c->before - 1) * 100;
-		c->direction = ((c->after > c->before) ==
-				   (o.better == ANALYSIS_HIGHER))
+		c->direction =
+		    ((c->after > c->before) == (o.better == ANALYSIS_HIGHER))
 		    ? ANALYSIS_IMPROVEMENT
 		    : ANALYSIS_REGRESSION;
 		/*
@@ -1364,9 +1737,8 @@ analysis_changepoints(struct analysis_cps *out, const double *x, size_t n,
 }
 
 int
-analysis_changepoints_tail(struct analysis_cps *out, const double *x,
-    size_t n, size_t window, const struct analysis_cp_opts *o,
-    struct err *e)
+analysis_changepoints_tail(struct analysis_cps *out, const double *x, size_t n,
+    size_t window, const struct analysis_cp_opts *o, struct err *e)
 {
 	size_t start = n > window && window > 0 ? n - window : 0;
 

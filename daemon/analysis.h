@@ -102,8 +102,8 @@ struct analysis_result {
  * with NAN for the unknown numbers and a note.  ERR_INVALID when a value
  * is not finite or not positive (e says which side and run, 1-based).
  */
-int analysis_compare(struct analysis_result *out, const double *base,
-    size_t nb, const double *cand, size_t nc, const struct analysis_opts *o,
+int analysis_compare(struct analysis_result *out, const double *base, size_t nb,
+    const double *cand, size_t nc, const struct analysis_opts *o,
     struct err *e);
 
 /*
@@ -150,11 +150,11 @@ struct analysis_cp_opts {
 void analysis_cp_opts_init(struct analysis_cp_opts *o);
 
 struct analysis_cp {
-	size_t index;          /* first point after the change */
-	size_t lo, hi;         /* the change is at an index in [lo, hi] */
-	double before, after;  /* medians of the neighbouring segments */
-	double change_pct;     /* after vs before, percent */
-	double p_value;        /* Welch between the neighbouring segments */
+	size_t index;         /* first point after the change */
+	size_t lo, hi;        /* the change is at an index in [lo, hi] */
+	double before, after; /* medians of the neighbouring segments */
+	double change_pct;    /* after vs before, percent */
+	double p_value;       /* Welch between the neighbouring segments */
 	enum analysis_verdict direction; /* regression or improvement */
 };
 
@@ -174,8 +174,8 @@ struct analysis_cps {
  * finite or not positive (e names the 1-based position).  A series
  * shorter than 2 * min_segment has no change points.
  */
-int analysis_changepoints(struct analysis_cps *out, const double *x,
-    size_t n, const struct analysis_cp_opts *o, struct err *e);
+int analysis_changepoints(struct analysis_cps *out, const double *x, size_t n,
+    const struct analysis_cp_opts *o, struct err *e);
 
 /*
  * Incremental use on append: re-runs the detector on the last `window`
@@ -185,8 +185,7 @@ int analysis_changepoints(struct analysis_cps *out, const double *x,
  * whatever the history length.
  */
 int analysis_changepoints_tail(struct analysis_cps *out, const double *x,
-    size_t n, size_t window, const struct analysis_cp_opts *o,
-    struct err *e);
+    size_t n, size_t window, const struct analysis_cp_opts *o, struct err *e);
 
 void analysis_cps_release(struct analysis_cps *); /* NULL ok */
 
@@ -200,7 +199,7 @@ struct analysis_rng {
 };
 void analysis_rng_seed(struct analysis_rng *, uint64_t seed);
 uint64_t analysis_rng_next(struct analysis_rng *);
-double analysis_rng_uniform(struct analysis_rng *); /* [0, 1) */
+double analysis_rng_uniform(struct analysis_rng *);         /* [0, 1) */
 size_t analysis_rng_below(struct analysis_rng *, size_t n); /* [0, n) */
 
 /* Median of x[0..n) (n > 0); x is reordered. */
@@ -214,8 +213,8 @@ double analysis_hl_shift(
  * fewer than 2 values.  Both variances 0: t = 0 and p = 1 when the means
  * are equal, else t = +-inf and p = 0.
  */
-int analysis_welch(double *t, double *df, double *p, const double *a,
-    size_t na, const double *b, size_t nb);
+int analysis_welch(double *t, double *df, double *p, const double *a, size_t na,
+    const double *b, size_t nb);
 /* Regularised incomplete beta I_x(a, b), continued fraction. */
 double analysis_betai(double a, double b, double x);
 /* log Gamma(x), x > 0 (Stirling series; thread safe unlike lgamma). */
