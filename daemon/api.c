@@ -22,6 +22,7 @@
 #include "daemon/httpd.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "daemon/verdict.h"
 #include "web/web.h"
 
 #define LIST_DEFAULT 50
@@ -39,6 +40,7 @@ struct api {
 	char *dbpath;
 	struct httpd *httpd;
 	struct sched *sched;
+	struct verdict_worker *verdict; /* verdicts of finished pairs */
 	int stopping;
 	struct store **stores; /* one per server thread, closed at stop */
 	size_t nstores;
@@ -1492,6 +1494,10 @@ api_start(struct api **out, struct dconf *conf, struct err *e)
 	a->sched = sched_new(dc->lease_s, dc->claim_wait_s);
 	if (sched_start(a->sched, a->dbpath, 500, tick, a, e) == -1)
 		goto fail;
+	/* Its first pass gives verdicts to pairs that finished before a
+	 * crash or restart; later ones follow each finish. */
+	if (verdict_start(&a->verdict, a->sched, a->dbpath, e) == -1)
+		goto fail;
 	memset(&o, 0, sizeof(o));
 	o.listen = dc->listen;
 	o.threads = (unsigned)dc->http_threads;
@@ -1504,6 +1510,7 @@ api_start(struct api **out, struct dconf *conf, struct err *e)
 	*out = a;
 	return 0;
 fail:
+	verdict_stop(a->verdict);
 	web_free(a->web);
 	sched_free(a->sched);
 	dconf_unref(a->conf);
@@ -1550,6 +1557,7 @@ api_stop(struct api *a)
 	/* Answer the parked long-polls (204) so they end in flight. */
 	tick(a, 1);
 	httpd_stop(a->httpd, (int)a->conf->dc->http_timeout_s);
+	verdict_stop(a->verdict);
 	sched_free(a->sched);
 	for (i = 0; i < a->nstores; i++)
 		store_close(a->stores[i]);

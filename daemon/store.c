@@ -1,6 +1,7 @@
 /*
  * The store: all SQL of perfwatch.  See store.h for the rules.
  */
+#include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -157,6 +158,90 @@ static const char *const migrations[] = {
 	"CREATE INDEX job_logs_job ON job_logs(job_id, id);"
 	"CREATE INDEX alerts_pending ON alerts(next_try) WHERE sent IS NULL;"
 	"ALTER TABLE jobs ADD COLUMN log_bytes INTEGER NOT NULL DEFAULT 0;",
+
+	/*
+	 * v3 (verdict): comparisons say what a verdict was made of and may
+	 * be interim (more runs requested) or 'info' (a metric that is shown,
+	 * never judged).  SQLite cannot change a CHECK, so comparisons is
+	 * rebuilt; regressions, which references it, is copied aside first
+	 * so dropping the old table cascades into nothing.  Pairs get an
+	 * analysed flag (pending verdicts are found by a partial index);
+	 * history series, their points and change points get tables.
+	 */
+	"CREATE TABLE comparisons_v3 ("
+	"  id INTEGER PRIMARY KEY,"
+	"  pair_id INTEGER NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,"
+	"  metric TEXT NOT NULL,"
+	"  base_median REAL, cand_median REAL,"
+	"  change_pct REAL, ci_low REAL, ci_high REAL, p REAL,"
+	"  verdict TEXT NOT NULL CHECK (verdict IN ('regression',"
+	"    'improvement', 'unchanged', 'inconclusive', 'unstable',"
+	"    'info')),"
+	"  created INTEGER NOT NULL,"
+	"  host_id INTEGER REFERENCES hosts(id),"
+	"  job TEXT, point TEXT, unit TEXT, better TEXT,"
+	"  n_base INTEGER, n_cand INTEGER,"
+	"  p_adjusted REAL, min_effect REAL,"
+	"  final INTEGER NOT NULL DEFAULT 1,"
+	"  note TEXT,"
+	"  updated INTEGER,"
+	"  UNIQUE (pair_id, metric));"
+	"INSERT INTO comparisons_v3 (id, pair_id, metric, base_median,"
+	"  cand_median, change_pct, ci_low, ci_high, p, verdict, created,"
+	"  updated)"
+	"  SELECT id, pair_id, metric, base_median, cand_median, change_pct,"
+	"  ci_low, ci_high, p, verdict, created, created FROM comparisons;"
+	"CREATE TABLE regressions_old AS SELECT * FROM regressions;"
+	"DROP TABLE regressions;"
+	"DROP TABLE comparisons;"
+	"ALTER TABLE comparisons_v3 RENAME TO comparisons;"
+	"CREATE TABLE regressions ("
+	"  id INTEGER PRIMARY KEY,"
+	"  comparison_id INTEGER NOT NULL UNIQUE"
+	"    REFERENCES comparisons(id) ON DELETE CASCADE,"
+	"  state TEXT NOT NULL DEFAULT 'new' CHECK (state IN"
+	"    ('new', 'acknowledged', 'invalid', 'fixed')),"
+	"  note TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  updated INTEGER NOT NULL);"
+	"INSERT INTO regressions (id, comparison_id, state, note, created,"
+	"  updated) SELECT id, comparison_id, state, note, created, updated"
+	"  FROM regressions_old;"
+	"DROP TABLE regressions_old;"
+	"ALTER TABLE pairs ADD COLUMN analysed INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE pairs SET analysed = 1"
+	"  WHERE id IN (SELECT pair_id FROM comparisons);"
+	"CREATE INDEX pairs_unanalysed ON pairs(id) WHERE analysed = 0;"
+	"CREATE INDEX jobs_name_point ON jobs(name, point, role, id);"
+	"CREATE TABLE history_series ("
+	"  id INTEGER PRIMARY KEY,"
+	"  tree TEXT NOT NULL DEFAULT '',"
+	"  branch TEXT NOT NULL DEFAULT '',"
+	"  host_id INTEGER REFERENCES hosts(id),"
+	"  job TEXT NOT NULL, point TEXT NOT NULL, metric TEXT NOT NULL,"
+	"  better TEXT NOT NULL,"
+	"  UNIQUE (job, point, metric, host_id, tree, branch));"
+	"CREATE TABLE history_points ("
+	"  series_id INTEGER NOT NULL"
+	"    REFERENCES history_series(id) ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  pair_id INTEGER NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,"
+	"  job_id INTEGER NOT NULL,"
+	"  comparison_id INTEGER,"
+	"  value REAL NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  PRIMARY KEY (series_id, seq),"
+	"  UNIQUE (series_id, pair_id)) WITHOUT ROWID;"
+	"CREATE TABLE change_points ("
+	"  id INTEGER PRIMARY KEY,"
+	"  series_id INTEGER NOT NULL"
+	"    REFERENCES history_series(id) ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  lo_seq INTEGER NOT NULL, hi_seq INTEGER NOT NULL,"
+	"  before REAL, after REAL, change_pct REAL, p REAL,"
+	"  direction TEXT NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  UNIQUE (series_id, seq));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -1601,7 +1686,8 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 	}
 	st = prep(s,
 	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
-	    " ci_high, p, verdict FROM comparisons WHERE pair_id = ?1"
+	    " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
+	    " n_base, n_cand, final, note FROM comparisons WHERE pair_id = ?1"
 	    " ORDER BY metric");
 	if (st == NULL) {
 		json_decref(o);
@@ -1621,6 +1707,23 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 			        ? json_null()
 			        : json_real(sqlite3_column_double(st, i + 1)));
 		json_object_set_new(c, "verdict", text_or_null(st, 7));
+		for (i = 0; i < 2; i++)
+			json_object_set_new(c,
+			    i == 0 ? "p_adjusted" : "min_effect_pct",
+			    sqlite3_column_type(st, i + 8) == SQLITE_NULL
+			        ? json_null()
+			        : json_real(sqlite3_column_double(st, i + 8)));
+		json_object_set_new(c, "unit", text_or_null(st, 10));
+		json_object_set_new(c, "better", text_or_null(st, 11));
+		for (i = 0; i < 2; i++)
+			json_object_set_new(c, i == 0 ? "n_base" : "n_cand",
+			    sqlite3_column_type(st, i + 12) == SQLITE_NULL
+			        ? json_null()
+			        : json_integer(
+			              sqlite3_column_int64(st, i + 12)));
+		json_object_set_new(
+		    c, "final", json_boolean(sqlite3_column_int(st, 14)));
+		json_object_set_new(c, "note", text_or_null(st, 15));
 		json_array_append_new(cmp, c);
 	}
 	sqlite3_finalize(st);
@@ -2108,4 +2211,523 @@ store_web_ops(
 	}
 	sqlite3_finalize(st);
 	return 0;
+}
+
+/*
+ * ---- verdicts (daemon/verdict.c) ----
+ * Kept in one block at the end to ease merges; see store.h.
+ */
+
+static void
+bind_num(sqlite3_stmt *st, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int
+store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT p.id FROM pairs p WHERE p.analysed = 0"
+	    " AND (SELECT count(*) FROM jobs j WHERE j.pair_id = p.id"
+	    "  AND j.state = 'success') = 2"
+	    " ORDER BY p.id LIMIT ?1");
+	size_t n = 0;
+	int rc;
+
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, (int64_t)max);
+	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		out[n++] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (n < max && rc != SQLITE_DONE)
+		return dberr(s, "pending verdicts");
+	*out_n = n;
+	return 0;
+}
+
+int
+store_verdict_pair(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT p.name, p.point, p.host_id, h.name, p.analysed, j.role,"
+	    " j.id, j.state, j.runs, j.max_runs, j.params, t.name,"
+	    " c.branches FROM pairs p"
+	    " LEFT JOIN hosts h ON h.id = p.host_id"
+	    " JOIN jobs j ON j.pair_id = p.id"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " LEFT JOIN trees t ON t.id = c.tree_id"
+	    " WHERE p.id = ?1 ORDER BY j.id");
+	json_t *o = NULL;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *spec = col_text(st, 10);
+		json_t *side = json_object();
+
+		if (o == NULL) {
+			o = json_object();
+			json_object_set_new(
+			    o, "pair_id", json_integer(pair_id));
+			json_object_set_new(o, "name", text_or_null(st, 0));
+			json_object_set_new(o, "point", text_or_null(st, 1));
+			json_object_set_new(o, "host_id",
+			    json_integer(sqlite3_column_int64(st, 2)));
+			json_object_set_new(o, "host", text_or_null(st, 3));
+			json_object_set_new(o, "analysed",
+			    json_integer(sqlite3_column_int64(st, 4)));
+		}
+		json_object_set_new(
+		    side, "id", json_integer(sqlite3_column_int64(st, 6)));
+		json_object_set_new(side, "state", text_or_null(st, 7));
+		json_object_set_new(
+		    side, "runs", json_integer(sqlite3_column_int64(st, 8)));
+		json_object_set_new(side, "max_runs",
+		    json_integer(sqlite3_column_int64(st, 9)));
+		json_object_set_new(
+		    side, "spec", json_text(spec, json_object()));
+		json_object_set_new(side, "tree", text_or_null(st, 11));
+		json_object_set_new(side, "branches", text_or_null(st, 12));
+		json_object_set_new(o, col_text(st, 5), side);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(o);
+		return dberr(s, "verdict pair");
+	}
+	if (o == NULL || json_object_get(o, "base") == NULL ||
+	    json_object_get(o, "candidate") == NULL) {
+		json_decref(o);
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "pair %lld not found or without both jobs",
+		    (long long)pair_id);
+	}
+	*out = o;
+	return 0;
+}
+
+int
+store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value"
+	    " FROM jobs j JOIN runs r ON r.job_id = j.id"
+	    " AND r.status = 'ok' AND r.idx < j.max_runs"
+	    " JOIN metrics m ON m.run_id = r.id"
+	    " WHERE j.pair_id = ?1 ORDER BY m.name, j.role, r.idx");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	return web_rows(s, st, out, "verdict values");
+}
+
+int
+store_verdict_history(
+    struct store *s, json_t **out, int64_t pair_id, int64_t max_jobs)
+{
+	sqlite3_stmt *st = prep(s,
+	    "WITH me AS (SELECT name, point, host_id FROM pairs"
+	    "  WHERE id = ?1),"
+	    " js AS (SELECT j.id FROM jobs j JOIN me"
+	    "  ON j.name = me.name AND j.point = me.point"
+	    "  JOIN pairs p ON p.id = j.pair_id AND p.host_id = me.host_id"
+	    "  WHERE j.role = 'base' AND j.state = 'success'"
+	    "  AND j.pair_id < ?1 ORDER BY j.id DESC LIMIT ?2)"
+	    " SELECT m.name AS metric, m.value FROM js"
+	    " JOIN jobs j ON j.id = js.id"
+	    " JOIN runs r ON r.job_id = js.id AND r.status = 'ok'"
+	    "  AND r.idx < j.max_runs"
+	    "  AND r.host_id = (SELECT host_id FROM me)"
+	    " JOIN metrics m ON m.run_id = r.id"
+	    " ORDER BY m.name, js.id, r.idx");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	sqlite3_bind_int64(st, 2, max_jobs);
+	return web_rows(s, st, out, "baseline history");
+}
+
+int
+store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
+    const struct store_comparison *c, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "INSERT INTO comparisons (pair_id, metric, base_median,"
+	    " cand_median, change_pct, ci_low, ci_high, p, verdict, created,"
+	    " host_id, job, point, unit, better, n_base, n_cand, p_adjusted,"
+	    " min_effect, final, note, updated)"
+	    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, p.host_id,"
+	    " p.name, p.point, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?10"
+	    " FROM pairs p WHERE p.id = ?1"
+	    " ON CONFLICT (pair_id, metric) DO UPDATE SET"
+	    " base_median = excluded.base_median,"
+	    " cand_median = excluded.cand_median,"
+	    " change_pct = excluded.change_pct, ci_low = excluded.ci_low,"
+	    " ci_high = excluded.ci_high, p = excluded.p,"
+	    " verdict = excluded.verdict, host_id = excluded.host_id,"
+	    " job = excluded.job, point = excluded.point,"
+	    " unit = excluded.unit, better = excluded.better,"
+	    " n_base = excluded.n_base, n_cand = excluded.n_cand,"
+	    " p_adjusted = excluded.p_adjusted,"
+	    " min_effect = excluded.min_effect, final = excluded.final,"
+	    " note = excluded.note, updated = excluded.updated"
+	    " RETURNING id");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, pair_id);
+		bind_text(st, 2, c->metric);
+		bind_num(st, 3, c->base_median);
+		bind_num(st, 4, c->cand_median);
+		bind_num(st, 5, c->change_pct);
+		bind_num(st, 6, c->ci_low);
+		bind_num(st, 7, c->ci_high);
+		bind_num(st, 8, c->p);
+		bind_text(st, 9, c->verdict);
+		sqlite3_bind_int64(st, 10, now);
+		bind_text(st, 11, c->unit);
+		bind_text(st, 12, c->better);
+		sqlite3_bind_int64(st, 13, c->n_base);
+		sqlite3_bind_int64(st, 14, c->n_cand);
+		bind_num(st, 15, c->p_adjusted);
+		bind_num(st, 16, c->min_effect);
+		sqlite3_bind_int(st, 17, c->final != 0);
+		bind_text(st, 18, c->note);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			id = sqlite3_column_int64(st, 0);
+		else
+			ok = dberr(s, "store comparison") == 0;
+		sqlite3_finalize(st);
+	}
+	if (ok && id == 0)
+		ok = err_set(&s->err, "pair %lld not found",
+		         (long long)pair_id) == 0;
+	if (ok && c->final &&
+	    (strcmp(c->verdict, "regression") == 0 ||
+	        strcmp(c->verdict, "unstable") == 0)) {
+		st = prep(s,
+		    "INSERT INTO regressions (comparison_id, state, created,"
+		    " updated) VALUES (?1, 'new', ?2, ?2)"
+		    " ON CONFLICT (comparison_id) DO NOTHING");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, now);
+			ok = step_done(s, st, "store regression") == 0;
+			sqlite3_finalize(st);
+		}
+	}
+	if (tx_end(s, ok) == -1)
+		return -1;
+	if (out_id)
+		*out_id = id;
+	return 0;
+}
+
+int
+store_verdict_check(struct store *s, int64_t pair_id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT p.analysed, (SELECT count(*) FROM jobs j"
+	    " WHERE j.pair_id = p.id AND j.state = 'success')"
+	    " FROM pairs p WHERE p.id = ?1");
+	int r = 0;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		r = err_setc(&s->err, ERR_CONFLICT, "pair %lld not found",
+		    (long long)pair_id);
+	else if (sqlite3_column_int64(st, 0) != 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "pair %lld already has its verdict", (long long)pair_id);
+	else if (sqlite3_column_int64(st, 1) != 2)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "pair %lld: a job has not succeeded", (long long)pair_id);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	(void)now;
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s, "UPDATE pairs SET analysed = 1 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, pair_id);
+		ok = step_done(s, st, "verdict done") == 0;
+		sqlite3_finalize(st);
+	}
+	return tx_end(s, ok);
+}
+
+int
+store_verdict_requeue(
+    struct store *s, int64_t pair_id, int64_t runs, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok, r = 0, n = 0;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(
+	    s, "SELECT id, state, runs, max_runs FROM jobs WHERE pair_id = ?1");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, pair_id);
+		while (r == 0 && sqlite3_step(st) == SQLITE_ROW) {
+			int64_t id = sqlite3_column_int64(st, 0);
+
+			n++;
+			if (strcmp(col_text(st, 1), "success") != 0)
+				r = err_setc(&s->err, ERR_CONFLICT,
+				    "job %lld is %s, not success",
+				    (long long)id, col_text(st, 1));
+			else if (runs <= sqlite3_column_int64(st, 2) ||
+			    runs > sqlite3_column_int64(st, 3))
+				r = err_setc(&s->err, ERR_CONFLICT,
+				    "job %lld: %lld runs is not above %lld and "
+				    "at most %lld",
+				    (long long)id, (long long)runs,
+				    (long long)sqlite3_column_int64(st, 2),
+				    (long long)sqlite3_column_int64(st, 3));
+		}
+		sqlite3_finalize(st);
+	}
+	if (ok && r == 0 && n != 2)
+		r = err_setc(&s->err, ERR_CONFLICT, "pair %lld has %d jobs",
+		    (long long)pair_id, n);
+	if (ok && r == 0) {
+		st = prep(s,
+		    "UPDATE jobs SET state = 'queued', runs = ?2, attempts = 0,"
+		    " lease_owner = NULL, lease_expires = NULL,"
+		    " progress = NULL, error = NULL, updated = ?3"
+		    " WHERE pair_id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, pair_id);
+			sqlite3_bind_int64(st, 2, runs);
+			sqlite3_bind_int64(st, 3, now);
+			ok = step_done(s, st, "requeue pair") == 0;
+			sqlite3_finalize(st);
+		}
+	}
+	if (tx_end(s, ok && r == 0) == -1 && r == 0)
+		return -1;
+	return ok ? r : -1;
+}
+
+/* ---- metric history and change points ---- */
+
+int
+store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
+    const struct store_series_key *k, int64_t pair_id, int64_t job_id,
+    int64_t comparison_id, double value, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t series = 0, seq = 0;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "INSERT INTO history_series (tree, branch, host_id, job, point,"
+	    " metric, better) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+	    " ON CONFLICT (job, point, metric, host_id, tree, branch)"
+	    " DO UPDATE SET better = excluded.better RETURNING id");
+	ok = st != NULL;
+	if (ok) {
+		bind_text(st, 1, k->tree ? k->tree : "");
+		bind_text(st, 2, k->branch ? k->branch : "");
+		sqlite3_bind_int64(st, 3, k->host_id);
+		bind_text(st, 4, k->job);
+		bind_text(st, 5, k->point ? k->point : "");
+		bind_text(st, 6, k->metric);
+		bind_text(st, 7, k->better);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			series = sqlite3_column_int64(st, 0);
+		else
+			ok = dberr(s, "history series") == 0;
+		sqlite3_finalize(st);
+	}
+	st = ok ? prep(s,
+	              "INSERT INTO history_points (series_id, seq, pair_id,"
+	              " job_id, comparison_id, value, created)"
+	              " SELECT ?1, coalesce((SELECT max(seq) + 1 FROM"
+	              "  history_points WHERE series_id = ?1), 0),"
+	              " ?2, ?3, ?4, ?5, ?6"
+	              " ON CONFLICT (series_id, pair_id) DO NOTHING")
+	        : NULL;
+	if (ok && (ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, series);
+		sqlite3_bind_int64(st, 2, pair_id);
+		sqlite3_bind_int64(st, 3, job_id);
+		if (comparison_id > 0)
+			sqlite3_bind_int64(st, 4, comparison_id);
+		sqlite3_bind_double(st, 5, value);
+		sqlite3_bind_int64(st, 6, now);
+		ok = step_done(s, st, "history point") == 0;
+		sqlite3_finalize(st);
+	}
+	st = ok ? prep(s,
+	              "SELECT seq FROM history_points WHERE series_id = ?1"
+	              " AND pair_id = ?2")
+	        : NULL;
+	if (ok && (ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, series);
+		sqlite3_bind_int64(st, 2, pair_id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			seq = sqlite3_column_int64(st, 0);
+		else
+			ok = dberr(s, "history point seq") == 0;
+		sqlite3_finalize(st);
+	}
+	if (tx_end(s, ok) == -1)
+		return -1;
+	if (out_series)
+		*out_series = series;
+	if (out_seq)
+		*out_seq = seq;
+	return 0;
+}
+
+int
+store_history_tail(struct store *s, double **out_values, int64_t **out_seqs,
+    size_t *out_n, int64_t series, size_t max)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT seq, value FROM (SELECT seq, value FROM history_points"
+	    " WHERE series_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq");
+	double *v = NULL;
+	int64_t *q = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	*out_values = NULL;
+	*out_seqs = NULL;
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, series);
+	sqlite3_bind_int64(st, 2, (int64_t)max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			v = xreallocarray(v, cap, sizeof(*v));
+			q = xreallocarray(q, cap, sizeof(*q));
+		}
+		q[n] = sqlite3_column_int64(st, 0);
+		v[n++] = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		free(q);
+		return dberr(s, "history tail");
+	}
+	*out_values = v;
+	*out_seqs = q;
+	*out_n = n;
+	return 0;
+}
+
+int
+store_changepoints_replace(struct store *s, int64_t series, int64_t from_seq,
+    const struct store_change_point *cps, size_t n, int64_t now)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(
+	    s, "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, series);
+		sqlite3_bind_int64(st, 2, from_seq);
+		ok = step_done(s, st, "drop change points") == 0;
+		sqlite3_finalize(st);
+	}
+	for (i = 0; ok && i < n; i++) {
+		st = prep(s,
+		    "INSERT INTO change_points (series_id, seq, lo_seq, hi_seq,"
+		    " before, after, change_pct, p, direction, created)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+		    " ON CONFLICT (series_id, seq) DO NOTHING");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, series);
+			sqlite3_bind_int64(st, 2, cps[i].seq);
+			sqlite3_bind_int64(st, 3, cps[i].lo_seq);
+			sqlite3_bind_int64(st, 4, cps[i].hi_seq);
+			bind_num(st, 5, cps[i].before);
+			bind_num(st, 6, cps[i].after);
+			bind_num(st, 7, cps[i].change_pct);
+			bind_num(st, 8, cps[i].p);
+			bind_text(st, 9, cps[i].direction);
+			sqlite3_bind_int64(st, 10, now);
+			ok = step_done(s, st, "store change point") == 0;
+			sqlite3_finalize(st);
+		}
+	}
+	return tx_end(s, ok);
+}
+
+int
+store_history_changepoints(struct store *s, json_t **out, const char *tree,
+    const char *branch, const char *host, const char *job, const char *point,
+    const char *metric)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT cp.series_id, hs.tree, hs.branch, h.name AS host, cp.seq,"
+	    " (SELECT job_id FROM history_points WHERE series_id ="
+	    "  cp.series_id AND seq = cp.seq) AS job_id,"
+	    " (SELECT job_id FROM history_points WHERE series_id ="
+	    "  cp.series_id AND seq = cp.lo_seq) AS lo_job_id,"
+	    " (SELECT job_id FROM history_points WHERE series_id ="
+	    "  cp.series_id AND seq = cp.hi_seq) AS hi_job_id,"
+	    " (SELECT pair_id FROM history_points WHERE series_id ="
+	    "  cp.series_id AND seq = cp.seq) AS pair_id,"
+	    " cp.before, cp.after, cp.change_pct, cp.p, cp.direction"
+	    " FROM change_points cp"
+	    " JOIN history_series hs ON hs.id = cp.series_id"
+	    " LEFT JOIN hosts h ON h.id = hs.host_id"
+	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"
+	    " AND (?4 IS NULL OR hs.tree = ?4)"
+	    " AND (?5 IS NULL OR hs.branch = ?5)"
+	    " AND (?6 IS NULL OR h.name = ?6)"
+	    " ORDER BY cp.series_id, cp.seq");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, job);
+	bind_text(st, 2, point ? point : "");
+	bind_text(st, 3, metric);
+	bind_text(st, 4, tree);
+	bind_text(st, 5, branch);
+	bind_text(st, 6, host);
+	return web_rows(s, st, out, "change points");
 }

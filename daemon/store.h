@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 2 /* schema version after every migration */
+#define STORE_VERSION 3 /* schema version after every migration */
 
 struct store;
 
@@ -178,8 +178,6 @@ int store_stats(
     struct store *, struct store_stats *, int64_t now, int64_t online_s);
 extern const char *const store_job_states[5];
 
-#endif
-
 /*
  * ---- dashboard reads and triage (web/, issue 7) ----
  * Kept in one block at the end to ease merges.  Each read hands back
@@ -248,3 +246,119 @@ int store_web_triage(struct store *, int64_t id, const char *state,
 /* Operations gauges: alerts not yet sent, trees whose last fetch failed. */
 int store_web_ops(
     struct store *, int64_t *out_alerts_pending, int64_t *out_fetch_errors);
+
+/*
+ * ---- verdicts (daemon/verdict.c) ----
+ * What the verdict glue reads and writes; kept in one block to ease
+ * merges.  The writes join an explicit transaction (store_begin), so a
+ * pair's comparisons, regressions, re-queue and history land together or
+ * not at all.
+ */
+
+/* Up to max pairs whose two jobs succeeded and that have no final
+ * verdict yet, oldest first, into out; *out_n of them. */
+int store_verdict_pending(
+    struct store *, int64_t *out, size_t max, size_t *out_n);
+
+/*
+ * What a verdict needs about a pair: {"pair_id", "name", "point",
+ * "host_id", "host", "analysed", "base": SIDE, "candidate": SIDE}, SIDE =
+ * {"id", "state", "runs", "max_runs", "spec" (the job spec object),
+ * "tree" (the commit's tree name or null), "branches" (comma-separated,
+ * or null)}.  ERR_NOTFOUND.
+ */
+int store_verdict_pair(struct store *, json_t **out, int64_t pair_id);
+/* The metric values of the pair's runs with status ok (run index below
+ * max_runs: a profile slot is not a run): {"rows": [{role, metric, unit,
+ * better, value}]} ordered by metric, role, run. */
+int store_verdict_values(struct store *, json_t **out, int64_t pair_id);
+/*
+ * The baseline's history: values of the ok runs of successful base jobs
+ * of earlier pairs (id below pair_id) with the same job name and point,
+ * measured on the pair's host; the newest max_jobs such jobs.
+ * {"rows": [{metric, value}]} ordered by metric.
+ */
+int store_verdict_history(
+    struct store *, json_t **out, int64_t pair_id, int64_t max_jobs);
+
+/* One comparison row.  Doubles: NAN = unknown (stored as NULL). */
+struct store_comparison {
+	const char *metric, *unit, *better; /* better: higher|lower|info */
+	const char *verdict;                /* regression improvement unchanged
+	                                       inconclusive unstable info */
+	const char *note;                   /* NULL ok */
+	int64_t n_base, n_cand;
+	double base_median, cand_median, change_pct, ci_low, ci_high;
+	double p, p_adjusted, min_effect;
+	int final; /* 0: interim, more runs were requested */
+};
+
+/*
+ * Inserts or replaces the comparison of (pair, metric), keeping its id.
+ * A final regression or unstable verdict also creates its regressions
+ * row (state new) unless one exists.  *out_id (may be NULL) is the
+ * comparison id.
+ */
+int store_verdict_put(struct store *, int64_t *out_id, int64_t pair_id,
+    const struct store_comparison *, int64_t now);
+/* 0 when the pair still waits for its verdict (both jobs success, not
+ * analysed), ERR_CONFLICT when not (the message says why). */
+int store_verdict_check(struct store *, int64_t pair_id);
+/* Marks the pair's verdict final. */
+int store_verdict_done(struct store *, int64_t pair_id, int64_t now);
+/*
+ * Adaptive runs: re-opens both jobs of a pair (state success) with runs
+ * wanted: queued, attempts reset, lease and progress cleared.  The pair
+ * keeps its host binding and the stored runs stay (the claim's done_runs
+ * lets the runner continue).  ERR_CONFLICT when a job is not success or
+ * runs is not above its current count and at most its max_runs.
+ */
+int store_verdict_requeue(
+    struct store *, int64_t pair_id, int64_t runs, int64_t now);
+
+/* ---- metric history and change points ---- */
+
+/* A history series: tree and branch "" for submitted pairs. */
+struct store_series_key {
+	const char *tree, *branch;
+	int64_t host_id;
+	const char *job, *point, *metric, *better;
+};
+
+/*
+ * Appends the candidate median of a pair to its series (created on first
+ * use); appending the same pair again changes nothing.  *out_series and
+ * *out_seq (0-based position) may be NULL.
+ */
+int store_history_append(struct store *, int64_t *out_series, int64_t *out_seq,
+    const struct store_series_key *, int64_t pair_id, int64_t job_id,
+    int64_t comparison_id, double value, int64_t now);
+/*
+ * The last max points of a series, oldest first: *out_values and
+ * *out_seqs (caller frees both), *out_n.
+ */
+int store_history_tail(struct store *, double **out_values, int64_t **out_seqs,
+    size_t *out_n, int64_t series, size_t max);
+
+struct store_change_point {
+	int64_t seq;            /* first point after the change */
+	int64_t lo_seq, hi_seq; /* the change lies in [lo, hi] */
+	double before, after, change_pct, p;
+	const char *direction; /* regression | improvement */
+};
+
+/* Replaces the series' change points at seq >= from_seq by cps. */
+int store_changepoints_replace(struct store *, int64_t series, int64_t from_seq,
+    const struct store_change_point *cps, size_t n, int64_t now);
+/*
+ * Change points for a history page, filtered like store_web_history
+ * (NULL: any; tree and branch NULL include submitted pairs):
+ * {"rows": [{series_id, tree, branch, host, seq, job_id, lo_job_id,
+ * hi_job_id, pair_id, before, after, change_pct, p, direction}]} oldest
+ * first; job ids are the candidate jobs of those points.
+ */
+int store_history_changepoints(struct store *, json_t **out, const char *tree,
+    const char *branch, const char *host, const char *job, const char *point,
+    const char *metric);
+
+#endif

@@ -1,0 +1,673 @@
+/*
+ * Verdicts: reads a finished pair from the store, asks the analysis
+ * module, writes comparisons, regressions, re-queues and history back.
+ * See verdict.h for the policy.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/analysis.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+#include "daemon/verdict.h"
+
+enum kind {
+	K_JUDGED, /* analysed */
+	K_INFO,   /* better: info, shown only */
+	K_INVALID /* cannot be analysed; inconclusive with a note */
+};
+
+struct vec {
+	double *v;
+	size_t n, cap;
+};
+
+struct metric {
+	const char *name, *unit, *better; /* borrowed from the JSON */
+	struct vec base, cand, hist;
+	double min_effect;
+	enum kind kind;
+	struct analysis_result res;
+	char note[256];
+	int64_t cmp_id;
+};
+
+struct work {
+	json_t *pair, *vals, *hist;
+	struct metric *m;
+	size_t n, cap;
+	int64_t first_runs, max_runs, cur_runs;
+};
+
+static void
+vec_add(struct vec *x, double v)
+{
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 16;
+		x->v = xreallocarray(x->v, x->cap, sizeof(*x->v));
+	}
+	x->v[x->n++] = v;
+}
+
+static void
+work_release(struct work *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		free(w->m[i].base.v);
+		free(w->m[i].cand.v);
+		free(w->m[i].hist.v);
+	}
+	free(w->m);
+	json_decref(w->pair);
+	json_decref(w->vals);
+	json_decref(w->hist);
+}
+
+static const char *
+jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static int64_t
+jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* The median of a copy of x (NAN when empty). */
+static double
+median_of(const struct vec *x)
+{
+	double *c, m;
+
+	if (x->n == 0)
+		return NAN;
+	c = xreallocarray(NULL, x->n, sizeof(*c));
+	memcpy(c, x->v, x->n * sizeof(*c));
+	m = analysis_median_inplace(c, x->n);
+	free(c);
+	return m;
+}
+
+/* Groups the value rows (ordered by metric, role) into w->m. */
+static void
+group_values(struct work *w)
+{
+	json_t *rows = json_object_get(w->vals, "rows"), *o;
+	size_t i;
+
+	json_array_foreach(rows, i, o)
+	{
+		const char *name = jstr(o, "metric"), *role = jstr(o, "role");
+		struct metric *m;
+
+		if (name == NULL || role == NULL)
+			continue;
+		if (w->n == 0 || strcmp(w->m[w->n - 1].name, name) != 0) {
+			if (w->n == w->cap) {
+				w->cap = w->cap ? 2 * w->cap : 16;
+				w->m =
+				    xreallocarray(w->m, w->cap, sizeof(*w->m));
+			}
+			m = &w->m[w->n++];
+			memset(m, 0, sizeof(*m));
+			m->name = name;
+		}
+		m = &w->m[w->n - 1];
+		/* The candidate's unit and direction win: it is what is
+		 * judged. */
+		if (m->unit == NULL || strcmp(role, "candidate") == 0)
+			m->unit = jstr(o, "unit");
+		if (m->better == NULL || strcmp(role, "candidate") == 0)
+			m->better = jstr(o, "better");
+		vec_add(strcmp(role, "base") == 0 ? &m->base : &m->cand,
+		    json_number_value(json_object_get(o, "value")));
+	}
+}
+
+/* Both lists are sorted by metric name (SQLite's BINARY = strcmp). */
+static void
+group_history(struct work *w)
+{
+	json_t *rows = json_object_get(w->hist, "rows"), *o;
+	size_t i, k = 0;
+
+	json_array_foreach(rows, i, o)
+	{
+		const char *name = jstr(o, "metric");
+
+		if (name == NULL)
+			continue;
+		while (k < w->n && strcmp(w->m[k].name, name) < 0)
+			k++;
+		if (k < w->n && strcmp(w->m[k].name, name) == 0)
+			vec_add(&w->m[k].hist,
+			    json_number_value(json_object_get(o, "value")));
+	}
+}
+
+/* Direction and min_effect from the job spec's metrics, else defaults. */
+static void
+metric_options(struct metric *m, json_t *spec)
+{
+	json_t *cfg =
+	    json_object_get(json_object_get(spec, "metrics"), m->name);
+	const char *b = jstr(cfg, "better");
+	json_t *me = json_object_get(cfg, "min_effect_pct");
+
+	if (b != NULL)
+		m->better = b;
+	m->min_effect = json_is_number(me) && json_number_value(me) > 0
+	    ? json_number_value(me)
+	    : 1.0;
+}
+
+static void
+analyse_metric(struct work *w, struct metric *m)
+{
+	struct analysis_opts o;
+	struct err e = { 0 };
+
+	memset(&m->res, 0, sizeof(m->res));
+	m->res.n_base = m->base.n;
+	m->res.n_cand = m->cand.n;
+	m->res.base_median = median_of(&m->base);
+	m->res.cand_median = median_of(&m->cand);
+	m->res.change_pct = m->res.ci_low_pct = m->res.ci_high_pct = NAN;
+	m->res.p_value = m->res.p_adjusted = NAN;
+	m->res.verdict = ANALYSIS_INCONCLUSIVE;
+	if (m->res.base_median > 0 && isfinite(m->res.cand_median))
+		m->res.change_pct =
+		    (m->res.cand_median / m->res.base_median - 1) * 100;
+	if (m->better && strcmp(m->better, "info") == 0) {
+		m->kind = K_INFO;
+		snprintf(m->note, sizeof(m->note),
+		    "informational metric: shown, not judged");
+		return;
+	}
+	if (m->base.n == 0 || m->cand.n == 0) {
+		m->kind = K_INVALID;
+		snprintf(m->note, sizeof(m->note),
+		    "not analysed: no ok run of the %s has this metric",
+		    m->base.n == 0 ? "base" : "candidate");
+		return;
+	}
+	analysis_opts_init(&o);
+	o.better = m->better && strcmp(m->better, "lower") == 0
+	    ? ANALYSIS_LOWER
+	    : ANALYSIS_HIGHER;
+	o.min_effect = m->min_effect;
+	o.history = m->hist.v;
+	o.n_history = m->hist.n;
+	o.first_runs = (size_t)w->first_runs;
+	o.max_runs = (size_t)w->max_runs;
+	if (analysis_compare(&m->res, m->base.v, m->base.n, m->cand.v,
+	        m->cand.n, &o, &e) != 0) {
+		m->kind = K_INVALID;
+		snprintf(
+		    m->note, sizeof(m->note), "not analysed: %s", err_msg(&e));
+		m->res.verdict = ANALYSIS_INCONCLUSIVE;
+		m->res.n_base = m->base.n;
+		m->res.n_cand = m->cand.n;
+		return;
+	}
+	m->kind = K_JUDGED;
+	snprintf(
+	    m->note, sizeof(m->note), "%s", m->res.note ? m->res.note : "");
+}
+
+/* Benjamini-Hochberg across the judged metrics of the pair. */
+static void
+control_fdr(struct work *w)
+{
+	struct analysis_result *r = xreallocarray(NULL, w->n + 1, sizeof(*r));
+	size_t i, k = 0;
+
+	for (i = 0; i < w->n; i++)
+		if (w->m[i].kind == K_JUDGED)
+			r[k++] = w->m[i].res;
+	analysis_fdr(r, k, VERDICT_FDR_Q);
+	for (i = 0, k = 0; i < w->n; i++) {
+		if (w->m[i].kind != K_JUDGED)
+			continue;
+		w->m[i].res = r[k++];
+		if (w->m[i].res.note)
+			snprintf(w->m[i].note, sizeof(w->m[i].note), "%s",
+			    w->m[i].res.note);
+	}
+	free(r);
+}
+
+/* The run count to ask for, or 0 for final verdicts. */
+static int64_t
+wanted_runs(struct work *w)
+{
+	size_t i, want = 0, n;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->m[i].kind != K_JUDGED)
+			continue;
+		n = analysis_next_runs(&w->m[i].res, (size_t)w->cur_runs,
+		    (size_t)w->first_runs, (size_t)w->max_runs);
+		if (n > want)
+			want = n;
+	}
+	return (int64_t)want > w->cur_runs ? (int64_t)want : 0;
+}
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Change points of one series' recent tail, stored in place of the old
+ * ones there.  *out_n counts them. */
+static int
+series_changepoints(struct store *s, size_t *out_n, int64_t series,
+    const struct metric *m, int64_t now)
+{
+	struct analysis_cp_opts o;
+	struct analysis_cps cps = { NULL, 0, 0, 0 };
+	struct store_change_point *sc = NULL;
+	struct err e = { 0 };
+	double *v = NULL;
+	int64_t *seq = NULL, from;
+	size_t n = 0, i;
+	int r;
+
+	*out_n = 0;
+	if (store_history_tail(s, &v, &seq, &n, series, VERDICT_CP_WINDOW) ==
+	    -1)
+		return -1;
+	analysis_cp_opts_init(&o);
+	o.better =
+	    strcmp(m->better, "lower") == 0 ? ANALYSIS_LOWER : ANALYSIS_HIGHER;
+	o.min_effect = m->min_effect;
+	if (n < 2 * o.min_segment ||
+	    analysis_changepoints(&cps, v, n, &o, &e) != 0) {
+		/* Too short to tell (or a value the store should never
+		 * hold): the recorded change points stay as they are. */
+		free(v);
+		free(seq);
+		return 0;
+	}
+	/* A change within min_segment of the window's start cannot be
+	 * seen again from this window: keep what was recorded there. */
+	from = seq[0] == 0 ? 0 : seq[0] + (int64_t)o.min_segment;
+	sc = xreallocarray(NULL, cps.n + 1, sizeof(*sc));
+	for (i = 0; i < cps.n; i++) {
+		const struct analysis_cp *c = &cps.cp[i];
+
+		sc[i].seq = seq[c->index];
+		sc[i].lo_seq = seq[c->lo < n ? c->lo : n - 1];
+		sc[i].hi_seq = seq[c->hi < n ? c->hi : n - 1];
+		sc[i].before = c->before;
+		sc[i].after = c->after;
+		sc[i].change_pct = c->change_pct;
+		sc[i].p = c->p_value;
+		sc[i].direction = analysis_verdict_name(c->direction);
+	}
+	r = store_changepoints_replace(s, series, from, sc, cps.n, now);
+	if (r == 0)
+		*out_n = cps.n;
+	free(sc);
+	analysis_cps_release(&cps);
+	free(v);
+	free(seq);
+	return r;
+}
+
+/* Appends a final judged metric to its series (one per branch of the
+ * candidate's commit, or the "submitted" series) and updates their
+ * change points. */
+static int
+history_append(struct store *s, struct verdict_outcome *out, struct work *w,
+    const struct metric *m, int64_t now)
+{
+	json_t *cand = json_object_get(w->pair, "candidate");
+	const char *tree = jstr(cand, "tree"),
+	           *branches = jstr(cand, "branches");
+	struct store_series_key k;
+	char *list, *br, *save = NULL;
+	int64_t series = 0;
+	size_t ncp = 0;
+	int r = 0;
+
+	if (!(m->res.cand_median > 0) || !isfinite(m->res.cand_median))
+		return 0;
+	memset(&k, 0, sizeof(k));
+	k.tree = tree ? tree : "";
+	k.branch = "";
+	k.host_id = jint(w->pair, "host_id");
+	k.job = jstr(w->pair, "name");
+	k.point = jstr(w->pair, "point");
+	k.metric = m->name;
+	k.better = m->better;
+	/* A commit on several branches is in each branch's series. */
+	list = xstrdup(tree && branches ? branches : "");
+	br = strtok_r(list, ",", &save);
+	do {
+		if (br != NULL)
+			k.branch = br;
+		r = store_history_append(s, &series, NULL, &k,
+		    jint(w->pair, "pair_id"), jint(cand, "id"), m->cmp_id,
+		    m->res.cand_median, now);
+		if (r == 0)
+			r = series_changepoints(s, &ncp, series, m, now);
+		out->change_points += ncp;
+	} while (
+	    r == 0 && br != NULL && (br = strtok_r(NULL, ",", &save)) != NULL);
+	free(list);
+	return r;
+}
+
+static const char *
+verdict_word(const struct metric *m)
+{
+	if (m->kind == K_INFO)
+		return "info";
+	if (m->kind == K_INVALID)
+		return "inconclusive";
+	return analysis_verdict_name(m->res.verdict);
+}
+
+/* Writes the comparisons (and what follows from them) in the open
+ * transaction. */
+static int
+write_results(struct store *s, struct verdict_outcome *out, struct work *w,
+    int64_t more, int64_t now)
+{
+	int64_t pair = jint(w->pair, "pair_id");
+	size_t i;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < w->n; i++) {
+		struct metric *m = &w->m[i];
+		struct store_comparison c;
+		char note[sizeof(m->note) + 96];
+
+		memset(&c, 0, sizeof(c));
+		c.metric = m->name;
+		c.unit = m->unit;
+		c.better = m->better ? m->better : "higher";
+		c.verdict = verdict_word(m);
+		c.note = m->note[0] ? m->note : NULL;
+		c.n_base = (int64_t)m->base.n;
+		c.n_cand = (int64_t)m->cand.n;
+		c.base_median = m->res.base_median;
+		c.cand_median = m->res.cand_median;
+		c.change_pct = m->res.change_pct;
+		c.ci_low = m->kind == K_JUDGED ? m->res.ci_low_pct : NAN;
+		c.ci_high = m->kind == K_JUDGED ? m->res.ci_high_pct : NAN;
+		c.p = m->kind == K_JUDGED ? m->res.p_value : NAN;
+		c.p_adjusted = m->kind == K_JUDGED ? m->res.p_adjusted : NAN;
+		c.min_effect = m->min_effect;
+		c.final = more == 0;
+		if (more && m->kind == K_JUDGED) {
+			/* Nothing is said before the last look. */
+			snprintf(note, sizeof(note),
+			    "more runs requested (%lld); at %zu/%zu runs: "
+			    "%s%s%s",
+			    (long long)more, m->base.n, m->cand.n,
+			    analysis_verdict_name(m->res.verdict),
+			    m->note[0] ? ", " : "", m->note);
+			c.note = note;
+			c.verdict = "inconclusive";
+		}
+		r = store_verdict_put(s, &m->cmp_id, pair, &c, now);
+		if (r != 0)
+			break;
+		out->metrics++;
+		if (strcmp(c.verdict, "inconclusive") == 0)
+			out->inconclusive++;
+		if (more)
+			continue;
+		if (strcmp(c.verdict, "regression") == 0)
+			out->regressions++;
+		else if (strcmp(c.verdict, "unstable") == 0)
+			out->unstable++;
+		else if (strcmp(c.verdict, "improvement") == 0)
+			out->improvements++;
+		if (m->kind == K_JUDGED)
+			r = history_append(s, out, w, m, now);
+	}
+	if (r != 0)
+		return r;
+	if (more) {
+		out->state = VERDICT_MORE_RUNS;
+		out->runs = more;
+		return store_verdict_requeue(s, pair, more, now);
+	}
+	out->state = VERDICT_FINAL;
+	return store_verdict_done(s, pair, now);
+}
+
+int
+verdict_pair(
+    struct store *s, struct verdict_outcome *out, int64_t pair_id, int64_t now)
+{
+	struct work w;
+	json_t *base, *cand, *spec;
+	int64_t more;
+	size_t i;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	memset(&w, 0, sizeof(w));
+	r = store_verdict_pair(s, &w.pair, pair_id);
+	if (r == ERR_NOTFOUND) {
+		store_errclear(s);
+		return 0;
+	}
+	if (r != 0)
+		return -1;
+	base = json_object_get(w.pair, "base");
+	cand = json_object_get(w.pair, "candidate");
+	if (jint(w.pair, "analysed") != 0 || !jstr(base, "state") ||
+	    !jstr(cand, "state") || strcmp(jstr(base, "state"), "success") ||
+	    strcmp(jstr(cand, "state"), "success")) {
+		work_release(&w);
+		return 0;
+	}
+	if (store_verdict_values(s, &w.vals, pair_id) != 0 ||
+	    store_verdict_history(s, &w.hist, pair_id, VERDICT_HISTORY_JOBS) !=
+	        0) {
+		work_release(&w);
+		return -1;
+	}
+	spec = json_object_get(cand, "spec");
+	w.cur_runs = min64(jint(base, "runs"), jint(cand, "runs"));
+	w.max_runs = min64(jint(base, "max_runs"), jint(cand, "max_runs"));
+	w.first_runs = jint(spec, "runs");
+	if (w.first_runs <= 0 || w.first_runs > w.cur_runs)
+		w.first_runs = w.cur_runs;
+	group_values(&w);
+	group_history(&w);
+	for (i = 0; i < w.n; i++) {
+		metric_options(&w.m[i], spec);
+		analyse_metric(&w, &w.m[i]);
+	}
+	control_fdr(&w);
+	more = wanted_runs(&w);
+
+	/* The statistics ran outside any lock; the writes are one
+	 * transaction that first checks nobody decided meanwhile. */
+	if (store_begin(s) == -1) {
+		work_release(&w);
+		return -1;
+	}
+	r = store_verdict_check(s, pair_id);
+	if (r == ERR_CONFLICT) {
+		store_rollback(s);
+		store_errclear(s);
+		work_release(&w);
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
+	if (r == 0)
+		r = write_results(s, out, &w, more, now);
+	if (r != 0) {
+		store_rollback(s);
+		work_release(&w);
+		memset(out, 0, sizeof(*out));
+		return -1;
+	}
+	r = store_commit(s);
+	work_release(&w);
+	if (r != 0)
+		memset(out, 0, sizeof(*out));
+	return r == 0 ? 0 : -1;
+}
+
+int
+verdict_pending(struct store *s, size_t *out_done, size_t *out_more, size_t max,
+    int64_t now)
+{
+	int64_t ids[VERDICT_BATCH];
+	size_t n = 0, i, done = 0, more = 0;
+	int failed = 0;
+
+	if (out_done)
+		*out_done = 0;
+	if (out_more)
+		*out_more = 0;
+	if (max > VERDICT_BATCH)
+		max = VERDICT_BATCH;
+	if (store_verdict_pending(s, ids, max, &n) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct verdict_outcome o;
+
+		if (verdict_pair(s, &o, ids[i], now) == -1) {
+			log_warnx("verdict: pair %lld: %s", (long long)ids[i],
+			    store_errmsg(s));
+			failed = 1;
+			continue;
+		}
+		if (o.state == VERDICT_FINAL) {
+			done++;
+			log_info("verdict: pair %lld: %zu metrics, %zu "
+			         "regression(s), %zu unstable, %zu "
+			         "improvement(s), %zu inconclusive, %zu change "
+			         "point(s) in its series",
+			    (long long)ids[i], o.metrics, o.regressions,
+			    o.unstable, o.improvements, o.inconclusive,
+			    o.change_points);
+		} else if (o.state == VERDICT_MORE_RUNS) {
+			more++;
+			log_info("verdict: pair %lld: %zu inconclusive of %zu "
+			         "metrics, both jobs re-queued for %lld runs",
+			    (long long)ids[i], o.inconclusive, o.metrics,
+			    (long long)o.runs);
+		}
+	}
+	if (out_done)
+		*out_done = done;
+	if (out_more)
+		*out_more = more;
+	return failed ? -1 : 0;
+}
+
+/* ---- the thread ---- */
+
+struct verdict_worker {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	int stop;
+	struct sched *sched;
+	struct store *store;
+};
+
+static int
+stopping(struct verdict_worker *w)
+{
+	int v;
+
+	pthread_mutex_lock(&w->mu);
+	v = w->stop;
+	pthread_mutex_unlock(&w->mu);
+	return v;
+}
+
+static void *
+worker(void *arg)
+{
+	struct verdict_worker *w = arg;
+	size_t done, more;
+	uint64_t gen;
+	int backoff = 0, r;
+
+	for (;;) {
+		gen = sched_generation(w->sched);
+		if (stopping(w))
+			break;
+		store_errclear(w->store);
+		r = verdict_pending(
+		    w->store, &done, &more, VERDICT_BATCH, (int64_t)time(NULL));
+		if (more > 0)
+			sched_notify(w->sched); /* re-queued jobs */
+		if (r == -1) {
+			/* Logged per pair; back off so a pair that keeps
+			 * failing does not spin. */
+			backoff = backoff ? backoff * 2 : 1000;
+			if (backoff > 60000)
+				backoff = 60000;
+		} else {
+			backoff = 0;
+			if (done + more == VERDICT_BATCH)
+				continue; /* more may be waiting */
+		}
+		sched_wait(w->sched, gen, backoff ? backoff : 5000);
+	}
+	return NULL;
+}
+
+int
+verdict_start(struct verdict_worker **out, struct sched *sched,
+    const char *dbpath, struct err *e)
+{
+	struct verdict_worker *w = xcalloc(1, sizeof(*w));
+
+	*out = NULL;
+	pthread_mutex_init(&w->mu, NULL);
+	w->sched = sched;
+	if (store_open(&w->store, dbpath, e) == -1) {
+		pthread_mutex_destroy(&w->mu);
+		free(w);
+		return -1;
+	}
+	if (pthread_create(&w->thread, NULL, worker, w) != 0) {
+		store_close(w->store);
+		pthread_mutex_destroy(&w->mu);
+		free(w);
+		return err_set(e, "verdict: cannot start thread");
+	}
+	*out = w;
+	return 0;
+}
+
+void
+verdict_stop(struct verdict_worker *w)
+{
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stop = 1;
+	pthread_mutex_unlock(&w->mu);
+	sched_notify(w->sched);
+	pthread_join(w->thread, NULL);
+	store_close(w->store);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}

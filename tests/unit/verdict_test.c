@@ -1,0 +1,723 @@
+/*
+ * Verdicts against real SQLite files: pairs are created, claimed, given
+ * runs and finished through the store, as the runner API does, then
+ * verdict_pair / verdict_pending / the verdict thread run and the rows
+ * they wrote are read back through the store.
+ */
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/analysis.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+#include "daemon/verdict.h"
+#include "tests/unit/test.h"
+
+extern char **environ;
+
+static int dbn;
+static int64_t now = 100000;
+
+/* Fixed "noise" in [-1, 1]; base and candidate use different orders so
+ * equal distributions are not equal samples. */
+static const double noise_a[12] = { 0.1, -0.3, 0.5, -0.7, 0.9, -0.2, 0.4, -0.6,
+	0.8, -1.0, 0.0, 0.6 };
+static const double noise_b[12] = { -0.4, 0.7, -0.1, 0.3, -0.9, 0.6, -0.5, 0.2,
+	-0.8, 1.0, -0.3, 0.05 };
+
+struct mdef {
+	const char *name, *unit, *better;
+	double base, cand; /* centres */
+	double amp;        /* relative noise amplitude */
+};
+
+static struct store *
+open_db(char **path)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+
+	*path = xasprintf("%s/v%d.db", test_tmpdir(), dbn++);
+	if (store_open(&s, *path, &e) == -1)
+		fprintf(stdout, "store_open: %s\n", err_msg(&e));
+	return s;
+}
+
+static int64_t
+host(struct store *s, const char *name)
+{
+	int64_t id = 0;
+
+	if (store_host_register(s, &id, name, "[]", "{}", now) == -1)
+		return -1;
+	return id;
+}
+
+/* A pair of job `name` whose spec (what the runner gets) is spec. */
+static int64_t
+pair_new(struct store *s, const char *name, const char *spec, int64_t runs,
+    int64_t max_runs, int64_t *b, int64_t *c)
+{
+	struct store_job_new jb = { "base", spec, "[]", runs, max_runs, 3 };
+	struct store_job_new jc = { "candidate", spec, "[]", runs, max_runs,
+		3 };
+	int64_t pair = 0;
+
+	if (store_pair_create(s, &pair, b, c, name, "p=1", &jb, &jc, now) != 0)
+		return -1;
+	return pair;
+}
+
+/* Uploads runs [from, to) of the metrics to job (side 0 base, 1
+ * candidate), which host h holds, and finishes it. */
+static int
+upload_finish(struct store *s, int64_t h, int64_t job, int side,
+    const struct mdef *md, size_t nm, int from, int to)
+{
+	struct store_metric m[32];
+	int i;
+	size_t k;
+
+	for (i = from; i < to; i++) {
+		struct store_run r = { job, i, "ok", 1.0, NULL, NULL, 0, m,
+			nm };
+
+		for (k = 0; k < nm; k++) {
+			double c = side ? md[k].cand : md[k].base;
+			const double *nz = side ? noise_b : noise_a;
+
+			m[k].name = md[k].name;
+			m[k].unit = md[k].unit;
+			m[k].better = md[k].better;
+			m[k].value = c * (1 + md[k].amp * nz[i % 12]);
+		}
+		if (store_run_add(s, h, &r, now) != 0)
+			return -3;
+	}
+	return store_finish(s, h, job, 1, NULL, now);
+}
+
+/* Claims the next job for h, which must be want; then upload_finish. */
+static int
+run_job(struct store *s, int64_t h, int64_t want, int side,
+    const struct mdef *md, size_t nm, int from, int to)
+{
+	json_t *cl = NULL;
+	int64_t got;
+
+	if (store_claim(s, &cl, h, now, 3600) != 0)
+		return -1;
+	got = json_integer_value(
+	    json_object_get(json_object_get(cl, "job"), "id"));
+	json_decref(cl);
+	if (got != want)
+		return -2;
+	return upload_finish(s, h, want, side, md, nm, from, to);
+}
+
+/* A whole pair: base then candidate, runs [0, n). */
+static int
+run_pair(struct store *s, int64_t h, int64_t b, int64_t c,
+    const struct mdef *md, size_t nm, int n)
+{
+	int r;
+
+	if ((r = run_job(s, h, b, 0, md, nm, 0, n)) != 0)
+		return r;
+	return run_job(s, h, c, 1, md, nm, 0, n);
+}
+
+/* The comparison of metric in the pair, or NULL (caller decrefs *keep). */
+static json_t *
+cmp_of(struct store *s, json_t **keep, int64_t pair, const char *metric)
+{
+	json_t *c;
+	size_t i;
+
+	*keep = NULL;
+	if (store_pair_get(s, keep, pair) != 0)
+		return NULL;
+	json_array_foreach(json_object_get(*keep, "comparisons"), i, c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "metric")),
+		        metric) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+static const char *
+sget(json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+
+	return v ? v : "(null)";
+}
+
+static size_t
+regressions(struct store *s)
+{
+	json_t *o = NULL;
+	size_t n;
+
+	if (store_web_regressions(s, &o, NULL, NULL, NULL, NULL, 100, 0) != 0)
+		return (size_t)-1;
+	n = json_array_size(json_object_get(o, "rows"));
+	json_decref(o);
+	return n;
+}
+
+static const char *
+job_field(struct store *s, int64_t id, const char *k, int64_t *num)
+{
+	static char buf[64];
+	json_t *j = NULL;
+
+	if (store_job_get(s, &j, id) != 0)
+		return "?";
+	snprintf(buf, sizeof(buf), "%s", sget(j, k));
+	if (num)
+		*num = json_integer_value(json_object_get(j, k));
+	json_decref(j);
+	return buf;
+}
+
+#define SPEC_FIXED                                                     \
+	"{\"runs\":5,\"max_runs\":5,\"metrics\":{\"ops\":{\"better\":" \
+	"\"higher\",\"min_effect_pct\":2}}}"
+
+/* A 2x difference is a regression or an improvement by direction. */
+TEST(test_verdict__twice_as_slow_or_fast_by_direction)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	/* ops: config says higher (uploaded as lower, config wins);
+	 * lat: uploaded lower, halved; runtime: higher-is-worse time
+	 * doubled. */
+	struct mdef md[3] = { { "ops", "ops/s", "lower", 1000, 500, 0.01 },
+		{ "lat", "us", "lower", 100, 50, 0.01 },
+		{ "runtime", "s", "lower", 10, 20, 0.01 } };
+	struct verdict_outcome o;
+	int64_t h, b, c, pair;
+	json_t *keep, *cm;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	pair = pair_new(s, "j", SPEC_FIXED, 5, 5, &b, &c);
+	ASSERT(pair > 0);
+	ASSERT_INTEQ(run_pair(s, h, b, c, md, 3, 5), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	ASSERT_INTEQ(o.metrics, 3);
+	ASSERT_INTEQ(o.regressions, 2);
+	ASSERT_INTEQ(o.improvements, 1);
+
+	cm = cmp_of(s, &keep, pair, "ops");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "regression");
+	ASSERT_STREQ(sget(cm, "better"), "higher");
+	ASSERT(json_is_true(json_object_get(cm, "final")));
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cm, "change_pct")), -50, 1.5);
+	ASSERT(json_number_value(json_object_get(cm, "ci_high")) < -40);
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cm, "base_median")), 1000, 15);
+	ASSERT_INTEQ(json_integer_value(json_object_get(cm, "n_base")), 5);
+	ASSERT_INTEQ(json_integer_value(json_object_get(cm, "n_cand")), 5);
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cm, "min_effect_pct")), 2, 1e-9);
+	ASSERT(json_number_value(json_object_get(cm, "p")) < 0.01);
+	ASSERT(json_number_value(json_object_get(cm, "p_adjusted")) >=
+	    json_number_value(json_object_get(cm, "p")));
+	json_decref(keep);
+	cm = cmp_of(s, &keep, pair, "lat");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "improvement");
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cm, "min_effect_pct")), 1, 1e-9);
+	json_decref(keep);
+	cm = cmp_of(s, &keep, pair, "runtime");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "regression");
+	json_decref(keep);
+
+	/* Regressions become triage rows; the improvement does not. */
+	ASSERT_INTEQ(regressions(s), 2);
+	/* Done once: a second call finds nothing to do. */
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_NOT_READY);
+	ASSERT_INTEQ(regressions(s), 2);
+	store_close(s);
+	free(p);
+}
+
+/* Same distribution, wide min_effect: unchanged, no regression. */
+TEST(test_verdict__identical_is_unchanged)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 1000, 0.01 } };
+	struct verdict_outcome o;
+	int64_t h, b, c, pair;
+	json_t *keep, *cm;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	pair = pair_new(s, "j",
+	    "{\"runs\":5,\"max_runs\":12,\"metrics\":{\"ops\":{"
+	    "\"better\":\"higher\",\"min_effect_pct\":10}}}",
+	    5, 12, &b, &c);
+	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	cm = cmp_of(s, &keep, pair, "ops");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "unchanged");
+	ASSERT(json_number_value(json_object_get(cm, "ci_low")) > -10);
+	ASSERT(json_number_value(json_object_get(cm, "ci_high")) < 10);
+	json_decref(keep);
+	ASSERT_INTEQ(regressions(s), 0);
+	ASSERT_STREQ(job_field(s, b, "state", NULL), "success");
+	store_close(s);
+	free(p);
+}
+
+/*
+ * 20% noise, no shift, min_effect 1%: inconclusive, so both jobs go back
+ * to the queue for 8 runs on the same host, keeping their runs; then 12;
+ * at max_runs the verdict is final whatever it is.
+ */
+TEST(test_verdict__noise_asks_for_more_runs)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 1000, 0.2 } };
+	struct verdict_outcome o;
+	int64_t h, h2, b, c, pair, runs = 0;
+	json_t *keep, *cm, *cl = NULL, *done;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	h2 = host(s, "h2");
+	pair = pair_new(s, "j",
+	    "{\"runs\":5,\"max_runs\":12,\"metrics\":{\"ops\":{"
+	    "\"better\":\"higher\",\"min_effect_pct\":1}}}",
+	    5, 12, &b, &c);
+	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_MORE_RUNS);
+	ASSERT_INTEQ(o.runs, 8);
+
+	/* The interim row says so; no regression yet. */
+	cm = cmp_of(s, &keep, pair, "ops");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "inconclusive");
+	ASSERT(json_is_false(json_object_get(cm, "final")));
+	ASSERT_MSG(strstr(sget(cm, "note"), "more runs requested (8)") != NULL,
+	    "note: %s", sget(cm, "note"));
+	json_decref(keep);
+	ASSERT_INTEQ(regressions(s), 0);
+
+	/* Both jobs queued again with 8 runs wanted. */
+	ASSERT_STREQ(job_field(s, b, "state", NULL), "queued");
+	ASSERT_STREQ(job_field(s, c, "state", NULL), "queued");
+	job_field(s, c, "runs_wanted", &runs);
+	ASSERT_INTEQ(runs, 8);
+	/* Not yet: the pending list skips it while its jobs run. */
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_NOT_READY);
+
+	/* Another host may not take it: the pair stays on h1. */
+	ASSERT_INTEQ(store_claim(s, &cl, h2, now, 3600), ERR_NOTFOUND);
+	/* h1 gets the base back with its five runs done and 8 wanted. */
+	ASSERT_INTEQ(store_claim(s, &cl, h, now, 3600), 0);
+	ASSERT_INTEQ(json_integer_value(
+	                 json_object_get(json_object_get(cl, "job"), "id")),
+	    b);
+	ASSERT_INTEQ(json_integer_value(
+	                 json_object_get(json_object_get(cl, "job"), "runs")),
+	    8);
+	done = json_object_get(json_object_get(cl, "job"), "done_runs");
+	ASSERT_INTEQ(json_array_size(done), 5);
+	json_decref(cl);
+	ASSERT_INTEQ(upload_finish(s, h, b, 0, md, 1, 5, 8), 0);
+	ASSERT_INTEQ(run_job(s, h, c, 1, md, 1, 5, 8), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	/* Still no shift: the next look is 12. */
+	ASSERT_INTEQ(o.state, VERDICT_MORE_RUNS);
+	ASSERT_INTEQ(o.runs, 12);
+	ASSERT_INTEQ(run_job(s, h, b, 0, md, 1, 8, 12), 0);
+	ASSERT_INTEQ(run_job(s, h, c, 1, md, 1, 8, 12), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	cm = cmp_of(s, &keep, pair, "ops");
+	ASSERT(cm != NULL);
+	ASSERT(json_is_true(json_object_get(cm, "final")));
+	ASSERT_INTEQ(json_integer_value(json_object_get(cm, "n_base")), 12);
+	ASSERT_INTEQ(json_integer_value(json_object_get(cm, "n_cand")), 12);
+	ASSERT_MSG(strcmp(sget(cm, "verdict"), "regression") != 0 &&
+	        strcmp(sget(cm, "verdict"), "improvement") != 0,
+	    "no shift judged %s", sget(cm, "verdict"));
+	json_decref(keep);
+	ASSERT_STREQ(job_field(s, b, "state", NULL), "success");
+	store_close(s);
+	free(p);
+}
+
+/*
+ * Benjamini-Hochberg across the pair's metrics: p_adjusted is the BH
+ * adjustment of the stored p-values, and a metric significant on its own
+ * among 15 null metrics is not a regression after it.
+ */
+TEST(test_verdict__fdr_across_metrics)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef md[16];
+	char names[16][16];
+	double ps[16], adj[16], shift;
+	struct analysis_result alone;
+	struct analysis_opts ao;
+	struct verdict_outcome o;
+	struct err e = { 0 };
+	int64_t h, b, c, pair;
+	json_t *keep = NULL, *cm;
+	size_t i, n = 0;
+	int found = 0;
+
+	ASSERT(s != NULL);
+	/* Find a shift of metric m00 significant alone (p < 0.01) whose
+	 * p * 16 exceeds 0.05, so BH must demote it. */
+	for (shift = 0.99; shift > 0.80; shift -= 0.002) {
+		double bv[5], cv[5];
+
+		for (i = 0; i < 5; i++) {
+			bv[i] = 1000 * (1 + 0.03 * noise_a[i]);
+			cv[i] = 1000 * shift * (1 + 0.03 * noise_b[i]);
+		}
+		analysis_opts_init(&ao);
+		ao.min_effect = 1;
+		ao.first_runs = ao.max_runs = 5;
+		ASSERT(analysis_compare(&alone, bv, 5, cv, 5, &ao, &e) == 0);
+		if (alone.verdict == ANALYSIS_REGRESSION &&
+		    alone.p_value * 16 > 0.06) {
+			found = 1;
+			break;
+		}
+	}
+	ASSERT_MSG(found, "no shift gives a borderline p-value");
+	for (i = 0; i < 16; i++) {
+		snprintf(names[i], sizeof(names[i]), "m%02zu", i);
+		md[i].name = names[i];
+		md[i].unit = "x";
+		md[i].better = "higher";
+		md[i].base = 1000 + (double)i;
+		md[i].cand = i == 0 ? 1000 * shift : 1000 + (double)i;
+		md[i].amp = 0.03;
+	}
+	h = host(s, "h1");
+	pair = pair_new(s, "j", "{\"runs\":5,\"max_runs\":5}", 5, 5, &b, &c);
+	ASSERT_INTEQ(run_pair(s, h, b, c, md, 16, 5), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	ASSERT_INTEQ(o.regressions, 0);
+	cm = cmp_of(s, &keep, pair, "m00");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "inconclusive");
+	ASSERT_MSG(strstr(sget(cm, "note"), "false discovery") != NULL,
+	    "note: %s", sget(cm, "note"));
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cm, "p")), alone.p_value, 1e-12);
+	json_array_foreach(json_object_get(keep, "comparisons"), i, cm)
+	    ps[n++] = json_number_value(json_object_get(cm, "p"));
+	analysis_bh_adjust(adj, ps, n);
+	json_array_foreach(json_object_get(keep, "comparisons"), i, cm)
+	    ASSERT_NEAR(json_number_value(json_object_get(cm, "p_adjusted")),
+	        adj[i], 1e-12);
+	json_decref(keep);
+	ASSERT_INTEQ(regressions(s), 0);
+	store_close(s);
+	free(p);
+}
+
+/* Informational and one-sided metrics: rows with a note, never judged,
+ * never a reason for more runs. */
+TEST(test_verdict__info_and_unanalysable_metrics)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef md[2] = { { "ops", "ops/s", "higher", 1000, 1000, 0.001 },
+		{ "pgfault", "", "higher", 100, 300, 0.01 } };
+	struct verdict_outcome o;
+	int64_t h, b, c, pair;
+	json_t *keep, *cm;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	pair = pair_new(s, "j",
+	    "{\"runs\":5,\"max_runs\":12,\"metrics\":{\"pgfault\":{"
+	    "\"better\":\"info\"}}}",
+	    5, 12, &b, &c);
+	ASSERT_INTEQ(run_job(s, h, b, 0, md, 2, 0, 5), 0);
+	/* The candidate has a metric the base lacks. */
+	{
+		struct mdef md3[3] = { md[0], md[1],
+			{ "extra", "", "higher", 5, 5, 0.01 } };
+
+		ASSERT_INTEQ(run_job(s, h, c, 1, md3, 3, 0, 5), 0);
+	}
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	ASSERT_INTEQ(o.metrics, 3);
+	cm = cmp_of(s, &keep, pair, "pgfault");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "info");
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cm, "change_pct")), 200, 10);
+	ASSERT(json_is_null(json_object_get(cm, "p")));
+	json_decref(keep);
+	cm = cmp_of(s, &keep, pair, "extra");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "inconclusive");
+	ASSERT(strstr(sget(cm, "note"), "base") != NULL);
+	json_decref(keep);
+	ASSERT_INTEQ(regressions(s), 0);
+	store_close(s);
+	free(p);
+}
+
+/* Pairs finished before a crash get their verdicts at start, from the
+ * verdict thread, and a half-written verdict is redone. */
+TEST(test_verdict__recovers_at_start)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 500, 0.01 } };
+	struct store_comparison half = { "ops", "ops/s", "higher",
+		"inconclusive", "half", 1, 1, 1, 1, NAN, NAN, NAN, NAN, NAN, 1,
+		0 };
+	struct verdict_worker *w = NULL;
+	struct sched *sc;
+	struct err e = { 0 };
+	int64_t h, b, c, pair, pair2, b2, c2, id = 0;
+	json_t *keep = NULL, *cm;
+	size_t done = 0, more = 0;
+	int i;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	pair = pair_new(s, "j", SPEC_FIXED, 5, 5, &b, &c);
+	pair2 = pair_new(s, "j", SPEC_FIXED, 5, 5, &b2, &c2);
+	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h, b2, c2, md, 1, 5), 0);
+	/* A crash left an interim row behind for pair 2 (as if written
+	 * without its transaction). */
+	ASSERT_INTEQ(store_verdict_put(s, &id, pair2, &half, now), 0);
+	store_close(s);
+
+	/* The thread's first pass, as at daemon start. */
+	sc = sched_new(60, 1);
+	ASSERT_MSG(verdict_start(&w, sc, p, &e) == 0, "%s", err_msg(&e));
+	s = NULL;
+	ASSERT(store_open(&s, p, &e) == 0);
+	for (i = 0; i < 200; i++) {
+		cm = cmp_of(s, &keep, pair2, "ops");
+		if (cm && strcmp(sget(cm, "verdict"), "regression") == 0)
+			break;
+		json_decref(keep);
+		keep = NULL;
+		usleep(20000);
+	}
+	verdict_stop(w);
+	sched_free(sc);
+	ASSERT_MSG(i < 200, "no verdict from the thread");
+	ASSERT(json_is_true(json_object_get(cm, "final")));
+	json_decref(keep);
+	cm = cmp_of(s, &keep, pair, "ops");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "regression");
+	json_decref(keep);
+	ASSERT_INTEQ(regressions(s), 2);
+	/* The row kept its id: links to it stay valid. */
+	{
+		int64_t id2 = 0;
+		struct store_comparison again = half;
+
+		again.final = 0;
+		ASSERT_INTEQ(store_verdict_put(s, &id2, pair2, &again, now), 0);
+		ASSERT_INTEQ(id2, id);
+	}
+	/* Nothing left. */
+	ASSERT_INTEQ(verdict_pending(s, &done, &more, 16, now), 0);
+	ASSERT_INTEQ(done + more, 0);
+	store_close(s);
+	free(p);
+}
+
+/*
+ * History: each final verdict appends the candidate median to its series;
+ * a step in the series is found as a change point at the first pair after
+ * it, and the baseline history of later pairs holds the earlier bases.
+ */
+TEST(test_verdict__history_change_point)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct verdict_outcome o;
+	int64_t h, b, c, pair, cands[14];
+	json_t *rows = NULL, *cp;
+	double *v = NULL;
+	int64_t *seq = NULL;
+	size_t n = 0;
+	int k;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	for (k = 0; k < 14; k++) {
+		/* Candidates run 1000 ops/s, then 1300 from the 8th pair
+		 * on; bases stay at 1000. */
+		struct mdef md[1] = { { "ops", "ops/s", "higher", 1000,
+		    (k < 7 ? 1000 : 1300) * (1 + 0.004 * noise_a[k % 12]),
+		    0.005 } };
+
+		pair = pair_new(s, "j",
+		    "{\"runs\":5,\"max_runs\":5,\"metrics\":{\"ops\":{"
+		    "\"better\":\"higher\",\"min_effect_pct\":5}}}",
+		    5, 5, &b, &c);
+		cands[k] = c;
+		ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
+		ASSERT_INTEQ(verdict_pair(s, &o, pair, now + k), 0);
+		ASSERT_INTEQ(o.state, VERDICT_FINAL);
+		ASSERT_INTEQ(o.improvements, k < 7 ? 0 : 1);
+	}
+	ASSERT_INTEQ(store_verdict_history(s, &rows, pair, 200), 0);
+	/* 13 earlier base jobs of 5 runs each. */
+	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 65);
+	json_decref(rows);
+
+	ASSERT_INTEQ(store_history_changepoints(
+	                 s, &rows, "", "", "h1", "j", "p=1", "ops"),
+	    0);
+	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
+	cp = json_array_get(json_object_get(rows, "rows"), 0);
+	ASSERT_INTEQ(json_integer_value(json_object_get(cp, "seq")), 7);
+	ASSERT_INTEQ(
+	    json_integer_value(json_object_get(cp, "job_id")), cands[7]);
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cp, "change_pct")), 30, 2);
+	ASSERT_STREQ(sget(cp, "direction"), "improvement");
+	json_decref(rows);
+	/* Filters: another host, another branch: none. */
+	ASSERT_INTEQ(store_history_changepoints(
+	                 s, &rows, NULL, NULL, "h9", "j", "p=1", "ops"),
+	    0);
+	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 0);
+	json_decref(rows);
+	ASSERT_INTEQ(store_history_changepoints(
+	                 s, &rows, "mm", "mm-new", NULL, "j", "p=1", "ops"),
+	    0);
+	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 0);
+	json_decref(rows);
+	/* The series itself: 14 candidate medians in order. */
+	{
+		json_t *all = NULL;
+
+		ASSERT_INTEQ(store_history_changepoints(
+		                 s, &all, NULL, NULL, NULL, "j", "p=1", "ops"),
+		    0);
+		ASSERT_INTEQ(
+		    store_history_tail(s, &v, &seq, &n,
+		        json_integer_value(json_object_get(
+		            json_array_get(json_object_get(all, "rows"), 0),
+		            "series_id")),
+		        100),
+		    0);
+		json_decref(all);
+	}
+	ASSERT_INTEQ(n, 14);
+	ASSERT_INTEQ(seq[13], 13);
+	ASSERT_NEAR(v[0], 1000, 10);
+	ASSERT_NEAR(v[13], 1300, 13);
+	free(v);
+	free(seq);
+	store_close(s);
+	free(p);
+}
+
+/* Runs the sqlite3 command-line tool on path (the store is the only
+ * module linking SQLite; this test plays an old perfwatchd). */
+static int
+sqlite_cli(const char *path, const char *sql)
+{
+	char *argv[] = { "sqlite3", (char *)path, (char *)sql, NULL };
+	pid_t pid;
+	int st;
+
+	if (posix_spawnp(&pid, "sqlite3", NULL, NULL, argv, environ) != 0)
+		return -1;
+	if (waitpid(pid, &st, 0) == -1)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Upgrading from v2 keeps comparisons and their regressions, and pairs
+ * that finished under v2 without a comparison get one. */
+TEST(test_verdict__migration_keeps_regressions)
+{
+	char *p = xasprintf("%s/old.db", test_tmpdir());
+	struct store *s = NULL;
+	struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 500, 0.01 } };
+	struct err e = { 0 };
+	struct verdict_outcome o;
+	int64_t h, b, c, pair, pair2, b2, c2;
+	json_t *keep = NULL, *rows = NULL, *cm;
+
+	ASSERT(store_open_version(&s, p, 2, &e) == 0);
+	h = host(s, "h1");
+	pair = pair_new(s, "j", SPEC_FIXED, 5, 5, &b, &c);
+	pair2 = pair_new(s, "j", SPEC_FIXED, 5, 5, &b2, &c2);
+	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h, b2, c2, md, 1, 5), 0);
+	store_close(s);
+	ASSERT_INTEQ(
+	    sqlite_cli(p,
+	        "INSERT INTO comparisons (pair_id, metric,"
+	        " base_median, cand_median, change_pct, ci_low,"
+	        " ci_high, p, verdict, created) VALUES (1, 'ops',"
+	        " 1000, 500, -50, -51, -49, 0.001, 'regression', 1);"
+	        "INSERT INTO regressions (comparison_id, state,"
+	        " note, created, updated) VALUES"
+	        " (last_insert_rowid(), 'acknowledged', 'seen', 1, 2);"),
+	    0);
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+	ASSERT_INTEQ(
+	    store_web_regressions(s, &rows, NULL, NULL, NULL, NULL, 10, 0), 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
+	cm = json_array_get(json_object_get(rows, "rows"), 0);
+	ASSERT_STREQ(sget(cm, "state"), "acknowledged");
+	ASSERT_STREQ(sget(cm, "note"), "seen");
+	ASSERT_STREQ(sget(cm, "metric"), "ops");
+	json_decref(rows);
+	/* Pair 1 had its comparison: it is final.  Pair 2 is pending. */
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_NOT_READY);
+	ASSERT_INTEQ(verdict_pair(s, &o, pair2, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	cm = cmp_of(s, &keep, pair2, "ops");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "regression");
+	json_decref(keep);
+	ASSERT_INTEQ(regressions(s), 2);
+	store_close(s);
+	free(p);
+}
