@@ -36,6 +36,7 @@ css(struct buf *b)
 	    ".v-improvement{background:#dcf5e3;color:#17692f;border-color:#"
 	    "a3d9b1}"
 	    ".v-unchanged{background:#eceff3;color:#4a5561}"
+	    ".v-info{background:#fff;color:#4a5561;border-color:#c9ced6}"
 	    ".v-inconclusive{background:#fff3cd;color:#7a5b00;border-color:#"
 	    "f3d98b}"
 	    ".v-unstable{background:#efe3fb;color:#5b2a86;border-color:#cdb4ec}"
@@ -77,7 +78,7 @@ static const struct {
 
 static const char *const verdicts[] = { "regression", "improvement",
 	"unchanged", "inconclusive", "unstable", "running", "queued", "failed",
-	"success", "cancelled" };
+	"success", "cancelled", "info" };
 
 int
 layout_begin(struct buf *b, const char *title, const char *active)

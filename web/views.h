@@ -13,8 +13,9 @@
  *  - Numbers that may be unknown are doubles, NAN when unknown.
  *  - Ids are positive; 0 means none.  Times are Unix seconds, 0 unknown.
  *  - Verdicts are strings: "regression", "improvement", "unchanged",
- *    "inconclusive", "unstable", "running", "queued", "failed" (and the
- *    job states "success", "cancelled"); anything else (or NULL) is shown
+ *    "inconclusive", "unstable", "info" (a metric shown, never judged),
+ *    "running", "queued", "failed" (and the job states "success",
+ *    "cancelled"); anything else (or NULL) is shown
  *    as "unknown".
  *
  * Every renderer appends a complete HTML document to out and returns 0,

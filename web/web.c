@@ -4,10 +4,10 @@
  * JSON.  Strings in view structs are borrowed from the store's JSON
  * replies, which live in x->keep until the request ends.
  *
- * Comparisons: the analysis module has not landed, so a pair's row shows
- * the medians of both sides computed here and the change between them;
- * confidence interval, p and verdict come from the comparisons table when
- * something filled it, else they are unknown.
+ * Comparisons: a pair's row shows the medians of both sides computed
+ * here and the change between them until the verdict thread
+ * (daemon/verdict.c) has filled the comparisons table; its row then wins
+ * (medians, Hodges-Lehmann change, interval, p, verdict, min_effect).
  */
 #include <ctype.h>
 #include <math.h>
@@ -641,6 +641,8 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		row->ci_high = jnum(o, "ci_high");
 		row->p = jnum(o, "p");
 		row->verdict = jstr(o, "verdict");
+		/* The min_effect the verdict used (NAN: the config's). */
+		row->min_effect = jnum(o, "min_effect_pct");
 	}
 	for (i = first; i < c->n; i++) {
 		struct view_cmp_row *row = &c->rows[i];
@@ -649,7 +651,8 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		row->host = jstr(pair, "host");
 		row->bench = jstr(pair, "name");
 		row->point = jstr(pair, "point");
-		row->min_effect = min_effect(x, row->bench, row->metric);
+		if (!isfinite(row->min_effect) || row->min_effect <= 0)
+			row->min_effect = min_effect(x, row->bench, row->metric);
 		row->base_job = jint(json_object_get(pair, "base"), "id");
 		row->cand_job = jint(json_object_get(pair, "candidate"), "id");
 		if (row->better && strcmp(row->better, "higher") == 0) {
@@ -1267,6 +1270,8 @@ struct hist {
 	struct view_hist_point *pts;
 	int64_t *job_ids;
 	size_t n;
+	struct view_change_point *cps;
+	json_t **cp_rows; /* the store's row of each change point */
 	char (*alerts)[48];
 	char (*labels)[48];
 	int64_t next_cursor;
@@ -1278,8 +1283,47 @@ hist_free(struct hist *h)
 {
 	free(h->pts);
 	free(h->job_ids);
+	free(h->cps);
+	free(h->cp_rows);
 	free(h->alerts);
 	free(h->labels);
+}
+
+/*
+ * The change points the verdicts found in the series shown: each is drawn
+ * at the point of its candidate job (the first point after the change),
+ * when that job is on this page.
+ */
+static int
+hist_changepoints(struct wctx *x, struct hist *h)
+{
+	json_t *o = NULL, *rows, *row;
+	size_t i, k;
+	int r;
+
+	r = store_history_changepoints(x->s, &o, h->v.tree, h->v.branch,
+	    h->v.host, h->v.job, h->v.point, h->v.metric);
+	if (r != 0)
+		return r;
+	keep(x, o);
+	rows = json_object_get(o, "rows");
+	h->cps = xcalloc(json_array_size(rows) + 1, sizeof(*h->cps));
+	h->cp_rows = xcalloc(json_array_size(rows) + 1, sizeof(*h->cp_rows));
+	json_array_foreach(rows, i, row)
+	{
+		int64_t jid = jint(row, "job_id");
+
+		for (k = 0; k < h->n; k++)
+			if (h->job_ids[k] == jid)
+				break;
+		if (k == h->n)
+			continue;
+		h->cps[h->v.ncps].index = k;
+		h->cps[h->v.ncps].shift_pct = jnum(row, "change_pct");
+		h->cp_rows[h->v.ncps++] = row;
+	}
+	h->v.cps = h->cps;
+	return 0;
 }
 
 /* Fills h from the query; 0, a store error, or ERR_INVALID (msg set). */
@@ -1385,6 +1429,8 @@ hist_build(struct wctx *x, struct hist *h, const char **msg)
 	free(vals);
 	h->v.points = h->pts;
 	h->v.npoints = h->n;
+	if ((r = hist_changepoints(x, h)) != 0)
+		return r;
 	h->v.pager.later = cursor != 0;
 	if (h->n >= HISTORY_JOBS && h->next_cursor > 1) {
 		snprintf(h->next, sizeof(h->next), "%lld",
@@ -1420,7 +1466,7 @@ a_history(struct wctx *x)
 {
 	struct hist h;
 	const char *msg = NULL;
-	json_t *pts, *o;
+	json_t *pts, *o, *cps;
 	size_t i;
 	int r;
 
@@ -1445,10 +1491,23 @@ a_history(struct wctx *x)
 		        jnumber(p->value), "min", jnumber(p->low), "max",
 		        jnumber(p->high), "runs", p->n, "alert", p->alert));
 	}
-	o = json_pack("{s:s?, s:s?, s:o, s:[]}", "unit", h.v.unit, "better",
-	    h.v.better, "points", pts, "change_points");
-	json_object_set_new(o, "change_points_note",
-	    json_string("change-point detection needs the analysis module"));
+	cps = json_array();
+	for (i = 0; i < h.v.ncps; i++) {
+		json_t *row = h.cp_rows[i];
+
+		json_array_append_new(cps,
+		    json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
+		        "index", (json_int_t)h.cps[i].index, "job_id",
+		        (json_int_t)jint(row, "job_id"), "pair_id",
+		        (json_int_t)jint(row, "pair_id"), "before",
+		        jnumber(jnum(row, "before")), "after",
+		        jnumber(jnum(row, "after")), "change_pct",
+		        jnumber(jnum(row, "change_pct")), "p",
+		        jnumber(jnum(row, "p")), "direction",
+		        jstr(row, "direction")));
+	}
+	o = json_pack("{s:s?, s:s?, s:o, s:o}", "unit", h.v.unit, "better",
+	    h.v.better, "points", pts, "change_points", cps);
 	if (h.v.pager.next_cursor)
 		json_object_set_new(
 		    o, "next_cursor", json_string(h.v.pager.next_cursor));

@@ -5,8 +5,13 @@
 #
 #   web_job_file DIR          writes DIR/jobs/kv.yaml (matrix point hostile)
 #   web_fill NPAIRS BASE CAND runs NPAIRS pairs; each job uploads 3 runs of
-#                             metric ops around BASE (base) and CAND
-#                             (candidate) ops/s, and latency_p99 in us
+#                             metric ops around BASE ops/s, except the
+#                             candidate of the last pair, around CAND, and
+#                             latency_p99 (us) the same on every job; so the
+#                             daemon's verdicts (made-up values with <= 1.4%
+#                             spread, far from the 10% step) are unchanged
+#                             but for one regression, on the last pair's ops
+#   web_wait_verdicts NPAIRS  waits until pairs 1..NPAIRS have verdicts
 
 web_job_file() {
 	cat >"$1/jobs/kv.yaml" <<'EOF2'
@@ -28,7 +33,7 @@ web_runs() {
 	local j=$1 v=$2 i val lat
 	for i in 0 1 2; do
 		val=$((v + i * 7))
-		lat=$((50000000 / v + i))
+		lat=$((5000 + i))
 		http POST "/api/v1/jobs/$j/runs" "$(token_of r1)" \
 		    "{\"index\":$i,\"status\":\"ok\",\"duration_s\":1.5,\"metrics\":[{\"name\":\"ops\",\"value\":$val,\"unit\":\"ops/s\",\"better\":\"higher\"},{\"name\":\"latency_p99\",\"value\":$lat,\"unit\":\"us\",\"better\":\"lower\"}],\"raw\":\"ops=$val\\n<script>alert(1)</script>\\u0001\"}" \
 		    >/dev/null || return 1
@@ -52,10 +57,10 @@ web_fill() {
 			[ "$(http POST /api/v1/jobs/claim "$(token_of r1)" \
 			    '{"wait_s":1}')" = 200 ] || return 1
 			j=$(jfield job.id <"$PW_TMP/body")
-			if [ "$role" = base ]; then
-				web_runs "$j" "$base" || return 1
-			else
+			if [ "$role" = candidate ] && ((k == n - 1)); then
 				web_runs "$j" "$cand" || return 1
+			else
+				web_runs "$j" "$base" || return 1
 			fi
 		done
 	done
@@ -64,4 +69,18 @@ web_fill() {
 # An idle heartbeat from r1, so it shows online (seen within 3 heartbeats).
 web_heartbeat() {
 	http POST /api/v1/runners/heartbeat "$(token_of r1)" '{}' >/dev/null
+}
+
+# True when pair $1's comparisons all carry a verdict from the daemon.
+web_has_verdicts() {
+	[ "$(http GET "/api/v1/comparisons?pair=$1")" = 200 ] &&
+	    grep -q '"verdict"' "$PW_TMP/body" &&
+	    ! grep -q '"verdict": *"unknown"' "$PW_TMP/body"
+}
+
+web_wait_verdicts() {
+	local k
+	for ((k = 1; k <= $1; k++)); do
+		wait_for 30 web_has_verdicts "$k" || return 1
+	done
 }
