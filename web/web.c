@@ -652,7 +652,8 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		row->bench = jstr(pair, "name");
 		row->point = jstr(pair, "point");
 		if (!isfinite(row->min_effect) || row->min_effect <= 0)
-			row->min_effect = min_effect(x, row->bench, row->metric);
+			row->min_effect =
+			    min_effect(x, row->bench, row->metric);
 		row->base_job = jint(json_object_get(pair, "base"), "id");
 		row->cand_job = jint(json_object_get(pair, "candidate"), "id");
 		if (row->better && strcmp(row->better, "higher") == 0) {

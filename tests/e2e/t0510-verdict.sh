@@ -44,6 +44,11 @@ SMALL=(0 4 -3 6 -5 2 -1 3 -4 5 -2 1)
 NOISY=(0 150 -150 75 -75 120 -120 30 -30 100 -100 60)
 NOISY2=(-75 30 150 -120 0 -30 75 100 -150 120 60 -100)
 
+# milli N: N / 1000 as a decimal number.
+milli() {
+	printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
+}
+
 # up JOB FROM TO OPS LAT SPREAD...: uploads runs FROM..TO-1, values
 # OPS and LAT times (1 + spread/1000).
 up() {
@@ -51,8 +56,8 @@ up() {
 	shift 5
 	local sp=("$@")
 	for ((i = from; i < to; i++)); do
-		o=$(python3 -c "print($ops * (1 + ${sp[i]} / 1000))")
-		l=$(python3 -c "print($lat * (1 + ${sp[(i + 5) % 12]} / 1000))")
+		o=$(milli $((ops * (1000 + sp[i]))))
+		l=$(milli $((lat * (1000 + sp[(i + 5) % 12]))))
 		[ "$(http POST "/api/v1/jobs/$job/runs" "$R1" \
 		    "{\"index\":$i,\"status\":\"ok\",\"metrics\":[{\"name\":\"ops\",\"value\":$o,\"unit\":\"ops/s\",\"better\":\"higher\"},{\"name\":\"lat\",\"value\":$l,\"unit\":\"us\",\"better\":\"lower\"}]}")" = 201 ] ||
 			return 1
