@@ -132,3 +132,16 @@ clean:
 
 .PHONY: all check check-build deps demo install format format-check clean
 .SECONDARY:
+
+# --- git module (common/git.c): benchmark against the git command line ---
+# make bench-git: a cached 100,000-commit repository under $(OUT)/bench-git
+# (about 20 s to generate once), then first copy, 1,000 new commits with
+# a path filter, and 1,000 idle polls, side by side with git.
+$(REL)/tests/git_bench: $(REL)/obj/tests/bench/git_bench.o $(REL)/libperfwatch.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+bench-git: $(REL)/tests/git_bench
+	$(REL)/tests/git_bench $(OUT)/bench-git
+
+.PHONY: bench-git

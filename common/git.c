@@ -560,6 +560,17 @@ on_transfer(const git_indexer_progress *st, void *arg)
 	return xfer_tick(r, 0);
 }
 
+/* libgit2's file:// transport builds a pack first: minutes on a big tree,
+ * with no transfer progress meanwhile. */
+static int
+on_pack(int stage, uint32_t current, uint32_t total, void *arg)
+{
+	(void)stage;
+	(void)current;
+	(void)total;
+	return xfer_tick(arg, 0);
+}
+
 /* Remote progress text is untrusted and dropped; only the clock counts. */
 static int
 on_sideband(const char *str, int len, void *arg)
@@ -614,6 +625,7 @@ fetch_specs(struct gitm_repo *r, git_repository *repo, const char **specs,
 	xfer_begin(r);
 	fo.callbacks.transfer_progress = on_transfer;
 	fo.callbacks.sideband_progress = on_sideband;
+	fo.callbacks.pack_progress = on_pack;
 	fo.callbacks.credentials = on_credentials;
 	fo.callbacks.certificate_check = on_certificate;
 	fo.callbacks.payload = r;
@@ -785,7 +797,7 @@ cli_git(struct gitm_repo *r, const char *what, const char *const *args,
     size_t nargs)
 {
 	char lowtime[64];
-	char *argv[16];
+	char *argv[24];
 	char tail[CLI_TAIL + 1], chunk[512];
 	size_t tlen = 0, k;
 	posix_spawn_file_actions_t fa;
@@ -804,7 +816,7 @@ cli_git(struct gitm_repo *r, const char *what, const char *const *args,
 	argv[na++] = "http.lowSpeedLimit=1";
 	argv[na++] = "-c";
 	argv[na++] = lowtime;
-	for (i = 0; i < nargs && na < 15; i++)
+	for (i = 0; i < nargs && na < 23; i++)
 		argv[na++] = (char *)args[i];
 	argv[na] = NULL;
 	/* git's own stall timeout, as the socket stream has for libgit2. */
@@ -846,7 +858,7 @@ cli_git(struct gitm_repo *r, const char *what, const char *const *args,
 		    "tree %s: running %s: %s", r->name, r->opts.git_path,
 		    strerror(rc));
 	}
-	r->prog.stage = GITM_STAGE_CLONE_CLI;
+	r->prog.stage = GITM_STAGE_CLI;
 	pfd.fd = pfds[0];
 	pfd.events = POLLIN;
 	for (;;) {
@@ -913,7 +925,7 @@ make_copy(struct gitm_repo *r, struct gitm_fetch_stats *st)
 {
 	char *tmp = xasprintf("%s.tmp", r->path), *old = NULL;
 	git_repository *repo = NULL;
-	int rc = -1, cli = r->opts.clone != GITM_CLONE_LIBGIT2;
+	int rc = -1, cli = r->opts.transfer != GITM_XFER_LIBGIT2;
 
 	git_repository_free(r->repo);
 	r->repo = NULL;
@@ -933,7 +945,7 @@ make_copy(struct gitm_repo *r, struct gitm_fetch_stats *st)
 			r->url, tmp };
 
 		rc = cli_git(r, "clone", args, 6);
-		if (rc == ERR_NOTFOUND && r->opts.clone == GITM_CLONE_AUTO) {
+		if (rc == ERR_NOTFOUND && r->opts.transfer == GITM_XFER_AUTO) {
 			/* No git program: libgit2 does the copy. */
 			err_clear(&r->err);
 			cli = 0;
@@ -980,6 +992,112 @@ out:
 	return rc;
 }
 
+static int
+count_ref(const char *name, void *arg)
+{
+	if (strncmp(name, "refs/heads/", 11) == 0 ||
+	    strncmp(name, "refs/tags/", 10) == 0)
+		(*(size_t *)arg)++;
+	return 0;
+}
+
+/*
+ * Lists the remote's branches and tags with libgit2 (no objects move)
+ * and compares them with the mirror's: 1 when any differs or exists on
+ * one side only, 0 when all match, ERR_AUTH or -1.
+ */
+static int
+remote_differs(struct gitm_repo *r)
+{
+	git_remote_create_options co = GIT_REMOTE_CREATE_OPTIONS_INIT;
+	git_remote_callbacks cb = GIT_REMOTE_CALLBACKS_INIT;
+	const git_remote_head **heads;
+	git_remote *remote = NULL;
+	size_t n, i, nremote = 0, nlocal = 0, len;
+	int rc, differs = 0;
+	git_oid id;
+
+	xfer_begin(r);
+	cb.sideband_progress = on_sideband;
+	cb.credentials = on_credentials;
+	cb.certificate_check = on_certificate;
+	cb.payload = r;
+	co.repository = r->repo;
+	co.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF;
+	if ((rc = git_remote_create_with_opts(&remote, r->url, &co)) < 0)
+		return gerr(r, rc, "remote %s", r->name);
+	if ((rc = git_remote_connect(
+	         remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL)) < 0 ||
+	    (rc = git_remote_ls(&heads, &n, remote)) < 0) {
+		rc = gerr(r, rc, "fetch");
+		git_remote_free(remote);
+		return rc;
+	}
+	for (i = 0; i < n && !differs; i++) {
+		const char *name = heads[i]->name;
+
+		len = strlen(name);
+		if ((strncmp(name, "refs/heads/", 11) != 0 &&
+		        strncmp(name, "refs/tags/", 10) != 0) ||
+		    (len > 3 && strcmp(name + len - 3, "^{}") == 0))
+			continue;
+		nremote++;
+		if (git_reference_name_to_id(&id, r->repo, name) < 0 ||
+		    !git_oid_equal(&id, &heads[i]->oid))
+			differs = 1;
+	}
+	git_remote_disconnect(remote);
+	git_remote_free(remote);
+	if (differs)
+		return 1;
+	if (git_reference_foreach_name(r->repo, count_ref, &nlocal) < 0)
+		return 1; /* let the fetch sort it out */
+	return nlocal != nremote;
+}
+
+/* Incremental fetch by git: 0, ERR_NOTFOUND (no git) or -1. */
+static int
+cli_fetch(struct gitm_repo *r)
+{
+	const char *args[] = { "--git-dir", r->path, "fetch", "--quiet",
+		"--prune", "--no-tags", "--", r->url, mirror_specs[0],
+		mirror_specs[1] };
+
+	xfer_begin(r);
+	return cli_git(r, "fetch", args, 10);
+}
+
+/* Fetches into the open mirror by the configured means. */
+static int
+fetch_mirror(struct gitm_repo *r, struct gitm_fetch_stats *st)
+{
+	int rc;
+
+	if (r->opts.transfer == GITM_XFER_LIBGIT2) {
+		st->changed = -1; /* unknown: libgit2 fetches whatever moved */
+		return fetch_specs(r, r->repo, mirror_specs, 2, 1, st);
+	}
+	if ((rc = remote_differs(r)) <= 0)
+		return rc;
+	st->changed = 1;
+	rc = cli_fetch(r);
+	if (rc == ERR_NOTFOUND && r->opts.transfer == GITM_XFER_AUTO) {
+		/* No git program: libgit2 does it. */
+		err_clear(&r->err);
+		return fetch_specs(r, r->repo, mirror_specs, 2, 1, st);
+	}
+	if (rc == 0) {
+		st->by_cli = 1;
+		/* git wrote packs and refs behind libgit2's back. */
+		git_repository_free(r->repo);
+		r->repo = NULL;
+		rc = git_repository_open_bare(&r->repo, r->path);
+		if (rc < 0)
+			rc = gerr(r, rc, "opening %s", r->path);
+	}
+	return rc;
+}
+
 int
 gitm_fetch(struct gitm_fetch_stats *out, struct gitm_repo *r)
 {
@@ -1003,9 +1121,9 @@ gitm_fetch(struct gitm_fetch_stats *out, struct gitm_repo *r)
 		rc = make_copy(r, &st);
 		goto done;
 	}
-	rc = fetch_specs(r, r->repo, mirror_specs, 2, 1, &st);
+	rc = fetch_mirror(r, &st);
 	if (rc < 0 && rc != ERR_AUTH && !r->timed_out && !r->cancelled &&
-	    !repo_healthy(r->repo, why, sizeof(why))) {
+	    r->repo != NULL && !repo_healthy(r->repo, why, sizeof(why))) {
 		/* The failure was ours, not the remote's. */
 		err_clear(&r->err);
 		st.recreated = 1;
@@ -1333,36 +1451,80 @@ pathset_init(
 	return 0;
 }
 
-/* Did PATH (a file or a directory, "" = everything) change from a to b? */
+/*
+ * Did PATH (a file or a directory, "" = everything) change from a to b?
+ * Walks the path one component at a time and stops at the first level
+ * where both sides hold the same object, so a commit that leaves mm/
+ * alone costs two lookups in root trees already loaded, not two loads of
+ * mm/.
+ */
 static int
-path_changed(int *out, git_tree *a, git_tree *b, const char *path)
+path_changed(
+    int *out, git_repository *repo, git_tree *a, git_tree *b, const char *path)
 {
-	git_tree_entry *ea = NULL, *eb = NULL;
-	int rc;
+	git_tree *ta = a, *tb = b, *na, *nb;
+	const git_tree_entry *ea, *eb;
+	char comp[CAP_LINE];
+	const char *p = path, *slash;
+	size_t len;
+	int rc = 0;
 
+	*out = 0;
 	if (path[0] == '\0') {
 		*out = a == NULL
 		    ? git_tree_entrycount(b) > 0
 		    : !git_oid_equal(git_tree_id(a), git_tree_id(b));
 		return 0;
 	}
-	if (a != NULL && (rc = git_tree_entry_bypath(&ea, a, path)) < 0 &&
-	    rc != GIT_ENOTFOUND)
-		return rc;
-	if ((rc = git_tree_entry_bypath(&eb, b, path)) < 0 &&
-	    rc != GIT_ENOTFOUND) {
-		git_tree_entry_free(ea);
-		return rc;
+	for (;;) {
+		slash = strchr(p, '/');
+		len = slash ? (size_t)(slash - p) : strlen(p);
+		if (len == 0 || len >= sizeof(comp))
+			break; /* "a//b" or absurd: matches nothing */
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		ea = ta ? git_tree_entry_byname(ta, comp) : NULL;
+		eb = tb ? git_tree_entry_byname(tb, comp) : NULL;
+		if (ea == NULL || eb == NULL) {
+			*out = (ea == NULL) != (eb == NULL);
+			break;
+		}
+		if (git_oid_equal(
+		        git_tree_entry_id(ea), git_tree_entry_id(eb)) &&
+		    git_tree_entry_filemode(ea) == git_tree_entry_filemode(eb))
+			break; /* same object: nothing below changed */
+		if (slash == NULL) {
+			*out = 1;
+			break;
+		}
+		/* Both differ and the path goes deeper: both must be trees. */
+		if (git_tree_entry_type(ea) != GIT_OBJECT_TREE ||
+		    git_tree_entry_type(eb) != GIT_OBJECT_TREE) {
+			*out = git_tree_entry_type(ea) == GIT_OBJECT_TREE ||
+			    git_tree_entry_type(eb) == GIT_OBJECT_TREE;
+			break;
+		}
+		if ((rc = git_tree_lookup(&na, repo, git_tree_entry_id(ea))) <
+		    0)
+			break;
+		if ((rc = git_tree_lookup(&nb, repo, git_tree_entry_id(eb))) <
+		    0) {
+			git_tree_free(na);
+			break;
+		}
+		if (ta != a)
+			git_tree_free(ta);
+		if (tb != b)
+			git_tree_free(tb);
+		ta = na;
+		tb = nb;
+		p = slash + 1;
 	}
-	if (ea == NULL || eb == NULL)
-		*out = (ea == NULL) != (eb == NULL);
-	else
-		*out = !git_oid_equal(
-		           git_tree_entry_id(ea), git_tree_entry_id(eb)) ||
-		    git_tree_entry_filemode(ea) != git_tree_entry_filemode(eb);
-	git_tree_entry_free(ea);
-	git_tree_entry_free(eb);
-	return 0;
+	if (ta != a)
+		git_tree_free(ta);
+	if (tb != b)
+		git_tree_free(tb);
+	return rc;
 }
 
 static int
@@ -1388,7 +1550,7 @@ touched_paths(struct gitm_commit *out, git_repository *repo, git_commit *c,
 	for (i = 0; i < ps->n; i++) {
 		if (ps->lit[i] == NULL)
 			continue;
-		if ((rc = path_changed(&ch, a, b, ps->lit[i])) < 0)
+		if ((rc = path_changed(&ch, repo, a, b, ps->lit[i])) < 0)
 			goto out;
 		out->touches[i] = (unsigned char)ch;
 	}
@@ -1752,7 +1914,7 @@ gitm_fetch_commit(struct gitm_repo *r, const char *sha)
 	 * libgit2's file:// transport never sends unadvertised objects,
 	 * whatever the server's uploadpack.allowAnySHA1InWant; git does.
 	 */
-	if (r->opts.clone != GITM_CLONE_LIBGIT2) {
+	if (r->opts.transfer != GITM_XFER_LIBGIT2) {
 		const char *args[] = { "--git-dir", r->path, "fetch", "--quiet",
 			"--no-tags", "--", r->url, spec };
 

@@ -10,9 +10,8 @@
  * Refs: a mirror is fetched mirror-style, each remote refs/heads/X into
  * refs/heads/X and refs/tags/X into refs/tags/X (forced), with prune.
  * The mirror's branches are therefore the remote's branches, exactly
- * what `git clone --bare` produces, so the first copy can be made by the
- * git command line (libgit2 indexes large packs slowly) and every later
- * fetch by libgit2 into the same layout.  A branch deleted upstream
+ * what `git clone --bare` produces, so git and libgit2 can take turns on
+ * the same mirror (see enum gitm_transfer).  A branch deleted upstream
  * disappears from the mirror at the next fetch.
  *
  * Everything read from a tree (names, e-mails, subjects, ref names) is
@@ -33,7 +32,7 @@
 #define GITM_DEFAULT_IO_TIMEOUT_MS (120L * 1000)
 
 enum gitm_stage {
-	GITM_STAGE_CLONE_CLI, /* `git clone --bare` running (no counts) */
+	GITM_STAGE_CLI,       /* git clone or fetch running (no counts) */
 	GITM_STAGE_RECEIVING, /* objects arriving */
 	GITM_STAGE_INDEXING,  /* resolving deltas */
 	GITM_STAGE_DONE
@@ -47,17 +46,26 @@ struct gitm_progress {
 	unsigned long long received_bytes;
 };
 
-/* How the first copy of a tree is made. */
-enum gitm_clone {
-	GITM_CLONE_AUTO, /* `git clone --bare` if git runs, else libgit2 */
-	GITM_CLONE_CLI,  /* `git clone --bare` only */
-	GITM_CLONE_LIBGIT2
+/*
+ * Which program moves objects.  libgit2 1.5 is slow at it: its indexer
+ * maps and unmaps the pack file for every object it writes (1.1x-1.9x
+ * git's time to fetch 1,000 commits here, half of it in munmap), and its
+ * file:// transport delta-searches a whole pack with no progress (a first
+ * copy of 99,000 commits had not finished after 90 s; git: 14-24 s); see
+ * tests/bench/git_bench.c.  So by default git downloads and
+ * libgit2 does everything else, including the idle check: a poll lists
+ * the remote's refs with libgit2 and runs git only when one differs.
+ */
+enum gitm_transfer {
+	GITM_XFER_AUTO,   /* git when it runs, else libgit2 */
+	GITM_XFER_CLI,    /* git only */
+	GITM_XFER_LIBGIT2 /* libgit2 only */
 };
 
 struct gitm_opts {
 	long timeout_ms; /* one fetch or clone; 0: the default */
-	enum gitm_clone clone;
-	const char *git_path; /* git program for clones; NULL: "git" */
+	enum gitm_transfer transfer;
+	const char *git_path; /* the git program; NULL: "git" in PATH */
 	/*
 	 * Progress, at most every 200 ms and at the end; a non-zero return
 	 * cancels the transfer.  Called on the caller's thread.
@@ -103,7 +111,8 @@ const char *gitm_path(const struct gitm_repo *); /* DIR/NAME.git */
 struct gitm_fetch_stats {
 	int cloned;    /* the mirror was created by this call */
 	int recreated; /* it was corrupt and was made again */
-	int by_cli;    /* the copy was made by `git clone --bare` */
+	int by_cli;    /* git moved the objects (no counts below) */
+	int changed;   /* a ref of the remote differed from the mirror */
 	unsigned received_objects;
 	unsigned long long received_bytes;
 	long ms;
@@ -113,7 +122,8 @@ struct gitm_fetch_stats {
  * Brings the mirror up to date: opens it, or makes the first copy when it
  * does not exist, or makes it again when it is corrupt (unreadable, or a
  * branch pointing to a missing or broken commit); otherwise fetches
- * branches and tags with prune.  out may be NULL.  0, ERR_AUTH (the
+ * branches and tags with prune (with git: only when the remote's refs
+ * differ from the mirror's).  out may be NULL.  0, ERR_AUTH (the
  * remote wants credentials; perfwatch fetches anonymously) or -1.
  */
 int gitm_fetch(struct gitm_fetch_stats *out, struct gitm_repo *);
@@ -200,7 +210,8 @@ int gitm_baseline(char out[GITM_SHA_SIZE], struct gitm_repo *,
 /*
  * Makes sure commit SHA is in the clone: fetches branches and tags if it
  * is not, then, if still missing, asks the server for the commit itself
- * (servers that allow unadvertised objects).  0, ERR_NOTFOUND, ERR_AUTH
+ * (servers that allow unadvertised objects; libgit2 first, then git, as
+ * libgit2's file:// transport never sends them).  0, ERR_NOTFOUND, ERR_AUTH
  * or -1.
  */
 int gitm_fetch_commit(struct gitm_repo *, const char *sha);

@@ -225,7 +225,8 @@ TEST(test_git__new_commits_and_paths)
 	ASSERT(push(work, "master") == 0);
 	ASSERT_MSG(gitm_fetch(&st, m) == 0, "%s", gitm_errmsg(m));
 	ASSERT_INTEQ(st.cloned, 0);
-	ASSERT(st.received_objects > 0);
+	ASSERT_INTEQ(st.changed, 1);
+	ASSERT_INTEQ(st.by_cli, 1);
 	ASSERT(gitm_tip(tip, m, "master") == 0);
 	ASSERT_STREQ(tip, c5);
 	ASSERT(gitm_new_commits(&w, m, c3, tip, watched, 3, 0) == 0);
@@ -246,9 +247,10 @@ TEST(test_git__new_commits_and_paths)
 	ASSERT_INTEQ(w.commits[1].author_tz, 60);
 	gitm_walk_release(&w);
 
-	/* Nothing new: an idle fetch, an empty walk. */
+	/* Nothing new: an idle fetch (no git run), an empty walk. */
 	ASSERT(gitm_fetch(&st, m) == 0);
-	ASSERT_INTEQ(st.received_objects, 0);
+	ASSERT_INTEQ(st.changed, 0);
+	ASSERT_INTEQ(st.by_cli, 0);
 	ASSERT(gitm_new_commits(&w, m, c5, c5, watched, 3, 0) == 0);
 	ASSERT_INTEQ(w.n, 0);
 	gitm_walk_release(&w);
@@ -258,7 +260,7 @@ TEST(test_git__new_commits_and_paths)
 TEST(test_git__libgit2_first_copy_and_cap)
 {
 	char c[5][GITM_SHA_SIZE];
-	struct gitm_opts o = { .clone = GITM_CLONE_LIBGIT2 };
+	struct gitm_opts o = { .transfer = GITM_XFER_LIBGIT2 };
 	struct gitm_fetch_stats st;
 	struct gitm_walk w;
 	struct gitm_repo *m;
@@ -292,6 +294,15 @@ TEST(test_git__libgit2_first_copy_and_cap)
 	ASSERT_INTEQ(w.truncated, 1);
 	ASSERT_STREQ(w.commits[0].sha, c[2]);
 	ASSERT_STREQ(w.commits[2].sha, c[4]);
+	gitm_walk_release(&w);
+	/* An incremental fetch by libgit2. */
+	ASSERT(commit(c[0], work, "g", "g\n", "G") == 0);
+	ASSERT(push(work, "master") == 0);
+	ASSERT_MSG(gitm_fetch(&st, m) == 0, "%s", gitm_errmsg(m));
+	ASSERT_INTEQ(st.by_cli, 0);
+	ASSERT(st.received_objects > 0);
+	ASSERT(gitm_new_commits(&w, m, c[4], c[0], NULL, 0, 0) == 0);
+	ASSERT_INTEQ(w.n, 1);
 	gitm_walk_release(&w);
 	/* Bad input. */
 	ASSERT_INTEQ(
@@ -540,7 +551,7 @@ stop_httpd(pid_t pid)
 TEST(test_git__over_http_with_an_outage)
 {
 	char a[GITM_SHA_SIZE], b[GITM_SHA_SIZE], tip[GITM_SHA_SIZE], url[256];
-	struct gitm_opts o = { .clone = GITM_CLONE_LIBGIT2 };
+	struct gitm_opts o = { .transfer = GITM_XFER_LIBGIT2 };
 	struct gitm_fetch_stats st;
 	struct gitm_walk w;
 	struct gitm_repo *m, *m2;
@@ -596,7 +607,7 @@ TEST(test_git__over_http_with_an_outage)
 /* A server that accepts the connection (the kernel does) and says nothing. */
 TEST(test_git__silent_server_times_out)
 {
-	struct gitm_opts o = { .clone = GITM_CLONE_LIBGIT2 };
+	struct gitm_opts o = { .transfer = GITM_XFER_LIBGIT2 };
 	struct gitm_opts ocli = { .timeout_ms = 1000 };
 	struct sockaddr_in sa = { 0 };
 	socklen_t len = sizeof(sa);
@@ -693,7 +704,7 @@ TEST(test_git__checkout_for_the_runner)
 TEST(test_git__commit_on_no_branch_fetched_by_id)
 {
 	char a[GITM_SHA_SIZE], x[GITM_SHA_SIZE];
-	struct gitm_opts o = { .clone = GITM_CLONE_LIBGIT2 };
+	struct gitm_opts o = { .transfer = GITM_XFER_LIBGIT2 };
 	struct gitm_repo *c;
 	const char *url, *work;
 
