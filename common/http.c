@@ -27,7 +27,7 @@ struct http {
 	char errbuf[CURL_ERROR_SIZE];
 	char *token;
 	long connect_ms, total_ms;
-	const volatile sig_atomic_t *abort;
+	const atomic_int *abort;
 	int toobig;
 };
 
@@ -112,7 +112,7 @@ http_set_timeouts(struct http *h, long connect_ms, long total_ms)
 }
 
 void
-http_set_abort(struct http *h, const volatile sig_atomic_t *flag)
+http_set_abort(struct http *h, const atomic_int *flag)
 {
 	h->abort = flag;
 }
@@ -139,7 +139,7 @@ xferinfo_cb(
 	(void)dln;
 	(void)ult;
 	(void)uln;
-	return (h->abort != NULL && *h->abort) ? 1 : 0;
+	return (h->abort != NULL && atomic_load(h->abort)) ? 1 : 0;
 }
 
 /* Transport failures that a later try may not see again. */
@@ -322,12 +322,12 @@ http_backoff_ms(const struct http_retry *p, int attempt)
 }
 
 void
-http_sleep_ms(long ms, const volatile sig_atomic_t *stop)
+http_sleep_ms(long ms, const atomic_int *stop)
 {
 	struct timespec ts;
 	long step;
 
-	while (ms > 0 && (stop == NULL || !*stop)) {
+	while (ms > 0 && (stop == NULL || !atomic_load(stop))) {
 		step = ms < 50 ? ms : 50;
 		ts.tv_sec = 0;
 		ts.tv_nsec = step * 1000000L;
@@ -347,7 +347,8 @@ http_request_retry(struct http_reply *out, struct http *h,
 	for (attempt = 1;; attempt++) {
 		rc = http_request(out, h, method, url, body, len);
 		if (!http_retryable(rc, out->status) ||
-		    attempt >= p->max_attempts || (p->stop != NULL && *p->stop))
+		    attempt >= p->max_attempts ||
+		    (p->stop != NULL && atomic_load(p->stop)))
 			return rc;
 		if (rc == 0) {
 			/* Keep the status in the message for the last try. */

@@ -19,7 +19,7 @@
  *	else if (r.status / 100 != 2) ...
  *	http_reply_release(&r);
  */
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "common/buf.h"
@@ -56,7 +56,7 @@ void http_set_timeouts(struct http *, long connect_ms, long total_ms);
  * when it becomes non-zero the transfer is aborted, and the call fails with
  * ERR_AGAIN.  Lets a signal handler cut a long-poll short.
  */
-void http_set_abort(struct http *, const volatile sig_atomic_t *flag);
+void http_set_abort(struct http *, const atomic_int *flag);
 
 /*
  * One request.  method is "GET" or "POST" (any verb curl accepts); body may
@@ -84,7 +84,7 @@ int http_post_json(struct http_reply *out, struct http *, const char *url,
 struct http_retry {
 	int max_attempts;
 	long base_ms, max_ms;
-	const volatile sig_atomic_t *stop;
+	const atomic_int *stop;
 };
 #define HTTP_RETRY_DEFAULT         \
 	{                          \
@@ -96,7 +96,7 @@ int http_retryable(int rc, long status);
 /* Delay before try number `attempt` (1-based: the delay after try 1). */
 long http_backoff_ms(const struct http_retry *, int attempt);
 /* Sleeps ms milliseconds, waking early when *stop becomes non-zero. */
-void http_sleep_ms(long ms, const volatile sig_atomic_t *stop);
+void http_sleep_ms(long ms, const atomic_int *stop);
 
 /* http_request() under a retry policy; returns the last outcome. */
 int http_request_retry(struct http_reply *out, struct http *,

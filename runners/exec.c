@@ -235,7 +235,7 @@ exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
 		if (term_at == 0 && s->timeout_ms > 0 &&
 		    t - start >= s->timeout_ms)
 			out->timed_out = 1;
-		if (term_at == 0 && s->cancel != NULL && *s->cancel)
+		if (term_at == 0 && s->cancel != NULL && atomic_load(s->cancel))
 			out->cancelled = 1;
 		if (term_at == 0 && (out->timed_out || out->cancelled)) {
 			kill(-pid, SIGTERM);

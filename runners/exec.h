@@ -15,7 +15,7 @@
  *	if (exec_run(&r, &s, &err) == 0) ... r.exited, r.code, r.out.data
  *	exec_result_release(&r);
  */
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,7 +32,7 @@ struct exec_spec {
 	int64_t grace_ms;        /* SIGTERM to SIGKILL; default 2000 */
 	size_t out_max, err_max; /* capture caps; 0: CAP_RAW_OUTPUT */
 	/* Polled every ~50 ms; non-zero kills the group (cancelled). */
-	const volatile sig_atomic_t *cancel;
+	const atomic_int *cancel;
 };
 #define EXEC_SPEC_INIT(av) ((struct exec_spec){ .argv = (av) })
 

@@ -251,7 +251,7 @@ TEST(test_exec__bad_cwd_is_an_error)
 
 TEST(test_exec__cancel_flag_kills)
 {
-	static volatile sig_atomic_t cancel = 1;
+	static atomic_int cancel = 1;
 	char *argv[] = { "sleep", "30", NULL };
 	struct exec_spec s = EXEC_SPEC_INIT(argv);
 	struct exec_result r;
