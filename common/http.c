@@ -424,9 +424,14 @@ http_smtp_send(struct http *h, const char *url, const char *from,
 	if (rc != CURLE_OK) {
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 		ret = transfer_error(h, rc, url);
-		/* A 4xx SMTP reply is the server asking to come back later. */
-		if (ret == -1 && code >= 400 && code < 500)
+		/*
+		 * curl reports a refused command as a send error; the reply
+		 * code tells: 4xx asks to come back later, 5xx is final.
+		 */
+		if (code >= 400 && code < 500)
 			ret = ERR_AGAIN;
+		else if (code >= 500)
+			ret = -1;
 	}
 	curl_easy_setopt(c, CURLOPT_MAIL_RCPT, NULL);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
