@@ -293,39 +293,74 @@ check_chars(struct ctx *c, const unsigned char *s, size_t len)
 	return bad ? -1 : 0;
 }
 
+/* Column of the first tab in the line's leading blanks, or 0. */
+static size_t
+leading_tab(const char *s, size_t len, size_t i)
+{
+	size_t j;
+
+	for (j = i; j < len && (s[j] == ' ' || s[j] == '\t'); j++)
+		if (s[j] == '\t')
+			return j - i + 1;
+	return 0;
+}
+
 /*
- * After libyaml gave up: tabs in indentation are the usual cause and
- * libyaml's words for them are obscure, so name each such line instead.
+ * After libyaml gave up on a line indented with a tab: libyaml's words
+ * for it are obscure, so name each line whose indentation has a tab
+ * (comment lines aside).  0 when the failing line has no such tab.
  */
 static int
-report_tabs(struct ctx *c, const char *s, size_t len)
+report_tabs(struct ctx *c, const char *s, size_t len, size_t bad_line)
 {
-	size_t i = 0, line = 1, found = 0;
+	size_t i = 0, line = 1, col, start = 0, j;
 
-	while (i < len) {
-		size_t col = 1, j = i;
-		int tab = 0;
-
-		while (j < len && (s[j] == ' ' || s[j] == '\t')) {
-			if (s[j] == '\t' && !tab) {
-				tab = 1;
-				col = j - i + 1;
-			}
-			j++;
+	/* Find the failing line. */
+	for (i = 0; i < len && line < bad_line; i++)
+		if (s[i] == '\n') {
+			line++;
+			start = i + 1;
 		}
-		if (tab && j < len && s[j] != '\n' && s[j] != '\r' &&
-		    s[j] != '#') {
-			at(c, line, col, NULL,
-			    "tab character in indentation (YAML indents with "
-			    "spaces)");
-			found++;
+	if (line != bad_line || leading_tab(s, len, start) == 0)
+		return 0;
+	for (i = 0, line = 1; i < len; line++) {
+		if ((col = leading_tab(s, len, i)) > 0) {
+			for (j = i; j < len && (s[j] == ' ' || s[j] == '\t');
+			     j++)
+				;
+			if (j >= len || s[j] != '#')
+				at(c, line, col, NULL,
+				    "tab character in indentation (YAML "
+				    "indents with spaces)");
 		}
-		while (j < len && s[j] != '\n')
-			j++;
-		i = j + 1;
-		line++;
+		while (i < len && s[i] != '\n')
+			i++;
+		i++;
 	}
-	return found > 0;
+	return 1;
+}
+
+/*
+ * libyaml puts an error at the end of a file without a final newline on
+ * a line that does not exist; move it to the end of the last line.
+ */
+static void
+end_of_text(const char *text, size_t len, size_t *line, size_t *col)
+{
+	size_t i, nl = 0, last = 0, c = 1;
+
+	for (i = 0; i < len; i++)
+		if (text[i] == '\n') {
+			nl++;
+			last = i + 1;
+		}
+	if (len == 0 || text[len - 1] == '\n' || *line <= nl + 1)
+		return;
+	for (i = last; i < len; i++)
+		if (((unsigned char)text[i] & 0xc0) != 0x80)
+			c++;
+	*line = nl + 1;
+	*col = c;
 }
 
 static void
@@ -333,7 +368,8 @@ parser_error(struct ctx *c, yaml_parser_t *p, const char *text, size_t len)
 {
 	size_t line, col;
 
-	if (report_tabs(c, text, len))
+	if (p->error != YAML_READER_ERROR &&
+	    report_tabs(c, text, len, p->problem_mark.line + 1))
 		return;
 	if (p->error == YAML_READER_ERROR) {
 		/* Reader errors carry a byte offset, not a mark. */
@@ -359,12 +395,16 @@ parser_error(struct ctx *c, yaml_parser_t *p, const char *text, size_t len)
 	}
 	line = p->problem_mark.line + 1;
 	col = p->problem_mark.column + 1;
-	if (p->context != NULL)
+	end_of_text(text, len, &line, &col);
+	if (p->context != NULL) {
+		size_t cl = p->context_mark.line + 1;
+		size_t cc = p->context_mark.column + 1;
+
+		end_of_text(text, len, &cl, &cc);
 		at(c, line, col, NULL, "%s (%s at line %zu, column %zu)",
-		    p->problem ? p->problem : "syntax error", p->context,
-		    (size_t)p->context_mark.line + 1,
-		    (size_t)p->context_mark.column + 1);
-	else
+		    p->problem ? p->problem : "syntax error", p->context, cl,
+		    cc);
+	} else
 		at(c, line, col, NULL, "%s",
 		    p->problem ? p->problem : "syntax error");
 }
@@ -983,13 +1023,13 @@ check_str(struct ctx *c, const yaml_node_t *n, const char *path, const char *s,
 	static const char *const smtp[] = { "smtp", "smtps", NULL };
 	char d[96];
 	size_t len = strlen(s), i;
+	size_t max =
+	    vk == V_NAME || vk == V_LABEL || vk == V_TREEREF || vk == V_INBOXREF
+	    ? CFG_NAME_MAX
+	    : CFG_STR_MAX;
 
-	if (len > (vk == V_NAME || vk == V_LABEL || vk == V_TREEREF ||
-	                      vk == V_INBOXREF
-	                  ? CFG_NAME_MAX
-	                  : CFG_STR_MAX)) {
-		nerr(c, n, path, "too long (%zu bytes, at most %d)", len,
-		    vk == V_NAME || vk == V_LABEL ? CFG_NAME_MAX : CFG_STR_MAX);
+	if (len > max) {
+		nerr(c, n, path, "too long (%zu bytes, at most %zu)", len, max);
 		return NULL;
 	}
 	switch (vk) {
@@ -1210,7 +1250,9 @@ fmt_bound(char *out, size_t len, const struct field *f, int64_t v)
 		else
 			snprintf(out, len, "%llds", (long long)v);
 	} else if (f->type == F_SIZE) {
-		if (v % ((int64_t)1 << 30) == 0 && v > 0)
+		if (v % ((int64_t)1 << 40) == 0 && v > 0)
+			snprintf(out, len, "%lldT", (long long)(v >> 40));
+		else if (v % ((int64_t)1 << 30) == 0 && v > 0)
 			snprintf(out, len, "%lldG", (long long)(v >> 30));
 		else if (v % ((int64_t)1 << 20) == 0 && v > 0)
 			snprintf(out, len, "%lldM", (long long)(v >> 20));
@@ -2328,8 +2370,10 @@ check_job(struct ctx *c, struct job_config *job, const yaml_node_t *root)
 			    "%lld is less than runs (%lld by default)",
 			    (long long)job->max_runs, (long long)job->runs);
 	}
-	if (job->memory_max > 0 && job->memory_high > job->memory_max && mh)
-		nerr(c, mh, "memory_high", "is more than memory_max");
+	if (job->memory_max > 0 && job->memory_high > job->memory_max && mh &&
+	    mx)
+		nerr(c, mh, "memory_high", "%s is more than memory_max (%s)",
+		    scalar(mh), scalar(mx));
 	if ((job->memory_max > 0 || job->memory_high > 0) &&
 	    !has_nested_cgroup(job))
 		nerr(c, mx ? mx : mh, mx ? "memory_max" : "memory_high",
@@ -2356,7 +2400,7 @@ dir_of(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	if (slash == NULL)
-		return xstrdup(".");
+		return NULL; /* the current directory: paths stay as written */
 	if (slash == path)
 		return xstrdup("/");
 	return xstrndup(path, (size_t)(slash - path));
@@ -2468,13 +2512,22 @@ config_load_job(
 }
 
 int
-config_parse_job(struct job_config **out, const char *name, const char *text,
-    size_t len, struct cfg_errors *errs)
+config_parse_job_for(struct job_config **out, const char *name,
+    const char *text, size_t len, const struct daemon_config *d,
+    struct cfg_errors *errs)
 {
 	struct ctx c;
 
 	ctx_init(&c, name, 0);
+	c.daemon = d;
 	return load_job(out, &c, name, text, len, errs);
+}
+
+int
+config_parse_job(struct job_config **out, const char *name, const char *text,
+    size_t len, struct cfg_errors *errs)
+{
+	return config_parse_job_for(out, name, text, len, NULL, errs);
 }
 
 int
@@ -2497,7 +2550,7 @@ config_load_runner(
 	if (r->boot != CFG_BOOT_NONE && r->kernel_tree == NULL &&
 	    lookup(&c, root, "kernel_tree", NULL) == NULL)
 		nerr(&c, root, NULL,
-		    "missing key 'kernel_tree' (required when boot is %s)",
+		    "missing required key 'kernel_tree' (boot is %s)",
 		    config_boot_name(r->boot));
 	if (ctx_done(&c, errs) == -1) {
 		runner_config_free(r);
@@ -2521,7 +2574,7 @@ config_load_jobs(struct job_config ***out, size_t *n,
 		int gr;
 
 		memset(&g, 0, sizeof(g));
-		gr = glob(pat, GLOB_ERR, NULL, &g);
+		gr = glob(pat, 0, NULL, &g);
 		if (gr == GLOB_NOMATCH || (gr == 0 && g.gl_pathc == 0)) {
 			if (strpbrk(pat, "*?[") == NULL) {
 				if (d->jobs_at != NULL)

@@ -1,4 +1,5 @@
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,23 @@
 #include "common/xalloc.h"
 #include "config/config.h"
 #include "tests/unit/test.h"
+
+#include <sys/stat.h>
+
+/* A failed load leaves *out NULL. */
+#define ASSERT_NULL_IF_FAILED(rc, p)                                    \
+	do {                                                            \
+		if ((rc) != 0 && (p) != NULL) {                         \
+			test_fail(__FILE__, __LINE__, "*out not NULL"); \
+			return -2;                                      \
+		}                                                       \
+	} while (0)
+
+static int
+mkdir_p(const char *p)
+{
+	return mkdir(p, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
 
 /* Writes text to a file in the scratch directory; returns its path. */
 static const char *
@@ -328,4 +346,316 @@ TEST(test_config__sniff_kind)
 	ASSERT(
 	    strstr(errs.msg[0], "k4.yaml:1:1: cannot tell the kind") != NULL);
 	cfg_errors_free(&errs);
+}
+
+static int
+load_kind(const char *kind, const char *path, struct cfg_errors *errs)
+{
+	struct daemon_config *d;
+	struct job_config *j;
+	struct runner_config *r;
+	int rc;
+
+	if (strcmp(kind, "daemon") == 0) {
+		rc = config_load_daemon(&d, path, errs);
+		ASSERT_NULL_IF_FAILED(rc, d);
+		daemon_config_free(d);
+	} else if (strcmp(kind, "runner") == 0) {
+		rc = config_load_runner(&r, path, errs);
+		ASSERT_NULL_IF_FAILED(rc, r);
+		runner_config_free(r);
+	} else {
+		rc = config_load_job(&j, path, errs);
+		ASSERT_NULL_IF_FAILED(rc, j);
+		job_config_free(j);
+	}
+	return rc;
+}
+
+/*
+ * The table of bad files: tests/data/config/bad/KIND-*.yaml, each ending
+ * in "# expect: LINE:COL: message" lines that list every error the loader
+ * must report, exactly and in order.
+ */
+TEST(test_config__bad_files_table)
+{
+	const char *dirpath = test_srcpath("tests/data/config/bad");
+	DIR *dir = opendir(dirpath);
+	struct dirent *de;
+	size_t nfiles = 0;
+
+	ASSERT(dir != NULL);
+	while ((de = readdir(dir)) != NULL) {
+		struct cfg_errors errs = { 0 };
+		char path[1024], line[8192], kind[16];
+		const char *dash;
+		size_t len = strlen(de->d_name), nexp = 0, prefix;
+		FILE *f;
+		int rc;
+
+		if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0)
+			continue;
+		dash = strchr(de->d_name, '-');
+		ASSERT(dash != NULL && (size_t)(dash - de->d_name) < 16);
+		snprintf(kind, sizeof(kind), "%.*s", (int)(dash - de->d_name),
+		    de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dirpath, de->d_name);
+		rc = load_kind(kind, path, &errs);
+		ASSERT_MSG(rc == -1, "%s: loaded without error", path);
+		f = fopen(path, "r");
+		ASSERT(f != NULL);
+		prefix = strlen(path) + 1;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			line[strcspn(line, "\n")] = '\0';
+			if (strncmp(line, "# expect: ", 10) != 0)
+				continue;
+			if (nexp >= errs.n ||
+			    strncmp(errs.msg[nexp], path, prefix - 1) != 0 ||
+			    strcmp(errs.msg[nexp] + prefix, line + 10) != 0) {
+				test_fail(__FILE__, __LINE__,
+				    "%s: expected \"%s\", got \"%s\"",
+				    de->d_name, line + 10,
+				    nexp < errs.n ? errs.msg[nexp] : "(none)");
+				fclose(f);
+				cfg_errors_free(&errs);
+				closedir(dir);
+				return;
+			}
+			nexp++;
+		}
+		fclose(f);
+		if (nexp == 0 || nexp != errs.n) {
+			test_fail(__FILE__, __LINE__,
+			    "%s: %zu errors expected, %zu reported (first "
+			    "extra: %s)",
+			    de->d_name, nexp, errs.n,
+			    errs.n > nexp ? errs.msg[nexp] : "-");
+			cfg_errors_free(&errs);
+			closedir(dir);
+			return;
+		}
+		cfg_errors_free(&errs);
+		nfiles++;
+	}
+	closedir(dir);
+	ASSERT(nfiles >= 38);
+}
+
+TEST(test_config__empty_file_and_missing_file)
+{
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+	char want[1024];
+	const char *p = write_tmp("empty.yaml", "");
+
+	ASSERT_INTEQ(config_load_job(&j, p, &errs), -1);
+	ASSERT(j == NULL);
+	ASSERT_INTEQ(errs.n, 1);
+	snprintf(want, sizeof(want),
+	    "%s:1:1: empty file (expected a mapping of keys)", p);
+	ASSERT_STREQ(errs.msg[0], want);
+	cfg_errors_free(&errs);
+
+	ASSERT_INTEQ(config_load_job(&j, "/nonexistent/x.yaml", &errs), -1);
+	ASSERT_INTEQ(errs.n, 1);
+	ASSERT_STREQ(errs.msg[0],
+	    "/nonexistent/x.yaml: cannot open: No such file or directory");
+	cfg_errors_free(&errs);
+
+	ASSERT_INTEQ(config_parse_job(&j, "upload", "runs: [", 7, &errs), -1);
+	ASSERT_INTEQ(errs.n, 1);
+	ASSERT_STREQ(errs.msg[0],
+	    "upload:1:8: did not find expected node content (while parsing a "
+	    "flow node at line 1, column 8)");
+	cfg_errors_free(&errs);
+}
+
+/* Relative paths are resolved against the file's directory. */
+TEST(test_config__relative_paths)
+{
+	struct cfg_errors errs = { 0 };
+	struct runner_config *r;
+	char want[1024];
+	const char *p = write_tmp("runner.yaml",
+	    "server: https://perf.example.org\n"
+	    "name: r1\n"
+	    "token_file: tokens/r1\n"
+	    "workdir: /var/lib/w\n");
+
+	ASSERT_INTEQ(config_load_runner(&r, p, &errs), 0);
+	snprintf(want, sizeof(want), "%s/tokens/r1", test_tmpdir());
+	ASSERT_STREQ(r->token_file, want);
+	ASSERT_STREQ(r->workdir, "/var/lib/w");
+	ASSERT_INTEQ(r->boot, CFG_BOOT_NONE);
+	ASSERT(r->kernel_tree == NULL);
+	ASSERT_INTEQ(r->heartbeat_s, 10);
+	ASSERT_INTEQ(r->max_output, 1 << 20);
+	runner_config_free(r);
+}
+
+/*
+ * A daemon with its jobs: cross-references (trees, inboxes, host labels),
+ * duplicate job names across files, a literal path that is missing.
+ */
+TEST(test_config__daemon_jobs_cross_references)
+{
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	struct job_config **jobs;
+	size_t n, i;
+	char want[1024];
+	const char *dp, *dir = test_tmpdir();
+	char sub[512];
+
+	snprintf(sub, sizeof(sub), "%s/jobs", dir);
+	ASSERT(mkdir_p(sub) == 0);
+	write_tmp("jobs/a.yaml",
+	    "name: a\nparser: fio\ncommand: [fio]\n"
+	    "trigger: {trees: [mm], inboxes: [linux-mm]}\nhosts: [epyc]\n");
+	write_tmp("jobs/b.yaml",
+	    "name: a\nparser: fio\ncommand: [fio]\n"
+	    "trigger: {trees: [net], inboxes: [lkml]}\n"
+	    "hosts: [arm, r1]\n");
+	dp = write_tmp("d.yaml",
+	    "listen: 127.0.0.1:0\n"
+	    "database: db.sqlite\n"
+	    "mirrors: git\n"
+	    "jobs: [jobs/*.yaml, jobs/a.yaml, none/*.yaml, missing.yaml]\n"
+	    "trees: [{name: mm, url: /srv/mm, branches: [main]}]\n"
+	    "inboxes: [{name: linux-mm, url: /srv/lm, tree: mm}]\n"
+	    "runners: [{name: r1, token_file: t, labels: [epyc]}]\n");
+	ASSERT_INTEQ(config_load_daemon(&d, dp, &errs), 0);
+	snprintf(want, sizeof(want), "%s/db.sqlite", dir);
+	ASSERT_STREQ(d->database, want);
+	ASSERT_STREQ(d->inboxes[0].branch, "main");
+	ASSERT_INTEQ(config_load_jobs(&jobs, &n, d, &errs), -1);
+	/* a.yaml loads (once, though matched twice); b.yaml does not. */
+	ASSERT_INTEQ(n, 1);
+	ASSERT_STREQ(jobs[0]->name, "a");
+	ASSERT_INTEQ(errs.n, 5);
+	for (i = 0; i < errs.n; i++)
+		ASSERT_MSG(
+		    strstr(errs.msg[i], dir) == errs.msg[i], "%s", errs.msg[i]);
+	ASSERT(strstr(errs.msg[0],
+	           "/jobs/b.yaml:1:7: name: job 'a' is already defined in ") !=
+	    NULL);
+	ASSERT(strstr(errs.msg[1],
+	           "/jobs/b.yaml:4:19: trigger.trees[0]: no tree named 'net' "
+	           "in ") != NULL);
+	ASSERT(
+	    strstr(errs.msg[2],
+	        "/jobs/b.yaml:4:35: trigger.inboxes[0]: no inbox named 'lkml' "
+	        "in ") != NULL);
+	ASSERT(strstr(errs.msg[3],
+	           "/jobs/b.yaml:5:9: hosts[0]: no runner in ") != NULL);
+	ASSERT(strstr(errs.msg[3], "carries the label 'arm'") != NULL);
+	ASSERT(strstr(errs.msg[4], "/d.yaml:4:47: jobs[3]: no such file '") !=
+	    NULL);
+	config_jobs_free(jobs, n);
+	daemon_config_free(d);
+	cfg_errors_free(&errs);
+}
+
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *data;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	data = xmalloc((size_t)n + 1);
+	*len = fread(data, 1, (size_t)n, f);
+	fclose(f);
+	return data;
+}
+
+/* Parses text as a job; a load either succeeds or reports an error. */
+static int
+parse_consistent(const char *text, size_t len)
+{
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+	int rc = config_parse_job(&j, "m", text, len, &errs);
+	int ok = (rc == 0 && j != NULL && errs.n == 0) ||
+	    (rc == -1 && j == NULL && errs.n > 0);
+	size_t i;
+
+	for (i = 0; i < errs.n; i++)
+		if (strncmp(errs.msg[i], "m:", 2) != 0)
+			ok = 0;
+	job_config_free(j);
+	cfg_errors_free(&errs);
+	return ok;
+}
+
+/*
+ * Every prefix of every example and bad file, and copies with bytes
+ * replaced by YAML-significant ones, load or fail cleanly (the sanitizers
+ * watch for the rest).  A cheap stand-in for the fuzzer between runs.
+ */
+TEST(test_config__truncated_and_mutated_inputs)
+{
+	static const char *const files[] = {
+		"config/examples/jobs/tcp_rr.yaml",
+		"config/examples/jobs/will-it-scale.yaml",
+		"config/examples/demo-fio.yaml",
+		"tests/data/config/bad/job-exclude.yaml",
+		"tests/data/config/bad/job-utf8.yaml",
+		"tests/data/config/bad/job-metrics.yaml",
+	};
+	static const char flips[] = { '\t', '{', ':', '\n', '\0', '&', '*',
+		(char)0xc3 };
+	size_t fi, len, i, k;
+
+	for (fi = 0; fi < sizeof(files) / sizeof(files[0]); fi++) {
+		char *text = slurp(test_srcpath(files[fi]), &len);
+
+		ASSERT(text != NULL);
+		for (i = 0; i <= len; i++)
+			ASSERT_MSG(parse_consistent(text, i), "%s cut at %zu",
+			    files[fi], i);
+		for (i = 0; i < len; i += 5)
+			for (k = 0; k < sizeof(flips); k++) {
+				char saved = text[i];
+
+				text[i] = flips[k];
+				ASSERT_MSG(parse_consistent(text, len),
+				    "%s byte %zu = 0x%02x", files[fi], i,
+				    (unsigned char)flips[k]);
+				text[i] = saved;
+			}
+		free(text);
+	}
+}
+
+/* An uploaded job checked against a daemon names its place as given. */
+TEST(test_config__parse_job_for_daemon)
+{
+	static const char text[] = "name: up\nparser: json\ncommand: [x]\n"
+	                           "trigger: {trees: [nope]}\n";
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	struct job_config *j;
+
+	ASSERT_INTEQ(config_load_daemon(&d,
+	                 test_srcpath("config/examples/daemon.yaml"), &errs),
+	    0);
+	ASSERT_INTEQ(
+	    config_parse_job_for(&j, "upload", text, strlen(text), d, &errs),
+	    -1);
+	ASSERT_INTEQ(errs.n, 1);
+	ASSERT_STREQ(errs.msg[0],
+	    "upload:4:19: trigger.trees[0]: no tree named 'nope' in "
+	    "config/examples/daemon.yaml");
+	cfg_errors_free(&errs);
+	ASSERT_INTEQ(
+	    config_parse_job_for(&j, "upload", text, strlen(text), NULL, &errs),
+	    0);
+	job_config_free(j);
+	daemon_config_free(d);
 }
