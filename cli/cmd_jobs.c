@@ -26,7 +26,11 @@ jobs_usage(void)
 static char *
 runs_cell(json_t *j)
 {
-	char *d = cli_field(j, "runs_done"), *n = cli_field(j, "runs");
+	/* A single job names the wanted count "runs_wanted" ("runs" is the
+	 * list of runs there). */
+	const char *key =
+	    json_is_array(json_object_get(j, "runs")) ? "runs_wanted" : "runs";
+	char *d = cli_field(j, "runs_done"), *n = cli_field(j, key);
 	char *s = xasprintf("%s/%s", d, n);
 
 	free(d);

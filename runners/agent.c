@@ -173,9 +173,23 @@ rm_rf(const char *path)
 
 /* ---- run bodies ---- */
 
+/* The job config's direction for a metric, else the parser's. */
+static const char *
+direction(const json_t *directions, const struct bench_metric *bm)
+{
+	const char *b = json_string_value(
+	    json_object_get(json_object_get(directions, bm->name), "better"));
+
+	if (b != NULL && (strcmp(b, "higher") == 0 || strcmp(b, "lower") == 0))
+		return b;
+	if (bm->better == BENCH_INFO)
+		return NULL;
+	return bench_better_str(bm->better);
+}
+
 json_t *
-agent_run_body(int64_t index, const char *parser, const struct exec_result *r,
-    const char *spawn_error, size_t raw_max)
+agent_run_body(int64_t index, const char *parser, const json_t *directions,
+    const struct exec_result *r, const char *spawn_error, size_t raw_max)
 {
 	json_t *body = json_object(), *metrics = json_array(), *m;
 	struct bench_result br;
@@ -213,15 +227,34 @@ agent_run_body(int64_t index, const char *parser, const struct exec_result *r,
 	}
 	for (i = 0; ok && i < br.n; i++) {
 		const struct bench_metric *bm = &br.metrics[i];
+		const char *better = direction(directions, bm);
 
+		if (better == NULL) {
+			if (why.len < 200)
+				buf_printf(&why, "%s%s", why.len ? ", " : "",
+				    bm->name);
+			continue;
+		}
 		m = json_object();
 		json_object_set_new(m, "name", json_string(bm->name));
 		json_object_set_new(m, "value", json_real(bm->value));
 		json_object_set_new(m, "unit", json_string(bm->unit));
-		json_object_set_new(
-		    m, "better", json_string(bench_better_str(bm->better)));
+		json_object_set_new(m, "better", json_string(better));
 		json_array_append_new(metrics, m);
 	}
+	if (ok && json_array_size(metrics) == 0) {
+		struct buf names = BUF_INIT(CAP_ERRMSG);
+
+		buf_add(&names, why.data, why.len);
+		buf_reset(&why);
+		buf_printf(&why,
+		    "no metric with a direction (%s): name them under "
+		    "metrics: in the job config with better: higher|lower",
+		    names.data);
+		buf_release(&names);
+		ok = 0;
+	} else if (ok)
+		buf_reset(&why);
 	json_object_set_new(body, "status", json_string(ok ? "ok" : "failed"));
 	json_object_set_new(body, "metrics", metrics);
 	json_object_set_new(body, "raw", text_json(raw.data, raw.len, raw_max));
@@ -484,7 +517,7 @@ struct job {
 	const char *parser, *cgroup_path;
 	struct strlist command, server_command;
 	struct cfg_point point;
-	json_t *tree;
+	json_t *tree, *directions;
 	unsigned char *done; /* done[i]: run i is stored */
 	size_t ndone;
 };
@@ -559,6 +592,7 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	if (j->max_runs > MAX_RUN_INDEX)
 		return err_set(e, "field 'max_runs': over %d", MAX_RUN_INDEX);
 	j->tree = json_object_get(o, "tree");
+	j->directions = json_object_get(o, "metrics");
 	if ((cg = json_object_get(o, "cgroup")) != NULL && json_is_object(cg) &&
 	    pwjson_str_opt(&j->cgroup_path, cg, "path", e) != 0)
 		return -1;
@@ -749,8 +783,8 @@ run_job(struct agent *a, json_t *jo)
 			exec_result_release(&r);
 			break;
 		}
-		body = agent_run_body(
-		    i, j.parser, &r, e.set ? err_msg(&e) : NULL, raw_max);
+		body = agent_run_body(i, j.parser, j.directions, &r,
+		    e.set ? err_msg(&e) : NULL, raw_max);
 		ran++;
 		if (strcmp(json_string_value(json_object_get(body, "status")),
 		        "ok") == 0)

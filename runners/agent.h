@@ -31,11 +31,17 @@ int agent_run(const struct runner_config *, const char *token, int once,
  * how its command ended: status "ok" with the parser's metrics when it
  * exited 0 and its stdout parsed, else "failed" with the reason in
  * "error" and the output in "raw" (never zeros for unparsable output).
+ * directions is the job's "metrics" object ({"name": {"better": ...}},
+ * may be NULL): it sets a metric's direction, and is the only source for
+ * metrics whose parser cannot tell (keyvalue, json).  A metric with no
+ * direction is not uploaded (the API needs higher or lower); a run left
+ * with no metric at all fails, naming them.
  * spawn_error, when not NULL, means the command could not be started
  * (r is then ignored).  Text is capped at raw_max bytes and made valid
  * UTF-8.  Never NULL.
  */
 json_t *agent_run_body(int64_t index, const char *parser,
-    const struct exec_result *r, const char *spawn_error, size_t raw_max);
+    const json_t *directions, const struct exec_result *r,
+    const char *spawn_error, size_t raw_max);
 
 #endif

@@ -63,7 +63,7 @@ TEST(test_agent__fio_run_is_ok_with_metrics)
 
 	ASSERT(load(&raw, "bench/fio.randread.json") == 0);
 	fake_result(&r, raw.data, raw.len, 0, "");
-	body = agent_run_body(2, "fio", &r, NULL, CAP_RAW_OUTPUT);
+	body = agent_run_body(2, "fio", NULL, &r, NULL, CAP_RAW_OUTPUT);
 	ASSERT_STREQ(json_string_value(json_object_get(body, "status")), "ok");
 	ASSERT_INTEQ(json_integer_value(json_object_get(body, "index")), 2);
 	ASSERT(json_is_null(json_object_get(body, "error")));
@@ -88,7 +88,7 @@ TEST(test_agent__unparsable_output_fails_without_zeros)
 	const char *err, *raw;
 
 	fake_result(&r, out, sizeof(out) - 1, 0, "");
-	body = agent_run_body(0, "fio", &r, NULL, CAP_RAW_OUTPUT);
+	body = agent_run_body(0, "fio", NULL, &r, NULL, CAP_RAW_OUTPUT);
 	ASSERT_STREQ(
 	    json_string_value(json_object_get(body, "status")), "failed");
 	ASSERT_INTEQ(json_array_size(json_object_get(body, "metrics")), 0);
@@ -109,7 +109,7 @@ TEST(test_agent__nonzero_exit_fails_with_stderr_in_raw)
 
 	/* Even parsable output does not count when the command failed. */
 	fake_result(&r, out, sizeof(out) - 1, 3, "boom\n");
-	body = agent_run_body(1, "keyvalue", &r, NULL, CAP_RAW_OUTPUT);
+	body = agent_run_body(1, "keyvalue", NULL, &r, NULL, CAP_RAW_OUTPUT);
 	ASSERT_STREQ(
 	    json_string_value(json_object_get(body, "status")), "failed");
 	ASSERT_STREQ(
@@ -127,8 +127,8 @@ TEST(test_agent__spawn_error_and_timeout)
 	struct exec_result r;
 	json_t *body;
 
-	body = agent_run_body(
-	    4, "fio", NULL, "fio: No such file or directory", CAP_RAW_OUTPUT);
+	body = agent_run_body(4, "fio", NULL, NULL,
+	    "fio: No such file or directory", CAP_RAW_OUTPUT);
 	ASSERT_STREQ(
 	    json_string_value(json_object_get(body, "status")), "failed");
 	ASSERT_STREQ(json_string_value(json_object_get(body, "error")),
@@ -139,7 +139,7 @@ TEST(test_agent__spawn_error_and_timeout)
 	r.exited = 0;
 	r.timed_out = 1;
 	r.signo = 15;
-	body = agent_run_body(4, "fio", &r, NULL, CAP_RAW_OUTPUT);
+	body = agent_run_body(4, "fio", NULL, &r, NULL, CAP_RAW_OUTPUT);
 	ASSERT(strstr(json_string_value(json_object_get(body, "error")),
 	           "timed out") != NULL);
 	json_decref(body);
@@ -158,7 +158,7 @@ TEST(test_agent__raw_is_capped_and_valid_utf8)
 	char *dump;
 
 	fake_result(&r, out, sizeof(out) - 1, 1, "");
-	body = agent_run_body(0, "keyvalue", &r, NULL, CAP_RAW_OUTPUT);
+	body = agent_run_body(0, "keyvalue", NULL, &r, NULL, CAP_RAW_OUTPUT);
 	raw = json_string_value(json_object_get(body, "raw"));
 	ASSERT(raw != NULL);
 	ASSERT_STREQ(raw,
@@ -173,8 +173,42 @@ TEST(test_agent__raw_is_capped_and_valid_utf8)
 	exec_result_release(&r);
 
 	fake_result(&r, "0123456789", 10, 1, "");
-	body = agent_run_body(0, "keyvalue", &r, NULL, 4);
+	body = agent_run_body(0, "keyvalue", NULL, &r, NULL, 4);
 	ASSERT_STREQ(json_string_value(json_object_get(body, "raw")), "0123");
 	json_decref(body);
+	exec_result_release(&r);
+}
+
+TEST(test_agent__directions_from_the_job_config)
+{
+	static const char out[] = "ops=1200 ops/s\nlat=35.5 us\nnote=x\n";
+	static const char dj[] = "{\"ops\": {\"better\": \"higher\"}}";
+	struct exec_result r;
+	struct err e = { 0 };
+	json_t *dirs, *body;
+	const json_t *m;
+
+	/* keyvalue cannot tell a direction: only the job config can. */
+	fake_result(&r, out, sizeof(out) - 1, 0, "");
+	body = agent_run_body(0, "keyvalue", NULL, &r, NULL, CAP_RAW_OUTPUT);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(body, "status")), "failed");
+	ASSERT(strstr(json_string_value(json_object_get(body, "error")),
+	           "no metric with a direction (ops, lat)") != NULL);
+	json_decref(body);
+
+	dirs = pwjson_parse(dj, sizeof(dj) - 1, &e);
+	ASSERT(dirs != NULL);
+	body = agent_run_body(0, "keyvalue", dirs, &r, NULL, CAP_RAW_OUTPUT);
+	ASSERT_STREQ(json_string_value(json_object_get(body, "status")), "ok");
+	ASSERT(json_is_null(json_object_get(body, "error")));
+	ASSERT_INTEQ(json_array_size(json_object_get(body, "metrics")), 1);
+	m = metric(body, "ops");
+	ASSERT(m != NULL);
+	ASSERT_NEAR(json_real_value(json_object_get(m, "value")), 1200, 1e-9);
+	ASSERT_STREQ(json_string_value(json_object_get(m, "better")), "higher");
+	ASSERT(metric(body, "lat") == NULL);
+	json_decref(body);
+	json_decref(dirs);
 	exec_result_release(&r);
 }
