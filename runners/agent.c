@@ -439,6 +439,9 @@ set_progress(struct agent *a, int64_t i, int64_t n)
 	pthread_mutex_lock(&a->mu);
 	snprintf(
 	    a->progress, sizeof(a->progress), "run %" PRId64 "/%" PRId64, i, n);
+	/* One heartbeat per run keeps the shown progress current. */
+	a->hb_force = 1;
+	pthread_cond_signal(&a->cv);
 	pthread_mutex_unlock(&a->mu);
 }
 
@@ -870,8 +873,8 @@ register_host(struct agent *a)
 		log_warnx("%s", client_errmsg(a->cl));
 		return -1;
 	}
-	/* The daemon's interval wins: it knows the lease it will enforce. */
-	if (hb > 0)
+	/* The daemon's interval is an upper bound: it knows its lease. */
+	if (hb > 0 && hb < a->heartbeat_s)
 		a->heartbeat_s = hb;
 	if (lease > 0 && a->heartbeat_s * 3 > lease)
 		a->heartbeat_s = lease / 3 > 0 ? lease / 3 : 1;
