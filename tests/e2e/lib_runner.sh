@@ -14,9 +14,13 @@
 #   pw_admin ARGS...               the same with the admin token
 #   job_state ID                   prints a job's state
 #   jobs_in_state STATE N          true when N jobs are in STATE
-#   tiny_fio_job NAME RUNS         writes a job file $PW_DIR/jobs/NAME.yaml:
-#                                  real fio, 8 MiB, 1 s per run, in the
-#                                  job's scratch directory
+#   tiny_fio_job NAME RUNS [SECS]  writes a job file $PW_DIR/jobs/NAME.yaml:
+#                                  real fio, 8 MiB, SECS (1) per run, in
+#                                  the job's scratch directory
+#   wait_until SECS CMD...         runs CMD every 0.2 s until it succeeds
+#                                  (0) or SECS of wall-clock time pass (1):
+#                                  unlike wait_for, slow commands on a
+#                                  loaded machine do not stretch it
 #   show_logs                      prints the daemon and runner logs (on
 #                                  failure)
 
@@ -70,7 +74,7 @@ tiny_fio_job() {
 name: $1
 parser: fio
 command: [fio, --name=tiny, --rw=randread, --bs=4k, --size=8M,
-          --runtime=1, --time_based, "--directory={workdir}",
+          --runtime=${3:-1}, --time_based, "--directory={workdir}",
           --output-format=json, --ioengine=psync]
 runs: $2
 max_runs: $(($2 + 2))
@@ -85,4 +89,14 @@ show_logs() {
 		echo "# --- $f"
 		tail -n 40 "$f" | sed 's/^/#   /'
 	done
+}
+
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.2
+	done
+	"$@"
 }

@@ -14,7 +14,7 @@ start_runner r1
 RUNNER=$!
 
 # The runner registers with its inventory.
-if wait_for 20 bash -c "'$PW_BIN/perfwatch' hosts --server '$PW_URL' --json | grep -q '\"r1\"'"; then
+if wait_until 20 bash -c "'$PW_BIN/perfwatch' hosts --server '$PW_URL' --json | grep -q '\"r1\"'"; then
 	pass runner_registers
 else
 	fail runner_registers "r1 not in /hosts"
@@ -40,7 +40,7 @@ fi
 base=$(jfield pairs.0.base_job <"$PW_TMP/submit.json")
 cand=$(jfield pairs.0.candidate_job <"$PW_TMP/submit.json")
 
-if wait_for 50 jobs_in_state success 2; then
+if wait_until 50 jobs_in_state success 2; then
 	pass both_jobs_succeed
 else
 	fail both_jobs_succeed "base $(job_state "$base"), candidate $(job_state "$cand")"
