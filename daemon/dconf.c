@@ -2,7 +2,6 @@
  * Loading the daemon configuration bundle (see dconf.h).
  */
 #include <ctype.h>
-#include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,66 +68,12 @@ read_token(unsigned char *out, size_t *out_len, const char *path,
 static void
 dconf_free(struct dconf *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->njobs; i++)
-		job_config_free(c->jobs[i]);
-	free(c->jobs);
+	config_jobs_free(c->jobs, c->njobs);
 	free(c->runners);
 	daemon_config_free(c->dc);
 	/* Tokens do not linger in freed memory. */
 	memset(c, 0, sizeof(*c));
 	free(c);
-}
-
-static void
-load_jobs(struct dconf *c, struct cfg_errors *errs)
-{
-	size_t i, k, j;
-	glob_t g;
-	int rc;
-
-	for (i = 0; i < c->dc->jobs.n; i++) {
-		const char *pat = c->dc->jobs.v[i];
-
-		memset(&g, 0, sizeof(g));
-		rc = glob(pat, GLOB_ERR, NULL, &g);
-		if (rc == GLOB_NOMATCH) {
-			/* A glob matching nothing is fine (an empty jobs.d);
-			 * a plain path that does not exist is not. */
-			if (strpbrk(pat, "*?[") == NULL)
-				adderr(
-				    errs, "%s: job file does not exist", pat);
-			globfree(&g);
-			continue;
-		}
-		if (rc != 0) {
-			adderr(errs, "%s: cannot read job files", pat);
-			globfree(&g);
-			continue;
-		}
-		for (k = 0; k < g.gl_pathc; k++) {
-			struct job_config *jc = NULL;
-
-			if (config_load_job(&jc, g.gl_pathv[k], errs) == -1)
-				continue;
-			for (j = 0; j < c->njobs; j++)
-				if (strcmp(c->jobs[j]->name, jc->name) == 0)
-					break;
-			if (j < c->njobs) {
-				adderr(errs,
-				    "%s: job name '%s' is also used "
-				    "by %s",
-				    jc->file, jc->name, c->jobs[j]->file);
-				job_config_free(jc);
-				continue;
-			}
-			c->jobs = xreallocarray(
-			    c->jobs, c->njobs + 1, sizeof(*c->jobs));
-			c->jobs[c->njobs++] = jc;
-		}
-		globfree(&g);
-	}
 }
 
 int
@@ -145,7 +90,11 @@ dconf_load(struct dconf **out, const char *path, struct cfg_errors *errs)
 		dconf_free(c);
 		return -1;
 	}
-	load_jobs(c, errs);
+	/* Job files, checked against this daemon file (trees, inboxes,
+	 * host labels, unique names). */
+	if (config_load_jobs(&c->jobs, &c->njobs, c->dc, errs) == -1 &&
+	    errs->n == before)
+		adderr(errs, "%s: cannot load the job files", path);
 	if (c->dc->admin_token_file != NULL &&
 	    read_token(c->admin, &c->admin_len, c->dc->admin_token_file,
 	        "admin token", errs) == 0)

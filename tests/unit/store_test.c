@@ -402,6 +402,13 @@ TEST(test_store__labels_match_hosts)
 	ASSERT(store_claim(s, &c, he, 100, 10) == 0);
 	ASSERT_INTEQ(claimed_id(c), b);
 	json_decref(c);
+	/* A host's name is a label too. */
+	jb.labels_json = jc.labels_json = "[\"xeon1\"]";
+	ASSERT(
+	    store_pair_create(s, NULL, &b, NULL, "j", "", &jb, &jc, 10) == 0);
+	ASSERT(store_claim(s, &c, hx, 101, 10) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	json_decref(c);
 	store_close(s);
 }
 
