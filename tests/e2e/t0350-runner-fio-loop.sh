@@ -108,6 +108,55 @@ rc=$?
 pw jobs --limit 0 >/dev/null 2>&1
 [ $? = 2 ] && pass error_usage || fail error_usage "--limit 0 accepted"
 
+# --job-file: an inline job whose command fails is failed with the exit
+# status and its stderr in the job log, not given zero metrics.
+cat >"$PW_TMP/bad.yaml" <<'YAML'
+name: bad
+parser: keyvalue
+command: [sh, -c, 'echo ops=5; echo "disk on fire" >&2; exit 3']
+runs: 1
+metrics:
+  ops: {better: higher}
+YAML
+pw_admin submit --job-file "$PW_TMP/bad.yaml" --json >"$PW_TMP/bad.json" 2>"$PW_TMP/err" ||
+    fail submit_job_file "$(cat "$PW_TMP/err")"
+bad=$(jfield pairs.0.base_job <"$PW_TMP/bad.json")
+bad_done() {
+	[ "$(job_state "$bad")" = failed ]
+}
+if wait_until 30 bad_done; then
+	pw jobs show "$bad" --json >"$PW_TMP/badjob.json"
+	python3 - "$PW_TMP/badjob.json" <<'PY' && pass failing_command_fails_job || fail failing_command_fails_job "$(head -c 1500 "$PW_TMP/badjob.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["error"] == "all 1 runs failed; first: run 0: exit 3", j["error"]
+r = j["runs"][0]
+assert r["status"] == "failed" and r["error"] == "exit 3" and r["metrics"] == [], r
+assert "disk on fire" in j["log"], j["log"]
+PY
+else
+	fail failing_command_fails_job "state $(job_state "$bad")"
+fi
+printf 'name: broken\nparser: fio\n' >"$PW_TMP/broken.yaml"
+pw_admin submit --job-file "$PW_TMP/broken.yaml" >/dev/null 2>"$PW_TMP/err"
+rc=$?
+[ $rc = 1 ] && grep -q "^$PW_TMP/broken.yaml:[0-9]*:[0-9]*: " "$PW_TMP/err" &&
+    pass job_file_checked_locally || fail job_file_checked_locally "rc $rc: $(cat "$PW_TMP/err")"
+
+# A job on a git commit is refused by this runner for now, with the reason.
+code=$(http POST /api/v1/submit "$PW_ADMIN" '{"job": "tiny", "base": {"tree": "'"$PW_TMP"'/repo", "commit": "0123456789abcdef0123456789abcdef01234567"}, "candidate": {"tree": "'"$PW_TMP"'/repo", "commit": "89abcdef0123456789abcdef0123456789abcdef"}}')
+if [ "$code" = 201 ]; then
+	tj=$(jfield pairs.0.base_job <"$PW_TMP/body")
+	tree_done() {
+		[ "$(job_state "$tj")" = failed ]
+	}
+	wait_until 30 tree_done
+	pw jobs show "$tj" --json | jfield error | grep -q 'tree checkout not supported yet' &&
+	    pass tree_job_refused || fail tree_job_refused "$(pw jobs show "$tj" --json | head -c 600)"
+else
+	fail tree_job_refused "submit: $code $(cat "$PW_TMP/body")"
+fi
+
 # SIGTERM stops the idle runner promptly (it is in a long-poll).
 t0=$(date +%s)
 stop_pid "$RUNNER" TERM
