@@ -141,7 +141,7 @@ clean:
 #                             the shared fixtures
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
-FUZZ_FIXTURES ?= ../shared/fixtures/bench
+FUZZ_FIXTURES ?= tests/fixtures/bench
 FUZZ_LIB_SRCS = $(wildcard runners/bench/*.c) common/buf.c common/err.c \
 		common/json.c common/xalloc.c common/log.c
 HAVE_LIBFUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, \
