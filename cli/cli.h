@@ -19,5 +19,7 @@ const char *cli_server(const char *flag);
 const char *cli_token_file(const char *flag);
 
 int cmd_config(int, char **);
+int cmd_compare(int, char **);
+int cmd_changepoints(int, char **);
 
 #endif

@@ -8,6 +8,11 @@ static const struct cli_cmd cmds[] = {
 	{ "config", cmd_config,
 	    "config check [--kind job|daemon|runner] FILE... | "
 	    "config expand JOB.yaml" },
+	{ "compare", cmd_compare,
+	    "compare [--json] [--better higher|lower] [--min-effect PCT] "
+	    "[--alpha A] [--history FILE] [--exit-code] BASE CAND" },
+	{ "changepoints", cmd_changepoints,
+	    "changepoints [--json] [--better higher|lower] FILE" },
 };
 
 const char *
