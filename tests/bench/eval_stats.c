@@ -467,56 +467,55 @@ table_timing(void)
 	size_t i, k, reps = 50;
 
 	analysis_rng_seed(&r, 77);
-	    "\n### Time (CPU time, best of %zu; 2000 resamples)\n\n", reps);
-	    "\n### Time (best of %zu, this machine; 2000 resamples)\n\n", reps);
-	    printf("| operation | ms |\n|---|---|\n");
-	    draw_pair(a, b, MAX_N, M_NORMAL, 0.01, 0.02, &r);
-	    draw_history(h, HIST_RUNS, M_NORMAL, 0.01, &r);
-	    for (k = 0; k < 4; k++) {
-		    size_t n = k % 2 ? MAX_N : 5;
+	printf("\n### Time (CPU time, best of %zu; 2000 resamples)\n\n", reps);
+	printf("| operation | ms |\n|---|---|\n");
+	draw_pair(a, b, MAX_N, M_NORMAL, 0.01, 0.02, &r);
+	draw_history(h, HIST_RUNS, M_NORMAL, 0.01, &r);
+	for (k = 0; k < 4; k++) {
+		size_t n = k % 2 ? MAX_N : 5;
 
-		    analysis_opts_init(&o);
-		    if (k >= 2) {
-			    o.history = h;
-			    o.n_history = HIST_RUNS;
-		    }
-		    best = INFINITY;
-		    for (i = 0; i < reps; i++) {
-			    t0 = now();
-			    analysis_compare(&res, a, n, b, n, &o, &e);
-			    t0 = now() - t0;
-			    if (t0 < best)
-				    best = t0;
-		    }
-		    printf("| A/B, N = %zu, bootstrap%s | %.3f |\n", n,
-		        k >= 2 ? " + 100-run history A/A" : "", best * 1e3);
-	    }
-	    x = malloc(5000 * sizeof(*x));
-	    if (x == NULL)
-		    exit(1);
-	    {
-		    struct noise ns;
+		analysis_opts_init(&o);
+		if (k >= 2) {
+			o.history = h;
+			o.n_history = HIST_RUNS;
+		}
+		best = INFINITY;
+		for (i = 0; i < reps; i++) {
+			t0 = now();
+			analysis_compare(&res, a, n, b, n, &o, &e);
+			t0 = now() - t0;
+			if (t0 < best)
+				best = t0;
+		}
+		printf("| A/B, N = %zu, bootstrap%s | %.3f |\n", n,
+		    k >= 2 ? " + 100-run history A/A" : "", best * 1e3);
+	}
+	x = malloc(5000 * sizeof(*x));
+	if (x == NULL)
+		exit(1);
+	{
+		struct noise ns;
 
-		    noise_init(&ns, M_NORMAL, 0.01, &r);
-		    for (i = 0; i < 5000; i++)
-			    x[i] = 1000 * noise_next(&ns) *
-			        (i >= 1700 ? 0.98 : 1) * (i >= 3900 ? 1.03 : 1);
-	    }
-	    analysis_cp_opts_init(&co);
-	    best = INFINITY;
-	    for (i = 0; i < 10; i++) {
-		    t0 = now();
-		    analysis_changepoints(&c, x, 5000, &co, &e);
-		    t0 = now() - t0;
-		    if (t0 < best)
-			    best = t0;
-		    if (i + 1 < 10)
-			    analysis_cps_release(&c);
-	    }
-	    printf("| change points, 5000 points (found %zu) | %.3f |\n", c.n,
-	        best * 1e3);
-	    analysis_cps_release(&c);
-	    free(x);
+		noise_init(&ns, M_NORMAL, 0.01, &r);
+		for (i = 0; i < 5000; i++)
+			x[i] = 1000 * noise_next(&ns) * (i >= 1700 ? 0.98 : 1) *
+			    (i >= 3900 ? 1.03 : 1);
+	}
+	analysis_cp_opts_init(&co);
+	best = INFINITY;
+	for (i = 0; i < 10; i++) {
+		t0 = now();
+		analysis_changepoints(&c, x, 5000, &co, &e);
+		t0 = now() - t0;
+		if (t0 < best)
+			best = t0;
+		if (i + 1 < 10)
+			analysis_cps_release(&c);
+	}
+	printf("| change points, 5000 points (found %zu) | %.3f |\n", c.n,
+	    best * 1e3);
+	analysis_cps_release(&c);
+	free(x);
 }
 
 int
