@@ -59,6 +59,15 @@ struct row {
 };
 
 static void
+fmt_num(char *b, size_t n, double v)
+{
+	if (isfinite(v))
+		snprintf(b, n, "%.6g", v);
+	else
+		snprintf(b, n, "-");
+}
+
+static void
 print_text(const struct row *rows, size_t n, double alpha, double min_effect)
 {
 	size_t i, w = 6;
@@ -71,7 +80,7 @@ print_text(const struct row *rows, size_t n, double alpha, double min_effect)
 	    "verdict");
 	for (i = 0; i < n; i++) {
 		const struct analysis_result *r = &rows[i].r;
-		char ci[64], chg[32], p[32];
+		char ci[64], chg[32], p[32], bm[32], cm[32];
 
 		if (isfinite(r->change_pct))
 			snprintf(chg, sizeof(chg), "%+.2f%%", r->change_pct);
@@ -87,9 +96,10 @@ print_text(const struct row *rows, size_t n, double alpha, double min_effect)
 			    r->p_method == ANALYSIS_P_HISTORY ? 'H' : 'W');
 		else
 			snprintf(p, sizeof(p), "-");
-		printf("%-*s %4zu %4zu %12.6g %12.6g %8s %20s %9s  %s\n",
-		    (int)w, rows[i].name, r->n_base, r->n_cand, r->base_median,
-		    r->cand_median, chg, ci, p,
+		fmt_num(bm, sizeof(bm), r->base_median);
+		fmt_num(cm, sizeof(cm), r->cand_median);
+		printf("%-*s %4zu %4zu %12s %12s %8s %20s %9s  %s\n", (int)w,
+		    rows[i].name, r->n_base, r->n_cand, bm, cm, chg, ci, p,
 		    analysis_verdict_name(r->verdict));
 		if (rows[i].bad != NULL)
 			printf(

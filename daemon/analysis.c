@@ -1314,6 +1314,13 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		return err_setc(e, ERR_TOOBIG, "more than %d runs on a side",
 		    MAX_RUNS_SIDE);
 	if (nb == 0 || nc == 0) {
+		double *t = xmalloc((nb + nc + 1) * sizeof(*t));
+
+		if (nb > 0)
+			r->base_median = median_copy(base, nb, t);
+		if (nc > 0)
+			r->cand_median = median_copy(cand, nc, t);
+		free(t);
 		r->note = "no runs on one side";
 		return 0;
 	}
