@@ -228,3 +228,16 @@ bench-git: $(REL)/tests/git_bench
 	$(REL)/tests/git_bench $(OUT)/bench-git
 
 .PHONY: bench-git
+# --- analysis (daemon/analysis.c): the synthetic evaluation of the
+# statistics, `make eval-stats` (a few minutes; not part of make check).
+# tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.
+# EVAL_ARGS: a trial-count scale and table letters, e.g. "0.2 fct".
+$(REL)/bin/eval_stats: $(REL)/obj/tests/bench/eval_stats.o $(REL)/libperfwatch.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+eval-stats: $(REL)/bin/eval_stats
+	$(REL)/bin/eval_stats $(EVAL_ARGS)
+
+.PHONY: eval-stats
