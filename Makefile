@@ -97,7 +97,11 @@ $(SAN)/tests/%_test: $(SAN)/obj/tests/unit/%_test.o $(SAN)/obj/tests/unit/test.o
 check-build: $(PROGS:%=$(SAN)/bin/%) $(UNIT_NAMES:%=$(SAN)/tests/%)
 
 # THE test command: unit tests, then end-to-end tests, one summary line.
-check: check-build
+check: deps
+	@$(MAKE) --no-print-directory check-build
+	@OUT=$(OUT) tests/run
+
+check-only: check-build
 	@OUT=$(OUT) tests/run
 
 deps:
@@ -141,7 +145,7 @@ clean:
 #                             the shared fixtures
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
-FUZZ_FIXTURES ?= ../shared/fixtures/bench
+FUZZ_FIXTURES ?= tests/fixtures/bench
 FUZZ_LIB_SRCS = $(wildcard runners/bench/*.c) common/buf.c common/err.c \
 		common/json.c common/xalloc.c common/log.c
 HAVE_LIBFUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, \
@@ -216,6 +220,18 @@ bench-web:
 
 .PHONY: lint-web bench-web
 
+# --- git module (common/git.c): benchmark against the git command line ---
+# make bench-git: a cached 100,000-commit repository under $(OUT)/bench-git
+# (about 20 s to generate once), then first copy, 1,000 new commits with
+# a path filter, and 1,000 idle polls, side by side with git.
+$(REL)/tests/git_bench: $(REL)/obj/tests/bench/git_bench.o $(REL)/libperfwatch.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+bench-git: $(REL)/tests/git_bench
+	$(REL)/tests/git_bench $(OUT)/bench-git
+
+.PHONY: bench-git
 # --- analysis (daemon/analysis.c): the synthetic evaluation of the
 # statistics, `make eval-stats` (a few minutes; not part of make check).
 # tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.

@@ -127,11 +127,14 @@ size_t analysis_next_runs(const struct analysis_result *r, size_t n_now,
     size_t first_runs, size_t max_runs);
 
 /*
- * The significance level at a look with n runs per side, spending alpha
- * over the looks first_runs, x1.5, ..., max_runs with a Pocock-type
- * spending function alpha * ln(1 + (e - 1) t), t = n / max_runs; each
- * look gets the increment, so the looks together never exceed alpha.
- * Returns alpha when max_runs <= first_runs (fixed design).
+ * The nominal significance level at a look with n runs per side: alpha
+ * is spent over the looks first_runs, x1.5, ..., max_runs with the
+ * Pocock-type spending function alpha * ln(1 + (e - 1) t), t = n /
+ * max_runs, and each look's boundary is computed exactly for correlated
+ * looks (group-sequential recursion), so a test that stops at the first
+ * significant look keeps its overall false-alarm rate at alpha.  A look
+ * off the schedule (runs failed) spends up to its own n.  Returns alpha
+ * when max_runs <= first_runs (fixed design).
  */
 double analysis_look_alpha(
     double alpha, size_t n, size_t first_runs, size_t max_runs);
