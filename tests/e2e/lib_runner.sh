@@ -16,7 +16,9 @@
 #   jobs_in_state STATE N          true when N jobs are in STATE
 #   tiny_fio_job NAME RUNS [SECS]  writes a job file $PW_DIR/jobs/NAME.yaml:
 #                                  real fio, 8 MiB, SECS (1) per run, in
-#                                  the job's scratch directory
+#                                  the job's scratch directory; max_runs
+#                                  = RUNS, so the verdict never asks for
+#                                  more runs than the tests count
 #   wait_until SECS CMD...         runs CMD every 0.2 s until it succeeds
 #                                  (0) or SECS of wall-clock time pass (1):
 #                                  unlike wait_for, slow commands on a
@@ -77,7 +79,7 @@ command: [fio, --name=tiny, --rw=randread, --bs=4k, --size=8M,
           --runtime=${3:-1}, --time_based, "--directory={workdir}",
           --output-format=json, --ioengine=psync]
 runs: $2
-max_runs: $(($2 + 2))
+max_runs: $2
 timeout: 30s
 YAML
 }
