@@ -37,6 +37,7 @@ for p in perfwatchd perfwatch-runner perfwatch; do
 	[ -x "$BIN/$p" ] || die "$BIN/$p is missing: run make first"
 done
 command -v fio >/dev/null || die "fio is not installed: run make deps"
+command -v curl >/dev/null || die "curl is not installed: run make deps"
 
 rm -rf "$DIR"
 mkdir -p "$DIR/jobs" "$DIR/tokens" "$DIR/runner"
@@ -117,15 +118,44 @@ while :; do
 	sleep 1
 done
 
+say "waiting for the daemon's verdict"
+verdicts() {	# prints the pair's final comparison rows, or fails
+	curl -fsS "$URL/api/v1/pairs/$pair" | python3 -c '
+import json, sys
+rows = json.load(sys.stdin).get("comparisons", [])
+if not rows or not all(r.get("final") for r in rows):
+    sys.exit(1)
+def num(v, f):
+    return "-" if v is None else f % v
+print("%-16s %12s %12s %9s %22s %9s  %s" % ("metric", "base", "candidate",
+      "change", "95% CI", "p", "verdict"))
+for r in rows:
+    ci = "-" if r.get("ci_low") is None else \
+        "[%+.2f%%, %+.2f%%]" % (r["ci_low"], r["ci_high"])
+    print("%-16s %12s %12s %9s %22s %9s  %s" % (r["metric"],
+          num(r.get("base_median"), "%.6g"), num(r.get("cand_median"), "%.6g"),
+          num(r.get("change_pct"), "%+.2f%%"), ci, num(r.get("p"), "%.2g"),
+          r["verdict"]))
+'
+}
+while ! verdicts >"$DIR/verdict.txt" 2>/dev/null; do
+	[ $SECONDS -lt $deadline ] || die "timed out waiting for the verdict"
+	sleep 1
+done
+
 echo
 "$BIN/perfwatch" jobs
 echo
-say "verdict (perfwatch compare on the two jobs' exported runs)"
+say "verdict of perfwatchd (per metric; FDR-controlled across metrics)"
+cat "$DIR/verdict.txt"
+grep -E '^read_iops .*regression' "$DIR/verdict.txt" >/dev/null ||
+    die "expected read_iops to be a regression"
+echo
+say "the same runs compared offline: perfwatch compare base.json cand.json"
 "$BIN/perfwatch" jobs show "$base" --json >"$DIR/base.json"
 "$BIN/perfwatch" jobs show "$cand" --json >"$DIR/cand.json"
-"$BIN/perfwatch" compare "$DIR/base.json" "$DIR/cand.json" | tee "$DIR/compare.txt"
-grep -E '^read_iops .*regression' "$DIR/compare.txt" >/dev/null ||
-    die "expected read_iops to be a regression"
+"$BIN/perfwatch" compare "$DIR/base.json" "$DIR/cand.json" >"$DIR/compare.txt"
+grep -E '^read_iops' "$DIR/compare.txt"
 
 echo
 say "look here"
