@@ -873,10 +873,14 @@ url_with_scheme(const char *s, const char *const *schemes)
 
 	for (i = 0; schemes[i] != NULL; i++) {
 		n = strlen(schemes[i]);
-		if (strncmp(s, schemes[i], n) == 0 &&
-		    strncmp(s + n, "://", 3) == 0 && s[n + 3] != '\0' &&
-		    s[n + 3] != '/')
-			return !has_space_or_ctl(s);
+		if (strncmp(s, schemes[i], n) != 0 ||
+		    strncmp(s + n, "://", 3) != 0 || s[n + 3] == '\0')
+			continue;
+		/* Only file:// may leave the host empty (file:///srv/x). */
+		if (s[n + 3] == '/' &&
+		    (strcmp(schemes[i], "file") != 0 || s[n + 4] == '\0'))
+			continue;
+		return !has_space_or_ctl(s);
 	}
 	return 0;
 }
