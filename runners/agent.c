@@ -721,8 +721,8 @@ log_stderr_tail(
  * 0 ready, 1 cancelled (not ours to finish), -1 failed (why set).
  */
 static int
-prepare_tree(struct agent *a, struct job *j, const char *scratch,
-    struct buf *why)
+prepare_tree(
+    struct agent *a, struct job *j, const char *scratch, struct buf *why)
 {
 	struct exec_result r;
 	struct exec_spec spec;
@@ -758,10 +758,9 @@ prepare_tree(struct agent *a, struct job *j, const char *scratch,
 		return -1;
 	}
 	exec_describe(&how, &r);
-	job_log(a, j->id, "build (%s) %s in %" PRId64 " ms%s%s%s%s",
-	    bargv[0], how.data, mono_ms() - t0,
-	    r.out.len ? "\nstdout:\n" : "", r.out.data,
-	    r.err.len ? "\nstderr:\n" : "", r.err.data);
+	job_log(a, j->id, "build (%s) %s in %" PRId64 " ms%s%s%s%s", bargv[0],
+	    how.data, mono_ms() - t0, r.out.len ? "\nstdout:\n" : "",
+	    r.out.data, r.err.len ? "\nstderr:\n" : "", r.err.data);
 	if (r.cancelled)
 		ret = 1;
 	else if (r.exited && r.code == 0)
@@ -770,8 +769,8 @@ prepare_tree(struct agent *a, struct job *j, const char *scratch,
 		const struct buf *tail = r.err.len ? &r.err : &r.out;
 
 		off = tail->len > LOG_TAIL / 4 ? tail->len - LOG_TAIL / 4 : 0;
-		buf_printf(why, "build failed: %s: %s", how.data,
-		    tail->data + off);
+		buf_printf(
+		    why, "build failed: %s: %s", how.data, tail->data + off);
 	}
 	exec_result_release(&r);
 	buf_release(&how);

@@ -29,8 +29,8 @@ checkout_prepare(const char *workdir, const char *url, const char *sha,
 		        (sha[i] >= 'a' && sha[i] <= 'f')))
 			break;
 	if (n != GITM_SHA_SIZE - 1 || i != n) {
-		err_set(e, "commit '%.64s': expected 40 lowercase hex digits",
-		    sha);
+		err_set(
+		    e, "commit '%.64s': expected 40 lowercase hex digits", sha);
 		free(clones);
 		return -1;
 	}

@@ -96,7 +96,8 @@ main(int argc, char **argv)
 		return 1;
 	/* Jobs on a commit check it out with libgit2 (runners/checkout). */
 	if (gitm_global_init(0) != 0) {
-		fprintf(stderr, "perfwatch-runner: cannot initialise libgit2\n");
+		fprintf(
+		    stderr, "perfwatch-runner: cannot initialise libgit2\n");
 		return 1;
 	}
 	memset(&sa, 0, sizeof(sa));
