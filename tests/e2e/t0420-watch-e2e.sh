@@ -28,16 +28,18 @@ main(void)
 	volatile unsigned long x = 0;
 	unsigned long i;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	/* CPU time: a busy shared machine preempts, it does not slow
+	 * the loop itself. */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
 	for (i = 0; i < LOOPS; i++)
 		x += i;
-	clock_gettime(CLOCK_MONOTONIC, &b);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
 	printf("time_ms=%.3f\n", (b.tv_sec - a.tv_sec) * 1e3 +
 	    (b.tv_nsec - a.tv_nsec) / 1e6);
 	return 0;
 }
 C
-echo '#define LOOPS 15000000UL' >"$SRC/loops.h"
+echo '#define LOOPS 40000000UL' >"$SRC/loops.h"
 g "$SRC" add -A
 g "$SRC" commit -qm "prog: a loop"
 c1=$(g "$SRC" rev-parse HEAD)
@@ -64,7 +66,7 @@ runner_config r1
 start_runner r1
 
 # The slower commit.
-echo '#define LOOPS 60000000UL' >"$SRC/loops.h"
+echo '#define LOOPS 160000000UL' >"$SRC/loops.h"
 g "$SRC" commit -qam "prog: four times the loop"
 c2=$(g "$SRC" rev-parse HEAD)
 pair_jobs() {
