@@ -131,7 +131,8 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	if (gitm_global_init(0) == -1) {
+	/* A silent server stalls a poll (and a shutdown) at most a minute. */
+	if (gitm_global_init(60000) == -1) {
 		log_msg(LOG_LVL_ERR, "cannot initialise libgit2");
 		dconf_unref(conf);
 		return 1;
