@@ -97,7 +97,11 @@ $(SAN)/tests/%_test: $(SAN)/obj/tests/unit/%_test.o $(SAN)/obj/tests/unit/test.o
 check-build: $(PROGS:%=$(SAN)/bin/%) $(UNIT_NAMES:%=$(SAN)/tests/%)
 
 # THE test command: unit tests, then end-to-end tests, one summary line.
-check: check-build
+check: deps
+	@$(MAKE) --no-print-directory check-build
+	@OUT=$(OUT) tests/run
+
+check-only: check-build
 	@OUT=$(OUT) tests/run
 
 deps:
@@ -141,7 +145,7 @@ clean:
 #                             the shared fixtures
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
-FUZZ_FIXTURES ?= ../shared/fixtures/bench
+FUZZ_FIXTURES ?= tests/fixtures/bench
 FUZZ_LIB_SRCS = $(wildcard runners/bench/*.c) common/buf.c common/err.c \
 		common/json.c common/xalloc.c common/log.c
 HAVE_LIBFUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, \
@@ -228,3 +232,16 @@ bench-git: $(REL)/tests/git_bench
 	$(REL)/tests/git_bench $(OUT)/bench-git
 
 .PHONY: bench-git
+# --- analysis (daemon/analysis.c): the synthetic evaluation of the
+# statistics, `make eval-stats` (a few minutes; not part of make check).
+# tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.
+# EVAL_ARGS: a trial-count scale and table letters, e.g. "0.2 fct".
+$(REL)/bin/eval_stats: $(REL)/obj/tests/bench/eval_stats.o $(REL)/libperfwatch.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+eval-stats: $(REL)/bin/eval_stats
+	$(REL)/bin/eval_stats $(EVAL_ARGS)
+
+.PHONY: eval-stats

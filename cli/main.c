@@ -21,6 +21,11 @@ static const struct cli_cmd cmds[] = {
 	    "jobs show ID [--json]" },
 	{ "hosts", cmd_hosts, "hosts [--json]" },
 	{ "trees", cmd_trees, "trees [--json]" },
+	{ "compare", cmd_compare,
+	    "compare [--json] [--better higher|lower] [--min-effect PCT] "
+	    "[--alpha A] [--history FILE] [--exit-code] BASE CAND" },
+	{ "changepoints", cmd_changepoints,
+	    "changepoints [--json] [--better higher|lower] FILE" },
 };
 
 const char *

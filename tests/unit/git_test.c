@@ -502,6 +502,19 @@ TEST(test_git__corrupt_mirror_is_recreated)
 	gitm_repo_free(m);
 }
 
+static pid_t httpd_pid;
+
+/* A failed ASSERT returns early: never leave the server running. */
+static void
+kill_httpd(void)
+{
+	if (httpd_pid > 0) {
+		kill(httpd_pid, SIGTERM);
+		waitpid(httpd_pid, NULL, 0);
+	}
+	httpd_pid = 0;
+}
+
 static pid_t
 start_httpd(int *port)
 {
@@ -527,6 +540,13 @@ start_httpd(int *port)
 		_exit(127);
 	}
 	close(p[1]);
+	if (pid > 0) {
+		static int registered;
+
+		httpd_pid = pid;
+		if (!registered++)
+			atexit(kill_httpd);
+	}
 	while (len < sizeof(line) - 1 && (k = read(p[0], line + len, 1)) == 1 &&
 	    line[len] != '\n')
 		len++;
@@ -534,8 +554,7 @@ start_httpd(int *port)
 	line[len] = '\0';
 	*port = (int)strtol(line, NULL, 10);
 	if (*port <= 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		kill_httpd();
 		return -1;
 	}
 	return pid;
@@ -544,8 +563,8 @@ start_httpd(int *port)
 static void
 stop_httpd(pid_t pid)
 {
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
+	(void)pid;
+	kill_httpd();
 }
 
 TEST(test_git__over_http_with_an_outage)
