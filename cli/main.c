@@ -20,6 +20,7 @@ static const struct cli_cmd cmds[] = {
 	    "jobs [--state S] [--limit N] [--cursor C] [--json] | "
 	    "jobs show ID [--json]" },
 	{ "hosts", cmd_hosts, "hosts [--json]" },
+	{ "trees", cmd_trees, "trees [--json]" },
 	{ "compare", cmd_compare,
 	    "compare [--json] [--better higher|lower] [--min-effect PCT] "
 	    "[--alpha A] [--history FILE] [--exit-code] BASE CAND" },

@@ -873,10 +873,14 @@ url_with_scheme(const char *s, const char *const *schemes)
 
 	for (i = 0; schemes[i] != NULL; i++) {
 		n = strlen(schemes[i]);
-		if (strncmp(s, schemes[i], n) == 0 &&
-		    strncmp(s + n, "://", 3) == 0 && s[n + 3] != '\0' &&
-		    s[n + 3] != '/')
-			return !has_space_or_ctl(s);
+		if (strncmp(s, schemes[i], n) != 0 ||
+		    strncmp(s + n, "://", 3) != 0 || s[n + 3] == '\0')
+			continue;
+		/* Only file:// may leave the host empty (file:///srv/x). */
+		if (s[n + 3] == '/' &&
+		    (strcmp(schemes[i], "file") != 0 || s[n + 4] == '\0'))
+			continue;
+		return !has_space_or_ctl(s);
 	}
 	return 0;
 }
@@ -1977,7 +1981,7 @@ static const struct field tree_fields[] = {
 	LIST("branches", struct cfg_tree, branches,
 	    F_REQ | F_NONEMPTY | F_UNIQUE, V_REF),
 	LIST("paths", struct cfg_tree, paths, F_UNIQUE, V_REPOPATH),
-	NUM("poll", F_DURATION, struct cfg_tree, poll_s, "5m", 10, 86400),
+	NUM("poll", F_DURATION, struct cfg_tree, poll_s, "5m", 1, 86400),
 };
 
 static void
@@ -2213,6 +2217,12 @@ static const struct enumv parser_enum[] = {
 	{ NULL, 0 },
 };
 
+static const struct enumv coalesce_enum[] = {
+	{ "cancel", CFG_COALESCE_CANCEL },
+	{ "keep", CFG_COALESCE_KEEP },
+	{ NULL, 0 },
+};
+
 static const struct field trigger_fields[] = {
 	LIST("trees", struct job_config, trigger.trees, F_UNIQUE, V_TREEREF),
 	LIST("branches", struct job_config, trigger.branches, F_UNIQUE, V_REF),
@@ -2223,6 +2233,13 @@ static const struct field trigger_fields[] = {
 	    .type = F_BOOL,
 	    .off = offsetof(struct job_config, trigger.every_commit),
 	    .def = "true" },
+	{ .key = "coalesce",
+	    .type = F_ENUM,
+	    .off = offsetof(struct job_config, trigger.coalesce),
+	    .def = "cancel",
+	    .enums = coalesce_enum },
+	NUM("baseline_max_age", F_DURATION, struct job_config,
+	    trigger.baseline_max_age_s, "7d", 0, 366 * 86400),
 };
 static const struct schema trigger_schema = { 0, trigger_fields,
 	NFIELDS(trigger_fields), NULL };

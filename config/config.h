@@ -59,6 +59,7 @@ enum cfg_parser {
 	CFG_PARSER_KEYVALUE,
 	CFG_PARSER_JSON
 };
+enum cfg_coalesce { CFG_COALESCE_CANCEL, CFG_COALESCE_KEEP };
 enum cfg_baseline {
 	CFG_BASELINE_PARENT,
 	CFG_BASELINE_BRANCH_BASE,
@@ -70,7 +71,7 @@ enum cfg_baseline {
 struct cfg_tree {
 	char *name, *url;
 	struct strlist branches, paths;
-	int64_t poll_s; /* default 300 */
+	int64_t poll_s; /* default 300, 1s..1d */
 };
 
 struct cfg_inbox {
@@ -151,6 +152,10 @@ struct job_config {
 	struct {
 		struct strlist trees, branches, paths, inboxes;
 		int every_commit; /* trigger.every_commit, default 1 */
+		/* A branch moved again before the jobs of its superseded
+		 * tip started: cancel them (default) or keep them. */
+		enum cfg_coalesce coalesce;
+		int64_t baseline_max_age_s; /* default 7d; 0: no reuse */
 	} trigger;
 	struct strlist hosts; /* labels */
 	enum cfg_baseline baseline;

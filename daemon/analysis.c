@@ -1440,7 +1440,22 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	    o.alpha, nb < nc ? nb : nc, o.first_runs, o.max_runs);
 
 	check_unstable(r, lb, nb, lc, nc, wb, wc, ref_var, ref_df, &o, ws);
-	if (r->unstable) {
+	/*
+	 * A spread that grew along with a shift whose whole interval lies
+	 * beyond min_effect is first of all that shift: report it as a
+	 * regression or improvement (the unstable bits and the note stay).
+	 * A new low mode is always "unstable": that is the flaky pattern.
+	 */
+	if (r->unstable == ANALYSIS_UNSTABLE_SPREAD &&
+	    r->p_value <= r->alpha_used &&
+	    (r->ci_low_pct > o.min_effect || r->ci_high_pct < -o.min_effect)) {
+		int up = r->change_pct > 0;
+
+		r->verdict = (up == (o.better == ANALYSIS_HIGHER))
+		    ? ANALYSIS_IMPROVEMENT
+		    : ANALYSIS_REGRESSION;
+		r->note = "the candidate's spread grew too";
+	} else if (r->unstable) {
 		r->verdict = ANALYSIS_UNSTABLE;
 		r->note = (r->unstable & ANALYSIS_UNSTABLE_LOWMODE)
 		    ? "some candidate runs are far worse than every base run"

@@ -20,6 +20,7 @@
 #include "daemon/api.h"
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
+#include "daemon/jobspec.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/verdict.h"
@@ -28,6 +29,7 @@
 #define LIST_DEFAULT 50
 #define LIST_MAX 500
 #define PROGRESS_MAX 256
+#define SHA_BUF 41 /* 40 hex digits and the NUL */
 
 struct waiter {
 	struct httpd_req *req;
@@ -765,9 +767,66 @@ r_finish(struct ctx *x)
 
 /* A side of a pair: params (scalars as strings) and an optional tree. */
 struct side {
-	json_t *params; /* object of strings */
-	json_t *tree;   /* {"url", "commit"} or NULL */
+	json_t *params;    /* object of strings */
+	json_t *tree;      /* {"url", "commit"} or NULL */
+	int64_t commit_id; /* the commit's row for a configured tree */
 };
+
+/*
+ * The commit of a side on tree url (name: a configured tree, else NULL).
+ * A configured tree's commit may be a unique prefix of a recorded commit;
+ * otherwise the runner fetches it by id, so all 40 digits are needed.
+ * The job is linked to the commit's row (a stub until the watcher
+ * records it).  0, or -1 after replying.
+ */
+static int
+side_commit(struct ctx *x, struct side *sd, const char *what, const char *name,
+    const char *url, const char *commit)
+{
+	char full[SHA_BUF] = "";
+	int64_t tree_id = 0;
+	size_t i, n = strlen(commit);
+	int r;
+
+	if (name != NULL) {
+		r = store_tree_sync(x->s, &tree_id, name, url);
+		if (r == 0)
+			r = store_commit_find(x->s, &sd->commit_id, full,
+			    sizeof(full), tree_id, commit);
+		if (r == ERR_CONFLICT) {
+			reply_err(x, 400, "field '%s.commit': %s", what,
+			    store_errmsg(x->s));
+			return -1;
+		}
+		if (r != 0 && r != ERR_NOTFOUND) {
+			reply_store_err(x, r);
+			return -1;
+		}
+		store_errclear(x->s);
+	}
+	if (full[0] == '\0') {
+		if (n != SHA_BUF - 1) {
+			reply_err(x, 400,
+			    "field '%s.commit': '%s' is not a recorded commit "
+			    "of this tree; give all 40 hex digits",
+			    what, commit);
+			return -1;
+		}
+		for (i = 0; i < n; i++)
+			full[i] = (char)(commit[i] >= 'A' && commit[i] <= 'F'
+			        ? commit[i] - 'A' + 'a'
+			        : commit[i]);
+		full[n] = '\0';
+		if (tree_id > 0 &&
+		    (r = store_commit_stub(
+		         x->s, &sd->commit_id, tree_id, full)) != 0) {
+			reply_store_err(x, r);
+			return -1;
+		}
+	}
+	sd->tree = json_pack("{s:s, s:s}", "url", url, "commit", full);
+	return 0;
+}
 
 static int
 parse_side(struct ctx *x, struct side *sd, const char *what)
@@ -775,11 +834,13 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 	static const char *const keys[] = { "params", "tree", "commit", NULL };
 	json_t *o = json_object_get(x->body, what), *p, *v;
 	const char *k, *tree = NULL, *commit = NULL, *url = NULL;
+	const char *name = NULL;
 	char pfx[32];
 	size_t i;
 
 	sd->params = json_object();
 	sd->tree = NULL;
+	sd->commit_id = 0;
 	if (o == NULL || json_is_null(o))
 		return 0;
 	if (!json_is_object(o)) {
@@ -848,8 +909,11 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 		return -1;
 	}
 	for (i = 0; i < x->conf->dc->ntrees; i++)
-		if (strcmp(x->conf->dc->trees[i].name, tree) == 0)
+		if (strcmp(x->conf->dc->trees[i].name, tree) == 0 ||
+		    strcmp(x->conf->dc->trees[i].url, tree) == 0) {
 			url = x->conf->dc->trees[i].url;
+			name = x->conf->dc->trees[i].name;
+		}
 	if (url == NULL && (strstr(tree, "://") != NULL || tree[0] == '/'))
 		url = tree;
 	if (url == NULL) {
@@ -857,66 +921,7 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 		    x, 400, "field '%s.tree': unknown tree '%s'", what, tree);
 		return -1;
 	}
-	sd->tree = json_pack("{s:s, s:s}", "url", url, "commit", commit);
-	return 0;
-}
-
-static json_t *
-strlist_json(const struct strlist *l)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		json_array_append_new(a, json_string(l->v[i]));
-	return a;
-}
-
-/* What the runner gets for one side of one matrix point. */
-static json_t *
-job_spec(const struct job_config *jc, const struct cfg_point *pt,
-    const struct side *sd, int64_t runs, int64_t max_runs)
-{
-	json_t *spec = json_object(), *params = json_object(), *metrics;
-	const char *cg;
-	size_t i;
-
-	for (i = 0; i < pt->n; i++)
-		json_object_set_new(
-		    params, pt->keys[i], json_string(pt->values[i]));
-	json_object_update(params, sd->params);
-	cg = json_string_value(json_object_get(params, "cgroup"));
-	json_object_set_new(spec, "name", json_string(jc->name));
-	json_object_set_new(
-	    spec, "parser", json_string(config_parser_name(jc->parser)));
-	json_object_set_new(spec, "command", strlist_json(&jc->command));
-	json_object_set_new(
-	    spec, "server_command", strlist_json(&jc->server_command));
-	json_object_set_new(spec, "build", strlist_json(&jc->build));
-	json_object_set_new(
-	    spec, "tree", sd->tree ? json_incref(sd->tree) : json_null());
-	json_object_set_new(spec, "params", params);
-	json_object_set_new(
-	    spec, "point", json_string(pt->label ? pt->label : ""));
-	json_object_set_new(spec, "cgroup",
-	    json_pack("{s:s, s:I, s:I}", "path", cg ? cg : "root", "memory_max",
-	        (json_int_t)jc->memory_max, "memory_high",
-	        (json_int_t)jc->memory_high));
-	json_object_set_new(
-	    spec, "boot", json_string(sd->tree ? "runner" : "none"));
-	json_object_set_new(spec, "runs", json_integer(runs));
-	json_object_set_new(spec, "max_runs", json_integer(max_runs));
-	json_object_set_new(spec, "timeout_s", json_integer(jc->timeout_s));
-	json_object_set_new(spec, "profile", json_boolean(jc->profile));
-	metrics = json_object();
-	for (i = 0; i < jc->nmetrics; i++)
-		json_object_set_new(metrics, jc->metrics[i].name,
-		    json_pack("{s:s, s:f}", "better",
-		        jc->metrics[i].better == CFG_BETTER_LOWER ? "lower"
-		                                                  : "higher",
-		        "min_effect_pct", jc->metrics[i].min_effect_pct));
-	json_object_set_new(spec, "metrics", metrics);
-	return spec;
+	return side_commit(x, sd, what, name, url, commit);
 }
 
 static void
@@ -989,7 +994,7 @@ r_submit(struct ctx *x)
 		    jc->name);
 		goto out;
 	}
-	labels = strlist_json(&jc->hosts);
+	labels = jobspec_strlist(&jc->hosts);
 	ltext = pwjson_dump(labels);
 	out = json_array();
 	if (store_begin(x->s) == -1) {
@@ -1005,9 +1010,12 @@ r_submit(struct ctx *x)
 		int k;
 
 		for (k = 0; k < 2; k++) {
-			specs[k] = job_spec(jc, pt, &sides[k], runs, max_runs);
+			specs[k] = jobspec_build(jc, pt, sides[k].params,
+			    sides[k].tree, runs, max_runs);
 			texts[k] = pwjson_dump(specs[k]);
 			json_decref(specs[k]);
+			memset(&jn[k], 0, sizeof(jn[k]));
+			jn[k].commit_id = sides[k].commit_id;
 			jn[k].role = k == 0 ? "base" : "candidate";
 			jn[k].spec_json = texts[k];
 			jn[k].labels_json = ltext;
@@ -1183,6 +1191,98 @@ r_pair(struct ctx *x)
 	reply_json(x, 200, out);
 }
 
+/*
+ * Trees: what the store knows, joined with the configuration (trees
+ * configured but never polled yet are listed too).  status: "pending"
+ * (not fetched yet), "ok", "warning" (fetched, but a branch or trigger has
+ * a problem: last_error says which), "error" (the last fetch failed),
+ * "unwatched" (no longer in the configuration).
+ */
+static void
+r_trees(struct ctx *x)
+{
+	const struct daemon_config *dc = x->conf->dc;
+	json_t *out = NULL, *arr, *t = NULL;
+	size_t i, k;
+	int r;
+
+	if ((r = store_trees_list(x->s, &out)) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	arr = json_object_get(out, "trees");
+	for (i = 0; i < dc->ntrees; i++) {
+		json_array_foreach(arr, k, t)
+		{
+			if (strcmp(
+			        json_string_value(json_object_get(t, "name")),
+			        dc->trees[i].name) == 0)
+				break;
+		}
+		if (k == json_array_size(arr)) {
+			t = json_pack("{s:s, s:s, s:n, s:n, s:n, s:i, s:n, "
+			              "s:i, s:[]}",
+			    "name", dc->trees[i].name, "url", dc->trees[i].url,
+			    "last_fetch", "last_ok", "last_error", "failures",
+			    0, "next_fetch", "commits", 0, "branches");
+			json_array_append_new(arr, t);
+		}
+		json_object_set_new(t, "watched", json_true());
+		json_object_set_new(
+		    t, "poll_s", json_integer(dc->trees[i].poll_s));
+		json_object_set_new(t, "watched_branches",
+		    jobspec_strlist(&dc->trees[i].branches));
+		json_object_set_new(
+		    t, "paths", jobspec_strlist(&dc->trees[i].paths));
+	}
+	json_array_foreach(arr, k, t)
+	{
+		json_t *lf = json_object_get(t, "last_fetch");
+		json_t *lo = json_object_get(t, "last_ok");
+		const char *st;
+
+		if (json_object_get(t, "watched") == NULL)
+			json_object_set_new(t, "watched", json_false());
+		if (!json_is_true(json_object_get(t, "watched")))
+			st = "unwatched";
+		else if (json_is_null(lf) || lf == NULL)
+			st = "pending";
+		else if (!json_is_integer(lo) ||
+		    json_integer_value(lo) != json_integer_value(lf))
+			st = "error";
+		else if (!json_is_null(json_object_get(t, "last_error")))
+			st = "warning";
+		else
+			st = "ok";
+		json_object_set_new(t, "status", json_string(st));
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_commits(struct ctx *x)
+{
+	const char *tree = httpd_query(x->r, "tree");
+	const char *branch = httpd_query(x->r, "branch");
+	int64_t limit, cursor;
+	json_t *out = NULL;
+	int r;
+
+	if (tree != NULL && *tree == '\0')
+		tree = NULL;
+	if (branch != NULL && *branch == '\0')
+		branch = NULL;
+	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1 ||
+	    query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	r = store_commits_list(x->s, &out, tree, branch, limit, cursor);
+	if (r != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
 static void
 r_healthz(struct ctx *x)
 {
@@ -1292,6 +1392,8 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/jobs/#/runs/#/raw", AUTH_NONE, r_raw },
 	{ "GET", "/api/v1/hosts", AUTH_NONE, r_hosts },
 	{ "GET", "/api/v1/pairs/#", AUTH_NONE, r_pair },
+	{ "GET", "/api/v1/trees", AUTH_NONE, r_trees },
+	{ "GET", "/api/v1/commits", AUTH_NONE, r_commits },
 	{ "GET", "/healthz", AUTH_NONE, r_healthz },
 	{ "GET", "/metrics", AUTH_NONE, r_metrics },
 };
@@ -1524,6 +1626,12 @@ int
 api_port(const struct api *a)
 {
 	return httpd_port(a->httpd);
+}
+
+struct sched *
+api_sched(struct api *a)
+{
+	return a->sched;
 }
 
 void

@@ -10,11 +10,14 @@
 
 struct api;
 struct dconf;
+struct sched;
 
 /* Starts serving with conf (the api takes a reference).  0 and *out, or
  * -1 with e set (database, listen address). */
 int api_start(struct api **out, struct dconf *conf, struct err *e);
 int api_port(const struct api *);
+/* The scheduler, for other threads that queue work (the watcher). */
+struct sched *api_sched(struct api *);
 /* Swaps in a new configuration (takes a reference; the old one is
  * released when its last request ends). */
 void api_reload(struct api *, struct dconf *conf);

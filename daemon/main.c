@@ -22,10 +22,12 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/git.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/api.h"
 #include "daemon/dconf.h"
+#include "daemon/watch.h"
 
 static void
 usage(void)
@@ -74,6 +76,7 @@ main(int argc, char **argv)
 	struct cfg_errors errs = { NULL, 0 };
 	struct dconf *conf = NULL;
 	struct api *api = NULL;
+	struct watch *watch = NULL;
 	struct err e = { 0 };
 	sigset_t set;
 	int i, verbose = 0, check = 0, sig;
@@ -128,8 +131,21 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+	/* A silent server stalls a poll (and a shutdown) at most a minute. */
+	if (gitm_global_init(60000) == -1) {
+		log_msg(LOG_LVL_ERR, "cannot initialise libgit2");
+		dconf_unref(conf);
+		return 1;
+	}
 	if (api_start(&api, conf, &e) == -1) {
 		log_msg(LOG_LVL_ERR, "%s", err_msg(&e));
+		dconf_unref(conf);
+		return 1;
+	}
+	/* The watcher after the API: the database is made and migrated. */
+	if (watch_start(&watch, conf, api_sched(api), &e) == -1) {
+		log_msg(LOG_LVL_ERR, "%s", err_msg(&e));
+		api_stop(api);
 		dconf_unref(conf);
 		return 1;
 	}
@@ -157,6 +173,7 @@ main(int argc, char **argv)
 				continue;
 			}
 			api_reload(api, nc);
+			watch_reload(watch, nc);
 			dconf_unref(nc);
 			log_info("configuration reloaded");
 			continue;
@@ -165,7 +182,9 @@ main(int argc, char **argv)
 		    "%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		break;
 	}
+	watch_stop(watch);
 	api_stop(api);
+	gitm_global_shutdown();
 	log_info("stopped");
 	return 0;
 }

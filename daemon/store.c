@@ -160,7 +160,48 @@ static const char *const migrations[] = {
 	"ALTER TABLE jobs ADD COLUMN log_bytes INTEGER NOT NULL DEFAULT 0;",
 
 	/*
-	 * v3 (verdict): comparisons say what a verdict was made of and may
+	 * v3 (watch & triggers): a tree's fetch state and backoff, a
+	 * branch's state and rewrites, the configured paths a commit
+	 * touches, and pairs that name their two jobs, so that a base job
+	 * can be shared by several pairs (baseline reuse): jobs.pair_id
+	 * stays the pair that created the job, pairs.base_job_id and
+	 * pairs.cand_job_id are the pair's two sides.  Pairs made by a
+	 * trigger remember tree and branch (coalescing) and may be pinned
+	 * to the host they were made for.
+	 */
+	"ALTER TABLE trees ADD COLUMN last_ok INTEGER;"
+	"ALTER TABLE trees ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE trees ADD COLUMN next_fetch INTEGER;"
+	"ALTER TABLE tree_branches ADD COLUMN state TEXT NOT NULL"
+	"  DEFAULT 'ok';"
+	"ALTER TABLE tree_branches ADD COLUMN error TEXT;"
+	"ALTER TABLE tree_branches ADD COLUMN rewrites INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE tree_branches ADD COLUMN last_rewrite TEXT;"
+	"ALTER TABLE commits ADD COLUMN paths TEXT NOT NULL DEFAULT '[]';"
+	"ALTER TABLE commits ADD COLUMN first_seen INTEGER;"
+	"ALTER TABLE pairs ADD COLUMN base_job_id INTEGER"
+	"  REFERENCES jobs(id);"
+	"ALTER TABLE pairs ADD COLUMN cand_job_id INTEGER"
+	"  REFERENCES jobs(id);"
+	"ALTER TABLE pairs ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE pairs ADD COLUMN tree_id INTEGER REFERENCES trees(id);"
+	"ALTER TABLE pairs ADD COLUMN branch TEXT;"
+	"ALTER TABLE pairs ADD COLUMN tip_only INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE pairs SET"
+	"  base_job_id = (SELECT min(id) FROM jobs"
+	"    WHERE pair_id = pairs.id AND role = 'base'),"
+	"  cand_job_id = (SELECT min(id) FROM jobs"
+	"    WHERE pair_id = pairs.id AND role = 'candidate');"
+	"CREATE INDEX pairs_base_job ON pairs(base_job_id);"
+	"CREATE INDEX pairs_cand_job ON pairs(cand_job_id);"
+	"CREATE INDEX pairs_branch ON pairs(tree_id, branch, name)"
+	"  WHERE tree_id IS NOT NULL;"
+	"CREATE INDEX jobs_commit ON jobs(commit_id);"
+	"CREATE INDEX commits_sha ON commits(sha);",
+
+	/*
+	 * v4 (verdict): comparisons say what a verdict was made of and may
 	 * be interim (more runs requested) or 'info' (a metric that is shown,
 	 * never judged).  SQLite cannot change a CHECK, so comparisons is
 	 * rebuilt; regressions, which references it, is copied aside first
@@ -625,9 +666,9 @@ job_insert(struct store *s, int64_t *out, int64_t pair, const char *name,
 {
 	sqlite3_stmt *st = prep(s,
 	    "INSERT INTO jobs (pair_id, role, name, point, params, labels,"
-	    " max_attempts, runs, max_runs, created, updated)"
+	    " max_attempts, runs, max_runs, created, updated, commit_id)"
 	    " VALUES (?1, ?2, ?3, ?4, json(?5), json(?6), ?7, ?8, ?9, ?10,"
-	    " ?10)");
+	    " ?10, ?11)");
 	int r = -1;
 
 	if (st == NULL)
@@ -642,12 +683,33 @@ job_insert(struct store *s, int64_t *out, int64_t pair, const char *name,
 	sqlite3_bind_int64(st, 8, j->runs);
 	sqlite3_bind_int64(st, 9, j->max_runs);
 	sqlite3_bind_int64(st, 10, now);
+	if (j->commit_id > 0)
+		sqlite3_bind_int64(st, 11, j->commit_id);
 	if (sqlite3_step(st) == SQLITE_DONE) {
 		*out = sqlite3_last_insert_rowid(s->db);
 		r = 0;
 	} else {
 		dberr(s, "insert job");
 	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Records which jobs are the pair's base and candidate. */
+static int
+pair_sides(struct store *s, int64_t pair, int64_t base, int64_t cand)
+{
+	sqlite3_stmt *st = prep(s,
+	    "UPDATE pairs SET base_job_id = ?2, cand_job_id = ?3"
+	    " WHERE id = ?1");
+	int r;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair);
+	sqlite3_bind_int64(st, 2, base);
+	sqlite3_bind_int64(st, 3, cand);
+	r = step_done(s, st, "pair sides");
 	sqlite3_finalize(st);
 	return r;
 }
@@ -679,7 +741,8 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 		sqlite3_finalize(st);
 	}
 	ok = ok && job_insert(s, &b, pair, name, point, base, now) == 0 &&
-	    job_insert(s, &c, pair, name, point, cand, now) == 0;
+	    job_insert(s, &c, pair, name, point, cand, now) == 0 &&
+	    pair_sides(s, pair, b, c) == 0;
 	if (tx_end(s, ok) == -1)
 		return -1;
 	if (out_pair)
@@ -855,6 +918,8 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 	    " (SELECT count(*) FROM jobs o WHERE o.pair_id = j.pair_id"
 	    "   AND o.id <> j.id AND (o.state = 'running' OR EXISTS"
 	    "   (SELECT 1 FROM runs r WHERE r.job_id = o.id)))"
+	    " + (SELECT count(*) FROM pairs p WHERE p.id = j.pair_id"
+	    "   AND p.pinned <> 0)"
 	    " FROM jobs j WHERE j.state = 'running' AND j.lease_expires < ?1");
 	ok = sel != NULL;
 	if (ok)
@@ -1649,9 +1714,10 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.name, p.point, h.name, p.created,"
-	    " (SELECT id FROM jobs WHERE pair_id = p.id AND role = 'base'),"
-	    " (SELECT id FROM jobs WHERE pair_id = p.id"
-	    "  AND role = 'candidate')"
+	    " coalesce(p.base_job_id, (SELECT id FROM jobs"
+	    "  WHERE pair_id = p.id AND role = 'base')),"
+	    " coalesce(p.cand_job_id, (SELECT id FROM jobs"
+	    "  WHERE pair_id = p.id AND role = 'candidate'))"
 	    " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
 	    " WHERE p.id = ?1");
 	json_t *o, *cmp, *j;
@@ -1873,7 +1939,8 @@ store_web_recent(struct store *s, json_t **out, int64_t limit)
 	    " (SELECT group_concat(verdict) FROM comparisons"
 	    "  WHERE pair_id = j.pair_id) AS verdicts"
 	    " FROM jobs j"
-	    " LEFT JOIN jobs b ON b.pair_id = j.pair_id AND b.role = 'base'"
+	    " LEFT JOIN jobs b ON b.id ="
+	    "  (SELECT base_job_id FROM pairs WHERE id = j.pair_id)"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
 	    " LEFT JOIN trees t ON t.id = c.tree_id"
 	    " LEFT JOIN series se ON se.commit_id = j.commit_id"
@@ -2032,9 +2099,11 @@ store_web_pair_values(struct store *s, json_t **out, int64_t pair_id)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
-	    " r.idx AS run FROM jobs j JOIN runs r ON r.job_id = j.id"
+	    " r.idx AS run FROM pairs p JOIN jobs j"
+	    " ON j.id IN (p.base_job_id, p.cand_job_id)"
+	    " JOIN runs r ON r.job_id = j.id"
 	    " AND r.status = 'ok' JOIN metrics m ON m.run_id = r.id"
-	    " WHERE j.pair_id = ?1 ORDER BY m.name, j.role, r.idx");
+	    " WHERE p.id = ?1 ORDER BY m.name, j.role, r.idx");
 
 	*out = NULL;
 	if (st == NULL)
@@ -2232,7 +2301,8 @@ store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.id FROM pairs p WHERE p.analysed = 0"
-	    " AND (SELECT count(*) FROM jobs j WHERE j.pair_id = p.id"
+	    " AND (SELECT count(*) FROM jobs j WHERE j.id IN (p.base_job_id, "
+	    "p.cand_job_id)"
 	    "  AND j.state = 'success') = 2"
 	    " ORDER BY p.id LIMIT ?1");
 	size_t n = 0;
@@ -2259,7 +2329,7 @@ store_verdict_pair(struct store *s, json_t **out, int64_t pair_id)
 	    " j.id, j.state, j.runs, j.max_runs, j.params, t.name,"
 	    " c.branches FROM pairs p"
 	    " LEFT JOIN hosts h ON h.id = p.host_id"
-	    " JOIN jobs j ON j.pair_id = p.id"
+	    " JOIN jobs j ON j.id IN (p.base_job_id, p.cand_job_id)"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
 	    " LEFT JOIN trees t ON t.id = c.tree_id"
 	    " WHERE p.id = ?1 ORDER BY j.id");
@@ -2323,7 +2393,9 @@ store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
 	    " FROM jobs j JOIN runs r ON r.job_id = j.id"
 	    " AND r.status = 'ok' AND r.idx < j.max_runs"
 	    " JOIN metrics m ON m.run_id = r.id"
-	    " WHERE j.pair_id = ?1 ORDER BY m.name, j.role, r.idx");
+	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
+	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
+	    " ORDER BY m.name, j.role, r.idx");
 
 	*out = NULL;
 	if (st == NULL)
@@ -2446,7 +2518,8 @@ store_verdict_check(struct store *s, int64_t pair_id)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.analysed, (SELECT count(*) FROM jobs j"
-	    " WHERE j.pair_id = p.id AND j.state = 'success')"
+	    " WHERE j.id IN (p.base_job_id, p.cand_job_id) AND j.state = "
+	    "'success')"
 	    " FROM pairs p WHERE p.id = ?1");
 	int r = 0;
 
@@ -2493,8 +2566,10 @@ store_verdict_requeue(
 
 	if (tx_begin(s) == -1)
 		return -1;
-	st = prep(
-	    s, "SELECT id, state, runs, max_runs FROM jobs WHERE pair_id = ?1");
+	st = prep(s,
+	    "SELECT id, state, runs, max_runs FROM jobs WHERE id IN "
+	    "(SELECT base_job_id FROM pairs WHERE id = ?1"
+	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)");
 	ok = st != NULL;
 	if (ok) {
 		sqlite3_bind_int64(st, 1, pair_id);
@@ -2525,7 +2600,8 @@ store_verdict_requeue(
 		    "UPDATE jobs SET state = 'queued', runs = ?2, attempts = 0,"
 		    " lease_owner = NULL, lease_expires = NULL,"
 		    " progress = NULL, error = NULL, updated = ?3"
-		    " WHERE pair_id = ?1");
+		    " WHERE id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
+		    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)");
 		if ((ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, pair_id);
 			sqlite3_bind_int64(st, 2, runs);
@@ -2730,4 +2806,614 @@ store_history_changepoints(struct store *s, json_t **out, const char *tree,
 	bind_text(st, 5, branch);
 	bind_text(st, 6, host);
 	return web_rows(s, st, out, "change points");
+}
+
+/*
+ * ---- watch & triggers (daemon/watch.c, daemon/trigger.c) ----
+ * Kept in one block at the end to ease merges; see store.h.
+ */
+
+/* Runs st (bound) to the end, no rows wanted; finalizes.  0 or -1. */
+static int
+run_once(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int r = step_done(s, st, what);
+
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_tree_sync(
+    struct store *s, int64_t *out_id, const char *name, const char *url)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "INSERT INTO trees (name, url) VALUES (?1, ?2)"
+	    " ON CONFLICT (name) DO UPDATE SET url = excluded.url"
+	    " RETURNING id");
+	if ((ok = st != NULL)) {
+		bind_text(st, 1, name);
+		bind_text(st, 2, url);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			*out_id = sqlite3_column_int64(st, 0);
+		else
+			ok = dberr(s, "tree sync") == 0;
+		sqlite3_finalize(st);
+	}
+	return tx_end(s, ok);
+}
+
+int
+store_tree_id(struct store *s, int64_t *out_id, const char *name)
+{
+	sqlite3_stmt *st = prep(s, "SELECT id FROM trees WHERE name = ?1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, name);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out_id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE)
+		return dberr(s, "tree id");
+	return err_setc(&s->err, ERR_NOTFOUND, "no tree named '%s'", name);
+}
+
+int
+store_tree_polled(struct store *s, int64_t tree_id, int64_t now, int fetched,
+    const char *error, int64_t failures, int64_t next_fetch)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "UPDATE trees SET last_fetch = ?2,"
+	    " last_ok = CASE WHEN ?3 THEN ?2 ELSE last_ok END,"
+	    " last_error = ?4, failures = ?5, next_fetch = ?6 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, tree_id);
+		sqlite3_bind_int64(st, 2, now);
+		sqlite3_bind_int(st, 3, fetched);
+		bind_text(st, 4, error);
+		sqlite3_bind_int64(st, 5, failures);
+		sqlite3_bind_int64(st, 6, next_fetch);
+		ok = run_once(s, st, "tree polled") == 0;
+	}
+	return tx_end(s, ok);
+}
+
+int
+store_branch_tip(struct store *s, char *out, size_t outlen, int64_t tree_id,
+    const char *branch)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT tip FROM tree_branches WHERE tree_id = ?1"
+	    " AND branch = ?2 AND tip IS NOT NULL");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, tree_id);
+	bind_text(st, 2, branch);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		snprintf(out, outlen, "%s", col_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE)
+		return dberr(s, "branch tip");
+	return ERR_NOTFOUND;
+}
+
+int
+store_branch_update(struct store *s, int64_t tree_id, const char *branch,
+    const char *tip, const char *state, const char *error, const char *rewrite,
+    int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "INSERT INTO tree_branches (tree_id, branch, tip, updated, state,"
+	    " error, rewrites, last_rewrite)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7 IS NOT NULL, ?7)"
+	    " ON CONFLICT (tree_id, branch) DO UPDATE SET"
+	    " tip = coalesce(excluded.tip, tip),"
+	    " updated = CASE WHEN excluded.tip IS NOT NULL"
+	    "   AND excluded.tip IS NOT tip THEN ?4"
+	    "   ELSE coalesce(updated, ?4) END,"
+	    " state = excluded.state, error = excluded.error,"
+	    " rewrites = rewrites + (?7 IS NOT NULL),"
+	    " last_rewrite = coalesce(?7, last_rewrite)");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, tree_id);
+		bind_text(st, 2, branch);
+		bind_text(st, 3, tip);
+		sqlite3_bind_int64(st, 4, now);
+		bind_text(st, 5, state);
+		bind_text(st, 6, error);
+		bind_text(st, 7, rewrite);
+		ok = run_once(s, st, "branch update") == 0;
+	}
+	return tx_end(s, ok);
+}
+
+int
+store_commit_record(struct store *s, int64_t *out_id, int *out_new,
+    int64_t tree_id, const struct store_commit *c, const char *branch,
+    int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok, rc, fresh = 1;
+	int64_t id = 0;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "SELECT id, first_seen IS NULL FROM commits"
+	    " WHERE tree_id = ?1 AND sha = ?2");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, tree_id);
+		bind_text(st, 2, c->sha);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			id = sqlite3_column_int64(st, 0);
+			fresh = sqlite3_column_int(st, 1);
+		} else if (rc != SQLITE_DONE) {
+			ok = dberr(s, "commit lookup") == 0;
+		}
+		sqlite3_finalize(st);
+	}
+	if (ok && id == 0) {
+		st = prep(s,
+		    "INSERT INTO commits (tree_id, sha, parents, author,"
+		    " author_date, committer, commit_date, subject, touches,"
+		    " branches, paths, first_seen)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+		    " json_array_length(json(?9)) > 0, ?10, json(?9), ?11)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, tree_id);
+			bind_text(st, 2, c->sha);
+			bind_text(st, 3, c->parents ? c->parents : "");
+			bind_text(st, 4, c->author);
+			sqlite3_bind_int64(st, 5, c->author_date);
+			bind_text(st, 6, c->committer);
+			sqlite3_bind_int64(st, 7, c->commit_date);
+			bind_text(st, 8, c->subject);
+			bind_text(st, 9, c->paths_json ? c->paths_json : "[]");
+			bind_text(st, 10, branch);
+			sqlite3_bind_int64(st, 11, now);
+			ok = step_done(s, st, "commit insert") == 0;
+			id = sqlite3_last_insert_rowid(s->db);
+			sqlite3_finalize(st);
+		}
+	} else if (ok) {
+		/* Known: gains the branch; a submitted stub gets its
+		 * details. */
+		st = prep(s,
+		    "UPDATE commits SET branches = CASE"
+		    "  WHEN ?2 IS NULL OR instr(',' || branches || ',',"
+		    "   ',' || ?2 || ',') > 0 THEN branches"
+		    "  WHEN branches = '' THEN ?2"
+		    "  ELSE branches || ',' || ?2 END,"
+		    " parents = CASE WHEN first_seen IS NULL THEN ?3"
+		    "  ELSE parents END,"
+		    " author = coalesce(author, ?4),"
+		    " author_date = coalesce(author_date, ?5),"
+		    " committer = coalesce(committer, ?6),"
+		    " commit_date = coalesce(commit_date, ?7),"
+		    " subject = coalesce(subject, ?8),"
+		    " paths = CASE WHEN first_seen IS NULL THEN json(?9)"
+		    "  ELSE paths END,"
+		    " touches = CASE WHEN first_seen IS NULL"
+		    "  THEN json_array_length(json(?9)) > 0 ELSE touches END,"
+		    " first_seen = coalesce(first_seen, ?10)"
+		    " WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			bind_text(st, 2, branch);
+			bind_text(st, 3, c->parents ? c->parents : "");
+			bind_text(st, 4, c->author);
+			sqlite3_bind_int64(st, 5, c->author_date);
+			bind_text(st, 6, c->committer);
+			sqlite3_bind_int64(st, 7, c->commit_date);
+			bind_text(st, 8, c->subject);
+			bind_text(st, 9, c->paths_json ? c->paths_json : "[]");
+			sqlite3_bind_int64(st, 10, now);
+			ok = run_once(s, st, "commit update") == 0;
+		}
+	}
+	if (tx_end(s, ok) == -1)
+		return -1;
+	*out_id = id;
+	if (out_new)
+		*out_new = fresh;
+	return 0;
+}
+
+int
+store_commit_find(struct store *s, int64_t *out_id, char *out_sha,
+    size_t outlen, int64_t tree_id, const char *sha)
+{
+	sqlite3_stmt *st;
+	size_t n = strlen(sha), i;
+	char lo[64], hi[64];
+	int rc, found = 0;
+
+	if (n < 4 || n > 40)
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "commit '%.64s': expected 4 to 40 hex digits", sha);
+	for (i = 0; i < n; i++) {
+		char ch = sha[i];
+
+		if (ch >= 'A' && ch <= 'F')
+			ch = (char)(ch - 'A' + 'a');
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+			return err_setc(&s->err, ERR_NOTFOUND,
+			    "commit '%.64s': not hexadecimal", sha);
+		lo[i] = hi[i] = ch;
+	}
+	lo[n] = '\0';
+	hi[n] = 'g';
+	hi[n + 1] = '\0';
+	st = prep(s,
+	    "SELECT id, sha FROM commits WHERE tree_id = ?1"
+	    " AND sha >= ?2 AND sha < ?3 ORDER BY id LIMIT 2");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, tree_id);
+	bind_text(st, 2, lo);
+	bind_text(st, 3, hi);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (found++ == 0) {
+			*out_id = sqlite3_column_int64(st, 0);
+			snprintf(out_sha, outlen, "%s", col_text(st, 1));
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return dberr(s, "commit find");
+	if (found == 0)
+		return err_setc(
+		    &s->err, ERR_NOTFOUND, "commit %s is not recorded", lo);
+	if (found > 1)
+		return err_setc(
+		    &s->err, ERR_CONFLICT, "commit prefix %s is ambiguous", lo);
+	return 0;
+}
+
+int
+store_commit_stub(
+    struct store *s, int64_t *out_id, int64_t tree_id, const char *sha)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "INSERT INTO commits (tree_id, sha) VALUES (?1, ?2)"
+	    " ON CONFLICT (tree_id, sha) DO UPDATE SET sha = sha"
+	    " RETURNING id");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, tree_id);
+		bind_text(st, 2, sha);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			*out_id = sqlite3_column_int64(st, 0);
+		else
+			ok = dberr(s, "commit stub") == 0;
+		sqlite3_finalize(st);
+	}
+	return tx_end(s, ok);
+}
+
+int
+store_hosts_matching(
+    struct store *s, int64_t **out, size_t *n, const char *labels_json)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT h.id FROM hosts h WHERE json_array_length(json(?1)) = 0"
+	    " OR EXISTS (SELECT 1 FROM json_each(json(?1)) jl,"
+	    "  json_each(h.labels) hl WHERE jl.value = hl.value)"
+	    " OR EXISTS (SELECT 1 FROM json_each(json(?1)) jn"
+	    "  WHERE jn.value = h.name)"
+	    " ORDER BY h.id");
+	int64_t *v = NULL;
+	size_t k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, labels_json ? labels_json : "[]");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		v = xreallocarray(v, k + 1, sizeof(*v));
+		v[k++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return dberr(s, "hosts matching");
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* A base job that p may share: 0 and *out (0 when there is none). */
+static int
+reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
+    int64_t now)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT j.id FROM jobs j JOIN pairs o ON o.id = j.pair_id"
+	    " WHERE j.role = 'base' AND j.name = ?1 AND j.point = ?2"
+	    " AND j.params = json(?3) AND o.host_id = ?4"
+	    " AND j.commit_id IS ?5"
+	    " AND j.state IN ('queued', 'running', 'success')"
+	    " AND j.updated >= ?6 ORDER BY j.id DESC LIMIT 1");
+	int rc;
+
+	*out = 0;
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, p->name);
+	bind_text(st, 2, p->point ? p->point : "");
+	bind_text(st, 3, p->base->spec_json);
+	sqlite3_bind_int64(st, 4, p->host_id);
+	if (p->base->commit_id > 0)
+		sqlite3_bind_int64(st, 5, p->base->commit_id);
+	sqlite3_bind_int64(st, 6, now - p->reuse_age);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return dberr(s, "reusable base");
+	return 0;
+}
+
+int
+store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
+    int64_t *out_cand, int *out_reused, const struct store_trigger_pair *p,
+    int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t pair = 0, b = 0, c = 0;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	ok = 1;
+	if (p->host_id > 0 && p->reuse_age > 0)
+		ok = reusable_base(s, &b, p, now) == 0;
+	st = ok ? prep(s,
+	              "INSERT INTO pairs (name, point, host_id, created,"
+	              " pinned, tree_id, branch, tip_only)"
+	              " VALUES (?1, ?2, ?3, ?4, ?3 IS NOT NULL, ?5, ?6, ?7)")
+	        : NULL;
+	if (ok && (ok = st != NULL)) {
+		bind_text(st, 1, p->name);
+		bind_text(st, 2, p->point ? p->point : "");
+		if (p->host_id > 0)
+			sqlite3_bind_int64(st, 3, p->host_id);
+		sqlite3_bind_int64(st, 4, now);
+		if (p->tree_id > 0)
+			sqlite3_bind_int64(st, 5, p->tree_id);
+		bind_text(st, 6, p->branch);
+		sqlite3_bind_int(st, 7, p->tip_only);
+		ok = step_done(s, st, "insert pair") == 0;
+		pair = sqlite3_last_insert_rowid(s->db);
+		sqlite3_finalize(st);
+	}
+	if (out_reused)
+		*out_reused = b != 0;
+	ok = ok &&
+	    (b != 0 ||
+	        job_insert(s, &b, pair, p->name, p->point, p->base, now) ==
+	            0) &&
+	    job_insert(s, &c, pair, p->name, p->point, p->cand, now) == 0 &&
+	    pair_sides(s, pair, b, c) == 0;
+	if (tx_end(s, ok) == -1)
+		return -1;
+	if (out_pair)
+		*out_pair = pair;
+	if (out_base)
+		*out_base = b;
+	if (out_cand)
+		*out_cand = c;
+	return 0;
+}
+
+int
+store_trigger_pending(struct store *s, json_t **out, int64_t tree_id,
+    const char *branch, const char *name)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT p.id AS pair_id, c.sha, p.tip_only FROM pairs p"
+	    " JOIN jobs j ON j.id = p.cand_job_id"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " WHERE p.tree_id = ?1 AND p.branch = ?2 AND p.name = ?3"
+	    " AND j.state = 'queued' ORDER BY p.id");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, tree_id);
+	bind_text(st, 2, branch);
+	bind_text(st, 3, name);
+	return web_rows(s, st, out, "pending pairs");
+}
+
+int
+store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
+    const char *reason, int64_t now)
+{
+	static const char *const sql[2] = {
+		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
+		" WHERE state = 'queued' AND id ="
+		" (SELECT cand_job_id FROM pairs WHERE id = ?1)",
+		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
+		" WHERE state = 'queued' AND id ="
+		" (SELECT base_job_id FROM pairs WHERE id = ?1)"
+		" AND NOT EXISTS (SELECT 1 FROM pairs o"
+		"  JOIN jobs oc ON oc.id = o.cand_job_id"
+		"  WHERE o.base_job_id = jobs.id AND o.id <> ?1"
+		"  AND oc.state <> 'cancelled')",
+	};
+	sqlite3_stmt *st;
+	int ok = 1, i, n = 0;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	for (i = 0; i < 2 && ok; i++) {
+		if ((ok = (st = prep(s, sql[i])) != NULL) == 0)
+			break;
+		sqlite3_bind_int64(st, 1, pair_id);
+		bind_text(st, 2, reason);
+		sqlite3_bind_int64(st, 3, now);
+		ok = step_done(s, st, "supersede") == 0;
+		n += sqlite3_changes(s->db);
+		sqlite3_finalize(st);
+	}
+	if (tx_end(s, ok) == -1)
+		return -1;
+	if (out_n)
+		*out_n = n;
+	return 0;
+}
+
+/* Parses the JSON text of column name in each row of rows (in place). */
+static void
+rows_json_col(json_t *rows, const char *name)
+{
+	json_t *row;
+	size_t i;
+
+	json_array_foreach(rows, i, row)
+	{
+		const char *t = json_string_value(json_object_get(row, name));
+
+		json_object_set_new(row, name, json_text(t, json_array()));
+	}
+}
+
+/* Splits the string column name of each row at sep into an array. */
+static void
+rows_split_col(json_t *rows, const char *name, char sep)
+{
+	json_t *row;
+	size_t i;
+
+	json_array_foreach(rows, i, row)
+	{
+		const char *t = json_string_value(json_object_get(row, name));
+		json_t *arr = json_array();
+
+		while (t != NULL && *t) {
+			const char *e = strchr(t, sep);
+			size_t len = e ? (size_t)(e - t) : strlen(t);
+
+			if (len > 0)
+				json_array_append_new(
+				    arr, json_stringn(t, len));
+			t = e ? e + 1 : NULL;
+		}
+		json_object_set_new(row, name, arr);
+	}
+}
+
+int
+store_trees_list(struct store *s, json_t **out)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT id, name, url, last_fetch, last_ok, last_error,"
+	    " failures, next_fetch,"
+	    " (SELECT count(*) FROM commits c WHERE c.tree_id = t.id"
+	    "  AND c.first_seen IS NOT NULL) AS commits"
+	    " FROM trees t ORDER BY name");
+	json_t *trees = NULL, *bs = NULL, *row;
+	size_t i;
+
+	*out = NULL;
+	if (st == NULL || web_rows(s, st, &trees, "trees") == -1)
+		return -1;
+	json_array_foreach(json_object_get(trees, "rows"), i, row)
+	{
+		int64_t id = json_integer_value(json_object_get(row, "id"));
+
+		st = prep(s,
+		    "SELECT branch, tip, updated, state, error, rewrites,"
+		    " last_rewrite FROM tree_branches WHERE tree_id = ?1"
+		    " ORDER BY branch");
+		if (st == NULL) {
+			json_decref(trees);
+			return -1;
+		}
+		sqlite3_bind_int64(st, 1, id);
+		if (web_rows(s, st, &bs, "branches") == -1) {
+			json_decref(trees);
+			return -1;
+		}
+		json_object_set(row, "branches", json_object_get(bs, "rows"));
+		json_object_del(row, "id");
+		json_decref(bs);
+	}
+	*out = json_pack("{s:O}", "trees", json_object_get(trees, "rows"));
+	json_decref(trees);
+	return 0;
+}
+
+int
+store_commits_list(struct store *s, json_t **out, const char *tree,
+    const char *branch, int64_t limit, int64_t cursor)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT c.id, c.sha, t.name AS tree, c.subject, c.author,"
+	    " c.author_date, c.committer, c.commit_date, c.parents,"
+	    " c.branches, c.paths, c.first_seen"
+	    " FROM commits c JOIN trees t ON t.id = c.tree_id"
+	    " WHERE (?1 IS NULL OR t.name = ?1)"
+	    " AND (?2 IS NULL OR instr(',' || c.branches || ',',"
+	    "  ',' || ?2 || ',') > 0)"
+	    " AND (?3 = 0 OR c.id < ?3) AND c.first_seen IS NOT NULL"
+	    " ORDER BY c.id DESC LIMIT ?4");
+	json_t *res = NULL, *rows, *last;
+	char num[32];
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, tree);
+	bind_text(st, 2, branch);
+	sqlite3_bind_int64(st, 3, cursor);
+	sqlite3_bind_int64(st, 4, limit);
+	if (web_rows(s, st, &res, "commits") == -1)
+		return -1;
+	rows = json_object_get(res, "rows");
+	rows_json_col(rows, "paths");
+	rows_split_col(rows, "parents", ' ');
+	rows_split_col(rows, "branches", ',');
+	*out = json_pack("{s:O}", "commits", rows);
+	if ((int64_t)json_array_size(rows) == limit &&
+	    (last = json_array_get(rows, json_array_size(rows) - 1)) != NULL) {
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(json_object_get(last, "id")));
+		json_object_set_new(*out, "next_cursor", json_string(num));
+	}
+	json_decref(res);
+	return 0;
 }

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 3 /* schema version after every migration */
+#define STORE_VERSION 4 /* schema version after every migration */
 
 struct store;
 
@@ -69,6 +69,7 @@ struct store_job_new {
 	const char *spec_json;   /* what claim hands to the runner */
 	const char *labels_json; /* host labels (array); [] = any host */
 	int64_t runs, max_runs, max_attempts;
+	int64_t commit_id; /* commits.id of the commit it measures, or 0 */
 };
 
 /* One pair: two queued jobs sharing name and point.  Out: pair and job
@@ -362,3 +363,117 @@ int store_history_changepoints(struct store *, json_t **out, const char *tree,
     const char *metric);
 
 #endif
+
+/*
+ * ---- watch & triggers (daemon/watch.c, daemon/trigger.c, issue 4) ----
+ * Kept in one block at the end to ease merges.
+ *
+ * A pair names its two sides (pairs.base_job_id, pairs.cand_job_id);
+ * jobs.pair_id is the pair that created the job.  A base job may be
+ * shared by several pairs (baseline reuse), so read a pair's sides
+ * through the pair's columns, never through jobs.pair_id.
+ */
+
+/* Creates the tree by name or updates its URL: 0 and *out_id. */
+int store_tree_sync(
+    struct store *, int64_t *out_id, const char *name, const char *url);
+/* 0 and *out_id, or ERR_NOTFOUND. */
+int store_tree_id(struct store *, int64_t *out_id, const char *name);
+/*
+ * After a poll: last_fetch = now; fetched: last_ok = now.  error (NULL
+ * when all went well) is the tree's last error: the fetch's, or the
+ * problems of its branches.  failures and next_fetch (Unix time) are the
+ * backoff state.
+ */
+int store_tree_polled(struct store *, int64_t tree_id, int64_t now, int fetched,
+    const char *error, int64_t failures, int64_t next_fetch);
+/* The recorded tip of a branch into out: 0, or ERR_NOTFOUND (no tip). */
+int store_branch_tip(struct store *, char *out, size_t outlen, int64_t tree_id,
+    const char *branch);
+/*
+ * Sets a branch's row: tip (NULL keeps it), state ("ok" or "missing"),
+ * error (NULL clears), rewrite (non-NULL: a force push was seen; counted
+ * and kept as last_rewrite).
+ */
+int store_branch_update(struct store *, int64_t tree_id, const char *branch,
+    const char *tip, const char *state, const char *error, const char *rewrite,
+    int64_t now);
+
+struct store_commit {
+	const char *sha;
+	const char *parents;            /* space-separated shas */
+	const char *author, *committer; /* "Name <email>" */
+	int64_t author_date, commit_date;
+	const char *subject;
+	const char *paths_json; /* the tree's paths it touches, an array */
+};
+/*
+ * Records a commit seen on branch, once per tree: a commit already
+ * recorded only gains the branch.  *out_new (may be NULL) is 1 when the
+ * watcher had not recorded it before (a row made by a submit of that
+ * commit counts as new).
+ */
+int store_commit_record(struct store *, int64_t *out_id, int *out_new,
+    int64_t tree_id, const struct store_commit *, const char *branch,
+    int64_t now);
+/*
+ * A commit of tree by full sha or unique prefix (>= 4 hex digits): 0 with
+ * *out_id and the full sha, ERR_NOTFOUND, ERR_CONFLICT (ambiguous).
+ */
+int store_commit_find(struct store *, int64_t *out_id, char *out_sha,
+    size_t outlen, int64_t tree_id, const char *sha);
+/* A commit row (stub: sha only) for a submitted commit: 0, *out_id. */
+int store_commit_stub(
+    struct store *, int64_t *out_id, int64_t tree_id, const char *sha);
+
+/*
+ * Hosts a job with these labels (JSON array; [] = any) may run on: the
+ * host carries one of them or is named by one.  *out (caller frees) has
+ * *n ids, oldest host first.
+ */
+int store_hosts_matching(
+    struct store *, int64_t **out, size_t *n, const char *labels_json);
+
+struct store_trigger_pair {
+	const char *name, *point;
+	int64_t host_id; /* the pair is pinned to this host; 0: unbound */
+	int64_t tree_id; /* where the trigger came from */
+	const char *branch;
+	int tip_only;      /* made for a branch tip only (every_commit off) */
+	int64_t reuse_age; /* seconds; 0: never share a base job */
+	const struct store_job_new *base, *cand;
+};
+/*
+ * One triggered pair in one transaction.  With a host and reuse_age, a
+ * base job with the same spec (hence commit and point), name and host,
+ * queued, running or successful and updated within reuse_age, becomes
+ * this pair's base instead of a new one (*out_reused = 1).
+ */
+int store_trigger_pair(struct store *, int64_t *out_pair, int64_t *out_base,
+    int64_t *out_cand, int *out_reused, const struct store_trigger_pair *,
+    int64_t now);
+/*
+ * Pairs of job name triggered from tree/branch whose candidate is still
+ * queued: {"rows": [{pair_id, sha, tip_only}]}.
+ */
+int store_trigger_pending(struct store *, json_t **out, int64_t tree_id,
+    const char *branch, const char *name);
+/*
+ * Cancels a superseded pair: its candidate if still queued, its base if
+ * still queued and no other live pair shares it; error text = reason.
+ * *out_n (may be NULL): jobs cancelled.
+ */
+int store_pair_supersede(struct store *, int *out_n, int64_t pair_id,
+    const char *reason, int64_t now);
+
+/*
+ * Reads for GET /api/v1/trees and /commits (docs/API.md).
+ * Trees: {"trees": [{name, url, last_fetch, last_ok, last_error, failures,
+ * next_fetch, commits, branches: [{branch, tip, updated, state, error,
+ * rewrites, last_rewrite}]}]} by name.
+ */
+int store_trees_list(struct store *, json_t **out);
+/* Commits newest first, filtered by tree and branch (NULL: any):
+ * {"commits": [...], "next_cursor"}. */
+int store_commits_list(struct store *, json_t **out, const char *tree,
+    const char *branch, int64_t limit, int64_t cursor);

@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "runners/agent.h"
 #include "runners/bench/bench.h"
+#include "runners/checkout.h"
 #include "runners/client.h"
 #include "runners/inventory.h"
 #include "runners/spool.h"
@@ -445,6 +446,16 @@ set_progress(struct agent *a, int64_t i, int64_t n)
 	pthread_mutex_unlock(&a->mu);
 }
 
+static void
+set_progress_text(struct agent *a, const char *text)
+{
+	pthread_mutex_lock(&a->mu);
+	snprintf(a->progress, sizeof(a->progress), "%s", text);
+	a->hb_force = 1;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
 static int64_t
 runs_wanted(struct agent *a)
 {
@@ -518,7 +529,8 @@ hb_main(void *arg)
 struct job {
 	int64_t id, runs, max_runs, timeout_s;
 	const char *parser, *cgroup_path;
-	struct strlist command, server_command;
+	const char *tree_url, *tree_commit; /* jobs on a commit */
+	struct strlist command, server_command, build;
 	struct cfg_point point;
 	json_t *tree, *directions;
 	unsigned char *done; /* done[i]: run i is stored */
@@ -532,6 +544,7 @@ job_release(struct job *j)
 
 	free(j->command.v);
 	free(j->server_command.v);
+	free(j->build.v);
 	for (i = 0; i < j->point.n; i++) {
 		free(j->point.keys[i]);
 		free(j->point.values[i]);
@@ -586,7 +599,8 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	if (strlist_from(
 	        &j->command, json_object_get(o, "command"), "command", e) ||
 	    strlist_from(&j->server_command,
-	        json_object_get(o, "server_command"), "server_command", e))
+	        json_object_get(o, "server_command"), "server_command", e) ||
+	    strlist_from(&j->build, json_object_get(o, "build"), "build", e))
 		return -1;
 	if (j->command.n == 0)
 		return err_set(e, "field 'command': empty");
@@ -595,6 +609,12 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	if (j->max_runs > MAX_RUN_INDEX)
 		return err_set(e, "field 'max_runs': over %d", MAX_RUN_INDEX);
 	j->tree = json_object_get(o, "tree");
+	if (j->tree != NULL && json_is_null(j->tree))
+		j->tree = NULL;
+	if (j->tree != NULL &&
+	    (pwjson_str(&j->tree_url, j->tree, "url", e) ||
+	        pwjson_str(&j->tree_commit, j->tree, "commit", e)))
+		return err_set(e, "field 'tree': %s", err_msg(e));
 	j->directions = json_object_get(o, "metrics");
 	if ((cg = json_object_get(o, "cgroup")) != NULL && json_is_object(cg) &&
 	    pwjson_str_opt(&j->cgroup_path, cg, "path", e) != 0)
@@ -696,6 +716,69 @@ log_stderr_tail(
 }
 
 /*
+ * A job on a commit: checks the commit out into scratch and runs the
+ * job's build there (with the job's timeout; output in the job log).
+ * 0 ready, 1 cancelled (not ours to finish), -1 failed (why set).
+ */
+static int
+prepare_tree(
+    struct agent *a, struct job *j, const char *scratch, struct buf *why)
+{
+	struct exec_result r;
+	struct exec_spec spec;
+	struct err e = { 0 };
+	struct buf how = BUF_INIT(CAP_ERRMSG);
+	char **bargv = NULL;
+	int64_t t0 = mono_ms();
+	size_t off;
+	int ret = -1;
+
+	job_log(a, j->id, "checkout %s at %s", j->tree_url, j->tree_commit);
+	if (checkout_prepare(a->cfg->workdir, j->tree_url, j->tree_commit,
+	        scratch, &e) != 0) {
+		buf_printf(why, "checkout failed: %s", err_msg(&e));
+		return -1;
+	}
+	job_log(a, j->id, "checked out in %" PRId64 " ms", mono_ms() - t0);
+	if (j->build.n == 0)
+		return 0;
+	if (render(&bargv, &j->build, j, scratch, why, "build") != 0)
+		return -1;
+	spec = EXEC_SPEC_INIT(bargv);
+	spec.cwd = scratch;
+	spec.timeout_ms = j->timeout_s * 1000;
+	spec.out_max = CAP_LOG_APPEND / 4;
+	spec.err_max = CAP_LOG_APPEND / 4;
+	spec.cancel = &a->kill;
+	set_progress_text(a, "build");
+	t0 = mono_ms();
+	if (exec_run(&r, &spec, &e) != 0) {
+		buf_printf(why, "build failed: %s", err_msg(&e));
+		config_argv_free(bargv);
+		return -1;
+	}
+	exec_describe(&how, &r);
+	job_log(a, j->id, "build (%s) %s in %" PRId64 " ms%s%s%s%s", bargv[0],
+	    how.data, mono_ms() - t0, r.out.len ? "\nstdout:\n" : "",
+	    r.out.data, r.err.len ? "\nstderr:\n" : "", r.err.data);
+	if (r.cancelled)
+		ret = 1;
+	else if (r.exited && r.code == 0)
+		ret = 0;
+	else {
+		const struct buf *tail = r.err.len ? &r.err : &r.out;
+
+		off = tail->len > LOG_TAIL / 4 ? tail->len - LOG_TAIL / 4 : 0;
+		buf_printf(
+		    why, "build failed: %s: %s", how.data, tail->data + off);
+	}
+	exec_result_release(&r);
+	buf_release(&how);
+	config_argv_free(bargv);
+	return ret;
+}
+
+/*
  * Runs a claimed job to the end.  0 when it was finished with success, 1
  * when finished with failure or dropped (cancel, lease lost, stop).
  */
@@ -729,10 +812,6 @@ run_job(struct agent *a, json_t *jo)
 	set_job(a, j.id, j.runs);
 	log_info("job %" PRId64 ": %s, %" PRId64 " runs, parser %s", j.id,
 	    j.command.v[0], j.runs, j.parser);
-	if (j.tree != NULL && !json_is_null(j.tree)) {
-		finish(a, j.id, "failure", "tree checkout not supported yet");
-		goto out;
-	}
 	if (strcmp(j.cgroup_path, "root") != 0)
 		job_log(a, j.id,
 		    "cgroup %s requested: running in the runner's own cgroup "
@@ -744,6 +823,16 @@ run_job(struct agent *a, json_t *jo)
 		buf_printf(&why, "%s: mkdir: %s", scratch, strerror(errno));
 		finish(a, j.id, "failure", why.data);
 		goto out;
+	}
+	if (j.tree != NULL) {
+		int br = prepare_tree(a, &j, scratch, &why);
+
+		if (br == 1)
+			goto out; /* cancelled or stopping */
+		if (br != 0) {
+			finish(a, j.id, "failure", why.data);
+			goto out;
+		}
 	}
 	if (render(&argv, &j.command, &j, scratch, &why, "command") != 0 ||
 	    (j.server_command.n > 0 &&

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/git.h"
 #include "common/http.h"
 #include "common/log.h"
 #include "config/config.h"
@@ -93,6 +94,12 @@ main(int argc, char **argv)
 	}
 	if (http_global_init() != 0)
 		return 1;
+	/* Jobs on a commit check it out with libgit2 (runners/checkout). */
+	if (gitm_global_init(0) != 0) {
+		fprintf(
+		    stderr, "perfwatch-runner: cannot initialise libgit2\n");
+		return 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -105,6 +112,7 @@ main(int argc, char **argv)
 		log_info("stopped");
 	free(token);
 	runner_config_free(cfg);
+	gitm_global_shutdown();
 	http_global_cleanup();
 	return rc;
 }

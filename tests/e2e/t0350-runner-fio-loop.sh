@@ -143,7 +143,8 @@ rc=$?
 [ $rc = 1 ] && grep -q "^$PW_TMP/broken.yaml:[0-9]*:[0-9]*: " "$PW_TMP/err" &&
     pass job_file_checked_locally || fail job_file_checked_locally "rc $rc: $(cat "$PW_TMP/err")"
 
-# A job on a git commit is refused by this runner for now, with the reason.
+# A job on a commit of a repository that does not exist fails its
+# checkout, with the reason (t0420 covers working checkouts).
 code=$(http POST /api/v1/submit "$PW_ADMIN" '{"job": "tiny", "base": {"tree": "'"$PW_TMP"'/repo", "commit": "0123456789abcdef0123456789abcdef01234567"}, "candidate": {"tree": "'"$PW_TMP"'/repo", "commit": "89abcdef0123456789abcdef0123456789abcdef"}}')
 if [ "$code" = 201 ]; then
 	tj=$(jfield pairs.0.base_job <"$PW_TMP/body")
@@ -151,10 +152,10 @@ if [ "$code" = 201 ]; then
 		[ "$(job_state "$tj")" = failed ]
 	}
 	wait_until 30 tree_done
-	pw jobs show "$tj" --json | jfield error | grep -q 'tree checkout not supported yet' &&
-	    pass tree_job_refused || fail tree_job_refused "$(pw jobs show "$tj" --json | head -c 600)"
+	pw jobs show "$tj" --json | jfield error | grep -q 'checkout failed: fetch 0123456789ab: .*does not exist' &&
+	    pass tree_job_checkout_fails || fail tree_job_checkout_fails "$(pw jobs show "$tj" --json | head -c 600)"
 else
-	fail tree_job_refused "submit: $code $(cat "$PW_TMP/body")"
+	fail tree_job_checkout_fails "submit: $code $(cat "$PW_TMP/body")"
 fi
 
 # SIGTERM stops the idle runner promptly (it is in a long-poll).

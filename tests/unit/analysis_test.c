@@ -656,3 +656,23 @@ TEST(test_analysis__history_outlier_run_is_dropped)
 	ASSERT_STREQ(analysis_verdict_name(r.verdict), "regression");
 	ASSERT_NEAR(r.change_pct, r4.change_pct, 1.0);
 }
+
+/* A clear shift whose spread also grew is reported as the shift (the
+ * unstable bit stays set); only a new low mode makes it "unstable". */
+TEST(test_analysis__spread_with_clear_shift_is_the_shift)
+{
+	const double base[] = { 100, 100.5, 99.5, 100.2, 99.8 };
+	const double cand[] = { 50, 46, 54, 48, 52 };
+	struct analysis_opts o;
+	struct analysis_result r;
+	struct err e = { 0 };
+
+	analysis_opts_init(&o);
+	o.better = ANALYSIS_HIGHER;
+	ASSERT(analysis_compare(&r, base, 5, cand, 5, &o, &e) == 0);
+	ASSERT_MSG(r.unstable & ANALYSIS_UNSTABLE_SPREAD, "spread not seen");
+	ASSERT_STREQ(analysis_verdict_name(r.verdict), "regression");
+	o.better = ANALYSIS_LOWER;
+	ASSERT(analysis_compare(&r, base, 5, cand, 5, &o, &e) == 0);
+	ASSERT_STREQ(analysis_verdict_name(r.verdict), "improvement");
+}

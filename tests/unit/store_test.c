@@ -569,3 +569,214 @@ TEST(test_sched__long_poll_times_out_then_claims)
 	sched_free(sc);
 	store_close(s);
 }
+
+/* ---- watch & triggers ---- */
+
+static const char SHA_A[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+static const char SHA_B[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+static const char SHA_C[] = "bbbbcccccccccccccccccccccccccccccccccccc";
+
+TEST(test_store__commit_recorded_once_gains_branches)
+{
+	struct store *s = open_new();
+	struct store_commit c = { SHA_A, "", "A <a@x>", "C <c@x>", 5, 6,
+		"subject", "[\"mm\"]" };
+	int64_t t = 0, id1 = 0, id2 = 0, id3 = 0;
+	int fresh = -1;
+	json_t *l = NULL;
+
+	ASSERT(s != NULL);
+	ASSERT(store_tree_sync(s, &t, "mm", "file:///x") == 0);
+	ASSERT(store_commit_record(s, &id1, &fresh, t, &c, "master", 7) == 0);
+	ASSERT_INTEQ(fresh, 1);
+	ASSERT(store_commit_record(s, &id2, &fresh, t, &c, "next", 8) == 0);
+	ASSERT_INTEQ(fresh, 0);
+	ASSERT_INTEQ(id1, id2);
+	ASSERT(store_commit_record(s, &id2, &fresh, t, &c, "master", 9) == 0);
+	ASSERT(store_commits_list(s, &l, "mm", "next", 10, 0) == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(l, "commits")), 1);
+	ASSERT_STREQ(json_string_value(json_array_get(
+	                 json_object_get(
+	                     json_array_get(json_object_get(l, "commits"), 0),
+	                     "branches"),
+	                 1)),
+	    "next");
+	json_decref(l);
+	/* A submitted stub is new to the watcher and gets the details. */
+	ASSERT(store_commit_stub(s, &id3, t, SHA_B) == 0);
+	ASSERT(store_commits_list(s, &l, NULL, NULL, 10, 0) == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(l, "commits")), 1);
+	json_decref(l);
+	c.sha = SHA_B;
+	ASSERT(store_commit_record(s, &id2, &fresh, t, &c, "master", 9) == 0);
+	ASSERT_INTEQ(fresh, 1);
+	ASSERT_INTEQ(id2, id3);
+	store_close(s);
+}
+
+TEST(test_store__commit_find_by_prefix)
+{
+	struct store *s = open_new();
+	struct store_commit c = { SHA_B, "", "A", "C", 1, 1, "s", "[]" };
+	int64_t t = 0, id = 0, got = 0;
+	char full[41];
+
+	ASSERT(s != NULL);
+	ASSERT(store_tree_sync(s, &t, "mm", "u") == 0);
+	ASSERT(store_commit_record(s, &id, NULL, t, &c, "m", 1) == 0);
+	c.sha = SHA_C;
+	ASSERT(store_commit_record(s, &id, NULL, t, &c, "m", 1) == 0);
+	ASSERT_INTEQ(store_commit_find(s, &got, full, sizeof(full), t, "bbbb"),
+	    ERR_CONFLICT);
+	ASSERT(store_commit_find(s, &got, full, sizeof(full), t, "BBBBC") == 0);
+	ASSERT_STREQ(full, SHA_C);
+	ASSERT_INTEQ(got, id);
+	ASSERT_INTEQ(store_commit_find(s, &got, full, sizeof(full), t, "abc"),
+	    ERR_NOTFOUND);
+	ASSERT_INTEQ(store_commit_find(s, &got, full, sizeof(full), t, "12345"),
+	    ERR_NOTFOUND);
+	store_close(s);
+}
+
+TEST(test_store__tree_and_branch_state)
+{
+	struct store *s = open_new();
+	int64_t t = 0;
+	char tip[41];
+	json_t *l = NULL, *tr, *br;
+
+	ASSERT(s != NULL);
+	ASSERT(store_tree_sync(s, &t, "mm", "u1") == 0);
+	ASSERT_INTEQ(
+	    store_branch_tip(s, tip, sizeof(tip), t, "m"), ERR_NOTFOUND);
+	ASSERT(store_branch_update(s, t, "m", SHA_A, "ok", NULL, NULL, 5) == 0);
+	ASSERT(store_branch_update(
+	           s, t, "m", NULL, "missing", "gone", NULL, 6) == 0);
+	ASSERT(store_branch_tip(s, tip, sizeof(tip), t, "m") == 0);
+	ASSERT_STREQ(tip, SHA_A);
+	ASSERT(store_branch_update(
+	           s, t, "m", SHA_B, "ok", NULL, "rewritten", 7) == 0);
+	ASSERT(store_tree_polled(s, t, 8, 0, "unreachable", 2, 12) == 0);
+	ASSERT(store_tree_sync(s, &t, "mm", "u2") == 0);
+	ASSERT(store_trees_list(s, &l) == 0);
+	tr = json_array_get(json_object_get(l, "trees"), 0);
+	br = json_array_get(json_object_get(tr, "branches"), 0);
+	ASSERT_STREQ(json_string_value(json_object_get(tr, "url")), "u2");
+	ASSERT_STREQ(json_string_value(json_object_get(tr, "last_error")),
+	    "unreachable");
+	ASSERT_INTEQ(json_integer_value(json_object_get(tr, "failures")), 2);
+	ASSERT(json_is_null(json_object_get(tr, "last_ok")));
+	ASSERT_STREQ(json_string_value(json_object_get(br, "tip")), SHA_B);
+	ASSERT_STREQ(json_string_value(json_object_get(br, "state")), "ok");
+	ASSERT_INTEQ(json_integer_value(json_object_get(br, "rewrites")), 1);
+	ASSERT_INTEQ(json_integer_value(json_object_get(br, "updated")), 7);
+	json_decref(l);
+	store_close(s);
+}
+
+/* A triggered pair of job "j" on host h for candidate commit cand. */
+static int64_t
+tpair(struct store *s, int64_t h, int64_t tree, int64_t base_commit,
+    int64_t cand_commit, int64_t age, int64_t now, int *reused)
+{
+	struct store_job_new b = job_base, c = job_cand;
+	struct store_trigger_pair tp;
+	int64_t pair = 0;
+
+	b.commit_id = base_commit;
+	c.commit_id = cand_commit;
+	memset(&tp, 0, sizeof(tp));
+	tp.name = "j";
+	tp.point = "p=1";
+	tp.host_id = h;
+	tp.tree_id = tree;
+	tp.branch = "master";
+	tp.reuse_age = age;
+	tp.base = &b;
+	tp.cand = &c;
+	if (store_trigger_pair(s, &pair, NULL, NULL, reused, &tp, now) != 0)
+		return -1;
+	return pair;
+}
+
+static int64_t
+side(struct store *s, int64_t pair, const char *col)
+{
+	json_t *p = NULL;
+	int64_t id;
+
+	if (store_pair_get(s, &p, pair) != 0)
+		return -1;
+	id = json_integer_value(json_object_get(json_object_get(p, col), "id"));
+	json_decref(p);
+	return id;
+}
+
+TEST(test_store__triggered_pairs_share_a_base)
+{
+	struct store *s = open_new();
+	int64_t t = 0, h1, h2, ca = 0, cb = 0, cc = 0, p1, p2, p3, p4, p5;
+	int reused = -1, n = 0;
+	json_t *c = NULL;
+
+	ASSERT(s != NULL);
+	h1 = host(s, "h1", "[]");
+	h2 = host(s, "h2", "[]");
+	ASSERT(store_tree_sync(s, &t, "mm", "u") == 0);
+	ASSERT(store_commit_stub(s, &ca, t, SHA_A) == 0);
+	ASSERT(store_commit_stub(s, &cb, t, SHA_B) == 0);
+	ASSERT(store_commit_stub(s, &cc, t, SHA_C) == 0);
+	p1 = tpair(s, h1, t, ca, cb, 100, 1000, &reused);
+	ASSERT(p1 > 0 && reused == 0);
+	/* Same base commit, host, job, point and spec: shared. */
+	p2 = tpair(s, h1, t, ca, cc, 100, 1050, &reused);
+	ASSERT(p2 > 0 && reused == 1);
+	ASSERT_INTEQ(side(s, p2, "base"), side(s, p1, "base"));
+	/* Another host, or too old, or reuse off: a base of its own. */
+	p3 = tpair(s, h2, t, ca, cc, 100, 1050, &reused);
+	ASSERT(p3 > 0 && reused == 0);
+	p4 = tpair(s, h1, t, ca, cc, 100, 1200, &reused);
+	ASSERT(p4 > 0 && reused == 0);
+	p5 = tpair(s, h1, t, ca, cc, 0, 1200, &reused);
+	ASSERT(p5 > 0 && reused == 0);
+	/* The pairs are pinned: h2 only gets p3's jobs. */
+	ASSERT(store_claim(s, &c, h2, 1300, 60) == 0);
+	ASSERT_INTEQ(json_integer_value(
+	                 json_object_get(json_object_get(c, "job"), "pair_id")),
+	    p3);
+	json_decref(c);
+	/* Superseding p1 keeps the base p2 still needs... */
+	ASSERT(store_pair_supersede(s, &n, p1, "gone", 1300) == 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_STREQ(job_state(s, side(s, p1, "candidate")), "cancelled");
+	ASSERT_STREQ(job_state(s, side(s, p1, "base")), "queued");
+	/* ...then p2 takes it with it. */
+	ASSERT(store_pair_supersede(s, &n, p2, "gone", 1300) == 0);
+	ASSERT_INTEQ(n, 2);
+	ASSERT_STREQ(job_state(s, side(s, p2, "base")), "cancelled");
+	store_close(s);
+}
+
+TEST(test_store__pinned_pair_keeps_its_host_on_expiry)
+{
+	struct store *s = open_new();
+	int64_t t = 0, h1, h2, ca = 0, cb = 0, p;
+	int reused = 0;
+	json_t *c = NULL;
+
+	ASSERT(s != NULL);
+	h1 = host(s, "h1", "[]");
+	h2 = host(s, "h2", "[]");
+	ASSERT(store_tree_sync(s, &t, "mm", "u") == 0);
+	ASSERT(store_commit_stub(s, &ca, t, SHA_A) == 0);
+	ASSERT(store_commit_stub(s, &cb, t, SHA_B) == 0);
+	p = tpair(s, h1, t, ca, cb, 0, 1000, &reused);
+	ASSERT(p > 0);
+	ASSERT(store_claim(s, &c, h1, 1000, 10) == 0);
+	json_decref(c);
+	ASSERT(store_requeue_expired(s, 2000, NULL) == 0);
+	ASSERT_INTEQ(store_claim(s, &c, h2, 2000, 10), ERR_NOTFOUND);
+	ASSERT(store_claim(s, &c, h1, 2000, 10) == 0);
+	json_decref(c);
+	store_close(s);
+}

@@ -1,0 +1,62 @@
+/*
+ * The runner's job spec (see jobspec.h).
+ */
+#include "daemon/jobspec.h"
+
+json_t *
+jobspec_strlist(const struct strlist *l)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		json_array_append_new(a, json_string(l->v[i]));
+	return a;
+}
+
+json_t *
+jobspec_build(const struct job_config *jc, const struct cfg_point *pt,
+    const json_t *extra, json_t *tree, int64_t runs, int64_t max_runs)
+{
+	json_t *spec = json_object(), *params = json_object(), *metrics;
+	const char *cg;
+	size_t i;
+
+	for (i = 0; i < pt->n; i++)
+		json_object_set_new(
+		    params, pt->keys[i], json_string(pt->values[i]));
+	if (extra != NULL)
+		json_object_update(params, (json_t *)extra);
+	cg = json_string_value(json_object_get(params, "cgroup"));
+	json_object_set_new(spec, "name", json_string(jc->name));
+	json_object_set_new(
+	    spec, "parser", json_string(config_parser_name(jc->parser)));
+	json_object_set_new(spec, "command", jobspec_strlist(&jc->command));
+	json_object_set_new(
+	    spec, "server_command", jobspec_strlist(&jc->server_command));
+	json_object_set_new(spec, "build", jobspec_strlist(&jc->build));
+	json_object_set_new(
+	    spec, "tree", tree ? json_incref(tree) : json_null());
+	json_object_set_new(spec, "params", params);
+	json_object_set_new(
+	    spec, "point", json_string(pt->label ? pt->label : ""));
+	json_object_set_new(spec, "cgroup",
+	    json_pack("{s:s, s:I, s:I}", "path", cg ? cg : "root", "memory_max",
+	        (json_int_t)jc->memory_max, "memory_high",
+	        (json_int_t)jc->memory_high));
+	json_object_set_new(
+	    spec, "boot", json_string(tree ? "runner" : "none"));
+	json_object_set_new(spec, "runs", json_integer(runs));
+	json_object_set_new(spec, "max_runs", json_integer(max_runs));
+	json_object_set_new(spec, "timeout_s", json_integer(jc->timeout_s));
+	json_object_set_new(spec, "profile", json_boolean(jc->profile));
+	metrics = json_object();
+	for (i = 0; i < jc->nmetrics; i++)
+		json_object_set_new(metrics, jc->metrics[i].name,
+		    json_pack("{s:s, s:f}", "better",
+		        jc->metrics[i].better == CFG_BETTER_LOWER ? "lower"
+		                                                  : "higher",
+		        "min_effect_pct", jc->metrics[i].min_effect_pct));
+	json_object_set_new(spec, "metrics", metrics);
+	return spec;
+}

@@ -1,0 +1,321 @@
+/*
+ * Triggers: pairs from branch pushes (see trigger.h).
+ */
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/git.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/dconf.h"
+#include "daemon/jobspec.h"
+#include "daemon/store.h"
+#include "daemon/trigger.h"
+
+static int
+has(const struct strlist *l, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+/* The job is triggered by pushes to this tree and branch. */
+static int
+job_wants(const struct job_config *jc, const char *tree, const char *branch)
+{
+	size_t i;
+
+	if (!has(&jc->trigger.trees, tree))
+		return 0;
+	if (branch == NULL || jc->trigger.branches.n == 0)
+		return 1;
+	for (i = 0; i < jc->trigger.branches.n; i++)
+		if (fnmatch(jc->trigger.branches.v[i], branch, 0) == 0)
+			return 1;
+	return 0;
+}
+
+void
+trigger_paths(const char ***out, size_t *n, const struct dconf *conf,
+    const struct cfg_tree *tree)
+{
+	const char **v = NULL;
+	size_t k = 0, i, j, m;
+
+	for (i = 0; i < tree->paths.n; i++) {
+		v = xreallocarray(v, k + 1, sizeof(*v));
+		v[k++] = tree->paths.v[i];
+	}
+	for (j = 0; j < conf->njobs; j++) {
+		const struct job_config *jc = conf->jobs[j];
+
+		if (!job_wants(jc, tree->name, NULL))
+			continue;
+		for (i = 0; i < jc->trigger.paths.n; i++) {
+			for (m = 0; m < k; m++)
+				if (strcmp(v[m], jc->trigger.paths.v[i]) == 0)
+					break;
+			if (m < k)
+				continue;
+			v = xreallocarray(v, k + 1, sizeof(*v));
+			v[k++] = jc->trigger.paths.v[i];
+		}
+	}
+	*out = v;
+	*n = k;
+}
+
+/* The commit touches one of the job's trigger paths (none: any commit). */
+static int
+touches_job(const struct trigger_push *p, const struct job_config *jc,
+    const struct gitm_commit *c)
+{
+	size_t i, k;
+
+	if (jc->trigger.paths.n == 0)
+		return 1;
+	for (i = 0; i < jc->trigger.paths.n; i++)
+		for (k = 0; k < p->npaths; k++)
+			if (strcmp(p->paths[k], jc->trigger.paths.v[i]) == 0 &&
+			    c->touches[k])
+				return 1;
+	return 0;
+}
+
+/* Cancels this job's queued pairs on the branch that the push superseded. */
+static int
+coalesce(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
+    const struct trigger_push *p, const struct job_config *jc, int new_tip,
+    struct err *e)
+{
+	json_t *rows = NULL, *row;
+	char reason[160];
+	size_t i;
+	int r = 0;
+
+	if (store_trigger_pending(s, &rows, p->tree_id, p->branch, jc->name) !=
+	    0)
+		return err_set(e, "%s", store_errmsg(s));
+	snprintf(reason, sizeof(reason), "superseded: %s/%s moved to %.12s",
+	    p->tree->name, p->branch, p->new_tip);
+	json_array_foreach(json_object_get(rows, "rows"), i, row)
+	{
+		const char *sha =
+		    json_string_value(json_object_get(row, "sha"));
+		int tip_only =
+		    json_integer_value(json_object_get(row, "tip_only")) != 0;
+		int64_t pair =
+		    json_integer_value(json_object_get(row, "pair_id"));
+		int gone, n = 0;
+
+		if (sha == NULL || strcmp(sha, p->new_tip) == 0)
+			continue;
+		/* Unknown to the mirror (< 0): the branch lost it too. */
+		gone = gitm_is_ancestor(repo, sha, p->new_tip) <= 0;
+		gitm_clearerr(repo);
+		/* An old tip is superseded only by a new tip pair. */
+		if (tip_only && new_tip)
+			gone = 1;
+		if (!gone)
+			continue;
+		if (store_pair_supersede(s, &n, pair, reason, p->now) != 0) {
+			r = err_set(e, "%s", store_errmsg(s));
+			break;
+		}
+		if (n > 0)
+			log_info("tree %s: branch %s: pair %" PRId64
+			         " of job %s (%.12s) %s",
+			    p->tree->name, p->branch, pair, jc->name, sha,
+			    reason);
+		st->cancelled += (size_t)n;
+	}
+	json_decref(rows);
+	return r;
+}
+
+/* The commit's row, a stub when the watcher has not recorded it. */
+static int
+commit_row(int64_t *out, struct store *s, int64_t tree_id, const char *sha)
+{
+	char full[GITM_SHA_SIZE];
+	int r = store_commit_find(s, out, full, sizeof(full), tree_id, sha);
+
+	if (r == ERR_NOTFOUND) {
+		store_errclear(s);
+		r = store_commit_stub(s, out, tree_id, sha);
+	}
+	return r;
+}
+
+/* Pairs for one candidate commit of one job: every point, every host. */
+static int
+make_pairs(struct trigger_stats *st, struct store *s,
+    const struct trigger_push *p, const struct job_config *jc, const char *cand,
+    int64_t cand_id, const char *base, int tip_only, struct err *e)
+{
+	struct cfg_point *pts = NULL, empty = { 0, NULL, NULL, NULL };
+	int64_t *hosts = NULL, base_id = 0, runs = jc->runs;
+	int64_t max_runs = jc->max_runs > runs ? jc->max_runs : runs;
+	size_t npts = 0, nhosts = 0, i, h;
+	json_t *labels = jobspec_strlist(&jc->hosts), *trees[2];
+	char *ltext = pwjson_dump(labels);
+	int r = 0;
+
+	trees[0] = json_pack("{s:s, s:s}", "url", p->tree->url, "commit", base);
+	trees[1] = json_pack("{s:s, s:s}", "url", p->tree->url, "commit", cand);
+	if (commit_row(&base_id, s, p->tree_id, base) != 0 ||
+	    store_hosts_matching(s, &hosts, &nhosts, ltext) != 0) {
+		r = err_set(e, "%s", store_errmsg(s));
+		goto out;
+	}
+	config_expand(&pts, &npts, jc);
+	if (npts == 0 && jc->naxes > 0)
+		goto out; /* everything excluded: the loader warns */
+	for (i = 0; i < (npts ? npts : 1) && r == 0; i++) {
+		const struct cfg_point *pt = npts ? &pts[i] : &empty;
+		struct store_job_new jn[2];
+		struct store_trigger_pair tp;
+		char *texts[2];
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			json_t *spec = jobspec_build(
+			    jc, pt, NULL, trees[k], runs, max_runs);
+
+			texts[k] = pwjson_dump(spec);
+			json_decref(spec);
+			memset(&jn[k], 0, sizeof(jn[k]));
+			jn[k].role = k == 0 ? "base" : "candidate";
+			jn[k].spec_json = texts[k];
+			jn[k].labels_json = ltext;
+			jn[k].runs = runs;
+			jn[k].max_runs = max_runs;
+			jn[k].max_attempts = p->conf->dc->max_attempts;
+			jn[k].commit_id = k == 0 ? base_id : cand_id;
+		}
+		memset(&tp, 0, sizeof(tp));
+		tp.name = jc->name;
+		tp.point = pt->label ? pt->label : "";
+		tp.tree_id = p->tree_id;
+		tp.branch = p->branch;
+		tp.tip_only = tip_only;
+		tp.reuse_age = jc->trigger.baseline_max_age_s;
+		tp.base = &jn[0];
+		tp.cand = &jn[1];
+		for (h = 0; h < (nhosts ? nhosts : 1) && r == 0; h++) {
+			int reused = 0;
+
+			tp.host_id = nhosts ? hosts[h] : 0;
+			if (store_trigger_pair(s, NULL, NULL, NULL, &reused,
+			        &tp, p->now) != 0) {
+				r = err_set(e, "%s", store_errmsg(s));
+				break;
+			}
+			st->pairs++;
+			st->reused += reused != 0;
+		}
+		free(texts[0]);
+		free(texts[1]);
+	}
+out:
+	config_points_free(pts, npts);
+	free(hosts);
+	free(ltext);
+	json_decref(labels);
+	json_decref(trees[0]);
+	json_decref(trees[1]);
+	return r;
+}
+
+/* One job config against the push. */
+static int
+job_push(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
+    const struct trigger_push *p, const struct job_config *jc,
+    struct buf *problems, struct err *e)
+{
+	const struct gitm_walk *w = p->walk;
+	char policy[CFG_STR_MAX + 16], base[GITM_SHA_SIZE];
+	size_t i, first = 0, matched = 0;
+	int r;
+
+	for (i = 0; i < w->n; i++)
+		if (p->fresh[i] && touches_job(p, jc, &w->commits[i]))
+			matched++;
+	if (jc->trigger.coalesce == CFG_COALESCE_CANCEL &&
+	    coalesce(st, s, repo, p, jc,
+	        matched > 0 && !jc->trigger.every_commit, e) != 0)
+		return -1;
+	if (matched == 0)
+		return 0;
+	if (jc->baseline == CFG_BASELINE_PARENT)
+		snprintf(policy, sizeof(policy), "parent");
+	else
+		snprintf(policy, sizeof(policy), "%s:%s",
+		    config_baseline_name(jc->baseline),
+		    jc->baseline_ref ? jc->baseline_ref : "");
+	if (!jc->trigger.every_commit) {
+		/* Only the new tip, and only when it is new itself. */
+		first = w->n;
+		if (w->n > 0 && p->fresh[w->n - 1] &&
+		    strcmp(w->commits[w->n - 1].sha, p->new_tip) == 0)
+			first = w->n - 1;
+	}
+	for (i = first; i < w->n; i++) {
+		const struct gitm_commit *c = &w->commits[i];
+
+		if (!p->fresh[i])
+			continue;
+		if (jc->trigger.every_commit && !touches_job(p, jc, c))
+			continue;
+		r = gitm_baseline(base, repo, policy, c->sha);
+		if (r == ERR_NOTFOUND || r == ERR_INVALID) {
+			log_warnx("tree %s: branch %s: job %s: no baseline "
+			          "for %.12s: %s",
+			    p->tree->name, p->branch, jc->name, c->sha,
+			    gitm_errmsg(repo));
+			if (problems != NULL)
+				buf_printf(problems,
+				    "%sjob %s: no baseline (%s) for %.12s",
+				    problems->len ? "; " : "", jc->name, policy,
+				    c->sha);
+			gitm_clearerr(repo);
+			st->skipped++;
+			continue;
+		}
+		if (r != 0) {
+			err_set(e, "%s", gitm_errmsg(repo));
+			gitm_clearerr(repo);
+			return -1;
+		}
+		if (make_pairs(st, s, p, jc, c->sha, p->commit_ids[i], base,
+		        !jc->trigger.every_commit, e) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+trigger_push(struct trigger_stats *out, struct store *s, struct gitm_repo *repo,
+    const struct trigger_push *p, struct buf *problems, struct err *e)
+{
+	size_t j;
+
+	memset(out, 0, sizeof(*out));
+	for (j = 0; j < p->conf->njobs; j++) {
+		const struct job_config *jc = p->conf->jobs[j];
+
+		if (!job_wants(jc, p->tree->name, p->branch))
+			continue;
+		if (job_push(out, s, repo, p, jc, problems, e) != 0)
+			return -1;
+	}
+	return 0;
+}

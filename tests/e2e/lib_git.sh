@@ -1,0 +1,93 @@
+# Git helpers for the watcher's end-to-end tests, on top of lib.sh:
+#
+#   . "$(dirname "$0")/lib_git.sh"
+#
+#   src_init DIR              a repository on branch master with one commit
+#                             (README, mm/a.c)
+#   g DIR ARGS...             git -C DIR with a fixed identity
+#   commit DIR FILE MSG       appends a line to FILE, commits; prints sha
+#   tree_yaml NAME URL BRANCHES [PATHS]
+#                             appends a tree (poll 1s) to $PW_DIR/daemon.yaml
+#   tree_json                 GET /api/v1/trees into $PW_TMP/trees.json
+#   tree_field EXPR           python expression over t (the first tree) and
+#                             b (its branches by name), printed
+#   wait_tip BRANCH SHA [SECS]  until the daemon records SHA as the tip
+#   njobs STATE [NAME]        number of jobs in STATE (of job NAME) in the db
+
+# A version manager's python3 shim can take over a second a call on a
+# loaded machine; these tests call python3 often.
+if [ -x /usr/bin/python3 ]; then
+	python3() { /usr/bin/python3 "$@"; }
+fi
+
+export GIT_AUTHOR_NAME="Ann Author" GIT_AUTHOR_EMAIL=ann@example.org
+export GIT_COMMITTER_NAME="Cy Committer" GIT_COMMITTER_EMAIL=cy@example.org
+export GIT_CONFIG_NOSYSTEM=1
+
+g() {
+	local d=$1
+	shift
+	git -C "$d" -c init.defaultBranch=master "$@"
+}
+
+src_init() {
+	mkdir -p "$1/mm"
+	git -c init.defaultBranch=master init -q "$1"
+	echo readme >"$1/README"
+	echo 'int a;' >"$1/mm/a.c"
+	g "$1" add -A
+	g "$1" commit -qm "initial"
+}
+
+commit() {
+	local d=$1 f=$2 msg=$3
+	mkdir -p "$(dirname "$d/$f")"
+	echo "$msg" >>"$d/$f"
+	g "$d" add -A
+	g "$d" commit -qm "$msg"
+	g "$d" rev-parse HEAD
+}
+
+tree_yaml() {
+	local paths=${4:-}
+	if ! grep -q '^trees:' "$PW_DIR/daemon.yaml"; then
+		echo "trees:" >>"$PW_DIR/daemon.yaml"
+	fi
+	cat >>"$PW_DIR/daemon.yaml" <<YAML
+  - name: $1
+    url: $2
+    branches: [$3]
+    poll: 1s
+YAML
+	[ -n "$paths" ] && echo "    paths: [$paths]" >>"$PW_DIR/daemon.yaml"
+	return 0
+}
+
+tree_json() {
+	curl -s --max-time 10 "$PW_URL/api/v1/trees" >"$PW_TMP/trees.json"
+}
+
+tree_field() {
+	tree_json
+	python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["trees"][0]
+b = {x["branch"]: x for x in t["branches"]}
+print(eval(sys.argv[2]))' "$PW_TMP/trees.json" "$1" 2>/dev/null
+}
+
+pw_tip_is() {
+	[ "$(tree_field "b['$1']['tip']")" = "$2" ]
+}
+
+wait_tip() {
+	wait_until "${3:-20}" pw_tip_is "$1" "$2"
+}
+
+njobs() {
+	if [ $# -gt 1 ]; then
+		sql "SELECT count(*) FROM jobs WHERE state = '$1' AND name = '$2'"
+	else
+		sql "SELECT count(*) FROM jobs WHERE state = '$1'"
+	fi
+}
