@@ -19,4 +19,8 @@
 #define CAP_METRICS_PER_RUN 1024
 #define CAP_HTML_PAGE (8 * 1024 * 1024)
 
+/* runners/profile.c: `perf report --stdio` text and the top-symbols blob. */
+#define CAP_PERF_REPORT (32 * 1024 * 1024)
+#define CAP_PROFILE_BLOB (64 * 1024)
+
 #endif
