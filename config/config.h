@@ -18,12 +18,30 @@ struct strlist {
 	size_t n;
 };
 
+/* A 1-based position in a file. */
+struct cfg_mark {
+	unsigned line, col;
+};
+
+/* Limits every loader enforces (see docs/CONFIG.md). */
+#define CFG_NAME_MAX 64   /* job, tree, inbox, runner, label, axis names */
+#define CFG_STR_MAX 4096  /* any other string */
+#define CFG_LIST_MAX 1024 /* entries in one list or mapping */
+#define CFG_AXES_MAX 16   /* matrix axes */
+#define CFG_AXIS_VALUES_MAX 256
+#define CFG_VALUE_MAX 256   /* one axis value */
+#define CFG_POINTS_MAX 4096 /* matrix points (product of the axes) */
+#define CFG_ERRORS_MAX 100  /* errors kept per file */
+
 /* Collected error lines, each "file:line:col: message". */
 struct cfg_errors {
 	char **msg;
 	size_t n;
 };
 void cfg_errors_free(struct cfg_errors *); /* releases contents */
+/* Appends one preformatted line (e.g. the daemon's own "file: ..."). */
+void cfg_errors_add(struct cfg_errors *, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 enum cfg_kind {
 	CFG_KIND_UNKNOWN,
@@ -98,6 +116,8 @@ struct daemon_config {
 	int64_t claim_wait_s; /* long-poll, default 30 */
 	int64_t lease_s;      /* default 60 */
 	int64_t max_attempts; /* default 3 */
+	/* Added: where each jobs: entry is in the file (messages). */
+	struct cfg_mark *jobs_at;
 };
 
 /* ---- job.yaml ---- */
@@ -214,5 +234,56 @@ int config_parse_percent(double *out, const char *);     /* 2% */
 
 const char *config_parser_name(enum cfg_parser);
 int config_parser_from_name(enum cfg_parser *out, const char *);
+
+/* ---- additions ---- */
+
+/* Names of the other enums ("kexec", "higher", "branch-base", "job"). */
+const char *config_boot_name(enum cfg_boot);
+const char *config_better_name(enum cfg_better);
+const char *config_baseline_name(enum cfg_baseline);
+const char *config_kind_name(enum cfg_kind);
+int config_parse_bool(int *out, const char *); /* true/false/yes/no/on/off */
+
+/*
+ * Built-in placeholders the runner supplies in render_argv's extra list,
+ * besides the matrix axes (NULL-terminated): {server} address of the
+ * server side (127.0.0.1 when server_command runs on the runner itself),
+ * {workdir} the job's scratch directory, {run} the 1-based run index,
+ * {host} the runner's name, {cpus} online CPUs on the runner.  An axis may
+ * not use one of these names.
+ */
+extern const char *const config_builtin_params[];
+
+/*
+ * Placeholder scanner: a placeholder is '{', a name ([A-Za-z_][A-Za-z0-9_]*)
+ * and '}'; any other brace is literal text.  Finds the next one at or after
+ * *pos: 0 with the name at s[*name_off], *name_len long and *pos moved past
+ * the '}', or -1 when there is none.
+ */
+int config_next_placeholder(
+    const char *s, size_t *pos, size_t *name_off, size_t *name_len);
+
+/* "k=v,k=v" for the point's pairs (malloc'd; "" for an empty point). */
+char *config_point_label(const struct cfg_point *);
+
+/*
+ * Loads every job file matched by d->jobs (globs already resolved against
+ * the daemon file's directory; each glob's matches in sorted order, a file
+ * matched twice is loaded once), checking what a job names against d:
+ * trigger.trees and trigger.inboxes must exist in d, hosts labels must be
+ * carried by some runner of d (a runner's name counts as a label) when d
+ * lists runners, and job names must be unique across the files.  A glob
+ * without wildcards that matches nothing is an error; one with wildcards
+ * may match nothing.  0 and *out (array of *n), or -1 with errors added
+ * (*out then holds the jobs that did load; free with config_jobs_free()).
+ */
+int config_load_jobs(struct job_config ***out, size_t *n,
+    const struct daemon_config *d, struct cfg_errors *errs);
+void config_jobs_free(struct job_config **, size_t);
+
+/* Same as config_load_job, checking cross-references against d (may be
+ * NULL) as config_load_jobs does, except name uniqueness. */
+int config_load_job_for(struct job_config **out, const char *path,
+    const struct daemon_config *d, struct cfg_errors *errs);
 
 #endif

@@ -1,0 +1,557 @@
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+#include "config/config.h"
+#include "tests/unit/test.h"
+
+#include <sys/stat.h>
+
+/* A failed load leaves *out NULL. */
+#define ASSERT_NULL_IF_FAILED(rc, p)                                    \
+	do {                                                            \
+		if ((rc) != 0 && (p) != NULL) {                         \
+			test_fail(__FILE__, __LINE__, "*out not NULL"); \
+			return -2;                                      \
+		}                                                       \
+	} while (0)
+
+static int
+mkdir_p(const char *p)
+{
+	return mkdir(p, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* Writes text to a file in the scratch directory; returns its path. */
+static const char *
+write_tmp(const char *name, const char *text)
+{
+	static char path[8][512];
+	static int slot;
+	char *p = path[slot++ % 8];
+	FILE *f;
+
+	snprintf(p, sizeof(path[0]), "%s/%s", test_tmpdir(), name);
+	f = fopen(p, "w");
+	if (f == NULL)
+		return NULL;
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+static int
+load_any(const char *path, struct cfg_errors *errs)
+{
+	enum cfg_kind k = config_sniff_kind(path, errs);
+	struct daemon_config *d;
+	struct job_config *j;
+	struct runner_config *r;
+	int rc = -1;
+
+	switch (k) {
+	case CFG_KIND_DAEMON:
+		rc = config_load_daemon(&d, path, errs);
+		daemon_config_free(d);
+		break;
+	case CFG_KIND_JOB:
+		rc = config_load_job(&j, path, errs);
+		job_config_free(j);
+		break;
+	case CFG_KIND_RUNNER:
+		rc = config_load_runner(&r, path, errs);
+		runner_config_free(r);
+		break;
+	case CFG_KIND_UNKNOWN:
+		break;
+	}
+	return rc;
+}
+
+/* Every file under config/examples loads without an error. */
+TEST(test_config__every_example_passes)
+{
+	static const char *const dirs[] = { "config/examples",
+		"config/examples/jobs" };
+	size_t i, nfiles = 0;
+
+	for (i = 0; i < 2; i++) {
+		DIR *dir = opendir(test_srcpath(dirs[i]));
+		struct dirent *de;
+
+		ASSERT(dir != NULL);
+		while ((de = readdir(dir)) != NULL) {
+			struct cfg_errors errs = { 0 };
+			char path[1024];
+			size_t len = strlen(de->d_name);
+			int rc;
+
+			if (len < 6 || strcmp(de->d_name + len - 5, ".yaml"))
+				continue;
+			snprintf(
+			    path, sizeof(path), "%s/%s", dirs[i], de->d_name);
+			rc = load_any(test_srcpath(path), &errs);
+			if (rc != 0 || errs.n != 0) {
+				test_fail(__FILE__, __LINE__, "%s: %s", path,
+				    errs.n ? errs.msg[0] : "no kind");
+				cfg_errors_free(&errs);
+				closedir(dir);
+				return;
+			}
+			nfiles++;
+		}
+		closedir(dir);
+	}
+	ASSERT(nfiles >= 7);
+}
+
+/* The example daemon's jobs: glob is relative to the daemon file. */
+TEST(test_config__daemon_example_loads_its_jobs)
+{
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	struct job_config **jobs;
+	size_t n, i;
+	int seen_tcp = 0;
+
+	ASSERT_INTEQ(config_load_daemon(&d,
+	                 test_srcpath("config/examples/daemon.yaml"), &errs),
+	    0);
+	ASSERT_STREQ(d->listen, "127.0.0.1:8080");
+	ASSERT_STREQ(d->jobs.v[0], "config/examples/jobs/*.yaml");
+	ASSERT_INTEQ(d->ntrees, 2);
+	ASSERT_INTEQ(d->trees[0].poll_s, 300);
+	ASSERT_INTEQ(d->inboxes[0].poll_s, 600);
+	ASSERT_STREQ(d->inboxes[0].branch, "mm-new");
+	ASSERT_INTEQ(d->alerts.reply_to_series, 1);
+	ASSERT_INTEQ(d->http_max_body, 8 << 20);
+	ASSERT_INTEQ(d->lease_s, 60);
+	ASSERT_INTEQ(config_load_jobs(&jobs, &n, d, &errs), 0);
+	ASSERT_INTEQ(errs.n, 0);
+	ASSERT(n >= 4);
+	for (i = 0; i < n; i++)
+		if (strcmp(jobs[i]->name, "tcp_rr-memcg") == 0)
+			seen_tcp = 1;
+	ASSERT(seen_tcp);
+	config_jobs_free(jobs, n);
+	daemon_config_free(d);
+}
+
+TEST(test_config__job_fields_and_defaults)
+{
+	static const char text[] = "name: t\n"
+	                           "parser: neper\n"
+	                           "command: [tcp_rr, -F, \"{flows}\"]\n"
+	                           "matrix:\n"
+	                           "  flows: [10, 20]\n";
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+
+	ASSERT_INTEQ(
+	    config_parse_job(&j, "t.yaml", text, strlen(text), &errs), 0);
+	ASSERT_STREQ(j->name, "t");
+	ASSERT_INTEQ(j->parser, CFG_PARSER_NEPER);
+	ASSERT_INTEQ(j->runs, 5);
+	ASSERT_INTEQ(j->max_runs, 12);
+	ASSERT_INTEQ(j->timeout_s, 600);
+	ASSERT_INTEQ(j->trigger.every_commit, 1);
+	ASSERT_INTEQ(j->baseline, CFG_BASELINE_PARENT);
+	ASSERT(j->baseline_ref == NULL);
+	ASSERT_STREQ(j->kernel.config, "defconfig");
+	ASSERT_INTEQ(j->memory_max, 0);
+	ASSERT_INTEQ(j->profile, 0);
+	ASSERT_INTEQ(j->nmetrics, 0);
+	ASSERT_INTEQ(j->naxes, 1);
+	ASSERT_INTEQ(j->axes[0].values.n, 2);
+	job_config_free(j);
+}
+
+TEST(test_config__tcp_rr_example_values)
+{
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+
+	ASSERT_INTEQ(
+	    config_load_job(
+	        &j, test_srcpath("config/examples/jobs/tcp_rr.yaml"), &errs),
+	    0);
+	ASSERT_STREQ(j->command.v[0], "tcp_rr");
+	ASSERT_INTEQ(j->nmetrics, 2);
+	ASSERT_STREQ(j->metrics[1].name, "latency_p99");
+	ASSERT_INTEQ(j->metrics[1].better, CFG_BETTER_LOWER);
+	ASSERT_NEAR(j->metrics[1].min_effect_pct, 3.0, 1e-9);
+	ASSERT_STREQ(j->kernel.fragment.v[1], "CONFIG_MEMCG_KMEM=y");
+	ASSERT_INTEQ(j->timeout_s, 600);
+	job_config_free(j);
+}
+
+TEST(test_config__expand_with_exclude)
+{
+	static const char text[] = "name: t\n"
+	                           "parser: fio\n"
+	                           "command: [fio]\n"
+	                           "matrix:\n"
+	                           "  a: [1, 2, 3]\n"
+	                           "  b: [x, y]\n"
+	                           "exclude:\n"
+	                           "  - {a: 2}\n"
+	                           "  - {a: 3, b: x}\n";
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+	struct cfg_point *pts;
+	size_t n;
+
+	ASSERT_INTEQ(
+	    config_parse_job(&j, "t.yaml", text, strlen(text), &errs), 0);
+	ASSERT_INTEQ(j->nexclude, 2);
+	ASSERT_STREQ(j->exclude[1].label, "a=3,b=x");
+	config_expand(&pts, &n, j);
+	ASSERT_INTEQ(n, 3);
+	ASSERT_STREQ(pts[0].label, "a=1,b=x");
+	ASSERT_STREQ(pts[1].label, "a=1,b=y");
+	ASSERT_STREQ(pts[2].label, "a=3,b=y");
+	ASSERT_STREQ(config_point_get(&pts[2], "b"), "y");
+	ASSERT(config_point_get(&pts[2], "c") == NULL);
+	config_points_free(pts, n);
+	job_config_free(j);
+}
+
+TEST(test_config__expand_without_matrix_is_one_point)
+{
+	static const char text[] = "name: t\nparser: json\ncommand: [x]\n";
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+	struct cfg_point *pts;
+	size_t n;
+
+	ASSERT_INTEQ(
+	    config_parse_job(&j, "t.yaml", text, strlen(text), &errs), 0);
+	config_expand(&pts, &n, j);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_INTEQ(pts[0].n, 0);
+	ASSERT_STREQ(pts[0].label, "");
+	config_points_free(pts, n);
+	job_config_free(j);
+}
+
+TEST(test_config__render_argv)
+{
+	char *tv[] = { "tcp_rr", "-H", "{server}", "-F", "{flows}",
+		"--x={flows}/{threads}{", "{not a placeholder}", "" };
+	struct strlist tmpl = { tv, 8 };
+	char *keys[] = { "flows", "threads" }, *vals[] = { "10", "2" };
+	struct cfg_point p = { 2, keys, vals, NULL };
+	const char *extra[] = { "server", "127.0.0.1", NULL };
+	char **argv, err[256];
+
+	ASSERT_INTEQ(
+	    config_render_argv(&argv, &tmpl, &p, extra, err, sizeof(err)), 0);
+	ASSERT_STREQ(argv[0], "tcp_rr");
+	ASSERT_STREQ(argv[2], "127.0.0.1");
+	ASSERT_STREQ(argv[4], "10");
+	ASSERT_STREQ(argv[5], "--x=10/2{");
+	ASSERT_STREQ(argv[6], "{not a placeholder}");
+	ASSERT_STREQ(argv[7], "");
+	ASSERT(argv[8] == NULL);
+	config_argv_free(argv);
+
+	tv[2] = "{workdir}";
+	ASSERT_INTEQ(
+	    config_render_argv(&argv, &tmpl, &p, extra, err, sizeof(err)), -1);
+	ASSERT(argv == NULL);
+	ASSERT_STREQ(err, "argument 2 \"{workdir}\": no value for {workdir}");
+}
+
+TEST(test_config__scalar_parsers)
+{
+	int64_t v;
+	double d;
+	int b;
+	enum cfg_parser p;
+
+	ASSERT_INTEQ(config_parse_duration(&v, "90s"), 0);
+	ASSERT_INTEQ(v, 90);
+	ASSERT_INTEQ(config_parse_duration(&v, "5m"), 0);
+	ASSERT_INTEQ(v, 300);
+	ASSERT_INTEQ(config_parse_duration(&v, "1h30m"), 0);
+	ASSERT_INTEQ(v, 5400);
+	ASSERT_INTEQ(config_parse_duration(&v, "2d"), 0);
+	ASSERT_INTEQ(v, 172800);
+	ASSERT_INTEQ(config_parse_duration(&v, "45"), 0);
+	ASSERT_INTEQ(v, 45);
+	ASSERT_INTEQ(config_parse_duration(&v, ""), -1);
+	ASSERT_INTEQ(config_parse_duration(&v,
+	                 "5"
+	                 "x"),
+	    -1);
+	ASSERT_INTEQ(config_parse_duration(&v, "m"), -1);
+	ASSERT_INTEQ(config_parse_duration(&v, "1.5h"), -1);
+	ASSERT_INTEQ(config_parse_duration(&v, "99999999999999999999s"), -1);
+
+	ASSERT_INTEQ(config_parse_size(&v, "64M"), 0);
+	ASSERT_INTEQ(v, 64 << 20);
+	ASSERT_INTEQ(config_parse_size(&v, "4k"), 0);
+	ASSERT_INTEQ(v, 4096);
+	ASSERT_INTEQ(config_parse_size(&v, "2GiB"), 0);
+	ASSERT_INTEQ(v, (int64_t)2 << 30);
+	ASSERT_INTEQ(config_parse_size(&v, "100"), 0);
+	ASSERT_INTEQ(v, 100);
+	ASSERT_INTEQ(config_parse_size(&v, "100B"), 0);
+	ASSERT_INTEQ(config_parse_size(&v, "1X"), -1);
+	ASSERT_INTEQ(config_parse_size(&v, "M"), -1);
+	ASSERT_INTEQ(config_parse_size(&v, "-1M"), -1);
+	ASSERT_INTEQ(config_parse_size(&v, "99999999999T"), -1);
+
+	ASSERT_INTEQ(config_parse_percent(&d, "2%"), 0);
+	ASSERT_NEAR(d, 2.0, 1e-12);
+	ASSERT_INTEQ(config_parse_percent(&d, "0.5%"), 0);
+	ASSERT_NEAR(d, 0.5, 1e-12);
+	ASSERT_INTEQ(config_parse_percent(&d, "2"), -1);
+	ASSERT_INTEQ(config_parse_percent(&d, "%"), -1);
+	ASSERT_INTEQ(config_parse_percent(&d, "2%%"), -1);
+
+	ASSERT_INTEQ(config_parse_bool(&b, "yes"), 0);
+	ASSERT_INTEQ(b, 1);
+	ASSERT_INTEQ(config_parse_bool(&b, "false"), 0);
+	ASSERT_INTEQ(b, 0);
+	ASSERT_INTEQ(config_parse_bool(&b, "1"), -1);
+
+	ASSERT_INTEQ(config_parser_from_name(&p, "will-it-scale"), 0);
+	ASSERT_INTEQ(p, CFG_PARSER_WIS);
+	ASSERT_STREQ(config_parser_name(p), "will-it-scale");
+	ASSERT_INTEQ(config_parser_from_name(&p, "keyvalue"), 0);
+	ASSERT_STREQ(config_parser_name(p), "keyvalue");
+	ASSERT_INTEQ(config_parser_from_name(&p, "Neper"), -1);
+	ASSERT_STREQ(config_boot_name(CFG_BOOT_KEXEC), "kexec");
+}
+
+TEST(test_config__sniff_kind)
+{
+	struct cfg_errors errs = { 0 };
+	const char *p;
+
+	p = write_tmp("k1.yaml", "server: http://a:1\nname: r\n");
+	ASSERT_INTEQ(config_sniff_kind(p, &errs), CFG_KIND_RUNNER);
+	p = write_tmp("k2.yaml", "listen: a:1\n");
+	ASSERT_INTEQ(config_sniff_kind(p, &errs), CFG_KIND_DAEMON);
+	p = write_tmp("k3.yaml", "command: [x]\n");
+	ASSERT_INTEQ(config_sniff_kind(p, &errs), CFG_KIND_JOB);
+	ASSERT_INTEQ(errs.n, 0);
+	p = write_tmp("k4.yaml", "name: x\n");
+	ASSERT_INTEQ(config_sniff_kind(p, &errs), CFG_KIND_UNKNOWN);
+	ASSERT_INTEQ(errs.n, 1);
+	ASSERT(
+	    strstr(errs.msg[0], "k4.yaml:1:1: cannot tell the kind") != NULL);
+	cfg_errors_free(&errs);
+}
+
+static int
+load_kind(const char *kind, const char *path, struct cfg_errors *errs)
+{
+	struct daemon_config *d;
+	struct job_config *j;
+	struct runner_config *r;
+	int rc;
+
+	if (strcmp(kind, "daemon") == 0) {
+		rc = config_load_daemon(&d, path, errs);
+		ASSERT_NULL_IF_FAILED(rc, d);
+		daemon_config_free(d);
+	} else if (strcmp(kind, "runner") == 0) {
+		rc = config_load_runner(&r, path, errs);
+		ASSERT_NULL_IF_FAILED(rc, r);
+		runner_config_free(r);
+	} else {
+		rc = config_load_job(&j, path, errs);
+		ASSERT_NULL_IF_FAILED(rc, j);
+		job_config_free(j);
+	}
+	return rc;
+}
+
+/*
+ * The table of bad files: tests/data/config/bad/KIND-*.yaml, each ending
+ * in "# expect: LINE:COL: message" lines that list every error the loader
+ * must report, exactly and in order.
+ */
+TEST(test_config__bad_files_table)
+{
+	const char *dirpath = test_srcpath("tests/data/config/bad");
+	DIR *dir = opendir(dirpath);
+	struct dirent *de;
+	size_t nfiles = 0;
+
+	ASSERT(dir != NULL);
+	while ((de = readdir(dir)) != NULL) {
+		struct cfg_errors errs = { 0 };
+		char path[1024], line[8192], kind[16];
+		const char *dash;
+		size_t len = strlen(de->d_name), nexp = 0, prefix;
+		FILE *f;
+		int rc;
+
+		if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0)
+			continue;
+		dash = strchr(de->d_name, '-');
+		ASSERT(dash != NULL && (size_t)(dash - de->d_name) < 16);
+		snprintf(kind, sizeof(kind), "%.*s", (int)(dash - de->d_name),
+		    de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dirpath, de->d_name);
+		rc = load_kind(kind, path, &errs);
+		ASSERT_MSG(rc == -1, "%s: loaded without error", path);
+		f = fopen(path, "r");
+		ASSERT(f != NULL);
+		prefix = strlen(path) + 1;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			line[strcspn(line, "\n")] = '\0';
+			if (strncmp(line, "# expect: ", 10) != 0)
+				continue;
+			if (nexp >= errs.n ||
+			    strncmp(errs.msg[nexp], path, prefix - 1) != 0 ||
+			    strcmp(errs.msg[nexp] + prefix, line + 10) != 0) {
+				test_fail(__FILE__, __LINE__,
+				    "%s: expected \"%s\", got \"%s\"",
+				    de->d_name, line + 10,
+				    nexp < errs.n ? errs.msg[nexp] : "(none)");
+				fclose(f);
+				cfg_errors_free(&errs);
+				closedir(dir);
+				return;
+			}
+			nexp++;
+		}
+		fclose(f);
+		if (nexp == 0 || nexp != errs.n) {
+			test_fail(__FILE__, __LINE__,
+			    "%s: %zu errors expected, %zu reported (first "
+			    "extra: %s)",
+			    de->d_name, nexp, errs.n,
+			    errs.n > nexp ? errs.msg[nexp] : "-");
+			cfg_errors_free(&errs);
+			closedir(dir);
+			return;
+		}
+		cfg_errors_free(&errs);
+		nfiles++;
+	}
+	closedir(dir);
+	ASSERT(nfiles >= 38);
+}
+
+TEST(test_config__empty_file_and_missing_file)
+{
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+	char want[1024];
+	const char *p = write_tmp("empty.yaml", "");
+
+	ASSERT_INTEQ(config_load_job(&j, p, &errs), -1);
+	ASSERT(j == NULL);
+	ASSERT_INTEQ(errs.n, 1);
+	snprintf(want, sizeof(want),
+	    "%s:1:1: empty file (expected a mapping of keys)", p);
+	ASSERT_STREQ(errs.msg[0], want);
+	cfg_errors_free(&errs);
+
+	ASSERT_INTEQ(config_load_job(&j, "/nonexistent/x.yaml", &errs), -1);
+	ASSERT_INTEQ(errs.n, 1);
+	ASSERT_STREQ(errs.msg[0],
+	    "/nonexistent/x.yaml: cannot open: No such file or directory");
+	cfg_errors_free(&errs);
+
+	ASSERT_INTEQ(config_parse_job(&j, "upload", "runs: [", 7, &errs), -1);
+	ASSERT_INTEQ(errs.n, 1);
+	ASSERT_STREQ(errs.msg[0],
+	    "upload:1:8: did not find expected node content (while parsing a "
+	    "flow node at line 1, column 8)");
+	cfg_errors_free(&errs);
+}
+
+/* Relative paths are resolved against the file's directory. */
+TEST(test_config__relative_paths)
+{
+	struct cfg_errors errs = { 0 };
+	struct runner_config *r;
+	char want[1024];
+	const char *p = write_tmp("runner.yaml",
+	    "server: https://perf.example.org\n"
+	    "name: r1\n"
+	    "token_file: tokens/r1\n"
+	    "workdir: /var/lib/w\n");
+
+	ASSERT_INTEQ(config_load_runner(&r, p, &errs), 0);
+	snprintf(want, sizeof(want), "%s/tokens/r1", test_tmpdir());
+	ASSERT_STREQ(r->token_file, want);
+	ASSERT_STREQ(r->workdir, "/var/lib/w");
+	ASSERT_INTEQ(r->boot, CFG_BOOT_NONE);
+	ASSERT(r->kernel_tree == NULL);
+	ASSERT_INTEQ(r->heartbeat_s, 10);
+	ASSERT_INTEQ(r->max_output, 1 << 20);
+	runner_config_free(r);
+}
+
+/*
+ * A daemon with its jobs: cross-references (trees, inboxes, host labels),
+ * duplicate job names across files, a literal path that is missing.
+ */
+TEST(test_config__daemon_jobs_cross_references)
+{
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	struct job_config **jobs;
+	size_t n, i;
+	char want[1024];
+	const char *dp, *dir = test_tmpdir();
+	char sub[512];
+
+	snprintf(sub, sizeof(sub), "%s/jobs", dir);
+	ASSERT(mkdir_p(sub) == 0);
+	write_tmp("jobs/a.yaml",
+	    "name: a\nparser: fio\ncommand: [fio]\n"
+	    "trigger: {trees: [mm], inboxes: [linux-mm]}\nhosts: [epyc]\n");
+	write_tmp("jobs/b.yaml",
+	    "name: a\nparser: fio\ncommand: [fio]\n"
+	    "trigger: {trees: [net], inboxes: [lkml]}\n"
+	    "hosts: [arm, r1]\n");
+	dp = write_tmp("d.yaml",
+	    "listen: 127.0.0.1:0\n"
+	    "database: db.sqlite\n"
+	    "mirrors: git\n"
+	    "jobs: [jobs/*.yaml, jobs/a.yaml, none/*.yaml, missing.yaml]\n"
+	    "trees: [{name: mm, url: /srv/mm, branches: [main]}]\n"
+	    "inboxes: [{name: linux-mm, url: /srv/lm, tree: mm}]\n"
+	    "runners: [{name: r1, token_file: t, labels: [epyc]}]\n");
+	ASSERT_INTEQ(config_load_daemon(&d, dp, &errs), 0);
+	snprintf(want, sizeof(want), "%s/db.sqlite", dir);
+	ASSERT_STREQ(d->database, want);
+	ASSERT_STREQ(d->inboxes[0].branch, "main");
+	ASSERT_INTEQ(config_load_jobs(&jobs, &n, d, &errs), -1);
+	/* a.yaml loads (once, though matched twice); b.yaml does not. */
+	ASSERT_INTEQ(n, 1);
+	ASSERT_STREQ(jobs[0]->name, "a");
+	ASSERT_INTEQ(errs.n, 5);
+	for (i = 0; i < errs.n; i++)
+		ASSERT_MSG(
+		    strstr(errs.msg[i], dir) == errs.msg[i], "%s", errs.msg[i]);
+	ASSERT(strstr(errs.msg[0],
+	           "/jobs/b.yaml:1:7: name: job 'a' is already defined in ") !=
+	    NULL);
+	ASSERT(strstr(errs.msg[1],
+	           "/jobs/b.yaml:4:19: trigger.trees[0]: no tree named 'net' "
+	           "in ") != NULL);
+	ASSERT(
+	    strstr(errs.msg[2],
+	        "/jobs/b.yaml:4:35: trigger.inboxes[0]: no inbox named 'lkml' "
+	        "in ") != NULL);
+	ASSERT(strstr(errs.msg[3],
+	           "/jobs/b.yaml:5:9: hosts[0]: no runner in ") != NULL);
+	ASSERT(strstr(errs.msg[3], "carries the label 'arm'") != NULL);
+	ASSERT(strstr(errs.msg[4], "/d.yaml:4:47: jobs[3]: no such file '") !=
+	    NULL);
+	config_jobs_free(jobs, n);
+	daemon_config_free(d);
+	cfg_errors_free(&errs);
+}
