@@ -132,3 +132,62 @@ clean:
 
 .PHONY: all check check-build deps demo install format format-check clean
 .SECONDARY:
+
+# ---- bench parsers (runners/bench): fuzzing, not part of `make check` ----
+#   make fuzz                 build $(OUT)/fuzz/fuzz_bench (libFuzzer when
+#                             clang has it, else a standalone driver that
+#                             runs the files it is given) and run it for
+#                             FUZZ_TIME seconds on a corpus seeded from
+#                             the shared fixtures
+FUZZ_CC   ?= clang
+FUZZ_TIME ?= 60
+FUZZ_FIXTURES ?= ../shared/fixtures/bench
+FUZZ_LIB_SRCS = $(wildcard runners/bench/*.c) common/buf.c common/err.c \
+		common/json.c common/xalloc.c common/log.c
+HAVE_LIBFUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, \
+	unsigned long n){return 0;}' | $(FUZZ_CC) -x c -fsanitize=fuzzer \
+	-o /dev/null - 2>/dev/null && echo yes)
+
+$(OUT)/fuzz/fuzz_bench: tests/fuzz/fuzz_bench.c $(FUZZ_LIB_SRCS) $(HDRS)
+	@mkdir -p $(@D)
+ifeq ($(HAVE_LIBFUZZER),yes)
+	$(FUZZ_CC) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+	    -o $@ tests/fuzz/fuzz_bench.c $(FUZZ_LIB_SRCS) $(LDLIBS)
+else
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -DFUZZ_STANDALONE \
+	    -o $@ tests/fuzz/fuzz_bench.c $(FUZZ_LIB_SRCS) $(LDLIBS)
+endif
+
+# Seeds: each fixture prefixed with the byte that selects its parser
+# (index in bench_tools(): 0 neper, 1 fio, 2 will-it-scale, 3 netperf,
+# 4 keyvalue, 5 json).
+fuzz: $(OUT)/fuzz/fuzz_bench
+	@mkdir -p $(OUT)/fuzz/corpus
+	@for f in $(FUZZ_FIXTURES)/*; do \
+		case $$f in \
+		*neper*) t='\000';; *fio*.json) t='\001';; \
+		*will-it-scale*.txt) t='\002';; *netperf*.txt) t='\003';; \
+		*.yaml) t='\004';; *) continue;; esac; \
+		{ printf "$$t"; cat "$$f"; } >$(OUT)/fuzz/corpus/$$(basename $$f); \
+	done
+ifeq ($(HAVE_LIBFUZZER),yes)
+	$(OUT)/fuzz/fuzz_bench -max_total_time=$(FUZZ_TIME) -max_len=65536 \
+	    $(OUT)/fuzz/corpus
+else
+	$(OUT)/fuzz/fuzz_bench $(OUT)/fuzz/corpus/*
+endif
+
+.PHONY: fuzz
+# ---- config: fuzzing the YAML loader (needs clang with libFuzzer) ----
+FUZZ_TIME ?= 60
+$(OUT)/fuzz/config_fuzz: tests/fuzz/config_fuzz.c $(wildcard config/*.c common/*.c) $(HDRS)
+	@mkdir -p $(@D) $(OUT)/fuzz/config_corpus
+	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
+	    -o $@ tests/fuzz/config_fuzz.c $(wildcard config/*.c common/*.c) \
+	    $(LDFLAGS) $(LDLIBS)
+
+fuzz-config: $(OUT)/fuzz/config_fuzz
+	$(OUT)/fuzz/config_fuzz -max_total_time=$(FUZZ_TIME) -max_len=4096 \
+	    $(OUT)/fuzz/config_corpus config/examples/jobs tests/data/config/bad
+
+.PHONY: fuzz-config

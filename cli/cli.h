@@ -19,5 +19,6 @@ const char *cli_server(const char *flag);
 const char *cli_token_file(const char *flag);
 
 int cmd_config(int, char **);
+int cmd_parse(int, char **);
 
 #endif

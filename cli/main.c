@@ -8,6 +8,9 @@ static const struct cli_cmd cmds[] = {
 	{ "config", cmd_config,
 	    "config check [--kind job|daemon|runner] FILE... | "
 	    "config expand JOB.yaml" },
+	{ "parse", cmd_parse,
+	    "parse --tool neper|fio|will-it-scale|netperf|keyvalue|json "
+	    "FILE [--json]" },
 };
 
 const char *

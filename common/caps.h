@@ -17,6 +17,7 @@
 #define CAP_SUBJECT 1024                  /* commit or mail subject */
 #define CAP_NAME 256                      /* names: tree, host, metric */
 #define CAP_METRICS_PER_RUN 1024
+#define CAP_BENCH_INPUT (32 * 1024 * 1024) /* output handed to a parser */
 #define CAP_HTML_PAGE (8 * 1024 * 1024)
 
 /* runners/profile.c: `perf report --stdio` text and the top-symbols blob. */

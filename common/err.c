@@ -10,7 +10,7 @@ err_clear(struct err *e)
 	e->msg[0] = '\0';
 }
 
-static void
+static void __attribute__((format(printf, 2, 0)))
 err_vset(struct err *e, const char *fmt, va_list ap)
 {
 	if (e == NULL || e->set)

@@ -19,7 +19,7 @@ log_init(const char *progname, int verbose)
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
 }
 
-static void
+static void __attribute__((format(printf, 2, 0)))
 log_vmsg(enum log_level lvl, const char *fmt, va_list ap)
 {
 	char line[4096];

@@ -293,39 +293,51 @@ check_chars(struct ctx *c, const unsigned char *s, size_t len)
 	return bad ? -1 : 0;
 }
 
+/* Column of the first tab in the line's leading blanks, or 0. */
+static size_t
+leading_tab(const char *s, size_t len, size_t i)
+{
+	size_t j;
+
+	for (j = i; j < len && (s[j] == ' ' || s[j] == '\t'); j++)
+		if (s[j] == '\t')
+			return j - i + 1;
+	return 0;
+}
+
 /*
- * After libyaml gave up: tabs in indentation are the usual cause and
- * libyaml's words for them are obscure, so name each such line instead.
+ * After libyaml gave up on a line indented with a tab: libyaml's words
+ * for it are obscure, so name each line whose indentation has a tab
+ * (comment lines aside).  0 when the failing line has no such tab.
  */
 static int
-report_tabs(struct ctx *c, const char *s, size_t len)
+report_tabs(struct ctx *c, const char *s, size_t len, size_t bad_line)
 {
-	size_t i = 0, line = 1, found = 0;
+	size_t i = 0, line = 1, col, start = 0, j;
 
-	while (i < len) {
-		size_t col = 1, j = i;
-		int tab = 0;
-
-		while (j < len && (s[j] == ' ' || s[j] == '\t')) {
-			if (s[j] == '\t' && !tab) {
-				tab = 1;
-				col = j - i + 1;
-			}
-			j++;
+	/* Find the failing line. */
+	for (i = 0; i < len && line < bad_line; i++)
+		if (s[i] == '\n') {
+			line++;
+			start = i + 1;
 		}
-		if (tab && j < len && s[j] != '\n' && s[j] != '\r' &&
-		    s[j] != '#') {
-			at(c, line, col, NULL,
-			    "tab character in indentation (YAML indents with "
-			    "spaces)");
-			found++;
+	if (line != bad_line || leading_tab(s, len, start) == 0)
+		return 0;
+	for (i = 0, line = 1; i < len; line++) {
+		if ((col = leading_tab(s, len, i)) > 0) {
+			for (j = i; j < len && (s[j] == ' ' || s[j] == '\t');
+			     j++)
+				;
+			if (j >= len || s[j] != '#')
+				at(c, line, col, NULL,
+				    "tab character in indentation (YAML "
+				    "indents with spaces)");
 		}
-		while (j < len && s[j] != '\n')
-			j++;
-		i = j + 1;
-		line++;
+		while (i < len && s[i] != '\n')
+			i++;
+		i++;
 	}
-	return found > 0;
+	return 1;
 }
 
 /*
@@ -356,7 +368,8 @@ parser_error(struct ctx *c, yaml_parser_t *p, const char *text, size_t len)
 {
 	size_t line, col;
 
-	if (report_tabs(c, text, len))
+	if (p->error != YAML_READER_ERROR &&
+	    report_tabs(c, text, len, p->problem_mark.line + 1))
 		return;
 	if (p->error == YAML_READER_ERROR) {
 		/* Reader errors carry a byte offset, not a mark. */
@@ -1010,13 +1023,13 @@ check_str(struct ctx *c, const yaml_node_t *n, const char *path, const char *s,
 	static const char *const smtp[] = { "smtp", "smtps", NULL };
 	char d[96];
 	size_t len = strlen(s), i;
+	size_t max =
+	    vk == V_NAME || vk == V_LABEL || vk == V_TREEREF || vk == V_INBOXREF
+	    ? CFG_NAME_MAX
+	    : CFG_STR_MAX;
 
-	if (len > (vk == V_NAME || vk == V_LABEL || vk == V_TREEREF ||
-	                      vk == V_INBOXREF
-	                  ? CFG_NAME_MAX
-	                  : CFG_STR_MAX)) {
-		nerr(c, n, path, "too long (%zu bytes, at most %d)", len,
-		    vk == V_NAME || vk == V_LABEL ? CFG_NAME_MAX : CFG_STR_MAX);
+	if (len > max) {
+		nerr(c, n, path, "too long (%zu bytes, at most %zu)", len, max);
 		return NULL;
 	}
 	switch (vk) {
@@ -2499,13 +2512,22 @@ config_load_job(
 }
 
 int
-config_parse_job(struct job_config **out, const char *name, const char *text,
-    size_t len, struct cfg_errors *errs)
+config_parse_job_for(struct job_config **out, const char *name,
+    const char *text, size_t len, const struct daemon_config *d,
+    struct cfg_errors *errs)
 {
 	struct ctx c;
 
 	ctx_init(&c, name, 0);
+	c.daemon = d;
 	return load_job(out, &c, name, text, len, errs);
+}
+
+int
+config_parse_job(struct job_config **out, const char *name, const char *text,
+    size_t len, struct cfg_errors *errs)
+{
+	return config_parse_job_for(out, name, text, len, NULL, errs);
 }
 
 int

@@ -285,5 +285,9 @@ void config_jobs_free(struct job_config **, size_t);
  * NULL) as config_load_jobs does, except name uniqueness. */
 int config_load_job_for(struct job_config **out, const char *path,
     const struct daemon_config *d, struct cfg_errors *errs);
+/* Same from memory (API uploads); relative paths stay as written. */
+int config_parse_job_for(struct job_config **out, const char *name,
+    const char *text, size_t len, const struct daemon_config *d,
+    struct cfg_errors *errs);
 
 #endif

@@ -555,3 +555,107 @@ TEST(test_config__daemon_jobs_cross_references)
 	daemon_config_free(d);
 	cfg_errors_free(&errs);
 }
+
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *data;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	data = xmalloc((size_t)n + 1);
+	*len = fread(data, 1, (size_t)n, f);
+	fclose(f);
+	return data;
+}
+
+/* Parses text as a job; a load either succeeds or reports an error. */
+static int
+parse_consistent(const char *text, size_t len)
+{
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+	int rc = config_parse_job(&j, "m", text, len, &errs);
+	int ok = (rc == 0 && j != NULL && errs.n == 0) ||
+	    (rc == -1 && j == NULL && errs.n > 0);
+	size_t i;
+
+	for (i = 0; i < errs.n; i++)
+		if (strncmp(errs.msg[i], "m:", 2) != 0)
+			ok = 0;
+	job_config_free(j);
+	cfg_errors_free(&errs);
+	return ok;
+}
+
+/*
+ * Every prefix of every example and bad file, and copies with bytes
+ * replaced by YAML-significant ones, load or fail cleanly (the sanitizers
+ * watch for the rest).  A cheap stand-in for the fuzzer between runs.
+ */
+TEST(test_config__truncated_and_mutated_inputs)
+{
+	static const char *const files[] = {
+		"config/examples/jobs/tcp_rr.yaml",
+		"config/examples/jobs/will-it-scale.yaml",
+		"config/examples/demo-fio.yaml",
+		"tests/data/config/bad/job-exclude.yaml",
+		"tests/data/config/bad/job-utf8.yaml",
+		"tests/data/config/bad/job-metrics.yaml",
+	};
+	static const char flips[] = { '\t', '{', ':', '\n', '\0', '&', '*',
+		(char)0xc3 };
+	size_t fi, len, i, k;
+
+	for (fi = 0; fi < sizeof(files) / sizeof(files[0]); fi++) {
+		char *text = slurp(test_srcpath(files[fi]), &len);
+
+		ASSERT(text != NULL);
+		for (i = 0; i <= len; i++)
+			ASSERT_MSG(parse_consistent(text, i), "%s cut at %zu",
+			    files[fi], i);
+		for (i = 0; i < len; i += 5)
+			for (k = 0; k < sizeof(flips); k++) {
+				char saved = text[i];
+
+				text[i] = flips[k];
+				ASSERT_MSG(parse_consistent(text, len),
+				    "%s byte %zu = 0x%02x", files[fi], i,
+				    (unsigned char)flips[k]);
+				text[i] = saved;
+			}
+		free(text);
+	}
+}
+
+/* An uploaded job checked against a daemon names its place as given. */
+TEST(test_config__parse_job_for_daemon)
+{
+	static const char text[] = "name: up\nparser: json\ncommand: [x]\n"
+	                           "trigger: {trees: [nope]}\n";
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	struct job_config *j;
+
+	ASSERT_INTEQ(config_load_daemon(&d,
+	                 test_srcpath("config/examples/daemon.yaml"), &errs),
+	    0);
+	ASSERT_INTEQ(
+	    config_parse_job_for(&j, "upload", text, strlen(text), d, &errs),
+	    -1);
+	ASSERT_INTEQ(errs.n, 1);
+	ASSERT_STREQ(errs.msg[0],
+	    "upload:4:19: trigger.trees[0]: no tree named 'nope' in "
+	    "config/examples/daemon.yaml");
+	cfg_errors_free(&errs);
+	ASSERT_INTEQ(
+	    config_parse_job_for(&j, "upload", text, strlen(text), NULL, &errs),
+	    0);
+	job_config_free(j);
+	daemon_config_free(d);
+}
