@@ -191,3 +191,15 @@ fuzz-config: $(OUT)/fuzz/config_fuzz
 	    $(OUT)/fuzz/config_corpus config/examples/jobs tests/data/config/bad
 
 .PHONY: fuzz-config
+
+# ---- daemon (store, sched, api): API load benchmark ----
+# make bench-api: uploads/s with 8 clients x 20 metrics, claim/heartbeat
+# p99 under load, daemon RSS after 100,000 runs (tests/bench/api_bench.sh).
+$(REL)/bench/api_load: tests/bench/api_load.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -lpthread
+
+bench-api: $(REL)/bin/perfwatchd $(REL)/bench/api_load
+	@OUT=$(OUT) tests/bench/api_bench.sh
+
+.PHONY: bench-api

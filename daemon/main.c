@@ -1,8 +1,171 @@
+/*
+ * perfwatchd: the service.
+ *
+ *	perfwatchd [-v] [-n] [--port-file FILE] -c daemon.yaml
+ *
+ * Runs in the foreground and logs to stderr (journald adds the rest).
+ * SIGTERM/SIGINT: stop accepting, finish the requests in flight, close
+ * the database, exit 0.  SIGHUP: load and check the configuration again;
+ * on any error log every error and keep the running one, else swap it in
+ * (an atomically replaced, reference-counted struct dconf: requests that
+ * started under the old configuration finish with it).  Only the listen
+ * address, database and http: limits need a restart.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/log.h"
+#include "config/config.h"
+#include "daemon/api.h"
+#include "daemon/dconf.h"
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: perfwatchd [-v] [-n] [--port-file FILE] "
+	    "-c daemon.yaml\n");
+	exit(2);
+}
+
+static void
+print_errors(const struct cfg_errors *errs)
+{
+	size_t i;
+
+	for (i = 0; i < errs->n; i++)
+		log_msg(LOG_LVL_ERR, "%s", errs->msg[i]);
+}
+
+/* Writes the port atomically (temp file + rename), so a reader never
+ * sees a partial number. */
+static int
+write_port_file(const char *path, int port)
+{
+	char tmp[4096], num[32];
+	int fd, n;
+
+	n = snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -1;
+	n = snprintf(num, sizeof(num), "%d\n", port);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1)
+		return -1;
+	if (write(fd, num, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return rename(tmp, path);
+}
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	fprintf(stderr, "perfwatchd: not built yet\n");
-	return 2;
+	const char *cfgpath = NULL, *port_file = NULL;
+	struct cfg_errors errs = { NULL, 0 };
+	struct dconf *conf = NULL;
+	struct api *api = NULL;
+	struct err e = { 0 };
+	sigset_t set;
+	int i, verbose = 0, check = 0, sig;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-v") == 0)
+			verbose = 1;
+		else if (strcmp(argv[i], "-n") == 0)
+			check = 1;
+		else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+			cfgpath = argv[++i];
+		else if (strcmp(argv[i], "--port-file") == 0 && i + 1 < argc)
+			port_file = argv[++i];
+		else
+			usage();
+	}
+	if (cfgpath == NULL)
+		usage();
+
+	/* Library set-up before any thread starts. */
+	signal(SIGPIPE, SIG_IGN);
+	json_object_seed(0);
+	/*
+	 * glibc gives freed memory at the top of each thread's arena back
+	 * with madvise() as soon as 128 KiB are free; under load every
+	 * request thread then flushes TLBs on all CPUs many times a
+	 * second.  Keep up to 8 MiB per arena instead.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
+	log_init("perfwatchd", verbose);
+
+	if (dconf_load(&conf, cfgpath, &errs) == -1) {
+		if (check)
+			for (i = 0; (size_t)i < errs.n; i++)
+				fprintf(stderr, "%s\n", errs.msg[i]);
+		else
+			print_errors(&errs);
+		cfg_errors_free(&errs);
+		return 1;
+	}
+	if (check) {
+		printf("configuration OK\n");
+		dconf_unref(conf);
+		return 0;
+	}
+
+	/* Signals are taken synchronously by this thread; the server
+	 * threads inherit the blocked mask and never see them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	if (api_start(&api, conf, &e) == -1) {
+		log_msg(LOG_LVL_ERR, "%s", err_msg(&e));
+		dconf_unref(conf);
+		return 1;
+	}
+	dconf_unref(conf);
+	conf = NULL;
+	log_info("listening on port %d (config %s)", api_port(api), cfgpath);
+	if (port_file != NULL &&
+	    write_port_file(port_file, api_port(api)) == -1)
+		log_warnx("%s: cannot write port file: %s", port_file,
+		    strerror(errno));
+
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			struct dconf *nc = NULL;
+
+			log_info("SIGHUP: reloading %s", cfgpath);
+			if (dconf_load(&nc, cfgpath, &errs) == -1) {
+				print_errors(&errs);
+				log_warnx("reload failed with %zu error(s); "
+				          "keeping the running configuration",
+				    errs.n);
+				cfg_errors_free(&errs);
+				continue;
+			}
+			api_reload(api, nc);
+			dconf_unref(nc);
+			log_info("configuration reloaded");
+			continue;
+		}
+		log_info(
+		    "%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		break;
+	}
+	api_stop(api);
+	log_info("stopped");
+	return 0;
 }

@@ -1,0 +1,1499 @@
+/*
+ * The JSON API (docs/API.md).  Routes are a table, as cgit's commands;
+ * each handler validates its input completely before it touches the
+ * store, and every refusal is {"error": "..."} naming the field.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/buf.h"
+#include "common/caps.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/api.h"
+#include "daemon/dconf.h"
+#include "daemon/httpd.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+
+#define LIST_DEFAULT 50
+#define LIST_MAX 500
+#define PROGRESS_MAX 256
+
+struct waiter {
+	struct httpd_req *req;
+	int64_t deadline_ms; /* monotonic */
+};
+
+struct api {
+	pthread_mutex_t mu; /* conf, stores, waiters */
+	struct dconf *conf;
+	char *dbpath;
+	struct httpd *httpd;
+	struct sched *sched;
+	int stopping;
+	struct store **stores; /* one per server thread, closed at stop */
+	size_t nstores;
+	struct waiter *waiters;
+	size_t nwaiters;
+	uint64_t http_count[6]; /* by status class; __atomic */
+	uint64_t runs_stored;   /* __atomic */
+};
+
+/* What a handler sees. */
+struct ctx {
+	struct api *a;
+	struct httpd_req *r;
+	struct dconf *conf;
+	struct store *s;
+	const struct dconf_runner *runner; /* runner routes */
+	int64_t id[2];                     /* numbers from the path */
+	json_t *body;
+	struct err err;
+};
+
+enum auth { AUTH_NONE, AUTH_RUNNER, AUTH_ADMIN };
+
+struct route {
+	const char *method;
+	const char *pattern; /* '#' segment: a non-negative integer */
+	enum auth auth;
+	void (*fn)(struct ctx *);
+};
+
+static _Thread_local struct store *tl_store;
+static _Thread_local struct api *tl_api;
+
+static int64_t
+now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- replies ---- */
+
+static void
+reply_json(struct ctx *x, int status, json_t *o)
+{
+	struct buf b = BUF_INIT(CAP_HTTP_REPLY);
+
+	if (pwjson_dump_buf(&b, o) == -1 || buf_putc(&b, '\n') == -1) {
+		buf_release(&b);
+		httpd_reply(x->r, 500, "application/json",
+		    "{\"error\":\"reply too large\"}\n", 28);
+	} else {
+		size_t len = b.len;
+
+		httpd_reply_take(
+		    x->r, status, "application/json", buf_take(&b), len);
+	}
+	json_decref(o);
+}
+
+static void reply_err(struct ctx *, int, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+reply_err(struct ctx *x, int status, const char *fmt, ...)
+{
+	char msg[CAP_ERRMSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (status >= 500)
+		log_warnx("%s %s: %d %s", httpd_method(x->r), httpd_path(x->r),
+		    status, msg);
+	reply_json(x, status, json_pack("{s:s}", "error", msg));
+}
+
+/* A store result to HTTP: the expected ERR_* codes become 4xx. */
+static void
+reply_store_err(struct ctx *x, int r)
+{
+	const char *m = store_errmsg(x->s);
+
+	switch (r) {
+	case ERR_NOTFOUND:
+		reply_err(x, 404, "%s", m);
+		break;
+	case ERR_INVALID:
+		reply_err(x, 400, "%s", m);
+		break;
+	case ERR_CONFLICT:
+	case ERR_EXISTS:
+		reply_err(x, 409, "%s", m);
+		break;
+	default:
+		reply_err(x, 500, "%s", m[0] ? m : "store error");
+		break;
+	}
+}
+
+/* ---- input ---- */
+
+/* Parses the body as a JSON object; an empty body is {} when allowed.
+ * 0, or -1 after replying 400. */
+static int
+parse_body(struct ctx *x, int allow_empty)
+{
+	size_t len;
+	const char *p = httpd_body(x->r, &len);
+
+	if (len == 0 && allow_empty) {
+		x->body = json_object();
+		return 0;
+	}
+	if ((x->body = pwjson_parse(p, len, &x->err)) == NULL) {
+		reply_err(x, 400, "body: %s", err_msg(&x->err));
+		return -1;
+	}
+	if (!json_is_object(x->body)) {
+		reply_err(x, 400, "body: expected a JSON object");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+bad(struct ctx *x)
+{
+	reply_err(x, 400, "%s", err_msg(&x->err));
+	return -1;
+}
+
+static int
+only_keys(struct ctx *x, json_t *o, const char *const *keys, const char *what)
+{
+	if (pwjson_only_keys(o, keys, what, &x->err) == -1)
+		return bad(x);
+	return 0;
+}
+
+/* A query parameter as an integer in [min, max]; dflt when absent. */
+static int
+query_int(struct ctx *x, int64_t *out, const char *key, int64_t dflt,
+    int64_t min, int64_t max)
+{
+	const char *v = httpd_query(x->r, key);
+	char *end;
+	long long n;
+
+	*out = dflt;
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n < min || n > max) {
+		reply_err(x, 400,
+		    "parameter '%s': expected an integer in [%lld, %lld]", key,
+		    (long long)min, (long long)max);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+/* A field that must be a string of at most max bytes (optional when
+ * opt). */
+static int
+str_field(struct ctx *x, const char **out, json_t *o, const char *key,
+    size_t max, int opt, const char *prefix)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (v == NULL || json_is_null(v)) {
+		if (opt)
+			return 0;
+		reply_err(x, 400, "field '%s%s': missing", prefix, key);
+		return -1;
+	}
+	if (!json_is_string(v)) {
+		reply_err(
+		    x, 400, "field '%s%s': expected a string", prefix, key);
+		return -1;
+	}
+	if (json_string_length(v) > max) {
+		reply_err(x, 400, "field '%s%s': longer than %zu bytes", prefix,
+		    key, max);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* ---- per-thread store ---- */
+
+static struct store *
+thread_store(struct api *a, struct err *e)
+{
+	struct store *s;
+
+	if (tl_store != NULL && tl_api == a) {
+		store_errclear(tl_store);
+		return tl_store;
+	}
+	if (store_open(&s, a->dbpath, e) == -1)
+		return NULL;
+	/* The scheduler's ticker checkpoints; commits here stay short. */
+	store_set_autocheckpoint(s, 0);
+	pthread_mutex_lock(&a->mu);
+	a->stores =
+	    xreallocarray(a->stores, a->nstores + 1, sizeof(*a->stores));
+	a->stores[a->nstores++] = s;
+	pthread_mutex_unlock(&a->mu);
+	tl_store = s;
+	tl_api = a;
+	return s;
+}
+
+static struct dconf *
+conf_get(struct api *a)
+{
+	struct dconf *c;
+
+	pthread_mutex_lock(&a->mu);
+	c = dconf_ref(a->conf);
+	pthread_mutex_unlock(&a->mu);
+	return c;
+}
+
+static int64_t
+heartbeat_s(const struct dconf *c)
+{
+	int64_t h = c->dc->lease_s / 4;
+
+	return h < 1 ? 1 : h > 10 ? 10 : h;
+}
+
+/* The registered host of the calling runner, or -1 after replying. */
+static int64_t
+runner_host(struct ctx *x)
+{
+	int64_t id = 0;
+	int r = store_host_id(x->s, &id, x->runner->ref->name);
+
+	if (r == ERR_NOTFOUND) {
+		reply_err(x, 409, "runner '%s' is not registered",
+		    x->runner->ref->name);
+		return -1;
+	}
+	if (r != 0) {
+		reply_store_err(x, r);
+		return -1;
+	}
+	return id;
+}
+
+/* ---- runner routes ---- */
+
+static int
+check_inventory(struct ctx *x, json_t *inv)
+{
+	static const char *const strs[] = { "cpu_model", "cpu_vendor", "kernel",
+		NULL };
+	static const char *const ints[] = { "sockets", "cores", "threads",
+		"numa_nodes", "memory_bytes", NULL };
+	const char *cg = NULL;
+	json_t *v;
+	int i;
+
+	if (!json_is_object(inv)) {
+		reply_err(x, 400, "field 'inventory': expected an object");
+		return -1;
+	}
+	for (i = 0; strs[i]; i++)
+		if ((v = json_object_get(inv, strs[i])) != NULL &&
+		    !json_is_null(v) &&
+		    (!json_is_string(v) || json_string_length(v) > CAP_NAME)) {
+			reply_err(x, 400,
+			    "field 'inventory.%s': expected a string of at "
+			    "most %d bytes",
+			    strs[i], CAP_NAME);
+			return -1;
+		}
+	for (i = 0; ints[i]; i++)
+		if ((v = json_object_get(inv, ints[i])) != NULL &&
+		    !json_is_null(v) &&
+		    (!json_is_integer(v) || json_integer_value(v) < 0)) {
+			reply_err(x, 400,
+			    "field 'inventory.%s': expected a non-negative "
+			    "integer",
+			    ints[i]);
+			return -1;
+		}
+	if (str_field(x, &cg, inv, "cgroup", 8, 1, "inventory.") == -1)
+		return -1;
+	if (cg != NULL && strcmp(cg, "v1") != 0 && strcmp(cg, "v2") != 0 &&
+	    strcmp(cg, "none") != 0) {
+		reply_err(x, 400,
+		    "field 'inventory.cgroup': expected v1, v2 or none");
+		return -1;
+	}
+	if (json_dumpb(inv, NULL, 0, JSON_COMPACT) > 64 * 1024) {
+		reply_err(x, 400, "field 'inventory': larger than 64 KiB");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+r_register(struct ctx *x)
+{
+	static const char *const keys[] = { "name", "labels", "inventory",
+		NULL };
+	const struct cfg_runner_ref *ref = x->runner->ref;
+	const char *name = NULL;
+	json_t *labels, *inv, *v;
+	char *ltext, *itext;
+	int64_t id = 0;
+	size_t i;
+	int r;
+
+	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (str_field(x, &name, x->body, "name", CAP_NAME, 0, "") == -1)
+		return;
+	if (strcmp(name, ref->name) != 0) {
+		reply_err(x, 403,
+		    "field 'name': '%s' does not match this token's runner",
+		    name);
+		return;
+	}
+	labels = json_array();
+	for (i = 0; i < ref->labels.n; i++)
+		json_array_append_new(labels, json_string(ref->labels.v[i]));
+	v = json_object_get(x->body, "labels");
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_array(v) || json_array_size(v) > 64) {
+			json_decref(labels);
+			reply_err(x, 400,
+			    "field 'labels': expected an array of at most 64 "
+			    "strings");
+			return;
+		}
+		for (i = 0; i < json_array_size(v); i++) {
+			json_t *l = json_array_get(v, i);
+			size_t k;
+
+			if (!json_is_string(l) || json_string_length(l) == 0 ||
+			    json_string_length(l) > CAP_NAME) {
+				json_decref(labels);
+				reply_err(x, 400,
+				    "field 'labels[%zu]': expected a "
+				    "non-empty string",
+				    i);
+				return;
+			}
+			for (k = 0; k < json_array_size(labels); k++)
+				if (json_equal(json_array_get(labels, k), l))
+					break;
+			if (k == json_array_size(labels))
+				json_array_append(labels, l);
+		}
+	}
+	inv = json_object_get(x->body, "inventory");
+	if (inv == NULL || json_is_null(inv)) {
+		inv = json_object();
+	} else {
+		if (check_inventory(x, inv) == -1) {
+			json_decref(labels);
+			return;
+		}
+		json_incref(inv);
+	}
+	ltext = pwjson_dump(labels);
+	itext = pwjson_dump(inv);
+	r = store_host_register(x->s, &id, name, ltext, itext, now_s());
+	free(ltext);
+	free(itext);
+	json_decref(labels);
+	json_decref(inv);
+	if (r != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	log_info("runner %s registered from %s (host %" PRId64 ")", name,
+	    httpd_peer(x->r), id);
+	sched_notify(x->a->sched);
+	reply_json(x, 200,
+	    json_pack("{s:I, s:I, s:I}", "host_id", (json_int_t)id,
+	        "heartbeat_s", (json_int_t)heartbeat_s(x->conf), "lease_s",
+	        (json_int_t)sched_lease_s(x->a->sched)));
+}
+
+static void
+r_heartbeat(struct ctx *x)
+{
+	static const char *const keys[] = { "job_id", "progress", NULL };
+	int64_t job = 0, host, exp = 0, runs = 0;
+	const char *progress = NULL;
+	int r;
+
+	if (parse_body(x, 1) == -1 || only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (pwjson_int_opt(&job, x->body, "job_id", &x->err) == -1) {
+		bad(x);
+		return;
+	}
+	if (job < 0) {
+		reply_err(x, 400, "field 'job_id': expected a job id");
+		return;
+	}
+	if (str_field(x, &progress, x->body, "progress", PROGRESS_MAX, 1, "") ==
+	    -1)
+		return;
+	if ((host = runner_host(x)) < 0)
+		return;
+	r = sched_heartbeat(
+	    x->a->sched, x->s, &exp, &runs, host, job, progress);
+	if (r == ERR_CONFLICT) {
+		reply_json(x, 200,
+		    json_pack("{s:n, s:b, s:n, s:s}", "lease_expires", "cancel",
+		        1, "runs", "reason", store_errmsg(x->s)));
+		return;
+	}
+	if (r != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	if (job == 0)
+		reply_json(x, 200,
+		    json_pack("{s:n, s:b, s:n}", "lease_expires", "cancel", 0,
+		        "runs"));
+	else
+		reply_json(x, 200,
+		    json_pack("{s:I, s:b, s:I}", "lease_expires",
+		        (json_int_t)exp, "cancel", 0, "runs",
+		        (json_int_t)runs));
+}
+
+/* Long-poll state kept on the request between handler calls. */
+struct claim_state {
+	int64_t deadline_ms;
+};
+
+static void
+park(struct ctx *x, int64_t deadline_ms)
+{
+	struct api *a = x->a;
+
+	/* Under the lock, so the ticker cannot unpark before the park. */
+	pthread_mutex_lock(&a->mu);
+	a->waiters =
+	    xreallocarray(a->waiters, a->nwaiters + 1, sizeof(*a->waiters));
+	a->waiters[a->nwaiters].req = x->r;
+	a->waiters[a->nwaiters].deadline_ms = deadline_ms;
+	a->nwaiters++;
+	httpd_park(x->r);
+	pthread_mutex_unlock(&a->mu);
+}
+
+static void
+r_claim(struct ctx *x)
+{
+	static const char *const keys[] = { "wait_s", NULL };
+	struct claim_state *cs = *httpd_slot(x->r);
+	int64_t wait = 0, host;
+	json_t *out = NULL;
+	int r, stopping;
+
+	if (cs == NULL) {
+		if (parse_body(x, 1) == -1 ||
+		    only_keys(x, x->body, keys, "body") == -1)
+			return;
+		if (pwjson_int_opt(&wait, x->body, "wait_s", &x->err) == -1) {
+			bad(x);
+			return;
+		}
+		if (wait < 0) {
+			reply_err(x, 400, "field 'wait_s': must be >= 0");
+			return;
+		}
+		if (wait > sched_claim_wait_s(x->a->sched))
+			wait = sched_claim_wait_s(x->a->sched);
+		cs = xcalloc(1, sizeof(*cs));
+		cs->deadline_ms = mono_ms() + wait * 1000;
+		*httpd_slot(x->r) = cs;
+	}
+	if ((host = runner_host(x)) < 0)
+		return;
+	r = sched_claim(x->a->sched, x->s, &out, host);
+	if (r == 0) {
+		json_t *job = json_object_get(out, "job");
+
+		log_info("job %" PRId64 " (%s) claimed by %s",
+		    (int64_t)json_integer_value(json_object_get(job, "id")),
+		    json_string_value(json_object_get(job, "role")),
+		    x->runner->ref->name);
+		reply_json(x, 200, out);
+		return;
+	}
+	if (r != ERR_NOTFOUND) {
+		reply_store_err(x, r);
+		return;
+	}
+	pthread_mutex_lock(&x->a->mu);
+	stopping = x->a->stopping;
+	pthread_mutex_unlock(&x->a->mu);
+	if (stopping || mono_ms() >= cs->deadline_ms) {
+		httpd_reply(x->r, 204, "application/json", "", 0);
+		return;
+	}
+	park(x, cs->deadline_ms);
+}
+
+/* The number in the path for a job route; replies 404 when missing. */
+static int
+job_path(struct ctx *x, int64_t *out)
+{
+	*out = x->id[0];
+	return 0;
+}
+
+static int
+parse_metric(struct ctx *x, struct store_metric *m, json_t *o, size_t i)
+{
+	static const char *const keys[] = { "name", "value", "unit", "better",
+		NULL };
+	char pfx[64];
+	json_t *v;
+
+	snprintf(pfx, sizeof(pfx), "metrics[%zu].", i);
+	if (!json_is_object(o)) {
+		reply_err(
+		    x, 400, "field 'metrics[%zu]': expected an object", i);
+		return -1;
+	}
+	snprintf(pfx, sizeof(pfx), "metrics[%zu]", i);
+	if (only_keys(x, o, keys, pfx) == -1)
+		return -1;
+	snprintf(pfx, sizeof(pfx), "metrics[%zu].", i);
+	m->unit = NULL;
+	if (str_field(x, &m->name, o, "name", CAP_NAME, 0, pfx) == -1 ||
+	    str_field(x, &m->unit, o, "unit", 64, 1, pfx) == -1 ||
+	    str_field(x, &m->better, o, "better", 16, 0, pfx) == -1)
+		return -1;
+	if (m->name[0] == '\0') {
+		reply_err(x, 400, "field '%sname': empty", pfx);
+		return -1;
+	}
+	if (strcmp(m->better, "higher") != 0 &&
+	    strcmp(m->better, "lower") != 0) {
+		reply_err(
+		    x, 400, "field '%sbetter': expected higher or lower", pfx);
+		return -1;
+	}
+	v = json_object_get(o, "value");
+	if (v == NULL || !json_is_number(v)) {
+		reply_err(x, 400, "field '%svalue': expected a number", pfx);
+		return -1;
+	}
+	m->value = json_number_value(v);
+	return 0;
+}
+
+static void
+r_run(struct ctx *x)
+{
+	static const char *const keys[] = { "index", "status", "duration_s",
+		"metrics", "raw", "error", NULL };
+	struct store_run run;
+	struct store_metric *ms = NULL;
+	json_t *arr, *raw;
+	int64_t host;
+	size_t i, n = 0;
+	int r;
+
+	memset(&run, 0, sizeof(run));
+	job_path(x, &run.job_id);
+	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
+		return;
+	run.duration_s = -1;
+	if (pwjson_int(&run.index, x->body, "index", &x->err) == -1 ||
+	    pwjson_num_opt(&run.duration_s, x->body, "duration_s", &x->err) ==
+	        -1) {
+		bad(x);
+		return;
+	}
+	if (str_field(x, &run.status, x->body, "status", 16, 0, "") == -1 ||
+	    str_field(x, &run.error, x->body, "error", CAP_ERRMSG * 8, 1, "") ==
+	        -1)
+		return;
+	if (strcmp(run.status, "ok") != 0 &&
+	    strcmp(run.status, "failed") != 0) {
+		reply_err(x, 400, "field 'status': expected ok or failed");
+		return;
+	}
+	if (json_object_get(x->body, "duration_s") != NULL &&
+	    !json_is_null(json_object_get(x->body, "duration_s")) &&
+	    run.duration_s < 0) {
+		reply_err(x, 400, "field 'duration_s': must be >= 0");
+		return;
+	}
+	raw = json_object_get(x->body, "raw");
+	if (raw != NULL && !json_is_null(raw)) {
+		if (!json_is_string(raw)) {
+			reply_err(x, 400, "field 'raw': expected a string");
+			return;
+		}
+		run.raw = json_string_value(raw);
+		run.raw_len = json_string_length(raw);
+	}
+	arr = json_object_get(x->body, "metrics");
+	if (arr != NULL && !json_is_null(arr)) {
+		if (!json_is_array(arr)) {
+			reply_err(x, 400, "field 'metrics': expected an array");
+			return;
+		}
+		n = json_array_size(arr);
+		if (n > CAP_METRICS_PER_RUN) {
+			reply_err(x, 400, "field 'metrics': more than %d",
+			    CAP_METRICS_PER_RUN);
+			return;
+		}
+		ms = xcalloc(n + 1, sizeof(*ms));
+		for (i = 0; i < n; i++)
+			if (parse_metric(
+			        x, &ms[i], json_array_get(arr, i), i) == -1) {
+				free(ms);
+				return;
+			}
+	}
+	run.metrics = ms;
+	run.nmetrics = n;
+	if ((host = runner_host(x)) < 0) {
+		free(ms);
+		return;
+	}
+	r = store_run_add(x->s, host, &run, now_s());
+	free(ms);
+	if (r == 0) {
+		__atomic_add_fetch(&x->a->runs_stored, 1, __ATOMIC_RELAXED);
+		reply_json(x, 201, json_pack("{s:b}", "stored", 1));
+	} else if (r == ERR_EXISTS) {
+		reply_json(x, 200, json_pack("{s:b}", "stored", 0));
+	} else {
+		reply_store_err(x, r);
+	}
+}
+
+static void
+r_log(struct ctx *x)
+{
+	static const char *const keys[] = { "text", NULL };
+	const char *text = NULL;
+	int64_t job, host;
+	size_t kept = 0;
+	int r;
+
+	job_path(x, &job);
+	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (str_field(x, &text, x->body, "text", CAP_LOG_APPEND, 0, "") == -1)
+		return;
+	if ((host = runner_host(x)) < 0)
+		return;
+	r = store_log_append(x->s, &kept, host, job, text,
+	    json_string_length(json_object_get(x->body, "text")), now_s());
+	if (r != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, json_pack("{s:I}", "stored", (json_int_t)kept));
+}
+
+static void
+r_finish(struct ctx *x)
+{
+	static const char *const keys[] = { "status", "error", NULL };
+	const char *status = NULL, *error = NULL;
+	int64_t job, host;
+	int ok, r;
+
+	job_path(x, &job);
+	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (str_field(x, &status, x->body, "status", 16, 0, "") == -1 ||
+	    str_field(x, &error, x->body, "error", CAP_ERRMSG * 8, 1, "") == -1)
+		return;
+	if (strcmp(status, "success") == 0) {
+		ok = 1;
+	} else if (strcmp(status, "failure") == 0) {
+		ok = 0;
+	} else {
+		reply_err(
+		    x, 400, "field 'status': expected success or failure");
+		return;
+	}
+	if ((host = runner_host(x)) < 0)
+		return;
+	r = sched_finish(x->a->sched, x->s, host, job, ok, error);
+	if (r != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	log_info("job %" PRId64 " finished by %s: %s", job,
+	    x->runner->ref->name, ok ? "success" : "failure");
+	reply_json(x, 200,
+	    json_pack("{s:I, s:s}", "id", (json_int_t)job, "state",
+	        ok ? "success" : "failed"));
+}
+
+/* ---- admin routes ---- */
+
+/* A side of a pair: params (scalars as strings) and an optional tree. */
+struct side {
+	json_t *params; /* object of strings */
+	json_t *tree;   /* {"url", "commit"} or NULL */
+};
+
+static int
+parse_side(struct ctx *x, struct side *sd, const char *what)
+{
+	static const char *const keys[] = { "params", "tree", "commit", NULL };
+	json_t *o = json_object_get(x->body, what), *p, *v;
+	const char *k, *tree = NULL, *commit = NULL, *url = NULL;
+	char pfx[32];
+	size_t i;
+
+	sd->params = json_object();
+	sd->tree = NULL;
+	if (o == NULL || json_is_null(o))
+		return 0;
+	if (!json_is_object(o)) {
+		reply_err(x, 400, "field '%s': expected an object", what);
+		return -1;
+	}
+	snprintf(pfx, sizeof(pfx), "%s", what);
+	if (only_keys(x, o, keys, pfx) == -1)
+		return -1;
+	p = json_object_get(o, "params");
+	if (p != NULL && !json_is_null(p)) {
+		if (!json_is_object(p)) {
+			reply_err(x, 400,
+			    "field '%s.params': expected an object", what);
+			return -1;
+		}
+		json_object_foreach(p, k, v)
+		{
+			char num[64];
+
+			if (json_is_string(v)) {
+				json_object_set(sd->params, k, v);
+				continue;
+			}
+			if (json_is_integer(v))
+				snprintf(num, sizeof(num),
+				    "%" JSON_INTEGER_FORMAT,
+				    json_integer_value(v));
+			else if (json_is_real(v))
+				snprintf(num, sizeof(num), "%.17g",
+				    json_real_value(v));
+			else if (json_is_boolean(v))
+				snprintf(num, sizeof(num), "%s",
+				    json_is_true(v) ? "true" : "false");
+			else {
+				reply_err(x, 400,
+				    "field '%s.params.%s': expected a string, "
+				    "number or boolean",
+				    what, k);
+				return -1;
+			}
+			json_object_set_new(sd->params, k, json_string(num));
+		}
+	}
+	snprintf(pfx, sizeof(pfx), "%s.", what);
+	if (str_field(x, &tree, o, "tree", 1024, 1, pfx) == -1 ||
+	    str_field(x, &commit, o, "commit", 64, 1, pfx) == -1)
+		return -1;
+	if ((tree == NULL) != (commit == NULL)) {
+		reply_err(x, 400,
+		    "field '%s.%s': missing (tree and commit go "
+		    "together)",
+		    what, tree ? "commit" : "tree");
+		return -1;
+	}
+	if (tree == NULL)
+		return 0;
+	for (i = 0; commit[i]; i++)
+		if (!strchr("0123456789abcdefABCDEF", commit[i]))
+			break;
+	if (commit[i] != '\0' || i < 4) {
+		reply_err(x, 400,
+		    "field '%s.commit': expected a hexadecimal "
+		    "commit id",
+		    what);
+		return -1;
+	}
+	for (i = 0; i < x->conf->dc->ntrees; i++)
+		if (strcmp(x->conf->dc->trees[i].name, tree) == 0)
+			url = x->conf->dc->trees[i].url;
+	if (url == NULL && (strstr(tree, "://") != NULL || tree[0] == '/'))
+		url = tree;
+	if (url == NULL) {
+		reply_err(
+		    x, 400, "field '%s.tree': unknown tree '%s'", what, tree);
+		return -1;
+	}
+	sd->tree = json_pack("{s:s, s:s}", "url", url, "commit", commit);
+	return 0;
+}
+
+static json_t *
+strlist_json(const struct strlist *l)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		json_array_append_new(a, json_string(l->v[i]));
+	return a;
+}
+
+/* What the runner gets for one side of one matrix point. */
+static json_t *
+job_spec(const struct job_config *jc, const struct cfg_point *pt,
+    const struct side *sd, int64_t runs, int64_t max_runs)
+{
+	json_t *spec = json_object(), *params = json_object(), *metrics;
+	const char *cg;
+	size_t i;
+
+	for (i = 0; i < pt->n; i++)
+		json_object_set_new(
+		    params, pt->keys[i], json_string(pt->values[i]));
+	json_object_update(params, sd->params);
+	cg = json_string_value(json_object_get(params, "cgroup"));
+	json_object_set_new(spec, "name", json_string(jc->name));
+	json_object_set_new(
+	    spec, "parser", json_string(config_parser_name(jc->parser)));
+	json_object_set_new(spec, "command", strlist_json(&jc->command));
+	json_object_set_new(
+	    spec, "server_command", strlist_json(&jc->server_command));
+	json_object_set_new(spec, "build", strlist_json(&jc->build));
+	json_object_set_new(
+	    spec, "tree", sd->tree ? json_incref(sd->tree) : json_null());
+	json_object_set_new(spec, "params", params);
+	json_object_set_new(
+	    spec, "point", json_string(pt->label ? pt->label : ""));
+	json_object_set_new(spec, "cgroup",
+	    json_pack("{s:s, s:I, s:I}", "path", cg ? cg : "root", "memory_max",
+	        (json_int_t)jc->memory_max, "memory_high",
+	        (json_int_t)jc->memory_high));
+	json_object_set_new(
+	    spec, "boot", json_string(sd->tree ? "runner" : "none"));
+	json_object_set_new(spec, "runs", json_integer(runs));
+	json_object_set_new(spec, "max_runs", json_integer(max_runs));
+	json_object_set_new(spec, "timeout_s", json_integer(jc->timeout_s));
+	json_object_set_new(spec, "profile", json_boolean(jc->profile));
+	metrics = json_object();
+	for (i = 0; i < jc->nmetrics; i++)
+		json_object_set_new(metrics, jc->metrics[i].name,
+		    json_pack("{s:s, s:f}", "better",
+		        jc->metrics[i].better == CFG_BETTER_LOWER ? "lower"
+		                                                  : "higher",
+		        "min_effect_pct", jc->metrics[i].min_effect_pct));
+	json_object_set_new(spec, "metrics", metrics);
+	return spec;
+}
+
+static void
+r_submit(struct ctx *x)
+{
+	static const char *const keys[] = { "job", "job_yaml", "base",
+		"candidate", "runs", NULL };
+	const char *name = NULL, *yaml = NULL;
+	struct job_config *own = NULL;
+	const struct job_config *jc;
+	struct side sides[2] = { { NULL, NULL }, { NULL, NULL } };
+	struct cfg_point *pts = NULL, empty = { 0, NULL, NULL, NULL };
+	size_t npts = 0, i;
+	int64_t runs = 0, max_runs;
+	json_t *out = NULL, *labels = NULL;
+	char *ltext = NULL;
+	int failed = 0;
+
+	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (str_field(x, &name, x->body, "job", CAP_NAME, 1, "") == -1 ||
+	    str_field(x, &yaml, x->body, "job_yaml", CAP_CONFIG_FILE, 1, "") ==
+	        -1)
+		return;
+	if ((name == NULL) == (yaml == NULL)) {
+		reply_err(x, 400,
+		    "field 'job': give exactly one of 'job' and "
+		    "'job_yaml'");
+		return;
+	}
+	if (pwjson_int_opt(&runs, x->body, "runs", &x->err) == -1) {
+		bad(x);
+		return;
+	}
+	if (json_object_get(x->body, "runs") != NULL &&
+	    (runs < 1 || runs > 1000)) {
+		reply_err(x, 400, "field 'runs': expected 1..1000");
+		return;
+	}
+	if (parse_side(x, &sides[0], "base") == -1 ||
+	    parse_side(x, &sides[1], "candidate") == -1)
+		goto out;
+	if (name != NULL) {
+		if ((jc = dconf_job(x->conf, name)) == NULL) {
+			reply_err(
+			    x, 404, "field 'job': no job named '%s'", name);
+			goto out;
+		}
+	} else {
+		struct cfg_errors errs = { NULL, 0 };
+
+		if (config_parse_job_for(&own, "job_yaml", yaml, strlen(yaml),
+		        x->conf->dc, &errs) == -1) {
+			reply_err(x, 400, "field 'job_yaml': %s",
+			    errs.n ? errs.msg[0] : "invalid job");
+			cfg_errors_free(&errs);
+			goto out;
+		}
+		cfg_errors_free(&errs);
+		jc = own;
+	}
+	if (runs == 0)
+		runs = jc->runs;
+	max_runs = jc->max_runs > runs ? jc->max_runs : runs;
+	config_expand(&pts, &npts, jc);
+	if (npts == 0 && jc->naxes > 0) {
+		reply_err(x, 400,
+		    "job '%s': the matrix has no points left "
+		    "after exclude",
+		    jc->name);
+		goto out;
+	}
+	labels = strlist_json(&jc->hosts);
+	ltext = pwjson_dump(labels);
+	out = json_array();
+	if (store_begin(x->s) == -1) {
+		reply_store_err(x, -1);
+		goto out;
+	}
+	for (i = 0; i < (npts ? npts : 1) && !failed; i++) {
+		const struct cfg_point *pt = npts ? &pts[i] : &empty;
+		json_t *specs[2];
+		char *texts[2];
+		struct store_job_new jn[2];
+		int64_t pair = 0, ids[2] = { 0, 0 };
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			specs[k] = job_spec(jc, pt, &sides[k], runs, max_runs);
+			texts[k] = pwjson_dump(specs[k]);
+			json_decref(specs[k]);
+			jn[k].role = k == 0 ? "base" : "candidate";
+			jn[k].spec_json = texts[k];
+			jn[k].labels_json = ltext;
+			jn[k].runs = runs;
+			jn[k].max_runs = max_runs;
+			jn[k].max_attempts = x->conf->dc->max_attempts;
+		}
+		if (store_pair_create(x->s, &pair, &ids[0], &ids[1], jc->name,
+		        pt->label ? pt->label : "", &jn[0], &jn[1],
+		        now_s()) != 0)
+			failed = 1;
+		else
+			json_array_append_new(out,
+			    json_pack("{s:I, s:I, s:I, s:s}", "pair_id",
+			        (json_int_t)pair, "base_job",
+			        (json_int_t)ids[0], "candidate_job",
+			        (json_int_t)ids[1], "point",
+			        pt->label ? pt->label : ""));
+		free(texts[0]);
+		free(texts[1]);
+	}
+	if (failed) {
+		store_rollback(x->s);
+		reply_store_err(x, -1);
+		goto out;
+	}
+	if (store_commit(x->s) == -1) {
+		reply_store_err(x, -1);
+		goto out;
+	}
+	log_info(
+	    "submitted %zu pair(s) of job %s", json_array_size(out), jc->name);
+	sched_notify(x->a->sched);
+	reply_json(x, 201, json_pack("{s:O}", "pairs", out));
+out:
+	json_decref(out);
+	json_decref(labels);
+	free(ltext);
+	config_points_free(pts, npts);
+	job_config_free(own);
+	for (i = 0; i < 2; i++) {
+		json_decref(sides[i].params);
+		json_decref(sides[i].tree);
+	}
+}
+
+static void
+r_cancel_retry(struct ctx *x, int cancel)
+{
+	int r;
+
+	if (cancel)
+		r = sched_cancel(x->a->sched, x->s, x->id[0]);
+	else
+		r = sched_retry(x->a->sched, x->s, x->id[0]);
+	if (r != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	log_info("job %" PRId64 " %s", x->id[0],
+	    cancel ? "cancelled" : "queued again");
+	reply_json(x, 200,
+	    json_pack("{s:I, s:s}", "id", (json_int_t)x->id[0], "state",
+	        cancel ? "cancelled" : "queued"));
+}
+
+static void
+r_cancel(struct ctx *x)
+{
+	r_cancel_retry(x, 1);
+}
+
+static void
+r_retry(struct ctx *x)
+{
+	r_cancel_retry(x, 0);
+}
+
+/* ---- read routes ---- */
+
+static void
+r_jobs(struct ctx *x)
+{
+	const char *state = httpd_query(x->r, "state");
+	int64_t limit, cursor;
+	json_t *out = NULL;
+	int i, r;
+
+	if (state != NULL && *state == '\0')
+		state = NULL;
+	if (state != NULL) {
+		for (i = 0; i < 5; i++)
+			if (strcmp(state, store_job_states[i]) == 0)
+				break;
+		if (i == 5) {
+			reply_err(x, 400,
+			    "parameter 'state': expected queued, "
+			    "running, success, failed or cancelled");
+			return;
+		}
+	}
+	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1 ||
+	    query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	if ((r = store_jobs_list(x->s, &out, state, limit, cursor)) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_job(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r;
+
+	if ((r = store_job_get(x->s, &out, x->id[0])) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_raw(struct ctx *x)
+{
+	struct buf b = BUF_INIT(CAP_RAW_OUTPUT + 1);
+	size_t len;
+	int r;
+
+	if ((r = store_run_raw(x->s, &b, x->id[0], x->id[1])) != 0) {
+		buf_release(&b);
+		{
+			reply_store_err(x, r);
+			return;
+		}
+	}
+	len = b.len;
+	httpd_reply_take(
+	    x->r, 200, "text/plain; charset=utf-8", buf_take(&b), len);
+}
+
+static void
+r_hosts(struct ctx *x)
+{
+	int64_t limit, cursor;
+	json_t *out = NULL;
+	int r;
+
+	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1 ||
+	    query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	r = store_hosts_list(
+	    x->s, &out, limit, cursor, now_s(), 3 * heartbeat_s(x->conf));
+	if (r != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_pair(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r;
+
+	if ((r = store_pair_get(x->s, &out, x->id[0])) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_healthz(struct ctx *x)
+{
+	httpd_reply(x->r, 200, "text/plain", "ok\n", 3);
+}
+
+static void
+r_metrics(struct ctx *x)
+{
+	static const char *const cls[6] = { "1xx", "1xx", "2xx", "3xx", "4xx",
+		"5xx" };
+	struct store_stats st;
+	struct buf b = BUF_INIT(64 * 1024);
+	size_t len, nw;
+	int i;
+
+	if (store_stats(x->s, &st, now_s(), 3 * heartbeat_s(x->conf)) != 0) {
+		reply_store_err(x, -1);
+		return;
+	}
+	pthread_mutex_lock(&x->a->mu);
+	nw = x->a->nwaiters;
+	pthread_mutex_unlock(&x->a->mu);
+	buf_puts(&b,
+	    "# HELP perfwatch_jobs Jobs by state.\n"
+	    "# TYPE perfwatch_jobs gauge\n");
+	for (i = 0; i < 5; i++)
+		buf_printf(&b, "perfwatch_jobs{state=\"%s\"} %" PRId64 "\n",
+		    store_job_states[i], st.jobs[i]);
+	buf_printf(&b,
+	    "# HELP perfwatch_queue_length Jobs waiting for a runner.\n"
+	    "# TYPE perfwatch_queue_length gauge\n"
+	    "perfwatch_queue_length %" PRId64 "\n"
+	    "# HELP perfwatch_runners_online Runners seen within three "
+	    "heartbeats.\n"
+	    "# TYPE perfwatch_runners_online gauge\n"
+	    "perfwatch_runners_online %" PRId64 "\n"
+	    "# HELP perfwatch_runners Registered runners.\n"
+	    "# TYPE perfwatch_runners gauge\n"
+	    "perfwatch_runners %" PRId64 "\n"
+	    "# HELP perfwatch_runs Stored runs.\n"
+	    "# TYPE perfwatch_runs gauge\n"
+	    "perfwatch_runs %" PRId64 "\n"
+	    "# HELP perfwatch_claims_waiting Long-polling claims.\n"
+	    "# TYPE perfwatch_claims_waiting gauge\n"
+	    "perfwatch_claims_waiting %zu\n"
+	    "# HELP perfwatch_http_requests_total HTTP requests answered, "
+	    "by status class.\n"
+	    "# TYPE perfwatch_http_requests_total counter\n",
+	    st.jobs[0], st.hosts_online, st.hosts, st.runs, nw);
+	for (i = 1; i < 6; i++)
+		buf_printf(&b,
+		    "perfwatch_http_requests_total{code=\"%s\"} %" PRIu64 "\n",
+		    cls[i],
+		    __atomic_load_n(&x->a->http_count[i], __ATOMIC_RELAXED));
+	len = b.len;
+	httpd_reply_take(
+	    x->r, 200, "text/plain; version=0.0.4", buf_take(&b), len);
+}
+
+static const struct route routes[] = {
+	{ "POST", "/api/v1/runners/register", AUTH_RUNNER, r_register },
+	{ "POST", "/api/v1/runners/heartbeat", AUTH_RUNNER, r_heartbeat },
+	{ "POST", "/api/v1/jobs/claim", AUTH_RUNNER, r_claim },
+	{ "POST", "/api/v1/jobs/#/runs", AUTH_RUNNER, r_run },
+	{ "POST", "/api/v1/jobs/#/log", AUTH_RUNNER, r_log },
+	{ "POST", "/api/v1/jobs/#/finish", AUTH_RUNNER, r_finish },
+	{ "POST", "/api/v1/submit", AUTH_ADMIN, r_submit },
+	{ "POST", "/api/v1/jobs/#/cancel", AUTH_ADMIN, r_cancel },
+	{ "POST", "/api/v1/jobs/#/retry", AUTH_ADMIN, r_retry },
+	{ "GET", "/api/v1/jobs", AUTH_NONE, r_jobs },
+	{ "GET", "/api/v1/jobs/#", AUTH_NONE, r_job },
+	{ "GET", "/api/v1/jobs/#/runs/#/raw", AUTH_NONE, r_raw },
+	{ "GET", "/api/v1/hosts", AUTH_NONE, r_hosts },
+	{ "GET", "/api/v1/pairs/#", AUTH_NONE, r_pair },
+	{ "GET", "/healthz", AUTH_NONE, r_healthz },
+	{ "GET", "/metrics", AUTH_NONE, r_metrics },
+};
+
+/* 1 when path matches pattern; '#' segments are stored in id[]. */
+static int
+match(const char *pattern, const char *path, int64_t id[2])
+{
+	int n = 0;
+
+	while (*pattern && *path) {
+		if (*pattern == '#') {
+			int64_t v = 0;
+			int digits = 0;
+
+			while (*path >= '0' && *path <= '9') {
+				if (v > (INT64_MAX - 9) / 10)
+					return 0;
+				v = v * 10 + (*path++ - '0');
+				digits++;
+			}
+			if (digits == 0 || n == 2)
+				return 0;
+			id[n++] = v;
+			pattern++;
+			continue;
+		}
+		if (*pattern++ != *path++)
+			return 0;
+	}
+	return *pattern == '\0' && *path == '\0';
+}
+
+/* Authorisation; 0, or -1 after replying 401/403. */
+static int
+authorise(struct ctx *x, enum auth need)
+{
+	const char *h = httpd_header(x->r, "Authorization");
+	int who;
+
+	if (need == AUTH_NONE)
+		return 0;
+	if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
+		reply_err(x, 401,
+		    "missing bearer token (Authorization: "
+		    "Bearer TOKEN)");
+		return -1;
+	}
+	who = dconf_auth(x->conf, h + 7, &x->runner);
+	if (who == 0) {
+		reply_err(x, 403, "unknown token");
+		return -1;
+	}
+	if (need == AUTH_ADMIN && who != 1) {
+		reply_err(x, 403, "this route needs the admin token");
+		return -1;
+	}
+	if (need == AUTH_RUNNER && who != 2) {
+		reply_err(x, 403, "this route needs a runner token");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+handle(struct httpd_req *r, void *arg)
+{
+	struct ctx x;
+	const struct route *rt = NULL;
+	int path_ok = 0;
+	size_t i;
+
+	memset(&x, 0, sizeof(x));
+	x.a = arg;
+	x.r = r;
+	x.conf = conf_get(x.a);
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (!match(routes[i].pattern, httpd_path(r), x.id))
+			continue;
+		path_ok = 1;
+		if (strcmp(routes[i].method, httpd_method(r)) == 0) {
+			rt = &routes[i];
+			break;
+		}
+	}
+	if (rt == NULL) {
+		if (path_ok)
+			reply_err(&x, 405, "method %s not allowed here",
+			    httpd_method(r));
+		else
+			reply_err(&x, 404, "no route %s", httpd_path(r));
+		goto out;
+	}
+	if (authorise(&x, rt->auth) == -1)
+		goto out;
+	if ((x.s = thread_store(x.a, &x.err)) == NULL) {
+		reply_err(&x, 503, "database: %s", err_msg(&x.err));
+		goto out;
+	}
+	rt->fn(&x);
+out:
+	json_decref(x.body);
+	dconf_unref(x.conf);
+}
+
+static void
+unwait(struct api *a, struct httpd_req *r)
+{
+	size_t i;
+
+	for (i = 0; i < a->nwaiters; i++)
+		if (a->waiters[i].req == r) {
+			a->waiters[i] = a->waiters[--a->nwaiters];
+			return;
+		}
+}
+
+static void
+done(struct httpd_req *r, int completed, void *arg)
+{
+	struct api *a = arg;
+	void **slot = httpd_slot(r);
+
+	int cls = httpd_status(r) / 100;
+
+	(void)completed;
+	if (cls >= 1 && cls <= 5)
+		__atomic_add_fetch(&a->http_count[cls], 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&a->mu);
+	unwait(a, r);
+	pthread_mutex_unlock(&a->mu);
+	free(*slot);
+	*slot = NULL;
+}
+
+/* Ticker (scheduler thread): wake parked claims when the queue moved or
+ * their time is up. */
+static void
+tick(void *arg, int changed)
+{
+	struct api *a = arg;
+	int64_t now = mono_ms();
+	size_t i = 0;
+
+	pthread_mutex_lock(&a->mu);
+	while (i < a->nwaiters) {
+		if (changed || a->stopping ||
+		    now >= a->waiters[i].deadline_ms) {
+			httpd_unpark(a->waiters[i].req);
+			a->waiters[i] = a->waiters[--a->nwaiters];
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+}
+
+int
+api_start(struct api **out, struct dconf *conf, struct err *e)
+{
+	struct api *a = xcalloc(1, sizeof(*a));
+	struct store *s = NULL;
+	struct httpd_opts o;
+	const struct daemon_config *dc = conf->dc;
+
+	*out = NULL;
+	pthread_mutex_init(&a->mu, NULL);
+	a->conf = dconf_ref(conf);
+	a->dbpath = xstrdup(dc->database);
+	/* Create and migrate the database once, up front. */
+	if (store_open(&s, a->dbpath, e) == -1)
+		goto fail;
+	store_close(s);
+	a->sched = sched_new(dc->lease_s, dc->claim_wait_s);
+	if (sched_start(a->sched, a->dbpath, 500, tick, a, e) == -1)
+		goto fail;
+	memset(&o, 0, sizeof(o));
+	o.listen = dc->listen;
+	o.threads = (unsigned)dc->http_threads;
+	o.max_connections = (unsigned)dc->http_max_connections;
+	o.per_ip = (unsigned)dc->http_per_ip;
+	o.timeout_s = (unsigned)dc->http_timeout_s;
+	o.max_body = (size_t)dc->http_max_body;
+	if (httpd_start(&a->httpd, &o, handle, done, a, e) == -1)
+		goto fail;
+	*out = a;
+	return 0;
+fail:
+	sched_free(a->sched);
+	dconf_unref(a->conf);
+	free(a->dbpath);
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+	return -1;
+}
+
+int
+api_port(const struct api *a)
+{
+	return httpd_port(a->httpd);
+}
+
+void
+api_reload(struct api *a, struct dconf *conf)
+{
+	struct dconf *old;
+
+	pthread_mutex_lock(&a->mu);
+	old = a->conf;
+	a->conf = dconf_ref(conf);
+	pthread_mutex_unlock(&a->mu);
+	sched_set_params(a->sched, conf->dc->lease_s, conf->dc->claim_wait_s);
+	if (strcmp(old->dc->listen, conf->dc->listen) != 0 ||
+	    strcmp(old->dc->database, conf->dc->database) != 0)
+		log_warnx("reload: listen and database changes need a "
+		          "restart; keeping %s and %s",
+		    old->dc->listen, old->dc->database);
+	dconf_unref(old);
+}
+
+void
+api_stop(struct api *a)
+{
+	size_t i;
+
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->stopping = 1;
+	pthread_mutex_unlock(&a->mu);
+	/* Answer the parked long-polls (204) so they end in flight. */
+	tick(a, 1);
+	httpd_stop(a->httpd, (int)a->conf->dc->http_timeout_s);
+	sched_free(a->sched);
+	for (i = 0; i < a->nstores; i++)
+		store_close(a->stores[i]);
+	free(a->stores);
+	free(a->waiters);
+	dconf_unref(a->conf);
+	free(a->dbpath);
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+}

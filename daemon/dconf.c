@@ -1,0 +1,196 @@
+/*
+ * Loading the daemon configuration bundle (see dconf.h).
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+#include "daemon/dconf.h"
+
+static void adderr(struct cfg_errors *errs, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+adderr(struct cfg_errors *errs, const char *fmt, ...)
+{
+	va_list ap;
+	char line[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	errs->msg = xreallocarray(errs->msg, errs->n + 1, sizeof(*errs->msg));
+	errs->msg[errs->n++] = xstrdup(line);
+}
+
+/*
+ * Reads a token file: the first line, surrounding white space trimmed.
+ * 0, or -1 with an error added.
+ */
+static int
+read_token(unsigned char *out, size_t *out_len, const char *path,
+    const char *what, struct cfg_errors *errs)
+{
+	char buf[DCONF_TOKEN_MAX + 2];
+	FILE *f;
+	size_t n, a = 0;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		adderr(errs, "%s: cannot read %s", path, what);
+		return -1;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	n = strlen(buf);
+	while (a < n && isspace((unsigned char)buf[a]))
+		a++;
+	while (n > a && isspace((unsigned char)buf[n - 1]))
+		n--;
+	if (n == a) {
+		adderr(errs, "%s: %s is empty", path, what);
+		return -1;
+	}
+	if (n - a >= DCONF_TOKEN_MAX) {
+		adderr(errs, "%s: %s is longer than %d bytes", path, what,
+		    DCONF_TOKEN_MAX - 1);
+		return -1;
+	}
+	memcpy(out, buf + a, n - a);
+	*out_len = n - a;
+	return 0;
+}
+
+static void
+dconf_free(struct dconf *c)
+{
+	config_jobs_free(c->jobs, c->njobs);
+	free(c->runners);
+	daemon_config_free(c->dc);
+	/* Tokens do not linger in freed memory. */
+	memset(c, 0, sizeof(*c));
+	free(c);
+}
+
+int
+dconf_load(struct dconf **out, const char *path, struct cfg_errors *errs)
+{
+	struct dconf *c = xcalloc(1, sizeof(*c));
+	size_t before = errs->n, i, j;
+
+	*out = NULL;
+	c->refs = 1;
+	if (config_load_daemon(&c->dc, path, errs) == -1 || c->dc == NULL) {
+		if (errs->n == before)
+			adderr(errs, "%s: cannot load", path);
+		dconf_free(c);
+		return -1;
+	}
+	/* Job files, checked against this daemon file (trees, inboxes,
+	 * host labels, unique names). */
+	if (config_load_jobs(&c->jobs, &c->njobs, c->dc, errs) == -1 &&
+	    errs->n == before)
+		adderr(errs, "%s: cannot load the job files", path);
+	if (c->dc->admin_token_file != NULL &&
+	    read_token(c->admin, &c->admin_len, c->dc->admin_token_file,
+	        "admin token", errs) == 0)
+		c->has_admin = 1;
+	c->runners = xcalloc(c->dc->nrunners + 1, sizeof(*c->runners));
+	for (i = 0; i < c->dc->nrunners; i++) {
+		struct dconf_runner *r = &c->runners[c->nrunners];
+
+		r->ref = &c->dc->runners[i];
+		if (r->ref->token_file == NULL) {
+			adderr(errs, "%s: runner '%s' has no token_file", path,
+			    r->ref->name);
+			continue;
+		}
+		if (read_token(r->token, &r->token_len, r->ref->token_file,
+		        "runner token", errs) == -1)
+			continue;
+		for (j = 0; j < c->nrunners; j++)
+			if (strcmp(c->runners[j].ref->name, r->ref->name) == 0)
+				adderr(errs, "%s: runner '%s' is listed twice",
+				    path, r->ref->name);
+		c->nrunners++;
+	}
+	if (errs->n > before) {
+		dconf_free(c);
+		return -1;
+	}
+	*out = c;
+	return 0;
+}
+
+struct dconf *
+dconf_ref(struct dconf *c)
+{
+	__atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
+	return c;
+}
+
+void
+dconf_unref(struct dconf *c)
+{
+	if (c != NULL && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		dconf_free(c);
+}
+
+const struct job_config *
+dconf_job(const struct dconf *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->njobs; i++)
+		if (strcmp(c->jobs[i]->name, name) == 0)
+			return c->jobs[i];
+	return NULL;
+}
+
+/* 1 when equal; time depends on the lengths only. */
+static int
+ct_equal(
+    const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
+{
+	unsigned char d = (unsigned char)(alen != blen);
+	volatile unsigned char v;
+	size_t i;
+
+	/* Both buffers are DCONF_TOKEN_MAX long, zero padded; an OR over
+	 * all bytes has no data-dependent branch. */
+	for (i = 0; i < DCONF_TOKEN_MAX; i++)
+		d |= a[i] ^ b[i];
+	v = d;
+	return v == 0;
+}
+
+int
+dconf_auth(const struct dconf *c, const char *token,
+    const struct dconf_runner **out_runner)
+{
+	unsigned char t[DCONF_TOKEN_MAX];
+	size_t len = strlen(token), i;
+	int who = 0;
+
+	*out_runner = NULL;
+	if (len == 0 || len >= DCONF_TOKEN_MAX)
+		return 0;
+	memset(t, 0, sizeof(t));
+	memcpy(t, token, len);
+	/* No early exit: every token is compared every time. */
+	if (c->has_admin && ct_equal(t, len, c->admin, c->admin_len))
+		who = 1;
+	for (i = 0; i < c->nrunners; i++)
+		if (ct_equal(
+		        t, len, c->runners[i].token, c->runners[i].token_len) &&
+		    who == 0) {
+			who = 2;
+			*out_runner = &c->runners[i];
+		}
+	memset(t, 0, sizeof(t));
+	return who;
+}

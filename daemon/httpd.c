@@ -1,0 +1,389 @@
+/*
+ * libmicrohttpd glue: everything MHD-specific is here; daemon/api.c sees
+ * requests through httpd.h only.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/httpd.h"
+
+struct httpd {
+	struct MHD_Daemon *d;
+	httpd_handler handler;
+	httpd_done done;
+	void *arg;
+	size_t max_body;
+	int port;
+	unsigned inflight; /* __atomic */
+	int stopping;      /* __atomic */
+};
+
+struct httpd_req {
+	struct httpd *h;
+	struct MHD_Connection *c;
+	char *method, *path;
+	struct buf body;
+	int too_big;
+	int calls;
+	int parked;
+	void *slot;
+	/* the reply, queued when the handler returns */
+	int status;
+	char *ctype;
+	char *rbody;
+	size_t rlen;
+};
+
+static void
+mhd_log(void *arg, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)arg;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_warnx("http: %s", line);
+}
+
+static enum MHD_Result
+queue(struct httpd_req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(
+	    r->rlen, r->rbody, MHD_RESPMEM_MUST_FREE);
+	if (resp == NULL)
+		return MHD_NO;
+	r->rbody = NULL; /* MHD frees it now */
+	if (r->ctype)
+		MHD_add_response_header(
+		    resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
+	if (__atomic_load_n(&r->h->stopping, __ATOMIC_RELAXED))
+		MHD_add_response_header(
+		    resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = MHD_queue_response(r->c, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void
+set_reply(
+    struct httpd_req *r, int status, const char *ctype, char *body, size_t len)
+{
+	if (r->status != 0) {
+		free(body);
+		return;
+	}
+	r->status = status;
+	r->ctype = xstrdup(ctype);
+	r->rbody = body;
+	r->rlen = len;
+}
+
+static enum MHD_Result
+access_cb(void *cls, struct MHD_Connection *c, const char *url,
+    const char *method, const char *version, const char *upload_data,
+    size_t *upload_data_size, void **con_cls)
+{
+	struct httpd *h = cls;
+	struct httpd_req *r = *con_cls;
+	const char *cl;
+	static const char big[] = "{\"error\":\"request body too large\"}";
+
+	(void)version;
+	if (r == NULL) {
+		/* Call 1: headers only. */
+		r = xcalloc(1, sizeof(*r));
+		r->h = h;
+		r->c = c;
+		r->method = xstrdup(method);
+		r->path = xstrdup(url);
+		buf_init(&r->body, h->max_body);
+		*con_cls = r;
+		__atomic_add_fetch(&h->inflight, 1, __ATOMIC_RELAXED);
+		cl = MHD_lookup_connection_value(
+		    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl != NULL && strtoull(cl, NULL, 10) > h->max_body) {
+			/* Answer before reading the body. */
+			set_reply(r, 413, "application/json",
+			    xstrndup(big, sizeof(big) - 1), sizeof(big) - 1);
+			return queue(r);
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size != 0) {
+		if (r->status == 0 && !r->too_big &&
+		    buf_add(&r->body, upload_data, *upload_data_size) == -1)
+			r->too_big = 1;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (r->status != 0)
+		return MHD_YES; /* already answered (413 above) */
+	if (r->too_big) {
+		set_reply(r, 413, "application/json",
+		    xstrndup(big, sizeof(big) - 1), sizeof(big) - 1);
+		return queue(r);
+	}
+	r->calls++;
+	r->parked = 0;
+	h->handler(r, h->arg);
+	if (r->parked)
+		return MHD_YES;
+	if (r->status == 0)
+		set_reply(r, 500, "application/json",
+		    xstrdup("{\"error\":\"no reply\"}"), 20);
+	return queue(r);
+}
+
+static void
+completed_cb(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct httpd *h = cls;
+	struct httpd_req *r = *con_cls;
+
+	(void)c;
+	if (r == NULL)
+		return;
+	if (h->done)
+		h->done(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK, h->arg);
+	buf_release(&r->body);
+	free(r->method);
+	free(r->path);
+	free(r->ctype);
+	free(r->rbody);
+	free(r);
+	*con_cls = NULL;
+	__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_RELAXED);
+}
+
+/* "host:port" or "[v6]:port" into a socket address. */
+static int
+parse_listen(struct sockaddr_storage *ss, const char *listen, struct err *e)
+{
+	char host[256];
+	const char *colon, *hs = listen, *he;
+	struct addrinfo hints, *ai = NULL;
+	int rc;
+
+	colon = strrchr(listen, ':');
+	if (colon == NULL)
+		return err_set(e, "listen '%s': expected host:port", listen);
+	he = colon;
+	if (*hs == '[' && he > hs && he[-1] == ']') {
+		hs++;
+		he--;
+	}
+	if ((size_t)(he - hs) >= sizeof(host))
+		return err_set(e, "listen '%s': host too long", listen);
+	memcpy(host, hs, (size_t)(he - hs));
+	host[he - hs] = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	rc = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
+	if (rc != 0)
+		return err_set(e, "listen '%s': %s", listen, gai_strerror(rc));
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	return 0;
+}
+
+int
+httpd_start(struct httpd **out, const struct httpd_opts *o,
+    httpd_handler handler, httpd_done done, void *arg, struct err *e)
+{
+	struct httpd *h;
+	struct sockaddr_storage ss;
+	const union MHD_DaemonInfo *info;
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC |
+	    MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+
+	*out = NULL;
+	if (parse_listen(&ss, o->listen, e) == -1)
+		return -1;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	h = xcalloc(1, sizeof(*h));
+	h->handler = handler;
+	h->done = done;
+	h->arg = arg;
+	h->max_body = o->max_body;
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, access_cb, h,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+	    (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+	    (unsigned)(o->threads ? o->threads : 4),
+	    MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)(o->max_connections ? o->max_connections : 256),
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->per_ip,
+	    MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)(o->timeout_s ? o->timeout_s : 30),
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)128,
+	    MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_END);
+	if (h->d == NULL) {
+		free(h);
+		return err_set(e,
+		    "listen '%s': cannot start the HTTP server "
+		    "(address in use?)",
+		    o->listen);
+	}
+	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : 0;
+	*out = h;
+	return 0;
+}
+
+int
+httpd_port(const struct httpd *h)
+{
+	return h->port;
+}
+
+unsigned
+httpd_inflight(struct httpd *h)
+{
+	return __atomic_load_n(&h->inflight, __ATOMIC_RELAXED);
+}
+
+void
+httpd_stop(struct httpd *h, int wait_s)
+{
+	MHD_socket ls;
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	int i;
+
+	if (h == NULL)
+		return;
+	__atomic_store_n(&h->stopping, 1, __ATOMIC_RELAXED);
+	ls = MHD_quiesce_daemon(h->d);
+	/* Let the requests in flight finish; idle keep-alive connections
+	 * do not count, they are closed by MHD_stop_daemon. */
+	for (i = 0; i < wait_s * 50 && httpd_inflight(h) > 0; i++)
+		nanosleep(&ts, NULL);
+	if (httpd_inflight(h) > 0)
+		log_warnx("http: stopping with %u requests unfinished",
+		    httpd_inflight(h));
+	MHD_stop_daemon(h->d);
+	if (ls != MHD_INVALID_SOCKET)
+		close(ls);
+	free(h);
+}
+
+const char *
+httpd_method(const struct httpd_req *r)
+{
+	return r->method;
+}
+
+const char *
+httpd_path(const struct httpd_req *r)
+{
+	return r->path;
+}
+
+const char *
+httpd_query(const struct httpd_req *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->c, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *
+httpd_header(const struct httpd_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->c, MHD_HEADER_KIND, name);
+}
+
+const char *
+httpd_body(const struct httpd_req *r, size_t *len)
+{
+	*len = r->body.len;
+	return r->body.data;
+}
+
+const char *
+httpd_peer(const struct httpd_req *r)
+{
+	static __thread char s[INET6_ADDRSTRLEN];
+	const union MHD_ConnectionInfo *ci;
+	const struct sockaddr *sa;
+
+	ci = MHD_get_connection_info(r->c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci == NULL || (sa = ci->client_addr) == NULL)
+		return "?";
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
+		    s, sizeof(s));
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6,
+		    &((const struct sockaddr_in6 *)sa)->sin6_addr, s,
+		    sizeof(s));
+	else
+		return "?";
+	return s;
+}
+
+int
+httpd_calls(const struct httpd_req *r)
+{
+	return r->calls;
+}
+
+void **
+httpd_slot(struct httpd_req *r)
+{
+	return &r->slot;
+}
+
+int
+httpd_status(const struct httpd_req *r)
+{
+	return r->status;
+}
+
+void
+httpd_reply(struct httpd_req *r, int status, const char *ctype,
+    const char *body, size_t len)
+{
+	char *copy = xmalloc(len + 1);
+
+	memcpy(copy, body, len);
+	copy[len] = '\0';
+	set_reply(r, status, ctype, copy, len);
+}
+
+void
+httpd_reply_take(
+    struct httpd_req *r, int status, const char *ctype, char *body, size_t len)
+{
+	set_reply(r, status, ctype, body, len);
+}
+
+void
+httpd_park(struct httpd_req *r)
+{
+	r->parked = 1;
+	MHD_suspend_connection(r->c);
+}
+
+void
+httpd_unpark(struct httpd_req *r)
+{
+	MHD_resume_connection(r->c);
+}

@@ -1,0 +1,72 @@
+#ifndef DAEMON_HTTPD_H
+#define DAEMON_HTTPD_H
+
+/*
+ * The HTTP server: the one module that includes libmicrohttpd.  It owns
+ * the listener, the thread pool, the limits (connections, per IP, idle
+ * timeout, body cap -> 413) and hands each complete request to one
+ * handler, which answers with httpd_reply*() or parks the request
+ * (long-poll) with httpd_park() and is called again after httpd_unpark().
+ *
+ * The handler runs on a pool thread; it must not block for long.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+struct httpd;
+struct httpd_req;
+
+struct httpd_opts {
+	const char *listen; /* "host:port"; port 0 = any free port */
+	unsigned threads, max_connections, per_ip, timeout_s;
+	size_t max_body;
+};
+
+/* Called once the body is complete (and again after httpd_unpark()). */
+typedef void (*httpd_handler)(struct httpd_req *, void *arg);
+/* Called when a request ends; completed is 0 when the client went away
+ * or the reply could not be sent.  May be NULL. */
+typedef void (*httpd_done)(struct httpd_req *, int completed, void *arg);
+
+/* 0 and a running server, or -1 with e set. */
+int httpd_start(struct httpd **out, const struct httpd_opts *, httpd_handler,
+    httpd_done, void *arg, struct err *e);
+int httpd_port(const struct httpd *); /* the bound port */
+/*
+ * Stops accepting, waits up to wait_s for requests in flight (the caller
+ * unparks its parked requests first), then stops the threads and frees
+ * everything.  NULL ok.
+ */
+void httpd_stop(struct httpd *, int wait_s);
+/* Requests in flight (between first byte and reply sent). */
+unsigned httpd_inflight(struct httpd *);
+
+/* ---- one request (valid until its done callback) ---- */
+const char *httpd_method(const struct httpd_req *);
+const char *httpd_path(const struct httpd_req *);
+const char *httpd_query(const struct httpd_req *, const char *key);
+const char *httpd_header(const struct httpd_req *, const char *name);
+const char *httpd_body(const struct httpd_req *, size_t *len);
+const char *httpd_peer(const struct httpd_req *); /* "127.0.0.1" */
+/* How many times the handler has run for this request (1 at first). */
+int httpd_calls(const struct httpd_req *);
+/* A slot the handler may use across calls; freed by nobody. */
+void **httpd_slot(struct httpd_req *);
+
+/* The reply's status, 0 before one is set. */
+int httpd_status(const struct httpd_req *);
+/* Replies (the first one wins); body is copied. */
+void httpd_reply(struct httpd_req *, int status, const char *content_type,
+    const char *body, size_t len);
+/* Same, taking ownership of a malloc'd body. */
+void httpd_reply_take(struct httpd_req *, int status, const char *content_type,
+    char *body, size_t len);
+
+/* Parks the request (from the handler, which then returns without a
+ * reply).  httpd_unpark() from any thread runs the handler again. */
+void httpd_park(struct httpd_req *);
+void httpd_unpark(struct httpd_req *);
+
+#endif

@@ -1,0 +1,65 @@
+#ifndef DAEMON_SCHED_H
+#define DAEMON_SCHED_H
+
+/*
+ * The scheduler: the policy on top of the store's job transactions.
+ * Claims (with long-poll), leases and heartbeats, requeue of expired
+ * leases, cancel and retry.  A struct sched is shared by every thread;
+ * each caller passes its own store connection.
+ *
+ * Waiting: every change to the queue bumps a generation counter and
+ * broadcasts a condition variable.  sched_claim_wait() blocks on it (for
+ * threads that may block); the HTTP server instead parks the connection
+ * and is called back from the ticker thread (sched_start).
+ */
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/json.h"
+
+struct sched;
+struct store;
+
+struct sched *sched_new(int64_t lease_s, int64_t claim_wait_s); /* never NULL */
+void sched_free(struct sched *);                                /* NULL ok */
+/* Reload: new lease and long-poll times apply to the next calls. */
+void sched_set_params(struct sched *, int64_t lease_s, int64_t claim_wait_s);
+int64_t sched_lease_s(struct sched *);
+int64_t sched_claim_wait_s(struct sched *);
+
+/* The queue changed (submit, retry, finish, requeue): wake waiters. */
+void sched_notify(struct sched *);
+uint64_t sched_generation(struct sched *);
+/* Waits until the generation differs from gen or timeout_ms passes;
+ * returns the current generation. */
+uint64_t sched_wait(struct sched *, uint64_t gen, int timeout_ms);
+
+/* Claims (store_claim); expired leases are requeued by the ticker.
+ * 0 and *out, or ERR_NOTFOUND (nothing to do), or -1 (store_errmsg). */
+int sched_claim(struct sched *, struct store *, json_t **out, int64_t host_id);
+/* Requeue and claim, waiting up to wait_s (capped by claim_wait_s) for
+ * work: for threads that may block (tests, tools). */
+int sched_claim_wait(struct sched *, struct store *, json_t **out,
+    int64_t host_id, int64_t wait_s);
+/* Extends the lease by lease_s (store_heartbeat). */
+int sched_heartbeat(struct sched *, struct store *, int64_t *out_expires,
+    int64_t *out_runs, int64_t host_id, int64_t job_id, const char *progress);
+int sched_finish(struct sched *, struct store *, int64_t host_id,
+    int64_t job_id, int ok, const char *error);
+int sched_cancel(struct sched *, struct store *, int64_t job_id);
+int sched_retry(struct sched *, struct store *, int64_t job_id);
+/* Requeue now; *out_n jobs changed (may be NULL). */
+int sched_requeue(struct sched *, struct store *, int *out_n);
+
+/*
+ * Starts the ticker thread: with its own connection to dbpath it requeues
+ * expired leases and checkpoints the WAL (store_checkpoint) every tick_ms,
+ * and then calls tick(arg, changed), changed
+ * being 1 when the generation moved since the last call.  The callback
+ * runs on the ticker thread.  0, or -1 with e set.
+ */
+int sched_start(struct sched *, const char *dbpath, int tick_ms,
+    void (*tick)(void *arg, int changed), void *arg, struct err *e);
+void sched_stop(struct sched *); /* joins the thread; ok if not started */
+
+#endif

@@ -1,0 +1,1661 @@
+/*
+ * The store: all SQL of perfwatch.  See store.h for the rules.
+ */
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+
+const char *const store_job_states[5] = { "queued", "running", "success",
+	"failed", "cancelled" };
+
+/*
+ * Schema migrations, one step per version: migrations[v] takes a database
+ * at user_version v to v + 1.  Never edit a step that has shipped; add a
+ * new one.
+ */
+static const char *const migrations[] = {
+	/* v1: the base schema. */
+	"CREATE TABLE trees ("
+	"  id INTEGER PRIMARY KEY,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  url TEXT NOT NULL,"
+	"  last_fetch INTEGER,"
+	"  last_error TEXT);"
+	"CREATE TABLE tree_branches ("
+	"  tree_id INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,"
+	"  branch TEXT NOT NULL,"
+	"  tip TEXT,"
+	"  updated INTEGER,"
+	"  PRIMARY KEY (tree_id, branch));"
+	"CREATE TABLE commits ("
+	"  id INTEGER PRIMARY KEY,"
+	"  tree_id INTEGER NOT NULL REFERENCES trees(id),"
+	"  sha TEXT NOT NULL,"
+	"  parents TEXT NOT NULL DEFAULT '',"
+	"  author TEXT, author_date INTEGER,"
+	"  committer TEXT, commit_date INTEGER,"
+	"  subject TEXT,"
+	"  touches INTEGER NOT NULL DEFAULT 0,"
+	"  branches TEXT NOT NULL DEFAULT '',"
+	"  UNIQUE (tree_id, sha));"
+	"CREATE TABLE series ("
+	"  id INTEGER PRIMARY KEY,"
+	"  inbox TEXT NOT NULL,"
+	"  message_id TEXT NOT NULL UNIQUE,"
+	"  title TEXT, version INTEGER, total INTEGER,"
+	"  author TEXT, date INTEGER,"
+	"  base_sha TEXT,"
+	"  commit_id INTEGER REFERENCES commits(id),"
+	"  state TEXT NOT NULL DEFAULT 'new',"
+	"  error TEXT);"
+	"CREATE TABLE hosts ("
+	"  id INTEGER PRIMARY KEY,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  labels TEXT NOT NULL DEFAULT '[]',"
+	"  inventory TEXT NOT NULL DEFAULT '{}',"
+	"  registered INTEGER NOT NULL,"
+	"  last_seen INTEGER NOT NULL);"
+	"CREATE TABLE pairs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  name TEXT NOT NULL,"
+	"  point TEXT NOT NULL DEFAULT '',"
+	"  host_id INTEGER REFERENCES hosts(id),"
+	"  created INTEGER NOT NULL);"
+	"CREATE TABLE jobs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  pair_id INTEGER REFERENCES pairs(id),"
+	"  role TEXT NOT NULL CHECK (role IN ('base', 'candidate')),"
+	"  name TEXT NOT NULL,"
+	"  point TEXT NOT NULL DEFAULT '',"
+	"  params TEXT NOT NULL DEFAULT '{}',"
+	"  labels TEXT NOT NULL DEFAULT '[]',"
+	"  commit_id INTEGER REFERENCES commits(id),"
+	"  state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN"
+	"    ('queued', 'running', 'success', 'failed', 'cancelled')),"
+	"  host_id INTEGER REFERENCES hosts(id),"
+	"  lease_owner INTEGER REFERENCES hosts(id),"
+	"  lease_expires INTEGER,"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  max_attempts INTEGER NOT NULL DEFAULT 3,"
+	"  runs INTEGER NOT NULL,"
+	"  max_runs INTEGER NOT NULL,"
+	"  progress TEXT,"
+	"  error TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  updated INTEGER NOT NULL);"
+	"CREATE TABLE runs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	"  idx INTEGER NOT NULL,"
+	"  host_id INTEGER REFERENCES hosts(id),"
+	"  attempt INTEGER NOT NULL DEFAULT 0,"
+	"  status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),"
+	"  duration_s REAL,"
+	"  error TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  UNIQUE (job_id, idx));"
+	"CREATE TABLE metrics ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  name TEXT NOT NULL,"
+	"  value REAL NOT NULL,"
+	"  unit TEXT NOT NULL DEFAULT '',"
+	"  better TEXT NOT NULL CHECK (better IN ('higher', 'lower')),"
+	"  PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
+	"CREATE TABLE raw_outputs ("
+	"  run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
+	"  data BLOB NOT NULL,"
+	"  size INTEGER NOT NULL,"
+	"  truncated INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE job_logs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	"  created INTEGER NOT NULL,"
+	"  text TEXT NOT NULL);"
+	"CREATE TABLE comparisons ("
+	"  id INTEGER PRIMARY KEY,"
+	"  pair_id INTEGER NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,"
+	"  metric TEXT NOT NULL,"
+	"  base_median REAL, cand_median REAL,"
+	"  change_pct REAL, ci_low REAL, ci_high REAL, p REAL,"
+	"  verdict TEXT NOT NULL CHECK (verdict IN ('regression',"
+	"    'improvement', 'unchanged', 'inconclusive', 'unstable')),"
+	"  created INTEGER NOT NULL,"
+	"  UNIQUE (pair_id, metric));"
+	"CREATE TABLE regressions ("
+	"  id INTEGER PRIMARY KEY,"
+	"  comparison_id INTEGER NOT NULL UNIQUE"
+	"    REFERENCES comparisons(id) ON DELETE CASCADE,"
+	"  state TEXT NOT NULL DEFAULT 'new' CHECK (state IN"
+	"    ('new', 'acknowledged', 'invalid', 'fixed')),"
+	"  note TEXT,"
+	"  created INTEGER NOT NULL,"
+	"  updated INTEGER NOT NULL);"
+	"CREATE TABLE alerts ("
+	"  id INTEGER PRIMARY KEY,"
+	"  kind TEXT NOT NULL,"
+	"  key TEXT NOT NULL UNIQUE,"
+	"  payload TEXT NOT NULL,"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  next_try INTEGER NOT NULL DEFAULT 0,"
+	"  sent INTEGER,"
+	"  last_error TEXT,"
+	"  created INTEGER NOT NULL);",
+
+	/* v2: indexes for the scheduler's and the read API's hot queries,
+	 * and a per-job log size so the log cap is one lookup. */
+	"CREATE INDEX jobs_state ON jobs(state, id);"
+	"CREATE INDEX jobs_pair ON jobs(pair_id);"
+	"CREATE INDEX jobs_lease ON jobs(lease_expires)"
+	"  WHERE state = 'running';"
+	"CREATE INDEX job_logs_job ON job_logs(job_id, id);"
+	"CREATE INDEX alerts_pending ON alerts(next_try) WHERE sent IS NULL;"
+	"ALTER TABLE jobs ADD COLUMN log_bytes INTEGER NOT NULL DEFAULT 0;",
+};
+
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
+    "STORE_VERSION must match the migration steps");
+
+/* Prepared statements, cached per connection by slot. */
+enum stmt_slot {
+	S_JOB_LEASE,
+	S_RUN_INSERT,
+	S_METRIC_INSERT,
+	S_RAW_INSERT,
+	S_HEARTBEAT,
+	S_HOST_SEEN,
+	S_HOST_ID,
+	S_NSLOTS
+};
+
+struct store {
+	sqlite3 *db;
+	struct err err;
+	int in_tx;    /* inside store_begin() */
+	int have_wlk; /* holds the process write lock */
+	sqlite3_stmt *st[S_NSLOTS];
+};
+
+/*
+ * Writers of all connections in this process take this lock around
+ * BEGIN IMMEDIATE ... COMMIT.  SQLite would serialise them anyway, but
+ * its busy handler sleeps in steps of milliseconds; a mutex hands the
+ * write lock over at once.  busy_timeout still covers other processes.
+ */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+dberr(struct store *s, const char *what)
+{
+	return err_set(&s->err, "sqlite: %s: %s (%d)", what,
+	    sqlite3_errmsg(s->db), sqlite3_extended_errcode(s->db));
+}
+
+static int
+exec(struct store *s, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		err_set(&s->err, "sqlite: %s", msg ? msg : "error");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static sqlite3_stmt *
+prep(struct store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		dberr(s, "prepare");
+		return NULL;
+	}
+	return st;
+}
+
+/* A cached statement, reset and unbound. */
+static sqlite3_stmt *
+cached(struct store *s, enum stmt_slot slot, const char *sql)
+{
+	if (s->st[slot] == NULL)
+		return s->st[slot] = prep(s, sql);
+	sqlite3_reset(s->st[slot]);
+	sqlite3_clear_bindings(s->st[slot]);
+	return s->st[slot];
+}
+
+static void
+bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+}
+
+static const char *
+col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? (const char *)t : NULL;
+}
+
+/* Steps a statement expected to finish without rows; 0 or -1. */
+static int
+step_done(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return dberr(s, what);
+	return 0;
+}
+
+/* ---- transactions ---- */
+
+static int
+tx_begin(struct store *s)
+{
+	if (s->in_tx)
+		return 0;
+	pthread_mutex_lock(&write_lock);
+	if (exec(s, "BEGIN IMMEDIATE") == -1) {
+		pthread_mutex_unlock(&write_lock);
+		return -1;
+	}
+	s->have_wlk = 1;
+	return 0;
+}
+
+static int
+tx_end(struct store *s, int ok)
+{
+	int r = 0;
+
+	if (s->in_tx)
+		return ok ? 0 : -1;
+	if (ok && exec(s, "COMMIT") == -1)
+		ok = 0;
+	if (!ok) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		r = -1;
+	}
+	s->have_wlk = 0;
+	pthread_mutex_unlock(&write_lock);
+	return r;
+}
+
+int
+store_begin(struct store *s)
+{
+	if (tx_begin(s) == -1)
+		return -1;
+	s->in_tx = 1;
+	return 0;
+}
+
+int
+store_commit(struct store *s)
+{
+	s->in_tx = 0;
+	return tx_end(s, 1);
+}
+
+void
+store_rollback(struct store *s)
+{
+	s->in_tx = 0;
+	tx_end(s, 0);
+}
+
+/* ---- open, migrate ---- */
+
+int
+store_user_version(struct store *s)
+{
+	sqlite3_stmt *st = prep(s, "PRAGMA user_version");
+	int v = -1;
+
+	if (st == NULL)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int
+migrate(struct store *s, int target)
+{
+	char q[64];
+	int v;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	/* Read inside the write transaction: two processes opening a new
+	 * file at once must not both run step 1. */
+	if ((v = store_user_version(s)) < 0)
+		return tx_end(s, 0);
+	if (v > STORE_VERSION) {
+		err_set(&s->err,
+		    "database schema version %d is newer than this "
+		    "perfwatchd (%d)",
+		    v, STORE_VERSION);
+		return tx_end(s, 0);
+	}
+	for (; v < target; v++) {
+		if (exec(s, migrations[v]) == -1)
+			return tx_end(s, 0);
+		snprintf(q, sizeof(q), "PRAGMA user_version = %d", v + 1);
+		if (exec(s, q) == -1)
+			return tx_end(s, 0);
+	}
+	return tx_end(s, 1);
+}
+
+int
+store_open_version(
+    struct store **out, const char *path, int version, struct err *e)
+{
+	struct store *s = xcalloc(1, sizeof(*s));
+	int flags =
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+
+	*out = NULL;
+	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+		err_set(e, "%s: %s", path,
+		    s->db ? sqlite3_errmsg(s->db) : "cannot open");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, 5000);
+	if (exec(s,
+	        "PRAGMA journal_mode = WAL;"
+	        "PRAGMA synchronous = NORMAL;"
+	        "PRAGMA foreign_keys = ON;") == -1 ||
+	    migrate(s, version) == -1) {
+		err_set(e, "%s: %s", path, err_msg(&s->err));
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	store_close(s);
+	return -1;
+}
+
+int
+store_open(struct store **out, const char *path, struct err *e)
+{
+	return store_open_version(out, path, STORE_VERSION, e);
+}
+
+void
+store_close(struct store *s)
+{
+	int i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < S_NSLOTS; i++)
+		sqlite3_finalize(s->st[i]);
+	if (s->in_tx || s->have_wlk) {
+		s->in_tx = 0;
+		tx_end(s, 0);
+	}
+	sqlite3_close(s->db);
+	free(s);
+}
+
+int
+store_set_autocheckpoint(struct store *s, int pages)
+{
+	sqlite3_wal_autocheckpoint(s->db, pages);
+	return 0;
+}
+
+int
+store_checkpoint(struct store *s)
+{
+	int log = 0, done = 0, rc;
+
+	/* Copy what can be copied without blocking anyone... */
+	if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+	        &log, &done) != SQLITE_OK)
+		return dberr(s, "checkpoint");
+	if (log < 2000)
+		return 0;
+	/* ...then, when the WAL has grown past ~8 MB, restart it while
+	 * holding the writers' lock: writers that never pause would
+	 * otherwise keep it growing.  Little is left to copy by now. */
+	pthread_mutex_lock(&write_lock);
+	rc = sqlite3_wal_checkpoint_v2(
+	    s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+	pthread_mutex_unlock(&write_lock);
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+		return dberr(s, "checkpoint");
+	return 0;
+}
+
+const char *
+store_errmsg(const struct store *s)
+{
+	return err_msg(&s->err);
+}
+
+void
+store_errclear(struct store *s)
+{
+	err_clear(&s->err);
+}
+
+/* ---- hosts ---- */
+
+int
+store_host_register(struct store *s, int64_t *out_id, const char *name,
+    const char *labels_json, const char *inventory_json, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok = 0;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "INSERT INTO hosts (name, labels, inventory, registered,"
+	    " last_seen) VALUES (?1, json(?2), json(?3), ?4, ?4)"
+	    " ON CONFLICT (name) DO UPDATE SET labels = excluded.labels,"
+	    " inventory = excluded.inventory, registered = excluded.registered,"
+	    " last_seen = excluded.last_seen RETURNING id");
+	if (st != NULL) {
+		bind_text(st, 1, name);
+		bind_text(st, 2, labels_json);
+		bind_text(st, 3, inventory_json);
+		sqlite3_bind_int64(st, 4, now);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			*out_id = sqlite3_column_int64(st, 0);
+			ok = 1;
+		} else {
+			dberr(s, "register host");
+		}
+		sqlite3_finalize(st);
+	}
+	return tx_end(s, ok);
+}
+
+int
+store_host_id(struct store *s, int64_t *out_id, const char *name)
+{
+	sqlite3_stmt *st =
+	    cached(s, S_HOST_ID, "SELECT id FROM hosts WHERE name = ?1");
+	int r = ERR_NOTFOUND;
+
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, name);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out_id = sqlite3_column_int64(st, 0);
+		r = 0;
+	} else {
+		err_set(&s->err, "host '%s' is not registered", name);
+	}
+	sqlite3_reset(st);
+	return r;
+}
+
+int
+store_host_seen(struct store *s, int64_t host_id, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = cached(
+	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, host_id);
+		sqlite3_bind_int64(st, 2, now);
+		ok = step_done(s, st, "host seen") == 0;
+		sqlite3_reset(st);
+	}
+	return tx_end(s, ok);
+}
+
+/* ---- pairs ---- */
+
+static int
+job_insert(struct store *s, int64_t *out, int64_t pair, const char *name,
+    const char *point, const struct store_job_new *j, int64_t now)
+{
+	sqlite3_stmt *st = prep(s,
+	    "INSERT INTO jobs (pair_id, role, name, point, params, labels,"
+	    " max_attempts, runs, max_runs, created, updated)"
+	    " VALUES (?1, ?2, ?3, ?4, json(?5), json(?6), ?7, ?8, ?9, ?10,"
+	    " ?10)");
+	int r = -1;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair);
+	bind_text(st, 2, j->role);
+	bind_text(st, 3, name);
+	bind_text(st, 4, point ? point : "");
+	bind_text(st, 5, j->spec_json);
+	bind_text(st, 6, j->labels_json ? j->labels_json : "[]");
+	sqlite3_bind_int64(st, 7, j->max_attempts);
+	sqlite3_bind_int64(st, 8, j->runs);
+	sqlite3_bind_int64(st, 9, j->max_runs);
+	sqlite3_bind_int64(st, 10, now);
+	if (sqlite3_step(st) == SQLITE_DONE) {
+		*out = sqlite3_last_insert_rowid(s->db);
+		r = 0;
+	} else {
+		dberr(s, "insert job");
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
+    int64_t *out_cand, const char *name, const char *point,
+    const struct store_job_new *base, const struct store_job_new *cand,
+    int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t pair = 0, b = 0, c = 0;
+	int ok = 0;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(
+	    s, "INSERT INTO pairs (name, point, created) VALUES (?1, ?2, ?3)");
+	if (st != NULL) {
+		bind_text(st, 1, name);
+		bind_text(st, 2, point ? point : "");
+		sqlite3_bind_int64(st, 3, now);
+		if (sqlite3_step(st) == SQLITE_DONE) {
+			pair = sqlite3_last_insert_rowid(s->db);
+			ok = 1;
+		} else {
+			dberr(s, "insert pair");
+		}
+		sqlite3_finalize(st);
+	}
+	ok = ok && job_insert(s, &b, pair, name, point, base, now) == 0 &&
+	    job_insert(s, &c, pair, name, point, cand, now) == 0;
+	if (tx_end(s, ok) == -1)
+		return -1;
+	if (out_pair)
+		*out_pair = pair;
+	if (out_base)
+		*out_base = b;
+	if (out_cand)
+		*out_cand = c;
+	return 0;
+}
+
+/* ---- claim and leases ---- */
+
+/* The claim reply for job id; called inside the claim transaction. */
+static int
+claim_reply(struct store *s, json_t **out, int64_t id)
+{
+	sqlite3_stmt *st;
+	json_t *job = NULL, *done;
+	int64_t expires = 0;
+	struct err je = { 0 };
+	const char *spec;
+
+	st = prep(s,
+	    "SELECT params, pair_id, role, attempts, lease_expires, runs,"
+	    " max_runs FROM jobs WHERE id = ?1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return dberr(s, "claimed job");
+	}
+	spec = col_text(st, 0);
+	job = pwjson_parse(spec, strlen(spec), &je);
+	if (!json_is_object(job)) {
+		json_decref(job);
+		job = json_object();
+	}
+	json_object_set_new(job, "id", json_integer(id));
+	json_object_set_new(
+	    job, "pair_id", json_integer(sqlite3_column_int64(st, 1)));
+	json_object_set_new(job, "role", json_string(col_text(st, 2)));
+	json_object_set_new(
+	    job, "attempt", json_integer(sqlite3_column_int64(st, 3)));
+	json_object_set_new(
+	    job, "runs", json_integer(sqlite3_column_int64(st, 5)));
+	json_object_set_new(
+	    job, "max_runs", json_integer(sqlite3_column_int64(st, 6)));
+	expires = sqlite3_column_int64(st, 4);
+	sqlite3_finalize(st);
+
+	done = json_array();
+	st = prep(s, "SELECT idx FROM runs WHERE job_id = ?1 ORDER BY idx");
+	if (st == NULL) {
+		json_decref(job);
+		json_decref(done);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(
+		    done, json_integer(sqlite3_column_int64(st, 0)));
+	sqlite3_finalize(st);
+	json_object_set_new(job, "done_runs", done);
+	*out = json_pack(
+	    "{s:o, s:I}", "job", job, "lease_expires", (json_int_t)expires);
+	return 0;
+}
+
+int
+store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
+    int64_t lease_s)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+	int rc, ok = 1, found = 0;
+
+	*out = NULL;
+	if (tx_begin(s) == -1)
+		return -1;
+	/* A job this host still holds: its runner restarted and lost it. */
+	st = prep(s,
+	    "SELECT j.id FROM jobs j WHERE j.state = 'running'"
+	    " AND j.lease_owner = ?1 ORDER BY j.id LIMIT 1");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, host_id);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			id = sqlite3_column_int64(st, 0);
+			found = 1;
+		} else if (rc != SQLITE_DONE) {
+			ok = dberr(s, "claim held") == 0;
+		}
+		sqlite3_finalize(st);
+	}
+	if (ok && !found) {
+		st = prep(s,
+		    "SELECT j.id FROM jobs j JOIN pairs p ON p.id = j.pair_id"
+		    " JOIN hosts h ON h.id = ?1"
+		    " WHERE j.state = 'queued'"
+		    " AND (p.host_id IS NULL OR p.host_id = ?1)"
+		    " AND (json_array_length(j.labels) = 0 OR EXISTS"
+		    "  (SELECT 1 FROM json_each(j.labels) jl,"
+		    "   json_each(h.labels) hl WHERE jl.value = hl.value)"
+		    "  OR EXISTS (SELECT 1 FROM json_each(j.labels) jn"
+		    "   WHERE jn.value = h.name))"
+		    " ORDER BY p.host_id IS NULL, j.pair_id,"
+		    " j.role <> 'base', j.id LIMIT 1");
+		ok = st != NULL;
+		if (ok) {
+			sqlite3_bind_int64(st, 1, host_id);
+			if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+				id = sqlite3_column_int64(st, 0);
+				found = 1;
+			} else if (rc != SQLITE_DONE) {
+				ok = dberr(s, "claim select") == 0;
+			}
+			sqlite3_finalize(st);
+		}
+	}
+	if (ok && found) {
+		st = prep(s,
+		    "UPDATE jobs SET state = 'running', host_id = ?2,"
+		    " lease_owner = ?2, lease_expires = ?3,"
+		    " attempts = attempts + 1, progress = NULL, updated = ?4"
+		    " WHERE id = ?1");
+		ok = st != NULL;
+		if (ok) {
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, host_id);
+			sqlite3_bind_int64(st, 3, now + lease_s);
+			sqlite3_bind_int64(st, 4, now);
+			ok = step_done(s, st, "claim update") == 0;
+			sqlite3_finalize(st);
+		}
+		if (ok) {
+			st = prep(s,
+			    "UPDATE pairs SET host_id = ?2 WHERE id ="
+			    " (SELECT pair_id FROM jobs WHERE id = ?1)");
+			ok = st != NULL;
+			if (ok) {
+				sqlite3_bind_int64(st, 1, id);
+				sqlite3_bind_int64(st, 2, host_id);
+				ok = step_done(s, st, "bind pair") == 0;
+				sqlite3_finalize(st);
+			}
+		}
+		ok = ok && claim_reply(s, out, id) == 0;
+	}
+	if (tx_end(s, ok) == -1) {
+		json_decref(*out);
+		*out = NULL;
+		return -1;
+	}
+	if (!found)
+		return ERR_NOTFOUND;
+	return 0;
+}
+
+int
+store_requeue_expired(struct store *s, int64_t now, int *out_n)
+{
+	sqlite3_stmt *sel, *st;
+	int ok, n = 0, rc;
+
+	if (out_n)
+		*out_n = 0;
+	if (tx_begin(s) == -1)
+		return -1;
+	sel = prep(s,
+	    "SELECT j.id, j.attempts, j.max_attempts, j.pair_id,"
+	    " (SELECT count(*) FROM jobs o WHERE o.pair_id = j.pair_id"
+	    "   AND o.id <> j.id AND (o.state = 'running' OR EXISTS"
+	    "   (SELECT 1 FROM runs r WHERE r.job_id = o.id)))"
+	    " FROM jobs j WHERE j.state = 'running' AND j.lease_expires < ?1");
+	ok = sel != NULL;
+	if (ok)
+		sqlite3_bind_int64(sel, 1, now);
+	while (ok && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(sel, 0);
+		int64_t att = sqlite3_column_int64(sel, 1);
+		int64_t max = sqlite3_column_int64(sel, 2);
+		int64_t pair = sqlite3_column_int64(sel, 3);
+		int64_t partner_busy = sqlite3_column_int64(sel, 4);
+
+		n++;
+		if (att >= max) {
+			char msg[64];
+
+			snprintf(msg, sizeof(msg), "lease expired %lld times",
+			    (long long)att);
+			st = prep(s,
+			    "UPDATE jobs SET state = 'failed', error = ?2,"
+			    " lease_owner = NULL, lease_expires = NULL,"
+			    " updated = ?3 WHERE id = ?1");
+			if ((ok = st != NULL)) {
+				sqlite3_bind_int64(st, 1, id);
+				bind_text(st, 2, msg);
+				sqlite3_bind_int64(st, 3, now);
+				ok = step_done(s, st, "fail job") == 0;
+				sqlite3_finalize(st);
+			}
+			continue;
+		}
+		st = prep(s,
+		    "UPDATE jobs SET state = 'queued', lease_owner = NULL,"
+		    " lease_expires = NULL, progress = NULL, updated = ?2"
+		    " WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, now);
+			ok = step_done(s, st, "requeue job") == 0;
+			sqlite3_finalize(st);
+		}
+		if (!ok || partner_busy)
+			continue;
+		/* Nothing ties the pair to that host any more: release it
+		 * and drop what the dead host measured for this job, since
+		 * both sides of a pair must come from one host. */
+		st = prep(s, "UPDATE pairs SET host_id = NULL WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, pair);
+			ok = step_done(s, st, "release pair") == 0;
+			sqlite3_finalize(st);
+		}
+		st = ok ? prep(s, "DELETE FROM runs WHERE job_id = ?1") : NULL;
+		if (ok && (ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			ok = step_done(s, st, "discard runs") == 0;
+			sqlite3_finalize(st);
+		}
+	}
+	if (ok && rc != SQLITE_DONE)
+		ok = dberr(s, "expired leases") == 0;
+	sqlite3_finalize(sel);
+	if (tx_end(s, ok) == -1)
+		return -1;
+	if (out_n)
+		*out_n = n;
+	return 0;
+}
+
+/*
+ * Loads what a runner call needs about a job, inside a transaction:
+ * 0, ERR_NOTFOUND, or ERR_CONFLICT when host does not hold its lease
+ * (host_id 0 skips that check).
+ */
+static int
+job_lease(struct store *s, int64_t *out_max_runs, int64_t *out_attempt,
+    int64_t job_id, int64_t host_id)
+{
+	sqlite3_stmt *st = cached(s, S_JOB_LEASE,
+	    "SELECT state, lease_owner, max_runs, attempts FROM jobs"
+	    " WHERE id = ?1");
+	const char *state;
+	int64_t owner;
+	int r = 0;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, job_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
+		    (long long)job_id);
+	}
+	state = col_text(st, 0);
+	owner = sqlite3_column_int64(st, 1);
+	if (out_max_runs)
+		*out_max_runs = sqlite3_column_int64(st, 2);
+	if (out_attempt)
+		*out_attempt = sqlite3_column_int64(st, 3);
+	if (host_id != 0 && (strcmp(state, "running") != 0 || owner != host_id))
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "job %lld is %s and not leased to this runner",
+		    (long long)job_id, state);
+	sqlite3_reset(st);
+	return r;
+}
+
+int
+store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
+    int64_t host_id, int64_t job_id, const char *progress, int64_t now,
+    int64_t lease_s)
+{
+	sqlite3_stmt *st;
+	int r = 0, ok = 1;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = cached(
+	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, host_id);
+		sqlite3_bind_int64(st, 2, now);
+		ok = step_done(s, st, "host seen") == 0;
+		sqlite3_reset(st);
+	}
+	if (ok && job_id != 0) {
+		r = job_lease(s, NULL, NULL, job_id, host_id);
+		ok = r != -1;
+	}
+	if (ok && job_id != 0 && r == 0) {
+		st = cached(s, S_HEARTBEAT,
+		    "UPDATE jobs SET lease_expires = ?2,"
+		    " progress = coalesce(?3, progress), updated = ?4"
+		    " WHERE id = ?1 RETURNING lease_expires, runs");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, job_id);
+			sqlite3_bind_int64(st, 2, now + lease_s);
+			bind_text(st, 3, progress);
+			sqlite3_bind_int64(st, 4, now);
+			if (sqlite3_step(st) == SQLITE_ROW) {
+				*out_expires = sqlite3_column_int64(st, 0);
+				*out_runs = sqlite3_column_int64(st, 1);
+			} else {
+				ok = dberr(s, "heartbeat") == 0;
+			}
+			sqlite3_reset(st);
+		}
+	}
+	/* A lost lease still commits last_seen. */
+	if (tx_end(s, ok) == -1)
+		return -1;
+	return r;
+}
+
+int
+store_run_add(
+    struct store *s, int64_t host_id, const struct store_run *run, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t max_runs = 0, attempt = 0, run_id = 0;
+	size_t i, rawlen;
+	int r, ok, rc;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	/* One lookup: existence, range and lease.  The range is checked
+	 * first, so a bad index is a 400 even without the lease. */
+	r = job_lease(s, &max_runs, &attempt, run->job_id, host_id);
+	ok = r != -1;
+	if ((r == 0 || r == ERR_CONFLICT) &&
+	    (run->index < 0 || run->index >= max_runs)) {
+		err_clear(&s->err);
+		r = err_setc(&s->err, ERR_INVALID,
+		    "field 'index': %lld is outside [0, %lld)",
+		    (long long)run->index, (long long)max_runs);
+	}
+	if (r == 0 || r == ERR_CONFLICT) {
+		st = cached(s, S_RUN_INSERT,
+		    "INSERT INTO runs (job_id, idx, host_id, attempt, status,"
+		    " duration_s, error, created)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+		    " ON CONFLICT (job_id, idx) DO NOTHING RETURNING id");
+		ok = st != NULL;
+		if (ok && r == 0) {
+			sqlite3_bind_int64(st, 1, run->job_id);
+			sqlite3_bind_int64(st, 2, run->index);
+			sqlite3_bind_int64(st, 3, host_id);
+			sqlite3_bind_int64(st, 4, attempt);
+			bind_text(st, 5, run->status);
+			if (run->duration_s >= 0)
+				sqlite3_bind_double(st, 6, run->duration_s);
+			bind_text(st, 7, run->error);
+			sqlite3_bind_int64(st, 8, now);
+			rc = sqlite3_step(st);
+			if (rc == SQLITE_ROW)
+				run_id = sqlite3_column_int64(st, 0);
+			else if (rc == SQLITE_DONE)
+				r = err_setc(&s->err, ERR_EXISTS,
+				    "run %lld of job %lld is already stored",
+				    (long long)run->index,
+				    (long long)run->job_id);
+			else
+				ok = dberr(s, "insert run") == 0;
+			sqlite3_reset(st);
+		}
+		if (ok && r == ERR_CONFLICT) {
+			/* Stored already?  Then it is a repeat, not a
+			 * conflict. */
+			sqlite3_stmt *q = prep(s,
+			    "SELECT 1 FROM runs WHERE job_id = ?1 AND idx = "
+			    "?2");
+
+			if ((ok = q != NULL)) {
+				sqlite3_bind_int64(q, 1, run->job_id);
+				sqlite3_bind_int64(q, 2, run->index);
+				if (sqlite3_step(q) == SQLITE_ROW) {
+					err_clear(&s->err);
+					r = err_setc(&s->err, ERR_EXISTS,
+					    "run %lld of job %lld is already "
+					    "stored",
+					    (long long)run->index,
+					    (long long)run->job_id);
+				}
+				sqlite3_finalize(q);
+			}
+		}
+	}
+	for (i = 0; ok && r == 0 && i < run->nmetrics; i++) {
+		const struct store_metric *m = &run->metrics[i];
+
+		st = cached(s, S_METRIC_INSERT,
+		    "INSERT INTO metrics (run_id, name, value, unit, better)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, run_id);
+			bind_text(st, 2, m->name);
+			sqlite3_bind_double(st, 3, m->value);
+			bind_text(st, 4, m->unit ? m->unit : "");
+			bind_text(st, 5, m->better);
+			rc = sqlite3_step(st);
+			if ((rc & 0xff) == SQLITE_CONSTRAINT)
+				r = err_setc(&s->err, ERR_INVALID,
+				    "field 'metrics[%zu]': duplicate or "
+				    "invalid metric '%s'",
+				    i, m->name);
+			else if (rc != SQLITE_DONE)
+				ok = dberr(s, "insert metric") == 0;
+			sqlite3_reset(st);
+		}
+	}
+	if (ok && r == 0 && run->raw != NULL) {
+		rawlen = run->raw_len;
+		if (rawlen > CAP_RAW_OUTPUT)
+			rawlen = CAP_RAW_OUTPUT;
+		st = cached(s, S_RAW_INSERT,
+		    "INSERT INTO raw_outputs (run_id, data, size, truncated)"
+		    " VALUES (?1, ?2, ?3, ?4)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, run_id);
+			sqlite3_bind_blob(
+			    st, 2, run->raw, (int)rawlen, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 3, (int64_t)run->raw_len);
+			sqlite3_bind_int(st, 4, rawlen < run->raw_len);
+			ok = step_done(s, st, "insert raw output") == 0;
+			sqlite3_reset(st);
+		}
+	}
+	/* An expected refusal rolls back whatever was written. */
+	if (tx_end(s, ok && r == 0) == -1 && r == 0)
+		return -1;
+	return ok ? r : -1;
+}
+
+int
+store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
+    int64_t job_id, const char *text, size_t len, int64_t now)
+{
+	static const char marker[] = "\n[log truncated]\n";
+	sqlite3_stmt *st;
+	int64_t have = 0;
+	size_t keep = len;
+	int r, ok;
+
+	if (out_stored)
+		*out_stored = 0;
+	if (tx_begin(s) == -1)
+		return -1;
+	r = job_lease(s, NULL, NULL, job_id, host_id);
+	ok = r != -1;
+	if (ok && r == 0) {
+		st = prep(s, "SELECT log_bytes FROM jobs WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, job_id);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				have = sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+		}
+		/* log_bytes CAP_JOB_LOG + 1 means "full, marker written". */
+		if (have >= CAP_JOB_LOG)
+			keep = 0;
+		else if (keep > (size_t)(CAP_JOB_LOG - have))
+			keep = (size_t)(CAP_JOB_LOG - have);
+	}
+	if (ok && r == 0 && have <= CAP_JOB_LOG) {
+		int full = keep < len;
+
+		st = prep(s,
+		    "INSERT INTO job_logs (job_id, created, text)"
+		    " VALUES (?1, ?2, ?3 || ?4)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, job_id);
+			sqlite3_bind_int64(st, 2, now);
+			sqlite3_bind_text(
+			    st, 3, text, (int)keep, SQLITE_TRANSIENT);
+			sqlite3_bind_text(
+			    st, 4, full ? marker : "", -1, SQLITE_STATIC);
+			ok = step_done(s, st, "append log") == 0;
+			sqlite3_finalize(st);
+		}
+		st = ok
+		    ? prep(s, "UPDATE jobs SET log_bytes = ?2 WHERE id = ?1")
+		    : NULL;
+		if (ok && (ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, job_id);
+			sqlite3_bind_int64(st, 2,
+			    full ? CAP_JOB_LOG + 1 : have + (int64_t)keep);
+			ok = step_done(s, st, "log size") == 0;
+			sqlite3_finalize(st);
+		}
+	} else {
+		keep = 0;
+	}
+	if (tx_end(s, ok) == -1)
+		return -1;
+	if (out_stored && r == 0)
+		*out_stored = keep;
+	return r;
+}
+
+/* Runs one UPDATE on job id with now bound as ?2. */
+static int
+job_update(
+    struct store *s, int64_t id, int64_t now, const char *sql, const char *text)
+{
+	sqlite3_stmt *st = prep(s, sql);
+	int r;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, now);
+	if (text != NULL)
+		bind_text(st, 3, text);
+	r = step_done(s, st, "update job");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_finish(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
+    const char *error, int64_t now)
+{
+	int r, ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	r = job_lease(s, NULL, NULL, job_id, host_id);
+	ok = r != -1;
+	if (ok && r == 0)
+		ok = job_update(s, job_id, now,
+		         ok_job ? "UPDATE jobs SET state = 'success',"
+		                  " lease_owner = NULL, lease_expires = NULL,"
+		                  " error = NULL, updated = ?2 WHERE id = ?1"
+		                : "UPDATE jobs SET state = 'failed',"
+		                  " lease_owner = NULL, lease_expires = NULL,"
+		                  " error = ?3, updated = ?2 WHERE id = ?1",
+		         ok_job ? NULL : (error ? error : "failed")) == 0;
+	if (tx_end(s, ok) == -1)
+		return -1;
+	return r;
+}
+
+/* The state of job id into buf, or ERR_NOTFOUND. */
+static int
+job_state(struct store *s, char *buf, size_t len, int64_t id)
+{
+	sqlite3_stmt *st = prep(s, "SELECT state FROM jobs WHERE id = ?1");
+	int r;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		snprintf(buf, len, "%s", col_text(st, 0));
+		r = 0;
+	} else {
+		r = err_setc(
+		    &s->err, ERR_NOTFOUND, "job %lld not found", (long long)id);
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_cancel(struct store *s, int64_t job_id, int64_t now)
+{
+	char state[16];
+	int r, ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	r = job_state(s, state, sizeof(state), job_id);
+	ok = r != -1;
+	if (r == 0 && strcmp(state, "queued") != 0 &&
+	    strcmp(state, "running") != 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "job %lld is %s; only queued or running jobs can be "
+		    "cancelled",
+		    (long long)job_id, state);
+	if (ok && r == 0)
+		ok = job_update(s, job_id, now,
+		         "UPDATE jobs SET state = 'cancelled',"
+		         " lease_owner = NULL, lease_expires = NULL,"
+		         " error = 'cancelled', updated = ?2 WHERE id = ?1",
+		         NULL) == 0;
+	if (tx_end(s, ok) == -1)
+		return -1;
+	return r;
+}
+
+int
+store_retry(struct store *s, int64_t job_id, int64_t now)
+{
+	char state[16];
+	int r, ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	r = job_state(s, state, sizeof(state), job_id);
+	ok = r != -1;
+	if (r == 0 && strcmp(state, "failed") != 0 &&
+	    strcmp(state, "cancelled") != 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "job %lld is %s; only failed or cancelled jobs can be "
+		    "retried",
+		    (long long)job_id, state);
+	if (ok && r == 0)
+		ok = job_update(s, job_id, now,
+		         "UPDATE jobs SET state = 'queued', attempts = 0,"
+		         " lease_owner = NULL, lease_expires = NULL,"
+		         " error = NULL, progress = NULL, updated = ?2"
+		         " WHERE id = ?1",
+		         NULL) == 0 &&
+		    job_update(s, job_id, now,
+		        "DELETE FROM runs WHERE job_id = ?1"
+		        " AND status = 'failed' AND ?2 IS NOT NULL",
+		        NULL) == 0;
+	if (tx_end(s, ok) == -1)
+		return -1;
+	return r;
+}
+
+/* ---- reads ---- */
+
+#define JOB_COLS                                                     \
+	"j.id, j.pair_id, j.role, j.name, j.point, j.state, h.name," \
+	" j.attempts, j.runs, (SELECT count(*) FROM runs r"          \
+	" WHERE r.job_id = j.id), j.progress, j.error, j.created,"   \
+	" j.updated, j.lease_expires, j.max_runs "
+#define JOB_FROM " FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id "
+
+static json_t *
+text_or_null(sqlite3_stmt *st, int i)
+{
+	const char *t = col_text(st, i);
+
+	return t ? json_string(t) : json_null();
+}
+
+static json_t *
+job_row(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(sqlite3_column_int64(st, 0)));
+	json_object_set_new(o, "pair_id",
+	    sqlite3_column_type(st, 1) == SQLITE_NULL
+	        ? json_null()
+	        : json_integer(sqlite3_column_int64(st, 1)));
+	json_object_set_new(o, "role", text_or_null(st, 2));
+	json_object_set_new(o, "name", text_or_null(st, 3));
+	json_object_set_new(o, "point", text_or_null(st, 4));
+	json_object_set_new(o, "state", text_or_null(st, 5));
+	json_object_set_new(o, "host", text_or_null(st, 6));
+	json_object_set_new(
+	    o, "attempts", json_integer(sqlite3_column_int64(st, 7)));
+	json_object_set_new(
+	    o, "runs", json_integer(sqlite3_column_int64(st, 8)));
+	json_object_set_new(
+	    o, "runs_done", json_integer(sqlite3_column_int64(st, 9)));
+	json_object_set_new(o, "progress", text_or_null(st, 10));
+	json_object_set_new(o, "error", text_or_null(st, 11));
+	json_object_set_new(
+	    o, "created", json_integer(sqlite3_column_int64(st, 12)));
+	json_object_set_new(
+	    o, "updated", json_integer(sqlite3_column_int64(st, 13)));
+	json_object_set_new(o, "lease_expires",
+	    sqlite3_column_type(st, 14) == SQLITE_NULL
+	        ? json_null()
+	        : json_integer(sqlite3_column_int64(st, 14)));
+	json_object_set_new(
+	    o, "max_runs", json_integer(sqlite3_column_int64(st, 15)));
+	return o;
+}
+
+int
+store_jobs_list(struct store *s, json_t **out, const char *state, int64_t limit,
+    int64_t cursor)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT " JOB_COLS JOB_FROM
+	    " WHERE (?1 IS NULL OR j.state = ?1) AND (?2 = 0 OR j.id < ?2)"
+	    " ORDER BY j.id DESC LIMIT ?3");
+	json_t *arr, *o;
+	int64_t last = 0, n = 0;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, state);
+	sqlite3_bind_int64(st, 2, cursor);
+	sqlite3_bind_int64(st, 3, limit);
+	arr = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		last = sqlite3_column_int64(st, 0);
+		n++;
+		json_array_append_new(arr, job_row(st));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(arr);
+		return dberr(s, "list jobs");
+	}
+	o = json_pack("{s:o}", "jobs", arr);
+	if (n == limit && last > 1) {
+		char c[32];
+
+		snprintf(c, sizeof(c), "%lld", (long long)last);
+		json_object_set_new(o, "next_cursor", json_string(c));
+	}
+	*out = o;
+	return 0;
+}
+
+/* The job row for id, or NULL (ERR_NOTFOUND in *r). */
+static json_t *
+job_one(struct store *s, int64_t id, int *r)
+{
+	sqlite3_stmt *st =
+	    prep(s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
+	json_t *o = NULL;
+	int rc;
+
+	*r = -1;
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		o = job_row(st);
+		*r = 0;
+	} else if (rc == SQLITE_DONE) {
+		*r = err_setc(
+		    &s->err, ERR_NOTFOUND, "job %lld not found", (long long)id);
+	} else {
+		dberr(s, "job");
+	}
+	sqlite3_finalize(st);
+	return o;
+}
+
+static int
+job_runs(struct store *s, json_t *job, int64_t id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT r.id, r.idx, r.status, h.name, r.duration_s, r.error,"
+	    " r.attempt, r.created, m.name, m.value, m.unit, m.better"
+	    " FROM runs r LEFT JOIN hosts h ON h.id = r.host_id"
+	    " LEFT JOIN metrics m ON m.run_id = r.id"
+	    " WHERE r.job_id = ?1 ORDER BY r.idx, m.name");
+	json_t *runs = json_array(), *run = NULL, *metrics = NULL;
+	int64_t cur = -1;
+	int rc;
+
+	if (st == NULL) {
+		json_decref(runs);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_int64(st, 0) != cur) {
+			cur = sqlite3_column_int64(st, 0);
+			metrics = json_array();
+			run = json_object();
+			json_object_set_new(run, "index",
+			    json_integer(sqlite3_column_int64(st, 1)));
+			json_object_set_new(run, "status", text_or_null(st, 2));
+			json_object_set_new(run, "host", text_or_null(st, 3));
+			json_object_set_new(run, "duration_s",
+			    sqlite3_column_type(st, 4) == SQLITE_NULL
+			        ? json_null()
+			        : json_real(sqlite3_column_double(st, 4)));
+			json_object_set_new(run, "error", text_or_null(st, 5));
+			json_object_set_new(run, "attempt",
+			    json_integer(sqlite3_column_int64(st, 6)));
+			json_object_set_new(run, "created",
+			    json_integer(sqlite3_column_int64(st, 7)));
+			json_object_set_new(run, "metrics", metrics);
+			json_array_append_new(runs, run);
+		}
+		if (sqlite3_column_type(st, 8) != SQLITE_NULL)
+			json_array_append_new(metrics,
+			    json_pack("{s:s, s:f, s:s, s:s}", "name",
+			        col_text(st, 8), "value",
+			        sqlite3_column_double(st, 9), "unit",
+			        col_text(st, 10), "better", col_text(st, 11)));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(runs);
+		return dberr(s, "runs");
+	}
+	json_object_set_new(job, "runs_list", runs);
+	return 0;
+}
+
+/* The last bytes of the job log (the tail a reader wants). */
+static int
+job_log_tail(struct store *s, json_t *job, int64_t id)
+{
+	sqlite3_stmt *st = prep(
+	    s, "SELECT text FROM job_logs WHERE job_id = ?1 ORDER BY id DESC");
+	struct buf b = BUF_INIT(CAP_JOB_LOG);
+	char **parts = NULL;
+	size_t n = 0, total = 0, i;
+	const size_t tail = 64 * 1024;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	while (total < tail && sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = col_text(st, 0);
+
+		parts = xreallocarray(parts, n + 1, sizeof(*parts));
+		parts[n++] = xstrdup(t ? t : "");
+		total += strlen(parts[n - 1]);
+	}
+	sqlite3_finalize(st);
+	for (i = n; i > 0; i--) {
+		buf_puts(&b, parts[i - 1]);
+		free(parts[i - 1]);
+	}
+	free(parts);
+	i = b.len > tail ? b.len - tail : 0;
+	/* Start on a UTF-8 character boundary. */
+	while (i < b.len && ((unsigned char)b.data[i] & 0xc0) == 0x80)
+		i++;
+	json_object_set_new(job, "log", json_stringn(b.data + i, b.len - i));
+	if (json_object_get(job, "log") == NULL)
+		json_object_set_new(job, "log", json_string(""));
+	buf_release(&b);
+	return 0;
+}
+
+int
+store_job_get(struct store *s, json_t **out, int64_t job_id)
+{
+	json_t *o;
+	int r;
+
+	*out = NULL;
+	if ((o = job_one(s, job_id, &r)) == NULL)
+		return r;
+	if (job_runs(s, o, job_id) == -1 || job_log_tail(s, o, job_id) == -1) {
+		json_decref(o);
+		return -1;
+	}
+	/* "runs" stays the wanted count, as in the list; the run objects
+	 * go under "runs" only in this view, as docs/API.md says. */
+	json_object_set(o, "runs_wanted", json_object_get(o, "runs"));
+	json_object_set(o, "runs", json_object_get(o, "runs_list"));
+	json_object_del(o, "runs_list");
+	*out = o;
+	return 0;
+}
+
+int
+store_run_raw(struct store *s, struct buf *b, int64_t job_id, int64_t idx)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT x.data FROM runs r JOIN raw_outputs x ON x.run_id = r.id"
+	    " WHERE r.job_id = ?1 AND r.idx = ?2");
+	int r = 0;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, job_id);
+	sqlite3_bind_int64(st, 2, idx);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		buf_add(b, sqlite3_column_blob(st, 0),
+		    (size_t)sqlite3_column_bytes(st, 0));
+	else
+		r = err_setc(&s->err, ERR_NOTFOUND,
+		    "job %lld has no raw output for run %lld",
+		    (long long)job_id, (long long)idx);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static json_t *
+json_text(const char *t, json_t *dflt)
+{
+	struct err e = { 0 };
+	json_t *v = t ? pwjson_parse(t, strlen(t), &e) : NULL;
+
+	if (v == NULL)
+		return dflt;
+	json_decref(dflt);
+	return v;
+}
+
+int
+store_hosts_list(struct store *s, json_t **out, int64_t limit, int64_t cursor,
+    int64_t now, int64_t online_s)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT h.id, h.name, h.labels, h.inventory, h.last_seen,"
+	    " (SELECT j.id FROM jobs j WHERE j.lease_owner = h.id"
+	    "  AND j.state = 'running' LIMIT 1), h.registered"
+	    " FROM hosts h WHERE h.id > ?1 ORDER BY h.id LIMIT ?2");
+	json_t *arr, *o;
+	int64_t last = 0, n = 0;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, cursor);
+	sqlite3_bind_int64(st, 2, limit);
+	arr = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t seen = sqlite3_column_int64(st, 4);
+
+		last = sqlite3_column_int64(st, 0);
+		n++;
+		o = json_object();
+		json_object_set_new(o, "id", json_integer(last));
+		json_object_set_new(o, "name", text_or_null(st, 1));
+		json_object_set_new(
+		    o, "labels", json_text(col_text(st, 2), json_array()));
+		json_object_set_new(
+		    o, "inventory", json_text(col_text(st, 3), json_object()));
+		json_object_set_new(o, "state",
+		    json_string(seen >= now - online_s ? "online" : "offline"));
+		json_object_set_new(o, "current_job",
+		    sqlite3_column_type(st, 5) == SQLITE_NULL
+		        ? json_null()
+		        : json_integer(sqlite3_column_int64(st, 5)));
+		json_object_set_new(o, "last_seen", json_integer(seen));
+		json_object_set_new(
+		    o, "registered", json_integer(sqlite3_column_int64(st, 6)));
+		json_array_append_new(arr, o);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(arr);
+		return dberr(s, "list hosts");
+	}
+	o = json_pack("{s:o}", "hosts", arr);
+	if (n == limit) {
+		char c[32];
+
+		snprintf(c, sizeof(c), "%lld", (long long)last);
+		json_object_set_new(o, "next_cursor", json_string(c));
+	}
+	*out = o;
+	return 0;
+}
+
+int
+store_pair_get(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT p.name, p.point, h.name, p.created,"
+	    " (SELECT id FROM jobs WHERE pair_id = p.id AND role = 'base'),"
+	    " (SELECT id FROM jobs WHERE pair_id = p.id"
+	    "  AND role = 'candidate')"
+	    " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
+	    " WHERE p.id = ?1");
+	json_t *o, *cmp, *j;
+	int64_t ids[2];
+	int i, r;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
+		    (long long)pair_id);
+	}
+	o = json_object();
+	json_object_set_new(o, "id", json_integer(pair_id));
+	json_object_set_new(o, "name", text_or_null(st, 0));
+	json_object_set_new(o, "point", text_or_null(st, 1));
+	json_object_set_new(o, "host", text_or_null(st, 2));
+	json_object_set_new(
+	    o, "created", json_integer(sqlite3_column_int64(st, 3)));
+	ids[0] = sqlite3_column_int64(st, 4);
+	ids[1] = sqlite3_column_int64(st, 5);
+	sqlite3_finalize(st);
+	for (i = 0; i < 2; i++) {
+		if ((j = job_one(s, ids[i], &r)) == NULL) {
+			json_decref(o);
+			return -1;
+		}
+		json_object_set_new(o, i == 0 ? "base" : "candidate", j);
+	}
+	st = prep(s,
+	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
+	    " ci_high, p, verdict FROM comparisons WHERE pair_id = ?1"
+	    " ORDER BY metric");
+	if (st == NULL) {
+		json_decref(o);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, pair_id);
+	cmp = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *c = json_object();
+		static const char *const k[] = { "base_median", "cand_median",
+			"change_pct", "ci_low", "ci_high", "p" };
+
+		json_object_set_new(c, "metric", text_or_null(st, 0));
+		for (i = 0; i < 6; i++)
+			json_object_set_new(c, k[i],
+			    sqlite3_column_type(st, i + 1) == SQLITE_NULL
+			        ? json_null()
+			        : json_real(sqlite3_column_double(st, i + 1)));
+		json_object_set_new(c, "verdict", text_or_null(st, 7));
+		json_array_append_new(cmp, c);
+	}
+	sqlite3_finalize(st);
+	json_object_set_new(o, "comparisons", cmp);
+	*out = o;
+	return 0;
+}
+
+int
+store_stats(
+    struct store *s, struct store_stats *out, int64_t now, int64_t online_s)
+{
+	sqlite3_stmt *st;
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	st = prep(s, "SELECT state, count(*) FROM jobs GROUP BY state");
+	if (st == NULL)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (i = 0; i < 5; i++)
+			if (strcmp(col_text(st, 0), store_job_states[i]) == 0)
+				out->jobs[i] = sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	st = prep(s,
+	    "SELECT count(*), count(*) FILTER (WHERE last_seen >= ?1),"
+	    " (SELECT count(*) FROM runs) FROM hosts");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, now - online_s);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		out->hosts = sqlite3_column_int64(st, 0);
+		out->hosts_online = sqlite3_column_int64(st, 1);
+		out->runs = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}

@@ -1,0 +1,371 @@
+/*
+ * api_load: a load generator for perfwatchd's runner API, over raw
+ * HTTP/1.1 keep-alive sockets (libcurl belongs to common/http.c only).
+ *
+ *	api_load PORT TOKEN_DIR CLIENTS TOTAL_RUNS METRICS
+ *
+ * TOKEN_DIR holds admin.token and tokens/rN.token for r1..r(CLIENTS+1).
+ * CLIENTS runner threads (r1..) each register, claim a job, upload runs
+ * with METRICS metrics each until the job's max_runs, finish it and claim
+ * the next, until TOTAL_RUNS uploads are done.  One more runner
+ * (r(CLIENTS+1)) probes claim and heartbeat latency meanwhile.  Needs a
+ * job named "bench" in the daemon with a large max_runs.  Prints
+ * uploads/s and latency percentiles.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct conn {
+	int fd;
+	char tok[256];
+	char rbuf[1 << 16];
+	size_t rlen;
+};
+
+static int port;
+static const char *tokdir;
+static int nclients, nmetrics;
+static long total_runs;
+static long done_runs; /* __atomic */
+static int stop_probe; /* __atomic */
+
+struct lat {
+	double *v;
+	size_t n, cap;
+};
+
+static void
+lat_add(struct lat *l, double ms)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 1024;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (l->v == NULL)
+			abort();
+	}
+	l->v[l->n++] = ms;
+}
+
+static int
+cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+pct(struct lat *l, double p)
+{
+	size_t i;
+
+	if (l->n == 0)
+		return 0;
+	qsort(l->v, l->n, sizeof(*l->v), cmp_d);
+	i = (size_t)(p / 100.0 * (double)(l->n - 1) + 0.5);
+	return l->v[i];
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void
+read_token(char *out, size_t len, const char *name)
+{
+	char path[1024];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", tokdir, name);
+	if ((f = fopen(path, "r")) == NULL) {
+		perror(path);
+		exit(1);
+	}
+	n = fread(out, 1, len - 1, f);
+	fclose(f);
+	out[n] = '\0';
+	out[strcspn(out, "\r\n")] = '\0';
+}
+
+static void
+conn_open(struct conn *c)
+{
+	struct sockaddr_in sa;
+	int one = 1;
+
+	c->fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		perror("connect");
+		exit(1);
+	}
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->rlen = 0;
+}
+
+static void
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w <= 0) {
+			if (w < 0 && errno == EINTR)
+				continue;
+			perror("write");
+			exit(1);
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* One request; returns the status, the body in c->rbuf (NUL-ended). */
+static int
+request(struct conn *c, const char *path, const char *body)
+{
+	char head[1024], *end, *cl;
+	size_t blen = strlen(body), hl, need;
+	ssize_t r;
+	int hn, status;
+
+	hn = snprintf(head, sizeof(head),
+	    "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "Authorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+	    path, c->tok, blen);
+	write_all(c->fd, head, (size_t)hn);
+	write_all(c->fd, body, blen);
+	c->rlen = 0;
+	for (;;) {
+		r = read(
+		    c->fd, c->rbuf + c->rlen, sizeof(c->rbuf) - 1 - c->rlen);
+		if (r <= 0) {
+			fprintf(stderr, "read: connection closed\n");
+			exit(1);
+		}
+		c->rlen += (size_t)r;
+		c->rbuf[c->rlen] = '\0';
+		if ((end = strstr(c->rbuf, "\r\n\r\n")) == NULL)
+			continue;
+		hl = (size_t)(end - c->rbuf) + 4;
+		cl = strstr(c->rbuf, "Content-Length: ");
+		if (cl == NULL)
+			cl = strstr(c->rbuf, "content-length: ");
+		need = hl + (cl && cl < end ? strtoul(cl + 16, NULL, 10) : 0);
+		if (c->rlen >= need)
+			break;
+	}
+	status = (int)strtol(c->rbuf + 9, NULL, 10);
+	memmove(c->rbuf, c->rbuf + hl, c->rlen - hl + 1);
+	return status;
+}
+
+static long
+json_int(const char *body, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	if ((p = strstr(body, k)) == NULL)
+		return -1;
+	return strtol(p + strlen(k), NULL, 10);
+}
+
+static void
+login(struct conn *c, int n)
+{
+	char name[64], body[256];
+
+	snprintf(name, sizeof(name), "tokens/r%d.token", n);
+	read_token(c->tok, sizeof(c->tok), name);
+	conn_open(c);
+	snprintf(body, sizeof(body), "{\"name\":\"r%d\"}", n);
+	if (request(c, "/api/v1/runners/register", body) != 200) {
+		fprintf(stderr, "register: %s\n", c->rbuf);
+		exit(1);
+	}
+}
+
+struct client {
+	int n;
+	struct lat up;
+	pthread_t t;
+};
+
+static void *
+client(void *arg)
+{
+	struct client *cl = arg;
+	struct conn *c = calloc(1, sizeof(*c));
+	char *body = malloc(64 * 1024), path[128];
+	long job, max, i;
+	int m, st;
+	size_t off;
+	double t0;
+
+	login(c, cl->n);
+	for (;;) {
+		if (__atomic_load_n(&done_runs, __ATOMIC_RELAXED) >= total_runs)
+			break;
+		st = request(c, "/api/v1/jobs/claim", "{\"wait_s\":1}");
+		if (st == 204)
+			continue;
+		if (st != 200) {
+			fprintf(stderr, "claim %d: %s\n", st, c->rbuf);
+			exit(1);
+		}
+		job = json_int(c->rbuf, "id");
+		max = json_int(c->rbuf, "max_runs");
+		snprintf(path, sizeof(path), "/api/v1/jobs/%ld/runs", job);
+		for (i = 0; i < max; i++) {
+			if (__atomic_add_fetch(
+			        &done_runs, 1, __ATOMIC_RELAXED) > total_runs)
+				break;
+			off = (size_t)snprintf(body, 64 * 1024,
+			    "{\"index\":%ld,\"status\":\"ok\","
+			    "\"duration_s\":1.25,\"raw\":\"bench output "
+			    "line\\n\",\"metrics\":[",
+			    i);
+			for (m = 0; m < nmetrics; m++)
+				off += (size_t)snprintf(body + off,
+				    64 * 1024 - off,
+				    "%s{\"name\":\"metric_%02d\",\"value\":"
+				    "%d.%03ld,\"unit\":\"ops/s\",\"better\":"
+				    "\"higher\"}",
+				    m ? "," : "", m, 1000 + m, i % 1000);
+			snprintf(body + off, 64 * 1024 - off, "]}");
+			t0 = now_ms();
+			st = request(c, path, body);
+			lat_add(&cl->up, now_ms() - t0);
+			if (st != 201) {
+				fprintf(stderr, "upload %d: %s\n", st, c->rbuf);
+				exit(1);
+			}
+		}
+		snprintf(path, sizeof(path), "/api/v1/jobs/%ld/finish", job);
+		if (request(c, path, "{\"status\":\"success\"}") != 200) {
+			fprintf(stderr, "finish: %s\n", c->rbuf);
+			exit(1);
+		}
+	}
+	close(c->fd);
+	free(c);
+	free(body);
+	return NULL;
+}
+
+struct probe {
+	struct lat claim, hb;
+	pthread_t t;
+};
+
+static void *
+prober(void *arg)
+{
+	struct probe *p = arg;
+	struct conn *c = calloc(1, sizeof(*c));
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	char body[128];
+	long job = 0;
+	double t0;
+	int st;
+
+	login(c, nclients + 1);
+	while (!__atomic_load_n(&stop_probe, __ATOMIC_RELAXED)) {
+		t0 = now_ms();
+		st = request(c, "/api/v1/jobs/claim", "{\"wait_s\":0}");
+		lat_add(&p->claim, now_ms() - t0);
+		if (st == 200)
+			job = json_int(c->rbuf, "id");
+		snprintf(body, sizeof(body),
+		    "{\"job_id\":%ld,\"progress\":\"probe\"}", job);
+		t0 = now_ms();
+		st = request(c, "/api/v1/runners/heartbeat", body);
+		lat_add(&p->hb, now_ms() - t0);
+		if (st != 200) {
+			fprintf(stderr, "heartbeat %d: %s\n", st, c->rbuf);
+			exit(1);
+		}
+		nanosleep(&pause, NULL);
+	}
+	close(c->fd);
+	free(c);
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct client *cl;
+	struct probe pr;
+	struct lat all = { 0 };
+	double t0, secs;
+	int i;
+	size_t k;
+
+	if (argc != 6) {
+		fprintf(stderr,
+		    "usage: api_load PORT TOKEN_DIR CLIENTS "
+		    "TOTAL_RUNS METRICS\n");
+		return 2;
+	}
+	port = (int)strtol(argv[1], NULL, 10);
+	tokdir = argv[2];
+	nclients = (int)strtol(argv[3], NULL, 10);
+	total_runs = strtol(argv[4], NULL, 10);
+	nmetrics = (int)strtol(argv[5], NULL, 10);
+	cl = calloc((size_t)nclients, sizeof(*cl));
+	memset(&pr, 0, sizeof(pr));
+	t0 = now_ms();
+	for (i = 0; i < nclients; i++) {
+		cl[i].n = i + 1;
+		pthread_create(&cl[i].t, NULL, client, &cl[i]);
+	}
+	pthread_create(&pr.t, NULL, prober, &pr);
+	for (i = 0; i < nclients; i++)
+		pthread_join(cl[i].t, NULL);
+	secs = (now_ms() - t0) / 1e3;
+	__atomic_store_n(&stop_probe, 1, __ATOMIC_RELAXED);
+	pthread_join(pr.t, NULL);
+	for (i = 0; i < nclients; i++) {
+		for (k = 0; k < cl[i].up.n; k++)
+			lat_add(&all, cl[i].up.v[k]);
+		free(cl[i].up.v);
+	}
+	printf("uploads: %zu in %.2f s = %.0f/s (%d clients, %d metrics "
+	       "per run)\n",
+	    all.n, secs, (double)all.n / secs, nclients, nmetrics);
+	printf("upload latency ms: p50 %.2f p99 %.2f max %.2f\n", pct(&all, 50),
+	    pct(&all, 99), pct(&all, 100));
+	printf("claim latency ms under load: p50 %.2f p99 %.2f (n=%zu)\n",
+	    pct(&pr.claim, 50), pct(&pr.claim, 99), pr.claim.n);
+	printf("heartbeat latency ms under load: p50 %.2f p99 %.2f (n=%zu)\n",
+	    pct(&pr.hb, 50), pct(&pr.hb, 99), pr.hb.n);
+	free(all.v);
+	free(pr.claim.v);
+	free(pr.hb.v);
+	free(cl);
+	return 0;
+}

@@ -1,0 +1,222 @@
+# Shared helpers for the end-to-end tests: source it from tNNNN-*.sh.
+#
+#   . "$(dirname "$0")/lib.sh"
+#
+# Every test gets a scratch directory and a cleanup trap that kills what it
+# started (only the processes it started, by pid) and removes the
+# directory (kept when PW_KEEP=1).  Binaries come from $PERFWATCH_BIN
+# (tests/run sets it; default build/san/bin).
+#
+# Variables
+#   PW_TMP        scratch directory of this test
+#   PW_BIN        directory of the perfwatch binaries
+#   PW_URL        http://127.0.0.1:PORT of the daemon start_daemon started
+#   PW_PORT       its port; PW_DAEMON_PID its pid; PW_DB its database file
+#   PW_DIR        the daemon directory made by daemon_config
+#   PW_ADMIN      path of the admin token file; PW_TOKENS dir of runner tokens
+#
+# Results
+#   pass NAME                 prints "PASS NAME"
+#   fail NAME WHY...          prints "FAIL NAME: WHY", the test will exit 1
+#   check NAME CMD...         pass if CMD succeeds, else fail
+#   finish                    exits 1 if anything failed, else 0 (call last)
+#
+# Processes
+#   spawn LOG CMD...          starts CMD in the background, output to LOG;
+#                             its pid in $! and in the cleanup list
+#   wait_for SECS CMD...      runs CMD every 0.1 s until it succeeds
+#                             (0) or SECS pass (1)
+#   stop_pid PID [SIG]        kills PID (TERM default) and waits for it
+#
+# Daemon
+#   daemon_config DIR [RUNNER...]
+#                             writes DIR/daemon.yaml (127.0.0.1:0, DIR/pw.db,
+#                             DIR/jobs/*.yaml), DIR/admin.token and one token
+#                             per runner (default runner: r1) with labels
+#                             [test]; extra YAML can be appended to
+#                             DIR/daemon.yaml before start_daemon; job files
+#                             go in DIR/jobs/
+#   start_daemon DIR          starts perfwatchd -c DIR/daemon.yaml with
+#                             --port-file, waits until it listens; log in
+#                             DIR/daemon.log
+#   token_of NAME             prints the token file of runner NAME (or
+#                             "admin")
+#
+# HTTP (curl)
+#   http METHOD PATH [TOKEN_FILE|-] [BODY|@FILE]
+#                             prints the status code; the reply body is in
+#                             $PW_TMP/body
+#   jfield PATH < json        prints a field: "jobs.0.state", "pairs.0.pair_id"
+#                             (python3; strings bare, others as JSON)
+#   sql QUERY                 runs a query on $PW_DB with the sqlite3 CLI
+
+set -u
+
+PW_BIN=${PERFWATCH_BIN:-$PWD/build/san/bin}
+PW_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pwe2e.XXXXXX")
+PW_PIDS=()
+PW_FAILED=0
+PW_URL=
+PW_PORT=
+PW_DAEMON_PID=
+PW_DB=
+PW_DIR=
+PW_ADMIN=
+PW_TOKENS=
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+
+pw_cleanup() {
+	local p
+	for p in "${PW_PIDS[@]}"; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill -KILL "$p" 2>/dev/null
+			wait "$p" 2>/dev/null
+		fi
+	done
+	if [ "${PW_KEEP:-0}" = 1 ]; then
+		echo "# kept $PW_TMP"
+	else
+		rm -rf "$PW_TMP"
+	fi
+}
+trap pw_cleanup EXIT
+
+pass() {
+	echo "PASS $1"
+}
+
+fail() {
+	local name=$1
+	shift
+	echo "FAIL $name: $*"
+	PW_FAILED=1
+}
+
+check() {
+	local name=$1
+	shift
+	if "$@"; then
+		pass "$name"
+	else
+		fail "$name" "command failed: $*"
+	fi
+}
+
+finish() {
+	exit "$PW_FAILED"
+}
+
+spawn() {
+	local log=$1
+	shift
+	"$@" >"$log" 2>&1 &
+	PW_PIDS+=($!)
+}
+
+wait_for() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+stop_pid() {
+	local pid=$1 sig=${2:-TERM}
+	kill -"$sig" "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+token_of() {
+	if [ "$1" = admin ]; then
+		echo "$PW_DIR/admin.token"
+	else
+		echo "$PW_DIR/tokens/$1.token"
+	fi
+}
+
+daemon_config() {
+	local dir=$1 r
+	shift
+	[ $# -eq 0 ] && set -- r1
+	mkdir -p "$dir/jobs" "$dir/tokens"
+	PW_DIR=$dir
+	PW_ADMIN=$dir/admin.token
+	PW_TOKENS=$dir/tokens
+	head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/admin.token"
+	cat >"$dir/daemon.yaml" <<EOF
+listen: 127.0.0.1:0
+database: $dir/pw.db
+mirrors: $dir/git
+admin_token_file: $dir/admin.token
+jobs: [$dir/jobs/*.yaml]
+EOF
+	echo "runners:" >>"$dir/daemon.yaml"
+	for r in "$@"; do
+		head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' \
+		    >"$dir/tokens/$r.token"
+		cat >>"$dir/daemon.yaml" <<EOF
+  - name: $r
+    token_file: $dir/tokens/$r.token
+    labels: [test]
+EOF
+	done
+}
+
+# True once the port file exists, or when the daemon died (stop waiting).
+pw_listening() {
+	test -s "$1" || ! kill -0 "$PW_DAEMON_PID" 2>/dev/null
+}
+
+start_daemon() {
+	local dir=$1
+	PW_DIR=$dir
+	PW_ADMIN=$dir/admin.token
+	PW_TOKENS=$dir/tokens
+	PW_DB=$dir/pw.db
+	rm -f "$dir/port"
+	spawn "$dir/daemon.log" "$PW_BIN/perfwatchd" -v -c "$dir/daemon.yaml" \
+	    --port-file "$dir/port"
+	PW_DAEMON_PID=$!
+	if ! wait_for 20 pw_listening "$dir/port" || ! test -s "$dir/port"; then
+		echo "# daemon did not start; log:"
+		sed 's/^/#   /' "$dir/daemon.log"
+		return 1
+	fi
+	PW_PORT=$(cat "$dir/port")
+	PW_URL=http://127.0.0.1:$PW_PORT
+	return 0
+}
+
+http() {
+	local method=$1 path=$2 tok=${3:--} body=${4:-}
+	local args=(-s -o "$PW_TMP/body" -w '%{http_code}' -X "$method"
+	    --max-time 60)
+	if [ "$tok" != - ]; then
+		args+=(-H "Authorization: Bearer $(cat "$tok")")
+	fi
+	if [ -n "$body" ]; then
+		args+=(-H 'Content-Type: application/json' --data-binary "$body")
+	fi
+	curl "${args[@]}" "$PW_URL$path"
+}
+
+jfield() {
+	python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    if k == "":
+        continue
+    v = v[int(k)] if isinstance(v, list) else v.get(k)
+    if v is None:
+        break
+print(v if isinstance(v, str) else json.dumps(v))
+' "$1"
+}
+
+sql() {
+	sqlite3 -cmd '.timeout 5000' "$PW_DB" "$1"
+}

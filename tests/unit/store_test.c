@@ -1,0 +1,571 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+#include "tests/unit/test.h"
+
+static int dbn;
+
+/* A fresh database file path in the scratch directory. */
+static char *
+dbpath(void)
+{
+	return xasprintf("%s/t%d.db", test_tmpdir(), dbn++);
+}
+
+static struct store *
+open_new(void)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = dbpath();
+
+	if (store_open(&s, p, &e) == -1)
+		fprintf(stdout, "store_open: %s\n", err_msg(&e));
+	free(p);
+	return s;
+}
+
+static const struct store_job_new job_base = { "base", "{\"parser\":\"fio\"}",
+	"[]", 3, 5, 2 };
+static const struct store_job_new job_cand = { "candidate",
+	"{\"parser\":\"fio\"}", "[]", 3, 5, 2 };
+
+static int64_t
+host(struct store *s, const char *name, const char *labels)
+{
+	int64_t id = 0;
+
+	if (store_host_register(s, &id, name, labels, "{}", 1000) == -1)
+		return -1;
+	return id;
+}
+
+static int64_t
+claimed_id(json_t *c)
+{
+	return json_integer_value(
+	    json_object_get(json_object_get(c, "job"), "id"));
+}
+
+static const char *
+job_state(struct store *s, int64_t id)
+{
+	static char st[32];
+	json_t *j = NULL;
+
+	if (store_job_get(s, &j, id) != 0)
+		return "?";
+	snprintf(st, sizeof(st), "%s",
+	    json_string_value(json_object_get(j, "state")));
+	json_decref(j);
+	return st;
+}
+
+static int
+add_run(struct store *s, int64_t h, int64_t job, int64_t idx)
+{
+	struct store_metric m[2] = { { "iops", "IOPS", "higher", 100.0 + idx },
+		{ "lat", "us", "lower", 5.0 } };
+	struct store_run r = { job, idx, "ok", 1.5, NULL, "raw text", 8, m, 2 };
+
+	return store_run_add(s, h, &r, 1000);
+}
+
+TEST(test_store__migrates_empty_file)
+{
+	struct store *s = open_new();
+
+	ASSERT(s != NULL);
+	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+	store_close(s);
+}
+
+TEST(test_store__migrates_from_every_version)
+{
+	int v;
+
+	for (v = 0; v < STORE_VERSION; v++) {
+		struct store *s = NULL;
+		struct err e = { 0 };
+		char *p = dbpath();
+		int64_t h = 0, pair = 0, b = 0;
+		json_t *j = NULL;
+
+		ASSERT_MSG(
+		    store_open_version(&s, p, v, &e) == 0, "%s", err_msg(&e));
+		ASSERT_INTEQ(store_user_version(s), v);
+		/* Data written under the old schema survives the upgrade. */
+		if (v >= 1)
+			ASSERT(store_host_register(
+			           s, &h, "old", "[\"x\"]", "{}", 5) == 0);
+		store_close(s);
+
+		ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+		ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+		if (v >= 1) {
+			int64_t h2 = 0;
+
+			ASSERT(store_host_id(s, &h2, "old") == 0);
+			ASSERT_INTEQ(h2, h);
+		}
+		/* The newest schema works: a pair and its log. */
+		ASSERT(store_pair_create(s, &pair, &b, NULL, "j", "p=1",
+		           &job_base, &job_cand, 10) == 0);
+		ASSERT(store_job_get(s, &j, b) == 0);
+		ASSERT_STREQ(
+		    json_string_value(json_object_get(j, "state")), "queued");
+		json_decref(j);
+		store_close(s);
+		/* Reopening is a no-op. */
+		ASSERT(store_open(&s, p, &e) == 0);
+		ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+		store_close(s);
+		free(p);
+	}
+}
+
+TEST(test_store__never_downgrades)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = dbpath();
+
+	ASSERT(store_open(&s, p, &e) == 0);
+	store_close(s);
+	ASSERT(store_open_version(&s, p, STORE_VERSION - 1, &e) == 0);
+	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+	store_close(s);
+	free(p);
+}
+
+TEST(test_store__run_upload_is_idempotent)
+{
+	struct store *s = open_new();
+	int64_t h, b = 0;
+	json_t *c = NULL, *j = NULL, *runs;
+	struct buf raw = BUF_INIT(1024);
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	ASSERT(store_pair_create(
+	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
+	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	json_decref(c);
+	ASSERT_INTEQ(add_run(s, h, b, 0), 0);
+	ASSERT_INTEQ(add_run(s, h, b, 0), ERR_EXISTS);
+	ASSERT_INTEQ(add_run(s, h, b, 1), 0);
+	/* Out of range (max_runs 5) and a negative index. */
+	ASSERT_INTEQ(add_run(s, h, b, 5), ERR_INVALID);
+	ASSERT_INTEQ(add_run(s, h, b, -1), ERR_INVALID);
+	ASSERT_INTEQ(add_run(s, h, 999, 0), ERR_NOTFOUND);
+	ASSERT(store_job_get(s, &j, b) == 0);
+	runs = json_object_get(j, "runs");
+	ASSERT_INTEQ(json_array_size(runs), 2);
+	ASSERT_INTEQ(json_array_size(
+	                 json_object_get(json_array_get(runs, 0), "metrics")),
+	    2);
+	ASSERT_INTEQ(json_integer_value(json_object_get(j, "runs_done")), 2);
+	json_decref(j);
+	ASSERT(store_run_raw(s, &raw, b, 1) == 0);
+	ASSERT_STREQ(raw.data, "raw text");
+	ASSERT_INTEQ(store_run_raw(s, &raw, b, 4), ERR_NOTFOUND);
+	buf_release(&raw);
+	store_close(s);
+}
+
+TEST(test_store__duplicate_metric_stores_nothing)
+{
+	struct store *s = open_new();
+	int64_t h, b = 0;
+	json_t *c = NULL, *j = NULL;
+	struct store_metric m[2] = { { "iops", "", "higher", 1 },
+		{ "iops", "", "higher", 2 } };
+	struct store_run r = { 0, 0, "ok", -1, NULL, NULL, 0, m, 2 };
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	ASSERT(store_pair_create(
+	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
+	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
+	json_decref(c);
+	r.job_id = b;
+	ASSERT_INTEQ(store_run_add(s, h, &r, 100), ERR_INVALID);
+	ASSERT(strstr(store_errmsg(s), "metrics[1]") != NULL);
+	ASSERT(store_job_get(s, &j, b) == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(j, "runs")), 0);
+	json_decref(j);
+	store_close(s);
+}
+
+TEST(test_store__upload_needs_the_lease)
+{
+	struct store *s = open_new();
+	int64_t h1, h2, b = 0;
+	json_t *c = NULL;
+
+	ASSERT(s != NULL);
+	h1 = host(s, "h1", "[]");
+	h2 = host(s, "h2", "[]");
+	ASSERT(store_pair_create(
+	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
+	/* Not claimed yet: nobody holds it. */
+	ASSERT_INTEQ(add_run(s, h1, b, 0), ERR_CONFLICT);
+	ASSERT(store_claim(s, &c, h1, 100, 60) == 0);
+	json_decref(c);
+	ASSERT_INTEQ(add_run(s, h2, b, 0), ERR_CONFLICT);
+	ASSERT_INTEQ(add_run(s, h1, b, 0), 0);
+	/* A repeat after the lease is gone is still "already stored". */
+	ASSERT(store_finish(s, h1, b, 1, NULL, 200) == 0);
+	ASSERT_INTEQ(add_run(s, h1, b, 0), ERR_EXISTS);
+	ASSERT_INTEQ(add_run(s, h1, b, 1), ERR_CONFLICT);
+	ASSERT_INTEQ(store_finish(s, h1, b, 1, NULL, 200), ERR_CONFLICT);
+	ASSERT_STREQ(job_state(s, b), "success");
+	store_close(s);
+}
+
+TEST(test_store__lease_expiry_requeues)
+{
+	struct store *s = open_new();
+	int64_t h, b = 0, exp = 0, runs = 0;
+	json_t *c = NULL;
+	int n = 0;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	ASSERT(store_pair_create(
+	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
+	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
+	json_decref(c);
+	/* A heartbeat at 150 extends to 210. */
+	ASSERT(store_heartbeat(s, &exp, &runs, h, b, "run 1/3", 150, 60) == 0);
+	ASSERT_INTEQ(exp, 210);
+	ASSERT_INTEQ(runs, 3);
+	ASSERT(store_requeue_expired(s, 200, &n) == 0);
+	ASSERT_INTEQ(n, 0);
+	ASSERT_STREQ(job_state(s, b), "running");
+	ASSERT(store_requeue_expired(s, 211, &n) == 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_STREQ(job_state(s, b), "queued");
+	/* The old holder hears that it lost the job. */
+	ASSERT_INTEQ(
+	    store_heartbeat(s, &exp, &runs, h, b, NULL, 212, 60), ERR_CONFLICT);
+	store_close(s);
+}
+
+TEST(test_store__attempts_are_bounded)
+{
+	struct store *s = open_new();
+	int64_t h, b = 0, t = 100;
+	json_t *c = NULL, *j = NULL;
+	int i;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	/* max_attempts 2 */
+	ASSERT(store_pair_create(
+	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
+	for (i = 1; i <= 2; i++) {
+		ASSERT(store_claim(s, &c, h, t, 10) == 0);
+		ASSERT_INTEQ(claimed_id(c), b);
+		ASSERT_INTEQ(json_integer_value(json_object_get(
+		                 json_object_get(c, "job"), "attempt")),
+		    i);
+		json_decref(c);
+		t += 11;
+		ASSERT(store_requeue_expired(s, t, NULL) == 0);
+	}
+	ASSERT(store_job_get(s, &j, b) == 0);
+	ASSERT_STREQ(json_string_value(json_object_get(j, "state")), "failed");
+	ASSERT_STREQ(json_string_value(json_object_get(j, "error")),
+	    "lease expired 2 times");
+	json_decref(j);
+	store_close(s);
+}
+
+TEST(test_store__pair_stays_on_one_host)
+{
+	struct store *s = open_new();
+	int64_t h1, h2, b = 0, cand = 0, p2b = 0;
+	json_t *c = NULL;
+
+	ASSERT(s != NULL);
+	h1 = host(s, "h1", "[]");
+	h2 = host(s, "h2", "[]");
+	ASSERT(store_pair_create(s, NULL, &b, &cand, "j", "a", &job_base,
+	           &job_cand, 10) == 0);
+	ASSERT(store_pair_create(s, NULL, &p2b, NULL, "j", "b", &job_base,
+	           &job_cand, 10) == 0);
+	/* Base first. */
+	ASSERT(store_claim(s, &c, h1, 100, 60) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	ASSERT_STREQ(json_string_value(
+	                 json_object_get(json_object_get(c, "job"), "role")),
+	    "base");
+	json_decref(c);
+	/* h2 may not take the candidate of h1's pair: it gets pair 2. */
+	ASSERT(store_claim(s, &c, h2, 100, 60) == 0);
+	ASSERT_INTEQ(claimed_id(c), p2b);
+	json_decref(c);
+	ASSERT(add_run(s, h1, b, 0) == 0);
+	ASSERT(store_finish(s, h1, b, 1, NULL, 101) == 0);
+	/* h1 prefers its bound pair. */
+	ASSERT(store_claim(s, &c, h1, 102, 60) == 0);
+	ASSERT_INTEQ(claimed_id(c), cand);
+	json_decref(c);
+	store_close(s);
+}
+
+TEST(test_store__expired_pair_is_released_and_runs_dropped)
+{
+	struct store *s = open_new();
+	int64_t h1, h2, b = 0, cand = 0;
+	json_t *c = NULL, *j = NULL;
+
+	ASSERT(s != NULL);
+	h1 = host(s, "h1", "[]");
+	h2 = host(s, "h2", "[]");
+	ASSERT(store_pair_create(s, NULL, &b, &cand, "j", "a", &job_base,
+	           &job_cand, 10) == 0);
+	ASSERT(store_claim(s, &c, h1, 100, 10) == 0);
+	json_decref(c);
+	ASSERT(add_run(s, h1, b, 0) == 0);
+	/* h2 cannot take the candidate while h1 holds the pair. */
+	ASSERT_INTEQ(store_claim(s, &c, h2, 105, 10), ERR_NOTFOUND);
+	/* h1 dies; the candidate has no runs, so the pair is released. */
+	ASSERT(store_requeue_expired(s, 111, NULL) == 0);
+	ASSERT(store_claim(s, &c, h2, 112, 10) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	/* The dead host's run was discarded. */
+	ASSERT_INTEQ(json_array_size(json_object_get(
+	                 json_object_get(c, "job"), "done_runs")),
+	    0);
+	json_decref(c);
+	ASSERT(store_pair_get(s, &j, 1) == 0);
+	ASSERT_STREQ(json_string_value(json_object_get(j, "host")), "h2");
+	json_decref(j);
+	store_close(s);
+}
+
+TEST(test_store__expired_job_keeps_host_when_partner_ran)
+{
+	struct store *s = open_new();
+	int64_t h1, h2, b = 0, cand = 0;
+	json_t *c = NULL;
+
+	ASSERT(s != NULL);
+	h1 = host(s, "h1", "[]");
+	h2 = host(s, "h2", "[]");
+	ASSERT(store_pair_create(s, NULL, &b, &cand, "j", "a", &job_base,
+	           &job_cand, 10) == 0);
+	ASSERT(store_claim(s, &c, h1, 100, 10) == 0);
+	json_decref(c);
+	ASSERT(add_run(s, h1, b, 0) == 0);
+	ASSERT(store_finish(s, h1, b, 1, NULL, 101) == 0);
+	ASSERT(store_claim(s, &c, h1, 102, 10) == 0);
+	ASSERT_INTEQ(claimed_id(c), cand);
+	json_decref(c);
+	ASSERT(add_run(s, h1, cand, 0) == 0);
+	ASSERT(store_requeue_expired(s, 200, NULL) == 0);
+	/* Still bound to h1: h2 gets nothing; h1 resumes with done_runs. */
+	ASSERT_INTEQ(store_claim(s, &c, h2, 201, 10), ERR_NOTFOUND);
+	ASSERT(store_claim(s, &c, h1, 201, 10) == 0);
+	ASSERT_INTEQ(claimed_id(c), cand);
+	ASSERT_INTEQ(json_array_size(json_object_get(
+	                 json_object_get(c, "job"), "done_runs")),
+	    1);
+	json_decref(c);
+	store_close(s);
+}
+
+TEST(test_store__labels_match_hosts)
+{
+	struct store *s = open_new();
+	struct store_job_new jb = job_base, jc = job_cand;
+	int64_t hx, he, b = 0;
+	json_t *c = NULL;
+
+	ASSERT(s != NULL);
+	hx = host(s, "xeon1", "[\"xeon\"]");
+	he = host(s, "epyc1", "[\"epyc\",\"zen2\"]");
+	jb.labels_json = jc.labels_json = "[\"zen2\"]";
+	ASSERT(
+	    store_pair_create(s, NULL, &b, NULL, "j", "", &jb, &jc, 10) == 0);
+	ASSERT_INTEQ(store_claim(s, &c, hx, 100, 10), ERR_NOTFOUND);
+	ASSERT(store_claim(s, &c, he, 100, 10) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	json_decref(c);
+	/* A host's name is a label too. */
+	jb.labels_json = jc.labels_json = "[\"xeon1\"]";
+	ASSERT(
+	    store_pair_create(s, NULL, &b, NULL, "j", "", &jb, &jc, 10) == 0);
+	ASSERT(store_claim(s, &c, hx, 101, 10) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	json_decref(c);
+	store_close(s);
+}
+
+TEST(test_store__restarted_runner_gets_its_job_back)
+{
+	struct store *s = open_new();
+	int64_t h, b = 0;
+	json_t *c = NULL;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	ASSERT(store_pair_create(
+	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
+	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
+	json_decref(c);
+	ASSERT(add_run(s, h, b, 0) == 0);
+	ASSERT(store_claim(s, &c, h, 110, 60) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	ASSERT_INTEQ(
+	    json_integer_value(json_array_get(
+	        json_object_get(json_object_get(c, "job"), "done_runs"), 0)),
+	    0);
+	json_decref(c);
+	store_close(s);
+}
+
+TEST(test_store__cancel_and_retry)
+{
+	struct store *s = open_new();
+	int64_t h, b = 0, exp, runs;
+	json_t *c = NULL;
+	struct store_run fr = { 0, 1, "failed", -1, "boom", NULL, 0, NULL, 0 };
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	ASSERT(store_pair_create(
+	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
+	ASSERT_INTEQ(store_retry(s, b, 10), ERR_CONFLICT);
+	ASSERT(strstr(store_errmsg(s), "queued") != NULL);
+	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
+	json_decref(c);
+	ASSERT(add_run(s, h, b, 0) == 0);
+	fr.job_id = b;
+	ASSERT(store_run_add(s, h, &fr, 100) == 0);
+	ASSERT(store_cancel(s, b, 101) == 0);
+	ASSERT_STREQ(job_state(s, b), "cancelled");
+	/* The runner learns it at its next heartbeat. */
+	ASSERT_INTEQ(
+	    store_heartbeat(s, &exp, &runs, h, b, NULL, 102, 60), ERR_CONFLICT);
+	ASSERT_INTEQ(store_cancel(s, b, 103), ERR_CONFLICT);
+	ASSERT_INTEQ(store_cancel(s, 4242, 103), ERR_NOTFOUND);
+	ASSERT(store_retry(s, b, 104) == 0);
+	ASSERT_STREQ(job_state(s, b), "queued");
+	/* The failed run is dropped, the good one kept. */
+	ASSERT(store_claim(s, &c, h, 105, 60) == 0);
+	ASSERT_INTEQ(json_integer_value(
+	                 json_object_get(json_object_get(c, "job"), "attempt")),
+	    1);
+	ASSERT_INTEQ(json_array_size(json_object_get(
+	                 json_object_get(c, "job"), "done_runs")),
+	    1);
+	json_decref(c);
+	store_close(s);
+}
+
+TEST(test_store__log_is_capped)
+{
+	struct store *s = open_new();
+	int64_t h, b = 0;
+	json_t *c = NULL, *j = NULL;
+	size_t kept = 0, total = 0, len = CAP_LOG_APPEND;
+	char *chunk = xmalloc(len);
+	int i;
+
+	ASSERT(s != NULL);
+	memset(chunk, 'x', len);
+	h = host(s, "h1", "[]");
+	ASSERT(store_pair_create(
+	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
+	ASSERT_INTEQ(
+	    store_log_append(s, &kept, h, b, "x", 1, 10), ERR_CONFLICT);
+	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
+	json_decref(c);
+	for (i = 0; i < CAP_JOB_LOG / CAP_LOG_APPEND + 3; i++) {
+		ASSERT(store_log_append(s, &kept, h, b, chunk, len, 100) == 0);
+		total += kept;
+	}
+	ASSERT_INTEQ(total, CAP_JOB_LOG);
+	ASSERT(store_job_get(s, &j, b) == 0);
+	ASSERT(strstr(json_string_value(json_object_get(j, "log")),
+	           "[log truncated]") != NULL);
+	json_decref(j);
+	free(chunk);
+	store_close(s);
+}
+
+TEST(test_store__list_paginates)
+{
+	struct store *s = open_new();
+	json_t *l = NULL, *l2 = NULL;
+	const char *cur;
+	int i;
+
+	ASSERT(s != NULL);
+	for (i = 0; i < 3; i++)
+		ASSERT(store_pair_create(s, NULL, NULL, NULL, "j", "",
+		           &job_base, &job_cand, 10) == 0);
+	ASSERT(store_jobs_list(s, &l, NULL, 4, 0) == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(l, "jobs")), 4);
+	cur = json_string_value(json_object_get(l, "next_cursor"));
+	ASSERT(cur != NULL);
+	ASSERT(store_jobs_list(s, &l2, NULL, 4, strtoll(cur, NULL, 10)) == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(l2, "jobs")), 2);
+	ASSERT(json_object_get(l2, "next_cursor") == NULL);
+	json_decref(l);
+	json_decref(l2);
+	ASSERT(store_jobs_list(s, &l, "running", 50, 0) == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(l, "jobs")), 0);
+	json_decref(l);
+	store_close(s);
+}
+
+/* Two connections on one file, as two API threads. */
+TEST(test_store__two_connections_see_each_other)
+{
+	struct store *a = NULL, *b = NULL;
+	struct err e = { 0 };
+	char *p = dbpath();
+	int64_t h = 0, h2 = 0;
+
+	ASSERT(store_open(&a, p, &e) == 0);
+	ASSERT(store_open(&b, p, &e) == 0);
+	ASSERT(store_host_register(a, &h, "h", "[]", "{}", 1) == 0);
+	ASSERT(store_host_id(b, &h2, "h") == 0);
+	ASSERT_INTEQ(h, h2);
+	store_close(a);
+	store_close(b);
+	free(p);
+}
+
+TEST(test_sched__long_poll_times_out_then_claims)
+{
+	struct store *s = open_new();
+	struct sched *sc = sched_new(60, 1);
+	int64_t h;
+	json_t *c = NULL;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	/* Nothing queued: waits about a second (capped by claim_wait_s). */
+	ASSERT_INTEQ(sched_claim_wait(sc, s, &c, h, 30), ERR_NOTFOUND);
+	ASSERT(store_pair_create(s, NULL, NULL, NULL, "j", "", &job_base,
+	           &job_cand, 10) == 0);
+	sched_notify(sc);
+	ASSERT(sched_claim_wait(sc, s, &c, h, 30) == 0);
+	ASSERT(c != NULL);
+	json_decref(c);
+	sched_free(sc);
+	store_close(s);
+}
