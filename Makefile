@@ -203,3 +203,15 @@ bench-api: $(REL)/bin/perfwatchd $(REL)/bench/api_load
 	@OUT=$(OUT) tests/bench/api_bench.sh
 
 .PHONY: bench-api
+
+# --- web (issue 7): dashboard lint (also run by tests/e2e/t0700-web-lint.sh)
+# and its benchmark: wrk at 64 connections against the overview page and a
+# JSON endpoint with 100,000 stored runs, next to nginx serving the same
+# bytes (tests/bench/web_bench.sh; BENCH_SECS per target, default 10).
+lint-web:
+	@tests/lint/web_lint.sh && echo "web lint OK"
+
+bench-web:
+	@tests/bench/web_bench.sh $(BENCH_SECS)
+
+.PHONY: lint-web bench-web

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/http.h"
 
 static const struct cli_cmd cmds[] = {
 	{ "config", cmd_config,
@@ -11,6 +12,14 @@ static const struct cli_cmd cmds[] = {
 	{ "parse", cmd_parse,
 	    "parse --tool neper|fio|will-it-scale|netperf|keyvalue|json "
 	    "FILE [--json]" },
+	{ "submit", cmd_submit,
+	    "submit [--server URL] [--token-file FILE] "
+	    "(--job NAME | --job-file JOB.yaml) [--runs N] "
+	    "[--base-param K=V]... [--cand-param K=V]... [--json]" },
+	{ "jobs", cmd_jobs,
+	    "jobs [--state S] [--limit N] [--cursor C] [--json] | "
+	    "jobs show ID [--json]" },
+	{ "hosts", cmd_hosts, "hosts [--json]" },
 };
 
 const char *
@@ -52,15 +61,22 @@ int
 main(int argc, char **argv)
 {
 	size_t i;
+	int rc;
 
 	if (argc < 2)
 		return usage(stderr);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0)
 		return usage(stdout);
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[1], cmds[i].name) == 0)
-			return cmds[i].run(argc - 1, argv + 1);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name) != 0)
+			continue;
+		if (http_global_init() != 0)
+			return 1;
+		rc = cmds[i].run(argc - 1, argv + 1);
+		http_global_cleanup();
+		return rc;
+	}
 	fprintf(stderr, "perfwatch: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

@@ -22,6 +22,7 @@
 #include "daemon/httpd.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "web/web.h"
 
 #define LIST_DEFAULT 50
 #define LIST_MAX 500
@@ -45,6 +46,7 @@ struct api {
 	size_t nwaiters;
 	uint64_t http_count[6]; /* by status class; __atomic */
 	uint64_t runs_stored;   /* __atomic */
+	struct web *web;        /* dashboard state: sessions, cache */
 };
 
 /* What a handler sees. */
@@ -1208,6 +1210,39 @@ r_healthz(struct ctx *x)
 	httpd_reply(x->r, 200, "text/plain", "ok\n", 3);
 }
 
+/* Dashboard gauges: regressions by triage state, alerts, fetch errors. */
+static void
+web_metrics_add(struct ctx *x, struct buf *b)
+{
+	json_t *counts = NULL, *v;
+	int64_t alerts = 0, fetch = 0;
+	const char *k;
+
+	if (store_web_regression_counts(x->s, &counts) == 0) {
+		buf_puts(b,
+		    "# HELP perfwatch_regressions Regressions by "
+		    "triage state.\n"
+		    "# TYPE perfwatch_regressions gauge\n");
+		json_object_foreach(counts, k, v)
+		{
+			buf_printf(b,
+			    "perfwatch_regressions{state=\"%s\"} %lld\n", k,
+			    (long long)json_integer_value(v));
+		}
+		json_decref(counts);
+	}
+	if (store_web_ops(x->s, &alerts, &fetch) == 0)
+		buf_printf(b,
+		    "# HELP perfwatch_alerts_pending Alerts not sent yet.\n"
+		    "# TYPE perfwatch_alerts_pending gauge\n"
+		    "perfwatch_alerts_pending %lld\n"
+		    "# HELP perfwatch_fetch_errors Trees whose last fetch "
+		    "failed.\n"
+		    "# TYPE perfwatch_fetch_errors gauge\n"
+		    "perfwatch_fetch_errors %lld\n",
+		    (long long)alerts, (long long)fetch);
+}
+
 static void
 r_metrics(struct ctx *x)
 {
@@ -1257,6 +1292,7 @@ r_metrics(struct ctx *x)
 		    "perfwatch_http_requests_total{code=\"%s\"} %" PRIu64 "\n",
 		    cls[i],
 		    __atomic_load_n(&x->a->http_count[i], __ATOMIC_RELAXED));
+	web_metrics_add(x, &b);
 	len = b.len;
 	httpd_reply_take(
 	    x->r, 200, "text/plain; version=0.0.4", buf_take(&b), len);
@@ -1341,6 +1377,26 @@ authorise(struct ctx *x, enum auth need)
 	return 0;
 }
 
+/* The dashboard (web/): pages, their JSON mirrors, login and triage. */
+static void
+web_page(struct ctx *x)
+{
+	struct web_env env;
+
+	if ((x->s = thread_store(x->a, &x->err)) == NULL) {
+		reply_err(x, 503, "database: %s", err_msg(&x->err));
+		return;
+	}
+	memset(&env, 0, sizeof(env));
+	env.r = x->r;
+	env.s = x->s;
+	env.conf = x->conf;
+	env.web = x->a->web;
+	env.now = now_s();
+	env.online_s = 3 * heartbeat_s(x->conf);
+	web_serve(&env);
+}
+
 static void
 handle(struct httpd_req *r, void *arg)
 {
@@ -1361,6 +1417,11 @@ handle(struct httpd_req *r, void *arg)
 			rt = &routes[i];
 			break;
 		}
+	}
+	if (rt == NULL && !path_ok &&
+	    web_match(httpd_method(r), httpd_path(r))) {
+		web_page(&x);
+		goto out;
 	}
 	if (rt == NULL) {
 		if (path_ok)
@@ -1446,6 +1507,7 @@ api_start(struct api **out, struct dconf *conf, struct err *e)
 	pthread_mutex_init(&a->mu, NULL);
 	a->conf = dconf_ref(conf);
 	a->dbpath = xstrdup(dc->database);
+	a->web = web_new();
 	/* Create and migrate the database once, up front. */
 	if (store_open(&s, a->dbpath, e) == -1)
 		goto fail;
@@ -1465,6 +1527,7 @@ api_start(struct api **out, struct dconf *conf, struct err *e)
 	*out = a;
 	return 0;
 fail:
+	web_free(a->web);
 	sched_free(a->sched);
 	dconf_unref(a->conf);
 	free(a->dbpath);
@@ -1515,6 +1578,7 @@ api_stop(struct api *a)
 		store_close(a->stores[i]);
 	free(a->stores);
 	free(a->waiters);
+	web_free(a->web);
 	dconf_unref(a->conf);
 	free(a->dbpath);
 	pthread_mutex_destroy(&a->mu);

@@ -44,6 +44,8 @@ struct httpd_req {
 	char *ctype;
 	char *rbody;
 	size_t rlen;
+	char *hdr[2 * HTTPD_REPLY_HEADERS]; /* name, value pairs */
+	int nhdr;
 };
 
 static void
@@ -62,6 +64,7 @@ queue(struct httpd_req *r)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
+	int i;
 
 	resp = MHD_create_response_from_buffer(
 	    r->rlen, r->rbody, MHD_RESPMEM_MUST_FREE);
@@ -71,6 +74,8 @@ queue(struct httpd_req *r)
 	if (r->ctype)
 		MHD_add_response_header(
 		    resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
+	for (i = 0; i < r->nhdr; i++)
+		MHD_add_response_header(resp, r->hdr[2 * i], r->hdr[2 * i + 1]);
 	if (__atomic_load_n(&r->h->stopping, __ATOMIC_RELAXED))
 		MHD_add_response_header(
 		    resp, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -166,6 +171,11 @@ completed_cb(void *cls, struct MHD_Connection *c, void **con_cls,
 	free(r->path);
 	free(r->ctype);
 	free(r->rbody);
+	while (r->nhdr > 0) {
+		r->nhdr--;
+		free(r->hdr[2 * r->nhdr]);
+		free(r->hdr[2 * r->nhdr + 1]);
+	}
 	free(r);
 	*con_cls = NULL;
 	__atomic_sub_fetch(&h->inflight, 1, __ATOMIC_RELAXED);
@@ -386,4 +396,16 @@ void
 httpd_unpark(struct httpd_req *r)
 {
 	MHD_resume_connection(r->c);
+}
+
+void
+httpd_reply_header(struct httpd_req *r, const char *name, const char *value)
+{
+	if (r->nhdr == HTTPD_REPLY_HEADERS) {
+		log_warnx("http: reply header %s dropped: too many", name);
+		return;
+	}
+	r->hdr[2 * r->nhdr] = xstrdup(name);
+	r->hdr[2 * r->nhdr + 1] = xstrdup(value);
+	r->nhdr++;
 }

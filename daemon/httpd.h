@@ -64,6 +64,15 @@ void httpd_reply(struct httpd_req *, int status, const char *content_type,
 void httpd_reply_take(struct httpd_req *, int status, const char *content_type,
     char *body, size_t len);
 
+/*
+ * Adds a header to the reply (Set-Cookie, Location, Cache-Control), set
+ * before or after httpd_reply*(); at most HTTPD_REPLY_HEADERS, copied.
+ * Added for the dashboard (web/, issue 7).
+ */
+#define HTTPD_REPLY_HEADERS 8
+void httpd_reply_header(
+    struct httpd_req *, const char *name, const char *value);
+
 /* Parks the request (from the handler, which then returns without a
  * reply).  httpd_unpark() from any thread runs the handler again. */
 void httpd_park(struct httpd_req *);

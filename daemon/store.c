@@ -1687,3 +1687,453 @@ store_stats(
 	sqlite3_finalize(st);
 	return 0;
 }
+
+/*
+ * ---- dashboard reads and triage (web/, issue 7) ----
+ * Kept in one block at the end to ease merges; see store.h.
+ */
+
+/*
+ * A JSON string of untrusted text.  jansson refuses invalid UTF-8, so
+ * such text is kept with each byte that is not part of a valid character
+ * (and each NUL) replaced by '?'.
+ */
+static json_t *
+web_string(const char *t, size_t n)
+{
+	json_t *v;
+	char *c;
+	size_t i;
+
+	if (t == NULL)
+		return json_null();
+	if ((v = json_stringn(t, n)) != NULL)
+		return v;
+	c = xmalloc(n + 1);
+	memcpy(c, t, n);
+	c[n] = '\0';
+	for (i = 0; i < n; i++) {
+		json_t *one;
+		size_t k = 1;
+
+		if ((unsigned char)c[i] < 0x80) {
+			if (c[i] == '\0')
+				c[i] = '?';
+			continue;
+		}
+		while (k < 4 && i + k < n &&
+		    ((unsigned char)c[i + k] & 0xc0) == 0x80)
+			k++;
+		one = json_stringn(c + i, k);
+		if (one == NULL)
+			c[i] = '?';
+		else
+			i += k - 1;
+		json_decref(one);
+	}
+	v = json_stringn(c, n);
+	free(c);
+	return v ? v : json_string("");
+}
+
+/* One row as an object keyed by the column names, typed as stored. */
+static json_t *
+web_row(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+	int i, n = sqlite3_column_count(st);
+
+	for (i = 0; i < n; i++) {
+		json_t *v;
+
+		switch (sqlite3_column_type(st, i)) {
+		case SQLITE_INTEGER:
+			v = json_integer(sqlite3_column_int64(st, i));
+			break;
+		case SQLITE_FLOAT:
+			v = json_real(sqlite3_column_double(st, i));
+			break;
+		case SQLITE_NULL:
+			v = json_null();
+			break;
+		default:
+			v = web_string(col_text(st, i),
+			    (size_t)sqlite3_column_bytes(st, i));
+			break;
+		}
+		json_object_set_new(o, sqlite3_column_name(st, i), v);
+	}
+	return o;
+}
+
+/* Steps st to the end into *out = {"rows": [...]}; finalizes st. */
+static int
+web_rows(struct store *s, sqlite3_stmt *st, json_t **out, const char *what)
+{
+	json_t *arr = json_array();
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(arr, web_row(st));
+	if (rc != SQLITE_DONE) {
+		dberr(s, what);
+		sqlite3_finalize(st);
+		json_decref(arr);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	*out = json_pack("{s:o}", "rows", arr);
+	return 0;
+}
+
+int
+store_web_recent(struct store *s, json_t **out, int64_t limit)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
+	    " j.created, j.commit_id, c.sha, c.subject, c.author,"
+	    " coalesce(c.commit_date, j.created) AS time, t.name AS tree,"
+	    " c.branches, se.id AS series_id, se.title AS series_title,"
+	    " b.state AS base_state, b.progress AS base_progress,"
+	    " (SELECT group_concat(verdict) FROM comparisons"
+	    "  WHERE pair_id = j.pair_id) AS verdicts"
+	    " FROM jobs j"
+	    " LEFT JOIN jobs b ON b.pair_id = j.pair_id AND b.role = 'base'"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " LEFT JOIN trees t ON t.id = c.tree_id"
+	    " LEFT JOIN series se ON se.commit_id = j.commit_id"
+	    " WHERE j.role = 'candidate' ORDER BY j.id DESC LIMIT ?1");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, limit);
+	return web_rows(s, st, out, "recent jobs");
+}
+
+int
+store_web_regression_counts(struct store *s, json_t **out)
+{
+	sqlite3_stmt *st =
+	    prep(s, "SELECT state, count(*) FROM regressions GROUP BY state");
+	json_t *o;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	o = json_pack("{s:i, s:i, s:i, s:i}", "new", 0, "acknowledged", 0,
+	    "invalid", 0, "fixed", 0);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_object_set_new(o, col_text(st, 0),
+		    json_integer(sqlite3_column_int64(st, 1)));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(o);
+		return dberr(s, "regression counts");
+	}
+	*out = o;
+	return 0;
+}
+
+/* Pair ids of candidate jobs on a commit, newest first. */
+static json_t *
+web_commit_pairs(struct store *s, int64_t commit_id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT DISTINCT pair_id FROM jobs WHERE commit_id = ?1"
+	    " AND role = 'candidate' AND pair_id IS NOT NULL"
+	    " ORDER BY pair_id DESC");
+	json_t *arr;
+
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, commit_id);
+	arr = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(
+		    arr, json_integer(sqlite3_column_int64(st, 0)));
+	sqlite3_finalize(st);
+	return arr;
+}
+
+static int
+web_hex(const char *sha)
+{
+	size_t n = strlen(sha);
+
+	if (n < 4 || n > 64)
+		return 0;
+	return strspn(sha, "0123456789abcdef") == n;
+}
+
+int
+store_web_commit(struct store *s, json_t **out, const char *sha)
+{
+	sqlite3_stmt *st;
+	json_t *rows = NULL, *arr, *c, *pairs, *se = NULL;
+	int64_t id;
+	int r;
+
+	*out = NULL;
+	if (!web_hex(sha))
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "commit: expected 4 to 64 lowercase hex digits");
+	st = prep(s,
+	    "SELECT c.id, c.sha, c.subject, c.author,"
+	    " coalesce(c.commit_date, c.author_date) AS time, t.name AS tree,"
+	    " c.branches, c.parents FROM commits c"
+	    " JOIN trees t ON t.id = c.tree_id"
+	    " WHERE c.sha >= ?1 AND c.sha < ?1 || 'g' LIMIT 2");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, sha);
+	if ((r = web_rows(s, st, &rows, "commit")) != 0)
+		return r;
+	arr = json_object_get(rows, "rows");
+	if (json_array_size(arr) == 0) {
+		json_decref(rows);
+		return err_setc(
+		    &s->err, ERR_NOTFOUND, "commit %s not found", sha);
+	}
+	if (json_array_size(arr) > 1) {
+		json_decref(rows);
+		return err_setc(&s->err, ERR_CONFLICT,
+		    "commit prefix %s is ambiguous", sha);
+	}
+	c = json_incref(json_array_get(arr, 0));
+	json_decref(rows);
+	id = json_integer_value(json_object_get(c, "id"));
+	if ((pairs = web_commit_pairs(s, id)) == NULL) {
+		json_decref(c);
+		return -1;
+	}
+	st = prep(s, "SELECT id, title FROM series WHERE commit_id = ?1");
+	if (st != NULL) {
+		sqlite3_bind_int64(st, 1, id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			se = web_row(st);
+		sqlite3_finalize(st);
+	}
+	*out = json_pack("{s:o, s:o, s:o}", "commit", c, "pairs", pairs,
+	    "series", se ? se : json_null());
+	return 0;
+}
+
+int
+store_web_series(struct store *s, json_t **out, int64_t id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
+	    " se.author, se.date AS time, se.state, se.error,"
+	    " se.commit_id, c.sha AS commit_sha FROM series se"
+	    " LEFT JOIN commits c ON c.id = se.commit_id WHERE se.id = ?1");
+	json_t *o, *pairs;
+	int64_t cid;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
+		    (long long)id);
+	}
+	o = web_row(st);
+	sqlite3_finalize(st);
+	cid = json_integer_value(json_object_get(o, "commit_id"));
+	pairs = cid ? web_commit_pairs(s, cid) : json_array();
+	if (pairs == NULL) {
+		json_decref(o);
+		return -1;
+	}
+	*out = json_pack("{s:o, s:o}", "series", o, "pairs", pairs);
+	return 0;
+}
+
+int
+store_web_pair_values(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
+	    " r.idx AS run FROM jobs j JOIN runs r ON r.job_id = j.id"
+	    " AND r.status = 'ok' JOIN metrics m ON m.run_id = r.id"
+	    " WHERE j.pair_id = ?1 ORDER BY m.name, j.role, r.idx");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	return web_rows(s, st, out, "pair values");
+}
+
+int
+store_web_history(struct store *s, json_t **out, const char *tree,
+    const char *branch, const char *host, const char *job, const char *point,
+    const char *metric, int64_t from, int64_t to, int64_t limit, int64_t cursor)
+{
+	/*
+	 * The newest `limit` jobs that match go in the inner query, so the
+	 * work is bounded by the page, not by the history's length.
+	 */
+	sqlite3_stmt *st = prep(s,
+	    "WITH js AS (SELECT j.id, j.pair_id, j.role, j.commit_id,"
+	    "  coalesce(c.commit_date, j.created) AS time, h.name AS host"
+	    "  FROM jobs j LEFT JOIN commits c ON c.id = j.commit_id"
+	    "  LEFT JOIN trees t ON t.id = c.tree_id"
+	    "  LEFT JOIN pairs p ON p.id = j.pair_id"
+	    "  LEFT JOIN hosts h ON h.id = p.host_id"
+	    "  WHERE j.name = ?1 AND j.point = ?2"
+	    "  AND (?3 IS NULL OR t.name = ?3)"
+	    "  AND (?4 IS NULL OR instr(',' || c.branches || ',',"
+	    "   ',' || ?4 || ',') > 0)"
+	    "  AND (?5 IS NULL OR h.name = ?5)"
+	    "  AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"
+	    "  AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"
+	    "  AND (?10 = 0 OR j.id < ?10)"
+	    "  AND EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id"
+	    "   AND r.status = 'ok')"
+	    "  ORDER BY j.id DESC LIMIT ?9)"
+	    " SELECT js.id AS job_id, js.pair_id, js.role, c.sha, c.subject,"
+	    " js.time, js.host, m.value, m.unit, m.better,"
+	    " (SELECT rg.state FROM comparisons cm JOIN regressions rg"
+	    "  ON rg.comparison_id = cm.id WHERE cm.pair_id = js.pair_id"
+	    "  AND cm.metric = ?6 AND js.role = 'candidate')"
+	    "  AS regression"
+	    " FROM js JOIN runs r ON r.job_id = js.id AND r.status = 'ok'"
+	    " JOIN metrics m ON m.run_id = r.id AND m.name = ?6"
+	    " LEFT JOIN commits c ON c.id = js.commit_id"
+	    " ORDER BY js.time, js.id, r.idx");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, job);
+	bind_text(st, 2, point ? point : "");
+	bind_text(st, 3, tree);
+	bind_text(st, 4, branch);
+	bind_text(st, 5, host);
+	bind_text(st, 6, metric);
+	sqlite3_bind_int64(st, 7, from);
+	sqlite3_bind_int64(st, 8, to);
+	sqlite3_bind_int64(st, 9, limit);
+	sqlite3_bind_int64(st, 10, cursor);
+	return web_rows(s, st, out, "history");
+}
+
+int
+store_web_commit_time(struct store *s, int64_t *out, const char *sha)
+{
+	sqlite3_stmt *st;
+	int r = 0;
+
+	if (!web_hex(sha))
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "commit: expected 4 to 64 lowercase hex digits");
+	st = prep(s,
+	    "SELECT coalesce(commit_date, author_date) FROM commits"
+	    " WHERE sha >= ?1 AND sha < ?1 || 'g' LIMIT 1");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, sha);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	else
+		r = err_setc(&s->err, ERR_NOTFOUND, "commit %s not found", sha);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_web_regressions(struct store *s, json_t **out, const char *tree,
+    const char *host, const char *bench, const char *state, int64_t limit,
+    int64_t cursor)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"
+	    " cm.metric, cm.change_pct, cm.verdict, p.id AS pair_id,"
+	    " p.name AS bench, p.point, h.name AS host, c.sha, c.subject,"
+	    " t.name AS tree, c.branches"
+	    " FROM regressions rg JOIN comparisons cm ON cm.id = "
+	    "rg.comparison_id"
+	    " JOIN pairs p ON p.id = cm.pair_id"
+	    " LEFT JOIN hosts h ON h.id = p.host_id"
+	    " LEFT JOIN jobs j ON j.pair_id = p.id AND j.role = 'candidate'"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " LEFT JOIN trees t ON t.id = c.tree_id"
+	    " WHERE (?1 IS NULL OR t.name = ?1) AND (?2 IS NULL OR h.name = ?2)"
+	    " AND (?3 IS NULL OR p.name = ?3) AND (?4 IS NULL OR rg.state = ?4)"
+	    " AND (?6 = 0 OR rg.id < ?6)"
+	    " ORDER BY rg.id DESC LIMIT ?5");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, tree);
+	bind_text(st, 2, host);
+	bind_text(st, 3, bench);
+	bind_text(st, 4, state);
+	sqlite3_bind_int64(st, 5, limit);
+	sqlite3_bind_int64(st, 6, cursor);
+	return web_rows(s, st, out, "regressions");
+}
+
+int
+store_web_triage(struct store *s, int64_t id, const char *state,
+    const char *note, int64_t now)
+{
+	static const char *const ok[] = { "new", "acknowledged", "invalid",
+		"fixed" };
+	sqlite3_stmt *st;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (state && strcmp(state, ok[i]) == 0)
+			break;
+	if (i == sizeof(ok) / sizeof(ok[0]))
+		return err_setc(&s->err, ERR_INVALID,
+		    "state: expected new, acknowledged, invalid or fixed");
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "UPDATE regressions SET state = ?2, note = coalesce(?3, note),"
+	    " updated = ?4 WHERE id = ?1");
+	if (st == NULL) {
+		tx_end(s, 0);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, state);
+	bind_text(st, 3, note);
+	sqlite3_bind_int64(st, 4, now);
+	if (step_done(s, st, "triage") == -1)
+		r = -1;
+	else if (sqlite3_changes(s->db) == 0)
+		r = err_setc(&s->err, ERR_NOTFOUND, "regression %lld not found",
+		    (long long)id);
+	sqlite3_finalize(st);
+	if (tx_end(s, r == 0) == -1 && r == 0)
+		r = -1;
+	return r;
+}
+
+int
+store_web_ops(
+    struct store *s, int64_t *out_alerts_pending, int64_t *out_fetch_errors)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT (SELECT count(*) FROM alerts WHERE sent IS NULL),"
+	    " (SELECT count(*) FROM trees WHERE last_error IS NOT NULL)");
+
+	*out_alerts_pending = *out_fetch_errors = 0;
+	if (st == NULL)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out_alerts_pending = sqlite3_column_int64(st, 0);
+		*out_fetch_errors = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}

@@ -183,3 +183,72 @@ int store_stats(
 extern const char *const store_job_states[5];
 
 #endif
+
+/*
+ * ---- dashboard reads and triage (web/, issue 7) ----
+ * Kept in one block at the end to ease merges.  Each read hands back
+ * {"rows": [...]}: one object per row, keys the column names below, values
+ * typed as stored (null when NULL).  Lists run newest first; cursor 0 =
+ * from the newest, else an id from the previous page ("before this id").
+ */
+
+/*
+ * The newest candidate jobs with what the overview groups them by: id,
+ * pair_id, name, point, state, progress, created, commit_id, sha, subject,
+ * author, time (commit date, else job creation), tree, branches,
+ * series_id, series_title, base_state, base_progress, verdicts (the pair's
+ * comparison verdicts, comma-separated, or null).
+ */
+int store_web_recent(struct store *, json_t **out, int64_t limit);
+/* Regressions by triage state: {"new": N, ...} as an object. */
+int store_web_regression_counts(struct store *, json_t **out);
+
+/*
+ * A commit by full sha or unique prefix (hex, >= 4 characters), with its
+ * pairs: {"commit": {id, sha, subject, author, time, tree, branches,
+ * parents}, "pairs": [pair ids, newest first], "series": {id, title} or
+ * null}.  ERR_NOTFOUND; ERR_CONFLICT when the prefix is ambiguous.
+ */
+int store_web_commit(struct store *, json_t **out, const char *sha);
+/* A series: {"series": {id, inbox, title, version, total, author, time,
+ * state, error, commit_sha}, "pairs": [...]}.  ERR_NOTFOUND. */
+int store_web_series(struct store *, json_t **out, int64_t id);
+/*
+ * The metric values of both sides of a pair, from runs with status ok:
+ * rows of {role, metric, unit, better, value, run} ordered by metric.
+ */
+int store_web_pair_values(struct store *, json_t **out, int64_t pair_id);
+
+/*
+ * A metric's history: one row per stored value of metric in jobs named
+ * job at point, on host (NULL any), on commits of tree and branch (NULL:
+ * any; with both NULL, jobs without a commit are included too), with a
+ * time in [from, to] (0 = open):  job_id, pair_id, role, sha, subject,
+ * time, host, value, unit, better, regression (triage state when the
+ * pair's comparison of this metric is a regression, else null).  At most
+ * limit jobs, the newest before cursor (a job id), returned oldest first.
+ */
+int store_web_history(struct store *, json_t **out, const char *tree,
+    const char *branch, const char *host, const char *job, const char *point,
+    const char *metric, int64_t from, int64_t to, int64_t limit,
+    int64_t cursor);
+/* The commit time of a commit (sha or prefix), for history ranges. */
+int store_web_commit_time(struct store *, int64_t *out, const char *sha);
+
+/*
+ * Regressions, newest first, filtered (NULL = any): id, state, note,
+ * created, updated, metric, change_pct, verdict, pair_id, bench, point,
+ * host, sha, subject, tree, branches.
+ */
+int store_web_regressions(struct store *, json_t **out, const char *tree,
+    const char *host, const char *bench, const char *state, int64_t limit,
+    int64_t cursor);
+/*
+ * Sets a regression's triage state (new, acknowledged, invalid, fixed)
+ * and note (NULL keeps it).  ERR_NOTFOUND, ERR_INVALID (state).
+ */
+int store_web_triage(struct store *, int64_t id, const char *state,
+    const char *note, int64_t now);
+/* Operations gauges: alerts not yet sent, trees whose last fetch failed. */
+int store_web_ops(
+    struct store *, int64_t *out_alerts_pending, int64_t *out_fetch_errors);

@@ -1,8 +1,110 @@
+/*
+ * perfwatch-runner [-v] -c runner.yaml [--once]
+ *
+ * The agent on a bench host: registers, claims jobs, runs them, uploads
+ * results.  SIGTERM or SIGINT stops it: the running benchmark is killed
+ * (its job goes back to the queue when the lease expires) and unsent runs
+ * stay in WORKDIR/spool for the next start.
+ */
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/http.h"
+#include "common/log.h"
+#include "config/config.h"
+#include "runners/agent.h"
+
+static atomic_int stop_flag;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&stop_flag, 1);
+}
+
+static int
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: perfwatch-runner [-v] -c runner.yaml [--once]\n"
+	    "  -c FILE   runner configuration (required)\n"
+	    "  -v        verbose (debug) logging\n"
+	    "  --once    claim and run at most one job, then exit\n"
+	    "            (exit 0: no job, or the job succeeded)\n");
+	return f == stderr ? 2 : 0;
+}
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	fprintf(stderr, "perfwatch-runner: not built yet\n");
-	return 2;
+	struct runner_config *cfg = NULL;
+	struct cfg_errors errs = { 0 };
+	struct sigaction sa;
+	struct err e = { 0 };
+	const char *file = NULL;
+	char *token = NULL;
+	int verbose = 0, once = 0, i, rc;
+	size_t k;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-v") == 0)
+			verbose = 1;
+		else if (strcmp(argv[i], "--once") == 0)
+			once = 1;
+		else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+			file = argv[++i];
+		else if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			return usage(stdout);
+		else {
+			fprintf(stderr,
+			    "perfwatch-runner: unknown argument "
+			    "'%s'\n",
+			    argv[i]);
+			return usage(stderr);
+		}
+	}
+	if (file == NULL)
+		return usage(stderr);
+	log_init("perfwatch-runner", verbose);
+	if (config_load_runner(&cfg, file, &errs) != 0) {
+		for (k = 0; k < errs.n; k++)
+			fprintf(stderr, "%s\n", errs.msg[k]);
+		cfg_errors_free(&errs);
+		return 2;
+	}
+	cfg_errors_free(&errs);
+	if (cfg->boot != CFG_BOOT_NONE) {
+		fprintf(stderr,
+		    "%s: boot: only 'none' (the running kernel) is supported "
+		    "so far\n",
+		    file);
+		runner_config_free(cfg);
+		return 2;
+	}
+	if (http_token_load(&token, cfg->token_file, &e) != 0) {
+		fprintf(stderr, "%s: token_file: %s\n", file, err_msg(&e));
+		runner_config_free(cfg);
+		return 2;
+	}
+	if (http_global_init() != 0)
+		return 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	rc = agent_run(cfg, token, once, &stop_flag);
+
+	if (atomic_load(&stop_flag))
+		log_info("stopped");
+	free(token);
+	runner_config_free(cfg);
+	http_global_cleanup();
+	return rc;
 }

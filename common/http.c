@@ -1,0 +1,479 @@
+/*
+ * libcurl, and nothing else, lives here: one easy handle per struct http,
+ * reset and reconfigured for each request so a kept-alive connection is
+ * reused while no option leaks from one request into the next.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "common/caps.h"
+#include "common/http.h"
+#include "common/xalloc.h"
+
+#define CAP_TOKEN 4096
+
+struct http {
+	CURL *curl;
+	struct err err;
+	char errbuf[CURL_ERROR_SIZE];
+	char *token;
+	long connect_ms, total_ms;
+	const atomic_int *abort;
+	int toobig;
+};
+
+void
+http_reply_release(struct http_reply *r)
+{
+	if (r == NULL)
+		return;
+	buf_release(&r->body);
+	r->status = 0;
+}
+
+int
+http_global_init(void)
+{
+	CURLcode rc;
+
+	/*
+	 * CURLOPT_NOSIGNAL stops curl from using SIGALRM for DNS timeouts,
+	 * which is required with threads; a peer closing a socket then
+	 * raises SIGPIPE, which must be ignored by the process instead.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	if ((rc = curl_global_init(CURL_GLOBAL_DEFAULT)) != CURLE_OK) {
+		fprintf(
+		    stderr, "curl_global_init: %s\n", curl_easy_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+void
+http_global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+struct http *
+http_new(void)
+{
+	struct http *h = xcalloc(1, sizeof(*h));
+
+	if ((h->curl = curl_easy_init()) == NULL) {
+		fprintf(stderr, "curl_easy_init failed\n");
+		abort();
+	}
+	h->connect_ms = 5000;
+	h->total_ms = 30000;
+	return h;
+}
+
+void
+http_free(struct http *h)
+{
+	if (h == NULL)
+		return;
+	curl_easy_cleanup(h->curl);
+	free(h->token);
+	free(h);
+}
+
+const char *
+http_errmsg(const struct http *h)
+{
+	return err_msg(&h->err);
+}
+
+void
+http_set_token(struct http *h, const char *token)
+{
+	free(h->token);
+	h->token = xstrdup(token);
+}
+
+void
+http_set_timeouts(struct http *h, long connect_ms, long total_ms)
+{
+	if (connect_ms > 0)
+		h->connect_ms = connect_ms;
+	if (total_ms > 0)
+		h->total_ms = total_ms;
+}
+
+void
+http_set_abort(struct http *h, const atomic_int *flag)
+{
+	h->abort = flag;
+}
+
+static size_t
+write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct http_reply *r = arg;
+	size_t len = size * n;
+
+	/* Returning less than len makes curl fail with CURLE_WRITE_ERROR. */
+	if (buf_add(&r->body, p, len) == -1)
+		return 0;
+	return len;
+}
+
+static int
+xferinfo_cb(
+    void *arg, curl_off_t dlt, curl_off_t dln, curl_off_t ult, curl_off_t uln)
+{
+	struct http *h = arg;
+
+	(void)dlt;
+	(void)dln;
+	(void)ult;
+	(void)uln;
+	return (h->abort != NULL && atomic_load(h->abort)) ? 1 : 0;
+}
+
+/* Transport failures that a later try may not see again. */
+static int
+curl_transient(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_ABORTED_BY_CALLBACK:
+	case CURLE_SSL_CONNECT_ERROR:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Options every transfer gets: timeouts, no signals, error buffer. */
+static void
+common_opts(struct http *h)
+{
+	CURL *c = h->curl;
+
+	curl_easy_reset(c);
+	h->errbuf[0] = '\0';
+	h->toobig = 0;
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->total_ms);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, h);
+}
+
+/* Records why a transfer failed and maps it to our codes. */
+static int
+transfer_error(struct http *h, CURLcode rc, const char *what)
+{
+	const char *why = h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc);
+
+	if (rc == CURLE_ABORTED_BY_CALLBACK)
+		why = "interrupted";
+	if (h->toobig || rc == CURLE_WRITE_ERROR) {
+		err_set(&h->err, "%s: reply larger than %d bytes", what,
+		    CAP_HTTP_REPLY);
+		return ERR_TOOBIG;
+	}
+	err_set(&h->err, "%s: %s", what, why);
+	return curl_transient(rc) ? ERR_AGAIN : -1;
+}
+
+static int
+is_http_url(const char *url)
+{
+	return strncmp(url, "http://", 7) == 0 ||
+	    strncmp(url, "https://", 8) == 0;
+}
+
+int
+http_request(struct http_reply *out, struct http *h, const char *method,
+    const char *url, const char *body, size_t len)
+{
+	struct curl_slist *hdrs = NULL;
+	struct http_reply r = { 0, BUF_INIT(CAP_HTTP_REPLY) };
+	CURL *c = h->curl;
+	CURLcode rc;
+	char *auth = NULL;
+	int ret = 0;
+
+	err_clear(&h->err);
+	*out = (struct http_reply)HTTP_REPLY_INIT;
+	if (!is_http_url(url))
+		return err_set(
+		    &h->err, "%s: only http:// and https:// URLs", url);
+	common_opts(h);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+	if (strcmp(method, "GET") == 0)
+		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	else {
+		curl_easy_setopt(c, CURLOPT_POST, 1L);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)(body ? len : 0));
+		if (strcmp(method, "POST") != 0)
+			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	}
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	if (body != NULL)
+		hdrs =
+		    curl_slist_append(hdrs, "Content-Type: application/json");
+	/* No "Expect: 100-continue" round trip for bodies over 1 MB. */
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (h->token != NULL) {
+		auth = xasprintf("Authorization: Bearer %s", h->token);
+		hdrs = curl_slist_append(hdrs, auth);
+	}
+	if (hdrs == NULL) {
+		fprintf(stderr, "curl_slist_append: out of memory\n");
+		abort();
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		h->toobig = r.body.overflow;
+		ret = transfer_error(h, rc, url);
+		buf_release(&r.body);
+	} else {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+		*out = r;
+	}
+	/* The handle keeps a pointer to the list: unset before freeing. */
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+	curl_slist_free_all(hdrs);
+	free(auth);
+	return ret;
+}
+
+int
+http_get(struct http_reply *out, struct http *h, const char *url)
+{
+	return http_request(out, h, "GET", url, NULL, 0);
+}
+
+int
+http_post_json(struct http_reply *out, struct http *h, const char *url,
+    const char *body, size_t len)
+{
+	return http_request(out, h, "POST", url, body, len);
+}
+
+int
+http_retryable(int rc, long status)
+{
+	if (rc == ERR_AGAIN)
+		return 1;
+	if (rc < 0)
+		return 0;
+	return status == 429 || status >= 500;
+}
+
+static unsigned
+jitter_rand(void)
+{
+	static _Thread_local unsigned seed;
+
+	if (seed == 0)
+		seed = (unsigned)time(NULL) ^ (unsigned)getpid() ^
+		    (unsigned)(size_t)&seed;
+	/* xorshift32: enough to spread clients apart, not cryptographic. */
+	seed ^= seed << 13;
+	seed ^= seed >> 17;
+	seed ^= seed << 5;
+	return seed;
+}
+
+long
+http_backoff_ms(const struct http_retry *p, int attempt)
+{
+	long d = p->base_ms > 0 ? p->base_ms : 1;
+	int i;
+
+	for (i = 1; i < attempt && d < p->max_ms; i++)
+		d *= 2;
+	if (p->max_ms > 0 && d > p->max_ms)
+		d = p->max_ms;
+	/* Equal jitter: half fixed, half random, so retries spread out. */
+	return d / 2 + (long)(jitter_rand() % (unsigned long)(d / 2 + 1));
+}
+
+void
+http_sleep_ms(long ms, const atomic_int *stop)
+{
+	struct timespec ts;
+	long step;
+
+	while (ms > 0 && (stop == NULL || !atomic_load(stop))) {
+		step = ms < 50 ? ms : 50;
+		ts.tv_sec = 0;
+		ts.tv_nsec = step * 1000000L;
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+		ms -= step;
+	}
+}
+
+int
+http_request_retry(struct http_reply *out, struct http *h,
+    const struct http_retry *p, const char *method, const char *url,
+    const char *body, size_t len)
+{
+	int attempt, rc;
+
+	for (attempt = 1;; attempt++) {
+		rc = http_request(out, h, method, url, body, len);
+		if (!http_retryable(rc, out->status) ||
+		    attempt >= p->max_attempts ||
+		    (p->stop != NULL && atomic_load(p->stop)))
+			return rc;
+		if (rc == 0) {
+			/* Keep the status in the message for the last try. */
+			http_reply_release(out);
+		}
+		http_sleep_ms(http_backoff_ms(p, attempt), p->stop);
+	}
+}
+
+/* ---- SMTP ---- */
+
+struct smtp_src {
+	const char *p;
+	size_t len, off;
+};
+
+static size_t
+read_cb(char *dst, size_t size, size_t n, void *arg)
+{
+	struct smtp_src *s = arg;
+	size_t want = size * n, left = s->len - s->off;
+
+	if (want > left)
+		want = left;
+	memcpy(dst, s->p + s->off, want);
+	s->off += want;
+	return want;
+}
+
+int
+http_smtp_send(struct http *h, const char *url, const char *from,
+    const char *const *rcpt, size_t nrcpt, const char *msg, size_t len,
+    int starttls)
+{
+	struct curl_slist *to = NULL;
+	struct smtp_src src = { msg, len, 0 };
+	CURL *c = h->curl;
+	CURLcode rc;
+	char *mfrom, *a;
+	long code = 0;
+	size_t i;
+	int ret = 0;
+
+	err_clear(&h->err);
+	if (strncmp(url, "smtp://", 7) != 0 && strncmp(url, "smtps://", 8) != 0)
+		return err_set(
+		    &h->err, "%s: only smtp:// and smtps:// URLs", url);
+	if (nrcpt == 0)
+		return err_set(&h->err, "%s: no recipients", url);
+	common_opts(h);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+	if (starttls)
+		curl_easy_setopt(c, CURLOPT_USE_SSL, (long)CURLUSESSL_ALL);
+	mfrom = xasprintf("<%s>", from);
+	curl_easy_setopt(c, CURLOPT_MAIL_FROM, mfrom);
+	for (i = 0; i < nrcpt; i++) {
+		a = xasprintf("<%s>", rcpt[i]);
+		to = curl_slist_append(to, a);
+		free(a);
+		if (to == NULL) {
+			fprintf(stderr, "curl_slist_append: out of memory\n");
+			abort();
+		}
+	}
+	curl_easy_setopt(c, CURLOPT_MAIL_RCPT, to);
+	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(c, CURLOPT_READFUNCTION, read_cb);
+	curl_easy_setopt(c, CURLOPT_READDATA, &src);
+	curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)len);
+
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		ret = transfer_error(h, rc, url);
+		/*
+		 * curl reports a refused command as a send error; the reply
+		 * code tells: 4xx asks to come back later, 5xx is final.
+		 */
+		if (code >= 400 && code < 500)
+			ret = ERR_AGAIN;
+		else if (code >= 500)
+			ret = -1;
+	}
+	curl_easy_setopt(c, CURLOPT_MAIL_RCPT, NULL);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+	curl_slist_free_all(to);
+	free(mfrom);
+	return ret;
+}
+
+/* ---- tokens ---- */
+
+int
+http_token_load(char **out, const char *path, struct err *e)
+{
+	char buf[CAP_TOKEN + 1];
+	size_t n = 0, s, end;
+	ssize_t r;
+	int fd;
+
+	*out = NULL;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return err_set(e, "%s: %s", path, strerror(errno));
+	while (n < sizeof(buf)) {
+		r = read(fd, buf + n, sizeof(buf) - n);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > CAP_TOKEN)
+		return err_set(
+		    e, "%s: token file larger than %d bytes", path, CAP_TOKEN);
+	for (s = 0; s < n && isspace((unsigned char)buf[s]); s++)
+		;
+	for (end = s; end < n && buf[end] != '\n' && buf[end] != '\r'; end++)
+		;
+	while (end > s && isspace((unsigned char)buf[end - 1]))
+		end--;
+	if (end == s)
+		return err_set(e, "%s: empty token file", path);
+	*out = xstrndup(buf + s, end - s);
+	memset(buf, 0, sizeof(buf));
+	return 0;
+}

@@ -1,0 +1,987 @@
+/*
+ * The runner agent.  Two threads: this one claims and runs jobs; the
+ * heartbeat thread (hb_main) keeps the lease alive, reports progress and
+ * is the one place that decides to kill the running benchmark (a cancel
+ * from the daemon, or SIGTERM).  They share struct agent's job fields under
+ * the mutex; the kill decision is an atomic flag exec_run() polls.
+ */
+#define _GNU_SOURCE /* nftw */
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/caps.h"
+#include "common/http.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "config/config.h"
+#include "runners/agent.h"
+#include "runners/bench/bench.h"
+#include "runners/client.h"
+#include "runners/inventory.h"
+#include "runners/spool.h"
+
+#define CLAIM_WAIT_S 30
+#define SERVER_SETTLE_MS 500 /* server_command's time to start listening */
+#define SEND_TRIES 3         /* per run, before leaving it to the spool */
+#define LOG_TAIL 4096        /* stderr bytes copied to the job log */
+#define MAX_RUN_INDEX 10000
+
+struct agent {
+	const struct runner_config *cfg;
+	atomic_int *stop;
+	int once;
+	struct client *cl;    /* this thread's */
+	struct client *hb_cl; /* the heartbeat thread's */
+	struct spool *spool;
+	char *jobs_dir;
+	int64_t heartbeat_s, lease_s;
+	struct http_retry backoff;
+
+	pthread_t hb;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int hb_quit, hb_force;
+	/* The current job, under mu. */
+	int64_t job_id;
+	char progress[64];
+	int64_t runs_wanted;
+	/* Kill the running benchmark: set by hb_main, polled by exec. */
+	atomic_int kill;
+};
+
+/* ---- helpers ---- */
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Appends at most max bytes of p as valid UTF-8: an invalid or truncated
+ * sequence becomes U+FFFD, NUL becomes U+FFFD too (job logs and raw output
+ * are text; benchmark output is untrusted).
+ */
+static void
+utf8_add(struct buf *b, const char *p, size_t len, size_t max)
+{
+	static const char repl[] = "\xef\xbf\xbd";
+	const unsigned char *s = (const unsigned char *)p;
+	size_t i = 0, n, k, start = b->len;
+	uint32_t cp;
+
+	while (i < len && b->len - start < max) {
+		unsigned char c = s[i];
+
+		if (c >= 0x01 && c < 0x80) {
+			buf_putc(b, (char)c);
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 2, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 3, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 4, cp = c & 0x07;
+		else
+			n = 0, cp = 0;
+		for (k = 1; n && k < n; k++) {
+			if (i + k >= len || (s[i + k] & 0xc0) != 0x80) {
+				n = 0;
+				break;
+			}
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		/* Overlong forms, surrogates and > U+10FFFF are invalid. */
+		if (n &&
+		    ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+		        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff))
+			n = 0;
+		if (n == 0) {
+			buf_add(b, repl, 3);
+			i++;
+		} else {
+			buf_add(b, p + i, n);
+			i += n;
+		}
+	}
+}
+
+static json_t *
+text_json(const char *p, size_t len, size_t max)
+{
+	struct buf b = BUF_INIT(max + 8);
+	json_t *v;
+
+	utf8_add(&b, p, len, max);
+	v = json_stringn(b.data, b.len);
+	buf_release(&b);
+	return v != NULL ? v : json_string("");
+}
+
+static int
+mkdir_p(const char *path)
+{
+	char *p = xstrdup(path), *s;
+	int rc = 0;
+
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST)
+			rc = -1;
+		*s = '/';
+	}
+	if (mkdir(p, 0755) == -1 && errno != EEXIST)
+		rc = -1;
+	free(p);
+	return rc;
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void
+rm_rf(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- run bodies ---- */
+
+/* The job config's direction for a metric, else the parser's. */
+static const char *
+direction(const json_t *directions, const struct bench_metric *bm)
+{
+	const char *b = json_string_value(
+	    json_object_get(json_object_get(directions, bm->name), "better"));
+
+	if (b != NULL && (strcmp(b, "higher") == 0 || strcmp(b, "lower") == 0))
+		return b;
+	if (bm->better == BENCH_INFO)
+		return NULL;
+	return bench_better_str(bm->better);
+}
+
+json_t *
+agent_run_body(int64_t index, const char *parser, const json_t *directions,
+    const struct exec_result *r, const char *spawn_error, size_t raw_max)
+{
+	json_t *body = json_object(), *metrics = json_array(), *m;
+	struct bench_result br;
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+	struct buf raw = BUF_INIT(raw_max + 64);
+	int ok = 0;
+	size_t i;
+
+	bench_result_init(&br);
+	json_object_set_new(body, "index", json_integer(index));
+	if (spawn_error != NULL) {
+		buf_printf(&why, "cannot start: %s", spawn_error);
+		json_object_set_new(body, "duration_s", json_real(0));
+	} else {
+		json_object_set_new(
+		    body, "duration_s", json_real(r->duration_s));
+		if (r->timed_out || r->cancelled || !r->exited ||
+		    r->code != 0) {
+			exec_describe(&why, r);
+		} else if (bench_parse(&br, parser, r->out.data, r->out.len) !=
+		    0) {
+			/* Unparsable output is a failure, never zeros. */
+			buf_printf(&why, "%s", err_msg(&br.err));
+		} else {
+			ok = 1;
+		}
+		if (r->out_truncated && !ok)
+			buf_printf(&why, " (stdout truncated at %zu bytes)",
+			    r->out.len);
+		buf_add(&raw, r->out.data, r->out.len);
+		if (!ok && r->err.len > 0) {
+			buf_puts(&raw, "\n--- stderr ---\n");
+			buf_add(&raw, r->err.data, r->err.len);
+		}
+	}
+	for (i = 0; ok && i < br.n; i++) {
+		const struct bench_metric *bm = &br.metrics[i];
+		const char *better = direction(directions, bm);
+
+		if (better == NULL) {
+			if (why.len < 200)
+				buf_printf(&why, "%s%s", why.len ? ", " : "",
+				    bm->name);
+			continue;
+		}
+		m = json_object();
+		json_object_set_new(m, "name", json_string(bm->name));
+		json_object_set_new(m, "value", json_real(bm->value));
+		json_object_set_new(m, "unit", json_string(bm->unit));
+		json_object_set_new(m, "better", json_string(better));
+		json_array_append_new(metrics, m);
+	}
+	if (ok && json_array_size(metrics) == 0) {
+		struct buf names = BUF_INIT(CAP_ERRMSG);
+
+		buf_add(&names, why.data, why.len);
+		buf_reset(&why);
+		buf_printf(&why,
+		    "no metric with a direction (%s): name them under "
+		    "metrics: in the job config with better: higher|lower",
+		    names.data);
+		buf_release(&names);
+		ok = 0;
+	} else if (ok)
+		buf_reset(&why);
+	json_object_set_new(body, "status", json_string(ok ? "ok" : "failed"));
+	json_object_set_new(body, "metrics", metrics);
+	json_object_set_new(body, "raw", text_json(raw.data, raw.len, raw_max));
+	json_object_set_new(body, "error",
+	    ok ? json_null() : text_json(why.data, why.len, CAP_ERRMSG));
+	bench_result_release(&br);
+	buf_release(&why);
+	buf_release(&raw);
+	return body;
+}
+
+/* ---- uploads through the spool ---- */
+
+/*
+ * Sends one spooled run once.  2xx: deleted.  A permanent refusal (409:
+ * the lease went to someone else; other 4xx): moved to rejected/.
+ * Returns 0, ERR_AGAIN (still spooled) or the refusal's code.
+ */
+static int
+send_spooled(struct agent *a, int64_t job, int64_t index)
+{
+	struct buf body = BUF_INIT(CAP_HTTP_BODY);
+	struct err e = { 0 };
+	int rc;
+
+	if ((rc = spool_get(&body, a->spool, job, index, &e)) != 0) {
+		buf_release(&body);
+		if (rc == ERR_NOTFOUND)
+			return 0;
+		log_warnx("spool: %s", err_msg(&e));
+		return ERR_AGAIN;
+	}
+	rc = client_upload_run(a->cl, job, body.data, body.len);
+	buf_release(&body);
+	if (rc == 0) {
+		log_debug(
+		    "job %" PRId64 ": run %" PRId64 " uploaded", job, index);
+		if (spool_remove(a->spool, job, index, &e) != 0)
+			log_warnx("spool: %s", err_msg(&e));
+	} else if (rc == ERR_AGAIN) {
+		log_debug("job %" PRId64 ": run %" PRId64 " not sent: %s", job,
+		    index, client_errmsg(a->cl));
+	} else {
+		log_warnx("job %" PRId64 ": run %" PRId64
+		          " refused, kept in spool/rejected: %s",
+		    job, index, client_errmsg(a->cl));
+		if (spool_reject(a->spool, job, index, &e) != 0)
+			log_warnx("spool: %s", err_msg(&e));
+	}
+	return rc;
+}
+
+/*
+ * Sends what the spool holds for job (0: every job).  With forever, keeps
+ * trying with backoff until it is all sent, *stop, or (for a job) a kill;
+ * else one pass.  0 when the spool is empty for job, else ERR_AGAIN.
+ */
+static int
+flush_spool(struct agent *a, int64_t job, int forever)
+{
+	struct spool_entry *v;
+	struct err e = { 0 };
+	size_t n, i;
+	int attempt = 0, again;
+
+	for (;;) {
+		if (spool_list(&v, &n, a->spool, job, &e) != 0) {
+			log_warnx("spool: %s", err_msg(&e));
+			return ERR_AGAIN;
+		}
+		again = 0;
+		for (i = 0; i < n && !again; i++)
+			if (send_spooled(a, v[i].job_id, v[i].index) ==
+			    ERR_AGAIN)
+				again = 1;
+		free(v);
+		if (!again)
+			return 0;
+		if (!forever || atomic_load(a->stop) ||
+		    (job != 0 && atomic_load(&a->kill)))
+			return ERR_AGAIN;
+		if (attempt++ == 0)
+			log_warnx("uploads pending, retrying: %s",
+			    client_errmsg(a->cl));
+		http_sleep_ms(http_backoff_ms(&a->backoff, attempt), a->stop);
+	}
+}
+
+/* Spools a run body durably, then tries to send it a few times. */
+static void
+deliver_run(struct agent *a, int64_t job, int64_t index, json_t *body)
+{
+	char *s = pwjson_dump(body);
+	struct err e = { 0 };
+	int tries;
+
+	if (spool_put(a->spool, job, index, s, strlen(s), &e) != 0) {
+		/* A full disk must not lose the run: send it directly. */
+		log_warnx("spool: %s", err_msg(&e));
+		for (tries = 0; tries < SEND_TRIES; tries++) {
+			if (client_upload_run(a->cl, job, s, strlen(s)) !=
+			    ERR_AGAIN)
+				break;
+			http_sleep_ms(
+			    http_backoff_ms(&a->backoff, tries + 1), a->stop);
+		}
+		free(s);
+		return;
+	}
+	free(s);
+	for (tries = 1; tries <= SEND_TRIES; tries++) {
+		if (send_spooled(a, job, index) != ERR_AGAIN)
+			return;
+		if (tries < SEND_TRIES)
+			http_sleep_ms(
+			    http_backoff_ms(&a->backoff, tries), a->stop);
+	}
+	log_warnx("job %" PRId64 ": run %" PRId64 " spooled, will resend: %s",
+	    job, index, client_errmsg(a->cl));
+}
+
+/* Best effort: the log is for humans, a lost line is not worth a retry. */
+static void job_log(struct agent *a, int64_t job, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+job_log(struct agent *a, int64_t job, const char *fmt, ...)
+{
+	struct buf raw = BUF_INIT(CAP_LOG_APPEND),
+	           clean = BUF_INIT(CAP_LOG_APPEND + 8);
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&raw, fmt, ap);
+	va_end(ap);
+	utf8_add(&clean, raw.data, raw.len, CAP_LOG_APPEND);
+	log_info("job %" PRId64 ": %s", job, clean.data);
+	if (client_log(a->cl, job, clean.data) != 0)
+		log_debug("log: %s", client_errmsg(a->cl));
+	buf_release(&raw);
+	buf_release(&clean);
+}
+
+static int
+finish(struct agent *a, int64_t job, const char *status, const char *error)
+{
+	int attempt = 0, rc;
+
+	for (;;) {
+		rc = client_finish(a->cl, job, status, error);
+		if (rc != ERR_AGAIN || atomic_load(a->stop))
+			break;
+		http_sleep_ms(http_backoff_ms(&a->backoff, ++attempt), a->stop);
+	}
+	if (rc != 0)
+		log_warnx(
+		    "job %" PRId64 ": finish: %s", job, client_errmsg(a->cl));
+	else
+		log_info("job %" PRId64 ": finished: %s%s%s", job, status,
+		    error ? ": " : "", error ? error : "");
+	return rc;
+}
+
+/* ---- heartbeat thread ---- */
+
+static void
+set_job(struct agent *a, int64_t job, int64_t runs)
+{
+	pthread_mutex_lock(&a->mu);
+	a->job_id = job;
+	a->runs_wanted = runs;
+	a->progress[0] = '\0';
+	a->hb_force = 1;
+	atomic_store(&a->kill, 0);
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+static void
+set_progress(struct agent *a, int64_t i, int64_t n)
+{
+	pthread_mutex_lock(&a->mu);
+	snprintf(
+	    a->progress, sizeof(a->progress), "run %" PRId64 "/%" PRId64, i, n);
+	/* One heartbeat per run keeps the shown progress current. */
+	a->hb_force = 1;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+static int64_t
+runs_wanted(struct agent *a)
+{
+	int64_t n;
+
+	pthread_mutex_lock(&a->mu);
+	n = a->runs_wanted;
+	pthread_mutex_unlock(&a->mu);
+	return n;
+}
+
+static void *
+hb_main(void *arg)
+{
+	struct agent *a = arg;
+	int64_t next = 0, now, job, runs;
+	char progress[sizeof(a->progress)];
+	struct timespec ts;
+	int cancel, rc, failing = 0;
+
+	pthread_mutex_lock(&a->mu);
+	while (!a->hb_quit) {
+		if (atomic_load(a->stop) && a->job_id != 0)
+			atomic_store(&a->kill, 1);
+		now = mono_ms();
+		if (a->hb_force || now >= next) {
+			a->hb_force = 0;
+			job = a->job_id;
+			memcpy(progress, a->progress, sizeof(progress));
+			pthread_mutex_unlock(&a->mu);
+			cancel = 0;
+			runs = 0;
+			rc = client_heartbeat(&cancel, &runs, a->hb_cl, job,
+			    progress[0] ? progress : NULL);
+			if (rc != 0 && !failing)
+				log_warnx(
+				    "heartbeat: %s", client_errmsg(a->hb_cl));
+			else if (rc == 0 && failing)
+				log_info("heartbeat: daemon reachable again");
+			failing = rc != 0;
+			pthread_mutex_lock(&a->mu);
+			if (rc == 0 && job != 0 && job == a->job_id) {
+				if (cancel && !atomic_load(&a->kill)) {
+					log_warnx("job %" PRId64
+					          ": cancelled by the daemon",
+					    job);
+					atomic_store(&a->kill, 1);
+				}
+				if (runs > 0)
+					a->runs_wanted = runs;
+			}
+			next = mono_ms() + a->heartbeat_s * 1000;
+			continue;
+		}
+		/* Wake every 200 ms to notice *stop (set by a signal). */
+		now = mono_ms();
+		if (next - now > 200)
+			now += 200;
+		else
+			now = next;
+		ts.tv_sec = now / 1000;
+		ts.tv_nsec = (now % 1000) * 1000000L;
+		pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/* ---- jobs ---- */
+
+struct job {
+	int64_t id, runs, max_runs, timeout_s;
+	const char *parser, *cgroup_path;
+	struct strlist command, server_command;
+	struct cfg_point point;
+	json_t *tree, *directions;
+	unsigned char *done; /* done[i]: run i is stored */
+	size_t ndone;
+};
+
+static void
+job_release(struct job *j)
+{
+	size_t i;
+
+	free(j->command.v);
+	free(j->server_command.v);
+	for (i = 0; i < j->point.n; i++) {
+		free(j->point.keys[i]);
+		free(j->point.values[i]);
+	}
+	free(j->point.keys);
+	free(j->point.values);
+	free(j->point.label);
+	free(j->done);
+}
+
+/* A JSON array of strings as a strlist borrowing the strings. */
+static int
+strlist_from(struct strlist *out, json_t *arr, const char *what, struct err *e)
+{
+	size_t i;
+	json_t *v;
+
+	out->v = NULL;
+	out->n = 0;
+	if (arr == NULL || json_is_null(arr))
+		return 0;
+	if (!json_is_array(arr))
+		return err_set(e, "field '%s': expected array", what);
+	out->v = xcalloc(json_array_size(arr) + 1, sizeof(char *));
+	json_array_foreach(arr, i, v)
+	{
+		if (!json_is_string(v))
+			return err_set(
+			    e, "field '%s[%zu]': expected string", what, i);
+		out->v[out->n++] = (char *)json_string_value(v);
+	}
+	return 0;
+}
+
+static int
+job_parse(struct job *j, json_t *o, struct err *e)
+{
+	json_t *params, *cg, *done, *v;
+	const char *key;
+	size_t i;
+
+	memset(j, 0, sizeof(*j));
+	j->max_runs = 0;
+	j->timeout_s = 600;
+	j->cgroup_path = "root";
+	if (pwjson_int(&j->id, o, "id", e) ||
+	    pwjson_str(&j->parser, o, "parser", e) ||
+	    pwjson_int(&j->runs, o, "runs", e) ||
+	    pwjson_int_opt(&j->max_runs, o, "max_runs", e) ||
+	    pwjson_int_opt(&j->timeout_s, o, "timeout_s", e))
+		return -1;
+	if (strlist_from(
+	        &j->command, json_object_get(o, "command"), "command", e) ||
+	    strlist_from(&j->server_command,
+	        json_object_get(o, "server_command"), "server_command", e))
+		return -1;
+	if (j->command.n == 0)
+		return err_set(e, "field 'command': empty");
+	if (j->max_runs < j->runs)
+		j->max_runs = j->runs;
+	if (j->max_runs > MAX_RUN_INDEX)
+		return err_set(e, "field 'max_runs': over %d", MAX_RUN_INDEX);
+	j->tree = json_object_get(o, "tree");
+	j->directions = json_object_get(o, "metrics");
+	if ((cg = json_object_get(o, "cgroup")) != NULL && json_is_object(cg) &&
+	    pwjson_str_opt(&j->cgroup_path, cg, "path", e) != 0)
+		return -1;
+
+	params = json_object_get(o, "params");
+	if (params != NULL && !json_is_object(params))
+		return err_set(e, "field 'params': expected object");
+	j->point.keys = xcalloc(json_object_size(params) + 1, sizeof(char *));
+	j->point.values = xcalloc(json_object_size(params) + 1, sizeof(char *));
+	json_object_foreach(params, key, v)
+	{
+		char *val;
+
+		if (json_is_string(v))
+			val = xstrdup(json_string_value(v));
+		else if (json_is_integer(v))
+			val = xasprintf(
+			    "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		else if (json_is_real(v))
+			val = xasprintf("%.17g", json_real_value(v));
+		else if (json_is_boolean(v))
+			val = xstrdup(json_is_true(v) ? "true" : "false");
+		else
+			return err_set(
+			    e, "field 'params.%s': not a scalar", key);
+		j->point.keys[j->point.n] = xstrdup(key);
+		j->point.values[j->point.n] = val;
+		j->point.n++;
+	}
+	j->point.label = xstrdup("");
+
+	j->ndone = (size_t)j->max_runs;
+	j->done = xcalloc(j->ndone + 1, 1);
+	done = json_object_get(o, "done_runs");
+	if (done != NULL && !json_is_array(done))
+		return err_set(e, "field 'done_runs': expected array");
+	json_array_foreach(done, i, v)
+	{
+		json_int_t k = json_integer_value(v);
+
+		if (!json_is_integer(v))
+			return err_set(e,
+			    "field 'done_runs[%zu]': expected "
+			    "integer",
+			    i);
+		if (k >= 0 && (size_t)k < j->ndone)
+			j->done[k] = 1;
+	}
+	return 0;
+}
+
+static int
+has_param(const struct cfg_point *p, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (strcmp(p->keys[i], key) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+render(char ***out, const struct strlist *tmpl, const struct job *j,
+    const char *scratch, struct buf *why, const char *what)
+{
+	const char *extra[6];
+	char errbuf[CAP_ERRMSG];
+	size_t n = 0;
+
+	if (!has_param(&j->point, "server")) {
+		extra[n++] = "server";
+		extra[n++] = "127.0.0.1";
+	}
+	extra[n++] = "workdir";
+	extra[n++] = scratch;
+	extra[n] = NULL;
+	errbuf[0] = '\0';
+	if (config_render_argv(
+	        out, tmpl, &j->point, extra, errbuf, sizeof(errbuf)) != 0) {
+		buf_printf(why, "%s: %s", what, errbuf);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+log_stderr_tail(
+    struct agent *a, int64_t job, int64_t index, const struct exec_result *r)
+{
+	size_t off;
+
+	if (r->err.len == 0)
+		return;
+	off = r->err.len > LOG_TAIL ? r->err.len - LOG_TAIL : 0;
+	job_log(a, job, "run %" PRId64 " stderr%s:\n%s", index,
+	    off ? " (tail)" : "", r->err.data + off);
+}
+
+/*
+ * Runs a claimed job to the end.  0 when it was finished with success, 1
+ * when finished with failure or dropped (cancel, lease lost, stop).
+ */
+static int
+run_job(struct agent *a, json_t *jo)
+{
+	const struct runner_config *cfg = a->cfg;
+	size_t raw_max =
+	    cfg->max_output > 0 ? (size_t)cfg->max_output : CAP_RAW_OUTPUT;
+	struct exec_spec spec;
+	struct exec_proc *server = NULL;
+	struct exec_result r;
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+	struct err e = { 0 };
+	struct job j;
+	char **argv = NULL, **sargv = NULL, *scratch = NULL;
+	int64_t i, n, ran = 0, ok = 0, id;
+	char first_err[CAP_ERRMSG] = "";
+	json_t *body;
+	int ret = 1;
+
+	if (pwjson_int(&id, jo, "id", &e) != 0) {
+		log_warnx("claim: %s", err_msg(&e));
+		return 1;
+	}
+	if (job_parse(&j, jo, &e) != 0) {
+		finish(a, id, "failure", err_msg(&e));
+		job_release(&j);
+		return 1;
+	}
+	set_job(a, j.id, j.runs);
+	log_info("job %" PRId64 ": %s, %" PRId64 " runs, parser %s", j.id,
+	    j.command.v[0], j.runs, j.parser);
+	if (j.tree != NULL && !json_is_null(j.tree)) {
+		finish(a, j.id, "failure", "tree checkout not supported yet");
+		goto out;
+	}
+	if (strcmp(j.cgroup_path, "root") != 0)
+		job_log(a, j.id,
+		    "cgroup %s requested: running in the runner's own cgroup "
+		    "(cgroup placement not supported yet)",
+		    j.cgroup_path);
+
+	scratch = xasprintf("%s/%" PRId64, a->jobs_dir, j.id);
+	if (mkdir_p(scratch) != 0) {
+		buf_printf(&why, "%s: mkdir: %s", scratch, strerror(errno));
+		finish(a, j.id, "failure", why.data);
+		goto out;
+	}
+	if (render(&argv, &j.command, &j, scratch, &why, "command") != 0 ||
+	    (j.server_command.n > 0 &&
+	        render(&sargv, &j.server_command, &j, scratch, &why,
+	            "server_command") != 0)) {
+		finish(a, j.id, "failure", why.data);
+		goto out;
+	}
+	if (sargv != NULL) {
+		spec = EXEC_SPEC_INIT(sargv);
+		spec.cwd = scratch;
+		if (exec_start(&server, &spec, &e) != 0) {
+			buf_printf(&why, "server_command: %s", err_msg(&e));
+			finish(a, j.id, "failure", why.data);
+			goto out;
+		}
+		http_sleep_ms(SERVER_SETTLE_MS, &a->kill);
+		if (!exec_alive(server)) {
+			finish(a, j.id, "failure",
+			    "server_command exited before the benchmark");
+			goto out;
+		}
+	}
+
+	for (i = 0; i < (n = runs_wanted(a)) && i < j.max_runs; i++) {
+		if (atomic_load(&a->kill))
+			break;
+		if ((size_t)i < j.ndone && j.done[i])
+			continue;
+		set_progress(a, i + 1, n);
+		spec = EXEC_SPEC_INIT(argv);
+		spec.cwd = scratch;
+		spec.timeout_ms = j.timeout_s * 1000;
+		spec.out_max = raw_max;
+		spec.err_max = raw_max;
+		spec.cancel = &a->kill;
+		err_clear(&e);
+		if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
+			/* Not a measurement: a later attempt redoes it. */
+			exec_result_release(&r);
+			break;
+		}
+		body = agent_run_body(i, j.parser, j.directions, &r,
+		    e.set ? err_msg(&e) : NULL, raw_max);
+		ran++;
+		if (strcmp(json_string_value(json_object_get(body, "status")),
+		        "ok") == 0)
+			ok++;
+		else {
+			const char *msg =
+			    json_string_value(json_object_get(body, "error"));
+
+			log_warnx("job %" PRId64 ": run %" PRId64 " failed: %s",
+			    j.id, i, msg);
+			if (first_err[0] == '\0')
+				snprintf(first_err, sizeof(first_err),
+				    "run %" PRId64 ": %s", i, msg);
+			if (!e.set)
+				log_stderr_tail(a, j.id, i, &r);
+		}
+		exec_result_release(&r);
+		deliver_run(a, j.id, i, body);
+		json_decref(body);
+		if (server != NULL && !exec_alive(server)) {
+			finish(a, j.id, "failure",
+			    "server_command exited during the benchmark");
+			goto out;
+		}
+	}
+	exec_stop(server);
+	server = NULL;
+	if (atomic_load(&a->kill)) {
+		/* Cancelled, lease lost or stopping: not ours to finish. */
+		log_warnx("job %" PRId64 ": stopped after %" PRId64 " runs",
+		    j.id, ran);
+		flush_spool(a, j.id, 0);
+		goto out;
+	}
+	/* Every run must be stored before the job is declared finished. */
+	if (flush_spool(a, j.id, 1) != 0)
+		goto out;
+	if (ran > 0 && ok == 0) {
+		buf_printf(&why, "all %" PRId64 " runs failed; first: %s", ran,
+		    first_err);
+		finish(a, j.id, "failure", why.data);
+	} else if (finish(a, j.id, "success", NULL) == 0)
+		ret = 0;
+out:
+	exec_stop(server);
+	set_job(a, 0, 0);
+	if (scratch != NULL)
+		rm_rf(scratch);
+	free(scratch);
+	config_argv_free(argv);
+	config_argv_free(sargv);
+	buf_release(&why);
+	job_release(&j);
+	return ret;
+}
+
+/* ---- main loop ---- */
+
+static int
+register_host(struct agent *a)
+{
+	const struct runner_config *cfg = a->cfg;
+	json_t *body = json_object(), *labels = json_array();
+	int64_t hb = 0, lease = 0;
+	int attempt = 0, rc;
+	size_t i;
+
+	json_object_set_new(body, "name", json_string(cfg->name));
+	for (i = 0; i < cfg->labels.n; i++)
+		json_array_append_new(labels, json_string(cfg->labels.v[i]));
+	json_object_set_new(body, "labels", labels);
+	json_object_set_new(body, "inventory", inventory_collect(""));
+	for (;;) {
+		rc = client_register(&hb, &lease, a->cl, body);
+		if (rc == 0 || rc != ERR_AGAIN || atomic_load(a->stop))
+			break;
+		if (attempt++ == 0)
+			log_warnx("%s; retrying", client_errmsg(a->cl));
+		http_sleep_ms(http_backoff_ms(&a->backoff, attempt), a->stop);
+	}
+	json_decref(body);
+	if (rc != 0) {
+		log_warnx("%s", client_errmsg(a->cl));
+		return -1;
+	}
+	/* The daemon's interval is an upper bound: it knows its lease. */
+	if (hb > 0 && hb < a->heartbeat_s)
+		a->heartbeat_s = hb;
+	if (lease > 0 && a->heartbeat_s * 3 > lease)
+		a->heartbeat_s = lease / 3 > 0 ? lease / 3 : 1;
+	a->lease_s = lease;
+	log_info("registered as %s with %s (heartbeat %" PRId64
+	         " s, lease %" PRId64 " s)",
+	    cfg->name, cfg->server, a->heartbeat_s, lease);
+	return 0;
+}
+
+int
+agent_run(const struct runner_config *cfg, const char *token, int once,
+    atomic_int *stop)
+{
+	struct agent a;
+	struct err e = { 0 };
+	pthread_condattr_t ca;
+	char *spool_dir;
+	json_t *job;
+	int rc, ret = 0, attempt = 0, hb_started = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.cfg = cfg;
+	a.stop = stop;
+	a.once = once;
+	a.heartbeat_s = cfg->heartbeat_s > 0 ? cfg->heartbeat_s : 10;
+	a.backoff = (struct http_retry){ 0, 250, 10000, stop };
+	a.cl = client_new(cfg->server, token);
+	a.hb_cl = client_new(cfg->server, token);
+	client_set_stop(a.cl, stop);
+	client_set_stop(a.hb_cl, stop);
+	atomic_init(&a.kill, 0);
+	pthread_mutex_init(&a.mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a.cv, &ca);
+	pthread_condattr_destroy(&ca);
+
+	spool_dir = xasprintf("%s/spool", cfg->workdir);
+	a.jobs_dir = xasprintf("%s/jobs", cfg->workdir);
+	if (spool_open(&a.spool, spool_dir, &e) != 0 ||
+	    mkdir_p(a.jobs_dir) != 0) {
+		log_warnx("workdir %s: %s", cfg->workdir,
+		    e.set ? err_msg(&e) : strerror(errno));
+		ret = 1;
+		goto out;
+	}
+	if (register_host(&a) != 0) {
+		ret = 1;
+		goto out;
+	}
+	if (pthread_create(&a.hb, NULL, hb_main, &a) != 0) {
+		log_warnx("pthread_create failed");
+		ret = 1;
+		goto out;
+	}
+	hb_started = 1;
+	/* Runs left over from before a crash or a daemon outage. */
+	flush_spool(&a, 0, 0);
+
+	while (!atomic_load(stop)) {
+		rc = client_claim(&job, a.cl, CLAIM_WAIT_S);
+		if (rc == ERR_NOTFOUND) {
+			attempt = 0;
+			if (once) {
+				log_info("no job to claim");
+				break;
+			}
+			flush_spool(&a, 0, 0);
+			continue;
+		}
+		if (rc != 0) {
+			if (atomic_load(stop))
+				break;
+			log_warnx("%s", client_errmsg(a.cl));
+			if (once && rc != ERR_AGAIN) {
+				ret = 1;
+				break;
+			}
+			http_sleep_ms(
+			    http_backoff_ms(&a.backoff, ++attempt), stop);
+			continue;
+		}
+		attempt = 0;
+		rc = run_job(&a, job);
+		json_decref(job);
+		if (once) {
+			ret = rc;
+			break;
+		}
+	}
+	if (once || atomic_load(stop))
+		flush_spool(&a, 0, 0);
+out:
+	if (hb_started) {
+		pthread_mutex_lock(&a.mu);
+		a.hb_quit = 1;
+		pthread_cond_signal(&a.cv);
+		pthread_mutex_unlock(&a.mu);
+		pthread_join(a.hb, NULL);
+	}
+	pthread_cond_destroy(&a.cv);
+	pthread_mutex_destroy(&a.mu);
+	client_free(a.cl);
+	client_free(a.hb_cl);
+	spool_free(a.spool);
+	free(spool_dir);
+	free(a.jobs_dir);
+	return ret;
+}

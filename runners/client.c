@@ -1,0 +1,277 @@
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/http.h"
+#include "common/xalloc.h"
+#include "runners/client.h"
+
+#define TIMEOUT_MS 30000
+
+struct client {
+	struct http *http;
+	char *server;
+	struct err err;
+};
+
+struct client *
+client_new(const char *server, const char *token)
+{
+	struct client *c = xcalloc(1, sizeof(*c));
+	size_t n = strlen(server);
+
+	/* "http://h:p/" and "http://h:p" name the same server. */
+	while (n > 0 && server[n - 1] == '/')
+		n--;
+	c->server = xstrndup(server, n);
+	c->http = http_new();
+	if (token != NULL)
+		http_set_token(c->http, token);
+	return c;
+}
+
+void
+client_free(struct client *c)
+{
+	if (c == NULL)
+		return;
+	http_free(c->http);
+	free(c->server);
+	free(c);
+}
+
+const char *
+client_errmsg(const struct client *c)
+{
+	return err_msg(&c->err);
+}
+
+void
+client_set_stop(struct client *c, const atomic_int *stop)
+{
+	http_set_abort(c->http, stop);
+}
+
+static int
+status_code(long status)
+{
+	if (status / 100 == 2)
+		return 0;
+	switch (status) {
+	case 401:
+		return ERR_AUTH;
+	case 403:
+		return ERR_FORBIDDEN;
+	case 404:
+		return ERR_NOTFOUND;
+	case 409:
+		return ERR_CONFLICT;
+	case 413:
+		return ERR_TOOBIG;
+	case 429:
+		return ERR_AGAIN;
+	default:
+		return status >= 500 ? ERR_AGAIN : ERR_INVALID;
+	}
+}
+
+/* The server's {"error": "..."} text, else the start of the body. */
+static void
+server_error(struct buf *out, const struct http_reply *r)
+{
+	struct err e = { 0 };
+	const char *msg = NULL;
+	json_t *v;
+
+	v = pwjson_parse(r->body.data, r->body.len, &e);
+	if (v != NULL && json_is_object(v) &&
+	    pwjson_str(&msg, v, "error", &e) == 0) {
+		buf_puts(out, msg);
+	} else {
+		size_t n = r->body.len < 200 ? r->body.len : 200;
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			unsigned char ch = (unsigned char)r->body.data[i];
+
+			buf_putc(
+			    out, (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?');
+		}
+	}
+	json_decref(v);
+}
+
+static int
+call_raw(json_t **reply, long *status, struct client *c, const char *method,
+    const char *path, const char *body, size_t len, long total_ms)
+{
+	struct http_reply r = HTTP_REPLY_INIT;
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+	struct err e = { 0 };
+	char *url = xasprintf("%s%s", c->server, path);
+	int rc;
+
+	err_clear(&c->err);
+	if (reply != NULL)
+		*reply = NULL;
+	if (status != NULL)
+		*status = 0;
+	http_set_timeouts(c->http, 0, total_ms);
+	rc = http_request(&r, c->http, method, url, body, len);
+	free(url);
+	if (rc < 0)
+		return err_setc(&c->err, rc, "%s %s: %s", method, path,
+		    http_errmsg(c->http));
+	if (status != NULL)
+		*status = r.status;
+	if ((rc = status_code(r.status)) != 0) {
+		server_error(&why, &r);
+		err_set(&c->err, "%s %s: HTTP %ld: %s", method, path, r.status,
+		    why.data);
+		goto out;
+	}
+	if (reply != NULL && r.status != 204 && r.body.len > 0) {
+		*reply = pwjson_parse(r.body.data, r.body.len, &e);
+		if (*reply == NULL)
+			rc = err_setc(&c->err, ERR_INVALID,
+			    "%s %s: reply is not JSON: %s", method, path,
+			    err_msg(&e));
+	}
+out:
+	buf_release(&why);
+	http_reply_release(&r);
+	return rc;
+}
+
+int
+client_call(json_t **reply, long *status, struct client *c, const char *method,
+    const char *path, const json_t *body)
+{
+	char *s = body != NULL ? pwjson_dump(body) : NULL;
+	int rc;
+
+	rc = call_raw(
+	    reply, status, c, method, path, s, s ? strlen(s) : 0, TIMEOUT_MS);
+	free(s);
+	return rc;
+}
+
+int
+client_register(int64_t *heartbeat_s, int64_t *lease_s, struct client *c,
+    const json_t *body)
+{
+	json_t *r = NULL;
+	int rc;
+
+	rc = client_call(&r, NULL, c, "POST", "/api/v1/runners/register", body);
+	if (rc != 0)
+		return rc;
+	if (r == NULL || !json_is_object(r) ||
+	    pwjson_int_opt(heartbeat_s, r, "heartbeat_s", &c->err) == -1 ||
+	    pwjson_int_opt(lease_s, r, "lease_s", &c->err) == -1)
+		rc = err_setc(
+		    &c->err, ERR_INVALID, "register: unexpected reply");
+	json_decref(r);
+	return rc;
+}
+
+int
+client_heartbeat(int *cancel, int64_t *runs, struct client *c, int64_t job_id,
+    const char *progress)
+{
+	json_t *body = json_object(), *r = NULL;
+	int rc, flag = 0;
+
+	if (job_id > 0)
+		json_object_set_new(body, "job_id", json_integer(job_id));
+	if (progress != NULL)
+		json_object_set_new(body, "progress", json_string(progress));
+	rc =
+	    client_call(&r, NULL, c, "POST", "/api/v1/runners/heartbeat", body);
+	json_decref(body);
+	if (rc != 0)
+		return rc;
+	if (r != NULL && json_is_object(r)) {
+		if (pwjson_bool_opt(&flag, r, "cancel", &c->err) == -1 ||
+		    (runs != NULL &&
+		        pwjson_int_opt(runs, r, "runs", &c->err) == -1))
+			rc = ERR_INVALID;
+	}
+	if (cancel != NULL)
+		*cancel = flag;
+	json_decref(r);
+	return rc;
+}
+
+int
+client_claim(json_t **job, struct client *c, int64_t wait_s)
+{
+	json_t *body = json_pack("{sI}", "wait_s", (json_int_t)wait_s);
+	json_t *r = NULL, *j;
+	char *s = pwjson_dump(body);
+	long status = 0;
+	int rc;
+
+	*job = NULL;
+	rc = call_raw(&r, &status, c, "POST", "/api/v1/jobs/claim", s,
+	    strlen(s), (long)(wait_s + 15) * 1000);
+	free(s);
+	json_decref(body);
+	if (rc != 0)
+		return rc;
+	if (status == 204 || r == NULL) {
+		json_decref(r);
+		return ERR_NOTFOUND;
+	}
+	j = json_object_get(r, "job");
+	if (!json_is_object(j)) {
+		json_decref(r);
+		return err_setc(
+		    &c->err, ERR_INVALID, "claim: reply has no \"job\" object");
+	}
+	*job = json_incref(j);
+	json_decref(r);
+	return 0;
+}
+
+int
+client_upload_run(
+    struct client *c, int64_t job_id, const char *body, size_t len)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/api/v1/jobs/%" PRId64 "/runs", job_id);
+	return call_raw(NULL, NULL, c, "POST", path, body, len, TIMEOUT_MS);
+}
+
+int
+client_log(struct client *c, int64_t job_id, const char *text)
+{
+	json_t *body = json_pack("{ss}", "text", text);
+	char path[96];
+	int rc;
+
+	if (body == NULL) /* not UTF-8: callers pass sanitized text */
+		return err_setc(&c->err, ERR_INVALID, "log: invalid text");
+	snprintf(path, sizeof(path), "/api/v1/jobs/%" PRId64 "/log", job_id);
+	rc = client_call(NULL, NULL, c, "POST", path, body);
+	json_decref(body);
+	return rc;
+}
+
+int
+client_finish(
+    struct client *c, int64_t job_id, const char *status, const char *error)
+{
+	json_t *body = json_pack("{ss}", "status", status);
+	char path[96];
+	int rc;
+
+	if (error != NULL)
+		json_object_set_new(body, "error", json_string(error));
+	snprintf(path, sizeof(path), "/api/v1/jobs/%" PRId64 "/finish", job_id);
+	rc = client_call(NULL, NULL, c, "POST", path, body);
+	json_decref(body);
+	return rc;
+}

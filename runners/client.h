@@ -1,0 +1,60 @@
+#ifndef RUNNERS_CLIENT_H
+#define RUNNERS_CLIENT_H
+
+/*
+ * The runner's side of the API in docs/API.md ("Runner routes"), over
+ * common/http.  One struct client per thread (it owns one HTTP handle).
+ *
+ * Every call returns 0 on a 2xx, or:
+ *	ERR_AGAIN	transport failure, 429 or 5xx: worth retrying
+ *	ERR_AUTH	401, ERR_FORBIDDEN 403, ERR_NOTFOUND 404,
+ *	ERR_CONFLICT	409 (the lease is not ours), ERR_TOOBIG 413,
+ *	ERR_INVALID	any other 4xx or a reply that is not the documented JSON
+ * with client_errmsg() naming the route, the status and the server's
+ * "error" text.
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/json.h"
+
+struct client;
+
+/* server is the base URL ("http://127.0.0.1:8080"); token may be NULL. */
+struct client *client_new(const char *server, const char *token);
+void client_free(struct client *); /* NULL ok */
+const char *client_errmsg(const struct client *);
+/* A flag that aborts transfers and retry sleeps (the runner's SIGTERM). */
+void client_set_stop(struct client *, const atomic_int *stop);
+
+/*
+ * Any call: method, path under the server ("/api/v1/..."), a body (NULL:
+ * none).  *reply (may be NULL to ignore) gets the parsed JSON of a 2xx
+ * reply, NULL for an empty one (204).  *status (may be NULL) gets the
+ * HTTP status, 0 when there was none.  One try, no retry.
+ */
+int client_call(json_t **reply, long *status, struct client *,
+    const char *method, const char *path, const json_t *body);
+
+/* register: body is the whole request; the reply's intervals out. */
+int client_register(int64_t *heartbeat_s, int64_t *lease_s, struct client *,
+    const json_t *body);
+/*
+ * heartbeat: job_id 0 = idle.  *cancel and *runs (may be NULL) from the
+ * reply; *runs is left alone when the reply has none.
+ */
+int client_heartbeat(int *cancel, int64_t *runs, struct client *,
+    int64_t job_id, const char *progress);
+/* claim: 0 with *job (the reply's "job" object, caller decrefs), or
+ * ERR_NOTFOUND for a 204.  The transfer timeout is wait_s + 15 s. */
+int client_claim(json_t **job, struct client *, int64_t wait_s);
+/* One run, body already serialized (it comes from the spool). */
+int client_upload_run(
+    struct client *, int64_t job_id, const char *body, size_t len);
+int client_log(struct client *, int64_t job_id, const char *text);
+/* status "success" or "failure" (then error says why). */
+int client_finish(
+    struct client *, int64_t job_id, const char *status, const char *error);
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * Process execution for the runner.  posix_spawn does the fork/exec (with
+ * CLONE_VFORK in glibc, so a failed exec is reported back as an error),
+ * puts the child in a new process group and resets the signal state that
+ * the runner changed (SIGPIPE is ignored for curl; ignored signals survive
+ * exec).
+ *
+ * The group's leader is never reaped before its group is killed: waitid()
+ * with WNOWAIT sees the exit while the zombie still pins the pid, so
+ * kill(-pid) cannot reach a recycled pid.
+ */
+#define _GNU_SOURCE /* posix_spawn_file_actions_addchdir_np */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/xalloc.h"
+#include "runners/exec.h"
+
+extern char **environ;
+
+#define POLL_MS 50
+#define DRAIN_MS 1000 /* after exit, wait this long for pipes to close */
+
+struct exec_proc {
+	pid_t pid;
+	int reaped;
+	int64_t grace_ms;
+};
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/*
+ * Spawns s->argv.  With capture, *outfd and *errfd are the read ends of
+ * the stdout and stderr pipes (non-blocking); without, both go to
+ * /dev/null.
+ */
+static int
+spawn(pid_t *pid, int *outfd, int *errfd, const struct exec_spec *s,
+    int capture, struct err *e)
+{
+	static const int reset[] = { SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP,
+		SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM, SIGXFSZ };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t def, mask;
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	size_t i;
+	int rc;
+
+	*outfd = *errfd = -1;
+	if (s->argv == NULL || s->argv[0] == NULL)
+		return err_set(e, "empty command");
+	if (capture &&
+	    (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1)) {
+		rc = errno;
+		close_fd(&po[0]);
+		close_fd(&po[1]);
+		return err_set(e, "pipe: %s", strerror(rc));
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (capture) {
+		posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+		posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+	} else {
+		posix_spawn_file_actions_addopen(
+		    &fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(
+		    &fa, 2, "/dev/null", O_WRONLY, 0);
+	}
+	if (s->cwd != NULL)
+		posix_spawn_file_actions_addchdir_np(&fa, s->cwd);
+
+	posix_spawnattr_init(&at);
+	sigemptyset(&def);
+	for (i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
+		sigaddset(&def, reset[i]);
+	sigemptyset(&mask);
+	posix_spawnattr_setsigdefault(&at, &def);
+	posix_spawnattr_setsigmask(&at, &mask);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at,
+	    POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+	        POSIX_SPAWN_SETSIGMASK);
+
+	rc = posix_spawnp(pid, s->argv[0], &fa, &at, s->argv,
+	    s->env != NULL ? s->env : environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close_fd(&po[1]);
+	close_fd(&pe[1]);
+	if (rc != 0) {
+		close_fd(&po[0]);
+		close_fd(&pe[0]);
+		if (s->cwd != NULL && (rc == ENOENT || rc == ENOTDIR) &&
+		    access(s->cwd, X_OK) != 0)
+			return err_set(e, "%s: cannot run in %s: %s",
+			    s->argv[0], s->cwd, strerror(rc));
+		return err_set(e, "%s: %s", s->argv[0], strerror(rc));
+	}
+	if (capture) {
+		fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
+		fcntl(pe[0], F_SETFL, fcntl(pe[0], F_GETFL) | O_NONBLOCK);
+		*outfd = po[0];
+		*errfd = pe[0];
+	}
+	return 0;
+}
+
+/* 1 when pid has exited (still a zombie), 0 while it runs. */
+static int
+has_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
+		return errno == ECHILD;
+	return si.si_pid == pid;
+}
+
+static int
+reap(pid_t pid)
+{
+	int status = 0;
+
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	return status;
+}
+
+/* Reads what is there into b, keeping at most max bytes. */
+static void
+drain(int *fd, struct buf *b, size_t max, int *truncated)
+{
+	char chunk[65536];
+	ssize_t n;
+	size_t keep;
+
+	for (;;) {
+		n = read(*fd, chunk, sizeof(chunk));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			close_fd(fd);
+			return;
+		}
+		keep = (size_t)n;
+		if (b->len + keep > max) {
+			keep = max - b->len;
+			*truncated = 1;
+		}
+		if (keep > 0)
+			buf_add(b, chunk, keep);
+	}
+}
+
+int
+exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
+{
+	size_t out_max = s->out_max ? s->out_max : CAP_RAW_OUTPUT;
+	size_t err_max = s->err_max ? s->err_max : CAP_RAW_OUTPUT;
+	int64_t grace = s->grace_ms > 0 ? s->grace_ms : 2000;
+	int64_t start, t, term_at = 0, exit_at = 0;
+	struct pollfd pfd[2];
+	int fds[2], nfd, i, status = 0, exited = 0;
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	out->out = BUF_INIT(out_max);
+	out->err = BUF_INIT(err_max);
+	if (spawn(&pid, &fds[0], &fds[1], s, 1, e) == -1)
+		return -1;
+	start = now_ms();
+	for (;;) {
+		nfd = 0;
+		for (i = 0; i < 2; i++) {
+			if (fds[i] < 0)
+				continue;
+			pfd[nfd].fd = fds[i];
+			pfd[nfd].events = POLLIN;
+			pfd[nfd].revents = 0;
+			nfd++;
+		}
+		if (exited && nfd == 0)
+			break;
+		if (poll(pfd, (nfds_t)nfd, POLL_MS) == -1 && errno != EINTR)
+			break;
+		if (fds[0] >= 0)
+			drain(&fds[0], &out->out, out_max, &out->out_truncated);
+		if (fds[1] >= 0)
+			drain(&fds[1], &out->err, err_max, &out->err_truncated);
+		t = now_ms();
+		if (!exited && has_exited(pid)) {
+			/* Whatever it left behind in its group goes too. */
+			kill(-pid, SIGKILL);
+			status = reap(pid);
+			exited = 1;
+			exit_at = t;
+			out->duration_s = (double)(t - start) / 1000.0;
+			continue;
+		}
+		if (exited) {
+			/* Only an escaped grandchild can hold a pipe now. */
+			if (t - exit_at > DRAIN_MS)
+				break;
+			continue;
+		}
+		if (term_at == 0 && s->timeout_ms > 0 &&
+		    t - start >= s->timeout_ms)
+			out->timed_out = 1;
+		if (term_at == 0 && s->cancel != NULL && atomic_load(s->cancel))
+			out->cancelled = 1;
+		if (term_at == 0 && (out->timed_out || out->cancelled)) {
+			kill(-pid, SIGTERM);
+			term_at = t;
+		} else if (term_at != 0 && t - term_at >= grace) {
+			kill(-pid, SIGKILL);
+			term_at = t; /* repeat each grace period */
+		}
+	}
+	close_fd(&fds[0]);
+	close_fd(&fds[1]);
+	if (WIFEXITED(status)) {
+		out->exited = 1;
+		out->code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status))
+		out->signo = WTERMSIG(status);
+	return 0;
+}
+
+void
+exec_result_release(struct exec_result *r)
+{
+	if (r == NULL)
+		return;
+	buf_release(&r->out);
+	buf_release(&r->err);
+}
+
+int
+exec_start(struct exec_proc **out, const struct exec_spec *s, struct err *e)
+{
+	struct exec_proc *p;
+	int ofd, efd;
+	pid_t pid;
+
+	*out = NULL;
+	if (spawn(&pid, &ofd, &efd, s, 0, e) == -1)
+		return -1;
+	p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	p->grace_ms = s->grace_ms > 0 ? s->grace_ms : 2000;
+	*out = p;
+	return 0;
+}
+
+int
+exec_alive(struct exec_proc *p)
+{
+	if (p->reaped)
+		return 0;
+	if (!has_exited(p->pid))
+		return 1;
+	kill(-p->pid, SIGKILL);
+	reap(p->pid);
+	p->reaped = 1;
+	return 0;
+}
+
+pid_t
+exec_pid(const struct exec_proc *p)
+{
+	return p->pid;
+}
+
+void
+exec_stop(struct exec_proc *p)
+{
+	struct timespec ts = { 0, POLL_MS * 1000000L };
+	int64_t t0;
+
+	if (p == NULL)
+		return;
+	if (exec_alive(p)) {
+		kill(-p->pid, SIGTERM);
+		t0 = now_ms();
+		while (!has_exited(p->pid) && now_ms() - t0 < p->grace_ms)
+			nanosleep(&ts, NULL);
+		kill(-p->pid, SIGKILL);
+		reap(p->pid);
+		p->reaped = 1;
+	}
+	free(p);
+}
+
+void
+exec_describe(struct buf *b, const struct exec_result *r)
+{
+	if (r->timed_out)
+		buf_printf(b, "timed out, killed (signal %d)", r->signo);
+	else if (r->cancelled)
+		buf_printf(b, "cancelled, killed (signal %d)", r->signo);
+	else if (r->exited)
+		buf_printf(b, "exit %d", r->code);
+	else
+		buf_printf(b, "signal %d (%s)", r->signo, strsignal(r->signo));
+}

@@ -1,0 +1,102 @@
+# Runner and CLI helpers for the end-to-end tests, on top of lib.sh:
+#
+#   . "$(dirname "$0")/lib.sh"
+#   . "$(dirname "$0")/lib_runner.sh"
+#
+#   runner_config NAME [YAML...]   writes $PW_TMP/NAME/runner.yaml for runner
+#                                  NAME of the daemon in $PW_DIR (server
+#                                  $PW_URL, its token, workdir
+#                                  $PW_TMP/NAME/work, boot none, heartbeat
+#                                  1s); extra YAML lines are appended
+#   start_runner NAME [ARGS...]    starts perfwatch-runner -v -c that file;
+#                                  log in $PW_TMP/NAME/runner.log; pid in $!
+#   pw ARGS...                     the perfwatch CLI against $PW_URL
+#   pw_admin ARGS...               the same with the admin token
+#   job_state ID                   prints a job's state
+#   jobs_in_state STATE N          true when N jobs are in STATE
+#   tiny_fio_job NAME RUNS [SECS]  writes a job file $PW_DIR/jobs/NAME.yaml:
+#                                  real fio, 8 MiB, SECS (1) per run, in
+#                                  the job's scratch directory
+#   wait_until SECS CMD...         runs CMD every 0.2 s until it succeeds
+#                                  (0) or SECS of wall-clock time pass (1):
+#                                  unlike wait_for, slow commands on a
+#                                  loaded machine do not stretch it
+#   show_logs                      prints the daemon and runner logs (on
+#                                  failure)
+
+runner_config() {
+	local name=$1 dir=$PW_TMP/$1
+	shift
+	mkdir -p "$dir/work"
+	cat >"$dir/runner.yaml" <<YAML
+server: $PW_URL
+name: $name
+token_file: $PW_DIR/tokens/$name.token
+workdir: $dir/work
+boot: none
+heartbeat: 1s
+YAML
+	local l
+	for l in "$@"; do
+		echo "$l" >>"$dir/runner.yaml"
+	done
+}
+
+start_runner() {
+	local name=$1
+	shift
+	spawn "$PW_TMP/$name/runner.log" "$PW_BIN/perfwatch-runner" -v \
+	    -c "$PW_TMP/$name/runner.yaml" "$@"
+}
+
+pw() {
+	"$PW_BIN/perfwatch" "$@" --server "$PW_URL"
+}
+
+pw_admin() {
+	"$PW_BIN/perfwatch" "$@" --server "$PW_URL" --token-file "$PW_ADMIN"
+}
+
+job_state() {
+	pw jobs show "$1" --json | jfield state
+}
+
+jobs_in_state() {
+	local n
+	n=$(pw jobs --state "$1" --json | python3 -c '
+import json, sys
+print(len(json.load(sys.stdin)["jobs"]))')
+	[ "$n" = "$2" ]
+}
+
+tiny_fio_job() {
+	cat >"$PW_DIR/jobs/$1.yaml" <<YAML
+name: $1
+parser: fio
+command: [fio, --name=tiny, --rw=randread, --bs=4k, --size=8M,
+          --runtime=${3:-1}, --time_based, "--directory={workdir}",
+          --output-format=json, --ioengine=psync]
+runs: $2
+max_runs: $(($2 + 2))
+timeout: 30s
+YAML
+}
+
+show_logs() {
+	local f
+	for f in "$PW_DIR/daemon.log" "$PW_TMP"/*/runner.log; do
+		[ -f "$f" ] || continue
+		echo "# --- $f"
+		tail -n 40 "$f" | sed 's/^/#   /'
+	done
+}
+
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.2
+	done
+	"$@"
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The dashboard served by a real daemon filled through the real runner API
+# with hostile text: every page answers, escapes what it shows, stays
+# small; the JSON mirrors answer; admin login, CSRF and triage work, by
+# form and by API.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/web_fill.sh"
+
+D=$PW_TMP/d
+daemon_config "$D" r1
+web_job_file "$D"
+start_daemon "$D" || { fail start "daemon did not start"; finish; }
+web_fill 3 1000 900 || { fail fill "could not fill the daemon"; finish; }
+ADM=$(token_of admin)
+
+# Analysis is not on main yet: record a regression as it would, so the
+# triage path has something to act on.
+sql "INSERT INTO comparisons (pair_id, metric, base_median, cand_median,
+     change_pct, ci_low, ci_high, p, verdict, created)
+     VALUES (3, 'ops', 1007, 907, -9.93, -11.5, -8.2, 0.001, 'regression', 1);
+     INSERT INTO regressions (comparison_id, state, note, created, updated)
+     VALUES (last_insert_rowid(), 'new', NULL, 1, 1);"
+
+# page NAME PATH WANT...: 200, HTML, no raw <script, <= 100 KB, contains
+# each WANT (a fixed string).
+page() {
+	local name=$1 path=$2 code size w
+	shift 2
+	code=$(http GET "$path")
+	size=$(wc -c <"$PW_TMP/body")
+	if [ "$code" != 200 ]; then
+		fail "$name" "GET $path: $code"
+	elif grep -qi '<script' "$PW_TMP/body"; then
+		fail "$name" "raw <script in $path"
+	elif [ "$size" -gt 102400 ]; then
+		fail "$name" "$path is $size bytes"
+	else
+		for w in "$@"; do
+			if ! grep -qF -- "$w" "$PW_TMP/body"; then
+				fail "$name" "$path lacks '$w'"
+				return
+			fi
+		done
+		pass "$name"
+	fi
+}
+
+web_heartbeat
+page web_overview / 'hosts online: <b>1</b>' 'href="/pair/3"' \
+    'Submitted pairs' 'badge v-regression' 'new regressions: <b>1</b>'
+page web_pair /pair/3 'badge v-regression' '-9.93%' 'class="cibar"' \
+    '&lt;script&gt;alert(1)&lt;/script&gt;' '/api/v1/jobs/6/runs/2/raw' \
+    'latency_p99'
+page web_pair_unknown /pair/1 'badge v-unknown' 'the medians of both sides'
+web_heartbeat
+page web_hosts /hosts 'AMD EPYC 7702 &lt;script&gt;' '503 GiB' '>online<'
+page web_jobs /jobs 'badge v-success' '6 in all'
+page web_jobs_filter '/jobs?state=queued' 'No jobs.' '<option selected>queued'
+page web_history '/history?job=kv&point=x%3D%3Cscript%3Ealert(1)%3C%2Fscript%3E&metric=ops' \
+    '<svg' 'class="pt alert"' 'class="mark"' 'commits, oldest to newest'
+page web_regressions /regressions 'Log in</a> to triage' 'regression'
+page web_regressions_filter '/regressions?state=fixed' 'No regressions match'
+page web_login /login 'type="password"'
+
+# The page answers 404 (HTML) for unknown ids and bad shas.
+code=$(http GET /pair/999)
+check web_pair_404 [ "$code" = 404 ]
+code=$(http GET '/commit/zz%3Cscript%3E')
+check web_commit_bad_sha [ "$code" = 404 ]
+grep -qi '<script' "$PW_TMP/body" && fail web_commit_bad_sha_escaped "raw <script"
+code=$(http GET '/history?job=kv')
+check web_history_needs_metric [ "$code" = 400 ]
+
+# Job log as text.
+code=$(http GET /jobs/1/log)
+check web_job_log [ "$code" = 200 ] && grep -q 'build ok' "$PW_TMP/body"
+
+# Security headers on pages.
+hdr=$(curl -s -D - -o /dev/null "$PW_URL/")
+if grep -qi "^Content-Security-Policy: default-src 'none'" <<<"$hdr" &&
+    grep -qi '^X-Content-Type-Options: nosniff' <<<"$hdr"; then
+	pass web_security_headers
+else
+	fail web_security_headers "$hdr"
+fi
+
+# JSON mirrors.
+code=$(http GET /api/v1/overview)
+[ "$code" = 200 ] && [ "$(jfield hosts_online <"$PW_TMP/body")" = 1 ] &&
+    [ "$(jfield groups.0.items.0.benches.0.verdict <"$PW_TMP/body")" = regression ] &&
+    pass web_api_overview || fail web_api_overview "$code $(head -c 300 "$PW_TMP/body")"
+code=$(http GET '/api/v1/comparisons?pair=1')
+[ "$code" = 200 ] &&
+    [ "$(jfield comparisons.1.base_median <"$PW_TMP/body")" = 1007.0 ] &&
+    [ "$(jfield comparisons.1.cand_median <"$PW_TMP/body")" = 907.0 ] &&
+    [ "$(jfield comparisons.1.verdict <"$PW_TMP/body")" = unknown ] &&
+    pass web_api_comparisons_medians ||
+    fail web_api_comparisons_medians "$code $(head -c 400 "$PW_TMP/body")"
+code=$(http GET '/api/v1/history?job=kv&point=x%3D%3Cscript%3Ealert(1)%3C%2Fscript%3E&metric=ops')
+[ "$code" = 200 ] && [ "$(jfield points.5.median <"$PW_TMP/body")" = 907.0 ] &&
+    [ "$(jfield points.5.alert <"$PW_TMP/body")" = "regression (new)" ] &&
+    pass web_api_history || fail web_api_history "$code $(head -c 400 "$PW_TMP/body")"
+code=$(http GET '/api/v1/regressions?state=new')
+[ "$code" = 200 ] && [ "$(jfield regressions.0.id <"$PW_TMP/body")" = 1 ] &&
+    pass web_api_regressions || fail web_api_regressions "$code"
+code=$(http GET '/api/v1/regressions?state=bogus')
+check web_api_regressions_bad_state [ "$code" = 400 ]
+grep -q 'perfwatch_regressions{state="new"} 1' <(curl -s "$PW_URL/metrics") &&
+    pass web_metrics || fail web_metrics "no regression gauge"
+
+# Login: the form's CSRF field must match its cookie; the token must be
+# the admin token; the session cookie is HttpOnly and SameSite=Strict.
+J=$PW_TMP/jar
+curl -s -c "$J" -b "$J" -o "$PW_TMP/login" "$PW_URL/login"
+pre=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$PW_TMP/login")
+code=$(curl -s -c "$J" -b "$J" -o /dev/null -w '%{http_code}' \
+    --data-urlencode "csrf=$pre" --data-urlencode "token=wrong" \
+    "$PW_URL/login")
+check web_login_wrong_token [ "$code" = 403 ]
+curl -s -c "$J" -b "$J" -o "$PW_TMP/login" "$PW_URL/login"
+pre=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$PW_TMP/login")
+code=$(curl -s -b "$J" -o /dev/null -w '%{http_code}' \
+    --data-urlencode "csrf=0$pre" --data-urlencode "token=$(cat "$ADM")" \
+    "$PW_URL/login")
+check web_login_bad_csrf [ "$code" = 403 ]
+hdr=$(curl -s -D - -c "$J" -b "$J" -o /dev/null \
+    --data-urlencode "csrf=$pre" --data-urlencode "token=$(cat "$ADM")" \
+    --data-urlencode "next=/regressions" "$PW_URL/login")
+if grep -qi '^Set-Cookie: pw_session=[0-9a-f]\{64\}; Path=/; HttpOnly; SameSite=Strict' <<<"$hdr" &&
+    grep -qi '^Location: /regressions' <<<"$hdr"; then
+	pass web_login
+else
+	fail web_login "$hdr"
+fi
+curl -s -b "$J" -o "$PW_TMP/reg" "$PW_URL/regressions"
+csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$PW_TMP/reg" | head -1)
+check web_triage_form_shown grep -q 'action="/regressions/1/triage"' "$PW_TMP/reg"
+code=$(curl -s -b "$J" -o /dev/null -w '%{http_code}' \
+    --data-urlencode "state=fixed" "$PW_URL/regressions/1/triage")
+check web_triage_needs_csrf [ "$code" = 403 ]
+code=$(curl -s -o /dev/null -w '%{http_code}' --data-urlencode "csrf=$csrf" \
+    --data-urlencode "state=fixed" "$PW_URL/regressions/1/triage")
+check web_triage_needs_session [ "$code" = 403 ]
+code=$(curl -s -b "$J" -o /dev/null -w '%{http_code}' \
+    --data-urlencode "csrf=$csrf" --data-urlencode "state=acknowledged" \
+    --data-urlencode "note=looking <b>into</b> it" \
+    "$PW_URL/regressions/1/triage")
+st=$(sql "SELECT state || '|' || note FROM regressions WHERE id = 1")
+if [ "$code" = 303 ] && [ "$st" = 'acknowledged|looking <b>into</b> it' ]; then
+	pass web_triage_form
+else
+	fail web_triage_form "$code $st"
+fi
+page web_triage_note_escaped /regressions 'looking &lt;b&gt;into&lt;/b&gt; it'
+
+# Triage by API: admin bearer only, state checked.
+code=$(http POST /api/v1/regressions/1/triage - '{"state":"fixed"}')
+check web_api_triage_401 [ "$code" = 401 ]
+code=$(http POST /api/v1/regressions/1/triage "$(token_of r1)" '{"state":"fixed"}')
+check web_api_triage_runner_403 [ "$code" = 403 ]
+code=$(http POST /api/v1/regressions/1/triage "$ADM" '{"state":"gone"}')
+check web_api_triage_bad_state [ "$code" = 400 ]
+code=$(http POST /api/v1/regressions/9/triage "$ADM" '{"state":"fixed"}')
+check web_api_triage_404 [ "$code" = 404 ]
+code=$(http POST /api/v1/regressions/1/triage "$ADM" '{"state":"fixed","note":"v2 fixes it"}')
+st=$(sql "SELECT state || '|' || note FROM regressions WHERE id = 1")
+[ "$code" = 200 ] && [ "$st" = 'fixed|v2 fixes it' ] && pass web_api_triage ||
+    fail web_api_triage "$code $st"
+
+# Logout ends the session.
+code=$(curl -s -b "$J" -o /dev/null -w '%{http_code}' \
+    --data-urlencode "csrf=$csrf" "$PW_URL/logout")
+curl -s -b "$J" -o "$PW_TMP/reg" "$PW_URL/regressions"
+[ "$code" = 303 ] && grep -q 'Log in</a> to triage' "$PW_TMP/reg" &&
+    pass web_logout || fail web_logout "$code"
+finish

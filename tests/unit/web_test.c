@@ -1,0 +1,975 @@
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/caps.h"
+#include "common/xalloc.h"
+#include "tests/unit/test.h"
+#include "web/html.h"
+#include "web/layout.h"
+#include "web/svg.h"
+#include "web/views.h"
+
+/*
+ * Hostile strings, as commit subjects, author names, branch names and
+ * benchmark output may carry them.  big() is a 1 MB subject.
+ */
+static const char *const hostile[] = {
+	"<script>alert('x')</script>",
+	"\"><script>alert(1)</script><a x='",
+	"' onmouseover='alert(1)' x='",
+	"a&b&amp;c &lt;d&gt; &#60;script&#62;",
+	"ctl:\x01\x02\x1b[31mred\r\x7f end",
+	"bad utf8:\xff\xfe\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82",
+	"bidi:\xe2\x80\xae"
+	"evil\xe2\x81\xa6"
+	"x",
+	"c1:\xc2\x85\xc2\x9b",
+	"</td></tr></table><SCRIPT SRC=//x></SCRIPT>",
+	"javascript:alert(1)",
+};
+#define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
+
+static char *big_subject;
+
+static const char *
+big(void)
+{
+	static const char unit[] = "<script>alert(1)</script>\"'&\x01\xff"
+	                           "\xe2\x80\xae";
+	size_t n = 1024 * 1024, i;
+
+	if (big_subject)
+		return big_subject;
+	big_subject = xmalloc(n + 1);
+	for (i = 0; i < n; i++)
+		big_subject[i] = unit[i % (sizeof(unit) - 1)];
+	big_subject[n] = '\0';
+	return big_subject;
+}
+
+static const char *
+H(size_t i)
+{
+	if (i % (NHOSTILE + 1) == NHOSTILE)
+		return big();
+	return hostile[i % (NHOSTILE + 1)];
+}
+
+/* ---- page checks ---------------------------------------------------- */
+
+static int
+starts_ci(const char *s, const char *prefix)
+{
+	for (; *prefix; s++, prefix++)
+		if (tolower((unsigned char)*s) != *prefix)
+			return 0;
+	return 1;
+}
+
+static int
+void_element(const char *name, size_t n)
+{
+	static const char *const v[] = { "meta", "br", "input", "img", "hr",
+		"link", "wbr", "col" };
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (strlen(v[i]) == n && strncmp(v[i], name, n) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A small tag-balance checker for the markup the renderers emit: every
+ * '<' starts a tag (no raw '<' in text), attribute values are quoted and
+ * hold no '<', every element but the void ones is closed in order, and
+ * every '&' starts a character reference.  Writes why into why.
+ */
+static int
+well_formed(const char *s, char *why, size_t whylen)
+{
+	const char *stack[256];
+	size_t len[256], depth = 0;
+	const char *p = s;
+
+	while (*p) {
+		const char *name;
+		size_t n;
+		int closing = 0, selfclose = 0;
+
+		if (*p == '&') {
+			const char *q = p + 1;
+
+			if (*q == '#') {
+				q++;
+				while (isdigit((unsigned char)*q))
+					q++;
+			} else
+				while (isalpha((unsigned char)*q))
+					q++;
+			if (*q != ';' || q == p + 1) {
+				snprintf(why, whylen, "bad '&' at %zu: %.30s",
+				    (size_t)(p - s), p);
+				return 0;
+			}
+			p = q + 1;
+			continue;
+		}
+		if (*p == '>') {
+			snprintf(why, whylen, "raw '>' at %zu: %.30s",
+			    (size_t)(p - s), p);
+			return 0;
+		}
+		if (*p != '<') {
+			p++;
+			continue;
+		}
+		if (starts_ci(p, "<!doctype")) {
+			p = strchr(p, '>');
+			if (p == NULL)
+				break;
+			p++;
+			continue;
+		}
+		p++;
+		if (*p == '/') {
+			closing = 1;
+			p++;
+		}
+		name = p;
+		while (isalnum((unsigned char)*p))
+			p++;
+		n = (size_t)(p - name);
+		if (n == 0) {
+			snprintf(why, whylen, "raw '<' at %zu: %.30s",
+			    (size_t)(name - s), name - 1);
+			return 0;
+		}
+		/* Attributes. */
+		while (*p && *p != '>') {
+			if (*p == '"' || *p == '\'') {
+				char q = *p++;
+
+				while (*p && *p != q) {
+					if (*p == '<') {
+						snprintf(why, whylen,
+						    "'<' in attribute at %zu",
+						    (size_t)(p - s));
+						return 0;
+					}
+					p++;
+				}
+				if (*p == '\0')
+					break;
+				p++;
+				continue;
+			}
+			if (*p == '<') {
+				snprintf(why, whylen, "'<' in tag at %zu",
+				    (size_t)(p - s));
+				return 0;
+			}
+			if (*p == '/' && p[1] == '>')
+				selfclose = 1;
+			p++;
+		}
+		if (*p != '>') {
+			snprintf(why, whylen, "unterminated tag <%.*s", (int)n,
+			    name);
+			return 0;
+		}
+		p++;
+		if (closing) {
+			if (depth == 0 || len[depth - 1] != n ||
+			    strncmp(stack[depth - 1], name, n) != 0) {
+				snprintf(why, whylen,
+				    "</%.*s> closes <%.*s> at %zu", (int)n,
+				    name, depth ? (int)len[depth - 1] : 0,
+				    depth ? stack[depth - 1] : "",
+				    (size_t)(name - s));
+				return 0;
+			}
+			depth--;
+			continue;
+		}
+		if (selfclose || void_element(name, n))
+			continue;
+		if (depth == 256) {
+			snprintf(why, whylen, "nesting too deep");
+			return 0;
+		}
+		stack[depth] = name;
+		len[depth++] = n;
+		/* The CSS has no markup; skip it. */
+		if (n == 5 && strncmp(name, "style", 5) == 0) {
+			p = strstr(p, "</style>");
+			if (p == NULL) {
+				snprintf(why, whylen, "unclosed <style>");
+				return 0;
+			}
+		}
+	}
+	if (depth) {
+		snprintf(why, whylen, "unclosed <%.*s>", (int)len[depth - 1],
+		    stack[depth - 1]);
+		return 0;
+	}
+	return 1;
+}
+
+/* Valid UTF-8, and no control characters but tab and newline. */
+static int
+clean_utf8(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	while (p < end) {
+		size_t k, i;
+
+		if (*p < 0x80) {
+			if ((*p < 0x20 && *p != '\n' && *p != '\t') ||
+			    *p == 0x7f)
+				return 0;
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf)
+			k = 1;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			k = 2;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			k = 3;
+		else
+			return 0;
+		if ((size_t)(end - p) <= k)
+			return 0;
+		for (i = 1; i <= k; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return 0;
+		/* C1 controls and the bidi overrides must be gone. */
+		if (p[0] == 0xc2 && p[1] < 0xa0)
+			return 0;
+		if (p[0] == 0xe2 && p[1] == 0x80 && p[2] >= 0xaa &&
+		    p[2] <= 0xae)
+			return 0;
+		if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 &&
+		    p[2] <= 0xa9)
+			return 0;
+		p += k + 1;
+	}
+	return 1;
+}
+
+static int
+contains_ci(const char *s, const char *needle)
+{
+	for (; *s; s++)
+		if (starts_ci(s, needle))
+			return 1;
+	return 0;
+}
+
+static size_t
+count(const char *s, const char *needle)
+{
+	size_t n = 0, l = strlen(needle);
+
+	while ((s = strstr(s, needle)) != NULL) {
+		n++;
+		s += l;
+	}
+	return n;
+}
+
+/* The checks every rendered page must pass. */
+#define ASSERT_PAGE(b)                                                        \
+	do {                                                                  \
+		char why_[256] = "";                                          \
+		ASSERT(!buf_failed(b));                                       \
+		ASSERT_MSG((b)->len <= VIEW_PAGE_BUDGET, "page is %zu bytes", \
+		    (b)->len);                                                \
+		ASSERT(strncmp((b)->data, "<!DOCTYPE html>", 15) == 0);       \
+		ASSERT_MSG(!contains_ci((b)->data, "<script"),                \
+		    "raw <script in page");                                   \
+		ASSERT_MSG(!contains_ci((b)->data, "onmouseover='"),          \
+		    "attribute escaped its quotes");                          \
+		ASSERT_MSG(clean_utf8((b)->data, (b)->len),                   \
+		    "control character or bad UTF-8 in page");                \
+		ASSERT_MSG(                                                   \
+		    well_formed((b)->data, why_, sizeof(why_)), "%s", why_);  \
+	} while (0)
+
+/* ---- the escaping helper -------------------------------------------- */
+
+static char *
+esc(const char *s)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+
+	html_text(&b, s);
+	return buf_take(&b);
+}
+
+TEST(test_web__text_escapes_markup_and_quotes)
+{
+	char *s = esc("<a href=\"x\" title='y'>&</a>");
+
+	ASSERT_STREQ(
+	    s, "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
+	free(s);
+	s = esc("plain text, tabs\tand\nnewlines stay");
+	ASSERT_STREQ(s, "plain text, tabs\tand\nnewlines stay");
+	free(s);
+	s = esc("");
+	ASSERT_STREQ(s, "");
+	free(s);
+}
+
+TEST(test_web__text_replaces_controls_and_bad_utf8)
+{
+	char *s;
+
+	s = esc("a\x01"
+	        "b\x1b"
+	        "c\r\x7f"
+	        "d");
+	ASSERT_STREQ(s,
+	    "a\xef\xbf\xbd"
+	    "b\xef\xbf\xbd"
+	    "c\xef\xbf\xbd"
+	    "\xef\xbf\xbd"
+	    "d");
+	free(s);
+	/* Lone continuation, overlong '/', surrogate, past U+10FFFF. */
+	s = esc("\x80|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82");
+	ASSERT(clean_utf8(s, strlen(s)));
+	ASSERT(strchr(s, '/') == NULL);
+	ASSERT_INTEQ(count(s, "\xef\xbf\xbd"), 1 + 2 + 3 + 4 + 2);
+	free(s);
+	/* Valid characters of every length survive. */
+	s = esc("\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 \xef\xbf\xbd");
+	ASSERT_STREQ(s, "\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 \xef\xbf\xbd");
+	free(s);
+	/* C1 controls and bidi overrides go. */
+	s = esc("\xc2\x85\xe2\x80\xae\xe2\x81\xa6");
+	ASSERT_STREQ(s, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	free(s);
+}
+
+TEST(test_web__textn_shows_nul)
+{
+	struct buf b = BUF_INIT(64);
+
+	html_textn(&b, "a\0b", 3);
+	ASSERT_STREQ(b.data,
+	    "a\xef\xbf\xbd"
+	    "b");
+	buf_release(&b);
+}
+
+TEST(test_web__text_trunc_cuts_on_characters)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+
+	html_text_trunc(&b, "abcdef", 3);
+	ASSERT_STREQ(b.data, "abc\xe2\x80\xa6");
+	buf_reset(&b);
+	html_text_trunc(&b, "abc", 3);
+	ASSERT_STREQ(b.data, "abc");
+	buf_reset(&b);
+	/* Multi-byte characters count as one and are never split. */
+	html_text_trunc(&b, "\xc3\xa9\xc3\xa9\xc3\xa9", 2);
+	ASSERT_STREQ(b.data, "\xc3\xa9\xc3\xa9\xe2\x80\xa6");
+	buf_reset(&b);
+	html_text_trunc(&b, "<<<<", 2);
+	ASSERT_STREQ(b.data, "&lt;&lt;\xe2\x80\xa6");
+	buf_reset(&b);
+	html_text_trunc(&b, big(), 100);
+	ASSERT(b.len < 100 * 8);
+	ASSERT(clean_utf8(b.data, b.len));
+	ASSERT(!contains_ci(b.data, "<script"));
+	buf_release(&b);
+}
+
+TEST(test_web__text_overflow_is_sticky)
+{
+	struct buf b = BUF_INIT(16);
+
+	ASSERT_INTEQ(html_text(&b, "<<<<<<<<"), -1);
+	ASSERT(buf_failed(&b));
+	ASSERT_INTEQ(html_text(&b, "x"), -1);
+	buf_release(&b);
+}
+
+TEST(test_web__url_encodes_components)
+{
+	struct buf b = BUF_INIT(256);
+
+	html_url(&b, "a b/c?d=e&f#g\"'<>~._-\xc3\xa9");
+	ASSERT_STREQ(b.data, "a%20b%2Fc%3Fd%3De%26f%23g%22%27%3C%3E~._-%C3%A9");
+	buf_release(&b);
+}
+
+TEST(test_web__numbers)
+{
+	struct buf b = BUF_INIT(256);
+
+	html_num(&b, NAN, 2);
+	HTML_LIT(&b, "|");
+	html_num(&b, -0.0001, 2);
+	HTML_LIT(&b, "|");
+	html_pct(&b, 31.5, 1);
+	HTML_LIT(&b, "|");
+	html_pct(&b, -36, 1);
+	HTML_LIT(&b, "|");
+	html_pct(&b, INFINITY, 1);
+	HTML_LIT(&b, "|");
+	html_si(&b, 20880000);
+	HTML_LIT(&b, "|");
+	html_si(&b, 51234.5);
+	HTML_LIT(&b, "|");
+	html_si(&b, 0.969);
+	HTML_LIT(&b, "|");
+	html_bytes(&b, 540000000000LL);
+	HTML_LIT(&b, "|");
+	html_bytes(&b, -1);
+	HTML_LIT(&b, "|");
+	html_time(&b, 1733000000);
+	HTML_LIT(&b, "|");
+	html_time(&b, 0);
+	ASSERT_STREQ(b.data,
+	    "unknown|0.00|+31.5%|-36.0%|unknown|20.88M|51.23k|0.969|503 GiB|"
+	    "unknown|2024-11-30 20:53 UTC|unknown");
+	buf_release(&b);
+}
+
+/* ---- renderers on hostile data -------------------------------------- */
+
+static void
+render_overview(struct buf *b, size_t nitems)
+{
+	struct view_overview_item *items = xcalloc(nitems, sizeof(*items));
+	struct view_badge badges[4];
+	struct view_overview_group g[3];
+	struct view_overview v = { 0 };
+	size_t i;
+
+	badges[0] = (struct view_badge){ "fio", "regression", NULL };
+	badges[1] = (struct view_badge){ H(0), "running", H(4) };
+	badges[2] = (struct view_badge){ H(1), H(2), H(10) };
+	badges[3] = (struct view_badge){ "tcp_rr", "improvement", NULL };
+	for (i = 0; i < nitems; i++) {
+		items[i].kind = (enum view_target)(i % 3);
+		items[i].id = H(i + 3);
+		items[i].subject = H(i);
+		items[i].author = H(i + 1);
+		items[i].time = 1733000000 + (int64_t)i;
+		items[i].badges = badges;
+		items[i].nbadges = 4;
+	}
+	g[0] = (struct view_overview_group){ H(0), H(10), items, nitems / 2 };
+	g[1] = (struct view_overview_group){ H(2), H(5), items + nitems / 2,
+		nitems - nitems / 2 };
+	g[2] = (struct view_overview_group){ NULL, NULL, items, 1 };
+	v.now = 1733000100;
+	v.hosts_online = 2;
+	v.hosts_total = 3;
+	v.queued = 7;
+	v.running = 1;
+	v.regressions_new = 4;
+	v.groups = g;
+	v.ngroups = nitems ? 3 : 0;
+	view_overview_render(b, &v);
+	free(items);
+}
+
+TEST(test_web__overview_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+
+	render_overview(&b, 22);
+	ASSERT_PAGE(&b);
+	ASSERT(
+	    strstr(b.data, "class=\"badge v-regression\">regression") != NULL);
+	ASSERT(
+	    strstr(b.data, "class=\"badge v-running\">running ctl:") != NULL);
+	/* A hostile verdict is shown as unknown, not as itself. */
+	ASSERT(strstr(b.data, "class=\"badge v-unknown\">unknown") != NULL);
+	ASSERT(strstr(b.data, "&lt;script&gt;alert(&#39;x&#39;)") != NULL);
+	ASSERT(strstr(b.data, "href=\"/series/") != NULL);
+	ASSERT(strstr(b.data, "href=\"/pair/") != NULL);
+	ASSERT(strstr(b.data, "Submitted pairs") != NULL);
+	ASSERT(strstr(b.data, "new regressions: <b>4</b>") != NULL);
+	buf_release(&b);
+}
+
+TEST(test_web__overview_budget)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+
+	render_overview(&b, 5000);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "more rows not shown") != NULL);
+	buf_reset(&b);
+	render_overview(&b, 0);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "Nothing tested yet") != NULL);
+	buf_release(&b);
+}
+
+static struct view_cmp_row *
+cmp_rows(size_t n)
+{
+	struct view_cmp_row *r = xcalloc(n, sizeof(*r));
+	static const char *const verdict[] = { "regression", "improvement",
+		"unchanged", "inconclusive", "unstable", "\"><script>" };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		r[i].host = H(i);
+		r[i].bench = H(i + 1);
+		r[i].point = H(i + 2);
+		r[i].metric = H(i + 3);
+		r[i].unit = H(i + 4);
+		r[i].better = i % 2 ? "higher" : H(i);
+		r[i].base_median = 20.88e6;
+		r[i].cand_median = i % 7 ? 27.47e6 : NAN;
+		r[i].change_pct = 31.5;
+		r[i].ci_low = i % 5 ? 28.0 : NAN;
+		r[i].ci_high = 35.1;
+		r[i].p = i % 3 ? 0.00001 : 0.2;
+		r[i].min_effect = 1;
+		r[i].base_n = 5;
+		r[i].cand_n = 5;
+		r[i].verdict = verdict[i % 6];
+		r[i].memcg_tax_pct = i % 2 ? -4.5 : NAN;
+		r[i].charge_share_pct = i % 2 ? 44.6 : NAN;
+		r[i].pair_id = (int64_t)i + 1;
+		r[i].base_job = 2 * (int64_t)i + 1;
+		r[i].cand_job = 2 * (int64_t)i + 2;
+	}
+	return r;
+}
+
+TEST(test_web__commit_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_cmp_row *rows = cmp_rows(13);
+	struct view_patch patches[3] = { { H(0), "abc123", "regression" },
+		{ H(10), NULL, NULL }, { H(1), H(1), H(2) } };
+	struct view_job_ref jobs[2] = { { 7, "base", H(0), "running", H(4),
+		                            NULL, 3 },
+		{ 8, H(1), H(10), "failed", NULL, H(10), 50 } };
+	struct view_commit v = { 0 };
+	int kind;
+
+	for (kind = VIEW_COMMIT; kind <= VIEW_PAIR; kind++) {
+		v.kind = (enum view_target)kind;
+		v.id = kind == VIEW_PAIR ? "3" : H(1);
+		v.title = H(10);
+		v.author = H(0);
+		v.tree = kind == VIEW_PAIR ? NULL : H(2);
+		v.branch = H(3);
+		v.base = kind == VIEW_PAIR ? NULL : H(4);
+		v.time = 1733000000;
+		v.rows = rows;
+		v.nrows = 13;
+		v.patches = kind == VIEW_SERIES ? patches : NULL;
+		v.npatches = kind == VIEW_SERIES ? 3 : 0;
+		v.jobs = jobs;
+		v.njobs = 2;
+		v.note = H(5);
+		v.pager.next_cursor = kind == VIEW_COMMIT ? H(0) : NULL;
+		buf_reset(&b);
+		view_commit_render(&b, &v);
+		ASSERT_PAGE(&b);
+		ASSERT(strstr(b.data, "badge v-regression") != NULL);
+		ASSERT(strstr(b.data, "class=\"cibar\"") != NULL);
+		ASSERT(strstr(b.data, "+31.50%") != NULL);
+		ASSERT(strstr(b.data, "&lt;0.0001") != NULL);
+		ASSERT(strstr(b.data, "44.6%") != NULL);
+		ASSERT(strstr(b.data, "/api/v1/jobs/8/runs/19/raw") != NULL);
+		ASSERT(strstr(b.data, "/api/v1/jobs/8/runs/20/raw") == NULL);
+		ASSERT(strstr(b.data, "href=\"/history?") != NULL);
+		if (kind == VIEW_SERIES)
+			ASSERT(strstr(b.data, "not applied") != NULL);
+		if (kind == VIEW_COMMIT)
+			ASSERT(strstr(b.data, "rel=\"next\"") != NULL);
+	}
+	free(rows);
+	buf_release(&b);
+}
+
+TEST(test_web__commit_budget)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_cmp_row *rows = cmp_rows(3000);
+	struct view_commit v = { 0 };
+
+	v.kind = VIEW_COMMIT;
+	v.id = "0123456789abcdef0123456789abcdef01234567";
+	v.title = big();
+	v.rows = rows;
+	v.nrows = 3000;
+	view_commit_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "more rows not shown") != NULL);
+	free(rows);
+	buf_release(&b);
+}
+
+static struct view_hist_point *
+hist_points(size_t n)
+{
+	struct view_hist_point *p = xcalloc(n, sizeof(*p));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		p[i].commit = H(i);
+		p[i].subject = H(i + 1);
+		p[i].time = 1733000000 + 3600 * (int64_t)i;
+		p[i].value = i < n / 2 ? 100 + (double)(i % 3) : 80;
+		p[i].low = p[i].value - 1;
+		p[i].high = i % 4 ? p[i].value + 1 : NAN;
+		p[i].n = 5;
+		p[i].alert = i == n / 2 ? H(i + 2) : NULL;
+		p[i].pair_id = (int64_t)i;
+	}
+	return p;
+}
+
+TEST(test_web__history_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_hist_point *p = hist_points(40);
+	struct view_change_point cps[2] = { { 20, -20.0 }, { 1000, NAN } };
+	struct view_history h = { 0 };
+
+	p[3].value = NAN;
+	h.tree = H(0);
+	h.branch = H(1);
+	h.host = H(2);
+	h.job = H(3);
+	h.point = H(10);
+	h.metric = H(4);
+	h.unit = H(5);
+	h.better = "higher";
+	h.from = H(1);
+	h.to = H(10);
+	h.points = p;
+	h.npoints = 40;
+	h.cps = cps;
+	h.ncps = 2;
+	h.pager.next_cursor = H(1);
+	view_history_render(&b, &h);
+	ASSERT_PAGE(&b);
+	/* 39 finite values, one red alert point with a marker. */
+	ASSERT_INTEQ(count(b.data, "<circle"), 39);
+	ASSERT_INTEQ(count(b.data, "class=\"pt alert\""), 1);
+	ASSERT_INTEQ(count(b.data, "class=\"mark\""), 1);
+	/* Only the change point inside the data is drawn. */
+	ASSERT_INTEQ(count(b.data, "<line class=\"cp\""), 1);
+	ASSERT(strstr(b.data, "Change points") != NULL);
+	ASSERT(strstr(b.data, "-20.00%") != NULL);
+	ASSERT(strstr(b.data, "commits, oldest to newest") != NULL);
+	ASSERT(strstr(b.data, "rel=\"next\" href=\"/history?tree=") != NULL);
+	free(p);
+	buf_release(&b);
+}
+
+TEST(test_web__history_many_points_and_empty)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_hist_point *p = hist_points(5000);
+	struct view_history h = { 0 };
+
+	h.metric = "throughput";
+	h.host = "epyc";
+	h.points = p;
+	h.npoints = 5000;
+	view_history_render(&b, &h);
+	ASSERT_PAGE(&b);
+	ASSERT(count(b.data, "<circle") <= SVG_MAX_POINTS);
+	ASSERT(strstr(b.data, "more rows not shown") != NULL);
+	buf_reset(&b);
+	h.npoints = 0;
+	view_history_render(&b, &h);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, ">no data</text>") != NULL);
+	free(p);
+	buf_release(&b);
+}
+
+static double
+attr_num(const char *s, const char *attr)
+{
+	const char *p = strstr(s, attr);
+
+	return p ? strtod(p + strlen(attr), NULL) : NAN;
+}
+
+/*
+ * The line path has one M per unbroken run of finite values, and higher
+ * values are drawn higher (smaller y).
+ */
+TEST(test_web__svg_line_breaks_at_unknown)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_hist_point p[5] = { 0 };
+	struct view_history h = { 0 };
+	const char *d;
+	double cx[8], cy[8];
+	size_t i, k, moves = 0, circles = 0;
+
+	for (i = 0; i < 5; i++) {
+		p[i].value = (double)i;
+		p[i].low = p[i].high = NAN;
+	}
+	p[2].value = NAN;
+	h.points = p;
+	h.npoints = 5;
+	svg_history(&b, &h);
+	d = strstr(b.data, "class=\"line\" d=\"");
+	ASSERT(d != NULL);
+	for (d += 16; *d != '"'; d++)
+		moves += *d == 'M';
+	ASSERT_INTEQ(moves, 2);
+	/* Values grow left to right, so y must shrink as x grows. */
+	for (d = b.data; (d = strstr(d, "<circle")) != NULL && circles < 8;
+	     d++) {
+		cx[circles] = attr_num(d, "cx=\"");
+		cy[circles++] = attr_num(d, "cy=\"");
+	}
+	for (i = 0; i < circles; i++)
+		for (k = 0; k < circles; k++)
+			ASSERT_MSG(cx[i] <= cx[k] || cy[i] < cy[k],
+			    "(%g,%g) vs (%g,%g)", cx[i], cy[i], cx[k], cy[k]);
+	ASSERT_INTEQ(circles, 4);
+	buf_release(&b);
+}
+
+TEST(test_web__ci_bar_relative_to_min_effect)
+{
+	struct buf b = BUF_INIT(4096);
+	const char *band, *bar;
+	double bx, bw, cx, cw;
+
+	svg_ci_bar(&b, 2, 3, 4, 1, "regression");
+	ASSERT(strstr(b.data, "95% CI +2.00% .. +4.00%") != NULL);
+	band = strstr(b.data, "class=\"band\"");
+	bar = strstr(b.data, "class=\"ci v-regression\"");
+	ASSERT(band && bar);
+	bx = attr_num(band, "x=\"");
+	bw = attr_num(band, "width=\"");
+	cx = attr_num(bar, "x=\"");
+	cw = attr_num(bar, "width=\"");
+	/* The band is centred on 0 (x=60); the interval lies right of it. */
+	ASSERT_NEAR(bx + bw / 2, 60, 0.2);
+	ASSERT(cx > bx + bw);
+	ASSERT_NEAR(cw, 2 * bw / 2, 0.3);
+	buf_reset(&b);
+	/* Inside the band: unchanged. */
+	svg_ci_bar(&b, -0.5, 0.1, 0.5, 1, "unchanged");
+	band = strstr(b.data, "class=\"band\"");
+	bar = strstr(b.data, "class=\"ci v-unchanged\"");
+	ASSERT(band && bar);
+	ASSERT(attr_num(bar, "x=\"") > attr_num(band, "x=\""));
+	buf_reset(&b);
+	svg_ci_bar(&b, NAN, 1, 2, 1, "regression");
+	ASSERT(strstr(b.data, "unknown") != NULL);
+	ASSERT(strstr(b.data, "<svg") == NULL);
+	buf_release(&b);
+}
+
+static struct view_regression *
+regressions(size_t n)
+{
+	struct view_regression *r = xcalloc(n, sizeof(*r));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		r[i].id = (int64_t)i + 1;
+		r[i].tree = H(i);
+		r[i].branch = i % 2 ? H(i + 1) : NULL;
+		r[i].commit = i % 3 ? H(i + 2) : NULL;
+		r[i].pair_id = (int64_t)i % 4;
+		r[i].subject = H(i + 3);
+		r[i].host = H(i + 4);
+		r[i].bench = H(i + 5);
+		r[i].point = H(i + 6);
+		r[i].metric = H(i + 7);
+		r[i].change_pct = -12.5;
+		r[i].verdict = i % 2 ? "regression" : H(i);
+		r[i].state = i % 2 ? "acknowledged" : H(i);
+		r[i].note = H(i + 8);
+		r[i].created = 1733000000;
+	}
+	return r;
+}
+
+TEST(test_web__regressions_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_regression *rows = regressions(24);
+	struct view_regressions v = { 0 };
+
+	v.tree = H(0);
+	v.host = H(1);
+	v.bench = H(10);
+	v.state = "fixed";
+	v.rows = rows;
+	v.nrows = 24;
+	v.pager.next_cursor = H(2);
+	v.flash = H(3);
+	view_regressions_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "Log in</a> to triage") != NULL);
+	ASSERT(strstr(b.data, "name=\"csrf\"") == NULL);
+	ASSERT(strstr(b.data, "<option selected>fixed</option>") != NULL);
+	buf_reset(&b);
+	v.session.admin = 1;
+	v.session.csrf = "tok\"en<";
+	view_regressions_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "action=\"/regressions/2/triage\"") != NULL);
+	ASSERT(
+	    strstr(b.data, "name=\"csrf\" value=\"tok&quot;en&lt;\"") != NULL);
+	ASSERT(
+	    strstr(b.data, "<option selected>acknowledged</option>") != NULL);
+	ASSERT(strstr(b.data, "action=\"/logout\"") != NULL);
+	buf_reset(&b);
+	free(rows);
+	rows = regressions(4000);
+	v.rows = rows;
+	v.nrows = 4000;
+	view_regressions_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "more rows not shown") != NULL);
+	free(rows);
+	buf_release(&b);
+}
+
+TEST(test_web__hosts_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_host *h = xcalloc(3000, sizeof(*h));
+	struct view_hosts v = { 0 };
+	size_t i;
+
+	for (i = 0; i < 3000; i++) {
+		h[i].id = (int64_t)i + 1;
+		h[i].name = H(i);
+		h[i].labels = H(i + 1);
+		h[i].cpu_model = i % 2 ? "AMD EPYC 7702" : H(i + 2);
+		h[i].cpu_vendor = H(i + 3);
+		h[i].sockets = i % 2 ? 2 : 0;
+		h[i].cores = 128;
+		h[i].threads = 256;
+		h[i].numa_nodes = 8;
+		h[i].memory_bytes = i % 2 ? 540000000000LL : -1;
+		h[i].kernel = H(i + 4);
+		h[i].cgroup = H(i + 5);
+		h[i].state = i % 2 ? "online" : H(i);
+		h[i].current_job = i % 2 ? 7 : 0;
+		h[i].progress = H(i + 6);
+		h[i].last_seen = i % 3 ? 1733000000 : 0;
+	}
+	v.now = 1733000042;
+	v.rows = h;
+	v.nrows = 5;
+	view_hosts_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "AMD EPYC 7702") != NULL);
+	ASSERT(strstr(b.data, "503 GiB") != NULL);
+	ASSERT(strstr(b.data, ">online<") != NULL);
+	ASSERT(strstr(b.data, ">offline<") != NULL);
+	ASSERT(strstr(b.data, "42 s ago") != NULL);
+	ASSERT(strstr(b.data, "never") != NULL);
+	buf_reset(&b);
+	v.nrows = 3000;
+	view_hosts_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "more rows not shown") != NULL);
+	free(h);
+	buf_release(&b);
+}
+
+TEST(test_web__jobs_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_job *j = xcalloc(2000, sizeof(*j));
+	struct view_jobs v = { 0 };
+	size_t i;
+
+	for (i = 0; i < 2000; i++) {
+		j[i].id = (int64_t)i + 1;
+		j[i].pair_id = (int64_t)i / 2;
+		j[i].role = H(i);
+		j[i].name = H(i + 1);
+		j[i].point = H(i + 2);
+		j[i].state = i % 3 ? "running" : H(i);
+		j[i].host = H(i + 3);
+		j[i].attempts = 2;
+		j[i].runs = 10;
+		j[i].runs_done = 3;
+		j[i].progress = i % 2 ? "run 3/10" : NULL;
+		j[i].error = H(i + 4);
+		j[i].created = 1733000000;
+	}
+	v.state = H(1);
+	v.rows = j;
+	v.nrows = 7;
+	v.pager.later = 1;
+	v.pager.total = 2000;
+	view_jobs_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "badge v-running\">running run 3/10") != NULL);
+	ASSERT(strstr(b.data, "2000 in all") != NULL);
+	ASSERT(strstr(b.data, "&laquo; newest") != NULL);
+	buf_reset(&b);
+	v.nrows = 2000;
+	view_jobs_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "more rows not shown") != NULL);
+	free(j);
+	buf_release(&b);
+}
+
+TEST(test_web__message_and_login_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_message m = { 404, H(0), big() };
+	struct view_login l = { H(1), H(2), H(10) };
+
+	view_message_render(&b, &m);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "<h1>404 ") != NULL);
+	buf_reset(&b);
+	view_login_render(&b, &l);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "type=\"password\"") != NULL);
+	ASSERT(strstr(b.data, "name=\"csrf\"") != NULL);
+	buf_release(&b);
+}
+
+/* The checker itself must catch what it is for, or the tests prove nothing. */
+TEST(test_web__checker_catches_bad_markup)
+{
+	char why[256];
+
+	ASSERT(well_formed("<p><b>x</b></p>", why, sizeof(why)));
+	ASSERT(!well_formed("<p><b>x</p></b>", why, sizeof(why)));
+	ASSERT(!well_formed("<p>a < b</p>", why, sizeof(why)));
+	ASSERT(!well_formed("<p>a & b</p>", why, sizeof(why)));
+	ASSERT(!well_formed("<p title=\"<x>\">a</p>", why, sizeof(why)));
+	ASSERT(!well_formed("<p>", why, sizeof(why)));
+	ASSERT(well_formed(
+	    "<p><br><input x=\"1\"><circle r=\"1\"/></p>", why, sizeof(why)));
+	ASSERT(!clean_utf8("a\x01", 2));
+	ASSERT(!clean_utf8("\xff", 1));
+	ASSERT(!clean_utf8("\xe2\x80\xae", 3));
+	ASSERT(contains_ci("x<ScRiPt", "<script"));
+}

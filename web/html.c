@@ -1,0 +1,313 @@
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "web/html.h"
+
+#define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
+#define ELLIPSIS "\xe2\x80\xa6"    /* U+2026 */
+
+/*
+ * Decodes one UTF-8 character at s (n > 0 bytes left).  Returns the number
+ * of bytes it takes and sets *cp, or sets *cp to -1 for a byte that does
+ * not start a valid, shortest-form sequence (then 1 byte is consumed, so
+ * each bad byte becomes one U+FFFD).
+ */
+static size_t
+utf8_decode(const unsigned char *s, size_t n, long *cp)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t need, i;
+	long v;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 1;
+		v = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 2;
+		v = c & 0x0f;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 3;
+		v = c & 0x07;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* past U+10FFFF */
+	} else {
+		*cp = -1;
+		return 1;
+	}
+	if (n < need + 1) {
+		*cp = -1;
+		return 1;
+	}
+	for (i = 1; i <= need; i++) {
+		unsigned char d = s[i];
+
+		if (d < (i == 1 ? lo : 0x80) || d > (i == 1 ? hi : 0xbf)) {
+			*cp = -1;
+			return 1;
+		}
+		v = (v << 6) | (d & 0x3f);
+	}
+	*cp = v;
+	return need + 1;
+}
+
+/*
+ * Characters shown as U+FFFD: C0 controls but tab and newline, DEL, C1
+ * controls, and the bidirectional embeddings, overrides and isolates that
+ * can make text read differently from what it is ("Trojan Source").
+ */
+static int
+replaced(long cp)
+{
+	if (cp < 0)
+		return 1;
+	if (cp < 0x20)
+		return cp != '\t' && cp != '\n';
+	if (cp >= 0x7f && cp <= 0x9f)
+		return 1;
+	if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+		return 1;
+	return 0;
+}
+
+/*
+ * The escaper behind html_text*.  Plain bytes are copied in runs, which
+ * keeps big pages cheap; max_chars (0 = no limit) cuts the text at a
+ * character boundary and adds an ellipsis.
+ */
+static int
+emit(struct buf *b, const unsigned char *s, size_t len, size_t max_chars)
+{
+	size_t i = 0, run = 0, chars = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		const char *rep = NULL;
+		size_t replen = 0, k;
+		long cp;
+
+		if (max_chars && chars == max_chars) {
+			buf_add(b, s + run, i - run);
+			return HTML_LIT(b, ELLIPSIS);
+		}
+		chars++;
+		switch (c) {
+		case '&':
+			rep = "&amp;";
+			break;
+		case '<':
+			rep = "&lt;";
+			break;
+		case '>':
+			rep = "&gt;";
+			break;
+		case '"':
+			rep = "&quot;";
+			break;
+		case '\'':
+			rep = "&#39;";
+			break;
+		default:
+			if (c >= 0x20 && c < 0x7f) {
+				i++;
+				continue;
+			}
+			k = utf8_decode(s + i, len - i, &cp);
+			if (!replaced(cp)) {
+				i += k;
+				continue;
+			}
+			buf_add(b, s + run, i - run);
+			HTML_LIT(b, REPLACEMENT);
+			i += k;
+			run = i;
+			continue;
+		}
+		replen = strlen(rep);
+		buf_add(b, s + run, i - run);
+		buf_add(b, rep, replen);
+		i++;
+		run = i;
+	}
+	buf_add(b, s + run, i - run);
+	return buf_failed(b) ? -1 : 0;
+}
+
+int
+html_text(struct buf *b, const char *s)
+{
+	if (s == NULL)
+		return buf_failed(b) ? -1 : 0;
+	return emit(b, (const unsigned char *)s, strlen(s), 0);
+}
+
+int
+html_textn(struct buf *b, const char *s, size_t len)
+{
+	if (s == NULL)
+		return buf_failed(b) ? -1 : 0;
+	return emit(b, (const unsigned char *)s, len, 0);
+}
+
+int
+html_text_trunc(struct buf *b, const char *s, size_t max_chars)
+{
+	if (s == NULL)
+		return buf_failed(b) ? -1 : 0;
+	if (max_chars == 0)
+		return HTML_LIT(b, ELLIPSIS);
+	/* Only the first 4 bytes per character can matter. */
+	if (max_chars > SIZE_MAX / 8)
+		return emit(b, (const unsigned char *)s, strlen(s), max_chars);
+	return emit(b, (const unsigned char *)s, strnlen(s, max_chars * 4 + 4),
+	    max_chars);
+}
+
+int
+html_url(struct buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p, *end;
+
+	if (s == NULL)
+		return buf_failed(b) ? -1 : 0;
+	p = (const unsigned char *)s;
+	end = p + strnlen(s, HTML_URL_MAX);
+	for (; p < end; p++) {
+		char enc[3];
+
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' ||
+		    *p == '_' || *p == '~') {
+			buf_putc(b, (char)*p);
+			continue;
+		}
+		enc[0] = '%';
+		enc[1] = hex[*p >> 4];
+		enc[2] = hex[*p & 15];
+		buf_add(b, enc, 3);
+	}
+	return buf_failed(b) ? -1 : 0;
+}
+
+int
+html_int(struct buf *b, long long v)
+{
+	return buf_printf(b, "%lld", v);
+}
+
+int
+html_num(struct buf *b, double v, int prec)
+{
+	if (!isfinite(v))
+		return HTML_LIT(b, "unknown");
+	if (prec < 0)
+		prec = 0;
+	if (prec > 9)
+		prec = 9;
+	/* Avoid printing "-0.00" for tiny negative values. */
+	if (fabs(v) < 0.5 * pow(10, -prec))
+		v = 0;
+	return buf_printf(b, "%.*f", prec, v);
+}
+
+int
+html_pct(struct buf *b, double v, int prec)
+{
+	if (!isfinite(v))
+		return HTML_LIT(b, "unknown");
+	if (prec < 0)
+		prec = 0;
+	if (prec > 9)
+		prec = 9;
+	if (fabs(v) < 0.5 * pow(10, -prec))
+		v = 0;
+	return buf_printf(b, "%+.*f%%", prec, v);
+}
+
+int
+html_si(struct buf *b, double v)
+{
+	/* Below 10,000 the plain number is short enough. */
+	static const struct {
+		double from, scale;
+		char suffix;
+	} si[] = { { 1e12, 1e12, 'T' }, { 1e9, 1e9, 'G' }, { 1e6, 1e6, 'M' },
+		{ 1e4, 1e3, 'k' } };
+	size_t i;
+
+	if (!isfinite(v))
+		return HTML_LIT(b, "unknown");
+	for (i = 0; i < sizeof(si) / sizeof(si[0]); i++) {
+		if (fabs(v) >= si[i].from) {
+			double x = v / si[i].scale;
+
+			return buf_printf(b, "%.*f%c", fabs(x) >= 100 ? 1 : 2,
+			    x, si[i].suffix);
+		}
+	}
+	return buf_printf(b, "%.4g", v);
+}
+
+int
+html_bytes(struct buf *b, long long v)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB",
+		"PiB" };
+	double x = (double)v;
+	size_t i = 0;
+
+	if (v < 0)
+		return HTML_LIT(b, "unknown");
+	while (x >= 1024 && i + 1 < sizeof(unit) / sizeof(unit[0])) {
+		x /= 1024;
+		i++;
+	}
+	if (i == 0)
+		buf_printf(b, "%lld", v);
+	else
+		buf_printf(b, x >= 100 ? "%.0f" : "%.1f", x);
+	buf_putc(b, ' ');
+	return buf_puts(b, unit[i]);
+}
+
+int
+html_time(struct buf *b, int64_t t)
+{
+	char tmp[64];
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (t <= 0 || gmtime_r(&tt, &tm) == NULL ||
+	    strftime(tmp, sizeof(tmp), "%Y-%m-%d %H:%M UTC", &tm) == 0)
+		return HTML_LIT(b, "unknown");
+	return buf_puts(b, tmp);
+}
+
+int
+html_ago(struct buf *b, int64_t s)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 120)
+		return buf_printf(b, "%lld s", (long long)s);
+	if (s < 2 * 3600)
+		return buf_printf(b, "%lld min", (long long)(s / 60));
+	if (s < 2 * 86400)
+		return buf_printf(b, "%lld h", (long long)(s / 3600));
+	return buf_printf(b, "%lld d", (long long)(s / 86400));
+}

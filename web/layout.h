@@ -1,0 +1,46 @@
+#ifndef WEB_LAYOUT_H
+#define WEB_LAYOUT_H
+
+/*
+ * The parts every dashboard page shares: the document head with its CSS,
+ * the navigation bar, verdict badges, pagination links and the page-size
+ * budget.  All return 0, or -1 when the buffer overflowed.
+ */
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "web/views.h"
+
+/*
+ * Starts a page: doctype, head (title, inline CSS) and nav bar.  title is
+ * untrusted (cut to VIEW_TITLE_CHARS); active names the nav entry to
+ * highlight ("overview", "regressions", "hosts", "jobs") or is NULL.
+ */
+int layout_begin(struct buf *, const char *title, const char *active);
+/* Closes what layout_begin opened. */
+int layout_end(struct buf *);
+
+/*
+ * A verdict badge: a known verdict shows as itself with its colour,
+ * anything else as "unknown"; progress (untrusted) is added when set.
+ */
+int layout_badge(struct buf *, const char *verdict, const char *progress);
+/* The CSS class suffix of a verdict; "unknown" when not a known one. */
+const char *layout_verdict(const char *verdict);
+
+/* "/commit/SHA", "/series/ID" or "/pair/ID", URL-encoded. */
+int layout_target_href(struct buf *, enum view_target, const char *id);
+
+/*
+ * Pagination links: "newest" and "older" keep the filters (nkv key/value
+ * pairs, values NULL or "" are dropped) and add cursor=next_cursor.
+ */
+int layout_pager(struct buf *, const char *path, const char *const *kv,
+    size_t nkv, const struct view_pager *);
+
+/* 1 when the page is too big to take another row (VIEW_ROWS_BUDGET). */
+int layout_full(const struct buf *);
+/* After a list: a note saying total - shown rows were left out, if any. */
+int layout_cut(struct buf *, size_t shown, size_t total);
+
+#endif

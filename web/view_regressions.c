@@ -1,0 +1,192 @@
+#include <string.h>
+
+#include "web/html.h"
+#include "web/layout.h"
+#include "web/views.h"
+
+static const char *const states[] = { "new", "acknowledged", "invalid",
+	"fixed" };
+
+static void
+text_filter(struct buf *b, const char *name, const char *label, const char *v)
+{
+	HTML_LIT(b, "<label>");
+	html_text(b, label);
+	HTML_LIT(b, " <input name=\"");
+	html_text(b, name);
+	HTML_LIT(b, "\" size=\"12\" value=\"");
+	html_text_trunc(b, v, 128);
+	HTML_LIT(b, "\"></label>");
+}
+
+/* A select of the triage states; any = 1 adds an "any" entry first. */
+static void
+state_select(struct buf *b, const char *current, int any)
+{
+	size_t i;
+
+	HTML_LIT(b, "<select name=\"state\">");
+	if (any)
+		HTML_LIT(b, "<option value=\"\">any</option>");
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		HTML_LIT(b, "<option");
+		if (current && strcmp(current, states[i]) == 0)
+			HTML_LIT(b, " selected");
+		HTML_LIT(b, ">");
+		html_text(b, states[i]);
+		HTML_LIT(b, "</option>");
+	}
+	HTML_LIT(b, "</select>");
+}
+
+static void
+filters(struct buf *b, const struct view_regressions *v)
+{
+	HTML_LIT(
+	    b, "<form class=\"f\" method=\"get\" action=\"/regressions\">");
+	text_filter(b, "tree", "tree", v->tree);
+	text_filter(b, "host", "host", v->host);
+	text_filter(b, "bench", "benchmark", v->bench);
+	HTML_LIT(b, "<label>state ");
+	state_select(b, v->state, 1);
+	HTML_LIT(b, "</label><button>filter</button></form>\n");
+}
+
+static void
+triage_form(struct buf *b, const struct view_regressions *v,
+    const struct view_regression *r)
+{
+	HTML_LIT(b, "<form class=\"t\" method=\"post\" action=\"/regressions/");
+	html_int(b, r->id);
+	HTML_LIT(b, "/triage\"><input type=\"hidden\" name=\"csrf\" value=\"");
+	html_text_trunc(b, v->session.csrf, 128);
+	HTML_LIT(b, "\">");
+	state_select(b, r->state, 0);
+	HTML_LIT(b,
+	    "<input name=\"note\" size=\"16\" maxlength=\"1000\" "
+	    "placeholder=\"note\" value=\"");
+	html_text_trunc(b, r->note, VIEW_NOTE_CHARS);
+	HTML_LIT(b, "\"><button>save</button></form>");
+}
+
+static void
+row(struct buf *b, const struct view_regressions *v,
+    const struct view_regression *r)
+{
+	HTML_LIT(b, "<tr id=\"r");
+	html_int(b, r->id);
+	HTML_LIT(b, "\"><td class=\"n\">");
+	html_int(b, r->id);
+	HTML_LIT(b, "</td><td class=\"mono\">");
+	if (r->commit) {
+		HTML_LIT(b, "<a href=\"/commit/");
+		html_url(b, r->commit);
+		HTML_LIT(b, "\">");
+		html_text_trunc(b, r->commit, 12);
+		HTML_LIT(b, "</a>");
+	} else if (r->pair_id > 0) {
+		HTML_LIT(b, "<a href=\"/pair/");
+		html_int(b, r->pair_id);
+		HTML_LIT(b, "\">pair ");
+		html_int(b, r->pair_id);
+		HTML_LIT(b, "</a>");
+	} else
+		HTML_LIT(b, "unknown");
+	HTML_LIT(b, "</td><td>");
+	html_text_trunc(b, r->subject, VIEW_SUBJECT_CHARS);
+	HTML_LIT(b, "</td><td>");
+	html_text_trunc(b, r->tree, VIEW_NAME_CHARS);
+	if (r->branch) {
+		HTML_LIT(b, " / ");
+		html_text_trunc(b, r->branch, VIEW_NAME_CHARS);
+	}
+	HTML_LIT(b, "</td><td>");
+	html_text_trunc(b, r->host, VIEW_NAME_CHARS);
+	HTML_LIT(b, "</td><td>");
+	html_text_trunc(b, r->bench, VIEW_NAME_CHARS);
+	HTML_LIT(b, " <span class=\"mono\">");
+	html_text_trunc(b, r->point, VIEW_NAME_CHARS);
+	HTML_LIT(b, "</span></td><td><a href=\"/history?");
+	if (r->tree) {
+		HTML_LIT(b, "tree=");
+		html_url(b, r->tree);
+		HTML_LIT(b, "&amp;");
+	}
+	if (r->branch) {
+		HTML_LIT(b, "branch=");
+		html_url(b, r->branch);
+		HTML_LIT(b, "&amp;");
+	}
+	HTML_LIT(b, "host=");
+	html_url(b, r->host);
+	HTML_LIT(b, "&amp;job=");
+	html_url(b, r->bench);
+	HTML_LIT(b, "&amp;point=");
+	html_url(b, r->point);
+	HTML_LIT(b, "&amp;metric=");
+	html_url(b, r->metric);
+	HTML_LIT(b, "\">");
+	html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
+	HTML_LIT(b, "</a></td><td class=\"n\">");
+	html_pct(b, r->change_pct, 2);
+	HTML_LIT(b, "</td><td>");
+	layout_badge(b, r->verdict, NULL);
+	HTML_LIT(b, "</td><td>");
+	if (v->session.admin)
+		triage_form(b, v, r);
+	else {
+		HTML_LIT(b, "<b>");
+		html_text_trunc(b, r->state ? r->state : "new", 16);
+		HTML_LIT(b, "</b> ");
+		html_text_trunc(b, r->note, VIEW_NOTE_CHARS);
+	}
+	HTML_LIT(b, "</td><td>");
+	html_time(b, r->updated ? r->updated : r->created);
+	HTML_LIT(b, "</td></tr>\n");
+}
+
+int
+view_regressions_render(struct buf *b, const struct view_regressions *v)
+{
+	const char *kv[] = { "tree", v->tree, "host", v->host, "bench",
+		v->bench, "state", v->state };
+	size_t i;
+
+	layout_begin(b, "Regressions", "regressions");
+	HTML_LIT(b, "<h1>Regressions</h1>\n");
+	if (v->flash) {
+		HTML_LIT(b, "<p class=\"note\" id=\"flash\">");
+		html_text_trunc(b, v->flash, VIEW_NOTE_CHARS);
+		HTML_LIT(b, "</p>\n");
+	}
+	if (v->session.admin) {
+		HTML_LIT(b,
+		    "<form class=\"f\" method=\"post\" "
+		    "action=\"/logout\"><span class=\"muted\">logged "
+		    "in as admin</span> <input type=\"hidden\" "
+		    "name=\"csrf\" value=\"");
+		html_text_trunc(b, v->session.csrf, 128);
+		HTML_LIT(b, "\"><button>log out</button></form>\n");
+	} else
+		HTML_LIT(b,
+		    "<p><a href=\"/login?next=%2Fregressions\">Log in"
+		    "</a> to triage.</p>\n");
+	filters(b, v);
+	if (v->nrows == 0)
+		HTML_LIT(b, "<p class=\"muted\">No regressions match.</p>\n");
+	else {
+		HTML_LIT(b,
+		    "<table><tr><th>id</th><th>commit</th>"
+		    "<th>subject</th><th>tree</th><th>host</th>"
+		    "<th>benchmark</th><th>metric</th><th>change</th>"
+		    "<th>verdict</th><th>triage</th><th>updated</th>"
+		    "</tr>\n");
+		for (i = 0; i < v->nrows && !layout_full(b); i++)
+			row(b, v, &v->rows[i]);
+		HTML_LIT(b, "</table>\n");
+		layout_cut(b, i, v->nrows);
+	}
+	layout_pager(
+	    b, "/regressions", kv, sizeof(kv) / sizeof(kv[0]), &v->pager);
+	return layout_end(b);
+}

@@ -1,0 +1,267 @@
+#ifndef WEB_VIEWS_H
+#define WEB_VIEWS_H
+
+/*
+ * The dashboard pages.  Each page is one renderer, web/view_<page>.c,
+ * taking a plain struct that the caller (the daemon's routes) fills from
+ * the store; the renderers do no I/O and keep no state, so they are
+ * tested on hostile data directly (tests/unit/web_test.c).
+ *
+ * Conventions for the structs below:
+ *  - Strings are borrowed, UTF-8 or not, untrusted; NULL means unknown or
+ *    absent.  The renderers escape and truncate them.
+ *  - Numbers that may be unknown are doubles, NAN when unknown.
+ *  - Ids are positive; 0 means none.  Times are Unix seconds, 0 unknown.
+ *  - Verdicts are strings: "regression", "improvement", "unchanged",
+ *    "inconclusive", "unstable", "running", "queued", "failed" (and the
+ *    job states "success", "cancelled"); anything else (or NULL) is shown
+ *    as "unknown".
+ *
+ * Every renderer appends a complete HTML document to out and returns 0,
+ * or -1 when out overflowed its cap.  The default view of every page stays
+ * under VIEW_PAGE_BUDGET: lists stop early with a note when the rows do not
+ * fit, and long strings are cut.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+#define VIEW_PAGE_BUDGET (100 * 1024)
+/* Rows are added while the page is below this, leaving room for the tail. */
+#define VIEW_ROWS_BUDGET (88 * 1024)
+
+/* Display lengths (characters) of untrusted strings. */
+#define VIEW_SUBJECT_CHARS 100
+#define VIEW_NAME_CHARS 48
+#define VIEW_ERROR_CHARS 200
+#define VIEW_NOTE_CHARS 300
+#define VIEW_TITLE_CHARS 200
+
+/*
+ * A page of a list.  Cursors are opaque strings from the store; the
+ * renderer links "older" with ?cursor=next and keeps the page's filters.
+ */
+struct view_pager {
+	const char *next_cursor; /* NULL: this is the last page */
+	int later;               /* not the first page: link "newest" */
+	long long total;         /* rows in all pages; 0 unknown */
+};
+
+/* Who is looking: admin pages add triage forms. */
+struct view_session {
+	int admin;
+	const char *csrf; /* the session's CSRF token (admin only) */
+};
+
+/* Overview. */
+enum view_target { VIEW_COMMIT, VIEW_SERIES, VIEW_PAIR };
+
+struct view_badge {
+	const char *bench;    /* job name */
+	const char *verdict;  /* worst verdict of its comparisons */
+	const char *progress; /* "run 3/10" while running, else NULL */
+};
+
+struct view_overview_item {
+	enum view_target kind;
+	const char *id; /* commit sha, series id or pair id */
+	const char *subject;
+	const char *author;
+	int64_t time;
+	const struct view_badge *badges;
+	size_t nbadges;
+};
+
+struct view_overview_group {
+	const char *tree;   /* NULL for submitted pairs */
+	const char *branch; /* or the inbox name for series */
+	const struct view_overview_item *items;
+	size_t nitems;
+};
+
+struct view_overview {
+	int64_t now;
+	int hosts_online, hosts_total;
+	long long queued, running;
+	long long regressions_new; /* untriaged regressions */
+	const struct view_overview_group *groups;
+	size_t ngroups;
+};
+
+/* Commit, series or pair: the comparison table. */
+struct view_cmp_row {
+	const char *host;
+	const char *bench;
+	const char *point; /* "flows=10000,threads=128" */
+	const char *metric;
+	const char *unit;
+	const char *better; /* "higher" or "lower" */
+	double base_median, cand_median;
+	double change_pct;      /* relative change in percent */
+	double ci_low, ci_high; /* 95% CI of change, percent */
+	double p;               /* p-value */
+	double min_effect;      /* percent, e.g. 1.0 */
+	int base_n, cand_n;     /* runs on each side */
+	const char *verdict;
+	double memcg_tax_pct;    /* NAN when not measured */
+	double charge_share_pct; /* NAN without a profile */
+	int64_t pair_id;
+	int64_t base_job, cand_job; /* links to logs and raw outputs */
+};
+
+struct view_job_ref {
+	int64_t id;
+	const char *role; /* "base" or "candidate" */
+	const char *host;
+	const char *state;
+	const char *progress;
+	const char *error;
+	int runs_done; /* raw output links for runs 0..runs_done-1 */
+};
+
+struct view_patch {
+	const char *subject;
+	const char *commit; /* applied commit, NULL when not applied */
+	const char *verdict;
+};
+
+struct view_commit {
+	enum view_target kind;
+	const char *id;
+	const char *title; /* commit subject, series title */
+	const char *author;
+	const char *tree, *branch;
+	const char *base; /* what the candidate is compared with */
+	int64_t time;
+	const struct view_cmp_row *rows;
+	size_t nrows;
+	const struct view_patch *patches; /* series only */
+	size_t npatches;
+	const struct view_job_ref *jobs;
+	size_t njobs;
+	const char *note; /* e.g. "analysis not available: medians only" */
+	struct view_pager pager;
+};
+
+/* Metric history: one (tree, branch, host, job, point, metric) series. */
+struct view_hist_point {
+	const char *commit;
+	const char *subject;
+	int64_t time;
+	double value;      /* median over runs */
+	double low, high;  /* spread (min/max of runs); NAN unknown */
+	int n;             /* runs */
+	const char *alert; /* alert text at this commit, or NULL */
+	int64_t pair_id;   /* link target, 0 when none */
+};
+
+struct view_change_point {
+	size_t index;     /* first point after the change */
+	double shift_pct; /* NAN unknown */
+};
+
+struct view_history {
+	const char *tree, *branch, *host, *job, *point, *metric;
+	const char *unit, *better;
+	const char *from, *to; /* the range in the URL, as given */
+	const struct view_hist_point *points; /* oldest first */
+	size_t npoints;
+	const struct view_change_point *cps;
+	size_t ncps;
+	struct view_pager pager;
+};
+
+/* Regressions with filters and triage. */
+struct view_regression {
+	int64_t id;
+	const char *tree, *branch;
+	const char *commit; /* NULL for a pair */
+	const char *subject;
+	int64_t pair_id;
+	const char *host, *bench, *point, *metric;
+	double change_pct;
+	const char *verdict;
+	const char *state; /* new, acknowledged, invalid, fixed */
+	const char *note;
+	int64_t created, updated;
+};
+
+struct view_regressions {
+	const char *tree, *host, *bench, *state; /* filters, NULL = any */
+	const struct view_regression *rows;
+	size_t nrows;
+	struct view_pager pager;
+	struct view_session session;
+	const char *flash; /* a message after a triage post, or NULL */
+};
+
+/* Hosts. */
+struct view_host {
+	int64_t id;
+	const char *name;
+	const char *labels; /* comma-separated */
+	const char *cpu_model, *cpu_vendor;
+	int sockets, cores, threads, numa_nodes; /* <= 0 unknown */
+	long long memory_bytes;                  /* < 0 unknown */
+	const char *kernel, *cgroup;
+	const char *state; /* online / offline */
+	int64_t current_job;
+	const char *progress;
+	int64_t last_seen;
+};
+
+struct view_hosts {
+	int64_t now;
+	const struct view_host *rows;
+	size_t nrows;
+	struct view_pager pager;
+};
+
+/* Jobs: queue and history. */
+struct view_job {
+	int64_t id, pair_id;
+	const char *role, *name, *point, *state, *host;
+	int attempts, runs, runs_done;
+	const char *progress, *error;
+	int64_t created, updated;
+};
+
+struct view_jobs {
+	const char *state; /* filter, NULL = any */
+	const struct view_job *rows;
+	size_t nrows;
+	struct view_pager pager;
+};
+
+/* A short page: not found, bad request, login. */
+struct view_message {
+	int status; /* HTTP status, shown in the title */
+	const char *title;
+	const char *text; /* untrusted ok */
+};
+
+struct view_login {
+	const char *csrf;  /* pre-session CSRF token for the form */
+	const char *error; /* "wrong token", or NULL */
+	const char *next;  /* path to go back to after login */
+};
+
+/* view_overview.c */
+int view_overview_render(struct buf *out, const struct view_overview *);
+/* view_commit.c: a commit, series or pair page */
+int view_commit_render(struct buf *out, const struct view_commit *);
+/* view_history.c */
+int view_history_render(struct buf *out, const struct view_history *);
+/* view_regressions.c */
+int view_regressions_render(struct buf *out, const struct view_regressions *);
+/* view_hosts.c */
+int view_hosts_render(struct buf *out, const struct view_hosts *);
+/* view_jobs.c */
+int view_jobs_render(struct buf *out, const struct view_jobs *);
+/* view_message.c */
+int view_message_render(struct buf *out, const struct view_message *);
+/* view_login.c */
+int view_login_render(struct buf *out, const struct view_login *);
+
+#endif

@@ -1,0 +1,2050 @@
+/*
+ * Dashboard routes.  Each handler validates its parameters, reads the
+ * store, and either renders a page (views.h) or dumps the same data as
+ * JSON.  Strings in view structs are borrowed from the store's JSON
+ * replies, which live in x->keep until the request ends.
+ *
+ * Comparisons: the analysis module has not landed, so a pair's row shows
+ * the medians of both sides computed here and the change between them;
+ * confidence interval, p and verdict come from the comparisons table when
+ * something filled it, else they are unknown.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/dconf.h"
+#include "daemon/httpd.h"
+#include "daemon/store.h"
+#include "web/session.h"
+#include "web/views.h"
+#include "web/web.h"
+
+#define COOKIE_SESSION "pw_session"
+#define COOKIE_PRE "pw_pre" /* login form CSRF (double submit) */
+#define PAGE_ROWS 50
+#define PAGE_MAX 500
+#define RECENT_JOBS 400   /* candidate jobs the overview looks at */
+#define OVERVIEW_ITEMS 60 /* commits and pairs it shows */
+#define HISTORY_JOBS 200  /* jobs per history page */
+#define PAIRS_PER_PAGE 40 /* pairs of one commit or series */
+#define FORM_FIELD_MAX 4096
+
+enum { CACHE_PAGE, CACHE_JSON, CACHE_N };
+
+struct web {
+	struct session_table *sessions;
+	pthread_mutex_t mu; /* the cache */
+	struct {
+		char *body;
+		size_t len;
+		int64_t expires_ms; /* monotonic */
+	} cache[CACHE_N];
+};
+
+struct wctx {
+	const struct web_env *env;
+	struct httpd_req *r;
+	struct store *s;
+	const char *rest; /* the path after the route's prefix */
+	json_t *keep;     /* replies whose strings views borrow */
+	int admin;
+	char sid[SESSION_ID_LEN + 1];
+	char csrf[SESSION_ID_LEN + 1];
+};
+
+struct route {
+	const char *method;
+	const char *path; /* exact, or a prefix when it ends in '/' */
+	void (*fn)(struct wctx *);
+};
+
+/* ---- state across requests ----------------------------------------- */
+
+struct web *
+web_new(void)
+{
+	struct web *w = xcalloc(1, sizeof(*w));
+
+	w->sessions = session_table_new();
+	pthread_mutex_init(&w->mu, NULL);
+	return w;
+}
+
+void
+web_free(struct web *w)
+{
+	int i;
+
+	if (w == NULL)
+		return;
+	session_table_free(w->sessions);
+	for (i = 0; i < CACHE_N; i++)
+		free(w->cache[i].body);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A copy of a fresh cached body, or NULL. */
+static char *
+cache_get(struct web *w, int slot, size_t *len)
+{
+	char *copy = NULL;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->cache[slot].body && w->cache[slot].expires_ms > mono_ms()) {
+		*len = w->cache[slot].len;
+		copy = xmalloc(*len + 1);
+		memcpy(copy, w->cache[slot].body, *len + 1);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return copy;
+}
+
+static void
+cache_put(struct web *w, int slot, const char *body, size_t len)
+{
+	char *copy = xmalloc(len + 1);
+
+	memcpy(copy, body, len);
+	copy[len] = '\0';
+	pthread_mutex_lock(&w->mu);
+	free(w->cache[slot].body);
+	w->cache[slot].body = copy;
+	w->cache[slot].len = len;
+	w->cache[slot].expires_ms = mono_ms() + WEB_CACHE_MS;
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* ---- small helpers -------------------------------------------------- */
+
+/* A query parameter, NULL when absent or empty. */
+static const char *
+q(struct wctx *x, const char *key)
+{
+	const char *v = httpd_query(x->r, key);
+
+	return v && *v ? v : NULL;
+}
+
+static json_t *
+keep(struct wctx *x, json_t *o)
+{
+	json_array_append_new(x->keep, o);
+	return o;
+}
+
+static const char *
+jstr(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static int64_t
+jint(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v))
+		return (int64_t)json_real_value(v);
+	if (json_is_string(v))
+		return strtoll(json_string_value(v), NULL, 10);
+	return 0;
+}
+
+static double
+jnum(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static json_t *
+jnumber(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* A positive decimal id from text; 0 when it is not one. */
+static int64_t
+parse_id(const char *s, const char **end)
+{
+	int64_t v = 0;
+
+	if (s == NULL || !isdigit((unsigned char)*s))
+		return 0;
+	while (isdigit((unsigned char)*s)) {
+		if (v > (INT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (*s++ - '0');
+	}
+	if (end)
+		*end = s;
+	return v;
+}
+
+/* An integer query parameter in [lo, hi]; dflt when absent; -1 bad. */
+static int
+q_int(struct wctx *x, int64_t *out, const char *key, int64_t dflt, int64_t lo,
+    int64_t hi)
+{
+	const char *v = q(x, key), *end = NULL;
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	if (strcmp(v, "0") == 0)
+		*out = 0;
+	else if ((*out = parse_id(v, &end)) == 0 || *end != '\0')
+		return -1;
+	return *out < lo || *out > hi ? -1 : 0;
+}
+
+static double
+median(double *v, size_t n)
+{
+	size_t i, j;
+
+	if (n == 0)
+		return NAN;
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The value of cookie name in the Cookie header into out, or "". */
+static void
+cookie(struct wctx *x, const char *name, char *out, size_t len)
+{
+	const char *h = httpd_header(x->r, "Cookie"), *p;
+	size_t n = strlen(name);
+
+	out[0] = '\0';
+	for (p = h; p && *p;) {
+		while (*p == ' ' || *p == ';')
+			p++;
+		if (strncmp(p, name, n) == 0 && p[n] == '=') {
+			size_t k = strcspn(p + n + 1, ";");
+
+			if (k < len) {
+				memcpy(out, p + n + 1, k);
+				out[k] = '\0';
+			}
+			return;
+		}
+		p += strcspn(p, ";");
+	}
+}
+
+static int
+unhex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/*
+ * A field of an application/x-www-form-urlencoded body, decoded into out
+ * (capped).  0, or ERR_NOTFOUND when absent.
+ */
+static int
+form(struct wctx *x, const char *key, struct buf *out)
+{
+	size_t len, n = strlen(key);
+	const char *body = httpd_body(x->r, &len), *p = body, *end = body + len;
+
+	buf_reset(out);
+	while (p < end) {
+		const char *amp = memchr(p, '&', (size_t)(end - p));
+		const char *f_end = amp ? amp : end;
+
+		if ((size_t)(f_end - p) > n && strncmp(p, key, n) == 0 &&
+		    p[n] == '=') {
+			for (p += n + 1; p < f_end; p++) {
+				int h, l;
+
+				if (*p == '+')
+					buf_putc(out, ' ');
+				else if (*p == '%' && f_end - p >= 3 &&
+				    (h = unhex(p[1])) >= 0 &&
+				    (l = unhex(p[2])) >= 0) {
+					buf_putc(out, (char)(h * 16 + l));
+					p += 2;
+				} else
+					buf_putc(out, *p);
+			}
+			return 0;
+		}
+		if ((size_t)(f_end - p) == n && strncmp(p, key, n) == 0)
+			return 0;
+		p = f_end + 1;
+	}
+	return ERR_NOTFOUND;
+}
+
+/* ---- replies -------------------------------------------------------- */
+
+static void
+security_headers(struct wctx *x)
+{
+	/* No script may run even if an escape were missed. */
+	httpd_reply_header(x->r, "Content-Security-Policy",
+	    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
+	    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+	httpd_reply_header(x->r, "X-Content-Type-Options", "nosniff");
+	httpd_reply_header(x->r, "Referrer-Policy", "same-origin");
+	if (x->admin)
+		httpd_reply_header(x->r, "Cache-Control", "no-store");
+}
+
+static void
+reply_page(struct wctx *x, int status, struct buf *b)
+{
+	size_t len;
+
+	if (buf_failed(b)) {
+		buf_release(b);
+		httpd_reply(x->r, 500, "text/plain; charset=utf-8",
+		    "page too large\n", 15);
+		return;
+	}
+	security_headers(x);
+	len = b->len;
+	httpd_reply_take(
+	    x->r, status, "text/html; charset=utf-8", buf_take(b), len);
+}
+
+static void
+reply_message(struct wctx *x, int status, const char *title, const char *text)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_message m = { status, title, text };
+
+	view_message_render(&b, &m);
+	reply_page(x, status, &b);
+}
+
+static void
+reply_json(struct wctx *x, int status, json_t *o)
+{
+	struct buf b = BUF_INIT(CAP_HTTP_REPLY);
+	size_t len;
+
+	if (pwjson_dump_buf(&b, o) == -1 || buf_putc(&b, '\n') == -1) {
+		buf_release(&b);
+		httpd_reply(x->r, 500, "application/json",
+		    "{\"error\":\"reply too large\"}\n", 28);
+	} else {
+		len = b.len;
+		httpd_reply_take(
+		    x->r, status, "application/json", buf_take(&b), len);
+	}
+	json_decref(o);
+}
+
+/* reply_json for 200, keeping a copy in the cache slot. */
+static void
+reply_json_cached(struct wctx *x, json_t *o, int slot)
+{
+	struct buf b = BUF_INIT(CAP_HTTP_REPLY);
+	size_t len;
+
+	if (pwjson_dump_buf(&b, o) == -1 || buf_putc(&b, '\n') == -1) {
+		buf_release(&b);
+		httpd_reply(x->r, 500, "application/json",
+		    "{\"error\":\"reply too large\"}\n", 28);
+	} else {
+		cache_put(x->env->web, slot, b.data, b.len);
+		len = b.len;
+		httpd_reply_take(
+		    x->r, 200, "application/json", buf_take(&b), len);
+	}
+	json_decref(o);
+}
+
+static void
+reply_json_err(struct wctx *x, int status, const char *msg)
+{
+	reply_json(x, status, json_pack("{s:s}", "error", msg));
+}
+
+/* A store failure: ERR_NOTFOUND 404, ERR_INVALID 400, else 500. */
+static int
+store_status(int r)
+{
+	return r == ERR_NOTFOUND ? 404
+	    : r == ERR_INVALID   ? 400
+	    : r == ERR_CONFLICT  ? 409
+	                         : 500;
+}
+
+static void
+page_store_err(struct wctx *x, int r)
+{
+	int status = store_status(r);
+
+	if (status == 500)
+		log_warnx("web: %s: %s", httpd_path(x->r), store_errmsg(x->s));
+	reply_message(x, status, status == 404 ? "Not found" : "Error",
+	    store_errmsg(x->s));
+}
+
+static void
+json_store_err(struct wctx *x, int r)
+{
+	int status = store_status(r);
+
+	if (status == 500)
+		log_warnx("web: %s: %s", httpd_path(x->r), store_errmsg(x->s));
+	reply_json_err(x, status, store_errmsg(x->s));
+}
+
+static void
+redirect(struct wctx *x, const char *location)
+{
+	httpd_reply_header(x->r, "Location", location);
+	httpd_reply(x->r, 303, "text/plain; charset=utf-8", "see other\n", 10);
+}
+
+/* ---- sessions ------------------------------------------------------- */
+
+/* 1 when token is the admin token. */
+static int
+is_admin_token(struct wctx *x, const char *token)
+{
+	const struct dconf_runner *runner = NULL;
+
+	return dconf_auth(x->env->conf, token, &runner) == 1;
+}
+
+static void
+load_session(struct wctx *x)
+{
+	cookie(x, COOKIE_SESSION, x->sid, sizeof(x->sid));
+	x->admin = x->sid[0] &&
+	    session_lookup(
+	        x->env->web->sessions, x->sid, x->csrf, x->env->now) == 0;
+}
+
+/* A form post by the logged-in admin with the right CSRF token. */
+static int
+csrf_ok(struct wctx *x)
+{
+	struct buf f = BUF_INIT(FORM_FIELD_MAX);
+	int ok;
+
+	ok = x->admin && form(x, "csrf", &f) == 0 && !buf_failed(&f) &&
+	    session_equal(f.data, x->csrf);
+	buf_release(&f);
+	return ok;
+}
+
+/* ---- comparisons of a pair ----------------------------------------- */
+
+struct cmp_set {
+	struct view_cmp_row *rows;
+	size_t n, cap;
+	struct view_job_ref *jobs;
+	size_t njobs, jcap;
+};
+
+static void
+cmp_set_free(struct cmp_set *c)
+{
+	free(c->rows);
+	free(c->jobs);
+}
+
+static double
+min_effect(struct wctx *x, const char *job, const char *metric)
+{
+	const struct job_config *jc = job ? dconf_job(x->env->conf, job) : NULL;
+	size_t i;
+
+	for (i = 0; jc && metric && i < jc->nmetrics; i++)
+		if (strcmp(jc->metrics[i].name, metric) == 0)
+			return jc->metrics[i].min_effect_pct;
+	return 1.0;
+}
+
+static void
+add_job_ref(struct cmp_set *c, json_t *j)
+{
+	struct view_job_ref *r;
+
+	if (!json_is_object(j))
+		return;
+	if (c->njobs == c->jcap) {
+		c->jcap = c->jcap ? 2 * c->jcap : 8;
+		c->jobs = xreallocarray(c->jobs, c->jcap, sizeof(*c->jobs));
+	}
+	r = &c->jobs[c->njobs++];
+	memset(r, 0, sizeof(*r));
+	r->id = jint(j, "id");
+	r->role = jstr(j, "role");
+	r->host = jstr(j, "host");
+	r->state = jstr(j, "state");
+	r->progress = jstr(j, "progress");
+	r->error = jstr(j, "error");
+	r->runs_done = (int)jint(j, "runs_done");
+}
+
+static struct view_cmp_row *
+new_row(struct cmp_set *c)
+{
+	struct view_cmp_row *r;
+
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		c->rows = xreallocarray(c->rows, c->cap, sizeof(*c->rows));
+	}
+	r = &c->rows[c->n++];
+	memset(r, 0, sizeof(*r));
+	r->base_median = r->cand_median = r->change_pct = NAN;
+	r->ci_low = r->ci_high = r->p = NAN;
+	r->memcg_tax_pct = r->charge_share_pct = NAN;
+	return r;
+}
+
+/* The medians of the values of metric on one side of a pair. */
+static double
+side_median(json_t *vals, const char *metric, const char *role, int *n)
+{
+	double *v = NULL, m;
+	size_t i, k = 0, cap = 0;
+	json_t *o;
+
+	json_array_foreach(vals, i, o)
+	{
+		const char *mn = jstr(o, "metric"), *r = jstr(o, "role");
+
+		if (!mn || !r || strcmp(mn, metric) || strcmp(r, role))
+			continue;
+		if (k == cap) {
+			cap = cap ? 2 * cap : 16;
+			v = xreallocarray(v, cap, sizeof(*v));
+		}
+		v[k++] = jnum(o, "value");
+	}
+	*n = (int)k;
+	m = median(v, k);
+	free(v);
+	return m;
+}
+
+/*
+ * Adds the rows of pair id (one per metric) and its two jobs to c.
+ * 0, or a store error.
+ */
+static int
+pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
+{
+	json_t *pair = NULL, *vals = NULL, *arr, *o, *cmps;
+	const char *last = NULL;
+	size_t i, first = c->n;
+	double tax = NAN, share = NAN;
+	int r, n;
+
+	if ((r = store_pair_get(x->s, &pair, id)) != 0)
+		return r;
+	keep(x, pair);
+	if ((r = store_web_pair_values(x->s, &vals, id)) != 0)
+		return r;
+	keep(x, vals);
+	if (out_pair)
+		*out_pair = pair;
+	add_job_ref(c, json_object_get(pair, "base"));
+	add_job_ref(c, json_object_get(pair, "candidate"));
+	arr = json_object_get(vals, "rows");
+	cmps = json_object_get(pair, "comparisons");
+	json_array_foreach(arr, i, o)
+	{
+		const char *m = jstr(o, "metric");
+		struct view_cmp_row *row;
+
+		if (m == NULL || (last && strcmp(last, m) == 0))
+			continue;
+		last = m;
+		if (strcmp(m, "memcg_tax_pct") == 0) {
+			tax = side_median(arr, m, "candidate", &n);
+			continue;
+		}
+		if (strcmp(m, "charge_path_pct") == 0) {
+			share = side_median(arr, m, "candidate", &n);
+			continue;
+		}
+		row = new_row(c);
+		row->metric = m;
+		row->unit = jstr(o, "unit");
+		row->better = jstr(o, "better");
+		row->base_median = side_median(arr, m, "base", &row->base_n);
+		row->cand_median =
+		    side_median(arr, m, "candidate", &row->cand_n);
+		if (isfinite(row->base_median) && row->base_median != 0 &&
+		    isfinite(row->cand_median))
+			row->change_pct =
+			    (row->cand_median / row->base_median - 1) * 100;
+	}
+	/* What the comparisons table says wins over the local medians. */
+	json_array_foreach(cmps, i, o)
+	{
+		const char *m = jstr(o, "metric");
+		struct view_cmp_row *row = NULL;
+		size_t k;
+
+		for (k = first; m && k < c->n; k++)
+			if (strcmp(c->rows[k].metric, m) == 0)
+				row = &c->rows[k];
+		if (m == NULL)
+			continue;
+		if (row == NULL) {
+			row = new_row(c);
+			row->metric = m;
+		}
+		if (isfinite(jnum(o, "base_median")))
+			row->base_median = jnum(o, "base_median");
+		if (isfinite(jnum(o, "cand_median")))
+			row->cand_median = jnum(o, "cand_median");
+		if (isfinite(jnum(o, "change_pct")))
+			row->change_pct = jnum(o, "change_pct");
+		row->ci_low = jnum(o, "ci_low");
+		row->ci_high = jnum(o, "ci_high");
+		row->p = jnum(o, "p");
+		row->verdict = jstr(o, "verdict");
+	}
+	for (i = first; i < c->n; i++) {
+		struct view_cmp_row *row = &c->rows[i];
+
+		row->pair_id = id;
+		row->host = jstr(pair, "host");
+		row->bench = jstr(pair, "name");
+		row->point = jstr(pair, "point");
+		row->min_effect = min_effect(x, row->bench, row->metric);
+		row->base_job = jint(json_object_get(pair, "base"), "id");
+		row->cand_job = jint(json_object_get(pair, "candidate"), "id");
+		if (row->better && strcmp(row->better, "higher") == 0) {
+			row->memcg_tax_pct = tax;
+			row->charge_share_pct = share;
+		}
+	}
+	return 0;
+}
+
+/* Rows for a list of pair ids ({"pairs": [...]}), at most a page. */
+static int
+pairs_rows(struct wctx *x, struct cmp_set *c, json_t *pairs)
+{
+	size_t i;
+	json_t *v;
+	int r;
+
+	json_array_foreach(pairs, i, v)
+	{
+		if (i == PAIRS_PER_PAGE)
+			break;
+		if ((r = pair_rows(x, c, json_integer_value(v), NULL)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+static json_t *
+rows_json(const struct cmp_set *c)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct view_cmp_row *r = &c->rows[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "pair_id", json_integer(r->pair_id));
+		json_object_set_new(
+		    o, "host", r->host ? json_string(r->host) : json_null());
+		json_object_set_new(
+		    o, "bench", r->bench ? json_string(r->bench) : json_null());
+		json_object_set_new(
+		    o, "point", r->point ? json_string(r->point) : json_null());
+		json_object_set_new(o, "metric", json_string(r->metric));
+		json_object_set_new(
+		    o, "unit", r->unit ? json_string(r->unit) : json_null());
+		json_object_set_new(o, "better",
+		    r->better ? json_string(r->better) : json_null());
+		json_object_set_new(o, "base_median", jnumber(r->base_median));
+		json_object_set_new(o, "cand_median", jnumber(r->cand_median));
+		json_object_set_new(o, "change_pct", jnumber(r->change_pct));
+		json_object_set_new(o, "ci_low", jnumber(r->ci_low));
+		json_object_set_new(o, "ci_high", jnumber(r->ci_high));
+		json_object_set_new(o, "p", jnumber(r->p));
+		json_object_set_new(
+		    o, "min_effect_pct", jnumber(r->min_effect));
+		json_object_set_new(o, "base_n", json_integer(r->base_n));
+		json_object_set_new(o, "cand_n", json_integer(r->cand_n));
+		json_object_set_new(o, "verdict",
+		    json_string(r->verdict ? r->verdict : "unknown"));
+		json_object_set_new(
+		    o, "memcg_tax_pct", jnumber(r->memcg_tax_pct));
+		json_object_set_new(
+		    o, "charge_path_pct", jnumber(r->charge_share_pct));
+		json_object_set_new(o, "base_job", json_integer(r->base_job));
+		json_object_set_new(o, "cand_job", json_integer(r->cand_job));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static const char no_analysis[] =
+    "Verdicts, confidence intervals and p-values appear once the analysis "
+    "has compared the runs; until then the medians of both sides and "
+    "their change are shown and the verdict is unknown.";
+
+static int
+any_unknown(const struct cmp_set *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->rows[i].verdict == NULL)
+			return 1;
+	return 0;
+}
+
+/* ---- overview ------------------------------------------------------- */
+
+/* Badges rank: the most urgent news first. */
+static int
+rank(const char *v)
+{
+	static const char *const order[] = { "regression", "unstable", "failed",
+		"running", "queued", "inconclusive", "improvement",
+		"unchanged" };
+	size_t i;
+
+	for (i = 0; v && i < sizeof(order) / sizeof(order[0]); i++)
+		if (strcmp(v, order[i]) == 0)
+			return (int)i;
+	return 99;
+}
+
+/* What one candidate job (and its base) says, as a verdict-like word. */
+static const char *
+job_verdict(json_t *j, const char **progress)
+{
+	const char *cs = jstr(j, "state"), *bs = jstr(j, "base_state");
+	const char *vs = jstr(j, "verdicts");
+	static const char *const words[] = { "regression", "unstable",
+		"inconclusive", "improvement", "unchanged" };
+	size_t i;
+
+	*progress = NULL;
+	if ((cs && strcmp(cs, "running") == 0) ||
+	    (bs && strcmp(bs, "running") == 0)) {
+		*progress = cs && strcmp(cs, "running") == 0
+		    ? jstr(j, "progress")
+		    : jstr(j, "base_progress");
+		return "running";
+	}
+	if ((cs && strcmp(cs, "failed") == 0) ||
+	    (bs && strcmp(bs, "failed") == 0))
+		return "failed";
+	if ((cs && strcmp(cs, "queued") == 0) ||
+	    (bs && strcmp(bs, "queued") == 0))
+		return "queued";
+	for (i = 0; vs && i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(vs, words[i]))
+			return words[i];
+	return NULL; /* unknown */
+}
+
+struct ov_item {
+	struct view_overview_item it;
+	struct view_badge badges[16];
+	char key[32];
+	const char *tree, *branch;
+	char id[24];
+};
+
+static json_t *
+overview_build(struct wctx *x, struct view_overview *v,
+    struct ov_item **out_items, struct view_overview_group **out_groups,
+    int *err)
+{
+	struct store_stats st;
+	json_t *recent = NULL, *counts = NULL, *rows, *j;
+	struct ov_item *items = xcalloc(OVERVIEW_ITEMS, sizeof(*items));
+	struct view_overview_group *g = xcalloc(OVERVIEW_ITEMS + 1, sizeof(*g));
+	size_t i, n = 0, ng = 0, k;
+	int r;
+
+	*out_items = items;
+	*out_groups = g;
+	memset(v, 0, sizeof(*v));
+	v->now = x->env->now;
+	if ((r = store_stats(x->s, &st, x->env->now, x->env->online_s)) != 0 ||
+	    (r = store_web_regression_counts(x->s, &counts)) != 0 ||
+	    (r = store_web_recent(x->s, &recent, RECENT_JOBS)) != 0) {
+		*err = r;
+		return NULL;
+	}
+	keep(x, counts);
+	keep(x, recent);
+	v->hosts_online = (int)st.hosts_online;
+	v->hosts_total = (int)st.hosts;
+	v->queued = st.jobs[0];
+	v->running = st.jobs[1];
+	v->regressions_new = jint(counts, "new");
+	rows = json_object_get(recent, "rows");
+	json_array_foreach(rows, i, j)
+	{
+		struct ov_item *it = NULL;
+		char key[32];
+		const char *name = jstr(j, "name"), *verdict, *progress;
+		int64_t cid = jint(j, "commit_id");
+
+		if (cid)
+			snprintf(key, sizeof(key), "c%lld", (long long)cid);
+		else
+			snprintf(key, sizeof(key), "p%lld",
+			    (long long)jint(j, "pair_id"));
+		for (k = 0; k < n; k++)
+			if (strcmp(items[k].key, key) == 0)
+				it = &items[k];
+		if (it == NULL) {
+			if (n == OVERVIEW_ITEMS)
+				continue;
+			it = &items[n++];
+			memcpy(it->key, key, sizeof(key));
+			if (jint(j, "series_id")) {
+				it->it.kind = VIEW_SERIES;
+				snprintf(it->id, sizeof(it->id), "%lld",
+				    (long long)jint(j, "series_id"));
+				it->it.id = it->id;
+				it->it.subject = jstr(j, "series_title");
+			} else if (cid) {
+				it->it.kind = VIEW_COMMIT;
+				it->it.id = jstr(j, "sha");
+				it->it.subject = jstr(j, "subject");
+			} else {
+				it->it.kind = VIEW_PAIR;
+				snprintf(it->id, sizeof(it->id), "%lld",
+				    (long long)jint(j, "pair_id"));
+				it->it.id = it->id;
+				it->it.subject = jstr(j, "point");
+			}
+			it->it.author = jstr(j, "author");
+			it->it.time = jint(j, "time");
+			it->it.badges = it->badges;
+			it->tree = jstr(j, "tree");
+			it->branch = jstr(j, "branches");
+		}
+		verdict = job_verdict(j, &progress);
+		for (k = 0; k < it->it.nbadges; k++)
+			if (name && it->badges[k].bench &&
+			    strcmp(it->badges[k].bench, name) == 0)
+				break;
+		if (k == it->it.nbadges) {
+			if (k == sizeof(it->badges) / sizeof(it->badges[0]))
+				continue;
+			it->it.nbadges++;
+			it->badges[k].bench = name;
+			it->badges[k].verdict = verdict;
+			it->badges[k].progress = progress;
+		} else if (rank(verdict) < rank(it->badges[k].verdict)) {
+			it->badges[k].verdict = verdict;
+			it->badges[k].progress = progress;
+		}
+	}
+	/* Groups: one per tree and branch list, in order of first use;
+	 * items of a group are contiguous because items are re-ordered. */
+	{
+		struct ov_item *sorted = xcalloc(n ? n : 1, sizeof(*sorted));
+		size_t m = 0;
+
+		for (i = 0; i < n; i++) {
+			const char *t = items[i].tree, *b = items[i].branch;
+			int seen = 0;
+
+			for (k = 0; k < i; k++)
+				if ((items[k].tree == t ||
+				        (t && items[k].tree &&
+				            strcmp(items[k].tree, t) == 0)) &&
+				    (items[k].branch == b ||
+				        (b && items[k].branch &&
+				            strcmp(items[k].branch, b) == 0)))
+					seen = 1;
+			if (seen)
+				continue;
+			g[ng].tree = t;
+			g[ng].branch = b;
+			g[ng].nitems = 0;
+			for (k = i; k < n; k++) {
+				const char *t2 = items[k].tree;
+				const char *b2 = items[k].branch;
+
+				if ((t2 == t || (t && t2 && !strcmp(t, t2))) &&
+				    (b2 == b || (b && b2 && !strcmp(b, b2)))) {
+					sorted[m++] = items[k];
+					g[ng].nitems++;
+				}
+			}
+			ng++;
+		}
+		memcpy(items, sorted, m * sizeof(*items));
+		free(sorted);
+		/* The badges moved with their items. */
+		for (i = 0; i < m; i++)
+			items[i].it.badges = items[i].badges;
+	}
+	v->groups = g;
+	v->ngroups = ng;
+	*err = 0;
+	return rows;
+}
+
+/*
+ * The groups point into an array of struct ov_item, whose first member
+ * is the view item; the renderer walks view items, so they are copied
+ * into a plain array here.
+ */
+static struct view_overview_item *
+flatten(struct view_overview_group *g, size_t ng, struct ov_item *items)
+{
+	size_t i, k, total = 0, at = 0;
+	struct view_overview_item *flat;
+
+	for (i = 0; i < ng; i++)
+		total += g[i].nitems;
+	flat = xcalloc(total ? total : 1, sizeof(*flat));
+	for (i = 0; i < ng; i++) {
+		size_t start = at;
+
+		for (k = 0; k < g[i].nitems; k++)
+			flat[at++] = items[start + k].it;
+		g[i].items = &flat[start];
+	}
+	return flat;
+}
+
+static void
+p_overview(struct wctx *x)
+{
+	struct view_overview v;
+	struct ov_item *items;
+	struct view_overview_group *g;
+	struct view_overview_item *flat;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	char *cached;
+	size_t len;
+	int r;
+
+	if ((cached = cache_get(x->env->web, CACHE_PAGE, &len)) != NULL) {
+		security_headers(x);
+		httpd_reply_take(
+		    x->r, 200, "text/html; charset=utf-8", cached, len);
+		return;
+	}
+	if (overview_build(x, &v, &items, &g, &r) == NULL) {
+		free(items);
+		free(g);
+		page_store_err(x, r);
+		return;
+	}
+	flat = flatten(g, v.ngroups, items);
+	view_overview_render(&b, &v);
+	free(flat);
+	free(items);
+	free(g);
+	if (!buf_failed(&b))
+		cache_put(x->env->web, CACHE_PAGE, b.data, b.len);
+	reply_page(x, 200, &b);
+}
+
+static void
+a_overview(struct wctx *x)
+{
+	struct view_overview v;
+	struct ov_item *items;
+	struct view_overview_group *g;
+	json_t *o, *groups;
+	size_t i, k, at = 0, len;
+	char *cached;
+	int r;
+
+	if ((cached = cache_get(x->env->web, CACHE_JSON, &len)) != NULL) {
+		httpd_reply_take(x->r, 200, "application/json", cached, len);
+		return;
+	}
+	if (overview_build(x, &v, &items, &g, &r) == NULL) {
+		free(items);
+		free(g);
+		json_store_err(x, r);
+		return;
+	}
+	groups = json_array();
+	for (i = 0; i < v.ngroups; i++) {
+		json_t *arr = json_array();
+
+		for (k = 0; k < g[i].nitems; k++, at++) {
+			const struct view_overview_item *it = &items[at].it;
+			json_t *bs = json_array();
+			size_t m;
+
+			for (m = 0; m < it->nbadges; m++)
+				json_array_append_new(bs,
+				    json_pack("{s:s?, s:s, s:s?}", "bench",
+				        it->badges[m].bench, "verdict",
+				        it->badges[m].verdict
+				            ? it->badges[m].verdict
+				            : "unknown",
+				        "progress", it->badges[m].progress));
+			json_array_append_new(arr,
+			    json_pack("{s:s, s:s?, s:s?, s:s?, s:I, s:o}",
+			        "kind",
+			        it->kind == VIEW_COMMIT       ? "commit"
+			            : it->kind == VIEW_SERIES ? "series"
+			                                      : "pair",
+			        "id", it->id, "subject", it->subject, "author",
+			        it->author, "time", (json_int_t)it->time,
+			        "benches", bs));
+		}
+		json_array_append_new(groups,
+		    json_pack("{s:s?, s:s?, s:o}", "tree", g[i].tree, "branch",
+		        g[i].branch, "items", arr));
+	}
+	o = json_pack("{s:i, s:i, s:I, s:I, s:I, s:o}", "hosts_online",
+	    v.hosts_online, "hosts", v.hosts_total, "queued",
+	    (json_int_t)v.queued, "running", (json_int_t)v.running,
+	    "regressions_new", (json_int_t)v.regressions_new, "groups", groups);
+	free(items);
+	free(g);
+	reply_json_cached(x, o, CACHE_JSON);
+}
+
+/* ---- commit, series, pair ------------------------------------------ */
+
+/* The rows of a commit (sha), series (id) or pair (id). */
+static int
+target_rows(struct wctx *x, enum view_target kind, const char *id,
+    struct cmp_set *c, json_t **out_info)
+{
+	json_t *o = NULL, *pair = NULL;
+	int64_t n;
+	int r;
+
+	*out_info = NULL;
+	switch (kind) {
+	case VIEW_COMMIT:
+		if ((r = store_web_commit(x->s, &o, id)) != 0)
+			return r;
+		keep(x, o);
+		*out_info = o;
+		return pairs_rows(x, c, json_object_get(o, "pairs"));
+	case VIEW_SERIES:
+		if ((n = parse_id(id, NULL)) == 0)
+			return ERR_NOTFOUND;
+		if ((r = store_web_series(x->s, &o, n)) != 0)
+			return r;
+		keep(x, o);
+		*out_info = o;
+		return pairs_rows(x, c, json_object_get(o, "pairs"));
+	case VIEW_PAIR:
+		if ((n = parse_id(id, NULL)) == 0)
+			return ERR_NOTFOUND;
+		if ((r = pair_rows(x, c, n, &pair)) != 0)
+			return r;
+		*out_info = pair;
+		return 0;
+	}
+	return ERR_NOTFOUND;
+}
+
+static int
+valid_id(enum view_target kind, const char *id, const char **end)
+{
+	const char *p = id;
+
+	if (kind == VIEW_COMMIT)
+		while (isxdigit((unsigned char)*p))
+			p++;
+	else
+		while (isdigit((unsigned char)*p))
+			p++;
+	*end = p;
+	return p > id && p - id <= 64;
+}
+
+static void
+target_page(struct wctx *x, enum view_target kind)
+{
+	struct cmp_set c = { 0 };
+	struct view_commit v = { 0 };
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	json_t *info, *ci, *se;
+	const char *end;
+	char id[72];
+	char title[512];
+	int r;
+
+	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
+		reply_message(x, 404, "Not found", "no such page");
+		return;
+	}
+	snprintf(id, sizeof(id), "%s", x->rest);
+	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+		cmp_set_free(&c);
+		page_store_err(x, r);
+		return;
+	}
+	v.kind = kind;
+	v.id = id;
+	switch (kind) {
+	case VIEW_COMMIT:
+		ci = json_object_get(info, "commit");
+		se = json_object_get(info, "series");
+		v.id = jstr(ci, "sha");
+		v.title = jstr(ci, "subject");
+		v.author = jstr(ci, "author");
+		v.tree = jstr(ci, "tree");
+		v.branch = jstr(ci, "branches");
+		v.base = "the parent commit (or the job's baseline)";
+		v.time = jint(ci, "time");
+		if (json_is_object(se))
+			v.note = jstr(se, "title");
+		break;
+	case VIEW_SERIES:
+		se = json_object_get(info, "series");
+		v.title = jstr(se, "title");
+		v.author = jstr(se, "author");
+		v.tree = jstr(se, "inbox");
+		v.branch = jstr(se, "state");
+		v.base = "the series' base commit";
+		v.time = jint(se, "time");
+		break;
+	case VIEW_PAIR:
+		snprintf(title, sizeof(title), "%s %s",
+		    jstr(info, "name") ? jstr(info, "name") : "pair",
+		    jstr(info, "point") ? jstr(info, "point") : "");
+		v.title = title;
+		v.base = "the base job of this pair, on the same host";
+		v.time = jint(info, "created");
+		break;
+	}
+	v.rows = c.rows;
+	v.nrows = c.n;
+	v.jobs = c.jobs;
+	v.njobs = c.njobs;
+	if (v.note == NULL && any_unknown(&c))
+		v.note = no_analysis;
+	view_commit_render(&b, &v);
+	cmp_set_free(&c);
+	reply_page(x, 200, &b);
+}
+
+static void
+p_commit(struct wctx *x)
+{
+	target_page(x, VIEW_COMMIT);
+}
+
+static void
+p_series(struct wctx *x)
+{
+	target_page(x, VIEW_SERIES);
+}
+
+static void
+p_pair(struct wctx *x)
+{
+	target_page(x, VIEW_PAIR);
+}
+
+static void
+target_json(struct wctx *x, enum view_target kind, const char *id)
+{
+	struct cmp_set c = { 0 };
+	json_t *info, *o;
+	const char *end;
+	int r;
+
+	if (id == NULL || !valid_id(kind, id, &end) || *end != '\0') {
+		reply_json_err(x, 404, "expected a commit sha or a numeric id");
+		return;
+	}
+	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+		cmp_set_free(&c);
+		json_store_err(x, r);
+		return;
+	}
+	o = kind == VIEW_PAIR ? json_object() : json_deep_copy(info);
+	json_object_set_new(o, "comparisons", rows_json(&c));
+	cmp_set_free(&c);
+	reply_json(x, 200, o);
+}
+
+static void
+a_commit(struct wctx *x)
+{
+	target_json(x, VIEW_COMMIT, x->rest);
+}
+
+static void
+a_series(struct wctx *x)
+{
+	target_json(x, VIEW_SERIES, x->rest);
+}
+
+static void
+a_comparisons(struct wctx *x)
+{
+	if (q(x, "commit"))
+		target_json(x, VIEW_COMMIT, q(x, "commit"));
+	else if (q(x, "series"))
+		target_json(x, VIEW_SERIES, q(x, "series"));
+	else if (q(x, "pair"))
+		target_json(x, VIEW_PAIR, q(x, "pair"));
+	else
+		reply_json_err(x, 400,
+		    "parameter 'commit', 'series' or 'pair' is required");
+}
+
+/* ---- history -------------------------------------------------------- */
+
+/* "YYYY-MM-DD" or a commit sha (prefix) to a time; 0 ok, -1 bad. */
+static int
+parse_when(struct wctx *x, const char *s, int end_of_day, int64_t *out)
+{
+	struct tm tm;
+	int y, m, d;
+	char extra;
+
+	*out = 0;
+	if (s == NULL)
+		return 0;
+	if (sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &extra) == 3 && y >= 1970 &&
+	    m >= 1 && m <= 12 && d >= 1 && d <= 31) {
+		memset(&tm, 0, sizeof(tm));
+		tm.tm_year = y - 1900;
+		tm.tm_mon = m - 1;
+		tm.tm_mday = d;
+		*out = (int64_t)timegm(&tm) + (end_of_day ? 86399 : 0);
+		return 0;
+	}
+	return store_web_commit_time(x->s, out, s) == 0 ? 0 : -1;
+}
+
+struct hist {
+	struct view_history v;
+	struct view_hist_point *pts;
+	int64_t *job_ids;
+	size_t n;
+	char (*alerts)[48];
+	char (*labels)[48];
+	int64_t next_cursor;
+	char next[24];
+};
+
+static void
+hist_free(struct hist *h)
+{
+	free(h->pts);
+	free(h->job_ids);
+	free(h->alerts);
+	free(h->labels);
+}
+
+/* Fills h from the query; 0, a store error, or ERR_INVALID (msg set). */
+static int
+hist_build(struct wctx *x, struct hist *h, const char **msg)
+{
+	json_t *o = NULL, *rows, *row;
+	int64_t from, to, cursor;
+	double *vals = NULL;
+	size_t i, nv = 0, cap = 0;
+	int r;
+
+	memset(h, 0, sizeof(*h));
+	h->v.tree = q(x, "tree");
+	h->v.branch = q(x, "branch");
+	h->v.host = q(x, "host");
+	h->v.job = q(x, "job");
+	h->v.point = q(x, "point");
+	h->v.metric = q(x, "metric");
+	h->v.from = q(x, "from");
+	h->v.to = q(x, "to");
+	if (h->v.job == NULL || h->v.metric == NULL) {
+		*msg = "parameters 'job' and 'metric' are required (follow a "
+		       "metric link from a commit or pair page)";
+		return ERR_INVALID;
+	}
+	if (parse_when(x, h->v.from, 0, &from) == -1 ||
+	    parse_when(x, h->v.to, 1, &to) == -1) {
+		*msg = "'from' and 'to' take a date YYYY-MM-DD or a known "
+		       "commit";
+		return ERR_INVALID;
+	}
+	if (q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1) {
+		*msg = "'cursor' must be a job id";
+		return ERR_INVALID;
+	}
+	r = store_web_history(x->s, &o, h->v.tree, h->v.branch, h->v.host,
+	    h->v.job, h->v.point, h->v.metric, from, to, HISTORY_JOBS, cursor);
+	if (r != 0)
+		return r;
+	keep(x, o);
+	rows = json_object_get(o, "rows");
+	h->pts = xcalloc(json_array_size(rows) + 1, sizeof(*h->pts));
+	h->job_ids = xcalloc(json_array_size(rows) + 1, sizeof(*h->job_ids));
+	h->alerts = xcalloc(json_array_size(rows) + 1, sizeof(*h->alerts));
+	h->labels = xcalloc(json_array_size(rows) + 1, sizeof(*h->labels));
+	h->next_cursor = INT64_MAX;
+	json_array_foreach(rows, i, row)
+	{
+		int64_t jid = jint(row, "job_id");
+		struct view_hist_point *p;
+
+		if (h->n == 0 || h->job_ids[h->n - 1] != jid) {
+			if (h->n) {
+				p = &h->pts[h->n - 1];
+				p->n = (int)nv;
+				p->value = median(vals, nv);
+				p->low = vals[0];
+				p->high = vals[nv - 1];
+			}
+			nv = 0;
+			p = &h->pts[h->n];
+			h->job_ids[h->n++] = jid;
+			if (jid < h->next_cursor)
+				h->next_cursor = jid;
+			p->commit = jstr(row, "sha");
+			p->subject = jstr(row, "subject");
+			p->time = jint(row, "time");
+			p->pair_id = jint(row, "pair_id");
+			if (h->v.unit == NULL)
+				h->v.unit = jstr(row, "unit");
+			if (h->v.better == NULL)
+				h->v.better = jstr(row, "better");
+			if (p->subject == NULL) {
+				/* A pair without a commit. */
+				snprintf(h->labels[h->n - 1],
+				    sizeof(h->labels[0]), "pair %lld, %s",
+				    (long long)p->pair_id,
+				    jstr(row, "role") ? jstr(row, "role") : "");
+				p->subject = h->labels[h->n - 1];
+			}
+			if (jstr(row, "regression")) {
+				snprintf(h->alerts[h->n - 1],
+				    sizeof(h->alerts[0]), "regression (%s)",
+				    jstr(row, "regression"));
+				p->alert = h->alerts[h->n - 1];
+			}
+		}
+		if (nv == cap) {
+			cap = cap ? 2 * cap : 16;
+			vals = xreallocarray(vals, cap, sizeof(*vals));
+		}
+		vals[nv++] = jnum(row, "value");
+	}
+	if (h->n) {
+		struct view_hist_point *p = &h->pts[h->n - 1];
+
+		p->n = (int)nv;
+		p->value = median(vals, nv);
+		p->low = vals[0];
+		p->high = vals[nv - 1];
+	}
+	free(vals);
+	h->v.points = h->pts;
+	h->v.npoints = h->n;
+	h->v.pager.later = cursor != 0;
+	if (h->n >= HISTORY_JOBS && h->next_cursor > 1) {
+		snprintf(h->next, sizeof(h->next), "%lld",
+		    (long long)h->next_cursor);
+		h->v.pager.next_cursor = h->next;
+	}
+	return 0;
+}
+
+static void
+p_history(struct wctx *x)
+{
+	struct hist h;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	const char *msg = NULL;
+	int r;
+
+	if ((r = hist_build(x, &h, &msg)) != 0) {
+		hist_free(&h);
+		if (msg)
+			reply_message(x, 400, "Bad request", msg);
+		else
+			page_store_err(x, r);
+		return;
+	}
+	view_history_render(&b, &h.v);
+	hist_free(&h);
+	reply_page(x, 200, &b);
+}
+
+static void
+a_history(struct wctx *x)
+{
+	struct hist h;
+	const char *msg = NULL;
+	json_t *pts, *o;
+	size_t i;
+	int r;
+
+	if ((r = hist_build(x, &h, &msg)) != 0) {
+		hist_free(&h);
+		if (msg)
+			reply_json_err(x, 400, msg);
+		else
+			json_store_err(x, r);
+		return;
+	}
+	pts = json_array();
+	for (i = 0; i < h.n; i++) {
+		const struct view_hist_point *p = &h.pts[i];
+
+		json_array_append_new(pts,
+		    json_pack("{s:I, s:I, s:s?, s:s?, s:I, s:o, s:o, s:o, s:i, "
+		              "s:s?}",
+		        "job_id", (json_int_t)h.job_ids[i], "pair_id",
+		        (json_int_t)p->pair_id, "commit", p->commit, "subject",
+		        p->subject, "time", (json_int_t)p->time, "median",
+		        jnumber(p->value), "min", jnumber(p->low), "max",
+		        jnumber(p->high), "runs", p->n, "alert", p->alert));
+	}
+	o = json_pack("{s:s?, s:s?, s:o, s:[]}", "unit", h.v.unit, "better",
+	    h.v.better, "points", pts, "change_points");
+	json_object_set_new(o, "change_points_note",
+	    json_string("change-point detection needs the analysis module"));
+	if (h.v.pager.next_cursor)
+		json_object_set_new(
+		    o, "next_cursor", json_string(h.v.pager.next_cursor));
+	hist_free(&h);
+	reply_json(x, 200, o);
+}
+
+/* ---- regressions and triage ---------------------------------------- */
+
+static const char *
+state_filter(struct wctx *x)
+{
+	static const char *const ok[] = { "new", "acknowledged", "invalid",
+		"fixed" };
+	const char *s = q(x, "state");
+	size_t i;
+
+	for (i = 0; s && i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strcmp(s, ok[i]) == 0)
+			return ok[i];
+	return NULL;
+}
+
+static void
+p_regressions(struct wctx *x)
+{
+	struct view_regressions v = { 0 };
+	struct view_regression *rows;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	json_t *o = NULL, *arr, *row;
+	int64_t cursor, last = 0, saved;
+	char next[24], flash[64];
+	size_t i;
+	int r;
+
+	if (q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		cursor = 0;
+	v.tree = q(x, "tree");
+	v.host = q(x, "host");
+	v.bench = q(x, "bench");
+	v.state = state_filter(x);
+	r = store_web_regressions(
+	    x->s, &o, v.tree, v.host, v.bench, v.state, PAGE_ROWS, cursor);
+	if (r != 0) {
+		page_store_err(x, r);
+		return;
+	}
+	keep(x, o);
+	arr = json_object_get(o, "rows");
+	rows = xcalloc(json_array_size(arr) + 1, sizeof(*rows));
+	json_array_foreach(arr, i, row)
+	{
+		struct view_regression *g = &rows[i];
+
+		g->id = last = jint(row, "id");
+		g->tree = jstr(row, "tree");
+		g->branch = jstr(row, "branches");
+		g->commit = jstr(row, "sha");
+		g->subject = jstr(row, "subject");
+		g->pair_id = jint(row, "pair_id");
+		g->host = jstr(row, "host");
+		g->bench = jstr(row, "bench");
+		g->point = jstr(row, "point");
+		g->metric = jstr(row, "metric");
+		g->change_pct = jnum(row, "change_pct");
+		g->verdict = jstr(row, "verdict");
+		g->state = jstr(row, "state");
+		g->note = jstr(row, "note");
+		g->created = jint(row, "created");
+		g->updated = jint(row, "updated");
+	}
+	v.rows = rows;
+	v.nrows = json_array_size(arr);
+	v.pager.later = cursor != 0;
+	if (v.nrows == PAGE_ROWS && last > 1) {
+		snprintf(next, sizeof(next), "%lld", (long long)last);
+		v.pager.next_cursor = next;
+	}
+	v.session.admin = x->admin;
+	v.session.csrf = x->admin ? x->csrf : NULL;
+	if (q_int(x, &saved, "saved", 0, 0, INT64_MAX) == 0 && saved) {
+		snprintf(flash, sizeof(flash), "Regression %lld saved.",
+		    (long long)saved);
+		v.flash = flash;
+	}
+	view_regressions_render(&b, &v);
+	free(rows);
+	reply_page(x, 200, &b);
+}
+
+static void
+a_regressions(struct wctx *x)
+{
+	json_t *o = NULL, *out;
+	int64_t limit, cursor;
+	size_t n;
+	int r;
+
+	if (q_int(x, &limit, "limit", PAGE_ROWS, 1, PAGE_MAX) == -1 ||
+	    q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1) {
+		reply_json_err(x, 400,
+		    "parameters 'limit' (1..500) and 'cursor' take integers");
+		return;
+	}
+	if (q(x, "state") && state_filter(x) == NULL) {
+		reply_json_err(x, 400,
+		    "parameter 'state': expected new, acknowledged, invalid or "
+		    "fixed");
+		return;
+	}
+	r = store_web_regressions(x->s, &o, q(x, "tree"), q(x, "host"),
+	    q(x, "bench"), state_filter(x), limit, cursor);
+	if (r != 0) {
+		json_store_err(x, r);
+		return;
+	}
+	out = json_pack("{s:O}", "regressions", json_object_get(o, "rows"));
+	n = json_array_size(json_object_get(o, "rows"));
+	if ((int64_t)n == limit && n > 0) {
+		char c[24];
+		int64_t last = jint(
+		    json_array_get(json_object_get(o, "rows"), n - 1), "id");
+
+		snprintf(c, sizeof(c), "%lld", (long long)last);
+		if (last > 1)
+			json_object_set_new(out, "next_cursor", json_string(c));
+	}
+	json_decref(o);
+	reply_json(x, 200, out);
+}
+
+/* "/regressions/ID/triage" -> ID, else 0. */
+static int64_t
+triage_id(const char *rest)
+{
+	const char *end;
+	int64_t id = parse_id(rest, &end);
+
+	return id && strcmp(end, "/triage") == 0 ? id : 0;
+}
+
+static void
+p_triage(struct wctx *x)
+{
+	struct buf state = BUF_INIT(64), note = BUF_INIT(FORM_FIELD_MAX);
+	int64_t id = triage_id(x->rest);
+	char loc[96];
+	int r;
+
+	if (id == 0) {
+		reply_message(x, 404, "Not found", "no such page");
+		goto out;
+	}
+	if (!csrf_ok(x)) {
+		reply_message(x, 403, "Forbidden",
+		    "log in as admin, and post the form from the page (CSRF "
+		    "token missing or wrong)");
+		goto out;
+	}
+	if (form(x, "state", &state) != 0 || buf_failed(&state) ||
+	    buf_failed(&note)) {
+		reply_message(
+		    x, 400, "Bad request", "form field 'state' needed");
+		goto out;
+	}
+	if (form(x, "note", &note) != 0)
+		buf_reset(&note);
+	if (buf_failed(&note) || note.len > 1000) {
+		reply_message(
+		    x, 400, "Bad request", "note: at most 1000 bytes");
+		goto out;
+	}
+	r = store_web_triage(
+	    x->s, id, state.data, note.len ? note.data : NULL, x->env->now);
+	if (r != 0) {
+		page_store_err(x, r);
+		goto out;
+	}
+	snprintf(loc, sizeof(loc), "/regressions?saved=%lld#r%lld",
+	    (long long)id, (long long)id);
+	redirect(x, loc);
+out:
+	buf_release(&state);
+	buf_release(&note);
+}
+
+static void
+a_triage(struct wctx *x)
+{
+	static const char *const keys[] = { "state", "note", NULL };
+	const char *h = httpd_header(x->r, "Authorization");
+	const char *state = NULL, *note = NULL, *body;
+	struct err e = { 0 };
+	json_t *o;
+	int64_t id = triage_id(x->rest);
+	size_t len;
+	int r;
+
+	if (id == 0) {
+		reply_json_err(
+		    x, 404, "expected /api/v1/regressions/ID/triage");
+		return;
+	}
+	if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
+		reply_json_err(x, 401,
+		    "missing bearer token (Authorization: Bearer TOKEN)");
+		return;
+	}
+	if (!is_admin_token(x, h + 7)) {
+		reply_json_err(x, 403, "this route needs the admin token");
+		return;
+	}
+	body = httpd_body(x->r, &len);
+	if ((o = pwjson_parse(body, len, &e)) == NULL) {
+		reply_json_err(x, 400, err_msg(&e));
+		return;
+	}
+	if (!json_is_object(o) || pwjson_only_keys(o, keys, "body", &e) == -1 ||
+	    pwjson_str(&state, o, "state", &e) == -1 ||
+	    pwjson_str_opt(&note, o, "note", &e) == -1) {
+		reply_json_err(x, 400,
+		    err_msg(&e)[0] ? err_msg(&e) : "expected a JSON object");
+		json_decref(o);
+		return;
+	}
+	if (note && strlen(note) > 1000) {
+		reply_json_err(x, 400, "field 'note': at most 1000 bytes");
+		json_decref(o);
+		return;
+	}
+	if ((r = store_web_triage(x->s, id, state, note, x->env->now)) != 0)
+		json_store_err(x, r);
+	else
+		reply_json(x, 200,
+		    json_pack(
+		        "{s:I, s:s}", "id", (json_int_t)id, "state", state));
+	json_decref(o);
+}
+
+/* ---- hosts and jobs ------------------------------------------------- */
+
+static void
+p_hosts(struct wctx *x)
+{
+	struct view_hosts v = { 0 };
+	struct view_host *rows;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	json_t *o = NULL, *arr, *h;
+	int64_t cursor;
+	size_t i;
+	int r;
+
+	if (q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		cursor = 0;
+	r = store_hosts_list(
+	    x->s, &o, PAGE_ROWS, cursor, x->env->now, x->env->online_s);
+	if (r != 0) {
+		page_store_err(x, r);
+		return;
+	}
+	keep(x, o);
+	arr = json_object_get(o, "hosts");
+	rows = xcalloc(json_array_size(arr) + 1, sizeof(*rows));
+	json_array_foreach(arr, i, h)
+	{
+		json_t *inv = json_object_get(h, "inventory");
+		json_t *labels = json_object_get(h, "labels");
+		struct view_host *v_ = &rows[i];
+
+		v_->id = jint(h, "id");
+		v_->name = jstr(h, "name");
+		if (json_array_size(labels)) {
+			/* Labels as one comma-separated string. */
+			struct buf l = BUF_INIT(CAP_LINE);
+			size_t k;
+			json_t *lv, *s;
+
+			json_array_foreach(labels, k, lv)
+			{
+				if (!json_is_string(lv))
+					continue;
+				if (l.len)
+					buf_puts(&l, ", ");
+				buf_puts(&l, json_string_value(lv));
+			}
+			s = keep(x, json_stringn_nocheck(l.data, l.len));
+			v_->labels = json_string_value(s);
+			buf_release(&l);
+		}
+		v_->cpu_model = jstr(inv, "cpu_model");
+		v_->cpu_vendor = jstr(inv, "cpu_vendor");
+		v_->sockets = (int)jint(inv, "sockets");
+		v_->cores = (int)jint(inv, "cores");
+		v_->threads = (int)jint(inv, "threads");
+		v_->numa_nodes = (int)jint(inv, "numa_nodes");
+		v_->memory_bytes =
+		    json_is_number(json_object_get(inv, "memory_bytes"))
+		    ? jint(inv, "memory_bytes")
+		    : -1;
+		v_->kernel = jstr(inv, "kernel");
+		v_->cgroup = jstr(inv, "cgroup");
+		v_->state = jstr(h, "state");
+		v_->current_job = jint(h, "current_job");
+		v_->last_seen = jint(h, "last_seen");
+	}
+	v.now = x->env->now;
+	v.rows = rows;
+	v.nrows = json_array_size(arr);
+	v.pager.later = cursor != 0;
+	v.pager.next_cursor = jstr(o, "next_cursor");
+	view_hosts_render(&b, &v);
+	free(rows);
+	reply_page(x, 200, &b);
+}
+
+static const char *
+job_state_filter(struct wctx *x)
+{
+	const char *s = q(x, "state");
+	int i;
+
+	for (i = 0; s && i < 5; i++)
+		if (strcmp(s, store_job_states[i]) == 0)
+			return store_job_states[i];
+	return NULL;
+}
+
+static void
+p_jobs(struct wctx *x)
+{
+	struct view_jobs v = { 0 };
+	struct view_job *rows;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct store_stats st;
+	json_t *o = NULL, *arr, *j;
+	int64_t cursor;
+	size_t i;
+	int r;
+
+	if (q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		cursor = 0;
+	v.state = job_state_filter(x);
+	r = store_jobs_list(x->s, &o, v.state, PAGE_ROWS, cursor);
+	if (r != 0) {
+		page_store_err(x, r);
+		return;
+	}
+	keep(x, o);
+	arr = json_object_get(o, "jobs");
+	rows = xcalloc(json_array_size(arr) + 1, sizeof(*rows));
+	json_array_foreach(arr, i, j)
+	{
+		struct view_job *g = &rows[i];
+
+		g->id = jint(j, "id");
+		g->pair_id = jint(j, "pair_id");
+		g->role = jstr(j, "role");
+		g->name = jstr(j, "name");
+		g->point = jstr(j, "point");
+		g->state = jstr(j, "state");
+		g->host = jstr(j, "host");
+		g->attempts = (int)jint(j, "attempts");
+		g->runs = (int)jint(j, "runs");
+		g->runs_done = (int)jint(j, "runs_done");
+		g->progress = jstr(j, "progress");
+		g->error = jstr(j, "error");
+		g->created = jint(j, "created");
+		g->updated = jint(j, "updated");
+	}
+	v.rows = rows;
+	v.nrows = json_array_size(arr);
+	v.pager.later = cursor != 0;
+	v.pager.next_cursor = jstr(o, "next_cursor");
+	if (store_stats(x->s, &st, x->env->now, x->env->online_s) == 0) {
+		if (v.state == NULL)
+			for (i = 0; i < 5; i++)
+				v.pager.total += st.jobs[i];
+		else
+			for (i = 0; i < 5; i++)
+				if (strcmp(v.state, store_job_states[i]) == 0)
+					v.pager.total = st.jobs[i];
+	}
+	view_jobs_render(&b, &v);
+	free(rows);
+	reply_page(x, 200, &b);
+}
+
+/* GET /jobs/ID/log: the log tail as text. */
+static void
+p_job_log(struct wctx *x)
+{
+	const char *end;
+	int64_t id = parse_id(x->rest, &end);
+	json_t *o = NULL;
+	const char *log;
+	int r;
+
+	if (id == 0 || strcmp(end, "/log") != 0) {
+		reply_message(x, 404, "Not found", "no such page");
+		return;
+	}
+	if ((r = store_job_get(x->s, &o, id)) != 0) {
+		page_store_err(x, r);
+		return;
+	}
+	keep(x, o);
+	log = jstr(o, "log");
+	httpd_reply_header(x->r, "X-Content-Type-Options", "nosniff");
+	httpd_reply(x->r, 200, "text/plain; charset=utf-8", log ? log : "",
+	    log ? strlen(log) : 0);
+}
+
+/* ---- login ---------------------------------------------------------- */
+
+static void
+set_cookie(struct wctx *x, const char *name, const char *value, int max_age)
+{
+	char c[256];
+
+	snprintf(c, sizeof(c),
+	    "%s=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d", name, value,
+	    max_age);
+	httpd_reply_header(x->r, "Set-Cookie", c);
+}
+
+static void
+login_form(struct wctx *x, int status, const char *error, const char *next)
+{
+	struct view_login v = { 0 };
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	char pre[SESSION_ID_LEN + 1];
+
+	if (session_random_hex(pre, SESSION_ID_LEN / 2) == -1) {
+		reply_message(x, 500, "Error", "no randomness");
+		return;
+	}
+	set_cookie(x, COOKIE_PRE, pre, 3600);
+	v.csrf = pre;
+	v.error = error;
+	v.next = next;
+	view_login_render(&b, &v);
+	reply_page(x, status, &b);
+}
+
+/* Where to go after login: a local path only. */
+static const char *
+safe_next(const char *next)
+{
+	if (next == NULL || next[0] != '/' || next[1] == '/' ||
+	    next[1] == '\\' || strlen(next) > 200 || strpbrk(next, "\r\n"))
+		return "/regressions";
+	return next;
+}
+
+static void
+p_login(struct wctx *x)
+{
+	login_form(x, 200, NULL, safe_next(q(x, "next")));
+}
+
+static void
+p_login_post(struct wctx *x)
+{
+	struct buf tok = BUF_INIT(DCONF_TOKEN_MAX + 1),
+	           csrf = BUF_INIT(FORM_FIELD_MAX),
+	           next = BUF_INIT(FORM_FIELD_MAX);
+	char pre[SESSION_ID_LEN + 8], id[SESSION_ID_LEN + 1],
+	    cs[SESSION_ID_LEN + 1];
+	const char *dest;
+
+	cookie(x, COOKIE_PRE, pre, sizeof(pre));
+	if (form(x, "next", &next) != 0 || buf_failed(&next))
+		buf_reset(&next);
+	dest = safe_next(next.len ? next.data : NULL);
+	if (!pre[0] || form(x, "csrf", &csrf) != 0 || buf_failed(&csrf) ||
+	    !session_equal(csrf.data, pre)) {
+		login_form(x, 403, "The form expired; try again.", dest);
+		goto out;
+	}
+	if (form(x, "token", &tok) != 0 || buf_failed(&tok) ||
+	    !is_admin_token(x, tok.data)) {
+		log_info("web: failed admin login from %s", httpd_peer(x->r));
+		login_form(x, 403, "Wrong token.", dest);
+		goto out;
+	}
+	if (session_create(x->env->web->sessions, id, cs, x->env->now) == -1) {
+		reply_message(x, 500, "Error", "no randomness");
+		goto out;
+	}
+	set_cookie(x, COOKIE_SESSION, id, SESSION_TTL);
+	set_cookie(x, COOKIE_PRE, "", 0);
+	redirect(x, dest);
+out:
+	explicit_bzero(tok.data, tok.len);
+	buf_release(&tok);
+	buf_release(&csrf);
+	buf_release(&next);
+}
+
+static void
+p_logout(struct wctx *x)
+{
+	if (!csrf_ok(x)) {
+		reply_message(
+		    x, 403, "Forbidden", "CSRF token missing or wrong");
+		return;
+	}
+	session_drop(x->env->web->sessions, x->sid);
+	set_cookie(x, COOKIE_SESSION, "", 0);
+	redirect(x, "/regressions");
+}
+
+/* No icon: an empty answer instead of a 404 in every browser log. */
+static void
+p_favicon(struct wctx *x)
+{
+	httpd_reply_header(x->r, "Cache-Control", "max-age=86400");
+	httpd_reply(x->r, 204, "image/x-icon", "", 0);
+}
+
+/* ---- the table ------------------------------------------------------ */
+
+static const struct route routes[] = {
+	{ "GET", "/", p_overview },
+	{ "GET", "/commit/", p_commit },
+	{ "GET", "/series/", p_series },
+	{ "GET", "/pair/", p_pair },
+	{ "GET", "/history", p_history },
+	{ "GET", "/regressions", p_regressions },
+	{ "POST", "/regressions/", p_triage },
+	{ "GET", "/hosts", p_hosts },
+	{ "GET", "/jobs", p_jobs },
+	{ "GET", "/jobs/", p_job_log },
+	{ "GET", "/login", p_login },
+	{ "POST", "/login", p_login_post },
+	{ "POST", "/logout", p_logout },
+	{ "GET", "/favicon.ico", p_favicon },
+	{ "GET", "/api/v1/overview", a_overview },
+	{ "GET", "/api/v1/commits/", a_commit },
+	{ "GET", "/api/v1/series/", a_series },
+	{ "GET", "/api/v1/comparisons", a_comparisons },
+	{ "GET", "/api/v1/regressions", a_regressions },
+	{ "GET", "/api/v1/history", a_history },
+	{ "POST", "/api/v1/regressions/", a_triage },
+};
+
+/* The route for method and path, and the rest of the path after it. */
+static const struct route *
+find(const char *method, const char *path, const char **rest)
+{
+	size_t i, n;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (strcmp(routes[i].method, method) != 0)
+			continue;
+		n = strlen(routes[i].path);
+		if (n > 1 && routes[i].path[n - 1] == '/') {
+			if (strncmp(path, routes[i].path, n) == 0 &&
+			    path[n] != '\0') {
+				*rest = path + n;
+				return &routes[i];
+			}
+		} else if (strcmp(path, routes[i].path) == 0) {
+			*rest = "";
+			return &routes[i];
+		}
+	}
+	return NULL;
+}
+
+int
+web_match(const char *method, const char *path)
+{
+	const char *rest;
+
+	return find(method, path, &rest) != NULL;
+}
+
+void
+web_serve(const struct web_env *env)
+{
+	struct wctx x;
+	const struct route *rt;
+
+	memset(&x, 0, sizeof(x));
+	x.env = env;
+	x.r = env->r;
+	x.s = env->s;
+	rt = find(httpd_method(env->r), httpd_path(env->r), &x.rest);
+	if (rt == NULL) {
+		httpd_reply(env->r, 404, "text/plain; charset=utf-8",
+		    "not found\n", 10);
+		return;
+	}
+	x.keep = json_array();
+	load_session(&x);
+	rt->fn(&x);
+	json_decref(x.keep);
+}
