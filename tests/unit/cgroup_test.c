@@ -22,6 +22,7 @@
 #include "common/buf.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
+#include "runners/exec.h"
 #include "tests/unit/test.h"
 
 static int
@@ -387,5 +388,54 @@ TEST(test_cgroup__sigkill_loop_on_real_cgroup2)
 	cgroup_free(cg);
 	cgroup_sys_release(&s);
 	cgroup_sys_release(&real);
+	free(path);
+}
+
+/* runners/exec.c's pre-exec hook: exec_run() with procs_fds. */
+TEST(test_cgroup__exec_run_places_before_exec)
+{
+	struct cgroup_sys s;
+	char *path = unique_path("/exec");
+	struct cgroup_spec spec = { path, 0, 0 };
+	struct cgroup *cg = NULL;
+	struct err e = { 0 };
+	char *argv[] = { "cat", "/proc/self/cgroup", NULL };
+	struct exec_spec es = EXEC_SPEC_INIT(argv);
+	struct exec_result r;
+	struct buf want = BUF_INIT(4096);
+	int fds[CGROUP_MAX_FDS], n, bad[1] = { 9999 };
+
+	cgroup_detect(&s);
+	ASSERT_MSG(s.kind != CGROUP_NONE, "%s", s.reason);
+	ASSERT_MSG(cgroup_place(&cg, &s, &spec, &e) == 0, "%s", err_msg(&e));
+	n = cgroup_procs_fds(cg, fds, &e);
+	ASSERT(n > 0);
+	es.procs_fds = fds;
+	es.n_procs_fds = n;
+	es.timeout_ms = 10000;
+	ASSERT_MSG(exec_run(&r, &es, &e) == 0, "%s", err_msg(&e));
+	ASSERT(r.exited && r.code == 0);
+	buf_printf(&want, "%s%s\n", strcmp(s.base, "/") ? s.base : "", path);
+	ASSERT_MSG(strstr(r.out.data, want.data) != NULL, "want %s in %s",
+	    want.data, r.out.data);
+	exec_result_release(&r);
+	/* A PATH lookup failure and a bad fd are start errors. */
+	argv[0] = "no-such-command-pw";
+	err_clear(&e);
+	ASSERT(exec_run(&r, &es, &e) == -1);
+	ASSERT(strstr(err_msg(&e), "no-such-command-pw") != NULL);
+	argv[0] = "cat";
+	es.procs_fds = bad;
+	es.n_procs_fds = 1;
+	err_clear(&e);
+	ASSERT(exec_run(&r, &es, &e) == -1);
+	ASSERT_MSG(strstr(err_msg(&e), "cannot join the cgroup") != NULL, "%s",
+	    err_msg(&e));
+	while (n > 0)
+		close(fds[--n]);
+	ASSERT(cgroup_teardown(cg, &e) == 0);
+	cgroup_free(cg);
+	cgroup_sys_release(&s);
+	buf_release(&want);
 	free(path);
 }
