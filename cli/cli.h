@@ -85,5 +85,6 @@ int cmd_parse(int, char **);
 int cmd_submit(int, char **);
 int cmd_jobs(int, char **);
 int cmd_hosts(int, char **);
+int cmd_memcg_tax(int, char **);
 
 #endif

@@ -20,6 +20,9 @@ static const struct cli_cmd cmds[] = {
 	    "jobs [--state S] [--limit N] [--cursor C] [--json] | "
 	    "jobs show ID [--json]" },
 	{ "hosts", cmd_hosts, "hosts [--json]" },
+	{ "memcg-tax", cmd_memcg_tax,
+	    "memcg-tax [--server URL] [--json] JOB_ID... (jobs of one "
+	    "kernel)" },
 };
 
 const char *
