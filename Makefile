@@ -141,7 +141,7 @@ clean:
 #                             the shared fixtures
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
-FUZZ_FIXTURES ?= ../shared/fixtures/bench
+FUZZ_FIXTURES ?= tests/fixtures/bench
 FUZZ_LIB_SRCS = $(wildcard runners/bench/*.c) common/buf.c common/err.c \
 		common/json.c common/xalloc.c common/log.c
 HAVE_LIBFUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, \
@@ -215,3 +215,29 @@ bench-web:
 	@tests/bench/web_bench.sh $(BENCH_SECS)
 
 .PHONY: lint-web bench-web
+
+# --- git module (common/git.c): benchmark against the git command line ---
+# make bench-git: a cached 100,000-commit repository under $(OUT)/bench-git
+# (about 20 s to generate once), then first copy, 1,000 new commits with
+# a path filter, and 1,000 idle polls, side by side with git.
+$(REL)/tests/git_bench: $(REL)/obj/tests/bench/git_bench.o $(REL)/libperfwatch.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+bench-git: $(REL)/tests/git_bench
+	$(REL)/tests/git_bench $(OUT)/bench-git
+
+.PHONY: bench-git
+# --- analysis (daemon/analysis.c): the synthetic evaluation of the
+# statistics, `make eval-stats` (a few minutes; not part of make check).
+# tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.
+# EVAL_ARGS: a trial-count scale and table letters, e.g. "0.2 fct".
+$(REL)/bin/eval_stats: $(REL)/obj/tests/bench/eval_stats.o $(REL)/libperfwatch.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+eval-stats: $(REL)/bin/eval_stats
+	$(REL)/bin/eval_stats $(EVAL_ARGS)
+
+.PHONY: eval-stats

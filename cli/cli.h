@@ -85,6 +85,8 @@ int cmd_parse(int, char **);
 int cmd_submit(int, char **);
 int cmd_jobs(int, char **);
 int cmd_hosts(int, char **);
+int cmd_compare(int, char **);
+int cmd_changepoints(int, char **);
 int cmd_memcg_tax(int, char **);
 
 #endif

@@ -20,6 +20,11 @@ static const struct cli_cmd cmds[] = {
 	    "jobs [--state S] [--limit N] [--cursor C] [--json] | "
 	    "jobs show ID [--json]" },
 	{ "hosts", cmd_hosts, "hosts [--json]" },
+	{ "compare", cmd_compare,
+	    "compare [--json] [--better higher|lower] [--min-effect PCT] "
+	    "[--alpha A] [--history FILE] [--exit-code] BASE CAND" },
+	{ "changepoints", cmd_changepoints,
+	    "changepoints [--json] [--better higher|lower] FILE" },
 	{ "memcg-tax", cmd_memcg_tax,
 	    "memcg-tax [--server URL] [--json] JOB_ID... (jobs of one "
 	    "kernel)" },

@@ -3,7 +3,7 @@
 # JSON read back by the json parser, errors with exit 1.
 set -u
 BIN=${PERFWATCH_BIN:-build/san/bin}
-FIX=${PERFWATCH_FIXTURES:-../shared/fixtures}/bench
+FIX=${PERFWATCH_FIXTURES:-tests/fixtures}/bench
 tmp=$(mktemp -d /tmp/t0601.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fails=0

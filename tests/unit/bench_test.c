@@ -1,8 +1,8 @@
 /*
- * Parser tests on the real captured outputs in ../shared/fixtures/bench/.
- * Expected numbers come from the *.lkp-stats.yaml files next to them
- * (LKP's independent parse), copied by hand with the file named; where
- * our definition differs from LKP's (units, omitted zeros), the test says
+ * Parser tests on the real captured outputs in tests/fixtures/bench/ (a copy of
+ * the shared fixtures). Expected numbers come from the *.lkp-stats.yaml files
+ * next to them (LKP's independent parse), copied by hand with the file named;
+ * where our definition differs from LKP's (units, omitted zeros), the test says
  * how.
  */
 #include <math.h>

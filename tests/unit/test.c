@@ -86,8 +86,8 @@ test_fixture(const char *rel)
 	const char *base = getenv("PERFWATCH_FIXTURES");
 	char *p = pathbuf[pathslot++ % 8];
 
-	snprintf(p, sizeof(pathbuf[0]), "%s/%s",
-	    base ? base : "../shared/fixtures", rel);
+	snprintf(p, sizeof(pathbuf[0]), "%s/%s", base ? base : "tests/fixtures",
+	    rel);
 	return p;
 }
 

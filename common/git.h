@@ -1,0 +1,225 @@
+#ifndef COMMON_GIT_H
+#define COMMON_GIT_H
+
+/*
+ * The git module: the only file that includes <git2.h> (libgit2 1.5).
+ * The daemon's watcher keeps one bare mirror per watched tree; the runner
+ * keeps one clone per tree URL and exports commits from it.  Both are a
+ * struct gitm_repo.
+ *
+ * Refs: a mirror is fetched mirror-style, each remote refs/heads/X into
+ * refs/heads/X and refs/tags/X into refs/tags/X (forced), with prune.
+ * The mirror's branches are therefore the remote's branches, exactly
+ * what `git clone --bare` produces, so git and libgit2 can take turns on
+ * the same mirror (see enum gitm_transfer).  A branch deleted upstream
+ * disappears from the mirror at the next fetch.
+ *
+ * Everything read from a tree (names, e-mails, subjects, ref names) is
+ * untrusted: copied with a length cap (cut on a UTF-8 boundary), never
+ * interpreted, never passed to a shell.
+ *
+ * Threads: a struct gitm_repo must not be used by two threads at once.
+ * Errors: functions return 0, -1 or a negative ERR_* (common/err.h); the
+ * message, naming the tree, is read with gitm_errmsg() and stays until
+ * gitm_clearerr() (first message wins).
+ */
+#include <stddef.h>
+
+#define GITM_SHA_SIZE 41 /* 40 hex digits and the NUL */
+
+/* Default whole-operation deadline and socket inactivity timeout. */
+#define GITM_DEFAULT_TIMEOUT_MS (30L * 60 * 1000)
+#define GITM_DEFAULT_IO_TIMEOUT_MS (120L * 1000)
+
+enum gitm_stage {
+	GITM_STAGE_CLI,       /* git clone or fetch running (no counts) */
+	GITM_STAGE_RECEIVING, /* objects arriving */
+	GITM_STAGE_INDEXING,  /* resolving deltas */
+	GITM_STAGE_DONE
+};
+
+struct gitm_progress {
+	const char *tree; /* the tree's name */
+	enum gitm_stage stage;
+	unsigned total_objects, received_objects, indexed_objects;
+	unsigned total_deltas, indexed_deltas;
+	unsigned long long received_bytes;
+};
+
+/*
+ * Which program moves objects.  libgit2 1.5 is slow at it: its indexer
+ * maps and unmaps the pack file for every object it writes (1.1x-1.9x
+ * git's time to fetch 1,000 commits here, half of it in munmap), and its
+ * file:// transport delta-searches a whole pack with no progress (a first
+ * copy of 99,000 commits had not finished after 90 s; git: 14-24 s); see
+ * tests/bench/git_bench.c.  So by default git downloads and
+ * libgit2 does everything else, including the idle check: a poll lists
+ * the remote's refs with libgit2 and runs git only when one differs.
+ */
+enum gitm_transfer {
+	GITM_XFER_AUTO,   /* git when it runs, else libgit2 */
+	GITM_XFER_CLI,    /* git only */
+	GITM_XFER_LIBGIT2 /* libgit2 only */
+};
+
+struct gitm_opts {
+	long timeout_ms; /* one fetch or clone; 0: the default */
+	enum gitm_transfer transfer;
+	const char *git_path; /* the git program; NULL: "git" in PATH */
+	/*
+	 * Progress, at most every 200 ms and at the end; a non-zero return
+	 * cancels the transfer.  Called on the caller's thread.
+	 */
+	int (*progress)(const struct gitm_progress *, void *arg);
+	void *arg;
+};
+
+/*
+ * Process-wide setup, before any thread uses the module: initialises
+ * libgit2, disables its owner validation (the module only opens
+ * repositories it made), and registers a socket stream whose connect,
+ * read and write time out after io_timeout_ms (0: the default) of
+ * inactivity, because libgit2 1.5 has no server timeout option
+ * (GIT_OPT_SET_SERVER_TIMEOUT arrived in 1.7).  The stream serves
+ * http://, https:// (TLS runs over it) and git://; ssh:// (libssh2)
+ * has only the whole-operation deadline.  0 or -1 (message in errbuf).
+ */
+int gitm_global_init(long io_timeout_ms);
+void gitm_global_shutdown(void);
+
+struct gitm_repo;
+
+/*
+ * A mirror of tree NAME (letters, digits, '.', '_', '-'; not starting
+ * with '.') fetched from URL, kept at DIR/NAME.git.  Nothing is touched
+ * until gitm_fetch().  Never NULL; opts may be NULL and is copied.
+ */
+struct gitm_repo *gitm_repo_new(const char *dir, const char *name,
+    const char *url, const struct gitm_opts *opts);
+/*
+ * The runner's clone of URL under WORKDIR, named after a hash of the URL
+ * (WORKDIR/u-<16 hex>.git); the URL also serves as the tree name in
+ * messages (without any user:password part).
+ */
+struct gitm_repo *gitm_repo_for_url(
+    const char *workdir, const char *url, const struct gitm_opts *opts);
+void gitm_repo_free(struct gitm_repo *); /* NULL ok */
+const char *gitm_errmsg(const struct gitm_repo *);
+void gitm_clearerr(struct gitm_repo *);
+const char *gitm_path(const struct gitm_repo *); /* DIR/NAME.git */
+
+struct gitm_fetch_stats {
+	int cloned;    /* the mirror was created by this call */
+	int recreated; /* it was corrupt and was made again */
+	int by_cli;    /* git moved the objects (no counts below) */
+	int changed;   /* a ref of the remote differed from the mirror */
+	unsigned received_objects;
+	unsigned long long received_bytes;
+	long ms;
+};
+
+/*
+ * Brings the mirror up to date: opens it, or makes the first copy when it
+ * does not exist, or makes it again when it is corrupt (unreadable, or a
+ * branch pointing to a missing or broken commit); otherwise fetches
+ * branches and tags with prune (with git: only when the remote's refs
+ * differ from the mirror's).  out may be NULL.  0, ERR_AUTH (the
+ * remote wants credentials; perfwatch fetches anonymously) or -1.
+ */
+int gitm_fetch(struct gitm_fetch_stats *out, struct gitm_repo *);
+
+struct gitm_tip {
+	char *branch; /* "master", without refs/heads/ */
+	char sha[GITM_SHA_SIZE];
+};
+
+/*
+ * The branches of the mirror and their commits, sorted by name, as of
+ * the last fetch.  Branch names longer than CAP_NAME are skipped.
+ * *out is the caller's: gitm_tips_free(*out, *n).  0 or -1.
+ */
+int gitm_tips(struct gitm_tip **out, size_t *n, struct gitm_repo *);
+void gitm_tips_free(struct gitm_tip *, size_t);
+/* Commit of one branch: 0, ERR_NOTFOUND (no such branch) or -1. */
+int gitm_tip(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *branch);
+
+struct gitm_commit {
+	char sha[GITM_SHA_SIZE];
+	char (*parents)[GITM_SHA_SIZE];
+	size_t nparents;
+	char *author_name, *author_email; /* capped at CAP_NAME */
+	char *committer_name, *committer_email;
+	long long author_time, commit_time; /* seconds since the epoch */
+	int author_tz, commit_tz;           /* minutes east of UTC */
+	char *subject; /* first line of the message, capped at CAP_SUBJECT */
+	/* touches[i]: the commit changes paths[i] against its first parent
+	 * (a root commit: against the empty tree). */
+	unsigned char *touches;
+	int touches_any;
+};
+
+struct gitm_walk {
+	struct gitm_commit *commits; /* oldest first (parents first) */
+	size_t n;
+	int rewrite;     /* old is not an ancestor of new (force push) */
+	int old_missing; /* old is not in the mirror: walked from new only */
+	char base[GITM_SHA_SIZE]; /* rewrite: merge base of old and new,
+	                             or "" when none */
+	size_t dropped; /* rewrite: commits on old that new lost (capped) */
+	int truncated;  /* more than max: only the newest max are here */
+};
+
+/*
+ * The commits new on a branch that moved from OLD (NULL or "" when the
+ * branch is new) to NEW, oldest first, with the paths each one touches.
+ * Fast-forward: new ^old.  Otherwise (a rebase or a force push) the
+ * rewrite is reported and the walk is new ^merge-base.  paths are
+ * literal paths ("mm" covers mm/...) or fnmatch globs.  max caps the
+ * number of commits (0: GITM_MAX_WALK); when the range is larger, the
+ * newest max are returned and truncated is set.  0 and *out (release
+ * with gitm_walk_release), ERR_NOTFOUND (new is not a commit here) or -1.
+ */
+#define GITM_MAX_WALK 1000000
+int gitm_new_commits(struct gitm_walk *out, struct gitm_repo *, const char *old,
+    const char *new_tip, const char *const *paths, size_t npaths, size_t max);
+void gitm_walk_release(struct gitm_walk *);
+
+/*
+ * Resolves REF to a commit: a full ref name (refs/...), a branch, a tag
+ * (peeled), or a full 40-digit id of a commit in the mirror.  No revision
+ * syntax (REF~2, @{...}) is interpreted.  0, ERR_NOTFOUND or -1.
+ */
+int gitm_resolve(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *ref);
+/* First parent: 0, ERR_NOTFOUND (root commit or unknown commit) or -1. */
+int gitm_first_parent(
+    char out[GITM_SHA_SIZE], struct gitm_repo *, const char *sha);
+/* Merge base of a and b: 0, ERR_NOTFOUND (unrelated) or -1. */
+int gitm_merge_base(
+    char out[GITM_SHA_SIZE], struct gitm_repo *, const char *a, const char *b);
+/* 1 when ANCESTOR is COMMIT or one of its ancestors, 0 when not, <0. */
+int gitm_is_ancestor(
+    struct gitm_repo *, const char *ancestor, const char *commit);
+/*
+ * The baseline of CANDIDATE under a job's `baseline:` policy: "parent"
+ * (first parent), "branch-base:REF" (merge base with REF), "ref:REF".
+ * 0, ERR_INVALID (unknown policy), ERR_NOTFOUND or -1.
+ */
+int gitm_baseline(char out[GITM_SHA_SIZE], struct gitm_repo *,
+    const char *policy, const char *candidate);
+
+/*
+ * Makes sure commit SHA is in the clone: fetches branches and tags if it
+ * is not, then, if still missing, asks the server for the commit itself
+ * (servers that allow unadvertised objects; libgit2 first, then git, as
+ * libgit2's file:// transport never sends them).  0, ERR_NOTFOUND, ERR_AUTH
+ * or -1.
+ */
+int gitm_fetch_commit(struct gitm_repo *, const char *sha);
+/*
+ * Exports the tree of commit SHA (fetched as by gitm_fetch_commit) into
+ * DIR, which is emptied first or created: a clean copy to build in, with
+ * no .git.  0, ERR_NOTFOUND, ERR_AUTH or -1.
+ */
+int gitm_checkout(struct gitm_repo *, const char *sha, const char *dir);
+
+#endif

@@ -1,0 +1,548 @@
+/*
+ * eval_stats: the synthetic study of daemon/analysis (issue 5), run by
+ * `make eval-stats`.  It draws runs from five noise models, feeds them to
+ * the same functions the daemon uses, and prints false-alarm rates,
+ * power, mean run counts, change-point hit rates and timings as
+ * markdown tables (docs/ANALYSIS.md keeps a copy).
+ *
+ *   eval_stats [SCALE]     SCALE multiplies the trial counts (default 1)
+ *
+ * Every number is reproducible: the generator is seeded per cell.  Rates
+ * are given with a 95 % half-width (normal approximation) so that a
+ * reader can tell a met goal from noise.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "daemon/analysis.h"
+
+enum model { M_NORMAL, M_LOGNORMAL, M_BIMODAL, M_OUTLIERS, M_AR1, M_COUNT };
+
+static const char *const model_names[M_COUNT] = { "normal",
+	"log-normal (skewed)", "bimodal 30% +2.5%", "outliers 5% -15%",
+	"AR(1) phi=0.5" };
+
+#define AR_PHI 0.5
+#define LN_SHAPE 0.5 /* skewness 1.75 */
+#define HIST_RUNS 100
+#define MAX_N 12
+
+static double scale = 1;
+
+static size_t
+trials(size_t n)
+{
+	size_t t = (size_t)((double)n * scale);
+
+	return t < 10 ? 10 : t;
+}
+
+static double
+gauss(struct analysis_rng *r)
+{
+	double u, v;
+
+	/* Box-Muller; u in (0, 1]. */
+	u = 1 - analysis_rng_uniform(r);
+	v = analysis_rng_uniform(r);
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+/*
+ * One noise stream.  Each call gives the next run's multiplicative
+ * factor (mean about 1, coefficient of variation cv).  The AR(1) model
+ * keeps its state, so runs taken in order are correlated.
+ */
+struct noise {
+	enum model m;
+	double cv, ar;
+	struct analysis_rng *r;
+};
+
+static double
+noise_next(struct noise *n)
+{
+	double z = gauss(n->r), x;
+
+	switch (n->m) {
+	case M_LOGNORMAL: {
+		double mu = exp(LN_SHAPE * LN_SHAPE / 2);
+		double sd = mu * sqrt(expm1(LN_SHAPE * LN_SHAPE));
+
+		x = 1 + n->cv * (exp(LN_SHAPE * z) - mu) / sd;
+		break;
+	}
+	case M_BIMODAL:
+		x = (1 + n->cv * z) *
+		    (analysis_rng_uniform(n->r) < 0.3 ? 1.025 : 1);
+		break;
+	case M_OUTLIERS:
+		x = (1 + n->cv * z) *
+		    (analysis_rng_uniform(n->r) < 0.05 ? 0.85 : 1);
+		break;
+	case M_AR1:
+		n->ar = AR_PHI * n->ar + sqrt(1 - AR_PHI * AR_PHI) * z;
+		x = 1 + n->cv * n->ar;
+		break;
+	default:
+		x = 1 + n->cv * z;
+	}
+	return x > 1e-6 ? x : 1e-6;
+}
+
+static void
+noise_init(struct noise *n, enum model m, double cv, struct analysis_rng *r)
+{
+	n->m = m;
+	n->cv = cv;
+	n->r = r;
+	n->ar = gauss(r); /* stationary start */
+}
+
+/*
+ * Runs of one pair: base and candidate alternate (A B A B ...), as the
+ * runners do; the candidate is (1 - shift) times slower (a regression of
+ * a higher-is-better metric).
+ */
+static void
+draw_pair(double *a, double *b, size_t n, enum model m, double cv, double shift,
+    struct analysis_rng *r)
+{
+	struct noise ns;
+	size_t i;
+
+	noise_init(&ns, m, cv, r);
+	for (i = 0; i < n; i++) {
+		a[i] = 1000 * noise_next(&ns);
+		b[i] = 1000 * (1 - shift) * noise_next(&ns);
+	}
+}
+
+static void
+draw_history(
+    double *h, size_t n, enum model m, double cv, struct analysis_rng *r)
+{
+	struct noise ns;
+	size_t i;
+
+	noise_init(&ns, m, cv, r);
+	for (i = 0; i < n; i++)
+		h[i] = 1000 * noise_next(&ns);
+}
+
+struct tally {
+	size_t n, alarms, hits, unstable, runs;
+};
+
+static double
+rate(size_t k, size_t n)
+{
+	return n ? 100.0 * (double)k / (double)n : NAN;
+}
+
+static double
+halfw(size_t k, size_t n)
+{
+	double p = n ? (double)k / (double)n : 0;
+
+	return n ? 196.0 * sqrt(p * (1 - p) / (double)n) : NAN;
+}
+
+static int
+is_alarm(enum analysis_verdict v)
+{
+	return v == ANALYSIS_REGRESSION || v == ANALYSIS_IMPROVEMENT;
+}
+
+/*
+ * One A/B trial.  adaptive: looks at 5, 8, 12 as the scheduler would.
+ * Returns the final result; *n_used the runs per side it took.
+ */
+static void
+ab_trial(struct analysis_result *res, size_t *n_used, enum model m, double cv,
+    double shift, int use_hist, int adaptive, size_t n_fixed,
+    struct analysis_rng *r)
+{
+	double a[MAX_N], b[MAX_N], h[HIST_RUNS];
+	struct analysis_opts o;
+	struct err e = { 0 };
+	size_t n = adaptive ? 5 : n_fixed, nmax = adaptive ? MAX_N : n_fixed;
+
+	draw_pair(a, b, nmax, m, cv, shift, r);
+	analysis_opts_init(&o);
+	if (use_hist) {
+		draw_history(h, HIST_RUNS, m, cv, r);
+		o.history = h;
+		o.n_history = HIST_RUNS;
+	}
+	if (adaptive) {
+		o.first_runs = 5;
+		o.max_runs = MAX_N;
+	}
+	for (;;) {
+		if (analysis_compare(res, a, n, b, n, &o, &e) != 0) {
+			fprintf(stderr, "eval_stats: %s\n", err_msg(&e));
+			exit(1);
+		}
+		if (!adaptive)
+			break;
+		{
+			size_t next = analysis_next_runs(res, n, 5, MAX_N);
+
+			if (next == 0)
+				break;
+			n = next;
+		}
+	}
+	*n_used = n;
+}
+
+static void
+ab_cell(struct tally *t, enum model m, double cv, double shift, int hist,
+    int adaptive, size_t n_fixed, size_t ntrials, uint64_t seed)
+{
+	struct analysis_rng r;
+	struct analysis_result res;
+	size_t i, n_used;
+
+	memset(t, 0, sizeof(*t));
+	analysis_rng_seed(&r, seed);
+	for (i = 0; i < ntrials; i++) {
+		ab_trial(
+		    &res, &n_used, m, cv, shift, hist, adaptive, n_fixed, &r);
+		t->n++;
+		t->runs += n_used;
+		if (is_alarm(res.verdict))
+			t->alarms++;
+		if (res.verdict == ANALYSIS_REGRESSION)
+			t->hits++;
+		if (res.verdict == ANALYSIS_UNSTABLE)
+			t->unstable++;
+	}
+}
+
+static void
+print_rate(size_t k, size_t n)
+{
+	printf(" %5.2f ± %.2f |", rate(k, n), halfw(k, n));
+}
+
+static void
+table_fixed(void)
+{
+	enum model m;
+	size_t nt = trials(1000), nt0 = trials(4000);
+
+	printf("\n### A/B, fixed N = 5 per side, CV 1 %%, alpha 0.01, "
+	       "min_effect 1 %%\n\n");
+	printf("False alarm (FA) = regression or improvement reported with "
+	       "no change (%zu trials per cell); power = regression reported "
+	       "for a 2 %% drop (%zu trials); ± is the 95 %% half-width.  "
+	       "History: 100 earlier runs of the base.\n\n",
+	    nt0, nt);
+	printf("| noise | Welch FA %% | Welch power %% | history FA %% | "
+	       "history power %% | A/A unstable %% |\n");
+	printf("|---|---|---|---|---|---|\n");
+	for (m = 0; m < M_COUNT; m++) {
+		struct tally w0, w1, h0, h1;
+
+		ab_cell(&w0, m, 0.01, 0, 0, 0, 5, nt0, 100 + m);
+		ab_cell(&w1, m, 0.01, 0.02, 0, 0, 5, nt, 200 + m);
+		ab_cell(&h0, m, 0.01, 0, 1, 0, 5, nt0, 300 + m);
+		ab_cell(&h1, m, 0.01, 0.02, 1, 0, 5, nt, 400 + m);
+		printf("| %s |", model_names[m]);
+		print_rate(w0.alarms, w0.n);
+		print_rate(w1.hits, w1.n);
+		print_rate(h0.alarms, h0.n);
+		print_rate(h1.hits, h1.n);
+		print_rate(w0.unstable + h0.unstable, w0.n + h0.n);
+		printf("\n");
+		fflush(stdout);
+	}
+}
+
+static void
+table_adaptive(void)
+{
+	enum model m;
+	size_t nt = trials(1000), nt0 = trials(2000);
+	int hist;
+
+	printf("\n### Adaptive runs: looks at 5, 8, 12 per side, "
+	       "Pocock-type alpha spending (total 0.01), exact boundaries, CV "
+	       "1 %%, "
+	       "2 %% drop\n\n");
+	printf("%zu trials per no-change cell, %zu per 2 %% drop cell.  Mean "
+	       "N is runs per side until the verdict.\n\n",
+	    nt0, nt);
+	printf("| noise | p-value | FA %% | mean N (no change) | power %% | "
+	       "mean N (2 %% drop) |\n");
+	printf("|---|---|---|---|---|---|\n");
+	for (hist = 1; hist >= 0; hist--) {
+		for (m = 0; m < M_COUNT; m++) {
+			struct tally t0, t1;
+
+			ab_cell(&t0, m, 0.01, 0, hist, 1, 0, nt0, 500 + m);
+			ab_cell(&t1, m, 0.01, 0.02, hist, 1, 0, nt, 600 + m);
+			printf("| %s | %s |", model_names[m],
+			    hist ? "history" : "Welch");
+			print_rate(t0.alarms, t0.n);
+			printf(" %.2f |", (double)t0.runs / (double)t0.n);
+			print_rate(t1.hits, t1.n);
+			printf(" %.2f |\n", (double)t1.runs / (double)t1.n);
+			fflush(stdout);
+		}
+	}
+}
+
+static void
+table_aa(void)
+{
+	static const double cvs[] = { 0.003, 0.01, 0.05 };
+	enum model m;
+	size_t nt = trials(1000), c;
+
+	printf("\n### A/A: no change, N = 5, alpha 0.01 (false alarms must "
+	       "stay at or below 1 %%)\n\n");
+	printf("%zu trials per cell; FA = regression or improvement, "
+	       "U = unstable.\n\n",
+	    nt);
+	printf("| noise | CV | Welch FA %% | history FA %% | U %% |\n");
+	printf("|---|---|---|---|---|\n");
+	for (m = 0; m < M_COUNT; m++) {
+		for (c = 0; c < sizeof(cvs) / sizeof(cvs[0]); c++) {
+			struct tally w, h;
+
+			ab_cell(
+			    &w, m, cvs[c], 0, 0, 0, 5, nt, 700 + 10 * m + c);
+			ab_cell(
+			    &h, m, cvs[c], 0, 1, 0, 5, nt, 800 + 10 * m + c);
+			printf(
+			    "| %s | %.1f %% |", model_names[m], cvs[c] * 100);
+			print_rate(w.alarms, w.n);
+			print_rate(h.alarms, h.n);
+			print_rate(w.unstable + h.unstable, w.n + h.n);
+			printf("\n");
+			fflush(stdout);
+		}
+	}
+}
+
+static void
+table_sweep(void)
+{
+	static const double cvs[] = { 0.003, 0.01, 0.02, 0.05 };
+	static const double shifts[] = { 0.005, 0.01, 0.02, 0.05, 0.10 };
+	size_t nt = trials(300), c, s;
+
+	printf("\n### Power sweep: normal noise, adaptive N <= 12 with "
+	       "history, min_effect 1 %%\n\n");
+	printf("%% of %zu trials reporting the regression (mean N in "
+	       "brackets).  Shifts below min_effect are not meant to be "
+	       "reported.\n\n",
+	    nt);
+	printf("| CV \\ drop |");
+	for (s = 0; s < sizeof(shifts) / sizeof(shifts[0]); s++)
+		printf(" %.1f %% |", shifts[s] * 100);
+	printf("\n|---|");
+	for (s = 0; s < sizeof(shifts) / sizeof(shifts[0]); s++)
+		printf("---|");
+	printf("\n");
+	for (c = 0; c < sizeof(cvs) / sizeof(cvs[0]); c++) {
+		printf("| %.1f %% |", cvs[c] * 100);
+		for (s = 0; s < sizeof(shifts) / sizeof(shifts[0]); s++) {
+			struct tally t;
+
+			ab_cell(&t, M_NORMAL, cvs[c], shifts[s], 1, 1, 0, nt,
+			    900 + 10 * c + s);
+			printf(" %.0f (%.1f) |", rate(t.hits, t.n),
+			    (double)t.runs / (double)t.n);
+		}
+		printf("\n");
+		fflush(stdout);
+	}
+}
+
+/*
+ * History: 120-point series, 1 % noise, one 2 % step (a regression of a
+ * higher-is-better metric) at a uniform position in [15, 105), or none.
+ */
+#define CP_LEN 120
+
+static void
+cp_cell(size_t *hits, size_t *false_cps, size_t *steps, size_t *points,
+    enum model m, double cv, double step, size_t ntrials, uint64_t seed)
+{
+	struct analysis_rng r;
+	struct analysis_cp_opts o;
+	double x[CP_LEN];
+	size_t i, k;
+
+	analysis_rng_seed(&r, seed);
+	analysis_cp_opts_init(&o);
+	*hits = *false_cps = *steps = *points = 0;
+	for (k = 0; k < ntrials; k++) {
+		struct analysis_cps c;
+		struct noise ns;
+		struct err e = { 0 };
+		size_t pos = 15 + analysis_rng_below(&r, 90);
+		int found = 0;
+
+		noise_init(&ns, m, cv, &r);
+		for (i = 0; i < CP_LEN; i++)
+			x[i] = 1000 * noise_next(&ns) *
+			    (step > 0 && i >= pos ? 1 - step : 1);
+		if (analysis_changepoints(&c, x, CP_LEN, &o, &e) != 0) {
+			fprintf(stderr, "eval_stats: %s\n", err_msg(&e));
+			exit(1);
+		}
+		for (i = 0; i < c.n; i++) {
+			size_t d = c.cp[i].index > pos ? c.cp[i].index - pos
+			                               : pos - c.cp[i].index;
+
+			if (step > 0 && d <= 3 && !found)
+				found = 1;
+			else
+				(*false_cps)++;
+		}
+		analysis_cps_release(&c);
+		*hits += (size_t)found;
+		*steps += step > 0;
+		*points += CP_LEN;
+	}
+}
+
+static void
+table_cp(void)
+{
+	enum model m;
+	size_t nt = trials(1000);
+
+	printf("\n### Change points: %d-point series, CV 1 %%, one 2 %% step "
+	       "at a random position in [15, 105)\n\n",
+	    CP_LEN);
+	printf("%zu series per cell.  Hit = a change point within ±3 of the "
+	       "step; every other change point is false.\n\n",
+	    nt);
+	printf("| noise | hit rate %% | false CPs / 100 points (step) | "
+	       "false CPs / 100 points (no step) |\n");
+	printf("|---|---|---|---|\n");
+	for (m = 0; m < M_COUNT; m++) {
+		size_t h, f, s, p, h0, f0, s0, p0;
+
+		cp_cell(&h, &f, &s, &p, m, 0.01, 0.02, nt, 1000 + m);
+		cp_cell(&h0, &f0, &s0, &p0, m, 0.01, 0, nt, 1100 + m);
+		printf("| %s |", model_names[m]);
+		print_rate(h, s);
+		printf(" %.3f | %.3f |\n", 100.0 * (double)f / (double)p,
+		    100.0 * (double)f0 / (double)p0);
+		fflush(stdout);
+	}
+}
+
+/* CPU time of this process: the box is shared, wall time is not ours. */
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void
+table_timing(void)
+{
+	struct analysis_rng r;
+	struct analysis_opts o;
+	struct analysis_result res;
+	struct analysis_cp_opts co;
+	struct analysis_cps c;
+	struct err e = { 0 };
+	double a[MAX_N], b[MAX_N], h[HIST_RUNS], *x, t0, best;
+	size_t i, k, reps = 50;
+
+	analysis_rng_seed(&r, 77);
+	printf("\n### Time (CPU time, best of %zu; 2000 resamples)\n\n", reps);
+	printf("| operation | ms |\n|---|---|\n");
+	draw_pair(a, b, MAX_N, M_NORMAL, 0.01, 0.02, &r);
+	draw_history(h, HIST_RUNS, M_NORMAL, 0.01, &r);
+	for (k = 0; k < 4; k++) {
+		size_t n = k % 2 ? MAX_N : 5;
+
+		analysis_opts_init(&o);
+		if (k >= 2) {
+			o.history = h;
+			o.n_history = HIST_RUNS;
+		}
+		best = INFINITY;
+		for (i = 0; i < reps; i++) {
+			t0 = now();
+			analysis_compare(&res, a, n, b, n, &o, &e);
+			t0 = now() - t0;
+			if (t0 < best)
+				best = t0;
+		}
+		printf("| A/B, N = %zu, bootstrap%s | %.3f |\n", n,
+		    k >= 2 ? " + 100-run history A/A" : "", best * 1e3);
+	}
+	x = malloc(5000 * sizeof(*x));
+	if (x == NULL)
+		exit(1);
+	{
+		struct noise ns;
+
+		noise_init(&ns, M_NORMAL, 0.01, &r);
+		for (i = 0; i < 5000; i++)
+			x[i] = 1000 * noise_next(&ns) * (i >= 1700 ? 0.98 : 1) *
+			    (i >= 3900 ? 1.03 : 1);
+	}
+	analysis_cp_opts_init(&co);
+	best = INFINITY;
+	for (i = 0; i < 10; i++) {
+		t0 = now();
+		analysis_changepoints(&c, x, 5000, &co, &e);
+		t0 = now() - t0;
+		if (t0 < best)
+			best = t0;
+		if (i + 1 < 10)
+			analysis_cps_release(&c);
+	}
+	printf("| change points, 5000 points (found %zu) | %.3f |\n", c.n,
+	    best * 1e3);
+	analysis_cps_release(&c);
+	free(x);
+}
+
+int
+main(int argc, char **argv)
+{
+	double t0 = now();
+	const char *only = argc > 2 ? argv[2] : "";
+
+	if (argc > 1)
+		scale = strtod(argv[1], NULL);
+	if (!(scale > 0))
+		scale = 1;
+	printf("## perfwatch analysis: synthetic evaluation "
+	       "(eval_stats, scale %g)\n",
+	    scale);
+	if (!*only || strchr(only, 'f'))
+		table_fixed();
+	if (!*only || strchr(only, 'a'))
+		table_adaptive();
+	if (!*only || strchr(only, 'A'))
+		table_aa();
+	if (!*only || strchr(only, 's'))
+		table_sweep();
+	if (!*only || strchr(only, 'c'))
+		table_cp();
+	if (!*only || strchr(only, 't'))
+		table_timing();
+	printf("\n(total %.0f s of CPU)\n", now() - t0);
+	return 0;
+}
