@@ -176,6 +176,26 @@ done
 pw memcg-tax ${b_ids//,/ } | grep -q '^POINT  *METRIC  *NESTED  *ROOT  *TAX' &&
     pass memcg_tax_table || fail memcg_tax_table "$(pw memcg-tax ${b_ids//,/ })"
 
+# `perfwatch compare` on the exported jobs of one point: telemetry (info)
+# is not judged, the benchmark's metrics and the memcg ones that have a
+# direction are.
+first_b=${b_ids%%,*}
+first_c=${c_ids%%,*}
+if "$PW_BIN/perfwatch" compare --json "$PW_TMP/job$first_b.json" "$PW_TMP/job$first_c.json" \
+    >"$PW_TMP/cmp.json" 2>"$PW_TMP/cmp.err" || [ $? -eq 1 ]; then
+	python3 - "$PW_TMP/cmp.json" <<'PY' && pass compare_skips_info_metrics ||
+import json, sys
+names = [m["metric"] if "metric" in m else m["name"]
+         for m in json.load(open(sys.argv[1]))["metrics"]]
+assert "throughput" in names, names
+assert not any(n.startswith("memcg.") and n != "memcg.charge_path_share_pct"
+               for n in names), names
+PY
+	    fail compare_skips_info_metrics "$(head -c 1500 "$PW_TMP/cmp.json")"
+else
+	fail compare_skips_info_metrics "$(cat "$PW_TMP/cmp.err")"
+fi
+
 # Nothing left behind in either hierarchy.
 left=$(find /sys/fs/cgroup/memory /sys/fs/cgroup/unified -maxdepth 4 -type d \
     \( -name "pwe2e-$$" -o -name "perfwatch-root-$RUNNER" \) 2>/dev/null)
