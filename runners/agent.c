@@ -718,6 +718,75 @@ struct placement {
 };
 
 /*
+ * The cgroups a running job created, journalled in the workdir, so a
+ * runner killed mid-job removes them at its next start.
+ */
+static char *
+journal_path(const struct agent *a)
+{
+	return xasprintf("%s/cgroups.journal", a->cfg->workdir);
+}
+
+static void
+journal_write(struct agent *a, const struct cgroup *cg)
+{
+	char *path = journal_path(a), *tmp = xasprintf("%s.tmp", path);
+	size_t i, n = cg ? cgroup_created_count(cg) : 0;
+	FILE *f;
+
+	if (n == 0) {
+		unlink(path);
+		goto out;
+	}
+	if ((f = fopen(tmp, "w")) == NULL) {
+		log_warnx("%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\n", cgroup_created_dir(cg, i));
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0 ||
+	    rename(tmp, path) != 0)
+		log_warnx("%s: %s", path, strerror(errno));
+out:
+	free(tmp);
+	free(path);
+}
+
+static void
+journal_replay(struct agent *a)
+{
+	char *path = journal_path(a), **dirs = NULL, *line, *save = NULL;
+	struct buf b = BUF_INIT(CAP_LOG_APPEND);
+	struct err e = { 0 };
+	size_t n = 0;
+	int r;
+
+	if (a->cgs.kind != CGROUP_NONE &&
+	    (r = cgroup_sweep_stale(&a->cgs, &e)) != 0)
+		log_info("cgroups of dead runners: %s%d removed",
+		    r < 0 ? err_msg(&e) : "", r < 0 ? 0 : r);
+	err_clear(&e);
+	if (a->cgs.kind == CGROUP_NONE ||
+	    cgroup_read_file(&b, path, CAP_LOG_APPEND) != 0)
+		goto out;
+	for (line = strtok_r(b.data, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		dirs = xreallocarray(dirs, n + 1, sizeof(char *));
+		dirs[n++] = line;
+	}
+	r = cgroup_remove_stale(&a->cgs, dirs, n, &e);
+	if (r < 0)
+		log_warnx("cgroups left by a previous run: %s", err_msg(&e));
+	else
+		log_info("cgroups left by a previous run: %d removed", r);
+	unlink(path);
+out:
+	free(dirs);
+	buf_release(&b);
+	free(path);
+}
+
+/*
  * Places the job's benchmark: 0 (pl ready; pl->cg NULL when the host has
  * no cgroups and the job does not ask for placement), or -1 with why.
  */
@@ -747,6 +816,7 @@ place_job(
 		return -1;
 	}
 	pl->nfds = n;
+	journal_write(a, pl->cg);
 	memset(&src, 0, sizeof(src));
 	src.kind = cgroup_kind(pl->cg);
 	src.memdir = cgroup_dir(pl->cg);
@@ -772,6 +842,8 @@ unplace_job(struct agent *a, int64_t job, struct placement *pl)
 	pl->tm = NULL;
 	if (pl->cg != NULL && cgroup_teardown(pl->cg, &e) != 0)
 		job_log(a, job, "cgroup teardown: %s", err_msg(&e));
+	else if (pl->cg != NULL)
+		journal_write(a, NULL);
 	cgroup_free(pl->cg);
 	pl->cg = NULL;
 }
@@ -1146,6 +1218,7 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 		ret = 1;
 		goto out;
 	}
+	journal_replay(&a);
 	if (register_host(&a) != 0) {
 		ret = 1;
 		goto out;

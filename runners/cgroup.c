@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -842,4 +843,123 @@ cgroup_free(struct cgroup *cg)
 	free(cg->v2dir);
 	free(cg->perf);
 	free(cg);
+}
+
+size_t
+cgroup_created_count(const struct cgroup *cg)
+{
+	return (size_t)cg->ncreated;
+}
+
+const char *
+cgroup_created_dir(const struct cgroup *cg, size_t i)
+{
+	return i < (size_t)cg->ncreated ? cg->created[i] : NULL;
+}
+
+/* 1 when dir is strictly below mount+base (no "..", no escape). */
+static int
+below(const char *dir, const char *mount, const char *base)
+{
+	char *top;
+	size_t l;
+	int ok;
+
+	if (mount == NULL || strstr(dir, "/../") || strstr(dir, "/./"))
+		return 0;
+	top = join(mount, base);
+	l = strlen(top);
+	ok = strncmp(dir, top, l) == 0 && dir[l] == '/' && dir[l + 1] != '\0';
+	free(top);
+	return ok;
+}
+
+/* Kills what is in dir and removes it; 1 removed, 0 gone, -1 (e). */
+static int
+remove_one(const char *dir, int v2, struct err *e)
+{
+	int round;
+
+	if (access(dir, F_OK) != 0)
+		return 0;
+	if (kill_leftovers(dir, v2, e))
+		return -1;
+	for (round = 0; round < CG_RMDIR_ROUNDS; round++) {
+		if (rmdir(dir) == 0)
+			return 1;
+		if (errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			break;
+		sleep_ms(20);
+	}
+	return err_set(e, "cgroup: rmdir %s: %s", dir, strerror(errno));
+}
+
+int
+cgroup_remove_stale(
+    const struct cgroup_sys *sys, char *const *dirs, size_t n, struct err *e)
+{
+	size_t i;
+	int removed = 0, r, rc = 0;
+
+	for (i = n; i-- > 0;) {
+		int v2 = sys->v2_mount &&
+		    below(dirs[i], sys->v2_mount, sys->v2_base);
+
+		if (!v2 && !below(dirs[i], sys->mount, sys->base)) {
+			rc = err_set(e,
+			    "cgroup: %s is not below the runner's cgroup; "
+			    "left alone",
+			    dirs[i]);
+			continue;
+		}
+		v2 |= sys->kind == CGROUP_V2;
+		if ((r = remove_one(dirs[i], v2, e)) < 0)
+			rc = -1;
+		else
+			removed += r;
+	}
+	return rc ? rc : removed;
+}
+
+int
+cgroup_sweep_stale(const struct cgroup_sys *sys, struct err *e)
+{
+	char *top;
+	DIR *d;
+	struct dirent *de;
+	int removed = 0, rc = 0;
+
+	if (sys->v2_mount == NULL || sys->kind != CGROUP_V1)
+		return 0;
+	top = join(sys->v2_mount, sys->v2_base);
+	if ((d = opendir(top)) == NULL) {
+		free(top);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char *end, *dir;
+		long pid;
+
+		if (strncmp(de->d_name, "perfwatch-root-", 15) != 0)
+			continue;
+		pid = strtol(de->d_name + 15, &end, 10);
+		if (*end != '\0' || pid <= 0 || pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		dir = xasprintf("%s/%s", top, de->d_name);
+		switch (remove_one(dir, 1, e)) {
+		case -1:
+			rc = -1;
+			break;
+		case 1:
+			removed++;
+			break;
+		}
+		free(dir);
+	}
+	closedir(d);
+	free(top);
+	return rc ? rc : removed;
 }

@@ -134,6 +134,24 @@ const char *cgroup_notes(const struct cgroup *);
 int cgroup_teardown(struct cgroup *, struct err *);
 void cgroup_free(struct cgroup *); /* tears down if not done; NULL ok */
 
+/*
+ * Crash cleanup.  A runner killed mid-job leaves its cgroups behind:
+ *  - cgroup_created_*(): the directories a placement made, in creation
+ *    order, for the runner to journal in its workdir while a job runs;
+ *  - cgroup_remove_stale(): at the next start, kills what is left in
+ *    the journalled directories and removes them, deepest first.  Only
+ *    directories below the runner's cgroup in one of sys's mounts are
+ *    touched; others are refused (e set);
+ *  - cgroup_sweep_stale(): removes the "perfwatch-root-PID" cgroup2
+ *    companions of runners that no longer run (PID dead).
+ * Each returns the number of directories removed, or -1 (e).
+ */
+size_t cgroup_created_count(const struct cgroup *);
+const char *cgroup_created_dir(const struct cgroup *, size_t);
+int cgroup_remove_stale(
+    const struct cgroup_sys *, char *const *dirs, size_t n, struct err *);
+int cgroup_sweep_stale(const struct cgroup_sys *, struct err *);
+
 /* Number of pids in a cgroup.procs file, or -1. */
 int cgroup_count_procs(const char *dir);
 

@@ -439,3 +439,85 @@ TEST(test_cgroup__exec_run_places_before_exec)
 	buf_release(&want);
 	free(path);
 }
+
+/* A runner killed mid-job: its journalled directories (with a process
+ * still inside) are emptied and removed at the next start; a directory
+ * outside the runner's cgroup is refused. */
+TEST(test_cgroup__remove_stale_journalled_dirs)
+{
+	struct cgroup_sys s;
+	char *top, *leaf, *dirs[2], *outside[1];
+	char *slp[] = { "sleep", "60", NULL };
+	struct err e = { 0 };
+	int fd, status;
+	pid_t pid;
+
+	cgroup_detect(&s);
+	ASSERT_MSG(s.kind != CGROUP_NONE, "%s", s.reason);
+	top = xasprintf("%s%s/pwtest-st-%d", s.mount,
+	    strcmp(s.base, "/") ? s.base : "", (int)getpid());
+	leaf = xasprintf("%s/leaf", top);
+	ASSERT(mkdir(top, 0755) == 0 && mkdir(leaf, 0755) == 0);
+	pid = fork();
+	if (pid == 0) {
+		char *procs = xasprintf("%s/cgroup.procs", leaf);
+
+		fd = open(procs, O_WRONLY);
+		if (fd < 0 || cgroup_attach_self_fd(fd))
+			_exit(126);
+		execvp(slp[0], slp);
+		_exit(127);
+	}
+	usleep(100000);
+	ASSERT_INTEQ(cgroup_count_procs(leaf), 1);
+	dirs[0] = top;
+	dirs[1] = leaf;
+	ASSERT_INTEQ(cgroup_remove_stale(&s, dirs, 2, &e), 2);
+	ASSERT(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status));
+	ASSERT(!exists(top));
+	/* Gone already: nothing to do. */
+	ASSERT_INTEQ(cgroup_remove_stale(&s, dirs, 2, &e), 0);
+	outside[0] = xasprintf("%s/elsewhere", s.mount);
+	if (strcmp(s.base, "/") != 0) {
+		ASSERT_INTEQ(cgroup_remove_stale(&s, outside, 1, &e), -1);
+		ASSERT(strstr(err_msg(&e), "not below") != NULL);
+	}
+	free(outside[0]);
+	free(leaf);
+	free(top);
+	cgroup_sys_release(&s);
+}
+
+/* perfwatch-root-PID companions of dead runners are swept; a live
+ * runner's (this process's) is kept. */
+TEST(test_cgroup__sweep_dead_runner_companions)
+{
+	struct cgroup_sys s;
+	struct err e = { 0 };
+	char *dead, *mine, *top;
+	pid_t pid;
+
+	cgroup_detect(&s);
+	if (s.kind != CGROUP_V1 || s.v2_mount == NULL) {
+		cgroup_sys_release(&s);
+		ASSERT_MSG(0, "this machine should be a hybrid v1 host");
+	}
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	top = xasprintf(
+	    "%s%s", s.v2_mount, strcmp(s.v2_base, "/") ? s.v2_base : "");
+	dead = xasprintf("%s/perfwatch-root-%d", top, (int)pid);
+	mine = xasprintf("%s/perfwatch-root-%d", top, (int)getpid());
+	ASSERT(mkdir(dead, 0755) == 0);
+	ASSERT(mkdir(mine, 0755) == 0);
+	ASSERT(cgroup_sweep_stale(&s, &e) >= 1);
+	ASSERT(!exists(dead));
+	ASSERT(exists(mine));
+	ASSERT(rmdir(mine) == 0);
+	free(dead);
+	free(mine);
+	free(top);
+	cgroup_sys_release(&s);
+}
