@@ -97,7 +97,11 @@ $(SAN)/tests/%_test: $(SAN)/obj/tests/unit/%_test.o $(SAN)/obj/tests/unit/test.o
 check-build: $(PROGS:%=$(SAN)/bin/%) $(UNIT_NAMES:%=$(SAN)/tests/%)
 
 # THE test command: unit tests, then end-to-end tests, one summary line.
-check: check-build
+check: deps
+	@$(MAKE) --no-print-directory check-build
+	@OUT=$(OUT) tests/run
+
+check-only: check-build
 	@OUT=$(OUT) tests/run
 
 deps:

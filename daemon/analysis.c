@@ -859,28 +859,28 @@ median_sorted(const double *x, size_t n)
  * median again after the rejection keeps the outlier from pulling the
  * clipping window).  g is sorted.
  */
-/* Sorted g: the runs within REJECT_K sigma of the median, [*lo, *hi). */
+/* Sorted g: the runs within dist of the median, [*lo, *hi). */
 static void
-reject_range(const double *g, size_t n, double sigma, size_t *lo, size_t *hi)
+reject_range(const double *g, size_t n, double dist, size_t *lo, size_t *hi)
 {
 	double med = median_sorted(g, n);
 
 	*lo = 0;
 	*hi = n;
-	while (g[*lo] < med - REJECT_K * sigma)
+	while (g[*lo] < med - dist)
 		(*lo)++;
-	while (g[*hi - 1] > med + REJECT_K * sigma)
+	while (g[*hi - 1] > med + dist)
 		(*hi)--;
 	/* The median itself is kept, so *lo < *hi. */
 }
 
 static double
-clipped_mean(const double *g, size_t n, double sigma_h)
+clipped_mean(const double *g, size_t n, double sigma_h, double rej)
 {
 	size_t lo_i, hi_i, i;
 	double med, lo, hi, s = 0;
 
-	reject_range(g, n, sigma_h, &lo_i, &hi_i);
+	reject_range(g, n, rej, &lo_i, &hi_i);
 	g += lo_i;
 	n = hi_i - lo_i;
 	med = median_sorted(g, n);
@@ -924,7 +924,7 @@ clipped_mean(const double *g, size_t n, double sigma_h)
  */
 static double
 history_p(const double *hl, size_t m, size_t nb, size_t nc, double stat,
-    double sigma_h, const struct analysis_opts *o)
+    double sigma_h, double rej, const struct analysis_opts *o)
 {
 	struct analysis_rng rng;
 	size_t *idx = xmalloc(m * sizeof(*idx));
@@ -950,8 +950,8 @@ history_p(const double *hl, size_t m, size_t nb, size_t nc, double stat,
 		}
 		sort_small(ga, nb);
 		sort_small(gb, nc);
-		t = clipped_mean(gb, nc, sigma_h) -
-		    clipped_mean(ga, nb, sigma_h);
+		t = clipped_mean(gb, nc, sigma_h, rej) -
+		    clipped_mean(ga, nb, sigma_h, rej);
 		ss += t * t; /* the split statistic is centred on 0 */
 		ts[k] = fabs(t);
 	}
@@ -1299,7 +1299,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	struct analysis_opts o = opts_fill(oin);
 	double *lb, *lc, *wb, *wc, *ws, *hl = NULL, *hw = NULL;
 	double shift, ci_lo, ci_hi, ref_var = 0, ref_df = 0, sigma_w;
-	double sigma_h = 0;
+	double sigma_h = 0, rej = INFINITY;
 	size_t i, m = 0, mh = 0, hb = nb, hc = nc;
 	int rc;
 
@@ -1356,9 +1356,22 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 			hl[i] = log(o.history[i]);
 		med_h = median_copy(hl, m, ws);
 		sigma_h = robust_sigma(hl, m, med_h, ws);
-		/* hw: the history without its gross outliers. */
+		/*
+		 * Gross outliers are runs beyond REJECT_K sigma_h.  When more
+		 * than a tenth of the history is that far, they are a mode of
+		 * the noise (bimodal runs), not hiccups: nothing is dropped,
+		 * and the splits then see the modes as they are.
+		 */
+		rej = REJECT_K * sigma_h;
 		for (i = 0; i < m; i++)
-			if (fabs(hl[i] - med_h) <= REJECT_K * sigma_h)
+			if (fabs(hl[i] - med_h) > rej)
+				mh++;
+		if (mh * 10 > m)
+			rej = INFINITY;
+		/* hw: the history without its gross outliers. */
+		mh = 0;
+		for (i = 0; i < m; i++)
+			if (fabs(hl[i] - med_h) <= rej)
 				hw[mh++] = hl[i];
 		mean_var(hw, mh, &mean_h, &ref_var);
 		ref_df = (double)(mh - 1);
@@ -1399,8 +1412,8 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		memcpy(sc, lc, nc * sizeof(*sc));
 		sort_small(sb, nb);
 		sort_small(sc, nc);
-		reject_range(sb, nb, sigma_h, &lob, &hib);
-		reject_range(sc, nc, sigma_h, &loc, &hic);
+		reject_range(sb, nb, rej, &lob, &hib);
+		reject_range(sc, nc, rej, &loc, &hic);
 		kb = hib - lob;
 		kc = hic - loc;
 		mean_var(sb + lob, kb, &mb, &vb);
@@ -1413,10 +1426,10 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 			/* Welch stays. */
 		} else if (analysis_f_sf(pooled / ref_var,
 		               (double)(kb + kc - 2), ref_df) >= NOISIER_P) {
-			stat = clipped_mean(sc, nc, sigma_h) -
-			    clipped_mean(sb, nb, sigma_h);
+			stat = clipped_mean(sc, nc, sigma_h, rej) -
+			    clipped_mean(sb, nb, sigma_h, rej);
 			r->p_value =
-			    history_p(hw, mh, kb, kc, stat, sigma_h, &o);
+			    history_p(hw, mh, kb, kc, stat, sigma_h, rej, &o);
 			r->p_method = ANALYSIS_P_HISTORY;
 		} else {
 			r->note =
