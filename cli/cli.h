@@ -88,5 +88,6 @@ int cmd_hosts(int, char **);
 int cmd_trees(int, char **);
 int cmd_compare(int, char **);
 int cmd_changepoints(int, char **);
+int cmd_memcg_tax(int, char **);
 
 #endif

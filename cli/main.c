@@ -26,6 +26,9 @@ static const struct cli_cmd cmds[] = {
 	    "[--alpha A] [--history FILE] [--exit-code] BASE CAND" },
 	{ "changepoints", cmd_changepoints,
 	    "changepoints [--json] [--better higher|lower] FILE" },
+	{ "memcg-tax", cmd_memcg_tax,
+	    "memcg-tax [--server URL] [--json] JOB_ID... (jobs of one "
+	    "kernel)" },
 };
 
 const char *

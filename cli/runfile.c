@@ -206,13 +206,17 @@ load_metric(struct runfile *rf, json_t *jm, size_t ri, size_t mi,
 		return err_set(e,
 		    "%s: runs[%zu].metrics[%zu].unit: expected a string", path,
 		    ri, mi);
+	/* better "info" (memcg telemetry, docs/MEMCG.md): shown by the
+	 * service, never judged, so not loaded for analysis. */
+	if (json_is_string(jb) && strcmp(json_string_value(jb), "info") == 0)
+		return 0;
 	if (jb != NULL && !json_is_null(jb) &&
 	    (!json_is_string(jb) ||
 	        (strcmp(json_string_value(jb), "higher") != 0 &&
 	            strcmp(json_string_value(jb), "lower") != 0)))
 		return err_set(e,
-		    "%s: runs[%zu].metrics[%zu].better: expected \"higher\" or "
-		    "\"lower\"",
+		    "%s: runs[%zu].metrics[%zu].better: expected \"higher\", "
+		    "\"lower\" or \"info\"",
 		    path, ri, mi);
 	m = metric_get(rf, name, 0);
 	if (m->unit == NULL && json_is_string(ju))

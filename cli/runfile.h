@@ -8,7 +8,8 @@
  * metric named "value"; or a result JSON exported by the service (the
  * shape of GET /api/v1/jobs/{id}: {"runs":[{"index", "status",
  * "metrics":[{"name","value","unit","better"}]}]}), one metric per name,
- * values in run order.  Runs whose status is not "ok" are skipped.
+ * values in run order.  Runs whose status is not "ok" are skipped, and
+ * so are metrics with better "info" (telemetry, never judged).
  *
  * Plain numbers must be finite and positive (the analysis works on
  * logs): anything else is an error naming FILE:LINE.  A JSON metric with

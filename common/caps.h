@@ -20,4 +20,8 @@
 #define CAP_BENCH_INPUT (32 * 1024 * 1024) /* output handed to a parser */
 #define CAP_HTML_PAGE (8 * 1024 * 1024)
 
+/* runners/profile.c: `perf report --stdio` text and the top-symbols blob. */
+#define CAP_PERF_REPORT (32 * 1024 * 1024)
+#define CAP_PROFILE_BLOB (64 * 1024)
+
 #endif

@@ -601,10 +601,11 @@ parse_metric(struct ctx *x, struct store_metric *m, json_t *o, size_t i)
 		reply_err(x, 400, "field '%sname': empty", pfx);
 		return -1;
 	}
+	/* info: shown, never judged (memcg telemetry, docs/MEMCG.md). */
 	if (strcmp(m->better, "higher") != 0 &&
-	    strcmp(m->better, "lower") != 0) {
-		reply_err(
-		    x, 400, "field '%sbetter': expected higher or lower", pfx);
+	    strcmp(m->better, "lower") != 0 && strcmp(m->better, "info") != 0) {
+		reply_err(x, 400,
+		    "field '%sbetter': expected higher, lower or info", pfx);
 		return -1;
 	}
 	v = json_object_get(o, "value");
@@ -620,10 +621,11 @@ static void
 r_run(struct ctx *x)
 {
 	static const char *const keys[] = { "index", "status", "duration_s",
-		"metrics", "raw", "error", NULL };
+		"metrics", "raw", "error", "profile", NULL };
 	struct store_run run;
 	struct store_metric *ms = NULL;
-	json_t *arr, *raw;
+	struct buf prof = BUF_INIT(CAP_PROFILE_BLOB);
+	json_t *arr, *raw, *pj;
 	int64_t host;
 	size_t i, n = 0;
 	int r;
@@ -663,14 +665,32 @@ r_run(struct ctx *x)
 		run.raw = json_string_value(raw);
 		run.raw_len = json_string_length(raw);
 	}
+	/* The profiled run's blob: an object, kept as compact JSON. */
+	pj = json_object_get(x->body, "profile");
+	if (pj != NULL && !json_is_null(pj)) {
+		if (!json_is_object(pj)) {
+			reply_err(
+			    x, 400, "field 'profile': expected an object");
+			return;
+		}
+		if (pwjson_dump_buf(&prof, pj) != 0) {
+			buf_release(&prof);
+			reply_err(x, 400, "field 'profile': more than %d bytes",
+			    CAP_PROFILE_BLOB);
+			return;
+		}
+		run.profile = prof.data;
+	}
 	arr = json_object_get(x->body, "metrics");
 	if (arr != NULL && !json_is_null(arr)) {
 		if (!json_is_array(arr)) {
+			buf_release(&prof);
 			reply_err(x, 400, "field 'metrics': expected an array");
 			return;
 		}
 		n = json_array_size(arr);
 		if (n > CAP_METRICS_PER_RUN) {
+			buf_release(&prof);
 			reply_err(x, 400, "field 'metrics': more than %d",
 			    CAP_METRICS_PER_RUN);
 			return;
@@ -680,6 +700,7 @@ r_run(struct ctx *x)
 			if (parse_metric(
 			        x, &ms[i], json_array_get(arr, i), i) == -1) {
 				free(ms);
+				buf_release(&prof);
 				return;
 			}
 	}
@@ -687,10 +708,12 @@ r_run(struct ctx *x)
 	run.nmetrics = n;
 	if ((host = runner_host(x)) < 0) {
 		free(ms);
+		buf_release(&prof);
 		return;
 	}
 	r = store_run_add(x->s, host, &run, now_s());
 	free(ms);
+	buf_release(&prof);
 	if (r == 0) {
 		__atomic_add_fetch(&x->a->runs_stored, 1, __ATOMIC_RELAXED);
 		reply_json(x, 201, json_pack("{s:b}", "stored", 1));

@@ -283,6 +283,22 @@ static const char *const migrations[] = {
 	"  direction TEXT NOT NULL,"
 	"  created INTEGER NOT NULL,"
 	"  UNIQUE (series_id, seq));",
+
+	/* v5 (memcg): informational metrics (memcg telemetry, better
+	 * 'info': stored and shown, never judged) and the profiled run's
+	 * blob.  SQLite cannot change a CHECK: the table is rebuilt. */
+	"CREATE TABLE metrics_v5 ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  name TEXT NOT NULL,"
+	"  value REAL NOT NULL,"
+	"  unit TEXT NOT NULL DEFAULT '',"
+	"  better TEXT NOT NULL CHECK (better IN ('higher', 'lower', 'info')),"
+	"  PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
+	"INSERT INTO metrics_v5 SELECT run_id, name, value, unit, better"
+	"  FROM metrics;"
+	"DROP TABLE metrics;"
+	"ALTER TABLE metrics_v5 RENAME TO metrics;"
+	"ALTER TABLE runs ADD COLUMN profile TEXT;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -1088,18 +1104,21 @@ store_run_add(
 	 * first, so a bad index is a 400 even without the lease. */
 	r = job_lease(s, &max_runs, &attempt, run->job_id, host_id);
 	ok = r != -1;
+	/* Index max_runs is the profiled run's slot (docs/MEMCG.md). */
 	if ((r == 0 || r == ERR_CONFLICT) &&
-	    (run->index < 0 || run->index >= max_runs)) {
+	    (run->index < 0 || run->index > max_runs ||
+	        (run->index == max_runs && run->profile == NULL))) {
 		err_clear(&s->err);
 		r = err_setc(&s->err, ERR_INVALID,
-		    "field 'index': %lld is outside [0, %lld)",
-		    (long long)run->index, (long long)max_runs);
+		    "field 'index': %lld is outside [0, %lld)%s",
+		    (long long)run->index, (long long)max_runs,
+		    run->profile ? " and is not the profile slot" : "");
 	}
 	if (r == 0 || r == ERR_CONFLICT) {
 		st = cached(s, S_RUN_INSERT,
 		    "INSERT INTO runs (job_id, idx, host_id, attempt, status,"
-		    " duration_s, error, created)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+		    " duration_s, error, created, profile)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
 		    " ON CONFLICT (job_id, idx) DO NOTHING RETURNING id");
 		ok = st != NULL;
 		if (ok && r == 0) {
@@ -1112,6 +1131,7 @@ store_run_add(
 				sqlite3_bind_double(st, 6, run->duration_s);
 			bind_text(st, 7, run->error);
 			sqlite3_bind_int64(st, 8, now);
+			bind_text(st, 9, run->profile);
 			rc = sqlite3_step(st);
 			if (rc == SQLITE_ROW)
 				run_id = sqlite3_column_int64(st, 0);
@@ -1386,7 +1406,8 @@ store_retry(struct store *s, int64_t job_id, int64_t now)
 #define JOB_COLS                                                     \
 	"j.id, j.pair_id, j.role, j.name, j.point, j.state, h.name," \
 	" j.attempts, j.runs, (SELECT count(*) FROM runs r"          \
-	" WHERE r.job_id = j.id), j.progress, j.error, j.created,"   \
+	" WHERE r.job_id = j.id AND r.profile IS NULL), j.progress," \
+	" j.error, j.created,"                                       \
 	" j.updated, j.lease_expires, j.max_runs "
 #define JOB_FROM " FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id "
 
@@ -1506,8 +1527,8 @@ job_runs(struct store *s, json_t *job, int64_t id)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT r.id, r.idx, r.status, h.name, r.duration_s, r.error,"
-	    " r.attempt, r.created, m.name, m.value, m.unit, m.better"
-	    " FROM runs r LEFT JOIN hosts h ON h.id = r.host_id"
+	    " r.attempt, r.created, m.name, m.value, m.unit, m.better,"
+	    " r.profile FROM runs r LEFT JOIN hosts h ON h.id = r.host_id"
 	    " LEFT JOIN metrics m ON m.run_id = r.id"
 	    " WHERE r.job_id = ?1 ORDER BY r.idx, m.name");
 	json_t *runs = json_array(), *run = NULL, *metrics = NULL;
@@ -1538,6 +1559,13 @@ job_runs(struct store *s, json_t *job, int64_t id)
 			json_object_set_new(run, "created",
 			    json_integer(sqlite3_column_int64(st, 7)));
 			json_object_set_new(run, "metrics", metrics);
+			if (sqlite3_column_type(st, 12) != SQLITE_NULL) {
+				const char *pj = col_text(st, 12);
+				json_t *pv = pwjson_parse(pj, strlen(pj), NULL);
+
+				json_object_set_new(
+				    run, "profile", pv ? pv : json_string(pj));
+			}
 			json_array_append_new(runs, run);
 		}
 		if (sqlite3_column_type(st, 8) != SQLITE_NULL)

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 4 /* schema version after every migration */
+#define STORE_VERSION 5 /* schema version after every migration */
 
 struct store;
 
@@ -113,7 +113,7 @@ int store_heartbeat(struct store *, int64_t *out_expires, int64_t *out_runs,
     int64_t lease_s);
 
 struct store_metric {
-	const char *name, *unit, *better; /* better: higher | lower */
+	const char *name, *unit, *better; /* higher | lower | info */
 	double value;
 };
 
@@ -126,12 +126,16 @@ struct store_run {
 	size_t raw_len;
 	const struct store_metric *metrics;
 	size_t nmetrics;
+	/* The profiled run's blob (compact JSON, docs/MEMCG.md), or NULL.
+	 * A run with a profile may use index max_runs (the profile slot). */
+	const char *profile;
 };
 
 /*
  * Stores one run and its metrics in one transaction.  0 when stored,
  * ERR_EXISTS when (job, index) is already stored (nothing changes),
  * ERR_NOTFOUND (no such job), ERR_INVALID (index outside [0, max_runs),
+ * or [0, max_runs] for a run with a profile,
  * duplicate metric), ERR_CONFLICT (host does not hold the lease).
  */
 int store_run_add(

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,10 +27,13 @@
 #include "config/config.h"
 #include "runners/agent.h"
 #include "runners/bench/bench.h"
+#include "runners/cgroup.h"
 #include "runners/checkout.h"
 #include "runners/client.h"
 #include "runners/inventory.h"
+#include "runners/profile.h"
 #include "runners/spool.h"
+#include "runners/telemetry.h"
 
 #define CLAIM_WAIT_S 30
 #define SERVER_SETTLE_MS 500 /* server_command's time to start listening */
@@ -58,6 +62,8 @@ struct agent {
 	int64_t runs_wanted;
 	/* Kill the running benchmark: set by hb_main, polled by exec. */
 	atomic_int kill;
+	/* The host's cgroups (docs/MEMCG.md), detected once at start. */
+	struct cgroup_sys cgs;
 };
 
 /* ---- helpers ---- */
@@ -528,6 +534,8 @@ hb_main(void *arg)
 
 struct job {
 	int64_t id, runs, max_runs, timeout_s;
+	int64_t memory_max, memory_high;
+	int profile;
 	const char *parser, *cgroup_path;
 	const char *tree_url, *tree_commit; /* jobs on a commit */
 	struct strlist command, server_command, build;
@@ -617,7 +625,11 @@ job_parse(struct job *j, json_t *o, struct err *e)
 		return err_set(e, "field 'tree': %s", err_msg(e));
 	j->directions = json_object_get(o, "metrics");
 	if ((cg = json_object_get(o, "cgroup")) != NULL && json_is_object(cg) &&
-	    pwjson_str_opt(&j->cgroup_path, cg, "path", e) != 0)
+	    (pwjson_str_opt(&j->cgroup_path, cg, "path", e) != 0 ||
+	        pwjson_int_opt(&j->memory_max, cg, "memory_max", e) != 0 ||
+	        pwjson_int_opt(&j->memory_high, cg, "memory_high", e) != 0))
+		return -1;
+	if (pwjson_bool_opt(&j->profile, o, "profile", e) != 0)
 		return -1;
 
 	params = json_object_get(o, "params");
@@ -661,7 +673,8 @@ job_parse(struct job *j, json_t *o, struct err *e)
 			    "field 'done_runs[%zu]': expected "
 			    "integer",
 			    i);
-		if (k >= 0 && (size_t)k < j->ndone)
+		/* done[max_runs]: the profiled run (docs/MEMCG.md). */
+		if (k >= 0 && (size_t)k <= j->ndone)
 			j->done[k] = 1;
 	}
 	return 0;
@@ -713,6 +726,243 @@ log_stderr_tail(
 	off = r->err.len > LOG_TAIL ? r->err.len - LOG_TAIL : 0;
 	job_log(a, job, "run %" PRId64 " stderr%s:\n%s", index,
 	    off ? " (tail)" : "", r->err.data + off);
+}
+
+/* ---- memcg: placement, telemetry, profile (docs/MEMCG.md) ---- */
+
+struct placement {
+	struct cgroup *cg;
+	int fds[CGROUP_MAX_FDS];
+	int nfds;
+	struct telemetry *tm;
+};
+
+/*
+ * The cgroups a running job created, journalled in the workdir, so a
+ * runner killed mid-job removes them at its next start.
+ */
+static char *
+journal_path(const struct agent *a)
+{
+	return xasprintf("%s/cgroups.journal", a->cfg->workdir);
+}
+
+static void
+journal_write(struct agent *a, const struct cgroup *cg)
+{
+	char *path = journal_path(a), *tmp = xasprintf("%s.tmp", path);
+	size_t i, n = cg ? cgroup_created_count(cg) : 0;
+	FILE *f;
+
+	if (n == 0) {
+		unlink(path);
+		goto out;
+	}
+	if ((f = fopen(tmp, "w")) == NULL) {
+		log_warnx("%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\n", cgroup_created_dir(cg, i));
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0 ||
+	    rename(tmp, path) != 0)
+		log_warnx("%s: %s", path, strerror(errno));
+out:
+	free(tmp);
+	free(path);
+}
+
+static void
+journal_replay(struct agent *a)
+{
+	char *path = journal_path(a), **dirs = NULL, *line, *save = NULL;
+	struct buf b = BUF_INIT(CAP_LOG_APPEND);
+	struct err e = { 0 };
+	size_t n = 0;
+	int r;
+
+	if (a->cgs.kind != CGROUP_NONE &&
+	    (r = cgroup_sweep_stale(&a->cgs, &e)) != 0)
+		log_info("cgroups of dead runners: %s%d removed",
+		    r < 0 ? err_msg(&e) : "", r < 0 ? 0 : r);
+	err_clear(&e);
+	if (a->cgs.kind == CGROUP_NONE ||
+	    cgroup_read_file(&b, path, CAP_LOG_APPEND) != 0)
+		goto out;
+	for (line = strtok_r(b.data, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		dirs = xreallocarray(dirs, n + 1, sizeof(char *));
+		dirs[n++] = line;
+	}
+	r = cgroup_remove_stale(&a->cgs, dirs, n, &e);
+	if (r < 0)
+		log_warnx("cgroups left by a previous run: %s", err_msg(&e));
+	else
+		log_info("cgroups left by a previous run: %d removed", r);
+	unlink(path);
+out:
+	free(dirs);
+	buf_release(&b);
+	free(path);
+}
+
+/*
+ * Places the job's benchmark: 0 (pl ready; pl->cg NULL when the host has
+ * no cgroups and the job does not ask for placement), or -1 with why.
+ */
+static int
+place_job(
+    struct agent *a, const struct job *j, struct placement *pl, struct buf *why)
+{
+	struct cgroup_spec spec = { j->cgroup_path, j->memory_max,
+		j->memory_high };
+	struct telemetry_src src;
+	struct err e = { 0 };
+	int n;
+
+	memset(pl, 0, sizeof(*pl));
+	if (a->cgs.kind == CGROUP_NONE) {
+		if (!has_param(&j->point, "cgroup"))
+			return 0;
+		buf_printf(why,
+		    "the job needs cgroup placement (cgroup=%s) and this "
+		    "runner has no usable cgroups: %s",
+		    j->cgroup_path, a->cgs.reason);
+		return -1;
+	}
+	if (cgroup_place(&pl->cg, &a->cgs, &spec, &e) != 0 ||
+	    (n = cgroup_procs_fds(pl->cg, pl->fds, &e)) < 0) {
+		buf_printf(why, "%s", err_msg(&e));
+		return -1;
+	}
+	pl->nfds = n;
+	journal_write(a, pl->cg);
+	memset(&src, 0, sizeof(src));
+	src.kind = cgroup_kind(pl->cg);
+	src.memdir = cgroup_dir(pl->cg);
+	src.v2dir = cgroup_v2_dir(pl->cg);
+	src.sockacct = cgroup_socket_accounting(pl->cg);
+	pl->tm = telemetry_new(&src);
+	job_log(a, j->id, "cgroup %s (%s): %s%s%s%s%s", j->cgroup_path,
+	    cgroup_kind_name(src.kind), src.memdir,
+	    src.v2dir && strcmp(src.v2dir, src.memdir) ? ", cgroup2 " : "",
+	    src.v2dir && strcmp(src.v2dir, src.memdir) ? src.v2dir : "",
+	    cgroup_notes(pl->cg)[0] ? "; " : "", cgroup_notes(pl->cg));
+	return 0;
+}
+
+static void
+unplace_job(struct agent *a, int64_t job, struct placement *pl)
+{
+	struct err e = { 0 };
+
+	while (pl->nfds > 0)
+		close(pl->fds[--pl->nfds]);
+	telemetry_free(pl->tm);
+	pl->tm = NULL;
+	if (pl->cg != NULL && cgroup_teardown(pl->cg, &e) != 0)
+		job_log(a, job, "cgroup teardown: %s", err_msg(&e));
+	else if (pl->cg != NULL)
+		journal_write(a, NULL);
+	cgroup_free(pl->cg);
+	pl->cg = NULL;
+}
+
+static void
+add_info_metric(const char *name, double value, const char *unit, void *arg)
+{
+	json_array_append_new((json_t *)arg,
+	    json_pack("{s:s, s:f, s:s, s:s}", "name", name, "value", value,
+	        "unit", unit, "better", "info"));
+}
+
+/* The runner's own CPU time (all threads, not its children), seconds. */
+static double
+self_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/*
+ * The profiled run (job `profile: true`): one more run under perf record,
+ * uploaded at index max_runs with the `profile` blob and only the
+ * charge-path share as a metric -- the benchmark's own numbers ran under
+ * perf and are not measurements (they stay in raw).
+ */
+static void
+run_profiled(struct agent *a, const struct job *j, const struct placement *pl,
+    char **argv, const char *scratch, size_t raw_max)
+{
+	struct profile_opts po;
+	struct profile_result res;
+	struct profile *p;
+	struct exec_spec spec;
+	struct exec_result r;
+	struct err e = { 0 };
+	char *dir = xasprintf("%s/profile", scratch);
+	json_t *body, *metrics, *blob = NULL;
+
+	if (mkdir_p(dir) != 0) {
+		job_log(
+		    a, j->id, "profile: mkdir %s: %s", dir, strerror(errno));
+		free(dir);
+		return;
+	}
+	memset(&po, 0, sizeof(po));
+	po.dir = dir;
+	po.cgroup = pl->cg ? cgroup_perf_name(pl->cg) : NULL;
+	pthread_mutex_lock(&a->mu);
+	snprintf(a->progress, sizeof(a->progress), "profile run");
+	pthread_mutex_unlock(&a->mu);
+	p = profile_start(&po);
+	spec = EXEC_SPEC_INIT(argv);
+	spec.cwd = scratch;
+	spec.timeout_ms = j->timeout_s * 1000;
+	spec.out_max = raw_max;
+	spec.err_max = raw_max;
+	spec.cancel = &a->kill;
+	spec.procs_fds = pl->fds;
+	spec.n_procs_fds = pl->nfds;
+	if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
+		exec_result_release(&r);
+		profile_free(p);
+		free(dir);
+		return;
+	}
+	profile_stop(p, &res);
+	profile_free(p);
+	body = agent_run_body(j->max_runs, j->parser, j->directions, &r,
+	    e.set ? err_msg(&e) : NULL, raw_max);
+	if (!e.set)
+		exec_result_release(&r);
+	metrics = json_array();
+	if (res.known)
+		json_array_append_new(metrics,
+		    json_pack("{s:s, s:f, s:s, s:s}", "name",
+		        "memcg.charge_path_share_pct", "value", res.share_pct,
+		        "unit", "%", "better", "lower"));
+	json_object_set_new(body, "metrics", metrics);
+	if (res.blob != NULL)
+		blob = pwjson_parse(res.blob, strlen(res.blob), NULL);
+	if (blob == NULL)
+		blob = json_pack("{s:n, s:s}", "share_pct", "reason",
+		    res.reason[0] ? res.reason : "no profile");
+	json_object_set_new(body, "profile", blob);
+	if (res.known)
+		job_log(a, j->id, "profile: charge-path share %.3f%% (%s, %s)",
+		    res.share_pct, res.event, res.scope);
+	else
+		job_log(a, j->id, "profile: charge-path share unknown: %s",
+		    res.reason);
+	profile_result_release(&res);
+	deliver_run(a, j->id, j->max_runs, body);
+	json_decref(body);
+	free(dir);
 }
 
 /*
@@ -791,15 +1041,19 @@ run_job(struct agent *a, json_t *jo)
 	struct exec_spec spec;
 	struct exec_proc *server = NULL;
 	struct exec_result r;
+	struct placement pl;
 	struct buf why = BUF_INIT(CAP_ERRMSG);
 	struct err e = { 0 };
 	struct job j;
 	char **argv = NULL, **sargv = NULL, *scratch = NULL;
 	int64_t i, n, ran = 0, ok = 0, id;
 	char first_err[CAP_ERRMSG] = "";
+	struct err te = { 0 };
+	double cpu0, cpu1;
 	json_t *body;
-	int ret = 1;
+	int ret = 1, tm_ok;
 
+	memset(&pl, 0, sizeof(pl));
 	if (pwjson_int(&id, jo, "id", &e) != 0) {
 		log_warnx("claim: %s", err_msg(&e));
 		return 1;
@@ -812,12 +1066,6 @@ run_job(struct agent *a, json_t *jo)
 	set_job(a, j.id, j.runs);
 	log_info("job %" PRId64 ": %s, %" PRId64 " runs, parser %s", j.id,
 	    j.command.v[0], j.runs, j.parser);
-	if (strcmp(j.cgroup_path, "root") != 0)
-		job_log(a, j.id,
-		    "cgroup %s requested: running in the runner's own cgroup "
-		    "(cgroup placement not supported yet)",
-		    j.cgroup_path);
-
 	scratch = xasprintf("%s/%" PRId64, a->jobs_dir, j.id);
 	if (mkdir_p(scratch) != 0) {
 		buf_printf(&why, "%s: mkdir: %s", scratch, strerror(errno));
@@ -841,9 +1089,15 @@ run_job(struct agent *a, json_t *jo)
 		finish(a, j.id, "failure", why.data);
 		goto out;
 	}
+	if (place_job(a, &j, &pl, &why) != 0) {
+		finish(a, j.id, "failure", why.data);
+		goto out;
+	}
 	if (sargv != NULL) {
 		spec = EXEC_SPEC_INIT(sargv);
 		spec.cwd = scratch;
+		spec.procs_fds = pl.fds;
+		spec.n_procs_fds = pl.nfds;
 		if (exec_start(&server, &spec, &e) != 0) {
 			buf_printf(&why, "server_command: %s", err_msg(&e));
 			finish(a, j.id, "failure", why.data);
@@ -869,14 +1123,34 @@ run_job(struct agent *a, json_t *jo)
 		spec.out_max = raw_max;
 		spec.err_max = raw_max;
 		spec.cancel = &a->kill;
+		spec.procs_fds = pl.fds;
+		spec.n_procs_fds = pl.nfds;
 		err_clear(&e);
+		tm_ok = pl.tm != NULL && telemetry_begin(pl.tm, &te) == 0;
+		cpu0 = self_cpu_s();
 		if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
 			/* Not a measurement: a later attempt redoes it. */
 			exec_result_release(&r);
 			break;
 		}
+		cpu1 = self_cpu_s();
 		body = agent_run_body(i, j.parser, j.directions, &r,
 		    e.set ? err_msg(&e) : NULL, raw_max);
+		if (tm_ok &&
+		    strcmp(json_string_value(json_object_get(body, "status")),
+		        "ok") == 0 &&
+		    telemetry_end(pl.tm, add_info_metric,
+		        json_object_get(body, "metrics"), &te) < 0)
+			job_log(a, j.id, "run %" PRId64 " telemetry: %s", i,
+			    err_msg(&te));
+		if (!e.set)
+			job_log(a, j.id,
+			    "run %" PRId64 ": runner CPU %.3f s over %.3f s "
+			    "(%.2f%%)",
+			    i, cpu1 - cpu0, r.duration_s,
+			    r.duration_s > 0
+			        ? 100.0 * (cpu1 - cpu0) / r.duration_s
+			        : 0.0);
 		ran++;
 		if (strcmp(json_string_value(json_object_get(body, "status")),
 		        "ok") == 0)
@@ -902,6 +1176,9 @@ run_job(struct agent *a, json_t *jo)
 			goto out;
 		}
 	}
+	if (j.profile && !atomic_load(&a->kill) && !j.done[j.max_runs] &&
+	    (server == NULL || exec_alive(server)))
+		run_profiled(a, &j, &pl, argv, scratch, raw_max);
 	exec_stop(server);
 	server = NULL;
 	if (atomic_load(&a->kill)) {
@@ -922,6 +1199,7 @@ run_job(struct agent *a, json_t *jo)
 		ret = 0;
 out:
 	exec_stop(server);
+	unplace_job(a, j.id, &pl);
 	set_job(a, 0, 0);
 	if (scratch != NULL)
 		rm_rf(scratch);
@@ -939,7 +1217,7 @@ static int
 register_host(struct agent *a)
 {
 	const struct runner_config *cfg = a->cfg;
-	json_t *body = json_object(), *labels = json_array();
+	json_t *body = json_object(), *labels = json_array(), *inv;
 	int64_t hb = 0, lease = 0;
 	int attempt = 0, rc;
 	size_t i;
@@ -948,7 +1226,14 @@ register_host(struct agent *a)
 	for (i = 0; i < cfg->labels.n; i++)
 		json_array_append_new(labels, json_string(cfg->labels.v[i]));
 	json_object_set_new(body, "labels", labels);
-	json_object_set_new(body, "inventory", inventory_collect(""));
+	inv = inventory_collect("");
+	/* What the runner can use decides, not only what is mounted. */
+	json_object_set_new(
+	    inv, "cgroup", json_string(cgroup_kind_name(a->cgs.kind)));
+	if (a->cgs.kind == CGROUP_NONE)
+		json_object_set_new(
+		    inv, "cgroup_reason", json_string(a->cgs.reason));
+	json_object_set_new(body, "inventory", inv);
 	for (;;) {
 		rc = client_register(&hb, &lease, a->cl, body);
 		if (rc == 0 || rc != ERR_AGAIN || atomic_load(a->stop))
@@ -1002,6 +1287,17 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	pthread_cond_init(&a.cv, &ca);
 	pthread_condattr_destroy(&ca);
 
+	/* PERFWATCH_NO_CGROUPS=1: the operator keeps benchmarks unplaced. */
+	if (getenv("PERFWATCH_NO_CGROUPS") != NULL &&
+	    strcmp(getenv("PERFWATCH_NO_CGROUPS"), "1") == 0) {
+		cgroup_sys_set(&a.cgs, CGROUP_NONE, NULL, NULL, NULL, NULL);
+		snprintf(a.cgs.reason, sizeof(a.cgs.reason),
+		    "disabled by PERFWATCH_NO_CGROUPS=1");
+	} else
+		cgroup_detect(&a.cgs);
+	log_info("cgroups: %s%s%s", cgroup_kind_name(a.cgs.kind),
+	    a.cgs.kind == CGROUP_NONE ? ": " : "",
+	    a.cgs.kind == CGROUP_NONE ? a.cgs.reason : "");
 	spool_dir = xasprintf("%s/spool", cfg->workdir);
 	a.jobs_dir = xasprintf("%s/jobs", cfg->workdir);
 	if (spool_open(&a.spool, spool_dir, &e) != 0 ||
@@ -1011,6 +1307,7 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 		ret = 1;
 		goto out;
 	}
+	journal_replay(&a);
 	if (register_host(&a) != 0) {
 		ret = 1;
 		goto out;
@@ -1072,5 +1369,6 @@ out:
 	spool_free(a.spool);
 	free(spool_dir);
 	free(a.jobs_dir);
+	cgroup_sys_release(&a.cgs);
 	return ret;
 }

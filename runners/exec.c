@@ -53,6 +53,114 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Where execve finds argv0: PATH lookup done before fork (the child of a
+ * threaded process may only call async-signal-safe functions). */
+static char *
+resolve(const char *argv0)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (strchr(argv0, '/') != NULL)
+		return xstrdup(argv0);
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		char *cand;
+
+		end = strchr(p, ':');
+		if (end == NULL)
+			end = p + strlen(p);
+		cand = xasprintf(
+		    "%.*s%s%s", (int)(end - p), p, end == p ? "" : "/", argv0);
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+	}
+	return NULL;
+}
+
+/*
+ * fork + execve for a command that joins cgroups first (s->procs_fds).
+ * The child does what the posix_spawn attributes do -- own process group,
+ * default dispositions, empty mask, stdin from /dev/null, stdout/stderr
+ * to po/pe (or /dev/null), cwd -- then writes "0" to each procs fd, then
+ * execs.  A failing step sends its errno and step number through a
+ * CLOEXEC pipe, so the parent reports it as a spawn error.
+ */
+static int
+fork_exec(pid_t *out, const struct exec_spec *s, const int *reset,
+    size_t nreset, int po1, int pe1)
+{
+	char *const *envp = s->env != NULL ? s->env : environ;
+	char *file = resolve(s->argv[0]);
+	int rep[2], msg[2] = { 0, 0 };
+	sigset_t none;
+	ssize_t n;
+	pid_t pid;
+	size_t i;
+
+	if (file == NULL)
+		return ENOENT;
+	if (pipe2(rep, O_CLOEXEC) == -1) {
+		free(file);
+		return errno;
+	}
+	sigemptyset(&none);
+	pid = fork();
+	if (pid == 0) {
+		struct sigaction sa;
+		int fd, step = 0, k;
+
+		close(rep[0]);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		for (i = 0; i < nreset; i++)
+			sigaction(reset[i], &sa, NULL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (setpgid(0, 0) == -1)
+			goto fail;
+		step = 1;
+		if ((fd = open("/dev/null", O_RDWR)) == -1 || dup2(fd, 0) == -1)
+			goto fail;
+		if (dup2(po1 >= 0 ? po1 : fd, 1) == -1 ||
+		    dup2(pe1 >= 0 ? pe1 : fd, 2) == -1)
+			goto fail;
+		step = 2;
+		if (s->cwd != NULL && chdir(s->cwd) == -1)
+			goto fail;
+		step = 3;
+		for (k = 0; k < s->n_procs_fds; k++)
+			if (write(s->procs_fds[k], "0", 1) != 1)
+				goto fail;
+		step = 4;
+		execve(file, s->argv, envp);
+	fail:
+		msg[0] = errno;
+		msg[1] = step;
+		n = write(rep[1], msg, sizeof(msg));
+		(void)n;
+		_exit(127);
+	}
+	free(file);
+	close(rep[1]);
+	if (pid == -1) {
+		msg[0] = errno;
+		close(rep[0]);
+		return msg[0];
+	}
+	do
+		n = read(rep[0], msg, sizeof(msg));
+	while (n == -1 && errno == EINTR);
+	close(rep[0]);
+	*out = pid;
+	if (n == (ssize_t)sizeof(msg)) {
+		waitpid(pid, NULL, 0);
+		/* Step 3 (cgroup) errors are told apart by the caller. */
+		return msg[1] == 3 ? -msg[0] : msg[0];
+	}
+	return 0;
+}
+
 /*
  * Spawns s->argv.  With capture, *outfd and *errfd are the read ends of
  * the stdout and stderr pipes (non-blocking); without, both go to
@@ -107,12 +215,22 @@ spawn(pid_t *pid, int *outfd, int *errfd, const struct exec_spec *s,
 	    POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
 	        POSIX_SPAWN_SETSIGMASK);
 
-	rc = posix_spawnp(pid, s->argv[0], &fa, &at, s->argv,
-	    s->env != NULL ? s->env : environ);
+	if (s->n_procs_fds > 0)
+		rc = fork_exec(pid, s, reset, sizeof(reset) / sizeof(reset[0]),
+		    capture ? po[1] : -1, capture ? pe[1] : -1);
+	else
+		rc = posix_spawnp(pid, s->argv[0], &fa, &at, s->argv,
+		    s->env != NULL ? s->env : environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	close_fd(&po[1]);
 	close_fd(&pe[1]);
+	if (rc < 0) {
+		close_fd(&po[0]);
+		close_fd(&pe[0]);
+		return err_set(e, "%s: cannot join the cgroup before exec: %s",
+		    s->argv[0], strerror(-rc));
+	}
 	if (rc != 0) {
 		close_fd(&po[0]);
 		close_fd(&pe[0]);

@@ -33,6 +33,17 @@ struct exec_spec {
 	size_t out_max, err_max; /* capture caps; 0: CAP_RAW_OUTPUT */
 	/* Polled every ~50 ms; non-zero kills the group (cancelled). */
 	const atomic_int *cancel;
+	/*
+	 * cgroup placement before exec (runners/cgroup.h): open cgroup.procs
+	 * fds the child writes "0" to between fork and exec, so the command
+	 * runs in those cgroups from its first instruction (and so do its
+	 * children).  With n_procs_fds > 0 the command is started by fork +
+	 * execve instead of posix_spawn (which has no such hook); everything
+	 * else is the same.  A failed write fails the start (e says which).
+	 * The fds stay open in the parent (the caller closes them).
+	 */
+	const int *procs_fds;
+	int n_procs_fds;
 };
 #define EXEC_SPEC_INIT(av) ((struct exec_spec){ .argv = (av) })
 

@@ -78,7 +78,11 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 idx = sorted(r["index"] for r in j["runs"])
 assert idx == [0, 1, 2, 3, 4], idx
-assert all(r["status"] == "ok" and r["metrics"][0]["value"] > 0 for r in j["runs"])
+# memcg telemetry (better: info, docs/MEMCG.md) may be 0; the benchmark's
+# own metrics may not.
+assert all(r["status"] == "ok" and
+           all(m["value"] > 0 for m in r["metrics"] if m["better"] != "info")
+           for r in j["runs"])
 PY
 done
 [ -z "$bad" ] && pass every_run_stored_once || fail every_run_stored_once "jobs:$bad"

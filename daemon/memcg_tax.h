@@ -1,0 +1,66 @@
+#ifndef DAEMON_MEMCG_TAX_H
+#define DAEMON_MEMCG_TAX_H
+
+/*
+ * The memcg tax: throughput in a nested memcg relative to the root memcg,
+ * on the same kernel and host, as its own metric.  Pure (no I/O, no
+ * globals): the daemon hands in the per-point medians of one job on one
+ * kernel and stores what comes out as metrics of the nested points.
+ *
+ * Pairing: a job whose matrix has a `cgroup` axis with `root` and nested
+ * paths.  Points are matched by their label ("k=v,k=v", the matrix
+ * point as config_expand() writes it): a nested point (cgroup=/bench)
+ * pairs with the point whose label has the same other key=value pairs
+ * (in any order) and cgroup=root.  For every metric with better=higher
+ * present on both sides with a positive root median, the result is
+ *
+ *	memcg_tax.<metric> = median(nested) / median(root)
+ *
+ * unit "ratio", better higher: 1.0 = no tax, 0.8 = the nested memcg costs
+ * 20% of the throughput.  A patch that cuts memcg overhead raises it
+ * (an improvement); one that only helps the root memcg lowers it.
+ * Metrics with better=lower (latency) or info are not taxed; a metric
+ * missing on either side, or a root median <= 0, yields nothing: a ratio
+ * is never made up.
+ */
+#include <stddef.h>
+
+#include "common/err.h"
+
+#define MEMCG_TAX_HIGHER 1
+#define MEMCG_TAX_LOWER (-1)
+#define MEMCG_TAX_INFO 0
+#define MEMCG_TAX_PREFIX "memcg_tax."
+
+struct memcg_tax_metric {
+	const char *name;
+	double value; /* the point's median */
+	int better;   /* MEMCG_TAX_HIGHER, _LOWER, _INFO */
+};
+
+struct memcg_tax_point {
+	const char *label; /* "flows=10,cgroup=/bench" */
+	const struct memcg_tax_metric *metrics;
+	size_t n;
+};
+
+struct memcg_tax_result {
+	char *point;      /* the nested point's label (owned) */
+	char *root_point; /* the root point it was paired with (owned) */
+	char *name;       /* "memcg_tax.throughput" (owned) */
+	double value;     /* nested / root */
+	double nested, root;
+};
+
+/*
+ * Fills *out with *nout results (memcg_tax_free()).  0, or -1 (e) for a
+ * label that is not "k=v[,k=v...]".  No cgroup axis: 0 results.
+ */
+int memcg_tax_compute(struct memcg_tax_result **out, size_t *nout,
+    const struct memcg_tax_point *, size_t npoints, struct err *);
+void memcg_tax_free(struct memcg_tax_result *, size_t);
+
+/* The value of key in a label ("cgroup"), malloc'd, or NULL. */
+char *memcg_tax_label_get(const char *label, const char *key);
+
+#endif
