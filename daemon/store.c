@@ -200,8 +200,24 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_commit ON jobs(commit_id);"
 	"CREATE INDEX commits_sha ON commits(sha);",
 
+	/* v4 (memcg): informational metrics (memcg telemetry, better
+	 * 'info': stored and shown, never judged) and the profiled run's
+	 * blob.  SQLite cannot change a CHECK: the table is rebuilt. */
+	"CREATE TABLE metrics_v4 ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  name TEXT NOT NULL,"
+	"  value REAL NOT NULL,"
+	"  unit TEXT NOT NULL DEFAULT '',"
+	"  better TEXT NOT NULL CHECK (better IN ('higher', 'lower', 'info')),"
+	"  PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
+	"INSERT INTO metrics_v4 SELECT run_id, name, value, unit, better"
+	"  FROM metrics;"
+	"DROP TABLE metrics;"
+	"ALTER TABLE metrics_v4 RENAME TO metrics;"
+	"ALTER TABLE runs ADD COLUMN profile TEXT;",
+
 	/*
-	 * v4 (verdict): comparisons say what a verdict was made of and may
+	 * v5 (verdict): comparisons say what a verdict was made of and may
 	 * be interim (more runs requested) or 'info' (a metric that is shown,
 	 * never judged).  SQLite cannot change a CHECK, so comparisons is
 	 * rebuilt; regressions, which references it, is copied aside first
@@ -283,22 +299,6 @@ static const char *const migrations[] = {
 	"  direction TEXT NOT NULL,"
 	"  created INTEGER NOT NULL,"
 	"  UNIQUE (series_id, seq));",
-
-	/* v5 (memcg): informational metrics (memcg telemetry, better
-	 * 'info': stored and shown, never judged) and the profiled run's
-	 * blob.  SQLite cannot change a CHECK: the table is rebuilt. */
-	"CREATE TABLE metrics_v5 ("
-	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-	"  name TEXT NOT NULL,"
-	"  value REAL NOT NULL,"
-	"  unit TEXT NOT NULL DEFAULT '',"
-	"  better TEXT NOT NULL CHECK (better IN ('higher', 'lower', 'info')),"
-	"  PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
-	"INSERT INTO metrics_v5 SELECT run_id, name, value, unit, better"
-	"  FROM metrics;"
-	"DROP TABLE metrics;"
-	"ALTER TABLE metrics_v5 RENAME TO metrics;"
-	"ALTER TABLE runs ADD COLUMN profile TEXT;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -669,8 +669,8 @@ sqlite_cli(const char *path, const char *sql)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* Upgrading from v3 (before verdicts) keeps comparisons and their regressions,
- * and pairs that finished under v3 without a comparison get one. */
+/* Upgrading from v4 (before verdicts) keeps comparisons and their regressions,
+ * and pairs that finished under v4 without a comparison get one. */
 TEST(test_verdict__migration_keeps_regressions)
 {
 	char *p = xasprintf("%s/old.db", test_tmpdir());
@@ -681,7 +681,7 @@ TEST(test_verdict__migration_keeps_regressions)
 	int64_t h, b, c, pair, pair2, b2, c2;
 	json_t *keep = NULL, *rows = NULL, *cm;
 
-	ASSERT(store_open_version(&s, p, 3, &e) == 0);
+	ASSERT(store_open_version(&s, p, 4, &e) == 0);
 	h = host(s, "h1");
 	pair = pair_new(s, "j", SPEC_FIXED, 5, 5, &b, &c);
 	pair2 = pair_new(s, "j", SPEC_FIXED, 5, 5, &b2, &c2);
