@@ -121,6 +121,8 @@ install: all
 	    dist/systemd/perfwatch-runner.service.in \
 	    > $(DESTDIR)$(SYSTEMDDIR)/perfwatch-runner.service
 	install -m 644 config/examples/*.yaml $(DESTDIR)$(SYSCONFDIR)/perfwatch/
+	install -m 644 config/examples/jobs/*.yaml \
+	    $(DESTDIR)$(SYSCONFDIR)/perfwatch/jobs/
 
 FMT_SRCS = $(ALL_SRCS) $(HDRS) $(UNIT_SRCS) tests/unit/test.c \
 	   $(wildcard tests/fuzz/*.c tests/bench/*.c )
