@@ -36,6 +36,13 @@ struct waiter {
 	int64_t deadline_ms; /* monotonic */
 };
 
+/* Upper bounds (seconds) of the latency histogram's buckets. */
+static const double lat_le[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1,
+	10 };
+static const char *const lat_le_s[] = { "0.001", "0.0025", "0.005", "0.01",
+	"0.025", "0.1", "1", "10" };
+#define NLAT (sizeof(lat_le) / sizeof(lat_le[0]))
+
 struct api {
 	pthread_mutex_t mu; /* conf, stores, waiters */
 	struct dconf *conf;
@@ -49,8 +56,13 @@ struct api {
 	struct waiter *waiters;
 	size_t nwaiters;
 	uint64_t http_count[6]; /* by status class; __atomic */
-	uint64_t runs_stored;   /* __atomic */
-	struct web *web;        /* dashboard state: sessions, cache */
+	/* Request latency histogram (le buckets below, then +Inf), and
+	 * the sum in microseconds; all __atomic.  Parked long-poll claims
+	 * are counted too: their latency is the wait. */
+	uint64_t http_lat[9];
+	uint64_t http_lat_sum_us;
+	uint64_t runs_stored; /* __atomic */
+	struct web *web;      /* dashboard state: sessions, cache */
 };
 
 /* What a handler sees. */
@@ -1394,6 +1406,31 @@ r_metrics(struct ctx *x)
 		    "perfwatch_http_requests_total{code=\"%s\"} %" PRIu64 "\n",
 		    cls[i],
 		    __atomic_load_n(&x->a->http_count[i], __ATOMIC_RELAXED));
+	buf_puts(&b,
+	    "# HELP perfwatch_http_request_duration_seconds Time from a "
+	    "request's headers to its reply.\n"
+	    "# TYPE perfwatch_http_request_duration_seconds histogram\n");
+	{
+		uint64_t cum = 0;
+		size_t k;
+
+		for (k = 0; k <= NLAT; k++) {
+			cum += __atomic_load_n(
+			    &x->a->http_lat[k], __ATOMIC_RELAXED);
+			buf_printf(&b,
+			    "perfwatch_http_request_duration_seconds_bucket"
+			    "{le=\"%s\"} %" PRIu64 "\n",
+			    k < NLAT ? lat_le_s[k] : "+Inf", cum);
+		}
+		buf_printf(&b,
+		    "perfwatch_http_request_duration_seconds_sum %.6f\n"
+		    "perfwatch_http_request_duration_seconds_count %" PRIu64
+		    "\n",
+		    (double)__atomic_load_n(
+		        &x->a->http_lat_sum_us, __ATOMIC_RELAXED) /
+		        1e6,
+		    cum);
+	}
 	web_metrics_add(x, &b);
 	len = b.len;
 	httpd_reply_take(
@@ -1566,10 +1603,17 @@ done(struct httpd_req *r, int completed, void *arg)
 	void **slot = httpd_slot(r);
 
 	int cls = httpd_status(r) / 100;
+	double age = httpd_age_s(r);
+	size_t i;
 
 	(void)completed;
 	if (cls >= 1 && cls <= 5)
 		__atomic_add_fetch(&a->http_count[cls], 1, __ATOMIC_RELAXED);
+	for (i = 0; i < NLAT && age > lat_le[i]; i++)
+		;
+	__atomic_add_fetch(&a->http_lat[i], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(
+	    &a->http_lat_sum_us, (uint64_t)(age * 1e6), __ATOMIC_RELAXED);
 	pthread_mutex_lock(&a->mu);
 	unwait(a, r);
 	pthread_mutex_unlock(&a->mu);

@@ -46,6 +46,7 @@ struct httpd_req {
 	size_t rlen;
 	char *hdr[2 * HTTPD_REPLY_HEADERS]; /* name, value pairs */
 	int nhdr;
+	struct timespec start; /* headers received (CLOCK_MONOTONIC) */
 };
 
 static void
@@ -114,6 +115,7 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 		r = xcalloc(1, sizeof(*r));
 		r->h = h;
 		r->c = c;
+		clock_gettime(CLOCK_MONOTONIC, &r->start);
 		r->method = xstrdup(method);
 		r->path = xstrdup(url);
 		buf_init(&r->body, h->max_body);
@@ -408,4 +410,14 @@ httpd_reply_header(struct httpd_req *r, const char *name, const char *value)
 	r->hdr[2 * r->nhdr] = xstrdup(name);
 	r->hdr[2 * r->nhdr + 1] = xstrdup(value);
 	r->nhdr++;
+}
+
+double
+httpd_age_s(const struct httpd_req *r)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - r->start.tv_sec) +
+	    (double)(now.tv_nsec - r->start.tv_nsec) / 1e9;
 }

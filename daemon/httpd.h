@@ -57,6 +57,8 @@ void **httpd_slot(struct httpd_req *);
 
 /* The reply's status, 0 before one is set. */
 int httpd_status(const struct httpd_req *);
+/* Seconds since the request's headers arrived (monotonic clock). */
+double httpd_age_s(const struct httpd_req *);
 /* Replies (the first one wins); body is copied. */
 void httpd_reply(struct httpd_req *, int status, const char *content_type,
     const char *body, size_t len);

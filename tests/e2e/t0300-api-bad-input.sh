@@ -148,6 +148,24 @@ if [ "$n" = 0 ]; then pass no-runs-stored; else
 http GET /metrics >/dev/null
 grep -q 'perfwatch_http_requests_total{code="4xx"} [1-9]' "$PW_TMP/body" &&
     pass metrics-count-4xx || fail metrics-count-4xx "$(cat "$PW_TMP/body")"
+# The latency histogram: cumulative buckets ending in +Inf = count =
+# every request answered so far (the 4xx/2xx counters' sum).
+if python3 - "$PW_TMP/body" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+b = [(le, int(n)) for le, n in re.findall(
+    r'perfwatch_http_request_duration_seconds_bucket\{le="([^"]+)"\} (\d+)', t)]
+assert len(b) == 9 and b[-1][0] == "+Inf", b
+assert all(b[i][1] <= b[i + 1][1] for i in range(8)), b
+count = int(re.search(r'_duration_seconds_count (\d+)', t).group(1))
+total = sum(int(n) for n in re.findall(
+    r'perfwatch_http_requests_total\{code="[1-5]xx"\} (\d+)', t))
+assert count == b[-1][1] == total and count > 20, (count, b[-1], total)
+assert float(re.search(r'_duration_seconds_sum (\S+)', t).group(1)) > 0
+PY
+then pass metrics-latency-histogram
+else fail metrics-latency-histogram "$(grep duration "$PW_TMP/body")"
+fi
 
 stop_pid "$PW_DAEMON_PID"
 finish
