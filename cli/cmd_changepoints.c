@@ -22,21 +22,7 @@
 	"FILE\n"
 #define CP_MAX_POINTS 100000
 
-static int usage_err(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static int
-usage_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "perfwatch changepoints: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n%s", CP_USAGE);
-	return 2;
-}
+#define usage_err(...) opt_usage_err("changepoints", CP_USAGE, __VA_ARGS__)
 
 static const char *
 label_at(const struct runfile_metric *m, size_t i)

@@ -27,21 +27,7 @@
 	"                         [--alpha A] [--history FILE] "     \
 	"[--exit-code] BASE CAND\n"
 
-static int usage_err(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static int
-usage_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "perfwatch compare: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n%s", COMPARE_USAGE);
-	return 2;
-}
+#define usage_err(...) opt_usage_err("compare", COMPARE_USAGE, __VA_ARGS__)
 
 static json_t *
 jnum(double v)

@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,4 +54,17 @@ opt_number(double *out, const char *s, double lo, double hi, int pct)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int
+opt_usage_err(const char *cmd, const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "perfwatch %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%s", usage);
+	return 2;
 }

@@ -15,4 +15,11 @@ int opt_better(int *out, const char *s);
 /* A number strictly inside (lo, hi), a trailing '%' allowed if pct. */
 int opt_number(double *out, const char *s, double lo, double hi, int pct);
 
+/*
+ * Prints "perfwatch CMD: <message>" and the command's usage to stderr;
+ * returns 2, the usage-error exit status.
+ */
+int opt_usage_err(const char *cmd, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif
