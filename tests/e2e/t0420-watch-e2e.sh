@@ -94,7 +94,9 @@ for line in sys.stdin:
 print(len(v["base"]), len(v["candidate"]),
       statistics.median(v["candidate"]) / statistics.median(v["base"]))')
 read -r nb nc ratio <<<"$medians"
-[ "$nb" = 5 ] && [ "$nc" = 5 ] && pass runs_stored || fail runs_stored "$medians"
+# 5 runs each, or up to max_runs when the verdict asked for more.
+[ "$nb" -ge 5 ] && [ "$nb" -le 8 ] && [ "$nc" = "$nb" ] &&
+    pass runs_stored || fail runs_stored "$medians"
 python3 -c "import sys; sys.exit(0 if float('$ratio') > 1.5 else 1)" &&
     pass candidate_slower || fail candidate_slower "candidate/base median ratio $ratio (designed 4x)"
 base_commit=$(sql "SELECT c.sha FROM jobs j JOIN commits c ON c.id = j.commit_id
@@ -116,7 +118,10 @@ if [ -f "$(dirname "$0")/../../daemon/verdict.c" ]; then
 	has_verdict() { [ -n "$(sql "SELECT verdict FROM comparisons WHERE metric = 'time_ms' AND pair_id = (SELECT id FROM pairs WHERE cand_job_id = $cand)")" ]; }
 	wait_until 30 has_verdict
 	v=$(sql "SELECT verdict FROM comparisons WHERE metric = 'time_ms' AND pair_id = (SELECT id FROM pairs WHERE cand_job_id = $cand)")
-	[ "$v" = regression ] && pass regression_verdict || fail regression_verdict "verdict '$v'"
+	[ "$v" = regression ] && pass regression_verdict ||
+	    fail regression_verdict "verdict '$v': $(sql "SELECT * FROM comparisons WHERE pair_id = (SELECT id FROM pairs WHERE cand_job_id = $cand)")
+$(sql "SELECT j.role, m.value FROM jobs j JOIN runs r ON r.job_id = j.id JOIN metrics m ON m.run_id = r.id
+    WHERE j.id IN (SELECT base_job_id FROM pairs WHERE cand_job_id = $cand UNION SELECT $cand) ORDER BY r.id")"
 else
 	echo "# no daemon/verdict.c here: the verdict is not checked"
 fi

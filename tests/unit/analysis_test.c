@@ -676,3 +676,27 @@ TEST(test_analysis__spread_with_clear_shift_is_the_shift)
 	ASSERT(analysis_compare(&r, base, 5, cand, 5, &o, &e) == 0);
 	ASSERT_STREQ(analysis_verdict_name(r.verdict), "improvement");
 }
+
+/*
+ * A candidate far noisier than a very tight base (8 runs each, a 3.7x
+ * slowdown, log spread 0.3 against 0.01): the candidate must not be
+ * winsorised at the pooled sigma down to a couple of runs, which left a
+ * p-value of 0.07 and an "unstable" verdict in CI.
+ */
+TEST(test_analysis__noisy_candidate_not_overclipped)
+{
+	const double base[] = { 30.1, 29.9, 30.0, 30.2, 29.8, 30.05, 29.95,
+		30.0 };
+	const double cand[] = { 114, 80, 160, 100, 130, 95, 150, 120 };
+	struct analysis_opts o;
+	struct analysis_result r;
+	struct err e = { 0 };
+
+	analysis_opts_init(&o);
+	o.better = ANALYSIS_LOWER;
+	o.min_effect = 20;
+	ASSERT(analysis_compare(&r, base, 8, cand, 8, &o, &e) == 0);
+	ASSERT_MSG(r.p_value < 1e-4, "p %g", r.p_value);
+	ASSERT_MSG(r.ci_low_pct > 150, "ci low %g", r.ci_low_pct);
+	ASSERT_STREQ(analysis_verdict_name(r.verdict), "regression");
+}
