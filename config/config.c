@@ -2220,6 +2220,7 @@ static const struct enumv parser_enum[] = {
 static const struct enumv coalesce_enum[] = {
 	{ "cancel", CFG_COALESCE_CANCEL },
 	{ "keep", CFG_COALESCE_KEEP },
+	{ "deprioritise", CFG_COALESCE_DEPRIORITISE },
 	{ NULL, 0 },
 };
 

@@ -299,6 +299,12 @@ static const char *const migrations[] = {
 	"  direction TEXT NOT NULL,"
 	"  created INTEGER NOT NULL,"
 	"  UNIQUE (series_id, seq));",
+
+	/*
+	 * v6: trigger.coalesce: deprioritise.  A superseded pair stays
+	 * queued but is claimed after every pair that is not.
+	 */
+	"ALTER TABLE pairs ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -866,7 +872,7 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 		    "   json_each(h.labels) hl WHERE jl.value = hl.value)"
 		    "  OR EXISTS (SELECT 1 FROM json_each(j.labels) jn"
 		    "   WHERE jn.value = h.name))"
-		    " ORDER BY p.host_id IS NULL, j.pair_id,"
+		    " ORDER BY p.host_id IS NULL, p.superseded, j.pair_id,"
 		    " j.role <> 'base', j.id LIMIT 1");
 		ok = st != NULL;
 		if (ok) {
@@ -3322,6 +3328,26 @@ store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
 	if (out_n)
 		*out_n = n;
 	return 0;
+}
+
+int
+store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	st = prep(s,
+	    "UPDATE pairs SET superseded = 1 WHERE id = ?1 AND superseded = 0"
+	    " AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = pairs.cand_job_id"
+	    "  AND j.state = 'queued')");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	r = step_done(s, st, "deprioritise");
+	if (r == 0 && out_n)
+		*out_n = sqlite3_changes(s->db);
+	sqlite3_finalize(st);
+	return r;
 }
 
 /* Parses the JSON text of column name in each row of rows (in place). */

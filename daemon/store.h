@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 5 /* schema version after every migration */
+#define STORE_VERSION 6 /* schema version after every migration */
 
 struct store;
 
@@ -469,6 +469,12 @@ int store_trigger_pending(struct store *, json_t **out, int64_t tree_id,
  */
 int store_pair_supersede(struct store *, int *out_n, int64_t pair_id,
     const char *reason, int64_t now);
+/*
+ * Marks a superseded pair (coalesce: deprioritise): it stays queued and is
+ * claimed after every pair that is not.  *out_n (may be NULL): 1 when the
+ * pair was marked now, 0 when it already was or has started.
+ */
+int store_pair_deprioritise(struct store *, int *out_n, int64_t pair_id);
 
 /*
  * Reads for GET /api/v1/trees and /commits (docs/API.md).

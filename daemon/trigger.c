@@ -90,7 +90,10 @@ touches_job(const struct trigger_push *p, const struct job_config *jc,
 	return 0;
 }
 
-/* Cancels this job's queued pairs on the branch that the push superseded. */
+/*
+ * Cancels (or deprioritises, per the job's trigger.coalesce) this job's
+ * queued pairs on the branch that the push superseded.
+ */
 static int
 coalesce(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
     const struct trigger_push *p, const struct job_config *jc, int new_tip,
@@ -126,6 +129,19 @@ coalesce(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
 			gone = 1;
 		if (!gone)
 			continue;
+		if (jc->trigger.coalesce == CFG_COALESCE_DEPRIORITISE) {
+			if (store_pair_deprioritise(s, &n, pair) != 0) {
+				r = err_set(e, "%s", store_errmsg(s));
+				break;
+			}
+			if (n > 0)
+				log_info("tree %s: branch %s: pair %" PRId64
+				         " of job %s (%.12s) deprioritised, %s",
+				    p->tree->name, p->branch, pair, jc->name,
+				    sha, reason);
+			st->deprioritised += (size_t)n;
+			continue;
+		}
 		if (store_pair_supersede(s, &n, pair, reason, p->now) != 0) {
 			r = err_set(e, "%s", store_errmsg(s));
 			break;
@@ -249,7 +265,7 @@ job_push(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
 	for (i = 0; i < w->n; i++)
 		if (p->fresh[i] && touches_job(p, jc, &w->commits[i]))
 			matched++;
-	if (jc->trigger.coalesce == CFG_COALESCE_CANCEL &&
+	if (jc->trigger.coalesce != CFG_COALESCE_KEEP &&
 	    coalesce(st, s, repo, p, jc,
 	        matched > 0 && !jc->trigger.every_commit, e) != 0)
 		return -1;

@@ -18,6 +18,8 @@
  * of the same job, tree and branch that the push superseded are
  * cancelled: a tip-only pair whose commit is no longer the tip, and any
  * pair whose commit the branch no longer contains (a force push).
+ * deprioritise: those pairs stay queued but are claimed after every pair
+ * that is not superseded.
  * Baseline reuse: a pinned pair shares a base job already queued, running
  * or measured on that host within trigger.baseline_max_age (store).
  *
@@ -60,10 +62,11 @@ struct trigger_push {
 };
 
 struct trigger_stats {
-	size_t pairs;     /* pairs made */
-	size_t reused;    /* of which share an existing base job */
-	size_t cancelled; /* jobs cancelled as superseded */
-	size_t skipped;   /* candidates without a baseline */
+	size_t pairs;         /* pairs made */
+	size_t reused;        /* of which share an existing base job */
+	size_t cancelled;     /* jobs cancelled as superseded */
+	size_t deprioritised; /* pairs deprioritised as superseded */
+	size_t skipped;       /* candidates without a baseline */
 };
 
 /*

@@ -279,9 +279,9 @@ branch_moved(struct tw *t, const struct dconf *conf,
 	else
 		log_info("tree %s: branch %s: %.12s..%.12s: %zu new "
 		         "commit(s), %zu pair(s) (%zu sharing a base), %zu "
-		         "job(s) superseded",
+		         "job(s) superseded, %zu pair(s) deprioritised",
 		    tree->name, branch, old, cur, walk.n, ts.pairs, ts.reused,
-		    ts.cancelled);
+		    ts.cancelled, ts.deprioritised);
 	if (ts.pairs > 0 && t->w->sched != NULL)
 		sched_notify(t->w->sched);
 	gitm_walk_release(&walk);

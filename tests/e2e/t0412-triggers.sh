@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Triggers with registered hosts: one pinned pair per host and point;
 # tip-only jobs coalesce (a superseded tip's queued pairs are cancelled,
-# or kept with coalesce: keep); candidates with the same baseline on one
+# deprioritised with coalesce: deprioritise, or kept with coalesce: keep);
+# candidates with the same baseline on one
 # host share one base job; a job on labels no host carries waits unbound;
 # an admin submit names a tree and a commit (prefix of a recorded one, or
 # all 40 digits) and the claim hands the runner {"url", "commit"}.
@@ -36,6 +37,7 @@ job() {	# job NAME YAML-LINES...
 job tip "trigger: {trees: [t], branches: [master], every_commit: false}" \
     "matrix: {size: [1, 2]}" "hosts: [test]"
 job tipkeep "trigger: {trees: [t], branches: [master], every_commit: false, coalesce: keep}"
+job tipdep "trigger: {trees: [t], branches: [master], every_commit: false, coalesce: deprioritise}"
 job every "trigger: {trees: [t], branches: [feat]}" "baseline: branch-base:master"
 job noreuse "trigger: {trees: [t], branches: [feat], baseline_max_age: 0s}" "baseline: branch-base:master"
 job elsewhere "trigger: {trees: [t], branches: [master], every_commit: false}" "hosts: [r2]"
@@ -75,6 +77,12 @@ wait_tip master "$t2" || fail push2 "$(cat "$PW_TMP/trees.json")"
     pass coalesce_cancels_bases_too || fail coalesce_cancels_bases_too "$(sql "SELECT role, state FROM jobs WHERE name = 'tip'")"
 [ "$(count tipkeep queued)" = 4 ] && [ "$(count tipkeep cancelled)" = 0 ] &&
     pass coalesce_keep || fail coalesce_keep "$(sql "SELECT * FROM pairs WHERE name = 'tipkeep'")"
+# deprioritise: the old tip's pairs (one per host) stay queued, marked.
+[ "$(count tipdep queued)" = 4 ] &&
+    [ "$(sql "SELECT group_concat(p.superseded, '') FROM (SELECT p.superseded FROM pairs p
+        JOIN jobs c ON c.id = p.cand_job_id JOIN commits k ON k.id = c.commit_id
+        WHERE p.name = 'tipdep' ORDER BY k.sha = '$t2', p.id) p")" = 1100 ] &&
+    pass coalesce_deprioritise || fail coalesce_deprioritise "$(sql "SELECT * FROM pairs WHERE name = 'tipdep'")"
 
 # Two commits on feat: both compare with the merge base with master; on
 # each host they share one base job (reuse), unless baseline_max_age is 0.

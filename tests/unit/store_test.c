@@ -780,3 +780,35 @@ TEST(test_store__pinned_pair_keeps_its_host_on_expiry)
 	json_decref(c);
 	store_close(s);
 }
+
+/* coalesce: deprioritise: a superseded pair stays queued but is claimed
+ * after the pairs that are not, even though it is older. */
+TEST(test_store__deprioritised_pair_is_claimed_last)
+{
+	struct store *s = open_new();
+	int64_t t = 0, h, ca = 0, cb = 0, cc = 0, p1, p2, got;
+	int reused = 0, n = -1;
+	json_t *c = NULL;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	ASSERT(store_tree_sync(s, &t, "mm", "u") == 0);
+	ASSERT(store_commit_stub(s, &ca, t, SHA_A) == 0);
+	ASSERT(store_commit_stub(s, &cb, t, SHA_B) == 0);
+	ASSERT(store_commit_stub(s, &cc, t, SHA_C) == 0);
+	p1 = tpair(s, h, t, ca, cb, 0, 1000, &reused);
+	p2 = tpair(s, h, t, ca, cc, 0, 1010, &reused);
+	ASSERT(p1 > 0 && p2 > p1);
+	ASSERT(store_pair_deprioritise(s, &n, p1) == 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT(store_pair_deprioritise(s, &n, p1) == 0);
+	ASSERT_INTEQ(n, 0); /* already */
+	ASSERT_STREQ(job_state(s, side(s, p1, "candidate")), "queued");
+	/* p2's base, then p2's candidate, then p1's. */
+	ASSERT(store_claim(s, &c, h, 1100, 60) == 0);
+	got = json_integer_value(
+	    json_object_get(json_object_get(c, "job"), "pair_id"));
+	ASSERT_INTEQ(got, p2);
+	json_decref(c);
+	store_close(s);
+}
