@@ -1751,7 +1751,8 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 	    " coalesce(p.base_job_id, (SELECT id FROM jobs"
 	    "  WHERE pair_id = p.id AND role = 'base')),"
 	    " coalesce(p.cand_job_id, (SELECT id FROM jobs"
-	    "  WHERE pair_id = p.id AND role = 'candidate'))"
+	    "  WHERE pair_id = p.id AND role = 'candidate')),"
+	    " p.superseded"
 	    " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
 	    " WHERE p.id = ?1");
 	json_t *o, *cmp, *j;
@@ -1772,6 +1773,8 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 	json_object_set_new(o, "name", text_or_null(st, 0));
 	json_object_set_new(o, "point", text_or_null(st, 1));
 	json_object_set_new(o, "host", text_or_null(st, 2));
+	json_object_set_new(
+	    o, "deprioritised", json_boolean(sqlite3_column_int(st, 6) != 0));
 	json_object_set_new(
 	    o, "created", json_integer(sqlite3_column_int64(st, 3)));
 	ids[0] = sqlite3_column_int64(st, 4);

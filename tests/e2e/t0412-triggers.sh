@@ -83,6 +83,9 @@ wait_tip master "$t2" || fail push2 "$(cat "$PW_TMP/trees.json")"
         JOIN jobs c ON c.id = p.cand_job_id JOIN commits k ON k.id = c.commit_id
         WHERE p.name = 'tipdep' ORDER BY k.sha = '$t2', p.id) p")" = 1100 ] &&
     pass coalesce_deprioritise || fail coalesce_deprioritise "$(sql "SELECT * FROM pairs WHERE name = 'tipdep'")"
+dep=$(sql "SELECT min(id) FROM pairs WHERE name = 'tipdep'")
+curl -s "$PW_URL/api/v1/pairs/$dep" | grep -q '"deprioritised": *true' &&
+    pass deprioritised_in_api || fail deprioritised_in_api "$(curl -s "$PW_URL/api/v1/pairs/$dep")"
 
 # Two commits on feat: both compare with the merge base with master; on
 # each host they share one base job (reuse), unless baseline_max_age is 0.
