@@ -163,14 +163,17 @@ patches(struct buf *b, const struct view_commit *v)
 
 	HTML_LIT(b,
 	    "<h2>Patches</h2>\n<table><tr><th>#</th><th>subject</th>"
-	    "<th>commit</th><th>verdict</th></tr>\n");
+	    "<th>author</th><th>commit</th><th>verdict</th></tr>\n");
 	for (i = 0; i < v->npatches && !layout_full(b); i++) {
 		const struct view_patch *p = &v->patches[i];
 
-		HTML_LIT(b, "<tr><td class=\"n\">");
-		html_int(b, (long long)i + 1);
+		HTML_LIT(b, "<tr class=\"patch\"><td class=\"n\">");
+		html_int(b, p->seq > 0 ? (long long)p->seq : (long long)i + 1);
 		HTML_LIT(b, "</td><td>");
 		html_text_trunc(b, p->subject, VIEW_SUBJECT_CHARS);
+		HTML_LIT(b, "</td><td>");
+		if (p->author)
+			html_text_trunc(b, p->author, VIEW_NAME_CHARS * 2);
 		HTML_LIT(b, "</td><td class=\"mono\">");
 		if (p->commit) {
 			HTML_LIT(b, "<a href=\"/commit/");

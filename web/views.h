@@ -122,6 +122,8 @@ struct view_job_ref {
 };
 
 struct view_patch {
+	int64_t seq;        /* 1..n; 0: position */
+	const char *author; /* NULL: not shown */
 	const char *subject;
 	const char *commit; /* applied commit, NULL when not applied */
 	const char *verdict;

@@ -1116,7 +1116,10 @@ target_page(struct wctx *x, enum view_target kind)
 	json_t *info, *ci, *se;
 	const char *end;
 	char id[72];
-	char title[512];
+	char title[512], note[CAP_ERRMSG + 64];
+	struct view_patch *pv = NULL;
+	json_t *pa;
+	size_t np, k;
 	int r;
 
 	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
@@ -1149,10 +1152,36 @@ target_page(struct wctx *x, enum view_target kind)
 		se = json_object_get(info, "series");
 		v.title = jstr(se, "title");
 		v.author = jstr(se, "author");
-		v.tree = jstr(se, "inbox");
-		v.branch = jstr(se, "state");
-		v.base = "the series' base commit";
+		v.tree =
+		    jstr(se, "tree") ? jstr(se, "tree") : jstr(se, "inbox");
+		v.branch = jstr(se, "branch") ? jstr(se, "branch") : "";
+		v.base = jstr(se, "base_sha") ? jstr(se, "base_sha")
+		                              : "the series' base commit";
 		v.time = jint(se, "time");
+		pa = json_object_get(info, "patches");
+		np = json_array_size(pa);
+		pv = xcalloc(np ? np : 1, sizeof(*pv));
+		for (k = 0; k < np; k++) {
+			json_t *pj = json_array_get(pa, k);
+
+			pv[k].seq = jint(pj, "seq");
+			pv[k].subject = jstr(pj, "subject");
+			pv[k].author = jstr(pj, "author");
+			pv[k].commit = jstr(pj, "sha");
+		}
+		v.patches = pv;
+		v.npatches = np;
+		if (jstr(se, "error") != NULL) {
+			snprintf(note, sizeof(note), "series %s: %s",
+			    jstr(se, "state") ? jstr(se, "state") : "?",
+			    jstr(se, "error"));
+			v.note = note;
+		} else if (jstr(se, "state") != NULL &&
+		    strcmp(jstr(se, "state"), "applied") != 0) {
+			snprintf(
+			    note, sizeof(note), "series %s", jstr(se, "state"));
+			v.note = note;
+		}
 		break;
 	case VIEW_PAIR:
 		snprintf(title, sizeof(title), "%s %s",
@@ -1170,6 +1199,7 @@ target_page(struct wctx *x, enum view_target kind)
 	if (v.note == NULL && any_unknown(&c))
 		v.note = no_analysis;
 	view_commit_render(&b, &v);
+	free(pv);
 	cmp_set_free(&c);
 	reply_page(x, 200, &b);
 }
