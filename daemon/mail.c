@@ -2,6 +2,7 @@
  * Mail: RFC 5322 / 2047 parsing, mboxes, patch series (see mail.h).
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -1012,6 +1013,54 @@ find_root(const struct idx *ix, const long *root_of, const struct mail_msg *p,
 	return -1;
 }
 
+/* The message names no message it answers. */
+static int
+threaded(const struct mail_msg *m)
+{
+	return m->in_reply_to[0] != '\0' || m->nrefs > 0;
+}
+
+/*
+ * Mail that is not threaded (`git format-patch` without --thread, where
+ * nothing says which series a patch is in): the nearest root before
+ * message i in the run of unthreaded patch mail that i ends, with the
+ * same version and total; a cover
+ * letter only when cover_only.  Not the same sender: format-patch sends
+ * the cover letter as the committer and each patch as its author.
+ * -1 when none.
+ */
+static long
+unthreaded_root(
+    const struct mail_msg *msgs, const long *root_of, size_t i, int cover_only)
+{
+	const struct mail_msg *m = &msgs[i];
+	size_t j;
+
+	for (j = i; j-- > 0;) {
+		const struct mail_msg *c = &msgs[j];
+
+		/* Only a run of unthreaded patch mail, as format-patch
+		 * writes it: an archive interleaves other mail. */
+		if (threaded(c) || !c->tag.patch || c->tag.reply)
+			return -1;
+		if (root_of[j] != (long)j || !same_series(c, m) ||
+		    c->tag.total == 1)
+			continue;
+		if (is_cover(c) || (!cover_only && c->tag.seq == 1))
+			return (long)j;
+	}
+	return -1;
+}
+
+/* FNV-1a, for ids of mail that has no Message-ID. */
+static unsigned long long
+fnv(unsigned long long h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (h ^ 0xff) * 1099511628211ULL;
+}
+
 void
 mail_series_free(struct mail_series *s, size_t n)
 {
@@ -1051,7 +1100,8 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 
 		if (!mail_is_patch(m) || m->tag.total == 1 || m->tag.seq != 1)
 			continue;
-		if (find_root(&ix, root_of, m, 1) < 0)
+		if (find_root(&ix, root_of, m, 1) < 0 &&
+		    (threaded(m) || unthreaded_root(msgs, root_of, i, 1) < 0))
 			root_of[i] = (long)i;
 	}
 	for (i = 0; i < nmsgs; i++) {
@@ -1064,6 +1114,8 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 		r = find_root(&ix, root_of, m, 1);
 		if (r < 0)
 			r = find_root(&ix, root_of, m, 0);
+		if (r < 0 && !threaded(m))
+			r = unthreaded_root(msgs, root_of, i, 0);
 		if (r < 0)
 			orphans++;
 		else
@@ -1113,8 +1165,20 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 	}
 	for (i = 0; i < ns; i++) {
 		struct mail_series *s = &ser[i];
+		const struct mail_msg *m = &msgs[s->root];
 		int k;
 
+		if (m->message_id[0] == '\0') {
+			char date[32];
+
+			snprintf(date, sizeof(date), "%lld", m->date);
+			snprintf(s->idbuf, sizeof(s->idbuf),
+			    "no-message-id-%016llx@perfwatch",
+			    fnv(fnv(fnv(14695981039346656037ULL, m->from),
+			            m->subject),
+			        date));
+			s->message_id = s->idbuf;
+		}
 		s->complete = s->found == s->total;
 		if (s->cover >= 0 && msgs[s->cover].base_commit[0])
 			s->base_commit = msgs[s->cover].base_commit;

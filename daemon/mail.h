@@ -105,20 +105,23 @@ struct mail_series {
 	long cover;    /* index of the cover letter, or -1 */
 	long *patches; /* [total]: patches[k] is seq k + 1's index, or -1 */
 	int total, version, found;
-	int complete;       /* every 1..total is present */
-	const char *title;  /* the root's title (borrowed from msgs) */
-	const char *author; /* the root's From */
-	const char *message_id;
+	int complete;            /* every 1..total is present */
+	const char *title;       /* the root's title (borrowed from msgs) */
+	const char *author;      /* the root's From */
+	const char *message_id;  /* the root's; made up when it has none */
 	const char *base_commit; /* first "base-commit:" of the series, or "" */
 	long long date;
+	char idbuf[64];
 };
 
 /*
  * Groups the messages into series, in the order their roots appear.
  * A patch joins the series whose root it names in In-Reply-To or
- * References (same version and total); one naming no root found here
- * is an orphan, counted in *out_orphans (may be NULL).  A second
- * message with the same seq in a series (a resend) is ignored.  Series
+ * References (same version and total).  Mail that names no other
+ * message (`git format-patch` without --thread) joins the nearest root
+ * before it, unthreaded too, with the same version and total.  A
+ * patch that finds no root is an orphan, counted in *out_orphans (may be NULL).
+ * A second message with the same seq in a series (a resend) is ignored.  Series
  * with more than CAP_SERIES_PATCHES patches are skipped.  Never fails.
  */
 void mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,

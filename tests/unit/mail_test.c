@@ -436,3 +436,41 @@ TEST(test_mail__real_archive)
 	mail_msgs_free(m, n);
 	free(d);
 }
+
+/* `git format-patch --cover-letter` without --thread: no Message-ID, no
+ * In-Reply-To; the series is still found, and gets a stable id. */
+TEST(test_mail__unthreaded_format_patch)
+{
+	static const char mb[] =
+	    "From 1 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Date: Mon, 2 Dec 2024 10:00:00 +0000\n"
+	    "Subject: [PATCH v2 0/2] *** SUBJECT HERE ***\n\nblurb\n"
+	    "From 2 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Subject: [PATCH v2 1/2] one\n\n---\ndiff --git a/f b/f\n"
+	    "From 3 Mon Sep 17 00:00:00 2001\nFrom: B <b@x>\n"
+	    "Subject: [PATCH v3 2/2] another version\n\n---\ndiff --git a/f "
+	    "b/f\n"
+	    "From 4 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Subject: [PATCH v2 2/2] two\n\n---\ndiff --git a/f b/f\n";
+	struct mail_msg *m;
+	struct mail_series *s;
+	size_t n, ns, orphans;
+	struct err e = { 0 };
+	char id[64];
+
+	ASSERT(mail_mbox_parse(&m, &n, mb, sizeof(mb) - 1, &e) == 0);
+	mail_group(&s, &ns, &orphans, m, n);
+	ASSERT_INTEQ(ns, 1);
+	ASSERT_INTEQ(orphans, 1);
+	ASSERT_INTEQ(s[0].cover, 0);
+	ASSERT(s[0].complete);
+	ASSERT_INTEQ(s[0].patches[0], 1);
+	ASSERT_INTEQ(s[0].patches[1], 3);
+	ASSERT(strncmp(s[0].message_id, "no-message-id-", 14) == 0);
+	snprintf(id, sizeof(id), "%s", s[0].message_id);
+	mail_series_free(s, ns);
+	mail_group(&s, &ns, &orphans, m, n);
+	ASSERT_STREQ(s[0].message_id, id);
+	mail_series_free(s, ns);
+	mail_msgs_free(m, n);
+}
