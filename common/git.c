@@ -2166,7 +2166,7 @@ gitm_inbox_read(char out_last[GITM_SHA_SIZE], size_t *out_n,
 		int stop = 0;
 
 		oid_hex(hex, &oid);
-		if (git_commit_lookup(&c, r->repo, &oid) == 0 &&
+		if (cb != NULL && git_commit_lookup(&c, r->repo, &oid) == 0 &&
 		    git_commit_tree(&t, c) == 0 &&
 		    git_tree_entry_bypath(&te, t, "m") == 0 &&
 		    git_blob_lookup(&b, r->repo, git_tree_entry_id(te)) == 0)

@@ -253,7 +253,8 @@ int gitm_tree_id(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *sha);
  * A public-inbox archive (one message per commit, as the file "m"):
  * calls cb with each message of the commits on HEAD (else master) that
  * are not ancestors of OLD (NULL or "": all), oldest first, at most max
- * of them; a non-zero cb return stops after that message.  A commit
+ * of them; a non-zero cb return stops after that message; cb NULL only
+ * walks (to find the newest commit).  A commit
  * without "m" is skipped (cb not called).  *out_last is the last commit
  * read ("" when none), *out_n their count.  0, ERR_NOTFOUND, -1.
  */

@@ -700,23 +700,33 @@ mail_parse(
     struct mail_msg *out, const char *d, size_t len, size_t line, struct err *e)
 {
 	size_t hlen, boff, vl;
-	char *v, *cte;
+	char *v, *cte, where[48] = "";
 	struct buf body = BUF_INIT(CAP_MAIL_MESSAGE);
 
 	memset(out, 0, sizeof(*out));
+	/* A message stored with its mbox "From " line: skip that line. */
+	if (len >= 5 && memcmp(d, "From ", 5) == 0) {
+		const char *nl = memchr(d, '\n', len);
+		size_t skip = nl ? (size_t)(nl - d) + 1 : len;
+
+		d += skip;
+		len -= skip;
+		if (line > 0)
+			line++;
+	}
+	if (line > 0)
+		snprintf(where, sizeof(where), "mbox line %zu: ", line);
 	out->line = line;
 	out->date = -1;
 	out->patch_off = -1;
 	if (len > CAP_MAIL_MESSAGE)
 		return err_setc(e, ERR_TOOBIG,
-		    "mbox line %zu: message of %zu bytes is over the %d "
-		    "byte cap",
-		    line, len, CAP_MAIL_MESSAGE);
+		    "%smessage of %zu bytes is over the %d byte cap", where,
+		    len, CAP_MAIL_MESSAGE);
 	boff = header_end(d, len, &hlen);
 	if (hlen > CAP_MAIL_HEADERS)
-		return err_setc(e, ERR_TOOBIG,
-		    "mbox line %zu: header block over %d bytes", line,
-		    CAP_MAIL_HEADERS);
+		return err_setc(e, ERR_TOOBIG, "%sheader block over %d bytes",
+		    where, CAP_MAIL_HEADERS);
 	/* A header block starts with "Name:" (no space before the colon). */
 	{
 		size_t k = 0;
@@ -725,9 +735,7 @@ mail_parse(
 			k++;
 		if (hlen == 0 || k == 0 || k >= hlen || d[k] != ':')
 			return err_setc(e, ERR_INVALID,
-			    "mbox line %zu: not a mail message (no header "
-			    "block)",
-			    line);
+			    "%snot a mail message (no header block)", where);
 	}
 	v = header_get(d, hlen, "Message-ID", &vl);
 	out->message_id = one_id(v);
@@ -769,8 +777,7 @@ mail_parse(
 	if (buf_failed(&body)) {
 		buf_release(&body);
 		mail_msg_release(out);
-		return err_setc(e, ERR_TOOBIG,
-		    "mbox line %zu: body over %d bytes", line,
+		return err_setc(e, ERR_TOOBIG, "%sbody over %d bytes", where,
 		    CAP_MAIL_MESSAGE);
 	}
 	out->body_len = body.len;

@@ -72,6 +72,17 @@ TEST(test_mail__parse_patch)
 	ASSERT_STREQ(m.base_commit, "0123456789abcdef0123456789abcdef01234567");
 	ASSERT(mail_is_patch(&m));
 	mail_msg_release(&m);
+	/* Stored with its mbox "From " line (format-patch files). */
+	{
+		char *f =
+		    xasprintf("From 1234 Mon Sep 17 00:00:00 2001\n%s", patch1);
+
+		ASSERT(mail_parse(&m, f, strlen(f), 0, &e) == 0);
+		ASSERT_STREQ(m.message_id, "20191219-3-jose@example.org");
+		ASSERT(mail_is_patch(&m));
+		mail_msg_release(&m);
+		free(f);
+	}
 }
 
 TEST(test_mail__subject_tags)
