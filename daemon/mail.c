@@ -836,7 +836,10 @@ mail_mbox_split(struct mail_part **out, size_t *n, const char *data, size_t len,
 	if (!is_from_line(data + i, len - i)) {
 		/* One bare message. */
 		parts = xcalloc(1, sizeof(*parts));
-		parts[0].data = xstrndup(data + i, len - i);
+		/* Not xstrndup: the bytes may hold a NUL. */
+		parts[0].data = xmalloc(len - i + 1);
+		memcpy(parts[0].data, data + i, len - i);
+		parts[0].data[len - i] = '\0';
 		parts[0].len = len - i;
 		parts[0].line = line + 1;
 		*out = parts;
