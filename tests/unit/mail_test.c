@@ -279,6 +279,15 @@ TEST(test_mail__bad_mbox)
 	    mail_mbox_parse(&m, &n, bad, sizeof(bad) - 1, &e), ERR_INVALID);
 	ASSERT_MSG(
 	    strstr(err_msg(&e), "mbox line 6:") != NULL, "%s", err_msg(&e));
+	/* A bare message holding a NUL (found by make fuzz-mail). */
+	{
+		static const char nul[] = "Subject: a\0b\n\nbo\0dy\n";
+
+		ASSERT(mail_mbox_parse(&m, &n, nul, sizeof(nul) - 1, &e) == 0);
+		ASSERT_INTEQ(n, 1);
+		ASSERT_STREQ(m[0].subject, "a");
+		mail_msgs_free(m, n);
+	}
 }
 
 TEST(test_mail__caps)
