@@ -1395,10 +1395,10 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		 * noisy as a tight base would otherwise be clipped to a few
 		 * runs, and a 4x shift lose its p-value (seen in CI).
 		 */
-		hb -= clip_sorted(wb, nb, fmax(sigma_w, side_sigma(wb, nb)),
-		    WINSOR_K);
-		hc -= clip_sorted(wc, nc, fmax(sigma_w, side_sigma(wc, nc)),
-		    WINSOR_K);
+		hb -= clip_sorted(
+		    wb, nb, fmax(sigma_w, side_sigma(wb, nb)), WINSOR_K);
+		hc -= clip_sorted(
+		    wc, nc, fmax(sigma_w, side_sigma(wc, nc)), WINSOR_K);
 	}
 	{
 		size_t *sw = xmalloc(4 * nb * sizeof(*sw));

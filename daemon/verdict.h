@@ -64,6 +64,9 @@ struct verdict_outcome {
 	size_t inconclusive;  /* inconclusive rows (interim ones included) */
 	int64_t runs;         /* VERDICT_MORE_RUNS: the new run count */
 	size_t change_points; /* in the series this pair appended to */
+	/* memcg tax rows stored with this final verdict (on this pair or
+	 * its nested siblings), and how many are regression or unstable */
+	size_t tax, tax_regressions;
 };
 
 /*
