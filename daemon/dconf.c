@@ -174,9 +174,11 @@ dconf_auth(const struct dconf *c, const char *token,
 {
 	unsigned char t[DCONF_TOKEN_MAX];
 	size_t len = strlen(token), i;
+	const struct dconf_runner *runner = NULL;
 	int who = 0;
 
-	*out_runner = NULL;
+	if (out_runner != NULL)
+		*out_runner = NULL;
 	if (len == 0 || len >= DCONF_TOKEN_MAX)
 		return 0;
 	memset(t, 0, sizeof(t));
@@ -189,8 +191,10 @@ dconf_auth(const struct dconf *c, const char *token,
 		        t, len, c->runners[i].token, c->runners[i].token_len) &&
 		    who == 0) {
 			who = 2;
-			*out_runner = &c->runners[i];
+			runner = &c->runners[i];
 		}
 	memset(t, 0, sizeof(t));
+	if (out_runner != NULL)
+		*out_runner = runner;
 	return who;
 }

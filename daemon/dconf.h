@@ -40,7 +40,8 @@ void dconf_unref(struct dconf *); /* frees at zero; NULL ok */
 const struct job_config *dconf_job(const struct dconf *, const char *name);
 
 /*
- * Who presents this token: 1 admin, 2 runner (*out_runner set), 0 nobody.
+ * Who presents this token: 1 admin, 2 runner (*out_runner set unless
+ * out_runner is NULL), 0 nobody.
  * Compares against every token in constant time.
  */
 int dconf_auth(const struct dconf *, const char *token,

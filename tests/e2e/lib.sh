@@ -69,8 +69,9 @@ pw_cleanup() {
 	local p
 	for p in "${PW_PIDS[@]}"; do
 		if kill -0 "$p" 2>/dev/null; then
-			kill -KILL "$p" 2>/dev/null
-			wait "$p" 2>/dev/null
+			# "|| true": a script under set -e must still kill the rest.
+			kill -KILL "$p" 2>/dev/null || true
+			wait "$p" 2>/dev/null || true
 		fi
 	done
 	if [ "${PW_KEEP:-0}" = 1 ]; then
