@@ -4,8 +4,11 @@
 /*
  * The memcg tax: throughput in a nested memcg relative to the root memcg,
  * on the same kernel and host, as its own metric.  Pure (no I/O, no
- * globals): the daemon hands in the per-point medians of one job on one
- * kernel and stores what comes out as metrics of the nested points.
+ * globals).  memcg_tax_compute() pairs points and metrics from per-point
+ * medians (the CLI); memcg_tax_ratios() and memcg_tax_taxed() are what
+ * the daemon's verdict (daemon/verdict.c) and the CLI share for the
+ * number itself, the median of per-run ratios (docs/MEMCG.md); the
+ * ratio of medians below is the CLI's NESTED/ROOT columns.
  *
  * Pairing: a job whose matrix has a `cgroup` axis with `root` and nested
  * paths.  Points are matched by their label ("k=v,k=v", the matrix

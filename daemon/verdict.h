@@ -27,6 +27,12 @@
  * a note saying why, and does not ask for more runs (more runs would not
  * change that).
  *
+ * memcg tax (docs/MEMCG.md): when a pair's verdict is final, the nested
+ * pairs of its cgroup-axis group whose root sibling is final too get
+ * memcg_tax.<metric> rows (per-run nested/root ratios of base against
+ * candidate), with regressions and history like any metric, in the same
+ * transaction.
+ *
  * The baseline history given to the analysis is every earlier ok run of
  * base jobs with the same job name and point on the pair's host (the
  * newest VERDICT_HISTORY_JOBS jobs).
