@@ -727,7 +727,8 @@ TEST(test_verdict__migration_keeps_regressions)
 /*
  * A pair of job "kv" at the matrix point cgroup=cg, as a submit makes it:
  * base on commit bsha, candidate on csha (spec texts differ only there
- * and in the cgroup), created at `at`.
+ * and in the cgroup), created at `at`; bsha NULL: the running kernel
+ * (no tree) on both sides.
  */
 static int64_t
 tax_pair_new(struct store *s, const char *cg, const char *bsha,
@@ -742,9 +743,10 @@ tax_pair_new(struct store *s, const char *cg, const char *bsha,
 		spec[k] = xasprintf(
 		    "{\"name\":\"kv\",\"params\":{\"cgroup\":\"%s\"},"
 		    "\"point\":\"%s\",\"cgroup\":{\"path\":\"%s\","
-		    "\"memory_max\":0},\"tree\":{\"url\":\"/t\",\"commit\":"
-		    "\"%s\"},\"runs\":5,\"max_runs\":5,\"metrics\":{}}",
-		    cg, label, cg, k ? csha : bsha);
+		    "\"memory_max\":0},\"tree\":%s%s%s,\"runs\":5,"
+		    "\"max_runs\":5,\"metrics\":{}}",
+		    cg, label, cg, bsha ? "{\"url\":\"/t\",\"commit\":\"" : "",
+		    bsha ? (k ? csha : bsha) : "null", bsha ? "\"}" : "");
 		memset(&j[k], 0, sizeof(j[k]));
 		j[k].role = k ? "candidate" : "base";
 		j[k].spec_json = spec[k];
@@ -933,7 +935,7 @@ TEST(test_verdict__memcg_tax_grouping)
 	    0.01 } };
 	struct mdef nest2[2] = { { "ops", "ops/s", "higher", 500, 500, 0.01 },
 		{ "extra", "ops/s", "higher", 10, 10, 0.01 } };
-	int64_t h1, h2, id[8][3];
+	int64_t h1, h2, id[10][3];
 	json_t *keep, *cm;
 	size_t done = 0, more = 0;
 	int i;
@@ -961,7 +963,12 @@ TEST(test_verdict__memcg_tax_grouping)
 	    tax_pair_new(s, "/n", "aaaa", "dddd", now, &id[6][1], &id[6][2]);
 	id[7][0] = tax_pair_new(
 	    s, "/n", "aaaa", "bbbb", now + 5, &id[7][1], &id[7][2]);
-	for (i = 0; i < 8; i++)
+	/* E: the running kernel on both sides (no commit) groups too. */
+	id[8][0] =
+	    tax_pair_new(s, "/n", NULL, NULL, now + 9, &id[8][1], &id[8][2]);
+	id[9][0] =
+	    tax_pair_new(s, "root", NULL, NULL, now + 9, &id[9][1], &id[9][2]);
+	for (i = 0; i < 10; i++)
 		ASSERT(id[i][0] > 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[0][1], id[0][2], root1, 2, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[1][1], id[1][2], nest1, 2, 5), 0);
@@ -971,8 +978,10 @@ TEST(test_verdict__memcg_tax_grouping)
 	ASSERT_INTEQ(run_pair(s, h2, id[5][1], id[5][2], nest1, 2, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[6][1], id[6][2], nest1, 2, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[7][1], id[7][2], nest1, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[8][1], id[8][2], nest2, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[9][1], id[9][2], root1, 2, 5), 0);
 	ASSERT_INTEQ(verdict_pending(s, &done, &more, 16, now), 0);
-	ASSERT_INTEQ(done, 8);
+	ASSERT_INTEQ(done, 10);
 
 	/* A: 0.9 against its own root, and "extra" too. */
 	cm = cmp_of(s, &keep, id[1][0], "memcg_tax.ops");
@@ -994,6 +1003,13 @@ TEST(test_verdict__memcg_tax_grouping)
 	for (i = 0; i < 8; i += 2)
 		if (i != 6)
 			ASSERT_INTEQ(tax_rows(s, id[i][0]), 0);
+	/* E: 0.5 for ops, 1.0 for extra. */
+	cm = cmp_of(s, &keep, id[8][0], "memcg_tax.ops");
+	ASSERT(cm != NULL);
+	ASSERT_NEAR(num(cm, "base_median"), 0.5, 0.02);
+	json_decref(keep);
+	ASSERT_INTEQ(tax_rows(s, id[8][0]), 2);
+	ASSERT_INTEQ(tax_rows(s, id[9][0]), 0);
 	store_close(s);
 	free(p);
 }
