@@ -651,8 +651,14 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		if (m == NULL)
 			continue;
 		if (row == NULL) {
+			/* A row of the verdict's own (a memcg tax): what the
+			 * comparison says about it. */
 			row = new_row(c);
 			row->metric = m;
+			row->unit = jstr(o, "unit");
+			row->better = jstr(o, "better");
+			row->base_n = (int)jint(o, "n_base");
+			row->cand_n = (int)jint(o, "n_cand");
 		}
 		if (isfinite(jnum(o, "base_median")))
 			row->base_median = jnum(o, "base_median");

@@ -224,6 +224,8 @@ rows = json.load(open("%s/cmp.json" % d))["comparisons"]
 by = {(r["pair_id"], r["metric"]): r for r in rows}
 t = by[(nestp, "memcg_tax.ops")]
 assert t["verdict"] == "regression", t
+assert t["better"] == "higher" and t["unit"] == "ratio", t
+assert t["base_n"] == 5 and t["cand_n"] == 5, t
 ops = by[(nestp, "ops")]
 assert abs(ops["memcg_tax_pct"] - (t["cand_median"] - 1) * 100) < 1e-6, ops
 assert abs(ops["memcg_tax_base_pct"] - (t["base_median"] - 1) * 100) < 1e-6, ops
