@@ -583,7 +583,8 @@ cfg_better(json_t *spec, const char *metric, const char *uploaded)
 	return b ? b : uploaded;
 }
 
-/* Whether the job config names some higher-is-better metric. */
+/* Whether the job config names some higher-is-better metric (options
+ * of a tax itself do not count). */
 static int
 cfg_lists_higher(json_t *spec)
 {
@@ -594,10 +595,24 @@ cfg_lists_higher(json_t *spec)
 	{
 		const char *b = jstr(v, "better");
 
-		if (b && strcmp(b, "higher") == 0)
+		if (b && strcmp(b, "higher") == 0 &&
+		    strncmp(k, MEMCG_TAX_PREFIX, strlen(MEMCG_TAX_PREFIX)) != 0)
 			return 1;
 	}
 	return 0;
+}
+
+/* Whether the job config names metric, or options for its tax. */
+static int
+cfg_names(json_t *spec, const char *metric)
+{
+	json_t *ms = json_object_get(spec, "metrics");
+	char *tax = xasprintf("%s%s", MEMCG_TAX_PREFIX, metric);
+	int r = json_object_get(ms, metric) != NULL ||
+	    json_object_get(ms, tax) != NULL;
+
+	free(tax);
+	return r;
 }
 
 static double
@@ -681,11 +696,8 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 			continue;
 		last = name;
 		better = cfg_better(n->spec, name, jstr(o, "better"));
-		if (!memcg_tax_taxed(name, better,
-		        listed ? json_object_get(
-		                     json_object_get(n->spec, "metrics"),
-		                     name) != NULL
-		               : -1))
+		if (!memcg_tax_taxed(
+		        name, better, listed ? cfg_names(n->spec, name) : -1))
 			continue;
 		/* Unknown (no row) unless all four jobs measured it. */
 		if (tax_side(&b, w.vals, rv, "base", name) == 0 ||

@@ -730,6 +730,9 @@ TEST(test_verdict__migration_keeps_regressions)
  * and in the cgroup), created at `at`; bsha NULL: the running kernel
  * (no tree) on both sides.
  */
+/* The job config's `metrics:` in the specs tax_pair_new makes. */
+static const char *tax_metrics = "{}";
+
 static int64_t
 tax_pair_new(struct store *s, const char *cg, const char *bsha,
     const char *csha, int64_t at, int64_t *b, int64_t *c)
@@ -744,9 +747,10 @@ tax_pair_new(struct store *s, const char *cg, const char *bsha,
 		    "{\"name\":\"kv\",\"params\":{\"cgroup\":\"%s\"},"
 		    "\"point\":\"%s\",\"cgroup\":{\"path\":\"%s\","
 		    "\"memory_max\":0},\"tree\":%s%s%s,\"runs\":5,"
-		    "\"max_runs\":5,\"metrics\":{}}",
+		    "\"max_runs\":5,\"metrics\":%s}",
 		    cg, label, cg, bsha ? "{\"url\":\"/t\",\"commit\":\"" : "",
-		    bsha ? (k ? csha : bsha) : "null", bsha ? "\"}" : "");
+		    bsha ? (k ? csha : bsha) : "null", bsha ? "\"}" : "",
+		    tax_metrics);
 		memset(&j[k], 0, sizeof(j[k]));
 		j[k].role = k ? "candidate" : "base";
 		j[k].spec_json = spec[k];
@@ -1010,6 +1014,47 @@ TEST(test_verdict__memcg_tax_grouping)
 	json_decref(keep);
 	ASSERT_INTEQ(tax_rows(s, id[8][0]), 2);
 	ASSERT_INTEQ(tax_rows(s, id[9][0]), 0);
+	store_close(s);
+	free(p);
+}
+
+/*
+ * The job config names ops (with options for its tax): only ops is taxed,
+ * not the other higher-is-better metric, and the tax's min_effect is the
+ * configured one.
+ */
+TEST(test_verdict__memcg_tax_configured_metrics)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef root[2] = { { "ops", "ops/s", "higher", 1000, 1000, 0.01 },
+		{ "extra", "ops/s", "higher", 10, 10, 0.01 } };
+	struct mdef nested[2] = { { "ops", "ops/s", "higher", 800, 760, 0.015 },
+		{ "extra", "ops/s", "higher", 5, 5, 0.01 } };
+	int64_t h, rb, rc, nb, nc, rp, np;
+	json_t *keep, *cm;
+	size_t done = 0, more = 0;
+
+	ASSERT(s != NULL);
+	tax_metrics = "{\"ops\":{\"better\":\"higher\",\"min_effect_pct\":2},"
+	              "\"memcg_tax.ops\":{\"better\":\"higher\","
+	              "\"min_effect_pct\":20}}";
+	h = host(s, "h1");
+	rp = tax_pair_new(s, "root", "aaaa", "bbbb", now, &rb, &rc);
+	np = tax_pair_new(s, "/n", "aaaa", "bbbb", now, &nb, &nc);
+	tax_metrics = "{}";
+	ASSERT(rp > 0 && np > 0);
+	ASSERT_INTEQ(run_pair(s, h, rb, rc, root, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h, nb, nc, nested, 2, 5), 0);
+	ASSERT_INTEQ(verdict_pending(s, &done, &more, 16, now), 0);
+	ASSERT_INTEQ(done, 2);
+	ASSERT_INTEQ(tax_rows(s, np), 1);
+	cm = cmp_of(s, &keep, np, "memcg_tax.ops");
+	ASSERT(cm != NULL);
+	ASSERT_NEAR(num(cm, "min_effect_pct"), 20, 1e-9);
+	/* -5% against a 20% min_effect: not a regression. */
+	ASSERT(strcmp(sget(cm, "verdict"), "regression") != 0);
+	json_decref(keep);
 	store_close(s);
 	free(p);
 }
