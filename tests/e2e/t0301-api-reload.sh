@@ -49,7 +49,9 @@ cat >>"$D/daemon.yaml" <<EOF2
 EOF2
 echo "command: [" >"$D/jobs/broken.yaml"
 kill -HUP "$PW_DAEMON_PID"
-wait_for 10 test "$(grep -c 'keeping the running' "$D/daemon.log")" = 2 &&
+# A function: the count must be taken again on every try.
+two_kept() { [ "$(grep -c 'keeping the running' "$D/daemon.log")" = 2 ]; }
+wait_for 10 two_kept &&
     grep -q 'r2.token' "$D/daemon.log" && grep -q 'broken.yaml' "$D/daemon.log" &&
     pass bad-reload-every-error || fail bad-reload-every-error "$(cat "$D/daemon.log")"
 [ "$(http POST /api/v1/runners/register "$R1" '{"name":"r1"}')" = 200 ] &&
