@@ -1316,7 +1316,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	struct analysis_opts o = opts_fill(oin);
 	double *lb, *lc, *wb, *wc, *ws, *hl = NULL, *hw = NULL;
 	double shift, ci_lo, ci_hi, ref_var = 0, ref_df = 0, sigma_w;
-	double sigma_h = 0, rej = INFINITY;
+	double sigma_h = 0, rej = INFINITY, *sb_u = NULL, *sc_u;
 	size_t i, m = 0, mh = 0, hb = nb, hc = nc;
 	int rc;
 
@@ -1398,11 +1398,24 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	 * from the history when there is one, else pooled over both sides.
 	 */
 	sigma_w = sigma_h > 0 ? sigma_h : pooled_sigma(wb, nb, wc, nc);
+	/*
+	 * The spread check reads the sides clipped at sigma_w itself (sb_u,
+	 * sc_u): one -15 % run among five must count there as a clipped
+	 * outlier, not as a grown spread (with each side's own sigma, 8 % of
+	 * A/A comparisons under the outlier model ended "unstable").
+	 */
+	sb_u = xmalloc((nb + nc) * sizeof(*sb_u));
+	sc_u = sb_u + nb;
+	memcpy(sb_u, wb, nb * sizeof(*sb_u));
+	memcpy(sc_u, wc, nc * sizeof(*sc_u));
 	if (nb >= 3 && nc >= 3) {
+		clip_sorted(sb_u, nb, sigma_w, WINSOR_K);
+		clip_sorted(sc_u, nc, sigma_w, WINSOR_K);
 		/*
-		 * Never below a side's own spread: a candidate ten times as
-		 * noisy as a tight base would otherwise be clipped to a few
-		 * runs, and a 4x shift lose its p-value (seen in CI).
+		 * For the effect, its interval and the test: never below a
+		 * side's own spread.  A candidate ten times as noisy as a
+		 * tight base would otherwise be clipped to a few runs, and a
+		 * 4x shift lose its p-value (seen in CI).
 		 */
 		hb -= clip_sorted(
 		    wb, nb, fmax(sigma_w, side_sigma(wb, nb)), WINSOR_K);
@@ -1463,7 +1476,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	r->alpha_used = analysis_look_alpha(
 	    o.alpha, nb < nc ? nb : nc, o.first_runs, o.max_runs);
 
-	check_unstable(r, lb, nb, lc, nc, wb, wc, ref_var, ref_df, &o, ws);
+	check_unstable(r, lb, nb, lc, nc, sb_u, sc_u, ref_var, ref_df, &o, ws);
 	/*
 	 * A spread that grew along with a shift whose whole interval lies
 	 * beyond min_effect is first of all that shift: report it as a
@@ -1501,6 +1514,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 out:
 	r->p_adjusted = r->p_value;
 	free(lb);
+	free(sb_u);
 	free(ws);
 	return 0;
 }
