@@ -971,7 +971,7 @@ r_submit(struct ctx *x)
 	struct side sides[2] = { { NULL, NULL }, { NULL, NULL } };
 	struct cfg_point *pts = NULL, empty = { 0, NULL, NULL, NULL };
 	size_t npts = 0, i;
-	int64_t runs = 0, max_runs;
+	int64_t runs = 0, max_runs, now = now_s();
 	json_t *out = NULL, *labels = NULL;
 	char *ltext = NULL;
 	int failed = 0;
@@ -1033,6 +1033,8 @@ r_submit(struct ctx *x)
 	labels = jobspec_strlist(&jc->hosts);
 	ltext = pwjson_dump(labels);
 	out = json_array();
+	/* One creation time for all the pairs of a submit: the memcg tax
+	 * finds a point's siblings by it (daemon/verdict.c). */
 	if (store_begin(x->s) == -1) {
 		reply_store_err(x, -1);
 		goto out;
@@ -1060,8 +1062,7 @@ r_submit(struct ctx *x)
 			jn[k].max_attempts = x->conf->dc->max_attempts;
 		}
 		if (store_pair_create(x->s, &pair, &ids[0], &ids[1], jc->name,
-		        pt->label ? pt->label : "", &jn[0], &jn[1],
-		        now_s()) != 0)
+		        pt->label ? pt->label : "", &jn[0], &jn[1], now) != 0)
 			failed = 1;
 		else
 			json_array_append_new(out,

@@ -2456,8 +2456,8 @@ int
 store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
 {
 	sqlite3_stmt *st = prep(s,
-	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value"
-	    " FROM jobs j JOIN runs r ON r.job_id = j.id"
+	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
+	    " r.idx AS run FROM jobs j JOIN runs r ON r.job_id = j.id"
 	    " AND r.status = 'ok' AND r.idx < j.max_runs"
 	    " JOIN metrics m ON m.run_id = r.id"
 	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
@@ -2469,6 +2469,29 @@ store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
 	return web_rows(s, st, out, "verdict values");
+}
+
+int
+store_verdict_siblings(struct store *s, json_t **out, int64_t pair_id)
+{
+	/* The id window keeps this a range scan of the primary key. */
+	sqlite3_stmt *st = prep(s,
+	    "SELECT p.id AS pair_id, p.point, p.analysed,"
+	    " b.params AS base_spec, c.params AS cand_spec"
+	    " FROM pairs me JOIN pairs p"
+	    "  ON p.id BETWEEN me.id - ?2 AND me.id + ?2"
+	    "  AND p.name = me.name AND p.created = me.created"
+	    "  AND p.host_id = me.host_id"
+	    " JOIN jobs b ON b.id = p.base_job_id"
+	    " JOIN jobs c ON c.id = p.cand_job_id"
+	    " WHERE me.id = ?1 ORDER BY p.id");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	sqlite3_bind_int64(st, 2, STORE_SIBLING_SPAN);
+	return web_rows(s, st, out, "memcg tax siblings");
 }
 
 int

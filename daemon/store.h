@@ -277,8 +277,19 @@ int store_verdict_pending(
 int store_verdict_pair(struct store *, json_t **out, int64_t pair_id);
 /* The metric values of the pair's runs with status ok (run index below
  * max_runs: a profile slot is not a run): {"rows": [{role, metric, unit,
- * better, value}]} ordered by metric, role, run. */
+ * better, value, run}]} ordered by metric, role, run. */
 int store_verdict_values(struct store *, json_t **out, int64_t pair_id);
+/*
+ * The candidates for a pair's memcg-tax siblings (daemon/verdict.c
+ * decides): the pairs of the same job name created in the same second
+ * (one submit or trigger makes all its pairs with one time) and bound
+ * to the same host, within STORE_SIBLING_SPAN ids of it, the pair
+ * itself included; none when the pair has no host yet.  {"rows":
+ * [{pair_id, point, analysed, base_spec, cand_spec}]} by id; the specs
+ * are the jobs' spec texts.
+ */
+#define STORE_SIBLING_SPAN 4096
+int store_verdict_siblings(struct store *, json_t **out, int64_t pair_id);
 /*
  * The baseline's history: values of the ok runs of successful base jobs
  * of earlier pairs (id below pair_id) with the same job name and point,

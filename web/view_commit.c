@@ -126,12 +126,31 @@ cmp_row(
 	HTML_LIT(b, "</td><td>");
 	layout_badge(b, r->verdict, NULL);
 	HTML_LIT(b, "</td><td class=\"n\">");
-	if (isfinite(r->memcg_tax_pct))
+	if (isfinite(r->memcg_tax_pct)) {
+		/* Nested vs root throughput of the candidate, the base's
+		 * beside it, and the tax's own verdict. */
+		HTML_LIT(b, "<span title=\"nested/root - 1\">");
 		html_pct(b, r->memcg_tax_pct, 1);
+		HTML_LIT(b, "</span>");
+		if (isfinite(r->memcg_tax_base_pct)) {
+			HTML_LIT(b, " <span class=\"muted\">base ");
+			html_pct(b, r->memcg_tax_base_pct, 1);
+			HTML_LIT(b, "</span>");
+		}
+		if (r->memcg_tax_verdict) {
+			HTML_LIT(b, " ");
+			layout_badge(b, r->memcg_tax_verdict, NULL);
+		}
+	}
 	HTML_LIT(b, "</td><td class=\"n\">");
 	if (isfinite(r->charge_share_pct)) {
 		html_num(b, r->charge_share_pct, 1);
 		HTML_LIT(b, "%");
+	}
+	if (isfinite(r->charge_share_base_pct)) {
+		HTML_LIT(b, " <span class=\"muted\">base ");
+		html_num(b, r->charge_share_base_pct, 1);
+		HTML_LIT(b, "%</span>");
 	}
 	HTML_LIT(b, "</td><td class=\"n\">");
 	html_int(b, r->base_n);

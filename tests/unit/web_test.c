@@ -546,7 +546,10 @@ cmp_rows(size_t n)
 		r[i].cand_n = 5;
 		r[i].verdict = verdict[i % 6];
 		r[i].memcg_tax_pct = i % 2 ? -4.5 : NAN;
+		r[i].memcg_tax_base_pct = i % 3 ? -0.7 : NAN;
+		r[i].memcg_tax_verdict = i % 2 ? verdict[(i + 1) % 6] : NULL;
 		r[i].charge_share_pct = i % 2 ? 44.6 : NAN;
+		r[i].charge_share_base_pct = i % 4 ? 12.5 : NAN;
 		r[i].pair_id = (int64_t)i + 1;
 		r[i].base_job = 2 * (int64_t)i + 1;
 		r[i].cand_job = 2 * (int64_t)i + 2;
@@ -594,6 +597,10 @@ TEST(test_web__commit_hostile)
 		ASSERT(strstr(b.data, "+31.50%") != NULL);
 		ASSERT(strstr(b.data, "&lt;0.0001") != NULL);
 		ASSERT(strstr(b.data, "44.6%") != NULL);
+		ASSERT(strstr(b.data,
+		           "-4.5%</span> <span class=\"muted\">"
+		           "base -0.7%") != NULL);
+		ASSERT(strstr(b.data, "base 12.5%") != NULL);
 		ASSERT(strstr(b.data, "/api/v1/jobs/8/runs/19/raw") != NULL);
 		ASSERT(strstr(b.data, "/api/v1/jobs/8/runs/20/raw") == NULL);
 		ASSERT(strstr(b.data, "href=\"/history?") != NULL);
