@@ -5,7 +5,7 @@
 #   make deps       install the Debian packages the build, tests and demo need
 #   make demo       run the service end to end on this machine
 #   make install    PREFIX=/usr/local DESTDIR=
-#   make format-check, make bench, make eval-stats, make fuzz
+#   make format-check, make bench, make eval-stats, make fuzz, make fuzz-mail
 #
 # Sources are found by directory: every .c in a component folder is part of
 # the program library, except main.c files, which make the programs.

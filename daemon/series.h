@@ -48,8 +48,9 @@ void series_result_release(struct series_result *);
 
 /*
  * Groups msgs into series and ingests each.  A series that fails to
- * apply is recorded, not an error.  0, or -1 / ERR_NOTFOUND (no mirror
- * yet, no such branch) with e set.
+ * apply, or has no base (no mirror yet, no such branch), is recorded
+ * 'failed' with the reason, not an error.  0, or -1 with e set (the
+ * store or the mirror failed).
  */
 int series_ingest_msgs(struct series_result *out, struct store *,
     const struct series_ingest *, const struct mail_msg *msgs, size_t n,
