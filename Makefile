@@ -5,7 +5,7 @@
 #   make deps       install the Debian packages the build, tests and demo need
 #   make demo       run the service end to end on this machine
 #   make install    PREFIX=/usr/local DESTDIR=
-#   make format-check, make bench, make eval-stats, make fuzz
+#   make format-check, make bench, make eval-stats, make fuzz, make fuzz-mail
 #
 # Sources are found by directory: every .c in a component folder is part of
 # the program library, except main.c files, which make the programs.
@@ -247,3 +247,15 @@ eval-stats: $(REL)/bin/eval_stats
 	$(REL)/bin/eval_stats $(EVAL_ARGS)
 
 .PHONY: eval-stats
+# ---- mail: fuzzing the mbox / RFC 5322 parser (needs clang with libFuzzer) ----
+$(OUT)/fuzz/mail_fuzz: tests/fuzz/mail_fuzz.c daemon/mail.c common/buf.c common/err.c common/xalloc.c $(HDRS)
+	@mkdir -p $(@D) $(OUT)/fuzz/mail_corpus
+	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
+	    -o $@ tests/fuzz/mail_fuzz.c daemon/mail.c common/buf.c \
+	    common/err.c common/xalloc.c $(LDFLAGS) $(LDLIBS)
+
+fuzz-mail: $(OUT)/fuzz/mail_fuzz
+	$(OUT)/fuzz/mail_fuzz -max_total_time=$(FUZZ_TIME) -max_len=65536 \
+	    $(OUT)/fuzz/mail_corpus tests/data/mail
+
+.PHONY: fuzz-mail

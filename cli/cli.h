@@ -86,6 +86,7 @@ int cmd_submit(int, char **);
 int cmd_jobs(int, char **);
 int cmd_hosts(int, char **);
 int cmd_trees(int, char **);
+int cmd_series(int, char **);
 int cmd_compare(int, char **);
 int cmd_changepoints(int, char **);
 int cmd_memcg_tax(int, char **);

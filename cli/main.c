@@ -21,6 +21,9 @@ static const struct cli_cmd cmds[] = {
 	    "jobs show ID [--json]" },
 	{ "hosts", cmd_hosts, "hosts [--json]" },
 	{ "trees", cmd_trees, "trees [--json]" },
+	{ "series", cmd_series,
+	    "series upload [--tree NAME] [--branch NAME] [--json] MBOX | "
+	    "series list [--limit N] [--json]" },
 	{ "compare", cmd_compare,
 	    "compare [--json] [--better higher|lower] [--min-effect PCT] "
 	    "[--alpha A] [--history FILE] [--exit-code] BASE CAND" },

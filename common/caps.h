@@ -20,6 +20,16 @@
 #define CAP_BENCH_INPUT (32 * 1024 * 1024) /* output handed to a parser */
 #define CAP_HTML_PAGE (8 * 1024 * 1024)
 
+/* daemon/mail.c: mailing-list messages and mboxes (untrusted). */
+#define CAP_MAIL_MESSAGE (8 * 1024 * 1024) /* one message, headers and body */
+#define CAP_MAIL_HEADERS (256 * 1024)      /* a message's header block */
+#define CAP_MAIL_HEADER 8192               /* one unfolded header value kept */
+#define CAP_MAIL_REFS 64            /* References: ids kept (the last ones) */
+#define CAP_MAIL_ID 998             /* one Message-ID (RFC 5322 line length) */
+#define CAP_MBOX (64 * 1024 * 1024) /* an uploaded mbox */
+#define CAP_MBOX_MESSAGES 10000     /* messages in one mbox */
+#define CAP_SERIES_PATCHES 500      /* patches in one series */
+
 /* runners/profile.c: `perf report --stdio` text and the top-symbols blob. */
 #define CAP_PERF_REPORT (32 * 1024 * 1024)
 #define CAP_PROFILE_BLOB (64 * 1024)

@@ -1967,3 +1967,227 @@ out:
 	git_commit_free(c);
 	return rc;
 }
+
+/* ---- patch series ----------------------------------------------------- */
+
+/* The file the apply is at, for messages (delta_cb of git_apply). */
+struct apply_at {
+	char path[256];
+};
+
+static int
+on_apply_delta(const git_diff_delta *d, void *arg)
+{
+	struct apply_at *at = arg;
+	const char *p = d->new_file.path ? d->new_file.path : d->old_file.path;
+
+	snprintf(at->path, sizeof(at->path), "%s", p ? p : "?");
+	sanitize(at->path);
+	return 0;
+}
+
+/* A signature from untrusted mail text: no '<', '>' or newlines. */
+static int
+mail_signature(git_signature **out, const char *name, const char *email,
+    long long t, int tz)
+{
+	char n[CAP_NAME + 1], m[CAP_NAME + 1];
+	size_t i;
+
+	snprintf(n, sizeof(n), "%s", name && name[0] ? name : "unknown");
+	snprintf(m, sizeof(m), "%s", email && email[0] ? email : "unknown");
+	for (i = 0; n[i]; i++)
+		if (n[i] == '<' || n[i] == '>' || (unsigned char)n[i] < 0x20)
+			n[i] = ' ';
+	for (i = 0; m[i]; i++)
+		if (m[i] == '<' || m[i] == '>' || (unsigned char)m[i] <= 0x20)
+			m[i] = '_';
+	return git_signature_new(out, n, m, (git_time_t)(t < 0 ? 0 : t), tz);
+}
+
+int
+gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
+    struct gitm_repo *r, const char *base, const struct gitm_patch *patches,
+    size_t n, const char *ref)
+{
+	git_commit *parent = NULL, *next = NULL;
+	git_reference *rf = NULL;
+	git_oid cid;
+	size_t i;
+	int rc;
+
+	*out_failed = 0;
+	if ((rc = repo_ready(r)) < 0)
+		return rc;
+	if ((rc = lookup_commit(&parent, r, base)) < 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		const struct gitm_patch *p = &patches[i];
+		git_apply_options ao = GIT_APPLY_OPTIONS_INIT;
+		struct apply_at at = { "" };
+		git_diff *diff = NULL;
+		git_tree *tree = NULL, *nt = NULL;
+		git_index *idx = NULL;
+		git_signature *au = NULL, *co = NULL;
+		git_oid tid;
+
+		*out_failed = i;
+		rc = git_diff_from_buffer(&diff, p->diff, p->len);
+		if (rc < 0) {
+			rc = err_setc(&r->err, ERR_INVALID,
+			    "tree %s: the patch does not parse: %s", r->name,
+			    git_error_last() ? git_error_last()->message : "?");
+			goto next;
+		}
+		ao.delta_cb = on_apply_delta;
+		ao.payload = &at;
+		if ((rc = git_commit_tree(&tree, parent)) < 0) {
+			rc = gerr(r, rc, "tree of %s", base);
+			goto next;
+		}
+		rc = git_apply_to_tree(&idx, r->repo, tree, diff, &ao);
+		if (rc < 0) {
+			char why[300];
+			const git_error *ge = git_error_last();
+
+			snprintf(why, sizeof(why), "%s",
+			    ge && ge->message ? ge->message : "does not apply");
+			sanitize(why);
+			rc = err_setc(&r->err, ERR_CONFLICT,
+			    "does not apply to %s: %s",
+			    at.path[0] ? at.path : "(no file)", why);
+			goto next;
+		}
+		if ((rc = git_index_write_tree_to(&tid, idx, r->repo)) < 0 ||
+		    (rc = git_tree_lookup(&nt, r->repo, &tid)) < 0) {
+			rc = gerr(r, rc, "write tree");
+			goto next;
+		}
+		if ((rc = mail_signature(&au, p->author_name, p->author_email,
+		         p->author_time, p->author_tz)) < 0 ||
+		    (rc = git_signature_new(&co, "perfwatch",
+		         "perfwatch@localhost",
+		         (git_time_t)(p->author_time < 0 ? 0 : p->author_time),
+		         p->author_tz)) < 0) {
+			rc = gerr(r, rc, "signature");
+			goto next;
+		}
+		rc = git_commit_create(&cid, r->repo, NULL, au, co, NULL,
+		    p->message, nt, 1, (const git_commit **)&parent);
+		if (rc < 0) {
+			rc = gerr(r, rc, "commit");
+			goto next;
+		}
+		oid_hex(out[i], &cid);
+		if ((rc = git_commit_lookup(&next, r->repo, &cid)) < 0)
+			rc = gerr(r, rc, "commit lookup");
+	next:
+		git_signature_free(au);
+		git_signature_free(co);
+		git_tree_free(nt);
+		git_index_free(idx);
+		git_tree_free(tree);
+		git_diff_free(diff);
+		if (rc < 0) {
+			git_commit_free(parent);
+			return rc;
+		}
+		git_commit_free(parent);
+		parent = next;
+		next = NULL;
+	}
+	*out_failed = n;
+	if (ref != NULL && n > 0) {
+		rc = git_reference_create(&rf, r->repo, ref,
+		    git_commit_id(parent), 1, "perfwatch: series applied");
+		git_reference_free(rf);
+		if (rc < 0) {
+			git_commit_free(parent);
+			return gerr(r, rc, "ref %.200s", ref);
+		}
+	}
+	git_commit_free(parent);
+	return 0;
+}
+
+int
+gitm_tree_id(char out[GITM_SHA_SIZE], struct gitm_repo *r, const char *sha)
+{
+	git_commit *c;
+	int rc;
+
+	out[0] = '\0';
+	if ((rc = repo_ready(r)) < 0)
+		return rc;
+	if ((rc = lookup_commit(&c, r, sha)) < 0)
+		return rc;
+	oid_hex(out, git_commit_tree_id(c));
+	git_commit_free(c);
+	return 0;
+}
+
+int
+gitm_inbox_read(char out_last[GITM_SHA_SIZE], size_t *out_n,
+    struct gitm_repo *r, const char *old, size_t max,
+    int (*cb)(const char *sha, const char *data, size_t len, void *arg),
+    void *arg)
+{
+	git_revwalk *w = NULL;
+	git_oid head, oid, old_id;
+	size_t n = 0;
+	int rc;
+
+	out_last[0] = '\0';
+	*out_n = 0;
+	if ((rc = repo_ready(r)) < 0)
+		return rc;
+	if (git_reference_name_to_id(&head, r->repo, "HEAD") < 0 &&
+	    git_reference_name_to_id(&head, r->repo, "refs/heads/master") < 0)
+		return err_setc(&r->err, ERR_NOTFOUND,
+		    "inbox %s: the archive has no HEAD or master", r->name);
+	if ((rc = git_revwalk_new(&w, r->repo)) < 0)
+		return gerr(r, rc, "revwalk");
+	git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+	if ((rc = git_revwalk_push(w, &head)) < 0) {
+		rc = gerr(r, rc, "revwalk push");
+		goto out;
+	}
+	if (old != NULL && is_hex40(old)) {
+		git_oid_fromstr(&old_id, old);
+		if (git_revwalk_hide(w, &old_id) < 0)
+			git_error_clear(); /* gone (rewritten): read all */
+	}
+	while (n < max && (rc = git_revwalk_next(&oid, w)) == 0) {
+		git_commit *c = NULL;
+		git_tree *t = NULL;
+		git_tree_entry *te = NULL;
+		git_blob *b = NULL;
+		char hex[GITM_SHA_SIZE];
+		int stop = 0;
+
+		oid_hex(hex, &oid);
+		if (cb != NULL && git_commit_lookup(&c, r->repo, &oid) == 0 &&
+		    git_commit_tree(&t, c) == 0 &&
+		    git_tree_entry_bypath(&te, t, "m") == 0 &&
+		    git_blob_lookup(&b, r->repo, git_tree_entry_id(te)) == 0)
+			stop = cb(hex, git_blob_rawcontent(b),
+			    (size_t)git_blob_rawsize(b), arg);
+		git_error_clear();
+		git_blob_free(b);
+		git_tree_entry_free(te);
+		git_tree_free(t);
+		git_commit_free(c);
+		snprintf(out_last, GITM_SHA_SIZE, "%s", hex);
+		n++;
+		if (stop)
+			break;
+	}
+	if (rc == GIT_ITEROVER || rc == 0)
+		rc = 0;
+	else
+		rc = gerr(r, rc, "revwalk");
+out:
+	git_revwalk_free(w);
+	*out_n = n;
+	return rc;
+}

@@ -222,4 +222,45 @@ int gitm_fetch_commit(struct gitm_repo *, const char *sha);
  */
 int gitm_checkout(struct gitm_repo *, const char *sha, const char *dir);
 
+/* One mailed patch to apply (daemon/series). */
+struct gitm_patch {
+	const char *diff; /* from the first "diff --git" line */
+	size_t len;
+	const char *author_name, *author_email; /* untrusted; sanitised */
+	long long author_time;                  /* < 0: unknown (epoch 0) */
+	int author_tz;                          /* minutes east of UTC */
+	const char *message;                    /* the commit message */
+};
+
+/*
+ * Applies patches in order onto commit BASE of the mirror (libgit2
+ * git_apply_to_tree: hunks must match where they say, no fuzz), one
+ * commit per patch: author and date from the mail, committer
+ * "perfwatch" at the same date, so the same mails give the same
+ * commits.  out[i] is patch i's commit; REF (NULL: none) is pointed at
+ * the last one, which keeps the commits from git's garbage collection
+ * and lets runners fetch them.  0 (*out_failed = n); ERR_CONFLICT when
+ * patch *out_failed does not apply (the message names the file),
+ * ERR_INVALID (it does not parse), ERR_NOTFOUND (no BASE), or -1.
+ */
+int gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
+    struct gitm_repo *, const char *base, const struct gitm_patch *, size_t n,
+    const char *ref);
+/* The tree id of commit SHA: 0, ERR_NOTFOUND or -1. */
+int gitm_tree_id(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *sha);
+
+/*
+ * A public-inbox archive (one message per commit, as the file "m"):
+ * calls cb with each message of the commits on HEAD (else master) that
+ * are not ancestors of OLD (NULL or "": all), oldest first, at most max
+ * of them; a non-zero cb return stops after that message; cb NULL only
+ * walks (to find the newest commit).  A commit
+ * without "m" is skipped (cb not called).  *out_last is the last commit
+ * read ("" when none), *out_n their count.  0, ERR_NOTFOUND, -1.
+ */
+int gitm_inbox_read(char out_last[GITM_SHA_SIZE], size_t *out_n,
+    struct gitm_repo *, const char *old, size_t max,
+    int (*cb)(const char *sha, const char *data, size_t len, void *arg),
+    void *arg);
+
 #endif

@@ -2015,7 +2015,7 @@ static const struct field inbox_fields[] = {
 	STR("tree", struct cfg_inbox, tree, F_REQ, V_NAME),
 	STR("branch", struct cfg_inbox, branch, 0, V_REF),
 	LIST("subjects", struct cfg_inbox, subjects, F_UNIQUE, V_ANY),
-	NUM("poll", F_DURATION, struct cfg_inbox, poll_s, "10m", 10, 86400),
+	NUM("poll", F_DURATION, struct cfg_inbox, poll_s, "10m", 1, 86400),
 };
 
 static void

@@ -867,11 +867,20 @@ reject_range(const double *g, size_t n, double dist, size_t *lo, size_t *hi)
 
 	*lo = 0;
 	*hi = n;
-	while (g[*lo] < med - dist)
+	while (*lo < n && g[*lo] < med - dist)
 		(*lo)++;
-	while (g[*hi - 1] > med + dist)
+	while (*hi > *lo && g[*hi - 1] > med + dist)
 		(*hi)--;
-	/* The median itself is kept, so *lo < *hi. */
+	/*
+	 * With an even count the median lies between the two middle runs,
+	 * and when they are far apart (half the runs 15 % low) nothing is
+	 * within dist of it: then the far runs are half the sample, a mode
+	 * and not outliers, and none is dropped.
+	 */
+	if (*lo >= *hi) {
+		*lo = 0;
+		*hi = n;
+	}
 }
 
 static double
@@ -1307,7 +1316,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	struct analysis_opts o = opts_fill(oin);
 	double *lb, *lc, *wb, *wc, *ws, *hl = NULL, *hw = NULL;
 	double shift, ci_lo, ci_hi, ref_var = 0, ref_df = 0, sigma_w;
-	double sigma_h = 0, rej = INFINITY;
+	double sigma_h = 0, rej = INFINITY, *sb_u = NULL, *sc_u;
 	size_t i, m = 0, mh = 0, hb = nb, hc = nc;
 	int rc;
 
@@ -1389,11 +1398,24 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	 * from the history when there is one, else pooled over both sides.
 	 */
 	sigma_w = sigma_h > 0 ? sigma_h : pooled_sigma(wb, nb, wc, nc);
+	/*
+	 * The spread check reads the sides clipped at sigma_w itself (sb_u,
+	 * sc_u): one -15 % run among five must count there as a clipped
+	 * outlier, not as a grown spread (with each side's own sigma, 8 % of
+	 * A/A comparisons under the outlier model ended "unstable").
+	 */
+	sb_u = xmalloc((nb + nc) * sizeof(*sb_u));
+	sc_u = sb_u + nb;
+	memcpy(sb_u, wb, nb * sizeof(*sb_u));
+	memcpy(sc_u, wc, nc * sizeof(*sc_u));
 	if (nb >= 3 && nc >= 3) {
+		clip_sorted(sb_u, nb, sigma_w, WINSOR_K);
+		clip_sorted(sc_u, nc, sigma_w, WINSOR_K);
 		/*
-		 * Never below a side's own spread: a candidate ten times as
-		 * noisy as a tight base would otherwise be clipped to a few
-		 * runs, and a 4x shift lose its p-value (seen in CI).
+		 * For the effect, its interval and the test: never below a
+		 * side's own spread.  A candidate ten times as noisy as a
+		 * tight base would otherwise be clipped to a few runs, and a
+		 * 4x shift lose its p-value (seen in CI).
 		 */
 		hb -= clip_sorted(
 		    wb, nb, fmax(sigma_w, side_sigma(wb, nb)), WINSOR_K);
@@ -1454,7 +1476,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	r->alpha_used = analysis_look_alpha(
 	    o.alpha, nb < nc ? nb : nc, o.first_runs, o.max_runs);
 
-	check_unstable(r, lb, nb, lc, nc, wb, wc, ref_var, ref_df, &o, ws);
+	check_unstable(r, lb, nb, lc, nc, sb_u, sc_u, ref_var, ref_df, &o, ws);
 	/*
 	 * A spread that grew along with a shift whose whole interval lies
 	 * beyond min_effect is first of all that shift: report it as a
@@ -1492,6 +1514,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 out:
 	r->p_adjusted = r->p_value;
 	free(lb);
+	free(sb_u);
 	free(ws);
 	return 0;
 }
@@ -1811,6 +1834,112 @@ residual_noise(double *var, double *rho, const double *y, size_t n,
 	*rho += (1 + 3 * *rho) * (double)(ncp + 1) / (double)n;
 }
 
+/*
+ * Position refinement.  PELT's Gaussian cost places a change where the
+ * squared residuals are smallest, which is the maximum-likelihood
+ * position only for normal noise.  With the segmentation fixed, each
+ * change is moved, between its neighbours (keeping the minimum segment
+ * length), to the position that maximises the likelihood under the
+ * series' own noise shape: a Gaussian kernel density estimate of the
+ * residuals (each point minus its segment's mean; Silverman's bandwidth
+ * 0.9 min(sd, IQR / 1.349) m^(-1/5); at most CP_KDE_MAX of them, evenly
+ * spaced), with the neighbouring segments' means as the levels.  Moving
+ * the change from j to j + 1 changes the log-likelihood by
+ * log f(y_j - m_before) - log f(y_j - m_after), so the window is one
+ * cumulative sum.  For normal noise this is the least-squares position
+ * again; for two modes it tells a run of the high mode before the change
+ * from the change itself.
+ */
+#define CP_KDE_MAX 256
+
+static double
+kde_log(const double *r, size_t m, double h, double v)
+{
+	double s = 0;
+	size_t i;
+
+	for (i = 0; i < m; i++) {
+		double u = (v - r[i]) / h;
+
+		s += exp(-0.5 * u * u);
+	}
+	return log(s / ((double)m * h * sqrt(2 * M_PI)) + DBL_MIN);
+}
+
+static double
+seg_mean_raw(const double *y, size_t a, size_t b)
+{
+	double s = 0;
+	size_t i;
+
+	for (i = a; i < b; i++)
+		s += y[i];
+	return s / (double)(b - a);
+}
+
+void
+analysis_cp_refine(
+    size_t *cps, size_t ncp, const double *y, size_t n, size_t minseg)
+{
+	double *r, *q, h, mean, var, iqr, spread;
+	size_t k, i, m = 0, stride;
+
+	if (ncp == 0)
+		return;
+	r = xmalloc(2 * n * sizeof(*r));
+	q = r + n;
+	for (k = 0; k <= ncp; k++) {
+		size_t a = k > 0 ? cps[k - 1] : 0, b = k < ncp ? cps[k] : n;
+		double mk = seg_mean_raw(y, a, b);
+
+		for (i = a; i < b; i++)
+			q[i] = y[i] - mk;
+	}
+	mean_var(q, n, &mean, &var);
+	stride = (n + CP_KDE_MAX - 1) / CP_KDE_MAX;
+	for (i = 0; i < n; i += stride)
+		r[m++] = q[i];
+	qsort(q, n, sizeof(*q), cmp_double);
+	iqr = (q[(3 * (n - 1)) / 4] - q[(n - 1) / 4]) / 1.349;
+	spread = iqr > 0 && iqr < sqrt(var) ? iqr : sqrt(var);
+	h = 0.9 * spread * pow((double)m, -0.2);
+	if (!(h > 0)) {
+		free(r);
+		return;
+	}
+	for (k = 0; k < ncp; k++) {
+		size_t a = k > 0 ? cps[k - 1] : 0,
+		       b = k + 1 < ncp ? cps[k + 1] : n;
+		size_t lo = a + minseg, hi = b - minseg, j, arg = cps[k];
+		double m1 = seg_mean_raw(y, a, cps[k]);
+		double m2 = seg_mean_raw(y, cps[k], b);
+		double acc = 0, best = 0;
+
+		if (lo > cps[k] || hi < cps[k])
+			continue;
+		/* acc: log-likelihood at j minus that at cps[k]. */
+		for (j = cps[k]; j < hi; j++) {
+			acc += kde_log(r, m, h, y[j] - m1) -
+			    kde_log(r, m, h, y[j] - m2);
+			if (acc > best) {
+				best = acc;
+				arg = j + 1;
+			}
+		}
+		acc = 0;
+		for (j = cps[k]; j > lo; j--) {
+			acc += kde_log(r, m, h, y[j - 1] - m2) -
+			    kde_log(r, m, h, y[j - 1] - m1);
+			if (acc > best) {
+				best = acc;
+				arg = j - 1;
+			}
+		}
+		cps[k] = arg;
+	}
+	free(r);
+}
+
 static int
 changepoints(struct analysis_cps *out, const double *x, size_t n, size_t offset,
     const struct analysis_cp_opts *oin, struct err *e)
@@ -1927,6 +2056,7 @@ changepoints(struct analysis_cps *out, const double *x, size_t n, size_t offset,
 		phi = phi2;
 		segment(cps, &ncp, pv, y, &ss, n, lrv, sigma2, infl, &o);
 	}
+	analysis_cp_refine(cps, ncp, y, n, minseg);
 	out->sigma = sqrt(sigma2);
 	out->phi = phi;
 
@@ -1939,7 +2069,8 @@ changepoints(struct analysis_cps *out, const double *x, size_t n, size_t offset,
 		double best = INFINITY, v;
 
 		c->index = cps[i] + offset;
-		c->p_value = pv[i];
+		/* The test again: refinement may have moved the change. */
+		c->p_value = seg_test(y, a, cps[i], b, infl, sigma2);
 		c->before = median_copy(x + a, cps[i] - a, ws + n + 1);
 		c->after = median_copy(x + cps[i], b - cps[i], ws + n + 1);
 		c->change_pct = (c->after / c->before - 1) * 100;

@@ -226,6 +226,16 @@ double analysis_lgamma(double x);
 double analysis_t_p2(double t, double df);
 /* Student t quantile: q with P(T <= q) = p, 0 < p < 1. */
 double analysis_t_quantile(double p, double df);
+/*
+ * Change-point position refinement (used by analysis_changepoints): each
+ * of cps[0..ncp) (ascending indices into the logs y[0..n)) moves, between
+ * its neighbours and keeping segments of at least minseg, to the
+ * position of maximum likelihood under a Gaussian kernel density
+ * estimate of the segmentation's residuals, the neighbouring segment
+ * means as the levels.
+ */
+void analysis_cp_refine(
+    size_t *cps, size_t ncp, const double *y, size_t n, size_t minseg);
 /* F distribution: P(F >= f) with (d1, d2) degrees of freedom. */
 double analysis_f_sf(double f, double d1, double d2);
 

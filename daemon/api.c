@@ -22,6 +22,7 @@
 #include "daemon/httpd.h"
 #include "daemon/jobspec.h"
 #include "daemon/sched.h"
+#include "daemon/series.h"
 #include "daemon/store.h"
 #include "daemon/verdict.h"
 #include "web/web.h"
@@ -970,7 +971,7 @@ r_submit(struct ctx *x)
 	struct side sides[2] = { { NULL, NULL }, { NULL, NULL } };
 	struct cfg_point *pts = NULL, empty = { 0, NULL, NULL, NULL };
 	size_t npts = 0, i;
-	int64_t runs = 0, max_runs;
+	int64_t runs = 0, max_runs, now = now_s();
 	json_t *out = NULL, *labels = NULL;
 	char *ltext = NULL;
 	int failed = 0;
@@ -1032,6 +1033,8 @@ r_submit(struct ctx *x)
 	labels = jobspec_strlist(&jc->hosts);
 	ltext = pwjson_dump(labels);
 	out = json_array();
+	/* One creation time for all the pairs of a submit: the memcg tax
+	 * finds a point's siblings by it (daemon/verdict.c). */
 	if (store_begin(x->s) == -1) {
 		reply_store_err(x, -1);
 		goto out;
@@ -1059,8 +1062,7 @@ r_submit(struct ctx *x)
 			jn[k].max_attempts = x->conf->dc->max_attempts;
 		}
 		if (store_pair_create(x->s, &pair, &ids[0], &ids[1], jc->name,
-		        pt->label ? pt->label : "", &jn[0], &jn[1],
-		        now_s()) != 0)
+		        pt->label ? pt->label : "", &jn[0], &jn[1], now) != 0)
 			failed = 1;
 		else
 			json_array_append_new(out,
@@ -1318,6 +1320,122 @@ r_commits(struct ctx *x)
 	reply_json(x, 200, out);
 }
 
+/* ---- series (daemon/series) ---- */
+
+/*
+ * POST /api/v1/series: the body is an mbox (or one message); query tree
+ * and branch say where the series go (defaults: the only tree, its
+ * first branch).  Every complete series is applied and triggered.
+ */
+static void
+r_series_post(struct ctx *x)
+{
+	const struct daemon_config *dc = x->conf->dc;
+	const char *tname = httpd_query(x->r, "tree");
+	const char *branch = httpd_query(x->r, "branch");
+	const struct cfg_tree *tree = NULL;
+	struct series_ingest in;
+	struct series_result res;
+	size_t len, i;
+	const char *body = httpd_body(x->r, &len);
+	json_t *ids, *out;
+	int r;
+
+	if (tname != NULL && *tname != '\0') {
+		for (i = 0; i < dc->ntrees; i++)
+			if (strcmp(dc->trees[i].name, tname) == 0)
+				tree = &dc->trees[i];
+		if (tree == NULL) {
+			reply_err(x, 400, "query 'tree': unknown tree '%.64s'",
+			    tname);
+			return;
+		}
+	} else if (dc->ntrees == 1) {
+		tree = &dc->trees[0];
+	} else {
+		reply_err(x, 400,
+		    "query 'tree': required (%zu trees are configured)",
+		    dc->ntrees);
+		return;
+	}
+	if (branch == NULL || *branch == '\0') {
+		if (tree->branches.n == 0) {
+			reply_err(x, 400,
+			    "query 'branch': required (tree %s names no "
+			    "branch)",
+			    tree->name);
+			return;
+		}
+		branch = tree->branches.v[0];
+	}
+	if (strlen(branch) > CAP_NAME || strstr(branch, "..") != NULL ||
+	    strspn(branch,
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	        "0123456789._-/") != strlen(branch)) {
+		reply_err(x, 400, "query 'branch': not a branch name");
+		return;
+	}
+	if (len == 0) {
+		reply_err(x, 400, "body: expected an mbox, got nothing");
+		return;
+	}
+	memset(&in, 0, sizeof(in));
+	in.conf = x->conf;
+	in.tree = tree;
+	in.branch = branch;
+	in.inbox = NULL;
+	in.now = now_s();
+	r = series_ingest_mbox(&res, x->s, &in, body, len, &x->err);
+	if (r == ERR_INVALID || r == ERR_TOOBIG) {
+		reply_err(x, r == ERR_TOOBIG ? 413 : 400, "body: %s",
+		    err_msg(&x->err));
+		series_result_release(&res);
+		return;
+	}
+	if (r != 0) {
+		reply_err(x, 500, "%s", err_msg(&x->err));
+		series_result_release(&res);
+		return;
+	}
+	if (res.n == 0) {
+		reply_err(x, 400,
+		    "body: no patch series in %zu message(s) (%zu patches, "
+		    "%zu without their series)",
+		    res.messages, res.patches, res.orphans);
+		series_result_release(&res);
+		return;
+	}
+	ids = json_array();
+	for (i = 0; i < res.n; i++)
+		json_array_append_new(ids, json_integer(res.ids[i]));
+	out = json_pack("{s:o, s:i, s:i, s:i, s:i, s:i, s:i}", "series", ids,
+	    "messages", (json_int_t)res.messages, "applied",
+	    (json_int_t)res.applied, "failed", (json_int_t)res.failed,
+	    "incomplete", (json_int_t)res.incomplete, "known",
+	    (json_int_t)res.known, "pairs", (json_int_t)res.pairs);
+	if (res.pairs > 0)
+		sched_notify(x->a->sched);
+	series_result_release(&res);
+	reply_json(x, 201, out);
+}
+
+static void
+r_series_list(struct ctx *x)
+{
+	int64_t limit, cursor;
+	json_t *out = NULL;
+	int r;
+
+	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1 ||
+	    query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	if ((r = store_series_list(x->s, &out, limit, cursor)) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
 static void
 r_healthz(struct ctx *x)
 {
@@ -1454,6 +1572,8 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/pairs/#", AUTH_NONE, r_pair },
 	{ "GET", "/api/v1/trees", AUTH_NONE, r_trees },
 	{ "GET", "/api/v1/commits", AUTH_NONE, r_commits },
+	{ "POST", "/api/v1/series", AUTH_ADMIN, r_series_post },
+	{ "GET", "/api/v1/series", AUTH_NONE, r_series_list },
 	{ "GET", "/healthz", AUTH_NONE, r_healthz },
 	{ "GET", "/metrics", AUTH_NONE, r_metrics },
 };

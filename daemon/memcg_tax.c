@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,8 +7,8 @@
 #include "common/xalloc.h"
 #include "daemon/memcg_tax.h"
 
-#define TAX_AXIS "cgroup"
-#define TAX_ROOT "root"
+#define TAX_AXIS MEMCG_TAX_AXIS
+#define TAX_ROOT MEMCG_TAX_ROOT
 
 /* A label split into key=value pairs; cg is the cgroup value or NULL;
  * rest is the other pairs, sorted, joined by ',' (the pairing key). */
@@ -135,8 +136,7 @@ memcg_tax_compute(struct memcg_tax_result **out, size_t *nout,
 			struct memcg_tax_result *res;
 
 			if (m->better != MEMCG_TAX_HIGHER ||
-			    strncmp(m->name, MEMCG_TAX_PREFIX,
-			        strlen(MEMCG_TAX_PREFIX)) == 0)
+			    !memcg_tax_taxed(m->name, "higher", -1))
 				continue;
 			r = find_metric(root, m->name);
 			if (r == NULL || r->better != MEMCG_TAX_HIGHER ||
@@ -176,4 +176,39 @@ memcg_tax_free(struct memcg_tax_result *r, size_t n)
 		free(r[i].name);
 	}
 	free(r);
+}
+
+int
+memcg_tax_taxed(const char *name, const char *better, int listed)
+{
+	static const char *const skip[] = { "memcg.", "system.",
+		MEMCG_TAX_PREFIX };
+	size_t i;
+
+	if (name == NULL || better == NULL || strcmp(better, "higher") != 0 ||
+	    listed == 0)
+		return 0;
+	for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (strncmp(name, skip[i], strlen(skip[i])) == 0)
+			return 0;
+	return 1;
+}
+
+size_t
+memcg_tax_ratios(double *out, const struct memcg_tax_run *nested, size_t nn,
+    const struct memcg_tax_run *root, size_t nr)
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < nn; i++) {
+		for (j = 0; j < nr; j++)
+			if (root[j].idx == nested[i].idx)
+				break;
+		if (j == nr || !(root[j].value > 0) ||
+		    !isfinite(root[j].value) || !isfinite(nested[i].value) ||
+		    !(nested[i].value >= 0))
+			continue;
+		out[k++] = nested[i].value / root[j].value;
+	}
+	return k;
 }

@@ -4,8 +4,11 @@
 /*
  * The memcg tax: throughput in a nested memcg relative to the root memcg,
  * on the same kernel and host, as its own metric.  Pure (no I/O, no
- * globals): the daemon hands in the per-point medians of one job on one
- * kernel and stores what comes out as metrics of the nested points.
+ * globals).  memcg_tax_compute() pairs points and metrics from per-point
+ * medians (the CLI); memcg_tax_ratios() and memcg_tax_taxed() are what
+ * the daemon's verdict (daemon/verdict.c) and the CLI share for the
+ * number itself, the median of per-run ratios (docs/MEMCG.md); the
+ * ratio of medians below is the CLI's NESTED/ROOT columns.
  *
  * Pairing: a job whose matrix has a `cgroup` axis with `root` and nested
  * paths.  Points are matched by their label ("k=v,k=v", the matrix
@@ -31,6 +34,8 @@
 #define MEMCG_TAX_LOWER (-1)
 #define MEMCG_TAX_INFO 0
 #define MEMCG_TAX_PREFIX "memcg_tax."
+#define MEMCG_TAX_AXIS "cgroup" /* the matrix axis */
+#define MEMCG_TAX_ROOT "root"   /* its root value */
 
 struct memcg_tax_metric {
 	const char *name;
@@ -62,5 +67,33 @@ void memcg_tax_free(struct memcg_tax_result *, size_t);
 
 /* The value of key in a label ("cgroup"), malloc'd, or NULL. */
 char *memcg_tax_label_get(const char *label, const char *key);
+
+/*
+ * Which metrics are taxed: better (the direction the verdict uses: the
+ * job's `metrics:` config, else the uploaded one) is "higher", and the
+ * name is not telemetry ("memcg.", "system.") nor a tax itself.  When
+ * the job's `metrics:` config names some higher-is-better metric,
+ * listed is whether this one is among them (only those are taxed);
+ * else pass -1.  1 or 0.
+ */
+int memcg_tax_taxed(const char *name, const char *better, int listed);
+
+/* One measured run's value of a metric; idx is the run index. */
+struct memcg_tax_run {
+	long long idx;
+	double value;
+};
+
+/*
+ * Per-run ratios nested/root on one kernel: run i of the nested job is
+ * paired with run i of the root job (the same index; runs present on
+ * one side only are left out, as is an index whose root value is not
+ * > 0 or whose nested value is not finite and >= 0).  out has room for
+ * nn values; returns how many were written, in the nested runs' order.
+ * The daemon's memcg_tax.<metric> comparison and `perfwatch memcg-tax`
+ * both use this, so their numbers agree.
+ */
+size_t memcg_tax_ratios(double *out, const struct memcg_tax_run *nested,
+    size_t nn, const struct memcg_tax_run *root, size_t nr);
 
 #endif

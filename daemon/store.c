@@ -299,9 +299,38 @@ static const char *const migrations[] = {
 	"  direction TEXT NOT NULL,"
 	"  created INTEGER NOT NULL,"
 	"  UNIQUE (series_id, seq));",
+	/*
+	 * v6: patch series from mailing lists (daemon/series.c): a series
+	 * knows the tree and branch it was applied to; each patch has a
+	 * row with the synthetic commit made from it; each inbox keeps the
+	 * last archive commit the watcher read.
+	 */
+	"ALTER TABLE series ADD COLUMN tree_id INTEGER REFERENCES trees(id);"
+	"ALTER TABLE series ADD COLUMN branch TEXT;"
+	"ALTER TABLE series ADD COLUMN ref TEXT;"
+	"ALTER TABLE series ADD COLUMN found INTEGER;"
+	"ALTER TABLE series ADD COLUMN created INTEGER;"
+	"ALTER TABLE series ADD COLUMN updated INTEGER;"
+	"CREATE TABLE series_patches ("
+	"  series_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  message_id TEXT NOT NULL,"
+	"  subject TEXT,"
+	"  author TEXT,"
+	"  date INTEGER,"
+	"  commit_id INTEGER REFERENCES commits(id),"
+	"  PRIMARY KEY (series_id, seq)) WITHOUT ROWID;"
+	"CREATE INDEX series_commit ON series(commit_id);"
+	"CREATE TABLE inbox_state ("
+	"  name TEXT PRIMARY KEY,"
+	"  url TEXT,"
+	"  last_commit TEXT,"
+	"  last_poll INTEGER,"
+	"  last_error TEXT,"
+	"  messages INTEGER NOT NULL DEFAULT 0);",
 
 	/*
-	 * v6: trigger.coalesce: deprioritise.  A superseded pair stays
+	 * v7: trigger.coalesce: deprioritise.  A superseded pair stays
 	 * queued but is claimed after every pair that is not.
 	 */
 	"ALTER TABLE pairs ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;",
@@ -2099,15 +2128,19 @@ store_web_commit(struct store *s, json_t **out, const char *sha)
 	return 0;
 }
 
+static json_t *series_patches(struct store *, int64_t);
+
 int
 store_web_series(struct store *s, json_t **out, int64_t id)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
 	    " se.author, se.date AS time, se.state, se.error,"
-	    " se.commit_id, c.sha AS commit_sha FROM series se"
-	    " LEFT JOIN commits c ON c.id = se.commit_id WHERE se.id = ?1");
-	json_t *o, *pairs;
+	    " se.commit_id, c.sha AS commit_sha, se.base_sha, se.branch,"
+	    " se.found, t.name AS tree FROM series se"
+	    " LEFT JOIN commits c ON c.id = se.commit_id"
+	    " LEFT JOIN trees t ON t.id = se.tree_id WHERE se.id = ?1");
+	json_t *o, *pairs, *patches;
 	int64_t cid;
 
 	*out = NULL;
@@ -2127,7 +2160,13 @@ store_web_series(struct store *s, json_t **out, int64_t id)
 		json_decref(o);
 		return -1;
 	}
-	*out = json_pack("{s:o, s:o}", "series", o, "pairs", pairs);
+	if ((patches = series_patches(s, id)) == NULL) {
+		json_decref(o);
+		json_decref(pairs);
+		return -1;
+	}
+	*out = json_pack(
+	    "{s:o, s:o, s:o}", "series", o, "pairs", pairs, "patches", patches);
 	return 0;
 }
 
@@ -2426,8 +2465,8 @@ int
 store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
 {
 	sqlite3_stmt *st = prep(s,
-	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value"
-	    " FROM jobs j JOIN runs r ON r.job_id = j.id"
+	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
+	    " r.idx AS run FROM jobs j JOIN runs r ON r.job_id = j.id"
 	    " AND r.status = 'ok' AND r.idx < j.max_runs"
 	    " JOIN metrics m ON m.run_id = r.id"
 	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
@@ -2439,6 +2478,29 @@ store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
 	return web_rows(s, st, out, "verdict values");
+}
+
+int
+store_verdict_siblings(struct store *s, json_t **out, int64_t pair_id)
+{
+	/* The id window keeps this a range scan of the primary key. */
+	sqlite3_stmt *st = prep(s,
+	    "SELECT p.id AS pair_id, p.point, p.analysed,"
+	    " b.params AS base_spec, c.params AS cand_spec"
+	    " FROM pairs me JOIN pairs p"
+	    "  ON p.id BETWEEN me.id - ?2 AND me.id + ?2"
+	    "  AND p.name = me.name AND p.created = me.created"
+	    "  AND p.host_id = me.host_id"
+	    " JOIN jobs b ON b.id = p.base_job_id"
+	    " JOIN jobs c ON c.id = p.cand_job_id"
+	    " WHERE me.id = ?1 ORDER BY p.id");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	sqlite3_bind_int64(st, 2, STORE_SIBLING_SPAN);
+	return web_rows(s, st, out, "memcg tax siblings");
 }
 
 int
@@ -3473,4 +3535,308 @@ store_commits_list(struct store *s, json_t **out, const char *tree,
 	}
 	json_decref(res);
 	return 0;
+}
+
+/* ---- series (daemon/series.c) ---- */
+
+int
+store_series_create(struct store *s, int64_t *out_id, int *out_new,
+    const struct store_series_new *n, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok, rc;
+	int64_t id = 0;
+
+	*out_id = 0;
+	if (out_new != NULL)
+		*out_new = 0;
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s, "SELECT id FROM series WHERE message_id = ?1");
+	if ((ok = st != NULL)) {
+		bind_text(st, 1, n->message_id);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			id = sqlite3_column_int64(st, 0);
+		else if (rc != SQLITE_DONE)
+			ok = dberr(s, "series lookup") == 0;
+		sqlite3_finalize(st);
+	}
+	if (ok && id == 0) {
+		st = prep(s,
+		    "INSERT INTO series (inbox, message_id, title, version,"
+		    " total, found, author, date, tree_id, branch, state,"
+		    " created, updated)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'new',"
+		    " ?11, ?11)");
+		if ((ok = st != NULL)) {
+			bind_text(st, 1, n->inbox);
+			bind_text(st, 2, n->message_id);
+			bind_text(st, 3, n->title);
+			sqlite3_bind_int64(st, 4, n->version);
+			sqlite3_bind_int64(st, 5, n->total);
+			sqlite3_bind_int64(st, 6, n->found);
+			bind_text(st, 7, n->author);
+			if (n->date >= 0)
+				sqlite3_bind_int64(st, 8, n->date);
+			if (n->tree_id > 0)
+				sqlite3_bind_int64(st, 9, n->tree_id);
+			bind_text(st, 10, n->branch);
+			sqlite3_bind_int64(st, 11, now);
+			ok = step_done(s, st, "series insert") == 0;
+			id = sqlite3_last_insert_rowid(s->db);
+			sqlite3_finalize(st);
+		}
+		if (ok && out_new != NULL)
+			*out_new = 1;
+	}
+	if (tx_end(s, ok) == -1)
+		return -1;
+	*out_id = id;
+	return 0;
+}
+
+int
+store_series_patch_put(
+    struct store *s, int64_t series_id, const struct store_series_patch *p)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "INSERT INTO series_patches (series_id, seq, message_id,"
+	    " subject, author, date, commit_id)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+	    " ON CONFLICT (series_id, seq) DO UPDATE SET"
+	    " message_id = excluded.message_id, subject = excluded.subject,"
+	    " author = excluded.author, date = excluded.date,"
+	    " commit_id = excluded.commit_id");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, series_id);
+		sqlite3_bind_int64(st, 2, p->seq);
+		bind_text(st, 3, p->message_id);
+		bind_text(st, 4, p->subject);
+		bind_text(st, 5, p->author);
+		if (p->date >= 0)
+			sqlite3_bind_int64(st, 6, p->date);
+		if (p->commit_id > 0)
+			sqlite3_bind_int64(st, 7, p->commit_id);
+		ok = step_done(s, st, "series patch") == 0;
+		sqlite3_finalize(st);
+	}
+	return tx_end(s, ok);
+}
+
+int
+store_series_state(struct store *s, int64_t id, const char *state,
+    const char *error, const char *base_sha, int64_t commit_id, const char *ref,
+    int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "UPDATE series SET state = ?2, error = ?3,"
+	    " base_sha = coalesce(?4, base_sha),"
+	    " commit_id = CASE WHEN ?5 > 0 THEN ?5 ELSE commit_id END,"
+	    " ref = coalesce(?6, ref), updated = ?7 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, id);
+		bind_text(st, 2, state);
+		bind_text(st, 3, error);
+		bind_text(st, 4, base_sha);
+		sqlite3_bind_int64(st, 5, commit_id);
+		bind_text(st, 6, ref);
+		sqlite3_bind_int64(st, 7, now);
+		ok = step_done(s, st, "series state") == 0;
+		if (ok && sqlite3_changes(s->db) == 0)
+			ok = err_setc(&s->err, ERR_NOTFOUND,
+			         "series %lld not found", (long long)id) == 0;
+		sqlite3_finalize(st);
+	}
+	if (!ok && s->err.set && strstr(err_msg(&s->err), "not found")) {
+		tx_end(s, 0);
+		return ERR_NOTFOUND;
+	}
+	return tx_end(s, ok);
+}
+
+#define SERIES_COLS                                                         \
+	"se.id, se.inbox, se.message_id, se.title, se.version, se.total,"   \
+	" se.found, se.author, se.date AS time, se.state, se.error,"        \
+	" t.name AS tree, se.branch, se.base_sha, se.ref, se.commit_id,"    \
+	" c.sha AS commit_sha, se.created, se.updated,"                     \
+	" (SELECT group_concat(cm.verdict) FROM jobs j JOIN comparisons cm" \
+	"  ON cm.pair_id = j.pair_id WHERE j.commit_id = se.commit_id"      \
+	"  AND j.role = 'candidate') AS verdicts"                           \
+	" FROM series se LEFT JOIN trees t ON t.id = se.tree_id"            \
+	" LEFT JOIN commits c ON c.id = se.commit_id"
+
+int
+store_series_list(struct store *s, json_t **out, int64_t limit, int64_t cursor)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT " SERIES_COLS " WHERE (?1 = 0 OR se.id < ?1)"
+	    " ORDER BY se.id DESC LIMIT ?2");
+	json_t *res = NULL, *rows, *last;
+	char num[32];
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, cursor);
+	sqlite3_bind_int64(st, 2, limit);
+	if (web_rows(s, st, &res, "series") == -1)
+		return -1;
+	rows = json_object_get(res, "rows");
+	*out = json_pack("{s:O}", "series", rows);
+	if ((int64_t)json_array_size(rows) == limit &&
+	    (last = json_array_get(rows, json_array_size(rows) - 1)) != NULL) {
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(json_object_get(last, "id")));
+		json_object_set_new(*out, "next_cursor", json_string(num));
+	}
+	json_decref(res);
+	return 0;
+}
+
+/* The patch rows of a series, by seq, with their commits. */
+static json_t *
+series_patches(struct store *s, int64_t id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT p.seq, p.message_id, p.subject, p.author, p.date,"
+	    " p.commit_id, c.sha FROM series_patches p"
+	    " LEFT JOIN commits c ON c.id = p.commit_id"
+	    " WHERE p.series_id = ?1 ORDER BY p.seq");
+	json_t *res = NULL, *rows;
+
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	if (web_rows(s, st, &res, "series patches") == -1)
+		return NULL;
+	rows = json_incref(json_object_get(res, "rows"));
+	json_decref(res);
+	return rows;
+}
+
+int
+store_series_get(struct store *s, json_t **out, int64_t id)
+{
+	sqlite3_stmt *st = prep(s, "SELECT " SERIES_COLS " WHERE se.id = ?1");
+	json_t *o, *patches;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
+		    (long long)id);
+	}
+	o = web_row(st);
+	sqlite3_finalize(st);
+	if ((patches = series_patches(s, id)) == NULL) {
+		json_decref(o);
+		return -1;
+	}
+	json_object_set_new(o, "patches", patches);
+	*out = json_pack("{s:o}", "series", o);
+	return 0;
+}
+
+int
+store_series_comparisons(struct store *s, json_t **out, int64_t id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT cm.id, cm.pair_id, p.name AS job, p.point, h.name AS host,"
+	    " cm.metric, cm.unit, cm.better, cm.base_median, cm.cand_median,"
+	    " cm.change_pct, cm.ci_low, cm.ci_high, cm.p, cm.p_adjusted,"
+	    " cm.verdict, cm.final, cm.n_base, cm.n_cand"
+	    " FROM series se JOIN jobs j ON j.commit_id = se.commit_id"
+	    "  AND j.role = 'candidate'"
+	    " JOIN pairs p ON p.id = j.pair_id"
+	    " JOIN comparisons cm ON cm.pair_id = p.id"
+	    " LEFT JOIN hosts h ON h.id = p.host_id"
+	    " WHERE se.id = ?1 ORDER BY cm.pair_id, cm.metric");
+	sqlite3_stmt *chk = prep(s, "SELECT 1 FROM series WHERE id = ?1");
+	json_t *res = NULL;
+	int found;
+
+	*out = NULL;
+	if (st == NULL || chk == NULL) {
+		sqlite3_finalize(st);
+		sqlite3_finalize(chk);
+		return -1;
+	}
+	sqlite3_bind_int64(chk, 1, id);
+	found = sqlite3_step(chk) == SQLITE_ROW;
+	sqlite3_finalize(chk);
+	if (!found) {
+		sqlite3_finalize(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
+		    (long long)id);
+	}
+	sqlite3_bind_int64(st, 1, id);
+	if (web_rows(s, st, &res, "series comparisons") == -1)
+		return -1;
+	*out = json_pack("{s:O}", "comparisons", json_object_get(res, "rows"));
+	json_decref(res);
+	return 0;
+}
+
+int
+store_inbox_get(
+    struct store *s, char *out_last, size_t outlen, const char *name)
+{
+	sqlite3_stmt *st =
+	    prep(s, "SELECT last_commit FROM inbox_state WHERE name = ?1");
+	int rc;
+
+	out_last[0] = '\0';
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, name);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && col_text(st, 0) != NULL)
+		snprintf(out_last, outlen, "%s", col_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return dberr(s, "inbox state");
+	return 0;
+}
+
+int
+store_inbox_put(struct store *s, const char *name, const char *url,
+    const char *last_commit, const char *error, int64_t messages, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s,
+	    "INSERT INTO inbox_state (name, url, last_commit, last_poll,"
+	    " last_error, messages) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+	    " ON CONFLICT (name) DO UPDATE SET url = excluded.url,"
+	    " last_commit = coalesce(excluded.last_commit, last_commit),"
+	    " last_poll = excluded.last_poll,"
+	    " last_error = excluded.last_error,"
+	    " messages = messages + excluded.messages");
+	if ((ok = st != NULL)) {
+		bind_text(st, 1, name);
+		bind_text(st, 2, url);
+		bind_text(st, 3, last_commit);
+		sqlite3_bind_int64(st, 4, now);
+		bind_text(st, 5, error);
+		sqlite3_bind_int64(st, 6, messages);
+		ok = step_done(s, st, "inbox state") == 0;
+		sqlite3_finalize(st);
+	}
+	return tx_end(s, ok);
 }

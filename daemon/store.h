@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 6 /* schema version after every migration */
+#define STORE_VERSION 7 /* schema version after every migration */
 
 struct store;
 
@@ -210,7 +210,9 @@ int store_web_regression_counts(struct store *, json_t **out);
  */
 int store_web_commit(struct store *, json_t **out, const char *sha);
 /* A series: {"series": {id, inbox, title, version, total, author, time,
- * state, error, commit_sha}, "pairs": [...]}.  ERR_NOTFOUND. */
+ * state, error, commit_sha, base_sha, branch, found, tree}, "pairs": [...],
+ * "patches": [{seq, message_id, subject, author, date, commit_id, sha}]}.
+ * ERR_NOTFOUND. */
 int store_web_series(struct store *, json_t **out, int64_t id);
 /*
  * The metric values of both sides of a pair, from runs with status ok:
@@ -275,8 +277,19 @@ int store_verdict_pending(
 int store_verdict_pair(struct store *, json_t **out, int64_t pair_id);
 /* The metric values of the pair's runs with status ok (run index below
  * max_runs: a profile slot is not a run): {"rows": [{role, metric, unit,
- * better, value}]} ordered by metric, role, run. */
+ * better, value, run}]} ordered by metric, role, run. */
 int store_verdict_values(struct store *, json_t **out, int64_t pair_id);
+/*
+ * The candidates for a pair's memcg-tax siblings (daemon/verdict.c
+ * decides): the pairs of the same job name created in the same second
+ * (one submit or trigger makes all its pairs with one time) and bound
+ * to the same host, within STORE_SIBLING_SPAN ids of it, the pair
+ * itself included; none when the pair has no host yet.  {"rows":
+ * [{pair_id, point, analysed, base_spec, cand_spec}]} by id; the specs
+ * are the jobs' spec texts.
+ */
+#define STORE_SIBLING_SPAN 4096
+int store_verdict_siblings(struct store *, json_t **out, int64_t pair_id);
 /*
  * The baseline's history: values of the ok runs of successful base jobs
  * of earlier pairs (id below pair_id) with the same job name and point,
@@ -365,8 +378,6 @@ int store_changepoints_replace(struct store *, int64_t series, int64_t from_seq,
 int store_history_changepoints(struct store *, json_t **out, const char *tree,
     const char *branch, const char *host, const char *job, const char *point,
     const char *metric);
-
-#endif
 
 /*
  * ---- watch & triggers (daemon/watch.c, daemon/trigger.c, issue 4) ----
@@ -487,3 +498,59 @@ int store_trees_list(struct store *, json_t **out);
  * {"commits": [...], "next_cursor"}. */
 int store_commits_list(struct store *, json_t **out, const char *tree,
     const char *branch, int64_t limit, int64_t cursor);
+
+/*
+ * ---- patch series (daemon/series.c) ----
+ * A series (table series) is one root message (cover letter or first
+ * patch) of an inbox or an upload; each patch has a series_patches row
+ * with the synthetic commit made from it.  States: new (recorded),
+ * applied (commits made), failed (error says which patch and file),
+ * incomplete (patches missing).
+ */
+struct store_series_new {
+	const char *inbox; /* inbox name, or "upload" */
+	const char *message_id;
+	const char *title, *author;
+	int64_t version, total, found, date; /* date < 0: unknown */
+	int64_t tree_id;                     /* 0: none */
+	const char *branch;
+};
+/* Creates the series, or finds the one with this root message_id
+ * (*out_new = 0; out_new may be NULL).  0 and *out_id, or -1. */
+int store_series_create(struct store *, int64_t *out_id, int *out_new,
+    const struct store_series_new *, int64_t now);
+
+struct store_series_patch {
+	int64_t seq;
+	const char *message_id, *subject, *author;
+	int64_t date;      /* < 0: unknown */
+	int64_t commit_id; /* its synthetic commit's row, or 0 */
+};
+/* Inserts or replaces the patch row (series, seq). */
+int store_series_patch_put(
+    struct store *, int64_t series_id, const struct store_series_patch *);
+/* Sets state and error (NULL clears); base_sha and ref NULL keep,
+ * commit_id 0 keeps (the tip's row).  ERR_NOTFOUND. */
+int store_series_state(struct store *, int64_t id, const char *state,
+    const char *error, const char *base_sha, int64_t commit_id, const char *ref,
+    int64_t now);
+/* Newest first: {"series": [{id, inbox, message_id, title, version,
+ * total, found, author, time, state, error, tree, branch, base_sha, ref,
+ * commit_id, commit_sha, created, updated, verdicts}], "next_cursor"}. */
+int store_series_list(
+    struct store *, json_t **out, int64_t limit, int64_t cursor);
+/* {"series": {... as in the list, "patches": [{seq, message_id,
+ * subject, author, date, commit_id, sha}]}}.  ERR_NOTFOUND. */
+int store_series_get(struct store *, json_t **out, int64_t id);
+/* The comparisons of the pairs measuring the series tip:
+ * {"comparisons": [...]}.  ERR_NOTFOUND (no such series). */
+int store_series_comparisons(struct store *, json_t **out, int64_t id);
+
+/* The inbox watcher's state: the last archive commit read ("" none). */
+int store_inbox_get(
+    struct store *, char *out_last, size_t outlen, const char *name);
+/* last_commit NULL keeps it; messages is added to the count. */
+int store_inbox_put(struct store *, const char *name, const char *url,
+    const char *last_commit, const char *error, int64_t messages, int64_t now);
+
+#endif

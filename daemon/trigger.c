@@ -185,8 +185,10 @@ make_pairs(struct trigger_stats *st, struct store *s,
 	char *ltext = pwjson_dump(labels);
 	int r = 0;
 
-	trees[0] = json_pack("{s:s, s:s}", "url", p->tree->url, "commit", base);
-	trees[1] = json_pack("{s:s, s:s}", "url", p->tree->url, "commit", cand);
+	const char *url = p->spec_url ? p->spec_url : p->tree->url;
+
+	trees[0] = json_pack("{s:s, s:s}", "url", url, "commit", base);
+	trees[1] = json_pack("{s:s, s:s}", "url", url, "commit", cand);
 	if (commit_row(&base_id, s, p->tree_id, base) != 0 ||
 	    store_hosts_matching(s, &hosts, &nhosts, ltext) != 0) {
 		r = err_set(e, "%s", store_errmsg(s));
@@ -331,6 +333,33 @@ trigger_push(struct trigger_stats *out, struct store *s, struct gitm_repo *repo,
 		if (!job_wants(jc, p->tree->name, p->branch))
 			continue;
 		if (job_push(out, s, repo, p, jc, problems, e) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+trigger_series(struct trigger_stats *out, struct store *s,
+    const struct trigger_push *p, const char *inbox, const char *base,
+    int64_t tip_id, struct err *e)
+{
+	const struct gitm_walk *w = p->walk;
+	size_t j, i;
+
+	memset(out, 0, sizeof(*out));
+	for (j = 0; j < p->conf->njobs; j++) {
+		const struct job_config *jc = p->conf->jobs[j];
+		int touched = 0;
+
+		if (!job_wants(jc, p->tree->name, p->branch) &&
+		    !(inbox != NULL && has(&jc->trigger.inboxes, inbox)))
+			continue;
+		for (i = 0; i < w->n && !touched; i++)
+			touched = touches_job(p, jc, &w->commits[i]);
+		if (!touched)
+			continue;
+		if (make_pairs(out, s, p, jc, p->new_tip, tip_id, base, 0, e) !=
+		    0)
 			return -1;
 	}
 	return 0;

@@ -59,6 +59,9 @@ struct trigger_push {
 	const char *const *paths;     /* the walk's paths (trigger_paths) */
 	size_t npaths;
 	int64_t now;
+	/* The URL runners fetch from (NULL: the tree's url); series
+	 * commits exist only in the daemon's mirror. */
+	const char *spec_url;
 };
 
 struct trigger_stats {
@@ -77,5 +80,18 @@ struct trigger_stats {
  */
 int trigger_push(struct trigger_stats *out, struct store *, struct gitm_repo *,
     const struct trigger_push *, struct buf *problems, struct err *e);
+
+/*
+ * A patch series applied on p->branch of p->tree: one pair per job,
+ * point and host for the series tip p->new_tip (its row tip_id) against
+ * BASE, the commit the series was applied onto.  A job takes it when
+ * its trigger names the tree and branch as for a push, or names INBOX
+ * (NULL for uploads) in `trigger.inboxes`; with `trigger.paths`, when a
+ * commit of p->walk (base..tip, with touches for p->paths) touches one.
+ * 0, or -1 with e set.
+ */
+int trigger_series(struct trigger_stats *out, struct store *,
+    const struct trigger_push *p, const char *inbox, const char *base,
+    int64_t tip_id, struct err *e);
 
 #endif

@@ -27,6 +27,12 @@
  * a note saying why, and does not ask for more runs (more runs would not
  * change that).
  *
+ * memcg tax (docs/MEMCG.md): when a pair's verdict is final, the nested
+ * pairs of its cgroup-axis group whose root sibling is final too get
+ * memcg_tax.<metric> rows (per-run nested/root ratios of base against
+ * candidate), with regressions and history like any metric, in the same
+ * transaction.
+ *
  * The baseline history given to the analysis is every earlier ok run of
  * base jobs with the same job name and point on the pair's host (the
  * newest VERDICT_HISTORY_JOBS jobs).
@@ -64,6 +70,9 @@ struct verdict_outcome {
 	size_t inconclusive;  /* inconclusive rows (interim ones included) */
 	int64_t runs;         /* VERDICT_MORE_RUNS: the new run count */
 	size_t change_points; /* in the series this pair appended to */
+	/* memcg tax rows stored with this final verdict (on this pair or
+	 * its nested siblings), and how many are regression or unstable */
+	size_t tax, tax_regressions;
 };
 
 /*

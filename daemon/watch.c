@@ -5,9 +5,11 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "common/buf.h"
@@ -17,7 +19,9 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
+#include "daemon/mail.h"
 #include "daemon/sched.h"
+#include "daemon/series.h"
 #include "daemon/store.h"
 #include "daemon/trigger.h"
 #include "daemon/watch.h"
@@ -25,6 +29,8 @@
 #define WATCH_MAX_WALK 10000     /* commits recorded per push */
 #define WATCH_MAX_BACKOFF_S 3600 /* longest wait after failures */
 #define WATCH_FETCH_TIMEOUT_MS (10L * 60 * 1000)
+#define WATCH_INBOX_READ 20000   /* archive messages read per poll */
+#define WATCH_INBOX_PENDING 5000 /* patch mails kept for their series */
 
 struct tw; /* one tree's thread */
 
@@ -47,6 +53,11 @@ struct seen {
 struct tw {
 	struct watch *w;
 	char *name;
+	int inbox; /* an inbox's thread, not a tree's */
+	/* Inbox: patch mail whose series is not complete yet, oldest
+	 * first (kept in memory: a restart forgets it). */
+	struct mail_msg *pending;
+	size_t npending;
 	pthread_t th;
 	atomic_int quit;
 	/* The thread's own state. */
@@ -84,6 +95,17 @@ find_tree(const struct dconf *c, const char *name)
 	for (i = 0; i < c->dc->ntrees; i++)
 		if (strcmp(c->dc->trees[i].name, name) == 0)
 			return &c->dc->trees[i];
+	return NULL;
+}
+
+static const struct cfg_inbox *
+find_inbox(const struct dconf *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->dc->ninboxes; i++)
+		if (strcmp(c->dc->inboxes[i].name, name) == 0)
+			return &c->dc->inboxes[i];
 	return NULL;
 }
 
@@ -416,6 +438,222 @@ poll_tree(struct tw *t, const struct dconf *conf, const struct cfg_tree *tree)
 	return delay;
 }
 
+/* ---- inboxes ---- */
+
+struct inbox_read {
+	struct tw *t;
+	size_t bad, kept;
+};
+
+/* One archive message: patch mail is kept for its series. */
+static int
+on_message(const char *sha, const char *data, size_t len, void *arg)
+{
+	struct inbox_read *rd = arg;
+	struct tw *t = rd->t;
+	struct mail_msg m;
+	struct err e = { 0 };
+
+	if (mail_parse(&m, data, len, 0, &e) != 0) {
+		log_warnx(
+		    "inbox %s: message %.12s: %s", t->name, sha, err_msg(&e));
+		rd->bad++;
+		return 0;
+	}
+	if (!m.tag.patch || m.tag.reply) {
+		mail_msg_release(&m);
+		return 0;
+	}
+	if (t->npending == WATCH_INBOX_PENDING) {
+		mail_msg_release(&t->pending[0]);
+		memmove(t->pending, t->pending + 1,
+		    (t->npending - 1) * sizeof(*t->pending));
+		t->npending--;
+	}
+	t->pending =
+	    xreallocarray(t->pending, t->npending + 1, sizeof(*t->pending));
+	t->pending[t->npending++] = m;
+	rd->kept++;
+	return 0;
+}
+
+/* ASCII case-insensitive substring test. */
+static int
+has_word(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return 1;
+	return n == 0;
+}
+
+/* Some subject of the series has one of the inbox's keywords. */
+static int
+series_wanted(const struct cfg_inbox *in, const struct mail_msg *msgs,
+    const struct mail_series *ms)
+{
+	size_t i;
+	int k;
+
+	if (in->subjects.n == 0)
+		return 1;
+	for (k = -1; k < ms->total; k++) {
+		long j = k < 0 ? (long)ms->root : ms->patches[k];
+
+		if (j < 0)
+			continue;
+		for (i = 0; i < in->subjects.n; i++)
+			if (has_word(msgs[j].subject, in->subjects.v[i]))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * Groups the pending mail; each complete series is ingested (when its
+ * subjects match) and leaves the pending list.  0 or -1.
+ */
+static int
+inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
+    size_t *out_series, size_t *out_pairs)
+{
+	const struct cfg_tree *tree = find_tree(conf, in->tree);
+	struct mail_series *ser = NULL;
+	unsigned char *used;
+	size_t ns = 0, i, k, n;
+	int r = 0;
+
+	*out_series = *out_pairs = 0;
+	mail_group(&ser, &ns, NULL, t->pending, t->npending);
+	used = xcalloc(t->npending + 1, 1);
+	for (i = 0; i < ns && r == 0; i++) {
+		const struct mail_series *ms = &ser[i];
+		struct mail_msg *sub;
+		struct series_ingest si;
+		struct series_result res;
+		struct err e = { 0 };
+		int j;
+
+		if (!ms->complete)
+			continue;
+		used[ms->root] = 1;
+		for (j = 0; j < ms->total; j++)
+			used[ms->patches[j]] = 1;
+		if (!series_wanted(in, t->pending, ms) || tree == NULL)
+			continue;
+		/* A view of the series' mail (the list keeps ownership). */
+		sub = xcalloc((size_t)ms->total + 1, sizeof(*sub));
+		n = 0;
+		if (ms->cover >= 0)
+			sub[n++] = t->pending[ms->cover];
+		for (j = 0; j < ms->total; j++)
+			if (ms->patches[j] != ms->cover)
+				sub[n++] = t->pending[ms->patches[j]];
+		memset(&si, 0, sizeof(si));
+		si.conf = conf;
+		si.tree = tree;
+		si.branch = in->branch ? in->branch
+		    : tree->branches.n ? tree->branches.v[0]
+		                       : "master";
+		si.inbox = in->name;
+		si.now = now_s();
+		r = series_ingest_msgs(&res, t->s, &si, sub, n, &e);
+		free(sub);
+		if (r != 0) {
+			log_warnx("inbox %s: series %.100s: %s", in->name,
+			    ms->title, err_msg(&e));
+			store_errclear(t->s);
+		} else {
+			log_info("inbox %s: series \"%.100s\" v%d (%d "
+			         "patches): %zu applied, %zu failed, %zu "
+			         "known, %zu pair(s)",
+			    in->name, ms->title, ms->version, ms->total,
+			    res.applied, res.failed, res.known, res.pairs);
+			(*out_series)++;
+			*out_pairs += res.pairs;
+		}
+		series_result_release(&res);
+	}
+	/* Drop what was used; keep the rest, in order. */
+	for (i = k = 0; i < t->npending; i++) {
+		if (used[i])
+			mail_msg_release(&t->pending[i]);
+		else
+			t->pending[k++] = t->pending[i];
+	}
+	t->npending = k;
+	free(used);
+	mail_series_free(ser, ns);
+	return r;
+}
+
+/* One inbox cycle: fetch, read new messages, ingest complete series. */
+static int64_t
+poll_inbox(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in)
+{
+	char last[GITM_SHA_SIZE], seen[GITM_SHA_SIZE];
+	struct inbox_read rd = { t, 0, 0 };
+	size_t n = 0, nseries = 0, npairs = 0;
+	int64_t delay, now;
+	int r, first;
+
+	r = gitm_fetch(NULL, t->repo);
+	now = now_s();
+	if (atomic_load(&t->quit))
+		return 0;
+	if (r != 0) {
+		t->failures++;
+		delay = next_delay(in->poll_s, t->failures);
+		log_warnx("inbox %s: fetch failed (%" PRId64 " in a row, next "
+		          "try in %" PRId64 " s): %s",
+		    in->name, t->failures, delay, gitm_errmsg(t->repo));
+		store_inbox_put(t->s, in->name, in->url, NULL,
+		    gitm_errmsg(t->repo), 0, now);
+		gitm_clearerr(t->repo);
+		return delay;
+	}
+	t->failures = 0;
+	if (store_inbox_get(t->s, seen, sizeof(seen), in->name) != 0) {
+		log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
+		store_errclear(t->s);
+		return in->poll_s;
+	}
+	/* First sight: the archive's history triggers nothing. */
+	first = seen[0] == '\0';
+	r = gitm_inbox_read(last, &n, t->repo, first ? NULL : seen,
+	    first ? SIZE_MAX : WATCH_INBOX_READ, first ? NULL : on_message,
+	    &rd);
+	if (r == 0 && first) {
+		log_info("inbox %s: %zu message(s) in the archive; watching "
+		         "from %.12s",
+		    in->name, n, last);
+		n = 0;
+	}
+	if (r != 0) {
+		log_warnx("inbox %s: %s", in->name, gitm_errmsg(t->repo));
+		store_inbox_put(t->s, in->name, in->url, NULL,
+		    gitm_errmsg(t->repo), 0, now);
+		gitm_clearerr(t->repo);
+		return in->poll_s;
+	}
+	if (rd.kept > 0)
+		inbox_series(t, conf, in, &nseries, &npairs);
+	if (n > 0)
+		log_info("inbox %s: %zu new message(s), %zu patch mail, %zu "
+		         "series ingested, %zu pair(s), %zu waiting",
+		    in->name, n, rd.kept, nseries, npairs, t->npending);
+	if (npairs > 0 && t->w->sched != NULL)
+		sched_notify(t->w->sched);
+	if (store_inbox_put(t->s, in->name, in->url, last[0] ? last : NULL,
+	        NULL, (int64_t)n, now) != 0) {
+		log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
+		store_errclear(t->s);
+	}
+	return in->poll_s;
+}
+
 /* Sleeps up to secs, or until asked to quit; 1 when asked to quit. */
 static int
 nap(struct tw *t, int64_t secs)
@@ -448,6 +686,36 @@ tw_main(void *arg)
 		err_clear(&e);
 		if (nap(t, 10))
 			return NULL;
+	}
+	while (!atomic_load(&t->quit) && t->inbox) {
+		struct dconf *conf = conf_get(t->w);
+		const struct cfg_inbox *in = find_inbox(conf, t->name);
+
+		if (in == NULL) {
+			dconf_unref(conf);
+			nap(t, 3600);
+			continue;
+		}
+		if (t->url == NULL || strcmp(t->url, in->url) != 0) {
+			struct gitm_opts o;
+			char *file = xasprintf("%s.inbox", in->name);
+
+			memset(&o, 0, sizeof(o));
+			o.timeout_ms = WATCH_FETCH_TIMEOUT_MS;
+			o.transfer = GITM_XFER_AUTO;
+			o.progress = on_progress;
+			o.arg = t;
+			gitm_repo_free(t->repo);
+			free(t->url);
+			t->url = xstrdup(in->url);
+			t->repo =
+			    gitm_repo_new(conf->dc->mirrors, file, in->url, &o);
+			free(file);
+			t->failures = 0;
+		}
+		delay = poll_inbox(t, conf, in);
+		dconf_unref(conf);
+		nap(t, delay);
 	}
 	while (!atomic_load(&t->quit)) {
 		struct dconf *conf = conf_get(t->w);
@@ -490,6 +758,7 @@ tw_free(struct tw *t)
 		return;
 	store_close(t->s);
 	gitm_repo_free(t->repo);
+	mail_msgs_free(t->pending, t->npending);
 	for (i = 0; i < t->nseen; i++)
 		free(t->seen[i].branch);
 	free(t->seen);
@@ -500,16 +769,51 @@ tw_free(struct tw *t)
 
 /* Stops and frees the threads of trees no longer configured, starts
  * threads for new ones.  Called with mu not held. */
+/* The thread's configuration still exists. */
+static int
+tw_wanted(const struct dconf *conf, const struct tw *t)
+{
+	return t->inbox ? find_inbox(conf, t->name) != NULL
+	                : find_tree(conf, t->name) != NULL;
+}
+
+static void
+tw_spawn(struct watch *w, const char *name, int inbox)
+{
+	struct tw *t;
+	size_t j;
+
+	for (j = 0; j < w->ntrees; j++)
+		if (w->trees[j]->inbox == inbox &&
+		    strcmp(w->trees[j]->name, name) == 0)
+			return;
+	t = xcalloc(1, sizeof(*t));
+	t->w = w;
+	t->name = xstrdup(name);
+	t->inbox = inbox;
+	atomic_init(&t->quit, 0);
+	if (pthread_create(&t->th, NULL, tw_main, t) != 0) {
+		log_warnx("%s %s: cannot start its thread",
+		    inbox ? "inbox" : "tree", name);
+		tw_free(t);
+		return;
+	}
+	w->trees = xreallocarray(w->trees, w->ntrees + 1, sizeof(*w->trees));
+	w->trees[w->ntrees++] = t;
+}
+
+/* Stops and frees the threads of trees and inboxes no longer configured,
+ * starts threads for new ones.  Called with mu not held. */
 static void
 reconcile(struct watch *w)
 {
 	struct tw **gone = NULL;
-	size_t ngone = 0, i, j;
+	size_t ngone = 0, i;
 	struct dconf *conf = conf_get(w);
 
 	pthread_mutex_lock(&w->mu);
 	for (i = 0; i < w->ntrees;) {
-		if (find_tree(conf, w->trees[i]->name) != NULL) {
+		if (tw_wanted(conf, w->trees[i])) {
 			i++;
 			continue;
 		}
@@ -519,31 +823,14 @@ reconcile(struct watch *w)
 		w->trees[i] = w->trees[--w->ntrees];
 	}
 	pthread_cond_broadcast(&w->cv);
-	for (i = 0; i < conf->dc->ntrees; i++) {
-		const char *name = conf->dc->trees[i].name;
-		struct tw *t;
-
-		for (j = 0; j < w->ntrees; j++)
-			if (strcmp(w->trees[j]->name, name) == 0)
-				break;
-		if (j < w->ntrees)
-			continue;
-		t = xcalloc(1, sizeof(*t));
-		t->w = w;
-		t->name = xstrdup(name);
-		atomic_init(&t->quit, 0);
-		if (pthread_create(&t->th, NULL, tw_main, t) != 0) {
-			log_warnx("tree %s: cannot start its thread", name);
-			tw_free(t);
-			continue;
-		}
-		w->trees =
-		    xreallocarray(w->trees, w->ntrees + 1, sizeof(*w->trees));
-		w->trees[w->ntrees++] = t;
-	}
+	for (i = 0; i < conf->dc->ntrees; i++)
+		tw_spawn(w, conf->dc->trees[i].name, 0);
+	for (i = 0; i < conf->dc->ninboxes; i++)
+		tw_spawn(w, conf->dc->inboxes[i].name, 1);
 	pthread_mutex_unlock(&w->mu);
 	for (i = 0; i < ngone; i++) {
-		log_info("tree %s: no longer watched", gone[i]->name);
+		log_info("%s %s: no longer watched",
+		    gone[i]->inbox ? "inbox" : "tree", gone[i]->name);
 		pthread_join(gone[i]->th, NULL);
 		tw_free(gone[i]);
 	}

@@ -691,20 +691,35 @@ has_param(const struct cfg_point *p, const char *key)
 	return 0;
 }
 
+/*
+ * Renders a template with the point's values and the built-ins (docs/
+ * CONFIG.md): server, workdir, run (the 1-based run index; 0 for build
+ * and server_command, which run once), host (the runner's name), cpus.
+ */
 static int
 render(char ***out, const struct strlist *tmpl, const struct job *j,
-    const char *scratch, struct buf *why, const char *what)
+    const char *scratch, const char *host, int run, struct buf *why,
+    const char *what)
 {
-	const char *extra[6];
-	char errbuf[CAP_ERRMSG];
+	const char *extra[12];
+	char errbuf[CAP_ERRMSG], runs[24], cpus[24];
+	long nc = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t n = 0;
 
+	snprintf(runs, sizeof(runs), "%d", run);
+	snprintf(cpus, sizeof(cpus), "%ld", nc > 0 ? nc : 1);
 	if (!has_param(&j->point, "server")) {
 		extra[n++] = "server";
 		extra[n++] = "127.0.0.1";
 	}
 	extra[n++] = "workdir";
 	extra[n++] = scratch;
+	extra[n++] = "run";
+	extra[n++] = runs;
+	extra[n++] = "host";
+	extra[n++] = host;
+	extra[n++] = "cpus";
+	extra[n++] = cpus;
 	extra[n] = NULL;
 	errbuf[0] = '\0';
 	if (config_render_argv(
@@ -992,7 +1007,8 @@ prepare_tree(
 	job_log(a, j->id, "checked out in %" PRId64 " ms", mono_ms() - t0);
 	if (j->build.n == 0)
 		return 0;
-	if (render(&bargv, &j->build, j, scratch, why, "build") != 0)
+	if (render(&bargv, &j->build, j, scratch, a->cfg->name, 0, why,
+	        "build") != 0)
 		return -1;
 	spec = EXEC_SPEC_INIT(bargv);
 	spec.cwd = scratch;
@@ -1082,10 +1098,11 @@ run_job(struct agent *a, json_t *jo)
 			goto out;
 		}
 	}
-	if (render(&argv, &j.command, &j, scratch, &why, "command") != 0 ||
+	if (render(&argv, &j.command, &j, scratch, a->cfg->name, 1, &why,
+	        "command") != 0 ||
 	    (j.server_command.n > 0 &&
-	        render(&sargv, &j.server_command, &j, scratch, &why,
-	            "server_command") != 0)) {
+	        render(&sargv, &j.server_command, &j, scratch, a->cfg->name, 0,
+	            &why, "server_command") != 0)) {
 		finish(a, j.id, "failure", why.data);
 		goto out;
 	}
@@ -1117,6 +1134,14 @@ run_job(struct agent *a, json_t *jo)
 		if ((size_t)i < j.ndone && j.done[i])
 			continue;
 		set_progress(a, i + 1, n);
+		/* {run}: this run's index (rendered as 1 above). */
+		config_argv_free(argv);
+		argv = NULL;
+		if (render(&argv, &j.command, &j, scratch, a->cfg->name, i + 1,
+		        &why, "command") != 0) {
+			finish(a, j.id, "failure", why.data);
+			goto out;
+		}
 		spec = EXEC_SPEC_INIT(argv);
 		spec.cwd = scratch;
 		spec.timeout_ms = j.timeout_s * 1000;

@@ -126,12 +126,31 @@ cmp_row(
 	HTML_LIT(b, "</td><td>");
 	layout_badge(b, r->verdict, NULL);
 	HTML_LIT(b, "</td><td class=\"n\">");
-	if (isfinite(r->memcg_tax_pct))
+	if (isfinite(r->memcg_tax_pct)) {
+		/* Nested vs root throughput of the candidate, the base's
+		 * beside it, and the tax's own verdict. */
+		HTML_LIT(b, "<span title=\"nested/root - 1\">");
 		html_pct(b, r->memcg_tax_pct, 1);
+		HTML_LIT(b, "</span>");
+		if (isfinite(r->memcg_tax_base_pct)) {
+			HTML_LIT(b, " <span class=\"muted\">base ");
+			html_pct(b, r->memcg_tax_base_pct, 1);
+			HTML_LIT(b, "</span>");
+		}
+		if (r->memcg_tax_verdict) {
+			HTML_LIT(b, " ");
+			layout_badge(b, r->memcg_tax_verdict, NULL);
+		}
+	}
 	HTML_LIT(b, "</td><td class=\"n\">");
 	if (isfinite(r->charge_share_pct)) {
 		html_num(b, r->charge_share_pct, 1);
 		HTML_LIT(b, "%");
+	}
+	if (isfinite(r->charge_share_base_pct)) {
+		HTML_LIT(b, " <span class=\"muted\">base ");
+		html_num(b, r->charge_share_base_pct, 1);
+		HTML_LIT(b, "%</span>");
 	}
 	HTML_LIT(b, "</td><td class=\"n\">");
 	html_int(b, r->base_n);
@@ -163,14 +182,17 @@ patches(struct buf *b, const struct view_commit *v)
 
 	HTML_LIT(b,
 	    "<h2>Patches</h2>\n<table><tr><th>#</th><th>subject</th>"
-	    "<th>commit</th><th>verdict</th></tr>\n");
+	    "<th>author</th><th>commit</th><th>verdict</th></tr>\n");
 	for (i = 0; i < v->npatches && !layout_full(b); i++) {
 		const struct view_patch *p = &v->patches[i];
 
-		HTML_LIT(b, "<tr><td class=\"n\">");
-		html_int(b, (long long)i + 1);
+		HTML_LIT(b, "<tr class=\"patch\"><td class=\"n\">");
+		html_int(b, p->seq > 0 ? (long long)p->seq : (long long)i + 1);
 		HTML_LIT(b, "</td><td>");
 		html_text_trunc(b, p->subject, VIEW_SUBJECT_CHARS);
+		HTML_LIT(b, "</td><td>");
+		if (p->author)
+			html_text_trunc(b, p->author, VIEW_NAME_CHARS * 2);
 		HTML_LIT(b, "</td><td class=\"mono\">");
 		if (p->commit) {
 			HTML_LIT(b, "<a href=\"/commit/");

@@ -105,8 +105,18 @@ struct view_cmp_row {
 	double min_effect;      /* percent, e.g. 1.0 */
 	int base_n, cand_n;     /* runs on each side */
 	const char *verdict;
-	double memcg_tax_pct;    /* NAN when not measured */
-	double charge_share_pct; /* NAN without a profile */
+	/*
+	 * On a throughput row of a nested cgroup point: the memcg tax of this
+	 * metric (the pair's memcg_tax.<metric> comparison), as (nested/root
+	 * - 1) * 100 of the candidate's and the base's median ratio, and
+	 * that comparison's verdict.  NAN / NULL when unknown.
+	 */
+	double memcg_tax_pct, memcg_tax_base_pct;
+	const char *memcg_tax_verdict;
+	/* On throughput rows: the pair's charge-path share (the profiled
+	 * run's memcg.charge_path_share_pct), candidate and base; NAN
+	 * without a profile. */
+	double charge_share_pct, charge_share_base_pct;
 	int64_t pair_id;
 	int64_t base_job, cand_job; /* links to logs and raw outputs */
 };
@@ -122,6 +132,8 @@ struct view_job_ref {
 };
 
 struct view_patch {
+	int64_t seq;        /* 1..n; 0: position */
+	const char *author; /* NULL: not shown */
 	const char *subject;
 	const char *commit; /* applied commit, NULL when not applied */
 	const char *verdict;

@@ -532,7 +532,8 @@ new_row(struct cmp_set *c)
 	memset(r, 0, sizeof(*r));
 	r->base_median = r->cand_median = r->change_pct = NAN;
 	r->ci_low = r->ci_high = r->p = NAN;
-	r->memcg_tax_pct = r->charge_share_pct = NAN;
+	r->memcg_tax_pct = r->memcg_tax_base_pct = NAN;
+	r->charge_share_pct = r->charge_share_base_pct = NAN;
 	return r;
 }
 
@@ -562,6 +563,31 @@ side_median(json_t *vals, const char *metric, const char *role, int *n)
 	return m;
 }
 
+/* The runner's charge-path metric (runners/profile.h, docs/MEMCG.md). */
+#define CHARGE_SHARE_METRIC "memcg.charge_path_share_pct"
+/* The verdicts' memcg tax comparisons (daemon/memcg_tax.h). */
+#define TAX_PREFIX "memcg_tax."
+
+/* The memcg tax of row's metric from the pair's comparisons, if any. */
+static void
+tax_of(struct view_cmp_row *row, json_t *cmps)
+{
+	json_t *o;
+	size_t i, pl = strlen(TAX_PREFIX);
+
+	json_array_foreach(cmps, i, o)
+	{
+		const char *m = jstr(o, "metric");
+
+		if (m == NULL || strncmp(m, TAX_PREFIX, pl) != 0 ||
+		    strcmp(m + pl, row->metric) != 0)
+			continue;
+		row->memcg_tax_pct = (jnum(o, "cand_median") - 1) * 100;
+		row->memcg_tax_base_pct = (jnum(o, "base_median") - 1) * 100;
+		row->memcg_tax_verdict = jstr(o, "verdict");
+	}
+}
+
 /*
  * Adds the rows of pair id (one per metric) and its two jobs to c.
  * 0, or a store error.
@@ -572,7 +598,7 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 	json_t *pair = NULL, *vals = NULL, *arr, *o, *cmps;
 	const char *last = NULL;
 	size_t i, first = c->n;
-	double tax = NAN, share = NAN;
+	double share = NAN, share_base = NAN;
 	int r, n;
 
 	if ((r = store_pair_get(x->s, &pair, id)) != 0)
@@ -595,13 +621,10 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		if (m == NULL || (last && strcmp(last, m) == 0))
 			continue;
 		last = m;
-		if (strcmp(m, "memcg_tax_pct") == 0) {
-			tax = side_median(arr, m, "candidate", &n);
-			continue;
-		}
-		if (strcmp(m, "charge_path_pct") == 0) {
+		if (strcmp(m, CHARGE_SHARE_METRIC) == 0) {
+			/* Its own row too: base and candidate share. */
 			share = side_median(arr, m, "candidate", &n);
-			continue;
+			share_base = side_median(arr, m, "base", &n);
 		}
 		row = new_row(c);
 		row->metric = m;
@@ -628,8 +651,14 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		if (m == NULL)
 			continue;
 		if (row == NULL) {
+			/* A row of the verdict's own (a memcg tax): what the
+			 * comparison says about it. */
 			row = new_row(c);
 			row->metric = m;
+			row->unit = jstr(o, "unit");
+			row->better = jstr(o, "better");
+			row->base_n = (int)jint(o, "n_base");
+			row->cand_n = (int)jint(o, "n_cand");
 		}
 		if (isfinite(jnum(o, "base_median")))
 			row->base_median = jnum(o, "base_median");
@@ -656,9 +685,11 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 			    min_effect(x, row->bench, row->metric);
 		row->base_job = jint(json_object_get(pair, "base"), "id");
 		row->cand_job = jint(json_object_get(pair, "candidate"), "id");
-		if (row->better && strcmp(row->better, "higher") == 0) {
-			row->memcg_tax_pct = tax;
+		if (row->better && strcmp(row->better, "higher") == 0 &&
+		    strncmp(row->metric, TAX_PREFIX, strlen(TAX_PREFIX)) != 0) {
+			tax_of(row, cmps);
 			row->charge_share_pct = share;
+			row->charge_share_base_pct = share_base;
 		}
 	}
 	return 0;
@@ -719,7 +750,14 @@ rows_json(const struct cmp_set *c)
 		json_object_set_new(
 		    o, "memcg_tax_pct", jnumber(r->memcg_tax_pct));
 		json_object_set_new(
+		    o, "memcg_tax_base_pct", jnumber(r->memcg_tax_base_pct));
+		json_object_set_new(o, "memcg_tax_verdict",
+		    r->memcg_tax_verdict ? json_string(r->memcg_tax_verdict)
+		                         : json_null());
+		json_object_set_new(
 		    o, "charge_path_pct", jnumber(r->charge_share_pct));
+		json_object_set_new(o, "charge_path_base_pct",
+		    jnumber(r->charge_share_base_pct));
 		json_object_set_new(o, "base_job", json_integer(r->base_job));
 		json_object_set_new(o, "cand_job", json_integer(r->cand_job));
 		json_array_append_new(arr, o);
@@ -1116,7 +1154,10 @@ target_page(struct wctx *x, enum view_target kind)
 	json_t *info, *ci, *se;
 	const char *end;
 	char id[72];
-	char title[512];
+	char title[512], note[CAP_ERRMSG + 64];
+	struct view_patch *pv = NULL;
+	json_t *pa;
+	size_t np, k;
 	int r;
 
 	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
@@ -1149,10 +1190,36 @@ target_page(struct wctx *x, enum view_target kind)
 		se = json_object_get(info, "series");
 		v.title = jstr(se, "title");
 		v.author = jstr(se, "author");
-		v.tree = jstr(se, "inbox");
-		v.branch = jstr(se, "state");
-		v.base = "the series' base commit";
+		v.tree =
+		    jstr(se, "tree") ? jstr(se, "tree") : jstr(se, "inbox");
+		v.branch = jstr(se, "branch") ? jstr(se, "branch") : "";
+		v.base = jstr(se, "base_sha") ? jstr(se, "base_sha")
+		                              : "the series' base commit";
 		v.time = jint(se, "time");
+		pa = json_object_get(info, "patches");
+		np = json_array_size(pa);
+		pv = xcalloc(np ? np : 1, sizeof(*pv));
+		for (k = 0; k < np; k++) {
+			json_t *pj = json_array_get(pa, k);
+
+			pv[k].seq = jint(pj, "seq");
+			pv[k].subject = jstr(pj, "subject");
+			pv[k].author = jstr(pj, "author");
+			pv[k].commit = jstr(pj, "sha");
+		}
+		v.patches = pv;
+		v.npatches = np;
+		if (jstr(se, "error") != NULL) {
+			snprintf(note, sizeof(note), "series %s: %s",
+			    jstr(se, "state") ? jstr(se, "state") : "?",
+			    jstr(se, "error"));
+			v.note = note;
+		} else if (jstr(se, "state") != NULL &&
+		    strcmp(jstr(se, "state"), "applied") != 0) {
+			snprintf(
+			    note, sizeof(note), "series %s", jstr(se, "state"));
+			v.note = note;
+		}
 		break;
 	case VIEW_PAIR:
 		snprintf(title, sizeof(title), "%s %s",
@@ -1170,6 +1237,7 @@ target_page(struct wctx *x, enum view_target kind)
 	if (v.note == NULL && any_unknown(&c))
 		v.note = no_analysis;
 	view_commit_render(&b, &v);
+	free(pv);
 	cmp_set_free(&c);
 	reply_page(x, 200, &b);
 }

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,4 +128,37 @@ TEST(test_memcg_tax__bad_label_and_label_get)
 	free(v);
 	ASSERT(memcg_tax_label_get("flows=10", "cgroup") == NULL);
 	ASSERT(memcg_tax_label_get("cgroupx=1", "cgroup") == NULL);
+}
+
+/* Runs pair by index, whatever their order; unpaired or unusable runs
+ * are left out rather than guessed. */
+TEST(test_memcg_tax__ratios_by_run_index)
+{
+	const struct memcg_tax_run nested[] = { { 2, 90 }, { 0, 70 }, { 1, 80 },
+		{ 4, 50 }, { 5, NAN }, { 6, 10 } };
+	const struct memcg_tax_run root[] = { { 0, 100 }, { 1, 100 }, { 2, 90 },
+		{ 3, 100 }, { 5, 100 }, { 6, 0 } };
+	double out[6];
+
+	ASSERT_INTEQ(memcg_tax_ratios(out, nested, 6, root, 6), 3);
+	ASSERT_NEAR(out[0], 1.0, 1e-12);
+	ASSERT_NEAR(out[1], 0.7, 1e-12);
+	ASSERT_NEAR(out[2], 0.8, 1e-12);
+	ASSERT_INTEQ(memcg_tax_ratios(out, nested, 6, NULL, 0), 0);
+	ASSERT_INTEQ(memcg_tax_ratios(out, NULL, 0, root, 6), 0);
+}
+
+TEST(test_memcg_tax__which_metrics_are_taxed)
+{
+	ASSERT(memcg_tax_taxed("throughput", "higher", -1));
+	ASSERT(memcg_tax_taxed("ops", "higher", 1));
+	/* The config lists other throughput metrics, not this one. */
+	ASSERT(!memcg_tax_taxed("ops", "higher", 0));
+	ASSERT(!memcg_tax_taxed("latency_p99", "lower", -1));
+	ASSERT(!memcg_tax_taxed("hits", "info", -1));
+	ASSERT(!memcg_tax_taxed("hits", NULL, -1));
+	ASSERT(!memcg_tax_taxed("memcg.sock_delta", "higher", -1));
+	ASSERT(
+	    !memcg_tax_taxed("system.psi_memory.some_us_delta", "higher", -1));
+	ASSERT(!memcg_tax_taxed("memcg_tax.ops", "higher", -1));
 }

@@ -812,3 +812,81 @@ TEST(test_store__deprioritised_pair_is_claimed_last)
 	json_decref(c);
 	store_close(s);
 }
+
+TEST(test_store__series_v6)
+{
+	char *p = xasprintf("%s/series.db", test_tmpdir());
+	struct store *s = NULL;
+	struct err e = { 0 };
+	int64_t tree = 0, id = 0, id2 = 0, cid = 0, cid2 = 0;
+	int fresh = 0;
+	json_t *o = NULL, *pt;
+	char last[64];
+	struct store_series_new n = { "upload", "root@x", "memcg: <b>",
+		"A <a@x>", 2, 2, 2, 1700000000, 0, "main" };
+	struct store_series_patch sp = { 1, "p1@x", "memcg: one", "A <a@x>",
+		1700000001, 0 };
+	struct store_commit c = { 0 };
+
+	/* Built at v5, with a tree, then migrated (through v6). */
+	ASSERT(store_open_version(&s, p, 5, &e) == 0);
+	ASSERT(store_tree_sync(s, &tree, "t", "file:///t") == 0);
+	store_close(s);
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	ASSERT(store_user_version(s) >= 6);
+	n.tree_id = tree;
+	ASSERT(store_series_create(s, &id, &fresh, &n, 50) == 0);
+	ASSERT(id > 0 && fresh == 1);
+	ASSERT(store_series_create(s, &id2, &fresh, &n, 51) == 0);
+	ASSERT(id2 == id && fresh == 0);
+	c.sha = "1111111111111111111111111111111111111111";
+	c.subject = "memcg: one";
+	ASSERT(store_commit_record(s, &cid, NULL, tree, &c, "", 50) == 0);
+	c.sha = "2222222222222222222222222222222222222222";
+	c.subject = "memcg: two";
+	ASSERT(store_commit_record(s, &cid2, NULL, tree, &c, "", 50) == 0);
+	sp.commit_id = cid;
+	ASSERT(store_series_patch_put(s, id, &sp) == 0);
+	sp.seq = 2;
+	sp.message_id = "p2@x";
+	sp.subject = "memcg: two";
+	sp.commit_id = cid2;
+	ASSERT(store_series_patch_put(s, id, &sp) == 0);
+	ASSERT(store_series_state(s, id, "applied", NULL,
+	           "0000000000000000000000000000000000000000", cid2,
+	           "refs/perfwatch/series/1", 60) == 0);
+	ASSERT_INTEQ(
+	    store_series_state(s, 999, "failed", "x", NULL, 0, NULL, 60),
+	    ERR_NOTFOUND);
+	ASSERT(store_series_get(s, &o, id) == 0);
+	pt = json_object_get(json_object_get(o, "series"), "patches");
+	ASSERT_INTEQ(json_array_size(pt), 2);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(json_array_get(pt, 1), "sha")),
+	    "2222222222222222222222222222222222222222");
+	ASSERT_STREQ(json_string_value(json_object_get(
+	                 json_object_get(o, "series"), "commit_sha")),
+	    "2222222222222222222222222222222222222222");
+	ASSERT_STREQ(json_string_value(json_object_get(
+	                 json_object_get(o, "series"), "state")),
+	    "applied");
+	json_decref(o);
+	ASSERT(store_web_series(s, &o, id) == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(o, "patches")), 2);
+	json_decref(o);
+	ASSERT(store_series_list(s, &o, 10, 0) == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(o, "series")), 1);
+	json_decref(o);
+	ASSERT(store_series_comparisons(s, &o, id) == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(o, "comparisons")), 0);
+	json_decref(o);
+	ASSERT_INTEQ(store_series_comparisons(s, &o, 999), ERR_NOTFOUND);
+	ASSERT(store_inbox_get(s, last, sizeof(last), "lm") == 0);
+	ASSERT_STREQ(last, "");
+	ASSERT(store_inbox_put(s, "lm", "file:///i", "abc", NULL, 3, 70) == 0);
+	ASSERT(store_inbox_put(s, "lm", "file:///i", NULL, "down", 0, 80) == 0);
+	ASSERT(store_inbox_get(s, last, sizeof(last), "lm") == 0);
+	ASSERT_STREQ(last, "abc");
+	store_close(s);
+	free(p);
+}

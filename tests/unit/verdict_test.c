@@ -721,3 +721,340 @@ TEST(test_verdict__migration_keeps_regressions)
 	store_close(s);
 	free(p);
 }
+
+/* ---- memcg tax ---- */
+
+/*
+ * A pair of job "kv" at the matrix point cgroup=cg, as a submit makes it:
+ * base on commit bsha, candidate on csha (spec texts differ only there
+ * and in the cgroup), created at `at`; bsha NULL: the running kernel
+ * (no tree) on both sides.
+ */
+/* The job config's `metrics:` in the specs tax_pair_new makes. */
+static const char *tax_metrics = "{}";
+
+static int64_t
+tax_pair_new(struct store *s, const char *cg, const char *bsha,
+    const char *csha, int64_t at, int64_t *b, int64_t *c)
+{
+	char *spec[2], *label = xasprintf("cgroup=%s", cg);
+	struct store_job_new j[2];
+	int64_t pair = 0;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		spec[k] = xasprintf(
+		    "{\"name\":\"kv\",\"params\":{\"cgroup\":\"%s\"},"
+		    "\"point\":\"%s\",\"cgroup\":{\"path\":\"%s\","
+		    "\"memory_max\":0},\"tree\":%s%s%s,\"runs\":5,"
+		    "\"max_runs\":5,\"metrics\":%s}",
+		    cg, label, cg, bsha ? "{\"url\":\"/t\",\"commit\":\"" : "",
+		    bsha ? (k ? csha : bsha) : "null", bsha ? "\"}" : "",
+		    tax_metrics);
+		memset(&j[k], 0, sizeof(j[k]));
+		j[k].role = k ? "candidate" : "base";
+		j[k].spec_json = spec[k];
+		j[k].labels_json = "[]";
+		j[k].runs = j[k].max_runs = 5;
+		j[k].max_attempts = 3;
+	}
+	if (store_pair_create(s, &pair, b, c, "kv", label, &j[0], &j[1], at) !=
+	    0)
+		pair = -1;
+	free(spec[0]);
+	free(spec[1]);
+	free(label);
+	return pair;
+}
+
+static double
+num(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Counts the memcg_tax.* comparisons of a pair. */
+static size_t
+tax_rows(struct store *s, int64_t pair)
+{
+	json_t *keep = NULL, *c;
+	size_t i, n = 0;
+
+	if (store_pair_get(s, &keep, pair) != 0)
+		return (size_t)-1;
+	json_array_foreach(json_object_get(keep, "comparisons"), i, c)
+	{
+		n += strncmp(sget(c, "metric"), "memcg_tax.", 10) == 0;
+	}
+	json_decref(keep);
+	return n;
+}
+
+/*
+ * The patch hides behind the root memcg: at root the candidate is 30%
+ * faster, nested it is as fast as the base.  Base tax 1.0, candidate
+ * tax ~0.77: a memcg_tax.ops regression on the nested pair, none on
+ * the root pair; latency (lower) and telemetry (info) are not taxed.
+ */
+TEST(test_verdict__memcg_tax_caught_behind_root)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef root[3] = { { "ops", "ops/s", "higher", 1000, 1300, 0.01 },
+		{ "lat", "us", "lower", 100, 80, 0.01 },
+		{ "memcg.sock_delta", "B", "info", 10, 10, 0.01 } };
+	struct mdef nested[3] = { { "ops", "ops/s", "higher", 1000, 1000,
+		                      0.015 },
+		{ "lat", "us", "lower", 100, 100, 0.01 },
+		{ "memcg.sock_delta", "B", "info", 50, 50, 0.01 } };
+	struct verdict_outcome o;
+	int64_t h, rb, rc, nb, nc, rp, np;
+	json_t *keep, *cm;
+	size_t done = 0, more = 0;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	rp = tax_pair_new(s, "root", "aaaa", "bbbb", now, &rb, &rc);
+	np = tax_pair_new(s, "/pwtax", "aaaa", "bbbb", now, &nb, &nc);
+	ASSERT(rp > 0 && np > 0);
+	ASSERT_INTEQ(run_pair(s, h, rb, rc, root, 3, 5), 0);
+	/* The root pair alone: its nested sibling has not run. */
+	ASSERT_INTEQ(verdict_pair(s, &o, rp, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	ASSERT_INTEQ(o.tax, 0);
+	ASSERT_INTEQ(run_pair(s, h, nb, nc, nested, 3, 5), 0);
+	ASSERT_INTEQ(verdict_pending(s, &done, &more, 16, now), 0);
+	ASSERT_INTEQ(done, 1);
+
+	ASSERT_INTEQ(tax_rows(s, rp), 0);
+	ASSERT_INTEQ(tax_rows(s, np), 1);
+	cm = cmp_of(s, &keep, np, "memcg_tax.ops");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "regression");
+	ASSERT_STREQ(sget(cm, "better"), "higher");
+	ASSERT_STREQ(sget(cm, "unit"), "ratio");
+	ASSERT_NEAR(num(cm, "base_median"), 1.0, 0.03);
+	ASSERT_NEAR(num(cm, "cand_median"), 1000.0 / 1300, 0.03);
+	ASSERT_NEAR(num(cm, "change_pct"), -23, 3);
+	ASSERT_INTEQ(json_integer_value(json_object_get(cm, "n_base")), 5);
+	ASSERT(json_is_true(json_object_get(cm, "final")));
+	ASSERT(strstr(sget(cm, "note"), "pair") != NULL);
+	json_decref(keep);
+	/* Plain nested throughput did not move. */
+	cm = cmp_of(s, &keep, np, "ops");
+	ASSERT(cm != NULL);
+	ASSERT(strcmp(sget(cm, "verdict"), "regression") != 0);
+	json_decref(keep);
+	/* The regression is a triage row like the others. */
+	ASSERT(regressions(s) >= 1);
+	{
+		json_t *o2 = NULL, *r;
+		size_t i;
+		int seen = 0;
+
+		ASSERT_INTEQ(store_web_regressions(
+		                 s, &o2, NULL, NULL, NULL, NULL, 100, 0),
+		    0);
+		json_array_foreach(json_object_get(o2, "rows"), i, r)
+		{
+			if (strcmp(sget(r, "metric"), "memcg_tax.ops") == 0 &&
+			    json_integer_value(json_object_get(r, "pair_id")) ==
+			        np)
+				seen = 1;
+		}
+		json_decref(o2);
+		ASSERT(seen);
+	}
+	/* And it has a history series like the others. */
+	{
+		json_t *o2 = NULL;
+
+		ASSERT_INTEQ(store_history_changepoints(s, &o2, NULL, NULL,
+		                 NULL, "kv", "cgroup=/pwtax", "memcg_tax.ops"),
+		    0);
+		json_decref(o2);
+	}
+	store_close(s);
+	free(p);
+}
+
+/*
+ * Order does not matter: the nested pair final first, its tax comes with
+ * the root's verdict.  A patch that cuts the nested overhead is an
+ * improvement of the tax.
+ */
+TEST(test_verdict__memcg_tax_nested_first_improvement)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef root[1] = { { "ops", "ops/s", "higher", 1000, 1000,
+	    0.01 } };
+	struct mdef nested[1] = { { "ops", "ops/s", "higher", 700, 950,
+	    0.015 } };
+	struct verdict_outcome o;
+	int64_t h, rb, rc, nb, nc, rp, np;
+	json_t *keep, *cm;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	np = tax_pair_new(s, "/a/b", "aaaa", "bbbb", now, &nb, &nc);
+	rp = tax_pair_new(s, "root", "aaaa", "bbbb", now, &rb, &rc);
+	ASSERT_INTEQ(run_pair(s, h, nb, nc, nested, 1, 5), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, np, now), 0);
+	ASSERT_INTEQ(o.tax, 0);
+	ASSERT_INTEQ(tax_rows(s, np), 0);
+	ASSERT_INTEQ(run_pair(s, h, rb, rc, root, 1, 5), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, rp, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	ASSERT_INTEQ(o.tax, 1);
+	ASSERT_INTEQ(o.tax_regressions, 0);
+	cm = cmp_of(s, &keep, np, "memcg_tax.ops");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "improvement");
+	ASSERT_NEAR(num(cm, "base_median"), 0.7, 0.03);
+	ASSERT_NEAR(num(cm, "cand_median"), 0.95, 0.03);
+	json_decref(keep);
+	ASSERT_INTEQ(tax_rows(s, rp), 0);
+	store_close(s);
+	free(p);
+}
+
+/*
+ * Grouping: two identical submits in one second stay apart (each nested
+ * pair is taxed against the root of its own submit); a root measured on
+ * another host, another candidate commit, another creation time, or a
+ * metric the root lacks give no tax: unknown, not a number.
+ */
+TEST(test_verdict__memcg_tax_grouping)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef root1[2] = { { "ops", "ops/s", "higher", 1000, 1000, 0.01 },
+		{ "extra", "ops/s", "higher", 10, 10, 0.01 } };
+	struct mdef nest1[2] = { { "ops", "ops/s", "higher", 900, 900, 0.01 },
+		{ "extra", "ops/s", "higher", 10, 10, 0.01 } };
+	struct mdef root2[1] = { { "ops", "ops/s", "higher", 1000, 1000,
+	    0.01 } };
+	struct mdef nest2[2] = { { "ops", "ops/s", "higher", 500, 500, 0.01 },
+		{ "extra", "ops/s", "higher", 10, 10, 0.01 } };
+	int64_t h1, h2, id[10][3];
+	json_t *keep, *cm;
+	size_t done = 0, more = 0;
+	int i;
+
+	ASSERT(s != NULL);
+	h1 = host(s, "h1");
+	h2 = host(s, "h2");
+	/* Submit A and B: identical, same second. */
+	id[0][0] =
+	    tax_pair_new(s, "root", "aaaa", "bbbb", now, &id[0][1], &id[0][2]);
+	id[1][0] =
+	    tax_pair_new(s, "/n", "aaaa", "bbbb", now, &id[1][1], &id[1][2]);
+	id[2][0] =
+	    tax_pair_new(s, "root", "aaaa", "bbbb", now, &id[2][1], &id[2][2]);
+	id[3][0] =
+	    tax_pair_new(s, "/n", "aaaa", "bbbb", now, &id[3][1], &id[3][2]);
+	/* C: its nested pair runs on another host than its root. */
+	id[4][0] = tax_pair_new(
+	    s, "root", "aaaa", "cccc", now + 1, &id[4][1], &id[4][2]);
+	id[5][0] = tax_pair_new(
+	    s, "/n", "aaaa", "cccc", now + 1, &id[5][1], &id[5][2]);
+	/* D: a nested pair of another candidate commit, and one of
+	 * another creation time: no root of their own. */
+	id[6][0] =
+	    tax_pair_new(s, "/n", "aaaa", "dddd", now, &id[6][1], &id[6][2]);
+	id[7][0] = tax_pair_new(
+	    s, "/n", "aaaa", "bbbb", now + 5, &id[7][1], &id[7][2]);
+	/* E: the running kernel on both sides (no commit) groups too. */
+	id[8][0] =
+	    tax_pair_new(s, "/n", NULL, NULL, now + 9, &id[8][1], &id[8][2]);
+	id[9][0] =
+	    tax_pair_new(s, "root", NULL, NULL, now + 9, &id[9][1], &id[9][2]);
+	for (i = 0; i < 10; i++)
+		ASSERT(id[i][0] > 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[0][1], id[0][2], root1, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[1][1], id[1][2], nest1, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[2][1], id[2][2], root2, 1, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[3][1], id[3][2], nest2, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[4][1], id[4][2], root1, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h2, id[5][1], id[5][2], nest1, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[6][1], id[6][2], nest1, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[7][1], id[7][2], nest1, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[8][1], id[8][2], nest2, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h1, id[9][1], id[9][2], root1, 2, 5), 0);
+	ASSERT_INTEQ(verdict_pending(s, &done, &more, 16, now), 0);
+	ASSERT_INTEQ(done, 10);
+
+	/* A: 0.9 against its own root, and "extra" too. */
+	cm = cmp_of(s, &keep, id[1][0], "memcg_tax.ops");
+	ASSERT(cm != NULL);
+	ASSERT_NEAR(num(cm, "base_median"), 0.9, 0.02);
+	ASSERT_STREQ(sget(cm, "verdict"), "unchanged");
+	json_decref(keep);
+	ASSERT_INTEQ(tax_rows(s, id[1][0]), 2);
+	/* B: 0.5 against root 2; root 2 has no "extra": unknown. */
+	cm = cmp_of(s, &keep, id[3][0], "memcg_tax.ops");
+	ASSERT(cm != NULL);
+	ASSERT_NEAR(num(cm, "base_median"), 0.5, 0.02);
+	json_decref(keep);
+	ASSERT_INTEQ(tax_rows(s, id[3][0]), 1);
+	/* C, D: no root on the same host, commit and submit. */
+	ASSERT_INTEQ(tax_rows(s, id[5][0]), 0);
+	ASSERT_INTEQ(tax_rows(s, id[6][0]), 0);
+	ASSERT_INTEQ(tax_rows(s, id[7][0]), 0);
+	for (i = 0; i < 8; i += 2)
+		if (i != 6)
+			ASSERT_INTEQ(tax_rows(s, id[i][0]), 0);
+	/* E: 0.5 for ops, 1.0 for extra. */
+	cm = cmp_of(s, &keep, id[8][0], "memcg_tax.ops");
+	ASSERT(cm != NULL);
+	ASSERT_NEAR(num(cm, "base_median"), 0.5, 0.02);
+	json_decref(keep);
+	ASSERT_INTEQ(tax_rows(s, id[8][0]), 2);
+	ASSERT_INTEQ(tax_rows(s, id[9][0]), 0);
+	store_close(s);
+	free(p);
+}
+
+/*
+ * The job config names ops (with options for its tax): only ops is taxed,
+ * not the other higher-is-better metric, and the tax's min_effect is the
+ * configured one.
+ */
+TEST(test_verdict__memcg_tax_configured_metrics)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef root[2] = { { "ops", "ops/s", "higher", 1000, 1000, 0.01 },
+		{ "extra", "ops/s", "higher", 10, 10, 0.01 } };
+	struct mdef nested[2] = { { "ops", "ops/s", "higher", 800, 760, 0.015 },
+		{ "extra", "ops/s", "higher", 5, 5, 0.01 } };
+	int64_t h, rb, rc, nb, nc, rp, np;
+	json_t *keep, *cm;
+	size_t done = 0, more = 0;
+
+	ASSERT(s != NULL);
+	tax_metrics = "{\"ops\":{\"better\":\"higher\",\"min_effect_pct\":2},"
+	              "\"memcg_tax.ops\":{\"better\":\"higher\","
+	              "\"min_effect_pct\":20}}";
+	h = host(s, "h1");
+	rp = tax_pair_new(s, "root", "aaaa", "bbbb", now, &rb, &rc);
+	np = tax_pair_new(s, "/n", "aaaa", "bbbb", now, &nb, &nc);
+	tax_metrics = "{}";
+	ASSERT(rp > 0 && np > 0);
+	ASSERT_INTEQ(run_pair(s, h, rb, rc, root, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h, nb, nc, nested, 2, 5), 0);
+	ASSERT_INTEQ(verdict_pending(s, &done, &more, 16, now), 0);
+	ASSERT_INTEQ(done, 2);
+	ASSERT_INTEQ(tax_rows(s, np), 1);
+	cm = cmp_of(s, &keep, np, "memcg_tax.ops");
+	ASSERT(cm != NULL);
+	ASSERT_NEAR(num(cm, "min_effect_pct"), 20, 1e-9);
+	/* -5% against a 20% min_effect: not a regression. */
+	ASSERT(strcmp(sget(cm, "verdict"), "regression") != 0);
+	json_decref(keep);
+	store_close(s);
+	free(p);
+}

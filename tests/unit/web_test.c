@@ -546,7 +546,10 @@ cmp_rows(size_t n)
 		r[i].cand_n = 5;
 		r[i].verdict = verdict[i % 6];
 		r[i].memcg_tax_pct = i % 2 ? -4.5 : NAN;
+		r[i].memcg_tax_base_pct = i % 3 ? -0.7 : NAN;
+		r[i].memcg_tax_verdict = i % 2 ? verdict[(i + 1) % 6] : NULL;
 		r[i].charge_share_pct = i % 2 ? 44.6 : NAN;
+		r[i].charge_share_base_pct = i % 4 ? 12.5 : NAN;
 		r[i].pair_id = (int64_t)i + 1;
 		r[i].base_job = 2 * (int64_t)i + 1;
 		r[i].cand_job = 2 * (int64_t)i + 2;
@@ -558,8 +561,11 @@ TEST(test_web__commit_hostile)
 {
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	struct view_cmp_row *rows = cmp_rows(13);
-	struct view_patch patches[3] = { { H(0), "abc123", "regression" },
-		{ H(10), NULL, NULL }, { H(1), H(1), H(2) } };
+	struct view_patch patches[3] = { { .subject = H(0),
+		                             .commit = "abc123",
+		                             .verdict = "regression" },
+		{ .subject = H(10) },
+		{ .subject = H(1), .commit = H(1), .verdict = H(2) } };
 	struct view_job_ref jobs[2] = { { 7, "base", H(0), "running", H(4),
 		                            NULL, 3 },
 		{ 8, H(1), H(10), "failed", NULL, H(10), 50 } };
@@ -591,6 +597,10 @@ TEST(test_web__commit_hostile)
 		ASSERT(strstr(b.data, "+31.50%") != NULL);
 		ASSERT(strstr(b.data, "&lt;0.0001") != NULL);
 		ASSERT(strstr(b.data, "44.6%") != NULL);
+		ASSERT(strstr(b.data,
+		           "-4.5%</span> <span class=\"muted\">"
+		           "base -0.7%") != NULL);
+		ASSERT(strstr(b.data, "base 12.5%") != NULL);
 		ASSERT(strstr(b.data, "/api/v1/jobs/8/runs/19/raw") != NULL);
 		ASSERT(strstr(b.data, "/api/v1/jobs/8/runs/20/raw") == NULL);
 		ASSERT(strstr(b.data, "href=\"/history?") != NULL);
@@ -972,4 +982,45 @@ TEST(test_web__checker_catches_bad_markup)
 	ASSERT(!clean_utf8("\xff", 1));
 	ASSERT(!clean_utf8("\xe2\x80\xae", 3));
 	ASSERT(contains_ci("x<ScRiPt", "<script"));
+}
+
+/* A series page: every title, subject and author hostile, one patch row
+ * per patch, in seq order, each linking its commit. */
+TEST(test_web__series_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_patch p[NHOSTILE + 1];
+	struct view_commit v = { 0 };
+	size_t i, rows = 0;
+	const char *q;
+
+	for (i = 0; i <= NHOSTILE; i++) {
+		p[i].seq = (int64_t)i + 1;
+		p[i].subject = H(i);
+		p[i].author = H(i + 1);
+		p[i].commit = i % 2 ? NULL : "0123456789abcdef0123";
+		p[i].verdict = NULL;
+	}
+	for (i = 0; i <= NHOSTILE; i++) {
+		v.kind = VIEW_SERIES;
+		v.id = "12";
+		v.title = H(i);
+		v.author = H(i + 2);
+		v.tree = H(i + 3);
+		v.branch = H(i + 4);
+		v.base = H(i + 5);
+		v.note = H(i + 6);
+		v.patches = p;
+		v.npatches = NHOSTILE + 1;
+		buf_reset(&b);
+		view_commit_render(&b, &v);
+		ASSERT_PAGE(&b);
+	}
+	for (q = b.data; (q = strstr(q, "<tr class=\"patch\">")) != NULL; q++)
+		rows++;
+	ASSERT_INTEQ(rows, NHOSTILE + 1);
+	ASSERT(strstr(b.data, "href=\"/commit/0123456789abcdef0123\"") != NULL);
+	ASSERT(strstr(b.data, "not applied") != NULL);
+	ASSERT(strstr(b.data, "&lt;script&gt;alert(&#39;x&#39;)") != NULL);
+	buf_release(&b);
 }

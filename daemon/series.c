@@ -1,0 +1,389 @@
+/*
+ * Patch series: mail to synthetic commits and triggered pairs (series.h).
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/git.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/dconf.h"
+#include "daemon/mail.h"
+#include "daemon/series.h"
+#include "daemon/store.h"
+#include "daemon/trigger.h"
+
+void
+series_result_release(struct series_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->ids);
+	memset(r, 0, sizeof(*r));
+}
+
+static void
+add_id(struct series_result *r, int64_t id)
+{
+	r->ids = xreallocarray(r->ids, r->n + 1, sizeof(*r->ids));
+	r->ids[r->n++] = id;
+}
+
+/* "Name <email>" of a mail's sender. */
+static char *
+person(const struct mail_msg *m)
+{
+	return xasprintf("%s <%s>", m->from_name, m->from_email);
+}
+
+/* The commit message of a patch: its title, a blank line, its text. */
+static char *
+commit_message(const struct mail_msg *m)
+{
+	if (m->message[0] == '\0')
+		return xasprintf("%s\n", m->tag.title);
+	return xasprintf("%s\n\n%s\n", m->tag.title, m->message);
+}
+
+/* Records the series' commits and triggers its tip, in one transaction. */
+static int
+record_applied(struct series_result *res, struct store *s,
+    struct gitm_repo *repo, const struct series_ingest *in, int64_t tree_id,
+    int64_t id, const struct mail_msg *msgs, const struct mail_series *ms,
+    char (*shas)[GITM_SHA_SIZE], const char *base, const char *ref,
+    struct err *e)
+{
+	const char **paths = NULL;
+	size_t npaths = 0, i, k;
+	struct gitm_walk walk;
+	int64_t *cids = xcalloc((size_t)ms->total, sizeof(*cids));
+	struct trigger_push tp;
+	struct trigger_stats ts;
+	const char *tip = shas[ms->total - 1];
+	char *abs = NULL;
+	int r = -1;
+
+	memset(&walk, 0, sizeof(walk));
+	trigger_paths(&paths, &npaths, in->conf, in->tree);
+	if (gitm_new_commits(&walk, repo, base, tip, paths, npaths, 0) != 0) {
+		err_set(e, "%s", gitm_errmsg(repo));
+		gitm_clearerr(repo);
+		free(paths);
+		free(cids);
+		return -1;
+	}
+	if (store_begin(s) != 0) {
+		err_set(e, "%s", store_errmsg(s));
+		goto out;
+	}
+	for (i = 0; i < (size_t)ms->total; i++) {
+		const struct mail_msg *m = &msgs[ms->patches[i]];
+		const struct gitm_commit *c = NULL;
+		struct store_commit sc;
+		struct store_series_patch sp;
+		json_t *pj = json_array();
+		char *pjs, *who = person(m);
+		int rc;
+
+		for (k = 0; k < walk.n; k++)
+			if (strcmp(walk.commits[k].sha, shas[i]) == 0)
+				c = &walk.commits[k];
+		for (k = 0; c != NULL && k < in->tree->paths.n; k++)
+			if (c->touches[k])
+				json_array_append_new(
+				    pj, json_string(in->tree->paths.v[k]));
+		pjs = pwjson_dump(pj);
+		json_decref(pj);
+		memset(&sc, 0, sizeof(sc));
+		sc.sha = shas[i];
+		sc.parents = i == 0 ? base : shas[i - 1];
+		sc.author = who;
+		sc.committer = "perfwatch <perfwatch@localhost>";
+		sc.author_date = m->date < 0 ? 0 : m->date;
+		sc.commit_date = sc.author_date;
+		sc.subject = m->tag.title;
+		sc.paths_json = pjs;
+		rc = store_commit_record(
+		    s, &cids[i], NULL, tree_id, &sc, "", in->now);
+		free(pjs);
+		memset(&sp, 0, sizeof(sp));
+		sp.seq = (int64_t)i + 1;
+		sp.message_id = m->message_id;
+		sp.subject = m->tag.title;
+		sp.author = who;
+		sp.date = m->date;
+		sp.commit_id = cids[i];
+		if (rc == 0)
+			rc = store_series_patch_put(s, id, &sp);
+		free(who);
+		if (rc != 0) {
+			err_set(e, "%s", store_errmsg(s));
+			goto fail;
+		}
+	}
+	if (store_series_state(s, id, "applied", NULL, base,
+	        cids[ms->total - 1], ref, in->now) != 0) {
+		err_set(e, "%s", store_errmsg(s));
+		goto fail;
+	}
+	memset(&tp, 0, sizeof(tp));
+	tp.conf = in->conf;
+	tp.tree = in->tree;
+	tp.tree_id = tree_id;
+	tp.branch = in->branch;
+	tp.new_tip = tip;
+	tp.walk = &walk;
+	tp.paths = paths;
+	tp.npaths = npaths;
+	tp.now = in->now;
+	/* Runners resolve the mirror's path from anywhere. */
+	abs = realpath(gitm_path(repo), NULL);
+	tp.spec_url = abs ? abs : gitm_path(repo);
+	if (trigger_series(
+	        &ts, s, &tp, in->inbox, base, cids[ms->total - 1], e) != 0)
+		goto fail;
+	if (store_commit(s) != 0) {
+		err_set(e, "%s", store_errmsg(s));
+		goto out;
+	}
+	res->pairs += ts.pairs;
+	r = 0;
+	goto out;
+fail:
+	store_rollback(s);
+out:
+	free(abs);
+	gitm_walk_release(&walk);
+	free(paths);
+	free(cids);
+	return r;
+}
+
+/* Records the patch rows of a series that was not applied. */
+static int
+record_rows(struct store *s, int64_t id, const struct mail_msg *msgs,
+    const struct mail_series *ms, struct err *e)
+{
+	int k;
+
+	for (k = 0; k < ms->total; k++) {
+		const struct mail_msg *m;
+		struct store_series_patch sp;
+		char *who;
+		int rc;
+
+		if (ms->patches[k] < 0)
+			continue;
+		m = &msgs[ms->patches[k]];
+		who = person(m);
+		memset(&sp, 0, sizeof(sp));
+		sp.seq = k + 1;
+		sp.message_id = m->message_id;
+		sp.subject = m->tag.title;
+		sp.author = who;
+		sp.date = m->date;
+		rc = store_series_patch_put(s, id, &sp);
+		free(who);
+		if (rc != 0)
+			return err_set(e, "%s", store_errmsg(s));
+	}
+	return 0;
+}
+
+static int
+set_state(struct store *s, int64_t id, const char *state, const char *error,
+    const char *base, int64_t now, struct err *e)
+{
+	if (store_series_state(s, id, state, error, base, 0, NULL, now) != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	return 0;
+}
+
+/* One series: record, apply, record the commits, trigger. */
+static int
+ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
+    const struct series_ingest *in, int64_t tree_id,
+    const struct mail_msg *msgs, const struct mail_series *ms, struct err *e)
+{
+	const struct mail_msg *root = &msgs[ms->root];
+	struct store_series_new sn;
+	struct gitm_patch *gp = NULL;
+	char(*shas)[GITM_SHA_SIZE] = NULL;
+	char base[GITM_SHA_SIZE] = "", ref[64], *author = person(root);
+	struct buf missing = BUF_INIT(CAP_ERRMSG);
+	json_t *cur = NULL;
+	const char *state;
+	size_t failed = 0;
+	int64_t id = 0;
+	int fresh = 0, k, rc, r = -1;
+
+	memset(&sn, 0, sizeof(sn));
+	sn.inbox = in->inbox ? in->inbox : "upload";
+	sn.message_id = ms->message_id;
+	sn.title = ms->title;
+	sn.author = author;
+	sn.version = ms->version;
+	sn.total = ms->total;
+	sn.found = ms->found;
+	sn.date = ms->date;
+	sn.tree_id = tree_id;
+	sn.branch = in->branch;
+	rc = store_series_create(s, &id, &fresh, &sn, in->now);
+	free(author);
+	if (rc != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	add_id(res, id);
+	if (!fresh) {
+		if (store_series_get(s, &cur, id) != 0)
+			return err_set(e, "%s", store_errmsg(s));
+		state = json_string_value(
+		    json_object_get(json_object_get(cur, "series"), "state"));
+		k = state != NULL && strcmp(state, "applied") == 0;
+		json_decref(cur);
+		if (k) {
+			res->known++;
+			return 0;
+		}
+	}
+	if (!ms->complete) {
+		for (k = 0; k < ms->total; k++)
+			if (ms->patches[k] < 0)
+				buf_printf(&missing, "%s%d",
+				    missing.len ? ", " : "", k + 1);
+		res->incomplete++;
+		r = record_rows(s, id, msgs, ms, e);
+		if (r == 0) {
+			char *msg = xasprintf("%d of %d patches found; missing "
+			                      "%s",
+			    ms->found, ms->total, missing.data);
+
+			r = set_state(
+			    s, id, "incomplete", msg, NULL, in->now, e);
+			free(msg);
+		}
+		buf_release(&missing);
+		return r;
+	}
+	/* The base: the trailer's commit when the mirror has it. */
+	if (ms->base_commit[0] &&
+	    gitm_resolve(base, repo, ms->base_commit) != 0) {
+		log_info("series %" PRId64 ": base-commit %.12s is not in the "
+		         "mirror of %s; using %s",
+		    id, ms->base_commit, in->tree->name, in->branch);
+		base[0] = '\0';
+		gitm_clearerr(repo);
+	}
+	if (base[0] == '\0' && (rc = gitm_tip(base, repo, in->branch)) != 0) {
+		char *msg = xasprintf("no base: %s", gitm_errmsg(repo));
+
+		gitm_clearerr(repo);
+		res->failed++;
+		r = record_rows(s, id, msgs, ms, e);
+		if (r == 0)
+			r = set_state(s, id, "failed", msg, NULL, in->now, e);
+		free(msg);
+		return r;
+	}
+	gp = xcalloc((size_t)ms->total, sizeof(*gp));
+	shas = xcalloc((size_t)ms->total, sizeof(*shas));
+	for (k = 0; k < ms->total; k++) {
+		const struct mail_msg *m = &msgs[ms->patches[k]];
+
+		gp[k].diff = m->body + m->patch_off;
+		gp[k].len = m->body_len - (size_t)m->patch_off;
+		gp[k].author_name = m->from_name;
+		gp[k].author_email = m->from_email;
+		gp[k].author_time = m->date;
+		gp[k].author_tz = m->tz;
+		gp[k].message = commit_message(m);
+	}
+	snprintf(ref, sizeof(ref), "refs/perfwatch/series/%" PRId64, id);
+	rc = gitm_apply_series(
+	    shas, &failed, repo, base, gp, (size_t)ms->total, ref);
+	if (rc == ERR_CONFLICT || rc == ERR_INVALID) {
+		const struct mail_msg *m = &msgs[ms->patches[failed]];
+		char *msg = xasprintf("patch %zu/%d \"%.200s\": %s", failed + 1,
+		    ms->total, m->tag.title, gitm_errmsg(repo));
+
+		gitm_clearerr(repo);
+		log_warnx(
+		    "series %" PRId64 " (%.100s): %s", id, ms->title, msg);
+		res->failed++;
+		r = record_rows(s, id, msgs, ms, e);
+		if (r == 0)
+			r = set_state(s, id, "failed", msg, base, in->now, e);
+		free(msg);
+	} else if (rc != 0) {
+		err_set(e, "series %" PRId64 ": %s", id, gitm_errmsg(repo));
+		gitm_clearerr(repo);
+	} else {
+		r = record_applied(res, s, repo, in, tree_id, id, msgs, ms,
+		    shas, base, ref, e);
+		if (r == 0) {
+			res->applied++;
+			log_info("series %" PRId64 " (%.100s): %d patches "
+			         "applied on %.12s, tip %.12s",
+			    id, ms->title, ms->total, base,
+			    shas[ms->total - 1]);
+		}
+	}
+	for (k = 0; k < ms->total; k++)
+		free((char *)gp[k].message);
+	free(gp);
+	free(shas);
+	return r;
+}
+
+int
+series_ingest_msgs(struct series_result *out, struct store *s,
+    const struct series_ingest *in, const struct mail_msg *msgs, size_t n,
+    struct err *e)
+{
+	struct mail_series *ser = NULL;
+	struct gitm_repo *repo;
+	size_t ns = 0, i;
+	int64_t tree_id = 0;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->messages = n;
+	for (i = 0; i < n; i++)
+		out->patches += (size_t)mail_is_patch(&msgs[i]);
+	mail_group(&ser, &ns, &out->orphans, msgs, n);
+	if (ns == 0) {
+		mail_series_free(ser, ns);
+		return 0;
+	}
+	if (store_tree_sync(s, &tree_id, in->tree->name, in->tree->url) != 0) {
+		mail_series_free(ser, ns);
+		return err_set(e, "%s", store_errmsg(s));
+	}
+	repo = gitm_repo_new(
+	    in->conf->dc->mirrors, in->tree->name, in->tree->url, NULL);
+	for (i = 0; i < ns && r == 0; i++)
+		r = ingest_one(out, s, repo, in, tree_id, msgs, &ser[i], e);
+	gitm_repo_free(repo);
+	mail_series_free(ser, ns);
+	return r;
+}
+
+int
+series_ingest_mbox(struct series_result *out, struct store *s,
+    const struct series_ingest *in, const char *data, size_t len, struct err *e)
+{
+	struct mail_msg *msgs = NULL;
+	size_t n = 0;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = mail_mbox_parse(&msgs, &n, data, len, e)) != 0)
+		return r;
+	r = series_ingest_msgs(out, s, in, msgs, n, e);
+	mail_msgs_free(msgs, n);
+	return r;
+}

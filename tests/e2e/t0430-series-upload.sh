@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# End to end: a patch series posted as an mbox.  The test makes a tree
+# with a small C program, then three commits on a side branch that the
+# daemon never sees; `git format-patch --cover-letter -v2 --base` turns
+# them into mail.  POST /api/v1/series parses and applies it in the
+# daemon's mirror: three synthetic commits whose trees are those of the
+# original commits, recorded as the series' patch rows.  A real runner
+# measures the series tip (four times the loop) against the base and the
+# verdict is a regression; the series page shows the three patch rows.
+# A series whose first patch does not apply is 'failed' with an error
+# naming the patch and the file; a bad mbox is a 400 naming its line.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_git.sh"
+
+command -v make >/dev/null && command -v cc >/dev/null ||
+    { fail toolchain "make and cc are needed"; finish; }
+SRC=$PW_TMP/app
+mkdir -p "$SRC"
+git -c init.defaultBranch=master init -q "$SRC"
+printf 'prog: prog.c loops.h\n\tcc -O1 -o prog prog.c\n' >"$SRC/Makefile"
+cat >"$SRC/prog.c" <<'C'
+#include <stdio.h>
+#include <time.h>
+#include "loops.h"
+
+int
+main(void)
+{
+	struct timespec a, b;
+	volatile unsigned long x = 0;
+	unsigned long i;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	for (i = 0; i < LOOPS; i++)
+		x += i;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	printf("time_ms=%.3f\n", (b.tv_sec - a.tv_sec) * 1e3 +
+	    (b.tv_nsec - a.tv_nsec) / 1e6);
+	return 0;
+}
+C
+echo '#define LOOPS 40000000UL' >"$SRC/loops.h"
+echo 'a small program' >"$SRC/README"
+g "$SRC" add -A
+g "$SRC" commit -qm "prog: a loop"
+c1=$(g "$SRC" rev-parse HEAD)
+
+# The series, on a branch the daemon does not watch.
+g "$SRC" checkout -qb topic
+echo 'It loops <fast> & "well".' >>"$SRC/README"
+g "$SRC" commit -qam "README: say what it does"
+echo '#define LOOPS 160000000UL' >"$SRC/loops.h"
+GIT_AUTHOR_NAME="Zoë Ñandú" g "$SRC" commit -qam "prog: four times the loop"
+printf 'clean:\n\trm -f prog\n' >>"$SRC/Makefile"
+g "$SRC" commit -qam "Makefile: a clean target"
+g "$SRC" format-patch -q --cover-letter -v2 --base="$c1" -o "$PW_TMP/out" \
+    "$c1..topic"
+cat "$PW_TMP"/out/*.patch >"$PW_TMP/series.mbox"
+g "$SRC" checkout -q master
+
+daemon_config "$PW_TMP/d" r1
+tree_yaml app "file://$SRC" master
+cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
+name: slowprog
+parser: keyvalue
+build: [make]
+command: ["{workdir}/prog"]
+trigger:
+  trees: [app]
+metrics:
+  time_ms: {better: lower, min_effect: 20%}
+runs: 5
+max_runs: 8
+timeout: 30s
+YAML
+start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
+
+post_mbox() {	# post_mbox FILE [QUERY] [TOKEN]
+	curl -s -o "$PW_TMP/body" -w '%{http_code}' --max-time 60 \
+	    -H "Authorization: Bearer $(cat "${3:-$PW_ADMIN}")" \
+	    -H 'Content-Type: application/mbox' --data-binary "@$1" \
+	    "$PW_URL/api/v1/series${2:-}"
+}
+
+# Admin only.
+echo x >"$PW_TMP/bad.token"
+code=$(post_mbox "$PW_TMP/series.mbox" "" "$PW_TMP/bad.token")
+[ "$code" = 401 ] || [ "$code" = 403 ] && pass needs_admin ||
+    fail needs_admin "$code $(cat "$PW_TMP/body")"
+
+code=$(post_mbox "$PW_TMP/series.mbox" "?tree=app&branch=master")
+if [ "$code" = 201 ]; then
+	pass series_posted
+else
+	fail series_posted "$code $(cat "$PW_TMP/body")"; show_logs; finish
+fi
+sid=$(jfield series.0 <"$PW_TMP/body")
+[ "$(jfield applied <"$PW_TMP/body")" = 1 ] && [ "$(jfield pairs <"$PW_TMP/body")" = 1 ] &&
+    pass series_applied || fail series_applied "$(cat "$PW_TMP/body")"
+
+http GET "/api/v1/series/$sid" >/dev/null
+cp "$PW_TMP/body" "$PW_TMP/series.json"
+MIRROR=$PW_DIR/git/app.git
+python3 - "$PW_TMP/series.json" "$c1" >"$PW_TMP/shas" <<'PY' && pass series_rows || fail series_rows "$(cat "$PW_TMP/series.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["series"]
+assert s["title"] == "prog: four times the loop" or s["version"] == 2, s
+assert s["version"] == 2 and s["total"] == 3 and s["state"] == "applied", s
+assert s["base_sha"] == sys.argv[2], s
+assert s["tree"] == "app" and s["branch"] == "master", s
+p = j["patches"]
+assert [x["seq"] for x in p] == [1, 2, 3], p
+assert [x["subject"] for x in p] == ["README: say what it does",
+    "prog: four times the loop", "Makefile: a clean target"], p
+assert p[1]["author"] == "Zoë Ñandú <ann@example.org>", p[1]
+assert s["commit_sha"] == p[2]["sha"], s
+for x in p:
+    print(x["sha"])
+PY
+# The synthetic commits have the trees of the originals, in order.
+i=0
+ok=1
+for sha in $(cat "$PW_TMP/shas"); do
+	want=$(g "$SRC" rev-parse "topic~$((2 - i))^{tree}")
+	got=$(git --git-dir "$MIRROR" rev-parse "$sha^{tree}")
+	[ "$want" = "$got" ] || { ok=0; echo "# patch $((i + 1)): tree $got, want $want"; }
+	i=$((i + 1))
+done
+tip=$(tail -1 "$PW_TMP/shas")
+[ "$ok" = 1 ] && [ "$i" = 3 ] && pass trees_identical || fail trees_identical "$i patches"
+[ "$(git --git-dir "$MIRROR" rev-parse "refs/perfwatch/series/$sid")" = "$tip" ] &&
+    [ "$(git --git-dir "$MIRROR" rev-parse "$tip~3")" = "$c1" ] &&
+    [ "$(git --git-dir "$MIRROR" log -1 --format='%an|%cn|%s' "$tip~1")" = "Zoë Ñandú|perfwatch|prog: four times the loop" ] &&
+    pass series_ref || fail series_ref "$(git --git-dir "$MIRROR" log --format='%H %an %s' -4 "refs/perfwatch/series/$sid" 2>&1)"
+
+# Uploading the same mbox again (with the CLI) changes nothing.
+out=$(pw_admin series upload --tree app "$PW_TMP/series.mbox" 2>&1)
+[ "$out" = "4 message(s): 0 applied, 0 failed, 0 incomplete, 1 known; 0 pair(s)
+series $sid" ] && [ "$(sql "SELECT count(*) FROM pairs")" = 1 ] &&
+    pass repost_is_idempotent || fail repost_is_idempotent "$out"
+out=$(pw series list 2>&1)
+echo "$out" | grep -q "^$sid  *applied  *2  *3  *${tip:0:12}" &&
+    pass cli_list || fail cli_list "$out"
+
+# A runner measures the tip against the base.
+runner_config r1
+start_runner r1
+pair_jobs() {
+	sql "SELECT bc.sha || ' ' || bj.state || ' ' || cj.state FROM pairs p
+	    JOIN jobs bj ON bj.id = p.base_job_id JOIN jobs cj ON cj.id = p.cand_job_id
+	    JOIN commits c ON c.id = cj.commit_id JOIN commits bc ON bc.id = bj.commit_id
+	    WHERE c.sha = '$tip'"
+}
+pair_done() { [ "$(pair_jobs | cut -d' ' -f2-)" = "success success" ]; }
+if wait_until 120 pair_done; then
+	pass tip_measured
+else
+	fail tip_measured "pair: $(pair_jobs)"; show_logs; finish
+fi
+[ "$(pair_jobs | cut -d' ' -f1)" = "$c1" ] && pass base_is_series_base ||
+    fail base_is_series_base "$(pair_jobs)"
+has_verdict() { [ -n "$(sql "SELECT verdict FROM comparisons WHERE metric = 'time_ms'")" ]; }
+wait_until 60 has_verdict
+v=$(sql "SELECT verdict FROM comparisons WHERE metric = 'time_ms'")
+# A busy shared machine can make the runs noisy enough for `unstable`;
+# the tip must still be clearly slower (the design is 4x).
+up=$(sql "SELECT change_pct > 50 FROM comparisons WHERE metric = 'time_ms'")
+{ [ "$v" = regression ] || { [ "$v" = unstable ] && [ "$up" = 1 ]; }; } &&
+    pass regression_verdict || fail regression_verdict "verdict '$v': $(sql "SELECT j.role, j.commit_id, m.value FROM jobs j JOIN runs r ON r.job_id = j.id JOIN metrics m ON m.run_id = r.id AND m.name = 'time_ms' ORDER BY r.id")"
+
+code=$(http GET "/api/v1/comparisons?series=$sid")
+[ "$code" = 200 ] && python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["comparisons"]
+assert [x["verdict"] for x in c if x["metric"] == "time_ms"] in (["regression"], ["unstable"]), c
+' "$PW_TMP/body" &&
+    pass comparisons_by_series || fail comparisons_by_series "$code $(head -c 600 "$PW_TMP/body")"
+code=$(http GET "/api/v1/series?limit=10")
+[ "$code" = 200 ] && [ "$(jfield series.0.id <"$PW_TMP/body")" = "$sid" ] &&
+    pass series_list || fail series_list "$code $(head -c 600 "$PW_TMP/body")"
+
+code=$(http GET "/series/$sid")
+cp "$PW_TMP/body" "$PW_TMP/series.html"
+rows=$(grep -o '<tr class="patch">' "$PW_TMP/series.html" | wc -l)
+[ "$code" = 200 ] && [ "$rows" = 3 ] &&
+    grep -q 'README: say what it does' "$PW_TMP/series.html" &&
+    grep -q "href=\"/commit/$tip\"" "$PW_TMP/series.html" &&
+    grep -Eq "badge v-$v\"" "$PW_TMP/series.html" &&
+    pass series_page || fail series_page "code $code, $rows patch rows"
+code=$(http GET "/")
+grep -q "href=\"/series/$sid\"" "$PW_TMP/body" && pass overview_links_series ||
+    fail overview_links_series "$code"
+
+# A series whose first patch does not apply to master.
+g "$SRC" checkout -qb other "$c1"
+echo 'a line master never had' >>"$SRC/README"
+g "$SRC" commit -qam "README: a line"
+sed -i 's/a line master never had/a changed line/' "$SRC/README"
+g "$SRC" commit -qam "README: change the line"
+echo '/* more */' >>"$SRC/loops.h"
+g "$SRC" commit -qam "loops: a comment"
+g "$SRC" format-patch -q --cover-letter -o "$PW_TMP/bad" HEAD~2
+g "$SRC" checkout -q master
+cat "$PW_TMP"/bad/*.patch >"$PW_TMP/bad.mbox"
+code=$(post_mbox "$PW_TMP/bad.mbox" "?tree=app")
+bid=$(jfield series.0 <"$PW_TMP/body")
+[ "$code" = 201 ] && [ "$(jfield failed <"$PW_TMP/body")" = 1 ] &&
+    pass failed_series_posted || fail failed_series_posted "$code $(cat "$PW_TMP/body")"
+http GET "/api/v1/series/$bid" >/dev/null
+python3 - "$PW_TMP/body" <<'PY' && pass failed_series_error || fail failed_series_error "$(cat "$PW_TMP/body")"
+import json, sys
+s = json.load(open(sys.argv[1]))["series"]
+assert s["state"] == "failed", s
+e = s["error"]
+assert e.startswith('patch 1/2 "README: change the line": does not apply to README'), e
+assert s["commit_sha"] is None, s
+PY
+[ "$(sql "SELECT count(*) FROM series_patches WHERE series_id = $bid")" = 2 ] &&
+    [ "$(sql "SELECT count(*) FROM pairs")" = 1 ] &&
+    pass failed_series_rows_kept || fail failed_series_rows_kept "$(sql "SELECT * FROM series_patches WHERE series_id = $bid")"
+code=$(http GET "/series/$bid")
+grep -q 'does not apply to README' "$PW_TMP/body" && pass failed_series_page ||
+    fail failed_series_page "$code"
+
+# A bad mbox: the error names the line.
+printf 'From x Mon Sep 17 00:00:00 2001\nFrom: a@x\nSubject: [PATCH] a\n\nbody\nFrom y Mon Sep 17 00:00:00 2001\nnot a header line\n\nbody\n' >"$PW_TMP/broken.mbox"
+code=$(post_mbox "$PW_TMP/broken.mbox" "?tree=app")
+[ "$code" = 400 ] && grep -q 'mbox line 7' "$PW_TMP/body" &&
+    pass bad_mbox_line || fail bad_mbox_line "$code $(cat "$PW_TMP/body")"
+code=$(post_mbox "$PW_TMP/broken.mbox" "?tree=nope")
+[ "$code" = 400 ] && grep -q "unknown tree" "$PW_TMP/body" &&
+    pass unknown_tree || fail unknown_tree "$code $(cat "$PW_TMP/body")"
+stop_pid "$PW_DAEMON_PID"
+finish

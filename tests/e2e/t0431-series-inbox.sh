@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# End to end: the inbox watcher.  The test builds a public-inbox-like
+# archive (one commit per message, the message in the file `m`) and the
+# daemon watches it over file://.  History before the watcher started
+# triggers nothing; then a threaded `git format-patch --cover-letter
+# --thread -v2` series arrives in two polls with a review reply between
+# its patches, next to a single patch whose subject matches no keyword
+# of the inbox.  The series is applied on the inbox's tree and branch,
+# its tip triggered against its base for the job that names the inbox,
+# and the watcher remembers the last archive commit it read.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_git.sh"
+
+SRC=$PW_TMP/app
+src_init "$SRC"
+c1=$(g "$SRC" rev-parse HEAD)
+g "$SRC" checkout -qb topic
+c2=$(commit "$SRC" mm/a.c "mm: memcg: first")
+c3=$(commit "$SRC" README "README: second")
+c4=$(commit "$SRC" mm/b.c "mm: memcg: third")
+g "$SRC" format-patch -q --cover-letter --thread -v2 --base="$c1" \
+    -o "$PW_TMP/out" "$c1..topic"
+g "$SRC" checkout -q -b typo "$c1"
+commit "$SRC" README "docs: a typo" >/dev/null
+g "$SRC" format-patch -q --thread -o "$PW_TMP/typo" -1
+g "$SRC" checkout -q master
+
+INBOX=$PW_TMP/inbox
+git -c init.defaultBranch=master init -q "$INBOX"
+add_msg() {	# add_msg FILE: one message, one commit
+	# public-inbox stores the message without an mbox "From " line.
+	sed '1{/^From [0-9a-f]* /d}' "$1" >"$INBOX/m"
+	g "$INBOX" add m
+	g "$INBOX" commit -qm "$(grep -m1 '^Subject:' "$1" | cut -c10-)"
+}
+printf 'From: a@x\nSubject: [PATCH] old history\nMessage-Id: <old@x>\n\n---\ndiff --git a/README b/README\n' >"$PW_TMP/old.msg"
+add_msg "$PW_TMP/old.msg"
+
+daemon_config "$PW_TMP/d" r1
+tree_yaml app "file://$SRC" master
+cat >>"$PW_DIR/daemon.yaml" <<YAML
+inboxes:
+  - name: lm
+    url: file://$INBOX
+    poll: 1s
+    tree: app
+    branch: master
+    subjects: [memcg]
+YAML
+cat >"$PW_DIR/jobs/j.yaml" <<'YAML'
+name: j
+parser: keyvalue
+command: [echo, "x=1"]
+trigger:
+  inboxes: [lm]
+metrics:
+  x: {better: higher}
+runs: 1
+YAML
+start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
+old_head=$(g "$INBOX" rev-parse HEAD)
+seen_is() { [ "$(sql "SELECT last_commit FROM inbox_state WHERE name = 'lm'")" = "$1" ]; }
+wait_until 30 seen_is "$old_head" && pass inbox_first_sight ||
+    { fail inbox_first_sight "$(sql "SELECT * FROM inbox_state")"; show_logs; finish; }
+[ "$(sql "SELECT count(*) FROM series")" = 0 ] && pass history_ignored ||
+    fail history_ignored "$(sql "SELECT * FROM series")"
+
+# The cover letter and patch 1, then a reply, the typo patch, 2 and 3.
+set -- "$PW_TMP"/out/*.patch
+add_msg "$1"
+add_msg "$2"
+mid=$(g "$INBOX" rev-parse HEAD)
+wait_until 30 seen_is "$mid" || fail first_half_read "$(sql "SELECT * FROM inbox_state")"
+[ "$(sql "SELECT count(*) FROM series")" = 0 ] && pass incomplete_waits ||
+    fail incomplete_waits "$(sql "SELECT * FROM series")"
+{
+	printf 'From: Rev Iewer <r@x>\nSubject: Re: [PATCH v2 1/3] mm: memcg: first\n'
+	printf 'Message-Id: <reply@x>\n'
+	grep -m1 '^Message-Id:' "$2" | sed 's/^Message-Id:/In-Reply-To:/'
+	printf '\n> diff --git a/mm/a.c b/mm/a.c\nLooks good.\n'
+} >"$PW_TMP/reply.msg"
+add_msg "$PW_TMP/reply.msg"
+add_msg "$PW_TMP"/typo/*.patch
+add_msg "$3"
+add_msg "$4"
+head=$(g "$INBOX" rev-parse HEAD)
+applied() { [ "$(sql "SELECT state FROM series")" = applied ]; }
+if wait_until 30 applied; then
+	pass series_applied
+else
+	fail series_applied "$(sql "SELECT * FROM series")"; show_logs; finish
+fi
+wait_until 30 seen_is "$head" && pass last_commit_kept ||
+    fail last_commit_kept "$(sql "SELECT * FROM inbox_state")"
+[ "$(sql "SELECT inbox || ' ' || version || ' ' || total || ' ' || base_sha FROM series")" = "lm 2 3 $c1" ] &&
+    pass series_fields || fail series_fields "$(sql "SELECT * FROM series")"
+subjects=$(sql "SELECT group_concat(subject, '|') FROM (SELECT subject FROM series_patches ORDER BY seq)")
+[ "$subjects" = "mm: memcg: first|README: second|mm: memcg: third" ] &&
+    pass patch_rows || fail patch_rows "$subjects"
+tip=$(sql "SELECT c.sha FROM series s JOIN commits c ON c.id = s.commit_id")
+MIRROR=$PW_DIR/git/app.git
+[ "$(git --git-dir "$MIRROR" rev-parse "$tip^{tree}")" = "$(g "$SRC" rev-parse "$c4^{tree}")" ] &&
+    pass tree_identical || fail tree_identical "tip $tip"
+pair=$(sql "SELECT bc.sha || ' ' || cc.sha FROM pairs p JOIN jobs b ON b.id = p.base_job_id
+    JOIN jobs c ON c.id = p.cand_job_id JOIN commits bc ON bc.id = b.commit_id
+    JOIN commits cc ON cc.id = c.commit_id")
+[ "$pair" = "$c1 $tip" ] && pass tip_triggered || fail tip_triggered "pairs: $pair"
+# The typo patch matched no keyword: no series.
+[ "$(sql "SELECT count(*) FROM series")" = 1 ] && pass subjects_filter ||
+    fail subjects_filter "$(sql "SELECT id, title FROM series")"
+code=$(http GET "/api/v1/series")
+[ "$code" = 200 ] && [ "$(jfield series.0.inbox <"$PW_TMP/body")" = lm ] &&
+    pass api_lists_it || fail api_lists_it "$code"
+stop_pid "$PW_DAEMON_PID"
+finish
