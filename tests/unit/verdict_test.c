@@ -681,12 +681,14 @@ TEST(test_verdict__migration_keeps_regressions)
 	int64_t h, b, c, pair, pair2, b2, c2;
 	json_t *keep = NULL, *rows = NULL, *cm;
 
+	/*
+	 * The pairs are made under v4; their runs come after the upgrade,
+	 * since today's claim reads columns of later versions.
+	 */
 	ASSERT(store_open_version(&s, p, 4, &e) == 0);
 	h = host(s, "h1");
 	pair = pair_new(s, "j", SPEC_FIXED, 5, 5, &b, &c);
 	pair2 = pair_new(s, "j", SPEC_FIXED, 5, 5, &b2, &c2);
-	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
-	ASSERT_INTEQ(run_pair(s, h, b2, c2, md, 1, 5), 0);
 	store_close(s);
 	ASSERT_INTEQ(
 	    sqlite_cli(p,
@@ -700,6 +702,8 @@ TEST(test_verdict__migration_keeps_regressions)
 	    0);
 	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
 	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h, b2, c2, md, 1, 5), 0);
 	ASSERT_INTEQ(
 	    store_web_regressions(s, &rows, NULL, NULL, NULL, NULL, 10, 0), 0);
 	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
