@@ -942,6 +942,30 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 				sqlite3_finalize(st);
 			}
 		}
+		if (ok) {
+			/*
+			 * The unbound pairs made with it (same job name and
+			 * creation time: one submit, one trigger) go to the
+			 * same host, so their points compare with each other
+			 * (the memcg tax divides nested by root runs).
+			 */
+			st = prep(s,
+			    "UPDATE pairs SET host_id = ?2 WHERE host_id IS "
+			    "NULL"
+			    " AND pinned = 0 AND EXISTS (SELECT 1 FROM pairs q"
+			    "  JOIN jobs j ON j.pair_id = q.id WHERE j.id = ?1"
+			    "  AND q.name = pairs.name AND q.created = "
+			    "pairs.created"
+			    "  AND pairs.id BETWEEN q.id - 4096 AND q.id + "
+			    "4096)");
+			ok = st != NULL;
+			if (ok) {
+				sqlite3_bind_int64(st, 1, id);
+				sqlite3_bind_int64(st, 2, host_id);
+				ok = step_done(s, st, "bind siblings") == 0;
+				sqlite3_finalize(st);
+			}
+		}
 		ok = ok && claim_reply(s, out, id) == 0;
 	}
 	if (tx_end(s, ok) == -1) {
@@ -1020,6 +1044,26 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 		if ((ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, pair);
 			ok = step_done(s, st, "release pair") == 0;
+			sqlite3_finalize(st);
+		}
+		/* Siblings bound with it that have not started go too. */
+		st = ok
+		    ? prep(s,
+		          "UPDATE pairs SET host_id = NULL WHERE pinned = 0"
+		          " AND host_id IS NOT NULL"
+		          " AND id BETWEEN ?1 - 4096 AND ?1 + 4096"
+		          " AND name = (SELECT name FROM pairs WHERE id = ?1)"
+		          " AND created = (SELECT created FROM pairs"
+		          "  WHERE id = ?1)"
+		          " AND NOT EXISTS (SELECT 1 FROM jobs j"
+		          "  WHERE j.pair_id = pairs.id AND (j.state <> "
+		          "'queued'"
+		          "  OR EXISTS (SELECT 1 FROM runs r"
+		          "   WHERE r.job_id = j.id)))")
+		    : NULL;
+		if (ok && (ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, pair);
+			ok = step_done(s, st, "release siblings") == 0;
 			sqlite3_finalize(st);
 		}
 		st = ok ? prep(s, "DELETE FROM runs WHERE job_id = ?1") : NULL;

@@ -301,8 +301,9 @@ TEST(test_store__pair_stays_on_one_host)
 	h2 = host(s, "h2", "[]");
 	ASSERT(store_pair_create(s, NULL, &b, &cand, "j", "a", &job_base,
 	           &job_cand, 10) == 0);
+	/* Another submit (its siblings would follow pair 1 to h1). */
 	ASSERT(store_pair_create(s, NULL, &p2b, NULL, "j", "b", &job_base,
-	           &job_cand, 10) == 0);
+	           &job_cand, 11) == 0);
 	/* Base first. */
 	ASSERT(store_claim(s, &c, h1, 100, 60) == 0);
 	ASSERT_INTEQ(claimed_id(c), b);
@@ -889,4 +890,48 @@ TEST(test_store__series_v6)
 	ASSERT_STREQ(last, "abc");
 	store_close(s);
 	free(p);
+}
+
+/*
+ * The unbound pairs of one submit (same name, same creation time) follow
+ * the first one claimed to its host, so their points compare on one
+ * machine; another submit's pairs stay free.  When the host's lease
+ * expires before anything ran, the siblings are released with the pair.
+ */
+TEST(test_store__submit_siblings_share_a_host)
+{
+	struct store *s = open_new();
+	int64_t h1, h2, p1 = 0, p2 = 0, p3 = 0, got;
+	json_t *c = NULL, *j = NULL;
+	int n = 0;
+
+	ASSERT(s != NULL);
+	h1 = host(s, "h1", "[]");
+	h2 = host(s, "h2", "[]");
+	ASSERT(store_pair_create(s, &p1, NULL, NULL, "j", "cgroup=root",
+	           &job_base, &job_cand, 10) == 0);
+	ASSERT(store_pair_create(s, &p2, NULL, NULL, "j", "cgroup=/a",
+	           &job_base, &job_cand, 10) == 0);
+	ASSERT(store_pair_create(s, &p3, NULL, NULL, "j", "cgroup=root",
+	           &job_base, &job_cand, 11) == 0);
+	ASSERT(store_claim(s, &c, h1, 100, 60) == 0);
+	got = json_integer_value(
+	    json_object_get(json_object_get(c, "job"), "pair_id"));
+	ASSERT_INTEQ(got, p1);
+	json_decref(c);
+	/* h2 skips p2 (bound to h1 with p1) and gets p3. */
+	ASSERT(store_claim(s, &c, h2, 100, 60) == 0);
+	got = json_integer_value(
+	    json_object_get(json_object_get(c, "job"), "pair_id"));
+	ASSERT_INTEQ(got, p3);
+	json_decref(c);
+	ASSERT(store_pair_get(s, &j, p2) == 0);
+	ASSERT_STREQ(json_string_value(json_object_get(j, "host")), "h1");
+	json_decref(j);
+	/* h1's lease runs out: p1 and its unstarted sibling p2 are free. */
+	ASSERT(store_requeue_expired(s, 1000, &n) == 0);
+	ASSERT(store_pair_get(s, &j, p2) == 0);
+	ASSERT(json_is_null(json_object_get(j, "host")));
+	json_decref(j);
+	store_close(s);
 }
