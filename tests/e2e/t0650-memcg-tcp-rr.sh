@@ -76,6 +76,15 @@ print("# runner CPU while 4 jobs ran: %.2f s over %.1f s wall = %.2f%% of one CP
       % (cpu, wall, 100 * cpu / wall))
 PY
 
+# The verdict may still ask for run index 2 (max_runs 3): wait until
+# both pairs' comparisons are final and all jobs done again, so the
+# snapshots below are the runs the daemon and the CLI see.
+settled() {
+	[ "$(sql "SELECT count(DISTINCT pair_id) || ' ' || sum(final = 0) FROM comparisons")" = "2 0" ] &&
+	    jobs_in_state success 4
+}
+wait_until 120 settled || fail settled "$(sql 'SELECT pair_id, metric, final FROM comparisons')"
+
 # Per job: telemetry on every measured run, the profiled run at index 3.
 pw jobs --json >"$PW_TMP/jobs.json"
 ids=$(python3 -c 'import json,sys; print(" ".join(str(j["id"]) for j in json.load(open(sys.argv[1]))["jobs"]))' "$PW_TMP/jobs.json")

@@ -978,12 +978,28 @@ TEST(test_verdict__memcg_tax_grouping)
 	    tax_pair_new(s, "root", NULL, NULL, now + 9, &id[9][1], &id[9][2]);
 	for (i = 0; i < 10; i++)
 		ASSERT(id[i][0] > 0);
+	{
+		/*
+		 * C's pairs pinned apart, as per-host trigger pairs are: the
+		 * scheduler binds a submit's unbound pairs to one host, so
+		 * only pinned pairs can split a group.
+		 */
+		char *q = xasprintf("UPDATE pairs SET pinned = 1, host_id ="
+		                    " CASE id WHEN %lld THEN %lld ELSE %lld END"
+		                    " WHERE id IN (%lld, %lld);",
+		    (long long)id[4][0], (long long)h1, (long long)h2,
+		    (long long)id[4][0], (long long)id[5][0]);
+
+		ASSERT_INTEQ(sqlite_cli(p, q), 0);
+		free(q);
+	}
+	/* Pinned pairs come first in their host's claims. */
+	ASSERT_INTEQ(run_pair(s, h1, id[4][1], id[4][2], root1, 2, 5), 0);
+	ASSERT_INTEQ(run_pair(s, h2, id[5][1], id[5][2], nest1, 2, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[0][1], id[0][2], root1, 2, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[1][1], id[1][2], nest1, 2, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[2][1], id[2][2], root2, 1, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[3][1], id[3][2], nest2, 2, 5), 0);
-	ASSERT_INTEQ(run_pair(s, h1, id[4][1], id[4][2], root1, 2, 5), 0);
-	ASSERT_INTEQ(run_pair(s, h2, id[5][1], id[5][2], nest1, 2, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[6][1], id[6][2], nest1, 2, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[7][1], id[7][2], nest1, 2, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h1, id[8][1], id[8][2], nest2, 2, 5), 0);
