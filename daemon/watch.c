@@ -672,6 +672,23 @@ nap(struct tw *t, int64_t secs)
 	return atomic_load(&t->quit);
 }
 
+/* (Re)opens the thread's mirror, named file under mirrors/, of url. */
+static void
+remirror(struct tw *t, struct dconf *conf, const char *file, const char *url)
+{
+	struct gitm_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.timeout_ms = WATCH_FETCH_TIMEOUT_MS;
+	o.transfer = GITM_XFER_AUTO;
+	o.progress = on_progress;
+	o.arg = t;
+	gitm_repo_free(t->repo);
+	free(t->url);
+	t->url = xstrdup(url);
+	t->repo = gitm_repo_new(conf->dc->mirrors, file, url, &o);
+	t->failures = 0;
+}
 static void *
 tw_main(void *arg)
 {
@@ -697,21 +714,10 @@ tw_main(void *arg)
 			continue;
 		}
 		if (t->url == NULL || strcmp(t->url, in->url) != 0) {
-			struct gitm_opts o;
 			char *file = xasprintf("%s.inbox", in->name);
 
-			memset(&o, 0, sizeof(o));
-			o.timeout_ms = WATCH_FETCH_TIMEOUT_MS;
-			o.transfer = GITM_XFER_AUTO;
-			o.progress = on_progress;
-			o.arg = t;
-			gitm_repo_free(t->repo);
-			free(t->url);
-			t->url = xstrdup(in->url);
-			t->repo =
-			    gitm_repo_new(conf->dc->mirrors, file, in->url, &o);
+			remirror(t, conf, file, in->url);
 			free(file);
-			t->failures = 0;
 		}
 		delay = poll_inbox(t, conf, in);
 		dconf_unref(conf);
@@ -727,21 +733,8 @@ tw_main(void *arg)
 			nap(t, 3600);
 			continue;
 		}
-		if (t->url == NULL || strcmp(t->url, tree->url) != 0) {
-			struct gitm_opts o;
-
-			memset(&o, 0, sizeof(o));
-			o.timeout_ms = WATCH_FETCH_TIMEOUT_MS;
-			o.transfer = GITM_XFER_AUTO;
-			o.progress = on_progress;
-			o.arg = t;
-			gitm_repo_free(t->repo);
-			free(t->url);
-			t->url = xstrdup(tree->url);
-			t->repo = gitm_repo_new(
-			    conf->dc->mirrors, tree->name, tree->url, &o);
-			t->failures = 0;
-		}
+		if (t->url == NULL || strcmp(t->url, tree->url) != 0)
+			remirror(t, conf, tree->name, tree->url);
 		delay = poll_tree(t, conf, tree);
 		dconf_unref(conf);
 		nap(t, delay);
