@@ -13,6 +13,9 @@
 #                             b (its branches by name), printed
 #   wait_tip BRANCH SHA [SECS]  until the daemon records SHA as the tip
 #   njobs STATE [NAME]        number of jobs in STATE (of job NAME) in the db
+#   loop_prog_init DIR        a repository whose Makefile builds prog, a
+#                             loop of LOOPS (loops.h: 40,000,000) that
+#                             prints time_ms= (its CPU time); not committed
 
 # A version manager's python3 shim can take over a second a call on a
 # loaded machine; these tests call python3 often.
@@ -90,4 +93,34 @@ njobs() {
 	else
 		sql "SELECT count(*) FROM jobs WHERE state = '$1'"
 	fi
+}
+
+loop_prog_init() {
+	mkdir -p "$1"
+	git -c init.defaultBranch=master init -q "$1"
+	printf 'prog: prog.c loops.h\n\tcc -O1 -o prog prog.c\n' >"$1/Makefile"
+	cat >"$1/prog.c" <<'C'
+#include <stdio.h>
+#include <time.h>
+#include "loops.h"
+
+int
+main(void)
+{
+	struct timespec a, b;
+	volatile unsigned long x = 0;
+	unsigned long i;
+
+	/* CPU time: a busy shared machine preempts, it does not slow
+	 * the loop itself. */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	for (i = 0; i < LOOPS; i++)
+		x += i;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	printf("time_ms=%.3f\n", (b.tv_sec - a.tv_sec) * 1e3 +
+	    (b.tv_nsec - a.tv_nsec) / 1e6);
+	return 0;
+}
+C
+	echo '#define LOOPS 40000000UL' >"$1/loops.h"
 }

@@ -16,31 +16,7 @@
 command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
 SRC=$PW_TMP/app
-mkdir -p "$SRC"
-git -c init.defaultBranch=master init -q "$SRC"
-printf 'prog: prog.c loops.h\n\tcc -O1 -o prog prog.c\n' >"$SRC/Makefile"
-cat >"$SRC/prog.c" <<'C'
-#include <stdio.h>
-#include <time.h>
-#include "loops.h"
-
-int
-main(void)
-{
-	struct timespec a, b;
-	volatile unsigned long x = 0;
-	unsigned long i;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-	for (i = 0; i < LOOPS; i++)
-		x += i;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-	printf("time_ms=%.3f\n", (b.tv_sec - a.tv_sec) * 1e3 +
-	    (b.tv_nsec - a.tv_nsec) / 1e6);
-	return 0;
-}
-C
-echo '#define LOOPS 40000000UL' >"$SRC/loops.h"
+loop_prog_init "$SRC"
 echo 'a small program' >"$SRC/README"
 g "$SRC" add -A
 g "$SRC" commit -qm "prog: a loop"
