@@ -248,10 +248,10 @@ eval-stats: $(REL)/bin/eval_stats
 
 .PHONY: eval-stats
 # ---- mail: fuzzing the mbox / RFC 5322 parser (needs clang with libFuzzer) ----
-$(OUT)/fuzz/mail_fuzz: tests/fuzz/mail_fuzz.c daemon/mail.c common/buf.c common/err.c common/xalloc.c $(HDRS)
+$(OUT)/fuzz/mail_fuzz: tests/fuzz/mail_fuzz.c daemon/mail.c common/crypto.c common/buf.c common/err.c common/xalloc.c $(HDRS)
 	@mkdir -p $(@D) $(OUT)/fuzz/mail_corpus
 	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
-	    -o $@ tests/fuzz/mail_fuzz.c daemon/mail.c common/buf.c \
+	    -o $@ tests/fuzz/mail_fuzz.c daemon/mail.c common/crypto.c common/buf.c \
 	    common/err.c common/xalloc.c $(LDFLAGS) $(LDLIBS)
 
 fuzz-mail: $(OUT)/fuzz/mail_fuzz

@@ -9,6 +9,7 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/crypto.h"
 #include "common/xalloc.h"
 #include "daemon/mail.h"
 
@@ -54,46 +55,6 @@ hexval(int c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
-}
-
-static int
-b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Base64 into b, skipping anything that is not of the alphabet. */
-static void
-b64_decode(struct buf *b, const char *s, size_t len)
-{
-	unsigned acc = 0;
-	int bits = 0;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		int v = b64val((unsigned char)s[i]);
-
-		if (s[i] == '=')
-			break;
-		if (v < 0)
-			continue;
-		acc = (acc << 6) | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf_putc(b, (char)((acc >> bits) & 0xff));
-		}
-	}
 }
 
 /* Quoted-printable into b; header: '_' is a space (RFC 2047 Q). */
@@ -191,7 +152,7 @@ encoded_word(struct buf *b, const char *s, size_t len)
 			return 0;
 	}
 	if (enc == 'B')
-		b64_decode(&raw, q2, (size_t)(end - q2));
+		crypto_b64_decode(&raw, q2, (size_t)(end - q2));
 	else
 		qp_decode(&raw, q2, (size_t)(end - q2), 1);
 	if (latin1)
@@ -770,7 +731,7 @@ mail_parse(
 	if (cte != NULL && strcasestr_ascii(cte, "quoted-printable"))
 		qp_decode(&body, d + boff, len - boff, 0);
 	else if (cte != NULL && strcasestr_ascii(cte, "base64"))
-		b64_decode(&body, d + boff, len - boff);
+		crypto_b64_decode(&body, d + boff, len - boff);
 	else
 		buf_add(&body, d + boff, len - boff);
 	free(cte);

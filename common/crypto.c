@@ -1,0 +1,50 @@
+/* OpenSSL libcrypto behind a small interface (common/crypto.h). */
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "common/crypto.h"
+
+static int
+b64_alpha(int c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+
+int
+crypto_b64_decode(struct buf *b, const char *s, size_t len)
+{
+	unsigned char in[4 * 256], out[3 * 256 + 3];
+	size_t i, n = 0;
+	int r = 0, k;
+
+	for (i = 0; i <= len; i++) {
+		int end = i == len || s[i] == '=';
+
+		if (!end && b64_alpha((unsigned char)s[i]))
+			in[n++] = (unsigned char)s[i];
+		if (n == sizeof(in) || (end && n >= 4)) {
+			size_t full = n / 4 * 4;
+
+			k = EVP_DecodeBlock(out, in, (int)full);
+			if (k > 0 && buf_add(b, out, (size_t)k) != 0)
+				r = -1;
+			memmove(in, in + full, n - full);
+			n -= full;
+		}
+		if (end)
+			break;
+	}
+	if (n >= 2) {
+		/* A short last group: pad it, keep its 1 or 2 bytes. */
+		size_t keep = n - 1;
+
+		while (n < 4)
+			in[n++] = '=';
+		k = EVP_DecodeBlock(out, in, 4);
+		if (k == 3 && buf_add(b, out, keep) != 0)
+			r = -1;
+	}
+	return r;
+}

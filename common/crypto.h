@@ -1,0 +1,19 @@
+#ifndef COMMON_CRYPTO_H
+#define COMMON_CRYPTO_H
+
+/*
+ * OpenSSL libcrypto: the one module that includes it.
+ */
+#include <stddef.h>
+
+#include "common/buf.h"
+
+/*
+ * Base64 (RFC 4648) of len bytes appended to b, as mail needs it: bytes
+ * outside the alphabet (line breaks, spaces, junk) are skipped, the text
+ * ends at the first '=', and a last group of 2 or 3 characters gives its
+ * 1 or 2 bytes.  0, or -1 when b is full.
+ */
+int crypto_b64_decode(struct buf *b, const char *s, size_t len);
+
+#endif
