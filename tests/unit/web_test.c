@@ -983,6 +983,63 @@ TEST(test_web__regressions_hostile)
 	buf_release(&b);
 }
 
+/* Regressions are grouped per report (commit or pair, job, host): fio's
+ * read_iops and read_bw of one commit on one host are one finding, the
+ * same commit on another host another; a submitted pair says so instead
+ * of leaving commit, subject and tree empty. */
+TEST(test_web__regressions_grouped)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_regression r[4] = { 0 };
+	const char *p, *q;
+	int headers = 0;
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		r[i].id = (int64_t)i + 1;
+		r[i].tree = "mm";
+		r[i].branch = "mm-new";
+		r[i].commit = "0123456789abcdef0123456789abcdef01234567";
+		r[i].subject = "mm: memcg: a change";
+		r[i].pair_id = 7;
+		r[i].host = "epyc";
+		r[i].bench = "fio";
+		r[i].point = "bs=4k";
+		r[i].change_pct = -50;
+		r[i].verdict = "regression";
+	}
+	r[0].metric = "read_iops";
+	r[1].metric = "read_bw";
+	r[1].change_pct = -49.5;
+	r[2].metric = "read_iops";
+	r[2].host = "xeon";
+	r[2].pair_id = 8;
+	r[3].metric = "ops";
+	r[3].commit = r[3].subject = r[3].tree = r[3].branch = NULL;
+	r[3].pair_id = 9;
+	r[3].bench = "kv";
+	struct view_regressions v = { .rows = r, .nrows = 4 };
+	view_regressions_render(&b, &v);
+	ASSERT_PAGE(&b);
+	for (q = b.data; (q = strstr(q, "<tr class=\"grp report\">")); q++)
+		headers++;
+	ASSERT_INTEQ(headers, 3);
+	p = strstr(b.data,
+	    "fio <span class=\"muted\">on</span> epyc "
+	    "<span class=\"muted\">(2 metrics)");
+	ASSERT(p != NULL);
+	/* Both metrics of the epyc report follow its header, before the
+	 * xeon report. */
+	q = strstr(b.data, "epyc");
+	ASSERT(
+	    strstr(p, "id=\"r1\"") != NULL && strstr(p, "id=\"r2\"") != NULL);
+	ASSERT(strstr(p, "id=\"r2\"") < strstr(p, "xeon"));
+	ASSERT(q != NULL);
+	ASSERT(strstr(b.data, "a submitted pair (no commit)") != NULL);
+	ASSERT(strstr(b.data, "href=\"/pair/9\"") != NULL);
+	buf_release(&b);
+}
+
 TEST(test_web__hosts_hostile)
 {
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
