@@ -2559,7 +2559,7 @@ store_verdict_history(
 	    "  JOIN pairs p ON p.id = j.pair_id AND p.host_id = me.host_id"
 	    "  WHERE j.role = 'base' AND j.state = 'success'"
 	    "  AND j.pair_id < ?1 ORDER BY j.id DESC LIMIT ?2)"
-	    " SELECT m.name AS metric, m.value FROM js"
+	    " SELECT m.name AS metric, js.id AS job, m.value FROM js"
 	    " JOIN jobs j ON j.id = js.id"
 	    " JOIN runs r ON r.job_id = js.id AND r.status = 'ok'"
 	    "  AND r.idx < j.max_runs"

@@ -205,6 +205,25 @@ history_commit README "The workload: one page in, two out." "docs: the workload"
 tip_sha=$(g rev-parse HEAD)
 say "pushed 14 commits: fix ${fix_sha:0:12}, no-op ${noop_sha:0:12}"
 
+# ---- a patch by mail: reverting the fix -----------------------------------
+# A one-patch series, as git format-patch mails it, on top of the tip: it
+# takes the trim fix back out, so the daemon should call it a regression.
+until get /api/v1/trees 2>/dev/null | grep -q "$tip_sha"; do
+	[ $SECONDS -lt $((deadline + 120)) ] || die "the watcher did not see $tip_sha"
+	sleep 0.5
+done
+git clone -q "$SRC" "$DIR/revert" || die "git clone failed"
+git -C "$DIR/revert" revert --no-edit "$fix_sha" >/dev/null || die "git revert failed"
+git -C "$DIR/revert" commit -q --amend -m "memcg: drain the per-cpu charge stock again
+
+Trimming leaves pages charged in the local stock; drain them all on
+overflow as before." || die "git commit failed"
+git -C "$DIR/revert" format-patch -q -1 --base="$tip_sha" --stdout >"$DIR/revert.mbox" ||
+    die "git format-patch failed"
+say "a patch arrives by mail: perfwatch series upload revert.mbox (it reverts the fix)"
+"$BIN/perfwatch" series upload --tree demo --branch master --json "$DIR/revert.mbox" \
+    >"$DIR/series.json" || die "series upload failed: $(cat "$DIR/series.json")"
+
 say "submitting demo-tcp-rr: root memcg vs nested $CG/bench (the memcg tax)"
 "$BIN/perfwatch" submit --job demo-tcp-rr --json >"$DIR/submit.json" ||
     die "submit failed"
@@ -243,12 +262,12 @@ json.dump(seen, open(state_file, "w"))
 sys.exit(0 if done else 1)
 ' "$DIR/progress.json"
 }
-# Fourteen stock pairs and two tcp_rr pairs: 32 jobs.
+# Fourteen stock pairs, the series' pair and two tcp_rr pairs: 34 jobs.
 deadline=$((SECONDS + 420))
 while :; do
 	if progress 2>>"$DIR/failed.txt"; then
 		n=$(get '/api/v1/jobs?limit=200' | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
-		[ "$n" -ge 32 ] && break
+		[ "$n" -ge 34 ] && break
 	fi
 	[ -s "$DIR/failed.txt" ] && die "$(cat "$DIR/failed.txt")"
 	[ $SECONDS -lt $deadline ] || die "timed out waiting for the jobs"
@@ -299,6 +318,23 @@ for c, r in reversed(rows):	# the API lists newest first
     if c["sha"] in (fix, noop):
         out.write("VERDICT %s %s\n" % ("fix" if c["sha"] == fix else "noop",
                   r["verdict"]))
+series = get("/api/v1/series?limit=10").get("series", [])
+if not series or not series[0].get("verdicts"):
+    sys.exit(1)
+sv = series[0]
+scmp = [r for r in get("/api/v1/series/%d" % sv["id"]).get("comparisons", [])
+        if r["metric"] == "ns_per_op"]
+if not scmp:
+    sys.exit(1)
+r = scmp[0]
+p()
+p("series %d: %s (v%s, %s/%s patches, state %s)" % (sv["id"], sv["title"],
+  sv.get("version") or 1, sv.get("found"), sv.get("total"), sv["state"]))
+p("%-12s %-58.58s %9.3f %9.3f %+7.1f%%  %s <- the mailed revert" % (
+  (sv.get("commit_sha") or "")[:12], sv["title"], r["base_median"],
+  r["cand_median"], r["change_pct"], r["verdict"]))
+out.write("VERDICT series %s\n" % r["verdict"])
+out.write("SERIES %d\n" % sv["id"])
 PY
 }
 deadline=$((SECONDS + 120))
@@ -364,6 +400,8 @@ say "look here"
 echo "  dashboard:   $URL/"
 echo "  the fix:     $URL/commit/$fix_sha"
 echo "  the no-op:   $URL/commit/$noop_sha"
+echo "  the series:  $URL/series/$(awk '/^SERIES/ {print $2}' "$DIR/summary.txt")"
+echo "  regressions: $URL/regressions"
 echo "  history:     $URL/history?job=demo-stock&metric=ns_per_op&tree=demo&branch=master"
 echo "  tcp_rr pair: $URL/pair/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pairs"][-1]["pair_id"])' "$DIR/submit.json")"
 echo "  state:       $DIR (perfwatch.db, daemon.log, runner.log, src/)"
@@ -374,6 +412,8 @@ grep -q '^VERDICT fix improvement$' "$DIR/summary.txt" ||
     { echo "demo: expected the fix to be an improvement" >&2; ok=0; }
 grep -q '^VERDICT noop unchanged$' "$DIR/summary.txt" ||
     { echo "demo: expected the no-op commit to be unchanged" >&2; ok=0; }
+grep -q '^VERDICT series regression$' "$DIR/summary.txt" ||
+    { echo "demo: expected the mailed revert to be a regression" >&2; ok=0; }
 grep -q '^CHANGEPOINT at the fix$' "$DIR/summary.txt" ||
     { echo "demo: expected a change point at the fix" >&2; ok=0; }
 if [ "$ONCE" = 1 ]; then

@@ -4,8 +4,9 @@
 # a model of the memcg per-cpu charge stock) and run a tcp_rr memcg-tax
 # pair; exit 0 only when the verdicts are the expected ones.  Checked here
 # as well, from its output: the fix is an improvement, the no-op commit
-# unchanged, the change point is at the fix, the memcg tax is shown, the
-# terminal showed run progress, and nothing it started is left running.
+# unchanged, the mailed revert of the fix a regression, the change point
+# at the fix, the memcg tax shown, run progress shown, and nothing it
+# started left running.
 . "$(dirname "$0")/lib.sh"
 
 out=$PW_TMP/demo.out
@@ -19,6 +20,9 @@ grep -qE 'improvement <- the fix$' "$out" && pass demo-fix-is-an-improvement ||
 	fail demo-fix-is-an-improvement "$(grep -- '<- the fix' "$out")"
 grep -qE 'unchanged <- no-op$' "$out" && pass demo-noop-is-unchanged ||
 	fail demo-noop-is-unchanged "$(grep -- '<- no-op' "$out")"
+grep -qE 'regression <- the mailed revert$' "$out" &&
+	pass demo-mailed-revert-is-a-regression ||
+	fail demo-mailed-revert-is-a-regression "$(grep -- 'mailed revert' "$out")"
 fix=$(git -C "$PW_TMP/demo/src" log --format='%h' --abbrev=12 -1 \
     --grep='trim the per-cpu charge stock' 2>/dev/null)
 [ -n "$fix" ] && grep -qE "^  at $fix .*improvement" "$out" &&
