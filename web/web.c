@@ -1945,6 +1945,9 @@ p_jobs(struct wctx *x)
 		g->error = jstr(j, "error");
 		g->created = jint(j, "created");
 		g->updated = jint(j, "updated");
+		g->commit = jstr(j, "commit");
+		g->tree = jstr(j, "tree");
+		g->subject = jstr(j, "subject");
 	}
 	v.rows = rows;
 	v.nrows = json_array_size(arr);
