@@ -141,10 +141,12 @@ verdict_rank(const char *v)
 	return (int)(sizeof(order) / sizeof(order[0]));
 }
 
+/* Regressions, unstable and improvements, a memcg tax's too (it is also
+ * in the memcg section). */
 static int
 is_changed(const struct view_cmp_row *r)
 {
-	return !is_tax(r) && !is_telemetry(r) && verdict_rank(r->verdict) < 3;
+	return !is_telemetry(r) && verdict_rank(r->verdict) < 3;
 }
 
 static int
@@ -310,7 +312,7 @@ cmp_table(struct buf *b, const struct view_commit *v,
 static int
 is_other(const struct view_cmp_row *r)
 {
-	return !is_changed(r) && !is_tax(r) && !is_telemetry(r);
+	return !is_changed(r) && !is_telemetry(r);
 }
 
 static int
@@ -324,7 +326,8 @@ has_memcg_facts(const struct view_cmp_row *r)
  * root, both kernels), the charge-path share, and memcg telemetry
  * (memory.stat deltas, PSI) as absolute amounts. */
 static void
-memcg_section(struct buf *b, const struct view_cmp_row **sorted, size_t n)
+memcg_section(struct buf *b, const struct view_commit *v,
+    const struct view_cmp_row **sorted, size_t n)
 {
 	const struct view_cmp_row *prev = NULL;
 	size_t i, nfacts = 0, ntel = 0, shown = 0;
@@ -349,9 +352,11 @@ memcg_section(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 				continue;
 			group_row(b, r, prev, 7);
 			prev = r;
-			HTML_LIT(b, "<tr><td>");
+			HTML_LIT(b, "<tr><td><a href=\"");
+			history_href(b, v, r);
+			HTML_LIT(b, "\">");
 			html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
-			HTML_LIT(b, "</td><td class=\"n\">");
+			HTML_LIT(b, "</a></td><td class=\"n\">");
 			if (isfinite(r->memcg_tax_pct)) {
 				/* Nested vs root throughput of the
 				 * candidate, the base's beside it, and the
@@ -636,7 +641,7 @@ view_commit_render(struct buf *b, const struct view_commit *v)
 			    "unstable verdict).</p>\n");
 		if (v->kind != VIEW_PAIR)
 			across_hosts(b, sorted, v->nrows);
-		memcg_section(b, sorted, v->nrows);
+		memcg_section(b, v, sorted, v->nrows);
 		nother = 0;
 		for (i = 0; i < v->nrows; i++)
 			nother += is_other(sorted[i]) != 0;
