@@ -563,7 +563,11 @@ patches(struct buf *b, const struct view_commit *v)
 		} else
 			HTML_LIT(b, "<span class=\"muted\">not applied</span>");
 		HTML_LIT(b, "</td><td>");
-		layout_badge(b, p->verdict, NULL);
+		if (p->verdict == NULL && p->commit)
+			HTML_LIT(
+			    b, "<span class=\"muted\">not measured</span>");
+		else
+			layout_badge(b, p->verdict, NULL);
 		HTML_LIT(b, "</td></tr>\n");
 	}
 	HTML_LIT(b, "</table>\n");

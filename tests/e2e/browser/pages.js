@@ -79,6 +79,9 @@ async function step(name, fn) {
     const t = await changed();
     expect(/regression/.test(t), `changed table: ${t.slice(0, 200)}`);
     expect(await page.locator('tr.patch').count() === 1, 'one patch row');
+    // The one patch is the tip: it carries the series' verdict.
+    expect(await page.locator('tr.patch .badge.v-regression').count() === 1,
+      'the patch row has no regression badge');
     await shot('demo-series');
   });
 
