@@ -79,8 +79,8 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))["jobs"][0]["jobname"]'
 
 # Text tables.
 pw jobs >"$PW_TMP/jobs.txt"
-grep -q '^ID  *PAIR  *ROLE  *NAME  *POINT  *STATE  *HOST  *RUNS  *PROGRESS' "$PW_TMP/jobs.txt" &&
-    grep -q "^$base .* base .* tiny .* success .* r1 .* 2/2" "$PW_TMP/jobs.txt" &&
+grep -q '^ID  *PAIR  *ROLE  *COMMIT  *TREE  *NAME  *POINT  *STATE  *HOST  *RUNS  *PROGRESS' "$PW_TMP/jobs.txt" &&
+    grep -q "^$base .* base  *-  *-  *tiny .* success .* r1 .* 2/2" "$PW_TMP/jobs.txt" &&
     pass jobs_table || fail jobs_table "$(cat "$PW_TMP/jobs.txt")"
 pw jobs show "$base" >"$PW_TMP/show.txt"
 grep -q '^state  *success' "$PW_TMP/show.txt" && grep -q '^read_iops  *IOPS  *higher ' "$PW_TMP/show.txt" &&
