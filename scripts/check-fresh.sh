@@ -50,6 +50,16 @@ if [ -f /etc/apt/sources.list.d/debian.sources ]; then
 	: >"$DIR/etc/apt/sources.list"
 fi
 cp /etc/resolv.conf "$DIR/etc/resolv.conf" 2>/dev/null || true
+# The network's own trust: certificate authorities this machine added
+# locally (a TLS-inspecting egress proxy, say) are what any machine on its
+# network has; the ca-certificates package that make deps installs picks
+# them up.  Nothing of the project is added.
+NODE_CA=
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+	mkdir -p "$DIR/usr/local/share/ca-certificates"
+	cp /usr/local/share/ca-certificates/*.crt "$DIR/usr/local/share/ca-certificates/"
+	NODE_CA=/etc/ssl/certs/ca-certificates.crt
+fi
 chroot "$DIR" apt-get update -qq >/dev/null 2>&1 || die "apt-get update in the chroot failed"
 
 step "copying the tracked files of $top"
@@ -57,10 +67,13 @@ mkdir -p "$DIR/src/perfwatch"
 git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$DIR/src/perfwatch"
 
 # The commands a new user types, and nothing else.
-cat >"$DIR/src/fresh.sh" <<'EOF'
-set -u
-cd /src/perfwatch
-export HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+{
+echo 'set -u'
+echo 'cd /src/perfwatch'
+echo 'export HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+[ -n "$NODE_CA" ] && echo "export NODE_EXTRA_CA_CERTS=$NODE_CA"
+} >"$DIR/src/fresh.sh"
+cat >>"$DIR/src/fresh.sh" <<'EOF'
 s=$(date +%s)
 DEMO_ONCE=1 DEMO_PORT=0 make demo >/src/demo.log 2>&1
 rc=$?
