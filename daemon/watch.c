@@ -22,6 +22,7 @@
 #include "daemon/mail.h"
 #include "daemon/sched.h"
 #include "daemon/series.h"
+#include "daemon/series_route.h"
 #include "daemon/store.h"
 #include "daemon/trigger.h"
 #include "daemon/watch.h"
@@ -477,40 +478,6 @@ on_message(const char *sha, const char *data, size_t len, void *arg)
 	return 0;
 }
 
-/* ASCII case-insensitive substring test. */
-static int
-has_word(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay; hay++)
-		if (strncasecmp(hay, needle, n) == 0)
-			return 1;
-	return n == 0;
-}
-
-/* Some subject of the series has one of the inbox's keywords. */
-static int
-series_wanted(const struct cfg_inbox *in, const struct mail_msg *msgs,
-    const struct mail_series *ms)
-{
-	size_t i;
-	int k;
-
-	if (in->subjects.n == 0)
-		return 1;
-	for (k = -1; k < ms->total; k++) {
-		long j = k < 0 ? (long)ms->root : ms->patches[k];
-
-		if (j < 0)
-			continue;
-		for (i = 0; i < in->subjects.n; i++)
-			if (has_word(msgs[j].subject, in->subjects.v[i]))
-				return 1;
-	}
-	return 0;
-}
-
 /*
  * Groups the pending mail; each complete series is ingested (when its
  * subjects match) and leaves the pending list.  0 or -1.
@@ -519,7 +486,6 @@ static int
 inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
     size_t *out_series, size_t *out_pairs)
 {
-	const struct cfg_tree *tree = find_tree(conf, in->tree);
 	struct mail_series *ser = NULL;
 	unsigned char *used;
 	size_t ns = 0, i, k, n;
@@ -533,6 +499,7 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 		struct mail_msg *sub;
 		struct series_ingest si;
 		struct series_result res;
+		struct series_route rt;
 		struct err e = { 0 };
 		int j;
 
@@ -541,7 +508,9 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 		used[ms->root] = 1;
 		for (j = 0; j < ms->total; j++)
 			used[ms->patches[j]] = 1;
-		if (!series_wanted(in, t->pending, ms) || tree == NULL)
+		series_route(&rt, conf->dc, in, t->pending, ms);
+		if (!series_wanted(in, t->pending, ms) || rt.tree == NULL ||
+		    rt.branch == NULL)
 			continue;
 		/* A view of the series' mail (the list keeps ownership). */
 		sub = xcalloc((size_t)ms->total + 1, sizeof(*sub));
@@ -553,10 +522,8 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 				sub[n++] = t->pending[ms->patches[j]];
 		memset(&si, 0, sizeof(si));
 		si.conf = conf;
-		si.tree = tree;
-		si.branch = in->branch ? in->branch
-		    : tree->branches.n ? tree->branches.v[0]
-		                       : "master";
+		si.tree = rt.tree;
+		si.branch = rt.branch;
 		si.inbox = in->name;
 		si.now = now_s();
 		r = series_ingest_msgs(&res, t->s, &si, sub, n, &e);
@@ -567,10 +534,12 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 			store_errclear(t->s);
 		} else {
 			log_info("inbox %s: series \"%.100s\" v%d (%d "
-			         "patches): %zu applied, %zu failed, %zu "
-			         "known, %zu pair(s)",
+			         "patches) on %s/%s%s%s: %zu applied, %zu "
+			         "failed, %zu known, %zu pair(s)",
 			    in->name, ms->title, ms->version, ms->total,
-			    res.applied, res.failed, res.known, res.pairs);
+			    rt.tree->name, rt.branch, rt.tag ? ", tag " : "",
+			    rt.tag ? rt.tag : "", res.applied, res.failed,
+			    res.known, res.pairs);
 			(*out_series)++;
 			*out_pairs += res.pairs;
 		}
