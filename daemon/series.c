@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/caps.h"
 #include "common/git.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -16,6 +17,7 @@
 #include "daemon/mail.h"
 #include "daemon/series.h"
 #include "daemon/store.h"
+#include "daemon/store_series2.h"
 #include "daemon/trigger.h"
 
 void
@@ -204,6 +206,73 @@ set_state(struct store *s, int64_t id, const char *state, const char *error,
 	return 0;
 }
 
+/*
+ * Message-IDs a cover letter names as its earlier versions: lore links
+ * ("https://lore.kernel.org/r/ID", ".../LIST/ID/", "Link: <...>"), at
+ * most max, written into ids (malloc'd strings).
+ */
+static size_t
+lore_ids(char **ids, size_t max, const char *body)
+{
+	static const char host[] = "lore.kernel.org/";
+	const char *p = body;
+	size_t n = 0;
+
+	while (n < max && (p = strstr(p, host)) != NULL) {
+		const char *seg = p + sizeof(host) - 1, *id, *end;
+		struct buf b = BUF_INIT(CAP_MAIL_ID);
+		size_t k;
+
+		p = seg;
+		/* LIST/ID or r/ID or all/ID. */
+		id = seg + strcspn(seg, "/ \t\n>");
+		if (*id != '/')
+			continue;
+		id++;
+		end = id + strcspn(id, "/ \t\n>)\"'");
+		for (k = 0; id + k < end; k++) {
+			/* "%40" in a link is the '@' of the id. */
+			if (id[k] == '%' && id + k + 2 < end &&
+			    strncmp(id + k, "%40", 3) == 0) {
+				buf_putc(&b, '@');
+				k += 2;
+			} else
+				buf_putc(&b, id[k]);
+		}
+		if (!buf_failed(&b) && strchr(b.data, '@') != NULL)
+			ids[n++] = buf_take(&b);
+		buf_release(&b);
+		p = end;
+	}
+	return n;
+}
+
+/* Records the series' tag and the version it supersedes. */
+static int
+record_meta(struct store *s, int64_t id, const struct mail_msg *msgs,
+    const struct mail_series *ms, struct err *e)
+{
+	const struct mail_msg *root = &msgs[ms->root];
+	char *ids[CAP_MAIL_REFS + 17];
+	size_t n = 0, k;
+	int64_t prev = 0;
+	int r;
+
+	if (root->in_reply_to[0])
+		ids[n++] = xstrdup(root->in_reply_to);
+	for (k = root->nrefs; k-- > 0 && n < CAP_MAIL_REFS;)
+		ids[n++] = xstrdup(root->refs[k]);
+	n += lore_ids(ids + n, 16, root->body);
+	r = store_series_previous(s, &prev, id, (const char *const *)ids, n);
+	for (k = 0; k < n; k++)
+		free(ids[k]);
+	if (r == 0)
+		r = store_series_meta(s, id, ms->branch_tag, prev);
+	if (r != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	return 0;
+}
+
 /* One series: record, apply, record the commits, trigger. */
 static int
 ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
@@ -238,6 +307,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	if (rc != 0)
 		return err_set(e, "%s", store_errmsg(s));
 	add_id(res, id);
+	if (record_meta(s, id, msgs, ms, e) != 0)
+		return -1;
 	if (!fresh) {
 		if (store_series_get(s, &cur, id) != 0)
 			return err_set(e, "%s", store_errmsg(s));
@@ -289,6 +360,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 		free(msg);
 		return r;
 	}
+	if (set_state(s, id, "applying", NULL, base, in->now, e) != 0)
+		return -1;
 	gp = xcalloc((size_t)ms->total, sizeof(*gp));
 	shas = xcalloc((size_t)ms->total, sizeof(*shas));
 	for (k = 0; k < ms->total; k++) {

@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
+#include "daemon/store_int.h"
 
 const char *const store_job_states[5] = { "queued", "running", "success",
 	"failed", "cancelled" };
@@ -334,6 +335,24 @@ static const char *const migrations[] = {
 	 * queued but is claimed after every pair that is not.
 	 */
 	"ALTER TABLE pairs ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;",
+
+	/*
+	 * v8 (series): the subject's branch tag, the version a series
+	 * supersedes, which patches needed `git am --3way`, and uploads
+	 * waiting for the watcher to apply them (daemon/store_series2.c).
+	 */
+	"ALTER TABLE series ADD COLUMN branch_tag TEXT;"
+	"ALTER TABLE series ADD COLUMN supersedes INTEGER"
+	"  REFERENCES series(id) ON DELETE SET NULL;"
+	"ALTER TABLE series ADD COLUMN fallback TEXT;"
+	"ALTER TABLE series_patches ADD COLUMN applied_by TEXT;"
+	"CREATE INDEX series_supersedes ON series(supersedes);"
+	"CREATE TABLE series_queue ("
+	"  id INTEGER PRIMARY KEY,"
+	"  tree TEXT NOT NULL,"
+	"  branch TEXT NOT NULL,"
+	"  mbox BLOB NOT NULL,"
+	"  created INTEGER NOT NULL);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -3713,6 +3732,7 @@ store_series_state(struct store *s, int64_t id, const char *state,
 	" se.found, se.author, se.date AS time, se.state, se.error,"        \
 	" t.name AS tree, se.branch, se.base_sha, se.ref, se.commit_id,"    \
 	" c.sha AS commit_sha, se.created, se.updated,"                     \
+	" se.branch_tag, se.supersedes, se.fallback,"                       \
 	" (SELECT group_concat(cm.verdict) FROM jobs j JOIN comparisons cm" \
 	"  ON cm.pair_id = j.pair_id WHERE j.commit_id = se.commit_id"      \
 	"  AND j.role = 'candidate') AS verdicts"                           \
@@ -3883,4 +3903,30 @@ store_inbox_put(struct store *s, const char *name, const char *url,
 		sqlite3_finalize(st);
 	}
 	return tx_end(s, ok);
+}
+
+/* ---- for the other store files (daemon/store_int.h) ---- */
+
+sqlite3_stmt *
+store__prep(struct store *s, const char *sql)
+{
+	return prep(s, sql);
+}
+
+int
+store__tx(struct store *s, int begin, int ok)
+{
+	return begin ? tx_begin(s) : tx_end(s, ok);
+}
+
+int
+store__dberr(struct store *s, const char *what)
+{
+	return dberr(s, what);
+}
+
+sqlite3 *
+store__db(struct store *s)
+{
+	return s->db;
 }
