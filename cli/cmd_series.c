@@ -115,16 +115,21 @@ upload(int argc, char **argv)
 		cli_print_body(&api);
 		goto out;
 	}
-	printf("%lld message(s): %lld applied, %lld failed, %lld "
-	       "incomplete, %lld known; %lld pair(s)\n",
+	printf("%lld message(s), %lld patch mail(s): %zu series, %lld "
+	       "known; the daemon applies the rest (series list shows "
+	       "their state)\n",
 	    (long long)json_integer_value(json_object_get(reply, "messages")),
-	    (long long)json_integer_value(json_object_get(reply, "applied")),
-	    (long long)json_integer_value(json_object_get(reply, "failed")),
-	    (long long)json_integer_value(json_object_get(reply, "incomplete")),
-	    (long long)json_integer_value(json_object_get(reply, "known")),
-	    (long long)json_integer_value(json_object_get(reply, "pairs")));
+	    (long long)json_integer_value(json_object_get(reply, "patches")),
+	    json_array_size(json_object_get(reply, "series")),
+	    (long long)json_integer_value(json_object_get(reply, "known")));
 	json_array_foreach(json_object_get(reply, "series"), k, v)
-	    printf("series %lld\n", (long long)json_integer_value(v));
+	{
+		const char *st = json_string_value(
+		    json_array_get(json_object_get(reply, "states"), k));
+
+		printf("series %lld %s\n", (long long)json_integer_value(v),
+		    st ? st : "unknown");
+	}
 out:
 	json_decref(reply);
 	cli_api_close(&api);

@@ -26,6 +26,7 @@ series_result_release(struct series_result *r)
 	if (r == NULL)
 		return;
 	free(r->ids);
+	free(r->states);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -273,24 +274,23 @@ record_meta(struct store *s, int64_t id, const struct mail_msg *msgs,
 	return 0;
 }
 
-/* One series: record, apply, record the commits, trigger. */
+/*
+ * Records series ms (or finds it: same root Message-ID) with its tag and
+ * the version it supersedes: 0 and *out_id, *out_applied (it was applied
+ * before), or -1.
+ */
 static int
-ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
+record_series(int64_t *out_id, int *out_applied, struct store *s,
     const struct series_ingest *in, int64_t tree_id,
     const struct mail_msg *msgs, const struct mail_series *ms, struct err *e)
 {
-	const struct mail_msg *root = &msgs[ms->root];
 	struct store_series_new sn;
-	struct gitm_patch *gp = NULL;
-	char(*shas)[GITM_SHA_SIZE] = NULL;
-	char base[GITM_SHA_SIZE] = "", ref[64], *author = person(root);
-	struct buf missing = BUF_INIT(CAP_ERRMSG);
-	json_t *cur = NULL;
+	char *author = person(&msgs[ms->root]);
 	const char *state;
-	size_t failed = 0;
-	int64_t id = 0;
-	int fresh = 0, k, rc, r = -1;
+	json_t *cur = NULL;
+	int fresh = 0, rc;
 
+	*out_applied = 0;
 	memset(&sn, 0, sizeof(sn));
 	sn.inbox = in->inbox ? in->inbox : "upload";
 	sn.message_id = ms->message_id;
@@ -302,24 +302,43 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	sn.date = ms->date;
 	sn.tree_id = tree_id;
 	sn.branch = in->branch;
-	rc = store_series_create(s, &id, &fresh, &sn, in->now);
+	rc = store_series_create(s, out_id, &fresh, &sn, in->now);
 	free(author);
 	if (rc != 0)
 		return err_set(e, "%s", store_errmsg(s));
-	add_id(res, id);
-	if (record_meta(s, id, msgs, ms, e) != 0)
+	if (record_meta(s, *out_id, msgs, ms, e) != 0)
 		return -1;
-	if (!fresh) {
-		if (store_series_get(s, &cur, id) != 0)
-			return err_set(e, "%s", store_errmsg(s));
-		state = json_string_value(
-		    json_object_get(json_object_get(cur, "series"), "state"));
-		k = state != NULL && strcmp(state, "applied") == 0;
-		json_decref(cur);
-		if (k) {
-			res->known++;
-			return 0;
-		}
+	if (fresh)
+		return 0;
+	if (store_series_get(s, &cur, *out_id) != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	state = json_string_value(
+	    json_object_get(json_object_get(cur, "series"), "state"));
+	*out_applied = state != NULL && strcmp(state, "applied") == 0;
+	json_decref(cur);
+	return 0;
+}
+
+/* One series: record, apply, record the commits, trigger. */
+static int
+ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
+    const struct series_ingest *in, int64_t tree_id,
+    const struct mail_msg *msgs, const struct mail_series *ms, struct err *e)
+{
+	struct gitm_patch *gp = NULL;
+	char(*shas)[GITM_SHA_SIZE] = NULL;
+	char base[GITM_SHA_SIZE] = "", ref[64];
+	struct buf missing = BUF_INIT(CAP_ERRMSG);
+	size_t failed = 0;
+	int64_t id = 0;
+	int applied, k, rc, r = -1;
+
+	if (record_series(&id, &applied, s, in, tree_id, msgs, ms, e) != 0)
+		return -1;
+	add_id(res, id);
+	if (applied) {
+		res->known++;
+		return 0;
 	}
 	if (!ms->complete) {
 		for (k = 0; k < ms->total; k++)
@@ -458,5 +477,96 @@ series_ingest_mbox(struct series_result *out, struct store *s,
 		return r;
 	r = series_ingest_msgs(out, s, in, msgs, n, e);
 	mail_msgs_free(msgs, n);
+	return r;
+}
+
+int
+series_enqueue_mbox(struct series_result *out, struct store *s,
+    const struct series_ingest *in, const char *data, size_t len, struct err *e)
+{
+	struct mail_msg *msgs = NULL;
+	struct mail_series *ser = NULL;
+	size_t n = 0, ns = 0, i;
+	int64_t tree_id = 0, qid = 0;
+	int r, applied;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = mail_mbox_parse(&msgs, &n, data, len, e)) != 0)
+		return r;
+	out->messages = n;
+	for (i = 0; i < n; i++)
+		out->patches += (size_t)mail_is_patch(&msgs[i]);
+	mail_group(&ser, &ns, &out->orphans, msgs, n);
+	if (ns == 0)
+		goto out;
+	if (store_tree_sync(s, &tree_id, in->tree->name, in->tree->url) != 0) {
+		r = err_set(e, "%s", store_errmsg(s));
+		goto out;
+	}
+	out->states = xcalloc(ns, sizeof(*out->states));
+	for (i = 0; i < ns && r == 0; i++) {
+		int64_t id;
+
+		r = record_series(
+		    &id, &applied, s, in, tree_id, msgs, &ser[i], e);
+		if (r != 0)
+			break;
+		add_id(out, id);
+		out->states[i] = applied ? "applied" : "waiting";
+		if (applied)
+			out->known++;
+		else if (store_series_mark(s, &id, 1, "waiting", in->now) != 0)
+			r = err_set(e, "%s", store_errmsg(s));
+	}
+	if (r == 0 && out->known < out->n &&
+	    store_series_enqueue(
+	        s, &qid, in->tree->name, in->branch, data, len, in->now) != 0)
+		r = err_set(e, "%s", store_errmsg(s));
+	out->queue_id = qid;
+out:
+	mail_series_free(ser, ns);
+	mail_msgs_free(msgs, n);
+	return r;
+}
+
+int
+series_apply_queued(struct series_result *out, struct store *s,
+    const struct dconf *conf, int64_t now, struct err *e)
+{
+	struct store_series_job j;
+	struct series_ingest in;
+	const struct cfg_tree *tree = NULL;
+	size_t i;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = store_series_dequeue(s, &j)) == ERR_NOTFOUND)
+		return ERR_NOTFOUND;
+	if (r != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	for (i = 0; i < conf->dc->ntrees; i++)
+		if (strcmp(conf->dc->trees[i].name, j.tree) == 0)
+			tree = &conf->dc->trees[i];
+	if (tree == NULL) {
+		/* Removed by a reload since the upload: nothing to apply on. */
+		log_warnx("series upload %" PRId64 ": tree %.64s is no longer "
+		          "configured; dropped",
+		    j.id, j.tree);
+		r = 0;
+	} else {
+		memset(&in, 0, sizeof(in));
+		in.conf = conf;
+		in.tree = tree;
+		in.branch = j.branch;
+		in.now = now;
+		r = series_ingest_mbox(out, s, &in, j.mbox, j.len, e);
+	}
+	/* A store failure keeps the upload for the next try; a bad mbox
+	 * (refused at POST already) would never apply. */
+	if ((r == 0 || r == ERR_INVALID || r == ERR_TOOBIG) &&
+	    store_series_queue_done(s, j.id) != 0 && r == 0)
+		r = err_set(e, "%s", store_errmsg(s));
+	out->queue_id = j.id;
+	store_series_job_release(&j);
 	return r;
 }

@@ -32,6 +32,7 @@
 #define WATCH_FETCH_TIMEOUT_MS (10L * 60 * 1000)
 #define WATCH_INBOX_READ 20000   /* archive messages read per poll */
 #define WATCH_INBOX_PENDING 5000 /* patch mails kept for their series */
+#define TW_QUEUE 2               /* the thread applying uploaded series */
 
 struct tw; /* one tree's thread */
 
@@ -54,7 +55,8 @@ struct seen {
 struct tw {
 	struct watch *w;
 	char *name;
-	int inbox; /* an inbox's thread, not a tree's */
+	int inbox; /* an inbox's thread (1), the upload queue's (TW_QUEUE),
+	              else a tree's (0) */
 	/* Inbox: patch mail whose series is not complete yet, oldest
 	 * first (kept in memory: a restart forgets it). */
 	struct mail_msg *pending;
@@ -658,6 +660,34 @@ remirror(struct tw *t, struct dconf *conf, const char *file, const char *url)
 	t->repo = gitm_repo_new(conf->dc->mirrors, file, url, &o);
 	t->failures = 0;
 }
+/*
+ * The upload queue (POST /api/v1/series): applies the oldest queued
+ * mbox, so no request thread does git work.  0 when one was taken
+ * (look again at once), else nonzero (nothing queued, or a failure:
+ * wait).
+ */
+static int
+apply_uploads(struct tw *t, const struct dconf *conf)
+{
+	struct series_result res;
+	struct err e = { 0 };
+	int r = series_apply_queued(&res, t->s, conf, now_s(), &e);
+
+	if (r == 0) {
+		log_info("series upload %" PRId64 ": %zu series, %zu applied, "
+		         "%zu failed, %zu incomplete, %zu known, %zu pair(s)",
+		    res.queue_id, res.n, res.applied, res.failed,
+		    res.incomplete, res.known, res.pairs);
+		if (res.pairs > 0 && t->w->sched != NULL)
+			sched_notify(t->w->sched);
+	} else if (r != ERR_NOTFOUND) {
+		log_warnx("series upload: %s", err_msg(&e));
+		store_errclear(t->s);
+	}
+	series_result_release(&res);
+	return r;
+}
+
 static void *
 tw_main(void *arg)
 {
@@ -672,6 +702,14 @@ tw_main(void *arg)
 		err_clear(&e);
 		if (nap(t, 10))
 			return NULL;
+	}
+	while (!atomic_load(&t->quit) && t->inbox == TW_QUEUE) {
+		struct dconf *conf = conf_get(t->w);
+		int r = apply_uploads(t, conf);
+
+		dconf_unref(conf);
+		if (r != 0)
+			nap(t, 1);
 	}
 	while (!atomic_load(&t->quit) && t->inbox) {
 		struct dconf *conf = conf_get(t->w);
@@ -735,6 +773,8 @@ tw_free(struct tw *t)
 static int
 tw_wanted(const struct dconf *conf, const struct tw *t)
 {
+	if (t->inbox == TW_QUEUE)
+		return 1;
 	return t->inbox ? find_inbox(conf, t->name) != NULL
 	                : find_tree(conf, t->name) != NULL;
 }
@@ -789,6 +829,7 @@ reconcile(struct watch *w)
 		tw_spawn(w, conf->dc->trees[i].name, 0);
 	for (i = 0; i < conf->dc->ninboxes; i++)
 		tw_spawn(w, conf->dc->inboxes[i].name, 1);
+	tw_spawn(w, "uploads", TW_QUEUE);
 	pthread_mutex_unlock(&w->mu);
 	for (i = 0; i < ngone; i++) {
 		log_info("%s %s: no longer watched",

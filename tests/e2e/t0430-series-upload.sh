@@ -66,15 +66,46 @@ code=$(post_mbox "$PW_TMP/series.mbox" "" "$PW_TMP/bad.token")
 [ "$code" = 401 ] || [ "$code" = 403 ] && pass needs_admin ||
     fail needs_admin "$code $(cat "$PW_TMP/body")"
 
+series_state() {	# series_state ID: its state now
+	curl -s --max-time 10 "$PW_URL/api/v1/series/$1" |
+	    python3 -c 'import json,sys; print(json.load(sys.stdin)["series"]["state"])'
+}
+wait_series() {	# wait_series ID STATE...: until its state is one of them
+	local id=$1 st
+	shift
+	for _ in $(seq 300); do
+		st=$(series_state "$id")
+		for want in "$@"; do
+			[ "$st" = "$want" ] && return 0
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+# The POST only records and queues: the watcher's upload thread applies.
 code=$(post_mbox "$PW_TMP/series.mbox" "?tree=app&branch=master")
-if [ "$code" = 201 ]; then
+if [ "$code" = 202 ]; then
 	pass series_posted
 else
 	fail series_posted "$code $(cat "$PW_TMP/body")"; show_logs; finish
 fi
 sid=$(jfield series.0 <"$PW_TMP/body")
-[ "$(jfield applied <"$PW_TMP/body")" = 1 ] && [ "$(jfield pairs <"$PW_TMP/body")" = 1 ] &&
-    pass series_applied || fail series_applied "$(cat "$PW_TMP/body")"
+[ "$(jfield states <"$PW_TMP/body")" = '["waiting"]' ] &&
+    [ "$(jfield queue <"$PW_TMP/body")" -gt 0 ] &&
+    pass series_queued || fail series_queued "$(cat "$PW_TMP/body")"
+wait_series "$sid" applied failed
+[ "$(series_state "$sid")" = applied ] &&
+    [ "$(sql "SELECT count(*) FROM pairs")" = 1 ] &&
+    [ "$(sql "SELECT count(*) FROM series_queue")" = 0 ] &&
+    grep -q "series upload [0-9]*: 1 series, 1 applied" "$PW_DIR/daemon.log" &&
+    pass series_applied || fail series_applied "$(series_state "$sid")"
+# Posting it again: known, nothing queued.
+code=$(post_mbox "$PW_TMP/series.mbox" "?tree=app&branch=master")
+[ "$code" = 202 ] && [ "$(jfield states <"$PW_TMP/body")" = '["applied"]' ] &&
+    [ "$(jfield known <"$PW_TMP/body")" = 1 ] &&
+    [ "$(jfield queue <"$PW_TMP/body")" = null ] &&
+    pass series_known || fail series_known "$code $(cat "$PW_TMP/body")"
 
 http GET "/api/v1/series/$sid" >/dev/null
 cp "$PW_TMP/body" "$PW_TMP/series.json"
@@ -114,8 +145,8 @@ tip=$(tail -1 "$PW_TMP/shas")
 
 # Uploading the same mbox again (with the CLI) changes nothing.
 out=$(pw_admin series upload --tree app "$PW_TMP/series.mbox" 2>&1)
-[ "$out" = "4 message(s): 0 applied, 0 failed, 0 incomplete, 1 known; 0 pair(s)
-series $sid" ] && [ "$(sql "SELECT count(*) FROM pairs")" = 1 ] &&
+[ "$out" = "4 message(s), 3 patch mail(s): 1 series, 1 known; the daemon applies the rest (series list shows their state)
+series $sid applied" ] && [ "$(sql "SELECT count(*) FROM pairs")" = 1 ] &&
     pass repost_is_idempotent || fail repost_is_idempotent "$out"
 out=$(pw series list 2>&1)
 echo "$out" | grep -q "^$sid  *applied  *2  *3  *${tip:0:12}" &&
@@ -183,7 +214,8 @@ g "$SRC" checkout -q master
 cat "$PW_TMP"/bad/*.patch >"$PW_TMP/bad.mbox"
 code=$(post_mbox "$PW_TMP/bad.mbox" "?tree=app")
 bid=$(jfield series.0 <"$PW_TMP/body")
-[ "$code" = 201 ] && [ "$(jfield failed <"$PW_TMP/body")" = 1 ] &&
+[ "$code" = 202 ] && wait_series "$bid" failed applied &&
+    [ "$(series_state "$bid")" = failed ] &&
     pass failed_series_posted || fail failed_series_posted "$code $(cat "$PW_TMP/body")"
 http GET "/api/v1/series/$bid" >/dev/null
 python3 - "$PW_TMP/body" <<'PY' && pass failed_series_error || fail failed_series_error "$(cat "$PW_TMP/body")"
