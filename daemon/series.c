@@ -10,6 +10,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/git.h"
+#include "common/git_am.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -275,6 +276,71 @@ record_meta(struct store *s, int64_t id, const struct mail_msg *msgs,
 }
 
 /*
+ * gitm_apply_series, and where libgit2 cannot apply a patch (exact
+ * hunks only) `git am --3way` in a scratch worktree (common/git_am)
+ * for that patch, then libgit2 again for the rest.  used3[i] is set for
+ * the patches git am made.  On ERR_CONFLICT *why3 (malloc'd) says why
+ * git am failed too, when it was tried.
+ */
+static int
+apply_with_fallback(char (*shas)[GITM_SHA_SIZE], size_t *out_failed,
+    unsigned char *used3, char **why3, struct gitm_repo *repo, const char *base,
+    const struct gitm_patch *gp, size_t n, const char *ref)
+{
+	size_t done = 0, failed;
+	int rc;
+
+	*why3 = NULL;
+	for (;;) {
+		const char *parent = done == 0 ? base : shas[done - 1];
+		struct err e = { 0 };
+
+		rc = gitm_apply_series(shas + done, &failed, repo, parent,
+		    gp + done, n - done, ref);
+		*out_failed = done + failed;
+		if (rc != ERR_CONFLICT)
+			return rc;
+		done += failed;
+		parent = done == 0 ? base : shas[done - 1];
+		rc = gitam_apply(
+		    shas[done], gitm_path(repo), parent, &gp[done], &e);
+		if (rc != 0) {
+			*why3 = xstrdup(err_msg(&e));
+			return ERR_CONFLICT;
+		}
+		log_info("patch %zu/%zu needed git am --3way: %.12s", done + 1,
+		    n, shas[done]);
+		gitm_clearerr(repo);
+		used3[done++] = 1;
+	}
+}
+
+/* Says on the series and its patch rows which patches git am made. */
+static int
+record_how(struct store *s, int64_t id, int total, const unsigned char *used3,
+    struct err *e)
+{
+	struct buf b = BUF_INIT(CAP_ERRMSG);
+	int k, r = 0;
+
+	for (k = 0; k < total && r == 0; k++) {
+		if (used3[k])
+			buf_printf(&b, "%s%d/%d", b.len ? ", " : "patch ",
+			    k + 1, total);
+		r = store_series_patch_how(
+		    s, id, k + 1, used3[k] ? "git am --3way" : "libgit2");
+	}
+	if (r == 0 && b.len > 0)
+		buf_puts(&b,
+		    ": applied with git am --3way (libgit2 takes "
+		    "exact hunks only)");
+	if (r == 0)
+		r = store_series_fallback(s, id, b.len ? b.data : NULL);
+	buf_release(&b);
+	return r != 0 ? err_set(e, "%s", store_errmsg(s)) : 0;
+}
+
+/*
  * Records series ms (or finds it: same root Message-ID) with its tag and
  * the version it supersedes: 0 and *out_id, *out_applied (it was applied
  * before), or -1.
@@ -331,6 +397,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	struct buf missing = BUF_INIT(CAP_ERRMSG);
 	size_t failed = 0;
 	int64_t id = 0;
+	unsigned char *used3 = NULL;
+	char *why3 = NULL;
 	int applied, k, rc, r = -1;
 
 	if (record_series(&id, &applied, s, in, tree_id, msgs, ms, e) != 0)
@@ -395,12 +463,14 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 		gp[k].message = commit_message(m);
 	}
 	snprintf(ref, sizeof(ref), "refs/perfwatch/series/%" PRId64, id);
-	rc = gitm_apply_series(
-	    shas, &failed, repo, base, gp, (size_t)ms->total, ref);
+	used3 = xcalloc((size_t)ms->total, 1);
+	rc = apply_with_fallback(shas, &failed, used3, &why3, repo, base, gp,
+	    (size_t)ms->total, ref);
 	if (rc == ERR_CONFLICT || rc == ERR_INVALID) {
 		const struct mail_msg *m = &msgs[ms->patches[failed]];
-		char *msg = xasprintf("patch %zu/%d \"%.200s\": %s", failed + 1,
-		    ms->total, m->tag.title, gitm_errmsg(repo));
+		char *msg = xasprintf("patch %zu/%d \"%.200s\": %s%s%s",
+		    failed + 1, ms->total, m->tag.title, gitm_errmsg(repo),
+		    why3 ? "; " : "", why3 ? why3 : "");
 
 		gitm_clearerr(repo);
 		log_warnx(
@@ -416,6 +486,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	} else {
 		r = record_applied(res, s, repo, in, tree_id, id, msgs, ms,
 		    shas, base, ref, e);
+		if (r == 0)
+			r = record_how(s, id, ms->total, used3, e);
 		if (r == 0) {
 			res->applied++;
 			log_info("series %" PRId64 " (%.100s): %d patches "
@@ -428,6 +500,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 		free((char *)gp[k].message);
 	free(gp);
 	free(shas);
+	free(used3);
+	free(why3);
 	return r;
 }
 

@@ -2200,7 +2200,8 @@ store_web_series(struct store *s, json_t **out, int64_t id)
 	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
 	    " se.author, se.date AS time, se.state, se.error,"
 	    " se.commit_id, c.sha AS commit_sha, se.base_sha, se.branch,"
-	    " se.found, t.name AS tree FROM series se"
+	    " se.found, t.name AS tree, se.branch_tag, se.supersedes,"
+	    " se.fallback FROM series se"
 	    " LEFT JOIN commits c ON c.id = se.commit_id"
 	    " LEFT JOIN trees t ON t.id = se.tree_id WHERE se.id = ?1");
 	json_t *o, *pairs, *patches;

@@ -50,6 +50,9 @@ runs: 5
 max_runs: 8
 timeout: 30s
 YAML
+# The daemon's scratch worktrees (git am --3way) go here, to be checked.
+mkdir -p "$PW_TMP/tmpd"
+export TMPDIR=$PW_TMP/tmpd
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
 
@@ -241,5 +244,61 @@ code=$(post_mbox "$PW_TMP/broken.mbox" "?tree=app")
 code=$(post_mbox "$PW_TMP/broken.mbox" "?tree=nope")
 [ "$code" = 400 ] && grep -q "unknown tree" "$PW_TMP/body" &&
     pass unknown_tree || fail unknown_tree "$code $(cat "$PW_TMP/body")"
+# A patch libgit2 cannot apply (its hunk moved three lines down on the
+# branch since it was written) goes through `git am --3way` in a scratch
+# worktree, and the series says so; one that conflicts fails with both
+# reasons.
+g "$SRC" checkout -q master
+seq -f 'note %g' 1 10 >"$SRC/notes.txt"
+g "$SRC" add notes.txt
+g "$SRC" commit -qm "notes: ten lines"
+n1=$(g "$SRC" rev-parse HEAD)
+g "$SRC" checkout -qb side "$n1"
+sed -i 's/^note 8$/note eight/' "$SRC/notes.txt"
+g "$SRC" commit -qam "notes: spell out eight"
+sed -i 's/^note 2$/note TWO/' "$SRC/notes.txt"
+g "$SRC" commit -qam "notes: shout two"
+g "$SRC" format-patch -q -o "$PW_TMP/am" -1 side~1
+g "$SRC" format-patch -q -o "$PW_TMP/am" --start-number 2 -1 side
+g "$SRC" checkout -q master
+sed -i '1i top 1\ntop 2\ntop 3' "$SRC/notes.txt"
+sed -i 's/^note 2$/note two/' "$SRC/notes.txt"
+g "$SRC" commit -qam "notes: three lines on top, two spelt out"
+n2=$(g "$SRC" rev-parse HEAD)
+wait_tip master "$n2" 60 || fail tip_moved "$(cat "$PW_TMP/trees.json")"
+code=$(post_mbox "$PW_TMP"/am/0001-*.patch "?tree=app")
+aid=$(jfield series.0 <"$PW_TMP/body")
+[ "$code" = 202 ] && wait_series "$aid" applied failed || fail am_posted "$code $(cat "$PW_TMP/body")"
+http GET "/api/v1/series/$aid" >/dev/null
+python3 - "$PW_TMP/body" "$n2" <<'PY' && pass three_way_fallback || fail three_way_fallback "$(cat "$PW_TMP/body") $(grep -i 'git am\|series' "$PW_DIR/daemon.log" | tail -5)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["series"]
+assert s["state"] == "applied", s
+assert s["base_sha"] == sys.argv[2], s
+assert s["fallback"] == "patch 1/1: applied with git am --3way (libgit2 takes exact hunks only)", s
+PY
+tip3=$(jfield series.commit_sha <"$PW_TMP/body")
+[ "$(git --git-dir "$MIRROR" show "$tip3:notes.txt" | sed -n 11p)" = "note eight" ] &&
+    [ "$(git --git-dir "$MIRROR" log -1 --format='%an|%cn|%s|%P' "$tip3")" = "Ann Author|perfwatch|notes: spell out eight|$n2" ] &&
+    [ "$(git --git-dir "$MIRROR" rev-parse "refs/perfwatch/series/$aid")" = "$tip3" ] &&
+    [ "$(git --git-dir "$MIRROR" worktree list | wc -l)" = 1 ] &&
+    pass three_way_commit || fail three_way_commit "$(git --git-dir "$MIRROR" log -2 --format='%H %an %cn %s %P' "$tip3" 2>&1; git --git-dir "$MIRROR" worktree list)"
+code=$(post_mbox "$PW_TMP"/am/0002-*.patch "?tree=app")
+cid=$(jfield series.0 <"$PW_TMP/body")
+[ "$code" = 202 ] && wait_series "$cid" failed applied
+http GET "/api/v1/series/$cid" >/dev/null
+python3 - "$PW_TMP/body" <<'PY' && pass conflict_fails || fail conflict_fails "$(cat "$PW_TMP/body")"
+import json, sys
+s = json.load(open(sys.argv[1]))["series"]
+assert s["state"] == "failed", s
+e = s["error"]
+assert e.startswith('patch 1/1 "notes: shout two": does not apply to notes.txt'), e
+assert "git am --3way failed too" in e, e
+assert s["fallback"] is None, s
+PY
+[ "$(git --git-dir "$MIRROR" worktree list | wc -l)" = 1 ] &&
+    [ -z "$(ls -A "$PW_TMP/tmpd")" ] &&
+    pass scratch_removed || fail scratch_removed "$(git --git-dir "$MIRROR" worktree list)"
 stop_pid "$PW_DAEMON_PID"
 finish
