@@ -298,7 +298,52 @@ assert "git am --3way failed too" in e, e
 assert s["fallback"] is None, s
 PY
 [ "$(git --git-dir "$MIRROR" worktree list | wc -l)" = 1 ] &&
-    [ -z "$(ls -A "$PW_TMP/tmpd")" ] &&
+    [ -z "$(ls "$PW_TMP/tmpd" | grep "^perfwatch-am")" ] &&
     pass scratch_removed || fail scratch_removed "$(git --git-dir "$MIRROR" worktree list)"
+# v3 of the first series (same cover title and author): it supersedes
+# v2, and its tip (twice the loop, not four times) is compared with v2's
+# on the same host and point: "v3 vs v2" next to "v3 vs base".
+g "$SRC" checkout -qb topic3 topic
+echo '#define LOOPS 80000000UL' >"$SRC/loops.h"
+g "$SRC" commit -qam "prog: only twice the loop"
+g "$SRC" format-patch -q --cover-letter -v3 --base="$c1" -o "$PW_TMP/v3" \
+    "$c1..topic3"
+g "$SRC" checkout -q master
+cat "$PW_TMP"/v3/*.patch >"$PW_TMP/v3.mbox"
+code=$(post_mbox "$PW_TMP/v3.mbox" "?tree=app&branch=master")
+v3=$(jfield series.0 <"$PW_TMP/body")
+[ "$code" = 202 ] && wait_series "$v3" applied failed &&
+    [ "$(sql "SELECT supersedes FROM series WHERE id = $v3")" = "$sid" ] &&
+    pass v3_supersedes_v2 || fail v3_supersedes_v2 "$code $(sql "SELECT id, title, author, version, supersedes FROM series")"
+tip=$(sql "SELECT c.sha FROM series se JOIN commits c ON c.id = se.commit_id WHERE se.id = $v3")
+wait_until 180 pair_done || fail v3_measured "pair: $(pair_jobs)"
+has_versus() {
+	http GET "/api/v1/series/$v3" >/dev/null
+	[ "$(jfield versus_previous.rows <"$PW_TMP/body")" != "[]" ]
+}
+wait_until 60 has_versus
+python3 - "$PW_TMP/body" "$sid" <<'PY' && pass v3_vs_v2 || fail v3_vs_v2 "$(head -c 1500 "$PW_TMP/body")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+vs = j["versus_previous"]
+assert vs["previous"] == {"id": int(sys.argv[2]), "version": 2}, vs
+assert vs["version"] == 3, vs
+rows = [r for r in vs["rows"] if r["metric"] == "time_ms"]
+assert len(rows) == 1, vs
+r = rows[0]
+assert r["host"] == "r1" and r["job"] == "slowprog", r
+# The design is 2x faster than v2 (4x the loop -> 2x): far above noise.
+assert r["change_pct"] < -25 and r["median"] < r["previous_median"], r
+assert r["n"] >= 5 and r["n_previous"] >= 5, r
+PY
+code=$(http GET "/series/$v3")
+grep -q '<h2 id="versus">v3 vs v2</h2>' "$PW_TMP/body" &&
+    grep -q '<h2>Comparisons: v3 vs base</h2>' "$PW_TMP/body" &&
+    grep -q "href=\"/series/$sid\">v2 (series $sid)</a>" "$PW_TMP/body" &&
+    [ "$(grep -c '<tr class="versus">' "$PW_TMP/body")" -ge 1 ] &&
+    pass v3_page || fail v3_page "$code"
+code=$(http GET "/series/$aid")
+grep -q 'patch 1/1: applied with git am --3way' "$PW_TMP/body" &&
+    pass fallback_on_page || fail fallback_on_page "$code"
 stop_pid "$PW_DAEMON_PID"
 finish
