@@ -165,6 +165,10 @@ struct job_config {
 	struct {
 		struct strlist trees, branches, paths, inboxes;
 		int every_commit; /* trigger.every_commit, default 1 */
+		/* trigger.every_patch (default 0): each patch of a series
+		 * against its parent too, not only the tip against the
+		 * base. */
+		int every_patch;
 		/* A branch moved again before the jobs of its superseded
 		 * tip started: cancel them (default) or keep them. */
 		enum cfg_coalesce coalesce;

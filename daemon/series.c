@@ -148,8 +148,8 @@ record_applied(struct series_result *res, struct store *s,
 	/* Runners resolve the mirror's path from anywhere. */
 	abs = realpath(gitm_path(repo), NULL);
 	tp.spec_url = abs ? abs : gitm_path(repo);
-	if (trigger_series(
-	        &ts, s, &tp, in->inbox, base, cids[ms->total - 1], e) != 0)
+	if (trigger_series(&ts, s, &tp, in->inbox, base, cids[ms->total - 1],
+	        (const char(*)[41])shas, cids, (size_t)ms->total, e) != 0)
 		goto fail;
 	if (store_commit(s) != 0) {
 		err_set(e, "%s", store_errmsg(s));

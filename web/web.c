@@ -799,15 +799,26 @@ rank(const char *v)
 	return 99;
 }
 
+/* The worst verdict of a comma-separated list, or NULL. */
+static const char *
+worst_verdict(const char *vs)
+{
+	static const char *const words[] = { "regression", "unstable",
+		"inconclusive", "improvement", "unchanged" };
+	size_t i;
+
+	for (i = 0; vs && i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(vs, words[i]))
+			return words[i];
+	return NULL;
+}
+
 /* What one candidate job (and its base) says, as a verdict-like word. */
 static const char *
 job_verdict(json_t *j, const char **progress)
 {
 	const char *cs = jstr(j, "state"), *bs = jstr(j, "base_state");
 	const char *vs = jstr(j, "verdicts");
-	static const char *const words[] = { "regression", "unstable",
-		"inconclusive", "improvement", "unchanged" };
-	size_t i;
 
 	*progress = NULL;
 	if ((cs && strcmp(cs, "running") == 0) ||
@@ -823,10 +834,7 @@ job_verdict(json_t *j, const char **progress)
 	if ((cs && strcmp(cs, "queued") == 0) ||
 	    (bs && strcmp(bs, "queued") == 0))
 		return "queued";
-	for (i = 0; vs && i < sizeof(words) / sizeof(words[0]); i++)
-		if (strstr(vs, words[i]))
-			return words[i];
-	return NULL; /* unknown */
+	return worst_verdict(vs); /* NULL: unknown */
 }
 
 struct ov_item {
@@ -1261,6 +1269,7 @@ target_page(struct wctx *x, enum view_target kind)
 			pv[k].subject = jstr(pj, "subject");
 			pv[k].author = jstr(pj, "author");
 			pv[k].commit = jstr(pj, "sha");
+			pv[k].verdict = worst_verdict(jstr(pj, "verdicts"));
 		}
 		v.patches = pv;
 		v.npatches = np;
