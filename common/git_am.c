@@ -27,33 +27,36 @@ extern char **environ;
  * must not reach it), plus the committer perfwatch commits as.
  */
 static char **
-git_env(void)
+git_env(const char *extra)
 {
 	size_t n = 0, k = 0, i;
 	char **env;
 
 	while (environ[n] != NULL)
 		n++;
-	env = xcalloc(n + 4, sizeof(*env));
+	env = xcalloc(n + 5, sizeof(*env));
 	for (i = 0; i < n; i++)
 		if (strncmp(environ[i], "GIT_", 4) != 0)
 			env[k++] = environ[i];
 	env[k++] = "GIT_COMMITTER_NAME=perfwatch";
 	env[k++] = "GIT_COMMITTER_EMAIL=perfwatch@localhost";
 	env[k++] = "GIT_CONFIG_NOSYSTEM=1";
+	if (extra != NULL)
+		env[k++] = (char *)extra;
 	env[k] = NULL;
 	return env;
 }
 
 /*
  * Runs argv (argv[0] looked up on PATH) with stdin from /dev/null and
- * stdout and stderr appended to LOG: its exit status, or -1.
+ * stdout and stderr appended to LOG, EXTRA ("NAME=value", may be NULL)
+ * added to git's environment: its exit status, or -1.
  */
 static int
-run(char *const argv[], const char *log)
+run_env(char *const argv[], const char *log, const char *extra)
 {
 	posix_spawn_file_actions_t fa;
-	char **env = git_env();
+	char **env = git_env(extra);
 	pid_t pid;
 	int status, rc;
 
@@ -71,6 +74,12 @@ run(char *const argv[], const char *log)
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int
+run(char *const argv[], const char *log)
+{
+	return run_env(argv, log, NULL);
 }
 
 /* Appends s with control characters and the address brackets as ' '. */
@@ -170,6 +179,48 @@ patch_paths(char **argv, size_t k, size_t max, const struct gitm_patch *p)
 		s += n + 1;
 	}
 	return k;
+}
+
+/* "@SECONDS +HHMM" of the patch's author date. */
+static void
+git_date(char *out, size_t len, const struct gitm_patch *p)
+{
+	snprintf(out, len, "@%lld %c%02d%02d",
+	    p->author_time < 0 ? 0LL : p->author_time,
+	    p->author_tz < 0 ? '-' : '+', abs(p->author_tz) / 60,
+	    abs(p->author_tz) % 60);
+}
+
+/* Sets the commit's author (name, address, date) to the patch's. */
+static int
+amend_author(const char *wt, const struct gitm_patch *p, const char *log)
+{
+	struct buf who = BUF_INIT(CAP_NAME * 2 + 8);
+	char date[48], *author, *dateopt, *cdate;
+	int r;
+
+	put_header_text(&who, p->author_name);
+	buf_puts(&who, " <");
+	put_header_text(&who, p->author_email);
+	buf_puts(&who, ">");
+	git_date(date, sizeof(date), p);
+	author = xasprintf("--author=%s", who.data);
+	dateopt = xasprintf("--date=%s", date);
+	cdate = xasprintf("GIT_COMMITTER_DATE=%s", date);
+	{
+		char *amend[] = { "git", "-C", (char *)wt, "-c",
+			"core.hooksPath=/dev/null", "-c",
+			"commit.gpgsign=false", "commit", "--amend",
+			"--no-edit", "--no-verify", "--allow-empty", "--quiet",
+			author, dateopt, NULL };
+
+		r = run_env(amend, log, cdate);
+	}
+	free(author);
+	free(dateopt);
+	free(cdate);
+	buf_release(&who);
+	return r;
 }
 
 /* The last line of the log that says why, sanitised, into e. */
@@ -272,6 +323,13 @@ gitam_apply(char out[GITM_SHA_SIZE], const char *gitdir, const char *parent,
 			r = fail_from_log(
 			    e, ERR_CONFLICT, log, "git am --3way failed too");
 			run(abort_am, log);
+			goto remove;
+		}
+		/* The author exactly as the mail said (git mailinfo takes the
+		 * first word with an '@' anywhere in From: as the address),
+		 * and the committer at the author's date. */
+		if (amend_author(wt, p, log) != 0) {
+			r = fail_from_log(e, -1, log, "git commit --amend");
 			goto remove;
 		}
 		if (run(rp, head) != 0 || (f = fopen(head, "r")) == NULL) {
