@@ -102,9 +102,12 @@ int mail_mbox_parse(struct mail_msg **out, size_t *n, const char *data,
 void mail_msgs_free(struct mail_msg *, size_t);
 
 /*
- * A series: its root message (the cover letter 0/n, else patch 1/n, else
- * a lone [PATCH]) and the patches that are the root or answer it
- * (In-Reply-To or References), by seq.
+ * A series: its root message (the cover letter 0/n or a "[PATCHSET ...]"
+ * cover, else patch 1/n, else a lone [PATCH]) and the patches that are
+ * the root or answer it (In-Reply-To or References), by seq.  A
+ * PATCHSET's patches ("[PATCH 3/6]") may carry another version and no
+ * tag: the count is the first answering patch's, the version and tag
+ * the cover's.
  */
 struct mail_series {
 	size_t root;   /* index of the root message in msgs */
