@@ -80,6 +80,9 @@ void cli_table_add(struct cli_table *, char **cells); /* ncol cells */
 void cli_table_print(struct cli_table *);
 void cli_table_free(struct cli_table *);
 
+/* Reads a file into b (its cap applies): 0, or -1 with a message. */
+int cli_read_file(struct buf *, const char *path);
+
 int cmd_config(int, char **);
 int cmd_parse(int, char **);
 int cmd_submit(int, char **);
@@ -87,6 +90,7 @@ int cmd_jobs(int, char **);
 int cmd_hosts(int, char **);
 int cmd_trees(int, char **);
 int cmd_series(int, char **);
+int cmd_series_parse(int, char **); /* series parse (cmd_series_parse.c) */
 int cmd_compare(int, char **);
 int cmd_changepoints(int, char **);
 int cmd_memcg_tax(int, char **);

@@ -18,7 +18,9 @@ series_usage(void)
 	    "[--token-file FILE]\n"
 	    "           [--tree NAME] [--branch NAME] [--json] MBOX\n"
 	    "       perfwatch series list [--server URL] [--limit N] "
-	    "[--json]\n");
+	    "[--json]\n"
+	    "       perfwatch series parse [--json] [--config DAEMON.yaml "
+	    "--inbox NAME] MBOX\n");
 	return 2;
 }
 
@@ -32,8 +34,8 @@ plain_name(const char *s)
 	        "0123456789._-/") == strlen(s);
 }
 
-static int
-read_file(struct buf *b, const char *path)
+int
+cli_read_file(struct buf *b, const char *path)
 {
 	char chunk[65536];
 	size_t n;
@@ -47,8 +49,8 @@ read_file(struct buf *b, const char *path)
 		buf_add(b, chunk, n);
 	fclose(f);
 	if (buf_failed(b)) {
-		fprintf(stderr, "perfwatch series: %s: over %d bytes\n", path,
-		    CAP_HTTP_BODY);
+		fprintf(stderr, "perfwatch series: %s: over %zu bytes\n", path,
+		    b->max);
 		return -1;
 	}
 	return 0;
@@ -97,7 +99,7 @@ upload(int argc, char **argv)
 		goto out;
 	}
 	rc = 1;
-	if (read_file(&mbox, file) != 0)
+	if (cli_read_file(&mbox, file) != 0)
 		goto out;
 	buf_puts(&path, "/api/v1/series");
 	if (tree)
@@ -113,16 +115,21 @@ upload(int argc, char **argv)
 		cli_print_body(&api);
 		goto out;
 	}
-	printf("%lld message(s): %lld applied, %lld failed, %lld "
-	       "incomplete, %lld known; %lld pair(s)\n",
+	printf("%lld message(s), %lld patch mail(s): %zu series, %lld "
+	       "known; the daemon applies the rest (series list shows "
+	       "their state)\n",
 	    (long long)json_integer_value(json_object_get(reply, "messages")),
-	    (long long)json_integer_value(json_object_get(reply, "applied")),
-	    (long long)json_integer_value(json_object_get(reply, "failed")),
-	    (long long)json_integer_value(json_object_get(reply, "incomplete")),
-	    (long long)json_integer_value(json_object_get(reply, "known")),
-	    (long long)json_integer_value(json_object_get(reply, "pairs")));
+	    (long long)json_integer_value(json_object_get(reply, "patches")),
+	    json_array_size(json_object_get(reply, "series")),
+	    (long long)json_integer_value(json_object_get(reply, "known")));
 	json_array_foreach(json_object_get(reply, "series"), k, v)
-	    printf("series %lld\n", (long long)json_integer_value(v));
+	{
+		const char *st = json_string_value(
+		    json_array_get(json_object_get(reply, "states"), k));
+
+		printf("series %lld %s\n", (long long)json_integer_value(v),
+		    st ? st : "unknown");
+	}
 out:
 	json_decref(reply);
 	cli_api_close(&api);
@@ -204,5 +211,7 @@ cmd_series(int argc, char **argv)
 		return upload(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "list") == 0)
 		return list(argc, argv);
+	if (argc >= 2 && strcmp(argv[1], "parse") == 0)
+		return cmd_series_parse(argc, argv);
 	return series_usage();
 }

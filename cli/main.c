@@ -23,7 +23,8 @@ static const struct cli_cmd cmds[] = {
 	{ "trees", cmd_trees, "trees [--json]" },
 	{ "series", cmd_series,
 	    "series upload [--tree NAME] [--branch NAME] [--json] MBOX | "
-	    "series list [--limit N] [--json]" },
+	    "series list [--limit N] [--json] | "
+	    "series parse [--json] [--config DAEMON.yaml --inbox NAME] MBOX" },
 	{ "compare", cmd_compare,
 	    "compare [--json] [--better higher|lower] [--min-effect PCT] "
 	    "[--alpha A] [--history FILE] [--exit-code] BASE CAND" },

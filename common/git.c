@@ -2097,7 +2097,7 @@ gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
 		next = NULL;
 	}
 	*out_failed = n;
-	if (ref != NULL && n > 0) {
+	if (ref != NULL) { /* n == 0: REF at BASE */
 		rc = git_reference_create(&rf, r->repo, ref,
 		    git_commit_id(parent), 1, "perfwatch: series applied");
 		git_reference_free(rf);

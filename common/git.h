@@ -238,10 +238,10 @@ struct gitm_patch {
  * commit per patch: author and date from the mail, committer
  * "perfwatch" at the same date, so the same mails give the same
  * commits.  out[i] is patch i's commit; REF (NULL: none) is pointed at
- * the last one, which keeps the commits from git's garbage collection
- * and lets runners fetch them.  0 (*out_failed = n); ERR_CONFLICT when
- * patch *out_failed does not apply (the message names the file),
- * ERR_INVALID (it does not parse), ERR_NOTFOUND (no BASE), or -1.
+ * the last one (at BASE when n is 0), which keeps the commits from git's
+ * garbage collection and lets runners fetch them.  0 (*out_failed = n);
+ * ERR_CONFLICT when patch *out_failed does not apply (the message names the
+ * file), ERR_INVALID (it does not parse), ERR_NOTFOUND (no BASE), or -1.
  */
 int gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
     struct gitm_repo *, const char *base, const struct gitm_patch *, size_t n,

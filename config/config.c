@@ -1870,53 +1870,77 @@ valid_metric_name(const char *s)
 	return i < CAP_NAME;
 }
 
+/*
+ * A mapping of NAME: {mapping} entries (a job's metrics, an inbox's
+ * tags).  Checks the whole node (expecting `what`) and each entry: a
+ * name valid() accepts (else `bad_name`), a mapping value; each() gets
+ * the good ones with their path ("metrics.throughput").
+ */
 static void
-h_metrics(struct ctx *c, const yaml_node_t *n, void *base, const char *path)
+named_maps(struct ctx *c, const yaml_node_t *n, const char *path,
+    const char *what, int (*valid)(const char *), const char *bad_name,
+    void (*each)(struct ctx *, const char *name, const yaml_node_t *vn,
+        const char *kp, void *arg),
+    void *arg)
 {
-	struct job_config *job = base;
 	yaml_node_pair_t *p;
 	size_t i, cnt;
-	char d[96], mp[512];
+	char d[96], kp[512];
 
 	if (n == NULL)
 		return;
 	if (n->type != YAML_MAPPING_NODE) {
-		nerr(c, n, path,
-		    "expected a mapping (name: {better: higher|lower, "
-		    "min_effect: N%%}), got %s",
+		nerr(c, n, path, "expected a mapping (NAME: %s), got %s", what,
 		    describe(n, d, sizeof(d)));
 		return;
 	}
 	if (check_keys(c, n, NULL, path) != 0)
 		return;
 	cnt = map_len(n);
-	job->metrics = xcalloc(cnt ? cnt : 1, sizeof(*job->metrics));
 	for (i = 0, p = n->data.mapping.pairs.start; i < cnt; i++, p++) {
 		const yaml_node_t *kn = node(c, p->key),
 		                  *vn = node(c, p->value);
-		struct cfg_metric *m;
 
 		if (kn == NULL || vn == NULL || kn->type != YAML_SCALAR_NODE ||
 		    is_null(kn) || earlier_dup(c, n, i) >= 0)
 			continue;
-		join(mp, sizeof(mp), path, scalar(kn));
-		if (!valid_metric_name(scalar(kn))) {
-			nerr(c, kn, mp,
-			    "not a valid metric name (letters, digits, "
-			    "'.', '_', '-', ':', '/')");
+		join(kp, sizeof(kp), path, scalar(kn));
+		if (!valid(scalar(kn))) {
+			nerr(c, kn, kp, "%s", bad_name);
 			continue;
 		}
 		if (vn->type != YAML_MAPPING_NODE) {
-			nerr(c, vn, mp,
-			    "expected a mapping {better: higher|lower, "
-			    "min_effect: N%%}, got %s",
+			nerr(c, vn, kp, "expected a mapping %s, got %s", what,
 			    describe(vn, d, sizeof(d)));
 			continue;
 		}
-		m = &job->metrics[job->nmetrics++];
-		m->name = xstrdup(scalar(kn));
-		load_map(c, vn, &metric_schema, m, mp);
+		each(c, scalar(kn), vn, kp, arg);
 	}
+}
+
+static void
+add_metric(struct ctx *c, const char *name, const yaml_node_t *vn,
+    const char *kp, void *arg)
+{
+	struct job_config *job = arg;
+	struct cfg_metric *m;
+
+	job->metrics = xreallocarray(
+	    job->metrics, job->nmetrics + 1, sizeof(*job->metrics));
+	m = &job->metrics[job->nmetrics++];
+	memset(m, 0, sizeof(*m));
+	m->name = xstrdup(name);
+	load_map(c, vn, &metric_schema, m, kp);
+}
+
+static void
+h_metrics(struct ctx *c, const yaml_node_t *n, void *base, const char *path)
+{
+	named_maps(c, n, path, "{better: higher|lower, min_effect: N%}",
+	    valid_metric_name,
+	    "not a valid metric name (letters, digits, '.', '_', '-', ':', "
+	    "'/')",
+	    add_metric, base);
 }
 
 static void
@@ -1955,6 +1979,75 @@ h_baseline(struct ctx *c, const yaml_node_t *n, void *base, const char *path)
 		return;
 	}
 	job->baseline_ref = xstrdup(ref);
+}
+
+/* inboxes[].tags: TAG: {tree: NAME, branch: NAME}. */
+static const struct field inbox_tag_fields[] = {
+	{ .key = "tree",
+	    .type = F_STR,
+	    .off = offsetof(struct cfg_inbox_tag, tree),
+	    .vk = V_NAME },
+	{ .key = "branch",
+	    .type = F_STR,
+	    .flags = F_REQ,
+	    .off = offsetof(struct cfg_inbox_tag, branch),
+	    .vk = V_REF },
+};
+static const struct schema inbox_tag_schema = { sizeof(struct cfg_inbox_tag),
+	inbox_tag_fields, NFIELDS(inbox_tag_fields), NULL };
+
+/* A subject tag: the characters of branch names, as in [PATCH TAG]. */
+static int
+valid_tag(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < CFG_NAME_MAX && s[0] != '/' &&
+	    strspn(s,
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	        "0123456789._/+-") == n;
+}
+
+static void
+add_inbox_tag(struct ctx *c, const char *name, const yaml_node_t *vn,
+    const char *kp, void *arg)
+{
+	struct cfg_inbox *in = arg;
+	const struct daemon_config *d = c->dcfg;
+	const struct cfg_tree *tree = NULL;
+	struct cfg_inbox_tag *t;
+	size_t j;
+
+	in->tags = xreallocarray(in->tags, in->ntags + 1, sizeof(*in->tags));
+	t = &in->tags[in->ntags++];
+	memset(t, 0, sizeof(*t));
+	t->tag = xstrdup(name);
+	load_map(c, vn, &inbox_tag_schema, t, kp);
+	if (t->tree == NULL && in->tree != NULL)
+		t->tree = xstrdup(in->tree);
+	if (d == NULL || t->tree == NULL || t->branch == NULL)
+		return;
+	for (j = 0; j < d->ntrees; j++)
+		if (d->trees[j].name != NULL &&
+		    strcmp(d->trees[j].name, t->tree) == 0)
+			tree = &d->trees[j];
+	if (tree == NULL) {
+		nerr(c, vn, kp, "no tree named '%s' in trees", t->tree);
+		return;
+	}
+	for (j = 0; j < tree->branches.n; j++)
+		if (strcmp(tree->branches.v[j], t->branch) == 0)
+			return;
+	nerr(c, vn, kp, "tree '%s' does not watch a branch '%s'", t->tree,
+	    t->branch);
+}
+
+static void
+h_inbox_tags(struct ctx *c, const yaml_node_t *n, void *base, const char *path)
+{
+	named_maps(c, n, path, "{tree: NAME, branch: NAME}", valid_tag,
+	    "not a subject tag (letters, digits, '.', '_', '/', '+', '-')",
+	    add_inbox_tag, base);
 }
 
 /* ---- the three schemas ---- */
@@ -2016,6 +2109,7 @@ static const struct field inbox_fields[] = {
 	STR("branch", struct cfg_inbox, branch, 0, V_REF),
 	LIST("subjects", struct cfg_inbox, subjects, F_UNIQUE, V_ANY),
 	NUM("poll", F_DURATION, struct cfg_inbox, poll_s, "10m", 1, 86400),
+	{ .key = "tags", .type = F_CUSTOM, .fn = h_inbox_tags },
 };
 
 static void
@@ -2234,6 +2328,10 @@ static const struct field trigger_fields[] = {
 	    .type = F_BOOL,
 	    .off = offsetof(struct job_config, trigger.every_commit),
 	    .def = "true" },
+	{ .key = "every_patch",
+	    .type = F_BOOL,
+	    .off = offsetof(struct job_config, trigger.every_patch),
+	    .def = "false" },
 	{ .key = "coalesce",
 	    .type = F_ENUM,
 	    .off = offsetof(struct job_config, trigger.coalesce),
@@ -2701,7 +2799,7 @@ config_sniff_kind(const char *path, struct cfg_errors *errs)
 void
 daemon_config_free(struct daemon_config *d)
 {
-	size_t i;
+	size_t i, j;
 
 	if (d == NULL)
 		return;
@@ -2726,6 +2824,12 @@ daemon_config_free(struct daemon_config *d)
 		free(d->inboxes[i].tree);
 		free(d->inboxes[i].branch);
 		strlist_free(&d->inboxes[i].subjects);
+		for (j = 0; j < d->inboxes[i].ntags; j++) {
+			free(d->inboxes[i].tags[j].tag);
+			free(d->inboxes[i].tags[j].tree);
+			free(d->inboxes[i].tags[j].branch);
+		}
+		free(d->inboxes[i].tags);
 	}
 	free(d->inboxes);
 	for (i = 0; i < d->nrunners; i++) {

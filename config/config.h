@@ -78,10 +78,19 @@ struct cfg_tree {
 	int64_t poll_s; /* default 300, 1s..1d */
 };
 
+/* inboxes[].tags: a subject's branch tag and where its series go. */
+struct cfg_inbox_tag {
+	char *tag;    /* as in the subject, "cgroup/for-7.0-fixes" */
+	char *tree;   /* a tree of trees (default: the inbox's) */
+	char *branch; /* one of that tree's branches */
+};
+
 struct cfg_inbox {
 	char *name, *url, *tree, *branch;
 	struct strlist subjects;
 	int64_t poll_s; /* default 600 */
+	struct cfg_inbox_tag *tags;
+	size_t ntags;
 };
 
 struct cfg_runner_ref {
@@ -156,6 +165,10 @@ struct job_config {
 	struct {
 		struct strlist trees, branches, paths, inboxes;
 		int every_commit; /* trigger.every_commit, default 1 */
+		/* trigger.every_patch (default 0): each patch of a series
+		 * against its parent too, not only the tip against the
+		 * base. */
+		int every_patch;
 		/* A branch moved again before the jobs of its superseded
 		 * tip started: cancel them (default) or keep them. */
 		enum cfg_coalesce coalesce;

@@ -1325,7 +1325,8 @@ r_commits(struct ctx *x)
 /*
  * POST /api/v1/series: the body is an mbox (or one message); query tree
  * and branch say where the series go (defaults: the only tree, its
- * first branch).  Every complete series is applied and triggered.
+ * first branch).  The series are recorded 'waiting' and the mbox is
+ * queued: the watcher's upload thread applies and triggers them.
  */
 static void
 r_series_post(struct ctx *x)
@@ -1338,7 +1339,7 @@ r_series_post(struct ctx *x)
 	struct series_result res;
 	size_t len, i;
 	const char *body = httpd_body(x->r, &len);
-	json_t *ids, *out;
+	json_t *ids, *states, *out;
 	int r;
 
 	if (tname != NULL && *tname != '\0') {
@@ -1385,7 +1386,7 @@ r_series_post(struct ctx *x)
 	in.branch = branch;
 	in.inbox = NULL;
 	in.now = now_s();
-	r = series_ingest_mbox(&res, x->s, &in, body, len, &x->err);
+	r = series_enqueue_mbox(&res, x->s, &in, body, len, &x->err);
 	if (r == ERR_INVALID || r == ERR_TOOBIG) {
 		reply_err(x, r == ERR_TOOBIG ? 413 : 400, "body: %s",
 		    err_msg(&x->err));
@@ -1406,17 +1407,18 @@ r_series_post(struct ctx *x)
 		return;
 	}
 	ids = json_array();
-	for (i = 0; i < res.n; i++)
+	states = json_array();
+	for (i = 0; i < res.n; i++) {
 		json_array_append_new(ids, json_integer(res.ids[i]));
-	out = json_pack("{s:o, s:i, s:i, s:i, s:i, s:i, s:i}", "series", ids,
-	    "messages", (json_int_t)res.messages, "applied",
-	    (json_int_t)res.applied, "failed", (json_int_t)res.failed,
-	    "incomplete", (json_int_t)res.incomplete, "known",
-	    (json_int_t)res.known, "pairs", (json_int_t)res.pairs);
-	if (res.pairs > 0)
-		sched_notify(x->a->sched);
+		json_array_append_new(states, json_string(res.states[i]));
+	}
+	out = json_pack("{s:o, s:o, s:i, s:i, s:i, s:i, s:o}", "series", ids,
+	    "states", states, "messages", (json_int_t)res.messages, "patches",
+	    (json_int_t)res.patches, "orphans", (json_int_t)res.orphans,
+	    "known", (json_int_t)res.known, "queue",
+	    res.queue_id ? json_integer(res.queue_id) : json_null());
 	series_result_release(&res);
-	reply_json(x, 201, out);
+	reply_json(x, 202, out);
 }
 
 static void

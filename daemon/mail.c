@@ -471,6 +471,10 @@ tag_words(
 
 		if (word_is(w, n, "PATCH")) {
 			out->patch = 1;
+		} else if (word_is(w, n, "PATCHSET")) {
+			/* Tejun Heo's "[PATCHSET cgroup/for-5.5] title" cover
+			 * letters, answered by "[PATCH 1/6]" mail. */
+			out->patch = out->set = 1;
 		} else if (word_is(w, n, "RFC")) {
 			out->rfc = 1;
 		} else if (word_is(w, n, "RESEND")) {
@@ -493,6 +497,31 @@ tag_words(
 		}
 		i = j;
 	}
+}
+
+/* The first word of the tag's other words that names a branch. */
+static char *
+branch_word(const char *prefix)
+{
+	const char *w = prefix;
+
+	while (*w) {
+		size_t n = strcspn(w, " "), i;
+		int lower = 0;
+
+		for (i = 0; i < n; i++)
+			lower |= w[i] >= 'a' && w[i] <= 'z';
+		if (lower &&
+		    strspn(w,
+		        "abcdefghijklmnopqrstuvwxyz"
+		        "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		        "0123456789._/+-") >= n)
+			return xstrndup(w, n);
+		w += n;
+		while (*w == ' ')
+			w++;
+	}
+	return xstrdup("");
 }
 
 /* Skips "Re:", "Aw:", "Fwd:", "Fw:" (any case), repeated: 1 when any. */
@@ -549,6 +578,8 @@ mail_subject_parse(struct mail_subject *out, const char *subject)
 	}
 	if (out->version < 1)
 		out->version = 1;
+	if (out->set && out->seq == 1 && out->total == 1)
+		out->seq = out->total = 0;
 	l = strlen(p);
 	while (l > 0 && p[l - 1] == ' ')
 		l--;
@@ -558,6 +589,7 @@ mail_subject_parse(struct mail_subject *out, const char *subject)
 		buf_truncate(&prefix, utf8_cut(prefix.data, prefix.len, 255));
 	}
 	out->prefix = buf_take(&prefix);
+	out->branch = branch_word(out->prefix);
 }
 
 void
@@ -566,8 +598,9 @@ mail_subject_release(struct mail_subject *s)
 	if (s == NULL)
 		return;
 	free(s->prefix);
+	free(s->branch);
 	free(s->title);
-	s->prefix = s->title = NULL;
+	s->prefix = s->branch = s->title = NULL;
 }
 
 /* ---- messages ---- */
@@ -952,12 +985,16 @@ static int
 is_cover(const struct mail_msg *m)
 {
 	return m->tag.patch && !m->tag.reply && m->tag.seq == 0 &&
-	    m->tag.total > 1;
+	    (m->tag.total > 1 || m->tag.set);
 }
 
+/* Patch b may be in root a's series: same version and count, or a is a
+ * PATCHSET cover letter, whose patches carry neither. */
 static int
 same_series(const struct mail_msg *a, const struct mail_msg *b)
 {
+	if (a->tag.set && a->tag.total == 0)
+		return !b->tag.set;
 	return a->tag.version == b->tag.version && a->tag.total == b->tag.total;
 }
 
@@ -1098,17 +1135,24 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 		struct mail_series *s;
 		int k;
 
+		int total = m->tag.total;
+		size_t j;
+
 		slot[i] = -1;
 		if (root_of[i] != (long)i)
 			continue;
-		if (m->tag.total > CAP_SERIES_PATCHES)
+		/* A PATCHSET's count: the first patch answering it says. */
+		for (j = i + 1; total == 0 && j < nmsgs; j++)
+			if (root_of[j] == (long)i)
+				total = msgs[j].tag.total;
+		if (total < 1 || total > CAP_SERIES_PATCHES)
 			continue;
 		ser = xreallocarray(ser, ns + 1, sizeof(*ser));
 		s = &ser[ns];
 		memset(s, 0, sizeof(*s));
 		s->root = i;
 		s->cover = is_cover(m) ? (long)i : -1;
-		s->total = m->tag.total;
+		s->total = total;
 		s->version = m->tag.version;
 		s->patches = xcalloc((size_t)s->total, sizeof(*s->patches));
 		for (k = 0; k < s->total; k++)
@@ -1151,6 +1195,10 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 			s->message_id = s->idbuf;
 		}
 		s->complete = s->found == s->total;
+		s->branch_tag = m->tag.branch;
+		for (k = 0; k < s->total && !s->branch_tag[0]; k++)
+			if (s->patches[k] >= 0)
+				s->branch_tag = msgs[s->patches[k]].tag.branch;
 		if (s->cover >= 0 && msgs[s->cover].base_commit[0])
 			s->base_commit = msgs[s->cover].base_commit;
 		for (k = 0; k < s->total && !s->base_commit[0]; k++)

@@ -25,11 +25,17 @@ struct mail_subject {
 	int patch;    /* a PATCH tag is present */
 	int rfc;      /* RFC */
 	int resend;   /* RESEND */
+	int set;      /* PATCHSET: a cover letter without m/n (seq 0, total 0:
+	                 the count comes from the patches answering it) */
 	int version;  /* vN, 1 when absent */
 	int seq;      /* m of m/n; 0 for a cover letter; 1 when absent */
 	int total;    /* n of m/n; 1 when absent */
 	char *prefix; /* the other words of the tag ("net-next"), or "" */
-	char *title;  /* the subject without tags and Re: */
+	/* The branch the patch names: the first word of prefix that has a
+	 * lower-case letter ("mm-unstable", "cgroup/for-7.0-fixes",
+	 * "net-next", "-next"; not "AUTOSEL" or "4.19"), or "". */
+	char *branch;
+	char *title; /* the subject without tags and Re: */
 };
 
 /* Parses SUBJECT (already decoded).  Never fails; release the strings. */
@@ -96,9 +102,12 @@ int mail_mbox_parse(struct mail_msg **out, size_t *n, const char *data,
 void mail_msgs_free(struct mail_msg *, size_t);
 
 /*
- * A series: its root message (the cover letter 0/n, else patch 1/n, else
- * a lone [PATCH]) and the patches that are the root or answer it
- * (In-Reply-To or References), by seq.
+ * A series: its root message (the cover letter 0/n or a "[PATCHSET ...]"
+ * cover, else patch 1/n, else a lone [PATCH]) and the patches that are
+ * the root or answer it (In-Reply-To or References), by seq.  A
+ * PATCHSET's patches ("[PATCH 3/6]") may carry another version and no
+ * tag: the count is the first answering patch's, the version and tag
+ * the cover's.
  */
 struct mail_series {
 	size_t root;   /* index of the root message in msgs */
@@ -110,6 +119,8 @@ struct mail_series {
 	const char *author;      /* the root's From */
 	const char *message_id;  /* the root's; made up when it has none */
 	const char *base_commit; /* first "base-commit:" of the series, or "" */
+	const char *branch_tag;  /* the root's tag.branch, else the first
+	                            patch's that has one, or "" */
 	long long date;
 	char idbuf[64];
 };

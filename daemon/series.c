@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/caps.h"
 #include "common/git.h"
+#include "common/git_am.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -16,6 +18,7 @@
 #include "daemon/mail.h"
 #include "daemon/series.h"
 #include "daemon/store.h"
+#include "daemon/store_series2.h"
 #include "daemon/trigger.h"
 
 void
@@ -24,6 +27,7 @@ series_result_release(struct series_result *r)
 	if (r == NULL)
 		return;
 	free(r->ids);
+	free(r->states);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -144,8 +148,8 @@ record_applied(struct series_result *res, struct store *s,
 	/* Runners resolve the mirror's path from anywhere. */
 	abs = realpath(gitm_path(repo), NULL);
 	tp.spec_url = abs ? abs : gitm_path(repo);
-	if (trigger_series(
-	        &ts, s, &tp, in->inbox, base, cids[ms->total - 1], e) != 0)
+	if (trigger_series(&ts, s, &tp, in->inbox, base, cids[ms->total - 1],
+	        (const char(*)[41])shas, cids, (size_t)ms->total, e) != 0)
 		goto fail;
 	if (store_commit(s) != 0) {
 		err_set(e, "%s", store_errmsg(s));
@@ -204,24 +208,155 @@ set_state(struct store *s, int64_t id, const char *state, const char *error,
 	return 0;
 }
 
-/* One series: record, apply, record the commits, trigger. */
+/*
+ * Message-IDs a cover letter names as its earlier versions: lore links
+ * ("https://lore.kernel.org/r/ID", ".../LIST/ID/", "Link: <...>"), at
+ * most max, written into ids (malloc'd strings).
+ */
+static size_t
+lore_ids(char **ids, size_t max, const char *body)
+{
+	static const char host[] = "lore.kernel.org/";
+	const char *p = body;
+	size_t n = 0;
+
+	while (n < max && (p = strstr(p, host)) != NULL) {
+		const char *seg = p + sizeof(host) - 1, *id, *end;
+		struct buf b = BUF_INIT(CAP_MAIL_ID);
+		size_t k;
+
+		p = seg;
+		/* LIST/ID or r/ID or all/ID. */
+		id = seg + strcspn(seg, "/ \t\n>");
+		if (*id != '/')
+			continue;
+		id++;
+		end = id + strcspn(id, "/ \t\n>)\"'");
+		for (k = 0; id + k < end; k++) {
+			/* "%40" in a link is the '@' of the id. */
+			if (id[k] == '%' && id + k + 2 < end &&
+			    strncmp(id + k, "%40", 3) == 0) {
+				buf_putc(&b, '@');
+				k += 2;
+			} else
+				buf_putc(&b, id[k]);
+		}
+		if (!buf_failed(&b) && strchr(b.data, '@') != NULL)
+			ids[n++] = buf_take(&b);
+		buf_release(&b);
+		p = end;
+	}
+	return n;
+}
+
+/* Records the series' tag and the version it supersedes. */
 static int
-ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
+record_meta(struct store *s, int64_t id, const struct mail_msg *msgs,
+    const struct mail_series *ms, struct err *e)
+{
+	const struct mail_msg *root = &msgs[ms->root];
+	char *ids[CAP_MAIL_REFS + 17];
+	size_t n = 0, k;
+	int64_t prev = 0;
+	int r;
+
+	if (root->in_reply_to[0])
+		ids[n++] = xstrdup(root->in_reply_to);
+	for (k = root->nrefs; k-- > 0 && n < CAP_MAIL_REFS;)
+		ids[n++] = xstrdup(root->refs[k]);
+	n += lore_ids(ids + n, 16, root->body);
+	r = store_series_previous(s, &prev, id, (const char *const *)ids, n);
+	for (k = 0; k < n; k++)
+		free(ids[k]);
+	if (r == 0)
+		r = store_series_meta(s, id, ms->branch_tag, prev);
+	if (r != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	return 0;
+}
+
+/*
+ * gitm_apply_series, and where libgit2 cannot apply a patch (exact
+ * hunks only) `git am --3way` in a scratch worktree (common/git_am)
+ * for that patch, then libgit2 again for the rest.  used3[i] is set for
+ * the patches git am made.  On ERR_CONFLICT *why3 (malloc'd) says why
+ * git am failed too, when it was tried.
+ */
+static int
+apply_with_fallback(char (*shas)[GITM_SHA_SIZE], size_t *out_failed,
+    unsigned char *used3, char **why3, struct gitm_repo *repo, const char *base,
+    const struct gitm_patch *gp, size_t n, const char *ref)
+{
+	size_t done = 0, failed;
+	int rc;
+
+	*why3 = NULL;
+	for (;;) {
+		const char *parent = done == 0 ? base : shas[done - 1];
+		struct err e = { 0 };
+
+		rc = gitm_apply_series(shas + done, &failed, repo, parent,
+		    gp + done, n - done, ref);
+		*out_failed = done + failed;
+		if (rc != ERR_CONFLICT)
+			return rc;
+		done += failed;
+		parent = done == 0 ? base : shas[done - 1];
+		rc = gitam_apply(
+		    shas[done], gitm_path(repo), parent, &gp[done], &e);
+		if (rc != 0) {
+			*why3 = xstrdup(err_msg(&e));
+			return ERR_CONFLICT;
+		}
+		log_info("patch %zu/%zu needed git am --3way: %.12s", done + 1,
+		    n, shas[done]);
+		gitm_clearerr(repo);
+		used3[done++] = 1;
+	}
+}
+
+/* Says on the series and its patch rows which patches git am made. */
+static int
+record_how(struct store *s, int64_t id, int total, const unsigned char *used3,
+    struct err *e)
+{
+	struct buf b = BUF_INIT(CAP_ERRMSG);
+	int k, r = 0;
+
+	for (k = 0; k < total && r == 0; k++) {
+		if (used3[k])
+			buf_printf(&b, "%s%d/%d", b.len ? ", " : "patch ",
+			    k + 1, total);
+		r = store_series_patch_how(
+		    s, id, k + 1, used3[k] ? "git am --3way" : "libgit2");
+	}
+	if (r == 0 && b.len > 0)
+		buf_puts(&b,
+		    ": applied with git am --3way (libgit2 takes "
+		    "exact hunks only)");
+	if (r == 0)
+		r = store_series_fallback(s, id, b.len ? b.data : NULL);
+	buf_release(&b);
+	return r != 0 ? err_set(e, "%s", store_errmsg(s)) : 0;
+}
+
+/*
+ * Records series ms (or finds it: same root Message-ID) with its tag and
+ * the version it supersedes: 0 and *out_id, *out_applied (it was applied
+ * before), or -1.
+ */
+static int
+record_series(int64_t *out_id, int *out_applied, struct store *s,
     const struct series_ingest *in, int64_t tree_id,
     const struct mail_msg *msgs, const struct mail_series *ms, struct err *e)
 {
-	const struct mail_msg *root = &msgs[ms->root];
 	struct store_series_new sn;
-	struct gitm_patch *gp = NULL;
-	char(*shas)[GITM_SHA_SIZE] = NULL;
-	char base[GITM_SHA_SIZE] = "", ref[64], *author = person(root);
-	struct buf missing = BUF_INIT(CAP_ERRMSG);
-	json_t *cur = NULL;
+	char *author = person(&msgs[ms->root]);
 	const char *state;
-	size_t failed = 0;
-	int64_t id = 0;
-	int fresh = 0, k, rc, r = -1;
+	json_t *cur = NULL;
+	int fresh = 0, rc;
 
+	*out_applied = 0;
 	memset(&sn, 0, sizeof(sn));
 	sn.inbox = in->inbox ? in->inbox : "upload";
 	sn.message_id = ms->message_id;
@@ -233,22 +368,45 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	sn.date = ms->date;
 	sn.tree_id = tree_id;
 	sn.branch = in->branch;
-	rc = store_series_create(s, &id, &fresh, &sn, in->now);
+	rc = store_series_create(s, out_id, &fresh, &sn, in->now);
 	free(author);
 	if (rc != 0)
 		return err_set(e, "%s", store_errmsg(s));
+	if (record_meta(s, *out_id, msgs, ms, e) != 0)
+		return -1;
+	if (fresh)
+		return 0;
+	if (store_series_get(s, &cur, *out_id) != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	state = json_string_value(
+	    json_object_get(json_object_get(cur, "series"), "state"));
+	*out_applied = state != NULL && strcmp(state, "applied") == 0;
+	json_decref(cur);
+	return 0;
+}
+
+/* One series: record, apply, record the commits, trigger. */
+static int
+ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
+    const struct series_ingest *in, int64_t tree_id,
+    const struct mail_msg *msgs, const struct mail_series *ms, struct err *e)
+{
+	struct gitm_patch *gp = NULL;
+	char(*shas)[GITM_SHA_SIZE] = NULL;
+	char base[GITM_SHA_SIZE] = "", ref[64];
+	struct buf missing = BUF_INIT(CAP_ERRMSG);
+	size_t failed = 0;
+	int64_t id = 0;
+	unsigned char *used3 = NULL;
+	char *why3 = NULL;
+	int applied, k, rc, r = -1;
+
+	if (record_series(&id, &applied, s, in, tree_id, msgs, ms, e) != 0)
+		return -1;
 	add_id(res, id);
-	if (!fresh) {
-		if (store_series_get(s, &cur, id) != 0)
-			return err_set(e, "%s", store_errmsg(s));
-		state = json_string_value(
-		    json_object_get(json_object_get(cur, "series"), "state"));
-		k = state != NULL && strcmp(state, "applied") == 0;
-		json_decref(cur);
-		if (k) {
-			res->known++;
-			return 0;
-		}
+	if (applied) {
+		res->known++;
+		return 0;
 	}
 	if (!ms->complete) {
 		for (k = 0; k < ms->total; k++)
@@ -289,6 +447,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 		free(msg);
 		return r;
 	}
+	if (set_state(s, id, "applying", NULL, base, in->now, e) != 0)
+		return -1;
 	gp = xcalloc((size_t)ms->total, sizeof(*gp));
 	shas = xcalloc((size_t)ms->total, sizeof(*shas));
 	for (k = 0; k < ms->total; k++) {
@@ -303,12 +463,14 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 		gp[k].message = commit_message(m);
 	}
 	snprintf(ref, sizeof(ref), "refs/perfwatch/series/%" PRId64, id);
-	rc = gitm_apply_series(
-	    shas, &failed, repo, base, gp, (size_t)ms->total, ref);
+	used3 = xcalloc((size_t)ms->total, 1);
+	rc = apply_with_fallback(shas, &failed, used3, &why3, repo, base, gp,
+	    (size_t)ms->total, ref);
 	if (rc == ERR_CONFLICT || rc == ERR_INVALID) {
 		const struct mail_msg *m = &msgs[ms->patches[failed]];
-		char *msg = xasprintf("patch %zu/%d \"%.200s\": %s", failed + 1,
-		    ms->total, m->tag.title, gitm_errmsg(repo));
+		char *msg = xasprintf("patch %zu/%d \"%.200s\": %s%s%s",
+		    failed + 1, ms->total, m->tag.title, gitm_errmsg(repo),
+		    why3 ? "; " : "", why3 ? why3 : "");
 
 		gitm_clearerr(repo);
 		log_warnx(
@@ -324,6 +486,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	} else {
 		r = record_applied(res, s, repo, in, tree_id, id, msgs, ms,
 		    shas, base, ref, e);
+		if (r == 0)
+			r = record_how(s, id, ms->total, used3, e);
 		if (r == 0) {
 			res->applied++;
 			log_info("series %" PRId64 " (%.100s): %d patches "
@@ -336,6 +500,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 		free((char *)gp[k].message);
 	free(gp);
 	free(shas);
+	free(used3);
+	free(why3);
 	return r;
 }
 
@@ -385,5 +551,96 @@ series_ingest_mbox(struct series_result *out, struct store *s,
 		return r;
 	r = series_ingest_msgs(out, s, in, msgs, n, e);
 	mail_msgs_free(msgs, n);
+	return r;
+}
+
+int
+series_enqueue_mbox(struct series_result *out, struct store *s,
+    const struct series_ingest *in, const char *data, size_t len, struct err *e)
+{
+	struct mail_msg *msgs = NULL;
+	struct mail_series *ser = NULL;
+	size_t n = 0, ns = 0, i;
+	int64_t tree_id = 0, qid = 0;
+	int r, applied;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = mail_mbox_parse(&msgs, &n, data, len, e)) != 0)
+		return r;
+	out->messages = n;
+	for (i = 0; i < n; i++)
+		out->patches += (size_t)mail_is_patch(&msgs[i]);
+	mail_group(&ser, &ns, &out->orphans, msgs, n);
+	if (ns == 0)
+		goto out;
+	if (store_tree_sync(s, &tree_id, in->tree->name, in->tree->url) != 0) {
+		r = err_set(e, "%s", store_errmsg(s));
+		goto out;
+	}
+	out->states = xcalloc(ns, sizeof(*out->states));
+	for (i = 0; i < ns && r == 0; i++) {
+		int64_t id;
+
+		r = record_series(
+		    &id, &applied, s, in, tree_id, msgs, &ser[i], e);
+		if (r != 0)
+			break;
+		add_id(out, id);
+		out->states[i] = applied ? "applied" : "waiting";
+		if (applied)
+			out->known++;
+		else if (store_series_mark(s, &id, 1, "waiting", in->now) != 0)
+			r = err_set(e, "%s", store_errmsg(s));
+	}
+	if (r == 0 && out->known < out->n &&
+	    store_series_enqueue(
+	        s, &qid, in->tree->name, in->branch, data, len, in->now) != 0)
+		r = err_set(e, "%s", store_errmsg(s));
+	out->queue_id = qid;
+out:
+	mail_series_free(ser, ns);
+	mail_msgs_free(msgs, n);
+	return r;
+}
+
+int
+series_apply_queued(struct series_result *out, struct store *s,
+    const struct dconf *conf, int64_t now, struct err *e)
+{
+	struct store_series_job j;
+	struct series_ingest in;
+	const struct cfg_tree *tree = NULL;
+	size_t i;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = store_series_dequeue(s, &j)) == ERR_NOTFOUND)
+		return ERR_NOTFOUND;
+	if (r != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	for (i = 0; i < conf->dc->ntrees; i++)
+		if (strcmp(conf->dc->trees[i].name, j.tree) == 0)
+			tree = &conf->dc->trees[i];
+	if (tree == NULL) {
+		/* Removed by a reload since the upload: nothing to apply on. */
+		log_warnx("series upload %" PRId64 ": tree %.64s is no longer "
+		          "configured; dropped",
+		    j.id, j.tree);
+		r = 0;
+	} else {
+		memset(&in, 0, sizeof(in));
+		in.conf = conf;
+		in.tree = tree;
+		in.branch = j.branch;
+		in.now = now;
+		r = series_ingest_mbox(out, s, &in, j.mbox, j.len, e);
+	}
+	/* A store failure keeps the upload for the next try; a bad mbox
+	 * (refused at POST already) would never apply. */
+	if ((r == 0 || r == ERR_INVALID || r == ERR_TOOBIG) &&
+	    store_series_queue_done(s, j.id) != 0 && r == 0)
+		r = err_set(e, "%s", store_errmsg(s));
+	out->queue_id = j.id;
+	store_series_job_release(&j);
 	return r;
 }

@@ -43,6 +43,8 @@ struct series_result {
 	size_t n;
 	size_t applied, failed, incomplete, known, pairs;
 	size_t messages, patches, orphans;
+	const char **states; /* enqueue: "waiting" or "applied", per id */
+	int64_t queue_id;    /* the upload queued or applied, or 0 */
 };
 void series_result_release(struct series_result *);
 
@@ -58,5 +60,25 @@ int series_ingest_msgs(struct series_result *out, struct store *,
 /* Same from an mbox: ERR_INVALID / ERR_TOOBIG naming the mbox line. */
 int series_ingest_mbox(struct series_result *out, struct store *,
     const struct series_ingest *, const char *data, size_t len, struct err *e);
+
+/*
+ * POST /api/v1/series, off the request thread: parses and groups the
+ * mbox, records each series ('waiting', or left 'applied' when it was
+ * applied before: known) and queues the mbox for the watcher, which
+ * applies it (series_apply_queued).  No git work.  0 with out->ids and
+ * out->states, ERR_INVALID / ERR_TOOBIG naming the mbox line, or -1.
+ * No series (out->n == 0) queues nothing.
+ */
+int series_enqueue_mbox(struct series_result *out, struct store *,
+    const struct series_ingest *, const char *data, size_t len, struct err *e);
+/*
+ * The watcher's side: applies the oldest queued upload as
+ * series_ingest_mbox does (each series goes 'applying', then 'applied',
+ * 'failed' or 'incomplete') and drops it from the queue.  0 with out
+ * filled, ERR_NOTFOUND when nothing is queued, or -1 (the upload stays
+ * queued).
+ */
+int series_apply_queued(struct series_result *out, struct store *,
+    const struct dconf *, int64_t now, struct err *e);
 
 #endif

@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
+#include "daemon/store_int.h"
 
 const char *const store_job_states[5] = { "queued", "running", "success",
 	"failed", "cancelled" };
@@ -334,6 +335,24 @@ static const char *const migrations[] = {
 	 * queued but is claimed after every pair that is not.
 	 */
 	"ALTER TABLE pairs ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;",
+
+	/*
+	 * v8 (series): the subject's branch tag, the version a series
+	 * supersedes, which patches needed `git am --3way`, and uploads
+	 * waiting for the watcher to apply them (daemon/store_series2.c).
+	 */
+	"ALTER TABLE series ADD COLUMN branch_tag TEXT;"
+	"ALTER TABLE series ADD COLUMN supersedes INTEGER"
+	"  REFERENCES series(id) ON DELETE SET NULL;"
+	"ALTER TABLE series ADD COLUMN fallback TEXT;"
+	"ALTER TABLE series_patches ADD COLUMN applied_by TEXT;"
+	"CREATE INDEX series_supersedes ON series(supersedes);"
+	"CREATE TABLE series_queue ("
+	"  id INTEGER PRIMARY KEY,"
+	"  tree TEXT NOT NULL,"
+	"  branch TEXT NOT NULL,"
+	"  mbox BLOB NOT NULL,"
+	"  created INTEGER NOT NULL);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -2183,6 +2202,33 @@ store_web_commit(struct store *s, json_t **out, const char *sha)
 
 static json_t *series_patches(struct store *, int64_t);
 
+/* The pairs measuring a series' tip against its base (not the
+ * every_patch pair of the last patch against the one before). */
+static json_t *
+series_tip_pairs(struct store *s, int64_t id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT DISTINCT cj.pair_id FROM series se"
+	    " JOIN jobs cj ON cj.commit_id = se.commit_id"
+	    "  AND cj.role = 'candidate' AND cj.pair_id IS NOT NULL"
+	    " JOIN jobs bj ON bj.pair_id = cj.pair_id AND bj.role = 'base'"
+	    " LEFT JOIN commits bc ON bc.id = bj.commit_id"
+	    " WHERE se.id = ?1 AND (se.base_sha IS NULL"
+	    "  OR bc.sha = se.base_sha)"
+	    " ORDER BY cj.pair_id DESC");
+	json_t *arr;
+
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	arr = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(
+		    arr, json_integer(sqlite3_column_int64(st, 0)));
+	sqlite3_finalize(st);
+	return arr;
+}
+
 int
 store_web_series(struct store *s, json_t **out, int64_t id)
 {
@@ -2190,7 +2236,8 @@ store_web_series(struct store *s, json_t **out, int64_t id)
 	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
 	    " se.author, se.date AS time, se.state, se.error,"
 	    " se.commit_id, c.sha AS commit_sha, se.base_sha, se.branch,"
-	    " se.found, t.name AS tree FROM series se"
+	    " se.found, t.name AS tree, se.branch_tag, se.supersedes,"
+	    " se.fallback FROM series se"
 	    " LEFT JOIN commits c ON c.id = se.commit_id"
 	    " LEFT JOIN trees t ON t.id = se.tree_id WHERE se.id = ?1");
 	json_t *o, *pairs, *patches;
@@ -2208,7 +2255,7 @@ store_web_series(struct store *s, json_t **out, int64_t id)
 	o = web_row(st);
 	sqlite3_finalize(st);
 	cid = json_integer_value(json_object_get(o, "commit_id"));
-	pairs = cid ? web_commit_pairs(s, cid) : json_array();
+	pairs = cid ? series_tip_pairs(s, id) : json_array();
 	if (pairs == NULL) {
 		json_decref(o);
 		return -1;
@@ -3722,9 +3769,13 @@ store_series_state(struct store *s, int64_t id, const char *state,
 	" se.found, se.author, se.date AS time, se.state, se.error,"        \
 	" t.name AS tree, se.branch, se.base_sha, se.ref, se.commit_id,"    \
 	" c.sha AS commit_sha, se.created, se.updated,"                     \
+	" se.branch_tag, se.supersedes, se.fallback,"                       \
 	" (SELECT group_concat(cm.verdict) FROM jobs j JOIN comparisons cm" \
 	"  ON cm.pair_id = j.pair_id WHERE j.commit_id = se.commit_id"      \
-	"  AND j.role = 'candidate') AS verdicts"                           \
+	"  AND j.role = 'candidate' AND (se.base_sha IS NULL OR"            \
+	"  (SELECT bc.sha FROM jobs bj JOIN commits bc"                     \
+	"   ON bc.id = bj.commit_id WHERE bj.pair_id = j.pair_id"           \
+	"   AND bj.role = 'base') = se.base_sha)) AS verdicts"              \
 	" FROM series se LEFT JOIN trees t ON t.id = se.tree_id"            \
 	" LEFT JOIN commits c ON c.id = se.commit_id"
 
@@ -3757,12 +3808,27 @@ store_series_list(struct store *s, json_t **out, int64_t limit, int64_t cursor)
 }
 
 /* The patch rows of a series, by seq, with their commits. */
+/* A patch's verdicts against its parent (trigger.every_patch): pairs
+ * whose candidate is the patch and whose base is the previous patch, or
+ * the series base for patch 1. */
+#define PATCH_VERDICTS                                                  \
+	"(SELECT group_concat(cm.verdict) FROM jobs cj"                 \
+	" JOIN jobs bj ON bj.pair_id = cj.pair_id AND bj.role = 'base'" \
+	" JOIN comparisons cm ON cm.pair_id = cj.pair_id"               \
+	" WHERE cj.commit_id = p.commit_id AND cj.role = 'candidate'"   \
+	" AND bj.commit_id = COALESCE((SELECT pp.commit_id"             \
+	"  FROM series_patches pp WHERE pp.series_id = p.series_id"     \
+	"  AND pp.seq = p.seq - 1), (SELECT bc.id FROM series se"       \
+	"  JOIN commits bc ON bc.sha = se.base_sha"                     \
+	"  WHERE se.id = p.series_id))) AS verdicts"
+
 static json_t *
 series_patches(struct store *s, int64_t id)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.seq, p.message_id, p.subject, p.author, p.date,"
-	    " p.commit_id, c.sha FROM series_patches p"
+	    " p.commit_id, c.sha, p.applied_by, " PATCH_VERDICTS
+	    " FROM series_patches p"
 	    " LEFT JOIN commits c ON c.id = p.commit_id"
 	    " WHERE p.series_id = ?1 ORDER BY p.seq");
 	json_t *res = NULL, *rows;
@@ -3892,4 +3958,30 @@ store_inbox_put(struct store *s, const char *name, const char *url,
 		sqlite3_finalize(st);
 	}
 	return tx_end(s, ok);
+}
+
+/* ---- for the other store files (daemon/store_int.h) ---- */
+
+sqlite3_stmt *
+store__prep(struct store *s, const char *sql)
+{
+	return prep(s, sql);
+}
+
+int
+store__tx(struct store *s, int begin, int ok)
+{
+	return begin ? tx_begin(s) : tx_end(s, ok);
+}
+
+int
+store__dberr(struct store *s, const char *what)
+{
+	return dberr(s, what);
+}
+
+sqlite3 *
+store__db(struct store *s)
+{
+	return s->db;
 }

@@ -341,7 +341,8 @@ trigger_push(struct trigger_stats *out, struct store *s, struct gitm_repo *repo,
 int
 trigger_series(struct trigger_stats *out, struct store *s,
     const struct trigger_push *p, const char *inbox, const char *base,
-    int64_t tip_id, struct err *e)
+    int64_t tip_id, const char (*shas)[41], const int64_t *ids, size_t n,
+    struct err *e)
 {
 	const struct gitm_walk *w = p->walk;
 	size_t j, i;
@@ -361,6 +362,12 @@ trigger_series(struct trigger_stats *out, struct store *s,
 		if (make_pairs(out, s, p, jc, p->new_tip, tip_id, base, 0, e) !=
 		    0)
 			return -1;
+		/* Each patch against its parent (a one-patch series: the
+		 * pair above is that already). */
+		for (i = 0; jc->trigger.every_patch && n > 1 && i < n; i++)
+			if (make_pairs(out, s, p, jc, shas[i], ids[i],
+			        i == 0 ? base : shas[i - 1], 0, e) != 0)
+				return -1;
 	}
 	return 0;
 }

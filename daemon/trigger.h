@@ -88,10 +88,14 @@ int trigger_push(struct trigger_stats *out, struct store *, struct gitm_repo *,
  * its trigger names the tree and branch as for a push, or names INBOX
  * (NULL for uploads) in `trigger.inboxes`; with `trigger.paths`, when a
  * commit of p->walk (base..tip, with touches for p->paths) touches one.
+ * A job with `trigger.every_patch` also gets, for each patch commit
+ * shas[i] (its row ids[i], i < n, in series order), a pair against its
+ * parent (shas[i - 1], or BASE), so a change is pinned to one patch.
  * 0, or -1 with e set.
  */
 int trigger_series(struct trigger_stats *out, struct store *,
     const struct trigger_push *p, const char *inbox, const char *base,
-    int64_t tip_id, struct err *e);
+    int64_t tip_id, const char (*shas)[41], const int64_t *ids, size_t n,
+    struct err *e);
 
 #endif

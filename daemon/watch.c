@@ -22,6 +22,7 @@
 #include "daemon/mail.h"
 #include "daemon/sched.h"
 #include "daemon/series.h"
+#include "daemon/series_route.h"
 #include "daemon/store.h"
 #include "daemon/trigger.h"
 #include "daemon/watch.h"
@@ -31,6 +32,7 @@
 #define WATCH_FETCH_TIMEOUT_MS (10L * 60 * 1000)
 #define WATCH_INBOX_READ 20000   /* archive messages read per poll */
 #define WATCH_INBOX_PENDING 5000 /* patch mails kept for their series */
+#define TW_QUEUE 2               /* the thread applying uploaded series */
 
 struct tw; /* one tree's thread */
 
@@ -53,7 +55,8 @@ struct seen {
 struct tw {
 	struct watch *w;
 	char *name;
-	int inbox; /* an inbox's thread, not a tree's */
+	int inbox; /* an inbox's thread (1), the upload queue's (TW_QUEUE),
+	              else a tree's (0) */
 	/* Inbox: patch mail whose series is not complete yet, oldest
 	 * first (kept in memory: a restart forgets it). */
 	struct mail_msg *pending;
@@ -477,40 +480,6 @@ on_message(const char *sha, const char *data, size_t len, void *arg)
 	return 0;
 }
 
-/* ASCII case-insensitive substring test. */
-static int
-has_word(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay; hay++)
-		if (strncasecmp(hay, needle, n) == 0)
-			return 1;
-	return n == 0;
-}
-
-/* Some subject of the series has one of the inbox's keywords. */
-static int
-series_wanted(const struct cfg_inbox *in, const struct mail_msg *msgs,
-    const struct mail_series *ms)
-{
-	size_t i;
-	int k;
-
-	if (in->subjects.n == 0)
-		return 1;
-	for (k = -1; k < ms->total; k++) {
-		long j = k < 0 ? (long)ms->root : ms->patches[k];
-
-		if (j < 0)
-			continue;
-		for (i = 0; i < in->subjects.n; i++)
-			if (has_word(msgs[j].subject, in->subjects.v[i]))
-				return 1;
-	}
-	return 0;
-}
-
 /*
  * Groups the pending mail; each complete series is ingested (when its
  * subjects match) and leaves the pending list.  0 or -1.
@@ -519,7 +488,6 @@ static int
 inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
     size_t *out_series, size_t *out_pairs)
 {
-	const struct cfg_tree *tree = find_tree(conf, in->tree);
 	struct mail_series *ser = NULL;
 	unsigned char *used;
 	size_t ns = 0, i, k, n;
@@ -533,6 +501,7 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 		struct mail_msg *sub;
 		struct series_ingest si;
 		struct series_result res;
+		struct series_route rt;
 		struct err e = { 0 };
 		int j;
 
@@ -541,7 +510,9 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 		used[ms->root] = 1;
 		for (j = 0; j < ms->total; j++)
 			used[ms->patches[j]] = 1;
-		if (!series_wanted(in, t->pending, ms) || tree == NULL)
+		series_route(&rt, conf->dc, in, t->pending, ms);
+		if (!series_wanted(in, t->pending, ms) || rt.tree == NULL ||
+		    rt.branch == NULL)
 			continue;
 		/* A view of the series' mail (the list keeps ownership). */
 		sub = xcalloc((size_t)ms->total + 1, sizeof(*sub));
@@ -553,10 +524,8 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 				sub[n++] = t->pending[ms->patches[j]];
 		memset(&si, 0, sizeof(si));
 		si.conf = conf;
-		si.tree = tree;
-		si.branch = in->branch ? in->branch
-		    : tree->branches.n ? tree->branches.v[0]
-		                       : "master";
+		si.tree = rt.tree;
+		si.branch = rt.branch;
 		si.inbox = in->name;
 		si.now = now_s();
 		r = series_ingest_msgs(&res, t->s, &si, sub, n, &e);
@@ -567,10 +536,12 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 			store_errclear(t->s);
 		} else {
 			log_info("inbox %s: series \"%.100s\" v%d (%d "
-			         "patches): %zu applied, %zu failed, %zu "
-			         "known, %zu pair(s)",
+			         "patches) on %s/%s%s%s: %zu applied, %zu "
+			         "failed, %zu known, %zu pair(s)",
 			    in->name, ms->title, ms->version, ms->total,
-			    res.applied, res.failed, res.known, res.pairs);
+			    rt.tree->name, rt.branch, rt.tag ? ", tag " : "",
+			    rt.tag ? rt.tag : "", res.applied, res.failed,
+			    res.known, res.pairs);
 			(*out_series)++;
 			*out_pairs += res.pairs;
 		}
@@ -689,6 +660,34 @@ remirror(struct tw *t, struct dconf *conf, const char *file, const char *url)
 	t->repo = gitm_repo_new(conf->dc->mirrors, file, url, &o);
 	t->failures = 0;
 }
+/*
+ * The upload queue (POST /api/v1/series): applies the oldest queued
+ * mbox, so no request thread does git work.  0 when one was taken
+ * (look again at once), else nonzero (nothing queued, or a failure:
+ * wait).
+ */
+static int
+apply_uploads(struct tw *t, const struct dconf *conf)
+{
+	struct series_result res;
+	struct err e = { 0 };
+	int r = series_apply_queued(&res, t->s, conf, now_s(), &e);
+
+	if (r == 0) {
+		log_info("series upload %" PRId64 ": %zu series, %zu applied, "
+		         "%zu failed, %zu incomplete, %zu known, %zu pair(s)",
+		    res.queue_id, res.n, res.applied, res.failed,
+		    res.incomplete, res.known, res.pairs);
+		if (res.pairs > 0 && t->w->sched != NULL)
+			sched_notify(t->w->sched);
+	} else if (r != ERR_NOTFOUND) {
+		log_warnx("series upload: %s", err_msg(&e));
+		store_errclear(t->s);
+	}
+	series_result_release(&res);
+	return r;
+}
+
 static void *
 tw_main(void *arg)
 {
@@ -703,6 +702,14 @@ tw_main(void *arg)
 		err_clear(&e);
 		if (nap(t, 10))
 			return NULL;
+	}
+	while (!atomic_load(&t->quit) && t->inbox == TW_QUEUE) {
+		struct dconf *conf = conf_get(t->w);
+		int r = apply_uploads(t, conf);
+
+		dconf_unref(conf);
+		if (r != 0)
+			nap(t, 1);
 	}
 	while (!atomic_load(&t->quit) && t->inbox) {
 		struct dconf *conf = conf_get(t->w);
@@ -766,6 +773,8 @@ tw_free(struct tw *t)
 static int
 tw_wanted(const struct dconf *conf, const struct tw *t)
 {
+	if (t->inbox == TW_QUEUE)
+		return 1;
 	return t->inbox ? find_inbox(conf, t->name) != NULL
 	                : find_tree(conf, t->name) != NULL;
 }
@@ -820,6 +829,7 @@ reconcile(struct watch *w)
 		tw_spawn(w, conf->dc->trees[i].name, 0);
 	for (i = 0; i < conf->dc->ninboxes; i++)
 		tw_spawn(w, conf->dc->inboxes[i].name, 1);
+	tw_spawn(w, "uploads", TW_QUEUE);
 	pthread_mutex_unlock(&w->mu);
 	for (i = 0; i < ngone; i++) {
 		log_info("%s %s: no longer watched",

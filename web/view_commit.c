@@ -47,6 +47,25 @@ head(struct buf *b, const struct view_commit *v)
 		html_text_trunc(b, v->branch, VIEW_NAME_CHARS);
 		HTML_LIT(b, "</td></tr>");
 	}
+	if (v->kind == VIEW_SERIES && v->branch_tag) {
+		HTML_LIT(b, "<tr><th>subject tag</th><td class=\"mono\">");
+		html_text_trunc(b, v->branch_tag, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</td></tr>");
+	}
+	if (v->kind == VIEW_SERIES && v->fallback) {
+		HTML_LIT(b, "<tr><th>applied by</th><td class=\"fallback\">");
+		html_text_trunc(b, v->fallback, VIEW_NOTE_CHARS);
+		HTML_LIT(b, "</td></tr>");
+	}
+	if (v->kind == VIEW_SERIES && v->prev_id > 0) {
+		HTML_LIT(b, "<tr><th>supersedes</th><td><a href=\"/series/");
+		html_int(b, v->prev_id);
+		HTML_LIT(b, "\">v");
+		html_int(b, v->prev_version);
+		HTML_LIT(b, " (series ");
+		html_int(b, v->prev_id);
+		HTML_LIT(b, ")</a></td></tr>");
+	}
 	HTML_LIT(b, "<tr><th>compared with</th><td>");
 	html_text_trunc(b, v->base ? v->base : "unknown", VIEW_TITLE_CHARS);
 	HTML_LIT(b, "</td></tr><tr><th>time</th><td>");
@@ -619,6 +638,61 @@ jobs(struct buf *b, const struct view_commit *v)
 	layout_cut(b, i, v->njobs);
 }
 
+/* "v5 vs v4": the two tips' candidate runs, per host, job, point. */
+static void
+versus(struct buf *b, const struct view_commit *v)
+{
+	size_t i;
+
+	HTML_LIT(b, "<h2 id=\"versus\">v");
+	html_int(b, v->version);
+	HTML_LIT(b, " vs v");
+	html_int(b, v->prev_version);
+	HTML_LIT(b, "</h2>\n");
+	if (v->nversus == 0) {
+		HTML_LIT(b,
+		    "<p class=\"muted\">No host, benchmark and point "
+		    "measured on both versions yet.</p>\n");
+		return;
+	}
+	HTML_LIT(b,
+	    "<table><tr><th>host</th><th>benchmark</th><th>point</th>"
+	    "<th>metric</th><th>v");
+	html_int(b, v->prev_version);
+	HTML_LIT(b, "</th><th>v");
+	html_int(b, v->version);
+	HTML_LIT(b,
+	    "</th><th>change</th><th>95% CI</th><th>verdict</th>"
+	    "</tr>\n");
+	for (i = 0; i < v->nversus && !layout_full(b); i++) {
+		const struct view_versus_row *r = &v->versus[i];
+
+		HTML_LIT(b, "<tr class=\"versus\"><td>");
+		html_text_trunc(b, r->host, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</td><td>");
+		html_text_trunc(b, r->job, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</td><td>");
+		html_text_trunc(b, r->point, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</td><td>");
+		html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</td><td class=\"n\">");
+		html_num(b, r->prev_median, 4);
+		HTML_LIT(b, "</td><td class=\"n\">");
+		html_num(b, r->median, 4);
+		HTML_LIT(b, "</td><td class=\"n\">");
+		html_pct(b, r->change_pct, 1);
+		HTML_LIT(b, "</td><td class=\"n\">");
+		html_pct(b, r->ci_low, 1);
+		HTML_LIT(b, " .. ");
+		html_pct(b, r->ci_high, 1);
+		HTML_LIT(b, "</td><td>");
+		layout_badge(b, r->verdict, NULL);
+		HTML_LIT(b, "</td></tr>\n");
+	}
+	HTML_LIT(b, "</table>\n");
+	layout_cut(b, i, v->nversus);
+}
+
 int
 view_commit_render(struct buf *b, const struct view_commit *v)
 {
@@ -633,7 +707,14 @@ view_commit_render(struct buf *b, const struct view_commit *v)
 			sorted[i] = &v->rows[i];
 		qsort(sorted, v->nrows, sizeof(*sorted), row_order);
 	}
-	HTML_LIT(b, "<h2>What changed</h2>\n");
+	if (v->kind == VIEW_SERIES && v->prev_id > 0)
+		versus(b, v);
+	if (v->kind == VIEW_SERIES) {
+		HTML_LIT(b, "<h2>What changed: v");
+		html_int(b, v->version);
+		HTML_LIT(b, " vs base</h2>\n");
+	} else
+		HTML_LIT(b, "<h2>What changed</h2>\n");
 	if (v->nrows == 0)
 		HTML_LIT(b, "<p class=\"muted\">No comparisons yet.</p>\n");
 	else {

@@ -139,6 +139,13 @@ struct view_patch {
 	const char *verdict;
 };
 
+/* A series page's "vN vs vN-1" row: the two tips' candidate runs. */
+struct view_versus_row {
+	const char *host, *job, *point, *metric, *unit;
+	double prev_median, median, change_pct, ci_low, ci_high; /* NAN */
+	const char *verdict;
+};
+
 struct view_commit {
 	enum view_target kind;
 	const char *id;
@@ -155,6 +162,11 @@ struct view_commit {
 	size_t njobs;
 	const char *note; /* e.g. "analysis not available: medians only" */
 	struct view_pager pager;
+	/* Series only: subject tag, 3-way note, vN vs vN-1. */
+	const char *branch_tag, *fallback;
+	int64_t version, prev_id, prev_version; /* prev_id 0: none */
+	const struct view_versus_row *versus;
+	size_t nversus;
 };
 
 /* Metric history: one (tree, branch, host, job, point, metric) series. */

@@ -24,6 +24,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
+#include "daemon/series_versus.h"
 #include "daemon/store.h"
 #include "web/session.h"
 #include "web/views.h"
@@ -798,15 +799,26 @@ rank(const char *v)
 	return 99;
 }
 
+/* The worst verdict of a comma-separated list, or NULL. */
+static const char *
+worst_verdict(const char *vs)
+{
+	static const char *const words[] = { "regression", "unstable",
+		"inconclusive", "improvement", "unchanged" };
+	size_t i;
+
+	for (i = 0; vs && i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(vs, words[i]))
+			return words[i];
+	return NULL;
+}
+
 /* What one candidate job (and its base) says, as a verdict-like word. */
 static const char *
 job_verdict(json_t *j, const char **progress)
 {
 	const char *cs = jstr(j, "state"), *bs = jstr(j, "base_state");
 	const char *vs = jstr(j, "verdicts");
-	static const char *const words[] = { "regression", "unstable",
-		"inconclusive", "improvement", "unchanged" };
-	size_t i;
 
 	*progress = NULL;
 	if ((cs && strcmp(cs, "running") == 0) ||
@@ -822,10 +834,7 @@ job_verdict(json_t *j, const char **progress)
 	if ((cs && strcmp(cs, "queued") == 0) ||
 	    (bs && strcmp(bs, "queued") == 0))
 		return "queued";
-	for (i = 0; vs && i < sizeof(words) / sizeof(words[0]); i++)
-		if (strstr(vs, words[i]))
-			return words[i];
-	return NULL; /* unknown */
+	return worst_verdict(vs); /* NULL: unknown */
 }
 
 struct ov_item {
@@ -1094,6 +1103,23 @@ a_overview(struct wctx *x)
 
 /* ---- commit, series, pair ------------------------------------------ */
 
+/* "versus_previous": vN vs vN-1 (daemon/series_versus) into o. */
+static int
+series_versus_add(struct wctx *x, json_t *o, int64_t id)
+{
+	struct err e = { 0 };
+	json_t *vs = NULL;
+	int r = series_versus(&vs, x->s, x->env->conf, id, &e);
+
+	if (r != 0) {
+		log_warnx(
+		    "series %lld: vN vs vN-1: %s", (long long)id, err_msg(&e));
+		return r == ERR_NOTFOUND ? r : -1;
+	}
+	json_object_set_new(o, "versus_previous", vs);
+	return 0;
+}
+
 /* The rows of a commit (sha), series (id) or pair (id). */
 static int
 target_rows(struct wctx *x, enum view_target kind, const char *id,
@@ -1118,6 +1144,8 @@ target_rows(struct wctx *x, enum view_target kind, const char *id,
 			return r;
 		keep(x, o);
 		*out_info = o;
+		if ((r = series_versus_add(x, o, n)) != 0)
+			return r;
 		return pairs_rows(x, c, json_object_get(o, "pairs"));
 	case VIEW_PAIR:
 		if ((n = parse_id(id, NULL)) == 0)
@@ -1128,6 +1156,40 @@ target_rows(struct wctx *x, enum view_target kind, const char *id,
 		return 0;
 	}
 	return ERR_NOTFOUND;
+}
+
+/* The rows of "versus_previous" for the page; *out is the caller's. */
+static void
+versus_view(struct view_commit *v, json_t *vs, struct view_versus_row **out)
+{
+	json_t *rows = json_object_get(vs, "rows"), *prev;
+	size_t n = json_array_size(rows), k;
+
+	*out = NULL;
+	prev = json_object_get(vs, "previous");
+	if (!json_is_object(prev))
+		return;
+	v->prev_id = jint(prev, "id");
+	v->prev_version = jint(prev, "version");
+	*out = xcalloc(n ? n : 1, sizeof(**out));
+	for (k = 0; k < n; k++) {
+		json_t *r = json_array_get(rows, k);
+		struct view_versus_row *w = &(*out)[k];
+
+		w->host = jstr(r, "host");
+		w->job = jstr(r, "job");
+		w->point = jstr(r, "point");
+		w->metric = jstr(r, "metric");
+		w->unit = jstr(r, "unit");
+		w->prev_median = jnum(r, "previous_median");
+		w->median = jnum(r, "median");
+		w->change_pct = jnum(r, "change_pct");
+		w->ci_low = jnum(r, "ci_low");
+		w->ci_high = jnum(r, "ci_high");
+		w->verdict = jstr(r, "verdict");
+	}
+	v->versus = *out;
+	v->nversus = n;
 }
 
 static int
@@ -1156,6 +1218,7 @@ target_page(struct wctx *x, enum view_target kind)
 	char id[72];
 	char title[512], note[CAP_ERRMSG + 64];
 	struct view_patch *pv = NULL;
+	struct view_versus_row *vv = NULL;
 	json_t *pa;
 	size_t np = 0, k;
 	int r;
@@ -1206,9 +1269,14 @@ target_page(struct wctx *x, enum view_target kind)
 			pv[k].subject = jstr(pj, "subject");
 			pv[k].author = jstr(pj, "author");
 			pv[k].commit = jstr(pj, "sha");
+			pv[k].verdict = worst_verdict(jstr(pj, "verdicts"));
 		}
 		v.patches = pv;
 		v.npatches = np;
+		v.branch_tag = jstr(se, "branch_tag");
+		v.fallback = jstr(se, "fallback");
+		v.version = jint(se, "version");
+		versus_view(&v, json_object_get(info, "versus_previous"), &vv);
 		if (jstr(se, "error") != NULL) {
 			snprintf(note, sizeof(note), "series %s: %s",
 			    jstr(se, "state") ? jstr(se, "state") : "?",
@@ -1257,6 +1325,7 @@ target_page(struct wctx *x, enum view_target kind)
 		v.note = no_analysis;
 	view_commit_render(&b, &v);
 	free(pv);
+	free(vv);
 	cmp_set_free(&c);
 	reply_page(x, 200, &b);
 }

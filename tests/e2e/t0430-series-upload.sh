@@ -50,6 +50,9 @@ runs: 5
 max_runs: 8
 timeout: 30s
 YAML
+# The daemon's scratch worktrees (git am --3way) go here, to be checked.
+mkdir -p "$PW_TMP/tmpd"
+export TMPDIR=$PW_TMP/tmpd
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
 
@@ -66,15 +69,46 @@ code=$(post_mbox "$PW_TMP/series.mbox" "" "$PW_TMP/bad.token")
 [ "$code" = 401 ] || [ "$code" = 403 ] && pass needs_admin ||
     fail needs_admin "$code $(cat "$PW_TMP/body")"
 
+series_state() {	# series_state ID: its state now
+	curl -s --max-time 10 "$PW_URL/api/v1/series/$1" |
+	    python3 -c 'import json,sys; print(json.load(sys.stdin)["series"]["state"])'
+}
+wait_series() {	# wait_series ID STATE...: until its state is one of them
+	local id=$1 st
+	shift
+	for _ in $(seq 300); do
+		st=$(series_state "$id")
+		for want in "$@"; do
+			[ "$st" = "$want" ] && return 0
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+# The POST only records and queues: the watcher's upload thread applies.
 code=$(post_mbox "$PW_TMP/series.mbox" "?tree=app&branch=master")
-if [ "$code" = 201 ]; then
+if [ "$code" = 202 ]; then
 	pass series_posted
 else
 	fail series_posted "$code $(cat "$PW_TMP/body")"; show_logs; finish
 fi
 sid=$(jfield series.0 <"$PW_TMP/body")
-[ "$(jfield applied <"$PW_TMP/body")" = 1 ] && [ "$(jfield pairs <"$PW_TMP/body")" = 1 ] &&
-    pass series_applied || fail series_applied "$(cat "$PW_TMP/body")"
+[ "$(jfield states <"$PW_TMP/body")" = '["waiting"]' ] &&
+    [ "$(jfield queue <"$PW_TMP/body")" -gt 0 ] &&
+    pass series_queued || fail series_queued "$(cat "$PW_TMP/body")"
+wait_series "$sid" applied failed
+[ "$(series_state "$sid")" = applied ] &&
+    [ "$(sql "SELECT count(*) FROM pairs")" = 1 ] &&
+    [ "$(sql "SELECT count(*) FROM series_queue")" = 0 ] &&
+    grep -q "series upload [0-9]*: 1 series, 1 applied" "$PW_DIR/daemon.log" &&
+    pass series_applied || fail series_applied "$(series_state "$sid")"
+# Posting it again: known, nothing queued.
+code=$(post_mbox "$PW_TMP/series.mbox" "?tree=app&branch=master")
+[ "$code" = 202 ] && [ "$(jfield states <"$PW_TMP/body")" = '["applied"]' ] &&
+    [ "$(jfield known <"$PW_TMP/body")" = 1 ] &&
+    [ "$(jfield queue <"$PW_TMP/body")" = null ] &&
+    pass series_known || fail series_known "$code $(cat "$PW_TMP/body")"
 
 http GET "/api/v1/series/$sid" >/dev/null
 cp "$PW_TMP/body" "$PW_TMP/series.json"
@@ -114,8 +148,8 @@ tip=$(tail -1 "$PW_TMP/shas")
 
 # Uploading the same mbox again (with the CLI) changes nothing.
 out=$(pw_admin series upload --tree app "$PW_TMP/series.mbox" 2>&1)
-[ "$out" = "4 message(s): 0 applied, 0 failed, 0 incomplete, 1 known; 0 pair(s)
-series $sid" ] && [ "$(sql "SELECT count(*) FROM pairs")" = 1 ] &&
+[ "$out" = "4 message(s), 3 patch mail(s): 1 series, 1 known; the daemon applies the rest (series list shows their state)
+series $sid applied" ] && [ "$(sql "SELECT count(*) FROM pairs")" = 1 ] &&
     pass repost_is_idempotent || fail repost_is_idempotent "$out"
 out=$(pw series list 2>&1)
 echo "$out" | grep -q "^$sid  *applied  *2  *3  *${tip:0:12}" &&
@@ -183,7 +217,8 @@ g "$SRC" checkout -q master
 cat "$PW_TMP"/bad/*.patch >"$PW_TMP/bad.mbox"
 code=$(post_mbox "$PW_TMP/bad.mbox" "?tree=app")
 bid=$(jfield series.0 <"$PW_TMP/body")
-[ "$code" = 201 ] && [ "$(jfield failed <"$PW_TMP/body")" = 1 ] &&
+[ "$code" = 202 ] && wait_series "$bid" failed applied &&
+    [ "$(series_state "$bid")" = failed ] &&
     pass failed_series_posted || fail failed_series_posted "$code $(cat "$PW_TMP/body")"
 http GET "/api/v1/series/$bid" >/dev/null
 python3 - "$PW_TMP/body" <<'PY' && pass failed_series_error || fail failed_series_error "$(cat "$PW_TMP/body")"
@@ -209,5 +244,106 @@ code=$(post_mbox "$PW_TMP/broken.mbox" "?tree=app")
 code=$(post_mbox "$PW_TMP/broken.mbox" "?tree=nope")
 [ "$code" = 400 ] && grep -q "unknown tree" "$PW_TMP/body" &&
     pass unknown_tree || fail unknown_tree "$code $(cat "$PW_TMP/body")"
+# A patch libgit2 cannot apply (its hunk moved three lines down on the
+# branch since it was written) goes through `git am --3way` in a scratch
+# worktree, and the series says so; one that conflicts fails with both
+# reasons.
+g "$SRC" checkout -q master
+seq -f 'note %g' 1 10 >"$SRC/notes.txt"
+g "$SRC" add notes.txt
+g "$SRC" commit -qm "notes: ten lines"
+n1=$(g "$SRC" rev-parse HEAD)
+g "$SRC" checkout -qb side "$n1"
+sed -i 's/^note 8$/note eight/' "$SRC/notes.txt"
+g "$SRC" commit -qam "notes: spell out eight"
+sed -i 's/^note 2$/note TWO/' "$SRC/notes.txt"
+g "$SRC" commit -qam "notes: shout two"
+g "$SRC" format-patch -q -o "$PW_TMP/am" -1 side~1
+g "$SRC" format-patch -q -o "$PW_TMP/am" --start-number 2 -1 side
+g "$SRC" checkout -q master
+sed -i '1i top 1\ntop 2\ntop 3' "$SRC/notes.txt"
+sed -i 's/^note 2$/note two/' "$SRC/notes.txt"
+g "$SRC" commit -qam "notes: three lines on top, two spelt out"
+n2=$(g "$SRC" rev-parse HEAD)
+wait_tip master "$n2" 60 || fail tip_moved "$(cat "$PW_TMP/trees.json")"
+code=$(post_mbox "$PW_TMP"/am/0001-*.patch "?tree=app")
+aid=$(jfield series.0 <"$PW_TMP/body")
+[ "$code" = 202 ] && wait_series "$aid" applied failed || fail am_posted "$code $(cat "$PW_TMP/body")"
+http GET "/api/v1/series/$aid" >/dev/null
+python3 - "$PW_TMP/body" "$n2" <<'PY' && pass three_way_fallback || fail three_way_fallback "$(cat "$PW_TMP/body") $(grep -i 'git am\|series' "$PW_DIR/daemon.log" | tail -5)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["series"]
+assert s["state"] == "applied", s
+assert s["base_sha"] == sys.argv[2], s
+assert s["fallback"] == "patch 1/1: applied with git am --3way (libgit2 takes exact hunks only)", s
+PY
+tip3=$(jfield series.commit_sha <"$PW_TMP/body")
+[ "$(git --git-dir "$MIRROR" show "$tip3:notes.txt" | sed -n 11p)" = "note eight" ] &&
+    [ "$(git --git-dir "$MIRROR" log -1 --format='%an|%cn|%s|%P' "$tip3")" = "Ann Author|perfwatch|notes: spell out eight|$n2" ] &&
+    [ "$(git --git-dir "$MIRROR" rev-parse "refs/perfwatch/series/$aid")" = "$tip3" ] &&
+    [ "$(git --git-dir "$MIRROR" worktree list | wc -l)" = 1 ] &&
+    pass three_way_commit || fail three_way_commit "$(git --git-dir "$MIRROR" log -2 --format='%H %an %cn %s %P' "$tip3" 2>&1; git --git-dir "$MIRROR" worktree list)"
+code=$(post_mbox "$PW_TMP"/am/0002-*.patch "?tree=app")
+cid=$(jfield series.0 <"$PW_TMP/body")
+[ "$code" = 202 ] && wait_series "$cid" failed applied
+http GET "/api/v1/series/$cid" >/dev/null
+python3 - "$PW_TMP/body" <<'PY' && pass conflict_fails || fail conflict_fails "$(cat "$PW_TMP/body")"
+import json, sys
+s = json.load(open(sys.argv[1]))["series"]
+assert s["state"] == "failed", s
+e = s["error"]
+assert e.startswith('patch 1/1 "notes: shout two": does not apply to notes.txt'), e
+assert "git am --3way failed too" in e, e
+assert s["fallback"] is None, s
+PY
+[ "$(git --git-dir "$MIRROR" worktree list | wc -l)" = 1 ] &&
+    [ -z "$(ls "$PW_TMP/tmpd" | grep "^perfwatch-am")" ] &&
+    pass scratch_removed || fail scratch_removed "$(git --git-dir "$MIRROR" worktree list)"
+# v3 of the first series (same cover title and author): it supersedes
+# v2, and its tip (twice the loop, not four times) is compared with v2's
+# on the same host and point: "v3 vs v2" next to "v3 vs base".
+g "$SRC" checkout -qb topic3 topic
+echo '#define LOOPS 80000000UL' >"$SRC/loops.h"
+g "$SRC" commit -qam "prog: only twice the loop"
+g "$SRC" format-patch -q --cover-letter -v3 --base="$c1" -o "$PW_TMP/v3" \
+    "$c1..topic3"
+g "$SRC" checkout -q master
+cat "$PW_TMP"/v3/*.patch >"$PW_TMP/v3.mbox"
+code=$(post_mbox "$PW_TMP/v3.mbox" "?tree=app&branch=master")
+v3=$(jfield series.0 <"$PW_TMP/body")
+[ "$code" = 202 ] && wait_series "$v3" applied failed &&
+    [ "$(sql "SELECT supersedes FROM series WHERE id = $v3")" = "$sid" ] &&
+    pass v3_supersedes_v2 || fail v3_supersedes_v2 "$code $(sql "SELECT id, title, author, version, supersedes FROM series")"
+tip=$(sql "SELECT c.sha FROM series se JOIN commits c ON c.id = se.commit_id WHERE se.id = $v3")
+wait_until 180 pair_done || fail v3_measured "pair: $(pair_jobs)"
+has_versus() {
+	http GET "/api/v1/series/$v3" >/dev/null
+	[ "$(jfield versus_previous.rows <"$PW_TMP/body")" != "[]" ]
+}
+wait_until 60 has_versus
+python3 - "$PW_TMP/body" "$sid" <<'PY' && pass v3_vs_v2 || fail v3_vs_v2 "$(head -c 1500 "$PW_TMP/body")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+vs = j["versus_previous"]
+assert vs["previous"] == {"id": int(sys.argv[2]), "version": 2}, vs
+assert vs["version"] == 3, vs
+rows = [r for r in vs["rows"] if r["metric"] == "time_ms"]
+assert len(rows) == 1, vs
+r = rows[0]
+assert r["host"] == "r1" and r["job"] == "slowprog", r
+# The design is 2x faster than v2 (4x the loop -> 2x): far above noise.
+assert r["change_pct"] < -25 and r["median"] < r["previous_median"], r
+assert r["n"] >= 5 and r["n_previous"] >= 5, r
+PY
+code=$(http GET "/series/$v3")
+grep -q '<h2 id="versus">v3 vs v2</h2>' "$PW_TMP/body" &&
+    grep -q '<h2>What changed: v3 vs base</h2>' "$PW_TMP/body" &&
+    grep -q "href=\"/series/$sid\">v2 (series $sid)</a>" "$PW_TMP/body" &&
+    [ "$(grep -c '<tr class="versus">' "$PW_TMP/body")" -ge 1 ] &&
+    pass v3_page || fail v3_page "$code"
+code=$(http GET "/series/$aid")
+grep -q 'patch 1/1: applied with git am --3way' "$PW_TMP/body" &&
+    pass fallback_on_page || fail fallback_on_page "$code"
 stop_pid "$PW_DAEMON_PID"
 finish

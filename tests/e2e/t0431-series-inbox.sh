@@ -24,6 +24,14 @@ g "$SRC" format-patch -q --cover-letter --thread -v2 --base="$c1" \
 g "$SRC" checkout -q -b typo "$c1"
 commit "$SRC" README "docs: a typo" >/dev/null
 g "$SRC" format-patch -q --thread -o "$PW_TMP/typo" -1
+# A fixes branch, and a patch for it whose subject names it by a tag
+# with a slash: "[PATCH app/for-7.0-fixes]".
+g "$SRC" checkout -q -b fixes "$c1"
+f1=$(commit "$SRC" mm/fix.c "fixes: a first fix")
+commit "$SRC" mm/fix.c "mm: memcg: the fix" >/dev/null
+g "$SRC" format-patch -q --thread --subject-prefix="PATCH app/for-7.0-fixes" \
+    -o "$PW_TMP/fix" -1
+g "$SRC" reset -q --hard "$f1"
 g "$SRC" checkout -q master
 
 INBOX=$PW_TMP/inbox
@@ -38,7 +46,7 @@ printf 'From: a@x\nSubject: [PATCH] old history\nMessage-Id: <old@x>\n\n---\ndif
 add_msg "$PW_TMP/old.msg"
 
 daemon_config "$PW_TMP/d" r1
-tree_yaml app "file://$SRC" master
+tree_yaml app "file://$SRC" "master, fixes"
 cat >>"$PW_DIR/daemon.yaml" <<YAML
 inboxes:
   - name: lm
@@ -47,6 +55,8 @@ inboxes:
     tree: app
     branch: master
     subjects: [memcg]
+    tags:
+      app/for-7.0-fixes: {branch: fixes}
 YAML
 cat >"$PW_DIR/jobs/j.yaml" <<'YAML'
 name: j
@@ -113,5 +123,24 @@ pair=$(sql "SELECT bc.sha || ' ' || cc.sha FROM pairs p JOIN jobs b ON b.id = p.
 code=$(http GET "/api/v1/series")
 [ "$code" = 200 ] && [ "$(jfield series.0.inbox <"$PW_TMP/body")" = lm ] &&
     pass api_lists_it || fail api_lists_it "$code"
+
+# Bad mail in the archive is skipped with a reason; the patch after it,
+# tagged for the fixes branch, goes there (its base: that branch's tip).
+wait_tip fixes "$f1" || fail fixes_seen "$(cat "$PW_TMP/trees.json")"
+printf 'no header block at all, just text\n' >"$INBOX/m"
+g "$INBOX" add m
+g "$INBOX" commit -qm "not a mail"
+add_msg "$PW_TMP"/fix/*.patch
+fixed() { [ "$(sql "SELECT state FROM series WHERE branch_tag IS NOT NULL")" = applied ]; }
+wait_until 30 fixed && pass tagged_series_applied ||
+    { fail tagged_series_applied "$(sql "SELECT id, state, error, branch, branch_tag FROM series")"; show_logs; }
+[ "$(sql "SELECT branch || ' ' || branch_tag || ' ' || base_sha || ' ' || title FROM series WHERE branch_tag IS NOT NULL")" = "fixes app/for-7.0-fixes $f1 mm: memcg: the fix" ] &&
+    pass routed_by_tag || fail routed_by_tag "$(sql "SELECT * FROM series")"
+grep -q "inbox lm: message [0-9a-f]*: .*no header block" "$PW_DIR/daemon.log" &&
+    grep -q 'on app/fixes, tag app/for-7.0-fixes' "$PW_DIR/daemon.log" &&
+    pass bad_mail_skipped || fail bad_mail_skipped "$(grep 'inbox lm' "$PW_DIR/daemon.log" | tail -5)"
+code=$(http GET "/series/$(sql "SELECT id FROM series WHERE branch_tag IS NOT NULL")")
+grep -q '<th>subject tag</th><td class="mono">app/for-7.0-fixes</td>' "$PW_TMP/body" &&
+    pass tag_on_page || fail tag_on_page "$code"
 stop_pid "$PW_DAEMON_PID"
 finish

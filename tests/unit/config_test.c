@@ -659,3 +659,66 @@ TEST(test_config__parse_job_for_daemon)
 	job_config_free(j);
 	daemon_config_free(d);
 }
+
+/* inboxes[].tags: subject tag to tree and branch; errors name the tag. */
+TEST(test_config__inbox_tags)
+{
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	const char *dp;
+
+	dp = write_tmp("tags.yaml",
+	    "listen: 127.0.0.1:0\ndatabase: db.sqlite\nmirrors: git\n"
+	    "trees:\n"
+	    "  - {name: mm, url: /srv/mm, branches: [mm-new, mm-unstable]}\n"
+	    "  - {name: cgroup, url: /srv/cg, branches: [for-7.0-fixes]}\n"
+	    "inboxes:\n"
+	    "  - name: cgroups\n"
+	    "    url: /srv/lm\n"
+	    "    tree: mm\n"
+	    "    tags:\n"
+	    "      mm-unstable: {branch: mm-unstable}\n"
+	    "      cgroup/for-7.0-fixes: {tree: cgroup, branch: "
+	    "for-7.0-fixes}\n");
+	ASSERT_INTEQ(config_load_daemon(&d, dp, &errs), 0);
+	ASSERT_INTEQ(d->inboxes[0].ntags, 2);
+	ASSERT_STREQ(d->inboxes[0].tags[0].tag, "mm-unstable");
+	ASSERT_STREQ(d->inboxes[0].tags[0].tree, "mm");
+	ASSERT_STREQ(d->inboxes[0].tags[0].branch, "mm-unstable");
+	ASSERT_STREQ(d->inboxes[0].tags[1].tag, "cgroup/for-7.0-fixes");
+	ASSERT_STREQ(d->inboxes[0].tags[1].tree, "cgroup");
+	daemon_config_free(d);
+
+	dp = write_tmp("tags-bad.yaml",
+	    "listen: 127.0.0.1:0\ndatabase: db.sqlite\nmirrors: git\n"
+	    "trees: [{name: mm, url: /srv/mm, branches: [mm-new]}]\n"
+	    "inboxes:\n"
+	    "  - name: cgroups\n"
+	    "    url: /srv/lm\n"
+	    "    tree: mm\n"
+	    "    tags:\n"
+	    "      mm-unstable: {branch: mm-unstable}\n"
+	    "      net-next: {tree: net, branch: main}\n"
+	    "      \"a tag\": {branch: mm-new}\n"
+	    "      x: {branch: mm-new, colour: red}\n");
+	ASSERT_INTEQ(config_load_daemon(&d, dp, &errs), -1);
+	ASSERT_INTEQ(errs.n, 4);
+	ASSERT_MSG(strstr(errs.msg[0],
+	               ":10:20: inboxes[0].tags.mm-unstable: tree 'mm' does "
+	               "not watch a branch 'mm-unstable'") != NULL,
+	    "%s", errs.msg[0]);
+	ASSERT_MSG(strstr(errs.msg[1],
+	               ":11:17: inboxes[0].tags.net-next: no tree named "
+	               "'net'") != NULL,
+	    "%s", errs.msg[1]);
+	ASSERT_MSG(strstr(errs.msg[2],
+	               ":12:7: inboxes[0].tags.a tag: not a "
+	               "subject tag") != NULL,
+	    "%s", errs.msg[2]);
+	ASSERT_MSG(
+	    strstr(errs.msg[3],
+	        ":13:27: inboxes[0].tags.x.colour: unknown key") != NULL &&
+	        strstr(errs.msg[3], "colour") != NULL,
+	    "%s", errs.msg[3]);
+	cfg_errors_free(&errs);
+}

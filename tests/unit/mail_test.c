@@ -128,6 +128,36 @@ TEST(test_mail__subject_tags)
 	ASSERT_STREQ(s.prefix, "LSF/MM TOPIC");
 	mail_subject_release(&s);
 
+	/* Branch tags, slashes included; not AUTOSEL or a version. */
+	mail_subject_parse(
+	    &s, "[PATCH cgroup/for-7.0-fixes] selftests/cgroup: x");
+	ASSERT(s.patch && s.seq == 1 && s.total == 1);
+	ASSERT_STREQ(s.branch, "cgroup/for-7.0-fixes");
+	ASSERT_STREQ(s.title, "selftests/cgroup: x");
+	mail_subject_release(&s);
+	mail_subject_parse(&s, "[PATCH mm-unstable v3 2/5] mm: memcg: y");
+	ASSERT(s.version == 3 && s.seq == 2 && s.total == 5);
+	ASSERT_STREQ(s.branch, "mm-unstable");
+	mail_subject_release(&s);
+	mail_subject_parse(&s, "[RFC PATCH net-next] net: z");
+	ASSERT(s.rfc && s.patch);
+	ASSERT_STREQ(s.branch, "net-next");
+	mail_subject_release(&s);
+	mail_subject_parse(&s, "[PATCH AUTOSEL 4.19 29/34] cpuset: w");
+	ASSERT_STREQ(s.branch, "");
+	ASSERT_STREQ(s.prefix, "AUTOSEL 4.19");
+	mail_subject_release(&s);
+	mail_subject_parse(&s, "[PATCH v2 1/3] plain");
+	ASSERT_STREQ(s.branch, "");
+	mail_subject_release(&s);
+	/* A PATCHSET is a cover letter whose count the patches give. */
+	mail_subject_parse(&s, "[PATCHSET v2 block/for-next] blk: stats");
+	ASSERT(s.patch && s.set && s.version == 2);
+	ASSERT_INTEQ(s.seq, 0);
+	ASSERT_INTEQ(s.total, 0);
+	ASSERT_STREQ(s.branch, "block/for-next");
+	mail_subject_release(&s);
+
 	mail_subject_parse(&s, "[PATCH 9/3] nonsense counters");
 	ASSERT_INTEQ(s.seq, 1);
 	ASSERT_INTEQ(s.total, 1);
@@ -380,7 +410,7 @@ TEST(test_mail__real_archive)
 	char *d, *p;
 	struct timespec t0, t1;
 	double ms;
-	const struct mail_series *v1 = NULL, *v2 = NULL;
+	const struct mail_series *v1 = NULL, *v2 = NULL, *ps = NULL;
 
 	snprintf(repo, sizeof(repo), "%s/inbox.git", test_tmpdir());
 	snprintf(list, sizeof(list), "%s/list", test_tmpdir());
@@ -424,6 +454,10 @@ TEST(test_mail__real_archive)
 		if (strcmp(s[i].title,
 		        "mm: memcontrol: recursive memory protection") == 0)
 			*(s[i].version == 2 ? &v2 : &v1) = &s[i];
+		if (strcmp(s[i].title,
+		        "kernfs,cgroup: support 64bit inos "
+		        "and unify cgroup IDs") == 0)
+			ps = &s[i];
 	}
 	printf("archive: %zu messages, %zu patches, %zu replies, %zu series "
 	       "(%zu complete, %zu patches in series), %zu orphan patches; "
@@ -448,6 +482,16 @@ TEST(test_mail__real_archive)
 	ASSERT_STREQ(m[v2->root].from_name, "Johannes Weiner");
 	ASSERT_INTEQ(m[v2->patches[2]].date, 1576786038);
 	ASSERT(v1->version == 1 && v1->total == 3 && v1 < v2);
+	/* "[PATCHSET cgroup/for-5.5] kernfs,cgroup: ..." answered by ten
+	 * "[PATCH NN/10]" mails: one series with the cover's slash tag
+	 * (these ten were orphans before PATCHSET counted as a cover). */
+	ASSERT(ps != NULL);
+	ASSERT_INTEQ(ps->cover, (long)ps->root);
+	ASSERT_INTEQ(ps->total, 10);
+	ASSERT(ps->complete);
+	ASSERT_STREQ(ps->branch_tag, "cgroup/for-5.5");
+	ASSERT_STREQ(
+	    m[ps->root].message_id, "20191104235944.3470866-1-tj@kernel.org");
 	/* Patches reach the commit message and the diff. */
 	ASSERT(strstr(m[v2->patches[0]].message, "Signed-off-by: Johannes") !=
 	    NULL);
@@ -456,6 +500,46 @@ TEST(test_mail__real_archive)
 	mail_series_free(s, ns);
 	mail_msgs_free(m, n);
 	free(d);
+}
+
+/* Tejun Heo's style: "[PATCHSET v2 TAG] title" answered by "[PATCH n/N]"
+ * patches that carry neither the version nor the tag. */
+TEST(test_mail__patchset_cover)
+{
+	static const char mb[] =
+	    "From 1 Mon Sep 17 00:00:00 2001\nFrom: T <tj@x>\n"
+	    "Message-ID: <c@x>\n"
+	    "Subject: [PATCHSET v2 cgroup/for-7.0-fixes] cgroup: fixes\n\n"
+	    "base-commit: 0123456789abcdef0123456789abcdef01234567\n"
+	    "From 2 Mon Sep 17 00:00:00 2001\nFrom: T <tj@x>\n"
+	    "Message-ID: <p1@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 1/2] one\n\n---\ndiff --git a/f b/f\n"
+	    "From 3 Mon Sep 17 00:00:00 2001\nFrom: T <tj@x>\n"
+	    "Message-ID: <p2@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 2/2] two\n\n---\ndiff --git a/f b/f\n"
+	    "From 4 Mon Sep 17 00:00:00 2001\nFrom: T <tj@x>\n"
+	    "Message-ID: <lone@x>\n"
+	    "Subject: [PATCHSET cgroup/for-next] nobody answers\n\ntext\n";
+	struct mail_msg *m;
+	struct mail_series *s;
+	size_t n, ns, orphans;
+	struct err e = { 0 };
+
+	ASSERT(mail_mbox_parse(&m, &n, mb, sizeof(mb) - 1, &e) == 0);
+	mail_group(&s, &ns, &orphans, m, n);
+	ASSERT_INTEQ(ns, 1);
+	ASSERT_INTEQ(orphans, 0);
+	ASSERT_INTEQ(s[0].cover, 0);
+	ASSERT_INTEQ(s[0].total, 2);
+	ASSERT_INTEQ(s[0].version, 2);
+	ASSERT(s[0].complete);
+	ASSERT_INTEQ(s[0].patches[0], 1);
+	ASSERT_INTEQ(s[0].patches[1], 2);
+	ASSERT_STREQ(s[0].branch_tag, "cgroup/for-7.0-fixes");
+	ASSERT_STREQ(
+	    s[0].base_commit, "0123456789abcdef0123456789abcdef01234567");
+	mail_series_free(s, ns);
+	mail_msgs_free(m, n);
 }
 
 /* `git format-patch --cover-letter` without --thread: no Message-ID, no

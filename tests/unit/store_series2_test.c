@@ -1,0 +1,151 @@
+/*
+ * daemon/store_series2: superseding versions, the upload queue, branch
+ * tags and the 3-way note, on a real SQLite file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_series2.h"
+#include "tests/unit/test.h"
+
+static struct store *
+open_new(const char *name)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = xasprintf("%s/%s.db", test_tmpdir(), name);
+
+	if (store_open(&s, p, &e) == -1)
+		fprintf(stdout, "store_open: %s\n", err_msg(&e));
+	free(p);
+	return s;
+}
+
+static int64_t
+series(struct store *s, const char *mid, const char *title, const char *author,
+    int64_t version)
+{
+	struct store_series_new n = { "upload", mid, title, author, version, 2,
+		2, 100, 0, "master" };
+	int64_t id = 0;
+
+	if (store_series_create(s, &id, NULL, &n, 100) != 0)
+		return -1;
+	return id;
+}
+
+TEST(test_store_series2__previous_version)
+{
+	struct store *s = open_new("prev");
+	int64_t v1, v2, v3, other, w1, w2, prev;
+	const char *chain[] = { "nowhere@x", "w1@x" };
+
+	ASSERT(s != NULL);
+	v1 = series(s, "v1@x", "memcg: batch", "A <a@x>", 1);
+	other = series(s, "o@x", "memcg: batch", "B <b@x>", 1);
+	v2 = series(s, "v2@x", "memcg: batch", "A <a@x>", 2);
+	v3 = series(s, "v3@x", "memcg: batch", "A <a@x>", 3);
+	ASSERT(v1 > 0 && other > 0 && v2 > 0 && v3 > 0);
+	/* Same title and author: the newest lower version. */
+	ASSERT(store_series_previous(s, &prev, v3, NULL, 0) == 0);
+	ASSERT_INTEQ(prev, v2);
+	ASSERT(store_series_previous(s, &prev, v2, NULL, 0) == 0);
+	ASSERT_INTEQ(prev, v1);
+	ASSERT(store_series_previous(s, &prev, v1, NULL, 0) == 0);
+	ASSERT_INTEQ(prev, 0);
+	/* A retitled v2 is found by the Message-ID chain only. */
+	w1 = series(s, "w1@x", "mm: old title", "C <c@x>", 1);
+	w2 = series(s, "w2@x", "mm: new title", "C <c@x>", 2);
+	ASSERT(store_series_previous(s, &prev, w2, NULL, 0) == 0);
+	ASSERT_INTEQ(prev, 0);
+	ASSERT(store_series_previous(s, &prev, w2, chain, 2) == 0);
+	ASSERT_INTEQ(prev, w1);
+	/* Never a higher or equal version through the chain. */
+	chain[1] = "w2@x";
+	ASSERT(store_series_previous(s, &prev, w1, chain, 2) == 0);
+	ASSERT_INTEQ(prev, 0);
+	store_close(s);
+}
+
+TEST(test_store_series2__meta_in_json)
+{
+	struct store *s = open_new("meta");
+	int64_t v1, v2;
+	json_t *o = NULL, *se;
+
+	ASSERT(s != NULL);
+	v1 = series(s, "v1@x", "t", "A <a@x>", 1);
+	v2 = series(s, "v2@x", "t", "A <a@x>", 2);
+	ASSERT(store_series_meta(s, v2, "cgroup/for-7.0-fixes", v1) == 0);
+	ASSERT(store_series_fallback(s, v2, "patch 2/2: git am --3way") == 0);
+	ASSERT(store_series_get(s, &o, v2) == 0);
+	se = json_object_get(o, "series");
+	ASSERT_STREQ(json_string_value(json_object_get(se, "branch_tag")),
+	    "cgroup/for-7.0-fixes");
+	ASSERT_INTEQ(json_integer_value(json_object_get(se, "supersedes")), v1);
+	ASSERT_STREQ(json_string_value(json_object_get(se, "fallback")),
+	    "patch 2/2: git am --3way");
+	json_decref(o);
+	ASSERT(store_series_meta(s, v2, "", 0) == 0);
+	ASSERT(store_series_get(s, &o, v2) == 0);
+	se = json_object_get(o, "series");
+	ASSERT(json_is_null(json_object_get(se, "branch_tag")));
+	ASSERT(json_is_null(json_object_get(se, "supersedes")));
+	json_decref(o);
+	store_close(s);
+}
+
+TEST(test_store_series2__queue)
+{
+	struct store *s = open_new("queue");
+	struct store_series_job j;
+	int64_t q1, q2, n, id, ids[1];
+	json_t *o = NULL;
+	static const char mb[] = "From x\nSubject: a\0b\n";
+
+	ASSERT(s != NULL);
+	ASSERT(store_series_dequeue(s, &j) == ERR_NOTFOUND);
+	ASSERT(store_series_enqueue(
+	           s, &q1, "mm", "mm-new", mb, sizeof(mb) - 1, 10) == 0);
+	ASSERT(store_series_enqueue(s, &q2, "net", "main", "x", 1, 11) == 0);
+	ASSERT(q2 > q1);
+	ASSERT(store_series_queued(s, &n) == 0);
+	ASSERT_INTEQ(n, 2);
+	/* Oldest first; the bytes come back whole, NUL included. */
+	ASSERT(store_series_dequeue(s, &j) == 0);
+	ASSERT_INTEQ(j.id, q1);
+	ASSERT_STREQ(j.tree, "mm");
+	ASSERT_STREQ(j.branch, "mm-new");
+	ASSERT_INTEQ(j.len, sizeof(mb) - 1);
+	ASSERT(memcmp(j.mbox, mb, j.len) == 0);
+	store_series_job_release(&j);
+	ASSERT(store_series_queue_done(s, q1) == 0);
+	ASSERT(store_series_dequeue(s, &j) == 0);
+	ASSERT_INTEQ(j.id, q2);
+	store_series_job_release(&j);
+	ASSERT(store_series_queue_done(s, q2) == 0);
+	ASSERT(store_series_dequeue(s, &j) == ERR_NOTFOUND);
+	/* Marking leaves an applied series alone. */
+	id = series(s, "m@x", "t", "A <a@x>", 1);
+	ids[0] = id;
+	ASSERT(store_series_mark(s, ids, 1, "waiting", 20) == 0);
+	ASSERT(store_series_get(s, &o, id) == 0);
+	ASSERT_STREQ(json_string_value(json_object_get(
+	                 json_object_get(o, "series"), "state")),
+	    "waiting");
+	json_decref(o);
+	ASSERT(
+	    store_series_state(s, id, "applied", NULL, NULL, 0, NULL, 21) == 0);
+	ASSERT(store_series_mark(s, ids, 1, "waiting", 22) == 0);
+	ASSERT(store_series_get(s, &o, id) == 0);
+	ASSERT_STREQ(json_string_value(json_object_get(
+	                 json_object_get(o, "series"), "state")),
+	    "applied");
+	json_decref(o);
+	store_close(s);
+}
