@@ -103,18 +103,23 @@ encode_words(struct buf *b, const char *s, size_t *col)
 	size_t len = strlen(s), i = 0;
 
 	while (i < len) {
-		/* 45 bytes give 60 base64 characters: 72 with the frame. */
-		size_t n = len - i > 45 ? 45 : len - i, k;
+		/* 45 bytes give 60 base64 characters: 72 with the frame;
+		 * the first word fits in what is left of the line. */
+		size_t n = len - i > 45 ? 45 : len - i, k, room;
 
+		if (i > 0 || *col + 12 + 8 > 78) {
+			if (i > 0 || *col > 1) {
+				buf_puts(b, "\r\n ");
+				*col = 1;
+			}
+		}
+		room = *col + 12 < 78 ? (78 - *col - 12) / 4 * 3 : 3;
+		if (room < 3)
+			room = 3;
+		if (n > room)
+			n = room;
 		while (n < len - i && n > 0 && (p[i + n] & 0xc0) == 0x80)
 			n--;
-		if (*col + 12 + (n + 2) / 3 * 4 > 78 && *col > 1) {
-			buf_puts(b, "\r\n ");
-			*col = 1;
-		} else if (i > 0) {
-			buf_putc(b, ' ');
-			(*col)++;
-		}
 		buf_puts(b, "=?UTF-8?B?");
 		for (k = 0; k < n; k += 3) {
 			unsigned v = (unsigned)p[i + k] << 16;
@@ -204,12 +209,30 @@ header_mailbox(struct buf *b, const char *m, size_t *col)
 		}
 		free(name);
 	}
-	if (*col + strlen(addr) + 2 > 78 && *col > 1) {
+	if (*col + strlen(addr) + 2 > 78 && *col > 1 && b->len > 0 &&
+	    b->data[b->len - 1] == ' ') {
 		buf_puts(b, "\r\n ");
 		*col = 1;
 	}
 	buf_printf(b, "<%s>", addr);
 	*col += strlen(addr) + 2;
+}
+
+/* An address header from mailboxes kept apart (names may hold commas). */
+static void
+header_mailboxes(struct buf *b, const char *name, char *const *v, size_t n)
+{
+	size_t col = strlen(name) + 2, i;
+
+	buf_printf(b, "%s: ", name);
+	for (i = 0; i < n; i++) {
+		if (i) {
+			buf_puts(b, ",\r\n ");
+			col = 1;
+		}
+		header_mailbox(b, v[i], &col);
+	}
+	buf_puts(b, "\r\n");
 }
 
 void
@@ -496,8 +519,8 @@ params(struct buf *b, json_t *spec, const struct store_alert_cmp *c)
 	buf_puts(b, "\n  kernel builds: ");
 	if (boot != NULL && strcmp(boot, "none") != 0)
 		buf_puts(b,
-		    "each side's commit as checked out and built by "
-		    "the runner (build ids unknown)\n");
+		    "each side's commit, built by the runner\n"
+		    "    (build ids unknown)\n");
 	else
 		buf_puts(b,
 		    "none: both sides ran on the test machine's "
@@ -511,10 +534,10 @@ table(struct buf *b, const struct alert_report *r)
 	size_t i;
 
 	buf_puts(b,
-	    "      base (±sd)    %change    95% CI of change     "
-	    "cand (±sd)   metric\n"
+	    "      base (±sd)    %change    95% CI of change    "
+	    "cand (±sd)\n"
 	    "  ---------------- --------- ------------------ "
-	    "---------------- ------\n");
+	    "----------------\n");
 	for (i = 0; i < r->nchg && i < ALERT_MAX_ROWS; i++) {
 		const struct store_alert_cmp *c = &x->cmp[r->chg[i]];
 		char bm[32], cm[32], bs[16], cs[16], ch[32], lo[32], hi[32];
@@ -526,11 +549,11 @@ table(struct buf *b, const struct alert_report *r)
 		pct(ch, sizeof(ch), c->change_pct);
 		pct(lo, sizeof(lo), c->ci_low);
 		pct(hi, sizeof(hi), c->ci_high);
-		buf_printf(b, "  %10s ±%s %9s [%7s, %7s] %10s ±%s %s.", bm, bs,
-		    ch, lo, hi, cm, cs, x->job);
+		buf_printf(b, "  %10s ±%s %9s [%7s, %7s] %10s ±%s\n", bm, bs,
+		    ch, lo, hi, cm, cs);
+		buf_printf(b, "%19s%s.", "", x->job);
 		put_clean(b, c->metric, 128);
-		buf_puts(b, "\n");
-		buf_printf(b, "%19s%s, %lld+%lld runs", "", c->verdict,
+		buf_printf(b, ": %s, %lld+%lld runs", c->verdict,
 		    (long long)c->n_base, (long long)c->n_cand);
 		if (c->point && c->point[0]) {
 			buf_puts(b, ", ");
@@ -552,10 +575,10 @@ links(struct buf *b, const struct alert_report *r)
 		buf_puts(b, "dashboard: unknown (public_url is not set)\n");
 		return;
 	}
-	buf_printf(b, "dashboard: %s/commit/%s\n", r->public_url,
+	buf_printf(b, "dashboard:\n  %s/commit/%s\n", r->public_url,
 	    x->sha ? x->sha : "");
 	if (x->series_id > 0)
-		buf_printf(b, "series:    %s/series/%lld\n", r->public_url,
+		buf_printf(b, "  %s/series/%lld\n", r->public_url,
 		    (long long)x->series_id);
 }
 
@@ -700,7 +723,7 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	buf_puts(b,
 	    "\nto reproduce (each side on the same machine, the "
 	    "runner's job spec):\n");
-	buf_printf(b, "  git checkout %.40s   # then base %.40s\n",
+	buf_printf(b, "  git checkout %.40s\n  (base: %.40s)\n",
 	    x->sha ? x->sha : "?", x->base_sha ? x->base_sha : "unknown");
 	if (json_array_size(json_object_get(spec, "build")) > 0) {
 		buf_puts(b, "  ");
@@ -764,28 +787,18 @@ int
 alert_mail_build(struct buf *out, const struct alert_mail_in *in)
 {
 	struct buf body = BUF_INIT(ALERT_MAIL_MAX);
-	struct buf list = BUF_INIT(64 * 1024);
 	char date[64];
 	struct tm tm;
 	time_t t = (time_t)in->r->now;
-	size_t i;
 
 	buf_reset(out);
 	gmtime_r(&t, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
 	alert_mail_header(out, "Date", date, 0);
 	alert_mail_header(out, "From", in->from, 1);
-	for (i = 0; i < in->rcpt->nto; i++)
-		buf_printf(&list, "%s%s", i ? ", " : "", in->rcpt->to[i]);
-	alert_mail_header(out, "To", list.data, 1);
-	if (in->rcpt->ncc > 0) {
-		buf_reset(&list);
-		for (i = 0; i < in->rcpt->ncc; i++)
-			buf_printf(
-			    &list, "%s%s", i ? ", " : "", in->rcpt->cc[i]);
-		alert_mail_header(out, "Cc", list.data, 1);
-	}
-	buf_release(&list);
+	header_mailboxes(out, "To", in->rcpt->to, in->rcpt->nto);
+	if (in->rcpt->ncc > 0)
+		header_mailboxes(out, "Cc", in->rcpt->cc, in->rcpt->ncc);
 	alert_mail_header(out, "Subject", in->subject, 0);
 	alert_mail_header(out, "Message-ID", in->message_id, 0);
 	if (in->in_reply_to != NULL)

@@ -139,6 +139,14 @@ struct view_patch {
 	const char *verdict;
 };
 
+/* One delivery of a report (docs/ALERTS.md). */
+struct view_alert {
+	int64_t id;
+	const char *kind, *state, *target, *subject, *error;
+	int64_t attempts, sent; /* sent: time, 0 when not sent */
+	int followup;
+};
+
 struct view_commit {
 	enum view_target kind;
 	const char *id;
@@ -155,6 +163,8 @@ struct view_commit {
 	size_t njobs;
 	const char *note; /* e.g. "analysis not available: medians only" */
 	struct view_pager pager;
+	const struct view_alert *alerts; /* commit pages */
+	size_t nalerts;
 };
 
 /* Metric history: one (tree, branch, host, job, point, metric) series. */
@@ -262,6 +272,9 @@ struct view_login {
 
 /* view_overview.c */
 int view_overview_render(struct buf *out, const struct view_overview *);
+/* view_alerts.c: the alerts table of a commit page (none: nothing). */
+void view_alerts_table(struct buf *, const struct view_alert *, size_t n);
+
 /* view_commit.c: a commit, series or pair page */
 int view_commit_render(struct buf *out, const struct view_commit *);
 /* view_history.c */
