@@ -52,7 +52,12 @@ alert_mail_addr(char *out, size_t n, const char *s)
 
 	if (s == NULL)
 		return -1;
+	for (p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return -1; /* CR, LF, NUL...: hostile, not a typo */
 	lt = strrchr(s, '<');
+	if (lt != NULL && strchr(s, '<') != lt)
+		return -1;
 	if (lt != NULL) {
 		if ((gt = strchr(lt, '>')) == NULL)
 			return -1;

@@ -354,6 +354,13 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
 	    " AND p.analysed = 1 AND c.final = 1 AND c.verdict <> 'info'"
+	    /* the newest verdict of each point: a retest replaces */
+	    " AND p.id = (SELECT max(p2.id) FROM pairs p2"
+	    "   JOIN jobs j2 ON j2.id = p2.cand_job_id"
+	    "   JOIN comparisons c2 ON c2.pair_id = p2.id AND c2.final = 1"
+	    "   WHERE j2.commit_id = j.commit_id AND p2.name = p.name"
+	    "   AND p2.point = p.point AND c2.host_id IS c.host_id"
+	    "   AND p2.analysed = 1)"
 	    " ORDER BY c.point, c.metric");
 	int rc;
 
@@ -572,21 +579,27 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	if (rc != SQLITE_ROW)
 		return dberr(s, "alert report put");
 
+	/* Every analysed pair of the group is seen, up to the newest
+	 * verdict this decision read (a later one is looked at again). */
 	st = prep(s,
 	    "INSERT INTO alert_pairs (pair_id, report_id, stamp)"
-	    " VALUES (?1, ?2, ?3) ON CONFLICT (pair_id) DO UPDATE SET"
+	    " SELECT p.id, ?4, min(?5, max(c.updated)) FROM pairs p"
+	    " JOIN jobs j ON j.id = p.cand_job_id"
+	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
+	    " AND p.analysed = 1 GROUP BY p.id"
+	    " ON CONFLICT (pair_id) DO UPDATE SET"
 	    " report_id = excluded.report_id, stamp = excluded.stamp");
 	if (st == NULL)
 		return -1;
-	for (i = 0; i < d->npairs; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, d->pairs[i]);
-		sqlite3_bind_int64(st, 2, rid);
-		sqlite3_bind_int64(st, 3, d->stamp);
-		if (run(s, st, "alert pairs") != 0) {
-			sqlite3_finalize(st);
-			return -1;
-		}
+	sqlite3_bind_int64(st, 1, d->commit_id);
+	bind_text(st, 2, d->job);
+	bind_id(st, 3, d->host_id);
+	sqlite3_bind_int64(st, 4, rid);
+	sqlite3_bind_int64(st, 5, d->stamp);
+	if (run(s, st, "alert pairs") != 0) {
+		sqlite3_finalize(st);
+		return -1;
 	}
 	sqlite3_finalize(st);
 

@@ -153,8 +153,9 @@ struct store_alert_decision {
 	const struct store_alert_new *alerts;
 	size_t nalerts;
 };
-/* Upserts the report, marks its pairs seen, queues the alerts; ids of
- * deliveries that exist already (same key) are kept as they are. */
+/* Upserts the report, marks every analysed pair of its group seen (up to
+ * stamp), queues the alerts; deliveries that exist already (same key)
+ * are kept as they are.  pairs/npairs: informational. */
 int store_alert_decide(
     struct store *, const struct store_alert_decision *, int64_t now);
 
