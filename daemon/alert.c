@@ -200,6 +200,7 @@ group_decide(struct store *s, const struct daemon_config *dc,
 	store_errclear(s);
 	have_old = r0 == 0;
 	alert_report_init(&r, x, dc->public_url, now);
+	r.from = dc->alerts.from;
 	/*
 	 * Deduplication: the same changed metrics and verdicts as the last
 	 * look say nothing new (a retest that confirms).  A different set
@@ -334,7 +335,9 @@ retry_at(const struct daemon_config *dc, int64_t attempts, int64_t now)
 	    (dc->alerts.backoff_max_s > 0 ? dc->alerts.backoff_max_s : 3600) *
 	    1000L;
 	ms = http_backoff_ms(&p, (int)attempts);
-	return now + (ms + 999) / 1000;
+	/* next_try has whole seconds and now is rounded down: one more
+	 * second keeps the wait at least the backoff. */
+	return now + 1 + ms / 1000;
 }
 
 static int
@@ -472,7 +475,7 @@ deliver_hook(struct store *s, const struct daemon_config *dc,
 		    ? dc->alerts.backoff_max_s
 		    : 3600;
 
-		next = now + (after < cap ? after : cap);
+		next = now + 1 + (after < cap ? after : cap);
 	}
 	log_warnx("alert %lld: webhook: %s%s", (long long)a->id, err_msg(&e),
 	    last ? " (giving up)" : "");

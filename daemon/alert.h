@@ -41,6 +41,7 @@ struct alert_report {
 	int followup;           /* verdicts changed after an earlier report */
 	const char *prev;       /* follow-up: the signature it replaces */
 	const char *public_url; /* links; NULL: none */
+	const char *from;       /* Reported-by: (alerts.email.from) */
 	int64_t now;
 };
 

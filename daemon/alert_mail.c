@@ -432,9 +432,9 @@ static void
 spread(char *out, size_t n, double mean, double sd)
 {
 	if (isnan(mean) || isnan(sd) || mean == 0)
-		snprintf(out, n, "   ?");
+		snprintf(out, n, "    ?");
 	else
-		snprintf(out, n, "%3.0f%%", 100.0 * sd / fabs(mean));
+		snprintf(out, n, "%4.1f%%", 100.0 * sd / fabs(mean));
 }
 
 static const char *
@@ -745,7 +745,9 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	buf_puts(b,
 	    "\nIf you fix the issue in a separate patch, kindly add "
 	    "these tags:\n");
-	buf_puts(b, "| Reported-by: perfwatch <perfwatch@localhost>\n");
+	buf_puts(b, "| Reported-by: ");
+	put_clean(b, r->from ? r->from : "perfwatch", 256);
+	buf_puts(b, "\n");
 	if (r->public_url != NULL)
 		buf_printf(b, "| Closes: %s/commit/%s\n", r->public_url,
 		    x->sha ? x->sha : "");
@@ -753,6 +755,20 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	    "\n-- \nperfwatch, a performance-regression CI for memcg "
 	    "work\n");
 	json_decref(spec);
+}
+
+/* Whether no line passes RFC 5321's 998 octets. */
+static int
+short_lines(const char *s)
+{
+	size_t n = 0, max = 0;
+
+	for (; *s; s++) {
+		n = *s == '\n' ? 0 : n + 1;
+		if (n > max)
+			max = n;
+	}
+	return max <= 998;
 }
 
 /* Quoted-printable (RFC 2045) of LF-ended text, CRLF line ends. */
@@ -819,10 +835,13 @@ alert_mail_build(struct buf *out, const struct alert_mail_in *in)
 	    "MIME-Version: 1.0\r\n"
 	    "Content-Type: text/plain; charset=UTF-8\r\n");
 	alert_mail_body(&body, in->r);
-	if (is_ascii(body.data)) {
+	if (is_ascii(body.data) || short_lines(body.data)) {
 		char *p;
 
-		buf_puts(out, "Content-Transfer-Encoding: 7bit\r\n\r\n");
+		/* 8bit as kernel mail is (lines are bounded: every
+		 * untrusted string is cut); quoted-printable otherwise. */
+		buf_printf(out, "Content-Transfer-Encoding: %s\r\n\r\n",
+		    is_ascii(body.data) ? "7bit" : "8bit");
 		for (p = body.data; *p; p++) {
 			if (*p == '\n')
 				buf_putc(out, '\r');

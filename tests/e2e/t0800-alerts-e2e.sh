@@ -28,7 +28,11 @@ HOOK=$PW_TMP/hook
 mkdir -p "$SMTP" "$HOOK"
 echo "s3cret-$$" >"$PW_TMP/hook.secret"
 spawn "$HOOK/log" /usr/bin/python3 "$SERVERS" hook "$HOOK" "s3cret-$$" fail2
-wait_for 10 test -s "$HOOK/port" || { fail hook_server "no port"; finish; }
+HOOK2=$PW_TMP/hook429
+mkdir -p "$HOOK2"
+spawn "$HOOK2/log" /usr/bin/python3 "$SERVERS" hook "$HOOK2" "s3cret-$$" 429
+wait_for 10 test -s "$HOOK/port" && wait_for 10 test -s "$HOOK2/port" ||
+    { fail hook_server "no port"; finish; }
 # A port nothing listens on yet: the SMTP server comes up later on it.
 SMTP_PORT=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
@@ -55,6 +59,8 @@ alerts:
       secret_file: $PW_TMP/hook.secret
       slack: true
       timeout: 5s
+    - url: http://127.0.0.1:$(cat "$HOOK2/port")/rate-limited
+      secret_file: $PW_TMP/hook.secret
   backoff: 1s
   backoff_max: 2s
   poll: 1s
@@ -104,11 +110,11 @@ case "$(mail_row)" in
 *onnect*|*refused*) pass mail_pending_with_error ;;
 *) fail mail_pending_with_error "$(mail_row)" ;;
 esac
-[ "$(sql "SELECT count(*) FROM alerts")" = 2 ] && pass one_mail_one_hook_queued ||
-    fail one_mail_one_hook_queued "$(sql 'SELECT id, kind, key, state FROM alerts')"
+[ "$(sql "SELECT count(*) FROM alerts")" = 3 ] && pass one_mail_one_event_per_hook ||
+    fail one_mail_one_event_per_hook "$(sql 'SELECT id, kind, key, state FROM alerts')"
 
-# The webhook: 500, 500, then 200.
-hook_sent() { [ "$(sql "SELECT state FROM alerts WHERE kind = 'webhook'")" = sent ]; }
+# The webhooks: 500, 500, then 200; and 429 (Retry-After: 1), then 200.
+hook_sent() { [ "$(sql "SELECT group_concat(state) FROM alerts WHERE kind = 'webhook'")" = sent,sent ]; }
 wait_until 30 hook_sent && pass hook_retried_then_sent ||
     fail hook_retried_then_sent "$(sql "SELECT state, attempts, last_error FROM alerts WHERE kind = 'webhook'")"
 
@@ -139,9 +145,17 @@ nhook=$(wc -l <"$HOOK/hooks.jsonl")
 [ "$nmail" = 1 ] && pass exactly_one_mail || fail exactly_one_mail "$nmail mails"
 [ "$nhook" = 3 ] && pass hook_three_attempts_one_event ||
     fail hook_three_attempts_one_event "$nhook posts"
-[ "$(sql "SELECT count(*) FROM alerts")" = 2 ] && pass no_new_alerts ||
+[ "$(sql "SELECT count(*) FROM alerts")" = 3 ] && pass no_new_alerts ||
     fail no_new_alerts "$(sql 'SELECT id, kind, key, state FROM alerts')"
 
+/usr/bin/python3 - "$HOOK2" <<'PY' && pass hook_retry_after || fail hook_retry_after "$(cat "$HOOK2/hooks.jsonl")"
+import json, sys
+p = [json.loads(l) for l in open(sys.argv[1] + "/hooks.jsonl")]
+assert len(p) == 2 and all(x["ok"] for x in p), p
+assert p[1]["time"] - p[0]["time"] >= 0.9, (p[0]["time"], p[1]["time"])
+assert p[0]["headers"]["X-Perfwatch-Delivery"] == p[1]["headers"]["X-Perfwatch-Delivery"]
+assert "text" not in json.loads(p[1]["body"])   # slack: false
+PY
 /usr/bin/python3 - "$SMTP" "$HOOK" "$c2" <<'PY' && pass mail_and_hook_content || fail mail_and_hook_content "see above"
 import email, email.policy, json, sys, glob
 smtp, hook, sha = sys.argv[1:]
