@@ -5,6 +5,10 @@
                                  aiosmtpd on PORT (default 0: any); each message it accepts
                                  is DIR/mail-N.eml (the bytes received) and a
                                  line of DIR/envelopes.jsonl; port in DIR/port
+  alert_servers.py smtp-tls DIR CERT KEY USER PASSWORD
+                                 the same, requiring STARTTLS (CERT, KEY) and
+                                 then AUTH as USER; the envelope line also
+                                 has "auth" (the login) and "tls"
   alert_servers.py hook DIR SECRET MODE
                                  an HTTP receiver on port 0: verifies
                                  X-Perfwatch-Signature (HMAC-SHA256 of the body
@@ -17,8 +21,8 @@
 import asyncio, hashlib, hmac, http.server, json, os, sys, threading, time
 
 
-def smtp(d, want=0):
-    from aiosmtpd.smtp import SMTP
+def smtp(d, want=0, tls=None):
+    from aiosmtpd.smtp import SMTP, AuthResult
 
     class H:
         n = 0
@@ -29,13 +33,29 @@ def smtp(d, want=0):
                 f.write(envelope.original_content)
             with open(os.path.join(d, "envelopes.jsonl"), "a") as f:
                 f.write(json.dumps({"from": envelope.mail_from,
-                                    "rcpt": envelope.rcpt_tos}) + "\n")
+                                    "rcpt": envelope.rcpt_tos,
+                                    "auth": session.authenticated and
+                                    session.auth_data.login.decode(),
+                                    "tls": session.ssl is not None}) + "\n")
             return "250 OK stored"
 
     async def main():
         loop = asyncio.get_running_loop()
-        srv = await loop.create_server(lambda: SMTP(H(), enable_SMTPUTF8=True),
-                                       "127.0.0.1", want)
+        kw = {}
+        if tls:
+            import ssl
+            cert, key, user, pw = tls
+            ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            ctx.load_cert_chain(cert, key)
+
+            def check(server, session, envelope, mechanism, data):
+                ok = data.login.decode() == user and data.password.decode() == pw
+                return AuthResult(success=ok, auth_data=data)
+            kw = dict(tls_context=ctx, require_starttls=True,
+                      authenticator=check, auth_required=True,
+                      auth_require_tls=True)
+        srv = await loop.create_server(
+            lambda: SMTP(H(), enable_SMTPUTF8=True, **kw), "127.0.0.1", want)
         port = srv.sockets[0].getsockname()[1]
         with open(os.path.join(d, "port.tmp"), "w") as f:
             f.write("%d\n" % port)
@@ -91,7 +111,9 @@ def hook(d, secret, mode):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "smtp":
+    if sys.argv[1] == "smtp-tls":
+        smtp(sys.argv[2], 0, sys.argv[3:7])
+    elif sys.argv[1] == "smtp":
         smtp(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0)
     else:
         hook(sys.argv[2], sys.argv[3], sys.argv[4])
