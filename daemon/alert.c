@@ -115,6 +115,18 @@ alert_report_key(const struct store_alert_info *x)
 	    (long long)x->host_id);
 }
 
+int
+alert_series_threaded(const struct store_alert_info *x, int reply_to_series)
+{
+	const char *id = x->series_msgid;
+
+	/* An id made up for mail that had none is no thread to reply in;
+	 * one with brackets or white space cannot be written safely. */
+	return reply_to_series && x->series_id > 0 && id != NULL &&
+	    id[0] != '\0' && strncmp(id, "no-message-id-", 14) != 0 &&
+	    strpbrk(id, "<> \t\r\n") == NULL && strlen(id) < 900;
+}
+
 /* ---- making the alerts of one group ---- */
 
 /* A Message-ID for this report: stable, so a resend is recognisable. */
@@ -151,12 +163,13 @@ threading(const struct store_alert_info *x, const struct daemon_config *dc,
     const struct store_alert_report *old, int followup, char **irt, char **refs)
 {
 	struct buf b = BUF_INIT(64 * 1024);
-	int series = x->series_msgid != NULL && dc->alerts.reply_to_series;
+	int series = alert_series_threaded(x, dc->alerts.reply_to_series);
 
 	*irt = *refs = NULL;
 	if (series) {
-		buf_puts(&b, x->series_msgid);
-		*irt = xstrdup(x->series_msgid);
+		/* The store keeps ids without their angle brackets. */
+		*irt = xasprintf("<%s>", x->series_msgid);
+		buf_puts(&b, *irt);
 	}
 	if (followup && old->message_id != NULL) {
 		if (b.len)

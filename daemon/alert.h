@@ -55,6 +55,8 @@ void alert_report_init(struct alert_report *r, const struct store_alert_info *x,
 void alert_report_release(struct alert_report *);
 /* "regression", "improvement", "unstable", or "unchanged" (nothing). */
 const char *alert_report_event(const struct alert_report *);
+/* Whether a report replies in its series' thread (a real Message-ID). */
+int alert_series_threaded(const struct store_alert_info *, int reply_to_series);
 /* "c<commit_id>/<job>/h<host_id>": the report key. */
 char *alert_report_key(const struct store_alert_info *);
 

@@ -395,7 +395,7 @@ alert_mail_subject(const struct alert_report *r, int reply_to_series)
 		    change, h->verdict);
 	} else
 		snprintf(what, sizeof(what), "%s: no change", x->job);
-	if (x->series_id > 0 && x->series_msgid != NULL && reply_to_series) {
+	if (alert_series_threaded(x, reply_to_series)) {
 		title = clean(x->series_title, 200);
 		/* A cover letter is the series' own Message-ID, not a
 		 * patch's: patch 0. */

@@ -79,12 +79,12 @@ with_series(struct store_alert_info *x)
 	x->series_title = xstrdup("memcg: batch the sock stat update");
 	x->series_author = xstrdup("Pat Sender <pat@example.org>");
 	x->inbox = xstrdup("linux-mm");
-	x->series_msgid = xstrdup("<cover.1@example.org>");
+	x->series_msgid = xstrdup("cover.1@example.org"); /* as stored */
 	x->npatch_msgids = 3;
 	x->patch_msgids = xcalloc(3, sizeof(char *));
-	x->patch_msgids[0] = xstrdup("<p1@example.org>");
-	x->patch_msgids[1] = xstrdup("<p2@example.org>");
-	x->patch_msgids[2] = xstrdup("<p3@example.org>");
+	x->patch_msgids[0] = xstrdup("p1@example.org");
+	x->patch_msgids[1] = xstrdup("p2@example.org");
+	x->patch_msgids[2] = xstrdup("p3@example.org");
 }
 
 TEST(test_alert__report_groups_changed_metrics)
@@ -199,8 +199,8 @@ TEST(test_alert__mail_series_thread_and_encoding)
 	in.from = dc.alerts.from;
 	in.subject = subject;
 	in.message_id = "<perfwatch.1@example.org>";
-	in.in_reply_to = x->series_msgid;
-	in.references = x->series_msgid;
+	in.in_reply_to = "<cover.1@example.org>";
+	in.references = "<cover.1@example.org>";
 	in.rcpt = &rc;
 	ASSERT_INTEQ(alert_mail_build(&out, &in), 0);
 	hdr_end = strstr(out.data, "\r\n\r\n");
