@@ -610,6 +610,10 @@ followup_body(struct buf *b, const struct alert_report *r)
 		buf_puts(b, "\n");
 	}
 	buf_puts(b, "Reported before (point|metric|verdict):\n");
+	if (r->prev == NULL || r->prev[0] == '\0')
+		buf_puts(b,
+		    "  nothing: every metric was unchanged or "
+		    "inconclusive\n");
 	for (p = r->prev ? r->prev : ""; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);

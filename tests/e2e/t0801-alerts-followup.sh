@@ -146,7 +146,7 @@ changed() { case "$1" in regression|improvement|unstable) echo "$1" ;; *) echo n
 # expects what the verdicts it reads call for, retesting (1.3, then 1.0
 # when the slowdown goes away) until a follow-up came and a confirming
 # retest was seen, at most six times.
-want=1 prev=$(changed "$(verdict_n 1)") n=1 confirmed=0 ok=1
+want=1 prev=$(changed "$(verdict_n 1)") n=1 confirmed=0 ok=1 before=
 for f in 1.3 1.0 1.0 1.3 1.0 1.3; do
 	echo "$f" >"$PW_TMP/factor"
 	retest
@@ -162,6 +162,7 @@ for f in 1.3 1.0 1.0 1.3 1.0 1.3; do
 		sleep 2
 	fi
 	echo "# retest $n (factor $f): $prev -> $v, $(nmail) mails (want $want)"
+	[ "$v" != "$prev" ] && before=$prev
 	[ "$(nmail)" = $want ] || { fail retest_mails "$(nmail) mails, want $want"; ok=0; break; }
 	prev=$v
 	[ $want -ge 2 ] && [ $confirmed = 1 ] && break
@@ -171,9 +172,9 @@ done
     echo "SKIP confirming_retest_silent: no retest confirmed the last look"
 [ "$want" -ge 2 ] && pass followup_sent ||
     { fail followup_sent "$(sql "SELECT verdict, change_pct, ci_low, ci_high FROM comparisons WHERE metric = 'time_ms'")"; finish; }
-/usr/bin/python3 - "$SMTP" "$c2" "$(nmail)" <<'PY' && pass followup_threaded || fail followup_threaded "see above"
+/usr/bin/python3 - "$SMTP" "$c2" "$(nmail)" "$before" <<'PY' && pass followup_threaded || fail followup_threaded "see above"
 import email, email.policy, json, sys
-d, sha, n = sys.argv[1:]
+d, sha, n, before = sys.argv[1:]
 m1 = email.message_from_bytes(open(d + "/mail-1.eml", "rb").read(), policy=email.policy.default)
 m2 = email.message_from_bytes(open(d + "/mail-%s.eml" % n, "rb").read(), policy=email.policy.default)
 env = [json.loads(l) for l in open(d + "/envelopes.jsonl")]
@@ -193,8 +194,9 @@ check(m1["Message-ID"] in str(m2["References"]), "References")
 check(m1["Message-ID"] != m2["Message-ID"], "same Message-ID")
 check(m2["X-Perfwatch-Event"] == "report.followup", "event")
 b = m2.get_content()
-check("Reported before" in b and ("|time_ms|regression" in b or "|time_ms|unstable" in b),
-      "follow-up body:\n" + b)
+# What the follow-up replaces: the verdict before the last change.
+want = "  nothing:" if before == "none" else "  |time_ms|" + before
+check("Reported before" in b and want in b, "follow-up body lacks %r:\n%s" % (want, b))
 sys.exit(0 if ok else 1)
 PY
 if [ -n "${PW_ALERT_SAMPLES:-}" ]; then
