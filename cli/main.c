@@ -20,6 +20,8 @@ static const struct cli_cmd cmds[] = {
 	    "jobs [--state S] [--limit N] [--cursor C] [--json] | "
 	    "jobs show ID [--json]" },
 	{ "hosts", cmd_hosts, "hosts [--json]" },
+	{ "alerts", cmd_alerts,
+	    "alerts [--state pending|sent|failed] [--commit SHA] [--json]" },
 	{ "trees", cmd_trees, "trees [--json]" },
 	{ "series", cmd_series,
 	    "series upload [--tree NAME] [--branch NAME] [--json] MBOX | "

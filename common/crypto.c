@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "common/crypto.h"
 
@@ -47,4 +48,24 @@ crypto_b64_decode(struct buf *b, const char *s, size_t len)
 			r = -1;
 	}
 	return r;
+}
+
+int
+crypto_hmac_sha256_hex(
+    char out[65], const void *key, size_t keylen, const void *msg, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+
+	out[0] = '\0';
+	if (HMAC(EVP_sha256(), key, (int)keylen, msg, len, md, &n) == NULL ||
+	    n != 32)
+		return -1;
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[2 * n] = '\0';
+	return 0;
 }

@@ -16,4 +16,11 @@
  */
 int crypto_b64_decode(struct buf *b, const char *s, size_t len);
 
+/*
+ * HMAC-SHA256 of len bytes under key, as 64 lowercase hex digits and a
+ * NUL in out (webhook signatures).  0, or -1 when OpenSSL fails.
+ */
+int crypto_hmac_sha256_hex(
+    char out[65], const void *key, size_t keylen, const void *msg, size_t len);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +30,9 @@ struct http {
 	long connect_ms, total_ms;
 	const atomic_int *abort;
 	int toobig;
+	char **hdrs; /* http_set_headers() */
+	size_t nhdrs;
+	char *user, *password, *cainfo;
 };
 
 void
@@ -86,6 +90,9 @@ http_free(struct http *h)
 		return;
 	curl_easy_cleanup(h->curl);
 	free(h->token);
+	http_set_headers(h, NULL, 0);
+	http_set_login(h, NULL, NULL);
+	free(h->cainfo);
 	free(h);
 }
 
@@ -100,6 +107,42 @@ http_set_token(struct http *h, const char *token)
 {
 	free(h->token);
 	h->token = xstrdup(token);
+}
+
+void
+http_set_headers(struct http *h, const char *const *hdrs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < h->nhdrs; i++)
+		free(h->hdrs[i]);
+	free(h->hdrs);
+	h->hdrs = NULL;
+	h->nhdrs = 0;
+	if (hdrs == NULL || n == 0)
+		return;
+	h->hdrs = xcalloc(n, sizeof(*h->hdrs));
+	for (i = 0; i < n; i++)
+		h->hdrs[i] = xstrdup(hdrs[i]);
+	h->nhdrs = n;
+}
+
+void
+http_set_login(struct http *h, const char *user, const char *password)
+{
+	if (h->password != NULL)
+		memset(h->password, 0, strlen(h->password));
+	free(h->user);
+	free(h->password);
+	h->user = xstrdup(user);
+	h->password = xstrdup(password);
+}
+
+void
+http_set_cainfo(struct http *h, const char *path)
+{
+	free(h->cainfo);
+	h->cainfo = xstrdup(path);
 }
 
 void
@@ -126,6 +169,28 @@ write_cb(char *p, size_t size, size_t n, void *arg)
 	/* Returning less than len makes curl fail with CURLE_WRITE_ERROR. */
 	if (buf_add(&r->body, p, len) == -1)
 		return 0;
+	return len;
+}
+
+/* Retry-After: delta-seconds only (an HTTP date is left unparsed). */
+static size_t
+header_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct http_reply *r = arg;
+	size_t len = size * n, i;
+	long v = 0;
+
+	if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0) {
+		for (i = 12; i < len && (p[i] == ' ' || p[i] == '\t'); i++)
+			;
+		if (i < len && isdigit((unsigned char)p[i])) {
+			for (; i < len && isdigit((unsigned char)p[i]) &&
+			     v < 86400 * 7;
+			     i++)
+				v = v * 10 + (p[i] - '0');
+			r->retry_after_s = v;
+		}
+	}
 	return len;
 }
 
@@ -178,6 +243,8 @@ common_opts(struct http *h)
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
 	curl_easy_setopt(c, CURLOPT_XFERINFODATA, h);
+	if (h->cainfo != NULL)
+		curl_easy_setopt(c, CURLOPT_CAINFO, h->cainfo);
 }
 
 /* Records why a transfer failed and maps it to our codes. */
@@ -209,7 +276,8 @@ http_request(struct http_reply *out, struct http *h, const char *method,
     const char *url, const char *body, size_t len)
 {
 	struct curl_slist *hdrs = NULL;
-	struct http_reply r = { 0, BUF_INIT(CAP_HTTP_REPLY) };
+	struct http_reply r = { 0, BUF_INIT(CAP_HTTP_REPLY), -1 };
+	size_t i;
 	CURL *c = h->curl;
 	CURLcode rc;
 	char *auth = NULL;
@@ -226,6 +294,8 @@ http_request(struct http_reply *out, struct http *h, const char *method,
 	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
 	if (strcmp(method, "GET") == 0)
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
 	else {
@@ -246,6 +316,8 @@ http_request(struct http_reply *out, struct http *h, const char *method,
 		auth = xasprintf("Authorization: Bearer %s", h->token);
 		hdrs = curl_slist_append(hdrs, auth);
 	}
+	for (i = 0; i < h->nhdrs && hdrs != NULL; i++)
+		hdrs = curl_slist_append(hdrs, h->hdrs[i]);
 	if (hdrs == NULL) {
 		fprintf(stderr, "curl_slist_append: out of memory\n");
 		abort();
@@ -403,6 +475,10 @@ http_smtp_send(struct http *h, const char *url, const char *from,
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
 	if (starttls)
 		curl_easy_setopt(c, CURLOPT_USE_SSL, (long)CURLUSESSL_ALL);
+	if (h->user != NULL) {
+		curl_easy_setopt(c, CURLOPT_USERNAME, h->user);
+		curl_easy_setopt(c, CURLOPT_PASSWORD, h->password);
+	}
 	mfrom = xasprintf("<%s>", from);
 	curl_easy_setopt(c, CURLOPT_MAIL_FROM, mfrom);
 	for (i = 0; i < nrcpt; i++) {

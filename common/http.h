@@ -27,14 +27,19 @@
 
 struct http;
 
-/* A reply: the HTTP status and the body, capped at CAP_HTTP_REPLY. */
+/*
+ * A reply: the HTTP status and the body, capped at CAP_HTTP_REPLY, and the
+ * Retry-After header in seconds (delta-seconds form only; -1 when absent or
+ * an HTTP date).
+ */
 struct http_reply {
 	long status;
 	struct buf body;
+	long retry_after_s;
 };
-#define HTTP_REPLY_INIT        \
-	{                      \
-		0, BUF_INIT(0) \
+#define HTTP_REPLY_INIT            \
+	{                          \
+		0, BUF_INIT(0), -1 \
 	}
 
 void http_reply_release(struct http_reply *); /* NULL ok */
@@ -49,6 +54,16 @@ const char *http_errmsg(const struct http *);
 
 /* Bearer token sent as "Authorization: Bearer TOKEN"; NULL removes it. */
 void http_set_token(struct http *, const char *token);
+/*
+ * Extra request headers ("Name: value", already safe: no CR or LF), sent
+ * by every later request until changed; NULL or n 0 removes them.  The
+ * strings are copied.
+ */
+void http_set_headers(struct http *, const char *const *hdrs, size_t n);
+/* SMTP AUTH user and password for http_smtp_send(); NULL removes them. */
+void http_set_login(struct http *, const char *user, const char *password);
+/* A CA bundle for TLS (smtps://, STARTTLS, https://); NULL: the system's. */
+void http_set_cainfo(struct http *, const char *path);
 /* Defaults: connect 5000 ms, total 30000 ms.  0 keeps the current value. */
 void http_set_timeouts(struct http *, long connect_ms, long total_ms);
 /*

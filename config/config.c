@@ -2194,7 +2194,61 @@ static const struct schema runref_schema = { sizeof(struct cfg_runner_ref),
 static const struct field webhook_fields[] = {
 	STR("url", struct cfg_webhook, url, F_REQ, V_HTTPURL),
 	STR("secret_file", struct cfg_webhook, secret_file, F_REQ, V_PATH),
+	{ .key = "slack",
+	    .type = F_BOOL,
+	    .off = offsetof(struct cfg_webhook, slack),
+	    .def = "false" },
+	NUM("timeout", F_DURATION, struct cfg_webhook, timeout_s, "10s", 1,
+	    600),
 };
+
+static const struct field alert_list_fields[] = {
+	STR("tree", struct cfg_alert_list, tree, 0, V_NAME),
+	STR("inbox", struct cfg_alert_list, inbox, 0, V_NAME),
+	LIST("cc", struct cfg_alert_list, cc, F_UNIQUE, V_ANY),
+	{ .key = "quiet",
+	    .type = F_BOOL,
+	    .off = offsetof(struct cfg_alert_list, quiet),
+	    .def = "false" },
+};
+
+static void
+check_alert_list(struct ctx *c, void *obj, const yaml_node_t *map,
+    const char *path, size_t idx)
+{
+	struct cfg_alert_list *l = obj;
+	const struct daemon_config *d = c->dcfg;
+	char kp[512];
+	size_t i;
+
+	(void)idx;
+	if ((l->tree == NULL) == (l->inbox == NULL)) {
+		nerr(c, map, path, "needs exactly one of tree or inbox");
+		return;
+	}
+	if (d == NULL)
+		return;
+	if (l->tree != NULL) {
+		for (i = 0; i < d->ntrees; i++)
+			if (d->trees[i].name != NULL &&
+			    strcmp(d->trees[i].name, l->tree) == 0)
+				return;
+		join(kp, sizeof(kp), path, "tree");
+		nerr(c, lookup(c, map, "tree", NULL), kp,
+		    "no tree named '%s' in trees", l->tree);
+		return;
+	}
+	for (i = 0; i < d->ninboxes; i++)
+		if (d->inboxes[i].name != NULL &&
+		    strcmp(d->inboxes[i].name, l->inbox) == 0)
+			return;
+	join(kp, sizeof(kp), path, "inbox");
+	nerr(c, lookup(c, map, "inbox", NULL), kp,
+	    "no inbox named '%s' in inboxes", l->inbox);
+}
+
+static const struct schema alert_list_schema = { sizeof(struct cfg_alert_list),
+	alert_list_fields, NFIELDS(alert_list_fields), check_alert_list };
 static const struct schema webhook_schema = { sizeof(struct cfg_webhook),
 	webhook_fields, NFIELDS(webhook_fields), NULL };
 
@@ -2207,6 +2261,24 @@ static const struct field email_fields[] = {
 	    .type = F_BOOL,
 	    .off = offsetof(struct daemon_config, alerts.reply_to_series),
 	    .def = "true" },
+	{ .key = "starttls",
+	    .type = F_BOOL,
+	    .off = offsetof(struct daemon_config, alerts.starttls),
+	    .def = "false" },
+	STR("auth_file", struct daemon_config, alerts.auth_file, 0, V_PATH),
+	STR("ca_file", struct daemon_config, alerts.ca_file, 0, V_PATH),
+	{ .key = "mail_author",
+	    .type = F_BOOL,
+	    .off = offsetof(struct daemon_config, alerts.mail_author),
+	    .def = "true" },
+	STR("test_to", struct daemon_config, alerts.test_to, 0, V_ANY),
+	NUM("rate_limit", F_INT, struct daemon_config, alerts.rate_limit, "30",
+	    0, 100000),
+	{ .key = "lists",
+	    .type = F_ARRAY,
+	    .off = offsetof(struct daemon_config, alerts.lists),
+	    .off_n = offsetof(struct daemon_config, alerts.nlists),
+	    .sub = &alert_list_schema },
 };
 static const struct schema email_schema = { 0, email_fields,
 	NFIELDS(email_fields), NULL };
@@ -2218,6 +2290,14 @@ static const struct field alerts_fields[] = {
 	    .off = offsetof(struct daemon_config, alerts.webhooks),
 	    .off_n = offsetof(struct daemon_config, alerts.nwebhooks),
 	    .sub = &webhook_schema },
+	NUM("max_attempts", F_INT, struct daemon_config, alerts.max_attempts,
+	    "8", 1, 100),
+	NUM("backoff", F_DURATION, struct daemon_config, alerts.backoff_s,
+	    "30s", 1, 3600),
+	NUM("backoff_max", F_DURATION, struct daemon_config,
+	    alerts.backoff_max_s, "1h", 1, 86400),
+	NUM("poll", F_DURATION, struct daemon_config, alerts.poll_s, "5s", 1,
+	    600),
 };
 static const struct schema alerts_schema = { 0, alerts_fields,
 	NFIELDS(alerts_fields), NULL };
@@ -2841,6 +2921,15 @@ daemon_config_free(struct daemon_config *d)
 	free(d->alerts.smtp);
 	free(d->alerts.from);
 	strlist_free(&d->alerts.to);
+	free(d->alerts.auth_file);
+	free(d->alerts.ca_file);
+	free(d->alerts.test_to);
+	for (i = 0; i < d->alerts.nlists; i++) {
+		free(d->alerts.lists[i].tree);
+		free(d->alerts.lists[i].inbox);
+		strlist_free(&d->alerts.lists[i].cc);
+	}
+	free(d->alerts.lists);
 	for (i = 0; i < d->alerts.nwebhooks; i++) {
 		free(d->alerts.webhooks[i].url);
 		free(d->alerts.webhooks[i].secret_file);

@@ -100,6 +100,15 @@ struct cfg_runner_ref {
 
 struct cfg_webhook {
 	char *url, *secret_file;
+	int slack;         /* add a Slack-compatible "text" field; default 0 */
+	int64_t timeout_s; /* one attempt, default 10 */
+};
+
+/* alerts.email.lists[]: Cc lists and the quiet switch of a tree or inbox. */
+struct cfg_alert_list {
+	char *tree, *inbox; /* exactly one is set */
+	struct strlist cc;
+	int quiet; /* no e-mail for reports of this tree or inbox */
 };
 
 struct daemon_config {
@@ -117,8 +126,21 @@ struct daemon_config {
 		char *smtp, *from;
 		struct strlist to;
 		int reply_to_series; /* default 1 */
+		/* Added (docs/ALERTS.md): */
+		int starttls;       /* require STARTTLS on smtp:// */
+		char *auth_file;    /* "user:password" first line */
+		char *ca_file;      /* CA bundle for TLS */
+		int mail_author;    /* To: the author; default 1 */
+		char *test_to;      /* test mode: only this address */
+		int64_t rate_limit; /* mails per recipient per hour */
+		struct cfg_alert_list *lists;
+		size_t nlists;
 		struct cfg_webhook *webhooks;
 		size_t nwebhooks;
+		int64_t max_attempts; /* per delivery, default 8 */
+		int64_t backoff_s;    /* first retry delay, default 30 */
+		int64_t backoff_max_s;
+		int64_t poll_s; /* delivery worker wake-up, default 5 */
 	} alerts;
 	/* http: (all optional) */
 	int64_t http_threads;         /* default 4 */

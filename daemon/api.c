@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "daemon/alert_api.h"
 #include "daemon/api.h"
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
@@ -1449,7 +1450,7 @@ static void
 web_metrics_add(struct ctx *x, struct buf *b)
 {
 	json_t *counts = NULL, *v;
-	int64_t alerts = 0, fetch = 0;
+	int64_t alerts = 0, fetch = 0, apend = 0, afail = 0;
 	const char *k;
 
 	if (store_web_regression_counts(x->s, &counts) == 0) {
@@ -1475,6 +1476,13 @@ web_metrics_add(struct ctx *x, struct buf *b)
 		    "# TYPE perfwatch_fetch_errors gauge\n"
 		    "perfwatch_fetch_errors %lld\n",
 		    (long long)alerts, (long long)fetch);
+	if (store_alert_counts(x->s, &apend, &afail) == 0)
+		buf_printf(b,
+		    "# HELP perfwatch_alerts_failed_total Deliveries given "
+		    "up on.\n"
+		    "# TYPE perfwatch_alerts_failed_total counter\n"
+		    "perfwatch_alerts_failed_total %lld\n",
+		    (long long)afail);
 }
 
 static void
@@ -1557,7 +1565,54 @@ r_metrics(struct ctx *x)
 	    x->r, 200, "text/plain; version=0.0.4", buf_take(&b), len);
 }
 
+/* GET /api/v1/alerts?state=&kind=&commit=&limit=&cursor= (docs/API.md). */
+static void
+r_alerts(struct ctx *x)
+{
+	struct store_alert_filter f = { 0 };
+	json_t *out = NULL;
+	int r;
+
+	f.state = httpd_query(x->r, "state");
+	f.kind = httpd_query(x->r, "kind");
+	f.sha = httpd_query(x->r, "commit");
+	if (f.state && strcmp(f.state, "pending") && strcmp(f.state, "sent") &&
+	    strcmp(f.state, "failed")) {
+		reply_err(x, 400,
+		    "parameter 'state': expected pending, sent or failed");
+		return;
+	}
+	if (f.kind && strcmp(f.kind, "email") && strcmp(f.kind, "webhook")) {
+		reply_err(
+		    x, 400, "parameter 'kind': expected email or webhook");
+		return;
+	}
+	if (query_int(x, &f.limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1 ||
+	    query_int(x, &f.cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	if ((r = alert_api_list(&out, x->s, &f)) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_alert(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r;
+
+	if ((r = alert_api_get(&out, x->s, x->id[0])) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
 static const struct route routes[] = {
+	{ "GET", "/api/v1/alerts", AUTH_NONE, r_alerts },
+	{ "GET", "/api/v1/alerts/#", AUTH_NONE, r_alert },
 	{ "POST", "/api/v1/runners/register", AUTH_RUNNER, r_register },
 	{ "POST", "/api/v1/runners/heartbeat", AUTH_RUNNER, r_heartbeat },
 	{ "POST", "/api/v1/jobs/claim", AUTH_RUNNER, r_claim },

@@ -25,6 +25,7 @@
 #include "common/git.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "daemon/alert.h"
 #include "daemon/api.h"
 #include "daemon/dconf.h"
 #include "daemon/watch.h"
@@ -77,6 +78,7 @@ main(int argc, char **argv)
 	struct dconf *conf = NULL;
 	struct api *api = NULL;
 	struct watch *watch = NULL;
+	struct alert_worker *alerts = NULL;
 	struct err e = { 0 };
 	sigset_t set;
 	int i, verbose = 0, check = 0, sig;
@@ -149,6 +151,8 @@ main(int argc, char **argv)
 		dconf_unref(conf);
 		return 1;
 	}
+	if (alert_start(&alerts, conf, api_sched(api), &e) == -1)
+		log_warnx("alerts: %s (no alerts are sent)", err_msg(&e));
 	dconf_unref(conf);
 	conf = NULL;
 	log_info("listening on port %d (config %s)", api_port(api), cfgpath);
@@ -174,6 +178,7 @@ main(int argc, char **argv)
 			}
 			api_reload(api, nc);
 			watch_reload(watch, nc);
+			alert_reload(alerts, nc);
 			dconf_unref(nc);
 			log_info("configuration reloaded");
 			continue;
@@ -182,6 +187,7 @@ main(int argc, char **argv)
 		    "%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		break;
 	}
+	alert_stop(alerts);
 	watch_stop(watch);
 	api_stop(api);
 	gitm_global_shutdown();

@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
+#include "daemon/store_alert.h"
 #include "daemon/store_int.h"
 
 const char *const store_job_states[5] = { "queued", "running", "success",
@@ -353,6 +354,8 @@ static const char *const migrations[] = {
 	"  branch TEXT NOT NULL,"
 	"  mbox BLOB NOT NULL,"
 	"  created INTEGER NOT NULL);",
+	/* v9: alerts (daemon/store_alert.c, docs/ALERTS.md). */
+	STORE_ALERT_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -455,6 +458,19 @@ step_done(struct store *s, sqlite3_stmt *st, const char *what)
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return dberr(s, what);
 	return 0;
+}
+
+/* For the entity files of the store (store_int.h). */
+sqlite3 *
+store_db_(struct store *s)
+{
+	return s->db;
+}
+
+struct err *
+store_err_(struct store *s)
+{
+	return &s->err;
 }
 
 /* ---- transactions ---- */
@@ -2444,7 +2460,7 @@ store_web_ops(
     struct store *s, int64_t *out_alerts_pending, int64_t *out_fetch_errors)
 {
 	sqlite3_stmt *st = prep(s,
-	    "SELECT (SELECT count(*) FROM alerts WHERE sent IS NULL),"
+	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
 	    " (SELECT count(*) FROM trees WHERE last_error IS NOT NULL)");
 
 	*out_alerts_pending = *out_fetch_errors = 0;

@@ -19,4 +19,8 @@ int store__tx(struct store *, int begin, int ok);
 int store__dberr(struct store *, const char *what);
 sqlite3 *store__db(struct store *);
 
+/* Used by daemon/store_alert.c. */
+sqlite3 *store_db_(struct store *);
+struct err *store_err_(struct store *);
+
 #endif

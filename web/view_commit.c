@@ -740,6 +740,7 @@ view_commit_render(struct buf *b, const struct view_commit *v)
 		patches(b, v);
 	if (v->njobs)
 		jobs(b, v);
+	view_alerts_table(b, v->alerts, v->nalerts);
 	if (v->pager.next_cursor || v->pager.later) {
 		struct buf path = BUF_INIT(CAP_LINE);
 

@@ -146,6 +146,14 @@ struct view_versus_row {
 	const char *verdict;
 };
 
+/* One delivery of a report (docs/ALERTS.md). */
+struct view_alert {
+	int64_t id;
+	const char *kind, *state, *target, *subject, *error;
+	int64_t attempts, sent; /* sent: time, 0 when not sent */
+	int followup;
+};
+
 struct view_commit {
 	enum view_target kind;
 	const char *id;
@@ -167,6 +175,8 @@ struct view_commit {
 	int64_t version, prev_id, prev_version; /* prev_id 0: none */
 	const struct view_versus_row *versus;
 	size_t nversus;
+	const struct view_alert *alerts; /* commit pages */
+	size_t nalerts;
 };
 
 /* Metric history: one (tree, branch, host, job, point, metric) series. */
@@ -275,6 +285,9 @@ struct view_login {
 
 /* view_overview.c */
 int view_overview_render(struct buf *out, const struct view_overview *);
+/* view_alerts.c: the alerts table of a commit page (none: nothing). */
+void view_alerts_table(struct buf *, const struct view_alert *, size_t n);
+
 /* view_commit.c: a commit, series or pair page */
 int view_commit_render(struct buf *out, const struct view_commit *);
 /* view_history.c */

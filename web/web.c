@@ -26,6 +26,7 @@
 #include "daemon/httpd.h"
 #include "daemon/series_versus.h"
 #include "daemon/store.h"
+#include "daemon/store_alert.h"
 #include "web/session.h"
 #include "web/views.h"
 #include "web/web.h"
@@ -1219,6 +1220,9 @@ target_page(struct wctx *x, enum view_target kind)
 	char title[512], note[CAP_ERRMSG + 64];
 	struct view_patch *pv = NULL;
 	struct view_versus_row *vv = NULL;
+	struct store_alert *al = NULL;
+	struct view_alert *va = NULL;
+	size_t nal = 0;
 	json_t *pa;
 	size_t np = 0, k;
 	int r;
@@ -1248,6 +1252,28 @@ target_page(struct wctx *x, enum view_target kind)
 		v.time = jint(ci, "time");
 		if (json_is_object(se))
 			v.note = jstr(se, "title");
+		if (v.id != NULL) {
+			struct store_alert_filter f = { 0 };
+
+			f.sha = v.id;
+			f.limit = 50;
+			if (store_alert_list(x->s, &al, &nal, &f) != 0)
+				nal = 0;
+			va = xcalloc(nal + 1, sizeof(*va));
+			for (k = 0; k < nal; k++) {
+				va[k].id = al[k].id;
+				va[k].kind = al[k].kind;
+				va[k].state = al[k].state;
+				va[k].target = al[k].target;
+				va[k].subject = al[k].subject;
+				va[k].error = al[k].last_error;
+				va[k].attempts = al[k].attempts;
+				va[k].sent = al[k].sent;
+				va[k].followup = al[k].followup;
+			}
+			v.alerts = va;
+			v.nalerts = nal;
+		}
 		break;
 	case VIEW_SERIES:
 		se = json_object_get(info, "series");
@@ -1324,6 +1350,8 @@ target_page(struct wctx *x, enum view_target kind)
 	if (v.note == NULL && any_unknown(&c))
 		v.note = no_analysis;
 	view_commit_render(&b, &v);
+	free(va);
+	store_alerts_free(al, nal);
 	free(pv);
 	free(vv);
 	cmp_set_free(&c);

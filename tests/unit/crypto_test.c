@@ -53,3 +53,27 @@ TEST(test_crypto__b64_longer_than_a_chunk)
 	buf_release(&in);
 	buf_release(&out);
 }
+
+/* RFC 4231 test cases 1 and 2 (HMAC-SHA256), and a key longer than the
+ * block (case 6), which HMAC hashes first. */
+TEST(test_crypto__hmac_sha256_rfc4231)
+{
+	char hex[65], key[131];
+
+	memset(key, 0x0b, 20);
+	ASSERT_INTEQ(crypto_hmac_sha256_hex(hex, key, 20, "Hi There", 8), 0);
+	ASSERT_STREQ(hex,
+	    "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+	ASSERT_INTEQ(crypto_hmac_sha256_hex(
+	                 hex, "Jefe", 4, "what do ya want for nothing?", 28),
+	    0);
+	ASSERT_STREQ(hex,
+	    "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	memset(key, 0xaa, sizeof(key));
+	ASSERT_INTEQ(
+	    crypto_hmac_sha256_hex(hex, key, sizeof(key),
+	        "Test Using Larger Than Block-Size Key - Hash Key First", 54),
+	    0);
+	ASSERT_STREQ(hex,
+	    "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}

@@ -1,0 +1,142 @@
+#ifndef DAEMON_ALERT_H
+#define DAEMON_ALERT_H
+
+/*
+ * Alerts (docs/ALERTS.md): reports per (commit or series, job, host), an
+ * e-mail threaded under the patch and signed webhooks, delivered from
+ * rows of the store by a worker thread that survives restarts.
+ *
+ *  alert.c       the worker: finds final verdicts not looked at, builds
+ *                one report per group (deduplicated by the signature of
+ *                its changed metrics; a changed signature after a report
+ *                is a follow-up in the same thread), queues the deliveries
+ *                in one transaction, delivers due ones.
+ *  alert_mail.c  the e-mail: recipients, safe headers, plain-text body.
+ *  alert_hook.c  the webhook: JSON body, signature, one attempt.
+ *
+ * No SQL here (daemon/store_alert.c); no HTML (web/).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "config/config.h"
+#include "daemon/store_alert.h"
+
+#define ALERT_BATCH 32           /* groups or deliveries per pass */
+#define ALERT_MAIL_MAX (1 << 20) /* one rendered message */
+#define ALERT_MAX_ROWS 60        /* metric rows in a mail table */
+
+struct dconf;
+struct sched;
+
+/* What one report says: the info and which of its comparisons changed. */
+struct alert_report {
+	const struct store_alert_info *x;
+	size_t *chg; /* indexes into x->cmp of the changed metrics */
+	size_t nchg;
+	size_t head;            /* the headline: an index into x->cmp */
+	char *signature;        /* sorted "point|metric|verdict\n" of chg */
+	int followup;           /* verdicts changed after an earlier report */
+	const char *prev;       /* follow-up: the signature it replaces */
+	const char *public_url; /* links; NULL: none */
+	const char *from;       /* Reported-by: (alerts.email.from) */
+	int64_t now;
+};
+
+/*
+ * Fills r from x (borrowed): the changed metrics are the regressions,
+ * improvements and unstable verdicts (a regression of a suspect
+ * comparison is left out).  alert_report_release() frees what it made.
+ */
+void alert_report_init(struct alert_report *r, const struct store_alert_info *x,
+    const char *public_url, int64_t now);
+void alert_report_release(struct alert_report *);
+/* "regression", "improvement", "unstable", or "unchanged" (nothing). */
+const char *alert_report_event(const struct alert_report *);
+/* Whether a report replies in its series' thread (a real Message-ID). */
+int alert_series_threaded(const struct store_alert_info *, int reply_to_series);
+/* "c<commit_id>/<job>/h<host_id>": the report key. */
+char *alert_report_key(const struct store_alert_info *);
+
+/* ---- alert_mail.c ---- */
+
+/* Envelope recipients and the header lines of one mail. */
+struct alert_rcpt {
+	char **to, **cc; /* header forms ("Name <a@b>" or "a@b"), safe */
+	size_t nto, ncc;
+	char **env; /* bare addresses, deduplicated */
+	size_t nenv;
+	int quiet;       /* a quiet switch applies: no mail */
+	char *test_note; /* test mode: who it would have gone to */
+};
+void alert_rcpt_release(struct alert_rcpt *);
+/* Recipients of a report under the alerts.email config. */
+void alert_rcpt_make(struct alert_rcpt *out, const struct daemon_config *,
+    const struct store_alert_info *);
+
+/*
+ * The bare address of "Name <a@b>" or "a@b" into out (size n), when it is
+ * a plain addr-spec (no space, control character, '<', '>', ',', '"');
+ * 0, or -1 when there is none.
+ */
+int alert_mail_addr(char *out, size_t n, const char *s);
+/*
+ * One header line "Name: value\r\n" (folded at 78 columns): control
+ * characters (CR, LF, NUL, ...) become spaces, and a value with bytes
+ * outside ASCII is RFC 2047 encoded (UTF-8, B encoding, words of at most
+ * 75 characters).  addr: the value is a mailbox list ("Name <a@b>, ..."),
+ * only the display names are encoded.
+ */
+void alert_mail_header(
+    struct buf *, const char *name, const char *value, int addr);
+/* The Subject of a report: kernel test robot form (docs/ALERTS.md). */
+char *alert_mail_subject(const struct alert_report *, int reply_to_series);
+
+struct alert_mail_in {
+	const struct alert_report *r;
+	const char *from, *subject, *message_id;
+	const char *in_reply_to; /* NULL: none */
+	const char *references;  /* space separated ids, or NULL */
+	const struct alert_rcpt *rcpt;
+};
+/* The whole RFC 5322 message (CRLF line ends, quoted-printable body). */
+int alert_mail_build(struct buf *out, const struct alert_mail_in *);
+/* The plain-text body alone (LF line ends, UTF-8). */
+void alert_mail_body(struct buf *out, const struct alert_report *);
+
+/* ---- alert_hook.c ---- */
+
+/* The webhook JSON body (malloc'd, compact).  delivery: its id. */
+char *alert_hook_body(const struct alert_report *, const char *delivery,
+    int slack, const char *subject);
+/*
+ * One POST of a stored body: X-Perfwatch-Signature (HMAC-SHA256 of the
+ * body with the secret), X-Perfwatch-Event, X-Perfwatch-Delivery.
+ * 0 (2xx), ERR_AGAIN (connect error, timeout, 429, 5xx; *retry_after_s
+ * set from Retry-After or -1) or -1 (other statuses, bad URL); e says
+ * why.
+ */
+int alert_hook_post(const char *url, const char *secret, const char *event,
+    const char *delivery, const char *body, long timeout_ms,
+    long *retry_after_s, struct err *e);
+
+/* ---- the worker ---- */
+
+struct alert_worker;
+/* Starts the thread with its own connection to the configured database. */
+int alert_start(
+    struct alert_worker **out, struct dconf *, struct sched *, struct err *e);
+void alert_reload(struct alert_worker *, struct dconf *);
+void alert_stop(struct alert_worker *); /* joins; NULL ok */
+
+/*
+ * One pass, as the thread makes it (tests call it directly): reports of
+ * the groups ready, then the deliveries due.  *out_made counts alerts
+ * queued, *out_sent deliveries sent (either may be NULL).  0 or -1.
+ */
+int alert_pass(struct store *, const struct daemon_config *, int64_t now,
+    size_t *out_made, size_t *out_sent);
+
+#endif

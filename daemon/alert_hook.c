@@ -1,0 +1,146 @@
+/*
+ * The webhook of a report: its JSON body and one signed POST
+ * (daemon/alert.h, docs/ALERTS.md).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/crypto.h"
+#include "common/http.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/alert.h"
+
+static json_t *
+jnum(double v)
+{
+	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+static json_t *
+jstrn(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *
+metric_obj(const struct alert_report *r, const struct store_alert_cmp *c)
+{
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+	                 "s:I, s:I, s:s, s:s}",
+	    "point", c->point ? c->point : "", "metric", c->metric, "unit",
+	    jstrn(c->unit), "better", jstrn(c->better), "base_median",
+	    jnum(c->base_median), "cand_median", jnum(c->cand_median),
+	    "change_pct", jnum(c->change_pct), "ci_low_pct", jnum(c->ci_low),
+	    "ci_high_pct", jnum(c->ci_high), "note", jstrn(c->note), "n_base",
+	    (json_int_t)c->n_base, "n_cand", (json_int_t)c->n_cand, "verdict",
+	    c->verdict, "benchmark", r->x->job);
+}
+
+char *
+alert_hook_body(const struct alert_report *r, const char *delivery, int slack,
+    const char *subject)
+{
+	const struct store_alert_info *x = r->x;
+	json_t *o, *metrics = json_array(), *cps = json_array(), *series;
+	char *url = NULL, *s;
+	size_t i;
+
+	for (i = 0; i < r->nchg; i++)
+		json_array_append_new(
+		    metrics, metric_obj(r, &x->cmp[r->chg[i]]));
+	for (i = 0; i < x->ncp; i++) {
+		const struct store_alert_cp *c = &x->cp[i];
+
+		json_array_append_new(cps,
+		    json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}",
+		        "point", c->point ? c->point : "", "metric", c->metric,
+		        "direction", jstrn(c->direction), "before",
+		        jnum(c->before), "after", jnum(c->after), "change_pct",
+		        jnum(c->change_pct), "from_commit", jstrn(c->lo_sha),
+		        "to_commit", jstrn(c->hi_sha)));
+	}
+	if (x->series_id > 0)
+		series = json_pack("{s:I, s:o, s:I, s:I, s:o, s:o, s:o}", "id",
+		    (json_int_t)x->series_id, "title", jstrn(x->series_title),
+		    "version", (json_int_t)x->version, "total",
+		    (json_int_t)x->total, "message_id", jstrn(x->series_msgid),
+		    "inbox", jstrn(x->inbox), "author",
+		    jstrn(x->series_author));
+	else
+		series = json_null();
+	if (r->public_url != NULL)
+		url = xasprintf(
+		    "%s/commit/%s", r->public_url, x->sha ? x->sha : "");
+	o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, "
+	              "s:s, s:o, s:o, s:o, s:o, s:o}",
+	    "event", r->followup ? "report.followup" : "report", "verdict",
+	    alert_report_event(r), "delivery", delivery, "tree", jstrn(x->tree),
+	    "branch", jstrn(x->branch), "commit", "sha", jstrn(x->sha),
+	    "subject", jstrn(x->subject), "author", jstrn(x->author),
+	    "base_commit", jstrn(x->base_sha), "series", series, "benchmark",
+	    x->job, "host", jstrn(x->host), "metrics", metrics, "change_points",
+	    cps, "url", jstrn(url), "bisect", jstrn(x->bisect));
+	if (o != NULL && r->followup)
+		json_object_set_new(o, "previous", jstrn(r->prev));
+	if (o != NULL && slack) {
+		struct buf t = BUF_INIT(64 * 1024);
+
+		buf_puts(&t, subject ? subject : alert_report_event(r));
+		if (url != NULL)
+			buf_printf(&t, "\n%s", url);
+		json_object_set_new(o, "text", json_string(t.data));
+		buf_release(&t);
+	}
+	s = o ? pwjson_dump(o) : xstrdup("{}");
+	json_decref(o);
+	free(url);
+	return s;
+}
+
+int
+alert_hook_post(const char *url, const char *secret, const char *event,
+    const char *delivery, const char *body, long timeout_ms,
+    long *retry_after_s, struct err *e)
+{
+	struct http_reply rep = HTTP_REPLY_INIT;
+	struct http *h = http_new();
+	char sig[65], *hdr[4];
+	size_t len = strlen(body);
+	int rc;
+
+	*retry_after_s = -1;
+	if (crypto_hmac_sha256_hex(sig, secret, strlen(secret), body, len) !=
+	    0) {
+		http_free(h);
+		return err_set(e, "cannot compute the HMAC");
+	}
+	hdr[0] = xasprintf("X-Perfwatch-Signature: sha256=%s", sig);
+	hdr[1] = xasprintf("X-Perfwatch-Event: %s", event);
+	hdr[2] = xasprintf("X-Perfwatch-Delivery: %s", delivery);
+	hdr[3] = xstrdup("User-Agent: perfwatch");
+	http_set_headers(h, (const char *const *)hdr, 4);
+	http_set_timeouts(h, timeout_ms < 5000 ? timeout_ms : 5000, timeout_ms);
+	rc = http_post_json(&rep, h, url, body, len);
+	if (rc != 0) {
+		err_set(e, "%s", http_errmsg(h));
+		rc = rc == ERR_AGAIN ? ERR_AGAIN : -1;
+	} else if (rep.status / 100 == 2) {
+		rc = 0;
+	} else {
+		err_set(e, "%s: HTTP %ld", url, rep.status);
+		*retry_after_s = rep.status == 429 || rep.status >= 500
+		    ? rep.retry_after_s
+		    : -1;
+		rc = http_retryable(0, rep.status) ? ERR_AGAIN : -1;
+	}
+	http_reply_release(&rep);
+	http_free(h);
+	free(hdr[0]);
+	free(hdr[1]);
+	free(hdr[2]);
+	free(hdr[3]);
+	return rc;
+}

@@ -1,0 +1,862 @@
+/*
+ * The e-mail of a report: recipients, safe headers (RFC 2047, no CR/LF
+ * from untrusted text), and a plain-text body in the form kernel
+ * developers read (daemon/alert.h, docs/ALERTS.md).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/alert.h"
+
+#define B64 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+/* Untrusted text for a body or header: control characters to spaces. */
+static void
+put_clean(struct buf *b, const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; s != NULL && s[i] != '\0' && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		buf_putc(b, c < 0x20 || c == 0x7f ? ' ' : (char)c);
+	}
+}
+
+static char *
+clean(const char *s, size_t max)
+{
+	struct buf b = BUF_INIT(max + 1);
+
+	put_clean(&b, s ? s : "", max);
+	return buf_take(&b);
+}
+
+static int
+addr_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || strchr(".!#$%&'*+/=?^_`{|}~@-", c);
+}
+
+int
+alert_mail_addr(char *out, size_t n, const char *s)
+{
+	const char *lt, *gt, *p;
+	size_t len, i, at = 0;
+
+	if (s == NULL)
+		return -1;
+	for (p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return -1; /* CR, LF, NUL...: hostile, not a typo */
+	lt = strrchr(s, '<');
+	if (lt != NULL && strchr(s, '<') != lt)
+		return -1;
+	if (lt != NULL) {
+		if ((gt = strchr(lt, '>')) == NULL)
+			return -1;
+		p = lt + 1;
+		len = (size_t)(gt - p);
+	} else {
+		while (*s == ' ')
+			s++;
+		p = s;
+		len = strlen(s);
+		while (len > 0 && p[len - 1] == ' ')
+			len--;
+	}
+	if (len == 0 || len >= n || len > 254)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (!addr_char((unsigned char)p[i]))
+			return -1;
+		at += p[i] == '@';
+	}
+	if (at != 1 || p[0] == '@' || p[len - 1] == '@')
+		return -1;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return 0;
+}
+
+/* ---- headers ---- */
+
+static int
+is_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return 0;
+	return 1;
+}
+
+/*
+ * Appends text as RFC 2047 encoded words (=?UTF-8?B?...?=), never
+ * splitting a UTF-8 sequence, each word at most 75 characters; words are
+ * separated by folding white space.  *col tracks the line length.
+ */
+static void
+encode_words(struct buf *b, const char *s, size_t *col)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0;
+
+	while (i < len) {
+		/* 45 bytes give 60 base64 characters: 72 with the frame;
+		 * the first word fits in what is left of the line. */
+		size_t n = len - i > 45 ? 45 : len - i, k, room;
+
+		if (i > 0 || *col + 12 + 8 > 78) {
+			if (i > 0 || *col > 1) {
+				buf_puts(b, "\r\n ");
+				*col = 1;
+			}
+		}
+		room = *col + 12 < 78 ? (78 - *col - 12) / 4 * 3 : 3;
+		if (room < 3)
+			room = 3;
+		if (n > room)
+			n = room;
+		while (n < len - i && n > 0 && (p[i + n] & 0xc0) == 0x80)
+			n--;
+		buf_puts(b, "=?UTF-8?B?");
+		for (k = 0; k < n; k += 3) {
+			unsigned v = (unsigned)p[i + k] << 16;
+
+			if (k + 1 < n)
+				v |= (unsigned)p[i + k + 1] << 8;
+			if (k + 2 < n)
+				v |= p[i + k + 2];
+			buf_putc(b, B64[(v >> 18) & 63]);
+			buf_putc(b, B64[(v >> 12) & 63]);
+			buf_putc(b, k + 1 < n ? B64[(v >> 6) & 63] : '=');
+			buf_putc(b, k + 2 < n ? B64[v & 63] : '=');
+		}
+		buf_puts(b, "?=");
+		*col += 12 + (n + 2) / 3 * 4;
+		i += n;
+	}
+}
+
+/* Plain text, folded at spaces before 78 columns. */
+static void
+fold_text(struct buf *b, const char *s, size_t *col)
+{
+	while (*s) {
+		const char *sp = strchr(s + 1, ' ');
+		size_t w = sp ? (size_t)(sp - s) : strlen(s);
+
+		if (*col + w > 78 && *col > 1 && *s == ' ') {
+			buf_puts(b, "\r\n");
+			*col = 0;
+		}
+		buf_add(b, s, w);
+		*col += w;
+		s += w;
+	}
+}
+
+static void
+header_text(struct buf *b, const char *v, size_t *col)
+{
+	if (is_ascii(v))
+		fold_text(b, v, col);
+	else
+		encode_words(b, v, col);
+}
+
+/* One mailbox "Name <a@b>": the name encoded when needed, quoted when
+ * it holds specials. */
+static void
+header_mailbox(struct buf *b, const char *m, size_t *col)
+{
+	char addr[256];
+	const char *lt = strrchr(m, '<');
+
+	if (alert_mail_addr(addr, sizeof(addr), m) != 0)
+		return;
+	if (lt != NULL && lt > m) {
+		char *name = xstrndup(m, (size_t)(lt - m));
+		size_t n = strlen(name);
+
+		while (n > 0 && name[n - 1] == ' ')
+			name[--n] = '\0';
+		if (name[0] == '"' && n > 1 && name[n - 1] == '"') {
+			memmove(name, name + 1, n - 2);
+			name[n - 2] = '\0';
+		}
+		if (name[0] != '\0') {
+			if (!is_ascii(name))
+				encode_words(b, name, col);
+			else if (strpbrk(name, "()<>[]:;@\\,.\"") != NULL) {
+				char *q = name;
+
+				buf_putc(b, '"');
+				for (; *q; q++) {
+					if (*q == '"' || *q == '\\')
+						buf_putc(b, '\\');
+					buf_putc(b, *q);
+				}
+				buf_putc(b, '"');
+				*col += strlen(name) + 2;
+			} else {
+				buf_puts(b, name);
+				*col += strlen(name);
+			}
+			buf_putc(b, ' ');
+			(*col)++;
+		}
+		free(name);
+	}
+	if (*col + strlen(addr) + 2 > 78 && *col > 1 && b->len > 0 &&
+	    b->data[b->len - 1] == ' ') {
+		buf_puts(b, "\r\n ");
+		*col = 1;
+	}
+	buf_printf(b, "<%s>", addr);
+	*col += strlen(addr) + 2;
+}
+
+/* An address header from mailboxes kept apart (names may hold commas). */
+static void
+header_mailboxes(struct buf *b, const char *name, char *const *v, size_t n)
+{
+	size_t col = strlen(name) + 2, i;
+
+	buf_printf(b, "%s: ", name);
+	for (i = 0; i < n; i++) {
+		if (i) {
+			buf_puts(b, ",\r\n ");
+			col = 1;
+		}
+		header_mailbox(b, v[i], &col);
+	}
+	buf_puts(b, "\r\n");
+}
+
+void
+alert_mail_header(struct buf *b, const char *name, const char *value, int addr)
+{
+	char *v = clean(value, CAP_SUBJECT * 4);
+	size_t col = strlen(name) + 2;
+
+	buf_printf(b, "%s: ", name);
+	if (!addr)
+		header_text(b, v, &col);
+	else {
+		/* A list of mailboxes, split at commas outside quotes. */
+		char *p = v, *start = v;
+		int q = 0, first = 1;
+
+		for (;; p++) {
+			if (*p == '"')
+				q = !q;
+			if (*p != '\0' && (*p != ',' || q))
+				continue;
+			{
+				char save = *p;
+
+				*p = '\0';
+				if (strchr(start, '@') != NULL) {
+					if (!first) {
+						buf_puts(b, ",\r\n ");
+						col = 1;
+					}
+					header_mailbox(b, start, &col);
+					first = 0;
+				}
+				*p = save;
+			}
+			if (*p == '\0')
+				break;
+			start = p + 1;
+		}
+	}
+	buf_puts(b, "\r\n");
+	free(v);
+}
+
+/* ---- recipients ---- */
+
+void
+alert_rcpt_release(struct alert_rcpt *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nto; i++)
+		free(r->to[i]);
+	for (i = 0; i < r->ncc; i++)
+		free(r->cc[i]);
+	for (i = 0; i < r->nenv; i++)
+		free(r->env[i]);
+	free(r->to);
+	free(r->cc);
+	free(r->env);
+	free(r->test_note);
+	memset(r, 0, sizeof(*r));
+}
+
+static void
+add_env(struct alert_rcpt *r, const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < r->nenv; i++)
+		if (strcasecmp(r->env[i], addr) == 0)
+			return;
+	r->env = xreallocarray(r->env, r->nenv + 1, sizeof(*r->env));
+	r->env[r->nenv++] = xstrdup(addr);
+}
+
+/* Adds a mailbox to To (cc 0) or Cc; an unusable address is left out. */
+static void
+add_rcpt(struct alert_rcpt *r, const char *m, int cc)
+{
+	char addr[256];
+	char ***v = cc ? &r->cc : &r->to;
+	size_t *n = cc ? &r->ncc : &r->nto;
+
+	if (m == NULL || alert_mail_addr(addr, sizeof(addr), m) != 0)
+		return;
+	*v = xreallocarray(*v, *n + 1, sizeof(**v));
+	(*v)[(*n)++] = clean(m, 512);
+	add_env(r, addr);
+}
+
+void
+alert_rcpt_make(struct alert_rcpt *out, const struct daemon_config *dc,
+    const struct store_alert_info *x)
+{
+	struct alert_rcpt all;
+	const char *author = x->series_author ? x->series_author : x->author;
+	struct buf note = BUF_INIT(8192);
+	size_t i, j;
+
+	memset(out, 0, sizeof(*out));
+	memset(&all, 0, sizeof(all));
+	if (dc->alerts.mail_author)
+		add_rcpt(&all, author, 0);
+	for (i = 0; i < dc->alerts.to.n; i++)
+		add_rcpt(&all, dc->alerts.to.v[i], 0);
+	for (i = 0; i < dc->alerts.nlists; i++) {
+		const struct cfg_alert_list *l = &dc->alerts.lists[i];
+		int match =
+		    (l->tree && x->tree && strcmp(l->tree, x->tree) == 0) ||
+		    (l->inbox && x->inbox && strcmp(l->inbox, x->inbox) == 0);
+
+		if (!match)
+			continue;
+		if (l->quiet)
+			all.quiet = 1;
+		for (j = 0; j < l->cc.n; j++)
+			add_rcpt(&all, l->cc.v[j], 1);
+	}
+	if (dc->alerts.test_to == NULL) {
+		*out = all;
+		return;
+	}
+	/* Test mode: one address gets it, the body says who would have. */
+	out->quiet = all.quiet;
+	add_rcpt(out, dc->alerts.test_to, 0);
+	for (i = 0; i < all.nenv; i++)
+		buf_printf(&note, "%s%s", i ? ", " : "", all.env[i]);
+	out->test_note = buf_take(&note);
+	alert_rcpt_release(&all);
+}
+
+/* ---- subject ---- */
+
+static void
+pct(char *out, size_t n, double v)
+{
+	if (isnan(v))
+		snprintf(out, n, "unknown");
+	else
+		snprintf(out, n, "%+.1f%%", v);
+}
+
+char *
+alert_mail_subject(const struct alert_report *r, int reply_to_series)
+{
+	const struct store_alert_info *x = r->x;
+	const struct store_alert_cmp *h = r->nchg ? &x->cmp[r->head] : NULL;
+	char what[CAP_SUBJECT], change[32];
+	char *subj = clean(x->subject, 200), *title, *s;
+
+	if (h != NULL) {
+		pct(change, sizeof(change), h->change_pct);
+		snprintf(what, sizeof(what), "%s.%s %s %s", x->job, h->metric,
+		    change, h->verdict);
+	} else
+		snprintf(what, sizeof(what), "%s: no change", x->job);
+	if (alert_series_threaded(x, reply_to_series)) {
+		title = clean(x->series_title, 200);
+		/* A cover letter is the series' own Message-ID, not a
+		 * patch's: patch 0. */
+		if (x->npatch_msgids > 0 && x->patch_msgids[0] != NULL &&
+		    strcmp(x->patch_msgids[0], x->series_msgid) == 0)
+			s = xasprintf("Re: [PATCH v%lld 1/%lld] %s",
+			    (long long)(x->version > 0 ? x->version : 1),
+			    (long long)x->total, title);
+		else
+			s = xasprintf("Re: [PATCH v%lld 0/%lld] %s",
+			    (long long)(x->version > 0 ? x->version : 1),
+			    (long long)x->total, title);
+		free(title);
+	} else
+		s = xasprintf("[%s:%s] %.12s %s: %s", x->tree ? x->tree : "?",
+		    x->branch ? x->branch : "?", x->sha ? x->sha : "?", subj,
+		    what);
+	free(subj);
+	return s;
+}
+
+/* ---- body ---- */
+
+static void
+num(char *out, size_t n, double v)
+{
+	if (isnan(v))
+		snprintf(out, n, "unknown");
+	else
+		snprintf(out, n, "%.6g", v);
+}
+
+static void
+spread(char *out, size_t n, double mean, double sd)
+{
+	if (isnan(mean) || isnan(sd) || mean == 0)
+		snprintf(out, n, "    ?");
+	else
+		snprintf(out, n, "%4.1f%%", 100.0 * sd / fabs(mean));
+}
+
+static const char *
+jstr(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : NULL;
+}
+
+static void
+argv_line(struct buf *b, json_t *arr)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+	{
+		const char *s = json_string_value(v);
+
+		if (i)
+			buf_putc(b, ' ');
+		put_clean(b, s ? s : "", 512);
+	}
+}
+
+static void
+machine(struct buf *b, const struct store_alert_info *x)
+{
+	json_t *inv = x->inventory
+	    ? pwjson_parse(x->inventory, strlen(x->inventory), NULL)
+	    : NULL;
+	const char *cpu = jstr(inv, "cpu_model"), *k = jstr(inv, "kernel");
+	json_t *mem = json_object_get(inv, "memory_bytes");
+
+	buf_puts(b, "test machine: ");
+	put_clean(b, x->host ? x->host : "unknown", 128);
+	buf_puts(b, "\n  cpu: ");
+	put_clean(b, cpu ? cpu : "unknown", 128);
+	buf_puts(b, "\n  ");
+	if (json_is_integer(json_object_get(inv, "sockets")))
+		buf_printf(b, "%lld sockets, %lld cores, %lld threads",
+		    (long long)json_integer_value(
+		        json_object_get(inv, "sockets")),
+		    (long long)json_integer_value(
+		        json_object_get(inv, "cores")),
+		    (long long)json_integer_value(
+		        json_object_get(inv, "threads")));
+	else
+		buf_puts(b, "sockets, cores, threads: unknown");
+	if (json_is_integer(mem))
+		buf_printf(b, ", %.1f GiB memory",
+		    (double)json_integer_value(mem) / (1024.0 * 1024 * 1024));
+	else
+		buf_puts(b, ", memory unknown");
+	buf_puts(b, "\n  kernel: ");
+	put_clean(b, k ? k : "unknown", 128);
+	buf_puts(b, "\n");
+	json_decref(inv);
+}
+
+static void
+params(struct buf *b, json_t *spec, const struct store_alert_cmp *c)
+{
+	json_t *cg = json_object_get(spec, "cgroup"), *pr, *v;
+	const char *key, *boot = jstr(spec, "boot");
+	json_int_t mm = json_integer_value(json_object_get(cg, "memory_max"));
+
+	buf_puts(b, "parameters:\n  point: ");
+	put_clean(b, c && c->point && c->point[0] ? c->point : "(none)", 256);
+	buf_puts(b, "\n  cgroup: ");
+	put_clean(b, jstr(cg, "path") ? jstr(cg, "path") : "unknown", 256);
+	if (mm > 0)
+		buf_printf(b, ", memory.max %lld bytes", (long long)mm);
+	else
+		buf_puts(b, ", memory.max max");
+	pr = json_object_get(spec, "params");
+	json_object_foreach(pr, key, v)
+	{
+		if (!json_is_string(v))
+			continue;
+		buf_puts(b, "\n  ");
+		put_clean(b, key, 64);
+		buf_puts(b, ": ");
+		put_clean(b, json_string_value(v), 256);
+	}
+	buf_puts(b, "\n  kernel builds: ");
+	if (boot != NULL && strcmp(boot, "none") != 0)
+		buf_puts(b,
+		    "each side's commit, built by the runner\n"
+		    "    (build ids unknown)\n");
+	else
+		buf_puts(b,
+		    "none: both sides ran on the test machine's "
+		    "kernel above\n");
+}
+
+static void
+table(struct buf *b, const struct alert_report *r)
+{
+	const struct store_alert_info *x = r->x;
+	size_t i;
+
+	buf_puts(b,
+	    "      base (±sd)    %change    95% CI of change    "
+	    "cand (±sd)\n"
+	    "  ---------------- --------- ------------------ "
+	    "----------------\n");
+	for (i = 0; i < r->nchg && i < ALERT_MAX_ROWS; i++) {
+		const struct store_alert_cmp *c = &x->cmp[r->chg[i]];
+		char bm[32], cm[32], bs[16], cs[16], ch[32], lo[32], hi[32];
+
+		num(bm, sizeof(bm), c->base_median);
+		num(cm, sizeof(cm), c->cand_median);
+		spread(bs, sizeof(bs), c->base_mean, c->base_sd);
+		spread(cs, sizeof(cs), c->cand_mean, c->cand_sd);
+		pct(ch, sizeof(ch), c->change_pct);
+		pct(lo, sizeof(lo), c->ci_low);
+		pct(hi, sizeof(hi), c->ci_high);
+		buf_printf(b, "  %10s ±%s %9s [%7s, %7s] %10s ±%s\n", bm, bs,
+		    ch, lo, hi, cm, cs);
+		buf_printf(b, "%19s%s.", "", x->job);
+		put_clean(b, c->metric, 128);
+		buf_printf(b, ": %s, %lld+%lld runs", c->verdict,
+		    (long long)c->n_base, (long long)c->n_cand);
+		if (c->point && c->point[0]) {
+			buf_puts(b, ", ");
+			put_clean(b, c->point, 120);
+		}
+		buf_puts(b, "\n");
+	}
+	if (r->nchg > ALERT_MAX_ROWS)
+		buf_printf(b, "  ... and %zu more on the dashboard\n",
+		    r->nchg - ALERT_MAX_ROWS);
+}
+
+static void
+links(struct buf *b, const struct alert_report *r)
+{
+	const struct store_alert_info *x = r->x;
+
+	if (r->public_url == NULL) {
+		buf_puts(b, "dashboard: unknown (public_url is not set)\n");
+		return;
+	}
+	buf_printf(b, "dashboard:\n  %s/commit/%s\n", r->public_url,
+	    x->sha ? x->sha : "");
+	if (x->series_id > 0)
+		buf_printf(b, "  %s/series/%lld\n", r->public_url,
+		    (long long)x->series_id);
+}
+
+static void
+followup_body(struct buf *b, const struct alert_report *r)
+{
+	const char *p;
+
+	buf_puts(b,
+	    "Hello,\n\nmore measurements changed what perfwatch "
+	    "reported earlier in this thread\n");
+	buf_puts(b, "for ");
+	put_clean(b, r->x->job, 64);
+	buf_puts(b, " on ");
+	put_clean(b, r->x->host ? r->x->host : "unknown", 64);
+	buf_printf(b, " (commit %.12s).\n\n", r->x->sha ? r->x->sha : "?");
+	if (r->nchg == 0)
+		buf_puts(b,
+		    "Now: every metric reported before is unchanged "
+		    "or inconclusive.\n\n");
+	else {
+		buf_puts(b, "Now:\n\n");
+		table(b, r);
+		buf_puts(b, "\n");
+	}
+	buf_puts(b, "Reported before (point|metric|verdict):\n");
+	if (r->prev == NULL || r->prev[0] == '\0')
+		buf_puts(b,
+		    "  nothing: every metric was unchanged or "
+		    "inconclusive\n");
+	for (p = r->prev ? r->prev : ""; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = xstrndup(p, n);
+
+		buf_puts(b, "  ");
+		put_clean(b, line, 256);
+		buf_puts(b, "\n");
+		free(line);
+		p += n + (nl != NULL);
+	}
+	buf_puts(b, "\n");
+	links(b, r);
+}
+
+void
+alert_mail_body(struct buf *b, const struct alert_report *r)
+{
+	const struct store_alert_info *x = r->x;
+	const struct store_alert_cmp *h = r->nchg ? &x->cmp[r->head] : NULL;
+	json_t *spec =
+	    x->spec ? pwjson_parse(x->spec, strlen(x->spec), NULL) : NULL;
+	char ch[32], lo[32], hi[32];
+	size_t i, ntax = 0;
+
+	if (r->followup) {
+		followup_body(b, r);
+		json_decref(spec);
+		return;
+	}
+	pct(ch, sizeof(ch), h ? h->change_pct : NAN);
+	pct(lo, sizeof(lo), h ? h->ci_low : NAN);
+	pct(hi, sizeof(hi), h ? h->ci_high : NAN);
+	buf_puts(b, "Hello,\n\nperfwatch found a ");
+	buf_printf(b, "%s %s of %s.", ch, h ? h->verdict : "change", x->job);
+	put_clean(b, h ? h->metric : "?", 128);
+	buf_puts(b, " on:\n\n");
+	buf_printf(b, "commit: %.12s (\"", x->sha ? x->sha : "?");
+	put_clean(b, x->subject, 200);
+	buf_puts(b, "\")\nauthor: ");
+	put_clean(b, x->author ? x->author : "unknown", 200);
+	buf_puts(b, "\ntree:   ");
+	put_clean(b, x->tree ? x->tree : "unknown", 64);
+	buf_puts(b, " ");
+	put_clean(b, x->branch ? x->branch : "(branch unknown)", 128);
+	buf_printf(
+	    b, "\nbase:   %.12s\n", x->base_sha ? x->base_sha : "unknown");
+	if (x->series_id > 0) {
+		buf_printf(b, "series: [PATCH v%lld 0/%lld] ",
+		    (long long)x->version, (long long)x->total);
+		put_clean(b, x->series_title, 200);
+		buf_puts(b, "\n        from ");
+		put_clean(b, x->inbox ? x->inbox : "unknown", 64);
+		buf_puts(b, ", ");
+		put_clean(b, x->series_msgid, 256);
+		buf_puts(b, "\n");
+	}
+	links(b, r);
+	buf_puts(b, "\nhow sure: ");
+	buf_printf(b,
+	    "change %s, 95%% CI [%s, %s], %lld base and %lld "
+	    "candidate runs,\n  verdict %s",
+	    ch, lo, hi, h ? (long long)h->n_base : 0LL,
+	    h ? (long long)h->n_cand : 0LL, h ? h->verdict : "unknown");
+	buf_puts(b,
+	    " (docs/ANALYSIS.md: the interval lies beyond the\n"
+	    "  metric's min_effect, false discovery rate controlled "
+	    "across metrics)\n\n");
+	machine(b, x);
+	buf_puts(b, "\n");
+	params(b, spec, h);
+	buf_puts(b,
+	    "\nchanged metrics (medians; spread is the sd of the "
+	    "runs):\n\n");
+	table(b, r);
+	for (i = 0; i < x->ncmp; i++)
+		if (strncmp(x->cmp[i].metric, "memcg_tax.", 10) == 0) {
+			char c2[32];
+
+			if (ntax++ == 0)
+				buf_puts(b,
+				    "\nmemcg tax (nested vs root memcg "
+				    "on the same kernel):\n");
+			pct(c2, sizeof(c2), x->cmp[i].change_pct);
+			buf_puts(b, "  ");
+			put_clean(b, x->cmp[i].metric, 128);
+			buf_printf(b, " %s %s\n", c2, x->cmp[i].verdict);
+		}
+	if (ntax == 0)
+		buf_puts(b,
+		    "\nmemcg tax: not measured (no root sibling in "
+		    "this job's matrix)\n");
+	buf_puts(b,
+	    "charge-path share: not measured (no perf profile in "
+	    "this report)\n");
+	for (i = 0; i < x->ncp; i++) {
+		const struct store_alert_cp *c = &x->cp[i];
+		char c2[32];
+
+		if (i == 0)
+			buf_puts(
+			    b, "\nhistory change points at this commit:\n");
+		pct(c2, sizeof(c2), c->change_pct);
+		buf_puts(b, "  ");
+		put_clean(b, c->metric, 128);
+		buf_printf(b, " %s (%s), between %.12s and %.12s\n", c2,
+		    c->direction ? c->direction : "?",
+		    c->lo_sha ? c->lo_sha : "unknown",
+		    c->hi_sha ? c->hi_sha : "unknown");
+	}
+	if (x->bisect != NULL) {
+		buf_puts(b, "\nbisected to: ");
+		put_clean(b, x->bisect, 256);
+		buf_puts(b, "\n");
+	}
+	buf_puts(b,
+	    "\nto reproduce (each side on the same machine, the "
+	    "runner's job spec):\n");
+	buf_printf(b, "  git checkout %.40s\n  (base: %.40s)\n",
+	    x->sha ? x->sha : "?", x->base_sha ? x->base_sha : "unknown");
+	if (json_array_size(json_object_get(spec, "build")) > 0) {
+		buf_puts(b, "  ");
+		argv_line(b, json_object_get(spec, "build"));
+		buf_puts(b, "\n");
+	}
+	buf_puts(b, "  ");
+	argv_line(b, json_object_get(spec, "command"));
+	buf_printf(b,
+	    "\n  (job %s, %lld runs per side; perfwatch "
+	    "placeholders as in docs/CONFIG.md)\n",
+	    x->job,
+	    (long long)json_integer_value(json_object_get(spec, "runs")));
+	buf_puts(b,
+	    "\nIf you fix the issue in a separate patch, kindly add "
+	    "these tags:\n");
+	buf_puts(b, "| Reported-by: ");
+	put_clean(b, r->from ? r->from : "perfwatch", 256);
+	buf_puts(b, "\n");
+	if (r->public_url != NULL)
+		buf_printf(b, "| Closes: %s/commit/%s\n", r->public_url,
+		    x->sha ? x->sha : "");
+	buf_puts(b,
+	    "\n-- \nperfwatch, a performance-regression CI for memcg "
+	    "work\n");
+	json_decref(spec);
+}
+
+/* Whether no line passes RFC 5321's 998 octets. */
+static int
+short_lines(const char *s)
+{
+	size_t n = 0, max = 0;
+
+	for (; *s; s++) {
+		n = *s == '\n' ? 0 : n + 1;
+		if (n > max)
+			max = n;
+	}
+	return max <= 998;
+}
+
+/* Quoted-printable (RFC 2045) of LF-ended text, CRLF line ends. */
+static void
+qp(struct buf *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t col = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int enc = c == '=' || c >= 0x80 ||
+		    ((c == ' ' || c == '\t') && (s[1] == '\n' || s[1] == '\0'));
+
+		if (c == '\n') {
+			buf_puts(out, "\r\n");
+			col = 0;
+			continue;
+		}
+		if (col + (enc ? 3 : 1) > 75) {
+			buf_puts(out, "=\r\n");
+			col = 0;
+		}
+		if (enc) {
+			buf_putc(out, '=');
+			buf_putc(out, hex[c >> 4]);
+			buf_putc(out, hex[c & 15]);
+			col += 3;
+		} else {
+			buf_putc(out, (char)c);
+			col++;
+		}
+	}
+}
+
+int
+alert_mail_build(struct buf *out, const struct alert_mail_in *in)
+{
+	struct buf body = BUF_INIT(ALERT_MAIL_MAX);
+	char date[64];
+	struct tm tm;
+	time_t t = (time_t)in->r->now;
+
+	buf_reset(out);
+	gmtime_r(&t, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
+	alert_mail_header(out, "Date", date, 0);
+	alert_mail_header(out, "From", in->from, 1);
+	header_mailboxes(out, "To", in->rcpt->to, in->rcpt->nto);
+	if (in->rcpt->ncc > 0)
+		header_mailboxes(out, "Cc", in->rcpt->cc, in->rcpt->ncc);
+	alert_mail_header(out, "Subject", in->subject, 0);
+	alert_mail_header(out, "Message-ID", in->message_id, 0);
+	if (in->in_reply_to != NULL)
+		alert_mail_header(out, "In-Reply-To", in->in_reply_to, 0);
+	if (in->references != NULL)
+		alert_mail_header(out, "References", in->references, 0);
+	if (in->rcpt->test_note != NULL)
+		alert_mail_header(
+		    out, "X-Perfwatch-Test-Mode", in->rcpt->test_note, 0);
+	alert_mail_header(out, "X-Perfwatch-Event",
+	    in->r->followup ? "report.followup" : "report", 0);
+	buf_puts(out,
+	    "MIME-Version: 1.0\r\n"
+	    "Content-Type: text/plain; charset=UTF-8\r\n");
+	alert_mail_body(&body, in->r);
+	if (is_ascii(body.data) || short_lines(body.data)) {
+		char *p;
+
+		/* 8bit as kernel mail is (lines are bounded: every
+		 * untrusted string is cut); quoted-printable otherwise. */
+		buf_printf(out, "Content-Transfer-Encoding: %s\r\n\r\n",
+		    is_ascii(body.data) ? "7bit" : "8bit");
+		for (p = body.data; *p; p++) {
+			if (*p == '\n')
+				buf_putc(out, '\r');
+			buf_putc(out, *p);
+		}
+	} else {
+		buf_puts(out,
+		    "Content-Transfer-Encoding: quoted-printable\r\n"
+		    "\r\n");
+		qp(out, body.data);
+	}
+	buf_release(&body);
+	return buf_failed(out) ? -1 : 0;
+}

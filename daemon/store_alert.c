@@ -1,0 +1,909 @@
+/*
+ * The store's alert tables: all their SQL (see store_alert.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_alert.h"
+#include "daemon/store_int.h"
+
+static int
+dberr(struct store *s, const char *what)
+{
+	sqlite3 *db = store_db_(s);
+
+	return err_set(store_err_(s), "sqlite: %s: %s (%d)", what,
+	    sqlite3_errmsg(db), sqlite3_extended_errcode(db));
+}
+
+static sqlite3_stmt *
+prep(struct store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(store_db_(s), sql, -1, &st, NULL) != SQLITE_OK) {
+		dberr(s, "prepare");
+		return NULL;
+	}
+	return st;
+}
+
+static char *
+col_dup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static double
+col_num(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return NAN;
+	return sqlite3_column_double(st, i);
+}
+
+static void
+bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+}
+
+static void
+bind_id(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v <= 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+/* Steps to the end; 0 or -1. */
+static int
+run(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	if (rc != SQLITE_DONE)
+		return dberr(s, what);
+	return 0;
+}
+
+/* ---- groups ---- */
+
+void
+store_alert_groups_free(struct store_alert_group *g, size_t n)
+{
+	size_t i;
+
+	for (i = 0; g != NULL && i < n; i++)
+		free(g[i].job);
+	free(g);
+}
+
+/* Jobs of the same commit and job name still to run on that host. */
+static int
+group_busy(struct store *s, int *out, const struct store_alert_group *g)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT count(*) FROM pairs p"
+	    " JOIN jobs j ON j.id = p.cand_job_id"
+	    " JOIN jobs b ON b.id = p.base_job_id"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.analysed = 0"
+	    " AND (p.host_id IS NULL OR p.host_id IS ?3)"
+	    " AND (j.state IN ('queued', 'running')"
+	    "   OR b.state IN ('queued', 'running'))");
+	int rc;
+
+	*out = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, g->commit_id);
+	bind_text(st, 2, g->job);
+	bind_id(st, 3, g->host_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0) > 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : dberr(s, "alert group");
+}
+
+int
+store_alert_groups(
+    struct store *s, struct store_alert_group **out, size_t *out_n, size_t max)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT j.commit_id, p.name, c.host_id, max(c.updated), ap.stamp"
+	    " FROM pairs p"
+	    " JOIN jobs j ON j.id = p.cand_job_id"
+	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
+	    " LEFT JOIN alert_pairs ap ON ap.pair_id = p.id"
+	    " WHERE p.analysed = 1 AND j.commit_id IS NOT NULL"
+	    " GROUP BY p.id"
+	    " HAVING ap.stamp IS NULL OR ap.stamp < max(c.updated)"
+	    " ORDER BY p.id");
+	struct store_alert_group *g = NULL;
+	size_t n = 0, i, k;
+	int rc, busy;
+
+	*out = NULL;
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t cid = sqlite3_column_int64(st, 0);
+		int64_t hid = sqlite3_column_int64(st, 2);
+		const char *job = (const char *)sqlite3_column_text(st, 1);
+		int64_t stamp = sqlite3_column_int64(st, 3);
+
+		for (i = 0; i < n; i++)
+			if (g[i].commit_id == cid && g[i].host_id == hid &&
+			    strcmp(g[i].job, job ? job : "") == 0)
+				break;
+		if (i < n) {
+			if (stamp > g[i].stamp)
+				g[i].stamp = stamp;
+			continue;
+		}
+		if (n == max)
+			continue;
+		g = xreallocarray(g, n + 1, sizeof(*g));
+		g[n].commit_id = cid;
+		g[n].host_id = hid;
+		g[n].job = xstrdup(job ? job : "");
+		g[n].stamp = stamp;
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_alert_groups_free(g, n);
+		return dberr(s, "alert groups");
+	}
+	/* Keep only the groups whose report is complete. */
+	for (i = k = 0; i < n; i++) {
+		if (group_busy(s, &busy, &g[i]) != 0) {
+			store_alert_groups_free(g, n);
+			return -1;
+		}
+		if (busy) {
+			free(g[i].job);
+			continue;
+		}
+		g[k++] = g[i];
+	}
+	*out = g;
+	*out_n = k;
+	if (k == 0) {
+		free(g);
+		*out = NULL;
+	}
+	return 0;
+}
+
+/* ---- one report's content ---- */
+
+void
+store_alert_info_free(struct store_alert_info *x)
+{
+	size_t i;
+
+	if (x == NULL)
+		return;
+	free(x->job);
+	free(x->sha);
+	free(x->subject);
+	free(x->author);
+	free(x->tree);
+	free(x->branch);
+	free(x->base_sha);
+	free(x->series_title);
+	free(x->series_author);
+	free(x->inbox);
+	free(x->series_msgid);
+	for (i = 0; i < x->npatch_msgids; i++)
+		free(x->patch_msgids[i]);
+	free(x->patch_msgids);
+	free(x->host);
+	free(x->inventory);
+	free(x->spec);
+	free(x->bisect);
+	for (i = 0; i < x->ncmp; i++) {
+		struct store_alert_cmp *c = &x->cmp[i];
+
+		free(c->point);
+		free(c->metric);
+		free(c->unit);
+		free(c->better);
+		free(c->verdict);
+		free(c->note);
+	}
+	free(x->cmp);
+	for (i = 0; i < x->ncp; i++) {
+		free(x->cp[i].point);
+		free(x->cp[i].metric);
+		free(x->cp[i].direction);
+		free(x->cp[i].lo_sha);
+		free(x->cp[i].hi_sha);
+	}
+	free(x->cp);
+	free(x->pairs);
+	free(x);
+}
+
+static double
+sd_of(double mean, double meansq, int64_t n)
+{
+	double v;
+
+	if (isnan(mean) || isnan(meansq) || n < 2)
+		return NAN;
+	v = (meansq - mean * mean) * (double)n / (double)(n - 1);
+	return v > 0 ? sqrt(v) : 0;
+}
+
+static int
+info_commit(struct store *s, struct store_alert_info *x)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT c.sha, c.subject, c.author, t.name FROM commits c"
+	    " JOIN trees t ON t.id = c.tree_id WHERE c.id = ?1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, x->commit_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		x->sha = col_dup(st, 0);
+		x->subject = col_dup(st, 1);
+		x->author = col_dup(st, 2);
+		x->tree = col_dup(st, 3);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return err_setc(store_err_(s), ERR_NOTFOUND, "commit %lld",
+		    (long long)x->commit_id);
+	return rc == SQLITE_ROW ? 0 : dberr(s, "alert commit");
+}
+
+static int
+info_series(struct store *s, struct store_alert_info *x)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT id, title, version, total, author, inbox, message_id,"
+	    " branch FROM series WHERE commit_id = ?1 ORDER BY id DESC LIMIT "
+	    "1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, x->commit_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		x->series_id = sqlite3_column_int64(st, 0);
+		x->series_title = col_dup(st, 1);
+		x->version = sqlite3_column_int64(st, 2);
+		x->total = sqlite3_column_int64(st, 3);
+		x->series_author = col_dup(st, 4);
+		x->inbox = col_dup(st, 5);
+		x->series_msgid = col_dup(st, 6);
+		if (x->branch == NULL)
+			x->branch = col_dup(st, 7);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return dberr(s, "alert series");
+	if (x->series_id == 0)
+		return 0;
+	st = prep(s,
+	    "SELECT message_id FROM series_patches"
+	    " WHERE series_id = ?1 ORDER BY seq");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, x->series_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		x->patch_msgids = xreallocarray(x->patch_msgids,
+		    x->npatch_msgids + 1, sizeof(*x->patch_msgids));
+		x->patch_msgids[x->npatch_msgids++] = col_dup(st, 0);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : dberr(s, "alert patches");
+}
+
+static int
+info_cmps(struct store *s, struct store_alert_info *x)
+{
+	/* Mean and spread of each side from its ok runs (NULL for derived
+	 * metrics such as memcg_tax.*, which have no runs of their own). */
+	sqlite3_stmt *st = prep(s,
+	    "SELECT c.pair_id, p.base_job_id, p.cand_job_id, c.point,"
+	    " c.metric, c.unit, c.better, c.verdict, c.note, c.base_median,"
+	    " c.cand_median, c.change_pct, c.ci_low, c.ci_high, c.n_base,"
+	    " c.n_cand,"
+	    " (SELECT avg(m.value) FROM runs r JOIN metrics m ON m.run_id = "
+	    "r.id"
+	    "   WHERE r.job_id = p.base_job_id AND r.status = 'ok'"
+	    "   AND m.name = c.metric),"
+	    " (SELECT avg(m.value * m.value) FROM runs r"
+	    "   JOIN metrics m ON m.run_id = r.id"
+	    "   WHERE r.job_id = p.base_job_id AND r.status = 'ok'"
+	    "   AND m.name = c.metric),"
+	    " (SELECT avg(m.value) FROM runs r JOIN metrics m ON m.run_id = "
+	    "r.id"
+	    "   WHERE r.job_id = p.cand_job_id AND r.status = 'ok'"
+	    "   AND m.name = c.metric),"
+	    " (SELECT avg(m.value * m.value) FROM runs r"
+	    "   JOIN metrics m ON m.run_id = r.id"
+	    "   WHERE r.job_id = p.cand_job_id AND r.status = 'ok'"
+	    "   AND m.name = c.metric),"
+	    " p.branch, (SELECT sha FROM commits WHERE id ="
+	    "   (SELECT commit_id FROM jobs WHERE id = p.base_job_id)),"
+	    " (SELECT params FROM jobs WHERE id = p.cand_job_id)"
+	    " FROM comparisons c"
+	    " JOIN pairs p ON p.id = c.pair_id"
+	    " JOIN jobs j ON j.id = p.cand_job_id"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
+	    " AND p.analysed = 1 AND c.final = 1 AND c.verdict <> 'info'"
+	    /* the newest verdict of each point: a retest replaces */
+	    " AND p.id = (SELECT max(p2.id) FROM pairs p2"
+	    "   JOIN jobs j2 ON j2.id = p2.cand_job_id"
+	    "   JOIN comparisons c2 ON c2.pair_id = p2.id AND c2.final = 1"
+	    "   WHERE j2.commit_id = j.commit_id AND p2.name = p.name"
+	    "   AND p2.point = p.point AND c2.host_id IS c.host_id"
+	    "   AND p2.analysed = 1)"
+	    " ORDER BY c.point, c.metric");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, x->commit_id);
+	bind_text(st, 2, x->job);
+	bind_id(st, 3, x->host_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_alert_cmp *c;
+		int64_t pair = sqlite3_column_int64(st, 0);
+		size_t i;
+
+		x->cmp = xreallocarray(x->cmp, x->ncmp + 1, sizeof(*x->cmp));
+		c = &x->cmp[x->ncmp++];
+		memset(c, 0, sizeof(*c));
+		c->pair_id = pair;
+		c->base_job_id = sqlite3_column_int64(st, 1);
+		c->cand_job_id = sqlite3_column_int64(st, 2);
+		c->point = col_dup(st, 3);
+		c->metric = col_dup(st, 4);
+		c->unit = col_dup(st, 5);
+		c->better = col_dup(st, 6);
+		c->verdict = col_dup(st, 7);
+		c->note = col_dup(st, 8);
+		c->base_median = col_num(st, 9);
+		c->cand_median = col_num(st, 10);
+		c->change_pct = col_num(st, 11);
+		c->ci_low = col_num(st, 12);
+		c->ci_high = col_num(st, 13);
+		c->n_base = sqlite3_column_int64(st, 14);
+		c->n_cand = sqlite3_column_int64(st, 15);
+		c->base_mean = col_num(st, 16);
+		c->base_sd = sd_of(c->base_mean, col_num(st, 17), c->n_base);
+		c->cand_mean = col_num(st, 18);
+		c->cand_sd = sd_of(c->cand_mean, col_num(st, 19), c->n_cand);
+		c->suspect = 0; /* branch host: comparisons.suspect */
+		if (x->branch == NULL)
+			x->branch = col_dup(st, 20);
+		if (x->base_sha == NULL)
+			x->base_sha = col_dup(st, 21);
+		for (i = 0; i < x->npairs; i++)
+			if (x->pairs[i] == pair)
+				break;
+		if (i == x->npairs) {
+			x->pairs = xreallocarray(
+			    x->pairs, x->npairs + 1, sizeof(*x->pairs));
+			x->pairs[x->npairs++] = pair;
+		}
+		if (x->spec == NULL)
+			x->spec = col_dup(st, 22);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : dberr(s, "alert comparisons");
+}
+
+static int
+info_cps(struct store *s, struct store_alert_info *x)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	st = prep(s,
+	    "SELECT hs.point, hs.metric, cp.direction, cp.before, cp.after,"
+	    " cp.change_pct, cp.p,"
+	    " (SELECT c.sha FROM history_points lo JOIN jobs j"
+	    "   ON j.id = lo.job_id JOIN commits c ON c.id = j.commit_id"
+	    "   WHERE lo.series_id = cp.series_id AND lo.seq = cp.lo_seq),"
+	    " (SELECT c.sha FROM history_points hi JOIN jobs j"
+	    "   ON j.id = hi.job_id JOIN commits c ON c.id = j.commit_id"
+	    "   WHERE hi.series_id = cp.series_id AND hi.seq = cp.hi_seq)"
+	    " FROM history_points hp"
+	    " JOIN change_points cp ON cp.series_id = hp.series_id"
+	    "   AND cp.seq = hp.seq"
+	    " JOIN history_series hs ON hs.id = hp.series_id"
+	    " WHERE hp.pair_id = ?1 ORDER BY hs.point, hs.metric");
+	if (st == NULL)
+		return -1;
+	for (i = 0; i < x->npairs; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, x->pairs[i]);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct store_alert_cp *c;
+
+			x->cp =
+			    xreallocarray(x->cp, x->ncp + 1, sizeof(*x->cp));
+			c = &x->cp[x->ncp++];
+			c->point = col_dup(st, 0);
+			c->metric = col_dup(st, 1);
+			c->direction = col_dup(st, 2);
+			c->before = col_num(st, 3);
+			c->after = col_num(st, 4);
+			c->change_pct = col_num(st, 5);
+			c->p = col_num(st, 6);
+			c->lo_sha = col_dup(st, 7);
+			c->hi_sha = col_dup(st, 8);
+		}
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : dberr(s, "alert change points");
+}
+
+int
+store_alert_info(struct store *s, struct store_alert_info **out,
+    int64_t commit_id, const char *job, int64_t host_id)
+{
+	struct store_alert_info *x = xcalloc(1, sizeof(*x));
+	sqlite3_stmt *st;
+	int r;
+
+	*out = NULL;
+	x->commit_id = commit_id;
+	x->host_id = host_id;
+	x->job = xstrdup(job);
+	if ((r = info_commit(s, x)) != 0 || (r = info_cmps(s, x)) != 0 ||
+	    (r = info_series(s, x)) != 0 || (r = info_cps(s, x)) != 0)
+		goto fail;
+	if ((st = prep(s, "SELECT name, inventory FROM hosts WHERE id = ?1")) ==
+	    NULL) {
+		r = -1;
+		goto fail;
+	}
+	sqlite3_bind_int64(st, 1, host_id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		x->host = col_dup(st, 0);
+		x->inventory = col_dup(st, 1);
+	}
+	sqlite3_finalize(st);
+	*out = x;
+	return 0;
+fail:
+	store_alert_info_free(x);
+	return r;
+}
+
+/* ---- reports and decisions ---- */
+
+void
+store_alert_report_release(struct store_alert_report *r)
+{
+	free(r->signature);
+	free(r->message_id);
+	free(r->subject);
+	memset(r, 0, sizeof(*r));
+}
+
+int
+store_alert_report_get(
+    struct store *s, struct store_alert_report *out, const char *key)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT id, signature, message_id, subject, sent_reports"
+	    " FROM alert_reports WHERE key = ?1");
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, key);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->id = sqlite3_column_int64(st, 0);
+		out->signature = col_dup(st, 1);
+		out->message_id = col_dup(st, 2);
+		out->subject = col_dup(st, 3);
+		out->sent_reports = sqlite3_column_int64(st, 4);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return err_setc(
+		    store_err_(s), ERR_NOTFOUND, "no report %s", key);
+	return rc == SQLITE_ROW ? 0 : dberr(s, "alert report");
+}
+
+static int
+decide(struct store *s, const struct store_alert_decision *d, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t rid = 0;
+	size_t i;
+	int rc;
+
+	st = prep(s,
+	    "INSERT INTO alert_reports (key, commit_id, series_id, job,"
+	    " host_id, signature, message_id, subject, summary, sent_reports,"
+	    " created, updated)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)"
+	    " ON CONFLICT (key) DO UPDATE SET signature = excluded.signature,"
+	    " message_id = coalesce(alert_reports.message_id,"
+	    "   excluded.message_id),"
+	    " subject = coalesce(alert_reports.subject, excluded.subject),"
+	    " summary = excluded.summary,"
+	    " sent_reports = alert_reports.sent_reports + ?12,"
+	    " updated = excluded.updated RETURNING id");
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, d->key);
+	bind_id(st, 2, d->commit_id);
+	bind_id(st, 3, d->series_id);
+	bind_text(st, 4, d->job);
+	bind_id(st, 5, d->host_id);
+	bind_text(st, 6, d->signature ? d->signature : "");
+	bind_text(st, 7, d->message_id);
+	bind_text(st, 8, d->subject);
+	bind_text(st, 9, d->summary);
+	sqlite3_bind_int64(st, 10, d->sent_report ? 1 : 0);
+	sqlite3_bind_int64(st, 11, now);
+	sqlite3_bind_int64(st, 12, d->sent_report ? 1 : 0);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		rid = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return dberr(s, "alert report put");
+
+	/* Every analysed pair of the group is seen, up to the newest
+	 * verdict this decision read (a later one is looked at again). */
+	st = prep(s,
+	    "INSERT INTO alert_pairs (pair_id, report_id, stamp)"
+	    " SELECT p.id, ?4, min(?5, max(c.updated)) FROM pairs p"
+	    " JOIN jobs j ON j.id = p.cand_job_id"
+	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
+	    " AND p.analysed = 1 GROUP BY p.id"
+	    " ON CONFLICT (pair_id) DO UPDATE SET"
+	    " report_id = excluded.report_id, stamp = excluded.stamp");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, d->commit_id);
+	bind_text(st, 2, d->job);
+	bind_id(st, 3, d->host_id);
+	sqlite3_bind_int64(st, 4, rid);
+	sqlite3_bind_int64(st, 5, d->stamp);
+	if (run(s, st, "alert pairs") != 0) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+
+	st = prep(s,
+	    "INSERT INTO alerts (kind, key, payload, report_id, target,"
+	    " subject, followup, state, next_try, created)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8)"
+	    " ON CONFLICT (key) DO NOTHING");
+	if (st == NULL)
+		return -1;
+	for (i = 0; i < d->nalerts; i++) {
+		const struct store_alert_new *a = &d->alerts[i];
+
+		sqlite3_reset(st);
+		bind_text(st, 1, a->kind);
+		bind_text(st, 2, a->key);
+		bind_text(st, 3, a->payload);
+		sqlite3_bind_int64(st, 4, rid);
+		bind_text(st, 5, a->target ? a->target : "");
+		bind_text(st, 6, a->subject);
+		sqlite3_bind_int64(st, 7, a->followup);
+		sqlite3_bind_int64(st, 8, now);
+		if (run(s, st, "alert put") != 0) {
+			sqlite3_finalize(st);
+			return -1;
+		}
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int
+store_alert_decide(
+    struct store *s, const struct store_alert_decision *d, int64_t now)
+{
+	if (store_begin(s) != 0)
+		return -1;
+	if (decide(s, d, now) != 0) {
+		store_rollback(s);
+		return -1;
+	}
+	return store_commit(s);
+}
+
+/* ---- deliveries ---- */
+
+void
+store_alerts_free(struct store_alert *a, size_t n)
+{
+	size_t i;
+
+	for (i = 0; a != NULL && i < n; i++) {
+		free(a[i].kind);
+		free(a[i].key);
+		free(a[i].target);
+		free(a[i].state);
+		free(a[i].subject);
+		free(a[i].last_error);
+		free(a[i].payload);
+		free(a[i].sha);
+		free(a[i].job);
+		free(a[i].host);
+	}
+	free(a);
+}
+
+#define ALERT_COLS                                                      \
+	"a.id, a.report_id, a.attempts, a.next_try, a.sent, a.created," \
+	" a.kind, a.key, a.target, a.state, a.subject, a.last_error,"   \
+	" a.followup, c.sha, r.job, h.name, "
+#define ALERT_FROM                                                       \
+	" FROM alerts a LEFT JOIN alert_reports r ON r.id = a.report_id" \
+	" LEFT JOIN commits c ON c.id = r.commit_id"                     \
+	" LEFT JOIN hosts h ON h.id = r.host_id"
+
+static int
+read_alerts(struct store *s, sqlite3_stmt *st, struct store_alert **out,
+    size_t *out_n, int payload)
+{
+	struct store_alert *a = NULL, *x;
+	size_t n = 0;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		a = xreallocarray(a, n + 1, sizeof(*a));
+		x = &a[n++];
+		memset(x, 0, sizeof(*x));
+		x->id = sqlite3_column_int64(st, 0);
+		x->report_id = sqlite3_column_int64(st, 1);
+		x->attempts = sqlite3_column_int64(st, 2);
+		x->next_try = sqlite3_column_int64(st, 3);
+		x->sent = sqlite3_column_int64(st, 4);
+		x->created = sqlite3_column_int64(st, 5);
+		x->kind = col_dup(st, 6);
+		x->key = col_dup(st, 7);
+		x->target = col_dup(st, 8);
+		x->state = col_dup(st, 9);
+		x->subject = col_dup(st, 10);
+		x->last_error = col_dup(st, 11);
+		x->followup = sqlite3_column_int(st, 12);
+		x->sha = col_dup(st, 13);
+		x->job = col_dup(st, 14);
+		x->host = col_dup(st, 15);
+		if (payload)
+			x->payload = col_dup(st, 16);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_alerts_free(a, n);
+		*out = NULL;
+		*out_n = 0;
+		return dberr(s, "alerts");
+	}
+	*out = a;
+	*out_n = n;
+	return 0;
+}
+
+int
+store_alert_due(struct store *s, struct store_alert **out, size_t *out_n,
+    int64_t now, size_t max)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT " ALERT_COLS "a.payload" ALERT_FROM
+	    " WHERE a.state = 'pending'"
+	    " AND a.next_try <= ?1"
+	    " ORDER BY a.next_try, a.id LIMIT ?2");
+
+	*out = NULL;
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
+	return read_alerts(s, st, out, out_n, 1);
+}
+
+static int
+attempt(struct store *s, int64_t id, const char *state, const char *err,
+    int64_t next_try, const char *const *rcpt, size_t nrcpt, int64_t now)
+{
+	sqlite3_stmt *st = prep(s,
+	    "UPDATE alerts SET state = ?2, last_error = ?3, next_try = ?4,"
+	    " attempts = attempts + 1,"
+	    " sent = CASE WHEN ?2 = 'sent' THEN ?5 ELSE sent END"
+	    " WHERE id = ?1 AND state = 'pending'");
+	size_t i;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, state);
+	bind_text(st, 3, err);
+	sqlite3_bind_int64(st, 4, next_try);
+	sqlite3_bind_int64(st, 5, now);
+	if (run(s, st, "alert attempt") != 0) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	if (strcmp(state, "sent") != 0 || nrcpt == 0)
+		return 0;
+	st = prep(s, "INSERT INTO alert_sends (recipient, at) VALUES (?1, ?2)");
+	if (st == NULL)
+		return -1;
+	for (i = 0; i < nrcpt; i++) {
+		sqlite3_reset(st);
+		bind_text(st, 1, rcpt[i]);
+		sqlite3_bind_int64(st, 2, now);
+		if (run(s, st, "alert sends") != 0) {
+			sqlite3_finalize(st);
+			return -1;
+		}
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int
+store_alert_attempt(struct store *s, int64_t id, const char *state,
+    const char *err, int64_t next_try, const char *const *rcpt, size_t nrcpt,
+    int64_t now)
+{
+	if (store_begin(s) != 0)
+		return -1;
+	if (attempt(s, id, state, err, next_try, rcpt, nrcpt, now) != 0) {
+		store_rollback(s);
+		return -1;
+	}
+	return store_commit(s);
+}
+
+int
+store_alert_postpone(
+    struct store *s, int64_t id, const char *why, int64_t next_try)
+{
+	sqlite3_stmt *st = prep(s,
+	    "UPDATE alerts SET last_error = ?2,"
+	    " next_try = ?3"
+	    " WHERE id = ?1 AND state = 'pending'");
+	int r;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, why);
+	sqlite3_bind_int64(st, 3, next_try);
+	if (store_begin(s) != 0) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	r = run(s, st, "alert postpone");
+	sqlite3_finalize(st);
+	if (r != 0) {
+		store_rollback(s);
+		return -1;
+	}
+	return store_commit(s);
+}
+
+int
+store_alert_sent_since(
+    struct store *s, int64_t *out, const char *recipient, int64_t since)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT count(*) FROM alert_sends"
+	    " WHERE recipient = ?1 AND at >= ?2");
+	int rc;
+
+	*out = 0;
+	if (st == NULL)
+		return -1;
+	bind_text(st, 1, recipient);
+	sqlite3_bind_int64(st, 2, since);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : dberr(s, "alert sends");
+}
+
+int
+store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
+    const struct store_alert_filter *f)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT " ALERT_COLS "NULL" ALERT_FROM
+	    " WHERE (?1 IS NULL OR a.state = ?1)"
+	    " AND (?2 IS NULL OR a.kind = ?2)"
+	    " AND (?3 IS NULL OR (c.sha >= ?3 AND c.sha < ?3 || 'g'))"
+	    " AND (?4 <= 0 OR a.id < ?4)"
+	    " ORDER BY a.id DESC LIMIT ?5");
+	int64_t limit = f->limit > 0 ? f->limit : 50;
+
+	*out = NULL;
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	if (limit > 500)
+		limit = 500;
+	bind_text(st, 1, f->state);
+	bind_text(st, 2, f->kind);
+	bind_text(st, 3, f->sha);
+	sqlite3_bind_int64(st, 4, f->cursor);
+	sqlite3_bind_int64(st, 5, limit);
+	return read_alerts(s, st, out, out_n, 0);
+}
+
+int
+store_alert_get(struct store *s, struct store_alert **out, int64_t id)
+{
+	sqlite3_stmt *st = prep(
+	    s, "SELECT " ALERT_COLS "a.payload" ALERT_FROM " WHERE a.id = ?1");
+	size_t n;
+	int r;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if ((r = read_alerts(s, st, out, &n, 1)) != 0)
+		return r;
+	if (n == 0)
+		return err_setc(store_err_(s), ERR_NOTFOUND,
+		    "alert %lld not found", (long long)id);
+	return 0;
+}
+
+int
+store_alert_counts(struct store *s, int64_t *out_pending, int64_t *out_failed)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
+	    " (SELECT count(*) FROM alerts WHERE state = 'failed')");
+	int rc;
+
+	*out_pending = *out_failed = 0;
+	if (st == NULL)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*out_pending = sqlite3_column_int64(st, 0);
+		*out_failed = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : dberr(s, "alert counts");
+}

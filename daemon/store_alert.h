@@ -1,0 +1,204 @@
+#ifndef DAEMON_STORE_ALERT_H
+#define DAEMON_STORE_ALERT_H
+
+/*
+ * The store's alert tables (all their SQL is in store_alert.c), read and
+ * written through C structs; JSON is made at the HTTP edge.
+ *
+ *  - alert_reports: one row per (commit, job, host) that was reported or
+ *    looked at: the signature of its changed metrics (sorted
+ *    "point|metric|verdict" lines), the Message-ID of its first mail (the
+ *    thread follow-ups reply in) and how many reports were sent.
+ *  - alert_pairs: which final verdict (comparisons.updated) of each pair
+ *    the alert worker has looked at, so a re-analysed pair is seen again.
+ *  - alerts (v1 table, extended): one delivery: an e-mail (payload is the
+ *    whole RFC 5322 message, target the envelope recipients separated by
+ *    ", ") or a webhook POST (payload the JSON body, target the URL);
+ *    state pending, sent or failed, attempts, next_try, last_error.
+ *  - alert_sends: one row per recipient and mail sent (rate limit).
+ *
+ * Every function returns 0 or -1 (store_errmsg()) unless it says more.
+ * Strings in the structs are malloc'd and freed by the matching _free.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+
+#define STORE_ALERT_MIGRATION                                                  \
+	"CREATE TABLE alert_reports ("                                         \
+	"  id INTEGER PRIMARY KEY,"                                            \
+	"  key TEXT NOT NULL UNIQUE,"                                          \
+	"  commit_id INTEGER REFERENCES commits(id),"                          \
+	"  series_id INTEGER REFERENCES series(id),"                           \
+	"  job TEXT NOT NULL,"                                                 \
+	"  host_id INTEGER REFERENCES hosts(id),"                              \
+	"  signature TEXT NOT NULL DEFAULT '',"                                \
+	"  message_id TEXT,"                                                   \
+	"  subject TEXT,"                                                      \
+	"  summary TEXT,"                                                      \
+	"  sent_reports INTEGER NOT NULL DEFAULT 0,"                           \
+	"  created INTEGER NOT NULL,"                                          \
+	"  updated INTEGER NOT NULL);"                                         \
+	"CREATE INDEX alert_reports_commit ON alert_reports(commit_id);"       \
+	"CREATE TABLE alert_pairs ("                                           \
+	"  pair_id INTEGER PRIMARY KEY REFERENCES pairs(id) ON DELETE "        \
+	"CASCADE,"                                                             \
+	"  report_id INTEGER REFERENCES alert_reports(id),"                    \
+	"  stamp INTEGER NOT NULL);"                                           \
+	"ALTER TABLE alerts ADD COLUMN report_id INTEGER"                      \
+	"  REFERENCES alert_reports(id);"                                      \
+	"ALTER TABLE alerts ADD COLUMN target TEXT NOT NULL DEFAULT '';"       \
+	"ALTER TABLE alerts ADD COLUMN state TEXT NOT NULL DEFAULT 'pending'"  \
+	"  CHECK (state IN ('pending', 'sent', 'failed'));"                    \
+	"ALTER TABLE alerts ADD COLUMN followup INTEGER NOT NULL DEFAULT 0;"   \
+	"ALTER TABLE alerts ADD COLUMN subject TEXT;"                          \
+	"CREATE INDEX alerts_report ON alerts(report_id);"                     \
+	"CREATE INDEX alerts_due ON alerts(next_try) WHERE state = 'pending';" \
+	"CREATE TABLE alert_sends ("                                           \
+	"  recipient TEXT NOT NULL,"                                           \
+	"  at INTEGER NOT NULL);"                                              \
+	"CREATE INDEX alert_sends_rcpt ON alert_sends(recipient, at);"
+
+/* A (commit, job, host) whose verdicts the worker has not looked at. */
+struct store_alert_group {
+	int64_t commit_id, host_id;
+	char *job;
+	int64_t stamp; /* newest comparisons.updated of its pairs */
+};
+void store_alert_groups_free(struct store_alert_group *, size_t n);
+
+/*
+ * Up to max groups with a pair whose final verdict is newer than the one
+ * looked at, and no pair of the same commit and job still queued or
+ * running on that host (or on no host yet): the whole report is known.
+ */
+int store_alert_groups(
+    struct store *, struct store_alert_group **out, size_t *out_n, size_t max);
+
+/* One final comparison of a report (info rows left out). */
+struct store_alert_cmp {
+	int64_t pair_id, base_job_id, cand_job_id;
+	char *point, *metric, *unit, *better, *verdict, *note;
+	double base_median, cand_median, change_pct, ci_low, ci_high;
+	double base_mean, base_sd, cand_mean, cand_sd; /* NAN: unknown */
+	int64_t n_base, n_cand;
+	/*
+	 * Branch `host` adds comparisons.suspect (host state differed
+	 * between the sides); read it here and no regression alert is made
+	 * of a suspect comparison (alert.c).  Always 0 on this branch.
+	 */
+	int suspect;
+};
+
+/* A change point of a history series this report's pairs appended to. */
+struct store_alert_cp {
+	char *point, *metric, *direction, *lo_sha, *hi_sha;
+	double before, after, change_pct, p;
+};
+
+/* Everything a report is made of. */
+struct store_alert_info {
+	int64_t commit_id, host_id;
+	char *job;
+	char *sha, *subject, *author, *tree, *branch; /* branch may be NULL */
+	char *base_sha; /* the base job's commit, or NULL */
+	/* A mailing-list series (series_id 0 when none). */
+	int64_t series_id, version, total;
+	char *series_title, *series_author, *inbox, *series_msgid;
+	char **patch_msgids; /* in patch order */
+	size_t npatch_msgids;
+	char *host, *inventory; /* inventory: JSON text from the runner */
+	char *spec;             /* the candidate job's spec (JSON text) */
+	char *bisect; /* a bisection result (issue: bisect); NULL for now */
+	struct store_alert_cmp *cmp;
+	size_t ncmp;
+	struct store_alert_cp *cp;
+	size_t ncp;
+	int64_t *pairs; /* the pairs looked at */
+	size_t npairs;
+};
+void store_alert_info_free(struct store_alert_info *); /* NULL ok */
+
+/* 0 and *out (store_alert_info_free()), or ERR_NOTFOUND. */
+int store_alert_info(struct store *, struct store_alert_info **out,
+    int64_t commit_id, const char *job, int64_t host_id);
+
+/* The report row of a key. */
+struct store_alert_report {
+	int64_t id;
+	char *signature, *message_id, *subject;
+	int64_t sent_reports;
+};
+void store_alert_report_release(struct store_alert_report *);
+/* 0 and *out, or ERR_NOTFOUND (*out zeroed). */
+int store_alert_report_get(
+    struct store *, struct store_alert_report *out, const char *key);
+
+/* What one pass over a group decided: written in one transaction. */
+struct store_alert_new {
+	const char *kind; /* "email" | "webhook" */
+	const char *key;  /* unique: the delivery id */
+	const char *target, *subject, *payload;
+	int followup;
+};
+struct store_alert_decision {
+	const char *key; /* report key */
+	int64_t commit_id, series_id, host_id;
+	const char *job, *signature, *message_id, *subject, *summary;
+	int sent_report; /* 1: this pass makes a report or follow-up */
+	const int64_t *pairs;
+	size_t npairs;
+	int64_t stamp;
+	const struct store_alert_new *alerts;
+	size_t nalerts;
+};
+/* Upserts the report, marks every analysed pair of its group seen (up to
+ * stamp), queues the alerts; deliveries that exist already (same key)
+ * are kept as they are.  pairs/npairs: informational. */
+int store_alert_decide(
+    struct store *, const struct store_alert_decision *, int64_t now);
+
+/* A delivery. */
+struct store_alert {
+	int64_t id, report_id, attempts, next_try, sent, created;
+	char *kind, *key, *target, *state, *subject, *last_error, *payload;
+	int followup;
+	char *sha, *job, *host; /* of its report; may be NULL */
+};
+void store_alerts_free(struct store_alert *, size_t n);
+
+/* Pending deliveries due at now, oldest first (payload filled). */
+int store_alert_due(struct store *, struct store_alert **out, size_t *out_n,
+    int64_t now, size_t max);
+/*
+ * Outcome of one attempt: state "sent" (sent = now; one alert_sends row
+ * per recipient in rcpt), "pending" (next_try) or "failed"; attempts is
+ * incremented; err may be NULL.
+ */
+int store_alert_attempt(struct store *, int64_t id, const char *state,
+    const char *err, int64_t next_try, const char *const *rcpt, size_t nrcpt,
+    int64_t now);
+/* Puts a pending delivery back to next_try without counting an attempt
+ * (rate limit); why becomes its last_error. */
+int store_alert_postpone(
+    struct store *, int64_t id, const char *why, int64_t next_try);
+/* Mails sent to recipient since since. */
+int store_alert_sent_since(
+    struct store *, int64_t *out, const char *recipient, int64_t since);
+
+/* Filters of the list; NULL / 0 for any.  payload is not filled. */
+struct store_alert_filter {
+	const char *state, *kind, *sha;
+	int64_t limit;  /* default 50, at most 500 */
+	int64_t cursor; /* ids below this one */
+};
+int store_alert_list(struct store *, struct store_alert **out, size_t *out_n,
+    const struct store_alert_filter *);
+/* One delivery with its payload; ERR_NOTFOUND. */
+int store_alert_get(struct store *, struct store_alert **out, int64_t id);
+/* Gauges: pending deliveries; failed ones (ever, a counter). */
+int store_alert_counts(
+    struct store *, int64_t *out_pending, int64_t *out_failed);
+
+#endif

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Alerts through an SMTP relay that requires STARTTLS and then AUTH
+# (python3-aiosmtpd with a self-signed certificate made here, trusted
+# through alerts.email.ca_file): with starttls and auth_file the report
+# is accepted, over TLS, as the configured user.  The commit doubles the
+# program's CPU time (min_effect 20%).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_git.sh"
+
+command -v make >/dev/null && command -v cc >/dev/null && command -v openssl >/dev/null ||
+    { fail toolchain "make, cc and openssl are needed"; finish; }
+/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null ||
+    { echo "SKIP alerts_smtp_tls: python3-aiosmtpd is not installed (make deps)"; finish; }
+SERVERS=$(cd "$(dirname "$0")" && pwd)/alert_servers.py
+SMTP=$PW_TMP/smtp
+mkdir -p "$SMTP"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$PW_TMP/key.pem" \
+    -out "$PW_TMP/cert.pem" 2>/dev/null || { fail certificate "openssl req failed"; finish; }
+spawn "$SMTP/log" /usr/bin/python3 "$SERVERS" smtp-tls "$SMTP" \
+    "$PW_TMP/cert.pem" "$PW_TMP/key.pem" relayuser "pa:ss-$$"
+wait_for 10 test -s "$SMTP/port" || { fail smtp_server "$(cat "$SMTP/log")"; finish; }
+echo "relayuser:pa:ss-$$" >"$PW_TMP/smtp.auth"
+
+SRC=$PW_TMP/app
+loop_prog_init "$SRC"
+g "$SRC" add -A
+g "$SRC" commit -qm "prog: a loop"
+c1=$(g "$SRC" rev-parse HEAD)
+daemon_config "$PW_TMP/d" r1
+tree_yaml app "file://$SRC" master
+cat >>"$PW_DIR/daemon.yaml" <<YAML
+alerts:
+  email:
+    smtp: smtp://127.0.0.1:$(cat "$SMTP/port")
+    starttls: true
+    auth_file: $PW_TMP/smtp.auth
+    ca_file: $PW_TMP/cert.pem
+    from: "perfwatch <perfwatch@example.org>"
+    to: [perf-reports@example.org]
+    mail_author: false
+  backoff: 1s
+  poll: 1s
+YAML
+cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
+name: slowprog
+parser: keyvalue
+build: [make]
+command: ["{workdir}/prog"]
+trigger:
+  trees: [app]
+metrics:
+  time_ms: {better: lower, min_effect: 20%}
+runs: 5
+max_runs: 8
+timeout: 60s
+YAML
+start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
+runner_config r1
+start_runner r1
+echo '#define LOOPS 80000000UL' >"$SRC/loops.h"
+g "$SRC" commit -qam "prog: twice the loop"
+
+mail_state() { sql "SELECT state || ' ' || coalesce(last_error, '') FROM alerts WHERE kind = 'email'"; }
+mail_done() { case "$(mail_state)" in sent*|failed*) return 0 ;; esac; return 1; }
+wait_until 240 mail_done
+[ "$(mail_state)" = "sent " ] && pass sent_over_starttls_with_auth ||
+    { fail sent_over_starttls_with_auth "$(mail_state); $(cat "$SMTP/log")"; show_logs; }
+/usr/bin/python3 - "$SMTP" <<'PY' && pass relay_saw_tls_and_login || fail relay_saw_tls_and_login "$(cat "$SMTP/envelopes.jsonl" 2>&1)"
+import json, sys
+e = [json.loads(l) for l in open(sys.argv[1] + "/envelopes.jsonl")]
+assert len(e) == 1 and e[0]["tls"] and e[0]["auth"] == "relayuser", e
+assert e[0]["rcpt"] == ["perf-reports@example.org"], e
+PY
+stop_pid "$PW_DAEMON_PID"
+finish

@@ -1,0 +1,305 @@
+/*
+ * daemon/alert*.c without a server: what a report says (changed metrics,
+ * signature, headline), the mail's headers under hostile subjects and
+ * names (read back with daemon/mail.c's parser), threading under a
+ * series, recipients, and the webhook body.  Delivery against real
+ * servers is tests/e2e/t0800 and t0801.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/alert.h"
+#include "daemon/mail.h"
+#include "test.h"
+
+static void
+cmp_set(struct store_alert_cmp *c, const char *point, const char *metric,
+    const char *verdict, double change)
+{
+	memset(c, 0, sizeof(*c));
+	c->point = xstrdup(point);
+	c->metric = xstrdup(metric);
+	c->verdict = xstrdup(verdict);
+	c->unit = xstrdup("");
+	c->better = xstrdup("higher");
+	c->base_median = 100;
+	c->cand_median = 100 * (1 + change / 100);
+	c->change_pct = change;
+	c->ci_low = change - 1;
+	c->ci_high = change + 1;
+	c->base_mean = c->base_median;
+	c->base_sd = 2;
+	c->cand_mean = c->cand_median;
+	c->cand_sd = 1;
+	c->n_base = c->n_cand = 5;
+}
+
+/* A report of fio on host h1: read_iops and read_bw dropping together
+ * (one finding), an unchanged metric and an improvement elsewhere. */
+static struct store_alert_info *
+info_new(const char *subject, const char *author)
+{
+	struct store_alert_info *x = xcalloc(1, sizeof(*x));
+
+	x->commit_id = 7;
+	x->host_id = 2;
+	x->job = xstrdup("fio-memcg");
+	x->sha = xstrdup("0123456789abcdef0123456789abcdef01234567");
+	x->subject = xstrdup(subject);
+	x->author = xstrdup(author);
+	x->tree = xstrdup("mm");
+	x->branch = xstrdup("mm-new");
+	x->base_sha = xstrdup("fedcba9876543210fedcba9876543210fedcba98");
+	x->host = xstrdup("epyc-1");
+	x->inventory = xstrdup("{\"cpu_model\": \"AMD EPYC 7742\", "
+	                       "\"sockets\": 2, \"cores\": 128, \"threads\": "
+	                       "256, \"memory_bytes\": 1099511627776, "
+	                       "\"kernel\": \"6.12.0\"}");
+	x->spec = xstrdup("{\"command\": [\"fio\", \"--output-format=json\"],"
+	                  " \"cgroup\": {\"path\": \"/bench\", \"memory_max\":"
+	                  " 1073741824}, \"params\": {\"bs\": \"4k\"}, "
+	                  "\"runs\": 5, \"boot\": \"none\"}");
+	x->ncmp = 4;
+	x->cmp = xcalloc(4, sizeof(*x->cmp));
+	cmp_set(&x->cmp[0], "bs=4k", "read_iops", "regression", -4.2);
+	cmp_set(&x->cmp[1], "bs=4k", "read_bw", "regression", -4.5);
+	cmp_set(&x->cmp[2], "bs=4k", "clat_p99", "unchanged", 0.3);
+	cmp_set(&x->cmp[3], "bs=64k", "read_bw", "improvement", 2.0);
+	return x;
+}
+
+static void
+with_series(struct store_alert_info *x)
+{
+	x->series_id = 3;
+	x->version = 2;
+	x->total = 3;
+	x->series_title = xstrdup("memcg: batch the sock stat update");
+	x->series_author = xstrdup("Pat Sender <pat@example.org>");
+	x->inbox = xstrdup("linux-mm");
+	x->series_msgid = xstrdup("cover.1@example.org"); /* as stored */
+	x->npatch_msgids = 3;
+	x->patch_msgids = xcalloc(3, sizeof(char *));
+	x->patch_msgids[0] = xstrdup("p1@example.org");
+	x->patch_msgids[1] = xstrdup("p2@example.org");
+	x->patch_msgids[2] = xstrdup("p3@example.org");
+}
+
+TEST(test_alert__report_groups_changed_metrics)
+{
+	struct store_alert_info *x = info_new("mm: x", "A <a@example.org>");
+	struct alert_report r;
+
+	alert_report_init(&r, x, NULL, 0);
+	ASSERT_INTEQ(r.nchg, 3);
+	/* The worst verdict with the largest change heads the report. */
+	ASSERT_STREQ(x->cmp[r.head].metric, "read_bw");
+	ASSERT_STREQ(x->cmp[r.head].point, "bs=4k");
+	ASSERT_STREQ(alert_report_event(&r), "regression");
+	ASSERT_STREQ(r.signature,
+	    "bs=4k|read_bw|regression\n"
+	    "bs=4k|read_iops|regression\n"
+	    "bs=64k|read_bw|improvement\n");
+	alert_report_release(&r);
+
+	/* A suspect comparison makes no regression alert. */
+	x->cmp[0].suspect = x->cmp[1].suspect = 1;
+	alert_report_init(&r, x, NULL, 0);
+	ASSERT_INTEQ(r.nchg, 1);
+	ASSERT_STREQ(alert_report_event(&r), "improvement");
+	alert_report_release(&r);
+	store_alert_info_free(x);
+}
+
+TEST(test_alert__addr)
+{
+	char a[256];
+
+	ASSERT_INTEQ(alert_mail_addr(a, sizeof(a), "Ann <ann@example.org>"), 0);
+	ASSERT_STREQ(a, "ann@example.org");
+	ASSERT_INTEQ(alert_mail_addr(a, sizeof(a), " b@example.org "), 0);
+	ASSERT_STREQ(a, "b@example.org");
+	ASSERT_INTEQ(
+	    alert_mail_addr(a, sizeof(a), "x <a@b\r\nRCPT TO:<c@d>"), -1);
+	ASSERT_INTEQ(alert_mail_addr(a, sizeof(a), "<a b@example.org>"), -1);
+	ASSERT_INTEQ(alert_mail_addr(a, sizeof(a), "<a@b@c>"), -1);
+	ASSERT_INTEQ(alert_mail_addr(a, sizeof(a), "no address"), -1);
+	ASSERT_INTEQ(alert_mail_addr(a, sizeof(a), "<>"), -1);
+}
+
+TEST(test_alert__header_hostile)
+{
+	struct buf b = BUF_INIT(1 << 16);
+	size_t i;
+
+	alert_mail_header(
+	    &b, "Subject", "x\r\nBcc: evil@example.com\r\n\r\nbody", 0);
+	/* One header: the CR LF became spaces, nothing starts a line. */
+	ASSERT(strstr(b.data, "\r\nBcc") == NULL);
+	ASSERT(strstr(b.data, "\nBcc") == NULL);
+	ASSERT(strncmp(b.data, "Subject: x  Bcc: evil@example.com", 33) == 0);
+	buf_reset(&b);
+	alert_mail_header(
+	    &b, "To", "\"Ev\r\nil\" <a@example.org>, Zoë <z@example.org>", 1);
+	ASSERT(strstr(b.data, "\r\nil") == NULL);
+	ASSERT(strstr(b.data, "=?UTF-8?B?") != NULL);
+	for (i = 0; i < b.len; i++)
+		ASSERT((unsigned char)b.data[i] < 0x80);
+	buf_release(&b);
+}
+
+/* The message read back by the project's mail parser (RFC 2047 and
+ * quoted-printable decoding of its own). */
+TEST(test_alert__mail_series_thread_and_encoding)
+{
+	static const char hostile[] =
+	    "memcg: fix\r\nBcc: evil@example.com — ünïcode \"quoted\" =?x?=";
+	struct store_alert_info *x = info_new(
+	    hostile, "Zoë Ünïcode, Bcc: evil@example.com <zoe@example.org>");
+	struct daemon_config dc;
+	struct alert_report r;
+	struct alert_rcpt rc;
+	struct alert_mail_in in;
+	struct buf out = BUF_INIT(ALERT_MAIL_MAX);
+	struct mail_msg m;
+	struct err e = { 0 };
+	char *subject, *to[] = { "linux-mm@kvack.org" };
+	struct cfg_alert_list lists[1];
+	char *cc[] = { "Cgroups <cgroups@vger.kernel.org>" };
+	size_t i;
+	const char *hdr_end;
+
+	with_series(x);
+	memset(&dc, 0, sizeof(dc));
+	dc.alerts.from = "perfwatch <perfwatch@example.org>";
+	dc.alerts.to.v = to;
+	dc.alerts.to.n = 1;
+	dc.alerts.mail_author = 1;
+	dc.alerts.reply_to_series = 1;
+	memset(lists, 0, sizeof(lists));
+	lists[0].inbox = "linux-mm";
+	lists[0].cc.v = cc;
+	lists[0].cc.n = 1;
+	dc.alerts.lists = lists;
+	dc.alerts.nlists = 1;
+	alert_report_init(&r, x, "https://perf.example.org", 1764547200);
+	subject = alert_mail_subject(&r, 1);
+	ASSERT_STREQ(
+	    subject, "Re: [PATCH v2 0/3] memcg: batch the sock stat update");
+	alert_rcpt_make(&rc, &dc, x);
+	/* The series' author, the configured To, the inbox's Cc list. */
+	ASSERT_INTEQ(rc.nenv, 3);
+	ASSERT_STREQ(rc.env[0], "pat@example.org");
+	ASSERT_STREQ(rc.env[1], "linux-mm@kvack.org");
+	ASSERT_STREQ(rc.env[2], "cgroups@vger.kernel.org");
+	memset(&in, 0, sizeof(in));
+	in.r = &r;
+	in.from = dc.alerts.from;
+	in.subject = subject;
+	in.message_id = "<perfwatch.1@example.org>";
+	in.in_reply_to = "<cover.1@example.org>";
+	in.references = "<cover.1@example.org>";
+	in.rcpt = &rc;
+	ASSERT_INTEQ(alert_mail_build(&out, &in), 0);
+	hdr_end = strstr(out.data, "\r\n\r\n");
+	ASSERT(hdr_end != NULL);
+	for (i = 0; out.data + i < hdr_end; i++)
+		ASSERT((unsigned char)out.data[i] < 0x80);
+	ASSERT(strstr(out.data, "\r\nIn-Reply-To: <cover.1@example.org>\r\n"));
+	ASSERT(strstr(out.data, "\r\nReferences: <cover.1@example.org>\r\n"));
+	ASSERT(
+	    strstr(out.data, "\r\nDate: ") || !strncmp(out.data, "Date: ", 6));
+	ASSERT(strstr(out.data, "Mon, 01 Dec 2025 00:00:00 +0000") != NULL);
+	ASSERT_INTEQ(mail_parse(&m, out.data, out.len, 1, &e), 0);
+	ASSERT_STREQ(
+	    m.subject, "Re: [PATCH v2 0/3] memcg: batch the sock stat update");
+	ASSERT_STREQ(m.in_reply_to, "cover.1@example.org");
+	ASSERT_STREQ(m.message_id, "perfwatch.1@example.org");
+	ASSERT_STREQ(m.from_email, "perfwatch@example.org");
+	/* The hostile commit subject is in the body, on one line. */
+	ASSERT(strstr(m.body, "memcg: fix  Bcc: evil@example.com — ünïcode") !=
+	    NULL);
+	ASSERT(strstr(m.body,
+	           "| Closes: https://perf.example.org/commit/"
+	           "0123456789abcdef0123456789abcdef01234567") != NULL);
+	ASSERT(strstr(m.body, "read_iops") != NULL);
+	ASSERT(strstr(m.body, "-4.5%") != NULL);
+	ASSERT(strstr(m.body, "AMD EPYC 7742") != NULL);
+	ASSERT(strstr(m.body, "2 sockets, 128 cores, 256 threads") != NULL);
+	ASSERT(strstr(m.body, "cgroup: /bench, memory.max 1073741824") != NULL);
+	ASSERT(strstr(m.body, "clat_p99") == NULL); /* unchanged: left out */
+	mail_msg_release(&m);
+	free(subject);
+	buf_release(&out);
+	alert_rcpt_release(&rc);
+	alert_report_release(&r);
+	store_alert_info_free(x);
+}
+
+TEST(test_alert__test_mode_and_quiet)
+{
+	struct store_alert_info *x = info_new("mm: x", "A <a@example.org>");
+	struct daemon_config dc;
+	struct alert_rcpt rc;
+	struct cfg_alert_list l;
+	char *to[] = { "list@example.org" };
+
+	memset(&dc, 0, sizeof(dc));
+	dc.alerts.to.v = to;
+	dc.alerts.to.n = 1;
+	dc.alerts.mail_author = 1;
+	dc.alerts.test_to = "me@example.org";
+	alert_rcpt_make(&rc, &dc, x);
+	ASSERT_INTEQ(rc.nenv, 1);
+	ASSERT_STREQ(rc.env[0], "me@example.org");
+	ASSERT_STREQ(rc.test_note, "a@example.org, list@example.org");
+	ASSERT_INTEQ(rc.quiet, 0);
+	alert_rcpt_release(&rc);
+	memset(&l, 0, sizeof(l));
+	l.tree = "mm";
+	l.quiet = 1;
+	dc.alerts.lists = &l;
+	dc.alerts.nlists = 1;
+	alert_rcpt_make(&rc, &dc, x);
+	ASSERT_INTEQ(rc.quiet, 1);
+	alert_rcpt_release(&rc);
+	store_alert_info_free(x);
+}
+
+TEST(test_alert__hook_body)
+{
+	struct store_alert_info *x = info_new("mm: <x>", "A <a@example.org>");
+	struct alert_report r;
+	json_t *o, *m;
+	char *s;
+
+	alert_report_init(&r, x, "https://perf.example.org", 0);
+	s = alert_hook_body(&r, "c7/fio-memcg/h2#1/hook0", 1, "the subject");
+	o = pwjson_parse(s, strlen(s), NULL);
+	ASSERT(o != NULL);
+	ASSERT_STREQ(json_string_value(json_object_get(o, "event")), "report");
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(o, "verdict")), "regression");
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(o, "benchmark")), "fio-memcg");
+	ASSERT_STREQ(json_string_value(json_object_get(o, "host")), "epyc-1");
+	ASSERT_STREQ(json_string_value(json_object_get(
+	                 json_object_get(o, "commit"), "subject")),
+	    "mm: <x>");
+	ASSERT_INTEQ(json_array_size(json_object_get(o, "metrics")), 3);
+	m = json_array_get(json_object_get(o, "metrics"), 0);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(m, "metric")), "read_iops");
+	ASSERT(fabs(json_real_value(json_object_get(m, "change_pct")) + 4.2) <
+	    1e-9);
+	ASSERT_STREQ(json_string_value(json_object_get(o, "text")),
+	    "the subject\nhttps://perf.example.org/commit/"
+	    "0123456789abcdef0123456789abcdef01234567");
+	ASSERT(json_is_null(json_object_get(o, "series")));
+	json_decref(o);
+	free(s);
+	alert_report_release(&r);
+	store_alert_info_free(x);
+}

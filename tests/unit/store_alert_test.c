@@ -1,0 +1,172 @@
+/*
+ * daemon/store_alert.c on a real SQLite file: a decision queues its
+ * deliveries once (the same keys again change nothing), a delivery that
+ * was sent is never due again, attempts, postponing, failure counts,
+ * the recipients' send log and the list filters; and a database made at
+ * schema v7 migrates to the alert schema.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_alert.h"
+#include "tests/unit/test.h"
+
+static int dbn;
+
+static struct store *
+open_new(int version)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = xasprintf("%s/a%d.db", test_tmpdir(), dbn++);
+
+	if (store_open_version(&s, p, version, &e) == -1)
+		fprintf(stdout, "store_open: %s\n", err_msg(&e));
+	free(p);
+	return s;
+}
+
+static int
+decide(struct store *s, const char *sig, int64_t now)
+{
+	struct store_alert_new a[2] = {
+		{ "email", "r1#1/email", "a@example.org, b@example.org",
+		    "subject 1", "Subject: x\r\n\r\nbody\r\n", 0 },
+		{ "webhook", "r1#1/hook0", "http://127.0.0.1:1/h", "subject 1",
+		    "{}", 0 },
+	};
+	struct store_alert_decision d;
+
+	memset(&d, 0, sizeof(d));
+	d.key = "c1/job/h1";
+	d.job = "job";
+	d.signature = sig;
+	d.message_id = "<m1@example.org>";
+	d.subject = "subject 1";
+	d.summary = "regression: 1 changed metric(s)";
+	d.sent_report = 1;
+	d.stamp = now;
+	d.alerts = a;
+	d.nalerts = 2;
+	return store_alert_decide(s, &d, now);
+}
+
+TEST(test_store_alert__decide_deliver_once)
+{
+	struct store *s = open_new(STORE_VERSION);
+	struct store_alert *a = NULL;
+	struct store_alert_report r;
+	struct store_alert_filter f = { 0 };
+	const char *rcpt[] = { "a@example.org", "b@example.org" };
+	int64_t pend, failed, n;
+	size_t na;
+
+	ASSERT(s != NULL);
+	ASSERT_INTEQ(decide(s, "p|m|regression\n", 100), 0);
+	/* The same decision again (a crash before the worker went on):
+	 * nothing is queued twice. */
+	ASSERT_INTEQ(decide(s, "p|m|regression\n", 101), 0);
+	ASSERT_INTEQ(store_alert_report_get(s, &r, "c1/job/h1"), 0);
+	ASSERT_INTEQ(r.sent_reports, 2);
+	ASSERT_STREQ(r.message_id, "<m1@example.org>");
+	store_alert_report_release(&r);
+	ASSERT_INTEQ(store_alert_counts(s, &pend, &failed), 0);
+	ASSERT_INTEQ(pend, 2);
+	ASSERT_INTEQ(failed, 0);
+
+	ASSERT_INTEQ(store_alert_due(s, &a, &na, 99, 10), 0);
+	ASSERT_INTEQ(na, 0); /* next_try is its creation time */
+	ASSERT_INTEQ(store_alert_due(s, &a, &na, 100, 10), 0);
+	ASSERT_INTEQ(na, 2);
+	ASSERT_STREQ(a[0].kind, "email");
+	ASSERT_STREQ(a[0].payload, "Subject: x\r\n\r\nbody\r\n");
+
+	/* The mail is accepted, the webhook fails once then for good. */
+	ASSERT_INTEQ(
+	    store_alert_attempt(s, a[0].id, "sent", NULL, 100, rcpt, 2, 100),
+	    0);
+	ASSERT_INTEQ(store_alert_attempt(
+	                 s, a[1].id, "pending", "HTTP 503", 130, NULL, 0, 100),
+	    0);
+	store_alerts_free(a, na);
+	ASSERT_INTEQ(store_alert_due(s, &a, &na, 129, 10), 0);
+	ASSERT_INTEQ(na, 0);
+	ASSERT_INTEQ(store_alert_due(s, &a, &na, 1000, 10), 0);
+	ASSERT_INTEQ(na, 1);
+	ASSERT_STREQ(a[0].kind, "webhook");
+	ASSERT_INTEQ(a[0].attempts, 1);
+	ASSERT_STREQ(a[0].last_error, "HTTP 503");
+	/* Rate limit: put back without an attempt. */
+	ASSERT_INTEQ(store_alert_postpone(s, a[0].id, "rate limit", 2000), 0);
+	store_alerts_free(a, na);
+	ASSERT_INTEQ(store_alert_due(s, &a, &na, 1999, 10), 0);
+	ASSERT_INTEQ(na, 0);
+	ASSERT_INTEQ(store_alert_due(s, &a, &na, 2000, 10), 0);
+	ASSERT_INTEQ(na, 1);
+	ASSERT_INTEQ(a[0].attempts, 1);
+	ASSERT_INTEQ(store_alert_attempt(
+	                 s, a[0].id, "failed", "HTTP 404", 2000, NULL, 0, 2000),
+	    0);
+	/* A finished delivery is not touched by a late attempt. */
+	ASSERT_INTEQ(
+	    store_alert_attempt(s, a[0].id, "sent", NULL, 2000, NULL, 0, 2001),
+	    0);
+	store_alerts_free(a, na);
+	ASSERT_INTEQ(store_alert_counts(s, &pend, &failed), 0);
+	ASSERT_INTEQ(pend, 0);
+	ASSERT_INTEQ(failed, 1);
+	ASSERT_INTEQ(store_alert_due(s, &a, &na, 1 << 30, 10), 0);
+	ASSERT_INTEQ(na, 0);
+
+	ASSERT_INTEQ(store_alert_sent_since(s, &n, "b@example.org", 50), 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_INTEQ(store_alert_sent_since(s, &n, "b@example.org", 101), 0);
+	ASSERT_INTEQ(n, 0);
+
+	f.state = "failed";
+	ASSERT_INTEQ(store_alert_list(s, &a, &na, &f), 0);
+	ASSERT_INTEQ(na, 1);
+	ASSERT_STREQ(a[0].state, "failed");
+	ASSERT(a[0].payload == NULL);
+	store_alerts_free(a, na);
+	f.state = NULL;
+	f.kind = "email";
+	ASSERT_INTEQ(store_alert_list(s, &a, &na, &f), 0);
+	ASSERT_INTEQ(na, 1);
+	ASSERT(a[0].sent == 100);
+	store_alerts_free(a, na);
+	ASSERT_INTEQ(store_alert_get(s, &a, 999), ERR_NOTFOUND);
+	ASSERT_INTEQ(store_alert_report_get(s, &r, "c9/job/h1"), ERR_NOTFOUND);
+	store_close(s);
+}
+
+TEST(test_store_alert__migration_from_v7)
+{
+	struct store *s = open_new(7);
+	struct store_alert *a = NULL;
+	size_t na;
+	struct err e = { 0 };
+
+	ASSERT(s != NULL);
+	ASSERT_INTEQ(store_user_version(s), 7);
+	store_close(s);
+	/* Reopen the same file at the current version. */
+	{
+		char *p = xasprintf("%s/a%d.db", test_tmpdir(), dbn - 1);
+		struct store *t = NULL;
+
+		ASSERT_INTEQ(store_open(&t, p, &e), 0);
+		free(p);
+		ASSERT_INTEQ(store_user_version(t), STORE_VERSION);
+		ASSERT_INTEQ(decide(t, "", 5), 0);
+		ASSERT_INTEQ(store_alert_due(t, &a, &na, 5, 10), 0);
+		ASSERT_INTEQ(na, 2);
+		ASSERT_STREQ(a[0].state, "pending");
+		store_alerts_free(a, na);
+		store_close(t);
+	}
+}
