@@ -2253,6 +2253,10 @@ static const struct field kernel_fields[] = {
 	    .vk = V_REF },
 	LIST("fragment", struct job_config, kernel.fragment, F_UNIQUE,
 	    V_KCONFIG),
+	NUM("build_timeout", F_DURATION, struct job_config,
+	    kernel.build_timeout_s, "2h", 60, 86400),
+	NUM("boot_timeout", F_DURATION, struct job_config,
+	    kernel.boot_timeout_s, "10m", 10, 86400),
 };
 static const struct schema kernel_schema = { 0, kernel_fields,
 	NFIELDS(kernel_fields), NULL };
@@ -2300,6 +2304,7 @@ static const struct field job_fields[] = {
 	{ .key = "kernel", .type = F_SECTION, .sub = &kernel_schema },
 	NUM("runs", F_INT, struct job_config, runs, "5", 1, 100),
 	NUM("max_runs", F_INT, struct job_config, max_runs, "12", 1, 1000),
+	NUM("rounds", F_INT, struct job_config, rounds, "1", 1, 100),
 	{ .key = "profile",
 	    .type = F_BOOL,
 	    .off = offsetof(struct job_config, profile),
@@ -2329,6 +2334,7 @@ static const struct field runner_fields[] = {
 	STR("token_file", struct runner_config, token_file, F_REQ, V_PATH),
 	STR("workdir", struct runner_config, workdir, F_REQ, V_PATH),
 	STR("kernel_tree", struct runner_config, kernel_tree, 0, V_PATH),
+	STR("guest_dir", struct runner_config, guest_dir, 0, V_PATH),
 	{ .key = "boot",
 	    .type = F_ENUM,
 	    .off = offsetof(struct runner_config, boot),
@@ -2379,6 +2385,21 @@ check_job(struct ctx *c, struct job_config *job, const yaml_node_t *root)
 	const yaml_node_t *n, *mx = lookup(c, root, "memory_max", NULL),
 	                      *mh = lookup(c, root, "memory_high", NULL);
 
+	if ((n = lookup(c, root, "kernel", NULL)) != NULL) {
+		job->kernel.build = 1;
+		if (job->build.n > 0)
+			nerr(c, n, "kernel",
+			    "a job builds either a kernel (kernel:) or its "
+			    "tree (build:), not both");
+	}
+	if (job->rounds > job->runs && (n = lookup(c, root, "rounds", NULL)))
+		nerr(c, n, "rounds", "%lld is more than runs (%lld)",
+		    (long long)job->rounds, (long long)job->runs);
+	else if (job->rounds > 1 && !job->kernel.build &&
+	    (n = lookup(c, root, "rounds", NULL)))
+		nerr(c, n, "rounds",
+		    "rounds alternate booted kernels: the job needs a kernel: "
+		    "section");
 	if (job->runs > job->max_runs) {
 		if ((n = lookup(c, root, "runs", NULL)) != NULL)
 			nerr(c, n, "runs", "%lld is more than max_runs (%lld)",
@@ -2791,6 +2812,7 @@ runner_config_free(struct runner_config *r)
 	free(r->token_file);
 	free(r->workdir);
 	free(r->kernel_tree);
+	free(r->guest_dir);
 	strlist_free(&r->labels);
 	free(r);
 }

@@ -30,8 +30,11 @@
 #include "runners/cgroup.h"
 #include "runners/checkout.h"
 #include "runners/client.h"
+#include "runners/files.h"
 #include "runners/inventory.h"
+#include "runners/kernel.h"
 #include "runners/profile.h"
+#include "runners/qemu.h"
 #include "runners/spool.h"
 #include "runners/telemetry.h"
 
@@ -138,26 +141,6 @@ text_json(const char *p, size_t len, size_t max)
 	v = json_stringn(b.data, b.len);
 	buf_release(&b);
 	return v != NULL ? v : json_string("");
-}
-
-static int
-mkdir_p(const char *path)
-{
-	char *p = xstrdup(path), *s;
-	int rc = 0;
-
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST)
-			rc = -1;
-		*s = '/';
-	}
-	if (mkdir(p, 0755) == -1 && errno != EEXIST)
-		rc = -1;
-	free(p);
-	return rc;
 }
 
 static int
@@ -539,6 +522,11 @@ struct job {
 	const char *parser, *cgroup_path;
 	const char *tree_url, *tree_commit; /* jobs on a commit */
 	struct strlist command, server_command, build;
+	/* A kernel job (docs/KERNEL.md): the "kernel" object, else NULL. */
+	json_t *kernel;
+	const char *kconfig;
+	struct strlist kfragment;
+	int64_t build_timeout_s, boot_timeout_s, rounds;
 	struct cfg_point point;
 	json_t *tree, *directions;
 	unsigned char *done; /* done[i]: run i is stored */
@@ -553,6 +541,7 @@ job_release(struct job *j)
 	free(j->command.v);
 	free(j->server_command.v);
 	free(j->build.v);
+	free(j->kfragment.v);
 	for (i = 0; i < j->point.n; i++) {
 		free(j->point.keys[i]);
 		free(j->point.values[i]);
@@ -624,6 +613,30 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	        pwjson_str(&j->tree_commit, j->tree, "commit", e)))
 		return err_set(e, "field 'tree': %s", err_msg(e));
 	j->directions = json_object_get(o, "metrics");
+	j->kernel = json_object_get(o, "kernel");
+	if (j->kernel != NULL && json_is_null(j->kernel))
+		j->kernel = NULL;
+	j->rounds = 1;
+	j->build_timeout_s = 7200;
+	j->boot_timeout_s = 600;
+	if (j->kernel != NULL &&
+	    (!json_is_object(j->kernel) ||
+	        pwjson_str(&j->kconfig, j->kernel, "config", e) != 0 ||
+	        strlist_from(&j->kfragment,
+	            json_object_get(j->kernel, "fragment"), "kernel.fragment",
+	            e) != 0 ||
+	        pwjson_int_opt(&j->build_timeout_s, j->kernel,
+	            "build_timeout_s", e) != 0 ||
+	        pwjson_int_opt(
+	            &j->boot_timeout_s, j->kernel, "boot_timeout_s", e) != 0 ||
+	        pwjson_int_opt(&j->rounds, o, "rounds", e) != 0))
+		return err_set(e, "field 'kernel': %s",
+		    e->set ? err_msg(e) : "expected object");
+	if (j->kernel != NULL && j->tree == NULL)
+		return err_set(
+		    e, "field 'kernel': a kernel job needs a 'tree'");
+	if (j->rounds < 1 || j->rounds > j->runs)
+		j->rounds = j->rounds < 1 ? 1 : j->runs;
 	if ((cg = json_object_get(o, "cgroup")) != NULL && json_is_object(cg) &&
 	    (pwjson_str_opt(&j->cgroup_path, cg, "path", e) != 0 ||
 	        pwjson_int_opt(&j->memory_max, cg, "memory_max", e) != 0 ||
@@ -922,7 +935,7 @@ run_profiled(struct agent *a, const struct job *j, const struct placement *pl,
 	char *dir = xasprintf("%s/profile", scratch);
 	json_t *body, *metrics, *blob = NULL;
 
-	if (mkdir_p(dir) != 0) {
+	if (files_mkdir_p(dir) != 0) {
 		job_log(
 		    a, j->id, "profile: mkdir %s: %s", dir, strerror(errno));
 		free(dir);
@@ -1044,6 +1057,281 @@ prepare_tree(
 	return ret;
 }
 
+/* ---- kernel jobs (docs/KERNEL.md) ---- */
+
+static void
+kernel_log(void *arg, const char *text)
+{
+	struct agent *a = arg;
+
+	job_log(a, a->job_id, "%s", text);
+}
+
+/* Where the static guest binaries are: guest_dir, else EXE_DIR/guest. */
+static char *
+guest_dir(const struct runner_config *cfg)
+{
+	char exe[4096], *slash;
+	ssize_t n;
+
+	if (cfg->guest_dir != NULL)
+		return xstrdup(cfg->guest_dir);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return xstrdup("guest");
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL)
+		*slash = '\0';
+	return xasprintf("%s/guest", exe);
+}
+
+static void
+add_metric(json_t *metrics, const char *name, double value, const char *unit)
+{
+	json_array_append_new(metrics,
+	    json_pack("{s:s, s:f, s:s, s:s}", "name", name, "value", value,
+	        "unit", unit, "better", "info"));
+}
+
+/*
+ * One boot of the job's kernel in qemu for the runs idx[0..n-1]; uploads
+ * each.  0 booted (runs uploaded, *ok counts the good ones), 1 cancelled,
+ * -1 failed (why).
+ */
+static int
+qemu_round(struct agent *a, struct job *j, const struct kernel_image *img,
+    const char *scratch, const int64_t *idx, size_t n, int64_t round,
+    int64_t boot, size_t raw_max, int64_t *ok, char *first_err,
+    size_t first_len, struct buf *why)
+{
+	struct qemu_req rq;
+	struct qemu_result qr;
+	char ***argvs = xcalloc(n + 1, sizeof(char **)), **sargv = NULL,
+	     *gdir = guest_dir(a->cfg),
+	     *dir = xasprintf("%s/boot-%" PRId64, scratch, boot);
+	size_t i, k;
+	int rc = -1;
+
+	memset(&qr, 0, sizeof(qr));
+	if (files_mkdir_p(dir) != 0) {
+		buf_printf(why, "%s: mkdir: %s", dir, strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (render(&argvs[i], &j->command, j, "/tmp", a->cfg->name,
+		        (int)idx[i] + 1, why, "command") != 0)
+			goto out;
+	if (j->server_command.n > 0 &&
+	    render(&sargv, &j->server_command, j, "/tmp", a->cfg->name, 0, why,
+	        "server_command") != 0)
+		goto out;
+	memset(&rq, 0, sizeof(rq));
+	rq.image = img->image;
+	rq.gen_cpio = img->gen_cpio;
+	rq.dir = dir;
+	rq.guest_dir = gdir;
+	rq.server_argv = sargv;
+	rq.run_argv = argvs;
+	rq.run_index = idx;
+	rq.nruns = n;
+	rq.cgroup_path = j->cgroup_path;
+	rq.memory_max = j->memory_max;
+	rq.memory_high = j->memory_high;
+	rq.run_timeout_ms = j->timeout_s * 1000;
+	rq.boot_timeout_ms = j->boot_timeout_s * 1000;
+	rq.out_max = raw_max;
+	rq.cancel = &a->kill;
+	rc = qemu_boot(&qr, &rq, why);
+	if (rc != 0)
+		goto out;
+	job_log(a, j->id,
+	    "boot %" PRId64 " (round %" PRId64 "): qemu %s, %zu runs, %.1f s; "
+	    "guest: %s",
+	    boot, round, qr.kvm ? "KVM" : "TCG", n, qr.boot_s,
+	    qr.version[0] ? qr.version : "unknown");
+	if (qr.error[0]) {
+		buf_printf(why, "boot qemu: guest: %s", qr.error);
+		rc = -1;
+		goto out;
+	}
+	if (kernel_version_check(qr.version, img->build_id, why) != 0) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct qemu_run *qrun = NULL;
+		json_t *body, *metrics;
+		const char *st;
+
+		for (k = 0; k < qr.nruns; k++)
+			if (qr.runs[k].index == idx[i])
+				qrun = &qr.runs[k];
+		if (qrun != NULL && qrun->ended)
+			body = agent_run_body(idx[i], j->parser, j->directions,
+			    &qrun->r, NULL, raw_max);
+		else
+			body = agent_run_body(idx[i], j->parser, j->directions,
+			    NULL, "the run did not finish in the guest",
+			    raw_max);
+		st = json_string_value(json_object_get(body, "status"));
+		metrics = json_object_get(body, "metrics");
+		if (strcmp(st, "ok") == 0 && json_is_array(metrics)) {
+			for (k = 0; qrun != NULL && k < qrun->nm; k++)
+				add_metric(metrics, qrun->m[k].name,
+				    qrun->m[k].value,
+				    strcmp(qrun->m[k].unit, "-") == 0
+				        ? ""
+				        : qrun->m[k].unit);
+			add_metric(metrics, "kernel.round", (double)round, "");
+			add_metric(metrics, "kernel.boot", (double)boot, "");
+			add_metric(metrics, "kernel.kvm", qr.kvm ? 1 : 0, "");
+			(*ok)++;
+		} else if (first_err[0] == '\0')
+			snprintf(first_err, first_len, "run %" PRId64 ": %s",
+			    idx[i],
+			    json_string_value(json_object_get(body, "error")));
+		deliver_run(a, j->id, idx[i], body);
+		json_decref(body);
+	}
+	rc = 0;
+out:
+	qemu_result_release(&qr);
+	for (i = 0; i < n; i++)
+		config_argv_free(argvs[i]);
+	free(argvs);
+	config_argv_free(sargv);
+	free(gdir);
+	free(dir);
+	return rc;
+}
+
+/*
+ * A job on a kernel commit: build (or reuse) its kernel, then boot it
+ * once per round, runs/rounds runs each (and one more boot for runs the
+ * daemon adds).  Finishes the job.  0 success, 1 otherwise.
+ */
+static int
+run_kernel_job(
+    struct agent *a, struct job *j, const char *scratch, size_t raw_max)
+{
+	const struct runner_config *cfg = a->cfg;
+	struct kernel_req kr;
+	struct kernel_image img;
+	struct buf why = BUF_INIT(CAP_ERRMSG * 4);
+	char first_err[CAP_ERRMSG] = "", msg[CAP_ERRMSG];
+	int64_t *idx = xcalloc((size_t)j->max_runs + 1, sizeof(int64_t));
+	int64_t n, ok = 0, ran = 0, boot = 0, round, i, lo, hi;
+	size_t k;
+	int rc, ret = 1;
+
+	if (cfg->boot == CFG_BOOT_NONE) {
+		snprintf(msg, sizeof(msg),
+		    "refused: the job asks for a kernel build (kernel.config "
+		    "%s) and runner %s has boot: none (it only measures the "
+		    "running kernel)",
+		    j->kconfig, cfg->name);
+		finish(a, j->id, "failure", msg);
+		goto out;
+	}
+	if (cfg->boot != CFG_BOOT_QEMU) {
+		snprintf(msg, sizeof(msg),
+		    "boot: %s is not built yet (docs/KERNEL.md); use qemu",
+		    config_boot_name(cfg->boot));
+		finish(a, j->id, "failure", msg);
+		goto out;
+	}
+	memset(&kr, 0, sizeof(kr));
+	kr.kdir = cfg->kernel_tree;
+	kr.url = j->tree_url;
+	kr.commit = j->tree_commit;
+	kr.config = j->kconfig;
+	kr.fragment = &j->kfragment;
+	kr.job = j->id;
+	kr.timeout_ms = j->build_timeout_s * 1000;
+	kr.cancel = &a->kill;
+	kr.log = kernel_log;
+	kr.arg = a;
+	set_progress_text(a, "build");
+	rc = kernel_build(&img, &kr, &why);
+	if (rc == 1)
+		goto out;
+	if (rc != 0) {
+		/* A job failure of kind build, never a zero metric. */
+		struct buf fb = BUF_INIT(CAP_ERRMSG * 4);
+
+		buf_printf(&fb, "build: %s", why.data);
+		finish(a, j->id, "failure", fb.data);
+		buf_release(&fb);
+		goto out;
+	}
+	job_log(a, j->id,
+	    "kernel: build_id=%s release=%s config_sha256=%s cached=%s "
+	    "incremental=%s build_s=%.1f",
+	    img.build_id, img.release, img.config_sha256,
+	    img.cached ? "yes" : "no", img.incremental ? "yes" : "no",
+	    img.build_s);
+	for (round = 1;; round++) {
+		n = runs_wanted(a);
+		if (n > j->max_runs)
+			n = j->max_runs;
+		/* Round r of R takes runs [n(r-1)/R, nr/R); later rounds
+		 * (more runs asked for) take the rest in one boot. */
+		lo = round <= j->rounds ? n * (round - 1) / j->rounds : 0;
+		hi = round <= j->rounds ? n * round / j->rounds : n;
+		k = 0;
+		for (i = lo; i < hi; i++)
+			if (!((size_t)i < j->ndone && j->done[i]))
+				idx[k++] = i;
+		if (k == 0) {
+			if (round >= j->rounds)
+				break;
+			continue;
+		}
+		if (atomic_load(&a->kill))
+			break;
+		boot++;
+		{
+			char pg[64];
+
+			snprintf(pg, sizeof(pg),
+			    "boot %" PRId64 " round %" PRId64, boot, round);
+			set_progress_text(a, pg);
+		}
+		buf_reset(&why);
+		rc = qemu_round(a, j, &img, scratch, idx, k,
+		    round <= j->rounds ? round : j->rounds, boot, raw_max, &ok,
+		    first_err, sizeof(first_err), &why);
+		if (rc == 1)
+			break;
+		if (rc != 0) {
+			finish(a, j->id, "failure", why.data);
+			goto out;
+		}
+		for (i = 0; i < (int64_t)k; i++)
+			j->done[idx[i]] = 1;
+		ran += (int64_t)k;
+	}
+	if (atomic_load(&a->kill)) {
+		log_warnx("job %" PRId64 ": stopped after %" PRId64 " runs",
+		    j->id, ran);
+		flush_spool(a, j->id, 0);
+		goto out;
+	}
+	if (flush_spool(a, j->id, 1) != 0)
+		goto out;
+	if (ran > 0 && ok == 0) {
+		buf_reset(&why);
+		buf_printf(&why, "all %" PRId64 " runs failed; first: %s", ran,
+		    first_err);
+		finish(a, j->id, "failure", why.data);
+	} else if (finish(a, j->id, "success", NULL) == 0)
+		ret = 0;
+out:
+	free(idx);
+	buf_release(&why);
+	return ret;
+}
+
 /*
  * Runs a claimed job to the end.  0 when it was finished with success, 1
  * when finished with failure or dropped (cancel, lease lost, stop).
@@ -1083,9 +1371,13 @@ run_job(struct agent *a, json_t *jo)
 	log_info("job %" PRId64 ": %s, %" PRId64 " runs, parser %s", j.id,
 	    j.command.v[0], j.runs, j.parser);
 	scratch = xasprintf("%s/%" PRId64, a->jobs_dir, j.id);
-	if (mkdir_p(scratch) != 0) {
+	if (files_mkdir_p(scratch) != 0) {
 		buf_printf(&why, "%s: mkdir: %s", scratch, strerror(errno));
 		finish(a, j.id, "failure", why.data);
+		goto out;
+	}
+	if (j.kernel != NULL) {
+		ret = run_kernel_job(a, &j, scratch, raw_max);
 		goto out;
 	}
 	if (j.tree != NULL) {
@@ -1326,7 +1618,7 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	spool_dir = xasprintf("%s/spool", cfg->workdir);
 	a.jobs_dir = xasprintf("%s/jobs", cfg->workdir);
 	if (spool_open(&a.spool, spool_dir, &e) != 0 ||
-	    mkdir_p(a.jobs_dir) != 0) {
+	    files_mkdir_p(a.jobs_dir) != 0) {
 		log_warnx("workdir %s: %s", cfg->workdir,
 		    e.set ? err_msg(&e) : strerror(errno));
 		ret = 1;

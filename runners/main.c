@@ -79,11 +79,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	cfg_errors_free(&errs);
-	if (cfg->boot != CFG_BOOT_NONE) {
+	if (cfg->boot == CFG_BOOT_KEXEC || cfg->boot == CFG_BOOT_REBOOT) {
 		fprintf(stderr,
-		    "%s: boot: only 'none' (the running kernel) is supported "
-		    "so far\n",
-		    file);
+		    "%s: boot: %s is not built yet; 'qemu' and 'none' are "
+		    "(docs/KERNEL.md)\n",
+		    file, config_boot_name(cfg->boot));
 		runner_config_free(cfg);
 		return 2;
 	}

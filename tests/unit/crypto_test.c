@@ -53,3 +53,16 @@ TEST(test_crypto__b64_longer_than_a_chunk)
 	buf_release(&in);
 	buf_release(&out);
 }
+
+TEST(test_crypto__sha256_vectors)
+{
+	char hex[65];
+
+	/* FIPS 180-2 examples. */
+	crypto_sha256_hex(hex, "abc", 3);
+	ASSERT_STREQ(hex,
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	crypto_sha256_hex(hex, "", 0);
+	ASSERT_STREQ(hex,
+	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
