@@ -27,6 +27,7 @@
 #include "config/config.h"
 #include "runners/agent.h"
 #include "runners/bench/bench.h"
+#include "runners/bootstate.h"
 #include "runners/cgroup.h"
 #include "runners/checkout.h"
 #include "runners/client.h"
@@ -67,6 +68,13 @@ struct agent {
 	atomic_int kill;
 	/* The host's cgroups (docs/MEMCG.md), detected once at start. */
 	struct cgroup_sys cgs;
+	/* kexec/reboot (docs/KERNEL.md): the lease to ask for while the
+	 * host boots (under mu), the state found at start, and the round
+	 * and boot of the runs of a resumed job (info metrics). */
+	int64_t boot_lease_s;
+	struct bootstate bs;
+	int have_bs;
+	int64_t kround, kboot;
 };
 
 /* ---- helpers ---- */
@@ -416,6 +424,7 @@ set_job(struct agent *a, int64_t job, int64_t runs)
 	pthread_mutex_lock(&a->mu);
 	a->job_id = job;
 	a->runs_wanted = runs;
+	a->boot_lease_s = 0;
 	a->progress[0] = '\0';
 	a->hb_force = 1;
 	atomic_store(&a->kill, 0);
@@ -460,7 +469,7 @@ static void *
 hb_main(void *arg)
 {
 	struct agent *a = arg;
-	int64_t next = 0, now, job, runs;
+	int64_t next = 0, now, job, runs, boot_s;
 	char progress[sizeof(a->progress)];
 	struct timespec ts;
 	int cancel, rc, failing = 0;
@@ -473,12 +482,13 @@ hb_main(void *arg)
 		if (a->hb_force || now >= next) {
 			a->hb_force = 0;
 			job = a->job_id;
+			boot_s = a->boot_lease_s;
 			memcpy(progress, a->progress, sizeof(progress));
 			pthread_mutex_unlock(&a->mu);
 			cancel = 0;
 			runs = 0;
-			rc = client_heartbeat(&cancel, &runs, a->hb_cl, job,
-			    progress[0] ? progress : NULL);
+			rc = client_heartbeat_boot(&cancel, &runs, a->hb_cl,
+			    job, progress[0] ? progress : NULL, boot_s);
 			if (rc != 0 && !failing)
 				log_warnx(
 				    "heartbeat: %s", client_errmsg(a->hb_cl));
@@ -1205,14 +1215,206 @@ out:
 	return rc;
 }
 
+static char *
+state_path(const struct agent *a)
+{
+	return xasprintf("%s/boot.state", a->cfg->workdir);
+}
+
+/* The running kernel's /proc/version (PERFWATCH_PROC_VERSION: a file
+ * standing in for it, for the tests of kexec and reboot). */
+static void
+proc_version(struct buf *out)
+{
+	const char *p = getenv("PERFWATCH_PROC_VERSION");
+
+	if (cgroup_read_file(out, p && *p ? p : "/proc/version", 1024) != 0)
+		buf_reset(out);
+	while (out->len > 0 && out->data[out->len - 1] == '\n')
+		out->data[--out->len] = '\0';
+}
+
+/* One boot command; 0, or -1 with why ("kexec -l: exit 1: ..."). */
+static int
+boot_cmd(struct agent *a, char **argv, const char *what, struct buf *why)
+{
+	struct exec_spec s = EXEC_SPEC_INIT(argv);
+	struct exec_result r;
+	struct err e = { 0 };
+	struct buf how = BUF_INIT(CAP_ERRMSG);
+	int rc = -1;
+
+	s.timeout_ms = 120000;
+	s.out_max = 65536;
+	s.err_max = 65536;
+	s.cancel = &a->kill;
+	if (exec_run(&r, &s, &e) != 0) {
+		buf_printf(why, "boot: %s: %s", what, err_msg(&e));
+		return -1;
+	}
+	exec_describe(&how, &r);
+	job_log(a, a->job_id, "boot: %s: %s%s%s", what, how.data,
+	    r.err.len ? "\n" : "", r.err.data);
+	if (r.exited && r.code == 0)
+		rc = 0;
+	else
+		buf_printf(why, "boot: %s: %s: %s", what, how.data, r.err.data);
+	exec_result_release(&r);
+	buf_release(&how);
+	return rc;
+}
+
+/*
+ * boot: kexec | reboot.  Writes the state file, asks the daemon for the
+ * boot lease, runs the boot programs and waits to be ended by the boot.
+ * Returns only when the boot did not happen: 1 stopped or cancelled, -1
+ * failed (why; the state file is removed).
+ */
+static int
+boot_host(struct agent *a, struct job *j, const struct kernel_image *img,
+    json_t *jo, struct buf *why)
+{
+	struct bootstate st;
+	char *path = state_path(a), pg[64];
+	int64_t attempt = 1, waited;
+	size_t i;
+	int rc = -1, kexec = a->cfg->boot == CFG_BOOT_KEXEC;
+
+	memset(&st, 0, sizeof(st));
+	pwjson_int_opt(&attempt, jo, "attempt", NULL);
+	st.job = j->id;
+	st.attempt = attempt;
+	snprintf(st.step, sizeof(st.step), "boot");
+	snprintf(
+	    st.method, sizeof(st.method), "%s", kexec ? "kexec" : "reboot");
+	st.round = 1;
+	st.boot = 1;
+	for (i = 0; i < j->ndone && i < BOOTSTATE_RUNS_MAX; i++)
+		st.done[i] = j->done[i];
+	snprintf(st.build_id, sizeof(st.build_id), "%s", img->build_id);
+	snprintf(st.release, sizeof(st.release), "%s", img->release);
+	snprintf(st.image, sizeof(st.image), "%s", img->image);
+	st.deadline = (int64_t)time(NULL) + j->boot_timeout_s;
+	st.lease_expires = st.deadline;
+	if (bootstate_write(path, &st, why) != 0)
+		goto out;
+	/* The daemon must know before the host goes down. */
+	snprintf(pg, sizeof(pg), "boot %s %s", st.method, img->build_id);
+	if (client_heartbeat_boot(
+	        NULL, NULL, a->cl, j->id, pg, j->boot_timeout_s) != 0) {
+		buf_printf(why,
+		    "boot: the daemon did not take the boot lease: %s",
+		    client_errmsg(a->cl));
+		unlink(path);
+		goto out;
+	}
+	pthread_mutex_lock(&a->mu);
+	a->boot_lease_s = j->boot_timeout_s;
+	snprintf(a->progress, sizeof(a->progress), "%s", pg);
+	pthread_mutex_unlock(&a->mu);
+	job_log(a, j->id, "boot: state written to %s; %s into %s (%s)", path,
+	    st.method, img->release, img->image);
+	if (kexec) {
+		char *l[] = { "kexec", "-l", (char *)img->image,
+			"--reuse-cmdline", NULL };
+		char *x[] = { "kexec", "-e", NULL };
+
+		if (boot_cmd(a, l, "kexec -l", why) != 0 ||
+		    boot_cmd(a, x, "kexec -e", why) != 0) {
+			unlink(path);
+			goto out;
+		}
+	} else {
+		char entry[256];
+		char *inst[] = { "installkernel", (char *)img->release,
+			(char *)img->image, (char *)img->system_map, "/boot",
+			NULL };
+		char *ug[] = { "update-grub", NULL };
+		char *gr[] = { "grub-reboot", entry, NULL };
+		char *rb[] = { "reboot", NULL };
+
+		snprintf(entry, sizeof(entry),
+		    "Advanced options for Debian GNU/Linux>Debian GNU/Linux, "
+		    "with Linux %s",
+		    img->release);
+		if (boot_cmd(a, inst, "installkernel", why) != 0 ||
+		    boot_cmd(a, ug, "update-grub", why) != 0 ||
+		    boot_cmd(a, gr, "grub-reboot", why) != 0 ||
+		    boot_cmd(a, rb, "reboot", why) != 0) {
+			unlink(path);
+			goto out;
+		}
+	}
+	/* The boot ends this process; still here after the timeout, the
+	 * boot did not happen. */
+	for (waited = 0;
+	     waited < j->boot_timeout_s * 1000 && !atomic_load(&a->kill);
+	     waited += 500)
+		http_sleep_ms(500, &a->kill);
+	if (atomic_load(&a->kill)) {
+		rc = 1;
+		goto out;
+	}
+	unlink(path);
+	buf_printf(why,
+	    "boot: %s returned and the host kept running for %" PRId64
+	    " s (boot timeout)",
+	    st.method, j->boot_timeout_s);
+out:
+	free(path);
+	return rc;
+}
+
+/*
+ * After a restart with a boot state: what to do with the claimed job.
+ * 0 run it as usual (a fresh job, or a stale state), 1 resume it on the
+ * booted kernel (a->kround, a->kboot set), -1 it was finished (failure).
+ */
+static int
+resume_job(struct agent *a, struct job *j)
+{
+	struct buf why = BUF_INIT(CAP_ERRMSG), ver = BUF_INIT(1100);
+	char *path = state_path(a);
+	enum bootstate_decision d;
+	int rc = 0;
+
+	a->have_bs = 0;
+	proc_version(&ver);
+	d = bootstate_decide(
+	    &a->bs, j->id, ver.data, (int64_t)time(NULL), &why);
+	unlink(path);
+	switch (d) {
+	case BOOT_RESUME:
+		job_log(a, j->id,
+		    "boot: resumed after %s on %s (expected build id %s)",
+		    a->bs.method, ver.data, a->bs.build_id);
+		a->kround = a->bs.round;
+		a->kboot = a->bs.boot;
+		rc = 1;
+		break;
+	case BOOT_WRONG_KERNEL:
+		finish(a, j->id, "failure", why.data);
+		rc = -1;
+		break;
+	case BOOT_OTHER_JOB:
+	case BOOT_TOO_LATE:
+		log_warnx("%s", why.data);
+		break;
+	}
+	buf_release(&why);
+	buf_release(&ver);
+	free(path);
+	return rc;
+}
+
 /*
  * A job on a kernel commit: build (or reuse) its kernel, then boot it
  * once per round, runs/rounds runs each (and one more boot for runs the
  * daemon adds).  Finishes the job.  0 success, 1 otherwise.
  */
 static int
-run_kernel_job(
-    struct agent *a, struct job *j, const char *scratch, size_t raw_max)
+run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
+    size_t raw_max)
 {
 	const struct runner_config *cfg = a->cfg;
 	struct kernel_req kr;
@@ -1230,13 +1432,6 @@ run_kernel_job(
 		    "%s) and runner %s has boot: none (it only measures the "
 		    "running kernel)",
 		    j->kconfig, cfg->name);
-		finish(a, j->id, "failure", msg);
-		goto out;
-	}
-	if (cfg->boot != CFG_BOOT_QEMU) {
-		snprintf(msg, sizeof(msg),
-		    "boot: %s is not built yet (docs/KERNEL.md); use qemu",
-		    config_boot_name(cfg->boot));
 		finish(a, j->id, "failure", msg);
 		goto out;
 	}
@@ -1270,6 +1465,18 @@ run_kernel_job(
 	    img.build_id, img.release, img.config_sha256,
 	    img.cached ? "yes" : "no", img.incremental ? "yes" : "no",
 	    img.build_s);
+	if (cfg->boot != CFG_BOOT_QEMU) {
+		/* kexec / reboot: the runs happen after the restart. */
+		if (j->rounds > 1)
+			job_log(a, j->id,
+			    "rounds: %" PRId64 " asked; boot: %s boots once "
+			    "per job",
+			    j->rounds, config_boot_name(cfg->boot));
+		buf_reset(&why);
+		if (boot_host(a, j, &img, jo, &why) < 0)
+			finish(a, j->id, "failure", why.data);
+		goto out;
+	}
 	for (round = 1;; round++) {
 		n = runs_wanted(a);
 		if (n > j->max_runs)
@@ -1355,7 +1562,7 @@ run_job(struct agent *a, json_t *jo)
 	struct err te = { 0 };
 	double cpu0, cpu1;
 	json_t *body;
-	int ret = 1, tm_ok;
+	int ret = 1, tm_ok, resumed = 0;
 
 	memset(&pl, 0, sizeof(pl));
 	if (pwjson_int(&id, jo, "id", &e) != 0) {
@@ -1376,11 +1583,22 @@ run_job(struct agent *a, json_t *jo)
 		finish(a, j.id, "failure", why.data);
 		goto out;
 	}
-	if (j.kernel != NULL) {
-		ret = run_kernel_job(a, &j, scratch, raw_max);
+	a->kround = 0;
+	if (a->have_bs) {
+		int rr = resume_job(a, &j);
+
+		if (rr < 0) {
+			ret = 1;
+			goto out;
+		}
+		resumed = rr == 1;
+	}
+	if (j.kernel != NULL && !resumed) {
+		ret = run_kernel_job(a, &j, jo, scratch, raw_max);
 		goto out;
 	}
-	if (j.tree != NULL) {
+	/* A resumed kernel job runs on the booted kernel: no checkout. */
+	if (j.tree != NULL && j.kernel == NULL) {
 		int br = prepare_tree(a, &j, scratch, &why);
 
 		if (br == 1)
@@ -1460,6 +1678,14 @@ run_job(struct agent *a, json_t *jo)
 		        json_object_get(body, "metrics"), &te) < 0)
 			job_log(a, j.id, "run %" PRId64 " telemetry: %s", i,
 			    err_msg(&te));
+		if (a->kround > 0 &&
+		    strcmp(json_string_value(json_object_get(body, "status")),
+		        "ok") == 0) {
+			add_metric(json_object_get(body, "metrics"),
+			    "kernel.round", (double)a->kround, "");
+			add_metric(json_object_get(body, "metrics"),
+			    "kernel.boot", (double)a->kboot, "");
+		}
 		if (!e.set)
 			job_log(a, j.id,
 			    "run %" PRId64 ": runner CPU %.3f s over %.3f s "
@@ -1625,6 +1851,23 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 		goto out;
 	}
 	journal_replay(&a);
+	{
+		struct buf why = BUF_INIT(CAP_ERRMSG);
+		char *sp = state_path(&a);
+
+		rc = bootstate_read(&a.bs, sp, &why);
+		if (rc == 0) {
+			a.have_bs = 1;
+			log_info("boot state: job %" PRId64 " booted (%s) into "
+			         "%s; resuming it",
+			    a.bs.job, a.bs.method, a.bs.build_id);
+		} else if (rc != ERR_NOTFOUND) {
+			log_warnx("%s", why.data);
+			unlink(sp);
+		}
+		free(sp);
+		buf_release(&why);
+	}
 	if (register_host(&a) != 0) {
 		ret = 1;
 		goto out;

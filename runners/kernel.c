@@ -584,6 +584,8 @@ kernel_build(
 		        sizeof(out->config_sha256)) == 0) {
 			snprintf(
 			    out->image, sizeof(out->image), "%s/bzImage", idir);
+			snprintf(out->system_map, sizeof(out->system_map),
+			    "%s/System.map", idir);
 			if (meta_get(meta.data, "gen_cpio", out->gen_cpio,
 			        sizeof(out->gen_cpio)) != 0 ||
 			    strcmp(out->gen_cpio, "-") == 0)
@@ -634,7 +636,9 @@ kernel_build(
 		     *dc = xasprintf("%s/" OBJ "/.config", src),
 		     *gc = xasprintf("%s/" OBJ "/usr/gen_init_cpio", src),
 		     *gct = xasprintf("%s/gen_init_cpio", tmp),
-		     *mp = xasprintf("%s/meta", tmp);
+		     *mp = xasprintf("%s/meta", tmp),
+		     *sm = xasprintf("%s/" OBJ "/System.map", src),
+		     *smt = xasprintf("%s/System.map", tmp);
 		int have_gc = access(gc, X_OK) == 0;
 
 		buf_reset(&meta);
@@ -645,6 +649,7 @@ kernel_build(
 		    have_gc ? "gen_init_cpio" : "-", out->build_s);
 		if (files_copy(p, img, 256u << 20) != 0 ||
 		    files_copy(dc, cfg, 256u << 20) != 0 ||
+		    files_copy(sm, smt, 256u << 20) != 0 ||
 		    (have_gc &&
 		        (files_copy(gc, gct, 256u << 20) != 0 ||
 		            chmod(gct, 0755) != 0)) ||
@@ -657,6 +662,8 @@ kernel_build(
 		free(gc);
 		free(gct);
 		free(mp);
+		free(sm);
+		free(smt);
 		if (why->len > 0)
 			goto out;
 		if (have_gc)
@@ -668,6 +675,8 @@ kernel_build(
 		goto out;
 	}
 	snprintf(out->image, sizeof(out->image), "%s/bzImage", idir);
+	snprintf(
+	    out->system_map, sizeof(out->system_map), "%s/System.map", idir);
 	klog(rq,
 	    "kernel %.12s built: %s, .config sha256 %s, %.1f s (%s, %zu "
 	    "files changed)",

@@ -57,6 +57,7 @@ struct kernel_req {
 struct kernel_image {
 	char image[1024];       /* bzImage */
 	char gen_cpio[1024];    /* the tree's usr/gen_init_cpio, "" if none */
+	char system_map[1024];  /* System.map (boot: reboot installs it) */
 	char build_id[32];      /* "-pw17" */
 	char release[128];      /* "6.1.158-pw17" */
 	char config_sha256[65]; /* of the final .config */

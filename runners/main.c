@@ -79,14 +79,6 @@ main(int argc, char **argv)
 		return 2;
 	}
 	cfg_errors_free(&errs);
-	if (cfg->boot == CFG_BOOT_KEXEC || cfg->boot == CFG_BOOT_REBOOT) {
-		fprintf(stderr,
-		    "%s: boot: %s is not built yet; 'qemu' and 'none' are "
-		    "(docs/KERNEL.md)\n",
-		    file, config_boot_name(cfg->boot));
-		runner_config_free(cfg);
-		return 2;
-	}
 	if (http_token_load(&token, cfg->token_file, &e) != 0) {
 		fprintf(stderr, "%s: token_file: %s\n", file, err_msg(&e));
 		runner_config_free(cfg);
