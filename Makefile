@@ -310,6 +310,10 @@ GUEST_BINS = $(foreach d,$(GUEST_DIRS),$(d)/perfwatch-guest \
 all: $(GUEST_BINS)
 check-build: $(GUEST_BINS)
 FMT_SRCS += runners/guest/guest.c runners/guest/pagefault.c
+install: install-guest
+install-guest: $(OUT)/bin/guest/perfwatch-guest $(OUT)/bin/guest/perfwatch-pagefault $(OUT)/bin/guest/perfwatch-tcp-rr
+	install -d $(DESTDIR)$(PREFIX)/lib/perfwatch/guest
+	install -m 755 $^ $(DESTDIR)$(PREFIX)/lib/perfwatch/guest
 
 # make check-kernel: Debian's linux-source-6.1 as a git repository with a
 # memcg-path patch, both kernels built and booted in qemu through a real
@@ -320,4 +324,4 @@ KERNEL_CACHE ?= /var/tmp/perfwatch-kernel
 check-kernel: all
 	@OUT=$(OUT) KERNEL_CACHE=$(KERNEL_CACHE) tests/kernel/check-kernel.sh
 
-.PHONY: check-kernel
+.PHONY: check-kernel install-guest

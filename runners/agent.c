@@ -1081,7 +1081,7 @@ kernel_log(void *arg, const char *text)
 static char *
 guest_dir(const struct runner_config *cfg)
 {
-	char exe[4096], *slash;
+	char exe[4096], *slash, *d;
 	ssize_t n;
 
 	if (cfg->guest_dir != NULL)
@@ -1092,7 +1092,12 @@ guest_dir(const struct runner_config *cfg)
 	exe[n] = '\0';
 	if ((slash = strrchr(exe, '/')) != NULL)
 		*slash = '\0';
-	return xasprintf("%s/guest", exe);
+	/* The build tree (bin/guest), else make install's layout. */
+	d = xasprintf("%s/guest", exe);
+	if (access(d, X_OK) == 0)
+		return d;
+	free(d);
+	return xasprintf("%s/../lib/perfwatch/guest", exe);
 }
 
 static void
