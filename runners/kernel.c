@@ -25,6 +25,7 @@
 #define STEP_TAIL 3000             /* bytes of it in a failure */
 #define CONFIG_MAX (4 * 1024 * 1024)
 #define CONFIG_STEP_MS (10L * 60 * 1000)
+#define STREAM_MS 10000 /* build output to the job log this often */
 
 extern char **environ;
 
@@ -230,6 +231,32 @@ tail_of(const struct buf *b, size_t n)
 	return b->data + (b->len > n ? b->len - n : 0);
 }
 
+/* Streams a step's new output to the job log every STREAM_MS. */
+struct stream {
+	const struct kernel_req *rq;
+	const char *what;
+	size_t sent_out, sent_err;
+};
+
+static void
+stream_more(void *arg, const struct exec_result *r)
+{
+	struct stream *st = arg;
+	size_t no = r->out.len - st->sent_out, ne = r->err.len - st->sent_err;
+
+	if (no == 0 && ne == 0)
+		return;
+	/* The log takes CAP_LOG_APPEND per append: send the newest. */
+	if (no > CAP_LOG_APPEND / 2)
+		st->sent_out = r->out.len - CAP_LOG_APPEND / 2;
+	if (ne > CAP_LOG_APPEND / 4)
+		st->sent_err = r->err.len - CAP_LOG_APPEND / 4;
+	klog(st->rq, "kernel %s (running):\n%s%s", st->what,
+	    r->out.data + st->sent_out, r->err.data + st->sent_err);
+	st->sent_out = r->out.len;
+	st->sent_err = r->err.len;
+}
+
 /*
  * Runs one build step in cwd.  0 ok, 1 cancelled, -1 failed (why:
  * "WHAT: exit 2: <output tail>").  The output tail goes to the job log.
@@ -243,9 +270,13 @@ step(const struct kernel_req *rq, char *const *argv, const char *cwd,
 	struct err e = { 0 };
 	struct buf how = BUF_INIT(CAP_ERRMSG);
 	const struct buf *out;
+	struct stream st = { rq, what, 0, 0 };
 	double t0 = now_s();
 	int rc;
 
+	s.progress = rq->log != NULL ? stream_more : NULL;
+	s.progress_arg = &st;
+	s.progress_ms = STREAM_MS;
 	s.cwd = cwd;
 	s.env = env;
 	s.timeout_ms = timeout_ms;
@@ -268,8 +299,15 @@ step(const struct kernel_req *rq, char *const *argv, const char *cwd,
 		    tail_of(out, STEP_TAIL));
 		rc = -1;
 	}
-	klog(rq, "kernel %s: %s in %.1f s%s%s", what, how.data, now_s() - t0,
-	    out->len ? "\n" : "", tail_of(out, STEP_TAIL));
+	/* The rest of the output the stream has not sent yet. */
+	klog(rq, "kernel %s: %s in %.1f s%s%s%s", what, how.data, now_s() - t0,
+	    r.out.len > st.sent_out || r.err.len > st.sent_err ? "\n" : "",
+	    tail_of(&r.out,
+	        r.out.len - st.sent_out > STEP_TAIL ? STEP_TAIL
+	                                            : r.out.len - st.sent_out),
+	    tail_of(&r.err,
+	        r.err.len - st.sent_err > STEP_TAIL ? STEP_TAIL
+	                                            : r.err.len - st.sent_err));
 	exec_result_release(&r);
 	buf_release(&how);
 	return rc;
