@@ -2066,10 +2066,23 @@ check_inbox(struct ctx *c, void *obj, const yaml_node_t *map, const char *path,
 static const struct schema inbox_schema = { sizeof(struct cfg_inbox),
 	inbox_fields, NFIELDS(inbox_fields), check_inbox };
 
+static const struct enumv boot_enum[] = {
+	{ "kexec", CFG_BOOT_KEXEC },
+	{ "reboot", CFG_BOOT_REBOOT },
+	{ "qemu", CFG_BOOT_QEMU },
+	{ "none", CFG_BOOT_NONE },
+	{ NULL, 0 },
+};
+
 static const struct field runref_fields[] = {
 	STR("name", struct cfg_runner_ref, name, F_REQ, V_NAME),
 	STR("token_file", struct cfg_runner_ref, token_file, F_REQ, V_PATH),
 	LIST("labels", struct cfg_runner_ref, labels, F_UNIQUE, V_NAME),
+	{ .key = "boot",
+	    .type = F_ENUM,
+	    .off = offsetof(struct cfg_runner_ref, boot),
+	    .def = "none",
+	    .enums = boot_enum },
 };
 
 static void
@@ -2080,6 +2093,7 @@ check_runref(struct ctx *c, void *obj, const yaml_node_t *map, const char *path,
 	const yaml_node_t *nn;
 	size_t i;
 
+	r->boot_set = lookup(c, map, "boot", NULL) != NULL;
 	if (r->name == NULL || (nn = lookup(c, map, "name", NULL)) == NULL)
 		return;
 	for (i = 0; i < idx; i++)
@@ -2320,14 +2334,6 @@ static const struct field job_fields[] = {
 static const struct schema job_schema = { sizeof(struct job_config), job_fields,
 	NFIELDS(job_fields), NULL };
 
-static const struct enumv boot_enum[] = {
-	{ "kexec", CFG_BOOT_KEXEC },
-	{ "reboot", CFG_BOOT_REBOOT },
-	{ "qemu", CFG_BOOT_QEMU },
-	{ "none", CFG_BOOT_NONE },
-	{ NULL, 0 },
-};
-
 static const struct field runner_fields[] = {
 	STR("server", struct runner_config, server, F_REQ, V_HTTPURL),
 	STR("name", struct runner_config, name, F_REQ, V_NAME),
@@ -2379,6 +2385,58 @@ has_nested_cgroup(const struct job_config *job)
 	return 0;
 }
 
+/* 1 when runner r may run job (its hosts labels, or any without). */
+static int
+runner_fits(const struct cfg_runner_ref *r, const struct job_config *job)
+{
+	size_t i, k;
+
+	if (job->hosts.n == 0)
+		return 1;
+	for (i = 0; i < job->hosts.n; i++) {
+		if (strcmp(job->hosts.v[i], r->name) == 0)
+			return 1;
+		for (k = 0; k < r->labels.n; k++)
+			if (strcmp(job->hosts.v[i], r->labels.v[k]) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * A job that builds a kernel, whose runners (those the daemon config
+ * says how they boot) all have boot: none, could never be measured: the
+ * runners refuse it at claim time.  Say so now.
+ */
+static void
+check_kernel_hosts(
+    struct ctx *c, const struct job_config *job, const yaml_node_t *n)
+{
+	char names[512] = "";
+	size_t i, fit = 0, none = 0, len = 0;
+
+	for (i = 0; i < c->daemon->nrunners; i++) {
+		const struct cfg_runner_ref *r = &c->daemon->runners[i];
+
+		if (!runner_fits(r, job))
+			continue;
+		fit++;
+		if (!r->boot_set || r->boot != CFG_BOOT_NONE)
+			continue;
+		none++;
+		len += (size_t)snprintf(names + len,
+		    len < sizeof(names) ? sizeof(names) - len : 0, "%s%s",
+		    none > 1 ? ", " : "", r->name);
+		if (len >= sizeof(names))
+			len = sizeof(names) - 1;
+	}
+	if (fit > 0 && none == fit)
+		nerr(c, n, "kernel",
+		    "the job builds a kernel, but every runner it can run on "
+		    "has boot: none (%s) and would refuse it",
+		    names);
+}
+
 static void
 check_job(struct ctx *c, struct job_config *job, const yaml_node_t *root)
 {
@@ -2392,6 +2450,9 @@ check_job(struct ctx *c, struct job_config *job, const yaml_node_t *root)
 			    "a job builds either a kernel (kernel:) or its "
 			    "tree (build:), not both");
 	}
+	if (job->kernel.build && c->daemon != NULL &&
+	    (n = lookup(c, root, "kernel", NULL)) != NULL)
+		check_kernel_hosts(c, job, n);
 	if (job->rounds > job->runs && (n = lookup(c, root, "rounds", NULL)))
 		nerr(c, n, "rounds", "%lld is more than runs (%lld)",
 		    (long long)job->rounds, (long long)job->runs);

@@ -87,6 +87,10 @@ struct cfg_inbox {
 struct cfg_runner_ref {
 	char *name, *token_file;
 	struct strlist labels;
+	/* runners[].boot (optional): how that runner boots; with boot_set,
+	 * a kernel job only such runners could run is a config error. */
+	enum cfg_boot boot;
+	int boot_set;
 };
 
 struct cfg_webhook {

@@ -85,6 +85,32 @@ max_runs: 1
 metrics:
   ops: {better: higher, min_effect: 50%}
 YAML
+# Config check: a kernel job whose runners all boot none is an error.
+mkdir -p "$PW_TMP/cc/jobs"
+cp "$PW_DIR/jobs/kb.yaml" "$PW_TMP/cc/jobs/"
+sed -i 's/^runs: 1$/hosts: [nb]\nruns: 1/' "$PW_TMP/cc/jobs/kb.yaml"
+cat >"$PW_TMP/cc/daemon.yaml" <<YAML
+listen: 127.0.0.1:0
+database: $PW_TMP/cc/pw.db
+mirrors: $PW_TMP/cc/git
+admin_token_file: $PW_TMP/cc/admin.token
+jobs: [jobs/*.yaml]
+runners:
+  - name: nb
+    token_file: $PW_TMP/cc/nb.token
+    boot: none
+  - name: q1
+    token_file: $PW_TMP/cc/q1.token
+    labels: [qemu]
+    boot: qemu
+YAML
+if "$PW_BIN/perfwatch" config check "$PW_TMP/cc/daemon.yaml" >"$PW_TMP/cc.out" 2>&1; then
+	fail config_check_refuses_boot_none "accepted: $(cat "$PW_TMP/cc.out")"
+else
+	check config_check_refuses_boot_none grep -q "kb.yaml:5:3: kernel: the job builds a kernel, but every runner it can run on has boot: none (nb) and would refuse it" "$PW_TMP/cc.out"
+fi
+sed -i 's/^hosts: \[nb\]$/hosts: [nb, qemu]/' "$PW_TMP/cc/jobs/kb.yaml"
+check config_check_accepts_a_qemu_runner "$PW_BIN/perfwatch" config check "$PW_TMP/cc/daemon.yaml"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 export PERFWATCH_NO_CGROUPS=1 PERFWATCH_PROC_VERSION=$PW_TMP/proc_version
 export FAKE_LOG=$PW_TMP/fake.log
