@@ -1159,6 +1159,10 @@ qemu_round(struct agent *a, struct job *j, const struct kernel_image *img,
 	rc = qemu_boot(&qr, &rq, why);
 	if (rc != 0)
 		goto out;
+	if (qr.kvm_error[0])
+		job_log(a, j->id,
+		    "boot %" PRId64 ": KVM failed, booted with TCG: %s", boot,
+		    qr.kvm_error);
 	job_log(a, j->id,
 	    "boot %" PRId64 " (round %" PRId64 "): qemu %s, %zu runs, %.1f s; "
 	    "guest: %s",

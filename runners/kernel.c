@@ -624,10 +624,14 @@ kernel_build(
 			    out->image, sizeof(out->image), "%s/bzImage", idir);
 			snprintf(out->system_map, sizeof(out->system_map),
 			    "%s/System.map", idir);
+			/* meta names the tool inside the image dir. */
 			if (meta_get(meta.data, "gen_cpio", out->gen_cpio,
 			        sizeof(out->gen_cpio)) != 0 ||
 			    strcmp(out->gen_cpio, "-") == 0)
 				out->gen_cpio[0] = '\0';
+			else
+				snprintf(out->gen_cpio, sizeof(out->gen_cpio),
+				    "%s/gen_init_cpio", idir);
 			out->cached = 1;
 			klog(rq, "kernel %.12s: cached image %s (build id %s)",
 			    rq->commit, out->image, out->build_id);

@@ -513,48 +513,83 @@ qemu_boot(struct qemu_result *out, const struct qemu_req *rq, struct buf *why)
 	}
 	if (make_initramfs(rq, why) != 0)
 		goto out;
-	snprintf(smp, sizeof(smp), "%d", nc > 1 ? 2 : 1);
-	argv[n++] = "qemu-system-x86_64";
-	argv[n++] = "-m";
-	argv[n++] = QEMU_MEMORY;
-	argv[n++] = "-smp";
-	argv[n++] = smp;
-	argv[n++] = "-accel";
-	argv[n++] = kvm ? "kvm" : "tcg";
-	if (kvm) {
-		argv[n++] = "-cpu";
-		argv[n++] = "host";
-	}
-	argv[n++] = "-nographic";
-	argv[n++] = "-no-reboot";
-	argv[n++] = "-kernel";
-	argv[n++] = (char *)rq->image;
-	argv[n++] = "-initrd";
-	argv[n++] = cpio;
-	argv[n++] = "-append";
-	argv[n++] = "console=ttyS0 panic=-1 quiet loglevel=1";
-	argv[n] = NULL;
-	s = EXEC_SPEC_INIT(argv);
-	s.cwd = rq->dir;
-	s.timeout_ms = rq->boot_timeout_ms +
-	    (int64_t)rq->nruns * rq->run_timeout_ms + 5000;
-	cap = (rq->nruns + 1) * (rq->out_max * 2 + 4096) * 2 + (1u << 20);
-	s.out_max = cap;
-	s.err_max = 1u << 16;
-	s.cancel = rq->cancel;
-	if (exec_run(&r, &s, &e) != 0) {
-		buf_printf(why, "boot qemu: %s", err_msg(&e));
-		goto out;
+	for (;;) {
+		/* icount (TCG) runs one vCPU thread anyway. */
+		snprintf(smp, sizeof(smp), "%d", nc > 1 && kvm ? 2 : 1);
+		n = 0;
+		argv[n++] = "qemu-system-x86_64";
+		argv[n++] = "-m";
+		argv[n++] = QEMU_MEMORY;
+		argv[n++] = "-smp";
+		argv[n++] = smp;
+		argv[n++] = "-accel";
+		argv[n++] = kvm ? "kvm" : "tcg";
+		if (kvm) {
+			argv[n++] = "-cpu";
+			argv[n++] = "host";
+		} else {
+			/*
+			 * TCG: guest time from the instruction count, not the
+			 * host clock, so what the guest measures does not
+			 * depend on how busy the host is (a shared 2-core host
+			 * swung tcp_rr 20x between two boots of one kernel).
+			 */
+			argv[n++] = "-icount";
+			argv[n++] = "shift=1,sleep=off";
+		}
+		argv[n++] = "-nographic";
+		argv[n++] = "-no-reboot";
+		argv[n++] = "-kernel";
+		argv[n++] = (char *)rq->image;
+		argv[n++] = "-initrd";
+		argv[n++] = cpio;
+		argv[n++] = "-append";
+		argv[n++] = "console=ttyS0 panic=-1 quiet loglevel=1";
+		argv[n] = NULL;
+		s = EXEC_SPEC_INIT(argv);
+		s.cwd = rq->dir;
+		s.timeout_ms = rq->boot_timeout_ms +
+		    (int64_t)rq->nruns * rq->run_timeout_ms + 5000;
+		cap =
+		    (rq->nruns + 1) * (rq->out_max * 2 + 4096) * 2 + (1u << 20);
+		s.out_max = cap;
+		s.err_max = 1u << 16;
+		s.cancel = rq->cancel;
+		if (exec_run(&r, &s, &e) != 0) {
+			buf_printf(why, "boot qemu: %s", err_msg(&e));
+			goto out;
+		}
+		/*
+		 * /dev/kvm may create a VM and still not run one (no nested
+		 * virtualisation: "failed to set MSR ..."): qemu then fails
+		 * before the guest says anything.  Boot again under TCG.
+		 */
+		if (kvm && !r.cancelled && !r.timed_out &&
+		    !(r.exited && r.code == 0) &&
+		    strstr(r.out.data, "PWG1 ") == NULL) {
+			snprintf(out->kvm_error, sizeof(out->kvm_error),
+			    "%.200s", r.err.data);
+			exec_result_release(&r);
+			kvm = 0;
+			continue;
+		}
+		break;
 	}
 	if (r.cancelled) {
 		exec_result_release(&r);
 		rc = 1;
 		goto out;
 	}
-	if (qemu_parse_console(out, r.out.data, r.out.len, rq->out_max, why) !=
-	    0) {
-		exec_result_release(&r);
-		goto out;
+	{
+		char kerr[sizeof(out->kvm_error)];
+
+		memcpy(kerr, out->kvm_error, sizeof(kerr));
+		if (qemu_parse_console(
+		        out, r.out.data, r.out.len, rq->out_max, why) != 0) {
+			exec_result_release(&r);
+			goto out;
+		}
+		memcpy(out->kvm_error, kerr, sizeof(kerr));
 	}
 	out->kvm = kvm;
 	out->boot_s = r.duration_s;

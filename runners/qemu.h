@@ -49,10 +49,11 @@ struct qemu_run {
 };
 
 struct qemu_result {
-	int kvm;           /* 1 KVM, 0 TCG */
-	char version[512]; /* the guest's /proc/version, "" unknown */
-	char error[1024];  /* a PWG1 error line, "" none */
-	int done;          /* the guest said done */
+	int kvm;             /* 1 KVM, 0 TCG */
+	char kvm_error[256]; /* why KVM was given up for TCG, \"\" */
+	char version[512];   /* the guest's /proc/version, "" unknown */
+	char error[1024];    /* a PWG1 error line, "" none */
+	int done;            /* the guest said done */
 	struct qemu_run *runs;
 	size_t nruns;
 	double boot_s;      /* qemu start to exit */
