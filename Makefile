@@ -278,3 +278,50 @@ fuzz-mail: $(OUT)/fuzz/mail_fuzz
 	    $(OUT)/fuzz/mail_corpus tests/data/mail
 
 .PHONY: fuzz-mail
+# ---- kernels (issue 10, docs/KERNEL.md) ----
+# The qemu guest's static programs: /init (perfwatch-guest, built from the
+# runner's cgroup, telemetry and exec modules) and static benchmarks
+# (perfwatch-tcp-rr, perfwatch-pagefault), next to each runner binary in
+# bin/guest/, where boot: qemu looks for them (runner key guest_dir).
+GUEST_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. \
+	       $(WARN) -O2 -g -static
+GUEST_LIB = runners/cgroup.c runners/telemetry.c runners/exec.c \
+	    common/buf.c common/err.c common/xalloc.c
+GUEST_DIRS = $(OUT)/bin/guest $(REL)/bin/guest $(SAN)/bin/guest
+
+define guest_progs
+$(1)/perfwatch-guest: runners/guest/guest.c $(GUEST_LIB) $(HDRS)
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo '  LD      $$@ (static)')
+	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ runners/guest/guest.c $$(GUEST_LIB)
+$(1)/perfwatch-pagefault: runners/guest/pagefault.c
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo '  LD      $$@ (static)')
+	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ runners/guest/pagefault.c
+$(1)/perfwatch-tcp-rr: runners/tcp_rr.c runners/tcp_rr_main.c common/err.c common/xalloc.c $(HDRS)
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo '  LD      $$@ (static)')
+	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ runners/tcp_rr.c runners/tcp_rr_main.c \
+	    common/err.c common/xalloc.c -lpthread -lm
+endef
+$(foreach d,$(GUEST_DIRS),$(eval $(call guest_progs,$(d))))
+GUEST_BINS = $(foreach d,$(GUEST_DIRS),$(d)/perfwatch-guest \
+	     $(d)/perfwatch-pagefault $(d)/perfwatch-tcp-rr)
+all: $(GUEST_BINS)
+check-build: $(GUEST_BINS)
+FMT_SRCS += runners/guest/guest.c runners/guest/pagefault.c
+install: install-guest
+install-guest: $(OUT)/bin/guest/perfwatch-guest $(OUT)/bin/guest/perfwatch-pagefault $(OUT)/bin/guest/perfwatch-tcp-rr
+	install -d $(DESTDIR)$(PREFIX)/lib/perfwatch/guest
+	install -m 755 $^ $(DESTDIR)$(PREFIX)/lib/perfwatch/guest
+
+# make check-kernel: Debian's linux-source-6.1 as a git repository with a
+# memcg-path patch, both kernels built and booted in qemu through a real
+# perfwatchd and runner (slow, ~10 min cold; tests/kernel/check-kernel.sh).
+# KERNEL_CACHE keeps the repository, the runner's build cache and the
+# tiny kernel the e2e test t0820 boots when present.
+KERNEL_CACHE ?= /var/tmp/perfwatch-kernel
+check-kernel: all
+	@OUT=$(OUT) KERNEL_CACHE=$(KERNEL_CACHE) tests/kernel/check-kernel.sh
+
+.PHONY: check-kernel install-guest

@@ -1,4 +1,5 @@
 /* OpenSSL libcrypto behind a small interface (common/crypto.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -68,4 +69,21 @@ crypto_hmac_sha256_hex(
 	}
 	out[2 * n] = '\0';
 	return 0;
+}
+
+void
+crypto_sha256_hex(char out[65], const void *data, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+
+	/* EVP_Digest fails only when out of memory: abort like xmalloc. */
+	if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
+		abort();
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[64] = '\0';
 }

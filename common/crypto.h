@@ -22,5 +22,7 @@ int crypto_b64_decode(struct buf *b, const char *s, size_t len);
  */
 int crypto_hmac_sha256_hex(
     char out[65], const void *key, size_t keylen, const void *msg, size_t len);
+/* SHA-256 of len bytes as 64 lowercase hex digits and a NUL. */
+void crypto_sha256_hex(char out[65], const void *data, size_t len);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -1965,6 +1966,149 @@ gitm_checkout(struct gitm_repo *r, const char *sha, const char *dir)
 out:
 	git_tree_free(t);
 	git_commit_free(c);
+	return rc;
+}
+
+/* A tree path that cannot leave DIR or write into a .git. */
+static int
+safe_tree_path(const char *p)
+{
+	const char *s = p, *e;
+	size_t n;
+
+	if (p == NULL || *p == '\0' || *p == '/')
+		return 0;
+	for (;;) {
+		e = strchr(s, '/');
+		n = e ? (size_t)(e - s) : strlen(s);
+		if (n == 0 || (n == 1 && s[0] == '.') ||
+		    (n == 2 && memcmp(s, "..", 2) == 0) ||
+		    (n == 4 && strncasecmp(s, ".git", 4) == 0))
+			return 0;
+		if (e == NULL)
+			return 1;
+		s = e + 1;
+	}
+}
+
+/* Writes blob id at dir/path (mode from the tree: file, +x, symlink). */
+static int
+write_blob(struct gitm_repo *r, const char *dir, const char *path,
+    const git_oid *id, uint16_t mode)
+{
+	char *full = xasprintf("%s/%s", dir, path), *slash;
+	git_blob *b = NULL;
+	const char *data;
+	size_t len;
+	FILE *f;
+	int rc = -1;
+
+	if (git_blob_lookup(&b, r->repo, id) < 0) {
+		rc = gerr(r, -1, "blob of %s", path);
+		goto out;
+	}
+	data = git_blob_rawcontent(b);
+	len = (size_t)git_blob_rawsize(b);
+	slash = strrchr(full, '/');
+	*slash = '\0';
+	if (mkdir_p(full) == -1) {
+		rc = err_set(&r->err, "tree %s: mkdir %s: %s", r->name, full,
+		    strerror(errno));
+		goto out;
+	}
+	*slash = '/';
+	if (unlink(full) == -1 && errno != ENOENT) {
+		rc = err_set(&r->err, "tree %s: unlink %s: %s", r->name, full,
+		    strerror(errno));
+		goto out;
+	}
+	if (mode == GIT_FILEMODE_LINK) {
+		char *target = xmalloc(len + 1);
+
+		memcpy(target, data, len);
+		target[len] = '\0';
+		rc = symlink(target, full);
+		free(target);
+	} else if ((f = fopen(full, "wb")) == NULL)
+		rc = -1;
+	else {
+		rc = fwrite(data, 1, len, f) == len ? 0 : -1;
+		if (fclose(f) != 0)
+			rc = -1;
+		if (rc == 0 && mode == GIT_FILEMODE_BLOB_EXECUTABLE)
+			rc = chmod(full, 0755);
+	}
+	if (rc == -1)
+		err_set(&r->err, "tree %s: writing %s: %s", r->name, full,
+		    strerror(errno));
+out:
+	git_blob_free(b);
+	free(full);
+	return rc;
+}
+
+int
+gitm_checkout_update(size_t *out_n, struct gitm_repo *r, const char *from,
+    const char *to, const char *dir)
+{
+	git_diff_options o = GIT_DIFF_OPTIONS_INIT;
+	git_commit *ca = NULL, *cb = NULL;
+	git_tree *ta = NULL, *tb = NULL;
+	git_diff *d = NULL;
+	size_t i, n = 0;
+	int rc;
+
+	if (out_n != NULL)
+		*out_n = 0;
+	if ((rc = gitm_fetch_commit(r, to)) < 0 ||
+	    (rc = lookup_commit(&ca, r, from)) < 0 ||
+	    (rc = lookup_commit(&cb, r, to)) < 0)
+		goto out;
+	if ((rc = git_commit_tree(&ta, ca)) < 0 ||
+	    (rc = git_commit_tree(&tb, cb)) < 0) {
+		rc = walk_fail(r, rc, "tree of the commit");
+		goto out;
+	}
+	/* Type changes as a delete plus an add, so both sides are seen. */
+	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
+	if ((rc = git_diff_tree_to_tree(&d, r->repo, ta, tb, &o)) < 0) {
+		rc = gerr(r, rc, "diff %.12s..%.12s", from, to);
+		goto out;
+	}
+	n = git_diff_num_deltas(d);
+	for (i = 0; i < n && rc == 0; i++) {
+		const git_diff_delta *dd = git_diff_get_delta(d, i);
+		const char *op = dd->old_file.path, *np = dd->new_file.path;
+
+		if (!safe_tree_path(op) || !safe_tree_path(np)) {
+			rc = err_setc(&r->err, ERR_INVALID,
+			    "tree %s: refusing path \"%.200s\"", r->name,
+			    safe_tree_path(op) ? np : op);
+			break;
+		}
+		if (dd->status == GIT_DELTA_DELETED ||
+		    dd->status == GIT_DELTA_RENAMED ||
+		    dd->status == GIT_DELTA_TYPECHANGE) {
+			char *full = xasprintf("%s/%s", dir, op);
+
+			if (unlink(full) == -1 && errno != ENOENT)
+				rc = err_set(&r->err, "tree %s: unlink %s: %s",
+				    r->name, full, strerror(errno));
+			free(full);
+		}
+		if (rc == 0 && dd->status != GIT_DELTA_DELETED &&
+		    dd->new_file.mode != GIT_FILEMODE_COMMIT)
+			rc = write_blob(
+			    r, dir, np, &dd->new_file.id, dd->new_file.mode);
+	}
+	if (rc == 0 && out_n != NULL)
+		*out_n = n;
+out:
+	git_diff_free(d);
+	git_tree_free(ta);
+	git_tree_free(tb);
+	git_commit_free(ca);
+	git_commit_free(cb);
 	return rc;
 }
 

@@ -221,6 +221,17 @@ int gitm_fetch_commit(struct gitm_repo *, const char *sha);
  * no .git.  0, ERR_NOTFOUND, ERR_AUTH or -1.
  */
 int gitm_checkout(struct gitm_repo *, const char *sha, const char *dir);
+/*
+ * Moves DIR, which holds an export of commit FROM (and may hold other,
+ * untracked files such as a build's objects), to commit TO by writing
+ * only the files that differ between the two trees and removing the ones
+ * TO deletes: unchanged files keep their bytes and times, so an
+ * incremental build (make) rebuilds only what the change touches.  A
+ * path with an empty, ".", ".." or ".git" component is refused.  *out_n
+ * (may be NULL) is the number of paths changed.  0, ERR_NOTFOUND or -1.
+ */
+int gitm_checkout_update(size_t *out_n, struct gitm_repo *, const char *from,
+    const char *to, const char *dir);
 
 /* One mailed patch to apply (daemon/series). */
 struct gitm_patch {

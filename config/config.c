@@ -2160,10 +2160,23 @@ check_inbox(struct ctx *c, void *obj, const yaml_node_t *map, const char *path,
 static const struct schema inbox_schema = { sizeof(struct cfg_inbox),
 	inbox_fields, NFIELDS(inbox_fields), check_inbox };
 
+static const struct enumv boot_enum[] = {
+	{ "kexec", CFG_BOOT_KEXEC },
+	{ "reboot", CFG_BOOT_REBOOT },
+	{ "qemu", CFG_BOOT_QEMU },
+	{ "none", CFG_BOOT_NONE },
+	{ NULL, 0 },
+};
+
 static const struct field runref_fields[] = {
 	STR("name", struct cfg_runner_ref, name, F_REQ, V_NAME),
 	STR("token_file", struct cfg_runner_ref, token_file, F_REQ, V_PATH),
 	LIST("labels", struct cfg_runner_ref, labels, F_UNIQUE, V_NAME),
+	{ .key = "boot",
+	    .type = F_ENUM,
+	    .off = offsetof(struct cfg_runner_ref, boot),
+	    .def = "none",
+	    .enums = boot_enum },
 };
 
 static void
@@ -2174,6 +2187,7 @@ check_runref(struct ctx *c, void *obj, const yaml_node_t *map, const char *path,
 	const yaml_node_t *nn;
 	size_t i;
 
+	r->boot_set = lookup(c, map, "boot", NULL) != NULL;
 	if (r->name == NULL || (nn = lookup(c, map, "name", NULL)) == NULL)
 		return;
 	for (i = 0; i < idx; i++)
@@ -2431,6 +2445,10 @@ static const struct field kernel_fields[] = {
 	    .vk = V_REF },
 	LIST("fragment", struct job_config, kernel.fragment, F_UNIQUE,
 	    V_KCONFIG),
+	NUM("build_timeout", F_DURATION, struct job_config,
+	    kernel.build_timeout_s, "2h", 60, 86400),
+	NUM("boot_timeout", F_DURATION, struct job_config,
+	    kernel.boot_timeout_s, "10m", 10, 86400),
 };
 static const struct schema kernel_schema = { 0, kernel_fields,
 	NFIELDS(kernel_fields), NULL };
@@ -2478,6 +2496,7 @@ static const struct field job_fields[] = {
 	{ .key = "kernel", .type = F_SECTION, .sub = &kernel_schema },
 	NUM("runs", F_INT, struct job_config, runs, "5", 1, 100),
 	NUM("max_runs", F_INT, struct job_config, max_runs, "12", 1, 1000),
+	NUM("rounds", F_INT, struct job_config, rounds, "1", 1, 100),
 	{ .key = "profile",
 	    .type = F_BOOL,
 	    .off = offsetof(struct job_config, profile),
@@ -2493,20 +2512,13 @@ static const struct field job_fields[] = {
 static const struct schema job_schema = { sizeof(struct job_config), job_fields,
 	NFIELDS(job_fields), NULL };
 
-static const struct enumv boot_enum[] = {
-	{ "kexec", CFG_BOOT_KEXEC },
-	{ "reboot", CFG_BOOT_REBOOT },
-	{ "qemu", CFG_BOOT_QEMU },
-	{ "none", CFG_BOOT_NONE },
-	{ NULL, 0 },
-};
-
 static const struct field runner_fields[] = {
 	STR("server", struct runner_config, server, F_REQ, V_HTTPURL),
 	STR("name", struct runner_config, name, F_REQ, V_NAME),
 	STR("token_file", struct runner_config, token_file, F_REQ, V_PATH),
 	STR("workdir", struct runner_config, workdir, F_REQ, V_PATH),
 	STR("kernel_tree", struct runner_config, kernel_tree, 0, V_PATH),
+	STR("guest_dir", struct runner_config, guest_dir, 0, V_PATH),
 	{ .key = "boot",
 	    .type = F_ENUM,
 	    .off = offsetof(struct runner_config, boot),
@@ -2551,12 +2563,82 @@ has_nested_cgroup(const struct job_config *job)
 	return 0;
 }
 
+/* 1 when runner r may run job (its hosts labels, or any without). */
+static int
+runner_fits(const struct cfg_runner_ref *r, const struct job_config *job)
+{
+	size_t i, k;
+
+	if (job->hosts.n == 0)
+		return 1;
+	for (i = 0; i < job->hosts.n; i++) {
+		if (strcmp(job->hosts.v[i], r->name) == 0)
+			return 1;
+		for (k = 0; k < r->labels.n; k++)
+			if (strcmp(job->hosts.v[i], r->labels.v[k]) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * A job that builds a kernel, whose runners (those the daemon config
+ * says how they boot) all have boot: none, could never be measured: the
+ * runners refuse it at claim time.  Say so now.
+ */
+static void
+check_kernel_hosts(
+    struct ctx *c, const struct job_config *job, const yaml_node_t *n)
+{
+	char names[512] = "";
+	size_t i, fit = 0, none = 0, len = 0;
+
+	for (i = 0; i < c->daemon->nrunners; i++) {
+		const struct cfg_runner_ref *r = &c->daemon->runners[i];
+
+		if (!runner_fits(r, job))
+			continue;
+		fit++;
+		if (!r->boot_set || r->boot != CFG_BOOT_NONE)
+			continue;
+		none++;
+		len += (size_t)snprintf(names + len,
+		    len < sizeof(names) ? sizeof(names) - len : 0, "%s%s",
+		    none > 1 ? ", " : "", r->name);
+		if (len >= sizeof(names))
+			len = sizeof(names) - 1;
+	}
+	if (fit > 0 && none == fit)
+		nerr(c, n, "kernel",
+		    "the job builds a kernel, but every runner it can run on "
+		    "has boot: none (%s) and would refuse it",
+		    names);
+}
+
 static void
 check_job(struct ctx *c, struct job_config *job, const yaml_node_t *root)
 {
 	const yaml_node_t *n, *mx = lookup(c, root, "memory_max", NULL),
 	                      *mh = lookup(c, root, "memory_high", NULL);
 
+	if ((n = lookup(c, root, "kernel", NULL)) != NULL) {
+		job->kernel.build = 1;
+		if (job->build.n > 0)
+			nerr(c, n, "kernel",
+			    "a job builds either a kernel (kernel:) or its "
+			    "tree (build:), not both");
+	}
+	if (job->kernel.build && c->daemon != NULL &&
+	    (n = lookup(c, root, "kernel", NULL)) != NULL)
+		check_kernel_hosts(c, job, n);
+	if (job->rounds > job->runs && (n = lookup(c, root, "rounds", NULL)))
+		nerr(c, n, "rounds", "%lld is more than runs (%lld)",
+		    (long long)job->rounds, (long long)job->runs);
+	else if (job->rounds > 1 && !job->kernel.build &&
+	    (n = lookup(c, root, "rounds", NULL)))
+		nerr(c, n, "rounds",
+		    "rounds alternate booted kernels: the job needs a kernel: "
+		    "section");
 	if (job->runs > job->max_runs) {
 		if ((n = lookup(c, root, "runs", NULL)) != NULL)
 			nerr(c, n, "runs", "%lld is more than max_runs (%lld)",
@@ -2984,6 +3066,7 @@ runner_config_free(struct runner_config *r)
 	free(r->token_file);
 	free(r->workdir);
 	free(r->kernel_tree);
+	free(r->guest_dir);
 	strlist_free(&r->labels);
 	free(r);
 }

@@ -96,6 +96,10 @@ struct cfg_inbox {
 struct cfg_runner_ref {
 	char *name, *token_file;
 	struct strlist labels;
+	/* runners[].boot (optional): how that runner boots; with boot_set,
+	 * a kernel job only such runners could run is a config error. */
+	enum cfg_boot boot;
+	int boot_set;
 };
 
 struct cfg_webhook {
@@ -202,7 +206,14 @@ struct job_config {
 	struct {
 		char *config;
 		struct strlist fragment;
+		/* A kernel: section is present: the job measures a kernel
+		 * built from its commit (docs/KERNEL.md), never the running
+		 * one. */
+		int build;
+		int64_t build_timeout_s; /* default 2h */
+		int64_t boot_timeout_s;  /* default 10m */
 	} kernel;
+	int64_t rounds; /* default 1: boots per side (docs/KERNEL.md) */
 	struct cfg_axis *axes;
 	size_t naxes;
 	/* exclude: each entry is a partial point (keys/values). */
@@ -221,6 +232,7 @@ struct job_config {
 struct runner_config {
 	char *file;
 	char *server, *name, *token_file, *workdir, *kernel_tree;
+	char *guest_dir; /* boot qemu: static guest binaries (docs/KERNEL.md) */
 	enum cfg_boot boot;
 	struct strlist labels;
 	int64_t heartbeat_s; /* default 10 */

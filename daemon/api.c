@@ -462,15 +462,21 @@ r_register(struct ctx *x)
 static void
 r_heartbeat(struct ctx *x)
 {
-	static const char *const keys[] = { "job_id", "progress", NULL };
-	int64_t job = 0, host, exp = 0, runs = 0;
+	static const char *const keys[] = { "job_id", "progress", "boot_s",
+		NULL };
+	int64_t job = 0, host, exp = 0, runs = 0, boot_s = 0;
 	const char *progress = NULL;
 	int r;
 
 	if (parse_body(x, 1) == -1 || only_keys(x, x->body, keys, "body") == -1)
 		return;
-	if (pwjson_int_opt(&job, x->body, "job_id", &x->err) == -1) {
+	if (pwjson_int_opt(&job, x->body, "job_id", &x->err) == -1 ||
+	    pwjson_int_opt(&boot_s, x->body, "boot_s", &x->err) == -1) {
 		bad(x);
+		return;
+	}
+	if (boot_s < 0 || boot_s > 86400) {
+		reply_err(x, 400, "field 'boot_s': expected 0..86400 seconds");
 		return;
 	}
 	if (job < 0) {
@@ -482,8 +488,8 @@ r_heartbeat(struct ctx *x)
 		return;
 	if ((host = runner_host(x)) < 0)
 		return;
-	r = sched_heartbeat(
-	    x->a->sched, x->s, &exp, &runs, host, job, progress);
+	r = sched_heartbeat_boot(
+	    x->a->sched, x->s, &exp, &runs, host, job, progress, boot_s);
 	if (r == ERR_CONFLICT) {
 		reply_json(x, 200,
 		    json_pack("{s:n, s:b, s:n, s:s}", "lease_expires", "cancel",

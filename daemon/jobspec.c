@@ -46,6 +46,18 @@ jobspec_build(const struct job_config *jc, const struct cfg_point *pt,
 	        (json_int_t)jc->memory_high));
 	json_object_set_new(
 	    spec, "boot", json_string(tree ? "runner" : "none"));
+	/* A kernel job on a commit: the runner builds and boots it. */
+	if (tree != NULL && jc->kernel.build) {
+		json_object_set_new(spec, "rounds", json_integer(jc->rounds));
+		json_object_set_new(spec, "kernel",
+		    json_pack("{s:s, s:o, s:I, s:I}", "config",
+		        jc->kernel.config ? jc->kernel.config : "defconfig",
+		        "fragment", jobspec_strlist(&jc->kernel.fragment),
+		        "build_timeout_s",
+		        (json_int_t)jc->kernel.build_timeout_s,
+		        "boot_timeout_s",
+		        (json_int_t)jc->kernel.boot_timeout_s));
+	}
 	json_object_set_new(spec, "runs", json_integer(runs));
 	json_object_set_new(spec, "max_runs", json_integer(max_runs));
 	json_object_set_new(spec, "timeout_s", json_integer(jc->timeout_s));

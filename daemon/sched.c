@@ -202,6 +202,17 @@ sched_heartbeat(struct sched *s, struct store *st, int64_t *out_expires,
 }
 
 int
+sched_heartbeat_boot(struct sched *s, struct store *st, int64_t *out_expires,
+    int64_t *out_runs, int64_t host_id, int64_t job_id, const char *progress,
+    int64_t boot_s)
+{
+	int64_t lease = sched_lease_s(s);
+
+	return store_heartbeat(st, out_expires, out_runs, host_id, job_id,
+	    progress, now_s(), boot_s > lease ? boot_s : lease);
+}
+
+int
 sched_finish(struct sched *s, struct store *st, int64_t host_id, int64_t job_id,
     int ok, const char *error)
 {

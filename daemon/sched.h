@@ -44,6 +44,14 @@ int sched_claim_wait(struct sched *, struct store *, json_t **out,
 /* Extends the lease by lease_s (store_heartbeat). */
 int sched_heartbeat(struct sched *, struct store *, int64_t *out_expires,
     int64_t *out_runs, int64_t host_id, int64_t job_id, const char *progress);
+/*
+ * The same during a kexec or reboot (docs/KERNEL.md): the lease is
+ * extended by boot_s when that is longer, so a job whose host is booting
+ * is not requeued before its boot timeout.
+ */
+int sched_heartbeat_boot(struct sched *, struct store *, int64_t *out_expires,
+    int64_t *out_runs, int64_t host_id, int64_t job_id, const char *progress,
+    int64_t boot_s);
 int sched_finish(struct sched *, struct store *, int64_t host_id,
     int64_t job_id, int ok, const char *error);
 int sched_cancel(struct sched *, struct store *, int64_t job_id);

@@ -27,11 +27,15 @@
 #include "config/config.h"
 #include "runners/agent.h"
 #include "runners/bench/bench.h"
+#include "runners/bootstate.h"
 #include "runners/cgroup.h"
 #include "runners/checkout.h"
 #include "runners/client.h"
+#include "runners/files.h"
 #include "runners/inventory.h"
+#include "runners/kernel.h"
 #include "runners/profile.h"
+#include "runners/qemu.h"
 #include "runners/spool.h"
 #include "runners/telemetry.h"
 
@@ -64,6 +68,13 @@ struct agent {
 	atomic_int kill;
 	/* The host's cgroups (docs/MEMCG.md), detected once at start. */
 	struct cgroup_sys cgs;
+	/* kexec/reboot (docs/KERNEL.md): the lease to ask for while the
+	 * host boots (under mu), the state found at start, and the round
+	 * and boot of the runs of a resumed job (info metrics). */
+	int64_t boot_lease_s;
+	struct bootstate bs;
+	int have_bs;
+	int64_t kround, kboot;
 };
 
 /* ---- helpers ---- */
@@ -138,26 +149,6 @@ text_json(const char *p, size_t len, size_t max)
 	v = json_stringn(b.data, b.len);
 	buf_release(&b);
 	return v != NULL ? v : json_string("");
-}
-
-static int
-mkdir_p(const char *path)
-{
-	char *p = xstrdup(path), *s;
-	int rc = 0;
-
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST)
-			rc = -1;
-		*s = '/';
-	}
-	if (mkdir(p, 0755) == -1 && errno != EEXIST)
-		rc = -1;
-	free(p);
-	return rc;
 }
 
 static int
@@ -433,6 +424,7 @@ set_job(struct agent *a, int64_t job, int64_t runs)
 	pthread_mutex_lock(&a->mu);
 	a->job_id = job;
 	a->runs_wanted = runs;
+	a->boot_lease_s = 0;
 	a->progress[0] = '\0';
 	a->hb_force = 1;
 	atomic_store(&a->kill, 0);
@@ -477,7 +469,7 @@ static void *
 hb_main(void *arg)
 {
 	struct agent *a = arg;
-	int64_t next = 0, now, job, runs;
+	int64_t next = 0, now, job, runs, boot_s;
 	char progress[sizeof(a->progress)];
 	struct timespec ts;
 	int cancel, rc, failing = 0;
@@ -490,12 +482,13 @@ hb_main(void *arg)
 		if (a->hb_force || now >= next) {
 			a->hb_force = 0;
 			job = a->job_id;
+			boot_s = a->boot_lease_s;
 			memcpy(progress, a->progress, sizeof(progress));
 			pthread_mutex_unlock(&a->mu);
 			cancel = 0;
 			runs = 0;
-			rc = client_heartbeat(&cancel, &runs, a->hb_cl, job,
-			    progress[0] ? progress : NULL);
+			rc = client_heartbeat_boot(&cancel, &runs, a->hb_cl,
+			    job, progress[0] ? progress : NULL, boot_s);
 			if (rc != 0 && !failing)
 				log_warnx(
 				    "heartbeat: %s", client_errmsg(a->hb_cl));
@@ -539,6 +532,11 @@ struct job {
 	const char *parser, *cgroup_path;
 	const char *tree_url, *tree_commit; /* jobs on a commit */
 	struct strlist command, server_command, build;
+	/* A kernel job (docs/KERNEL.md): the "kernel" object, else NULL. */
+	json_t *kernel;
+	const char *kconfig;
+	struct strlist kfragment;
+	int64_t build_timeout_s, boot_timeout_s, rounds;
 	struct cfg_point point;
 	json_t *tree, *directions;
 	unsigned char *done; /* done[i]: run i is stored */
@@ -553,6 +551,7 @@ job_release(struct job *j)
 	free(j->command.v);
 	free(j->server_command.v);
 	free(j->build.v);
+	free(j->kfragment.v);
 	for (i = 0; i < j->point.n; i++) {
 		free(j->point.keys[i]);
 		free(j->point.values[i]);
@@ -624,6 +623,30 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	        pwjson_str(&j->tree_commit, j->tree, "commit", e)))
 		return err_set(e, "field 'tree': %s", err_msg(e));
 	j->directions = json_object_get(o, "metrics");
+	j->kernel = json_object_get(o, "kernel");
+	if (j->kernel != NULL && json_is_null(j->kernel))
+		j->kernel = NULL;
+	j->rounds = 1;
+	j->build_timeout_s = 7200;
+	j->boot_timeout_s = 600;
+	if (j->kernel != NULL &&
+	    (!json_is_object(j->kernel) ||
+	        pwjson_str(&j->kconfig, j->kernel, "config", e) != 0 ||
+	        strlist_from(&j->kfragment,
+	            json_object_get(j->kernel, "fragment"), "kernel.fragment",
+	            e) != 0 ||
+	        pwjson_int_opt(&j->build_timeout_s, j->kernel,
+	            "build_timeout_s", e) != 0 ||
+	        pwjson_int_opt(
+	            &j->boot_timeout_s, j->kernel, "boot_timeout_s", e) != 0 ||
+	        pwjson_int_opt(&j->rounds, o, "rounds", e) != 0))
+		return err_set(e, "field 'kernel': %s",
+		    e->set ? err_msg(e) : "expected object");
+	if (j->kernel != NULL && j->tree == NULL)
+		return err_set(
+		    e, "field 'kernel': a kernel job needs a 'tree'");
+	if (j->rounds < 1 || j->rounds > j->runs)
+		j->rounds = j->rounds < 1 ? 1 : j->runs;
 	if ((cg = json_object_get(o, "cgroup")) != NULL && json_is_object(cg) &&
 	    (pwjson_str_opt(&j->cgroup_path, cg, "path", e) != 0 ||
 	        pwjson_int_opt(&j->memory_max, cg, "memory_max", e) != 0 ||
@@ -922,7 +945,7 @@ run_profiled(struct agent *a, const struct job *j, const struct placement *pl,
 	char *dir = xasprintf("%s/profile", scratch);
 	json_t *body, *metrics, *blob = NULL;
 
-	if (mkdir_p(dir) != 0) {
+	if (files_mkdir_p(dir) != 0) {
 		job_log(
 		    a, j->id, "profile: mkdir %s: %s", dir, strerror(errno));
 		free(dir);
@@ -1044,6 +1067,487 @@ prepare_tree(
 	return ret;
 }
 
+/* ---- kernel jobs (docs/KERNEL.md) ---- */
+
+static void
+kernel_log(void *arg, const char *text)
+{
+	struct agent *a = arg;
+
+	job_log(a, a->job_id, "%s", text);
+}
+
+/* Where the static guest binaries are: guest_dir, else EXE_DIR/guest. */
+static char *
+guest_dir(const struct runner_config *cfg)
+{
+	char exe[4096], *slash, *d;
+	ssize_t n;
+
+	if (cfg->guest_dir != NULL)
+		return xstrdup(cfg->guest_dir);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return xstrdup("guest");
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL)
+		*slash = '\0';
+	/* The build tree (bin/guest), else make install's layout. */
+	d = xasprintf("%s/guest", exe);
+	if (access(d, X_OK) == 0)
+		return d;
+	free(d);
+	return xasprintf("%s/../lib/perfwatch/guest", exe);
+}
+
+static void
+add_metric(json_t *metrics, const char *name, double value, const char *unit)
+{
+	json_array_append_new(metrics,
+	    json_pack("{s:s, s:f, s:s, s:s}", "name", name, "value", value,
+	        "unit", unit, "better", "info"));
+}
+
+/*
+ * One boot of the job's kernel in qemu for the runs idx[0..n-1]; uploads
+ * each.  0 booted (runs uploaded, *ok counts the good ones), 1 cancelled,
+ * -1 failed (why).
+ */
+static int
+qemu_round(struct agent *a, struct job *j, const struct kernel_image *img,
+    const char *scratch, const int64_t *idx, size_t n, int64_t round,
+    int64_t boot, size_t raw_max, int64_t *ok, char *first_err,
+    size_t first_len, struct buf *why)
+{
+	struct qemu_req rq;
+	struct qemu_result qr;
+	char ***argvs = xcalloc(n + 1, sizeof(char **)), **sargv = NULL,
+	     *gdir = guest_dir(a->cfg),
+	     *dir = xasprintf("%s/boot-%" PRId64, scratch, boot);
+	size_t i, k;
+	int rc = -1;
+
+	memset(&qr, 0, sizeof(qr));
+	if (files_mkdir_p(dir) != 0) {
+		buf_printf(why, "%s: mkdir: %s", dir, strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (render(&argvs[i], &j->command, j, "/tmp", a->cfg->name,
+		        (int)idx[i] + 1, why, "command") != 0)
+			goto out;
+	if (j->server_command.n > 0 &&
+	    render(&sargv, &j->server_command, j, "/tmp", a->cfg->name, 0, why,
+	        "server_command") != 0)
+		goto out;
+	memset(&rq, 0, sizeof(rq));
+	rq.image = img->image;
+	rq.gen_cpio = img->gen_cpio;
+	rq.dir = dir;
+	rq.guest_dir = gdir;
+	rq.server_argv = sargv;
+	rq.run_argv = argvs;
+	rq.run_index = idx;
+	rq.nruns = n;
+	rq.cgroup_path = j->cgroup_path;
+	rq.memory_max = j->memory_max;
+	rq.memory_high = j->memory_high;
+	rq.run_timeout_ms = j->timeout_s * 1000;
+	rq.boot_timeout_ms = j->boot_timeout_s * 1000;
+	rq.out_max = raw_max;
+	rq.cancel = &a->kill;
+	rc = qemu_boot(&qr, &rq, why);
+	if (rc != 0)
+		goto out;
+	if (qr.kvm_error[0])
+		job_log(a, j->id,
+		    "boot %" PRId64 ": KVM failed, booted with TCG: %s", boot,
+		    qr.kvm_error);
+	job_log(a, j->id,
+	    "boot %" PRId64 " (round %" PRId64 "): qemu %s, %zu runs, %.1f s; "
+	    "guest: %s",
+	    boot, round, qr.kvm ? "KVM" : "TCG", n, qr.boot_s,
+	    qr.version[0] ? qr.version : "unknown");
+	if (qr.error[0]) {
+		buf_printf(why, "boot qemu: guest: %s", qr.error);
+		rc = -1;
+		goto out;
+	}
+	if (kernel_version_check(qr.version, img->build_id, why) != 0) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct qemu_run *qrun = NULL;
+		json_t *body, *metrics;
+		const char *st;
+
+		for (k = 0; k < qr.nruns; k++)
+			if (qr.runs[k].index == idx[i])
+				qrun = &qr.runs[k];
+		if (qrun != NULL && qrun->ended)
+			body = agent_run_body(idx[i], j->parser, j->directions,
+			    &qrun->r, NULL, raw_max);
+		else
+			body = agent_run_body(idx[i], j->parser, j->directions,
+			    NULL, "the run did not finish in the guest",
+			    raw_max);
+		st = json_string_value(json_object_get(body, "status"));
+		metrics = json_object_get(body, "metrics");
+		if (strcmp(st, "ok") == 0 && json_is_array(metrics)) {
+			for (k = 0; qrun != NULL && k < qrun->nm; k++)
+				add_metric(metrics, qrun->m[k].name,
+				    qrun->m[k].value,
+				    strcmp(qrun->m[k].unit, "-") == 0
+				        ? ""
+				        : qrun->m[k].unit);
+			add_metric(metrics, "kernel.round", (double)round, "");
+			add_metric(metrics, "kernel.boot", (double)boot, "");
+			add_metric(metrics, "kernel.kvm", qr.kvm ? 1 : 0, "");
+			(*ok)++;
+		} else if (first_err[0] == '\0')
+			snprintf(first_err, first_len, "run %" PRId64 ": %s",
+			    idx[i],
+			    json_string_value(json_object_get(body, "error")));
+		deliver_run(a, j->id, idx[i], body);
+		json_decref(body);
+	}
+	rc = 0;
+out:
+	qemu_result_release(&qr);
+	for (i = 0; i < n; i++)
+		config_argv_free(argvs[i]);
+	free(argvs);
+	config_argv_free(sargv);
+	free(gdir);
+	free(dir);
+	return rc;
+}
+
+static char *
+state_path(const struct agent *a)
+{
+	return xasprintf("%s/boot.state", a->cfg->workdir);
+}
+
+/* The running kernel's /proc/version (PERFWATCH_PROC_VERSION: a file
+ * standing in for it, for the tests of kexec and reboot). */
+static void
+proc_version(struct buf *out)
+{
+	const char *p = getenv("PERFWATCH_PROC_VERSION");
+
+	if (cgroup_read_file(out, p && *p ? p : "/proc/version", 1024) != 0)
+		buf_reset(out);
+	while (out->len > 0 && out->data[out->len - 1] == '\n')
+		out->data[--out->len] = '\0';
+}
+
+/* One boot command; 0, or -1 with why ("kexec -l: exit 1: ..."). */
+static int
+boot_cmd(struct agent *a, char **argv, const char *what, struct buf *why)
+{
+	struct exec_spec s = EXEC_SPEC_INIT(argv);
+	struct exec_result r;
+	struct err e = { 0 };
+	struct buf how = BUF_INIT(CAP_ERRMSG);
+	int rc = -1;
+
+	s.timeout_ms = 120000;
+	s.out_max = 65536;
+	s.err_max = 65536;
+	s.cancel = &a->kill;
+	if (exec_run(&r, &s, &e) != 0) {
+		buf_printf(why, "boot: %s: %s", what, err_msg(&e));
+		return -1;
+	}
+	exec_describe(&how, &r);
+	job_log(a, a->job_id, "boot: %s: %s%s%s", what, how.data,
+	    r.err.len ? "\n" : "", r.err.data);
+	if (r.exited && r.code == 0)
+		rc = 0;
+	else
+		buf_printf(why, "boot: %s: %s: %s", what, how.data, r.err.data);
+	exec_result_release(&r);
+	buf_release(&how);
+	return rc;
+}
+
+/*
+ * boot: kexec | reboot.  Writes the state file, asks the daemon for the
+ * boot lease, runs the boot programs and waits to be ended by the boot.
+ * Returns only when the boot did not happen: 1 stopped or cancelled, -1
+ * failed (why; the state file is removed).
+ */
+static int
+boot_host(struct agent *a, struct job *j, const struct kernel_image *img,
+    json_t *jo, struct buf *why)
+{
+	struct bootstate st;
+	char *path = state_path(a), pg[64];
+	int64_t attempt = 1, waited;
+	size_t i;
+	int rc = -1, kexec = a->cfg->boot == CFG_BOOT_KEXEC;
+
+	memset(&st, 0, sizeof(st));
+	pwjson_int_opt(&attempt, jo, "attempt", NULL);
+	st.job = j->id;
+	st.attempt = attempt;
+	snprintf(st.step, sizeof(st.step), "boot");
+	snprintf(
+	    st.method, sizeof(st.method), "%s", kexec ? "kexec" : "reboot");
+	st.round = 1;
+	st.boot = 1;
+	for (i = 0; i < j->ndone && i < BOOTSTATE_RUNS_MAX; i++)
+		st.done[i] = j->done[i];
+	snprintf(st.build_id, sizeof(st.build_id), "%s", img->build_id);
+	snprintf(st.release, sizeof(st.release), "%s", img->release);
+	snprintf(st.image, sizeof(st.image), "%s", img->image);
+	st.deadline = (int64_t)time(NULL) + j->boot_timeout_s;
+	st.lease_expires = st.deadline;
+	if (bootstate_write(path, &st, why) != 0)
+		goto out;
+	/* The daemon must know before the host goes down. */
+	snprintf(pg, sizeof(pg), "boot %s %s", st.method, img->build_id);
+	if (client_heartbeat_boot(
+	        NULL, NULL, a->cl, j->id, pg, j->boot_timeout_s) != 0) {
+		buf_printf(why,
+		    "boot: the daemon did not take the boot lease: %s",
+		    client_errmsg(a->cl));
+		unlink(path);
+		goto out;
+	}
+	pthread_mutex_lock(&a->mu);
+	a->boot_lease_s = j->boot_timeout_s;
+	snprintf(a->progress, sizeof(a->progress), "%s", pg);
+	pthread_mutex_unlock(&a->mu);
+	job_log(a, j->id, "boot: state written to %s; %s into %s (%s)", path,
+	    st.method, img->release, img->image);
+	if (kexec) {
+		char *l[] = { "kexec", "-l", (char *)img->image,
+			"--reuse-cmdline", NULL };
+		char *x[] = { "kexec", "-e", NULL };
+
+		if (boot_cmd(a, l, "kexec -l", why) != 0 ||
+		    boot_cmd(a, x, "kexec -e", why) != 0) {
+			unlink(path);
+			goto out;
+		}
+	} else {
+		char entry[256];
+		char *inst[] = { "installkernel", (char *)img->release,
+			(char *)img->image, (char *)img->system_map, "/boot",
+			NULL };
+		char *ug[] = { "update-grub", NULL };
+		char *gr[] = { "grub-reboot", entry, NULL };
+		char *rb[] = { "reboot", NULL };
+
+		snprintf(entry, sizeof(entry),
+		    "Advanced options for Debian GNU/Linux>Debian GNU/Linux, "
+		    "with Linux %s",
+		    img->release);
+		if (boot_cmd(a, inst, "installkernel", why) != 0 ||
+		    boot_cmd(a, ug, "update-grub", why) != 0 ||
+		    boot_cmd(a, gr, "grub-reboot", why) != 0 ||
+		    boot_cmd(a, rb, "reboot", why) != 0) {
+			unlink(path);
+			goto out;
+		}
+	}
+	/* The boot ends this process; still here after the timeout, the
+	 * boot did not happen. */
+	for (waited = 0;
+	     waited < j->boot_timeout_s * 1000 && !atomic_load(&a->kill);
+	     waited += 500)
+		http_sleep_ms(500, &a->kill);
+	if (atomic_load(&a->kill)) {
+		rc = 1;
+		goto out;
+	}
+	unlink(path);
+	buf_printf(why,
+	    "boot: %s returned and the host kept running for %" PRId64
+	    " s (boot timeout)",
+	    st.method, j->boot_timeout_s);
+out:
+	free(path);
+	return rc;
+}
+
+/*
+ * After a restart with a boot state: what to do with the claimed job.
+ * 0 run it as usual (a fresh job, or a stale state), 1 resume it on the
+ * booted kernel (a->kround, a->kboot set), -1 it was finished (failure).
+ */
+static int
+resume_job(struct agent *a, struct job *j)
+{
+	struct buf why = BUF_INIT(CAP_ERRMSG), ver = BUF_INIT(1100);
+	char *path = state_path(a);
+	enum bootstate_decision d;
+	int rc = 0;
+
+	a->have_bs = 0;
+	proc_version(&ver);
+	d = bootstate_decide(
+	    &a->bs, j->id, ver.data, (int64_t)time(NULL), &why);
+	unlink(path);
+	switch (d) {
+	case BOOT_RESUME:
+		job_log(a, j->id,
+		    "boot: resumed after %s on %s (expected build id %s)",
+		    a->bs.method, ver.data, a->bs.build_id);
+		a->kround = a->bs.round;
+		a->kboot = a->bs.boot;
+		rc = 1;
+		break;
+	case BOOT_WRONG_KERNEL:
+		finish(a, j->id, "failure", why.data);
+		rc = -1;
+		break;
+	case BOOT_OTHER_JOB:
+	case BOOT_TOO_LATE:
+		log_warnx("%s", why.data);
+		break;
+	}
+	buf_release(&why);
+	buf_release(&ver);
+	free(path);
+	return rc;
+}
+
+/*
+ * A job on a kernel commit: build (or reuse) its kernel, then boot it
+ * once per round, runs/rounds runs each (and one more boot for runs the
+ * daemon adds).  Finishes the job.  0 success, 1 otherwise.
+ */
+static int
+run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
+    size_t raw_max)
+{
+	const struct runner_config *cfg = a->cfg;
+	struct kernel_req kr;
+	struct kernel_image img;
+	struct buf why = BUF_INIT(CAP_ERRMSG * 4);
+	char first_err[CAP_ERRMSG] = "", msg[CAP_ERRMSG];
+	int64_t *idx = xcalloc((size_t)j->max_runs + 1, sizeof(int64_t));
+	int64_t n, ok = 0, ran = 0, boot = 0, round, i, lo, hi;
+	size_t k;
+	int rc, ret = 1;
+
+	if (cfg->boot == CFG_BOOT_NONE) {
+		snprintf(msg, sizeof(msg),
+		    "refused: the job asks for a kernel build (kernel.config "
+		    "%s) and runner %s has boot: none (it only measures the "
+		    "running kernel)",
+		    j->kconfig, cfg->name);
+		finish(a, j->id, "failure", msg);
+		goto out;
+	}
+	memset(&kr, 0, sizeof(kr));
+	kr.kdir = cfg->kernel_tree;
+	kr.url = j->tree_url;
+	kr.commit = j->tree_commit;
+	kr.config = j->kconfig;
+	kr.fragment = &j->kfragment;
+	kr.job = j->id;
+	kr.timeout_ms = j->build_timeout_s * 1000;
+	kr.cancel = &a->kill;
+	kr.log = kernel_log;
+	kr.arg = a;
+	set_progress_text(a, "build");
+	rc = kernel_build(&img, &kr, &why);
+	if (rc == 1)
+		goto out;
+	if (rc != 0) {
+		/* A job failure of kind build, never a zero metric. */
+		struct buf fb = BUF_INIT(CAP_ERRMSG * 4);
+
+		buf_printf(&fb, "build: %s", why.data);
+		finish(a, j->id, "failure", fb.data);
+		buf_release(&fb);
+		goto out;
+	}
+	job_log(a, j->id,
+	    "kernel: build_id=%s release=%s config_sha256=%s cached=%s "
+	    "incremental=%s build_s=%.1f",
+	    img.build_id, img.release, img.config_sha256,
+	    img.cached ? "yes" : "no", img.incremental ? "yes" : "no",
+	    img.build_s);
+	if (cfg->boot != CFG_BOOT_QEMU) {
+		/* kexec / reboot: the runs happen after the restart. */
+		if (j->rounds > 1)
+			job_log(a, j->id,
+			    "rounds: %" PRId64 " asked; boot: %s boots once "
+			    "per job",
+			    j->rounds, config_boot_name(cfg->boot));
+		buf_reset(&why);
+		if (boot_host(a, j, &img, jo, &why) < 0)
+			finish(a, j->id, "failure", why.data);
+		goto out;
+	}
+	for (round = 1;; round++) {
+		n = runs_wanted(a);
+		if (n > j->max_runs)
+			n = j->max_runs;
+		/* Round r of R takes runs [n(r-1)/R, nr/R); later rounds
+		 * (more runs asked for) take the rest in one boot. */
+		lo = round <= j->rounds ? n * (round - 1) / j->rounds : 0;
+		hi = round <= j->rounds ? n * round / j->rounds : n;
+		k = 0;
+		for (i = lo; i < hi; i++)
+			if (!((size_t)i < j->ndone && j->done[i]))
+				idx[k++] = i;
+		if (k == 0) {
+			if (round >= j->rounds)
+				break;
+			continue;
+		}
+		if (atomic_load(&a->kill))
+			break;
+		boot++;
+		{
+			char pg[64];
+
+			snprintf(pg, sizeof(pg),
+			    "boot %" PRId64 " round %" PRId64, boot, round);
+			set_progress_text(a, pg);
+		}
+		buf_reset(&why);
+		rc = qemu_round(a, j, &img, scratch, idx, k,
+		    round <= j->rounds ? round : j->rounds, boot, raw_max, &ok,
+		    first_err, sizeof(first_err), &why);
+		if (rc == 1)
+			break;
+		if (rc != 0) {
+			finish(a, j->id, "failure", why.data);
+			goto out;
+		}
+		for (i = 0; i < (int64_t)k; i++)
+			j->done[idx[i]] = 1;
+		ran += (int64_t)k;
+	}
+	if (atomic_load(&a->kill)) {
+		log_warnx("job %" PRId64 ": stopped after %" PRId64 " runs",
+		    j->id, ran);
+		flush_spool(a, j->id, 0);
+		goto out;
+	}
+	if (flush_spool(a, j->id, 1) != 0)
+		goto out;
+	if (ran > 0 && ok == 0) {
+		buf_reset(&why);
+		buf_printf(&why, "all %" PRId64 " runs failed; first: %s", ran,
+		    first_err);
+		finish(a, j->id, "failure", why.data);
+	} else if (finish(a, j->id, "success", NULL) == 0)
+		ret = 0;
+out:
+	free(idx);
+	buf_release(&why);
+	return ret;
+}
+
 /*
  * Runs a claimed job to the end.  0 when it was finished with success, 1
  * when finished with failure or dropped (cancel, lease lost, stop).
@@ -1067,7 +1571,7 @@ run_job(struct agent *a, json_t *jo)
 	struct err te = { 0 };
 	double cpu0, cpu1;
 	json_t *body;
-	int ret = 1, tm_ok;
+	int ret = 1, tm_ok, resumed = 0;
 
 	memset(&pl, 0, sizeof(pl));
 	if (pwjson_int(&id, jo, "id", &e) != 0) {
@@ -1083,12 +1587,27 @@ run_job(struct agent *a, json_t *jo)
 	log_info("job %" PRId64 ": %s, %" PRId64 " runs, parser %s", j.id,
 	    j.command.v[0], j.runs, j.parser);
 	scratch = xasprintf("%s/%" PRId64, a->jobs_dir, j.id);
-	if (mkdir_p(scratch) != 0) {
+	if (files_mkdir_p(scratch) != 0) {
 		buf_printf(&why, "%s: mkdir: %s", scratch, strerror(errno));
 		finish(a, j.id, "failure", why.data);
 		goto out;
 	}
-	if (j.tree != NULL) {
+	a->kround = 0;
+	if (a->have_bs) {
+		int rr = resume_job(a, &j);
+
+		if (rr < 0) {
+			ret = 1;
+			goto out;
+		}
+		resumed = rr == 1;
+	}
+	if (j.kernel != NULL && !resumed) {
+		ret = run_kernel_job(a, &j, jo, scratch, raw_max);
+		goto out;
+	}
+	/* A resumed kernel job runs on the booted kernel: no checkout. */
+	if (j.tree != NULL && j.kernel == NULL) {
 		int br = prepare_tree(a, &j, scratch, &why);
 
 		if (br == 1)
@@ -1168,6 +1687,14 @@ run_job(struct agent *a, json_t *jo)
 		        json_object_get(body, "metrics"), &te) < 0)
 			job_log(a, j.id, "run %" PRId64 " telemetry: %s", i,
 			    err_msg(&te));
+		if (a->kround > 0 &&
+		    strcmp(json_string_value(json_object_get(body, "status")),
+		        "ok") == 0) {
+			add_metric(json_object_get(body, "metrics"),
+			    "kernel.round", (double)a->kround, "");
+			add_metric(json_object_get(body, "metrics"),
+			    "kernel.boot", (double)a->kboot, "");
+		}
 		if (!e.set)
 			job_log(a, j.id,
 			    "run %" PRId64 ": runner CPU %.3f s over %.3f s "
@@ -1326,13 +1853,30 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	spool_dir = xasprintf("%s/spool", cfg->workdir);
 	a.jobs_dir = xasprintf("%s/jobs", cfg->workdir);
 	if (spool_open(&a.spool, spool_dir, &e) != 0 ||
-	    mkdir_p(a.jobs_dir) != 0) {
+	    files_mkdir_p(a.jobs_dir) != 0) {
 		log_warnx("workdir %s: %s", cfg->workdir,
 		    e.set ? err_msg(&e) : strerror(errno));
 		ret = 1;
 		goto out;
 	}
 	journal_replay(&a);
+	{
+		struct buf why = BUF_INIT(CAP_ERRMSG);
+		char *sp = state_path(&a);
+
+		rc = bootstate_read(&a.bs, sp, &why);
+		if (rc == 0) {
+			a.have_bs = 1;
+			log_info("boot state: job %" PRId64 " booted (%s) into "
+			         "%s; resuming it",
+			    a.bs.job, a.bs.method, a.bs.build_id);
+		} else if (rc != ERR_NOTFOUND) {
+			log_warnx("%s", why.data);
+			unlink(sp);
+		}
+		free(sp);
+		buf_release(&why);
+	}
 	if (register_host(&a) != 0) {
 		ret = 1;
 		goto out;

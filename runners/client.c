@@ -180,11 +180,20 @@ int
 client_heartbeat(int *cancel, int64_t *runs, struct client *c, int64_t job_id,
     const char *progress)
 {
+	return client_heartbeat_boot(cancel, runs, c, job_id, progress, 0);
+}
+
+int
+client_heartbeat_boot(int *cancel, int64_t *runs, struct client *c,
+    int64_t job_id, const char *progress, int64_t boot_s)
+{
 	json_t *body = json_object(), *r = NULL;
 	int rc, flag = 0;
 
 	if (job_id > 0)
 		json_object_set_new(body, "job_id", json_integer(job_id));
+	if (boot_s > 0)
+		json_object_set_new(body, "boot_s", json_integer(boot_s));
 	if (progress != NULL)
 		json_object_set_new(body, "progress", json_string(progress));
 	rc =

@@ -46,6 +46,9 @@ int client_register(int64_t *heartbeat_s, int64_t *lease_s, struct client *,
  */
 int client_heartbeat(int *cancel, int64_t *runs, struct client *,
     int64_t job_id, const char *progress);
+/* The same during a kexec or reboot: asks for a lease of boot_s. */
+int client_heartbeat_boot(int *cancel, int64_t *runs, struct client *,
+    int64_t job_id, const char *progress, int64_t boot_s);
 /* claim: 0 with *job (the reply's "job" object, caller decrefs), or
  * ERR_NOTFOUND for a 204.  The transfer timeout is wait_s + 15 s. */
 int client_claim(json_t **job, struct client *, int64_t wait_s);

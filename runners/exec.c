@@ -305,7 +305,7 @@ exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
 	size_t out_max = s->out_max ? s->out_max : CAP_RAW_OUTPUT;
 	size_t err_max = s->err_max ? s->err_max : CAP_RAW_OUTPUT;
 	int64_t grace = s->grace_ms > 0 ? s->grace_ms : 2000;
-	int64_t start, t, term_at = 0, exit_at = 0;
+	int64_t start, t, term_at = 0, exit_at = 0, prog_at;
 	struct pollfd pfd[2];
 	int fds[2], nfd, i, status = 0, exited = 0;
 	pid_t pid;
@@ -316,6 +316,7 @@ exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
 	if (spawn(&pid, &fds[0], &fds[1], s, 1, e) == -1)
 		return -1;
 	start = now_ms();
+	prog_at = start;
 	for (;;) {
 		nfd = 0;
 		for (i = 0; i < 2; i++) {
@@ -335,6 +336,10 @@ exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
 		if (fds[1] >= 0)
 			drain(&fds[1], &out->err, err_max, &out->err_truncated);
 		t = now_ms();
+		if (s->progress != NULL && t - prog_at >= s->progress_ms) {
+			s->progress(s->progress_arg, out);
+			prog_at = t;
+		}
 		if (!exited && has_exited(pid)) {
 			/* Whatever it left behind in its group goes too. */
 			kill(-pid, SIGKILL);

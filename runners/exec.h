@@ -24,6 +24,8 @@
 #include "common/caps.h"
 #include "common/err.h"
 
+struct exec_result;
+
 struct exec_spec {
 	char *const *argv;       /* argv[0] looked up in PATH; NULL-ended */
 	const char *cwd;         /* NULL: the runner's own */
@@ -44,6 +46,13 @@ struct exec_spec {
 	 */
 	const int *procs_fds;
 	int n_procs_fds;
+	/*
+	 * exec_run only (may be NULL): called about every progress_ms with
+	 * the output so far, so a long build's log can be streamed.
+	 */
+	void (*progress)(void *arg, const struct exec_result *sofar);
+	void *progress_arg;
+	int64_t progress_ms;
 };
 #define EXEC_SPEC_INIT(av) ((struct exec_spec){ .argv = (av) })
 

@@ -79,14 +79,6 @@ main(int argc, char **argv)
 		return 2;
 	}
 	cfg_errors_free(&errs);
-	if (cfg->boot != CFG_BOOT_NONE) {
-		fprintf(stderr,
-		    "%s: boot: only 'none' (the running kernel) is supported "
-		    "so far\n",
-		    file);
-		runner_config_free(cfg);
-		return 2;
-	}
 	if (http_token_load(&token, cfg->token_file, &e) != 0) {
 		fprintf(stderr, "%s: token_file: %s\n", file, err_msg(&e));
 		runner_config_free(cfg);

@@ -77,3 +77,18 @@ TEST(test_crypto__hmac_sha256_rfc4231)
 	ASSERT_STREQ(hex,
 	    "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
+
+TEST(test_crypto__sha256_vectors)
+{
+	char hex[65];
+
+	/* FIPS 180-2 examples. */
+	crypto_sha256_hex(hex, "abc", 3);
+	ASSERT_STREQ(hex,
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f2"
+	    "0015ad");
+	crypto_sha256_hex(hex, "", 0);
+	ASSERT_STREQ(hex,
+	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78"
+	    "52b855");
+}

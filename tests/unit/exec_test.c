@@ -287,3 +287,36 @@ TEST(test_exec__background_start_stop)
 	exec_stop(p);
 	ASSERT_MSG(pid_gone(gc), "server child %ld still alive", gc);
 }
+
+struct prog_seen {
+	int calls, saw_a_alone;
+};
+
+static void
+on_progress(void *arg, const struct exec_result *r)
+{
+	struct prog_seen *p = arg;
+
+	p->calls++;
+	if (strcmp(r->out.data, "a\n") == 0)
+		p->saw_a_alone = 1;
+}
+
+TEST(test_exec__progress_streams_output)
+{
+	char *argv[] = { "sh", "-c", "echo a; sleep 0.5; echo b", NULL };
+	struct exec_spec s = EXEC_SPEC_INIT(argv);
+	struct exec_result r;
+	struct err e = { 0 };
+	struct prog_seen p = { 0, 0 };
+
+	s.progress = on_progress;
+	s.progress_arg = &p;
+	s.progress_ms = 50;
+	ASSERT(exec_run(&r, &s, &e) == 0);
+	ASSERT_STREQ(r.out.data, "a\nb\n");
+	/* The first line was seen while the command still ran. */
+	ASSERT(p.saw_a_alone);
+	ASSERT(p.calls >= 2);
+	exec_result_release(&r);
+}

@@ -837,3 +837,61 @@ TEST(test_git__untrusted_text_is_capped)
 	ASSERT(access(tpath("evil.git"), F_OK) == -1);
 	gitm_repo_free(m);
 }
+
+static long long
+mtime_ns(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return -1;
+	return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+TEST(test_git__checkout_update_writes_only_changes)
+{
+	char a[GITM_SHA_SIZE], b[GITM_SHA_SIZE], c2[GITM_SHA_SIZE];
+	struct gitm_repo *c;
+	const char *url, *work, *dir;
+	long long kept_ns, changed_ns;
+	size_t n = 0;
+
+	setup();
+	url = upstream("cu");
+	work = tpath("cu.work");
+	ASSERT(commit(a, work, "mm/memcontrol.c", "v1\n", "A") == 0);
+	ASSERT(commit(a, work, "mm/page_counter.c", "pc\n", "A2") == 0);
+	ASSERT(commit(a, work, "net/core/sock.c", "sock\n", "A3") == 0);
+	ASSERT(commit(b, work, "mm/memcontrol.c", "v2\n", "B") == 0);
+	ASSERT(gitc(work, "rm", "-q", "net/core/sock.c", NULL) == 0);
+	ASSERT(commit(c2, work, "new/file.c", "new\n", "C") == 0);
+	ASSERT(push(work, "master") == 0);
+	c = gitm_repo_for_url(tpath("runner"), url, NULL);
+	dir = tpath("ubuild");
+	ASSERT_MSG(gitm_checkout(c, a, dir) == 0, "%s", gitm_errmsg(c));
+	/* Build products next to the sources survive an update. */
+	write_file(dir, "obj/memcontrol.o", "o");
+	kept_ns = mtime_ns(tpath("ubuild/mm/page_counter.c"));
+	changed_ns = mtime_ns(tpath("ubuild/mm/memcontrol.c"));
+	usleep(20000);
+	ASSERT_MSG(
+	    gitm_checkout_update(&n, c, a, c2, dir) == 0, "%s", gitm_errmsg(c));
+	ASSERT_INTEQ(n, 3); /* memcontrol.c modified, sock.c gone, file.c new */
+	ASSERT(file_is(tpath("ubuild/mm/memcontrol.c"), "v2\n"));
+	ASSERT(file_is(tpath("ubuild/new/file.c"), "new\n"));
+	ASSERT(access(tpath("ubuild/net/core/sock.c"), F_OK) == -1);
+	ASSERT(file_is(tpath("ubuild/obj/memcontrol.o"), "o"));
+	/* make decides by times: only the changed file is newer. */
+	ASSERT_INTEQ(mtime_ns(tpath("ubuild/mm/page_counter.c")), kept_ns);
+	ASSERT(mtime_ns(tpath("ubuild/mm/memcontrol.c")) > changed_ns);
+	/* And back. */
+	ASSERT_MSG(
+	    gitm_checkout_update(&n, c, c2, a, dir) == 0, "%s", gitm_errmsg(c));
+	ASSERT(file_is(tpath("ubuild/mm/memcontrol.c"), "v1\n"));
+	ASSERT(file_is(tpath("ubuild/net/core/sock.c"), "sock\n"));
+	ASSERT(access(tpath("ubuild/new/file.c"), F_OK) == -1);
+	ASSERT_INTEQ(gitm_checkout_update(&n, c, a,
+	                 "0123456789012345678901234567890123456789", dir),
+	    ERR_NOTFOUND);
+	gitm_repo_free(c);
+}

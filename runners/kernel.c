@@ -1,0 +1,738 @@
+/*
+ * Kernel builds for jobs on a kernel commit (see kernel.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/caps.h"
+#include "common/crypto.h"
+#include "common/git.h"
+#include "common/xalloc.h"
+#include "runners/cgroup.h"
+#include "runners/exec.h"
+#include "runners/files.h"
+#include "runners/kernel.h"
+
+#define OBJ "pw-obj"               /* make O=, inside src/ */
+#define STEP_OUT_MAX (1024 * 1024) /* output kept per step */
+#define STEP_TAIL 3000             /* bytes of it in a failure */
+#define CONFIG_MAX (4 * 1024 * 1024)
+#define CONFIG_STEP_MS (10L * 60 * 1000)
+#define STREAM_MS 10000 /* build output to the job log this often */
+
+extern char **environ;
+
+/* ---- pure parts ---- */
+
+void
+kernel_build_id(char *out, size_t n, int64_t job)
+{
+	snprintf(out, n, "-pw%" PRId64, job);
+}
+
+int
+kernel_config_is_target(const char *config)
+{
+	/* Non-interactive targets only: make runs with stdin /dev/null. */
+	static const char *const whole[] = { "tinyconfig", "allnoconfig",
+		"allyesconfig", "allmodconfig", NULL };
+	size_t i, n = strlen(config);
+
+	for (i = 0; whole[i] != NULL; i++)
+		if (strcmp(config, whole[i]) == 0)
+			return 1;
+	if (n < 9 || strcmp(config + n - 9, "defconfig") != 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((config[i] >= 'a' && config[i] <= 'z') ||
+		        (config[i] >= '0' && config[i] <= '9') ||
+		        config[i] == '_'))
+			return 0;
+	return 1;
+}
+
+void
+kernel_config_key(char out[17], const char *config, const char *base_text,
+    const struct strlist *fragment)
+{
+	struct buf b = BUF_INIT(CONFIG_MAX * 2);
+	char hex[65];
+	size_t i;
+
+	buf_printf(&b, "config %s\nalign %s\n", config, KERNEL_ALIGN_FLAGS);
+	if (base_text != NULL)
+		buf_printf(&b, "text %s\n", base_text);
+	for (i = 0; fragment != NULL && i < fragment->n; i++)
+		buf_printf(&b, "fragment %s\n", fragment->v[i]);
+	crypto_sha256_hex(hex, b.data, b.len);
+	memcpy(out, hex, 16);
+	out[16] = '\0';
+	buf_release(&b);
+}
+
+/* "CONFIG_X" of a fragment line and its wanted value ("n" for unset). */
+static int
+frag_split(const char *line, char *name, size_t nlen, const char **val)
+{
+	const char *s = line, *eq;
+	size_t n;
+
+	if (strncmp(s, "# ", 2) == 0) {
+		s += 2;
+		eq = strstr(s, " is not set");
+		*val = "n";
+	} else {
+		eq = strchr(s, '=');
+		*val = eq ? eq + 1 : NULL;
+	}
+	if (eq == NULL || strncmp(s, "CONFIG_", 7) != 0)
+		return -1;
+	n = (size_t)(eq - s);
+	if (n >= nlen)
+		return -1;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	return 0;
+}
+
+/* The value line "CONFIG_X=..." of name in dotconfig, or NULL. */
+static const char *
+config_value(const char *dotconfig, const char *name, size_t *len)
+{
+	size_t n = strlen(name);
+	const char *p = dotconfig, *nl;
+
+	while (p != NULL && *p) {
+		nl = strchr(p, '\n');
+		if (strncmp(p, name, n) == 0 && p[n] == '=') {
+			*len =
+			    nl ? (size_t)(nl - p - n - 1) : strlen(p + n + 1);
+			return p + n + 1;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+size_t
+kernel_fragment_dropped(
+    struct buf *out, const char *dotconfig, const struct strlist *fragment)
+{
+	char name[256];
+	const char *want, *have;
+	size_t i, len = 0, dropped = 0;
+
+	for (i = 0; fragment != NULL && i < fragment->n; i++) {
+		if (frag_split(fragment->v[i], name, sizeof(name), &want) != 0)
+			continue; /* config/ validated the lines */
+		have = config_value(dotconfig, name, &len);
+		if (strcmp(want, "n") == 0
+		        ? have == NULL
+		        : (have != NULL && strlen(want) == len &&
+		              memcmp(want, have, len) == 0))
+			continue;
+		buf_printf(
+		    out, "%s%s (now: ", dropped ? ", " : "", fragment->v[i]);
+		if (have == NULL)
+			buf_printf(out, "not set)");
+		else
+			buf_printf(out, "%s=%.*s)", name, (int)len, have);
+		dropped++;
+	}
+	return dropped;
+}
+
+int
+kernel_version_check(
+    const char *proc_version, const char *build_id, struct buf *why)
+{
+	char rel[128];
+	size_t n, b = strlen(build_id);
+
+	if (sscanf(proc_version, "Linux version %127s", rel) != 1) {
+		buf_printf(why,
+		    "booted kernel unknown (/proc/version: \"%.100s\"), "
+		    "expected a kernel ending in %s",
+		    proc_version, build_id);
+		return -1;
+	}
+	n = strlen(rel);
+	if (b > 0 && n >= b && strcmp(rel + n - b, build_id) == 0)
+		return 0;
+	buf_printf(why,
+	    "wrong kernel: booted %s, expected a kernel ending in %s", rel,
+	    build_id);
+	return -1;
+}
+
+/* ---- files ---- */
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* meta: "key value" lines. */
+static int
+meta_get(const char *meta, const char *key, char *out, size_t n)
+{
+	size_t k = strlen(key), len;
+	const char *p = meta, *nl;
+
+	while (p != NULL && *p) {
+		nl = strchr(p, '\n');
+		if (strncmp(p, key, k) == 0 && p[k] == ' ') {
+			len = nl ? (size_t)(nl - p - k - 1) : strlen(p + k + 1);
+			if (len >= n)
+				return -1;
+			memcpy(out, p + k + 1, len);
+			out[len] = '\0';
+			return 0;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return -1;
+}
+
+/* ---- steps ---- */
+
+static void klog(const struct kernel_req *rq, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+klog(const struct kernel_req *rq, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT(CAP_LOG_APPEND);
+	va_list ap;
+
+	if (rq->log == NULL)
+		return;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	rq->log(rq->arg, b.data);
+	buf_release(&b);
+}
+
+static const char *
+tail_of(const struct buf *b, size_t n)
+{
+	return b->data + (b->len > n ? b->len - n : 0);
+}
+
+/* Streams a step's new output to the job log every STREAM_MS. */
+struct stream {
+	const struct kernel_req *rq;
+	const char *what;
+	size_t sent_out, sent_err;
+};
+
+static void
+stream_more(void *arg, const struct exec_result *r)
+{
+	struct stream *st = arg;
+	size_t no = r->out.len - st->sent_out, ne = r->err.len - st->sent_err;
+
+	if (no == 0 && ne == 0)
+		return;
+	/* The log takes CAP_LOG_APPEND per append: send the newest. */
+	if (no > CAP_LOG_APPEND / 2)
+		st->sent_out = r->out.len - CAP_LOG_APPEND / 2;
+	if (ne > CAP_LOG_APPEND / 4)
+		st->sent_err = r->err.len - CAP_LOG_APPEND / 4;
+	klog(st->rq, "kernel %s (running):\n%s%s", st->what,
+	    r->out.data + st->sent_out, r->err.data + st->sent_err);
+	st->sent_out = r->out.len;
+	st->sent_err = r->err.len;
+}
+
+/*
+ * Runs one build step in cwd.  0 ok, 1 cancelled, -1 failed (why:
+ * "WHAT: exit 2: <output tail>").  The output tail goes to the job log.
+ */
+static int
+step(const struct kernel_req *rq, char *const *argv, const char *cwd,
+    char *const *env, int64_t timeout_ms, const char *what, struct buf *why)
+{
+	struct exec_spec s = EXEC_SPEC_INIT(argv);
+	struct exec_result r;
+	struct err e = { 0 };
+	struct buf how = BUF_INIT(CAP_ERRMSG);
+	const struct buf *out;
+	struct stream st = { rq, what, 0, 0 };
+	double t0 = now_s();
+	int rc;
+
+	s.progress = rq->log != NULL ? stream_more : NULL;
+	s.progress_arg = &st;
+	s.progress_ms = STREAM_MS;
+	s.cwd = cwd;
+	s.env = env;
+	s.timeout_ms = timeout_ms;
+	s.out_max = STEP_OUT_MAX;
+	s.err_max = STEP_OUT_MAX;
+	s.cancel = rq->cancel;
+	if (exec_run(&r, &s, &e) != 0) {
+		buf_printf(why, "%s: %s", what, err_msg(&e));
+		buf_release(&how);
+		return -1;
+	}
+	exec_describe(&how, &r);
+	out = r.err.len ? &r.err : &r.out;
+	if (r.cancelled)
+		rc = 1;
+	else if (r.exited && r.code == 0)
+		rc = 0;
+	else {
+		buf_printf(why, "%s: %s:\n%s", what, how.data,
+		    tail_of(out, STEP_TAIL));
+		rc = -1;
+	}
+	/* The rest of the output the stream has not sent yet. */
+	klog(rq, "kernel %s: %s in %.1f s%s%s%s", what, how.data, now_s() - t0,
+	    r.out.len > st.sent_out || r.err.len > st.sent_err ? "\n" : "",
+	    tail_of(&r.out,
+	        r.out.len - st.sent_out > STEP_TAIL ? STEP_TAIL
+	                                            : r.out.len - st.sent_out),
+	    tail_of(&r.err,
+	        r.err.len - st.sent_err > STEP_TAIL ? STEP_TAIL
+	                                            : r.err.len - st.sent_err));
+	exec_result_release(&r);
+	buf_release(&how);
+	return rc;
+}
+
+/* The environment of make: ours plus CCACHE_DIR. */
+static char **
+make_env(const char *kdir)
+{
+	size_t n = 0, i;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	env = xcalloc(n + 2, sizeof(char *));
+	for (i = 0; i < n; i++)
+		env[i] = environ[i];
+	env[n] = xasprintf("CCACHE_DIR=%s/ccache", kdir);
+	return env;
+}
+
+/* 1 when prog is an executable in PATH. */
+static int
+in_path(const char *prog)
+{
+	const char *path = getenv("PATH"), *p, *c;
+	char buf[4096];
+	int found = 0;
+
+	for (p = path ? path : "/usr/bin:/bin"; !found && *p; p = c) {
+		c = strchr(p, ':');
+		if (c == NULL)
+			c = p + strlen(p);
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(c - p), p, prog);
+		found = access(buf, X_OK) == 0;
+		if (*c == ':')
+			c++;
+	}
+	return found;
+}
+
+/* The base config as text when it is not a make target (else NULL). */
+static int
+base_text(
+    char **out, const struct kernel_req *rq, const char *src, struct buf *why)
+{
+	struct buf b = BUF_INIT(CONFIG_MAX);
+	char *path;
+
+	*out = NULL;
+	if (kernel_config_is_target(rq->config))
+		return 0;
+	if (strcmp(rq->config, "running") == 0) {
+		char *argv[] = { "zcat", "/proc/config.gz", NULL };
+		struct exec_spec s = EXEC_SPEC_INIT(argv);
+		struct exec_result r;
+		struct err e = { 0 };
+
+		s.out_max = CONFIG_MAX;
+		s.timeout_ms = 60000;
+		if (exec_run(&r, &s, &e) != 0) {
+			buf_printf(
+			    why, "kernel.config running: %s", err_msg(&e));
+			return -1;
+		}
+		if (!r.exited || r.code != 0 || r.out_truncated) {
+			buf_printf(why,
+			    "kernel.config running: /proc/config.gz "
+			    "unreadable (this kernel lacks "
+			    "CONFIG_IKCONFIG_PROC?)"
+			    ": %s",
+			    r.err.data);
+			exec_result_release(&r);
+			return -1;
+		}
+		*out = xstrdup(r.out.data);
+		exec_result_release(&r);
+		return 0;
+	}
+	if (rq->config[0] == '/' || strstr(rq->config, "..") != NULL) {
+		buf_printf(why,
+		    "kernel.config '%s': a make target, \"running\" or a "
+		    "path inside the tree",
+		    rq->config);
+		return -1;
+	}
+	if (src == NULL)
+		return 0; /* the key is computed again once checked out */
+	path = xasprintf("%s/%s", src, rq->config);
+	if (cgroup_read_file(&b, path, CONFIG_MAX) != 0) {
+		buf_printf(why, "kernel.config '%s': %s: %s", rq->config, path,
+		    strerror(errno));
+		free(path);
+		buf_release(&b);
+		return -1;
+	}
+	free(path);
+	*out = xstrdup(b.data);
+	buf_release(&b);
+	return 0;
+}
+
+/* Exports (or updates) the commit into src; 0 or -1 (why). */
+static int
+prepare_source(struct kernel_image *out, const struct kernel_req *rq,
+    const char *src, struct buf *why)
+{
+	struct gitm_opts o;
+	struct gitm_repo *repo;
+	char *trees = xasprintf("%s/trees", rq->kdir),
+	     *mark = xasprintf("%s/.pw-commit", src), *obj;
+	struct buf prev = BUF_INIT(128);
+	double t0 = now_s();
+	int rc = -1;
+
+	memset(&o, 0, sizeof(o));
+	o.timeout_ms = 30L * 60 * 1000;
+	o.transfer = GITM_XFER_AUTO;
+	if (files_mkdir_p(trees) != 0) {
+		buf_printf(why, "%s: mkdir: %s", trees, strerror(errno));
+		goto out;
+	}
+	repo = gitm_repo_for_url(trees, rq->url, &o);
+	if (gitm_fetch_commit(repo, rq->commit) != 0) {
+		buf_printf(
+		    why, "fetch %.12s: %s", rq->commit, gitm_errmsg(repo));
+		gitm_repo_free(repo);
+		goto out;
+	}
+	if (cgroup_read_file(&prev, mark, 127) == 0) {
+		while (prev.len > 0 && prev.data[prev.len - 1] == '\n')
+			prev.data[--prev.len] = '\0';
+	}
+	/* A half-written tree must never be taken for either commit. */
+	unlink(mark);
+	if (prev.len == 40 && strcmp(prev.data, rq->commit) == 0)
+		rc = 0;
+	else if (prev.len == 40 &&
+	    gitm_checkout_update(
+	        &out->changed_files, repo, prev.data, rq->commit, src) == 0) {
+		out->incremental = 1;
+		rc = 0;
+	} else {
+		if (prev.len == 40)
+			klog(rq,
+			    "kernel source: update from %.12s failed (%s); "
+			    "exporting afresh",
+			    prev.data, gitm_errmsg(repo));
+		gitm_clearerr(repo);
+		if (gitm_checkout(repo, rq->commit, src) == 0)
+			rc = 0;
+		else
+			buf_printf(why, "checkout %.12s: %s", rq->commit,
+			    gitm_errmsg(repo));
+	}
+	if (rc == 0 && prev.len == 40 && strcmp(prev.data, rq->commit) == 0)
+		out->incremental = 1;
+	gitm_repo_free(repo);
+	if (rc == 0) {
+		obj = xasprintf("%s/" OBJ, src);
+		if (files_mkdir_p(obj) != 0) {
+			buf_printf(why, "%s: mkdir: %s", obj, strerror(errno));
+			rc = -1;
+		}
+		free(obj);
+	}
+	/* The source is at the commit whatever the build does next. */
+	if (rc == 0 && files_write(mark, rq->commit, strlen(rq->commit)) != 0) {
+		buf_printf(why, "%s: %s", mark, strerror(errno));
+		rc = -1;
+	}
+	if (rc == 0)
+		klog(rq, "kernel source %.12s: %s in %.1f s", rq->commit,
+		    out->incremental ? "updated over the previous build"
+		                     : "exported",
+		    now_s() - t0);
+out:
+	buf_release(&prev);
+	free(trees);
+	free(mark);
+	return rc;
+}
+
+/* Base config, fragment merge, olddefconfig, dropped-option check. */
+static int
+make_config(struct kernel_image *out, const struct kernel_req *rq,
+    const char *src, const char *btext, struct buf *why)
+{
+	char *dotconfig = xasprintf("%s/" OBJ "/.config", src),
+	     *frag = xasprintf("%s/" OBJ "/pw-fragment.config", src);
+	struct buf fb = BUF_INIT(CONFIG_MAX), cfg = BUF_INIT(CONFIG_MAX),
+	           dropped = BUF_INIT(CAP_ERRMSG);
+	size_t i;
+	int rc = -1;
+
+	if (btext == NULL) {
+		char *argv[] = { "make", "O=" OBJ, (char *)rq->config, NULL };
+
+		if ((rc = step(rq, argv, src, NULL, CONFIG_STEP_MS, rq->config,
+		         why)) != 0)
+			goto out;
+	} else if (files_write(dotconfig, btext, strlen(btext)) != 0) {
+		buf_printf(why, "%s: %s", dotconfig, strerror(errno));
+		goto out;
+	}
+	for (i = 0; rq->fragment != NULL && i < rq->fragment->n; i++)
+		buf_printf(&fb, "%s\n", rq->fragment->v[i]);
+	if (files_write(frag, fb.data, fb.len) != 0) {
+		buf_printf(why, "%s: %s", frag, strerror(errno));
+		rc = -1;
+		goto out;
+	}
+	{
+		char *argv[] = { "scripts/kconfig/merge_config.sh", "-m", "-O",
+			OBJ, OBJ "/.config", OBJ "/pw-fragment.config", NULL };
+		char *argv2[] = { "make", "O=" OBJ, "olddefconfig", NULL };
+
+		if ((rc = step(rq, argv, src, NULL, CONFIG_STEP_MS,
+		         "merge_config.sh", why)) != 0 ||
+		    (rc = step(rq, argv2, src, NULL, CONFIG_STEP_MS,
+		         "olddefconfig", why)) != 0)
+			goto out;
+	}
+	rc = -1;
+	if (cgroup_read_file(&cfg, dotconfig, CONFIG_MAX) != 0) {
+		buf_printf(why, "%s: %s", dotconfig, strerror(errno));
+		goto out;
+	}
+	if (kernel_fragment_dropped(&dropped, cfg.data, rq->fragment) > 0) {
+		buf_printf(why,
+		    "kernel.fragment: dropped by olddefconfig (a missing "
+		    "dependency or an unknown option): %s",
+		    dropped.data);
+		goto out;
+	}
+	crypto_sha256_hex(out->config_sha256, cfg.data, cfg.len);
+	rc = 0;
+out:
+	buf_release(&fb);
+	buf_release(&cfg);
+	buf_release(&dropped);
+	free(dotconfig);
+	free(frag);
+	return rc;
+}
+
+static int
+run_make(struct kernel_image *out, const struct kernel_req *rq, const char *src,
+    struct buf *why)
+{
+	char jobs[32], lv[64], cc[] = "CC=ccache gcc";
+	char *argv[12], **env = make_env(rq->kdir);
+	long nc = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = 0;
+	int rc;
+
+	snprintf(jobs, sizeof(jobs), "-j%ld", nc > 0 ? nc : 1);
+	snprintf(lv, sizeof(lv), "LOCALVERSION=%s", out->build_id);
+	argv[n++] = "make";
+	argv[n++] = "O=" OBJ;
+	argv[n++] = jobs;
+	argv[n++] = "KCFLAGS=" KERNEL_ALIGN_FLAGS;
+	argv[n++] = lv;
+	argv[n++] = "KBUILD_BUILD_USER=perfwatch";
+	argv[n++] = "KBUILD_BUILD_HOST=perfwatch";
+	if (in_path("ccache"))
+		argv[n++] = cc;
+	argv[n++] = "bzImage";
+	argv[n] = NULL;
+	rc = step(rq, argv, src, env, rq->timeout_ms, "make bzImage", why);
+	/* Only the last entry is ours; the others are environ's. */
+	n = 0;
+	while (env[n] != NULL)
+		n++;
+	free(env[n - 1]);
+	free(env);
+	return rc;
+}
+
+int
+kernel_build(
+    struct kernel_image *out, const struct kernel_req *rq, struct buf *why)
+{
+	char key[17], *bdir = NULL, *src = NULL, *idir = NULL, *tmp = NULL,
+	              *p = NULL, *btext = NULL;
+	struct buf meta = BUF_INIT(4096), rel = BUF_INIT(256);
+	double t0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	kernel_build_id(out->build_id, sizeof(out->build_id), rq->job);
+	if (strlen(rq->commit) != 40 ||
+	    strspn(rq->commit, "0123456789abcdef") != 40) {
+		buf_printf(
+		    why, "commit '%.64s': expected 40 hex digits", rq->commit);
+		return -1;
+	}
+	if (base_text(&btext, rq, NULL, why) != 0)
+		return -1;
+	/* A file base is keyed by its text once the tree is out (below). */
+	kernel_config_key(key, rq->config, btext, rq->fragment);
+	idir = xasprintf("%s/images/%s-%s", rq->kdir, rq->commit, key);
+	p = xasprintf("%s/meta", idir);
+	if (kernel_config_is_target(rq->config) ||
+	    strcmp(rq->config, "running") == 0) {
+		if (cgroup_read_file(&meta, p, 4096) == 0 &&
+		    meta_get(meta.data, "build_id", out->build_id,
+		        sizeof(out->build_id)) == 0 &&
+		    meta_get(meta.data, "release", out->release,
+		        sizeof(out->release)) == 0 &&
+		    meta_get(meta.data, "config_sha256", out->config_sha256,
+		        sizeof(out->config_sha256)) == 0) {
+			snprintf(
+			    out->image, sizeof(out->image), "%s/bzImage", idir);
+			snprintf(out->system_map, sizeof(out->system_map),
+			    "%s/System.map", idir);
+			/* meta names the tool inside the image dir. */
+			if (meta_get(meta.data, "gen_cpio", out->gen_cpio,
+			        sizeof(out->gen_cpio)) != 0 ||
+			    strcmp(out->gen_cpio, "-") == 0)
+				out->gen_cpio[0] = '\0';
+			else
+				snprintf(out->gen_cpio, sizeof(out->gen_cpio),
+				    "%s/gen_init_cpio", idir);
+			out->cached = 1;
+			klog(rq, "kernel %.12s: cached image %s (build id %s)",
+			    rq->commit, out->image, out->build_id);
+			rc = 0;
+			goto out;
+		}
+	}
+	bdir = xasprintf("%s/build-%s", rq->kdir, key);
+	src = xasprintf("%s/src", bdir);
+	t0 = now_s();
+	if (files_mkdir_p(bdir) != 0) {
+		buf_printf(why, "%s: mkdir: %s", bdir, strerror(errno));
+		goto out;
+	}
+	if (prepare_source(out, rq, src, why) != 0)
+		goto out;
+	if (btext == NULL && base_text(&btext, rq, src, why) != 0)
+		goto out;
+	if ((rc = make_config(out, rq, src, btext, why)) != 0 ||
+	    (rc = run_make(out, rq, src, why)) != 0)
+		goto out;
+	rc = -1;
+	free(p);
+	p = xasprintf("%s/" OBJ "/include/config/kernel.release", src);
+	if (cgroup_read_file(&rel, p, 255) != 0) {
+		buf_printf(why, "%s: %s", p, strerror(errno));
+		goto out;
+	}
+	while (rel.len > 0 && rel.data[rel.len - 1] == '\n')
+		rel.data[--rel.len] = '\0';
+	snprintf(out->release, sizeof(out->release), "%s", rel.data);
+	out->build_s = now_s() - t0;
+	/* The image directory appears whole or not at all. */
+	tmp = xasprintf("%s.tmp%ld", idir, (long)getpid());
+	if (files_mkdir_p(tmp) != 0) {
+		buf_printf(why, "%s: mkdir: %s", tmp, strerror(errno));
+		goto out;
+	}
+	free(p);
+	p = xasprintf("%s/" OBJ "/arch/x86/boot/bzImage", src);
+	{
+		char *img = xasprintf("%s/bzImage", tmp),
+		     *cfg = xasprintf("%s/config", tmp),
+		     *dc = xasprintf("%s/" OBJ "/.config", src),
+		     *gc = xasprintf("%s/" OBJ "/usr/gen_init_cpio", src),
+		     *gct = xasprintf("%s/gen_init_cpio", tmp),
+		     *mp = xasprintf("%s/meta", tmp),
+		     *sm = xasprintf("%s/" OBJ "/System.map", src),
+		     *smt = xasprintf("%s/System.map", tmp);
+		int have_gc = access(gc, X_OK) == 0;
+
+		buf_reset(&meta);
+		buf_printf(&meta,
+		    "build_id %s\nrelease %s\nconfig_sha256 %s\ncommit %s\n"
+		    "gen_cpio %s\nbuild_s %.1f\n",
+		    out->build_id, out->release, out->config_sha256, rq->commit,
+		    have_gc ? "gen_init_cpio" : "-", out->build_s);
+		if (files_copy(p, img, 256u << 20) != 0 ||
+		    files_copy(dc, cfg, 256u << 20) != 0 ||
+		    files_copy(sm, smt, 256u << 20) != 0 ||
+		    (have_gc &&
+		        (files_copy(gc, gct, 256u << 20) != 0 ||
+		            chmod(gct, 0755) != 0)) ||
+		    files_write(mp, meta.data, meta.len) != 0)
+			buf_printf(why, "saving the image in %s: %s", tmp,
+			    strerror(errno));
+		free(img);
+		free(cfg);
+		free(dc);
+		free(gc);
+		free(gct);
+		free(mp);
+		free(sm);
+		free(smt);
+		if (why->len > 0)
+			goto out;
+		if (have_gc)
+			snprintf(out->gen_cpio, sizeof(out->gen_cpio),
+			    "%s/gen_init_cpio", idir);
+	}
+	if (rename(tmp, idir) != 0 && errno != EEXIST && errno != ENOTEMPTY) {
+		buf_printf(why, "%s: rename: %s", idir, strerror(errno));
+		goto out;
+	}
+	snprintf(out->image, sizeof(out->image), "%s/bzImage", idir);
+	snprintf(
+	    out->system_map, sizeof(out->system_map), "%s/System.map", idir);
+	klog(rq,
+	    "kernel %.12s built: %s, .config sha256 %s, %.1f s (%s, %zu "
+	    "files changed)",
+	    rq->commit, out->release, out->config_sha256, out->build_s,
+	    out->incremental ? "incremental" : "cold", out->changed_files);
+	rc = 0;
+out:
+	buf_release(&meta);
+	buf_release(&rel);
+	free(bdir);
+	free(src);
+	free(idir);
+	free(tmp);
+	free(p);
+	free(btext);
+	return rc;
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# boot: kexec with a real daemon and runner, and fake kexec on PATH
+# (kexec cannot run here: docs/KERNEL.md).  The runner's kernel cache is
+# seeded with an image for the job's (commit, config), so nothing is
+# built; the fake `kexec -l IMAGE` writes the "booted" /proc/version
+# (PERFWATCH_PROC_VERSION) from the image's meta, and `kexec -e` kills the
+# runner as the reboot would.  The test restarts the runner like systemd:
+#   1. right kernel: the state file is written before the boot, the job
+#      resumes after the restart, its runs carry kernel.round/boot, and it
+#      succeeds;
+#   2. wrong kernel: the host comes back on another kernel: the job fails
+#      naming both builds;
+#   3. the host never comes back: the boot lease (20 s, longer than the 10 s run
+#      lease) expires, the host shows offline and the job is requeued.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_git.sh"
+
+src_init "$PW_TMP/linux"
+SHA=$(g "$PW_TMP/linux" rev-parse HEAD)
+daemon_config "$PW_TMP/d" r1
+cat >>"$PW_TMP/d/daemon.yaml" <<'YAML'
+scheduler:
+  lease: 10s
+  claim_wait: 1s
+YAML
+cat >"$PW_DIR/jobs/kx.yaml" <<'YAML'
+name: kx
+parser: keyvalue
+command: [sh, -c, "echo ops=1000"]
+kernel:
+  config: tinyconfig
+  fragment: [CONFIG_MEMCG=y]
+  boot_timeout: 20s
+runs: 2
+max_runs: 2
+metrics:
+  ops: {better: higher, min_effect: 50%}
+timeout: 30s
+YAML
+start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+
+# The image the runner would have built for (SHA, tinyconfig + fragment):
+# its cache key is kernel_config_key() of runners/kernel.c.
+KT=$PW_TMP/kernel
+key=$(python3 -c 'import hashlib; print(hashlib.sha256(b"config tinyconfig\nalign -falign-functions=64\nfragment CONFIG_MEMCG=y\n").hexdigest()[:16])')
+img=$KT/images/$SHA-$key
+mkdir -p "$img"
+echo "not a kernel" >"$img/bzImage"
+echo "not a map" >"$img/System.map"
+printf 'build_id -pw900\nrelease 6.1.158-pw900\nconfig_sha256 %064d\ncommit %s\ngen_cpio -\nbuild_s 1.0\n' 0 "$SHA" >"$img/meta"
+
+# Fake kexec: -l records the image's release as the next /proc/version
+# (FAKE_KERNEL overrides it: the wrong-kernel case); -e "reboots": kills
+# the runner that called it.
+mkdir -p "$PW_TMP/fakebin"
+cat >"$PW_TMP/fakebin/kexec" <<'SH'
+#!/bin/sh
+echo "kexec $*" >>"$FAKE_LOG"
+case $1 in
+-l) rel=$(awk '$1 == "release" {print $2}' "$(dirname "$2")/meta")
+    echo "Linux version ${FAKE_KERNEL:-$rel} (fake kexec) #1 SMP" >"$PERFWATCH_PROC_VERSION" ;;
+-e) kill -9 "$PPID" ;;
+esac
+exit 0
+SH
+chmod +x "$PW_TMP/fakebin/kexec"
+export FAKE_LOG=$PW_TMP/fake.log PERFWATCH_PROC_VERSION=$PW_TMP/proc_version
+export PERFWATCH_NO_CGROUPS=1
+echo "Linux version 6.1.0-13-amd64 (debian) #1 SMP" >"$PERFWATCH_PROC_VERSION"
+runner_config r1 "kernel_tree: $KT"
+sed -i 's/^boot: none/boot: kexec/' "$PW_TMP/r1/runner.yaml"
+STATE=$PW_TMP/r1/work/boot.state
+
+runner() {
+	PATH=$PW_TMP/fakebin:$PATH start_runner r1
+	RUNNER=$!
+}
+dead() { ! kill -0 "$RUNNER" 2>/dev/null; }
+
+# --- 1. the right kernel comes up ---
+http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"kx\",
+    \"base\": {\"tree\": \"$PW_TMP/linux\", \"commit\": \"$SHA\"},
+    \"candidate\": {\"tree\": \"$PW_TMP/linux\", \"commit\": \"$SHA\"}}" >"$PW_TMP/code"
+check submit [ "$(cat "$PW_TMP/code")" = 201 ]
+base=$(jfield pairs.0.base_job <"$PW_TMP/body")
+cand=$(jfield pairs.0.candidate_job <"$PW_TMP/body")
+runner
+if wait_until 60 dead && grep -q "^kexec -e$" "$FAKE_LOG"; then pass kexec_e_reboots_the_runner; else fail kexec_e_reboots_the_runner "runner still up"; show_logs; finish; fi
+python3 - "$STATE" "$base" <<'PY' && pass state_written_before_boot || fail state_written_before_boot "$(cat "$STATE" 2>&1)"
+import sys
+kv = dict(l.split(" ", 1) for l in open(sys.argv[1]).read().splitlines()[1:])
+assert kv["job"] == sys.argv[2] and kv["step"] == "boot" and kv["method"] == "kexec", kv
+assert kv["build_id"] == "-pw900" and kv["release"] == "6.1.158-pw900", kv
+assert int(kv["deadline"]) > 0 and kv["runs_done"] == "", kv
+PY
+grep -q "^kexec -l $img/bzImage --reuse-cmdline$" "$FAKE_LOG" && pass kexec_loads_the_image || fail kexec_loads_the_image "$(cat "$FAKE_LOG")"
+check proc_version_is_the_new_kernel grep -q "6.1.158-pw900" "$PERFWATCH_PROC_VERSION"
+# The boot lease (20 s): the job stays running past the 10 s run lease.
+sleep 12
+check boot_lease_outlives_run_lease [ "$(job_state "$base")" = running ]
+runner
+if wait_until 60 sh -c "[ \"\$(\"$PW_BIN/perfwatch\" jobs show $base --json --server $PW_URL | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"state\"])')\" = success ]"; then
+	pass resumed_job_succeeds
+else
+	fail resumed_job_succeeds "$(job_state "$base")"
+	show_logs
+fi
+# Consumed: a later state can only be the candidate's own boot.
+check state_consumed_after_resume sh -c "! grep -qx 'job $base' '$STATE' 2>/dev/null"
+http GET "/api/v1/jobs/$base" >/dev/null
+python3 - "$PW_TMP/body" <<'PY' && pass resumed_runs_recorded || fail resumed_runs_recorded "$(head -c 2000 "$PW_TMP/body")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert sorted(r["index"] for r in j["runs"]) == [0, 1], j["runs"]
+for r in j["runs"]:
+    m = {x["name"]: x["value"] for x in r["metrics"]}
+    assert m["ops"] == 1000 and m["kernel.round"] == 1 and m["kernel.boot"] == 1, m
+assert "boot: resumed after kexec on Linux version 6.1.158-pw900" in j["log"], j["log"][-1500:]
+PY
+# The candidate boots next: the runner dies again.
+if wait_until 60 dead; then pass candidate_boots; else fail candidate_boots "runner still up"; fi
+
+# --- 2. the host comes back on another kernel ---
+export FAKE_KERNEL=6.1.0-13-amd64
+echo "Linux version 6.1.0-13-amd64 (debian) #1 SMP" >"$PERFWATCH_PROC_VERSION"
+rm -f "$STATE"
+# Let the candidate's boot lease run out and boot it again with the
+# wrong kernel this time.
+wait_until 60 sh -c "[ \"\$(\"$PW_BIN/perfwatch\" jobs show $cand --json --server $PW_URL | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"state\"])')\" = queued ]"
+runner
+wait_until 60 dead
+check wrong_kernel_state_written [ -f "$STATE" ]
+runner
+wait_until 60 sh -c "[ \"\$(\"$PW_BIN/perfwatch\" jobs show $cand --json --server $PW_URL | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"state\"])')\" = failed ]"
+http GET "/api/v1/jobs/$cand" >/dev/null
+python3 - "$PW_TMP/body" <<'PY' && pass wrong_kernel_fails_naming_both || fail wrong_kernel_fails_naming_both "$(head -c 1500 "$PW_TMP/body")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["state"] == "failed", j["state"]
+assert "wrong kernel: booted 6.1.0-13-amd64, expected a kernel ending in -pw900" in j["error"], j["error"]
+assert not j["runs"], j["runs"]
+PY
+stop_pid "$RUNNER"
+unset FAKE_KERNEL
+
+# --- 3. the host never comes back ---
+http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"kx\",
+    \"base\": {\"tree\": \"$PW_TMP/linux\", \"commit\": \"$SHA\"},
+    \"candidate\": {\"tree\": \"$PW_TMP/linux\", \"commit\": \"$SHA\"}}" >"$PW_TMP/code"
+base2=$(jfield pairs.0.base_job <"$PW_TMP/body")
+rm -f "$STATE"
+runner
+wait_until 60 dead
+check down_host_job_running_in_boot [ "$(job_state "$base2")" = running ]
+t0=$SECONDS
+if wait_until 60 sh -c "[ \"\$(\"$PW_BIN/perfwatch\" jobs show $base2 --json --server $PW_URL | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"state\"])')\" = queued ]"; then
+	pass boot_timeout_requeues
+else
+	fail boot_timeout_requeues "$(job_state "$base2")"
+fi
+# Not before the boot lease (20 s) ran out, though the run lease is 10 s.
+check requeued_after_the_boot_lease [ $((SECONDS - t0)) -ge 12 ]
+pw hosts --json >"$PW_TMP/hosts.json"
+python3 - "$PW_TMP/hosts.json" <<'PY' && pass host_shown_offline || fail host_shown_offline "$(cat "$PW_TMP/hosts.json")"
+import json, sys
+h = [h for h in json.load(open(sys.argv[1]))["hosts"] if h["name"] == "r1"][0]
+assert h["state"] == "offline", h
+PY
+finish

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# The runner's kernel build steps with a real daemon and runner, on a
+# stand-in kernel tree: a git repository whose Makefile implements the
+# targets the runner calls (tinyconfig, olddefconfig, bzImage with O=,
+# KCFLAGS and LOCALVERSION) and a scripts/kconfig/merge_config.sh.  A real
+# kernel takes minutes to build here; make check-kernel builds real ones.
+#   - boot: none refuses a kernel job when it is claimed;
+#   - a fragment option olddefconfig drops fails the job with kind build,
+#     naming the option, and uploads no run;
+#   - a good build records build id, .config hash, KCFLAGS and
+#     LOCALVERSION; the next commit builds incrementally (only the changed
+#     file is rewritten) and a rerun of a commit reuses its image.
+# Boots use a fake kexec (see t0821) that records what it was given.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_git.sh"
+
+K=$PW_TMP/linux
+mkdir -p "$K/scripts/kconfig" "$K/mm"
+cat >"$K/Makefile" <<'MK'
+# Stand-in for kbuild: the targets and variables perfwatch-runner uses.
+O ?= .
+tinyconfig:
+	printf 'CONFIG_64BIT=y\n# CONFIG_MEMCG is not set\n' >$(O)/.config
+# Like kconfig: an option whose dependency is missing is dropped.
+olddefconfig:
+	grep -v '^CONFIG_NEEDS_MISSING_DEP=' $(O)/.config >$(O)/.config.new; mv $(O)/.config.new $(O)/.config
+bzImage:
+	mkdir -p $(O)/arch/x86/boot $(O)/include/config $(O)/usr
+	test -f $(O)/memcontrol.o -a $(O)/memcontrol.o -nt mm/memcontrol.c || { cp mm/memcontrol.c $(O)/memcontrol.o; echo rebuilt >>$(O)/rebuilds; }
+	echo "kernel KCFLAGS=$(KCFLAGS)" >$(O)/arch/x86/boot/bzImage
+	cat $(O)/memcontrol.o >>$(O)/arch/x86/boot/bzImage
+	echo "6.1.0$(LOCALVERSION)" >$(O)/include/config/kernel.release
+	echo "map" >$(O)/System.map
+MK
+cat >"$K/scripts/kconfig/merge_config.sh" <<'SH'
+#!/bin/sh
+# merge_config.sh -m -O DIR BASE FRAGMENT: later lines win.
+[ "$1" = -m ] && [ "$2" = -O ] || exit 2
+base=$4 frag=$5
+for l in $(sed 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1=n/' "$frag"); do
+	sym=${l%%=*}
+	grep -v "^$sym=\|^# $sym is not set" "$base" >"$base.tmp"; mv "$base.tmp" "$base"
+	echo "$l" >>"$base"
+done
+SH
+chmod +x "$K/scripts/kconfig/merge_config.sh"
+echo 'int charge;' >"$K/mm/memcontrol.c"
+echo 'int other;' >"$K/mm/other.c"
+g "$K" init -q
+g "$K" add -A
+g "$K" commit -q -m base
+BASE=$(g "$K" rev-parse HEAD)
+echo 'int charge; /* slower */' >"$K/mm/memcontrol.c"
+g "$K" commit -q -am candidate
+CAND=$(g "$K" rev-parse HEAD)
+
+daemon_config "$PW_TMP/d" r0 r1
+cat >>"$PW_TMP/d/daemon.yaml" <<'YAML'
+scheduler:
+  lease: 10s
+  claim_wait: 1s
+YAML
+cat >"$PW_DIR/jobs/kb.yaml" <<'YAML'
+name: kb
+parser: keyvalue
+command: [sh, -c, "echo ops=1000"]
+kernel:
+  config: tinyconfig
+  fragment: [CONFIG_MEMCG=y]
+runs: 1
+max_runs: 1
+metrics:
+  ops: {better: higher, min_effect: 50%}
+YAML
+cat >"$PW_DIR/jobs/kdrop.yaml" <<'YAML'
+name: kdrop
+parser: keyvalue
+command: [sh, -c, "echo ops=1000"]
+kernel:
+  config: tinyconfig
+  fragment: [CONFIG_MEMCG=y, CONFIG_NEEDS_MISSING_DEP=y]
+runs: 1
+max_runs: 1
+metrics:
+  ops: {better: higher, min_effect: 50%}
+YAML
+# Config check: a kernel job whose runners all boot none is an error.
+mkdir -p "$PW_TMP/cc/jobs"
+cp "$PW_DIR/jobs/kb.yaml" "$PW_TMP/cc/jobs/"
+sed -i 's/^runs: 1$/hosts: [nb]\nruns: 1/' "$PW_TMP/cc/jobs/kb.yaml"
+cat >"$PW_TMP/cc/daemon.yaml" <<YAML
+listen: 127.0.0.1:0
+database: $PW_TMP/cc/pw.db
+mirrors: $PW_TMP/cc/git
+admin_token_file: $PW_TMP/cc/admin.token
+jobs: [jobs/*.yaml]
+runners:
+  - name: nb
+    token_file: $PW_TMP/cc/nb.token
+    boot: none
+  - name: q1
+    token_file: $PW_TMP/cc/q1.token
+    labels: [qemu]
+    boot: qemu
+YAML
+if "$PW_BIN/perfwatch" config check "$PW_TMP/cc/daemon.yaml" >"$PW_TMP/cc.out" 2>&1; then
+	fail config_check_refuses_boot_none "accepted: $(cat "$PW_TMP/cc.out")"
+else
+	check config_check_refuses_boot_none grep -q "kb.yaml:5:3: kernel: the job builds a kernel, but every runner it can run on has boot: none (nb) and would refuse it" "$PW_TMP/cc.out"
+fi
+sed -i 's/^hosts: \[nb\]$/hosts: [nb, qemu]/' "$PW_TMP/cc/jobs/kb.yaml"
+check config_check_accepts_a_qemu_runner "$PW_BIN/perfwatch" config check "$PW_TMP/cc/daemon.yaml"
+start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+export PERFWATCH_NO_CGROUPS=1 PERFWATCH_PROC_VERSION=$PW_TMP/proc_version
+export FAKE_LOG=$PW_TMP/fake.log
+mkdir -p "$PW_TMP/fakebin"
+cat >"$PW_TMP/fakebin/kexec" <<'SH'
+#!/bin/sh
+echo "kexec $*" >>"$FAKE_LOG"
+case $1 in
+-l) rel=$(awk '$1 == "release" {print $2}' "$(dirname "$2")/meta")
+    echo "Linux version $rel (fake kexec) #1" >"$PERFWATCH_PROC_VERSION" ;;
+-e) kill -9 "$PPID" ;;
+esac
+SH
+chmod +x "$PW_TMP/fakebin/kexec"
+
+submit() {
+	http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"$1\",
+	    \"base\": {\"tree\": \"$K\", \"commit\": \"$2\"},
+	    \"candidate\": {\"tree\": \"$K\", \"commit\": \"$3\"}}" >"$PW_TMP/code"
+	[ "$(cat "$PW_TMP/code")" = 201 ] || fail "submit_$1" "$(cat "$PW_TMP/body")"
+}
+state_is() { [ "$(job_state "$1")" = "$2" ]; }
+
+# --- boot: none refuses a kernel job ---
+runner_config r0
+start_runner r0 --once
+R0=$!
+submit kb "$BASE" "$CAND"
+b0=$(jfield pairs.0.base_job <"$PW_TMP/body")
+wait_until 30 state_is "$b0" failed
+http GET "/api/v1/jobs/$b0" >/dev/null
+python3 - "$PW_TMP/body" <<'PY' && pass boot_none_refuses || fail boot_none_refuses "$(head -c 800 "$PW_TMP/body")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["state"] == "failed" and not j["runs"], j
+assert j["error"].startswith("refused: the job asks for a kernel build (kernel.config tinyconfig) and runner r0 has boot: none"), j["error"]
+PY
+stop_pid "$R0"
+
+# --- a kexec runner builds ---
+runner_config r1 "kernel_tree: $PW_TMP/kernel"
+sed -i 's/^boot: none/boot: kexec/' "$PW_TMP/r1/runner.yaml"
+runner() {
+	PATH=$PW_TMP/fakebin:$PATH start_runner r1
+	RUNNER=$!
+}
+dead() { ! kill -0 "$RUNNER" 2>/dev/null; }
+# The refused pair's candidate is still queued: cancel it.
+c0=$((b0 + 1))
+http POST "/api/v1/jobs/$c0/cancel" "$PW_ADMIN" >/dev/null
+
+submit kdrop "$BASE" "$BASE"
+bd=$(jfield pairs.0.base_job <"$PW_TMP/body")
+cd_=$(jfield pairs.0.candidate_job <"$PW_TMP/body")
+runner
+wait_until 60 state_is "$cd_" failed
+http GET "/api/v1/jobs/$bd" >/dev/null
+python3 - "$PW_TMP/body" <<'PY' && pass dropped_option_is_a_build_failure || fail dropped_option_is_a_build_failure "$(head -c 1500 "$PW_TMP/body")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["state"] == "failed" and not j["runs"], (j["state"], j["runs"])
+assert j["error"].startswith("build: kernel.fragment: dropped by olddefconfig"), j["error"]
+assert "CONFIG_NEEDS_MISSING_DEP=y (now: not set)" in j["error"], j["error"]
+assert "kernel merge_config.sh: exit 0" in j["log"], j["log"][-1000:]
+PY
+check no_kexec_after_a_failed_build [ ! -f "$FAKE_LOG" ]
+
+# A good pair: base cold, candidate incremental.
+submit kb "$BASE" "$CAND"
+bb=$(jfield pairs.0.base_job <"$PW_TMP/body")
+cb=$(jfield pairs.0.candidate_job <"$PW_TMP/body")
+wait_until 60 dead
+runner # resumes the base, runs it, builds the candidate, boots: dies
+wait_until 60 state_is "$bb" success
+wait_until 60 dead
+runner # resumes the candidate
+wait_until 60 state_is "$cb" success || { fail pair_succeeds "$(job_state "$cb")"; show_logs; }
+for side in bb cb; do
+	http GET "/api/v1/jobs/${!side}" >/dev/null
+	cp "$PW_TMP/body" "$PW_TMP/$side.json"
+done
+python3 - "$PW_TMP/bb.json" "$PW_TMP/cb.json" "$bb" "$cb" <<'PY' && pass build_recorded || fail build_recorded "$(head -c 3000 "$PW_TMP/cb.json")"
+import json, re, sys
+for path, job, cached, incr in ((sys.argv[1], sys.argv[3], "no", "no"),
+                                (sys.argv[2], sys.argv[4], "no", "yes")):
+    j = json.load(open(path))
+    m = re.search(r"kernel: build_id=(\S+) release=(\S+) config_sha256=([0-9a-f]{64}) cached=(\w+) incremental=(\w+)", j["log"])
+    assert m, j["log"][-1500:]
+    assert m.group(1) == "-pw" + job and m.group(2) == "6.1.0-pw" + job, m.groups()
+    assert (m.group(4), m.group(5)) == (cached, incr), (path, m.groups())
+    assert j["state"] == "success" and len(j["runs"]) == 1, j["state"]
+PY
+# Base and candidate share one build tree (same configuration): the
+# stand-in's "object" is rebuilt once per changed source, not per job.
+check one_rebuild_per_source_change [ "$(cat "$PW_TMP"/kernel/build-*/src/pw-obj/rebuilds | wc -l)" = 2 ]
+check kcflags_alignment grep -q "KCFLAGS=-falign-functions=64" "$PW_TMP"/kernel/images/"$CAND"-*/bzImage
+check fragment_merged grep -qx "CONFIG_MEMCG=y" "$PW_TMP"/kernel/images/"$BASE"-*/config
+
+# A rerun of the base commit reuses its image (and its build id).
+submit kb "$BASE" "$BASE"
+br=$(jfield pairs.0.base_job <"$PW_TMP/body")
+wait_until 60 dead
+http GET "/api/v1/jobs/$br" >/dev/null
+python3 - "$PW_TMP/body" "$bb" <<'PY' && pass rerun_reuses_image || fail rerun_reuses_image "$(head -c 1500 "$PW_TMP/body")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert "kernel: build_id=-pw%s " % sys.argv[2] in j["log"] and "cached=yes" in j["log"], j["log"][-1500:]
+PY
+finish

@@ -1,0 +1,125 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "config/config.h"
+#include "runners/kernel.h"
+#include "tests/unit/test.h"
+
+static char *frag_v[] = { "CONFIG_MEMCG=y", "CONFIG_PSI=y",
+	"# CONFIG_SWAP is not set", "CONFIG_LOG_BUF_SHIFT=17",
+	"CONFIG_CMDLINE=\"quiet\"", "CONFIG_DEBUG_INFO=n" };
+static const struct strlist frag = { frag_v, 6 };
+
+/* What olddefconfig leaves when everything was kept. */
+static const char kept[] = "#\n# Automatically generated file\n#\n"
+                           "CONFIG_64BIT=y\nCONFIG_MEMCG=y\nCONFIG_PSI=y\n"
+                           "# CONFIG_SWAP is not set\nCONFIG_LOG_BUF_SHIFT=17\n"
+                           "CONFIG_CMDLINE=\"quiet\"\n"
+                           "# CONFIG_DEBUG_INFO is not set\n";
+
+TEST(test_kernel__fragment_all_kept)
+{
+	struct buf b = BUF_INIT(4096);
+
+	ASSERT_INTEQ(kernel_fragment_dropped(&b, kept, &frag), 0);
+	ASSERT_STREQ(b.data, "");
+	buf_release(&b);
+}
+
+TEST(test_kernel__fragment_dropped_named)
+{
+	/* PSI gone (a missing dependency), SWAP switched on by a select,
+	 * LOG_BUF_SHIFT clamped, DEBUG_INFO forced on. */
+	static const char cfg[] =
+	    "CONFIG_MEMCG=y\n# CONFIG_PSI is not set\n"
+	    "CONFIG_SWAP=y\nCONFIG_LOG_BUF_SHIFT=12\n"
+	    "CONFIG_CMDLINE=\"quiet\"\nCONFIG_DEBUG_INFO=y\n";
+	struct buf b = BUF_INIT(4096);
+
+	ASSERT_INTEQ(kernel_fragment_dropped(&b, cfg, &frag), 4);
+	ASSERT_STREQ(b.data,
+	    "CONFIG_PSI=y (now: not set), # CONFIG_SWAP is not set (now: "
+	    "CONFIG_SWAP=y), CONFIG_LOG_BUF_SHIFT=17 (now: "
+	    "CONFIG_LOG_BUF_SHIFT=12), CONFIG_DEBUG_INFO=n (now: "
+	    "CONFIG_DEBUG_INFO=y)");
+	buf_release(&b);
+}
+
+TEST(test_kernel__fragment_prefix_is_not_a_match)
+{
+	/* CONFIG_MEMCG_KMEM=y must not satisfy CONFIG_MEMCG=y. */
+	static char *v[] = { "CONFIG_MEMCG=y" };
+	static const struct strlist f = { v, 1 };
+	struct buf b = BUF_INIT(4096);
+
+	ASSERT_INTEQ(
+	    kernel_fragment_dropped(&b, "CONFIG_MEMCG_KMEM=y\n", &f), 1);
+	ASSERT_STREQ(b.data, "CONFIG_MEMCG=y (now: not set)");
+	buf_release(&b);
+}
+
+TEST(test_kernel__build_id)
+{
+	char id[32];
+
+	kernel_build_id(id, sizeof(id), 17);
+	ASSERT_STREQ(id, "-pw17");
+	kernel_build_id(id, sizeof(id), 1234567890123LL);
+	ASSERT_STREQ(id, "-pw1234567890123");
+}
+
+TEST(test_kernel__version_check)
+{
+	struct buf why = BUF_INIT(1024);
+	const char ok[] = "Linux version 6.1.158-pw17 (perfwatch@perfwatch) "
+	                  "(gcc (Debian 12.2.0-14) 12.2.0) #1 SMP\n";
+
+	ASSERT_INTEQ(kernel_version_check(ok, "-pw17", &why), 0);
+	/* -pw1 is a suffix of the string but not of the release. */
+	ASSERT_INTEQ(kernel_version_check(ok, "-pw7", &why), -1);
+	ASSERT_STREQ(why.data,
+	    "wrong kernel: booted 6.1.158-pw17, expected a kernel ending in "
+	    "-pw7");
+	buf_reset(&why);
+	ASSERT_INTEQ(kernel_version_check(
+	                 "Linux version 6.1.0-13-amd64 (x)", "-pw17", &why),
+	    -1);
+	ASSERT(strstr(why.data, "booted 6.1.0-13-amd64") != NULL);
+	ASSERT(strstr(why.data, "-pw17") != NULL);
+	buf_reset(&why);
+	ASSERT_INTEQ(kernel_version_check("", "-pw17", &why), -1);
+	ASSERT(strstr(why.data, "unknown") != NULL);
+	buf_release(&why);
+}
+
+TEST(test_kernel__config_key)
+{
+	char a[17], b[17], c[17], d[17];
+	static char *v2[] = { "CONFIG_MEMCG=y" };
+	static const struct strlist f2 = { v2, 1 };
+
+	kernel_config_key(a, "tinyconfig", NULL, &frag);
+	kernel_config_key(b, "tinyconfig", NULL, &frag);
+	kernel_config_key(c, "tinyconfig", NULL, &f2);
+	kernel_config_key(d, "configs/x.config", "CONFIG_A=y\n", &frag);
+	ASSERT_INTEQ(strlen(a), 16);
+	ASSERT_STREQ(a, b);
+	ASSERT(strcmp(a, c) != 0);
+	ASSERT(strcmp(a, d) != 0);
+}
+
+TEST(test_kernel__config_is_target)
+{
+	ASSERT(kernel_config_is_target("defconfig"));
+	ASSERT(kernel_config_is_target("tinyconfig"));
+	ASSERT(kernel_config_is_target("x86_64_defconfig"));
+	ASSERT(!kernel_config_is_target("running"));
+	ASSERT(!kernel_config_is_target("arch/x86/configs/my.config"));
+	ASSERT(kernel_config_is_target("allnoconfig"));
+	/* Interactive targets would wait for input. */
+	ASSERT(!kernel_config_is_target("config"));
+	ASSERT(!kernel_config_is_target("menuconfig"));
+	ASSERT(!kernel_config_is_target("oldconfig"));
+	ASSERT(!kernel_config_is_target("../defconfig"));
+}
