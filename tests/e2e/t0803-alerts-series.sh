@@ -65,7 +65,11 @@ wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_
 code=$(curl -s -o "$PW_TMP/body" -w '%{http_code}' --max-time 60 \
     -H "Authorization: Bearer $(cat "$PW_ADMIN")" -H 'Content-Type: application/mbox' \
     --data-binary "@$PW_TMP/series.mbox" "$PW_URL/api/v1/series?tree=app&branch=master")
-[ "$code" = 201 ] && pass series_posted || { fail series_posted "$code $(cat "$PW_TMP/body")"; finish; }
+# The POST queues the series (202, waiting); the watcher applies it.
+[ "$code" = 202 ] && pass series_posted || { fail series_posted "$code $(cat "$PW_TMP/body")"; finish; }
+applied() { [ "$(sql "SELECT state FROM series WHERE id = 1")" = applied ]; }
+wait_until 60 applied && pass series_applied ||
+    { fail series_applied "$(sql "SELECT state, error FROM series")"; finish; }
 runner_config r1
 start_runner r1
 

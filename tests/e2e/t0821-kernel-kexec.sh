@@ -10,7 +10,7 @@
 #      succeeds;
 #   2. wrong kernel: the host comes back on another kernel: the job fails
 #      naming both builds;
-#   3. the host never comes back: the boot lease (20 s, longer than the 10 s run
+#   3. the host never comes back: the boot lease (40 s, longer than the 10 s run
 #      lease) expires, the host shows offline and the job is requeued.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
@@ -31,7 +31,7 @@ command: [sh, -c, "echo ops=1000"]
 kernel:
   config: tinyconfig
   fragment: [CONFIG_MEMCG=y]
-  boot_timeout: 20s
+  boot_timeout: 40s
 runs: 2
 max_runs: 2
 metrics:
@@ -96,7 +96,8 @@ assert int(kv["deadline"]) > 0 and kv["runs_done"] == "", kv
 PY
 grep -q "^kexec -l $img/bzImage --reuse-cmdline$" "$FAKE_LOG" && pass kexec_loads_the_image || fail kexec_loads_the_image "$(cat "$FAKE_LOG")"
 check proc_version_is_the_new_kernel grep -q "6.1.158-pw900" "$PERFWATCH_PROC_VERSION"
-# The boot lease (20 s): the job stays running past the 10 s run lease.
+# The boot lease (40 s; 20 s left too little margin on a loaded CI
+# machine): the job stays running past the 10 s run lease.
 sleep 12
 check boot_lease_outlives_run_lease [ "$(job_state "$base")" = running ]
 runner
@@ -159,8 +160,8 @@ if wait_until 60 sh -c "[ \"\$(\"$PW_BIN/perfwatch\" jobs show $base2 --json --s
 else
 	fail boot_timeout_requeues "$(job_state "$base2")"
 fi
-# Not before the boot lease (20 s) ran out, though the run lease is 10 s.
-check requeued_after_the_boot_lease [ $((SECONDS - t0)) -ge 12 ]
+# Not before the boot lease (40 s) ran out, though the run lease is 10 s.
+check requeued_after_the_boot_lease [ $((SECONDS - t0)) -ge 20 ]
 pw hosts --json >"$PW_TMP/hosts.json"
 python3 - "$PW_TMP/hosts.json" <<'PY' && pass host_shown_offline || fail host_shown_offline "$(cat "$PW_TMP/hosts.json")"
 import json, sys
