@@ -674,14 +674,18 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	links(b, r);
 	buf_puts(b, "\nhow sure: ");
 	buf_printf(b,
-	    "change %s, 95%% CI [%s, %s], %lld base and %lld "
-	    "candidate runs,\n  verdict %s",
+	    "change %s, 95%% CI [%s, %s],\n  %lld base and %lld "
+	    "candidate runs, verdict %s",
 	    ch, lo, hi, h ? (long long)h->n_base : 0LL,
 	    h ? (long long)h->n_cand : 0LL, h ? h->verdict : "unknown");
 	buf_puts(b,
-	    " (docs/ANALYSIS.md: the interval lies beyond the\n"
-	    "  metric's min_effect, false discovery rate controlled "
-	    "across metrics)\n\n");
+	    h && strcmp(h->verdict, "unstable") == 0
+	        ? "\n  (docs/ANALYSIS.md: the candidate's runs are bimodal or "
+	          "far noisier\n  than the base's; this wins over the "
+	          "median)\n\n"
+	        : "\n  (docs/ANALYSIS.md: the interval lies beyond the "
+	          "metric's min_effect,\n  false discovery rate controlled "
+	          "across metrics)\n\n");
 	machine(b, x);
 	buf_puts(b, "\n");
 	params(b, spec, h);
