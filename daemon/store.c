@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
+#include "daemon/store_int.h"
 
 const char *const store_job_states[5] = { "queued", "running", "success",
 	"failed", "cancelled" };
@@ -334,30 +335,24 @@ static const char *const migrations[] = {
 	 * queued but is claimed after every pair that is not.
 	 */
 	"ALTER TABLE pairs ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;",
+
+	/*
+	 * v8 (fleet, daemon/store_fleet.c): explicit sibling groups.  The
+	 * pairs of one submit or trigger that differ only in the cgroup
+	 * axis share pairs.sib_group (the id of the group's first pair);
+	 * the claim binds a group to one host and the memcg tax looks
+	 * inside it.  Older pairs keep what the old rule (same name and
+	 * creation time) made of them.
+	 */
+	"ALTER TABLE pairs ADD COLUMN sib_group INTEGER;"
+	"UPDATE pairs SET sib_group = g.first FROM (SELECT name, created,"
+	"  min(id) AS first FROM pairs GROUP BY name, created) g"
+	"  WHERE g.name = pairs.name AND g.created = pairs.created;"
+	"CREATE INDEX pairs_sib_group ON pairs(sib_group);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
     "STORE_VERSION must match the migration steps");
-
-/* Prepared statements, cached per connection by slot. */
-enum stmt_slot {
-	S_JOB_LEASE,
-	S_RUN_INSERT,
-	S_METRIC_INSERT,
-	S_RAW_INSERT,
-	S_HEARTBEAT,
-	S_HOST_SEEN,
-	S_HOST_ID,
-	S_NSLOTS
-};
-
-struct store {
-	sqlite3 *db;
-	struct err err;
-	int in_tx;    /* inside store_begin() */
-	int have_wlk; /* holds the process write lock */
-	sqlite3_stmt *st[S_NSLOTS];
-};
 
 /*
  * Writers of all connections in this process take this lock around
@@ -472,6 +467,43 @@ tx_end(struct store *s, int ok)
 	return r;
 }
 
+/* For the other store files (store_int.h). */
+int
+store_i_dberr(struct store *s, const char *what)
+{
+	return dberr(s, what);
+}
+
+sqlite3_stmt *
+store_i_prep(struct store *s, const char *sql)
+{
+	return prep(s, sql);
+}
+
+void
+store_i_bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	bind_text(st, i, v);
+}
+
+int
+store_i_step_done(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	return step_done(s, st, what);
+}
+
+int
+store_i_tx_begin(struct store *s)
+{
+	return tx_begin(s);
+}
+
+int
+store_i_tx_end(struct store *s, int ok)
+{
+	return tx_end(s, ok);
+}
+
 int
 store_begin(struct store *s)
 {
@@ -564,6 +596,7 @@ store_open_version(
 		err_set(e, "%s: %s", path, err_msg(&s->err));
 		goto fail;
 	}
+	s->version = version;
 	*out = s;
 	return 0;
 fail:
@@ -586,6 +619,7 @@ store_close(struct store *s)
 		return;
 	for (i = 0; i < S_NSLOTS; i++)
 		sqlite3_finalize(s->st[i]);
+	store_i_groups_free(s);
 	if (s->in_tx || s->have_wlk) {
 		s->in_tx = 0;
 		tx_end(s, 0);
@@ -793,7 +827,8 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 	}
 	ok = ok && job_insert(s, &b, pair, name, point, base, now) == 0 &&
 	    job_insert(s, &c, pair, name, point, cand, now) == 0 &&
-	    pair_sides(s, pair, b, c) == 0;
+	    pair_sides(s, pair, b, c) == 0 &&
+	    store_i_group_assign(s, pair) == 0;
 	if (tx_end(s, ok) == -1)
 		return -1;
 	if (out_pair)
@@ -944,20 +979,16 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 		}
 		if (ok) {
 			/*
-			 * The unbound pairs made with it (same job name and
-			 * creation time: one submit, one trigger) go to the
-			 * same host, so their points compare with each other
-			 * (the memcg tax divides nested by root runs).
+			 * The unbound pairs of its sibling group (the points
+			 * of one candidate that differ only in the cgroup,
+			 * store_fleet.h) go to the same host, so the memcg
+			 * tax divides nested by root runs of one machine.
 			 */
 			st = prep(s,
 			    "UPDATE pairs SET host_id = ?2 WHERE host_id IS "
-			    "NULL"
-			    " AND pinned = 0 AND EXISTS (SELECT 1 FROM pairs q"
-			    "  JOIN jobs j ON j.pair_id = q.id WHERE j.id = ?1"
-			    "  AND q.name = pairs.name AND q.created = "
-			    "pairs.created"
-			    "  AND pairs.id BETWEEN q.id - 4096 AND q.id + "
-			    "4096)");
+			    "NULL AND pinned = 0 AND sib_group = (SELECT"
+			    " q.sib_group FROM pairs q JOIN jobs j"
+			    " ON j.pair_id = q.id WHERE j.id = ?1)");
 			ok = st != NULL;
 			if (ok) {
 				sqlite3_bind_int64(st, 1, id);
@@ -1047,20 +1078,16 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 			sqlite3_finalize(st);
 		}
 		/* Siblings bound with it that have not started go too. */
-		st = ok
-		    ? prep(s,
-		          "UPDATE pairs SET host_id = NULL WHERE pinned = 0"
-		          " AND host_id IS NOT NULL"
-		          " AND id BETWEEN ?1 - 4096 AND ?1 + 4096"
-		          " AND name = (SELECT name FROM pairs WHERE id = ?1)"
-		          " AND created = (SELECT created FROM pairs"
-		          "  WHERE id = ?1)"
-		          " AND NOT EXISTS (SELECT 1 FROM jobs j"
-		          "  WHERE j.pair_id = pairs.id AND (j.state <> "
-		          "'queued'"
-		          "  OR EXISTS (SELECT 1 FROM runs r"
-		          "   WHERE r.job_id = j.id)))")
-		    : NULL;
+		st = ok ? prep(s,
+		              "UPDATE pairs SET host_id = NULL WHERE pinned = 0"
+		              " AND host_id IS NOT NULL AND sib_group ="
+		              " (SELECT sib_group FROM pairs WHERE id = ?1)"
+		              " AND NOT EXISTS (SELECT 1 FROM jobs j"
+		              "  WHERE j.pair_id = pairs.id AND (j.state <> "
+		              "'queued'"
+		              "  OR EXISTS (SELECT 1 FROM runs r"
+		              "   WHERE r.job_id = j.id)))")
+		        : NULL;
 		if (ok && (ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, pair);
 			ok = step_done(s, st, "release siblings") == 0;
@@ -2447,7 +2474,8 @@ store_verdict_pair(struct store *s, json_t **out, int64_t pair_id)
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.name, p.point, p.host_id, h.name, p.analysed, j.role,"
 	    " j.id, j.state, j.runs, j.max_runs, j.params, t.name,"
-	    " c.branches FROM pairs p"
+	    " c.branches, (SELECT count(*) FROM runs r WHERE r.job_id = j.id)"
+	    " FROM pairs p"
 	    " LEFT JOIN hosts h ON h.id = p.host_id"
 	    " JOIN jobs j ON j.id IN (p.base_job_id, p.cand_job_id)"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
@@ -2487,6 +2515,8 @@ store_verdict_pair(struct store *s, json_t **out, int64_t pair_id)
 		    side, "spec", json_text(spec, json_object()));
 		json_object_set_new(side, "tree", text_or_null(st, 11));
 		json_object_set_new(side, "branches", text_or_null(st, 12));
+		json_object_set_new(
+		    side, "stored", json_integer(sqlite3_column_int64(st, 13)));
 		json_object_set_new(o, col_text(st, 5), side);
 	}
 	sqlite3_finalize(st);
@@ -2527,14 +2557,11 @@ store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
 int
 store_verdict_siblings(struct store *s, json_t **out, int64_t pair_id)
 {
-	/* The id window keeps this a range scan of the primary key. */
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.id AS pair_id, p.point, p.analysed,"
 	    " b.params AS base_spec, c.params AS cand_spec"
 	    " FROM pairs me JOIN pairs p"
-	    "  ON p.id BETWEEN me.id - ?2 AND me.id + ?2"
-	    "  AND p.name = me.name AND p.created = me.created"
-	    "  AND p.host_id = me.host_id"
+	    "  ON p.sib_group = me.sib_group AND p.host_id = me.host_id"
 	    " JOIN jobs b ON b.id = p.base_job_id"
 	    " JOIN jobs c ON c.id = p.cand_job_id"
 	    " WHERE me.id = ?1 ORDER BY p.id");
@@ -2543,7 +2570,6 @@ store_verdict_siblings(struct store *s, json_t **out, int64_t pair_id)
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	sqlite3_bind_int64(st, 2, STORE_SIBLING_SPAN);
 	return web_rows(s, st, out, "memcg tax siblings");
 }
 
@@ -2705,7 +2731,8 @@ store_verdict_requeue(
     struct store *s, int64_t pair_id, int64_t runs, int64_t now)
 {
 	sqlite3_stmt *st;
-	int ok, r = 0, n = 0;
+	int64_t ids[2] = { 0, 0 }, have[2] = { 0, 0 };
+	int ok, r = 0, n = 0, k, more = 0;
 
 	if (tx_begin(s) == -1)
 		return -1;
@@ -2719,34 +2746,48 @@ store_verdict_requeue(
 		while (r == 0 && sqlite3_step(st) == SQLITE_ROW) {
 			int64_t id = sqlite3_column_int64(st, 0);
 
+			if (n < 2) {
+				ids[n] = id;
+				have[n] = sqlite3_column_int64(st, 2);
+			}
 			n++;
 			if (strcmp(col_text(st, 1), "success") != 0)
 				r = err_setc(&s->err, ERR_CONFLICT,
 				    "job %lld is %s, not success",
 				    (long long)id, col_text(st, 1));
-			else if (runs <= sqlite3_column_int64(st, 2) ||
-			    runs > sqlite3_column_int64(st, 3))
+			else if (runs > sqlite3_column_int64(st, 3))
 				r = err_setc(&s->err, ERR_CONFLICT,
-				    "job %lld: %lld runs is not above %lld and "
-				    "at most %lld",
+				    "job %lld: %lld runs is above its max_runs "
+				    "%lld",
 				    (long long)id, (long long)runs,
-				    (long long)sqlite3_column_int64(st, 2),
 				    (long long)sqlite3_column_int64(st, 3));
+			else if (runs > sqlite3_column_int64(st, 2))
+				more++;
 		}
 		sqlite3_finalize(st);
 	}
 	if (ok && r == 0 && n != 2)
 		r = err_setc(&s->err, ERR_CONFLICT, "pair %lld has %d jobs",
 		    (long long)pair_id, n);
-	if (ok && r == 0) {
+	if (ok && r == 0 && more == 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "pair %lld: both jobs have %lld runs already",
+		    (long long)pair_id, (long long)runs);
+	/*
+	 * Only the sides short of runs go back to the queue: a base shared
+	 * with another pair may have them already (that pair asked first),
+	 * and then only the candidate runs more.
+	 */
+	for (k = 0; ok && r == 0 && k < 2; k++) {
+		if (have[k] >= runs)
+			continue;
 		st = prep(s,
 		    "UPDATE jobs SET state = 'queued', runs = ?2, attempts = 0,"
 		    " lease_owner = NULL, lease_expires = NULL,"
 		    " progress = NULL, error = NULL, updated = ?3"
-		    " WHERE id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
-		    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)");
+		    " WHERE id = ?1");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, pair_id);
+			sqlite3_bind_int64(st, 1, ids[k]);
 			sqlite3_bind_int64(st, 2, runs);
 			sqlite3_bind_int64(st, 3, now);
 			ok = step_done(s, st, "requeue pair") == 0;
@@ -3369,7 +3410,8 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 	        job_insert(s, &b, pair, p->name, p->point, p->base, now) ==
 	            0) &&
 	    job_insert(s, &c, pair, p->name, p->point, p->cand, now) == 0 &&
-	    pair_sides(s, pair, b, c) == 0;
+	    pair_sides(s, pair, b, c) == 0 &&
+	    store_i_group_assign(s, pair) == 0;
 	if (tx_end(s, ok) == -1)
 		return -1;
 	if (out_pair)

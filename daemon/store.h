@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 7 /* schema version after every migration */
+#define STORE_VERSION 8 /* schema version after every migration */
 
 struct store;
 
@@ -84,7 +84,8 @@ int store_pair_create(struct store *, int64_t *out_pair, int64_t *out_base,
  * runner gets it back), else the first queued job whose labels match the
  * host's (its name counts as a label), whose pair is unbound or bound to this
  * host, preferring pairs bound to this host, then the oldest pair, base before
- * candidate.  The claim binds the pair to the host, counts an attempt and
+ * candidate.  The claim binds the pair, and the unbound pairs of its
+ * sibling group (store_fleet.h), to the host, counts an attempt and
  * leases the job until now + lease_s.  0 and *out = {"job": {...},
  * "lease_expires": T} (the job object is the stored spec plus id, pair_id,
  * role, attempt, done_runs), or ERR_NOTFOUND when there is nothing to do.
@@ -96,7 +97,8 @@ int store_claim(struct store *, json_t **out, int64_t host_id, int64_t now,
  * Puts back jobs whose lease expired before now: attempts < max_attempts
  * goes back to queued, else failed with "lease expired N times".  When a
  * requeued job's pair partner has no runs and is not running, the pair's
- * host binding is released and the runs the requeued job stored on that
+ * host binding (with its sibling group's pairs that have not started) is
+ * released and the runs the requeued job stored on that
  * host are discarded, so any runner may take the pair afresh.  *out_n
  * (may be NULL) counts the jobs changed.
  */
@@ -272,7 +274,8 @@ int store_verdict_pending(
  * "host_id", "host", "analysed", "base": SIDE, "candidate": SIDE}, SIDE =
  * {"id", "state", "runs", "max_runs", "spec" (the job spec object),
  * "tree" (the commit's tree name or null), "branches" (comma-separated,
- * or null)}.  ERR_NOTFOUND.
+ * or null), "stored" (runs stored, store_verdict_unchanged)}.
+ * ERR_NOTFOUND.
  */
 int store_verdict_pair(struct store *, json_t **out, int64_t pair_id);
 /* The metric values of the pair's runs with status ok (run index below
@@ -281,14 +284,11 @@ int store_verdict_pair(struct store *, json_t **out, int64_t pair_id);
 int store_verdict_values(struct store *, json_t **out, int64_t pair_id);
 /*
  * The candidates for a pair's memcg-tax siblings (daemon/verdict.c
- * decides): the pairs of the same job name created in the same second
- * (one submit or trigger makes all its pairs with one time) and bound
- * to the same host, within STORE_SIBLING_SPAN ids of it, the pair
- * itself included; none when the pair has no host yet.  {"rows":
- * [{pair_id, point, analysed, base_spec, cand_spec}]} by id; the specs
- * are the jobs' spec texts.
+ * decides): the pairs of its sibling group (store_fleet.h) bound to the
+ * same host, the pair itself included; none when the pair has no host
+ * yet.  {"rows": [{pair_id, point, analysed, base_spec, cand_spec}]} by
+ * id; the specs are the jobs' spec texts.
  */
-#define STORE_SIBLING_SPAN 4096
 int store_verdict_siblings(struct store *, json_t **out, int64_t pair_id);
 /*
  * The baseline's history: values of the ok runs of successful base jobs
@@ -325,11 +325,13 @@ int store_verdict_check(struct store *, int64_t pair_id);
 /* Marks the pair's verdict final. */
 int store_verdict_done(struct store *, int64_t pair_id, int64_t now);
 /*
- * Adaptive runs: re-opens both jobs of a pair (state success) with runs
- * wanted: queued, attempts reset, lease and progress cleared.  The pair
- * keeps its host binding and the stored runs stay (the claim's done_runs
- * lets the runner continue).  ERR_CONFLICT when a job is not success or
- * runs is not above its current count and at most its max_runs.
+ * Adaptive runs: re-opens the jobs of a pair (state success) that have
+ * fewer than runs wanted: queued with runs, attempts reset, lease and
+ * progress cleared.  A side that has them already (a base shared with a
+ * pair that asked first) stays as it is.  The pair keeps its host binding
+ * and the stored runs stay (the claim's done_runs lets the runner
+ * continue).  ERR_CONFLICT when a job is not success, runs is above a
+ * job's max_runs, or neither job is short of runs.
  */
 int store_verdict_requeue(
     struct store *, int64_t pair_id, int64_t runs, int64_t now);

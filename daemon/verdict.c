@@ -17,6 +17,7 @@
 #include "daemon/memcg_tax.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
 
 enum kind {
@@ -878,6 +879,19 @@ verdict_pair(
 		return -1;
 	}
 	r = store_verdict_check(s, pair_id);
+	if (r == 0) {
+		/* A shared base re-run for another pair meanwhile: this
+		 * verdict read a side that is not the one now stored. */
+		struct store_side_stamp ss[2];
+
+		ss[0].job_id = jint(base, "id");
+		ss[0].runs = jint(base, "runs");
+		ss[0].stored = jint(base, "stored");
+		ss[1].job_id = jint(cand, "id");
+		ss[1].runs = jint(cand, "runs");
+		ss[1].stored = jint(cand, "stored");
+		r = store_verdict_unchanged(s, ss, 2);
+	}
 	if (r == ERR_CONFLICT) {
 		store_rollback(s);
 		store_errclear(s);

@@ -7,7 +7,8 @@
  * TOKEN_DIR holds admin.token and tokens/rN.token for r1..r(CLIENTS+1).
  * CLIENTS runner threads (r1..) each register, claim a job, upload runs
  * with METRICS metrics each until the job's max_runs, finish it and claim
- * the next, until TOTAL_RUNS uploads are done.  One more runner
+ * the next, until TOTAL_RUNS uploads are done; a runner that uploaded
+ * nothing fails the benchmark (the work must spread).  One more runner
  * (r(CLIENTS+1)) probes claim and heartbeat latency meanwhile.  Needs a
  * job named "bench" in the daemon with a large max_runs.  Prints
  * uploads/s and latency percentiles.
@@ -322,7 +323,7 @@ main(int argc, char **argv)
 	struct probe pr;
 	struct lat all = { 0 };
 	double t0, secs;
-	int i;
+	int i, idle;
 	size_t k;
 
 	if (argc != 6) {
@@ -349,11 +350,16 @@ main(int argc, char **argv)
 	secs = (now_ms() - t0) / 1e3;
 	__atomic_store_n(&stop_probe, 1, __ATOMIC_RELAXED);
 	pthread_join(pr.t, NULL);
+	idle = 0;
+	printf("uploads per runner:");
 	for (i = 0; i < nclients; i++) {
+		printf(" r%d %zu", cl[i].n, cl[i].up.n);
+		idle += cl[i].up.n == 0;
 		for (k = 0; k < cl[i].up.n; k++)
 			lat_add(&all, cl[i].up.v[k]);
 		free(cl[i].up.v);
 	}
+	printf("\n");
 	printf("uploads: %zu in %.2f s = %.0f/s (%d clients, %d metrics "
 	       "per run)\n",
 	    all.n, secs, (double)all.n / secs, nclients, nmetrics);
@@ -367,5 +373,11 @@ main(int argc, char **argv)
 	free(pr.claim.v);
 	free(pr.hb.v);
 	free(cl);
+	if (idle > 0) {
+		/* The work must spread over the fleet (issue 12). */
+		fprintf(
+		    stderr, "api_load: %d runner(s) uploaded nothing\n", idle);
+		return 1;
+	}
 	return 0;
 }

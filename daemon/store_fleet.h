@@ -1,0 +1,45 @@
+#ifndef DAEMON_STORE_FLEET_H
+#define DAEMON_STORE_FLEET_H
+
+/*
+ * The store's fleet tables (issue 12), kept apart from store.c so the
+ * store's split by entity can take them as they are.
+ *
+ * Sibling groups.  The points of one candidate that differ only in the
+ * cgroup axis (root and nested) must run on one host: the memcg tax
+ * divides nested by root runs of the same machine.  They form a sibling
+ * group, pairs.sib_group, given explicitly when the pairs are made: the
+ * pairs created between store_group_begin() and store_group_end() on one
+ * connection (one submit, one candidate of a trigger) whose job name,
+ * host, labels, base and candidate commits and specs are the same once
+ * the cgroup axis (params.cgroup, cgroup.path, point) is left out share
+ * a group.  A pair made outside a scope is a group of its own.  Nothing
+ * is inferred from creation times, so pairs of different candidates or
+ * submits are free to spread over the fleet.
+ */
+#include <stdint.h>
+
+struct store;
+
+void store_group_begin(struct store *);
+void store_group_end(struct store *);
+/* The pair's group id (its first pair's id), 0 when it has none. */
+int store_pair_group(struct store *, int64_t *out_group, int64_t pair_id);
+
+/*
+ * Shared bases under adaptive runs.  A base job shared by several pairs
+ * can be re-opened for more runs by one pair while another pair's
+ * verdict is being computed from it.  The verdict remembers each side's
+ * job, wanted runs and stored runs as it read them (store_verdict_pair's
+ * "runs" and "stored"); before it writes, in its transaction, this says
+ * whether they are still so.  0, or ERR_CONFLICT (the message names the
+ * job that changed): the verdict is dropped and made again later from a
+ * complete side.
+ */
+struct store_side_stamp {
+	int64_t job_id, runs, stored;
+};
+int store_verdict_unchanged(
+    struct store *, const struct store_side_stamp *sides, size_t n);
+
+#endif

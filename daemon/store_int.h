@@ -1,0 +1,54 @@
+#ifndef DAEMON_STORE_INT_H
+#define DAEMON_STORE_INT_H
+
+/*
+ * What the store's files share (store.c, store_fleet.c): the connection
+ * and its helpers.  Only store*.c include this; everyone else uses
+ * store.h and store_fleet.h.
+ */
+#include <sqlite3.h>
+
+#include "common/err.h"
+#include "daemon/store.h"
+
+/* Prepared statements, cached per connection by slot. */
+enum stmt_slot {
+	S_JOB_LEASE,
+	S_RUN_INSERT,
+	S_METRIC_INSERT,
+	S_RAW_INSERT,
+	S_HEARTBEAT,
+	S_HOST_SEEN,
+	S_HOST_ID,
+	S_NSLOTS
+};
+
+struct fleet_group; /* store_fleet.c */
+
+struct store {
+	sqlite3 *db;
+	struct err err;
+	int in_tx;    /* inside store_begin() */
+	int have_wlk; /* holds the process write lock */
+	int version;  /* the schema version it was opened at */
+	sqlite3_stmt *st[S_NSLOTS];
+	/* Open sibling-group scope (store_group_begin), else NULL. */
+	struct fleet_group *groups;
+	size_t ngroups;
+	int group_scope;
+};
+
+/* store.c */
+int store_i_dberr(struct store *, const char *what);
+sqlite3_stmt *store_i_prep(struct store *, const char *sql);
+void store_i_bind_text(sqlite3_stmt *, int i, const char *v);
+int store_i_step_done(struct store *, sqlite3_stmt *, const char *what);
+int store_i_tx_begin(struct store *);
+int store_i_tx_end(struct store *, int ok);
+
+/* store_fleet.c: gives a new pair its sibling group (pairs.sib_group),
+ * inside the transaction that made it. */
+int store_i_group_assign(struct store *, int64_t pair_id);
+void store_i_groups_free(struct store *);
+
+#endif
