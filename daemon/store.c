@@ -4,6 +4,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +350,16 @@ static const char *const migrations[] = {
 	"  min(id) AS first FROM pairs GROUP BY name, created) g"
 	"  WHERE g.name = pairs.name AND g.created = pairs.created;"
 	"CREATE INDEX pairs_sib_group ON pairs(sib_group);",
+
+	/*
+	 * v9 (fleet): history in commit order.  A commit's first-parent
+	 * position (its first parent's plus one; 0 when the parent was
+	 * never recorded) orders the points of a history series whatever
+	 * order their verdicts came in.  Older commits and points have
+	 * none (NULL) and keep their place.
+	 */
+	"ALTER TABLE commits ADD COLUMN fp_pos INTEGER;"
+	"ALTER TABLE history_points ADD COLUMN pos INTEGER;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -2832,25 +2843,10 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
 			ok = dberr(s, "history series") == 0;
 		sqlite3_finalize(st);
 	}
-	st = ok ? prep(s,
-	              "INSERT INTO history_points (series_id, seq, pair_id,"
-	              " job_id, comparison_id, value, created)"
-	              " SELECT ?1, coalesce((SELECT max(seq) + 1 FROM"
-	              "  history_points WHERE series_id = ?1), 0),"
-	              " ?2, ?3, ?4, ?5, ?6"
-	              " ON CONFLICT (series_id, pair_id) DO NOTHING")
-	        : NULL;
-	if (ok && (ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, series);
-		sqlite3_bind_int64(st, 2, pair_id);
-		sqlite3_bind_int64(st, 3, job_id);
-		if (comparison_id > 0)
-			sqlite3_bind_int64(st, 4, comparison_id);
-		sqlite3_bind_double(st, 5, value);
-		sqlite3_bind_int64(st, 6, now);
-		ok = step_done(s, st, "history point") == 0;
-		sqlite3_finalize(st);
-	}
+	/* In the branch's commit order (store_fleet.c). */
+	ok = ok &&
+	    store_i_history_insert(
+	        s, series, pair_id, job_id, comparison_id, value, now) == 0;
 	st = ok ? prep(s,
 	              "SELECT seq FROM history_points WHERE series_id = ?1"
 	              " AND pair_id = ?2")
@@ -2917,21 +2913,34 @@ int
 store_changepoints_replace(struct store *s, int64_t series, int64_t from_seq,
     const struct store_change_point *cps, size_t n, int64_t now)
 {
+	return store_changepoints_replace_range(
+	    s, series, from_seq, INT64_MAX, cps, n, now);
+}
+
+int
+store_changepoints_replace_range(struct store *s, int64_t series,
+    int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
+    size_t n, int64_t now)
+{
 	sqlite3_stmt *st;
 	size_t i;
 	int ok;
 
 	if (tx_begin(s) == -1)
 		return -1;
-	st = prep(
-	    s, "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2");
+	st = prep(s,
+	    "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2"
+	    " AND seq <= ?3");
 	if ((ok = st != NULL)) {
 		sqlite3_bind_int64(st, 1, series);
 		sqlite3_bind_int64(st, 2, from_seq);
+		sqlite3_bind_int64(st, 3, to_seq);
 		ok = step_done(s, st, "drop change points") == 0;
 		sqlite3_finalize(st);
 	}
 	for (i = 0; ok && i < n; i++) {
+		if (cps[i].seq < from_seq || cps[i].seq > to_seq)
+			continue;
 		st = prep(s,
 		    "INSERT INTO change_points (series_id, seq, lo_seq, hi_seq,"
 		    " before, after, change_pct, p, direction, created)"
@@ -3220,6 +3229,7 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 			ok = run_once(s, st, "commit update") == 0;
 		}
 	}
+	ok = ok && store_i_commit_position(s, id) == 0;
 	if (tx_end(s, ok) == -1)
 		return -1;
 	*out_id = id;

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 8 /* schema version after every migration */
+#define STORE_VERSION 9 /* schema version after every migration */
 
 struct store;
 
@@ -346,9 +346,13 @@ struct store_series_key {
 };
 
 /*
- * Appends the candidate median of a pair to its series (created on first
- * use); appending the same pair again changes nothing.  *out_series and
- * *out_seq (0-based position) may be NULL.
+ * Adds the candidate median of a pair to its series (created on first
+ * use); adding the same pair again changes nothing.  The point goes where
+ * its candidate commit's first-parent position puts it among the points
+ * that have one (a late verdict lands before later commits, which move
+ * up one seq with their change points); a point without a position
+ * (submitted pairs, commits recorded before schema v9) goes last.
+ * *out_series and *out_seq (0-based position) may be NULL.
  */
 int store_history_append(struct store *, int64_t *out_series, int64_t *out_seq,
     const struct store_series_key *, int64_t pair_id, int64_t job_id,
@@ -370,6 +374,10 @@ struct store_change_point {
 /* Replaces the series' change points at seq >= from_seq by cps. */
 int store_changepoints_replace(struct store *, int64_t series, int64_t from_seq,
     const struct store_change_point *cps, size_t n, int64_t now);
+/* The same for from_seq <= seq <= to_seq (cps outside are dropped). */
+int store_changepoints_replace_range(struct store *, int64_t series,
+    int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
+    size_t n, int64_t now);
 /*
  * Change points for a history page, filtered like store_web_history
  * (NULL: any; tree and branch NULL include submitted pairs):

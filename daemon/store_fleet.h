@@ -17,6 +17,7 @@
  * is inferred from creation times, so pairs of different candidates or
  * submits are free to spread over the fleet.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 struct store;
@@ -41,5 +42,17 @@ struct store_side_stamp {
 };
 int store_verdict_unchanged(
     struct store *, const struct store_side_stamp *sides, size_t n);
+
+/*
+ * History in commit order (store_history_append places a point by its
+ * commit's first-parent position).  A point that lands inside a series
+ * must have its neighbourhood looked at again: the window of at most max
+ * points with seq around in its middle (as far as the series' ends let
+ * it), oldest first: *out_values and *out_seqs (caller frees both),
+ * *out_n, and *out_total the series' length.
+ */
+int store_history_window(struct store *, double **out_values,
+    int64_t **out_seqs, size_t *out_n, int64_t *out_total, int64_t series,
+    int64_t around, size_t max);
 
 #endif

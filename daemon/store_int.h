@@ -50,5 +50,11 @@ int store_i_tx_end(struct store *, int ok);
  * inside the transaction that made it. */
 int store_i_group_assign(struct store *, int64_t pair_id);
 void store_i_groups_free(struct store *);
+/* store_fleet.c: sets commits.fp_pos of a recorded commit. */
+int store_i_commit_position(struct store *, int64_t commit_id);
+/* store_fleet.c: the history point of pair in series, at its place in
+ * commit order (store_history_append). */
+int store_i_history_insert(struct store *, int64_t series, int64_t pair_id,
+    int64_t job_id, int64_t comparison_id, double value, int64_t now);
 
 #endif

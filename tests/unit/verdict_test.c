@@ -769,6 +769,86 @@ TEST(test_verdict__history_change_point)
 	free(p);
 }
 
+/*
+ * History in commit order: fourteen commits of a branch, a step up from
+ * the eighth (c7); the verdicts come in another order, c7's last of all
+ * (an adaptive or deprioritised pair finishes late).  The series is in
+ * the branch's first-parent order anyway, and the late result moves the
+ * change point to c7, where the step is.
+ */
+TEST(test_verdict__history_in_commit_order)
+{
+	static const int order[14] = { 0, 1, 2, 3, 4, 5, 6, 9, 8, 10, 12, 11,
+		13, 7 };
+	const char *spec = "{\"runs\":5,\"max_runs\":5,\"metrics\":{\"ops\":{"
+	                   "\"better\":\"higher\",\"min_effect_pct\":5}}}";
+	char *p;
+	struct store *s = open_db(&p);
+	struct verdict_outcome o;
+	int64_t h, tree, commits[14], pairs[14], bs[14], cs[14], series;
+	json_t *rows = NULL, *cp;
+	double *v = NULL;
+	int64_t *seq = NULL;
+	size_t n = 0;
+	int k, i;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	ASSERT_INTEQ(store_tree_sync(s, &tree, "mm", "/nowhere"), 0);
+	for (k = 0; k < 14; k++) {
+		char sha[41], parent[41];
+		struct store_commit sc;
+		struct store_job_new jb = { "base", spec, "[]", 5, 5, 3 };
+		struct store_job_new jc = { "candidate", spec, "[]", 5, 5, 3 };
+
+		snprintf(sha, sizeof(sha), "%040d", k + 1);
+		snprintf(parent, sizeof(parent), "%040d", k);
+		memset(&sc, 0, sizeof(sc));
+		sc.sha = sha;
+		sc.parents = k ? parent : "";
+		sc.subject = "a commit";
+		ASSERT_INTEQ(store_commit_record(s, &commits[k], NULL, tree,
+		                 &sc, "mm-new", now),
+		    0);
+		jc.commit_id = commits[k];
+		ASSERT_INTEQ(store_pair_create(s, &pairs[k], &bs[k], &cs[k],
+		                 "j", "p=1", &jb, &jc, now),
+		    0);
+	}
+	for (k = 0; k < 14; k++) {
+		struct mdef md[1];
+
+		md[0] = (struct mdef){ "ops", "ops/s", "higher", 1000,
+			(k < 7 ? 1000 : 1300) * (1 + 0.004 * noise_a[k % 12]),
+			0.005 };
+		ASSERT_INTEQ(run_pair(s, h, bs[k], cs[k], md, 1, 5), 0);
+	}
+	for (i = 0; i < 14; i++) {
+		ASSERT_INTEQ(verdict_pair(s, &o, pairs[order[i]], now + i), 0);
+		ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	}
+	ASSERT_INTEQ(store_history_changepoints(
+	                 s, &rows, "mm", "mm-new", "h1", "j", "p=1", "ops"),
+	    0);
+	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
+	cp = json_array_get(json_object_get(rows, "rows"), 0);
+	series = json_integer_value(json_object_get(cp, "series_id"));
+	ASSERT_INTEQ(json_integer_value(json_object_get(cp, "seq")), 7);
+	ASSERT_INTEQ(json_integer_value(json_object_get(cp, "job_id")), cs[7]);
+	ASSERT_INTEQ(
+	    json_integer_value(json_object_get(cp, "lo_job_id")) <= cs[7], 1);
+	json_decref(rows);
+	/* The points: commit order, whatever order they came in. */
+	ASSERT_INTEQ(store_history_tail(s, &v, &seq, &n, series, 100), 0);
+	ASSERT_INTEQ(n, 14);
+	for (k = 0; k < 14; k++)
+		ASSERT_NEAR(v[k], k < 7 ? 1000 : 1300, 15);
+	free(v);
+	free(seq);
+	store_close(s);
+	free(p);
+}
+
 /* Runs the sqlite3 command-line tool on path (the store is the only
  * module linking SQLite; this test plays an old perfwatchd). */
 static int
