@@ -1262,15 +1262,18 @@ store_run_add(
 			sqlite3_reset(st);
 		}
 		if (ok && r == ERR_CONFLICT) {
-			/* Stored already?  Then it is a repeat, not a
-			 * conflict. */
+			/* Stored already from this host?  Then it is a
+			 * repeat, not a conflict.  The same index measured
+			 * by another host (the job was requeued away from
+			 * this one) stays a conflict: this run is refused. */
 			sqlite3_stmt *q = prep(s,
 			    "SELECT 1 FROM runs WHERE job_id = ?1 AND idx = "
-			    "?2");
+			    "?2 AND host_id IS ?3");
 
 			if ((ok = q != NULL)) {
 				sqlite3_bind_int64(q, 1, run->job_id);
 				sqlite3_bind_int64(q, 2, run->index);
+				sqlite3_bind_int64(q, 3, host_id);
 				if (sqlite3_step(q) == SQLITE_ROW) {
 					err_clear(&s->err);
 					r = err_setc(&s->err, ERR_EXISTS,

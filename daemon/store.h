@@ -138,7 +138,11 @@ struct store_run {
  * ERR_EXISTS when (job, index) is already stored (nothing changes),
  * ERR_NOTFOUND (no such job), ERR_INVALID (index outside [0, max_runs),
  * or [0, max_runs] for a run with a profile,
- * duplicate metric), ERR_CONFLICT (host does not hold the lease).
+ * duplicate metric), ERR_CONFLICT (host does not hold the lease).  A
+ * host without the lease gets ERR_EXISTS only for a run it stored itself
+ * (a resend); the same index stored by the host that took the requeued
+ * job over is ERR_CONFLICT: a cut-off runner's spooled run is refused,
+ * never counted as stored.
  */
 int store_run_add(
     struct store *, int64_t host_id, const struct store_run *, int64_t now);
