@@ -360,6 +360,19 @@ static const char *const migrations[] = {
 	 */
 	"ALTER TABLE commits ADD COLUMN fp_pos INTEGER;"
 	"ALTER TABLE history_points ADD COLUMN pos INTEGER;",
+
+	/*
+	 * v10 (fleet): patch mail waiting for the rest of its series, per
+	 * inbox, as read from the archive (the raw message), so a daemon
+	 * restart does not lose a half-arrived series.
+	 */
+	"CREATE TABLE inbox_pending ("
+	"  seq INTEGER PRIMARY KEY,"
+	"  inbox TEXT NOT NULL,"
+	"  sha TEXT NOT NULL,"
+	"  data BLOB NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  UNIQUE (inbox, sha));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
