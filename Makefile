@@ -278,3 +278,12 @@ fuzz-mail: $(OUT)/fuzz/mail_fuzz
 	    $(OUT)/fuzz/mail_corpus tests/data/mail
 
 .PHONY: fuzz-mail
+
+# ---- fleet (issue 12): 200 simulated runners against one daemon ----
+# make bench-fleet: one process (api_load --fleet) of 200 runners that
+# register, heartbeat every 5 s, claim and upload for 60 s: uploads/s and
+# claim p99 (tests/bench/fleet_bench.sh [RUNNERS] [SECONDS] [METRICS]).
+bench-fleet: $(REL)/bin/perfwatchd $(REL)/bench/api_load
+	@OUT=$(OUT) tests/bench/fleet_bench.sh
+
+.PHONY: bench-fleet
