@@ -38,6 +38,17 @@ runs_cell(json_t *j)
 	return s;
 }
 
+/* The commit a job measures, abbreviated as git does ("-": none). */
+static char *
+commit_cell(json_t *j)
+{
+	char *c = cli_field(j, "commit");
+
+	if (strlen(c) > 12)
+		c[12] = '\0';
+	return c;
+}
+
 static void
 print_list(json_t *reply)
 {
@@ -46,16 +57,18 @@ print_list(json_t *reply)
 	struct cli_table t;
 	size_t i;
 
-	cli_table_init(&t, 9);
+	cli_table_init(&t, 11);
 	cli_table_add(&t,
 	    (char *[]){ xstrdup("ID"), xstrdup("PAIR"), xstrdup("ROLE"),
-	        xstrdup("NAME"), xstrdup("POINT"), xstrdup("STATE"),
-	        xstrdup("HOST"), xstrdup("RUNS"), xstrdup("PROGRESS") });
+	        xstrdup("COMMIT"), xstrdup("TREE"), xstrdup("NAME"),
+	        xstrdup("POINT"), xstrdup("STATE"), xstrdup("HOST"),
+	        xstrdup("RUNS"), xstrdup("PROGRESS") });
 	json_array_foreach(jobs, i, j)
 	{
 		cli_table_add(&t,
 		    (char *[]){ cli_field(j, "id"), cli_field(j, "pair_id"),
-		        cli_field(j, "role"), cli_field(j, "name"),
+		        cli_field(j, "role"), commit_cell(j),
+		        cli_field(j, "tree"), cli_field(j, "name"),
 		        cli_field(j, "point"), cli_field(j, "state"),
 		        cli_field(j, "host"), runs_cell(j),
 		        cli_field(j, "progress") });
@@ -113,6 +126,9 @@ print_job(json_t *j)
 	kv("name", cli_field(j, "name"));
 	kv("pair", cli_field(j, "pair_id"));
 	kv("role", cli_field(j, "role"));
+	kv("commit", cli_field(j, "commit"));
+	kv("tree", cli_field(j, "tree"));
+	kv("subject", cli_field(j, "subject"));
 	kv("point", cli_field(j, "point"));
 	kv("state", cli_field(j, "state"));
 	kv("host", cli_field(j, "host"));

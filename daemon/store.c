@@ -1577,8 +1577,12 @@ store_retry(struct store *s, int64_t job_id, int64_t now)
 	" j.attempts, j.runs, (SELECT count(*) FROM runs r"          \
 	" WHERE r.job_id = j.id AND r.profile IS NULL), j.progress," \
 	" j.error, j.created,"                                       \
-	" j.updated, j.lease_expires, j.max_runs "
-#define JOB_FROM " FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id "
+	" j.updated, j.lease_expires, j.max_runs, c.sha, t.name,"    \
+	" c.subject "
+#define JOB_FROM                                             \
+	" FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id" \
+	" LEFT JOIN commits c ON c.id = j.commit_id"         \
+	" LEFT JOIN trees t ON t.id = c.tree_id "
 
 static json_t *
 text_or_null(sqlite3_stmt *st, int i)
@@ -1621,6 +1625,11 @@ job_row(sqlite3_stmt *st)
 	        : json_integer(sqlite3_column_int64(st, 14)));
 	json_object_set_new(
 	    o, "max_runs", json_integer(sqlite3_column_int64(st, 15)));
+	/* What the job measures: a commit of a tree (null for a submitted
+	 * pair without one). */
+	json_object_set_new(o, "commit", text_or_null(st, 16));
+	json_object_set_new(o, "tree", text_or_null(st, 17));
+	json_object_set_new(o, "subject", text_or_null(st, 18));
 	return o;
 }
 
@@ -2648,7 +2657,7 @@ store_verdict_history(
 	    "  JOIN pairs p ON p.id = j.pair_id AND p.host_id = me.host_id"
 	    "  WHERE j.role = 'base' AND j.state = 'success'"
 	    "  AND j.pair_id < ?1 ORDER BY j.id DESC LIMIT ?2)"
-	    " SELECT m.name AS metric, m.value FROM js"
+	    " SELECT m.name AS metric, js.id AS job, m.value FROM js"
 	    " JOIN jobs j ON j.id = js.id"
 	    " JOIN runs r ON r.job_id = js.id AND r.status = 'ok'"
 	    "  AND r.idx < j.max_runs"

@@ -139,25 +139,120 @@ group_values(struct work *w)
 	}
 }
 
-/* Both lists are sorted by metric name (SQLite's BINARY = strcmp). */
+/* One base job's runs in a metric's history: hist.v[off, off + n). */
+struct hjob {
+	size_t off, n;
+	double median;
+};
+
+struct hjobs {
+	struct hjob *j;
+	size_t n, cap;
+};
+
+static void
+hjob_add(struct hjobs *js, const struct vec *h, size_t off)
+{
+	if (h->n == off)
+		return;
+	if (js->n == js->cap) {
+		js->cap = js->cap ? 2 * js->cap : 16;
+		js->j = xreallocarray(js->j, js->cap, sizeof(*js->j));
+	}
+	js->j[js->n].off = off;
+	js->j[js->n].n = h->n - off;
+	{
+		struct vec part = { h->v + off, h->n - off, 0 };
+
+		js->j[js->n].median = median_of(&part);
+	}
+	js->n++;
+}
+
+/*
+ * The history is the noise of this host, not the level of the commits its
+ * bases measured: where the base jobs' medians shift (a branch that got 7x
+ * faster), only the jobs after the last confirmed shift are kept.  Pooled
+ * across the shift, a clean 7x regression after a 7x improvement came out
+ * inconclusive (p 0.09): the step looked like noise.  The shift is found
+ * by the change-point detector on the job medians, at the metric's
+ * min_effect; run-to-run and job-to-job variation within a level stays in.
+ */
+static void
+history_since_shift(struct metric *m, const struct hjobs *js)
+{
+	struct analysis_cp_opts o;
+	struct analysis_cps cps = { NULL, 0, 0, 0 };
+	struct err e = { 0 };
+	double *med;
+	size_t i, from;
+
+	analysis_cp_opts_init(&o);
+	if (js->n < 2 * o.min_segment)
+		return;
+	med = xreallocarray(NULL, js->n, sizeof(*med));
+	for (i = 0; i < js->n; i++) {
+		if (!(js->j[i].median > 0) || !isfinite(js->j[i].median)) {
+			free(med);
+			return; /* the analysis will say what is wrong */
+		}
+		med[i] = js->j[i].median;
+	}
+	o.min_effect = m->min_effect;
+	if (analysis_changepoints(&cps, med, js->n, &o, &e) == 0 && cps.n > 0) {
+		from = js->j[cps.cp[cps.n - 1].index].off;
+		memmove(m->hist.v, m->hist.v + from,
+		    (m->hist.n - from) * sizeof(*m->hist.v));
+		m->hist.n -= from;
+	}
+	analysis_cps_release(&cps);
+	free(med);
+}
+
+/* Both lists are sorted by metric name (SQLite's BINARY = strcmp); the
+ * history's rows of one metric by job, oldest first. */
 static void
 group_history(struct work *w)
 {
 	json_t *rows = json_object_get(w->hist, "rows"), *o;
-	size_t i, k = 0;
+	struct hjobs js = { NULL, 0, 0 };
+	struct metric *cur = NULL;
+	int64_t cur_job = 0;
+	size_t i, k = 0, off = 0;
 
 	json_array_foreach(rows, i, o)
 	{
 		const char *name = jstr(o, "metric");
+		struct metric *m = NULL;
+		int64_t id = jint(o, "job");
 
 		if (name == NULL)
 			continue;
 		while (k < w->n && strcmp(w->m[k].name, name) < 0)
 			k++;
 		if (k < w->n && strcmp(w->m[k].name, name) == 0)
-			vec_add(&w->m[k].hist,
+			m = &w->m[k];
+		if (m != cur || id != cur_job) {
+			if (cur != NULL)
+				hjob_add(&js, &cur->hist, off);
+			if (m != cur) {
+				if (cur != NULL)
+					history_since_shift(cur, &js);
+				js.n = 0;
+			}
+			cur = m;
+			cur_job = id;
+			off = m ? m->hist.n : 0;
+		}
+		if (m != NULL)
+			vec_add(&m->hist,
 			    json_number_value(json_object_get(o, "value")));
 	}
+	if (cur != NULL) {
+		hjob_add(&js, &cur->hist, off);
+		history_since_shift(cur, &js);
+	}
+	free(js.j);
 }
 
 /* Direction and min_effect from the job spec's metrics, else defaults. */

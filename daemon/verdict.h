@@ -35,7 +35,9 @@
  *
  * The baseline history given to the analysis is every earlier ok run of
  * base jobs with the same job name and point on the pair's host (the
- * newest VERDICT_HISTORY_JOBS jobs).
+ * newest VERDICT_HISTORY_JOBS jobs), from the last confirmed shift of
+ * those jobs' medians on (a change point at the metric's min_effect): the
+ * history is the host's noise, not the levels of the commits measured.
  *
  * Everything one pair's verdict writes is one transaction, and a pair is
  * marked analysed in it: a daemon killed half-way finds the pair pending

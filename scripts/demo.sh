@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# make demo: a real perfwatchd and perfwatch-runner on 127.0.0.1, a real fio
-# base/candidate pair on the running kernel, the verdict, and where to look.
+# make demo: perfwatch as its users use it, on this machine's kernel.
 #
-#   DEMO_ONCE=1   do not wait for Ctrl-C; exit 0 only if everything worked
+# A real perfwatchd and perfwatch-runner on 127.0.0.1 watch a git tree the
+# demo makes (scripts/demo/: a model of the memcg per-cpu charge stock).
+# Fourteen commits land on it: history commits that change nothing that runs,
+# one that refactors the code without changing what it measures, and the
+# fix that trims the per-cpu stock instead of draining it.  The watcher
+# triggers a pair per commit (base: its parent); the runner builds and
+# times the program at each commit; the daemon judges each pair, finds the
+# change point on the history, and the demo also runs a short
+# perfwatch-tcp-rr in the root memcg and in a nested one (the memcg tax).
+# The terminal shows each job's runs as they are stored, then a summary
+# and where to look.
+#
+#   DEMO_ONCE=1   do not wait for Ctrl-C; exit 0 only if every verdict is
+#                 the expected one (fix: improvement, no-op: unchanged,
+#                 a change point at the fix)
 #   DEMO_PORT=N   the daemon's port (default 8080; a free one if taken)
 #   DEMO_DIR=DIR  state directory (default ./demo; wiped at each start)
 set -u
@@ -33,11 +46,14 @@ cleanup() {
 trap 'cleanup' EXIT
 trap 'echo; say "stopping"; exit 0' INT TERM
 
-for p in perfwatchd perfwatch-runner perfwatch; do
+for p in perfwatchd perfwatch-runner perfwatch perfwatch-tcp-rr; do
 	[ -x "$BIN/$p" ] || die "$BIN/$p is missing: run make first"
 done
-command -v fio >/dev/null || die "fio is not installed: run make deps"
-command -v curl >/dev/null || die "curl is not installed: run make deps"
+for c in curl git cc make python3; do
+	command -v $c >/dev/null || die "$c is not installed: run make deps"
+done
+# A version manager's python3 shim can be slow; the demo calls it often.
+[ -x /usr/bin/python3 ] && python3() { /usr/bin/python3 "$@"; }
 
 rm -rf "$DIR"
 mkdir -p "$DIR/jobs" "$DIR/tokens" "$DIR/runner"
@@ -45,13 +61,28 @@ token() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
 token >"$DIR/admin.token"
 token >"$DIR/tokens/demo-runner.token"
 chmod 600 "$DIR/admin.token" "$DIR/tokens/demo-runner.token"
-cp "$top/config/examples/demo-fio.yaml" "$DIR/jobs/"
 
-# A taken port falls back to any free one (the daemon writes it down).
+# ---- the demo tree: baseline commit ------------------------------------
+export GIT_AUTHOR_NAME="Demo Author" GIT_AUTHOR_EMAIL=author@example.org
+export GIT_COMMITTER_NAME="Demo Author" GIT_COMMITTER_EMAIL=author@example.org
+export GIT_CONFIG_NOSYSTEM=1
+SRC=$DIR/src
+g() { git -C "$SRC" -c init.defaultBranch=master "$@"; }
+mkdir -p "$SRC"
+g init -q
+cp "$top/scripts/demo/stock.c" "$top/scripts/demo/Makefile" "$SRC/"
+printf 'A model of the memcg per-cpu charge stock.\n' >"$SRC/README"
+g add -A
+g commit -qm "memcg: a model of the per-cpu charge stock"
+
+# ---- configuration ------------------------------------------------------
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
 	echo "demo: port $PORT is taken, using a free one"
 	PORT=0
 fi
+# The tcp_rr pair's own port: any free one (the kernel picks, we reuse).
+RRPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+CG=/pwdemo-$$
 cat >"$DIR/daemon.yaml" <<YAML
 listen: 127.0.0.1:$PORT
 database: $DIR/perfwatch.db
@@ -66,6 +97,43 @@ runners:
 scheduler:
   claim_wait: 5s
   lease: 30s
+trees:
+  - name: demo
+    url: file://$SRC
+    branches: [master]
+    poll: 1s
+YAML
+# The fix makes each charge ~7x cheaper, the other commits change nothing:
+# min_effect 25% is far above this machine's noise (../shared/NOISE.md
+# measured a CV near 14% for CPU-bound runs), so "unchanged" is reachable.
+cat >"$DIR/jobs/demo-stock.yaml" <<YAML
+name: demo-stock
+parser: keyvalue
+build: [make]
+command: ["{workdir}/stock"]
+trigger:
+  trees: [demo]
+metrics:
+  ns_per_op: {better: lower, min_effect: 25%}
+runs: 5
+max_runs: 8
+timeout: 60s
+YAML
+# The memcg tax: the same tcp_rr in the root memcg and in a nested one.
+cat >"$DIR/jobs/demo-tcp-rr.yaml" <<YAML
+name: demo-tcp-rr
+parser: neper
+server_command: ["$BIN/perfwatch-tcp-rr", -H, 127.0.0.1, -P, "$RRPORT", -T, "1"]
+command: ["$BIN/perfwatch-tcp-rr", -c, -H, "{server}", -P, "$RRPORT",
+          -F, "8", -T, "1", -l, "1", -p, "50,99"]
+matrix:
+  cgroup: [root, $CG/bench]
+runs: 3
+max_runs: 3
+metrics:
+  throughput: {better: higher, min_effect: 50%}
+  latency_p99: {better: lower, min_effect: 50%}
+timeout: 2m
 YAML
 
 say "checking the configuration"
@@ -84,6 +152,7 @@ done
 PORT=$(cat "$DIR/port")
 URL=http://127.0.0.1:$PORT
 export PERFWATCH_SERVER=$URL PERFWATCH_TOKEN_FILE=$DIR/admin.token
+get() { curl -fsS --max-time 10 "$URL$1"; }
 
 cat >"$DIR/runner/runner.yaml" <<YAML
 server: $URL
@@ -93,80 +162,266 @@ workdir: $DIR/runner/work
 boot: none
 heartbeat: 2s
 YAML
-say "starting perfwatch-runner (boot: none, benchmarks the running kernel)"
+say "starting perfwatch-runner (boot: none: it benchmarks the running kernel)"
 "$BIN/perfwatch-runner" -c "$DIR/runner/runner.yaml" >"$DIR/runner.log" 2>&1 &
 pids+=($!)
 
-say "submitting a fio pair: base at 2000 IOPS, candidate capped at 1000 IOPS"
-"$BIN/perfwatch" submit --job demo-fio --cand-param iops=1000 --json \
-    >"$DIR/submit.json" || die "submit failed"
-pair=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["pairs"][0]["pair_id"])' <"$DIR/submit.json") ||
-    die "no pair in the submit reply: $(cat "$DIR/submit.json")"
-ids=$(python3 -c 'import json,sys; p=json.load(sys.stdin)["pairs"][0]; print(p["base_job"], p["candidate_job"])' <"$DIR/submit.json")
-read -r base cand <<<"$ids"
-
-say "waiting for the runs (about 20 s)"
-deadline=$((SECONDS + 240))
-state() { "$BIN/perfwatch" jobs show "$1" --json |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])'; }
-while :; do
-	sb=$(state "$base") || die "cannot read job $base"
-	sc=$(state "$cand") || die "cannot read job $cand"
-	[ "$sb" = success ] && [ "$sc" = success ] && break
-	case "$sb$sc" in *failed*|*cancelled*) die "a job ended $sb/$sc" ;; esac
-	[ $SECONDS -lt $deadline ] || die "timed out waiting (base $sb, candidate $sc)"
-	sleep 1
+say "the watcher follows $SRC (branch master, polled every second)"
+base_sha=$(g rev-parse HEAD)
+deadline=$((SECONDS + 60))
+until get /api/v1/trees 2>/dev/null | grep -q "$base_sha"; do
+	[ $SECONDS -lt $deadline ] || die "the watcher did not see $base_sha"
+	sleep 0.5
 done
 
-say "waiting for the daemon's verdict"
-verdicts() {	# prints the pair's final comparison rows, or fails
-	curl -fsS "$URL/api/v1/pairs/$pair" | python3 -c '
-import json, sys
-rows = json.load(sys.stdin).get("comparisons", [])
-if not rows or not all(r.get("final") for r in rows):
-    sys.exit(1)
-def num(v, f):
-    return "-" if v is None else f % v
-print("%-16s %12s %12s %9s %22s %9s  %s" % ("metric", "base", "candidate",
-      "change", "95% CI", "p", "verdict"))
-for r in rows:
-    ci = "-" if r.get("ci_low") is None else \
-        "[%+.2f%%, %+.2f%%]" % (r["ci_low"], r["ci_high"])
-    print("%-16s %12s %12s %9s %22s %9s  %s" % (r["metric"],
-          num(r.get("base_median"), "%.6g"), num(r.get("cand_median"), "%.6g"),
-          num(r.get("change_pct"), "%+.2f%%"), ci, num(r.get("p"), "%.2g"),
-          r["verdict"]))
-'
+# ---- fourteen commits land at once -----------------------------------------
+history_commit() {	# FILE TEXT SUBJECT
+	echo "$2" >>"$SRC/$1"
+	g add -A
+	g commit -qm "$3"
 }
-while ! verdicts >"$DIR/verdict.txt" 2>/dev/null; do
-	[ $SECONDS -lt $deadline ] || die "timed out waiting for the verdict"
+# Seven commits before the fix and seven from it on: the change-point
+# detector wants more than two minimum segments (5 points each) to tell
+# a step from slowly drifting noise.
+history_commit README "NR_CPUS stocks, LEVELS page counters." "docs: describe the model's parameters"
+history_commit README "Build: make. Run: ./stock." "docs: how to build and run"
+history_commit NOTES "consume_stock() takes pages from the local stock." "notes: consume_stock"
+history_commit NOTES "refill_stock() gives pages back to it." "notes: refill_stock"
+history_commit NOTES "drain_stock() visits every CPU's stock." "notes: drain_stock"
+history_commit NOTES "Each level of the hierarchy is one atomic add." "notes: page_counter"
+# The no-op: real code churn that measures the same.
+sed -i 's/^\tstruct stock \*local = &stocks\[0\];/\tstruct stock *const local = \&stocks[0];	\/* this CPU *\//' "$SRC/stock.c"
+g commit -qam "memcg: mark the local stock const (no functional change)"
+noop_sha=$(g rev-parse HEAD)
+(cd "$SRC" && git apply "$top/scripts/demo/trim.patch") || die "trim.patch does not apply"
+g commit -qam "memcg: trim the per-cpu charge stock instead of draining it"
+fix_sha=$(g rev-parse HEAD)
+history_commit NOTES "trim_stock() returns only the excess." "notes: trim_stock"
+history_commit NOTES "drain_stock() remains for offlining." "notes: drain_stock after the fix"
+history_commit README "See NOTES for the functions." "docs: point at NOTES"
+history_commit README "Measured by perfwatch." "docs: say how it is measured"
+history_commit NOTES "MEMCG_CHARGE_BATCH is 64 pages." "notes: the batch size"
+history_commit README "The workload: one page in, two out." "docs: the workload"
+tip_sha=$(g rev-parse HEAD)
+say "pushed 14 commits: fix ${fix_sha:0:12}, no-op ${noop_sha:0:12}"
+
+# ---- a patch by mail: reverting the fix -----------------------------------
+# A one-patch series, as git format-patch mails it, on top of the tip: it
+# takes the trim fix back out, so the daemon should call it a regression.
+until get /api/v1/trees 2>/dev/null | grep -q "$tip_sha"; do
+	[ $SECONDS -lt $((deadline + 120)) ] || die "the watcher did not see $tip_sha"
+	sleep 0.5
+done
+git clone -q "$SRC" "$DIR/revert" || die "git clone failed"
+git -C "$DIR/revert" revert --no-edit "$fix_sha" >/dev/null || die "git revert failed"
+git -C "$DIR/revert" commit -q --amend -m "memcg: drain the per-cpu charge stock again
+
+Trimming leaves pages charged in the local stock; drain them all on
+overflow as before." || die "git commit failed"
+git -C "$DIR/revert" format-patch -q -1 --base="$tip_sha" --stdout >"$DIR/revert.mbox" ||
+    die "git format-patch failed"
+say "a patch arrives by mail: perfwatch series upload revert.mbox (it reverts the fix)"
+"$BIN/perfwatch" series upload --tree demo --branch master --json "$DIR/revert.mbox" \
+    >"$DIR/series.json" || die "series upload failed: $(cat "$DIR/series.json")"
+
+say "submitting demo-tcp-rr: root memcg vs nested $CG/bench (the memcg tax)"
+"$BIN/perfwatch" submit --job demo-tcp-rr --json >"$DIR/submit.json" ||
+    die "submit failed"
+
+# ---- progress: each job's runs as they are stored ----------------------
+say "running (run i/N per job; about 2-3 minutes on 2 cores)"
+progress() {	# prints new progress lines; exit 0 when every job is final
+	get '/api/v1/jobs?limit=200' | python3 -c '
+import json, os, sys
+state_file = sys.argv[1]
+seen = {}
+if os.path.exists(state_file):
+    seen = json.load(open(state_file))
+jobs = json.load(sys.stdin)["jobs"]
+done = bool(jobs)
+for j in sorted(jobs, key=lambda j: j["id"]):
+    key = str(j["id"])
+    now = "%s %s/%s" % (j["state"], j["runs_done"], j["runs"])
+    if seen.get(key) != now:
+        seen[key] = now
+        what = "%-12s %-9s %s" % (j["name"], j["role"], j.get("point") or "")
+        if j["state"] in ("queued",):
+            line = "queued"
+        elif j["state"] == "running":
+            line = "run %s/%s" % (j["runs_done"], j["runs"])
+        else:
+            line = "%s (%s runs)" % (j["state"], j["runs_done"])
+            if j.get("error"):
+                line += ": " + j["error"][:80]
+        print("  job %3d  %s  %s" % (j["id"], what, line))
+    if j["state"] in ("queued", "running"):
+        done = False
+    if j["state"] in ("failed", "cancelled"):
+        print("FAILED job %d" % j["id"], file=sys.stderr)
+json.dump(seen, open(state_file, "w"))
+sys.exit(0 if done else 1)
+' "$DIR/progress.json"
+}
+# Fourteen stock pairs, the series' pair and two tcp_rr pairs: 34 jobs.
+deadline=$((SECONDS + 420))
+while :; do
+	if progress 2>>"$DIR/failed.txt"; then
+		n=$(get '/api/v1/jobs?limit=200' | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
+		[ "$n" -ge 34 ] && break
+	fi
+	[ -s "$DIR/failed.txt" ] && die "$(cat "$DIR/failed.txt")"
+	[ $SECONDS -lt $deadline ] || die "timed out waiting for the jobs"
+	kill -0 "${pids[0]}" 2>/dev/null || die "perfwatchd exited"
 	sleep 1
 done
 
+# ---- verdicts ------------------------------------------------------------
+say "waiting for the daemon's verdicts"
+summary() {	# the summary table; exit 0 once every comparison is final
+	python3 - "$URL" "$DIR" "$fix_sha" "$noop_sha" <<'PY'
+import json, sys, urllib.request
+url, d, fix, noop = sys.argv[1:5]
+def get(p):
+    with urllib.request.urlopen(url + p, timeout=10) as r:
+        return json.load(r)
+commits = []
+cursor = ""
+while True:
+    page = get("/api/v1/commits?tree=demo&limit=100" + cursor)
+    commits += page.get("commits", [])
+    if not page.get("next_cursor"):
+        break
+    cursor = "&cursor=" + page["next_cursor"]
+rows, final = [], True
+for c in commits:
+    cmp = get("/api/v1/comparisons?commit=" + c["sha"]).get("comparisons", [])
+    cmp = [r for r in cmp if r["metric"] == "ns_per_op"]
+    if not cmp:
+        continue
+    r = cmp[0]
+    pair = get("/api/v1/pairs/%d" % r["pair_id"])
+    final = final and all(x.get("final") for x in pair.get("comparisons", []))
+    rows.append((c, r))
+if len(rows) < 14 or not final:
+    sys.exit(1)
+out = open(d + "/summary.txt", "w")
+def p(s=""):
+    print(s)
+    out.write(s + "\n")
+p("%-12s %-58s %9s %9s %8s  %s" % ("commit", "subject", "base ns", "cand ns",
+  "change", "verdict"))
+for c, r in reversed(rows):	# the API lists newest first
+    tag = " <- the fix" if c["sha"] == fix else (" <- no-op" if c["sha"] == noop else "")
+    p("%-12s %-58.58s %9.3f %9.3f %+7.1f%%  %s%s" % (c["sha"][:12],
+      c.get("subject", ""), r["base_median"], r["cand_median"],
+      r["change_pct"], r["verdict"], tag))
+    if c["sha"] in (fix, noop):
+        out.write("VERDICT %s %s\n" % ("fix" if c["sha"] == fix else "noop",
+                  r["verdict"]))
+series = get("/api/v1/series?limit=10").get("series", [])
+if not series or not series[0].get("verdicts"):
+    sys.exit(1)
+sv = series[0]
+scmp = [r for r in get("/api/v1/series/%d" % sv["id"]).get("comparisons", [])
+        if r["metric"] == "ns_per_op"]
+if not scmp:
+    sys.exit(1)
+r = scmp[0]
+p()
+p("series %d: %s (v%s, %s/%s patches, state %s)" % (sv["id"], sv["title"],
+  sv.get("version") or 1, sv.get("found"), sv.get("total"), sv["state"]))
+p("%-12s %-58.58s %9.3f %9.3f %+7.1f%%  %s <- the mailed revert" % (
+  (sv.get("commit_sha") or "")[:12], sv["title"], r["base_median"],
+  r["cand_median"], r["change_pct"], r["verdict"]))
+out.write("VERDICT series %s\n" % r["verdict"])
+out.write("SERIES %d\n" % sv["id"])
+PY
+}
+deadline=$((SECONDS + 120))
+until summary >"$DIR/summary.out" 2>"$DIR/summary.err"; do
+	[ $SECONDS -lt $deadline ] || die "timed out waiting for the verdicts: $(cat "$DIR/summary.err")"
+	sleep 1
+done
 echo
-"$BIN/perfwatch" jobs
-echo
-say "verdict of perfwatchd (per metric; FDR-controlled across metrics)"
-cat "$DIR/verdict.txt"
-grep -E '^read_iops .*regression' "$DIR/verdict.txt" >/dev/null ||
-    die "expected read_iops to be a regression"
-echo
-say "the same runs compared offline: perfwatch compare base.json cand.json"
-"$BIN/perfwatch" jobs show "$base" --json >"$DIR/base.json"
-"$BIN/perfwatch" jobs show "$cand" --json >"$DIR/cand.json"
-"$BIN/perfwatch" compare "$DIR/base.json" "$DIR/cand.json" >"$DIR/compare.txt"
-grep -E '^read_iops' "$DIR/compare.txt"
+say "verdicts of perfwatchd on demo-stock, ns_per_op (lower is better), a pair per commit"
+cat "$DIR/summary.out"
+
+# ---- the change point on the history -----------------------------------
+say "change points on the history of demo-stock ns_per_op (branch master)"
+cp_ok=0
+deadline=$((SECONDS + 60))
+while [ $SECONDS -lt $deadline ]; do
+	if get "/api/v1/history?job=demo-stock&metric=ns_per_op&tree=demo&branch=master" >"$DIR/history.json" 2>/dev/null &&
+	    python3 - "$DIR/history.json" "$fix_sha" >"$DIR/cp.txt" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+found = False
+pts = h.get("points", [])
+for c in h.get("change_points", []):
+    pt = pts[c["index"]] if 0 <= c["index"] < len(pts) else {}
+    sha = pt.get("commit") or "unknown"
+    print("  at %s %-50.50s %+.1f%% (%s, p %.2g)" % (sha[:12],
+          pt.get("subject", ""), c["change_pct"], c["direction"], c["p"]))
+    found = found or sha == sys.argv[2]
+sys.exit(0 if found else 1)
+PY
+	then
+		cp_ok=1
+		break
+	fi
+	sleep 1
+done
+if [ -s "$DIR/cp.txt" ]; then cat "$DIR/cp.txt"; else echo "  none found"; fi
+[ $cp_ok = 1 ] && echo "CHANGEPOINT at the fix" >>"$DIR/summary.txt"
+
+# ---- the memcg tax --------------------------------------------------------
+say "demo-tcp-rr: the memcg tax (nested $CG/bench vs root, same kernel)"
+python3 - "$URL" "$DIR/submit.json" <<'PY' | tee "$DIR/tax.txt"
+import json, sys, urllib.request
+url = sys.argv[1]
+pairs = json.load(open(sys.argv[2]))["pairs"]
+for pr in pairs:
+    with urllib.request.urlopen(url + "/api/v1/comparisons?pair=%d" % pr["pair_id"], timeout=10) as r:
+        rows = json.load(r).get("comparisons", [])
+    for c in rows:
+        if c["metric"] not in ("throughput", "latency_p99") and not c["metric"].startswith("memcg_tax."):
+            continue
+        def f(v, fmt):
+            return "unknown" if v is None else fmt % v
+        line = "  %-22s %-20s base %12s  cand %12s  %s" % (pr["point"], c["metric"],
+               f(c.get("base_median"), "%.6g"), f(c.get("cand_median"), "%.6g"), c["verdict"])
+        if c.get("memcg_tax_pct") is not None:
+            line += "  (memcg tax %+.1f%%)" % c["memcg_tax_pct"]
+        print(line)
+PY
 
 echo
 say "look here"
 echo "  dashboard:   $URL/"
-echo "  this pair:   $URL/pair/$pair"
-echo "  JSON:        $URL/api/v1/jobs/$cand"
-echo "  state:       $DIR (perfwatch.db, daemon.log, runner.log)"
+echo "  the fix:     $URL/commit/$fix_sha"
+echo "  the no-op:   $URL/commit/$noop_sha"
+echo "  the series:  $URL/series/$(awk '/^SERIES/ {print $2}' "$DIR/summary.txt")"
+echo "  regressions: $URL/regressions"
+echo "  history:     $URL/history?job=demo-stock&metric=ns_per_op&tree=demo&branch=master"
+echo "  tcp_rr pair: $URL/pair/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pairs"][-1]["pair_id"])' "$DIR/submit.json")"
+echo "  state:       $DIR (perfwatch.db, daemon.log, runner.log, src/)"
+
+# ---- expected outcome ----------------------------------------------------
+ok=1
+grep -q '^VERDICT fix improvement$' "$DIR/summary.txt" ||
+    { echo "demo: expected the fix to be an improvement" >&2; ok=0; }
+grep -q '^VERDICT noop unchanged$' "$DIR/summary.txt" ||
+    { echo "demo: expected the no-op commit to be unchanged" >&2; ok=0; }
+grep -q '^VERDICT series regression$' "$DIR/summary.txt" ||
+    { echo "demo: expected the mailed revert to be a regression" >&2; ok=0; }
+grep -q '^CHANGEPOINT at the fix$' "$DIR/summary.txt" ||
+    { echo "demo: expected a change point at the fix" >&2; ok=0; }
 if [ "$ONCE" = 1 ]; then
+	[ $ok = 1 ] || die "the verdicts are not the expected ones"
 	say "demo OK"
 	exit 0
 fi
+[ $ok = 1 ] && say "all verdicts as expected"
 say "running; Ctrl-C stops the daemon and the runner"
 while kill -0 "${pids[0]}" 2>/dev/null; do
 	sleep 1

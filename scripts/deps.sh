@@ -11,6 +11,14 @@ python3 procps iproute2 psmisc"
 
 missing=""
 for p in $PKGS; do
+	# PACKAGE@COMMAND: only when COMMAND is not on PATH already (npm
+	# comes with NodeSource's nodejs, which conflicts with Debian's npm).
+	case $p in
+	*@*)
+		command -v "${p#*@}" >/dev/null 2>&1 && continue
+		p=${p%@*}
+		;;
+	esac
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
 	    grep -q 'install ok installed'; then
 		missing="$missing $p"

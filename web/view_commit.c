@@ -1,6 +1,9 @@
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/caps.h"
+#include "common/xalloc.h"
 
 #include "web/html.h"
 #include "web/layout.h"
@@ -89,74 +92,104 @@ value(struct buf *b, double v, const char *unit)
 	}
 }
 
+/* A change that crosses zero (telemetry deltas do) has no meaningful
+ * percentage: show the absolute difference instead. */
 static void
-cmp_row(
-    struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
+change_cell(struct buf *b, const struct view_cmp_row *r)
 {
-	HTML_LIT(b, "<tr><td class=\"nw\">");
-	html_text_trunc(b, r->host, VIEW_NAME_CHARS);
-	HTML_LIT(b, "</td><td>");
-	html_text_trunc(b, r->bench, VIEW_NAME_CHARS);
-	HTML_LIT(b, "</td><td class=\"mono\">");
-	html_text_trunc(b, r->point, VIEW_NAME_CHARS * 2);
-	HTML_LIT(b, "</td><td><a href=\"");
-	history_href(b, v, r);
-	HTML_LIT(b, "\">");
-	html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
-	HTML_LIT(b, "</a>");
-	if (r->better) {
-		HTML_LIT(b, " <span class=\"muted\">");
-		html_text_trunc(b, r->better, 8);
-		HTML_LIT(b, "&nbsp;better</span>");
-	}
-	HTML_LIT(b, "</td><td class=\"n\">");
-	value(b, r->base_median, r->unit);
-	HTML_LIT(b, "</td><td class=\"n\">");
-	value(b, r->cand_median, r->unit);
-	HTML_LIT(b, "</td><td class=\"n\">");
-	html_pct(b, r->change_pct, 2);
-	HTML_LIT(b, "</td><td>");
-	svg_ci_bar(
-	    b, r->ci_low, r->change_pct, r->ci_high, r->min_effect, r->verdict);
-	HTML_LIT(b, "</td><td class=\"n\">");
-	if (isfinite(r->p) && r->p < 0.0001)
-		HTML_LIT(b, "&lt;0.0001");
-	else
-		html_num(b, r->p, 4);
-	HTML_LIT(b, "</td><td>");
-	layout_badge(b, r->verdict, NULL);
-	HTML_LIT(b, "</td><td class=\"n\">");
-	if (isfinite(r->memcg_tax_pct)) {
-		/* Nested vs root throughput of the candidate, the base's
-		 * beside it, and the tax's own verdict. */
-		HTML_LIT(b, "<span title=\"nested/root - 1\">");
-		html_pct(b, r->memcg_tax_pct, 1);
+	double d = r->cand_median - r->base_median;
+
+	if (isfinite(r->base_median) && isfinite(r->cand_median) &&
+	    (r->base_median == 0 ||
+	        (r->base_median < 0) != (r->cand_median < 0))) {
+		HTML_LIT(b,
+		    "<span title=\"the sides differ in sign: "
+		    "difference, not percent\">");
+		if (d > 0)
+			HTML_LIT(b, "+");
+		value(b, d, r->unit);
 		HTML_LIT(b, "</span>");
-		if (isfinite(r->memcg_tax_base_pct)) {
-			HTML_LIT(b, " <span class=\"muted\">base ");
-			html_pct(b, r->memcg_tax_base_pct, 1);
-			HTML_LIT(b, "</span>");
-		}
-		if (r->memcg_tax_verdict) {
-			HTML_LIT(b, " ");
-			layout_badge(b, r->memcg_tax_verdict, NULL);
-		}
+		return;
 	}
-	HTML_LIT(b, "</td><td class=\"n\">");
-	if (isfinite(r->charge_share_pct)) {
-		html_num(b, r->charge_share_pct, 1);
-		HTML_LIT(b, "%");
-	}
-	if (isfinite(r->charge_share_base_pct)) {
-		HTML_LIT(b, " <span class=\"muted\">base ");
-		html_num(b, r->charge_share_base_pct, 1);
-		HTML_LIT(b, "%</span>");
-	}
-	HTML_LIT(b, "</td><td class=\"n\">");
-	html_int(b, r->base_n);
-	HTML_LIT(b, " / ");
-	html_int(b, r->cand_n);
-	HTML_LIT(b, "</td><td>");
+	html_pct(b, r->change_pct, 2);
+}
+
+static int
+is_tax(const struct view_cmp_row *r)
+{
+	return r->metric && strncmp(r->metric, "memcg_tax.", 10) == 0;
+}
+
+/* memcg telemetry: memory.stat deltas, PSI, the charge-path share. */
+static int
+is_telemetry(const struct view_cmp_row *r)
+{
+	return (r->metric && strncmp(r->metric, "memcg.", 6) == 0) ||
+	    (r->verdict && strcmp(r->verdict, "info") == 0);
+}
+
+static int
+verdict_rank(const char *v)
+{
+	static const char *const order[] = { "regression", "unstable",
+		"improvement", "inconclusive", "unchanged", "info" };
+	size_t i;
+
+	for (i = 0; v && i < sizeof(order) / sizeof(order[0]); i++)
+		if (strcmp(v, order[i]) == 0)
+			return (int)i;
+	return (int)(sizeof(order) / sizeof(order[0]));
+}
+
+/* Regressions, unstable and improvements, a memcg tax's too (it is also
+ * in the memcg section). */
+static int
+is_changed(const struct view_cmp_row *r)
+{
+	return !is_telemetry(r) && verdict_rank(r->verdict) < 3;
+}
+
+static int
+same(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) ||
+	    (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static int
+cmpstr(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+/* What a kernel developer reads first: regressions, then unstable, then
+ * improvements; throughput and latency before telemetry; the biggest
+ * change first; ties by host, benchmark, point, metric. */
+static int
+row_order(const void *pa, const void *pb)
+{
+	const struct view_cmp_row *a = *(const struct view_cmp_row *const *)pa;
+	const struct view_cmp_row *b = *(const struct view_cmp_row *const *)pb;
+	double ma = isfinite(a->change_pct) ? fabs(a->change_pct) : -1;
+	double mb = isfinite(b->change_pct) ? fabs(b->change_pct) : -1;
+	int d;
+
+	if ((d = verdict_rank(a->verdict) - verdict_rank(b->verdict)) != 0)
+		return d;
+	if ((d = is_telemetry(a) - is_telemetry(b)) != 0)
+		return d;
+	if (ma != mb)
+		return ma < mb ? 1 : -1;
+	if ((d = cmpstr(a->host, b->host)) != 0 ||
+	    (d = cmpstr(a->bench, b->bench)) != 0 ||
+	    (d = cmpstr(a->point, b->point)) != 0)
+		return d;
+	return cmpstr(a->metric, b->metric);
+}
+
+static void
+links(struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
+{
 	if (r->pair_id > 0 && v->kind != VIEW_PAIR) {
 		HTML_LIT(b, "<a href=\"/pair/");
 		html_int(b, r->pair_id);
@@ -172,7 +205,334 @@ cmp_row(
 		html_int(b, r->cand_job);
 		HTML_LIT(b, "\">cand</a>");
 	}
+}
+
+/* A header row when host, benchmark or point differ from the row before,
+ * so they are not repeated on every row. */
+static void
+group_row(struct buf *b, const struct view_cmp_row *r,
+    const struct view_cmp_row *prev, int cols)
+{
+	if (prev && same(prev->host, r->host) && same(prev->bench, r->bench) &&
+	    same(prev->point, r->point))
+		return;
+	HTML_LIT(b, "<tr class=\"grp\"><th colspan=\"");
+	html_int(b, cols);
+	HTML_LIT(b, "\">");
+	html_text_trunc(b, r->bench, VIEW_NAME_CHARS);
+	HTML_LIT(b, " <span class=\"muted\">on</span> ");
+	html_text_trunc(b, r->host, VIEW_NAME_CHARS);
+	if (r->point && *r->point) {
+		HTML_LIT(b, " <span class=\"mono\">");
+		html_text_trunc(b, r->point, VIEW_NAME_CHARS * 2);
+		HTML_LIT(b, "</span>");
+	}
+	HTML_LIT(b, "</th></tr>\n");
+}
+
+#define CMP_COLS 9
+
+static void
+cmp_head(struct buf *b)
+{
+	HTML_LIT(b,
+	    "<table class=\"cmp\"><tr><th>metric</th><th>base</th>"
+	    "<th>candidate</th><th>change</th><th>95% CI</th>"
+	    "<th>p</th><th>verdict</th><th>runs</th><th>links</th>"
+	    "</tr>\n");
+}
+
+static void
+cmp_row(
+    struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
+{
+	HTML_LIT(b, "<tr><td><a href=\"");
+	history_href(b, v, r);
+	HTML_LIT(b, "\">");
+	html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
+	HTML_LIT(b, "</a>");
+	if (r->better) {
+		HTML_LIT(b, " <span class=\"muted\">");
+		html_text_trunc(b, r->better, 8);
+		HTML_LIT(b, "&nbsp;better</span>");
+	}
+	HTML_LIT(b, "</td><td class=\"n\">");
+	value(b, r->base_median, r->unit);
+	HTML_LIT(b, "</td><td class=\"n\">");
+	value(b, r->cand_median, r->unit);
+	HTML_LIT(b, "</td><td class=\"n\">");
+	change_cell(b, r);
+	HTML_LIT(b, "</td><td>");
+	svg_ci_bar(
+	    b, r->ci_low, r->change_pct, r->ci_high, r->min_effect, r->verdict);
+	HTML_LIT(b, "</td><td class=\"n\">");
+	if (isfinite(r->p) && r->p < 0.0001)
+		HTML_LIT(b, "&lt;0.0001");
+	else
+		html_num(b, r->p, 4);
+	HTML_LIT(b, "</td><td>");
+	layout_badge(b, r->verdict, NULL);
+	HTML_LIT(b, "</td><td class=\"n\">");
+	html_int(b, r->base_n);
+	HTML_LIT(b, " / ");
+	html_int(b, r->cand_n);
+	HTML_LIT(b, "</td><td class=\"nw\">");
+	links(b, v, r);
 	HTML_LIT(b, "</td></tr>\n");
+}
+
+/* Rows of rows[] picked by want(), in row_order, as one grouped table.
+ * Returns the number of rows that matched. */
+static size_t
+cmp_table(struct buf *b, const struct view_commit *v,
+    const struct view_cmp_row **sorted, size_t n,
+    int (*want)(const struct view_cmp_row *))
+{
+	const struct view_cmp_row *prev = NULL;
+	size_t i, shown = 0, total = 0;
+
+	for (i = 0; i < n; i++)
+		total += want(sorted[i]) != 0;
+	if (total == 0)
+		return 0;
+	cmp_head(b);
+	for (i = 0; i < n && !layout_full(b); i++) {
+		if (!want(sorted[i]))
+			continue;
+		group_row(b, sorted[i], prev, CMP_COLS);
+		cmp_row(b, v, sorted[i]);
+		prev = sorted[i];
+		shown++;
+	}
+	HTML_LIT(b, "</table>\n");
+	layout_cut(b, shown, total);
+	return total;
+}
+
+static int
+is_other(const struct view_cmp_row *r)
+{
+	return !is_changed(r) && !is_telemetry(r);
+}
+
+static int
+has_memcg_facts(const struct view_cmp_row *r)
+{
+	return isfinite(r->memcg_tax_pct) || isfinite(r->charge_share_pct) ||
+	    isfinite(r->charge_share_base_pct);
+}
+
+/* The memcg facts: the tax of each nested point's throughput (nested vs
+ * root, both kernels), the charge-path share, and memcg telemetry
+ * (memory.stat deltas, PSI) as absolute amounts. */
+static void
+memcg_section(struct buf *b, const struct view_commit *v,
+    const struct view_cmp_row **sorted, size_t n)
+{
+	const struct view_cmp_row *prev = NULL;
+	size_t i, nfacts = 0, ntel = 0, shown = 0;
+
+	for (i = 0; i < n; i++) {
+		nfacts += has_memcg_facts(sorted[i]) || is_tax(sorted[i]);
+		ntel += is_telemetry(sorted[i]);
+	}
+	if (nfacts + ntel == 0)
+		return;
+	HTML_LIT(b, "<h2>memcg</h2>\n");
+	if (nfacts) {
+		HTML_LIT(b,
+		    "<table class=\"cmp\"><tr><th>metric</th>"
+		    "<th>memcg tax</th><th>charge path</th><th>base</th>"
+		    "<th>candidate</th><th>change</th><th>verdict</th>"
+		    "</tr>\n");
+		for (i = 0; i < n && !layout_full(b); i++) {
+			const struct view_cmp_row *r = sorted[i];
+
+			if (!has_memcg_facts(r) && !is_tax(r))
+				continue;
+			group_row(b, r, prev, 7);
+			prev = r;
+			HTML_LIT(b, "<tr><td><a href=\"");
+			history_href(b, v, r);
+			HTML_LIT(b, "\">");
+			html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
+			HTML_LIT(b, "</a></td><td class=\"n\">");
+			if (isfinite(r->memcg_tax_pct)) {
+				/* Nested vs root throughput of the
+				 * candidate, the base's beside it, and the
+				 * tax's own verdict. */
+				HTML_LIT(b, "<span title=\"nested/root - 1\">");
+				html_pct(b, r->memcg_tax_pct, 1);
+				HTML_LIT(b, "</span>");
+				if (isfinite(r->memcg_tax_base_pct)) {
+					HTML_LIT(
+					    b, " <span class=\"muted\">base ");
+					html_pct(b, r->memcg_tax_base_pct, 1);
+					HTML_LIT(b, "</span>");
+				}
+				if (r->memcg_tax_verdict) {
+					HTML_LIT(b, " ");
+					layout_badge(
+					    b, r->memcg_tax_verdict, NULL);
+				}
+			}
+			HTML_LIT(b, "</td><td class=\"n\">");
+			if (isfinite(r->charge_share_pct)) {
+				html_num(b, r->charge_share_pct, 1);
+				HTML_LIT(b, "%");
+			}
+			if (isfinite(r->charge_share_base_pct)) {
+				HTML_LIT(b, " <span class=\"muted\">base ");
+				html_num(b, r->charge_share_base_pct, 1);
+				HTML_LIT(b, "%</span>");
+			}
+			HTML_LIT(b, "</td><td class=\"n\">");
+			value(b, r->base_median, r->unit);
+			HTML_LIT(b, "</td><td class=\"n\">");
+			value(b, r->cand_median, r->unit);
+			HTML_LIT(b, "</td><td class=\"n\">");
+			change_cell(b, r);
+			HTML_LIT(b, "</td><td>");
+			layout_badge(b, r->verdict, NULL);
+			HTML_LIT(b, "</td></tr>\n");
+			shown++;
+		}
+		HTML_LIT(b, "</table>\n");
+		layout_cut(b, shown, nfacts);
+	}
+	if (ntel) {
+		prev = NULL;
+		shown = 0;
+		HTML_LIT(b, "<details><summary>memcg telemetry (");
+		html_int(b, (long long)ntel);
+		HTML_LIT(b,
+		    " rows: memory.stat deltas, PSI; shown, never "
+		    "judged)</summary>\n<table class=\"cmp\"><tr><th>metric"
+		    "</th><th>base</th><th>candidate</th><th>difference</th>"
+		    "<th>runs</th></tr>\n");
+		for (i = 0; i < n && !layout_full(b); i++) {
+			const struct view_cmp_row *r = sorted[i];
+
+			if (!is_telemetry(r))
+				continue;
+			group_row(b, r, prev, 5);
+			prev = r;
+			HTML_LIT(b, "<tr><td>");
+			html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
+			HTML_LIT(b, "</td><td class=\"n\">");
+			value(b, r->base_median, r->unit);
+			HTML_LIT(b, "</td><td class=\"n\">");
+			value(b, r->cand_median, r->unit);
+			HTML_LIT(b, "</td><td class=\"n\">");
+			if (isfinite(r->base_median) &&
+			    isfinite(r->cand_median)) {
+				double d = r->cand_median - r->base_median;
+
+				if (d > 0)
+					HTML_LIT(b, "+");
+				value(b, d, r->unit);
+			} else
+				HTML_LIT(b, "unknown");
+			HTML_LIT(b, "</td><td class=\"n\">");
+			html_int(b, r->base_n);
+			HTML_LIT(b, " / ");
+			html_int(b, r->cand_n);
+			HTML_LIT(b, "</td></tr>\n");
+			shown++;
+		}
+		HTML_LIT(b, "</table></details>\n");
+		layout_cut(b, shown, ntel);
+	}
+}
+
+/* One commit measured on several hosts: each judged metric's range of
+ * changes across them, the way memcg authors quote it in cover letters
+ * ("page_fault2 +13.7% ... +26.2% across 3 hosts"). */
+#define ACROSS_MAX 24
+
+static void
+across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
+{
+	size_t i, j, lines = 0;
+	int header = 0;
+
+	for (i = 0; i < n && lines < ACROSS_MAX; i++) {
+		const struct view_cmp_row *r = sorted[i];
+		double lo = r->change_pct, hi = r->change_pct;
+		size_t hosts = 1, regs = 0, imps = 0, first = 1;
+
+		if (is_telemetry(r) || !isfinite(r->change_pct))
+			continue;
+		/* Only the first row (in order) of a metric speaks for it. */
+		for (j = 0; j < i && first; j++)
+			if (same(sorted[j]->bench, r->bench) &&
+			    same(sorted[j]->point, r->point) &&
+			    same(sorted[j]->metric, r->metric) &&
+			    isfinite(sorted[j]->change_pct) &&
+			    !is_telemetry(sorted[j]))
+				first = 0;
+		if (!first)
+			continue;
+		regs = strcmp(r->verdict ? r->verdict : "", "regression") == 0;
+		imps = strcmp(r->verdict ? r->verdict : "", "improvement") == 0;
+		for (j = i + 1; j < n; j++) {
+			const struct view_cmp_row *o = sorted[j];
+
+			if (!same(o->bench, r->bench) ||
+			    !same(o->point, r->point) ||
+			    !same(o->metric, r->metric) ||
+			    !isfinite(o->change_pct) || same(o->host, r->host))
+				continue;
+			hosts++;
+			lo = fmin(lo, o->change_pct);
+			hi = fmax(hi, o->change_pct);
+			regs += strcmp(o->verdict ? o->verdict : "",
+			            "regression") == 0;
+			imps += strcmp(o->verdict ? o->verdict : "",
+			            "improvement") == 0;
+		}
+		if (hosts < 2)
+			continue;
+		if (!header) {
+			HTML_LIT(
+			    b, "<h2>Across hosts</h2>\n<ul class=\"across\">");
+			header = 1;
+		}
+		HTML_LIT(b, "<li><b>");
+		html_text_trunc(b, r->bench, VIEW_NAME_CHARS);
+		HTML_LIT(b, ".");
+		html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</b> ");
+		if (r->point && *r->point) {
+			HTML_LIT(b, "<span class=\"mono\">");
+			html_text_trunc(b, r->point, VIEW_NAME_CHARS);
+			HTML_LIT(b, "</span> ");
+		}
+		html_pct(b, lo, 1);
+		HTML_LIT(b, " &hellip; ");
+		html_pct(b, hi, 1);
+		HTML_LIT(b, " across ");
+		html_int(b, (long long)hosts);
+		HTML_LIT(b, " hosts");
+		if (regs || imps) {
+			HTML_LIT(b, " <span class=\"muted\">(");
+			if (regs) {
+				html_int(b, (long long)regs);
+				HTML_LIT(b, " regression");
+			}
+			if (regs && imps)
+				HTML_LIT(b, ", ");
+			if (imps) {
+				html_int(b, (long long)imps);
+				HTML_LIT(b, " improvement");
+			}
+			HTML_LIT(b, ")</span>");
+		}
+		HTML_LIT(b, "</li>\n");
+		lines++;
+	}
+	if (header)
+		HTML_LIT(b, "</ul>\n");
 }
 
 static void
@@ -203,7 +563,11 @@ patches(struct buf *b, const struct view_commit *v)
 		} else
 			HTML_LIT(b, "<span class=\"muted\">not applied</span>");
 		HTML_LIT(b, "</td><td>");
-		layout_badge(b, p->verdict, NULL);
+		if (p->verdict == NULL && p->commit)
+			HTML_LIT(
+			    b, "<span class=\"muted\">not measured</span>");
+		else
+			layout_badge(b, p->verdict, NULL);
 		HTML_LIT(b, "</td></tr>\n");
 	}
 	HTML_LIT(b, "</table>\n");
@@ -258,28 +622,41 @@ jobs(struct buf *b, const struct view_commit *v)
 int
 view_commit_render(struct buf *b, const struct view_commit *v)
 {
-	size_t i;
+	const struct view_cmp_row **sorted = NULL;
+	size_t i, nchanged, nother;
 
 	layout_begin(b, v->title ? v->title : v->id, NULL);
 	head(b, v);
-	if (v->npatches)
-		patches(b, v);
-	HTML_LIT(b, "<h2>Comparisons</h2>\n");
+	if (v->nrows) {
+		sorted = xreallocarray(NULL, v->nrows, sizeof(*sorted));
+		for (i = 0; i < v->nrows; i++)
+			sorted[i] = &v->rows[i];
+		qsort(sorted, v->nrows, sizeof(*sorted), row_order);
+	}
+	HTML_LIT(b, "<h2>What changed</h2>\n");
 	if (v->nrows == 0)
 		HTML_LIT(b, "<p class=\"muted\">No comparisons yet.</p>\n");
 	else {
-		HTML_LIT(b,
-		    "<table><tr><th>host</th><th>benchmark</th>"
-		    "<th>point</th><th>metric</th><th>base</th>"
-		    "<th>candidate</th><th>change</th><th>95% CI</th>"
-		    "<th>p</th><th>verdict</th><th>memcg tax</th>"
-		    "<th>charge path</th><th>runs</th><th>links</th>"
-		    "</tr>\n");
-		for (i = 0; i < v->nrows && !layout_full(b); i++)
-			cmp_row(b, v, &v->rows[i]);
-		HTML_LIT(b, "</table>\n");
-		layout_cut(b, i, v->nrows);
+		nchanged = cmp_table(b, v, sorted, v->nrows, is_changed);
+		if (nchanged == 0)
+			HTML_LIT(b,
+			    "<p>No metric changed beyond its "
+			    "min_effect (no regression, improvement or "
+			    "unstable verdict).</p>\n");
+		if (v->kind != VIEW_PAIR)
+			across_hosts(b, sorted, v->nrows);
+		memcg_section(b, v, sorted, v->nrows);
+		nother = 0;
+		for (i = 0; i < v->nrows; i++)
+			nother += is_other(sorted[i]) != 0;
+		if (nother) {
+			HTML_LIT(b, "<h2>Unchanged and inconclusive</h2>\n");
+			cmp_table(b, v, sorted, v->nrows, is_other);
+		}
 	}
+	free(sorted);
+	if (v->npatches)
+		patches(b, v);
 	if (v->njobs)
 		jobs(b, v);
 	if (v->pager.next_cursor || v->pager.later) {

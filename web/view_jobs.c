@@ -43,6 +43,19 @@ row(struct buf *b, const struct view_job *j)
 		HTML_LIT(b, "</a> ");
 	}
 	html_text_trunc(b, j->role, 12);
+	HTML_LIT(b, "</td><td class=\"mono\">");
+	if (j->commit) {
+		HTML_LIT(b, "<a href=\"/commit/");
+		html_url(b, j->commit);
+		HTML_LIT(b, "\" title=\"");
+		html_text_trunc(b, j->subject, VIEW_SUBJECT_CHARS);
+		HTML_LIT(b, "\">");
+		html_text_trunc(b, j->commit, 12);
+		HTML_LIT(b, "</a>");
+	} else
+		HTML_LIT(b, "<span class=\"muted\">submitted</span>");
+	HTML_LIT(b, "</td><td>");
+	html_text_trunc(b, j->tree, VIEW_NAME_CHARS);
 	HTML_LIT(b, "</td><td>");
 	html_text_trunc(b, j->name, VIEW_NAME_CHARS);
 	HTML_LIT(b, "</td><td class=\"mono\">");
@@ -83,8 +96,9 @@ view_jobs_render(struct buf *b, const struct view_jobs *v)
 		HTML_LIT(b, "<p class=\"muted\">No jobs.</p>\n");
 	else {
 		HTML_LIT(b,
-		    "<table><tr><th>id</th><th>pair</th>"
-		    "<th>benchmark</th><th>point</th><th>state</th>"
+		    "<table><tr><th>id</th><th>pair</th><th>commit</th>"
+		    "<th>tree</th><th>benchmark</th><th>point</th><th>state</"
+		    "th>"
 		    "<th>host</th><th>attempts</th><th>runs</th>"
 		    "<th>error</th><th>updated</th></tr>\n");
 		for (i = 0; i < v->nrows && !layout_full(b); i++)

@@ -1,4 +1,7 @@
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/xalloc.h"
 
 #include "web/html.h"
 #include "web/layout.h"
@@ -70,43 +73,9 @@ triage_form(struct buf *b, const struct view_regressions *v,
 }
 
 static void
-row(struct buf *b, const struct view_regressions *v,
-    const struct view_regression *r)
+history_link(struct buf *b, const struct view_regression *r)
 {
-	HTML_LIT(b, "<tr id=\"r");
-	html_int(b, r->id);
-	HTML_LIT(b, "\"><td class=\"n\">");
-	html_int(b, r->id);
-	HTML_LIT(b, "</td><td class=\"mono\">");
-	if (r->commit) {
-		HTML_LIT(b, "<a href=\"/commit/");
-		html_url(b, r->commit);
-		HTML_LIT(b, "\">");
-		html_text_trunc(b, r->commit, 12);
-		HTML_LIT(b, "</a>");
-	} else if (r->pair_id > 0) {
-		HTML_LIT(b, "<a href=\"/pair/");
-		html_int(b, r->pair_id);
-		HTML_LIT(b, "\">pair ");
-		html_int(b, r->pair_id);
-		HTML_LIT(b, "</a>");
-	} else
-		HTML_LIT(b, "unknown");
-	HTML_LIT(b, "</td><td>");
-	html_text_trunc(b, r->subject, VIEW_SUBJECT_CHARS);
-	HTML_LIT(b, "</td><td>");
-	html_text_trunc(b, r->tree, VIEW_NAME_CHARS);
-	if (r->branch) {
-		HTML_LIT(b, " / ");
-		html_text_trunc(b, r->branch, VIEW_NAME_CHARS);
-	}
-	HTML_LIT(b, "</td><td>");
-	html_text_trunc(b, r->host, VIEW_NAME_CHARS);
-	HTML_LIT(b, "</td><td>");
-	html_text_trunc(b, r->bench, VIEW_NAME_CHARS);
-	HTML_LIT(b, " <span class=\"mono\">");
-	html_text_trunc(b, r->point, VIEW_NAME_CHARS);
-	HTML_LIT(b, "</span></td><td><a href=\"/history?");
+	HTML_LIT(b, "<a href=\"/history?");
 	if (r->tree) {
 		HTML_LIT(b, "tree=");
 		html_url(b, r->tree);
@@ -127,7 +96,93 @@ row(struct buf *b, const struct view_regressions *v,
 	html_url(b, r->metric);
 	HTML_LIT(b, "\">");
 	html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
-	HTML_LIT(b, "</a></td><td class=\"n\">");
+	HTML_LIT(b, "</a>");
+}
+
+static int
+same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) ||
+	    (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* One report: the same commit (or, without one, the same pair), job and
+ * host.  Its metrics (every point of the job) are one finding. */
+static int
+same_report(const struct view_regression *a, const struct view_regression *b)
+{
+	if (a->commit || b->commit) {
+		if (!same_str(a->commit, b->commit))
+			return 0;
+	} else if (a->pair_id != b->pair_id)
+		return 0;
+	return same_str(a->bench, b->bench) && same_str(a->host, b->host);
+}
+
+#define REG_COLS 7
+
+/* The report's header row: what was measured where, once. */
+static void
+report_row(struct buf *b, const struct view_regression *r, size_t nmetrics)
+{
+	HTML_LIT(b, "<tr class=\"grp report\"><th colspan=\"");
+	html_int(b, REG_COLS);
+	HTML_LIT(b, "\"><span class=\"mono\">");
+	if (r->commit) {
+		HTML_LIT(b, "<a href=\"/commit/");
+		html_url(b, r->commit);
+		HTML_LIT(b, "\">");
+		html_text_trunc(b, r->commit, 12);
+		HTML_LIT(b, "</a>");
+	} else if (r->pair_id > 0) {
+		HTML_LIT(b, "<a href=\"/pair/");
+		html_int(b, r->pair_id);
+		HTML_LIT(b, "\">pair ");
+		html_int(b, r->pair_id);
+		HTML_LIT(b, "</a>");
+	} else
+		HTML_LIT(b, "unknown");
+	HTML_LIT(b, "</span> ");
+	if (r->subject)
+		html_text_trunc(b, r->subject, VIEW_SUBJECT_CHARS);
+	else if (!r->commit)
+		HTML_LIT(b,
+		    "<span class=\"muted\">a submitted pair (no "
+		    "commit)</span>");
+	HTML_LIT(b, " <span class=\"muted\">&middot;</span> ");
+	if (r->tree) {
+		html_text_trunc(b, r->tree, VIEW_NAME_CHARS);
+		if (r->branch) {
+			HTML_LIT(b, " / ");
+			html_text_trunc(b, r->branch, VIEW_NAME_CHARS);
+		}
+		HTML_LIT(b, " <span class=\"muted\">&middot;</span> ");
+	}
+	html_text_trunc(b, r->bench, VIEW_NAME_CHARS);
+	HTML_LIT(b, " <span class=\"muted\">on</span> ");
+	html_text_trunc(b, r->host, VIEW_NAME_CHARS);
+	HTML_LIT(b, " <span class=\"muted\">(");
+	html_int(b, (long long)nmetrics);
+	if (nmetrics == 1)
+		HTML_LIT(b, " metric)");
+	else
+		HTML_LIT(b, " metrics)");
+	HTML_LIT(b, "</span></th></tr>\n");
+}
+
+static void
+row(struct buf *b, const struct view_regressions *v,
+    const struct view_regression *r)
+{
+	HTML_LIT(b, "<tr id=\"r");
+	html_int(b, r->id);
+	HTML_LIT(b, "\"><td class=\"n\">");
+	html_int(b, r->id);
+	HTML_LIT(b, "</td><td class=\"mono\">");
+	html_text_trunc(b, r->point, VIEW_NAME_CHARS);
+	HTML_LIT(b, "</td><td>");
+	history_link(b, r);
+	HTML_LIT(b, "</td><td class=\"n\">");
 	html_pct(b, r->change_pct, 2);
 	HTML_LIT(b, "</td><td>");
 	layout_badge(b, r->verdict, NULL);
@@ -145,12 +200,38 @@ row(struct buf *b, const struct view_regressions *v,
 	HTML_LIT(b, "</td></tr>\n");
 }
 
+/* The rows grouped per report, reports in the order of their newest row;
+ * the rows of a report in the store's order.  Returns the rows shown. */
+static size_t
+reports(struct buf *b, const struct view_regressions *v)
+{
+	unsigned char *done = xcalloc(v->nrows ? v->nrows : 1, 1);
+	size_t i, j, n, shown = 0;
+
+	for (i = 0; i < v->nrows && !layout_full(b); i++) {
+		if (done[i])
+			continue;
+		for (n = 0, j = i; j < v->nrows; j++)
+			n += !done[j] && same_report(&v->rows[i], &v->rows[j]);
+		report_row(b, &v->rows[i], n);
+		for (j = i; j < v->nrows && !layout_full(b); j++) {
+			if (done[j] || !same_report(&v->rows[i], &v->rows[j]))
+				continue;
+			row(b, v, &v->rows[j]);
+			done[j] = 1;
+			shown++;
+		}
+	}
+	free(done);
+	return shown;
+}
+
 int
 view_regressions_render(struct buf *b, const struct view_regressions *v)
 {
 	const char *kv[] = { "tree", v->tree, "host", v->host, "bench",
 		v->bench, "state", v->state };
-	size_t i;
+	size_t shown;
 
 	layout_begin(b, "Regressions", "regressions");
 	HTML_LIT(b, "<h1>Regressions</h1>\n");
@@ -176,15 +257,12 @@ view_regressions_render(struct buf *b, const struct view_regressions *v)
 		HTML_LIT(b, "<p class=\"muted\">No regressions match.</p>\n");
 	else {
 		HTML_LIT(b,
-		    "<table><tr><th>id</th><th>commit</th>"
-		    "<th>subject</th><th>tree</th><th>host</th>"
-		    "<th>benchmark</th><th>metric</th><th>change</th>"
-		    "<th>verdict</th><th>triage</th><th>updated</th>"
-		    "</tr>\n");
-		for (i = 0; i < v->nrows && !layout_full(b); i++)
-			row(b, v, &v->rows[i]);
+		    "<table><tr><th>id</th><th>point</th><th>metric</th>"
+		    "<th>change</th><th>verdict</th><th>triage</th>"
+		    "<th>updated</th></tr>\n");
+		shown = reports(b, v);
 		HTML_LIT(b, "</table>\n");
-		layout_cut(b, i, v->nrows);
+		layout_cut(b, shown, v->nrows);
 	}
 	layout_pager(
 	    b, "/regressions", kv, sizeof(kv) / sizeof(kv[0]), &v->pager);

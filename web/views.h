@@ -238,6 +238,7 @@ struct view_job {
 	int attempts, runs, runs_done;
 	const char *progress, *error;
 	int64_t created, updated;
+	const char *commit, *tree, *subject; /* what it measures; NULL none */
 };
 
 struct view_jobs {

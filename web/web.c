@@ -1157,7 +1157,7 @@ target_page(struct wctx *x, enum view_target kind)
 	char title[512], note[CAP_ERRMSG + 64];
 	struct view_patch *pv = NULL;
 	json_t *pa;
-	size_t np, k;
+	size_t np = 0, k;
 	int r;
 
 	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
@@ -1234,6 +1234,25 @@ target_page(struct wctx *x, enum view_target kind)
 	v.nrows = c.n;
 	v.jobs = c.jobs;
 	v.njobs = c.njobs;
+	/* The series tip is what was measured: its patch row shows the
+	 * worst verdict of the comparisons; the patches below it were not
+	 * measured on their own. */
+	for (k = 0; kind == VIEW_SERIES && k < np; k++) {
+		const char *tip =
+		    jstr(json_object_get(info, "series"), "commit_sha");
+		size_t i;
+
+		if (pv[k].commit == NULL || tip == NULL ||
+		    strcmp(pv[k].commit, tip) != 0) {
+			continue;
+		}
+		for (i = 0; i < c.n; i++)
+			if (strcmp(c.rows[i].verdict ? c.rows[i].verdict : "",
+			        "info") != 0 &&
+			    (pv[k].verdict == NULL ||
+			        rank(c.rows[i].verdict) < rank(pv[k].verdict)))
+				pv[k].verdict = c.rows[i].verdict;
+	}
 	if (v.note == NULL && any_unknown(&c))
 		v.note = no_analysis;
 	view_commit_render(&b, &v);
@@ -1945,6 +1964,9 @@ p_jobs(struct wctx *x)
 		g->error = jstr(j, "error");
 		g->created = jint(j, "created");
 		g->updated = jint(j, "updated");
+		g->commit = jstr(j, "commit");
+		g->tree = jstr(j, "tree");
+		g->subject = jstr(j, "subject");
 	}
 	v.rows = rows;
 	v.nrows = json_array_size(arr);

@@ -73,6 +73,22 @@ read -r nb nc ratio <<<"$medians"
     pass runs_stored || fail runs_stored "$medians"
 python3 -c "import sys; sys.exit(0 if float('$ratio') > 1.5 else 1)" &&
     pass candidate_slower || fail candidate_slower "candidate/base median ratio $ratio (designed 4x)"
+# The jobs list says which commit each job measures (API, CLI, page).
+http GET '/api/v1/jobs?limit=10' >/dev/null
+python3 - "$PW_TMP/body" "$c1" "$c2" <<'PY' && pass jobs_list_commit || fail jobs_list_commit "$(cat "$PW_TMP/body")"
+import json, sys
+jobs = json.load(open(sys.argv[1]))["jobs"]
+want = {("base", sys.argv[2]), ("candidate", sys.argv[3])}
+got = {(j["role"], j["commit"]) for j in jobs}
+assert want <= got, got
+assert all(j["tree"] == "app" for j in jobs), jobs
+assert any(j["subject"] == "prog: four times the loop" for j in jobs), jobs
+PY
+pw jobs | grep -q " ${c2:0:12} *app *slowprog" && pass jobs_cli_commit ||
+    fail jobs_cli_commit "$(pw jobs)"
+http GET /jobs >/dev/null
+grep -q "href=\"/commit/$c2\"" "$PW_TMP/body" && pass jobs_page_commit ||
+    fail jobs_page_commit "no commit link on /jobs"
 base_commit=$(sql "SELECT c.sha FROM jobs j JOIN commits c ON c.id = j.commit_id
     WHERE j.role = 'base' ORDER BY j.id LIMIT 1")
 [ "$base_commit" = "$c1" ] && pass base_is_parent || fail base_is_parent "$base_commit"

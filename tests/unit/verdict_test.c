@@ -849,6 +849,60 @@ TEST(test_verdict__history_in_commit_order)
 	free(p);
 }
 
+/*
+ * The baseline history is run-to-run noise: bases that measured commits
+ * on either side of a 7x step (as on a branch after a big improvement)
+ * must not make the step itself look like noise.  With raw values pooled,
+ * a clean 7x regression after the step came out inconclusive (p 0.09);
+ * each base job's runs are now centred on their own median.
+ */
+TEST(test_verdict__history_across_a_level_shift)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct verdict_outcome o;
+	int64_t h, b, c, pair;
+	json_t *keep = NULL, *cm;
+	int k;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	for (k = 0; k < 14; k++) {
+		/* ns per op: 21 before the fix, 3 from the 8th pair on,
+		 * base and candidate alike (nothing else changes). */
+		double level = k < 7 ? 21 : 3;
+		struct mdef md[1] = { { "ns", "ns", "lower", level, level,
+		    0.01 } };
+
+		pair = pair_new(s, "j",
+		    "{\"runs\":5,\"max_runs\":5,\"metrics\":{\"ns\":{"
+		    "\"better\":\"lower\",\"min_effect_pct\":25}}}",
+		    5, 5, &b, &c);
+		ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
+		ASSERT_INTEQ(verdict_pair(s, &o, pair, now + k), 0);
+		ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	}
+	/* The revert: base at 3, candidate at 21, 70 history runs. */
+	{
+		struct mdef md[1] = { { "ns", "ns", "lower", 3, 21, 0.01 } };
+
+		pair = pair_new(s, "j",
+		    "{\"runs\":5,\"max_runs\":5,\"metrics\":{\"ns\":{"
+		    "\"better\":\"lower\",\"min_effect_pct\":25}}}",
+		    5, 5, &b, &c);
+		ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
+		ASSERT_INTEQ(verdict_pair(s, &o, pair, now + 20), 0);
+	}
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	cm = cmp_of(s, &keep, pair, "ns");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "regression");
+	ASSERT(json_number_value(json_object_get(cm, "p")) < 0.001);
+	json_decref(keep);
+	store_close(s);
+	free(p);
+}
+
 /* Runs the sqlite3 command-line tool on path (the store is the only
  * module linking SQLite; this test plays an old perfwatchd). */
 static int

@@ -613,6 +613,127 @@ TEST(test_web__commit_hostile)
 	buf_release(&b);
 }
 
+/* A row of the report-order test. */
+static struct view_cmp_row
+rrow(const char *host, const char *metric, const char *better, double base,
+    double cand, double change, const char *verdict)
+{
+	struct view_cmp_row r = { 0 };
+
+	r.host = host;
+	r.bench = "fio";
+	r.point = "bs=4k";
+	r.metric = metric;
+	r.unit = "";
+	r.better = better;
+	r.base_median = base;
+	r.cand_median = cand;
+	r.change_pct = change;
+	r.ci_low = r.ci_high = r.p = NAN;
+	r.min_effect = 2;
+	r.base_n = r.cand_n = 5;
+	r.verdict = verdict;
+	r.memcg_tax_pct = r.memcg_tax_base_pct = NAN;
+	r.charge_share_pct = r.charge_share_base_pct = NAN;
+	r.pair_id = 1;
+	return r;
+}
+
+static const char *
+at(const char *hay, const char *needle)
+{
+	const char *p = strstr(hay, needle);
+
+	if (p == NULL) {
+		/* Failed; the end of hay makes the order checks fail too. */
+		test_fail(__FILE__, __LINE__, "missing %s", needle);
+		return hay + strlen(hay);
+	}
+	return p;
+}
+
+/* The pair page reads like a report: the changed metrics first, by
+ * significance and size, telemetry last in its own memcg section with
+ * absolute differences, host/bench/point once per group, and the range
+ * across hosts on a commit page. */
+TEST(test_web__commit_report_order)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_cmp_row rows[] = {
+		rrow("epyc", "memcg.anon_delta", "info", -1277952, 372736,
+		    -129.2, "info"),
+		rrow("epyc", "memcg.file_delta", "info", 4096, 8192, 100,
+		    "info"),
+		rrow("epyc", "latency_p99", "lower", 100, 101, 1, "unchanged"),
+		rrow(
+		    "epyc", "read_bw", "higher", 2000, 1000, -50, "regression"),
+		rrow(
+		    "epyc", "write_iops", "higher", 100, 105, 5, "improvement"),
+		rrow("epyc", "read_iops", "higher", 2000, 900, -55,
+		    "regression"),
+		rrow("xeon", "read_iops", "higher", 2000, 1700, -15,
+		    "regression"),
+		rrow("epyc", "read_clat", "lower", 10, 11, 10, "inconclusive"),
+	};
+	struct view_commit v = { 0 };
+	const char *p_rd, *p_bw, *p_xeon, *p_imp, *p_unch, *p_tel;
+	const char *changed, *memcg, *other, *q;
+	int groups = 0;
+
+	v.kind = VIEW_COMMIT;
+	v.id = "0123456789abcdef0123456789abcdef01234567";
+	v.title = "mm: memcg: a change";
+	v.rows = rows;
+	v.nrows = sizeof(rows) / sizeof(rows[0]);
+	view_commit_render(&b, &v);
+	ASSERT_PAGE(&b);
+	changed = at(b.data, "<h2>What changed</h2>");
+	memcg = at(b.data, "<h2>memcg</h2>");
+	other = at(b.data, "<h2>Unchanged and inconclusive</h2>");
+	ASSERT(changed < memcg && memcg < other);
+	/* Regressions by size (read_iops -55% before read_bw -50%, the
+	 * xeon's -15% after), then the improvement; all before memcg. */
+	p_rd = at(changed, ">read_iops</a>");
+	p_bw = at(changed, ">read_bw</a>");
+	p_xeon = at(changed, "-15.00%");
+	p_imp = at(changed, ">write_iops</a>");
+	ASSERT(p_rd < p_bw && p_bw < p_xeon && p_xeon < p_imp && p_imp < memcg);
+	/* Unchanged and inconclusive rows only after the memcg facts. */
+	p_unch = at(b.data, ">latency_p99</a>");
+	ASSERT(p_unch > other);
+	ASSERT(at(b.data, ">read_clat</a>") > other);
+	/* Telemetry in the memcg section, with absolute differences: no
+	 * -129% for a delta that crosses zero. */
+	p_tel = at(memcg, "memcg.anon_delta");
+	ASSERT(p_tel < other);
+	ASSERT(strstr(b.data, "-129.") == NULL);
+	ASSERT(strstr(p_tel, "+1.65M") != NULL);
+	/* Host, benchmark and point once per group, not on every row: the
+	 * changed table has three groups (epyc, xeon, epyc). */
+	for (q = changed; (q = strstr(q, "<tr class=\"grp\">")) && q < memcg;
+	     q++)
+		groups++;
+	ASSERT_INTEQ(groups, 3);
+	/* The commit page summarises read_iops over both hosts. */
+	q = at(b.data, "<h2>Across hosts</h2>");
+	ASSERT(strstr(q, "-55.0% &hellip; -15.0% across 2 hosts") != NULL);
+	ASSERT(strstr(q, "(2 regression)") != NULL);
+	/* A pair page has one host: no such summary. */
+	v.kind = VIEW_PAIR;
+	v.id = "1";
+	buf_reset(&b);
+	view_commit_render(&b, &v);
+	ASSERT(strstr(b.data, "Across hosts") == NULL);
+	/* Nothing changed: said in words. */
+	v.rows = &rows[2];
+	v.nrows = 1;
+	buf_reset(&b);
+	view_commit_render(&b, &v);
+	ASSERT(
+	    strstr(b.data, "No metric changed beyond its min_effect") != NULL);
+	buf_release(&b);
+}
+
 TEST(test_web__commit_budget)
 {
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
@@ -859,6 +980,63 @@ TEST(test_web__regressions_hostile)
 	ASSERT_PAGE(&b);
 	ASSERT(strstr(b.data, "more rows not shown") != NULL);
 	free(rows);
+	buf_release(&b);
+}
+
+/* Regressions are grouped per report (commit or pair, job, host): fio's
+ * read_iops and read_bw of one commit on one host are one finding, the
+ * same commit on another host another; a submitted pair says so instead
+ * of leaving commit, subject and tree empty. */
+TEST(test_web__regressions_grouped)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_regression r[4] = { 0 };
+	const char *p, *q;
+	int headers = 0;
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		r[i].id = (int64_t)i + 1;
+		r[i].tree = "mm";
+		r[i].branch = "mm-new";
+		r[i].commit = "0123456789abcdef0123456789abcdef01234567";
+		r[i].subject = "mm: memcg: a change";
+		r[i].pair_id = 7;
+		r[i].host = "epyc";
+		r[i].bench = "fio";
+		r[i].point = "bs=4k";
+		r[i].change_pct = -50;
+		r[i].verdict = "regression";
+	}
+	r[0].metric = "read_iops";
+	r[1].metric = "read_bw";
+	r[1].change_pct = -49.5;
+	r[2].metric = "read_iops";
+	r[2].host = "xeon";
+	r[2].pair_id = 8;
+	r[3].metric = "ops";
+	r[3].commit = r[3].subject = r[3].tree = r[3].branch = NULL;
+	r[3].pair_id = 9;
+	r[3].bench = "kv";
+	struct view_regressions v = { .rows = r, .nrows = 4 };
+	view_regressions_render(&b, &v);
+	ASSERT_PAGE(&b);
+	for (q = b.data; (q = strstr(q, "<tr class=\"grp report\">")); q++)
+		headers++;
+	ASSERT_INTEQ(headers, 3);
+	p = strstr(b.data,
+	    "fio <span class=\"muted\">on</span> epyc "
+	    "<span class=\"muted\">(2 metrics)");
+	ASSERT(p != NULL);
+	/* Both metrics of the epyc report follow its header, before the
+	 * xeon report. */
+	q = strstr(b.data, "epyc");
+	ASSERT(
+	    strstr(p, "id=\"r1\"") != NULL && strstr(p, "id=\"r2\"") != NULL);
+	ASSERT(strstr(p, "id=\"r2\"") < strstr(p, "xeon"));
+	ASSERT(q != NULL);
+	ASSERT(strstr(b.data, "a submitted pair (no commit)") != NULL);
+	ASSERT(strstr(b.data, "href=\"/pair/9\"") != NULL);
 	buf_release(&b);
 }
 

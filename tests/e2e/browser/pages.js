@@ -1,0 +1,128 @@
+// Every page kind of the dashboard, in Debian's chromium (headless,
+// JavaScript off), on data made by real runs: the demo's daemon (its
+// commits, the mailed series, the tcp_rr pair).  Each page is checked for
+// what a kernel developer looks for first, and kept as a screenshot.
+// Prints "PASS name" / "FAIL name: why" lines.
+//   PW_URL=http://127.0.0.1:PORT FIX=sha NOOP=sha SERIES=id PAIR=id
+//   SHOTS=dir USER_DATA=dir node pages.js
+'use strict';
+const { chromium } = require('playwright-core');
+
+const url = process.env.PW_URL;
+const shots = process.env.SHOTS;
+let failed = 0;
+
+function pass(name) { console.log(`PASS ${name}`); }
+function fail(name, why) { console.log(`FAIL ${name}: ${why}`); failed = 1; }
+function expect(cond, why) { if (!cond) throw new Error(why); }
+
+async function step(name, fn) {
+  try {
+    await fn();
+    pass(name);
+  } catch (e) {
+    fail(name, String(e && e.message ? e.message : e).split('\n')[0]);
+  }
+}
+
+(async () => {
+  const ctx = await chromium.launchPersistentContext(process.env.USER_DATA, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    javaScriptEnabled: false,
+    viewport: { width: 1400, height: 900 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update',
+      '--disable-sync'],
+  });
+  const page = ctx.pages()[0] || await ctx.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  const shot = (name) => page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  const visit = async (path) => {
+    const r = await page.goto(url + path);
+    expect(r.status() === 200, `${path}: status ${r.status()}`);
+    // No page is wider than a 1400-pixel window.
+    const w = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(w <= 1400, `${path} is ${w} px wide`);
+  };
+  // The first table of the "What changed" section, as text.
+  const changed = () => page.locator('h2:text("What changed") + table').innerText();
+
+  await step('pages_overview', async () => {
+    await visit('/');
+    expect(await page.locator('.badge.v-improvement').count() >= 1, 'no improvement badge');
+    expect(await page.locator('.badge.v-regression').count() >= 1, 'no regression badge (the revert)');
+    await shot('demo-overview');
+  });
+
+  await step('pages_commit_of_the_fix', async () => {
+    await visit('/commit/' + process.env.FIX);
+    const t = await changed();
+    expect(/ns_per_op/.test(t) && /improvement/.test(t), `changed table: ${t.slice(0, 200)}`);
+    // The changed metric comes before the memcg facts and the telemetry.
+    const html = await page.content();
+    expect(html.indexOf('What changed') < html.indexOf('<h2>memcg</h2>'), 'memcg section first');
+    expect(!/-1[0-9]{3}\.[0-9]{2}%/.test(html), 'a four-digit percentage');
+    await shot('demo-commit');
+  });
+
+  await step('pages_commit_of_the_noop', async () => {
+    await visit('/commit/' + process.env.NOOP);
+    expect(await page.locator('text=No metric changed beyond its min_effect').count() === 1,
+      'the no-op page does not say that nothing changed');
+  });
+
+  await step('pages_series', async () => {
+    await visit('/series/' + process.env.SERIES);
+    const t = await changed();
+    expect(/regression/.test(t), `changed table: ${t.slice(0, 200)}`);
+    expect(await page.locator('tr.patch').count() === 1, 'one patch row');
+    // The one patch is the tip: it carries the series' verdict.
+    expect(await page.locator('tr.patch .badge.v-regression').count() === 1,
+      'the patch row has no regression badge');
+    await shot('demo-series');
+  });
+
+  await step('pages_pair_memcg_tax', async () => {
+    await visit('/pair/' + process.env.PAIR);
+    const html = await page.content();
+    expect(html.includes('<h2>memcg</h2>') && html.includes('memcg_tax.throughput'),
+      'no memcg section with the tax');
+    await shot('demo-pair');
+  });
+
+  await step('pages_history_change_point', async () => {
+    await visit('/history?job=demo-stock&metric=ns_per_op&tree=demo&branch=master');
+    expect(await page.locator('svg .cp').count() >= 1, 'no change point drawn');
+    await shot('demo-history');
+  });
+
+  await step('pages_regressions_grouped', async () => {
+    await visit('/regressions');
+    expect(await page.locator('tr.report').count() >= 1, 'no report header row');
+    const t = (await page.locator('tr.report').allInnerTexts()).join(' | ');
+    expect(/drain the per-cpu charge stock again .*demo-stock on demo-runner/.test(t),
+      `reports: ${t}`);
+    await shot('demo-regressions');
+  });
+
+  await step('pages_hosts', async () => {
+    await visit('/hosts');
+    expect(await page.locator('text=demo-runner').count() >= 1, 'no demo-runner');
+    await shot('demo-hosts');
+  });
+
+  await step('pages_jobs', async () => {
+    await visit('/jobs');
+    expect(await page.locator('.badge.v-success').count() >= 10, 'fewer than 10 finished jobs');
+    await shot('demo-jobs');
+  });
+
+  await step('pages_no_console_errors', async () => {
+    expect(problems.length === 0, problems.join('; '));
+  });
+  await ctx.close();
+  process.exit(failed);
+})().catch((e) => { console.log(`FAIL pages: ${e}`); process.exit(1); });
