@@ -191,7 +191,11 @@ git_date(char *out, size_t len, const struct gitm_patch *p)
 	    abs(p->author_tz) % 60);
 }
 
-/* Sets the commit's author (name, address, date) to the patch's. */
+/*
+ * Sets the commit's author (name, address, date) to the patch's.  A mail
+ * with no title and no text ("Subject: [PATCH]") makes a commit with an
+ * empty message, which git am and libgit2 accept; so must the amend.
+ */
 static int
 amend_author(const char *wt, const struct gitm_patch *p, const char *log)
 {
@@ -211,8 +215,9 @@ amend_author(const char *wt, const struct gitm_patch *p, const char *log)
 		char *amend[] = { "git", "-C", (char *)wt, "-c",
 			"core.hooksPath=/dev/null", "-c",
 			"commit.gpgsign=false", "commit", "--amend",
-			"--no-edit", "--no-verify", "--allow-empty", "--quiet",
-			author, dateopt, NULL };
+			"--no-edit", "--no-verify", "--allow-empty",
+			"--allow-empty-message", "--quiet", author, dateopt,
+			NULL };
 
 		r = run_env(amend, log, cdate);
 	}
