@@ -2206,9 +2206,21 @@ gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
 		git_tree *tree = NULL, *nt = NULL;
 		git_index *idx = NULL;
 		git_signature *au = NULL, *co = NULL;
+		const char *nul;
 		git_oid tid;
 
 		*out_failed = i;
+		/* libgit2 1.5 reads past its buffers applying a hunk whose
+		 * lines hold a NUL byte (ASan: heap-buffer-overflow in
+		 * git_apply_to_tree); a text patch has none (binary ones are
+		 * base85), but mail decoding can make one (=00). */
+		if ((nul = memchr(p->diff, '\0', p->len)) != NULL) {
+			rc = err_setc(&r->err, ERR_INVALID,
+			    "tree %s: the patch holds a NUL byte (offset %zu "
+			    "of its diff)",
+			    r->name, (size_t)(nul - p->diff));
+			goto next;
+		}
 		rc = git_diff_from_buffer(&diff, p->diff, p->len);
 		if (rc < 0) {
 			rc = err_setc(&r->err, ERR_INVALID,
