@@ -4,8 +4,9 @@
 # outside the repository (2.0 at first: this VM's CPU time per run swings
 # by tens of percent under load, and 1.3 once came out inconclusive, with
 # no report): one report.  Retests of the same commit (POST
-# /api/v1/submit of the pair again), with the factor 2.0 or 1.0: one that finds the changed metrics and verdicts of the last look
-# sends nothing, one that differs sends a short follow-up in the same
+# /api/v1/submit of the pair again), with the factor 2.0 or 1.0: one
+# that finds the changed metrics and verdicts of the last look sends
+# nothing, one that differs sends a short follow-up in the same
 # thread (In-Reply-To and References the first mail's Message-ID, "Re: "
 # subject).  Test mode (alerts.email.test_to) sends only to one address
 # and names who would have got it.  The webhook receiver never answers:
