@@ -58,5 +58,12 @@ jobspec_build(const struct job_config *jc, const struct cfg_point *pt,
 		                                                  : "higher",
 		        "min_effect_pct", jc->metrics[i].min_effect_pct));
 	json_object_set_new(spec, "metrics", metrics);
+	/* host: benchmark hygiene of the job (runners/host.h). */
+	json_object_set_new(spec, "host",
+	    json_pack("{s:s?, s:s?, s:s, s:b, s:I, s:I}", "cpus", jc->host.cpus,
+	        "server_cpus", jc->host.server_cpus, "thp",
+	        config_thp_name(jc->host.thp), "drop_caches",
+	        jc->host.drop_caches, "warmup", (json_int_t)jc->host.warmup,
+	        "pause_s", (json_int_t)jc->host.pause_s));
 	return spec;
 }

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/analysis.h"
+#include "daemon/hygiene.h"
 #include "daemon/memcg_tax.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
@@ -887,6 +888,9 @@ verdict_pair(
 	}
 	if (r == 0)
 		r = write_results(s, out, &w, more, now);
+	/* Did both sides run under the same host state? (hygiene.h) */
+	if (r == 0)
+		r = hygiene_mark(s, pair_id);
 	if (r == 0 && out->state == VERDICT_FINAL)
 		r = memcg_tax_after(s, out, pair_id, now);
 	if (r != 0) {

@@ -30,6 +30,7 @@
 #include "runners/cgroup.h"
 #include "runners/checkout.h"
 #include "runners/client.h"
+#include "runners/host.h"
 #include "runners/inventory.h"
 #include "runners/profile.h"
 #include "runners/spool.h"
@@ -541,6 +542,7 @@ struct job {
 	struct strlist command, server_command, build;
 	struct cfg_point point;
 	json_t *tree, *directions;
+	json_t *host; /* the spec's host: object (runners/host.h) or NULL */
 	unsigned char *done; /* done[i]: run i is stored */
 	size_t ndone;
 };
@@ -624,6 +626,7 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	        pwjson_str(&j->tree_commit, j->tree, "commit", e)))
 		return err_set(e, "field 'tree': %s", err_msg(e));
 	j->directions = json_object_get(o, "metrics");
+	j->host = json_object_get(o, "host");
 	if ((cg = json_object_get(o, "cgroup")) != NULL && json_is_object(cg) &&
 	    (pwjson_str_opt(&j->cgroup_path, cg, "path", e) != 0 ||
 	        pwjson_int_opt(&j->memory_max, cg, "memory_max", e) != 0 ||
@@ -903,6 +906,72 @@ self_cpu_s(void)
 	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
+/* How one benchmark run is executed (measured, warm-up or profiled). */
+static void
+bench_spec(struct exec_spec *spec, struct agent *a, const struct job *j,
+    const struct placement *pl, char **argv, const char *scratch,
+    size_t raw_max)
+{
+	*spec = EXEC_SPEC_INIT(argv);
+	spec->cwd = scratch;
+	spec->timeout_ms = j->timeout_s * 1000;
+	spec->out_max = raw_max;
+	spec->err_max = raw_max;
+	spec->cancel = &a->kill;
+	spec->procs_fds = pl->fds;
+	spec->n_procs_fds = pl->nfds;
+}
+
+/*
+ * The job's host.warmup runs: executed like the measured ones (same
+ * placement, pinning, drop_caches, pause), their outcome logged, nothing
+ * uploaded.  0, or -1 when the job must fail (why set); a cancel just
+ * returns 0 (the caller sees a->kill).
+ */
+static int
+warm_up(struct agent *a, const struct job *j, struct host_job *hj,
+    const struct placement *pl, char **argv, const char *scratch,
+    size_t raw_max, struct buf *why)
+{
+	struct exec_spec spec;
+	struct exec_result r;
+	struct buf how = BUF_INIT(CAP_ERRMSG);
+	struct err e = { 0 };
+	char what[64];
+	int64_t w;
+
+	for (w = 0; w < hj->warmup && !atomic_load(&a->kill); w++) {
+		if (w > 0 && hj->pause_ms > 0)
+			http_sleep_ms(hj->pause_ms, &a->kill);
+		snprintf(what, sizeof(what), "warm-up %" PRId64 "/%" PRId64,
+		    w + 1, hj->warmup);
+		set_progress_text(a, what);
+		if (host_job_run_begin(hj, 0, &e) != 0) {
+			buf_printf(why, "host: %s", err_msg(&e));
+			return -1;
+		}
+		bench_spec(&spec, a, j, pl, argv, scratch, raw_max);
+		if (exec_run(&r, &spec, &e) != 0) {
+			host_job_run_end(hj);
+			buf_printf(
+			    why, "warm-up %" PRId64 ": %s", w + 1, err_msg(&e));
+			return -1;
+		}
+		host_job_run_end(hj);
+		buf_release(&how);
+		exec_describe(&how, &r);
+		job_log(a, j->id,
+		    "warm-up %" PRId64 "/%" PRId64 ": %s in %.3f s (not "
+		    "reported)",
+		    w + 1, hj->warmup, how.data, r.duration_s);
+		exec_result_release(&r);
+	}
+	buf_release(&how);
+	if (hj->warmup > 0 && hj->pause_ms > 0 && !atomic_load(&a->kill))
+		http_sleep_ms(hj->pause_ms, &a->kill);
+	return 0;
+}
+
 /*
  * The profiled run (job `profile: true`): one more run under perf record,
  * uploaded at index max_runs with the `profile` blob and only the
@@ -935,14 +1004,7 @@ run_profiled(struct agent *a, const struct job *j, const struct placement *pl,
 	snprintf(a->progress, sizeof(a->progress), "profile run");
 	pthread_mutex_unlock(&a->mu);
 	p = profile_start(&po);
-	spec = EXEC_SPEC_INIT(argv);
-	spec.cwd = scratch;
-	spec.timeout_ms = j->timeout_s * 1000;
-	spec.out_max = raw_max;
-	spec.err_max = raw_max;
-	spec.cancel = &a->kill;
-	spec.procs_fds = pl->fds;
-	spec.n_procs_fds = pl->nfds;
+	bench_spec(&spec, a, j, pl, argv, scratch, raw_max);
 	if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
 		exec_result_release(&r);
 		profile_free(p);
@@ -1068,8 +1130,11 @@ run_job(struct agent *a, json_t *jo)
 	double cpu0, cpu1;
 	json_t *body;
 	int ret = 1, tm_ok;
+	struct host_job hj;
+	struct buf hlog = BUF_INIT(CAP_ERRMSG * 8);
 
 	memset(&pl, 0, sizeof(pl));
+	memset(&hj, 0, sizeof(hj));
 	if (pwjson_int(&id, jo, "id", &e) != 0) {
 		log_warnx("claim: %s", err_msg(&e));
 		return 1;
@@ -1110,16 +1175,27 @@ run_job(struct agent *a, json_t *jo)
 		finish(a, j.id, "failure", why.data);
 		goto out;
 	}
+	/* host: pinning, THP, drop_caches, warm-up, pause (runners/host.h) */
+	if (host_job_begin(&hj, "", j.host, &hlog, &e) != 0) {
+		buf_printf(&why, "host: %s", err_msg(&e));
+		finish(a, j.id, "failure", why.data);
+		goto out;
+	}
+	if (hlog.len > 0)
+		job_log(a, j.id, "%s", hlog.data);
 	if (sargv != NULL) {
 		spec = EXEC_SPEC_INIT(sargv);
 		spec.cwd = scratch;
 		spec.procs_fds = pl.fds;
 		spec.n_procs_fds = pl.nfds;
-		if (exec_start(&server, &spec, &e) != 0) {
+		if (host_job_run_begin(&hj, 1, &e) != 0 ||
+		    exec_start(&server, &spec, &e) != 0) {
+			host_job_run_end(&hj);
 			buf_printf(&why, "server_command: %s", err_msg(&e));
 			finish(a, j.id, "failure", why.data);
 			goto out;
 		}
+		host_job_run_end(&hj);
 		http_sleep_ms(SERVER_SETTLE_MS, &a->kill);
 		if (!exec_alive(server)) {
 			finish(a, j.id, "failure",
@@ -1128,11 +1204,18 @@ run_job(struct agent *a, json_t *jo)
 		}
 	}
 
+	if (hj.warmup > 0 &&
+	    warm_up(a, &j, &hj, &pl, argv, scratch, raw_max, &why) != 0) {
+		finish(a, j.id, "failure", why.data);
+		goto out;
+	}
 	for (i = 0; i < (n = runs_wanted(a)) && i < j.max_runs; i++) {
 		if (atomic_load(&a->kill))
 			break;
 		if ((size_t)i < j.ndone && j.done[i])
 			continue;
+		if (ran > 0 && hj.pause_ms > 0)
+			http_sleep_ms(hj.pause_ms, &a->kill);
 		set_progress(a, i + 1, n);
 		/* {run}: this run's index (rendered as 1 above). */
 		config_argv_free(argv);
@@ -1142,25 +1225,26 @@ run_job(struct agent *a, json_t *jo)
 			finish(a, j.id, "failure", why.data);
 			goto out;
 		}
-		spec = EXEC_SPEC_INIT(argv);
-		spec.cwd = scratch;
-		spec.timeout_ms = j.timeout_s * 1000;
-		spec.out_max = raw_max;
-		spec.err_max = raw_max;
-		spec.cancel = &a->kill;
-		spec.procs_fds = pl.fds;
-		spec.n_procs_fds = pl.nfds;
+		bench_spec(&spec, a, &j, &pl, argv, scratch, raw_max);
 		err_clear(&e);
+		if (host_job_run_begin(&hj, 0, &e) != 0) {
+			buf_printf(&why, "host: %s", err_msg(&e));
+			finish(a, j.id, "failure", why.data);
+			goto out;
+		}
 		tm_ok = pl.tm != NULL && telemetry_begin(pl.tm, &te) == 0;
 		cpu0 = self_cpu_s();
 		if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
 			/* Not a measurement: a later attempt redoes it. */
+			host_job_run_end(&hj);
 			exec_result_release(&r);
 			break;
 		}
 		cpu1 = self_cpu_s();
+		host_job_run_end(&hj);
 		body = agent_run_body(i, j.parser, j.directions, &r,
 		    e.set ? err_msg(&e) : NULL, raw_max);
+		json_object_set_new(body, "host_state", host_job_state(&hj));
 		if (tm_ok &&
 		    strcmp(json_string_value(json_object_get(body, "status")),
 		        "ok") == 0 &&
@@ -1202,8 +1286,14 @@ run_job(struct agent *a, json_t *jo)
 		}
 	}
 	if (j.profile && !atomic_load(&a->kill) && !j.done[j.max_runs] &&
-	    (server == NULL || exec_alive(server)))
+	    (server == NULL || exec_alive(server))) {
+		/* Pinned as the measured runs were (perf record too). */
+		err_clear(&e);
+		if (host_job_run_begin(&hj, 0, &e) != 0)
+			job_log(a, j.id, "profile: host: %s", err_msg(&e));
 		run_profiled(a, &j, &pl, argv, scratch, raw_max);
+		host_job_run_end(&hj);
+	}
 	exec_stop(server);
 	server = NULL;
 	if (atomic_load(&a->kill)) {
@@ -1224,6 +1314,11 @@ run_job(struct agent *a, json_t *jo)
 		ret = 0;
 out:
 	exec_stop(server);
+	buf_release(&hlog);
+	host_job_end(&hj, &hlog);
+	if (hlog.len > 0)
+		log_warnx("job %" PRId64 ": %s", j.id, hlog.data);
+	buf_release(&hlog);
 	unplace_job(a, j.id, &pl);
 	set_job(a, 0, 0);
 	if (scratch != NULL)

@@ -1364,3 +1364,102 @@ host_state(const char *root, const char *pinning)
 	set_or_unknown(o, "pinning", pinning ? pinning : "none");
 	return o;
 }
+
+/* ---- a job's host: section ---- */
+
+int
+host_job_begin(struct host_job *hj, const char *root, json_t *spec,
+    struct buf *log, struct err *e)
+{
+	const char *cpus = NULL, *scpus = NULL, *thp = NULL;
+	struct err te = { 0 };
+	int64_t pause = 0;
+	int rc;
+
+	memset(hj, 0, sizeof(*hj));
+	hj->root = root;
+	if (spec == NULL || json_is_null(spec))
+		return 0;
+	if (!json_is_object(spec))
+		return err_set(e, "field 'host': expected an object");
+	if (pwjson_str_opt(&cpus, spec, "cpus", e) != 0 ||
+	    pwjson_str_opt(&scpus, spec, "server_cpus", e) != 0 ||
+	    pwjson_str_opt(&thp, spec, "thp", e) != 0 ||
+	    pwjson_bool_opt(&hj->drop_caches, spec, "drop_caches", e) != 0 ||
+	    pwjson_int_opt(&hj->warmup, spec, "warmup", e) != 0 ||
+	    pwjson_int_opt(&pause, spec, "pause_s", e) != 0)
+		return err_set(e, "field 'host': %s", err_msg(e));
+	if (hj->warmup < 0 || hj->warmup > 100 || pause < 0 || pause > 3600)
+		return err_set(
+		    e, "field 'host': warmup or pause_s out of range");
+	hj->pause_ms = pause * 1000;
+	if (cpus != NULL && host_cpus_resolve(&hj->cpus, root, cpus, e) != 0)
+		return -1;
+	if (scpus != NULL &&
+	    host_cpus_resolve(&hj->server_cpus, root, scpus, e) != 0)
+		return -1;
+	rc = host_thp_set(hj->thp_saved, sizeof(hj->thp_saved), root, thp, &te);
+	if (rc == 0)
+		buf_printf(log, "host.thp: %s for this job\n", thp);
+	else if (rc < 0)
+		/* Not a failure: the run records the THP mode it had. */
+		buf_printf(log, "host.thp: %s; runs record THP as it is\n",
+		    err_msg(&te));
+	if (hj->cpus)
+		buf_printf(log, "host.cpus: benchmark on CPUs %s\n", hj->cpus);
+	if (hj->server_cpus)
+		buf_printf(log, "host.server_cpus: server on CPUs %s\n",
+		    hj->server_cpus);
+	return 0;
+}
+
+void
+host_job_end(struct host_job *hj, struct buf *log)
+{
+	struct err e = { 0 };
+
+	host_unpin(&hj->pin);
+	if (hj->thp_saved[0] != '\0' &&
+	    host_thp_restore(hj->root, hj->thp_saved, &e) != 0)
+		buf_printf(log, "host.thp: restore: %s\n", err_msg(&e));
+	hj->thp_saved[0] = '\0';
+	free(hj->cpus);
+	free(hj->server_cpus);
+	hj->cpus = hj->server_cpus = NULL;
+}
+
+int
+host_job_run_begin(struct host_job *hj, int server, struct err *e)
+{
+	struct err de = { 0 };
+	const char *cpus = server ? hj->server_cpus : hj->cpus;
+
+	if (!server && hj->drop_caches) {
+		if (host_drop_caches(hj->root, &de) == 0)
+			snprintf(hj->dropped, sizeof(hj->dropped), "done");
+		else
+			snprintf(hj->dropped, sizeof(hj->dropped), "failed: %s",
+			    err_msg(&de));
+	}
+	if (cpus != NULL)
+		return host_pin(&hj->pin, cpus, e);
+	return 0;
+}
+
+void
+host_job_run_end(struct host_job *hj)
+{
+	host_unpin(&hj->pin);
+}
+
+json_t *
+host_job_state(const struct host_job *hj)
+{
+	json_t *o = host_state(hj->root, hj->cpus);
+
+	json_object_set_new(o, "drop_caches",
+	    json_string(!hj->drop_caches ? "off"
+	            : hj->dropped[0]     ? hj->dropped
+	                                 : "unknown"));
+	return o;
+}

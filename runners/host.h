@@ -13,9 +13,11 @@
  * are "unavailable": never a failure, never a guessed value.
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/buf.h"
+#include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
 
@@ -123,6 +125,38 @@ int host_drop_caches(const char *root, struct err *);
  * the resolved CPU list of the benchmark, NULL for none.  Never NULL.
  */
 json_t *host_state(const char *root, const char *pinning);
+
+/*
+ * A job's host: section (the job spec's "host" object: cpus, server_cpus,
+ * thp, drop_caches, warmup, pause_s) while the job runs.
+ *
+ *	host_job_begin()           resolve pinning, set THP for the job
+ *	host_job_run_begin(0)      drop caches, pin this thread; spawn; then
+ *	host_job_run_end()         unpin
+ *	host_job_state()           what the run ran under
+ *	host_job_end()             THP back, free
+ *
+ * begin fails (-1, e set) only for what makes the job impossible (a
+ * NUMA node or CPU this host lacks); a THP mode it cannot set is logged
+ * and recorded in each run's state instead.
+ */
+struct host_job {
+	const char *root;
+	char *cpus, *server_cpus; /* resolved CPU lists, or NULL */
+	char thp_saved[256];      /* THP to put back, or "" */
+	int drop_caches;
+	int64_t warmup, pause_ms;
+	char dropped[CAP_ERRMSG]; /* last drop_caches outcome */
+	struct host_pin pin;
+};
+int host_job_begin(struct host_job *, const char *root, json_t *spec,
+    struct buf *log, struct err *);
+/* server: pin for server_command (no drop_caches). 0 or -1 (e set). */
+int host_job_run_begin(struct host_job *, int server, struct err *);
+void host_job_run_end(struct host_job *);
+/* host_state() plus "drop_caches": off, done, failed: why. */
+json_t *host_job_state(const struct host_job *);
+void host_job_end(struct host_job *, struct buf *log);
 
 /* perfwatch-runner host ... (argv[0] is "host"); the exit status. */
 int host_main(int argc, char **argv);

@@ -41,6 +41,8 @@ css(struct buf *b)
 	    "f3d98b}"
 	    ".v-unstable{background:#efe3fb;color:#5b2a86;border-color:#cdb4ec}"
 	    ".v-running{background:#dbeafe;color:#1e4e9c}"
+	    ".v-suspect{background:#fff;color:#a4161a;border:1px dashed "
+	    "#a4161a}"
 	    ".v-queued{background:#f3f4f6;color:#4a5561;border-color:#c9ced6}"
 	    ".v-failed{background:#7a1f1f;color:#fff}"
 	    ".v-success{background:#eceff3;color:#17692f}"
@@ -78,7 +80,7 @@ static const struct {
 
 static const char *const verdicts[] = { "regression", "improvement",
 	"unchanged", "inconclusive", "unstable", "running", "queued", "failed",
-	"success", "cancelled", "info" };
+	"success", "cancelled", "info", "suspect" };
 
 int
 layout_begin(struct buf *b, const char *title, const char *active)

@@ -119,6 +119,9 @@ struct view_cmp_row {
 	double charge_share_pct, charge_share_base_pct;
 	int64_t pair_id;
 	int64_t base_job, cand_job; /* links to logs and raw outputs */
+	/* The pair's sides ran under different host states: how (untrusted
+	 * text from runners), else NULL (docs/HOST.md). */
+	const char *suspect;
 };
 
 struct view_job_ref {

@@ -677,6 +677,7 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		struct view_cmp_row *row = &c->rows[i];
 
 		row->pair_id = id;
+		row->suspect = jstr(pair, "suspect");
 		row->host = jstr(pair, "host");
 		row->bench = jstr(pair, "name");
 		row->point = jstr(pair, "point");
