@@ -2378,6 +2378,14 @@ static const struct field job_fields[] = {
 	    .type = F_BOOL,
 	    .off = offsetof(struct job_config, profile),
 	    .def = "false" },
+	NUM("profile_runs", F_INT, struct job_config, profile_runs, "0", 0,
+	    1000),
+	{ .key = "profile_min_effect",
+	    .type = F_PERCENT,
+	    .off = offsetof(struct job_config, profile_min_effect_pct),
+	    .def = "10%",
+	    .min = 0,
+	    .max = 100 },
 	{ .key = "metrics", .type = F_CUSTOM, .fn = h_metrics },
 	NUM("timeout", F_DURATION, struct job_config, timeout_s, "10m", 1,
 	    86400),
@@ -2513,6 +2521,10 @@ check_job(struct ctx *c, struct job_config *job, const yaml_node_t *root)
 			    "%lld is less than runs (%lld by default)",
 			    (long long)job->max_runs, (long long)job->runs);
 	}
+	if (!job->profile &&
+	    (n = lookup(c, root, "profile_runs", NULL)) != NULL &&
+	    job->profile_runs > 0)
+		nerr(c, n, "profile_runs", "needs profile: true");
 	if (job->memory_max > 0 && job->memory_high > job->memory_max && mh &&
 	    mx)
 		nerr(c, mh, "memory_high", "%s is more than memory_max (%s)",

@@ -184,6 +184,11 @@ struct job_config {
 	size_t nexclude;
 	int64_t runs, max_runs; /* defaults 5, 12 */
 	int profile;
+	/* profile: true: runs profiled per side (0, the default: all), and
+	 * the min_effect of memcg.charge_path_share_pct unless metrics:
+	 * names it (default 10%). */
+	int64_t profile_runs;
+	double profile_min_effect_pct;
 	struct cfg_metric *metrics;
 	size_t nmetrics;
 	int64_t timeout_s;               /* default 600 */

@@ -79,6 +79,10 @@ hygiene_compare(struct buf *why, const json_t *rows)
 	{
 		role = json_string_value(json_object_get(row, "role"));
 		text = json_string_value(json_object_get(row, "host_state"));
+		/* A measured run: an old profile slot is not one. */
+		if (json_is_integer(json_object_get(row, "measured")) &&
+		    json_integer_value(json_object_get(row, "measured")) == 0)
+			continue;
 		if (role == NULL || text == NULL ||
 		    (st = pwjson_parse(text, strlen(text), NULL)) == NULL)
 			continue;
@@ -121,7 +125,7 @@ hygiene_mark(struct store *s, int64_t pair_id)
 	json_t *rows = NULL;
 	int rc;
 
-	if (store_hygiene_states(s, &rows, pair_id) != 0)
+	if (store_pair_run_meta(s, &rows, pair_id) != 0)
 		return -1;
 	rc = hygiene_compare(&why, json_object_get(rows, "rows")) > 0
 	    ? store_hygiene_set(s, pair_id, why.data)

@@ -15,7 +15,8 @@
 struct store;
 
 /*
- * rows as store_hygiene_states() gives them.  Returns how many keys
+ * rows as store_pair_run_meta() gives them (runs not measured are
+ * left out).  Returns how many keys
  * differ between the sides or within one side, and says which in why
  * ("governor: powersave (base) vs performance (candidate)"); 0 when all
  * agree or no run recorded a state.  A side without any recorded state

@@ -1491,11 +1491,11 @@ store_retry(struct store *s, int64_t job_id, int64_t now)
 
 /* ---- reads ---- */
 
-#define JOB_COLS                                                     \
-	"j.id, j.pair_id, j.role, j.name, j.point, j.state, h.name," \
-	" j.attempts, j.runs, (SELECT count(*) FROM runs r"          \
-	" WHERE r.job_id = j.id AND r.profile IS NULL), j.progress," \
-	" j.error, j.created,"                                       \
+#define JOB_COLS                                                      \
+	"j.id, j.pair_id, j.role, j.name, j.point, j.state, h.name,"  \
+	" j.attempts, j.runs, (SELECT count(*) FROM runs r"           \
+	" WHERE r.job_id = j.id AND r.idx < j.max_runs), j.progress," \
+	" j.error, j.created,"                                        \
 	" j.updated, j.lease_expires, j.max_runs "
 #define JOB_FROM " FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id "
 
@@ -3907,12 +3907,12 @@ store_inbox_put(struct store *s, const char *name, const char *url,
 /* ---- bench host hygiene (docs/HOST.md) ---- */
 
 int
-store_hygiene_states(struct store *s, json_t **out, int64_t pair_id)
+store_pair_run_meta(struct store *s, json_t **out, int64_t pair_id)
 {
 	sqlite3_stmt *st = prep(s,
-	    "SELECT j.role, r.idx AS run, r.host_state"
-	    " FROM jobs j JOIN runs r ON r.job_id = j.id"
-	    " AND r.status = 'ok' AND r.idx < j.max_runs"
+	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
+	    " r.host_state, r.profile"
+	    " FROM jobs j JOIN runs r ON r.job_id = j.id AND r.status = 'ok'"
 	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
 	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
 	    " ORDER BY j.role, r.idx");
@@ -3921,7 +3921,7 @@ store_hygiene_states(struct store *s, json_t **out, int64_t pair_id)
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	return web_rows(s, st, out, "host states");
+	return web_rows(s, st, out, "pair runs");
 }
 
 int

@@ -557,11 +557,13 @@ int store_inbox_put(struct store *, const char *name, const char *url,
     const char *last_commit, const char *error, int64_t messages, int64_t now);
 
 /*
- * ---- bench host hygiene (docs/HOST.md, daemon/hygiene.c) ----
- * The host states of a pair's ok runs: {"rows": [{role, run,
- * host_state (JSON text or null)}]} by role and run.
+ * ---- bench host hygiene and charge path (docs/HOST.md, docs/MEMCG.md;
+ * daemon/hygiene.c, daemon/chargepath.c) ----
+ * What a pair's ok runs recorded: {"rows": [{role, run, measured (1:
+ * index below max_runs), host_state, profile (JSON texts or null)}]} by
+ * role and run.
  */
-int store_hygiene_states(struct store *, json_t **out, int64_t pair_id);
+int store_pair_run_meta(struct store *, json_t **out, int64_t pair_id);
 /* Marks the pair suspect with why, or clears it (why NULL). */
 int store_hygiene_set(struct store *, int64_t pair_id, const char *why);
 /*

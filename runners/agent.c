@@ -537,6 +537,7 @@ struct job {
 	int64_t id, runs, max_runs, timeout_s;
 	int64_t memory_max, memory_high;
 	int profile;
+	int64_t profile_runs; /* 0: all */
 	const char *parser, *cgroup_path;
 	const char *tree_url, *tree_commit; /* jobs on a commit */
 	struct strlist command, server_command, build;
@@ -632,7 +633,8 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	        pwjson_int_opt(&j->memory_max, cg, "memory_max", e) != 0 ||
 	        pwjson_int_opt(&j->memory_high, cg, "memory_high", e) != 0))
 		return -1;
-	if (pwjson_bool_opt(&j->profile, o, "profile", e) != 0)
+	if (pwjson_bool_opt(&j->profile, o, "profile", e) != 0 ||
+	    pwjson_int_opt(&j->profile_runs, o, "profile_runs", e) != 0)
 		return -1;
 
 	params = json_object_get(o, "params");
@@ -973,73 +975,81 @@ warm_up(struct agent *a, const struct job *j, struct host_job *hj,
 }
 
 /*
- * The profiled run (job `profile: true`): one more run under perf record,
- * uploaded at index max_runs with the `profile` blob and only the
- * charge-path share as a metric -- the benchmark's own numbers ran under
- * perf and are not measurements (they stay in raw).
+ * profile: true (docs/MEMCG.md): perf record around measured run index,
+ * which then uploads its own metrics plus the charge-path share, the
+ * profiler's overhead and the profile blob.  NULL when the directory
+ * cannot be made (logged; the run goes on unprofiled).
  */
-static void
-run_profiled(struct agent *a, const struct job *j, const struct placement *pl,
-    char **argv, const char *scratch, size_t raw_max)
+static struct profile *
+prof_begin(struct agent *a, const struct job *j, const struct placement *pl,
+    const char *scratch, int64_t index)
 {
+	char *dir = xasprintf("%s/profile-%" PRId64, scratch, index);
 	struct profile_opts po;
-	struct profile_result res;
 	struct profile *p;
-	struct exec_spec spec;
-	struct exec_result r;
-	struct err e = { 0 };
-	char *dir = xasprintf("%s/profile", scratch);
-	json_t *body, *metrics, *blob = NULL;
 
 	if (mkdir_p(dir) != 0) {
 		job_log(
 		    a, j->id, "profile: mkdir %s: %s", dir, strerror(errno));
 		free(dir);
-		return;
+		return NULL;
 	}
 	memset(&po, 0, sizeof(po));
 	po.dir = dir;
 	po.cgroup = pl->cg ? cgroup_perf_name(pl->cg) : NULL;
-	pthread_mutex_lock(&a->mu);
-	snprintf(a->progress, sizeof(a->progress), "profile run");
-	pthread_mutex_unlock(&a->mu);
 	p = profile_start(&po);
-	bench_spec(&spec, a, j, pl, argv, scratch, raw_max);
-	if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
-		exec_result_release(&r);
-		profile_free(p);
-		free(dir);
-		return;
-	}
+	free(dir);
+	return p;
+}
+
+static void
+prof_end(struct agent *a, const struct job *j, struct profile *p, json_t *body,
+    int64_t index)
+{
+	struct profile_result res;
+	json_t *metrics = json_object_get(body, "metrics"), *blob = NULL;
+	double over = 0;
+
 	profile_stop(p, &res);
 	profile_free(p);
-	body = agent_run_body(j->max_runs, j->parser, j->directions, &r,
-	    e.set ? err_msg(&e) : NULL, raw_max);
-	if (!e.set)
-		exec_result_release(&r);
-	metrics = json_array();
+	if (!json_is_array(metrics) ||
+	    strcmp(json_string_value(json_object_get(body, "status")), "ok")) {
+		profile_result_release(&res);
+		return;
+	}
 	if (res.known)
 		json_array_append_new(metrics,
 		    json_pack("{s:s, s:f, s:s, s:s}", "name",
 		        "memcg.charge_path_share_pct", "value", res.share_pct,
 		        "unit", "%", "better", "lower"));
-	json_object_set_new(body, "metrics", metrics);
+	/* perf record's CPU over its wall time: % of one CPU it took. */
+	if (res.perf_cpu_known && res.perf_wall_s > 0) {
+		over = 100.0 * res.perf_cpu_s / res.perf_wall_s;
+		json_array_append_new(metrics,
+		    json_pack("{s:s, s:f, s:s, s:s}", "name",
+		        "profile.perf_cpu_pct", "value", over, "unit", "%",
+		        "better", "info"));
+	}
 	if (res.blob != NULL)
 		blob = pwjson_parse(res.blob, strlen(res.blob), NULL);
 	if (blob == NULL)
 		blob = json_pack("{s:n, s:s}", "share_pct", "reason",
 		    res.reason[0] ? res.reason : "no profile");
+	if (res.perf_cpu_known)
+		json_object_set_new(
+		    blob, "perf_cpu_s", json_real(res.perf_cpu_s));
 	json_object_set_new(body, "profile", blob);
 	if (res.known)
-		job_log(a, j->id, "profile: charge-path share %.3f%% (%s, %s)",
-		    res.share_pct, res.event, res.scope);
+		job_log(a, j->id,
+		    "run %" PRId64
+		    " profile: charge-path share %.3f%% (%s, %s); "
+		    "perf record took %.2f%% of one CPU",
+		    index, res.share_pct, res.event, res.scope, over);
 	else
-		job_log(a, j->id, "profile: charge-path share unknown: %s",
-		    res.reason);
+		job_log(a, j->id,
+		    "run %" PRId64 " profile: charge-path share unknown: %s",
+		    index, res.reason);
 	profile_result_release(&res);
-	deliver_run(a, j->id, j->max_runs, body);
-	json_decref(body);
-	free(dir);
 }
 
 /*
@@ -1132,6 +1142,7 @@ run_job(struct agent *a, json_t *jo)
 	int ret = 1, tm_ok;
 	struct host_job hj;
 	struct buf hlog = BUF_INIT(CAP_ERRMSG * 8);
+	struct profile *prof;
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&hj, 0, sizeof(hj));
@@ -1233,10 +1244,14 @@ run_job(struct agent *a, json_t *jo)
 			goto out;
 		}
 		tm_ok = pl.tm != NULL && telemetry_begin(pl.tm, &te) == 0;
+		prof = j.profile && (j.profile_runs <= 0 || i < j.profile_runs)
+		    ? prof_begin(a, &j, &pl, scratch, i)
+		    : NULL;
 		cpu0 = self_cpu_s();
 		if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
 			/* Not a measurement: a later attempt redoes it. */
 			host_job_run_end(&hj);
+			profile_free(prof);
 			exec_result_release(&r);
 			break;
 		}
@@ -1245,6 +1260,8 @@ run_job(struct agent *a, json_t *jo)
 		body = agent_run_body(i, j.parser, j.directions, &r,
 		    e.set ? err_msg(&e) : NULL, raw_max);
 		json_object_set_new(body, "host_state", host_job_state(&hj));
+		if (prof != NULL)
+			prof_end(a, &j, prof, body, i);
 		if (tm_ok &&
 		    strcmp(json_string_value(json_object_get(body, "status")),
 		        "ok") == 0 &&
@@ -1284,15 +1301,6 @@ run_job(struct agent *a, json_t *jo)
 			    "server_command exited during the benchmark");
 			goto out;
 		}
-	}
-	if (j.profile && !atomic_load(&a->kill) && !j.done[j.max_runs] &&
-	    (server == NULL || exec_alive(server))) {
-		/* Pinned as the measured runs were (perf record too). */
-		err_clear(&e);
-		if (host_job_run_begin(&hj, 0, &e) != 0)
-			job_log(a, j.id, "profile: host: %s", err_msg(&e));
-		run_profiled(a, &j, &pl, argv, scratch, raw_max);
-		host_job_run_end(&hj);
 	}
 	exec_stop(server);
 	server = NULL;

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "daemon/chargepath.h"
 
 #define VIEW_PAGE_BUDGET (100 * 1024)
 /* Rows are added while the page is below this, leaving room for the tail. */
@@ -158,6 +159,11 @@ struct view_commit {
 	size_t njobs;
 	const char *note; /* e.g. "analysis not available: medians only" */
 	struct view_pager pager;
+	/* Pair page: the two sides' charge-path symbols (docs/MEMCG.md). */
+	const struct chargepath_sym *symbols;
+	size_t nsymbols;
+	int profiled_runs[2]; /* base, candidate; 0 0: no section */
+	const char *suspect;  /* pair page: why it is suspect, or NULL */
 };
 
 /* Metric history: one (tree, branch, host, job, point, metric) series. */

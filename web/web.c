@@ -565,6 +565,8 @@ side_median(json_t *vals, const char *metric, const char *role, int *n)
 
 /* The runner's charge-path metric (runners/profile.h, docs/MEMCG.md). */
 #define CHARGE_SHARE_METRIC "memcg.charge_path_share_pct"
+/* Charge-path symbols shown side by side on a pair page. */
+#define PAIR_SYMBOLS 15
 /* The verdicts' memcg tax comparisons (daemon/memcg_tax.h). */
 #define TAX_PREFIX "memcg_tax."
 
@@ -1157,7 +1159,8 @@ target_page(struct wctx *x, enum view_target kind)
 	char id[72];
 	char title[512], note[CAP_ERRMSG + 64];
 	struct view_patch *pv = NULL;
-	json_t *pa;
+	struct chargepath_sym syms[PAIR_SYMBOLS];
+	json_t *pa, *prof = NULL, *blobs = NULL;
 	size_t np, k;
 	int r;
 
@@ -1229,6 +1232,17 @@ target_page(struct wctx *x, enum view_target kind)
 		v.title = title;
 		v.base = "the base job of this pair, on the same host";
 		v.time = jint(info, "created");
+		v.suspect = jstr(info, "suspect");
+		if (store_pair_run_meta(x->s, &prof, strtoll(id, NULL, 10)) ==
+		    0) {
+			keep(x, prof);
+			v.nsymbols =
+			    chargepath_diff(syms, PAIR_SYMBOLS, v.profiled_runs,
+			        json_object_get(prof, "rows"), &blobs);
+			keep(x, blobs);
+			v.symbols = syms;
+		} else
+			store_errclear(x->s);
 		break;
 	}
 	v.rows = c.rows;
