@@ -727,6 +727,9 @@ rows_json(const struct cmp_set *c)
 		json_t *o = json_object();
 
 		json_object_set_new(o, "pair_id", json_integer(r->pair_id));
+		/* docs/HOST.md: the sides ran under different host states. */
+		json_object_set_new(o, "suspect",
+		    r->suspect ? json_string(r->suspect) : json_null());
 		json_object_set_new(
 		    o, "host", r->host ? json_string(r->host) : json_null());
 		json_object_set_new(

@@ -123,4 +123,9 @@ curl -s "$PW_URL/pair/$p1" >"$PW_TMP/p1.html"
 grep -q 'class="badge v-suspect" title="thp: ' "$PW_TMP/p2.html" &&
     ! grep -q 'v-suspect"' "$PW_TMP/p1.html" &&
     pass dashboard_marks_suspect || fail dashboard_marks_suspect "$(grep -o 'v-suspect[^<]*' "$PW_TMP/p2.html" | head -3)"
+http GET "/api/v1/comparisons?pair=$p2" >/dev/null
+case $(jfield comparisons.0.suspect <"$PW_TMP/body") in
+*"thp: "*) pass comparisons_api_carries_suspect ;;
+*) fail comparisons_api_carries_suspect "$(head -c 600 "$PW_TMP/body")" ;;
+esac
 finish
