@@ -340,8 +340,8 @@ static const char *const migrations[] = {
 	 * (compact JSON from the runner); a pair whose two sides ran under
 	 * different host states is suspect, with the differences as text.
 	 */
-	"ALTER TABLE runs ADD COLUMN host_state TEXT;"
-	"ALTER TABLE pairs ADD COLUMN suspect TEXT;",
+	("ALTER TABLE runs ADD COLUMN host_state TEXT;"
+	 "ALTER TABLE pairs ADD COLUMN suspect TEXT;"),
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
