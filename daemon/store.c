@@ -2337,7 +2337,7 @@ store_web_regressions(struct store *s, json_t **out, const char *tree,
 	    "SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"
 	    " cm.metric, cm.change_pct, cm.verdict, p.id AS pair_id,"
 	    " p.name AS bench, p.point, h.name AS host, c.sha, c.subject,"
-	    " t.name AS tree, c.branches"
+	    " t.name AS tree, c.branches, p.suspect"
 	    " FROM regressions rg JOIN comparisons cm ON cm.id = "
 	    "rg.comparison_id"
 	    " JOIN pairs p ON p.id = cm.pair_id"

@@ -143,6 +143,15 @@ layout_badge(struct buf *b, const char *verdict, const char *progress)
 }
 
 int
+layout_suspect(struct buf *b, const char *why)
+{
+	/* docs/HOST.md: the sides ran under different host states. */
+	HTML_LIT(b, " <span class=\"badge v-suspect\" title=\"");
+	html_text_trunc(b, why, 400);
+	return HTML_LIT(b, "\">suspect</span>");
+}
+
+int
 layout_target_href(struct buf *b, enum view_target kind, const char *id)
 {
 	switch (kind) {

@@ -170,12 +170,8 @@ cmp_row(
 		html_num(b, r->p, 4);
 	HTML_LIT(b, "</td><td>");
 	layout_badge(b, r->verdict, NULL);
-	if (r->suspect != NULL) {
-		/* The sides ran under different host states (docs/HOST.md). */
-		HTML_LIT(b, " <span class=\"badge v-suspect\" title=\"");
-		html_text_trunc(b, r->suspect, 400);
-		HTML_LIT(b, "\">suspect</span>");
-	}
+	if (r->suspect != NULL)
+		layout_suspect(b, r->suspect);
 	HTML_LIT(b, "</td><td class=\"n\">");
 	if (isfinite(r->memcg_tax_pct)) {
 		/* Nested vs root throughput of the candidate, the base's

@@ -207,6 +207,7 @@ struct view_regression {
 	const char *state; /* new, acknowledged, invalid, fixed */
 	const char *note;
 	int64_t created, updated;
+	const char *suspect; /* docs/HOST.md: why, or NULL */
 };
 
 struct view_regressions {

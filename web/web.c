@@ -1665,6 +1665,7 @@ p_regressions(struct wctx *x)
 		g->note = jstr(row, "note");
 		g->created = jint(row, "created");
 		g->updated = jint(row, "updated");
+		g->suspect = jstr(row, "suspect");
 	}
 	v.rows = rows;
 	v.nrows = json_array_size(arr);
