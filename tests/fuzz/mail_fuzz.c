@@ -6,7 +6,7 @@
  * their caps and series whose patches are patch mail of the right seq,
  * routed to a configured tree and a branch; failure names the mbox line.
  *
- * make fuzz-mail (clang -fsanitize=fuzzer,address,undefined).
+ * make fuzz FUZZ_TARGETS=mail (clang -fsanitize=fuzzer,address,undefined).
  */
 #include <assert.h>
 #include <stdint.h>
