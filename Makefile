@@ -219,7 +219,7 @@ endif
 # that run the daemon's threads: the API and its libmicrohttpd pool
 # (t03*), runner and spool (t035*), watcher and series (t041*-t043*),
 # verdict worker (t051*), canary worker (t0672), three runners in network
-# (t0680), alert worker (t080*).  A race stops the test
+# namespaces (t0680), alert worker (t080*).  A race stops the test
 # (halt_on_error); tests/tsan.supp holds the library false positives.
 # Not part of make check.  TSan maps its shadow at fixed addresses: with
 # more than 28 bits of mmap randomisation (some newer kernels) it dies at
