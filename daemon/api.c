@@ -872,6 +872,8 @@ side_commit(struct ctx *x, struct side *sd, const char *what, const char *name,
 		}
 	}
 	sd->tree = json_pack("{s:s, s:s}", "url", url, "commit", full);
+	if (tree_id > 0)
+		packs_tree_spec(sd->tree, x->s, full);
 	return 0;
 }
 

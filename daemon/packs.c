@@ -6,6 +6,7 @@
 
 #include "common/caps.h"
 #include "common/git.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/packs.h"
@@ -40,6 +41,7 @@ packs_build(struct buf *out, struct err *e, struct store *s,
     const struct daemon_config *dc, const char *sha, const char *have)
 {
 	char tname[CAP_NAME], ref[CAP_NAME], tip[GITM_SHA_SIZE];
+	char base[GITM_SHA_SIZE];
 	const struct cfg_tree *tree;
 	struct gitm_repo *repo;
 	size_t n = 0;
@@ -66,7 +68,7 @@ packs_build(struct buf *out, struct err *e, struct store *s,
 		    have);
 		return 400;
 	}
-	rc = store_series_commit(s, tname, ref, sizeof(tname), sha);
+	rc = store_series_commit(s, tname, ref, sizeof(tname), base, sha);
 	if (rc == ERR_NOTFOUND) {
 		err_set(e,
 		    "commit %s is not a series commit of this daemon "
@@ -126,4 +128,26 @@ out:
 		buf_release(out);
 	gitm_repo_free(repo);
 	return status;
+}
+
+void
+packs_tree_spec(json_t *tree, struct store *s, const char *sha)
+{
+	char tname[CAP_NAME], ref[CAP_NAME], base[GITM_SHA_SIZE];
+	char path[PACKS_ROUTE_SIZE];
+
+	if (store_series_commit(s, tname, ref, sizeof(tname), base, sha) != 0) {
+		store_errclear(s);
+		return;
+	}
+	if (!is_sha(base) || strcmp(base, sha) == 0)
+		return;
+	packs_route(path, sizeof(path), sha, base);
+	json_object_set_new(tree, "pack", json_string(path));
+}
+
+void
+packs_route(char *out, size_t n, const char *sha, const char *base)
+{
+	snprintf(out, n, "/api/v1/packs/%s?have=%s", sha, base);
 }

@@ -14,8 +14,11 @@
  * git_repository per call): packing a series is a walk of its few
  * commits and of the base's tree, well under a second on linux.git.
  */
+#include <stddef.h>
+
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/json.h"
 
 struct daemon_config;
 struct store;
@@ -29,5 +32,17 @@ struct store;
  */
 int packs_build(struct buf *out, struct err *e, struct store *,
     const struct daemon_config *, const char *sha, const char *have);
+
+/*
+ * A submitted job on a series commit (POST /api/v1/submit names the
+ * commit itself): adds "pack" over the series base to the job's tree
+ * object, as the triggers do (daemon/trigger.h), when sha is a series
+ * commit of this daemon; else leaves tree as it is.
+ */
+void packs_tree_spec(json_t *tree, struct store *, const char *sha);
+
+/* The route of sha's pack over base, as job specs name it ("pack"). */
+#define PACKS_ROUTE_SIZE 112
+void packs_route(char *out, size_t n, const char *sha, const char *base);
 
 #endif

@@ -360,15 +360,15 @@ store_series_tip_runs(
 }
 
 int
-store_series_commit(
-    struct store *s, char *out_tree, char *out_ref, size_t n, const char *sha)
+store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
+    char out_base[41], const char *sha)
 {
 	sqlite3_stmt *st;
 	int rc;
 
-	out_tree[0] = out_ref[0] = '\0';
+	out_tree[0] = out_ref[0] = out_base[0] = '\0';
 	st = store__prep(s,
-	    "SELECT t.name, se.ref FROM commits c"
+	    "SELECT t.name, se.ref, se.base_sha FROM commits c"
 	    " JOIN series_patches p ON p.commit_id = c.id"
 	    " JOIN series se ON se.id = p.series_id"
 	    " JOIN trees t ON t.id = c.tree_id"
@@ -383,6 +383,9 @@ store_series_commit(
 		    (const char *)sqlite3_column_text(st, 0));
 		snprintf(
 		    out_ref, n, "%s", (const char *)sqlite3_column_text(st, 1));
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+			snprintf(out_base, 41, "%s",
+			    (const char *)sqlite3_column_text(st, 2));
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)

@@ -13,6 +13,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/jobspec.h"
+#include "daemon/packs.h"
 #include "daemon/store.h"
 #include "daemon/store_fleet.h"
 #include "daemon/trigger.h"
@@ -178,11 +179,10 @@ static json_t *
 tree_spec(const struct trigger_push *p, const char *sha)
 {
 	json_t *t = json_pack("{s:s, s:s}", "url", p->tree->url, "commit", sha);
-	char path[160];
+	char path[PACKS_ROUTE_SIZE];
 
 	if (p->series_base != NULL && strcmp(sha, p->series_base) != 0) {
-		snprintf(path, sizeof(path), "/api/v1/packs/%s?have=%s", sha,
-		    p->series_base);
+		packs_route(path, sizeof(path), sha, p->series_base);
 		json_object_set_new(t, "pack", json_string(path));
 	}
 	return t;

@@ -9,6 +9,8 @@
 #     pack route and what was wrong, and leaves the runner's clone as it
 #     was (no scratch directory, no pack, the commit absent, fsck clean);
 #  2. the same job retried with the pack intact succeeds from the pack;
+#     a series commit submitted by hand (POST /api/v1/submit) gets the
+#     pack route in its spec too;
 #  3. the route's bad input: a tree commit (404), an unknown base (404),
 #     a malformed id (400), no or a malformed base (400), no token (401),
 #     the admin token (403); a good pack is one real git reads (index-pack,
@@ -124,6 +126,18 @@ else
 	fail intact_pack_measured "job $ja: $(job_state "$ja"): $(sql "SELECT error FROM jobs WHERE id = $ja")"
 	show_logs
 fi
+
+# A series commit submitted by hand gets the pack route too.
+code=$(http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"packjob\",
+    \"base\": {\"tree\": \"app\", \"commit\": \"$c1\"},
+    \"candidate\": {\"tree\": \"app\", \"commit\": \"$tipa\"}}")
+sj=$(jfield pairs.0.candidate_job <"$PW_TMP/body")
+bj=$(jfield pairs.0.base_job <"$PW_TMP/body")
+[ "$code" = 201 ] &&
+    sql "SELECT params FROM jobs WHERE id = $sj" | grep -q "\"pack\": *\"/api/v1/packs/$tipa?have=$c1\"" &&
+    ! sql "SELECT params FROM jobs WHERE id = $bj" | grep -q '"pack"' &&
+    pass submitted_series_commit_has_pack ||
+    fail submitted_series_commit_has_pack "$code $(cat "$PW_TMP/body") $(sql "SELECT params FROM jobs WHERE id = ${sj:-0}")"
 
 # ---- 3. the route's bad input ----
 pack() {	# pack PATH [TOKEN]: status; body in $PW_TMP/pack, type in $PW_TMP/ctype
