@@ -83,6 +83,8 @@ alert_hook_body(const struct alert_report *r, const char *delivery, int slack,
 	    "base_commit", jstrn(x->base_sha), "series", series, "benchmark",
 	    x->job, "host", jstrn(x->host), "metrics", metrics, "change_points",
 	    cps, "url", jstrn(url), "bisect", jstrn(x->bisect));
+	if (o != NULL)
+		json_object_set_new(o, "suspect", jstrn(x->suspect));
 	if (o != NULL && r->followup)
 		json_object_set_new(o, "previous", jstrn(r->prev));
 	if (o != NULL && slack) {

@@ -111,6 +111,9 @@ struct store_alert_info {
 	char *host, *inventory; /* inventory: JSON text from the runner */
 	char *spec;             /* the candidate job's spec (JSON text) */
 	char *bisect; /* a bisection result (issue: bisect); NULL for now */
+	/* docs/HOST.md: why a pair of the report is suspect (the two sides
+	 * ran under different host states; text from runners), or NULL. */
+	char *suspect;
 	struct store_alert_cmp *cmp;
 	size_t ncmp;
 	struct store_alert_cp *cp;

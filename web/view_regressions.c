@@ -186,6 +186,8 @@ row(struct buf *b, const struct view_regressions *v,
 	html_pct(b, r->change_pct, 2);
 	HTML_LIT(b, "</td><td>");
 	layout_badge(b, r->verdict, NULL);
+	if (r->suspect != NULL)
+		layout_suspect(b, r->suspect);
 	HTML_LIT(b, "</td><td>");
 	if (v->session.admin)
 		triage_form(b, v, r);
