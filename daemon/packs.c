@@ -86,6 +86,23 @@ packs_build(struct buf *out, struct err *e, struct store *s,
 		    sha, tname);
 		return 404;
 	}
+	/* The work is bounded by the series: HAVE is its base or one of its
+	 * commits, never an older commit of the tree (a pack of the tree's
+	 * whole history, which the cap would refuse only once built). */
+	if (strcmp(have, base) != 0) {
+		char t2[CAP_NAME], r2[CAP_NAME], b2[GITM_SHA_SIZE];
+
+		rc = store_series_commit(s, t2, r2, sizeof(t2), b2, have);
+		store_errclear(s);
+		if (rc != 0 || strcmp(r2, ref) != 0) {
+			err_set(e,
+			    "query 'have': %s is neither the base of the "
+			    "series "
+			    "of %s (%s) nor one of its commits",
+			    have, sha, base[0] ? base : "unknown");
+			return 400;
+		}
+	}
 	repo = gitm_repo_new(dc->mirrors, tree->name, tree->url, NULL);
 	/* The series ref keeps the commit from git's garbage collection;
 	 * a commit it no longer holds is not served. */

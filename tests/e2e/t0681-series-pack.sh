@@ -11,8 +11,10 @@
 #  2. the same job retried with the pack intact succeeds from the pack;
 #     a series commit submitted by hand (POST /api/v1/submit) gets the
 #     pack route in its spec too;
-#  3. the route's bad input: a tree commit (404), an unknown base (404),
-#     a malformed id (400), no or a malformed base (400), no token (401),
+#  3. the route's bad input: a tree commit (404), a base that is not the
+#     series' own (400: an unknown commit, or an older commit of the
+#     tree, whose pack would hold the tree's history), a malformed id
+#     (400), no or a malformed base (400), no token (401),
 #     the admin token (403); a good pack is one real git reads (index-pack,
 #     verify-pack): the series commits, not the base;
 #  4. a series whose pack is over http.max_pack (4K here): 413 naming the
@@ -24,7 +26,8 @@
 PROXY=$(cd "$(dirname "$0")" && pwd)/pack_proxy.py
 SRC=$PW_TMP/app
 src_init "$SRC"
-c1=$(g "$SRC" rev-parse HEAD)
+c0=$(g "$SRC" rev-parse HEAD)
+c1=$(commit "$SRC" mm/a.c "mm: a second commit")
 
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
@@ -152,8 +155,13 @@ code=$(pack "$c1?have=$c1")
 [ "$code" = 404 ] && errtext | grep -q "is not a series commit" &&
     pass pack_tree_commit_404 || fail pack_tree_commit_404 "$code $(cat "$PW_TMP/pack")"
 code=$(pack "$tipa?have=0123456789abcdef0123456789abcdef01234567")
-[ "$code" = 404 ] && errtext | grep -q 0123456789abcdef0123456789abcdef01234567 &&
-    pass pack_unknown_base_404 || fail pack_unknown_base_404 "$code $(cat "$PW_TMP/pack")"
+[ "$code" = 400 ] && errtext | grep -q "^query 'have': 0123456789abcdef0123456789abcdef01234567 is neither the base of the series of $tipa ($c1)" &&
+    pass pack_other_base_400 || fail pack_other_base_400 "$code $(cat "$PW_TMP/pack")"
+# An older commit of the tree as the base would make a pack of its whole
+# history: refused too.
+code=$(pack "$tipa?have=$c0")
+[ "$code" = 400 ] && errtext | grep -q "is neither the base of the series" &&
+    pass pack_older_base_400 || fail pack_older_base_400 "$code $(cat "$PW_TMP/pack")"
 code=$(pack "xyz?have=$c1")
 [ "$code" = 400 ] && errtext | grep -q "^path: 'xyz' is not a commit id" &&
     pass pack_bad_id_400 || fail pack_bad_id_400 "$code $(cat "$PW_TMP/pack")"
