@@ -97,8 +97,7 @@ packs_build(struct buf *out, struct err *e, struct store *s,
 		if (rc != 0 || strcmp(r2, ref) != 0) {
 			err_set(e,
 			    "query 'have': %s is neither the base of the "
-			    "series "
-			    "of %s (%s) nor one of its commits",
+			    "series of %s (%s) nor one of its commits",
 			    have, sha, base[0] ? base : "unknown");
 			return 400;
 		}
