@@ -2204,6 +2204,14 @@ static const struct enumv boot_enum[] = {
 	{ NULL, 0 },
 };
 
+static const struct field canary_fields[] = {
+	STR("job", struct cfg_runner_ref, canary_job, F_REQ, V_NAME),
+	NUM("every", F_DURATION, struct cfg_runner_ref, canary_every_s, "1h", 1,
+	    7 * 86400),
+};
+static const struct schema canary_schema = { 0, canary_fields,
+	NFIELDS(canary_fields), NULL };
+
 static const struct field runref_fields[] = {
 	STR("name", struct cfg_runner_ref, name, F_REQ, V_NAME),
 	STR("token_file", struct cfg_runner_ref, token_file, F_REQ, V_PATH),
@@ -2213,6 +2221,7 @@ static const struct field runref_fields[] = {
 	    .off = offsetof(struct cfg_runner_ref, boot),
 	    .def = "none",
 	    .enums = boot_enum },
+	{ .key = "canary", .type = F_SECTION, .sub = &canary_schema },
 };
 
 static void
@@ -2224,6 +2233,12 @@ check_runref(struct ctx *c, void *obj, const yaml_node_t *map, const char *path,
 	size_t i;
 
 	r->boot_set = lookup(c, map, "boot", NULL) != NULL;
+	if ((nn = lookup(c, map, "canary", NULL)) != NULL &&
+	    nn->type == YAML_MAPPING_NODE &&
+	    (nn = lookup(c, nn, "job", NULL)) != NULL) {
+		r->canary_line = (int)nn->start_mark.line + 1;
+		r->canary_col = (int)nn->start_mark.column + 1;
+	}
 	if (r->name == NULL || (nn = lookup(c, map, "name", NULL)) == NULL)
 		return;
 	for (i = 0; i < idx; i++)
@@ -3136,6 +3151,7 @@ daemon_config_free(struct daemon_config *d)
 	for (i = 0; i < d->nrunners; i++) {
 		free(d->runners[i].name);
 		free(d->runners[i].token_file);
+		free(d->runners[i].canary_job);
 		strlist_free(&d->runners[i].labels);
 	}
 	free(d->runners);

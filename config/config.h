@@ -109,6 +109,13 @@ struct cfg_runner_ref {
 	 * a kernel job only such runners could run is a config error. */
 	enum cfg_boot boot;
 	int boot_set;
+	/* runners[].canary (docs/HOST.md): a reference job the daemon has
+	 * this runner's host run every canary_every_s on its own kernel, as
+	 * an A/A pair; NULL: none.  canary_line/col: where job is, for the
+	 * "no job named" error found once the job files are loaded. */
+	char *canary_job;
+	int64_t canary_every_s;
+	int canary_line, canary_col;
 };
 
 struct cfg_webhook {

@@ -3,7 +3,6 @@
  * (daemon/alert.h, docs/ALERTS.md).
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,98 +539,16 @@ alert_pass(struct store *s, const struct daemon_config *dc, int64_t now,
 	return failed ? -1 : 0;
 }
 
-/* ---- the thread ---- */
+/* ---- the worker (daemon/worker.h) ---- */
 
-struct alert_worker {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	int stop;
-	struct dconf *conf;
-	struct sched *sched;
-	struct store *store;
-};
-
-static void *
-worker(void *arg)
+int64_t
+alert_worker_pass(
+    struct store *s, const struct dconf *c, struct sched *sched, void *arg)
 {
-	struct alert_worker *w = arg;
-	struct dconf *c;
-	uint64_t gen;
-	int64_t poll;
-
-	for (;;) {
-		gen = sched_generation(w->sched);
-		pthread_mutex_lock(&w->mu);
-		if (w->stop) {
-			pthread_mutex_unlock(&w->mu);
-			break;
-		}
-		c = dconf_ref(w->conf);
-		pthread_mutex_unlock(&w->mu);
-		store_errclear(w->store);
-		if (alert_pass(w->store, c->dc, (int64_t)time(NULL), NULL,
-		        NULL) != 0 &&
-		    store_errmsg(w->store)[0])
-			log_warnx("alert: %s", store_errmsg(w->store));
-		poll = c->dc->alerts.poll_s > 0 ? c->dc->alerts.poll_s : 5;
-		dconf_unref(c);
-		sched_wait(w->sched, gen, (int)(poll * 1000));
-	}
-	return NULL;
-}
-
-int
-alert_start(struct alert_worker **out, struct dconf *conf, struct sched *sched,
-    struct err *e)
-{
-	struct alert_worker *w = xcalloc(1, sizeof(*w));
-
-	*out = NULL;
-	pthread_mutex_init(&w->mu, NULL);
-	w->sched = sched;
-	if (store_open(&w->store, conf->dc->database, e) == -1) {
-		pthread_mutex_destroy(&w->mu);
-		free(w);
-		return -1;
-	}
-	w->conf = dconf_ref(conf);
-	if (pthread_create(&w->thread, NULL, worker, w) != 0) {
-		dconf_unref(w->conf);
-		store_close(w->store);
-		pthread_mutex_destroy(&w->mu);
-		free(w);
-		return err_set(e, "alert: cannot start thread");
-	}
-	*out = w;
-	return 0;
-}
-
-void
-alert_reload(struct alert_worker *w, struct dconf *conf)
-{
-	struct dconf *old;
-
-	if (w == NULL)
-		return;
-	pthread_mutex_lock(&w->mu);
-	old = w->conf;
-	w->conf = dconf_ref(conf);
-	pthread_mutex_unlock(&w->mu);
-	dconf_unref(old);
-}
-
-void
-alert_stop(struct alert_worker *w)
-{
-	if (w == NULL)
-		return;
-	pthread_mutex_lock(&w->mu);
-	w->stop = 1;
-	pthread_mutex_unlock(&w->mu);
-	sched_notify(w->sched);
-	pthread_join(w->thread, NULL);
-	dconf_unref(w->conf);
-	store_close(w->store);
-	pthread_mutex_destroy(&w->mu);
-	free(w);
+	(void)sched;
+	(void)arg;
+	if (alert_pass(s, c->dc, (int64_t)time(NULL), NULL, NULL) != 0 &&
+	    store_errmsg(s)[0])
+		log_warnx("alert: %s", store_errmsg(s));
+	return 1000 * (c->dc->alerts.poll_s > 0 ? c->dc->alerts.poll_s : 5);
 }

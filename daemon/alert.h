@@ -124,12 +124,10 @@ int alert_hook_post(const char *url, const char *secret, const char *event,
 
 /* ---- the worker ---- */
 
-struct alert_worker;
-/* Starts the thread with its own connection to the configured database. */
-int alert_start(
-    struct alert_worker **out, struct dconf *, struct sched *, struct err *e);
-void alert_reload(struct alert_worker *, struct dconf *);
-void alert_stop(struct alert_worker *); /* joins; NULL ok */
+/* One pass of the alert worker (a daemon/worker.h pass): alert_pass()
+ * now, then wait alerts.poll (default 5 s) or until the scheduler moves. */
+int64_t alert_worker_pass(
+    struct store *, const struct dconf *, struct sched *, void *arg);
 
 /*
  * One pass, as the thread makes it (tests call it directly): reports of

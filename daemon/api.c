@@ -19,6 +19,7 @@
 #include "common/xalloc.h"
 #include "daemon/alert_api.h"
 #include "daemon/api.h"
+#include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
 #include "daemon/jobspec.h"
@@ -26,6 +27,7 @@
 #include "daemon/sched.h"
 #include "daemon/series.h"
 #include "daemon/store.h"
+#include "daemon/store_canary.h"
 #include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
 #include "web/web.h"
@@ -1232,6 +1234,25 @@ r_raw(struct ctx *x)
 	    x->r, 200, "text/plain; charset=utf-8", buf_take(&b), len);
 }
 
+/* Each host row gains "canary" (daemon/canary.h), or null. */
+static void
+canary_hosts(struct ctx *x, json_t *hosts)
+{
+	size_t i;
+	json_t *h, *c;
+
+	json_array_foreach(hosts, i, h)
+	{
+		const char *name =
+		    json_string_value(json_object_get(h, "name"));
+
+		c = name ? canary_host_json(x->s, x->conf, name,
+		               json_integer_value(json_object_get(h, "id")))
+		         : NULL;
+		json_object_set_new(h, "canary", c ? c : json_null());
+	}
+}
+
 static void
 r_hosts(struct ctx *x)
 {
@@ -1248,7 +1269,41 @@ r_hosts(struct ctx *x)
 		reply_store_err(x, r);
 		return;
 	}
+	canary_hosts(x, json_object_get(out, "hosts"));
 	reply_json(x, 200, out);
+}
+
+/* POST /api/v1/hosts/{id}/clear: the operator lifts a quarantine. */
+static void
+r_host_clear(struct ctx *x)
+{
+	json_t *out = NULL, *h;
+	const char *name = NULL;
+	size_t i;
+	int r;
+
+	if ((r = store_hosts_list(x->s, &out, 1, x->id[0] - 1, now_s(),
+	         3 * heartbeat_s(x->conf))) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	json_array_foreach(json_object_get(out, "hosts"), i,
+	    h) if (json_integer_value(json_object_get(h, "id")) == x->id[0])
+	    name = json_string_value(json_object_get(h, "name"));
+	if (name == NULL) {
+		json_decref(out);
+		reply_err(x, 404, "no host %lld", (long long)x->id[0]);
+		return;
+	}
+	if ((r = store_host_clear(x->s, name)) != 0) {
+		json_decref(out);
+		reply_store_err(x, r);
+		return;
+	}
+	log_info("host %s: quarantine cleared by the operator", name);
+	json_decref(out);
+	reply_json(x, 200,
+	    json_pack("{s:I, s:n}", "id", (json_int_t)x->id[0], "quarantined"));
 }
 
 static void
@@ -1679,6 +1734,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/jobs/#", AUTH_NONE, r_job },
 	{ "GET", "/api/v1/jobs/#/runs/#/raw", AUTH_NONE, r_raw },
 	{ "GET", "/api/v1/hosts", AUTH_NONE, r_hosts },
+	{ "POST", "/api/v1/hosts/#/clear", AUTH_ADMIN, r_host_clear },
 	{ "GET", "/api/v1/pairs/#", AUTH_NONE, r_pair },
 	{ "GET", "/api/v1/trees", AUTH_NONE, r_trees },
 	{ "GET", "/api/v1/commits", AUTH_NONE, r_commits },

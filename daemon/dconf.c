@@ -95,6 +95,18 @@ dconf_load(struct dconf **out, const char *path, struct cfg_errors *errs)
 	if (config_load_jobs(&c->jobs, &c->njobs, c->dc, errs) == -1 &&
 	    errs->n == before)
 		adderr(errs, "%s: cannot load the job files", path);
+	/* A runner's canary names a job of these files (docs/HOST.md). */
+	for (i = 0; i < c->dc->nrunners; i++) {
+		const struct cfg_runner_ref *r = &c->dc->runners[i];
+
+		if (r->canary_job != NULL &&
+		    dconf_job(c, r->canary_job) == NULL)
+			adderr(errs,
+			    "%s:%d:%d: runners[%zu].canary.job: no job named "
+			    "'%s' in the job files",
+			    path, r->canary_line, r->canary_col, i,
+			    r->canary_job);
+	}
 	if (c->dc->admin_token_file != NULL &&
 	    read_token(c->admin, &c->admin_len, c->dc->admin_token_file,
 	        "admin token", errs) == 0)

@@ -27,8 +27,10 @@
 #include "config/config.h"
 #include "daemon/alert.h"
 #include "daemon/api.h"
+#include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/watch.h"
+#include "daemon/worker.h"
 
 static void
 usage(void)
@@ -78,7 +80,7 @@ main(int argc, char **argv)
 	struct dconf *conf = NULL;
 	struct api *api = NULL;
 	struct watch *watch = NULL;
-	struct alert_worker *alerts = NULL;
+	struct worker *alerts = NULL, *canary = NULL;
 	struct err e = { 0 };
 	sigset_t set;
 	int i, verbose = 0, check = 0, sig;
@@ -151,8 +153,12 @@ main(int argc, char **argv)
 		dconf_unref(conf);
 		return 1;
 	}
-	if (alert_start(&alerts, conf, api_sched(api), &e) == -1)
+	if (worker_start(&alerts, "alerts", conf, api_sched(api),
+	        alert_worker_pass, NULL, &e) == -1)
 		log_warnx("alerts: %s (no alerts are sent)", err_msg(&e));
+	if (worker_start(&canary, "canary", conf, api_sched(api),
+	        canary_worker_pass, NULL, &e) == -1)
+		log_warnx("canary: %s (no canary runs)", err_msg(&e));
 	dconf_unref(conf);
 	conf = NULL;
 	log_info("listening on port %d (config %s)", api_port(api), cfgpath);
@@ -178,7 +184,8 @@ main(int argc, char **argv)
 			}
 			api_reload(api, nc);
 			watch_reload(watch, nc);
-			alert_reload(alerts, nc);
+			worker_reload(alerts, nc);
+			worker_reload(canary, nc);
 			dconf_unref(nc);
 			log_info("configuration reloaded");
 			continue;
@@ -187,7 +194,8 @@ main(int argc, char **argv)
 		    "%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		break;
 	}
-	alert_stop(alerts);
+	worker_stop(canary);
+	worker_stop(alerts);
 	watch_stop(watch);
 	api_stop(api);
 	gitm_global_shutdown();

@@ -402,6 +402,18 @@ static const char *const migrations[] = {
 	 */
 	("ALTER TABLE runs ADD COLUMN host_state TEXT;"
 	 "ALTER TABLE pairs ADD COLUMN suspect TEXT;"),
+
+	/*
+	 * v14: the canary (daemon/canary.c, docs/HOST.md).  A canary pair
+	 * is an A/A pair of a host's reference job on its own kernel
+	 * (canary 1: not judged yet, 2: judged); a host a canary found
+	 * drifting is quarantined (the reason and when) and claims only
+	 * canary jobs until an operator clears it.
+	 */
+	("ALTER TABLE pairs ADD COLUMN canary INTEGER NOT NULL DEFAULT 0;"
+	 "CREATE INDEX pairs_canary ON pairs(host_id, id) WHERE canary <> 0;"
+	 "ALTER TABLE hosts ADD COLUMN quarantined TEXT;"
+	 "ALTER TABLE hosts ADD COLUMN quarantined_at INTEGER;"),
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -1033,6 +1045,8 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 		    " JOIN hosts h ON h.id = ?1"
 		    " WHERE j.state = 'queued'"
 		    " AND (p.host_id IS NULL OR p.host_id = ?1)"
+		    /* a quarantined host measures only its canary */
+		    " AND (h.quarantined IS NULL OR p.canary <> 0)"
 		    " AND (json_array_length(j.labels) = 0 OR EXISTS"
 		    "  (SELECT 1 FROM json_each(j.labels) jl,"
 		    "   json_each(h.labels) hl WHERE jl.value = hl.value)"
@@ -1915,7 +1929,8 @@ store_hosts_list(struct store *s, json_t **out, int64_t limit, int64_t cursor,
 	sqlite3_stmt *st = prep(s,
 	    "SELECT h.id, h.name, h.labels, h.inventory, h.last_seen,"
 	    " (SELECT j.id FROM jobs j WHERE j.lease_owner = h.id"
-	    "  AND j.state = 'running' LIMIT 1), h.registered"
+	    "  AND j.state = 'running' LIMIT 1), h.registered,"
+	    " h.quarantined, h.quarantined_at"
 	    " FROM hosts h WHERE h.id > ?1 ORDER BY h.id LIMIT ?2");
 	json_t *arr, *o;
 	int64_t last = 0, n = 0;
@@ -1948,6 +1963,12 @@ store_hosts_list(struct store *s, json_t **out, int64_t limit, int64_t cursor,
 		json_object_set_new(o, "last_seen", json_integer(seen));
 		json_object_set_new(
 		    o, "registered", json_integer(sqlite3_column_int64(st, 6)));
+		/* docs/HOST.md: a canary found the host drifting. */
+		json_object_set_new(o, "quarantined", text_or_null(st, 7));
+		json_object_set_new(o, "quarantined_at",
+		    sqlite3_column_type(st, 8) == SQLITE_NULL
+		        ? json_null()
+		        : json_integer(sqlite3_column_int64(st, 8)));
 		json_array_append_new(arr, o);
 	}
 	sqlite3_finalize(st);
@@ -3538,8 +3559,9 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 		ok = reusable_base(s, &b, p, now) == 0;
 	st = ok ? prep(s,
 	              "INSERT INTO pairs (name, point, host_id, created,"
-	              " pinned, tree_id, branch, tip_only)"
-	              " VALUES (?1, ?2, ?3, ?4, ?3 IS NOT NULL, ?5, ?6, ?7)")
+	              " pinned, tree_id, branch, tip_only, canary)"
+	              " VALUES (?1, ?2, ?3, ?4, ?3 IS NOT NULL, ?5, ?6, ?7,"
+	              " ?8)")
 	        : NULL;
 	if (ok && (ok = st != NULL)) {
 		bind_text(st, 1, p->name);
@@ -3551,6 +3573,7 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 			sqlite3_bind_int64(st, 5, p->tree_id);
 		bind_text(st, 6, p->branch);
 		sqlite3_bind_int(st, 7, p->tip_only);
+		sqlite3_bind_int(st, 8, p->canary ? 1 : 0);
 		ok = step_done(s, st, "insert pair") == 0;
 		pair = sqlite3_last_insert_rowid(s->db);
 		sqlite3_finalize(st);

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 13 /* schema version after every migration */
+#define STORE_VERSION 14 /* schema version after every migration */
 
 struct store;
 
@@ -472,6 +472,7 @@ struct store_trigger_pair {
 	int64_t tree_id; /* where the trigger came from */
 	const char *branch;
 	int tip_only;      /* made for a branch tip only (every_commit off) */
+	int canary;        /* an A/A canary pair (daemon/canary.h) */
 	int64_t reuse_age; /* seconds; 0: never share a base job */
 	const struct store_job_new *base, *cand;
 };

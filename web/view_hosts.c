@@ -1,3 +1,5 @@
+#include <math.h>
+
 #include "web/html.h"
 #include "web/layout.h"
 #include "web/views.h"
@@ -41,7 +43,16 @@ row(struct buf *b, const struct view_hosts *v, const struct view_host *h)
 		HTML_LIT(b, "improvement\">online");
 	else
 		HTML_LIT(b, "unknown\">offline");
-	HTML_LIT(b, "</span></td><td>");
+	HTML_LIT(b, "</span>");
+	if (h->quarantined != NULL) {
+		/* docs/HOST.md: no new pairs until an operator clears it. */
+		HTML_LIT(b,
+		    " <span class=\"badge v-regression quarantined\" "
+		    "title=\"");
+		html_text_trunc(b, h->quarantined, 400);
+		HTML_LIT(b, "\">quarantined</span>");
+	}
+	HTML_LIT(b, "</td><td>");
 	if (h->current_job > 0) {
 		HTML_LIT(b, "<a href=\"/api/v1/jobs/");
 		html_int(b, h->current_job);
@@ -58,6 +69,76 @@ row(struct buf *b, const struct view_hosts *v, const struct view_host *h)
 	} else
 		HTML_LIT(b, "never");
 	HTML_LIT(b, "</td></tr>\n");
+}
+
+static void
+pct_or_unknown(struct buf *b, double v)
+{
+	if (isfinite(v)) {
+		html_num(b, v, 2);
+		HTML_LIT(b, "%");
+	} else
+		HTML_LIT(b, "unknown");
+}
+
+/* Each canary host's noise floor, and what it can detect. */
+static void
+noise(struct buf *b, const struct view_hosts *v)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i < v->nrows; i++)
+		n += v->rows[i].canary_job != NULL;
+	if (n == 0)
+		return;
+	HTML_LIT(b,
+	    "<h2>Noise floor (canary)</h2>\n<p class=\"muted\">Each host's "
+	    "reference job runs as an A/A pair on its own kernel; the spread "
+	    "of its runs (pooled within each job) is the noise a comparison "
+	    "on that host has to beat, and from it the smallest change a job "
+	    "with these runs per side detects (two-sided 5%, power 80%). An "
+	    "A/A pair that finds a change quarantines the host.</p>\n"
+	    "<table class=\"noise\"><tr><th>host</th><th>canary job</th>"
+	    "<th>metric</th><th>runs</th><th>CV</th>"
+	    "<th>smallest detectable effect</th></tr>\n");
+	for (i = 0; i < v->nrows && !layout_full(b); i++) {
+		const struct view_host *h = &v->rows[i];
+
+		if (h->canary_job == NULL)
+			continue;
+		for (k = 0; k < (h->nnoise ? h->nnoise : 1); k++) {
+			const struct view_noise *z =
+			    h->nnoise ? &h->noise[k] : NULL;
+
+			HTML_LIT(b, "<tr><td>");
+			html_text_trunc(b, h->name, VIEW_NAME_CHARS);
+			HTML_LIT(b, "</td><td>");
+			html_text_trunc(b, h->canary_job, VIEW_NAME_CHARS);
+			HTML_LIT(b, " <span class=\"muted\">every ");
+			html_ago(b, h->canary_every_s);
+			HTML_LIT(b, "</span></td>");
+			if (z == NULL) {
+				HTML_LIT(b,
+				    "<td colspan=\"4\" class=\"muted\">no "
+				    "canary run yet</td></tr>\n");
+				continue;
+			}
+			HTML_LIT(b, "<td>");
+			html_text_trunc(b, z->metric, VIEW_NAME_CHARS);
+			HTML_LIT(b, "</td><td class=\"n\">");
+			html_int(b, z->runs);
+			HTML_LIT(b, "</td><td class=\"n\">");
+			pct_or_unknown(b, z->cv_pct);
+			HTML_LIT(b, "</td><td class=\"n\">");
+			pct_or_unknown(b, z->mde_pct);
+			HTML_LIT(b, " at ");
+			html_int(b, h->canary_runs);
+			HTML_LIT(b, " runs <span class=\"muted\">(");
+			pct_or_unknown(b, z->mde_max_runs_pct);
+			HTML_LIT(b, " at max_runs)</span></td></tr>\n");
+		}
+	}
+	HTML_LIT(b, "</table>\n");
 }
 
 int
@@ -82,6 +163,7 @@ view_hosts_render(struct buf *b, const struct view_hosts *v)
 			row(b, v, &v->rows[i]);
 		HTML_LIT(b, "</table>\n");
 		layout_cut(b, i, v->nrows);
+		noise(b, v);
 	}
 	layout_pager(b, "/hosts", NULL, 0, &v->pager);
 	return layout_end(b);

@@ -254,6 +254,20 @@ struct view_host {
 	int64_t current_job;
 	const char *progress;
 	int64_t last_seen;
+	/* docs/HOST.md: why a canary quarantined the host, or NULL; its
+	 * canary job (NULL: none), runs per side, and noise floor. */
+	const char *quarantined;
+	const char *canary_job;
+	int64_t canary_every_s, canary_runs;
+	const struct view_noise *noise;
+	size_t nnoise;
+};
+
+/* A canary metric's noise floor on one host (daemon/canary.h). */
+struct view_noise {
+	const char *metric;
+	int64_t runs;
+	double cv_pct, mde_pct, mde_max_runs_pct; /* NaN: unknown */
 };
 
 struct view_hosts {

@@ -22,6 +22,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
 #include "daemon/series_versus.h"
@@ -1953,6 +1954,37 @@ a_triage(struct wctx *x)
 
 /* ---- hosts and jobs ------------------------------------------------- */
 
+/* The host's canary and noise floor (daemon/canary.h). */
+static void
+host_canary(struct wctx *x, struct view_host *v, json_t *h)
+{
+	json_t *c = v->name
+	    ? canary_host_json(x->s, x->env->conf, v->name, jint(h, "id"))
+	    : NULL;
+	json_t *arr, *z;
+	struct view_noise *n;
+	size_t i;
+
+	if (c == NULL)
+		return;
+	keep(x, c);
+	v->canary_job = jstr(c, "job");
+	v->canary_every_s = jint(c, "every_s");
+	v->canary_runs = jint(c, "runs_per_side");
+	arr = json_object_get(c, "noise");
+	n = xcalloc(json_array_size(arr) + 1, sizeof(*n)); /* p_hosts frees */
+	json_array_foreach(arr, i, z)
+	{
+		n[i].metric = jstr(z, "metric");
+		n[i].runs = jint(z, "runs");
+		n[i].cv_pct = jnum(z, "cv_pct");
+		n[i].mde_pct = jnum(z, "mde_pct");
+		n[i].mde_max_runs_pct = jnum(z, "mde_max_runs_pct");
+	}
+	v->noise = n;
+	v->nnoise = json_array_size(arr);
+}
+
 static void
 p_hosts(struct wctx *x)
 {
@@ -2016,6 +2048,8 @@ p_hosts(struct wctx *x)
 		v_->state = jstr(h, "state");
 		v_->current_job = jint(h, "current_job");
 		v_->last_seen = jint(h, "last_seen");
+		v_->quarantined = jstr(h, "quarantined");
+		host_canary(x, v_, h);
 	}
 	v.now = x->env->now;
 	v.rows = rows;
@@ -2023,6 +2057,8 @@ p_hosts(struct wctx *x)
 	v.pager.later = cursor != 0;
 	v.pager.next_cursor = jstr(o, "next_cursor");
 	view_hosts_render(&b, &v);
+	for (i = 0; i < v.nrows; i++)
+		free((void *)rows[i].noise);
 	free(rows);
 	reply_page(x, 200, &b);
 }

@@ -1,0 +1,248 @@
+/*
+ * The canary's tables (store_canary.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/xalloc.h"
+#include "daemon/store_canary.h"
+#include "daemon/store_int.h"
+
+static char *
+col_dup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+void
+store_canary_host_release(struct store_canary_host *h)
+{
+	free(h->quarantined);
+	memset(h, 0, sizeof(*h));
+}
+
+int
+store_canary_host(struct store *s, struct store_canary_host *out,
+    const char *host, const char *job)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT h.id, h.quarantined, h.quarantined_at, p.id, p.created,"
+	    " EXISTS (SELECT 1 FROM jobs j WHERE j.pair_id = p.id"
+	    "  AND j.state IN ('queued', 'running'))"
+	    " FROM hosts h LEFT JOIN pairs p ON p.id = (SELECT max(q.id)"
+	    "  FROM pairs q WHERE q.host_id = h.id AND q.canary <> 0"
+	    "  AND q.name = ?2)"
+	    " WHERE h.name = ?1");
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, host);
+	store_i_bind_text(st, 2, job);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->host_id = sqlite3_column_int64(st, 0);
+		out->quarantined = col_dup(st, 1);
+		out->quarantined_at = sqlite3_column_int64(st, 2);
+		out->last_pair = sqlite3_column_int64(st, 3);
+		out->last_created = sqlite3_column_int64(st, 4);
+		out->open = sqlite3_column_int(st, 5);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return ERR_NOTFOUND;
+	return store_i_dberr(s, "canary host");
+}
+
+int
+store_canary_unjudged(struct store *s, int64_t **out, size_t *out_n, size_t max)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT id FROM pairs WHERE canary = 1 AND analysed = 1"
+	    " AND NOT EXISTS (SELECT 1 FROM comparisons c"
+	    "  WHERE c.pair_id = pairs.id AND c.final = 0)"
+	    " ORDER BY id LIMIT ?1");
+	int rc;
+
+	*out = NULL;
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, (int64_t)max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
+		(*out)[(*out_n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "canary pairs");
+}
+
+void
+store_canary_findings_free(struct store_canary_finding *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(f[i].metric);
+		free(f[i].verdict);
+	}
+	free(f);
+}
+
+int
+store_canary_findings(struct store *s, struct store_canary_finding **out,
+    size_t *out_n, int64_t *out_host, int64_t pair_id)
+{
+	/* Judged metrics only: memcg telemetry is shown, not judged. */
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT metric, verdict, change_pct FROM comparisons"
+	    " WHERE pair_id = ?1 AND final = 1 AND verdict <> 'info'"
+	    " UNION ALL SELECT hs.metric, 'change point', cp.change_pct"
+	    " FROM history_points hp JOIN change_points cp"
+	    "  ON cp.series_id = hp.series_id AND cp.seq = hp.seq"
+	    " JOIN history_series hs ON hs.id = hp.series_id"
+	    " WHERE hp.pair_id = ?1"
+	    " ORDER BY 1");
+	int rc;
+
+	*out = NULL;
+	*out_n = 0;
+	*out_host = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_canary_finding *f;
+
+		*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
+		f = &(*out)[(*out_n)++];
+		f->metric = col_dup(st, 0);
+		f->verdict = col_dup(st, 1);
+		f->change_pct = sqlite3_column_type(st, 2) == SQLITE_NULL
+		    ? 0
+		    : sqlite3_column_double(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return store_i_dberr(s, "canary findings");
+	if ((st = store_i_prep(s, "SELECT host_id FROM pairs WHERE id = ?1")) ==
+	    NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*out_host = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int
+store_canary_judge(
+    struct store *s, int64_t pair_id, const char *why, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s, "UPDATE pairs SET canary = 2 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, pair_id);
+		ok = store_i_step_done(s, st, "canary judged") == 0;
+		sqlite3_finalize(st);
+	}
+	if (ok && why != NULL) {
+		st = store_i_prep(s,
+		    "UPDATE hosts SET quarantined = ?2, quarantined_at = ?3"
+		    " WHERE id = (SELECT host_id FROM pairs WHERE id = ?1)"
+		    " AND quarantined IS NULL");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, pair_id);
+			store_i_bind_text(st, 2, why);
+			sqlite3_bind_int64(st, 3, now);
+			ok = store_i_step_done(s, st, "quarantine") == 0;
+			sqlite3_finalize(st);
+		}
+	}
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_host_clear(struct store *s, const char *host)
+{
+	sqlite3_stmt *st;
+	int ok, n = 0;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "UPDATE hosts SET quarantined = NULL, quarantined_at = NULL"
+	    " WHERE name = ?1");
+	if ((ok = st != NULL)) {
+		store_i_bind_text(st, 1, host);
+		ok = store_i_step_done(s, st, "clear quarantine") == 0;
+		n = sqlite3_changes(s->db);
+		sqlite3_finalize(st);
+	}
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (n == 0)
+		return err_setc(
+		    &s->err, ERR_NOTFOUND, "no host named '%s'", host);
+	return 0;
+}
+
+void
+store_canary_moments_free(struct store_canary_moment *m, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(m[i].metric);
+	free(m);
+}
+
+int
+store_canary_moments(struct store *s, struct store_canary_moment **out,
+    size_t *out_n, int64_t host_id, const char *job, size_t pairs)
+{
+	/* Measured runs only (idx < max_runs: not a profiled extra run). */
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT m.name, j.id, count(*), sum(m.value),"
+	    " sum(m.value * m.value)"
+	    " FROM pairs p JOIN jobs j ON j.pair_id = p.id"
+	    " JOIN runs r ON r.job_id = j.id AND r.status = 'ok'"
+	    "  AND r.idx < j.max_runs"
+	    " JOIN metrics m ON m.run_id = r.id"
+	    " WHERE p.id IN (SELECT id FROM pairs WHERE host_id = ?1"
+	    "  AND canary <> 0 AND name = ?2 ORDER BY id DESC LIMIT ?3)"
+	    " AND m.name NOT LIKE 'memcg.%'"
+	    " GROUP BY m.name, j.id ORDER BY m.name, j.id");
+	int rc;
+
+	*out = NULL;
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, host_id);
+	store_i_bind_text(st, 2, job);
+	sqlite3_bind_int64(st, 3, (int64_t)pairs);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_canary_moment *m;
+
+		*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
+		m = &(*out)[(*out_n)++];
+		m->metric = col_dup(st, 0);
+		m->job_id = sqlite3_column_int64(st, 1);
+		m->n = sqlite3_column_int64(st, 2);
+		m->sum = sqlite3_column_double(st, 3);
+		m->sumsq = sqlite3_column_double(st, 4);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "canary moments");
+}
