@@ -25,6 +25,8 @@
  */
 #include <stddef.h>
 
+#include "common/buf.h"
+
 #define GITM_SHA_SIZE 41 /* 40 hex digits and the NUL */
 
 /* Default whole-operation deadline and socket inactivity timeout. */
@@ -259,6 +261,39 @@ int gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
     const char *ref);
 /* The tree id of commit SHA: 0, ERR_NOTFOUND or -1. */
 int gitm_tree_id(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *sha);
+
+/*
+ * Series commits for runners that cannot see the mirror (docs/API.md,
+ * GET /api/v1/packs/{sha}): a git packfile, as git itself sends, holding
+ * the commits reachable from TIP but not from HAVE, and the trees and
+ * blobs they add (libgit2 git_packbuilder over a walk that hides HAVE,
+ * so everything HAVE's tree holds stays out).  The pack is written into
+ * out, whose max is the cap.  *out_commits (may be NULL): the commits
+ * packed.  0; ERR_INVALID (an id is not 40 hex digits, or HAVE is not an
+ * ancestor of TIP), ERR_NOTFOUND (TIP or HAVE is not in the mirror),
+ * ERR_TOOBIG (the pack would be larger than out->max: out is emptied),
+ * or -1.
+ */
+int gitm_pack_build(struct buf *out, size_t *out_commits, struct gitm_repo *,
+    const char *tip, const char *have);
+/*
+ * The runner's side: adds PACK (len bytes, from gitm_pack_build) to the
+ * clone and makes sure it brought commit SHA.  The pack is indexed in a
+ * scratch directory inside the clone first (libgit2 git_indexer, which
+ * checks every object's checksum and the pack's trailer), then checked:
+ * commit SHA is in the clone with the pack, and every object the pack's
+ * commits and trees name is in the pack or already in the clone.  Only
+ * then are the pack and its index moved into objects/pack; on any
+ * failure the clone is left as it was.  0; ERR_INVALID (not a pack, a
+ * damaged one, or one naming objects the clone lacks: the message says
+ * which), ERR_NOTFOUND (a sound pack without commit SHA: the message
+ * names SHA and the commits the pack holds), or -1.
+ */
+int gitm_pack_add(
+    struct gitm_repo *, const char *sha, const void *pack, size_t len);
+/* 1 when commit SHA is in the repository (opened, not fetched), 0 when
+ * not or the repository does not exist yet, ERR_INVALID (not 40 hex). */
+int gitm_has_commit(struct gitm_repo *, const char *sha);
 
 /*
  * A public-inbox archive (one message per commit, as the file "m"):

@@ -2376,6 +2376,8 @@ static const struct field http_fields[] = {
 	    1, 3600),
 	NUM("max_body", F_SIZE, struct daemon_config, http_max_body, "8M", 1024,
 	    (int64_t)64 << 20),
+	NUM("max_pack", F_SIZE, struct daemon_config, http_max_pack, "64M",
+	    1024, (int64_t)64 << 20),
 };
 static const struct schema http_schema = { 0, http_fields, NFIELDS(http_fields),
 	NULL };

@@ -168,6 +168,7 @@ struct daemon_config {
 	int64_t http_per_ip;          /* default 64 */
 	int64_t http_timeout_s;       /* default 30 */
 	int64_t http_max_body;        /* default 8M */
+	int64_t http_max_pack;        /* GET /api/v1/packs reply; 64M */
 	/* scheduler: (all optional) */
 	int64_t claim_wait_s; /* long-poll, default 30 */
 	int64_t lease_s;      /* default 60 */

@@ -13,6 +13,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/jobspec.h"
+#include "daemon/packs.h"
 #include "daemon/store.h"
 #include "daemon/store_fleet.h"
 #include "daemon/trigger.h"
@@ -172,6 +173,21 @@ commit_row(int64_t *out, struct store *s, int64_t tree_id, const char *sha)
 	return r;
 }
 
+/* The job spec's "tree": {"url", "commit"}, and "pack" for a series
+ * commit (trigger.h). */
+static json_t *
+tree_spec(const struct trigger_push *p, const char *sha)
+{
+	json_t *t = json_pack("{s:s, s:s}", "url", p->tree->url, "commit", sha);
+	char path[PACKS_ROUTE_SIZE];
+
+	if (p->series_base != NULL && strcmp(sha, p->series_base) != 0) {
+		packs_route(path, sizeof(path), sha, p->series_base);
+		json_object_set_new(t, "pack", json_string(path));
+	}
+	return t;
+}
+
 /* Pairs for one candidate commit of one job: every point, every host. */
 static int
 make_pairs(struct trigger_stats *st, struct store *s,
@@ -186,10 +202,8 @@ make_pairs(struct trigger_stats *st, struct store *s,
 	char *ltext = pwjson_dump(labels);
 	int r = 0;
 
-	const char *url = p->spec_url ? p->spec_url : p->tree->url;
-
-	trees[0] = json_pack("{s:s, s:s}", "url", url, "commit", base);
-	trees[1] = json_pack("{s:s, s:s}", "url", url, "commit", cand);
+	trees[0] = tree_spec(p, base);
+	trees[1] = tree_spec(p, cand);
 	if (commit_row(&base_id, s, p->tree_id, base) != 0 ||
 	    store_hosts_matching(s, &hosts, &nhosts, ltext) != 0) {
 		r = err_set(e, "%s", store_errmsg(s));

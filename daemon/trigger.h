@@ -59,9 +59,14 @@ struct trigger_push {
 	const char *const *paths;     /* the walk's paths (trigger_paths) */
 	size_t npaths;
 	int64_t now;
-	/* The URL runners fetch from (NULL: the tree's url); series
-	 * commits exist only in the daemon's mirror. */
-	const char *spec_url;
+	/*
+	 * A series (NULL for a push): the commit it was applied onto.
+	 * Series commits exist only in the daemon's mirror, so the tree
+	 * object of every other commit carries, next to the tree's url,
+	 * "pack": the runner route of that commit's pack over this base
+	 * (docs/API.md, GET /api/v1/packs).
+	 */
+	const char *series_base;
 };
 
 struct trigger_stats {

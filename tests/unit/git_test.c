@@ -895,3 +895,151 @@ TEST(test_git__checkout_update_writes_only_changes)
 	    ERR_NOTFOUND);
 	gitm_repo_free(c);
 }
+
+/* Entries of DIR whose names start with prefix (-1: no DIR). */
+static int
+count_entries(const char *dir, const char *prefix)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * The daemon's mirror has a base and a series of two commits on it; a
+ * runner's clone of the public tree has only the base.  The pack carries
+ * the two commits byte for byte (same ids, same trees) and nothing the
+ * base already holds.
+ */
+TEST(test_git__pack_round_trip)
+{
+	char base[GITM_SHA_SIZE], p1[GITM_SHA_SIZE], p2[GITM_SHA_SIZE];
+	char t_d[GITM_SHA_SIZE], t_r[GITM_SHA_SIZE], big[65536];
+	struct buf pack = BUF_INIT(CAP_HTTP_REPLY), tiny = BUF_INIT(100);
+	struct gitm_repo *d, *rc, *rc2, *rc3;
+	const char *url, *work;
+	size_t n = 0, i;
+	char *daemon_url;
+	unsigned x = 12345;
+
+	setup();
+	url = upstream("pk");
+	work = tpath("pk.work");
+	/* Incompressible bytes: the pack would show them if it held them. */
+	for (i = 0; i < sizeof(big) - 1; i++) {
+		x = x * 1103515245u + 12345u;
+		big[i] = (char)('!' + (x >> 16) % 90);
+	}
+	big[sizeof(big) - 1] = '\0';
+	write_file(work, "big.bin", big);
+	ASSERT(commit(base, work, "mm/memcontrol.c", "base\n", "base") == 0);
+	ASSERT(push(work, "master") == 0);
+	ASSERT(commit(p1, work, "mm/memcontrol.c", "patch 1\n", "p1") == 0);
+	ASSERT(commit(p2, work, "mm/new.c", "patch 2\n", "p2") == 0);
+	/* The daemon's mirror sees the series (here: the work clone). */
+	daemon_url = malloc(1100);
+	snprintf(daemon_url, 1100, "file://%s", work);
+	d = gitm_repo_new(tpath("pkd"), "t", daemon_url, NULL);
+	ASSERT_MSG(gitm_fetch(NULL, d) == 0, "%s", gitm_errmsg(d));
+	rc = gitm_repo_for_url(tpath("pkr"), url, NULL);
+	ASSERT_MSG(gitm_fetch_commit(rc, base) == 0, "%s", gitm_errmsg(rc));
+	ASSERT_INTEQ(gitm_has_commit(rc, p2), 0);
+	ASSERT_INTEQ(gitm_has_commit(rc, "nothex"), ERR_INVALID);
+
+	ASSERT_MSG(
+	    gitm_pack_build(&pack, &n, d, p2, base) == 0, "%s", gitm_errmsg(d));
+	ASSERT_INTEQ(n, 2);
+	ASSERT(pack.len > 12 && memcmp(pack.data, "PACK", 4) == 0);
+	ASSERT_MSG(pack.len < 8192, "pack of %zu bytes holds the base's blob",
+	    pack.len);
+	ASSERT_MSG(gitm_pack_add(rc, p2, pack.data, pack.len) == 0, "%s",
+	    gitm_errmsg(rc));
+	ASSERT_INTEQ(gitm_has_commit(rc, p2), 1);
+	ASSERT_INTEQ(gitm_has_commit(rc, p1), 1);
+	ASSERT(gitm_tree_id(t_d, d, p2) == 0 && gitm_tree_id(t_r, rc, p2) == 0);
+	ASSERT_STREQ(t_r, t_d);
+	ASSERT_MSG(gitm_checkout(rc, p2, tpath("pk-build")) == 0, "%s",
+	    gitm_errmsg(rc));
+	ASSERT(file_is(tpath("pk-build/mm/memcontrol.c"), "patch 1\n"));
+	ASSERT(file_is(tpath("pk-build/mm/new.c"), "patch 2\n"));
+	/* No scratch directory is left in the clone. */
+	ASSERT_INTEQ(count_entries(gitm_path(rc), "pack-in-"), 0);
+
+	/* The cap; HAVE not an ancestor; an unknown HAVE. */
+	ASSERT_INTEQ(gitm_pack_build(&tiny, NULL, d, p2, base), ERR_TOOBIG);
+	ASSERT_MSG(strstr(gitm_errmsg(d), "larger than 100 bytes") != NULL,
+	    "%s", gitm_errmsg(d));
+	ASSERT_INTEQ(tiny.len, 0);
+	gitm_clearerr(d);
+	ASSERT_INTEQ(gitm_pack_build(&tiny, NULL, d, base, p2), ERR_INVALID);
+	ASSERT(strstr(gitm_errmsg(d), "is not an ancestor of") != NULL);
+	gitm_clearerr(d);
+	ASSERT_INTEQ(gitm_pack_build(&tiny, NULL, d, p2,
+	                 "0123456789012345678901234567890123456789"),
+	    ERR_NOTFOUND);
+	gitm_clearerr(d);
+
+	/* A damaged pack: refused, the clone untouched. */
+	rc2 = gitm_repo_for_url(tpath("pkr2"), url, NULL);
+	ASSERT(gitm_fetch_commit(rc2, base) == 0);
+	{
+		char packs[1024];
+		int before;
+
+		snprintf(
+		    packs, sizeof(packs), "%s/objects/pack", gitm_path(rc2));
+		before = count_entries(packs, "pack-");
+		pack.data[pack.len / 2] ^= 0x5a;
+		ASSERT_INTEQ(
+		    gitm_pack_add(rc2, p2, pack.data, pack.len), ERR_INVALID);
+		ASSERT_MSG(
+		    strstr(gitm_errmsg(rc2), "indexing the pack") != NULL, "%s",
+		    gitm_errmsg(rc2));
+		pack.data[pack.len / 2] ^= 0x5a;
+		ASSERT_INTEQ(count_entries(packs, "pack-"), before);
+		ASSERT_INTEQ(count_entries(gitm_path(rc2), "pack-in-"), 0);
+		ASSERT_INTEQ(gitm_has_commit(rc2, p2), 0);
+		gitm_clearerr(rc2);
+
+		/* A sound pack of another commit: both ids named. */
+		ASSERT(gitm_pack_build(&pack, &n, d, p1, base) == 0);
+		ASSERT_INTEQ(n, 1);
+		ASSERT_INTEQ(
+		    gitm_pack_add(rc2, p2, pack.data, pack.len), ERR_NOTFOUND);
+		ASSERT_MSG(strstr(gitm_errmsg(rc2), p2) != NULL &&
+		        strstr(gitm_errmsg(rc2), p1) != NULL,
+		    "%s", gitm_errmsg(rc2));
+		ASSERT_INTEQ(count_entries(packs, "pack-"), before);
+		gitm_clearerr(rc2);
+
+		/* A pack that needs a commit the clone lacks (p1). */
+		ASSERT(gitm_pack_build(&pack, &n, d, p2, p1) == 0);
+		ASSERT_INTEQ(
+		    gitm_pack_add(rc2, p2, pack.data, pack.len), ERR_INVALID);
+		ASSERT_MSG(strstr(gitm_errmsg(rc2), "incomplete") != NULL &&
+		        strstr(gitm_errmsg(rc2), p1) != NULL,
+		    "%s", gitm_errmsg(rc2));
+		ASSERT_INTEQ(count_entries(packs, "pack-"), before);
+		ASSERT_INTEQ(gitm_has_commit(rc2, p2), 0);
+	}
+	/* Not a pack at all. */
+	rc3 = gitm_repo_for_url(tpath("pkr3"), url, NULL);
+	ASSERT(gitm_fetch_commit(rc3, base) == 0);
+	ASSERT_INTEQ(
+	    gitm_pack_add(rc3, p2, "{\"error\":\"x\"}", 13), ERR_INVALID);
+	gitm_repo_free(rc3);
+	gitm_repo_free(rc2);
+	gitm_repo_free(rc);
+	gitm_repo_free(d);
+	free(daemon_url);
+	buf_release(&pack);
+	buf_release(&tiny);
+}
