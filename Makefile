@@ -6,7 +6,7 @@
 #   make demo       run the service end to end on this machine
 #   make check-fresh  make demo + make check in a fresh Debian 12 chroot
 #   make install    PREFIX=/usr/local DESTDIR=
-#   make format-check, make bench, make eval-stats, make fuzz, make fuzz-mail
+#   make format-check, make bench, make eval-stats, make fuzz, make check-tsan
 #
 # Sources are found by directory: every .c in a component folder is part of
 # the program library, except main.c files, which make the programs.
@@ -158,64 +158,87 @@ clean:
 .PHONY: all check check-build check-fresh deps demo install format format-check clean
 .SECONDARY:
 
-# ---- bench parsers (runners/bench): fuzzing, not part of `make check` ----
-#   make fuzz                 build $(OUT)/fuzz/fuzz_bench (libFuzzer when
-#                             clang has it, else a standalone driver that
-#                             runs the files it is given) and run it for
-#                             FUZZ_TIME seconds on a corpus seeded from
-#                             the shared fixtures
-FUZZ_CC   ?= clang
+# ---- fuzzing (issue 17, docs/FUZZ.md): libFuzzer targets, tests/fuzz ----
+#   make fuzz         builds every target and runs each for FUZZ_TIME
+#                     seconds (default 60), one after the other, on a
+#                     corpus seeded by tests/fuzz/seeds.sh (tests/data,
+#                     tests/fixtures, the regression inputs kept in
+#                     tests/data/fuzz/<target>/); FUZZ_TARGETS picks some.
+#   make fuzz-build   builds them only ($(OUT)/fuzz/<target>_fuzz);
+#                     check-build does when clang has libFuzzer, and
+#                     tests/e2e/t0950-fuzz-smoke.sh replays each seed
+#                     corpus once (no mutation) in make check.
+# Library code is compiled with -fsanitize=fuzzer-no-link into its own
+# archive; it leaves out daemon/httpd.c (libmicrohttpd: api_fuzz answers
+# the handlers' httpd_* calls itself) and daemon/api.c (which api_fuzz
+# includes to reach its static handlers).
+FUZZ_CC	  ?= clang
 FUZZ_TIME ?= 60
-FUZZ_FIXTURES ?= tests/fixtures/bench
-FUZZ_LIB_SRCS = $(wildcard runners/bench/*.c) common/buf.c common/err.c \
-		common/json.c common/xalloc.c common/log.c
+FUZZ_ALL   = bench config mail api patch qemu
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_DIR   = $(OUT)/fuzz
+FUZZ_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	     -fno-sanitize-recover=all
 HAVE_LIBFUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, \
 	unsigned long n){return 0;}' | $(FUZZ_CC) -x c -fsanitize=fuzzer \
 	-o /dev/null - 2>/dev/null && echo yes)
+FUZZ_LIB_SRCS := $(filter-out daemon/api.c daemon/httpd.c,$(LIB_SRCS))
 
-$(OUT)/fuzz/fuzz_bench: tests/fuzz/fuzz_bench.c $(FUZZ_LIB_SRCS) $(HDRS)
+$(FUZZ_DIR)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
+	@$(if $(Q),echo '  FUZZCC  $@')
+	$(Q)$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link \
+	    -c -o $@ $<
+
+$(FUZZ_DIR)/libfuzz.a: $(FUZZ_LIB_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+
+# api_fuzz.c includes daemon/api.c.
+$(FUZZ_DIR)/obj/tests/fuzz/api_fuzz.o: daemon/api.c
+
+$(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_DIR)/libfuzz.a
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDFLAGS) \
+	    $(LDLIBS)
+
+fuzz-build: $(FUZZ_ALL:%=$(FUZZ_DIR)/%_fuzz)
+
+fuzz: fuzz-build
+	@OUT=$(OUT) tests/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
+
 ifeq ($(HAVE_LIBFUZZER),yes)
-	$(FUZZ_CC) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
-	    -o $@ tests/fuzz/fuzz_bench.c $(FUZZ_LIB_SRCS) $(LDLIBS)
-else
-	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -DFUZZ_STANDALONE \
-	    -o $@ tests/fuzz/fuzz_bench.c $(FUZZ_LIB_SRCS) $(LDLIBS)
+check-build: fuzz-build
 endif
 
-# Seeds: each fixture prefixed with the byte that selects its parser
-# (index in bench_tools(): 0 neper, 1 fio, 2 will-it-scale, 3 netperf,
-# 4 keyvalue, 5 json).
-fuzz: $(OUT)/fuzz/fuzz_bench
-	@mkdir -p $(OUT)/fuzz/corpus
-	@for f in $(FUZZ_FIXTURES)/*; do \
-		case $$f in \
-		*neper*) t='\000';; *fio*.json) t='\001';; \
-		*will-it-scale*.txt) t='\002';; *netperf*.txt) t='\003';; \
-		*.yaml) t='\004';; *) continue;; esac; \
-		{ printf "$$t"; cat "$$f"; } >$(OUT)/fuzz/corpus/$$(basename $$f); \
-	done
-ifeq ($(HAVE_LIBFUZZER),yes)
-	$(OUT)/fuzz/fuzz_bench -max_total_time=$(FUZZ_TIME) -max_len=65536 \
-	    $(OUT)/fuzz/corpus
-else
-	$(OUT)/fuzz/fuzz_bench $(OUT)/fuzz/corpus/*
-endif
+.PHONY: fuzz fuzz-build
+# ---- ThreadSanitizer (issue 17): make check-tsan ----
+# The daemon, the runner, the tools and the unit tests built with
+# -fsanitize=thread under $(OUT)/tsan (a make of its own, so nothing is
+# mixed with the ASan objects), then the unit tests and the e2e tests
+# that run the daemon's threads: the API and its libmicrohttpd pool
+# (t03*), runner and spool (t035*), watcher and series (t041*-t043*),
+# verdict worker (t051*), alert worker (t080*).  A race stops the test
+# (halt_on_error); tests/tsan.supp holds the library false positives.
+# Not part of make check.  TSan maps its shadow at fixed addresses: with
+# more than 28 bits of mmap randomisation (some newer kernels) it dies at
+# start, so the run is wrapped in setarch -R there.
+TSAN_FLAGS = -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+TSAN_TESTS ?= _test t03 t041 t042 t043 t051 t080
+TSAN_WRAP := $(shell [ "$$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || \
+	echo 0)" -gt 28 ] && echo "setarch $$(uname -m) -R")
 
-.PHONY: fuzz
-# ---- config: fuzzing the YAML loader (needs clang with libFuzzer) ----
-FUZZ_TIME ?= 60
-$(OUT)/fuzz/config_fuzz: tests/fuzz/config_fuzz.c $(wildcard config/*.c common/*.c) $(HDRS)
-	@mkdir -p $(@D) $(OUT)/fuzz/config_corpus
-	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
-	    -o $@ tests/fuzz/config_fuzz.c $(wildcard config/*.c common/*.c) \
-	    $(LDFLAGS) $(LDLIBS)
+tsan-build: $(PROGS:%=$(SAN)/bin/%) $(UNIT_NAMES:%=$(SAN)/tests/%)
 
-fuzz-config: $(OUT)/fuzz/config_fuzz
-	$(OUT)/fuzz/config_fuzz -max_total_time=$(FUZZ_TIME) -max_len=4096 \
-	    $(OUT)/fuzz/config_corpus config/examples/jobs tests/data/config/bad
+check-tsan: deps
+	@$(MAKE) --no-print-directory OUT=$(OUT)/tsan SAN_FLAGS='$(TSAN_FLAGS)' \
+	    tsan-build
+	@rm -rf $(OUT)/tsan/reports && mkdir -p $(OUT)/tsan/reports
+	@OUT=$(OUT)/tsan SAN_LOG_DIR=$(abspath $(OUT))/tsan/reports \
+	    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$(abspath $(OUT))/tsan/reports/report suppressions=$(CURDIR)/tests/tsan.supp" \
+	    $(TSAN_WRAP) tests/run $(TSAN_TESTS)
 
-.PHONY: fuzz-config
+.PHONY: check-tsan tsan-build
 
 # ---- daemon (store, sched, api): API load benchmark ----
 # make bench-api: uploads/s with 8 clients x 20 metrics, claim/heartbeat
@@ -266,18 +289,6 @@ eval-stats: $(REL)/bin/eval_stats
 	$(REL)/bin/eval_stats $(EVAL_ARGS)
 
 .PHONY: eval-stats
-# ---- mail: fuzzing the mbox / RFC 5322 parser (needs clang with libFuzzer) ----
-$(OUT)/fuzz/mail_fuzz: tests/fuzz/mail_fuzz.c daemon/mail.c common/crypto.c common/buf.c common/err.c common/xalloc.c $(HDRS)
-	@mkdir -p $(@D) $(OUT)/fuzz/mail_corpus
-	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
-	    -o $@ tests/fuzz/mail_fuzz.c daemon/mail.c common/crypto.c common/buf.c \
-	    common/err.c common/xalloc.c $(LDFLAGS) $(LDLIBS)
-
-fuzz-mail: $(OUT)/fuzz/mail_fuzz
-	$(OUT)/fuzz/mail_fuzz -max_total_time=$(FUZZ_TIME) -max_len=65536 \
-	    $(OUT)/fuzz/mail_corpus tests/data/mail
-
-.PHONY: fuzz-mail
 # ---- kernels (issue 10, docs/KERNEL.md) ----
 # The qemu guest's static programs: /init (perfwatch-guest, built from the
 # runner's cgroup, telemetry and exec modules) and static benchmarks

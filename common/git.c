@@ -2131,23 +2131,56 @@ on_apply_delta(const git_diff_delta *d, void *arg)
 	return 0;
 }
 
-/* A signature from untrusted mail text: no '<', '>' or newlines. */
+/*
+ * Like git's ident.c crud() (git 2.39): what git strips from both ends of
+ * an author's name and address.  A name of nothing else is empty to git,
+ * which refuses it.
+ */
 static int
-mail_signature(git_signature **out, const char *name, const char *email,
-    long long t, int tz)
+ident_crud(unsigned char c)
+{
+	return c <= 32 || c == '.' || c == ',' || c == ':' || c == ';' ||
+	    c == '<' || c == '>' || c == '"' || c == '\\' || c == '\'';
+}
+
+/* s into out (size n), bad bytes as ' ' (as '_' in an address);
+ * "unknown" when it has nothing but crud. */
+static void
+ident_clean(char *out, size_t n, const char *s, int email)
+{
+	size_t i;
+	int real = 0;
+
+	snprintf(out, n, "%s", s ? s : "");
+	for (i = 0; out[i]; i++) {
+		if (out[i] == '<' || out[i] == '>' ||
+		    (unsigned char)out[i] < 0x20 || out[i] == 0x7f ||
+		    (email && out[i] == ' '))
+			out[i] = email ? '_' : ' ';
+		real |= !ident_crud((unsigned char)out[i]);
+	}
+	if (!real)
+		snprintf(out, n, "unknown");
+}
+
+void
+gitm_patch_author(char name[CAP_NAME + 1], char email[CAP_NAME + 1],
+    const struct gitm_patch *p)
+{
+	ident_clean(name, CAP_NAME + 1, p->author_name, 0);
+	ident_clean(email, CAP_NAME + 1, p->author_email, 1);
+}
+
+/* The author's signature (gitm_patch_author). */
+static int
+mail_signature(git_signature **out, const struct gitm_patch *p)
 {
 	char n[CAP_NAME + 1], m[CAP_NAME + 1];
-	size_t i;
 
-	snprintf(n, sizeof(n), "%s", name && name[0] ? name : "unknown");
-	snprintf(m, sizeof(m), "%s", email && email[0] ? email : "unknown");
-	for (i = 0; n[i]; i++)
-		if (n[i] == '<' || n[i] == '>' || (unsigned char)n[i] < 0x20)
-			n[i] = ' ';
-	for (i = 0; m[i]; i++)
-		if (m[i] == '<' || m[i] == '>' || (unsigned char)m[i] <= 0x20)
-			m[i] = '_';
-	return git_signature_new(out, n, m, (git_time_t)(t < 0 ? 0 : t), tz);
+	gitm_patch_author(n, m, p);
+	return git_signature_new(out, n, m,
+	    (git_time_t)(p->author_time < 0 ? 0 : p->author_time),
+	    p->author_tz);
 }
 
 int
@@ -2174,9 +2207,21 @@ gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
 		git_tree *tree = NULL, *nt = NULL;
 		git_index *idx = NULL;
 		git_signature *au = NULL, *co = NULL;
+		const char *nul;
 		git_oid tid;
 
 		*out_failed = i;
+		/* libgit2 1.5 reads past its buffers applying a hunk whose
+		 * lines hold a NUL byte (ASan: heap-buffer-overflow in
+		 * git_apply_to_tree); a text patch has none (binary ones are
+		 * base85), but mail decoding can make one (=00). */
+		if ((nul = memchr(p->diff, '\0', p->len)) != NULL) {
+			rc = err_setc(&r->err, ERR_INVALID,
+			    "tree %s: the patch holds a NUL byte (offset %zu "
+			    "of its diff)",
+			    r->name, (size_t)(nul - p->diff));
+			goto next;
+		}
 		rc = git_diff_from_buffer(&diff, p->diff, p->len);
 		if (rc < 0) {
 			rc = err_setc(&r->err, ERR_INVALID,
@@ -2208,8 +2253,7 @@ gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
 			rc = gerr(r, rc, "write tree");
 			goto next;
 		}
-		if ((rc = mail_signature(&au, p->author_name, p->author_email,
-		         p->author_time, p->author_tz)) < 0 ||
+		if ((rc = mail_signature(&au, p)) < 0 ||
 		    (rc = git_signature_new(&co, "perfwatch",
 		         "perfwatch@localhost",
 		         (git_time_t)(p->author_time < 0 ? 0 : p->author_time),

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "common/buf.h"
+#include "common/caps.h"
 
 #define GITM_SHA_SIZE 41 /* 40 hex digits and the NUL */
 
@@ -244,6 +245,17 @@ struct gitm_patch {
 	int author_tz;                          /* minutes east of UTC */
 	const char *message;                    /* the commit message */
 };
+
+/*
+ * The author a patch's commit gets, the same in both appliers (libgit2
+ * here, git am in common/git_am): the mail's name and address with '<',
+ * '>' and control bytes replaced (spaces too in the address), and
+ * "unknown" for one that is empty or all of what git strips from the
+ * ends of an identity (blanks, . , : ; " \\ '): git refuses an empty
+ * name, and the fallback failed on such mail.
+ */
+void gitm_patch_author(char name[CAP_NAME + 1], char email[CAP_NAME + 1],
+    const struct gitm_patch *);
 
 /*
  * Applies patches in order onto commit BASE of the mirror (libgit2

@@ -82,7 +82,7 @@ run(char *const argv[], const char *log)
 	return run_env(argv, log, NULL);
 }
 
-/* Appends s with control characters and the address brackets as ' '. */
+/* Appends s (the title) with control characters and '<' '>' as ' '. */
 static void
 put_header_text(struct buf *b, const char *s)
 {
@@ -108,19 +108,19 @@ mail_text(struct buf *b, const struct gitm_patch *p)
 	time_t t = (time_t)(p->author_time < 0 ? 0 : p->author_time);
 	struct tm tm;
 	char date[64], *title = xstrndup(msg, tlen);
+	char name[CAP_NAME + 1], email[CAP_NAME + 1];
 	const char *body = nl ? nl + 1 : "";
 
 	/* Date in the author's own zone, as the mail had it. */
 	t += (time_t)p->author_tz * 60;
 	gmtime_r(&t, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S", &tm);
-	buf_puts(b,
+	gitm_patch_author(name, email, p);
+	buf_printf(b,
 	    "From 0000000000000000000000000000000000000000 "
-	    "Mon Sep 17 00:00:00 2001\nFrom: ");
-	put_header_text(b, p->author_name);
-	buf_puts(b, " <");
-	put_header_text(b, p->author_email);
-	buf_printf(b, ">\nDate: %s %c%02d%02d\nSubject: [PATCH] ", date,
+	    "Mon Sep 17 00:00:00 2001\nFrom: %s <%s>\n",
+	    name, email);
+	buf_printf(b, "Date: %s %c%02d%02d\nSubject: [PATCH] ", date,
 	    p->author_tz < 0 ? '-' : '+', abs(p->author_tz) / 60,
 	    abs(p->author_tz) % 60);
 	put_header_text(b, title);
@@ -191,35 +191,36 @@ git_date(char *out, size_t len, const struct gitm_patch *p)
 	    abs(p->author_tz) % 60);
 }
 
-/* Sets the commit's author (name, address, date) to the patch's. */
+/*
+ * Sets the commit's author (name, address, date) to the patch's.  A mail
+ * with no title and no text ("Subject: [PATCH]") makes a commit with an
+ * empty message, which git am and libgit2 accept; so must the amend.
+ */
 static int
 amend_author(const char *wt, const struct gitm_patch *p, const char *log)
 {
-	struct buf who = BUF_INIT(CAP_NAME * 2 + 8);
+	char name[CAP_NAME + 1], email[CAP_NAME + 1];
 	char date[48], *author, *dateopt, *cdate;
 	int r;
 
-	put_header_text(&who, p->author_name);
-	buf_puts(&who, " <");
-	put_header_text(&who, p->author_email);
-	buf_puts(&who, ">");
+	gitm_patch_author(name, email, p);
 	git_date(date, sizeof(date), p);
-	author = xasprintf("--author=%s", who.data);
+	author = xasprintf("--author=%s <%s>", name, email);
 	dateopt = xasprintf("--date=%s", date);
 	cdate = xasprintf("GIT_COMMITTER_DATE=%s", date);
 	{
 		char *amend[] = { "git", "-C", (char *)wt, "-c",
 			"core.hooksPath=/dev/null", "-c",
 			"commit.gpgsign=false", "commit", "--amend",
-			"--no-edit", "--no-verify", "--allow-empty", "--quiet",
-			author, dateopt, NULL };
+			"--no-edit", "--no-verify", "--allow-empty",
+			"--allow-empty-message", "--quiet", author, dateopt,
+			NULL };
 
 		r = run_env(amend, log, cdate);
 	}
 	free(author);
 	free(dateopt);
 	free(cdate);
-	buf_release(&who);
 	return r;
 }
 

@@ -80,7 +80,7 @@ cfg_errors_add(struct cfg_errors *e, const char *fmt, ...)
 	errors_push(e, buf_take(&b));
 }
 
-static void
+__attribute__((format(printf, 5, 0))) static void
 vmsg(struct ctx *c, size_t line, size_t col, const char *path, const char *fmt,
     va_list ap)
 {
@@ -308,12 +308,15 @@ leading_tab(const char *s, size_t len, size_t i)
 /*
  * After libyaml gave up on a line indented with a tab: libyaml's words
  * for it are obscure, so name each line whose indentation has a tab
- * (comment lines aside).  0 when the failing line has no such tab.
+ * (comment lines aside).  0 when the failing line has no such tab, or
+ * when every such line is a comment ("\t#"): nothing was said then, and
+ * libyaml's own message must be (a parse that fails with no message
+ * read as a success with no job, and the API's job_yaml crashed on it).
  */
 static int
 report_tabs(struct ctx *c, const char *s, size_t len, size_t bad_line)
 {
-	size_t i = 0, line = 1, col, start = 0, j;
+	size_t i = 0, line = 1, col, start = 0, j, said = 0;
 
 	/* Find the failing line. */
 	for (i = 0; i < len && line < bad_line; i++)
@@ -328,16 +331,18 @@ report_tabs(struct ctx *c, const char *s, size_t len, size_t bad_line)
 			for (j = i; j < len && (s[j] == ' ' || s[j] == '\t');
 			     j++)
 				;
-			if (j >= len || s[j] != '#')
+			if (j >= len || s[j] != '#') {
 				at(c, line, col, NULL,
 				    "tab character in indentation (YAML "
 				    "indents with spaces)");
+				said++;
+			}
 		}
 		while (i < len && s[i] != '\n')
 			i++;
 		i++;
 	}
-	return 1;
+	return said > 0;
 }
 
 /*

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the YAML loader: any bytes as a job file.  The
  * load must succeed with no errors or fail with at least one, and never
- * crash, leak or read out of bounds.  make fuzz-config FUZZ_TIME=60
+ * crash, leak or read out of bounds.  make fuzz FUZZ_TARGETS=config
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1043,3 +1043,27 @@ TEST(test_git__pack_round_trip)
 	buf_release(&pack);
 	buf_release(&tiny);
 }
+
+/* The author both appliers give a mailed patch (gitm_patch_author). */
+TEST(test_git__patch_author_from_untrusted_mail)
+{
+	struct gitm_patch p = { 0 };
+	char name[CAP_NAME + 1], email[CAP_NAME + 1];
+
+	p.author_name = "Ann <Author>";
+	p.author_email = "ann at example.org\n";
+	gitm_patch_author(name, email, &p);
+	ASSERT_STREQ(name, "Ann  Author ");
+	ASSERT_STREQ(email, "ann_at_example.org_");
+	/* Empty, or only what git strips: git would refuse the name. */
+	p.author_name = "";
+	p.author_email = NULL;
+	gitm_patch_author(name, email, &p);
+	ASSERT_STREQ(name, "unknown");
+	ASSERT_STREQ(email, "unknown");
+	p.author_name = " .;\t'";
+	p.author_email = " ";
+	gitm_patch_author(name, email, &p);
+	ASSERT_STREQ(name, "unknown");
+	ASSERT_STREQ(email, "_");
+}

@@ -4,14 +4,12 @@
  * least one metric, all finite, with names and units terminated; failure
  * means no metrics and an error naming the tool.
  *
- * libFuzzer: make fuzz (clang -fsanitize=fuzzer,address,undefined).
- * Without libFuzzer, build with -DFUZZ_STANDALONE: the program then runs
- * each file named on its command line once.
+ * make fuzz (clang -fsanitize=fuzzer,address,undefined); the seeds are
+ * the fixtures with their selector byte (tests/fuzz/seeds.sh).
  */
 #include <assert.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,33 +50,3 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bench_result_release(&r);
 	return 0;
 }
-
-#ifdef FUZZ_STANDALONE
-int
-main(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		FILE *f = fopen(argv[i], "rb");
-		uint8_t *buf;
-		long n;
-
-		if (f == NULL || fseek(f, 0, SEEK_END) != 0 ||
-		    (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-			perror(argv[i]);
-			return 1;
-		}
-		buf = malloc((size_t)n + 1);
-		if (buf == NULL || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			perror(argv[i]);
-			return 1;
-		}
-		fclose(f);
-		LLVMFuzzerTestOneInput(buf, (size_t)n);
-		free(buf);
-	}
-	printf("%d inputs ran\n", argc - 1);
-	return 0;
-}
-#endif

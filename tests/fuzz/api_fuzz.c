@@ -1,0 +1,324 @@
+/*
+ * Fuzzes the request bodies of the API's POST routes (daemon/api.c):
+ * runner register, heartbeat, claim, run upload, log, finish, the admin
+ * submit and series (mbox) routes, the dashboard's triage (JSON) and
+ * login (a form), through the daemon's own
+ * dispatch (handle(): route table, authorisation, the handler).  No
+ * server: this file includes daemon/api.c and answers the httpd_* calls
+ * the handlers make (the one part replaced; daemon/httpd.c is
+ * libmicrohttpd's).  The store is real: SQLite in a scratch directory,
+ * made once per process with a registered runner and one submitted pair,
+ * so uploads reach the store's checks too.
+ *
+ * The first byte picks the route; the rest is the body.  The contract:
+ * every request gets a reply (or is parked, a claim's long-poll), no
+ * reply is a 5xx (an input the handler let through to fail later), and
+ * every 4xx of /api/ is {"error": "..."}.
+ *
+ * make fuzz (clang -fsanitize=fuzzer,address,undefined).
+ */
+#include "daemon/api.c"
+
+#include <assert.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int LLVMFuzzerInitialize(int *, char ***);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/* ---- the request, as the handlers see it ---- */
+
+struct httpd_req {
+	const char *method, *path, *auth;
+	const char *body;
+	size_t len;
+	int calls, status, parked;
+	void *slot;
+	char *reply;
+	size_t reply_len;
+};
+
+const char *
+httpd_method(const struct httpd_req *r)
+{
+	return r->method;
+}
+
+const char *
+httpd_path(const struct httpd_req *r)
+{
+	return r->path;
+}
+
+const char *
+httpd_query(const struct httpd_req *r, const char *key)
+{
+	(void)r;
+	(void)key;
+	return NULL;
+}
+
+const char *
+httpd_header(const struct httpd_req *r, const char *name)
+{
+	return strcmp(name, "Authorization") == 0 ? r->auth : NULL;
+}
+
+const char *
+httpd_body(const struct httpd_req *r, size_t *len)
+{
+	*len = r->len;
+	return r->body;
+}
+
+const char *
+httpd_peer(const struct httpd_req *r)
+{
+	(void)r;
+	return "127.0.0.1";
+}
+
+int
+httpd_calls(const struct httpd_req *r)
+{
+	return r->calls;
+}
+
+void **
+httpd_slot(struct httpd_req *r)
+{
+	return &r->slot;
+}
+
+int
+httpd_status(const struct httpd_req *r)
+{
+	return r->status;
+}
+
+double
+httpd_age_s(const struct httpd_req *r)
+{
+	(void)r;
+	return 0;
+}
+
+void
+httpd_reply_take(struct httpd_req *r, int status, const char *content_type,
+    char *body, size_t len)
+{
+	(void)content_type;
+	if (r->status != 0) {
+		free(body);
+		return;
+	}
+	r->status = status;
+	r->reply = body;
+	r->reply_len = len;
+}
+
+void
+httpd_reply(struct httpd_req *r, int status, const char *content_type,
+    const char *body, size_t len)
+{
+	char *copy = xmalloc(len + 1);
+
+	memcpy(copy, body, len);
+	copy[len] = '\0';
+	httpd_reply_take(r, status, content_type, copy, len);
+}
+
+void
+httpd_reply_header(struct httpd_req *r, const char *name, const char *value)
+{
+	(void)r;
+	(void)name;
+	(void)value;
+}
+
+void
+httpd_park(struct httpd_req *r)
+{
+	r->parked = 1;
+}
+
+void
+httpd_unpark(struct httpd_req *r)
+{
+	r->parked = 0;
+}
+
+/* The server itself is never started here. */
+int
+httpd_start(struct httpd **out, const struct httpd_opts *o, httpd_handler h,
+    httpd_done d, void *arg, struct err *e)
+{
+	(void)out;
+	(void)o;
+	(void)h;
+	(void)d;
+	(void)arg;
+	(void)e;
+	abort();
+}
+
+int
+httpd_port(const struct httpd *h)
+{
+	(void)h;
+	abort();
+}
+
+void
+httpd_stop(struct httpd *h, int wait_s)
+{
+	(void)h;
+	(void)wait_s;
+}
+
+unsigned
+httpd_inflight(struct httpd *h)
+{
+	(void)h;
+	return 0;
+}
+
+/* ---- the daemon's state, made once ---- */
+
+static struct api *api;
+static char runner_auth[128], admin_auth[128];
+
+static const struct {
+	const char *path;
+	int admin;
+} posts[] = {
+	{ "/api/v1/runners/register", 0 }, { "/api/v1/runners/heartbeat", 0 },
+	{ "/api/v1/jobs/claim", 0 }, { "/api/v1/jobs/1/runs", 0 },
+	{ "/api/v1/jobs/1/log", 0 }, { "/api/v1/jobs/1/finish", 0 },
+	{ "/api/v1/submit", 1 }, { "/api/v1/series", 1 },
+	{ "/api/v1/regressions/1/triage", 1 }, /* web/: JSON too */
+	{ "/login", 0 },                       /* web/: a form */
+};
+#define NPOSTS (sizeof(posts) / sizeof(posts[0]))
+
+static void
+put(const char *dir, const char *name, const char *text)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+
+	if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0)
+		abort();
+	chmod(p, 0600);
+	free(p);
+}
+
+/* One request through the daemon's dispatch; returns the status. */
+static int
+request(const char *path, int admin, const char *body, size_t len)
+{
+	struct httpd_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.method = "POST";
+	r.path = path;
+	r.auth = admin ? admin_auth : runner_auth;
+	r.body = body;
+	r.len = len;
+	r.calls = 1;
+	handle(&r, api);
+	assert(r.status != 0 || r.parked);
+	assert(r.status < 500);
+	if (r.status >= 400 && strncmp(path, "/api/", 5) == 0) {
+		json_t *o = json_loadb(r.reply, r.reply_len, 0, NULL);
+
+		assert(json_is_string(json_object_get(o, "error")));
+		json_decref(o);
+	}
+	/* A parked claim: the connection goes away. */
+	done(&r, r.status != 0, api);
+	free(r.reply);
+	return r.status;
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *dir =
+	    xasprintf("%s/pwfuzz-api.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	char *yaml, *jobs;
+	struct cfg_errors errs = { NULL, 0 };
+	struct dconf *conf;
+	struct store *s;
+	struct err e = { 0 };
+	static const char submit[] =
+	    "{\"job\": \"fuzz\", \"base\": {\"params\": {\"n\": 1}}}";
+
+	(void)argc;
+	(void)argv;
+	if (mkdtemp(dir) == NULL)
+		abort();
+	put(dir, "admin.token", "fuzz-admin-token\n");
+	put(dir, "r1.token", "fuzz-runner-token\n");
+	jobs = xasprintf("%s/jobs", dir);
+	mkdir(jobs, 0755);
+	free(jobs);
+	put(dir, "jobs/fuzz.yaml",
+	    "name: fuzz\nparser: keyvalue\ncommand: [echo, \"x={n}\"]\n"
+	    "matrix:\n  n: [1, 2]\nruns: 2\n");
+	yaml = xasprintf("listen: 127.0.0.1:0\ndatabase: %s/pw.db\n"
+	                 "mirrors: %s/git\nadmin_token_file: %s/admin.token\n"
+	                 "jobs: [%s/jobs/*.yaml]\n"
+	                 "trees:\n  - name: mm\n    url: file://%s/up.git\n"
+	                 "    branches: [mm-new]\n"
+	                 "runners:\n  - name: r1\n"
+	                 "    token_file: %s/r1.token\n    labels: [test]\n",
+	    dir, dir, dir, dir, dir, dir);
+	put(dir, "daemon.yaml", yaml);
+	free(yaml);
+	yaml = xasprintf("%s/daemon.yaml", dir);
+	if (dconf_load(&conf, yaml, &errs) != 0) {
+		fprintf(stderr, "api_fuzz: %s\n", errs.n ? errs.msg[0] : "?");
+		abort();
+	}
+	free(yaml);
+	snprintf(runner_auth, sizeof(runner_auth), "Bearer fuzz-runner-token");
+	snprintf(admin_auth, sizeof(admin_auth), "Bearer fuzz-admin-token");
+
+	/* api_start() without its threads and server. */
+	api = xcalloc(1, sizeof(*api));
+	pthread_mutex_init(&api->mu, NULL);
+	api->conf = conf;
+	api->dbpath = xstrdup(conf->dc->database);
+	api->web = web_new();
+	if (store_open(&s, api->dbpath, &e) == -1) {
+		fprintf(stderr, "api_fuzz: %s\n", err_msg(&e));
+		abort();
+	}
+	store_close(s);
+	api->sched = sched_new(conf->dc->lease_s, 0);
+	if (request(posts[0].path, 0, "{\"name\": \"r1\"}", 14) != 200 ||
+	    request(posts[6].path, 1, submit, sizeof(submit) - 1) != 201)
+		abort();
+	free(dir);
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *body;
+
+	if (size < 1)
+		return 0;
+	/* NUL-terminated past its length, as daemon/httpd's buffer is. */
+	body = xmalloc(size);
+	memcpy(body, data + 1, size - 1);
+	body[size - 1] = '\0';
+	request(posts[data[0] % NPOSTS].path, posts[data[0] % NPOSTS].admin,
+	    body, size - 1);
+	free(body);
+	return 0;
+}
