@@ -96,7 +96,20 @@ alert_report_release(struct alert_report *r)
 {
 	free(r->chg);
 	free(r->signature);
+	json_decref(r->charge_keep);
 	memset(r, 0, sizeof(*r));
+}
+
+void
+alert_report_charge(struct alert_report *r, const json_t *rows)
+{
+	json_decref(r->charge_keep);
+	r->charge_keep = NULL;
+	r->ncharge = rows ? chargepath_diff(r->charge, ALERT_CHARGE_SYMS,
+	                        r->charge_runs, rows, &r->charge_keep)
+	                  : 0;
+	if (rows == NULL)
+		r->charge_runs[0] = r->charge_runs[1] = 0;
 }
 
 const char *
@@ -213,6 +226,16 @@ group_decide(struct store *s, const struct daemon_config *dc,
 	have_old = r0 == 0;
 	alert_report_init(&r, x, dc->public_url, now);
 	r.from = dc->alerts.from;
+	if (r.nchg > 0) {
+		/* The headline pair's charge-path symbols (docs/MEMCG.md). */
+		json_t *meta = NULL;
+
+		if (store_pair_run_meta(s, &meta, x->cmp[r.head].pair_id) == 0)
+			alert_report_charge(&r, json_object_get(meta, "rows"));
+		else
+			store_errclear(s);
+		json_decref(meta);
+	}
 	/*
 	 * Deduplication: the same changed metrics and verdicts as the last
 	 * look say nothing new (a retest that confirms).  A different set

@@ -22,6 +22,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "config/config.h"
+#include "daemon/chargepath.h"
 #include "daemon/store_alert.h"
 
 #define ALERT_BATCH 32           /* groups or deliveries per pass */
@@ -32,6 +33,9 @@ struct dconf;
 struct sched;
 
 /* What one report says: the info and which of its comparisons changed. */
+/* Charge-path symbols a report shows (the largest changes). */
+#define ALERT_CHARGE_SYMS 5
+
 struct alert_report {
 	const struct store_alert_info *x;
 	size_t *chg; /* indexes into x->cmp of the changed metrics */
@@ -43,6 +47,13 @@ struct alert_report {
 	const char *public_url; /* links; NULL: none */
 	const char *from;       /* Reported-by: (alerts.email.from) */
 	int64_t now;
+	/* The headline pair's charge-path symbols, base vs candidate
+	 * (docs/MEMCG.md), largest change first; charge_runs: the profiled
+	 * runs of each side (0 0: no profile).  Set by alert_report_charge. */
+	struct chargepath_sym charge[ALERT_CHARGE_SYMS];
+	size_t ncharge;
+	int charge_runs[2];
+	json_t *charge_keep; /* what the symbols point into */
 };
 
 /*
@@ -53,6 +64,9 @@ struct alert_report {
 void alert_report_init(struct alert_report *r, const struct store_alert_info *x,
     const char *public_url, int64_t now);
 void alert_report_release(struct alert_report *);
+/* The charge-path symbols of the headline pair from its runs' profiles
+ * (rows as store_pair_run_meta gives them; NULL: none). */
+void alert_report_charge(struct alert_report *, const json_t *rows);
 /* "regression", "improvement", "unstable", or "unchanged" (nothing). */
 const char *alert_report_event(const struct alert_report *);
 /* Whether a report replies in its series' thread (a real Message-ID). */

@@ -85,6 +85,22 @@ alert_hook_body(const struct alert_report *r, const char *delivery, int slack,
 	    cps, "url", jstrn(url), "bisect", jstrn(x->bisect));
 	if (o != NULL)
 		json_object_set_new(o, "suspect", jstrn(x->suspect));
+	if (o != NULL && r->charge_runs[0] + r->charge_runs[1] > 0) {
+		/* docs/MEMCG.md: the headline pair's charge-path symbols. */
+		json_t *syms = json_array();
+		size_t k;
+
+		for (k = 0; k < r->ncharge; k++)
+			json_array_append_new(syms,
+			    json_pack("{s:s, s:f, s:f}", "symbol",
+			        r->charge[k].symbol ? r->charge[k].symbol : "?",
+			        "base_pct", r->charge[k].base_pct, "cand_pct",
+			        r->charge[k].cand_pct));
+		json_object_set_new(o, "charge_path",
+		    json_pack("{s:i, s:i, s:o}", "base_runs", r->charge_runs[0],
+		        "cand_runs", r->charge_runs[1], "symbols", syms));
+	} else if (o != NULL)
+		json_object_set_new(o, "charge_path", json_null());
 	if (o != NULL && r->followup)
 		json_object_set_new(o, "previous", jstrn(r->prev));
 	if (o != NULL && slack) {

@@ -533,6 +533,65 @@ machine(struct buf *b, const struct store_alert_info *x)
 	json_decref(inv);
 }
 
+/* The charge-path share of the headline's point, judged like any metric,
+ * and the symbols of both sides next to each other (docs/MEMCG.md). */
+static void
+charge(struct buf *b, const struct alert_report *r)
+{
+	const struct store_alert_info *x = r->x;
+	const struct store_alert_cmp *h = r->nchg ? &x->cmp[r->head] : NULL,
+	                             *c = NULL;
+	size_t i;
+
+	for (i = 0; h != NULL && i < x->ncmp && c == NULL; i++)
+		if (strcmp(x->cmp[i].metric, "memcg.charge_path_share_pct") ==
+		        0 &&
+		    strcmp(x->cmp[i].point ? x->cmp[i].point : "",
+		        h->point ? h->point : "") == 0)
+			c = &x->cmp[i];
+	if (c == NULL && r->charge_runs[0] + r->charge_runs[1] == 0) {
+		buf_puts(b,
+		    "charge-path share: not measured (no perf profile in "
+		    "this report)\n");
+		return;
+	}
+	buf_puts(b, "charge-path share (memcg charge path, % of samples):");
+	if (c != NULL) {
+		char ch[32];
+
+		pct(ch, sizeof(ch), c->change_pct);
+		buf_printf(b, "\n  base %.2f%%, candidate %.2f%%, %s, %s\n",
+		    c->base_median, c->cand_median, ch, c->verdict);
+	} else
+		buf_puts(b, " not judged in this report\n");
+	if (r->ncharge == 0) {
+		buf_printf(b,
+		    "  no charge-path symbol sampled (%d base and %d "
+		    "candidate profiled runs)\n",
+		    r->charge_runs[0], r->charge_runs[1]);
+		return;
+	}
+	buf_printf(b,
+	    "  symbols, mean share over %d base and %d candidate profiled "
+	    "runs:\n",
+	    r->charge_runs[0], r->charge_runs[1]);
+	buf_printf(
+	    b, "  %-40s %8s %8s %8s\n", "symbol", "base", "cand", "change");
+	for (i = 0; i < r->ncharge; i++) {
+		const struct chargepath_sym *s = &r->charge[i];
+		char sym[41];
+		size_t k;
+
+		/* Symbols come from the runner's perf: cleaned, cut. */
+		snprintf(sym, sizeof(sym), "%s", s->symbol ? s->symbol : "?");
+		for (k = 0; sym[k]; k++)
+			if ((unsigned char)sym[k] < 0x20 || sym[k] == 0x7f)
+				sym[k] = ' ';
+		buf_printf(b, "  %-40s %7.2f%% %7.2f%% %+7.2f\n", sym,
+		    s->base_pct, s->cand_pct, s->cand_pct - s->base_pct);
+	}
+}
+
 static void
 params(struct buf *b, json_t *spec, const struct store_alert_cmp *c)
 {
@@ -747,9 +806,7 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 		buf_puts(b,
 		    "\nmemcg tax: not measured (no root sibling in "
 		    "this job's matrix)\n");
-	buf_puts(b,
-	    "charge-path share: not measured (no perf profile in "
-	    "this report)\n");
+	charge(b, r);
 	for (i = 0; i < x->ncp; i++) {
 		const struct store_alert_cp *c = &x->cp[i];
 		char c2[32];

@@ -33,6 +33,14 @@ if ! wait_for 420 running; then
 	finish
 fi
 pass demo_running
+# The pages below read the demo's verdicts: when the demo did not get the
+# expected ones (a loaded machine), say which, so the page failures that
+# follow are explained.
+if grep -q 'all verdicts as expected' "$out"; then
+	pass demo_verdicts_as_expected
+else
+	fail demo_verdicts_as_expected "$(grep -E '^demo: expected|<- |^CHANGE|^  at ' "$out" | head -n 30)"
+fi
 PW_URL=$(awk '/^  dashboard:/ {print $2}' "$out" | sed 's|/$||')
 fix=$(awk '/^  the fix:/ {print $3}' "$out" | sed 's|.*/commit/||')
 noop=$(awk '/^  the no-op:/ {print $3}' "$out" | sed 's|.*/commit/||')

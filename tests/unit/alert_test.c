@@ -363,3 +363,66 @@ TEST(test_alert__suspect_host_state)
 	buf_release(&out);
 	store_alert_info_free(x);
 }
+
+/* The charge path in a report (docs/MEMCG.md): the judged share of the
+ * headline's point and the symbols of both sides next to each other, in
+ * the mail and the webhook; "not measured" only without any profile. */
+TEST(test_alert__charge_path)
+{
+	struct store_alert_info *x = info_new("mm: x", "A <a@example.org>");
+	struct alert_report r;
+	struct buf b = BUF_INIT(1 << 16);
+	char *s;
+	json_t *o, *c;
+
+	alert_report_init(&r, x, NULL, 0);
+	alert_mail_body(&b, &r);
+	ASSERT(strstr(b.data, "charge-path share: not measured") != NULL);
+	s = alert_hook_body(&r, "k#1/hook0", 0, "s");
+	o = pwjson_parse(s, strlen(s), NULL);
+	ASSERT(json_is_null(json_object_get(o, "charge_path")));
+	json_decref(o);
+	free(s);
+	alert_report_release(&r);
+	buf_release(&b);
+
+	x->cmp = xreallocarray(x->cmp, x->ncmp + 1, sizeof(*x->cmp));
+	cmp_set(&x->cmp[x->ncmp++], "bs=4k", "memcg.charge_path_share_pct",
+	    "regression", 200.0);
+	x->cmp[x->ncmp - 1].base_median = 10;
+	x->cmp[x->ncmp - 1].cand_median = 30;
+	alert_report_init(&r, x, NULL, 0);
+	r.charge[0].symbol = "try_charge_memcg";
+	r.charge[0].base_pct = 6;
+	r.charge[0].cand_pct = 21.5;
+	r.charge[1].symbol = "page_counter_try_charge\r\nBcc: x";
+	r.charge[1].base_pct = 4;
+	r.charge[1].cand_pct = 8.5;
+	r.ncharge = 2;
+	r.charge_runs[0] = r.charge_runs[1] = 5;
+	alert_mail_body(&b, &r);
+	ASSERT_MSG(strstr(b.data,
+	               "base 10.00%, candidate 30.00%, +200.0%, "
+	               "regression") != NULL,
+	    "%s", b.data);
+	ASSERT(
+	    strstr(b.data, "mean share over 5 base and 5 candidate") != NULL);
+	ASSERT(strstr(b.data, "try_charge_memcg") != NULL);
+	ASSERT(strstr(b.data, "+15.50") != NULL);
+	ASSERT(strstr(b.data, "\nBcc") == NULL);
+	ASSERT(strstr(b.data, "not measured (no perf") == NULL);
+	s = alert_hook_body(&r, "k#1/hook0", 0, "s");
+	o = pwjson_parse(s, strlen(s), NULL);
+	c = json_object_get(o, "charge_path");
+	ASSERT_INTEQ(json_integer_value(json_object_get(c, "base_runs")), 5);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(
+	        json_array_get(json_object_get(c, "symbols"), 0), "symbol")),
+	    "try_charge_memcg");
+	json_decref(o);
+	free(s);
+	r.ncharge = 0; /* the symbols are the test's, not a keep's */
+	alert_report_release(&r);
+	buf_release(&b);
+	store_alert_info_free(x);
+}
