@@ -27,6 +27,7 @@
 #include "config/config.h"
 #include "daemon/alert.h"
 #include "daemon/api.h"
+#include "daemon/bisect.h"
 #include "daemon/dconf.h"
 #include "daemon/watch.h"
 
@@ -79,6 +80,7 @@ main(int argc, char **argv)
 	struct api *api = NULL;
 	struct watch *watch = NULL;
 	struct alert_worker *alerts = NULL;
+	struct bisect_worker *bisect = NULL;
 	struct err e = { 0 };
 	sigset_t set;
 	int i, verbose = 0, check = 0, sig;
@@ -153,6 +155,9 @@ main(int argc, char **argv)
 	}
 	if (alert_start(&alerts, conf, api_sched(api), &e) == -1)
 		log_warnx("alerts: %s (no alerts are sent)", err_msg(&e));
+	err_clear(&e);
+	if (bisect_start(&bisect, conf, api_sched(api), &e) == -1)
+		log_warnx("bisect: %s (nothing is bisected)", err_msg(&e));
 	dconf_unref(conf);
 	conf = NULL;
 	log_info("listening on port %d (config %s)", api_port(api), cfgpath);
@@ -179,6 +184,7 @@ main(int argc, char **argv)
 			api_reload(api, nc);
 			watch_reload(watch, nc);
 			alert_reload(alerts, nc);
+			bisect_reload(bisect, nc);
 			dconf_unref(nc);
 			log_info("configuration reloaded");
 			continue;
@@ -187,6 +193,7 @@ main(int argc, char **argv)
 		    "%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		break;
 	}
+	bisect_stop(bisect);
 	alert_stop(alerts);
 	watch_stop(watch);
 	api_stop(api);

@@ -13,6 +13,7 @@
 #include "common/xalloc.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
+#include "daemon/store_bisect.h"
 #include "daemon/store_int.h"
 
 const char *const store_job_states[5] = { "queued", "running", "success",
@@ -356,6 +357,8 @@ static const char *const migrations[] = {
 	"  created INTEGER NOT NULL);",
 	/* v9: alerts (daemon/store_alert.c, docs/ALERTS.md). */
 	STORE_ALERT_MIGRATION,
+	/* v10: bisections (daemon/store_bisect.c, daemon/bisect.c). */
+	STORE_BISECT_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -2629,6 +2632,7 @@ store_verdict_history(
 	    " js AS (SELECT j.id FROM jobs j JOIN me"
 	    "  ON j.name = me.name AND j.point = me.point"
 	    "  JOIN pairs p ON p.id = j.pair_id AND p.host_id = me.host_id"
+	    "  AND p.bisect_id IS NULL"
 	    "  WHERE j.role = 'base' AND j.state = 'success'"
 	    "  AND j.pair_id < ?1 ORDER BY j.id DESC LIMIT ?2)"
 	    " SELECT m.name AS metric, js.id AS job, m.value FROM js"
@@ -2710,13 +2714,17 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 	if (ok && c->final &&
 	    (strcmp(c->verdict, "regression") == 0 ||
 	        strcmp(c->verdict, "unstable") == 0)) {
+		/* A bisection's pair is a measurement for the bisection,
+		 * not a finding of its own. */
 		st = prep(s,
 		    "INSERT INTO regressions (comparison_id, state, created,"
-		    " updated) VALUES (?1, 'new', ?2, ?2)"
+		    " updated) SELECT ?1, 'new', ?2, ?2 FROM pairs"
+		    " WHERE id = ?3 AND bisect_id IS NULL"
 		    " ON CONFLICT (comparison_id) DO NOTHING");
 		if ((ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, id);
 			sqlite3_bind_int64(st, 2, now);
+			sqlite3_bind_int64(st, 3, pair_id);
 			ok = step_done(s, st, "store regression") == 0;
 			sqlite3_finalize(st);
 		}

@@ -100,6 +100,7 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN jobs b ON b.id = p.base_job_id"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.analysed = 0"
+	    " AND p.bisect_id IS NULL"
 	    " AND (p.host_id IS NULL OR p.host_id IS ?3)"
 	    " AND (j.state IN ('queued', 'running')"
 	    "   OR b.state IN ('queued', 'running'))");
@@ -129,6 +130,7 @@ store_alert_groups(
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
 	    " LEFT JOIN alert_pairs ap ON ap.pair_id = p.id"
 	    " WHERE p.analysed = 1 AND j.commit_id IS NOT NULL"
+	    " AND p.bisect_id IS NULL"
 	    " GROUP BY p.id"
 	    " HAVING ap.stamp IS NULL OR ap.stamp < max(c.updated)"
 	    " ORDER BY p.id");
@@ -354,13 +356,14 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
 	    " AND p.analysed = 1 AND c.final = 1 AND c.verdict <> 'info'"
+	    " AND p.bisect_id IS NULL"
 	    /* the newest verdict of each point: a retest replaces */
 	    " AND p.id = (SELECT max(p2.id) FROM pairs p2"
 	    "   JOIN jobs j2 ON j2.id = p2.cand_job_id"
 	    "   JOIN comparisons c2 ON c2.pair_id = p2.id AND c2.final = 1"
 	    "   WHERE j2.commit_id = j.commit_id AND p2.name = p.name"
 	    "   AND p2.point = p.point AND c2.host_id IS c.host_id"
-	    "   AND p2.analysed = 1)"
+	    "   AND p2.analysed = 1 AND p2.bisect_id IS NULL)"
 	    " ORDER BY c.point, c.metric");
 	int rc;
 
