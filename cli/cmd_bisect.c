@@ -168,8 +168,9 @@ cmd_bisect(int argc, char **argv)
 		{
 			cli_table_add(&t,
 			    (char *[]){ cli_field(x, "id"),
-			        cli_field(x, "regression"), cli_field(x, "state"),
-			        cli_field(x, "job"), cli_field(x, "culprit"),
+			        cli_field(x, "regression"),
+			        cli_field(x, "state"), cli_field(x, "job"),
+			        cli_field(x, "culprit"),
 			        cli_field(x, "reason") });
 		}
 		cli_table_print(&t);

@@ -1856,8 +1856,8 @@ fail:
 
 int
 gitm_range(struct gitm_walk *out, struct gitm_repo *r, const char *good,
-    const char *bad, int first_parent, const char *const *paths,
-    size_t npaths, size_t max)
+    const char *bad, int first_parent, const char *const *paths, size_t npaths,
+    size_t max)
 {
 	git_commit *cgood = NULL, *cbad = NULL, *c;
 	git_revwalk *w = NULL;

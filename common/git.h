@@ -194,8 +194,8 @@ void gitm_walk_release(struct gitm_walk *);
  * as gitm_new_commits (truncated: the range is too large to bisect).
  */
 int gitm_range(struct gitm_walk *out, struct gitm_repo *, const char *good,
-    const char *bad, int first_parent, const char *const *paths,
-    size_t npaths, size_t max);
+    const char *bad, int first_parent, const char *const *paths, size_t npaths,
+    size_t max);
 
 /*
  * Reverts commit SHA on top of commit ONTO (libgit2 git_revert_commit,

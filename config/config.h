@@ -221,10 +221,10 @@ struct job_config {
 		/* bisect.auto (default 1): a confirmed regression over more
 		 * than one commit is bisected without being asked. */
 		int automatic;
-		int full_dag;                     /* default 0: first parents */
-		int64_t max_steps;                /* default 16 */
-		int64_t max_inconclusive;         /* default 2 */
-		int64_t host_timeout_s;           /* default 1h */
+		int full_dag;             /* default 0: first parents */
+		int64_t max_steps;        /* default 16 */
+		int64_t max_inconclusive; /* default 2 */
+		int64_t host_timeout_s;   /* default 1h */
 	} bisect;
 	struct cfg_axis *axes;
 	size_t naxes;

@@ -1631,9 +1631,10 @@ r_bisect_post(struct ctx *x)
 	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
 		return;
 	if (!json_is_integer(json_object_get(x->body, "regression")) ||
-	    (reg = json_integer_value(json_object_get(x->body, "regression"))) <=
-	        0) {
-		reply_err(x, 400, "field 'regression': expected a regression id");
+	    (reg = json_integer_value(
+	         json_object_get(x->body, "regression"))) <= 0) {
+		reply_err(
+		    x, 400, "field 'regression': expected a regression id");
 		return;
 	}
 	r = bisect_begin(x->s, x->conf, &id, reg, "manual", now_s(), &x->err);
@@ -1697,8 +1698,8 @@ r_bisect_cancel(struct ctx *x)
 	int r = bisect_cancel(x->s, x->id[0], now_s(), &x->err);
 
 	if (r == ERR_NOTFOUND || r == ERR_CONFLICT) {
-		reply_err(x, r == ERR_NOTFOUND ? 404 : 409, "%s",
-		    err_msg(&x->err));
+		reply_err(
+		    x, r == ERR_NOTFOUND ? 404 : 409, "%s", err_msg(&x->err));
 		return;
 	}
 	if (r != 0) {

@@ -47,12 +47,13 @@ bisect_class_name(enum bisect_class c)
 
 /*
  * How the candidate of one comparison moved against its base: 1 worse,
- * -1 better, 0 the same, 2 unknown.  An unstable verdict counts by its
- * median shift when that is beyond the effect (the spread grew, but
- * the level moved too), else it is unknown.
+ * -1 better, 0 the same, 2 unknown.  worse_up: a higher value is worse
+ * (1), lower (0), unknown (-1).  A regression or improvement verdict
+ * counts as it says; an unstable one (the spread grew) only when its
+ * median moved by at least thresh (a log ratio), else it is unknown.
  */
 static int
-moved(const char *verdict, double pct, double min_effect, int lower)
+moved(const char *verdict, double pct, double thresh, int worse_up)
 {
 	if (verdict == NULL)
 		return 2;
@@ -62,50 +63,55 @@ moved(const char *verdict, double pct, double min_effect, int lower)
 		return -1;
 	if (strcmp(verdict, "unchanged") == 0)
 		return 0;
-	if (strcmp(verdict, "unstable") == 0 && isfinite(pct) &&
-	    fabs(pct) >= (min_effect > 0 ? min_effect : 1.0) && lower >= 0)
-		return (pct > 0) == (lower != 0) ? 1 : -1;
+	if (strcmp(verdict, "unstable") == 0 && isfinite(pct) && pct > -100 &&
+	    fabs(log1p(pct / 100)) >= thresh && worse_up >= 0)
+		return (pct > 0) == (worse_up != 0) ? 1 : -1;
 	return 2;
 }
 
-/* The direction is that of the comparison's verdicts; an unstable one
- * needs it: lower -1 when unknown (unstable then stays unknown). */
-static enum bisect_class
-classify_dir(const char *vs_good, double good_pct, const char *vs_bad,
-    double bad_pct, double min_effect, int lower)
+/* What an unstable verdict must move by: half the regression (log
+ * ratio), at least min_effect. */
+static double
+unstable_threshold(double min_effect, double regression_pct)
 {
-	int g = moved(vs_good, good_pct, min_effect, lower);
-	int b = moved(vs_bad, bad_pct, min_effect, lower);
+	double t = log1p((min_effect > 0 ? min_effect : 1.0) / 100);
 
-	if (g == 0 && b == -1)
-		return BISECT_GOOD;
-	if (g == 1 && b == 0)
-		return BISECT_BAD;
-	if (g == 1 && b == -1)
-		return BISECT_PARTIAL;
-	return BISECT_INCONCLUSIVE;
+	if (isfinite(regression_pct) && regression_pct > -100 &&
+	    fabs(log1p(regression_pct / 100)) / 2 > t)
+		t = fabs(log1p(regression_pct / 100)) / 2;
+	return t;
 }
 
 enum bisect_class
 bisect_classify(const char *vs_good, double good_pct, const char *vs_bad,
-    double bad_pct, double min_effect)
+    double bad_pct, double min_effect, double regression_pct)
 {
-	/* The regression's direction: worse than the good end is a higher
-	 * value when vs_good says regression with a positive change. */
-	int lower = -1;
+	double t = unstable_threshold(min_effect, regression_pct);
+	int up = isfinite(regression_pct) && regression_pct != 0
+	    ? regression_pct > 0
+	    : -1;
+	int g = moved(vs_good, good_pct, t, up);
+	int b = moved(vs_bad, bad_pct, t, up);
 
-	if (vs_good && strcmp(vs_good, "regression") == 0 && isfinite(good_pct))
-		lower = good_pct > 0;
-	else if (vs_bad && strcmp(vs_bad, "improvement") == 0 &&
-	    isfinite(bad_pct))
-		lower = bad_pct < 0;
-	return classify_dir(
-	    vs_good, good_pct, vs_bad, bad_pct, min_effect, lower);
+	/* The commit is told apart from one end and not from the other
+	 * (or from both: between them, which needs two clear verdicts: an
+	 * unstable side there is a noisy run as often as a real level). */
+	if (g == 1 && b == -1)
+		return vs_good && vs_bad &&
+		        strcmp(vs_good, "regression") == 0 &&
+		        strcmp(vs_bad, "improvement") == 0
+		    ? BISECT_PARTIAL
+		    : BISECT_INCONCLUSIVE;
+	if (b == -1 && g != 1 && g != -1)
+		return BISECT_GOOD;
+	if (g == 1 && b != -1 && b != 1)
+		return BISECT_BAD;
+	return BISECT_INCONCLUSIVE;
 }
 
 int
-bisect_next(const enum bisect_class *cls, size_t n, long *lo, long *hi,
-    size_t *next)
+bisect_next(
+    const enum bisect_class *cls, size_t n, long *lo, long *hi, size_t *next)
 {
 	long i, mid, best = -1, d, bestd = 0;
 
@@ -164,6 +170,7 @@ struct look {
 	size_t nsteps;
 	int64_t now;
 	int changed;
+	double reg_pct; /* the regression's change of the metric (NAN) */
 	struct err *e;
 };
 
@@ -179,8 +186,8 @@ look_release(struct look *l)
 
 /* Ends the bisection: state, reason, jobs still queued cancelled. */
 static int
-finish(struct look *l, const char *state, const char *culprit,
-    const char *reason)
+finish(
+    struct look *l, const char *state, const char *culprit, const char *reason)
 {
 	struct store_bisect_set v;
 
@@ -188,8 +195,8 @@ finish(struct look *l, const char *state, const char *culprit,
 	v.state = state;
 	v.culprit_sha = culprit;
 	v.reason = reason;
-	if (store_bisect_cancel_jobs(l->s, l->b->id, "bisection ended",
-	        l->now) != 0 ||
+	if (store_bisect_cancel_jobs(
+	        l->s, l->b->id, "bisection ended", l->now) != 0 ||
 	    store_bisect_update(l->s, l->b->id, &v, l->now) != 0)
 		return err_set(l->e, "%s", store_errmsg(l->s));
 	log_info("bisect %lld: %s: %s", (long long)l->b->id, state, reason);
@@ -272,7 +279,8 @@ make_pair(struct look *l, int64_t *out, const char *base, const char *cand,
 			jn[k].runs = 5;
 		if (jn[k].max_runs < jn[k].runs)
 			jn[k].max_runs = jn[k].runs;
-		jn[k].max_attempts = src.max_attempts > 0 ? src.max_attempts : 3;
+		jn[k].max_attempts =
+		    src.max_attempts > 0 ? src.max_attempts : 3;
 		jn[k].commit_id = ids[k];
 	}
 	if (store_bisect_pair(l->s, out, l->b->id, l->b->job, l->b->point,
@@ -334,8 +342,7 @@ outcome(struct look *l, enum outcome *out, char **verdict, double *pct,
 		if (min_effect != NULL)
 			*min_effect = ps.min_effect;
 		if (ps.verdict == NULL)
-			snprintf(why, 256, "no comparison of %s",
-			    l->b->metric);
+			snprintf(why, 256, "no comparison of %s", l->b->metric);
 	}
 	store_bisect_pair_state_release(&ps);
 	return 0;
@@ -404,10 +411,9 @@ look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
 	if (og == O_CAND_FAIL || ob == O_CAND_FAIL || og == O_CANCELLED ||
 	    ob == O_CANCELLED) {
 		snprintf(note, sizeof(note), "skipped: %s",
-		    og == O_CAND_FAIL ? wg
-		    : ob == O_CAND_FAIL
-		        ? wb
-		        : "a job was cancelled");
+		    og == O_CAND_FAIL       ? wg
+		        : ob == O_CAND_FAIL ? wb
+		                            : "a job was cancelled");
 		if (store_bisect_cancel_jobs(
 		        l->s, l->b->id, "bisect step skipped", l->now) != 0 ||
 		    store_bisect_step_set(l->s, x->id, "skip", NULL, NAN, NULL,
@@ -430,7 +436,8 @@ look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
 		}
 		goto out;
 	}
-	c = bisect_classify(vg, pg, vb, pb, isfinite(me) ? me : me2);
+	c = bisect_classify(
+	    vg, pg, vb, pb, isfinite(me) ? me : me2, l->reg_pct);
 	{
 		char a[32], b[32];
 
@@ -442,8 +449,8 @@ look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
 		    vg ? vg : "none", a, vb ? vb : "none", b,
 		    c == BISECT_PARTIAL ? "; partial: between both ends" : "");
 	}
-	if (store_bisect_step_set(l->s, x->id, bisect_class_name(c), vg, pg,
-	        vb, pb, note, l->now) != 0)
+	if (store_bisect_step_set(l->s, x->id, bisect_class_name(c), vg, pg, vb,
+	        pb, note, l->now) != 0)
 		r = err_set(l->e, "%s", store_errmsg(l->s));
 	free(x->cls);
 	x->cls = xstrdup(bisect_class_name(c));
@@ -480,8 +487,8 @@ load_range(struct look *l, const struct cfg_tree *tree)
 	size_t npaths = 0, i;
 	int r;
 
-	l->repo = gitm_repo_new(l->conf->dc->mirrors, tree->name, tree->url,
-	    NULL);
+	l->repo =
+	    gitm_repo_new(l->conf->dc->mirrors, tree->name, tree->url, NULL);
 	/*
 	 * Commits that do not touch the job's trigger paths are left out
 	 * only on a first-parent chain, where such a commit has the same
@@ -513,8 +520,8 @@ cand_sha(const struct look *l, long i)
 
 /* Verification results from the verify steps; ends the bisection. */
 static int
-look_verify(struct look *l, const char *culprit, size_t nsteps,
-    size_t nskip, int partial)
+look_verify(struct look *l, const char *culprit, size_t nsteps, size_t nskip,
+    int partial)
 {
 	struct store_bisect_step *vp = NULL, *vr = NULL;
 	struct store_bisect_set v;
@@ -587,7 +594,8 @@ look_verify(struct look *l, const char *culprit, size_t nsteps,
 
 		if (x == NULL || x->cls != NULL) {
 			if (x != NULL)
-				snprintf(out, 300, "%s", x->note ? x->note : "");
+				snprintf(
+				    out, 300, "%s", x->note ? x->note : "");
 			continue;
 		}
 		if (outcome(l, &o, &verd, &pct, &me, pair, why) != 0)
@@ -599,8 +607,9 @@ look_verify(struct look *l, const char *culprit, size_t nsteps,
 				return -1;
 			if (lost) {
 				free(verd);
-				snprintf(out, 300, "not measured: the host "
-				                   "was lost");
+				snprintf(out, 300,
+				    "not measured: the host "
+				    "was lost");
 				cls = "inconclusive";
 			} else {
 				done = 0;
@@ -612,23 +621,22 @@ look_verify(struct look *l, const char *culprit, size_t nsteps,
 			    why[0] ? why : "a job was cancelled");
 			cls = "skip";
 		} else {
-			/* The direction from the bisection's own verdicts:
-			 * worse is what the regression's pair called
-			 * a regression. */
-			lower = -1;
+			/* Worse is the direction the regression moved. */
+			lower = isfinite(l->reg_pct) && l->reg_pct != 0
+			    ? l->reg_pct > 0
+			    : -1;
 			pct_text(a, sizeof(a), pct);
-			if (verd && strcmp(verd, "regression") == 0)
-				lower = pct > 0;
-			else if (verd && strcmp(verd, "improvement") == 0)
-				lower = pct < 0;
-			m = moved(verd, pct, me, lower);
+			m = moved(verd, pct, unstable_threshold(me, l->reg_pct),
+			    lower);
 			if (i == 0)
-				snprintf(out, 300, "%s: %s %s against its parent",
+				snprintf(out, 300,
+				    "%s: %s %s against its parent",
 				    m == 1 ? "shows the regression"
 				           : "does not show the regression",
 				    verd ? verd : "none", a);
 			else
-				snprintf(out, 300, "%s: %s %s against the bad end",
+				snprintf(out, 300,
+				    "%s: %s %s against the bad end",
 				    m == -1 ? "shows the recovery"
 				            : "does not show the recovery",
 				    verd ? verd : "none", a);
@@ -652,6 +660,25 @@ look_verify(struct look *l, const char *culprit, size_t nsteps,
 		v.verify_revert = tr[0] ? tr : "unknown";
 	if (store_bisect_update(l->s, l->b->id, &v, l->now) != 0)
 		return err_set(l->e, "%s", store_errmsg(l->s));
+	if (strncmp(v.verify_parent, "shows the regression", 20) != 0) {
+		/* The steps pointed at it, its own pair does not: say so,
+		 * name no culprit. */
+		reason = xasprintf("the steps point at %.12s, but against its "
+		                   "parent it %s",
+		    culprit,
+		    strncmp(v.verify_parent, "does not show", 13) == 0
+		        ? "does not show the regression"
+		        : "was not measured");
+		memset(&v, 0, sizeof(v));
+		v.culprit_sha = "";
+		if (store_bisect_update(l->s, l->b->id, &v, l->now) != 0) {
+			free(reason);
+			return err_set(l->e, "%s", store_errmsg(l->s));
+		}
+		rc = inconclusive(l, reason);
+		free(reason);
+		return rc;
+	}
 	reason = xasprintf("first bad commit after %zu step(s), %zu skipped%s",
 	    nsteps, nskip,
 	    partial ? "; partial: some steps were between both ends, so the "
@@ -670,6 +697,7 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 	struct look l;
 	const struct cfg_tree *tree;
 	enum bisect_class *cls = NULL;
+	unsigned *tries = NULL;
 	size_t i, k, nstep = 0, nskip = 0, ninc = 0, next = 0;
 	long lo, hi;
 	int r = 0, ended = 0, open = 0, partial = 0, verifying = 0;
@@ -686,6 +714,16 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 	    strcmp(l.b->state, "running") != 0)
 		goto out;
 	l.jc = dconf_job(conf, l.b->job);
+	l.reg_pct = NAN;
+	{
+		struct store_bisect_pair_state ps;
+
+		if (store_bisect_pair_state(
+		        s, &ps, l.b->pair_id, l.b->metric) == 0)
+			l.reg_pct = ps.change_pct;
+		store_errclear(s);
+		store_bisect_pair_state_release(&ps);
+	}
 	tree = find_tree(conf, l.b->tree);
 	if (tree == NULL) {
 		r = inconclusive(&l, "its tree is not configured any more");
@@ -693,9 +731,9 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 	}
 	if (load_range(&l, tree) != 0) {
 		char *w = xasprintf("no range to bisect: %s",
-		    l.w.truncated ? "more than 100000 commits"
-		    : l.w.n == 0  ? "no commits"
-		                  : gitm_errmsg(l.repo));
+		    l.w.truncated    ? "more than 100000 commits"
+		        : l.w.n == 0 ? "no commits"
+		                     : gitm_errmsg(l.repo));
 
 		r = inconclusive(&l, w);
 		free(w);
@@ -712,14 +750,14 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 		}
 		log_info("bisect %lld: %zu commit(s) in %.12s..%.12s, %zu "
 		         "candidate(s)",
-		    (long long)id, l.w.n, l.b->good_sha, l.b->bad_sha,
-		    l.ncand);
+		    (long long)id, l.w.n, l.b->good_sha, l.b->bad_sha, l.ncand);
 	}
 	if (store_bisect_steps(s, &l.steps, &l.nsteps, id) != 0) {
 		r = err_set(e, "%s", store_errmsg(s));
 		goto out;
 	}
 	cls = xcalloc(l.ncand, sizeof(*cls));
+	tries = xcalloc(l.ncand, sizeof(*tries));
 	cls[l.ncand - 1] = BISECT_BAD; /* the bad end */
 	for (k = 0; k < l.nsteps; k++) {
 		struct store_bisect_step *x = &l.steps[k];
@@ -735,12 +773,21 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 			if (x->cls == NULL)
 				open = 1;
 		}
-		for (i = 0; i < l.ncand; i++)
-			if (strcmp(cand_sha(&l, (long)i), x->sha) == 0)
-				cls[i] = class_of(x);
-		nskip += class_of(x) == BISECT_SKIP;
-		ninc += class_of(x) == BISECT_INCONCLUSIVE;
+		for (i = 0; i < l.ncand; i++) {
+			if (strcmp(cand_sha(&l, (long)i), x->sha) != 0)
+				continue;
+			/* An inconclusive commit is measured once more
+			 * before it is set aside; the newest class wins. */
+			tries[i]++;
+			cls[i] = class_of(x);
+			if (cls[i] == BISECT_INCONCLUSIVE && tries[i] < 2)
+				cls[i] = BISECT_MEASURING;
+		}
 		partial |= class_of(x) == BISECT_PARTIAL;
+	}
+	for (i = 0; i < l.ncand; i++) {
+		nskip += cls[i] == BISECT_SKIP;
+		ninc += cls[i] == BISECT_INCONCLUSIVE;
 	}
 	if (open)
 		goto out;
@@ -772,8 +819,9 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 		goto out;
 	}
 	if (r < 0) {
-		r = inconclusive(&l, "only skipped or inconclusive commits "
-		                     "are left");
+		r = inconclusive(&l,
+		    "only skipped or inconclusive commits "
+		    "are left");
 		goto out;
 	}
 	if (ninc > (size_t)l.b->max_inconclusive) {
@@ -807,20 +855,19 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 		if (r == 0)
 			log_info("bisect %lld: step %zu: %.12s (%ld..%ld of "
 			         "%zu candidates)",
-			    (long long)id, nstep + 1, sha, lo + 1, hi,
-			    l.ncand);
+			    (long long)id, nstep + 1, sha, lo + 1, hi, l.ncand);
 	}
 out:
 	*out_changed = l.changed;
 	free(cls);
+	free(tries);
 	look_release(&l);
 	return r == 0 ? 0 : -1;
 }
 
 int
 bisect_begin(struct store *s, const struct dconf *conf, int64_t *out_id,
-    int64_t regression_id, const char *started_by, int64_t now,
-    struct err *e)
+    int64_t regression_id, const char *started_by, int64_t now, struct err *e)
 {
 	struct store_bisect_src src;
 	struct store_bisect_new n;
@@ -874,8 +921,8 @@ bisect_cancel(struct store *s, int64_t id, int64_t now, struct err *e)
 	int r = store_bisect_get(s, &b, id);
 
 	if (r != 0) {
-		err_setc(e, r, "bisection %lld: %s", (long long)id,
-		    store_errmsg(s));
+		err_setc(
+		    e, r, "bisection %lld: %s", (long long)id, store_errmsg(s));
 		store_errclear(s);
 		return r == ERR_NOTFOUND ? ERR_NOTFOUND : -1;
 	}
@@ -904,8 +951,7 @@ bisect_auto(struct store *s, const struct dconf *conf, int64_t *after,
 	int64_t ids[BISECT_AUTO_BATCH], id;
 	size_t n = 0, i;
 
-	if (store_bisect_candidates(s, ids, &n, *after, BISECT_AUTO_BATCH) !=
-	    0)
+	if (store_bisect_candidates(s, ids, &n, *after, BISECT_AUTO_BATCH) != 0)
 		return err_set(e, "%s", store_errmsg(s));
 	for (i = 0; i < n; i++) {
 		struct store_bisect_src src;
@@ -929,8 +975,8 @@ bisect_auto(struct store *s, const struct dconf *conf, int64_t *after,
 			 * end's parent. */
 			repo = gitm_repo_new(
 			    conf->dc->mirrors, tree->name, tree->url, NULL);
-			span = gitm_first_parent(parent, repo, src.bad_sha) ==
-			        0 &&
+			span =
+			    gitm_first_parent(parent, repo, src.bad_sha) == 0 &&
 			    strcmp(parent, src.good_sha) != 0 &&
 			    gitm_is_ancestor(repo, src.good_sha, src.bad_sha) ==
 			        1;
@@ -938,7 +984,8 @@ bisect_auto(struct store *s, const struct dconf *conf, int64_t *after,
 		}
 		store_bisect_src_release(&src);
 		if (span) {
-			int r = bisect_begin(s, conf, &id, ids[i], "auto", now, e);
+			int r =
+			    bisect_begin(s, conf, &id, ids[i], "auto", now, e);
 
 			if (r != 0 && r != ERR_EXISTS)
 				log_warnx("bisect: regression %lld: %s",

@@ -13,13 +13,13 @@
  * the bad end, both fresh on the same host.  Its class, for the
  * regression's metric (bisect_classify):
  *
- *   like the good end (unchanged) and better than the bad end: good;
- *   worse than the good end and like the bad end (unchanged): bad;
+ *   better than the bad end, not worse than the good end: good;
+ *   worse than the good end, not better than the bad end: bad;
  *   worse than the good end and better than the bad end: bad, "partial"
  *     (the regression has more than one part: the bisection finds the
  *     first commit that crosses from the good end, and says so);
- *   anything else (inconclusive after max_runs, unstable within the
- *     effect, or like both ends): inconclusive;
+ *   told apart from neither end (inconclusive after max_runs, unstable
+ *     within half the regression): inconclusive;
  *   the candidate job failed (a build failure): skip, as `git bisect
  *     skip`; a job whose lease expired max_attempts times, or a host not
  *     seen for bisect.host_timeout while the step waits: the bisection
@@ -61,10 +61,20 @@ const char *bisect_class_name(enum bisect_class); /* partial: "bad" */
  * The class of a step from its two comparisons of the regression's
  * metric: vs_good (the commit as candidate, the good end as base) and
  * vs_bad (the bad end as base), each a verdict word and a change in
- * percent (NAN unknown).  min_effect in percent.
+ * percent (NAN unknown); min_effect in percent; regression_pct: the
+ * regression's own change (its sign says which way is worse).  A step
+ * is told apart from an end by a regression or improvement verdict, or
+ * by an unstable one whose median moved by at least half the regression
+ * (in log ratio; at least min_effect).  Told apart from the bad end
+ * only (better), it is good; from the good end only (worse), bad; from
+ * both, partial; from neither, inconclusive.  Like the end it is not
+ * told apart from need not be shown ("unchanged" needs a confidence
+ * interval inside +-min_effect, which a few noisy runs seldom give):
+ * being far from one end is the evidence.
  */
 enum bisect_class bisect_classify(const char *vs_good, double good_pct,
-    const char *vs_bad, double bad_pct, double min_effect);
+    const char *vs_bad, double bad_pct, double min_effect,
+    double regression_pct);
 
 /*
  * The next commit to measure.  cls[0..n) are the classes of the range's
@@ -77,8 +87,8 @@ enum bisect_class bisect_classify(const char *vs_good, double good_pct,
  *   0: found: candidate *hi is the first bad one;
  *   -1: only skipped or inconclusive candidates are left in (lo, hi).
  */
-int bisect_next(const enum bisect_class *cls, size_t n, long *lo, long *hi,
-    size_t *next);
+int bisect_next(
+    const enum bisect_class *cls, size_t n, long *lo, long *hi, size_t *next);
 
 /* ---- the machine ---- */
 
@@ -89,8 +99,7 @@ int bisect_next(const enum bisect_class *cls, size_t n, long *lo, long *hi,
  * bisect, or is itself a bisection's), or -1; e says why.
  */
 int bisect_begin(struct store *, const struct dconf *, int64_t *out_id,
-    int64_t regression_id, const char *started_by, int64_t now,
-    struct err *e);
+    int64_t regression_id, const char *started_by, int64_t now, struct err *e);
 /* Cancels it and its queued jobs.  ERR_NOTFOUND, ERR_CONFLICT (it has
  * ended), -1. */
 int bisect_cancel(struct store *, int64_t id, int64_t now, struct err *e);
@@ -114,8 +123,8 @@ int bisect_auto(struct store *, const struct dconf *, int64_t *after,
  * starts automatic bisections and advances the live ones.
  */
 struct bisect_worker;
-int bisect_start(struct bisect_worker **out, struct dconf *, struct sched *,
-    struct err *e);
+int bisect_start(
+    struct bisect_worker **out, struct dconf *, struct sched *, struct err *e);
 void bisect_reload(struct bisect_worker *, struct dconf *);
 void bisect_stop(struct bisect_worker *); /* joins; NULL ok */
 

@@ -42,7 +42,8 @@ steps_json(struct store *s, int64_t id)
 		        v[i].good_pair ? json_integer(v[i].good_pair)
 		                       : json_null(),
 		        "bad_pair",
-		        v[i].bad_pair ? json_integer(v[i].bad_pair) : json_null(),
+		        v[i].bad_pair ? json_integer(v[i].bad_pair)
+		                      : json_null(),
 		        "class", str_or_null(v[i].cls), "vs_good",
 		        str_or_null(v[i].vs_good), "vs_good_pct",
 		        num_or_null(v[i].vs_good_pct), "vs_bad",
@@ -72,9 +73,8 @@ bisect_api_json(struct store *s, const struct store_bisect *b, int steps)
 	    str_or_null(b->verify_revert), "revert_commit",
 	    str_or_null(b->revert_sha), "started_by", b->started_by,
 	    "steps_limit", (json_int_t)b->steps_limit, "max_inconclusive",
-	    (json_int_t)b->max_inconclusive, "full_dag", b->full_dag,
-	    "created", (json_int_t)b->created, "updated",
-	    (json_int_t)b->updated);
+	    (json_int_t)b->max_inconclusive, "full_dag", b->full_dag, "created",
+	    (json_int_t)b->created, "updated", (json_int_t)b->updated);
 
 	if (o != NULL && steps) {
 		json_t *a = steps_json(s, b->id);

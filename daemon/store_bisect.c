@@ -255,15 +255,15 @@ store_bisect_free(struct store_bisect *b)
 	free(b);
 }
 
-#define BISECT_COLS                                                            \
-	"SELECT b.id, b.regression_id, b.pair_id, b.host_id, b.tree_id,"       \
-	" b.job, b.point, b.metric, h.name, t.name, b.good_sha, b.bad_sha,"    \
-	" b.lo_sha, b.hi_sha, b.state, b.culprit_sha,"                         \
-	" (SELECT subject FROM commits WHERE tree_id = b.tree_id"              \
-	"  AND sha = b.culprit_sha), b.reason, b.started_by,"                  \
-	" b.verify_parent, b.verify_revert, b.revert_sha, b.steps_limit,"      \
-	" b.max_inconclusive, b.full_dag, b.created, b.updated"                \
-	" FROM bisections b LEFT JOIN hosts h ON h.id = b.host_id"             \
+#define BISECT_COLS                                                         \
+	"SELECT b.id, b.regression_id, b.pair_id, b.host_id, b.tree_id,"    \
+	" b.job, b.point, b.metric, h.name, t.name, b.good_sha, b.bad_sha," \
+	" b.lo_sha, b.hi_sha, b.state, b.culprit_sha,"                      \
+	" (SELECT subject FROM commits WHERE tree_id = b.tree_id"           \
+	"  AND sha = b.culprit_sha), b.reason, b.started_by,"               \
+	" b.verify_parent, b.verify_revert, b.revert_sha, b.steps_limit,"   \
+	" b.max_inconclusive, b.full_dag, b.created, b.updated"             \
+	" FROM bisections b LEFT JOIN hosts h ON h.id = b.host_id"          \
 	" LEFT JOIN trees t ON t.id = b.tree_id "
 
 static int
@@ -332,7 +332,8 @@ store_bisect_of_regression(
     struct store *s, struct store_bisect **out, int64_t regression_id)
 {
 	sqlite3_stmt *st = store__prep(s,
-	    BISECT_COLS "WHERE b.regression_id = ?1 ORDER BY b.id DESC LIMIT 1");
+	    BISECT_COLS
+	    "WHERE b.regression_id = ?1 ORDER BY b.id DESC LIMIT 1");
 
 	if (st != NULL)
 		sqlite3_bind_int64(st, 1, regression_id);
@@ -361,21 +362,21 @@ store_bisect_list(struct store *s, int64_t **out, size_t *n, int64_t limit)
 }
 
 /* A string field: NULL keeps (?n IS NULL), "" clears. */
-#define SET_STR(col, n)                                                        \
-	" " col " = CASE WHEN ?" #n " IS NULL THEN " col " WHEN ?" #n          \
+#define SET_STR(col, n)                                               \
+	" " col " = CASE WHEN ?" #n " IS NULL THEN " col " WHEN ?" #n \
 	" = '' THEN NULL ELSE ?" #n " END"
 
 int
-store_bisect_update(struct store *s, int64_t id,
-    const struct store_bisect_set *v, int64_t now)
+store_bisect_update(
+    struct store *s, int64_t id, const struct store_bisect_set *v, int64_t now)
 {
 	sqlite3_stmt *st = store__prep(s,
 	    "UPDATE bisections SET updated = ?2,"
-	    " state = coalesce(nullif(?3, ''), state)," SET_STR("lo_sha", 4)
-	    "," SET_STR("hi_sha", 5) "," SET_STR("culprit_sha", 6)
-	    "," SET_STR("reason", 7) "," SET_STR("verify_parent", 8)
-	    "," SET_STR("verify_revert", 9) "," SET_STR("revert_sha", 10)
-	    " WHERE id = ?1");
+	    " state = coalesce(nullif(?3, ''), state)," SET_STR(
+	        "lo_sha", 4) "," SET_STR("hi_sha", 5) "," SET_STR("culprit_sha",
+	        6) "," SET_STR("reason", 7) "," SET_STR("verify_parent",
+	        8) "," SET_STR("verify_revert", 9) "," SET_STR("revert_sha",
+	        10) " WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
@@ -530,8 +531,9 @@ store_bisect_pair(struct store *s, int64_t *out_pair, int64_t bisect_id,
 	if (store_begin(s) != 0)
 		return -1;
 	ok = store_trigger_pair(s, &pair, NULL, NULL, NULL, &tp, now) == 0;
-	st = ok ? store__prep(s, "UPDATE pairs SET bisect_id = ?2 WHERE id = ?1")
-	        : NULL;
+	st = ok
+	    ? store__prep(s, "UPDATE pairs SET bisect_id = ?2 WHERE id = ?1")
+	    : NULL;
 	if ((ok = ok && st != NULL)) {
 		sqlite3_bind_int64(st, 1, pair);
 		sqlite3_bind_int64(st, 2, bisect_id);
@@ -687,6 +689,9 @@ store_bisect_candidates(
 	    " JOIN comparisons c ON c.id = r.comparison_id AND c.final = 1"
 	    " JOIN pairs p ON p.id = c.pair_id AND p.bisect_id IS NULL"
 	    " WHERE r.id > ?1 AND r.state = 'new'"
+	    /* An unstable verdict is bisected when its level moved too. */
+	    " AND (c.verdict = 'regression' OR (c.verdict = 'unstable'"
+	    "  AND abs(c.change_pct) >= coalesce(c.min_effect, 1)))"
 	    " AND NOT EXISTS (SELECT 1 FROM bisections b"
 	    "  WHERE b.regression_id = r.id)"
 	    " ORDER BY r.id LIMIT ?2");

@@ -30,54 +30,54 @@
 struct store;
 struct store_job_new;
 
-#define STORE_BISECT_MIGRATION                                                 \
-	"CREATE TABLE bisections ("                                            \
-	"  id INTEGER PRIMARY KEY,"                                            \
-	"  regression_id INTEGER NOT NULL REFERENCES regressions(id)"          \
-	"    ON DELETE CASCADE,"                                               \
-	"  pair_id INTEGER NOT NULL REFERENCES pairs(id),"                     \
-	"  job TEXT NOT NULL,"                                                 \
-	"  host_id INTEGER REFERENCES hosts(id),"                              \
-	"  point TEXT NOT NULL DEFAULT '',"                                    \
-	"  metric TEXT NOT NULL,"                                              \
-	"  tree_id INTEGER REFERENCES trees(id),"                              \
-	"  good_sha TEXT NOT NULL,"                                            \
-	"  bad_sha TEXT NOT NULL,"                                             \
-	"  state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued',"    \
-	"    'running', 'done', 'inconclusive', 'cancelled')),"                \
-	"  lo_sha TEXT, hi_sha TEXT,"                                          \
-	"  culprit_sha TEXT,"                                                  \
-	"  reason TEXT,"                                                       \
-	"  steps_limit INTEGER NOT NULL,"                                      \
-	"  max_inconclusive INTEGER NOT NULL DEFAULT 2,"                       \
-	"  full_dag INTEGER NOT NULL DEFAULT 0,"                               \
-	"  started_by TEXT NOT NULL DEFAULT 'auto',"                           \
-	"  verify_parent TEXT, verify_revert TEXT, revert_sha TEXT,"           \
-	"  created INTEGER NOT NULL,"                                          \
-	"  updated INTEGER NOT NULL);"                                         \
-	"CREATE INDEX bisections_regression ON bisections(regression_id);"     \
-	"CREATE INDEX bisections_live ON bisections(state)"                    \
-	"  WHERE state IN ('queued', 'running');"                              \
-	"CREATE TABLE bisect_steps ("                                          \
-	"  id INTEGER PRIMARY KEY,"                                            \
-	"  bisect_id INTEGER NOT NULL REFERENCES bisections(id)"               \
-	"    ON DELETE CASCADE,"                                               \
-	"  kind TEXT NOT NULL DEFAULT 'step' CHECK (kind IN ('step',"          \
-	"    'verify-parent', 'verify-revert')),"                              \
-	"  sha TEXT NOT NULL,"                                                 \
-	"  good_pair_id INTEGER REFERENCES pairs(id),"                         \
-	"  bad_pair_id INTEGER REFERENCES pairs(id),"                          \
-	"  class TEXT CHECK (class IN ('good', 'bad', 'skip',"                 \
-	"    'inconclusive')),"                                                \
-	"  vs_good TEXT, vs_good_pct REAL,"                                    \
-	"  vs_bad TEXT, vs_bad_pct REAL,"                                      \
-	"  note TEXT,"                                                         \
-	"  created INTEGER NOT NULL,"                                          \
-	"  updated INTEGER NOT NULL);"                                         \
-	"CREATE INDEX bisect_steps_bisect ON bisect_steps(bisect_id, id);"     \
-	"ALTER TABLE pairs ADD COLUMN bisect_id INTEGER"                       \
-	"  REFERENCES bisections(id);"                                         \
-	"CREATE INDEX pairs_bisect ON pairs(bisect_id)"                        \
+#define STORE_BISECT_MIGRATION                                              \
+	"CREATE TABLE bisections ("                                         \
+	"  id INTEGER PRIMARY KEY,"                                         \
+	"  regression_id INTEGER NOT NULL REFERENCES regressions(id)"       \
+	"    ON DELETE CASCADE,"                                            \
+	"  pair_id INTEGER NOT NULL REFERENCES pairs(id),"                  \
+	"  job TEXT NOT NULL,"                                              \
+	"  host_id INTEGER REFERENCES hosts(id),"                           \
+	"  point TEXT NOT NULL DEFAULT '',"                                 \
+	"  metric TEXT NOT NULL,"                                           \
+	"  tree_id INTEGER REFERENCES trees(id),"                           \
+	"  good_sha TEXT NOT NULL,"                                         \
+	"  bad_sha TEXT NOT NULL,"                                          \
+	"  state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued'," \
+	"    'running', 'done', 'inconclusive', 'cancelled')),"             \
+	"  lo_sha TEXT, hi_sha TEXT,"                                       \
+	"  culprit_sha TEXT,"                                               \
+	"  reason TEXT,"                                                    \
+	"  steps_limit INTEGER NOT NULL,"                                   \
+	"  max_inconclusive INTEGER NOT NULL DEFAULT 2,"                    \
+	"  full_dag INTEGER NOT NULL DEFAULT 0,"                            \
+	"  started_by TEXT NOT NULL DEFAULT 'auto',"                        \
+	"  verify_parent TEXT, verify_revert TEXT, revert_sha TEXT,"        \
+	"  created INTEGER NOT NULL,"                                       \
+	"  updated INTEGER NOT NULL);"                                      \
+	"CREATE INDEX bisections_regression ON bisections(regression_id);"  \
+	"CREATE INDEX bisections_live ON bisections(state)"                 \
+	"  WHERE state IN ('queued', 'running');"                           \
+	"CREATE TABLE bisect_steps ("                                       \
+	"  id INTEGER PRIMARY KEY,"                                         \
+	"  bisect_id INTEGER NOT NULL REFERENCES bisections(id)"            \
+	"    ON DELETE CASCADE,"                                            \
+	"  kind TEXT NOT NULL DEFAULT 'step' CHECK (kind IN ('step',"       \
+	"    'verify-parent', 'verify-revert')),"                           \
+	"  sha TEXT NOT NULL,"                                              \
+	"  good_pair_id INTEGER REFERENCES pairs(id),"                      \
+	"  bad_pair_id INTEGER REFERENCES pairs(id),"                       \
+	"  class TEXT CHECK (class IN ('good', 'bad', 'skip',"              \
+	"    'inconclusive')),"                                             \
+	"  vs_good TEXT, vs_good_pct REAL,"                                 \
+	"  vs_bad TEXT, vs_bad_pct REAL,"                                   \
+	"  note TEXT,"                                                      \
+	"  created INTEGER NOT NULL,"                                       \
+	"  updated INTEGER NOT NULL);"                                      \
+	"CREATE INDEX bisect_steps_bisect ON bisect_steps(bisect_id, id);"  \
+	"ALTER TABLE pairs ADD COLUMN bisect_id INTEGER"                    \
+	"  REFERENCES bisections(id);"                                      \
+	"CREATE INDEX pairs_bisect ON pairs(bisect_id)"                     \
 	"  WHERE bisect_id IS NOT NULL;"
 
 /* What a bisection of a regression starts from. */
@@ -139,10 +139,10 @@ int store_bisect_update(
 
 struct store_bisect_step {
 	int64_t id, bisect_id;
-	char *kind, *sha, *subject; /* subject: NULL when not recorded */
-	int64_t good_pair, bad_pair; /* 0: none */
-	char *cls;                   /* NULL while measuring */
-	char *vs_good, *vs_bad;      /* verdicts, NULL: none yet */
+	char *kind, *sha, *subject;     /* subject: NULL when not recorded */
+	int64_t good_pair, bad_pair;    /* 0: none */
+	char *cls;                      /* NULL while measuring */
+	char *vs_good, *vs_bad;         /* verdicts, NULL: none yet */
 	double vs_good_pct, vs_bad_pct; /* NAN: unknown */
 	char *note;
 	int64_t created, updated;
@@ -195,8 +195,8 @@ char *store_bisect_subject(struct store *, int64_t tree_id, const char *sha);
  * comparison is final and whose pair is not a bisection's, oldest first,
  * at most max: ids into out (capacity max), *n of them.
  */
-int store_bisect_candidates(struct store *, int64_t *out, size_t *n,
-    int64_t after_id, size_t max);
+int store_bisect_candidates(
+    struct store *, int64_t *out, size_t *n, int64_t after_id, size_t max);
 
 /*
  * baseline: previous-tip: the commit of the newest candidate job of job

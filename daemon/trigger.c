@@ -417,8 +417,8 @@ trigger_series(struct trigger_stats *out, struct store *s,
 			touched = touches_job(p, jc, &w->commits[i]);
 		if (!touched)
 			continue;
-		if (make_pairs(out, s, p, jc, p->new_tip, tip_id, base, 0, 0,
-		        e) != 0)
+		if (make_pairs(
+		        out, s, p, jc, p->new_tip, tip_id, base, 0, 0, e) != 0)
 			return -1;
 		/* Each patch against its parent (a one-patch series: the
 		 * pair above is that already). */

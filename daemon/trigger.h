@@ -56,7 +56,7 @@ struct trigger_push {
 	int64_t tree_id;
 	const char *branch;
 	const char *new_tip;
-	const char *old_tip; /* the tip before the push, or NULL */
+	const char *old_tip;          /* the tip before the push, or NULL */
 	const struct gitm_walk *walk; /* commits new on the branch */
 	const int64_t *commit_ids;    /* per walk commit: its row */
 	const int *fresh;             /* per walk commit: first recorded now */
