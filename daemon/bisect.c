@@ -23,6 +23,9 @@
 #define BISECT_DEFAULT_HOST_TIMEOUT 3600
 #define BISECT_TICK_MS 2000
 #define BISECT_AUTO_BATCH 32
+/* An undecided side leaning this share of the regression towards the
+ * other end keeps a step from being called good or bad. */
+#define BISECT_LEAN 0.3
 
 /* ---- pure parts ---- */
 
@@ -82,6 +85,19 @@ unstable_threshold(double min_effect, double regression_pct)
 	return t;
 }
 
+/* A change as a share of the regression (log ratios; 0 when unknown). */
+static double
+share(double pct, double regression_pct)
+{
+	double r;
+
+	if (!isfinite(pct) || !isfinite(regression_pct) || pct <= -100 ||
+	    regression_pct <= -100)
+		return 0;
+	r = log1p(regression_pct / 100);
+	return r != 0 ? log1p(pct / 100) / r : 0;
+}
+
 enum bisect_class
 bisect_classify(const char *vs_good, double good_pct, const char *vs_bad,
     double bad_pct, double min_effect, double regression_pct)
@@ -102,9 +118,14 @@ bisect_classify(const char *vs_good, double good_pct, const char *vs_bad,
 		        strcmp(vs_bad, "improvement") == 0
 		    ? BISECT_PARTIAL
 		    : BISECT_INCONCLUSIVE;
-	if (b == -1 && g != 1 && g != -1)
+	/* Not told apart, but leaning a good part of the way towards the
+	 * other end (a part of a regression in more parts, or noise): not
+	 * enough to call it either. */
+	if (b == -1 && g != 1 && g != -1 &&
+	    !(g == 2 && share(good_pct, regression_pct) >= BISECT_LEAN))
 		return BISECT_GOOD;
-	if (g == 1 && b != -1 && b != 1)
+	if (g == 1 && b != -1 && b != 1 &&
+	    !(b == 2 && share(bad_pct, regression_pct) <= -BISECT_LEAN))
 		return BISECT_BAD;
 	return BISECT_INCONCLUSIVE;
 }

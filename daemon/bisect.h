@@ -70,7 +70,9 @@ const char *bisect_class_name(enum bisect_class); /* partial: "bad" */
  * both, partial; from neither, inconclusive.  Like the end it is not
  * told apart from need not be shown ("unchanged" needs a confidence
  * interval inside +-min_effect, which a few noisy runs seldom give):
- * being far from one end is the evidence.
+ * being far from one end is the evidence, unless the undecided side's
+ * median leans 30% or more of the regression (in log ratio) towards the
+ * other end: then it is inconclusive (and measured once more).
  */
 enum bisect_class bisect_classify(const char *vs_good, double good_pct,
     const char *vs_bad, double bad_pct, double min_effect,
