@@ -325,3 +325,12 @@ check-kernel: all
 	@OUT=$(OUT) KERNEL_CACHE=$(KERNEL_CACHE) tests/kernel/check-kernel.sh
 
 .PHONY: check-kernel install-guest
+
+# ---- fleet (issue 12): 200 simulated runners against one daemon ----
+# make bench-fleet: one process (api_load --fleet) of 200 runners that
+# register, heartbeat every 5 s, claim and upload for 60 s: uploads/s and
+# claim p99 (tests/bench/fleet_bench.sh [RUNNERS] [SECONDS] [METRICS]).
+bench-fleet: $(REL)/bin/perfwatchd $(REL)/bench/api_load
+	@OUT=$(OUT) tests/bench/fleet_bench.sh
+
+.PHONY: bench-fleet

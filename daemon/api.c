@@ -27,6 +27,7 @@
 #include "daemon/sched.h"
 #include "daemon/series.h"
 #include "daemon/store.h"
+#include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
 #include "web/web.h"
 
@@ -1042,12 +1043,13 @@ r_submit(struct ctx *x)
 	labels = jobspec_strlist(&jc->hosts);
 	ltext = pwjson_dump(labels);
 	out = json_array();
-	/* One creation time for all the pairs of a submit: the memcg tax
-	 * finds a point's siblings by it (daemon/verdict.c). */
+	/* One transaction and one sibling-group scope for all the pairs of
+	 * a submit: its cgroup points share a host (store_fleet.h). */
 	if (store_begin(x->s) == -1) {
 		reply_store_err(x, -1);
 		goto out;
 	}
+	store_group_begin(x->s);
 	for (i = 0; i < (npts ? npts : 1) && !failed; i++) {
 		const struct cfg_point *pt = npts ? &pts[i] : &empty;
 		json_t *specs[2];
@@ -1083,6 +1085,7 @@ r_submit(struct ctx *x)
 		free(texts[0]);
 		free(texts[1]);
 	}
+	store_group_end(x->s);
 	if (failed) {
 		store_rollback(x->s);
 		reply_store_err(x, -1);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,40 +358,87 @@ static const char *const migrations[] = {
 	"  created INTEGER NOT NULL);",
 	/* v9: alerts (daemon/store_alert.c, docs/ALERTS.md). */
 	STORE_ALERT_MIGRATION,
-	/* v10: bisections (daemon/store_bisect.c, daemon/bisect.c). */
+
+	/*
+	 * v10 (fleet, daemon/store_fleet.c): explicit sibling groups.  The
+	 * pairs of one submit or trigger that differ only in the cgroup
+	 * axis share pairs.sib_group (the id of the group's first pair);
+	 * the claim binds a group to one host and the memcg tax looks
+	 * inside it.  Older pairs keep what the old rule (same name and
+	 * creation time) made of them.
+	 */
+	"ALTER TABLE pairs ADD COLUMN sib_group INTEGER;"
+	"UPDATE pairs SET sib_group = g.first FROM (SELECT name, created,"
+	"  min(id) AS first FROM pairs GROUP BY name, created) g"
+	"  WHERE g.name = pairs.name AND g.created = pairs.created;"
+	"CREATE INDEX pairs_sib_group ON pairs(sib_group);",
+
+	/*
+	 * v11 (fleet): history in commit order.  A commit's first-parent
+	 * position (its first parent's plus one; 0 when the parent was
+	 * never recorded) orders the points of a history series whatever
+	 * order their verdicts came in.  Older commits and points have
+	 * none (NULL) and keep their place.
+	 */
+	"ALTER TABLE commits ADD COLUMN fp_pos INTEGER;"
+	"ALTER TABLE history_points ADD COLUMN pos INTEGER;",
+
+	/*
+	 * v12 (fleet): patch mail waiting for the rest of its series, per
+	 * inbox, as read from the archive (the raw message), so a daemon
+	 * restart does not lose a half-arrived series.
+	 */
+	"CREATE TABLE inbox_pending ("
+	"  seq INTEGER PRIMARY KEY,"
+	"  inbox TEXT NOT NULL,"
+	"  sha TEXT NOT NULL,"
+	"  data BLOB NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  UNIQUE (inbox, sha));",
+	/* v13: bisections (daemon/store_bisect.c, daemon/bisect.c). */
 	STORE_BISECT_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
     "STORE_VERSION must match the migration steps");
 
-/* Prepared statements, cached per connection by slot. */
-enum stmt_slot {
-	S_JOB_LEASE,
-	S_RUN_INSERT,
-	S_METRIC_INSERT,
-	S_RAW_INSERT,
-	S_HEARTBEAT,
-	S_HOST_SEEN,
-	S_HOST_ID,
-	S_NSLOTS
-};
-
-struct store {
-	sqlite3 *db;
-	struct err err;
-	int in_tx;    /* inside store_begin() */
-	int have_wlk; /* holds the process write lock */
-	sqlite3_stmt *st[S_NSLOTS];
-};
-
 /*
  * Writers of all connections in this process take this lock around
  * BEGIN IMMEDIATE ... COMMIT.  SQLite would serialise them anyway, but
- * its busy handler sleeps in steps of milliseconds; a mutex hands the
- * write lock over at once.  busy_timeout still covers other processes.
+ * its busy handler sleeps in steps of milliseconds; a lock of our own
+ * hands the write lock over at once.  busy_timeout still covers other
+ * processes.  Urgent writers (a claim, a heartbeat: a runner waits on
+ * them, and a lost heartbeat loses a lease) go before waiting uploads:
+ * under a stream of uploads from many runners a plain mutex let a claim
+ * wait behind dozens of them (issue 12: claim p99 71-99 ms).
  */
-static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int busy;   /* a writer holds it */
+	int urgent; /* urgent writers waiting */
+} write_lock = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+
+static void
+wlock(int urgent)
+{
+	pthread_mutex_lock(&write_lock.mu);
+	write_lock.urgent += urgent;
+	while (write_lock.busy || (!urgent && write_lock.urgent > 0))
+		pthread_cond_wait(&write_lock.cv, &write_lock.mu);
+	write_lock.urgent -= urgent;
+	write_lock.busy = 1;
+	pthread_mutex_unlock(&write_lock.mu);
+}
+
+static void
+wunlock(void)
+{
+	pthread_mutex_lock(&write_lock.mu);
+	write_lock.busy = 0;
+	pthread_cond_broadcast(&write_lock.cv);
+	pthread_mutex_unlock(&write_lock.mu);
+}
 
 static int
 dberr(struct store *s, const char *what)
@@ -479,17 +527,23 @@ store_err_(struct store *s)
 /* ---- transactions ---- */
 
 static int
-tx_begin(struct store *s)
+tx_begin_as(struct store *s, int urgent)
 {
 	if (s->in_tx)
 		return 0;
-	pthread_mutex_lock(&write_lock);
+	wlock(urgent);
 	if (exec(s, "BEGIN IMMEDIATE") == -1) {
-		pthread_mutex_unlock(&write_lock);
+		wunlock();
 		return -1;
 	}
 	s->have_wlk = 1;
 	return 0;
+}
+
+static int
+tx_begin(struct store *s)
+{
+	return tx_begin_as(s, 0);
 }
 
 static int
@@ -506,8 +560,45 @@ tx_end(struct store *s, int ok)
 		r = -1;
 	}
 	s->have_wlk = 0;
-	pthread_mutex_unlock(&write_lock);
+	wunlock();
 	return r;
+}
+
+/* For the other store files (store_int.h). */
+int
+store_i_dberr(struct store *s, const char *what)
+{
+	return dberr(s, what);
+}
+
+sqlite3_stmt *
+store_i_prep(struct store *s, const char *sql)
+{
+	return prep(s, sql);
+}
+
+void
+store_i_bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	bind_text(st, i, v);
+}
+
+int
+store_i_step_done(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	return step_done(s, st, what);
+}
+
+int
+store_i_tx_begin(struct store *s)
+{
+	return tx_begin(s);
+}
+
+int
+store_i_tx_end(struct store *s, int ok)
+{
+	return tx_end(s, ok);
 }
 
 int
@@ -602,6 +693,7 @@ store_open_version(
 		err_set(e, "%s: %s", path, err_msg(&s->err));
 		goto fail;
 	}
+	s->version = version;
 	*out = s;
 	return 0;
 fail:
@@ -624,6 +716,7 @@ store_close(struct store *s)
 		return;
 	for (i = 0; i < S_NSLOTS; i++)
 		sqlite3_finalize(s->st[i]);
+	store_i_groups_free(s);
 	if (s->in_tx || s->have_wlk) {
 		s->in_tx = 0;
 		tx_end(s, 0);
@@ -653,10 +746,10 @@ store_checkpoint(struct store *s)
 	/* ...then, when the WAL has grown past ~8 MB, restart it while
 	 * holding the writers' lock: writers that never pause would
 	 * otherwise keep it growing.  Little is left to copy by now. */
-	pthread_mutex_lock(&write_lock);
+	wlock(0);
 	rc = sqlite3_wal_checkpoint_v2(
 	    s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
-	pthread_mutex_unlock(&write_lock);
+	wunlock();
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
 		return dberr(s, "checkpoint");
 	return 0;
@@ -831,7 +924,8 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 	}
 	ok = ok && job_insert(s, &b, pair, name, point, base, now) == 0 &&
 	    job_insert(s, &c, pair, name, point, cand, now) == 0 &&
-	    pair_sides(s, pair, b, c) == 0;
+	    pair_sides(s, pair, b, c) == 0 &&
+	    store_i_group_assign(s, pair) == 0;
 	if (tx_end(s, ok) == -1)
 		return -1;
 	if (out_pair)
@@ -911,7 +1005,7 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 	int rc, ok = 1, found = 0;
 
 	*out = NULL;
-	if (tx_begin(s) == -1)
+	if (tx_begin_as(s, 1) == -1)
 		return -1;
 	/* A job this host still holds: its runner restarted and lost it. */
 	st = prep(s,
@@ -982,20 +1076,16 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 		}
 		if (ok) {
 			/*
-			 * The unbound pairs made with it (same job name and
-			 * creation time: one submit, one trigger) go to the
-			 * same host, so their points compare with each other
-			 * (the memcg tax divides nested by root runs).
+			 * The unbound pairs of its sibling group (the points
+			 * of one candidate that differ only in the cgroup,
+			 * store_fleet.h) go to the same host, so the memcg
+			 * tax divides nested by root runs of one machine.
 			 */
 			st = prep(s,
 			    "UPDATE pairs SET host_id = ?2 WHERE host_id IS "
-			    "NULL"
-			    " AND pinned = 0 AND EXISTS (SELECT 1 FROM pairs q"
-			    "  JOIN jobs j ON j.pair_id = q.id WHERE j.id = ?1"
-			    "  AND q.name = pairs.name AND q.created = "
-			    "pairs.created"
-			    "  AND pairs.id BETWEEN q.id - 4096 AND q.id + "
-			    "4096)");
+			    "NULL AND pinned = 0 AND sib_group = (SELECT"
+			    " q.sib_group FROM pairs q JOIN jobs j"
+			    " ON j.pair_id = q.id WHERE j.id = ?1)");
 			ok = st != NULL;
 			if (ok) {
 				sqlite3_bind_int64(st, 1, id);
@@ -1085,20 +1175,16 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 			sqlite3_finalize(st);
 		}
 		/* Siblings bound with it that have not started go too. */
-		st = ok
-		    ? prep(s,
-		          "UPDATE pairs SET host_id = NULL WHERE pinned = 0"
-		          " AND host_id IS NOT NULL"
-		          " AND id BETWEEN ?1 - 4096 AND ?1 + 4096"
-		          " AND name = (SELECT name FROM pairs WHERE id = ?1)"
-		          " AND created = (SELECT created FROM pairs"
-		          "  WHERE id = ?1)"
-		          " AND NOT EXISTS (SELECT 1 FROM jobs j"
-		          "  WHERE j.pair_id = pairs.id AND (j.state <> "
-		          "'queued'"
-		          "  OR EXISTS (SELECT 1 FROM runs r"
-		          "   WHERE r.job_id = j.id)))")
-		    : NULL;
+		st = ok ? prep(s,
+		              "UPDATE pairs SET host_id = NULL WHERE pinned = 0"
+		              " AND host_id IS NOT NULL AND sib_group ="
+		              " (SELECT sib_group FROM pairs WHERE id = ?1)"
+		              " AND NOT EXISTS (SELECT 1 FROM jobs j"
+		              "  WHERE j.pair_id = pairs.id AND (j.state <> "
+		              "'queued'"
+		              "  OR EXISTS (SELECT 1 FROM runs r"
+		              "   WHERE r.job_id = j.id)))")
+		        : NULL;
 		if (ok && (ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, pair);
 			ok = step_done(s, st, "release siblings") == 0;
@@ -1167,7 +1253,7 @@ store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
 	sqlite3_stmt *st;
 	int r = 0, ok = 1;
 
-	if (tx_begin(s) == -1)
+	if (tx_begin_as(s, 1) == -1)
 		return -1;
 	st = cached(
 	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
@@ -1262,15 +1348,18 @@ store_run_add(
 			sqlite3_reset(st);
 		}
 		if (ok && r == ERR_CONFLICT) {
-			/* Stored already?  Then it is a repeat, not a
-			 * conflict. */
+			/* Stored already from this host?  Then it is a
+			 * repeat, not a conflict.  The same index measured
+			 * by another host (the job was requeued away from
+			 * this one) stays a conflict: this run is refused. */
 			sqlite3_stmt *q = prep(s,
 			    "SELECT 1 FROM runs WHERE job_id = ?1 AND idx = "
-			    "?2");
+			    "?2 AND host_id IS ?3");
 
 			if ((ok = q != NULL)) {
 				sqlite3_bind_int64(q, 1, run->job_id);
 				sqlite3_bind_int64(q, 2, run->index);
+				sqlite3_bind_int64(q, 3, host_id);
 				if (sqlite3_step(q) == SQLITE_ROW) {
 					err_clear(&s->err);
 					r = err_setc(&s->err, ERR_EXISTS,
@@ -2522,7 +2611,8 @@ store_verdict_pair(struct store *s, json_t **out, int64_t pair_id)
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.name, p.point, p.host_id, h.name, p.analysed, j.role,"
 	    " j.id, j.state, j.runs, j.max_runs, j.params, t.name,"
-	    " c.branches FROM pairs p"
+	    " c.branches, (SELECT count(*) FROM runs r WHERE r.job_id = j.id)"
+	    " FROM pairs p"
 	    " LEFT JOIN hosts h ON h.id = p.host_id"
 	    " JOIN jobs j ON j.id IN (p.base_job_id, p.cand_job_id)"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
@@ -2562,6 +2652,8 @@ store_verdict_pair(struct store *s, json_t **out, int64_t pair_id)
 		    side, "spec", json_text(spec, json_object()));
 		json_object_set_new(side, "tree", text_or_null(st, 11));
 		json_object_set_new(side, "branches", text_or_null(st, 12));
+		json_object_set_new(
+		    side, "stored", json_integer(sqlite3_column_int64(st, 13)));
 		json_object_set_new(o, col_text(st, 5), side);
 	}
 	sqlite3_finalize(st);
@@ -2602,14 +2694,11 @@ store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
 int
 store_verdict_siblings(struct store *s, json_t **out, int64_t pair_id)
 {
-	/* The id window keeps this a range scan of the primary key. */
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.id AS pair_id, p.point, p.analysed,"
 	    " b.params AS base_spec, c.params AS cand_spec"
 	    " FROM pairs me JOIN pairs p"
-	    "  ON p.id BETWEEN me.id - ?2 AND me.id + ?2"
-	    "  AND p.name = me.name AND p.created = me.created"
-	    "  AND p.host_id = me.host_id"
+	    "  ON p.sib_group = me.sib_group AND p.host_id = me.host_id"
 	    " JOIN jobs b ON b.id = p.base_job_id"
 	    " JOIN jobs c ON c.id = p.cand_job_id"
 	    " WHERE me.id = ?1 ORDER BY p.id");
@@ -2618,7 +2707,6 @@ store_verdict_siblings(struct store *s, json_t **out, int64_t pair_id)
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	sqlite3_bind_int64(st, 2, STORE_SIBLING_SPAN);
 	return web_rows(s, st, out, "memcg tax siblings");
 }
 
@@ -2785,7 +2873,8 @@ store_verdict_requeue(
     struct store *s, int64_t pair_id, int64_t runs, int64_t now)
 {
 	sqlite3_stmt *st;
-	int ok, r = 0, n = 0;
+	int64_t ids[2] = { 0, 0 }, have[2] = { 0, 0 };
+	int ok, r = 0, n = 0, k, more = 0;
 
 	if (tx_begin(s) == -1)
 		return -1;
@@ -2799,34 +2888,48 @@ store_verdict_requeue(
 		while (r == 0 && sqlite3_step(st) == SQLITE_ROW) {
 			int64_t id = sqlite3_column_int64(st, 0);
 
+			if (n < 2) {
+				ids[n] = id;
+				have[n] = sqlite3_column_int64(st, 2);
+			}
 			n++;
 			if (strcmp(col_text(st, 1), "success") != 0)
 				r = err_setc(&s->err, ERR_CONFLICT,
 				    "job %lld is %s, not success",
 				    (long long)id, col_text(st, 1));
-			else if (runs <= sqlite3_column_int64(st, 2) ||
-			    runs > sqlite3_column_int64(st, 3))
+			else if (runs > sqlite3_column_int64(st, 3))
 				r = err_setc(&s->err, ERR_CONFLICT,
-				    "job %lld: %lld runs is not above %lld and "
-				    "at most %lld",
+				    "job %lld: %lld runs is above its max_runs "
+				    "%lld",
 				    (long long)id, (long long)runs,
-				    (long long)sqlite3_column_int64(st, 2),
 				    (long long)sqlite3_column_int64(st, 3));
+			else if (runs > sqlite3_column_int64(st, 2))
+				more++;
 		}
 		sqlite3_finalize(st);
 	}
 	if (ok && r == 0 && n != 2)
 		r = err_setc(&s->err, ERR_CONFLICT, "pair %lld has %d jobs",
 		    (long long)pair_id, n);
-	if (ok && r == 0) {
+	if (ok && r == 0 && more == 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "pair %lld: both jobs have %lld runs already",
+		    (long long)pair_id, (long long)runs);
+	/*
+	 * Only the sides short of runs go back to the queue: a base shared
+	 * with another pair may have them already (that pair asked first),
+	 * and then only the candidate runs more.
+	 */
+	for (k = 0; ok && r == 0 && k < 2; k++) {
+		if (have[k] >= runs)
+			continue;
 		st = prep(s,
 		    "UPDATE jobs SET state = 'queued', runs = ?2, attempts = 0,"
 		    " lease_owner = NULL, lease_expires = NULL,"
 		    " progress = NULL, error = NULL, updated = ?3"
-		    " WHERE id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
-		    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)");
+		    " WHERE id = ?1");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, pair_id);
+			sqlite3_bind_int64(st, 1, ids[k]);
 			sqlite3_bind_int64(st, 2, runs);
 			sqlite3_bind_int64(st, 3, now);
 			ok = step_done(s, st, "requeue pair") == 0;
@@ -2871,25 +2974,10 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
 			ok = dberr(s, "history series") == 0;
 		sqlite3_finalize(st);
 	}
-	st = ok ? prep(s,
-	              "INSERT INTO history_points (series_id, seq, pair_id,"
-	              " job_id, comparison_id, value, created)"
-	              " SELECT ?1, coalesce((SELECT max(seq) + 1 FROM"
-	              "  history_points WHERE series_id = ?1), 0),"
-	              " ?2, ?3, ?4, ?5, ?6"
-	              " ON CONFLICT (series_id, pair_id) DO NOTHING")
-	        : NULL;
-	if (ok && (ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, series);
-		sqlite3_bind_int64(st, 2, pair_id);
-		sqlite3_bind_int64(st, 3, job_id);
-		if (comparison_id > 0)
-			sqlite3_bind_int64(st, 4, comparison_id);
-		sqlite3_bind_double(st, 5, value);
-		sqlite3_bind_int64(st, 6, now);
-		ok = step_done(s, st, "history point") == 0;
-		sqlite3_finalize(st);
-	}
+	/* In the branch's commit order (store_fleet.c). */
+	ok = ok &&
+	    store_i_history_insert(
+	        s, series, pair_id, job_id, comparison_id, value, now) == 0;
 	st = ok ? prep(s,
 	              "SELECT seq FROM history_points WHERE series_id = ?1"
 	              " AND pair_id = ?2")
@@ -2956,21 +3044,34 @@ int
 store_changepoints_replace(struct store *s, int64_t series, int64_t from_seq,
     const struct store_change_point *cps, size_t n, int64_t now)
 {
+	return store_changepoints_replace_range(
+	    s, series, from_seq, INT64_MAX, cps, n, now);
+}
+
+int
+store_changepoints_replace_range(struct store *s, int64_t series,
+    int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
+    size_t n, int64_t now)
+{
 	sqlite3_stmt *st;
 	size_t i;
 	int ok;
 
 	if (tx_begin(s) == -1)
 		return -1;
-	st = prep(
-	    s, "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2");
+	st = prep(s,
+	    "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2"
+	    " AND seq <= ?3");
 	if ((ok = st != NULL)) {
 		sqlite3_bind_int64(st, 1, series);
 		sqlite3_bind_int64(st, 2, from_seq);
+		sqlite3_bind_int64(st, 3, to_seq);
 		ok = step_done(s, st, "drop change points") == 0;
 		sqlite3_finalize(st);
 	}
 	for (i = 0; ok && i < n; i++) {
+		if (cps[i].seq < from_seq || cps[i].seq > to_seq)
+			continue;
 		st = prep(s,
 		    "INSERT INTO change_points (series_id, seq, lo_seq, hi_seq,"
 		    " before, after, change_pct, p, direction, created)"
@@ -3259,6 +3360,7 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 			ok = run_once(s, st, "commit update") == 0;
 		}
 	}
+	ok = ok && store_i_commit_position(s, id) == 0;
 	if (tx_end(s, ok) == -1)
 		return -1;
 	*out_id = id;
@@ -3449,7 +3551,8 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 	        job_insert(s, &b, pair, p->name, p->point, p->base, now) ==
 	            0) &&
 	    job_insert(s, &c, pair, p->name, p->point, p->cand, now) == 0 &&
-	    pair_sides(s, pair, b, c) == 0;
+	    pair_sides(s, pair, b, c) == 0 &&
+	    store_i_group_assign(s, pair) == 0;
 	if (tx_end(s, ok) == -1)
 		return -1;
 	if (out_pair)

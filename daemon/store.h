@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 10 /* schema version after every migration */
+#define STORE_VERSION 13 /* schema version after every migration */
 
 struct store;
 
@@ -84,7 +84,8 @@ int store_pair_create(struct store *, int64_t *out_pair, int64_t *out_base,
  * runner gets it back), else the first queued job whose labels match the
  * host's (its name counts as a label), whose pair is unbound or bound to this
  * host, preferring pairs bound to this host, then the oldest pair, base before
- * candidate.  The claim binds the pair to the host, counts an attempt and
+ * candidate.  The claim binds the pair, and the unbound pairs of its
+ * sibling group (store_fleet.h), to the host, counts an attempt and
  * leases the job until now + lease_s.  0 and *out = {"job": {...},
  * "lease_expires": T} (the job object is the stored spec plus id, pair_id,
  * role, attempt, done_runs), or ERR_NOTFOUND when there is nothing to do.
@@ -96,7 +97,8 @@ int store_claim(struct store *, json_t **out, int64_t host_id, int64_t now,
  * Puts back jobs whose lease expired before now: attempts < max_attempts
  * goes back to queued, else failed with "lease expired N times".  When a
  * requeued job's pair partner has no runs and is not running, the pair's
- * host binding is released and the runs the requeued job stored on that
+ * host binding (with its sibling group's pairs that have not started) is
+ * released and the runs the requeued job stored on that
  * host are discarded, so any runner may take the pair afresh.  *out_n
  * (may be NULL) counts the jobs changed.
  */
@@ -136,7 +138,11 @@ struct store_run {
  * ERR_EXISTS when (job, index) is already stored (nothing changes),
  * ERR_NOTFOUND (no such job), ERR_INVALID (index outside [0, max_runs),
  * or [0, max_runs] for a run with a profile,
- * duplicate metric), ERR_CONFLICT (host does not hold the lease).
+ * duplicate metric), ERR_CONFLICT (host does not hold the lease).  A
+ * host without the lease gets ERR_EXISTS only for a run it stored itself
+ * (a resend); the same index stored by the host that took the requeued
+ * job over is ERR_CONFLICT: a cut-off runner's spooled run is refused,
+ * never counted as stored.
  */
 int store_run_add(
     struct store *, int64_t host_id, const struct store_run *, int64_t now);
@@ -272,7 +278,8 @@ int store_verdict_pending(
  * "host_id", "host", "analysed", "base": SIDE, "candidate": SIDE}, SIDE =
  * {"id", "state", "runs", "max_runs", "spec" (the job spec object),
  * "tree" (the commit's tree name or null), "branches" (comma-separated,
- * or null)}.  ERR_NOTFOUND.
+ * or null), "stored" (runs stored, store_verdict_unchanged)}.
+ * ERR_NOTFOUND.
  */
 int store_verdict_pair(struct store *, json_t **out, int64_t pair_id);
 /* The metric values of the pair's runs with status ok (run index below
@@ -281,14 +288,11 @@ int store_verdict_pair(struct store *, json_t **out, int64_t pair_id);
 int store_verdict_values(struct store *, json_t **out, int64_t pair_id);
 /*
  * The candidates for a pair's memcg-tax siblings (daemon/verdict.c
- * decides): the pairs of the same job name created in the same second
- * (one submit or trigger makes all its pairs with one time) and bound
- * to the same host, within STORE_SIBLING_SPAN ids of it, the pair
- * itself included; none when the pair has no host yet.  {"rows":
- * [{pair_id, point, analysed, base_spec, cand_spec}]} by id; the specs
- * are the jobs' spec texts.
+ * decides): the pairs of its sibling group (store_fleet.h) bound to the
+ * same host, the pair itself included; none when the pair has no host
+ * yet.  {"rows": [{pair_id, point, analysed, base_spec, cand_spec}]} by
+ * id; the specs are the jobs' spec texts.
  */
-#define STORE_SIBLING_SPAN 4096
 int store_verdict_siblings(struct store *, json_t **out, int64_t pair_id);
 /*
  * The baseline's history: values of the ok runs of successful base jobs
@@ -325,11 +329,13 @@ int store_verdict_check(struct store *, int64_t pair_id);
 /* Marks the pair's verdict final. */
 int store_verdict_done(struct store *, int64_t pair_id, int64_t now);
 /*
- * Adaptive runs: re-opens both jobs of a pair (state success) with runs
- * wanted: queued, attempts reset, lease and progress cleared.  The pair
- * keeps its host binding and the stored runs stay (the claim's done_runs
- * lets the runner continue).  ERR_CONFLICT when a job is not success or
- * runs is not above its current count and at most its max_runs.
+ * Adaptive runs: re-opens the jobs of a pair (state success) that have
+ * fewer than runs wanted: queued with runs, attempts reset, lease and
+ * progress cleared.  A side that has them already (a base shared with a
+ * pair that asked first) stays as it is.  The pair keeps its host binding
+ * and the stored runs stay (the claim's done_runs lets the runner
+ * continue).  ERR_CONFLICT when a job is not success, runs is above a
+ * job's max_runs, or neither job is short of runs.
  */
 int store_verdict_requeue(
     struct store *, int64_t pair_id, int64_t runs, int64_t now);
@@ -344,9 +350,13 @@ struct store_series_key {
 };
 
 /*
- * Appends the candidate median of a pair to its series (created on first
- * use); appending the same pair again changes nothing.  *out_series and
- * *out_seq (0-based position) may be NULL.
+ * Adds the candidate median of a pair to its series (created on first
+ * use); adding the same pair again changes nothing.  The point goes where
+ * its candidate commit's first-parent position puts it among the points
+ * that have one (a late verdict lands before later commits, which move
+ * up one seq with their change points); a point without a position
+ * (submitted pairs, commits recorded before schema v9) goes last.
+ * *out_series and *out_seq (0-based position) may be NULL.
  */
 int store_history_append(struct store *, int64_t *out_series, int64_t *out_seq,
     const struct store_series_key *, int64_t pair_id, int64_t job_id,
@@ -368,6 +378,10 @@ struct store_change_point {
 /* Replaces the series' change points at seq >= from_seq by cps. */
 int store_changepoints_replace(struct store *, int64_t series, int64_t from_seq,
     const struct store_change_point *cps, size_t n, int64_t now);
+/* The same for from_seq <= seq <= to_seq (cps outside are dropped). */
+int store_changepoints_replace_range(struct store *, int64_t series,
+    int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
+    size_t n, int64_t now);
 /*
  * Change points for a history page, filtered like store_web_history
  * (NULL: any; tree and branch NULL include submitted pairs):

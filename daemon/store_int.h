@@ -2,24 +2,71 @@
 #define DAEMON_STORE_INT_H
 
 /*
- * For the store's own files only (daemon/store*.c): the connection and
- * the helpers of daemon/store.c, so an entity's SQL can live in a file
- * of its own.  Nothing outside the store includes this.
+ * What the store's files share (store.c, store_fleet.c, store_alert.c,
+ * store_series2.c): the connection
+ * and its helpers.  Only store*.c include this; everyone else uses
+ * store.h and store_fleet.h.
  */
 #include <sqlite3.h>
 
-struct store;
+#include "common/err.h"
+#include "daemon/store.h"
 
-/* A statement (finalize it), or NULL with the store's error set. */
+/* Prepared statements, cached per connection by slot. */
+enum stmt_slot {
+	S_JOB_LEASE,
+	S_RUN_INSERT,
+	S_METRIC_INSERT,
+	S_RAW_INSERT,
+	S_HEARTBEAT,
+	S_HOST_SEEN,
+	S_HOST_ID,
+	S_NSLOTS
+};
+
+struct fleet_group; /* store_fleet.c */
+
+struct store {
+	sqlite3 *db;
+	struct err err;
+	int in_tx;    /* inside store_begin() */
+	int have_wlk; /* holds the process write lock */
+	int version;  /* the schema version it was opened at */
+	sqlite3_stmt *st[S_NSLOTS];
+	/* Open sibling-group scope (store_group_begin), else NULL. */
+	struct fleet_group *groups;
+	size_t ngroups;
+	int group_scope;
+};
+
+/* store.c */
+int store_i_dberr(struct store *, const char *what);
+sqlite3_stmt *store_i_prep(struct store *, const char *sql);
+void store_i_bind_text(sqlite3_stmt *, int i, const char *v);
+int store_i_step_done(struct store *, sqlite3_stmt *, const char *what);
+int store_i_tx_begin(struct store *);
+int store_i_tx_end(struct store *, int ok);
+
+/* store_fleet.c: gives a new pair its sibling group (pairs.sib_group),
+ * inside the transaction that made it. */
+int store_i_group_assign(struct store *, int64_t pair_id);
+void store_i_groups_free(struct store *);
+/* store_fleet.c: sets commits.fp_pos of a recorded commit. */
+int store_i_commit_position(struct store *, int64_t commit_id);
+/* store_fleet.c: the history point of pair in series, at its place in
+ * commit order (store_history_append). */
+int store_i_history_insert(struct store *, int64_t series, int64_t pair_id,
+    int64_t job_id, int64_t comparison_id, double value, int64_t now);
+
+/* store.c, used by daemon/store_series2.c: a statement (finalize it), or
+ * NULL with the store's error set; begin 1: BEGIN IMMEDIATE (nested in
+ * store_begin: nothing); begin 0: COMMIT when ok, else ROLLBACK.  0 or -1. */
 sqlite3_stmt *store__prep(struct store *, const char *sql);
-/* begin 1: BEGIN IMMEDIATE (nested in store_begin: nothing); begin 0:
- * COMMIT when ok, else ROLLBACK.  0 or -1. */
 int store__tx(struct store *, int begin, int ok);
-/* Sets the store's error from SQLite's: -1. */
 int store__dberr(struct store *, const char *what);
 sqlite3 *store__db(struct store *);
 
-/* Used by daemon/store_alert.c. */
+/* store.c, used by daemon/store_alert.c. */
 sqlite3 *store_db_(struct store *);
 struct err *store_err_(struct store *);
 

@@ -15,6 +15,7 @@
 #include "daemon/jobspec.h"
 #include "daemon/store.h"
 #include "daemon/store_bisect.h"
+#include "daemon/store_fleet.h"
 #include "daemon/trigger.h"
 
 static int
@@ -204,6 +205,9 @@ make_pairs(struct trigger_stats *st, struct store *s,
 	config_expand(&pts, &npts, jc);
 	if (npts == 0 && jc->naxes > 0)
 		goto out; /* everything excluded: the loader warns */
+	/* One candidate's points that differ only in the cgroup are
+	 * siblings: one host measures them (store_fleet.h). */
+	store_group_begin(s);
 	for (i = 0; i < (npts ? npts : 1) && r == 0; i++) {
 		const struct cfg_point *pt = npts ? &pts[i] : &empty;
 		struct store_job_new jn[2];
@@ -251,6 +255,7 @@ make_pairs(struct trigger_stats *st, struct store *s,
 		free(texts[1]);
 	}
 out:
+	store_group_end(s);
 	config_points_free(pts, npts);
 	free(hosts);
 	free(ltext);

@@ -18,6 +18,7 @@
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/store_bisect.h"
+#include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
 
 enum kind {
@@ -371,10 +372,14 @@ min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-/* Change points of one series' recent tail, stored in place of the old
- * ones there.  *out_n counts them. */
+/*
+ * Change points of the window of one series around the point just placed
+ * at seq at (the tail when it went last; a late result that landed
+ * earlier in commit order re-examines its own neighbourhood), stored in
+ * place of the old ones there.  *out_n counts them.
+ */
 static int
-series_changepoints(struct store *s, size_t *out_n, int64_t series,
+series_changepoints(struct store *s, size_t *out_n, int64_t series, int64_t at,
     const struct metric *m, int64_t now)
 {
 	struct analysis_cp_opts o;
@@ -382,13 +387,13 @@ series_changepoints(struct store *s, size_t *out_n, int64_t series,
 	struct store_change_point *sc = NULL;
 	struct err e = { 0 };
 	double *v = NULL;
-	int64_t *seq = NULL, from;
+	int64_t *seq = NULL, from, to = INT64_MAX, total = 0;
 	size_t n = 0, i;
 	int r;
 
 	*out_n = 0;
-	if (store_history_tail(s, &v, &seq, &n, series, VERDICT_CP_WINDOW) ==
-	    -1)
+	if (store_history_window(
+	        s, &v, &seq, &n, &total, series, at, VERDICT_CP_WINDOW) == -1)
 		return -1;
 	analysis_cp_opts_init(&o);
 	o.better =
@@ -402,9 +407,11 @@ series_changepoints(struct store *s, size_t *out_n, int64_t series,
 		free(seq);
 		return 0;
 	}
-	/* A change within min_segment of the window's start cannot be
+	/* A change within min_segment of the window's ends cannot be
 	 * seen again from this window: keep what was recorded there. */
 	from = seq[0] == 0 ? 0 : seq[0] + (int64_t)o.min_segment;
+	if (seq[n - 1] < total - 1)
+		to = seq[n - 1] - (int64_t)o.min_segment;
 	sc = xreallocarray(NULL, cps.n + 1, sizeof(*sc));
 	for (i = 0; i < cps.n; i++) {
 		const struct analysis_cp *c = &cps.cp[i];
@@ -418,7 +425,8 @@ series_changepoints(struct store *s, size_t *out_n, int64_t series,
 		sc[i].p = c->p_value;
 		sc[i].direction = analysis_verdict_name(c->direction);
 	}
-	r = store_changepoints_replace(s, series, from, sc, cps.n, now);
+	r = store_changepoints_replace_range(
+	    s, series, from, to, sc, cps.n, now);
 	if (r == 0)
 		*out_n = cps.n;
 	free(sc);
@@ -440,7 +448,7 @@ history_append(struct store *s, struct verdict_outcome *out, struct work *w,
 	           *branches = jstr(cand, "branches");
 	struct store_series_key k;
 	char *list, *br, *save = NULL;
-	int64_t series = 0;
+	int64_t series = 0, seq = 0;
 	size_t ncp = 0;
 	int r = 0;
 
@@ -460,11 +468,11 @@ history_append(struct store *s, struct verdict_outcome *out, struct work *w,
 	do {
 		if (br != NULL)
 			k.branch = br;
-		r = store_history_append(s, &series, NULL, &k,
+		r = store_history_append(s, &series, &seq, &k,
 		    jint(w->pair, "pair_id"), jint(cand, "id"), m->cmp_id,
 		    m->res.cand_median, now);
 		if (r == 0)
-			r = series_changepoints(s, &ncp, series, m, now);
+			r = series_changepoints(s, &ncp, series, seq, m, now);
 		out->change_points += ncp;
 	} while (
 	    r == 0 && br != NULL && (br = strtok_r(NULL, ",", &save)) != NULL);
@@ -978,6 +986,19 @@ verdict_pair(
 		return -1;
 	}
 	r = store_verdict_check(s, pair_id);
+	if (r == 0) {
+		/* A shared base re-run for another pair meanwhile: this
+		 * verdict read a side that is not the one now stored. */
+		struct store_side_stamp ss[2];
+
+		ss[0].job_id = jint(base, "id");
+		ss[0].runs = jint(base, "runs");
+		ss[0].stored = jint(base, "stored");
+		ss[1].job_id = jint(cand, "id");
+		ss[1].runs = jint(cand, "runs");
+		ss[1].stored = jint(cand, "stored");
+		r = store_verdict_unchanged(s, ss, 2);
+	}
 	if (r == ERR_CONFLICT) {
 		store_rollback(s);
 		store_errclear(s);

@@ -24,6 +24,7 @@
 #include "daemon/series.h"
 #include "daemon/series_route.h"
 #include "daemon/store.h"
+#include "daemon/store_fleet.h"
 #include "daemon/trigger.h"
 #include "daemon/watch.h"
 
@@ -58,9 +59,12 @@ struct tw {
 	int inbox; /* an inbox's thread (1), the upload queue's (TW_QUEUE),
 	              else a tree's (0) */
 	/* Inbox: patch mail whose series is not complete yet, oldest
-	 * first (kept in memory: a restart forgets it). */
+	 * first, and the archive commit of each; kept in the store too
+	 * (store_mail_pending_*), reloaded on the first poll. */
 	struct mail_msg *pending;
+	char **pending_sha;
 	size_t npending;
+	int pending_loaded;
 	pthread_t th;
 	atomic_int quit;
 	/* The thread's own state. */
@@ -449,15 +453,34 @@ struct inbox_read {
 	size_t bad, kept;
 };
 
-/* One archive message: patch mail is kept for its series. */
-static int
-on_message(const char *sha, const char *data, size_t len, void *arg)
+/* Forgets pending message i (and its stored copy). */
+static void
+pending_drop(struct tw *t, size_t i)
 {
-	struct inbox_read *rd = arg;
+	if (store_mail_pending_drop(t->s, t->name, t->pending_sha[i]) != 0) {
+		log_warnx("inbox %s: %s", t->name, store_errmsg(t->s));
+		store_errclear(t->s);
+	}
+	mail_msg_release(&t->pending[i]);
+	free(t->pending_sha[i]);
+}
+
+/*
+ * One archive message: patch mail is kept for its series, in memory and
+ * (unless it came from there: from_store) in the store.
+ */
+static int
+keep_message(struct inbox_read *rd, const char *sha, const char *data,
+    size_t len, int from_store)
+{
 	struct tw *t = rd->t;
 	struct mail_msg m;
 	struct err e = { 0 };
+	size_t i;
 
+	for (i = 0; i < t->npending; i++)
+		if (strcmp(t->pending_sha[i], sha) == 0)
+			return 0; /* read again after a crash */
 	if (mail_parse(&m, data, len, 0, &e) != 0) {
 		log_warnx(
 		    "inbox %s: message %.12s: %s", t->name, sha, err_msg(&e));
@@ -468,17 +491,41 @@ on_message(const char *sha, const char *data, size_t len, void *arg)
 		mail_msg_release(&m);
 		return 0;
 	}
+	if (!from_store &&
+	    store_mail_pending_put(t->s, t->name, sha, data, len, now_s()) !=
+	        0) {
+		log_warnx("inbox %s: message %.12s kept in memory only: %s",
+		    t->name, sha, store_errmsg(t->s));
+		store_errclear(t->s);
+	}
 	if (t->npending == WATCH_INBOX_PENDING) {
-		mail_msg_release(&t->pending[0]);
+		pending_drop(t, 0);
 		memmove(t->pending, t->pending + 1,
 		    (t->npending - 1) * sizeof(*t->pending));
+		memmove(t->pending_sha, t->pending_sha + 1,
+		    (t->npending - 1) * sizeof(*t->pending_sha));
 		t->npending--;
 	}
 	t->pending =
 	    xreallocarray(t->pending, t->npending + 1, sizeof(*t->pending));
+	t->pending_sha = xreallocarray(
+	    t->pending_sha, t->npending + 1, sizeof(*t->pending_sha));
+	t->pending_sha[t->npending] = xstrdup(sha);
 	t->pending[t->npending++] = m;
 	rd->kept++;
 	return 0;
+}
+
+static int
+on_message(const char *sha, const char *data, size_t len, void *arg)
+{
+	return keep_message(arg, sha, data, len, 0);
+}
+
+static int
+on_stored_message(const char *sha, const char *data, size_t len, void *arg)
+{
+	return keep_message(arg, sha, data, len, 1);
 }
 
 /*
@@ -550,10 +597,12 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 	}
 	/* Drop what was used; keep the rest, in order. */
 	for (i = k = 0; i < t->npending; i++) {
-		if (used[i])
-			mail_msg_release(&t->pending[i]);
-		else
+		if (used[i]) {
+			pending_drop(t, i);
+		} else {
+			t->pending_sha[k] = t->pending_sha[i];
 			t->pending[k++] = t->pending[i];
+		}
 	}
 	t->npending = k;
 	free(used);
@@ -591,6 +640,19 @@ poll_inbox(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in)
 		log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
 		store_errclear(t->s);
 		return in->poll_s;
+	}
+	/* Patch mail a previous run of the daemon kept for its series. */
+	if (!t->pending_loaded) {
+		if (store_mail_pending_each(
+		        t->s, in->name, on_stored_message, &rd) != 0) {
+			log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
+			store_errclear(t->s);
+		}
+		t->pending_loaded = 1;
+		if (rd.kept > 0)
+			log_info("inbox %s: %zu patch mail(s) waiting for "
+			         "their series since before the restart",
+			    in->name, rd.kept);
 	}
 	/* First sight: the archive's history triggers nothing. */
 	first = seen[0] == '\0';
@@ -760,6 +822,9 @@ tw_free(struct tw *t)
 	store_close(t->s);
 	gitm_repo_free(t->repo);
 	mail_msgs_free(t->pending, t->npending);
+	for (i = 0; i < t->npending; i++)
+		free(t->pending_sha[i]);
+	free(t->pending_sha);
 	for (i = 0; i < t->nseen; i++)
 		free(t->seen[i].branch);
 	free(t->seen);

@@ -10,12 +10,17 @@
 # times the program at each commit; the daemon judges each pair, finds the
 # change point on the history, and the demo also runs a short
 # perfwatch-tcp-rr in the root memcg and in a nested one (the memcg tax).
-# The terminal shows each job's runs as they are stored, then a summary
-# and where to look.
+# The daemon mails kernel-style reports (threaded under the mailed patch)
+# to a local SMTP server and posts signed webhooks to a local receiver,
+# the same real servers the alert tests use (tests/e2e/alert_servers.py).
+# The terminal shows each job's runs as they are stored, then a summary,
+# the reports as sent, and where to look.
 #
 #   DEMO_ONCE=1   do not wait for Ctrl-C; exit 0 only if every verdict is
 #                 the expected one (fix: improvement, no-op: unchanged,
-#                 a change point at the fix)
+#                 mailed revert: regression, a change point at the fix,
+#                 a report mailed under the revert's patch mail and
+#                 webhook posts whose signatures verify)
 #   DEMO_PORT=N   the daemon's port (default 8080; a free one if taken)
 #   DEMO_DIR=DIR  state directory (default ./demo; wiped at each start)
 set -u
@@ -24,7 +29,8 @@ BIN=${PERFWATCH_BIN:-$top/build/bin}
 DIR=${DEMO_DIR:-$top/demo}
 PORT=${DEMO_PORT:-8080}
 ONCE=${DEMO_ONCE:-0}
-pids=()
+pids=()	# pids[0] is perfwatchd
+sinks=()	# the SMTP server and the webhook receiver
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() {
@@ -35,13 +41,14 @@ die() {
 }
 cleanup() {
 	local p
-	for p in "${pids[@]}"; do
+	for p in "${pids[@]}" "${sinks[@]}"; do
 		kill -TERM "$p" 2>/dev/null
 	done
-	for p in "${pids[@]}"; do
+	for p in "${pids[@]}" "${sinks[@]}"; do
 		wait "$p" 2>/dev/null
 	done
 	pids=()
+	sinks=()
 }
 trap 'cleanup' EXIT
 trap 'echo; say "stopping"; exit 0' INT TERM
@@ -54,6 +61,8 @@ for c in curl git cc make python3; do
 done
 # A version manager's python3 shim can be slow; the demo calls it often.
 [ -x /usr/bin/python3 ] && python3() { /usr/bin/python3 "$@"; }
+python3 -c 'import aiosmtpd' 2>/dev/null ||
+    die "python3-aiosmtpd is not installed (the demo's SMTP server): run make deps"
 
 rm -rf "$DIR"
 mkdir -p "$DIR/jobs" "$DIR/tokens" "$DIR/runner"
@@ -80,9 +89,34 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
 	echo "demo: port $PORT is taken, using a free one"
 	PORT=0
 fi
+# Port 0: a free one picked here, so that public_url (the links in the
+# mails and webhooks) names the port the daemon listens on.
+if [ "$PORT" = 0 ]; then
+	PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+fi
 # The tcp_rr pair's own port: any free one (the kernel picks, we reuse).
 RRPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 CG=/pwdemo-$$
+
+# The alert sinks: a real SMTP server and a webhook receiver on 127.0.0.1
+# (each accepted mail is $DIR/mail/mail-N.eml; each POST a line of
+# $DIR/hooks/hooks.jsonl, with whether its HMAC signature verified).
+mkdir -p "$DIR/mail" "$DIR/hooks"
+token >"$DIR/hook.secret"
+# The interpreter itself, not the python3 function: $! must be its pid.
+py=$(command -v /usr/bin/python3 || command -v python3)
+"$py" "$top/tests/e2e/alert_servers.py" smtp "$DIR/mail" >"$DIR/smtp.log" 2>&1 &
+sinks+=($!)
+"$py" "$top/tests/e2e/alert_servers.py" hook "$DIR/hooks" "$(cat "$DIR/hook.secret")" ok \
+    >"$DIR/hook.log" 2>&1 &
+sinks+=($!)
+for _ in $(seq 100); do
+	[ -s "$DIR/mail/port" ] && [ -s "$DIR/hooks/port" ] && break
+	sleep 0.1
+done
+[ -s "$DIR/mail/port" ] || die "the SMTP server did not start: $(cat "$DIR/smtp.log")"
+[ -s "$DIR/hooks/port" ] || die "the webhook receiver did not start: $(cat "$DIR/hook.log")"
+
 cat >"$DIR/daemon.yaml" <<YAML
 listen: 127.0.0.1:$PORT
 database: $DIR/perfwatch.db
@@ -102,6 +136,15 @@ trees:
     url: file://$SRC
     branches: [master]
     poll: 1s
+alerts:
+  email:
+    smtp: smtp://127.0.0.1:$(cat "$DIR/mail/port")
+    from: "perfwatch demo <perfwatch@demo.example.org>"
+    to: [memcg-perf@demo.example.org]
+  webhooks:
+    - url: http://127.0.0.1:$(cat "$DIR/hooks/port")/perfwatch
+      secret_file: $DIR/hook.secret
+  poll: 1s
 YAML
 # The fix makes each charge ~7x cheaper, the other commits change nothing:
 # min_effect 25% is far above this machine's noise (../shared/NOISE.md
@@ -218,7 +261,9 @@ git -C "$DIR/revert" commit -q --amend -m "memcg: drain the per-cpu charge stock
 
 Trimming leaves pages charged in the local stock; drain them all on
 overflow as before." || die "git commit failed"
-git -C "$DIR/revert" format-patch -q -1 --base="$tip_sha" --stdout >"$DIR/revert.mbox" ||
+# --thread: a Message-Id, as git send-email gives every patch mail; the
+# report is threaded under it.
+git -C "$DIR/revert" format-patch -q -1 --thread --base="$tip_sha" --stdout >"$DIR/revert.mbox" ||
     die "git format-patch failed"
 say "a patch arrives by mail: perfwatch series upload revert.mbox (it reverts the fix)"
 "$BIN/perfwatch" series upload --tree demo --branch master --json "$DIR/revert.mbox" \
@@ -374,6 +419,60 @@ done
 if [ -s "$DIR/cp.txt" ]; then cat "$DIR/cp.txt"; else echo "  none found"; fi
 [ $cp_ok = 1 ] && echo "CHANGEPOINT at the fix" >>"$DIR/summary.txt"
 
+# ---- the alerts -----------------------------------------------------------
+say "alerts: reports mailed to the local SMTP server, signed webhooks"
+revert_mid=$(sed -n 's/^Message-I[dD]: *<\(.*\)>.*/\1/p' "$DIR/revert.mbox" | head -n 1)
+alerts_show() {	# exit 0 once the revert's report was mailed and posted
+	python3 - "$DIR" "$revert_mid" <<'PY'
+import email, email.policy, glob, json, os, sys
+d, mid = sys.argv[1:3]
+def num(p):
+    return int(p.rsplit("-", 1)[1].split(".")[0])
+def msg(p):
+    return email.message_from_bytes(open(p, "rb").read(), policy=email.policy.default)
+mails = sorted(glob.glob(d + "/mail/mail-*.eml"), key=num)
+posts = []
+if os.path.exists(d + "/hooks/hooks.jsonl"):
+    posts = [json.loads(l) for l in open(d + "/hooks/hooks.jsonl")]
+threaded = None
+for p in mails:
+    if mid and mid in str(msg(p).get("In-Reply-To", "")):
+        threaded = p
+revert_posted = any(json.loads(x["body"]).get("series") for x in posts)
+if threaded is None or not revert_posted:
+    sys.exit(1)
+for p in mails:
+    m = msg(p)
+    print("  mail %s: %s" % (os.path.basename(p), m["Subject"]))
+    print("    To: %s" % m["To"])
+for x in posts:
+    b = json.loads(x["body"])
+    print("  webhook %s: %s %s, signature %s" % (
+          x["headers"].get("X-Perfwatch-Event"), b.get("verdict"),
+          (b.get("commit") or {}).get("sha", "")[:12],
+          "valid" if x["ok"] else "INVALID"))
+print()
+print("  the report on the mailed revert (%s, In-Reply-To: <%s>):" % (
+      os.path.basename(threaded), mid))
+for l in msg(threaded).get_content().splitlines()[:24]:
+    print("  | " + l)
+print("  | ...")
+out = open(d + "/summary.txt", "a")
+out.write("ALERT revert threaded\n")
+if posts and all(x["ok"] for x in posts):
+    out.write("ALERT webhook signed\n")
+PY
+}
+deadline=$((SECONDS + 60))
+until alerts_show >"$DIR/alerts.txt" 2>"$DIR/alerts.err"; do
+	[ $SECONDS -lt $deadline ] || break
+	sleep 1
+done
+if [ -s "$DIR/alerts.txt" ]; then cat "$DIR/alerts.txt"; else
+	echo "  no report on the revert within 60 s: $(cat "$DIR/alerts.err")"
+	echo "  (alerts: $(get '/api/v1/alerts?limit=10' | head -c 400))"
+fi
+
 # ---- the memcg tax --------------------------------------------------------
 say "demo-tcp-rr: the memcg tax (nested $CG/bench vs root, same kernel)"
 python3 - "$URL" "$DIR/submit.json" <<'PY' | tee "$DIR/tax.txt"
@@ -403,8 +502,9 @@ echo "  the no-op:   $URL/commit/$noop_sha"
 echo "  the series:  $URL/series/$(awk '/^SERIES/ {print $2}' "$DIR/summary.txt")"
 echo "  regressions: $URL/regressions"
 echo "  history:     $URL/history?job=demo-stock&metric=ns_per_op&tree=demo&branch=master"
+echo "  alerts:      $URL/api/v1/alerts (mails: $DIR/mail/, webhook posts: $DIR/hooks/hooks.jsonl)"
 echo "  tcp_rr pair: $URL/pair/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pairs"][-1]["pair_id"])' "$DIR/submit.json")"
-echo "  state:       $DIR (perfwatch.db, daemon.log, runner.log, src/)"
+echo "  state:       $DIR (perfwatch.db, daemon.log, runner.log, src/, mail/, hooks/)"
 
 # ---- expected outcome ----------------------------------------------------
 ok=1
@@ -416,6 +516,10 @@ grep -q '^VERDICT series regression$' "$DIR/summary.txt" ||
     { echo "demo: expected the mailed revert to be a regression" >&2; ok=0; }
 grep -q '^CHANGEPOINT at the fix$' "$DIR/summary.txt" ||
     { echo "demo: expected a change point at the fix" >&2; ok=0; }
+grep -q '^ALERT revert threaded$' "$DIR/summary.txt" ||
+    { echo "demo: expected a report mailed under the revert's patch mail" >&2; ok=0; }
+grep -q '^ALERT webhook signed$' "$DIR/summary.txt" ||
+    { echo "demo: expected webhook posts with valid signatures" >&2; ok=0; }
 if [ "$ONCE" = 1 ]; then
 	[ $ok = 1 ] || die "the verdicts are not the expected ones"
 	say "demo OK"

@@ -7,10 +7,17 @@
  * TOKEN_DIR holds admin.token and tokens/rN.token for r1..r(CLIENTS+1).
  * CLIENTS runner threads (r1..) each register, claim a job, upload runs
  * with METRICS metrics each until the job's max_runs, finish it and claim
- * the next, until TOTAL_RUNS uploads are done.  One more runner
+ * the next, until TOTAL_RUNS uploads are done; a runner that uploaded
+ * nothing fails the benchmark (the work must spread).  One more runner
  * (r(CLIENTS+1)) probes claim and heartbeat latency meanwhile.  Needs a
  * job named "bench" in the daemon with a large max_runs.  Prints
  * uploads/s and latency percentiles.
+ *
+ *	api_load --fleet PORT TOKEN_DIR RUNNERS SECONDS METRICS
+ *
+ * RUNNERS simulated runners (r1..) in this one process, for SECONDS:
+ * each registers, heartbeats every 5 s, claims, uploads the runs its job
+ * wants and finishes it.  Prints uploads/s and the claim p99.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -193,6 +200,19 @@ json_int(const char *body, const char *key)
 	return strtol(p + strlen(k), NULL, 10);
 }
 
+/* One request that must answer want, else the benchmark stops. */
+static void
+expect(struct conn *c, const char *path, const char *body, int want,
+    const char *what)
+{
+	int st = request(c, path, body);
+
+	if (st != want) {
+		fprintf(stderr, "%s %d: %s\n", what, st, c->rbuf);
+		exit(1);
+	}
+}
+
 static void
 login(struct conn *c, int n)
 {
@@ -265,10 +285,7 @@ client(void *arg)
 			}
 		}
 		snprintf(path, sizeof(path), "/api/v1/jobs/%ld/finish", job);
-		if (request(c, path, "{\"status\":\"success\"}") != 200) {
-			fprintf(stderr, "finish: %s\n", c->rbuf);
-			exit(1);
-		}
+		expect(c, path, "{\"status\":\"success\"}", 200, "finish");
 	}
 	close(c->fd);
 	free(c);
@@ -315,6 +332,129 @@ prober(void *arg)
 	return NULL;
 }
 
+/*
+ * --fleet: many simulated runners against one daemon for a fixed time.
+ * Each registers, heartbeats every 5 s, claims (long-poll 1 s), uploads
+ * the runs its job wants and finishes it, again and again.
+ */
+static int fleet_secs;
+static double fleet_end;
+
+struct frunner {
+	int n;
+	struct lat claim;
+	size_t uploads, claims, empty;
+	pthread_t t;
+};
+
+static void
+fleet_heartbeat(struct conn *c, double *last, long job)
+{
+	char body[128];
+
+	if (now_ms() - *last < 5000)
+		return;
+	snprintf(body, sizeof(body), "{\"job_id\":%ld}", job);
+	expect(c, "/api/v1/runners/heartbeat", body, 200, "heartbeat");
+	*last = now_ms();
+}
+
+static void *
+fleet_runner(void *arg)
+{
+	struct frunner *fr = arg;
+	struct conn *c = calloc(1, sizeof(*c));
+	char *body = malloc(64 * 1024), path[128];
+	double t0, hb = now_ms();
+	long job, runs, i;
+	size_t off;
+	int m, st;
+
+	login(c, fr->n);
+	while (now_ms() < fleet_end) {
+		fleet_heartbeat(c, &hb, 0);
+		t0 = now_ms();
+		st = request(c, "/api/v1/jobs/claim", "{\"wait_s\":1}");
+		fr->claims++;
+		if (st == 204) {
+			fr->empty++;
+			continue;
+		}
+		lat_add(&fr->claim, now_ms() - t0);
+		if (st != 200) {
+			fprintf(stderr, "claim %d: %s\n", st, c->rbuf);
+			exit(1);
+		}
+		job = json_int(c->rbuf, "id");
+		runs = json_int(c->rbuf, "runs");
+		snprintf(path, sizeof(path), "/api/v1/jobs/%ld/runs", job);
+		for (i = 0; i < runs && now_ms() < fleet_end; i++) {
+			fleet_heartbeat(c, &hb, job);
+			off = (size_t)snprintf(body, 64 * 1024,
+			    "{\"index\":%ld,\"status\":\"ok\",\"metrics\":[",
+			    i);
+			for (m = 0; m < nmetrics; m++)
+				off += (size_t)snprintf(body + off,
+				    64 * 1024 - off,
+				    "%s{\"name\":\"m%02d\",\"value\":%d,"
+				    "\"better\":\"higher\"}",
+				    m ? "," : "", m, 1000 + m);
+			snprintf(body + off, 64 * 1024 - off, "]}");
+			expect(c, path, body, 201, "upload");
+			fr->uploads++;
+		}
+		if (i == runs) {
+			snprintf(
+			    path, sizeof(path), "/api/v1/jobs/%ld/finish", job);
+			expect(
+			    c, path, "{\"status\":\"success\"}", 200, "finish");
+		}
+	}
+	close(c->fd);
+	free(c);
+	free(body);
+	return NULL;
+}
+
+static int
+fleet_main(int n)
+{
+	struct frunner *fr = calloc((size_t)n, sizeof(*fr));
+	struct lat all = { 0 };
+	size_t up = 0, claims = 0, empty = 0, k, busy = 0;
+	double t0 = now_ms();
+	int i;
+
+	fleet_end = t0 + fleet_secs * 1000.0;
+	for (i = 0; i < n; i++) {
+		fr[i].n = i + 1;
+		if (pthread_create(&fr[i].t, NULL, fleet_runner, &fr[i]) != 0) {
+			fprintf(stderr, "pthread_create failed at %d\n", i);
+			return 1;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		pthread_join(fr[i].t, NULL);
+		up += fr[i].uploads;
+		claims += fr[i].claims;
+		empty += fr[i].empty;
+		busy += fr[i].uploads > 0;
+		for (k = 0; k < fr[i].claim.n; k++)
+			lat_add(&all, fr[i].claim.v[k]);
+		free(fr[i].claim.v);
+	}
+	printf("fleet: %d runners for %.1f s: %zu uploads = %.0f/s; "
+	       "%zu claims (%zu found nothing); %zu runners uploaded\n",
+	    n, (now_ms() - t0) / 1e3, up, (double)up / ((now_ms() - t0) / 1e3),
+	    claims, empty, busy);
+	printf("fleet: claim latency ms (claims that got a job): p50 %.2f "
+	       "p99 %.2f max %.2f (n=%zu)\n",
+	    pct(&all, 50), pct(&all, 99), pct(&all, 100), all.n);
+	free(all.v);
+	free(fr);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -322,9 +462,16 @@ main(int argc, char **argv)
 	struct probe pr;
 	struct lat all = { 0 };
 	double t0, secs;
-	int i;
+	int i, idle;
 	size_t k;
 
+	if (argc == 7 && strcmp(argv[1], "--fleet") == 0) {
+		port = (int)strtol(argv[2], NULL, 10);
+		tokdir = argv[3];
+		fleet_secs = (int)strtol(argv[5], NULL, 10);
+		nmetrics = (int)strtol(argv[6], NULL, 10);
+		return fleet_main((int)strtol(argv[4], NULL, 10));
+	}
 	if (argc != 6) {
 		fprintf(stderr,
 		    "usage: api_load PORT TOKEN_DIR CLIENTS "
@@ -349,11 +496,16 @@ main(int argc, char **argv)
 	secs = (now_ms() - t0) / 1e3;
 	__atomic_store_n(&stop_probe, 1, __ATOMIC_RELAXED);
 	pthread_join(pr.t, NULL);
+	idle = 0;
+	printf("uploads per runner:");
 	for (i = 0; i < nclients; i++) {
+		printf(" r%d %zu", cl[i].n, cl[i].up.n);
+		idle += cl[i].up.n == 0;
 		for (k = 0; k < cl[i].up.n; k++)
 			lat_add(&all, cl[i].up.v[k]);
 		free(cl[i].up.v);
 	}
+	printf("\n");
 	printf("uploads: %zu in %.2f s = %.0f/s (%d clients, %d metrics "
 	       "per run)\n",
 	    all.n, secs, (double)all.n / secs, nclients, nmetrics);
@@ -367,5 +519,11 @@ main(int argc, char **argv)
 	free(pr.claim.v);
 	free(pr.hb.v);
 	free(cl);
+	if (idle > 0) {
+		/* The work must spread over the fleet (issue 12). */
+		fprintf(
+		    stderr, "api_load: %d runner(s) uploaded nothing\n", idle);
+		return 1;
+	}
 	return 0;
 }

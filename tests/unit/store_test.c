@@ -8,6 +8,7 @@
 #include "common/xalloc.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "daemon/store_fleet.h"
 #include "tests/unit/test.h"
 
 static int dbn;
@@ -893,10 +894,11 @@ TEST(test_store__series_v6)
 }
 
 /*
- * The unbound pairs of one submit (same name, same creation time) follow
- * the first one claimed to its host, so their points compare on one
- * machine; another submit's pairs stay free.  When the host's lease
- * expires before anything ran, the siblings are released with the pair.
+ * The unbound pairs of one submit (one sibling-group scope, whatever
+ * their creation times) follow the first one claimed to its host, so their
+ * points compare on one machine; another submit's pairs stay free.  When the
+ * host's lease expires before anything ran, the siblings are released with the
+ * pair.
  */
 TEST(test_store__submit_siblings_share_a_host)
 {
@@ -908,12 +910,16 @@ TEST(test_store__submit_siblings_share_a_host)
 	ASSERT(s != NULL);
 	h1 = host(s, "h1", "[]");
 	h2 = host(s, "h2", "[]");
+	store_group_begin(s);
 	ASSERT(store_pair_create(s, &p1, NULL, NULL, "j", "cgroup=root",
 	           &job_base, &job_cand, 10) == 0);
 	ASSERT(store_pair_create(s, &p2, NULL, NULL, "j", "cgroup=/a",
 	           &job_base, &job_cand, 10) == 0);
+	/* Another submit in the same second: not a sibling. */
+	store_group_begin(s);
 	ASSERT(store_pair_create(s, &p3, NULL, NULL, "j", "cgroup=root",
-	           &job_base, &job_cand, 11) == 0);
+	           &job_base, &job_cand, 10) == 0);
+	store_group_end(s);
 	ASSERT(store_claim(s, &c, h1, 100, 60) == 0);
 	got = json_integer_value(
 	    json_object_get(json_object_get(c, "job"), "pair_id"));

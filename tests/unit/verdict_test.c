@@ -19,6 +19,7 @@
 #include "daemon/analysis.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
 #include "tests/unit/test.h"
 
@@ -373,6 +374,121 @@ TEST(test_verdict__noise_asks_for_more_runs)
 	free(p);
 }
 
+/* A trigger pair pinned to h that shares a base job when it can. */
+static int64_t
+trig_pair(struct store *s, int64_t h, const char *spec, int64_t *b, int64_t *c)
+{
+	struct store_job_new jb = { "base", spec, "[]", 5, 12, 3 };
+	struct store_job_new jc = { "candidate", spec, "[]", 5, 12, 3 };
+	struct store_trigger_pair tp;
+	int64_t pair = 0;
+	int reused = 0;
+
+	memset(&tp, 0, sizeof(tp));
+	tp.name = "j";
+	tp.point = "p=1";
+	tp.host_id = h;
+	tp.reuse_age = 3600;
+	tp.base = &jb;
+	tp.cand = &jc;
+	if (store_trigger_pair(s, &pair, b, c, &reused, &tp, now) != 0)
+		return -1;
+	return pair;
+}
+
+/* h runs every job it can claim up to the runs it wants; the number. */
+static int
+drain(struct store *s, int64_t h, const struct mdef *md)
+{
+	json_t *cl = NULL, *job;
+	int n = 0;
+
+	while (store_claim(s, &cl, h, now, 3600) == 0) {
+		job = json_object_get(cl, "job");
+		if (upload_finish(s, h,
+		        json_integer_value(json_object_get(job, "id")),
+		        strcmp(sget(job, "role"), "base") != 0, md, 1,
+		        (int)json_array_size(json_object_get(job, "done_runs")),
+		        (int)json_integer_value(
+		            json_object_get(job, "runs"))) != 0) {
+			json_decref(cl);
+			return -1;
+		}
+		json_decref(cl);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Two pairs share one base (baseline reuse) under adaptive runs: pair A
+ * asks for 8 runs and gets them on both sides; pair B, whose candidate
+ * still has 5, then asks for 8 too: only its candidate runs more (the
+ * base has them), and both pairs reach a final verdict.  A verdict made
+ * from a side that changed meanwhile is refused.
+ */
+TEST(test_verdict__shared_base_adaptive_runs)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 1000, 0.2 } };
+	struct verdict_outcome o;
+	struct store_side_stamp ss[2];
+	int64_t h, ba, ca, bb, cb, pa, pb, runs = 0;
+	json_t *pj = NULL;
+	int i, fa = 0, fb = 0;
+	const char *spec = "{\"runs\":5,\"max_runs\":12,\"metrics\":{\"ops\":{"
+	                   "\"better\":\"higher\",\"min_effect_pct\":1}}}";
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	pa = trig_pair(s, h, spec, &ba, &ca);
+	pb = trig_pair(s, h, spec, &bb, &cb);
+	ASSERT(pa > 0 && pb > 0);
+	ASSERT_INTEQ(bb, ba);
+	ASSERT_INTEQ(drain(s, h, md), 3);
+	ASSERT_INTEQ(verdict_pair(s, &o, pa, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_MORE_RUNS);
+	ASSERT_INTEQ(o.runs, 8);
+	/* B waits while the shared base runs again. */
+	ASSERT_INTEQ(verdict_pair(s, &o, pb, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_NOT_READY);
+	ASSERT_INTEQ(drain(s, h, md), 2);
+	/* The base has 8 now, B's candidate 5: B asks, only cb requeues. */
+	ASSERT_INTEQ(verdict_pair(s, &o, pb, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_MORE_RUNS);
+	ASSERT_INTEQ(o.runs, 8);
+	ASSERT_STREQ(job_field(s, ba, "state", NULL), "success");
+	ASSERT_STREQ(job_field(s, cb, "state", NULL), "queued");
+	job_field(s, cb, "runs_wanted", &runs);
+	ASSERT_INTEQ(runs, 8);
+	/* A verdict read before cb's new runs is stale after them. */
+	ASSERT_INTEQ(store_verdict_pair(s, &pj, pb), 0);
+	for (i = 0; i < 2; i++) {
+		json_t *side = json_object_get(pj, i ? "candidate" : "base");
+
+		ss[i].job_id = json_integer_value(json_object_get(side, "id"));
+		ss[i].runs = json_integer_value(json_object_get(side, "runs"));
+		ss[i].stored =
+		    json_integer_value(json_object_get(side, "stored"));
+	}
+	json_decref(pj);
+	ASSERT_INTEQ(drain(s, h, md), 1);
+	ASSERT_INTEQ(store_verdict_unchanged(s, ss, 2), ERR_CONFLICT);
+	store_errclear(s);
+	/* Whatever the noise asks for next, both end final. */
+	for (i = 0; i < 6 && !(fa && fb); i++) {
+		ASSERT_INTEQ(verdict_pair(s, &o, pa, now), 0);
+		fa = fa || o.state == VERDICT_FINAL;
+		ASSERT_INTEQ(verdict_pair(s, &o, pb, now), 0);
+		fb = fb || o.state == VERDICT_FINAL;
+		ASSERT(drain(s, h, md) >= 0);
+	}
+	ASSERT_MSG(fa && fb, "final: A %d, B %d", fa, fb);
+	store_close(s);
+	free(p);
+}
+
 /*
  * Benjamini-Hochberg across the pair's metrics: p_adjusted is the BH
  * adjustment of the stored p-values, and a metric significant on its own
@@ -654,6 +770,86 @@ TEST(test_verdict__history_change_point)
 }
 
 /*
+ * History in commit order: fourteen commits of a branch, a step up from
+ * the eighth (c7); the verdicts come in another order, c7's last of all
+ * (an adaptive or deprioritised pair finishes late).  The series is in
+ * the branch's first-parent order anyway, and the late result moves the
+ * change point to c7, where the step is.
+ */
+TEST(test_verdict__history_in_commit_order)
+{
+	static const int order[14] = { 0, 1, 2, 3, 4, 5, 6, 9, 8, 10, 12, 11,
+		13, 7 };
+	const char *spec = "{\"runs\":5,\"max_runs\":5,\"metrics\":{\"ops\":{"
+	                   "\"better\":\"higher\",\"min_effect_pct\":5}}}";
+	char *p;
+	struct store *s = open_db(&p);
+	struct verdict_outcome o;
+	int64_t h, tree, commits[14], pairs[14], bs[14], cs[14], series;
+	json_t *rows = NULL, *cp;
+	double *v = NULL;
+	int64_t *seq = NULL;
+	size_t n = 0;
+	int k, i;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	ASSERT_INTEQ(store_tree_sync(s, &tree, "mm", "/nowhere"), 0);
+	for (k = 0; k < 14; k++) {
+		char sha[41], parent[41];
+		struct store_commit sc;
+		struct store_job_new jb = { "base", spec, "[]", 5, 5, 3 };
+		struct store_job_new jc = { "candidate", spec, "[]", 5, 5, 3 };
+
+		snprintf(sha, sizeof(sha), "%040d", k + 1);
+		snprintf(parent, sizeof(parent), "%040d", k);
+		memset(&sc, 0, sizeof(sc));
+		sc.sha = sha;
+		sc.parents = k ? parent : "";
+		sc.subject = "a commit";
+		ASSERT_INTEQ(store_commit_record(s, &commits[k], NULL, tree,
+		                 &sc, "mm-new", now),
+		    0);
+		jc.commit_id = commits[k];
+		ASSERT_INTEQ(store_pair_create(s, &pairs[k], &bs[k], &cs[k],
+		                 "j", "p=1", &jb, &jc, now),
+		    0);
+	}
+	for (k = 0; k < 14; k++) {
+		struct mdef md[1];
+
+		md[0] = (struct mdef){ "ops", "ops/s", "higher", 1000,
+			(k < 7 ? 1000 : 1300) * (1 + 0.004 * noise_a[k % 12]),
+			0.005 };
+		ASSERT_INTEQ(run_pair(s, h, bs[k], cs[k], md, 1, 5), 0);
+	}
+	for (i = 0; i < 14; i++) {
+		ASSERT_INTEQ(verdict_pair(s, &o, pairs[order[i]], now + i), 0);
+		ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	}
+	ASSERT_INTEQ(store_history_changepoints(
+	                 s, &rows, "mm", "mm-new", "h1", "j", "p=1", "ops"),
+	    0);
+	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
+	cp = json_array_get(json_object_get(rows, "rows"), 0);
+	series = json_integer_value(json_object_get(cp, "series_id"));
+	ASSERT_INTEQ(json_integer_value(json_object_get(cp, "seq")), 7);
+	ASSERT_INTEQ(json_integer_value(json_object_get(cp, "job_id")), cs[7]);
+	ASSERT_INTEQ(
+	    json_integer_value(json_object_get(cp, "lo_job_id")) <= cs[7], 1);
+	json_decref(rows);
+	/* The points: commit order, whatever order they came in. */
+	ASSERT_INTEQ(store_history_tail(s, &v, &seq, &n, series, 100), 0);
+	ASSERT_INTEQ(n, 14);
+	for (k = 0; k < 14; k++)
+		ASSERT_NEAR(v[k], k < 7 ? 1000 : 1300, 15);
+	free(v);
+	free(seq);
+	store_close(s);
+	free(p);
+}
+
+/*
  * The baseline history is run-to-run noise: bases that measured commits
  * on either side of a 7x step (as on a branch after a big improvement)
  * must not make the step itself look like noise.  With raw values pooled,
@@ -874,8 +1070,10 @@ TEST(test_verdict__memcg_tax_caught_behind_root)
 
 	ASSERT(s != NULL);
 	h = host(s, "h1");
+	store_group_begin(s); /* one submit */
 	rp = tax_pair_new(s, "root", "aaaa", "bbbb", now, &rb, &rc);
 	np = tax_pair_new(s, "/pwtax", "aaaa", "bbbb", now, &nb, &nc);
+	store_group_end(s);
 	ASSERT(rp > 0 && np > 0);
 	ASSERT_INTEQ(run_pair(s, h, rb, rc, root, 3, 5), 0);
 	/* The root pair alone: its nested sibling has not run. */
@@ -957,8 +1155,10 @@ TEST(test_verdict__memcg_tax_nested_first_improvement)
 
 	ASSERT(s != NULL);
 	h = host(s, "h1");
+	store_group_begin(s); /* one submit */
 	np = tax_pair_new(s, "/a/b", "aaaa", "bbbb", now, &nb, &nc);
 	rp = tax_pair_new(s, "root", "aaaa", "bbbb", now, &rb, &rc);
+	store_group_end(s);
 	ASSERT_INTEQ(run_pair(s, h, nb, nc, nested, 1, 5), 0);
 	ASSERT_INTEQ(verdict_pair(s, &o, np, now), 0);
 	ASSERT_INTEQ(o.tax, 0);
@@ -1005,31 +1205,40 @@ TEST(test_verdict__memcg_tax_grouping)
 	ASSERT(s != NULL);
 	h1 = host(s, "h1");
 	h2 = host(s, "h2");
-	/* Submit A and B: identical, same second. */
+	/* Submit A and B: identical, same second, two submits (two
+	 * sibling-group scopes). */
+	store_group_begin(s);
 	id[0][0] =
 	    tax_pair_new(s, "root", "aaaa", "bbbb", now, &id[0][1], &id[0][2]);
 	id[1][0] =
 	    tax_pair_new(s, "/n", "aaaa", "bbbb", now, &id[1][1], &id[1][2]);
+	store_group_begin(s);
 	id[2][0] =
 	    tax_pair_new(s, "root", "aaaa", "bbbb", now, &id[2][1], &id[2][2]);
 	id[3][0] =
 	    tax_pair_new(s, "/n", "aaaa", "bbbb", now, &id[3][1], &id[3][2]);
 	/* C: its nested pair runs on another host than its root. */
+	store_group_begin(s);
 	id[4][0] = tax_pair_new(
 	    s, "root", "aaaa", "cccc", now + 1, &id[4][1], &id[4][2]);
 	id[5][0] = tax_pair_new(
 	    s, "/n", "aaaa", "cccc", now + 1, &id[5][1], &id[5][2]);
 	/* D: a nested pair of another candidate commit, and one of
-	 * another creation time: no root of their own. */
+	 * another submit in the same second: no root of their own
+	 * (a group is never inferred from the creation time). */
+	store_group_begin(s);
 	id[6][0] =
 	    tax_pair_new(s, "/n", "aaaa", "dddd", now, &id[6][1], &id[6][2]);
-	id[7][0] = tax_pair_new(
-	    s, "/n", "aaaa", "bbbb", now + 5, &id[7][1], &id[7][2]);
+	store_group_begin(s);
+	id[7][0] =
+	    tax_pair_new(s, "/n", "aaaa", "bbbb", now, &id[7][1], &id[7][2]);
 	/* E: the running kernel on both sides (no commit) groups too. */
+	store_group_begin(s);
 	id[8][0] =
 	    tax_pair_new(s, "/n", NULL, NULL, now + 9, &id[8][1], &id[8][2]);
 	id[9][0] =
 	    tax_pair_new(s, "root", NULL, NULL, now + 9, &id[9][1], &id[9][2]);
+	store_group_end(s);
 	for (i = 0; i < 10; i++)
 		ASSERT(id[i][0] > 0);
 	{
@@ -1114,8 +1323,10 @@ TEST(test_verdict__memcg_tax_configured_metrics)
 	              "\"memcg_tax.ops\":{\"better\":\"higher\","
 	              "\"min_effect_pct\":20}}";
 	h = host(s, "h1");
+	store_group_begin(s); /* one submit */
 	rp = tax_pair_new(s, "root", "aaaa", "bbbb", now, &rb, &rc);
 	np = tax_pair_new(s, "/n", "aaaa", "bbbb", now, &nb, &nc);
+	store_group_end(s);
 	tax_metrics = "{}";
 	ASSERT(rp > 0 && np > 0);
 	ASSERT_INTEQ(run_pair(s, h, rb, rc, root, 2, 5), 0);

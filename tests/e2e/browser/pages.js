@@ -65,6 +65,11 @@ async function step(name, fn) {
     const html = await page.content();
     expect(html.indexOf('What changed') < html.indexOf('<h2>memcg</h2>'), 'memcg section first');
     expect(!/-1[0-9]{3}\.[0-9]{2}%/.test(html), 'a four-digit percentage');
+    // Its report, mailed to the demo's SMTP server and posted to its
+    // webhook receiver, is listed with where it went.
+    const alerts = await page.locator('h2:text("Alerts") + table').innerText();
+    expect(/email/.test(alerts) && /webhook/.test(alerts) && /sent/.test(alerts) &&
+      /memcg-perf@demo\.example\.org/.test(alerts), `alerts table: ${alerts.slice(0, 300)}`);
     await shot('demo-commit');
   });
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# make bench-fleet: 200 simulated runners (one process, api_load --fleet)
+# register, heartbeat every 5 s, claim and upload against one daemon for
+# 60 s: uploads/s and the claim p99.  Uses the optimised build.
+#   tests/bench/fleet_bench.sh [RUNNERS] [SECONDS] [METRICS]
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-build}
+export PERFWATCH_BIN=$PWD/$OUT/rel/bin
+. tests/e2e/lib.sh
+runners=${1:-200}
+secs=${2:-60}
+metrics=${3:-5}
+names=()
+for ((i = 1; i <= runners; i++)); do names+=("r$i"); done
+D=$PW_TMP/d
+daemon_config "$D" "${names[@]}"
+cat >>"$D/daemon.yaml" <<EOF2
+http:
+  threads: 4
+  max_connections: 1024
+  per_ip: 1024
+EOF2
+# One submit makes 256 pairs (one per matrix point) of 10 runs a side.
+vals=$(seq -s, 1 256)
+cat >"$D/jobs/fleet.yaml" <<EOF2
+name: fleet
+parser: keyvalue
+command: [echo, "x=1"]
+matrix:
+  k: [$vals]
+runs: 10
+max_runs: 10
+EOF2
+start_daemon "$D" || exit 1
+for ((i = 0; i < 16; i++)); do
+	[ "$(http POST /api/v1/submit "$(token_of admin)" '{"job":"fleet"}')" = 201 ] ||
+		{ echo "submit failed: $(cat "$PW_TMP/body")"; exit 1; }
+done
+echo "queued: $(sql "SELECT count(*) FROM jobs WHERE state = 'queued'") jobs of 10 runs"
+"$OUT/rel/bench/api_load" --fleet "$PW_PORT" "$D" "$runners" "$secs" "$metrics" || exit 1
+echo "stored runs: $(sql 'SELECT count(*) FROM runs'), hosts: $(sql 'SELECT count(DISTINCT host_id) FROM runs')"
+echo "daemon RSS: $(awk '/VmRSS/ {print $2, $3}' /proc/$PW_DAEMON_PID/status)"
+stop_pid "$PW_DAEMON_PID"
