@@ -8,7 +8,8 @@
 #                                 one by one on master would be pushes of
 #                                 their own)
 #   filler DIR N                  N commits that change notes.txt only
-#   bisect_setup                  a daemon watching $SRC (tree app, poll 1s)
+#   bisect_setup                  ($BISECT_EXTRA_YAML is appended to the
+#                                 daemon's config) a daemon watching $SRC (tree app, poll 1s)
 #                                 with job slowprog (tip-only trigger,
 #                                 baseline previous-tip, runs 3, max_runs 6,
 #                                 time_ms lower with min_effect 5%) and a
@@ -70,6 +71,7 @@ timeout: 60s
 bisect:
   max_steps: 12
 YAML
+	[ -n "${BISECT_EXTRA_YAML:-}" ] && echo "$BISECT_EXTRA_YAML" >>"$PW_DIR/daemon.yaml"
 	start_daemon "$PW_TMP/d" || return 1
 	wait_tip master "$c0" || return 1
 	runner_config r1

@@ -16,6 +16,32 @@
 command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
 
+# A real SMTP server and webhook receiver on 127.0.0.1 (alerts.*): the
+# regression's report goes out first; the bisection's end is a follow-up
+# in its thread.
+SERVERS=$(cd "$(dirname "$0")" && pwd)/alert_servers.py
+ALERTS=0
+if /usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null; then
+	ALERTS=1
+	mkdir -p "$PW_TMP/smtp" "$PW_TMP/hook"
+	echo "s3cret-$$" >"$PW_TMP/hook.secret"
+	spawn "$PW_TMP/smtp/log" /usr/bin/python3 "$SERVERS" smtp "$PW_TMP/smtp"
+	spawn "$PW_TMP/hook/log" /usr/bin/python3 "$SERVERS" hook "$PW_TMP/hook" "s3cret-$$" ok
+	wait_for 10 test -s "$PW_TMP/smtp/port" && wait_for 10 test -s "$PW_TMP/hook/port" ||
+	    { fail alert_servers "no port"; finish; }
+	BISECT_EXTRA_YAML="alerts:
+  email:
+    smtp: smtp://127.0.0.1:$(cat "$PW_TMP/smtp/port")
+    from: \"perfwatch <perfwatch@example.org>\"
+    to: [perf-reports@example.org]
+  webhooks:
+    - url: http://127.0.0.1:$(cat "$PW_TMP/hook/port")/hook
+      secret_file: $PW_TMP/hook.secret
+  poll: 1s"
+else
+	echo "SKIP bisect_alerts: python3-aiosmtpd is not installed (make deps)"
+fi
+
 SRC=$PW_TMP/app
 bisect_repo "$SRC"
 bisect_setup || { fail setup "see log"; show_logs; finish; }
@@ -89,6 +115,67 @@ grep -q "admin token is needed" "$PW_TMP/cancel.txt" && pass cli_cancel_needs_ad
 pw_admin bisect cancel 1 >"$PW_TMP/cancel.txt" 2>&1
 grep -q "HTTP 409" "$PW_TMP/cancel.txt" && pass cli_cancel_ended_409 ||
     fail cli_cancel_ended_409 "$(cat "$PW_TMP/cancel.txt")"
+
+# The regression's API row names the culprit and the verification.
+code=$(http GET '/api/v1/regressions')
+[ "$code" = 200 ] && python3 - "$PW_TMP/body" "$culprit" <<'PY' && pass api_regression_row || fail api_regression_row "$(cat "$PW_TMP/body")"
+import json, sys
+r = json.load(open(sys.argv[1]))["regressions"][0]
+assert r["culprit"] == sys.argv[2], r
+assert r["bisect_state"] == "done" and r["bisect_id"] == 1, r
+assert r["verify_parent"].startswith("shows the regression"), r
+assert r["verify_revert"].startswith("shows the recovery"), r
+assert r["culprit_subject"] == "prog: 2.5x the loop", r
+PY
+# The dashboard: the regressions page links the bisection, whose page
+# lists every step with both comparisons.
+curl -s --max-time 10 "$PW_URL/regressions" >"$PW_TMP/regs.html"
+grep -q "href=\"/bisect/1\">bisected to <span class=\"mono\">${culprit:0:12}</span>" "$PW_TMP/regs.html" &&
+    pass dashboard_regression_links_bisection || fail dashboard_regression_links_bisection "$(grep -o 'bisect[^<]*' "$PW_TMP/regs.html" | head -3)"
+curl -s --max-time 10 -o "$PW_TMP/bisect.html" -w '%{http_code}' "$PW_URL/bisect/1" >"$PW_TMP/code"
+nrows=$(grep -c '^<tr><td class="n">' "$PW_TMP/bisect.html")
+[ "$(cat "$PW_TMP/code")" = 200 ] && [ "$nrows" = $((nsteps + 2)) ] &&
+    grep -q "shows the recovery" "$PW_TMP/bisect.html" && grep -q 'href="/pair/' "$PW_TMP/bisect.html" &&
+    pass dashboard_bisection_page || fail dashboard_bisection_page "$(cat "$PW_TMP/code") $nrows rows"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$PW_URL/bisect/x%3Cscript%3E")" = 404 ] &&
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$PW_URL/bisect/99")" = 404 ] &&
+    pass dashboard_bisection_404 || fail dashboard_bisection_404 "bad ids"
+if command -v tidy >/dev/null; then
+	tidy -q -e "$PW_TMP/bisect.html" 2>"$PW_TMP/tidy.txt"
+	! grep -q "Error:" "$PW_TMP/tidy.txt" && pass bisection_page_html_valid ||
+	    fail bisection_page_html_valid "$(head -5 "$PW_TMP/tidy.txt")"
+fi
+
+# The report, then a follow-up in its thread: "bisected to <sha12> <subject>".
+if [ "$ALERTS" = 1 ]; then
+	two_mails() { [ "$(ls "$PW_TMP/smtp"/mail-*.eml 2>/dev/null | wc -l)" -ge 2 ]; }
+	wait_until 40 two_mails
+	python3 - "$PW_TMP/smtp" "$PW_TMP/hook" "$culprit" <<'PY' && pass alert_followup_bisected_to || { fail alert_followup_bisected_to "see above"; sql "SELECT id, kind, state, followup, subject, last_error FROM alerts"; }
+import email, email.policy, glob, json, sys
+smtp, hook, culprit = sys.argv[1:]
+mails = sorted(glob.glob(smtp + "/mail-*.eml"), key=lambda p: int(p.split("-")[-1][:-4]))
+assert len(mails) == 2, mails
+m = [email.message_from_bytes(open(p, "rb").read(), policy=email.policy.default) for p in mails]
+want = "bisected to " + culprit[:12] + " prog: 2.5x the loop"
+b0, b1 = m[0].get_content(), m[1].get_content()
+if "bisected to" in b0:
+    print("# the first report already had it (the bisection ended first)")
+assert want in b1, b1[:3000]
+assert "against its parent: shows the regression" in b1, b1
+assert "its revert on this commit: shows the recovery" in b1, b1
+assert m[1]["In-Reply-To"] == m[0]["Message-ID"], (m[1]["In-Reply-To"], m[0]["Message-ID"])
+assert str(m[1]["Subject"]).startswith("Re: "), m[1]["Subject"]
+hooks = [json.loads(l) for l in open(hook + "/hooks.jsonl")]
+assert all(h["ok"] for h in hooks), hooks
+bodies = [json.loads(h["body"]) for h in hooks]
+last = bodies[-1]
+assert last["event"] == "report.followup", last["event"]
+b = last["bisect"]
+assert b["state"] == "done" and b["culprit"] == culprit[:12] + " prog: 2.5x the loop", b
+assert b["verify_parent"].startswith("shows the regression"), b
+assert bodies[0]["bisect"] is None or len(bodies) == 1, bodies[0]["bisect"]
+PY
+fi
 
 echo "# figures: 64 commits, $nsteps steps; $((t1 - t0)) s to the confirmed regression, $((t2 - t1)) s of bisection and verification"
 finish
