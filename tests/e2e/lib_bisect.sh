@@ -13,7 +13,9 @@
 #                                 with job slowprog (tip-only trigger,
 #                                 baseline previous-tip, runs 3, max_runs 6,
 #                                 time_ms lower with min_effect 5%) and a
-#                                 runner r1; waits for the first tip
+#                                 runner r1 (pid $RUNNER_PID); waits for
+#                                 the first tip; $BISECT_JOB_YAML is
+#                                 appended to the job
 #   bisect_wait SECS              until bisection 1 has ended; prints its
 #                                 state
 #   bfield EXPR                   python expression over b (GET
@@ -71,11 +73,13 @@ timeout: 60s
 bisect:
   max_steps: 12
 YAML
+	[ -n "${BISECT_JOB_YAML:-}" ] && echo "$BISECT_JOB_YAML" >>"$PW_DIR/jobs/slowprog.yaml"
 	[ -n "${BISECT_EXTRA_YAML:-}" ] && echo "$BISECT_EXTRA_YAML" >>"$PW_DIR/daemon.yaml"
 	start_daemon "$PW_TMP/d" || return 1
 	wait_tip master "$c0" || return 1
 	runner_config r1
 	start_runner r1
+	RUNNER_PID=$!
 	# The runner registers before the push: the pair is pinned to it.
 	wait_until 20 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$PW_DB' \
 	    'SELECT count(*) FROM hosts')\" = 1 ]"

@@ -10,6 +10,11 @@
 # changed the same line), which the result says instead of a recovery.
 # If noise leaves steps inconclusive the bisection may end inconclusive
 # instead, with a range that must hold commit 21.
+#
+# Then by hand: the admin route's bad input (404, 400, 409), a second
+# bisection cancelled with its jobs, and a third whose host is gone (the
+# runner stopped, bisect.host_timeout 10s): it ends inconclusive, "lost
+# its host", never a guess.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -19,6 +24,7 @@ command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
 
 SRC=$PW_TMP/app
+BISECT_JOB_YAML="  host_timeout: 10s"
 bisect_repo "$SRC"
 bisect_setup || { fail setup "see log"; show_logs; finish; }
 
@@ -63,4 +69,44 @@ esac
 [ "$(bfield "b['culprit']")" != "$second" ] && pass never_the_second ||
     fail never_the_second "$second"
 echo "# two parts: $state; $(bfield "b['reason']")"
+
+# By hand.
+code=$(http POST /api/v1/bisect "$PW_ADMIN" '{"regression": 99}')
+[ "$code" = 404 ] && grep -q "field 'regression'" "$PW_TMP/body" && pass api_unknown_regression_404 ||
+    fail api_unknown_regression_404 "$code $(cat "$PW_TMP/body")"
+code=$(http POST /api/v1/bisect "$PW_ADMIN" '{"regression": "1"}')
+c2=$(http POST /api/v1/bisect "$PW_ADMIN" '{"regression": 1, "x": 1}')
+c3=$(http POST /api/v1/bisect - '{"regression": 1}')
+[ "$code" = 400 ] && [ "$c2" = 400 ] && [ "$c3" = 401 ] && pass api_bad_input ||
+    fail api_bad_input "$code $c2 $c3"
+pw_admin bisect start --regression 1 >"$PW_TMP/start.txt" 2>&1
+grep -q "^state: *queued" "$PW_TMP/start.txt" && grep -q "^bisection: *2" "$PW_TMP/start.txt" &&
+    pass cli_start_manual || fail cli_start_manual "$(cat "$PW_TMP/start.txt")"
+code=$(http POST /api/v1/bisect "$PW_ADMIN" '{"regression": 1}')
+[ "$code" = 409 ] && grep -q "bisected already (bisection 2)" "$PW_TMP/body" &&
+    pass api_second_live_409 || fail api_second_live_409 "$code $(cat "$PW_TMP/body")"
+# Its first step is scheduled within a tick or two; then cancelled.
+has_jobs() { [ "$(sql "SELECT count(*) FROM pairs WHERE bisect_id = 2")" -ge 2 ]; }
+wait_until 20 has_jobs
+pw_admin bisect cancel 2 >"$PW_TMP/cancel.txt" 2>&1
+[ "$(sql "SELECT state FROM bisections WHERE id = 2")" = cancelled ] &&
+    [ "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued', 'running') AND id IN (SELECT base_job_id FROM pairs WHERE bisect_id = 2 UNION SELECT cand_job_id FROM pairs WHERE bisect_id = 2)")" = 0 ] &&
+    [ "$(sql "SELECT started_by FROM bisections WHERE id = 2")" = manual ] &&
+    pass cancel_stops_its_jobs || fail cancel_stops_its_jobs "$(cat "$PW_TMP/cancel.txt")"
+# The host goes away: the third bisection ends inconclusive.
+stop_pid "$RUNNER_PID"
+code=$(http POST /api/v1/bisect "$PW_ADMIN" '{"regression": 1}')
+[ "$code" = 201 ] || fail third_start "$code $(cat "$PW_TMP/body")"
+lost() { [ "$(sql "SELECT state FROM bisections WHERE id = 3")" = inconclusive ]; }
+if wait_until 40 lost; then
+	r3=$(sql "SELECT reason FROM bisections WHERE id = 3")
+	case $r3 in
+	*"lost its host"*) pass lost_host_inconclusive ;;
+	*) fail lost_host_inconclusive "$r3" ;;
+	esac
+	[ -z "$(sql "SELECT culprit_sha FROM bisections WHERE id = 3")" ] && pass lost_host_names_no_culprit ||
+	    fail lost_host_names_no_culprit "culprit set"
+else
+	fail lost_host_inconclusive "$(sql "SELECT state, reason FROM bisections WHERE id = 3")"
+fi
 finish
