@@ -57,15 +57,15 @@ struct point {
 	size_t n;
 };
 
-/* A measured run: status ok, below max_runs (the profile slot is not
- * one), as the daemon's verdict reads them. */
+/* A measured run: status ok, below max_runs (an old profile slot is
+ * not one; profiled measured runs are), as the daemon's verdict reads
+ * them. */
 static int
 measured(json_t *r, int64_t max_runs)
 {
 	const char *st = json_string_value(json_object_get(r, "status"));
 
 	return st != NULL && strcmp(st, "ok") == 0 &&
-	    json_object_get(r, "profile") == NULL &&
 	    (max_runs <= 0 ||
 	        json_integer_value(json_object_get(r, "index")) < max_runs);
 }

@@ -33,5 +33,6 @@
 /* runners/profile.c: `perf report --stdio` text and the top-symbols blob. */
 #define CAP_PERF_REPORT (32 * 1024 * 1024)
 #define CAP_PROFILE_BLOB (64 * 1024)
+#define CAP_HOST_STATE (16 * 1024) /* a run's host state (docs/HOST.md) */
 
 #endif

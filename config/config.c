@@ -571,7 +571,10 @@ enum vkind {
 	V_KCONFIG,  /* CONFIG_X=... or "# CONFIG_X is not set" */
 	V_TREEREF,  /* names a tree of the daemon */
 	V_INBOXREF, /* names an inbox of the daemon */
-	V_LABEL     /* a host label (a name) */
+	V_LABEL,    /* a host label (a name) */
+	V_CPUS,     /* a CPU list "0-3,8", or "node:N" (runner host:) */
+	V_CPULIST,  /* a CPU list only */
+	V_GOVERNOR  /* a cpufreq governor name, or "keep" */
 };
 
 #define F_REQ 0x1
@@ -998,6 +1001,21 @@ valid_kconfig(const char *s)
 	return i > 7 && s[i] == '=' && s[i + 1] != '\0';
 }
 
+/* "0-3,8" (V_CPULIST), or also "node:N" (V_CPUS). */
+static int
+valid_cpus(const char *s, enum vkind vk)
+{
+	unsigned char mask[CFG_CPUS_MAX / 8];
+	size_t i;
+
+	if (vk == V_CPUS && strncmp(s, "node:", 5) == 0) {
+		for (i = 5; s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		return i > 5 && i <= 9 && s[i] == '\0';
+	}
+	return config_parse_cpulist(mask, CFG_CPUS_MAX, s) == 0;
+}
+
 static int
 runner_has_label(const struct daemon_config *d, const char *label)
 {
@@ -1160,6 +1178,24 @@ check_str(struct ctx *c, const yaml_node_t *n, const char *path, const char *s,
 		if (vk == V_REPOPATH && s[0] == '/') {
 			nerr(c, n, path,
 			    "%s must be relative to the repository top",
+			    describe(n, d, sizeof(d)));
+			return NULL;
+		}
+		break;
+	case V_CPUS:
+	case V_CPULIST:
+		if (!valid_cpus(s, vk)) {
+			nerr(c, n, path, "%s is not a CPU list (e.g. 0-3,8)%s",
+			    describe(n, d, sizeof(d)),
+			    vk == V_CPUS ? " or node:N" : "");
+			return NULL;
+		}
+		break;
+	case V_GOVERNOR:
+		if (len == 0 || len > 15 || !valid_name(s)) {
+			nerr(c, n, path,
+			    "%s is not a cpufreq governor name (performance, "
+			    "powersave, ..., or keep)",
 			    describe(n, d, sizeof(d)));
 			return NULL;
 		}
@@ -2477,6 +2513,44 @@ static const struct field bisect_fields[] = {
 static const struct schema bisect_schema = { 0, bisect_fields,
 	NFIELDS(bisect_fields), NULL };
 
+static const struct enumv thp_enum[] = {
+	{ "keep", CFG_THP_KEEP },
+	{ "always", CFG_THP_ALWAYS },
+	{ "madvise", CFG_THP_MADVISE },
+	{ "never", CFG_THP_NEVER },
+	{ NULL, 0 },
+};
+
+static const struct enumv defrag_enum[] = {
+	{ "keep", CFG_THP_KEEP },
+	{ "always", CFG_THP_ALWAYS },
+	{ "defer", CFG_THP_DEFER },
+	{ "defer+madvise", CFG_THP_DEFER_MADVISE },
+	{ "madvise", CFG_THP_MADVISE },
+	{ "never", CFG_THP_NEVER },
+	{ NULL, 0 },
+};
+
+/* Job host: benchmark hygiene of one job (runners/host.h). */
+static const struct field jobhost_fields[] = {
+	STR("cpus", struct job_config, host.cpus, 0, V_CPUS),
+	STR("server_cpus", struct job_config, host.server_cpus, 0, V_CPUS),
+	{ .key = "thp",
+	    .type = F_ENUM,
+	    .off = offsetof(struct job_config, host.thp),
+	    .def = "keep",
+	    .enums = thp_enum },
+	{ .key = "drop_caches",
+	    .type = F_BOOL,
+	    .off = offsetof(struct job_config, host.drop_caches),
+	    .def = "false" },
+	NUM("warmup", F_INT, struct job_config, host.warmup, "0", 0, 100),
+	NUM("pause", F_DURATION, struct job_config, host.pause_s, "0s", 0,
+	    3600),
+};
+static const struct schema jobhost_schema = { 0, jobhost_fields,
+	NFIELDS(jobhost_fields), NULL };
+
 static void
 h_name(struct ctx *c, const yaml_node_t *n, void *base, const char *path)
 {
@@ -2526,6 +2600,14 @@ static const struct field job_fields[] = {
 	    .type = F_BOOL,
 	    .off = offsetof(struct job_config, profile),
 	    .def = "false" },
+	NUM("profile_runs", F_INT, struct job_config, profile_runs, "0", 0,
+	    1000),
+	{ .key = "profile_min_effect",
+	    .type = F_PERCENT,
+	    .off = offsetof(struct job_config, profile_min_effect_pct),
+	    .def = "10%",
+	    .min = 0,
+	    .max = 100 },
 	{ .key = "metrics", .type = F_CUSTOM, .fn = h_metrics },
 	NUM("timeout", F_DURATION, struct job_config, timeout_s, "10m", 1,
 	    86400),
@@ -2533,9 +2615,59 @@ static const struct field job_fields[] = {
 	    (int64_t)1 << 20, (int64_t)1 << 50),
 	NUM("memory_high", F_SIZE, struct job_config, memory_high, NULL,
 	    (int64_t)1 << 20, (int64_t)1 << 50),
+	{ .key = "host", .type = F_SECTION, .sub = &jobhost_schema },
 };
 static const struct schema job_schema = { sizeof(struct job_config), job_fields,
 	NFIELDS(job_fields), NULL };
+
+static const struct enumv turbo_enum[] = {
+	{ "off", CFG_TURBO_OFF },
+	{ "on", CFG_TURBO_ON },
+	{ "keep", CFG_TURBO_KEEP },
+	{ NULL, 0 },
+};
+
+static const struct enumv smt_enum[] = {
+	{ "off", 1 },
+	{ "any", 0 },
+	{ NULL, 0 },
+};
+
+/* Runner host: the tuning profile (runners/host.h). */
+static const struct field runhost_fields[] = {
+	{ .key = "governor",
+	    .type = F_STR,
+	    .off = offsetof(struct runner_config, host.governor),
+	    .def = "performance",
+	    .vk = V_GOVERNOR },
+	{ .key = "turbo",
+	    .type = F_ENUM,
+	    .off = offsetof(struct runner_config, host.turbo),
+	    .def = "off",
+	    .enums = turbo_enum },
+	{ .key = "thp",
+	    .type = F_ENUM,
+	    .off = offsetof(struct runner_config, host.thp),
+	    .def = "keep",
+	    .enums = thp_enum },
+	{ .key = "thp_defrag",
+	    .type = F_ENUM,
+	    .off = offsetof(struct runner_config, host.thp_defrag),
+	    .def = "keep",
+	    .enums = defrag_enum },
+	{ .key = "smt",
+	    .type = F_ENUM,
+	    .off = offsetof(struct runner_config, host.smt_off),
+	    .def = "off",
+	    .enums = smt_enum },
+	{ .key = "stop_irqbalance",
+	    .type = F_BOOL,
+	    .off = offsetof(struct runner_config, host.stop_irqbalance),
+	    .def = "true" },
+	STR("irq_cpus", struct runner_config, host.irq_cpus, 0, V_CPULIST),
+};
+static const struct schema runhost_schema = { 0, runhost_fields,
+	NFIELDS(runhost_fields), NULL };
 
 static const struct field runner_fields[] = {
 	STR("server", struct runner_config, server, F_REQ, V_HTTPURL),
@@ -2554,6 +2686,7 @@ static const struct field runner_fields[] = {
 	    1, 600),
 	NUM("max_output", F_SIZE, struct runner_config, max_output, "1M", 4096,
 	    (int64_t)64 << 20),
+	{ .key = "host", .type = F_SECTION, .sub = &runhost_schema },
 };
 static const struct schema runner_schema = { sizeof(struct runner_config),
 	runner_fields, NFIELDS(runner_fields), NULL };
@@ -2673,6 +2806,10 @@ check_job(struct ctx *c, struct job_config *job, const yaml_node_t *root)
 			    "%lld is less than runs (%lld by default)",
 			    (long long)job->max_runs, (long long)job->runs);
 	}
+	if (!job->profile &&
+	    (n = lookup(c, root, "profile_runs", NULL)) != NULL &&
+	    job->profile_runs > 0)
+		nerr(c, n, "profile_runs", "needs profile: true");
 	if (job->memory_max > 0 && job->memory_high > job->memory_max && mh &&
 	    mx)
 		nerr(c, mh, "memory_high", "%s is more than memory_max (%s)",
@@ -3065,6 +3202,8 @@ job_config_free(struct job_config *job)
 	free(job->baseline_ref);
 	free(job->kernel.config);
 	strlist_free(&job->kernel.fragment);
+	free(job->host.cpus);
+	free(job->host.server_cpus);
 	for (i = 0; i < job->naxes; i++)
 		axis_free(&job->axes[i]);
 	free(job->axes);
@@ -3092,6 +3231,8 @@ runner_config_free(struct runner_config *r)
 	free(r->workdir);
 	free(r->kernel_tree);
 	free(r->guest_dir);
+	free(r->host.governor);
+	free(r->host.irq_cpus);
 	strlist_free(&r->labels);
 	free(r);
 }

@@ -64,6 +64,15 @@ enum cfg_coalesce {
 	CFG_COALESCE_KEEP,
 	CFG_COALESCE_DEPRIORITISE
 };
+enum cfg_thp {
+	CFG_THP_KEEP,
+	CFG_THP_ALWAYS,
+	CFG_THP_MADVISE,
+	CFG_THP_NEVER,
+	CFG_THP_DEFER,        /* defrag only */
+	CFG_THP_DEFER_MADVISE /* defrag only: "defer+madvise" */
+};
+enum cfg_turbo { CFG_TURBO_OFF, CFG_TURBO_ON, CFG_TURBO_KEEP };
 enum cfg_baseline {
 	CFG_BASELINE_PARENT,
 	CFG_BASELINE_BRANCH_BASE,
@@ -233,10 +242,24 @@ struct job_config {
 	size_t nexclude;
 	int64_t runs, max_runs; /* defaults 5, 12 */
 	int profile;
+	/* profile: true: runs profiled per side (0, the default: all), and
+	 * the min_effect of memcg.charge_path_share_pct unless metrics:
+	 * names it (default 10%). */
+	int64_t profile_runs;
+	double profile_min_effect_pct;
 	struct cfg_metric *metrics;
 	size_t nmetrics;
 	int64_t timeout_s;               /* default 600 */
 	int64_t memory_max, memory_high; /* bytes, 0 = unset */
+	/* host: benchmark hygiene per job (docs/CONFIG.md, runners/host.h) */
+	struct {
+		char *cpus;        /* "0-3,8" or "node:N"; NULL: no pinning */
+		char *server_cpus; /* same, for server_command */
+		enum cfg_thp thp;  /* THP mode during the job; default keep */
+		int drop_caches;   /* before each run; default false */
+		int64_t warmup;    /* runs executed, not reported; default 0 */
+		int64_t pause_s;   /* between runs; default 0 */
+	} host;
 };
 
 /* ---- runner.yaml ---- */
@@ -249,6 +272,17 @@ struct runner_config {
 	struct strlist labels;
 	int64_t heartbeat_s; /* default 10 */
 	int64_t max_output;  /* default 1M */
+	/* host: the tuning profile of `perfwatch-runner host tune` and what
+	 * `host check` calls benchmark-ready (runners/host.h). */
+	struct {
+		char *governor;          /* default "performance"; "keep" */
+		enum cfg_turbo turbo;    /* default off */
+		enum cfg_thp thp;        /* default keep */
+		enum cfg_thp thp_defrag; /* default keep */
+		int smt_off;             /* smt: off (default) or any */
+		int stop_irqbalance;     /* default true */
+		char *irq_cpus;          /* IRQ affinity; NULL: leave IRQs */
+	} host;
 };
 
 /*
@@ -330,6 +364,17 @@ extern const char *const config_builtin_params[];
  */
 int config_next_placeholder(
     const char *s, size_t *pos, size_t *name_off, size_t *name_len);
+
+/*
+ * A CPU list as the kernel writes them ("0-3,8,10-11"): sets bit i of
+ * mask (nbits bits, zeroed first) for every CPU listed.  0, or -1 when
+ * the text is not a list, a range is reversed or a CPU is >= nbits.
+ */
+int config_parse_cpulist(unsigned char *mask, size_t nbits, const char *);
+#define CFG_CPUS_MAX 4096 /* CPUs a cpulist may name */
+/* Names of the THP and turbo enums ("defer+madvise", "keep"). */
+const char *config_thp_name(enum cfg_thp);
+const char *config_turbo_name(enum cfg_turbo);
 
 /* "k=v,k=v" for the point's pairs (malloc'd; "" for an empty point). */
 char *config_point_label(const struct cfg_point *);

@@ -273,3 +273,50 @@ config_kind_name(enum cfg_kind k)
 	}
 	return "unknown";
 }
+
+int
+config_parse_cpulist(unsigned char *mask, size_t nbits, const char *s)
+{
+	int64_t lo, hi, i;
+	size_t n;
+
+	memset(mask, 0, (nbits + 7) / 8);
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (;;) {
+		if ((n = digits(&lo, s)) == 0)
+			return -1;
+		s += n;
+		hi = lo;
+		if (*s == '-') {
+			if ((n = digits(&hi, ++s)) == 0)
+				return -1;
+			s += n;
+		}
+		if (hi < lo || hi >= (int64_t)nbits)
+			return -1;
+		for (i = lo; i <= hi; i++)
+			mask[i / 8] |= (unsigned char)(1u << (i % 8));
+		if (*s == '\0')
+			return 0;
+		if (*s++ != ',')
+			return -1;
+	}
+}
+
+static const char *const thp_names[] = { "keep", "always", "madvise", "never",
+	"defer", "defer+madvise" };
+
+const char *
+config_thp_name(enum cfg_thp t)
+{
+	return (unsigned)t < sizeof(thp_names) / sizeof(thp_names[0])
+	    ? thp_names[t]
+	    : "?";
+}
+
+const char *
+config_turbo_name(enum cfg_turbo t)
+{
+	return t == CFG_TURBO_OFF ? "off" : t == CFG_TURBO_ON ? "on" : "keep";
+}

@@ -91,6 +91,8 @@ alert_hook_body(const struct alert_report *r, const char *delivery, int slack,
 	              jstrn(x->bisect_parent), "verify_revert",
 	              jstrn(x->bisect_revert), "reason",
 	              jstrn(x->bisect_reason)));
+	if (o != NULL)
+		json_object_set_new(o, "suspect", jstrn(x->suspect));
 	if (o != NULL && r->followup)
 		json_object_set_new(o, "previous", jstrn(r->prev));
 	if (o != NULL && slack) {

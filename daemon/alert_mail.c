@@ -37,6 +37,36 @@ clean(const char *s, size_t max)
 	return buf_take(&b);
 }
 
+/* Untrusted text, cleaned and wrapped at spaces to lines of at most 78
+ * columns (a word longer than a line goes on a line of its own), each
+ * line after indent spaces. */
+static void
+put_wrapped(struct buf *b, const char *s, size_t max, int indent)
+{
+	char *t = clean(s, max), *w, *save = NULL;
+	int col = 0;
+
+	for (w = strtok_r(t, " ", &save); w != NULL;
+	     w = strtok_r(NULL, " ", &save)) {
+		int n = (int)strlen(w);
+
+		if (col > 0 && col + 1 + n > 78) {
+			buf_puts(b, "\n");
+			col = 0;
+		}
+		if (col == 0) {
+			buf_printf(b, "%*s%s", indent, "", w);
+			col = indent + n;
+		} else {
+			buf_printf(b, " %s", w);
+			col += 1 + n;
+		}
+	}
+	if (col > 0)
+		buf_puts(b, "\n");
+	free(t);
+}
+
 static int
 addr_char(unsigned char c)
 {
@@ -493,6 +523,13 @@ machine(struct buf *b, const struct store_alert_info *x)
 	buf_puts(b, "\n  kernel: ");
 	put_clean(b, k ? k : "unknown", 128);
 	buf_puts(b, "\n");
+	if (x->suspect != NULL) {
+		/* docs/HOST.md: the sides are not comparable as measured. */
+		buf_puts(b,
+		    "  host state: SUSPECT, the two sides ran under different "
+		    "host states:\n");
+		put_wrapped(b, x->suspect, 1000, 4);
+	}
 	json_decref(inv);
 }
 
@@ -774,7 +811,7 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	buf_puts(b, "  ");
 	argv_line(b, json_object_get(spec, "command"));
 	buf_printf(b,
-	    "\n  (job %s, %lld runs per side; perfwatch "
+	    "\n  (job %s, %lld runs per side;\n  perfwatch "
 	    "placeholders as in docs/CONFIG.md)\n",
 	    x->job,
 	    (long long)json_integer_value(json_object_get(spec, "runs")));

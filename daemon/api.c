@@ -644,7 +644,8 @@ static void
 r_run(struct ctx *x)
 {
 	static const char *const keys[] = { "index", "status", "duration_s",
-		"metrics", "raw", "error", "profile", NULL };
+		"metrics", "raw", "error", "profile", "host_state", NULL };
+	struct buf hstate = BUF_INIT(CAP_HOST_STATE);
 	struct store_run run;
 	struct store_metric *ms = NULL;
 	struct buf prof = BUF_INIT(CAP_PROFILE_BLOB);
@@ -698,22 +699,39 @@ r_run(struct ctx *x)
 		}
 		if (pwjson_dump_buf(&prof, pj) != 0) {
 			buf_release(&prof);
+			buf_release(&hstate);
 			reply_err(x, 400, "field 'profile': more than %d bytes",
 			    CAP_PROFILE_BLOB);
 			return;
 		}
 		run.profile = prof.data;
 	}
+	/* The host state the run ran under (docs/HOST.md). */
+	pj = json_object_get(x->body, "host_state");
+	if (pj != NULL && !json_is_null(pj)) {
+		if (!json_is_object(pj) || pwjson_dump_buf(&hstate, pj) != 0) {
+			buf_release(&prof);
+			buf_release(&hstate);
+			reply_err(x, 400,
+			    "field 'host_state': expected an object of at "
+			    "most %d bytes",
+			    CAP_HOST_STATE);
+			return;
+		}
+		run.host_state = hstate.data;
+	}
 	arr = json_object_get(x->body, "metrics");
 	if (arr != NULL && !json_is_null(arr)) {
 		if (!json_is_array(arr)) {
 			buf_release(&prof);
+			buf_release(&hstate);
 			reply_err(x, 400, "field 'metrics': expected an array");
 			return;
 		}
 		n = json_array_size(arr);
 		if (n > CAP_METRICS_PER_RUN) {
 			buf_release(&prof);
+			buf_release(&hstate);
 			reply_err(x, 400, "field 'metrics': more than %d",
 			    CAP_METRICS_PER_RUN);
 			return;
@@ -724,6 +742,7 @@ r_run(struct ctx *x)
 			        x, &ms[i], json_array_get(arr, i), i) == -1) {
 				free(ms);
 				buf_release(&prof);
+				buf_release(&hstate);
 				return;
 			}
 	}
@@ -732,11 +751,13 @@ r_run(struct ctx *x)
 	if ((host = runner_host(x)) < 0) {
 		free(ms);
 		buf_release(&prof);
+		buf_release(&hstate);
 		return;
 	}
 	r = store_run_add(x->s, host, &run, now_s());
 	free(ms);
 	buf_release(&prof);
+	buf_release(&hstate);
 	if (r == 0) {
 		__atomic_add_fetch(&x->a->runs_stored, 1, __ATOMIC_RELAXED);
 		reply_json(x, 201, json_pack("{s:b}", "stored", 1));

@@ -69,6 +69,22 @@ jobspec_build(const struct job_config *jc, const struct cfg_point *pt,
 		        jc->metrics[i].better == CFG_BETTER_LOWER ? "lower"
 		                                                  : "higher",
 		        "min_effect_pct", jc->metrics[i].min_effect_pct));
+	/* The charge-path share is judged like any metric, lower better,
+	 * with its own min_effect unless metrics: names it (docs/MEMCG.md). */
+	if (jc->profile &&
+	    json_object_get(metrics, "memcg.charge_path_share_pct") == NULL)
+		json_object_set_new(metrics, "memcg.charge_path_share_pct",
+		    json_pack("{s:s, s:f}", "better", "lower", "min_effect_pct",
+		        jc->profile_min_effect_pct));
+	json_object_set_new(
+	    spec, "profile_runs", json_integer(jc->profile_runs));
 	json_object_set_new(spec, "metrics", metrics);
+	/* host: benchmark hygiene of the job (runners/host.h). */
+	json_object_set_new(spec, "host",
+	    json_pack("{s:s?, s:s?, s:s, s:b, s:I, s:I}", "cpus", jc->host.cpus,
+	        "server_cpus", jc->host.server_cpus, "thp",
+	        config_thp_name(jc->host.thp), "drop_caches",
+	        jc->host.drop_caches, "warmup", (json_int_t)jc->host.warmup,
+	        "pause_s", (json_int_t)jc->host.pause_s));
 	return spec;
 }

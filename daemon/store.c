@@ -395,7 +395,15 @@ static const char *const migrations[] = {
 	"  data BLOB NOT NULL,"
 	"  created INTEGER NOT NULL,"
 	"  UNIQUE (inbox, sha));",
-	/* v13: bisections (daemon/store_bisect.c, daemon/bisect.c). */
+
+	/*
+	 * v13: bench host hygiene (docs/HOST.md).  Each run's host state
+	 * (compact JSON from the runner); a pair whose two sides ran under
+	 * different host states is suspect, with the differences as text.
+	 */
+	("ALTER TABLE runs ADD COLUMN host_state TEXT;"
+	 "ALTER TABLE pairs ADD COLUMN suspect TEXT;"),
+	/* v14: bisections (daemon/store_bisect.c, daemon/bisect.c). */
 	STORE_BISECT_MIGRATION,
 };
 
@@ -1320,8 +1328,8 @@ store_run_add(
 	if (r == 0 || r == ERR_CONFLICT) {
 		st = cached(s, S_RUN_INSERT,
 		    "INSERT INTO runs (job_id, idx, host_id, attempt, status,"
-		    " duration_s, error, created, profile)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+		    " duration_s, error, created, profile, host_state)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
 		    " ON CONFLICT (job_id, idx) DO NOTHING RETURNING id");
 		ok = st != NULL;
 		if (ok && r == 0) {
@@ -1335,6 +1343,7 @@ store_run_add(
 			bind_text(st, 7, run->error);
 			sqlite3_bind_int64(st, 8, now);
 			bind_text(st, 9, run->profile);
+			bind_text(st, 10, run->host_state);
 			rc = sqlite3_step(st);
 			if (rc == SQLITE_ROW)
 				run_id = sqlite3_column_int64(st, 0);
@@ -1609,12 +1618,12 @@ store_retry(struct store *s, int64_t job_id, int64_t now)
 
 /* ---- reads ---- */
 
-#define JOB_COLS                                                     \
-	"j.id, j.pair_id, j.role, j.name, j.point, j.state, h.name," \
-	" j.attempts, j.runs, (SELECT count(*) FROM runs r"          \
-	" WHERE r.job_id = j.id AND r.profile IS NULL), j.progress," \
-	" j.error, j.created,"                                       \
-	" j.updated, j.lease_expires, j.max_runs, c.sha, t.name,"    \
+#define JOB_COLS                                                      \
+	"j.id, j.pair_id, j.role, j.name, j.point, j.state, h.name,"  \
+	" j.attempts, j.runs, (SELECT count(*) FROM runs r"           \
+	" WHERE r.job_id = j.id AND r.idx < j.max_runs), j.progress," \
+	" j.error, j.created,"                                        \
+	" j.updated, j.lease_expires, j.max_runs, c.sha, t.name,"     \
 	" c.subject "
 #define JOB_FROM                                             \
 	" FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id" \
@@ -1743,7 +1752,8 @@ job_runs(struct store *s, json_t *job, int64_t id)
 	sqlite3_stmt *st = prep(s,
 	    "SELECT r.id, r.idx, r.status, h.name, r.duration_s, r.error,"
 	    " r.attempt, r.created, m.name, m.value, m.unit, m.better,"
-	    " r.profile FROM runs r LEFT JOIN hosts h ON h.id = r.host_id"
+	    " r.profile, r.host_state FROM runs r"
+	    " LEFT JOIN hosts h ON h.id = r.host_id"
 	    " LEFT JOIN metrics m ON m.run_id = r.id"
 	    " WHERE r.job_id = ?1 ORDER BY r.idx, m.name");
 	json_t *runs = json_array(), *run = NULL, *metrics = NULL;
@@ -1780,6 +1790,13 @@ job_runs(struct store *s, json_t *job, int64_t id)
 
 				json_object_set_new(
 				    run, "profile", pv ? pv : json_string(pj));
+			}
+			if (sqlite3_column_type(st, 13) != SQLITE_NULL) {
+				const char *hj = col_text(st, 13);
+				json_t *hv = pwjson_parse(hj, strlen(hj), NULL);
+
+				json_object_set_new(run, "host_state",
+				    hv ? hv : json_string(hj));
 			}
 			json_array_append_new(runs, run);
 		}
@@ -1961,7 +1978,7 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 	    "  WHERE pair_id = p.id AND role = 'base')),"
 	    " coalesce(p.cand_job_id, (SELECT id FROM jobs"
 	    "  WHERE pair_id = p.id AND role = 'candidate')),"
-	    " p.superseded"
+	    " p.superseded, p.suspect"
 	    " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
 	    " WHERE p.id = ?1");
 	json_t *o, *cmp, *j;
@@ -1986,6 +2003,8 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 	    o, "deprioritised", json_boolean(sqlite3_column_int(st, 6) != 0));
 	json_object_set_new(
 	    o, "created", json_integer(sqlite3_column_int64(st, 3)));
+	/* Host hygiene: why the two sides are not comparable, or null. */
+	json_object_set_new(o, "suspect", text_or_null(st, 7));
 	ids[0] = sqlite3_column_int64(st, 4);
 	ids[1] = sqlite3_column_int64(st, 5);
 	sqlite3_finalize(st);
@@ -2488,7 +2507,7 @@ store_web_regressions(struct store *s, json_t **out, const char *tree,
 	    " b.culprit_sha AS culprit, (SELECT subject FROM commits"
 	    "  WHERE tree_id = b.tree_id AND sha = b.culprit_sha)"
 	    "  AS culprit_subject, b.verify_parent, b.verify_revert,"
-	    " b.reason AS bisect_reason"
+	    " b.reason AS bisect_reason, p.suspect"
 	    " FROM regressions rg JOIN comparisons cm ON cm.id = "
 	    "rg.comparison_id"
 	    " JOIN pairs p ON p.id = cm.pair_id"
@@ -4011,7 +4030,7 @@ store_series_comparisons(struct store *s, json_t **out, int64_t id)
 	    "SELECT cm.id, cm.pair_id, p.name AS job, p.point, h.name AS host,"
 	    " cm.metric, cm.unit, cm.better, cm.base_median, cm.cand_median,"
 	    " cm.change_pct, cm.ci_low, cm.ci_high, cm.p, cm.p_adjusted,"
-	    " cm.verdict, cm.final, cm.n_base, cm.n_cand"
+	    " cm.verdict, cm.final, cm.n_base, cm.n_cand, p.suspect"
 	    " FROM series se JOIN jobs j ON j.commit_id = se.commit_id"
 	    "  AND j.role = 'candidate'"
 	    " JOIN pairs p ON p.id = j.pair_id"
@@ -4119,4 +4138,67 @@ sqlite3 *
 store__db(struct store *s)
 {
 	return s->db;
+}
+
+/* ---- bench host hygiene (docs/HOST.md) ---- */
+
+int
+store_pair_run_meta(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
+	    " r.host_state, r.profile"
+	    " FROM jobs j JOIN runs r ON r.job_id = j.id AND r.status = 'ok'"
+	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
+	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
+	    " ORDER BY j.role, r.idx");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	return web_rows(s, st, out, "pair runs");
+}
+
+int
+store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (tx_begin(s) == -1)
+		return -1;
+	st = prep(s, "UPDATE pairs SET suspect = ?2 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, pair_id);
+		bind_text(st, 2, why);
+		ok = step_done(s, st, "pair suspect") == 0;
+		sqlite3_finalize(st);
+	}
+	return tx_end(s, ok);
+}
+
+int
+store_hygiene_suspect(struct store *s, char **out_why, int64_t pair_id)
+{
+	sqlite3_stmt *st = prep(s, "SELECT suspect FROM pairs WHERE id = ?1");
+	int rc;
+
+	*out_why = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+			*out_why =
+			    xstrdup((const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+		return 0;
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
+		    (long long)pair_id);
+	return dberr(s, "pair suspect");
 }

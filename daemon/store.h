@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 13 /* schema version after every migration */
+#define STORE_VERSION 14 /* schema version after every migration */
 
 struct store;
 
@@ -131,6 +131,9 @@ struct store_run {
 	/* The profiled run's blob (compact JSON, docs/MEMCG.md), or NULL.
 	 * A run with a profile may use index max_runs (the profile slot). */
 	const char *profile;
+	/* The host state the run ran under (compact JSON, docs/HOST.md),
+	 * or NULL. */
+	const char *host_state;
 };
 
 /*
@@ -568,5 +571,22 @@ int store_inbox_get(
 /* last_commit NULL keeps it; messages is added to the count. */
 int store_inbox_put(struct store *, const char *name, const char *url,
     const char *last_commit, const char *error, int64_t messages, int64_t now);
+
+/*
+ * ---- bench host hygiene and charge path (docs/HOST.md, docs/MEMCG.md;
+ * daemon/hygiene.c, daemon/chargepath.c) ----
+ * What a pair's ok runs recorded: {"rows": [{role, run, measured (1:
+ * index below max_runs), host_state, profile (JSON texts or null)}]} by
+ * role and run.
+ */
+int store_pair_run_meta(struct store *, json_t **out, int64_t pair_id);
+/* Marks the pair suspect with why, or clears it (why NULL). */
+int store_hygiene_set(struct store *, int64_t pair_id, const char *why);
+/*
+ * For alerts: 0 and *out_why (malloc'd: how the sides differ; the caller
+ * frees) when the pair is suspect, *out_why NULL when it is not;
+ * ERR_NOTFOUND.  No regression alert is sent on a suspect pair.
+ */
+int store_hygiene_suspect(struct store *, char **out_why, int64_t pair_id);
 
 #endif

@@ -234,6 +234,7 @@ store_alert_info_free(struct store_alert_info *x)
 	free(x->bisect_parent);
 	free(x->bisect_revert);
 	free(x->bisect_reason);
+	free(x->suspect);
 	for (i = 0; i < x->ncmp; i++) {
 		struct store_alert_cmp *c = &x->cmp[i];
 
@@ -365,7 +366,8 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	    "   AND m.name = c.metric),"
 	    " p.branch, (SELECT sha FROM commits WHERE id ="
 	    "   (SELECT commit_id FROM jobs WHERE id = p.base_job_id)),"
-	    " (SELECT params FROM jobs WHERE id = p.cand_job_id)"
+	    " (SELECT params FROM jobs WHERE id = p.cand_job_id),"
+	    " p.suspect IS NOT NULL"
 	    " FROM comparisons c"
 	    " JOIN pairs p ON p.id = c.pair_id"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
@@ -415,7 +417,8 @@ info_cmps(struct store *s, struct store_alert_info *x)
 		c->base_sd = sd_of(c->base_mean, col_num(st, 17), c->n_base);
 		c->cand_mean = col_num(st, 18);
 		c->cand_sd = sd_of(c->cand_mean, col_num(st, 19), c->n_cand);
-		c->suspect = 0; /* branch host: comparisons.suspect */
+		/* docs/HOST.md: the sides ran under different host states */
+		c->suspect = sqlite3_column_int(st, 23) != 0;
 		if (x->branch == NULL)
 			x->branch = col_dup(st, 20);
 		if (x->base_sha == NULL)
@@ -526,6 +529,31 @@ info_bisect(struct store *s, struct store_alert_info *x)
 	                                             : dberr(s, "alert bisect");
 }
 
+/* The first suspect pair's reason (docs/HOST.md), if any. */
+static int
+info_suspect(struct store *s, struct store_alert_info *x)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	if ((st = prep(s,
+	         "SELECT suspect FROM pairs WHERE id = ?1"
+	         " AND suspect IS NOT NULL")) == NULL)
+		return -1;
+	for (i = 0; i < x->npairs && x->suspect == NULL; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, x->pairs[i]);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			x->suspect = col_dup(st, 0);
+			rc = SQLITE_DONE;
+		} else if (rc != SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : dberr(s, "alert suspect");
+}
+
 int
 store_alert_info(struct store *s, struct store_alert_info **out,
     int64_t commit_id, const char *job, int64_t host_id)
@@ -553,6 +581,8 @@ store_alert_info(struct store *s, struct store_alert_info **out,
 		x->inventory = col_dup(st, 1);
 	}
 	sqlite3_finalize(st);
+	if ((r = info_suspect(s, x)) != 0)
+		goto fail;
 	*out = x;
 	return 0;
 fail:

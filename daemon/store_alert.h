@@ -120,6 +120,9 @@ struct store_alert_info {
 	char *bisect;
 	char *bisect_state, *bisect_parent, *bisect_revert, *bisect_reason;
 	int64_t bisect_id;
+	/* docs/HOST.md: why a pair of the report is suspect (the two sides
+	 * ran under different host states; text from runners), or NULL. */
+	char *suspect;
 	struct store_alert_cmp *cmp;
 	size_t ncmp;
 	struct store_alert_cp *cp;

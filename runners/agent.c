@@ -32,6 +32,7 @@
 #include "runners/checkout.h"
 #include "runners/client.h"
 #include "runners/files.h"
+#include "runners/host.h"
 #include "runners/inventory.h"
 #include "runners/kernel.h"
 #include "runners/profile.h"
@@ -529,6 +530,7 @@ struct job {
 	int64_t id, runs, max_runs, timeout_s;
 	int64_t memory_max, memory_high;
 	int profile;
+	int64_t profile_runs; /* 0: all */
 	const char *parser, *cgroup_path;
 	const char *tree_url, *tree_commit; /* jobs on a commit */
 	struct strlist command, server_command, build;
@@ -539,6 +541,7 @@ struct job {
 	int64_t build_timeout_s, boot_timeout_s, rounds;
 	struct cfg_point point;
 	json_t *tree, *directions;
+	json_t *host; /* the spec's host: object (runners/host.h) or NULL */
 	unsigned char *done; /* done[i]: run i is stored */
 	size_t ndone;
 };
@@ -647,12 +650,14 @@ job_parse(struct job *j, json_t *o, struct err *e)
 		    e, "field 'kernel': a kernel job needs a 'tree'");
 	if (j->rounds < 1 || j->rounds > j->runs)
 		j->rounds = j->rounds < 1 ? 1 : j->runs;
+	j->host = json_object_get(o, "host");
 	if ((cg = json_object_get(o, "cgroup")) != NULL && json_is_object(cg) &&
 	    (pwjson_str_opt(&j->cgroup_path, cg, "path", e) != 0 ||
 	        pwjson_int_opt(&j->memory_max, cg, "memory_max", e) != 0 ||
 	        pwjson_int_opt(&j->memory_high, cg, "memory_high", e) != 0))
 		return -1;
-	if (pwjson_bool_opt(&j->profile, o, "profile", e) != 0)
+	if (pwjson_bool_opt(&j->profile, o, "profile", e) != 0 ||
+	    pwjson_int_opt(&j->profile_runs, o, "profile_runs", e) != 0)
 		return -1;
 
 	params = json_object_get(o, "params");
@@ -926,81 +931,148 @@ self_cpu_s(void)
 	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-/*
- * The profiled run (job `profile: true`): one more run under perf record,
- * uploaded at index max_runs with the `profile` blob and only the
- * charge-path share as a metric -- the benchmark's own numbers ran under
- * perf and are not measurements (they stay in raw).
- */
+/* How one benchmark run is executed (measured, warm-up or profiled). */
 static void
-run_profiled(struct agent *a, const struct job *j, const struct placement *pl,
-    char **argv, const char *scratch, size_t raw_max)
+bench_spec(struct exec_spec *spec, struct agent *a, const struct job *j,
+    const struct placement *pl, char **argv, const char *scratch,
+    size_t raw_max)
 {
-	struct profile_opts po;
-	struct profile_result res;
-	struct profile *p;
+	*spec = EXEC_SPEC_INIT(argv);
+	spec->cwd = scratch;
+	spec->timeout_ms = j->timeout_s * 1000;
+	spec->out_max = raw_max;
+	spec->err_max = raw_max;
+	spec->cancel = &a->kill;
+	spec->procs_fds = pl->fds;
+	spec->n_procs_fds = pl->nfds;
+}
+
+/*
+ * The job's host.warmup runs: executed like the measured ones (same
+ * placement, pinning, drop_caches, pause), their outcome logged, nothing
+ * uploaded.  0, or -1 when the job must fail (why set); a cancel just
+ * returns 0 (the caller sees a->kill).
+ */
+static int
+warm_up(struct agent *a, const struct job *j, struct host_job *hj,
+    const struct placement *pl, char **argv, const char *scratch,
+    size_t raw_max, struct buf *why)
+{
 	struct exec_spec spec;
 	struct exec_result r;
+	struct buf how = BUF_INIT(CAP_ERRMSG);
 	struct err e = { 0 };
-	char *dir = xasprintf("%s/profile", scratch);
-	json_t *body, *metrics, *blob = NULL;
+	char what[64];
+	int64_t w;
+
+	for (w = 0; w < hj->warmup && !atomic_load(&a->kill); w++) {
+		if (w > 0 && hj->pause_ms > 0)
+			http_sleep_ms(hj->pause_ms, &a->kill);
+		snprintf(what, sizeof(what), "warm-up %" PRId64 "/%" PRId64,
+		    w + 1, hj->warmup);
+		set_progress_text(a, what);
+		if (host_job_run_begin(hj, 0, &e) != 0) {
+			buf_printf(why, "host: %s", err_msg(&e));
+			return -1;
+		}
+		bench_spec(&spec, a, j, pl, argv, scratch, raw_max);
+		if (exec_run(&r, &spec, &e) != 0) {
+			host_job_run_end(hj);
+			buf_printf(
+			    why, "warm-up %" PRId64 ": %s", w + 1, err_msg(&e));
+			return -1;
+		}
+		host_job_run_end(hj);
+		buf_release(&how);
+		exec_describe(&how, &r);
+		job_log(a, j->id,
+		    "warm-up %" PRId64 "/%" PRId64 ": %s in %.3f s (not "
+		    "reported)",
+		    w + 1, hj->warmup, how.data, r.duration_s);
+		exec_result_release(&r);
+	}
+	buf_release(&how);
+	if (hj->warmup > 0 && hj->pause_ms > 0 && !atomic_load(&a->kill))
+		http_sleep_ms(hj->pause_ms, &a->kill);
+	return 0;
+}
+
+/*
+ * profile: true (docs/MEMCG.md): perf record around measured run index,
+ * which then uploads its own metrics plus the charge-path share, the
+ * profiler's overhead and the profile blob.  NULL when the directory
+ * cannot be made (logged; the run goes on unprofiled).
+ */
+static struct profile *
+prof_begin(struct agent *a, const struct job *j, const struct placement *pl,
+    const char *scratch, int64_t index)
+{
+	char *dir = xasprintf("%s/profile-%" PRId64, scratch, index);
+	struct profile_opts po;
+	struct profile *p;
 
 	if (files_mkdir_p(dir) != 0) {
 		job_log(
 		    a, j->id, "profile: mkdir %s: %s", dir, strerror(errno));
 		free(dir);
-		return;
+		return NULL;
 	}
 	memset(&po, 0, sizeof(po));
 	po.dir = dir;
 	po.cgroup = pl->cg ? cgroup_perf_name(pl->cg) : NULL;
-	pthread_mutex_lock(&a->mu);
-	snprintf(a->progress, sizeof(a->progress), "profile run");
-	pthread_mutex_unlock(&a->mu);
 	p = profile_start(&po);
-	spec = EXEC_SPEC_INIT(argv);
-	spec.cwd = scratch;
-	spec.timeout_ms = j->timeout_s * 1000;
-	spec.out_max = raw_max;
-	spec.err_max = raw_max;
-	spec.cancel = &a->kill;
-	spec.procs_fds = pl->fds;
-	spec.n_procs_fds = pl->nfds;
-	if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
-		exec_result_release(&r);
-		profile_free(p);
-		free(dir);
-		return;
-	}
+	free(dir);
+	return p;
+}
+
+static void
+prof_end(struct agent *a, const struct job *j, struct profile *p, json_t *body,
+    int64_t index)
+{
+	struct profile_result res;
+	json_t *metrics = json_object_get(body, "metrics"), *blob = NULL;
+	double over = 0;
+
 	profile_stop(p, &res);
 	profile_free(p);
-	body = agent_run_body(j->max_runs, j->parser, j->directions, &r,
-	    e.set ? err_msg(&e) : NULL, raw_max);
-	if (!e.set)
-		exec_result_release(&r);
-	metrics = json_array();
+	if (!json_is_array(metrics) ||
+	    strcmp(json_string_value(json_object_get(body, "status")), "ok")) {
+		profile_result_release(&res);
+		return;
+	}
 	if (res.known)
 		json_array_append_new(metrics,
 		    json_pack("{s:s, s:f, s:s, s:s}", "name",
 		        "memcg.charge_path_share_pct", "value", res.share_pct,
 		        "unit", "%", "better", "lower"));
-	json_object_set_new(body, "metrics", metrics);
+	/* perf record's CPU over its wall time: % of one CPU it took. */
+	if (res.perf_cpu_known && res.perf_wall_s > 0) {
+		over = 100.0 * res.perf_cpu_s / res.perf_wall_s;
+		json_array_append_new(metrics,
+		    json_pack("{s:s, s:f, s:s, s:s}", "name",
+		        "profile.perf_cpu_pct", "value", over, "unit", "%",
+		        "better", "info"));
+	}
 	if (res.blob != NULL)
 		blob = pwjson_parse(res.blob, strlen(res.blob), NULL);
 	if (blob == NULL)
 		blob = json_pack("{s:n, s:s}", "share_pct", "reason",
 		    res.reason[0] ? res.reason : "no profile");
+	if (res.perf_cpu_known)
+		json_object_set_new(
+		    blob, "perf_cpu_s", json_real(res.perf_cpu_s));
 	json_object_set_new(body, "profile", blob);
 	if (res.known)
-		job_log(a, j->id, "profile: charge-path share %.3f%% (%s, %s)",
-		    res.share_pct, res.event, res.scope);
+		job_log(a, j->id,
+		    "run %" PRId64
+		    " profile: charge-path share %.3f%% (%s, %s); "
+		    "perf record took %.2f%% of one CPU",
+		    index, res.share_pct, res.event, res.scope, over);
 	else
-		job_log(a, j->id, "profile: charge-path share unknown: %s",
-		    res.reason);
+		job_log(a, j->id,
+		    "run %" PRId64 " profile: charge-path share unknown: %s",
+		    index, res.reason);
 	profile_result_release(&res);
-	deliver_run(a, j->id, j->max_runs, body);
-	json_decref(body);
-	free(dir);
 }
 
 /*
@@ -1572,8 +1644,12 @@ run_job(struct agent *a, json_t *jo)
 	double cpu0, cpu1;
 	json_t *body;
 	int ret = 1, tm_ok, resumed = 0;
+	struct host_job hj;
+	struct buf hlog = BUF_INIT(CAP_ERRMSG * 8);
+	struct profile *prof;
 
 	memset(&pl, 0, sizeof(pl));
+	memset(&hj, 0, sizeof(hj));
 	if (pwjson_int(&id, jo, "id", &e) != 0) {
 		log_warnx("claim: %s", err_msg(&e));
 		return 1;
@@ -1629,16 +1705,27 @@ run_job(struct agent *a, json_t *jo)
 		finish(a, j.id, "failure", why.data);
 		goto out;
 	}
+	/* host: pinning, THP, drop_caches, warm-up, pause (runners/host.h) */
+	if (host_job_begin(&hj, "", j.host, &hlog, &e) != 0) {
+		buf_printf(&why, "host: %s", err_msg(&e));
+		finish(a, j.id, "failure", why.data);
+		goto out;
+	}
+	if (hlog.len > 0)
+		job_log(a, j.id, "%s", hlog.data);
 	if (sargv != NULL) {
 		spec = EXEC_SPEC_INIT(sargv);
 		spec.cwd = scratch;
 		spec.procs_fds = pl.fds;
 		spec.n_procs_fds = pl.nfds;
-		if (exec_start(&server, &spec, &e) != 0) {
+		if (host_job_run_begin(&hj, 1, &e) != 0 ||
+		    exec_start(&server, &spec, &e) != 0) {
+			host_job_run_end(&hj);
 			buf_printf(&why, "server_command: %s", err_msg(&e));
 			finish(a, j.id, "failure", why.data);
 			goto out;
 		}
+		host_job_run_end(&hj);
 		http_sleep_ms(SERVER_SETTLE_MS, &a->kill);
 		if (!exec_alive(server)) {
 			finish(a, j.id, "failure",
@@ -1647,11 +1734,18 @@ run_job(struct agent *a, json_t *jo)
 		}
 	}
 
+	if (hj.warmup > 0 &&
+	    warm_up(a, &j, &hj, &pl, argv, scratch, raw_max, &why) != 0) {
+		finish(a, j.id, "failure", why.data);
+		goto out;
+	}
 	for (i = 0; i < (n = runs_wanted(a)) && i < j.max_runs; i++) {
 		if (atomic_load(&a->kill))
 			break;
 		if ((size_t)i < j.ndone && j.done[i])
 			continue;
+		if (ran > 0 && hj.pause_ms > 0)
+			http_sleep_ms(hj.pause_ms, &a->kill);
 		set_progress(a, i + 1, n);
 		/* {run}: this run's index (rendered as 1 above). */
 		config_argv_free(argv);
@@ -1661,25 +1755,32 @@ run_job(struct agent *a, json_t *jo)
 			finish(a, j.id, "failure", why.data);
 			goto out;
 		}
-		spec = EXEC_SPEC_INIT(argv);
-		spec.cwd = scratch;
-		spec.timeout_ms = j.timeout_s * 1000;
-		spec.out_max = raw_max;
-		spec.err_max = raw_max;
-		spec.cancel = &a->kill;
-		spec.procs_fds = pl.fds;
-		spec.n_procs_fds = pl.nfds;
+		bench_spec(&spec, a, &j, &pl, argv, scratch, raw_max);
 		err_clear(&e);
+		if (host_job_run_begin(&hj, 0, &e) != 0) {
+			buf_printf(&why, "host: %s", err_msg(&e));
+			finish(a, j.id, "failure", why.data);
+			goto out;
+		}
 		tm_ok = pl.tm != NULL && telemetry_begin(pl.tm, &te) == 0;
+		prof = j.profile && (j.profile_runs <= 0 || i < j.profile_runs)
+		    ? prof_begin(a, &j, &pl, scratch, i)
+		    : NULL;
 		cpu0 = self_cpu_s();
 		if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
 			/* Not a measurement: a later attempt redoes it. */
+			host_job_run_end(&hj);
+			profile_free(prof);
 			exec_result_release(&r);
 			break;
 		}
 		cpu1 = self_cpu_s();
+		host_job_run_end(&hj);
 		body = agent_run_body(i, j.parser, j.directions, &r,
 		    e.set ? err_msg(&e) : NULL, raw_max);
+		json_object_set_new(body, "host_state", host_job_state(&hj));
+		if (prof != NULL)
+			prof_end(a, &j, prof, body, i);
 		if (tm_ok &&
 		    strcmp(json_string_value(json_object_get(body, "status")),
 		        "ok") == 0 &&
@@ -1728,9 +1829,6 @@ run_job(struct agent *a, json_t *jo)
 			goto out;
 		}
 	}
-	if (j.profile && !atomic_load(&a->kill) && !j.done[j.max_runs] &&
-	    (server == NULL || exec_alive(server)))
-		run_profiled(a, &j, &pl, argv, scratch, raw_max);
 	exec_stop(server);
 	server = NULL;
 	if (atomic_load(&a->kill)) {
@@ -1751,6 +1849,11 @@ run_job(struct agent *a, json_t *jo)
 		ret = 0;
 out:
 	exec_stop(server);
+	buf_release(&hlog);
+	host_job_end(&hj, &hlog);
+	if (hlog.len > 0)
+		log_warnx("job %" PRId64 ": %s", j.id, hlog.data);
+	buf_release(&hlog);
 	unplace_job(a, j.id, &pl);
 	set_job(a, 0, 0);
 	if (scratch != NULL)

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "runners/agent.h"
+#include "runners/host.h"
 
 static atomic_int stop_flag;
 
@@ -32,6 +33,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: perfwatch-runner [-v] -c runner.yaml [--once]\n"
+	    "       perfwatch-runner host check|tune|reset ... (host -h)\n"
 	    "  -c FILE   runner configuration (required)\n"
 	    "  -v        verbose (debug) logging\n"
 	    "  --once    claim and run at most one job, then exit\n"
@@ -51,6 +53,8 @@ main(int argc, char **argv)
 	int verbose = 0, once = 0, i, rc;
 	size_t k;
 
+	if (argc > 1 && strcmp(argv[1], "host") == 0)
+		return host_main(argc - 1, argv + 1);
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0)
 			verbose = 1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -307,6 +308,7 @@ struct profile {
 	char *perf, *dir, *data, *cgroup, *kallsyms;
 	const char *const *syms;
 	pid_t pid;
+	double started; /* mono_s() when perf record started */
 	int usable;
 	char reason[PROFILE_REASON_MAX];
 	char event[32];
@@ -346,15 +348,26 @@ spawn(char *const argv[], const char *out, const char *errf)
 	return pid;
 }
 
-/* Waits up to ms; SIGKILL after.  Exit status, or -1. */
-static int
-wait_bounded(pid_t pid, long ms)
+static double
+mono_s(void)
 {
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Waits up to ms; SIGKILL after.  Exit status, or -1; *ru (may be
+ * NULL) gets the child's resource use. */
+static int
+wait_bounded(pid_t pid, long ms, struct rusage *ru)
+{
+	struct rusage dummy;
 	int status;
 	long waited = 0;
 
 	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
+		pid_t r = wait4(pid, &status, WNOHANG, ru ? ru : &dummy);
 
 		if (r == pid)
 			return status;
@@ -378,7 +391,7 @@ run(char *const argv[], const char *out, const char *err, long ms)
 
 	if (pid < 0)
 		return -1;
-	st = wait_bounded(pid, ms);
+	st = wait_bounded(pid, ms, NULL);
 	if (st == -1 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
@@ -501,6 +514,7 @@ profile_start(const struct profile_opts *o)
 	argv[n] = NULL;
 	unlink(p->data);
 	errf = xasprintf("%s/perf-record.err", p->dir);
+	p->started = mono_s();
 	p->pid = spawn(argv, NULL, errf);
 	free(errf);
 	if (p->pid < 0) {
@@ -536,6 +550,7 @@ profile_stop(struct profile *p, struct profile_result *res)
 	struct buf text = BUF_INIT(CAP_PERF_REPORT),
 	           blob = BUF_INIT(CAP_PROFILE_BLOB);
 	double share = 0;
+	struct rusage ru;
 	int st, m;
 
 	memset(res, 0, sizeof(*res));
@@ -547,7 +562,15 @@ profile_stop(struct profile *p, struct profile_result *res)
 		goto out;
 	}
 	kill(p->pid, SIGINT);
-	st = wait_bounded(p->pid, PROFILE_STOP_MS);
+	st = wait_bounded(p->pid, PROFILE_STOP_MS, &ru);
+	/* The profiler's own cost while the benchmark ran (docs/MEMCG.md). */
+	res->perf_wall_s = mono_s() - p->started;
+	if (st != -1) {
+		res->perf_cpu_s = (double)ru.ru_utime.tv_sec +
+		    ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		    ru.ru_stime.tv_usec / 1e6;
+		res->perf_cpu_known = 1;
+	}
 	p->pid = -1;
 	p->usable = 0;
 	if (st == -1) {

@@ -104,6 +104,10 @@ struct profile_result {
 	char event[32];
 	char scope[256];
 	char *blob; /* JSON (malloc'd) or NULL; profile_result_release() */
+	/* perf record's own CPU time (user + system, from wait4) and how
+	 * long it ran: the profiler's overhead on the run. */
+	int perf_cpu_known;
+	double perf_cpu_s, perf_wall_s;
 };
 
 void profile_result_release(struct profile_result *);

@@ -41,6 +41,8 @@ css(struct buf *b)
 	    "f3d98b}"
 	    ".v-unstable{background:#efe3fb;color:#5b2a86;border-color:#cdb4ec}"
 	    ".v-running{background:#dbeafe;color:#1e4e9c}"
+	    ".v-suspect{background:#fff;color:#a4161a;border:1px dashed "
+	    "#a4161a}"
 	    ".v-queued{background:#f3f4f6;color:#4a5561;border-color:#c9ced6}"
 	    ".v-failed{background:#7a1f1f;color:#fff}"
 	    ".v-success{background:#eceff3;color:#17692f}"
@@ -81,7 +83,7 @@ static const struct {
 
 static const char *const verdicts[] = { "regression", "improvement",
 	"unchanged", "inconclusive", "unstable", "running", "queued", "failed",
-	"success", "cancelled", "info" };
+	"success", "cancelled", "info", "suspect" };
 
 int
 layout_begin(struct buf *b, const char *title, const char *active)
@@ -141,6 +143,15 @@ layout_badge(struct buf *b, const char *verdict, const char *progress)
 		html_text_trunc(b, progress, 24);
 	}
 	return HTML_LIT(b, "</span>");
+}
+
+int
+layout_suspect(struct buf *b, const char *why)
+{
+	/* docs/HOST.md: the sides ran under different host states. */
+	HTML_LIT(b, " <span class=\"badge v-suspect\" title=\"");
+	html_text_trunc(b, why, 400);
+	return HTML_LIT(b, "\">suspect</span>");
 }
 
 int

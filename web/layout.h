@@ -25,6 +25,8 @@ int layout_end(struct buf *);
  * anything else as "unknown"; progress (untrusted) is added when set.
  */
 int layout_badge(struct buf *, const char *verdict, const char *progress);
+/* A "suspect" badge with why (untrusted, escaped) as its tooltip. */
+int layout_suspect(struct buf *, const char *why);
 /* The CSS class suffix of a verdict; "unknown" when not a known one. */
 const char *layout_verdict(const char *verdict);
 

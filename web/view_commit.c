@@ -76,6 +76,51 @@ head(struct buf *b, const struct view_commit *v)
 		html_text_trunc(b, v->note, VIEW_NOTE_CHARS);
 		HTML_LIT(b, "</p>\n");
 	}
+	if (v->suspect) {
+		/* docs/HOST.md: the sides are not comparable as measured. */
+		HTML_LIT(b,
+		    "<p class=\"note\"><span class=\"badge v-suspect\">"
+		    "suspect</span> the two sides ran under different "
+		    "host states: ");
+		html_text_trunc(b, v->suspect, VIEW_NOTE_CHARS);
+		HTML_LIT(b, "</p>\n");
+	}
+}
+
+/* Pair page: charge-path symbols of base and candidate side by side. */
+static void
+charge_symbols(struct buf *b, const struct view_commit *v)
+{
+	size_t i;
+
+	HTML_LIT(b,
+	    "<h2>Charge path: base vs candidate</h2>\n"
+	    "<table><tr><th>symbol</th><th>base</th><th>candidate</th>"
+	    "<th>change (points)</th></tr>\n");
+	for (i = 0; i < v->nsymbols && !layout_full(b); i++) {
+		const struct chargepath_sym *s = &v->symbols[i];
+
+		HTML_LIT(b, "<tr><td class=\"mono\">");
+		html_text_trunc(b, s->symbol, VIEW_NAME_CHARS * 2);
+		HTML_LIT(b, "</td><td class=\"n\">");
+		html_num(b, s->base_pct, 2);
+		HTML_LIT(b, "%</td><td class=\"n\">");
+		html_num(b, s->cand_pct, 2);
+		HTML_LIT(b, "%</td><td class=\"n\">");
+		if (isfinite(s->base_pct) && isfinite(s->cand_pct))
+			html_num(b, s->cand_pct - s->base_pct, 2);
+		else
+			HTML_LIT(b, "unknown");
+		HTML_LIT(b, "</td></tr>\n");
+	}
+	HTML_LIT(b, "</table>\n<p class=\"muted\">");
+	if (v->nsymbols == 0)
+		HTML_LIT(b, "No charge-path symbol was sampled. ");
+	HTML_LIT(b, "Mean share of samples over each side's profiled runs (");
+	html_int(b, v->profiled_runs[0]);
+	HTML_LIT(b, " base, ");
+	html_int(b, v->profiled_runs[1]);
+	HTML_LIT(b, " candidate).</p>\n");
 }
 
 static void
@@ -291,6 +336,8 @@ cmp_row(
 		html_num(b, r->p, 4);
 	HTML_LIT(b, "</td><td>");
 	layout_badge(b, r->verdict, NULL);
+	if (r->suspect != NULL)
+		layout_suspect(b, r->suspect);
 	HTML_LIT(b, "</td><td class=\"n\">");
 	html_int(b, r->base_n);
 	HTML_LIT(b, " / ");
@@ -738,6 +785,8 @@ view_commit_render(struct buf *b, const struct view_commit *v)
 	free(sorted);
 	if (v->npatches)
 		patches(b, v);
+	if (v->profiled_runs[0] || v->profiled_runs[1])
+		charge_symbols(b, v);
 	if (v->njobs)
 		jobs(b, v);
 	view_alerts_table(b, v->alerts, v->nalerts);

@@ -200,6 +200,8 @@ row(struct buf *b, const struct view_regressions *v,
 		}
 		HTML_LIT(b, "</a>");
 	}
+	if (r->suspect != NULL)
+		layout_suspect(b, r->suspect);
 	HTML_LIT(b, "</td><td>");
 	if (v->session.admin)
 		triage_form(b, v, r);

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "daemon/chargepath.h"
 
 #define VIEW_PAGE_BUDGET (100 * 1024)
 /* Rows are added while the page is below this, leaving room for the tail. */
@@ -119,6 +120,9 @@ struct view_cmp_row {
 	double charge_share_pct, charge_share_base_pct;
 	int64_t pair_id;
 	int64_t base_job, cand_job; /* links to logs and raw outputs */
+	/* The pair's sides ran under different host states: how (untrusted
+	 * text from runners), else NULL (docs/HOST.md). */
+	const char *suspect;
 };
 
 struct view_job_ref {
@@ -177,6 +181,11 @@ struct view_commit {
 	size_t nversus;
 	const struct view_alert *alerts; /* commit pages */
 	size_t nalerts;
+	/* Pair page: the two sides' charge-path symbols (docs/MEMCG.md). */
+	const struct chargepath_sym *symbols;
+	size_t nsymbols;
+	int profiled_runs[2]; /* base, candidate; 0 0: no section */
+	const char *suspect;  /* pair page: why it is suspect, or NULL */
 };
 
 /* Metric history: one (tree, branch, host, job, point, metric) series. */
@@ -223,6 +232,7 @@ struct view_regression {
 	/* Its newest bisection (daemon/bisect.c): 0 when none. */
 	int64_t bisect_id;
 	const char *bisect_state, *culprit; /* culprit NULL: none */
+	const char *suspect;                /* docs/HOST.md: why, or NULL */
 };
 
 struct view_regressions {

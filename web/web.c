@@ -568,6 +568,8 @@ side_median(json_t *vals, const char *metric, const char *role, int *n)
 
 /* The runner's charge-path metric (runners/profile.h, docs/MEMCG.md). */
 #define CHARGE_SHARE_METRIC "memcg.charge_path_share_pct"
+/* Charge-path symbols shown side by side on a pair page. */
+#define PAIR_SYMBOLS 15
 /* The verdicts' memcg tax comparisons (daemon/memcg_tax.h). */
 #define TAX_PREFIX "memcg_tax."
 
@@ -680,6 +682,7 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		struct view_cmp_row *row = &c->rows[i];
 
 		row->pair_id = id;
+		row->suspect = jstr(pair, "suspect");
 		row->host = jstr(pair, "host");
 		row->bench = jstr(pair, "name");
 		row->point = jstr(pair, "point");
@@ -727,6 +730,9 @@ rows_json(const struct cmp_set *c)
 		json_t *o = json_object();
 
 		json_object_set_new(o, "pair_id", json_integer(r->pair_id));
+		/* docs/HOST.md: the sides ran under different host states. */
+		json_object_set_new(o, "suspect",
+		    r->suspect ? json_string(r->suspect) : json_null());
 		json_object_set_new(
 		    o, "host", r->host ? json_string(r->host) : json_null());
 		json_object_set_new(
@@ -1224,7 +1230,8 @@ target_page(struct wctx *x, enum view_target kind)
 	struct store_alert *al = NULL;
 	struct view_alert *va = NULL;
 	size_t nal = 0;
-	json_t *pa;
+	struct chargepath_sym syms[PAIR_SYMBOLS];
+	json_t *pa, *prof = NULL, *blobs = NULL;
 	size_t np = 0, k;
 	int r;
 
@@ -1323,6 +1330,17 @@ target_page(struct wctx *x, enum view_target kind)
 		v.title = title;
 		v.base = "the base job of this pair, on the same host";
 		v.time = jint(info, "created");
+		v.suspect = jstr(info, "suspect");
+		if (store_pair_run_meta(x->s, &prof, strtoll(id, NULL, 10)) ==
+		    0) {
+			keep(x, prof);
+			v.nsymbols =
+			    chargepath_diff(syms, PAIR_SYMBOLS, v.profiled_runs,
+			        json_object_get(prof, "rows"), &blobs);
+			keep(x, blobs);
+			v.symbols = syms;
+		} else
+			store_errclear(x->s);
 		break;
 	}
 	v.rows = c.rows;
@@ -1767,6 +1785,7 @@ p_regressions(struct wctx *x)
 		g->bisect_id = jint(row, "bisect_id");
 		g->bisect_state = jstr(row, "bisect_state");
 		g->culprit = jstr(row, "culprit");
+		g->suspect = jstr(row, "suspect");
 	}
 	v.rows = rows;
 	v.nrows = json_array_size(arr);

@@ -3,8 +3,11 @@
 # a perfwatch-tcp-rr job with `cgroup: [root, /nested]` and `profile: true`
 # through the daemon and a runner.  Checks: both points run (server and
 # client placed before exec in the nested memcg), every run carries memcg
-# telemetry (better: info), the profiled run (index max_runs) carries the
-# charge-path share and its top symbols, `perfwatch memcg-tax` pairs the
+# telemetry (better: info), every measured run is profiled (profile_runs
+# defaults to all) and carries the charge-path share, its top symbols and
+# perf record's own CPU, the share is judged like a metric (its own
+# min_effect), the pair page shows both sides' charge-path symbols side
+# by side, `perfwatch memcg-tax` pairs the
 # points, nothing is left in the cgroup hierarchies, and the runner's own
 # CPU use during the job (from /proc/PID/stat) is printed.  Effects are
 # not asserted (NOISE.md): only behaviour.
@@ -85,7 +88,7 @@ settled() {
 }
 wait_until 120 settled || fail settled "$(sql 'SELECT pair_id, metric, final FROM comparisons')"
 
-# Per job: telemetry on every measured run, the profiled run at index 3.
+# Per job: telemetry and a profile on every measured run.
 pw jobs --json >"$PW_TMP/jobs.json"
 ids=$(python3 -c 'import json,sys; print(" ".join(str(j["id"]) for j in json.load(open(sys.argv[1]))["jobs"]))' "$PW_TMP/jobs.json")
 for id in $ids; do
@@ -99,9 +102,9 @@ for id in sys.argv[2:]:
     nested = "cgroup=root" not in j["point"]
     runs = {r["index"]: r for r in j["runs"]}
     # Index 2 exists when the verdict asked for more runs (max_runs 3).
-    assert sorted(runs) in ([0, 1, 3], [0, 1, 2, 3]), (id, sorted(runs))
-    assert j["runs_done"] == len(runs) - 1, j["runs_done"]
-    for i in (0, 1):
+    assert sorted(runs) in ([0, 1], [0, 1, 2]), (id, sorted(runs))
+    assert j["runs_done"] == len(runs), j["runs_done"]
+    for i in sorted(runs):
         m = {x["name"]: x for x in runs[i]["metrics"]}
         assert m["throughput"]["value"] > 0, m
         for k in ("memcg.pgfault_delta", "memcg.peak_bytes",
@@ -112,19 +115,22 @@ for id in sys.argv[2:]:
         # Socket accounting is switched on for nested v1 cgroups only.
         assert ("memcg.sock_delta" in m) == nested, (nested, sorted(m))
         assert m["memcg.peak_bytes"]["value"] > 0
-    p = runs[3]
-    prof = p["profile"]
-    assert prof["event"] in ("cpu-clock", "cycles"), prof
-    assert prof["share_pct"] is not None, prof["reason"]
-    assert prof["scope"].startswith("cgroup "), prof["scope"]
-    assert 0 < len(prof["top"]) <= 30
-    m = {x["name"]: x for x in p["metrics"]}
-    assert list(m) == ["memcg.charge_path_share_pct"], list(m)
-    assert m["memcg.charge_path_share_pct"]["better"] == "lower"
-    assert abs(m["memcg.charge_path_share_pct"]["value"] - prof["share_pct"]) < 1e-9
-    print("# job %s %s: share %.3f%% (%s, %s samples), top: %s" % (
-        id, j["point"], prof["share_pct"], prof["event"], prof["samples"],
-        ", ".join("%s %.1f%%" % (t["symbol"], t["pct"]) for t in prof["top"][:3])))
+        prof = runs[i]["profile"]
+        assert prof["event"] in ("cpu-clock", "cycles"), prof
+        assert prof["share_pct"] is not None, prof["reason"]
+        assert prof["scope"].startswith("cgroup "), prof["scope"]
+        assert 0 < len(prof["top"]) <= 30
+        assert m["memcg.charge_path_share_pct"]["better"] == "lower"
+        assert abs(m["memcg.charge_path_share_pct"]["value"] - prof["share_pct"]) < 1e-9
+        # The profiler's own cost: perf record's CPU, % of one CPU.
+        assert m["profile.perf_cpu_pct"]["better"] == "info"
+        assert m["profile.perf_cpu_pct"]["value"] > 0
+        assert prof["perf_cpu_s"] > 0
+        print("# job %s %s run %d: share %.3f%% (%s, %s samples), perf "
+              "record %.2f%% of one CPU, top: %s" % (
+            id, j["point"], i, prof["share_pct"], prof["event"],
+            prof["samples"], m["profile.perf_cpu_pct"]["value"],
+            ", ".join("%s %.1f%%" % (t["symbol"], t["pct"]) for t in prof["top"][:3])))
 PY
 then
 	pass telemetry_and_profile_on_every_job
@@ -173,8 +179,7 @@ def runs(point, metric):
     j = [j for j in jobs if j["point"] == point]
     assert len(j) == 1, point
     return {r["index"]: m["value"] for r in j[0]["runs"]
-            if r["status"] == "ok" and "profile" not in r
-            and r["index"] < j[0]["max_runs"]
+            if r["status"] == "ok" and r["index"] < j[0]["max_runs"]
             for m in r["metrics"] if m["name"] == metric}
 names = sorted(x["name"] for x in t)
 assert "memcg_tax.throughput" in names, names
@@ -219,6 +224,28 @@ PY
 else
 	fail compare_skips_info_metrics "$(cat "$PW_TMP/cmp.err")"
 fi
+
+# The charge-path share is judged like a metric, lower better, with its
+# own min_effect (profile_min_effect, 10% by default).
+n=$(sql "SELECT count(*) FROM comparisons WHERE metric = 'memcg.charge_path_share_pct' AND better = 'lower' AND min_effect = 10 AND note LIKE 'judged on share + 1 point%' AND verdict IN ('regression','improvement','unchanged','inconclusive','unstable')")
+[ "$n" = 2 ] && pass charge_share_judged ||
+    fail charge_share_judged "$(sql "SELECT pair_id, metric, better, min_effect, verdict FROM comparisons")"
+# The pair page puts both sides' charge-path symbols side by side.
+pid=$(sql "SELECT min(pair_id) FROM comparisons")
+curl -s "$PW_URL/pair/$pid" >"$PW_TMP/pair.html"
+python3 - "$PW_TMP/pair.html" <<'PY' && pass pair_page_charge_symbols || fail pair_page_charge_symbols "$(grep -A5 'Charge path' "$PW_TMP/pair.html" | head -20)"
+import re, sys
+h = open(sys.argv[1]).read()
+i = h.index("<h2>Charge path: base vs candidate</h2>")
+rows = re.findall(r'<tr><td class="mono">([^<]+)</td><td class="n">([0-9.]+|unknown)%</td>'
+                  r'<td class="n">([0-9.]+|unknown)%</td>', h[i:])
+# Rows only when a charge-path symbol was sampled (it may not be here).
+assert rows or "No charge-path symbol was sampled." in h[i:], h[i:i + 800]
+# Runs whose share is unknown are not counted: 1..3 a side.
+m = re.search(r"each side's profiled runs \(([0-9]+) base, ([0-9]+) candidate\)", h[i:])
+assert m and all(1 <= int(x) <= 3 for x in m.groups()), h[i:i + 2000]
+print("# charge path on the pair page: %s" % (", ".join("%s %s%% -> %s%%" % r for r in rows[:3]) or "no symbol sampled"))
+PY
 
 # Nothing left behind in either hierarchy.
 left=$(find /sys/fs/cgroup/memory /sys/fs/cgroup/unified -maxdepth 4 -type d \

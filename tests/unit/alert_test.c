@@ -303,3 +303,63 @@ TEST(test_alert__hook_body)
 	alert_report_release(&r);
 	store_alert_info_free(x);
 }
+
+/* A report with a suspect pair (docs/HOST.md) says so, wrapped to 78
+ * columns in the mail and as "suspect" in the webhook; without one the
+ * webhook's field is null and the mail has no such line. */
+TEST(test_alert__suspect_host_state)
+{
+	struct store_alert_info *x = info_new("mm: x", "A <a@example.org>");
+	struct alert_report r;
+	struct alert_mail_in in;
+	struct alert_rcpt rc;
+	struct buf out = BUF_INIT(ALERT_MAIL_MAX);
+	char *to[] = { "a@example.org" }, *s, *line, *save = NULL;
+	json_t *o;
+
+	memset(&rc, 0, sizeof(rc));
+	rc.to = rc.env = to;
+	rc.nto = rc.nenv = 1;
+	x->suspect = xstrdup(
+	    "turbo: base off, candidate on; governor: base performance, "
+	    "candidate mixed: performance,powersave; thp: base never, "
+	    "candidate always\r\nBcc: x@example.com");
+	alert_report_init(&r, x, NULL, 0);
+	memset(&in, 0, sizeof(in));
+	in.r = &r;
+	in.from = "perfwatch <p@example.org>";
+	in.subject = "s";
+	in.message_id = "<m@example.org>";
+	in.rcpt = &rc;
+	ASSERT_INTEQ(alert_mail_build(&out, &in), 0);
+	ASSERT(strstr(out.data, "host state: SUSPECT") != NULL);
+	ASSERT(strstr(out.data, "turbo: base off, candidate on;") != NULL);
+	ASSERT(strstr(out.data, "\r\nBcc:") == NULL);
+	for (line = strtok_r(strstr(out.data, "\r\n\r\n"), "\r\n", &save);
+	     line != NULL; line = strtok_r(NULL, "\r\n", &save))
+		ASSERT_MSG(strlen(line) <= 78 || strstr(line, "://") != NULL,
+		    "long line: %s", line);
+	s = alert_hook_body(&r, "k#1/hook0", 0, "s");
+	o = pwjson_parse(s, strlen(s), NULL);
+	ASSERT(o != NULL);
+	ASSERT(strncmp(json_string_value(json_object_get(o, "suspect")),
+	           "turbo: base off", 15) == 0);
+	json_decref(o);
+	free(s);
+	alert_report_release(&r);
+	buf_release(&out);
+
+	free(x->suspect);
+	x->suspect = NULL;
+	alert_report_init(&r, x, NULL, 0);
+	ASSERT_INTEQ(alert_mail_build(&out, &in), 0);
+	ASSERT(strstr(out.data, "SUSPECT") == NULL);
+	s = alert_hook_body(&r, "k#1/hook0", 0, "s");
+	o = pwjson_parse(s, strlen(s), NULL);
+	ASSERT(json_is_null(json_object_get(o, "suspect")));
+	json_decref(o);
+	free(s);
+	alert_report_release(&r);
+	buf_release(&out);
+	store_alert_info_free(x);
+}

@@ -722,3 +722,52 @@ TEST(test_config__inbox_tags)
 	    "%s", errs.msg[3]);
 	cfg_errors_free(&errs);
 }
+
+/* host: keys of a job and a runner (docs/CONFIG.md), and CPU lists. */
+TEST(test_config__host_sections_and_cpulists)
+{
+	static const char text[] = "name: t\nparser: fio\ncommand: [fio]\n"
+	                           "profile: true\nprofile_runs: 2\n"
+	                           "host:\n  cpus: node:1\n"
+	                           "  server_cpus: \"0-1,4\"\n  thp: never\n"
+	                           "  drop_caches: true\n  warmup: 3\n"
+	                           "  pause: 1m\n";
+	static const char plain[] = "name: t\nparser: fio\ncommand: [fio]\n";
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+	unsigned char m[2];
+
+	ASSERT_INTEQ(
+	    config_parse_job(&j, "t.yaml", text, strlen(text), &errs), 0);
+	ASSERT_STREQ(j->host.cpus, "node:1");
+	ASSERT_STREQ(j->host.server_cpus, "0-1,4");
+	ASSERT_INTEQ(j->host.thp, CFG_THP_NEVER);
+	ASSERT_INTEQ(j->host.drop_caches, 1);
+	ASSERT_INTEQ(j->host.warmup, 3);
+	ASSERT_INTEQ(j->host.pause_s, 60);
+	ASSERT_INTEQ(j->profile_runs, 2);
+	ASSERT_NEAR(j->profile_min_effect_pct, 10, 1e-9);
+	job_config_free(j);
+	ASSERT_INTEQ(
+	    config_parse_job(&j, "t.yaml", plain, strlen(plain), &errs), 0);
+	ASSERT(j->host.cpus == NULL && j->host.server_cpus == NULL);
+	ASSERT_INTEQ(j->host.thp, CFG_THP_KEEP);
+	ASSERT_INTEQ(j->host.drop_caches, 0);
+	ASSERT_INTEQ(j->host.warmup, 0);
+	ASSERT_INTEQ(j->host.pause_s, 0);
+	ASSERT_INTEQ(j->profile_runs, 0);
+	job_config_free(j);
+
+	ASSERT_INTEQ(config_parse_cpulist(m, 16, "0-2,9,11-12"), 0);
+	ASSERT_INTEQ(m[0], 0x07);
+	ASSERT_INTEQ(m[1], 0x1a);
+	ASSERT_INTEQ(config_parse_cpulist(m, 16, "15"), 0);
+	ASSERT_INTEQ(m[1], 0x80);
+	ASSERT_INTEQ(config_parse_cpulist(m, 16, "16"), -1);
+	ASSERT_INTEQ(config_parse_cpulist(m, 16, "3-1"), -1);
+	ASSERT_INTEQ(config_parse_cpulist(m, 16, "1,"), -1);
+	ASSERT_INTEQ(config_parse_cpulist(m, 16, ""), -1);
+	ASSERT_INTEQ(config_parse_cpulist(m, 16, "a"), -1);
+	ASSERT_STREQ(config_thp_name(CFG_THP_DEFER_MADVISE), "defer+madvise");
+	ASSERT_STREQ(config_turbo_name(CFG_TURBO_KEEP), "keep");
+}

@@ -8,24 +8,6 @@
 #include "runners/inventory.h"
 #include "tests/unit/test.h"
 
-static void
-write_file(const char *root, const char *rel, const char *text)
-{
-	char *p = xasprintf("%s%s", root, rel), *s;
-	FILE *f;
-
-	for (s = p + 1; (s = strchr(s, '/')) != NULL; s++) {
-		*s = '\0';
-		mkdir(p, 0755);
-		*s = '/';
-	}
-	if ((f = fopen(p, "w")) != NULL) {
-		fputs(text, f);
-		fclose(f);
-	}
-	free(p);
-}
-
 /* Two sockets, two cores each, two threads per core: 8 threads. */
 static const char cpuinfo2s[] =
     "processor\t: 0\nvendor_id\t: GenuineIntel\n"
@@ -44,16 +26,16 @@ TEST(test_inventory__fake_two_socket_v2_host)
 	char *root = xasprintf("%s/inv1", test_tmpdir());
 	json_t *inv;
 
-	write_file(root, "/proc/cpuinfo", cpuinfo2s);
-	write_file(root, "/proc/meminfo",
+	test_write_file(root, "/proc/cpuinfo", cpuinfo2s);
+	test_write_file(root, "/proc/meminfo",
 	    "MemTotal:       527318232 kB\nMemFree: 1 kB\n");
-	write_file(root, "/proc/sys/kernel/osrelease", "6.1.0-18-amd64\n");
-	write_file(root, "/proc/mounts",
+	test_write_file(root, "/proc/sys/kernel/osrelease", "6.1.0-18-amd64\n");
+	test_write_file(root, "/proc/mounts",
 	    "sysfs /sys sysfs rw 0 0\n"
 	    "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n");
-	write_file(root, "/sys/devices/system/node/node0/x", "");
-	write_file(root, "/sys/devices/system/node/node1/x", "");
-	write_file(root, "/sys/devices/system/node/online", "0-1\n");
+	test_write_file(root, "/sys/devices/system/node/node0/x", "");
+	test_write_file(root, "/sys/devices/system/node/node1/x", "");
+	test_write_file(root, "/sys/devices/system/node/online", "0-1\n");
 	inv = inventory_collect(root);
 	ASSERT_STREQ(json_string_value(json_object_get(inv, "cpu_model")),
 	    "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
@@ -78,10 +60,10 @@ TEST(test_inventory__unknowns_are_null)
 	json_t *inv;
 
 	/* An arm64-style cpuinfo: no model name, no physical id. */
-	write_file(root, "/proc/cpuinfo",
+	test_write_file(root, "/proc/cpuinfo",
 	    "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\n"
 	    "processor\t: 1\nBogoMIPS\t: 50.00\n\n");
-	write_file(root, "/proc/mounts",
+	test_write_file(root, "/proc/mounts",
 	    "cgroup /sys/fs/cgroup/memory cgroup rw,memory 0 0\n"
 	    "cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n");
 	inv = inventory_collect(root);
@@ -103,7 +85,7 @@ TEST(test_inventory__no_cgroup_is_none)
 	char *root = xasprintf("%s/inv3", test_tmpdir());
 	json_t *inv;
 
-	write_file(root, "/proc/mounts", "proc /proc proc rw 0 0\n");
+	test_write_file(root, "/proc/mounts", "proc /proc proc rw 0 0\n");
 	inv = inventory_collect(root);
 	ASSERT_STREQ(json_string_value(json_object_get(inv, "cgroup")), "none");
 	json_decref(inv);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,4 +126,26 @@ main(int argc, char **argv)
 		}
 	}
 	return failed ? 1 : 0;
+}
+
+void
+test_write_file(const char *root, const char *rel, const char *text)
+{
+	size_t len = strlen(root) + strlen(rel) + 1;
+	char *p = malloc(len), *s;
+	FILE *f;
+
+	if (p == NULL)
+		abort();
+	snprintf(p, len, "%s%s", root, rel);
+	for (s = p + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		mkdir(p, 0755);
+		*s = '/';
+	}
+	if ((f = fopen(p, "w")) != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
+	free(p);
 }

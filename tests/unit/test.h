@@ -25,6 +25,8 @@ const char *test_tmpdir(void);
 const char *test_fixture(const char *rel);
 /* Path inside the source tree (tests run from the top directory). */
 const char *test_srcpath(const char *rel);
+/* Writes text to root/rel, making its directories (fake /sys, /proc). */
+void test_write_file(const char *root, const char *rel, const char *text);
 
 #define TEST(name)                                                \
 	static void name(void);                                   \

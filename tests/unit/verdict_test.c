@@ -1343,3 +1343,60 @@ TEST(test_verdict__memcg_tax_configured_metrics)
 	store_close(s);
 	free(p);
 }
+
+/*
+ * The charge-path share is judged (lower is better) with its own
+ * min_effect even at 0 % (no sample in the charge path): the case the
+ * project exists for, 0 % on the base and ~45 % on the candidate, is a
+ * regression although throughput did not move; 0 % on both is unchanged.
+ */
+TEST(test_verdict__charge_path_share_is_judged_from_zero)
+{
+	char *p;
+	struct store *s = open_db(&p);
+	struct mdef md[2] = { { "ops", "ops/s", "higher", 1000, 1000, 0.001 },
+		{ "memcg.charge_path_share_pct", "%", "lower", 0, 45, 0.05 } };
+	struct mdef same[2] = { md[0],
+		{ "memcg.charge_path_share_pct", "%", "lower", 0, 0, 0.05 } };
+	struct verdict_outcome o;
+	const char *spec =
+	    "{\"runs\":5,\"max_runs\":5,\"metrics\":{"
+	    "\"memcg.charge_path_share_pct\":{\"better\":\"lower\","
+	    "\"min_effect_pct\":10}}}";
+	int64_t h, b, c, pair, pair2;
+	json_t *keep, *cm;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	pair = pair_new(s, "share", spec, 5, 5, &b, &c);
+	ASSERT_INTEQ(run_pair(s, h, b, c, md, 2, 5), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	cm = cmp_of(s, &keep, pair, "memcg.charge_path_share_pct");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "regression");
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cm, "base_median")), 0, 1e-9);
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cm, "cand_median")), 45, 3);
+	ASSERT_NEAR(
+	    json_number_value(json_object_get(cm, "min_effect_pct")), 10, 1e-9);
+	ASSERT_MSG(
+	    strstr(sget(cm, "note"), "judged on share + 1 point") != NULL,
+	    "note: %s", sget(cm, "note"));
+	json_decref(keep);
+	cm = cmp_of(s, &keep, pair, "ops");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "unchanged");
+	json_decref(keep);
+
+	pair2 = pair_new(s, "share0", spec, 5, 5, &b, &c);
+	ASSERT_INTEQ(run_pair(s, h, b, c, same, 2, 5), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, pair2, now), 0);
+	cm = cmp_of(s, &keep, pair2, "memcg.charge_path_share_pct");
+	ASSERT(cm != NULL);
+	ASSERT_STREQ(sget(cm, "verdict"), "unchanged");
+	json_decref(keep);
+	store_close(s);
+	free(p);
+}
