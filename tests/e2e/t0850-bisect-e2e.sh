@@ -65,7 +65,7 @@ t2=$SECONDS
 [ "$(bfield "b['culprit']")" = "$culprit" ] && pass culprit_found ||
     { fail culprit_found "want $culprit"; bisect_dump; }
 nsteps=$(sql "SELECT count(*) FROM bisect_steps WHERE kind = 'step'")
-[ "$nsteps" -ge 6 ] && [ "$nsteps" -le 8 ] && pass "steps_about_log2_64 ($nsteps)" ||
+[ "$nsteps" -ge 6 ] && [ "$nsteps" -le 10 ] && pass "steps_about_log2_64 ($nsteps)" ||
     fail steps_about_log2_64 "$nsteps steps"
 case "$(bfield "b['verify_parent']")" in
 "shows the regression"*) pass verify_parent ;;
@@ -82,7 +82,9 @@ rev=$(bfield "b['revert_commit']")
 [ "$(bfield "b['culprit_subject']")" = "prog: 2.5x the loop" ] && pass culprit_subject ||
     fail culprit_subject "$(bfield "b['culprit_subject']")"
 # Every step's class follows from where it is: before the culprit good,
-# from it on bad.
+# from it on bad; inconclusive (set aside, measured again) is allowed,
+# a wrong good or bad is not.  Under a loaded CI run a bad commit once
+# came out "unstable +48%" against the good end twice: inconclusive.
 python3 - "$PW_TMP/bisect.json" "$SRC" "$culprit" <<'PY' && pass steps_classified || fail steps_classified "see above"
 import json, subprocess, sys
 b = json.load(open(sys.argv[1]))["bisection"]
@@ -94,7 +96,7 @@ for s in b["steps"]:
     if s["kind"] != "step":
         continue
     want = "good" if before(s["sha"]) else "bad"
-    if s["class"] != want:
+    if s["class"] not in (want, "inconclusive"):
         print("# step %s: %s, want %s (%s)" % (s["sha"][:12], s["class"], want, s["note"]))
         ok = False
 sys.exit(0 if ok else 1)
