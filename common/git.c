@@ -1855,6 +1855,92 @@ fail:
 	return rc < 0 ? rc : -1;
 }
 
+int
+gitm_range(struct gitm_walk *out, struct gitm_repo *r, const char *good,
+    const char *bad, int first_parent, const char *const *paths, size_t npaths,
+    size_t max)
+{
+	git_commit *cgood = NULL, *cbad = NULL, *c;
+	git_revwalk *w = NULL;
+	struct pathset ps = { 0 };
+	size_t cap = 0;
+	git_oid id;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (max == 0 || max > GITM_MAX_WALK)
+		max = GITM_MAX_WALK;
+	if ((rc = repo_ready(r)) < 0 ||
+	    (rc = lookup_commit(&cgood, r, good)) < 0 ||
+	    (rc = lookup_commit(&cbad, r, bad)) < 0)
+		goto fail;
+	rc = git_graph_descendant_of(
+	    r->repo, git_commit_id(cbad), git_commit_id(cgood));
+	if (rc < 0) {
+		rc = walk_fail(r, rc, "ancestry");
+		goto fail;
+	}
+	if (rc == 0) {
+		rc = err_setc(&r->err, ERR_INVALID,
+		    "tree %s: %.12s is not an ancestor of %.12s", r->name, good,
+		    bad);
+		goto fail;
+	}
+	if ((rc = pathset_init(&ps, r, paths, npaths)) < 0)
+		goto fail;
+	if ((rc = git_revwalk_new(&w, r->repo)) < 0 ||
+	    (rc = git_revwalk_push(w, git_commit_id(cbad))) < 0 ||
+	    (rc = git_revwalk_hide(w, git_commit_id(cgood))) < 0) {
+		rc = walk_fail(r, rc, "walk");
+		goto fail;
+	}
+	git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+	if (first_parent && (rc = git_revwalk_simplify_first_parent(w)) < 0) {
+		rc = walk_fail(r, rc, "walk");
+		goto fail;
+	}
+	while ((rc = git_revwalk_next(&id, w)) == 0) {
+		if (out->n == max) {
+			out->truncated = 1;
+			break;
+		}
+		if ((rc = git_commit_lookup(&c, r->repo, &id)) < 0) {
+			rc = walk_fail(r, rc, "walk");
+			goto fail;
+		}
+		if (out->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			out->commits = xreallocarray(
+			    out->commits, cap, sizeof(*out->commits));
+		}
+		rc = commit_info(&out->commits[out->n], r->repo, c, &ps);
+		out->n++;
+		git_commit_free(c);
+		if (rc < 0) {
+			rc = walk_fail(r, rc, "reading a commit");
+			goto fail;
+		}
+	}
+	if (rc < 0 && rc != GIT_ITEROVER && !out->truncated) {
+		rc = walk_fail(r, rc, "walk");
+		goto fail;
+	}
+	order_parents_first(out->commits, out->n);
+	git_revwalk_free(w);
+	pathset_free(&ps);
+	git_commit_free(cgood);
+	git_commit_free(cbad);
+	return 0;
+fail:
+	git_revwalk_free(w);
+	if (ps.lit != NULL)
+		pathset_free(&ps);
+	git_commit_free(cgood);
+	git_commit_free(cbad);
+	gitm_walk_release(out);
+	return rc < 0 ? rc : -1;
+}
+
 void
 gitm_walk_release(struct gitm_walk *w)
 {
@@ -2297,6 +2383,87 @@ gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
 	}
 	git_commit_free(parent);
 	return 0;
+}
+
+int
+gitm_revert(char out[GITM_SHA_SIZE], struct gitm_repo *r, const char *sha,
+    const char *onto, const char *ref)
+{
+	git_commit *c = NULL, *base = NULL;
+	git_index *idx = NULL;
+	git_tree *tree = NULL;
+	git_signature *who = NULL;
+	git_reference *rf = NULL;
+	git_oid tid, cid;
+	char *msg = NULL;
+	const char *subj, *eol;
+	int rc;
+
+	if ((rc = repo_ready(r)) < 0 || (rc = lookup_commit(&c, r, sha)) < 0 ||
+	    (rc = lookup_commit(&base, r, onto)) < 0)
+		goto out;
+	rc = git_revert_commit(&idx, r->repo, c, base,
+	    git_commit_parentcount(c) > 1 ? 1 : 0, NULL);
+	if (rc < 0) {
+		rc = gerr(r, rc, "revert of %.12s", sha);
+		goto out;
+	}
+	if (git_index_has_conflicts(idx)) {
+		const git_index_entry *anc, *ours, *theirs;
+		git_index_conflict_iterator *it = NULL;
+		char path[256] = "(unknown)";
+
+		if (git_index_conflict_iterator_new(&it, idx) == 0 &&
+		    git_index_conflict_next(&anc, &ours, &theirs, it) == 0) {
+			const git_index_entry *e = ours ? ours : theirs;
+
+			if (e == NULL)
+				e = anc;
+			if (e != NULL)
+				snprintf(path, sizeof(path), "%s", e->path);
+		}
+		git_index_conflict_iterator_free(it);
+		sanitize(path);
+		rc = err_setc(&r->err, ERR_CONFLICT,
+		    "tree %s: the revert of %.12s does not apply cleanly on "
+		    "%.12s: conflict in %s",
+		    r->name, sha, onto, path);
+		goto out;
+	}
+	if ((rc = git_index_write_tree_to(&tid, idx, r->repo)) < 0 ||
+	    (rc = git_tree_lookup(&tree, r->repo, &tid)) < 0) {
+		rc = gerr(r, rc, "write tree");
+		goto out;
+	}
+	subj = git_commit_message(c);
+	subj = subj ? subj : "";
+	eol = strchr(subj, '\n');
+	msg = xasprintf("Revert \"%.*s\"\n\nThis reverts commit %s.\n"
+	                "(made by perfwatch to verify a bisection)\n",
+	    (int)(eol ? eol - subj : (ptrdiff_t)strlen(subj)), subj, sha);
+	if ((rc = git_signature_new(&who, "perfwatch", "perfwatch@localhost",
+	         git_commit_time(base), git_commit_time_offset(base))) < 0 ||
+	    (rc = git_commit_create(&cid, r->repo, NULL, who, who, NULL, msg,
+	         tree, 1, (const git_commit **)&base)) < 0) {
+		rc = gerr(r, rc, "revert commit");
+		goto out;
+	}
+	oid_hex(out, &cid);
+	if (ref != NULL) {
+		rc = git_reference_create(
+		    &rf, r->repo, ref, &cid, 1, "perfwatch: bisect revert");
+		if (rc < 0)
+			rc = gerr(r, rc, "ref %.200s", ref);
+	}
+out:
+	free(msg);
+	git_reference_free(rf);
+	git_signature_free(who);
+	git_tree_free(tree);
+	git_index_free(idx);
+	git_commit_free(base);
+	git_commit_free(c);
+	return rc < 0 ? rc : 0;
 }
 
 int

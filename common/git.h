@@ -188,6 +188,31 @@ int gitm_new_commits(struct gitm_walk *out, struct gitm_repo *, const char *old,
 void gitm_walk_release(struct gitm_walk *);
 
 /*
+ * The commits of a bisection's range: those of BAD that are not
+ * ancestors of GOOD, oldest first (parents first), BAD last, each with
+ * the paths it touches against its first parent.  first_parent: only
+ * BAD's first-parent chain (merges count as one commit, as `git bisect
+ * --first-parent`), else the whole DAG.  ERR_INVALID when GOOD is not an
+ * ancestor of BAD, ERR_NOTFOUND (either is not a commit here), -1; max
+ * as gitm_new_commits (truncated: the range is too large to bisect).
+ */
+int gitm_range(struct gitm_walk *out, struct gitm_repo *, const char *good,
+    const char *bad, int first_parent, const char *const *paths, size_t npaths,
+    size_t max);
+
+/*
+ * Reverts commit SHA on top of commit ONTO (libgit2 git_revert_commit,
+ * the mainline parent 1 for a merge) into a new commit in the mirror,
+ * its parent ONTO, message "Revert \"<subject>\"", author and committer
+ * "perfwatch" at ONTO's commit time (the same inputs give the same
+ * commit), and points REF at it so it stays and runners can fetch it.
+ * 0 and out, ERR_CONFLICT when the revert does not apply cleanly (the
+ * message names a file), ERR_NOTFOUND, or -1.
+ */
+int gitm_revert(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *sha,
+    const char *onto, const char *ref);
+
+/*
  * Resolves REF to a commit: a full ref name (refs/...), a branch, a tag
  * (peeled), or a full 40-digit id of a commit in the mirror.  No revision
  * syntax (REF~2, @{...}) is interpreted.  0, ERR_NOTFOUND or -1.

@@ -19,6 +19,8 @@
 #include "common/xalloc.h"
 #include "daemon/alert_api.h"
 #include "daemon/api.h"
+#include "daemon/bisect.h"
+#include "daemon/bisect_api.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
@@ -1717,7 +1719,107 @@ r_pack(struct ctx *x)
 	    x->r, 200, "application/x-git-packfile", buf_take(&b), len);
 }
 
+/* ---- bisections (daemon/bisect.c, docs/API.md) ---- */
+
+static void
+r_bisect_post(struct ctx *x)
+{
+	static const char *const keys[] = { "regression", NULL };
+	json_t *out = NULL;
+	int64_t reg = 0, id = 0;
+	int r;
+
+	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (!json_is_integer(json_object_get(x->body, "regression")) ||
+	    (reg = json_integer_value(
+	         json_object_get(x->body, "regression"))) <= 0) {
+		reply_err(
+		    x, 400, "field 'regression': expected a regression id");
+		return;
+	}
+	r = bisect_begin(x->s, x->conf, &id, reg, "manual", now_s(), &x->err);
+	if (r == ERR_NOTFOUND) {
+		reply_err(x, 404, "field 'regression': %s", err_msg(&x->err));
+		return;
+	}
+	if (r == ERR_INVALID) {
+		reply_err(x, 400, "field 'regression': %s", err_msg(&x->err));
+		return;
+	}
+	if (r == ERR_EXISTS) {
+		reply_err(x, 409, "%s", err_msg(&x->err));
+		return;
+	}
+	if (r != 0) {
+		reply_err(x, 500, "%s", err_msg(&x->err));
+		return;
+	}
+	sched_notify(x->a->sched); /* the bisect worker looks at once */
+	if ((r = bisect_api_get(&out, x->s, id)) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 201, out);
+}
+
+static void
+r_bisect_get(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r;
+
+	if ((r = bisect_api_get(&out, x->s, x->id[0])) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_bisect_list(struct ctx *x)
+{
+	json_t *out = NULL;
+	int64_t limit;
+	int r;
+
+	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+		return;
+	if ((r = bisect_api_list(&out, x->s, limit)) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_bisect_cancel(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r = bisect_cancel(x->s, x->id[0], now_s(), &x->err);
+
+	if (r == ERR_NOTFOUND || r == ERR_CONFLICT) {
+		reply_err(
+		    x, r == ERR_NOTFOUND ? 404 : 409, "%s", err_msg(&x->err));
+		return;
+	}
+	if (r != 0) {
+		reply_err(x, 500, "%s", err_msg(&x->err));
+		return;
+	}
+	sched_notify(x->a->sched);
+	if ((r = bisect_api_get(&out, x->s, x->id[0])) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
 static const struct route routes[] = {
+	{ "POST", "/api/v1/bisect", AUTH_ADMIN, r_bisect_post },
+	{ "GET", "/api/v1/bisect", AUTH_NONE, r_bisect_list },
+	{ "GET", "/api/v1/bisect/#", AUTH_NONE, r_bisect_get },
+	{ "POST", "/api/v1/bisect/#/cancel", AUTH_ADMIN, r_bisect_cancel },
 	{ "GET", "/api/v1/alerts", AUTH_NONE, r_alerts },
 	{ "GET", "/api/v1/alerts/#", AUTH_NONE, r_alert },
 	{ "POST", "/api/v1/runners/register", AUTH_RUNNER, r_register },

@@ -1067,3 +1067,85 @@ TEST(test_git__patch_author_from_untrusted_mail)
 	ASSERT_STREQ(name, "unknown");
 	ASSERT_STREQ(email, "_");
 }
+
+/* A bisection's range: first parents or the whole DAG, paths, the
+ * ancestry check; a revert that applies and one that conflicts. */
+TEST(test_git__bisect_range_and_revert)
+{
+	char g[GITM_SHA_SIZE], c1[GITM_SHA_SIZE], c2[GITM_SHA_SIZE],
+	    t1[GITM_SHA_SIZE], mg[GITM_SHA_SIZE], c3[GITM_SHA_SIZE],
+	    rev[GITM_SHA_SIZE];
+	const char *paths[] = { "mm" };
+	struct gitm_walk w;
+	struct gitm_repo *m;
+	const char *url, *work;
+
+	setup();
+	url = upstream("bis");
+	work = tpath("bis.work");
+	ASSERT(commit(g, work, "f", "g\n", "G") == 0);
+	ASSERT(commit(c1, work, "mm/a.c", "1\n", "C1 mm") == 0);
+	ASSERT(gitc(work, "checkout", "-q", "-b", "side", NULL) == 0);
+	ASSERT(commit(t1, work, "side.txt", "t\n", "T1 side") == 0);
+	ASSERT(gitc(work, "checkout", "-q", "master", NULL) == 0);
+	ASSERT(commit(c2, work, "other.txt", "2\n", "C2 other") == 0);
+	ASSERT(gitc(work, "merge", "-q", "--no-ff", "-m", "Merge side", "side",
+	           NULL) == 0);
+	ASSERT(gitc(work, "rev-parse", "HEAD", NULL) == 0);
+	snprintf(mg, sizeof(mg), "%.40s", outbuf);
+	ASSERT(commit(c3, work, "f", "g\nh\n", "C3 f") == 0);
+	ASSERT(push(work, "master") == 0);
+	m = gitm_repo_new(tpath("mirrors"), "bis", url, NULL);
+	ASSERT_MSG(gitm_fetch(NULL, m) == 0, "%s", gitm_errmsg(m));
+
+	/* First parents: C1 C2 Merge C3, oldest first, the bad end
+	 * last. */
+	ASSERT_MSG(gitm_range(&w, m, g, c3, 1, paths, 1, 0) == 0, "%s",
+	    gitm_errmsg(m));
+	ASSERT_INTEQ(w.n, 4);
+	ASSERT_STREQ(w.commits[0].sha, c1);
+	ASSERT_STREQ(w.commits[1].sha, c2);
+	ASSERT_STREQ(w.commits[2].sha, mg);
+	ASSERT_STREQ(w.commits[3].sha, c3);
+	ASSERT(w.commits[0].touches_any && !w.commits[1].touches_any &&
+	    !w.commits[3].touches_any);
+	gitm_walk_release(&w);
+	/* The whole DAG has the side branch's commit too. */
+	ASSERT(gitm_range(&w, m, g, c3, 0, NULL, 0, 0) == 0);
+	ASSERT_INTEQ(w.n, 5);
+	ASSERT_STREQ(w.commits[w.n - 1].sha, c3);
+	gitm_walk_release(&w);
+	/* Not an ancestor: refused, naming both. */
+	ASSERT_INTEQ(gitm_range(&w, m, c3, g, 1, NULL, 0, 0), ERR_INVALID);
+	ASSERT(strstr(gitm_errmsg(m), "is not an ancestor") != NULL);
+	gitm_clearerr(m);
+	ASSERT_INTEQ(
+	    gitm_range(&w, m, g, "0123456789012345678901234567890123456789", 1,
+	        NULL, 0, 0),
+	    ERR_NOTFOUND);
+	gitm_clearerr(m);
+
+	/* C1's revert applies on C3: mm/a.c is gone again. */
+	ASSERT_MSG(gitm_revert(rev, m, c1, c3, "refs/perfwatch/bisect/1") == 0,
+	    "%s", gitm_errmsg(m));
+	ASSERT(gitc(tpath("mirrors/bis.git"), "log", "-1", "--format=%s",
+	           "refs/perfwatch/bisect/1", NULL) == 0);
+	ASSERT(strncmp(outbuf, "Revert \"C1 mm\"", 14) == 0);
+	ASSERT(gitc(tpath("mirrors/bis.git"), "rev-parse",
+	           "refs/perfwatch/bisect/1^", NULL) == 0);
+	ASSERT(strncmp(outbuf, c3, 40) == 0);
+	ASSERT(gitc(tpath("mirrors/bis.git"), "cat-file", "-e",
+	           "refs/perfwatch/bisect/1:mm/a.c", NULL) != 0);
+	/* The same inputs make the same commit. */
+	{
+		char again[GITM_SHA_SIZE];
+
+		ASSERT(gitm_revert(again, m, c1, c3, NULL) == 0);
+		ASSERT_STREQ(again, rev);
+	}
+	/* G's revert on C3 conflicts in f (C3 changed the same line).
+	 */
+	ASSERT_INTEQ(gitm_revert(rev, m, g, c3, NULL), ERR_CONFLICT);
+	ASSERT(strstr(gitm_errmsg(m), "conflict in f") != NULL);
+	gitm_repo_free(m);
+}
