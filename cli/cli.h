@@ -89,6 +89,7 @@ int cmd_submit(int, char **);
 int cmd_jobs(int, char **);
 int cmd_hosts(int, char **);
 int cmd_alerts(int, char **);
+int cmd_bisect(int, char **);
 int cmd_trees(int, char **);
 int cmd_series(int, char **);
 int cmd_series_parse(int, char **); /* series parse (cmd_series_parse.c) */

@@ -22,6 +22,9 @@ static const struct cli_cmd cmds[] = {
 	{ "hosts", cmd_hosts, "hosts [--json]" },
 	{ "alerts", cmd_alerts,
 	    "alerts [--state pending|sent|failed] [--commit SHA] [--json]" },
+	{ "bisect", cmd_bisect,
+	    "bisect start --regression ID | bisect show ID | bisect list | "
+	    "bisect cancel ID [--json]" },
 	{ "trees", cmd_trees, "trees [--json]" },
 	{ "series", cmd_series,
 	    "series upload [--tree NAME] [--branch NAME] [--json] MBOX | "

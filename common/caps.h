@@ -19,6 +19,8 @@
 #define CAP_METRICS_PER_RUN 1024
 #define CAP_BENCH_INPUT (32 * 1024 * 1024) /* output handed to a parser */
 #define CAP_HTML_PAGE (8 * 1024 * 1024)
+/* A pack of series commits (GET /api/v1/packs; http.max_pack <= this). */
+#define CAP_GIT_PACK (64 * 1024 * 1024)
 
 /* daemon/mail.c: mailing-list messages and mboxes (untrusted). */
 #define CAP_MAIL_MESSAGE (8 * 1024 * 1024) /* one message, headers and body */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <git2.h>
+#include <git2/sys/odb_backend.h>
 #include <git2/sys/stream.h>
 
 #include "common/buf.h"
@@ -1854,6 +1855,92 @@ fail:
 	return rc < 0 ? rc : -1;
 }
 
+int
+gitm_range(struct gitm_walk *out, struct gitm_repo *r, const char *good,
+    const char *bad, int first_parent, const char *const *paths, size_t npaths,
+    size_t max)
+{
+	git_commit *cgood = NULL, *cbad = NULL, *c;
+	git_revwalk *w = NULL;
+	struct pathset ps = { 0 };
+	size_t cap = 0;
+	git_oid id;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (max == 0 || max > GITM_MAX_WALK)
+		max = GITM_MAX_WALK;
+	if ((rc = repo_ready(r)) < 0 ||
+	    (rc = lookup_commit(&cgood, r, good)) < 0 ||
+	    (rc = lookup_commit(&cbad, r, bad)) < 0)
+		goto fail;
+	rc = git_graph_descendant_of(
+	    r->repo, git_commit_id(cbad), git_commit_id(cgood));
+	if (rc < 0) {
+		rc = walk_fail(r, rc, "ancestry");
+		goto fail;
+	}
+	if (rc == 0) {
+		rc = err_setc(&r->err, ERR_INVALID,
+		    "tree %s: %.12s is not an ancestor of %.12s", r->name, good,
+		    bad);
+		goto fail;
+	}
+	if ((rc = pathset_init(&ps, r, paths, npaths)) < 0)
+		goto fail;
+	if ((rc = git_revwalk_new(&w, r->repo)) < 0 ||
+	    (rc = git_revwalk_push(w, git_commit_id(cbad))) < 0 ||
+	    (rc = git_revwalk_hide(w, git_commit_id(cgood))) < 0) {
+		rc = walk_fail(r, rc, "walk");
+		goto fail;
+	}
+	git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+	if (first_parent && (rc = git_revwalk_simplify_first_parent(w)) < 0) {
+		rc = walk_fail(r, rc, "walk");
+		goto fail;
+	}
+	while ((rc = git_revwalk_next(&id, w)) == 0) {
+		if (out->n == max) {
+			out->truncated = 1;
+			break;
+		}
+		if ((rc = git_commit_lookup(&c, r->repo, &id)) < 0) {
+			rc = walk_fail(r, rc, "walk");
+			goto fail;
+		}
+		if (out->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			out->commits = xreallocarray(
+			    out->commits, cap, sizeof(*out->commits));
+		}
+		rc = commit_info(&out->commits[out->n], r->repo, c, &ps);
+		out->n++;
+		git_commit_free(c);
+		if (rc < 0) {
+			rc = walk_fail(r, rc, "reading a commit");
+			goto fail;
+		}
+	}
+	if (rc < 0 && rc != GIT_ITEROVER && !out->truncated) {
+		rc = walk_fail(r, rc, "walk");
+		goto fail;
+	}
+	order_parents_first(out->commits, out->n);
+	git_revwalk_free(w);
+	pathset_free(&ps);
+	git_commit_free(cgood);
+	git_commit_free(cbad);
+	return 0;
+fail:
+	git_revwalk_free(w);
+	if (ps.lit != NULL)
+		pathset_free(&ps);
+	git_commit_free(cgood);
+	git_commit_free(cbad);
+	gitm_walk_release(out);
+	return rc < 0 ? rc : -1;
+}
+
 void
 gitm_walk_release(struct gitm_walk *w)
 {
@@ -2299,6 +2386,87 @@ gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
 }
 
 int
+gitm_revert(char out[GITM_SHA_SIZE], struct gitm_repo *r, const char *sha,
+    const char *onto, const char *ref)
+{
+	git_commit *c = NULL, *base = NULL;
+	git_index *idx = NULL;
+	git_tree *tree = NULL;
+	git_signature *who = NULL;
+	git_reference *rf = NULL;
+	git_oid tid, cid;
+	char *msg = NULL;
+	const char *subj, *eol;
+	int rc;
+
+	if ((rc = repo_ready(r)) < 0 || (rc = lookup_commit(&c, r, sha)) < 0 ||
+	    (rc = lookup_commit(&base, r, onto)) < 0)
+		goto out;
+	rc = git_revert_commit(&idx, r->repo, c, base,
+	    git_commit_parentcount(c) > 1 ? 1 : 0, NULL);
+	if (rc < 0) {
+		rc = gerr(r, rc, "revert of %.12s", sha);
+		goto out;
+	}
+	if (git_index_has_conflicts(idx)) {
+		const git_index_entry *anc, *ours, *theirs;
+		git_index_conflict_iterator *it = NULL;
+		char path[256] = "(unknown)";
+
+		if (git_index_conflict_iterator_new(&it, idx) == 0 &&
+		    git_index_conflict_next(&anc, &ours, &theirs, it) == 0) {
+			const git_index_entry *e = ours ? ours : theirs;
+
+			if (e == NULL)
+				e = anc;
+			if (e != NULL)
+				snprintf(path, sizeof(path), "%s", e->path);
+		}
+		git_index_conflict_iterator_free(it);
+		sanitize(path);
+		rc = err_setc(&r->err, ERR_CONFLICT,
+		    "tree %s: the revert of %.12s does not apply cleanly on "
+		    "%.12s: conflict in %s",
+		    r->name, sha, onto, path);
+		goto out;
+	}
+	if ((rc = git_index_write_tree_to(&tid, idx, r->repo)) < 0 ||
+	    (rc = git_tree_lookup(&tree, r->repo, &tid)) < 0) {
+		rc = gerr(r, rc, "write tree");
+		goto out;
+	}
+	subj = git_commit_message(c);
+	subj = subj ? subj : "";
+	eol = strchr(subj, '\n');
+	msg = xasprintf("Revert \"%.*s\"\n\nThis reverts commit %s.\n"
+	                "(made by perfwatch to verify a bisection)\n",
+	    (int)(eol ? eol - subj : (ptrdiff_t)strlen(subj)), subj, sha);
+	if ((rc = git_signature_new(&who, "perfwatch", "perfwatch@localhost",
+	         git_commit_time(base), git_commit_time_offset(base))) < 0 ||
+	    (rc = git_commit_create(&cid, r->repo, NULL, who, who, NULL, msg,
+	         tree, 1, (const git_commit **)&base)) < 0) {
+		rc = gerr(r, rc, "revert commit");
+		goto out;
+	}
+	oid_hex(out, &cid);
+	if (ref != NULL) {
+		rc = git_reference_create(
+		    &rf, r->repo, ref, &cid, 1, "perfwatch: bisect revert");
+		if (rc < 0)
+			rc = gerr(r, rc, "ref %.200s", ref);
+	}
+out:
+	free(msg);
+	git_reference_free(rf);
+	git_signature_free(who);
+	git_tree_free(tree);
+	git_index_free(idx);
+	git_commit_free(base);
+	git_commit_free(c);
+	return rc < 0 ? rc : 0;
+}
+
+int
 gitm_tree_id(char out[GITM_SHA_SIZE], struct gitm_repo *r, const char *sha)
 {
 	git_commit *c;
@@ -2377,5 +2545,345 @@ gitm_inbox_read(char out_last[GITM_SHA_SIZE], size_t *out_n,
 out:
 	git_revwalk_free(w);
 	*out_n = n;
+	return rc;
+}
+
+/* ---- series commits as packs (daemon -> remote runner) ---------------- */
+
+int
+gitm_has_commit(struct gitm_repo *r, const char *sha)
+{
+	if (sha == NULL || !is_hex40(sha))
+		return err_setc(&r->err, ERR_INVALID,
+		    "tree %s: \"%.64s\" is not a 40-digit commit id", r->name,
+		    sha ? sha : "(null)");
+	if (repo_ready(r) != 0) {
+		err_clear(&r->err);
+		return 0;
+	}
+	return have_commit(r, sha);
+}
+
+struct pack_sink {
+	struct buf *out;
+	int toobig;
+};
+
+static int
+pack_chunk(void *data, size_t len, void *arg)
+{
+	struct pack_sink *k = arg;
+
+	if (buf_add(k->out, data, len) == -1) {
+		k->toobig = 1;
+		return -1; /* stops git_packbuilder_foreach */
+	}
+	return 0;
+}
+
+/* A walk of tip ^have. */
+static int
+pack_walk(
+    git_revwalk **out, struct gitm_repo *r, git_commit *tip, git_commit *have)
+{
+	int rc;
+
+	if ((rc = git_revwalk_new(out, r->repo)) < 0 ||
+	    (rc = git_revwalk_push(*out, git_commit_id(tip))) < 0 ||
+	    (rc = git_revwalk_hide(*out, git_commit_id(have))) < 0)
+		return gerr(r, rc, "walk for the pack");
+	return 0;
+}
+
+int
+gitm_pack_build(struct buf *out, size_t *out_commits, struct gitm_repo *r,
+    const char *tip, const char *have)
+{
+	git_commit *ct = NULL, *ch = NULL;
+	git_revwalk *w = NULL;
+	git_packbuilder *pb = NULL;
+	struct pack_sink k = { out, 0 };
+	git_oid id;
+	size_t n = 0;
+	int rc;
+
+	if (out_commits != NULL)
+		*out_commits = 0;
+	buf_reset(out);
+	if ((rc = repo_ready(r)) < 0 || (rc = lookup_commit(&ct, r, tip)) < 0 ||
+	    (rc = lookup_commit(&ch, r, have)) < 0)
+		goto out;
+	if ((rc = gitm_is_ancestor(r, have, tip)) < 0)
+		goto out;
+	if (rc == 0) {
+		rc = err_setc(&r->err, ERR_INVALID,
+		    "tree %s: %s is not an ancestor of %s", r->name, have, tip);
+		goto out;
+	}
+	/* The commits, counted on a walk of their own: the packbuilder
+	 * consumes the one it is given. */
+	if ((rc = pack_walk(&w, r, ct, ch)) < 0)
+		goto out;
+	while ((rc = git_revwalk_next(&id, w)) == 0)
+		n++;
+	git_revwalk_free(w);
+	w = NULL;
+	if (rc != GIT_ITEROVER) {
+		rc = walk_fail(r, rc, "walk for the pack");
+		goto out;
+	}
+	if ((rc = pack_walk(&w, r, ct, ch)) < 0)
+		goto out;
+	if ((rc = git_packbuilder_new(&pb, r->repo)) < 0 ||
+	    (rc = git_packbuilder_insert_walk(pb, w)) < 0) {
+		rc = walk_fail(r, rc, "packing");
+		goto out;
+	}
+	rc = git_packbuilder_foreach(pb, pack_chunk, &k);
+	if (k.toobig) {
+		buf_release(out);
+		rc = err_setc(&r->err, ERR_TOOBIG,
+		    "tree %s: the pack of %s (%zu commits over %s) is larger "
+		    "than %zu bytes",
+		    r->name, tip, n, have, out->max);
+		goto out;
+	}
+	if (rc < 0) {
+		rc = gerr(r, rc, "writing the pack");
+		goto out;
+	}
+	if (out_commits != NULL)
+		*out_commits = n;
+	rc = 0;
+out:
+	git_packbuilder_free(pb);
+	git_revwalk_free(w);
+	git_commit_free(ct);
+	git_commit_free(ch);
+	return rc;
+}
+
+/* What a pack holds and the first object it names but does not bring. */
+struct pack_scan {
+	git_repository *view; /* the clone with the pack added */
+	git_odb *all, *pack;
+	git_oid commits[4]; /* the first commits of the pack */
+	size_t ncommits;
+	char missing[GITM_SHA_SIZE], by[GITM_SHA_SIZE];
+	int failed; /* a libgit2 call failed: its error is current */
+};
+
+/* 0 when id is in the clone or the pack; else records it. */
+static int
+scan_need(struct pack_scan *sc, const git_oid *id, const git_oid *by)
+{
+	if (git_odb_exists(sc->all, id))
+		return 0;
+	oid_hex(sc->missing, id);
+	oid_hex(sc->by, by);
+	return -1;
+}
+
+static int
+scan_one(const git_oid *id, void *arg)
+{
+	struct pack_scan *sc = arg;
+	git_object_t type;
+	git_commit *c = NULL;
+	git_tree *t = NULL;
+	size_t len, i;
+	int rc = 0;
+
+	if (git_odb_read_header(&len, &type, sc->pack, id) < 0) {
+		sc->failed = 1;
+		return -1;
+	}
+	if (type == GIT_OBJECT_COMMIT) {
+		if (git_commit_lookup(&c, sc->view, id) < 0) {
+			sc->failed = 1;
+			return -1;
+		}
+		if (sc->ncommits < sizeof(sc->commits) / sizeof(sc->commits[0]))
+			git_oid_cpy(&sc->commits[sc->ncommits], id);
+		sc->ncommits++;
+		rc = scan_need(sc, git_commit_tree_id(c), id);
+		for (i = 0; rc == 0 && i < git_commit_parentcount(c); i++)
+			rc = scan_need(sc, git_commit_parent_id(c, i), id);
+		git_commit_free(c);
+	} else if (type == GIT_OBJECT_TREE) {
+		if (git_tree_lookup(&t, sc->view, id) < 0) {
+			sc->failed = 1;
+			return -1;
+		}
+		for (i = 0; rc == 0 && i < git_tree_entrycount(t); i++) {
+			const git_tree_entry *te = git_tree_entry_byindex(t, i);
+
+			/* A submodule's commit lives in another repository. */
+			if (git_tree_entry_type(te) != GIT_OBJECT_COMMIT)
+				rc = scan_need(sc, git_tree_entry_id(te), id);
+		}
+		git_tree_free(t);
+	}
+	return rc;
+}
+
+/*
+ * Checks the indexed pack at IDX against the clone: 0, or ERR_INVALID /
+ * ERR_NOTFOUND / -1 with the message set (see gitm_pack_add).
+ */
+static int
+pack_check(struct gitm_repo *r, const char *idx, const char *sha)
+{
+	git_odb_backend *b1 = NULL, *b2 = NULL;
+	struct pack_scan sc;
+	char *objects = xasprintf("%s/objects", r->path);
+	git_object_t type;
+	git_oid want;
+	size_t len, i;
+	int rc;
+
+	memset(&sc, 0, sizeof(sc));
+	if ((rc = git_odb_new(&sc.pack)) < 0 ||
+	    (rc = git_odb_backend_one_pack(&b1, idx)) < 0 ||
+	    (rc = git_odb_add_backend(sc.pack, b1, 1)) < 0) {
+		rc = gerr(r, rc, "opening the pack");
+		goto out;
+	}
+	b1 = NULL; /* the odb owns it */
+	if ((rc = git_odb_new(&sc.all)) < 0 ||
+	    (rc = git_odb_backend_one_pack(&b2, idx)) < 0 ||
+	    (rc = git_odb_add_backend(sc.all, b2, 2)) < 0) {
+		rc = gerr(r, rc, "opening the pack");
+		goto out;
+	}
+	b2 = NULL;
+	if ((rc = git_odb_add_disk_alternate(sc.all, objects)) < 0 ||
+	    (rc = git_repository_wrap_odb(&sc.view, sc.all)) < 0) {
+		rc = gerr(r, rc, "opening the clone's objects");
+		goto out;
+	}
+	rc = git_odb_foreach(sc.pack, scan_one, &sc);
+	if (sc.failed) {
+		rc = gerr(r, rc, "reading the pack");
+		goto out;
+	}
+	if (sc.missing[0] != '\0') {
+		rc = err_setc(&r->err, ERR_INVALID,
+		    "tree %s: the pack is incomplete: %s names object %s, "
+		    "which is neither in the pack nor in the clone",
+		    r->name, sc.by, sc.missing);
+		goto out;
+	}
+	if (rc < 0) {
+		rc = gerr(r, rc, "reading the pack");
+		goto out;
+	}
+	git_oid_fromstr(&want, sha);
+	if (git_odb_read_header(&len, &type, sc.all, &want) == 0 &&
+	    type == GIT_OBJECT_COMMIT) {
+		rc = 0;
+		goto out;
+	}
+	{
+		char held[4 * (GITM_SHA_SIZE + 2)] = "";
+		size_t k = strlen(held);
+
+		for (i = 0; i < sc.ncommits && i < 4; i++) {
+			char hex[GITM_SHA_SIZE];
+
+			oid_hex(hex, &sc.commits[i]);
+			k += (size_t)snprintf(held + k, sizeof(held) - k,
+			    "%s%s", i ? ", " : "", hex);
+		}
+		rc = err_setc(&r->err, ERR_NOTFOUND,
+		    "tree %s: the pack does not hold commit %s; it holds "
+		    "%zu commit%s%s%s%s",
+		    r->name, sha, sc.ncommits, sc.ncommits == 1 ? "" : "s",
+		    sc.ncommits ? " (" : "", held,
+		    sc.ncommits > 4   ? ", ...)"
+		        : sc.ncommits ? ")"
+		                      : "");
+	}
+out:
+	if (b1 != NULL)
+		b1->free(b1);
+	if (b2 != NULL)
+		b2->free(b2);
+	git_repository_free(sc.view);
+	git_odb_free(sc.all);
+	git_odb_free(sc.pack);
+	free(objects);
+	return rc;
+}
+
+int
+gitm_pack_add(
+    struct gitm_repo *r, const char *sha, const void *pack, size_t len)
+{
+	git_indexer_options io = GIT_INDEXER_OPTIONS_INIT;
+	git_indexer_progress st;
+	git_indexer *ix = NULL;
+	git_odb *odb = NULL;
+	char *tmp = NULL, *src[2] = { NULL, NULL }, *dst[2] = { NULL, NULL };
+	const char *name;
+	int rc, k;
+
+	if (sha == NULL || !is_hex40(sha))
+		return err_setc(&r->err, ERR_INVALID,
+		    "tree %s: \"%.64s\" is not a 40-digit commit id", r->name,
+		    sha ? sha : "(null)");
+	if ((rc = repo_ready(r)) < 0)
+		return rc;
+	/* Inside the clone, so the final renames stay on one file system;
+	 * not in objects/pack, where git and libgit2 look for packs. */
+	tmp = xasprintf("%s/pack-in-XXXXXX", r->path);
+	if (mkdtemp(tmp) == NULL) {
+		rc = err_set(&r->err, "tree %s: mkdtemp %s: %s", r->name, tmp,
+		    strerror(errno));
+		free(tmp);
+		return rc;
+	}
+	memset(&st, 0, sizeof(st));
+	if ((rc = git_indexer_new(&ix, tmp, 0444, NULL, &io)) < 0) {
+		rc = gerr(r, rc, "indexer");
+		goto out;
+	}
+	if ((rc = git_indexer_append(ix, pack, len, &st)) < 0 ||
+	    (rc = git_indexer_commit(ix, &st)) < 0) {
+		gerr(r, rc, "indexing the pack (%zu bytes)", len);
+		rc = ERR_INVALID;
+		goto out;
+	}
+	name = git_indexer_name(ix);
+	src[0] = xasprintf("%s/pack-%s.pack", tmp, name);
+	src[1] = xasprintf("%s/pack-%s.idx", tmp, name);
+	if ((rc = pack_check(r, src[1], sha)) != 0)
+		goto out;
+	dst[0] = xasprintf("%s/objects/pack/pack-%s.pack", r->path, name);
+	dst[1] = xasprintf("%s/objects/pack/pack-%s.idx", r->path, name);
+	/* The pack before its index: a reader finds packs by their index. */
+	for (k = 0; k < 2; k++)
+		if (rename(src[k], dst[k]) == -1) {
+			rc = err_set(&r->err, "tree %s: rename %s: %s", r->name,
+			    src[k], strerror(errno));
+			if (k == 1)
+				unlink(dst[0]);
+			goto out;
+		}
+	if (git_repository_odb(&odb, r->repo) == 0)
+		git_odb_refresh(odb);
+	git_odb_free(odb);
+	if (!have_commit(r, sha))
+		rc = err_set(&r->err,
+		    "tree %s: commit %s not readable after adding its pack",
+		    r->name, sha);
+out:
+	git_indexer_free(ix);
+	rm_tree(tmp);
+	for (k = 0; k < 2; k++) {
+		free(src[k]);
+		free(dst[k]);
+	}
+	free(tmp);
 	return rc;
 }

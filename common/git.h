@@ -25,6 +25,7 @@
  */
 #include <stddef.h>
 
+#include "common/buf.h"
 #include "common/caps.h"
 
 #define GITM_SHA_SIZE 41 /* 40 hex digits and the NUL */
@@ -187,6 +188,31 @@ int gitm_new_commits(struct gitm_walk *out, struct gitm_repo *, const char *old,
 void gitm_walk_release(struct gitm_walk *);
 
 /*
+ * The commits of a bisection's range: those of BAD that are not
+ * ancestors of GOOD, oldest first (parents first), BAD last, each with
+ * the paths it touches against its first parent.  first_parent: only
+ * BAD's first-parent chain (merges count as one commit, as `git bisect
+ * --first-parent`), else the whole DAG.  ERR_INVALID when GOOD is not an
+ * ancestor of BAD, ERR_NOTFOUND (either is not a commit here), -1; max
+ * as gitm_new_commits (truncated: the range is too large to bisect).
+ */
+int gitm_range(struct gitm_walk *out, struct gitm_repo *, const char *good,
+    const char *bad, int first_parent, const char *const *paths, size_t npaths,
+    size_t max);
+
+/*
+ * Reverts commit SHA on top of commit ONTO (libgit2 git_revert_commit,
+ * the mainline parent 1 for a merge) into a new commit in the mirror,
+ * its parent ONTO, message "Revert \"<subject>\"", author and committer
+ * "perfwatch" at ONTO's commit time (the same inputs give the same
+ * commit), and points REF at it so it stays and runners can fetch it.
+ * 0 and out, ERR_CONFLICT when the revert does not apply cleanly (the
+ * message names a file), ERR_NOTFOUND, or -1.
+ */
+int gitm_revert(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *sha,
+    const char *onto, const char *ref);
+
+/*
  * Resolves REF to a commit: a full ref name (refs/...), a branch, a tag
  * (peeled), or a full 40-digit id of a commit in the mirror.  No revision
  * syntax (REF~2, @{...}) is interpreted.  0, ERR_NOTFOUND or -1.
@@ -272,6 +298,39 @@ int gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
     const char *ref);
 /* The tree id of commit SHA: 0, ERR_NOTFOUND or -1. */
 int gitm_tree_id(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *sha);
+
+/*
+ * Series commits for runners that cannot see the mirror (docs/API.md,
+ * GET /api/v1/packs/{sha}): a git packfile, as git itself sends, holding
+ * the commits reachable from TIP but not from HAVE, and the trees and
+ * blobs they add (libgit2 git_packbuilder over a walk that hides HAVE,
+ * so everything HAVE's tree holds stays out).  The pack is written into
+ * out, whose max is the cap.  *out_commits (may be NULL): the commits
+ * packed.  0; ERR_INVALID (an id is not 40 hex digits, or HAVE is not an
+ * ancestor of TIP), ERR_NOTFOUND (TIP or HAVE is not in the mirror),
+ * ERR_TOOBIG (the pack would be larger than out->max: out is emptied),
+ * or -1.
+ */
+int gitm_pack_build(struct buf *out, size_t *out_commits, struct gitm_repo *,
+    const char *tip, const char *have);
+/*
+ * The runner's side: adds PACK (len bytes, from gitm_pack_build) to the
+ * clone and makes sure it brought commit SHA.  The pack is indexed in a
+ * scratch directory inside the clone first (libgit2 git_indexer, which
+ * checks every object's checksum and the pack's trailer), then checked:
+ * commit SHA is in the clone with the pack, and every object the pack's
+ * commits and trees name is in the pack or already in the clone.  Only
+ * then are the pack and its index moved into objects/pack; on any
+ * failure the clone is left as it was.  0; ERR_INVALID (not a pack, a
+ * damaged one, or one naming objects the clone lacks: the message says
+ * which), ERR_NOTFOUND (a sound pack without commit SHA: the message
+ * names SHA and the commits the pack holds), or -1.
+ */
+int gitm_pack_add(
+    struct gitm_repo *, const char *sha, const void *pack, size_t len);
+/* 1 when commit SHA is in the repository (opened, not fetched), 0 when
+ * not or the repository does not exist yet, ERR_INVALID (not 40 hex). */
+int gitm_has_commit(struct gitm_repo *, const char *sha);
 
 /*
  * A public-inbox archive (one message per commit, as the file "m"):

@@ -30,7 +30,8 @@ struct http {
 	long connect_ms, total_ms;
 	const atomic_int *abort;
 	int toobig;
-	char **hdrs; /* http_set_headers() */
+	size_t reply_max; /* 0: CAP_HTTP_REPLY */
+	char **hdrs;      /* http_set_headers() */
 	size_t nhdrs;
 	char *user, *password, *cainfo;
 };
@@ -160,6 +161,18 @@ http_set_abort(struct http *h, const atomic_int *flag)
 	h->abort = flag;
 }
 
+void
+http_set_reply_max(struct http *h, size_t max)
+{
+	h->reply_max = max;
+}
+
+static size_t
+reply_max(const struct http *h)
+{
+	return h->reply_max ? h->reply_max : CAP_HTTP_REPLY;
+}
+
 static size_t
 write_cb(char *p, size_t size, size_t n, void *arg)
 {
@@ -256,8 +269,8 @@ transfer_error(struct http *h, CURLcode rc, const char *what)
 	if (rc == CURLE_ABORTED_BY_CALLBACK)
 		why = "interrupted";
 	if (h->toobig || rc == CURLE_WRITE_ERROR) {
-		err_set(&h->err, "%s: reply larger than %d bytes", what,
-		    CAP_HTTP_REPLY);
+		err_set(&h->err, "%s: reply larger than %zu bytes", what,
+		    reply_max(h));
 		return ERR_TOOBIG;
 	}
 	err_set(&h->err, "%s: %s", what, why);
@@ -276,7 +289,7 @@ http_request(struct http_reply *out, struct http *h, const char *method,
     const char *url, const char *body, size_t len)
 {
 	struct curl_slist *hdrs = NULL;
-	struct http_reply r = { 0, BUF_INIT(CAP_HTTP_REPLY), -1 };
+	struct http_reply r = { 0, BUF_INIT(reply_max(h)), -1 };
 	size_t i;
 	CURL *c = h->curl;
 	CURLcode rc;

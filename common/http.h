@@ -72,6 +72,9 @@ void http_set_timeouts(struct http *, long connect_ms, long total_ms);
  * ERR_AGAIN.  Lets a signal handler cut a long-poll short.
  */
 void http_set_abort(struct http *, const atomic_int *flag);
+/* The largest reply body accepted from now on (a git pack is larger than
+ * any JSON reply); 0 restores CAP_HTTP_REPLY. */
+void http_set_reply_max(struct http *, size_t max);
 
 /*
  * One request.  method is "GET" or "POST" (any verb curl accepts); body may
@@ -80,7 +83,8 @@ void http_set_abort(struct http *, const atomic_int *flag);
  *
  * Returns 0 when the server answered (any status; *out filled), ERR_AGAIN
  * for a transient transport failure (cannot connect, timeout, send/recv
- * error, aborted), ERR_TOOBIG when the reply exceeds CAP_HTTP_REPLY, or -1
+ * error, aborted), ERR_TOOBIG when the reply exceeds CAP_HTTP_REPLY (or
+ * http_set_reply_max()), or -1
  * for anything else (bad URL, protocol).  On failure http_errmsg() says
  * why and *out is left empty.  *out must be released by the caller.
  */

@@ -1995,11 +1995,15 @@ h_baseline(struct ctx *c, const yaml_node_t *n, void *base, const char *path)
 		job->baseline = CFG_BASELINE_PARENT;
 		return;
 	}
-	if ((s = want_scalar(
-	         c, n, path, "parent, branch-base:REF or ref:REF")) == NULL)
+	if ((s = want_scalar(c, n, path,
+	         "parent, previous-tip, branch-base:REF or ref:REF")) == NULL)
 		return;
 	if (strcmp(s, "parent") == 0) {
 		job->baseline = CFG_BASELINE_PARENT;
+		return;
+	}
+	if (strcmp(s, "previous-tip") == 0) {
+		job->baseline = CFG_BASELINE_PREVIOUS_TIP;
 		return;
 	}
 	if (strncmp(s, "branch-base:", 12) == 0) {
@@ -2010,7 +2014,8 @@ h_baseline(struct ctx *c, const yaml_node_t *n, void *base, const char *path)
 		ref = s + 4;
 	} else {
 		nerr(c, n, path,
-		    "%s is not one of parent, branch-base:REF, ref:REF",
+		    "%s is not one of parent, previous-tip, branch-base:REF, "
+		    "ref:REF",
 		    describe(n, d, sizeof(d)));
 		return;
 	}
@@ -2381,6 +2386,8 @@ static const struct field http_fields[] = {
 	    1, 3600),
 	NUM("max_body", F_SIZE, struct daemon_config, http_max_body, "8M", 1024,
 	    (int64_t)64 << 20),
+	NUM("max_pack", F_SIZE, struct daemon_config, http_max_pack, "64M",
+	    1024, (int64_t)64 << 20),
 };
 static const struct schema http_schema = { 0, http_fields, NFIELDS(http_fields),
 	NULL };
@@ -2509,6 +2516,25 @@ static const struct field kernel_fields[] = {
 static const struct schema kernel_schema = { 0, kernel_fields,
 	NFIELDS(kernel_fields), NULL };
 
+static const struct field bisect_fields[] = {
+	{ .key = "auto",
+	    .type = F_BOOL,
+	    .off = offsetof(struct job_config, bisect.automatic),
+	    .def = "true" },
+	{ .key = "full_dag",
+	    .type = F_BOOL,
+	    .off = offsetof(struct job_config, bisect.full_dag),
+	    .def = "false" },
+	NUM("max_steps", F_INT, struct job_config, bisect.max_steps, "16", 1,
+	    64),
+	NUM("max_inconclusive", F_INT, struct job_config,
+	    bisect.max_inconclusive, "2", 0, 64),
+	NUM("host_timeout", F_DURATION, struct job_config,
+	    bisect.host_timeout_s, "1h", 10, 7 * 86400),
+};
+static const struct schema bisect_schema = { 0, bisect_fields,
+	NFIELDS(bisect_fields), NULL };
+
 static const struct enumv thp_enum[] = {
 	{ "keep", CFG_THP_KEEP },
 	{ "always", CFG_THP_ALWAYS },
@@ -2588,6 +2614,7 @@ static const struct field job_fields[] = {
 	LIST("hosts", struct job_config, hosts, F_UNIQUE, V_LABEL),
 	{ .key = "baseline", .type = F_CUSTOM, .fn = h_baseline },
 	{ .key = "kernel", .type = F_SECTION, .sub = &kernel_schema },
+	{ .key = "bisect", .type = F_SECTION, .sub = &bisect_schema },
 	NUM("runs", F_INT, struct job_config, runs, "5", 1, 100),
 	NUM("max_runs", F_INT, struct job_config, max_runs, "12", 1, 1000),
 	NUM("rounds", F_INT, struct job_config, rounds, "1", 1, 100),

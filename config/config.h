@@ -76,7 +76,10 @@ enum cfg_turbo { CFG_TURBO_OFF, CFG_TURBO_ON, CFG_TURBO_KEEP };
 enum cfg_baseline {
 	CFG_BASELINE_PARENT,
 	CFG_BASELINE_BRANCH_BASE,
-	CFG_BASELINE_REF
+	CFG_BASELINE_REF,
+	/* The tip this job last measured on the host, else the tip before
+	 * the push (a tip-only trigger whose regressions get bisected). */
+	CFG_BASELINE_PREVIOUS_TIP
 };
 
 /* ---- daemon.yaml ---- */
@@ -168,6 +171,7 @@ struct daemon_config {
 	int64_t http_per_ip;          /* default 64 */
 	int64_t http_timeout_s;       /* default 30 */
 	int64_t http_max_body;        /* default 8M */
+	int64_t http_max_pack;        /* GET /api/v1/packs reply; 64M */
 	/* scheduler: (all optional) */
 	int64_t claim_wait_s; /* long-poll, default 30 */
 	int64_t lease_s;      /* default 60 */
@@ -230,6 +234,15 @@ struct job_config {
 		int64_t boot_timeout_s;  /* default 10m */
 	} kernel;
 	int64_t rounds; /* default 1: boots per side (docs/KERNEL.md) */
+	struct {
+		/* bisect.auto (default 1): a confirmed regression over more
+		 * than one commit is bisected without being asked. */
+		int automatic;
+		int full_dag;             /* default 0: first parents */
+		int64_t max_steps;        /* default 16 */
+		int64_t max_inconclusive; /* default 2 */
+		int64_t host_timeout_s;   /* default 1h */
+	} bisect;
 	struct cfg_axis *axes;
 	size_t naxes;
 	/* exclude: each entry is a partial point (keys/values). */

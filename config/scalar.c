@@ -252,6 +252,8 @@ config_baseline_name(enum cfg_baseline b)
 		return "branch-base";
 	case CFG_BASELINE_REF:
 		return "ref";
+	case CFG_BASELINE_PREVIOUS_TIP:
+		return "previous-tip";
 	}
 	return "unknown";
 }

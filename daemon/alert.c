@@ -88,6 +88,10 @@ alert_report_init(struct alert_report *r, const struct store_alert_info *x,
 		free(lines[i]);
 	}
 	free(lines);
+	/* An ended bisection is news: a follow-up says what it found. */
+	if (x->bisect_state != NULL)
+		buf_printf(&b, "~bisect|%s|%.40s\n", x->bisect_state,
+		    x->bisect ? x->bisect : "-");
 	r->signature = buf_take(&b);
 }
 

@@ -683,6 +683,34 @@ links(struct buf *b, const struct alert_report *r)
 		    (long long)x->series_id);
 }
 
+/* What a bisection of this report's regression found (daemon/bisect.c):
+ * the culprit and its verification, or why it named none. */
+static void
+bisect_block(struct buf *b, const struct store_alert_info *x)
+{
+	if (x->bisect != NULL) {
+		buf_puts(b, "\nbisected to ");
+		put_clean(b, x->bisect, 256);
+		buf_puts(b, "\n");
+		if (x->bisect_parent != NULL) {
+			buf_puts(b, "  against its parent: ");
+			put_clean(b, x->bisect_parent, 300);
+			buf_puts(b, "\n");
+		}
+		if (x->bisect_revert != NULL) {
+			buf_puts(b, "  its revert on this commit: ");
+			put_clean(b, x->bisect_revert, 300);
+			buf_puts(b, "\n");
+		}
+	} else if (x->bisect_state != NULL) {
+		buf_puts(b, "\nbisection ");
+		put_clean(b, x->bisect_state, 32);
+		buf_puts(b, ", no culprit named: ");
+		put_clean(b, x->bisect_reason, 400);
+		buf_puts(b, "\n");
+	}
+}
+
 static void
 followup_body(struct buf *b, const struct alert_report *r)
 {
@@ -696,6 +724,10 @@ followup_body(struct buf *b, const struct alert_report *r)
 	buf_puts(b, " on ");
 	put_clean(b, r->x->host ? r->x->host : "unknown", 64);
 	buf_printf(b, " (commit %.12s).\n\n", r->x->sha ? r->x->sha : "?");
+	if (r->x->bisect_state != NULL) {
+		bisect_block(b, r->x);
+		buf_puts(b, "\n");
+	}
 	if (r->nchg == 0)
 		buf_puts(b,
 		    "Now: every metric reported before is unchanged "
@@ -822,11 +854,7 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 		    c->lo_sha ? c->lo_sha : "unknown",
 		    c->hi_sha ? c->hi_sha : "unknown");
 	}
-	if (x->bisect != NULL) {
-		buf_puts(b, "\nbisected to: ");
-		put_clean(b, x->bisect, 256);
-		buf_puts(b, "\n");
-	}
+	bisect_block(b, x);
 	buf_puts(b,
 	    "\nto reproduce (each side on the same machine, the "
 	    "runner's job spec):\n");

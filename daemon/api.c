@@ -19,10 +19,13 @@
 #include "common/xalloc.h"
 #include "daemon/alert_api.h"
 #include "daemon/api.h"
+#include "daemon/bisect.h"
+#include "daemon/bisect_api.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
 #include "daemon/jobspec.h"
+#include "daemon/packs.h"
 #include "daemon/sched.h"
 #include "daemon/series.h"
 #include "daemon/store.h"
@@ -78,6 +81,7 @@ struct ctx {
 	struct store *s;
 	const struct dconf_runner *runner; /* runner routes */
 	int64_t id[2];                     /* numbers from the path */
+	const char *seg;                   /* a '*' segment of the path */
 	json_t *body;
 	struct err err;
 };
@@ -86,7 +90,8 @@ enum auth { AUTH_NONE, AUTH_RUNNER, AUTH_ADMIN };
 
 struct route {
 	const char *method;
-	const char *pattern; /* '#' segment: a non-negative integer */
+	const char *pattern; /* '#' segment: a non-negative integer;
+	                        '*': any other segment (ctx.seg) */
 	enum auth auth;
 	void (*fn)(struct ctx *);
 };
@@ -892,6 +897,8 @@ side_commit(struct ctx *x, struct side *sd, const char *what, const char *name,
 		}
 	}
 	sd->tree = json_pack("{s:s, s:s}", "url", url, "commit", full);
+	if (tree_id > 0)
+		packs_tree_spec(sd->tree, x->s, full);
 	return 0;
 }
 
@@ -1695,7 +1702,124 @@ r_alert(struct ctx *x)
 	reply_json(x, 200, out);
 }
 
+/* The pack of a series commit for a runner that cannot see the mirror. */
+static void
+r_pack(struct ctx *x)
+{
+	struct buf b;
+	int status = packs_build(
+	    &b, &x->err, x->s, x->conf->dc, x->seg, httpd_query(x->r, "have"));
+	size_t len = b.len;
+
+	if (status != 200) {
+		reply_err(x, status, "%s", err_msg(&x->err));
+		return;
+	}
+	httpd_reply_take(
+	    x->r, 200, "application/x-git-packfile", buf_take(&b), len);
+}
+
+/* ---- bisections (daemon/bisect.c, docs/API.md) ---- */
+
+static void
+r_bisect_post(struct ctx *x)
+{
+	static const char *const keys[] = { "regression", NULL };
+	json_t *out = NULL;
+	int64_t reg = 0, id = 0;
+	int r;
+
+	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (!json_is_integer(json_object_get(x->body, "regression")) ||
+	    (reg = json_integer_value(
+	         json_object_get(x->body, "regression"))) <= 0) {
+		reply_err(
+		    x, 400, "field 'regression': expected a regression id");
+		return;
+	}
+	r = bisect_begin(x->s, x->conf, &id, reg, "manual", now_s(), &x->err);
+	if (r == ERR_NOTFOUND) {
+		reply_err(x, 404, "field 'regression': %s", err_msg(&x->err));
+		return;
+	}
+	if (r == ERR_INVALID) {
+		reply_err(x, 400, "field 'regression': %s", err_msg(&x->err));
+		return;
+	}
+	if (r == ERR_EXISTS) {
+		reply_err(x, 409, "%s", err_msg(&x->err));
+		return;
+	}
+	if (r != 0) {
+		reply_err(x, 500, "%s", err_msg(&x->err));
+		return;
+	}
+	sched_notify(x->a->sched); /* the bisect worker looks at once */
+	if ((r = bisect_api_get(&out, x->s, id)) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 201, out);
+}
+
+static void
+r_bisect_get(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r;
+
+	if ((r = bisect_api_get(&out, x->s, x->id[0])) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_bisect_list(struct ctx *x)
+{
+	json_t *out = NULL;
+	int64_t limit;
+	int r;
+
+	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+		return;
+	if ((r = bisect_api_list(&out, x->s, limit)) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
+static void
+r_bisect_cancel(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r = bisect_cancel(x->s, x->id[0], now_s(), &x->err);
+
+	if (r == ERR_NOTFOUND || r == ERR_CONFLICT) {
+		reply_err(
+		    x, r == ERR_NOTFOUND ? 404 : 409, "%s", err_msg(&x->err));
+		return;
+	}
+	if (r != 0) {
+		reply_err(x, 500, "%s", err_msg(&x->err));
+		return;
+	}
+	sched_notify(x->a->sched);
+	if ((r = bisect_api_get(&out, x->s, x->id[0])) != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	reply_json(x, 200, out);
+}
+
 static const struct route routes[] = {
+	{ "POST", "/api/v1/bisect", AUTH_ADMIN, r_bisect_post },
+	{ "GET", "/api/v1/bisect", AUTH_NONE, r_bisect_list },
+	{ "GET", "/api/v1/bisect/#", AUTH_NONE, r_bisect_get },
+	{ "POST", "/api/v1/bisect/#/cancel", AUTH_ADMIN, r_bisect_cancel },
 	{ "GET", "/api/v1/alerts", AUTH_NONE, r_alerts },
 	{ "GET", "/api/v1/alerts/#", AUTH_NONE, r_alert },
 	{ "POST", "/api/v1/runners/register", AUTH_RUNNER, r_register },
@@ -1704,6 +1828,7 @@ static const struct route routes[] = {
 	{ "POST", "/api/v1/jobs/#/runs", AUTH_RUNNER, r_run },
 	{ "POST", "/api/v1/jobs/#/log", AUTH_RUNNER, r_log },
 	{ "POST", "/api/v1/jobs/#/finish", AUTH_RUNNER, r_finish },
+	{ "GET", "/api/v1/packs/*", AUTH_RUNNER, r_pack },
 	{ "POST", "/api/v1/submit", AUTH_ADMIN, r_submit },
 	{ "POST", "/api/v1/jobs/#/cancel", AUTH_ADMIN, r_cancel },
 	{ "POST", "/api/v1/jobs/#/retry", AUTH_ADMIN, r_retry },
@@ -1721,13 +1846,20 @@ static const struct route routes[] = {
 	{ "GET", "/metrics", AUTH_NONE, r_metrics },
 };
 
-/* 1 when path matches pattern; '#' segments are stored in id[]. */
+/* 1 when path matches pattern; '#' segments are stored in id[], a '*'
+ * segment in *seg (pointing into path, up to its end). */
 static int
-match(const char *pattern, const char *path, int64_t id[2])
+match(const char *pattern, const char *path, int64_t id[2], const char **seg)
 {
 	int n = 0;
 
 	while (*pattern && *path) {
+		if (*pattern == '*') {
+			if (*path == '/' || strchr(path, '/') != NULL)
+				return 0;
+			*seg = path;
+			return pattern[1] == '\0';
+		}
 		if (*pattern == '#') {
 			int64_t v = 0;
 			int digits = 0;
@@ -1814,7 +1946,7 @@ handle(struct httpd_req *r, void *arg)
 	x.r = r;
 	x.conf = conf_get(x.a);
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (!match(routes[i].pattern, httpd_path(r), x.id))
+		if (!match(routes[i].pattern, httpd_path(r), x.id, &x.seg))
 			continue;
 		path_ok = 1;
 		if (strcmp(routes[i].method, httpd_method(r)) == 0) {

@@ -27,6 +27,7 @@
 #include "config/config.h"
 #include "daemon/alert.h"
 #include "daemon/api.h"
+#include "daemon/bisect.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/watch.h"
@@ -80,7 +81,8 @@ main(int argc, char **argv)
 	struct dconf *conf = NULL;
 	struct api *api = NULL;
 	struct watch *watch = NULL;
-	struct worker *alerts = NULL, *canary = NULL;
+	struct worker *alerts = NULL, *canary = NULL, *bisect = NULL;
+	int64_t bisect_after = 0; /* the bisect worker's */
 	struct err e = { 0 };
 	sigset_t set;
 	int i, verbose = 0, check = 0, sig;
@@ -159,6 +161,9 @@ main(int argc, char **argv)
 	if (worker_start(&canary, "canary", conf, api_sched(api),
 	        canary_worker_pass, NULL, &e) == -1)
 		log_warnx("canary: %s (no canary runs)", err_msg(&e));
+	if (worker_start(&bisect, "bisect", conf, api_sched(api),
+	        bisect_worker_pass, &bisect_after, &e) == -1)
+		log_warnx("bisect: %s (nothing is bisected)", err_msg(&e));
 	dconf_unref(conf);
 	conf = NULL;
 	log_info("listening on port %d (config %s)", api_port(api), cfgpath);
@@ -186,6 +191,7 @@ main(int argc, char **argv)
 			watch_reload(watch, nc);
 			worker_reload(alerts, nc);
 			worker_reload(canary, nc);
+			worker_reload(bisect, nc);
 			dconf_unref(nc);
 			log_info("configuration reloaded");
 			continue;
@@ -194,6 +200,7 @@ main(int argc, char **argv)
 		    "%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		break;
 	}
+	worker_stop(bisect);
 	worker_stop(canary);
 	worker_stop(alerts);
 	watch_stop(watch);

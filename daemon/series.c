@@ -69,7 +69,6 @@ record_applied(struct series_result *res, struct store *s,
 	struct trigger_push tp;
 	struct trigger_stats ts;
 	const char *tip = shas[ms->total - 1];
-	char *abs = NULL;
 	int r = -1;
 
 	memset(&walk, 0, sizeof(walk));
@@ -145,9 +144,7 @@ record_applied(struct series_result *res, struct store *s,
 	tp.paths = paths;
 	tp.npaths = npaths;
 	tp.now = in->now;
-	/* Runners resolve the mirror's path from anywhere. */
-	abs = realpath(gitm_path(repo), NULL);
-	tp.spec_url = abs ? abs : gitm_path(repo);
+	tp.series_base = base;
 	if (trigger_series(&ts, s, &tp, in->inbox, base, cids[ms->total - 1],
 	        (const char(*)[41])shas, cids, (size_t)ms->total, e) != 0)
 		goto fail;
@@ -161,7 +158,6 @@ record_applied(struct series_result *res, struct store *s,
 fail:
 	store_rollback(s);
 out:
-	free(abs);
 	gitm_walk_release(&walk);
 	free(paths);
 	free(cids);

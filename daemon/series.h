@@ -17,8 +17,10 @@
  * applied (same root Message-ID) is not applied again; a failed or
  * incomplete one is tried again.
  *
- * Runners fetch series commits from the daemon's mirror (the job's tree
- * url is the mirror's path), so they must see the mirrors directory.
+ * The job's tree url is the tree's own url; runners get the series
+ * commits, which exist only in the mirror, as a git pack through the
+ * runner API (tree "pack", daemon/packs.h), so they need no access to
+ * the mirrors directory.
  */
 #include <stddef.h>
 #include <stdint.h>

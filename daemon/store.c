@@ -14,6 +14,7 @@
 #include "common/xalloc.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
+#include "daemon/store_bisect.h"
 #include "daemon/store_int.h"
 
 const char *const store_job_states[5] = { "queued", "running", "success",
@@ -414,6 +415,9 @@ static const char *const migrations[] = {
 	 "CREATE INDEX pairs_canary ON pairs(host_id, id) WHERE canary <> 0;"
 	 "ALTER TABLE hosts ADD COLUMN quarantined TEXT;"
 	 "ALTER TABLE hosts ADD COLUMN quarantined_at INTEGER;"),
+
+	/* v15: bisections (daemon/store_bisect.c, daemon/bisect.c). */
+	STORE_BISECT_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -2519,10 +2523,18 @@ store_web_regressions(struct store *s, json_t **out, const char *tree,
 	    "SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"
 	    " cm.metric, cm.change_pct, cm.verdict, p.id AS pair_id,"
 	    " p.name AS bench, p.point, h.name AS host, c.sha, c.subject,"
-	    " t.name AS tree, c.branches, p.suspect"
+	    " t.name AS tree, c.branches,"
+	    /* its newest bisection (daemon/store_bisect.c) */
+	    " b.id AS bisect_id, b.state AS bisect_state,"
+	    " b.culprit_sha AS culprit, (SELECT subject FROM commits"
+	    "  WHERE tree_id = b.tree_id AND sha = b.culprit_sha)"
+	    "  AS culprit_subject, b.verify_parent, b.verify_revert,"
+	    " b.reason AS bisect_reason, p.suspect"
 	    " FROM regressions rg JOIN comparisons cm ON cm.id = "
 	    "rg.comparison_id"
 	    " JOIN pairs p ON p.id = cm.pair_id"
+	    " LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"
+	    "  bisections WHERE regression_id = rg.id)"
 	    " LEFT JOIN hosts h ON h.id = p.host_id"
 	    " LEFT JOIN jobs j ON j.pair_id = p.id AND j.role = 'candidate'"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
@@ -2757,6 +2769,7 @@ store_verdict_history(
 	    " js AS (SELECT j.id FROM jobs j JOIN me"
 	    "  ON j.name = me.name AND j.point = me.point"
 	    "  JOIN pairs p ON p.id = j.pair_id AND p.host_id = me.host_id"
+	    "  AND p.bisect_id IS NULL"
 	    "  WHERE j.role = 'base' AND j.state = 'success'"
 	    "  AND j.pair_id < ?1 ORDER BY j.id DESC LIMIT ?2)"
 	    " SELECT m.name AS metric, js.id AS job, m.value FROM js"
@@ -2838,13 +2851,17 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 	if (ok && c->final &&
 	    (strcmp(c->verdict, "regression") == 0 ||
 	        strcmp(c->verdict, "unstable") == 0)) {
+		/* A bisection's pair is a measurement for the bisection,
+		 * not a finding of its own. */
 		st = prep(s,
 		    "INSERT INTO regressions (comparison_id, state, created,"
-		    " updated) VALUES (?1, 'new', ?2, ?2)"
+		    " updated) SELECT ?1, 'new', ?2, ?2 FROM pairs"
+		    " WHERE id = ?3 AND bisect_id IS NULL"
 		    " ON CONFLICT (comparison_id) DO NOTHING");
 		if ((ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, id);
 			sqlite3_bind_int64(st, 2, now);
+			sqlite3_bind_int64(st, 3, pair_id);
 			ok = step_done(s, st, "store regression") == 0;
 			sqlite3_finalize(st);
 		}

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 14 /* schema version after every migration */
+#define STORE_VERSION 15 /* schema version after every migration */
 
 struct store;
 
@@ -248,7 +248,9 @@ int store_web_commit_time(struct store *, int64_t *out, const char *sha);
 /*
  * Regressions, newest first, filtered (NULL = any): id, state, note,
  * created, updated, metric, change_pct, verdict, pair_id, bench, point,
- * host, sha, subject, tree, branches.
+ * host, sha, subject, tree, branches, and of its newest bisection (null
+ * when none): bisect_id, bisect_state, culprit, culprit_subject,
+ * verify_parent, verify_revert, bisect_reason.
  */
 int store_web_regressions(struct store *, json_t **out, const char *tree,
     const char *host, const char *bench, const char *state, int64_t limit,

@@ -100,6 +100,7 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN jobs b ON b.id = p.base_job_id"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.analysed = 0"
+	    " AND p.bisect_id IS NULL"
 	    " AND (p.host_id IS NULL OR p.host_id IS ?3)"
 	    " AND (j.state IN ('queued', 'running')"
 	    "   OR b.state IN ('queued', 'running'))");
@@ -118,19 +119,31 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 	return rc == SQLITE_ROW ? 0 : dberr(s, "alert group");
 }
 
+/*
+ * What a pair's report last saw: its newest final verdict, or the end of
+ * a bisection of its regressions after it (a follow-up says what the
+ * bisection found).
+ */
+#define ALERT_PAIR_STAMP                                       \
+	"max(max(c.updated), coalesce((SELECT max(bi.updated)" \
+	" FROM bisections bi WHERE bi.pair_id = p.id"          \
+	" AND bi.state IN ('done', 'inconclusive')), 0))"
+
 int
 store_alert_groups(
     struct store *s, struct store_alert_group **out, size_t *out_n, size_t max)
 {
 	sqlite3_stmt *st = prep(s,
-	    "SELECT j.commit_id, p.name, c.host_id, max(c.updated), ap.stamp"
+	    "SELECT j.commit_id, p.name, c.host_id, " ALERT_PAIR_STAMP
+	    ", ap.stamp"
 	    " FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
 	    " LEFT JOIN alert_pairs ap ON ap.pair_id = p.id"
 	    " WHERE p.analysed = 1 AND j.commit_id IS NOT NULL"
+	    " AND p.bisect_id IS NULL"
 	    " GROUP BY p.id"
-	    " HAVING ap.stamp IS NULL OR ap.stamp < max(c.updated)"
+	    " HAVING ap.stamp IS NULL OR ap.stamp < " ALERT_PAIR_STAMP
 	    " ORDER BY p.id");
 	struct store_alert_group *g = NULL;
 	size_t n = 0, i, k;
@@ -217,6 +230,10 @@ store_alert_info_free(struct store_alert_info *x)
 	free(x->inventory);
 	free(x->spec);
 	free(x->bisect);
+	free(x->bisect_state);
+	free(x->bisect_parent);
+	free(x->bisect_revert);
+	free(x->bisect_reason);
 	free(x->suspect);
 	for (i = 0; i < x->ncmp; i++) {
 		struct store_alert_cmp *c = &x->cmp[i];
@@ -356,13 +373,14 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
 	    " AND p.analysed = 1 AND c.final = 1 AND c.verdict <> 'info'"
+	    " AND p.bisect_id IS NULL"
 	    /* the newest verdict of each point: a retest replaces */
 	    " AND p.id = (SELECT max(p2.id) FROM pairs p2"
 	    "   JOIN jobs j2 ON j2.id = p2.cand_job_id"
 	    "   JOIN comparisons c2 ON c2.pair_id = p2.id AND c2.final = 1"
 	    "   WHERE j2.commit_id = j.commit_id AND p2.name = p.name"
 	    "   AND p2.point = p.point AND c2.host_id IS c.host_id"
-	    "   AND p2.analysed = 1)"
+	    "   AND p2.analysed = 1 AND p2.bisect_id IS NULL)"
 	    " ORDER BY c.point, c.metric");
 	int rc;
 
@@ -469,6 +487,48 @@ info_cps(struct store *s, struct store_alert_info *x)
 	return rc == SQLITE_DONE ? 0 : dberr(s, "alert change points");
 }
 
+/* The newest ended bisection of the group's pairs (store_bisect.h). */
+static int
+info_bisect(struct store *s, struct store_alert_info *x)
+{
+	sqlite3_stmt *st = prep(s,
+	    "SELECT b.id, b.state, b.culprit_sha, (SELECT subject FROM"
+	    "  commits WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"
+	    " b.verify_parent, b.verify_revert, b.reason FROM bisections b"
+	    " JOIN pairs p ON p.id = b.pair_id"
+	    " JOIN jobs j ON j.id = p.cand_job_id"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.host_id IS ?3"
+	    " AND b.state IN ('done', 'inconclusive')"
+	    " ORDER BY b.id DESC LIMIT 1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, x->commit_id);
+	bind_text(st, 2, x->job);
+	bind_id(st, 3, x->host_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const unsigned char *sha = sqlite3_column_text(st, 2);
+		const unsigned char *subj = sqlite3_column_text(st, 3);
+
+		x->bisect_id = sqlite3_column_int64(st, 0);
+		x->bisect_state = col_dup(st, 1);
+		if (sha != NULL)
+			x->bisect = xasprintf("%.12s %s", (const char *)sha,
+			    subj ? (const char *)subj : "(subject unknown)");
+		if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+			x->bisect_parent = col_dup(st, 4);
+		if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+			x->bisect_revert = col_dup(st, 5);
+		if (sqlite3_column_type(st, 6) != SQLITE_NULL)
+			x->bisect_reason = col_dup(st, 6);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
+	                                             : dberr(s, "alert bisect");
+}
+
 /* The first suspect pair's reason (docs/HOST.md), if any. */
 static int
 info_suspect(struct store *s, struct store_alert_info *x)
@@ -507,7 +567,8 @@ store_alert_info(struct store *s, struct store_alert_info **out,
 	x->host_id = host_id;
 	x->job = xstrdup(job);
 	if ((r = info_commit(s, x)) != 0 || (r = info_cmps(s, x)) != 0 ||
-	    (r = info_series(s, x)) != 0 || (r = info_cps(s, x)) != 0)
+	    (r = info_series(s, x)) != 0 || (r = info_cps(s, x)) != 0 ||
+	    (r = info_bisect(s, x)) != 0)
 		goto fail;
 	if ((st = prep(s, "SELECT name, inventory FROM hosts WHERE id = ?1")) ==
 	    NULL) {
@@ -613,7 +674,7 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	 * verdict this decision read (a later one is looked at again). */
 	st = prep(s,
 	    "INSERT INTO alert_pairs (pair_id, report_id, stamp)"
-	    " SELECT p.id, ?4, min(?5, max(c.updated)) FROM pairs p"
+	    " SELECT p.id, ?4, min(?5, " ALERT_PAIR_STAMP ") FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"

@@ -110,7 +110,16 @@ struct store_alert_info {
 	size_t npatch_msgids;
 	char *host, *inventory; /* inventory: JSON text from the runner */
 	char *spec;             /* the candidate job's spec (JSON text) */
-	char *bisect; /* a bisection result (issue: bisect); NULL for now */
+	/*
+	 * The newest ended bisection of this report's regressions
+	 * (daemon/bisect.c): bisect "<sha12> <subject>" of its culprit
+	 * (NULL when it named none), its verification texts, its state
+	 * ("done", "inconclusive"; NULL: no bisection ended), and the
+	 * reason of one that named no culprit.
+	 */
+	char *bisect;
+	char *bisect_state, *bisect_parent, *bisect_revert, *bisect_reason;
+	int64_t bisect_id;
 	/* docs/HOST.md: why a pair of the report is suspect (the two sides
 	 * ran under different host states; text from runners), or NULL. */
 	char *suspect;

@@ -2,6 +2,7 @@
  * Patch series: branch tags, superseding, the 3-way fallback, the upload
  * queue and the tip's run values (store_series2.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,5 +356,42 @@ store_series_tip_runs(
 	}
 	*out = r;
 	*n = nr;
+	return 0;
+}
+
+int
+store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
+    char out_base[41], const char *sha)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	out_tree[0] = out_ref[0] = out_base[0] = '\0';
+	st = store__prep(s,
+	    "SELECT t.name, se.ref, se.base_sha FROM commits c"
+	    " JOIN series_patches p ON p.commit_id = c.id"
+	    " JOIN series se ON se.id = p.series_id"
+	    " JOIN trees t ON t.id = c.tree_id"
+	    " WHERE c.sha = ?1 AND se.ref IS NOT NULL"
+	    " ORDER BY se.id DESC LIMIT 1");
+	if (st == NULL)
+		return -1;
+	bind_str(st, 1, sha);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		snprintf(out_tree, n, "%s",
+		    (const char *)sqlite3_column_text(st, 0));
+		snprintf(
+		    out_ref, n, "%s", (const char *)sqlite3_column_text(st, 1));
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+			snprintf(out_base, 41, "%s",
+			    (const char *)sqlite3_column_text(st, 2));
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "commit %.40s is not a series commit of this daemon", sha);
+	if (rc != SQLITE_ROW)
+		return store__dberr(s, "series commit");
 	return 0;
 }

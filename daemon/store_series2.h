@@ -75,4 +75,14 @@ int store_series_tip_runs(
     struct store *, struct store_tip_runs **out, size_t *n, int64_t id);
 void store_tip_runs_free(struct store_tip_runs *, size_t);
 
+/*
+ * A commit the daemon made from mail: the patch commit SHA of an applied
+ * series (the only commits GET /api/v1/packs serves).  0 and the tree's
+ * name (out_tree, at most n bytes with the NUL), the series' git ref
+ * (out_ref, "refs/perfwatch/series/ID", n bytes) and its base (out_base,
+ * 41 bytes), or ERR_NOTFOUND.
+ */
+int store_series_commit(struct store *, char *out_tree, char *out_ref, size_t n,
+    char out_base[41], const char *sha);
+
 #endif

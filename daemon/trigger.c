@@ -13,7 +13,9 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/jobspec.h"
+#include "daemon/packs.h"
 #include "daemon/store.h"
+#include "daemon/store_bisect.h"
 #include "daemon/store_fleet.h"
 #include "daemon/trigger.h"
 
@@ -172,11 +174,27 @@ commit_row(int64_t *out, struct store *s, int64_t tree_id, const char *sha)
 	return r;
 }
 
+/* The job spec's "tree": {"url", "commit"}, and "pack" for a series
+ * commit (trigger.h). */
+static json_t *
+tree_spec(const struct trigger_push *p, const char *sha)
+{
+	json_t *t = json_pack("{s:s, s:s}", "url", p->tree->url, "commit", sha);
+	char path[PACKS_ROUTE_SIZE];
+
+	if (p->series_base != NULL && strcmp(sha, p->series_base) != 0) {
+		packs_route(path, sizeof(path), sha, p->series_base);
+		json_object_set_new(t, "pack", json_string(path));
+	}
+	return t;
+}
+
 /* Pairs for one candidate commit of one job: every point, every host. */
 static int
 make_pairs(struct trigger_stats *st, struct store *s,
     const struct trigger_push *p, const struct job_config *jc, const char *cand,
-    int64_t cand_id, const char *base, int tip_only, struct err *e)
+    int64_t cand_id, const char *base, int tip_only, int64_t only_host,
+    struct err *e)
 {
 	struct cfg_point *pts = NULL, empty = { 0, NULL, NULL, NULL };
 	int64_t *hosts = NULL, base_id = 0, runs = jc->runs;
@@ -186,14 +204,17 @@ make_pairs(struct trigger_stats *st, struct store *s,
 	char *ltext = pwjson_dump(labels);
 	int r = 0;
 
-	const char *url = p->spec_url ? p->spec_url : p->tree->url;
-
-	trees[0] = json_pack("{s:s, s:s}", "url", url, "commit", base);
-	trees[1] = json_pack("{s:s, s:s}", "url", url, "commit", cand);
+	trees[0] = tree_spec(p, base);
+	trees[1] = tree_spec(p, cand);
 	if (commit_row(&base_id, s, p->tree_id, base) != 0 ||
 	    store_hosts_matching(s, &hosts, &nhosts, ltext) != 0) {
 		r = err_set(e, "%s", store_errmsg(s));
 		goto out;
+	}
+	if (only_host > 0) {
+		hosts = xreallocarray(hosts, 1, sizeof(*hosts));
+		hosts[0] = only_host;
+		nhosts = 1;
 	}
 	config_expand(&pts, &npts, jc);
 	if (npts == 0 && jc->naxes > 0)
@@ -258,6 +279,50 @@ out:
 	return r;
 }
 
+/*
+ * baseline: previous-tip: one base per host, the tip this job last
+ * measured there, else the tip before the push, else parent (the first
+ * parent of the candidate).  A host whose previous tip is the candidate
+ * has nothing to measure.
+ */
+static int
+previous_tip_pairs(struct trigger_stats *st, struct store *s,
+    const struct trigger_push *p, const struct job_config *jc, const char *cand,
+    int64_t cand_id, const char *parent, struct err *e)
+{
+	json_t *labels = jobspec_strlist(&jc->hosts);
+	char *ltext = pwjson_dump(labels), base[GITM_SHA_SIZE];
+	int64_t *hosts = NULL;
+	size_t nhosts = 0, h;
+	int r = 0, k;
+
+	json_decref(labels);
+	if (store_hosts_matching(s, &hosts, &nhosts, ltext) != 0) {
+		free(ltext);
+		return err_set(e, "%s", store_errmsg(s));
+	}
+	free(ltext);
+	for (h = 0; h < (nhosts ? nhosts : 1) && r == 0; h++) {
+		k = nhosts ? store_bisect_previous_tip(s, base, sizeof(base),
+		                 p->tree_id, p->branch, jc->name, hosts[h])
+		           : ERR_NOTFOUND;
+		if (k == ERR_NOTFOUND) {
+			store_errclear(s);
+			snprintf(base, sizeof(base), "%s",
+			    p->old_tip && p->old_tip[0] ? p->old_tip : parent);
+		} else if (k != 0) {
+			r = err_set(e, "%s", store_errmsg(s));
+			break;
+		}
+		if (strcmp(base, cand) == 0)
+			continue;
+		r = make_pairs(st, s, p, jc, cand, cand_id, base, 1,
+		    nhosts ? hosts[h] : 0, e);
+	}
+	free(hosts);
+	return r;
+}
+
 /* One job config against the push. */
 static int
 job_push(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
@@ -278,7 +343,8 @@ job_push(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
 		return -1;
 	if (matched == 0)
 		return 0;
-	if (jc->baseline == CFG_BASELINE_PARENT)
+	if (jc->baseline == CFG_BASELINE_PARENT ||
+	    jc->baseline == CFG_BASELINE_PREVIOUS_TIP)
 		snprintf(policy, sizeof(policy), "parent");
 	else
 		snprintf(policy, sizeof(policy), "%s:%s",
@@ -318,8 +384,14 @@ job_push(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
 			gitm_clearerr(repo);
 			return -1;
 		}
+		if (jc->baseline == CFG_BASELINE_PREVIOUS_TIP) {
+			if (previous_tip_pairs(st, s, p, jc, c->sha,
+			        p->commit_ids[i], base, e) != 0)
+				return -1;
+			continue;
+		}
 		if (make_pairs(st, s, p, jc, c->sha, p->commit_ids[i], base,
-		        !jc->trigger.every_commit, e) != 0)
+		        !jc->trigger.every_commit, 0, e) != 0)
 			return -1;
 	}
 	return 0;
@@ -364,14 +436,14 @@ trigger_series(struct trigger_stats *out, struct store *s,
 			touched = touches_job(p, jc, &w->commits[i]);
 		if (!touched)
 			continue;
-		if (make_pairs(out, s, p, jc, p->new_tip, tip_id, base, 0, e) !=
-		    0)
+		if (make_pairs(
+		        out, s, p, jc, p->new_tip, tip_id, base, 0, 0, e) != 0)
 			return -1;
 		/* Each patch against its parent (a one-patch series: the
 		 * pair above is that already). */
 		for (i = 0; jc->trigger.every_patch && n > 1 && i < n; i++)
 			if (make_pairs(out, s, p, jc, shas[i], ids[i],
-			        i == 0 ? base : shas[i - 1], 0, e) != 0)
+			        i == 0 ? base : shas[i - 1], 0, 0, e) != 0)
 				return -1;
 	}
 	return 0;

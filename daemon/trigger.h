@@ -20,6 +20,9 @@
  * pair whose commit the branch no longer contains (a force push).
  * deprioritise: those pairs stay queued but are claimed after every pair
  * that is not superseded.
+ * baseline: previous-tip: per host, the base is the tip this job last
+ * measured there (a tip-only pair not cancelled), else the tip before
+ * the push, else the candidate's first parent.
  * Baseline reuse: a pinned pair shares a base job already queued, running
  * or measured on that host within trigger.baseline_max_age (store).
  *
@@ -53,15 +56,21 @@ struct trigger_push {
 	int64_t tree_id;
 	const char *branch;
 	const char *new_tip;
+	const char *old_tip;          /* the tip before the push, or NULL */
 	const struct gitm_walk *walk; /* commits new on the branch */
 	const int64_t *commit_ids;    /* per walk commit: its row */
 	const int *fresh;             /* per walk commit: first recorded now */
 	const char *const *paths;     /* the walk's paths (trigger_paths) */
 	size_t npaths;
 	int64_t now;
-	/* The URL runners fetch from (NULL: the tree's url); series
-	 * commits exist only in the daemon's mirror. */
-	const char *spec_url;
+	/*
+	 * A series (NULL for a push): the commit it was applied onto.
+	 * Series commits exist only in the daemon's mirror, so the tree
+	 * object of every other commit carries, next to the tree's url,
+	 * "pack": the runner route of that commit's pack over this base
+	 * (docs/API.md, GET /api/v1/packs).
+	 */
+	const char *series_base;
 };
 
 struct trigger_stats {

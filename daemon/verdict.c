@@ -18,6 +18,7 @@
 #include "daemon/memcg_tax.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "daemon/store_bisect.h"
 #include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
 
@@ -48,6 +49,7 @@ struct work {
 	struct metric *m;
 	size_t n, cap;
 	int64_t first_runs, max_runs, cur_runs;
+	int64_t bisect; /* the bisection that made the pair, or 0 */
 };
 
 static void
@@ -614,7 +616,9 @@ write_rows(struct store *s, struct verdict_outcome *out, struct work *w,
 			out->unstable++;
 		else if (strcmp(c.verdict, "improvement") == 0)
 			out->improvements++;
-		if (m->kind == K_JUDGED)
+		/* A bisection's pairs measure for the bisection: no
+		 * history point of their own (daemon/bisect.c). */
+		if (m->kind == K_JUDGED && w->bisect == 0)
 			r = history_append(s, out, w, m, now);
 	}
 	return r;
@@ -1022,7 +1026,8 @@ verdict_pair(
 		work_release(&w);
 		return 0;
 	}
-	if (store_verdict_values(s, &w.vals, pair_id) != 0 ||
+	if (store_bisect_pair_of(s, &w.bisect, pair_id) != 0 ||
+	    store_verdict_values(s, &w.vals, pair_id) != 0 ||
 	    store_verdict_history(s, &w.hist, pair_id, VERDICT_HISTORY_JOBS) !=
 	        0) {
 		work_release(&w);

@@ -282,6 +282,7 @@ branch_moved(struct tw *t, const struct dconf *conf,
 		tp.tree_id = t->tree_id;
 		tp.branch = branch;
 		tp.new_tip = cur;
+		tp.old_tip = old;
 		tp.walk = &walk;
 		tp.commit_ids = ids;
 		tp.fresh = fresh;

@@ -533,6 +533,7 @@ struct job {
 	int64_t profile_runs; /* 0: all */
 	const char *parser, *cgroup_path;
 	const char *tree_url, *tree_commit; /* jobs on a commit */
+	const char *tree_pack; /* a series commit's pack route, or NULL */
 	struct strlist command, server_command, build;
 	/* A kernel job (docs/KERNEL.md): the "kernel" object, else NULL. */
 	json_t *kernel;
@@ -623,7 +624,8 @@ job_parse(struct job *j, json_t *o, struct err *e)
 		j->tree = NULL;
 	if (j->tree != NULL &&
 	    (pwjson_str(&j->tree_url, j->tree, "url", e) ||
-	        pwjson_str(&j->tree_commit, j->tree, "commit", e)))
+	        pwjson_str(&j->tree_commit, j->tree, "commit", e) ||
+	        pwjson_str_opt(&j->tree_pack, j->tree, "pack", e)))
 		return err_set(e, "field 'tree': %s", err_msg(e));
 	j->directions = json_object_get(o, "metrics");
 	j->kernel = json_object_get(o, "kernel");
@@ -1093,12 +1095,20 @@ prepare_tree(
 	size_t off;
 	int ret = -1;
 
+	struct checkout_pack pk = { a->cl, j->tree_pack };
+	size_t packed = 0;
+
 	job_log(a, j->id, "checkout %s at %s", j->tree_url, j->tree_commit);
-	if (checkout_prepare(a->cfg->workdir, j->tree_url, j->tree_commit,
-	        scratch, &e) != 0) {
+	if (checkout_prepare(&packed, a->cfg->workdir, j->tree_url,
+	        j->tree_commit, &pk, scratch, &e) != 0) {
 		buf_printf(why, "checkout failed: %s", err_msg(&e));
 		return -1;
 	}
+	if (packed > 0)
+		job_log(a, j->id,
+		    "series commit %s from the daemon's pack "
+		    "(%zu bytes)",
+		    j->tree_commit, packed);
 	job_log(a, j->id, "checked out in %" PRId64 " ms", mono_ms() - t0);
 	if (j->build.n == 0)
 		return 0;
@@ -1520,6 +1530,8 @@ run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
 	kr.kdir = cfg->kernel_tree;
 	kr.url = j->tree_url;
 	kr.commit = j->tree_commit;
+	kr.pack.cl = a->cl;
+	kr.pack.path = j->tree_pack;
 	kr.config = j->kconfig;
 	kr.fragment = &j->kfragment;
 	kr.job = j->id;

@@ -145,6 +145,38 @@ out:
 }
 
 int
+client_get_raw(struct buf *out, struct client *c, const char *path, size_t max,
+    long total_ms)
+{
+	struct http_reply r = HTTP_REPLY_INIT;
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+	char *url = xasprintf("%s%s", c->server, path);
+	int rc;
+
+	err_clear(&c->err);
+	*out = BUF_INIT(0);
+	http_set_timeouts(c->http, 0, total_ms);
+	http_set_reply_max(c->http, max);
+	rc = http_request(&r, c->http, "GET", url, NULL, 0);
+	http_set_reply_max(c->http, 0);
+	free(url);
+	if (rc < 0)
+		return err_setc(
+		    &c->err, rc, "GET %s: %s", path, http_errmsg(c->http));
+	if ((rc = status_code(r.status)) != 0) {
+		server_error(&why, &r);
+		err_set(
+		    &c->err, "GET %s: HTTP %ld: %s", path, r.status, why.data);
+	} else {
+		*out = r.body;
+		r.body = BUF_INIT(0);
+	}
+	buf_release(&why);
+	http_reply_release(&r);
+	return rc;
+}
+
+int
 client_call(json_t **reply, long *status, struct client *c, const char *method,
     const char *path, const json_t *body)
 {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "common/json.h"
 
 struct client;
@@ -36,6 +37,14 @@ void client_set_stop(struct client *, const atomic_int *stop);
  */
 int client_call(json_t **reply, long *status, struct client *,
     const char *method, const char *path, const json_t *body);
+
+/*
+ * GET of a reply that is not JSON (a git pack): the body into *out (the
+ * caller releases it; empty on failure), at most max bytes (ERR_TOOBIG
+ * beyond), within total_ms.  One try.
+ */
+int client_get_raw(struct buf *out, struct client *, const char *path,
+    size_t max, long total_ms);
 
 /* register: body is the whole request; the reply's intervals out. */
 int client_register(int64_t *heartbeat_s, int64_t *lease_s, struct client *,

@@ -420,6 +420,7 @@ prepare_source(struct kernel_image *out, const struct kernel_req *rq,
 	char *trees = xasprintf("%s/trees", rq->kdir),
 	     *mark = xasprintf("%s/.pw-commit", src), *obj;
 	struct buf prev = BUF_INIT(128);
+	struct err fe = { 0 };
 	double t0 = now_s();
 	int rc = -1;
 
@@ -431,9 +432,8 @@ prepare_source(struct kernel_image *out, const struct kernel_req *rq,
 		goto out;
 	}
 	repo = gitm_repo_for_url(trees, rq->url, &o);
-	if (gitm_fetch_commit(repo, rq->commit) != 0) {
-		buf_printf(
-		    why, "fetch %.12s: %s", rq->commit, gitm_errmsg(repo));
+	if (checkout_fetch(NULL, repo, rq->commit, &rq->pack, &fe) != 0) {
+		buf_printf(why, "%s", err_msg(&fe));
 		gitm_repo_free(repo);
 		goto out;
 	}

@@ -37,14 +37,16 @@
 
 #include "common/buf.h"
 #include "config/config.h"
+#include "runners/checkout.h"
 
 #define KERNEL_ALIGN_FLAGS "-falign-functions=64"
 
 struct kernel_req {
-	const char *kdir;   /* the runner's kernel_tree */
-	const char *url;    /* the job's tree */
-	const char *commit; /* 40 hex digits */
-	const char *config; /* base config */
+	const char *kdir;          /* the runner's kernel_tree */
+	const char *url;           /* the job's tree */
+	const char *commit;        /* 40 hex digits */
+	struct checkout_pack pack; /* a series commit's pack, path NULL */
+	const char *config;        /* base config */
 	const struct strlist *fragment;
 	int64_t job; /* for the build id */
 	int64_t timeout_ms;

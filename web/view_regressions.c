@@ -186,6 +186,20 @@ row(struct buf *b, const struct view_regressions *v,
 	html_pct(b, r->change_pct, 2);
 	HTML_LIT(b, "</td><td>");
 	layout_badge(b, r->verdict, NULL);
+	if (r->bisect_id > 0) {
+		HTML_LIT(b, "<br><a href=\"/bisect/");
+		html_int(b, r->bisect_id);
+		HTML_LIT(b, "\">");
+		if (r->culprit) {
+			HTML_LIT(b, "bisected to <span class=\"mono\">");
+			html_textn(b, r->culprit, strnlen(r->culprit, 12));
+			HTML_LIT(b, "</span>");
+		} else {
+			HTML_LIT(b, "bisection ");
+			html_text_trunc(b, r->bisect_state, 16);
+		}
+		HTML_LIT(b, "</a>");
+	}
 	if (r->suspect != NULL)
 		layout_suspect(b, r->suspect);
 	HTML_LIT(b, "</td><td>");

@@ -229,7 +229,10 @@ struct view_regression {
 	const char *state; /* new, acknowledged, invalid, fixed */
 	const char *note;
 	int64_t created, updated;
-	const char *suspect; /* docs/HOST.md: why, or NULL */
+	/* Its newest bisection (daemon/bisect.c): 0 when none. */
+	int64_t bisect_id;
+	const char *bisect_state, *culprit; /* culprit NULL: none */
+	const char *suspect;                /* docs/HOST.md: why, or NULL */
 };
 
 struct view_regressions {
@@ -239,6 +242,27 @@ struct view_regressions {
 	struct view_pager pager;
 	struct view_session session;
 	const char *flash; /* a message after a triage post, or NULL */
+};
+
+/* A bisection of a regression, with its steps (daemon/bisect.c). */
+struct view_bisect_step {
+	const char *kind; /* step, verify-parent, verify-revert */
+	const char *sha, *subject;
+	const char *cls; /* NULL while measuring */
+	const char *vs_good, *vs_bad;
+	double vs_good_pct, vs_bad_pct; /* NAN unknown */
+	const char *note;
+	int64_t good_pair, bad_pair; /* 0 none */
+};
+
+struct view_bisect {
+	int64_t id, regression_id, pair_id;
+	const char *state, *job, *host, *point, *metric, *tree;
+	const char *good, *bad, *lo, *hi; /* shas; lo, hi may be NULL */
+	const char *culprit, *culprit_subject, *reason; /* NULL: none */
+	const char *verify_parent, *verify_revert, *revert;
+	const struct view_bisect_step *steps;
+	size_t nsteps;
 };
 
 /* Hosts. */
@@ -318,6 +342,8 @@ int view_commit_render(struct buf *out, const struct view_commit *);
 int view_history_render(struct buf *out, const struct view_history *);
 /* view_regressions.c */
 int view_regressions_render(struct buf *out, const struct view_regressions *);
+/* view_bisect.c */
+int view_bisect_render(struct buf *out, const struct view_bisect *);
 /* view_hosts.c */
 int view_hosts_render(struct buf *out, const struct view_hosts *);
 /* view_jobs.c */

@@ -28,6 +28,7 @@
 #include "daemon/series_versus.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
+#include "daemon/store_bisect.h"
 #include "web/session.h"
 #include "web/views.h"
 #include "web/web.h"
@@ -1782,6 +1783,9 @@ p_regressions(struct wctx *x)
 		g->note = jstr(row, "note");
 		g->created = jint(row, "created");
 		g->updated = jint(row, "updated");
+		g->bisect_id = jint(row, "bisect_id");
+		g->bisect_state = jstr(row, "bisect_state");
+		g->culprit = jstr(row, "culprit");
 		g->suspect = jstr(row, "suspect");
 	}
 	v.rows = rows;
@@ -1800,6 +1804,75 @@ p_regressions(struct wctx *x)
 	}
 	view_regressions_render(&b, &v);
 	free(rows);
+	reply_page(x, 200, &b);
+}
+
+/* ---- a bisection (daemon/bisect.c) --------------------------------- */
+
+static void
+p_bisect(struct wctx *x)
+{
+	struct view_bisect v;
+	struct view_bisect_step *vs;
+	struct store_bisect *bi = NULL;
+	struct store_bisect_step *st = NULL;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	size_t n = 0, i;
+	char *end;
+	long long id;
+	int r;
+
+	id = strtoll(x->rest, &end, 10);
+	if (*x->rest < '0' || *x->rest > '9' || *end != '\0' || id <= 0) {
+		reply_message(x, 404, "Not found", "expected /bisect/ID");
+		return;
+	}
+	if ((r = store_bisect_get(x->s, &bi, id)) != 0 ||
+	    (r = store_bisect_steps(x->s, &st, &n, id)) != 0) {
+		store_bisect_free(bi);
+		page_store_err(x, r);
+		return;
+	}
+	memset(&v, 0, sizeof(v));
+	v.id = bi->id;
+	v.regression_id = bi->regression_id;
+	v.pair_id = bi->pair_id;
+	v.state = bi->state;
+	v.job = bi->job;
+	v.host = bi->host;
+	v.point = bi->point;
+	v.metric = bi->metric;
+	v.tree = bi->tree;
+	v.good = bi->good_sha;
+	v.bad = bi->bad_sha;
+	v.lo = bi->lo_sha;
+	v.hi = bi->hi_sha;
+	v.culprit = bi->culprit_sha;
+	v.culprit_subject = bi->culprit_subject;
+	v.reason = bi->reason;
+	v.verify_parent = bi->verify_parent;
+	v.verify_revert = bi->verify_revert;
+	v.revert = bi->revert_sha;
+	vs = xcalloc(n + 1, sizeof(*vs));
+	for (i = 0; i < n; i++) {
+		vs[i].kind = st[i].kind;
+		vs[i].sha = st[i].sha;
+		vs[i].subject = st[i].subject;
+		vs[i].cls = st[i].cls;
+		vs[i].vs_good = st[i].vs_good;
+		vs[i].vs_bad = st[i].vs_bad;
+		vs[i].vs_good_pct = st[i].vs_good_pct;
+		vs[i].vs_bad_pct = st[i].vs_bad_pct;
+		vs[i].note = st[i].note;
+		vs[i].good_pair = st[i].good_pair;
+		vs[i].bad_pair = st[i].bad_pair;
+	}
+	v.steps = vs;
+	v.nsteps = n;
+	view_bisect_render(&b, &v);
+	free(vs);
+	store_bisect_steps_free(st, n);
+	store_bisect_free(bi);
 	reply_page(x, 200, &b);
 }
 
@@ -2280,6 +2353,7 @@ static const struct route routes[] = {
 	{ "GET", "/pair/", p_pair },
 	{ "GET", "/history", p_history },
 	{ "GET", "/regressions", p_regressions },
+	{ "GET", "/bisect/", p_bisect },
 	{ "POST", "/regressions/", p_triage },
 	{ "GET", "/hosts", p_hosts },
 	{ "GET", "/jobs", p_jobs },

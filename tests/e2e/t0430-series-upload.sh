@@ -172,6 +172,19 @@ else
 fi
 [ "$(pair_jobs | cut -d' ' -f1)" = "$c1" ] && pass base_is_series_base ||
     fail base_is_series_base "$(pair_jobs)"
+# The runner was handed the tree's own url and the pack route, not the
+# daemon's mirror, and took the series commits from the pack.
+spec=$(sql "SELECT j.params FROM jobs j JOIN commits c ON c.id = j.commit_id
+    WHERE c.sha = '$tip' AND j.role = 'candidate'")
+echo "$spec" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["tree"]
+assert t == {"url": sys.argv[1], "commit": sys.argv[2],
+    "pack": "/api/v1/packs/%s?have=%s" % (sys.argv[2], sys.argv[3])}, t
+' "file://$SRC" "$tip" "$c1" && [ "$(sql "SELECT count(*) FROM job_logs l
+    JOIN jobs j ON j.id = l.job_id JOIN commits c ON c.id = j.commit_id
+    WHERE c.sha = '$tip' AND l.text LIKE '%from the daemon''s pack%'")" -ge 1 ] &&
+    pass series_commit_from_pack || fail series_commit_from_pack "$spec"
 has_verdict() { [ -n "$(sql "SELECT verdict FROM comparisons WHERE metric = 'time_ms'")" ]; }
 wait_until 60 has_verdict
 v=$(sql "SELECT verdict FROM comparisons WHERE metric = 'time_ms'")

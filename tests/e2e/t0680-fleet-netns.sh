@@ -20,8 +20,13 @@
 #  4. with the link restored, the cut-off runner's spooled runs for the
 #     requeued job are refused (409, moved to its spool's rejected/), not
 #     stored twice.
-# Not checked here: a mail-posted series on a runner without the mirrors
-# (series commits for remote runners are not built yet: SKIP).
+#  5. a series posted to the daemon (perfwatch series upload) is measured
+#     by the runners, which cannot see the daemon's mirrors (each runner's
+#     mount namespace has an empty tmpfs over the mirrors directory): the
+#     job names the tree's url and a pack route, and the series commits
+#     reach the runner's own clone as the daemon's pack over the veth
+#     link, byte-identical (same ids); a pack for a commit that is not a
+#     series commit is a 404, with a runner token only.
 # Where namespaces cannot be made (not root, no iproute2, no CAP_NET_ADMIN)
 # the whole test is a SKIP.
 . "$(dirname "$0")/lib.sh"
@@ -180,13 +185,17 @@ start_fleet_runner() {	# start_fleet_runner K: runner rK in namespace K
 		    "$PW_TMP/r$k/runner.yaml"
 	fi
 	# nsenter, not ip netns exec: only the network namespace changes,
-	# so the runner sees the host's cgroup mount.
+	# so the runner sees the host's cgroup mount.  Its own mount
+	# namespace hides the daemon's mirrors (an empty tmpfs over them),
+	# as on another host.
 	local cg
 	cg=$(runner_cgroup "$k" | tr '\n' ' ')
 	CGDIRS+=($cg)
 	spawn "$PW_TMP/r$k/runner.log" sh -c \
 	    'for d in $1; do echo $$ >"$d/cgroup.procs" || exit 1; done; shift; exec "$@"' \
-	    sh "$cg" nsenter --net="/run/netns/${NS}r$k" \
+	    sh "$cg" unshare --mount --propagation private sh -c \
+	    'mount -t tmpfs pwhide "$1" || exit 1; shift; exec "$@"' \
+	    sh "$PW_DIR/git" nsenter --net="/run/netns/${NS}r$k" \
 	    "$PW_BIN/perfwatch-runner" -v -c "$PW_TMP/r$k/runner.yaml"
 	eval "R${k}_PID=$!"
 }
@@ -236,7 +245,105 @@ else
 	    AND c.metric = 'memcg_tax.ops' AND abs(c.cand_median - 0.7) < 0.01")
 	check memcg_tax_on_every_nested_pair [ "$tax" = 12 ]
 fi
-skip series_remote_runner "series commits for runners that cannot see the mirrors are not built yet (README)"
+
+# ---- 5. a series on runners that cannot see the mirrors ----
+# The tree's url, file://$SRC, is the upstream every bench host reads (as
+# git.kernel.org for a real fleet); the series commits exist only in the
+# daemon's mirror, which the runners' mount namespaces hide.  The patches
+# are made in a clone of their own, so the upstream never holds them.
+hidden=1
+for k in 1 2 3; do
+	eval "pid=\$R${k}_PID"
+	n=$(nsenter --mount="/proc/$pid/ns/mnt" ls -A "$PW_DIR/git" 2>&1 | wc -l)
+	[ "$n" = 0 ] || hidden=0
+done
+check mirrors_hidden_from_runners [ "$hidden" = 1 ] && [ -d "$PW_DIR/git/app.git" ]
+c12=$(g "$SRC" rev-parse HEAD)
+PATCHER=$PW_TMP/patcher
+git clone -q "$SRC" "$PATCHER"
+echo "part one" >"$PATCHER/s1"
+g "$PATCHER" add -A
+g "$PATCHER" commit -qm "app: series part one"
+echo "part two" >"$PATCHER/s2"
+g "$PATCHER" add -A
+g "$PATCHER" commit -qm "app: series part two"
+g "$PATCHER" format-patch -q --cover-letter --thread --base="$c12" \
+    -o "$PW_TMP/sp" "$c12..HEAD"
+cat "$PW_TMP"/sp/*.patch >"$PW_TMP/remote.mbox"
+pwd_admin series upload --tree app "$PW_TMP/remote.mbox" >"$PW_TMP/upload.out" 2>&1 ||
+    fail series_upload "$(cat "$PW_TMP/upload.out")"
+series_applied() {
+	[ "$(sql "SELECT state FROM series ORDER BY id DESC LIMIT 1")" = applied ]
+}
+wait_until 60 series_applied || fail series_applied "$(sql "SELECT state, error FROM series")"
+stip=$(sql "SELECT c.sha FROM series se JOIN commits c ON c.id = se.commit_id
+    ORDER BY se.id DESC LIMIT 1")
+# With the runners registered, each of them gets the series' pairs (the
+# job names no host labels): every one must fetch the commits itself.
+series_jobs() {
+	sql "SELECT count(*) FROM jobs j JOIN commits c ON c.id = j.commit_id
+	    WHERE c.sha = '$stip' AND j.name = 'fleet' ${1:-}"
+}
+series_measured() {
+	[ "$(series_jobs)" -ge 2 ] &&
+	    [ "$(series_jobs "AND j.state IN ('success', 'failed', 'cancelled')")" = "$(series_jobs)" ]
+}
+if [ -n "$stip" ] && wait_until 120 series_measured; then
+	njobs=$(series_jobs)
+	sok=$(series_jobs "AND j.state = 'success'")
+	sruns=$(sql "SELECT count(*) FROM runs r JOIN jobs j ON j.id = r.job_id
+	    JOIN commits c ON c.id = j.commit_id WHERE c.sha = '$stip'")
+	spec=$(sql "SELECT j.params FROM jobs j JOIN commits c ON c.id = j.commit_id
+	    WHERE c.sha = '$stip' LIMIT 1")
+	# Every host that measured it took the pack, and the commit in its
+	# own clone is the daemon's, id for id, tree for tree.
+	bad=""
+	for shost in $(sql "SELECT DISTINCT h.name FROM jobs j JOIN commits c
+	    ON c.id = j.commit_id JOIN hosts h ON h.id = j.host_id
+	    WHERE c.sha = '$stip'"); do
+		packs=$(sql "SELECT count(*) FROM job_logs l JOIN jobs j ON j.id = l.job_id
+		    JOIN commits c ON c.id = j.commit_id JOIN hosts h ON h.id = j.host_id
+		    WHERE c.sha = '$stip' AND h.name = '$shost'
+		    AND l.text LIKE 'series commit $stip from the daemon''s pack%'")
+		clone_has=0
+		for d in "$PW_TMP/$shost"/work/trees/u-*.git; do
+			[ "$(git --git-dir="$d" cat-file -t "$stip" 2>/dev/null)" = commit ] &&
+			    [ "$(git --git-dir="$d" rev-parse "$stip^{tree}")" = \
+			    "$(git --git-dir="$PW_DIR/git/app.git" rev-parse "$stip^{tree}")" ] &&
+			    clone_has=1
+		done
+		[ "$packs" -ge 1 ] && [ "$clone_has" = 1 ] || bad="$bad $shost($packs packs, clone $clone_has)"
+	done
+	echo "# series tip ${stip:0:12}: $njobs jobs"
+	if [ "$sok" = "$njobs" ] && [ "$sruns" = $((2 * njobs)) ] && [ -z "$bad" ] &&
+	    echo "$spec" | grep -q "\"url\": *\"file://$SRC\"" &&
+	    echo "$spec" | grep -q "\"pack\": *\"/api/v1/packs/$stip?have=$c12\"" &&
+	    ! echo "$spec" | grep -q "$PW_DIR/git"; then
+		pass series_remote_runner
+	else
+		fail series_remote_runner "$sok of $njobs succeeded, $sruns runs, hosts without the pack:$bad; spec $spec; $(sql "SELECT error FROM jobs j JOIN commits c ON c.id = j.commit_id WHERE c.sha = '$stip'")"
+		show_logs
+	fi
+else
+	fail series_remote_runner "series tip '$stip': $(sql "SELECT j.state, j.error FROM jobs j JOIN commits c ON c.id = j.commit_id WHERE c.sha = '$stip'")"
+	show_logs
+fi
+# The pack route over a runner's link: only series commits, runner token.
+rcurl() {	# rcurl K ARGS...: curl from runner K's namespace
+	local k=$1
+	shift
+	ip netns exec "${NS}r$k" curl -s -o "$PW_TMP/pbody" -w '%{http_code}' --max-time 30 "$@"
+}
+R1TOK=$(cat "$PW_DIR/tokens/r1.token")
+code=$(rcurl 1 -H "Authorization: Bearer $R1TOK" \
+    "http://10.201.1.1:$PW_PORT/api/v1/packs/$c12?have=$c0")
+check pack_of_a_tree_commit_is_404 [ "$code" = 404 ] &&
+    grep -q "not a series commit" "$PW_TMP/pbody"
+code=$(rcurl 1 "http://10.201.1.1:$PW_PORT/api/v1/packs/$stip?have=$c12")
+check pack_needs_a_token [ "$code" = 401 ]
+code=$(rcurl 1 -H "Authorization: Bearer $R1TOK" \
+    "http://10.201.1.1:$PW_PORT/api/v1/packs/$stip?have=$c12")
+check pack_over_the_link [ "$code" = 200 ] && [ "$(head -c 4 "$PW_TMP/pbody")" = PACK ]
 
 # ---- 3. a runner's link cut mid-job ----
 pwd_admin submit --job slow >"$PW_TMP/submit.out" 2>&1 || fail submit "$(cat "$PW_TMP/submit.out")"

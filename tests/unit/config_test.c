@@ -128,6 +128,7 @@ TEST(test_config__daemon_example_loads_its_jobs)
 	ASSERT_STREQ(d->inboxes[0].branch, "mm-new");
 	ASSERT_INTEQ(d->alerts.reply_to_series, 1);
 	ASSERT_INTEQ(d->http_max_body, 8 << 20);
+	ASSERT_INTEQ(d->http_max_pack, 64 << 20);
 	ASSERT_INTEQ(d->lease_s, 60);
 	ASSERT_INTEQ(config_load_jobs(&jobs, &n, d, &errs), 0);
 	ASSERT_INTEQ(errs.n, 0);

@@ -896,6 +896,154 @@ TEST(test_git__checkout_update_writes_only_changes)
 	gitm_repo_free(c);
 }
 
+/* Entries of DIR whose names start with prefix (-1: no DIR). */
+static int
+count_entries(const char *dir, const char *prefix)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * The daemon's mirror has a base and a series of two commits on it; a
+ * runner's clone of the public tree has only the base.  The pack carries
+ * the two commits byte for byte (same ids, same trees) and nothing the
+ * base already holds.
+ */
+TEST(test_git__pack_round_trip)
+{
+	char base[GITM_SHA_SIZE], p1[GITM_SHA_SIZE], p2[GITM_SHA_SIZE];
+	char t_d[GITM_SHA_SIZE], t_r[GITM_SHA_SIZE], big[65536];
+	struct buf pack = BUF_INIT(CAP_HTTP_REPLY), tiny = BUF_INIT(100);
+	struct gitm_repo *d, *rc, *rc2, *rc3;
+	const char *url, *work;
+	size_t n = 0, i;
+	char *daemon_url;
+	unsigned x = 12345;
+
+	setup();
+	url = upstream("pk");
+	work = tpath("pk.work");
+	/* Incompressible bytes: the pack would show them if it held them. */
+	for (i = 0; i < sizeof(big) - 1; i++) {
+		x = x * 1103515245u + 12345u;
+		big[i] = (char)('!' + (x >> 16) % 90);
+	}
+	big[sizeof(big) - 1] = '\0';
+	write_file(work, "big.bin", big);
+	ASSERT(commit(base, work, "mm/memcontrol.c", "base\n", "base") == 0);
+	ASSERT(push(work, "master") == 0);
+	ASSERT(commit(p1, work, "mm/memcontrol.c", "patch 1\n", "p1") == 0);
+	ASSERT(commit(p2, work, "mm/new.c", "patch 2\n", "p2") == 0);
+	/* The daemon's mirror sees the series (here: the work clone). */
+	daemon_url = malloc(1100);
+	snprintf(daemon_url, 1100, "file://%s", work);
+	d = gitm_repo_new(tpath("pkd"), "t", daemon_url, NULL);
+	ASSERT_MSG(gitm_fetch(NULL, d) == 0, "%s", gitm_errmsg(d));
+	rc = gitm_repo_for_url(tpath("pkr"), url, NULL);
+	ASSERT_MSG(gitm_fetch_commit(rc, base) == 0, "%s", gitm_errmsg(rc));
+	ASSERT_INTEQ(gitm_has_commit(rc, p2), 0);
+	ASSERT_INTEQ(gitm_has_commit(rc, "nothex"), ERR_INVALID);
+
+	ASSERT_MSG(
+	    gitm_pack_build(&pack, &n, d, p2, base) == 0, "%s", gitm_errmsg(d));
+	ASSERT_INTEQ(n, 2);
+	ASSERT(pack.len > 12 && memcmp(pack.data, "PACK", 4) == 0);
+	ASSERT_MSG(pack.len < 8192, "pack of %zu bytes holds the base's blob",
+	    pack.len);
+	ASSERT_MSG(gitm_pack_add(rc, p2, pack.data, pack.len) == 0, "%s",
+	    gitm_errmsg(rc));
+	ASSERT_INTEQ(gitm_has_commit(rc, p2), 1);
+	ASSERT_INTEQ(gitm_has_commit(rc, p1), 1);
+	ASSERT(gitm_tree_id(t_d, d, p2) == 0 && gitm_tree_id(t_r, rc, p2) == 0);
+	ASSERT_STREQ(t_r, t_d);
+	ASSERT_MSG(gitm_checkout(rc, p2, tpath("pk-build")) == 0, "%s",
+	    gitm_errmsg(rc));
+	ASSERT(file_is(tpath("pk-build/mm/memcontrol.c"), "patch 1\n"));
+	ASSERT(file_is(tpath("pk-build/mm/new.c"), "patch 2\n"));
+	/* No scratch directory is left in the clone. */
+	ASSERT_INTEQ(count_entries(gitm_path(rc), "pack-in-"), 0);
+
+	/* The cap; HAVE not an ancestor; an unknown HAVE. */
+	ASSERT_INTEQ(gitm_pack_build(&tiny, NULL, d, p2, base), ERR_TOOBIG);
+	ASSERT_MSG(strstr(gitm_errmsg(d), "larger than 100 bytes") != NULL,
+	    "%s", gitm_errmsg(d));
+	ASSERT_INTEQ(tiny.len, 0);
+	gitm_clearerr(d);
+	ASSERT_INTEQ(gitm_pack_build(&tiny, NULL, d, base, p2), ERR_INVALID);
+	ASSERT(strstr(gitm_errmsg(d), "is not an ancestor of") != NULL);
+	gitm_clearerr(d);
+	ASSERT_INTEQ(gitm_pack_build(&tiny, NULL, d, p2,
+	                 "0123456789012345678901234567890123456789"),
+	    ERR_NOTFOUND);
+	gitm_clearerr(d);
+
+	/* A damaged pack: refused, the clone untouched. */
+	rc2 = gitm_repo_for_url(tpath("pkr2"), url, NULL);
+	ASSERT(gitm_fetch_commit(rc2, base) == 0);
+	{
+		char packs[1024];
+		int before;
+
+		snprintf(
+		    packs, sizeof(packs), "%s/objects/pack", gitm_path(rc2));
+		before = count_entries(packs, "pack-");
+		pack.data[pack.len / 2] ^= 0x5a;
+		ASSERT_INTEQ(
+		    gitm_pack_add(rc2, p2, pack.data, pack.len), ERR_INVALID);
+		ASSERT_MSG(
+		    strstr(gitm_errmsg(rc2), "indexing the pack") != NULL, "%s",
+		    gitm_errmsg(rc2));
+		pack.data[pack.len / 2] ^= 0x5a;
+		ASSERT_INTEQ(count_entries(packs, "pack-"), before);
+		ASSERT_INTEQ(count_entries(gitm_path(rc2), "pack-in-"), 0);
+		ASSERT_INTEQ(gitm_has_commit(rc2, p2), 0);
+		gitm_clearerr(rc2);
+
+		/* A sound pack of another commit: both ids named. */
+		ASSERT(gitm_pack_build(&pack, &n, d, p1, base) == 0);
+		ASSERT_INTEQ(n, 1);
+		ASSERT_INTEQ(
+		    gitm_pack_add(rc2, p2, pack.data, pack.len), ERR_NOTFOUND);
+		ASSERT_MSG(strstr(gitm_errmsg(rc2), p2) != NULL &&
+		        strstr(gitm_errmsg(rc2), p1) != NULL,
+		    "%s", gitm_errmsg(rc2));
+		ASSERT_INTEQ(count_entries(packs, "pack-"), before);
+		gitm_clearerr(rc2);
+
+		/* A pack that needs a commit the clone lacks (p1). */
+		ASSERT(gitm_pack_build(&pack, &n, d, p2, p1) == 0);
+		ASSERT_INTEQ(
+		    gitm_pack_add(rc2, p2, pack.data, pack.len), ERR_INVALID);
+		ASSERT_MSG(strstr(gitm_errmsg(rc2), "incomplete") != NULL &&
+		        strstr(gitm_errmsg(rc2), p1) != NULL,
+		    "%s", gitm_errmsg(rc2));
+		ASSERT_INTEQ(count_entries(packs, "pack-"), before);
+		ASSERT_INTEQ(gitm_has_commit(rc2, p2), 0);
+	}
+	/* Not a pack at all. */
+	rc3 = gitm_repo_for_url(tpath("pkr3"), url, NULL);
+	ASSERT(gitm_fetch_commit(rc3, base) == 0);
+	ASSERT_INTEQ(
+	    gitm_pack_add(rc3, p2, "{\"error\":\"x\"}", 13), ERR_INVALID);
+	gitm_repo_free(rc3);
+	gitm_repo_free(rc2);
+	gitm_repo_free(rc);
+	gitm_repo_free(d);
+	free(daemon_url);
+	buf_release(&pack);
+	buf_release(&tiny);
+}
+
 /* The author both appliers give a mailed patch (gitm_patch_author). */
 TEST(test_git__patch_author_from_untrusted_mail)
 {
@@ -918,4 +1066,86 @@ TEST(test_git__patch_author_from_untrusted_mail)
 	gitm_patch_author(name, email, &p);
 	ASSERT_STREQ(name, "unknown");
 	ASSERT_STREQ(email, "_");
+}
+
+/* A bisection's range: first parents or the whole DAG, paths, the
+ * ancestry check; a revert that applies and one that conflicts. */
+TEST(test_git__bisect_range_and_revert)
+{
+	char g[GITM_SHA_SIZE], c1[GITM_SHA_SIZE], c2[GITM_SHA_SIZE],
+	    t1[GITM_SHA_SIZE], mg[GITM_SHA_SIZE], c3[GITM_SHA_SIZE],
+	    rev[GITM_SHA_SIZE];
+	const char *paths[] = { "mm" };
+	struct gitm_walk w;
+	struct gitm_repo *m;
+	const char *url, *work;
+
+	setup();
+	url = upstream("bis");
+	work = tpath("bis.work");
+	ASSERT(commit(g, work, "f", "g\n", "G") == 0);
+	ASSERT(commit(c1, work, "mm/a.c", "1\n", "C1 mm") == 0);
+	ASSERT(gitc(work, "checkout", "-q", "-b", "side", NULL) == 0);
+	ASSERT(commit(t1, work, "side.txt", "t\n", "T1 side") == 0);
+	ASSERT(gitc(work, "checkout", "-q", "master", NULL) == 0);
+	ASSERT(commit(c2, work, "other.txt", "2\n", "C2 other") == 0);
+	ASSERT(gitc(work, "merge", "-q", "--no-ff", "-m", "Merge side", "side",
+	           NULL) == 0);
+	ASSERT(gitc(work, "rev-parse", "HEAD", NULL) == 0);
+	snprintf(mg, sizeof(mg), "%.40s", outbuf);
+	ASSERT(commit(c3, work, "f", "g\nh\n", "C3 f") == 0);
+	ASSERT(push(work, "master") == 0);
+	m = gitm_repo_new(tpath("mirrors"), "bis", url, NULL);
+	ASSERT_MSG(gitm_fetch(NULL, m) == 0, "%s", gitm_errmsg(m));
+
+	/* First parents: C1 C2 Merge C3, oldest first, the bad end
+	 * last. */
+	ASSERT_MSG(gitm_range(&w, m, g, c3, 1, paths, 1, 0) == 0, "%s",
+	    gitm_errmsg(m));
+	ASSERT_INTEQ(w.n, 4);
+	ASSERT_STREQ(w.commits[0].sha, c1);
+	ASSERT_STREQ(w.commits[1].sha, c2);
+	ASSERT_STREQ(w.commits[2].sha, mg);
+	ASSERT_STREQ(w.commits[3].sha, c3);
+	ASSERT(w.commits[0].touches_any && !w.commits[1].touches_any &&
+	    !w.commits[3].touches_any);
+	gitm_walk_release(&w);
+	/* The whole DAG has the side branch's commit too. */
+	ASSERT(gitm_range(&w, m, g, c3, 0, NULL, 0, 0) == 0);
+	ASSERT_INTEQ(w.n, 5);
+	ASSERT_STREQ(w.commits[w.n - 1].sha, c3);
+	gitm_walk_release(&w);
+	/* Not an ancestor: refused, naming both. */
+	ASSERT_INTEQ(gitm_range(&w, m, c3, g, 1, NULL, 0, 0), ERR_INVALID);
+	ASSERT(strstr(gitm_errmsg(m), "is not an ancestor") != NULL);
+	gitm_clearerr(m);
+	ASSERT_INTEQ(
+	    gitm_range(&w, m, g, "0123456789012345678901234567890123456789", 1,
+	        NULL, 0, 0),
+	    ERR_NOTFOUND);
+	gitm_clearerr(m);
+
+	/* C1's revert applies on C3: mm/a.c is gone again. */
+	ASSERT_MSG(gitm_revert(rev, m, c1, c3, "refs/perfwatch/bisect/1") == 0,
+	    "%s", gitm_errmsg(m));
+	ASSERT(gitc(tpath("mirrors/bis.git"), "log", "-1", "--format=%s",
+	           "refs/perfwatch/bisect/1", NULL) == 0);
+	ASSERT(strncmp(outbuf, "Revert \"C1 mm\"", 14) == 0);
+	ASSERT(gitc(tpath("mirrors/bis.git"), "rev-parse",
+	           "refs/perfwatch/bisect/1^", NULL) == 0);
+	ASSERT(strncmp(outbuf, c3, 40) == 0);
+	ASSERT(gitc(tpath("mirrors/bis.git"), "cat-file", "-e",
+	           "refs/perfwatch/bisect/1:mm/a.c", NULL) != 0);
+	/* The same inputs make the same commit. */
+	{
+		char again[GITM_SHA_SIZE];
+
+		ASSERT(gitm_revert(again, m, c1, c3, NULL) == 0);
+		ASSERT_STREQ(again, rev);
+	}
+	/* G's revert on C3 conflicts in f (C3 changed the same line).
+	 */
+	ASSERT_INTEQ(gitm_revert(rev, m, g, c3, NULL), ERR_CONFLICT);
+	ASSERT(strstr(gitm_errmsg(m), "conflict in f") != NULL);
+	gitm_repo_free(m);
 }

@@ -9,6 +9,7 @@
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/store_fleet.h"
+#include "daemon/store_series2.h"
 #include "tests/unit/test.h"
 
 static int dbn;
@@ -860,6 +861,22 @@ TEST(test_store__series_v6)
 	ASSERT_INTEQ(
 	    store_series_state(s, 999, "failed", "x", NULL, 0, NULL, 60),
 	    ERR_NOTFOUND);
+	/* The pack route's question: a patch commit of an applied series. */
+	{
+		char tn[64], ref[64], base[41];
+
+		store_errclear(s);
+		ASSERT(store_series_commit(s, tn, ref, sizeof(tn), base,
+		           "1111111111111111111111111111111111111111") == 0);
+		ASSERT_STREQ(tn, "t");
+		ASSERT_STREQ(ref, "refs/perfwatch/series/1");
+		ASSERT_STREQ(base, "0000000000000000000000000000000000000000");
+		ASSERT_INTEQ(store_series_commit(s, tn, ref, sizeof(tn), base,
+		                 "3333333333333333333333333333333333333333"),
+		    ERR_NOTFOUND);
+		ASSERT(strstr(store_errmsg(s), "not a series commit") != NULL);
+		store_errclear(s);
+	}
 	ASSERT(store_series_get(s, &o, id) == 0);
 	pt = json_object_get(json_object_get(o, "series"), "patches");
 	ASSERT_INTEQ(json_array_size(pt), 2);

@@ -1,0 +1,1052 @@
+/*
+ * Bisection of regressions: the state machine (see bisect.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/git.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/bisect.h"
+#include "daemon/dconf.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+#include "daemon/store_bisect.h"
+
+#define BISECT_MAX_RANGE 100000 /* commits a range may hold */
+#define BISECT_DEFAULT_STEPS 16
+#define BISECT_DEFAULT_HOST_TIMEOUT 3600
+#define BISECT_TICK_MS 2000
+#define BISECT_AUTO_BATCH 32
+/* An undecided side leaning this share of the regression towards the
+ * other end keeps a step from being called good or bad. */
+#define BISECT_LEAN 0.3
+
+/* ---- pure parts ---- */
+
+const char *
+bisect_class_name(enum bisect_class c)
+{
+	switch (c) {
+	case BISECT_GOOD:
+		return "good";
+	case BISECT_BAD:
+	case BISECT_PARTIAL:
+		return "bad";
+	case BISECT_SKIP:
+		return "skip";
+	case BISECT_INCONCLUSIVE:
+		return "inconclusive";
+	case BISECT_MEASURING:
+		break;
+	}
+	return "measuring";
+}
+
+/*
+ * How the candidate of one comparison moved against its base: 1 worse,
+ * -1 better, 0 the same, 2 unknown.  worse_up: a higher value is worse
+ * (1), lower (0), unknown (-1).  A regression or improvement verdict
+ * counts as it says; an unstable one (the spread grew) only when its
+ * median moved by at least thresh (a log ratio), else it is unknown.
+ */
+static int
+moved(const char *verdict, double pct, double thresh, int worse_up)
+{
+	if (verdict == NULL)
+		return 2;
+	if (strcmp(verdict, "regression") == 0)
+		return 1;
+	if (strcmp(verdict, "improvement") == 0)
+		return -1;
+	if (strcmp(verdict, "unchanged") == 0)
+		return 0;
+	if (strcmp(verdict, "unstable") == 0 && isfinite(pct) && pct > -100 &&
+	    fabs(log1p(pct / 100)) >= thresh && worse_up >= 0)
+		return (pct > 0) == (worse_up != 0) ? 1 : -1;
+	return 2;
+}
+
+/* What an unstable verdict must move by: half the regression (log
+ * ratio), at least min_effect. */
+static double
+unstable_threshold(double min_effect, double regression_pct)
+{
+	double t = log1p((min_effect > 0 ? min_effect : 1.0) / 100);
+
+	if (isfinite(regression_pct) && regression_pct > -100 &&
+	    fabs(log1p(regression_pct / 100)) / 2 > t)
+		t = fabs(log1p(regression_pct / 100)) / 2;
+	return t;
+}
+
+/* A change as a share of the regression (log ratios; 0 when unknown). */
+static double
+share(double pct, double regression_pct)
+{
+	double r;
+
+	if (!isfinite(pct) || !isfinite(regression_pct) || pct <= -100 ||
+	    regression_pct <= -100)
+		return 0;
+	r = log1p(regression_pct / 100);
+	return r != 0 ? log1p(pct / 100) / r : 0;
+}
+
+enum bisect_class
+bisect_classify(const char *vs_good, double good_pct, const char *vs_bad,
+    double bad_pct, double min_effect, double regression_pct)
+{
+	double t = unstable_threshold(min_effect, regression_pct);
+	int up = isfinite(regression_pct) && regression_pct != 0
+	    ? regression_pct > 0
+	    : -1;
+	int g = moved(vs_good, good_pct, t, up);
+	int b = moved(vs_bad, bad_pct, t, up);
+
+	/* The commit is told apart from one end and not from the other
+	 * (or from both: between them, which needs two clear verdicts: an
+	 * unstable side there is a noisy run as often as a real level). */
+	if (g == 1 && b == -1)
+		return vs_good && vs_bad &&
+		        strcmp(vs_good, "regression") == 0 &&
+		        strcmp(vs_bad, "improvement") == 0
+		    ? BISECT_PARTIAL
+		    : BISECT_INCONCLUSIVE;
+	/* Not told apart, but leaning a good part of the way towards the
+	 * other end (a part of a regression in more parts, or noise): not
+	 * enough to call it either. */
+	if (b == -1 && g != 1 && g != -1 &&
+	    !(g == 2 && share(good_pct, regression_pct) >= BISECT_LEAN))
+		return BISECT_GOOD;
+	if (g == 1 && b != -1 && b != 1 &&
+	    !(b == 2 && share(bad_pct, regression_pct) <= -BISECT_LEAN))
+		return BISECT_BAD;
+	return BISECT_INCONCLUSIVE;
+}
+
+int
+bisect_next(
+    const enum bisect_class *cls, size_t n, long *lo, long *hi, size_t *next)
+{
+	long i, mid, best = -1, d, bestd = 0;
+
+	*lo = -1;
+	*hi = (long)n - 1;
+	for (i = 0; i < (long)n; i++)
+		if (cls[i] == BISECT_GOOD)
+			*lo = i;
+	for (i = *lo + 1; i < (long)n; i++)
+		if (cls[i] == BISECT_BAD || cls[i] == BISECT_PARTIAL) {
+			*hi = i;
+			break;
+		}
+	if (*hi == *lo + 1)
+		return 0;
+	mid = *lo + (*hi - *lo) / 2;
+	for (i = *lo + 1; i < *hi; i++) {
+		if (cls[i] != BISECT_MEASURING)
+			continue;
+		d = i > mid ? i - mid : mid - i;
+		if (best < 0 || d < bestd) {
+			best = i;
+			bestd = d;
+		}
+	}
+	if (best < 0)
+		return -1;
+	*next = (size_t)best;
+	return 1;
+}
+
+/* ---- the machine ---- */
+
+static const struct cfg_tree *
+find_tree(const struct dconf *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && i < c->dc->ntrees; i++)
+		if (strcmp(c->dc->trees[i].name, name) == 0)
+			return &c->dc->trees[i];
+	return NULL;
+}
+
+/* One look's working state. */
+struct look {
+	struct store *s;
+	const struct dconf *conf;
+	const struct job_config *jc; /* NULL: the job is gone */
+	struct store_bisect *b;
+	struct gitm_repo *repo;
+	struct gitm_walk w;
+	size_t *cand; /* candidates: indexes into w.commits */
+	size_t ncand;
+	struct store_bisect_step *steps;
+	size_t nsteps;
+	int64_t now;
+	int changed;
+	double reg_pct; /* the regression's change of the metric (NAN) */
+	struct err *e;
+};
+
+static void
+look_release(struct look *l)
+{
+	store_bisect_free(l->b);
+	gitm_repo_free(l->repo);
+	gitm_walk_release(&l->w);
+	free(l->cand);
+	store_bisect_steps_free(l->steps, l->nsteps);
+}
+
+/* Ends the bisection: state, reason, jobs still queued cancelled. */
+static int
+finish(
+    struct look *l, const char *state, const char *culprit, const char *reason)
+{
+	struct store_bisect_set v;
+
+	memset(&v, 0, sizeof(v));
+	v.state = state;
+	v.culprit_sha = culprit;
+	v.reason = reason;
+	if (store_bisect_cancel_jobs(
+	        l->s, l->b->id, "bisection ended", l->now) != 0 ||
+	    store_bisect_update(l->s, l->b->id, &v, l->now) != 0)
+		return err_set(l->e, "%s", store_errmsg(l->s));
+	log_info("bisect %lld: %s: %s", (long long)l->b->id, state, reason);
+	return 0;
+}
+
+static int
+inconclusive(struct look *l, const char *why)
+{
+	char *r = xasprintf("%s; the first bad commit is in %.12s..%.12s "
+	                    "(after the first, up to the second)",
+	    why, l->b->lo_sha ? l->b->lo_sha : l->b->good_sha,
+	    l->b->hi_sha ? l->b->hi_sha : l->b->bad_sha);
+	int rc = finish(l, "inconclusive", "", r);
+
+	free(r);
+	return rc;
+}
+
+/* A commit's row for a job, a stub when the watcher has not seen it. */
+static int
+commit_row(struct look *l, int64_t *out, const char *sha)
+{
+	char full[GITM_SHA_SIZE];
+	int r = store_commit_find(
+	    l->s, out, full, sizeof(full), l->b->tree_id, sha);
+
+	if (r == ERR_NOTFOUND) {
+		store_errclear(l->s);
+		r = store_commit_stub(l->s, out, l->b->tree_id, sha);
+	}
+	return r;
+}
+
+/*
+ * A pair of the bisection: base against cand, with the regression's
+ * candidate spec (same benchmark, point, build, kernel, runs), on its
+ * host.  url: where runners fetch cand from (NULL: the spec's).
+ */
+static int
+make_pair(struct look *l, int64_t *out, const char *base, const char *cand,
+    const char *url)
+{
+	struct store_bisect_src src;
+	struct store_job_new jn[2];
+	struct err je = { 0 };
+	char *texts[2] = { NULL, NULL };
+	int64_t ids[2];
+	json_t *spec = NULL;
+	int k, r = -1;
+
+	*out = 0;
+	if (store_bisect_src(l->s, &src, l->b->regression_id) != 0)
+		return err_set(l->e, "%s", store_errmsg(l->s));
+	if (src.spec != NULL)
+		spec = pwjson_parse(src.spec, strlen(src.spec), &je);
+	if (!json_is_object(json_object_get(spec, "tree"))) {
+		err_set(l->e, "the regression's job spec has no tree");
+		goto out;
+	}
+	for (k = 0; k < 2; k++) {
+		json_t *t = json_object_get(spec, "tree");
+
+		json_object_set_new(t, "commit", json_string(k ? cand : base));
+		if (k == 1 && url != NULL)
+			json_object_set_new(t, "url", json_string(url));
+		texts[k] = pwjson_dump(spec);
+		if (commit_row(l, &ids[k], k ? cand : base) != 0) {
+			err_set(l->e, "%s", store_errmsg(l->s));
+			goto out;
+		}
+		memset(&jn[k], 0, sizeof(jn[k]));
+		jn[k].role = k ? "candidate" : "base";
+		jn[k].spec_json = texts[k];
+		jn[k].labels_json = src.labels ? src.labels : "[]";
+		jn[k].runs = json_integer_value(json_object_get(spec, "runs"));
+		jn[k].max_runs =
+		    json_integer_value(json_object_get(spec, "max_runs"));
+		if (jn[k].runs <= 0)
+			jn[k].runs = 5;
+		if (jn[k].max_runs < jn[k].runs)
+			jn[k].max_runs = jn[k].runs;
+		jn[k].max_attempts =
+		    src.max_attempts > 0 ? src.max_attempts : 3;
+		jn[k].commit_id = ids[k];
+	}
+	if (store_bisect_pair(l->s, out, l->b->id, l->b->job, l->b->point,
+	        l->b->host_id, l->b->tree_id, &jn[0], &jn[1], l->now) != 0) {
+		err_set(l->e, "%s", store_errmsg(l->s));
+		goto out;
+	}
+	l->changed = 1;
+	r = 0;
+out:
+	free(texts[0]);
+	free(texts[1]);
+	json_decref(spec);
+	store_bisect_src_release(&src);
+	return r;
+}
+
+enum outcome {
+	O_MEASURING,
+	O_FINAL,     /* verdict and pct set */
+	O_CAND_FAIL, /* the measured commit failed: skip */
+	O_BASE_FAIL, /* an end failed */
+	O_LOST,      /* a lease expired too often: the host is gone */
+	O_CANCELLED
+};
+
+static int
+lease_lost(const char *error)
+{
+	return error != NULL && strncmp(error, "lease expired", 13) == 0;
+}
+
+/* Where one pair stands; why (size 256) says what failed. */
+static int
+outcome(struct look *l, enum outcome *out, char **verdict, double *pct,
+    double *min_effect, int64_t pair, char *why)
+{
+	struct store_bisect_pair_state ps;
+
+	*out = O_MEASURING;
+	why[0] = '\0';
+	if (store_bisect_pair_state(l->s, &ps, pair, l->b->metric) != 0)
+		return err_set(l->e, "%s", store_errmsg(l->s));
+	if (strcmp(ps.base_state, "cancelled") == 0 ||
+	    strcmp(ps.cand_state, "cancelled") == 0) {
+		*out = O_CANCELLED;
+	} else if (strcmp(ps.cand_state, "failed") == 0) {
+		*out = lease_lost(ps.cand_error) ? O_LOST : O_CAND_FAIL;
+		snprintf(why, 256, "%.200s",
+		    ps.cand_error ? ps.cand_error : "failed");
+	} else if (strcmp(ps.base_state, "failed") == 0) {
+		*out = lease_lost(ps.base_error) ? O_LOST : O_BASE_FAIL;
+		snprintf(why, 256, "%.200s",
+		    ps.base_error ? ps.base_error : "failed");
+	} else if (ps.analysed) {
+		*out = O_FINAL;
+		*verdict = ps.verdict ? xstrdup(ps.verdict) : NULL;
+		*pct = ps.change_pct;
+		if (min_effect != NULL)
+			*min_effect = ps.min_effect;
+		if (ps.verdict == NULL)
+			snprintf(why, 256, "no comparison of %s", l->b->metric);
+	}
+	store_bisect_pair_state_release(&ps);
+	return 0;
+}
+
+/* The host has not been seen for bisect.host_timeout. */
+static int
+host_lost(struct look *l, int *out)
+{
+	int64_t seen = 0,
+	        limit = l->jc ? l->jc->bisect.host_timeout_s
+	                      : BISECT_DEFAULT_HOST_TIMEOUT;
+
+	*out = 0;
+	if (l->b->host_id <= 0)
+		return 0;
+	if (store_bisect_host_seen(l->s, &seen, l->b->host_id) != 0)
+		return err_set(l->e, "%s", store_errmsg(l->s));
+	*out = seen < l->now - limit;
+	return 0;
+}
+
+static void
+pct_text(char *out, size_t n, double pct)
+{
+	if (isfinite(pct))
+		snprintf(out, n, "%+.1f%%", pct);
+	else
+		snprintf(out, n, "unknown");
+}
+
+/*
+ * A step still measuring: classifies it when both pairs are done.
+ * *out_ended: the bisection ended here (lost host, an end failed).
+ */
+static int
+look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
+{
+	enum outcome og, ob;
+	char *vg = NULL, *vb = NULL, wg[256], wb[256], note[600];
+	double pg = NAN, pb = NAN, me = NAN, me2 = NAN;
+	enum bisect_class c;
+	int lost, r = 0;
+
+	*out_ended = 0;
+	if (outcome(l, &og, &vg, &pg, &me, x->good_pair, wg) != 0 ||
+	    outcome(l, &ob, &vb, &pb, &me2, x->bad_pair, wb) != 0)
+		return -1;
+	note[0] = '\0';
+	if (og == O_LOST || ob == O_LOST) {
+		*out_ended = 1;
+		snprintf(note, sizeof(note), "lost its host at %.12s: %s",
+		    x->sha, og == O_LOST ? wg : wb);
+		r = inconclusive(l, note);
+		goto out;
+	}
+	if (og == O_BASE_FAIL || ob == O_BASE_FAIL) {
+		*out_ended = 1;
+		snprintf(note, sizeof(note),
+		    "the %s end failed to be measured again: %s",
+		    og == O_BASE_FAIL ? "good" : "bad",
+		    og == O_BASE_FAIL ? wg : wb);
+		r = inconclusive(l, note);
+		goto out;
+	}
+	if (og == O_CAND_FAIL || ob == O_CAND_FAIL || og == O_CANCELLED ||
+	    ob == O_CANCELLED) {
+		snprintf(note, sizeof(note), "skipped: %s",
+		    og == O_CAND_FAIL       ? wg
+		        : ob == O_CAND_FAIL ? wb
+		                            : "a job was cancelled");
+		if (store_bisect_cancel_jobs(
+		        l->s, l->b->id, "bisect step skipped", l->now) != 0 ||
+		    store_bisect_step_set(l->s, x->id, "skip", NULL, NAN, NULL,
+		        NAN, note, l->now) != 0)
+			r = err_set(l->e, "%s", store_errmsg(l->s));
+		free(x->cls);
+		x->cls = xstrdup("skip");
+		goto out;
+	}
+	if (og != O_FINAL || ob != O_FINAL) {
+		if ((r = host_lost(l, &lost)) == 0 && lost) {
+			*out_ended = 1;
+			snprintf(note, sizeof(note),
+			    "lost its host: not seen for %lld s while %.12s "
+			    "waited",
+			    (long long)(l->jc ? l->jc->bisect.host_timeout_s
+			                      : BISECT_DEFAULT_HOST_TIMEOUT),
+			    x->sha);
+			r = inconclusive(l, note);
+		}
+		goto out;
+	}
+	c = bisect_classify(
+	    vg, pg, vb, pb, isfinite(me) ? me : me2, l->reg_pct);
+	{
+		char a[32], b[32];
+
+		pct_text(a, sizeof(a), pg);
+		pct_text(b, sizeof(b), pb);
+		snprintf(note, sizeof(note),
+		    "against the good end: %s %s; against the bad end: %s "
+		    "%s%s",
+		    vg ? vg : "none", a, vb ? vb : "none", b,
+		    c == BISECT_PARTIAL ? "; partial: between both ends" : "");
+	}
+	if (store_bisect_step_set(l->s, x->id, bisect_class_name(c), vg, pg, vb,
+	        pb, note, l->now) != 0)
+		r = err_set(l->e, "%s", store_errmsg(l->s));
+	free(x->cls);
+	x->cls = xstrdup(bisect_class_name(c));
+	free(x->note);
+	x->note = xstrdup(note);
+	log_info("bisect %lld: %.12s is %s (%s)", (long long)l->b->id, x->sha,
+	    bisect_class_name(c), note);
+out:
+	free(vg);
+	free(vb);
+	return r;
+}
+
+static enum bisect_class
+class_of(const struct store_bisect_step *x)
+{
+	if (x->cls == NULL)
+		return BISECT_MEASURING;
+	if (strcmp(x->cls, "good") == 0)
+		return BISECT_GOOD;
+	if (strcmp(x->cls, "bad") == 0)
+		return x->note && strstr(x->note, "partial") ? BISECT_PARTIAL
+		                                             : BISECT_BAD;
+	if (strcmp(x->cls, "skip") == 0)
+		return BISECT_SKIP;
+	return BISECT_INCONCLUSIVE;
+}
+
+/* The range and its candidates from the mirror. */
+static int
+load_range(struct look *l, const struct cfg_tree *tree)
+{
+	const char *const *paths = NULL;
+	size_t npaths = 0, i;
+	int r;
+
+	l->repo =
+	    gitm_repo_new(l->conf->dc->mirrors, tree->name, tree->url, NULL);
+	/*
+	 * Commits that do not touch the job's trigger paths are left out
+	 * only on a first-parent chain, where such a commit has the same
+	 * content at those paths as the commit before it.
+	 */
+	if (l->jc != NULL && !l->b->full_dag && l->jc->trigger.paths.n > 0) {
+		paths = (const char *const *)l->jc->trigger.paths.v;
+		npaths = l->jc->trigger.paths.n;
+	}
+	r = gitm_range(&l->w, l->repo, l->b->good_sha, l->b->bad_sha,
+	    !l->b->full_dag, paths, npaths, BISECT_MAX_RANGE);
+	if (r != 0 || l->w.truncated || l->w.n == 0)
+		return -1;
+	l->cand = xcalloc(l->w.n, sizeof(*l->cand));
+	for (i = 0; i < l->w.n; i++)
+		if (npaths == 0 || l->w.commits[i].touches_any ||
+		    i == l->w.n - 1)
+			l->cand[l->ncand++] = i;
+	return 0;
+}
+
+static const char *
+cand_sha(const struct look *l, long i)
+{
+	if (i < 0)
+		return l->b->good_sha;
+	return l->w.commits[l->cand[i]].sha;
+}
+
+/* Verification results from the verify steps; ends the bisection. */
+static int
+look_verify(struct look *l, const char *culprit, size_t nsteps, size_t nskip,
+    int partial)
+{
+	struct store_bisect_step *vp = NULL, *vr = NULL;
+	struct store_bisect_set v;
+	char parent[GITM_SHA_SIZE], revert[GITM_SHA_SIZE], ref[96];
+	char tp[300], tr[300], *reason;
+	size_t i;
+	int rc, done = 1;
+
+	for (i = 0; i < l->nsteps; i++) {
+		if (strcmp(l->steps[i].kind, "verify-parent") == 0)
+			vp = &l->steps[i];
+		else if (strcmp(l->steps[i].kind, "verify-revert") == 0)
+			vr = &l->steps[i];
+	}
+	memset(&v, 0, sizeof(v));
+	if (vp == NULL) {
+		int64_t p1 = 0, p2 = 0;
+
+		/* Both verifications at once: they need no step between. */
+		rc = gitm_first_parent(parent, l->repo, culprit);
+		if (rc != 0) {
+			char *w = xasprintf("the culprit %.12s has no parent "
+			                    "to verify against: %s",
+			    culprit, gitm_errmsg(l->repo));
+
+			rc = finish(l, "done", culprit, w);
+			free(w);
+			return rc;
+		}
+		if (make_pair(l, &p1, parent, culprit, NULL) != 0 ||
+		    store_bisect_step_add(l->s, NULL, l->b->id, "verify-parent",
+		        culprit, p1, 0, l->now) != 0)
+			return err_set(l->e, "%s", store_errmsg(l->s));
+		snprintf(ref, sizeof(ref), "refs/perfwatch/bisect/%lld",
+		    (long long)l->b->id);
+		rc = gitm_revert(revert, l->repo, culprit, l->b->bad_sha, ref);
+		if (rc == 0) {
+			char *abs = realpath(gitm_path(l->repo), NULL);
+
+			rc = make_pair(l, &p2, l->b->bad_sha, revert,
+			    abs ? abs : gitm_path(l->repo));
+			free(abs);
+			if (rc != 0 ||
+			    store_bisect_step_add(l->s, NULL, l->b->id,
+			        "verify-revert", revert, 0, p2, l->now) != 0)
+				return err_set(l->e, "%s", store_errmsg(l->s));
+			v.revert_sha = revert;
+		} else {
+			snprintf(tr, sizeof(tr), "not measured: %s",
+			    gitm_errmsg(l->repo));
+			gitm_clearerr(l->repo);
+			v.verify_revert = tr;
+		}
+		v.culprit_sha = culprit;
+		if (store_bisect_update(l->s, l->b->id, &v, l->now) != 0)
+			return err_set(l->e, "%s", store_errmsg(l->s));
+		log_info("bisect %lld: first bad commit %.12s, verifying",
+		    (long long)l->b->id, culprit);
+		return 0;
+	}
+	tp[0] = tr[0] = '\0';
+	for (i = 0; i < 2; i++) {
+		struct store_bisect_step *x = i ? vr : vp;
+		int64_t pair = x ? (i ? x->bad_pair : x->good_pair) : 0;
+		char *verd = NULL, why[256], a[32], *out = i ? tr : tp;
+		enum outcome o;
+		double pct = NAN, me = NAN;
+		int m, lower;
+		const char *cls;
+
+		if (x == NULL || x->cls != NULL) {
+			if (x != NULL)
+				snprintf(
+				    out, 300, "%s", x->note ? x->note : "");
+			continue;
+		}
+		if (outcome(l, &o, &verd, &pct, &me, pair, why) != 0)
+			return -1;
+		if (o == O_MEASURING) {
+			int lost = 0;
+
+			if (host_lost(l, &lost) != 0)
+				return -1;
+			if (lost) {
+				free(verd);
+				snprintf(out, 300,
+				    "not measured: the host "
+				    "was lost");
+				cls = "inconclusive";
+			} else {
+				done = 0;
+				free(verd);
+				continue;
+			}
+		} else if (o != O_FINAL) {
+			snprintf(out, 300, "not measured: %s",
+			    why[0] ? why : "a job was cancelled");
+			cls = "skip";
+		} else {
+			/* Worse is the direction the regression moved. */
+			lower = isfinite(l->reg_pct) && l->reg_pct != 0
+			    ? l->reg_pct > 0
+			    : -1;
+			pct_text(a, sizeof(a), pct);
+			m = moved(verd, pct, unstable_threshold(me, l->reg_pct),
+			    lower);
+			if (i == 0)
+				snprintf(out, 300,
+				    "%s: %s %s against its parent",
+				    m == 1 ? "shows the regression"
+				           : "does not show the regression",
+				    verd ? verd : "none", a);
+			else
+				snprintf(out, 300,
+				    "%s: %s %s against the bad end",
+				    m == -1 ? "shows the recovery"
+				            : "does not show the recovery",
+				    verd ? verd : "none", a);
+			cls = m == 2 ? "inconclusive"
+			    : i == 0 ? (m == 1 ? "bad" : "good")
+			             : (m == -1 ? "good" : "bad");
+		}
+		if (store_bisect_step_set(l->s, x->id, cls, i ? NULL : verd,
+		        i ? NAN : pct, i ? verd : NULL, i ? pct : NAN, out,
+		        l->now) != 0) {
+			free(verd);
+			return err_set(l->e, "%s", store_errmsg(l->s));
+		}
+		free(verd);
+	}
+	if (!done)
+		return 0;
+	memset(&v, 0, sizeof(v));
+	v.verify_parent = tp[0] ? tp : "unknown";
+	if (vr != NULL)
+		v.verify_revert = tr[0] ? tr : "unknown";
+	if (store_bisect_update(l->s, l->b->id, &v, l->now) != 0)
+		return err_set(l->e, "%s", store_errmsg(l->s));
+	if (strncmp(v.verify_parent, "shows the regression", 20) != 0) {
+		/* The steps pointed at it, its own pair does not: say so,
+		 * name no culprit. */
+		reason = xasprintf("the steps point at %.12s, but against its "
+		                   "parent it %s",
+		    culprit,
+		    strncmp(v.verify_parent, "does not show", 13) == 0
+		        ? "does not show the regression"
+		        : "was not measured");
+		memset(&v, 0, sizeof(v));
+		v.culprit_sha = "";
+		if (store_bisect_update(l->s, l->b->id, &v, l->now) != 0) {
+			free(reason);
+			return err_set(l->e, "%s", store_errmsg(l->s));
+		}
+		rc = inconclusive(l, reason);
+		free(reason);
+		return rc;
+	}
+	reason = xasprintf("first bad commit after %zu step(s), %zu skipped%s",
+	    nsteps, nskip,
+	    partial ? "; partial: some steps were between both ends, so the "
+	              "regression has more than one part and this is the "
+	              "first commit that crosses from the good end"
+	            : "");
+	rc = finish(l, "done", culprit, reason);
+	free(reason);
+	return rc;
+}
+
+int
+bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
+    int64_t now, int *out_changed, struct err *e)
+{
+	struct look l;
+	const struct cfg_tree *tree;
+	enum bisect_class *cls = NULL;
+	unsigned *tries = NULL;
+	size_t i, k, nstep = 0, nskip = 0, ninc = 0, next = 0;
+	long lo, hi;
+	int r = 0, ended = 0, open = 0, partial = 0, verifying = 0;
+
+	*out_changed = 0;
+	memset(&l, 0, sizeof(l));
+	l.s = s;
+	l.conf = conf;
+	l.now = now;
+	l.e = e;
+	if (store_bisect_get(s, &l.b, id) != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	if (strcmp(l.b->state, "queued") != 0 &&
+	    strcmp(l.b->state, "running") != 0)
+		goto out;
+	l.jc = dconf_job(conf, l.b->job);
+	l.reg_pct = NAN;
+	{
+		struct store_bisect_pair_state ps;
+
+		if (store_bisect_pair_state(
+		        s, &ps, l.b->pair_id, l.b->metric) == 0)
+			l.reg_pct = ps.change_pct;
+		store_errclear(s);
+		store_bisect_pair_state_release(&ps);
+	}
+	tree = find_tree(conf, l.b->tree);
+	if (tree == NULL) {
+		r = inconclusive(&l, "its tree is not configured any more");
+		goto out;
+	}
+	if (load_range(&l, tree) != 0) {
+		char *w = xasprintf("no range to bisect: %s",
+		    l.w.truncated    ? "more than 100000 commits"
+		        : l.w.n == 0 ? "no commits"
+		                     : gitm_errmsg(l.repo));
+
+		r = inconclusive(&l, w);
+		free(w);
+		goto out;
+	}
+	if (strcmp(l.b->state, "queued") == 0) {
+		struct store_bisect_set v;
+
+		memset(&v, 0, sizeof(v));
+		v.state = "running";
+		if (store_bisect_update(s, id, &v, now) != 0) {
+			r = err_set(e, "%s", store_errmsg(s));
+			goto out;
+		}
+		log_info("bisect %lld: %zu commit(s) in %.12s..%.12s, %zu "
+		         "candidate(s)",
+		    (long long)id, l.w.n, l.b->good_sha, l.b->bad_sha, l.ncand);
+	}
+	if (store_bisect_steps(s, &l.steps, &l.nsteps, id) != 0) {
+		r = err_set(e, "%s", store_errmsg(s));
+		goto out;
+	}
+	cls = xcalloc(l.ncand, sizeof(*cls));
+	tries = xcalloc(l.ncand, sizeof(*tries));
+	cls[l.ncand - 1] = BISECT_BAD; /* the bad end */
+	for (k = 0; k < l.nsteps; k++) {
+		struct store_bisect_step *x = &l.steps[k];
+
+		if (strcmp(x->kind, "step") != 0) {
+			verifying = 1;
+			continue;
+		}
+		nstep++;
+		if (x->cls == NULL) {
+			if ((r = look_step(&l, x, &ended)) != 0 || ended)
+				goto out;
+			if (x->cls == NULL)
+				open = 1;
+		}
+		for (i = 0; i < l.ncand; i++) {
+			if (strcmp(cand_sha(&l, (long)i), x->sha) != 0)
+				continue;
+			/* An inconclusive commit is measured once more
+			 * before it is set aside; the newest class wins. */
+			tries[i]++;
+			cls[i] = class_of(x);
+			if (cls[i] == BISECT_INCONCLUSIVE && tries[i] < 2)
+				cls[i] = BISECT_MEASURING;
+		}
+		partial |= class_of(x) == BISECT_PARTIAL;
+	}
+	for (i = 0; i < l.ncand; i++) {
+		nskip += cls[i] == BISECT_SKIP;
+		ninc += cls[i] == BISECT_INCONCLUSIVE;
+	}
+	if (open)
+		goto out;
+	r = bisect_next(cls, l.ncand, &lo, &hi, &next);
+	{
+		struct store_bisect_set v;
+
+		memset(&v, 0, sizeof(v));
+		v.lo_sha = cand_sha(&l, lo);
+		v.hi_sha = cand_sha(&l, hi);
+		free(l.b->lo_sha);
+		free(l.b->hi_sha);
+		l.b->lo_sha = xstrdup(v.lo_sha);
+		l.b->hi_sha = xstrdup(v.hi_sha);
+		if (store_bisect_update(s, id, &v, now) != 0) {
+			r = err_set(e, "%s", store_errmsg(s));
+			goto out;
+		}
+	}
+	if (r == 0) {
+		char culprit[GITM_SHA_SIZE];
+
+		snprintf(culprit, sizeof(culprit), "%s", cand_sha(&l, hi));
+		r = look_verify(&l, culprit, nstep, nskip, partial);
+		goto out;
+	}
+	if (verifying) {
+		r = 0;
+		goto out;
+	}
+	if (r < 0) {
+		r = inconclusive(&l,
+		    "only skipped or inconclusive commits "
+		    "are left");
+		goto out;
+	}
+	if (ninc > (size_t)l.b->max_inconclusive) {
+		char *w = xasprintf("%zu step(s) stayed inconclusive (at most "
+		                    "%lld allowed)",
+		    ninc, (long long)l.b->max_inconclusive);
+
+		r = inconclusive(&l, w);
+		free(w);
+		goto out;
+	}
+	if (nstep >= (size_t)l.b->steps_limit) {
+		char *w = xasprintf("the step limit (%lld) was reached",
+		    (long long)l.b->steps_limit);
+
+		r = inconclusive(&l, w);
+		free(w);
+		goto out;
+	}
+	{
+		const char *sha = cand_sha(&l, (long)next);
+		int64_t pg = 0, pb = 0;
+
+		r = make_pair(&l, &pg, l.b->good_sha, sha, NULL);
+		if (r == 0)
+			r = make_pair(&l, &pb, l.b->bad_sha, sha, NULL);
+		if (r == 0 &&
+		    store_bisect_step_add(
+		        s, NULL, id, "step", sha, pg, pb, now) != 0)
+			r = err_set(e, "%s", store_errmsg(s));
+		if (r == 0)
+			log_info("bisect %lld: step %zu: %.12s (%ld..%ld of "
+			         "%zu candidates)",
+			    (long long)id, nstep + 1, sha, lo + 1, hi, l.ncand);
+	}
+out:
+	*out_changed = l.changed;
+	free(cls);
+	free(tries);
+	look_release(&l);
+	return r == 0 ? 0 : -1;
+}
+
+int
+bisect_begin(struct store *s, const struct dconf *conf, int64_t *out_id,
+    int64_t regression_id, const char *started_by, int64_t now, struct err *e)
+{
+	struct store_bisect_src src;
+	struct store_bisect_new n;
+	const struct job_config *jc;
+	int r;
+
+	*out_id = 0;
+	r = store_bisect_src(s, &src, regression_id);
+	if (r != 0) {
+		err_setc(e, r == ERR_NOTFOUND ? ERR_NOTFOUND : -1, "%s",
+		    store_errmsg(s));
+		store_errclear(s);
+		return r == ERR_NOTFOUND ? ERR_NOTFOUND : -1;
+	}
+	if (src.of_bisect || src.tree == NULL || src.good_sha == NULL ||
+	    src.bad_sha == NULL || strcmp(src.good_sha, src.bad_sha) == 0) {
+		err_setc(e, ERR_INVALID, "regression %lld %s",
+		    (long long)regression_id,
+		    src.of_bisect ? "was found by a bisection's step"
+		                  : "has no commit range of a tree to bisect");
+		store_bisect_src_release(&src);
+		return ERR_INVALID;
+	}
+	jc = dconf_job(conf, src.job);
+	memset(&n, 0, sizeof(n));
+	n.src = &src;
+	n.steps_limit = jc ? jc->bisect.max_steps : BISECT_DEFAULT_STEPS;
+	n.max_inconclusive = jc ? jc->bisect.max_inconclusive : 2;
+	n.full_dag = jc ? jc->bisect.full_dag : 0;
+	n.started_by = started_by;
+	r = store_bisect_create(s, out_id, &n, now);
+	if (r != 0) {
+		err_setc(e, r == ERR_EXISTS ? ERR_EXISTS : -1, "%s",
+		    store_errmsg(s));
+		store_errclear(s);
+	} else {
+		log_info("bisect %lld: regression %lld (%s, %.12s..%.12s), "
+		         "started %s",
+		    (long long)*out_id, (long long)regression_id, src.job,
+		    src.good_sha, src.bad_sha, started_by);
+	}
+	store_bisect_src_release(&src);
+	return r == 0 || r == ERR_EXISTS ? r : -1;
+}
+
+int
+bisect_cancel(struct store *s, int64_t id, int64_t now, struct err *e)
+{
+	struct store_bisect *b = NULL;
+	struct store_bisect_set v;
+	int r = store_bisect_get(s, &b, id);
+
+	if (r != 0) {
+		err_setc(
+		    e, r, "bisection %lld: %s", (long long)id, store_errmsg(s));
+		store_errclear(s);
+		return r == ERR_NOTFOUND ? ERR_NOTFOUND : -1;
+	}
+	if (strcmp(b->state, "queued") != 0 &&
+	    strcmp(b->state, "running") != 0) {
+		err_setc(e, ERR_CONFLICT, "bisection %lld has ended (%s)",
+		    (long long)id, b->state);
+		store_bisect_free(b);
+		return ERR_CONFLICT;
+	}
+	store_bisect_free(b);
+	memset(&v, 0, sizeof(v));
+	v.state = "cancelled";
+	v.reason = "cancelled by an admin";
+	if (store_bisect_cancel_jobs(s, id, "bisection cancelled", now) != 0 ||
+	    store_bisect_update(s, id, &v, now) != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	log_info("bisect %lld: cancelled", (long long)id);
+	return 0;
+}
+
+int
+bisect_auto(struct store *s, const struct dconf *conf, int64_t *after,
+    int64_t now, struct err *e)
+{
+	int64_t ids[BISECT_AUTO_BATCH], id;
+	size_t n = 0, i;
+
+	if (store_bisect_candidates(s, ids, &n, *after, BISECT_AUTO_BATCH) != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	for (i = 0; i < n; i++) {
+		struct store_bisect_src src;
+		const struct job_config *jc;
+		const struct cfg_tree *tree;
+		struct gitm_repo *repo;
+		char parent[GITM_SHA_SIZE];
+		int span = 0;
+
+		*after = ids[i];
+		if (store_bisect_src(s, &src, ids[i]) != 0) {
+			store_errclear(s);
+			continue;
+		}
+		jc = dconf_job(conf, src.job);
+		tree = find_tree(conf, src.tree);
+		if (jc != NULL && jc->bisect.automatic && tree != NULL &&
+		    src.good_sha != NULL && src.bad_sha != NULL &&
+		    !src.of_bisect) {
+			/* More than one commit: the good end is not the bad
+			 * end's parent. */
+			repo = gitm_repo_new(
+			    conf->dc->mirrors, tree->name, tree->url, NULL);
+			span =
+			    gitm_first_parent(parent, repo, src.bad_sha) == 0 &&
+			    strcmp(parent, src.good_sha) != 0 &&
+			    gitm_is_ancestor(repo, src.good_sha, src.bad_sha) ==
+			        1;
+			gitm_repo_free(repo);
+		}
+		store_bisect_src_release(&src);
+		if (span) {
+			int r =
+			    bisect_begin(s, conf, &id, ids[i], "auto", now, e);
+
+			if (r != 0 && r != ERR_EXISTS)
+				log_warnx("bisect: regression %lld: %s",
+				    (long long)ids[i], err_msg(e));
+		}
+		err_clear(e);
+	}
+	return 0;
+}
+
+/* ---- the thread ---- */
+
+int64_t
+bisect_worker_pass(
+    struct store *s, const struct dconf *conf, struct sched *sched, void *arg)
+{
+	int64_t *after = arg, *ids, now = (int64_t)time(NULL);
+	struct err e = { 0 };
+	size_t n, i;
+	int changed, any = 0;
+
+	if (bisect_auto(s, conf, after, now, &e) != 0) {
+		log_warnx("bisect: %s", err_msg(&e));
+		err_clear(&e);
+	}
+	if (store_bisect_live(s, &ids, &n) != 0) {
+		log_warnx("bisect: %s", store_errmsg(s));
+		n = 0;
+		ids = NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (bisect_advance(s, conf, ids[i], now, &changed, &e) != 0) {
+			log_warnx(
+			    "bisect %lld: %s", (long long)ids[i], err_msg(&e));
+			err_clear(&e);
+			store_errclear(s);
+		}
+		any |= changed;
+	}
+	free(ids);
+	if (any)
+		sched_notify(sched);
+	return BISECT_TICK_MS;
+}

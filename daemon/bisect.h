@@ -1,0 +1,131 @@
+#ifndef DAEMON_BISECT_H
+#define DAEMON_BISECT_H
+
+/*
+ * Bisection of a regression (docs/BISECT.md): the first bad commit
+ * between the regression's base (the good end) and candidate (the bad
+ * end), found by measuring midpoints as ordinary job pairs on the same
+ * host, benchmark and matrix point (the scheduler, leases, adaptive runs
+ * and verdicts of every pair), tagged with the bisection so their
+ * verdicts make no regression, history point or alert of their own.
+ *
+ * A step measures commit M twice: M against the good end and M against
+ * the bad end, both fresh on the same host.  Its class, for the
+ * regression's metric (bisect_classify):
+ *
+ *   better than the bad end, not worse than the good end: good;
+ *   worse than the good end, not better than the bad end: bad;
+ *   worse than the good end and better than the bad end: bad, "partial"
+ *     (the regression has more than one part: the bisection finds the
+ *     first commit that crosses from the good end, and says so);
+ *   told apart from neither end (inconclusive after max_runs, unstable
+ *     within half the regression): inconclusive;
+ *   the candidate job failed (a build failure): skip, as `git bisect
+ *     skip`; a job whose lease expired max_attempts times, or a host not
+ *     seen for bisect.host_timeout while the step waits: the bisection
+ *     lost its host and ends inconclusive.
+ *
+ * An inconclusive step is set aside like a skipped commit; more than
+ * bisect.max_inconclusive of them, the step limit, or only skipped
+ * commits left end the bisection `inconclusive` with the narrowed range
+ * (lo: the newest commit known good, hi: the oldest known bad), never a
+ * guess.  Once one commit is left it is verified: the culprit against
+ * its first parent must show the regression, and the culprit reverted
+ * on the bad end (a commit made in the mirror, when the revert applies
+ * cleanly) must show the recovery; both results are stored.
+ *
+ * No SQL here (daemon/store_bisect.c), no HTML (web/).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+struct dconf;
+struct sched;
+struct store;
+
+/* ---- pure parts (tests/unit/bisect_test.c) ---- */
+
+enum bisect_class {
+	BISECT_MEASURING = 0,
+	BISECT_GOOD,
+	BISECT_BAD,
+	BISECT_PARTIAL, /* bad, between both ends */
+	BISECT_SKIP,
+	BISECT_INCONCLUSIVE
+};
+const char *bisect_class_name(enum bisect_class); /* partial: "bad" */
+
+/*
+ * The class of a step from its two comparisons of the regression's
+ * metric: vs_good (the commit as candidate, the good end as base) and
+ * vs_bad (the bad end as base), each a verdict word and a change in
+ * percent (NAN unknown); min_effect in percent; regression_pct: the
+ * regression's own change (its sign says which way is worse).  A step
+ * is told apart from an end by a regression or improvement verdict, or
+ * by an unstable one whose median moved by at least half the regression
+ * (in log ratio; at least min_effect).  Told apart from the bad end
+ * only (better), it is good; from the good end only (worse), bad; from
+ * both, partial; from neither, inconclusive.  Like the end it is not
+ * told apart from need not be shown ("unchanged" needs a confidence
+ * interval inside +-min_effect, which a few noisy runs seldom give):
+ * being far from one end is the evidence, unless the undecided side's
+ * median leans 30% or more of the regression (in log ratio) towards the
+ * other end: then it is inconclusive (and measured once more).
+ */
+enum bisect_class bisect_classify(const char *vs_good, double good_pct,
+    const char *vs_bad, double bad_pct, double min_effect,
+    double regression_pct);
+
+/*
+ * The next commit to measure.  cls[0..n) are the classes of the range's
+ * candidates in order (the last is the bad end, known bad); the good end
+ * is before cls[0].  BISECT_MEASURING means not measured yet.  Sets *lo
+ * (the newest good, -1 for the good end) and *hi (the oldest bad at or
+ * after lo + 1) and returns:
+ *   1 and *next: measure candidate *next (the untested middle of
+ *     (lo, hi), the one nearest the middle when the middle was skipped);
+ *   0: found: candidate *hi is the first bad one;
+ *   -1: only skipped or inconclusive candidates are left in (lo, hi).
+ */
+int bisect_next(
+    const enum bisect_class *cls, size_t n, long *lo, long *hi, size_t *next);
+
+/* ---- the machine ---- */
+
+/*
+ * Starts a bisection of a regression (manual: started_by "manual").
+ * 0 and *out_id; ERR_NOTFOUND (no regression), ERR_EXISTS (one is
+ * running: *out_id), ERR_INVALID (the regression has no commits to
+ * bisect, or is itself a bisection's), or -1; e says why.
+ */
+int bisect_begin(struct store *, const struct dconf *, int64_t *out_id,
+    int64_t regression_id, const char *started_by, int64_t now, struct err *e);
+/* Cancels it and its queued jobs.  ERR_NOTFOUND, ERR_CONFLICT (it has
+ * ended), -1. */
+int bisect_cancel(struct store *, int64_t id, int64_t now, struct err *e);
+
+/*
+ * One look at a queued or running bisection: classifies finished steps,
+ * schedules the next, verifies, ends it.  *out_changed is 1 when jobs
+ * were made (wake the runners).  0 or -1 (e).
+ */
+int bisect_advance(struct store *, const struct dconf *, int64_t id,
+    int64_t now, int *out_changed, struct err *e);
+/* Starts bisections of new confirmed regressions over more than one
+ * commit whose job has bisect.auto; *after is the last regression id
+ * looked at. */
+int bisect_auto(struct store *, const struct dconf *, int64_t *after,
+    int64_t now, struct err *e);
+
+/*
+ * One pass of the bisect worker (a daemon/worker.h pass; arg: an int64_t
+ * the pass keeps, the last regression it looked at): starts automatic
+ * bisections and advances the live ones, every time the scheduler's
+ * generation moves (a job finished) and every few seconds.
+ */
+int64_t bisect_worker_pass(
+    struct store *, const struct dconf *, struct sched *, void *arg);
+
+#endif

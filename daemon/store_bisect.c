@@ -1,0 +1,741 @@
+/*
+ * Bisections and their steps (store_bisect.h): all the SQL of them.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_bisect.h"
+#include "daemon/store_int.h"
+
+static void
+bind_str(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+}
+
+static void
+bind_id(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v > 0)
+		sqlite3_bind_int64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void
+bind_num(sqlite3_stmt *st, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* A copy of column i, NULL for NULL. */
+static char *
+col_opt(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static double
+col_num(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL
+	    ? NAN
+	    : sqlite3_column_double(st, i);
+}
+
+/* One write statement in its own transaction (or the caller's). */
+static int
+write1(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	if (store__tx(s, 1, 1) != 0) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		store__dberr(s, what);
+		store__tx(s, 0, 0);
+		return -1;
+	}
+	return store__tx(s, 0, 1);
+}
+
+/* Ids of one column of a query (caller frees). */
+static int
+ids_of(struct store *s, sqlite3_stmt *st, int64_t **out, size_t *n,
+    const char *what)
+{
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xreallocarray(*out, *n + 1, sizeof(**out));
+		(*out)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return store__dberr(s, what);
+	}
+	return 0;
+}
+
+void
+store_bisect_src_release(struct store_bisect_src *x)
+{
+	free(x->job);
+	free(x->point);
+	free(x->metric);
+	free(x->tree);
+	free(x->good_sha);
+	free(x->bad_sha);
+	free(x->spec);
+	free(x->labels);
+	memset(x, 0, sizeof(*x));
+}
+
+int
+store_bisect_src(
+    struct store *s, struct store_bisect_src *out, int64_t regression_id)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "SELECT p.id, p.host_id, cc.tree_id, p.name, p.point, c.metric,"
+	    " t.name, bc.sha, cc.sha, cj.params, cj.labels, cj.max_attempts,"
+	    " p.bisect_id IS NOT NULL"
+	    " FROM regressions r"
+	    " JOIN comparisons c ON c.id = r.comparison_id"
+	    " JOIN pairs p ON p.id = c.pair_id"
+	    " JOIN jobs bj ON bj.id = p.base_job_id"
+	    " JOIN jobs cj ON cj.id = p.cand_job_id"
+	    " LEFT JOIN commits bc ON bc.id = bj.commit_id"
+	    " LEFT JOIN commits cc ON cc.id = cj.commit_id"
+	    " LEFT JOIN trees t ON t.id = cc.tree_id"
+	    " WHERE r.id = ?1");
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, regression_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->regression_id = regression_id;
+		out->pair_id = sqlite3_column_int64(st, 0);
+		out->host_id = sqlite3_column_int64(st, 1);
+		out->tree_id = sqlite3_column_int64(st, 2);
+		out->job = col_opt(st, 3);
+		out->point = col_opt(st, 4);
+		out->metric = col_opt(st, 5);
+		out->tree = col_opt(st, 6);
+		out->good_sha = col_opt(st, 7);
+		out->bad_sha = col_opt(st, 8);
+		out->spec = col_opt(st, 9);
+		out->labels = col_opt(st, 10);
+		out->max_attempts = sqlite3_column_int64(st, 11);
+		out->of_bisect = sqlite3_column_int(st, 12);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return err_setc(store_err_(s), ERR_NOTFOUND,
+		    "no regression %lld", (long long)regression_id);
+	return store__dberr(s, "bisect source");
+}
+
+int
+store_bisect_create(struct store *s, int64_t *out_id,
+    const struct store_bisect_new *n, int64_t now)
+{
+	const struct store_bisect_src *x = n->src;
+	sqlite3_stmt *st;
+	int rc, ok;
+
+	*out_id = 0;
+	if (store__tx(s, 1, 1) != 0)
+		return -1;
+	st = store__prep(s,
+	    "SELECT id FROM bisections WHERE regression_id = ?1"
+	    " AND state IN ('queued', 'running')");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, x->regression_id);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			*out_id = sqlite3_column_int64(st, 0);
+		else if (rc != SQLITE_DONE)
+			ok = store__dberr(s, "live bisection") == 0;
+		sqlite3_finalize(st);
+	}
+	if (ok && *out_id > 0) {
+		store__tx(s, 0, 1);
+		return err_setc(store_err_(s), ERR_EXISTS,
+		    "regression %lld is being bisected already (bisection "
+		    "%lld)",
+		    (long long)x->regression_id, (long long)*out_id);
+	}
+	st = ok ? store__prep(s,
+	              "INSERT INTO bisections (regression_id, pair_id, job,"
+	              " host_id, point, metric, tree_id, good_sha, bad_sha,"
+	              " lo_sha, hi_sha, steps_limit, max_inconclusive,"
+	              " full_dag, started_by, created, updated)"
+	              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?8, ?9,"
+	              " ?10, ?11, ?12, ?13, ?14, ?14)")
+	        : NULL;
+	if ((ok = ok && st != NULL)) {
+		sqlite3_bind_int64(st, 1, x->regression_id);
+		sqlite3_bind_int64(st, 2, x->pair_id);
+		bind_str(st, 3, x->job);
+		bind_id(st, 4, x->host_id);
+		bind_str(st, 5, x->point ? x->point : "");
+		bind_str(st, 6, x->metric);
+		bind_id(st, 7, x->tree_id);
+		bind_str(st, 8, x->good_sha);
+		bind_str(st, 9, x->bad_sha);
+		sqlite3_bind_int64(st, 10, n->steps_limit);
+		sqlite3_bind_int64(st, 11, n->max_inconclusive);
+		sqlite3_bind_int(st, 12, n->full_dag != 0);
+		bind_str(st, 13, n->started_by ? n->started_by : "auto");
+		sqlite3_bind_int64(st, 14, now);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE)
+			*out_id = sqlite3_last_insert_rowid(store__db(s));
+		else
+			ok = store__dberr(s, "insert bisection") == 0;
+		sqlite3_finalize(st);
+	}
+	return store__tx(s, 0, ok) == 0 && ok ? 0 : -1;
+}
+
+void
+store_bisect_free(struct store_bisect *b)
+{
+	if (b == NULL)
+		return;
+	free(b->job);
+	free(b->point);
+	free(b->metric);
+	free(b->host);
+	free(b->tree);
+	free(b->good_sha);
+	free(b->bad_sha);
+	free(b->lo_sha);
+	free(b->hi_sha);
+	free(b->state);
+	free(b->culprit_sha);
+	free(b->culprit_subject);
+	free(b->reason);
+	free(b->started_by);
+	free(b->verify_parent);
+	free(b->verify_revert);
+	free(b->revert_sha);
+	free(b);
+}
+
+#define BISECT_COLS                                                         \
+	"SELECT b.id, b.regression_id, b.pair_id, b.host_id, b.tree_id,"    \
+	" b.job, b.point, b.metric, h.name, t.name, b.good_sha, b.bad_sha," \
+	" b.lo_sha, b.hi_sha, b.state, b.culprit_sha,"                      \
+	" (SELECT subject FROM commits WHERE tree_id = b.tree_id"           \
+	"  AND sha = b.culprit_sha), b.reason, b.started_by,"               \
+	" b.verify_parent, b.verify_revert, b.revert_sha, b.steps_limit,"   \
+	" b.max_inconclusive, b.full_dag, b.created, b.updated"             \
+	" FROM bisections b LEFT JOIN hosts h ON h.id = b.host_id"          \
+	" LEFT JOIN trees t ON t.id = b.tree_id "
+
+static int
+bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
+    const char *what)
+{
+	struct store_bisect *b;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		if (rc == SQLITE_DONE)
+			return err_setc(
+			    store_err_(s), ERR_NOTFOUND, "no such bisection");
+		return store__dberr(s, what);
+	}
+	b = xcalloc(1, sizeof(*b));
+	b->id = sqlite3_column_int64(st, 0);
+	b->regression_id = sqlite3_column_int64(st, 1);
+	b->pair_id = sqlite3_column_int64(st, 2);
+	b->host_id = sqlite3_column_int64(st, 3);
+	b->tree_id = sqlite3_column_int64(st, 4);
+	b->job = col_opt(st, 5);
+	b->point = col_opt(st, 6);
+	b->metric = col_opt(st, 7);
+	b->host = col_opt(st, 8);
+	b->tree = col_opt(st, 9);
+	b->good_sha = col_opt(st, 10);
+	b->bad_sha = col_opt(st, 11);
+	b->lo_sha = col_opt(st, 12);
+	b->hi_sha = col_opt(st, 13);
+	b->state = col_opt(st, 14);
+	b->culprit_sha = col_opt(st, 15);
+	b->culprit_subject = col_opt(st, 16);
+	b->reason = col_opt(st, 17);
+	b->started_by = col_opt(st, 18);
+	b->verify_parent = col_opt(st, 19);
+	b->verify_revert = col_opt(st, 20);
+	b->revert_sha = col_opt(st, 21);
+	b->steps_limit = sqlite3_column_int64(st, 22);
+	b->max_inconclusive = sqlite3_column_int64(st, 23);
+	b->full_dag = sqlite3_column_int(st, 24);
+	b->created = sqlite3_column_int64(st, 25);
+	b->updated = sqlite3_column_int64(st, 26);
+	sqlite3_finalize(st);
+	*out = b;
+	return 0;
+}
+
+int
+store_bisect_get(struct store *s, struct store_bisect **out, int64_t id)
+{
+	sqlite3_stmt *st = store__prep(s, BISECT_COLS "WHERE b.id = ?1");
+
+	if (st != NULL)
+		sqlite3_bind_int64(st, 1, id);
+	return bisect_row(s, st, out, "bisection");
+}
+
+int
+store_bisect_of_regression(
+    struct store *s, struct store_bisect **out, int64_t regression_id)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    BISECT_COLS
+	    "WHERE b.regression_id = ?1 ORDER BY b.id DESC LIMIT 1");
+
+	if (st != NULL)
+		sqlite3_bind_int64(st, 1, regression_id);
+	return bisect_row(s, st, out, "bisection of a regression");
+}
+
+int
+store_bisect_live(struct store *s, int64_t **out, size_t *n)
+{
+	return ids_of(s,
+	    store__prep(s,
+	        "SELECT id FROM bisections WHERE state IN ('queued',"
+	        " 'running') ORDER BY id"),
+	    out, n, "live bisections");
+}
+
+int
+store_bisect_list(struct store *s, int64_t **out, size_t *n, int64_t limit)
+{
+	sqlite3_stmt *st = store__prep(
+	    s, "SELECT id FROM bisections ORDER BY id DESC LIMIT ?1");
+
+	if (st != NULL)
+		sqlite3_bind_int64(st, 1, limit);
+	return ids_of(s, st, out, n, "bisections");
+}
+
+/* A string field: NULL keeps (?n IS NULL), "" clears. */
+#define SET_STR(col, n)                                               \
+	" " col " = CASE WHEN ?" #n " IS NULL THEN " col " WHEN ?" #n \
+	" = '' THEN NULL ELSE ?" #n " END"
+
+int
+store_bisect_update(
+    struct store *s, int64_t id, const struct store_bisect_set *v, int64_t now)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "UPDATE bisections SET updated = ?2,"
+	    " state = coalesce(nullif(?3, ''), state)," SET_STR(
+	        "lo_sha", 4) "," SET_STR("hi_sha", 5) "," SET_STR("culprit_sha",
+	        6) "," SET_STR("reason", 7) "," SET_STR("verify_parent",
+	        8) "," SET_STR("verify_revert", 9) "," SET_STR("revert_sha",
+	        10) " WHERE id = ?1");
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, now);
+	bind_str(st, 3, v->state);
+	bind_str(st, 4, v->lo_sha);
+	bind_str(st, 5, v->hi_sha);
+	bind_str(st, 6, v->culprit_sha);
+	bind_str(st, 7, v->reason);
+	bind_str(st, 8, v->verify_parent);
+	bind_str(st, 9, v->verify_revert);
+	bind_str(st, 10, v->revert_sha);
+	return write1(s, st, "update bisection");
+}
+
+void
+store_bisect_steps_free(struct store_bisect_step *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].kind);
+		free(v[i].sha);
+		free(v[i].subject);
+		free(v[i].cls);
+		free(v[i].vs_good);
+		free(v[i].vs_bad);
+		free(v[i].note);
+	}
+	free(v);
+}
+
+int
+store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
+    int64_t bisect_id)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "SELECT x.id, x.kind, x.sha, (SELECT subject FROM commits"
+	    "  WHERE tree_id = b.tree_id AND sha = x.sha),"
+	    " x.good_pair_id, x.bad_pair_id, x.class, x.vs_good,"
+	    " x.vs_good_pct, x.vs_bad, x.vs_bad_pct, x.note, x.created,"
+	    " x.updated FROM bisect_steps x"
+	    " JOIN bisections b ON b.id = x.bisect_id"
+	    " WHERE x.bisect_id = ?1 ORDER BY x.id");
+	struct store_bisect_step *v = NULL, *p;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, bisect_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		v = xreallocarray(v, *n + 1, sizeof(*v));
+		p = &v[(*n)++];
+		memset(p, 0, sizeof(*p));
+		p->bisect_id = bisect_id;
+		p->id = sqlite3_column_int64(st, 0);
+		p->kind = col_opt(st, 1);
+		p->sha = col_opt(st, 2);
+		p->subject = col_opt(st, 3);
+		p->good_pair = sqlite3_column_int64(st, 4);
+		p->bad_pair = sqlite3_column_int64(st, 5);
+		p->cls = col_opt(st, 6);
+		p->vs_good = col_opt(st, 7);
+		p->vs_good_pct = col_num(st, 8);
+		p->vs_bad = col_opt(st, 9);
+		p->vs_bad_pct = col_num(st, 10);
+		p->note = col_opt(st, 11);
+		p->created = sqlite3_column_int64(st, 12);
+		p->updated = sqlite3_column_int64(st, 13);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_bisect_steps_free(v, *n);
+		*n = 0;
+		return store__dberr(s, "bisect steps");
+	}
+	*out = v;
+	return 0;
+}
+
+int
+store_bisect_step_add(struct store *s, int64_t *out_id, int64_t bisect_id,
+    const char *kind, const char *sha, int64_t good_pair, int64_t bad_pair,
+    int64_t now)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "INSERT INTO bisect_steps (bisect_id, kind, sha, good_pair_id,"
+	    " bad_pair_id, created, updated)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
+	int r;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, bisect_id);
+	bind_str(st, 2, kind);
+	bind_str(st, 3, sha);
+	bind_id(st, 4, good_pair);
+	bind_id(st, 5, bad_pair);
+	sqlite3_bind_int64(st, 6, now);
+	r = write1(s, st, "insert bisect step");
+	if (r == 0 && out_id)
+		*out_id = sqlite3_last_insert_rowid(store__db(s));
+	return r;
+}
+
+int
+store_bisect_step_set(struct store *s, int64_t step_id, const char *cls,
+    const char *vs_good, double vs_good_pct, const char *vs_bad,
+    double vs_bad_pct, const char *note, int64_t now)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "UPDATE bisect_steps SET class = coalesce(?2, class),"
+	    " vs_good = ?3, vs_good_pct = ?4, vs_bad = ?5, vs_bad_pct = ?6,"
+	    " note = coalesce(?7, note), updated = ?8 WHERE id = ?1");
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, step_id);
+	bind_str(st, 2, cls);
+	bind_str(st, 3, vs_good);
+	bind_num(st, 4, vs_good_pct);
+	bind_str(st, 5, vs_bad);
+	bind_num(st, 6, vs_bad_pct);
+	bind_str(st, 7, note);
+	sqlite3_bind_int64(st, 8, now);
+	return write1(s, st, "update bisect step");
+}
+
+int
+store_bisect_pair(struct store *s, int64_t *out_pair, int64_t bisect_id,
+    const char *name, const char *point, int64_t host_id, int64_t tree_id,
+    const struct store_job_new *base, const struct store_job_new *cand,
+    int64_t now)
+{
+	struct store_trigger_pair tp;
+	sqlite3_stmt *st;
+	int64_t pair = 0;
+	int ok;
+
+	*out_pair = 0;
+	memset(&tp, 0, sizeof(tp));
+	tp.name = name;
+	tp.point = point;
+	tp.host_id = host_id;
+	/* No branch: a push never supersedes a bisection's pairs. */
+	tp.tree_id = tree_id;
+	tp.base = base;
+	tp.cand = cand;
+	if (store_begin(s) != 0)
+		return -1;
+	ok = store_trigger_pair(s, &pair, NULL, NULL, NULL, &tp, now) == 0;
+	st = ok
+	    ? store__prep(s, "UPDATE pairs SET bisect_id = ?2 WHERE id = ?1")
+	    : NULL;
+	if ((ok = ok && st != NULL)) {
+		sqlite3_bind_int64(st, 1, pair);
+		sqlite3_bind_int64(st, 2, bisect_id);
+		ok = sqlite3_step(st) == SQLITE_DONE ||
+		    store__dberr(s, "tag bisect pair") == 0;
+		sqlite3_finalize(st);
+	}
+	if (!ok) {
+		store_rollback(s);
+		return -1;
+	}
+	if (store_commit(s) != 0)
+		return -1;
+	*out_pair = pair;
+	return 0;
+}
+
+void
+store_bisect_pair_state_release(struct store_bisect_pair_state *x)
+{
+	free(x->base_error);
+	free(x->cand_error);
+	free(x->verdict);
+	free(x->better);
+	memset(x, 0, sizeof(*x));
+}
+
+int
+store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
+    int64_t pair_id, const char *metric)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "SELECT b.state, b.error, c.state, c.error, p.analysed,"
+	    " m.verdict, m.change_pct, m.min_effect, m.better"
+	    " FROM pairs p JOIN jobs b ON b.id = p.base_job_id"
+	    " JOIN jobs c ON c.id = p.cand_job_id"
+	    " LEFT JOIN comparisons m ON m.pair_id = p.id AND m.metric = ?2"
+	    "  AND m.final = 1"
+	    " WHERE p.id = ?1");
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->change_pct = out->min_effect = NAN;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	bind_str(st, 2, metric);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		snprintf(out->base_state, sizeof(out->base_state), "%s",
+		    (const char *)sqlite3_column_text(st, 0));
+		out->base_error = col_opt(st, 1);
+		snprintf(out->cand_state, sizeof(out->cand_state), "%s",
+		    (const char *)sqlite3_column_text(st, 2));
+		out->cand_error = col_opt(st, 3);
+		out->analysed = sqlite3_column_int(st, 4);
+		out->verdict = col_opt(st, 5);
+		out->change_pct = col_num(st, 6);
+		out->min_effect = col_num(st, 7);
+		out->better = col_opt(st, 8);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return err_setc(store_err_(s), ERR_NOTFOUND, "no pair %lld",
+		    (long long)pair_id);
+	return store__dberr(s, "bisect pair");
+}
+
+int
+store_bisect_cancel_jobs(
+    struct store *s, int64_t bisect_id, const char *why, int64_t now)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3,"
+	    " lease_owner = NULL, lease_expires = NULL"
+	    " WHERE state IN ('queued', 'running') AND id IN"
+	    " (SELECT base_job_id FROM pairs WHERE bisect_id = ?1"
+	    "  UNION SELECT cand_job_id FROM pairs WHERE bisect_id = ?1)");
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, bisect_id);
+	bind_str(st, 2, why);
+	sqlite3_bind_int64(st, 3, now);
+	return write1(s, st, "cancel bisect jobs");
+}
+
+int
+store_bisect_pair_of(struct store *s, int64_t *out, int64_t pair_id)
+{
+	sqlite3_stmt *st =
+	    store__prep(s, "SELECT bisect_id FROM pairs WHERE id = ?1");
+	int rc;
+
+	*out = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	    ? 0
+	    : store__dberr(s, "pair's bisection");
+}
+
+int
+store_bisect_host_seen(struct store *s, int64_t *out, int64_t host_id)
+{
+	sqlite3_stmt *st =
+	    store__prep(s, "SELECT last_seen FROM hosts WHERE id = ?1");
+	int rc;
+
+	*out = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, host_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	    ? 0
+	    : store__dberr(s, "host last seen");
+}
+
+char *
+store_bisect_subject(struct store *s, int64_t tree_id, const char *sha)
+{
+	sqlite3_stmt *st = store__prep(
+	    s, "SELECT subject FROM commits WHERE tree_id = ?1 AND sha = ?2");
+	char *r = NULL;
+
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, tree_id);
+	bind_str(st, 2, sha);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		r = col_opt(st, 0);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_bisect_candidates(
+    struct store *s, int64_t *out, size_t *n, int64_t after_id, size_t max)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "SELECT r.id FROM regressions r"
+	    " JOIN comparisons c ON c.id = r.comparison_id AND c.final = 1"
+	    " JOIN pairs p ON p.id = c.pair_id AND p.bisect_id IS NULL"
+	    " WHERE r.id > ?1 AND r.state = 'new'"
+	    /* An unstable verdict is bisected when its level moved too. */
+	    " AND (c.verdict = 'regression' OR (c.verdict = 'unstable'"
+	    "  AND abs(c.change_pct) >= coalesce(c.min_effect, 1)))"
+	    " AND NOT EXISTS (SELECT 1 FROM bisections b"
+	    "  WHERE b.regression_id = r.id)"
+	    " ORDER BY r.id LIMIT ?2");
+	int rc;
+
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, after_id);
+	sqlite3_bind_int64(st, 2, (int64_t)max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < max)
+		out[(*n)++] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	    ? 0
+	    : store__dberr(s, "bisect candidates");
+}
+
+int
+store_bisect_previous_tip(struct store *s, char *out, size_t outlen,
+    int64_t tree_id, const char *branch, const char *name, int64_t host_id)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "SELECT c.sha FROM pairs p JOIN jobs j ON j.id = p.cand_job_id"
+	    " JOIN commits c ON c.id = j.commit_id"
+	    " WHERE p.tree_id = ?1 AND p.branch = ?2 AND p.name = ?3"
+	    " AND p.host_id = ?4 AND p.tip_only = 1 AND p.bisect_id IS NULL"
+	    " AND j.state <> 'cancelled' ORDER BY p.id DESC LIMIT 1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, tree_id);
+	bind_str(st, 2, branch);
+	bind_str(st, 3, name);
+	sqlite3_bind_int64(st, 4, host_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		snprintf(out, outlen, "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return err_setc(
+		    store_err_(s), ERR_NOTFOUND, "no previous tip measured");
+	return store__dberr(s, "previous tip");
+}

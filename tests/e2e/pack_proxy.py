@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""A forwarding HTTP proxy between a runner and perfwatchd (t0681).
+
+  pack_proxy.py UPSTREAM DIR
+
+Listens on 127.0.0.1, port 0 (the port in DIR/port), and forwards every
+request to UPSTREAM (method, path and query, Authorization, Content-Type,
+body); it answers with the upstream's status, Content-Type and body.
+While DIR/corrupt exists, the body of a 200 reply to /api/v1/packs/...
+has one byte in its middle flipped: a pack damaged on the way, as a bad
+link or disk could.  Each pack reply is a line of DIR/packs.log:
+"STATUS LENGTH corrupted|intact PATH".
+"""
+import http.client, http.server, os, sys, urllib.parse
+
+UP = urllib.parse.urlsplit(sys.argv[1])
+DIR = sys.argv[2]
+KEEP = ("authorization", "content-type", "accept")
+
+
+class Proxy(http.server.BaseHTTPRequestHandler):
+    def forward(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else None
+        hdrs = {k: v for k, v in self.headers.items() if k.lower() in KEEP}
+        c = http.client.HTTPConnection(UP.hostname, UP.port, timeout=120)
+        try:
+            c.request(self.command, self.path, body=body, headers=hdrs)
+            r = c.getresponse()
+            data = r.read()
+        except OSError as e:
+            self.send_error(502, str(e))
+            return
+        finally:
+            c.close()
+        if self.path.startswith("/api/v1/packs/"):
+            bad = (r.status == 200 and len(data) > 0 and
+                   os.path.exists(os.path.join(DIR, "corrupt")))
+            if bad:
+                b = bytearray(data)
+                b[len(b) // 2] ^= 0x5A
+                data = bytes(b)
+            with open(os.path.join(DIR, "packs.log"), "a") as f:
+                f.write("%d %d %s %s\n" % (r.status, len(data),
+                        "corrupted" if bad else "intact", self.path))
+        self.send_response(r.status)
+        for k in ("Content-Type", "Retry-After"):
+            if r.getheader(k):
+                self.send_header(k, r.getheader(k))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = forward
+
+    def log_message(self, *args):
+        pass
+
+
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+with open(os.path.join(DIR, "port.tmp"), "w") as f:
+    f.write("%d\n" % srv.server_address[1])
+os.rename(os.path.join(DIR, "port.tmp"), os.path.join(DIR, "port"))
+srv.serve_forever()
