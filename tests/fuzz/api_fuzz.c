@@ -1,7 +1,7 @@
 /*
  * Fuzzes the request bodies of the API's POST routes (daemon/api.c):
  * runner register, heartbeat, claim, run upload, log, finish, the admin
- * submit and series (mbox) routes, the dashboard's triage (JSON) and
+ * submit, series (mbox) and bisect routes, the dashboard's triage (JSON) and
  * login (a form), through the daemon's own
  * dispatch (handle(): route table, authorisation, the handler).  No
  * server: this file includes daemon/api.c and answers the httpd_* calls
@@ -193,12 +193,17 @@ static const struct {
 	const char *path;
 	int admin;
 } posts[] = {
-	{ "/api/v1/runners/register", 0 }, { "/api/v1/runners/heartbeat", 0 },
-	{ "/api/v1/jobs/claim", 0 }, { "/api/v1/jobs/1/runs", 0 },
-	{ "/api/v1/jobs/1/log", 0 }, { "/api/v1/jobs/1/finish", 0 },
-	{ "/api/v1/submit", 1 }, { "/api/v1/series", 1 },
+	{ "/api/v1/runners/register", 0 },
+	{ "/api/v1/runners/heartbeat", 0 },
+	{ "/api/v1/jobs/claim", 0 },
+	{ "/api/v1/jobs/1/runs", 0 },
+	{ "/api/v1/jobs/1/log", 0 },
+	{ "/api/v1/jobs/1/finish", 0 },
+	{ "/api/v1/submit", 1 },
+	{ "/api/v1/series", 1 },
 	{ "/api/v1/regressions/1/triage", 1 }, /* web/: JSON too */
 	{ "/login", 0 },                       /* web/: a form */
+	{ "/api/v1/bisect", 1 },
 };
 #define NPOSTS (sizeof(posts) / sizeof(posts[0]))
 
