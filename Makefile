@@ -219,13 +219,14 @@ endif
 # that run the daemon's threads: the API and its libmicrohttpd pool
 # (t03*), runner and spool (t035*), watcher and series (t041*-t043*),
 # verdict worker (t051*), canary worker (t0672), three runners in network
-# namespaces (t0680), alert worker (t080*).  A race stops the test
+# namespaces (t0680), alert worker (t080*), bisect worker (t085*).  A race
+# stops the test
 # (halt_on_error); tests/tsan.supp holds the library false positives.
 # Not part of make check.  TSan maps its shadow at fixed addresses: with
 # more than 28 bits of mmap randomisation (some newer kernels) it dies at
 # start, so the run is wrapped in setarch -R there.
 TSAN_FLAGS = -O1 -g -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS ?= _test t03 t041 t042 t043 t051 t0672 t0680 t080
+TSAN_TESTS ?= _test t03 t041 t042 t043 t051 t0672 t0680 t080 t085
 TSAN_WRAP := $(shell [ "$$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || \
 	echo 0)" -gt 28 ] && echo "setarch $$(uname -m) -R")
 
