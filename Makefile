@@ -220,8 +220,8 @@ endif
 # (t03*), runner and spool (t035*), watcher and series (t041*-t043*),
 # verdict worker (t051*), canary worker (t0672), three runners in network
 # namespaces (t0680), alert worker (t080*), bisect worker (t085*).  A race
-# stops the test
-# (halt_on_error); tests/tsan.supp holds the library false positives.
+# stops the test (halt_on_error); tests/tsan.supp holds the library false
+# positives.
 # Not part of make check.  TSan maps its shadow at fixed addresses: with
 # more than 28 bits of mmap randomisation (some newer kernels) it dies at
 # start, so the run is wrapped in setarch -R there.
