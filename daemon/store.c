@@ -604,6 +604,22 @@ store_i_bind_text(sqlite3_stmt *st, int i, const char *v)
 	bind_text(st, i, v);
 }
 
+char *
+store_i_col_dup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+double
+store_i_col_num(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL
+	    ? NAN
+	    : sqlite3_column_double(st, i);
+}
+
 int
 store_i_step_done(struct store *s, sqlite3_stmt *st, const char *what)
 {

@@ -31,23 +31,6 @@ prep(struct store *s, const char *sql)
 	}
 	return st;
 }
-
-static char *
-col_dup(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
-static double
-col_num(sqlite3_stmt *st, int i)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return NAN;
-	return sqlite3_column_double(st, i);
-}
-
 static void
 bind_text(sqlite3_stmt *st, int i, const char *v)
 {
@@ -282,10 +265,10 @@ info_commit(struct store *s, struct store_alert_info *x)
 	sqlite3_bind_int64(st, 1, x->commit_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		x->sha = col_dup(st, 0);
-		x->subject = col_dup(st, 1);
-		x->author = col_dup(st, 2);
-		x->tree = col_dup(st, 3);
+		x->sha = store_i_col_dup(st, 0);
+		x->subject = store_i_col_dup(st, 1);
+		x->author = store_i_col_dup(st, 2);
+		x->tree = store_i_col_dup(st, 3);
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)
@@ -309,14 +292,14 @@ info_series(struct store *s, struct store_alert_info *x)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		x->series_id = sqlite3_column_int64(st, 0);
-		x->series_title = col_dup(st, 1);
+		x->series_title = store_i_col_dup(st, 1);
 		x->version = sqlite3_column_int64(st, 2);
 		x->total = sqlite3_column_int64(st, 3);
-		x->series_author = col_dup(st, 4);
-		x->inbox = col_dup(st, 5);
-		x->series_msgid = col_dup(st, 6);
+		x->series_author = store_i_col_dup(st, 4);
+		x->inbox = store_i_col_dup(st, 5);
+		x->series_msgid = store_i_col_dup(st, 6);
 		if (x->branch == NULL)
-			x->branch = col_dup(st, 7);
+			x->branch = store_i_col_dup(st, 7);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -332,7 +315,7 @@ info_series(struct store *s, struct store_alert_info *x)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		x->patch_msgids = xreallocarray(x->patch_msgids,
 		    x->npatch_msgids + 1, sizeof(*x->patch_msgids));
-		x->patch_msgids[x->npatch_msgids++] = col_dup(st, 0);
+		x->patch_msgids[x->npatch_msgids++] = store_i_col_dup(st, 0);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : dberr(s, "alert patches");
@@ -400,29 +383,31 @@ info_cmps(struct store *s, struct store_alert_info *x)
 		c->pair_id = pair;
 		c->base_job_id = sqlite3_column_int64(st, 1);
 		c->cand_job_id = sqlite3_column_int64(st, 2);
-		c->point = col_dup(st, 3);
-		c->metric = col_dup(st, 4);
-		c->unit = col_dup(st, 5);
-		c->better = col_dup(st, 6);
-		c->verdict = col_dup(st, 7);
-		c->note = col_dup(st, 8);
-		c->base_median = col_num(st, 9);
-		c->cand_median = col_num(st, 10);
-		c->change_pct = col_num(st, 11);
-		c->ci_low = col_num(st, 12);
-		c->ci_high = col_num(st, 13);
+		c->point = store_i_col_dup(st, 3);
+		c->metric = store_i_col_dup(st, 4);
+		c->unit = store_i_col_dup(st, 5);
+		c->better = store_i_col_dup(st, 6);
+		c->verdict = store_i_col_dup(st, 7);
+		c->note = store_i_col_dup(st, 8);
+		c->base_median = store_i_col_num(st, 9);
+		c->cand_median = store_i_col_num(st, 10);
+		c->change_pct = store_i_col_num(st, 11);
+		c->ci_low = store_i_col_num(st, 12);
+		c->ci_high = store_i_col_num(st, 13);
 		c->n_base = sqlite3_column_int64(st, 14);
 		c->n_cand = sqlite3_column_int64(st, 15);
-		c->base_mean = col_num(st, 16);
-		c->base_sd = sd_of(c->base_mean, col_num(st, 17), c->n_base);
-		c->cand_mean = col_num(st, 18);
-		c->cand_sd = sd_of(c->cand_mean, col_num(st, 19), c->n_cand);
+		c->base_mean = store_i_col_num(st, 16);
+		c->base_sd =
+		    sd_of(c->base_mean, store_i_col_num(st, 17), c->n_base);
+		c->cand_mean = store_i_col_num(st, 18);
+		c->cand_sd =
+		    sd_of(c->cand_mean, store_i_col_num(st, 19), c->n_cand);
 		/* docs/HOST.md: the sides ran under different host states */
 		c->suspect = sqlite3_column_int(st, 23) != 0;
 		if (x->branch == NULL)
-			x->branch = col_dup(st, 20);
+			x->branch = store_i_col_dup(st, 20);
 		if (x->base_sha == NULL)
-			x->base_sha = col_dup(st, 21);
+			x->base_sha = store_i_col_dup(st, 21);
 		for (i = 0; i < x->npairs; i++)
 			if (x->pairs[i] == pair)
 				break;
@@ -432,7 +417,7 @@ info_cmps(struct store *s, struct store_alert_info *x)
 			x->pairs[x->npairs++] = pair;
 		}
 		if (x->spec == NULL)
-			x->spec = col_dup(st, 22);
+			x->spec = store_i_col_dup(st, 22);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : dberr(s, "alert comparisons");
@@ -470,15 +455,15 @@ info_cps(struct store *s, struct store_alert_info *x)
 			x->cp =
 			    xreallocarray(x->cp, x->ncp + 1, sizeof(*x->cp));
 			c = &x->cp[x->ncp++];
-			c->point = col_dup(st, 0);
-			c->metric = col_dup(st, 1);
-			c->direction = col_dup(st, 2);
-			c->before = col_num(st, 3);
-			c->after = col_num(st, 4);
-			c->change_pct = col_num(st, 5);
-			c->p = col_num(st, 6);
-			c->lo_sha = col_dup(st, 7);
-			c->hi_sha = col_dup(st, 8);
+			c->point = store_i_col_dup(st, 0);
+			c->metric = store_i_col_dup(st, 1);
+			c->direction = store_i_col_dup(st, 2);
+			c->before = store_i_col_num(st, 3);
+			c->after = store_i_col_num(st, 4);
+			c->change_pct = store_i_col_num(st, 5);
+			c->p = store_i_col_num(st, 6);
+			c->lo_sha = store_i_col_dup(st, 7);
+			c->hi_sha = store_i_col_dup(st, 8);
 		}
 		if (rc != SQLITE_DONE)
 			break;
@@ -513,16 +498,16 @@ info_bisect(struct store *s, struct store_alert_info *x)
 		const unsigned char *subj = sqlite3_column_text(st, 3);
 
 		x->bisect_id = sqlite3_column_int64(st, 0);
-		x->bisect_state = col_dup(st, 1);
+		x->bisect_state = store_i_col_dup(st, 1);
 		if (sha != NULL)
 			x->bisect = xasprintf("%.12s %s", (const char *)sha,
 			    subj ? (const char *)subj : "(subject unknown)");
 		if (sqlite3_column_type(st, 4) != SQLITE_NULL)
-			x->bisect_parent = col_dup(st, 4);
+			x->bisect_parent = store_i_col_dup(st, 4);
 		if (sqlite3_column_type(st, 5) != SQLITE_NULL)
-			x->bisect_revert = col_dup(st, 5);
+			x->bisect_revert = store_i_col_dup(st, 5);
 		if (sqlite3_column_type(st, 6) != SQLITE_NULL)
-			x->bisect_reason = col_dup(st, 6);
+			x->bisect_reason = store_i_col_dup(st, 6);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
@@ -545,7 +530,7 @@ info_suspect(struct store *s, struct store_alert_info *x)
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, x->pairs[i]);
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			x->suspect = col_dup(st, 0);
+			x->suspect = store_i_col_dup(st, 0);
 			rc = SQLITE_DONE;
 		} else if (rc != SQLITE_DONE)
 			break;
@@ -577,8 +562,8 @@ store_alert_info(struct store *s, struct store_alert_info **out,
 	}
 	sqlite3_bind_int64(st, 1, host_id);
 	if (sqlite3_step(st) == SQLITE_ROW) {
-		x->host = col_dup(st, 0);
-		x->inventory = col_dup(st, 1);
+		x->host = store_i_col_dup(st, 0);
+		x->inventory = store_i_col_dup(st, 1);
 	}
 	sqlite3_finalize(st);
 	if ((r = info_suspect(s, x)) != 0)
@@ -617,9 +602,9 @@ store_alert_report_get(
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		out->id = sqlite3_column_int64(st, 0);
-		out->signature = col_dup(st, 1);
-		out->message_id = col_dup(st, 2);
-		out->subject = col_dup(st, 3);
+		out->signature = store_i_col_dup(st, 1);
+		out->message_id = store_i_col_dup(st, 2);
+		out->subject = store_i_col_dup(st, 3);
 		out->sent_reports = sqlite3_column_int64(st, 4);
 	}
 	sqlite3_finalize(st);
@@ -784,18 +769,18 @@ read_alerts(struct store *s, sqlite3_stmt *st, struct store_alert **out,
 		x->next_try = sqlite3_column_int64(st, 3);
 		x->sent = sqlite3_column_int64(st, 4);
 		x->created = sqlite3_column_int64(st, 5);
-		x->kind = col_dup(st, 6);
-		x->key = col_dup(st, 7);
-		x->target = col_dup(st, 8);
-		x->state = col_dup(st, 9);
-		x->subject = col_dup(st, 10);
-		x->last_error = col_dup(st, 11);
+		x->kind = store_i_col_dup(st, 6);
+		x->key = store_i_col_dup(st, 7);
+		x->target = store_i_col_dup(st, 8);
+		x->state = store_i_col_dup(st, 9);
+		x->subject = store_i_col_dup(st, 10);
+		x->last_error = store_i_col_dup(st, 11);
 		x->followup = sqlite3_column_int(st, 12);
-		x->sha = col_dup(st, 13);
-		x->job = col_dup(st, 14);
-		x->host = col_dup(st, 15);
+		x->sha = store_i_col_dup(st, 13);
+		x->job = store_i_col_dup(st, 14);
+		x->host = store_i_col_dup(st, 15);
 		if (payload)
-			x->payload = col_dup(st, 16);
+			x->payload = store_i_col_dup(st, 16);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

@@ -38,24 +38,6 @@ bind_num(sqlite3_stmt *st, int i, double v)
 	else
 		sqlite3_bind_null(st, i);
 }
-
-/* A copy of column i, NULL for NULL. */
-static char *
-col_opt(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
-static double
-col_num(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL
-	    ? NAN
-	    : sqlite3_column_double(st, i);
-}
-
 /* One write statement in its own transaction (or the caller's). */
 static int
 write1(struct store *s, sqlite3_stmt *st, const char *what)
@@ -146,14 +128,14 @@ store_bisect_src(
 		out->pair_id = sqlite3_column_int64(st, 0);
 		out->host_id = sqlite3_column_int64(st, 1);
 		out->tree_id = sqlite3_column_int64(st, 2);
-		out->job = col_opt(st, 3);
-		out->point = col_opt(st, 4);
-		out->metric = col_opt(st, 5);
-		out->tree = col_opt(st, 6);
-		out->good_sha = col_opt(st, 7);
-		out->bad_sha = col_opt(st, 8);
-		out->spec = col_opt(st, 9);
-		out->labels = col_opt(st, 10);
+		out->job = store_i_col_dup(st, 3);
+		out->point = store_i_col_dup(st, 4);
+		out->metric = store_i_col_dup(st, 5);
+		out->tree = store_i_col_dup(st, 6);
+		out->good_sha = store_i_col_dup(st, 7);
+		out->bad_sha = store_i_col_dup(st, 8);
+		out->spec = store_i_col_dup(st, 9);
+		out->labels = store_i_col_dup(st, 10);
 		out->max_attempts = sqlite3_column_int64(st, 11);
 		out->of_bisect = sqlite3_column_int(st, 12);
 	}
@@ -290,23 +272,23 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 	b->pair_id = sqlite3_column_int64(st, 2);
 	b->host_id = sqlite3_column_int64(st, 3);
 	b->tree_id = sqlite3_column_int64(st, 4);
-	b->job = col_opt(st, 5);
-	b->point = col_opt(st, 6);
-	b->metric = col_opt(st, 7);
-	b->host = col_opt(st, 8);
-	b->tree = col_opt(st, 9);
-	b->good_sha = col_opt(st, 10);
-	b->bad_sha = col_opt(st, 11);
-	b->lo_sha = col_opt(st, 12);
-	b->hi_sha = col_opt(st, 13);
-	b->state = col_opt(st, 14);
-	b->culprit_sha = col_opt(st, 15);
-	b->culprit_subject = col_opt(st, 16);
-	b->reason = col_opt(st, 17);
-	b->started_by = col_opt(st, 18);
-	b->verify_parent = col_opt(st, 19);
-	b->verify_revert = col_opt(st, 20);
-	b->revert_sha = col_opt(st, 21);
+	b->job = store_i_col_dup(st, 5);
+	b->point = store_i_col_dup(st, 6);
+	b->metric = store_i_col_dup(st, 7);
+	b->host = store_i_col_dup(st, 8);
+	b->tree = store_i_col_dup(st, 9);
+	b->good_sha = store_i_col_dup(st, 10);
+	b->bad_sha = store_i_col_dup(st, 11);
+	b->lo_sha = store_i_col_dup(st, 12);
+	b->hi_sha = store_i_col_dup(st, 13);
+	b->state = store_i_col_dup(st, 14);
+	b->culprit_sha = store_i_col_dup(st, 15);
+	b->culprit_subject = store_i_col_dup(st, 16);
+	b->reason = store_i_col_dup(st, 17);
+	b->started_by = store_i_col_dup(st, 18);
+	b->verify_parent = store_i_col_dup(st, 19);
+	b->verify_revert = store_i_col_dup(st, 20);
+	b->revert_sha = store_i_col_dup(st, 21);
 	b->steps_limit = sqlite3_column_int64(st, 22);
 	b->max_inconclusive = sqlite3_column_int64(st, 23);
 	b->full_dag = sqlite3_column_int(st, 24);
@@ -436,17 +418,17 @@ store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
 		memset(p, 0, sizeof(*p));
 		p->bisect_id = bisect_id;
 		p->id = sqlite3_column_int64(st, 0);
-		p->kind = col_opt(st, 1);
-		p->sha = col_opt(st, 2);
-		p->subject = col_opt(st, 3);
+		p->kind = store_i_col_dup(st, 1);
+		p->sha = store_i_col_dup(st, 2);
+		p->subject = store_i_col_dup(st, 3);
 		p->good_pair = sqlite3_column_int64(st, 4);
 		p->bad_pair = sqlite3_column_int64(st, 5);
-		p->cls = col_opt(st, 6);
-		p->vs_good = col_opt(st, 7);
-		p->vs_good_pct = col_num(st, 8);
-		p->vs_bad = col_opt(st, 9);
-		p->vs_bad_pct = col_num(st, 10);
-		p->note = col_opt(st, 11);
+		p->cls = store_i_col_dup(st, 6);
+		p->vs_good = store_i_col_dup(st, 7);
+		p->vs_good_pct = store_i_col_num(st, 8);
+		p->vs_bad = store_i_col_dup(st, 9);
+		p->vs_bad_pct = store_i_col_num(st, 10);
+		p->note = store_i_col_dup(st, 11);
 		p->created = sqlite3_column_int64(st, 12);
 		p->updated = sqlite3_column_int64(st, 13);
 	}
@@ -585,15 +567,15 @@ store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
 	if (rc == SQLITE_ROW) {
 		snprintf(out->base_state, sizeof(out->base_state), "%s",
 		    (const char *)sqlite3_column_text(st, 0));
-		out->base_error = col_opt(st, 1);
+		out->base_error = store_i_col_dup(st, 1);
 		snprintf(out->cand_state, sizeof(out->cand_state), "%s",
 		    (const char *)sqlite3_column_text(st, 2));
-		out->cand_error = col_opt(st, 3);
+		out->cand_error = store_i_col_dup(st, 3);
 		out->analysed = sqlite3_column_int(st, 4);
-		out->verdict = col_opt(st, 5);
-		out->change_pct = col_num(st, 6);
-		out->min_effect = col_num(st, 7);
-		out->better = col_opt(st, 8);
+		out->verdict = store_i_col_dup(st, 5);
+		out->change_pct = store_i_col_num(st, 6);
+		out->min_effect = store_i_col_num(st, 7);
+		out->better = store_i_col_dup(st, 8);
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_ROW)
@@ -675,7 +657,7 @@ store_bisect_subject(struct store *s, int64_t tree_id, const char *sha)
 	sqlite3_bind_int64(st, 1, tree_id);
 	bind_str(st, 2, sha);
 	if (sqlite3_step(st) == SQLITE_ROW)
-		r = col_opt(st, 0);
+		r = store_i_col_dup(st, 0);
 	sqlite3_finalize(st);
 	return r;
 }

@@ -8,15 +8,6 @@
 #include "common/xalloc.h"
 #include "daemon/store_canary.h"
 #include "daemon/store_int.h"
-
-static char *
-col_dup(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
 void
 store_canary_host_release(struct store_canary_host *h)
 {
@@ -46,7 +37,7 @@ store_canary_host(struct store *s, struct store_canary_host *out,
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		out->host_id = sqlite3_column_int64(st, 0);
-		out->quarantined = col_dup(st, 1);
+		out->quarantined = store_i_col_dup(st, 1);
 		out->quarantined_at = sqlite3_column_int64(st, 2);
 		out->last_pair = sqlite3_column_int64(st, 3);
 		out->last_created = sqlite3_column_int64(st, 4);
@@ -122,8 +113,8 @@ store_canary_findings(struct store *s, struct store_canary_finding **out,
 
 		*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
 		f = &(*out)[(*out_n)++];
-		f->metric = col_dup(st, 0);
-		f->verdict = col_dup(st, 1);
+		f->metric = store_i_col_dup(st, 0);
+		f->verdict = store_i_col_dup(st, 1);
 		f->change_pct = sqlite3_column_type(st, 2) == SQLITE_NULL
 		    ? 0
 		    : sqlite3_column_double(st, 2);
@@ -237,7 +228,7 @@ store_canary_moments(struct store *s, struct store_canary_moment **out,
 
 		*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
 		m = &(*out)[(*out_n)++];
-		m->metric = col_dup(st, 0);
+		m->metric = store_i_col_dup(st, 0);
 		m->job_id = sqlite3_column_int64(st, 1);
 		m->n = sqlite3_column_int64(st, 2);
 		m->sum = sqlite3_column_double(st, 3);

@@ -43,6 +43,9 @@ struct store {
 int store_i_dberr(struct store *, const char *what);
 sqlite3_stmt *store_i_prep(struct store *, const char *sql);
 void store_i_bind_text(sqlite3_stmt *, int i, const char *v);
+/* Column i as a copy (NULL for NULL), as a number (NaN for NULL). */
+char *store_i_col_dup(sqlite3_stmt *, int i);
+double store_i_col_num(sqlite3_stmt *, int i);
 int store_i_step_done(struct store *, sqlite3_stmt *, const char *what);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
