@@ -2373,14 +2373,15 @@ static json_t *
 series_tip_pairs(struct store *s, int64_t id)
 {
 	sqlite3_stmt *st = prep(s,
-	    "SELECT DISTINCT cj.pair_id FROM series se"
+	    "SELECT DISTINCT p.id FROM series se"
 	    " JOIN jobs cj ON cj.commit_id = se.commit_id"
-	    "  AND cj.role = 'candidate' AND cj.pair_id IS NOT NULL"
-	    " JOIN jobs bj ON bj.pair_id = cj.pair_id AND bj.role = 'base'"
+	    "  AND cj.role = 'candidate'"
+	    " JOIN pairs p ON p.cand_job_id = cj.id AND p.bisect_id IS NULL"
+	    " JOIN jobs bj ON bj.id = p.base_job_id"
 	    " LEFT JOIN commits bc ON bc.id = bj.commit_id"
 	    " WHERE se.id = ?1 AND (se.base_sha IS NULL"
 	    "  OR bc.sha = se.base_sha)"
-	    " ORDER BY cj.pair_id DESC");
+	    " ORDER BY p.id DESC");
 	json_t *arr;
 
 	if (st == NULL)
@@ -3958,19 +3959,20 @@ store_series_state(struct store *s, int64_t id, const char *state,
 	return tx_end(s, ok);
 }
 
-#define SERIES_COLS                                                         \
-	"se.id, se.inbox, se.message_id, se.title, se.version, se.total,"   \
-	" se.found, se.author, se.date AS time, se.state, se.error,"        \
-	" t.name AS tree, se.branch, se.base_sha, se.ref, se.commit_id,"    \
-	" c.sha AS commit_sha, se.created, se.updated,"                     \
-	" se.branch_tag, se.supersedes, se.fallback,"                       \
-	" (SELECT group_concat(cm.verdict) FROM jobs j JOIN comparisons cm" \
-	"  ON cm.pair_id = j.pair_id WHERE j.commit_id = se.commit_id"      \
-	"  AND j.role = 'candidate' AND (se.base_sha IS NULL OR"            \
-	"  (SELECT bc.sha FROM jobs bj JOIN commits bc"                     \
-	"   ON bc.id = bj.commit_id WHERE bj.pair_id = j.pair_id"           \
-	"   AND bj.role = 'base') = se.base_sha)) AS verdicts"              \
-	" FROM series se LEFT JOIN trees t ON t.id = se.tree_id"            \
+#define SERIES_COLS                                                       \
+	"se.id, se.inbox, se.message_id, se.title, se.version, se.total," \
+	" se.found, se.author, se.date AS time, se.state, se.error,"      \
+	" t.name AS tree, se.branch, se.base_sha, se.ref, se.commit_id,"  \
+	" c.sha AS commit_sha, se.created, se.updated,"                   \
+	" se.branch_tag, se.supersedes, se.fallback,"                     \
+	" (SELECT group_concat(cm.verdict) FROM jobs j"                   \
+	"  JOIN pairs p ON p.cand_job_id = j.id AND p.bisect_id IS NULL"  \
+	"  JOIN comparisons cm ON cm.pair_id = p.id"                      \
+	"  WHERE j.commit_id = se.commit_id AND j.role = 'candidate'"     \
+	"  AND (se.base_sha IS NULL OR (SELECT bc.sha FROM jobs bj"       \
+	"   JOIN commits bc ON bc.id = bj.commit_id"                      \
+	"   WHERE bj.id = p.base_job_id) = se.base_sha)) AS verdicts"     \
+	" FROM series se LEFT JOIN trees t ON t.id = se.tree_id"          \
 	" LEFT JOIN commits c ON c.id = se.commit_id"
 
 int
@@ -4005,15 +4007,17 @@ store_series_list(struct store *s, json_t **out, int64_t limit, int64_t cursor)
 /* A patch's verdicts against its parent (trigger.every_patch): pairs
  * whose candidate is the patch and whose base is the previous patch, or
  * the series base for patch 1. */
-#define PATCH_VERDICTS                                                  \
-	"(SELECT group_concat(cm.verdict) FROM jobs cj"                 \
-	" JOIN jobs bj ON bj.pair_id = cj.pair_id AND bj.role = 'base'" \
-	" JOIN comparisons cm ON cm.pair_id = cj.pair_id"               \
-	" WHERE cj.commit_id = p.commit_id AND cj.role = 'candidate'"   \
-	" AND bj.commit_id = COALESCE((SELECT pp.commit_id"             \
-	"  FROM series_patches pp WHERE pp.series_id = p.series_id"     \
-	"  AND pp.seq = p.seq - 1), (SELECT bc.id FROM series se"       \
-	"  JOIN commits bc ON bc.sha = se.base_sha"                     \
+#define PATCH_VERDICTS                                                \
+	"(SELECT group_concat(cm.verdict) FROM jobs cj"               \
+	" JOIN pairs pr ON pr.cand_job_id = cj.id"                    \
+	"  AND pr.bisect_id IS NULL"                                  \
+	" JOIN jobs bj ON bj.id = pr.base_job_id"                     \
+	" JOIN comparisons cm ON cm.pair_id = pr.id"                  \
+	" WHERE cj.commit_id = p.commit_id AND cj.role = 'candidate'" \
+	" AND bj.commit_id = COALESCE((SELECT pp.commit_id"           \
+	"  FROM series_patches pp WHERE pp.series_id = p.series_id"   \
+	"  AND pp.seq = p.seq - 1), (SELECT bc.id FROM series se"     \
+	"  JOIN commits bc ON bc.sha = se.base_sha"                   \
 	"  WHERE se.id = p.series_id))) AS verdicts"
 
 static json_t *

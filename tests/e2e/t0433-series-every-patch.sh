@@ -91,6 +91,10 @@ j = json.load(open(sys.argv[1]))
 # last patch against the one before it.
 assert len(j["pairs"]) == 1, j["pairs"]
 assert {c["pair_id"] for c in j["comparisons"]} == set(j["pairs"]), j["comparisons"]
+# A patch's verdicts are those of its own pair (one per metric), not
+# also of a bisection step that measured the same commit.
+n = len(j["comparisons"])
+assert all(len(v[k]) == n for k in v), (n, v)
 PY
 code=$(http GET "/series/$sid")
 [ "$code" = 200 ] && grep -c '<tr class="patch">' "$PW_TMP/body" | grep -qx 3 &&

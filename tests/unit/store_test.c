@@ -760,6 +760,89 @@ TEST(test_store__triggered_pairs_share_a_base)
 	store_close(s);
 }
 
+/* A series' tip pair that shares its base job with another series' pair
+ * (baseline reuse: the base job's own pair_id names the first pair) is
+ * still the series' pair, with its verdicts; the per-patch verdicts are
+ * those of the patch's own pair, whichever job the base is. */
+static int64_t
+tip_series(struct store *s, int64_t t, const char *mid, int64_t version,
+    int64_t tip, const char *base_sha)
+{
+	struct store_series_new n = { "upload", mid, "memcg: batch", "A <a@x>",
+		version, 1, 1, 100, t, "master" };
+	struct store_series_patch pp;
+	int64_t id = 0;
+
+	if (store_series_create(s, &id, NULL, &n, 100) != 0 ||
+	    store_series_state(
+	        s, id, "applied", NULL, base_sha, tip, NULL, 101) != 0)
+		return -1;
+	memset(&pp, 0, sizeof(pp));
+	pp.seq = 1;
+	pp.message_id = mid;
+	pp.subject = "memcg: batch";
+	pp.commit_id = tip;
+	return store_series_patch_put(s, id, &pp) == 0 ? id : -1;
+}
+
+static void
+verdict(struct store *s, int64_t pair, const char *v)
+{
+	struct store_comparison c;
+
+	memset(&c, 0, sizeof(c));
+	c.metric = "m";
+	c.unit = "ms";
+	c.better = "lower";
+	c.verdict = v;
+	c.base_median = c.cand_median = c.change_pct = c.ci_low = c.ci_high =
+	    c.p = c.p_adjusted = 0;
+	c.final = 1;
+	ASSERT(store_verdict_put(s, NULL, pair, &c, 1100) == 0);
+}
+
+TEST(test_store__series_tip_pair_on_a_shared_base)
+{
+	struct store *s = open_new();
+	int64_t t = 0, h1, ca = 0, cb = 0, cc = 0, p1, p2, v1, v2;
+	int reused = -1;
+	json_t *o = NULL, *pairs, *se, *pt;
+
+	ASSERT(s != NULL);
+	h1 = host(s, "h1", "[]");
+	ASSERT(store_tree_sync(s, &t, "mm", "u") == 0);
+	ASSERT(store_commit_stub(s, &ca, t, SHA_A) == 0);
+	ASSERT(store_commit_stub(s, &cb, t, SHA_B) == 0);
+	ASSERT(store_commit_stub(s, &cc, t, SHA_C) == 0);
+	p1 = tpair(s, h1, t, ca, cb, 100, 1000, &reused);
+	p2 = tpair(s, h1, t, ca, cc, 100, 1050, &reused);
+	ASSERT(p1 > 0 && p2 > 0 && reused == 1);
+	verdict(s, p1, "regression");
+	verdict(s, p2, "improvement");
+	v1 = tip_series(s, t, "v1@x", 1, cb, SHA_A);
+	v2 = tip_series(s, t, "v2@x", 2, cc, SHA_A);
+	ASSERT(v1 > 0 && v2 > 0);
+	ASSERT(store_web_series(s, &o, v2) == 0);
+	pairs = json_object_get(o, "pairs");
+	ASSERT_INTEQ(json_array_size(pairs), 1);
+	ASSERT_INTEQ(json_integer_value(json_array_get(pairs, 0)), p2);
+	pt = json_array_get(json_object_get(o, "patches"), 0);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(pt, "verdicts")), "improvement");
+	json_decref(o);
+	ASSERT(store_series_get(s, &o, v2) == 0);
+	se = json_object_get(o, "series");
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(se, "verdicts")), "improvement");
+	json_decref(o);
+	ASSERT(store_web_series(s, &o, v1) == 0);
+	ASSERT_INTEQ(
+	    json_integer_value(json_array_get(json_object_get(o, "pairs"), 0)),
+	    p1);
+	json_decref(o);
+	store_close(s);
+}
+
 TEST(test_store__pinned_pair_keeps_its_host_on_expiry)
 {
 	struct store *s = open_new();
