@@ -32,7 +32,9 @@ ONCE=${DEMO_ONCE:-0}
 pids=()	# pids[0] is perfwatchd
 sinks=()	# the SMTP server and the webhook receiver
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+# Each step says when it started (seconds since the demo did), so a slow
+# step on a loaded machine shows in the output.
+say() { printf '\033[1m==> %s\033[0m  [%ss]\n' "$*" "$SECONDS"; }
 die() {
 	printf 'demo: %s\n' "$*" >&2
 	[ -f "$DIR/daemon.log" ] && { echo "--- daemon.log (tail)"; tail -n 20 "$DIR/daemon.log"; } >&2

@@ -65,7 +65,7 @@ if grep -q '^FAIL pages_history_change_point' "$PW_TMP/browser.log"; then
 	# What the detector saw: the demo's own reading and the points.
 	echo "# demo's change points: $(cat "$PW_TMP/demo/cp.txt" 2>/dev/null)"
 	curl -fsS "$PW_URL/api/v1/history?job=demo-stock&metric=ns_per_op&tree=demo&branch=master" |
-	    /usr/bin/python3 -c 'import json,sys; h=json.load(sys.stdin); print("# points:", [(p.get("commit","")[:8], round(p.get("value",0),3)) for p in h.get("points",[])]); print("# change_points:", h.get("change_points"))'
+	    /usr/bin/python3 -c 'import json,sys; h=json.load(sys.stdin); print("# points:", [(p.get("commit","")[:8], p.get("median")) for p in h.get("points",[])]); print("# change_points:", h.get("change_points"))'
 fi
 n=$(ls "$shots"/demo-*.png 2>/dev/null | wc -l)
 check browser_screenshots [ "$n" -ge 8 ]

@@ -13,10 +13,10 @@
 
 out=$PW_TMP/demo.out
 if DEMO_ONCE=1 DEMO_PORT=0 DEMO_DIR=$PW_TMP/demo PERFWATCH_BIN=$PW_BIN \
-    timeout 420 scripts/demo.sh >"$out" 2>&1; then
+    timeout 560 scripts/demo.sh >"$out" 2>&1; then
 	pass demo-exits-0
 else
-	fail demo-exits-0 "$(tail -n 30 "$out")"
+	fail demo-exits-0 "after ${SECONDS}s: $(tail -n 30 "$out")"
 fi
 grep -qE 'improvement <- the fix$' "$out" && pass demo-fix-is-an-improvement ||
 	fail demo-fix-is-an-improvement "$(grep -- '<- the fix' "$out")"
