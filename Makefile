@@ -51,7 +51,7 @@ LDLIBS	 = $(PKG_LIBS) -lpthread -lm
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
 
-DIRS	 = common config daemon runners runners/bench web cli
+DIRS	 = common config analysis daemon runners runners/bench web cli
 ALL_SRCS := $(foreach d,$(DIRS),$(wildcard $(d)/*.c))
 MAIN_SRCS = daemon/main.c runners/main.c cli/main.c runners/tcp_rr_main.c
 LIB_SRCS := $(filter-out $(MAIN_SRCS),$(ALL_SRCS))
@@ -278,7 +278,7 @@ bench-git: $(REL)/tests/git_bench
 	$(REL)/tests/git_bench $(OUT)/bench-git
 
 .PHONY: bench-git
-# --- analysis (daemon/analysis.c): the synthetic evaluation of the
+# --- analysis (analysis/analysis.c): the synthetic evaluation of the
 # statistics, `make eval-stats` (a few minutes; not part of make check).
 # tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.
 # EVAL_ARGS: a trial-count scale and table letters, e.g. "0.2 fct".

@@ -3,7 +3,7 @@
  *
  * Change points of a history series (one value per line, or "LABEL
  * VALUE" lines, in commit order), with the detector the daemon runs on
- * each metric's history (daemon/analysis.h).  Exit status: 0, 1 for bad
+ * each metric's history (analysis/analysis.h).  Exit status: 0, 1 for bad
  * input, 2 for usage errors.
  */
 #include <math.h>
@@ -15,7 +15,7 @@
 #include "cli/opt.h"
 #include "cli/runfile.h"
 #include "common/json.h"
-#include "daemon/analysis.h"
+#include "analysis/analysis.h"
 
 #define CP_USAGE                                                          \
 	"usage: perfwatch changepoints [--json] [--better higher|lower] " \

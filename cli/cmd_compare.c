@@ -3,7 +3,7 @@
  *     [--alpha A] [--history FILE] [--exit-code] BASE CAND
  *
  * Compares candidate runs with base runs offline, with the same analysis
- * the daemon uses (daemon/analysis.h): every metric of the files, the
+ * the daemon uses (analysis/analysis.h): every metric of the files, the
  * false discovery rate controlled across them.  Exit status: 0, or 1
  * with --exit-code when a regression was found; 1 for bad input; 2 for
  * usage errors.
@@ -19,7 +19,7 @@
 #include "cli/runfile.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/analysis.h"
+#include "analysis/analysis.h"
 
 #define COMPARE_USAGE                                                \
 	"usage: perfwatch compare [--json] [--better higher|lower] " \

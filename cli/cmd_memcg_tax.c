@@ -1,5 +1,5 @@
 /*
- * perfwatch memcg-tax JOB_ID...: the memcg tax (daemon/memcg_tax.h,
+ * perfwatch memcg-tax JOB_ID...: the memcg tax (analysis/memcg_tax.h,
  * docs/MEMCG.md) of jobs that ran on one kernel -- e.g. the base jobs of
  * every matrix point of a submit -- from their stored runs (status ok,
  * index below max_runs: the profiled run is left out).  Points pair as
@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
-#include "daemon/memcg_tax.h"
+#include "analysis/memcg_tax.h"
 
 static int
 usage(void)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/opt.h"
-#include "daemon/analysis.h"
+#include "analysis/analysis.h"
 
 int
 opt_value(int argc, char **argv, int *i, const char *name, const char **val)

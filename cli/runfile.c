@@ -10,7 +10,7 @@
 #include "common/caps.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/analysis.h"
+#include "analysis/analysis.h"
 
 #define NUM_TOKEN_MAX 64
 

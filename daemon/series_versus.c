@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "daemon/analysis.h"
+#include "analysis/analysis.h"
 #include "daemon/dconf.h"
 #include "daemon/series_versus.h"
 #include "daemon/store.h"

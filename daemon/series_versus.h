@@ -5,7 +5,7 @@
  * "vN vs vN-1": a new version of a series compared with the version it
  * supersedes (store: series.supersedes), on the same host, job, matrix
  * point and metric.  The candidate runs of the two tips are the two
- * sides of an A/B comparison (daemon/analysis: the same statistics as
+ * sides of an A/B comparison (analysis/analysis: the same statistics as
  * "vN vs base"), so the series page and the alerts can say what the
  * new version changed against the old one, not only against the base.
  * Only what both tips were measured on is compared.

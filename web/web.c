@@ -571,7 +571,7 @@ side_median(json_t *vals, const char *metric, const char *role, int *n)
 #define CHARGE_SHARE_METRIC "memcg.charge_path_share_pct"
 /* Charge-path symbols shown side by side on a pair page. */
 #define PAIR_SYMBOLS 15
-/* The verdicts' memcg tax comparisons (daemon/memcg_tax.h). */
+/* The verdicts' memcg tax comparisons (analysis/memcg_tax.h). */
 #define TAX_PREFIX "memcg_tax."
 
 /* The memcg tax of row's metric from the pair's comparisons, if any. */

@@ -1,5 +1,5 @@
 /*
- * eval_stats: the synthetic study of daemon/analysis (issue 5), run by
+ * eval_stats: the synthetic study of analysis/analysis (issue 5), run by
  * `make eval-stats`.  It draws runs from five noise models, feeds them to
  * the same functions the daemon uses, and prints false-alarm rates,
  * power, mean run counts, change-point hit rates and timings as
@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "common/err.h"
-#include "daemon/analysis.h"
+#include "analysis/analysis.h"
 
 enum model { M_NORMAL, M_LOGNORMAL, M_BIMODAL, M_OUTLIERS, M_AR1, M_COUNT };
 

@@ -1,5 +1,5 @@
 /*
- * Known-answer tests for daemon/analysis.  Where a reference value is not
+ * Known-answer tests for analysis/analysis.  Where a reference value is not
  * obvious, the comment says how it was computed independently of the code
  * under test.
  */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "daemon/analysis.h"
+#include "analysis/analysis.h"
 #include "tests/unit/test.h"
 
 static int

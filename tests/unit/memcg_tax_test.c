@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/memcg_tax.h"
+#include "analysis/memcg_tax.h"
 #include "tests/unit/test.h"
 
 static const struct memcg_tax_result *

@@ -16,7 +16,7 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/analysis.h"
+#include "analysis/analysis.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/store_fleet.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/xalloc.h"
-#include "daemon/analysis.h"
+#include "analysis/analysis.h"
 
 #define DEFAULT_SEED 0x7065726677617463ULL /* "perfwatc" */
 #define WINSOR_K 3.5     /* winsorise at median +- 3.5 robust sigma */

@@ -5,7 +5,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
-#include "daemon/memcg_tax.h"
+#include "analysis/memcg_tax.h"
 
 #define TAX_AXIS MEMCG_TAX_AXIS
 #define TAX_ROOT MEMCG_TAX_ROOT

@@ -1,5 +1,5 @@
-#ifndef DAEMON_MEMCG_TAX_H
-#define DAEMON_MEMCG_TAX_H
+#ifndef ANALYSIS_MEMCG_TAX_H
+#define ANALYSIS_MEMCG_TAX_H
 
 /*
  * The memcg tax: throughput in a nested memcg relative to the root memcg,

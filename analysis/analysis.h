@@ -1,5 +1,5 @@
-#ifndef DAEMON_ANALYSIS_H
-#define DAEMON_ANALYSIS_H
+#ifndef ANALYSIS_ANALYSIS_H
+#define ANALYSIS_ANALYSIS_H
 
 /*
  * Statistics for perfwatch: A/B verdicts, false discovery rate control,
