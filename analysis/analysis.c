@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/xalloc.h"
 #include "analysis/analysis.h"
+#include "common/xalloc.h"
 
 #define DEFAULT_SEED 0x7065726677617463ULL /* "perfwatc" */
 #define WINSOR_K 3.5     /* winsorise at median +- 3.5 robust sigma */

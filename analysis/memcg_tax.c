@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/memcg_tax.h"
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
-#include "analysis/memcg_tax.h"
 
 #define TAX_AXIS MEMCG_TAX_AXIS
 #define TAX_ROOT MEMCG_TAX_ROOT

@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "cli/opt.h"
 #include "cli/runfile.h"
 #include "common/json.h"
-#include "analysis/analysis.h"
 
 #define CP_USAGE                                                          \
 	"usage: perfwatch changepoints [--json] [--better higher|lower] " \

@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "cli/opt.h"
 #include "cli/runfile.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "analysis/analysis.h"
 
 #define COMPARE_USAGE                                                \
 	"usage: perfwatch compare [--json] [--better higher|lower] " \

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/memcg_tax.h"
 #include "cli/cli.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
-#include "analysis/memcg_tax.h"
 
 static int
 usage(void)

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/opt.h"
 #include "analysis/analysis.h"
+#include "cli/opt.h"
 
 int
 opt_value(int argc, char **argv, int *i, const char *name, const char **val)

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "cli/runfile.h"
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "analysis/analysis.h"
 
 #define NUM_TOKEN_MAX 64
 

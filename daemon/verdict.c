@@ -10,12 +10,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/analysis.h"
+#include "analysis/memcg_tax.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
-#include "analysis/analysis.h"
 #include "daemon/hygiene.h"
-#include "analysis/memcg_tax.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/store_bisect.h"

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/err.h"
 #include "analysis/analysis.h"
+#include "common/err.h"
 
 enum model { M_NORMAL, M_LOGNORMAL, M_BIMODAL, M_OUTLIERS, M_AR1, M_COUNT };
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/err.h"
 #include "analysis/analysis.h"
+#include "common/err.h"
 #include "tests/unit/test.h"
 
 static int

@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "analysis/analysis.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/store_fleet.h"
