@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The layering (issue 13): tests/lint/layers.sh passes on the tree, and in
+# a scratch tree with the Makefile's edges it rejects an include against
+# them, naming file:line, and accepts the allowed ones; and the programs
+# link per-folder archives, so perfwatch-runner cannot have pulled in the
+# store (no sqlite3 symbol in it).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+lint=$top/tests/lint/layers.sh
+pass() { echo "PASS $1"; }
+failt() { echo "FAIL $1: $2"; }
+
+if out=$("$lint" "$top" 2>&1); then
+	pass layers_tree_clean
+else
+	failt layers_tree_clean "$out"
+fi
+
+tmp=$(mktemp -d /tmp/t0702.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/common" "$tmp/daemon" "$tmp/runners/bench" "$tmp/runners"
+grep '^EDGES_' "$top/Makefile" >"$tmp/Makefile"
+printf '#include <stdio.h>\n#include "common/buf.h"\n#include "runners/bench/bench.h"\n' >"$tmp/runners/ok.c"
+printf '#include "common/buf.h"\n' >"$tmp/runners/bench/ok.c"
+printf '#include "daemon/store.h"\n' >"$tmp/daemon/ok.c"
+if out=$("$lint" "$tmp" 2>&1); then
+	pass layers_allowed_edges
+else
+	failt layers_allowed_edges "$out"
+fi
+printf '/* x */\n\n#include "common/buf.h"\n #include "daemon/store.h"\n' >"$tmp/runners/bad.c"
+printf '#include "runners/agent.h"\n' >"$tmp/runners/bench/bad.c"
+printf '#include "common/buf.h"\n#include "config/config.h"\n' >"$tmp/common/bad.h"
+out=$("$lint" "$tmp" 2>&1)
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^runners/bad.c:4: runners may not include daemon/store.h' <<<"$out" &&
+    grep -q '^runners/bench/bad.c:1: runners/bench may not include runners/agent.h' <<<"$out" &&
+    grep -q '^common/bad.h:2: common may not include config/config.h' <<<"$out" &&
+    [ "$(wc -l <<<"$out")" = 3 ]; then
+	pass layers_forbidden_named
+else
+	failt layers_forbidden_named "rc $rc: $out"
+fi
+
+bin=${PERFWATCH_BIN:-$top/build/san/bin}
+if [ ! -x "$bin/perfwatch-runner" ] || ! command -v nm >/dev/null; then
+	echo "SKIP runner_links_no_store: no $bin/perfwatch-runner or no nm"
+elif nm "$bin/perfwatch-runner" | grep -q ' [TU] sqlite3_open\| T store_open'; then
+	failt runner_links_no_store "perfwatch-runner holds the store"
+elif nm "$bin/perfwatchd" | grep -q ' T store_open'; then
+	pass runner_links_no_store
+else
+	failt runner_links_no_store "no store_open in perfwatchd either: nm cannot tell"
+fi
