@@ -32,6 +32,7 @@
 #include "daemon/store_canary.h"
 #include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
+#include "web/reply.h"
 #include "web/web.h"
 
 #define LIST_DEFAULT 50
@@ -119,19 +120,7 @@ mono_ms(void)
 static void
 reply_json(struct ctx *x, int status, json_t *o)
 {
-	struct buf b = BUF_INIT(CAP_HTTP_REPLY);
-
-	if (pwjson_dump_buf(&b, o) == -1 || buf_putc(&b, '\n') == -1) {
-		buf_release(&b);
-		httpd_reply(x->r, 500, "application/json",
-		    "{\"error\":\"reply too large\"}\n", 28);
-	} else {
-		size_t len = b.len;
-
-		httpd_reply_take(
-		    x->r, status, "application/json", buf_take(&b), len);
-	}
-	json_decref(o);
+	reply_json_take(x->r, status, o, NULL, NULL);
 }
 
 static void reply_err(struct ctx *, int, const char *, ...)
@@ -158,21 +147,7 @@ reply_store_err(struct ctx *x, int r)
 {
 	const char *m = store_errmsg(x->s);
 
-	switch (r) {
-	case ERR_NOTFOUND:
-		reply_err(x, 404, "%s", m);
-		break;
-	case ERR_INVALID:
-		reply_err(x, 400, "%s", m);
-		break;
-	case ERR_CONFLICT:
-	case ERR_EXISTS:
-		reply_err(x, 409, "%s", m);
-		break;
-	default:
-		reply_err(x, 500, "%s", m[0] ? m : "store error");
-		break;
-	}
+	reply_err(x, reply_status_of(r), "%s", m[0] ? m : "store error");
 }
 
 /* ---- input ---- */
@@ -1886,18 +1861,14 @@ match(const char *pattern, const char *path, int64_t id[2], const char **seg)
 static int
 authorise(struct ctx *x, enum auth need)
 {
-	const char *h = httpd_header(x->r, "Authorization");
+	const char *tok;
 	int who;
 
 	if (need == AUTH_NONE)
 		return 0;
-	if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
-		reply_err(x, 401,
-		    "missing bearer token (Authorization: "
-		    "Bearer TOKEN)");
+	if ((tok = reply_bearer(x->r)) == NULL)
 		return -1;
-	}
-	who = dconf_auth(x->conf, h + 7, &x->runner);
+	who = dconf_auth(x->conf, tok, &x->runner);
 	if (who == 0) {
 		reply_err(x, 403, "unknown token");
 		return -1;

@@ -29,6 +29,7 @@
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_bisect.h"
+#include "web/reply.h"
 #include "web/session.h"
 #include "web/views.h"
 #include "web/web.h"
@@ -62,6 +63,7 @@ struct wctx {
 	const char *rest; /* the path after the route's prefix */
 	json_t *keep;     /* replies whose strings views borrow */
 	int admin;
+	int cache_slot; /* reply_json_cached's slot */
 	char sid[SESSION_ID_LEN + 1];
 	char csrf[SESSION_ID_LEN + 1];
 };
@@ -361,61 +363,35 @@ reply_message(struct wctx *x, int status, const char *title, const char *text)
 static void
 reply_json(struct wctx *x, int status, json_t *o)
 {
-	struct buf b = BUF_INIT(CAP_HTTP_REPLY);
-	size_t len;
+	reply_json_take(x->r, status, o, NULL, NULL);
+}
 
-	if (pwjson_dump_buf(&b, o) == -1 || buf_putc(&b, '\n') == -1) {
-		buf_release(&b);
-		httpd_reply(x->r, 500, "application/json",
-		    "{\"error\":\"reply too large\"}\n", 28);
-	} else {
-		len = b.len;
-		httpd_reply_take(
-		    x->r, status, "application/json", buf_take(&b), len);
-	}
-	json_decref(o);
+static void
+keep_cached(void *arg, const char *body, size_t len)
+{
+	struct wctx *x = arg;
+
+	cache_put(x->env->web, x->cache_slot, body, len);
 }
 
 /* reply_json for 200, keeping a copy in the cache slot. */
 static void
 reply_json_cached(struct wctx *x, json_t *o, int slot)
 {
-	struct buf b = BUF_INIT(CAP_HTTP_REPLY);
-	size_t len;
-
-	if (pwjson_dump_buf(&b, o) == -1 || buf_putc(&b, '\n') == -1) {
-		buf_release(&b);
-		httpd_reply(x->r, 500, "application/json",
-		    "{\"error\":\"reply too large\"}\n", 28);
-	} else {
-		cache_put(x->env->web, slot, b.data, b.len);
-		len = b.len;
-		httpd_reply_take(
-		    x->r, 200, "application/json", buf_take(&b), len);
-	}
-	json_decref(o);
+	x->cache_slot = slot;
+	reply_json_take(x->r, 200, o, keep_cached, x);
 }
 
 static void
 reply_json_err(struct wctx *x, int status, const char *msg)
 {
-	reply_json(x, status, json_pack("{s:s}", "error", msg));
-}
-
-/* A store failure: ERR_NOTFOUND 404, ERR_INVALID 400, else 500. */
-static int
-store_status(int r)
-{
-	return r == ERR_NOTFOUND ? 404
-	    : r == ERR_INVALID   ? 400
-	    : r == ERR_CONFLICT  ? 409
-	                         : 500;
+	reply_json_error(x->r, status, msg);
 }
 
 static void
 page_store_err(struct wctx *x, int r)
 {
-	int status = store_status(r);
+	int status = reply_status_of(r);
 
 	if (status == 500)
 		log_warnx("web: %s: %s", httpd_path(x->r), store_errmsg(x->s));
@@ -426,7 +402,7 @@ page_store_err(struct wctx *x, int r)
 static void
 json_store_err(struct wctx *x, int r)
 {
-	int status = store_status(r);
+	int status = reply_status_of(r);
 
 	if (status == 500)
 		log_warnx("web: %s: %s", httpd_path(x->r), store_errmsg(x->s));
@@ -1976,8 +1952,7 @@ static void
 a_triage(struct wctx *x)
 {
 	static const char *const keys[] = { "state", "note", NULL };
-	const char *h = httpd_header(x->r, "Authorization");
-	const char *state = NULL, *note = NULL, *body;
+	const char *tok, *state = NULL, *note = NULL, *body;
 	struct err e = { 0 };
 	json_t *o;
 	int64_t id = triage_id(x->rest);
@@ -1989,12 +1964,9 @@ a_triage(struct wctx *x)
 		    x, 404, "expected /api/v1/regressions/ID/triage");
 		return;
 	}
-	if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
-		reply_json_err(x, 401,
-		    "missing bearer token (Authorization: Bearer TOKEN)");
+	if ((tok = reply_bearer(x->r)) == NULL)
 		return;
-	}
-	if (!is_admin_token(x, h + 7)) {
+	if (!is_admin_token(x, tok)) {
 		reply_json_err(x, 403, "this route needs the admin token");
 		return;
 	}

@@ -5,10 +5,12 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/err.h"
 #include "common/xalloc.h"
 #include "tests/unit/test.h"
 #include "web/html.h"
 #include "web/layout.h"
+#include "web/reply.h"
 #include "web/svg.h"
 #include "web/views.h"
 
@@ -1201,4 +1203,16 @@ TEST(test_web__series_hostile)
 	ASSERT(strstr(b.data, "not applied") != NULL);
 	ASSERT(strstr(b.data, "&lt;script&gt;alert(&#39;x&#39;)") != NULL);
 	buf_release(&b);
+}
+
+/* The API and the dashboard answer a store error with the same status
+ * (they used to differ on ERR_EXISTS: 409 and 500). */
+TEST(test_web__one_status_per_error)
+{
+	ASSERT_INTEQ(reply_status_of(ERR_NOTFOUND), 404);
+	ASSERT_INTEQ(reply_status_of(ERR_INVALID), 400);
+	ASSERT_INTEQ(reply_status_of(ERR_CONFLICT), 409);
+	ASSERT_INTEQ(reply_status_of(ERR_EXISTS), 409);
+	ASSERT_INTEQ(reply_status_of(-1), 500);
+	ASSERT_INTEQ(reply_status_of(0), 500);
 }
