@@ -314,11 +314,11 @@ PY
     [ -z "$(ls "$PW_TMP/tmpd" | grep "^perfwatch-am")" ] &&
     pass scratch_removed || fail scratch_removed "$(git --git-dir "$MIRROR" worktree list)"
 # v3 of the first series (same cover title and author): it supersedes
-# v2, and its tip (twice the loop, not four times) is compared with v2's
+# v2, and its tip (the loop as before, not four times) is compared with v2's
 # on the same host and point: "v3 vs v2" next to "v3 vs base".
 g "$SRC" checkout -qb topic3 topic
-echo '#define LOOPS 80000000UL' >"$SRC/loops.h"
-g "$SRC" commit -qam "prog: only twice the loop"
+echo '#define LOOPS 40000000UL' >"$SRC/loops.h"
+g "$SRC" commit -qam "prog: the loop as before"
 g "$SRC" format-patch -q --cover-letter -v3 --base="$c1" -o "$PW_TMP/v3" \
     "$c1..topic3"
 g "$SRC" checkout -q master
@@ -345,7 +345,9 @@ rows = [r for r in vs["rows"] if r["metric"] == "time_ms"]
 assert len(rows) == 1, vs
 r = rows[0]
 assert r["host"] == "r1" and r["job"] == "slowprog", r
-# The design is 2x faster than v2 (4x the loop -> 2x): far above noise.
+# By design 4x faster than v2 (the loop back to 1x from 4x): v2 and v3
+# are measured minutes apart, and CPU time on a loaded VM can swing 2x
+# in between (NOISE.md), so the effect must be far larger than that.
 assert r["change_pct"] < -25 and r["median"] < r["previous_median"], r
 assert r["n"] >= 5 and r["n_previous"] >= 5, r
 PY
