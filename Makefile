@@ -153,7 +153,8 @@ $(SAN)/tests/%_test: $(SAN)/obj/tests/unit/%_test.o $(SAN)/obj/tests/unit/test.o
 
 check-build: $(PROGS:%=$(SAN)/bin/%) $(UNIT_NAMES:%=$(SAN)/tests/%)
 
--include $(shell find $(OUT) -name '*.d' 2>/dev/null)
+-include $(shell find $(OUT) -path $(OUT)/fresh -prune -o -path '*/obj/*.d' \
+	-type f -print 2>/dev/null)
 
 # THE test command: unit tests, then end-to-end tests, one summary line.
 check: deps

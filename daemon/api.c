@@ -1821,6 +1821,22 @@ static const struct route routes[] = {
 	{ "GET", "/metrics", AUTH_NONE, r_metrics },
 };
 
+int
+api_route_at(
+    size_t i, const char **method, const char **pattern, const char **auth)
+{
+	static const char *const names[] = { [AUTH_NONE] = "none",
+		[AUTH_RUNNER] = "runner",
+		[AUTH_ADMIN] = "admin" };
+
+	if (i >= sizeof(routes) / sizeof(routes[0]))
+		return -1;
+	*method = routes[i].method;
+	*pattern = routes[i].pattern;
+	*auth = names[routes[i].auth];
+	return 0;
+}
+
 /* 1 when path matches pattern; '#' segments are stored in id[], a '*'
  * segment in *seg (pointing into path, up to its end). */
 static int

@@ -6,6 +6,8 @@
  * runs the HTTP server (daemon/httpd) and the scheduler's ticker, and
  * gives each server thread its own store connection.
  */
+#include <stddef.h>
+
 #include "common/err.h"
 
 struct api;
@@ -15,6 +17,11 @@ struct sched;
 /* Starts serving with conf (the api takes a reference).  0 and *out, or
  * -1 with e set (database, listen address). */
 int api_start(struct api **out, struct dconf *conf, struct err *e);
+/* Route i of the API's table (0, or -1 past its end): in pattern '#'
+ * is an id and '*' one last segment; auth is "none", "runner" or
+ * "admin".  The dashboard's routes: web_route_at (web/web.h). */
+int api_route_at(
+    size_t i, const char **method, const char **pattern, const char **auth);
 int api_port(const struct api *);
 /* The scheduler, for other threads that queue work (the watcher). */
 struct sched *api_sched(struct api *);

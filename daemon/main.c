@@ -32,14 +32,31 @@
 #include "daemon/dconf.h"
 #include "daemon/watch.h"
 #include "daemon/worker.h"
+#include "web/web.h"
 
 static void
 usage(void)
 {
 	fprintf(stderr,
 	    "usage: perfwatchd [-v] [-n] [--port-file FILE] "
-	    "-c daemon.yaml\n");
+	    "-c daemon.yaml\n"
+	    "       perfwatchd --routes\n");
 	exit(2);
+}
+
+/* --routes: every route, one per line, "METHOD PATTERN AUTH TABLE": the
+ * API's table is asked first, the dashboard's for the paths it does not
+ * know (docs/API.md; the authorisation sweep t0305 walks this list). */
+static void
+print_routes(void)
+{
+	const char *m, *p, *a;
+	size_t i;
+
+	for (i = 0; api_route_at(i, &m, &p, &a) == 0; i++)
+		printf("%s %s %s api\n", m, p, a);
+	for (i = 0; web_route_at(i, &m, &p, &a) == 0; i++)
+		printf("%s %s %s web\n", m, p, a);
 }
 
 static void
@@ -96,7 +113,10 @@ main(int argc, char **argv)
 			cfgpath = argv[++i];
 		else if (strcmp(argv[i], "--port-file") == 0 && i + 1 < argc)
 			port_file = argv[++i];
-		else
+		else if (strcmp(argv[i], "--routes") == 0) {
+			print_routes();
+			return 0;
+		} else
 			usage();
 	}
 	if (cfgpath == NULL)

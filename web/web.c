@@ -72,6 +72,9 @@ struct route {
 	const char *method;
 	const char *path; /* exact, or a prefix when it ends in '/' */
 	void (*fn)(struct wctx *);
+	/* Who may: "none", "session" (an admin session and its CSRF
+	 * token, web/session.h) or "admin" (the admin bearer token). */
+	const char *auth;
 };
 
 /* ---- state across requests ----------------------------------------- */
@@ -1915,12 +1918,6 @@ p_triage(struct wctx *x)
 		reply_message(x, 404, "Not found", "no such page");
 		goto out;
 	}
-	if (!csrf_ok(x)) {
-		reply_message(x, 403, "Forbidden",
-		    "log in as admin, and post the form from the page (CSRF "
-		    "token missing or wrong)");
-		goto out;
-	}
 	if (form(x, "state", &state) != 0 || buf_failed(&state) ||
 	    buf_failed(&note)) {
 		reply_message(
@@ -1952,7 +1949,7 @@ static void
 a_triage(struct wctx *x)
 {
 	static const char *const keys[] = { "state", "note", NULL };
-	const char *tok, *state = NULL, *note = NULL, *body;
+	const char *state = NULL, *note = NULL, *body;
 	struct err e = { 0 };
 	json_t *o;
 	int64_t id = triage_id(x->rest);
@@ -1962,12 +1959,6 @@ a_triage(struct wctx *x)
 	if (id == 0) {
 		reply_json_err(
 		    x, 404, "expected /api/v1/regressions/ID/triage");
-		return;
-	}
-	if ((tok = reply_bearer(x->r)) == NULL)
-		return;
-	if (!is_admin_token(x, tok)) {
-		reply_json_err(x, 403, "this route needs the admin token");
 		return;
 	}
 	body = httpd_body(x->r, &len);
@@ -2298,11 +2289,6 @@ out:
 static void
 p_logout(struct wctx *x)
 {
-	if (!csrf_ok(x)) {
-		reply_message(
-		    x, 403, "Forbidden", "CSRF token missing or wrong");
-		return;
-	}
 	session_drop(x->env->web->sessions, x->sid);
 	set_cookie(x, COOKIE_SESSION, "", 0);
 	redirect(x, "/regressions");
@@ -2316,31 +2302,58 @@ p_favicon(struct wctx *x)
 	httpd_reply(x->r, 204, "image/x-icon", "", 0);
 }
 
+/*
+ * The route's auth, before its handler runs: "admin" wants the admin
+ * bearer token (401 without one, 403 with another), "session" an admin
+ * session and the form's CSRF token (403).  0, or -1 after replying.
+ */
+static int
+authorise(struct wctx *x, const char *auth)
+{
+	const char *tok;
+
+	if (strcmp(auth, "admin") == 0) {
+		if ((tok = reply_bearer(x->r)) == NULL)
+			return -1;
+		if (!is_admin_token(x, tok)) {
+			reply_json_err(
+			    x, 403, "this route needs the admin token");
+			return -1;
+		}
+	} else if (strcmp(auth, "session") == 0 && !csrf_ok(x)) {
+		reply_message(x, 403, "Forbidden",
+		    "log in as admin, and post the form from the page (CSRF "
+		    "token missing or wrong)");
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- the table ------------------------------------------------------ */
 
 static const struct route routes[] = {
-	{ "GET", "/", p_overview },
-	{ "GET", "/commit/", p_commit },
-	{ "GET", "/series/", p_series },
-	{ "GET", "/pair/", p_pair },
-	{ "GET", "/history", p_history },
-	{ "GET", "/regressions", p_regressions },
-	{ "GET", "/bisect/", p_bisect },
-	{ "POST", "/regressions/", p_triage },
-	{ "GET", "/hosts", p_hosts },
-	{ "GET", "/jobs", p_jobs },
-	{ "GET", "/jobs/", p_job_log },
-	{ "GET", "/login", p_login },
-	{ "POST", "/login", p_login_post },
-	{ "POST", "/logout", p_logout },
-	{ "GET", "/favicon.ico", p_favicon },
-	{ "GET", "/api/v1/overview", a_overview },
-	{ "GET", "/api/v1/commits/", a_commit },
-	{ "GET", "/api/v1/series/", a_series },
-	{ "GET", "/api/v1/comparisons", a_comparisons },
-	{ "GET", "/api/v1/regressions", a_regressions },
-	{ "GET", "/api/v1/history", a_history },
-	{ "POST", "/api/v1/regressions/", a_triage },
+	{ "GET", "/", p_overview, "none" },
+	{ "GET", "/commit/", p_commit, "none" },
+	{ "GET", "/series/", p_series, "none" },
+	{ "GET", "/pair/", p_pair, "none" },
+	{ "GET", "/history", p_history, "none" },
+	{ "GET", "/regressions", p_regressions, "none" },
+	{ "GET", "/bisect/", p_bisect, "none" },
+	{ "POST", "/regressions/", p_triage, "session" },
+	{ "GET", "/hosts", p_hosts, "none" },
+	{ "GET", "/jobs", p_jobs, "none" },
+	{ "GET", "/jobs/", p_job_log, "none" },
+	{ "GET", "/login", p_login, "none" },
+	{ "POST", "/login", p_login_post, "none" },
+	{ "POST", "/logout", p_logout, "session" },
+	{ "GET", "/favicon.ico", p_favicon, "none" },
+	{ "GET", "/api/v1/overview", a_overview, "none" },
+	{ "GET", "/api/v1/commits/", a_commit, "none" },
+	{ "GET", "/api/v1/series/", a_series, "none" },
+	{ "GET", "/api/v1/comparisons", a_comparisons, "none" },
+	{ "GET", "/api/v1/regressions", a_regressions, "none" },
+	{ "GET", "/api/v1/history", a_history, "none" },
+	{ "POST", "/api/v1/regressions/", a_triage, "admin" },
 };
 
 /* The route for method and path, and the rest of the path after it. */
@@ -2365,6 +2378,18 @@ find(const char *method, const char *path, const char **rest)
 		}
 	}
 	return NULL;
+}
+
+int
+web_route_at(
+    size_t i, const char **method, const char **path, const char **auth)
+{
+	if (i >= sizeof(routes) / sizeof(routes[0]))
+		return -1;
+	*method = routes[i].method;
+	*path = routes[i].path;
+	*auth = routes[i].auth;
+	return 0;
 }
 
 int
@@ -2393,6 +2418,7 @@ web_serve(const struct web_env *env)
 	}
 	x.keep = json_array();
 	load_session(&x);
-	rt->fn(&x);
+	if (authorise(&x, rt->auth) == 0)
+		rt->fn(&x);
 	json_decref(x.keep);
 }

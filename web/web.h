@@ -8,6 +8,7 @@
  * it (web/views.h).  The daemon's API (daemon/api.c) hands over every
  * request web_match() claims, with a store connection of its thread.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/buf.h"
@@ -36,6 +37,10 @@ struct web_env {
 	int64_t online_s; /* a host is online when seen this recently */
 };
 
+/* Route i of the table (0, or -1 past its end): a path ending in '/'
+ * is a prefix; auth is "none", "session" or "admin". */
+int web_route_at(
+    size_t i, const char **method, const char **path, const char **auth);
 /* 1 when method and path are a dashboard route, else 0. */
 int web_match(const char *method, const char *path);
 /* Answers the request (always sets a reply). */
