@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -535,6 +536,7 @@ int
 http_token_load(char **out, const char *path, struct err *e)
 {
 	char buf[CAP_TOKEN + 1];
+	struct stat st;
 	size_t n = 0, s, end;
 	ssize_t r;
 	int fd;
@@ -542,6 +544,14 @@ http_token_load(char **out, const char *path, struct err *e)
 	*out = NULL;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return err_set(e, "%s: %s", path, strerror(errno));
+	/* A secret others can read is no secret (ssh refuses such keys). */
+	if (fstat(fd, &st) == -1 || (st.st_mode & (S_IROTH | S_IWOTH))) {
+		close(fd);
+		return err_set(e,
+		    "%s: readable or writable by others (mode %04o); "
+		    "chmod o-rwx %s (0600 is usual)",
+		    path, (unsigned)(st.st_mode & 07777), path);
+	}
 	while (n < sizeof(buf)) {
 		r = read(fd, buf + n, sizeof(buf) - n);
 		if (r == -1 && errno == EINTR)

@@ -136,7 +136,8 @@ int http_smtp_send(struct http *, const char *url, const char *from,
 
 /*
  * Reads a token file: its first line, surrounding white space removed.
- * *out is malloc'd.  0, or -1 with e set (missing, empty, too large).
+ * *out is malloc'd.  0, or -1 with e set (missing, empty, too large,
+ * or readable or writable by others: a token there is no secret).
  */
 int http_token_load(char **out, const char *path, struct err *e);
 

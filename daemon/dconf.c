@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
+#include "common/http.h"
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 
@@ -27,41 +29,32 @@ adderr(struct cfg_errors *errs, const char *fmt, ...)
 }
 
 /*
- * Reads a token file: the first line, surrounding white space trimmed.
- * 0, or -1 with an error added.
+ * Reads a token file (http_token_load: the first line, trimmed; refused
+ * when others may read it).  0, or -1 with an error added.
  */
 static int
 read_token(unsigned char *out, size_t *out_len, const char *path,
     const char *what, struct cfg_errors *errs)
 {
-	char buf[DCONF_TOKEN_MAX + 2];
-	FILE *f;
-	size_t n, a = 0;
+	struct err e = { 0 };
+	char *tok = NULL;
+	size_t n;
 
-	if ((f = fopen(path, "r")) == NULL) {
-		adderr(errs, "%s: cannot read %s", path, what);
+	if (http_token_load(&tok, path, &e) != 0) {
+		adderr(errs, "%s (%s)", err_msg(&e), what);
 		return -1;
 	}
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	n = strlen(buf);
-	while (a < n && isspace((unsigned char)buf[a]))
-		a++;
-	while (n > a && isspace((unsigned char)buf[n - 1]))
-		n--;
-	if (n == a) {
-		adderr(errs, "%s: %s is empty", path, what);
-		return -1;
-	}
-	if (n - a >= DCONF_TOKEN_MAX) {
+	if ((n = strlen(tok)) >= DCONF_TOKEN_MAX) {
 		adderr(errs, "%s: %s is longer than %d bytes", path, what,
 		    DCONF_TOKEN_MAX - 1);
+		explicit_bzero(tok, n);
+		free(tok);
 		return -1;
 	}
-	memcpy(out, buf + a, n - a);
-	*out_len = n - a;
+	memcpy(out, tok, n);
+	*out_len = n;
+	explicit_bzero(tok, n);
+	free(tok);
 	return 0;
 }
 

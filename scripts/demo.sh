@@ -105,6 +105,7 @@ CG=/pwdemo-$$
 # $DIR/hooks/hooks.jsonl, with whether its HMAC signature verified).
 mkdir -p "$DIR/mail" "$DIR/hooks"
 token >"$DIR/hook.secret"
+chmod 600 "$DIR/hook.secret"
 # The interpreter itself, not the python3 function: $! must be its pid.
 py=$(command -v /usr/bin/python3 || command -v python3)
 "$py" "$top/tests/e2e/alert_servers.py" smtp "$DIR/mail" >"$DIR/smtp.log" 2>&1 &

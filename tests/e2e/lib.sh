@@ -51,6 +51,9 @@
 #   sql QUERY                 runs a query on $PW_DB with the sqlite3 CLI
 
 set -u
+# Token and secret files must not be readable by others (the daemon and
+# runner refuse them): everything a test writes is its owner's only.
+umask 077
 
 PW_BIN=${PERFWATCH_BIN:-$PWD/build/san/bin}
 PW_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pwe2e.XXXXXX")

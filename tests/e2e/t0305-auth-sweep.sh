@@ -7,7 +7,7 @@
 # a state-changing route (POST) that needs none is one of the few that
 # must not (login); a session route (dashboard forms) refuses a request
 # without a session.  No token, right or wrong, appears in a reply or in
-# the daemon's log.
+# the daemon's log.  A token file that others can read is refused.
 . "$(dirname "$0")/lib.sh"
 
 routes=$PW_TMP/routes
@@ -100,4 +100,16 @@ elif [ "$(wc -l <"$PW_DIR/daemon.log")" -lt 3 ]; then
 else
 	pass no_token_in_log
 fi
+
+# A token file others can read is refused at start, naming the file.
+chmod 644 "$PW_ADMIN"
+if out=$("$PW_BIN/perfwatchd" -n -c "$PW_DIR/daemon.yaml" 2>&1); then
+	fail world_readable_token_refused "perfwatchd -n accepted a 0644 token: $out"
+elif grep -qF "$PW_ADMIN: readable or writable by others (mode 0644); chmod o-rwx" <<<"$out" &&
+    ! grep -qF "$(cat "$PW_ADMIN")" <<<"$out"; then
+	pass world_readable_token_refused
+else
+	fail world_readable_token_refused "$out"
+fi
+chmod 600 "$PW_ADMIN"
 finish

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -459,6 +460,20 @@ TEST(test_http__token_file)
 	ASSERT((f = fopen(p, "w")) != NULL);
 	fputs("  abc-123 \n# ignored\n", f);
 	fclose(f);
+	/* Others may read it: refused, saying how to fix it. */
+	ASSERT(chmod(p, 0644) == 0);
+	ASSERT_INTEQ(http_token_load(&tok, p, &e), -1);
+	ASSERT(tok == NULL);
+	ASSERT(strstr(err_msg(&e),
+	           "readable or writable by others (mode "
+	           "0644); chmod o-rwx") != NULL);
+	ASSERT(strstr(err_msg(&e), "abc-123") == NULL);
+	err_clear(&e);
+	ASSERT(chmod(p, 0602) == 0);
+	ASSERT_INTEQ(http_token_load(&tok, p, &e), -1);
+	err_clear(&e);
+	/* The owner and the group may: 0640 is fine. */
+	ASSERT(chmod(p, 0640) == 0);
 	ASSERT_INTEQ(http_token_load(&tok, p, &e), 0);
 	ASSERT_STREQ(tok, "abc-123");
 	free(tok);
