@@ -18,6 +18,15 @@
  * RUNNERS simulated runners (r1..) in this one process, for SECONDS:
  * each registers, heartbeats every 5 s, claims, uploads the runs its job
  * wants and finishes it.  Prints uploads/s and the claim p99.
+ *
+ *	api_load --fleet --crash ACKDIR PORT TOKEN_DIR RUNNERS SECONDS METRICS
+ *
+ * The same, while the daemon is killed and restarted on PORT (make
+ * check-crash): a request that finds the daemon gone is sent again on a
+ * new connection once it is back, as a runner's spool would.  Every
+ * upload the daemon acknowledged (201, or 200 {"stored": false} for a
+ * retry of one it had stored before it died) is appended to
+ * ACKDIR/rN.acks as "JOB INDEX".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -43,8 +52,9 @@ static int port;
 static const char *tokdir;
 static int nclients, nmetrics;
 static long total_runs;
-static long done_runs; /* __atomic */
-static int stop_probe; /* __atomic */
+static long done_runs;        /* __atomic */
+static int stop_probe;        /* __atomic */
+static const char *crash_dir; /* --crash: survive a killed daemon */
 
 struct lat {
 	double *v;
@@ -121,33 +131,46 @@ conn_open(struct conn *c)
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
-		perror("connect");
-		exit(1);
+	while (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		struct timespec pause = { 0, 50 * 1000 * 1000 };
+
+		if (crash_dir == NULL) {
+			perror("connect");
+			exit(1);
+		}
+		/* The daemon is being restarted: try again. */
+		close(c->fd);
+		nanosleep(&pause, NULL);
+		c->fd = socket(AF_INET, SOCK_STREAM, 0);
 	}
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->rlen = 0;
 }
 
-static void
+/* 0, or -1 in --crash mode when the daemon went away. */
+static int
 write_all(int fd, const char *p, size_t n)
 {
 	ssize_t w;
 
 	while (n > 0) {
-		w = write(fd, p, n);
+		w = send(fd, p, n, MSG_NOSIGNAL);
 		if (w <= 0) {
 			if (w < 0 && errno == EINTR)
 				continue;
+			if (crash_dir != NULL)
+				return -1;
 			perror("write");
 			exit(1);
 		}
 		p += w;
 		n -= (size_t)w;
 	}
+	return 0;
 }
 
-/* One request; returns the status, the body in c->rbuf (NUL-ended). */
+/* One request; returns the status, the body in c->rbuf (NUL-ended);
+ * -1 in --crash mode when the connection broke. */
 static int
 request(struct conn *c, const char *path, const char *body)
 {
@@ -161,12 +184,15 @@ request(struct conn *c, const char *path, const char *body)
 	    "Authorization: Bearer %s\r\n"
 	    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
 	    path, c->tok, blen);
-	write_all(c->fd, head, (size_t)hn);
-	write_all(c->fd, body, blen);
 	c->rlen = 0;
+	if (write_all(c->fd, head, (size_t)hn) == -1 ||
+	    write_all(c->fd, body, blen) == -1)
+		return -1;
 	for (;;) {
 		r = read(
 		    c->fd, c->rbuf + c->rlen, sizeof(c->rbuf) - 1 - c->rlen);
+		if (r <= 0 && crash_dir != NULL)
+			return -1; /* the daemon went away */
 		if (r <= 0) {
 			fprintf(stderr, "read: connection closed\n");
 			exit(1);
@@ -359,6 +385,122 @@ fleet_heartbeat(struct conn *c, double *last, long job)
 	*last = now_ms();
 }
 
+/*
+ * --crash: request() again on a new connection (re-registered) until
+ * the daemon answers, or the time is up (-1).
+ */
+static int
+crash_request(struct conn *c, int n, const char *path, const char *body)
+{
+	char reg[64];
+	int st;
+
+	while ((st = request(c, path, body)) == -1) {
+		if (now_ms() >= fleet_end)
+			return -1;
+		close(c->fd);
+		conn_open(c);
+		snprintf(reg, sizeof(reg), "{\"name\":\"r%d\"}", n);
+		if (request(c, "/api/v1/runners/register", reg) != 200)
+			continue; /* gone again, or not ready: retry */
+	}
+	return st;
+}
+
+static void *
+crash_runner(void *arg)
+{
+	struct frunner *fr = arg;
+	struct conn *c = calloc(1, sizeof(*c));
+	char *body = malloc(64 * 1024), path[128], ack[1024];
+	double hb = now_ms();
+	long job, runs, i;
+	size_t off;
+	int m, st;
+	FILE *acks;
+
+	snprintf(ack, sizeof(ack), "%s/r%d.acks", crash_dir, fr->n);
+	if ((acks = fopen(ack, "w")) == NULL) {
+		perror(ack);
+		exit(1);
+	}
+	/* Registers, the daemon up or not (crash_request does it again
+	 * on every new connection). */
+	snprintf(ack, sizeof(ack), "tokens/r%d.token", fr->n);
+	read_token(c->tok, sizeof(c->tok), ack);
+	conn_open(c);
+	snprintf(ack, sizeof(ack), "{\"name\":\"r%d\"}", fr->n);
+	if (crash_request(c, fr->n, "/api/v1/runners/register", ack) != 200)
+		goto out;
+	while (now_ms() < fleet_end) {
+		double t0 = now_ms();
+
+		st = crash_request(
+		    c, fr->n, "/api/v1/jobs/claim", "{\"wait_s\":1}");
+		fr->claims++;
+		if (st == 204 || st == -1) {
+			fr->empty++;
+			continue;
+		}
+		/* Includes the wait for a restart when the daemon died. */
+		lat_add(&fr->claim, now_ms() - t0);
+		if (st != 200) {
+			fprintf(stderr, "claim %d: %s\n", st, c->rbuf);
+			exit(1);
+		}
+		job = json_int(c->rbuf, "id");
+		runs = json_int(c->rbuf, "runs");
+		snprintf(path, sizeof(path), "/api/v1/jobs/%ld/runs", job);
+		for (i = 0; i < runs && now_ms() < fleet_end; i++) {
+			if (now_ms() - hb >= 5000) {
+				snprintf(
+				    ack, sizeof(ack), "{\"job_id\":%ld}", job);
+				crash_request(
+				    c, fr->n, "/api/v1/runners/heartbeat", ack);
+				hb = now_ms();
+			}
+			off = (size_t)snprintf(body, 64 * 1024,
+			    "{\"index\":%ld,\"status\":\"ok\",\"metrics\":[",
+			    i);
+			for (m = 0; m < nmetrics; m++)
+				off += (size_t)snprintf(body + off,
+				    64 * 1024 - off,
+				    "%s{\"name\":\"m%02d\",\"value\":%d,"
+				    "\"better\":\"higher\"}",
+				    m ? "," : "", m, 1000 + m);
+			snprintf(body + off, 64 * 1024 - off, "]}");
+			st = crash_request(c, fr->n, path, body);
+			if (st == 201 || st == 200) {
+				/* 200 {"stored": false}: a retry of an upload
+				 * stored before the daemon died. */
+				fprintf(acks, "%ld %ld\n", job, i);
+				fr->uploads++;
+			} else if (st == 409) {
+				break; /* the lease was lost: claim again */
+			} else if (st != -1) {
+				fprintf(stderr, "upload %d: %s\n", st, c->rbuf);
+				exit(1);
+			}
+		}
+		if (i == runs) {
+			snprintf(
+			    path, sizeof(path), "/api/v1/jobs/%ld/finish", job);
+			st = crash_request(
+			    c, fr->n, path, "{\"status\":\"success\"}");
+			if (st != 200 && st != 409 && st != -1) {
+				fprintf(stderr, "finish %d: %s\n", st, c->rbuf);
+				exit(1);
+			}
+		}
+	}
+out:
+	fclose(acks);
+	close(c->fd);
+	free(c);
+	free(body);
+	return NULL;
+}
+
 static void *
 fleet_runner(void *arg)
 {
@@ -428,7 +570,8 @@ fleet_main(int n)
 	fleet_end = t0 + fleet_secs * 1000.0;
 	for (i = 0; i < n; i++) {
 		fr[i].n = i + 1;
-		if (pthread_create(&fr[i].t, NULL, fleet_runner, &fr[i]) != 0) {
+		if (pthread_create(&fr[i].t, NULL,
+		        crash_dir ? crash_runner : fleet_runner, &fr[i]) != 0) {
 			fprintf(stderr, "pthread_create failed at %d\n", i);
 			return 1;
 		}
@@ -465,6 +608,13 @@ main(int argc, char **argv)
 	int i, idle;
 	size_t k;
 
+	if (argc == 9 && strcmp(argv[1], "--fleet") == 0 &&
+	    strcmp(argv[2], "--crash") == 0) {
+		crash_dir = argv[3];
+		argv[3] = argv[1]; /* then as --fleet PORT ... */
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc == 7 && strcmp(argv[1], "--fleet") == 0) {
 		port = (int)strtol(argv[2], NULL, 10);
 		tokdir = argv[3];
