@@ -2,10 +2,12 @@
 #define DAEMON_STORE_INT_H
 
 /*
- * What the store's files share (store.c, store_fleet.c, store_alert.c,
- * store_series2.c): the connection
- * and its helpers.  Only store*.c include this; everyone else uses
- * store.h and store_fleet.h.
+ * What the store's files share (store.c, the connection, migrations and
+ * statement helpers; store_jobs.c, store_web.c, store_verdict.c,
+ * store_watch.c, store_series.c and store_series2.c, store_fleet.c,
+ * store_alert.c, store_canary.c, store_bisect.c by entity).  Only
+ * store*.c include this; everyone else uses store.h and the entity
+ * headers.
  */
 #include <sqlite3.h>
 
@@ -72,5 +74,24 @@ sqlite3 *store__db(struct store *);
 /* store.c, used by daemon/store_alert.c. */
 sqlite3 *store_db_(struct store *);
 struct err *store_err_(struct store *);
+
+/* Shared by the store's files (defined in the file named). */
+sqlite3_stmt *store_i_cached(
+    struct store *s, enum stmt_slot slot, const char *sql); /* store.c */
+const char *store_i_col_text(sqlite3_stmt *st, int i);      /* store.c */
+int store_i_tx_begin_as(struct store *s, int urgent);       /* store.c */
+int store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
+    const char *name, const char *point, const struct store_job_new *j,
+    int64_t now); /* store_jobs.c */
+int store_i_pair_sides(struct store *s, int64_t pair, int64_t base,
+    int64_t cand);                                            /* store_jobs.c */
+json_t *store_i_text_or_null(sqlite3_stmt *st, int i);        /* store_jobs.c */
+json_t *store_i_job_one(struct store *s, int64_t id, int *r); /* store_jobs.c */
+json_t *store_i_json_text(const char *t, json_t *dflt);       /* store_web.c */
+json_t *store_i_web_row(sqlite3_stmt *st);                    /* store_web.c */
+int store_i_web_rows(struct store *s, sqlite3_stmt *st, json_t **out,
+    const char *what); /* store_web.c */
+json_t *store_i_series_patches(
+    struct store *s, int64_t id); /* store_series.c */
 
 #endif

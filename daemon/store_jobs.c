@@ -1,0 +1,1191 @@
+/*
+ * The store: hosts, pairs and jobs, claims and leases, runs, logs and the job
+ * API rows. All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_alert.h"
+#include "daemon/store_bisect.h"
+#include "daemon/store_int.h"
+
+/* ---- hosts ---- */
+
+int
+store_host_register(struct store *s, int64_t *out_id, const char *name,
+    const char *labels_json, const char *inventory_json, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok = 0;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "INSERT INTO hosts (name, labels, inventory, registered,"
+	    " last_seen) VALUES (?1, json(?2), json(?3), ?4, ?4)"
+	    " ON CONFLICT (name) DO UPDATE SET labels = excluded.labels,"
+	    " inventory = excluded.inventory, registered = excluded.registered,"
+	    " last_seen = excluded.last_seen RETURNING id");
+	if (st != NULL) {
+		store_i_bind_text(st, 1, name);
+		store_i_bind_text(st, 2, labels_json);
+		store_i_bind_text(st, 3, inventory_json);
+		sqlite3_bind_int64(st, 4, now);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			*out_id = sqlite3_column_int64(st, 0);
+			ok = 1;
+		} else {
+			store_i_dberr(s, "register host");
+		}
+		sqlite3_finalize(st);
+	}
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_host_id(struct store *s, int64_t *out_id, const char *name)
+{
+	sqlite3_stmt *st = store_i_cached(
+	    s, S_HOST_ID, "SELECT id FROM hosts WHERE name = ?1");
+	int r = ERR_NOTFOUND;
+
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, name);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out_id = sqlite3_column_int64(st, 0);
+		r = 0;
+	} else {
+		err_set(&s->err, "host '%s' is not registered", name);
+	}
+	sqlite3_reset(st);
+	return r;
+}
+
+int
+store_host_seen(struct store *s, int64_t host_id, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_cached(
+	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, host_id);
+		sqlite3_bind_int64(st, 2, now);
+		ok = store_i_step_done(s, st, "host seen") == 0;
+		sqlite3_reset(st);
+	}
+	return store_i_tx_end(s, ok);
+}
+
+/* ---- pairs ---- */
+
+int
+store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
+    const char *name, const char *point, const struct store_job_new *j,
+    int64_t now)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "INSERT INTO jobs (pair_id, role, name, point, params, labels,"
+	    " max_attempts, runs, max_runs, created, updated, commit_id)"
+	    " VALUES (?1, ?2, ?3, ?4, json(?5), json(?6), ?7, ?8, ?9, ?10,"
+	    " ?10, ?11)");
+	int r = -1;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair);
+	store_i_bind_text(st, 2, j->role);
+	store_i_bind_text(st, 3, name);
+	store_i_bind_text(st, 4, point ? point : "");
+	store_i_bind_text(st, 5, j->spec_json);
+	store_i_bind_text(st, 6, j->labels_json ? j->labels_json : "[]");
+	sqlite3_bind_int64(st, 7, j->max_attempts);
+	sqlite3_bind_int64(st, 8, j->runs);
+	sqlite3_bind_int64(st, 9, j->max_runs);
+	sqlite3_bind_int64(st, 10, now);
+	if (j->commit_id > 0)
+		sqlite3_bind_int64(st, 11, j->commit_id);
+	if (sqlite3_step(st) == SQLITE_DONE) {
+		*out = sqlite3_last_insert_rowid(s->db);
+		r = 0;
+	} else {
+		store_i_dberr(s, "insert job");
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Records which jobs are the pair's base and candidate. */
+int
+store_i_pair_sides(struct store *s, int64_t pair, int64_t base, int64_t cand)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "UPDATE pairs SET base_job_id = ?2, cand_job_id = ?3"
+	    " WHERE id = ?1");
+	int r;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair);
+	sqlite3_bind_int64(st, 2, base);
+	sqlite3_bind_int64(st, 3, cand);
+	r = store_i_step_done(s, st, "pair sides");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
+    int64_t *out_cand, const char *name, const char *point,
+    const struct store_job_new *base, const struct store_job_new *cand,
+    int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t pair = 0, b = 0, c = 0;
+	int ok = 0;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(
+	    s, "INSERT INTO pairs (name, point, created) VALUES (?1, ?2, ?3)");
+	if (st != NULL) {
+		store_i_bind_text(st, 1, name);
+		store_i_bind_text(st, 2, point ? point : "");
+		sqlite3_bind_int64(st, 3, now);
+		if (sqlite3_step(st) == SQLITE_DONE) {
+			pair = sqlite3_last_insert_rowid(s->db);
+			ok = 1;
+		} else {
+			store_i_dberr(s, "insert pair");
+		}
+		sqlite3_finalize(st);
+	}
+	ok = ok &&
+	    store_i_job_insert(s, &b, pair, name, point, base, now) == 0 &&
+	    store_i_job_insert(s, &c, pair, name, point, cand, now) == 0 &&
+	    store_i_pair_sides(s, pair, b, c) == 0 &&
+	    store_i_group_assign(s, pair) == 0;
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (out_pair)
+		*out_pair = pair;
+	if (out_base)
+		*out_base = b;
+	if (out_cand)
+		*out_cand = c;
+	return 0;
+}
+
+/* ---- claim and leases ---- */
+
+/* The claim reply for job id; called inside the claim transaction. */
+static int
+claim_reply(struct store *s, json_t **out, int64_t id)
+{
+	sqlite3_stmt *st;
+	json_t *job = NULL, *done;
+	int64_t expires = 0;
+	struct err je = { 0 };
+	const char *spec;
+
+	st = store_i_prep(s,
+	    "SELECT params, pair_id, role, attempts, lease_expires, runs,"
+	    " max_runs FROM jobs WHERE id = ?1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return store_i_dberr(s, "claimed job");
+	}
+	spec = store_i_col_text(st, 0);
+	job = pwjson_parse(spec, strlen(spec), &je);
+	if (!json_is_object(job)) {
+		json_decref(job);
+		job = json_object();
+	}
+	json_object_set_new(job, "id", json_integer(id));
+	json_object_set_new(
+	    job, "pair_id", json_integer(sqlite3_column_int64(st, 1)));
+	json_object_set_new(job, "role", json_string(store_i_col_text(st, 2)));
+	json_object_set_new(
+	    job, "attempt", json_integer(sqlite3_column_int64(st, 3)));
+	json_object_set_new(
+	    job, "runs", json_integer(sqlite3_column_int64(st, 5)));
+	json_object_set_new(
+	    job, "max_runs", json_integer(sqlite3_column_int64(st, 6)));
+	expires = sqlite3_column_int64(st, 4);
+	sqlite3_finalize(st);
+
+	done = json_array();
+	st = store_i_prep(
+	    s, "SELECT idx FROM runs WHERE job_id = ?1 ORDER BY idx");
+	if (st == NULL) {
+		json_decref(job);
+		json_decref(done);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(
+		    done, json_integer(sqlite3_column_int64(st, 0)));
+	sqlite3_finalize(st);
+	json_object_set_new(job, "done_runs", done);
+	*out = json_pack(
+	    "{s:o, s:I}", "job", job, "lease_expires", (json_int_t)expires);
+	return 0;
+}
+
+int
+store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
+    int64_t lease_s)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+	int rc, ok = 1, found = 0;
+
+	*out = NULL;
+	if (store_i_tx_begin_as(s, 1) == -1)
+		return -1;
+	/* A job this host still holds: its runner restarted and lost it. */
+	st = store_i_prep(s,
+	    "SELECT j.id FROM jobs j WHERE j.state = 'running'"
+	    " AND j.lease_owner = ?1 ORDER BY j.id LIMIT 1");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, host_id);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			id = sqlite3_column_int64(st, 0);
+			found = 1;
+		} else if (rc != SQLITE_DONE) {
+			ok = store_i_dberr(s, "claim held") == 0;
+		}
+		sqlite3_finalize(st);
+	}
+	if (ok && !found) {
+		st = store_i_prep(s,
+		    "SELECT j.id FROM jobs j JOIN pairs p ON p.id = j.pair_id"
+		    " JOIN hosts h ON h.id = ?1"
+		    " WHERE j.state = 'queued'"
+		    " AND (p.host_id IS NULL OR p.host_id = ?1)"
+		    /* a quarantined host measures only its canary */
+		    " AND (h.quarantined IS NULL OR p.canary <> 0)"
+		    " AND (json_array_length(j.labels) = 0 OR EXISTS"
+		    "  (SELECT 1 FROM json_each(j.labels) jl,"
+		    "   json_each(h.labels) hl WHERE jl.value = hl.value)"
+		    "  OR EXISTS (SELECT 1 FROM json_each(j.labels) jn"
+		    "   WHERE jn.value = h.name))"
+		    " ORDER BY p.host_id IS NULL, p.superseded, j.pair_id,"
+		    " j.role <> 'base', j.id LIMIT 1");
+		ok = st != NULL;
+		if (ok) {
+			sqlite3_bind_int64(st, 1, host_id);
+			if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+				id = sqlite3_column_int64(st, 0);
+				found = 1;
+			} else if (rc != SQLITE_DONE) {
+				ok = store_i_dberr(s, "claim select") == 0;
+			}
+			sqlite3_finalize(st);
+		}
+	}
+	if (ok && found) {
+		st = store_i_prep(s,
+		    "UPDATE jobs SET state = 'running', host_id = ?2,"
+		    " lease_owner = ?2, lease_expires = ?3,"
+		    " attempts = attempts + 1, progress = NULL, updated = ?4"
+		    " WHERE id = ?1");
+		ok = st != NULL;
+		if (ok) {
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, host_id);
+			sqlite3_bind_int64(st, 3, now + lease_s);
+			sqlite3_bind_int64(st, 4, now);
+			ok = store_i_step_done(s, st, "claim update") == 0;
+			sqlite3_finalize(st);
+		}
+		if (ok) {
+			st = store_i_prep(s,
+			    "UPDATE pairs SET host_id = ?2 WHERE id ="
+			    " (SELECT pair_id FROM jobs WHERE id = ?1)");
+			ok = st != NULL;
+			if (ok) {
+				sqlite3_bind_int64(st, 1, id);
+				sqlite3_bind_int64(st, 2, host_id);
+				ok = store_i_step_done(s, st, "bind pair") == 0;
+				sqlite3_finalize(st);
+			}
+		}
+		if (ok) {
+			/*
+			 * The unbound pairs of its sibling group (the points
+			 * of one candidate that differ only in the cgroup,
+			 * store_fleet.h) go to the same host, so the memcg
+			 * tax divides nested by root runs of one machine.
+			 */
+			st = store_i_prep(s,
+			    "UPDATE pairs SET host_id = ?2 WHERE host_id IS "
+			    "NULL AND pinned = 0 AND sib_group = (SELECT"
+			    " q.sib_group FROM pairs q JOIN jobs j"
+			    " ON j.pair_id = q.id WHERE j.id = ?1)");
+			ok = st != NULL;
+			if (ok) {
+				sqlite3_bind_int64(st, 1, id);
+				sqlite3_bind_int64(st, 2, host_id);
+				ok = store_i_step_done(
+				         s, st, "bind siblings") == 0;
+				sqlite3_finalize(st);
+			}
+		}
+		ok = ok && claim_reply(s, out, id) == 0;
+	}
+	if (store_i_tx_end(s, ok) == -1) {
+		json_decref(*out);
+		*out = NULL;
+		return -1;
+	}
+	if (!found)
+		return ERR_NOTFOUND;
+	return 0;
+}
+
+int
+store_requeue_expired(struct store *s, int64_t now, int *out_n)
+{
+	sqlite3_stmt *sel, *st;
+	int ok, n = 0, rc;
+
+	if (out_n)
+		*out_n = 0;
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	sel = store_i_prep(s,
+	    "SELECT j.id, j.attempts, j.max_attempts, j.pair_id,"
+	    " (SELECT count(*) FROM jobs o WHERE o.pair_id = j.pair_id"
+	    "   AND o.id <> j.id AND (o.state = 'running' OR EXISTS"
+	    "   (SELECT 1 FROM runs r WHERE r.job_id = o.id)))"
+	    " + (SELECT count(*) FROM pairs p WHERE p.id = j.pair_id"
+	    "   AND p.pinned <> 0)"
+	    " FROM jobs j WHERE j.state = 'running' AND j.lease_expires < ?1");
+	ok = sel != NULL;
+	if (ok)
+		sqlite3_bind_int64(sel, 1, now);
+	while (ok && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(sel, 0);
+		int64_t att = sqlite3_column_int64(sel, 1);
+		int64_t max = sqlite3_column_int64(sel, 2);
+		int64_t pair = sqlite3_column_int64(sel, 3);
+		int64_t partner_busy = sqlite3_column_int64(sel, 4);
+
+		n++;
+		if (att >= max) {
+			char msg[64];
+
+			snprintf(msg, sizeof(msg), "lease expired %lld times",
+			    (long long)att);
+			st = store_i_prep(s,
+			    "UPDATE jobs SET state = 'failed', error = ?2,"
+			    " lease_owner = NULL, lease_expires = NULL,"
+			    " updated = ?3 WHERE id = ?1");
+			if ((ok = st != NULL)) {
+				sqlite3_bind_int64(st, 1, id);
+				store_i_bind_text(st, 2, msg);
+				sqlite3_bind_int64(st, 3, now);
+				ok = store_i_step_done(s, st, "fail job") == 0;
+				sqlite3_finalize(st);
+			}
+			continue;
+		}
+		st = store_i_prep(s,
+		    "UPDATE jobs SET state = 'queued', lease_owner = NULL,"
+		    " lease_expires = NULL, progress = NULL, updated = ?2"
+		    " WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, now);
+			ok = store_i_step_done(s, st, "requeue job") == 0;
+			sqlite3_finalize(st);
+		}
+		if (!ok || partner_busy)
+			continue;
+		/* Nothing ties the pair to that host any more: release it
+		 * and drop what the dead host measured for this job, since
+		 * both sides of a pair must come from one host. */
+		st = store_i_prep(
+		    s, "UPDATE pairs SET host_id = NULL WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, pair);
+			ok = store_i_step_done(s, st, "release pair") == 0;
+			sqlite3_finalize(st);
+		}
+		/* Siblings bound with it that have not started go too. */
+		st = ok ? store_i_prep(s,
+		              "UPDATE pairs SET host_id = NULL WHERE pinned = 0"
+		              " AND host_id IS NOT NULL AND sib_group ="
+		              " (SELECT sib_group FROM pairs WHERE id = ?1)"
+		              " AND NOT EXISTS (SELECT 1 FROM jobs j"
+		              "  WHERE j.pair_id = pairs.id AND (j.state <> "
+		              "'queued'"
+		              "  OR EXISTS (SELECT 1 FROM runs r"
+		              "   WHERE r.job_id = j.id)))")
+		        : NULL;
+		if (ok && (ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, pair);
+			ok = store_i_step_done(s, st, "release siblings") == 0;
+			sqlite3_finalize(st);
+		}
+		st = ok ? store_i_prep(s, "DELETE FROM runs WHERE job_id = ?1")
+		        : NULL;
+		if (ok && (ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			ok = store_i_step_done(s, st, "discard runs") == 0;
+			sqlite3_finalize(st);
+		}
+	}
+	if (ok && rc != SQLITE_DONE)
+		ok = store_i_dberr(s, "expired leases") == 0;
+	sqlite3_finalize(sel);
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (out_n)
+		*out_n = n;
+	return 0;
+}
+
+/*
+ * Loads what a runner call needs about a job, inside a transaction:
+ * 0, ERR_NOTFOUND, or ERR_CONFLICT when host does not hold its lease
+ * (host_id 0 skips that check).
+ */
+static int
+job_lease(struct store *s, int64_t *out_max_runs, int64_t *out_attempt,
+    int64_t job_id, int64_t host_id)
+{
+	sqlite3_stmt *st = store_i_cached(s, S_JOB_LEASE,
+	    "SELECT state, lease_owner, max_runs, attempts FROM jobs"
+	    " WHERE id = ?1");
+	const char *state;
+	int64_t owner;
+	int r = 0;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, job_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
+		    (long long)job_id);
+	}
+	state = store_i_col_text(st, 0);
+	owner = sqlite3_column_int64(st, 1);
+	if (out_max_runs)
+		*out_max_runs = sqlite3_column_int64(st, 2);
+	if (out_attempt)
+		*out_attempt = sqlite3_column_int64(st, 3);
+	if (host_id != 0 && (strcmp(state, "running") != 0 || owner != host_id))
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "job %lld is %s and not leased to this runner",
+		    (long long)job_id, state);
+	sqlite3_reset(st);
+	return r;
+}
+
+int
+store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
+    int64_t host_id, int64_t job_id, const char *progress, int64_t now,
+    int64_t lease_s)
+{
+	sqlite3_stmt *st;
+	int r = 0, ok = 1;
+
+	if (store_i_tx_begin_as(s, 1) == -1)
+		return -1;
+	st = store_i_cached(
+	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, host_id);
+		sqlite3_bind_int64(st, 2, now);
+		ok = store_i_step_done(s, st, "host seen") == 0;
+		sqlite3_reset(st);
+	}
+	if (ok && job_id != 0) {
+		r = job_lease(s, NULL, NULL, job_id, host_id);
+		ok = r != -1;
+	}
+	if (ok && job_id != 0 && r == 0) {
+		st = store_i_cached(s, S_HEARTBEAT,
+		    "UPDATE jobs SET lease_expires = ?2,"
+		    " progress = coalesce(?3, progress), updated = ?4"
+		    " WHERE id = ?1 RETURNING lease_expires, runs");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, job_id);
+			sqlite3_bind_int64(st, 2, now + lease_s);
+			store_i_bind_text(st, 3, progress);
+			sqlite3_bind_int64(st, 4, now);
+			if (sqlite3_step(st) == SQLITE_ROW) {
+				*out_expires = sqlite3_column_int64(st, 0);
+				*out_runs = sqlite3_column_int64(st, 1);
+			} else {
+				ok = store_i_dberr(s, "heartbeat") == 0;
+			}
+			sqlite3_reset(st);
+		}
+	}
+	/* A lost lease still commits last_seen. */
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	return r;
+}
+
+int
+store_run_add(
+    struct store *s, int64_t host_id, const struct store_run *run, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t max_runs = 0, attempt = 0, run_id = 0;
+	size_t i, rawlen;
+	int r, ok, rc;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	/* One lookup: existence, range and lease.  The range is checked
+	 * first, so a bad index is a 400 even without the lease. */
+	r = job_lease(s, &max_runs, &attempt, run->job_id, host_id);
+	ok = r != -1;
+	/* Index max_runs is the profiled run's slot (docs/MEMCG.md). */
+	if ((r == 0 || r == ERR_CONFLICT) &&
+	    (run->index < 0 || run->index > max_runs ||
+	        (run->index == max_runs && run->profile == NULL))) {
+		err_clear(&s->err);
+		r = err_setc(&s->err, ERR_INVALID,
+		    "field 'index': %lld is outside [0, %lld)%s",
+		    (long long)run->index, (long long)max_runs,
+		    run->profile ? " and is not the profile slot" : "");
+	}
+	if (r == 0 || r == ERR_CONFLICT) {
+		st = store_i_cached(s, S_RUN_INSERT,
+		    "INSERT INTO runs (job_id, idx, host_id, attempt, status,"
+		    " duration_s, error, created, profile, host_state)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+		    " ON CONFLICT (job_id, idx) DO NOTHING RETURNING id");
+		ok = st != NULL;
+		if (ok && r == 0) {
+			sqlite3_bind_int64(st, 1, run->job_id);
+			sqlite3_bind_int64(st, 2, run->index);
+			sqlite3_bind_int64(st, 3, host_id);
+			sqlite3_bind_int64(st, 4, attempt);
+			store_i_bind_text(st, 5, run->status);
+			if (run->duration_s >= 0)
+				sqlite3_bind_double(st, 6, run->duration_s);
+			store_i_bind_text(st, 7, run->error);
+			sqlite3_bind_int64(st, 8, now);
+			store_i_bind_text(st, 9, run->profile);
+			store_i_bind_text(st, 10, run->host_state);
+			rc = sqlite3_step(st);
+			if (rc == SQLITE_ROW)
+				run_id = sqlite3_column_int64(st, 0);
+			else if (rc == SQLITE_DONE)
+				r = err_setc(&s->err, ERR_EXISTS,
+				    "run %lld of job %lld is already stored",
+				    (long long)run->index,
+				    (long long)run->job_id);
+			else
+				ok = store_i_dberr(s, "insert run") == 0;
+			sqlite3_reset(st);
+		}
+		if (ok && r == ERR_CONFLICT) {
+			/* Stored already from this host?  Then it is a
+			 * repeat, not a conflict.  The same index measured
+			 * by another host (the job was requeued away from
+			 * this one) stays a conflict: this run is refused. */
+			sqlite3_stmt *q = store_i_prep(s,
+			    "SELECT 1 FROM runs WHERE job_id = ?1 AND idx = "
+			    "?2 AND host_id IS ?3");
+
+			if ((ok = q != NULL)) {
+				sqlite3_bind_int64(q, 1, run->job_id);
+				sqlite3_bind_int64(q, 2, run->index);
+				sqlite3_bind_int64(q, 3, host_id);
+				if (sqlite3_step(q) == SQLITE_ROW) {
+					err_clear(&s->err);
+					r = err_setc(&s->err, ERR_EXISTS,
+					    "run %lld of job %lld is already "
+					    "stored",
+					    (long long)run->index,
+					    (long long)run->job_id);
+				}
+				sqlite3_finalize(q);
+			}
+		}
+	}
+	for (i = 0; ok && r == 0 && i < run->nmetrics; i++) {
+		const struct store_metric *m = &run->metrics[i];
+
+		st = store_i_cached(s, S_METRIC_INSERT,
+		    "INSERT INTO metrics (run_id, name, value, unit, better)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, run_id);
+			store_i_bind_text(st, 2, m->name);
+			sqlite3_bind_double(st, 3, m->value);
+			store_i_bind_text(st, 4, m->unit ? m->unit : "");
+			store_i_bind_text(st, 5, m->better);
+			rc = sqlite3_step(st);
+			if ((rc & 0xff) == SQLITE_CONSTRAINT)
+				r = err_setc(&s->err, ERR_INVALID,
+				    "field 'metrics[%zu]': duplicate or "
+				    "invalid metric '%s'",
+				    i, m->name);
+			else if (rc != SQLITE_DONE)
+				ok = store_i_dberr(s, "insert metric") == 0;
+			sqlite3_reset(st);
+		}
+	}
+	if (ok && r == 0 && run->raw != NULL) {
+		rawlen = run->raw_len;
+		if (rawlen > CAP_RAW_OUTPUT)
+			rawlen = CAP_RAW_OUTPUT;
+		st = store_i_cached(s, S_RAW_INSERT,
+		    "INSERT INTO raw_outputs (run_id, data, size, truncated)"
+		    " VALUES (?1, ?2, ?3, ?4)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, run_id);
+			sqlite3_bind_blob(
+			    st, 2, run->raw, (int)rawlen, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 3, (int64_t)run->raw_len);
+			sqlite3_bind_int(st, 4, rawlen < run->raw_len);
+			ok = store_i_step_done(s, st, "insert raw output") == 0;
+			sqlite3_reset(st);
+		}
+	}
+	/* An expected refusal rolls back whatever was written. */
+	if (store_i_tx_end(s, ok && r == 0) == -1 && r == 0)
+		return -1;
+	return ok ? r : -1;
+}
+
+int
+store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
+    int64_t job_id, const char *text, size_t len, int64_t now)
+{
+	static const char marker[] = "\n[log truncated]\n";
+	sqlite3_stmt *st;
+	int64_t have = 0;
+	size_t keep = len;
+	int r, ok;
+
+	if (out_stored)
+		*out_stored = 0;
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	r = job_lease(s, NULL, NULL, job_id, host_id);
+	ok = r != -1;
+	if (ok && r == 0) {
+		st =
+		    store_i_prep(s, "SELECT log_bytes FROM jobs WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, job_id);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				have = sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+		}
+		/* log_bytes CAP_JOB_LOG + 1 means "full, marker written". */
+		if (have >= CAP_JOB_LOG)
+			keep = 0;
+		else if (keep > (size_t)(CAP_JOB_LOG - have))
+			keep = (size_t)(CAP_JOB_LOG - have);
+	}
+	if (ok && r == 0 && have <= CAP_JOB_LOG) {
+		int full = keep < len;
+
+		st = store_i_prep(s,
+		    "INSERT INTO job_logs (job_id, created, text)"
+		    " VALUES (?1, ?2, ?3 || ?4)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, job_id);
+			sqlite3_bind_int64(st, 2, now);
+			sqlite3_bind_text(
+			    st, 3, text, (int)keep, SQLITE_TRANSIENT);
+			sqlite3_bind_text(
+			    st, 4, full ? marker : "", -1, SQLITE_STATIC);
+			ok = store_i_step_done(s, st, "append log") == 0;
+			sqlite3_finalize(st);
+		}
+		st = ok ? store_i_prep(
+		              s, "UPDATE jobs SET log_bytes = ?2 WHERE id = ?1")
+		        : NULL;
+		if (ok && (ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, job_id);
+			sqlite3_bind_int64(st, 2,
+			    full ? CAP_JOB_LOG + 1 : have + (int64_t)keep);
+			ok = store_i_step_done(s, st, "log size") == 0;
+			sqlite3_finalize(st);
+		}
+	} else {
+		keep = 0;
+	}
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (out_stored && r == 0)
+		*out_stored = keep;
+	return r;
+}
+
+/* Runs one UPDATE on job id with now bound as ?2. */
+static int
+job_update(
+    struct store *s, int64_t id, int64_t now, const char *sql, const char *text)
+{
+	sqlite3_stmt *st = store_i_prep(s, sql);
+	int r;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, now);
+	if (text != NULL)
+		store_i_bind_text(st, 3, text);
+	r = store_i_step_done(s, st, "update job");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_finish(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
+    const char *error, int64_t now)
+{
+	int r, ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	r = job_lease(s, NULL, NULL, job_id, host_id);
+	ok = r != -1;
+	if (ok && r == 0)
+		ok = job_update(s, job_id, now,
+		         ok_job ? "UPDATE jobs SET state = 'success',"
+		                  " lease_owner = NULL, lease_expires = NULL,"
+		                  " error = NULL, updated = ?2 WHERE id = ?1"
+		                : "UPDATE jobs SET state = 'failed',"
+		                  " lease_owner = NULL, lease_expires = NULL,"
+		                  " error = ?3, updated = ?2 WHERE id = ?1",
+		         ok_job ? NULL : (error ? error : "failed")) == 0;
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	return r;
+}
+
+/* The state of job id into buf, or ERR_NOTFOUND. */
+static int
+job_state(struct store *s, char *buf, size_t len, int64_t id)
+{
+	sqlite3_stmt *st =
+	    store_i_prep(s, "SELECT state FROM jobs WHERE id = ?1");
+	int r;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		snprintf(buf, len, "%s", store_i_col_text(st, 0));
+		r = 0;
+	} else {
+		r = err_setc(
+		    &s->err, ERR_NOTFOUND, "job %lld not found", (long long)id);
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_cancel(struct store *s, int64_t job_id, int64_t now)
+{
+	char state[16];
+	int r, ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	r = job_state(s, state, sizeof(state), job_id);
+	ok = r != -1;
+	if (r == 0 && strcmp(state, "queued") != 0 &&
+	    strcmp(state, "running") != 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "job %lld is %s; only queued or running jobs can be "
+		    "cancelled",
+		    (long long)job_id, state);
+	if (ok && r == 0)
+		ok = job_update(s, job_id, now,
+		         "UPDATE jobs SET state = 'cancelled',"
+		         " lease_owner = NULL, lease_expires = NULL,"
+		         " error = 'cancelled', updated = ?2 WHERE id = ?1",
+		         NULL) == 0;
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	return r;
+}
+
+int
+store_retry(struct store *s, int64_t job_id, int64_t now)
+{
+	char state[16];
+	int r, ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	r = job_state(s, state, sizeof(state), job_id);
+	ok = r != -1;
+	if (r == 0 && strcmp(state, "failed") != 0 &&
+	    strcmp(state, "cancelled") != 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "job %lld is %s; only failed or cancelled jobs can be "
+		    "retried",
+		    (long long)job_id, state);
+	if (ok && r == 0)
+		ok = job_update(s, job_id, now,
+		         "UPDATE jobs SET state = 'queued', attempts = 0,"
+		         " lease_owner = NULL, lease_expires = NULL,"
+		         " error = NULL, progress = NULL, updated = ?2"
+		         " WHERE id = ?1",
+		         NULL) == 0 &&
+		    job_update(s, job_id, now,
+		        "DELETE FROM runs WHERE job_id = ?1"
+		        " AND status = 'failed' AND ?2 IS NOT NULL",
+		        NULL) == 0;
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	return r;
+}
+
+/* ---- reads ---- */
+
+#define JOB_COLS                                                      \
+	"j.id, j.pair_id, j.role, j.name, j.point, j.state, h.name,"  \
+	" j.attempts, j.runs, (SELECT count(*) FROM runs r"           \
+	" WHERE r.job_id = j.id AND r.idx < j.max_runs), j.progress," \
+	" j.error, j.created,"                                        \
+	" j.updated, j.lease_expires, j.max_runs, c.sha, t.name,"     \
+	" c.subject "
+#define JOB_FROM                                             \
+	" FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id" \
+	" LEFT JOIN commits c ON c.id = j.commit_id"         \
+	" LEFT JOIN trees t ON t.id = c.tree_id "
+
+json_t *
+store_i_text_or_null(sqlite3_stmt *st, int i)
+{
+	const char *t = store_i_col_text(st, i);
+
+	return t ? json_string(t) : json_null();
+}
+
+static json_t *
+job_row(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(sqlite3_column_int64(st, 0)));
+	json_object_set_new(o, "pair_id",
+	    sqlite3_column_type(st, 1) == SQLITE_NULL
+	        ? json_null()
+	        : json_integer(sqlite3_column_int64(st, 1)));
+	json_object_set_new(o, "role", store_i_text_or_null(st, 2));
+	json_object_set_new(o, "name", store_i_text_or_null(st, 3));
+	json_object_set_new(o, "point", store_i_text_or_null(st, 4));
+	json_object_set_new(o, "state", store_i_text_or_null(st, 5));
+	json_object_set_new(o, "host", store_i_text_or_null(st, 6));
+	json_object_set_new(
+	    o, "attempts", json_integer(sqlite3_column_int64(st, 7)));
+	json_object_set_new(
+	    o, "runs", json_integer(sqlite3_column_int64(st, 8)));
+	json_object_set_new(
+	    o, "runs_done", json_integer(sqlite3_column_int64(st, 9)));
+	json_object_set_new(o, "progress", store_i_text_or_null(st, 10));
+	json_object_set_new(o, "error", store_i_text_or_null(st, 11));
+	json_object_set_new(
+	    o, "created", json_integer(sqlite3_column_int64(st, 12)));
+	json_object_set_new(
+	    o, "updated", json_integer(sqlite3_column_int64(st, 13)));
+	json_object_set_new(o, "lease_expires",
+	    sqlite3_column_type(st, 14) == SQLITE_NULL
+	        ? json_null()
+	        : json_integer(sqlite3_column_int64(st, 14)));
+	json_object_set_new(
+	    o, "max_runs", json_integer(sqlite3_column_int64(st, 15)));
+	/* What the job measures: a commit of a tree (null for a submitted
+	 * pair without one). */
+	json_object_set_new(o, "commit", store_i_text_or_null(st, 16));
+	json_object_set_new(o, "tree", store_i_text_or_null(st, 17));
+	json_object_set_new(o, "subject", store_i_text_or_null(st, 18));
+	return o;
+}
+
+int
+store_jobs_list(struct store *s, json_t **out, const char *state, int64_t limit,
+    int64_t cursor)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT " JOB_COLS JOB_FROM
+	    " WHERE (?1 IS NULL OR j.state = ?1) AND (?2 = 0 OR j.id < ?2)"
+	    " ORDER BY j.id DESC LIMIT ?3");
+	json_t *arr, *o;
+	int64_t last = 0, n = 0;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, state);
+	sqlite3_bind_int64(st, 2, cursor);
+	sqlite3_bind_int64(st, 3, limit);
+	arr = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		last = sqlite3_column_int64(st, 0);
+		n++;
+		json_array_append_new(arr, job_row(st));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(arr);
+		return store_i_dberr(s, "list jobs");
+	}
+	o = json_pack("{s:o}", "jobs", arr);
+	if (n == limit && last > 1) {
+		char c[32];
+
+		snprintf(c, sizeof(c), "%lld", (long long)last);
+		json_object_set_new(o, "next_cursor", json_string(c));
+	}
+	*out = o;
+	return 0;
+}
+
+/* The job row for id, or NULL (ERR_NOTFOUND in *r). */
+json_t *
+store_i_job_one(struct store *s, int64_t id, int *r)
+{
+	sqlite3_stmt *st =
+	    store_i_prep(s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
+	json_t *o = NULL;
+	int rc;
+
+	*r = -1;
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		o = job_row(st);
+		*r = 0;
+	} else if (rc == SQLITE_DONE) {
+		*r = err_setc(
+		    &s->err, ERR_NOTFOUND, "job %lld not found", (long long)id);
+	} else {
+		store_i_dberr(s, "job");
+	}
+	sqlite3_finalize(st);
+	return o;
+}
+
+static int
+job_runs(struct store *s, json_t *job, int64_t id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT r.id, r.idx, r.status, h.name, r.duration_s, r.error,"
+	    " r.attempt, r.created, m.name, m.value, m.unit, m.better,"
+	    " r.profile, r.host_state FROM runs r"
+	    " LEFT JOIN hosts h ON h.id = r.host_id"
+	    " LEFT JOIN metrics m ON m.run_id = r.id"
+	    " WHERE r.job_id = ?1 ORDER BY r.idx, m.name");
+	json_t *runs = json_array(), *run = NULL, *metrics = NULL;
+	int64_t cur = -1;
+	int rc;
+
+	if (st == NULL) {
+		json_decref(runs);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_int64(st, 0) != cur) {
+			cur = sqlite3_column_int64(st, 0);
+			metrics = json_array();
+			run = json_object();
+			json_object_set_new(run, "index",
+			    json_integer(sqlite3_column_int64(st, 1)));
+			json_object_set_new(
+			    run, "status", store_i_text_or_null(st, 2));
+			json_object_set_new(
+			    run, "host", store_i_text_or_null(st, 3));
+			json_object_set_new(run, "duration_s",
+			    sqlite3_column_type(st, 4) == SQLITE_NULL
+			        ? json_null()
+			        : json_real(sqlite3_column_double(st, 4)));
+			json_object_set_new(
+			    run, "error", store_i_text_or_null(st, 5));
+			json_object_set_new(run, "attempt",
+			    json_integer(sqlite3_column_int64(st, 6)));
+			json_object_set_new(run, "created",
+			    json_integer(sqlite3_column_int64(st, 7)));
+			json_object_set_new(run, "metrics", metrics);
+			if (sqlite3_column_type(st, 12) != SQLITE_NULL) {
+				const char *pj = store_i_col_text(st, 12);
+				json_t *pv = pwjson_parse(pj, strlen(pj), NULL);
+
+				json_object_set_new(
+				    run, "profile", pv ? pv : json_string(pj));
+			}
+			if (sqlite3_column_type(st, 13) != SQLITE_NULL) {
+				const char *hj = store_i_col_text(st, 13);
+				json_t *hv = pwjson_parse(hj, strlen(hj), NULL);
+
+				json_object_set_new(run, "host_state",
+				    hv ? hv : json_string(hj));
+			}
+			json_array_append_new(runs, run);
+		}
+		if (sqlite3_column_type(st, 8) != SQLITE_NULL)
+			json_array_append_new(metrics,
+			    json_pack("{s:s, s:f, s:s, s:s}", "name",
+			        store_i_col_text(st, 8), "value",
+			        sqlite3_column_double(st, 9), "unit",
+			        store_i_col_text(st, 10), "better",
+			        store_i_col_text(st, 11)));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(runs);
+		return store_i_dberr(s, "runs");
+	}
+	json_object_set_new(job, "runs_list", runs);
+	return 0;
+}
+
+/* The last bytes of the job log (the tail a reader wants). */
+static int
+job_log_tail(struct store *s, json_t *job, int64_t id)
+{
+	sqlite3_stmt *st = store_i_prep(
+	    s, "SELECT text FROM job_logs WHERE job_id = ?1 ORDER BY id DESC");
+	struct buf b = BUF_INIT(CAP_JOB_LOG);
+	char **parts = NULL;
+	size_t n = 0, total = 0, i;
+	const size_t tail = 64 * 1024;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	while (total < tail && sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = store_i_col_text(st, 0);
+
+		parts = xreallocarray(parts, n + 1, sizeof(*parts));
+		parts[n++] = xstrdup(t ? t : "");
+		total += strlen(parts[n - 1]);
+	}
+	sqlite3_finalize(st);
+	for (i = n; i > 0; i--) {
+		buf_puts(&b, parts[i - 1]);
+		free(parts[i - 1]);
+	}
+	free(parts);
+	i = b.len > tail ? b.len - tail : 0;
+	/* Start on a UTF-8 character boundary. */
+	while (i < b.len && ((unsigned char)b.data[i] & 0xc0) == 0x80)
+		i++;
+	json_object_set_new(job, "log", json_stringn(b.data + i, b.len - i));
+	if (json_object_get(job, "log") == NULL)
+		json_object_set_new(job, "log", json_string(""));
+	buf_release(&b);
+	return 0;
+}
+
+int
+store_job_get(struct store *s, json_t **out, int64_t job_id)
+{
+	json_t *o;
+	int r;
+
+	*out = NULL;
+	if ((o = store_i_job_one(s, job_id, &r)) == NULL)
+		return r;
+	if (job_runs(s, o, job_id) == -1 || job_log_tail(s, o, job_id) == -1) {
+		json_decref(o);
+		return -1;
+	}
+	/* "runs" stays the wanted count, as in the list; the run objects
+	 * go under "runs" only in this view, as docs/API.md says. */
+	json_object_set(o, "runs_wanted", json_object_get(o, "runs"));
+	json_object_set(o, "runs", json_object_get(o, "runs_list"));
+	json_object_del(o, "runs_list");
+	*out = o;
+	return 0;
+}
+
+int
+store_run_raw(struct store *s, struct buf *b, int64_t job_id, int64_t idx)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT x.data FROM runs r JOIN raw_outputs x ON x.run_id = r.id"
+	    " WHERE r.job_id = ?1 AND r.idx = ?2");
+	int r = 0;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, job_id);
+	sqlite3_bind_int64(st, 2, idx);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		buf_add(b, sqlite3_column_blob(st, 0),
+		    (size_t)sqlite3_column_bytes(st, 0));
+	else
+		r = err_setc(&s->err, ERR_NOTFOUND,
+		    "job %lld has no raw output for run %lld",
+		    (long long)job_id, (long long)idx);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_hosts_matching(
+    struct store *s, int64_t **out, size_t *n, const char *labels_json)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT h.id FROM hosts h WHERE json_array_length(json(?1)) = 0"
+	    " OR EXISTS (SELECT 1 FROM json_each(json(?1)) jl,"
+	    "  json_each(h.labels) hl WHERE jl.value = hl.value)"
+	    " OR EXISTS (SELECT 1 FROM json_each(json(?1)) jn"
+	    "  WHERE jn.value = h.name)"
+	    " ORDER BY h.id");
+	int64_t *v = NULL;
+	size_t k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, labels_json ? labels_json : "[]");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		v = xreallocarray(v, k + 1, sizeof(*v));
+		v[k++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return store_i_dberr(s, "hosts matching");
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}

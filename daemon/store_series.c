@@ -1,0 +1,347 @@
+/*
+ * The store: patch series and inboxes (daemon/series.c); more in
+ * store_series2.c. All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_alert.h"
+#include "daemon/store_bisect.h"
+#include "daemon/store_int.h"
+
+/* ---- series (daemon/series.c) ---- */
+
+int
+store_series_create(struct store *s, int64_t *out_id, int *out_new,
+    const struct store_series_new *n, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok, rc;
+	int64_t id = 0;
+
+	*out_id = 0;
+	if (out_new != NULL)
+		*out_new = 0;
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s, "SELECT id FROM series WHERE message_id = ?1");
+	if ((ok = st != NULL)) {
+		store_i_bind_text(st, 1, n->message_id);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			id = sqlite3_column_int64(st, 0);
+		else if (rc != SQLITE_DONE)
+			ok = store_i_dberr(s, "series lookup") == 0;
+		sqlite3_finalize(st);
+	}
+	if (ok && id == 0) {
+		st = store_i_prep(s,
+		    "INSERT INTO series (inbox, message_id, title, version,"
+		    " total, found, author, date, tree_id, branch, state,"
+		    " created, updated)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'new',"
+		    " ?11, ?11)");
+		if ((ok = st != NULL)) {
+			store_i_bind_text(st, 1, n->inbox);
+			store_i_bind_text(st, 2, n->message_id);
+			store_i_bind_text(st, 3, n->title);
+			sqlite3_bind_int64(st, 4, n->version);
+			sqlite3_bind_int64(st, 5, n->total);
+			sqlite3_bind_int64(st, 6, n->found);
+			store_i_bind_text(st, 7, n->author);
+			if (n->date >= 0)
+				sqlite3_bind_int64(st, 8, n->date);
+			if (n->tree_id > 0)
+				sqlite3_bind_int64(st, 9, n->tree_id);
+			store_i_bind_text(st, 10, n->branch);
+			sqlite3_bind_int64(st, 11, now);
+			ok = store_i_step_done(s, st, "series insert") == 0;
+			id = sqlite3_last_insert_rowid(s->db);
+			sqlite3_finalize(st);
+		}
+		if (ok && out_new != NULL)
+			*out_new = 1;
+	}
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	*out_id = id;
+	return 0;
+}
+
+int
+store_series_patch_put(
+    struct store *s, int64_t series_id, const struct store_series_patch *p)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "INSERT INTO series_patches (series_id, seq, message_id,"
+	    " subject, author, date, commit_id)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+	    " ON CONFLICT (series_id, seq) DO UPDATE SET"
+	    " message_id = excluded.message_id, subject = excluded.subject,"
+	    " author = excluded.author, date = excluded.date,"
+	    " commit_id = excluded.commit_id");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, series_id);
+		sqlite3_bind_int64(st, 2, p->seq);
+		store_i_bind_text(st, 3, p->message_id);
+		store_i_bind_text(st, 4, p->subject);
+		store_i_bind_text(st, 5, p->author);
+		if (p->date >= 0)
+			sqlite3_bind_int64(st, 6, p->date);
+		if (p->commit_id > 0)
+			sqlite3_bind_int64(st, 7, p->commit_id);
+		ok = store_i_step_done(s, st, "series patch") == 0;
+		sqlite3_finalize(st);
+	}
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_series_state(struct store *s, int64_t id, const char *state,
+    const char *error, const char *base_sha, int64_t commit_id, const char *ref,
+    int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "UPDATE series SET state = ?2, error = ?3,"
+	    " base_sha = coalesce(?4, base_sha),"
+	    " commit_id = CASE WHEN ?5 > 0 THEN ?5 ELSE commit_id END,"
+	    " ref = coalesce(?6, ref), updated = ?7 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, id);
+		store_i_bind_text(st, 2, state);
+		store_i_bind_text(st, 3, error);
+		store_i_bind_text(st, 4, base_sha);
+		sqlite3_bind_int64(st, 5, commit_id);
+		store_i_bind_text(st, 6, ref);
+		sqlite3_bind_int64(st, 7, now);
+		ok = store_i_step_done(s, st, "series state") == 0;
+		if (ok && sqlite3_changes(s->db) == 0)
+			ok = err_setc(&s->err, ERR_NOTFOUND,
+			         "series %lld not found", (long long)id) == 0;
+		sqlite3_finalize(st);
+	}
+	if (!ok && s->err.set && strstr(err_msg(&s->err), "not found")) {
+		store_i_tx_end(s, 0);
+		return ERR_NOTFOUND;
+	}
+	return store_i_tx_end(s, ok);
+}
+
+#define SERIES_COLS                                                       \
+	"se.id, se.inbox, se.message_id, se.title, se.version, se.total," \
+	" se.found, se.author, se.date AS time, se.state, se.error,"      \
+	" t.name AS tree, se.branch, se.base_sha, se.ref, se.commit_id,"  \
+	" c.sha AS commit_sha, se.created, se.updated,"                   \
+	" se.branch_tag, se.supersedes, se.fallback,"                     \
+	" (SELECT group_concat(cm.verdict) FROM jobs j"                   \
+	"  JOIN pairs p ON p.cand_job_id = j.id AND p.bisect_id IS NULL"  \
+	"  JOIN comparisons cm ON cm.pair_id = p.id"                      \
+	"  WHERE j.commit_id = se.commit_id AND j.role = 'candidate'"     \
+	"  AND (se.base_sha IS NULL OR (SELECT bc.sha FROM jobs bj"       \
+	"   JOIN commits bc ON bc.id = bj.commit_id"                      \
+	"   WHERE bj.id = p.base_job_id) = se.base_sha)) AS verdicts"     \
+	" FROM series se LEFT JOIN trees t ON t.id = se.tree_id"          \
+	" LEFT JOIN commits c ON c.id = se.commit_id"
+
+int
+store_series_list(struct store *s, json_t **out, int64_t limit, int64_t cursor)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT " SERIES_COLS " WHERE (?1 = 0 OR se.id < ?1)"
+	    " ORDER BY se.id DESC LIMIT ?2");
+	json_t *res = NULL, *rows, *last;
+	char num[32];
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, cursor);
+	sqlite3_bind_int64(st, 2, limit);
+	if (store_i_web_rows(s, st, &res, "series") == -1)
+		return -1;
+	rows = json_object_get(res, "rows");
+	*out = json_pack("{s:O}", "series", rows);
+	if ((int64_t)json_array_size(rows) == limit &&
+	    (last = json_array_get(rows, json_array_size(rows) - 1)) != NULL) {
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(json_object_get(last, "id")));
+		json_object_set_new(*out, "next_cursor", json_string(num));
+	}
+	json_decref(res);
+	return 0;
+}
+
+/* The patch rows of a series, by seq, with their commits. */
+/* A patch's verdicts against its parent (trigger.every_patch): pairs
+ * whose candidate is the patch and whose base is the previous patch, or
+ * the series base for patch 1. */
+#define PATCH_VERDICTS                                                \
+	"(SELECT group_concat(cm.verdict) FROM jobs cj"               \
+	" JOIN pairs pr ON pr.cand_job_id = cj.id"                    \
+	"  AND pr.bisect_id IS NULL"                                  \
+	" JOIN jobs bj ON bj.id = pr.base_job_id"                     \
+	" JOIN comparisons cm ON cm.pair_id = pr.id"                  \
+	" WHERE cj.commit_id = p.commit_id AND cj.role = 'candidate'" \
+	" AND bj.commit_id = COALESCE((SELECT pp.commit_id"           \
+	"  FROM series_patches pp WHERE pp.series_id = p.series_id"   \
+	"  AND pp.seq = p.seq - 1), (SELECT bc.id FROM series se"     \
+	"  JOIN commits bc ON bc.sha = se.base_sha"                   \
+	"  WHERE se.id = p.series_id))) AS verdicts"
+
+json_t *
+store_i_series_patches(struct store *s, int64_t id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT p.seq, p.message_id, p.subject, p.author, p.date,"
+	    " p.commit_id, c.sha, p.applied_by, " PATCH_VERDICTS
+	    " FROM series_patches p"
+	    " LEFT JOIN commits c ON c.id = p.commit_id"
+	    " WHERE p.series_id = ?1 ORDER BY p.seq");
+	json_t *res = NULL, *rows;
+
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	if (store_i_web_rows(s, st, &res, "series patches") == -1)
+		return NULL;
+	rows = json_incref(json_object_get(res, "rows"));
+	json_decref(res);
+	return rows;
+}
+
+int
+store_series_get(struct store *s, json_t **out, int64_t id)
+{
+	sqlite3_stmt *st =
+	    store_i_prep(s, "SELECT " SERIES_COLS " WHERE se.id = ?1");
+	json_t *o, *patches;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
+		    (long long)id);
+	}
+	o = store_i_web_row(st);
+	sqlite3_finalize(st);
+	if ((patches = store_i_series_patches(s, id)) == NULL) {
+		json_decref(o);
+		return -1;
+	}
+	json_object_set_new(o, "patches", patches);
+	*out = json_pack("{s:o}", "series", o);
+	return 0;
+}
+
+int
+store_series_comparisons(struct store *s, json_t **out, int64_t id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT cm.id, cm.pair_id, p.name AS job, p.point, h.name AS host,"
+	    " cm.metric, cm.unit, cm.better, cm.base_median, cm.cand_median,"
+	    " cm.change_pct, cm.ci_low, cm.ci_high, cm.p, cm.p_adjusted,"
+	    " cm.verdict, cm.final, cm.n_base, cm.n_cand, p.suspect"
+	    " FROM series se JOIN jobs j ON j.commit_id = se.commit_id"
+	    "  AND j.role = 'candidate'"
+	    " JOIN pairs p ON p.id = j.pair_id"
+	    " JOIN comparisons cm ON cm.pair_id = p.id"
+	    " LEFT JOIN hosts h ON h.id = p.host_id"
+	    " WHERE se.id = ?1 ORDER BY cm.pair_id, cm.metric");
+	sqlite3_stmt *chk =
+	    store_i_prep(s, "SELECT 1 FROM series WHERE id = ?1");
+	json_t *res = NULL;
+	int found;
+
+	*out = NULL;
+	if (st == NULL || chk == NULL) {
+		sqlite3_finalize(st);
+		sqlite3_finalize(chk);
+		return -1;
+	}
+	sqlite3_bind_int64(chk, 1, id);
+	found = sqlite3_step(chk) == SQLITE_ROW;
+	sqlite3_finalize(chk);
+	if (!found) {
+		sqlite3_finalize(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
+		    (long long)id);
+	}
+	sqlite3_bind_int64(st, 1, id);
+	if (store_i_web_rows(s, st, &res, "series comparisons") == -1)
+		return -1;
+	*out = json_pack("{s:O}", "comparisons", json_object_get(res, "rows"));
+	json_decref(res);
+	return 0;
+}
+
+int
+store_inbox_get(
+    struct store *s, char *out_last, size_t outlen, const char *name)
+{
+	sqlite3_stmt *st = store_i_prep(
+	    s, "SELECT last_commit FROM inbox_state WHERE name = ?1");
+	int rc;
+
+	out_last[0] = '\0';
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, name);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && store_i_col_text(st, 0) != NULL)
+		snprintf(out_last, outlen, "%s", store_i_col_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_i_dberr(s, "inbox state");
+	return 0;
+}
+
+int
+store_inbox_put(struct store *s, const char *name, const char *url,
+    const char *last_commit, const char *error, int64_t messages, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "INSERT INTO inbox_state (name, url, last_commit, last_poll,"
+	    " last_error, messages) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+	    " ON CONFLICT (name) DO UPDATE SET url = excluded.url,"
+	    " last_commit = coalesce(excluded.last_commit, last_commit),"
+	    " last_poll = excluded.last_poll,"
+	    " last_error = excluded.last_error,"
+	    " messages = messages + excluded.messages");
+	if ((ok = st != NULL)) {
+		store_i_bind_text(st, 1, name);
+		store_i_bind_text(st, 2, url);
+		store_i_bind_text(st, 3, last_commit);
+		sqlite3_bind_int64(st, 4, now);
+		store_i_bind_text(st, 5, error);
+		sqlite3_bind_int64(st, 6, messages);
+		ok = store_i_step_done(s, st, "inbox state") == 0;
+		sqlite3_finalize(st);
+	}
+	return store_i_tx_end(s, ok);
+}

@@ -1,0 +1,554 @@
+/*
+ * The store: verdicts (daemon/verdict.c): pending pairs, comparisons, requeue
+ * for more runs, history points and change points. All SQL is in
+ * daemon/store*.c (docs/ARCHITECTURE.md).
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_alert.h"
+#include "daemon/store_bisect.h"
+#include "daemon/store_int.h"
+
+/*
+ * ---- verdicts (daemon/verdict.c) ----
+ * Kept in one block at the end to ease merges; see store.h.
+ */
+
+static void
+bind_num(sqlite3_stmt *st, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int
+store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT p.id FROM pairs p WHERE p.analysed = 0"
+	    " AND (SELECT count(*) FROM jobs j WHERE j.id IN (p.base_job_id, "
+	    "p.cand_job_id)"
+	    "  AND j.state = 'success') = 2"
+	    " ORDER BY p.id LIMIT ?1");
+	size_t n = 0;
+	int rc;
+
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, (int64_t)max);
+	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		out[n++] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (n < max && rc != SQLITE_DONE)
+		return store_i_dberr(s, "pending verdicts");
+	*out_n = n;
+	return 0;
+}
+
+int
+store_verdict_pair(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT p.name, p.point, p.host_id, h.name, p.analysed, j.role,"
+	    " j.id, j.state, j.runs, j.max_runs, j.params, t.name,"
+	    " c.branches, (SELECT count(*) FROM runs r WHERE r.job_id = j.id)"
+	    " FROM pairs p"
+	    " LEFT JOIN hosts h ON h.id = p.host_id"
+	    " JOIN jobs j ON j.id IN (p.base_job_id, p.cand_job_id)"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " LEFT JOIN trees t ON t.id = c.tree_id"
+	    " WHERE p.id = ?1 ORDER BY j.id");
+	json_t *o = NULL;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *spec = store_i_col_text(st, 10);
+		json_t *side = json_object();
+
+		if (o == NULL) {
+			o = json_object();
+			json_object_set_new(
+			    o, "pair_id", json_integer(pair_id));
+			json_object_set_new(
+			    o, "name", store_i_text_or_null(st, 0));
+			json_object_set_new(
+			    o, "point", store_i_text_or_null(st, 1));
+			json_object_set_new(o, "host_id",
+			    json_integer(sqlite3_column_int64(st, 2)));
+			json_object_set_new(
+			    o, "host", store_i_text_or_null(st, 3));
+			json_object_set_new(o, "analysed",
+			    json_integer(sqlite3_column_int64(st, 4)));
+		}
+		json_object_set_new(
+		    side, "id", json_integer(sqlite3_column_int64(st, 6)));
+		json_object_set_new(side, "state", store_i_text_or_null(st, 7));
+		json_object_set_new(
+		    side, "runs", json_integer(sqlite3_column_int64(st, 8)));
+		json_object_set_new(side, "max_runs",
+		    json_integer(sqlite3_column_int64(st, 9)));
+		json_object_set_new(
+		    side, "spec", store_i_json_text(spec, json_object()));
+		json_object_set_new(side, "tree", store_i_text_or_null(st, 11));
+		json_object_set_new(
+		    side, "branches", store_i_text_or_null(st, 12));
+		json_object_set_new(
+		    side, "stored", json_integer(sqlite3_column_int64(st, 13)));
+		json_object_set_new(o, store_i_col_text(st, 5), side);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(o);
+		return store_i_dberr(s, "verdict pair");
+	}
+	if (o == NULL || json_object_get(o, "base") == NULL ||
+	    json_object_get(o, "candidate") == NULL) {
+		json_decref(o);
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "pair %lld not found or without both jobs",
+		    (long long)pair_id);
+	}
+	*out = o;
+	return 0;
+}
+
+int
+store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
+	    " r.idx AS run FROM jobs j JOIN runs r ON r.job_id = j.id"
+	    " AND r.status = 'ok' AND r.idx < j.max_runs"
+	    " JOIN metrics m ON m.run_id = r.id"
+	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
+	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
+	    " ORDER BY m.name, j.role, r.idx");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	return store_i_web_rows(s, st, out, "verdict values");
+}
+
+int
+store_verdict_siblings(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT p.id AS pair_id, p.point, p.analysed,"
+	    " b.params AS base_spec, c.params AS cand_spec"
+	    " FROM pairs me JOIN pairs p"
+	    "  ON p.sib_group = me.sib_group AND p.host_id = me.host_id"
+	    " JOIN jobs b ON b.id = p.base_job_id"
+	    " JOIN jobs c ON c.id = p.cand_job_id"
+	    " WHERE me.id = ?1 ORDER BY p.id");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	return store_i_web_rows(s, st, out, "memcg tax siblings");
+}
+
+int
+store_verdict_history(
+    struct store *s, json_t **out, int64_t pair_id, int64_t max_jobs)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "WITH me AS (SELECT name, point, host_id FROM pairs"
+	    "  WHERE id = ?1),"
+	    " js AS (SELECT j.id FROM jobs j JOIN me"
+	    "  ON j.name = me.name AND j.point = me.point"
+	    "  JOIN pairs p ON p.id = j.pair_id AND p.host_id = me.host_id"
+	    "  AND p.bisect_id IS NULL"
+	    "  WHERE j.role = 'base' AND j.state = 'success'"
+	    "  AND j.pair_id < ?1 ORDER BY j.id DESC LIMIT ?2)"
+	    " SELECT m.name AS metric, js.id AS job, m.value FROM js"
+	    " JOIN jobs j ON j.id = js.id"
+	    " JOIN runs r ON r.job_id = js.id AND r.status = 'ok'"
+	    "  AND r.idx < j.max_runs"
+	    "  AND r.host_id = (SELECT host_id FROM me)"
+	    " JOIN metrics m ON m.run_id = r.id"
+	    " ORDER BY m.name, js.id, r.idx");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	sqlite3_bind_int64(st, 2, max_jobs);
+	return store_i_web_rows(s, st, out, "baseline history");
+}
+
+int
+store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
+    const struct store_comparison *c, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "INSERT INTO comparisons (pair_id, metric, base_median,"
+	    " cand_median, change_pct, ci_low, ci_high, p, verdict, created,"
+	    " host_id, job, point, unit, better, n_base, n_cand, p_adjusted,"
+	    " min_effect, final, note, updated)"
+	    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, p.host_id,"
+	    " p.name, p.point, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?10"
+	    " FROM pairs p WHERE p.id = ?1"
+	    " ON CONFLICT (pair_id, metric) DO UPDATE SET"
+	    " base_median = excluded.base_median,"
+	    " cand_median = excluded.cand_median,"
+	    " change_pct = excluded.change_pct, ci_low = excluded.ci_low,"
+	    " ci_high = excluded.ci_high, p = excluded.p,"
+	    " verdict = excluded.verdict, host_id = excluded.host_id,"
+	    " job = excluded.job, point = excluded.point,"
+	    " unit = excluded.unit, better = excluded.better,"
+	    " n_base = excluded.n_base, n_cand = excluded.n_cand,"
+	    " p_adjusted = excluded.p_adjusted,"
+	    " min_effect = excluded.min_effect, final = excluded.final,"
+	    " note = excluded.note, updated = excluded.updated"
+	    " RETURNING id");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, pair_id);
+		store_i_bind_text(st, 2, c->metric);
+		bind_num(st, 3, c->base_median);
+		bind_num(st, 4, c->cand_median);
+		bind_num(st, 5, c->change_pct);
+		bind_num(st, 6, c->ci_low);
+		bind_num(st, 7, c->ci_high);
+		bind_num(st, 8, c->p);
+		store_i_bind_text(st, 9, c->verdict);
+		sqlite3_bind_int64(st, 10, now);
+		store_i_bind_text(st, 11, c->unit);
+		store_i_bind_text(st, 12, c->better);
+		sqlite3_bind_int64(st, 13, c->n_base);
+		sqlite3_bind_int64(st, 14, c->n_cand);
+		bind_num(st, 15, c->p_adjusted);
+		bind_num(st, 16, c->min_effect);
+		sqlite3_bind_int(st, 17, c->final != 0);
+		store_i_bind_text(st, 18, c->note);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			id = sqlite3_column_int64(st, 0);
+		else
+			ok = store_i_dberr(s, "store comparison") == 0;
+		sqlite3_finalize(st);
+	}
+	if (ok && id == 0)
+		ok = err_set(&s->err, "pair %lld not found",
+		         (long long)pair_id) == 0;
+	if (ok && c->final &&
+	    (strcmp(c->verdict, "regression") == 0 ||
+	        strcmp(c->verdict, "unstable") == 0)) {
+		/* A bisection's pair is a measurement for the bisection,
+		 * not a finding of its own. */
+		st = store_i_prep(s,
+		    "INSERT INTO regressions (comparison_id, state, created,"
+		    " updated) SELECT ?1, 'new', ?2, ?2 FROM pairs"
+		    " WHERE id = ?3 AND bisect_id IS NULL"
+		    " ON CONFLICT (comparison_id) DO NOTHING");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, now);
+			sqlite3_bind_int64(st, 3, pair_id);
+			ok = store_i_step_done(s, st, "store regression") == 0;
+			sqlite3_finalize(st);
+		}
+	}
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (out_id)
+		*out_id = id;
+	return 0;
+}
+
+int
+store_verdict_check(struct store *s, int64_t pair_id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT p.analysed, (SELECT count(*) FROM jobs j"
+	    " WHERE j.id IN (p.base_job_id, p.cand_job_id) AND j.state = "
+	    "'success')"
+	    " FROM pairs p WHERE p.id = ?1");
+	int r = 0;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		r = err_setc(&s->err, ERR_CONFLICT, "pair %lld not found",
+		    (long long)pair_id);
+	else if (sqlite3_column_int64(st, 0) != 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "pair %lld already has its verdict", (long long)pair_id);
+	else if (sqlite3_column_int64(st, 1) != 2)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "pair %lld: a job has not succeeded", (long long)pair_id);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	(void)now;
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s, "UPDATE pairs SET analysed = 1 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, pair_id);
+		ok = store_i_step_done(s, st, "verdict done") == 0;
+		sqlite3_finalize(st);
+	}
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_verdict_requeue(
+    struct store *s, int64_t pair_id, int64_t runs, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t ids[2] = { 0, 0 }, have[2] = { 0, 0 };
+	int ok, r = 0, n = 0, k, more = 0;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "SELECT id, state, runs, max_runs FROM jobs WHERE id IN "
+	    "(SELECT base_job_id FROM pairs WHERE id = ?1"
+	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, pair_id);
+		while (r == 0 && sqlite3_step(st) == SQLITE_ROW) {
+			int64_t id = sqlite3_column_int64(st, 0);
+
+			if (n < 2) {
+				ids[n] = id;
+				have[n] = sqlite3_column_int64(st, 2);
+			}
+			n++;
+			if (strcmp(store_i_col_text(st, 1), "success") != 0)
+				r = err_setc(&s->err, ERR_CONFLICT,
+				    "job %lld is %s, not success",
+				    (long long)id, store_i_col_text(st, 1));
+			else if (runs > sqlite3_column_int64(st, 3))
+				r = err_setc(&s->err, ERR_CONFLICT,
+				    "job %lld: %lld runs is above its max_runs "
+				    "%lld",
+				    (long long)id, (long long)runs,
+				    (long long)sqlite3_column_int64(st, 3));
+			else if (runs > sqlite3_column_int64(st, 2))
+				more++;
+		}
+		sqlite3_finalize(st);
+	}
+	if (ok && r == 0 && n != 2)
+		r = err_setc(&s->err, ERR_CONFLICT, "pair %lld has %d jobs",
+		    (long long)pair_id, n);
+	if (ok && r == 0 && more == 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "pair %lld: both jobs have %lld runs already",
+		    (long long)pair_id, (long long)runs);
+	/*
+	 * Only the sides short of runs go back to the queue: a base shared
+	 * with another pair may have them already (that pair asked first),
+	 * and then only the candidate runs more.
+	 */
+	for (k = 0; ok && r == 0 && k < 2; k++) {
+		if (have[k] >= runs)
+			continue;
+		st = store_i_prep(s,
+		    "UPDATE jobs SET state = 'queued', runs = ?2, attempts = 0,"
+		    " lease_owner = NULL, lease_expires = NULL,"
+		    " progress = NULL, error = NULL, updated = ?3"
+		    " WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, ids[k]);
+			sqlite3_bind_int64(st, 2, runs);
+			sqlite3_bind_int64(st, 3, now);
+			ok = store_i_step_done(s, st, "requeue pair") == 0;
+			sqlite3_finalize(st);
+		}
+	}
+	if (store_i_tx_end(s, ok && r == 0) == -1 && r == 0)
+		return -1;
+	return ok ? r : -1;
+}
+
+/* ---- metric history and change points ---- */
+
+int
+store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
+    const struct store_series_key *k, int64_t pair_id, int64_t job_id,
+    int64_t comparison_id, double value, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t series = 0, seq = 0;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "INSERT INTO history_series (tree, branch, host_id, job, point,"
+	    " metric, better) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+	    " ON CONFLICT (job, point, metric, host_id, tree, branch)"
+	    " DO UPDATE SET better = excluded.better RETURNING id");
+	ok = st != NULL;
+	if (ok) {
+		store_i_bind_text(st, 1, k->tree ? k->tree : "");
+		store_i_bind_text(st, 2, k->branch ? k->branch : "");
+		sqlite3_bind_int64(st, 3, k->host_id);
+		store_i_bind_text(st, 4, k->job);
+		store_i_bind_text(st, 5, k->point ? k->point : "");
+		store_i_bind_text(st, 6, k->metric);
+		store_i_bind_text(st, 7, k->better);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			series = sqlite3_column_int64(st, 0);
+		else
+			ok = store_i_dberr(s, "history series") == 0;
+		sqlite3_finalize(st);
+	}
+	/* In the branch's commit order (store_fleet.c). */
+	ok = ok &&
+	    store_i_history_insert(
+	        s, series, pair_id, job_id, comparison_id, value, now) == 0;
+	st = ok ? store_i_prep(s,
+	              "SELECT seq FROM history_points WHERE series_id = ?1"
+	              " AND pair_id = ?2")
+	        : NULL;
+	if (ok && (ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, series);
+		sqlite3_bind_int64(st, 2, pair_id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			seq = sqlite3_column_int64(st, 0);
+		else
+			ok = store_i_dberr(s, "history point seq") == 0;
+		sqlite3_finalize(st);
+	}
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (out_series)
+		*out_series = series;
+	if (out_seq)
+		*out_seq = seq;
+	return 0;
+}
+
+int
+store_history_tail(struct store *s, double **out_values, int64_t **out_seqs,
+    size_t *out_n, int64_t series, size_t max)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT seq, value FROM (SELECT seq, value FROM history_points"
+	    " WHERE series_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq");
+	double *v = NULL;
+	int64_t *q = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	*out_values = NULL;
+	*out_seqs = NULL;
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, series);
+	sqlite3_bind_int64(st, 2, (int64_t)max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			v = xreallocarray(v, cap, sizeof(*v));
+			q = xreallocarray(q, cap, sizeof(*q));
+		}
+		q[n] = sqlite3_column_int64(st, 0);
+		v[n++] = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		free(q);
+		return store_i_dberr(s, "history tail");
+	}
+	*out_values = v;
+	*out_seqs = q;
+	*out_n = n;
+	return 0;
+}
+
+int
+store_changepoints_replace(struct store *s, int64_t series, int64_t from_seq,
+    const struct store_change_point *cps, size_t n, int64_t now)
+{
+	return store_changepoints_replace_range(
+	    s, series, from_seq, INT64_MAX, cps, n, now);
+}
+
+int
+store_changepoints_replace_range(struct store *s, int64_t series,
+    int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
+    size_t n, int64_t now)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2"
+	    " AND seq <= ?3");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, series);
+		sqlite3_bind_int64(st, 2, from_seq);
+		sqlite3_bind_int64(st, 3, to_seq);
+		ok = store_i_step_done(s, st, "drop change points") == 0;
+		sqlite3_finalize(st);
+	}
+	for (i = 0; ok && i < n; i++) {
+		if (cps[i].seq < from_seq || cps[i].seq > to_seq)
+			continue;
+		st = store_i_prep(s,
+		    "INSERT INTO change_points (series_id, seq, lo_seq, hi_seq,"
+		    " before, after, change_pct, p, direction, created)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+		    " ON CONFLICT (series_id, seq) DO NOTHING");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, series);
+			sqlite3_bind_int64(st, 2, cps[i].seq);
+			sqlite3_bind_int64(st, 3, cps[i].lo_seq);
+			sqlite3_bind_int64(st, 4, cps[i].hi_seq);
+			bind_num(st, 5, cps[i].before);
+			bind_num(st, 6, cps[i].after);
+			bind_num(st, 7, cps[i].change_pct);
+			bind_num(st, 8, cps[i].p);
+			store_i_bind_text(st, 9, cps[i].direction);
+			sqlite3_bind_int64(st, 10, now);
+			ok =
+			    store_i_step_done(s, st, "store change point") == 0;
+			sqlite3_finalize(st);
+		}
+	}
+	return store_i_tx_end(s, ok);
+}

@@ -1,0 +1,459 @@
+/*
+ * The store: watched trees, branches and commits (daemon/watch.c,
+ * daemon/trigger.c). All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_alert.h"
+#include "daemon/store_bisect.h"
+#include "daemon/store_int.h"
+
+/*
+ * ---- watch & triggers (daemon/watch.c, daemon/trigger.c) ----
+ * Kept in one block at the end to ease merges; see store.h.
+ */
+
+/* Runs st (bound) to the end, no rows wanted; finalizes.  0 or -1. */
+static int
+run_once(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int r = store_i_step_done(s, st, what);
+
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_tree_sync(
+    struct store *s, int64_t *out_id, const char *name, const char *url)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "INSERT INTO trees (name, url) VALUES (?1, ?2)"
+	    " ON CONFLICT (name) DO UPDATE SET url = excluded.url"
+	    " RETURNING id");
+	if ((ok = st != NULL)) {
+		store_i_bind_text(st, 1, name);
+		store_i_bind_text(st, 2, url);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			*out_id = sqlite3_column_int64(st, 0);
+		else
+			ok = store_i_dberr(s, "tree sync") == 0;
+		sqlite3_finalize(st);
+	}
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_tree_id(struct store *s, int64_t *out_id, const char *name)
+{
+	sqlite3_stmt *st =
+	    store_i_prep(s, "SELECT id FROM trees WHERE name = ?1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, name);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out_id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE)
+		return store_i_dberr(s, "tree id");
+	return err_setc(&s->err, ERR_NOTFOUND, "no tree named '%s'", name);
+}
+
+int
+store_tree_polled(struct store *s, int64_t tree_id, int64_t now, int fetched,
+    const char *error, int64_t failures, int64_t next_fetch)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "UPDATE trees SET last_fetch = ?2,"
+	    " last_ok = CASE WHEN ?3 THEN ?2 ELSE last_ok END,"
+	    " last_error = ?4, failures = ?5, next_fetch = ?6 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, tree_id);
+		sqlite3_bind_int64(st, 2, now);
+		sqlite3_bind_int(st, 3, fetched);
+		store_i_bind_text(st, 4, error);
+		sqlite3_bind_int64(st, 5, failures);
+		sqlite3_bind_int64(st, 6, next_fetch);
+		ok = run_once(s, st, "tree polled") == 0;
+	}
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_branch_tip(struct store *s, char *out, size_t outlen, int64_t tree_id,
+    const char *branch)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT tip FROM tree_branches WHERE tree_id = ?1"
+	    " AND branch = ?2 AND tip IS NOT NULL");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, tree_id);
+	store_i_bind_text(st, 2, branch);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		snprintf(out, outlen, "%s", store_i_col_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE)
+		return store_i_dberr(s, "branch tip");
+	return ERR_NOTFOUND;
+}
+
+int
+store_branch_update(struct store *s, int64_t tree_id, const char *branch,
+    const char *tip, const char *state, const char *error, const char *rewrite,
+    int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "INSERT INTO tree_branches (tree_id, branch, tip, updated, state,"
+	    " error, rewrites, last_rewrite)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7 IS NOT NULL, ?7)"
+	    " ON CONFLICT (tree_id, branch) DO UPDATE SET"
+	    " tip = coalesce(excluded.tip, tip),"
+	    " updated = CASE WHEN excluded.tip IS NOT NULL"
+	    "   AND excluded.tip IS NOT tip THEN ?4"
+	    "   ELSE coalesce(updated, ?4) END,"
+	    " state = excluded.state, error = excluded.error,"
+	    " rewrites = rewrites + (?7 IS NOT NULL),"
+	    " last_rewrite = coalesce(?7, last_rewrite)");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, tree_id);
+		store_i_bind_text(st, 2, branch);
+		store_i_bind_text(st, 3, tip);
+		sqlite3_bind_int64(st, 4, now);
+		store_i_bind_text(st, 5, state);
+		store_i_bind_text(st, 6, error);
+		store_i_bind_text(st, 7, rewrite);
+		ok = run_once(s, st, "branch update") == 0;
+	}
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_commit_record(struct store *s, int64_t *out_id, int *out_new,
+    int64_t tree_id, const struct store_commit *c, const char *branch,
+    int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok, rc, fresh = 1;
+	int64_t id = 0;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "SELECT id, first_seen IS NULL FROM commits"
+	    " WHERE tree_id = ?1 AND sha = ?2");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, tree_id);
+		store_i_bind_text(st, 2, c->sha);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			id = sqlite3_column_int64(st, 0);
+			fresh = sqlite3_column_int(st, 1);
+		} else if (rc != SQLITE_DONE) {
+			ok = store_i_dberr(s, "commit lookup") == 0;
+		}
+		sqlite3_finalize(st);
+	}
+	if (ok && id == 0) {
+		st = store_i_prep(s,
+		    "INSERT INTO commits (tree_id, sha, parents, author,"
+		    " author_date, committer, commit_date, subject, touches,"
+		    " branches, paths, first_seen)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+		    " json_array_length(json(?9)) > 0, ?10, json(?9), ?11)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, tree_id);
+			store_i_bind_text(st, 2, c->sha);
+			store_i_bind_text(st, 3, c->parents ? c->parents : "");
+			store_i_bind_text(st, 4, c->author);
+			sqlite3_bind_int64(st, 5, c->author_date);
+			store_i_bind_text(st, 6, c->committer);
+			sqlite3_bind_int64(st, 7, c->commit_date);
+			store_i_bind_text(st, 8, c->subject);
+			store_i_bind_text(
+			    st, 9, c->paths_json ? c->paths_json : "[]");
+			store_i_bind_text(st, 10, branch);
+			sqlite3_bind_int64(st, 11, now);
+			ok = store_i_step_done(s, st, "commit insert") == 0;
+			id = sqlite3_last_insert_rowid(s->db);
+			sqlite3_finalize(st);
+		}
+	} else if (ok) {
+		/* Known: gains the branch; a submitted stub gets its
+		 * details. */
+		st = store_i_prep(s,
+		    "UPDATE commits SET branches = CASE"
+		    "  WHEN ?2 IS NULL OR instr(',' || branches || ',',"
+		    "   ',' || ?2 || ',') > 0 THEN branches"
+		    "  WHEN branches = '' THEN ?2"
+		    "  ELSE branches || ',' || ?2 END,"
+		    " parents = CASE WHEN first_seen IS NULL THEN ?3"
+		    "  ELSE parents END,"
+		    " author = coalesce(author, ?4),"
+		    " author_date = coalesce(author_date, ?5),"
+		    " committer = coalesce(committer, ?6),"
+		    " commit_date = coalesce(commit_date, ?7),"
+		    " subject = coalesce(subject, ?8),"
+		    " paths = CASE WHEN first_seen IS NULL THEN json(?9)"
+		    "  ELSE paths END,"
+		    " touches = CASE WHEN first_seen IS NULL"
+		    "  THEN json_array_length(json(?9)) > 0 ELSE touches END,"
+		    " first_seen = coalesce(first_seen, ?10)"
+		    " WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			store_i_bind_text(st, 2, branch);
+			store_i_bind_text(st, 3, c->parents ? c->parents : "");
+			store_i_bind_text(st, 4, c->author);
+			sqlite3_bind_int64(st, 5, c->author_date);
+			store_i_bind_text(st, 6, c->committer);
+			sqlite3_bind_int64(st, 7, c->commit_date);
+			store_i_bind_text(st, 8, c->subject);
+			store_i_bind_text(
+			    st, 9, c->paths_json ? c->paths_json : "[]");
+			sqlite3_bind_int64(st, 10, now);
+			ok = run_once(s, st, "commit update") == 0;
+		}
+	}
+	ok = ok && store_i_commit_position(s, id) == 0;
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	*out_id = id;
+	if (out_new)
+		*out_new = fresh;
+	return 0;
+}
+
+int
+store_commit_find(struct store *s, int64_t *out_id, char *out_sha,
+    size_t outlen, int64_t tree_id, const char *sha)
+{
+	sqlite3_stmt *st;
+	size_t n = strlen(sha), i;
+	char lo[64], hi[64];
+	int rc, found = 0;
+
+	if (n < 4 || n > 40)
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "commit '%.64s': expected 4 to 40 hex digits", sha);
+	for (i = 0; i < n; i++) {
+		char ch = sha[i];
+
+		if (ch >= 'A' && ch <= 'F')
+			ch = (char)(ch - 'A' + 'a');
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+			return err_setc(&s->err, ERR_NOTFOUND,
+			    "commit '%.64s': not hexadecimal", sha);
+		lo[i] = hi[i] = ch;
+	}
+	lo[n] = '\0';
+	hi[n] = 'g';
+	hi[n + 1] = '\0';
+	st = store_i_prep(s,
+	    "SELECT id, sha FROM commits WHERE tree_id = ?1"
+	    " AND sha >= ?2 AND sha < ?3 ORDER BY id LIMIT 2");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, tree_id);
+	store_i_bind_text(st, 2, lo);
+	store_i_bind_text(st, 3, hi);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (found++ == 0) {
+			*out_id = sqlite3_column_int64(st, 0);
+			snprintf(
+			    out_sha, outlen, "%s", store_i_col_text(st, 1));
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return store_i_dberr(s, "commit find");
+	if (found == 0)
+		return err_setc(
+		    &s->err, ERR_NOTFOUND, "commit %s is not recorded", lo);
+	if (found > 1)
+		return err_setc(
+		    &s->err, ERR_CONFLICT, "commit prefix %s is ambiguous", lo);
+	return 0;
+}
+
+int
+store_commit_stub(
+    struct store *s, int64_t *out_id, int64_t tree_id, const char *sha)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "INSERT INTO commits (tree_id, sha) VALUES (?1, ?2)"
+	    " ON CONFLICT (tree_id, sha) DO UPDATE SET sha = sha"
+	    " RETURNING id");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, tree_id);
+		store_i_bind_text(st, 2, sha);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			*out_id = sqlite3_column_int64(st, 0);
+		else
+			ok = store_i_dberr(s, "commit stub") == 0;
+		sqlite3_finalize(st);
+	}
+	return store_i_tx_end(s, ok);
+}
+
+/* Parses the JSON text of column name in each row of rows (in place). */
+static void
+rows_json_col(json_t *rows, const char *name)
+{
+	json_t *row;
+	size_t i;
+
+	json_array_foreach(rows, i, row)
+	{
+		const char *t = json_string_value(json_object_get(row, name));
+
+		json_object_set_new(
+		    row, name, store_i_json_text(t, json_array()));
+	}
+}
+
+/* Splits the string column name of each row at sep into an array. */
+static void
+rows_split_col(json_t *rows, const char *name, char sep)
+{
+	json_t *row;
+	size_t i;
+
+	json_array_foreach(rows, i, row)
+	{
+		const char *t = json_string_value(json_object_get(row, name));
+		json_t *arr = json_array();
+
+		while (t != NULL && *t) {
+			const char *e = strchr(t, sep);
+			size_t len = e ? (size_t)(e - t) : strlen(t);
+
+			if (len > 0)
+				json_array_append_new(
+				    arr, json_stringn(t, len));
+			t = e ? e + 1 : NULL;
+		}
+		json_object_set_new(row, name, arr);
+	}
+}
+
+int
+store_trees_list(struct store *s, json_t **out)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT id, name, url, last_fetch, last_ok, last_error,"
+	    " failures, next_fetch,"
+	    " (SELECT count(*) FROM commits c WHERE c.tree_id = t.id"
+	    "  AND c.first_seen IS NOT NULL) AS commits"
+	    " FROM trees t ORDER BY name");
+	json_t *trees = NULL, *bs = NULL, *row;
+	size_t i;
+
+	*out = NULL;
+	if (st == NULL || store_i_web_rows(s, st, &trees, "trees") == -1)
+		return -1;
+	json_array_foreach(json_object_get(trees, "rows"), i, row)
+	{
+		int64_t id = json_integer_value(json_object_get(row, "id"));
+
+		st = store_i_prep(s,
+		    "SELECT branch, tip, updated, state, error, rewrites,"
+		    " last_rewrite FROM tree_branches WHERE tree_id = ?1"
+		    " ORDER BY branch");
+		if (st == NULL) {
+			json_decref(trees);
+			return -1;
+		}
+		sqlite3_bind_int64(st, 1, id);
+		if (store_i_web_rows(s, st, &bs, "branches") == -1) {
+			json_decref(trees);
+			return -1;
+		}
+		json_object_set(row, "branches", json_object_get(bs, "rows"));
+		json_object_del(row, "id");
+		json_decref(bs);
+	}
+	*out = json_pack("{s:O}", "trees", json_object_get(trees, "rows"));
+	json_decref(trees);
+	return 0;
+}
+
+int
+store_commits_list(struct store *s, json_t **out, const char *tree,
+    const char *branch, int64_t limit, int64_t cursor)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT c.id, c.sha, t.name AS tree, c.subject, c.author,"
+	    " c.author_date, c.committer, c.commit_date, c.parents,"
+	    " c.branches, c.paths, c.first_seen"
+	    " FROM commits c JOIN trees t ON t.id = c.tree_id"
+	    " WHERE (?1 IS NULL OR t.name = ?1)"
+	    " AND (?2 IS NULL OR instr(',' || c.branches || ',',"
+	    "  ',' || ?2 || ',') > 0)"
+	    " AND (?3 = 0 OR c.id < ?3) AND c.first_seen IS NOT NULL"
+	    " ORDER BY c.id DESC LIMIT ?4");
+	json_t *res = NULL, *rows, *last;
+	char num[32];
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, tree);
+	store_i_bind_text(st, 2, branch);
+	sqlite3_bind_int64(st, 3, cursor);
+	sqlite3_bind_int64(st, 4, limit);
+	if (store_i_web_rows(s, st, &res, "commits") == -1)
+		return -1;
+	rows = json_object_get(res, "rows");
+	rows_json_col(rows, "paths");
+	rows_split_col(rows, "parents", ' ');
+	rows_split_col(rows, "branches", ',');
+	*out = json_pack("{s:O}", "commits", rows);
+	if ((int64_t)json_array_size(rows) == limit &&
+	    (last = json_array_get(rows, json_array_size(rows) - 1)) != NULL) {
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(json_object_get(last, "id")));
+		json_object_set_new(*out, "next_cursor", json_string(num));
+	}
+	json_decref(res);
+	return 0;
+}

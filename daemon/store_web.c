@@ -1,0 +1,724 @@
+/*
+ * The store: the dashboard's and read API's rows: hosts, pairs, overview,
+ * commits, series, history, regressions, triage. All SQL is in daemon/store*.c
+ * (docs/ARCHITECTURE.md).
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_alert.h"
+#include "daemon/store_bisect.h"
+#include "daemon/store_int.h"
+
+json_t *
+store_i_json_text(const char *t, json_t *dflt)
+{
+	struct err e = { 0 };
+	json_t *v = t ? pwjson_parse(t, strlen(t), &e) : NULL;
+
+	if (v == NULL)
+		return dflt;
+	json_decref(dflt);
+	return v;
+}
+
+int
+store_hosts_list(struct store *s, json_t **out, int64_t limit, int64_t cursor,
+    int64_t now, int64_t online_s)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT h.id, h.name, h.labels, h.inventory, h.last_seen,"
+	    " (SELECT j.id FROM jobs j WHERE j.lease_owner = h.id"
+	    "  AND j.state = 'running' LIMIT 1), h.registered,"
+	    " h.quarantined, h.quarantined_at"
+	    " FROM hosts h WHERE h.id > ?1 ORDER BY h.id LIMIT ?2");
+	json_t *arr, *o;
+	int64_t last = 0, n = 0;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, cursor);
+	sqlite3_bind_int64(st, 2, limit);
+	arr = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t seen = sqlite3_column_int64(st, 4);
+
+		last = sqlite3_column_int64(st, 0);
+		n++;
+		o = json_object();
+		json_object_set_new(o, "id", json_integer(last));
+		json_object_set_new(o, "name", store_i_text_or_null(st, 1));
+		json_object_set_new(o, "labels",
+		    store_i_json_text(store_i_col_text(st, 2), json_array()));
+		json_object_set_new(o, "inventory",
+		    store_i_json_text(store_i_col_text(st, 3), json_object()));
+		json_object_set_new(o, "state",
+		    json_string(seen >= now - online_s ? "online" : "offline"));
+		json_object_set_new(o, "current_job",
+		    sqlite3_column_type(st, 5) == SQLITE_NULL
+		        ? json_null()
+		        : json_integer(sqlite3_column_int64(st, 5)));
+		json_object_set_new(o, "last_seen", json_integer(seen));
+		json_object_set_new(
+		    o, "registered", json_integer(sqlite3_column_int64(st, 6)));
+		/* docs/HOST.md: a canary found the host drifting. */
+		json_object_set_new(
+		    o, "quarantined", store_i_text_or_null(st, 7));
+		json_object_set_new(o, "quarantined_at",
+		    sqlite3_column_type(st, 8) == SQLITE_NULL
+		        ? json_null()
+		        : json_integer(sqlite3_column_int64(st, 8)));
+		json_array_append_new(arr, o);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(arr);
+		return store_i_dberr(s, "list hosts");
+	}
+	o = json_pack("{s:o}", "hosts", arr);
+	if (n == limit) {
+		char c[32];
+
+		snprintf(c, sizeof(c), "%lld", (long long)last);
+		json_object_set_new(o, "next_cursor", json_string(c));
+	}
+	*out = o;
+	return 0;
+}
+
+int
+store_pair_get(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT p.name, p.point, h.name, p.created,"
+	    " coalesce(p.base_job_id, (SELECT id FROM jobs"
+	    "  WHERE pair_id = p.id AND role = 'base')),"
+	    " coalesce(p.cand_job_id, (SELECT id FROM jobs"
+	    "  WHERE pair_id = p.id AND role = 'candidate')),"
+	    " p.superseded, p.suspect"
+	    " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
+	    " WHERE p.id = ?1");
+	json_t *o, *cmp, *j;
+	int64_t ids[2];
+	int i, r;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
+		    (long long)pair_id);
+	}
+	o = json_object();
+	json_object_set_new(o, "id", json_integer(pair_id));
+	json_object_set_new(o, "name", store_i_text_or_null(st, 0));
+	json_object_set_new(o, "point", store_i_text_or_null(st, 1));
+	json_object_set_new(o, "host", store_i_text_or_null(st, 2));
+	json_object_set_new(
+	    o, "deprioritised", json_boolean(sqlite3_column_int(st, 6) != 0));
+	json_object_set_new(
+	    o, "created", json_integer(sqlite3_column_int64(st, 3)));
+	/* Host hygiene: why the two sides are not comparable, or null. */
+	json_object_set_new(o, "suspect", store_i_text_or_null(st, 7));
+	ids[0] = sqlite3_column_int64(st, 4);
+	ids[1] = sqlite3_column_int64(st, 5);
+	sqlite3_finalize(st);
+	for (i = 0; i < 2; i++) {
+		if ((j = store_i_job_one(s, ids[i], &r)) == NULL) {
+			json_decref(o);
+			return -1;
+		}
+		json_object_set_new(o, i == 0 ? "base" : "candidate", j);
+	}
+	st = store_i_prep(s,
+	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
+	    " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
+	    " n_base, n_cand, final, note FROM comparisons WHERE pair_id = ?1"
+	    " ORDER BY metric");
+	if (st == NULL) {
+		json_decref(o);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, pair_id);
+	cmp = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *c = json_object();
+		static const char *const k[] = { "base_median", "cand_median",
+			"change_pct", "ci_low", "ci_high", "p" };
+
+		json_object_set_new(c, "metric", store_i_text_or_null(st, 0));
+		for (i = 0; i < 6; i++)
+			json_object_set_new(c, k[i],
+			    sqlite3_column_type(st, i + 1) == SQLITE_NULL
+			        ? json_null()
+			        : json_real(sqlite3_column_double(st, i + 1)));
+		json_object_set_new(c, "verdict", store_i_text_or_null(st, 7));
+		for (i = 0; i < 2; i++)
+			json_object_set_new(c,
+			    i == 0 ? "p_adjusted" : "min_effect_pct",
+			    sqlite3_column_type(st, i + 8) == SQLITE_NULL
+			        ? json_null()
+			        : json_real(sqlite3_column_double(st, i + 8)));
+		json_object_set_new(c, "unit", store_i_text_or_null(st, 10));
+		json_object_set_new(c, "better", store_i_text_or_null(st, 11));
+		for (i = 0; i < 2; i++)
+			json_object_set_new(c, i == 0 ? "n_base" : "n_cand",
+			    sqlite3_column_type(st, i + 12) == SQLITE_NULL
+			        ? json_null()
+			        : json_integer(
+			              sqlite3_column_int64(st, i + 12)));
+		json_object_set_new(
+		    c, "final", json_boolean(sqlite3_column_int(st, 14)));
+		json_object_set_new(c, "note", store_i_text_or_null(st, 15));
+		json_array_append_new(cmp, c);
+	}
+	sqlite3_finalize(st);
+	json_object_set_new(o, "comparisons", cmp);
+	*out = o;
+	return 0;
+}
+
+int
+store_stats(
+    struct store *s, struct store_stats *out, int64_t now, int64_t online_s)
+{
+	sqlite3_stmt *st;
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	st = store_i_prep(s, "SELECT state, count(*) FROM jobs GROUP BY state");
+	if (st == NULL)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (i = 0; i < 5; i++)
+			if (strcmp(store_i_col_text(st, 0),
+			        store_job_states[i]) == 0)
+				out->jobs[i] = sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	st = store_i_prep(s,
+	    "SELECT count(*), count(*) FILTER (WHERE last_seen >= ?1),"
+	    " (SELECT count(*) FROM runs) FROM hosts");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, now - online_s);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		out->hosts = sqlite3_column_int64(st, 0);
+		out->hosts_online = sqlite3_column_int64(st, 1);
+		out->runs = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/*
+ * ---- dashboard reads and triage (web/, issue 7) ----
+ * Kept in one block at the end to ease merges; see store.h.
+ */
+
+/*
+ * A JSON string of untrusted text.  jansson refuses invalid UTF-8, so
+ * such text is kept with each byte that is not part of a valid character
+ * (and each NUL) replaced by '?'.
+ */
+static json_t *
+web_string(const char *t, size_t n)
+{
+	json_t *v;
+	char *c;
+	size_t i;
+
+	if (t == NULL)
+		return json_null();
+	if ((v = json_stringn(t, n)) != NULL)
+		return v;
+	c = xmalloc(n + 1);
+	memcpy(c, t, n);
+	c[n] = '\0';
+	for (i = 0; i < n; i++) {
+		json_t *one;
+		size_t k = 1;
+
+		if ((unsigned char)c[i] < 0x80) {
+			if (c[i] == '\0')
+				c[i] = '?';
+			continue;
+		}
+		while (k < 4 && i + k < n &&
+		    ((unsigned char)c[i + k] & 0xc0) == 0x80)
+			k++;
+		one = json_stringn(c + i, k);
+		if (one == NULL)
+			c[i] = '?';
+		else
+			i += k - 1;
+		json_decref(one);
+	}
+	v = json_stringn(c, n);
+	free(c);
+	return v ? v : json_string("");
+}
+
+/* One row as an object keyed by the column names, typed as stored. */
+json_t *
+store_i_web_row(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+	int i, n = sqlite3_column_count(st);
+
+	for (i = 0; i < n; i++) {
+		json_t *v;
+
+		switch (sqlite3_column_type(st, i)) {
+		case SQLITE_INTEGER:
+			v = json_integer(sqlite3_column_int64(st, i));
+			break;
+		case SQLITE_FLOAT:
+			v = json_real(sqlite3_column_double(st, i));
+			break;
+		case SQLITE_NULL:
+			v = json_null();
+			break;
+		default:
+			v = web_string(store_i_col_text(st, i),
+			    (size_t)sqlite3_column_bytes(st, i));
+			break;
+		}
+		json_object_set_new(o, sqlite3_column_name(st, i), v);
+	}
+	return o;
+}
+
+/* Steps st to the end into *out = {"rows": [...]}; finalizes st. */
+int
+store_i_web_rows(
+    struct store *s, sqlite3_stmt *st, json_t **out, const char *what)
+{
+	json_t *arr = json_array();
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(arr, store_i_web_row(st));
+	if (rc != SQLITE_DONE) {
+		store_i_dberr(s, what);
+		sqlite3_finalize(st);
+		json_decref(arr);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	*out = json_pack("{s:o}", "rows", arr);
+	return 0;
+}
+
+int
+store_web_recent(struct store *s, json_t **out, int64_t limit)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
+	    " j.created, j.commit_id, c.sha, c.subject, c.author,"
+	    " coalesce(c.commit_date, j.created) AS time, t.name AS tree,"
+	    " c.branches, se.id AS series_id, se.title AS series_title,"
+	    " b.state AS base_state, b.progress AS base_progress,"
+	    " (SELECT group_concat(verdict) FROM comparisons"
+	    "  WHERE pair_id = j.pair_id) AS verdicts"
+	    " FROM jobs j"
+	    " LEFT JOIN jobs b ON b.id ="
+	    "  (SELECT base_job_id FROM pairs WHERE id = j.pair_id)"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " LEFT JOIN trees t ON t.id = c.tree_id"
+	    " LEFT JOIN series se ON se.commit_id = j.commit_id"
+	    " WHERE j.role = 'candidate' ORDER BY j.id DESC LIMIT ?1");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, limit);
+	return store_i_web_rows(s, st, out, "recent jobs");
+}
+
+int
+store_web_regression_counts(struct store *s, json_t **out)
+{
+	sqlite3_stmt *st = store_i_prep(
+	    s, "SELECT state, count(*) FROM regressions GROUP BY state");
+	json_t *o;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	o = json_pack("{s:i, s:i, s:i, s:i}", "new", 0, "acknowledged", 0,
+	    "invalid", 0, "fixed", 0);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_object_set_new(o, store_i_col_text(st, 0),
+		    json_integer(sqlite3_column_int64(st, 1)));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(o);
+		return store_i_dberr(s, "regression counts");
+	}
+	*out = o;
+	return 0;
+}
+
+/* Pair ids of candidate jobs on a commit, newest first. */
+static json_t *
+web_commit_pairs(struct store *s, int64_t commit_id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT DISTINCT pair_id FROM jobs WHERE commit_id = ?1"
+	    " AND role = 'candidate' AND pair_id IS NOT NULL"
+	    " ORDER BY pair_id DESC");
+	json_t *arr;
+
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, commit_id);
+	arr = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(
+		    arr, json_integer(sqlite3_column_int64(st, 0)));
+	sqlite3_finalize(st);
+	return arr;
+}
+
+static int
+web_hex(const char *sha)
+{
+	size_t n = strlen(sha);
+
+	if (n < 4 || n > 64)
+		return 0;
+	return strspn(sha, "0123456789abcdef") == n;
+}
+
+int
+store_web_commit(struct store *s, json_t **out, const char *sha)
+{
+	sqlite3_stmt *st;
+	json_t *rows = NULL, *arr, *c, *pairs, *se = NULL;
+	int64_t id;
+	int r;
+
+	*out = NULL;
+	if (!web_hex(sha))
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "commit: expected 4 to 64 lowercase hex digits");
+	st = store_i_prep(s,
+	    "SELECT c.id, c.sha, c.subject, c.author,"
+	    " coalesce(c.commit_date, c.author_date) AS time, t.name AS tree,"
+	    " c.branches, c.parents FROM commits c"
+	    " JOIN trees t ON t.id = c.tree_id"
+	    " WHERE c.sha >= ?1 AND c.sha < ?1 || 'g' LIMIT 2");
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, sha);
+	if ((r = store_i_web_rows(s, st, &rows, "commit")) != 0)
+		return r;
+	arr = json_object_get(rows, "rows");
+	if (json_array_size(arr) == 0) {
+		json_decref(rows);
+		return err_setc(
+		    &s->err, ERR_NOTFOUND, "commit %s not found", sha);
+	}
+	if (json_array_size(arr) > 1) {
+		json_decref(rows);
+		return err_setc(&s->err, ERR_CONFLICT,
+		    "commit prefix %s is ambiguous", sha);
+	}
+	c = json_incref(json_array_get(arr, 0));
+	json_decref(rows);
+	id = json_integer_value(json_object_get(c, "id"));
+	if ((pairs = web_commit_pairs(s, id)) == NULL) {
+		json_decref(c);
+		return -1;
+	}
+	st = store_i_prep(
+	    s, "SELECT id, title FROM series WHERE commit_id = ?1");
+	if (st != NULL) {
+		sqlite3_bind_int64(st, 1, id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			se = store_i_web_row(st);
+		sqlite3_finalize(st);
+	}
+	*out = json_pack("{s:o, s:o, s:o}", "commit", c, "pairs", pairs,
+	    "series", se ? se : json_null());
+	return 0;
+}
+
+/* The pairs measuring a series' tip against its base (not the
+ * every_patch pair of the last patch against the one before). */
+static json_t *
+series_tip_pairs(struct store *s, int64_t id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT DISTINCT p.id FROM series se"
+	    " JOIN jobs cj ON cj.commit_id = se.commit_id"
+	    "  AND cj.role = 'candidate'"
+	    " JOIN pairs p ON p.cand_job_id = cj.id AND p.bisect_id IS NULL"
+	    " JOIN jobs bj ON bj.id = p.base_job_id"
+	    " LEFT JOIN commits bc ON bc.id = bj.commit_id"
+	    " WHERE se.id = ?1 AND (se.base_sha IS NULL"
+	    "  OR bc.sha = se.base_sha)"
+	    " ORDER BY p.id DESC");
+	json_t *arr;
+
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	arr = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(
+		    arr, json_integer(sqlite3_column_int64(st, 0)));
+	sqlite3_finalize(st);
+	return arr;
+}
+
+int
+store_web_series(struct store *s, json_t **out, int64_t id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
+	    " se.author, se.date AS time, se.state, se.error,"
+	    " se.commit_id, c.sha AS commit_sha, se.base_sha, se.branch,"
+	    " se.found, t.name AS tree, se.branch_tag, se.supersedes,"
+	    " se.fallback FROM series se"
+	    " LEFT JOIN commits c ON c.id = se.commit_id"
+	    " LEFT JOIN trees t ON t.id = se.tree_id WHERE se.id = ?1");
+	json_t *o, *pairs, *patches;
+	int64_t cid;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
+		    (long long)id);
+	}
+	o = store_i_web_row(st);
+	sqlite3_finalize(st);
+	cid = json_integer_value(json_object_get(o, "commit_id"));
+	pairs = cid ? series_tip_pairs(s, id) : json_array();
+	if (pairs == NULL) {
+		json_decref(o);
+		return -1;
+	}
+	if ((patches = store_i_series_patches(s, id)) == NULL) {
+		json_decref(o);
+		json_decref(pairs);
+		return -1;
+	}
+	*out = json_pack(
+	    "{s:o, s:o, s:o}", "series", o, "pairs", pairs, "patches", patches);
+	return 0;
+}
+
+int
+store_web_pair_values(struct store *s, json_t **out, int64_t pair_id)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
+	    " r.idx AS run FROM pairs p JOIN jobs j"
+	    " ON j.id IN (p.base_job_id, p.cand_job_id)"
+	    " JOIN runs r ON r.job_id = j.id"
+	    " AND r.status = 'ok' JOIN metrics m ON m.run_id = r.id"
+	    " WHERE p.id = ?1 ORDER BY m.name, j.role, r.idx");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	return store_i_web_rows(s, st, out, "pair values");
+}
+
+int
+store_web_history(struct store *s, json_t **out, const char *tree,
+    const char *branch, const char *host, const char *job, const char *point,
+    const char *metric, int64_t from, int64_t to, int64_t limit, int64_t cursor)
+{
+	/*
+	 * The newest `limit` jobs that match go in the inner query, so the
+	 * work is bounded by the page, not by the history's length.
+	 */
+	sqlite3_stmt *st = store_i_prep(s,
+	    "WITH js AS (SELECT j.id, j.pair_id, j.role, j.commit_id,"
+	    "  coalesce(c.commit_date, j.created) AS time, h.name AS host"
+	    "  FROM jobs j LEFT JOIN commits c ON c.id = j.commit_id"
+	    "  LEFT JOIN trees t ON t.id = c.tree_id"
+	    "  LEFT JOIN pairs p ON p.id = j.pair_id"
+	    "  LEFT JOIN hosts h ON h.id = p.host_id"
+	    "  WHERE j.name = ?1 AND j.point = ?2"
+	    "  AND (?3 IS NULL OR t.name = ?3)"
+	    "  AND (?4 IS NULL OR instr(',' || c.branches || ',',"
+	    "   ',' || ?4 || ',') > 0)"
+	    "  AND (?5 IS NULL OR h.name = ?5)"
+	    "  AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"
+	    "  AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"
+	    "  AND (?10 = 0 OR j.id < ?10)"
+	    "  AND EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id"
+	    "   AND r.status = 'ok')"
+	    "  ORDER BY j.id DESC LIMIT ?9)"
+	    " SELECT js.id AS job_id, js.pair_id, js.role, c.sha, c.subject,"
+	    " js.time, js.host, m.value, m.unit, m.better,"
+	    " (SELECT rg.state FROM comparisons cm JOIN regressions rg"
+	    "  ON rg.comparison_id = cm.id WHERE cm.pair_id = js.pair_id"
+	    "  AND cm.metric = ?6 AND js.role = 'candidate')"
+	    "  AS regression"
+	    " FROM js JOIN runs r ON r.job_id = js.id AND r.status = 'ok'"
+	    " JOIN metrics m ON m.run_id = r.id AND m.name = ?6"
+	    " LEFT JOIN commits c ON c.id = js.commit_id"
+	    " ORDER BY js.time, js.id, r.idx");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, job);
+	store_i_bind_text(st, 2, point ? point : "");
+	store_i_bind_text(st, 3, tree);
+	store_i_bind_text(st, 4, branch);
+	store_i_bind_text(st, 5, host);
+	store_i_bind_text(st, 6, metric);
+	sqlite3_bind_int64(st, 7, from);
+	sqlite3_bind_int64(st, 8, to);
+	sqlite3_bind_int64(st, 9, limit);
+	sqlite3_bind_int64(st, 10, cursor);
+	return store_i_web_rows(s, st, out, "history");
+}
+
+int
+store_web_commit_time(struct store *s, int64_t *out, const char *sha)
+{
+	sqlite3_stmt *st;
+	int r = 0;
+
+	if (!web_hex(sha))
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "commit: expected 4 to 64 lowercase hex digits");
+	st = store_i_prep(s,
+	    "SELECT coalesce(commit_date, author_date) FROM commits"
+	    " WHERE sha >= ?1 AND sha < ?1 || 'g' LIMIT 1");
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, sha);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	else
+		r = err_setc(&s->err, ERR_NOTFOUND, "commit %s not found", sha);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+store_web_regressions(struct store *s, json_t **out, const char *tree,
+    const char *host, const char *bench, const char *state, int64_t limit,
+    int64_t cursor)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"
+	    " cm.metric, cm.change_pct, cm.verdict, p.id AS pair_id,"
+	    " p.name AS bench, p.point, h.name AS host, c.sha, c.subject,"
+	    " t.name AS tree, c.branches,"
+	    /* its newest bisection (daemon/store_bisect.c) */
+	    " b.id AS bisect_id, b.state AS bisect_state,"
+	    " b.culprit_sha AS culprit, (SELECT subject FROM commits"
+	    "  WHERE tree_id = b.tree_id AND sha = b.culprit_sha)"
+	    "  AS culprit_subject, b.verify_parent, b.verify_revert,"
+	    " b.reason AS bisect_reason, p.suspect"
+	    " FROM regressions rg JOIN comparisons cm ON cm.id = "
+	    "rg.comparison_id"
+	    " JOIN pairs p ON p.id = cm.pair_id"
+	    " LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"
+	    "  bisections WHERE regression_id = rg.id)"
+	    " LEFT JOIN hosts h ON h.id = p.host_id"
+	    " LEFT JOIN jobs j ON j.pair_id = p.id AND j.role = 'candidate'"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " LEFT JOIN trees t ON t.id = c.tree_id"
+	    " WHERE (?1 IS NULL OR t.name = ?1) AND (?2 IS NULL OR h.name = ?2)"
+	    " AND (?3 IS NULL OR p.name = ?3) AND (?4 IS NULL OR rg.state = ?4)"
+	    " AND (?6 = 0 OR rg.id < ?6)"
+	    " ORDER BY rg.id DESC LIMIT ?5");
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, tree);
+	store_i_bind_text(st, 2, host);
+	store_i_bind_text(st, 3, bench);
+	store_i_bind_text(st, 4, state);
+	sqlite3_bind_int64(st, 5, limit);
+	sqlite3_bind_int64(st, 6, cursor);
+	return store_i_web_rows(s, st, out, "regressions");
+}
+
+int
+store_web_triage(struct store *s, int64_t id, const char *state,
+    const char *note, int64_t now)
+{
+	static const char *const ok[] = { "new", "acknowledged", "invalid",
+		"fixed" };
+	sqlite3_stmt *st;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (state && strcmp(state, ok[i]) == 0)
+			break;
+	if (i == sizeof(ok) / sizeof(ok[0]))
+		return err_setc(&s->err, ERR_INVALID,
+		    "state: expected new, acknowledged, invalid or fixed");
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_prep(s,
+	    "UPDATE regressions SET state = ?2, note = coalesce(?3, note),"
+	    " updated = ?4 WHERE id = ?1");
+	if (st == NULL) {
+		store_i_tx_end(s, 0);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	store_i_bind_text(st, 2, state);
+	store_i_bind_text(st, 3, note);
+	sqlite3_bind_int64(st, 4, now);
+	if (store_i_step_done(s, st, "triage") == -1)
+		r = -1;
+	else if (sqlite3_changes(s->db) == 0)
+		r = err_setc(&s->err, ERR_NOTFOUND, "regression %lld not found",
+		    (long long)id);
+	sqlite3_finalize(st);
+	if (store_i_tx_end(s, r == 0) == -1 && r == 0)
+		r = -1;
+	return r;
+}
+
+int
+store_web_ops(
+    struct store *s, int64_t *out_alerts_pending, int64_t *out_fetch_errors)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
+	    " (SELECT count(*) FROM trees WHERE last_error IS NOT NULL)");
+
+	*out_alerts_pending = *out_fetch_errors = 0;
+	if (st == NULL)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out_alerts_pending = sqlite3_column_int64(st, 0);
+		*out_fetch_errors = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
