@@ -518,6 +518,33 @@ hl_sorted(const double *a, size_t na, const double *b, size_t nb, size_t *ws)
 
 #define HL_DIRECT_MAX 4096
 
+static double pct(double logshift);
+
+double
+analysis_change_pct(
+    const double *base, size_t nb, const double *cand, size_t nc)
+{
+	double *lb, *lc, v;
+	size_t i;
+
+	if (nb == 0 || nc == 0)
+		return NAN;
+	lb = xmalloc((nb + nc) * sizeof(*lb));
+	lc = lb + nb;
+	for (i = 0; i < nb + nc; i++) {
+		double x = i < nb ? base[i] : cand[i - nb];
+
+		if (!(x > 0) || !isfinite(x)) {
+			free(lb);
+			return NAN;
+		}
+		lb[i] = log(x);
+	}
+	v = pct(analysis_hl_shift(lb, nb, lc, nc));
+	free(lb);
+	return v;
+}
+
 double
 analysis_hl_shift(const double *a, size_t na, const double *b, size_t nb)
 {

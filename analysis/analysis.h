@@ -211,6 +211,15 @@ double analysis_median_inplace(double *x, size_t n);
 double analysis_hl_shift(
     const double *a, size_t na, const double *b, size_t nb);
 /*
+ * The change of cand against base in percent, as analysis_compare
+ * defines it (the Hodges-Lehmann shift of the logs), before its outlier
+ * clipping: for a quick look where no comparison was made yet (the
+ * dashboard's rows of a pair still running).  NAN when a side is empty
+ * or holds a value <= 0 or not finite.
+ */
+double analysis_change_pct(
+    const double *base, size_t nb, const double *cand, size_t nc);
+/*
  * Welch's t-test of b against a: t = (mean b - mean a) / se, the
  * Welch-Satterthwaite df and the two-sided p-value.  -1 when a side has
  * fewer than 2 values.  Both variances 0: t = 0 and p = 1 when the means

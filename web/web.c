@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/analysis.h"
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
@@ -520,11 +521,11 @@ new_row(struct cmp_set *c)
 	return r;
 }
 
-/* The medians of the values of metric on one side of a pair. */
-static double
-side_median(json_t *vals, const char *metric, const char *role, int *n)
+/* The values of metric on one side of a pair (free them), *n of them. */
+static double *
+side_values(json_t *vals, const char *metric, const char *role, size_t *n)
 {
-	double *v = NULL, m;
+	double *v = NULL;
 	size_t i, k = 0, cap = 0;
 	json_t *o;
 
@@ -540,6 +541,17 @@ side_median(json_t *vals, const char *metric, const char *role, int *n)
 		}
 		v[k++] = jnum(o, "value");
 	}
+	*n = k;
+	return v;
+}
+
+/* The median of the values of metric on one side of a pair. */
+static double
+side_median(json_t *vals, const char *metric, const char *role, int *n)
+{
+	size_t k;
+	double *v = side_values(vals, metric, role, &k), m;
+
 	*n = (int)k;
 	m = median(v, k);
 	free(v);
@@ -618,10 +630,17 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		row->base_median = side_median(arr, m, "base", &row->base_n);
 		row->cand_median =
 		    side_median(arr, m, "candidate", &row->cand_n);
-		if (isfinite(row->base_median) && row->base_median != 0 &&
-		    isfinite(row->cand_median))
-			row->change_pct =
-			    (row->cand_median / row->base_median - 1) * 100;
+		/* Until the comparison below: the change as the verdict
+		 * defines it (analysis/analysis.h), not a median ratio. */
+		{
+			size_t nb, nc;
+			double *b = side_values(arr, m, "base", &nb),
+			       *cv = side_values(arr, m, "candidate", &nc);
+
+			row->change_pct = analysis_change_pct(b, nb, cv, nc);
+			free(b);
+			free(cv);
+		}
 	}
 	/* What the comparisons table says wins over the local medians. */
 	json_array_foreach(cmps, i, o)

@@ -767,3 +767,26 @@ TEST(test_analysis__history_half_runs_far_no_crash)
 	ASSERT_MSG(isfinite(r.p_value), "p %g", r.p_value);
 	ASSERT(r.verdict != ANALYSIS_IMPROVEMENT);
 }
+
+/* The dashboard's quick change is the verdict's definition: the
+ * Hodges-Lehmann shift of the logs, not a ratio of medians. */
+TEST(test_analysis__change_pct_is_the_hl_shift_of_logs)
+{
+	const double b[] = { 100, 100, 100 }, c[] = { 110, 110, 110 };
+	/* Medians 100 and 200 (ratio: +100%); the shift of the logs is
+	 * the median of the nine log ratios: log(1.5), +50%. */
+	const double b2[] = { 100, 100, 200 }, c2[] = { 150, 200, 300 };
+	const double bad[] = { 100, 0, 100 };
+	struct analysis_result r;
+	struct analysis_opts o;
+	struct err e = { 0 };
+
+	ASSERT(fabs(analysis_change_pct(b, 3, c, 3) - 10.0) < 1e-9);
+	ASSERT(fabs(analysis_change_pct(b2, 3, c2, 3) - 50.0) < 1e-9);
+	ASSERT(isnan(analysis_change_pct(bad, 3, c, 3)));
+	ASSERT(isnan(analysis_change_pct(b, 0, c, 3)));
+	/* analysis_compare reports the same number (no outlier here). */
+	analysis_opts_init(&o);
+	ASSERT(analysis_compare(&r, b2, 3, c2, 3, &o, &e) == 0);
+	ASSERT(fabs(r.change_pct - analysis_change_pct(b2, 3, c2, 3)) < 1e-6);
+}
