@@ -352,7 +352,8 @@ eval-stats: $(REL)/bin/eval_stats
 GUEST_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. \
 	       $(WARN) -O2 -g -static
 GUEST_LIB = runners/cgroup.c runners/telemetry.c runners/exec.c \
-	    common/buf.c common/err.c common/xalloc.c
+	    common/buf.c common/clock.c common/err.c common/files.c \
+	    common/xalloc.c
 GUEST_DIRS = $(OUT)/bin/guest $(REL)/bin/guest $(SAN)/bin/guest
 
 define guest_progs

@@ -30,7 +30,9 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/err.h"
+#include "common/files.h"
 #include "common/git.h"
 #include "common/xalloc.h"
 
@@ -58,15 +60,6 @@ struct gitm_repo {
 };
 
 /* ---- small helpers ---------------------------------------------------- */
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * A copy of untrusted text of at most cap-1 bytes, cut on a UTF-8
@@ -164,26 +157,6 @@ rm_tree(const char *path)
 	if (lstat(path, &st) == -1)
 		return errno == ENOENT ? 0 : -1;
 	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static int
-mkdir_p(const char *path)
-{
-	char *p = xstrdup(path), *s;
-	int rc = 0;
-
-	for (s = p + 1; *s && rc == 0; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST)
-			rc = -1;
-		*s = '/';
-	}
-	if (rc == 0 && mkdir(p, 0755) == -1 && errno != EEXIST)
-		rc = -1;
-	free(p);
-	return rc;
 }
 
 static void
@@ -517,7 +490,7 @@ static void
 xfer_begin(struct gitm_repo *r)
 {
 	git_error_clear();
-	r->deadline_ms = now_ms() + r->opts.timeout_ms;
+	r->deadline_ms = clock_mono_ms() + r->opts.timeout_ms;
 	r->last_progress_ms = 0;
 	r->timed_out = r->cancelled = r->auth_asked = 0;
 	memset(&r->prog, 0, sizeof(r->prog));
@@ -528,7 +501,7 @@ xfer_begin(struct gitm_repo *r)
 static int
 xfer_tick(struct gitm_repo *r, int force)
 {
-	long long t = now_ms();
+	long long t = clock_mono_ms();
 
 	if (t > r->deadline_ms) {
 		r->timed_out = 1;
@@ -864,7 +837,7 @@ cli_git(struct gitm_repo *r, const char *what, const char *const *args,
 	pfd.fd = pfds[0];
 	pfd.events = POLLIN;
 	for (;;) {
-		left = r->deadline_ms - now_ms();
+		left = r->deadline_ms - clock_mono_ms();
 		if (left <= 0 || xfer_tick(r, 0) != 0) {
 			if (left <= 0)
 				r->timed_out = 1;
@@ -931,7 +904,7 @@ make_copy(struct gitm_repo *r, struct gitm_fetch_stats *st)
 
 	git_repository_free(r->repo);
 	r->repo = NULL;
-	if (mkdir_p(r->dir) == -1) {
+	if (files_mkdir_p(r->dir) == -1) {
 		err_set(&r->err, "tree %s: creating %s: %s", r->name, r->dir,
 		    strerror(errno));
 		goto out;
@@ -1104,7 +1077,7 @@ int
 gitm_fetch(struct gitm_fetch_stats *out, struct gitm_repo *r)
 {
 	struct gitm_fetch_stats st = { 0 };
-	long long t0 = now_ms();
+	long long t0 = clock_mono_ms();
 	char why[320];
 	int rc;
 
@@ -1132,7 +1105,7 @@ gitm_fetch(struct gitm_fetch_stats *out, struct gitm_repo *r)
 		rc = make_copy(r, &st);
 	}
 done:
-	st.ms = (long)(now_ms() - t0);
+	st.ms = (long)(clock_mono_ms() - t0);
 	if (out != NULL)
 		*out = st;
 	return rc;
@@ -2037,7 +2010,7 @@ gitm_checkout(struct gitm_repo *r, const char *sha, const char *dir)
 		rc = walk_fail(r, rc, "tree of the commit");
 		goto out;
 	}
-	if (rm_tree(dir) == -1 || mkdir_p(dir) == -1) {
+	if (rm_tree(dir) == -1 || files_mkdir_p(dir) == -1) {
 		rc = err_set(&r->err, "tree %s: preparing %s: %s", r->name, dir,
 		    strerror(errno));
 		goto out;
@@ -2098,7 +2071,7 @@ write_blob(struct gitm_repo *r, const char *dir, const char *path,
 	len = (size_t)git_blob_rawsize(b);
 	slash = strrchr(full, '/');
 	*slash = '\0';
-	if (mkdir_p(full) == -1) {
+	if (files_mkdir_p(full) == -1) {
 		rc = err_set(&r->err, "tree %s: mkdir %s: %s", r->name, full,
 		    strerror(errno));
 		goto out;

@@ -14,6 +14,7 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -104,15 +105,6 @@ static int64_t
 now_s(void)
 {
 	return (int64_t)time(NULL);
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- replies ---- */
@@ -539,7 +531,7 @@ r_claim(struct ctx *x)
 		if (wait > sched_claim_wait_s(x->a->sched))
 			wait = sched_claim_wait_s(x->a->sched);
 		cs = xcalloc(1, sizeof(*cs));
-		cs->deadline_ms = mono_ms() + wait * 1000;
+		cs->deadline_ms = clock_mono_ms() + wait * 1000;
 		*httpd_slot(x->r) = cs;
 	}
 	if ((host = runner_host(x)) < 0)
@@ -562,7 +554,7 @@ r_claim(struct ctx *x)
 	pthread_mutex_lock(&x->a->mu);
 	stopping = x->a->stopping;
 	pthread_mutex_unlock(&x->a->mu);
-	if (stopping || mono_ms() >= cs->deadline_ms) {
+	if (stopping || clock_mono_ms() >= cs->deadline_ms) {
 		httpd_reply(x->r, 204, "application/json", "", 0);
 		return;
 	}
@@ -2009,7 +2001,7 @@ static void
 tick(void *arg, int changed)
 {
 	struct api *a = arg;
-	int64_t now = mono_ms();
+	int64_t now = clock_mono_ms();
 	size_t i = 0;
 
 	pthread_mutex_lock(&a->mu);

@@ -21,6 +21,8 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/clock.h"
+#include "common/files.h"
 #include "common/http.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -31,7 +33,6 @@
 #include "runners/cgroup.h"
 #include "runners/checkout.h"
 #include "runners/client.h"
-#include "runners/files.h"
 #include "runners/host.h"
 #include "runners/inventory.h"
 #include "runners/kernel.h"
@@ -79,15 +80,6 @@ struct agent {
 };
 
 /* ---- helpers ---- */
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * Appends at most max bytes of p as valid UTF-8: an invalid or truncated
@@ -479,7 +471,7 @@ hb_main(void *arg)
 	while (!a->hb_quit) {
 		if (atomic_load(a->stop) && a->job_id != 0)
 			atomic_store(&a->kill, 1);
-		now = mono_ms();
+		now = clock_mono_ms();
 		if (a->hb_force || now >= next) {
 			a->hb_force = 0;
 			job = a->job_id;
@@ -507,11 +499,11 @@ hb_main(void *arg)
 				if (runs > 0)
 					a->runs_wanted = runs;
 			}
-			next = mono_ms() + a->heartbeat_s * 1000;
+			next = clock_mono_ms() + a->heartbeat_s * 1000;
 			continue;
 		}
 		/* Wake every 200 ms to notice *stop (set by a signal). */
-		now = mono_ms();
+		now = clock_mono_ms();
 		if (next - now > 200)
 			now += 200;
 		else
@@ -1091,7 +1083,7 @@ prepare_tree(
 	struct err e = { 0 };
 	struct buf how = BUF_INIT(CAP_ERRMSG);
 	char **bargv = NULL;
-	int64_t t0 = mono_ms();
+	int64_t t0 = clock_mono_ms();
 	size_t off;
 	int ret = -1;
 
@@ -1109,7 +1101,8 @@ prepare_tree(
 		    "series commit %s from the daemon's pack "
 		    "(%zu bytes)",
 		    j->tree_commit, packed);
-	job_log(a, j->id, "checked out in %" PRId64 " ms", mono_ms() - t0);
+	job_log(
+	    a, j->id, "checked out in %" PRId64 " ms", clock_mono_ms() - t0);
 	if (j->build.n == 0)
 		return 0;
 	if (render(&bargv, &j->build, j, scratch, a->cfg->name, 0, why,
@@ -1122,7 +1115,7 @@ prepare_tree(
 	spec.err_max = CAP_LOG_APPEND / 4;
 	spec.cancel = &a->kill;
 	set_progress_text(a, "build");
-	t0 = mono_ms();
+	t0 = clock_mono_ms();
 	if (exec_run(&r, &spec, &e) != 0) {
 		buf_printf(why, "build failed: %s", err_msg(&e));
 		config_argv_free(bargv);
@@ -1130,7 +1123,7 @@ prepare_tree(
 	}
 	exec_describe(&how, &r);
 	job_log(a, j->id, "build (%s) %s in %" PRId64 " ms%s%s%s%s", bargv[0],
-	    how.data, mono_ms() - t0, r.out.len ? "\nstdout:\n" : "",
+	    how.data, clock_mono_ms() - t0, r.out.len ? "\nstdout:\n" : "",
 	    r.out.data, r.err.len ? "\nstderr:\n" : "", r.err.data);
 	if (r.cancelled)
 		ret = 1;

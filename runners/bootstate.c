@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/files.h"
 #include "runners/bootstate.h"
 #include "runners/cgroup.h"
-#include "runners/files.h"
 #include "runners/kernel.h"
 
 #define MAGIC "perfwatch-boot-state 1"

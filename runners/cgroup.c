@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/caps.h"
+#include "common/files.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
 
@@ -49,27 +50,7 @@ sleep_ms(long ms)
 int
 cgroup_read_file(struct buf *b, const char *path, size_t max)
 {
-	char chunk[4096];
-	ssize_t n;
-	int fd;
-
-	buf_reset(b);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (b->len + (size_t)n > max || buf_add(b, chunk, (size_t)n)) {
-			n = -1;
-			errno = EFBIG;
-			break;
-		}
-	}
-	close(fd);
-	return n == 0 ? 0 : -1;
+	return files_read(b, path, max);
 }
 
 int

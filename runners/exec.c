@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/xalloc.h"
 #include "runners/exec.h"
 
@@ -35,15 +36,6 @@ struct exec_proc {
 	int reaped;
 	int64_t grace_ms;
 };
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 close_fd(int *fd)
@@ -315,7 +307,7 @@ exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
 	out->err = BUF_INIT(err_max);
 	if (spawn(&pid, &fds[0], &fds[1], s, 1, e) == -1)
 		return -1;
-	start = now_ms();
+	start = clock_mono_ms();
 	prog_at = start;
 	for (;;) {
 		nfd = 0;
@@ -335,7 +327,7 @@ exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
 			drain(&fds[0], &out->out, out_max, &out->out_truncated);
 		if (fds[1] >= 0)
 			drain(&fds[1], &out->err, err_max, &out->err_truncated);
-		t = now_ms();
+		t = clock_mono_ms();
 		if (s->progress != NULL && t - prog_at >= s->progress_ms) {
 			s->progress(s->progress_arg, out);
 			prog_at = t;
@@ -433,8 +425,9 @@ exec_stop(struct exec_proc *p)
 		return;
 	if (exec_alive(p)) {
 		kill(-p->pid, SIGTERM);
-		t0 = now_ms();
-		while (!has_exited(p->pid) && now_ms() - t0 < p->grace_ms)
+		t0 = clock_mono_ms();
+		while (
+		    !has_exited(p->pid) && clock_mono_ms() - t0 < p->grace_ms)
 			nanosleep(&ts, NULL);
 		kill(-p->pid, SIGKILL);
 		reap(p->pid);

@@ -12,12 +12,13 @@
 #include <unistd.h>
 
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/crypto.h"
+#include "common/files.h"
 #include "common/git.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
 #include "runners/exec.h"
-#include "runners/files.h"
 #include "runners/kernel.h"
 
 #define OBJ "pw-obj"               /* make O=, inside src/ */
@@ -174,15 +175,6 @@ kernel_version_check(
 
 /* ---- files ---- */
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* meta: "key value" lines. */
 static int
 meta_get(const char *meta, const char *key, char *out, size_t n)
@@ -271,7 +263,7 @@ step(const struct kernel_req *rq, char *const *argv, const char *cwd,
 	struct buf how = BUF_INIT(CAP_ERRMSG);
 	const struct buf *out;
 	struct stream st = { rq, what, 0, 0 };
-	double t0 = now_s();
+	double t0 = clock_mono_s();
 	int rc;
 
 	s.progress = rq->log != NULL ? stream_more : NULL;
@@ -300,7 +292,8 @@ step(const struct kernel_req *rq, char *const *argv, const char *cwd,
 		rc = -1;
 	}
 	/* The rest of the output the stream has not sent yet. */
-	klog(rq, "kernel %s: %s in %.1f s%s%s%s", what, how.data, now_s() - t0,
+	klog(rq, "kernel %s: %s in %.1f s%s%s%s", what, how.data,
+	    clock_mono_s() - t0,
 	    r.out.len > st.sent_out || r.err.len > st.sent_err ? "\n" : "",
 	    tail_of(&r.out,
 	        r.out.len - st.sent_out > STEP_TAIL ? STEP_TAIL
@@ -421,7 +414,7 @@ prepare_source(struct kernel_image *out, const struct kernel_req *rq,
 	     *mark = xasprintf("%s/.pw-commit", src), *obj;
 	struct buf prev = BUF_INIT(128);
 	struct err fe = { 0 };
-	double t0 = now_s();
+	double t0 = clock_mono_s();
 	int rc = -1;
 
 	memset(&o, 0, sizeof(o));
@@ -483,7 +476,7 @@ prepare_source(struct kernel_image *out, const struct kernel_req *rq,
 		klog(rq, "kernel source %.12s: %s in %.1f s", rq->commit,
 		    out->incremental ? "updated over the previous build"
 		                     : "exported",
-		    now_s() - t0);
+		    clock_mono_s() - t0);
 out:
 	buf_release(&prev);
 	free(trees);
@@ -641,7 +634,7 @@ kernel_build(
 	}
 	bdir = xasprintf("%s/build-%s", rq->kdir, key);
 	src = xasprintf("%s/src", bdir);
-	t0 = now_s();
+	t0 = clock_mono_s();
 	if (files_mkdir_p(bdir) != 0) {
 		buf_printf(why, "%s: mkdir: %s", bdir, strerror(errno));
 		goto out;
@@ -663,7 +656,7 @@ kernel_build(
 	while (rel.len > 0 && rel.data[rel.len - 1] == '\n')
 		rel.data[--rel.len] = '\0';
 	snprintf(out->release, sizeof(out->release), "%s", rel.data);
-	out->build_s = now_s() - t0;
+	out->build_s = clock_mono_s() - t0;
 	/* The image directory appears whole or not at all. */
 	tmp = xasprintf("%s.tmp%ld", idir, (long)getpid());
 	if (files_mkdir_p(tmp) != 0) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/caps.h"
+#include "common/files.h"
 #include "common/xalloc.h"
 #include "runners/spool.h"
 
@@ -16,24 +17,11 @@ struct spool {
 	char *dir, *rejected;
 };
 
+/* mkdir -p, the error naming the path. */
 static int
 mkdir_p(const char *path, struct err *e)
 {
-	char *p = xstrdup(path), *s;
-
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
-			err_set(e, "%s: mkdir: %s", p, strerror(errno));
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	free(p);
-	if (mkdir(path, 0755) == -1 && errno != EEXIST)
+	if (files_mkdir_p(path) == -1)
 		return err_set(e, "%s: mkdir: %s", path, strerror(errno));
 	return 0;
 }

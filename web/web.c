@@ -19,6 +19,7 @@
 
 #include "analysis/analysis.h"
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -104,15 +105,6 @@ web_free(struct web *w)
 	free(w);
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A copy of a fresh cached body, or NULL. */
 static char *
 cache_get(struct web *w, int slot, size_t *len)
@@ -120,7 +112,8 @@ cache_get(struct web *w, int slot, size_t *len)
 	char *copy = NULL;
 
 	pthread_mutex_lock(&w->mu);
-	if (w->cache[slot].body && w->cache[slot].expires_ms > mono_ms()) {
+	if (w->cache[slot].body &&
+	    w->cache[slot].expires_ms > clock_mono_ms()) {
 		*len = w->cache[slot].len;
 		copy = xmalloc(*len + 1);
 		memcpy(copy, w->cache[slot].body, *len + 1);
@@ -140,7 +133,7 @@ cache_put(struct web *w, int slot, const char *body, size_t len)
 	free(w->cache[slot].body);
 	w->cache[slot].body = copy;
 	w->cache[slot].len = len;
-	w->cache[slot].expires_ms = mono_ms() + WEB_CACHE_MS;
+	w->cache[slot].expires_ms = clock_mono_ms() + WEB_CACHE_MS;
 	pthread_mutex_unlock(&w->mu);
 }
 

@@ -2,15 +2,41 @@
  * File helpers (see files.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/files.h"
 #include "common/xalloc.h"
-#include "runners/cgroup.h"
-#include "runners/files.h"
+
+int
+files_read(struct buf *b, const char *path, size_t max)
+{
+	char chunk[4096];
+	ssize_t n;
+	int fd;
+
+	buf_reset(b);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (b->len + (size_t)n > max || buf_add(b, chunk, (size_t)n)) {
+			n = -1;
+			errno = EFBIG;
+			break;
+		}
+	}
+	close(fd);
+	return n == 0 ? 0 : -1;
+}
 
 int
 files_mkdir_p(const char *path)
@@ -62,7 +88,7 @@ files_copy(const char *from, const char *to, size_t max)
 	struct buf b = BUF_INIT(max);
 	int rc;
 
-	if (cgroup_read_file(&b, from, max) != 0) {
+	if (files_read(&b, from, max) != 0) {
 		buf_release(&b);
 		return -1;
 	}
