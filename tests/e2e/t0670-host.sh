@@ -99,7 +99,9 @@ cat $THP/enabled >"$PW_TMP/enabled.before"
 cat $THP/defrag >"$PW_TMP/defrag.before"
 
 # ---- not root: nothing changes ----
-chmod 755 "$PW_TMP"
+# The unprivileged user must read the config (the e2e umask is 077).
+chmod 755 "$PW_TMP" "$PW_TMP/work"
+chmod 644 "$PW_TMP/runner.yaml"
 setpriv --reuid=65534 --regid=65534 --clear-groups \
     "$R" host tune -c "$PW_TMP/runner.yaml" >"$PW_TMP/nr.out" 2>"$PW_TMP/nr.err"
 nrc=$?
