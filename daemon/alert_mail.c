@@ -423,6 +423,11 @@ alert_mail_subject(const struct alert_report *r, int reply_to_series)
 		pct(change, sizeof(change), h->change_pct);
 		snprintf(what, sizeof(what), "%s.%s %s %s", x->job, h->metric,
 		    change, h->verdict);
+	} else if (x->ncp > 0 && x->bisect_origin != NULL) {
+		/* A bisected change point where no pair changed. */
+		pct(change, sizeof(change), x->cp[0].change_pct);
+		snprintf(what, sizeof(what), "%s.%s %s history change point",
+		    x->job, x->cp[0].metric, change);
 	} else
 		snprintf(what, sizeof(what), "%s: no change", x->job);
 	if (alert_series_threaded(x, reply_to_series)) {
@@ -688,6 +693,11 @@ links(struct buf *b, const struct alert_report *r)
 static void
 bisect_block(struct buf *b, const struct store_alert_info *x)
 {
+	if (x->bisect_state != NULL && x->bisect_origin != NULL) {
+		buf_puts(b, "\n");
+		put_clean(b, x->bisect_origin, 256);
+		buf_puts(b, ":");
+	}
 	if (x->bisect != NULL) {
 		buf_puts(b, "\nbisected to ");
 		put_clean(b, x->bisect, 256);

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 15 /* schema version after every migration */
+#define STORE_VERSION 16 /* schema version after every migration */
 
 struct store;
 
@@ -390,7 +390,7 @@ int store_changepoints_replace_range(struct store *, int64_t series,
 /*
  * Change points for a history page, filtered like store_web_history
  * (NULL: any; tree and branch NULL include submitted pairs):
- * {"rows": [{series_id, tree, branch, host, seq, job_id, lo_job_id,
+ * {"rows": [{id, series_id, tree, branch, host, seq, job_id, lo_job_id,
  * hi_job_id, pair_id, before, after, change_pct, p, direction}]} oldest
  * first; job ids are the candidate jobs of those points.
  */

@@ -1837,6 +1837,11 @@ p_bisect(struct wctx *x)
 	v.id = bi->id;
 	v.regression_id = bi->regression_id;
 	v.pair_id = bi->pair_id;
+	v.cp = bi->origin && strcmp(bi->origin, "change-point") == 0;
+	v.change_point_id = bi->change_point_id;
+	v.origin_sha = bi->origin_sha;
+	v.branch = bi->branch;
+	v.origin_pct = bi->origin_pct;
 	v.state = bi->state;
 	v.job = bi->job;
 	v.host = bi->host;

@@ -172,3 +172,39 @@ TEST(test_bisect__two_parts_first_crossing)
 	ASSERT_INTEQ(r, 0);
 	ASSERT_INTEQ(hi, 20);
 }
+
+/* docs/BISECT.md: a step measured on a suspect pair or a quarantined
+ * host is not classified; it says why and is measured again. */
+TEST(test_bisect__suspect_or_quarantined_is_not_classified)
+{
+	char why[300];
+
+	ASSERT(bisect_untrusted(why, sizeof(why), NULL, NULL, NULL) == 0);
+	ASSERT(bisect_untrusted(why, sizeof(why), "", "", "") == 0);
+	ASSERT(bisect_untrusted(why, sizeof(why),
+	           "pair 3 is suspect: thp "
+	           "always vs never",
+	           NULL, NULL) == 1);
+	ASSERT_STREQ(why,
+	    "not classified: pair 3 is suspect: thp always vs never; "
+	    "measured again");
+	ASSERT(bisect_untrusted(
+	           why, sizeof(why), "", "pair 4 is suspect: x", NULL) == 1);
+	ASSERT(strstr(why, "pair 4 is suspect: x") != NULL);
+	ASSERT(bisect_untrusted(why, sizeof(why), NULL, NULL,
+	           "the host is quarantined: canary pair 9") == 1);
+	ASSERT(strstr(why, "the host is quarantined: canary pair 9") != NULL);
+	/* A suspect step is "measuring" again: the search picks the same
+	 * commit, not its neighbour. */
+	{
+		enum bisect_class c[8] = { 0 };
+		long lo, hi;
+		size_t next = 0;
+
+		c[7] = BISECT_BAD;
+		ASSERT(bisect_next(c, 8, &lo, &hi, &next) == 1);
+		ASSERT_INTEQ(next, 3);
+		ASSERT(bisect_next(c, 8, &lo, &hi, &next) == 1);
+		ASSERT_INTEQ(next, 3);
+	}
+}
