@@ -1701,8 +1701,9 @@ a_history(struct wctx *x)
 		json_t *row = h.cp_rows[i];
 
 		json_array_append_new(cps,
-		    json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
-		        "index", (json_int_t)h.cps[i].index, "job_id",
+		    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
+		        "id", (json_int_t)jint(row, "id"), "index",
+		        (json_int_t)h.cps[i].index, "job_id",
 		        (json_int_t)jint(row, "job_id"), "pair_id",
 		        (json_int_t)jint(row, "pair_id"), "before",
 		        jnumber(jnum(row, "before")), "after",
