@@ -249,8 +249,8 @@ group_decide(struct store *s, const struct daemon_config *dc,
 	followup = have_old && old.sent_reports > 0;
 	/* A bisection of a history change point (no pair changed) that
 	 * ended is a report of its own. */
-	news = r.nchg > 0 ||
-	    (x->bisect_origin != NULL && x->ncp > 0 && x->bisect_state != NULL);
+	news =
+	    r.nchg > 0 || (x->bisect_origin != NULL && x->bisect_state != NULL);
 	if (have_old)
 		send = strcmp(old.signature ? old.signature : "", r.signature);
 	else

@@ -428,6 +428,10 @@ alert_mail_subject(const struct alert_report *r, int reply_to_series)
 		pct(change, sizeof(change), x->cp[0].change_pct);
 		snprintf(what, sizeof(what), "%s.%s %s history change point",
 		    x->job, x->cp[0].metric, change);
+	} else if (x->bisect_origin != NULL) {
+		/* ... recomputed away since (the bisection kept its range). */
+		snprintf(
+		    what, sizeof(what), "%s: history change point", x->job);
 	} else
 		snprintf(what, sizeof(what), "%s: no change", x->job);
 	if (alert_series_threaded(x, reply_to_series)) {

@@ -3692,7 +3692,10 @@ store_trigger_pending(struct store *s, json_t **out, int64_t tree_id,
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
 	    " WHERE p.tree_id = ?1 AND p.branch = ?2 AND p.name = ?3"
-	    " AND j.state = 'queued' ORDER BY p.id");
+	    " AND j.state = 'queued'"
+	    /* measured, back in the queue for more runs: not waiting */
+	    " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id)"
+	    " ORDER BY p.id");
 
 	*out = NULL;
 	if (st == NULL)
@@ -3710,10 +3713,15 @@ store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
 	static const char *const sql[2] = {
 		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
 		" WHERE state = 'queued' AND id ="
-		" (SELECT cand_job_id FROM pairs WHERE id = ?1)",
+		" (SELECT cand_job_id FROM pairs WHERE id = ?1)"
+		" AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = jobs.id)",
 		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
 		" WHERE state = 'queued' AND id ="
 		" (SELECT base_job_id FROM pairs WHERE id = ?1)"
+		/* only with its candidate (one with runs stays) */
+		" AND EXISTS (SELECT 1 FROM pairs me"
+		"  JOIN jobs mc ON mc.id = me.cand_job_id"
+		"  WHERE me.id = ?1 AND mc.state = 'cancelled')"
 		" AND NOT EXISTS (SELECT 1 FROM pairs o"
 		"  JOIN jobs oc ON oc.id = o.cand_job_id"
 		"  WHERE o.base_job_id = jobs.id AND o.id <> ?1"

@@ -16,7 +16,9 @@
 #                                 time_ms lower with min_effect 5%) and a
 #                                 runner r1 (pid $RUNNER_PID); waits for
 #                                 the first tip; $BISECT_JOB_YAML is
-#                                 appended to the job
+#                                 appended to the job; a function
+#                                 bisect_pre_start, if defined, runs
+#                                 before the daemon starts
 #   bisect_wait SECS              until bisection 1 has ended; prints its
 #                                 state
 #   bfield EXPR                   python expression over b (GET
@@ -81,6 +83,8 @@ YAML
 	sed -i "s/^baseline: BASELINE_HERE\$/baseline: ${BISECT_BASELINE:-previous-tip}/" "$PW_DIR/jobs/slowprog.yaml"
 	[ -n "${BISECT_JOB_YAML:-}" ] && echo "$BISECT_JOB_YAML" >>"$PW_DIR/jobs/slowprog.yaml"
 	[ -n "${BISECT_EXTRA_YAML:-}" ] && echo "$BISECT_EXTRA_YAML" >>"$PW_DIR/daemon.yaml"
+	# A test's own changes to the configs, before the daemon reads them.
+	if declare -F bisect_pre_start >/dev/null; then bisect_pre_start; fi
 	start_daemon "$PW_TMP/d" || return 1
 	wait_tip master "$c0" || return 1
 	runner_config r1
