@@ -851,6 +851,9 @@ store_bisect_candidates(
 	    "SELECT r.id FROM regressions r"
 	    " JOIN comparisons c ON c.id = r.comparison_id AND c.final = 1"
 	    " JOIN pairs p ON p.id = c.pair_id AND p.bisect_id IS NULL"
+	    /* docs/HOST.md: a suspect pair's regression alerts nobody and
+	     * is not bisected unasked */
+	    " AND p.suspect IS NULL"
 	    " WHERE r.id > ?1 AND r.state = 'new'"
 	    /* An unstable verdict is bisected when its level moved too. */
 	    " AND (c.verdict = 'regression' OR (c.verdict = 'unstable'"

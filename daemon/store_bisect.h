@@ -314,7 +314,8 @@ char *store_bisect_subject(struct store *, int64_t tree_id, const char *sha);
 
 /*
  * Regressions above after_id that no bisection has started on, whose
- * comparison is final and whose pair is not a bisection's, oldest first,
+ * comparison is final and whose pair is neither a bisection's nor
+ * suspect (docs/HOST.md), oldest first,
  * at most max: ids into out (capacity max), *n of them.
  */
 int store_bisect_candidates(
