@@ -790,9 +790,22 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	pct(lo, sizeof(lo), h ? h->ci_low : NAN);
 	pct(hi, sizeof(hi), h ? h->ci_high : NAN);
 	buf_puts(b, "Hello,\n\nperfwatch found a ");
-	buf_printf(b, "%s %s of %s.", ch, h ? h->verdict : "change", x->job);
-	put_clean(b, h ? h->metric : "?", 128);
-	buf_puts(b, " on:\n\n");
+	if (h == NULL && x->bisect_origin != NULL) {
+		/* No pair of this commit changed: a history change point,
+		 * bisected (docs/BISECT.md). */
+		buf_puts(b, "change point on the history of ");
+		put_clean(b, x->job, 64);
+		if (x->ncp > 0) {
+			buf_puts(b, ".");
+			put_clean(b, x->cp[0].metric, 128);
+		}
+		buf_puts(b, " at:\n\n");
+	} else {
+		buf_printf(
+		    b, "%s %s of %s.", ch, h ? h->verdict : "change", x->job);
+		put_clean(b, h ? h->metric : "?", 128);
+		buf_puts(b, " on:\n\n");
+	}
 	buf_printf(b, "commit: %.12s (\"", x->sha ? x->sha : "?");
 	put_clean(b, x->subject, 200);
 	buf_puts(b, "\")\nauthor: ");
