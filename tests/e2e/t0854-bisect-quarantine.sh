@@ -84,8 +84,12 @@ late=$(sql "SELECT count(*) FROM bisect_steps WHERE bisect_id = 1 AND class IN (
 nsus=$(sql "SELECT count(*) FROM bisect_steps WHERE bisect_id = 1 AND class = 'suspect'")
 echo "# bisection 1: $(sql "SELECT count(*) FROM bisect_steps WHERE bisect_id = 1") step(s), $nsus suspect, ended $((SECONDS - t0)) s after the quarantine"
 
-# The operator clears the host (the drift is gone): measured again.
+# The drift goes; the operator clears the host once a canary pair made
+# after that was judged (one still in flight would quarantine it again).
 rm -f "$DRIFT"
+m=$(sql "SELECT coalesce(max(id), 0) FROM pairs WHERE canary <> 0")
+settled() { [ "$(sql "SELECT count(*) FROM pairs WHERE canary = 2 AND id > $m")" -ge 1 ]; }
+wait_until 60 settled || fail canary_settles "$(sql 'SELECT id, canary, analysed FROM pairs WHERE canary <> 0')"
 hid=$(sql "SELECT id FROM hosts WHERE name = 'r1'")
 code=$(http POST "/api/v1/hosts/$hid/clear" "$PW_ADMIN" '{}')
 [ "$code" = 200 ] && pass host_cleared || fail host_cleared "$code $(cat "$PW_TMP/body")"
