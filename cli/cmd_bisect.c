@@ -1,6 +1,7 @@
 /*
- * perfwatch bisect start --regression ID | show ID | list | cancel ID:
- * bisections of regressions (POST /api/v1/bisect, GET /api/v1/bisect/ID,
+ * perfwatch bisect start --regression ID | start --change-point ID |
+ * show ID | list | cancel ID: bisections of regressions and history
+ * change points (POST /api/v1/bisect, GET /api/v1/bisect/ID,
  * POST /api/v1/bisect/ID/cancel; docs/BISECT.md).
  */
 #include <stdio.h>
@@ -16,7 +17,8 @@ bisect_usage(void)
 {
 	fprintf(stderr,
 	    "usage: perfwatch bisect [--server URL] [--token-file FILE]\n"
-	    "           start --regression ID [--json] | show ID [--json] |\n"
+	    "           start --regression ID [--json] |\n"
+	    "           start --change-point ID [--json] | show ID [--json] |\n"
 	    "           list [--json] | cancel ID [--json]\n");
 	return 2;
 }
@@ -41,7 +43,16 @@ show(json_t *reply)
 	size_t i;
 
 	line(&b, o, "bisection:", "id");
-	line(&b, o, "regression:", "regression");
+	line(&b, o, "origin:", "origin");
+	if (json_is_object(json_object_get(o, "change_point"))) {
+		json_t *c = json_object_get(o, "change_point");
+
+		line(&b, c, "change point:", "id");
+		line(&b, c, "  at commit:", "sha");
+		line(&b, c, "  on branch:", "branch");
+		line(&b, c, "  change %:", "change_pct");
+	} else
+		line(&b, o, "regression:", "regression");
 	line(&b, o, "state:", "state");
 	line(&b, o, "job:", "job");
 	line(&b, o, "host:", "host");
@@ -82,7 +93,7 @@ show(json_t *reply)
 int
 cmd_bisect(int argc, char **argv)
 {
-	const char *server = NULL, *token_file = NULL, *reg = NULL;
+	const char *server = NULL, *token_file = NULL, *reg = NULL, *cp = NULL;
 	const char *verb = NULL, *arg = NULL;
 	struct cli_api api;
 	struct buf path = BUF_INIT(CAP_LINE), body = BUF_INIT(CAP_LINE);
@@ -96,7 +107,8 @@ cmd_bisect(int argc, char **argv)
 		if ((r = cli_opt(argc, argv, &i, "--server", &server)) ||
 		    (r = cli_opt(
 		         argc, argv, &i, "--token-file", &token_file)) ||
-		    (r = cli_opt(argc, argv, &i, "--regression", &reg))) {
+		    (r = cli_opt(argc, argv, &i, "--regression", &reg)) ||
+		    (r = cli_opt(argc, argv, &i, "--change-point", &cp))) {
 			if (r < 0)
 				goto out;
 		} else if (strcmp(argv[i], "--json") == 0)
@@ -118,23 +130,26 @@ cmd_bisect(int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(verb, "start") == 0) {
-		if (reg == NULL || arg != NULL ||
-		    cli_int_arg(&id, "bisect", "--regression", reg, 1,
-		        INT64_MAX) != 0) {
+		if ((reg == NULL) == (cp == NULL) || arg != NULL ||
+		    cli_int_arg(&id, "bisect",
+		        reg ? "--regression" : "--change-point", reg ? reg : cp,
+		        1, INT64_MAX) != 0) {
 			rc = bisect_usage();
 			goto out;
 		}
 		buf_puts(&path, "/api/v1/bisect");
-		buf_printf(&body, "{\"regression\": %lld}", (long long)id);
+		buf_printf(&body, "{\"%s\": %lld}",
+		    reg ? "regression" : "change_point", (long long)id);
 	} else if (strcmp(verb, "show") == 0 || strcmp(verb, "cancel") == 0) {
-		if (arg == NULL || reg != NULL ||
+		if (arg == NULL || reg != NULL || cp != NULL ||
 		    cli_int_arg(&id, "bisect", "ID", arg, 1, INT64_MAX) != 0) {
 			rc = bisect_usage();
 			goto out;
 		}
 		buf_printf(&path, "/api/v1/bisect/%lld%s", (long long)id,
 		    verb[0] == 'c' ? "/cancel" : "");
-	} else if (strcmp(verb, "list") == 0 && arg == NULL && reg == NULL) {
+	} else if (strcmp(verb, "list") == 0 && arg == NULL && reg == NULL &&
+	    cp == NULL) {
 		buf_puts(&path, "/api/v1/bisect?limit=200");
 	} else {
 		rc = bisect_usage();

@@ -23,7 +23,8 @@ static const struct cli_cmd cmds[] = {
 	{ "alerts", cmd_alerts,
 	    "alerts [--state pending|sent|failed] [--commit SHA] [--json]" },
 	{ "bisect", cmd_bisect,
-	    "bisect start --regression ID | bisect show ID | bisect list | "
+	    "bisect start --regression ID | --change-point ID | bisect show "
+	    "ID | bisect list | "
 	    "bisect cancel ID [--json]" },
 	{ "trees", cmd_trees, "trees [--json]" },
 	{ "series", cmd_series,

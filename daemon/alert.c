@@ -213,7 +213,7 @@ group_decide(struct store *s, const struct daemon_config *dc,
 	char *key, *subject = NULL, *mid = NULL, *irt = NULL, *refs = NULL;
 	char *env = NULL, *bodies[64], *keys[1 + 64], *summary = NULL;
 	size_t na = 0, i, nb = 0;
-	int r0, have_old, send, followup;
+	int r0, have_old, send, followup, news;
 
 	memset(&rc, 0, sizeof(rc));
 	r0 = store_alert_info(s, &x, g->commit_id, g->job, g->host_id);
@@ -247,11 +247,15 @@ group_decide(struct store *s, const struct daemon_config *dc,
 	 * first report of a group that had nothing to say is a report.
 	 */
 	followup = have_old && old.sent_reports > 0;
+	/* A bisection of a history change point (no pair changed) that
+	 * ended is a report of its own. */
+	news =
+	    r.nchg > 0 || (x->bisect_origin != NULL && x->bisect_state != NULL);
 	if (have_old)
 		send = strcmp(old.signature ? old.signature : "", r.signature);
 	else
-		send = r.nchg > 0;
-	if (!followup && r.nchg == 0)
+		send = news;
+	if (!followup && !news)
 		send = 0;
 	r.followup = followup;
 	r.prev = have_old ? old.signature : NULL;

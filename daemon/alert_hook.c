@@ -85,12 +85,13 @@ alert_hook_body(const struct alert_report *r, const char *delivery, int slack,
 	    cps, "url", jstrn(url), "bisect",
 	    x->bisect_state == NULL
 	        ? json_null()
-	        : json_pack("{s:I, s:s, s:o, s:o, s:o, s:o}", "id",
+	        : json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o}", "id",
 	              (json_int_t)x->bisect_id, "state", x->bisect_state,
 	              "culprit", jstrn(x->bisect), "verify_parent",
 	              jstrn(x->bisect_parent), "verify_revert",
 	              jstrn(x->bisect_revert), "reason",
-	              jstrn(x->bisect_reason)));
+	              jstrn(x->bisect_reason), "origin",
+	              jstrn(x->bisect_origin)));
 	if (o != NULL)
 		json_object_set_new(o, "suspect", jstrn(x->suspect));
 	if (o != NULL && r->charge_runs[0] + r->charge_runs[1] > 0) {

@@ -423,6 +423,15 @@ alert_mail_subject(const struct alert_report *r, int reply_to_series)
 		pct(change, sizeof(change), h->change_pct);
 		snprintf(what, sizeof(what), "%s.%s %s %s", x->job, h->metric,
 		    change, h->verdict);
+	} else if (x->ncp > 0 && x->bisect_origin != NULL) {
+		/* A bisected change point where no pair changed. */
+		pct(change, sizeof(change), x->cp[0].change_pct);
+		snprintf(what, sizeof(what), "%s.%s %s history change point",
+		    x->job, x->cp[0].metric, change);
+	} else if (x->bisect_origin != NULL) {
+		/* ... recomputed away since (the bisection kept its range). */
+		snprintf(
+		    what, sizeof(what), "%s: history change point", x->job);
 	} else
 		snprintf(what, sizeof(what), "%s: no change", x->job);
 	if (alert_series_threaded(x, reply_to_series)) {
@@ -688,6 +697,11 @@ links(struct buf *b, const struct alert_report *r)
 static void
 bisect_block(struct buf *b, const struct store_alert_info *x)
 {
+	if (x->bisect_state != NULL && x->bisect_origin != NULL) {
+		buf_puts(b, "\n");
+		put_clean(b, x->bisect_origin, 256);
+		buf_puts(b, ":");
+	}
 	if (x->bisect != NULL) {
 		buf_puts(b, "\nbisected to ");
 		put_clean(b, x->bisect, 256);
@@ -776,9 +790,22 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	pct(lo, sizeof(lo), h ? h->ci_low : NAN);
 	pct(hi, sizeof(hi), h ? h->ci_high : NAN);
 	buf_puts(b, "Hello,\n\nperfwatch found a ");
-	buf_printf(b, "%s %s of %s.", ch, h ? h->verdict : "change", x->job);
-	put_clean(b, h ? h->metric : "?", 128);
-	buf_puts(b, " on:\n\n");
+	if (h == NULL && x->bisect_origin != NULL) {
+		/* No pair of this commit changed: a history change point,
+		 * bisected (docs/BISECT.md). */
+		buf_puts(b, "change point on the history of ");
+		put_clean(b, x->job, 64);
+		if (x->ncp > 0) {
+			buf_puts(b, ".");
+			put_clean(b, x->cp[0].metric, 128);
+		}
+		buf_puts(b, " at:\n\n");
+	} else {
+		buf_printf(
+		    b, "%s %s of %s.", ch, h ? h->verdict : "change", x->job);
+		put_clean(b, h ? h->metric : "?", 128);
+		buf_puts(b, " on:\n\n");
+	}
 	buf_printf(b, "commit: %.12s (\"", x->sha ? x->sha : "?");
 	put_clean(b, x->subject, 200);
 	buf_puts(b, "\")\nauthor: ");

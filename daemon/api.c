@@ -1691,27 +1691,41 @@ r_pack(struct ctx *x)
 static void
 r_bisect_post(struct ctx *x)
 {
-	static const char *const keys[] = { "regression", NULL };
-	json_t *out = NULL;
-	int64_t reg = 0, id = 0;
+	static const char *const keys[] = { "regression", "change_point",
+		NULL };
+	json_t *out = NULL, *jr, *jc;
+	const char *field;
+	int64_t from = 0, id = 0;
 	int r;
 
 	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
 		return;
-	if (!json_is_integer(json_object_get(x->body, "regression")) ||
-	    (reg = json_integer_value(
-	         json_object_get(x->body, "regression"))) <= 0) {
-		reply_err(
-		    x, 400, "field 'regression': expected a regression id");
+	/* One origin: a regression row, or a history change point. */
+	jr = json_object_get(x->body, "regression");
+	jc = json_object_get(x->body, "change_point");
+	field = jc != NULL ? "change_point" : "regression";
+	if (jr != NULL && jc != NULL) {
+		reply_err(x, 400,
+		    "fields 'regression' and 'change_point': give one of "
+		    "them");
 		return;
 	}
-	r = bisect_begin(x->s, x->conf, &id, reg, "manual", now_s(), &x->err);
+	if (!json_is_integer(jc ? jc : jr) ||
+	    (from = json_integer_value(jc ? jc : jr)) <= 0) {
+		reply_err(x, 400, "field '%s': expected a %s id", field,
+		    jc ? "change point" : "regression");
+		return;
+	}
+	r = jc ? bisect_begin_cp(
+	             x->s, x->conf, &id, from, "manual", now_s(), &x->err)
+	       : bisect_begin(
+	             x->s, x->conf, &id, from, "manual", now_s(), &x->err);
 	if (r == ERR_NOTFOUND) {
-		reply_err(x, 404, "field 'regression': %s", err_msg(&x->err));
+		reply_err(x, 404, "field '%s': %s", field, err_msg(&x->err));
 		return;
 	}
 	if (r == ERR_INVALID) {
-		reply_err(x, 400, "field 'regression': %s", err_msg(&x->err));
+		reply_err(x, 400, "field '%s': %s", field, err_msg(&x->err));
 		return;
 	}
 	if (r == ERR_EXISTS) {

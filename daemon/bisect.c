@@ -269,7 +269,7 @@ make_pair(struct look *l, int64_t *out, const char *base, const char *cand,
 	int k, r = -1;
 
 	*out = 0;
-	if (store_bisect_src(l->s, &src, l->b->regression_id) != 0)
+	if (store_bisect_src_pair(l->s, &src, l->b->pair_id) != 0)
 		return err_set(l->e, "%s", store_errmsg(l->s));
 	if (src.spec != NULL)
 		spec = pwjson_parse(src.spec, strlen(src.spec), &je);
@@ -333,15 +333,18 @@ lease_lost(const char *error)
 	return error != NULL && strncmp(error, "lease expired", 13) == 0;
 }
 
-/* Where one pair stands; why (size 256) says what failed. */
+/* Where one pair stands; why (size 256) says what failed; *suspect (NULL
+ * ok) why a finished pair is suspect (docs/HOST.md), "" when it is not. */
 static int
 outcome(struct look *l, enum outcome *out, char **verdict, double *pct,
-    double *min_effect, int64_t pair, char *why)
+    double *min_effect, int64_t pair, char *why, char *suspect)
 {
 	struct store_bisect_pair_state ps;
 
 	*out = O_MEASURING;
 	why[0] = '\0';
+	if (suspect != NULL)
+		suspect[0] = '\0';
 	if (store_bisect_pair_state(l->s, &ps, pair, l->b->metric) != 0)
 		return err_set(l->e, "%s", store_errmsg(l->s));
 	if (strcmp(ps.base_state, "cancelled") == 0 ||
@@ -363,26 +366,70 @@ outcome(struct look *l, enum outcome *out, char **verdict, double *pct,
 			*min_effect = ps.min_effect;
 		if (ps.verdict == NULL)
 			snprintf(why, 256, "no comparison of %s", l->b->metric);
+		if (suspect != NULL && ps.suspect != NULL)
+			snprintf(suspect, 256, "pair %lld is suspect: %.200s",
+			    (long long)pair, ps.suspect);
 	}
 	store_bisect_pair_state_release(&ps);
 	return 0;
 }
 
-/* The host has not been seen for bisect.host_timeout. */
-static int
-host_lost(struct look *l, int *out)
+static int64_t
+host_timeout(const struct look *l)
 {
-	int64_t seen = 0,
-	        limit = l->jc ? l->jc->bisect.host_timeout_s
-	                      : BISECT_DEFAULT_HOST_TIMEOUT;
+	return l->jc ? l->jc->bisect.host_timeout_s
+	             : BISECT_DEFAULT_HOST_TIMEOUT;
+}
+
+/*
+ * The host, while a step waits: *out 1 when it has not been seen for
+ * bisect.host_timeout, 2 when it has been quarantined that long (why,
+ * size 300, says so); *quar (NULL ok) 1 when it is quarantined now (why
+ * has the reason).
+ */
+static int
+host_lost(struct look *l, int *out, int *quar, char *why)
+{
+	int64_t seen = 0, since = 0, limit = host_timeout(l);
+	char *q = NULL;
 
 	*out = 0;
+	if (quar != NULL)
+		*quar = 0;
+	if (why != NULL)
+		why[0] = '\0';
 	if (l->b->host_id <= 0)
 		return 0;
-	if (store_bisect_host_seen(l->s, &seen, l->b->host_id) != 0)
+	if (store_bisect_host(l->s, &seen, &q, &since, l->b->host_id) != 0)
 		return err_set(l->e, "%s", store_errmsg(l->s));
-	*out = seen < l->now - limit;
+	if (q != NULL) {
+		if (quar != NULL)
+			*quar = 1;
+		if (why != NULL)
+			snprintf(
+			    why, 300, "the host is quarantined: %.240s", q);
+		if (since < l->now - limit)
+			*out = 2;
+	}
+	if (seen < l->now - limit)
+		*out = 1;
+	free(q);
 	return 0;
+}
+
+int
+bisect_untrusted(char *why, size_t n, const char *suspect_good,
+    const char *suspect_bad, const char *quarantined)
+{
+	const char *w = suspect_good && suspect_good[0] ? suspect_good
+	    : suspect_bad && suspect_bad[0]             ? suspect_bad
+	    : quarantined && quarantined[0]             ? quarantined
+	                                                : NULL;
+
+	if (w == NULL)
+		return 0;
+	snprintf(why, n, "not classified: %s; measured again", w);
+	return 1;
 }
 
 static void
@@ -403,13 +450,14 @@ look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
 {
 	enum outcome og, ob;
 	char *vg = NULL, *vb = NULL, wg[256], wb[256], note[600];
+	char sg[256], sb[256], hq[300];
 	double pg = NAN, pb = NAN, me = NAN, me2 = NAN;
 	enum bisect_class c;
-	int lost, r = 0;
+	int lost, quar, r = 0;
 
 	*out_ended = 0;
-	if (outcome(l, &og, &vg, &pg, &me, x->good_pair, wg) != 0 ||
-	    outcome(l, &ob, &vb, &pb, &me2, x->bad_pair, wb) != 0)
+	if (outcome(l, &og, &vg, &pg, &me, x->good_pair, wg, sg) != 0 ||
+	    outcome(l, &ob, &vb, &pb, &me2, x->bad_pair, wb, sb) != 0)
 		return -1;
 	note[0] = '\0';
 	if (og == O_LOST || ob == O_LOST) {
@@ -443,17 +491,35 @@ look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
 		x->cls = xstrdup("skip");
 		goto out;
 	}
+	if ((r = host_lost(l, &lost, &quar, hq)) != 0)
+		goto out;
 	if (og != O_FINAL || ob != O_FINAL) {
-		if ((r = host_lost(l, &lost)) == 0 && lost) {
+		if (lost) {
 			*out_ended = 1;
-			snprintf(note, sizeof(note),
-			    "lost its host: not seen for %lld s while %.12s "
-			    "waited",
-			    (long long)(l->jc ? l->jc->bisect.host_timeout_s
-			                      : BISECT_DEFAULT_HOST_TIMEOUT),
-			    x->sha);
+			if (lost == 2)
+				snprintf(note, sizeof(note),
+				    "%s (for more than %lld s while %.12s "
+				    "waited)",
+				    hq, (long long)host_timeout(l), x->sha);
+			else
+				snprintf(note, sizeof(note),
+				    "lost its host: not seen for %lld s while "
+				    "%.12s waited",
+				    (long long)host_timeout(l), x->sha);
 			r = inconclusive(l, note);
 		}
+		goto out;
+	}
+	/* Measured on a suspect pair or a quarantined host: no class from
+	 * it; the commit is measured again (once the host is cleared). */
+	if (bisect_untrusted(note, sizeof(note), sg, sb, quar ? hq : NULL)) {
+		if (store_bisect_step_set(l->s, x->id, "suspect", vg, pg, vb,
+		        pb, note, l->now) != 0)
+			r = err_set(l->e, "%s", store_errmsg(l->s));
+		free(x->cls);
+		x->cls = xstrdup("suspect");
+		log_info(
+		    "bisect %lld: %.12s %s", (long long)l->b->id, x->sha, note);
 		goto out;
 	}
 	c = bisect_classify(
@@ -496,6 +562,8 @@ class_of(const struct store_bisect_step *x)
 		                                             : BISECT_BAD;
 	if (strcmp(x->cls, "skip") == 0)
 		return BISECT_SKIP;
+	if (strcmp(x->cls, "suspect") == 0)
+		return BISECT_MEASURING; /* measured again */
 	return BISECT_INCONCLUSIVE;
 }
 
@@ -536,6 +604,39 @@ cand_sha(const struct look *l, long i)
 	if (i < 0)
 		return l->b->good_sha;
 	return l->w.commits[l->cand[i]].sha;
+}
+
+/* A verification measured on a suspect pair: the same pair again. */
+static int
+remeasure_verify(
+    struct look *l, const struct store_bisect_step *x, const char *culprit)
+{
+	char parent[GITM_SHA_SIZE];
+	int64_t p = 0;
+
+	if (strcmp(x->kind, "verify-parent") == 0) {
+		if (gitm_first_parent(parent, l->repo, culprit) != 0)
+			return err_set(
+			    l->e, "%.12s: %s", culprit, gitm_errmsg(l->repo));
+		if (make_pair(l, &p, parent, culprit, NULL) != 0)
+			return -1;
+		if (store_bisect_step_add(l->s, NULL, l->b->id, "verify-parent",
+		        culprit, p, 0, l->now) != 0)
+			return err_set(l->e, "%s", store_errmsg(l->s));
+		return 0;
+	} else {
+		char *abs = realpath(gitm_path(l->repo), NULL);
+		int rc = make_pair(l, &p, l->b->bad_sha, x->sha,
+		    abs ? abs : gitm_path(l->repo));
+
+		free(abs);
+		if (rc != 0)
+			return -1;
+		if (store_bisect_step_add(l->s, NULL, l->b->id, "verify-revert",
+		        x->sha, 0, p, l->now) != 0)
+			return err_set(l->e, "%s", store_errmsg(l->s));
+		return 0;
+	}
 }
 
 /* Verification results from the verify steps; ends the bisection. */
@@ -607,9 +708,10 @@ look_verify(struct look *l, const char *culprit, size_t nsteps, size_t nskip,
 		struct store_bisect_step *x = i ? vr : vp;
 		int64_t pair = x ? (i ? x->bad_pair : x->good_pair) : 0;
 		char *verd = NULL, why[256], a[32], *out = i ? tr : tp;
+		char sus[256], hq[300], note[600];
 		enum outcome o;
 		double pct = NAN, me = NAN;
-		int m, lower;
+		int m, lower, lost = 0, quar = 0;
 		const char *cls;
 
 		if (x == NULL || x->cls != NULL) {
@@ -618,18 +720,35 @@ look_verify(struct look *l, const char *culprit, size_t nsteps, size_t nskip,
 				    out, 300, "%s", x->note ? x->note : "");
 			continue;
 		}
-		if (outcome(l, &o, &verd, &pct, &me, pair, why) != 0)
+		if (outcome(l, &o, &verd, &pct, &me, pair, why, sus) != 0 ||
+		    host_lost(l, &lost, &quar, hq) != 0) {
+			free(verd);
 			return -1;
-		if (o == O_MEASURING) {
-			int lost = 0;
-
-			if (host_lost(l, &lost) != 0)
+		}
+		if (o == O_FINAL &&
+		    bisect_untrusted(
+		        note, sizeof(note), sus, NULL, quar ? hq : NULL)) {
+			/* Measured again on a fresh pair, as a step. */
+			rc = store_bisect_step_set(l->s, x->id, "suspect",
+			    i ? NULL : verd, i ? NAN : pct, i ? verd : NULL,
+			    i ? pct : NAN, note, l->now);
+			if (rc != 0)
+				err_set(l->e, "%s", store_errmsg(l->s));
+			else
+				rc = remeasure_verify(l, x, culprit);
+			if (rc != 0) {
+				free(verd);
 				return -1;
+			}
+			free(verd);
+			done = 0;
+			continue;
+		}
+		if (o == O_MEASURING) {
 			if (lost) {
 				free(verd);
-				snprintf(out, 300,
-				    "not measured: the host "
-				    "was lost");
+				snprintf(out, 300, "not measured: %.280s",
+				    lost == 2 ? hq : "the host was lost");
 				cls = "inconclusive";
 			} else {
 				done = 0;
@@ -718,7 +837,7 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 	const struct cfg_tree *tree;
 	enum bisect_class *cls = NULL;
 	unsigned *tries = NULL;
-	size_t i, k, nstep = 0, nskip = 0, ninc = 0, next = 0;
+	size_t i, k, nstep = 0, nskip = 0, ninc = 0, nsus = 0, next = 0;
 	long lo, hi;
 	int r = 0, ended = 0, open = 0, partial = 0, verifying = 0;
 
@@ -735,7 +854,12 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 		goto out;
 	l.jc = dconf_job(conf, l.b->job);
 	l.reg_pct = NAN;
-	{
+	if (l.b->change_point_id > 0 ||
+	    (l.b->origin && strcmp(l.b->origin, "change-point") == 0)) {
+		/* The change point's own change: its pair's comparison is
+		 * against some other base. */
+		l.reg_pct = l.b->origin_pct;
+	} else {
 		struct store_bisect_pair_state ps;
 
 		if (store_bisect_pair_state(
@@ -784,6 +908,7 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 
 		if (strcmp(x->kind, "step") != 0) {
 			verifying = 1;
+			nsus += x->cls && strcmp(x->cls, "suspect") == 0;
 			continue;
 		}
 		nstep++;
@@ -792,6 +917,10 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 				goto out;
 			if (x->cls == NULL)
 				open = 1;
+		}
+		if (x->cls && strcmp(x->cls, "suspect") == 0) {
+			nsus++; /* measured again: no class, no try */
+			continue;
 		}
 		for (i = 0; i < l.ncand; i++) {
 			if (strcmp(cand_sha(&l, (long)i), x->sha) != 0)
@@ -811,6 +940,17 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 	}
 	if (open)
 		goto out;
+	if (nsus > (size_t)l.b->max_inconclusive) {
+		char *w = xasprintf("%zu measurement(s) were suspect (at most "
+		                    "%lld allowed): the host's state changed "
+		                    "under them or it was quarantined "
+		                    "(docs/HOST.md)",
+		    nsus, (long long)l.b->max_inconclusive);
+
+		r = inconclusive(&l, w);
+		free(w);
+		goto out;
+	}
 	r = bisect_next(cls, l.ncand, &lo, &hi, &next);
 	{
 		struct store_bisect_set v;
@@ -964,24 +1104,157 @@ bisect_cancel(struct store *s, int64_t id, int64_t now, struct err *e)
 	return 0;
 }
 
-int
-bisect_auto(struct store *s, const struct dconf *conf, int64_t *after,
-    int64_t now, struct err *e)
+/* More than one commit: the good end is an ancestor of the bad end and
+ * not its first parent. */
+static int
+spans(struct gitm_repo *repo, const char *good, const char *bad)
 {
-	int64_t ids[BISECT_AUTO_BATCH], id;
+	char parent[GITM_SHA_SIZE];
+
+	return gitm_first_parent(parent, repo, bad) == 0 &&
+	    strcmp(parent, good) != 0 && gitm_is_ancestor(repo, good, bad) == 1;
+}
+
+/* The ranges (g1, b1] and (g2, b2] of one line of history share a
+ * commit: neither ends at or before the other's start. */
+static int
+overlaps(struct gitm_repo *repo, const char *g1, const char *b1, const char *g2,
+    const char *b2)
+{
+	if (strcmp(b1, b2) == 0)
+		return 1;
+	return gitm_is_ancestor(repo, b1, g2) != 1 &&
+	    gitm_is_ancestor(repo, b2, g1) != 1;
+}
+
+int
+bisect_begin_cp(struct store *s, const struct dconf *conf, int64_t *out_id,
+    int64_t change_point_id, const char *started_by, int64_t now, struct err *e)
+{
+	struct store_bisect_src src;
+	struct store_bisect_new n;
+	const struct job_config *jc;
+	int r;
+
+	*out_id = 0;
+	r = store_bisect_src_cp(s, &src, change_point_id);
+	if (r != 0) {
+		err_setc(e, r == ERR_NOTFOUND ? ERR_NOTFOUND : -1, "%s",
+		    store_errmsg(s));
+		store_errclear(s);
+		return r == ERR_NOTFOUND ? ERR_NOTFOUND : -1;
+	}
+	if (src.direction == NULL || strcmp(src.direction, "regression") != 0) {
+		err_setc(e, ERR_INVALID,
+		    "change point %lld is an %s: only a regression is "
+		    "bisected",
+		    (long long)change_point_id,
+		    src.direction ? src.direction : "unknown change");
+		store_bisect_src_release(&src);
+		return ERR_INVALID;
+	}
+	if (src.tree == NULL || src.good_sha == NULL || src.bad_sha == NULL ||
+	    strcmp(src.good_sha, src.bad_sha) == 0 || src.host_id <= 0) {
+		err_setc(e, ERR_INVALID,
+		    "change point %lld has no commit range of a tree to bisect "
+		    "(%s)",
+		    (long long)change_point_id,
+		    src.tree == NULL       ? "its history has no tree"
+		        : src.host_id <= 0 ? "its history has no host"
+		        : src.good_sha == NULL
+		        ? "the change is at the history's first point"
+		        : "both ends are one commit");
+		store_bisect_src_release(&src);
+		return ERR_INVALID;
+	}
+	jc = dconf_job(conf, src.job);
+	memset(&n, 0, sizeof(n));
+	n.src = &src;
+	n.steps_limit = jc ? jc->bisect.max_steps : BISECT_DEFAULT_STEPS;
+	n.max_inconclusive = jc ? jc->bisect.max_inconclusive : 2;
+	n.full_dag = jc ? jc->bisect.full_dag : 0;
+	n.started_by = started_by;
+	r = store_bisect_create(s, out_id, &n, now);
+	if (r != 0) {
+		err_setc(e, r == ERR_EXISTS ? ERR_EXISTS : -1, "%s",
+		    store_errmsg(s));
+		store_errclear(s);
+	} else {
+		log_info("bisect %lld: change point %lld at %.12s on %s "
+		         "history (%s, %.12s..%.12s), started %s",
+		    (long long)*out_id, (long long)change_point_id,
+		    src.origin_sha ? src.origin_sha : "unknown",
+		    src.branch && src.branch[0] ? src.branch : "unknown",
+		    src.job, src.good_sha, src.bad_sha, started_by);
+	}
+	store_bisect_src_release(&src);
+	return r == 0 || r == ERR_EXISTS ? r : -1;
+}
+
+/* A change point of a job with bisect.auto whose range spans more than
+ * one commit and overlaps no bisection of the same job, host, point and
+ * metric (any origin: the same change is bisected once). */
+static int
+cp_wanted(struct store *s, const struct dconf *conf, int64_t cp)
+{
+	struct store_bisect_src src;
+	const struct job_config *jc;
+	const struct cfg_tree *tree;
+	struct gitm_repo *repo;
+	char **rg = NULL;
+	size_t nrg = 0, i;
+	int want = 0;
+
+	if (store_bisect_src_cp(s, &src, cp) != 0) {
+		store_errclear(s);
+		return 0;
+	}
+	jc = dconf_job(conf, src.job);
+	tree = find_tree(conf, src.tree);
+	if (jc == NULL || !jc->bisect.automatic || tree == NULL ||
+	    src.good_sha == NULL || src.bad_sha == NULL || src.of_bisect ||
+	    src.host_id <= 0 || src.direction == NULL ||
+	    strcmp(src.direction, "regression") != 0) {
+		store_bisect_src_release(&src);
+		return 0;
+	}
+	repo = gitm_repo_new(conf->dc->mirrors, tree->name, tree->url, NULL);
+	want = spans(repo, src.good_sha, src.bad_sha);
+	if (want &&
+	    store_bisect_ranges(s, &rg, &nrg, src.job, src.host_id, src.point,
+	        src.metric, src.tree_id) != 0) {
+		store_errclear(s);
+		want = 0;
+	}
+	for (i = 0; want && i < nrg; i++)
+		if (rg[2 * i] && rg[2 * i + 1] &&
+		    overlaps(repo, src.good_sha, src.bad_sha, rg[2 * i],
+		        rg[2 * i + 1]))
+			want = 0;
+	store_bisect_ranges_free(rg, nrg);
+	gitm_repo_free(repo);
+	store_bisect_src_release(&src);
+	return want;
+}
+
+int
+bisect_auto(struct store *s, const struct dconf *conf,
+    struct bisect_cursor *after, int64_t now, struct err *e)
+{
+	int64_t ids[BISECT_AUTO_BATCH], at[BISECT_AUTO_BATCH], id;
 	size_t n = 0, i;
 
-	if (store_bisect_candidates(s, ids, &n, *after, BISECT_AUTO_BATCH) != 0)
+	if (store_bisect_candidates(
+	        s, ids, &n, after->regression, BISECT_AUTO_BATCH) != 0)
 		return err_set(e, "%s", store_errmsg(s));
 	for (i = 0; i < n; i++) {
 		struct store_bisect_src src;
 		const struct job_config *jc;
 		const struct cfg_tree *tree;
 		struct gitm_repo *repo;
-		char parent[GITM_SHA_SIZE];
 		int span = 0;
 
-		*after = ids[i];
+		after->regression = ids[i];
 		if (store_bisect_src(s, &src, ids[i]) != 0) {
 			store_errclear(s);
 			continue;
@@ -991,15 +1264,9 @@ bisect_auto(struct store *s, const struct dconf *conf, int64_t *after,
 		if (jc != NULL && jc->bisect.automatic && tree != NULL &&
 		    src.good_sha != NULL && src.bad_sha != NULL &&
 		    !src.of_bisect) {
-			/* More than one commit: the good end is not the bad
-			 * end's parent. */
 			repo = gitm_repo_new(
 			    conf->dc->mirrors, tree->name, tree->url, NULL);
-			span =
-			    gitm_first_parent(parent, repo, src.bad_sha) == 0 &&
-			    strcmp(parent, src.good_sha) != 0 &&
-			    gitm_is_ancestor(repo, src.good_sha, src.bad_sha) ==
-			        1;
+			span = spans(repo, src.good_sha, src.bad_sha);
 			gitm_repo_free(repo);
 		}
 		store_bisect_src_release(&src);
@@ -1013,6 +1280,24 @@ bisect_auto(struct store *s, const struct dconf *conf, int64_t *after,
 		}
 		err_clear(e);
 	}
+	/* History change points: recomputed as points arrive (new ids), so
+	 * the same change comes back; an overlapping bisection stops it. */
+	if (store_bisect_cp_candidates(s, ids, at, &n, after->change_point_at,
+	        after->change_point, BISECT_AUTO_BATCH) != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	for (i = 0; i < n; i++) {
+		after->change_point = ids[i];
+		after->change_point_at = at[i];
+		if (cp_wanted(s, conf, ids[i])) {
+			int r = bisect_begin_cp(
+			    s, conf, &id, ids[i], "auto", now, e);
+
+			if (r != 0 && r != ERR_EXISTS)
+				log_warnx("bisect: change point %lld: %s",
+				    (long long)ids[i], err_msg(e));
+		}
+		err_clear(e);
+	}
 	return 0;
 }
 
@@ -1022,7 +1307,8 @@ int64_t
 bisect_worker_pass(
     struct store *s, const struct dconf *conf, struct sched *sched, void *arg)
 {
-	int64_t *after = arg, *ids, now = (int64_t)time(NULL);
+	struct bisect_cursor *after = arg;
+	int64_t *ids, now = (int64_t)time(NULL);
 	struct err e = { 0 };
 	size_t n, i;
 	int changed, any = 0;

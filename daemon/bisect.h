@@ -102,6 +102,29 @@ int bisect_next(
  */
 int bisect_begin(struct store *, const struct dconf *, int64_t *out_id,
     int64_t regression_id, const char *started_by, int64_t now, struct err *e);
+/*
+ * Starts a bisection of a history change point (docs/BISECT.md): the
+ * good end the commit of the last point before the change, the bad end
+ * that of its last point, on the series' host, job, point and metric.
+ * 0 and *out_id; ERR_NOTFOUND (no such change point: they are
+ * recomputed as points arrive), ERR_EXISTS (that range is being
+ * bisected: *out_id), ERR_INVALID (an improvement, or no commit range
+ * of a tree), or -1; e says why.
+ */
+int bisect_begin_cp(struct store *, const struct dconf *, int64_t *out_id,
+    int64_t change_point_id, const char *started_by, int64_t now,
+    struct err *e);
+
+/*
+ * Whether a step's finished pairs may classify it: not when a pair is
+ * suspect (its sides ran under different host states, docs/HOST.md) or
+ * the host is quarantined (the canary found it drifting): each argument
+ * a reason, NULL or "" for none.  1 and why (size n: "not classified:
+ * REASON; measured again"), or 0.
+ */
+int bisect_untrusted(char *why, size_t n, const char *suspect_good,
+    const char *suspect_bad, const char *quarantined);
+
 /* Cancels it and its queued jobs.  ERR_NOTFOUND, ERR_CONFLICT (it has
  * ended), -1. */
 int bisect_cancel(struct store *, int64_t id, int64_t now, struct err *e);
@@ -113,15 +136,20 @@ int bisect_cancel(struct store *, int64_t id, int64_t now, struct err *e);
  */
 int bisect_advance(struct store *, const struct dconf *, int64_t id,
     int64_t now, int *out_changed, struct err *e);
-/* Starts bisections of new confirmed regressions over more than one
- * commit whose job has bisect.auto; *after is the last regression id
- * looked at. */
-int bisect_auto(struct store *, const struct dconf *, int64_t *after,
-    int64_t now, struct err *e);
+/* The last regression and change point the automatic start looked at. */
+struct bisect_cursor {
+	int64_t regression, change_point, change_point_at;
+};
+/* Starts bisections of new confirmed regressions, and of new change
+ * points in the regression direction, over more than one commit whose
+ * job has bisect.auto; a change point's range overlapping a bisection
+ * of the same job, host, point and metric is left alone. */
+int bisect_auto(struct store *, const struct dconf *,
+    struct bisect_cursor *after, int64_t now, struct err *e);
 
 /*
- * One pass of the bisect worker (a daemon/worker.h pass; arg: an int64_t
- * the pass keeps, the last regression it looked at): starts automatic
+ * One pass of the bisect worker (a daemon/worker.h pass; arg: a struct
+ * bisect_cursor the pass keeps): starts automatic
  * bisections and advances the live ones, every time the scheduler's
  * generation moves (a job finished) and every few seconds.
  */

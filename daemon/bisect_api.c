@@ -3,6 +3,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/err.h"
 #include "daemon/bisect_api.h"
@@ -76,6 +77,26 @@ bisect_api_json(struct store *s, const struct store_bisect *b, int steps)
 	    (json_int_t)b->max_inconclusive, "full_dag", b->full_dag, "created",
 	    (json_int_t)b->created, "updated", (json_int_t)b->updated);
 
+	/* Where it started: a regression row, or a change point (its id
+	 * when started, its commit, branch and change). */
+	if (o != NULL) {
+		int cp = b->origin && strcmp(b->origin, "change-point") == 0;
+
+		json_object_set_new(o, "regression",
+		    b->regression_id > 0 ? json_integer(b->regression_id)
+		                         : json_null());
+		json_object_set_new(o, "origin",
+		    json_string(cp ? "change-point" : "regression"));
+		json_object_set_new(o, "change_point",
+		    cp ? json_pack("{s:o, s:o, s:o, s:o}", "id",
+		             b->change_point_id > 0
+		                 ? json_integer(b->change_point_id)
+		                 : json_null(),
+		             "sha", str_or_null(b->origin_sha), "branch",
+		             str_or_null(b->branch), "change_pct",
+		             num_or_null(b->origin_pct))
+		       : json_null());
+	}
 	if (o != NULL && steps) {
 		json_t *a = steps_json(s, b->id);
 

@@ -99,7 +99,8 @@ main(int argc, char **argv)
 	struct api *api = NULL;
 	struct watch *watch = NULL;
 	struct worker *alerts = NULL, *canary = NULL, *bisect = NULL;
-	int64_t bisect_after = 0; /* the bisect worker's */
+	struct bisect_cursor bisect_after = { 0, 0,
+		0 }; /* the bisect worker's */
 	struct err e = { 0 };
 	sigset_t set;
 	int i, verbose = 0, check = 0, sig;

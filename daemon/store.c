@@ -418,6 +418,9 @@ static const char *const migrations[] = {
 
 	/* v15: bisections (daemon/store_bisect.c, daemon/bisect.c). */
 	STORE_BISECT_MIGRATION,
+
+	/* v16: bisections from history change points, suspect steps. */
+	STORE_BISECT_MIGRATION_V16,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -677,11 +680,38 @@ store_user_version(struct store *s)
 	return v;
 }
 
+/*
+ * After a migration step that rebuilt a table: a row whose reference
+ * is gone fails the upgrade, naming the table (foreign keys are off
+ * while migrating, so a rebuild's DROP TABLE cascades nothing).
+ */
 static int
-migrate(struct store *s, int target)
+fk_check(struct store *s)
+{
+	sqlite3_stmt *st = prep(s, "PRAGMA foreign_key_check");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		err_set(&s->err,
+		    "migration: table %s row %lld refers to a missing row of "
+		    "%s",
+		    (const char *)sqlite3_column_text(st, 0),
+		    (long long)sqlite3_column_int64(st, 1),
+		    (const char *)sqlite3_column_text(st, 2));
+	else if (rc != SQLITE_DONE)
+		dberr(s, "foreign key check");
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int
+migrate_tx(struct store *s, int target)
 {
 	char q[64];
-	int v;
+	int v, from;
 
 	if (tx_begin(s) == -1)
 		return -1;
@@ -696,14 +726,34 @@ migrate(struct store *s, int target)
 		    v, STORE_VERSION);
 		return tx_end(s, 0);
 	}
-	for (; v < target; v++) {
+	for (from = v; v < target; v++) {
 		if (exec(s, migrations[v]) == -1)
 			return tx_end(s, 0);
 		snprintf(q, sizeof(q), "PRAGMA user_version = %d", v + 1);
 		if (exec(s, q) == -1)
 			return tx_end(s, 0);
 	}
+	if (from < target && fk_check(s) != 0)
+		return tx_end(s, 0);
 	return tx_end(s, 1);
+}
+
+/*
+ * Migrations run with foreign keys off (the pragma is a no-op inside a
+ * transaction, so around it): SQLite's way to rebuild a table that other
+ * tables refer to (v16).
+ */
+static int
+migrate(struct store *s, int target)
+{
+	int r;
+
+	if (exec(s, "PRAGMA foreign_keys = OFF") == -1)
+		return -1;
+	r = migrate_tx(s, target);
+	if (exec(s, "PRAGMA foreign_keys = ON") == -1)
+		return -1;
+	return r;
 }
 
 int
@@ -810,7 +860,8 @@ store_history_changepoints(struct store *s, json_t **out, const char *tree,
     const char *metric)
 {
 	sqlite3_stmt *st = prep(s,
-	    "SELECT cp.series_id, hs.tree, hs.branch, h.name AS host, cp.seq,"
+	    "SELECT cp.id, cp.series_id, hs.tree, hs.branch, h.name AS host,"
+	    " cp.seq,"
 	    " (SELECT job_id FROM history_points WHERE series_id ="
 	    "  cp.series_id AND seq = cp.seq) AS job_id,"
 	    " (SELECT job_id FROM history_points WHERE series_id ="
@@ -938,7 +989,10 @@ store_trigger_pending(struct store *s, json_t **out, int64_t tree_id,
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
 	    " WHERE p.tree_id = ?1 AND p.branch = ?2 AND p.name = ?3"
-	    " AND j.state = 'queued' ORDER BY p.id");
+	    " AND j.state = 'queued'"
+	    /* measured, back in the queue for more runs: not waiting */
+	    " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id)"
+	    " ORDER BY p.id");
 
 	*out = NULL;
 	if (st == NULL)
@@ -956,10 +1010,15 @@ store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
 	static const char *const sql[2] = {
 		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
 		" WHERE state = 'queued' AND id ="
-		" (SELECT cand_job_id FROM pairs WHERE id = ?1)",
+		" (SELECT cand_job_id FROM pairs WHERE id = ?1)"
+		" AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = jobs.id)",
 		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
 		" WHERE state = 'queued' AND id ="
 		" (SELECT base_job_id FROM pairs WHERE id = ?1)"
+		/* only with its candidate (one with runs stays) */
+		" AND EXISTS (SELECT 1 FROM pairs me"
+		"  JOIN jobs mc ON mc.id = me.cand_job_id"
+		"  WHERE me.id = ?1 AND mc.state = 'cancelled')"
 		" AND NOT EXISTS (SELECT 1 FROM pairs o"
 		"  JOIN jobs oc ON oc.id = o.cand_job_id"
 		"  WHERE o.base_job_id = jobs.id AND o.id <> ?1"

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 15 /* schema version after every migration */
+#define STORE_VERSION 16 /* schema version after every migration */
 
 struct store;
 
@@ -390,7 +390,7 @@ int store_changepoints_replace_range(struct store *, int64_t series,
 /*
  * Change points for a history page, filtered like store_web_history
  * (NULL: any; tree and branch NULL include submitted pairs):
- * {"rows": [{series_id, tree, branch, host, seq, job_id, lo_job_id,
+ * {"rows": [{id, series_id, tree, branch, host, seq, job_id, lo_job_id,
  * hi_job_id, pair_id, before, after, change_pct, p, direction}]} oldest
  * first; job ids are the candidate jobs of those points.
  */
@@ -489,13 +489,16 @@ int store_trigger_pair(struct store *, int64_t *out_pair, int64_t *out_base,
     int64_t now);
 /*
  * Pairs of job name triggered from tree/branch whose candidate is still
- * queued: {"rows": [{pair_id, sha, tip_only}]}.
+ * queued and has no runs (one measured and requeued for more runs by the
+ * verdict is not waiting: a push must not supersede it):
+ * {"rows": [{pair_id, sha, tip_only}]}.
  */
 int store_trigger_pending(struct store *, json_t **out, int64_t tree_id,
     const char *branch, const char *name);
 /*
- * Cancels a superseded pair: its candidate if still queued, its base if
- * still queued and no other live pair shares it; error text = reason.
+ * Cancels a superseded pair: its candidate if still queued and never
+ * run (a pair requeued for more runs stays), its base with it if still
+ * queued and no other live pair shares it; error text = reason.
  * *out_n (may be NULL): jobs cancelled.
  */
 int store_pair_supersede(struct store *, int *out_n, int64_t pair_id,

@@ -217,6 +217,7 @@ store_alert_info_free(struct store_alert_info *x)
 	free(x->bisect_parent);
 	free(x->bisect_revert);
 	free(x->bisect_reason);
+	free(x->bisect_origin);
 	free(x->suspect);
 	for (i = 0; i < x->ncmp; i++) {
 		struct store_alert_cmp *c = &x->cmp[i];
@@ -479,7 +480,9 @@ info_bisect(struct store *s, struct store_alert_info *x)
 	sqlite3_stmt *st = prep(s,
 	    "SELECT b.id, b.state, b.culprit_sha, (SELECT subject FROM"
 	    "  commits WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"
-	    " b.verify_parent, b.verify_revert, b.reason FROM bisections b"
+	    " b.verify_parent, b.verify_revert, b.reason,"
+	    " b.origin = 'change-point', b.origin_sha, b.branch"
+	    " FROM bisections b"
 	    " JOIN pairs p ON p.id = b.pair_id"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.host_id IS ?3"
@@ -508,6 +511,16 @@ info_bisect(struct store *s, struct store_alert_info *x)
 			x->bisect_revert = store_i_col_dup(st, 5);
 		if (sqlite3_column_type(st, 6) != SQLITE_NULL)
 			x->bisect_reason = store_i_col_dup(st, 6);
+		if (sqlite3_column_int(st, 7)) {
+			const unsigned char *o = sqlite3_column_text(st, 8);
+			const unsigned char *br = sqlite3_column_text(st, 9);
+
+			x->bisect_origin = xasprintf("bisected from the change "
+			                             "point at %.12s on %s "
+			                             "history",
+			    o ? (const char *)o : "unknown",
+			    br && br[0] ? (const char *)br : "unknown");
+		}
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0

@@ -119,6 +119,9 @@ struct store_alert_info {
 	 */
 	char *bisect;
 	char *bisect_state, *bisect_parent, *bisect_revert, *bisect_reason;
+	/* NULL, or for a bisection started from a history change point
+	 * "bisected from the change point at <sha12> on <branch> history" */
+	char *bisect_origin;
 	int64_t bisect_id;
 	/* docs/HOST.md: why a pair of the report is suspect (the two sides
 	 * ran under different host states; text from runners), or NULL. */

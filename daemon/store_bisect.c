@@ -96,56 +96,147 @@ store_bisect_src_release(struct store_bisect_src *x)
 	free(x->bad_sha);
 	free(x->spec);
 	free(x->labels);
+	free(x->origin_sha);
+	free(x->branch);
+	free(x->direction);
 	memset(x, 0, sizeof(*x));
+	x->origin_pct = NAN;
+}
+
+/* A source's pair columns (0-12), then what the query adds. */
+#define SRC_COLS(metric)                                               \
+	"SELECT p.id, p.host_id, cc.tree_id, p.name, p.point, " metric \
+	", t.name,"                                                    \
+	" bc.sha, cc.sha, cj.params, cj.labels, cj.max_attempts,"      \
+	" p.bisect_id IS NOT NULL"
+#define SRC_JOINS                                       \
+	" JOIN jobs bj ON bj.id = p.base_job_id"        \
+	" JOIN jobs cj ON cj.id = p.cand_job_id"        \
+	" LEFT JOIN commits bc ON bc.id = bj.commit_id" \
+	" LEFT JOIN commits cc ON cc.id = cj.commit_id" \
+	" LEFT JOIN trees t ON t.id = cc.tree_id"
+
+static void
+src_row(sqlite3_stmt *st, struct store_bisect_src *out)
+{
+	out->pair_id = sqlite3_column_int64(st, 0);
+	out->host_id = sqlite3_column_int64(st, 1);
+	out->tree_id = sqlite3_column_int64(st, 2);
+	out->job = store_i_col_dup(st, 3);
+	out->point = store_i_col_dup(st, 4);
+	out->metric = store_i_col_dup(st, 5);
+	out->tree = store_i_col_dup(st, 6);
+	out->good_sha = store_i_col_dup(st, 7);
+	out->bad_sha = store_i_col_dup(st, 8);
+	out->spec = store_i_col_dup(st, 9);
+	out->labels = store_i_col_dup(st, 10);
+	out->max_attempts = sqlite3_column_int64(st, 11);
+	out->of_bisect = sqlite3_column_int(st, 12);
+}
+
+/* Steps st (id bound at 1) into *out; what names the row for errors. */
+static int
+src_get(struct store *s, sqlite3_stmt *st, struct store_bisect_src *out,
+    int64_t id, const char *what)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->origin_pct = NAN;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		src_row(st, out);
+	if (rc == SQLITE_ROW && sqlite3_column_count(st) > 13) {
+		/* A change point: the series' host, ends and change. */
+		out->change_point_id = id;
+		out->host_id = sqlite3_column_int64(st, 13);
+		free(out->good_sha);
+		free(out->bad_sha);
+		out->good_sha = store_i_col_dup(st, 14);
+		out->bad_sha = store_i_col_dup(st, 15);
+		out->origin_sha = store_i_col_dup(st, 16);
+		out->branch = store_i_col_dup(st, 17);
+		out->direction = store_i_col_dup(st, 18);
+		out->origin_pct = store_i_col_num(st, 19);
+		free(out->job);
+		free(out->point);
+		out->job = store_i_col_dup(st, 20);
+		out->point = store_i_col_dup(st, 21);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return err_setc(store_err_(s), ERR_NOTFOUND, "no %s %lld", what,
+		    (long long)id);
+	return store__dberr(s, "bisect source");
 }
 
 int
 store_bisect_src(
     struct store *s, struct store_bisect_src *out, int64_t regression_id)
 {
-	sqlite3_stmt *st = store__prep(s,
-	    "SELECT p.id, p.host_id, cc.tree_id, p.name, p.point, c.metric,"
-	    " t.name, bc.sha, cc.sha, cj.params, cj.labels, cj.max_attempts,"
-	    " p.bisect_id IS NOT NULL"
-	    " FROM regressions r"
-	    " JOIN comparisons c ON c.id = r.comparison_id"
-	    " JOIN pairs p ON p.id = c.pair_id"
-	    " JOIN jobs bj ON bj.id = p.base_job_id"
-	    " JOIN jobs cj ON cj.id = p.cand_job_id"
-	    " LEFT JOIN commits bc ON bc.id = bj.commit_id"
-	    " LEFT JOIN commits cc ON cc.id = cj.commit_id"
-	    " LEFT JOIN trees t ON t.id = cc.tree_id"
-	    " WHERE r.id = ?1");
-	int rc;
+	int r = src_get(s,
+	    store__prep(s,
+	        SRC_COLS("c.metric") " FROM regressions r"
+	                             " JOIN comparisons c"
+	                             "  ON c.id = r.comparison_id"
+	                             " JOIN pairs p"
+	                             "  ON p.id = c.pair_id" SRC_JOINS
+	                             " WHERE r.id = ?1"),
+	    out, regression_id, "regression");
 
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, regression_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	if (r == 0)
 		out->regression_id = regression_id;
-		out->pair_id = sqlite3_column_int64(st, 0);
-		out->host_id = sqlite3_column_int64(st, 1);
-		out->tree_id = sqlite3_column_int64(st, 2);
-		out->job = store_i_col_dup(st, 3);
-		out->point = store_i_col_dup(st, 4);
-		out->metric = store_i_col_dup(st, 5);
-		out->tree = store_i_col_dup(st, 6);
-		out->good_sha = store_i_col_dup(st, 7);
-		out->bad_sha = store_i_col_dup(st, 8);
-		out->spec = store_i_col_dup(st, 9);
-		out->labels = store_i_col_dup(st, 10);
-		out->max_attempts = sqlite3_column_int64(st, 11);
-		out->of_bisect = sqlite3_column_int(st, 12);
-	}
-	sqlite3_finalize(st);
-	if (rc == SQLITE_ROW)
-		return 0;
-	if (rc == SQLITE_DONE)
-		return err_setc(store_err_(s), ERR_NOTFOUND,
-		    "no regression %lld", (long long)regression_id);
-	return store__dberr(s, "bisect source");
+	return r;
+}
+
+int
+store_bisect_src_pair(
+    struct store *s, struct store_bisect_src *out, int64_t pair_id)
+{
+	return src_get(s,
+	    store__prep(
+	        s, SRC_COLS("''") " FROM pairs p" SRC_JOINS " WHERE p.id = ?1"),
+	    out, pair_id, "pair");
+}
+
+/* The commits of a change point's series' points (history_points.job_id:
+ * the candidate job): the one before the change's interval, its last. */
+#define CP_GOOD_SHA                                                 \
+	" (SELECT c.sha FROM history_points x JOIN jobs j"          \
+	"  ON j.id = x.job_id JOIN commits c ON c.id = j.commit_id" \
+	"  WHERE x.series_id = cp.series_id AND x.seq = cp.lo_seq - 1)"
+#define CP_BAD_SHA                                                  \
+	" (SELECT c.sha FROM history_points x JOIN jobs j"          \
+	"  ON j.id = x.job_id JOIN commits c ON c.id = j.commit_id" \
+	"  WHERE x.series_id = cp.series_id AND x.seq = cp.hi_seq)"
+#define CP_METRIC "hs.metric"
+
+/* A change point's source: the pair of its own point, then (13-21) the
+ * series' host, both ends, the point's commit, the branch, the change,
+ * the series' job and point. */
+static const char src_cp_sql[] =
+    SRC_COLS(CP_METRIC) ", hs.host_id," CP_GOOD_SHA "," CP_BAD_SHA ","
+                        " cc.sha, hs.branch, cp.direction, cp.change_pct, "
+                        "hs.job, hs.point"
+                        " FROM change_points cp"
+                        " JOIN history_series hs ON hs.id = cp.series_id"
+                        " JOIN history_points hp ON hp.series_id = cp.series_id"
+                        "  AND hp.seq = cp.seq"
+                        " JOIN pairs p ON p.id = hp.pair_id" SRC_JOINS
+                        " WHERE cp.id = ?1";
+
+int
+store_bisect_src_cp(
+    struct store *s, struct store_bisect_src *out, int64_t change_point_id)
+{
+	return src_get(s, store__prep(s, src_cp_sql), out, change_point_id,
+	    "change point (change points are recomputed as history points "
+	    "arrive: list them again)");
 }
 
 int
@@ -159,12 +250,26 @@ store_bisect_create(struct store *s, int64_t *out_id,
 	*out_id = 0;
 	if (store__tx(s, 1, 1) != 0)
 		return -1;
-	st = store__prep(s,
-	    "SELECT id FROM bisections WHERE regression_id = ?1"
-	    " AND state IN ('queued', 'running')");
+	st = x->change_point_id > 0
+	    ? store__prep(s,
+	          "SELECT id FROM bisections WHERE origin = 'change-point'"
+	          " AND job = ?2 AND host_id IS ?3 AND point = ?4"
+	          " AND metric = ?5 AND good_sha = ?6 AND bad_sha = ?7"
+	          " AND state IN ('queued', 'running')")
+	    : store__prep(s,
+	          "SELECT id FROM bisections WHERE regression_id = ?1"
+	          " AND state IN ('queued', 'running')");
 	ok = st != NULL;
 	if (ok) {
-		sqlite3_bind_int64(st, 1, x->regression_id);
+		if (x->change_point_id > 0) {
+			bind_str(st, 2, x->job);
+			bind_id(st, 3, x->host_id);
+			bind_str(st, 4, x->point ? x->point : "");
+			bind_str(st, 5, x->metric);
+			bind_str(st, 6, x->good_sha);
+			bind_str(st, 7, x->bad_sha);
+		} else
+			sqlite3_bind_int64(st, 1, x->regression_id);
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW)
 			*out_id = sqlite3_column_int64(st, 0);
@@ -174,6 +279,12 @@ store_bisect_create(struct store *s, int64_t *out_id,
 	}
 	if (ok && *out_id > 0) {
 		store__tx(s, 0, 1);
+		if (x->change_point_id > 0)
+			return err_setc(store_err_(s), ERR_EXISTS,
+			    "the range %.12s..%.12s of change point %lld is "
+			    "being bisected already (bisection %lld)",
+			    x->good_sha, x->bad_sha,
+			    (long long)x->change_point_id, (long long)*out_id);
 		return err_setc(store_err_(s), ERR_EXISTS,
 		    "regression %lld is being bisected already (bisection "
 		    "%lld)",
@@ -183,12 +294,20 @@ store_bisect_create(struct store *s, int64_t *out_id,
 	              "INSERT INTO bisections (regression_id, pair_id, job,"
 	              " host_id, point, metric, tree_id, good_sha, bad_sha,"
 	              " lo_sha, hi_sha, steps_limit, max_inconclusive,"
-	              " full_dag, started_by, created, updated)"
+	              " full_dag, started_by, created, updated, origin,"
+	              " change_point_id, origin_sha, branch, origin_pct)"
 	              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?8, ?9,"
-	              " ?10, ?11, ?12, ?13, ?14, ?14)")
+	              " ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17, ?18,"
+	              " ?19)")
 	        : NULL;
 	if ((ok = ok && st != NULL)) {
-		sqlite3_bind_int64(st, 1, x->regression_id);
+		bind_id(st, 1, x->regression_id);
+		bind_str(st, 15,
+		    x->change_point_id > 0 ? "change-point" : "regression");
+		bind_id(st, 16, x->change_point_id);
+		bind_str(st, 17, x->origin_sha);
+		bind_str(st, 18, x->branch);
+		bind_num(st, 19, x->origin_pct);
 		sqlite3_bind_int64(st, 2, x->pair_id);
 		bind_str(st, 3, x->job);
 		bind_id(st, 4, x->host_id);
@@ -234,18 +353,22 @@ store_bisect_free(struct store_bisect *b)
 	free(b->verify_parent);
 	free(b->verify_revert);
 	free(b->revert_sha);
+	free(b->origin);
+	free(b->origin_sha);
+	free(b->branch);
 	free(b);
 }
 
-#define BISECT_COLS                                                         \
-	"SELECT b.id, b.regression_id, b.pair_id, b.host_id, b.tree_id,"    \
-	" b.job, b.point, b.metric, h.name, t.name, b.good_sha, b.bad_sha," \
-	" b.lo_sha, b.hi_sha, b.state, b.culprit_sha,"                      \
-	" (SELECT subject FROM commits WHERE tree_id = b.tree_id"           \
-	"  AND sha = b.culprit_sha), b.reason, b.started_by,"               \
-	" b.verify_parent, b.verify_revert, b.revert_sha, b.steps_limit,"   \
-	" b.max_inconclusive, b.full_dag, b.created, b.updated"             \
-	" FROM bisections b LEFT JOIN hosts h ON h.id = b.host_id"          \
+#define BISECT_COLS                                                          \
+	"SELECT b.id, b.regression_id, b.pair_id, b.host_id, b.tree_id,"     \
+	" b.job, b.point, b.metric, h.name, t.name, b.good_sha, b.bad_sha,"  \
+	" b.lo_sha, b.hi_sha, b.state, b.culprit_sha,"                       \
+	" (SELECT subject FROM commits WHERE tree_id = b.tree_id"            \
+	"  AND sha = b.culprit_sha), b.reason, b.started_by,"                \
+	" b.verify_parent, b.verify_revert, b.revert_sha, b.steps_limit,"    \
+	" b.max_inconclusive, b.full_dag, b.created, b.updated,"             \
+	" b.origin, b.change_point_id, b.origin_sha, b.branch, b.origin_pct" \
+	" FROM bisections b LEFT JOIN hosts h ON h.id = b.host_id"           \
 	" LEFT JOIN trees t ON t.id = b.tree_id "
 
 static int
@@ -294,6 +417,11 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 	b->full_dag = sqlite3_column_int(st, 24);
 	b->created = sqlite3_column_int64(st, 25);
 	b->updated = sqlite3_column_int64(st, 26);
+	b->origin = store_i_col_dup(st, 27);
+	b->change_point_id = sqlite3_column_int64(st, 28);
+	b->origin_sha = store_i_col_dup(st, 29);
+	b->branch = store_i_col_dup(st, 30);
+	b->origin_pct = store_i_col_num(st, 31);
 	sqlite3_finalize(st);
 	*out = b;
 	return 0;
@@ -307,6 +435,51 @@ store_bisect_get(struct store *s, struct store_bisect **out, int64_t id)
 	if (st != NULL)
 		sqlite3_bind_int64(st, 1, id);
 	return bisect_row(s, st, out, "bisection");
+}
+
+void
+store_bisect_ranges_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < 2 * n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int
+store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
+    int64_t host_id, const char *point, const char *metric, int64_t tree_id)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "SELECT good_sha, bad_sha FROM bisections WHERE job = ?1"
+	    " AND host_id IS ?2 AND point = ?3 AND metric = ?4"
+	    " AND tree_id IS ?5 ORDER BY id");
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	bind_str(st, 1, job);
+	bind_id(st, 2, host_id);
+	bind_str(st, 3, point ? point : "");
+	bind_str(st, 4, metric);
+	bind_id(st, 5, tree_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xreallocarray(*out, 2 * (*n + 1), sizeof(**out));
+		(*out)[2 * *n] = store_i_col_dup(st, 0);
+		(*out)[2 * *n + 1] = store_i_col_dup(st, 1);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_bisect_ranges_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return store__dberr(s, "bisection ranges");
+	}
+	return 0;
 }
 
 int
@@ -540,6 +713,7 @@ store_bisect_pair_state_release(struct store_bisect_pair_state *x)
 	free(x->cand_error);
 	free(x->verdict);
 	free(x->better);
+	free(x->suspect);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -549,7 +723,7 @@ store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
 {
 	sqlite3_stmt *st = store__prep(s,
 	    "SELECT b.state, b.error, c.state, c.error, p.analysed,"
-	    " m.verdict, m.change_pct, m.min_effect, m.better"
+	    " m.verdict, m.change_pct, m.min_effect, m.better, p.suspect"
 	    " FROM pairs p JOIN jobs b ON b.id = p.base_job_id"
 	    " JOIN jobs c ON c.id = p.cand_job_id"
 	    " LEFT JOIN comparisons m ON m.pair_id = p.id AND m.metric = ?2"
@@ -576,6 +750,7 @@ store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
 		out->change_pct = store_i_col_num(st, 6);
 		out->min_effect = store_i_col_num(st, 7);
 		out->better = store_i_col_dup(st, 8);
+		out->suspect = store_i_col_dup(st, 9);
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_ROW)
@@ -626,19 +801,25 @@ store_bisect_pair_of(struct store *s, int64_t *out, int64_t pair_id)
 }
 
 int
-store_bisect_host_seen(struct store *s, int64_t *out, int64_t host_id)
+store_bisect_host(
+    struct store *s, int64_t *seen, char **why, int64_t *since, int64_t host_id)
 {
-	sqlite3_stmt *st =
-	    store__prep(s, "SELECT last_seen FROM hosts WHERE id = ?1");
+	sqlite3_stmt *st = store__prep(s,
+	    "SELECT last_seen, quarantined, quarantined_at FROM hosts"
+	    " WHERE id = ?1");
 	int rc;
 
-	*out = 0;
+	*seen = *since = 0;
+	*why = NULL;
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, host_id);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
+	if (rc == SQLITE_ROW) {
+		*seen = sqlite3_column_int64(st, 0);
+		*why = store_i_col_dup(st, 1);
+		*since = sqlite3_column_int64(st, 2);
+	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
@@ -670,6 +851,9 @@ store_bisect_candidates(
 	    "SELECT r.id FROM regressions r"
 	    " JOIN comparisons c ON c.id = r.comparison_id AND c.final = 1"
 	    " JOIN pairs p ON p.id = c.pair_id AND p.bisect_id IS NULL"
+	    /* docs/HOST.md: a suspect pair's regression alerts nobody and
+	     * is not bisected unasked */
+	    " AND p.suspect IS NULL"
 	    " WHERE r.id > ?1 AND r.state = 'new'"
 	    /* An unstable verdict is bisected when its level moved too. */
 	    " AND (c.verdict = 'regression' OR (c.verdict = 'unstable'"
@@ -690,6 +874,39 @@ store_bisect_candidates(
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
 	    : store__dberr(s, "bisect candidates");
+}
+
+int
+store_bisect_cp_candidates(struct store *s, int64_t *out, int64_t *out_at,
+    size_t *n, int64_t after_at, int64_t after_id, size_t max)
+{
+	sqlite3_stmt *st = store__prep(s,
+	    "SELECT cp.id, cp.created FROM change_points cp"
+	    " JOIN history_series hs ON hs.id = cp.series_id"
+	    " WHERE (cp.created, cp.id) > (?1, ?2)"
+	    " AND cp.direction = 'regression'"
+	    " AND hs.tree <> '' AND hs.host_id IS NOT NULL"
+	    /* started from this very row (an id is reused when the change
+	     * points are recomputed) */
+	    " AND NOT EXISTS (SELECT 1 FROM bisections b"
+	    "  WHERE b.change_point_id = cp.id AND b.created >= cp.created)"
+	    " ORDER BY cp.created, cp.id LIMIT ?3");
+	int rc;
+
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, after_at);
+	sqlite3_bind_int64(st, 2, after_id);
+	sqlite3_bind_int64(st, 3, (int64_t)max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < max) {
+		out[*n] = sqlite3_column_int64(st, 0);
+		out_at[(*n)++] = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	    ? 0
+	    : store__dberr(s, "change point candidates");
 }
 
 int

@@ -72,9 +72,33 @@ view_bisect_render(struct buf *b, const struct view_bisect *v)
 	layout_begin(b, "Bisection", "regressions");
 	HTML_LIT(b, "<h1>Bisection ");
 	html_int(b, v->id);
-	HTML_LIT(b, " <span class=\"muted\">of regression ");
-	html_int(b, v->regression_id);
-	HTML_LIT(b, "</span></h1>\n<p>");
+	if (v->cp) {
+		HTML_LIT(b,
+		    " <span class=\"muted\">of a history change "
+		    "point</span></h1>\n<p>bisected from the change "
+		    "point at ");
+		commit_link(b, v->origin_sha);
+		HTML_LIT(b, " on ");
+		html_text_trunc(b,
+		    v->branch && v->branch[0] ? v->branch : "unknown",
+		    VIEW_NAME_CHARS);
+		HTML_LIT(b, " history");
+		if (isfinite(v->origin_pct)) {
+			HTML_LIT(b, " (");
+			html_pct(b, v->origin_pct, 1);
+			HTML_LIT(b, ")");
+		}
+		if (v->change_point_id > 0) {
+			HTML_LIT(b, " <span class=\"muted\">change point ");
+			html_int(b, v->change_point_id);
+			HTML_LIT(b, " when it started</span>");
+		}
+		HTML_LIT(b, "</p>\n<p>");
+	} else {
+		HTML_LIT(b, " <span class=\"muted\">of regression ");
+		html_int(b, v->regression_id);
+		HTML_LIT(b, "</span></h1>\n<p>");
+	}
 	html_text_trunc(b, v->job, VIEW_NAME_CHARS);
 	HTML_LIT(b, " <span class=\"muted\">on</span> ");
 	html_text_trunc(b, v->host ? v->host : "unknown", VIEW_NAME_CHARS);
@@ -90,7 +114,10 @@ view_bisect_render(struct buf *b, const struct view_bisect *v)
 	commit_link(b, v->good);
 	HTML_LIT(b, "..");
 	commit_link(b, v->bad);
-	HTML_LIT(b, " &middot; the regression's");
+	if (v->cp)
+		HTML_LIT(b, " &middot; the change point's");
+	else
+		HTML_LIT(b, " &middot; the regression's");
 	pair_link(b, v->pair_id);
 	HTML_LIT(b, "</p>\n<table class=\"kv\">\n<tr><th>state</th><td><b>");
 	html_text_trunc(b, v->state, 16);

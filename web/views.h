@@ -257,6 +257,12 @@ struct view_bisect_step {
 
 struct view_bisect {
 	int64_t id, regression_id, pair_id;
+	/* Started from a history change point (cp): its id when started
+	 * (0 unknown), commit, branch and change (NAN unknown). */
+	int cp;
+	int64_t change_point_id;
+	const char *origin_sha, *branch;
+	double origin_pct;
 	const char *state, *job, *host, *point, *metric, *tree;
 	const char *good, *bad, *lo, *hi; /* shas; lo, hi may be NULL */
 	const char *culprit, *culprit_subject, *reason; /* NULL: none */

@@ -1692,8 +1692,9 @@ a_history(struct wctx *x)
 		json_t *row = h.cp_rows[i];
 
 		json_array_append_new(cps,
-		    json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
-		        "index", (json_int_t)h.cps[i].index, "job_id",
+		    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
+		        "id", (json_int_t)jint(row, "id"), "index",
+		        (json_int_t)h.cps[i].index, "job_id",
 		        (json_int_t)jint(row, "job_id"), "pair_id",
 		        (json_int_t)jint(row, "pair_id"), "before",
 		        jnumber(jnum(row, "before")), "after",
@@ -1828,6 +1829,11 @@ p_bisect(struct wctx *x)
 	v.id = bi->id;
 	v.regression_id = bi->regression_id;
 	v.pair_id = bi->pair_id;
+	v.cp = bi->origin && strcmp(bi->origin, "change-point") == 0;
+	v.change_point_id = bi->change_point_id;
+	v.origin_sha = bi->origin_sha;
+	v.branch = bi->branch;
+	v.origin_pct = bi->origin_pct;
 	v.state = bi->state;
 	v.job = bi->job;
 	v.host = bi->host;

@@ -11,11 +11,14 @@
 #   bisect_setup                  ($BISECT_EXTRA_YAML is appended to the
 #                                 daemon's config) a daemon watching $SRC (tree app, poll 1s)
 #                                 with job slowprog (tip-only trigger,
-#                                 baseline previous-tip, runs 3, max_runs 10,
+#                                 baseline previous-tip or $BISECT_BASELINE,
+#                                 runs 3, max_runs 10,
 #                                 time_ms lower with min_effect 5%) and a
 #                                 runner r1 (pid $RUNNER_PID); waits for
 #                                 the first tip; $BISECT_JOB_YAML is
-#                                 appended to the job
+#                                 appended to the job; a function
+#                                 bisect_pre_start, if defined, runs
+#                                 before the daemon starts
 #   bisect_wait SECS              until bisection 1 has ended; prints its
 #                                 state
 #   bfield EXPR                   python expression over b (GET
@@ -64,7 +67,7 @@ command: ["{workdir}/prog"]
 trigger:
   trees: [app]
   every_commit: false
-baseline: previous-tip
+baseline: BASELINE_HERE
 metrics:
   time_ms: {better: lower, min_effect: 5%}
 runs: 3
@@ -77,8 +80,11 @@ bisect:
   max_steps: 14
   max_inconclusive: 3
 YAML
+	sed -i "s/^baseline: BASELINE_HERE\$/baseline: ${BISECT_BASELINE:-previous-tip}/" "$PW_DIR/jobs/slowprog.yaml"
 	[ -n "${BISECT_JOB_YAML:-}" ] && echo "$BISECT_JOB_YAML" >>"$PW_DIR/jobs/slowprog.yaml"
 	[ -n "${BISECT_EXTRA_YAML:-}" ] && echo "$BISECT_EXTRA_YAML" >>"$PW_DIR/daemon.yaml"
+	# A test's own changes to the configs, before the daemon reads them.
+	if declare -F bisect_pre_start >/dev/null; then bisect_pre_start; fi
 	start_daemon "$PW_TMP/d" || return 1
 	wait_tip master "$c0" || return 1
 	runner_config r1

@@ -426,3 +426,68 @@ TEST(test_alert__charge_path)
 	buf_release(&b);
 	store_alert_info_free(x);
 }
+
+/* A bisection started from a history change point (docs/BISECT.md): no
+ * pair of the commit changed, the ended bisection is the report; mail,
+ * subject and webhook say where it started. */
+TEST(test_alert__change_point_bisection)
+{
+	struct store_alert_info *x = info_new("mm: y", "A <a@example.org>");
+	struct alert_report r;
+	struct alert_mail_in in;
+	struct alert_rcpt rc;
+	struct buf out = BUF_INIT(ALERT_MAIL_MAX);
+	char *to[] = { "a@example.org" }, *s, *subj;
+	json_t *o, *b;
+	size_t i;
+
+	for (i = 0; i < x->ncmp; i++) {
+		free(x->cmp[i].verdict);
+		x->cmp[i].verdict = xstrdup("unchanged");
+	}
+	alert_report_init(&r, x, NULL, 0);
+	ASSERT_INTEQ(r.nchg, 0);
+	alert_report_release(&r);
+	x->bisect_id = 3;
+	x->bisect_state = xstrdup("done");
+	x->bisect = xstrdup("89abcdef0123 mm: slower\r\nBcc: x@example.com");
+	x->bisect_parent = xstrdup("shows the regression: regression +150.0% "
+	                           "against its parent");
+	x->bisect_origin = xstrdup("bisected from the change point at "
+	                           "0123456789ab on mm-new history");
+	alert_report_init(&r, x, NULL, 0);
+	subj = alert_mail_subject(&r, 0);
+	ASSERT_MSG(strstr(subj, "fio-memcg: history change point") != NULL,
+	    "%s", subj);
+	memset(&rc, 0, sizeof(rc));
+	rc.to = rc.env = to;
+	rc.nto = rc.nenv = 1;
+	memset(&in, 0, sizeof(in));
+	in.r = &r;
+	in.from = "perfwatch <p@example.org>";
+	in.subject = subj;
+	in.message_id = "<m@example.org>";
+	in.rcpt = &rc;
+	ASSERT_INTEQ(alert_mail_build(&out, &in), 0);
+	ASSERT(strstr(out.data,
+	           "found a change point on the history of "
+	           "fio-memcg at:") != NULL);
+	ASSERT(strstr(out.data,
+	           "bisected from the change point at "
+	           "0123456789ab on mm-new history:") != NULL);
+	ASSERT(strstr(out.data, "bisected to 89abcdef0123 mm: slower") != NULL);
+	ASSERT(strstr(out.data, "\r\nBcc:") == NULL);
+	s = alert_hook_body(&r, "k#1/hook0", 0, "s");
+	o = pwjson_parse(s, strlen(s), NULL);
+	b = json_object_get(o, "bisect");
+	ASSERT(json_is_object(b));
+	ASSERT_STREQ(json_string_value(json_object_get(b, "origin")),
+	    "bisected from the change point at 0123456789ab on mm-new "
+	    "history");
+	json_decref(o);
+	free(s);
+	free(subj);
+	alert_report_release(&r);
+	buf_release(&out);
+	store_alert_info_free(x);
+}

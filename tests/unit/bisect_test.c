@@ -4,9 +4,19 @@
  * step count of 64 commits, regressions in two parts).
  */
 #include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
+#include "common/err.h"
+#include "common/git.h"
+#include "common/xalloc.h"
 #include "daemon/bisect.h"
+#include "daemon/dconf.h"
+#include "daemon/store.h"
+#include "daemon/store_bisect.h"
 #include "tests/unit/test.h"
 
 /* A 2.5x regression of a lower-is-better metric: +150%. */
@@ -171,4 +181,256 @@ TEST(test_bisect__two_parts_first_crossing)
 	}
 	ASSERT_INTEQ(r, 0);
 	ASSERT_INTEQ(hi, 20);
+}
+
+/* docs/BISECT.md: a step measured on a suspect pair or a quarantined
+ * host is not classified; it says why and is measured again. */
+TEST(test_bisect__suspect_or_quarantined_is_not_classified)
+{
+	char why[300];
+
+	ASSERT(bisect_untrusted(why, sizeof(why), NULL, NULL, NULL) == 0);
+	ASSERT(bisect_untrusted(why, sizeof(why), "", "", "") == 0);
+	ASSERT(bisect_untrusted(why, sizeof(why),
+	           "pair 3 is suspect: thp "
+	           "always vs never",
+	           NULL, NULL) == 1);
+	ASSERT_STREQ(why,
+	    "not classified: pair 3 is suspect: thp always vs never; "
+	    "measured again");
+	ASSERT(bisect_untrusted(
+	           why, sizeof(why), "", "pair 4 is suspect: x", NULL) == 1);
+	ASSERT(strstr(why, "pair 4 is suspect: x") != NULL);
+	ASSERT(bisect_untrusted(why, sizeof(why), NULL, NULL,
+	           "the host is quarantined: canary pair 9") == 1);
+	ASSERT(strstr(why, "the host is quarantined: canary pair 9") != NULL);
+	/* A suspect step is "measuring" again: the search picks the same
+	 * commit, not its neighbour. */
+	{
+		enum bisect_class c[8] = { 0 };
+		long lo, hi;
+		size_t next = 0;
+
+		c[7] = BISECT_BAD;
+		ASSERT(bisect_next(c, 8, &lo, &hi, &next) == 1);
+		ASSERT_INTEQ(next, 3);
+		ASSERT(bisect_next(c, 8, &lo, &hi, &next) == 1);
+		ASSERT_INTEQ(next, 3);
+	}
+}
+
+/* ---- the machine on a real store and mirror ---- */
+
+extern char **environ;
+
+/* Runs argv (git, sqlite3) and waits: 0 when it exited 0. */
+static int
+run(char *const *argv)
+{
+	pid_t pid;
+	int st;
+
+	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+		return -1;
+	if (waitpid(pid, &st, 0) == -1)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int
+sql(const char *db, const char *q)
+{
+	char *argv[] = { "sqlite3", "-cmd", ".timeout 5000", (char *)db,
+		(char *)q, NULL };
+
+	return run(argv);
+}
+
+/* A step's two pairs finish (the runner and the verdict played through
+ * the database): vs the good end unchanged, vs the bad end an
+ * improvement, i.e. a good commit; suspect: pairs.suspect of the first. */
+static int
+finish_step(
+    const char *db, const struct store_bisect_step *x, const char *suspect)
+{
+	char q[1024];
+
+	snprintf(q, sizeof(q),
+	    "UPDATE jobs SET state = 'success' WHERE id IN (SELECT"
+	    " base_job_id FROM pairs WHERE id IN (%lld, %lld) UNION SELECT"
+	    " cand_job_id FROM pairs WHERE id IN (%lld, %lld));"
+	    "UPDATE pairs SET analysed = 1 WHERE id IN (%lld, %lld);"
+	    "UPDATE pairs SET suspect = %s%s%s WHERE id = %lld;"
+	    "INSERT INTO comparisons (pair_id, metric, verdict, change_pct,"
+	    " min_effect, final, created) VALUES"
+	    " (%lld, 'time_ms', 'unchanged', 1.0, 5, 1, 1),"
+	    " (%lld, 'time_ms', 'improvement', -50.0, 5, 1, 1);",
+	    (long long)x->good_pair, (long long)x->bad_pair,
+	    (long long)x->good_pair, (long long)x->bad_pair,
+	    (long long)x->good_pair, (long long)x->bad_pair, suspect ? "'" : "",
+	    suspect ? suspect : "NULL", suspect ? "'" : "",
+	    (long long)x->good_pair, (long long)x->good_pair,
+	    (long long)x->bad_pair);
+	return sql(db, q);
+}
+
+/*
+ * docs/BISECT.md: a step whose pair is suspect, or whose pairs finished
+ * while the host was quarantined, gets no class: it is `suspect` and
+ * the same commit is measured again on fresh pairs; a clean measurement
+ * then classifies it.  A change point of a real store and a real mirror
+ * (5 commits) is the origin; bisect_advance is the daemon's own.
+ */
+TEST(test_bisect__suspect_step_is_measured_again)
+{
+	const char *tmp = test_tmpdir();
+	char *src = xasprintf("%s/src", tmp),
+	     *mir = xasprintf("%s/mirrors", tmp);
+	char *db = xasprintf("%s/b.db", tmp),
+	     *url = xasprintf("file://%s", src);
+	char sha[5][GITM_SHA_SIZE];
+	struct store *s = NULL;
+	struct err e = { 0 };
+	struct cfg_tree tree;
+	struct daemon_config dc;
+	struct job_config jc, *jobs[1] = { &jc };
+	struct dconf conf;
+	struct gitm_repo *repo;
+	struct gitm_fetch_stats fs;
+	struct store_series_key k = { "app", "master", 0, "slowprog", "",
+		"time_ms", "lower" };
+	struct store_change_point cp = { 1, 1, 1, 20, 40, 100.0, 0.001,
+		"regression" };
+	struct store_job_new jb = { "base", "{\"tree\":{\"url\":\"x\"}}", "[]",
+		3, 5, 2, 0 };
+	struct store_job_new jcand = jb;
+	struct store_bisect_step *st = NULL;
+	int64_t h = 0, t = 0, series = 0, seq = 0, pair, cand, cid, id = 0;
+	int64_t cps[2], ats[2];
+	size_t n = 0, i;
+	int changed = 0;
+
+	ASSERT(gitm_global_init(0) == 0);
+	{
+		char *init[] = { "git", "init", "-q", "-b", "master", src,
+			NULL };
+
+		ASSERT(run(init) == 0);
+	}
+	for (i = 0; i < 5; i++) {
+		char *f = xasprintf("%s/f", src), *msg = xasprintf("c%zu", i);
+		char *add[] = { "git", "-C", src, "add", "f", NULL };
+		char *ci[] = { "git", "-C", src, "-c", "user.name=t", "-c",
+			"user.email=t@example.org", "commit", "-qm", msg,
+			NULL };
+		FILE *fp = fopen(f, "w");
+
+		ASSERT(fp != NULL);
+		fprintf(fp, "%zu\n", i);
+		fclose(fp);
+		ASSERT(run(add) == 0 && run(ci) == 0);
+		free(f);
+		free(msg);
+	}
+	repo = gitm_repo_new(mir, "app", url, NULL);
+	ASSERT_MSG(gitm_fetch(&fs, repo) == 0, "%s", gitm_errmsg(repo));
+	ASSERT_MSG(
+	    gitm_resolve(sha[4], repo, "master") == 0, "%s", gitm_errmsg(repo));
+	for (i = 4; i > 0; i--)
+		ASSERT(gitm_first_parent(sha[i - 1], repo, sha[i]) == 0);
+	gitm_repo_free(repo);
+
+	memset(&tree, 0, sizeof(tree));
+	tree.name = "app";
+	tree.url = url;
+	memset(&dc, 0, sizeof(dc));
+	dc.mirrors = mir;
+	dc.trees = &tree;
+	dc.ntrees = 1;
+	memset(&jc, 0, sizeof(jc));
+	jc.name = "slowprog";
+	jc.bisect.automatic = 1;
+	jc.bisect.max_steps = 16;
+	jc.bisect.max_inconclusive = 2;
+	jc.bisect.host_timeout_s = 3600;
+	memset(&conf, 0, sizeof(conf));
+	conf.dc = &dc;
+	conf.jobs = jobs;
+	conf.njobs = 1;
+
+	/* The history: c0, then c4 twice as slow; its change point. */
+	ASSERT_MSG(store_open(&s, db, &e) == 0, "%s", err_msg(&e));
+	ASSERT(store_host_register(s, &h, "r1", "[]", "{}", 1) == 0);
+	ASSERT(store_host_seen(s, h, 100) == 0);
+	ASSERT(store_tree_sync(s, &t, "app", url) == 0);
+	k.host_id = h;
+	for (i = 0; i < 2; i++) {
+		ASSERT(store_commit_stub(s, &cid, t, sha[i ? 4 : 0]) == 0);
+		jcand.role = "candidate";
+		jcand.commit_id = cid;
+		ASSERT(store_pair_create(s, &pair, NULL, &cand, "slowprog", "",
+		           &jb, &jcand, 10) == 0);
+		ASSERT(store_history_append(s, &series, &seq, &k, pair, cand, 0,
+		           i ? 40 : 20, 20) == 0);
+	}
+	ASSERT(store_changepoints_replace(s, series, 0, &cp, 1, 30) == 0);
+	ASSERT(store_bisect_cp_candidates(s, cps, ats, &n, 0, 0, 2) == 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_MSG(
+	    bisect_begin_cp(s, &conf, &id, cps[0], "manual", 40, &e) == 0, "%s",
+	    err_msg(&e));
+
+	/* Step 1: the middle commit, c2. */
+	ASSERT_MSG(bisect_advance(s, &conf, id, 100, &changed, &e) == 0, "%s",
+	    err_msg(&e));
+	ASSERT(changed);
+	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_STREQ(st[0].sha, sha[2]);
+	/* Its pair against the good end is suspect: no class. */
+	ASSERT(finish_step(db, &st[0], "thp: never (base) vs always") == 0);
+	store_bisect_steps_free(st, n);
+	ASSERT(bisect_advance(s, &conf, id, 101, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
+	ASSERT_INTEQ(n, 2);
+	ASSERT_STREQ(st[0].cls, "suspect");
+	ASSERT_MSG(strstr(st[0].note,
+	               "is suspect: thp: never (base) vs "
+	               "always; measured again") != NULL,
+	    "%s", st[0].note);
+	ASSERT_STREQ(st[1].sha, sha[2]); /* the same commit again */
+	ASSERT(st[1].cls == NULL);
+	ASSERT(st[1].good_pair != st[0].good_pair);
+	/* Measured again while the canary has the host quarantined. */
+	ASSERT(finish_step(db, &st[1], NULL) == 0);
+	ASSERT(sql(db,
+	           "UPDATE hosts SET quarantined = 'canary pair 9: ops -40%',"
+	           " quarantined_at = 100") == 0);
+	store_bisect_steps_free(st, n);
+	ASSERT(bisect_advance(s, &conf, id, 102, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
+	ASSERT_INTEQ(n, 3);
+	ASSERT_STREQ(st[1].cls, "suspect");
+	ASSERT(strstr(st[1].note, "the host is quarantined: canary pair 9") !=
+	    NULL);
+	ASSERT_STREQ(st[2].sha, sha[2]);
+	/* Cleared: a clean measurement classifies it (good: better than
+	 * the bad end), and the search moves on to c3. */
+	ASSERT(sql(db,
+	           "UPDATE hosts SET quarantined = NULL, quarantined_at ="
+	           " NULL") == 0);
+	ASSERT(finish_step(db, &st[2], NULL) == 0);
+	store_bisect_steps_free(st, n);
+	ASSERT(bisect_advance(s, &conf, id, 103, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
+	ASSERT_INTEQ(n, 4);
+	ASSERT_STREQ(st[2].cls, "good");
+	ASSERT_STREQ(st[3].sha, sha[3]);
+	store_bisect_steps_free(st, n);
+	store_close(s);
+	free(src);
+	free(mir);
+	free(db);
+	free(url);
+	gitm_global_shutdown();
 }

@@ -760,6 +760,53 @@ TEST(test_store__triggered_pairs_share_a_base)
 	store_close(s);
 }
 
+/* Tip-only coalescing (daemon/trigger.c) cancels pairs still waiting;
+ * a pair that was measured and went back to the queue for more runs
+ * (the verdict asked) is not waiting to start: a push within seconds
+ * must not cancel it, or its regression is never confirmed. */
+TEST(test_store__requeued_pair_is_not_superseded)
+{
+	struct store *s = open_new();
+	int64_t t = 0, h, ca = 0, cb = 0, pair, k;
+	json_t *rows = NULL, *c = NULL;
+	int reused = -1, n = -1;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	ASSERT(store_tree_sync(s, &t, "mm", "u") == 0);
+	ASSERT(store_commit_stub(s, &ca, t, SHA_A) == 0);
+	ASSERT(store_commit_stub(s, &cb, t, SHA_B) == 0);
+	pair = tpair(s, h, t, ca, cb, 0, 100, &reused);
+	ASSERT(pair > 0);
+	/* Queued, never run: pending, and a push cancels it. */
+	ASSERT(store_trigger_pending(s, &rows, t, "master", "j") == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
+	json_decref(rows);
+	/* Both sides measured (3 runs each), then the verdict wants 5. */
+	for (k = 0; k < 2; k++) {
+		int64_t job, i;
+
+		ASSERT(store_claim(s, &c, h, 110, 60) == 0);
+		job = claimed_id(c);
+		json_decref(c);
+		c = NULL;
+		for (i = 0; i < 3; i++)
+			ASSERT(add_run(s, h, job, i) == 0);
+		ASSERT(store_finish(s, h, job, 1, NULL, 120) == 0);
+	}
+	ASSERT(store_verdict_requeue(s, pair, 5, 130) == 0);
+	ASSERT_STREQ(job_state(s, side(s, pair, "candidate")), "queued");
+	ASSERT(store_trigger_pending(s, &rows, t, "master", "j") == 0);
+	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 0);
+	json_decref(rows);
+	/* Asked directly, it is left alone too. */
+	ASSERT(store_pair_supersede(s, &n, pair, "superseded", 140) == 0);
+	ASSERT_INTEQ(n, 0);
+	ASSERT_STREQ(job_state(s, side(s, pair, "candidate")), "queued");
+	ASSERT_STREQ(job_state(s, side(s, pair, "base")), "queued");
+	store_close(s);
+}
+
 /* A series' tip pair that shares its base job with another series' pair
  * (baseline reuse: the base job's own pair_id names the first pair) is
  * still the series' pair, with its verdicts; the per-patch verdicts are
