@@ -155,6 +155,12 @@ check-build: $(PROGS:%=$(SAN)/bin/%) $(UNIT_NAMES:%=$(SAN)/tests/%)
 
 -include $(shell find $(OUT) -path $(OUT)/fresh -prune -o -path '*/obj/*.d' \
 	-type f -print 2>/dev/null)
+# An object built before -MMD (no .d beside it) depends on every header,
+# once, so an old build tree is not left with stale objects.
+DEP_OBJS = $(foreach f,$(REL) $(SAN),$(patsubst %.c,$(f)/obj/%.o,\
+	$(ALL_SRCS) $(UNIT_SRCS) tests/unit/test.c))
+$(foreach o,$(DEP_OBJS),$(if $(wildcard $(o:.o=.d)),,$(if $(wildcard \
+	$(o)),$(eval $(o): $(HDRS)))))
 
 # THE test command: unit tests, then end-to-end tests, one summary line.
 check: deps

@@ -24,7 +24,7 @@
 #define BISECT_AUTO_BATCH 32
 /* An undecided side leaning this share of the regression towards the
  * other end keeps a step from being called good or bad. */
-#define BISECT_LEAN 0.3
+#define BISECT_LEAN 0.2
 
 /* ---- pure parts ---- */
 
@@ -808,12 +808,21 @@ look_verify(struct look *l, const char *culprit, size_t nsteps, size_t nskip,
 		    strncmp(v.verify_parent, "does not show", 13) == 0
 		        ? "does not show the regression"
 		        : "was not measured");
+		/* A step that led here was misjudged (noise), and nothing
+		 * says which: the narrowed range cannot be trusted either,
+		 * so the range reported is the whole one again. */
 		memset(&v, 0, sizeof(v));
 		v.culprit_sha = "";
+		v.lo_sha = l->b->good_sha;
+		v.hi_sha = l->b->bad_sha;
 		if (store_bisect_update(l->s, l->b->id, &v, l->now) != 0) {
 			free(reason);
 			return err_set(l->e, "%s", store_errmsg(l->s));
 		}
+		free(l->b->lo_sha);
+		free(l->b->hi_sha);
+		l->b->lo_sha = l->b->good_sha ? xstrdup(l->b->good_sha) : NULL;
+		l->b->hi_sha = l->b->bad_sha ? xstrdup(l->b->bad_sha) : NULL;
 		rc = inconclusive(l, reason);
 		free(reason);
 		return rc;
