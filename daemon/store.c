@@ -516,6 +516,46 @@ bind_text(sqlite3_stmt *st, int i, const char *v)
 		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
 }
 
+void
+store_i_bind_id(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v > 0)
+		sqlite3_bind_int64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+void
+store_i_bind_num(sqlite3_stmt *st, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int
+store_i_write1(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	if (store_i_tx_begin(s) != 0) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		store_i_dberr(s, what);
+		sqlite3_finalize(st);
+		store_i_tx_end(s, 0);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return store_i_tx_end(s, 1);
+}
+
 const char *
 store_i_col_text(sqlite3_stmt *st, int i)
 {
@@ -533,19 +573,6 @@ step_done(struct store *s, sqlite3_stmt *st, const char *what)
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return dberr(s, what);
 	return 0;
-}
-
-/* For the entity files of the store (store_int.h). */
-sqlite3 *
-store_db_(struct store *s)
-{
-	return s->db;
-}
-
-struct err *
-store_err_(struct store *s)
-{
-	return &s->err;
 }
 
 /* ---- transactions ---- */
@@ -1064,32 +1091,6 @@ store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 		*out_n = sqlite3_changes(s->db);
 	sqlite3_finalize(st);
 	return r;
-}
-
-/* ---- for the other store files (daemon/store_int.h) ---- */
-
-sqlite3_stmt *
-store__prep(struct store *s, const char *sql)
-{
-	return prep(s, sql);
-}
-
-int
-store__tx(struct store *s, int begin, int ok)
-{
-	return begin ? tx_begin(s) : tx_end(s, ok);
-}
-
-int
-store__dberr(struct store *s, const char *what)
-{
-	return dberr(s, what);
-}
-
-sqlite3 *
-store__db(struct store *s)
-{
-	return s->db;
 }
 
 /* ---- bench host hygiene (docs/HOST.md) ---- */

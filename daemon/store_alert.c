@@ -11,44 +11,6 @@
 #include "daemon/store_alert.h"
 #include "daemon/store_int.h"
 
-static int
-dberr(struct store *s, const char *what)
-{
-	sqlite3 *db = store_db_(s);
-
-	return err_set(store_err_(s), "sqlite: %s: %s (%d)", what,
-	    sqlite3_errmsg(db), sqlite3_extended_errcode(db));
-}
-
-static sqlite3_stmt *
-prep(struct store *s, const char *sql)
-{
-	sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(store_db_(s), sql, -1, &st, NULL) != SQLITE_OK) {
-		dberr(s, "prepare");
-		return NULL;
-	}
-	return st;
-}
-static void
-bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-}
-
-static void
-bind_id(sqlite3_stmt *st, int i, int64_t v)
-{
-	if (v <= 0)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_int64(st, i, v);
-}
-
 /* Steps to the end; 0 or -1. */
 static int
 run(struct store *s, sqlite3_stmt *st, const char *what)
@@ -58,7 +20,7 @@ run(struct store *s, sqlite3_stmt *st, const char *what)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		;
 	if (rc != SQLITE_DONE)
-		return dberr(s, what);
+		return store_i_dberr(s, what);
 	return 0;
 }
 
@@ -78,7 +40,7 @@ store_alert_groups_free(struct store_alert_group *g, size_t n)
 static int
 group_busy(struct store *s, int *out, const struct store_alert_group *g)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT count(*) FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN jobs b ON b.id = p.base_job_id"
@@ -93,13 +55,13 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, g->commit_id);
-	bind_text(st, 2, g->job);
-	bind_id(st, 3, g->host_id);
+	store_i_bind_text(st, 2, g->job);
+	store_i_bind_id(st, 3, g->host_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0) > 0;
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : dberr(s, "alert group");
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert group");
 }
 
 /*
@@ -116,7 +78,7 @@ int
 store_alert_groups(
     struct store *s, struct store_alert_group **out, size_t *out_n, size_t max)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT j.commit_id, p.name, c.host_id, " ALERT_PAIR_STAMP
 	    ", ap.stamp"
 	    " FROM pairs p"
@@ -163,7 +125,7 @@ store_alert_groups(
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		store_alert_groups_free(g, n);
-		return dberr(s, "alert groups");
+		return store_i_dberr(s, "alert groups");
 	}
 	/* Keep only the groups whose report is complete. */
 	for (i = k = 0; i < n; i++) {
@@ -256,7 +218,7 @@ sd_of(double mean, double meansq, int64_t n)
 static int
 info_commit(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT c.sha, c.subject, c.author, t.name FROM commits c"
 	    " JOIN trees t ON t.id = c.tree_id WHERE c.id = ?1");
 	int rc;
@@ -273,15 +235,15 @@ info_commit(struct store *s, struct store_alert_info *x)
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)
-		return err_setc(store_err_(s), ERR_NOTFOUND, "commit %lld",
+		return err_setc(&s->err, ERR_NOTFOUND, "commit %lld",
 		    (long long)x->commit_id);
-	return rc == SQLITE_ROW ? 0 : dberr(s, "alert commit");
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert commit");
 }
 
 static int
 info_series(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT id, title, version, total, author, inbox, message_id,"
 	    " branch FROM series WHERE commit_id = ?1 ORDER BY id DESC LIMIT "
 	    "1");
@@ -304,10 +266,10 @@ info_series(struct store *s, struct store_alert_info *x)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return dberr(s, "alert series");
+		return store_i_dberr(s, "alert series");
 	if (x->series_id == 0)
 		return 0;
-	st = prep(s,
+	st = store_i_prep(s,
 	    "SELECT message_id FROM series_patches"
 	    " WHERE series_id = ?1 ORDER BY seq");
 	if (st == NULL)
@@ -319,7 +281,7 @@ info_series(struct store *s, struct store_alert_info *x)
 		x->patch_msgids[x->npatch_msgids++] = store_i_col_dup(st, 0);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : dberr(s, "alert patches");
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert patches");
 }
 
 static int
@@ -327,7 +289,7 @@ info_cmps(struct store *s, struct store_alert_info *x)
 {
 	/* Mean and spread of each side from its ok runs (NULL for derived
 	 * metrics such as memcg_tax.*, which have no runs of their own). */
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT c.pair_id, p.base_job_id, p.cand_job_id, c.point,"
 	    " c.metric, c.unit, c.better, c.verdict, c.note, c.base_median,"
 	    " c.cand_median, c.change_pct, c.ci_low, c.ci_high, c.n_base,"
@@ -371,8 +333,8 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, x->commit_id);
-	bind_text(st, 2, x->job);
-	bind_id(st, 3, x->host_id);
+	store_i_bind_text(st, 2, x->job);
+	store_i_bind_id(st, 3, x->host_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_alert_cmp *c;
 		int64_t pair = sqlite3_column_int64(st, 0);
@@ -421,7 +383,7 @@ info_cmps(struct store *s, struct store_alert_info *x)
 			x->spec = store_i_col_dup(st, 22);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : dberr(s, "alert comparisons");
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert comparisons");
 }
 
 static int
@@ -431,7 +393,7 @@ info_cps(struct store *s, struct store_alert_info *x)
 	size_t i;
 	int rc = SQLITE_DONE;
 
-	st = prep(s,
+	st = store_i_prep(s,
 	    "SELECT hs.point, hs.metric, cp.direction, cp.before, cp.after,"
 	    " cp.change_pct, cp.p,"
 	    " (SELECT c.sha FROM history_points lo JOIN jobs j"
@@ -470,14 +432,14 @@ info_cps(struct store *s, struct store_alert_info *x)
 			break;
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : dberr(s, "alert change points");
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert change points");
 }
 
 /* The newest ended bisection of the group's pairs (store_bisect.h). */
 static int
 info_bisect(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT b.id, b.state, b.culprit_sha, (SELECT subject FROM"
 	    "  commits WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"
 	    " b.verify_parent, b.verify_revert, b.reason,"
@@ -493,8 +455,8 @@ info_bisect(struct store *s, struct store_alert_info *x)
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, x->commit_id);
-	bind_text(st, 2, x->job);
-	bind_id(st, 3, x->host_id);
+	store_i_bind_text(st, 2, x->job);
+	store_i_bind_id(st, 3, x->host_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		const unsigned char *sha = sqlite3_column_text(st, 2);
@@ -523,8 +485,9 @@ info_bisect(struct store *s, struct store_alert_info *x)
 		}
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
-	                                             : dberr(s, "alert bisect");
+	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	    ? 0
+	    : store_i_dberr(s, "alert bisect");
 }
 
 /* The first suspect pair's reason (docs/HOST.md), if any. */
@@ -535,7 +498,7 @@ info_suspect(struct store *s, struct store_alert_info *x)
 	size_t i;
 	int rc = SQLITE_DONE;
 
-	if ((st = prep(s,
+	if ((st = store_i_prep(s,
 	         "SELECT suspect FROM pairs WHERE id = ?1"
 	         " AND suspect IS NOT NULL")) == NULL)
 		return -1;
@@ -549,7 +512,7 @@ info_suspect(struct store *s, struct store_alert_info *x)
 			break;
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : dberr(s, "alert suspect");
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert suspect");
 }
 
 int
@@ -568,8 +531,8 @@ store_alert_info(struct store *s, struct store_alert_info **out,
 	    (r = info_series(s, x)) != 0 || (r = info_cps(s, x)) != 0 ||
 	    (r = info_bisect(s, x)) != 0)
 		goto fail;
-	if ((st = prep(s, "SELECT name, inventory FROM hosts WHERE id = ?1")) ==
-	    NULL) {
+	if ((st = store_i_prep(s,
+	         "SELECT name, inventory FROM hosts WHERE id = ?1")) == NULL) {
 		r = -1;
 		goto fail;
 	}
@@ -603,7 +566,7 @@ int
 store_alert_report_get(
     struct store *s, struct store_alert_report *out, const char *key)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT id, signature, message_id, subject, sent_reports"
 	    " FROM alert_reports WHERE key = ?1");
 	int rc;
@@ -611,7 +574,7 @@ store_alert_report_get(
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	bind_text(st, 1, key);
+	store_i_bind_text(st, 1, key);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		out->id = sqlite3_column_int64(st, 0);
@@ -622,9 +585,8 @@ store_alert_report_get(
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)
-		return err_setc(
-		    store_err_(s), ERR_NOTFOUND, "no report %s", key);
-	return rc == SQLITE_ROW ? 0 : dberr(s, "alert report");
+		return err_setc(&s->err, ERR_NOTFOUND, "no report %s", key);
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert report");
 }
 
 static int
@@ -635,7 +597,7 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	size_t i;
 	int rc;
 
-	st = prep(s,
+	st = store_i_prep(s,
 	    "INSERT INTO alert_reports (key, commit_id, series_id, job,"
 	    " host_id, signature, message_id, subject, summary, sent_reports,"
 	    " created, updated)"
@@ -649,15 +611,15 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	    " updated = excluded.updated RETURNING id");
 	if (st == NULL)
 		return -1;
-	bind_text(st, 1, d->key);
-	bind_id(st, 2, d->commit_id);
-	bind_id(st, 3, d->series_id);
-	bind_text(st, 4, d->job);
-	bind_id(st, 5, d->host_id);
-	bind_text(st, 6, d->signature ? d->signature : "");
-	bind_text(st, 7, d->message_id);
-	bind_text(st, 8, d->subject);
-	bind_text(st, 9, d->summary);
+	store_i_bind_text(st, 1, d->key);
+	store_i_bind_id(st, 2, d->commit_id);
+	store_i_bind_id(st, 3, d->series_id);
+	store_i_bind_text(st, 4, d->job);
+	store_i_bind_id(st, 5, d->host_id);
+	store_i_bind_text(st, 6, d->signature ? d->signature : "");
+	store_i_bind_text(st, 7, d->message_id);
+	store_i_bind_text(st, 8, d->subject);
+	store_i_bind_text(st, 9, d->summary);
 	sqlite3_bind_int64(st, 10, d->sent_report ? 1 : 0);
 	sqlite3_bind_int64(st, 11, now);
 	sqlite3_bind_int64(st, 12, d->sent_report ? 1 : 0);
@@ -666,11 +628,11 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 		rid = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
-		return dberr(s, "alert report put");
+		return store_i_dberr(s, "alert report put");
 
 	/* Every analysed pair of the group is seen, up to the newest
 	 * verdict this decision read (a later one is looked at again). */
-	st = prep(s,
+	st = store_i_prep(s,
 	    "INSERT INTO alert_pairs (pair_id, report_id, stamp)"
 	    " SELECT p.id, ?4, min(?5, " ALERT_PAIR_STAMP ") FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
@@ -682,8 +644,8 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, d->commit_id);
-	bind_text(st, 2, d->job);
-	bind_id(st, 3, d->host_id);
+	store_i_bind_text(st, 2, d->job);
+	store_i_bind_id(st, 3, d->host_id);
 	sqlite3_bind_int64(st, 4, rid);
 	sqlite3_bind_int64(st, 5, d->stamp);
 	if (run(s, st, "alert pairs") != 0) {
@@ -692,7 +654,7 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	}
 	sqlite3_finalize(st);
 
-	st = prep(s,
+	st = store_i_prep(s,
 	    "INSERT INTO alerts (kind, key, payload, report_id, target,"
 	    " subject, followup, state, next_try, created)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8)"
@@ -703,12 +665,12 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 		const struct store_alert_new *a = &d->alerts[i];
 
 		sqlite3_reset(st);
-		bind_text(st, 1, a->kind);
-		bind_text(st, 2, a->key);
-		bind_text(st, 3, a->payload);
+		store_i_bind_text(st, 1, a->kind);
+		store_i_bind_text(st, 2, a->key);
+		store_i_bind_text(st, 3, a->payload);
 		sqlite3_bind_int64(st, 4, rid);
-		bind_text(st, 5, a->target ? a->target : "");
-		bind_text(st, 6, a->subject);
+		store_i_bind_text(st, 5, a->target ? a->target : "");
+		store_i_bind_text(st, 6, a->subject);
 		sqlite3_bind_int64(st, 7, a->followup);
 		sqlite3_bind_int64(st, 8, now);
 		if (run(s, st, "alert put") != 0) {
@@ -800,7 +762,7 @@ read_alerts(struct store *s, sqlite3_stmt *st, struct store_alert **out,
 		store_alerts_free(a, n);
 		*out = NULL;
 		*out_n = 0;
-		return dberr(s, "alerts");
+		return store_i_dberr(s, "alerts");
 	}
 	*out = a;
 	*out_n = n;
@@ -811,7 +773,7 @@ int
 store_alert_due(struct store *s, struct store_alert **out, size_t *out_n,
     int64_t now, size_t max)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT " ALERT_COLS "a.payload" ALERT_FROM
 	    " WHERE a.state = 'pending'"
 	    " AND a.next_try <= ?1"
@@ -830,7 +792,7 @@ static int
 attempt(struct store *s, int64_t id, const char *state, const char *err,
     int64_t next_try, const char *const *rcpt, size_t nrcpt, int64_t now)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "UPDATE alerts SET state = ?2, last_error = ?3, next_try = ?4,"
 	    " attempts = attempts + 1,"
 	    " sent = CASE WHEN ?2 = 'sent' THEN ?5 ELSE sent END"
@@ -840,8 +802,8 @@ attempt(struct store *s, int64_t id, const char *state, const char *err,
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
-	bind_text(st, 2, state);
-	bind_text(st, 3, err);
+	store_i_bind_text(st, 2, state);
+	store_i_bind_text(st, 3, err);
 	sqlite3_bind_int64(st, 4, next_try);
 	sqlite3_bind_int64(st, 5, now);
 	if (run(s, st, "alert attempt") != 0) {
@@ -851,12 +813,13 @@ attempt(struct store *s, int64_t id, const char *state, const char *err,
 	sqlite3_finalize(st);
 	if (strcmp(state, "sent") != 0 || nrcpt == 0)
 		return 0;
-	st = prep(s, "INSERT INTO alert_sends (recipient, at) VALUES (?1, ?2)");
+	st = store_i_prep(
+	    s, "INSERT INTO alert_sends (recipient, at) VALUES (?1, ?2)");
 	if (st == NULL)
 		return -1;
 	for (i = 0; i < nrcpt; i++) {
 		sqlite3_reset(st);
-		bind_text(st, 1, rcpt[i]);
+		store_i_bind_text(st, 1, rcpt[i]);
 		sqlite3_bind_int64(st, 2, now);
 		if (run(s, st, "alert sends") != 0) {
 			sqlite3_finalize(st);
@@ -885,7 +848,7 @@ int
 store_alert_postpone(
     struct store *s, int64_t id, const char *why, int64_t next_try)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "UPDATE alerts SET last_error = ?2,"
 	    " next_try = ?3"
 	    " WHERE id = ?1 AND state = 'pending'");
@@ -894,7 +857,7 @@ store_alert_postpone(
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
-	bind_text(st, 2, why);
+	store_i_bind_text(st, 2, why);
 	sqlite3_bind_int64(st, 3, next_try);
 	if (store_begin(s) != 0) {
 		sqlite3_finalize(st);
@@ -913,7 +876,7 @@ int
 store_alert_sent_since(
     struct store *s, int64_t *out, const char *recipient, int64_t since)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT count(*) FROM alert_sends"
 	    " WHERE recipient = ?1 AND at >= ?2");
 	int rc;
@@ -921,20 +884,20 @@ store_alert_sent_since(
 	*out = 0;
 	if (st == NULL)
 		return -1;
-	bind_text(st, 1, recipient);
+	store_i_bind_text(st, 1, recipient);
 	sqlite3_bind_int64(st, 2, since);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : dberr(s, "alert sends");
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert sends");
 }
 
 int
 store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
     const struct store_alert_filter *f)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT " ALERT_COLS "NULL" ALERT_FROM
 	    " WHERE (?1 IS NULL OR a.state = ?1)"
 	    " AND (?2 IS NULL OR a.kind = ?2)"
@@ -949,9 +912,9 @@ store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
 		return -1;
 	if (limit > 500)
 		limit = 500;
-	bind_text(st, 1, f->state);
-	bind_text(st, 2, f->kind);
-	bind_text(st, 3, f->sha);
+	store_i_bind_text(st, 1, f->state);
+	store_i_bind_text(st, 2, f->kind);
+	store_i_bind_text(st, 3, f->sha);
 	sqlite3_bind_int64(st, 4, f->cursor);
 	sqlite3_bind_int64(st, 5, limit);
 	return read_alerts(s, st, out, out_n, 0);
@@ -960,7 +923,7 @@ store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
 int
 store_alert_get(struct store *s, struct store_alert **out, int64_t id)
 {
-	sqlite3_stmt *st = prep(
+	sqlite3_stmt *st = store_i_prep(
 	    s, "SELECT " ALERT_COLS "a.payload" ALERT_FROM " WHERE a.id = ?1");
 	size_t n;
 	int r;
@@ -972,15 +935,15 @@ store_alert_get(struct store *s, struct store_alert **out, int64_t id)
 	if ((r = read_alerts(s, st, out, &n, 1)) != 0)
 		return r;
 	if (n == 0)
-		return err_setc(store_err_(s), ERR_NOTFOUND,
-		    "alert %lld not found", (long long)id);
+		return err_setc(&s->err, ERR_NOTFOUND, "alert %lld not found",
+		    (long long)id);
 	return 0;
 }
 
 int
 store_alert_counts(struct store *s, int64_t *out_pending, int64_t *out_failed)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
 	    " (SELECT count(*) FROM alerts WHERE state = 'failed')");
 	int rc;
@@ -994,5 +957,5 @@ store_alert_counts(struct store *s, int64_t *out_pending, int64_t *out_failed)
 		*out_failed = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : dberr(s, "alert counts");
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert counts");
 }

@@ -12,54 +12,6 @@
 #include "daemon/store_bisect.h"
 #include "daemon/store_int.h"
 
-static void
-bind_str(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-}
-
-static void
-bind_id(sqlite3_stmt *st, int i, int64_t v)
-{
-	if (v > 0)
-		sqlite3_bind_int64(st, i, v);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-static void
-bind_num(sqlite3_stmt *st, int i, double v)
-{
-	if (isfinite(v))
-		sqlite3_bind_double(st, i, v);
-	else
-		sqlite3_bind_null(st, i);
-}
-/* One write statement in its own transaction (or the caller's). */
-static int
-write1(struct store *s, sqlite3_stmt *st, const char *what)
-{
-	int rc;
-
-	if (st == NULL)
-		return -1;
-	if (store__tx(s, 1, 1) != 0) {
-		sqlite3_finalize(st);
-		return -1;
-	}
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		store__dberr(s, what);
-		store__tx(s, 0, 0);
-		return -1;
-	}
-	return store__tx(s, 0, 1);
-}
-
 /* Ids of one column of a query (caller frees). */
 static int
 ids_of(struct store *s, sqlite3_stmt *st, int64_t **out, size_t *n,
@@ -80,7 +32,7 @@ ids_of(struct store *s, sqlite3_stmt *st, int64_t **out, size_t *n,
 		free(*out);
 		*out = NULL;
 		*n = 0;
-		return store__dberr(s, what);
+		return store_i_dberr(s, what);
 	}
 	return 0;
 }
@@ -170,9 +122,9 @@ src_get(struct store *s, sqlite3_stmt *st, struct store_bisect_src *out,
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc == SQLITE_DONE)
-		return err_setc(store_err_(s), ERR_NOTFOUND, "no %s %lld", what,
-		    (long long)id);
-	return store__dberr(s, "bisect source");
+		return err_setc(
+		    &s->err, ERR_NOTFOUND, "no %s %lld", what, (long long)id);
+	return store_i_dberr(s, "bisect source");
 }
 
 int
@@ -180,7 +132,7 @@ store_bisect_src(
     struct store *s, struct store_bisect_src *out, int64_t regression_id)
 {
 	int r = src_get(s,
-	    store__prep(s,
+	    store_i_prep(s,
 	        SRC_COLS("c.metric") " FROM regressions r"
 	                             " JOIN comparisons c"
 	                             "  ON c.id = r.comparison_id"
@@ -199,7 +151,7 @@ store_bisect_src_pair(
     struct store *s, struct store_bisect_src *out, int64_t pair_id)
 {
 	return src_get(s,
-	    store__prep(
+	    store_i_prep(
 	        s, SRC_COLS("''") " FROM pairs p" SRC_JOINS " WHERE p.id = ?1"),
 	    out, pair_id, "pair");
 }
@@ -234,7 +186,7 @@ int
 store_bisect_src_cp(
     struct store *s, struct store_bisect_src *out, int64_t change_point_id)
 {
-	return src_get(s, store__prep(s, src_cp_sql), out, change_point_id,
+	return src_get(s, store_i_prep(s, src_cp_sql), out, change_point_id,
 	    "change point (change points are recomputed as history points "
 	    "arrive: list them again)");
 }
@@ -248,49 +200,49 @@ store_bisect_create(struct store *s, int64_t *out_id,
 	int rc, ok;
 
 	*out_id = 0;
-	if (store__tx(s, 1, 1) != 0)
+	if (store_i_tx_begin(s) != 0)
 		return -1;
 	st = x->change_point_id > 0
-	    ? store__prep(s,
+	    ? store_i_prep(s,
 	          "SELECT id FROM bisections WHERE origin = 'change-point'"
 	          " AND job = ?2 AND host_id IS ?3 AND point = ?4"
 	          " AND metric = ?5 AND good_sha = ?6 AND bad_sha = ?7"
 	          " AND state IN ('queued', 'running')")
-	    : store__prep(s,
+	    : store_i_prep(s,
 	          "SELECT id FROM bisections WHERE regression_id = ?1"
 	          " AND state IN ('queued', 'running')");
 	ok = st != NULL;
 	if (ok) {
 		if (x->change_point_id > 0) {
-			bind_str(st, 2, x->job);
-			bind_id(st, 3, x->host_id);
-			bind_str(st, 4, x->point ? x->point : "");
-			bind_str(st, 5, x->metric);
-			bind_str(st, 6, x->good_sha);
-			bind_str(st, 7, x->bad_sha);
+			store_i_bind_text(st, 2, x->job);
+			store_i_bind_id(st, 3, x->host_id);
+			store_i_bind_text(st, 4, x->point ? x->point : "");
+			store_i_bind_text(st, 5, x->metric);
+			store_i_bind_text(st, 6, x->good_sha);
+			store_i_bind_text(st, 7, x->bad_sha);
 		} else
 			sqlite3_bind_int64(st, 1, x->regression_id);
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW)
 			*out_id = sqlite3_column_int64(st, 0);
 		else if (rc != SQLITE_DONE)
-			ok = store__dberr(s, "live bisection") == 0;
+			ok = store_i_dberr(s, "live bisection") == 0;
 		sqlite3_finalize(st);
 	}
 	if (ok && *out_id > 0) {
-		store__tx(s, 0, 1);
+		store_i_tx_end(s, 1);
 		if (x->change_point_id > 0)
-			return err_setc(store_err_(s), ERR_EXISTS,
+			return err_setc(&s->err, ERR_EXISTS,
 			    "the range %.12s..%.12s of change point %lld is "
 			    "being bisected already (bisection %lld)",
 			    x->good_sha, x->bad_sha,
 			    (long long)x->change_point_id, (long long)*out_id);
-		return err_setc(store_err_(s), ERR_EXISTS,
+		return err_setc(&s->err, ERR_EXISTS,
 		    "regression %lld is being bisected already (bisection "
 		    "%lld)",
 		    (long long)x->regression_id, (long long)*out_id);
 	}
-	st = ok ? store__prep(s,
+	st = ok ? store_i_prep(s,
 	              "INSERT INTO bisections (regression_id, pair_id, job,"
 	              " host_id, point, metric, tree_id, good_sha, bad_sha,"
 	              " lo_sha, hi_sha, steps_limit, max_inconclusive,"
@@ -301,34 +253,35 @@ store_bisect_create(struct store *s, int64_t *out_id,
 	              " ?19)")
 	        : NULL;
 	if ((ok = ok && st != NULL)) {
-		bind_id(st, 1, x->regression_id);
-		bind_str(st, 15,
+		store_i_bind_id(st, 1, x->regression_id);
+		store_i_bind_text(st, 15,
 		    x->change_point_id > 0 ? "change-point" : "regression");
-		bind_id(st, 16, x->change_point_id);
-		bind_str(st, 17, x->origin_sha);
-		bind_str(st, 18, x->branch);
-		bind_num(st, 19, x->origin_pct);
+		store_i_bind_id(st, 16, x->change_point_id);
+		store_i_bind_text(st, 17, x->origin_sha);
+		store_i_bind_text(st, 18, x->branch);
+		store_i_bind_num(st, 19, x->origin_pct);
 		sqlite3_bind_int64(st, 2, x->pair_id);
-		bind_str(st, 3, x->job);
-		bind_id(st, 4, x->host_id);
-		bind_str(st, 5, x->point ? x->point : "");
-		bind_str(st, 6, x->metric);
-		bind_id(st, 7, x->tree_id);
-		bind_str(st, 8, x->good_sha);
-		bind_str(st, 9, x->bad_sha);
+		store_i_bind_text(st, 3, x->job);
+		store_i_bind_id(st, 4, x->host_id);
+		store_i_bind_text(st, 5, x->point ? x->point : "");
+		store_i_bind_text(st, 6, x->metric);
+		store_i_bind_id(st, 7, x->tree_id);
+		store_i_bind_text(st, 8, x->good_sha);
+		store_i_bind_text(st, 9, x->bad_sha);
 		sqlite3_bind_int64(st, 10, n->steps_limit);
 		sqlite3_bind_int64(st, 11, n->max_inconclusive);
 		sqlite3_bind_int(st, 12, n->full_dag != 0);
-		bind_str(st, 13, n->started_by ? n->started_by : "auto");
+		store_i_bind_text(
+		    st, 13, n->started_by ? n->started_by : "auto");
 		sqlite3_bind_int64(st, 14, now);
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_DONE)
-			*out_id = sqlite3_last_insert_rowid(store__db(s));
+			*out_id = sqlite3_last_insert_rowid(s->db);
 		else
-			ok = store__dberr(s, "insert bisection") == 0;
+			ok = store_i_dberr(s, "insert bisection") == 0;
 		sqlite3_finalize(st);
 	}
-	return store__tx(s, 0, ok) == 0 && ok ? 0 : -1;
+	return store_i_tx_end(s, ok) == 0 && ok ? 0 : -1;
 }
 
 void
@@ -386,8 +339,8 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 		sqlite3_finalize(st);
 		if (rc == SQLITE_DONE)
 			return err_setc(
-			    store_err_(s), ERR_NOTFOUND, "no such bisection");
-		return store__dberr(s, what);
+			    &s->err, ERR_NOTFOUND, "no such bisection");
+		return store_i_dberr(s, what);
 	}
 	b = xcalloc(1, sizeof(*b));
 	b->id = sqlite3_column_int64(st, 0);
@@ -430,7 +383,7 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 int
 store_bisect_get(struct store *s, struct store_bisect **out, int64_t id)
 {
-	sqlite3_stmt *st = store__prep(s, BISECT_COLS "WHERE b.id = ?1");
+	sqlite3_stmt *st = store_i_prep(s, BISECT_COLS "WHERE b.id = ?1");
 
 	if (st != NULL)
 		sqlite3_bind_int64(st, 1, id);
@@ -451,7 +404,7 @@ int
 store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
     int64_t host_id, const char *point, const char *metric, int64_t tree_id)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT good_sha, bad_sha FROM bisections WHERE job = ?1"
 	    " AND host_id IS ?2 AND point = ?3 AND metric = ?4"
 	    " AND tree_id IS ?5 ORDER BY id");
@@ -461,11 +414,11 @@ store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
 	*n = 0;
 	if (st == NULL)
 		return -1;
-	bind_str(st, 1, job);
-	bind_id(st, 2, host_id);
-	bind_str(st, 3, point ? point : "");
-	bind_str(st, 4, metric);
-	bind_id(st, 5, tree_id);
+	store_i_bind_text(st, 1, job);
+	store_i_bind_id(st, 2, host_id);
+	store_i_bind_text(st, 3, point ? point : "");
+	store_i_bind_text(st, 4, metric);
+	store_i_bind_id(st, 5, tree_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*out = xreallocarray(*out, 2 * (*n + 1), sizeof(**out));
 		(*out)[2 * *n] = store_i_col_dup(st, 0);
@@ -477,7 +430,7 @@ store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
 		store_bisect_ranges_free(*out, *n);
 		*out = NULL;
 		*n = 0;
-		return store__dberr(s, "bisection ranges");
+		return store_i_dberr(s, "bisection ranges");
 	}
 	return 0;
 }
@@ -486,7 +439,7 @@ int
 store_bisect_of_regression(
     struct store *s, struct store_bisect **out, int64_t regression_id)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    BISECT_COLS
 	    "WHERE b.regression_id = ?1 ORDER BY b.id DESC LIMIT 1");
 
@@ -499,7 +452,7 @@ int
 store_bisect_live(struct store *s, int64_t **out, size_t *n)
 {
 	return ids_of(s,
-	    store__prep(s,
+	    store_i_prep(s,
 	        "SELECT id FROM bisections WHERE state IN ('queued',"
 	        " 'running') ORDER BY id"),
 	    out, n, "live bisections");
@@ -508,7 +461,7 @@ store_bisect_live(struct store *s, int64_t **out, size_t *n)
 int
 store_bisect_list(struct store *s, int64_t **out, size_t *n, int64_t limit)
 {
-	sqlite3_stmt *st = store__prep(
+	sqlite3_stmt *st = store_i_prep(
 	    s, "SELECT id FROM bisections ORDER BY id DESC LIMIT ?1");
 
 	if (st != NULL)
@@ -525,7 +478,7 @@ int
 store_bisect_update(
     struct store *s, int64_t id, const struct store_bisect_set *v, int64_t now)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "UPDATE bisections SET updated = ?2,"
 	    " state = coalesce(nullif(?3, ''), state)," SET_STR(
 	        "lo_sha", 4) "," SET_STR("hi_sha", 5) "," SET_STR("culprit_sha",
@@ -537,15 +490,15 @@ store_bisect_update(
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, now);
-	bind_str(st, 3, v->state);
-	bind_str(st, 4, v->lo_sha);
-	bind_str(st, 5, v->hi_sha);
-	bind_str(st, 6, v->culprit_sha);
-	bind_str(st, 7, v->reason);
-	bind_str(st, 8, v->verify_parent);
-	bind_str(st, 9, v->verify_revert);
-	bind_str(st, 10, v->revert_sha);
-	return write1(s, st, "update bisection");
+	store_i_bind_text(st, 3, v->state);
+	store_i_bind_text(st, 4, v->lo_sha);
+	store_i_bind_text(st, 5, v->hi_sha);
+	store_i_bind_text(st, 6, v->culprit_sha);
+	store_i_bind_text(st, 7, v->reason);
+	store_i_bind_text(st, 8, v->verify_parent);
+	store_i_bind_text(st, 9, v->verify_revert);
+	store_i_bind_text(st, 10, v->revert_sha);
+	return store_i_write1(s, st, "update bisection");
 }
 
 void
@@ -569,7 +522,7 @@ int
 store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
     int64_t bisect_id)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT x.id, x.kind, x.sha, (SELECT subject FROM commits"
 	    "  WHERE tree_id = b.tree_id AND sha = x.sha),"
 	    " x.good_pair_id, x.bad_pair_id, x.class, x.vs_good,"
@@ -609,7 +562,7 @@ store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
 	if (rc != SQLITE_DONE) {
 		store_bisect_steps_free(v, *n);
 		*n = 0;
-		return store__dberr(s, "bisect steps");
+		return store_i_dberr(s, "bisect steps");
 	}
 	*out = v;
 	return 0;
@@ -620,7 +573,7 @@ store_bisect_step_add(struct store *s, int64_t *out_id, int64_t bisect_id,
     const char *kind, const char *sha, int64_t good_pair, int64_t bad_pair,
     int64_t now)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "INSERT INTO bisect_steps (bisect_id, kind, sha, good_pair_id,"
 	    " bad_pair_id, created, updated)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
@@ -629,14 +582,14 @@ store_bisect_step_add(struct store *s, int64_t *out_id, int64_t bisect_id,
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, bisect_id);
-	bind_str(st, 2, kind);
-	bind_str(st, 3, sha);
-	bind_id(st, 4, good_pair);
-	bind_id(st, 5, bad_pair);
+	store_i_bind_text(st, 2, kind);
+	store_i_bind_text(st, 3, sha);
+	store_i_bind_id(st, 4, good_pair);
+	store_i_bind_id(st, 5, bad_pair);
 	sqlite3_bind_int64(st, 6, now);
-	r = write1(s, st, "insert bisect step");
+	r = store_i_write1(s, st, "insert bisect step");
 	if (r == 0 && out_id)
-		*out_id = sqlite3_last_insert_rowid(store__db(s));
+		*out_id = sqlite3_last_insert_rowid(s->db);
 	return r;
 }
 
@@ -645,7 +598,7 @@ store_bisect_step_set(struct store *s, int64_t step_id, const char *cls,
     const char *vs_good, double vs_good_pct, const char *vs_bad,
     double vs_bad_pct, const char *note, int64_t now)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "UPDATE bisect_steps SET class = coalesce(?2, class),"
 	    " vs_good = ?3, vs_good_pct = ?4, vs_bad = ?5, vs_bad_pct = ?6,"
 	    " note = coalesce(?7, note), updated = ?8 WHERE id = ?1");
@@ -653,14 +606,14 @@ store_bisect_step_set(struct store *s, int64_t step_id, const char *cls,
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, step_id);
-	bind_str(st, 2, cls);
-	bind_str(st, 3, vs_good);
-	bind_num(st, 4, vs_good_pct);
-	bind_str(st, 5, vs_bad);
-	bind_num(st, 6, vs_bad_pct);
-	bind_str(st, 7, note);
+	store_i_bind_text(st, 2, cls);
+	store_i_bind_text(st, 3, vs_good);
+	store_i_bind_num(st, 4, vs_good_pct);
+	store_i_bind_text(st, 5, vs_bad);
+	store_i_bind_num(st, 6, vs_bad_pct);
+	store_i_bind_text(st, 7, note);
 	sqlite3_bind_int64(st, 8, now);
-	return write1(s, st, "update bisect step");
+	return store_i_write1(s, st, "update bisect step");
 }
 
 int
@@ -687,13 +640,13 @@ store_bisect_pair(struct store *s, int64_t *out_pair, int64_t bisect_id,
 		return -1;
 	ok = store_trigger_pair(s, &pair, NULL, NULL, NULL, &tp, now) == 0;
 	st = ok
-	    ? store__prep(s, "UPDATE pairs SET bisect_id = ?2 WHERE id = ?1")
+	    ? store_i_prep(s, "UPDATE pairs SET bisect_id = ?2 WHERE id = ?1")
 	    : NULL;
 	if ((ok = ok && st != NULL)) {
 		sqlite3_bind_int64(st, 1, pair);
 		sqlite3_bind_int64(st, 2, bisect_id);
 		ok = sqlite3_step(st) == SQLITE_DONE ||
-		    store__dberr(s, "tag bisect pair") == 0;
+		    store_i_dberr(s, "tag bisect pair") == 0;
 		sqlite3_finalize(st);
 	}
 	if (!ok) {
@@ -721,7 +674,7 @@ int
 store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
     int64_t pair_id, const char *metric)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT b.state, b.error, c.state, c.error, p.analysed,"
 	    " m.verdict, m.change_pct, m.min_effect, m.better, p.suspect"
 	    " FROM pairs p JOIN jobs b ON b.id = p.base_job_id"
@@ -736,7 +689,7 @@ store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	bind_str(st, 2, metric);
+	store_i_bind_text(st, 2, metric);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		snprintf(out->base_state, sizeof(out->base_state), "%s",
@@ -756,16 +709,16 @@ store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc == SQLITE_DONE)
-		return err_setc(store_err_(s), ERR_NOTFOUND, "no pair %lld",
-		    (long long)pair_id);
-	return store__dberr(s, "bisect pair");
+		return err_setc(
+		    &s->err, ERR_NOTFOUND, "no pair %lld", (long long)pair_id);
+	return store_i_dberr(s, "bisect pair");
 }
 
 int
 store_bisect_cancel_jobs(
     struct store *s, int64_t bisect_id, const char *why, int64_t now)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3,"
 	    " lease_owner = NULL, lease_expires = NULL"
 	    " WHERE state IN ('queued', 'running') AND id IN"
@@ -775,16 +728,16 @@ store_bisect_cancel_jobs(
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, bisect_id);
-	bind_str(st, 2, why);
+	store_i_bind_text(st, 2, why);
 	sqlite3_bind_int64(st, 3, now);
-	return write1(s, st, "cancel bisect jobs");
+	return store_i_write1(s, st, "cancel bisect jobs");
 }
 
 int
 store_bisect_pair_of(struct store *s, int64_t *out, int64_t pair_id)
 {
 	sqlite3_stmt *st =
-	    store__prep(s, "SELECT bisect_id FROM pairs WHERE id = ?1");
+	    store_i_prep(s, "SELECT bisect_id FROM pairs WHERE id = ?1");
 	int rc;
 
 	*out = 0;
@@ -797,14 +750,14 @@ store_bisect_pair_of(struct store *s, int64_t *out, int64_t pair_id)
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
-	    : store__dberr(s, "pair's bisection");
+	    : store_i_dberr(s, "pair's bisection");
 }
 
 int
 store_bisect_host(
     struct store *s, int64_t *seen, char **why, int64_t *since, int64_t host_id)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT last_seen, quarantined, quarantined_at FROM hosts"
 	    " WHERE id = ?1");
 	int rc;
@@ -823,20 +776,20 @@ store_bisect_host(
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
-	    : store__dberr(s, "host last seen");
+	    : store_i_dberr(s, "host last seen");
 }
 
 char *
 store_bisect_subject(struct store *s, int64_t tree_id, const char *sha)
 {
-	sqlite3_stmt *st = store__prep(
+	sqlite3_stmt *st = store_i_prep(
 	    s, "SELECT subject FROM commits WHERE tree_id = ?1 AND sha = ?2");
 	char *r = NULL;
 
 	if (st == NULL)
 		return NULL;
 	sqlite3_bind_int64(st, 1, tree_id);
-	bind_str(st, 2, sha);
+	store_i_bind_text(st, 2, sha);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		r = store_i_col_dup(st, 0);
 	sqlite3_finalize(st);
@@ -847,7 +800,7 @@ int
 store_bisect_candidates(
     struct store *s, int64_t *out, size_t *n, int64_t after_id, size_t max)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT r.id FROM regressions r"
 	    " JOIN comparisons c ON c.id = r.comparison_id AND c.final = 1"
 	    " JOIN pairs p ON p.id = c.pair_id AND p.bisect_id IS NULL"
@@ -873,14 +826,14 @@ store_bisect_candidates(
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
-	    : store__dberr(s, "bisect candidates");
+	    : store_i_dberr(s, "bisect candidates");
 }
 
 int
 store_bisect_cp_candidates(struct store *s, int64_t *out, int64_t *out_at,
     size_t *n, int64_t after_at, int64_t after_id, size_t max)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT cp.id, cp.created FROM change_points cp"
 	    " JOIN history_series hs ON hs.id = cp.series_id"
 	    " WHERE (cp.created, cp.id) > (?1, ?2)"
@@ -906,14 +859,14 @@ store_bisect_cp_candidates(struct store *s, int64_t *out, int64_t *out_at,
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
-	    : store__dberr(s, "change point candidates");
+	    : store_i_dberr(s, "change point candidates");
 }
 
 int
 store_bisect_previous_tip(struct store *s, char *out, size_t outlen,
     int64_t tree_id, const char *branch, const char *name, int64_t host_id)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT c.sha FROM pairs p JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN commits c ON c.id = j.commit_id"
 	    " WHERE p.tree_id = ?1 AND p.branch = ?2 AND p.name = ?3"
@@ -924,8 +877,8 @@ store_bisect_previous_tip(struct store *s, char *out, size_t outlen,
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, tree_id);
-	bind_str(st, 2, branch);
-	bind_str(st, 3, name);
+	store_i_bind_text(st, 2, branch);
+	store_i_bind_text(st, 3, name);
 	sqlite3_bind_int64(st, 4, host_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
@@ -935,6 +888,6 @@ store_bisect_previous_tip(struct store *s, char *out, size_t outlen,
 		return 0;
 	if (rc == SQLITE_DONE)
 		return err_setc(
-		    store_err_(s), ERR_NOTFOUND, "no previous tip measured");
-	return store__dberr(s, "previous tip");
+		    &s->err, ERR_NOTFOUND, "no previous tip measured");
+	return store_i_dberr(s, "previous tip");
 }

@@ -45,6 +45,12 @@ struct store {
 int store_i_dberr(struct store *, const char *what);
 sqlite3_stmt *store_i_prep(struct store *, const char *sql);
 void store_i_bind_text(sqlite3_stmt *, int i, const char *v);
+/* NULL for an id <= 0 / for a number not finite. */
+void store_i_bind_id(sqlite3_stmt *, int i, int64_t v);
+void store_i_bind_num(sqlite3_stmt *, int i, double v);
+/* Steps st (bound; finalized in any case) in its own transaction, or
+ * the caller's store_begin: 0 or -1 with the store's error set. */
+int store_i_write1(struct store *, sqlite3_stmt *st, const char *what);
 /* Column i as a copy (NULL for NULL), as a number (NaN for NULL). */
 char *store_i_col_dup(sqlite3_stmt *, int i);
 double store_i_col_num(sqlite3_stmt *, int i);
@@ -62,18 +68,6 @@ int store_i_commit_position(struct store *, int64_t commit_id);
  * commit order (store_history_append). */
 int store_i_history_insert(struct store *, int64_t series, int64_t pair_id,
     int64_t job_id, int64_t comparison_id, double value, int64_t now);
-
-/* store.c, used by daemon/store_series2.c: a statement (finalize it), or
- * NULL with the store's error set; begin 1: BEGIN IMMEDIATE (nested in
- * store_begin: nothing); begin 0: COMMIT when ok, else ROLLBACK.  0 or -1. */
-sqlite3_stmt *store__prep(struct store *, const char *sql);
-int store__tx(struct store *, int begin, int ok);
-int store__dberr(struct store *, const char *what);
-sqlite3 *store__db(struct store *);
-
-/* store.c, used by daemon/store_alert.c. */
-sqlite3 *store_db_(struct store *);
-struct err *store_err_(struct store *);
 
 /* Shared by the store's files (defined in the file named). */
 sqlite3_stmt *store_i_cached(

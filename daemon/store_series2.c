@@ -12,16 +12,6 @@
 #include "daemon/store_int.h"
 #include "daemon/store_series2.h"
 
-/* Binds NULL for NULL, else a copy. */
-static void
-bind_str(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-}
-
 static char *
 col_dup(sqlite3_stmt *st, int i)
 {
@@ -30,45 +20,23 @@ col_dup(sqlite3_stmt *st, int i)
 	return xstrdup(t ? (const char *)t : "");
 }
 
-/* One write statement in its own transaction: 0 or -1. */
-static int
-write1(struct store *s, sqlite3_stmt *st, const char *what)
-{
-	int rc;
-
-	if (st == NULL)
-		return -1;
-	if (store__tx(s, 1, 1) != 0) {
-		sqlite3_finalize(st);
-		return -1;
-	}
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		store__dberr(s, what);
-		sqlite3_finalize(st);
-		store__tx(s, 0, 0);
-		return -1;
-	}
-	sqlite3_finalize(st);
-	return store__tx(s, 0, 1);
-}
-
 int
 store_series_meta(
     struct store *s, int64_t id, const char *branch_tag, int64_t supersedes)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "UPDATE series SET branch_tag = ?2, supersedes = ?3 WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
-	bind_str(st, 2, branch_tag && branch_tag[0] ? branch_tag : NULL);
+	store_i_bind_text(
+	    st, 2, branch_tag && branch_tag[0] ? branch_tag : NULL);
 	if (supersedes > 0)
 		sqlite3_bind_int64(st, 3, supersedes);
 	else
 		sqlite3_bind_null(st, 3);
-	return write1(s, st, "series meta");
+	return store_i_write1(s, st, "series meta");
 }
 
 int
@@ -81,7 +49,7 @@ store_series_previous(
 
 	*out = 0;
 	/* The Link:/Message-ID chain first: vN's cover answers vN-1's. */
-	st = store__prep(s,
+	st = store_i_prep(s,
 	    "SELECT p.id FROM series p, series se WHERE se.id = ?1"
 	    " AND p.message_id = ?2 AND p.id != se.id"
 	    " AND p.version < se.version");
@@ -90,18 +58,18 @@ store_series_previous(
 	for (i = 0; i < n && *out == 0; i++) {
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, id);
-		bind_str(st, 2, ids[i]);
+		store_i_bind_text(st, 2, ids[i]);
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			*out = sqlite3_column_int64(st, 0);
 		else if (rc != SQLITE_DONE) {
 			sqlite3_finalize(st);
-			return store__dberr(s, "series previous");
+			return store_i_dberr(s, "series previous");
 		}
 	}
 	sqlite3_finalize(st);
 	if (*out != 0)
 		return 0;
-	st = store__prep(s,
+	st = store_i_prep(s,
 	    "SELECT p.id FROM series p, series se WHERE se.id = ?1"
 	    " AND p.title = se.title AND p.author = se.author"
 	    " AND p.id != se.id AND p.version < se.version"
@@ -114,7 +82,7 @@ store_series_previous(
 		*out = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store__dberr(s, "series previous");
+		return store_i_dberr(s, "series previous");
 	return 0;
 }
 
@@ -122,20 +90,20 @@ int
 store_series_fallback(struct store *s, int64_t id, const char *text)
 {
 	sqlite3_stmt *st =
-	    store__prep(s, "UPDATE series SET fallback = ?2 WHERE id = ?1");
+	    store_i_prep(s, "UPDATE series SET fallback = ?2 WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
-	bind_str(st, 2, text);
-	return write1(s, st, "series fallback");
+	store_i_bind_text(st, 2, text);
+	return store_i_write1(s, st, "series fallback");
 }
 
 int
 store_series_patch_how(
     struct store *s, int64_t id, int64_t seq, const char *how)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "UPDATE series_patches SET applied_by = ?3"
 	    " WHERE series_id = ?1 AND seq = ?2");
 
@@ -143,8 +111,8 @@ store_series_patch_how(
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, seq);
-	bind_str(st, 3, how);
-	return write1(s, st, "series patch");
+	store_i_bind_text(st, 3, how);
+	return store_i_write1(s, st, "series patch");
 }
 
 /* ---- the upload queue ---- */
@@ -153,7 +121,7 @@ int
 store_series_enqueue(struct store *s, int64_t *out_id, const char *tree,
     const char *branch, const char *mbox, size_t len, int64_t now)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "INSERT INTO series_queue (tree, branch, mbox, created)"
 	    " VALUES (?1, ?2, ?3, ?4)");
 	int r;
@@ -161,20 +129,20 @@ store_series_enqueue(struct store *s, int64_t *out_id, const char *tree,
 	*out_id = 0;
 	if (st == NULL)
 		return -1;
-	bind_str(st, 1, tree);
-	bind_str(st, 2, branch);
+	store_i_bind_text(st, 1, tree);
+	store_i_bind_text(st, 2, branch);
 	sqlite3_bind_blob64(st, 3, mbox, (sqlite3_uint64)len, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, now);
-	r = write1(s, st, "series enqueue");
+	r = store_i_write1(s, st, "series enqueue");
 	if (r == 0)
-		*out_id = sqlite3_last_insert_rowid(store__db(s));
+		*out_id = sqlite3_last_insert_rowid(s->db);
 	return r;
 }
 
 int
 store_series_dequeue(struct store *s, struct store_series_job *out)
 {
-	sqlite3_stmt *st = store__prep(s,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT id, tree, branch, mbox FROM series_queue"
 	    " ORDER BY id LIMIT 1");
 	int rc;
@@ -199,7 +167,7 @@ store_series_dequeue(struct store *s, struct store_series_job *out)
 	if (rc == SQLITE_DONE)
 		return ERR_NOTFOUND;
 	if (rc != SQLITE_ROW)
-		return store__dberr(s, "series dequeue");
+		return store_i_dberr(s, "series dequeue");
 	return 0;
 }
 
@@ -218,18 +186,18 @@ int
 store_series_queue_done(struct store *s, int64_t id)
 {
 	sqlite3_stmt *st =
-	    store__prep(s, "DELETE FROM series_queue WHERE id = ?1");
+	    store_i_prep(s, "DELETE FROM series_queue WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
-	return write1(s, st, "series queue");
+	return store_i_write1(s, st, "series queue");
 }
 
 int
 store_series_queued(struct store *s, int64_t *out)
 {
-	sqlite3_stmt *st = store__prep(s, "SELECT count(*) FROM series_queue");
+	sqlite3_stmt *st = store_i_prep(s, "SELECT count(*) FROM series_queue");
 	int rc;
 
 	*out = 0;
@@ -238,7 +206,7 @@ store_series_queued(struct store *s, int64_t *out)
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : store__dberr(s, "series queued");
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "series queued");
 }
 
 int
@@ -249,24 +217,24 @@ store_series_mark(struct store *s, const int64_t *ids, size_t n,
 	size_t i;
 	int rc, ok = 1;
 
-	if (store__tx(s, 1, 1) != 0)
+	if (store_i_tx_begin(s) != 0)
 		return -1;
-	st = store__prep(s,
+	st = store_i_prep(s,
 	    "UPDATE series SET state = ?2, error = NULL, updated = ?3"
 	    " WHERE id = ?1 AND state != 'applied'");
 	for (i = 0; st != NULL && ok && i < n; i++) {
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, ids[i]);
-		bind_str(st, 2, state);
+		store_i_bind_text(st, 2, state);
 		sqlite3_bind_int64(st, 3, now);
 		rc = sqlite3_step(st);
 		if (rc != SQLITE_DONE)
-			ok = store__dberr(s, "series mark") == 0;
+			ok = store_i_dberr(s, "series mark") == 0;
 	}
 	if (st == NULL)
 		ok = 0;
 	sqlite3_finalize(st);
-	return store__tx(s, 0, ok);
+	return store_i_tx_end(s, ok);
 }
 
 /* ---- vN vs vN-1 ---- */
@@ -299,7 +267,7 @@ store_series_tip_runs(
 
 	*out = NULL;
 	*n = 0;
-	st = store__prep(s, "SELECT 1 FROM series WHERE id = ?1");
+	st = store_i_prep(s, "SELECT 1 FROM series WHERE id = ?1");
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
@@ -307,7 +275,7 @@ store_series_tip_runs(
 	sqlite3_finalize(st);
 	if (!found)
 		return ERR_NOTFOUND;
-	st = store__prep(s,
+	st = store_i_prep(s,
 	    "SELECT h.name, j.name, j.point, m.name, m.unit, m.better,"
 	    " m.value FROM series se"
 	    " JOIN jobs j ON j.commit_id = se.commit_id"
@@ -352,7 +320,7 @@ store_series_tip_runs(
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		store_tip_runs_free(r, nr);
-		return store__dberr(s, "series tip runs");
+		return store_i_dberr(s, "series tip runs");
 	}
 	*out = r;
 	*n = nr;
@@ -367,7 +335,7 @@ store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
 	int rc;
 
 	out_tree[0] = out_ref[0] = out_base[0] = '\0';
-	st = store__prep(s,
+	st = store_i_prep(s,
 	    "SELECT t.name, se.ref, se.base_sha FROM commits c"
 	    " JOIN series_patches p ON p.commit_id = c.id"
 	    " JOIN series se ON se.id = p.series_id"
@@ -376,7 +344,7 @@ store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
 	    " ORDER BY se.id DESC LIMIT 1");
 	if (st == NULL)
 		return -1;
-	bind_str(st, 1, sha);
+	store_i_bind_text(st, 1, sha);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		snprintf(out_tree, n, "%s",
@@ -392,6 +360,6 @@ store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
 		return err_setc(&s->err, ERR_NOTFOUND,
 		    "commit %.40s is not a series commit of this daemon", sha);
 	if (rc != SQLITE_ROW)
-		return store__dberr(s, "series commit");
+		return store_i_dberr(s, "series commit");
 	return 0;
 }

@@ -24,15 +24,6 @@
  * Kept in one block at the end to ease merges; see store.h.
  */
 
-static void
-bind_num(sqlite3_stmt *st, int i, double v)
-{
-	if (isfinite(v))
-		sqlite3_bind_double(st, i, v);
-	else
-		sqlite3_bind_null(st, i);
-}
-
 int
 store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
 {
@@ -231,20 +222,20 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 	if (ok) {
 		sqlite3_bind_int64(st, 1, pair_id);
 		store_i_bind_text(st, 2, c->metric);
-		bind_num(st, 3, c->base_median);
-		bind_num(st, 4, c->cand_median);
-		bind_num(st, 5, c->change_pct);
-		bind_num(st, 6, c->ci_low);
-		bind_num(st, 7, c->ci_high);
-		bind_num(st, 8, c->p);
+		store_i_bind_num(st, 3, c->base_median);
+		store_i_bind_num(st, 4, c->cand_median);
+		store_i_bind_num(st, 5, c->change_pct);
+		store_i_bind_num(st, 6, c->ci_low);
+		store_i_bind_num(st, 7, c->ci_high);
+		store_i_bind_num(st, 8, c->p);
 		store_i_bind_text(st, 9, c->verdict);
 		sqlite3_bind_int64(st, 10, now);
 		store_i_bind_text(st, 11, c->unit);
 		store_i_bind_text(st, 12, c->better);
 		sqlite3_bind_int64(st, 13, c->n_base);
 		sqlite3_bind_int64(st, 14, c->n_cand);
-		bind_num(st, 15, c->p_adjusted);
-		bind_num(st, 16, c->min_effect);
+		store_i_bind_num(st, 15, c->p_adjusted);
+		store_i_bind_num(st, 16, c->min_effect);
 		sqlite3_bind_int(st, 17, c->final != 0);
 		store_i_bind_text(st, 18, c->note);
 		if (sqlite3_step(st) == SQLITE_ROW)
@@ -539,10 +530,10 @@ store_changepoints_replace_range(struct store *s, int64_t series,
 			sqlite3_bind_int64(st, 2, cps[i].seq);
 			sqlite3_bind_int64(st, 3, cps[i].lo_seq);
 			sqlite3_bind_int64(st, 4, cps[i].hi_seq);
-			bind_num(st, 5, cps[i].before);
-			bind_num(st, 6, cps[i].after);
-			bind_num(st, 7, cps[i].change_pct);
-			bind_num(st, 8, cps[i].p);
+			store_i_bind_num(st, 5, cps[i].before);
+			store_i_bind_num(st, 6, cps[i].after);
+			store_i_bind_num(st, 7, cps[i].change_pct);
+			store_i_bind_num(st, 8, cps[i].p);
 			store_i_bind_text(st, 9, cps[i].direction);
 			sqlite3_bind_int64(st, 10, now);
 			ok =
