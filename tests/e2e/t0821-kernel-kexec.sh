@@ -150,6 +150,8 @@ line = "kernel: %s build %s config %s (boot kexec, cached yes)" % (rel, bid, cfg
 assert line in page, re.findall(r"kernel: [^<]*", page)
 assert "kernel: unknown (no run reported its kernel)" in page, re.findall(r"kernel: [^<]*", page)
 PY
+pw jobs show "$base" >"$PW_TMP/show.txt"
+check cli_shows_the_kernel grep -qx "kernel  *6.1.158-pw900 build -pw900 config 000000000000 (boot kexec, cached yes)" "$PW_TMP/show.txt"
 # The candidate boots next: the runner dies again.
 if wait_until 60 dead; then pass candidate_boots; else fail candidate_boots "runner still up"; fi
 
