@@ -521,7 +521,7 @@ kernels(struct buf *b, const struct alert_report *r)
 	}
 	buf_release(&l);
 	if (r->kernel_warning != NULL) {
-		buf_puts(b, "  WARNING, same kernel on both sides:\n");
+		buf_puts(b, "  WARNING, kernels:\n");
 		put_wrapped(b, r->kernel_warning, 1000, 4);
 	}
 }

@@ -167,23 +167,56 @@ one_build(const char *id)
 	    strstr(id, SEP) == NULL;
 }
 
+/* How many builds a " | " list names ("unknown" and "none" are not). */
+static int
+builds(const char *list)
+{
+	const char *p = list, *e;
+	size_t k;
+	int n = 0;
+
+	for (;;) {
+		e = strstr(p, SEP);
+		k = e ? (size_t)(e - p) : strlen(p);
+		if (!(k == 7 && strncmp(p, "unknown", 7) == 0) &&
+		    !(k == 4 && strncmp(p, "none", 4) == 0))
+			n++;
+		if (e == NULL)
+			return n;
+		p = e + strlen(SEP);
+	}
+}
+
 int
 kfacts_warning(struct buf *why, const struct kfacts sides[2],
     const char *base_sha, const char *cand_sha)
 {
-	if (!one_build(sides[0].build_id) || !one_build(sides[1].build_id) ||
-	    strcmp(sides[0].build_id, sides[1].build_id) != 0)
-		return 0;
-	if (base_sha != NULL && cand_sha != NULL &&
-	    strcmp(base_sha, cand_sha) == 0)
-		return 0;
-	buf_printf(why,
-	    "both sides ran the same kernel build %s (%s) though base and "
-	    "candidate are different commits: the candidate's kernel was "
-	    "not measured, and this comparison says nothing about its "
-	    "change",
-	    sides[0].build_id, sides[0].release);
-	return 1;
+	int i, n = 0;
+
+	/* A side measured on two kernels mixes two distributions. */
+	for (i = 0; i < 2; i++)
+		if (builds(sides[i].build_id) > 1) {
+			buf_printf(why,
+			    "%sthe %s runs ran on more than one kernel build "
+			    "(%s): that side mixes the measurements of "
+			    "different kernels",
+			    n ? "; " : "", i == 0 ? "base" : "candidate",
+			    sides[i].build_id);
+			n++;
+		}
+	if (one_build(sides[0].build_id) && one_build(sides[1].build_id) &&
+	    strcmp(sides[0].build_id, sides[1].build_id) == 0 &&
+	    !(base_sha != NULL && cand_sha != NULL &&
+	        strcmp(base_sha, cand_sha) == 0)) {
+		buf_printf(why,
+		    "%sboth sides ran the same kernel build %s (%s) though "
+		    "base and candidate are different commits: the "
+		    "candidate's kernel was not measured, and this "
+		    "comparison says nothing about its change",
+		    n ? "; " : "", sides[0].build_id, sides[0].release);
+		n++;
+	}
+	return n > 0;
 }
 
 void

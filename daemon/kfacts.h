@@ -49,10 +49,11 @@ json_t *kfacts_json(const struct kfacts *);
 void kfacts_line(struct buf *, const struct kfacts *);
 
 /*
- * 1 and why when both sides ran the same kernel build although the pair
- * compares two commits (base_sha, cand_sha; NULL unknown, equal: an A/A
- * pair, where one build is right): the candidate's kernel is not what
- * was measured.  0 otherwise (why untouched).
+ * 1 and why when the kernels make the comparison suspicious: both sides
+ * ran the same kernel build although the pair compares two commits
+ * (base_sha, cand_sha; NULL unknown, equal: an A/A pair, where one build
+ * is right), so the candidate's kernel is not what was measured; or one
+ * side's runs ran on two or more builds.  0 otherwise (why untouched).
  */
 int kfacts_warning(struct buf *why, const struct kfacts sides[2],
     const char *base_sha, const char *cand_sha);

@@ -522,7 +522,7 @@ TEST(test_alert__kernel_build_ids)
 	json_decref(rows);
 	alert_mail_body(&out, &r);
 	ASSERT_MSG(strstr(out.data,
-	               "  WARNING, same kernel on both sides:\n"
+	               "  WARNING, kernels:\n"
 	               "    both sides ran the same kernel build -pw41 "
 	               "(6.1.158-pw41) though base and\n"
 	               "    candidate are different commits") != NULL,

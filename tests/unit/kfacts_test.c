@@ -101,11 +101,20 @@ TEST(test_kfacts__unknown_mixed_and_running_kernel)
 	    json_string_value(json_object_get(o, "build_id")), "-pw41 | -pw42");
 	ASSERT_INTEQ(json_integer_value(json_object_get(o, "runs")), 2);
 	json_decref(o);
-	/* Neither a mix nor "none" twice is one build on both sides. */
+	/* Base measured on two kernels: said; neither a mix nor "none"
+	 * twice is one build on both sides. */
 	buf_reset(&b);
-	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 0);
+	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 1);
+	ASSERT_STREQ(b.data,
+	    "the base runs ran on more than one kernel build (-pw41 | "
+	    "-pw42): that side mixes the measurements of different kernels");
+	buf_reset(&b);
 	memcpy(&k[0], &k[1], sizeof(k[0]));
 	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 0);
+	/* One build and runs that did not say: not two builds. */
+	snprintf(k[0].build_id, sizeof(k[0].build_id), "-pw41 | unknown");
+	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 0);
+	ASSERT_STREQ(b.data, "");
 	json_decref(rows);
 	buf_release(&b);
 }
