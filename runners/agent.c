@@ -267,15 +267,24 @@ agent_run_body(int64_t index, const char *parser, const json_t *directions,
 	return body;
 }
 
+/* s as a JSON string; "unknown" when it is NULL, empty or not UTF-8
+ * (a release read from a guest console is untrusted text). */
+static json_t *
+text_or_unknown(const char *s)
+{
+	json_t *v = s != NULL && *s != '\0' ? json_string(s) : NULL;
+
+	return v != NULL ? v : json_string("unknown");
+}
+
 json_t *
 agent_kernel_facts(const char *build_id, const char *release,
     const char *config_sha256, const char *boot, int cached)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:o}", "build_id",
-	    build_id && *build_id ? build_id : "unknown", "release",
-	    release && *release ? release : "unknown", "config_sha256",
-	    config_sha256 && *config_sha256 ? config_sha256 : "unknown", "boot",
-	    boot && *boot ? boot : "unknown", "cached",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "build_id",
+	    text_or_unknown(build_id), "release", text_or_unknown(release),
+	    "config_sha256", text_or_unknown(config_sha256), "boot",
+	    text_or_unknown(boot), "cached",
 	    cached < 0 ? json_null() : json_boolean(cached));
 }
 

@@ -236,6 +236,12 @@ TEST(test_agent__kernel_facts)
 	    json_string_value(json_object_get(k, "config_sha256")), "unknown");
 	ASSERT(json_is_null(json_object_get(k, "cached")));
 	json_decref(k);
+	/* Bytes that are not UTF-8 text are not a release either. */
+	k = agent_kernel_facts("-pw3", "6.1\xff\xfe", "", "kexec", 0);
+	ASSERT(k != NULL);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(k, "release")), "unknown");
+	json_decref(k);
 	k = agent_kernel_facts("-pw3", "", "", "kexec", 0);
 	ASSERT_STREQ(
 	    json_string_value(json_object_get(k, "release")), "unknown");
