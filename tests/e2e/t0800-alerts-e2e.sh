@@ -220,7 +220,8 @@ assert b["benchmark"] == "slowprog" and b["host"] == "r1", b
 assert [x["metric"] for x in b["metrics"]] == ["time_ms"], b["metrics"]
 for side in ("base", "candidate"):
     k = b["kernel"][side]
-    assert (k["build_id"], k["release"], k["boot"], k["runs"]) == ("none", os.uname().release, "none", 5), b["kernel"]
+    # runs: every measured run reported it (5, more when more were asked).
+    assert (k["build_id"], k["release"], k["boot"]) == ("none", os.uname().release, "none") and k["runs"] >= 5, b["kernel"]
 assert b["kernel"]["warning"] is None, b["kernel"]
 x = b["metrics"][0]
 assert x["verdict"] == verdict and x["change_pct"] > 5, x
