@@ -112,6 +112,28 @@ kv(const char *k, char *v)
 	free(v);
 }
 
+/* "6.1.158-pw17 build -pw17 config 93d1b1fde44c (boot qemu, cached
+ * yes)": the kernel the job's runs ran on (docs/KERNEL.md). */
+static char *
+kernel_cell(json_t *j)
+{
+	json_t *k = json_object_get(j, "kernel");
+	char *f[5], *s;
+	static const char *const keys[] = { "release", "build_id",
+		"config_sha256", "boot", "cached" };
+	size_t i;
+
+	if (!json_is_object(k))
+		return xstrdup("-");
+	for (i = 0; i < 5; i++)
+		f[i] = cli_field(k, keys[i]);
+	s = xasprintf("%s build %s config %.12s (boot %s, cached %s)", f[0],
+	    f[1], f[2], f[3], f[4]);
+	for (i = 0; i < 5; i++)
+		free(f[i]);
+	return s;
+}
+
 static void
 print_job(json_t *j)
 {
@@ -132,6 +154,7 @@ print_job(json_t *j)
 	kv("point", cli_field(j, "point"));
 	kv("state", cli_field(j, "state"));
 	kv("host", cli_field(j, "host"));
+	kv("kernel", kernel_cell(j));
 	kv("attempts", cli_field(j, "attempts"));
 	kv("runs", runs_cell(j));
 	kv("progress", cli_field(j, "progress"));

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/caps.h"
 #include "common/http.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -53,6 +54,7 @@ alert_report_init(struct alert_report *r, const struct store_alert_info *x,
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
+	alert_report_kernel(r, NULL);
 	r->x = x;
 	r->public_url = public_url;
 	r->now = now;
@@ -101,6 +103,7 @@ alert_report_release(struct alert_report *r)
 	free(r->chg);
 	free(r->signature);
 	json_decref(r->charge_keep);
+	free(r->kernel_warning);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -114,6 +117,20 @@ alert_report_charge(struct alert_report *r, const json_t *rows)
 	                  : 0;
 	if (rows == NULL)
 		r->charge_runs[0] = r->charge_runs[1] = 0;
+}
+
+void
+alert_report_kernel(struct alert_report *r, const json_t *rows)
+{
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+
+	kfacts_sides(r->kernel, rows);
+	free(r->kernel_warning);
+	r->kernel_warning = NULL;
+	if (rows != NULL && r->x != NULL &&
+	    kfacts_warning(&why, r->kernel, r->x->base_sha, r->x->sha))
+		r->kernel_warning = buf_take(&why);
+	buf_release(&why);
 }
 
 const char *
@@ -230,13 +247,18 @@ group_decide(struct store *s, const struct daemon_config *dc,
 	have_old = r0 == 0;
 	alert_report_init(&r, x, dc->public_url, now);
 	r.from = dc->alerts.from;
-	if (r.nchg > 0) {
-		/* The headline pair's charge-path symbols (docs/MEMCG.md). */
+	if (x->ncmp > 0) {
+		/* The headline pair's kernels (docs/KERNEL.md) and
+		 * charge-path symbols (docs/MEMCG.md). */
 		json_t *meta = NULL;
 
-		if (store_pair_run_meta(s, &meta, x->cmp[r.head].pair_id) == 0)
-			alert_report_charge(&r, json_object_get(meta, "rows"));
-		else
+		if (store_pair_run_meta(s, &meta, x->cmp[r.head].pair_id) ==
+		    0) {
+			alert_report_kernel(&r, json_object_get(meta, "rows"));
+			if (r.nchg > 0)
+				alert_report_charge(
+				    &r, json_object_get(meta, "rows"));
+		} else
 			store_errclear(s);
 		json_decref(meta);
 	}

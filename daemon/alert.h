@@ -23,6 +23,7 @@
 #include "common/err.h"
 #include "config/config.h"
 #include "daemon/chargepath.h"
+#include "daemon/kfacts.h"
 #include "daemon/store_alert.h"
 
 #define ALERT_BATCH 32           /* groups or deliveries per pass */
@@ -54,6 +55,11 @@ struct alert_report {
 	size_t ncharge;
 	int charge_runs[2];
 	json_t *charge_keep; /* what the symbols point into */
+	/* The kernel each side of the headline pair ran, base and
+	 * candidate ("unknown" until alert_report_kernel), and the
+	 * same-build warning (kfacts_warning), or NULL. */
+	struct kfacts kernel[2];
+	char *kernel_warning;
 };
 
 /*
@@ -67,6 +73,9 @@ void alert_report_release(struct alert_report *);
 /* The charge-path symbols of the headline pair from its runs' profiles
  * (rows as store_pair_run_meta gives them; NULL: none). */
 void alert_report_charge(struct alert_report *, const json_t *rows);
+/* The kernels of the headline pair's sides from its runs (rows as
+ * store_pair_run_meta gives them; NULL: unknown), and the warning. */
+void alert_report_kernel(struct alert_report *, const json_t *rows);
 /* "regression", "improvement", "unstable", or "unchanged" (nothing). */
 const char *alert_report_event(const struct alert_report *);
 /* Whether a report replies in its series' thread (a real Message-ID). */

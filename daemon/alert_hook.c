@@ -94,6 +94,13 @@ alert_hook_body(const struct alert_report *r, const char *delivery, int slack,
 	              jstrn(x->bisect_origin)));
 	if (o != NULL)
 		json_object_set_new(o, "suspect", jstrn(x->suspect));
+	/* docs/KERNEL.md: the kernel each side of the headline pair ran. */
+	if (o != NULL)
+		json_object_set_new(o, "kernel",
+		    json_pack("{s:o, s:o, s:o}", "base",
+		        kfacts_json(&r->kernel[0]), "candidate",
+		        kfacts_json(&r->kernel[1]), "warning",
+		        jstrn(r->kernel_warning)));
 	if (o != NULL && r->charge_runs[0] + r->charge_runs[1] > 0) {
 		/* docs/MEMCG.md: the headline pair's charge-path symbols. */
 		json_t *syms = json_array();

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/caps.h"
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/alert.h"
@@ -500,9 +501,44 @@ argv_line(struct buf *b, json_t *arr)
 	}
 }
 
+/* "base -pw900, candidate -pw901" (runner text, cleaned). */
 static void
-machine(struct buf *b, const struct store_alert_info *x)
+build_ids(struct buf *b, const struct alert_report *r)
 {
+	buf_puts(b, "base ");
+	put_clean(b, r->kernel[0].build_id, 128);
+	buf_puts(b, ", candidate ");
+	put_clean(b, r->kernel[1].build_id, 128);
+}
+
+/* The kernel each side ran (docs/KERNEL.md), and the warning when both
+ * ran one build. */
+static void
+kernels(struct buf *b, const struct alert_report *r)
+{
+	struct buf l = BUF_INIT(CAP_ERRMSG);
+	int i;
+
+	buf_puts(b, "  kernel build ids: ");
+	build_ids(b, r);
+	buf_puts(b, "\n");
+	for (i = 0; i < 2; i++) {
+		buf_reset(&l);
+		buf_puts(&l, i == 0 ? "base: " : "candidate: ");
+		kfacts_line(&l, &r->kernel[i]);
+		put_wrapped(b, l.data, 1000, 4);
+	}
+	buf_release(&l);
+	if (r->kernel_warning != NULL) {
+		buf_puts(b, "  WARNING, kernels:\n");
+		put_wrapped(b, r->kernel_warning, 1000, 4);
+	}
+}
+
+static void
+machine(struct buf *b, const struct alert_report *r)
+{
+	const struct store_alert_info *x = r->x;
 	json_t *inv = x->inventory
 	    ? pwjson_parse(x->inventory, strlen(x->inventory), NULL)
 	    : NULL;
@@ -529,9 +565,10 @@ machine(struct buf *b, const struct store_alert_info *x)
 		    (double)json_integer_value(mem) / (1024.0 * 1024 * 1024));
 	else
 		buf_puts(b, ", memory unknown");
-	buf_puts(b, "\n  kernel: ");
+	buf_puts(b, "\n  kernel at registration: ");
 	put_clean(b, k ? k : "unknown", 128);
 	buf_puts(b, "\n");
+	kernels(b, r);
 	if (x->suspect != NULL) {
 		/* docs/HOST.md: the sides are not comparable as measured. */
 		buf_puts(b,
@@ -602,10 +639,11 @@ charge(struct buf *b, const struct alert_report *r)
 }
 
 static void
-params(struct buf *b, json_t *spec, const struct store_alert_cmp *c)
+params(struct buf *b, const struct alert_report *r, json_t *spec,
+    const struct store_alert_cmp *c)
 {
 	json_t *cg = json_object_get(spec, "cgroup"), *pr, *v;
-	const char *key, *boot = jstr(spec, "boot");
+	const char *key;
 	json_int_t mm = json_integer_value(json_object_get(cg, "memory_max"));
 
 	buf_puts(b, "parameters:\n  point: ");
@@ -627,14 +665,16 @@ params(struct buf *b, json_t *spec, const struct store_alert_cmp *c)
 		put_clean(b, json_string_value(v), 256);
 	}
 	buf_puts(b, "\n  kernel builds: ");
-	if (boot != NULL && strcmp(boot, "none") != 0)
-		buf_puts(b,
-		    "each side's commit, built by the runner\n"
-		    "    (build ids unknown)\n");
-	else
+	/* A kernel: block in the job: the runner builds each side's
+	 * commit; else both sides run on the running kernel. */
+	if (json_is_object(json_object_get(spec, "kernel"))) {
+		buf_puts(b, "each side's commit, built by the runner\n    (");
+		build_ids(b, r);
+		buf_puts(b, ")\n");
+	} else
 		buf_puts(b,
 		    "none: both sides ran on the test machine's "
-		    "kernel above\n");
+		    "running kernel\n");
 }
 
 static void
@@ -841,9 +881,9 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	        : "\n  (docs/ANALYSIS.md: the interval lies beyond the "
 	          "metric's min_effect,\n  false discovery rate controlled "
 	          "across metrics)\n\n");
-	machine(b, x);
+	machine(b, r);
 	buf_puts(b, "\n");
-	params(b, spec, h);
+	params(b, r, spec, h);
 	buf_puts(b,
 	    "\nchanged metrics (medians; spread is the sd of the "
 	    "runs):\n\n");

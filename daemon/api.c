@@ -26,6 +26,7 @@
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
 #include "daemon/jobspec.h"
+#include "daemon/kfacts.h"
 #include "daemon/packs.h"
 #include "daemon/sched.h"
 #include "daemon/series.h"
@@ -1171,6 +1172,33 @@ r_jobs(struct ctx *x)
 	reply_json(x, 200, out);
 }
 
+/* "kernel": what the job's measured runs say of the kernel they ran on
+ * (daemon/kfacts.h); each run's own facts are in its host_state. */
+static void
+job_kernel(json_t *job)
+{
+	json_t *states = json_array(), *run;
+	json_int_t max = json_integer_value(json_object_get(job, "max_runs"));
+	struct kfacts k;
+	const char *st;
+	size_t i;
+
+	json_array_foreach(json_object_get(job, "runs"), i, run)
+	{
+		st = json_string_value(json_object_get(run, "status"));
+		if (st == NULL || strcmp(st, "ok") != 0 ||
+		    json_integer_value(json_object_get(run, "index")) >= max)
+			continue;
+		json_array_append(states,
+		    json_object_get(run, "host_state")
+		        ? json_object_get(run, "host_state")
+		        : json_null());
+	}
+	kfacts_side(&k, states);
+	json_object_set_new(job, "kernel", kfacts_json(&k));
+	json_decref(states);
+}
+
 static void
 r_job(struct ctx *x)
 {
@@ -1181,6 +1209,7 @@ r_job(struct ctx *x)
 		reply_store_err(x, r);
 		return;
 	}
+	job_kernel(out);
 	reply_json(x, 200, out);
 }
 
@@ -1278,13 +1307,21 @@ r_host_clear(struct ctx *x)
 static void
 r_pair(struct ctx *x)
 {
-	json_t *out = NULL;
+	json_t *out = NULL, *rows = NULL;
 	int r;
 
 	if ((r = store_pair_get(x->s, &out, x->id[0])) != 0) {
 		reply_store_err(x, r);
 		return;
 	}
+	/* Which kernel each side ran (docs/KERNEL.md). */
+	if (store_pair_run_meta(x->s, &rows, x->id[0]) != 0) {
+		json_decref(out);
+		reply_store_err(x, -1);
+		return;
+	}
+	kfacts_pair_json(out, json_object_get(rows, "rows"));
+	json_decref(rows);
 	reply_json(x, 200, out);
 }
 

@@ -77,6 +77,8 @@ struct agent {
 	struct bootstate bs;
 	int have_bs;
 	int64_t kround, kboot;
+	/* The kernel facts of a resumed job's runs (agent_kernel_facts). */
+	json_t *kfacts;
 };
 
 /* ---- helpers ---- */
@@ -255,6 +257,27 @@ agent_run_body(int64_t index, const char *parser, const json_t *directions,
 	buf_release(&why);
 	buf_release(&raw);
 	return body;
+}
+
+/* s as a JSON string; "unknown" when it is NULL, empty or not UTF-8
+ * (a release read from a guest console is untrusted text). */
+static json_t *
+text_or_unknown(const char *s)
+{
+	json_t *v = s != NULL && *s != '\0' ? json_string(s) : NULL;
+
+	return v != NULL ? v : json_string("unknown");
+}
+
+json_t *
+agent_kernel_facts(const char *build_id, const char *release,
+    const char *config_sha256, const char *boot, int cached)
+{
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "build_id",
+	    text_or_unknown(build_id), "release", text_or_unknown(release),
+	    "config_sha256", text_or_unknown(config_sha256), "boot",
+	    text_or_unknown(boot), "cached",
+	    cached < 0 ? json_null() : json_boolean(cached));
 }
 
 /* ---- uploads through the spool ---- */
@@ -1199,6 +1222,7 @@ qemu_round(struct agent *a, struct job *j, const struct kernel_image *img,
 	char ***argvs = xcalloc(n + 1, sizeof(char **)), **sargv = NULL,
 	     *gdir = guest_dir(a->cfg),
 	     *dir = xasprintf("%s/boot-%" PRId64, scratch, boot);
+	char rel[128];
 	size_t i, k;
 	int rc = -1;
 
@@ -1252,6 +1276,10 @@ qemu_round(struct agent *a, struct job *j, const struct kernel_image *img,
 		rc = -1;
 		goto out;
 	}
+	/* The guest's release as verified; host: keys do not apply in the
+	 * guest (docs/HOST.md), so the state is the kernel facts alone. */
+	if (kernel_version_release(rel, sizeof(rel), qr.version) != 0)
+		rel[0] = '\0';
 	for (i = 0; i < n; i++) {
 		struct qemu_run *qrun = NULL;
 		json_t *body, *metrics;
@@ -1284,6 +1312,10 @@ qemu_round(struct agent *a, struct job *j, const struct kernel_image *img,
 			snprintf(first_err, first_len, "run %" PRId64 ": %s",
 			    idx[i],
 			    json_string_value(json_object_get(body, "error")));
+		json_object_set_new(body, "host_state",
+		    json_pack("{s:o}", "kernel_build",
+		        agent_kernel_facts(img->build_id, rel,
+		            img->config_sha256, "qemu", img->cached)));
 		deliver_run(a, j->id, idx[i], body);
 		json_decref(body);
 	}
@@ -1378,6 +1410,9 @@ boot_host(struct agent *a, struct job *j, const struct kernel_image *img,
 	snprintf(st.build_id, sizeof(st.build_id), "%s", img->build_id);
 	snprintf(st.release, sizeof(st.release), "%s", img->release);
 	snprintf(st.image, sizeof(st.image), "%s", img->image);
+	snprintf(st.config_sha256, sizeof(st.config_sha256), "%s",
+	    img->config_sha256);
+	st.cached = img->cached;
 	st.deadline = (int64_t)time(NULL) + j->boot_timeout_s;
 	st.lease_expires = st.deadline;
 	if (bootstate_write(path, &st, why) != 0)
@@ -1468,14 +1503,22 @@ resume_job(struct agent *a, struct job *j)
 	    &a->bs, j->id, ver.data, (int64_t)time(NULL), &why);
 	unlink(path);
 	switch (d) {
-	case BOOT_RESUME:
+	case BOOT_RESUME: {
+		char rel[128];
+
 		job_log(a, j->id,
 		    "boot: resumed after %s on %s (expected build id %s)",
 		    a->bs.method, ver.data, a->bs.build_id);
 		a->kround = a->bs.round;
 		a->kboot = a->bs.boot;
+		if (kernel_version_release(rel, sizeof(rel), ver.data) != 0)
+			rel[0] = '\0';
+		json_decref(a->kfacts);
+		a->kfacts = agent_kernel_facts(a->bs.build_id, rel,
+		    a->bs.config_sha256, a->bs.method, a->bs.cached);
 		rc = 1;
 		break;
+	}
 	case BOOT_WRONG_KERNEL:
 		finish(a, j->id, "failure", why.data);
 		rc = -1;
@@ -1647,7 +1690,7 @@ run_job(struct agent *a, json_t *jo)
 	char first_err[CAP_ERRMSG] = "";
 	struct err te = { 0 };
 	double cpu0, cpu1;
-	json_t *body;
+	json_t *body, *hstate;
 	int ret = 1, tm_ok, resumed = 0;
 	struct host_job hj;
 	struct buf hlog = BUF_INIT(CAP_ERRMSG * 8);
@@ -1783,7 +1826,17 @@ run_job(struct agent *a, json_t *jo)
 		host_job_run_end(&hj);
 		body = agent_run_body(i, j.parser, j.directions, &r,
 		    e.set ? err_msg(&e) : NULL, raw_max);
-		json_object_set_new(body, "host_state", host_job_state(&hj));
+		hstate = host_job_state(&hj);
+		/* The kernel the run ran on: the booted build of a resumed
+		 * kernel job, else the running kernel, which no job built. */
+		json_object_set_new(hstate, "kernel_build",
+		    resumed && a->kfacts != NULL
+		        ? json_deep_copy(a->kfacts)
+		        : agent_kernel_facts("none",
+		              json_string_value(
+		                  json_object_get(hstate, "kernel")),
+		              NULL, "none", -1));
+		json_object_set_new(body, "host_state", hstate);
 		if (prof != NULL)
 			prof_end(a, &j, prof, body, i);
 		if (tm_ok &&
@@ -1861,6 +1914,8 @@ out:
 	buf_release(&hlog);
 	unplace_job(a, j.id, &pl);
 	set_job(a, 0, 0);
+	json_decref(a->kfacts);
+	a->kfacts = NULL;
 	if (scratch != NULL)
 		rm_rf(scratch);
 	free(scratch);

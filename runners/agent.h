@@ -44,4 +44,16 @@ json_t *agent_run_body(int64_t index, const char *parser,
     const json_t *directions, const struct exec_result *r,
     const char *spawn_error, size_t raw_max);
 
+/*
+ * The kernel facts a run uploads as host_state.kernel_build (docs/API.md,
+ * docs/KERNEL.md): build_id ("-pw17"; "none": the job built no kernel),
+ * release (uname -r of the kernel the run ran on, as verified after the
+ * boot), config_sha256 (of the image's .config), boot (qemu, kexec,
+ * reboot, none) and cached (1: the image came from the cache, 0: built
+ * for this job, -1: unknown, sent as null).  A NULL or empty string is
+ * sent as "unknown": nothing is made up.  Never NULL.
+ */
+json_t *agent_kernel_facts(const char *build_id, const char *release,
+    const char *config_sha256, const char *boot, int cached);
+
 #endif

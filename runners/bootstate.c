@@ -32,7 +32,7 @@ bootstate_write(const char *path, const struct bootstate *st, struct buf *why)
 
 	if (!one_line(st->step) || !one_line(st->method) ||
 	    !one_line(st->build_id) || !one_line(st->release) ||
-	    !one_line(st->image)) {
+	    !one_line(st->image) || !one_line(st->config_sha256)) {
 		buf_printf(why, "%s: a value holds a line break", path);
 		return -1;
 	}
@@ -51,6 +51,10 @@ bootstate_write(const char *path, const struct bootstate *st, struct buf *why)
 	buf_printf(&b,
 	    "\nbuild_id %s\nrelease %s\nimage %s\ndeadline %" PRId64 "\n",
 	    st->build_id, st->release, st->image, st->deadline);
+	if (st->config_sha256[0] != '\0')
+		buf_printf(&b, "config_sha256 %s\n", st->config_sha256);
+	if (st->cached >= 0)
+		buf_printf(&b, "cached %s\n", st->cached ? "yes" : "no");
 	if (buf_failed(&b)) {
 		buf_printf(why, "%s: state too large", path);
 		buf_release(&b);
@@ -87,6 +91,15 @@ int_into(int64_t *dst, const char *v)
 }
 
 static int
+yes_no_into(int *dst, const char *v)
+{
+	if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+		return -1;
+	*dst = strcmp(v, "yes") == 0;
+	return 0;
+}
+
+static int
 runs_into(unsigned char *done, const char *v)
 {
 	const char *p = v;
@@ -118,6 +131,7 @@ bootstate_read(struct bootstate *out, const char *path, struct buf *why)
 	int lineno = 0, bad = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->cached = -1;
 	if (cgroup_read_file(&b, path, STATE_MAX) != 0) {
 		int en = errno;
 
@@ -162,6 +176,11 @@ bootstate_read(struct bootstate *out, const char *path, struct buf *why)
 		    str_into(out->release, sizeof(out->release), sp))
 		F("image", 10, str_into(out->image, sizeof(out->image), sp))
 		F("deadline", 11, int_into(&out->deadline, sp))
+		/* Optional (bits 12, 13): older states lack them. */
+		F("config_sha256", 12,
+		    str_into(
+		        out->config_sha256, sizeof(out->config_sha256), sp))
+		F("cached", 13, yes_no_into(&out->cached, sp))
 #undef F
 		else bad = 1;
 	}
@@ -171,7 +190,7 @@ bootstate_read(struct bootstate *out, const char *path, struct buf *why)
 		    lineno ? lineno : 1);
 		return -1;
 	}
-	if (seen != 0xfffu) {
+	if ((seen & 0xfffu) != 0xfffu) {
 		buf_printf(
 		    why, "%s: incomplete boot state (not resumed)", path);
 		return -1;

@@ -20,7 +20,12 @@
  *	release 6.1.158-pw17
  *	image /var/lib/perfwatch-runner/kernel/images/<commit>-<key>/bzImage
  *	deadline 1733000660
+ *	config_sha256 93d1b1fd...
+ *	cached yes
  *
+ * (config_sha256 and cached, what the resumed runs report of the kernel,
+ * may be missing from a state an older runner wrote: they are then
+ * unknown.)
  * and, started again, reads it to decide what to do with the job the
  * daemon hands back (bootstate_decide).
  */
@@ -38,7 +43,9 @@ struct bootstate {
 	int64_t round, boot;
 	unsigned char done[BOOTSTATE_RUNS_MAX]; /* done[i]: run i stored */
 	char build_id[32], release[128], image[1024];
-	int64_t deadline; /* epoch s: the boot must have ended by then */
+	int64_t deadline;       /* epoch s: the boot must have ended by then */
+	char config_sha256[65]; /* of the image's .config, "" unknown */
+	int cached;             /* the image came from the cache: 1, 0, -1 */
 };
 
 /* Writes path atomically.  0, or -1 with why. */

@@ -151,13 +151,25 @@ kernel_fragment_dropped(
 }
 
 int
+kernel_version_release(char *out, size_t n, const char *proc_version)
+{
+	char rel[128];
+
+	if (n == 0 || sscanf(proc_version, "Linux version %127s", rel) != 1 ||
+	    strlen(rel) >= n)
+		return -1;
+	memcpy(out, rel, strlen(rel) + 1);
+	return 0;
+}
+
+int
 kernel_version_check(
     const char *proc_version, const char *build_id, struct buf *why)
 {
 	char rel[128];
 	size_t n, b = strlen(build_id);
 
-	if (sscanf(proc_version, "Linux version %127s", rel) != 1) {
+	if (kernel_version_release(rel, sizeof(rel), proc_version) != 0) {
 		buf_printf(why,
 		    "booted kernel unknown (/proc/version: \"%.100s\"), "
 		    "expected a kernel ending in %s",

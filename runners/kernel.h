@@ -103,6 +103,13 @@ void kernel_config_key(char out[17], const char *config, const char *base_text,
 int kernel_config_is_target(const char *config);
 
 /*
+ * The release (third word) of the text of /proc/version into out (size
+ * n): 0, or -1 when the text is not "Linux version RELEASE ..." or the
+ * release does not fit.
+ */
+int kernel_version_release(char *out, size_t n, const char *proc_version);
+
+/*
  * Checks the text of /proc/version of a booted kernel against the
  * expected build id: its release (third word) must end in build_id.
  * 0, or -1 with why naming both ("booted 6.1.0-13-amd64, expected a

@@ -16,6 +16,8 @@
 static void
 head(struct buf *b, const struct view_commit *v)
 {
+	int i;
+
 	HTML_LIT(b, "<h1>");
 	switch (v->kind) {
 	case VIEW_COMMIT:
@@ -68,7 +70,20 @@ head(struct buf *b, const struct view_commit *v)
 	}
 	HTML_LIT(b, "<tr><th>compared with</th><td>");
 	html_text_trunc(b, v->base ? v->base : "unknown", VIEW_TITLE_CHARS);
-	HTML_LIT(b, "</td></tr><tr><th>time</th><td>");
+	HTML_LIT(b, "</td></tr>");
+	/* docs/KERNEL.md: which build each side measured. */
+	for (i = 0; i < 2; i++) {
+		if (v->kernel[i] == NULL)
+			continue;
+		if (i == 0)
+			HTML_LIT(b, "<tr><th>base kernel</th>");
+		else
+			HTML_LIT(b, "<tr><th>candidate kernel</th>");
+		HTML_LIT(b, "<td class=\"mono\">kernel: ");
+		html_text_trunc(b, v->kernel[i], VIEW_NOTE_CHARS);
+		HTML_LIT(b, "</td></tr>");
+	}
+	HTML_LIT(b, "<tr><th>time</th><td>");
 	html_time(b, v->time);
 	HTML_LIT(b, "</td></tr></table>\n");
 	if (v->note) {
@@ -83,6 +98,13 @@ head(struct buf *b, const struct view_commit *v)
 		    "suspect</span> the two sides ran under different "
 		    "host states: ");
 		html_text_trunc(b, v->suspect, VIEW_NOTE_CHARS);
+		HTML_LIT(b, "</p>\n");
+	}
+	if (v->kernel_warning) {
+		HTML_LIT(b,
+		    "<p class=\"note\"><span class=\"badge v-suspect\">"
+		    "kernel</span> warning: ");
+		html_text_trunc(b, v->kernel_warning, VIEW_NOTE_CHARS);
 		HTML_LIT(b, "</p>\n");
 	}
 }

@@ -186,6 +186,11 @@ struct view_commit {
 	size_t nsymbols;
 	int profiled_runs[2]; /* base, candidate; 0 0: no section */
 	const char *suspect;  /* pair page: why it is suspect, or NULL */
+	/* Pair page: the kernel each side ran (daemon/kfacts.h lines:
+	 * "<release> build <id> config <sha12> ..."), NULL: no row; and
+	 * why the comparison is suspicious (same build both sides), NULL. */
+	const char *kernel[2];
+	const char *kernel_warning;
 };
 
 /* Metric history: one (tree, branch, host, job, point, metric) series. */

@@ -27,6 +27,7 @@
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
+#include "daemon/kfacts.h"
 #include "daemon/series_versus.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
@@ -1207,6 +1208,30 @@ valid_id(enum view_target kind, const char *id, const char **end)
 	return p > id && p - id <= 64;
 }
 
+/* Pair page: the kernel each side ran and the same-build warning
+ * (daemon/kfacts.h), kept alive with the page's other JSON. */
+static void
+pair_kernels(
+    struct wctx *x, struct view_commit *v, json_t *pair, const json_t *rows)
+{
+	struct kfacts k[2];
+	struct buf b = BUF_INIT(CAP_ERRMSG);
+	int i;
+
+	kfacts_sides(k, rows);
+	for (i = 0; i < 2; i++) {
+		buf_reset(&b);
+		kfacts_line(&b, &k[i]);
+		v->kernel[i] = json_string_value(keep(x, json_string(b.data)));
+	}
+	buf_reset(&b);
+	if (kfacts_warning(&b, k, jstr(json_object_get(pair, "base"), "commit"),
+	        jstr(json_object_get(pair, "candidate"), "commit")))
+		v->kernel_warning =
+		    json_string_value(keep(x, json_string(b.data)));
+	buf_release(&b);
+}
+
 static void
 target_page(struct wctx *x, enum view_target kind)
 {
@@ -1331,6 +1356,8 @@ target_page(struct wctx *x, enum view_target kind)
 			        json_object_get(prof, "rows"), &blobs);
 			keep(x, blobs);
 			v.symbols = syms;
+			pair_kernels(
+			    x, &v, info, json_object_get(prof, "rows"));
 		} else
 			store_errclear(x->s);
 		break;

@@ -165,7 +165,7 @@ assert p[0]["headers"]["X-Perfwatch-Delivery"] == p[1]["headers"]["X-Perfwatch-D
 assert "text" not in json.loads(p[1]["body"])   # slack: false
 PY
 /usr/bin/python3 - "$SMTP" "$HOOK" "$c2" "$V" <<'PY' && pass mail_and_hook_content || fail mail_and_hook_content "see above"
-import email, email.policy, json, sys, glob
+import email, email.policy, json, os, sys, glob
 smtp, hook, sha, verdict = sys.argv[1:]
 raw = open(glob.glob(smtp + "/mail-*.eml")[0], "rb").read()
 env = json.loads(open(smtp + "/envelopes.jsonl").readline())
@@ -197,7 +197,12 @@ body = m.get_content()
 for s in (verdict + " of slowprog.time_ms", "commit: " + sha[:12],
           "test machine: r1", "95% CI", "https://perf.example.org/commit/" + sha,
           "| Reported-by:", "| Closes: https://perf.example.org/commit/" + sha,
-          "to reproduce", "cgroup: root", "kernel:"):
+          "to reproduce", "cgroup: root",
+          # No kernel: block: both sides on the running kernel, which no
+          # job built (docs/KERNEL.md), as the runs reported it.
+          "  kernel build ids: base none, candidate none",
+          "    base: %s build none " % os.uname().release,
+          "kernel builds: none: both sides ran on the test machine's running kernel"):
     check(s in body, "body lacks %r" % s)
 long = [l for l in body.splitlines() if len(l) > 78 and "://" not in l]
 check(not long, "long lines %r" % long)
@@ -213,6 +218,11 @@ assert b["event"] == "report" and b["verdict"] == verdict, b
 assert b["commit"]["sha"] == sha and b["tree"] == "app" and b["branch"] == "master", b
 assert b["benchmark"] == "slowprog" and b["host"] == "r1", b
 assert [x["metric"] for x in b["metrics"]] == ["time_ms"], b["metrics"]
+for side in ("base", "candidate"):
+    k = b["kernel"][side]
+    # runs: every measured run reported it (5, more when more were asked).
+    assert (k["build_id"], k["release"], k["boot"]) == ("none", os.uname().release, "none") and k["runs"] >= 5, b["kernel"]
+assert b["kernel"]["warning"] is None, b["kernel"]
 x = b["metrics"][0]
 assert x["verdict"] == verdict and x["change_pct"] > 5, x
 assert verdict != "regression" or x["ci_low_pct"] > 0, x

@@ -6,6 +6,10 @@
 # built; the runner makes the initramfs, boots qemu twice (rounds: 2),
 # and the guest runs the page-fault loop in the nested memcg /a/b with
 # memory.max, through the real cgroup v2 placement and telemetry code.
+# The candidate is another commit whose cache entry holds the same image
+# (as a cache that handed the base's kernel to the candidate would): the
+# pair API and page show the build the runner logged on both sides and
+# warn that the candidate's kernel was not measured.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -19,6 +23,7 @@ fi
 
 src_init "$PW_TMP/linux"
 SHA=$(g "$PW_TMP/linux" rev-parse HEAD)
+CAND=$(commit "$PW_TMP/linux" mm/memcontrol.c "memcg: the candidate")
 daemon_config "$PW_TMP/d" r1
 cat >"$PW_DIR/jobs/kq.yaml" <<'YAML'
 name: kq
@@ -43,6 +48,7 @@ KT=$PW_TMP/kernel
 key=$(python3 -c 'import hashlib; print(hashlib.sha256(b"config tinyconfig\nalign -falign-functions=64\nfragment CONFIG_MEMCG=y\n").hexdigest()[:16])')
 mkdir -p "$KT/images"
 cp -a "$TINY" "$KT/images/$SHA-$key"
+cp -a "$TINY" "$KT/images/$CAND-$key"
 BID=$(awk '$1 == "build_id" {print $2}' "$TINY/meta")
 REL=$(awk '$1 == "release" {print $2}' "$TINY/meta")
 runner_config r1 "kernel_tree: $KT" "guest_dir: $PW_BIN/guest"
@@ -51,11 +57,14 @@ start_runner r1
 
 http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"kq\",
     \"base\": {\"tree\": \"$PW_TMP/linux\", \"commit\": \"$SHA\"},
-    \"candidate\": {\"tree\": \"$PW_TMP/linux\", \"commit\": \"$SHA\"}}" >"$PW_TMP/code"
+    \"candidate\": {\"tree\": \"$PW_TMP/linux\", \"commit\": \"$CAND\"}}" >"$PW_TMP/code"
 check submit [ "$(cat "$PW_TMP/code")" = 201 ]
 base=$(jfield pairs.0.base_job <"$PW_TMP/body")
-done_() { [ "$(job_state "$base")" = success ] || [ "$(job_state "$base")" = failed ]; }
-wait_until 600 done_
+cand=$(jfield pairs.0.candidate_job <"$PW_TMP/body")
+pair=$(jfield pairs.0.pair_id <"$PW_TMP/body")
+ended() { [ "$(job_state "$1")" = success ] || [ "$(job_state "$1")" = failed ]; }
+wait_until 600 ended "$base"
+wait_until 600 ended "$cand"
 http GET "/api/v1/jobs/$base" >/dev/null
 python3 - "$PW_TMP/body" "$BID" "$REL" <<'PY' && pass qemu_job_runs_in_guest || { fail qemu_job_runs_in_guest "$(head -c 3000 "$PW_TMP/body")"; show_logs; }
 import json, re, sys
@@ -76,5 +85,33 @@ for i, r in enumerate(runs):
     # cgroup v2 in the guest: the nested memcg's memory.stat deltas.
     assert any(k.startswith("memcg.") for k in m), sorted(m)
 print("boots:", boots)
+PY
+# What the runner logged of each side's kernel is what the pair API and
+# page say, with the same-build warning.
+for side in base cand; do
+	http GET "/api/v1/jobs/${!side}" >/dev/null
+	cp "$PW_TMP/body" "$PW_TMP/job-$side.json"
+done
+http GET "/api/v1/pairs/$pair" >/dev/null
+cp "$PW_TMP/body" "$PW_TMP/pair.json"
+curl -s -o "$PW_TMP/pair.html" "$PW_URL/pair/$pair"
+python3 - "$PW_TMP/job-base.json" "$PW_TMP/job-cand.json" "$PW_TMP/pair.json" "$PW_TMP/pair.html" <<'PY' && pass pair_shows_both_kernels || { fail pair_shows_both_kernels "$(head -c 3000 "$PW_TMP/pair.json")"; show_logs; }
+import html, json, re, sys
+p = json.load(open(sys.argv[3]))
+page = html.unescape(open(sys.argv[4]).read())
+for f, side in ((sys.argv[1], "base"), (sys.argv[2], "candidate")):
+    j = json.load(open(f))
+    assert j["state"] == "success", (side, j["state"], j["error"])
+    m = re.search(r"kernel: build_id=(\S+) release=(\S+) config_sha256=([0-9a-f]{64}) cached=(yes|no)", j["log"])
+    assert m, j["log"][-2000:]
+    bid, rel, cfg, cached = m.groups()
+    k = p[side]["kernel"]
+    assert k == {"build_id": bid, "release": rel, "config_sha256": cfg,
+                 "boot": "qemu", "cached": cached, "runs": 2}, (side, k, m.groups())
+    line = "kernel: %s build %s config %s (boot qemu, cached %s)" % (rel, bid, cfg[:12], cached)
+    assert line in page, (line, re.findall(r"kernel: [^<]*", page))
+w = p["kernel_warning"]
+assert w and "same kernel build %s" % p["base"]["kernel"]["build_id"] in w, w
+assert "kernel</span> warning: " + w in page, re.findall(r"warning: [^<]*", page)
 PY
 finish

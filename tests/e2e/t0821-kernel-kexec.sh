@@ -6,8 +6,9 @@
 # (PERFWATCH_PROC_VERSION) from the image's meta, and `kexec -e` kills the
 # runner as the reboot would.  The test restarts the runner like systemd:
 #   1. right kernel: the state file is written before the boot, the job
-#      resumes after the restart, its runs carry kernel.round/boot, and it
-#      succeeds;
+#      resumes after the restart, its runs carry kernel.round/boot and the
+#      kernel facts the runner logged (the pair API and page show them),
+#      and it succeeds;
 #   2. wrong kernel: the host comes back on another kernel: the job fails
 #      naming both builds;
 #   3. the host never comes back: the boot lease (40 s, longer than the 10 s run
@@ -85,6 +86,7 @@ http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"kx\",
 check submit [ "$(cat "$PW_TMP/code")" = 201 ]
 base=$(jfield pairs.0.base_job <"$PW_TMP/body")
 cand=$(jfield pairs.0.candidate_job <"$PW_TMP/body")
+pair=$(jfield pairs.0.pair_id <"$PW_TMP/body")
 runner
 if wait_until 60 dead && grep -q "^kexec -e$" "$FAKE_LOG"; then pass kexec_e_reboots_the_runner; else fail kexec_e_reboots_the_runner "runner still up"; show_logs; finish; fi
 python3 - "$STATE" "$base" <<'PY' && pass state_written_before_boot || fail state_written_before_boot "$(cat "$STATE" 2>&1)"
@@ -119,6 +121,37 @@ for r in j["runs"]:
     assert m["ops"] == 1000 and m["kernel.round"] == 1 and m["kernel.boot"] == 1, m
 assert "boot: resumed after kexec on Linux version 6.1.158-pw900" in j["log"], j["log"][-1500:]
 PY
+# The kernel the runner logged (before the kexec) is what the resumed
+# runs uploaded, and what the job, the pair API and the pair page say of
+# the base side; the candidate has no run yet: unknown, not made up.
+cp "$PW_TMP/body" "$PW_TMP/job-base.json"
+http GET "/api/v1/pairs/$pair" >/dev/null
+cp "$PW_TMP/body" "$PW_TMP/pair.json"
+curl -s -o "$PW_TMP/pair.html" "$PW_URL/pair/$pair"
+python3 - "$PW_TMP/job-base.json" "$PW_TMP/pair.json" "$PW_TMP/pair.html" <<'PY' && pass kernel_facts_of_the_logged_build || fail kernel_facts_of_the_logged_build "$(head -c 3000 "$PW_TMP/pair.json")"
+import html, json, re, sys
+j = json.load(open(sys.argv[1]))
+p = json.load(open(sys.argv[2]))
+page = html.unescape(open(sys.argv[3]).read())
+m = re.search(r"kernel: build_id=(\S+) release=(\S+) config_sha256=([0-9a-f]{64}) cached=(yes|no)", j["log"])
+assert m, j["log"][-2000:]
+bid, rel, cfg, cached = m.groups()
+assert (bid, rel, cached) == ("-pw900", "6.1.158-pw900", "yes"), m.groups()
+want = {"build_id": bid, "release": rel, "config_sha256": cfg, "boot": "kexec", "cached": cached == "yes"}
+for r in j["runs"]:
+    assert r["host_state"]["kernel_build"] == want, r["host_state"]
+want_side = dict(want, cached=cached, runs=2)
+assert j["kernel"] == want_side, j["kernel"]
+assert p["base"]["kernel"] == want_side, p["base"]
+c = p["candidate"]["kernel"]
+assert c["build_id"] == "unknown" and c["release"] == "unknown" and c["runs"] == 0, c
+assert p["kernel_warning"] is None, p["kernel_warning"]
+line = "kernel: %s build %s config %s (boot kexec, cached yes)" % (rel, bid, cfg[:12])
+assert line in page, re.findall(r"kernel: [^<]*", page)
+assert "kernel: unknown (no run reported its kernel)" in page, re.findall(r"kernel: [^<]*", page)
+PY
+pw jobs show "$base" >"$PW_TMP/show.txt"
+check cli_shows_the_kernel grep -qx "kernel  *6.1.158-pw900 build -pw900 config 000000000000 (boot kexec, cached yes)" "$PW_TMP/show.txt"
 # The candidate boots next: the runner dies again.
 if wait_until 60 dead; then pass candidate_boots; else fail candidate_boots "runner still up"; fi
 

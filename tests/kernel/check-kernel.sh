@@ -165,6 +165,20 @@ print("  %s: build id %s, kernel %s, cached %s, incremental %s, %s s, %d boots (
 open(sys.argv[1] + ".build_s", "w").write("%s %s %s\n" % (m.group(6), m.group(4), m.group(5)))
 PY
 	done
+	# The pair API says which build each side ran: what the runner
+	# logged, two different builds, no same-build warning.
+	python3 - "$PW_TMP/pair-$name.json" "$PW_TMP/job-$name-base.json" "$PW_TMP/job-$name-candidate.json" <<'PY' && pass "${name}_pair_build_ids" || fail "${name}_pair_build_ids" "$(head -c 2000 "$PW_TMP/pair-$name.json")"
+import json, re, sys
+p = json.load(open(sys.argv[1]))
+ids = []
+for f, side in ((sys.argv[2], "base"), (sys.argv[3], "candidate")):
+    m = re.search(r"kernel: build_id=(\S+) release=(\S+) config_sha256=([0-9a-f]{64})", json.load(open(f))["log"])
+    k = p[side]["kernel"]
+    assert m and (k["build_id"], k["release"], k["config_sha256"], k["boot"]) == (m.group(1), m.group(2), m.group(3), "qemu"), (side, k)
+    ids.append(k["build_id"])
+assert ids[0] != ids[1] and p["kernel_warning"] is None, (ids, p["kernel_warning"])
+print("  pair build ids: base %s, candidate %s" % tuple(ids))
+PY
 }
 
 t1=$(date +%s)

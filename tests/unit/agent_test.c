@@ -212,3 +212,44 @@ TEST(test_agent__directions_from_the_job_config)
 	json_decref(dirs);
 	exec_result_release(&r);
 }
+
+/* What a run says of its kernel: a booted build, or the running kernel
+ * that no job built; what is not known is "unknown"/null, never made up. */
+TEST(test_agent__kernel_facts)
+{
+	json_t *k = agent_kernel_facts(
+	    "-pw17", "6.1.158-pw17", "93d1b1fde44c8a54", "qemu", 1);
+	char *s;
+
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(k, "build_id")), "-pw17");
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(k, "release")), "6.1.158-pw17");
+	ASSERT_STREQ(json_string_value(json_object_get(k, "config_sha256")),
+	    "93d1b1fde44c8a54");
+	ASSERT_STREQ(json_string_value(json_object_get(k, "boot")), "qemu");
+	ASSERT(json_is_true(json_object_get(k, "cached")));
+	json_decref(k);
+	k = agent_kernel_facts("none", "6.1.0-13-amd64", NULL, "none", -1);
+	ASSERT_STREQ(json_string_value(json_object_get(k, "build_id")), "none");
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(k, "config_sha256")), "unknown");
+	ASSERT(json_is_null(json_object_get(k, "cached")));
+	json_decref(k);
+	/* Bytes that are not UTF-8 text are not a release either. */
+	k = agent_kernel_facts("-pw3", "6.1\xff\xfe", "", "kexec", 0);
+	ASSERT(k != NULL);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(k, "release")), "unknown");
+	json_decref(k);
+	k = agent_kernel_facts("-pw3", "", "", "kexec", 0);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(k, "release")), "unknown");
+	ASSERT(json_is_false(json_object_get(k, "cached")));
+	s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
+	ASSERT_STREQ(s,
+	    "{\"boot\":\"kexec\",\"build_id\":\"-pw3\",\"cached\":false,"
+	    "\"config_sha256\":\"unknown\",\"release\":\"unknown\"}");
+	free(s);
+	json_decref(k);
+}

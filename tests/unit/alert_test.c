@@ -427,6 +427,161 @@ TEST(test_alert__charge_path)
 	store_alert_info_free(x);
 }
 
+/* Rows as store_pair_run_meta gives them: one measured run per side with
+ * the kernel facts the runner uploads (NULL: an older runner, none). */
+static json_t *
+kernel_rows(const char *base_id, const char *cand_id)
+{
+	json_t *rows = json_array();
+	const char *ids[2] = { base_id, cand_id };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		char *hs = ids[i] == NULL
+		    ? NULL
+		    : xasprintf(
+		          "{\"thp\": \"never\", \"kernel_build\": "
+		          "{\"build_id\": \"%s\", \"release\": "
+		          "\"6.1.158%s\", \"config_sha256\": "
+		          "\"93d1b1fde44c8a5495b335781bafe52391ba08561eaabd"
+		          "931e43fb591ea35b0a\", \"boot\": \"qemu\", "
+		          "\"cached\": %s}}",
+		          ids[i], ids[i], i == 0 ? "true" : "false");
+
+		json_array_append_new(rows,
+		    json_pack("{s:s, s:i, s:i, s:s?}", "role",
+		        i == 0 ? "base" : "candidate", "run", 0, "measured", 1,
+		        "host_state", hs));
+		free(hs);
+	}
+	return rows;
+}
+
+/* The build ids of both sides in "test machine" and the parameters, the
+ * webhook's "kernel"; "unknown" when the runs said nothing; a warning
+ * when both sides of two commits ran one build. */
+TEST(test_alert__kernel_build_ids)
+{
+	struct store_alert_info *x = info_new("mm: x", "A <a@example.org>");
+	struct alert_report r;
+	struct buf out = BUF_INIT(ALERT_MAIL_MAX);
+	json_t *rows, *o, *k;
+	char *s, *line, *save = NULL;
+
+	free(x->spec);
+	x->spec = xstrdup("{\"command\": [\"fio\"], \"boot\": \"runner\", "
+	                  "\"kernel\": {\"config\": \"tinyconfig\"}}");
+	/* Known: each side its own build. */
+	alert_report_init(&r, x, NULL, 0);
+	rows = kernel_rows("-pw41", "-pw42");
+	alert_report_kernel(&r, rows);
+	json_decref(rows);
+	alert_mail_body(&out, &r);
+	ASSERT_MSG(
+	    strstr(out.data,
+	        "  kernel build ids: base -pw41, candidate -pw42\n") != NULL,
+	    "%s", out.data);
+	ASSERT_MSG(strstr(out.data,
+	               "    base: 6.1.158-pw41 build -pw41 config "
+	               "93d1b1fde44c (boot qemu, cached yes)\n") != NULL,
+	    "%s", out.data);
+	ASSERT(strstr(out.data,
+	           "    candidate: 6.1.158-pw42 build -pw42 config "
+	           "93d1b1fde44c (boot qemu, cached\n    no)\n") != NULL);
+	ASSERT(strstr(out.data,
+	           "each side's commit, built by the runner\n"
+	           "    (base -pw41, candidate -pw42)\n") != NULL);
+	ASSERT(strstr(out.data, "unknown)") == NULL);
+	ASSERT(strstr(out.data, "WARNING") == NULL);
+	for (line = strtok_r(out.data, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		ASSERT_MSG(strlen(line) <= 78 || strstr(line, "://") != NULL,
+		    "long line: %s", line);
+	s = alert_hook_body(&r, "k#1/hook0", 0, "s");
+	o = pwjson_parse(s, strlen(s), NULL);
+	k = json_object_get(o, "kernel");
+	ASSERT_STREQ(json_string_value(json_object_get(
+	                 json_object_get(k, "base"), "build_id")),
+	    "-pw41");
+	ASSERT_STREQ(json_string_value(json_object_get(
+	                 json_object_get(k, "candidate"), "release")),
+	    "6.1.158-pw42");
+	ASSERT_STREQ(json_string_value(json_object_get(
+	                 json_object_get(k, "candidate"), "cached")),
+	    "no");
+	ASSERT(json_is_null(json_object_get(k, "warning")));
+	json_decref(o);
+	free(s);
+	alert_report_release(&r);
+
+	/* The same build on both sides of two commits: said, loudly. */
+	buf_reset(&out);
+	alert_report_init(&r, x, NULL, 0);
+	rows = kernel_rows("-pw41", "-pw41");
+	alert_report_kernel(&r, rows);
+	json_decref(rows);
+	alert_mail_body(&out, &r);
+	ASSERT_MSG(strstr(out.data,
+	               "  WARNING, kernels:\n"
+	               "    both sides ran the same kernel build -pw41 "
+	               "(6.1.158-pw41) though base and\n"
+	               "    candidate are different commits") != NULL,
+	    "%s", out.data);
+	s = alert_hook_body(&r, "k#1/hook0", 0, "s");
+	o = pwjson_parse(s, strlen(s), NULL);
+	ASSERT(strstr(json_string_value(json_object_get(
+	                  json_object_get(o, "kernel"), "warning")),
+	           "the candidate's kernel was not measured") != NULL);
+	json_decref(o);
+	free(s);
+	alert_report_release(&r);
+	/* ... but not for an A/A pair: one commit, one build is right. */
+	buf_reset(&out);
+	free(x->base_sha);
+	x->base_sha = xstrdup(x->sha);
+	alert_report_init(&r, x, NULL, 0);
+	rows = kernel_rows("-pw41", "-pw41");
+	alert_report_kernel(&r, rows);
+	json_decref(rows);
+	alert_mail_body(&out, &r);
+	ASSERT(strstr(out.data, "WARNING") == NULL);
+	alert_report_release(&r);
+
+	/* An older runner said nothing: unknown, never made up. */
+	buf_reset(&out);
+	alert_report_init(&r, x, NULL, 0);
+	rows = kernel_rows(NULL, NULL);
+	alert_report_kernel(&r, rows);
+	json_decref(rows);
+	alert_mail_body(&out, &r);
+	ASSERT(strstr(out.data,
+	           "  kernel build ids: base unknown, candidate unknown\n"
+	           "    base: unknown (no run reported its kernel)\n") != NULL);
+	ASSERT(strstr(out.data, "(base unknown, candidate unknown)") != NULL);
+	s = alert_hook_body(&r, "k#1/hook0", 0, "s");
+	o = pwjson_parse(s, strlen(s), NULL);
+	ASSERT_STREQ(json_string_value(json_object_get(
+	                 json_object_get(json_object_get(o, "kernel"), "base"),
+	                 "build_id")),
+	    "unknown");
+	json_decref(o);
+	free(s);
+	alert_report_release(&r);
+
+	/* A job without kernel: both sides on the running kernel. */
+	buf_reset(&out);
+	free(x->spec);
+	x->spec = xstrdup("{\"command\": [\"fio\"], \"boot\": \"runner\"}");
+	alert_report_init(&r, x, NULL, 0);
+	alert_mail_body(&out, &r);
+	ASSERT(strstr(out.data,
+	           "kernel builds: none: both sides ran on the test "
+	           "machine's running kernel\n") != NULL);
+	alert_report_release(&r);
+	buf_release(&out);
+	store_alert_info_free(x);
+}
+
 /* A bisection started from a history change point (docs/BISECT.md): no
  * pair of the commit changed, the ended bisection is the report; mail,
  * subject and webhook say where it started. */

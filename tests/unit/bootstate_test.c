@@ -22,6 +22,8 @@ sample(struct bootstate *st)
 	snprintf(st->release, sizeof(st->release), "6.1.158-pw17");
 	snprintf(st->image, sizeof(st->image), "/k/images/a-b/bzImage");
 	st->deadline = 1733000660;
+	snprintf(st->config_sha256, sizeof(st->config_sha256), "%064d", 7);
+	st->cached = 1;
 }
 
 static void
@@ -49,6 +51,42 @@ TEST(test_bootstate__round_trip)
 	ASSERT_INTEQ(bootstate_write(path, &a, &why), 0);
 	ASSERT_INTEQ(bootstate_read(&b, path, &why), 0);
 	ASSERT(memcmp(&a, &b, sizeof(a)) == 0);
+	buf_release(&why);
+}
+
+/* A state an older runner wrote (no config_sha256, no cached) resumes;
+ * what it does not say is unknown, never made up. */
+TEST(test_bootstate__older_state_kernel_facts_unknown)
+{
+	struct bootstate b;
+	struct buf why = BUF_INIT(1024);
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/old.state", test_tmpdir());
+	put(path,
+	    "perfwatch-boot-state 1\njob 17\nattempt 1\n"
+	    "lease_expires 5\nstep boot\nmethod kexec\nround 1\nboot 1\n"
+	    "runs_done \nbuild_id -pw17\nrelease 6.1.158-pw17\n"
+	    "image /k/bzImage\ndeadline 9\n");
+	ASSERT_INTEQ(bootstate_read(&b, path, &why), 0);
+	ASSERT_STREQ(b.config_sha256, "");
+	ASSERT_INTEQ(b.cached, -1);
+	ASSERT_STREQ(b.build_id, "-pw17");
+	/* Written back, unknown stays unknown (no "cached" line). */
+	ASSERT_INTEQ(bootstate_write(path, &b, &why), 0);
+	memset(&b, 0, sizeof(b));
+	ASSERT_INTEQ(bootstate_read(&b, path, &why), 0);
+	ASSERT_INTEQ(b.cached, -1);
+	ASSERT_STREQ(b.config_sha256, "");
+	/* A bad value of an optional line is still corrupt. */
+	put(path,
+	    "perfwatch-boot-state 1\njob 17\nattempt 1\n"
+	    "lease_expires 5\nstep boot\nmethod kexec\nround 1\nboot 1\n"
+	    "runs_done \nbuild_id -pw17\nrelease 6.1.158-pw17\n"
+	    "image /k/bzImage\ndeadline 9\ncached maybe\n");
+	ASSERT_INTEQ(bootstate_read(&b, path, &why), -1);
+	ASSERT_MSG(
+	    strstr(why.data, "old.state:14: corrupt") != NULL, "%s", why.data);
 	buf_release(&why);
 }
 

@@ -93,6 +93,21 @@ TEST(test_kernel__version_check)
 	buf_release(&why);
 }
 
+TEST(test_kernel__version_release)
+{
+	char rel[16];
+
+	ASSERT_INTEQ(kernel_version_release(rel, sizeof(rel),
+	                 "Linux version 6.1.158-pw17 (x) #1 SMP"),
+	    0);
+	ASSERT_STREQ(rel, "6.1.158-pw17");
+	ASSERT_INTEQ(kernel_version_release(rel, sizeof(rel), "garbage"), -1);
+	/* Too long for out: refused, not cut into another release. */
+	ASSERT_INTEQ(kernel_version_release(rel, sizeof(rel),
+	                 "Linux version 6.1.158-pw17-very-long (x)"),
+	    -1);
+}
+
 TEST(test_kernel__config_key)
 {
 	char a[17], b[17], c[17], d[17];

@@ -6,6 +6,7 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "daemon/kfacts.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/store_fleet.h"
@@ -180,6 +181,84 @@ TEST(test_store__run_upload_is_idempotent)
 	ASSERT_STREQ(raw.data, "raw text");
 	ASSERT_INTEQ(store_run_raw(s, &raw, b, 4), ERR_NOTFOUND);
 	buf_release(&raw);
+	store_close(s);
+}
+
+/* One run with the kernel facts a runner uploads in host_state. */
+static int
+add_kernel_run(struct store *s, int64_t h, int64_t job, int64_t idx,
+    const char *kernel_build)
+{
+	struct store_metric m[1] = { { "iops", "IOPS", "higher", 100.0 } };
+	struct store_run r = { job, idx, "ok", 1.5, NULL, "raw", 3, m, 1 };
+	char *hs = kernel_build
+	    ? xasprintf("{\"thp\":\"never\",\"kernel_build\":%s}", kernel_build)
+	    : NULL;
+	int rc;
+
+	r.host_state = hs;
+	rc = store_run_add(s, h, &r, 1000);
+	free(hs);
+	return rc;
+}
+
+static const char kb41[] =
+    "{\"build_id\":\"-pw41\",\"release\":\"6.1.158-pw41\","
+    "\"config_sha256\":\"ab12\",\"boot\":\"kexec\",\"cached\":true}";
+
+/* The kernel facts of each run go through runs.host_state and come back
+ * per run (GET /jobs/{id}) and per side of the pair (the rows the pair
+ * API, the page and the alerts read); a run without them is unknown. */
+TEST(test_store__kernel_facts_round_trip)
+{
+	struct store *s = open_new();
+	int64_t h, pair = 0, b = 0, cand = 0;
+	json_t *c = NULL, *j = NULL, *meta = NULL, *kb;
+	struct kfacts k[2];
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	ASSERT(store_pair_create(s, &pair, &b, &cand, "j", "", &job_base,
+	           &job_cand, 10) == 0);
+	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	json_decref(c);
+	ASSERT_INTEQ(add_kernel_run(s, h, b, 0, kb41), 0);
+	ASSERT_INTEQ(add_kernel_run(s, h, b, 1, kb41), 0);
+	ASSERT(store_finish(s, h, b, 1, NULL, 101) == 0);
+	ASSERT(store_claim(s, &c, h, 102, 60) == 0);
+	ASSERT_INTEQ(claimed_id(c), cand);
+	json_decref(c);
+	/* The candidate: one run from an older runner (no facts). */
+	ASSERT_INTEQ(add_kernel_run(s, h, cand, 0,
+	                 "{\"build_id\":\"-pw42\",\"release\":"
+	                 "\"6.1.158-pw42\",\"config_sha256\":\"ab12\","
+	                 "\"boot\":\"kexec\",\"cached\":false}"),
+	    0);
+	ASSERT_INTEQ(add_kernel_run(s, h, cand, 1, NULL), 0);
+
+	ASSERT(store_job_get(s, &j, b) == 0);
+	kb = json_object_get(
+	    json_object_get(
+	        json_array_get(json_object_get(j, "runs"), 1), "host_state"),
+	    "kernel_build");
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(kb, "build_id")), "-pw41");
+	ASSERT(json_is_true(json_object_get(kb, "cached")));
+	json_decref(j);
+
+	ASSERT(store_pair_run_meta(s, &meta, pair) == 0);
+	kfacts_sides(k, json_object_get(meta, "rows"));
+	json_decref(meta);
+	ASSERT_STREQ(k[0].build_id, "-pw41");
+	ASSERT_STREQ(k[0].release, "6.1.158-pw41");
+	ASSERT_STREQ(k[0].boot, "kexec");
+	ASSERT_STREQ(k[0].cached, "yes");
+	ASSERT_INTEQ(k[0].runs, 2);
+	/* What one run did not say stays unknown beside what the other did. */
+	ASSERT_STREQ(k[1].build_id, "-pw42 | unknown");
+	ASSERT_STREQ(k[1].cached, "no | unknown");
+	ASSERT_INTEQ(k[1].runs, 1);
 	store_close(s);
 }
 

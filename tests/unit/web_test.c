@@ -615,6 +615,41 @@ TEST(test_web__commit_hostile)
 	buf_release(&b);
 }
 
+/* Pair page: the kernel each side ran and the same-build warning, both
+ * escaped (the text comes from runners); no row when not given. */
+TEST(test_web__pair_kernels)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_commit v = { 0 };
+	size_t i;
+
+	v.kind = VIEW_PAIR;
+	v.id = "3";
+	v.title = "fio 4k";
+	v.kernel[0] = "6.1.158-pw41 build -pw41 config 93d1b1fde44c (boot "
+	              "qemu, cached yes)";
+	for (i = 0; i <= NHOSTILE; i++) {
+		v.kernel[1] = H(i);
+		v.kernel_warning = H(i + 1);
+		buf_reset(&b);
+		view_commit_render(&b, &v);
+		ASSERT_PAGE(&b);
+		ASSERT(strstr(b.data,
+		           "<th>base kernel</th><td class=\"mono\">kernel: "
+		           "6.1.158-pw41 build -pw41 config 93d1b1fde44c") !=
+		    NULL);
+		ASSERT(strstr(b.data, "<th>candidate kernel</th>") != NULL);
+		ASSERT(strstr(b.data, "kernel</span> warning: ") != NULL);
+	}
+	v.kernel[0] = v.kernel[1] = v.kernel_warning = NULL;
+	buf_reset(&b);
+	view_commit_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "base kernel") == NULL);
+	ASSERT(strstr(b.data, "warning: ") == NULL);
+	buf_release(&b);
+}
+
 /* A row of the report-order test. */
 static struct view_cmp_row
 rrow(const char *host, const char *metric, const char *better, double base,

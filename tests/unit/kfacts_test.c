@@ -1,0 +1,202 @@
+/*
+ * daemon/kfacts.c: which kernel each side of a pair ran, from the rows
+ * store_pair_run_meta() gives (the store round trip is in store_test).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/kfacts.h"
+#include "tests/unit/test.h"
+
+#define SHA64 "93d1b1fde44c8a5495b335781bafe52391ba08561eaabd931e43fb591ea35b0a"
+
+/* A row of a measured run of role with kernel_build kb (JSON text; NULL:
+ * no host state at all). */
+static void
+row(json_t *rows, const char *role, int measured, const char *kb)
+{
+	char *hs = kb ? xasprintf("{\"kernel\": \"6.1.0\", "
+	                          "\"kernel_build\": %s}",
+	                    kb)
+	              : NULL;
+
+	json_array_append_new(rows,
+	    json_pack("{s:s, s:i, s:i, s:s?}", "role", role, "run", 0,
+	        "measured", measured, "host_state", hs));
+	free(hs);
+}
+
+static const char kb41[] =
+    "{\"build_id\": \"-pw41\", \"release\": \"6.1.158-pw41\", "
+    "\"config_sha256\": \"" SHA64 "\", \"boot\": \"qemu\", "
+    "\"cached\": true}";
+static const char kb42[] =
+    "{\"build_id\": \"-pw42\", \"release\": \"6.1.158-pw42\", "
+    "\"config_sha256\": \"" SHA64 "\", \"boot\": \"qemu\", "
+    "\"cached\": false}";
+
+TEST(test_kfacts__sides_and_line)
+{
+	json_t *rows = json_array();
+	struct kfacts k[2];
+	struct buf b = BUF_INIT(1024);
+
+	row(rows, "base", 1, kb41);
+	row(rows, "base", 1, kb41);
+	row(rows, "candidate", 1, kb42);
+	/* The profile slot past max_runs is not a measured run. */
+	row(rows, "candidate", 0, kb41);
+	kfacts_sides(k, rows);
+	ASSERT_STREQ(k[0].build_id, "-pw41");
+	ASSERT_INTEQ(k[0].runs, 2);
+	ASSERT_STREQ(k[1].build_id, "-pw42");
+	ASSERT_STREQ(k[1].cached, "no");
+	ASSERT_INTEQ(k[1].runs, 1);
+	kfacts_line(&b, &k[0]);
+	ASSERT_STREQ(b.data,
+	    "6.1.158-pw41 build -pw41 config 93d1b1fde44c (boot qemu, "
+	    "cached yes)");
+	buf_reset(&b);
+	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 0);
+	ASSERT_STREQ(b.data, "");
+	json_decref(rows);
+	buf_release(&b);
+}
+
+TEST(test_kfacts__unknown_mixed_and_running_kernel)
+{
+	json_t *rows = json_array(), *o;
+	struct kfacts k[2];
+	struct buf b = BUF_INIT(1024);
+
+	/* No runs at all, and rows NULL: unknown, not made up. */
+	kfacts_sides(k, NULL);
+	ASSERT_STREQ(k[0].build_id, "unknown");
+	ASSERT_STREQ(k[1].config_sha256, "unknown");
+	ASSERT_INTEQ(k[0].runs, 0);
+	kfacts_line(&b, &k[1]);
+	ASSERT_STREQ(b.data, "unknown (no run reported its kernel)");
+	/* Base: two builds across its runs; candidate: the running
+	 * kernel of a job without kernel: (build none). */
+	row(rows, "base", 1, kb41);
+	row(rows, "base", 1, kb42);
+	row(rows, "candidate", 1,
+	    "{\"build_id\": \"none\", \"release\": \"6.1.0-13-amd64\", "
+	    "\"config_sha256\": \"unknown\", \"boot\": \"none\", "
+	    "\"cached\": null}");
+	kfacts_sides(k, rows);
+	ASSERT_STREQ(k[0].build_id, "-pw41 | -pw42");
+	ASSERT_STREQ(k[0].config_sha256, SHA64);
+	ASSERT_STREQ(k[0].cached, "yes | no");
+	buf_reset(&b);
+	kfacts_line(&b, &k[1]);
+	ASSERT_STREQ(b.data,
+	    "6.1.0-13-amd64 build none config unknown (boot none: the "
+	    "running kernel)");
+	o = kfacts_json(&k[0]);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(o, "build_id")), "-pw41 | -pw42");
+	ASSERT_INTEQ(json_integer_value(json_object_get(o, "runs")), 2);
+	json_decref(o);
+	/* Base measured on two kernels: said; neither a mix nor "none"
+	 * twice is one build on both sides. */
+	buf_reset(&b);
+	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 1);
+	ASSERT_STREQ(b.data,
+	    "the base runs ran on more than one kernel build (-pw41 | "
+	    "-pw42): that side mixes the measurements of different kernels");
+	buf_reset(&b);
+	memcpy(&k[0], &k[1], sizeof(k[0]));
+	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 0);
+	/* One build and runs that did not say: not two builds. */
+	snprintf(k[0].build_id, sizeof(k[0].build_id), "-pw41 | unknown");
+	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 0);
+	ASSERT_STREQ(b.data, "");
+	json_decref(rows);
+	buf_release(&b);
+}
+
+TEST(test_kfacts__same_build_both_sides_warns)
+{
+	json_t *rows = json_array();
+	struct kfacts k[2];
+	struct buf b = BUF_INIT(1024);
+
+	row(rows, "base", 1, kb41);
+	row(rows, "candidate", 1, kb41);
+	kfacts_sides(k, rows);
+	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 1);
+	ASSERT(strstr(b.data,
+	           "both sides ran the same kernel build -pw41 "
+	           "(6.1.158-pw41)") != NULL);
+	/* Commits unknown: still suspicious. */
+	buf_reset(&b);
+	ASSERT_INTEQ(kfacts_warning(&b, k, NULL, "bb"), 1);
+	/* An A/A pair (one commit): one build is right. */
+	buf_reset(&b);
+	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "aa"), 0);
+	json_decref(rows);
+	buf_release(&b);
+}
+
+/* Runner text: control characters are cleaned, a long value is cut at
+ * a UTF-8 boundary (the JSON stays valid), duplicates fold. */
+TEST(test_kfacts__hostile_values)
+{
+	json_t *rows = json_array(), *o;
+	struct kfacts k[2];
+	struct buf kb = BUF_INIT(4096);
+	char *s;
+	int i;
+
+	buf_puts(&kb, "{\"build_id\": \"-pw1\\r\\nBcc: x\", \"release\": \"");
+	for (i = 0; i < 300; i++)
+		buf_puts(&kb, "\xc3\xa9"); /* é: 600 bytes */
+	buf_puts(&kb, "\", \"boot\": 7}");
+	row(rows, "base", 1, kb.data);
+	kfacts_sides(k, rows);
+	ASSERT_STREQ(k[0].build_id, "-pw1  Bcc: x");
+	ASSERT(strlen(k[0].release) < KFACTS_VAL);
+	ASSERT_INTEQ(strlen(k[0].release) % 2, 0);
+	ASSERT_STREQ(k[0].boot, "unknown"); /* not a string */
+	o = kfacts_json(&k[0]);
+	ASSERT(o != NULL);
+	s = json_dumps(o, JSON_COMPACT);
+	ASSERT(s != NULL);
+	free(s);
+	json_decref(o);
+	json_decref(rows);
+	buf_release(&kb);
+}
+
+TEST(test_kfacts__pair_json)
+{
+	json_t *rows = json_array();
+	json_t *pair = json_pack("{s:{s:s}, s:{s:s}}", "base", "commit", "aa",
+	    "candidate", "commit", "bb");
+
+	row(rows, "base", 1, kb41);
+	row(rows, "candidate", 1, kb41);
+	kfacts_pair_json(pair, rows);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(pair, "base"), "kernel"),
+	        "build_id")),
+	    "-pw41");
+	ASSERT(json_is_string(json_object_get(pair, "kernel_warning")));
+	json_decref(pair);
+	pair = json_pack("{s:{s:s}, s:{s:s}}", "base", "commit", "aa",
+	    "candidate", "commit", "bb");
+	kfacts_pair_json(pair, NULL);
+	ASSERT_STREQ(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(pair, "candidate"), "kernel"),
+	        "release")),
+	    "unknown");
+	ASSERT(json_is_null(json_object_get(pair, "kernel_warning")));
+	json_decref(pair);
+	json_decref(rows);
+}
