@@ -84,6 +84,21 @@ unstable_threshold(double min_effect, double regression_pct)
 	return t;
 }
 
+/* What an unstable verification must move by: a third of the
+ * regression (log ratio), at least min_effect.  The culprit against its
+ * parent is one commit apart, so a noisy run there is the only doubt;
+ * half the regression threw away a +94% reading of a +140% step. */
+static double
+verify_threshold(double min_effect, double regression_pct)
+{
+	double t = log1p((min_effect > 0 ? min_effect : 1.0) / 100);
+
+	if (isfinite(regression_pct) && regression_pct > -100 &&
+	    fabs(log1p(regression_pct / 100)) / 3 > t)
+		t = fabs(log1p(regression_pct / 100)) / 3;
+	return t;
+}
+
 /* A change as a share of the regression (log ratios; 0 when unknown). */
 static double
 share(double pct, double regression_pct)
@@ -765,8 +780,8 @@ look_verify(struct look *l, const char *culprit, size_t nsteps, size_t nskip,
 			    ? l->reg_pct > 0
 			    : -1;
 			pct_text(a, sizeof(a), pct);
-			m = moved(verd, pct, unstable_threshold(me, l->reg_pct),
-			    lower);
+			m = moved(
+			    verd, pct, verify_threshold(me, l->reg_pct), lower);
 			if (i == 0)
 				snprintf(out, 300,
 				    "%s: %s %s against its parent",
