@@ -1049,13 +1049,36 @@ out:
 	return r == 0 ? 0 : -1;
 }
 
+/* The bisection of src with its job's bisect settings: 0, ERR_EXISTS or
+ * -1, e set. */
+static int
+create_from(struct store *s, int64_t *out_id, const struct dconf *conf,
+    const struct store_bisect_src *src, const char *started_by, int64_t now,
+    struct err *e)
+{
+	const struct job_config *jc = dconf_job(conf, src->job);
+	struct store_bisect_new n;
+	int r;
+
+	memset(&n, 0, sizeof(n));
+	n.src = src;
+	n.steps_limit = jc ? jc->bisect.max_steps : BISECT_DEFAULT_STEPS;
+	n.max_inconclusive = jc ? jc->bisect.max_inconclusive : 2;
+	n.full_dag = jc ? jc->bisect.full_dag : 0;
+	n.started_by = started_by;
+	if ((r = store_bisect_create(s, out_id, &n, now)) != 0) {
+		err_setc(e, r == ERR_EXISTS ? ERR_EXISTS : -1, "%s",
+		    store_errmsg(s));
+		store_errclear(s);
+	}
+	return r;
+}
+
 int
 bisect_begin(struct store *s, const struct dconf *conf, int64_t *out_id,
     int64_t regression_id, const char *started_by, int64_t now, struct err *e)
 {
 	struct store_bisect_src src;
-	struct store_bisect_new n;
-	const struct job_config *jc;
 	int r;
 
 	*out_id = 0;
@@ -1075,19 +1098,8 @@ bisect_begin(struct store *s, const struct dconf *conf, int64_t *out_id,
 		store_bisect_src_release(&src);
 		return ERR_INVALID;
 	}
-	jc = dconf_job(conf, src.job);
-	memset(&n, 0, sizeof(n));
-	n.src = &src;
-	n.steps_limit = jc ? jc->bisect.max_steps : BISECT_DEFAULT_STEPS;
-	n.max_inconclusive = jc ? jc->bisect.max_inconclusive : 2;
-	n.full_dag = jc ? jc->bisect.full_dag : 0;
-	n.started_by = started_by;
-	r = store_bisect_create(s, out_id, &n, now);
-	if (r != 0) {
-		err_setc(e, r == ERR_EXISTS ? ERR_EXISTS : -1, "%s",
-		    store_errmsg(s));
-		store_errclear(s);
-	} else {
+	r = create_from(s, out_id, conf, &src, started_by, now, e);
+	if (r == 0) {
 		log_info("bisect %lld: regression %lld (%s, %.12s..%.12s), "
 		         "started %s",
 		    (long long)*out_id, (long long)regression_id, src.job,
@@ -1156,8 +1168,6 @@ bisect_begin_cp(struct store *s, const struct dconf *conf, int64_t *out_id,
     int64_t change_point_id, const char *started_by, int64_t now, struct err *e)
 {
 	struct store_bisect_src src;
-	struct store_bisect_new n;
-	const struct job_config *jc;
 	int r;
 
 	*out_id = 0;
@@ -1191,19 +1201,8 @@ bisect_begin_cp(struct store *s, const struct dconf *conf, int64_t *out_id,
 		store_bisect_src_release(&src);
 		return ERR_INVALID;
 	}
-	jc = dconf_job(conf, src.job);
-	memset(&n, 0, sizeof(n));
-	n.src = &src;
-	n.steps_limit = jc ? jc->bisect.max_steps : BISECT_DEFAULT_STEPS;
-	n.max_inconclusive = jc ? jc->bisect.max_inconclusive : 2;
-	n.full_dag = jc ? jc->bisect.full_dag : 0;
-	n.started_by = started_by;
-	r = store_bisect_create(s, out_id, &n, now);
-	if (r != 0) {
-		err_setc(e, r == ERR_EXISTS ? ERR_EXISTS : -1, "%s",
-		    store_errmsg(s));
-		store_errclear(s);
-	} else {
+	r = create_from(s, out_id, conf, &src, started_by, now, e);
+	if (r == 0) {
 		log_info("bisect %lld: change point %lld at %.12s on %s "
 		         "history (%s, %.12s..%.12s), started %s",
 		    (long long)*out_id, (long long)change_point_id,
