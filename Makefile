@@ -303,8 +303,26 @@ $(REL)/bench/api_load: tests/bench/api_load.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -lpthread
 
+# make bench-api REF=main: the same load against the optimised build of
+# REF too (git archive of REF into $(OUT)/bench-ref, built there once per
+# commit), alternating ref new ref new (ROUNDS=2 pairs).
 bench-api: $(REL)/bin/perfwatchd $(REL)/bench/api_load
+ifneq ($(REF),)
+	@set -e; d=$(OUT)/bench-ref; c=$$(git rev-parse --verify '$(REF)^{commit}'); \
+	if [ "$$(cat $$d/commit 2>/dev/null)" != "$$c" ]; then \
+		rm -rf $$d && mkdir -p $$d/src; \
+		git archive "$$c" | tar -x -C $$d/src; \
+		echo "building the reference $(REF) ($$c) in $$d"; \
+		nice -n 10 $(MAKE) --no-print-directory -C $$d/src OUT=build \
+		    build/rel/bin/perfwatchd >$$d/build.log 2>&1 || \
+		    { tail -20 $$d/build.log; exit 1; }; \
+		echo "$$c" >$$d/commit; \
+	fi; \
+	REF_BIN=$(abspath $(OUT))/bench-ref/src/build/rel/bin OUT=$(OUT) \
+	    tests/bench/api_bench.sh
+else
 	@OUT=$(OUT) tests/bench/api_bench.sh
+endif
 
 .PHONY: bench-api
 

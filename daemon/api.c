@@ -1581,6 +1581,45 @@ web_metrics_add(struct ctx *x, struct buf *b)
 		    (long long)afail);
 }
 
+/* The store's write lock by writer class. */
+static void
+write_metrics(struct buf *b)
+{
+	struct store_write_stat w[STORE_WRITERS];
+	static const char *const what[4][2] = {
+		{ "perfwatch_store_write_wait_seconds_total",
+		    "Time writers waited for the write lock." },
+		{ "perfwatch_store_write_hold_seconds_total",
+		    "Time writers held the write lock." },
+		{ "perfwatch_store_write_wait_max_seconds",
+		    "The longest wait for the write lock." },
+		{ "perfwatch_store_write_hold_max_seconds",
+		    "The longest hold of the write lock." },
+	};
+	int i, k;
+
+	store_write_stats(w);
+	buf_puts(b,
+	    "# HELP perfwatch_store_writes_total Write transactions, by "
+	    "writer.\n"
+	    "# TYPE perfwatch_store_writes_total counter\n");
+	for (i = 0; i < STORE_WRITERS; i++)
+		buf_printf(b,
+		    "perfwatch_store_writes_total{writer=\"%s\"} %" PRIu64 "\n",
+		    store_writer_names[i], w[i].n);
+	for (k = 0; k < 4; k++) {
+		buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", what[k][0],
+		    what[k][1], what[k][0], k < 2 ? "counter" : "gauge");
+		for (i = 0; i < STORE_WRITERS; i++)
+			buf_printf(b, "%s{writer=\"%s\"} %.6f\n", what[k][0],
+			    store_writer_names[i],
+			    k == 0       ? w[i].wait_s
+			        : k == 1 ? w[i].hold_s
+			        : k == 2 ? w[i].wait_max_s
+			                 : w[i].hold_max_s);
+	}
+}
+
 static void
 r_metrics(struct ctx *x)
 {
@@ -1655,6 +1694,7 @@ r_metrics(struct ctx *x)
 		        1e6,
 		    cum);
 	}
+	write_metrics(&b);
 	web_metrics_add(x, &b);
 	len = b.len;
 	httpd_reply_take(

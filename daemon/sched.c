@@ -276,6 +276,7 @@ sched_start(struct sched *s, const char *dbpath, int tick_ms,
 {
 	if (store_open(&s->store, dbpath, e) == -1)
 		return -1;
+	store_set_writer(s->store, STORE_W_SCHED);
 	s->tick_ms = tick_ms > 0 ? tick_ms : 1000;
 	s->tick = tick;
 	s->arg = arg;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/caps.h"
 #include "common/err.h"
@@ -441,27 +442,82 @@ static struct {
 	pthread_cond_t cv;
 	int busy;   /* a writer holds it */
 	int urgent; /* urgent writers waiting */
-} write_lock = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+	/* The holder's class and since when (store_write_stats). */
+	enum store_writer cls;
+	double since;
+	uint64_t seq; /* acquisitions so far */
+	struct store_write_stat st[STORE_WRITERS];
+} write_lock = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
+	STORE_W_OTHER, 0, 0, { { 0 } } };
+
+const char *const store_writer_names[STORE_WRITERS] = { "other",
+	"claim_heartbeat", "uploads", "verdict", "sched" };
+
+static double
+mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void
-wlock(int urgent)
+wlock(int urgent, enum store_writer cls)
 {
+	struct store_write_stat *w;
+	double t0 = mono_s();
+
+	if (urgent)
+		cls = STORE_W_URGENT;
+	w = &write_lock.st[cls];
 	pthread_mutex_lock(&write_lock.mu);
 	write_lock.urgent += urgent;
+	w->waiting++;
 	while (write_lock.busy || (!urgent && write_lock.urgent > 0))
 		pthread_cond_wait(&write_lock.cv, &write_lock.mu);
+	w->waiting--;
 	write_lock.urgent -= urgent;
 	write_lock.busy = 1;
+	write_lock.cls = cls;
+	write_lock.since = mono_s();
+	w->n++;
+	w->last_seq = ++write_lock.seq;
+	w->wait_s += write_lock.since - t0;
+	if (write_lock.since - t0 > w->wait_max_s)
+		w->wait_max_s = write_lock.since - t0;
 	pthread_mutex_unlock(&write_lock.mu);
 }
 
 static void
 wunlock(void)
 {
+	struct store_write_stat *w;
+	double held;
+
 	pthread_mutex_lock(&write_lock.mu);
+	held = mono_s() - write_lock.since;
+	w = &write_lock.st[write_lock.cls];
+	w->hold_s += held;
+	if (held > w->hold_max_s)
+		w->hold_max_s = held;
 	write_lock.busy = 0;
 	pthread_cond_broadcast(&write_lock.cv);
 	pthread_mutex_unlock(&write_lock.mu);
+}
+
+void
+store_write_stats(struct store_write_stat out[STORE_WRITERS])
+{
+	pthread_mutex_lock(&write_lock.mu);
+	memcpy(out, write_lock.st, sizeof(write_lock.st));
+	pthread_mutex_unlock(&write_lock.mu);
+}
+
+void
+store_set_writer(struct store *s, enum store_writer cls)
+{
+	s->writer = cls;
 }
 
 static int
@@ -582,7 +638,7 @@ store_i_tx_begin_as(struct store *s, int urgent)
 {
 	if (s->in_tx)
 		return 0;
-	wlock(urgent);
+	wlock(urgent, s->writer);
 	if (exec(s, "BEGIN IMMEDIATE") == -1) {
 		wunlock();
 		return -1;
@@ -860,7 +916,7 @@ store_checkpoint(struct store *s)
 	/* ...then, when the WAL has grown past ~8 MB, restart it while
 	 * holding the writers' lock: writers that never pause would
 	 * otherwise keep it growing.  Little is left to copy by now. */
-	wlock(0);
+	wlock(0, s->writer);
 	rc = sqlite3_wal_checkpoint_v2(
 	    s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
 	wunlock();

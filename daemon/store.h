@@ -46,6 +46,33 @@ int store_checkpoint(struct store *);
 /* PRAGMA user_version, or -1. */
 int store_user_version(struct store *);
 
+/*
+ * Write-lock accounting (GET /metrics): how long writers of each class
+ * waited for the process write lock and held it (BEGIN IMMEDIATE ...
+ * COMMIT), process-wide.  A connection's class is set once after opening
+ * (default other); claims and heartbeats count as claim_heartbeat
+ * whatever their connection's class.
+ */
+enum store_writer {
+	STORE_W_OTHER,   /* request threads, watchers, alerts */
+	STORE_W_URGENT,  /* claims and heartbeats */
+	STORE_W_UPLOADS, /* the upload batch writer (store_batch.h) */
+	STORE_W_VERDICT, /* the verdict worker */
+	STORE_W_SCHED,   /* the scheduler's ticker: requeue, checkpoints */
+	STORE_WRITERS
+};
+extern const char *const store_writer_names[STORE_WRITERS];
+struct store_write_stat {
+	uint64_t n;            /* write transactions */
+	double wait_s, hold_s; /* sums, seconds */
+	double wait_max_s, hold_max_s;
+	int waiting;       /* writers waiting now */
+	uint64_t last_seq; /* when the class last took the lock: a count of
+	                      all acquisitions (tests check the order) */
+};
+void store_set_writer(struct store *, enum store_writer);
+void store_write_stats(struct store_write_stat out[STORE_WRITERS]);
+
 /* Explicit transactions around several calls (submit of many pairs).
  * Calls inside an explicit transaction join it. */
 int store_begin(struct store *);

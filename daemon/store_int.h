@@ -23,6 +23,9 @@ enum stmt_slot {
 	S_HEARTBEAT,
 	S_HOST_SEEN,
 	S_HOST_ID,
+	S_SAVEPOINT, /* store_batch.c */
+	S_ROLLBACK_TO,
+	S_RELEASE,
 	S_NSLOTS
 };
 
@@ -31,9 +34,10 @@ struct fleet_group; /* store_fleet.c */
 struct store {
 	sqlite3 *db;
 	struct err err;
-	int in_tx;    /* inside store_begin() */
-	int have_wlk; /* holds the process write lock */
-	int version;  /* the schema version it was opened at */
+	int in_tx;                /* inside store_begin() */
+	int have_wlk;             /* holds the process write lock */
+	int version;              /* the schema version it was opened at */
+	enum store_writer writer; /* its class in the write-lock stats */
 	sqlite3_stmt *st[S_NSLOTS];
 	/* Open sibling-group scope (store_group_begin), else NULL. */
 	struct fleet_group *groups;

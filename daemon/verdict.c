@@ -1214,6 +1214,7 @@ verdict_start(struct verdict_worker **out, struct sched *sched,
 		free(w);
 		return -1;
 	}
+	store_set_writer(w->store, STORE_W_VERDICT);
 	if (pthread_create(&w->thread, NULL, worker, w) != 0) {
 		store_close(w->store);
 		pthread_mutex_destroy(&w->mu);

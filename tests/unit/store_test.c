@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1166,4 +1167,96 @@ TEST(test_store__submit_siblings_share_a_host)
 	ASSERT(json_is_null(json_object_get(j, "host")));
 	json_decref(j);
 	store_close(s);
+}
+
+/* ---- the write lock: urgent writers first, accounted by class ---- */
+
+struct writer_arg {
+	struct store *s;
+	int64_t host;
+	int urgent, r;
+};
+
+static void *
+writer_thread(void *arg)
+{
+	struct writer_arg *w = arg;
+	int64_t exp = 0, runs = 0;
+
+	if (w->urgent) /* an idle heartbeat: last_seen only */
+		w->r = store_heartbeat(
+		    w->s, &exp, &runs, w->host, 0, NULL, 2000, 60);
+	else
+		w->r = store_host_seen(w->s, w->host, 3000);
+	return NULL;
+}
+
+/* Waits (up to 20 s) until n writers of class cls wait for the lock. */
+static int
+writers_waiting(enum store_writer cls, int n)
+{
+	struct store_write_stat st[STORE_WRITERS];
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		store_write_stats(st);
+		if (st[cls].waiting == n)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+TEST(test_store__urgent_writer_goes_before_waiting_ones)
+{
+	struct store *s0 = NULL, *s1 = NULL, *s2 = NULL;
+	struct store_write_stat st[STORE_WRITERS];
+	struct writer_arg plain = { 0 }, urgent = { 0 };
+	struct err e = { 0 };
+	pthread_t t1, t2;
+	char *p = dbpath();
+	json_t *j = NULL;
+	int64_t h;
+
+	ASSERT(store_open(&s0, p, &e) == 0 && store_open(&s1, p, &e) == 0 &&
+	    store_open(&s2, p, &e) == 0);
+	store_set_writer(s1, STORE_W_UPLOADS);
+	ASSERT((h = host(s0, "h", "[]")) > 0);
+	/* s0 holds the lock; a plain writer queues first, then a
+	 * heartbeat. */
+	ASSERT(store_begin(s0) == 0);
+	plain.s = s1;
+	plain.host = h;
+	urgent.s = s2;
+	urgent.host = h;
+	urgent.urgent = 1;
+	ASSERT(pthread_create(&t1, NULL, writer_thread, &plain) == 0);
+	ASSERT(writers_waiting(STORE_W_UPLOADS, 1));
+	ASSERT(pthread_create(&t2, NULL, writer_thread, &urgent) == 0);
+	ASSERT(writers_waiting(STORE_W_URGENT, 1));
+	store_rollback(s0);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	ASSERT_INTEQ(plain.r, 0);
+	ASSERT_INTEQ(urgent.r, 0);
+	store_write_stats(st);
+	/* The heartbeat took the lock first, the plain writer last: its
+	 * last_seen (3000) is the one that stands. */
+	ASSERT_MSG(st[STORE_W_URGENT].last_seq < st[STORE_W_UPLOADS].last_seq,
+	    "urgent took the lock at %llu, the plain writer at %llu",
+	    (unsigned long long)st[STORE_W_URGENT].last_seq,
+	    (unsigned long long)st[STORE_W_UPLOADS].last_seq);
+	ASSERT(st[STORE_W_UPLOADS].wait_s > 0 && st[STORE_W_URGENT].n > 0);
+	ASSERT(st[STORE_W_UPLOADS].waiting == 0 &&
+	    st[STORE_W_URGENT].waiting == 0);
+	ASSERT(store_hosts_list(s0, &j, 10, 0, 3000, 1) == 0);
+	ASSERT_INTEQ(
+	    json_integer_value(json_object_get(
+	        json_array_get(json_object_get(j, "hosts"), 0), "last_seen")),
+	    3000);
+	json_decref(j);
+	store_close(s0);
+	store_close(s1);
+	store_close(s2);
+	free(p);
 }
