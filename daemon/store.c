@@ -857,6 +857,7 @@ store_open_version(
 	sqlite3_busy_timeout(s->db, 5000);
 	if (exec(s,
 	        "PRAGMA journal_mode = WAL;"
+	        "PRAGMA journal_size_limit = 4194304;"
 	        "PRAGMA synchronous = NORMAL;"
 	        "PRAGMA foreign_keys = ON;") == -1 ||
 	    migrate(s, version) == -1) {
@@ -907,18 +908,29 @@ store_checkpoint(struct store *s)
 {
 	int log = 0, done = 0, rc;
 
-	/* Copy what can be copied without blocking anyone... */
+	/* Copy what can be copied without blocking anyone (this pass also
+	 * does the slow part: syncing the WAL written since the last one
+	 * and the database after the copy)... */
 	if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 	        &log, &done) != SQLITE_OK)
 		return dberr(s, "checkpoint");
 	if (log < 2000)
 		return 0;
-	/* ...then, when the WAL has grown past ~8 MB, restart it while
-	 * holding the writers' lock: writers that never pause would
-	 * otherwise keep it growing.  Little is left to copy by now. */
+	/*
+	 * ...then, when the WAL has grown past ~8 MB (writers that never
+	 * pause keep the passive pass from reaching its end), copy the
+	 * little that was added meanwhile while holding the writers' lock:
+	 * with nobody appending this pass reaches the end, and the next
+	 * write starts the WAL over (truncated to journal_size_limit).  It
+	 * is passive again because RESTART and TRUNCATE wait for every
+	 * reader, a verdict's long read or a dashboard page, while holding
+	 * the lock: that held claims and uploads up to 0.6 s (issue 12).
+	 * A reader still on old frames only delays the reset to a later
+	 * tick.
+	 */
 	wlock(0, s->writer);
 	rc = sqlite3_wal_checkpoint_v2(
-	    s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+	    s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
 	wunlock();
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
 		return dberr(s, "checkpoint");

@@ -38,8 +38,10 @@ void store_errclear(struct store *);
 /*
  * WAL checkpoints.  By default each connection checkpoints when the WAL
  * passes 1000 pages, inside the commit that crossed it; a server sets 0
- * on its request threads and calls store_checkpoint() (PASSIVE: never
- * waits for readers or writers) from a background thread instead.
+ * on its request threads and calls store_checkpoint() from a background
+ * thread instead: a passive pass, and past 2000 WAL pages a second one
+ * holding the writers' lock, so that the next write starts the WAL over.
+ * It never waits for readers.
  */
 int store_set_autocheckpoint(struct store *, int pages);
 int store_checkpoint(struct store *);

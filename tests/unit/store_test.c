@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/err.h"
@@ -1258,5 +1259,63 @@ TEST(test_store__urgent_writer_goes_before_waiting_ones)
 	store_close(s0);
 	store_close(s1);
 	store_close(s2);
+	free(p);
+}
+
+/* The size of a file, or -1. */
+static long long
+file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+TEST(test_store__checkpoint_starts_the_wal_over_under_writes)
+{
+	static const struct store_job_new big = { "base", "{}", "[]", 3, 400,
+		2 };
+	struct store *s = NULL, *rd = NULL;
+	struct err e = { 0 };
+	char *p = dbpath(), *wal = xasprintf("%s-wal", p);
+	char *raw = xmalloc(64 * 1024);
+	struct store_metric m = { "x", "", "higher", 1 };
+	struct store_stats st;
+	json_t *c = NULL;
+	int64_t h = 0, job, i;
+
+	ASSERT(store_open(&s, p, &e) == 0 && store_open(&rd, p, &e) == 0);
+	store_set_autocheckpoint(s, 0);
+	ASSERT(store_host_register(s, &h, "h", "[]", "{}", 1) == 0);
+	ASSERT(store_pair_create(s, NULL, NULL, NULL, "w", "", &big, &big, 1) ==
+	    0);
+	ASSERT(store_claim(s, &c, h, 1, 600) == 0);
+	job = claimed_id(c);
+	json_decref(c);
+	memset(raw, 'r', 64 * 1024);
+	/* 16 pages of raw output per run: 200 runs grow the WAL past
+	 * 3000 pages (12 MB), more than one checkpoint can leave. */
+	for (i = 0; i < 200; i++) {
+		struct store_run r = { job, i, "ok", 1, NULL, raw, 64 * 1024,
+			&m, 1, NULL, NULL };
+
+		ASSERT(store_run_add(s, h, &r, 1) == 0);
+		if (i == 100)
+			ASSERT(store_checkpoint(rd) == 0);
+	}
+	ASSERT_MSG(
+	    file_size(wal) > 8 * 1024 * 1024, "WAL %lld bytes", file_size(wal));
+	ASSERT(store_checkpoint(rd) == 0);
+	/* The next write starts the WAL over, truncated to the 4 MB of
+	 * journal_size_limit; every run is still there. */
+	ASSERT(store_host_seen(s, h, 2) == 0);
+	ASSERT_MSG(file_size(wal) <= 4 * 1024 * 1024, "WAL %lld bytes",
+	    file_size(wal));
+	ASSERT(store_stats(rd, &st, 2, 1) == 0);
+	ASSERT_INTEQ(st.runs, 200);
+	store_close(rd);
+	store_close(s);
+	free(raw);
+	free(wal);
 	free(p);
 }
