@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "analysis/memcg_tax.h"
@@ -1175,6 +1178,18 @@ worker(void *arg)
 	uint64_t gen;
 	int backoff = 0, r;
 
+	/*
+	 * Verdicts are background work: a pair's statistics can take many
+	 * seconds of CPU (Hodges-Lehmann with bootstrap on 1,000-run
+	 * sides: 45 s a pair in make bench-api, a third of the daemon's
+	 * CPU), and on a small machine they took that from the request
+	 * threads, whose claims and heartbeats keep leases alive.  Linux
+	 * keeps a nice value per thread; failing to set it changes
+	 * nothing else.
+	 */
+	if (setpriority(
+	        PRIO_PROCESS, (id_t)syscall(SYS_gettid), VERDICT_NICE) == -1)
+		log_warnx("verdict: cannot lower the worker's priority");
 	for (;;) {
 		gen = sched_generation(w->sched);
 		if (stopping(w))
