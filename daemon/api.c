@@ -31,6 +31,7 @@
 #include "daemon/sched.h"
 #include "daemon/series.h"
 #include "daemon/store.h"
+#include "daemon/store_batch.h"
 #include "daemon/store_canary.h"
 #include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
@@ -61,6 +62,7 @@ struct api {
 	struct httpd *httpd;
 	struct sched *sched;
 	struct verdict_worker *verdict; /* verdicts of finished pairs */
+	struct store_batch *batch;      /* group commit of uploads */
 	int stopping;
 	struct store **stores; /* one per server thread, closed at stop */
 	size_t nstores;
@@ -613,6 +615,31 @@ parse_metric(struct ctx *x, struct store_metric *m, json_t *o, size_t i)
 	return 0;
 }
 
+/* The batch writer has stored (or refused) a parked upload. */
+static void
+upload_done(void *arg)
+{
+	httpd_unpark(arg);
+}
+
+/* Called again once the upload's batch committed: the reply. */
+static void
+run_reply(struct ctx *x, const struct store_upload *u)
+{
+	const char *msg;
+	int r = store_upload_result(u, &msg);
+
+	if (r == 0) {
+		__atomic_add_fetch(&x->a->runs_stored, 1, __ATOMIC_RELAXED);
+		reply_json(x, 201, json_pack("{s:b}", "stored", 1));
+	} else if (r == ERR_EXISTS) {
+		reply_json(x, 200, json_pack("{s:b}", "stored", 0));
+	} else {
+		reply_err(
+		    x, reply_status_of(r), "%s", msg[0] ? msg : "store error");
+	}
+}
+
 static void
 r_run(struct ctx *x)
 {
@@ -622,11 +649,15 @@ r_run(struct ctx *x)
 	struct store_run run;
 	struct store_metric *ms = NULL;
 	struct buf prof = BUF_INIT(CAP_PROFILE_BLOB);
+	struct store_upload *u = *httpd_slot(x->r);
 	json_t *arr, *raw, *pj;
 	int64_t host;
 	size_t i, n = 0;
-	int r;
 
+	if (u != NULL) {
+		run_reply(x, u);
+		return;
+	}
 	memset(&run, 0, sizeof(run));
 	job_path(x, &run.job_id);
 	if (parse_body(x, 0) == -1 || only_keys(x, x->body, keys, "body") == -1)
@@ -727,18 +758,15 @@ r_run(struct ctx *x)
 		buf_release(&hstate);
 		return;
 	}
-	r = store_run_add(x->s, host, &run, now_s());
+	/* Group commit: parked until the batch holding it has committed
+	 * (parked first, so the writer cannot unpark it before). */
+	u = store_upload_new(host, &run, now_s(), upload_done, x->r);
+	*httpd_slot(x->r) = u;
 	free(ms);
 	buf_release(&prof);
 	buf_release(&hstate);
-	if (r == 0) {
-		__atomic_add_fetch(&x->a->runs_stored, 1, __ATOMIC_RELAXED);
-		reply_json(x, 201, json_pack("{s:b}", "stored", 1));
-	} else if (r == ERR_EXISTS) {
-		reply_json(x, 200, json_pack("{s:b}", "stored", 0));
-	} else {
-		reply_store_err(x, r);
-	}
+	httpd_park(x->r);
+	store_batch_add(x->a->batch, u);
 }
 
 static void
@@ -1581,11 +1609,12 @@ web_metrics_add(struct ctx *x, struct buf *b)
 		    (long long)afail);
 }
 
-/* The store's write lock by writer class. */
+/* The store's write lock by writer class, and the upload batches. */
 static void
-write_metrics(struct buf *b)
+write_metrics(struct api *a, struct buf *b)
 {
 	struct store_write_stat w[STORE_WRITERS];
+	struct store_batch_stats bs;
 	static const char *const what[4][2] = {
 		{ "perfwatch_store_write_wait_seconds_total",
 		    "Time writers waited for the write lock." },
@@ -1618,6 +1647,33 @@ write_metrics(struct buf *b)
 			        : k == 2 ? w[i].wait_max_s
 			                 : w[i].hold_max_s);
 	}
+	store_batch_stats(a->batch, &bs);
+	buf_printf(b,
+	    "# HELP perfwatch_upload_batches_total Upload batches "
+	    "(one transaction each).\n"
+	    "# TYPE perfwatch_upload_batches_total counter\n"
+	    "perfwatch_upload_batches_total %" PRIu64 "\n"
+	    "# HELP perfwatch_upload_batch_uploads_total Uploads those "
+	    "batches held.\n"
+	    "# TYPE perfwatch_upload_batch_uploads_total counter\n"
+	    "perfwatch_upload_batch_uploads_total %" PRIu64 "\n"
+	    "# HELP perfwatch_upload_batch_max The largest batch.\n"
+	    "# TYPE perfwatch_upload_batch_max gauge\n"
+	    "perfwatch_upload_batch_max %" PRIu64 "\n"
+	    "# HELP perfwatch_upload_batches_failed_total Batches whose "
+	    "transaction failed (every upload of it got a 5xx).\n"
+	    "# TYPE perfwatch_upload_batches_failed_total counter\n"
+	    "perfwatch_upload_batches_failed_total %" PRIu64 "\n"
+	    "# HELP perfwatch_upload_queue Uploads waiting for the batch "
+	    "writer.\n"
+	    "# TYPE perfwatch_upload_queue gauge\n"
+	    "perfwatch_upload_queue %" PRIu64 "\n"
+	    "# HELP perfwatch_upload_pending Uploads received and not "
+	    "answered yet: queued or in the batch being written.\n"
+	    "# TYPE perfwatch_upload_pending gauge\n"
+	    "perfwatch_upload_pending %" PRIu64 "\n",
+	    bs.batches, bs.uploads, bs.max_size, bs.failed, bs.queued,
+	    bs.queued + bs.taken - bs.uploads);
 }
 
 static void
@@ -1694,7 +1750,7 @@ r_metrics(struct ctx *x)
 		        1e6,
 		    cum);
 	}
-	write_metrics(&b);
+	write_metrics(x->a, &b);
 	web_metrics_add(x, &b);
 	len = b.len;
 	httpd_reply_take(
@@ -2132,6 +2188,8 @@ api_start(struct api **out, struct dconf *conf, struct err *e)
 	 * crash or restart; later ones follow each finish. */
 	if (verdict_start(&a->verdict, a->sched, a->dbpath, e) == -1)
 		goto fail;
+	if (store_batch_start(&a->batch, a->dbpath, e) == -1)
+		goto fail;
 	memset(&o, 0, sizeof(o));
 	o.listen = dc->listen;
 	o.threads = (unsigned)dc->http_threads;
@@ -2144,6 +2202,7 @@ api_start(struct api **out, struct dconf *conf, struct err *e)
 	*out = a;
 	return 0;
 fail:
+	store_batch_free(a->batch);
 	verdict_stop(a->verdict);
 	web_free(a->web);
 	sched_free(a->sched);
@@ -2196,7 +2255,10 @@ api_stop(struct api *a)
 	pthread_mutex_unlock(&a->mu);
 	/* Answer the parked long-polls (204) so they end in flight. */
 	tick(a, 1);
+	/* Store and answer the parked uploads; later ones are refused. */
+	store_batch_stop(a->batch);
 	httpd_stop(a->httpd, (int)a->conf->dc->http_timeout_s);
+	store_batch_free(a->batch);
 	verdict_stop(a->verdict);
 	sched_free(a->sched);
 	for (i = 0; i < a->nstores; i++)
