@@ -865,6 +865,7 @@ store_open_version(
 		goto fail;
 	}
 	s->version = version;
+	s->wal_reset_pages = STORE_WAL_RESET_PAGES;
 	*out = s;
 	return 0;
 fail:
@@ -896,6 +897,12 @@ store_close(struct store *s)
 	free(s);
 }
 
+void
+store_set_wal_reset(struct store *s, int pages)
+{
+	s->wal_reset_pages = pages;
+}
+
 int
 store_set_autocheckpoint(struct store *s, int pages)
 {
@@ -914,18 +921,22 @@ store_checkpoint(struct store *s)
 	if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 	        &log, &done) != SQLITE_OK)
 		return dberr(s, "checkpoint");
-	if (log < 2000)
+	if (log < s->wal_reset_pages)
 		return 0;
 	/*
-	 * ...then, when the WAL has grown past ~8 MB (writers that never
-	 * pause keep the passive pass from reaching its end), copy the
-	 * little that was added meanwhile while holding the writers' lock:
-	 * with nobody appending this pass reaches the end, and the next
-	 * write starts the WAL over (truncated to journal_size_limit).  It
-	 * is passive again because RESTART and TRUNCATE wait for every
-	 * reader, a verdict's long read or a dashboard page, while holding
-	 * the lock: that held claims and uploads up to 0.6 s (issue 12).
-	 * A reader still on old frames only delays the reset to a later
+	 * ...then, when the WAL has grown past wal_reset_pages (writers
+	 * that never pause keep the passive pass from reaching its end;
+	 * when they pause it does, and the next write starts the WAL over
+	 * by itself), copy what was added meanwhile while holding the
+	 * writers' lock: with nobody appending this pass reaches the end,
+	 * and the next write starts the WAL over (truncated to
+	 * journal_size_limit).  This pass syncs the WAL and the database,
+	 * and an fsync on a busy disk took up to 3 s in bench-api, every
+	 * writer waiting: hence a large threshold, so that it happens once
+	 * per 128 MB of sustained writing, not once per 8 MB.  It is passive
+	 * because RESTART and TRUNCATE also wait for every reader (a
+	 * verdict's long read, a dashboard page) while holding the lock.  A
+	 * reader still on old frames only puts the reset off to a later
 	 * tick.
 	 */
 	wlock(0, s->writer);

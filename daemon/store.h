@@ -39,11 +39,13 @@ void store_errclear(struct store *);
  * WAL checkpoints.  By default each connection checkpoints when the WAL
  * passes 1000 pages, inside the commit that crossed it; a server sets 0
  * on its request threads and calls store_checkpoint() from a background
- * thread instead: a passive pass, and past 2000 WAL pages a second one
- * holding the writers' lock, so that the next write starts the WAL over.
- * It never waits for readers.
+ * thread instead: a passive pass, and past STORE_WAL_RESET_PAGES WAL
+ * pages (store_set_wal_reset) a second one holding the writers' lock, so
+ * that the next write starts the WAL over.  It never waits for readers.
  */
+#define STORE_WAL_RESET_PAGES 32768 /* 128 MB of 4 KB pages */
 int store_set_autocheckpoint(struct store *, int pages);
+void store_set_wal_reset(struct store *, int pages);
 int store_checkpoint(struct store *);
 /* PRAGMA user_version, or -1. */
 int store_user_version(struct store *);

@@ -38,6 +38,7 @@ struct store {
 	int have_wlk;             /* holds the process write lock */
 	int version;              /* the schema version it was opened at */
 	enum store_writer writer; /* its class in the write-lock stats */
+	int wal_reset_pages;      /* store_checkpoint's locked pass */
 	sqlite3_stmt *st[S_NSLOTS];
 	/* Open sibling-group scope (store_group_begin), else NULL. */
 	struct fleet_group *groups;
