@@ -53,7 +53,7 @@
 #define VERDICT_HISTORY_JOBS 200 /* base jobs of history per comparison */
 #define VERDICT_CP_WINDOW 240    /* series tail re-examined on append */
 #define VERDICT_BATCH 16         /* pairs per verdict_pending call */
-#define VERDICT_NICE 10          /* the worker thread's nice value */
+#define VERDICT_NICE 10 /* the worker thread's nice, above the daemon's */
 
 struct sched;
 struct store;
