@@ -146,7 +146,8 @@ httpd_park(struct httpd_req *r)
 void
 httpd_unpark(struct httpd_req *r)
 {
-	r->parked = 0;
+	/* From the upload batch writer's thread. */
+	__atomic_store_n(&r->parked, 0, __ATOMIC_RELEASE);
 }
 
 /* The server itself is never started here. */
@@ -233,6 +234,15 @@ request(const char *path, int admin, const char *body, size_t len)
 	r.len = len;
 	r.calls = 1;
 	handle(&r, api);
+	/* A parked upload (group commit, daemon/store_batch.h) is answered
+	 * once its batch committed: called again, as httpd.c does. */
+	if (r.status == 0 && r.slot != NULL &&
+	    strstr(path, "/runs") == path + strlen(path) - 5) {
+		while (__atomic_load_n(&r.parked, __ATOMIC_ACQUIRE))
+			usleep(100);
+		r.calls++;
+		handle(&r, api);
+	}
 	assert(r.status != 0 || r.parked);
 	assert(r.status < 500);
 	if (r.status >= 400 && strncmp(path, "/api/", 5) == 0) {
@@ -292,7 +302,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(runner_auth, sizeof(runner_auth), "Bearer fuzz-runner-token");
 	snprintf(admin_auth, sizeof(admin_auth), "Bearer fuzz-admin-token");
 
-	/* api_start() without its threads and server. */
+	/* api_start() without its threads and server (but the upload batch
+	 * writer: uploads are stored by it). */
 	api = xcalloc(1, sizeof(*api));
 	pthread_mutex_init(&api->mu, NULL);
 	api->conf = conf;
@@ -304,6 +315,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	store_close(s);
 	api->sched = sched_new(conf->dc->lease_s, 0);
+	if (store_batch_start(&api->batch, api->dbpath, &e) == -1) {
+		fprintf(stderr, "api_fuzz: %s\n", err_msg(&e));
+		abort();
+	}
 	if (request(posts[0].path, 0, "{\"name\": \"r1\"}", 14) != 200 ||
 	    request(posts[6].path, 1, submit, sizeof(submit) - 1) != 201)
 		abort();
