@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1332,14 +1333,57 @@ r_pair(struct ctx *x)
  * a problem: last_error says which), "error" (the last fetch failed),
  * "unwatched" (no longer in the configuration).
  */
+static int
+tree_cmp(const void *a, const void *b)
+{
+	return strcmp(
+	    json_string_value(json_object_get(*(json_t *const *)a, "name")),
+	    json_string_value(json_object_get(*(json_t *const *)b, "name")));
+}
+
+/*
+ * One page of trees, by name: the names after cursor (a name; NULL from
+ * the first), at most limit, and next_cursor when more follow.
+ */
+static json_t *
+trees_page(json_t *arr, const char *cursor, int64_t limit)
+{
+	size_t n = json_array_size(arr), i, k = 0;
+	json_t **v = xcalloc(n + 1, sizeof(*v)), *page = json_array(), *o;
+
+	for (i = 0; i < n; i++)
+		v[i] = json_array_get(arr, i);
+	qsort(v, n, sizeof(*v), tree_cmp);
+	for (i = 0; i < n && (int64_t)k < limit; i++) {
+		if (cursor != NULL &&
+		    strcmp(json_string_value(json_object_get(v[i], "name")),
+		        cursor) <= 0)
+			continue;
+		json_array_append(page, v[i]);
+		k++;
+	}
+	o = json_pack("{s:o}", "trees", page);
+	if (i < n && k > 0)
+		json_object_set(
+		    o, "next_cursor", json_object_get(v[i - 1], "name"));
+	free(v);
+	return o;
+}
+
 static void
 r_trees(struct ctx *x)
 {
 	const struct daemon_config *dc = x->conf->dc;
+	const char *cursor = httpd_query(x->r, "cursor");
 	json_t *out = NULL, *arr, *t = NULL;
+	int64_t limit;
 	size_t i, k;
 	int r;
 
+	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+		return;
+	if (cursor != NULL && *cursor == '\0')
+		cursor = NULL;
 	if ((r = store_trees_list(x->s, &out)) != 0) {
 		reply_store_err(x, r);
 		return;
@@ -1390,7 +1434,9 @@ r_trees(struct ctx *x)
 			st = "ok";
 		json_object_set_new(t, "status", json_string(st));
 	}
-	reply_json(x, 200, out);
+	t = trees_page(arr, cursor, limit);
+	json_decref(out);
+	reply_json(x, 200, t);
 }
 
 static void
@@ -1798,12 +1844,13 @@ static void
 r_bisect_list(struct ctx *x)
 {
 	json_t *out = NULL;
-	int64_t limit;
+	int64_t limit, cursor;
 	int r;
 
-	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+	if (query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1 ||
+	    query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
 		return;
-	if ((r = bisect_api_list(&out, x->s, limit)) != 0) {
+	if ((r = bisect_api_list(&out, x->s, limit, cursor)) != 0) {
 		reply_store_err(x, r);
 		return;
 	}
@@ -2126,6 +2173,52 @@ api_sched(struct api *a)
 	return a->sched;
 }
 
+/*
+ * The http.* keys on a reload.  The body caps apply to the requests that
+ * start from now on; the others belong to the listener and its threads,
+ * which libmicrohttpd takes at start only, so each change is refused by
+ * name and the running value stays until a restart.
+ */
+static void
+reload_http(
+    struct api *a, const struct daemon_config *o, const struct daemon_config *n)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} fixed[] = {
+		{ "http.threads",
+		    offsetof(struct daemon_config, http_threads) },
+		{ "http.max_connections",
+		    offsetof(struct daemon_config, http_max_connections) },
+		{ "http.per_ip", offsetof(struct daemon_config, http_per_ip) },
+		{ "http.timeout",
+		    offsetof(struct daemon_config, http_timeout_s) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		int64_t ov = *(const int64_t *)((const char *)o + fixed[i].off);
+		int64_t nv = *(const int64_t *)((const char *)n + fixed[i].off);
+
+		if (ov != nv)
+			log_warnx("reload: %s changed from %" PRId64
+			          " to %" PRId64 ": it needs a restart; "
+			          "keeping %" PRId64 " until then",
+			    fixed[i].key, ov, nv, ov);
+	}
+	if (o->http_max_body != n->http_max_body) {
+		httpd_set_max_body(a->httpd, (size_t)n->http_max_body);
+		log_info("reload: http.max_body changed from %" PRId64
+		         " to %" PRId64 " bytes: applied to new requests",
+		    o->http_max_body, n->http_max_body);
+	}
+	if (o->http_max_pack != n->http_max_pack)
+		log_info("reload: http.max_pack changed from %" PRId64
+		         " to %" PRId64 " bytes: applied to new requests",
+		    o->http_max_pack, n->http_max_pack);
+}
+
 void
 api_reload(struct api *a, struct dconf *conf)
 {
@@ -2141,6 +2234,7 @@ api_reload(struct api *a, struct dconf *conf)
 		log_warnx("reload: listen and database changes need a "
 		          "restart; keeping %s and %s",
 		    old->dc->listen, old->dc->database);
+	reload_http(a, old->dc, conf->dc);
 	dconf_unref(old);
 }
 
