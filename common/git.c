@@ -2355,6 +2355,24 @@ through_link(char *out, size_t len, git_tree *tree, const char *path,
 	return 0;
 }
 
+/* Whether text has a line that is exactly line. */
+static int
+has_line(const char *text, size_t len, const char *line)
+{
+	const char *s = text, *end = text + len;
+	size_t k = strlen(line);
+
+	while (s < end) {
+		const char *eol = memchr(s, '\n', (size_t)(end - s));
+		size_t n = eol ? (size_t)(eol - s) : (size_t)(end - s);
+
+		if (n == k && memcmp(s, line, k) == 0)
+			return 1;
+		s += n + 1;
+	}
+	return 0;
+}
+
 /*
  * A symlink the patch makes (or changes) whose target, its one added
  * line, is absolute or climbs out of the tree: ERR_INVALID, else 0.
@@ -2548,6 +2566,16 @@ gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
 		}
 		if ((rc = patch_refusal(r, p, diff, tree)) != 0)
 			goto next;
+		/* libgit2 1.5 can spin for ever inflating a corrupt binary
+		 * literal (found by the patch fuzz target: one flipped bit
+		 * of a "literal 3"); git's own apply refuses one, so a
+		 * binary patch goes to git am, as one libgit2 cannot apply. */
+		if (has_line(p->diff, p->len, "GIT binary patch")) {
+			rc = err_setc(&r->err, ERR_CONFLICT,
+			    "tree %s: a binary patch (left to git am)",
+			    r->name);
+			goto next;
+		}
 		rc = git_apply_to_tree(&idx, r->repo, tree, diff, &ao);
 		if (rc < 0) {
 			char why[300];

@@ -132,7 +132,8 @@ reply_err(struct ctx *x, int status, const char *fmt, ...)
 	if (status >= 500)
 		log_warnx("%s %s: %d %s", httpd_method(x->r), httpd_path(x->r),
 		    status, msg);
-	reply_json(x, status, json_pack("{s:s}", "error", msg));
+	reply_json(
+	    x, status, json_pack("{s:o}", "error", pwjson_string_lossy(msg)));
 }
 
 /* A store result to HTTP: the expected ERR_* codes become 4xx. */

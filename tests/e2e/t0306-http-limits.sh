@@ -122,6 +122,9 @@ expect body-cap-chunked 413 "http.max_body" -X POST -H "Authorization: Bearer $(
     -H 'Transfer-Encoding: chunked' --data-binary "@$PW_TMP/big" "$PW_URL/api/v1/submit"
 expect field-cap 400 "'job'" -X POST -H "Authorization: Bearer $(cat "$ADM")" \
     --data-binary "{\"job\":\"$(head -c 300 /dev/zero | tr '\0' j)\"}" "$PW_URL/api/v1/submit"
+# A path that is not UTF-8 (the api fuzz target's first finding): still a
+# JSON error naming it, not an empty reply.
+expect path-not-utf8 404 "no route /api/?1/trees" "$PW_URL/api/%FF1/trees"
 # Past libmicrohttpd's own connection memory (64 KiB) it refuses the head
 # itself (not JSON); the daemon keeps serving.
 got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 \
