@@ -12,10 +12,13 @@
 #define CAP_HTTP_BODY (8 * 1024 * 1024)   /* a request body */
 #define CAP_HTTP_REPLY (16 * 1024 * 1024) /* a reply body */
 /* A request's head (daemon/httpd.c: 414, 431 or 400 past these). */
-#define CAP_HTTP_PATH 2048            /* the path, without the query */
-#define CAP_HTTP_QUERY 4096           /* the query's keys and values */
-#define CAP_HTTP_QUERY_ARGS 32        /* parameters in the query */
-#define CAP_HTTP_HEADERS (16 * 1024)  /* header names and values */
+#define CAP_HTTP_PATH 2048           /* the path, without the query */
+#define CAP_HTTP_QUERY 4096          /* the query's keys and values */
+#define CAP_HTTP_QUERY_ARGS 32       /* parameters in the query */
+#define CAP_HTTP_HEADERS (16 * 1024) /* header names and values */
+/* The body of an API route that takes a small JSON object (all but the
+ * run upload, log, submit and series routes: daemon/api.c). */
+#define CAP_HTTP_SMALL_BODY (32 * 1024)
 #define CAP_RAW_OUTPUT (1024 * 1024)  /* stored benchmark output */
 #define CAP_LOG_APPEND (256 * 1024)   /* one log append */
 #define CAP_JOB_LOG (4 * 1024 * 1024) /* a job's whole log */

@@ -2011,6 +2011,24 @@ web_page(struct ctx *x)
 	web_serve(&env);
 }
 
+/*
+ * The body a route takes: a small JSON object, except the run upload
+ * (raw output, host state, profile), the log append, the submit (an
+ * inline job_yaml) and the series mbox, which take up to http.max_body.
+ */
+static size_t
+route_body_cap(const struct route *rt)
+{
+	static const char *const big[] = { "/api/v1/jobs/#/runs",
+		"/api/v1/jobs/#/log", "/api/v1/submit", "/api/v1/series" };
+	size_t i;
+
+	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+		if (strcmp(rt->pattern, big[i]) == 0)
+			return SIZE_MAX;
+	return (size_t)CAP_HTTP_SMALL_BODY;
+}
+
 static void
 handle(struct httpd_req *r, void *arg)
 {
@@ -2047,6 +2065,17 @@ handle(struct httpd_req *r, void *arg)
 	}
 	if (authorise(&x, rt->auth) == -1)
 		goto out;
+	{
+		size_t len;
+
+		httpd_body(r, &len);
+		if (len > route_body_cap(rt)) {
+			reply_err(&x, 413,
+			    "body: %zu bytes, more than the %zu %s %s takes",
+			    len, route_body_cap(rt), rt->method, rt->pattern);
+			goto out;
+		}
+	}
 	if ((x.s = thread_store(x.a, &x.err)) == NULL) {
 		reply_err(&x, 503, "database: %s", err_msg(&x.err));
 		goto out;

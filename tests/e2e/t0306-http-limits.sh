@@ -120,6 +120,12 @@ expect body-cap 413 "http.max_body (65536 bytes)" -X POST -H "Authorization: Bea
     -H 'Content-Type: application/json' --data-binary "@$PW_TMP/big" "$PW_URL/api/v1/submit"
 expect body-cap-chunked 413 "http.max_body" -X POST -H "Authorization: Bearer $(cat "$ADM")" \
     -H 'Transfer-Encoding: chunked' --data-binary "@$PW_TMP/big" "$PW_URL/api/v1/submit"
+# A route that takes a small JSON object refuses a body under
+# http.max_body but over its own 32 KiB.
+head -c 40000 /dev/zero | tr '\0' ' ' >"$PW_TMP/40k"
+expect route-body-cap 413 "40000 bytes, more than the 32768 POST /api/v1/runners/heartbeat takes" \
+    -X POST -H "Authorization: Bearer $(cat "$(token_of r1)")" \
+    -H 'Content-Type: application/json' --data-binary "@$PW_TMP/40k" "$PW_URL/api/v1/runners/heartbeat"
 expect field-cap 400 "'job'" -X POST -H "Authorization: Bearer $(cat "$ADM")" \
     --data-binary "{\"job\":\"$(head -c 300 /dev/zero | tr '\0' j)\"}" "$PW_URL/api/v1/submit"
 # A path that is not UTF-8 (the api fuzz target's first finding): still a
