@@ -14,8 +14,11 @@ daemon_config "$D" r1
 web_job_file "$D"
 cp "$D/daemon.yaml" "$PW_TMP/base.yaml"
 cat >>"$D/daemon.yaml" <<'EOF2'
+# libmicrohttpd splits max_connections between its 4 threads (one at its
+# share stops accepting): 1000 leaves room for the 300 however unevenly
+# they are spread.
 http:
-  max_connections: 400
+  max_connections: 1000
   per_ip: 64
   timeout: 3s
   max_body: 64K
