@@ -224,8 +224,8 @@ clean:
 #                     corpus once (no mutation) in make check.
 # Library code is compiled with -fsanitize=fuzzer-no-link into its own
 # archive; it leaves out daemon/httpd.c (libmicrohttpd: api_fuzz answers
-# the handlers' httpd_* calls itself) and daemon/api.c (which api_fuzz
-# includes to reach its static handlers).
+# the handlers' httpd_* calls itself) and web/api.c (which api_fuzz
+# includes to reach its static dispatch).
 FUZZ_CC	  ?= clang
 FUZZ_TIME ?= 60
 FUZZ_ALL   = bench config mail api patch qemu
@@ -236,7 +236,7 @@ FUZZ_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 HAVE_LIBFUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, \
 	unsigned long n){return 0;}' | $(FUZZ_CC) -x c -fsanitize=fuzzer \
 	-o /dev/null - 2>/dev/null && echo yes)
-FUZZ_LIB_SRCS := $(filter-out daemon/api.c daemon/httpd.c,$(LIB_SRCS))
+FUZZ_LIB_SRCS := $(filter-out web/api.c daemon/httpd.c,$(LIB_SRCS))
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -248,8 +248,8 @@ $(FUZZ_DIR)/libfuzz.a: $(FUZZ_LIB_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
 
-# api_fuzz.c includes daemon/api.c.
-$(FUZZ_DIR)/obj/tests/fuzz/api_fuzz.o: daemon/api.c
+# api_fuzz.c includes web/api.c.
+$(FUZZ_DIR)/obj/tests/fuzz/api_fuzz.o: web/api.c
 
 $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_DIR)/libfuzz.a
 	@$(if $(Q),echo '  LD      $@')

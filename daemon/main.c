@@ -26,12 +26,12 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/alert.h"
-#include "daemon/api.h"
 #include "daemon/bisect.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/watch.h"
 #include "daemon/worker.h"
+#include "web/api.h"
 #include "web/web.h"
 
 static void

@@ -5,7 +5,7 @@
  * The dashboard's routes: HTML pages, their JSON mirrors under /api/v1,
  * login and triage.  A route table as in cgit; each handler reads the
  * store (daemon/store.h, the only SQL), fills a view struct and renders
- * it (web/views.h).  The daemon's API (daemon/api.c) hands over every
+ * it (web/views.h).  The HTTP surface (web/api.c) hands over every
  * request web_match() claims, with a store connection of its thread.
  */
 #include <stddef.h>

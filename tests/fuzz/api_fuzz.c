@@ -1,10 +1,10 @@
 /*
- * Fuzzes the request bodies of the API's POST routes (daemon/api.c):
+ * Fuzzes the request bodies of the API's POST routes (web/api*.c):
  * runner register, heartbeat, claim, run upload, log, finish, the admin
  * submit, series (mbox) and bisect routes, the dashboard's triage (JSON) and
  * login (a form), through the daemon's own
  * dispatch (handle(): route table, authorisation, the handler).  No
- * server: this file includes daemon/api.c and answers the httpd_* calls
+ * server: this file includes web/api.c and answers the httpd_* calls
  * the handlers make (the one part replaced; daemon/httpd.c is
  * libmicrohttpd's).  The store is real: SQLite in a scratch directory,
  * made once per process with a registered runner and one submitted pair,
@@ -17,7 +17,7 @@
  *
  * make fuzz (clang -fsanitize=fuzzer,address,undefined).
  */
-#include "daemon/api.c"
+#include "web/api.c"
 
 #include <assert.h>
 #include <stdint.h>

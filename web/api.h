@@ -1,10 +1,12 @@
-#ifndef DAEMON_API_H
-#define DAEMON_API_H
+#ifndef WEB_API_H
+#define WEB_API_H
 
 /*
- * The JSON API of docs/API.md: routes, authentication, validation.  It
- * runs the HTTP server (daemon/httpd) and the scheduler's ticker, and
- * gives each server thread its own store connection.
+ * The HTTP surface (docs/API.md): the route table, authentication, and
+ * the dispatch to the handlers of web/api_runner.c, api_admin.c,
+ * api_read.c and the dashboard (web/web.c).  It runs the HTTP server
+ * (daemon/httpd) and the scheduler's ticker, and gives each server
+ * thread its own store connection.  The handlers' side: web/api_int.h.
  */
 #include <stddef.h>
 
