@@ -52,14 +52,14 @@ LDLIBS	 = $(PKG_LIBS) -lpthread -lm
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
 
-DIRS	 = common config analysis daemon runners runners/bench web cli
+DIRS	 = common config analysis daemon runners runners/bench web cli perfwatchd
 ALL_SRCS := $(foreach d,$(DIRS),$(wildcard $(d)/*.c))
-MAIN_SRCS = daemon/main.c runners/main.c cli/main.c runners/tcp_rr_main.c
+MAIN_SRCS = perfwatchd/main.c runners/main.c cli/main.c runners/tcp_rr_main.c
 LIB_SRCS := $(filter-out $(MAIN_SRCS),$(ALL_SRCS))
 HDRS	:= $(foreach d,$(DIRS),$(wildcard $(d)/*.h)) tests/unit/test.h
 
 PROGS	 = perfwatchd perfwatch-runner perfwatch perfwatch-tcp-rr
-perfwatchd_MAIN = daemon/main.c
+perfwatchd_MAIN = perfwatchd/main.c
 perfwatch-runner_MAIN = runners/main.c
 perfwatch_MAIN = cli/main.c
 perfwatch-tcp-rr_MAIN = runners/tcp_rr_main.c
@@ -82,30 +82,25 @@ $(OUT)/bin/%: $(REL)/bin/%
 # its archives in the order of its _LAYERS line (users before what they
 # use), so a call against the edges fails to link; tests/lint/layers.sh
 # (make lint, and t0702 in make check) checks every #include against the
-# same edges.  daemon and web still use each other (api.c hands pages to
-# web_serve; the pages read the store): they link as one group until
-# the HTTP surface moves into web/.
+# same edges.  web (the HTTP surface) uses daemon, never the reverse;
+# perfwatchd/ holds only the daemon's main.c, the composition root that
+# starts both (docs/ARCHITECTURE.md).
 EDGES_common	    =
 EDGES_config	    = common
 EDGES_analysis	    = common
 EDGES_runners/bench = common
 EDGES_runners	    = runners/bench config common
+EDGES_daemon	    = analysis config common
 EDGES_web	    = daemon analysis config common
-EDGES_daemon	    = web analysis config common
-EDGES_cli	    = daemon web runners/bench analysis config common
-perfwatchd_LAYERS	= daemon web analysis config common
+EDGES_cli	    = daemon runners/bench analysis config common
+EDGES_perfwatchd    = web daemon analysis config common
+perfwatchd_LAYERS	= web daemon analysis config common
 perfwatch-runner_LAYERS	= runners runners/bench config common
-perfwatch_LAYERS	= cli daemon web runners/bench analysis config common
+perfwatch_LAYERS	= cli daemon runners/bench analysis config common
 perfwatch-tcp-rr_LAYERS	= runners common
-CYCLE_LAYERS	= daemon web
 layer_lib = $(1)/lib/$(subst /,-,$(2)).a
 layer_srcs = $(filter-out $(MAIN_SRCS),$(wildcard $(1)/*.c))
-# The archives of a program, the daemon/web cycle in one --start-group.
-layer_link = $(foreach l,$(2),$(if $(filter $(l),$(firstword \
-	$(filter $(CYCLE_LAYERS),$(2)))),-Wl$(comma)--start-group) \
-	$(call layer_lib,$(1),$(l))$(if $(filter $(l),$(lastword \
-	$(filter $(CYCLE_LAYERS),$(2)))), -Wl$(comma)--end-group))
-comma := ,
+layer_link = $(foreach l,$(2),$(call layer_lib,$(1),$(l)))
 
 # Objects depend on the headers they include (-MMD -MP), not on all.
 DEPFLAGS = -MMD -MP

@@ -22,9 +22,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/httpd.h"
-#include "daemon/sched.h"
 #include "daemon/store.h"
-#include "daemon/verdict.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/reply.h"
@@ -457,10 +455,10 @@ done(struct httpd_req *r, int completed, void *arg)
 	*slot = NULL;
 }
 
-/* Ticker (scheduler thread): wake parked claims when the queue moved or
- * their time is up. */
-static void
-tick(void *arg, int changed)
+/* Ticker (the scheduler's thread, api_tick in sched_start): wake parked
+ * claims when the queue moved or their time is up. */
+void
+api_tick(void *arg, int changed)
 {
 	struct api *a = arg;
 	int64_t now = clock_mono_ms();
@@ -479,30 +477,25 @@ tick(void *arg, int changed)
 	pthread_mutex_unlock(&a->mu);
 }
 
-int
-api_start(struct api **out, struct dconf *conf, struct err *e)
+struct api *
+api_new(struct dconf *conf, struct sched *sched)
 {
 	struct api *a = xcalloc(1, sizeof(*a));
-	struct store *s = NULL;
-	struct httpd_opts o;
-	const struct daemon_config *dc = conf->dc;
 
-	*out = NULL;
 	pthread_mutex_init(&a->mu, NULL);
 	a->conf = dconf_ref(conf);
-	a->dbpath = xstrdup(dc->database);
+	a->dbpath = xstrdup(conf->dc->database);
+	a->sched = sched;
 	a->web = web_new();
-	/* Create and migrate the database once, up front. */
-	if (store_open(&s, a->dbpath, e) == -1)
-		goto fail;
-	store_close(s);
-	a->sched = sched_new(dc->lease_s, dc->claim_wait_s);
-	if (sched_start(a->sched, a->dbpath, 500, tick, a, e) == -1)
-		goto fail;
-	/* Its first pass gives verdicts to pairs that finished before a
-	 * crash or restart; later ones follow each finish. */
-	if (verdict_start(&a->verdict, a->sched, a->dbpath, e) == -1)
-		goto fail;
+	return a;
+}
+
+int
+api_listen(struct api *a, struct err *e)
+{
+	const struct daemon_config *dc = a->conf->dc;
+	struct httpd_opts o;
+
 	memset(&o, 0, sizeof(o));
 	o.listen = dc->listen;
 	o.threads = (unsigned)dc->http_threads;
@@ -510,31 +503,13 @@ api_start(struct api **out, struct dconf *conf, struct err *e)
 	o.per_ip = (unsigned)dc->http_per_ip;
 	o.timeout_s = (unsigned)dc->http_timeout_s;
 	o.max_body = (size_t)dc->http_max_body;
-	if (httpd_start(&a->httpd, &o, handle, done, a, e) == -1)
-		goto fail;
-	*out = a;
-	return 0;
-fail:
-	verdict_stop(a->verdict);
-	web_free(a->web);
-	sched_free(a->sched);
-	dconf_unref(a->conf);
-	free(a->dbpath);
-	pthread_mutex_destroy(&a->mu);
-	free(a);
-	return -1;
+	return httpd_start(&a->httpd, &o, handle, done, a, e);
 }
 
 int
 api_port(const struct api *a)
 {
 	return httpd_port(a->httpd);
-}
-
-struct sched *
-api_sched(struct api *a)
-{
-	return a->sched;
 }
 
 void
@@ -546,7 +521,6 @@ api_reload(struct api *a, struct dconf *conf)
 	old = a->conf;
 	a->conf = dconf_ref(conf);
 	pthread_mutex_unlock(&a->mu);
-	sched_set_params(a->sched, conf->dc->lease_s, conf->dc->claim_wait_s);
 	if (strcmp(old->dc->listen, conf->dc->listen) != 0 ||
 	    strcmp(old->dc->database, conf->dc->database) != 0)
 		log_warnx("reload: listen and database changes need a "
@@ -566,10 +540,8 @@ api_stop(struct api *a)
 	a->stopping = 1;
 	pthread_mutex_unlock(&a->mu);
 	/* Answer the parked long-polls (204) so they end in flight. */
-	tick(a, 1);
+	api_tick(a, 1);
 	httpd_stop(a->httpd, (int)a->conf->dc->http_timeout_s);
-	verdict_stop(a->verdict);
-	sched_free(a->sched);
 	for (i = 0; i < a->nstores; i++)
 		store_close(a->stores[i]);
 	free(a->stores);

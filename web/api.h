@@ -16,22 +16,38 @@ struct api;
 struct dconf;
 struct sched;
 
-/* Starts serving with conf (the api takes a reference).  0 and *out, or
- * -1 with e set (database, listen address). */
-int api_start(struct api **out, struct dconf *conf, struct err *e);
+/*
+ * The server's life, driven by the composition root (perfwatchd/main.c),
+ * which owns the scheduler and its ticker:
+ *	api = api_new(conf, sched);
+ *	sched_start(sched, db, ms, api_tick, api, e);   (then the workers)
+ *	api_listen(api, e);
+ *	...
+ *	sched_stop(sched);   (no tick after this)
+ *	api_stop(api);
+ */
+/* A server for conf (a reference is taken) whose handlers queue work on
+ * sched (borrowed; it must outlive the api).  Not listening yet; never
+ * NULL. */
+struct api *api_new(struct dconf *conf, struct sched *sched);
+/* Listens on conf's address with its http: limits.  0, or -1 with e set
+ * (the address). */
+int api_listen(struct api *, struct err *e);
+/* The scheduler's tick callback (arg: the api): wakes the parked claims
+ * when the queue moved (changed) or their wait is over. */
+void api_tick(void *arg, int changed);
 /* Route i of the API's table (0, or -1 past its end): in pattern '#'
  * is an id and '*' one last segment; auth is "none", "runner" or
  * "admin".  The dashboard's routes: web_route_at (web/web.h). */
 int api_route_at(
     size_t i, const char **method, const char **pattern, const char **auth);
 int api_port(const struct api *);
-/* The scheduler, for other threads that queue work (the watcher). */
-struct sched *api_sched(struct api *);
 /* Swaps in a new configuration (takes a reference; the old one is
  * released when its last request ends). */
 void api_reload(struct api *, struct dconf *conf);
 /* Stops accepting, answers parked long-polls, waits for requests in
- * flight, stops threads, closes the database.  NULL ok. */
+ * flight, closes its store connections and frees.  The ticker must be
+ * stopped first (sched_stop).  NULL ok. */
 void api_stop(struct api *);
 
 #endif

@@ -29,7 +29,6 @@ struct httpd;
 struct httpd_req;
 struct sched;
 struct store;
-struct verdict_worker;
 struct web;
 
 struct waiter {
@@ -46,8 +45,7 @@ struct api {
 	struct dconf *conf;
 	char *dbpath;
 	struct httpd *httpd;
-	struct sched *sched;
-	struct verdict_worker *verdict; /* verdicts of finished pairs */
+	struct sched *sched; /* the composition root's (perfwatchd/main.c) */
 	int stopping;
 	struct store **stores; /* one per server thread, closed at stop */
 	size_t nstores;
