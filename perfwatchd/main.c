@@ -41,7 +41,6 @@
 #include "daemon/watch.h"
 #include "daemon/worker.h"
 #include "web/api.h"
-#include "web/web.h"
 
 static void
 usage(void)
@@ -53,19 +52,17 @@ usage(void)
 	exit(2);
 }
 
-/* --routes: every route, one per line, "METHOD PATTERN AUTH TABLE": the
- * API's table is asked first, the dashboard's for the paths it does not
- * know (docs/API.md; the authorisation sweep t0305 walks this list). */
+/* --routes: every route of the one table the server dispatches on, in
+ * its order, one per line, "METHOD PATTERN AUTH TABLE" (docs/API.md;
+ * the authorisation sweep t0305 walks this list). */
 static void
 print_routes(void)
 {
-	const char *m, *p, *a;
+	const char *m, *p, *a, *t;
 	size_t i;
 
-	for (i = 0; api_route_at(i, &m, &p, &a) == 0; i++)
-		printf("%s %s %s api\n", m, p, a);
-	for (i = 0; web_route_at(i, &m, &p, &a) == 0; i++)
-		printf("%s %s %s web\n", m, p, a);
+	for (i = 0; api_route_at(i, &m, &p, &a, &t) == 0; i++)
+		printf("%s %s %s %s\n", m, p, a, t);
 }
 
 static void

@@ -1,10 +1,10 @@
 /*
- * The HTTP surface (docs/API.md): one route table, as cgit's commands,
- * the authorisation of each route, the per-thread store connections,
- * the long-poll waiters and the server's start and stop.  The handlers
- * are in one file per area: web/api_runner.c (what runners call),
- * web/api_admin.c (what the admin token may change), web/api_read.c (the
- * public reads); the dashboard's routes are web/web.c's.
+ * The HTTP surface (docs/API.md): the one route table, as cgit's
+ * commands, its matcher, the one authorisation step, the per-thread
+ * store connections, the long-poll waiters and the server's start and
+ * stop.  The handlers are in one file per area: web/api_runner.c (what
+ * runners call), web/api_admin.c (what the admin token may change),
+ * web/api_read.c (the public reads) and web/web.c (the dashboard).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,16 +31,6 @@
 /* Upper bounds (seconds) of the latency histogram's buckets. */
 static const double lat_le[API_NLAT] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1,
 	1, 10 };
-
-enum auth { AUTH_NONE, AUTH_RUNNER, AUTH_ADMIN };
-
-struct route {
-	const char *method;
-	const char *pattern; /* '#' segment: a non-negative integer;
-	                        '*': any other segment (ctx.seg) */
-	enum auth auth;
-	api_handler *fn;
-};
 
 static _Thread_local struct store *tl_store;
 static _Thread_local struct api *tl_api;
@@ -239,68 +229,106 @@ api_runner_host(struct ctx *x)
 	return id;
 }
 
+/*
+ * The one route table: every route the server answers, with who may
+ * call it (web/api_int.h: struct route, enum auth).  The first row
+ * whose pattern and method match wins; `perfwatchd --routes` prints
+ * the rows in this order, and t0305 sweeps them.
+ */
 static const struct route routes[] = {
-	{ "POST", "/api/v1/bisect", AUTH_ADMIN, api_admin_bisect_post },
-	{ "GET", "/api/v1/bisect", AUTH_NONE, api_read_bisects },
-	{ "GET", "/api/v1/bisect/#", AUTH_NONE, api_read_bisect },
+	/* Bisections (web/api_admin.c, web/api_read.c). */
+	{ "POST", "/api/v1/bisect", AUTH_ADMIN, api_admin_bisect_post, 0 },
+	{ "GET", "/api/v1/bisect", AUTH_NONE, api_read_bisects, 0 },
+	{ "GET", "/api/v1/bisect/#", AUTH_NONE, api_read_bisect, 0 },
 	{ "POST", "/api/v1/bisect/#/cancel", AUTH_ADMIN,
-	    api_admin_bisect_cancel },
-	{ "GET", "/api/v1/alerts", AUTH_NONE, api_read_alerts },
-	{ "GET", "/api/v1/alerts/#", AUTH_NONE, api_read_alert },
-	{ "POST", "/api/v1/runners/register", AUTH_RUNNER,
-	    api_runner_register },
+	    api_admin_bisect_cancel, 0 },
+	{ "GET", "/api/v1/alerts", AUTH_NONE, api_read_alerts, 0 },
+	{ "GET", "/api/v1/alerts/#", AUTH_NONE, api_read_alert, 0 },
+	/* Runners (web/api_runner.c). */
+	{ "POST", "/api/v1/runners/register", AUTH_RUNNER, api_runner_register,
+	    0 },
 	{ "POST", "/api/v1/runners/heartbeat", AUTH_RUNNER,
-	    api_runner_heartbeat },
-	{ "POST", "/api/v1/jobs/claim", AUTH_RUNNER, api_runner_claim },
-	{ "POST", "/api/v1/jobs/#/runs", AUTH_RUNNER, api_runner_run },
-	{ "POST", "/api/v1/jobs/#/log", AUTH_RUNNER, api_runner_log },
-	{ "POST", "/api/v1/jobs/#/finish", AUTH_RUNNER, api_runner_finish },
-	{ "GET", "/api/v1/packs/*", AUTH_RUNNER, api_runner_pack },
-	{ "POST", "/api/v1/submit", AUTH_ADMIN, api_admin_submit },
-	{ "POST", "/api/v1/jobs/#/cancel", AUTH_ADMIN, api_admin_cancel },
-	{ "POST", "/api/v1/jobs/#/retry", AUTH_ADMIN, api_admin_retry },
-	{ "GET", "/api/v1/jobs", AUTH_NONE, api_read_jobs },
-	{ "GET", "/api/v1/jobs/#", AUTH_NONE, api_read_job },
-	{ "GET", "/api/v1/jobs/#/runs/#/raw", AUTH_NONE, api_read_raw },
-	{ "GET", "/api/v1/hosts", AUTH_NONE, api_read_hosts },
-	{ "POST", "/api/v1/hosts/#/clear", AUTH_ADMIN, api_admin_host_clear },
-	{ "GET", "/api/v1/pairs/#", AUTH_NONE, api_read_pair },
-	{ "GET", "/api/v1/trees", AUTH_NONE, api_read_trees },
-	{ "GET", "/api/v1/commits", AUTH_NONE, api_read_commits },
-	{ "POST", "/api/v1/series", AUTH_ADMIN, api_admin_series_post },
-	{ "GET", "/api/v1/series", AUTH_NONE, api_read_series },
-	{ "GET", "/healthz", AUTH_NONE, api_read_healthz },
-	{ "GET", "/metrics", AUTH_NONE, api_read_metrics },
+	    api_runner_heartbeat, 0 },
+	{ "POST", "/api/v1/jobs/claim", AUTH_RUNNER, api_runner_claim, 0 },
+	{ "POST", "/api/v1/jobs/#/runs", AUTH_RUNNER, api_runner_run, 0 },
+	{ "POST", "/api/v1/jobs/#/log", AUTH_RUNNER, api_runner_log, 0 },
+	{ "POST", "/api/v1/jobs/#/finish", AUTH_RUNNER, api_runner_finish, 0 },
+	{ "GET", "/api/v1/packs/*", AUTH_RUNNER, api_runner_pack, 0 },
+	/* Admin (web/api_admin.c) and reads (web/api_read.c). */
+	{ "POST", "/api/v1/submit", AUTH_ADMIN, api_admin_submit, 0 },
+	{ "POST", "/api/v1/jobs/#/cancel", AUTH_ADMIN, api_admin_cancel, 0 },
+	{ "POST", "/api/v1/jobs/#/retry", AUTH_ADMIN, api_admin_retry, 0 },
+	{ "GET", "/api/v1/jobs", AUTH_NONE, api_read_jobs, 0 },
+	{ "GET", "/api/v1/jobs/#", AUTH_NONE, api_read_job, 0 },
+	{ "GET", "/api/v1/jobs/#/runs/#/raw", AUTH_NONE, api_read_raw, 0 },
+	{ "GET", "/api/v1/hosts", AUTH_NONE, api_read_hosts, 0 },
+	{ "POST", "/api/v1/hosts/#/clear", AUTH_ADMIN, api_admin_host_clear,
+	    0 },
+	{ "GET", "/api/v1/pairs/#", AUTH_NONE, api_read_pair, 0 },
+	{ "GET", "/api/v1/trees", AUTH_NONE, api_read_trees, 0 },
+	{ "GET", "/api/v1/commits", AUTH_NONE, api_read_commits, 0 },
+	{ "POST", "/api/v1/series", AUTH_ADMIN, api_admin_series_post, 0 },
+	{ "GET", "/api/v1/series", AUTH_NONE, api_read_series, 0 },
+	{ "GET", "/healthz", AUTH_NONE, api_read_healthz, 0 },
+	{ "GET", "/metrics", AUTH_NONE, api_read_metrics, 0 },
+	/* The dashboard (web/web.c): pages, login, and their JSON. */
+	{ "GET", "/", AUTH_NONE, web_overview, 1 },
+	{ "GET", "/commit/", AUTH_NONE, web_commit, 1 },
+	{ "GET", "/series/", AUTH_NONE, web_series, 1 },
+	{ "GET", "/pair/", AUTH_NONE, web_pair, 1 },
+	{ "GET", "/history", AUTH_NONE, web_history, 1 },
+	{ "GET", "/regressions", AUTH_NONE, web_regressions, 1 },
+	{ "GET", "/bisect/", AUTH_NONE, web_bisect, 1 },
+	{ "POST", "/regressions/", AUTH_SESSION, web_triage, 1 },
+	{ "GET", "/hosts", AUTH_NONE, web_hosts, 1 },
+	{ "GET", "/jobs", AUTH_NONE, web_jobs, 1 },
+	{ "GET", "/jobs/", AUTH_NONE, web_job_log, 1 },
+	{ "GET", "/login", AUTH_NONE, web_login, 1 },
+	{ "POST", "/login", AUTH_NONE, web_login_post, 1 },
+	{ "POST", "/logout", AUTH_SESSION, web_logout, 1 },
+	{ "GET", "/favicon.ico", AUTH_NONE, web_favicon, 1 },
+	{ "GET", "/api/v1/overview", AUTH_NONE, web_overview_json, 1 },
+	{ "GET", "/api/v1/commits/", AUTH_NONE, web_commit_json, 1 },
+	{ "GET", "/api/v1/series/", AUTH_NONE, web_series_json, 1 },
+	{ "GET", "/api/v1/comparisons", AUTH_NONE, web_comparisons_json, 1 },
+	{ "GET", "/api/v1/regressions", AUTH_NONE, web_regressions_json, 1 },
+	{ "GET", "/api/v1/history", AUTH_NONE, web_history_json, 1 },
+	{ "POST", "/api/v1/regressions/", AUTH_ADMIN, web_triage_json, 1 },
 };
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
 int
-api_route_at(
-    size_t i, const char **method, const char **pattern, const char **auth)
+api_route_at(size_t i, const char **method, const char **pattern,
+    const char **auth, const char **table)
 {
 	static const char *const names[] = { [AUTH_NONE] = "none",
 		[AUTH_RUNNER] = "runner",
-		[AUTH_ADMIN] = "admin" };
+		[AUTH_ADMIN] = "admin",
+		[AUTH_SESSION] = "session" };
 
-	if (i >= sizeof(routes) / sizeof(routes[0]))
+	if (i >= NROUTES)
 		return -1;
 	*method = routes[i].method;
 	*pattern = routes[i].pattern;
 	*auth = names[routes[i].auth];
+	*table = routes[i].page ? "web" : "api";
 	return 0;
 }
 
-/* 1 when path matches pattern; '#' segments are stored in id[], a '*'
- * segment in *seg (pointing into path, up to its end). */
+/* 1 when path matches pattern (struct route says how); the '#' numbers
+ * go to id[], a '*' segment or a prefix's rest to *rest (pointing into
+ * path, up to its end). */
 static int
-match(const char *pattern, const char *path, int64_t id[2], const char **seg)
+match(const char *pattern, const char *path, int64_t id[2], const char **rest)
 {
+	const char *start = pattern;
 	int n = 0;
 
 	while (*pattern && *path) {
 		if (*pattern == '*') {
 			if (*path == '/' || strchr(path, '/') != NULL)
 				return 0;
-			*seg = path;
+			*rest = path;
 			return pattern[1] == '\0';
 		}
 		if (*pattern == '#') {
@@ -322,10 +350,37 @@ match(const char *pattern, const char *path, int64_t id[2], const char **seg)
 		if (*pattern++ != *path++)
 			return 0;
 	}
+	if (*pattern == '\0' && *path != '\0' && pattern - start > 1 &&
+	    pattern[-1] == '/') {
+		*rest = path;
+		return 1;
+	}
 	return *pattern == '\0' && *path == '\0';
 }
 
-/* Authorisation; 0, or -1 after replying 401/403. */
+const struct route *
+api_route_find(const char *method, const char *path, int64_t id[2],
+    const char **rest, int *status)
+{
+	size_t i;
+
+	*status = 404;
+	for (i = 0; i < NROUTES; i++) {
+		*rest = "";
+		if (!match(routes[i].pattern, path, id, rest))
+			continue;
+		*status = 405;
+		if (strcmp(routes[i].method, method) == 0) {
+			*status = 200;
+			return &routes[i];
+		}
+	}
+	*rest = "";
+	return NULL;
+}
+
+/* Authorisation, before the route's handler: 0, or -1 after replying
+ * 401/403. */
 static int
 authorise(struct ctx *x, enum auth need)
 {
@@ -334,6 +389,8 @@ authorise(struct ctx *x, enum auth need)
 
 	if (need == AUTH_NONE)
 		return 0;
+	if (need == AUTH_SESSION)
+		return web_session_ok(x);
 	if ((tok = reply_bearer(x->r)) == NULL)
 		return -1;
 	who = dconf_auth(x->conf, tok, &x->runner);
@@ -352,60 +409,33 @@ authorise(struct ctx *x, enum auth need)
 	return 0;
 }
 
-/* The dashboard (web/): pages, their JSON mirrors, login and triage. */
-static void
-web_page(struct ctx *x)
-{
-	struct web_env env;
-
-	if ((x->s = thread_store(x->a, &x->err)) == NULL) {
-		api_reply_err(x, 503, "database: %s", err_msg(&x->err));
-		return;
-	}
-	memset(&env, 0, sizeof(env));
-	env.r = x->r;
-	env.s = x->s;
-	env.conf = x->conf;
-	env.web = x->a->web;
-	env.now = api_now_s();
-	env.online_s = 3 * api_heartbeat_s(x->conf);
-	web_serve(&env);
-}
-
 static void
 handle(struct httpd_req *r, void *arg)
 {
 	struct ctx x;
-	const struct route *rt = NULL;
-	int path_ok = 0;
-	size_t i;
+	const struct route *rt;
+	int status;
 
 	memset(&x, 0, sizeof(x));
 	x.a = arg;
 	x.r = r;
 	x.conf = conf_get(x.a);
-	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (!match(routes[i].pattern, httpd_path(r), x.id, &x.seg))
-			continue;
-		path_ok = 1;
-		if (strcmp(routes[i].method, httpd_method(r)) == 0) {
-			rt = &routes[i];
-			break;
-		}
-	}
-	if (rt == NULL && !path_ok &&
-	    web_match(httpd_method(r), httpd_path(r))) {
-		web_page(&x);
-		goto out;
-	}
+	x.now = api_now_s();
+	x.online_s = 3 * api_heartbeat_s(x.conf);
+	rt = api_route_find(
+	    httpd_method(r), httpd_path(r), x.id, &x.rest, &status);
 	if (rt == NULL) {
-		if (path_ok)
+		if (status == 405)
 			api_reply_err(&x, 405, "method %s not allowed here",
 			    httpd_method(r));
 		else
 			api_reply_err(&x, 404, "no route %s", httpd_path(r));
 		goto out;
 	}
+	/* A page's session is read first: its auth, headers and forms
+	 * depend on it. */
+	if (rt->page)
+		web_begin(&x);
 	if (authorise(&x, rt->auth) == -1)
 		goto out;
 	if ((x.s = thread_store(x.a, &x.err)) == NULL) {
@@ -414,6 +444,8 @@ handle(struct httpd_req *r, void *arg)
 	}
 	rt->fn(&x);
 out:
+	if (rt != NULL && rt->page)
+		web_end(&x);
 	json_decref(x.body);
 	dconf_unref(x.conf);
 }

@@ -36,11 +36,12 @@ int api_listen(struct api *, struct err *e);
 /* The scheduler's tick callback (arg: the api): wakes the parked claims
  * when the queue moved (changed) or their wait is over. */
 void api_tick(void *arg, int changed);
-/* Route i of the API's table (0, or -1 past its end): in pattern '#'
- * is an id and '*' one last segment; auth is "none", "runner" or
- * "admin".  The dashboard's routes: web_route_at (web/web.h). */
-int api_route_at(
-    size_t i, const char **method, const char **pattern, const char **auth);
+/* Row i of the one route table (0, or -1 past its end): pattern as
+ * web/api_int.h's struct route says ('#' an id, '*' one last segment, a
+ * '/' at the end a prefix); auth "none", "runner", "admin" or "session";
+ * table "api", or "web" for the dashboard's routes (web/web.c). */
+int api_route_at(size_t i, const char **method, const char **pattern,
+    const char **auth, const char **table);
 int api_port(const struct api *);
 /* Swaps in a new configuration (takes a reference; the old one is
  * released when its last request ends). */

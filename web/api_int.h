@@ -2,10 +2,11 @@
 #define WEB_API_INT_H
 
 /*
- * Inside the HTTP surface: what web/api.c (the table, dispatch and
- * server state) shares with the handler files of each area,
- * web/api_runner.c, web/api_admin.c and web/api_read.c (one file per
- * area, as cgit's ui-*.c per page).  Not for use outside web/api*.c.
+ * Inside the HTTP surface: what web/api.c (the one route table, its
+ * dispatch and the server's state) shares with the handler files of
+ * each area, web/api_runner.c, web/api_admin.c, web/api_read.c and the
+ * dashboard's web/web.c (one file per area, as cgit's ui-*.c per page).
+ * Not for use outside web/.
  *
  * A handler runs after its route's authorisation, with a store
  * connection of its thread (x->s); it validates its input completely
@@ -18,6 +19,7 @@
 
 #include "common/err.h"
 #include "common/json.h"
+#include "web/session.h"
 
 #define LIST_DEFAULT 50
 #define LIST_MAX 500
@@ -68,13 +70,49 @@ struct ctx {
 	struct dconf *conf;
 	struct store *s;
 	const struct dconf_runner *runner; /* runner routes */
-	int64_t id[2];                     /* numbers from the path */
-	const char *seg;                   /* a '*' segment of the path */
+	int64_t id[2];                     /* the path's '#' numbers */
+	const char *rest; /* a '*' segment, or the path after a prefix */
+	int64_t now;      /* the request's wall clock, seconds */
+	int64_t online_s; /* a host is online when seen this recently */
 	json_t *body;
 	struct err err;
+	/* Dashboard routes (web/web.c, web_begin). */
+	json_t *keep;   /* replies whose strings views borrow */
+	int admin;      /* the request carries an admin session */
+	int cache_slot; /* reply_json_cached's slot */
+	char sid[SESSION_ID_LEN + 1];
+	char csrf[SESSION_ID_LEN + 1];
 };
 
 typedef void api_handler(struct ctx *);
+
+/*
+ * Who may call a route: anyone, a runner's token, the admin token (401
+ * without a bearer token, 403 with another), or an admin session posting
+ * a dashboard form with its CSRF token (403).
+ */
+enum auth { AUTH_NONE, AUTH_RUNNER, AUTH_ADMIN, AUTH_SESSION };
+
+/*
+ * A row of the one table.  The pattern matches the whole path: '#' is a
+ * decimal id of at most 63 bits (x->id[], two at most), '*' one last
+ * segment, not empty (x->rest); a pattern ending in '/', other than "/",
+ * is a prefix and what follows it, not empty and slashes allowed, is
+ * x->rest; everything else is literal.
+ */
+struct route {
+	const char *method;
+	const char *pattern;
+	enum auth auth;
+	api_handler *fn;
+	int page; /* the dashboard's (web/web.c): "web" in --routes */
+};
+
+/* The first route whose pattern and method match (x->id, x->rest
+ * filled) and *status 200; NULL and *status 405 when only another
+ * method's pattern matched the path, else 404. */
+const struct route *api_route_find(const char *method, const char *path,
+    int64_t id[2], const char **rest, int *status);
 
 /* ---- replies (web/reply.h underneath) ---- */
 void api_reply_json(struct ctx *, int status, json_t *o); /* takes o */

@@ -547,7 +547,7 @@ api_runner_pack(struct ctx *x)
 {
 	struct buf b;
 	int status = packs_build(
-	    &b, &x->err, x->s, x->conf->dc, x->seg, httpd_query(x->r, "have"));
+	    &b, &x->err, x->s, x->conf->dc, x->rest, httpd_query(x->r, "have"));
 	size_t len = b.len;
 
 	if (status != 200) {
