@@ -108,7 +108,7 @@ static int
 hist_build(struct ctx *x, struct hist *h, const char **msg)
 {
 	json_t *o = NULL, *rows, *row;
-	int64_t from, to, cursor;
+	int64_t from, to, cursor, limit;
 	double *vals = NULL;
 	size_t i, nv = 0, cap = 0;
 	int r;
@@ -137,8 +137,13 @@ hist_build(struct ctx *x, struct hist *h, const char **msg)
 		*msg = "'cursor' must be a job id";
 		return ERR_INVALID;
 	}
+	if (web_q_int(x, &limit, "limit", HISTORY_JOBS, 1, HISTORY_JOBS) ==
+	    -1) {
+		*msg = "parameter 'limit': expected 1..200 jobs a page";
+		return ERR_INVALID;
+	}
 	r = store_web_history(x->s, &o, h->v.tree, h->v.branch, h->v.host,
-	    h->v.job, h->v.point, h->v.metric, from, to, HISTORY_JOBS, cursor);
+	    h->v.job, h->v.point, h->v.metric, from, to, limit, cursor);
 	if (r != 0)
 		return r;
 	web_keep(x, o);
@@ -211,7 +216,7 @@ hist_build(struct ctx *x, struct hist *h, const char **msg)
 	if ((r = hist_changepoints(x, h)) != 0)
 		return r;
 	h->v.pager.later = cursor != 0;
-	if (h->n >= HISTORY_JOBS && h->next_cursor > 1) {
+	if ((int64_t)h->n >= limit && h->next_cursor > 1) {
 		snprintf(h->next, sizeof(h->next), "%lld",
 		    (long long)h->next_cursor);
 		h->v.pager.next_cursor = h->next;
