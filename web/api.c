@@ -4,7 +4,7 @@
  * store connections, the long-poll waiters and the server's start and
  * stop.  The handlers are in one file per area: web/api_runner.c (what
  * runners call), web/api_admin.c (what the admin token may change),
- * web/api_read.c (the public reads) and web/web.c (the dashboard).
+ * web/api_read.c (the public reads) and web/page_*.c (the dashboard).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -275,7 +275,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/series", AUTH_NONE, api_read_series, 0 },
 	{ "GET", "/healthz", AUTH_NONE, api_read_healthz, 0 },
 	{ "GET", "/metrics", AUTH_NONE, api_read_metrics, 0 },
-	/* The dashboard (web/web.c): pages, login, and their JSON. */
+	/* The dashboard (web/page_*.c): pages, login, and their JSON. */
 	{ "GET", "/", AUTH_NONE, web_overview, 1 },
 	{ "GET", "/commit/", AUTH_NONE, web_commit, 1 },
 	{ "GET", "/series/", AUTH_NONE, web_series, 1 },
