@@ -205,7 +205,9 @@ struct look {
 	size_t nsteps;
 	int64_t now;
 	int changed;
-	double reg_pct; /* the regression's change of the metric (NAN) */
+	double reg_pct;       /* the regression's change of the metric (NAN) */
+	size_t verify_from;   /* steps[] index of this round's verification */
+	size_t rounds_failed; /* earlier verification rounds that failed */
 	struct err *e;
 };
 
@@ -621,6 +623,21 @@ cand_sha(const struct look *l, long i)
 	return l->w.commits[l->cand[i]].sha;
 }
 
+/* A step at sha: two fresh pairs, against the good and the bad end. */
+static int
+add_step(struct look *l, const char *sha)
+{
+	int64_t pg = 0, pb = 0;
+
+	if (make_pair(l, &pg, l->b->good_sha, sha, NULL) != 0 ||
+	    make_pair(l, &pb, l->b->bad_sha, sha, NULL) != 0)
+		return -1;
+	if (store_bisect_step_add(
+	        l->s, NULL, l->b->id, "step", sha, pg, pb, l->now) != 0)
+		return err_set(l->e, "%s", store_errmsg(l->s));
+	return 0;
+}
+
 /* A verification measured on a suspect pair: the same pair again. */
 static int
 remeasure_verify(
@@ -656,8 +673,8 @@ remeasure_verify(
 
 /* Verification results from the verify steps; ends the bisection. */
 static int
-look_verify(struct look *l, const char *culprit, size_t nsteps, size_t nskip,
-    int partial)
+look_verify(struct look *l, const char *culprit, const char *last_good,
+    size_t nsteps, size_t nskip, int partial)
 {
 	struct store_bisect_step *vp = NULL, *vr = NULL;
 	struct store_bisect_set v;
@@ -666,7 +683,7 @@ look_verify(struct look *l, const char *culprit, size_t nsteps, size_t nskip,
 	size_t i;
 	int rc, done = 1;
 
-	for (i = 0; i < l->nsteps; i++) {
+	for (i = l->verify_from; i < l->nsteps; i++) {
 		if (strcmp(l->steps[i].kind, "verify-parent") == 0)
 			vp = &l->steps[i];
 		else if (strcmp(l->steps[i].kind, "verify-revert") == 0)
@@ -817,12 +834,37 @@ look_verify(struct look *l, const char *culprit, size_t nsteps, size_t nskip,
 	if (strncmp(v.verify_parent, "shows the regression", 20) != 0) {
 		/* The steps pointed at it, its own pair does not: say so,
 		 * name no culprit. */
+		/* A step that led here was misjudged: the culprit's (it is
+		 * good) or the last good one's (it is bad).  Once, both are
+		 * measured again on fresh pairs and the search goes on from
+		 * what they show; a second failed round ends it. */
+		if (l->rounds_failed == 0 &&
+		    strncmp(v.verify_parent, "does not show", 13) == 0) {
+			memset(&v, 0, sizeof(v));
+			v.culprit_sha = "";
+			if (store_bisect_update(l->s, l->b->id, &v, l->now) !=
+			    0)
+				return err_set(l->e, "%s", store_errmsg(l->s));
+			log_info("bisect %lld: %.12s does not show the "
+			         "regression against its parent: measuring "
+			         "it%s%.12s again",
+			    (long long)l->b->id, culprit,
+			    last_good ? " and " : "",
+			    last_good ? last_good : "");
+			if (add_step(l, culprit) != 0 ||
+			    (last_good != NULL && add_step(l, last_good) != 0))
+				return -1;
+			l->changed = 1;
+			return 0;
+		}
 		reason = xasprintf("the steps point at %.12s, but against its "
-		                   "parent it %s",
+		                   "parent it %s%s",
 		    culprit,
 		    strncmp(v.verify_parent, "does not show", 13) == 0
 		        ? "does not show the regression"
-		        : "was not measured");
+		        : "was not measured",
+		    l->rounds_failed ? ", also after both were measured again"
+		                     : "");
 		/* A step that led here was misjudged (noise), and nothing
 		 * says which: the narrowed range cannot be trusted either,
 		 * so the range reported is the whole one again. */
@@ -935,6 +977,13 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 			nsus += x->cls && strcmp(x->cls, "suspect") == 0;
 			continue;
 		}
+		/* A step after a verification: that round failed and its
+		 * commits are measured again; the next round starts after. */
+		if (verifying) {
+			l.rounds_failed++;
+			verifying = 0;
+		}
+		l.verify_from = k + 1;
 		nstep++;
 		if (x->cls == NULL) {
 			if ((r = look_step(&l, x, &ended)) != 0 || ended)
@@ -995,7 +1044,8 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 		char culprit[GITM_SHA_SIZE];
 
 		snprintf(culprit, sizeof(culprit), "%s", cand_sha(&l, hi));
-		r = look_verify(&l, culprit, nstep, nskip, partial);
+		r = look_verify(&l, culprit, lo >= 0 ? cand_sha(&l, lo) : NULL,
+		    nstep, nskip, partial);
 		goto out;
 	}
 	if (verifying) {
@@ -1027,15 +1077,8 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 	}
 	{
 		const char *sha = cand_sha(&l, (long)next);
-		int64_t pg = 0, pb = 0;
 
-		r = make_pair(&l, &pg, l.b->good_sha, sha, NULL);
-		if (r == 0)
-			r = make_pair(&l, &pb, l.b->bad_sha, sha, NULL);
-		if (r == 0 &&
-		    store_bisect_step_add(
-		        s, NULL, id, "step", sha, pg, pb, now) != 0)
-			r = err_set(e, "%s", store_errmsg(s));
+		r = add_step(&l, sha);
 		if (r == 0)
 			log_info("bisect %lld: step %zu: %.12s (%ld..%ld of "
 			         "%zu candidates)",

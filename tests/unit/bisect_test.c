@@ -281,20 +281,26 @@ finish_step(
  * then classifies it.  A change point of a real store and a real mirror
  * (5 commits) is the origin; bisect_advance is the daemon's own.
  */
-TEST(test_bisect__suspect_step_is_measured_again)
-{
-	const char *tmp = test_tmpdir();
-	char *src = xasprintf("%s/src", tmp),
-	     *mir = xasprintf("%s/mirrors", tmp);
-	char *db = xasprintf("%s/b.db", tmp),
-	     *url = xasprintf("file://%s", src);
+/* A real mirror of 5 commits c0..c4 (sha[0..4]), a store with c0 and c4
+ * on one history and a change point between, and a manual bisection of
+ * it: the state of the tests below. */
+struct cp_fixture {
+	char *src, *mir, *db, *url;
 	char sha[5][GITM_SHA_SIZE];
-	struct store *s = NULL;
-	struct err e = { 0 };
+	struct store *s;
 	struct cfg_tree tree;
 	struct daemon_config dc;
-	struct job_config jc, *jobs[1] = { &jc };
+	struct job_config jc, *jobs[1];
 	struct dconf conf;
+	int64_t id;
+};
+
+static void
+cp_fixture_init(struct cp_fixture *f)
+{
+	static int nth;
+	char *tmp = xasprintf("%s/cp%d", test_tmpdir(), nth++);
+	struct err e = { 0 };
 	struct gitm_repo *repo;
 	struct gitm_fetch_stats fs;
 	struct store_series_key k = { "app", "master", 0, "slowprog", "",
@@ -304,84 +310,116 @@ TEST(test_bisect__suspect_step_is_measured_again)
 	struct store_job_new jb = { "base", "{\"tree\":{\"url\":\"x\"}}", "[]",
 		3, 5, 2, 0 };
 	struct store_job_new jcand = jb;
-	struct store_bisect_step *st = NULL;
-	int64_t h = 0, t = 0, series = 0, seq = 0, pair, cand, cid, id = 0;
+	int64_t h = 0, t = 0, series = 0, seq = 0, pair, cand, cid;
 	int64_t cps[2], ats[2];
 	size_t n = 0, i;
-	int changed = 0;
 
+	memset(f, 0, sizeof(*f));
+	f->src = xasprintf("%s/src", tmp);
+	f->mir = xasprintf("%s/mirrors", tmp);
+	f->db = xasprintf("%s/b.db", tmp);
+	f->url = xasprintf("file://%s", f->src);
+	free(tmp);
 	ASSERT(gitm_global_init(0) == 0);
 	{
-		char *init[] = { "git", "init", "-q", "-b", "master", src,
+		char *init[] = { "git", "init", "-q", "-b", "master", f->src,
 			NULL };
 
 		ASSERT(run(init) == 0);
 	}
 	for (i = 0; i < 5; i++) {
-		char *f = xasprintf("%s/f", src), *msg = xasprintf("c%zu", i);
-		char *add[] = { "git", "-C", src, "add", "f", NULL };
-		char *ci[] = { "git", "-C", src, "-c", "user.name=t", "-c",
+		char *p = xasprintf("%s/f", f->src),
+		     *msg = xasprintf("c%zu", i);
+		char *add[] = { "git", "-C", f->src, "add", "f", NULL };
+		char *ci[] = { "git", "-C", f->src, "-c", "user.name=t", "-c",
 			"user.email=t@example.org", "commit", "-qm", msg,
 			NULL };
-		FILE *fp = fopen(f, "w");
+		FILE *fp = fopen(p, "w");
 
 		ASSERT(fp != NULL);
 		fprintf(fp, "%zu\n", i);
 		fclose(fp);
 		ASSERT(run(add) == 0 && run(ci) == 0);
-		free(f);
+		free(p);
 		free(msg);
 	}
-	repo = gitm_repo_new(mir, "app", url, NULL);
+	repo = gitm_repo_new(f->mir, "app", f->url, NULL);
 	ASSERT_MSG(gitm_fetch(&fs, repo) == 0, "%s", gitm_errmsg(repo));
-	ASSERT_MSG(
-	    gitm_resolve(sha[4], repo, "master") == 0, "%s", gitm_errmsg(repo));
+	ASSERT_MSG(gitm_resolve(f->sha[4], repo, "master") == 0, "%s",
+	    gitm_errmsg(repo));
 	for (i = 4; i > 0; i--)
-		ASSERT(gitm_first_parent(sha[i - 1], repo, sha[i]) == 0);
+		ASSERT(gitm_first_parent(f->sha[i - 1], repo, f->sha[i]) == 0);
 	gitm_repo_free(repo);
 
-	memset(&tree, 0, sizeof(tree));
-	tree.name = "app";
-	tree.url = url;
-	memset(&dc, 0, sizeof(dc));
-	dc.mirrors = mir;
-	dc.trees = &tree;
-	dc.ntrees = 1;
-	memset(&jc, 0, sizeof(jc));
-	jc.name = "slowprog";
-	jc.bisect.automatic = 1;
-	jc.bisect.max_steps = 16;
-	jc.bisect.max_inconclusive = 2;
-	jc.bisect.host_timeout_s = 3600;
-	memset(&conf, 0, sizeof(conf));
-	conf.dc = &dc;
-	conf.jobs = jobs;
-	conf.njobs = 1;
+	f->tree.name = "app";
+	f->tree.url = f->url;
+	f->dc.mirrors = f->mir;
+	f->dc.trees = &f->tree;
+	f->dc.ntrees = 1;
+	f->jc.name = "slowprog";
+	f->jc.bisect.automatic = 1;
+	f->jc.bisect.max_steps = 16;
+	f->jc.bisect.max_inconclusive = 2;
+	f->jc.bisect.host_timeout_s = 3600;
+	f->jobs[0] = &f->jc;
+	f->conf.dc = &f->dc;
+	f->conf.jobs = f->jobs;
+	f->conf.njobs = 1;
 
 	/* The history: c0, then c4 twice as slow; its change point. */
-	ASSERT_MSG(store_open(&s, db, &e) == 0, "%s", err_msg(&e));
-	ASSERT(store_host_register(s, &h, "r1", "[]", "{}", 1) == 0);
-	ASSERT(store_host_seen(s, h, 100) == 0);
-	ASSERT(store_tree_sync(s, &t, "app", url) == 0);
+	ASSERT_MSG(store_open(&f->s, f->db, &e) == 0, "%s", err_msg(&e));
+	ASSERT(store_host_register(f->s, &h, "r1", "[]", "{}", 1) == 0);
+	ASSERT(store_host_seen(f->s, h, 100) == 0);
+	ASSERT(store_tree_sync(f->s, &t, "app", f->url) == 0);
 	k.host_id = h;
 	for (i = 0; i < 2; i++) {
-		ASSERT(store_commit_stub(s, &cid, t, sha[i ? 4 : 0]) == 0);
+		ASSERT(
+		    store_commit_stub(f->s, &cid, t, f->sha[i ? 4 : 0]) == 0);
 		jcand.role = "candidate";
 		jcand.commit_id = cid;
-		ASSERT(store_pair_create(s, &pair, NULL, &cand, "slowprog", "",
-		           &jb, &jcand, 10) == 0);
-		ASSERT(store_history_append(s, &series, &seq, &k, pair, cand, 0,
-		           i ? 40 : 20, 20) == 0);
+		ASSERT(store_pair_create(f->s, &pair, NULL, &cand, "slowprog",
+		           "", &jb, &jcand, 10) == 0);
+		ASSERT(store_history_append(f->s, &series, &seq, &k, pair, cand,
+		           0, i ? 40 : 20, 20) == 0);
 	}
-	ASSERT(store_changepoints_replace(s, series, 0, &cp, 1, 30) == 0);
-	ASSERT(store_bisect_cp_candidates(s, cps, ats, &n, 0, 0, 2) == 0);
+	ASSERT(store_changepoints_replace(f->s, series, 0, &cp, 1, 30) == 0);
+	ASSERT(store_bisect_cp_candidates(f->s, cps, ats, &n, 0, 0, 2) == 0);
 	ASSERT_INTEQ(n, 1);
-	ASSERT_MSG(
-	    bisect_begin_cp(s, &conf, &id, cps[0], "manual", 40, &e) == 0, "%s",
-	    err_msg(&e));
+	ASSERT_MSG(bisect_begin_cp(
+	               f->s, &f->conf, &f->id, cps[0], "manual", 40, &e) == 0,
+	    "%s", err_msg(&e));
+}
 
+static void
+cp_fixture_release(struct cp_fixture *f)
+{
+	store_close(f->s);
+	free(f->src);
+	free(f->mir);
+	free(f->db);
+	free(f->url);
+	gitm_global_shutdown();
+}
+
+TEST(test_bisect__suspect_step_is_measured_again)
+{
+	struct cp_fixture f;
+	struct err e = { 0 };
+	struct store_bisect_step *st = NULL;
+	size_t n = 0;
+	int changed = 0;
+	int64_t id;
+	char(*sha)[GITM_SHA_SIZE];
+	struct store *s;
+	const char *db;
+
+	cp_fixture_init(&f);
+	id = f.id;
+	sha = f.sha;
+	s = f.s;
+	db = f.db;
 	/* Step 1: the middle commit, c2. */
-	ASSERT_MSG(bisect_advance(s, &conf, id, 100, &changed, &e) == 0, "%s",
+	ASSERT_MSG(bisect_advance(s, &f.conf, id, 100, &changed, &e) == 0, "%s",
 	    err_msg(&e));
 	ASSERT(changed);
 	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
@@ -390,7 +428,7 @@ TEST(test_bisect__suspect_step_is_measured_again)
 	/* Its pair against the good end is suspect: no class. */
 	ASSERT(finish_step(db, &st[0], "thp: never (base) vs always") == 0);
 	store_bisect_steps_free(st, n);
-	ASSERT(bisect_advance(s, &conf, id, 101, &changed, &e) == 0);
+	ASSERT(bisect_advance(s, &f.conf, id, 101, &changed, &e) == 0);
 	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
 	ASSERT_INTEQ(n, 2);
 	ASSERT_STREQ(st[0].cls, "suspect");
@@ -407,7 +445,7 @@ TEST(test_bisect__suspect_step_is_measured_again)
 	           "UPDATE hosts SET quarantined = 'canary pair 9: ops -40%',"
 	           " quarantined_at = 100") == 0);
 	store_bisect_steps_free(st, n);
-	ASSERT(bisect_advance(s, &conf, id, 102, &changed, &e) == 0);
+	ASSERT(bisect_advance(s, &f.conf, id, 102, &changed, &e) == 0);
 	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
 	ASSERT_INTEQ(n, 3);
 	ASSERT_STREQ(st[1].cls, "suspect");
@@ -421,16 +459,135 @@ TEST(test_bisect__suspect_step_is_measured_again)
 	           " NULL") == 0);
 	ASSERT(finish_step(db, &st[2], NULL) == 0);
 	store_bisect_steps_free(st, n);
-	ASSERT(bisect_advance(s, &conf, id, 103, &changed, &e) == 0);
+	ASSERT(bisect_advance(s, &f.conf, id, 103, &changed, &e) == 0);
 	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
 	ASSERT_INTEQ(n, 4);
 	ASSERT_STREQ(st[2].cls, "good");
 	ASSERT_STREQ(st[3].sha, sha[3]);
 	store_bisect_steps_free(st, n);
-	store_close(s);
-	free(src);
-	free(mir);
-	free(db);
-	free(url);
-	gitm_global_shutdown();
+	cp_fixture_release(&f);
+}
+
+/* One pair's comparison of time_ms, finished (both jobs success). */
+static int
+finish_pair(const char *db, int64_t pair, const char *verdict, double pct)
+{
+	char q[1024];
+
+	snprintf(q, sizeof(q),
+	    "UPDATE jobs SET state = 'success' WHERE id IN (SELECT"
+	    " base_job_id FROM pairs WHERE id = %lld UNION SELECT"
+	    " cand_job_id FROM pairs WHERE id = %lld);"
+	    "UPDATE pairs SET analysed = 1 WHERE id = %lld;"
+	    "INSERT INTO comparisons (pair_id, metric, verdict, change_pct,"
+	    " min_effect, final, created) VALUES"
+	    " (%lld, 'time_ms', '%s', %f, 5, 1, 1);",
+	    (long long)pair, (long long)pair, (long long)pair, (long long)pair,
+	    verdict, pct);
+	return sql(db, q);
+}
+
+/* A bad step: against the good end the whole regression, against the
+ * bad end nothing. */
+static int
+finish_bad(const char *db, const struct store_bisect_step *x)
+{
+	return finish_pair(db, x->good_pair, "regression", 100.0) ||
+	    finish_pair(db, x->bad_pair, "unchanged", 0.5);
+}
+
+/*
+ * docs/BISECT.md: when the culprit the steps point at does not show the
+ * regression against its parent, a step was misjudged (noise between
+ * jobs): the culprit and the last good commit are measured again once
+ * and the search goes on from what they show; a second round that fails
+ * ends the bisection inconclusive.  Here c2 is first misjudged bad.
+ */
+TEST(test_bisect__failed_verification_measures_again_once)
+{
+	struct cp_fixture f;
+	struct err e = { 0 };
+	struct store_bisect_step *st = NULL;
+	struct store_bisect *b = NULL;
+	size_t n = 0;
+	int changed = 0;
+
+	cp_fixture_init(&f);
+	/* c2 (misjudged bad), then c1 good: the culprit is c2. */
+	ASSERT(bisect_advance(f.s, &f.conf, f.id, 100, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_STREQ(st[0].sha, f.sha[2]);
+	ASSERT(finish_bad(f.db, &st[0]) == 0);
+	store_bisect_steps_free(st, n);
+	ASSERT(bisect_advance(f.s, &f.conf, f.id, 101, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT_INTEQ(n, 2);
+	ASSERT_STREQ(st[1].sha, f.sha[1]);
+	ASSERT(finish_step(f.db, &st[1], NULL) == 0);
+	store_bisect_steps_free(st, n);
+	ASSERT(bisect_advance(f.s, &f.conf, f.id, 102, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(n >= 3);
+	ASSERT_STREQ(st[2].kind, "verify-parent");
+	ASSERT_STREQ(st[2].sha, f.sha[2]);
+	ASSERT(store_bisect_get(f.s, &b, f.id) == 0);
+	ASSERT_STREQ(b->culprit_sha, f.sha[2]);
+	store_bisect_free(b);
+	/* c2 against its parent: nothing. */
+	ASSERT(finish_pair(f.db, st[2].good_pair, "unchanged", 0.3) == 0);
+	store_bisect_steps_free(st, n);
+	ASSERT_MSG(bisect_advance(f.s, &f.conf, f.id, 103, &changed, &e) == 0,
+	    "%s", err_msg(&e));
+	ASSERT(changed);
+	ASSERT(store_bisect_get(f.s, &b, f.id) == 0);
+	ASSERT_STREQ(b->state, "running");
+	ASSERT(b->culprit_sha == NULL || b->culprit_sha[0] == '\0');
+	store_bisect_free(b);
+	/* The culprit and the last good one, measured again. */
+	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT_INTEQ(n, 5 + (strcmp(st[3].kind, "verify-revert") == 0));
+	{
+		size_t a = n - 2;
+
+		ASSERT_STREQ(st[a].kind, "step");
+		ASSERT_STREQ(st[a].sha, f.sha[2]);
+		ASSERT_STREQ(st[a + 1].kind, "step");
+		ASSERT_STREQ(st[a + 1].sha, f.sha[1]);
+		/* This time c2 is good, and c1 is still good. */
+		ASSERT(finish_step(f.db, &st[a], NULL) == 0);
+		ASSERT(finish_step(f.db, &st[a + 1], NULL) == 0);
+	}
+	store_bisect_steps_free(st, n);
+	ASSERT(bisect_advance(f.s, &f.conf, f.id, 104, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT_STREQ(st[n - 1].kind, "step");
+	ASSERT_STREQ(st[n - 1].sha, f.sha[3]); /* the search went on */
+	ASSERT(finish_bad(f.db, &st[n - 1]) == 0);
+	store_bisect_steps_free(st, n);
+	/* c3 is the culprit: verified again; it fails again: the end. */
+	ASSERT(bisect_advance(f.s, &f.conf, f.id, 105, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	{
+		size_t i, vp = 0;
+
+		for (i = 0; i < n; i++)
+			if (strcmp(st[i].kind, "verify-parent") == 0)
+				vp = i;
+		ASSERT_STREQ(st[vp].sha, f.sha[3]);
+		ASSERT(st[vp].cls == NULL);
+		ASSERT(
+		    finish_pair(f.db, st[vp].good_pair, "unchanged", 1.0) == 0);
+	}
+	store_bisect_steps_free(st, n);
+	ASSERT(bisect_advance(f.s, &f.conf, f.id, 106, &changed, &e) == 0);
+	ASSERT(store_bisect_get(f.s, &b, f.id) == 0);
+	ASSERT_STREQ(b->state, "inconclusive");
+	ASSERT_MSG(
+	    strstr(b->reason, "also after both were measured again") != NULL,
+	    "%s", b->reason);
+	ASSERT_STREQ(b->lo_sha, f.sha[0]); /* the whole range, no guess */
+	ASSERT_STREQ(b->hi_sha, f.sha[4]);
+	store_bisect_free(b);
+	cp_fixture_release(&f);
 }
