@@ -52,14 +52,14 @@ LDLIBS	 = $(PKG_LIBS) -lpthread -lm
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
 
-DIRS	 = common config analysis daemon runners runners/bench web cli
+DIRS	 = common config analysis daemon runners runners/bench web cli perfwatchd
 ALL_SRCS := $(foreach d,$(DIRS),$(wildcard $(d)/*.c))
-MAIN_SRCS = daemon/main.c runners/main.c cli/main.c runners/tcp_rr_main.c
+MAIN_SRCS = perfwatchd/main.c runners/main.c cli/main.c runners/tcp_rr_main.c
 LIB_SRCS := $(filter-out $(MAIN_SRCS),$(ALL_SRCS))
 HDRS	:= $(foreach d,$(DIRS),$(wildcard $(d)/*.h)) tests/unit/test.h
 
 PROGS	 = perfwatchd perfwatch-runner perfwatch perfwatch-tcp-rr
-perfwatchd_MAIN = daemon/main.c
+perfwatchd_MAIN = perfwatchd/main.c
 perfwatch-runner_MAIN = runners/main.c
 perfwatch_MAIN = cli/main.c
 perfwatch-tcp-rr_MAIN = runners/tcp_rr_main.c
@@ -82,30 +82,25 @@ $(OUT)/bin/%: $(REL)/bin/%
 # its archives in the order of its _LAYERS line (users before what they
 # use), so a call against the edges fails to link; tests/lint/layers.sh
 # (make lint, and t0702 in make check) checks every #include against the
-# same edges.  daemon and web still use each other (api.c hands pages to
-# web_serve; the pages read the store): they link as one group until
-# the HTTP surface moves into web/.
+# same edges.  web (the HTTP surface) uses daemon, never the reverse;
+# perfwatchd/ holds only the daemon's main.c, the composition root that
+# starts both (docs/ARCHITECTURE.md).
 EDGES_common	    =
 EDGES_config	    = common
 EDGES_analysis	    = common
 EDGES_runners/bench = common
 EDGES_runners	    = runners/bench config common
+EDGES_daemon	    = analysis config common
 EDGES_web	    = daemon analysis config common
-EDGES_daemon	    = web analysis config common
-EDGES_cli	    = daemon web runners/bench analysis config common
-perfwatchd_LAYERS	= daemon web analysis config common
+EDGES_cli	    = daemon runners/bench analysis config common
+EDGES_perfwatchd    = web daemon analysis config common
+perfwatchd_LAYERS	= web daemon analysis config common
 perfwatch-runner_LAYERS	= runners runners/bench config common
-perfwatch_LAYERS	= cli daemon web runners/bench analysis config common
+perfwatch_LAYERS	= cli daemon runners/bench analysis config common
 perfwatch-tcp-rr_LAYERS	= runners common
-CYCLE_LAYERS	= daemon web
 layer_lib = $(1)/lib/$(subst /,-,$(2)).a
 layer_srcs = $(filter-out $(MAIN_SRCS),$(wildcard $(1)/*.c))
-# The archives of a program, the daemon/web cycle in one --start-group.
-layer_link = $(foreach l,$(2),$(if $(filter $(l),$(firstword \
-	$(filter $(CYCLE_LAYERS),$(2)))),-Wl$(comma)--start-group) \
-	$(call layer_lib,$(1),$(l))$(if $(filter $(l),$(lastword \
-	$(filter $(CYCLE_LAYERS),$(2)))), -Wl$(comma)--end-group))
-comma := ,
+layer_link = $(foreach l,$(2),$(call layer_lib,$(1),$(l)))
 
 # Objects depend on the headers they include (-MMD -MP), not on all.
 DEPFLAGS = -MMD -MP
@@ -224,8 +219,8 @@ clean:
 #                     corpus once (no mutation) in make check.
 # Library code is compiled with -fsanitize=fuzzer-no-link into its own
 # archive; it leaves out daemon/httpd.c (libmicrohttpd: api_fuzz answers
-# the handlers' httpd_* calls itself) and daemon/api.c (which api_fuzz
-# includes to reach its static handlers).
+# the handlers' httpd_* calls itself) and web/api.c (which api_fuzz
+# includes to reach its static dispatch).
 FUZZ_CC	  ?= clang
 FUZZ_TIME ?= 60
 FUZZ_ALL   = bench config mail api patch qemu
@@ -236,7 +231,7 @@ FUZZ_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 HAVE_LIBFUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, \
 	unsigned long n){return 0;}' | $(FUZZ_CC) -x c -fsanitize=fuzzer \
 	-o /dev/null - 2>/dev/null && echo yes)
-FUZZ_LIB_SRCS := $(filter-out daemon/api.c daemon/httpd.c,$(LIB_SRCS))
+FUZZ_LIB_SRCS := $(filter-out web/api.c daemon/httpd.c,$(LIB_SRCS))
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -248,8 +243,8 @@ $(FUZZ_DIR)/libfuzz.a: $(FUZZ_LIB_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
 
-# api_fuzz.c includes daemon/api.c.
-$(FUZZ_DIR)/obj/tests/fuzz/api_fuzz.o: daemon/api.c
+# api_fuzz.c includes web/api.c.
+$(FUZZ_DIR)/obj/tests/fuzz/api_fuzz.o: web/api.c
 
 $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_DIR)/libfuzz.a
 	@$(if $(Q),echo '  LD      $@')

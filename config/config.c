@@ -2814,11 +2814,6 @@ check_job(struct ctx *c, struct job_config *job, const yaml_node_t *root)
 	if (job->rounds > job->runs && (n = lookup(c, root, "rounds", NULL)))
 		nerr(c, n, "rounds", "%lld is more than runs (%lld)",
 		    (long long)job->rounds, (long long)job->runs);
-	else if (job->rounds > 1 && !job->kernel.build &&
-	    (n = lookup(c, root, "rounds", NULL)))
-		nerr(c, n, "rounds",
-		    "rounds alternate booted kernels: the job needs a kernel: "
-		    "section");
 	if (job->runs > job->max_runs) {
 		if ((n = lookup(c, root, "runs", NULL)) != NULL)
 			nerr(c, n, "runs", "%lld is more than max_runs (%lld)",

@@ -46,9 +46,11 @@ jobspec_build(const struct job_config *jc, const struct cfg_point *pt,
 	        (json_int_t)jc->memory_high));
 	json_object_set_new(
 	    spec, "boot", json_string(tree ? "runner" : "none"));
+	/* Rounds: the daemon alternates the pair's two jobs (store_claim). */
+	if (jc->rounds > 1 || (tree != NULL && jc->kernel.build))
+		json_object_set_new(spec, "rounds", json_integer(jc->rounds));
 	/* A kernel job on a commit: the runner builds and boots it. */
 	if (tree != NULL && jc->kernel.build) {
-		json_object_set_new(spec, "rounds", json_integer(jc->rounds));
 		json_object_set_new(spec, "kernel",
 		    json_pack("{s:s, s:o, s:I, s:I}", "config",
 		        jc->kernel.config ? jc->kernel.config : "defconfig",

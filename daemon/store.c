@@ -421,6 +421,10 @@ static const char *const migrations[] = {
 
 	/* v16: bisections from history change points, suspect steps. */
 	STORE_BISECT_MIGRATION_V16,
+
+	/* v17: rounds (docs/CONFIG.md `rounds`): the runs the job's current
+	 * claim is to reach, NULL when the job is not run in rounds. */
+	"ALTER TABLE jobs ADD COLUMN round_runs INTEGER;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -194,7 +194,7 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 
 /* The claim reply for job id; called inside the claim transaction. */
 static int
-claim_reply(struct store *s, json_t **out, int64_t id)
+claim_reply(struct store *s, json_t **out, int64_t id, int64_t round)
 {
 	sqlite3_stmt *st;
 	json_t *job = NULL, *done;
@@ -203,8 +203,9 @@ claim_reply(struct store *s, json_t **out, int64_t id)
 	const char *spec;
 
 	st = store_i_prep(s,
-	    "SELECT params, pair_id, role, attempts, lease_expires, runs,"
-	    " max_runs FROM jobs WHERE id = ?1");
+	    "SELECT params, pair_id, role, attempts, lease_expires,"
+	    " coalesce(round_runs, runs), max_runs, round_runs IS NOT NULL"
+	    " FROM jobs WHERE id = ?1");
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
@@ -228,6 +229,12 @@ claim_reply(struct store *s, json_t **out, int64_t id)
 	    job, "runs", json_integer(sqlite3_column_int64(st, 5)));
 	json_object_set_new(
 	    job, "max_runs", json_integer(sqlite3_column_int64(st, 6)));
+	if (sqlite3_column_int(st, 7)) {
+		/* The daemon alternates the pair's jobs round by round: this
+		 * claim is one round (one boot of a kernel job). */
+		json_object_set_new(job, "round", json_integer(round));
+		json_object_set_new(job, "rounds", json_integer(1));
+	}
 	expires = sqlite3_column_int64(st, 4);
 	sqlite3_finalize(st);
 
@@ -250,12 +257,69 @@ claim_reply(struct store *s, json_t **out, int64_t id)
 	return 0;
 }
 
+/*
+ * Rounds (docs/CONFIG.md `rounds`: R > 1 in the job's spec): round r of
+ * R ends at runs * r / R runs, the runner's own split; this claim runs
+ * the round after the runs already stored, and the job is queued again
+ * after it (store_finish), so the pair's other job gets the next turn.
+ * Sets jobs.round_runs and *round (0 when the job has no rounds).
+ */
+static int
+claim_round(struct store *s, int64_t *round, int64_t id)
+{
+	sqlite3_stmt *st;
+	int64_t rounds = 1, runs = 0, done = 0, r, target = 0;
+	int rc;
+
+	*round = 0;
+	st = store_i_prep(s,
+	    "SELECT coalesce(json_extract(params, '$.rounds'), 1), runs,"
+	    " (SELECT count(*) FROM runs WHERE job_id = ?1)"
+	    " FROM jobs WHERE id = ?1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return store_i_dberr(s, "claim round");
+	}
+	rounds = sqlite3_column_int64(st, 0);
+	runs = sqlite3_column_int64(st, 1);
+	done = sqlite3_column_int64(st, 2);
+	sqlite3_finalize(st);
+	if (rounds > 1 && runs > 0) {
+		if (rounds > runs)
+			rounds = runs;
+		for (r = 1; r <= rounds; r++)
+			if ((target = runs * r / rounds) > done)
+				break;
+		/* Runs added after the last round (more runs asked for):
+		 * one more round of all of them. */
+		if (r > rounds) {
+			target = runs;
+			r = rounds + 1;
+		}
+		*round = r;
+	}
+	st = store_i_prep(s, "UPDATE jobs SET round_runs = ?2 WHERE id = ?1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (*round > 0)
+		sqlite3_bind_int64(st, 2, target);
+	else
+		sqlite3_bind_null(st, 2);
+	rc = store_i_step_done(s, st, "claim round");
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int
 store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
     int64_t lease_s)
 {
 	sqlite3_stmt *st;
-	int64_t id = 0;
+	int64_t id = 0, round = 0;
 	int rc, ok = 1, found = 0;
 
 	*out = NULL;
@@ -289,8 +353,12 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 		    "   json_each(h.labels) hl WHERE jl.value = hl.value)"
 		    "  OR EXISTS (SELECT 1 FROM json_each(j.labels) jn"
 		    "   WHERE jn.value = h.name))"
+		    /* within a pair run in rounds, the job with fewer runs
+		     * first: base, candidate, base, ... */
 		    " ORDER BY p.host_id IS NULL, p.superseded, j.pair_id,"
-		    " j.role <> 'base', j.id LIMIT 1");
+		    " CASE WHEN json_extract(j.params, '$.rounds') > 1 THEN"
+		    "  (SELECT count(*) FROM runs r WHERE r.job_id = j.id)"
+		    " ELSE 0 END, j.role <> 'base', j.id LIMIT 1");
 		ok = st != NULL;
 		if (ok) {
 			sqlite3_bind_int64(st, 1, host_id);
@@ -351,7 +419,8 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 				sqlite3_finalize(st);
 			}
 		}
-		ok = ok && claim_reply(s, out, id) == 0;
+		ok = ok && claim_round(s, &round, id) == 0;
+		ok = ok && claim_reply(s, out, id, round) == 0;
 	}
 	if (store_i_tx_end(s, ok) == -1) {
 		json_decref(*out);
@@ -530,7 +599,8 @@ store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
 		st = store_i_cached(s, S_HEARTBEAT,
 		    "UPDATE jobs SET lease_expires = ?2,"
 		    " progress = coalesce(?3, progress), updated = ?4"
-		    " WHERE id = ?1 RETURNING lease_expires, runs");
+		    " WHERE id = ?1 RETURNING lease_expires,"
+		    " coalesce(round_runs, runs)");
 		if ((ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, job_id);
 			sqlite3_bind_int64(st, 2, now + lease_s);
@@ -774,14 +844,28 @@ store_finish(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
 		return -1;
 	r = job_lease(s, NULL, NULL, job_id, host_id);
 	ok = r != -1;
+	/* A round of a job run in rounds, with runs still to do: queued
+	 * again for its next round, which is not another attempt. */
+	if (ok && r == 0 && ok_job)
+		ok = job_update(s, job_id, now,
+		         "UPDATE jobs SET state = 'queued', lease_owner = NULL,"
+		         " lease_expires = NULL, attempts = max(attempts - 1, "
+		         "0),"
+		         " round_runs = NULL, updated = ?2"
+		         " WHERE id = ?1 AND round_runs IS NOT NULL"
+		         " AND (SELECT count(*) FROM runs WHERE job_id = ?1) < "
+		         "runs",
+		         NULL) == 0;
 	if (ok && r == 0)
 		ok = job_update(s, job_id, now,
-		         ok_job ? "UPDATE jobs SET state = 'success',"
-		                  " lease_owner = NULL, lease_expires = NULL,"
-		                  " error = NULL, updated = ?2 WHERE id = ?1"
-		                : "UPDATE jobs SET state = 'failed',"
-		                  " lease_owner = NULL, lease_expires = NULL,"
-		                  " error = ?3, updated = ?2 WHERE id = ?1",
+		         ok_job
+		             ? "UPDATE jobs SET state = 'success',"
+		               " lease_owner = NULL, lease_expires = NULL,"
+		               " error = NULL, round_runs = NULL, updated = ?2"
+		               " WHERE id = ?1 AND state = 'running'"
+		             : "UPDATE jobs SET state = 'failed',"
+		               " lease_owner = NULL, lease_expires = NULL,"
+		               " error = ?3, updated = ?2 WHERE id = ?1",
 		         ok_job ? NULL : (error ? error : "failed")) == 0;
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;

@@ -555,6 +555,7 @@ struct job {
 	const char *kconfig;
 	struct strlist kfragment;
 	int64_t build_timeout_s, boot_timeout_s, rounds;
+	int64_t round; /* the daemon's round of this claim, 0: none */
 	struct cfg_point point;
 	json_t *tree, *directions;
 	json_t *host; /* the spec's host: object (runners/host.h) or NULL */
@@ -647,6 +648,7 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	if (j->kernel != NULL && json_is_null(j->kernel))
 		j->kernel = NULL;
 	j->rounds = 1;
+	j->round = 0;
 	j->build_timeout_s = 7200;
 	j->boot_timeout_s = 600;
 	if (j->kernel != NULL &&
@@ -659,7 +661,8 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	            "build_timeout_s", e) != 0 ||
 	        pwjson_int_opt(
 	            &j->boot_timeout_s, j->kernel, "boot_timeout_s", e) != 0 ||
-	        pwjson_int_opt(&j->rounds, o, "rounds", e) != 0))
+	        pwjson_int_opt(&j->rounds, o, "rounds", e) != 0 ||
+	        pwjson_int_opt(&j->round, o, "round", e) != 0))
 		return err_set(e, "field 'kernel': %s",
 		    e->set ? err_msg(e) : "expected object");
 	if (j->kernel != NULL && j->tree == NULL)
@@ -1606,6 +1609,9 @@ run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
 			finish(a, j->id, "failure", why.data);
 		goto out;
 	}
+	/* The daemon's round r is this job's r-th boot. */
+	if (j->round > 0)
+		boot = j->round - 1;
 	for (round = 1;; round++) {
 		n = runs_wanted(a);
 		if (n > j->max_runs)
@@ -1635,8 +1641,10 @@ run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
 		}
 		buf_reset(&why);
 		rc = qemu_round(a, j, &img, scratch, idx, k,
-		    round <= j->rounds ? round : j->rounds, boot, raw_max, &ok,
-		    first_err, sizeof(first_err), &why);
+		    j->round > 0             ? j->round
+		        : round <= j->rounds ? round
+		                             : j->rounds,
+		    boot, raw_max, &ok, first_err, sizeof(first_err), &why);
 		if (rc == 1)
 			break;
 		if (rc != 0) {

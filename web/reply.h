@@ -2,7 +2,7 @@
 #define WEB_REPLY_H
 
 /*
- * The HTTP replies and checks that the API (daemon/api.c) and the
+ * The HTTP replies and checks that the API (web/api*.c) and the
  * dashboard (web/web.c) share, so that both answer alike: one JSON
  * reply, one map from the ERR_* codes to statuses, one reading of the
  * bearer token (issue 13).

@@ -32,6 +32,7 @@
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_bisect.h"
+#include "web/api_int.h"
 #include "web/reply.h"
 #include "web/session.h"
 #include "web/views.h"
@@ -57,27 +58,6 @@ struct web {
 		size_t len;
 		int64_t expires_ms; /* monotonic */
 	} cache[CACHE_N];
-};
-
-struct wctx {
-	const struct web_env *env;
-	struct httpd_req *r;
-	struct store *s;
-	const char *rest; /* the path after the route's prefix */
-	json_t *keep;     /* replies whose strings views borrow */
-	int admin;
-	int cache_slot; /* reply_json_cached's slot */
-	char sid[SESSION_ID_LEN + 1];
-	char csrf[SESSION_ID_LEN + 1];
-};
-
-struct route {
-	const char *method;
-	const char *path; /* exact, or a prefix when it ends in '/' */
-	void (*fn)(struct wctx *);
-	/* Who may: "none", "session" (an admin session and its CSRF
-	 * token, web/session.h) or "admin" (the admin bearer token). */
-	const char *auth;
 };
 
 /* ---- state across requests ----------------------------------------- */
@@ -142,7 +122,7 @@ cache_put(struct web *w, int slot, const char *body, size_t len)
 
 /* A query parameter, NULL when absent or empty. */
 static const char *
-q(struct wctx *x, const char *key)
+q(struct ctx *x, const char *key)
 {
 	const char *v = httpd_query(x->r, key);
 
@@ -150,7 +130,7 @@ q(struct wctx *x, const char *key)
 }
 
 static json_t *
-keep(struct wctx *x, json_t *o)
+keep(struct ctx *x, json_t *o)
 {
 	json_array_append_new(x->keep, o);
 	return o;
@@ -210,7 +190,7 @@ parse_id(const char *s, const char **end)
 
 /* An integer query parameter in [lo, hi]; dflt when absent; -1 bad. */
 static int
-q_int(struct wctx *x, int64_t *out, const char *key, int64_t dflt, int64_t lo,
+q_int(struct ctx *x, int64_t *out, const char *key, int64_t dflt, int64_t lo,
     int64_t hi)
 {
 	const char *v = q(x, key), *end = NULL;
@@ -244,7 +224,7 @@ median(double *v, size_t n)
 
 /* The value of cookie name in the Cookie header into out, or "". */
 static void
-cookie(struct wctx *x, const char *name, char *out, size_t len)
+cookie(struct ctx *x, const char *name, char *out, size_t len)
 {
 	const char *h = httpd_header(x->r, "Cookie"), *p;
 	size_t n = strlen(name);
@@ -282,7 +262,7 @@ unhex(int c)
  * (capped).  0, or ERR_NOTFOUND when absent.
  */
 static int
-form(struct wctx *x, const char *key, struct buf *out)
+form(struct ctx *x, const char *key, struct buf *out)
 {
 	size_t len, n = strlen(key);
 	const char *body = httpd_body(x->r, &len), *p = body, *end = body + len;
@@ -319,7 +299,7 @@ form(struct wctx *x, const char *key, struct buf *out)
 /* ---- replies -------------------------------------------------------- */
 
 static void
-security_headers(struct wctx *x)
+security_headers(struct ctx *x)
 {
 	/* No script may run even if an escape were missed. */
 	httpd_reply_header(x->r, "Content-Security-Policy",
@@ -332,7 +312,7 @@ security_headers(struct wctx *x)
 }
 
 static void
-reply_page(struct wctx *x, int status, struct buf *b)
+reply_page(struct ctx *x, int status, struct buf *b)
 {
 	size_t len;
 
@@ -349,7 +329,7 @@ reply_page(struct wctx *x, int status, struct buf *b)
 }
 
 static void
-reply_message(struct wctx *x, int status, const char *title, const char *text)
+reply_message(struct ctx *x, int status, const char *title, const char *text)
 {
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	struct view_message m = { status, title, text };
@@ -359,7 +339,7 @@ reply_message(struct wctx *x, int status, const char *title, const char *text)
 }
 
 static void
-reply_json(struct wctx *x, int status, json_t *o)
+reply_json(struct ctx *x, int status, json_t *o)
 {
 	reply_json_take(x->r, status, o, NULL, NULL);
 }
@@ -367,27 +347,27 @@ reply_json(struct wctx *x, int status, json_t *o)
 static void
 keep_cached(void *arg, const char *body, size_t len)
 {
-	struct wctx *x = arg;
+	struct ctx *x = arg;
 
-	cache_put(x->env->web, x->cache_slot, body, len);
+	cache_put(x->a->web, x->cache_slot, body, len);
 }
 
 /* reply_json for 200, keeping a copy in the cache slot. */
 static void
-reply_json_cached(struct wctx *x, json_t *o, int slot)
+reply_json_cached(struct ctx *x, json_t *o, int slot)
 {
 	x->cache_slot = slot;
 	reply_json_take(x->r, 200, o, keep_cached, x);
 }
 
 static void
-reply_json_err(struct wctx *x, int status, const char *msg)
+reply_json_err(struct ctx *x, int status, const char *msg)
 {
 	reply_json_error(x->r, status, msg);
 }
 
 static void
-page_store_err(struct wctx *x, int r)
+page_store_err(struct ctx *x, int r)
 {
 	int status = reply_status_of(r);
 
@@ -398,7 +378,7 @@ page_store_err(struct wctx *x, int r)
 }
 
 static void
-json_store_err(struct wctx *x, int r)
+json_store_err(struct ctx *x, int r)
 {
 	int status = reply_status_of(r);
 
@@ -408,7 +388,7 @@ json_store_err(struct wctx *x, int r)
 }
 
 static void
-redirect(struct wctx *x, const char *location)
+redirect(struct ctx *x, const char *location)
 {
 	httpd_reply_header(x->r, "Location", location);
 	httpd_reply(x->r, 303, "text/plain; charset=utf-8", "see other\n", 10);
@@ -418,25 +398,24 @@ redirect(struct wctx *x, const char *location)
 
 /* 1 when token is the admin token. */
 static int
-is_admin_token(struct wctx *x, const char *token)
+is_admin_token(struct ctx *x, const char *token)
 {
 	const struct dconf_runner *runner = NULL;
 
-	return dconf_auth(x->env->conf, token, &runner) == 1;
+	return dconf_auth(x->conf, token, &runner) == 1;
 }
 
 static void
-load_session(struct wctx *x)
+load_session(struct ctx *x)
 {
 	cookie(x, COOKIE_SESSION, x->sid, sizeof(x->sid));
 	x->admin = x->sid[0] &&
-	    session_lookup(
-	        x->env->web->sessions, x->sid, x->csrf, x->env->now) == 0;
+	    session_lookup(x->a->web->sessions, x->sid, x->csrf, x->now) == 0;
 }
 
 /* A form post by the logged-in admin with the right CSRF token. */
 static int
-csrf_ok(struct wctx *x)
+csrf_ok(struct ctx *x)
 {
 	struct buf f = BUF_INIT(FORM_FIELD_MAX);
 	int ok;
@@ -464,9 +443,9 @@ cmp_set_free(struct cmp_set *c)
 }
 
 static double
-min_effect(struct wctx *x, const char *job, const char *metric)
+min_effect(struct ctx *x, const char *job, const char *metric)
 {
-	const struct job_config *jc = job ? dconf_job(x->env->conf, job) : NULL;
+	const struct job_config *jc = job ? dconf_job(x->conf, job) : NULL;
 	size_t i;
 
 	for (i = 0; jc && metric && i < jc->nmetrics; i++)
@@ -584,7 +563,7 @@ tax_of(struct view_cmp_row *row, json_t *cmps)
  * 0, or a store error.
  */
 static int
-pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
+pair_rows(struct ctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 {
 	json_t *pair = NULL, *vals = NULL, *arr, *o, *cmps;
 	const char *last = NULL;
@@ -696,7 +675,7 @@ pair_rows(struct wctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 
 /* Rows for a list of pair ids ({"pairs": [...]}), at most a page. */
 static int
-pairs_rows(struct wctx *x, struct cmp_set *c, json_t *pairs)
+pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
 {
 	size_t i;
 	json_t *v;
@@ -847,7 +826,7 @@ struct ov_item {
 };
 
 static json_t *
-overview_build(struct wctx *x, struct view_overview *v,
+overview_build(struct ctx *x, struct view_overview *v,
     struct ov_item **out_items, struct view_overview_group **out_groups,
     int *err)
 {
@@ -861,8 +840,8 @@ overview_build(struct wctx *x, struct view_overview *v,
 	*out_items = items;
 	*out_groups = g;
 	memset(v, 0, sizeof(*v));
-	v->now = x->env->now;
-	if ((r = store_stats(x->s, &st, x->env->now, x->env->online_s)) != 0 ||
+	v->now = x->now;
+	if ((r = store_stats(x->s, &st, x->now, x->online_s)) != 0 ||
 	    (r = store_web_regression_counts(x->s, &counts)) != 0 ||
 	    (r = store_web_recent(x->s, &recent, RECENT_JOBS)) != 0) {
 		*err = r;
@@ -1007,8 +986,8 @@ flatten(struct view_overview_group *g, size_t ng, struct ov_item *items)
 	return flat;
 }
 
-static void
-p_overview(struct wctx *x)
+void
+web_overview(struct ctx *x)
 {
 	struct view_overview v;
 	struct ov_item *items;
@@ -1019,7 +998,7 @@ p_overview(struct wctx *x)
 	size_t len;
 	int r;
 
-	if ((cached = cache_get(x->env->web, CACHE_PAGE, &len)) != NULL) {
+	if ((cached = cache_get(x->a->web, CACHE_PAGE, &len)) != NULL) {
 		security_headers(x);
 		httpd_reply_take(
 		    x->r, 200, "text/html; charset=utf-8", cached, len);
@@ -1037,12 +1016,12 @@ p_overview(struct wctx *x)
 	free(items);
 	free(g);
 	if (!buf_failed(&b))
-		cache_put(x->env->web, CACHE_PAGE, b.data, b.len);
+		cache_put(x->a->web, CACHE_PAGE, b.data, b.len);
 	reply_page(x, 200, &b);
 }
 
-static void
-a_overview(struct wctx *x)
+void
+web_overview_json(struct ctx *x)
 {
 	struct view_overview v;
 	struct ov_item *items;
@@ -1052,7 +1031,7 @@ a_overview(struct wctx *x)
 	char *cached;
 	int r;
 
-	if ((cached = cache_get(x->env->web, CACHE_JSON, &len)) != NULL) {
+	if ((cached = cache_get(x->a->web, CACHE_JSON, &len)) != NULL) {
 		httpd_reply_take(x->r, 200, "application/json", cached, len);
 		return;
 	}
@@ -1106,11 +1085,11 @@ a_overview(struct wctx *x)
 
 /* "versus_previous": vN vs vN-1 (daemon/series_versus) into o. */
 static int
-series_versus_add(struct wctx *x, json_t *o, int64_t id)
+series_versus_add(struct ctx *x, json_t *o, int64_t id)
 {
 	struct err e = { 0 };
 	json_t *vs = NULL;
-	int r = series_versus(&vs, x->s, x->env->conf, id, &e);
+	int r = series_versus(&vs, x->s, x->conf, id, &e);
 
 	if (r != 0) {
 		log_warnx(
@@ -1123,7 +1102,7 @@ series_versus_add(struct wctx *x, json_t *o, int64_t id)
 
 /* The rows of a commit (sha), series (id) or pair (id). */
 static int
-target_rows(struct wctx *x, enum view_target kind, const char *id,
+target_rows(struct ctx *x, enum view_target kind, const char *id,
     struct cmp_set *c, json_t **out_info)
 {
 	json_t *o = NULL, *pair = NULL;
@@ -1212,7 +1191,7 @@ valid_id(enum view_target kind, const char *id, const char **end)
  * (daemon/kfacts.h), kept alive with the page's other JSON. */
 static void
 pair_kernels(
-    struct wctx *x, struct view_commit *v, json_t *pair, const json_t *rows)
+    struct ctx *x, struct view_commit *v, json_t *pair, const json_t *rows)
 {
 	struct kfacts k[2];
 	struct buf b = BUF_INIT(CAP_ERRMSG);
@@ -1233,7 +1212,7 @@ pair_kernels(
 }
 
 static void
-target_page(struct wctx *x, enum view_target kind)
+target_page(struct ctx *x, enum view_target kind)
 {
 	struct cmp_set c = { 0 };
 	struct view_commit v = { 0 };
@@ -1396,26 +1375,26 @@ target_page(struct wctx *x, enum view_target kind)
 	reply_page(x, 200, &b);
 }
 
-static void
-p_commit(struct wctx *x)
+void
+web_commit(struct ctx *x)
 {
 	target_page(x, VIEW_COMMIT);
 }
 
-static void
-p_series(struct wctx *x)
+void
+web_series(struct ctx *x)
 {
 	target_page(x, VIEW_SERIES);
 }
 
-static void
-p_pair(struct wctx *x)
+void
+web_pair(struct ctx *x)
 {
 	target_page(x, VIEW_PAIR);
 }
 
 static void
-target_json(struct wctx *x, enum view_target kind, const char *id)
+target_json(struct ctx *x, enum view_target kind, const char *id)
 {
 	struct cmp_set c = { 0 };
 	json_t *info, *o;
@@ -1437,20 +1416,20 @@ target_json(struct wctx *x, enum view_target kind, const char *id)
 	reply_json(x, 200, o);
 }
 
-static void
-a_commit(struct wctx *x)
+void
+web_commit_json(struct ctx *x)
 {
 	target_json(x, VIEW_COMMIT, x->rest);
 }
 
-static void
-a_series(struct wctx *x)
+void
+web_series_json(struct ctx *x)
 {
 	target_json(x, VIEW_SERIES, x->rest);
 }
 
-static void
-a_comparisons(struct wctx *x)
+void
+web_comparisons_json(struct ctx *x)
 {
 	if (q(x, "commit"))
 		target_json(x, VIEW_COMMIT, q(x, "commit"));
@@ -1467,7 +1446,7 @@ a_comparisons(struct wctx *x)
 
 /* "YYYY-MM-DD" or a commit sha (prefix) to a time; 0 ok, -1 bad. */
 static int
-parse_when(struct wctx *x, const char *s, int end_of_day, int64_t *out)
+parse_when(struct ctx *x, const char *s, int end_of_day, int64_t *out)
 {
 	struct tm tm;
 	int y, m, d;
@@ -1518,7 +1497,7 @@ hist_free(struct hist *h)
  * when that job is on this page.
  */
 static int
-hist_changepoints(struct wctx *x, struct hist *h)
+hist_changepoints(struct ctx *x, struct hist *h)
 {
 	json_t *o = NULL, *rows, *row;
 	size_t i, k;
@@ -1551,7 +1530,7 @@ hist_changepoints(struct wctx *x, struct hist *h)
 
 /* Fills h from the query; 0, a store error, or ERR_INVALID (msg set). */
 static int
-hist_build(struct wctx *x, struct hist *h, const char **msg)
+hist_build(struct ctx *x, struct hist *h, const char **msg)
 {
 	json_t *o = NULL, *rows, *row;
 	int64_t from, to, cursor;
@@ -1663,8 +1642,8 @@ hist_build(struct wctx *x, struct hist *h, const char **msg)
 	return 0;
 }
 
-static void
-p_history(struct wctx *x)
+void
+web_history(struct ctx *x)
 {
 	struct hist h;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
@@ -1684,8 +1663,8 @@ p_history(struct wctx *x)
 	reply_page(x, 200, &b);
 }
 
-static void
-a_history(struct wctx *x)
+void
+web_history_json(struct ctx *x)
 {
 	struct hist h;
 	const char *msg = NULL;
@@ -1742,7 +1721,7 @@ a_history(struct wctx *x)
 /* ---- regressions and triage ---------------------------------------- */
 
 static const char *
-state_filter(struct wctx *x)
+state_filter(struct ctx *x)
 {
 	static const char *const ok[] = { "new", "acknowledged", "invalid",
 		"fixed" };
@@ -1755,8 +1734,8 @@ state_filter(struct wctx *x)
 	return NULL;
 }
 
-static void
-p_regressions(struct wctx *x)
+void
+web_regressions(struct ctx *x)
 {
 	struct view_regressions v = { 0 };
 	struct view_regression *rows;
@@ -1828,8 +1807,8 @@ p_regressions(struct wctx *x)
 
 /* ---- a bisection (daemon/bisect.c) --------------------------------- */
 
-static void
-p_bisect(struct wctx *x)
+void
+web_bisect(struct ctx *x)
 {
 	struct view_bisect v;
 	struct view_bisect_step *vs;
@@ -1900,8 +1879,8 @@ p_bisect(struct wctx *x)
 	reply_page(x, 200, &b);
 }
 
-static void
-a_regressions(struct wctx *x)
+void
+web_regressions_json(struct ctx *x)
 {
 	json_t *o = NULL, *out;
 	int64_t limit, cursor;
@@ -1951,8 +1930,8 @@ triage_id(const char *rest)
 	return id && strcmp(end, "/triage") == 0 ? id : 0;
 }
 
-static void
-p_triage(struct wctx *x)
+void
+web_triage(struct ctx *x)
 {
 	struct buf state = BUF_INIT(64), note = BUF_INIT(FORM_FIELD_MAX);
 	int64_t id = triage_id(x->rest);
@@ -1977,7 +1956,7 @@ p_triage(struct wctx *x)
 		goto out;
 	}
 	r = store_web_triage(
-	    x->s, id, state.data, note.len ? note.data : NULL, x->env->now);
+	    x->s, id, state.data, note.len ? note.data : NULL, x->now);
 	if (r != 0) {
 		page_store_err(x, r);
 		goto out;
@@ -1990,8 +1969,8 @@ out:
 	buf_release(&note);
 }
 
-static void
-a_triage(struct wctx *x)
+void
+web_triage_json(struct ctx *x)
 {
 	static const char *const keys[] = { "state", "note", NULL };
 	const char *state = NULL, *note = NULL, *body;
@@ -2024,7 +2003,7 @@ a_triage(struct wctx *x)
 		json_decref(o);
 		return;
 	}
-	if ((r = store_web_triage(x->s, id, state, note, x->env->now)) != 0)
+	if ((r = store_web_triage(x->s, id, state, note, x->now)) != 0)
 		json_store_err(x, r);
 	else
 		reply_json(x, 200,
@@ -2037,10 +2016,10 @@ a_triage(struct wctx *x)
 
 /* The host's canary and noise floor (daemon/canary.h). */
 static void
-host_canary(struct wctx *x, struct view_host *v, json_t *h)
+host_canary(struct ctx *x, struct view_host *v, json_t *h)
 {
 	json_t *c = v->name
-	    ? canary_host_json(x->s, x->env->conf, v->name, jint(h, "id"))
+	    ? canary_host_json(x->s, x->conf, v->name, jint(h, "id"))
 	    : NULL;
 	json_t *arr, *z;
 	struct view_noise *n;
@@ -2066,8 +2045,8 @@ host_canary(struct wctx *x, struct view_host *v, json_t *h)
 	v->nnoise = json_array_size(arr);
 }
 
-static void
-p_hosts(struct wctx *x)
+void
+web_hosts(struct ctx *x)
 {
 	struct view_hosts v = { 0 };
 	struct view_host *rows;
@@ -2079,8 +2058,7 @@ p_hosts(struct wctx *x)
 
 	if (q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
 		cursor = 0;
-	r = store_hosts_list(
-	    x->s, &o, PAGE_ROWS, cursor, x->env->now, x->env->online_s);
+	r = store_hosts_list(x->s, &o, PAGE_ROWS, cursor, x->now, x->online_s);
 	if (r != 0) {
 		page_store_err(x, r);
 		return;
@@ -2132,7 +2110,7 @@ p_hosts(struct wctx *x)
 		v_->quarantined = jstr(h, "quarantined");
 		host_canary(x, v_, h);
 	}
-	v.now = x->env->now;
+	v.now = x->now;
 	v.rows = rows;
 	v.nrows = json_array_size(arr);
 	v.pager.later = cursor != 0;
@@ -2145,7 +2123,7 @@ p_hosts(struct wctx *x)
 }
 
 static const char *
-job_state_filter(struct wctx *x)
+job_state_filter(struct ctx *x)
 {
 	const char *s = q(x, "state");
 	int i;
@@ -2156,8 +2134,8 @@ job_state_filter(struct wctx *x)
 	return NULL;
 }
 
-static void
-p_jobs(struct wctx *x)
+void
+web_jobs(struct ctx *x)
 {
 	struct view_jobs v = { 0 };
 	struct view_job *rows;
@@ -2205,7 +2183,7 @@ p_jobs(struct wctx *x)
 	v.nrows = json_array_size(arr);
 	v.pager.later = cursor != 0;
 	v.pager.next_cursor = jstr(o, "next_cursor");
-	if (store_stats(x->s, &st, x->env->now, x->env->online_s) == 0) {
+	if (store_stats(x->s, &st, x->now, x->online_s) == 0) {
 		if (v.state == NULL)
 			for (i = 0; i < 5; i++)
 				v.pager.total += st.jobs[i];
@@ -2220,8 +2198,8 @@ p_jobs(struct wctx *x)
 }
 
 /* GET /jobs/ID/log: the log tail as text. */
-static void
-p_job_log(struct wctx *x)
+void
+web_job_log(struct ctx *x)
 {
 	const char *end;
 	int64_t id = parse_id(x->rest, &end);
@@ -2247,7 +2225,7 @@ p_job_log(struct wctx *x)
 /* ---- login ---------------------------------------------------------- */
 
 static void
-set_cookie(struct wctx *x, const char *name, const char *value, int max_age)
+set_cookie(struct ctx *x, const char *name, const char *value, int max_age)
 {
 	char c[256];
 
@@ -2258,7 +2236,7 @@ set_cookie(struct wctx *x, const char *name, const char *value, int max_age)
 }
 
 static void
-login_form(struct wctx *x, int status, const char *error, const char *next)
+login_form(struct ctx *x, int status, const char *error, const char *next)
 {
 	struct view_login v = { 0 };
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
@@ -2286,14 +2264,14 @@ safe_next(const char *next)
 	return next;
 }
 
-static void
-p_login(struct wctx *x)
+void
+web_login(struct ctx *x)
 {
 	login_form(x, 200, NULL, safe_next(q(x, "next")));
 }
 
-static void
-p_login_post(struct wctx *x)
+void
+web_login_post(struct ctx *x)
 {
 	struct buf tok = BUF_INIT(DCONF_TOKEN_MAX + 1),
 	           csrf = BUF_INIT(FORM_FIELD_MAX),
@@ -2317,7 +2295,7 @@ p_login_post(struct wctx *x)
 		login_form(x, 403, "Wrong token.", dest);
 		goto out;
 	}
-	if (session_create(x->env->web->sessions, id, cs, x->env->now) == -1) {
+	if (session_create(x->a->web->sessions, id, cs, x->now) == -1) {
 		reply_message(x, 500, "Error", "no randomness");
 		goto out;
 	}
@@ -2331,139 +2309,45 @@ out:
 	buf_release(&next);
 }
 
-static void
-p_logout(struct wctx *x)
+void
+web_logout(struct ctx *x)
 {
-	session_drop(x->env->web->sessions, x->sid);
+	session_drop(x->a->web->sessions, x->sid);
 	set_cookie(x, COOKIE_SESSION, "", 0);
 	redirect(x, "/regressions");
 }
 
 /* No icon: an empty answer instead of a 404 in every browser log. */
-static void
-p_favicon(struct wctx *x)
+void
+web_favicon(struct ctx *x)
 {
 	httpd_reply_header(x->r, "Cache-Control", "max-age=86400");
 	httpd_reply(x->r, 204, "image/x-icon", "", 0);
 }
 
-/*
- * The route's auth, before its handler runs: "admin" wants the admin
- * bearer token (401 without one, 403 with another), "session" an admin
- * session and the form's CSRF token (403).  0, or -1 after replying.
- */
-static int
-authorise(struct wctx *x, const char *auth)
+/* ---- what web/api.c calls around a dashboard route ------------------- */
+
+void
+web_begin(struct ctx *x)
 {
-	const char *tok;
-
-	if (strcmp(auth, "admin") == 0) {
-		if ((tok = reply_bearer(x->r)) == NULL)
-			return -1;
-		if (!is_admin_token(x, tok)) {
-			reply_json_err(
-			    x, 403, "this route needs the admin token");
-			return -1;
-		}
-	} else if (strcmp(auth, "session") == 0 && !csrf_ok(x)) {
-		reply_message(x, 403, "Forbidden",
-		    "log in as admin, and post the form from the page (CSRF "
-		    "token missing or wrong)");
-		return -1;
-	}
-	return 0;
-}
-
-/* ---- the table ------------------------------------------------------ */
-
-static const struct route routes[] = {
-	{ "GET", "/", p_overview, "none" },
-	{ "GET", "/commit/", p_commit, "none" },
-	{ "GET", "/series/", p_series, "none" },
-	{ "GET", "/pair/", p_pair, "none" },
-	{ "GET", "/history", p_history, "none" },
-	{ "GET", "/regressions", p_regressions, "none" },
-	{ "GET", "/bisect/", p_bisect, "none" },
-	{ "POST", "/regressions/", p_triage, "session" },
-	{ "GET", "/hosts", p_hosts, "none" },
-	{ "GET", "/jobs", p_jobs, "none" },
-	{ "GET", "/jobs/", p_job_log, "none" },
-	{ "GET", "/login", p_login, "none" },
-	{ "POST", "/login", p_login_post, "none" },
-	{ "POST", "/logout", p_logout, "session" },
-	{ "GET", "/favicon.ico", p_favicon, "none" },
-	{ "GET", "/api/v1/overview", a_overview, "none" },
-	{ "GET", "/api/v1/commits/", a_commit, "none" },
-	{ "GET", "/api/v1/series/", a_series, "none" },
-	{ "GET", "/api/v1/comparisons", a_comparisons, "none" },
-	{ "GET", "/api/v1/regressions", a_regressions, "none" },
-	{ "GET", "/api/v1/history", a_history, "none" },
-	{ "POST", "/api/v1/regressions/", a_triage, "admin" },
-};
-
-/* The route for method and path, and the rest of the path after it. */
-static const struct route *
-find(const char *method, const char *path, const char **rest)
-{
-	size_t i, n;
-
-	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (strcmp(routes[i].method, method) != 0)
-			continue;
-		n = strlen(routes[i].path);
-		if (n > 1 && routes[i].path[n - 1] == '/') {
-			if (strncmp(path, routes[i].path, n) == 0 &&
-			    path[n] != '\0') {
-				*rest = path + n;
-				return &routes[i];
-			}
-		} else if (strcmp(path, routes[i].path) == 0) {
-			*rest = "";
-			return &routes[i];
-		}
-	}
-	return NULL;
-}
-
-int
-web_route_at(
-    size_t i, const char **method, const char **path, const char **auth)
-{
-	if (i >= sizeof(routes) / sizeof(routes[0]))
-		return -1;
-	*method = routes[i].method;
-	*path = routes[i].path;
-	*auth = routes[i].auth;
-	return 0;
-}
-
-int
-web_match(const char *method, const char *path)
-{
-	const char *rest;
-
-	return find(method, path, &rest) != NULL;
+	x->keep = json_array();
+	load_session(x);
 }
 
 void
-web_serve(const struct web_env *env)
+web_end(struct ctx *x)
 {
-	struct wctx x;
-	const struct route *rt;
+	json_decref(x->keep);
+	x->keep = NULL;
+}
 
-	memset(&x, 0, sizeof(x));
-	x.env = env;
-	x.r = env->r;
-	x.s = env->s;
-	rt = find(httpd_method(env->r), httpd_path(env->r), &x.rest);
-	if (rt == NULL) {
-		httpd_reply(env->r, 404, "text/plain; charset=utf-8",
-		    "not found\n", 10);
-		return;
-	}
-	x.keep = json_array();
-	load_session(&x);
-	if (authorise(&x, rt->auth) == 0)
-		rt->fn(&x);
-	json_decref(x.keep);
+int
+web_session_ok(struct ctx *x)
+{
+	if (csrf_ok(x))
+		return 0;
+	reply_message(x, 403, "Forbidden",
+	    "log in as admin, and post the form from the page (CSRF "
+	    "token missing or wrong)");
+	return -1;
 }

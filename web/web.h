@@ -2,20 +2,17 @@
 #define WEB_WEB_H
 
 /*
- * The dashboard's routes: HTML pages, their JSON mirrors under /api/v1,
- * login and triage.  A route table as in cgit; each handler reads the
- * store (daemon/store.h, the only SQL), fills a view struct and renders
- * it (web/views.h).  The daemon's API (daemon/api.c) hands over every
- * request web_match() claims, with a store connection of its thread.
+ * The dashboard (web/web.c): HTML pages, their JSON mirrors under
+ * /api/v1, login and triage.  Its routes are rows of the one route
+ * table (web/api.c), marked as the dashboard's; the dispatch calls
+ * web_begin() before such a route's authorisation and web_end() after
+ * its handler.  Each handler reads the store (daemon/store.h, the only
+ * SQL), fills a view struct and renders it (web/views.h), or replies the
+ * same data as JSON.
  */
-#include <stddef.h>
 #include <stdint.h>
 
-#include "common/buf.h"
-
-struct httpd_req;
-struct store;
-struct dconf;
+struct ctx;
 
 /*
  * State kept across requests: admin sessions and a one-second cache of
@@ -28,22 +25,36 @@ void web_free(struct web *); /* NULL ok */
 
 #define WEB_CACHE_MS 1000
 
-struct web_env {
-	struct httpd_req *r;
-	struct store *s;
-	const struct dconf *conf;
-	struct web *web;
-	int64_t now;
-	int64_t online_s; /* a host is online when seen this recently */
-};
+/* The request's admin session (its cookie) and the replies its views
+ * borrow strings from (x->keep); web_end() releases them. */
+void web_begin(struct ctx *);
+void web_end(struct ctx *);
+/* A "session" route: 0 when the admin session posts the form with its
+ * CSRF token, else -1 after replying 403 (a page). */
+int web_session_ok(struct ctx *);
 
-/* Route i of the table (0, or -1 past its end): a path ending in '/'
- * is a prefix; auth is "none", "session" or "admin". */
-int web_route_at(
-    size_t i, const char **method, const char **path, const char **auth);
-/* 1 when method and path are a dashboard route, else 0. */
-int web_match(const char *method, const char *path);
-/* Answers the request (always sets a reply). */
-void web_serve(const struct web_env *);
+/* The handlers; x->rest is the path after a prefix route's '/'. */
+void web_overview(struct ctx *);         /* GET / */
+void web_commit(struct ctx *);           /* GET /commit/{sha} */
+void web_series(struct ctx *);           /* GET /series/{id} */
+void web_pair(struct ctx *);             /* GET /pair/{id} */
+void web_history(struct ctx *);          /* GET /history */
+void web_regressions(struct ctx *);      /* GET /regressions */
+void web_bisect(struct ctx *);           /* GET /bisect/{id} */
+void web_triage(struct ctx *);           /* POST /regressions/{id}/triage */
+void web_hosts(struct ctx *);            /* GET /hosts */
+void web_jobs(struct ctx *);             /* GET /jobs */
+void web_job_log(struct ctx *);          /* GET /jobs/{id}/log */
+void web_login(struct ctx *);            /* GET /login */
+void web_login_post(struct ctx *);       /* POST /login */
+void web_logout(struct ctx *);           /* POST /logout */
+void web_favicon(struct ctx *);          /* GET /favicon.ico */
+void web_overview_json(struct ctx *);    /* GET /api/v1/overview */
+void web_commit_json(struct ctx *);      /* GET /api/v1/commits/{sha} */
+void web_series_json(struct ctx *);      /* GET /api/v1/series/{id} */
+void web_comparisons_json(struct ctx *); /* GET /api/v1/comparisons */
+void web_regressions_json(struct ctx *); /* GET /api/v1/regressions */
+void web_history_json(struct ctx *);     /* GET /api/v1/history */
+void web_triage_json(struct ctx *);      /* POST /api/v1/regressions/{id}/... */
 
 #endif

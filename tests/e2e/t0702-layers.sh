@@ -3,7 +3,9 @@
 # a scratch tree with the Makefile's edges it rejects an include against
 # them, naming file:line, and accepts the allowed ones; and the programs
 # link per-folder archives, so perfwatch-runner cannot have pulled in the
-# store (no sqlite3 symbol in it).
+# store (no sqlite3 symbol in it), and daemon/ calls nothing of web/ (the
+# HTTP surface uses the daemon, never the reverse: perfwatchd/main.c is
+# the one place that uses both).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 lint=$top/tests/lint/layers.sh
@@ -31,12 +33,14 @@ fi
 printf '/* x */\n\n#include "common/buf.h"\n #include "daemon/store.h"\n' >"$tmp/runners/bad.c"
 printf '#include "runners/agent.h"\n' >"$tmp/runners/bench/bad.c"
 printf '#include "common/buf.h"\n#include "config/config.h"\n' >"$tmp/common/bad.h"
+printf '#include "daemon/store.h"\n#include "web/api.h"\n' >"$tmp/daemon/bad.c"
 out=$("$lint" "$tmp" 2>&1)
 rc=$?
 if [ $rc -eq 1 ] && grep -q '^runners/bad.c:4: runners may not include daemon/store.h' <<<"$out" &&
     grep -q '^runners/bench/bad.c:1: runners/bench may not include runners/agent.h' <<<"$out" &&
     grep -q '^common/bad.h:2: common may not include config/config.h' <<<"$out" &&
-    [ "$(wc -l <<<"$out")" = 3 ]; then
+    grep -q '^daemon/bad.c:2: daemon may not include web/api.h' <<<"$out" &&
+    [ "$(wc -l <<<"$out")" = 4 ]; then
 	pass layers_forbidden_named
 else
 	failt layers_forbidden_named "rc $rc: $out"
@@ -51,4 +55,22 @@ elif nm "$bin/perfwatchd" | grep -q ' T store_open'; then
 	pass runner_links_no_store
 else
 	failt runner_links_no_store "no store_open in perfwatchd either: nm cannot tell"
+fi
+
+# The link: no symbol an object of the daemon's archive needs is defined
+# by the web's (a daemon -> web call would link only with web first).
+lib=$(dirname "$bin")/lib
+if [ ! -f "$lib/daemon.a" ] || [ ! -f "$lib/web.a" ] || ! command -v nm >/dev/null; then
+	echo "SKIP daemon_needs_nothing_of_web: no $lib/daemon.a and web.a, or no nm"
+else
+	need=$(nm -u "$lib/daemon.a" | awk '$1 == "U" { print $2 }' | sort -u)
+	web=$(nm --defined-only "$lib/web.a" | awk 'NF == 3 && $2 ~ /^[TDBR]$/ { print $3 }' | sort -u)
+	both=$(comm -12 <(echo "$need") <(echo "$web"))
+	if [ -z "$web" ] || [ -z "$need" ]; then
+		failt daemon_needs_nothing_of_web "nm read no symbols from $lib"
+	elif [ -z "$both" ]; then
+		pass daemon_needs_nothing_of_web
+	else
+		failt daemon_needs_nothing_of_web "daemon/ uses web/'s $(echo $both)"
+	fi
 fi

@@ -1,10 +1,10 @@
 /*
- * Fuzzes the request bodies of the API's POST routes (daemon/api.c):
+ * Fuzzes the request bodies of the API's POST routes (web/api*.c):
  * runner register, heartbeat, claim, run upload, log, finish, the admin
  * submit, series (mbox) and bisect routes, the dashboard's triage (JSON) and
  * login (a form), through the daemon's own
  * dispatch (handle(): route table, authorisation, the handler).  No
- * server: this file includes daemon/api.c and answers the httpd_* calls
+ * server: this file includes web/api.c and answers the httpd_* calls
  * the handlers make (the one part replaced; daemon/httpd.c is
  * libmicrohttpd's).  The store is real: SQLite in a scratch directory,
  * made once per process with a registered runner and one submitted pair,
@@ -17,7 +17,8 @@
  *
  * make fuzz (clang -fsanitize=fuzzer,address,undefined).
  */
-#include "daemon/api.c"
+#include "daemon/sched.h"
+#include "web/api.c"
 
 #include <assert.h>
 #include <stdint.h>
@@ -292,18 +293,14 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(runner_auth, sizeof(runner_auth), "Bearer fuzz-runner-token");
 	snprintf(admin_auth, sizeof(admin_auth), "Bearer fuzz-admin-token");
 
-	/* api_start() without its threads and server. */
-	api = xcalloc(1, sizeof(*api));
-	pthread_mutex_init(&api->mu, NULL);
-	api->conf = conf;
-	api->dbpath = xstrdup(conf->dc->database);
-	api->web = web_new();
-	if (store_open(&s, api->dbpath, &e) == -1) {
+	/* perfwatchd's start without its threads and listener. */
+	if (store_open(&s, conf->dc->database, &e) == -1) {
 		fprintf(stderr, "api_fuzz: %s\n", err_msg(&e));
 		abort();
 	}
 	store_close(s);
-	api->sched = sched_new(conf->dc->lease_s, 0);
+	api = api_new(conf, sched_new(conf->dc->lease_s, 0));
+	dconf_unref(conf);
 	if (request(posts[0].path, 0, "{\"name\": \"r1\"}", 14) != 200 ||
 	    request(posts[6].path, 1, submit, sizeof(submit) - 1) != 201)
 		abort();

@@ -41,7 +41,7 @@ fi
 
 # 3.  String literals holding an HTML tag, outside web/.
 others=$(ls common/*.[ch] config/*.[ch] daemon/*.[ch] runners/*.[ch] \
-    runners/bench/*.[ch] cli/*.[ch] 2>/dev/null)
+    runners/bench/*.[ch] cli/*.[ch] perfwatchd/*.[ch] 2>/dev/null)
 if [ -n "$others" ]; then
 	perl -ne '
 		my $tags = qr{html|head|body|div|span|table|thead|tbody|tr|td|th|a|p|h[1-6]|ul|ol|li|form|input|select|option|button|svg|script|style|br|pre|code|img|iframe|meta|link|title|textarea|label|nav|main|header|footer|section|circle|rect|line|path|polyline|text};

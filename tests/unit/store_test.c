@@ -405,6 +405,77 @@ TEST(test_store__pair_stays_on_one_host)
 	store_close(s);
 }
 
+/* Claims one job on h and checks its role and the runs it is to reach;
+ * returns its id (0 on a mismatch). */
+static int64_t
+claim_round_of(
+    struct store *s, int64_t h, const char *role, int64_t runs, int64_t round)
+{
+	json_t *c = NULL, *j;
+	int64_t id = 0;
+
+	if (store_claim(s, &c, h, 100, 60) != 0)
+		return 0;
+	j = json_object_get(c, "job");
+	if (strcmp(json_string_value(json_object_get(j, "role")), role) == 0 &&
+	    json_integer_value(json_object_get(j, "runs")) == runs &&
+	    json_integer_value(json_object_get(j, "round")) == round &&
+	    (round == 0 ||
+	        json_integer_value(json_object_get(j, "rounds")) == 1))
+		id = claimed_id(c);
+	else
+		fprintf(stdout, "claimed %s\n", json_dumps(c, JSON_COMPACT));
+	json_decref(c);
+	return id;
+}
+
+/*
+ * docs/CONFIG.md `rounds`: a pair whose jobs have rounds: 3 and 6 runs
+ * is measured base 2, candidate 2, base 2, candidate 2, base 2,
+ * candidate 2: each claim is one round, the job is queued again after
+ * it (not a new attempt) and the job with fewer runs goes next; the
+ * heartbeat says the round's runs.  Only the last round finishes it.
+ */
+TEST(test_store__rounds_alternate_the_pair)
+{
+	struct store *s = open_new();
+	struct store_job_new jb = job_base, jc = job_cand;
+	int64_t h, b = 0, cand = 0, id, exp = 0, runs = 0, r, k, idx[2] = { 0 };
+	json_t *j = NULL;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	jb.spec_json = jc.spec_json = "{\"parser\":\"fio\",\"rounds\":3}";
+	jb.runs = jc.runs = 6;
+	jb.max_runs = jc.max_runs = 8;
+	ASSERT(
+	    store_pair_create(s, NULL, &b, &cand, "j", "", &jb, &jc, 10) == 0);
+	for (r = 1; r <= 3; r++) {
+		for (k = 0; k < 2; k++) {
+			id = claim_round_of(
+			    s, h, k ? "candidate" : "base", 2 * r, r);
+			ASSERT_MSG(id == (k ? cand : b), "round %lld, %s",
+			    (long long)r, k ? "candidate" : "base");
+			ASSERT(store_heartbeat(
+			           s, &exp, &runs, h, id, NULL, 100, 60) == 0);
+			ASSERT_INTEQ(runs, 2 * r);
+			ASSERT(add_run(s, h, id, idx[k]++) == 0);
+			ASSERT(add_run(s, h, id, idx[k]++) == 0);
+			ASSERT(store_finish(s, h, id, 1, NULL, 101) == 0);
+			ASSERT_STREQ(
+			    job_state(s, id), r < 3 ? "queued" : "success");
+		}
+	}
+	ASSERT(store_job_get(s, &j, b) == 0);
+	ASSERT_INTEQ(json_integer_value(json_object_get(j, "attempts")), 1);
+	json_decref(j);
+	/* A job without rounds: all its runs in one claim, no round. */
+	ASSERT(store_pair_create(
+	           s, NULL, &b, NULL, "j", "x", &job_base, &job_cand, 11) == 0);
+	ASSERT_INTEQ(claim_round_of(s, h, "base", 3, 0), b);
+	store_close(s);
+}
+
 TEST(test_store__expired_pair_is_released_and_runs_dropped)
 {
 	struct store *s = open_new();

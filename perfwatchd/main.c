@@ -1,5 +1,11 @@
 /*
- * perfwatchd: the service.
+ * perfwatchd: the service, and its composition root.  This file starts
+ * the parts and wires them: the store (made and migrated once), the
+ * scheduler and its ticker, the verdict worker, the HTTP surface (web/),
+ * the watcher and the alert, canary and bisect workers; it reloads and
+ * stops them in order.  It lives in a folder of its own because it is
+ * the one place that uses both daemon/ and web/, and web/ uses daemon/
+ * (docs/ARCHITECTURE.md).
  *
  *	perfwatchd [-v] [-n] [--port-file FILE] -c daemon.yaml
  *
@@ -26,13 +32,15 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/alert.h"
-#include "daemon/api.h"
 #include "daemon/bisect.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+#include "daemon/verdict.h"
 #include "daemon/watch.h"
 #include "daemon/worker.h"
-#include "web/web.h"
+#include "web/api.h"
 
 static void
 usage(void)
@@ -44,19 +52,17 @@ usage(void)
 	exit(2);
 }
 
-/* --routes: every route, one per line, "METHOD PATTERN AUTH TABLE": the
- * API's table is asked first, the dashboard's for the paths it does not
- * know (docs/API.md; the authorisation sweep t0305 walks this list). */
+/* --routes: every route of the one table the server dispatches on, in
+ * its order, one per line, "METHOD PATTERN AUTH TABLE" (docs/API.md;
+ * the authorisation sweep t0305 walks this list). */
 static void
 print_routes(void)
 {
-	const char *m, *p, *a;
+	const char *m, *p, *a, *t;
 	size_t i;
 
-	for (i = 0; api_route_at(i, &m, &p, &a) == 0; i++)
-		printf("%s %s %s api\n", m, p, a);
-	for (i = 0; web_route_at(i, &m, &p, &a) == 0; i++)
-		printf("%s %s %s web\n", m, p, a);
+	for (i = 0; api_route_at(i, &m, &p, &a, &t) == 0; i++)
+		printf("%s %s %s %s\n", m, p, a, t);
 }
 
 static void
@@ -97,6 +103,9 @@ main(int argc, char **argv)
 	struct cfg_errors errs = { NULL, 0 };
 	struct dconf *conf = NULL;
 	struct api *api = NULL;
+	struct sched *sched = NULL;
+	struct verdict_worker *verdict = NULL;
+	struct store *s = NULL;
 	struct watch *watch = NULL;
 	struct worker *alerts = NULL, *canary = NULL, *bisect = NULL;
 	struct bisect_cursor bisect_after = { 0, 0,
@@ -164,26 +173,46 @@ main(int argc, char **argv)
 		dconf_unref(conf);
 		return 1;
 	}
-	if (api_start(&api, conf, &e) == -1) {
+	/* The database is made and migrated once, before any thread opens
+	 * it. */
+	if (store_open(&s, conf->dc->database, &e) == -1) {
 		log_msg(LOG_LVL_ERR, "%s", err_msg(&e));
+		gitm_global_shutdown();
 		dconf_unref(conf);
 		return 1;
 	}
-	/* The watcher after the API: the database is made and migrated. */
-	if (watch_start(&watch, conf, api_sched(api), &e) == -1) {
+	store_close(s);
+	/*
+	 * The scheduler's ticker wakes the server's parked claims
+	 * (api_tick).  The verdict worker's first pass gives verdicts to
+	 * pairs that finished before a crash or restart; later ones follow
+	 * each finish.  Then the server listens, and the watcher and the
+	 * workers start.
+	 */
+	sched = sched_new(conf->dc->lease_s, conf->dc->claim_wait_s);
+	api = api_new(conf, sched);
+	if (sched_start(sched, conf->dc->database, 500, api_tick, api, &e) ==
+	        -1 ||
+	    verdict_start(&verdict, sched, conf->dc->database, &e) == -1 ||
+	    api_listen(api, &e) == -1 ||
+	    watch_start(&watch, conf, sched, &e) == -1) {
 		log_msg(LOG_LVL_ERR, "%s", err_msg(&e));
+		sched_stop(sched);
 		api_stop(api);
+		verdict_stop(verdict);
+		sched_free(sched);
+		gitm_global_shutdown();
 		dconf_unref(conf);
 		return 1;
 	}
-	if (worker_start(&alerts, "alerts", conf, api_sched(api),
-	        alert_worker_pass, NULL, &e) == -1)
+	if (worker_start(&alerts, "alerts", conf, sched, alert_worker_pass,
+	        NULL, &e) == -1)
 		log_warnx("alerts: %s (no alerts are sent)", err_msg(&e));
-	if (worker_start(&canary, "canary", conf, api_sched(api),
-	        canary_worker_pass, NULL, &e) == -1)
+	if (worker_start(&canary, "canary", conf, sched, canary_worker_pass,
+	        NULL, &e) == -1)
 		log_warnx("canary: %s (no canary runs)", err_msg(&e));
-	if (worker_start(&bisect, "bisect", conf, api_sched(api),
-	        bisect_worker_pass, &bisect_after, &e) == -1)
+	if (worker_start(&bisect, "bisect", conf, sched, bisect_worker_pass,
+	        &bisect_after, &e) == -1)
 		log_warnx("bisect: %s (nothing is bisected)", err_msg(&e));
 	dconf_unref(conf);
 	conf = NULL;
@@ -209,6 +238,8 @@ main(int argc, char **argv)
 				continue;
 			}
 			api_reload(api, nc);
+			sched_set_params(
+			    sched, nc->dc->lease_s, nc->dc->claim_wait_s);
 			watch_reload(watch, nc);
 			worker_reload(alerts, nc);
 			worker_reload(canary, nc);
@@ -225,7 +256,11 @@ main(int argc, char **argv)
 	worker_stop(canary);
 	worker_stop(alerts);
 	watch_stop(watch);
+	/* No tick after this: api_stop answers the parked claims itself. */
+	sched_stop(sched);
 	api_stop(api);
+	verdict_stop(verdict);
+	sched_free(sched);
 	gitm_global_shutdown();
 	log_info("stopped");
 	return 0;

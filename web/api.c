@@ -1,0 +1,586 @@
+/*
+ * The HTTP surface (docs/API.md): the one route table, as cgit's
+ * commands, its matcher, the one authorisation step, the per-thread
+ * store connections, the long-poll waiters and the server's start and
+ * stop.  The handlers are in one file per area: web/api_runner.c (what
+ * runners call), web/api_admin.c (what the admin token may change),
+ * web/api_read.c (the public reads) and web/web.c (the dashboard).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/caps.h"
+#include "common/clock.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/dconf.h"
+#include "daemon/httpd.h"
+#include "daemon/store.h"
+#include "web/api.h"
+#include "web/api_int.h"
+#include "web/reply.h"
+#include "web/web.h"
+
+/* Upper bounds (seconds) of the latency histogram's buckets. */
+static const double lat_le[API_NLAT] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1,
+	1, 10 };
+
+static _Thread_local struct store *tl_store;
+static _Thread_local struct api *tl_api;
+
+int64_t
+api_now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+/* ---- replies ---- */
+
+void
+api_reply_json(struct ctx *x, int status, json_t *o)
+{
+	reply_json_take(x->r, status, o, NULL, NULL);
+}
+
+void
+api_reply_err(struct ctx *x, int status, const char *fmt, ...)
+{
+	char msg[CAP_ERRMSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (status >= 500)
+		log_warnx("%s %s: %d %s", httpd_method(x->r), httpd_path(x->r),
+		    status, msg);
+	api_reply_json(x, status, json_pack("{s:s}", "error", msg));
+}
+
+/* A store result to HTTP: the expected ERR_* codes become 4xx. */
+void
+api_reply_store_err(struct ctx *x, int r)
+{
+	const char *m = store_errmsg(x->s);
+
+	api_reply_err(x, reply_status_of(r), "%s", m[0] ? m : "store error");
+}
+
+/* ---- input ---- */
+
+/* Parses the body as a JSON object; an empty body is {} when allowed.
+ * 0, or -1 after replying 400. */
+int
+api_parse_body(struct ctx *x, int allow_empty)
+{
+	size_t len;
+	const char *p = httpd_body(x->r, &len);
+
+	if (len == 0 && allow_empty) {
+		x->body = json_object();
+		return 0;
+	}
+	if ((x->body = pwjson_parse(p, len, &x->err)) == NULL) {
+		api_reply_err(x, 400, "body: %s", err_msg(&x->err));
+		return -1;
+	}
+	if (!json_is_object(x->body)) {
+		api_reply_err(x, 400, "body: expected a JSON object");
+		return -1;
+	}
+	return 0;
+}
+
+int
+api_bad(struct ctx *x)
+{
+	api_reply_err(x, 400, "%s", err_msg(&x->err));
+	return -1;
+}
+
+int
+api_only_keys(
+    struct ctx *x, json_t *o, const char *const *keys, const char *what)
+{
+	if (pwjson_only_keys(o, keys, what, &x->err) == -1)
+		return api_bad(x);
+	return 0;
+}
+
+/* A query parameter as an integer in [min, max]; dflt when absent. */
+int
+api_query_int(struct ctx *x, int64_t *out, const char *key, int64_t dflt,
+    int64_t min, int64_t max)
+{
+	const char *v = httpd_query(x->r, key);
+	char *end;
+	long long n;
+
+	*out = dflt;
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n < min || n > max) {
+		api_reply_err(x, 400,
+		    "parameter '%s': expected an integer in [%lld, %lld]", key,
+		    (long long)min, (long long)max);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+/* A field that must be a string of at most max bytes (optional when
+ * opt). */
+int
+api_str_field(struct ctx *x, const char **out, json_t *o, const char *key,
+    size_t max, int opt, const char *prefix)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (v == NULL || json_is_null(v)) {
+		if (opt)
+			return 0;
+		api_reply_err(x, 400, "field '%s%s': missing", prefix, key);
+		return -1;
+	}
+	if (!json_is_string(v)) {
+		api_reply_err(
+		    x, 400, "field '%s%s': expected a string", prefix, key);
+		return -1;
+	}
+	if (json_string_length(v) > max) {
+		api_reply_err(x, 400, "field '%s%s': longer than %zu bytes",
+		    prefix, key, max);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* ---- per-thread store ---- */
+
+static struct store *
+thread_store(struct api *a, struct err *e)
+{
+	struct store *s;
+
+	if (tl_store != NULL && tl_api == a) {
+		store_errclear(tl_store);
+		return tl_store;
+	}
+	if (store_open(&s, a->dbpath, e) == -1)
+		return NULL;
+	/* The scheduler's ticker checkpoints; commits here stay short. */
+	store_set_autocheckpoint(s, 0);
+	pthread_mutex_lock(&a->mu);
+	a->stores =
+	    xreallocarray(a->stores, a->nstores + 1, sizeof(*a->stores));
+	a->stores[a->nstores++] = s;
+	pthread_mutex_unlock(&a->mu);
+	tl_store = s;
+	tl_api = a;
+	return s;
+}
+
+static struct dconf *
+conf_get(struct api *a)
+{
+	struct dconf *c;
+
+	pthread_mutex_lock(&a->mu);
+	c = dconf_ref(a->conf);
+	pthread_mutex_unlock(&a->mu);
+	return c;
+}
+
+int64_t
+api_heartbeat_s(const struct dconf *c)
+{
+	int64_t h = c->dc->lease_s / 4;
+
+	return h < 1 ? 1 : h > 10 ? 10 : h;
+}
+
+/* The registered host of the calling runner, or -1 after replying. */
+int64_t
+api_runner_host(struct ctx *x)
+{
+	int64_t id = 0;
+	int r = store_host_id(x->s, &id, x->runner->ref->name);
+
+	if (r == ERR_NOTFOUND) {
+		api_reply_err(x, 409, "runner '%s' is not registered",
+		    x->runner->ref->name);
+		return -1;
+	}
+	if (r != 0) {
+		api_reply_store_err(x, r);
+		return -1;
+	}
+	return id;
+}
+
+/*
+ * The one route table: every route the server answers, with who may
+ * call it (web/api_int.h: struct route, enum auth).  The first row
+ * whose pattern and method match wins; `perfwatchd --routes` prints
+ * the rows in this order, and t0305 sweeps them.
+ */
+static const struct route routes[] = {
+	/* Bisections (web/api_admin.c, web/api_read.c). */
+	{ "POST", "/api/v1/bisect", AUTH_ADMIN, api_admin_bisect_post, 0 },
+	{ "GET", "/api/v1/bisect", AUTH_NONE, api_read_bisects, 0 },
+	{ "GET", "/api/v1/bisect/#", AUTH_NONE, api_read_bisect, 0 },
+	{ "POST", "/api/v1/bisect/#/cancel", AUTH_ADMIN,
+	    api_admin_bisect_cancel, 0 },
+	{ "GET", "/api/v1/alerts", AUTH_NONE, api_read_alerts, 0 },
+	{ "GET", "/api/v1/alerts/#", AUTH_NONE, api_read_alert, 0 },
+	/* Runners (web/api_runner.c). */
+	{ "POST", "/api/v1/runners/register", AUTH_RUNNER, api_runner_register,
+	    0 },
+	{ "POST", "/api/v1/runners/heartbeat", AUTH_RUNNER,
+	    api_runner_heartbeat, 0 },
+	{ "POST", "/api/v1/jobs/claim", AUTH_RUNNER, api_runner_claim, 0 },
+	{ "POST", "/api/v1/jobs/#/runs", AUTH_RUNNER, api_runner_run, 0 },
+	{ "POST", "/api/v1/jobs/#/log", AUTH_RUNNER, api_runner_log, 0 },
+	{ "POST", "/api/v1/jobs/#/finish", AUTH_RUNNER, api_runner_finish, 0 },
+	{ "GET", "/api/v1/packs/*", AUTH_RUNNER, api_runner_pack, 0 },
+	/* Admin (web/api_admin.c) and reads (web/api_read.c). */
+	{ "POST", "/api/v1/submit", AUTH_ADMIN, api_admin_submit, 0 },
+	{ "POST", "/api/v1/jobs/#/cancel", AUTH_ADMIN, api_admin_cancel, 0 },
+	{ "POST", "/api/v1/jobs/#/retry", AUTH_ADMIN, api_admin_retry, 0 },
+	{ "GET", "/api/v1/jobs", AUTH_NONE, api_read_jobs, 0 },
+	{ "GET", "/api/v1/jobs/#", AUTH_NONE, api_read_job, 0 },
+	{ "GET", "/api/v1/jobs/#/runs/#/raw", AUTH_NONE, api_read_raw, 0 },
+	{ "GET", "/api/v1/hosts", AUTH_NONE, api_read_hosts, 0 },
+	{ "POST", "/api/v1/hosts/#/clear", AUTH_ADMIN, api_admin_host_clear,
+	    0 },
+	{ "GET", "/api/v1/pairs/#", AUTH_NONE, api_read_pair, 0 },
+	{ "GET", "/api/v1/trees", AUTH_NONE, api_read_trees, 0 },
+	{ "GET", "/api/v1/commits", AUTH_NONE, api_read_commits, 0 },
+	{ "POST", "/api/v1/series", AUTH_ADMIN, api_admin_series_post, 0 },
+	{ "GET", "/api/v1/series", AUTH_NONE, api_read_series, 0 },
+	{ "GET", "/healthz", AUTH_NONE, api_read_healthz, 0 },
+	{ "GET", "/metrics", AUTH_NONE, api_read_metrics, 0 },
+	/* The dashboard (web/web.c): pages, login, and their JSON. */
+	{ "GET", "/", AUTH_NONE, web_overview, 1 },
+	{ "GET", "/commit/", AUTH_NONE, web_commit, 1 },
+	{ "GET", "/series/", AUTH_NONE, web_series, 1 },
+	{ "GET", "/pair/", AUTH_NONE, web_pair, 1 },
+	{ "GET", "/history", AUTH_NONE, web_history, 1 },
+	{ "GET", "/regressions", AUTH_NONE, web_regressions, 1 },
+	{ "GET", "/bisect/", AUTH_NONE, web_bisect, 1 },
+	{ "POST", "/regressions/", AUTH_SESSION, web_triage, 1 },
+	{ "GET", "/hosts", AUTH_NONE, web_hosts, 1 },
+	{ "GET", "/jobs", AUTH_NONE, web_jobs, 1 },
+	{ "GET", "/jobs/", AUTH_NONE, web_job_log, 1 },
+	{ "GET", "/login", AUTH_NONE, web_login, 1 },
+	{ "POST", "/login", AUTH_NONE, web_login_post, 1 },
+	{ "POST", "/logout", AUTH_SESSION, web_logout, 1 },
+	{ "GET", "/favicon.ico", AUTH_NONE, web_favicon, 1 },
+	{ "GET", "/api/v1/overview", AUTH_NONE, web_overview_json, 1 },
+	{ "GET", "/api/v1/commits/", AUTH_NONE, web_commit_json, 1 },
+	{ "GET", "/api/v1/series/", AUTH_NONE, web_series_json, 1 },
+	{ "GET", "/api/v1/comparisons", AUTH_NONE, web_comparisons_json, 1 },
+	{ "GET", "/api/v1/regressions", AUTH_NONE, web_regressions_json, 1 },
+	{ "GET", "/api/v1/history", AUTH_NONE, web_history_json, 1 },
+	{ "POST", "/api/v1/regressions/", AUTH_ADMIN, web_triage_json, 1 },
+};
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+int
+api_route_at(size_t i, const char **method, const char **pattern,
+    const char **auth, const char **table)
+{
+	static const char *const names[] = { [AUTH_NONE] = "none",
+		[AUTH_RUNNER] = "runner",
+		[AUTH_ADMIN] = "admin",
+		[AUTH_SESSION] = "session" };
+
+	if (i >= NROUTES)
+		return -1;
+	*method = routes[i].method;
+	*pattern = routes[i].pattern;
+	*auth = names[routes[i].auth];
+	*table = routes[i].page ? "web" : "api";
+	return 0;
+}
+
+/* 1 when path matches pattern (struct route says how); the '#' numbers
+ * go to id[], a '*' segment or a prefix's rest to *rest (pointing into
+ * path, up to its end). */
+static int
+match(const char *pattern, const char *path, int64_t id[2], const char **rest)
+{
+	const char *start = pattern;
+	int n = 0;
+
+	while (*pattern && *path) {
+		if (*pattern == '*') {
+			if (*path == '/' || strchr(path, '/') != NULL)
+				return 0;
+			*rest = path;
+			return pattern[1] == '\0';
+		}
+		if (*pattern == '#') {
+			int64_t v = 0;
+			int digits = 0;
+
+			while (*path >= '0' && *path <= '9') {
+				if (v > (INT64_MAX - 9) / 10)
+					return 0;
+				v = v * 10 + (*path++ - '0');
+				digits++;
+			}
+			if (digits == 0 || n == 2)
+				return 0;
+			id[n++] = v;
+			pattern++;
+			continue;
+		}
+		if (*pattern++ != *path++)
+			return 0;
+	}
+	if (*pattern == '\0' && *path != '\0' && pattern - start > 1 &&
+	    pattern[-1] == '/') {
+		*rest = path;
+		return 1;
+	}
+	return *pattern == '\0' && *path == '\0';
+}
+
+const struct route *
+api_route_find(const char *method, const char *path, int64_t id[2],
+    const char **rest, int *status)
+{
+	size_t i;
+
+	*status = 404;
+	for (i = 0; i < NROUTES; i++) {
+		*rest = "";
+		if (!match(routes[i].pattern, path, id, rest))
+			continue;
+		*status = 405;
+		if (strcmp(routes[i].method, method) == 0) {
+			*status = 200;
+			return &routes[i];
+		}
+	}
+	*rest = "";
+	return NULL;
+}
+
+/* Authorisation, before the route's handler: 0, or -1 after replying
+ * 401/403. */
+static int
+authorise(struct ctx *x, enum auth need)
+{
+	const char *tok;
+	int who;
+
+	if (need == AUTH_NONE)
+		return 0;
+	if (need == AUTH_SESSION)
+		return web_session_ok(x);
+	if ((tok = reply_bearer(x->r)) == NULL)
+		return -1;
+	who = dconf_auth(x->conf, tok, &x->runner);
+	if (who == 0) {
+		api_reply_err(x, 403, "unknown token");
+		return -1;
+	}
+	if (need == AUTH_ADMIN && who != 1) {
+		api_reply_err(x, 403, "this route needs the admin token");
+		return -1;
+	}
+	if (need == AUTH_RUNNER && who != 2) {
+		api_reply_err(x, 403, "this route needs a runner token");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+handle(struct httpd_req *r, void *arg)
+{
+	struct ctx x;
+	const struct route *rt;
+	int status;
+
+	memset(&x, 0, sizeof(x));
+	x.a = arg;
+	x.r = r;
+	x.conf = conf_get(x.a);
+	x.now = api_now_s();
+	x.online_s = 3 * api_heartbeat_s(x.conf);
+	rt = api_route_find(
+	    httpd_method(r), httpd_path(r), x.id, &x.rest, &status);
+	if (rt == NULL) {
+		if (status == 405)
+			api_reply_err(&x, 405, "method %s not allowed here",
+			    httpd_method(r));
+		else
+			api_reply_err(&x, 404, "no route %s", httpd_path(r));
+		goto out;
+	}
+	/* A page's session is read first: its auth, headers and forms
+	 * depend on it. */
+	if (rt->page)
+		web_begin(&x);
+	if (authorise(&x, rt->auth) == -1)
+		goto out;
+	if ((x.s = thread_store(x.a, &x.err)) == NULL) {
+		api_reply_err(&x, 503, "database: %s", err_msg(&x.err));
+		goto out;
+	}
+	rt->fn(&x);
+out:
+	if (rt != NULL && rt->page)
+		web_end(&x);
+	json_decref(x.body);
+	dconf_unref(x.conf);
+}
+
+static void
+unwait(struct api *a, struct httpd_req *r)
+{
+	size_t i;
+
+	for (i = 0; i < a->nwaiters; i++)
+		if (a->waiters[i].req == r) {
+			a->waiters[i] = a->waiters[--a->nwaiters];
+			return;
+		}
+}
+
+static void
+done(struct httpd_req *r, int completed, void *arg)
+{
+	struct api *a = arg;
+	void **slot = httpd_slot(r);
+
+	int cls = httpd_status(r) / 100;
+	double age = httpd_age_s(r);
+	size_t i;
+
+	(void)completed;
+	if (cls >= 1 && cls <= 5)
+		__atomic_add_fetch(&a->http_count[cls], 1, __ATOMIC_RELAXED);
+	for (i = 0; i < API_NLAT && age > lat_le[i]; i++)
+		;
+	__atomic_add_fetch(&a->http_lat[i], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(
+	    &a->http_lat_sum_us, (uint64_t)(age * 1e6), __ATOMIC_RELAXED);
+	pthread_mutex_lock(&a->mu);
+	unwait(a, r);
+	pthread_mutex_unlock(&a->mu);
+	free(*slot);
+	*slot = NULL;
+}
+
+/* Ticker (the scheduler's thread, api_tick in sched_start): wake parked
+ * claims when the queue moved or their time is up. */
+void
+api_tick(void *arg, int changed)
+{
+	struct api *a = arg;
+	int64_t now = clock_mono_ms();
+	size_t i = 0;
+
+	pthread_mutex_lock(&a->mu);
+	while (i < a->nwaiters) {
+		if (changed || a->stopping ||
+		    now >= a->waiters[i].deadline_ms) {
+			httpd_unpark(a->waiters[i].req);
+			a->waiters[i] = a->waiters[--a->nwaiters];
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+}
+
+struct api *
+api_new(struct dconf *conf, struct sched *sched)
+{
+	struct api *a = xcalloc(1, sizeof(*a));
+
+	pthread_mutex_init(&a->mu, NULL);
+	a->conf = dconf_ref(conf);
+	a->dbpath = xstrdup(conf->dc->database);
+	a->sched = sched;
+	a->web = web_new();
+	return a;
+}
+
+int
+api_listen(struct api *a, struct err *e)
+{
+	const struct daemon_config *dc = a->conf->dc;
+	struct httpd_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.listen = dc->listen;
+	o.threads = (unsigned)dc->http_threads;
+	o.max_connections = (unsigned)dc->http_max_connections;
+	o.per_ip = (unsigned)dc->http_per_ip;
+	o.timeout_s = (unsigned)dc->http_timeout_s;
+	o.max_body = (size_t)dc->http_max_body;
+	return httpd_start(&a->httpd, &o, handle, done, a, e);
+}
+
+int
+api_port(const struct api *a)
+{
+	return httpd_port(a->httpd);
+}
+
+void
+api_reload(struct api *a, struct dconf *conf)
+{
+	struct dconf *old;
+
+	pthread_mutex_lock(&a->mu);
+	old = a->conf;
+	a->conf = dconf_ref(conf);
+	pthread_mutex_unlock(&a->mu);
+	if (strcmp(old->dc->listen, conf->dc->listen) != 0 ||
+	    strcmp(old->dc->database, conf->dc->database) != 0)
+		log_warnx("reload: listen and database changes need a "
+		          "restart; keeping %s and %s",
+		    old->dc->listen, old->dc->database);
+	dconf_unref(old);
+}
+
+void
+api_stop(struct api *a)
+{
+	size_t i;
+
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->stopping = 1;
+	pthread_mutex_unlock(&a->mu);
+	/* Answer the parked long-polls (204) so they end in flight. */
+	api_tick(a, 1);
+	httpd_stop(a->httpd, (int)a->conf->dc->http_timeout_s);
+	for (i = 0; i < a->nstores; i++)
+		store_close(a->stores[i]);
+	free(a->stores);
+	free(a->waiters);
+	web_free(a->web);
+	dconf_unref(a->conf);
+	free(a->dbpath);
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+}

@@ -1,0 +1,161 @@
+#ifndef WEB_API_INT_H
+#define WEB_API_INT_H
+
+/*
+ * Inside the HTTP surface: what web/api.c (the one route table, its
+ * dispatch and the server's state) shares with the handler files of
+ * each area, web/api_runner.c, web/api_admin.c, web/api_read.c and the
+ * dashboard's web/web.c (one file per area, as cgit's ui-*.c per page).
+ * Not for use outside web/.
+ *
+ * A handler runs after its route's authorisation, with a store
+ * connection of its thread (x->s); it validates its input completely
+ * before it touches the store and always replies, every refusal being
+ * {"error": "..."} naming the field.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/json.h"
+#include "web/session.h"
+
+#define LIST_DEFAULT 50
+#define LIST_MAX 500
+
+struct buf;
+struct dconf;
+struct dconf_runner;
+struct httpd;
+struct httpd_req;
+struct sched;
+struct store;
+struct web;
+
+struct waiter {
+	struct httpd_req *req;
+	int64_t deadline_ms; /* monotonic */
+};
+
+/* Buckets of the request latency histogram (web/api.c has the bounds,
+ * /metrics prints them). */
+#define API_NLAT 8
+
+struct api {
+	pthread_mutex_t mu; /* conf, stores, waiters */
+	struct dconf *conf;
+	char *dbpath;
+	struct httpd *httpd;
+	struct sched *sched; /* the composition root's (perfwatchd/main.c) */
+	int stopping;
+	struct store **stores; /* one per server thread, closed at stop */
+	size_t nstores;
+	struct waiter *waiters;
+	size_t nwaiters;
+	uint64_t http_count[6]; /* by status class; __atomic */
+	/* Request latency histogram (le buckets, then +Inf), and the sum
+	 * in microseconds; all __atomic.  Parked long-poll claims are
+	 * counted too: their latency is the wait. */
+	uint64_t http_lat[API_NLAT + 1];
+	uint64_t http_lat_sum_us;
+	uint64_t runs_stored; /* __atomic */
+	struct web *web;      /* dashboard state: sessions, cache */
+};
+
+/* What a handler sees. */
+struct ctx {
+	struct api *a;
+	struct httpd_req *r;
+	struct dconf *conf;
+	struct store *s;
+	const struct dconf_runner *runner; /* runner routes */
+	int64_t id[2];                     /* the path's '#' numbers */
+	const char *rest; /* a '*' segment, or the path after a prefix */
+	int64_t now;      /* the request's wall clock, seconds */
+	int64_t online_s; /* a host is online when seen this recently */
+	json_t *body;
+	struct err err;
+	/* Dashboard routes (web/web.c, web_begin). */
+	json_t *keep;   /* replies whose strings views borrow */
+	int admin;      /* the request carries an admin session */
+	int cache_slot; /* reply_json_cached's slot */
+	char sid[SESSION_ID_LEN + 1];
+	char csrf[SESSION_ID_LEN + 1];
+};
+
+typedef void api_handler(struct ctx *);
+
+/*
+ * Who may call a route: anyone, a runner's token, the admin token (401
+ * without a bearer token, 403 with another), or an admin session posting
+ * a dashboard form with its CSRF token (403).
+ */
+enum auth { AUTH_NONE, AUTH_RUNNER, AUTH_ADMIN, AUTH_SESSION };
+
+/*
+ * A row of the one table.  The pattern matches the whole path: '#' is a
+ * decimal id of at most 63 bits (x->id[], two at most), '*' one last
+ * segment, not empty (x->rest); a pattern ending in '/', other than "/",
+ * is a prefix and what follows it, not empty and slashes allowed, is
+ * x->rest; everything else is literal.
+ */
+struct route {
+	const char *method;
+	const char *pattern;
+	enum auth auth;
+	api_handler *fn;
+	int page; /* the dashboard's (web/web.c): "web" in --routes */
+};
+
+/* The first route whose pattern and method match (x->id, x->rest
+ * filled) and *status 200; NULL and *status 405 when only another
+ * method's pattern matched the path, else 404. */
+const struct route *api_route_find(const char *method, const char *path,
+    int64_t id[2], const char **rest, int *status);
+
+/* ---- replies (web/reply.h underneath) ---- */
+void api_reply_json(struct ctx *, int status, json_t *o); /* takes o */
+void api_reply_err(struct ctx *, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A store result: the expected ERR_* codes become 4xx. */
+void api_reply_store_err(struct ctx *, int r);
+
+/* ---- input: each 0, or -1 after replying 400 ---- */
+/* The body as a JSON object (x->body); an empty body is {} when
+ * allow_empty. */
+int api_parse_body(struct ctx *, int allow_empty);
+/* Replies 400 with x->err's message; returns -1. */
+int api_bad(struct ctx *);
+int api_only_keys(
+    struct ctx *, json_t *o, const char *const *keys, const char *what);
+/* A query parameter as an integer in [min, max]; dflt when absent. */
+int api_query_int(struct ctx *, int64_t *out, const char *key, int64_t dflt,
+    int64_t min, int64_t max);
+/* A field that must be a string of at most max bytes (optional when
+ * opt); the error names prefix + key. */
+int api_str_field(struct ctx *, const char **out, json_t *o, const char *key,
+    size_t max, int opt, const char *prefix);
+
+/* ---- shared state ---- */
+int64_t api_now_s(void); /* wall clock, seconds */
+/* The heartbeat interval runners are told: lease/4 in [1, 10]. */
+int64_t api_heartbeat_s(const struct dconf *);
+/* The registered host of the calling runner, or -1 after replying. */
+int64_t api_runner_host(struct ctx *);
+
+/* ---- the handlers of the table (web/api.c) ---- */
+/* web/api_runner.c */
+api_handler api_runner_register, api_runner_heartbeat, api_runner_claim,
+    api_runner_run, api_runner_log, api_runner_finish, api_runner_pack;
+/* web/api_admin.c */
+api_handler api_admin_submit, api_admin_cancel, api_admin_retry,
+    api_admin_host_clear, api_admin_series_post, api_admin_bisect_post,
+    api_admin_bisect_cancel;
+/* web/api_read.c */
+api_handler api_read_jobs, api_read_job, api_read_raw, api_read_hosts,
+    api_read_pair, api_read_trees, api_read_commits, api_read_series,
+    api_read_healthz, api_read_metrics, api_read_alerts, api_read_alert,
+    api_read_bisect, api_read_bisects;
+
+#endif

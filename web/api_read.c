@@ -1,0 +1,511 @@
+/*
+ * The public reads of the API (docs/API.md): jobs, runs' raw output,
+ * hosts, pairs, trees, commits, series, alerts, bisections, and the
+ * service's /healthz and /metrics.  No token; lists take limit and
+ * cursor.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/caps.h"
+#include "common/json.h"
+#include "daemon/alert_api.h"
+#include "daemon/bisect_api.h"
+#include "daemon/canary.h"
+#include "daemon/dconf.h"
+#include "daemon/httpd.h"
+#include "daemon/jobspec.h"
+#include "daemon/kfacts.h"
+#include "daemon/store.h"
+#include "daemon/store_alert.h"
+#include "web/api_int.h"
+
+/* The latency histogram's bounds as /metrics prints them (web/api.c's
+ * lat_le). */
+static const char *const lat_le_s[API_NLAT] = { "0.001", "0.0025", "0.005",
+	"0.01", "0.025", "0.1", "1", "10" };
+
+/* ---- read routes ---- */
+
+void
+api_read_jobs(struct ctx *x)
+{
+	const char *state = httpd_query(x->r, "state");
+	int64_t limit, cursor;
+	json_t *out = NULL;
+	int i, r;
+
+	if (state != NULL && *state == '\0')
+		state = NULL;
+	if (state != NULL) {
+		for (i = 0; i < 5; i++)
+			if (strcmp(state, store_job_states[i]) == 0)
+				break;
+		if (i == 5) {
+			api_reply_err(x, 400,
+			    "parameter 'state': expected queued, "
+			    "running, success, failed or cancelled");
+			return;
+		}
+	}
+	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
+	        -1 ||
+	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	if ((r = store_jobs_list(x->s, &out, state, limit, cursor)) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, out);
+}
+
+/* "kernel": what the job's measured runs say of the kernel they ran on
+ * (daemon/kfacts.h); each run's own facts are in its host_state. */
+static void
+job_kernel(json_t *job)
+{
+	json_t *states = json_array(), *run;
+	json_int_t max = json_integer_value(json_object_get(job, "max_runs"));
+	struct kfacts k;
+	const char *st;
+	size_t i;
+
+	json_array_foreach(json_object_get(job, "runs"), i, run)
+	{
+		st = json_string_value(json_object_get(run, "status"));
+		if (st == NULL || strcmp(st, "ok") != 0 ||
+		    json_integer_value(json_object_get(run, "index")) >= max)
+			continue;
+		json_array_append(states,
+		    json_object_get(run, "host_state")
+		        ? json_object_get(run, "host_state")
+		        : json_null());
+	}
+	kfacts_side(&k, states);
+	json_object_set_new(job, "kernel", kfacts_json(&k));
+	json_decref(states);
+}
+
+void
+api_read_job(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r;
+
+	if ((r = store_job_get(x->s, &out, x->id[0])) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	job_kernel(out);
+	api_reply_json(x, 200, out);
+}
+
+void
+api_read_raw(struct ctx *x)
+{
+	struct buf b = BUF_INIT(CAP_RAW_OUTPUT + 1);
+	size_t len;
+	int r;
+
+	if ((r = store_run_raw(x->s, &b, x->id[0], x->id[1])) != 0) {
+		buf_release(&b);
+		{
+			api_reply_store_err(x, r);
+			return;
+		}
+	}
+	len = b.len;
+	httpd_reply_take(
+	    x->r, 200, "text/plain; charset=utf-8", buf_take(&b), len);
+}
+
+/* Each host row gains "canary" (daemon/canary.h), or null. */
+static void
+canary_hosts(struct ctx *x, json_t *hosts)
+{
+	size_t i;
+	json_t *h, *c;
+
+	json_array_foreach(hosts, i, h)
+	{
+		const char *name =
+		    json_string_value(json_object_get(h, "name"));
+
+		c = name ? canary_host_json(x->s, x->conf, name,
+		               json_integer_value(json_object_get(h, "id")))
+		         : NULL;
+		json_object_set_new(h, "canary", c ? c : json_null());
+	}
+}
+
+void
+api_read_hosts(struct ctx *x)
+{
+	int64_t limit, cursor;
+	json_t *out = NULL;
+	int r;
+
+	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
+	        -1 ||
+	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	r = store_hosts_list(x->s, &out, limit, cursor, api_now_s(),
+	    3 * api_heartbeat_s(x->conf));
+	if (r != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	canary_hosts(x, json_object_get(out, "hosts"));
+	api_reply_json(x, 200, out);
+}
+
+void
+api_read_pair(struct ctx *x)
+{
+	json_t *out = NULL, *rows = NULL;
+	int r;
+
+	if ((r = store_pair_get(x->s, &out, x->id[0])) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	/* Which kernel each side ran (docs/KERNEL.md). */
+	if (store_pair_run_meta(x->s, &rows, x->id[0]) != 0) {
+		json_decref(out);
+		api_reply_store_err(x, -1);
+		return;
+	}
+	kfacts_pair_json(out, json_object_get(rows, "rows"));
+	json_decref(rows);
+	api_reply_json(x, 200, out);
+}
+
+/*
+ * Trees: what the store knows, joined with the configuration (trees
+ * configured but never polled yet are listed too).  status: "pending"
+ * (not fetched yet), "ok", "warning" (fetched, but a branch or trigger has
+ * a problem: last_error says which), "error" (the last fetch failed),
+ * "unwatched" (no longer in the configuration).
+ */
+void
+api_read_trees(struct ctx *x)
+{
+	const struct daemon_config *dc = x->conf->dc;
+	json_t *out = NULL, *arr, *t = NULL;
+	size_t i, k;
+	int r;
+
+	if ((r = store_trees_list(x->s, &out)) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	arr = json_object_get(out, "trees");
+	for (i = 0; i < dc->ntrees; i++) {
+		json_array_foreach(arr, k, t)
+		{
+			if (strcmp(
+			        json_string_value(json_object_get(t, "name")),
+			        dc->trees[i].name) == 0)
+				break;
+		}
+		if (k == json_array_size(arr)) {
+			t = json_pack("{s:s, s:s, s:n, s:n, s:n, s:i, s:n, "
+			              "s:i, s:[]}",
+			    "name", dc->trees[i].name, "url", dc->trees[i].url,
+			    "last_fetch", "last_ok", "last_error", "failures",
+			    0, "next_fetch", "commits", 0, "branches");
+			json_array_append_new(arr, t);
+		}
+		json_object_set_new(t, "watched", json_true());
+		json_object_set_new(
+		    t, "poll_s", json_integer(dc->trees[i].poll_s));
+		json_object_set_new(t, "watched_branches",
+		    jobspec_strlist(&dc->trees[i].branches));
+		json_object_set_new(
+		    t, "paths", jobspec_strlist(&dc->trees[i].paths));
+	}
+	json_array_foreach(arr, k, t)
+	{
+		json_t *lf = json_object_get(t, "last_fetch");
+		json_t *lo = json_object_get(t, "last_ok");
+		const char *st;
+
+		if (json_object_get(t, "watched") == NULL)
+			json_object_set_new(t, "watched", json_false());
+		if (!json_is_true(json_object_get(t, "watched")))
+			st = "unwatched";
+		else if (json_is_null(lf) || lf == NULL)
+			st = "pending";
+		else if (!json_is_integer(lo) ||
+		    json_integer_value(lo) != json_integer_value(lf))
+			st = "error";
+		else if (!json_is_null(json_object_get(t, "last_error")))
+			st = "warning";
+		else
+			st = "ok";
+		json_object_set_new(t, "status", json_string(st));
+	}
+	api_reply_json(x, 200, out);
+}
+
+void
+api_read_commits(struct ctx *x)
+{
+	const char *tree = httpd_query(x->r, "tree");
+	const char *branch = httpd_query(x->r, "branch");
+	int64_t limit, cursor;
+	json_t *out = NULL;
+	int r;
+
+	if (tree != NULL && *tree == '\0')
+		tree = NULL;
+	if (branch != NULL && *branch == '\0')
+		branch = NULL;
+	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
+	        -1 ||
+	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	r = store_commits_list(x->s, &out, tree, branch, limit, cursor);
+	if (r != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, out);
+}
+
+void
+api_read_series(struct ctx *x)
+{
+	int64_t limit, cursor;
+	json_t *out = NULL;
+	int r;
+
+	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
+	        -1 ||
+	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	if ((r = store_series_list(x->s, &out, limit, cursor)) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, out);
+}
+
+void
+api_read_healthz(struct ctx *x)
+{
+	httpd_reply(x->r, 200, "text/plain", "ok\n", 3);
+}
+
+/*
+ * One sample of a labelled metric, name{label="value"} n: the value is
+ * put, not formatted, as web/ keeps %s out of buf_printf (the HTML lint;
+ * the values here are the store's state names and fixed strings).
+ */
+static void
+sample(struct buf *b, const char *name, const char *label, const char *value,
+    uint64_t n)
+{
+	buf_puts(b, name);
+	buf_putc(b, '{');
+	buf_puts(b, label);
+	buf_puts(b, "=\"");
+	buf_puts(b, value);
+	buf_printf(b, "\"} %" PRIu64 "\n", n);
+}
+
+/* Dashboard gauges: regressions by triage state, alerts, fetch errors. */
+static void
+web_metrics_add(struct ctx *x, struct buf *b)
+{
+	json_t *counts = NULL, *v;
+	int64_t alerts = 0, fetch = 0, apend = 0, afail = 0;
+	const char *k;
+
+	if (store_web_regression_counts(x->s, &counts) == 0) {
+		buf_puts(b,
+		    "# HELP perfwatch_regressions Regressions by "
+		    "triage state.\n"
+		    "# TYPE perfwatch_regressions gauge\n");
+		json_object_foreach(counts, k, v)
+		{
+			sample(b, "perfwatch_regressions", "state", k,
+			    (uint64_t)json_integer_value(v));
+		}
+		json_decref(counts);
+	}
+	if (store_web_ops(x->s, &alerts, &fetch) == 0)
+		buf_printf(b,
+		    "# HELP perfwatch_alerts_pending Alerts not sent yet.\n"
+		    "# TYPE perfwatch_alerts_pending gauge\n"
+		    "perfwatch_alerts_pending %lld\n"
+		    "# HELP perfwatch_fetch_errors Trees whose last fetch "
+		    "failed.\n"
+		    "# TYPE perfwatch_fetch_errors gauge\n"
+		    "perfwatch_fetch_errors %lld\n",
+		    (long long)alerts, (long long)fetch);
+	if (store_alert_counts(x->s, &apend, &afail) == 0)
+		buf_printf(b,
+		    "# HELP perfwatch_alerts_failed_total Deliveries given "
+		    "up on.\n"
+		    "# TYPE perfwatch_alerts_failed_total counter\n"
+		    "perfwatch_alerts_failed_total %lld\n",
+		    (long long)afail);
+}
+
+void
+api_read_metrics(struct ctx *x)
+{
+	static const char *const cls[6] = { "1xx", "1xx", "2xx", "3xx", "4xx",
+		"5xx" };
+	struct store_stats st;
+	struct buf b = BUF_INIT(64 * 1024);
+	size_t len, nw;
+	int i;
+
+	if (store_stats(x->s, &st, api_now_s(), 3 * api_heartbeat_s(x->conf)) !=
+	    0) {
+		api_reply_store_err(x, -1);
+		return;
+	}
+	pthread_mutex_lock(&x->a->mu);
+	nw = x->a->nwaiters;
+	pthread_mutex_unlock(&x->a->mu);
+	buf_puts(&b,
+	    "# HELP perfwatch_jobs Jobs by state.\n"
+	    "# TYPE perfwatch_jobs gauge\n");
+	for (i = 0; i < 5; i++)
+		sample(&b, "perfwatch_jobs", "state", store_job_states[i],
+		    (uint64_t)st.jobs[i]);
+	buf_printf(&b,
+	    "# HELP perfwatch_queue_length Jobs waiting for a runner.\n"
+	    "# TYPE perfwatch_queue_length gauge\n"
+	    "perfwatch_queue_length %" PRId64 "\n"
+	    "# HELP perfwatch_runners_online Runners seen within three "
+	    "heartbeats.\n"
+	    "# TYPE perfwatch_runners_online gauge\n"
+	    "perfwatch_runners_online %" PRId64 "\n"
+	    "# HELP perfwatch_runners Registered runners.\n"
+	    "# TYPE perfwatch_runners gauge\n"
+	    "perfwatch_runners %" PRId64 "\n"
+	    "# HELP perfwatch_runs Stored runs.\n"
+	    "# TYPE perfwatch_runs gauge\n"
+	    "perfwatch_runs %" PRId64 "\n"
+	    "# HELP perfwatch_claims_waiting Long-polling claims.\n"
+	    "# TYPE perfwatch_claims_waiting gauge\n"
+	    "perfwatch_claims_waiting %zu\n"
+	    "# HELP perfwatch_http_requests_total HTTP requests answered, "
+	    "by status class.\n"
+	    "# TYPE perfwatch_http_requests_total counter\n",
+	    st.jobs[0], st.hosts_online, st.hosts, st.runs, nw);
+	for (i = 1; i < 6; i++)
+		sample(&b, "perfwatch_http_requests_total", "code", cls[i],
+		    __atomic_load_n(&x->a->http_count[i], __ATOMIC_RELAXED));
+	buf_puts(&b,
+	    "# HELP perfwatch_http_request_duration_seconds Time from a "
+	    "request's headers to its reply.\n"
+	    "# TYPE perfwatch_http_request_duration_seconds histogram\n");
+	{
+		uint64_t cum = 0;
+		size_t k;
+
+		for (k = 0; k <= API_NLAT; k++) {
+			cum += __atomic_load_n(
+			    &x->a->http_lat[k], __ATOMIC_RELAXED);
+			sample(&b,
+			    "perfwatch_http_request_duration_seconds_bucket",
+			    "le", k < API_NLAT ? lat_le_s[k] : "+Inf", cum);
+		}
+		buf_printf(&b,
+		    "perfwatch_http_request_duration_seconds_sum %.6f\n"
+		    "perfwatch_http_request_duration_seconds_count %" PRIu64
+		    "\n",
+		    (double)__atomic_load_n(
+		        &x->a->http_lat_sum_us, __ATOMIC_RELAXED) /
+		        1e6,
+		    cum);
+	}
+	web_metrics_add(x, &b);
+	len = b.len;
+	httpd_reply_take(
+	    x->r, 200, "text/plain; version=0.0.4", buf_take(&b), len);
+}
+
+/* GET /api/v1/alerts?state=&kind=&commit=&limit=&cursor= (docs/API.md). */
+void
+api_read_alerts(struct ctx *x)
+{
+	struct store_alert_filter f = { 0 };
+	json_t *out = NULL;
+	int r;
+
+	f.state = httpd_query(x->r, "state");
+	f.kind = httpd_query(x->r, "kind");
+	f.sha = httpd_query(x->r, "commit");
+	if (f.state && strcmp(f.state, "pending") && strcmp(f.state, "sent") &&
+	    strcmp(f.state, "failed")) {
+		api_reply_err(x, 400,
+		    "parameter 'state': expected pending, sent or failed");
+		return;
+	}
+	if (f.kind && strcmp(f.kind, "email") && strcmp(f.kind, "webhook")) {
+		api_reply_err(
+		    x, 400, "parameter 'kind': expected email or webhook");
+		return;
+	}
+	if (api_query_int(x, &f.limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
+	        -1 ||
+	    api_query_int(x, &f.cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		return;
+	if ((r = alert_api_list(&out, x->s, &f)) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, out);
+}
+
+void
+api_read_alert(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r;
+
+	if ((r = alert_api_get(&out, x->s, x->id[0])) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, out);
+}
+
+void
+api_read_bisect(struct ctx *x)
+{
+	json_t *out = NULL;
+	int r;
+
+	if ((r = bisect_api_get(&out, x->s, x->id[0])) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, out);
+}
+
+void
+api_read_bisects(struct ctx *x)
+{
+	json_t *out = NULL;
+	int64_t limit;
+	int r;
+
+	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+		return;
+	if ((r = bisect_api_list(&out, x->s, limit)) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, out);
+}

@@ -1,0 +1,559 @@
+/*
+ * The runner routes (docs/API.md, "Runner routes"): register, heartbeat,
+ * the long-poll claim, run upload, log, finish, and the packs of series
+ * commits.  Each needs the calling runner's token (web/api.c checks it)
+ * and, past register, a registered host.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/caps.h"
+#include "common/clock.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/dconf.h"
+#include "daemon/httpd.h"
+#include "daemon/packs.h"
+#include "daemon/sched.h"
+#include "daemon/store.h"
+#include "web/api_int.h"
+
+#define PROGRESS_MAX 256
+
+/* ---- runner routes ---- */
+
+static int
+check_inventory(struct ctx *x, json_t *inv)
+{
+	static const char *const strs[] = { "cpu_model", "cpu_vendor", "kernel",
+		NULL };
+	static const char *const ints[] = { "sockets", "cores", "threads",
+		"numa_nodes", "memory_bytes", NULL };
+	const char *cg = NULL;
+	json_t *v;
+	int i;
+
+	if (!json_is_object(inv)) {
+		api_reply_err(x, 400, "field 'inventory': expected an object");
+		return -1;
+	}
+	for (i = 0; strs[i]; i++)
+		if ((v = json_object_get(inv, strs[i])) != NULL &&
+		    !json_is_null(v) &&
+		    (!json_is_string(v) || json_string_length(v) > CAP_NAME)) {
+			api_reply_err(x, 400,
+			    "field 'inventory.%s': expected a string of at "
+			    "most %d bytes",
+			    strs[i], CAP_NAME);
+			return -1;
+		}
+	for (i = 0; ints[i]; i++)
+		if ((v = json_object_get(inv, ints[i])) != NULL &&
+		    !json_is_null(v) &&
+		    (!json_is_integer(v) || json_integer_value(v) < 0)) {
+			api_reply_err(x, 400,
+			    "field 'inventory.%s': expected a non-negative "
+			    "integer",
+			    ints[i]);
+			return -1;
+		}
+	if (api_str_field(x, &cg, inv, "cgroup", 8, 1, "inventory.") == -1)
+		return -1;
+	if (cg != NULL && strcmp(cg, "v1") != 0 && strcmp(cg, "v2") != 0 &&
+	    strcmp(cg, "none") != 0) {
+		api_reply_err(x, 400,
+		    "field 'inventory.cgroup': expected v1, v2 or none");
+		return -1;
+	}
+	if (json_dumpb(inv, NULL, 0, JSON_COMPACT) > 64 * 1024) {
+		api_reply_err(x, 400, "field 'inventory': larger than 64 KiB");
+		return -1;
+	}
+	return 0;
+}
+
+void
+api_runner_register(struct ctx *x)
+{
+	static const char *const keys[] = { "name", "labels", "inventory",
+		NULL };
+	const struct cfg_runner_ref *ref = x->runner->ref;
+	const char *name = NULL;
+	json_t *labels, *inv, *v;
+	char *ltext, *itext;
+	int64_t id = 0;
+	size_t i;
+	int r;
+
+	if (api_parse_body(x, 0) == -1 ||
+	    api_only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (api_str_field(x, &name, x->body, "name", CAP_NAME, 0, "") == -1)
+		return;
+	if (strcmp(name, ref->name) != 0) {
+		api_reply_err(x, 403,
+		    "field 'name': '%s' does not match this token's runner",
+		    name);
+		return;
+	}
+	labels = json_array();
+	for (i = 0; i < ref->labels.n; i++)
+		json_array_append_new(labels, json_string(ref->labels.v[i]));
+	v = json_object_get(x->body, "labels");
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_array(v) || json_array_size(v) > 64) {
+			json_decref(labels);
+			api_reply_err(x, 400,
+			    "field 'labels': expected an array of at most 64 "
+			    "strings");
+			return;
+		}
+		for (i = 0; i < json_array_size(v); i++) {
+			json_t *l = json_array_get(v, i);
+			size_t k;
+
+			if (!json_is_string(l) || json_string_length(l) == 0 ||
+			    json_string_length(l) > CAP_NAME) {
+				json_decref(labels);
+				api_reply_err(x, 400,
+				    "field 'labels[%zu]': expected a "
+				    "non-empty string",
+				    i);
+				return;
+			}
+			for (k = 0; k < json_array_size(labels); k++)
+				if (json_equal(json_array_get(labels, k), l))
+					break;
+			if (k == json_array_size(labels))
+				json_array_append(labels, l);
+		}
+	}
+	inv = json_object_get(x->body, "inventory");
+	if (inv == NULL || json_is_null(inv)) {
+		inv = json_object();
+	} else {
+		if (check_inventory(x, inv) == -1) {
+			json_decref(labels);
+			return;
+		}
+		json_incref(inv);
+	}
+	ltext = pwjson_dump(labels);
+	itext = pwjson_dump(inv);
+	r = store_host_register(x->s, &id, name, ltext, itext, api_now_s());
+	free(ltext);
+	free(itext);
+	json_decref(labels);
+	json_decref(inv);
+	if (r != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	log_info("runner %s registered from %s (host %" PRId64 ")", name,
+	    httpd_peer(x->r), id);
+	sched_notify(x->a->sched);
+	api_reply_json(x, 200,
+	    json_pack("{s:I, s:I, s:I}", "host_id", (json_int_t)id,
+	        "heartbeat_s", (json_int_t)api_heartbeat_s(x->conf), "lease_s",
+	        (json_int_t)sched_lease_s(x->a->sched)));
+}
+
+void
+api_runner_heartbeat(struct ctx *x)
+{
+	static const char *const keys[] = { "job_id", "progress", "boot_s",
+		NULL };
+	int64_t job = 0, host, exp = 0, runs = 0, boot_s = 0;
+	const char *progress = NULL;
+	int r;
+
+	if (api_parse_body(x, 1) == -1 ||
+	    api_only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (pwjson_int_opt(&job, x->body, "job_id", &x->err) == -1 ||
+	    pwjson_int_opt(&boot_s, x->body, "boot_s", &x->err) == -1) {
+		api_bad(x);
+		return;
+	}
+	if (boot_s < 0 || boot_s > 86400) {
+		api_reply_err(
+		    x, 400, "field 'boot_s': expected 0..86400 seconds");
+		return;
+	}
+	if (job < 0) {
+		api_reply_err(x, 400, "field 'job_id': expected a job id");
+		return;
+	}
+	if (api_str_field(
+	        x, &progress, x->body, "progress", PROGRESS_MAX, 1, "") == -1)
+		return;
+	if ((host = api_runner_host(x)) < 0)
+		return;
+	r = sched_heartbeat_boot(
+	    x->a->sched, x->s, &exp, &runs, host, job, progress, boot_s);
+	if (r == ERR_CONFLICT) {
+		api_reply_json(x, 200,
+		    json_pack("{s:n, s:b, s:n, s:s}", "lease_expires", "cancel",
+		        1, "runs", "reason", store_errmsg(x->s)));
+		return;
+	}
+	if (r != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	if (job == 0)
+		api_reply_json(x, 200,
+		    json_pack("{s:n, s:b, s:n}", "lease_expires", "cancel", 0,
+		        "runs"));
+	else
+		api_reply_json(x, 200,
+		    json_pack("{s:I, s:b, s:I}", "lease_expires",
+		        (json_int_t)exp, "cancel", 0, "runs",
+		        (json_int_t)runs));
+}
+
+/* Long-poll state kept on the request between handler calls. */
+struct claim_state {
+	int64_t deadline_ms;
+};
+
+static void
+park(struct ctx *x, int64_t deadline_ms)
+{
+	struct api *a = x->a;
+
+	/* Under the lock, so the ticker cannot unpark before the park. */
+	pthread_mutex_lock(&a->mu);
+	a->waiters =
+	    xreallocarray(a->waiters, a->nwaiters + 1, sizeof(*a->waiters));
+	a->waiters[a->nwaiters].req = x->r;
+	a->waiters[a->nwaiters].deadline_ms = deadline_ms;
+	a->nwaiters++;
+	httpd_park(x->r);
+	pthread_mutex_unlock(&a->mu);
+}
+
+void
+api_runner_claim(struct ctx *x)
+{
+	static const char *const keys[] = { "wait_s", NULL };
+	struct claim_state *cs = *httpd_slot(x->r);
+	int64_t wait = 0, host;
+	json_t *out = NULL;
+	int r, stopping;
+
+	if (cs == NULL) {
+		if (api_parse_body(x, 1) == -1 ||
+		    api_only_keys(x, x->body, keys, "body") == -1)
+			return;
+		if (pwjson_int_opt(&wait, x->body, "wait_s", &x->err) == -1) {
+			api_bad(x);
+			return;
+		}
+		if (wait < 0) {
+			api_reply_err(x, 400, "field 'wait_s': must be >= 0");
+			return;
+		}
+		if (wait > sched_claim_wait_s(x->a->sched))
+			wait = sched_claim_wait_s(x->a->sched);
+		cs = xcalloc(1, sizeof(*cs));
+		cs->deadline_ms = clock_mono_ms() + wait * 1000;
+		*httpd_slot(x->r) = cs;
+	}
+	if ((host = api_runner_host(x)) < 0)
+		return;
+	r = sched_claim(x->a->sched, x->s, &out, host);
+	if (r == 0) {
+		json_t *job = json_object_get(out, "job");
+
+		log_info("job %" PRId64 " (%s) claimed by %s",
+		    (int64_t)json_integer_value(json_object_get(job, "id")),
+		    json_string_value(json_object_get(job, "role")),
+		    x->runner->ref->name);
+		api_reply_json(x, 200, out);
+		return;
+	}
+	if (r != ERR_NOTFOUND) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	pthread_mutex_lock(&x->a->mu);
+	stopping = x->a->stopping;
+	pthread_mutex_unlock(&x->a->mu);
+	if (stopping || clock_mono_ms() >= cs->deadline_ms) {
+		httpd_reply(x->r, 204, "application/json", "", 0);
+		return;
+	}
+	park(x, cs->deadline_ms);
+}
+
+/* The number in the path for a job route; replies 404 when missing. */
+static int
+job_path(struct ctx *x, int64_t *out)
+{
+	*out = x->id[0];
+	return 0;
+}
+
+static int
+parse_metric(struct ctx *x, struct store_metric *m, json_t *o, size_t i)
+{
+	static const char *const keys[] = { "name", "value", "unit", "better",
+		NULL };
+	char pfx[64];
+	json_t *v;
+
+	snprintf(pfx, sizeof(pfx), "metrics[%zu].", i);
+	if (!json_is_object(o)) {
+		api_reply_err(
+		    x, 400, "field 'metrics[%zu]': expected an object", i);
+		return -1;
+	}
+	snprintf(pfx, sizeof(pfx), "metrics[%zu]", i);
+	if (api_only_keys(x, o, keys, pfx) == -1)
+		return -1;
+	snprintf(pfx, sizeof(pfx), "metrics[%zu].", i);
+	m->unit = NULL;
+	if (api_str_field(x, &m->name, o, "name", CAP_NAME, 0, pfx) == -1 ||
+	    api_str_field(x, &m->unit, o, "unit", 64, 1, pfx) == -1 ||
+	    api_str_field(x, &m->better, o, "better", 16, 0, pfx) == -1)
+		return -1;
+	if (m->name[0] == '\0') {
+		api_reply_err(x, 400, "field '%sname': empty", pfx);
+		return -1;
+	}
+	/* info: shown, never judged (memcg telemetry, docs/MEMCG.md). */
+	if (strcmp(m->better, "higher") != 0 &&
+	    strcmp(m->better, "lower") != 0 && strcmp(m->better, "info") != 0) {
+		api_reply_err(x, 400,
+		    "field '%sbetter': expected higher, lower or info", pfx);
+		return -1;
+	}
+	v = json_object_get(o, "value");
+	if (v == NULL || !json_is_number(v)) {
+		api_reply_err(
+		    x, 400, "field '%svalue': expected a number", pfx);
+		return -1;
+	}
+	m->value = json_number_value(v);
+	return 0;
+}
+
+void
+api_runner_run(struct ctx *x)
+{
+	static const char *const keys[] = { "index", "status", "duration_s",
+		"metrics", "raw", "error", "profile", "host_state", NULL };
+	struct buf hstate = BUF_INIT(CAP_HOST_STATE);
+	struct store_run run;
+	struct store_metric *ms = NULL;
+	struct buf prof = BUF_INIT(CAP_PROFILE_BLOB);
+	json_t *arr, *raw, *pj;
+	int64_t host;
+	size_t i, n = 0;
+	int r;
+
+	memset(&run, 0, sizeof(run));
+	job_path(x, &run.job_id);
+	if (api_parse_body(x, 0) == -1 ||
+	    api_only_keys(x, x->body, keys, "body") == -1)
+		return;
+	run.duration_s = -1;
+	if (pwjson_int(&run.index, x->body, "index", &x->err) == -1 ||
+	    pwjson_num_opt(&run.duration_s, x->body, "duration_s", &x->err) ==
+	        -1) {
+		api_bad(x);
+		return;
+	}
+	if (api_str_field(x, &run.status, x->body, "status", 16, 0, "") == -1 ||
+	    api_str_field(
+	        x, &run.error, x->body, "error", CAP_ERRMSG * 8, 1, "") == -1)
+		return;
+	if (strcmp(run.status, "ok") != 0 &&
+	    strcmp(run.status, "failed") != 0) {
+		api_reply_err(x, 400, "field 'status': expected ok or failed");
+		return;
+	}
+	if (json_object_get(x->body, "duration_s") != NULL &&
+	    !json_is_null(json_object_get(x->body, "duration_s")) &&
+	    run.duration_s < 0) {
+		api_reply_err(x, 400, "field 'duration_s': must be >= 0");
+		return;
+	}
+	raw = json_object_get(x->body, "raw");
+	if (raw != NULL && !json_is_null(raw)) {
+		if (!json_is_string(raw)) {
+			api_reply_err(x, 400, "field 'raw': expected a string");
+			return;
+		}
+		run.raw = json_string_value(raw);
+		run.raw_len = json_string_length(raw);
+	}
+	/* The profiled run's blob: an object, kept as compact JSON. */
+	pj = json_object_get(x->body, "profile");
+	if (pj != NULL && !json_is_null(pj)) {
+		if (!json_is_object(pj)) {
+			api_reply_err(
+			    x, 400, "field 'profile': expected an object");
+			return;
+		}
+		if (pwjson_dump_buf(&prof, pj) != 0) {
+			buf_release(&prof);
+			buf_release(&hstate);
+			api_reply_err(x, 400,
+			    "field 'profile': more than %d bytes",
+			    CAP_PROFILE_BLOB);
+			return;
+		}
+		run.profile = prof.data;
+	}
+	/* The host state the run ran under (docs/HOST.md). */
+	pj = json_object_get(x->body, "host_state");
+	if (pj != NULL && !json_is_null(pj)) {
+		if (!json_is_object(pj) || pwjson_dump_buf(&hstate, pj) != 0) {
+			buf_release(&prof);
+			buf_release(&hstate);
+			api_reply_err(x, 400,
+			    "field 'host_state': expected an object of at "
+			    "most %d bytes",
+			    CAP_HOST_STATE);
+			return;
+		}
+		run.host_state = hstate.data;
+	}
+	arr = json_object_get(x->body, "metrics");
+	if (arr != NULL && !json_is_null(arr)) {
+		if (!json_is_array(arr)) {
+			buf_release(&prof);
+			buf_release(&hstate);
+			api_reply_err(
+			    x, 400, "field 'metrics': expected an array");
+			return;
+		}
+		n = json_array_size(arr);
+		if (n > CAP_METRICS_PER_RUN) {
+			buf_release(&prof);
+			buf_release(&hstate);
+			api_reply_err(x, 400, "field 'metrics': more than %d",
+			    CAP_METRICS_PER_RUN);
+			return;
+		}
+		ms = xcalloc(n + 1, sizeof(*ms));
+		for (i = 0; i < n; i++)
+			if (parse_metric(
+			        x, &ms[i], json_array_get(arr, i), i) == -1) {
+				free(ms);
+				buf_release(&prof);
+				buf_release(&hstate);
+				return;
+			}
+	}
+	run.metrics = ms;
+	run.nmetrics = n;
+	if ((host = api_runner_host(x)) < 0) {
+		free(ms);
+		buf_release(&prof);
+		buf_release(&hstate);
+		return;
+	}
+	r = store_run_add(x->s, host, &run, api_now_s());
+	free(ms);
+	buf_release(&prof);
+	buf_release(&hstate);
+	if (r == 0) {
+		__atomic_add_fetch(&x->a->runs_stored, 1, __ATOMIC_RELAXED);
+		api_reply_json(x, 201, json_pack("{s:b}", "stored", 1));
+	} else if (r == ERR_EXISTS) {
+		api_reply_json(x, 200, json_pack("{s:b}", "stored", 0));
+	} else {
+		api_reply_store_err(x, r);
+	}
+}
+
+void
+api_runner_log(struct ctx *x)
+{
+	static const char *const keys[] = { "text", NULL };
+	const char *text = NULL;
+	int64_t job, host;
+	size_t kept = 0;
+	int r;
+
+	job_path(x, &job);
+	if (api_parse_body(x, 0) == -1 ||
+	    api_only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (api_str_field(x, &text, x->body, "text", CAP_LOG_APPEND, 0, "") ==
+	    -1)
+		return;
+	if ((host = api_runner_host(x)) < 0)
+		return;
+	r = store_log_append(x->s, &kept, host, job, text,
+	    json_string_length(json_object_get(x->body, "text")), api_now_s());
+	if (r != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, json_pack("{s:I}", "stored", (json_int_t)kept));
+}
+
+void
+api_runner_finish(struct ctx *x)
+{
+	static const char *const keys[] = { "status", "error", NULL };
+	const char *status = NULL, *error = NULL;
+	int64_t job, host;
+	int ok, r;
+
+	job_path(x, &job);
+	if (api_parse_body(x, 0) == -1 ||
+	    api_only_keys(x, x->body, keys, "body") == -1)
+		return;
+	if (api_str_field(x, &status, x->body, "status", 16, 0, "") == -1 ||
+	    api_str_field(x, &error, x->body, "error", CAP_ERRMSG * 8, 1, "") ==
+	        -1)
+		return;
+	if (strcmp(status, "success") == 0) {
+		ok = 1;
+	} else if (strcmp(status, "failure") == 0) {
+		ok = 0;
+	} else {
+		api_reply_err(
+		    x, 400, "field 'status': expected success or failure");
+		return;
+	}
+	if ((host = api_runner_host(x)) < 0)
+		return;
+	r = sched_finish(x->a->sched, x->s, host, job, ok, error);
+	if (r != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	log_info("job %" PRId64 " finished by %s: %s", job,
+	    x->runner->ref->name, ok ? "success" : "failure");
+	api_reply_json(x, 200,
+	    json_pack("{s:I, s:s}", "id", (json_int_t)job, "state",
+	        ok ? "success" : "failed"));
+}
+
+/* The pack of a series commit for a runner that cannot see the mirror. */
+void
+api_runner_pack(struct ctx *x)
+{
+	struct buf b;
+	int status = packs_build(
+	    &b, &x->err, x->s, x->conf->dc, x->rest, httpd_query(x->r, "have"));
+	size_t len = b.len;
+
+	if (status != 200) {
+		api_reply_err(x, status, "%s", err_msg(&x->err));
+		return;
+	}
+	httpd_reply_take(
+	    x->r, 200, "application/x-git-packfile", buf_take(&b), len);
+}
