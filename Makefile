@@ -111,19 +111,21 @@ $(1)/obj/%.o: %.c
 	@$$(if $$(Q),echo '  CC      $$@')
 	$$(Q)$$(CC) $$(BASE_CFLAGS) $$(DEPFLAGS) $(2) -c -o $$@ $$<
 
-# Everything in one archive: the unit tests and benchmarks link it.
-$(1)/libperfwatch.a: $$(LIB_SRCS:%.c=$(1)/obj/%.o)
+# Everything in one archive: the unit tests and benchmarks link it.  The
+# folders are prerequisites too: a deleted or moved source changes its
+# folder, and the archive is made again without the stale object.
+$(1)/libperfwatch.a: $$(LIB_SRCS:%.c=$(1)/obj/%.o) $$(DIRS)
 	@rm -f $$@
-	$$(Q)ar rcs $$@ $$^
+	$$(Q)ar rcs $$@ $$(filter %.o,$$^)
 
 $(foreach d,$(DIRS),$(call layer_rule,$(1),$(d)))
 endef
 
 define layer_rule
-$(call layer_lib,$(1),$(2)): $$(patsubst %.c,$(1)/obj/%.o,$$(call layer_srcs,$(2)))
+$(call layer_lib,$(1),$(2)): $$(patsubst %.c,$(1)/obj/%.o,$$(call layer_srcs,$(2))) $(2)
 	@mkdir -p $$(@D)
 	@rm -f $$@
-	$$(Q)ar rcs $$@ $$^
+	$$(Q)ar rcs $$@ $$(filter %.o,$$^)
 
 endef
 

@@ -11,11 +11,19 @@
 #define CAP_CONFIG_FILE (1024 * 1024)     /* a YAML config file */
 #define CAP_HTTP_BODY (8 * 1024 * 1024)   /* a request body */
 #define CAP_HTTP_REPLY (16 * 1024 * 1024) /* a reply body */
-#define CAP_RAW_OUTPUT (1024 * 1024)      /* stored benchmark output */
-#define CAP_LOG_APPEND (256 * 1024)       /* one log append */
-#define CAP_JOB_LOG (4 * 1024 * 1024)     /* a job's whole log */
-#define CAP_SUBJECT 1024                  /* commit or mail subject */
-#define CAP_NAME 256                      /* names: tree, host, metric */
+/* A request's head (daemon/httpd.c: 414, 431 or 400 past these). */
+#define CAP_HTTP_PATH 2048           /* the path, without the query */
+#define CAP_HTTP_QUERY 4096          /* the query's keys and values */
+#define CAP_HTTP_QUERY_ARGS 32       /* parameters in the query */
+#define CAP_HTTP_HEADERS (16 * 1024) /* header names and values */
+/* The body of an API route that takes a small JSON object (all but the
+ * run upload, log, submit and series routes: daemon/api.c). */
+#define CAP_HTTP_SMALL_BODY (32 * 1024)
+#define CAP_RAW_OUTPUT (1024 * 1024)  /* stored benchmark output */
+#define CAP_LOG_APPEND (256 * 1024)   /* one log append */
+#define CAP_JOB_LOG (4 * 1024 * 1024) /* a job's whole log */
+#define CAP_SUBJECT 1024              /* commit or mail subject */
+#define CAP_NAME 256                  /* names: tree, host, metric */
 #define CAP_METRICS_PER_RUN 1024
 #define CAP_BENCH_INPUT (32 * 1024 * 1024) /* output handed to a parser */
 #define CAP_HTML_PAGE (8 * 1024 * 1024)
@@ -31,6 +39,9 @@
 #define CAP_MBOX (64 * 1024 * 1024) /* an uploaded mbox */
 #define CAP_MBOX_MESSAGES 10000     /* messages in one mbox */
 #define CAP_SERIES_PATCHES 500      /* patches in one series */
+/* common/git.c: one patch of a series (refused before it is applied). */
+#define CAP_PATCH_FILES 10000       /* files one patch touches */
+#define CAP_PATCH_HUNK_LINES 100000 /* lines of one hunk, either side */
 
 /* runners/profile.c: `perf report --stdio` text and the top-symbols blob. */
 #define CAP_PERF_REPORT (32 * 1024 * 1024)

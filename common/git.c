@@ -2029,26 +2029,40 @@ out:
 	return rc;
 }
 
-/* A tree path that cannot leave DIR or write into a .git. */
-static int
-safe_tree_path(const char *p)
+/*
+ * Why a tree path could leave the directory it is written in, or write
+ * into a .git: NULL when it cannot.
+ */
+static const char *
+tree_path_problem(const char *p)
 {
 	const char *s = p, *e;
 	size_t n;
 
-	if (p == NULL || *p == '\0' || *p == '/')
-		return 0;
+	if (p == NULL || *p == '\0')
+		return "an empty path";
+	if (*p == '/')
+		return "an absolute path";
 	for (;;) {
 		e = strchr(s, '/');
 		n = e ? (size_t)(e - s) : strlen(s);
-		if (n == 0 || (n == 1 && s[0] == '.') ||
-		    (n == 2 && memcmp(s, "..", 2) == 0) ||
-		    (n == 4 && strncasecmp(s, ".git", 4) == 0))
-			return 0;
+		if (n == 0 || (n == 1 && s[0] == '.'))
+			return "an empty or \".\" component";
+		if (n == 2 && memcmp(s, "..", 2) == 0)
+			return "a \"..\" component";
+		if (n == 4 && strncasecmp(s, ".git", 4) == 0)
+			return "a \".git\" component";
 		if (e == NULL)
-			return 1;
+			return NULL;
 		s = e + 1;
 	}
+}
+
+/* A tree path that cannot leave DIR or write into a .git. */
+static int
+safe_tree_path(const char *p)
+{
+	return tree_path_problem(p) == NULL;
 }
 
 /* Writes blob id at dir/path (mode from the tree: file, +x, symlink). */
@@ -2262,6 +2276,262 @@ gitm_patch_author(char name[CAP_NAME + 1], char email[CAP_NAME + 1],
 	ident_clean(email, CAP_NAME + 1, p->author_email, 1);
 }
 
+/*
+ * Whether a symlink at path with this target stays inside the tree: the
+ * target is relative and its ".." never climb above the top.
+ */
+static int
+link_stays_inside(const char *path, const char *target, size_t len)
+{
+	const char *s = target, *end = target + len, *e;
+	long depth = 0;
+
+	if (len == 0 || target[0] == '/' || memchr(target, '\0', len))
+		return 0;
+	for (e = path; (e = strchr(e, '/')) != NULL; e++)
+		depth++; /* the directories the link sits in */
+	while (s < end) {
+		size_t n;
+
+		e = memchr(s, '/', (size_t)(end - s));
+		n = e ? (size_t)(e - s) : (size_t)(end - s);
+		if (n == 2 && memcmp(s, "..", 2) == 0) {
+			if (--depth < 0)
+				return 0;
+		} else if (n > 0 && !(n == 1 && s[0] == '.')) {
+			depth++;
+		}
+		s += n + 1;
+	}
+	return 1;
+}
+
+/*
+ * An absolute path as the patch text names it ("--- a//etc/x", "+++
+ * /etc/x", "rename to /etc/x"): libgit2 makes such a name relative, so
+ * it is looked for in the text itself.  NULL, or the line (its first 200
+ * bytes in out).
+ */
+static const char *
+absolute_in_text(char *out, size_t outlen, const char *diff, size_t len)
+{
+	static const char *const pre[] = { "--- ", "+++ ", "rename from ",
+		"rename to ", "copy from ", "copy to " };
+	const char *s = diff, *end = diff + len;
+	size_t i;
+
+	while (s < end) {
+		const char *eol = memchr(s, '\n', (size_t)(end - s));
+		size_t n = eol ? (size_t)(eol - s) : (size_t)(end - s);
+		int abs = 0;
+
+		if (n > 14 && memcmp(s, "diff --git ", 11) == 0) {
+			const char *q;
+
+			abs = memcmp(s + 11, "a//", 3) == 0;
+			for (q = s + 11; !abs && q + 4 <= s + n; q++)
+				abs = memcmp(q, " b//", 4) == 0;
+		}
+		for (i = 0; i < sizeof(pre) / sizeof(pre[0]) && !abs; i++) {
+			size_t k = strlen(pre[i]);
+			const char *p = s + k;
+
+			if (n <= k || memcmp(s, pre[i], k) != 0)
+				continue;
+			if (n > k + 2 && (p[0] == 'a' || p[0] == 'b') &&
+			    p[1] == '/')
+				p += 2;
+			abs = p < s + n && *p == '/' &&
+			    !((size_t)(s + n - p) >= 9 &&
+			        memcmp(p, "/dev/null", 9) == 0);
+		}
+		if (abs) {
+			snprintf(
+			    out, outlen, "%.*s", (int)(n < 200 ? n : 200), s);
+			sanitize(out);
+			return out;
+		}
+		s += n + 1;
+	}
+	return NULL;
+}
+
+/*
+ * Whether a proper prefix of path is a symlink: in tree (the parent's),
+ * or made by this patch (links[0..nlinks)).  out gets the prefix (cut to
+ * len), for the message.
+ */
+static int
+through_link(char *out, size_t len, git_tree *tree, const char *path,
+    const char *const *links, size_t nlinks)
+{
+	const char *e;
+	size_t i;
+
+	for (e = path; (e = strchr(e, '/')) != NULL; e++) {
+		char *pre = xstrndup(path, (size_t)(e - path));
+		git_tree_entry *te = NULL;
+		int link = 0;
+
+		for (i = 0; i < nlinks && !link; i++)
+			link = strcmp(links[i], pre) == 0;
+		if (!link && git_tree_entry_bypath(&te, tree, pre) == 0) {
+			link = git_tree_entry_filemode(te) == GIT_FILEMODE_LINK;
+			git_tree_entry_free(te);
+		}
+		snprintf(out, len, "%s", pre);
+		free(pre);
+		if (link)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether text has a line that is exactly line. */
+static int
+has_line(const char *text, size_t len, const char *line)
+{
+	const char *s = text, *end = text + len;
+	size_t k = strlen(line);
+
+	while (s < end) {
+		const char *eol = memchr(s, '\n', (size_t)(end - s));
+		size_t n = eol ? (size_t)(eol - s) : (size_t)(end - s);
+
+		if (n == k && memcmp(s, line, k) == 0)
+			return 1;
+		s += n + 1;
+	}
+	return 0;
+}
+
+/*
+ * A symlink the patch makes (or changes) whose target, its one added
+ * line, is absolute or climbs out of the tree: ERR_INVALID, else 0.
+ */
+static int
+new_link_refusal(struct gitm_repo *r, const git_diff_delta *d, git_patch *pt,
+    const char *clean)
+{
+	const git_diff_line *ln;
+	char to[256];
+	size_t k, n, len;
+
+	if (d->new_file.mode != GIT_FILEMODE_LINK ||
+	    git_patch_num_hunks(pt) == 0)
+		return 0;
+	n = (size_t)git_patch_num_lines_in_hunk(pt, 0);
+	for (k = 0; k < n; k++) {
+		if (git_patch_get_line_in_hunk(&ln, pt, 0, k) < 0 ||
+		    ln->origin != GIT_DIFF_LINE_ADDITION)
+			continue;
+		/* Without its newline (stricter: "..\n" counts as ".."). */
+		len = ln->content_len;
+		if (len > 0 && ln->content[len - 1] == '\n')
+			len--;
+		if (link_stays_inside(d->new_file.path, ln->content, len))
+			return 0;
+		snprintf(to, sizeof(to), "%.*s", (int)(len < 200 ? len : 200),
+		    ln->content);
+		sanitize(to);
+		return err_setc(&r->err, ERR_INVALID,
+		    "tree %s: the patch makes the symlink \"%.200s\" point "
+		    "out of the tree (to \"%s\")",
+		    r->name, clean, to);
+	}
+	return 0;
+}
+
+/*
+ * A patch of a series is untrusted mail: before either applier (libgit2,
+ * then git am --3way) sees it, refuse one that names a path outside the
+ * tree or inside a .git, makes a symlink pointing out of the tree,
+ * writes through a symlink (of the parent tree, or one it makes), or
+ * carries a hunk or a file count over the caps.  0, or ERR_INVALID with
+ * the reason in r's error.
+ */
+static int
+patch_refusal(struct gitm_repo *r, const struct gitm_patch *p, git_diff *diff,
+    git_tree *tree)
+{
+	size_t nd = git_diff_num_deltas(diff), i, h, nlinks = 0;
+	const char **links;
+	char pre[256];
+	int rc = 0;
+
+	if (absolute_in_text(pre, sizeof(pre), p->diff, p->len) != NULL)
+		return err_setc(&r->err, ERR_INVALID,
+		    "tree %s: the patch names an absolute path: \"%s\"",
+		    r->name, pre);
+	if (nd > CAP_PATCH_FILES)
+		return err_setc(&r->err, ERR_INVALID,
+		    "tree %s: the patch touches %zu files, more than the %d "
+		    "allowed",
+		    r->name, nd, CAP_PATCH_FILES);
+	links = xcalloc(nd + 1, sizeof(*links));
+	for (i = 0; i < nd && rc == 0; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+
+		if (d->new_file.mode == GIT_FILEMODE_LINK &&
+		    d->new_file.path != NULL)
+			links[nlinks++] = d->new_file.path;
+	}
+	for (i = 0; i < nd && rc == 0; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		const char *paths[2] = { d->old_file.path, d->new_file.path };
+		const git_diff_hunk *hk;
+		git_patch *pt = NULL;
+		size_t k, nlines;
+		char clean[256];
+
+		for (k = 0; k < 2 && rc == 0; k++) {
+			const char *why;
+
+			if (k == 0 && d->status == GIT_DELTA_ADDED)
+				continue; /* "/dev/null" */
+			if (k == 1 && d->status == GIT_DELTA_DELETED)
+				continue;
+			snprintf(clean, sizeof(clean), "%s",
+			    paths[k] ? paths[k] : "");
+			sanitize(clean);
+			if ((why = tree_path_problem(paths[k])) != NULL)
+				rc = err_setc(&r->err, ERR_INVALID,
+				    "tree %s: the patch names \"%.200s\": %s",
+				    r->name, clean, why);
+			else if (through_link(pre, sizeof(pre), tree, paths[k],
+			             links, nlinks)) {
+				sanitize(pre);
+				rc = err_setc(&r->err, ERR_INVALID,
+				    "tree %s: the patch writes \"%.200s\" "
+				    "through the symlink \"%.200s\"",
+				    r->name, clean, pre);
+			}
+		}
+		if (rc != 0)
+			break;
+		if (git_patch_from_diff(&pt, diff, i) < 0 || pt == NULL)
+			continue; /* the applier reports what does not parse */
+		for (h = 0; h < git_patch_num_hunks(pt) && rc == 0; h++) {
+			if (git_patch_get_hunk(&hk, &nlines, pt, h) < 0)
+				break;
+			if (hk->old_lines > CAP_PATCH_HUNK_LINES ||
+			    hk->new_lines > CAP_PATCH_HUNK_LINES ||
+			    nlines > CAP_PATCH_HUNK_LINES)
+				rc = err_setc(&r->err, ERR_INVALID,
+				    "tree %s: hunk %zu of \"%.200s\": %d old "
+				    "and %d new lines, more than the %d "
+				    "allowed",
+				    r->name, h + 1, clean, hk->old_lines,
+				    hk->new_lines, CAP_PATCH_HUNK_LINES);
+		}
+		if (rc == 0)
+			rc = new_link_refusal(r, d, pt, clean);
+		git_patch_free(pt);
+	}
+	free(links);
+	return rc;
+}
+
 /* The author's signature (gitm_patch_author). */
 static int
 mail_signature(git_signature **out, const struct gitm_patch *p)
@@ -2324,6 +2594,18 @@ gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
 		ao.payload = &at;
 		if ((rc = git_commit_tree(&tree, parent)) < 0) {
 			rc = gerr(r, rc, "tree of %s", base);
+			goto next;
+		}
+		if ((rc = patch_refusal(r, p, diff, tree)) != 0)
+			goto next;
+		/* libgit2 1.5 can spin for ever inflating a corrupt binary
+		 * literal (found by the patch fuzz target: one flipped bit
+		 * of a "literal 3"); git's own apply refuses one, so a
+		 * binary patch goes to git am, as one libgit2 cannot apply. */
+		if (has_line(p->diff, p->len, "GIT binary patch")) {
+			rc = err_setc(&r->err, ERR_CONFLICT,
+			    "tree %s: a binary patch (left to git am)",
+			    r->name);
 			goto next;
 		}
 		rc = git_apply_to_tree(&idx, r->repo, tree, diff, &ao);

@@ -172,6 +172,23 @@ pwjson_only_keys(
 	return 0;
 }
 
+json_t *
+pwjson_string_lossy(const char *s)
+{
+	json_t *v = json_string(s);
+	char *copy, *p;
+
+	if (v != NULL)
+		return v;
+	copy = xstrdup(s);
+	for (p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
 char *
 pwjson_dump(const json_t *v)
 {

@@ -38,6 +38,13 @@ int pwjson_bool_opt(int *out, json_t *, const char *key, struct err *);
 int pwjson_only_keys(
     json_t *, const char *const *keys, const char *what, struct err *);
 
+/*
+ * A JSON string of s, never NULL: bytes that are not UTF-8 (a request
+ * path, a header echoed in an error) become '?', which jansson would
+ * otherwise refuse, leaving no reply body at all.
+ */
+json_t *pwjson_string_lossy(const char *s);
+
 /* Compact, sorted-key dump; malloc'd, never NULL. */
 char *pwjson_dump(const json_t *);
 /* Appends the compact dump to b; -1 on overflow. */

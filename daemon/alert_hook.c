@@ -141,7 +141,8 @@ alert_hook_post(const char *url, const char *secret, const char *event,
 {
 	struct http_reply rep = HTTP_REPLY_INIT;
 	struct http *h = http_new();
-	char sig[65], *hdr[4];
+	char sig[65], *hdr[5];
+	size_t i;
 	size_t len = strlen(body);
 	int rc;
 
@@ -155,7 +156,11 @@ alert_hook_post(const char *url, const char *secret, const char *event,
 	hdr[1] = xasprintf("X-Perfwatch-Event: %s", event);
 	hdr[2] = xasprintf("X-Perfwatch-Delivery: %s", delivery);
 	hdr[3] = xstrdup("User-Agent: perfwatch");
-	http_set_headers(h, (const char *const *)hdr, 4);
+	/* The same key under the name receivers that dedupe by the IETF
+	 * draft's Idempotency-Key look for: a retry after a crash between
+	 * the receiver's 2xx and the store's "sent" carries it too. */
+	hdr[4] = xasprintf("Idempotency-Key: %s", delivery);
+	http_set_headers(h, (const char *const *)hdr, 5);
 	http_set_timeouts(h, timeout_ms < 5000 ? timeout_ms : 5000, timeout_ms);
 	rc = http_post_json(&rep, h, url, body, len);
 	if (rc != 0) {
@@ -172,9 +177,7 @@ alert_hook_post(const char *url, const char *secret, const char *event,
 	}
 	http_reply_release(&rep);
 	http_free(h);
-	free(hdr[0]);
-	free(hdr[1]);
-	free(hdr[2]);
-	free(hdr[3]);
+	for (i = 0; i < 5; i++)
+		free(hdr[i]);
 	return rc;
 }

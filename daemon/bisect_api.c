@@ -128,14 +128,14 @@ bisect_api_get(json_t **out, struct store *s, int64_t id)
 }
 
 int
-bisect_api_list(json_t **out, struct store *s, int64_t limit)
+bisect_api_list(json_t **out, struct store *s, int64_t limit, int64_t cursor)
 {
 	int64_t *ids = NULL;
 	size_t n = 0, i;
 	json_t *a;
 
 	*out = NULL;
-	if (store_bisect_list(s, &ids, &n, limit) != 0)
+	if (store_bisect_list(s, &ids, &n, limit, cursor) != 0)
 		return -1;
 	a = json_array();
 	for (i = 0; i < n; i++) {
@@ -149,7 +149,14 @@ bisect_api_list(json_t **out, struct store *s, int64_t limit)
 		json_array_append_new(a, bisect_api_json(s, b, 0));
 		store_bisect_free(b);
 	}
-	free(ids);
 	*out = json_pack("{s:o}", "bisections", a);
+	/* A full page may have more after it: the oldest id is the cursor. */
+	if (n > 0 && (int64_t)n == limit && ids[n - 1] > 1) {
+		char c[32];
+
+		snprintf(c, sizeof(c), "%lld", (long long)ids[n - 1]);
+		json_object_set_new(*out, "next_cursor", json_string(c));
+	}
+	free(ids);
 	return 0;
 }

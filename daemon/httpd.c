@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/caps.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/httpd.h"
@@ -24,7 +25,7 @@ struct httpd {
 	httpd_handler handler;
 	httpd_done done;
 	void *arg;
-	size_t max_body;
+	size_t max_body; /* __atomic: a reload may change it */
 	int port;
 	unsigned inflight; /* __atomic */
 	int stopping;      /* __atomic */
@@ -99,6 +100,77 @@ set_reply(
 	r->rlen = len;
 }
 
+/* Bytes and count of one kind of values (headers, query arguments). */
+struct head_size {
+	size_t bytes, n;
+};
+
+static enum MHD_Result
+count_value(
+    void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct head_size *hs = cls;
+
+	(void)kind;
+	hs->bytes += strlen(key) + (value ? strlen(value) : 0);
+	hs->n++;
+	return MHD_YES;
+}
+
+/*
+ * The request's head against the caps (common/caps.h): 0, or the status
+ * of the refusal with its JSON body in msg, naming the part and the cap.
+ * libmicrohttpd itself refuses a head larger than its connection memory
+ * (MHD_OPTION_CONNECTION_MEMORY_LIMIT, far above these caps).
+ */
+static int
+head_refusal(struct MHD_Connection *c, const char *url, char *msg, size_t len)
+{
+	struct head_size q = { 0, 0 }, h = { 0, 0 };
+	size_t i;
+
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_value, &q);
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_value, &h);
+	{
+		const struct {
+			size_t got, cap;
+			int status;
+			const char *what, *unit;
+		} caps[] = {
+			{ strlen(url), CAP_HTTP_PATH, 414, "path", "bytes" },
+			{ q.bytes, CAP_HTTP_QUERY, 414, "query string",
+			    "bytes of keys and values" },
+			{ q.n, CAP_HTTP_QUERY_ARGS, 400, "query string",
+			    "parameters" },
+			{ h.bytes, CAP_HTTP_HEADERS, 431, "request headers",
+			    "bytes of names and values" },
+		};
+
+		for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+			if (caps[i].got <= caps[i].cap)
+				continue;
+			snprintf(msg, len,
+			    "{\"error\":\"%s: %zu %s, more than the %zu "
+			    "allowed\"}",
+			    caps[i].what, caps[i].got, caps[i].unit,
+			    caps[i].cap);
+			return caps[i].status;
+		}
+	}
+	return 0;
+}
+
+/* The 413 of a body over http.max_body, naming the cap. */
+static void
+reply_too_big(struct httpd_req *r, size_t max)
+{
+	char *msg = xasprintf("{\"error\":\"request body too large: more "
+	                      "than http.max_body (%zu bytes)\"}",
+	    max);
+
+	set_reply(r, 413, "application/json", msg, strlen(msg));
+}
+
 static enum MHD_Result
 access_cb(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -107,7 +179,9 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 	struct httpd *h = cls;
 	struct httpd_req *r = *con_cls;
 	const char *cl;
-	static const char big[] = "{\"error\":\"request body too large\"}";
+	char msg[256];
+	size_t max_body;
+	int st;
 
 	(void)version;
 	if (r == NULL) {
@@ -118,15 +192,20 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 		clock_gettime(CLOCK_MONOTONIC, &r->start);
 		r->method = xstrdup(method);
 		r->path = xstrdup(url);
-		buf_init(&r->body, h->max_body);
+		max_body = __atomic_load_n(&h->max_body, __ATOMIC_RELAXED);
+		buf_init(&r->body, max_body);
 		*con_cls = r;
 		__atomic_add_fetch(&h->inflight, 1, __ATOMIC_RELAXED);
+		/* Answer these before reading the body. */
+		if ((st = head_refusal(c, url, msg, sizeof(msg))) != 0) {
+			set_reply(r, st, "application/json", xstrdup(msg),
+			    strlen(msg));
+			return queue(r);
+		}
 		cl = MHD_lookup_connection_value(
 		    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (cl != NULL && strtoull(cl, NULL, 10) > h->max_body) {
-			/* Answer before reading the body. */
-			set_reply(r, 413, "application/json",
-			    xstrndup(big, sizeof(big) - 1), sizeof(big) - 1);
+		if (cl != NULL && strtoull(cl, NULL, 10) > max_body) {
+			reply_too_big(r, max_body);
 			return queue(r);
 		}
 		return MHD_YES;
@@ -141,8 +220,7 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 	if (r->status != 0)
 		return MHD_YES; /* already answered (413 above) */
 	if (r->too_big) {
-		set_reply(r, 413, "application/json",
-		    xstrndup(big, sizeof(big) - 1), sizeof(big) - 1);
+		reply_too_big(r, r->body.max);
 		return queue(r);
 	}
 	r->calls++;
@@ -260,6 +338,12 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	h->port = info ? info->port : 0;
 	*out = h;
 	return 0;
+}
+
+void
+httpd_set_max_body(struct httpd *h, size_t max_body)
+{
+	__atomic_store_n(&h->max_body, max_body, __ATOMIC_RELAXED);
 }
 
 int

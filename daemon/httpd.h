@@ -34,6 +34,8 @@ typedef void (*httpd_done)(struct httpd_req *, int completed, void *arg);
 int httpd_start(struct httpd **out, const struct httpd_opts *, httpd_handler,
     httpd_done, void *arg, struct err *e);
 int httpd_port(const struct httpd *); /* the bound port */
+/* The body cap of the requests that start from now on (a reload). */
+void httpd_set_max_body(struct httpd *, size_t max_body);
 /*
  * Stops accepting, waits up to wait_s for requests in flight (the caller
  * unparks its parked requests first), then stops the threads and frees

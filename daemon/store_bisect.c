@@ -459,13 +459,17 @@ store_bisect_live(struct store *s, int64_t **out, size_t *n)
 }
 
 int
-store_bisect_list(struct store *s, int64_t **out, size_t *n, int64_t limit)
+store_bisect_list(
+    struct store *s, int64_t **out, size_t *n, int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_prep(
-	    s, "SELECT id FROM bisections ORDER BY id DESC LIMIT ?1");
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT id FROM bisections WHERE ?2 = 0 OR id < ?2"
+	    " ORDER BY id DESC LIMIT ?1");
 
-	if (st != NULL)
+	if (st != NULL) {
 		sqlite3_bind_int64(st, 1, limit);
+		sqlite3_bind_int64(st, 2, cursor);
+	}
 	return ids_of(s, st, out, n, "bisections");
 }
 

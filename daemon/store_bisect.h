@@ -242,8 +242,10 @@ int store_bisect_of_regression(
     struct store *, struct store_bisect **out, int64_t regression_id);
 /* Ids of the queued and running bisections, oldest first (caller frees). */
 int store_bisect_live(struct store *, int64_t **out, size_t *n);
-/* Bisections newest first, at most limit: ids (caller frees). */
-int store_bisect_list(struct store *, int64_t **out, size_t *n, int64_t limit);
+/* Bisections newest first, at most limit, older than cursor (0: from the
+ * newest): ids (caller frees). */
+int store_bisect_list(
+    struct store *, int64_t **out, size_t *n, int64_t limit, int64_t cursor);
 
 /*
  * Sets fields of a bisection: NULL keeps a string, "" clears it (the

@@ -104,10 +104,15 @@ rc=$?
 set -e
 echo "    total: $(elapsed "$t0")s (debootstrap ${t_boot}s)"
 cp "$DIR/src/demo.log" "$DIR/src/check.log" "$top/$out/" 2>/dev/null || true
+# The whole logs of the tests that failed (tests/run keeps them).
+if [ -d "$DIR/src/perfwatch/build/test-logs" ]; then
+	rm -rf "$top/$out/fresh-test-logs"
+	cp -r "$DIR/src/perfwatch/build/test-logs" "$top/$out/fresh-test-logs" 2>/dev/null || true
+fi
 [ "${FRESH_KEEP:-0}" = 1 ] || rm -rf "$DIR"
 case $rc in
 0) echo "check-fresh: OK (logs in $out/demo.log and $out/check.log)" ;;
 10) die "make demo failed on the fresh system ($out/demo.log)" ;;
-11) die "make check failed on the fresh system ($out/check.log)" ;;
+11) die "make check failed on the fresh system ($out/check.log; failed tests' logs in $out/fresh-test-logs)" ;;
 *) die "the chroot run failed (exit $rc)" ;;
 esac

@@ -4,12 +4,14 @@
  * store connections, the long-poll waiters and the server's start and
  * stop.  The handlers are in one file per area: web/api_runner.c (what
  * runners call), web/api_admin.c (what the admin token may change),
- * web/api_read.c (the public reads) and web/web.c (the dashboard).
+ * web/api_read.c (the public reads) and web/page_*.c (the dashboard).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +63,8 @@ api_reply_err(struct ctx *x, int status, const char *fmt, ...)
 	if (status >= 500)
 		log_warnx("%s %s: %d %s", httpd_method(x->r), httpd_path(x->r),
 		    status, msg);
-	api_reply_json(x, status, json_pack("{s:s}", "error", msg));
+	api_reply_json(
+	    x, status, json_pack("{s:o}", "error", pwjson_string_lossy(msg)));
 }
 
 /* A store result to HTTP: the expected ERR_* codes become 4xx. */
@@ -271,7 +274,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/series", AUTH_NONE, api_read_series, 0 },
 	{ "GET", "/healthz", AUTH_NONE, api_read_healthz, 0 },
 	{ "GET", "/metrics", AUTH_NONE, api_read_metrics, 0 },
-	/* The dashboard (web/web.c): pages, login, and their JSON. */
+	/* The dashboard (web/page_*.c): pages, login, and their JSON. */
 	{ "GET", "/", AUTH_NONE, web_overview, 1 },
 	{ "GET", "/commit/", AUTH_NONE, web_commit, 1 },
 	{ "GET", "/series/", AUTH_NONE, web_series, 1 },
@@ -409,6 +412,27 @@ authorise(struct ctx *x, enum auth need)
 	return 0;
 }
 
+/*
+ * The body an API route takes: a small JSON object, except the run
+ * upload (raw output, host state, profile), the log append, the submit
+ * (an inline job_yaml) and the series mbox, which take up to
+ * http.max_body.  The dashboard's forms cap their fields themselves.
+ */
+static size_t
+route_body_cap(const struct route *rt)
+{
+	static const char *const big[] = { "/api/v1/jobs/#/runs",
+		"/api/v1/jobs/#/log", "/api/v1/submit", "/api/v1/series" };
+	size_t i;
+
+	if (rt->page)
+		return SIZE_MAX;
+	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+		if (strcmp(rt->pattern, big[i]) == 0)
+			return SIZE_MAX;
+	return (size_t)CAP_HTTP_SMALL_BODY;
+}
+
 static void
 handle(struct httpd_req *r, void *arg)
 {
@@ -438,6 +462,17 @@ handle(struct httpd_req *r, void *arg)
 		web_begin(&x);
 	if (authorise(&x, rt->auth) == -1)
 		goto out;
+	{
+		size_t len;
+
+		httpd_body(r, &len);
+		if (len > route_body_cap(rt)) {
+			api_reply_err(&x, 413,
+			    "body: %zu bytes, more than the %zu %s %s takes",
+			    len, route_body_cap(rt), rt->method, rt->pattern);
+			goto out;
+		}
+	}
 	if ((x.s = thread_store(x.a, &x.err)) == NULL) {
 		api_reply_err(&x, 503, "database: %s", err_msg(&x.err));
 		goto out;
@@ -544,6 +579,52 @@ api_port(const struct api *a)
 	return httpd_port(a->httpd);
 }
 
+/*
+ * The http.* keys on a reload.  The body caps apply to the requests that
+ * start from now on; the others belong to the listener and its threads,
+ * which libmicrohttpd takes at start only, so each change is refused by
+ * name and the running value stays until a restart.
+ */
+static void
+reload_http(
+    struct api *a, const struct daemon_config *o, const struct daemon_config *n)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} fixed[] = {
+		{ "http.threads",
+		    offsetof(struct daemon_config, http_threads) },
+		{ "http.max_connections",
+		    offsetof(struct daemon_config, http_max_connections) },
+		{ "http.per_ip", offsetof(struct daemon_config, http_per_ip) },
+		{ "http.timeout",
+		    offsetof(struct daemon_config, http_timeout_s) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		int64_t ov = *(const int64_t *)((const char *)o + fixed[i].off);
+		int64_t nv = *(const int64_t *)((const char *)n + fixed[i].off);
+
+		if (ov != nv)
+			log_warnx("reload: %s changed from %" PRId64
+			          " to %" PRId64 ": it needs a restart; "
+			          "keeping %" PRId64 " until then",
+			    fixed[i].key, ov, nv, ov);
+	}
+	if (o->http_max_body != n->http_max_body) {
+		httpd_set_max_body(a->httpd, (size_t)n->http_max_body);
+		log_info("reload: http.max_body changed from %" PRId64
+		         " to %" PRId64 " bytes: applied to new requests",
+		    o->http_max_body, n->http_max_body);
+	}
+	if (o->http_max_pack != n->http_max_pack)
+		log_info("reload: http.max_pack changed from %" PRId64
+		         " to %" PRId64 " bytes: applied to new requests",
+		    o->http_max_pack, n->http_max_pack);
+}
+
 void
 api_reload(struct api *a, struct dconf *conf)
 {
@@ -558,6 +639,7 @@ api_reload(struct api *a, struct dconf *conf)
 		log_warnx("reload: listen and database changes need a "
 		          "restart; keeping %s and %s",
 		    old->dc->listen, old->dc->database);
+	reload_http(a, old->dc, conf->dc);
 	dconf_unref(old);
 }
 

@@ -4,7 +4,7 @@
 /*
  * The HTTP surface (docs/API.md): the route table, authentication, and
  * the dispatch to the handlers of web/api_runner.c, api_admin.c,
- * api_read.c and the dashboard (web/web.c).  It runs the HTTP server
+ * api_read.c and the dashboard (web/page_*.c).  It runs the HTTP server
  * (daemon/httpd) and the scheduler's ticker, and gives each server
  * thread its own store connection.  The handlers' side: web/api_int.h.
  */
@@ -39,7 +39,7 @@ void api_tick(void *arg, int changed);
 /* Row i of the one route table (0, or -1 past its end): pattern as
  * web/api_int.h's struct route says ('#' an id, '*' one last segment, a
  * '/' at the end a prefix); auth "none", "runner", "admin" or "session";
- * table "api", or "web" for the dashboard's routes (web/web.c). */
+ * table "api", or "web" for the dashboard's routes (web/page_*.c). */
 int api_route_at(size_t i, const char **method, const char **pattern,
     const char **auth, const char **table);
 int api_port(const struct api *);

@@ -5,7 +5,7 @@
  * Inside the HTTP surface: what web/api.c (the one route table, its
  * dispatch and the server's state) shares with the handler files of
  * each area, web/api_runner.c, web/api_admin.c, web/api_read.c and the
- * dashboard's web/web.c (one file per area, as cgit's ui-*.c per page).
+ * dashboard's web/page_*.c (one file per area, as cgit's ui-*.c per page).
  * Not for use outside web/.
  *
  * A handler runs after its route's authorisation, with a store
@@ -76,7 +76,7 @@ struct ctx {
 	int64_t online_s; /* a host is online when seen this recently */
 	json_t *body;
 	struct err err;
-	/* Dashboard routes (web/web.c, web_begin). */
+	/* Dashboard routes (web/page_*.c, web_begin). */
 	json_t *keep;   /* replies whose strings views borrow */
 	int admin;      /* the request carries an admin session */
 	int cache_slot; /* reply_json_cached's slot */
@@ -105,7 +105,7 @@ struct route {
 	const char *pattern;
 	enum auth auth;
 	api_handler *fn;
-	int page; /* the dashboard's (web/web.c): "web" in --routes */
+	int page; /* the dashboard's (web/page_*.c): "web" in --routes */
 };
 
 /* The first route whose pattern and method match (x->id, x->rest

@@ -13,6 +13,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/json.h"
+#include "common/xalloc.h"
 #include "daemon/alert_api.h"
 #include "daemon/bisect_api.h"
 #include "daemon/canary.h"
@@ -191,14 +192,57 @@ api_read_pair(struct ctx *x)
  * a problem: last_error says which), "error" (the last fetch failed),
  * "unwatched" (no longer in the configuration).
  */
+static int
+tree_cmp(const void *a, const void *b)
+{
+	return strcmp(
+	    json_string_value(json_object_get(*(json_t *const *)a, "name")),
+	    json_string_value(json_object_get(*(json_t *const *)b, "name")));
+}
+
+/*
+ * One page of trees, by name: the names after cursor (a name; NULL from
+ * the first), at most limit, and next_cursor when more follow.
+ */
+static json_t *
+trees_page(json_t *arr, const char *cursor, int64_t limit)
+{
+	size_t n = json_array_size(arr), i, k = 0;
+	json_t **v = xcalloc(n + 1, sizeof(*v)), *page = json_array(), *o;
+
+	for (i = 0; i < n; i++)
+		v[i] = json_array_get(arr, i);
+	qsort(v, n, sizeof(*v), tree_cmp);
+	for (i = 0; i < n && (int64_t)k < limit; i++) {
+		if (cursor != NULL &&
+		    strcmp(json_string_value(json_object_get(v[i], "name")),
+		        cursor) <= 0)
+			continue;
+		json_array_append(page, v[i]);
+		k++;
+	}
+	o = json_pack("{s:o}", "trees", page);
+	if (i < n && k > 0)
+		json_object_set(
+		    o, "next_cursor", json_object_get(v[i - 1], "name"));
+	free(v);
+	return o;
+}
+
 void
 api_read_trees(struct ctx *x)
 {
 	const struct daemon_config *dc = x->conf->dc;
+	const char *cursor = httpd_query(x->r, "cursor");
 	json_t *out = NULL, *arr, *t = NULL;
+	int64_t limit;
 	size_t i, k;
 	int r;
 
+	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+		return;
+	if (cursor != NULL && *cursor == '\0')
+		cursor = NULL;
 	if ((r = store_trees_list(x->s, &out)) != 0) {
 		api_reply_store_err(x, r);
 		return;
@@ -249,7 +293,9 @@ api_read_trees(struct ctx *x)
 			st = "ok";
 		json_object_set_new(t, "status", json_string(st));
 	}
-	api_reply_json(x, 200, out);
+	t = trees_page(arr, cursor, limit);
+	json_decref(out);
+	api_reply_json(x, 200, t);
 }
 
 void
@@ -498,12 +544,14 @@ void
 api_read_bisects(struct ctx *x)
 {
 	json_t *out = NULL;
-	int64_t limit;
+	int64_t limit, cursor;
 	int r;
 
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
+	        -1 ||
+	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
 		return;
-	if ((r = bisect_api_list(&out, x->s, limit)) != 0) {
+	if ((r = bisect_api_list(&out, x->s, limit, cursor)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}

@@ -50,8 +50,8 @@ reply_json_take(
 void
 reply_json_error(struct httpd_req *r, int status, const char *msg)
 {
-	reply_json_take(
-	    r, status, json_pack("{s:s}", "error", msg), NULL, NULL);
+	reply_json_take(r, status,
+	    json_pack("{s:o}", "error", pwjson_string_lossy(msg)), NULL, NULL);
 }
 
 const char *

@@ -2,13 +2,14 @@
 #define WEB_WEB_H
 
 /*
- * The dashboard (web/web.c): HTML pages, their JSON mirrors under
- * /api/v1, login and triage.  Its routes are rows of the one route
- * table (web/api.c), marked as the dashboard's; the dispatch calls
- * web_begin() before such a route's authorisation and web_end() after
- * its handler.  Each handler reads the store (daemon/store.h, the only
- * SQL), fills a view struct and renders it (web/views.h), or replies the
- * same data as JSON.
+ * The dashboard: HTML pages, their JSON mirrors under /api/v1, login and
+ * triage, one file per page (web/page_*.c; their shared part web/web.c,
+ * web/web_int.h).  Its routes are rows of the one route table
+ * (web/api.c), marked as the dashboard's; the dispatch calls web_begin()
+ * before such a route's authorisation and web_end() after its handler.
+ * Each handler reads the store (daemon/store.h, the only SQL), fills a
+ * view struct and renders it (web/views.h), or replies the same data as
+ * JSON.
  */
 #include <stdint.h>
 

@@ -16,7 +16,10 @@
                                  DIR/hooks.jsonl ({"ok": signature valid,
                                  "headers", "body"}); MODE ok (200), fail2 (500
                                  twice, then 200), 429 (429 with Retry-After: 1
-                                 once, then 200), hang (never answers)
+                                 once, then 200), hang (never answers),
+                                 slow (200 after 0.6 s: a kill of the
+                                 sender lands between the receipt and
+                                 the sender's record of it)
 """
 import asyncio, hashlib, hmac, http.server, json, os, sys, threading, time
 
@@ -91,6 +94,8 @@ def hook(d, secret, mode):
             if mode == "hang":
                 time.sleep(3600)
                 return
+            if mode == "slow":
+                time.sleep(0.6)
             status = 200
             if mode == "fail2" and k <= 2:
                 status = 500

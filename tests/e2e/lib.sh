@@ -41,6 +41,10 @@
 #                             DIR/daemon.log
 #   token_of NAME             prints the token file of runner NAME (or
 #                             "admin")
+#   hook_start DIR MODE       starts the webhook receiver
+#                             (alert_servers.py hook, MODE ok|fail2|429|
+#                             hang) in DIR with the secret in DIR/secret;
+#                             its POSTs in DIR/hooks.jsonl; sets HOOK_URL
 #
 # HTTP (curl)
 #   http METHOD PATH [TOKEN_FILE|-] [BODY|@FILE]
@@ -139,6 +143,16 @@ token_of() {
 	else
 		echo "$PW_DIR/tokens/$1.token"
 	fi
+}
+
+hook_start() {
+	local dir=$1
+	mkdir -p "$dir"
+	echo "s3cret-$$" >"$dir/secret"
+	spawn "$dir/log" /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/alert_servers.py" \
+	    hook "$dir" "s3cret-$$" "$2"
+	wait_for 10 test -s "$dir/port" || return 1
+	HOOK_URL=http://127.0.0.1:$(cat "$dir/port")/hook
 }
 
 daemon_config() {

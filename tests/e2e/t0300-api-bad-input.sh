@@ -125,6 +125,10 @@ expect not-my-job 409 'leased' POST "/api/v1/jobs/$((job + 1))/runs" "$R1" \
 expect unknown-job-read 404 'not found' GET /api/v1/jobs/999
 expect unknown-route 404 route GET /api/v1/nothing
 expect wrong-method 405 method DELETE /api/v1/jobs
+# One table for the API and the dashboard: a page's path with another
+# method is a 405 as well, and an unknown path a JSON 404.
+expect page-wrong-method 405 method DELETE /hosts
+expect page-unknown 404 route GET /nothing
 expect bad-limit 400 limit GET '/api/v1/jobs?limit=0'
 expect bad-state 400 state GET '/api/v1/jobs?state=sleeping'
 expect finish-bad-status 400 status POST "/api/v1/jobs/$job/finish" "$R1" \

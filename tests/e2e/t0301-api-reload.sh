@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # perfwatchd -n checks a configuration; SIGHUP with a bad configuration
-# keeps the running one; a good one swaps in new runners and jobs.
+# keeps the running one; a good one swaps in new runners and jobs, and
+# of the http.* keys applies the body caps and refuses, by name, the
+# ones that need a restart.
 . "$(dirname "$0")/lib.sh"
 
 D=$PW_TMP/d
@@ -73,6 +75,36 @@ wait_for 10 grep -q 'configuration reloaded' "$D/daemon.log" &&
     pass r2-after-reload || fail r2-after-reload "$(cat "$PW_TMP/body")"
 [ "$(http POST /api/v1/submit "$ADM" '{"job":"kv2"}')" = 201 ] &&
     pass new-job-after-reload || fail new-job-after-reload "$(cat "$PW_TMP/body")"
+
+# http.* on a reload: max_body applies to the requests from then on; the
+# listener's keys (threads, connection limits, timeout) need a restart,
+# and each change is logged by name, never silently ignored.
+head -c 2000 /dev/zero | tr '\0' ' ' >"$PW_TMP/2k"
+code=$(http POST /api/v1/submit "$ADM" "@$PW_TMP/2k")
+[ "$code" = 400 ] && pass body-2k-before || fail body-2k-before "$code $(cat "$PW_TMP/body")"
+cat >>"$D/daemon.yaml" <<EOF2
+http:
+  max_body: 1K
+  threads: 2
+  max_connections: 100
+  per_ip: 10
+  timeout: 5s
+EOF2
+kill -HUP "$PW_DAEMON_PID"
+two_ok() { [ "$(grep -c 'configuration reloaded' "$D/daemon.log")" = 2 ]; }
+wait_for 10 two_ok && pass http-reload || fail http-reload "$(tail -5 "$D/daemon.log")"
+for kv in threads:4:2 max_connections:256:100 per_ip:64:10 timeout:30:5; do
+	IFS=: read -r k was now <<<"$kv"
+	grep -q "reload: http.$k changed from $was to $now: it needs a restart; keeping $was" "$D/daemon.log" &&
+	    pass "http-$k-refused" || fail "http-$k-refused" "$(grep reload: "$D/daemon.log")"
+done
+grep -q 'reload: http.max_body changed from 8388608 to 1024 bytes: applied' "$D/daemon.log" &&
+    pass http-max-body-logged || fail http-max-body-logged "$(grep reload: "$D/daemon.log")"
+code=$(http POST /api/v1/submit "$ADM" "@$PW_TMP/2k")
+[ "$code" = 413 ] && [[ $(jfield error <"$PW_TMP/body") == *"1024 bytes"* ]] &&
+    pass http-max-body-applied || fail http-max-body-applied "$code $(cat "$PW_TMP/body")"
+[ "$(http GET /healthz)" = 200 ] && pass served-after-http-reload ||
+    fail served-after-http-reload "$(cat "$PW_TMP/body")"
 
 kill -TERM "$PW_DAEMON_PID"
 wait "$PW_DAEMON_PID"

@@ -12,6 +12,11 @@
 #                             spread, far from the 10% step) are unchanged
 #                             but for one regression, on the last pair's ops
 #   web_wait_verdicts NPAIRS  waits until pairs 1..NPAIRS have verdicts
+#   web_fill_commit TREE BASE CAND BASEVAL CANDVAL
+#                             one pair of job "kv" between two commits of
+#                             TREE (recorded by the watcher, so the pair is
+#                             the commit's and can be reported); its runs
+#                             as web_fill's, around BASEVAL and CANDVAL
 
 web_job_file() {
 	cat >"$1/jobs/kv.yaml" <<'EOF2'
@@ -64,6 +69,26 @@ web_fill() {
 			fi
 		done
 	done
+}
+
+web_fill_commit() {
+	local role j code
+	[ "$(http POST /api/v1/submit "$(token_of admin)" \
+	    "{\"job\":\"kv\",\"base\":{\"tree\":\"$1\",\"commit\":\"$2\"},\"candidate\":{\"tree\":\"$1\",\"commit\":\"$3\"}}")" = 201 ] ||
+		return 1
+	# Until the queue is empty: a base job may be shared with an
+	# earlier pair (baseline reuse) and need no runs of its own.
+	while code=$(http POST /api/v1/jobs/claim "$(token_of r1)" \
+	    '{"wait_s":1}') && [ "$code" = 200 ]; do
+		role=$(jfield job.role <"$PW_TMP/body")
+		j=$(jfield job.id <"$PW_TMP/body")
+		if [ "$role" = candidate ]; then
+			web_runs "$j" "$5" || return 1
+		else
+			web_runs "$j" "$4" || return 1
+		fi
+	done
+	[ "$code" = 204 ] # the queue is empty, not a failed claim
 }
 
 # An idle heartbeat from r1, so it shows online (seen within 3 heartbeats).

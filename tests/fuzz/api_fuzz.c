@@ -10,10 +10,15 @@
  * made once per process with a registered runner and one submitted pair,
  * so uploads reach the store's checks too.
  *
- * The first byte picks the route; the rest is the body.  The contract:
- * every request gets a reply (or is parked, a claim's long-poll), no
- * reply is a 5xx (an input the handler let through to fail later), and
- * every 4xx of /api/ is {"error": "..."}.
+ * The first byte picks the request.  Below 0x80 it is a POST: the byte
+ * picks the route and the rest is the body.  From 0x80 it is a GET of
+ * every route table (the API's and the dashboard's): the rest is the
+ * path and query string ("/api/v1/jobs?limit=5&cursor=3"), both fuzzed,
+ * the query split and %-decoded as libmicrohttpd does, and the low two
+ * bits pick the token (none, the runner's, the admin's, a wrong one).
+ * The contract: every request gets a reply (or is parked, a claim's
+ * long-poll), no reply is a 5xx (an input the handler let through to
+ * fail later), and every 4xx of /api/ is {"error": "..."}.
  *
  * make fuzz (clang -fsanitize=fuzzer,address,undefined).
  */
@@ -21,6 +26,7 @@
 #include "web/api.c"
 
 #include <assert.h>
+#include <ctype.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,10 +36,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 /* ---- the request, as the handlers see it ---- */
 
+#define FUZZ_QUERY_ARGS 64
+
 struct httpd_req {
 	const char *method, *path, *auth;
 	const char *body;
 	size_t len;
+	char *qk[FUZZ_QUERY_ARGS], *qv[FUZZ_QUERY_ARGS]; /* decoded */
+	size_t nq;
 	int calls, status, parked;
 	void *slot;
 	char *reply;
@@ -55,9 +65,55 @@ httpd_path(const struct httpd_req *r)
 const char *
 httpd_query(const struct httpd_req *r, const char *key)
 {
-	(void)r;
-	(void)key;
+	size_t i;
+
+	/* The first one, as MHD_lookup_connection_value finds it. */
+	for (i = 0; i < r->nq; i++)
+		if (strcmp(r->qk[i], key) == 0)
+			return r->qv[i];
 	return NULL;
+}
+
+/* %XX and '+' decoded in place, as libmicrohttpd does query arguments. */
+static void
+unescape(char *s)
+{
+	char *o = s, hex[3] = { 0, 0, 0 };
+
+	for (; *s; s++) {
+		if (*s == '+') {
+			*o++ = ' ';
+		} else if (*s == '%' && isxdigit((unsigned char)s[1]) &&
+		    isxdigit((unsigned char)s[2])) {
+			hex[0] = s[1];
+			hex[1] = s[2];
+			*o++ = (char)strtol(hex, NULL, 16);
+			s += 2;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Splits "k=v&k2=v2" (modified in place) into r's arguments. */
+static void
+split_query(struct httpd_req *r, char *q)
+{
+	char *save = NULL, *kv, *eq;
+
+	for (kv = strtok_r(q, "&", &save);
+	     kv != NULL && r->nq < FUZZ_QUERY_ARGS;
+	     kv = strtok_r(NULL, "&", &save)) {
+		eq = strchr(kv, '=');
+		if (eq != NULL)
+			*eq++ = '\0';
+		unescape(kv);
+		if (eq != NULL)
+			unescape(eq);
+		r->qk[r->nq] = kv;
+		r->qv[r->nq++] = eq != NULL ? eq : (char *)"";
+	}
 }
 
 const char *
@@ -185,6 +241,13 @@ httpd_inflight(struct httpd *h)
 	return 0;
 }
 
+void
+httpd_set_max_body(struct httpd *h, size_t max_body)
+{
+	(void)h;
+	(void)max_body;
+}
+
 /* ---- the daemon's state, made once ---- */
 
 static struct api *api;
@@ -220,11 +283,57 @@ put(const char *dir, const char *name, const char *text)
 	free(p);
 }
 
+/* The reply's contract; then the request ends. */
+static void
+check_reply(struct httpd_req *r, const char *path)
+{
+	assert(r->status != 0 || r->parked);
+	assert(r->status < 500);
+	if (r->status >= 400 && strncmp(path, "/api/", 5) == 0) {
+		json_t *o = json_loadb(r->reply, r->reply_len, 0, NULL);
+
+		assert(json_is_string(json_object_get(o, "error")));
+		json_decref(o);
+	}
+	/* A parked claim: the connection goes away. */
+	done(r, r->status != 0, api);
+	free(r->reply);
+}
+
+/*
+ * A GET of "path?query" (modified in place), with token k: 0 none, 1 the
+ * runner's, 2 the admin's, 3 a wrong one.
+ */
+static void
+get_request(char *target, int k)
+{
+	static const char wrong[] = "Bearer not-a-token";
+	struct httpd_req r;
+	char *q = strchr(target, '?');
+
+	memset(&r, 0, sizeof(r));
+	if (q != NULL) {
+		*q++ = '\0';
+		split_query(&r, q);
+	}
+	r.method = "GET";
+	r.path = target;
+	r.auth = k == 1 ? runner_auth
+	    : k == 2    ? admin_auth
+	    : k == 3    ? wrong
+	                : NULL;
+	r.body = "";
+	r.calls = 1;
+	handle(&r, api);
+	check_reply(&r, target);
+}
+
 /* One request through the daemon's dispatch; returns the status. */
 static int
 request(const char *path, int admin, const char *body, size_t len)
 {
 	struct httpd_req r;
+	int status;
 
 	memset(&r, 0, sizeof(r));
 	r.method = "POST";
@@ -234,18 +343,9 @@ request(const char *path, int admin, const char *body, size_t len)
 	r.len = len;
 	r.calls = 1;
 	handle(&r, api);
-	assert(r.status != 0 || r.parked);
-	assert(r.status < 500);
-	if (r.status >= 400 && strncmp(path, "/api/", 5) == 0) {
-		json_t *o = json_loadb(r.reply, r.reply_len, 0, NULL);
-
-		assert(json_is_string(json_object_get(o, "error")));
-		json_decref(o);
-	}
-	/* A parked claim: the connection goes away. */
-	done(&r, r.status != 0, api);
-	free(r.reply);
-	return r.status;
+	status = r.status;
+	check_reply(&r, path);
+	return status;
 }
 
 int
@@ -319,8 +419,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body = xmalloc(size);
 	memcpy(body, data + 1, size - 1);
 	body[size - 1] = '\0';
-	request(posts[data[0] % NPOSTS].path, posts[data[0] % NPOSTS].admin,
-	    body, size - 1);
+	if (data[0] >= 0x80)
+		get_request(body, data[0] & 3); /* up to a NUL: a C string */
+	else
+		request(posts[data[0] % NPOSTS].path,
+		    posts[data[0] % NPOSTS].admin, body, size - 1);
 	free(body);
 	return 0;
 }

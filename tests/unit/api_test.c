@@ -10,94 +10,92 @@
 #include "web/api_int.h"
 #include "web/web.h"
 
-/* The route of method and path, its status (200 found, 404, 405) in *st. */
-static const struct route *
-find(const char *method, const char *path, int64_t id[2], const char **rest,
-    int *st)
-{
-	id[0] = id[1] = -1;
-	*rest = NULL;
-	return api_route_find(method, path, id, rest, st);
-}
-
-TEST(test_api__ids_and_segments)
-{
-	const struct route *rt;
+/*
+ * What the table answers for method and path: the handler (NULL: none),
+ * the status (200, 404 no route, 405 another method's path), the ids and
+ * the rest (a '*' segment or a prefix's rest).
+ */
+static const struct {
+	const char *method, *path;
+	api_handler *fn;
+	int status;
+	int64_t id0, id1;
 	const char *rest;
-	int64_t id[2];
-	int st;
-
-	rt = find("GET", "/api/v1/jobs/12/runs/3/raw", id, &rest, &st);
-	ASSERT(rt != NULL && rt->fn == api_read_raw);
-	ASSERT_INTEQ(st, 200);
-	ASSERT_INTEQ(id[0], 12);
-	ASSERT_INTEQ(id[1], 3);
-	rt = find("POST", "/api/v1/jobs/7/runs", id, &rest, &st);
-	ASSERT(rt != NULL && rt->fn == api_runner_run && id[0] == 7);
+} cases[] = {
+	/* '#' ids, two at most; digits only, far from overflowing. */
+	{ "GET", "/api/v1/jobs/12/runs/3/raw", api_read_raw, 200, 12, 3, "" },
+	{ "POST", "/api/v1/jobs/7/runs", api_runner_run, 200, 7, -1, "" },
+	{ "GET", "/api/v1/jobs/123456789012345678", api_read_job, 200,
+	    123456789012345678LL, -1, "" },
+	{ "GET", "/api/v1/jobs/1x", NULL, 404, -1, -1, "" },
+	{ "GET", "/api/v1/jobs/99999999999999999999", NULL, 404, -1, -1, "" },
 	/* '*' is one segment, never empty, never two. */
-	rt = find("GET", "/api/v1/packs/abc", id, &rest, &st);
-	ASSERT(rt != NULL && rt->fn == api_runner_pack);
-	ASSERT_STREQ(rest, "abc");
-	ASSERT(find("GET", "/api/v1/packs/a/b", id, &rest, &st) == NULL);
-	ASSERT_INTEQ(st, 404);
-	ASSERT(find("GET", "/api/v1/packs/", id, &rest, &st) == NULL);
-	/* An id is digits only, and far from overflowing 63 bits. */
-	ASSERT(find("GET", "/api/v1/jobs/1x", id, &rest, &st) == NULL);
-	ASSERT(find("GET", "/api/v1/jobs/99999999999999999999", id, &rest,
-	           &st) == NULL);
-	ASSERT_INTEQ(st, 404);
-	rt = find("GET", "/api/v1/jobs/123456789012345678", id, &rest, &st);
-	ASSERT(rt != NULL && rt->fn == api_read_job);
-	ASSERT_INTEQ(id[0], 123456789012345678LL);
-}
-
-TEST(test_api__prefixes)
-{
-	const struct route *rt;
-	const char *rest;
-	int64_t id[2];
-	int st;
-
+	{ "GET", "/api/v1/packs/abc", api_runner_pack, 200, -1, -1, "abc" },
+	{ "GET", "/api/v1/packs/a/b", NULL, 404, -1, -1, "" },
+	{ "GET", "/api/v1/packs/", NULL, 404, -1, -1, "" },
 	/* A pattern ending in '/' takes any non-empty rest, slashes too;
 	 * its handler checks it (a bad sha is the page's 404). */
-	rt = find("GET", "/commit/abc/def", id, &rest, &st);
-	ASSERT(rt != NULL && rt->fn == web_commit);
-	ASSERT_STREQ(rest, "abc/def");
-	rt = find("POST", "/api/v1/regressions/5/triage", id, &rest, &st);
-	ASSERT(
-	    rt != NULL && rt->fn == web_triage_json && rt->auth == AUTH_ADMIN);
-	ASSERT_STREQ(rest, "5/triage");
-	/* The exact route and the prefix beside it. */
-	rt = find("GET", "/api/v1/series", id, &rest, &st);
-	ASSERT(rt != NULL && rt->fn == api_read_series);
-	rt = find("GET", "/api/v1/series/4", id, &rest, &st);
-	ASSERT(rt != NULL && rt->fn == web_series_json);
-	ASSERT_STREQ(rest, "4");
-	rt = find("GET", "/jobs", id, &rest, &st);
-	ASSERT(rt != NULL && rt->fn == web_jobs);
-	ASSERT_STREQ(rest, "");
+	{ "GET", "/commit/abc/def", web_commit, 200, -1, -1, "abc/def" },
+	{ "POST", "/api/v1/regressions/5/triage", web_triage_json, 200, -1, -1,
+	    "5/triage" },
+	/* An exact route beside a prefix. */
+	{ "GET", "/api/v1/series", api_read_series, 200, -1, -1, "" },
+	{ "GET", "/api/v1/series/4", web_series_json, 200, -1, -1, "4" },
+	{ "GET", "/jobs", web_jobs, 200, -1, -1, "" },
+	{ "GET", "/jobs/3/log", web_job_log, 200, -1, -1, "3/log" },
 	/* "/" is exact. */
-	rt = find("GET", "/", id, &rest, &st);
-	ASSERT(rt != NULL && rt->fn == web_overview);
-	ASSERT(find("GET", "/nothing", id, &rest, &st) == NULL);
-	ASSERT_INTEQ(st, 404);
+	{ "GET", "/", web_overview, 200, -1, -1, "" },
+	{ "GET", "/nothing", NULL, 404, -1, -1, "" },
+	/* A known path with another method is 405, for pages too. */
+	{ "DELETE", "/api/v1/jobs", NULL, 405, -1, -1, "" },
+	{ "GET", "/api/v1/jobs/claim", NULL, 405, -1, -1, "" },
+	{ "GET", "/logout", NULL, 405, -1, -1, "" },
+	{ "GET", "/api/v1/nothing", NULL, 404, -1, -1, "" },
+};
+
+TEST(test_api__matcher)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct route *rt;
+		const char *rest = NULL;
+		int64_t id[2] = { -1, -1 };
+		int st = 0;
+
+		rt = api_route_find(
+		    cases[i].method, cases[i].path, id, &rest, &st);
+		ASSERT_MSG(st == cases[i].status, "%s %s: status %d, want %d",
+		    cases[i].method, cases[i].path, st, cases[i].status);
+		ASSERT_MSG((rt ? rt->fn : NULL) == cases[i].fn,
+		    "%s %s: another handler", cases[i].method, cases[i].path);
+		if (rt == NULL)
+			continue;
+		ASSERT_MSG(id[0] == cases[i].id0 && id[1] == cases[i].id1,
+		    "%s %s: ids %lld %lld", cases[i].method, cases[i].path,
+		    (long long)id[0], (long long)id[1]);
+		ASSERT_STREQ(rest, cases[i].rest);
+	}
 }
 
-TEST(test_api__method_not_allowed)
+TEST(test_api__auth)
 {
+	const struct route *rt;
 	const char *rest;
 	int64_t id[2];
 	int st;
 
-	/* A known path with another method is 405, for pages too. */
-	ASSERT(find("DELETE", "/api/v1/jobs", id, &rest, &st) == NULL);
-	ASSERT_INTEQ(st, 405);
-	ASSERT(find("GET", "/api/v1/jobs/claim", id, &rest, &st) == NULL);
-	ASSERT_INTEQ(st, 405);
-	ASSERT(find("GET", "/logout", id, &rest, &st) == NULL);
-	ASSERT_INTEQ(st, 405);
-	ASSERT(find("GET", "/api/v1/nothing", id, &rest, &st) == NULL);
-	ASSERT_INTEQ(st, 404);
+	/* The dashboard's triage: the admin token for its JSON, a session
+	 * for its form; the runner's routes want a runner. */
+	rt = api_route_find(
+	    "POST", "/api/v1/regressions/5/triage", id, &rest, &st);
+	ASSERT(rt != NULL && rt->auth == AUTH_ADMIN && rt->page);
+	rt = api_route_find("POST", "/regressions/5/triage", id, &rest, &st);
+	ASSERT(rt != NULL && rt->auth == AUTH_SESSION && rt->page);
+	rt = api_route_find("POST", "/api/v1/jobs/claim", id, &rest, &st);
+	ASSERT(rt != NULL && rt->auth == AUTH_RUNNER && !rt->page);
+	rt = api_route_find("POST", "/login", id, &rest, &st);
+	ASSERT(rt != NULL && rt->auth == AUTH_NONE);
 }
 
 /* The path t0305 calls for a pattern: '#' 1, '*' x, a prefix plus "1". */
@@ -126,7 +124,7 @@ TEST(test_api__every_route_found)
 		const struct route *rt;
 
 		concrete(path, sizeof(path), p);
-		rt = find(m, path, id, &rest, &st);
+		rt = api_route_find(m, path, id, &rest, &st);
 		ASSERT_MSG(rt != NULL && strcmp(rt->pattern, p) == 0,
 		    "%s %s: found %s", m, path, rt ? rt->pattern : "nothing");
 		ASSERT_MSG(strcmp(t, rt->page ? "web" : "api") == 0,

@@ -20,6 +20,7 @@
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/git.h"
+#include "common/git_am.h"
 #include "tests/unit/test.h"
 
 #define IO_TIMEOUT_MS 1500
@@ -1203,4 +1204,83 @@ TEST(test_git__bisect_range_and_revert)
 	ASSERT_INTEQ(gitm_revert(rev, m, g, c3, NULL), ERR_CONFLICT);
 	ASSERT(strstr(gitm_errmsg(m), "conflict in f") != NULL);
 	gitm_repo_free(m);
+}
+
+/*
+ * The git am --3way applier on its own refuses what the series check
+ * (common/git.c) refuses before it: a ../ path, a .git/ path, a write
+ * through a symlink of the parent tree; and writes nothing outside its
+ * scratch directory, which it removes.  (Series reach it only after
+ * that check, t0436; this is the second line.)
+ */
+TEST(test_git__am_refuses_hostile_paths)
+{
+	static const char *const diffs[] = {
+		"diff --git a/../../pwevil-am b/../../pwevil-am\n"
+		"new file mode 100644\n"
+		"index 0000000..e69de29\n"
+		"--- /dev/null\n"
+		"+++ b/../../pwevil-am\n"
+		"@@ -0,0 +1 @@\n"
+		"+owned\n",
+		"diff --git a/.git/config b/.git/config\n"
+		"new file mode 100644\n"
+		"index 0000000..e69de29\n"
+		"--- /dev/null\n"
+		"+++ b/.git/config\n"
+		"@@ -0,0 +1 @@\n"
+		"+[core]\n",
+		"diff --git a/up/pwevil-am b/up/pwevil-am\n"
+		"new file mode 100644\n"
+		"index 0000000..e69de29\n"
+		"--- /dev/null\n"
+		"+++ b/up/pwevil-am\n"
+		"@@ -0,0 +1 @@\n"
+		"+owned\n",
+	};
+	const char *work = tpath("am-src"), *bare = tpath("am.git");
+	const char *tmp = tpath("am-tmp");
+	char parent[GITM_SHA_SIZE], out[GITM_SHA_SIZE], lnk[1024], *old;
+	struct gitm_patch p = { 0 };
+	struct stat sb;
+	size_t i;
+	DIR *d;
+	struct dirent *de;
+	int left = 0;
+
+	setup();
+	mkdir(tmp, 0700);
+	ASSERT(gitc(NULL, "init", "-q", "-b", "master", work, NULL) == 0);
+	snprintf(lnk, sizeof(lnk), "%s/up", work);
+	ASSERT(symlink("..", lnk) == 0); /* the tree's own link, upward */
+	ASSERT(commit(parent, work, "README", "readme\n", "initial") == 0);
+	ASSERT(gitc(NULL, "clone", "-q", "--bare", work, bare, NULL) == 0);
+	old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+	setenv("TMPDIR", tmp, 1);
+	p.author_name = "Eve";
+	p.author_email = "eve@example.org";
+	p.author_time = 1733133600;
+	p.message = "hostile\n";
+	for (i = 0; i < sizeof(diffs) / sizeof(diffs[0]); i++) {
+		struct err e = { 0 };
+
+		p.diff = diffs[i];
+		p.len = strlen(diffs[i]);
+		ASSERT_MSG(gitam_apply(out, bare, parent, &p, &e) != 0,
+		    "patch %zu applied: %s", i, out);
+	}
+	if (old != NULL)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+	free(old);
+	/* ../../ of the scratch worktree is TMPDIR; up/ is the tree's
+	 * parent directory. */
+	ASSERT(stat(tpath("am-tmp/pwevil-am"), &sb) == -1);
+	ASSERT(stat(tpath("pwevil-am"), &sb) == -1);
+	ASSERT((d = opendir(tmp)) != NULL);
+	while ((de = readdir(d)) != NULL)
+		left += de->d_name[0] != '.';
+	closedir(d);
+	ASSERT_MSG(left == 0, "%d entries left in the scratch TMPDIR", left);
 }

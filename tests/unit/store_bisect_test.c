@@ -274,3 +274,42 @@ TEST(test_store_bisect__change_at_first_point_has_no_good_end)
 	store_close(s);
 	free(p);
 }
+
+/* Bisections a page at a time, newest first (GET /api/v1/bisect). */
+TEST(test_store_bisect__list_pages)
+{
+	char *p = xasprintf("%s/list.db", test_tmpdir());
+	struct store *s = NULL;
+	struct err e = { 0 };
+	int64_t *ids = NULL;
+	size_t n = 0;
+
+	unlink(p);
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	store_close(s);
+	ASSERT(sqlite_cli(p,
+	           "INSERT INTO bisections (id, origin, pair_id, job, metric,"
+	           " good_sha, bad_sha, state, steps_limit, created, updated)"
+	           " VALUES (3, 'change-point', 1, 'j', 'ops', 'a', 'b',"
+	           " 'done', 8, 1, 1), (9, 'change-point', 1, 'j', 'ops', 'c',"
+	           " 'd', 'done', 8, 2, 2), (12, 'change-point', 1, 'j',"
+	           " 'ops', 'e', 'f', 'queued', 8, 3, 3);") == 0);
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	ASSERT(store_bisect_list(s, &ids, &n, 2, 0) == 0);
+	ASSERT_INTEQ(n, 2);
+	ASSERT_INTEQ(ids[0], 12);
+	ASSERT_INTEQ(ids[1], 9);
+	free(ids);
+	ids = NULL;
+	/* The cursor is the last id of the page before. */
+	ASSERT(store_bisect_list(s, &ids, &n, 2, 9) == 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_INTEQ(ids[0], 3);
+	free(ids);
+	ids = NULL;
+	ASSERT(store_bisect_list(s, &ids, &n, 2, 3) == 0);
+	ASSERT_INTEQ(n, 0);
+	free(ids);
+	store_close(s);
+	free(p);
+}

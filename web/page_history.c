@@ -1,0 +1,302 @@
+/*
+ * A metric's history on a branch and host, GET /history and
+ * /api/v1/history, with its change points.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "web/api_int.h"
+#include "web/views.h"
+#include "web/web.h"
+#include "web/web_int.h"
+
+/* ---- history -------------------------------------------------------- */
+
+/* "YYYY-MM-DD" or a commit sha (prefix) to a time; 0 ok, -1 bad. */
+static int
+parse_when(struct ctx *x, const char *s, int end_of_day, int64_t *out)
+{
+	struct tm tm;
+	int y, m, d;
+	char extra;
+
+	*out = 0;
+	if (s == NULL)
+		return 0;
+	if (sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &extra) == 3 && y >= 1970 &&
+	    m >= 1 && m <= 12 && d >= 1 && d <= 31) {
+		memset(&tm, 0, sizeof(tm));
+		tm.tm_year = y - 1900;
+		tm.tm_mon = m - 1;
+		tm.tm_mday = d;
+		*out = (int64_t)timegm(&tm) + (end_of_day ? 86399 : 0);
+		return 0;
+	}
+	return store_web_commit_time(x->s, out, s) == 0 ? 0 : -1;
+}
+
+struct hist {
+	struct view_history v;
+	struct view_hist_point *pts;
+	int64_t *job_ids;
+	size_t n;
+	struct view_change_point *cps;
+	json_t **cp_rows; /* the store's row of each change point */
+	char (*alerts)[48];
+	char (*labels)[48];
+	int64_t next_cursor;
+	char next[24];
+};
+
+static void
+hist_free(struct hist *h)
+{
+	free(h->pts);
+	free(h->job_ids);
+	free(h->cps);
+	free(h->cp_rows);
+	free(h->alerts);
+	free(h->labels);
+}
+
+/*
+ * The change points the verdicts found in the series shown: each is drawn
+ * at the point of its candidate job (the first point after the change),
+ * when that job is on this page.
+ */
+static int
+hist_changepoints(struct ctx *x, struct hist *h)
+{
+	json_t *o = NULL, *rows, *row;
+	size_t i, k;
+	int r;
+
+	r = store_history_changepoints(x->s, &o, h->v.tree, h->v.branch,
+	    h->v.host, h->v.job, h->v.point, h->v.metric);
+	if (r != 0)
+		return r;
+	web_keep(x, o);
+	rows = json_object_get(o, "rows");
+	h->cps = xcalloc(json_array_size(rows) + 1, sizeof(*h->cps));
+	h->cp_rows = xcalloc(json_array_size(rows) + 1, sizeof(*h->cp_rows));
+	json_array_foreach(rows, i, row)
+	{
+		int64_t jid = web_jint(row, "job_id");
+
+		for (k = 0; k < h->n; k++)
+			if (h->job_ids[k] == jid)
+				break;
+		if (k == h->n)
+			continue;
+		h->cps[h->v.ncps].index = k;
+		h->cps[h->v.ncps].shift_pct = web_jnum(row, "change_pct");
+		h->cp_rows[h->v.ncps++] = row;
+	}
+	h->v.cps = h->cps;
+	return 0;
+}
+
+/* Fills h from the query; 0, a store error, or ERR_INVALID (msg set). */
+static int
+hist_build(struct ctx *x, struct hist *h, const char **msg)
+{
+	json_t *o = NULL, *rows, *row;
+	int64_t from, to, cursor, limit;
+	double *vals = NULL;
+	size_t i, nv = 0, cap = 0;
+	int r;
+
+	memset(h, 0, sizeof(*h));
+	h->v.tree = web_q(x, "tree");
+	h->v.branch = web_q(x, "branch");
+	h->v.host = web_q(x, "host");
+	h->v.job = web_q(x, "job");
+	h->v.point = web_q(x, "point");
+	h->v.metric = web_q(x, "metric");
+	h->v.from = web_q(x, "from");
+	h->v.to = web_q(x, "to");
+	if (h->v.job == NULL || h->v.metric == NULL) {
+		*msg = "parameters 'job' and 'metric' are required (follow a "
+		       "metric link from a commit or pair page)";
+		return ERR_INVALID;
+	}
+	if (parse_when(x, h->v.from, 0, &from) == -1 ||
+	    parse_when(x, h->v.to, 1, &to) == -1) {
+		*msg = "'from' and 'to' take a date YYYY-MM-DD or a known "
+		       "commit";
+		return ERR_INVALID;
+	}
+	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1) {
+		*msg = "'cursor' must be a job id";
+		return ERR_INVALID;
+	}
+	if (web_q_int(x, &limit, "limit", HISTORY_JOBS, 1, HISTORY_JOBS) ==
+	    -1) {
+		*msg = "parameter 'limit': expected 1..200 jobs a page";
+		return ERR_INVALID;
+	}
+	r = store_web_history(x->s, &o, h->v.tree, h->v.branch, h->v.host,
+	    h->v.job, h->v.point, h->v.metric, from, to, limit, cursor);
+	if (r != 0)
+		return r;
+	web_keep(x, o);
+	rows = json_object_get(o, "rows");
+	h->pts = xcalloc(json_array_size(rows) + 1, sizeof(*h->pts));
+	h->job_ids = xcalloc(json_array_size(rows) + 1, sizeof(*h->job_ids));
+	h->alerts = xcalloc(json_array_size(rows) + 1, sizeof(*h->alerts));
+	h->labels = xcalloc(json_array_size(rows) + 1, sizeof(*h->labels));
+	h->next_cursor = INT64_MAX;
+	json_array_foreach(rows, i, row)
+	{
+		int64_t jid = web_jint(row, "job_id");
+		struct view_hist_point *p;
+
+		if (h->n == 0 || h->job_ids[h->n - 1] != jid) {
+			if (h->n) {
+				p = &h->pts[h->n - 1];
+				p->n = (int)nv;
+				p->value = web_median(vals, nv);
+				p->low = vals[0];
+				p->high = vals[nv - 1];
+			}
+			nv = 0;
+			p = &h->pts[h->n];
+			h->job_ids[h->n++] = jid;
+			if (jid < h->next_cursor)
+				h->next_cursor = jid;
+			p->commit = web_jstr(row, "sha");
+			p->subject = web_jstr(row, "subject");
+			p->time = web_jint(row, "time");
+			p->pair_id = web_jint(row, "pair_id");
+			if (h->v.unit == NULL)
+				h->v.unit = web_jstr(row, "unit");
+			if (h->v.better == NULL)
+				h->v.better = web_jstr(row, "better");
+			if (p->subject == NULL) {
+				/* A pair without a commit. */
+				snprintf(h->labels[h->n - 1],
+				    sizeof(h->labels[0]), "pair %lld, %s",
+				    (long long)p->pair_id,
+				    web_jstr(row, "role")
+				        ? web_jstr(row, "role")
+				        : "");
+				p->subject = h->labels[h->n - 1];
+			}
+			if (web_jstr(row, "regression")) {
+				snprintf(h->alerts[h->n - 1],
+				    sizeof(h->alerts[0]), "regression (%s)",
+				    web_jstr(row, "regression"));
+				p->alert = h->alerts[h->n - 1];
+			}
+		}
+		if (nv == cap) {
+			cap = cap ? 2 * cap : 16;
+			vals = xreallocarray(vals, cap, sizeof(*vals));
+		}
+		vals[nv++] = web_jnum(row, "value");
+	}
+	if (h->n) {
+		struct view_hist_point *p = &h->pts[h->n - 1];
+
+		p->n = (int)nv;
+		p->value = web_median(vals, nv);
+		p->low = vals[0];
+		p->high = vals[nv - 1];
+	}
+	free(vals);
+	h->v.points = h->pts;
+	h->v.npoints = h->n;
+	if ((r = hist_changepoints(x, h)) != 0)
+		return r;
+	h->v.pager.later = cursor != 0;
+	if ((int64_t)h->n >= limit && h->next_cursor > 1) {
+		snprintf(h->next, sizeof(h->next), "%lld",
+		    (long long)h->next_cursor);
+		h->v.pager.next_cursor = h->next;
+	}
+	return 0;
+}
+
+void
+web_history(struct ctx *x)
+{
+	struct hist h;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	const char *msg = NULL;
+	int r;
+
+	if ((r = hist_build(x, &h, &msg)) != 0) {
+		hist_free(&h);
+		if (msg)
+			web_reply_message(x, 400, "Bad request", msg);
+		else
+			web_page_store_err(x, r);
+		return;
+	}
+	view_history_render(&b, &h.v);
+	hist_free(&h);
+	web_reply_page(x, 200, &b);
+}
+
+void
+web_history_json(struct ctx *x)
+{
+	struct hist h;
+	const char *msg = NULL;
+	json_t *pts, *o, *cps;
+	size_t i;
+	int r;
+
+	if ((r = hist_build(x, &h, &msg)) != 0) {
+		hist_free(&h);
+		if (msg)
+			web_reply_json_err(x, 400, msg);
+		else
+			web_json_store_err(x, r);
+		return;
+	}
+	pts = json_array();
+	for (i = 0; i < h.n; i++) {
+		const struct view_hist_point *p = &h.pts[i];
+
+		json_array_append_new(pts,
+		    json_pack("{s:I, s:I, s:s?, s:s?, s:I, s:o, s:o, s:o, s:i, "
+		              "s:s?}",
+		        "job_id", (json_int_t)h.job_ids[i], "pair_id",
+		        (json_int_t)p->pair_id, "commit", p->commit, "subject",
+		        p->subject, "time", (json_int_t)p->time, "median",
+		        web_jnumber(p->value), "min", web_jnumber(p->low),
+		        "max", web_jnumber(p->high), "runs", p->n, "alert",
+		        p->alert));
+	}
+	cps = json_array();
+	for (i = 0; i < h.v.ncps; i++) {
+		json_t *row = h.cp_rows[i];
+
+		json_array_append_new(cps,
+		    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
+		        "id", (json_int_t)web_jint(row, "id"), "index",
+		        (json_int_t)h.cps[i].index, "job_id",
+		        (json_int_t)web_jint(row, "job_id"), "pair_id",
+		        (json_int_t)web_jint(row, "pair_id"), "before",
+		        web_jnumber(web_jnum(row, "before")), "after",
+		        web_jnumber(web_jnum(row, "after")), "change_pct",
+		        web_jnumber(web_jnum(row, "change_pct")), "p",
+		        web_jnumber(web_jnum(row, "p")), "direction",
+		        web_jstr(row, "direction")));
+	}
+	o = json_pack("{s:s?, s:s?, s:o, s:o}", "unit", h.v.unit, "better",
+	    h.v.better, "points", pts, "change_points", cps);
+	if (h.v.pager.next_cursor)
+		json_object_set_new(
+		    o, "next_cursor", json_string(h.v.pager.next_cursor));
+	hist_free(&h);
+	web_reply_json(x, 200, o);
+}

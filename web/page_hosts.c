@@ -1,0 +1,228 @@
+/*
+ * The hosts (GET /hosts: state, canary, quarantine) and the jobs (GET
+ * /jobs, a job's log at /jobs/{id}/log).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/canary.h"
+#include "daemon/httpd.h"
+#include "daemon/store.h"
+#include "web/api_int.h"
+#include "web/views.h"
+#include "web/web.h"
+#include "web/web_int.h"
+
+/* ---- hosts and jobs ------------------------------------------------- */
+
+/* The host's canary and noise floor (daemon/canary.h). */
+static void
+host_canary(struct ctx *x, struct view_host *v, json_t *h)
+{
+	json_t *c = v->name
+	    ? canary_host_json(x->s, x->conf, v->name, web_jint(h, "id"))
+	    : NULL;
+	json_t *arr, *z;
+	struct view_noise *n;
+	size_t i;
+
+	if (c == NULL)
+		return;
+	web_keep(x, c);
+	v->canary_job = web_jstr(c, "job");
+	v->canary_every_s = web_jint(c, "every_s");
+	v->canary_runs = web_jint(c, "runs_per_side");
+	arr = json_object_get(c, "noise");
+	n = xcalloc(json_array_size(arr) + 1, sizeof(*n)); /* p_hosts frees */
+	json_array_foreach(arr, i, z)
+	{
+		n[i].metric = web_jstr(z, "metric");
+		n[i].runs = web_jint(z, "runs");
+		n[i].cv_pct = web_jnum(z, "cv_pct");
+		n[i].mde_pct = web_jnum(z, "mde_pct");
+		n[i].mde_max_runs_pct = web_jnum(z, "mde_max_runs_pct");
+	}
+	v->noise = n;
+	v->nnoise = json_array_size(arr);
+}
+
+void
+web_hosts(struct ctx *x)
+{
+	struct view_hosts v = { 0 };
+	struct view_host *rows;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	json_t *o = NULL, *arr, *h;
+	int64_t cursor;
+	size_t i;
+	int r;
+
+	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		cursor = 0;
+	r = store_hosts_list(x->s, &o, PAGE_ROWS, cursor, x->now, x->online_s);
+	if (r != 0) {
+		web_page_store_err(x, r);
+		return;
+	}
+	web_keep(x, o);
+	arr = json_object_get(o, "hosts");
+	rows = xcalloc(json_array_size(arr) + 1, sizeof(*rows));
+	json_array_foreach(arr, i, h)
+	{
+		json_t *inv = json_object_get(h, "inventory");
+		json_t *labels = json_object_get(h, "labels");
+		struct view_host *v_ = &rows[i];
+
+		v_->id = web_jint(h, "id");
+		v_->name = web_jstr(h, "name");
+		if (json_array_size(labels)) {
+			/* Labels as one comma-separated string. */
+			struct buf l = BUF_INIT(CAP_LINE);
+			size_t k;
+			json_t *lv, *s;
+
+			json_array_foreach(labels, k, lv)
+			{
+				if (!json_is_string(lv))
+					continue;
+				if (l.len)
+					buf_puts(&l, ", ");
+				buf_puts(&l, json_string_value(lv));
+			}
+			s = web_keep(x, json_stringn_nocheck(l.data, l.len));
+			v_->labels = json_string_value(s);
+			buf_release(&l);
+		}
+		v_->cpu_model = web_jstr(inv, "cpu_model");
+		v_->cpu_vendor = web_jstr(inv, "cpu_vendor");
+		v_->sockets = (int)web_jint(inv, "sockets");
+		v_->cores = (int)web_jint(inv, "cores");
+		v_->threads = (int)web_jint(inv, "threads");
+		v_->numa_nodes = (int)web_jint(inv, "numa_nodes");
+		v_->memory_bytes =
+		    json_is_number(json_object_get(inv, "memory_bytes"))
+		    ? web_jint(inv, "memory_bytes")
+		    : -1;
+		v_->kernel = web_jstr(inv, "kernel");
+		v_->cgroup = web_jstr(inv, "cgroup");
+		v_->state = web_jstr(h, "state");
+		v_->current_job = web_jint(h, "current_job");
+		v_->last_seen = web_jint(h, "last_seen");
+		v_->quarantined = web_jstr(h, "quarantined");
+		host_canary(x, v_, h);
+	}
+	v.now = x->now;
+	v.rows = rows;
+	v.nrows = json_array_size(arr);
+	v.pager.later = cursor != 0;
+	v.pager.next_cursor = web_jstr(o, "next_cursor");
+	view_hosts_render(&b, &v);
+	for (i = 0; i < v.nrows; i++)
+		free((void *)rows[i].noise);
+	free(rows);
+	web_reply_page(x, 200, &b);
+}
+
+static const char *
+job_state_filter(struct ctx *x)
+{
+	const char *s = web_q(x, "state");
+	int i;
+
+	for (i = 0; s && i < 5; i++)
+		if (strcmp(s, store_job_states[i]) == 0)
+			return store_job_states[i];
+	return NULL;
+}
+
+void
+web_jobs(struct ctx *x)
+{
+	struct view_jobs v = { 0 };
+	struct view_job *rows;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct store_stats st;
+	json_t *o = NULL, *arr, *j;
+	int64_t cursor;
+	size_t i;
+	int r;
+
+	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		cursor = 0;
+	v.state = job_state_filter(x);
+	r = store_jobs_list(x->s, &o, v.state, PAGE_ROWS, cursor);
+	if (r != 0) {
+		web_page_store_err(x, r);
+		return;
+	}
+	web_keep(x, o);
+	arr = json_object_get(o, "jobs");
+	rows = xcalloc(json_array_size(arr) + 1, sizeof(*rows));
+	json_array_foreach(arr, i, j)
+	{
+		struct view_job *g = &rows[i];
+
+		g->id = web_jint(j, "id");
+		g->pair_id = web_jint(j, "pair_id");
+		g->role = web_jstr(j, "role");
+		g->name = web_jstr(j, "name");
+		g->point = web_jstr(j, "point");
+		g->state = web_jstr(j, "state");
+		g->host = web_jstr(j, "host");
+		g->attempts = (int)web_jint(j, "attempts");
+		g->runs = (int)web_jint(j, "runs");
+		g->runs_done = (int)web_jint(j, "runs_done");
+		g->progress = web_jstr(j, "progress");
+		g->error = web_jstr(j, "error");
+		g->created = web_jint(j, "created");
+		g->updated = web_jint(j, "updated");
+		g->commit = web_jstr(j, "commit");
+		g->tree = web_jstr(j, "tree");
+		g->subject = web_jstr(j, "subject");
+	}
+	v.rows = rows;
+	v.nrows = json_array_size(arr);
+	v.pager.later = cursor != 0;
+	v.pager.next_cursor = web_jstr(o, "next_cursor");
+	if (store_stats(x->s, &st, x->now, x->online_s) == 0) {
+		if (v.state == NULL)
+			for (i = 0; i < 5; i++)
+				v.pager.total += st.jobs[i];
+		else
+			for (i = 0; i < 5; i++)
+				if (strcmp(v.state, store_job_states[i]) == 0)
+					v.pager.total = st.jobs[i];
+	}
+	view_jobs_render(&b, &v);
+	free(rows);
+	web_reply_page(x, 200, &b);
+}
+
+/* GET /jobs/ID/log: the log tail as text. */
+void
+web_job_log(struct ctx *x)
+{
+	const char *end;
+	int64_t id = web_parse_id(x->rest, &end);
+	json_t *o = NULL;
+	const char *log;
+	int r;
+
+	if (id == 0 || strcmp(end, "/log") != 0) {
+		web_reply_message(x, 404, "Not found", "no such page");
+		return;
+	}
+	if ((r = store_job_get(x->s, &o, id)) != 0) {
+		web_page_store_err(x, r);
+		return;
+	}
+	web_keep(x, o);
+	log = web_jstr(o, "log");
+	httpd_reply_header(x->r, "X-Content-Type-Options", "nosniff");
+	httpd_reply(x->r, 200, "text/plain; charset=utf-8", log ? log : "",
+	    log ? strlen(log) : 0);
+}

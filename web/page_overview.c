@@ -1,0 +1,309 @@
+/*
+ * The overview, GET / and GET /api/v1/overview: the newest commits and
+ * pairs with their verdicts, the queue and the hosts (cached for
+ * WEB_CACHE_MS).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/httpd.h"
+#include "daemon/store.h"
+#include "web/api_int.h"
+#include "web/views.h"
+#include "web/web.h"
+#include "web/web_int.h"
+
+/* ---- overview ------------------------------------------------------- */
+
+/* What one candidate job (and its base) says, as a verdict-like word. */
+static const char *
+job_verdict(json_t *j, const char **progress)
+{
+	const char *cs = web_jstr(j, "state"), *bs = web_jstr(j, "base_state");
+	const char *vs = web_jstr(j, "verdicts");
+
+	*progress = NULL;
+	if ((cs && strcmp(cs, "running") == 0) ||
+	    (bs && strcmp(bs, "running") == 0)) {
+		*progress = cs && strcmp(cs, "running") == 0
+		    ? web_jstr(j, "progress")
+		    : web_jstr(j, "base_progress");
+		return "running";
+	}
+	if ((cs && strcmp(cs, "failed") == 0) ||
+	    (bs && strcmp(bs, "failed") == 0))
+		return "failed";
+	if ((cs && strcmp(cs, "queued") == 0) ||
+	    (bs && strcmp(bs, "queued") == 0))
+		return "queued";
+	return web_worst_verdict(vs); /* NULL: unknown */
+}
+
+struct ov_item {
+	struct view_overview_item it;
+	struct view_badge badges[16];
+	char key[32];
+	const char *tree, *branch;
+	char id[24];
+};
+
+static json_t *
+overview_build(struct ctx *x, struct view_overview *v,
+    struct ov_item **out_items, struct view_overview_group **out_groups,
+    int *err)
+{
+	struct store_stats st;
+	json_t *recent = NULL, *counts = NULL, *rows, *j;
+	struct ov_item *items = xcalloc(OVERVIEW_ITEMS, sizeof(*items));
+	struct view_overview_group *g = xcalloc(OVERVIEW_ITEMS + 1, sizeof(*g));
+	size_t i, n = 0, ng = 0, k;
+	int r;
+
+	*out_items = items;
+	*out_groups = g;
+	memset(v, 0, sizeof(*v));
+	v->now = x->now;
+	if ((r = store_stats(x->s, &st, x->now, x->online_s)) != 0 ||
+	    (r = store_web_regression_counts(x->s, &counts)) != 0 ||
+	    (r = store_web_recent(x->s, &recent, RECENT_JOBS)) != 0) {
+		*err = r;
+		return NULL;
+	}
+	web_keep(x, counts);
+	web_keep(x, recent);
+	v->hosts_online = (int)st.hosts_online;
+	v->hosts_total = (int)st.hosts;
+	v->queued = st.jobs[0];
+	v->running = st.jobs[1];
+	v->regressions_new = web_jint(counts, "new");
+	rows = json_object_get(recent, "rows");
+	json_array_foreach(rows, i, j)
+	{
+		struct ov_item *it = NULL;
+		char key[32];
+		const char *name = web_jstr(j, "name"), *verdict, *progress;
+		int64_t cid = web_jint(j, "commit_id");
+
+		if (cid)
+			snprintf(key, sizeof(key), "c%lld", (long long)cid);
+		else
+			snprintf(key, sizeof(key), "p%lld",
+			    (long long)web_jint(j, "pair_id"));
+		for (k = 0; k < n; k++)
+			if (strcmp(items[k].key, key) == 0)
+				it = &items[k];
+		if (it == NULL) {
+			if (n == OVERVIEW_ITEMS)
+				continue;
+			it = &items[n++];
+			memcpy(it->key, key, sizeof(key));
+			if (web_jint(j, "series_id")) {
+				it->it.kind = VIEW_SERIES;
+				snprintf(it->id, sizeof(it->id), "%lld",
+				    (long long)web_jint(j, "series_id"));
+				it->it.id = it->id;
+				it->it.subject = web_jstr(j, "series_title");
+			} else if (cid) {
+				it->it.kind = VIEW_COMMIT;
+				it->it.id = web_jstr(j, "sha");
+				it->it.subject = web_jstr(j, "subject");
+			} else {
+				it->it.kind = VIEW_PAIR;
+				snprintf(it->id, sizeof(it->id), "%lld",
+				    (long long)web_jint(j, "pair_id"));
+				it->it.id = it->id;
+				it->it.subject = web_jstr(j, "point");
+			}
+			it->it.author = web_jstr(j, "author");
+			it->it.time = web_jint(j, "time");
+			it->it.badges = it->badges;
+			it->tree = web_jstr(j, "tree");
+			it->branch = web_jstr(j, "branches");
+		}
+		verdict = job_verdict(j, &progress);
+		for (k = 0; k < it->it.nbadges; k++)
+			if (name && it->badges[k].bench &&
+			    strcmp(it->badges[k].bench, name) == 0)
+				break;
+		if (k == it->it.nbadges) {
+			if (k == sizeof(it->badges) / sizeof(it->badges[0]))
+				continue;
+			it->it.nbadges++;
+			it->badges[k].bench = name;
+			it->badges[k].verdict = verdict;
+			it->badges[k].progress = progress;
+		} else if (web_verdict_rank(verdict) <
+		    web_verdict_rank(it->badges[k].verdict)) {
+			it->badges[k].verdict = verdict;
+			it->badges[k].progress = progress;
+		}
+	}
+	/* Groups: one per tree and branch list, in order of first use;
+	 * items of a group are contiguous because items are re-ordered. */
+	{
+		struct ov_item *sorted = xcalloc(n ? n : 1, sizeof(*sorted));
+		size_t m = 0;
+
+		for (i = 0; i < n; i++) {
+			const char *t = items[i].tree, *b = items[i].branch;
+			int seen = 0;
+
+			for (k = 0; k < i; k++)
+				if ((items[k].tree == t ||
+				        (t && items[k].tree &&
+				            strcmp(items[k].tree, t) == 0)) &&
+				    (items[k].branch == b ||
+				        (b && items[k].branch &&
+				            strcmp(items[k].branch, b) == 0)))
+					seen = 1;
+			if (seen)
+				continue;
+			g[ng].tree = t;
+			g[ng].branch = b;
+			g[ng].nitems = 0;
+			for (k = i; k < n; k++) {
+				const char *t2 = items[k].tree;
+				const char *b2 = items[k].branch;
+
+				if ((t2 == t || (t && t2 && !strcmp(t, t2))) &&
+				    (b2 == b || (b && b2 && !strcmp(b, b2)))) {
+					sorted[m++] = items[k];
+					g[ng].nitems++;
+				}
+			}
+			ng++;
+		}
+		memcpy(items, sorted, m * sizeof(*items));
+		free(sorted);
+		/* The badges moved with their items. */
+		for (i = 0; i < m; i++)
+			items[i].it.badges = items[i].badges;
+	}
+	v->groups = g;
+	v->ngroups = ng;
+	*err = 0;
+	return rows;
+}
+
+/*
+ * The groups point into an array of struct ov_item, whose first member
+ * is the view item; the renderer walks view items, so they are copied
+ * into a plain array here.
+ */
+static struct view_overview_item *
+flatten(struct view_overview_group *g, size_t ng, struct ov_item *items)
+{
+	size_t i, k, total = 0, at = 0;
+	struct view_overview_item *flat;
+
+	for (i = 0; i < ng; i++)
+		total += g[i].nitems;
+	flat = xcalloc(total ? total : 1, sizeof(*flat));
+	for (i = 0; i < ng; i++) {
+		size_t start = at;
+
+		for (k = 0; k < g[i].nitems; k++)
+			flat[at++] = items[start + k].it;
+		g[i].items = &flat[start];
+	}
+	return flat;
+}
+
+void
+web_overview(struct ctx *x)
+{
+	struct view_overview v;
+	struct ov_item *items;
+	struct view_overview_group *g;
+	struct view_overview_item *flat;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	char *cached;
+	size_t len;
+	int r;
+
+	if ((cached = web_cache_get(x->a->web, CACHE_PAGE, &len)) != NULL) {
+		web_security_headers(x);
+		httpd_reply_take(
+		    x->r, 200, "text/html; charset=utf-8", cached, len);
+		return;
+	}
+	if (overview_build(x, &v, &items, &g, &r) == NULL) {
+		free(items);
+		free(g);
+		web_page_store_err(x, r);
+		return;
+	}
+	flat = flatten(g, v.ngroups, items);
+	view_overview_render(&b, &v);
+	free(flat);
+	free(items);
+	free(g);
+	if (!buf_failed(&b))
+		web_cache_put(x->a->web, CACHE_PAGE, b.data, b.len);
+	web_reply_page(x, 200, &b);
+}
+
+void
+web_overview_json(struct ctx *x)
+{
+	struct view_overview v;
+	struct ov_item *items;
+	struct view_overview_group *g;
+	json_t *o, *groups;
+	size_t i, k, at = 0, len;
+	char *cached;
+	int r;
+
+	if ((cached = web_cache_get(x->a->web, CACHE_JSON, &len)) != NULL) {
+		httpd_reply_take(x->r, 200, "application/json", cached, len);
+		return;
+	}
+	if (overview_build(x, &v, &items, &g, &r) == NULL) {
+		free(items);
+		free(g);
+		web_json_store_err(x, r);
+		return;
+	}
+	groups = json_array();
+	for (i = 0; i < v.ngroups; i++) {
+		json_t *arr = json_array();
+
+		for (k = 0; k < g[i].nitems; k++, at++) {
+			const struct view_overview_item *it = &items[at].it;
+			json_t *bs = json_array();
+			size_t m;
+
+			for (m = 0; m < it->nbadges; m++)
+				json_array_append_new(bs,
+				    json_pack("{s:s?, s:s, s:s?}", "bench",
+				        it->badges[m].bench, "verdict",
+				        it->badges[m].verdict
+				            ? it->badges[m].verdict
+				            : "unknown",
+				        "progress", it->badges[m].progress));
+			json_array_append_new(arr,
+			    json_pack("{s:s, s:s?, s:s?, s:s?, s:I, s:o}",
+			        "kind",
+			        it->kind == VIEW_COMMIT       ? "commit"
+			            : it->kind == VIEW_SERIES ? "series"
+			                                      : "pair",
+			        "id", it->id, "subject", it->subject, "author",
+			        it->author, "time", (json_int_t)it->time,
+			        "benches", bs));
+		}
+		json_array_append_new(groups,
+		    json_pack("{s:s?, s:s?, s:o}", "tree", g[i].tree, "branch",
+		        g[i].branch, "items", arr));
+	}
+	o = json_pack("{s:i, s:i, s:I, s:I, s:I, s:o}", "hosts_online",
+	    v.hosts_online, "hosts", v.hosts_total, "queued",
+	    (json_int_t)v.queued, "running", (json_int_t)v.running,
+	    "regressions_new", (json_int_t)v.regressions_new, "groups", groups);
+	free(items);
+	free(g);
+	web_reply_json_cached(x, o, CACHE_JSON);
+}

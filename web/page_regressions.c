@@ -1,0 +1,314 @@
+/*
+ * Regressions and their triage (GET /regressions, POST
+ * /regressions/{id}/triage, the /api/v1 mirrors) and a bisection's page
+ * (GET /bisect/{id}).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/json.h"
+#include "common/xalloc.h"
+#include "daemon/httpd.h"
+#include "daemon/store.h"
+#include "daemon/store_bisect.h"
+#include "web/api_int.h"
+#include "web/views.h"
+#include "web/web.h"
+#include "web/web_int.h"
+
+/* ---- regressions and triage ---------------------------------------- */
+
+static const char *
+state_filter(struct ctx *x)
+{
+	static const char *const ok[] = { "new", "acknowledged", "invalid",
+		"fixed" };
+	const char *s = web_q(x, "state");
+	size_t i;
+
+	for (i = 0; s && i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strcmp(s, ok[i]) == 0)
+			return ok[i];
+	return NULL;
+}
+
+void
+web_regressions(struct ctx *x)
+{
+	struct view_regressions v = { 0 };
+	struct view_regression *rows;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	json_t *o = NULL, *arr, *row;
+	int64_t cursor, last = 0, saved;
+	char next[24], flash[64];
+	size_t i;
+	int r;
+
+	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		cursor = 0;
+	v.tree = web_q(x, "tree");
+	v.host = web_q(x, "host");
+	v.bench = web_q(x, "bench");
+	v.state = state_filter(x);
+	r = store_web_regressions(
+	    x->s, &o, v.tree, v.host, v.bench, v.state, PAGE_ROWS, cursor);
+	if (r != 0) {
+		web_page_store_err(x, r);
+		return;
+	}
+	web_keep(x, o);
+	arr = json_object_get(o, "rows");
+	rows = xcalloc(json_array_size(arr) + 1, sizeof(*rows));
+	json_array_foreach(arr, i, row)
+	{
+		struct view_regression *g = &rows[i];
+
+		g->id = last = web_jint(row, "id");
+		g->tree = web_jstr(row, "tree");
+		g->branch = web_jstr(row, "branches");
+		g->commit = web_jstr(row, "sha");
+		g->subject = web_jstr(row, "subject");
+		g->pair_id = web_jint(row, "pair_id");
+		g->host = web_jstr(row, "host");
+		g->bench = web_jstr(row, "bench");
+		g->point = web_jstr(row, "point");
+		g->metric = web_jstr(row, "metric");
+		g->change_pct = web_jnum(row, "change_pct");
+		g->verdict = web_jstr(row, "verdict");
+		g->state = web_jstr(row, "state");
+		g->note = web_jstr(row, "note");
+		g->created = web_jint(row, "created");
+		g->updated = web_jint(row, "updated");
+		g->bisect_id = web_jint(row, "bisect_id");
+		g->bisect_state = web_jstr(row, "bisect_state");
+		g->culprit = web_jstr(row, "culprit");
+		g->suspect = web_jstr(row, "suspect");
+	}
+	v.rows = rows;
+	v.nrows = json_array_size(arr);
+	v.pager.later = cursor != 0;
+	if (v.nrows == PAGE_ROWS && last > 1) {
+		snprintf(next, sizeof(next), "%lld", (long long)last);
+		v.pager.next_cursor = next;
+	}
+	v.session.admin = x->admin;
+	v.session.csrf = x->admin ? x->csrf : NULL;
+	if (web_q_int(x, &saved, "saved", 0, 0, INT64_MAX) == 0 && saved) {
+		snprintf(flash, sizeof(flash), "Regression %lld saved.",
+		    (long long)saved);
+		v.flash = flash;
+	}
+	view_regressions_render(&b, &v);
+	free(rows);
+	web_reply_page(x, 200, &b);
+}
+
+/* ---- a bisection (daemon/bisect.c) --------------------------------- */
+
+void
+web_bisect(struct ctx *x)
+{
+	struct view_bisect v;
+	struct view_bisect_step *vs;
+	struct store_bisect *bi = NULL;
+	struct store_bisect_step *st = NULL;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	size_t n = 0, i;
+	char *end;
+	long long id;
+	int r;
+
+	id = strtoll(x->rest, &end, 10);
+	if (*x->rest < '0' || *x->rest > '9' || *end != '\0' || id <= 0) {
+		web_reply_message(x, 404, "Not found", "expected /bisect/ID");
+		return;
+	}
+	if ((r = store_bisect_get(x->s, &bi, id)) != 0 ||
+	    (r = store_bisect_steps(x->s, &st, &n, id)) != 0) {
+		store_bisect_free(bi);
+		web_page_store_err(x, r);
+		return;
+	}
+	memset(&v, 0, sizeof(v));
+	v.id = bi->id;
+	v.regression_id = bi->regression_id;
+	v.pair_id = bi->pair_id;
+	v.cp = bi->origin && strcmp(bi->origin, "change-point") == 0;
+	v.change_point_id = bi->change_point_id;
+	v.origin_sha = bi->origin_sha;
+	v.branch = bi->branch;
+	v.origin_pct = bi->origin_pct;
+	v.state = bi->state;
+	v.job = bi->job;
+	v.host = bi->host;
+	v.point = bi->point;
+	v.metric = bi->metric;
+	v.tree = bi->tree;
+	v.good = bi->good_sha;
+	v.bad = bi->bad_sha;
+	v.lo = bi->lo_sha;
+	v.hi = bi->hi_sha;
+	v.culprit = bi->culprit_sha;
+	v.culprit_subject = bi->culprit_subject;
+	v.reason = bi->reason;
+	v.verify_parent = bi->verify_parent;
+	v.verify_revert = bi->verify_revert;
+	v.revert = bi->revert_sha;
+	vs = xcalloc(n + 1, sizeof(*vs));
+	for (i = 0; i < n; i++) {
+		vs[i].kind = st[i].kind;
+		vs[i].sha = st[i].sha;
+		vs[i].subject = st[i].subject;
+		vs[i].cls = st[i].cls;
+		vs[i].vs_good = st[i].vs_good;
+		vs[i].vs_bad = st[i].vs_bad;
+		vs[i].vs_good_pct = st[i].vs_good_pct;
+		vs[i].vs_bad_pct = st[i].vs_bad_pct;
+		vs[i].note = st[i].note;
+		vs[i].good_pair = st[i].good_pair;
+		vs[i].bad_pair = st[i].bad_pair;
+	}
+	v.steps = vs;
+	v.nsteps = n;
+	view_bisect_render(&b, &v);
+	free(vs);
+	store_bisect_steps_free(st, n);
+	store_bisect_free(bi);
+	web_reply_page(x, 200, &b);
+}
+
+void
+web_regressions_json(struct ctx *x)
+{
+	json_t *o = NULL, *out;
+	int64_t limit, cursor;
+	size_t n;
+	int r;
+
+	if (web_q_int(x, &limit, "limit", PAGE_ROWS, 1, PAGE_MAX) == -1 ||
+	    web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1) {
+		web_reply_json_err(x, 400,
+		    "parameters 'limit' (1..500) and 'cursor' take integers");
+		return;
+	}
+	if (web_q(x, "state") && state_filter(x) == NULL) {
+		web_reply_json_err(x, 400,
+		    "parameter 'state': expected new, acknowledged, invalid or "
+		    "fixed");
+		return;
+	}
+	r = store_web_regressions(x->s, &o, web_q(x, "tree"), web_q(x, "host"),
+	    web_q(x, "bench"), state_filter(x), limit, cursor);
+	if (r != 0) {
+		web_json_store_err(x, r);
+		return;
+	}
+	out = json_pack("{s:O}", "regressions", json_object_get(o, "rows"));
+	n = json_array_size(json_object_get(o, "rows"));
+	if ((int64_t)n == limit && n > 0) {
+		char c[24];
+		int64_t last = web_jint(
+		    json_array_get(json_object_get(o, "rows"), n - 1), "id");
+
+		snprintf(c, sizeof(c), "%lld", (long long)last);
+		if (last > 1)
+			json_object_set_new(out, "next_cursor", json_string(c));
+	}
+	json_decref(o);
+	web_reply_json(x, 200, out);
+}
+
+/* "/regressions/ID/triage" -> ID, else 0. */
+static int64_t
+triage_id(const char *rest)
+{
+	const char *end;
+	int64_t id = web_parse_id(rest, &end);
+
+	return id && strcmp(end, "/triage") == 0 ? id : 0;
+}
+
+void
+web_triage(struct ctx *x)
+{
+	struct buf state = BUF_INIT(64), note = BUF_INIT(FORM_FIELD_MAX);
+	int64_t id = triage_id(x->rest);
+	char loc[96];
+	int r;
+
+	if (id == 0) {
+		web_reply_message(x, 404, "Not found", "no such page");
+		goto out;
+	}
+	if (web_form(x, "state", &state) != 0 || buf_failed(&state) ||
+	    buf_failed(&note)) {
+		web_reply_message(
+		    x, 400, "Bad request", "form field 'state' needed");
+		goto out;
+	}
+	if (web_form(x, "note", &note) != 0)
+		buf_reset(&note);
+	if (buf_failed(&note) || note.len > 1000) {
+		web_reply_message(
+		    x, 400, "Bad request", "note: at most 1000 bytes");
+		goto out;
+	}
+	r = store_web_triage(
+	    x->s, id, state.data, note.len ? note.data : NULL, x->now);
+	if (r != 0) {
+		web_page_store_err(x, r);
+		goto out;
+	}
+	snprintf(loc, sizeof(loc), "/regressions?saved=%lld#r%lld",
+	    (long long)id, (long long)id);
+	web_redirect(x, loc);
+out:
+	buf_release(&state);
+	buf_release(&note);
+}
+
+void
+web_triage_json(struct ctx *x)
+{
+	static const char *const keys[] = { "state", "note", NULL };
+	const char *state = NULL, *note = NULL, *body;
+	struct err e = { 0 };
+	json_t *o;
+	int64_t id = triage_id(x->rest);
+	size_t len;
+	int r;
+
+	if (id == 0) {
+		web_reply_json_err(
+		    x, 404, "expected /api/v1/regressions/ID/triage");
+		return;
+	}
+	body = httpd_body(x->r, &len);
+	if ((o = pwjson_parse(body, len, &e)) == NULL) {
+		web_reply_json_err(x, 400, err_msg(&e));
+		return;
+	}
+	if (!json_is_object(o) || pwjson_only_keys(o, keys, "body", &e) == -1 ||
+	    pwjson_str(&state, o, "state", &e) == -1 ||
+	    pwjson_str_opt(&note, o, "note", &e) == -1) {
+		web_reply_json_err(x, 400,
+		    err_msg(&e)[0] ? err_msg(&e) : "expected a JSON object");
+		json_decref(o);
+		return;
+	}
+	if (note && strlen(note) > 1000) {
+		web_reply_json_err(x, 400, "field 'note': at most 1000 bytes");
+		json_decref(o);
+		return;
+	}
+	if ((r = store_web_triage(x->s, id, state, note, x->now)) != 0)
+		web_json_store_err(x, r);
+	else
+		web_reply_json(x, 200,
+		    json_pack(
+		        "{s:I, s:s}", "id", (json_int_t)id, "state", state));
+	json_decref(o);
+}

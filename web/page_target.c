@@ -1,0 +1,737 @@
+/*
+ * A commit, a series or a pair: GET /commit/{sha}, /series/{id},
+ * /pair/{id}, their JSON mirrors and /api/v1/comparisons.  A pair's row
+ * shows the medians of both sides computed here and the change between
+ * them until the verdict thread (daemon/verdict.c) has filled the
+ * comparisons table; its row then wins (medians, Hodges-Lehmann change,
+ * interval, p, verdict, min_effect).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "common/caps.h"
+#include "common/err.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/dconf.h"
+#include "daemon/kfacts.h"
+#include "daemon/series_versus.h"
+#include "daemon/store.h"
+#include "daemon/store_alert.h"
+#include "web/api_int.h"
+#include "web/views.h"
+#include "web/web.h"
+#include "web/web_int.h"
+
+/* ---- comparisons of a pair ----------------------------------------- */
+
+struct cmp_set {
+	struct view_cmp_row *rows;
+	size_t n, cap;
+	struct view_job_ref *jobs;
+	size_t njobs, jcap;
+};
+
+static void
+cmp_set_free(struct cmp_set *c)
+{
+	free(c->rows);
+	free(c->jobs);
+}
+
+static double
+min_effect(struct ctx *x, const char *job, const char *metric)
+{
+	const struct job_config *jc = job ? dconf_job(x->conf, job) : NULL;
+	size_t i;
+
+	for (i = 0; jc && metric && i < jc->nmetrics; i++)
+		if (strcmp(jc->metrics[i].name, metric) == 0)
+			return jc->metrics[i].min_effect_pct;
+	return 1.0;
+}
+
+static void
+add_job_ref(struct cmp_set *c, json_t *j)
+{
+	struct view_job_ref *r;
+
+	if (!json_is_object(j))
+		return;
+	if (c->njobs == c->jcap) {
+		c->jcap = c->jcap ? 2 * c->jcap : 8;
+		c->jobs = xreallocarray(c->jobs, c->jcap, sizeof(*c->jobs));
+	}
+	r = &c->jobs[c->njobs++];
+	memset(r, 0, sizeof(*r));
+	r->id = web_jint(j, "id");
+	r->role = web_jstr(j, "role");
+	r->host = web_jstr(j, "host");
+	r->state = web_jstr(j, "state");
+	r->progress = web_jstr(j, "progress");
+	r->error = web_jstr(j, "error");
+	r->runs_done = (int)web_jint(j, "runs_done");
+}
+
+static struct view_cmp_row *
+new_row(struct cmp_set *c)
+{
+	struct view_cmp_row *r;
+
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		c->rows = xreallocarray(c->rows, c->cap, sizeof(*c->rows));
+	}
+	r = &c->rows[c->n++];
+	memset(r, 0, sizeof(*r));
+	r->base_median = r->cand_median = r->change_pct = NAN;
+	r->ci_low = r->ci_high = r->p = NAN;
+	r->memcg_tax_pct = r->memcg_tax_base_pct = NAN;
+	r->charge_share_pct = r->charge_share_base_pct = NAN;
+	return r;
+}
+
+/* The values of metric on one side of a pair (free them), *n of them. */
+static double *
+side_values(json_t *vals, const char *metric, const char *role, size_t *n)
+{
+	double *v = NULL;
+	size_t i, k = 0, cap = 0;
+	json_t *o;
+
+	json_array_foreach(vals, i, o)
+	{
+		const char *mn = web_jstr(o, "metric"),
+		           *r = web_jstr(o, "role");
+
+		if (!mn || !r || strcmp(mn, metric) || strcmp(r, role))
+			continue;
+		if (k == cap) {
+			cap = cap ? 2 * cap : 16;
+			v = xreallocarray(v, cap, sizeof(*v));
+		}
+		v[k++] = web_jnum(o, "value");
+	}
+	*n = k;
+	return v;
+}
+
+/* The median of the values of metric on one side of a pair. */
+static double
+side_median(json_t *vals, const char *metric, const char *role, int *n)
+{
+	size_t k;
+	double *v = side_values(vals, metric, role, &k), m;
+
+	*n = (int)k;
+	m = web_median(v, k);
+	free(v);
+	return m;
+}
+
+/* The runner's charge-path metric (runners/profile.h, docs/MEMCG.md). */
+#define CHARGE_SHARE_METRIC "memcg.charge_path_share_pct"
+/* Charge-path symbols shown side by side on a pair page. */
+#define PAIR_SYMBOLS 15
+/* The verdicts' memcg tax comparisons (analysis/memcg_tax.h). */
+#define TAX_PREFIX "memcg_tax."
+
+/* The memcg tax of row's metric from the pair's comparisons, if any. */
+static void
+tax_of(struct view_cmp_row *row, json_t *cmps)
+{
+	json_t *o;
+	size_t i, pl = strlen(TAX_PREFIX);
+
+	json_array_foreach(cmps, i, o)
+	{
+		const char *m = web_jstr(o, "metric");
+
+		if (m == NULL || strncmp(m, TAX_PREFIX, pl) != 0 ||
+		    strcmp(m + pl, row->metric) != 0)
+			continue;
+		row->memcg_tax_pct = (web_jnum(o, "cand_median") - 1) * 100;
+		row->memcg_tax_base_pct =
+		    (web_jnum(o, "base_median") - 1) * 100;
+		row->memcg_tax_verdict = web_jstr(o, "verdict");
+	}
+}
+
+/*
+ * Adds the rows of pair id (one per metric) and its two jobs to c.
+ * 0, or a store error.
+ */
+static int
+pair_rows(struct ctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
+{
+	json_t *pair = NULL, *vals = NULL, *arr, *o, *cmps;
+	const char *last = NULL;
+	size_t i, first = c->n;
+	double share = NAN, share_base = NAN;
+	int r, n;
+
+	if ((r = store_pair_get(x->s, &pair, id)) != 0)
+		return r;
+	web_keep(x, pair);
+	if ((r = store_web_pair_values(x->s, &vals, id)) != 0)
+		return r;
+	web_keep(x, vals);
+	if (out_pair)
+		*out_pair = pair;
+	add_job_ref(c, json_object_get(pair, "base"));
+	add_job_ref(c, json_object_get(pair, "candidate"));
+	arr = json_object_get(vals, "rows");
+	cmps = json_object_get(pair, "comparisons");
+	json_array_foreach(arr, i, o)
+	{
+		const char *m = web_jstr(o, "metric");
+		struct view_cmp_row *row;
+
+		if (m == NULL || (last && strcmp(last, m) == 0))
+			continue;
+		last = m;
+		if (strcmp(m, CHARGE_SHARE_METRIC) == 0) {
+			/* Its own row too: base and candidate share. */
+			share = side_median(arr, m, "candidate", &n);
+			share_base = side_median(arr, m, "base", &n);
+		}
+		row = new_row(c);
+		row->metric = m;
+		row->unit = web_jstr(o, "unit");
+		row->better = web_jstr(o, "better");
+		row->base_median = side_median(arr, m, "base", &row->base_n);
+		row->cand_median =
+		    side_median(arr, m, "candidate", &row->cand_n);
+		/* Until the comparison below: the change as the verdict
+		 * defines it (analysis/analysis.h), not a median ratio. */
+		{
+			size_t nb, nc;
+			double *b = side_values(arr, m, "base", &nb),
+			       *cv = side_values(arr, m, "candidate", &nc);
+
+			row->change_pct = analysis_change_pct(b, nb, cv, nc);
+			free(b);
+			free(cv);
+		}
+	}
+	/* What the comparisons table says wins over the local medians. */
+	json_array_foreach(cmps, i, o)
+	{
+		const char *m = web_jstr(o, "metric");
+		struct view_cmp_row *row = NULL;
+		size_t k;
+
+		for (k = first; m && k < c->n; k++)
+			if (strcmp(c->rows[k].metric, m) == 0)
+				row = &c->rows[k];
+		if (m == NULL)
+			continue;
+		if (row == NULL) {
+			/* A row of the verdict's own (a memcg tax): what the
+			 * comparison says about it. */
+			row = new_row(c);
+			row->metric = m;
+			row->unit = web_jstr(o, "unit");
+			row->better = web_jstr(o, "better");
+			row->base_n = (int)web_jint(o, "n_base");
+			row->cand_n = (int)web_jint(o, "n_cand");
+		}
+		if (isfinite(web_jnum(o, "base_median")))
+			row->base_median = web_jnum(o, "base_median");
+		if (isfinite(web_jnum(o, "cand_median")))
+			row->cand_median = web_jnum(o, "cand_median");
+		if (isfinite(web_jnum(o, "change_pct")))
+			row->change_pct = web_jnum(o, "change_pct");
+		row->ci_low = web_jnum(o, "ci_low");
+		row->ci_high = web_jnum(o, "ci_high");
+		row->p = web_jnum(o, "p");
+		row->verdict = web_jstr(o, "verdict");
+		/* The min_effect the verdict used (NAN: the config's). */
+		row->min_effect = web_jnum(o, "min_effect_pct");
+	}
+	for (i = first; i < c->n; i++) {
+		struct view_cmp_row *row = &c->rows[i];
+
+		row->pair_id = id;
+		row->suspect = web_jstr(pair, "suspect");
+		row->host = web_jstr(pair, "host");
+		row->bench = web_jstr(pair, "name");
+		row->point = web_jstr(pair, "point");
+		if (!isfinite(row->min_effect) || row->min_effect <= 0)
+			row->min_effect =
+			    min_effect(x, row->bench, row->metric);
+		row->base_job = web_jint(json_object_get(pair, "base"), "id");
+		row->cand_job =
+		    web_jint(json_object_get(pair, "candidate"), "id");
+		if (row->better && strcmp(row->better, "higher") == 0 &&
+		    strncmp(row->metric, TAX_PREFIX, strlen(TAX_PREFIX)) != 0) {
+			tax_of(row, cmps);
+			row->charge_share_pct = share;
+			row->charge_share_base_pct = share_base;
+		}
+	}
+	return 0;
+}
+
+/* Rows for a list of pair ids ({"pairs": [...]}), at most a page. */
+static int
+pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
+{
+	size_t i;
+	json_t *v;
+	int r;
+
+	json_array_foreach(pairs, i, v)
+	{
+		if (i == PAIRS_PER_PAGE)
+			break;
+		if ((r = pair_rows(x, c, json_integer_value(v), NULL)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+static json_t *
+rows_json(const struct cmp_set *c)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct view_cmp_row *r = &c->rows[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "pair_id", json_integer(r->pair_id));
+		/* docs/HOST.md: the sides ran under different host states. */
+		json_object_set_new(o, "suspect",
+		    r->suspect ? json_string(r->suspect) : json_null());
+		json_object_set_new(
+		    o, "host", r->host ? json_string(r->host) : json_null());
+		json_object_set_new(
+		    o, "bench", r->bench ? json_string(r->bench) : json_null());
+		json_object_set_new(
+		    o, "point", r->point ? json_string(r->point) : json_null());
+		json_object_set_new(o, "metric", json_string(r->metric));
+		json_object_set_new(
+		    o, "unit", r->unit ? json_string(r->unit) : json_null());
+		json_object_set_new(o, "better",
+		    r->better ? json_string(r->better) : json_null());
+		json_object_set_new(
+		    o, "base_median", web_jnumber(r->base_median));
+		json_object_set_new(
+		    o, "cand_median", web_jnumber(r->cand_median));
+		json_object_set_new(
+		    o, "change_pct", web_jnumber(r->change_pct));
+		json_object_set_new(o, "ci_low", web_jnumber(r->ci_low));
+		json_object_set_new(o, "ci_high", web_jnumber(r->ci_high));
+		json_object_set_new(o, "p", web_jnumber(r->p));
+		json_object_set_new(
+		    o, "min_effect_pct", web_jnumber(r->min_effect));
+		json_object_set_new(o, "base_n", json_integer(r->base_n));
+		json_object_set_new(o, "cand_n", json_integer(r->cand_n));
+		json_object_set_new(o, "verdict",
+		    json_string(r->verdict ? r->verdict : "unknown"));
+		json_object_set_new(
+		    o, "memcg_tax_pct", web_jnumber(r->memcg_tax_pct));
+		json_object_set_new(o, "memcg_tax_base_pct",
+		    web_jnumber(r->memcg_tax_base_pct));
+		json_object_set_new(o, "memcg_tax_verdict",
+		    r->memcg_tax_verdict ? json_string(r->memcg_tax_verdict)
+		                         : json_null());
+		json_object_set_new(
+		    o, "charge_path_pct", web_jnumber(r->charge_share_pct));
+		json_object_set_new(o, "charge_path_base_pct",
+		    web_jnumber(r->charge_share_base_pct));
+		json_object_set_new(o, "base_job", json_integer(r->base_job));
+		json_object_set_new(o, "cand_job", json_integer(r->cand_job));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static const char no_analysis[] =
+    "Verdicts, confidence intervals and p-values appear once the analysis "
+    "has compared the runs; until then the medians of both sides and "
+    "their change are shown and the verdict is unknown.";
+
+static int
+any_unknown(const struct cmp_set *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->rows[i].verdict == NULL)
+			return 1;
+	return 0;
+}
+
+/* ---- commit, series, pair ------------------------------------------ */
+
+/* "versus_previous": vN vs vN-1 (daemon/series_versus) into o. */
+static int
+series_versus_add(struct ctx *x, json_t *o, int64_t id)
+{
+	struct err e = { 0 };
+	json_t *vs = NULL;
+	int r = series_versus(&vs, x->s, x->conf, id, &e);
+
+	if (r != 0) {
+		log_warnx(
+		    "series %lld: vN vs vN-1: %s", (long long)id, err_msg(&e));
+		return r == ERR_NOTFOUND ? r : -1;
+	}
+	json_object_set_new(o, "versus_previous", vs);
+	return 0;
+}
+
+/* The rows of a commit (sha), series (id) or pair (id). */
+static int
+target_rows(struct ctx *x, enum view_target kind, const char *id,
+    struct cmp_set *c, json_t **out_info)
+{
+	json_t *o = NULL, *pair = NULL;
+	int64_t n;
+	int r;
+
+	*out_info = NULL;
+	switch (kind) {
+	case VIEW_COMMIT:
+		if ((r = store_web_commit(x->s, &o, id)) != 0)
+			return r;
+		web_keep(x, o);
+		*out_info = o;
+		return pairs_rows(x, c, json_object_get(o, "pairs"));
+	case VIEW_SERIES:
+		if ((n = web_parse_id(id, NULL)) == 0)
+			return ERR_NOTFOUND;
+		if ((r = store_web_series(x->s, &o, n)) != 0)
+			return r;
+		web_keep(x, o);
+		*out_info = o;
+		if ((r = series_versus_add(x, o, n)) != 0)
+			return r;
+		return pairs_rows(x, c, json_object_get(o, "pairs"));
+	case VIEW_PAIR:
+		if ((n = web_parse_id(id, NULL)) == 0)
+			return ERR_NOTFOUND;
+		if ((r = pair_rows(x, c, n, &pair)) != 0)
+			return r;
+		*out_info = pair;
+		return 0;
+	}
+	return ERR_NOTFOUND;
+}
+
+/* The rows of "versus_previous" for the page; *out is the caller's. */
+static void
+versus_view(struct view_commit *v, json_t *vs, struct view_versus_row **out)
+{
+	json_t *rows = json_object_get(vs, "rows"), *prev;
+	size_t n = json_array_size(rows), k;
+
+	*out = NULL;
+	prev = json_object_get(vs, "previous");
+	if (!json_is_object(prev))
+		return;
+	v->prev_id = web_jint(prev, "id");
+	v->prev_version = web_jint(prev, "version");
+	*out = xcalloc(n ? n : 1, sizeof(**out));
+	for (k = 0; k < n; k++) {
+		json_t *r = json_array_get(rows, k);
+		struct view_versus_row *w = &(*out)[k];
+
+		w->host = web_jstr(r, "host");
+		w->job = web_jstr(r, "job");
+		w->point = web_jstr(r, "point");
+		w->metric = web_jstr(r, "metric");
+		w->unit = web_jstr(r, "unit");
+		w->prev_median = web_jnum(r, "previous_median");
+		w->median = web_jnum(r, "median");
+		w->change_pct = web_jnum(r, "change_pct");
+		w->ci_low = web_jnum(r, "ci_low");
+		w->ci_high = web_jnum(r, "ci_high");
+		w->verdict = web_jstr(r, "verdict");
+	}
+	v->versus = *out;
+	v->nversus = n;
+}
+
+static int
+valid_id(enum view_target kind, const char *id, const char **end)
+{
+	const char *p = id;
+
+	if (kind == VIEW_COMMIT)
+		while (isxdigit((unsigned char)*p))
+			p++;
+	else
+		while (isdigit((unsigned char)*p))
+			p++;
+	*end = p;
+	return p > id && p - id <= 64;
+}
+
+/* Pair page: the kernel each side ran and the same-build warning
+ * (daemon/kfacts.h), kept alive with the page's other JSON. */
+static void
+pair_kernels(
+    struct ctx *x, struct view_commit *v, json_t *pair, const json_t *rows)
+{
+	struct kfacts k[2];
+	struct buf b = BUF_INIT(CAP_ERRMSG);
+	int i;
+
+	kfacts_sides(k, rows);
+	for (i = 0; i < 2; i++) {
+		buf_reset(&b);
+		kfacts_line(&b, &k[i]);
+		v->kernel[i] =
+		    json_string_value(web_keep(x, json_string(b.data)));
+	}
+	buf_reset(&b);
+	if (kfacts_warning(&b, k,
+	        web_jstr(json_object_get(pair, "base"), "commit"),
+	        web_jstr(json_object_get(pair, "candidate"), "commit")))
+		v->kernel_warning =
+		    json_string_value(web_keep(x, json_string(b.data)));
+	buf_release(&b);
+}
+
+static void
+target_page(struct ctx *x, enum view_target kind)
+{
+	struct cmp_set c = { 0 };
+	struct view_commit v = { 0 };
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	json_t *info, *ci, *se;
+	const char *end;
+	char id[72];
+	char title[512], note[CAP_ERRMSG + 64];
+	struct view_patch *pv = NULL;
+	struct view_versus_row *vv = NULL;
+	struct store_alert *al = NULL;
+	struct view_alert *va = NULL;
+	size_t nal = 0;
+	struct chargepath_sym syms[PAIR_SYMBOLS];
+	json_t *pa, *prof = NULL, *blobs = NULL;
+	size_t np = 0, k;
+	int r;
+
+	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
+		web_reply_message(x, 404, "Not found", "no such page");
+		return;
+	}
+	snprintf(id, sizeof(id), "%s", x->rest);
+	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+		cmp_set_free(&c);
+		web_page_store_err(x, r);
+		return;
+	}
+	v.kind = kind;
+	v.id = id;
+	switch (kind) {
+	case VIEW_COMMIT:
+		ci = json_object_get(info, "commit");
+		se = json_object_get(info, "series");
+		v.id = web_jstr(ci, "sha");
+		v.title = web_jstr(ci, "subject");
+		v.author = web_jstr(ci, "author");
+		v.tree = web_jstr(ci, "tree");
+		v.branch = web_jstr(ci, "branches");
+		v.base = "the parent commit (or the job's baseline)";
+		v.time = web_jint(ci, "time");
+		if (json_is_object(se))
+			v.note = web_jstr(se, "title");
+		if (v.id != NULL) {
+			struct store_alert_filter f = { 0 };
+
+			f.sha = v.id;
+			f.limit = 50;
+			if (store_alert_list(x->s, &al, &nal, &f) != 0)
+				nal = 0;
+			va = xcalloc(nal + 1, sizeof(*va));
+			for (k = 0; k < nal; k++) {
+				va[k].id = al[k].id;
+				va[k].kind = al[k].kind;
+				va[k].state = al[k].state;
+				va[k].target = al[k].target;
+				va[k].subject = al[k].subject;
+				va[k].error = al[k].last_error;
+				va[k].attempts = al[k].attempts;
+				va[k].sent = al[k].sent;
+				va[k].followup = al[k].followup;
+			}
+			v.alerts = va;
+			v.nalerts = nal;
+		}
+		break;
+	case VIEW_SERIES:
+		se = json_object_get(info, "series");
+		v.title = web_jstr(se, "title");
+		v.author = web_jstr(se, "author");
+		v.tree = web_jstr(se, "tree") ? web_jstr(se, "tree")
+		                              : web_jstr(se, "inbox");
+		v.branch = web_jstr(se, "branch") ? web_jstr(se, "branch") : "";
+		v.base = web_jstr(se, "base_sha") ? web_jstr(se, "base_sha")
+		                                  : "the series' base commit";
+		v.time = web_jint(se, "time");
+		pa = json_object_get(info, "patches");
+		np = json_array_size(pa);
+		pv = xcalloc(np ? np : 1, sizeof(*pv));
+		for (k = 0; k < np; k++) {
+			json_t *pj = json_array_get(pa, k);
+
+			pv[k].seq = web_jint(pj, "seq");
+			pv[k].subject = web_jstr(pj, "subject");
+			pv[k].author = web_jstr(pj, "author");
+			pv[k].commit = web_jstr(pj, "sha");
+			pv[k].verdict =
+			    web_worst_verdict(web_jstr(pj, "verdicts"));
+		}
+		v.patches = pv;
+		v.npatches = np;
+		v.branch_tag = web_jstr(se, "branch_tag");
+		v.fallback = web_jstr(se, "fallback");
+		v.version = web_jint(se, "version");
+		versus_view(&v, json_object_get(info, "versus_previous"), &vv);
+		if (web_jstr(se, "error") != NULL) {
+			snprintf(note, sizeof(note), "series %s: %s",
+			    web_jstr(se, "state") ? web_jstr(se, "state") : "?",
+			    web_jstr(se, "error"));
+			v.note = note;
+		} else if (web_jstr(se, "state") != NULL &&
+		    strcmp(web_jstr(se, "state"), "applied") != 0) {
+			snprintf(note, sizeof(note), "series %s",
+			    web_jstr(se, "state"));
+			v.note = note;
+		}
+		break;
+	case VIEW_PAIR:
+		snprintf(title, sizeof(title), "%s %s",
+		    web_jstr(info, "name") ? web_jstr(info, "name") : "pair",
+		    web_jstr(info, "point") ? web_jstr(info, "point") : "");
+		v.title = title;
+		v.base = "the base job of this pair, on the same host";
+		v.time = web_jint(info, "created");
+		v.suspect = web_jstr(info, "suspect");
+		if (store_pair_run_meta(x->s, &prof, strtoll(id, NULL, 10)) ==
+		    0) {
+			web_keep(x, prof);
+			v.nsymbols =
+			    chargepath_diff(syms, PAIR_SYMBOLS, v.profiled_runs,
+			        json_object_get(prof, "rows"), &blobs);
+			web_keep(x, blobs);
+			v.symbols = syms;
+			pair_kernels(
+			    x, &v, info, json_object_get(prof, "rows"));
+		} else
+			store_errclear(x->s);
+		break;
+	}
+	v.rows = c.rows;
+	v.nrows = c.n;
+	v.jobs = c.jobs;
+	v.njobs = c.njobs;
+	/* The series tip is what was measured: its patch row shows the
+	 * worst verdict of the comparisons; the patches below it were not
+	 * measured on their own. */
+	for (k = 0; kind == VIEW_SERIES && k < np; k++) {
+		const char *tip =
+		    web_jstr(json_object_get(info, "series"), "commit_sha");
+		size_t i;
+
+		if (pv[k].commit == NULL || tip == NULL ||
+		    strcmp(pv[k].commit, tip) != 0) {
+			continue;
+		}
+		for (i = 0; i < c.n; i++)
+			if (strcmp(c.rows[i].verdict ? c.rows[i].verdict : "",
+			        "info") != 0 &&
+			    (pv[k].verdict == NULL ||
+			        web_verdict_rank(c.rows[i].verdict) <
+			            web_verdict_rank(pv[k].verdict)))
+				pv[k].verdict = c.rows[i].verdict;
+	}
+	if (v.note == NULL && any_unknown(&c))
+		v.note = no_analysis;
+	view_commit_render(&b, &v);
+	free(va);
+	store_alerts_free(al, nal);
+	free(pv);
+	free(vv);
+	cmp_set_free(&c);
+	web_reply_page(x, 200, &b);
+}
+
+void
+web_commit(struct ctx *x)
+{
+	target_page(x, VIEW_COMMIT);
+}
+
+void
+web_series(struct ctx *x)
+{
+	target_page(x, VIEW_SERIES);
+}
+
+void
+web_pair(struct ctx *x)
+{
+	target_page(x, VIEW_PAIR);
+}
+
+static void
+target_json(struct ctx *x, enum view_target kind, const char *id)
+{
+	struct cmp_set c = { 0 };
+	json_t *info, *o;
+	const char *end;
+	int r;
+
+	if (id == NULL || !valid_id(kind, id, &end) || *end != '\0') {
+		web_reply_json_err(
+		    x, 404, "expected a commit sha or a numeric id");
+		return;
+	}
+	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+		cmp_set_free(&c);
+		web_json_store_err(x, r);
+		return;
+	}
+	o = kind == VIEW_PAIR ? json_object() : json_deep_copy(info);
+	json_object_set_new(o, "comparisons", rows_json(&c));
+	cmp_set_free(&c);
+	web_reply_json(x, 200, o);
+}
+
+void
+web_commit_json(struct ctx *x)
+{
+	target_json(x, VIEW_COMMIT, x->rest);
+}
+
+void
+web_series_json(struct ctx *x)
+{
+	target_json(x, VIEW_SERIES, x->rest);
+}
+
+void
+web_comparisons_json(struct ctx *x)
+{
+	if (web_q(x, "commit"))
+		target_json(x, VIEW_COMMIT, web_q(x, "commit"));
+	else if (web_q(x, "series"))
+		target_json(x, VIEW_SERIES, web_q(x, "series"));
+	else if (web_q(x, "pair"))
+		target_json(x, VIEW_PAIR, web_q(x, "pair"));
+	else
+		web_reply_json_err(x, 400,
+		    "parameter 'commit', 'series' or 'pair' is required");
+}

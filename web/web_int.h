@@ -1,0 +1,84 @@
+#ifndef WEB_WEB_INT_H
+#define WEB_WEB_INT_H
+
+/*
+ * Inside the dashboard: what web/web.c (the state across requests, the
+ * small helpers, the replies, the sessions) shares with the page files,
+ * web/page_*.c, one per page and its JSON mirror.  Strings in view
+ * structs are borrowed from the store's JSON replies, which live in
+ * x->keep (web_keep) until the request ends.  Not for use outside web/.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/json.h"
+
+struct buf;
+struct ctx;
+struct session_table;
+
+#define COOKIE_SESSION "pw_session"
+#define COOKIE_PRE "pw_pre" /* login form CSRF (double submit) */
+#define PAGE_ROWS 50
+#define PAGE_MAX 500
+#define RECENT_JOBS 400   /* candidate jobs the overview looks at */
+#define OVERVIEW_ITEMS 60 /* commits and pairs it shows */
+#define HISTORY_JOBS 200  /* jobs per history page */
+#define PAIRS_PER_PAGE 40 /* pairs of one commit or series */
+#define FORM_FIELD_MAX 4096
+
+enum { CACHE_PAGE, CACHE_JSON, CACHE_N };
+
+struct web {
+	struct session_table *sessions;
+	pthread_mutex_t mu; /* the cache */
+	struct {
+		char *body;
+		size_t len;
+		int64_t expires_ms; /* monotonic */
+	} cache[CACHE_N];
+};
+
+/* A copy of a fresh cached body, or NULL. */
+char *web_cache_get(struct web *w, int slot, size_t *len);
+void web_cache_put(struct web *w, int slot, const char *body, size_t len);
+/* A query parameter, NULL when absent or empty. */
+const char *web_q(struct ctx *x, const char *key);
+json_t *web_keep(struct ctx *x, json_t *o);
+const char *web_jstr(json_t *o, const char *key);
+int64_t web_jint(json_t *o, const char *key);
+double web_jnum(json_t *o, const char *key);
+json_t *web_jnumber(double v);
+/* A positive decimal id from text; 0 when it is not one. */
+int64_t web_parse_id(const char *s, const char **end);
+/* An integer query parameter in [lo, hi]; dflt when absent; -1 bad. */
+int web_q_int(struct ctx *x, int64_t *out, const char *key, int64_t dflt,
+    int64_t lo, int64_t hi);
+double web_median(double *v, size_t n);
+/* The value of cookie name in the Cookie header into out, or "". */
+void web_cookie(struct ctx *x, const char *name, char *out, size_t len);
+/*
+ * A field of an application/x-www-form-urlencoded body, decoded into out
+ * (capped).  0, or ERR_NOTFOUND when absent.
+ */
+int web_form(struct ctx *x, const char *key, struct buf *out);
+void web_security_headers(struct ctx *x);
+void web_reply_page(struct ctx *x, int status, struct buf *b);
+void web_reply_message(
+    struct ctx *x, int status, const char *title, const char *text);
+void web_reply_json(struct ctx *x, int status, json_t *o);
+/* reply_json for 200, keeping a copy in the cache slot. */
+void web_reply_json_cached(struct ctx *x, json_t *o, int slot);
+void web_reply_json_err(struct ctx *x, int status, const char *msg);
+void web_page_store_err(struct ctx *x, int r);
+void web_json_store_err(struct ctx *x, int r);
+void web_redirect(struct ctx *x, const char *location);
+/* 1 when token is the admin token. */
+int web_is_admin_token(struct ctx *x, const char *token);
+/* Badges rank: the most urgent news first. */
+int web_verdict_rank(const char *v);
+/* The worst verdict of a comma-separated list, or NULL. */
+const char *web_worst_verdict(const char *vs);
+
+#endif
