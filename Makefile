@@ -412,7 +412,15 @@ KERNEL_CACHE ?= /var/tmp/perfwatch-kernel
 check-kernel: all
 	@OUT=$(OUT) KERNEL_CACHE=$(KERNEL_CACHE) tests/kernel/check-kernel.sh
 
-.PHONY: check-kernel install-guest
+# make check-kernel-bisect: eight kernel commits on top of check-kernel's
+# base, one of them the 20 us spin, one a broken build, bisected by a
+# real perfwatchd and runner that build and boot each step in qemu
+# (slow; reuses check-kernel's build cache in KERNEL_CACHE/ktree;
+# tests/kernel/check-kernel-bisect.sh).
+check-kernel-bisect: all
+	@OUT=$(OUT) KERNEL_CACHE=$(KERNEL_CACHE) tests/kernel/check-kernel-bisect.sh
+
+.PHONY: check-kernel check-kernel-bisect install-guest
 
 # ---- fleet (issue 12): 200 simulated runners against one daemon ----
 # make bench-fleet: one process (api_load --fleet) of 200 runners that

@@ -2186,6 +2186,38 @@ out:
 	return rc;
 }
 
+int
+gitm_borrow_objects(struct gitm_repo *r, const char *other)
+{
+	git_odb *odb = NULL;
+	struct stat st;
+	char *dir;
+	int rc;
+
+	if ((rc = repo_ready(r)) < 0)
+		return rc;
+	/* A bare clone (DIR/NAME.git) or a work tree's .git. */
+	dir = xasprintf("%s/objects", other);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		free(dir);
+		dir = xasprintf("%s/.git/objects", other);
+	}
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		rc = err_setc(&r->err, ERR_NOTFOUND,
+		    "tree %s: %.200s has no objects directory", r->name, other);
+		free(dir);
+		return rc;
+	}
+	if ((rc = git_repository_odb(&odb, r->repo)) < 0 ||
+	    (rc = git_odb_add_disk_alternate(odb, dir)) < 0)
+		rc = gerr(r, rc, "objects of %.200s", other);
+	else
+		rc = 0;
+	git_odb_free(odb);
+	free(dir);
+	return rc;
+}
+
 /* ---- patch series ----------------------------------------------------- */
 
 /* The file the apply is at, for messages (delta_cb of git_apply). */

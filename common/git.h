@@ -260,6 +260,15 @@ int gitm_checkout(struct gitm_repo *, const char *sha, const char *dir);
  */
 int gitm_checkout_update(size_t *out_n, struct gitm_repo *, const char *from,
     const char *to, const char *dir);
+/*
+ * Makes the objects of the repository at OTHER (the gitm_path of another
+ * handle: the clone a build tree was last exported from) readable
+ * through the handle until it is freed, writing nothing to either: so a
+ * tree exported from a commit only OTHER has can be moved to one of this
+ * repository's (gitm_checkout_update).  0, ERR_NOTFOUND (OTHER has no
+ * objects directory) or -1.
+ */
+int gitm_borrow_objects(struct gitm_repo *, const char *other);
 
 /* One mailed patch to apply (daemon/series). */
 struct gitm_patch {

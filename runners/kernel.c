@@ -185,6 +185,46 @@ kernel_version_check(
 	return -1;
 }
 
+static int
+is_commit_id(const char *s, size_t n)
+{
+	return n == 40 && strspn(s, "0123456789abcdef") == 40;
+}
+
+enum kernel_src_plan
+kernel_source_plan(const char *mark, const char *commit, const char *clone,
+    char prev[41], char *prev_clone, size_t n)
+{
+	const char *nl, *c;
+	size_t len;
+
+	prev[0] = '\0';
+	if (n > 0)
+		prev_clone[0] = '\0';
+	if (mark == NULL)
+		return KERNEL_SRC_EXPORT;
+	/* "COMMIT\n" (older runners), or "COMMIT\nCLONE\n". */
+	nl = strchr(mark, '\n');
+	len = nl ? (size_t)(nl - mark) : strlen(mark);
+	if (!is_commit_id(mark, len))
+		return KERNEL_SRC_EXPORT;
+	memcpy(prev, mark, 40);
+	prev[40] = '\0';
+	if (nl != NULL && nl[1] != '\0') {
+		c = nl + 1;
+		len = strcspn(c, "\n");
+		if (len < n) {
+			memcpy(prev_clone, c, len);
+			prev_clone[len] = '\0';
+		}
+	}
+	if (strcmp(prev, commit) == 0)
+		return KERNEL_SRC_SAME;
+	if (n > 0 && prev_clone[0] != '\0' && strcmp(prev_clone, clone) != 0)
+		return KERNEL_SRC_BORROW;
+	return KERNEL_SRC_UPDATE;
+}
+
 /* ---- files ---- */
 
 /* meta: "key value" lines. */
@@ -423,9 +463,11 @@ prepare_source(struct kernel_image *out, const struct kernel_req *rq,
 	struct gitm_opts o;
 	struct gitm_repo *repo;
 	char *trees = xasprintf("%s/trees", rq->kdir),
-	     *mark = xasprintf("%s/.pw-commit", src), *obj;
-	struct buf prev = BUF_INIT(128);
+	     *mark = xasprintf("%s/.pw-commit", src), *obj, prev[41],
+	     prev_clone[1024];
+	struct buf mb = BUF_INIT(2048);
 	struct err fe = { 0 };
+	enum kernel_src_plan plan;
 	double t0 = clock_mono_s();
 	int rc = -1;
 
@@ -442,35 +484,38 @@ prepare_source(struct kernel_image *out, const struct kernel_req *rq,
 		gitm_repo_free(repo);
 		goto out;
 	}
-	if (cgroup_read_file(&prev, mark, 127) == 0) {
-		while (prev.len > 0 && prev.data[prev.len - 1] == '\n')
-			prev.data[--prev.len] = '\0';
-	}
+	plan = kernel_source_plan(
+	    cgroup_read_file(&mb, mark, 2047) == 0 ? mb.data : NULL, rq->commit,
+	    gitm_path(repo), prev, prev_clone, sizeof(prev_clone));
 	/* A half-written tree must never be taken for either commit. */
 	unlink(mark);
-	if (prev.len == 40 && strcmp(prev.data, rq->commit) == 0)
+	if (plan == KERNEL_SRC_BORROW &&
+	    gitm_borrow_objects(repo, prev_clone) != 0) {
+		klog(rq, "kernel source: the clone of %.12s: %s", prev,
+		    gitm_errmsg(repo));
+		gitm_clearerr(repo);
+	}
+	if (plan == KERNEL_SRC_SAME)
 		rc = 0;
-	else if (prev.len == 40 &&
+	else if (plan != KERNEL_SRC_EXPORT &&
 	    gitm_checkout_update(
-	        &out->changed_files, repo, prev.data, rq->commit, src) == 0) {
-		out->incremental = 1;
+	        &out->changed_files, repo, prev, rq->commit, src) == 0)
 		rc = 0;
-	} else {
-		if (prev.len == 40)
+	else {
+		if (plan != KERNEL_SRC_EXPORT)
 			klog(rq,
 			    "kernel source: update from %.12s failed (%s); "
 			    "exporting afresh",
-			    prev.data, gitm_errmsg(repo));
+			    prev, gitm_errmsg(repo));
 		gitm_clearerr(repo);
+		plan = KERNEL_SRC_EXPORT;
 		if (gitm_checkout(repo, rq->commit, src) == 0)
 			rc = 0;
 		else
 			buf_printf(why, "checkout %.12s: %s", rq->commit,
 			    gitm_errmsg(repo));
 	}
-	if (rc == 0 && prev.len == 40 && strcmp(prev.data, rq->commit) == 0)
-		out->incremental = 1;
-	gitm_repo_free(repo);
+	out->incremental = rc == 0 && plan != KERNEL_SRC_EXPORT;
 	if (rc == 0) {
 		obj = xasprintf("%s/" OBJ, src);
 		if (files_mkdir_p(obj) != 0) {
@@ -479,18 +524,25 @@ prepare_source(struct kernel_image *out, const struct kernel_req *rq,
 		}
 		free(obj);
 	}
-	/* The source is at the commit whatever the build does next. */
-	if (rc == 0 && files_write(mark, rq->commit, strlen(rq->commit)) != 0) {
+	/* The source is at the commit whatever the build does next; the
+	 * clone it came from is where the next update reads it. */
+	buf_reset(&mb);
+	buf_printf(&mb, "%s\n%s\n", rq->commit, gitm_path(repo));
+	if (rc == 0 && files_write(mark, mb.data, mb.len) != 0) {
 		buf_printf(why, "%s: %s", mark, strerror(errno));
 		rc = -1;
 	}
 	if (rc == 0)
 		klog(rq, "kernel source %.12s: %s in %.1f s", rq->commit,
-		    out->incremental ? "updated over the previous build"
-		                     : "exported",
+		    plan == KERNEL_SRC_EXPORT     ? "exported"
+		        : plan == KERNEL_SRC_SAME ? "already there"
+		        : plan == KERNEL_SRC_BORROW
+		        ? "updated over the previous build (from another clone)"
+		        : "updated over the previous build",
 		    clock_mono_s() - t0);
+	gitm_repo_free(repo);
 out:
-	buf_release(&prev);
+	buf_release(&mb);
 	free(trees);
 	free(mark);
 	return rc;

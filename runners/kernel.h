@@ -99,6 +99,31 @@ size_t kernel_fragment_dropped(
 void kernel_config_key(char out[17], const char *config, const char *base_text,
     const struct strlist *fragment);
 
+/*
+ * How a build tree moves to the next commit (src/.pw-commit, the mark,
+ * names the commit it holds and the clone that commit came from).  A
+ * bisection's steps, the base and candidate of a pair and the revert of
+ * a verification (a commit only the daemon's mirror has, so a clone of
+ * its own) all build in one tree: every move but the first must be an
+ * update, never a fresh export, which rewrites every file and so makes
+ * make rebuild the whole kernel.
+ */
+enum kernel_src_plan {
+	KERNEL_SRC_EXPORT, /* no (valid) mark: export the commit whole */
+	KERNEL_SRC_SAME,   /* the tree holds the commit already */
+	KERNEL_SRC_UPDATE, /* write the files that differ, from this clone */
+	KERNEL_SRC_BORROW  /* the same, reading the previous commit from the
+	                      clone the mark names (gitm_borrow_objects) */
+};
+/*
+ * The plan for a tree whose mark reads MARK (NULL: none) to get COMMIT
+ * from the clone at CLONE.  prev gets the mark's commit ("" without one)
+ * and prev_clone (size n) its clone ("" when the mark, written by an
+ * older runner, does not name one: then the update is tried from CLONE).
+ */
+enum kernel_src_plan kernel_source_plan(const char *mark, const char *commit,
+    const char *clone, char prev[41], char *prev_clone, size_t n);
+
 /* 1 when config names a make target (defconfig, tinyconfig, ...). */
 int kernel_config_is_target(const char *config);
 

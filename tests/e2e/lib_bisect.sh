@@ -23,6 +23,11 @@
 #                                 state
 #   bfield EXPR                   python expression over b (GET
 #                                 /api/v1/bisect/1's bisection), printed
+#   bisect_check_verified [revert]
+#                                 PASS or FAIL verify_parent (bisection
+#                                 1's culprit against its parent "shows
+#                                 the regression") and, with "revert",
+#                                 verify_revert ("shows the recovery")
 #
 # The slow program: loops.h sets LOOPS; 40,000,000 takes 50-100 ms of
 # CPU time here, and the tests make steps of 1.6x and 2.5x: this VM's
@@ -124,4 +129,19 @@ bisect_dump() {
 	echo "# steps:"
 	sql "SELECT kind, substr(sha, 1, 12), class, note FROM bisect_steps" | sed 's/^/#   /'
 	echo "# regressions: $(sql 'SELECT r.id, c.pair_id, c.verdict, c.change_pct FROM regressions r JOIN comparisons c ON c.id = r.comparison_id')"
+}
+
+bisect_check_verified() {
+	local v
+	v=$(bfield "b['verify_parent']")
+	case "$v" in
+	"shows the regression"*) pass verify_parent ;;
+	*) fail verify_parent "$v" ;;
+	esac
+	[ "${1:-}" = revert ] || return 0
+	v=$(bfield "b['verify_revert']")
+	case "$v" in
+	"shows the recovery"*) pass verify_revert ;;
+	*) fail verify_revert "$v" ;;
+	esac
 }

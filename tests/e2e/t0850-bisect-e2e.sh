@@ -12,6 +12,7 @@
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
 . "$(dirname "$0")/lib_bisect.sh"
+. "$(dirname "$0")/lib_alerts.sh"
 
 command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
@@ -19,28 +20,13 @@ command -v make >/dev/null && command -v cc >/dev/null ||
 # A real SMTP server and webhook receiver on 127.0.0.1 (alerts.*): the
 # regression's report goes out first; the bisection's end is a follow-up
 # in its thread.
-SERVERS=$(cd "$(dirname "$0")" && pwd)/alert_servers.py
 ALERTS=0
-if /usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null; then
-	ALERTS=1
-	mkdir -p "$PW_TMP/smtp" "$PW_TMP/hook"
-	echo "s3cret-$$" >"$PW_TMP/hook.secret"
-	spawn "$PW_TMP/smtp/log" /usr/bin/python3 "$SERVERS" smtp "$PW_TMP/smtp"
-	spawn "$PW_TMP/hook/log" /usr/bin/python3 "$SERVERS" hook "$PW_TMP/hook" "s3cret-$$" ok
-	wait_for 10 test -s "$PW_TMP/smtp/port" && wait_for 10 test -s "$PW_TMP/hook/port" ||
-	    { fail alert_servers "no port"; finish; }
-	BISECT_EXTRA_YAML="alerts:
-  email:
-    smtp: smtp://127.0.0.1:$(cat "$PW_TMP/smtp/port")
-    from: \"perfwatch <perfwatch@example.org>\"
-    to: [perf-reports@example.org]
-  webhooks:
-    - url: http://127.0.0.1:$(cat "$PW_TMP/hook/port")/hook
-      secret_file: $PW_TMP/hook.secret
-  poll: 1s"
-else
-	echo "SKIP bisect_alerts: python3-aiosmtpd is not installed (make deps)"
-fi
+alert_servers_start
+case $? in
+0) ALERTS=1; BISECT_EXTRA_YAML=$ALERTS_YAML ;;
+1) echo "SKIP bisect_alerts: python3-aiosmtpd is not installed (make deps)" ;;
+*) fail alert_servers "$ALERTS_ERR"; finish ;;
+esac
 
 SRC=$PW_TMP/app
 bisect_repo "$SRC"
@@ -67,14 +53,7 @@ t2=$SECONDS
 nsteps=$(sql "SELECT count(*) FROM bisect_steps WHERE kind = 'step'")
 [ "$nsteps" -ge 6 ] && [ "$nsteps" -le 10 ] && pass "steps_about_log2_64 ($nsteps)" ||
     fail steps_about_log2_64 "$nsteps steps"
-case "$(bfield "b['verify_parent']")" in
-"shows the regression"*) pass verify_parent ;;
-*) fail verify_parent "$(bfield "b['verify_parent']")" ;;
-esac
-case "$(bfield "b['verify_revert']")" in
-"shows the recovery"*) pass verify_revert ;;
-*) fail verify_revert "$(bfield "b['verify_revert']")" ;;
-esac
+bisect_check_verified revert
 rev=$(bfield "b['revert_commit']")
 [ -n "$rev" ] && git --git-dir="$PW_DIR/git/app.git" log -1 --format=%s "$rev" |
     grep -q '^Revert "prog: 2.5x the loop"' && pass revert_commit_in_mirror ||

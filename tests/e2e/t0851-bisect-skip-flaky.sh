@@ -86,14 +86,7 @@ good|inconclusive,good|inconclusive,inconclusive|inconclusive) pass "flaky_step_
 "") fail flaky_step_never_bad "the flaky commit was not measured" ;;
 *) fail flaky_step_never_bad "$fcls" ;;
 esac
-case "$(bfield "b['verify_parent']")" in
-"shows the regression"*) pass verify_parent ;;
-*) fail verify_parent "$(bfield "b['verify_parent']")" ;;
-esac
-case "$(bfield "b['verify_revert']")" in
-"shows the recovery"*) pass verify_revert ;;
-*) fail verify_revert "$(bfield "b['verify_revert']")" ;;
-esac
+bisect_check_verified revert
 case "$(bfield "b['reason']")" in
 *"1 skipped"*) pass reason_counts_the_skip ;;
 *) fail reason_counts_the_skip "$(bfield "b['reason']")" ;;

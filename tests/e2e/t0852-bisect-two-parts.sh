@@ -46,10 +46,7 @@ done)
 	*"more than one part"*) pass reason_says_partial ;;
 	*) fail reason_says_partial "$(bfield "b['reason']")" ;;
 	esac
-	case "$(bfield "b['verify_parent']")" in
-	"shows the regression"*) pass verify_parent ;;
-	*) fail verify_parent "$(bfield "b['verify_parent']")" ;;
-	esac
+	bisect_check_verified
 	case "$(bfield "b['verify_revert']")" in
 	"not measured"*"does not apply cleanly"*) pass revert_conflict_reported ;;
 	*) fail revert_conflict_reported "$(bfield "b['verify_revert']")" ;;

@@ -15,32 +15,18 @@
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
 . "$(dirname "$0")/lib_bisect.sh"
+. "$(dirname "$0")/lib_alerts.sh"
 
 command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
 
-SERVERS=$(cd "$(dirname "$0")" && pwd)/alert_servers.py
 ALERTS=0
-if /usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null; then
-	ALERTS=1
-	mkdir -p "$PW_TMP/smtp" "$PW_TMP/hook"
-	echo "s3cret-$$" >"$PW_TMP/hook.secret"
-	spawn "$PW_TMP/smtp/log" /usr/bin/python3 "$SERVERS" smtp "$PW_TMP/smtp"
-	spawn "$PW_TMP/hook/log" /usr/bin/python3 "$SERVERS" hook "$PW_TMP/hook" "s3cret-$$" ok
-	wait_for 10 test -s "$PW_TMP/smtp/port" && wait_for 10 test -s "$PW_TMP/hook/port" ||
-	    { fail alert_servers "no port"; finish; }
-	BISECT_EXTRA_YAML="alerts:
-  email:
-    smtp: smtp://127.0.0.1:$(cat "$PW_TMP/smtp/port")
-    from: \"perfwatch <perfwatch@example.org>\"
-    to: [perf-reports@example.org]
-  webhooks:
-    - url: http://127.0.0.1:$(cat "$PW_TMP/hook/port")/hook
-      secret_file: $PW_TMP/hook.secret
-  poll: 1s"
-else
-	echo "SKIP bisect_cp_alerts: python3-aiosmtpd is not installed (make deps)"
-fi
+alert_servers_start
+case $? in
+0) ALERTS=1; BISECT_EXTRA_YAML=$ALERTS_YAML ;;
+1) echo "SKIP bisect_cp_alerts: python3-aiosmtpd is not installed (make deps)" ;;
+*) fail alert_servers "$ALERTS_ERR"; finish ;;
+esac
 
 SRC=$PW_TMP/app
 bisect_repo "$SRC"
@@ -120,10 +106,7 @@ t3=$SECONDS
     fail ends_are_the_points_around_the_change "$(bfield "b['good'], b['bad']") want $good $bad"
 [ "$(bfield "b['culprit']")" = "$culprit" ] && pass culprit_found ||
     { fail culprit_found "want $culprit"; bisect_dump; }
-case "$(bfield "b['verify_parent']")" in
-"shows the regression"*) pass verify_parent ;;
-*) fail verify_parent "$(bfield "b['verify_parent']")" ;;
-esac
+bisect_check_verified
 nsteps=$(sql "SELECT count(*) FROM bisect_steps WHERE kind = 'step'")
 [ "$nsteps" -ge 2 ] && [ "$nsteps" -le 6 ] && pass "steps_about_log2_8 ($nsteps)" ||
     fail steps_about_log2_8 "$nsteps steps"

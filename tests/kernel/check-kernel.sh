@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # make check-kernel: real kernels, end to end (slow; not in make check).
 #
-# The fragment is ../shared/KERNEL.md's plus SMP, the fds perfwatch-tcp-rr
-# uses, and SLUB: tinyconfig picks SLOB, under which olddefconfig drops
-# CONFIG_MEMCG_KMEM=y (the build fails naming it).
+# The fragment is KFRAGMENT of tests/kernel/lib_kernel.sh.
 # 1. tests/kernel/mkrepo.sh: Debian's linux-source-6.1 as a git repository
 #    (kept in $KERNEL_CACHE) with a memcg-path patch on top that spins
 #    20 us in every try_charge_memcg() -- a real kernel difference.
@@ -16,7 +14,19 @@
 #    on the kernel with that side's build id.
 # 4. A second pair (the page-fault job) reuses both kernels from the
 #    cache: the saving is the base's cold build time.
-# The tiny kernel is kept in $KERNEL_CACHE/tiny for tests/e2e/t0800.
+# 5. Each regression is one report: one mail to a real SMTP server and
+#    one signed webhook to a real receiver on 127.0.0.1
+#    (tests/e2e/alert_servers.py), whose received bytes name both sides'
+#    build ids (different), their kernel releases, and no same-build
+#    warning.  The daemon watches the repository (tree "linux", branch
+#    memcg), so the candidate is a recorded commit and gets a report.
+# The tiny kernel is kept in $KERNEL_CACHE/tiny for tests/e2e/t0820, and
+# the runner's kernel directory (build trees, images, the clone, ccache)
+# in $KERNEL_CACHE/ktree, made afresh by each cold run, for make
+# check-kernel-bisect and a warm rerun: CHECK_KERNEL_TREE=DIR uses DIR as
+# it is (CHECK_KERNEL_TREE=$KERNEL_CACHE/ktree: the warm run); when DIR
+# holds both images already, both sides must come from the cache and the
+# cold/incremental checks print SKIP.
 # Prints the measured times; exits 1 on any failure.
 set -u
 T0=$(date +%s)
@@ -24,31 +34,17 @@ KERNEL_CACHE=${KERNEL_CACHE:-/var/tmp/perfwatch-kernel}
 export PERFWATCH_BIN=${PERFWATCH_BIN:-$PWD/${OUT:-build}/bin}
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/../e2e/lib_runner.sh"
+. "$(dirname "$0")/../e2e/lib_git.sh"
+. "$(dirname "$0")/../e2e/lib_alerts.sh"
+. "$(dirname "$0")/lib_kernel.sh"
+kernel_start || { fail kernel_repo "mkrepo.sh failed"; finish; }
 
-t_repo=$(date +%s)
-nice -n 10 tests/kernel/mkrepo.sh "$KERNEL_CACHE" >"$PW_TMP/shas" ||
-    { fail kernel_repo "mkrepo.sh failed"; finish; }
-BASE=$(awk '$1 == "base" {print $2}' "$PW_TMP/shas")
-CAND=$(awk '$1 == "candidate" {print $2}' "$PW_TMP/shas")
-REPO=$KERNEL_CACHE/linux.git
-echo "repository ready in $(($(date +%s) - t_repo)) s: base $BASE candidate $CAND"
-
-FRAGMENT='[CONFIG_64BIT=y, CONFIG_PRINTK=y, CONFIG_TTY=y, CONFIG_SERIAL_8250=y,
-    CONFIG_SERIAL_8250_CONSOLE=y, CONFIG_BLK_DEV_INITRD=y, CONFIG_RD_GZIP=y,
-    CONFIG_BINFMT_ELF=y, CONFIG_BINFMT_SCRIPT=y, CONFIG_PROC_FS=y,
-    CONFIG_SYSFS=y, CONFIG_DEVTMPFS=y, CONFIG_DEVTMPFS_MOUNT=y,
-    CONFIG_TMPFS=y, CONFIG_CGROUPS=y, CONFIG_MEMCG=y, CONFIG_MEMCG_KMEM=y,
-    CONFIG_NET=y, CONFIG_INET=y, CONFIG_UNIX=y, CONFIG_FUTEX=y,
-    CONFIG_EPOLL=y, CONFIG_MULTIUSER=y, CONFIG_SHMEM=y, CONFIG_PSI=y,
-    CONFIG_SMP=y, CONFIG_EVENTFD=y, CONFIG_SIGNALFD=y, CONFIG_TIMERFD=y,
-    CONFIG_SLUB=y, "# CONFIG_SLOB is not set"]'
-
-daemon_config "$PW_TMP/d" r1
-cat >>"$PW_TMP/d/daemon.yaml" <<'YAML'
-scheduler:
-  lease: 60s
-  claim_wait: 2s
-YAML
+kernel_daemon_config
+# Watched (no job triggers on it): the pairs' commits are recorded
+# commits, which is what a report is made for.  A path, not file://: git
+# clones a local path with hard links in seconds, where file:// packs the
+# whole tree again (over 10 minutes here, for the daemon and the runner).
+tree_yaml linux "$REPO" memcg
 # The patch adds 20 us per charge: far above the noise (NOISE.md), so
 # min_effect can be wide and the verdict still certain.
 cat >"$PW_DIR/jobs/krr.yaml" <<YAML
@@ -57,11 +53,7 @@ parser: neper
 server_command: [perfwatch-tcp-rr, -H, 127.0.0.1, -P, "12866", -T, "1"]
 command: [perfwatch-tcp-rr, -c, -H, "{server}", -P, "12866", -F, "4",
           -T, "1", -l, "2", -p, "50,99"]
-kernel:
-  config: tinyconfig
-  fragment: $FRAGMENT
-  build_timeout: 40m
-  boot_timeout: 2m
+$KERNEL_YAML
 matrix:
   cgroup: [/a/b]
 memory_max: 256M
@@ -72,34 +64,29 @@ metrics:
   throughput: {better: higher, min_effect: 10%}
 timeout: 2m
 YAML
-cat >"$PW_DIR/jobs/kpf.yaml" <<YAML
-name: kpf
-parser: will-it-scale
-command: [perfwatch-pagefault, -s, "2", -m, "16"]
-kernel:
-  config: tinyconfig
-  fragment: $FRAGMENT
-  build_timeout: 40m
-  boot_timeout: 2m
-matrix:
-  cgroup: [/a/b]
-memory_max: 256M
-runs: 3
-max_runs: 3
-metrics:
-  average: {better: higher, min_effect: 10%}
-timeout: 2m
-YAML
+kpf_job kpf 3 3
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
-KTREE=${CHECK_KERNEL_TREE:-$PW_TMP/kernel}
-runner_config r1 "kernel_tree: $KTREE" "guest_dir: $PW_BIN/guest"
-sed -i 's/^boot: none/boot: qemu/' "$PW_TMP/r1/runner.yaml"
-start_runner r1
+t_mirror=$(date +%s)
+wait_tip memcg "$CAND" 900 || { fail tree_watched "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
+echo "daemon's mirror of the repository ready in $(($(date +%s) - t_mirror)) s"
+# The runner's kernel directory stays in $KERNEL_CACHE/ktree (fresh for
+# each cold run) for make check-kernel-bisect and a warm rerun.  Kept in
+# place: kbuild's object tree is not moved.
+if [ -z "${CHECK_KERNEL_TREE:-}" ]; then
+	KTREE=$KERNEL_CACHE/ktree
+	rm -rf "$KTREE"
+else
+	KTREE=$CHECK_KERNEL_TREE
+fi
+WARM=0
+ls -d "$KTREE"/images/"$BASE"-* "$KTREE"/images/"$CAND"-* >/dev/null 2>&1 && WARM=1
+[ "$WARM" = 1 ] && echo "# warm run: $KTREE holds both kernels"
+kernel_runner "$KTREE"
 
 submit() {
 	http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"$1\",
-	    \"base\": {\"tree\": \"$REPO\", \"commit\": \"$BASE\"},
-	    \"candidate\": {\"tree\": \"$REPO\", \"commit\": \"$CAND\"}}" \
+	    \"base\": {\"tree\": \"linux\", \"commit\": \"$BASE\"},
+	    \"candidate\": {\"tree\": \"linux\", \"commit\": \"$CAND\"}}" \
 	    >"$PW_TMP/code" && cp "$PW_TMP/body" "$PW_TMP/submit-$1.json"
 	[ "$(cat "$PW_TMP/code")" = 201 ]
 }
@@ -181,37 +168,118 @@ print("  pair build ids: base %s, candidate %s" % tuple(ids))
 PY
 }
 
+# check_report NAME MAILS: the report of pair NAME arrived as the MAILS-th
+# mail and webhook event (one per report), and its received bytes carry
+# what the pair API says each side ran.
+mails_at_least() {
+	[ "$(ls "$PW_TMP/smtp"/mail-*.eml 2>/dev/null | wc -l)" -ge "$1" ] &&
+	    [ "$(cat "$PW_TMP/hook/hooks.jsonl" 2>/dev/null | wc -l)" -ge "$1" ]
+}
+check_report() {
+	local name=$1 n=$2
+	wait_until 120 mails_at_least "$n"
+	sleep 3 # a second mail or event for the same report would be here by now
+	python3 - "$PW_TMP/smtp" "$PW_TMP/hook" "$PW_TMP/pair-$name.json" "$name" "$n" "$CAND" <<'PY' && pass "${name}_mail_and_webhook_name_both_builds" || { fail "${name}_mail_and_webhook_name_both_builds" "see above"; sql "SELECT id, kind, state, attempts, last_error FROM alerts"; }
+import email, email.policy, glob, json, re, sys
+smtp, hook, pairf, name, n, cand = sys.argv[1:]
+n = int(n)
+p = json.load(open(pairf))
+kb, kc = p["base"]["kernel"], p["candidate"]["kernel"]
+mails = sorted(glob.glob(smtp + "/mail-*.eml"), key=lambda f: int(re.search(r"(\d+)\.eml$", f).group(1)))
+posts = [json.loads(l) for l in open(hook + "/hooks.jsonl")]
+assert len(mails) == n, "%d mails, want %d" % (len(mails), n)
+assert len(posts) == n, "%d webhook posts, want %d" % (len(posts), n)
+raw = open(mails[-1], "rb").read()
+m = email.message_from_bytes(raw, policy=email.policy.default)
+subj = str(m["Subject"])
+body = m.get_content().replace("\r\n", "\n")
+def check(c, what):
+    if not c:
+        print("# mail: " + what)
+        print(raw.decode("utf-8", "replace")[:4000])
+        sys.exit(1)
+check(subj.startswith("[linux:") and (" %s " % cand[:12]) in subj and (" %s." % name) in subj
+      and subj.endswith(" regression"), "subject %r" % subj)
+check(kb["build_id"] != kc["build_id"], "one build id on both sides")
+check("  kernel build ids: base %s, candidate %s\n" % (kb["build_id"], kc["build_id"]) in body,
+      "no build id line for %s/%s" % (kb["build_id"], kc["build_id"]))
+for side, k in (("base", kb), ("candidate", kc)):
+    want = "%s: %s build %s config %s (boot qemu, cached %s)" % (
+        side, k["release"], k["build_id"], k["config_sha256"][:12], k["cached"])
+    check(want in " ".join(body.split()), "lacks %r" % want)
+check(kc["release"].endswith(kc["build_id"]) and kb["release"].endswith(kb["build_id"]), "releases")
+check("WARNING, kernels" not in body, "a same-build warning")
+check("kernel builds: each side's commit, built by the runner" in body, "kernel builds line")
+x = posts[-1]
+assert x["ok"], "bad signature: %r" % x["headers"]
+assert x["headers"]["X-Perfwatch-Event"] == "report", x["headers"]
+b = json.loads(x["body"])
+assert b["event"] == "report" and b["benchmark"] == name and b["commit"]["sha"] == cand, b
+assert b["verdict"] == "regression", b["verdict"]
+for side, k in (("base", kb), ("candidate", kc)):
+    h = b["kernel"][side]
+    assert (h["build_id"], h["release"], h["config_sha256"], h["boot"]) == \
+        (k["build_id"], k["release"], k["config_sha256"], "qemu"), (side, h, k)
+assert b["kernel"]["base"]["build_id"] != b["kernel"]["candidate"]["build_id"], b["kernel"]
+assert b["kernel"]["warning"] is None, b["kernel"]
+print("  %s report: mail %r; build ids %s / %s, releases %s / %s; webhook signed" % (
+    name, subj, kb["build_id"], kc["build_id"], kb["release"], kc["release"]))
+PY
+}
+
 t1=$(date +%s)
 submit krr || fail submit_krr "$(cat "$PW_TMP/code") $(cat "$PW_TMP/body")"
 check_pair krr throughput
 t2=$(date +%s)
+check_report krr 1
+t2r=$(date +%s)
 submit kpf || fail submit_kpf "$(cat "$PW_TMP/code") $(cat "$PW_TMP/body")"
 check_pair kpf average
 t3=$(date +%s)
+check_report kpf 2
 
 read -r b1 c1 i1 <"$PW_TMP/job-krr-base.json.build_s" 2>/dev/null || b1=?
 read -r b2 c2 i2 <"$PW_TMP/job-krr-candidate.json.build_s" 2>/dev/null || b2=?
 read -r b3 c3 i3 <"$PW_TMP/job-kpf-base.json.build_s" 2>/dev/null || c3=?
-[ "${c1:-}" = no ] && [ "${i1:-}" = no ] && pass first_base_cold || fail first_base_cold "cached=${c1:-?} incremental=${i1:-?}"
-[ "${i2:-}" = yes ] && pass candidate_incremental || fail candidate_incremental "incremental=${i2:-?}"
+if [ "$WARM" = 1 ]; then
+	echo "SKIP first_base_cold: warm run ($KTREE held both kernels)"
+	echo "SKIP candidate_incremental: warm run"
+	[ "${c1:-}" = yes ] && [ "${c2:-}" = yes ] && pass warm_both_cached ||
+	    fail warm_both_cached "cached base=${c1:-?} candidate=${c2:-?}"
+	echo "MEASURED warm run: pair 1 with both kernels cached (4 boots): $((t2 - t1)) s"
+else
+	[ "${c1:-}" = no ] && [ "${i1:-}" = no ] && pass first_base_cold || fail first_base_cold "cached=${c1:-?} incremental=${i1:-?}"
+	[ "${i2:-}" = yes ] && pass candidate_incremental || fail candidate_incremental "incremental=${i2:-?}"
+	echo "MEASURED cold base build: ${b1} s; candidate incremental rebuild (one-file change to mm/memcontrol.c): ${b2} s"
+	echo "MEASURED pair 1 (build both + 4 boots): $((t2 - t1)) s"
+fi
 [ "${c3:-}" = yes ] && pass second_pair_reuses_base || fail second_pair_reuses_base "cached=${c3:-?}"
-echo "MEASURED cold base build: ${b1} s; candidate incremental rebuild (one-file change to mm/memcontrol.c): ${b2} s"
-echo "MEASURED pair 1 (build both + 4 boots): $((t2 - t1)) s; pair 2 (cached kernels, 2 boots): $((t3 - t2)) s; saving on the second run: ${b1} s of base build"
+echo "MEASURED pair 2 (cached kernels, 2 boots): $((t3 - t2r)) s$([ "$WARM" = 1 ] || echo "; saving: ${b1} s of base build")"
 
 # Reference, same run, same tree: a raw make after touching
 # mm/memcontrol.c (what the runner's incremental build cannot beat).
 src=$(ls -d "$KTREE"/build-*/src 2>/dev/null | head -n 1)
 if [ -n "$src" ]; then
 	touch "$src/mm/memcontrol.c"
+	touch "$PW_TMP/ref.stamp"
+	sleep 1
 	t_ref=$(date +%s.%N)
 	# The runner's exact flags (CC too: a changed command line makes
-	# kbuild rebuild every object), only the build id differs.
+	# kbuild rebuild every object), only the build id differs -- as it
+	# does between the runner's base and candidate.  ccache is bypassed
+	# (CCACHE_DISABLE; the command line stays the same): its cache holds
+	# this very memcontrol.o from the candidate's build.
 	cc=gcc
 	command -v ccache >/dev/null && cc="ccache gcc"
-	if (cd "$src" && nice -n 10 make -s O=pw-obj -j2 KCFLAGS=-falign-functions=64 \
+	if (cd "$src" && CCACHE_DISABLE=1 nice -n 10 make -s O=pw-obj -j2 KCFLAGS=-falign-functions=64 \
 	    LOCALVERSION=-pwref KBUILD_BUILD_USER=perfwatch \
 	    KBUILD_BUILD_HOST=perfwatch "CC=$cc" bzImage >"$PW_TMP/ref.log" 2>&1); then
-		echo "MEASURED reference: raw make -j2 bzImage after touching mm/memcontrol.c: $(python3 -c "import time; print(round(time.time() - $t_ref, 1))") s"
+		nobj=$(find "$src/pw-obj" -name '*.o' -newer "$PW_TMP/ref.stamp" | wc -l)
+		tobj=$(find "$src/pw-obj" -name '*.o' | wc -l)
+		echo "MEASURED reference: raw make -j2 bzImage after touching mm/memcontrol.c: $(python3 -c "import time; print(round(time.time() - $t_ref, 1))") s ($nobj of $tobj objects rebuilt)"
+		# A same-tree one-file rebuild, not a full one.
+		[ "$nobj" -ge 1 ] && [ "$((nobj * 10))" -lt "$tobj" ] && pass reference_is_incremental ||
+		    fail reference_is_incremental "$nobj of $tobj objects rebuilt"
 	else
 		echo "reference make failed: $(tail -5 "$PW_TMP/ref.log")"
 	fi

@@ -897,6 +897,61 @@ TEST(test_git__checkout_update_writes_only_changes)
 	gitm_repo_free(c);
 }
 
+/*
+ * A build tree exported from a commit only another clone has (a
+ * bisection's revert, made in the daemon's mirror) moves to a commit of
+ * this clone by borrowing the other's objects: only the files that differ
+ * are written, and neither repository gets anything.
+ */
+TEST(test_git__checkout_update_borrows_objects)
+{
+	char a[GITM_SHA_SIZE], r[GITM_SHA_SIZE], url1[1024], bare2[512];
+	struct gitm_repo *c1, *c2;
+	const char *work, *dir;
+	long long kept_ns;
+	size_t n = 0;
+
+	setup();
+	snprintf(url1, sizeof(url1), "%s", upstream("bo1"));
+	work = tpath("bo1.work");
+	ASSERT(commit(a, work, "mm/page_counter.c", "pc\n", "A1") == 0);
+	ASSERT(commit(a, work, "mm/memcontrol.c", "spin\n", "A") == 0);
+	ASSERT(push(work, "master") == 0);
+	/* The second repository has one more commit (the revert). */
+	upstream("bo2");
+	snprintf(bare2, sizeof(bare2), "%s/bo2.git", test_tmpdir());
+	ASSERT(commit(r, work, "mm/memcontrol.c", "v1\n", "Revert A") == 0);
+	ASSERT(gitc(work, "push", "-q", "-f", bare2, "master", NULL) == 0);
+	c1 = gitm_repo_for_url(tpath("brunner"), url1, NULL);
+	c2 = gitm_repo_for_url(tpath("brunner"), tpath("bo2.git"), NULL);
+	dir = tpath("bbuild");
+	ASSERT_MSG(gitm_checkout(c2, r, dir) == 0, "%s", gitm_errmsg(c2));
+	write_file(dir, "pw-obj/page_counter.o", "o");
+	kept_ns = mtime_ns(tpath("bbuild/mm/page_counter.c"));
+	usleep(20000);
+	ASSERT_MSG(gitm_fetch_commit(c1, a) == 0, "%s", gitm_errmsg(c1));
+	/* This clone never had the revert: no update without borrowing. */
+	ASSERT_INTEQ(gitm_checkout_update(&n, c1, r, a, dir), ERR_NOTFOUND);
+	gitm_clearerr(c1);
+	ASSERT_MSG(
+	    gitm_borrow_objects(c1, gitm_path(c2)) == 0, "%s", gitm_errmsg(c1));
+	ASSERT_MSG(gitm_checkout_update(&n, c1, r, a, dir) == 0, "%s",
+	    gitm_errmsg(c1));
+	ASSERT_INTEQ(n, 1);
+	ASSERT(file_is(tpath("bbuild/mm/memcontrol.c"), "spin\n"));
+	ASSERT(file_is(tpath("bbuild/pw-obj/page_counter.o"), "o"));
+	ASSERT_INTEQ(mtime_ns(tpath("bbuild/mm/page_counter.c")), kept_ns);
+	gitm_repo_free(c1);
+	/* Borrowed for the handle's life only: nothing was copied. */
+	c1 = gitm_repo_for_url(tpath("brunner"), url1, NULL);
+	ASSERT_INTEQ(gitm_has_commit(c1, r), 0);
+	ASSERT_INTEQ(
+	    gitm_borrow_objects(c1, tpath("no-such.git")), ERR_NOTFOUND);
+	ASSERT(strstr(gitm_errmsg(c1), "no objects directory") != NULL);
+	gitm_repo_free(c1);
+	gitm_repo_free(c2);
+}
+
 /* Entries of DIR whose names start with prefix (-1: no DIR). */
 static int
 count_entries(const char *dir, const char *prefix)

@@ -138,3 +138,60 @@ TEST(test_kernel__config_is_target)
 	ASSERT(!kernel_config_is_target("oldconfig"));
 	ASSERT(!kernel_config_is_target("../defconfig"));
 }
+
+TEST(test_kernel__source_plan)
+{
+	static const char a[] = "0123456789abcdef0123456789abcdef01234567",
+	                  b[] = "89abcdef0123456789abcdef0123456789abcdef";
+	char prev[41], clone[256], mark[512];
+
+	/* No mark, or one that is not a commit id: export afresh. */
+	ASSERT_INTEQ(kernel_source_plan(NULL, a, "/k/trees/u-1.git", prev,
+	                 clone, sizeof(clone)),
+	    KERNEL_SRC_EXPORT);
+	ASSERT_STREQ(prev, "");
+	ASSERT_INTEQ(kernel_source_plan("0123\n", a, "/k/trees/u-1.git", prev,
+	                 clone, sizeof(clone)),
+	    KERNEL_SRC_EXPORT);
+	ASSERT_INTEQ(kernel_source_plan(
+	                 "", a, "/k/trees/u-1.git", prev, clone, sizeof(clone)),
+	    KERNEL_SRC_EXPORT);
+	/* The commit is there already, from whichever clone. */
+	snprintf(mark, sizeof(mark), "%s\n/k/trees/u-2.git\n", a);
+	ASSERT_INTEQ(kernel_source_plan(mark, a, "/k/trees/u-1.git", prev,
+	                 clone, sizeof(clone)),
+	    KERNEL_SRC_SAME);
+	/* The next midpoint from the same clone: an update. */
+	snprintf(mark, sizeof(mark), "%s\n/k/trees/u-1.git\n", a);
+	ASSERT_INTEQ(kernel_source_plan(mark, b, "/k/trees/u-1.git", prev,
+	                 clone, sizeof(clone)),
+	    KERNEL_SRC_UPDATE);
+	ASSERT_STREQ(prev, a);
+	ASSERT_STREQ(clone, "/k/trees/u-1.git");
+	/* After a verification's revert (a clone of the daemon's mirror),
+	 * the next commit of the tree's own clone: an update that reads the
+	 * revert from the mirror's clone, never a fresh export (a whole
+	 * kernel rebuilt). */
+	snprintf(mark, sizeof(mark), "%s\n/k/trees/u-2.git\n", a);
+	ASSERT_INTEQ(kernel_source_plan(mark, b, "/k/trees/u-1.git", prev,
+	                 clone, sizeof(clone)),
+	    KERNEL_SRC_BORROW);
+	ASSERT_STREQ(prev, a);
+	ASSERT_STREQ(clone, "/k/trees/u-2.git");
+	/* An older runner's mark names no clone: the update is tried from
+	 * this one, as before. */
+	snprintf(mark, sizeof(mark), "%s\n", a);
+	ASSERT_INTEQ(kernel_source_plan(mark, b, "/k/trees/u-1.git", prev,
+	                 clone, sizeof(clone)),
+	    KERNEL_SRC_UPDATE);
+	ASSERT_STREQ(clone, "");
+	ASSERT_INTEQ(kernel_source_plan(
+	                 a, b, "/k/trees/u-1.git", prev, clone, sizeof(clone)),
+	    KERNEL_SRC_UPDATE);
+	/* A clone path too long for the buffer is not cut into another. */
+	snprintf(mark, sizeof(mark), "%s\n/k/trees/u-2.git\n", a);
+	ASSERT_INTEQ(
+	    kernel_source_plan(mark, b, "/k/trees/u-1.git", prev, clone, 8),
+	    KERNEL_SRC_UPDATE);
+	ASSERT_STREQ(clone, "");
+}
