@@ -80,6 +80,9 @@ runs: 3
 # worktrees' tests at once) 6 runs left steps inconclusive twice often
 # enough to end a bisection inconclusive now and then.
 max_runs: 10
+# Base and candidate take turns, one run each (rounds, docs/CONFIG.md):
+# the host's drift between a step's two jobs misjudged steps in CI.
+rounds: 3
 timeout: 60s
 bisect:
   max_steps: 14
