@@ -368,14 +368,17 @@ table_sweep(void)
 }
 
 /*
- * History: 120-point series, 1 % noise, one 2 % step (a regression of a
- * higher-is-better metric) at a uniform position in [15, 105), or none.
+ * History: len-point series, one step (a fraction off a higher-is-better
+ * metric; negative: a gain) at a uniform position in [lo, lo + span), or
+ * none.  120 points, 1 % noise, 2 %, positions [15, 105) for the main
+ * table.
  */
 #define CP_LEN 120
 
 static void
 cp_cell(size_t *hits, size_t *false_cps, size_t *steps, size_t *points,
-    enum model m, double cv, double step, size_t ntrials, uint64_t seed)
+    enum model m, double cv, double step, size_t len, size_t lo, size_t span,
+    size_t ntrials, uint64_t seed)
 {
 	struct analysis_rng r;
 	struct analysis_cp_opts o;
@@ -389,14 +392,14 @@ cp_cell(size_t *hits, size_t *false_cps, size_t *steps, size_t *points,
 		struct analysis_cps c;
 		struct noise ns;
 		struct err e = { 0 };
-		size_t pos = 15 + analysis_rng_below(&r, 90);
+		size_t pos = lo + analysis_rng_below(&r, span);
 		int found = 0;
 
 		noise_init(&ns, m, cv, &r);
-		for (i = 0; i < CP_LEN; i++)
+		for (i = 0; i < len; i++)
 			x[i] = 1000 * noise_next(&ns) *
-			    (step > 0 && i >= pos ? 1 - step : 1);
-		if (analysis_changepoints(&c, x, CP_LEN, &o, &e) != 0) {
+			    (step != 0 && i >= pos ? 1 - step : 1);
+		if (analysis_changepoints(&c, x, len, &o, &e) != 0) {
 			fprintf(stderr, "eval_stats: %s\n", err_msg(&e));
 			exit(1);
 		}
@@ -404,15 +407,15 @@ cp_cell(size_t *hits, size_t *false_cps, size_t *steps, size_t *points,
 			size_t d = c.cp[i].index > pos ? c.cp[i].index - pos
 			                               : pos - c.cp[i].index;
 
-			if (step > 0 && d <= 3 && !found)
+			if (step != 0 && d <= 3 && !found)
 				found = 1;
 			else
 				(*false_cps)++;
 		}
 		analysis_cps_release(&c);
 		*hits += (size_t)found;
-		*steps += step > 0;
-		*points += CP_LEN;
+		*steps += step != 0;
+		*points += len;
 	}
 }
 
@@ -434,13 +437,54 @@ table_cp(void)
 	for (m = 0; m < M_COUNT; m++) {
 		size_t h, f, s, p, h0, f0, s0, p0;
 
-		cp_cell(&h, &f, &s, &p, m, 0.01, 0.02, nt, 1000 + m);
-		cp_cell(&h0, &f0, &s0, &p0, m, 0.01, 0, nt, 1100 + m);
+		cp_cell(&h, &f, &s, &p, m, 0.01, 0.02, CP_LEN, 15, 90, nt,
+		    1000 + m);
+		cp_cell(&h0, &f0, &s0, &p0, m, 0.01, 0, CP_LEN, 15, 90, nt,
+		    1100 + m);
 		printf("| %s |", model_names[m]);
 		print_rate(h, s);
 		printf(" %.3f | %.3f |\n", 100.0 * (double)f / (double)p,
 		    100.0 * (double)f0 / (double)p0);
 		fflush(stdout);
+	}
+}
+
+/*
+ * Short histories: a branch's first points.  13 points (5 before the
+ * step, 8 after; the bisection test's shape) and 20 (5 before), CV 10 %
+ * as on a loaded host, steps of 4x slower and 30 % slower.
+ */
+static void
+table_cp_short(void)
+{
+	static const size_t lens[] = { 13, 20 };
+	static const double steps[] = { -3.0, -0.3 };
+	enum model m;
+	size_t nt = trials(1000), l, k;
+
+	printf("\n### Change points on short histories: CV 10 %%, the step "
+	       "after 5 points\n\n");
+	printf("%zu series per cell.  Hit = a change point within ±3 of the "
+	       "step; false: any other (per 100 points).\n\n",
+	    nt);
+	printf("| noise | points | 4x hits %% | 30 %% hits %% | false / 100 "
+	       "points (no step) |\n");
+	printf("|---|---|---|---|---|\n");
+	for (m = 0; m < M_COUNT; m++) {
+		for (l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+			size_t h, f, s, p;
+
+			printf("| %s | %zu |", model_names[m], lens[l]);
+			for (k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+				cp_cell(&h, &f, &s, &p, m, 0.10, steps[k],
+				    lens[l], 5, 1, nt, 1200 + 10 * m + l);
+				print_rate(h, s);
+			}
+			cp_cell(&h, &f, &s, &p, m, 0.10, 0, lens[l], 5, 1, nt,
+			    1300 + 10 * m + l);
+			printf(" %.3f |\n", 100.0 * (double)f / (double)p);
+			fflush(stdout);
+		}
 	}
 }
 
@@ -541,6 +585,8 @@ main(int argc, char **argv)
 		table_sweep();
 	if (!*only || strchr(only, 'c'))
 		table_cp();
+	if (!*only || strchr(only, 'S'))
+		table_cp_short();
 	if (!*only || strchr(only, 't'))
 		table_timing();
 	printf("\n(total %.0f s of CPU)\n", now() - t0);
