@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 17 /* schema version after every migration */
+#define STORE_VERSION 18 /* schema version after every migration */
 
 struct store;
 
@@ -49,6 +49,16 @@ void store_set_wal_reset(struct store *, int pages);
 int store_checkpoint(struct store *);
 /* PRAGMA user_version, or -1. */
 int store_user_version(struct store *);
+/*
+ * What this connection would read has not changed while *out stays the
+ * same: it moves when any connection (this one included) commits a
+ * change (PRAGMA data_version and this connection's change count).  For
+ * caches of what was read (web/cache.h).  0, or -1.
+ */
+struct store_version {
+	int64_t data, own;
+};
+int store_data_version(struct store *, struct store_version *out);
 
 /*
  * Write-lock accounting (GET /metrics): how long writers of each class

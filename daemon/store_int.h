@@ -26,6 +26,7 @@ enum stmt_slot {
 	S_SAVEPOINT, /* store_batch.c */
 	S_ROLLBACK_TO,
 	S_RELEASE,
+	S_DATA_VERSION, /* store_data_version */
 	S_NSLOTS
 };
 

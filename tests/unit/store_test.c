@@ -1391,3 +1391,184 @@ TEST(test_store__checkpoint_starts_the_wal_over)
 	free(wal);
 	free(p);
 }
+
+/* ---- counts kept by triggers (schema v18) and the data version ---- */
+
+static int
+stats_are(struct store *s, int64_t queued, int64_t running, int64_t success,
+    int64_t failed, int64_t cancelled, int64_t runs)
+{
+	struct store_stats st;
+
+	if (store_stats(s, &st, 1000, 60) != 0)
+		return 0;
+	if (st.jobs[0] != queued || st.jobs[1] != running ||
+	    st.jobs[2] != success || st.jobs[3] != failed ||
+	    st.jobs[4] != cancelled || st.runs != runs) {
+		fprintf(stdout,
+		    "stats: %lld queued %lld running %lld success %lld failed "
+		    "%lld cancelled, %lld runs\n",
+		    (long long)st.jobs[0], (long long)st.jobs[1],
+		    (long long)st.jobs[2], (long long)st.jobs[3],
+		    (long long)st.jobs[4], (long long)st.runs);
+		return 0;
+	}
+	return 1;
+}
+
+static int64_t
+reg_count(struct store *s, const char *state)
+{
+	json_t *o = NULL;
+	int64_t n;
+
+	if (store_web_regression_counts(s, &o) != 0)
+		return -1;
+	n = json_integer_value(json_object_get(o, state));
+	json_decref(o);
+	return n;
+}
+
+/* The overview's and the jobs page's counts follow every way a job, a
+ * run or a regression changes: claim, upload, a duplicate refused, the
+ * runs a requeue discards, finish, a failed run that a retry drops,
+ * cancel, a regression and its triage. */
+TEST(test_store__counts_follow_every_change)
+{
+	struct store *s = open_new();
+	struct store_comparison cmp;
+	json_t *c = NULL, *rows = NULL;
+	int64_t h, pair, b, cand, rid, i;
+	int n = 0;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	ASSERT(stats_are(s, 0, 0, 0, 0, 0, 0));
+	ASSERT(store_pair_create(s, &pair, &b, &cand, "n", "", &job_base,
+	           &job_cand, 1000) == 0);
+	ASSERT(stats_are(s, 2, 0, 0, 0, 0, 0));
+	ASSERT(store_claim(s, &c, h, 1000, 600) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	json_decref(c);
+	ASSERT(stats_are(s, 1, 1, 0, 0, 0, 0));
+	ASSERT(add_run(s, h, b, 0) == 0 && add_run(s, h, b, 1) == 0);
+	ASSERT_INTEQ(add_run(s, h, b, 0), ERR_EXISTS);
+	ASSERT(stats_are(s, 1, 1, 0, 0, 0, 2));
+	/* The lease runs out; the partner has no runs, so the pair is let
+	 * go and the two runs are discarded. */
+	ASSERT(store_requeue_expired(s, 2000, &n) == 0 && n == 1);
+	ASSERT(stats_are(s, 2, 0, 0, 0, 0, 0));
+	ASSERT(store_claim(s, &c, h, 2000, 600) == 0);
+	ASSERT_INTEQ(claimed_id(c), b);
+	json_decref(c);
+	for (i = 0; i < 3; i++)
+		ASSERT(add_run(s, h, b, i) == 0);
+	ASSERT(store_finish(s, h, b, 1, NULL, 2001) == 0);
+	ASSERT(stats_are(s, 1, 0, 1, 0, 0, 3));
+	ASSERT(store_claim(s, &c, h, 2002, 600) == 0);
+	ASSERT_INTEQ(claimed_id(c), cand);
+	json_decref(c);
+	{
+		struct store_run fr = { cand, 0, "failed", 1, "boom", NULL, 0,
+			NULL, 0, NULL, NULL };
+
+		ASSERT(store_run_add(s, h, &fr, 2003) == 0);
+	}
+	ASSERT(store_finish(s, h, cand, 0, "boom", 2004) == 0);
+	ASSERT(stats_are(s, 0, 0, 1, 1, 0, 4));
+	ASSERT(store_retry(s, cand, 2005) == 0); /* drops the failed run */
+	ASSERT(stats_are(s, 1, 0, 1, 0, 0, 3));
+	ASSERT(store_cancel(s, cand, 2006) == 0);
+	ASSERT(stats_are(s, 0, 0, 1, 0, 1, 3));
+
+	ASSERT_INTEQ(reg_count(s, "new"), 0);
+	memset(&cmp, 0, sizeof(cmp));
+	cmp.metric = "iops";
+	cmp.unit = "IOPS";
+	cmp.better = "higher";
+	cmp.verdict = "regression";
+	cmp.n_base = cmp.n_cand = 3;
+	cmp.base_median = 100;
+	cmp.cand_median = 80;
+	cmp.change_pct = -20;
+	cmp.ci_low = -25;
+	cmp.ci_high = -15;
+	cmp.p = cmp.p_adjusted = 0.001;
+	cmp.min_effect = 1;
+	cmp.final = 1;
+	ASSERT(store_verdict_put(s, NULL, pair, &cmp, 2007) == 0);
+	ASSERT_INTEQ(reg_count(s, "new"), 1);
+	ASSERT(store_web_regressions(s, &rows, NULL, NULL, NULL, NULL, 10, 0) ==
+	    0);
+	rid = json_integer_value(json_object_get(
+	    json_array_get(json_object_get(rows, "rows"), 0), "id"));
+	json_decref(rows);
+	ASSERT(store_web_triage(s, rid, "acknowledged", "seen", 2008) == 0);
+	ASSERT_INTEQ(reg_count(s, "new"), 0);
+	ASSERT_INTEQ(reg_count(s, "acknowledged"), 1);
+	/* The same state again moves nothing. */
+	ASSERT(store_web_triage(s, rid, "acknowledged", NULL, 2009) == 0);
+	ASSERT_INTEQ(reg_count(s, "acknowledged"), 1);
+	store_close(s);
+}
+
+/* A database of schema v17 with jobs and runs gets its counts from the
+ * rows already there when it is migrated. */
+TEST(test_store__counts_start_from_the_rows_there)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = dbpath();
+	json_t *c = NULL;
+	int64_t h, b;
+
+	ASSERT(store_open_version(&s, p, 17, &e) == 0);
+	h = host(s, "h1", "[]");
+	ASSERT(store_pair_create(s, NULL, &b, NULL, "n", "", &job_base,
+	           &job_cand, 1000) == 0);
+	ASSERT(store_claim(s, &c, h, 1000, 600) == 0);
+	json_decref(c);
+	ASSERT(add_run(s, h, b, 0) == 0 && add_run(s, h, b, 1) == 0);
+	store_close(s);
+	s = NULL;
+	ASSERT(store_open(&s, p, &e) == 0);
+	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+	ASSERT(stats_are(s, 1, 1, 0, 0, 0, 2));
+	ASSERT(add_run(s, h, b, 2) == 0);
+	ASSERT(stats_are(s, 1, 1, 0, 0, 0, 3));
+	store_close(s);
+	free(p);
+}
+
+static int
+same_version(const struct store_version *a, const struct store_version *b)
+{
+	return a->data == b->data && a->own == b->own;
+}
+
+/* The version a reply cache keys on moves with a commit by another
+ * connection and with one by the reader's own, and only then. */
+TEST(test_store__data_version_moves_with_every_commit)
+{
+	struct store *rd = NULL, *wr = NULL;
+	struct store_version v0, v1;
+	struct err e = { 0 };
+	char *p = dbpath();
+	json_t *o = NULL;
+	int64_t h = 0;
+
+	ASSERT(store_open(&rd, p, &e) == 0 && store_open(&wr, p, &e) == 0);
+	ASSERT(store_data_version(rd, &v0) == 0);
+	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
+	ASSERT(store_jobs_list(rd, &o, NULL, 10, 0) == 0); /* a read */
+	json_decref(o);
+	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
+	ASSERT(store_host_register(wr, &h, "h", "[]", "{}", 1) == 0);
+	ASSERT(store_data_version(rd, &v1) == 0 && !same_version(&v0, &v1));
+	v0 = v1;
+	ASSERT(store_host_seen(rd, h, 2) == 0); /* its own write */
+	ASSERT(store_data_version(rd, &v1) == 0 && !same_version(&v0, &v1));
+	store_close(wr);
+	store_close(rd);
+	free(p);
+}
