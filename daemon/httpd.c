@@ -496,6 +496,51 @@ httpd_reply_header(struct httpd_req *r, const char *name, const char *value)
 	r->nhdr++;
 }
 
+const char *
+httpd_reply_body(
+    const struct httpd_req *r, size_t *len, const char **content_type)
+{
+	*len = r->rlen;
+	*content_type = r->ctype;
+	return r->rbody;
+}
+
+int
+httpd_reply_nheaders(const struct httpd_req *r)
+{
+	return r->nhdr;
+}
+
+void
+httpd_reply_header_at(
+    const struct httpd_req *r, int i, const char **name, const char **value)
+{
+	*name = r->hdr[2 * i];
+	*value = r->hdr[2 * i + 1];
+}
+
+static enum MHD_Result
+query_arg(
+    void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct buf *b = cls;
+
+	(void)kind;
+	buf_add(b, key, strlen(key));
+	if (value != NULL) {
+		buf_add(b, "\x1f", 1);
+		buf_add(b, value, strlen(value));
+	}
+	buf_add(b, "\x1e", 1);
+	return MHD_YES;
+}
+
+void
+httpd_query_all(const struct httpd_req *r, struct buf *b)
+{
+	MHD_get_connection_values(r->c, MHD_GET_ARGUMENT_KIND, query_arg, b);
+}
+
 double
 httpd_age_s(const struct httpd_req *r)
 {

@@ -77,6 +77,21 @@ void httpd_reply_take(struct httpd_req *, int status, const char *content_type,
 void httpd_reply_header(
     struct httpd_req *, const char *name, const char *value);
 
+/*
+ * The reply set so far (for a cache of replies, web/cache.h): its body
+ * (NULL before one is set), content type and added headers.
+ */
+const char *httpd_reply_body(
+    const struct httpd_req *, size_t *len, const char **content_type);
+int httpd_reply_nheaders(const struct httpd_req *);
+void httpd_reply_header_at(
+    const struct httpd_req *, int i, const char **name, const char **value);
+/*
+ * Appends the request's query arguments to b as they came, each
+ * "key\x1fvalue\x1e" (a key without a value has none): a cache key.
+ */
+struct buf;
+void httpd_query_all(const struct httpd_req *, struct buf *b);
 /* Parks the request (from the handler, which then returns without a
  * reply).  httpd_unpark() from any thread runs the handler again. */
 void httpd_park(struct httpd_req *);

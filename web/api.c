@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
+#include "common/buf.h"
 #include "common/caps.h"
 #include "common/clock.h"
 #include "common/json.h"
@@ -28,6 +30,7 @@
 #include "daemon/store_batch.h"
 #include "web/api.h"
 #include "web/api_int.h"
+#include "web/cache.h"
 #include "web/reply.h"
 #include "web/web.h"
 
@@ -36,6 +39,7 @@ static const double lat_le[API_NLAT] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1,
 	1, 10 };
 
 static _Thread_local struct store *tl_store;
+static _Thread_local struct cache *tl_cache; /* tl_store's replies */
 static _Thread_local struct api *tl_api;
 
 int64_t
@@ -185,9 +189,13 @@ thread_store(struct api *a, struct err *e)
 		return NULL;
 	/* The scheduler's ticker checkpoints; commits here stay short. */
 	store_set_autocheckpoint(s, 0);
+	tl_cache = cache_new();
 	pthread_mutex_lock(&a->mu);
 	a->stores =
 	    xreallocarray(a->stores, a->nstores + 1, sizeof(*a->stores));
+	a->caches =
+	    xreallocarray(a->caches, a->nstores + 1, sizeof(*a->caches));
+	a->caches[a->nstores] = tl_cache;
 	a->stores[a->nstores++] = s;
 	pthread_mutex_unlock(&a->mu);
 	tl_store = s;
@@ -434,14 +442,89 @@ route_body_cap(const struct route *rt)
 	return (size_t)CAP_HTTP_SMALL_BODY;
 }
 
+/*
+ * Whether a route's replies may be kept (web/cache.h): the public GET
+ * routes whose reply is a function of the store, the configuration and
+ * the clock.  Not the overview (its own one-second cache serves it
+ * whatever is written meanwhile), /healthz and /metrics (the process's
+ * own state), the login and logout pages (cookies).
+ */
+static int
+route_cacheable(const struct route *rt)
+{
+	static const char *const skip[] = { "/", "/api/v1/overview", "/healthz",
+		"/metrics", "/login", "/favicon.ico" };
+	size_t i;
+
+	if (rt->auth != AUTH_NONE || strcmp(rt->method, "GET") != 0)
+		return 0;
+	for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (strcmp(rt->pattern, skip[i]) == 0)
+			return 0;
+	return 1;
+}
+
+/* The cache key of a request: its path and query arguments. */
+static void
+cache_key(struct httpd_req *r, struct buf *k)
+{
+	buf_puts(k, httpd_path(r));
+	buf_putc(k, '?');
+	httpd_query_all(r, k);
+}
+
+/* 1 after replying from the cache. */
+static int
+cache_serve(struct ctx *x, const struct buf *k, const struct cache_stamp *st)
+{
+	struct cache_reply cr;
+	int i;
+
+	if (!cache_get(tl_cache, &cr, k->data, k->len, st))
+		return 0;
+	httpd_reply(x->r, 200, cr.content_type, cr.body, cr.len);
+	for (i = 0; i < cr.nhdr; i++)
+		httpd_reply_header(x->r, cr.hdr[2 * i], cr.hdr[2 * i + 1]);
+	return 1;
+}
+
+/* Keeps the reply just made, when it is a 200 without cookies and the
+ * store did not change while it was made. */
+static void
+cache_keep(struct ctx *x, const struct buf *k, const struct cache_stamp *st)
+{
+	struct cache_reply cr;
+	struct store_version now;
+	int i;
+
+	if (httpd_status(x->r) != 200 || store_data_version(x->s, &now) != 0 ||
+	    now.data != st->v.data || now.own != st->v.own)
+		return;
+	memset(&cr, 0, sizeof(cr));
+	cr.body = httpd_reply_body(x->r, &cr.len, &cr.content_type);
+	cr.nhdr = httpd_reply_nheaders(x->r);
+	if (cr.body == NULL || cr.nhdr > CACHE_HEADERS)
+		return;
+	for (i = 0; i < cr.nhdr; i++) {
+		httpd_reply_header_at(
+		    x->r, i, &cr.hdr[2 * i], &cr.hdr[2 * i + 1]);
+		if (strcasecmp(cr.hdr[2 * i], "Set-Cookie") == 0)
+			return;
+	}
+	cache_put(tl_cache, k->data, k->len, &cr, st);
+}
+
 static void
 handle(struct httpd_req *r, void *arg)
 {
 	struct ctx x;
 	const struct route *rt;
+	struct cache_stamp st;
+	struct buf key = BUF_INIT(CAP_HTTP_PATH + 64 * 1024);
 	int status;
 
 	memset(&x, 0, sizeof(x));
+	memset(&st, 0, sizeof(st));
 	x.a = arg;
 	x.r = r;
 	x.conf = conf_get(x.a);
@@ -478,12 +561,34 @@ handle(struct httpd_req *r, void *arg)
 		api_reply_err(&x, 503, "database: %s", err_msg(&x.err));
 		goto out;
 	}
+	/* Anonymous requests only: a session or a token may change what a
+	 * page shows. */
+	if (route_cacheable(rt) && httpd_header(r, "Cookie") == NULL &&
+	    httpd_header(r, "Authorization") == NULL &&
+	    store_data_version(x.s, &st.v) == 0) {
+		st.conf = x.conf;
+		st.now_ms = clock_mono_ms();
+		cache_key(r, &key);
+		if (!buf_failed(&key)) {
+			if (cache_serve(&x, &key, &st)) {
+				__atomic_add_fetch(
+				    &x.a->cache_hits, 1, __ATOMIC_RELAXED);
+			} else {
+				__atomic_add_fetch(
+				    &x.a->cache_misses, 1, __ATOMIC_RELAXED);
+				rt->fn(&x);
+				cache_keep(&x, &key, &st);
+			}
+			goto out;
+		}
+	}
 	rt->fn(&x);
 out:
 	if (rt != NULL && rt->page)
 		web_end(&x);
 	json_decref(x.body);
 	dconf_unref(x.conf);
+	buf_release(&key);
 }
 
 static void
@@ -663,9 +768,12 @@ api_stop(struct api *a)
 	store_batch_stop(a->batch);
 	httpd_stop(a->httpd, (int)a->conf->dc->http_timeout_s);
 	store_batch_free(a->batch);
-	for (i = 0; i < a->nstores; i++)
+	for (i = 0; i < a->nstores; i++) {
 		store_close(a->stores[i]);
+		cache_free(a->caches[i]);
+	}
 	free(a->stores);
+	free(a->caches);
 	free(a->waiters);
 	web_free(a->web);
 	dconf_unref(a->conf);

@@ -51,6 +51,7 @@ struct api {
 	struct store_batch *batch; /* group commit of uploads */
 	int stopping;
 	struct store **stores; /* one per server thread, closed at stop */
+	struct cache **caches; /* the same threads' reply caches */
 	size_t nstores;
 	struct waiter *waiters;
 	size_t nwaiters;
@@ -60,6 +61,9 @@ struct api {
 	 * counted too: their latency is the wait. */
 	uint64_t http_lat[API_NLAT + 1];
 	uint64_t http_lat_sum_us;
+	/* Requests the reply caches (web/cache.h) answered, and those they
+	 * could have but had nothing fresh for; __atomic. */
+	uint64_t cache_hits, cache_misses;
 	uint64_t runs_stored; /* __atomic */
 	struct web *web;      /* dashboard state: sessions, cache */
 };

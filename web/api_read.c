@@ -477,6 +477,17 @@ write_metrics(struct api *a, struct buf *b)
 	    "perfwatch_upload_pending %" PRIu64 "\n",
 	    bs.batches, bs.uploads, bs.max_size, bs.failed, bs.queued,
 	    bs.queued + bs.taken - bs.uploads);
+	buf_printf(b,
+	    "# HELP perfwatch_web_cache_hits_total Public GET requests "
+	    "answered from the reply cache.\n"
+	    "# TYPE perfwatch_web_cache_hits_total counter\n"
+	    "perfwatch_web_cache_hits_total %" PRIu64 "\n"
+	    "# HELP perfwatch_web_cache_misses_total Public GET requests "
+	    "rendered afresh (nothing kept, or the store had changed).\n"
+	    "# TYPE perfwatch_web_cache_misses_total counter\n"
+	    "perfwatch_web_cache_misses_total %" PRIu64 "\n",
+	    __atomic_load_n(&a->cache_hits, __ATOMIC_RELAXED),
+	    __atomic_load_n(&a->cache_misses, __ATOMIC_RELAXED));
 }
 
 void

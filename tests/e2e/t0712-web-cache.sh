@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The reply cache of public GET routes (web/cache.h, issue 17): a repeated
+# request is answered from it (GET /metrics: perfwatch_web_cache_hits_total
+# moves, the bytes are the same), and what is committed shows at once,
+# not after the cache's second: an uploaded run on the job's JSON and on
+# the pair page, a finish on the jobs page, a new host on /hosts.  The
+# query is part of the key, a request with a cookie or a token is never
+# served from it, and the job and run counts come from the store's counts
+# (schema v18), which follow the uploads.
+. "$(dirname "$0")/lib.sh"
+
+daemon_config "$PW_TMP/d" r1 r2
+cat >"$PW_DIR/jobs/kv.yaml" <<'YAML'
+name: kv
+parser: keyvalue
+command: [echo, "ops=1"]
+runs: 2
+max_runs: 2
+YAML
+start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+
+hits() {
+	curl -s "$PW_URL/metrics" | awk '$1 == "perfwatch_web_cache_hits_total" {print $2}'
+}
+
+get() {	# PATH OUT
+	curl -s -o "$2" -w '%{http_code}' "$PW_URL$1"
+}
+
+[ "$(http POST /api/v1/submit "$(token_of admin)" '{"job":"kv"}')" = 201 ] ||
+	fail submit "$(cat "$PW_TMP/body")"
+http POST /api/v1/runners/register "$PW_TOKENS/r1.token" '{"name":"r1"}' >/dev/null
+http POST /api/v1/jobs/claim "$PW_TOKENS/r1.token" '{"wait_s":2}' >/dev/null
+job=$(jfield job.id <"$PW_TMP/body")
+pair=$(jfield job.pair_id <"$PW_TMP/body")
+check "claimed_job_$job" test -n "$job" -a "$job" != None
+
+# 1. A repeat is served from the cache: same bytes, the hit counter moves.
+# Each server thread has a cache of its own and a new connection may go
+# to any of them: 8 requests each, so that at most one per thread misses.
+h0=$(hits)
+for k in 1 2 3 4 5 6 7 8; do
+	get "/api/v1/jobs/$job" "$PW_TMP/a$k" >/dev/null
+	get "/pair/$pair" "$PW_TMP/p$k" >/dev/null
+done
+h1=$(hits)
+check "repeats_hit_the_cache ($h0 -> $h1)" test "$((h1 - h0))" -ge 8
+check same_bytes_from_the_cache cmp -s "$PW_TMP/a1" "$PW_TMP/a8"
+check same_page_from_the_cache cmp -s "$PW_TMP/p1" "$PW_TMP/p8"
+check "a_kept_page_keeps_its_headers" \
+    test "$(curl -s -D - -o /dev/null "$PW_URL/pair/$pair" | grep -ci '^content-security-policy:')" = 1
+
+# 2. An upload shows at once (no sleep: the cache lives a second).
+runs_of() {
+	curl -s "$PW_URL/api/v1/jobs/$job" | jfield runs_done
+}
+before=$(runs_of)
+st=$(http POST "/api/v1/jobs/$job/runs" "$PW_TOKENS/r1.token" \
+    '{"index":0,"status":"ok","metrics":[{"name":"ops","value":4242.5,"better":"higher"}]}')
+check "upload_stored ($st)" test "$st" = 201
+after=$(runs_of)
+check "the_job_shows_the_new_run_at_once ($before -> $after)" \
+    test "$before" = 0 -a "$after" = 1
+check "the_pair_page_shows_it_at_once" \
+    grep -q '4242' <(curl -s "$PW_URL/pair/$pair")
+check "the_old_pair_page_had_it_not" bash -c "! grep -q 4242 '$PW_TMP/p1'"
+
+# 3. A finish shows on the jobs page and in the overview's counts.
+get "/jobs?state=success" "$PW_TMP/j1" >/dev/null
+get "/jobs?state=success" "$PW_TMP/j1b" >/dev/null
+http POST "/api/v1/jobs/$job/runs" "$PW_TOKENS/r1.token" \
+    '{"index":1,"status":"ok","metrics":[{"name":"ops","value":4242.5,"better":"higher"}]}' >/dev/null
+http POST "/api/v1/jobs/$job/finish" "$PW_TOKENS/r1.token" '{"status":"success"}' >/dev/null
+get "/jobs?state=success" "$PW_TMP/j2" >/dev/null
+check "the_jobs_page_before_the_finish_lists_no_job" \
+    bash -c "! grep -q 'href=\"/api/v1/jobs/$job\"' '$PW_TMP/j1'"
+check "the_jobs_page_lists_the_finished_job_at_once" \
+    grep -q "href=\"/api/v1/jobs/$job\"" "$PW_TMP/j2"
+# The counts (the store's counts table, kept by triggers) follow.
+m=$(curl -s "$PW_URL/metrics")
+check "counts_follow ($(grep -E '^perfwatch_(runs|jobs)' <<<"$m" | tr '\n' ' '))" \
+    test "$(awk '$1 == "perfwatch_jobs{state=\"success\"}" {print $2}' <<<"$m")" = 1 -a \
+    "$(awk '$1 == "perfwatch_jobs{state=\"queued\"}" {print $2}' <<<"$m")" = 1 -a \
+    "$(awk '$1 == "perfwatch_runs" {print $2}' <<<"$m")" = 2
+
+# 4. The query is part of the key.
+a=$(curl -s "$PW_URL/api/v1/jobs?limit=1" | jfield jobs | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+b=$(curl -s "$PW_URL/api/v1/jobs?limit=2" | jfield jobs | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+check "the_query_is_part_of_the_key ($a, $b)" test "$a" = 1 -a "$b" = 2
+
+# 5. A new host shows on /hosts at once.
+get /hosts "$PW_TMP/h1" >/dev/null
+get /hosts "$PW_TMP/h1" >/dev/null
+http POST /api/v1/runners/register "$PW_TOKENS/r2.token" '{"name":"r2"}' >/dev/null
+check "a_new_host_shows_at_once" grep -q '>r2<' <(curl -s "$PW_URL/hosts")
+
+# 6. A cookie or a token: never from the cache.
+h0=$(hits)
+for k in 1 2 3 4 5 6 7 8; do
+	curl -s -o /dev/null -H 'Cookie: pw_session=x' "$PW_URL/pair/$pair"
+	curl -s -o /dev/null -H "Authorization: Bearer $(cat "$PW_TOKENS/r1.token")" "$PW_URL/api/v1/jobs/$job"
+done
+h1=$(hits)
+check "cookies_and_tokens_bypass_the_cache ($h0 -> $h1)" test "$h0" = "$h1"
+finish
