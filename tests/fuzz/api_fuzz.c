@@ -194,6 +194,46 @@ httpd_reply_header(struct httpd_req *r, const char *name, const char *value)
 	(void)value;
 }
 
+/* The reply cache's view of the reply (web/cache.h): no headers are
+ * kept here, and the content type is not. */
+const char *
+httpd_reply_body(
+    const struct httpd_req *r, size_t *len, const char **content_type)
+{
+	*len = r->reply_len;
+	*content_type = "application/octet-stream";
+	return r->reply;
+}
+
+int
+httpd_reply_nheaders(const struct httpd_req *r)
+{
+	(void)r;
+	return 0;
+}
+
+void
+httpd_reply_header_at(
+    const struct httpd_req *r, int i, const char **name, const char **value)
+{
+	(void)r;
+	(void)i;
+	*name = *value = "";
+}
+
+void
+httpd_query_all(const struct httpd_req *r, struct buf *b)
+{
+	size_t i;
+
+	for (i = 0; i < r->nq; i++) {
+		buf_puts(b, r->qk[i]);
+		buf_putc(b, '\x1f');
+		buf_puts(b, r->qv[i] ? r->qv[i] : "");
+		buf_putc(b, '\x1e');
+	}
+}
+
 void
 httpd_park(struct httpd_req *r)
 {
