@@ -449,10 +449,14 @@ alert_mail_subject(const struct alert_report *r, int reply_to_series)
 			    (long long)(x->version > 0 ? x->version : 1),
 			    (long long)x->total, title);
 		free(title);
-	} else
-		s = xasprintf("[%s:%s] %.12s %s: %s", x->tree ? x->tree : "?",
-		    x->branch ? x->branch : "?", x->sha ? x->sha : "?", subj,
-		    what);
+	} else if (x->branch != NULL && x->branch[0] != '\0')
+		/* The first of a commit's branches (the body lists all). */
+		s = xasprintf("[%s:%.*s] %.12s %s: %s", x->tree ? x->tree : "?",
+		    (int)strcspn(x->branch, ","), x->branch,
+		    x->sha ? x->sha : "?", subj, what);
+	else
+		s = xasprintf("[%s] %.12s %s: %s", x->tree ? x->tree : "?",
+		    x->sha ? x->sha : "?", subj, what);
 	free(subj);
 	return s;
 }

@@ -480,6 +480,16 @@ static const char *const migrations[] = {
 	"  UPDATE counts SET n = n + 1 WHERE name = 'regressions.' ||"
 	"  NEW.state; END;"
 	"CREATE INDEX jobs_name_point_id ON jobs(name, point, id);",
+
+	/*
+	 * v19: the database's instance id, 12 hex digits made once from
+	 * SQLite's randomness (the OS's).  A kernel's build id carries it
+	 * (-pw<job>-<instance>, docs/KERNEL.md): a runner's cached image
+	 * keeps the build id of the job that built it, and a fresh
+	 * database hands out job 1 again.
+	 */
+	("CREATE TABLE instance (id TEXT NOT NULL);"
+	 "INSERT INTO instance (id) VALUES (lower(hex(randomblob(6))));"),
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -866,6 +876,29 @@ fk_check(struct store *s)
 		dberr(s, "foreign key check");
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_instance(struct store *s, const char **out)
+{
+	sqlite3_stmt *st;
+	const char *id;
+	int rc = -1;
+
+	*out = s->instance;
+	if (s->instance[0] != '\0')
+		return 0;
+	if ((st = prep(s, "SELECT id FROM instance LIMIT 1")) == NULL)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    (id = (const char *)sqlite3_column_text(st, 0)) != NULL &&
+	    strlen(id) > 0 && strlen(id) < sizeof(s->instance)) {
+		memcpy(s->instance, id, strlen(id) + 1);
+		rc = 0;
+	} else
+		err_set(&s->err, "sqlite: the database has no instance id");
+	sqlite3_finalize(st);
+	return rc;
 }
 
 static int

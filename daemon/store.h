@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 18 /* schema version after every migration */
+#define STORE_VERSION 19 /* schema version after every migration */
 
 struct store;
 
@@ -33,6 +33,12 @@ int store_open(struct store **out, const char *path, struct err *e);
 int store_open_version(
     struct store **out, const char *path, int version, struct err *e);
 void store_close(struct store *); /* NULL ok */
+/*
+ * The database's instance id (12 hex digits, made once per database by
+ * migration 18): *out (valid while the store is open), 0 or -1.  Kernel
+ * build ids carry it, so two databases never name two builds alike.
+ */
+int store_instance(struct store *, const char **out);
 const char *store_errmsg(const struct store *);
 void store_errclear(struct store *);
 /*

@@ -515,6 +515,29 @@ info_suspect(struct store *s, struct store_alert_info *x)
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert suspect");
 }
 
+/*
+ * A pair made by the submit API names no branch (pairs.branch is NULL):
+ * the branches the watcher recorded the commit on say where it is
+ * (comma-separated, in the order seen); a commit on none stays unknown.
+ */
+static int
+info_commit_branches(struct store *s, struct store_alert_info *x)
+{
+	sqlite3_stmt *st = store_i_prep(
+	    s, "SELECT branches FROM commits WHERE id = ?1 AND branches <> ''");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, x->commit_id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		x->branch = store_i_col_dup(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	    ? 0
+	    : store_i_dberr(s, "alert commit branches");
+}
+
 int
 store_alert_info(struct store *s, struct store_alert_info **out,
     int64_t commit_id, const char *job, int64_t host_id)
@@ -529,7 +552,8 @@ store_alert_info(struct store *s, struct store_alert_info **out,
 	x->job = xstrdup(job);
 	if ((r = info_commit(s, x)) != 0 || (r = info_cmps(s, x)) != 0 ||
 	    (r = info_series(s, x)) != 0 || (r = info_cps(s, x)) != 0 ||
-	    (r = info_bisect(s, x)) != 0)
+	    (r = info_bisect(s, x)) != 0 ||
+	    (x->branch == NULL && (r = info_commit_branches(s, x)) != 0))
 		goto fail;
 	if ((st = store_i_prep(s,
 	         "SELECT name, inventory FROM hosts WHERE id = ?1")) == NULL) {

@@ -101,7 +101,9 @@ struct store_alert_cp {
 struct store_alert_info {
 	int64_t commit_id, host_id;
 	char *job;
-	char *sha, *subject, *author, *tree, *branch; /* branch may be NULL */
+	/* branch: the pair's, else the branches the commit was recorded
+	 * on (comma-separated; a submitted pair), else NULL. */
+	char *sha, *subject, *author, *tree, *branch;
 	char *base_sha; /* the base job's commit, or NULL */
 	/* A mailing-list series (series_id 0 when none). */
 	int64_t series_id, version, total;

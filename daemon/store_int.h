@@ -45,6 +45,7 @@ struct store {
 	struct fleet_group *groups;
 	size_t ngroups;
 	int group_scope;
+	char instance[17]; /* store_instance, "" until read */
 };
 
 /* store.c */

@@ -200,7 +200,7 @@ claim_reply(struct store *s, json_t **out, int64_t id, int64_t round)
 	json_t *job = NULL, *done;
 	int64_t expires = 0;
 	struct err je = { 0 };
-	const char *spec;
+	const char *spec, *inst;
 
 	st = store_i_prep(s,
 	    "SELECT params, pair_id, role, attempts, lease_expires,"
@@ -252,6 +252,12 @@ claim_reply(struct store *s, json_t **out, int64_t id, int64_t round)
 		    done, json_integer(sqlite3_column_int64(st, 0)));
 	sqlite3_finalize(st);
 	json_object_set_new(job, "done_runs", done);
+	/* A kernel's build id is -pw<id>-<instance> (docs/KERNEL.md). */
+	if (store_instance(s, &inst) != 0) {
+		json_decref(job);
+		return -1;
+	}
+	json_object_set_new(job, "instance", json_string(inst));
 	*out = json_pack(
 	    "{s:o, s:I}", "job", job, "lease_expires", (json_int_t)expires);
 	return 0;

@@ -64,7 +64,7 @@ struct agent {
 	int hb_quit, hb_force;
 	/* The current job, under mu. */
 	int64_t job_id;
-	char progress[64];
+	char progress[96];
 	int64_t runs_wanted;
 	/* Kill the running benchmark: set by hb_main, polled by exec. */
 	atomic_int kill;
@@ -79,6 +79,8 @@ struct agent {
 	int64_t kround, kboot;
 	/* The kernel facts of a resumed job's runs (agent_kernel_facts). */
 	json_t *kfacts;
+	/* boot: qemu: KVM or TCG, decided once per process (qemu.h). */
+	struct qemu_accel accel;
 };
 
 /* ---- helpers ---- */
@@ -555,7 +557,8 @@ struct job {
 	const char *kconfig;
 	struct strlist kfragment;
 	int64_t build_timeout_s, boot_timeout_s, rounds;
-	int64_t round; /* the daemon's round of this claim, 0: none */
+	int64_t round;        /* the daemon's round of this claim, 0: none */
+	const char *instance; /* the daemon database's, NULL: not sent */
 	struct cfg_point point;
 	json_t *tree, *directions;
 	json_t *host; /* the spec's host: object (runners/host.h) or NULL */
@@ -611,6 +614,7 @@ job_parse(struct job *j, json_t *o, struct err *e)
 {
 	json_t *params, *cg, *done, *v;
 	const char *key;
+	char bid[64];
 	size_t i;
 
 	memset(j, 0, sizeof(*j));
@@ -668,6 +672,11 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	if (j->kernel != NULL && j->tree == NULL)
 		return err_set(
 		    e, "field 'kernel': a kernel job needs a 'tree'");
+	if (pwjson_str_opt(&j->instance, o, "instance", e) != 0)
+		return -1;
+	if (kernel_build_id(bid, sizeof(bid), j->id, j->instance) != 0)
+		return err_set(e,
+		    "field 'instance': expected 1 to 16 lowercase hex digits");
 	if (j->rounds < 1 || j->rounds > j->runs)
 		j->rounds = j->rounds < 1 ? 1 : j->runs;
 	j->host = json_object_get(o, "host");
@@ -1258,13 +1267,21 @@ qemu_round(struct agent *a, struct job *j, const struct kernel_image *img,
 	rq.boot_timeout_ms = j->boot_timeout_s * 1000;
 	rq.out_max = raw_max;
 	rq.cancel = &a->kill;
+	rq.accel = &a->accel;
 	rc = qemu_boot(&qr, &rq, why);
 	if (rc != 0)
 		goto out;
-	if (qr.kvm_error[0])
+	if (qr.accel_decided) {
+		char d[320];
+
+		/* Once per runner process: later boots do not try KVM. */
+		qemu_accel_describe(d, sizeof(d), &a->accel);
+		log_info("qemu: %s; every boot of this runner uses it", d);
 		job_log(a, j->id,
-		    "boot %" PRId64 ": KVM failed, booted with TCG: %s", boot,
-		    qr.kvm_error);
+		    "boot %" PRId64 ": qemu %s; every boot of this runner "
+		    "uses it",
+		    boot, d);
+	}
 	job_log(a, j->id,
 	    "boot %" PRId64 " (round %" PRId64 "): qemu %s, %zu runs, %.1f s; "
 	    "guest: %s",
@@ -1394,7 +1411,7 @@ boot_host(struct agent *a, struct job *j, const struct kernel_image *img,
     json_t *jo, struct buf *why)
 {
 	struct bootstate st;
-	char *path = state_path(a), pg[64];
+	char *path = state_path(a), pg[96];
 	int64_t attempt = 1, waited;
 	size_t i;
 	int rc = -1, kexec = a->cfg->boot == CFG_BOOT_KEXEC;
@@ -1574,6 +1591,7 @@ run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
 	kr.config = j->kconfig;
 	kr.fragment = &j->kfragment;
 	kr.job = j->id;
+	kr.instance = j->instance;
 	kr.timeout_ms = j->build_timeout_s * 1000;
 	kr.cancel = &a->kill;
 	kr.log = kernel_log;
@@ -1593,10 +1611,13 @@ run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
 	}
 	job_log(a, j->id,
 	    "kernel: build_id=%s release=%s config_sha256=%s cached=%s "
-	    "incremental=%s build_s=%.1f",
+	    "incremental=%s build_s=%.1f config_steps=%s",
 	    img.build_id, img.release, img.config_sha256,
 	    img.cached ? "yes" : "no", img.incremental ? "yes" : "no",
-	    img.build_s);
+	    img.build_s,
+	    img.cached              ? "none"
+	        : img.config_reused ? "skipped"
+	                            : "ran");
 	if (cfg->boot != CFG_BOOT_QEMU) {
 		/* kexec / reboot: the runs happen after the restart. */
 		if (j->rounds > 1)

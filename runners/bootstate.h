@@ -42,7 +42,7 @@ struct bootstate {
 	char method[16]; /* "kexec" | "reboot" */
 	int64_t round, boot;
 	unsigned char done[BOOTSTATE_RUNS_MAX]; /* done[i]: run i stored */
-	char build_id[32], release[128], image[1024];
+	char build_id[48], release[128], image[1024];
 	int64_t deadline;       /* epoch s: the boot must have ended by then */
 	char config_sha256[65]; /* of the image's .config, "" unknown */
 	int cached;             /* the image came from the cache: 1, 0, -1 */

@@ -1,7 +1,9 @@
 /*
  * Kernel builds for jobs on a kernel commit (see kernel.h).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,15 +29,29 @@
 #define CONFIG_MAX (4 * 1024 * 1024)
 #define CONFIG_STEP_MS (10L * 60 * 1000)
 #define STREAM_MS 10000 /* build output to the job log this often */
+#define INPUTS_REC OBJ "/.pw-config-inputs" /* kernel_config_reuse */
+#define INPUT_FILE_MAX (16u << 20)
+#define TOOL_MS 30000
 
 extern char **environ;
 
 /* ---- pure parts ---- */
 
-void
-kernel_build_id(char *out, size_t n, int64_t job)
+int
+kernel_build_id(char *out, size_t n, int64_t job, const char *instance)
 {
-	snprintf(out, n, "-pw%" PRId64, job);
+	size_t len = instance ? strlen(instance) : 0;
+
+	if (len > 16 ||
+	    strspn(instance ? instance : "", "0123456789abcdef") != len) {
+		snprintf(out, n, "-pw%" PRId64, job);
+		return -1;
+	}
+	if (len == 0)
+		snprintf(out, n, "-pw%" PRId64, job);
+	else
+		snprintf(out, n, "-pw%" PRId64 "-%s", job, instance);
+	return 0;
 }
 
 int
@@ -249,6 +265,39 @@ meta_get(const char *meta, const char *key, char *out, size_t n)
 	return -1;
 }
 
+int
+kernel_config_input_path(const char *rel)
+{
+	const char *base = strrchr(rel, '/'), *p;
+
+	base = base ? base + 1 : rel;
+	if (strncmp(base, "Kconfig", 7) == 0 || strcmp(rel, "Makefile") == 0)
+		return 1;
+	if (strncmp(rel, "scripts/", 8) == 0)
+		return strchr(rel + 8, '/') == NULL ||
+		    strncmp(rel + 8, "kconfig/", 8) == 0;
+	if (strncmp(rel, "kernel/configs/", 15) == 0)
+		return 1;
+	if (strncmp(rel, "arch/", 5) != 0 || (p = strchr(rel + 5, '/')) == NULL)
+		return 0;
+	/* arch/x/Makefile (its defconfig), arch/x/configs/... */
+	return strcmp(p, "/Makefile") == 0 || strncmp(p, "/configs/", 9) == 0;
+}
+
+int
+kernel_config_reuse(
+    const char *record, const char *inputs, const char *dotconfig_sha256)
+{
+	char have[65], sha[65];
+
+	if (record == NULL || dotconfig_sha256 == NULL ||
+	    meta_get(record, "inputs", have, sizeof(have)) != 0 ||
+	    meta_get(record, "config_sha256", sha, sizeof(sha)) != 0)
+		return 0;
+	return strlen(have) == 64 && strcmp(have, inputs) == 0 &&
+	    strlen(sha) == 64 && strcmp(sha, dotconfig_sha256) == 0;
+}
+
 /* ---- steps ---- */
 
 static void klog(const struct kernel_req *rq, const char *fmt, ...)
@@ -392,6 +441,140 @@ in_path(const char *prog)
 			c++;
 	}
 	return found;
+}
+
+/* The config inputs' paths under src/rel (kernel_config_input_path). */
+struct paths {
+	char **v;
+	size_t n;
+};
+
+static int
+walk_inputs(struct paths *ps, const char *src, const char *rel, struct buf *why)
+{
+	char *dir = rel[0] ? xasprintf("%s/%s", src, rel) : xstrdup(src), *r;
+	struct dirent *e;
+	struct stat st;
+	DIR *d = opendir(dir);
+	int type, rc = 0;
+
+	if (d == NULL) {
+		buf_printf(why, "%s: %s", dir, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		/* Dot files are ours (.pw-commit) or kbuild's. */
+		if (e->d_name[0] == '.' ||
+		    (rel[0] == '\0' && strcmp(e->d_name, OBJ) == 0))
+			continue;
+		type = e->d_type;
+		if (type == DT_UNKNOWN || type == DT_LNK)
+			type = fstatat(dirfd(d), e->d_name, &st, 0) != 0
+			    ? DT_UNKNOWN
+			    : S_ISDIR(st.st_mode) ? DT_DIR
+			    : S_ISREG(st.st_mode) ? DT_REG
+			                          : DT_UNKNOWN;
+		r = rel[0] ? xasprintf("%s/%s", rel, e->d_name)
+		           : xstrdup(e->d_name);
+		if (type == DT_DIR && e->d_type != DT_LNK)
+			rc = walk_inputs(ps, src, r, why);
+		else if (type == DT_REG && kernel_config_input_path(r)) {
+			ps->v = xreallocarray(ps->v, ps->n + 1, sizeof(char *));
+			ps->v[ps->n++] = r;
+			continue;
+		}
+		free(r);
+	}
+	closedir(d);
+	free(dir);
+	return rc;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+kernel_config_inputs(char out[65], const char *src, const char *tools,
+    const char *config, const char *base_text, const struct strlist *fragment,
+    struct buf *why)
+{
+	struct buf b = BUF_INIT(CONFIG_MAX * 2), f = BUF_INIT(INPUT_FILE_MAX);
+	struct paths ps = { NULL, 0 };
+	char hex[65], *path;
+	size_t i;
+	int rc = -1;
+
+	buf_printf(&b, "config %s\nalign %s\ntools %s\n", config,
+	    KERNEL_ALIGN_FLAGS, tools);
+	if (base_text != NULL) {
+		crypto_sha256_hex(hex, base_text, strlen(base_text));
+		buf_printf(&b, "text %s\n", hex);
+	}
+	for (i = 0; fragment != NULL && i < fragment->n; i++)
+		buf_printf(&b, "fragment %s\n", fragment->v[i]);
+	if (walk_inputs(&ps, src, "", why) != 0)
+		goto out;
+	/* readdir's order is the file system's: sort. */
+	qsort(ps.v, ps.n, sizeof(char *), cmp_str);
+	for (i = 0; i < ps.n; i++) {
+		path = xasprintf("%s/%s", src, ps.v[i]);
+		if (files_read(&f, path, INPUT_FILE_MAX) != 0) {
+			buf_printf(why, "%s: %s", path, strerror(errno));
+			free(path);
+			goto out;
+		}
+		free(path);
+		crypto_sha256_hex(hex, f.data, f.len);
+		buf_printf(&b, "file %s %s\n", ps.v[i], hex);
+	}
+	if (buf_failed(&b)) {
+		buf_printf(why, "config inputs: more than %d bytes of names",
+		    CONFIG_MAX * 2);
+		goto out;
+	}
+	crypto_sha256_hex(out, b.data, b.len);
+	rc = 0;
+out:
+	for (i = 0; i < ps.n; i++)
+		free(ps.v[i]);
+	free(ps.v);
+	buf_release(&b);
+	buf_release(&f);
+	return rc;
+}
+
+void
+kernel_tool_versions(struct buf *out)
+{
+	/* What kbuild's auto.conf.cmd compares ($(CC_VERSION_TEXT), ...)
+	 * and the tools Kconfig asks for their versions. */
+	static const char *const tools[] = { "gcc", "ld", "pahole", "rustc",
+		"bindgen", NULL };
+	struct exec_result r;
+	struct err e = { 0 };
+	size_t i;
+
+	for (i = 0; tools[i] != NULL; i++) {
+		char *argv[] = { (char *)tools[i], "--version", NULL };
+		struct exec_spec s = EXEC_SPEC_INIT(argv);
+
+		s.timeout_ms = TOOL_MS;
+		s.out_max = 4096;
+		s.err_max = 4096;
+		if (!in_path(tools[i]) || exec_run(&r, &s, &e) != 0) {
+			buf_printf(out, "%s none\n", tools[i]);
+			err_clear(&e);
+			continue;
+		}
+		buf_printf(out, "%s %.*s (exit %d)\n", tools[i],
+		    (int)strcspn(r.out.data, "\n"), r.out.data,
+		    r.exited ? r.code : -1);
+		exec_result_release(&r);
+	}
 }
 
 /* The base config as text when it is not a make target (else NULL). */
@@ -548,18 +731,54 @@ out:
 	return rc;
 }
 
-/* Base config, fragment merge, olddefconfig, dropped-option check. */
+/*
+ * Base config, fragment merge, olddefconfig, dropped-option check.  The
+ * first three are skipped when their inputs are those of the tree's last
+ * .config (kernel_config_reuse): they took 7-48 s of every incremental
+ * build here, for the same .config.
+ */
 static int
 make_config(struct kernel_image *out, const struct kernel_req *rq,
     const char *src, const char *btext, struct buf *why)
 {
 	char *dotconfig = xasprintf("%s/" OBJ "/.config", src),
-	     *frag = xasprintf("%s/" OBJ "/pw-fragment.config", src);
+	     *frag = xasprintf("%s/" OBJ "/pw-fragment.config", src),
+	     *recp = xasprintf("%s/" INPUTS_REC, src), inputs[65], sha[65];
 	struct buf fb = BUF_INIT(CONFIG_MAX), cfg = BUF_INIT(CONFIG_MAX),
-	           dropped = BUF_INIT(CAP_ERRMSG);
+	           dropped = BUF_INIT(CAP_ERRMSG), tools = BUF_INIT(4096),
+	           rec = BUF_INIT(4096);
+	double t0 = clock_mono_s();
 	size_t i;
-	int rc = -1;
+	int rc = -1, have_rec, have_cfg;
 
+	kernel_tool_versions(&tools);
+	if (kernel_config_inputs(inputs, src, tools.data, rq->config, btext,
+	        rq->fragment, why) != 0)
+		goto out;
+	have_rec = cgroup_read_file(&rec, recp, 4095) == 0;
+	have_cfg = cgroup_read_file(&cfg, dotconfig, CONFIG_MAX) == 0;
+	if (have_cfg)
+		crypto_sha256_hex(sha, cfg.data, cfg.len);
+	if (kernel_config_reuse(
+	        have_rec ? rec.data : NULL, inputs, have_cfg ? sha : NULL)) {
+		out->config_reused = 1;
+		klog(rq,
+		    "kernel config: inputs unchanged since the last .config "
+		    "(inputs %.12s, .config %.12s): %s, merge_config.sh and "
+		    "olddefconfig skipped (%.1f s)",
+		    inputs, sha, rq->config, clock_mono_s() - t0);
+		goto check;
+	}
+	klog(rq, "kernel config: %s (inputs %.12s); running the config steps",
+	    !have_rec       ? "no record of the last .config's inputs"
+	        : !have_cfg ? "no .config"
+	                    : "inputs or .config changed",
+	    inputs);
+	/* A failed step must not leave the old record to a changed tree. */
+	if (unlink(recp) != 0 && errno != ENOENT) {
+		buf_printf(why, "%s: %s", recp, strerror(errno));
+		goto out;
+	}
 	if (btext == NULL) {
 		char *argv[] = { "make", "O=" OBJ, (char *)rq->config, NULL };
 
@@ -593,6 +812,9 @@ make_config(struct kernel_image *out, const struct kernel_req *rq,
 		buf_printf(why, "%s: %s", dotconfig, strerror(errno));
 		goto out;
 	}
+	crypto_sha256_hex(sha, cfg.data, cfg.len);
+check:
+	rc = -1;
 	if (kernel_fragment_dropped(&dropped, cfg.data, rq->fragment) > 0) {
 		buf_printf(why,
 		    "kernel.fragment: dropped by olddefconfig (a missing "
@@ -600,14 +822,25 @@ make_config(struct kernel_image *out, const struct kernel_req *rq,
 		    dropped.data);
 		goto out;
 	}
-	crypto_sha256_hex(out->config_sha256, cfg.data, cfg.len);
+	memcpy(out->config_sha256, sha, sizeof(sha));
+	if (!out->config_reused) {
+		buf_reset(&rec);
+		buf_printf(&rec, "inputs %s\nconfig_sha256 %s\n", inputs, sha);
+		if (files_write(recp, rec.data, rec.len) != 0) {
+			buf_printf(why, "%s: %s", recp, strerror(errno));
+			goto out;
+		}
+	}
 	rc = 0;
 out:
 	buf_release(&fb);
 	buf_release(&cfg);
 	buf_release(&dropped);
+	buf_release(&tools);
+	buf_release(&rec);
 	free(dotconfig);
 	free(frag);
+	free(recp);
 	return rc;
 }
 
@@ -655,7 +888,14 @@ kernel_build(
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	kernel_build_id(out->build_id, sizeof(out->build_id), rq->job);
+	if (kernel_build_id(out->build_id, sizeof(out->build_id), rq->job,
+	        rq->instance) != 0) {
+		buf_printf(why,
+		    "instance '%.32s': expected 1 to 16 lowercase "
+		    "hex digits",
+		    rq->instance);
+		return -1;
+	}
 	if (strlen(rq->commit) != 40 ||
 	    strspn(rq->commit, "0123456789abcdef") != 40) {
 		buf_printf(

@@ -29,7 +29,7 @@
  * line that olddefconfig dropped fails the build, naming it.  Every build
  * gets KCFLAGS=-falign-functions=64 (alignment shifts are the best-known
  * source of false kernel deltas) and LOCALVERSION=-pw<job>, the build id
- * the booted kernel is checked against.
+ * the booted kernel is checked against (kernel_build_id).
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -48,7 +48,8 @@ struct kernel_req {
 	struct checkout_pack pack; /* a series commit's pack, path NULL */
 	const char *config;        /* base config */
 	const struct strlist *fragment;
-	int64_t job; /* for the build id */
+	int64_t job;          /* for the build id */
+	const char *instance; /* the daemon's instance id, NULL: none */
 	int64_t timeout_ms;
 	const atomic_int *cancel;
 	/* Step logs (build output tails); may be NULL. */
@@ -60,12 +61,13 @@ struct kernel_image {
 	char image[1024];       /* bzImage */
 	char gen_cpio[1024];    /* the tree's usr/gen_init_cpio, "" if none */
 	char system_map[1024];  /* System.map (boot: reboot installs it) */
-	char build_id[32];      /* "-pw17" */
+	char build_id[48];      /* "-pw17-0a1b2c3d4e5f" */
 	char release[128];      /* "6.1.158-pw17" */
 	char config_sha256[65]; /* of the final .config */
 	int cached;             /* the image of an earlier job */
 	int incremental;        /* built over an earlier commit's objects */
 	size_t changed_files;   /* files written by the update */
+	int config_reused;      /* the config steps were skipped */
 	double build_s;         /* config + make, 0 when cached */
 };
 
@@ -79,8 +81,15 @@ int kernel_build(
 
 /* ---- pure parts (unit-tested) ---- */
 
-/* "-pw<job>". */
-void kernel_build_id(char *out, size_t n, int64_t job);
+/*
+ * The build id: "-pw<job>-<instance>", or "-pw<job>" when instance (the
+ * daemon database's instance id) is NULL or "" (an older daemon).  Job
+ * ids start again at 1 in a fresh database while a runner's cached
+ * images keep their build ids: the instance keeps two databases from
+ * naming two builds alike.  0, or -1 when instance is not 1 to 16
+ * lowercase hex digits (out is then "-pw<job>").
+ */
+int kernel_build_id(char *out, size_t n, int64_t job, const char *instance);
 
 /*
  * The fragment lines that the final .config does not hold: "CONFIG_X=v"
@@ -123,6 +132,44 @@ enum kernel_src_plan {
  */
 enum kernel_src_plan kernel_source_plan(const char *mark, const char *commit,
     const char *clone, char prev[41], char *prev_clone, size_t n);
+
+/*
+ * The config steps (base config, merge_config.sh, olddefconfig) are
+ * skipped when their inputs are those of the build tree's last .config.
+ * The inputs: the base config's name and text, the fragment, the
+ * alignment flags, the tools' versions (as kbuild's own auto.conf.cmd
+ * compares them) and the tree's files the steps read
+ * (kernel_config_input_path).  The record, pw-obj/.pw-config-inputs,
+ * reads "inputs HEX\nconfig_sha256 HEX\n": the hash of the inputs and of
+ * the .config the steps left.
+ */
+/* 1 when rel, a path inside the kernel tree, is read by the config
+ * steps: any Kconfig*, the top Makefile, arch/x/Makefile, the files
+ * directly in scripts/ (Kconfig's $(shell) helpers), scripts/kconfig/,
+ * kernel/configs/ and arch/x/configs/. */
+int kernel_config_input_path(const char *rel);
+
+/*
+ * The hash of the config steps' inputs (64 hex digits and a NUL) for
+ * the tree at src (its pw-obj and dot files left out): tools is the
+ * text of the tools' versions (kernel_tool_versions).  0, or -1 with
+ * why (an unreadable file or directory).
+ */
+int kernel_config_inputs(char out[65], const char *src, const char *tools,
+    const char *config, const char *base_text, const struct strlist *fragment,
+    struct buf *why);
+
+/* "gcc <first line of --version>\n" and so on for the compiler,
+ * linker and the other tools Kconfig asks ("pahole none" when absent). */
+void kernel_tool_versions(struct buf *out);
+
+/*
+ * 1 when the config steps can be skipped: record (NULL: none) names
+ * inputs, and the tree's .config still hashes to what the steps left
+ * (dotconfig_sha256, NULL when there is no .config); 0 when they run.
+ */
+int kernel_config_reuse(
+    const char *record, const char *inputs, const char *dotconfig_sha256);
 
 /* 1 when config names a make target (defconfig, tinyconfig, ...). */
 int kernel_config_is_target(const char *config);

@@ -239,6 +239,54 @@ qemu_kvm_usable(void)
 }
 
 int
+qemu_accel_pick(struct qemu_accel *ac, int (*probe)(void))
+{
+	if (ac->state == QEMU_ACCEL_UNKNOWN) {
+		if (probe())
+			ac->state = QEMU_ACCEL_KVM_UNTRIED;
+		else {
+			ac->state = QEMU_ACCEL_TCG;
+			snprintf(ac->why, sizeof(ac->why),
+			    "/dev/kvm cannot create a VM here");
+		}
+	}
+	return ac->state != QEMU_ACCEL_TCG;
+}
+
+int
+qemu_accel_after_kvm(
+    struct qemu_accel *ac, int failed_early, const char *qemu_err)
+{
+	char *p;
+
+	if (!failed_early) {
+		ac->state = QEMU_ACCEL_KVM;
+		return 0;
+	}
+	ac->state = QEMU_ACCEL_TCG;
+	snprintf(ac->why, sizeof(ac->why), "qemu with KVM failed: %.200s",
+	    qemu_err && qemu_err[0] ? qemu_err : "(no message)");
+	/* One line in the logs: qemu's stderr has several. */
+	for (p = ac->why; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+	while (p > ac->why && p[-1] == ' ')
+		*--p = '\0';
+	return 1;
+}
+
+void
+qemu_accel_describe(char *out, size_t n, const struct qemu_accel *ac)
+{
+	if (ac->state == QEMU_ACCEL_KVM)
+		snprintf(out, n, "KVM");
+	else if (ac->state == QEMU_ACCEL_TCG)
+		snprintf(out, n, "TCG: %s", ac->why);
+	else
+		snprintf(out, n, "not decided yet");
+}
+
+int
 qemu_is_static(const char *path)
 {
 	Elf64_Ehdr eh;
@@ -501,7 +549,7 @@ qemu_boot(struct qemu_result *out, const struct qemu_req *rq, struct buf *why)
 	struct exec_result r;
 	struct err e = { 0 };
 	size_t n = 0, cap;
-	int rc = -1, kvm = qemu_kvm_usable();
+	int rc = -1, kvm, tried;
 	long nc = sysconf(_SC_NPROCESSORS_ONLN);
 
 	memset(out, 0, sizeof(*out));
@@ -513,6 +561,9 @@ qemu_boot(struct qemu_result *out, const struct qemu_req *rq, struct buf *why)
 	}
 	if (make_initramfs(rq, why) != 0)
 		goto out;
+	tried = rq->accel->state == QEMU_ACCEL_UNKNOWN ||
+	    rq->accel->state == QEMU_ACCEL_KVM_UNTRIED;
+	kvm = qemu_accel_pick(rq->accel, qemu_kvm_usable);
 	for (;;) {
 		/* icount (TCG) runs one vCPU thread anyway. */
 		snprintf(smp, sizeof(smp), "%d", nc > 1 && kvm ? 2 : 1);
@@ -560,13 +611,15 @@ qemu_boot(struct qemu_result *out, const struct qemu_req *rq, struct buf *why)
 			goto out;
 		}
 		/*
-		 * /dev/kvm may create a VM and still not run one (no nested
-		 * virtualisation: "failed to set MSR ..."): qemu then fails
-		 * before the guest says anything.  Boot again under TCG.
+		 * /dev/kvm may create a VM and still not run one (qemu.h):
+		 * qemu fails before the guest says anything.  Boot again
+		 * under TCG, and so does every later boot of this process.
 		 */
-		if (kvm && !r.cancelled && !r.timed_out &&
-		    !(r.exited && r.code == 0) &&
-		    strstr(r.out.data, "PWG1 ") == NULL) {
+		if (kvm && !r.cancelled &&
+		    qemu_accel_after_kvm(rq->accel,
+		        !r.timed_out && !(r.exited && r.code == 0) &&
+		            strstr(r.out.data, "PWG1 ") == NULL,
+		        r.err.data)) {
 			snprintf(out->kvm_error, sizeof(out->kvm_error),
 			    "%.200s", r.err.data);
 			exec_result_release(&r);
@@ -592,6 +645,10 @@ qemu_boot(struct qemu_result *out, const struct qemu_req *rq, struct buf *why)
 		memcpy(out->kvm_error, kerr, sizeof(kerr));
 	}
 	out->kvm = kvm;
+	/* The boot that took the process out of UNKNOWN or KVM_UNTRIED. */
+	out->accel_decided = tried &&
+	    (rq->accel->state == QEMU_ACCEL_KVM ||
+	        rq->accel->state == QEMU_ACCEL_TCG);
 	out->boot_s = r.duration_s;
 	if (r.timed_out && !out->done)
 		buf_printf(why,

@@ -48,9 +48,41 @@ struct qemu_run {
 	size_t nm;
 };
 
+/*
+ * KVM or TCG, decided once per runner process: /dev/kvm is probed once
+ * (it must create a VM), and the first boot under KVM is the test of
+ * the rest.  /dev/kvm may create a VM and still not run one (no nested
+ * virtualisation: "failed to set MSR ..."): qemu then fails before the
+ * guest says anything, that boot runs again under TCG and every later
+ * boot of the process goes straight to TCG.
+ */
+enum qemu_accel_state {
+	QEMU_ACCEL_UNKNOWN,     /* not probed yet */
+	QEMU_ACCEL_KVM_UNTRIED, /* /dev/kvm creates a VM; no boot yet */
+	QEMU_ACCEL_KVM,         /* a boot ran under KVM */
+	QEMU_ACCEL_TCG          /* TCG for the rest of the process */
+};
+struct qemu_accel {
+	enum qemu_accel_state state;
+	char why[256]; /* TCG: why ("/dev/kvm: ..." or qemu's error) */
+};
+/* The accelerator of the next boot: 1 KVM, 0 TCG.  Calls probe (1 when
+ * /dev/kvm can create a VM; qemu_kvm_usable) only in state UNKNOWN. */
+int qemu_accel_pick(struct qemu_accel *, int (*probe)(void));
+/*
+ * After a boot with KVM: failed_early (qemu failed before the guest
+ * printed anything) moves to TCG with qemu_err as why and returns 1 (boot
+ * again under TCG); else the state is KVM and 0.
+ */
+int qemu_accel_after_kvm(
+    struct qemu_accel *, int failed_early, const char *qemu_err);
+/* "KVM", "TCG: <why>" or "not decided yet" into out (size n). */
+void qemu_accel_describe(char *out, size_t n, const struct qemu_accel *);
+
 struct qemu_result {
 	int kvm;             /* 1 KVM, 0 TCG */
 	char kvm_error[256]; /* why KVM was given up for TCG, \"\" */
+	int accel_decided;   /* this boot decided the process's accel */
 	char version[512];   /* the guest's /proc/version, "" unknown */
 	char error[1024];    /* a PWG1 error line, "" none */
 	int done;            /* the guest said done */
@@ -75,6 +107,7 @@ struct qemu_req {
 	int64_t run_timeout_ms, boot_timeout_ms;
 	size_t out_max; /* per run and stream */
 	const atomic_int *cancel;
+	struct qemu_accel *accel; /* the runner process's (required) */
 };
 
 /*

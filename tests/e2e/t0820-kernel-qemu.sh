@@ -9,7 +9,8 @@
 # The candidate is another commit whose cache entry holds the same image
 # (as a cache that handed the base's kernel to the candidate would): the
 # pair API and page show the build the runner logged on both sides and
-# warn that the candidate's kernel was not measured.
+# warn that the candidate's kernel was not measured.  KVM or TCG is
+# decided by the first of the four boots and logged once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -113,5 +114,20 @@ for f, side in ((sys.argv[1], "base"), (sys.argv[2], "candidate")):
 w = p["kernel_warning"]
 assert w and "same kernel build %s" % p["base"]["kernel"]["build_id"] in w, w
 assert "kernel</span> warning: " + w in page, re.findall(r"warning: [^<]*", page)
+PY
+# KVM or TCG is decided once per runner process (runners/qemu.h), by its
+# first boot, and logged once: four boots, one decision, one accelerator.
+python3 - "$PW_TMP/job-base.json" "$PW_TMP/job-cand.json" "$PW_TMP/r1/runner.log" <<'PY' && pass qemu_accel_decided_once || { fail qemu_accel_decided_once "see above"; show_logs; }
+import json, re, sys
+logs = "".join(json.load(open(f))["log"] for f in sys.argv[1:3])
+runner = open(sys.argv[3], errors="replace").read()
+said = re.findall(r"boot \d+: qemu (KVM|TCG)[^\n]*; every boot of this runner uses it", logs)
+rsaid = re.findall(r"qemu: (KVM|TCG)[^\n]*; every boot of this runner uses it", runner)
+boots = re.findall(r"boot \d+ \(round \d+\): qemu (KVM|TCG)", logs)
+print("accel:", said, "runner log:", rsaid, "boots:", boots)
+assert len(said) == 1 and len(rsaid) == 1, (said, rsaid)
+assert len(boots) == 4 and set(boots) == {said[0]} and rsaid[0] == said[0], boots
+# A KVM that failed once is not tried again: at most one failed try.
+assert logs.count("qemu with KVM failed") <= 1, logs.count("qemu with KVM failed")
 PY
 finish

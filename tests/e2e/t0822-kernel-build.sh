@@ -21,9 +21,11 @@ cat >"$K/Makefile" <<'MK'
 # Stand-in for kbuild: the targets and variables perfwatch-runner uses.
 O ?= .
 tinyconfig:
+	echo tinyconfig >>$(O)/config-steps
 	printf 'CONFIG_64BIT=y\n# CONFIG_MEMCG is not set\n' >$(O)/.config
 # Like kconfig: an option whose dependency is missing is dropped.
 olddefconfig:
+	echo olddefconfig >>$(O)/config-steps
 	grep -v '^CONFIG_NEEDS_MISSING_DEP=' $(O)/.config >$(O)/.config.new; mv $(O)/.config.new $(O)/.config
 bzImage:
 	mkdir -p $(O)/arch/x86/boot $(O)/include/config $(O)/usr
@@ -46,6 +48,7 @@ done
 SH
 chmod +x "$K/scripts/kconfig/merge_config.sh"
 echo 'int charge;' >"$K/mm/memcontrol.c"
+printf 'config MEMCG\n\tbool "memcg"\n' >"$K/Kconfig"
 echo 'int other;' >"$K/mm/other.c"
 g "$K" init -q
 g "$K" add -A
@@ -192,17 +195,28 @@ for side in bb cb; do
 	http GET "/api/v1/jobs/${!side}" >/dev/null
 	cp "$PW_TMP/body" "$PW_TMP/$side.json"
 done
-python3 - "$PW_TMP/bb.json" "$PW_TMP/cb.json" "$bb" "$cb" <<'PY' && pass build_recorded || fail build_recorded "$(head -c 3000 "$PW_TMP/cb.json")"
+# Build ids are -pw<job>-<the database's instance id>.
+INST=$(sql "SELECT id FROM instance")
+python3 - "$PW_TMP/bb.json" "$PW_TMP/cb.json" "$bb" "$cb" "$INST" <<'PY' && pass build_recorded || fail build_recorded "$(head -c 3000 "$PW_TMP/cb.json")"
 import json, re, sys
 for path, job, cached, incr in ((sys.argv[1], sys.argv[3], "no", "no"),
                                 (sys.argv[2], sys.argv[4], "no", "yes")):
     j = json.load(open(path))
     m = re.search(r"kernel: build_id=(\S+) release=(\S+) config_sha256=([0-9a-f]{64}) cached=(\w+) incremental=(\w+)", j["log"])
     assert m, j["log"][-1500:]
-    assert m.group(1) == "-pw" + job and m.group(2) == "6.1.0-pw" + job, m.groups()
+    assert re.fullmatch(r"[0-9a-f]{12}", sys.argv[5]), sys.argv[5]
+    bid = "-pw%s-%s" % (job, sys.argv[5])
+    assert m.group(1) == bid and m.group(2) == "6.1.0" + bid, m.groups()
     assert (m.group(4), m.group(5)) == (cached, incr), (path, m.groups())
     assert j["state"] == "success" and len(j["runs"]) == 1, j["state"]
+    # The config steps ran for the base; the candidate changed no config
+    # input (mm/memcontrol.c only), so they were skipped.
+    steps = re.search(r" build_s=[0-9.]+ config_steps=(ran|skipped|none)", j["log"])
+    assert steps and steps.group(1) == ("skipped" if incr == "yes" else "ran"), (path, steps and steps.group(1))
+    assert (incr == "yes") == ("merge_config.sh and olddefconfig skipped" in j["log"]), j["log"][-1500:]
 PY
+KB=$(dirname "$(ls "$PW_TMP"/kernel/build-*/src/pw-obj/rebuilds)")
+check config_steps_once_for_the_pair [ "$(cat "$KB/config-steps")" = "$(printf 'tinyconfig\nolddefconfig')" ]
 # Base and candidate share one build tree (same configuration): the
 # stand-in's "object" is rebuilt once per changed source, not per job.
 check one_rebuild_per_source_change [ "$(cat "$PW_TMP"/kernel/build-*/src/pw-obj/rebuilds | wc -l)" = 2 ]
@@ -214,9 +228,32 @@ submit kb "$BASE" "$BASE"
 br=$(jfield pairs.0.base_job <"$PW_TMP/body")
 wait_until 60 dead
 http GET "/api/v1/jobs/$br" >/dev/null
-python3 - "$PW_TMP/body" "$bb" <<'PY' && pass rerun_reuses_image || fail rerun_reuses_image "$(head -c 1500 "$PW_TMP/body")"
+python3 - "$PW_TMP/body" "$bb" "$INST" <<'PY' && pass rerun_reuses_image || fail rerun_reuses_image "$(head -c 1500 "$PW_TMP/body")"
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert "kernel: build_id=-pw%s " % sys.argv[2] in j["log"] and "cached=yes" in j["log"], j["log"][-1500:]
+assert "kernel: build_id=-pw%s-%s " % (sys.argv[2], sys.argv[3]) in j["log"] and "cached=yes" in j["log"], j["log"][-1500:]
 PY
+
+# A commit that changes a Kconfig file: the config steps run again.
+printf 'config MEMCG\n\tbool "memcg"\n\tdefault y\n' >"$K/Kconfig"
+g "$K" commit -q -am "Kconfig: MEMCG default y"
+KC=$(g "$K" rev-parse HEAD)
+submit kb "$CAND" "$KC"
+ck=$(jfield pairs.0.candidate_job <"$PW_TMP/body")
+# The rerun's jobs go first; the runner dies at each boot (fake kexec).
+done_or_dead() { state_is "$1" success || state_is "$1" failed || dead; }
+for i in 1 2 3 4 5 6 7 8; do
+	wait_until 60 done_or_dead "$ck"
+	state_is "$ck" success || state_is "$ck" failed && break
+	dead && runner
+done
+http GET "/api/v1/jobs/$ck" >/dev/null
+python3 - "$PW_TMP/body" <<'PY' && pass kconfig_change_reruns_config_steps || fail kconfig_change_reruns_config_steps "$(head -c 2500 "$PW_TMP/body")"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+m = re.search(r"cached=(\w+) incremental=(\w+) build_s=[0-9.]+ config_steps=(ran|skipped|none)", j["log"])
+assert m and m.groups() == ("no", "yes", "ran"), m and m.groups()
+assert "kernel config: inputs or .config changed" in j["log"], j["log"][-1500:]
+PY
+check config_steps_after_kconfig_change [ "$(cat "$KB/config-steps" | wc -l)" = 4 ]
 finish

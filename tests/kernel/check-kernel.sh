@@ -137,7 +137,8 @@ log = j["log"]
 m = re.search(r"kernel: build_id=(\S+) release=(\S+) config_sha256=([0-9a-f]{64}) cached=(\w+) incremental=(\w+) build_s=([0-9.]+)", log)
 assert m, log[-2000:]
 bid, rel = m.group(1), m.group(2)
-assert re.fullmatch(r"-pw\d+", bid) and rel.endswith(bid), m.groups()
+# -pw<job>-<instance>; an image cached by an older runner: -pw<job>.
+assert re.fullmatch(r"-pw\d+(-[0-9a-f]{1,16})?", bid) and rel.endswith(bid), m.groups()
 boots = re.findall(r"boot \d+ \(round (\d+)\): qemu (KVM|TCG), \d+ runs, [0-9.]+ s; guest: Linux version (\S+)", log)
 assert boots and all(b[2] == rel for b in boots), (boots, rel)
 runs = j["runs"]
@@ -198,7 +199,9 @@ def check(c, what):
         print("# mail: " + what)
         print(raw.decode("utf-8", "replace")[:4000])
         sys.exit(1)
-check(subj.startswith("[linux:") and (" %s " % cand[:12]) in subj and (" %s." % name) in subj
+# The submitted pair's branch is the one the watcher recorded the
+# candidate on (it was "[linux:?]").
+check(subj.startswith("[linux:memcg] ") and (" %s " % cand[:12]) in subj and (" %s." % name) in subj
       and subj.endswith(" regression"), "subject %r" % subj)
 check(kb["build_id"] != kc["build_id"], "one build id on both sides")
 check("  kernel build ids: base %s, candidate %s\n" % (kb["build_id"], kc["build_id"]) in body,
@@ -209,6 +212,7 @@ for side, k in (("base", kb), ("candidate", kc)):
     check(want in " ".join(body.split()), "lacks %r" % want)
 check(kc["release"].endswith(kc["build_id"]) and kb["release"].endswith(kb["build_id"]), "releases")
 check("WARNING, kernels" not in body, "a same-build warning")
+check("\ntree:   linux memcg\n" in body and "branch unknown" not in body, "tree line")
 check("kernel builds: each side's commit, built by the runner" in body, "kernel builds line")
 x = posts[-1]
 assert x["ok"], "bad signature: %r" % x["headers"]
@@ -255,6 +259,72 @@ else
 fi
 [ "${c3:-}" = yes ] && pass second_pair_reuses_base || fail second_pair_reuses_base "cached=${c3:-?}"
 echo "MEASURED pair 2 (cached kernels, 2 boots): $((t3 - t2r)) s$([ "$WARM" = 1 ] || echo "; saving: ${b1} s of base build")"
+
+# The config steps, back to back through the runner: candidates that
+# are each a one-file change to mm/memcontrol.c over the last build
+# (commits of a branch of their own, pw-cfg-PID, deleted at the end).
+# The first only brings the build tree to this line of commits (a warm
+# run finds it at check-kernel-bisect's last commit, several files
+# away).  Before the second, the record of the last .config's inputs is
+# deleted, so the runner runs the config steps as it did on every build
+# before they could be skipped; the third finds the record and skips
+# them.
+gk() { git --git-dir="$REPO" "$@"; }
+CFG_BRANCH=pw-cfg-$$
+trap 'gk update-ref -d "refs/heads/$CFG_BRANCH" 2>/dev/null; pw_cleanup' EXIT
+kappend() {
+	local blob
+	blob=$({ gk cat-file blob "$1:$2" && printf '%s\n' "$3"; } | gk hash-object -w --stdin) &&
+	    GIT_INDEX_FILE=$PW_TMP/index gk read-tree "$1" &&
+	    GIT_INDEX_FILE=$PW_TMP/index gk update-index --cacheinfo "100644,$blob,$2" &&
+	    gk commit-tree "$(GIT_INDEX_FILE=$PW_TMP/index gk write-tree)" -p "$1" -m "$4"
+}
+submit_pair() {
+	http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"$1\",
+	    \"base\": {\"tree\": \"linux\", \"commit\": \"$2\"},
+	    \"candidate\": {\"tree\": \"linux\", \"commit\": \"$3\"}}" \
+	    >"$PW_TMP/code" && cp "$PW_TMP/body" "$PW_TMP/submit-$1.json"
+	[ "$(cat "$PW_TMP/code")" = 201 ]
+}
+# cfg_build NAME BASE CAND: the pair's candidate build, incremental;
+# "build_s config_steps make_s" of its log into $PW_TMP/NAME.res.
+cfg_build() {
+	local pair id
+	submit_pair kpf "$2" "$3" || { fail "submit_$1" "$(cat "$PW_TMP/body")"; return 1; }
+	pair=$(jfield pairs.0.pair_id <"$PW_TMP/submit-kpf.json")
+	wait_until 2400 done_or_failed "$pair" || { fail "${1}_finished" "pair $pair"; return 1; }
+	id=$(jfield pairs.0.candidate_job <"$PW_TMP/submit-kpf.json")
+	http GET "/api/v1/jobs/$id" >/dev/null
+	cp "$PW_TMP/body" "$PW_TMP/job-$1.json"
+	python3 - "$PW_TMP/job-$1.json" >"$PW_TMP/$1.res" <<'PY' || { fail "${1}_incremental_build" "$(cat "$PW_TMP/$1.res")"; return 1; }
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+m = re.search(r"cached=(\w+) incremental=(\w+) build_s=([0-9.]+) config_steps=(ran|skipped|none)", j["log"])
+assert j["state"] == "success" and m and m.group(1) == "no" and m.group(2) == "yes", (j["state"], m and m.groups(), j["log"][-2000:])
+mk = re.search(r"kernel make bzImage: exit 0 in ([0-9.]+) s", j["log"])
+print(m.group(3), m.group(4), mk.group(1) if mk else "?")
+PY
+}
+t_cfg=$(date +%s)
+cfg0=$(kappend "$CAND" mm/memcontrol.c "/* perfwatch check-kernel $$: config steps 0 */" "mm: memcg: a comment (config steps 0)") &&
+    cfg1=$(kappend "$cfg0" mm/memcontrol.c "/* perfwatch check-kernel $$: config steps 1 */" "mm: memcg: a comment (config steps 1)") &&
+    cfg2=$(kappend "$cfg1" mm/memcontrol.c "/* perfwatch check-kernel $$: config steps 2 */" "mm: memcg: a comment (config steps 2)") &&
+    gk update-ref "refs/heads/$CFG_BRANCH" "$cfg2" ||
+    fail config_commits "git plumbing failed"
+cfg_build cfg_warmup "$CAND" "$cfg0"
+rec=$(ls "$KTREE"/build-*/src/pw-obj/.pw-config-inputs 2>/dev/null | head -n 1)
+[ -n "$rec" ] && pass config_inputs_recorded || fail config_inputs_recorded "no $KTREE/build-*/src/pw-obj/.pw-config-inputs"
+rm -f "$KTREE"/build-*/src/pw-obj/.pw-config-inputs
+if cfg_build cfg_before "$cfg0" "$cfg1" && cfg_build cfg_after "$cfg1" "$cfg2"; then
+	read -r s1 st1 m1 <"$PW_TMP/cfg_before.res"
+	read -r s2 st2 m2 <"$PW_TMP/cfg_after.res"
+	[ "$st1" = ran ] && [ "$st2" = skipped ] && pass config_steps_skipped_when_unchanged ||
+	    fail config_steps_skipped_when_unchanged "without the record: $st1, with it: $st2"
+	echo "MEASURED candidate incremental build through the runner (one-file change to mm/memcontrol.c), back to back: config steps run (before): ${s1} s (make ${m1} s); config steps skipped (after): ${s2} s (make ${m2} s)"
+else
+	fail config_steps_skipped_when_unchanged "a build failed (above)"
+fi
+echo "MEASURED the config-steps section: $(($(date +%s) - t_cfg)) s"
 
 # Reference, same run, same tree: a raw make after touching
 # mm/memcontrol.c (what the runner's incremental build cannot beat).

@@ -646,3 +646,35 @@ TEST(test_alert__change_point_bisection)
 	buf_release(&out);
 	store_alert_info_free(x);
 }
+
+TEST(test_alert__subject_branch)
+{
+	struct store_alert_info *x = info_new("mm: x", "A <a@example.org>");
+	struct alert_report r;
+	char *s;
+
+	alert_report_init(&r, x, NULL, 0);
+	s = alert_mail_subject(&r, 1);
+	ASSERT_STREQ(s,
+	    "[mm:mm-new] 0123456789ab mm: x: fio-memcg.read_bw -4.5% "
+	    "regression");
+	free(s);
+	/* A submitted pair on a commit the watcher saw on two branches
+	 * (store_alert_info): the first names it. */
+	free(x->branch);
+	x->branch = xstrdup("memcg,mm-unstable");
+	s = alert_mail_subject(&r, 1);
+	ASSERT_STREQ(s,
+	    "[mm:memcg] 0123456789ab mm: x: fio-memcg.read_bw -4.5% "
+	    "regression");
+	free(s);
+	/* No branch at all: none is made up ("[mm:?]" before). */
+	free(x->branch);
+	x->branch = NULL;
+	s = alert_mail_subject(&r, 1);
+	ASSERT_STREQ(
+	    s, "[mm] 0123456789ab mm: x: fio-memcg.read_bw -4.5% regression");
+	free(s);
+	alert_report_release(&r);
+	store_alert_info_free(x);
+}

@@ -61,12 +61,49 @@ TEST(test_kernel__fragment_prefix_is_not_a_match)
 
 TEST(test_kernel__build_id)
 {
-	char id[32];
+	char id[48], other[48];
 
-	kernel_build_id(id, sizeof(id), 17);
+	ASSERT_INTEQ(kernel_build_id(id, sizeof(id), 17, "0a1b2c3d4e5f"), 0);
+	ASSERT_STREQ(id, "-pw17-0a1b2c3d4e5f");
+	/* Job 17 of another database is another build id. */
+	ASSERT_INTEQ(
+	    kernel_build_id(other, sizeof(other), 17, "77aa00bb11cc"), 0);
+	ASSERT(strcmp(id, other) != 0);
+	ASSERT_INTEQ(kernel_build_id(
+	                 id, sizeof(id), 1234567890123LL, "ffffffffffffffff"),
+	    0);
+	ASSERT_STREQ(id, "-pw1234567890123-ffffffffffffffff");
+	/* An older daemon sends no instance. */
+	ASSERT_INTEQ(kernel_build_id(id, sizeof(id), 17, NULL), 0);
 	ASSERT_STREQ(id, "-pw17");
-	kernel_build_id(id, sizeof(id), 1234567890123LL);
-	ASSERT_STREQ(id, "-pw1234567890123");
+	ASSERT_INTEQ(kernel_build_id(id, sizeof(id), 17, ""), 0);
+	ASSERT_STREQ(id, "-pw17");
+	/* It goes into make's argv and the boot state file: hex only. */
+	ASSERT_INTEQ(kernel_build_id(id, sizeof(id), 17, "0A1B"), -1);
+	ASSERT_INTEQ(kernel_build_id(id, sizeof(id), 17, "ab cd"), -1);
+	ASSERT_INTEQ(kernel_build_id(id, sizeof(id), 17, "ab\ncd"), -1);
+	ASSERT_INTEQ(
+	    kernel_build_id(id, sizeof(id), 17, "0123456789abcdef0"), -1);
+	ASSERT_STREQ(id, "-pw17");
+	/* The booted kernel is checked against the whole id. */
+	{
+		struct buf why = BUF_INIT(1024);
+
+		kernel_build_id(id, sizeof(id), 17, "0a1b2c3d4e5f");
+		ASSERT_INTEQ(
+		    kernel_version_check("Linux version "
+		                         "6.1.192-pw17-0a1b2c3d4e5f (x)",
+		        id, &why),
+		    0);
+		ASSERT_INTEQ(kernel_version_check(
+		                 "Linux version 6.1.192-pw17-77aa00bb11cc (x)",
+		                 id, &why),
+		    -1);
+		ASSERT_INTEQ(kernel_version_check(
+		                 "Linux version 6.1.192-pw17 (x)", id, &why),
+		    -1);
+		buf_release(&why);
+	}
 }
 
 TEST(test_kernel__version_check)
@@ -194,4 +231,151 @@ TEST(test_kernel__source_plan)
 	    kernel_source_plan(mark, b, "/k/trees/u-1.git", prev, clone, 8),
 	    KERNEL_SRC_UPDATE);
 	ASSERT_STREQ(clone, "");
+}
+
+TEST(test_kernel__config_input_path)
+{
+	static const char *const in[] = { "Kconfig", "init/Kconfig",
+		"mm/Kconfig.debug", "arch/x86/Kconfig.cpu", "Makefile",
+		"scripts/Kconfig.include", "scripts/cc-version.sh",
+		"scripts/kconfig/merge_config.sh",
+		"scripts/kconfig/lxdialog/x.c", "kernel/configs/tiny.config",
+		"arch/x86/configs/tiny.config", "arch/x86/Makefile", NULL };
+	static const char *const out[] = { "mm/memcontrol.c", "mm/Makefile",
+		"scripts/mod/modpost.c", "arch/x86/kernel/Makefile",
+		"arch/x86/boot/Makefile.x", "arch/Makefile.x", "kernel/fork.c",
+		"Documentation/admin-guide/cgroup-v2.rst", NULL };
+	size_t i;
+
+	for (i = 0; in[i] != NULL; i++)
+		ASSERT_MSG(kernel_config_input_path(in[i]), "%s", in[i]);
+	for (i = 0; out[i] != NULL; i++)
+		ASSERT_MSG(!kernel_config_input_path(out[i]), "%s", out[i]);
+}
+
+/* The inputs' hash of a small tree under test_tmpdir(). */
+static void
+inputs_of(char out[65], const char *root, const char *tools, const char *text,
+    const struct strlist *f)
+{
+	struct buf why = BUF_INIT(1024);
+
+	if (kernel_config_inputs(
+	        out, root, tools, "tinyconfig", text, f, &why) != 0) {
+		test_fail(__FILE__, __LINE__, "%s", why.data);
+		out[0] = '\0';
+	}
+	buf_release(&why);
+}
+
+TEST(test_kernel__config_inputs)
+{
+	char root[512], h0[65], h[65];
+	static char *v2[] = { "CONFIG_MEMCG=y" };
+	static const struct strlist f2 = { v2, 1 };
+	const char *tools = "gcc gcc (Debian 12.2.0-14) 12.2.0 (exit 0)\n";
+	struct buf why = BUF_INIT(1024);
+
+	snprintf(root, sizeof(root), "%s/ktree", test_tmpdir());
+	test_write_file(root, "/Makefile", "VERSION = 6\n");
+	test_write_file(root, "/init/Kconfig", "config MEMCG\n\tbool\n");
+	test_write_file(root, "/mm/memcontrol.c", "int charge;\n");
+	test_write_file(
+	    root, "/scripts/kconfig/merge_config.sh", "#!/bin/sh\n");
+	test_write_file(root, "/pw-obj/.config", "CONFIG_MEMCG=y\n");
+	test_write_file(root, "/pw-obj/Kconfig", "an object, not a source\n");
+	test_write_file(root, "/.pw-commit", "x\n");
+	inputs_of(h0, root, tools, NULL, &frag);
+	ASSERT_INTEQ(strlen(h0), 64);
+	inputs_of(h, root, tools, NULL, &frag);
+	ASSERT_STREQ(h, h0);
+	/* What the config steps do not read changes nothing: a source
+	 * file, the object tree, the commit mark. */
+	test_write_file(root, "/mm/memcontrol.c", "int charge; /* slower */\n");
+	test_write_file(root, "/pw-obj/.config", "CONFIG_MEMCG=n\n");
+	test_write_file(root, "/pw-obj/Kconfig", "another object\n");
+	test_write_file(root, "/.pw-commit", "y\n");
+	inputs_of(h, root, tools, NULL, &frag);
+	ASSERT_STREQ(h, h0);
+	/* A Kconfig file changed, then changed back. */
+	test_write_file(root, "/init/Kconfig", "config MEMCG\n\ttristate\n");
+	inputs_of(h, root, tools, NULL, &frag);
+	ASSERT(strcmp(h, h0) != 0);
+	test_write_file(root, "/init/Kconfig", "config MEMCG\n\tbool\n");
+	inputs_of(h, root, tools, NULL, &frag);
+	ASSERT_STREQ(h, h0);
+	/* Each other input. */
+	test_write_file(
+	    root, "/scripts/kconfig/merge_config.sh", "#!/bin/bash\n");
+	inputs_of(h, root, tools, NULL, &frag);
+	ASSERT(strcmp(h, h0) != 0);
+	test_write_file(
+	    root, "/scripts/kconfig/merge_config.sh", "#!/bin/sh\n");
+	inputs_of(h, root, "gcc gcc (Debian 13.1.0-1) 13.1.0 (exit 0)\n", NULL,
+	    &frag);
+	ASSERT(strcmp(h, h0) != 0);
+	inputs_of(h, root, tools, NULL, &f2);
+	ASSERT(strcmp(h, h0) != 0);
+	inputs_of(h, root, tools, "CONFIG_A=y\n", &frag);
+	ASSERT(strcmp(h, h0) != 0);
+	inputs_of(h, root, tools, NULL, &frag);
+	ASSERT_STREQ(h, h0);
+	/* A new Kconfig file (a new directory sourced). */
+	test_write_file(root, "/mm/new/Kconfig", "config NEW\n");
+	inputs_of(h, root, tools, NULL, &frag);
+	ASSERT(strcmp(h, h0) != 0);
+	/* A tree that is not there is an error naming it. */
+	ASSERT_INTEQ(kernel_config_inputs(h, "/nonexistent/pw", tools,
+	                 "tinyconfig", NULL, &frag, &why),
+	    -1);
+	ASSERT(strstr(why.data, "/nonexistent/pw") != NULL);
+	buf_release(&why);
+}
+
+TEST(test_kernel__config_reuse)
+{
+	static const char in[] = "1111111111111111111111111111111111111111"
+	                         "111111111111111111111111",
+	                  cs[] = "2222222222222222222222222222222222222222"
+	                         "222222222222222222222222",
+	                  other[] = "3333333333333333333333333333333333333333"
+	                            "333333333333333333333333";
+	char rec[256];
+
+	snprintf(rec, sizeof(rec), "inputs %s\nconfig_sha256 %s\n", in, cs);
+	ASSERT_INTEQ(kernel_config_reuse(rec, in, cs), 1);
+	/* No record (a tree of an older runner, or a failed step). */
+	ASSERT_INTEQ(kernel_config_reuse(NULL, in, cs), 0);
+	/* No .config, or one that changed since the steps wrote it. */
+	ASSERT_INTEQ(kernel_config_reuse(rec, in, NULL), 0);
+	ASSERT_INTEQ(kernel_config_reuse(rec, in, other), 0);
+	/* Other inputs. */
+	ASSERT_INTEQ(kernel_config_reuse(rec, other, cs), 0);
+	/* A record cut short or garbled is no record. */
+	snprintf(rec, sizeof(rec), "inputs %s\n", in);
+	ASSERT_INTEQ(kernel_config_reuse(rec, in, cs), 0);
+	snprintf(rec, sizeof(rec), "inputs %.20s\nconfig_sha256 %s\n", in, cs);
+	ASSERT_INTEQ(kernel_config_reuse(rec, in, cs), 0);
+	ASSERT_INTEQ(kernel_config_reuse("", in, cs), 0);
+}
+
+TEST(test_kernel__tool_versions)
+{
+	struct buf b = BUF_INIT(8192);
+	static const char *const want[] = { "gcc ", "ld ", "pahole ", "rustc ",
+		"bindgen ", NULL };
+	const char *p;
+	size_t i;
+
+	kernel_tool_versions(&b);
+	/* One line per tool, in order: a version line or "none". */
+	for (i = 0, p = b.data; want[i] != NULL; i++) {
+		ASSERT_MSG(strncmp(p, want[i], strlen(want[i])) == 0, "%s", p);
+		ASSERT((p = strchr(p, '\n')) != NULL);
+		p++;
+	}
+	ASSERT_STREQ(p, "");
+	/* The compiler of this build is there and says its version. */
+	ASSERT(strncmp(b.data, "gcc none", 8) != 0);
+	buf_release(&b);
 }

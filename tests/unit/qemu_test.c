@@ -117,3 +117,73 @@ TEST(test_qemu__is_static)
 	ASSERT_INTEQ(qemu_is_static("/etc/passwd"), -1);
 	ASSERT_INTEQ(qemu_is_static("/nonexistent"), -1);
 }
+
+static int probes;
+static int
+probe_yes(void)
+{
+	probes++;
+	return 1;
+}
+static int
+probe_no(void)
+{
+	probes++;
+	return 0;
+}
+
+TEST(test_qemu__accel_kvm_that_fails_is_tried_once)
+{
+	/* /dev/kvm creates a VM here, and qemu then fails to run it. */
+	struct qemu_accel ac;
+	char d[320];
+	int boot;
+
+	memset(&ac, 0, sizeof(ac));
+	probes = 0;
+	ASSERT_INTEQ(qemu_accel_pick(&ac, probe_yes), 1);
+	ASSERT_INTEQ(ac.state, QEMU_ACCEL_KVM_UNTRIED);
+	/* What qemu said here, on two lines: one line in the logs. */
+	ASSERT_INTEQ(qemu_accel_after_kvm(&ac, 1,
+	                 "qemu-system-x86_64: error: failed to set MSR 0x10a "
+	                 "to 0x69\nqemu-system-x86_64: kvm.c:3183: "
+	                 "kvm_buf_set_msrs: Assertion failed.\n"),
+	    1);
+	qemu_accel_describe(d, sizeof(d), &ac);
+	ASSERT_STREQ(d,
+	    "TCG: qemu with KVM failed: qemu-system-x86_64: error: failed to "
+	    "set MSR 0x10a to 0x69 qemu-system-x86_64: kvm.c:3183: "
+	    "kvm_buf_set_msrs: Assertion failed.");
+	/* Every later boot of the process: TCG, no probe, no KVM try. */
+	for (boot = 2; boot <= 5; boot++)
+		ASSERT_INTEQ(qemu_accel_pick(&ac, probe_yes), 0);
+	ASSERT_INTEQ(probes, 1);
+}
+
+TEST(test_qemu__accel_probe_once)
+{
+	struct qemu_accel ac;
+	char d[320];
+	int boot;
+
+	/* No usable /dev/kvm: TCG from the first boot, probed once. */
+	memset(&ac, 0, sizeof(ac));
+	probes = 0;
+	for (boot = 1; boot <= 4; boot++)
+		ASSERT_INTEQ(qemu_accel_pick(&ac, probe_no), 0);
+	ASSERT_INTEQ(probes, 1);
+	qemu_accel_describe(d, sizeof(d), &ac);
+	ASSERT_STREQ(d, "TCG: /dev/kvm cannot create a VM here");
+	/* KVM that runs: kept, probed once. */
+	memset(&ac, 0, sizeof(ac));
+	probes = 0;
+	qemu_accel_describe(d, sizeof(d), &ac);
+	ASSERT_STREQ(d, "not decided yet");
+	ASSERT_INTEQ(qemu_accel_pick(&ac, probe_yes), 1);
+	ASSERT_INTEQ(qemu_accel_after_kvm(&ac, 0, ""), 0);
+	for (boot = 2; boot <= 4; boot++)
+		ASSERT_INTEQ(qemu_accel_pick(&ac, probe_yes), 1);
+	ASSERT_INTEQ(probes, 1);
+	qemu_accel_describe(d, sizeof(d), &ac);
+	ASSERT_STREQ(d, "KVM");
+}

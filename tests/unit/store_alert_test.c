@@ -170,3 +170,76 @@ TEST(test_store_alert__migration_from_v7)
 		store_close(t);
 	}
 }
+
+/* A submitted pair (no branch) on a commit of tree linux recorded on
+ * branches (NULL: a stub the watcher never saw), analysed: the branch
+ * of its report. */
+static char *
+submitted_pair_branch(const char *branches)
+{
+	struct store *s = open_new(STORE_VERSION);
+	struct store_commit c = { 0 };
+	struct store_comparison v;
+	struct store_alert_info *x = NULL;
+	struct store_job_new b = { "base", "{}", "[]", 1, 1, 1, 0 },
+	                     k = { "candidate", "{}", "[]", 1, 1, 1, 0 };
+	int64_t t = 0, cb = 0, cc = 0, pair = 0;
+	char *out = NULL, *list = branches ? xstrdup(branches) : NULL, *br,
+	     *save = NULL;
+
+	if (s == NULL || store_tree_sync(s, &t, "linux", "/k/linux.git") != 0)
+		goto out;
+	c.sha = "1111111111111111111111111111111111111111";
+	c.subject = "linux 6.1";
+	if (store_commit_record(s, &cb, NULL, t, &c, "memcg", 10) != 0)
+		goto out;
+	c.sha = "2222222222222222222222222222222222222222";
+	c.subject = "mm: memcg: spin";
+	for (br = list ? strtok_r(list, ",", &save) : NULL; br != NULL;
+	     br = strtok_r(NULL, ",", &save))
+		if (store_commit_record(s, &cc, NULL, t, &c, br, 11) != 0)
+			goto out;
+	if (list == NULL && store_commit_stub(s, &cc, t, c.sha) != 0)
+		goto out;
+	b.commit_id = cb;
+	k.commit_id = cc;
+	/* As the submit API makes it: store_pair_create, no branch. */
+	if (store_pair_create(s, &pair, NULL, NULL, "krr", "", &b, &k, 20) != 0)
+		goto out;
+	memset(&v, 0, sizeof(v));
+	v.metric = "throughput";
+	v.unit = "";
+	v.better = "higher";
+	v.verdict = "regression";
+	v.change_pct = -45.2;
+	v.final = 1;
+	if (store_verdict_put(s, NULL, pair, &v, 30) != 0 ||
+	    store_verdict_done(s, pair, 30) != 0 ||
+	    store_alert_info(s, &x, cc, "krr", 0) != 0)
+		goto out;
+	if (x->ncmp == 1 && strcmp(x->tree, "linux") == 0)
+		out = xstrdup(x->branch ? x->branch : "(null)");
+out:
+	store_alert_info_free(x);
+	store_close(s);
+	free(list);
+	return out;
+}
+
+TEST(test_store_alert__submitted_pair_branch)
+{
+	char *b;
+
+	/* The watcher recorded the candidate on branch memcg: the report
+	 * says so (its subject was "[linux:?]"). */
+	b = submitted_pair_branch("memcg");
+	ASSERT_STREQ(b, "memcg");
+	free(b);
+	b = submitted_pair_branch("memcg,mm-new");
+	ASSERT_STREQ(b, "memcg,mm-new");
+	free(b);
+	/* A commit on no watched branch: unknown, nothing made up. */
+	b = submitted_pair_branch(NULL);
+	ASSERT_STREQ(b, "(null)");
+	free(b);
+}

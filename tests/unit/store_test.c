@@ -1571,4 +1571,79 @@ TEST(test_store__data_version_moves_with_every_commit)
 	store_close(wr);
 	store_close(rd);
 	free(p);
+/* The instance id in the claim of job 1 of a fresh database at p. */
+static char *
+claim_instance(const char *p)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	json_t *c = NULL;
+	const char *inst;
+	char *out = NULL;
+	int64_t h, b = 0;
+
+	if (store_open(&s, p, &e) != 0)
+		return NULL;
+	h = host(s, "r1", "[]");
+	if (store_pair_create(
+	        s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0 &&
+	    store_claim(s, &c, h, 100, 60) == 0 && claimed_id(c) == b &&
+	    b == 1 &&
+	    (inst = json_string_value(json_object_get(
+	         json_object_get(c, "job"), "instance"))) != NULL)
+		out = xstrdup(inst);
+	json_decref(c);
+	store_close(s);
+	return out;
+}
+
+TEST(test_store__instance_id_per_database)
+{
+	char *pa = dbpath(), *pb = dbpath(), *a = claim_instance(pa),
+	     *b = claim_instance(pb);
+	struct store *s = NULL;
+	struct err e = { 0 };
+	const char *again = NULL;
+
+	/* Job 1 of each: the claims carry the database's own instance
+	 * id, so the two builds' ids (-pw1-<instance>) differ. */
+	ASSERT(a != NULL && b != NULL);
+	ASSERT_INTEQ(strlen(a), 12);
+	ASSERT_INTEQ(strspn(a, "0123456789abcdef"), 12);
+	ASSERT_INTEQ(strlen(b), 12);
+	ASSERT(strcmp(a, b) != 0);
+	/* Made once: reopening the database keeps it. */
+	ASSERT(store_open(&s, pa, &e) == 0);
+	ASSERT(store_instance(s, &again) == 0);
+	ASSERT_STREQ(again, a);
+	store_close(s);
+	free(a);
+	free(b);
+	free(pa);
+	free(pb);
+}
+
+TEST(test_store__instance_ids_of_many_databases_differ)
+{
+	/* 16 fresh databases, 16 different instance ids. */
+	char ids[16][17];
+	struct store *s;
+	struct err e = { 0 };
+	const char *inst;
+	char *p;
+	int i, k;
+
+	for (i = 0; i < 16; i++) {
+		s = NULL;
+		p = dbpath();
+		ASSERT(store_open(&s, p, &e) == 0);
+		ASSERT(store_instance(s, &inst) == 0);
+		snprintf(ids[i], sizeof(ids[i]), "%s", inst);
+		store_close(s);
+		unlink(p);
+		free(p);
+		for (k = 0; k < i; k++)
+			ASSERT_MSG(
+			    strcmp(ids[k], ids[i]) != 0, "%s twice", ids[i]);
+	}
 }
