@@ -16,7 +16,6 @@
 #include "daemon/bisect.h"
 #include "daemon/bisect_api.h"
 #include "daemon/dconf.h"
-#include "daemon/httpd.h"
 #include "daemon/jobspec.h"
 #include "daemon/packs.h"
 #include "daemon/sched.h"
@@ -25,6 +24,7 @@
 #include "daemon/store_canary.h"
 #include "daemon/store_fleet.h"
 #include "web/api_int.h"
+#include "web/httpd.h"
 
 #define SHA_BUF 41 /* 40 hex digits and the NUL */
 

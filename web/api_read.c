@@ -18,13 +18,13 @@
 #include "daemon/bisect_api.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
-#include "daemon/httpd.h"
 #include "daemon/jobspec.h"
 #include "daemon/kfacts.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_batch.h"
 #include "web/api_int.h"
+#include "web/httpd.h"
 
 /* The latency histogram's bounds as /metrics prints them (web/api.c's
  * lat_le). */
