@@ -340,7 +340,7 @@ bench-web:
 
 .PHONY: lint lint-web bench-web
 
-# --- git module (common/git.c): benchmark against the git command line ---
+# --- git module (common/git*.c): benchmark against the git command line ---
 # make bench-git: a cached 100,000-commit repository under $(OUT)/bench-git
 # (about 20 s to generate once), then first copy, 1,000 new commits with
 # a path filter, and 1,000 idle polls, side by side with git.
