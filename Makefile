@@ -220,7 +220,7 @@ clean:
 #                     tests/e2e/t0950-fuzz-smoke.sh replays each seed
 #                     corpus once (no mutation) in make check.
 # Library code is compiled with -fsanitize=fuzzer-no-link into its own
-# archive; it leaves out daemon/httpd.c (libmicrohttpd: api_fuzz answers
+# archive; it leaves out web/httpd.c (libmicrohttpd: api_fuzz answers
 # the handlers' httpd_* calls itself) and web/api.c (which api_fuzz
 # includes to reach its static dispatch).
 FUZZ_CC	  ?= clang
@@ -233,7 +233,7 @@ FUZZ_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 HAVE_LIBFUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, \
 	unsigned long n){return 0;}' | $(FUZZ_CC) -x c -fsanitize=fuzzer \
 	-o /dev/null - 2>/dev/null && echo yes)
-FUZZ_LIB_SRCS := $(filter-out web/api.c daemon/httpd.c,$(LIB_SRCS))
+FUZZ_LIB_SRCS := $(filter-out web/api.c web/httpd.c,$(LIB_SRCS))
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -347,7 +347,7 @@ bench-web: all $(REL)/bin/web_gen
 
 .PHONY: lint lint-web bench-web
 
-# --- git module (common/git.c): benchmark against the git command line ---
+# --- git module (common/git*.c): benchmark against the git command line ---
 # make bench-git: a cached 100,000-commit repository under $(OUT)/bench-git
 # (about 20 s to generate once), then first copy, 1,000 new commits with
 # a path filter, and 1,000 idle polls, side by side with git.

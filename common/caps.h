@@ -11,7 +11,7 @@
 #define CAP_CONFIG_FILE (1024 * 1024)     /* a YAML config file */
 #define CAP_HTTP_BODY (8 * 1024 * 1024)   /* a request body */
 #define CAP_HTTP_REPLY (16 * 1024 * 1024) /* a reply body */
-/* A request's head (daemon/httpd.c: 414, 431 or 400 past these). */
+/* A request's head (web/httpd.c: 414, 431 or 400 past these). */
 #define CAP_HTTP_PATH 2048           /* the path, without the query */
 #define CAP_HTTP_QUERY 4096          /* the query's keys and values */
 #define CAP_HTTP_QUERY_ARGS 32       /* parameters in the query */

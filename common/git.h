@@ -227,13 +227,6 @@ int gitm_merge_base(
 /* 1 when ANCESTOR is COMMIT or one of its ancestors, 0 when not, <0. */
 int gitm_is_ancestor(
     struct gitm_repo *, const char *ancestor, const char *commit);
-/*
- * The baseline of CANDIDATE under a job's `baseline:` policy: "parent"
- * (first parent), "branch-base:REF" (merge base with REF), "ref:REF".
- * 0, ERR_INVALID (unknown policy), ERR_NOTFOUND or -1.
- */
-int gitm_baseline(char out[GITM_SHA_SIZE], struct gitm_repo *,
-    const char *policy, const char *candidate);
 
 /*
  * Makes sure commit SHA is in the clone: fetches branches and tags if it

@@ -217,3 +217,15 @@ pwjson_print(const json_t *v, void *file)
 	        JSON_REAL_PRECISION(12));
 	fputc('\n', (FILE *)file);
 }
+
+json_t *
+pwjson_doc(const char *text, json_t *dflt)
+{
+	struct err e = { 0 };
+	json_t *v = text ? pwjson_parse(text, strlen(text), &e) : NULL;
+
+	if (v == NULL)
+		return dflt;
+	json_decref(dflt);
+	return v;
+}

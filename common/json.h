@@ -18,6 +18,9 @@
  * "line L column C: ..." on failure.  The caller json_decref()s.
  */
 json_t *pwjson_parse(const char *, size_t, struct err *);
+/* A stored JSON document (text NULL or not JSON: dflt, which is taken
+ * either way).  A new reference. */
+json_t *pwjson_doc(const char *text, json_t *dflt);
 /* Reads a file of at most max bytes; errors name the file. */
 json_t *pwjson_load_file(const char *path, size_t max, struct err *);
 

@@ -214,19 +214,68 @@ int store_finish(struct store *, int64_t host_id, int64_t job_id, int ok,
 int store_cancel(struct store *, int64_t job_id, int64_t now);
 int store_retry(struct store *, int64_t job_id, int64_t now);
 
+/* ---- typed reads (issue 13) ----
+ * The model the rest of the store follows (docs/ARCHITECTURE.md): a read
+ * fills structs the caller releases, and the JSON of the API is made at
+ * the HTTP edge (web/rows.h), not here.  Text fields are NULL when the
+ * column is; a stored JSON document (labels, inventory) stays its text.
+ */
+
+/* A host (GET /api/v1/hosts, /hosts). */
+struct store_host {
+	int64_t id;
+	char *name;
+	char *labels_json;    /* as registered: a JSON array, or NULL */
+	char *inventory_json; /* as registered: a JSON object, or NULL */
+	int online;           /* last_seen >= now - online_s */
+	int64_t current_job;  /* the running job it holds, 0 for none */
+	int64_t last_seen, registered;
+	char *quarantined; /* why a canary quarantined it, or NULL */
+	int has_quarantined_at;
+	int64_t quarantined_at;
+};
+struct store_hosts {
+	struct store_host *v;
+	size_t n;
+	int64_t next_cursor; /* the cursor of the next page, 0 at the end */
+};
+/* Hosts with id > cursor, by id, at most limit: 0, or -1 (errmsg). */
+int store_hosts_get(struct store *, struct store_hosts *out, int64_t limit,
+    int64_t cursor, int64_t now, int64_t online_s);
+void store_hosts_release(struct store_hosts *); /* NULL ok */
+
+/* A job (GET /api/v1/jobs, /jobs). */
+struct store_job {
+	int64_t id;
+	int64_t pair_id; /* 0 for none */
+	char *role, *name, *point, *state;
+	char *host; /* the host that holds or ran it, or NULL */
+	int64_t attempts, runs, runs_done, max_runs;
+	char *progress, *error;
+	int64_t created, updated;
+	int has_lease;
+	int64_t lease_expires;
+	/* What it measures: a commit of a tree (NULL for a submitted pair
+	 * without one). */
+	char *commit, *tree, *subject;
+};
+struct store_jobs {
+	struct store_job *v;
+	size_t n;
+	int64_t next_cursor; /* the cursor of the next page, 0 at the end */
+};
+/* Jobs newest first with id < cursor (0: from the newest), state NULL
+ * for all, at most limit: 0, or -1 (errmsg). */
+int store_jobs_get(struct store *, struct store_jobs *out, const char *state,
+    int64_t limit, int64_t cursor);
+void store_jobs_release(struct store_jobs *); /* NULL ok */
+
 /* ---- reads (JSON shapes are those of docs/API.md) ---- */
 
-/* Jobs newest first; state NULL = all; cursor 0 = from the newest.
- * {"jobs": [...], "next_cursor": "N"} (next_cursor absent at the end). */
-int store_jobs_list(struct store *, json_t **out, const char *state,
-    int64_t limit, int64_t cursor);
 /* One job with runs, metrics and the log tail.  ERR_NOTFOUND. */
 int store_job_get(struct store *, json_t **out, int64_t job_id);
 /* The raw output of a run into b.  ERR_NOTFOUND. */
 int store_run_raw(struct store *, struct buf *b, int64_t job_id, int64_t idx);
-/* Hosts; online when last_seen >= now - online_s. */
-int store_hosts_list(struct store *, json_t **out, int64_t limit,
-    int64_t cursor, int64_t now, int64_t online_s);
 /* {"id", "name", "point", "host", "base": JOB, "candidate": JOB,
  * "comparisons": [...]} or ERR_NOTFOUND. */
 int store_pair_get(struct store *, json_t **out, int64_t pair_id);

@@ -1022,44 +1022,93 @@ job_row(sqlite3_stmt *st)
 	return o;
 }
 
+/* The JOB_COLS of one row into j (its strings are j's own). */
+static void
+job_scan(struct store_job *j, sqlite3_stmt *st)
+{
+	memset(j, 0, sizeof(*j));
+	j->id = sqlite3_column_int64(st, 0);
+	j->pair_id = sqlite3_column_int64(st, 1);
+	j->role = store_i_col_dup(st, 2);
+	j->name = store_i_col_dup(st, 3);
+	j->point = store_i_col_dup(st, 4);
+	j->state = store_i_col_dup(st, 5);
+	j->host = store_i_col_dup(st, 6);
+	j->attempts = sqlite3_column_int64(st, 7);
+	j->runs = sqlite3_column_int64(st, 8);
+	j->runs_done = sqlite3_column_int64(st, 9);
+	j->progress = store_i_col_dup(st, 10);
+	j->error = store_i_col_dup(st, 11);
+	j->created = sqlite3_column_int64(st, 12);
+	j->updated = sqlite3_column_int64(st, 13);
+	j->has_lease = sqlite3_column_type(st, 14) != SQLITE_NULL;
+	j->lease_expires = sqlite3_column_int64(st, 14);
+	j->max_runs = sqlite3_column_int64(st, 15);
+	j->commit = store_i_col_dup(st, 16);
+	j->tree = store_i_col_dup(st, 17);
+	j->subject = store_i_col_dup(st, 18);
+}
+
 int
-store_jobs_list(struct store *s, json_t **out, const char *state, int64_t limit,
-    int64_t cursor)
+store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
+    int64_t limit, int64_t cursor)
 {
 	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT " JOB_COLS JOB_FROM
 	    " WHERE (?1 IS NULL OR j.state = ?1) AND (?2 = 0 OR j.id < ?2)"
 	    " ORDER BY j.id DESC LIMIT ?3");
-	json_t *arr, *o;
-	int64_t last = 0, n = 0;
+	size_t cap = 0;
+	int64_t last;
 	int rc;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, state);
 	sqlite3_bind_int64(st, 2, cursor);
 	sqlite3_bind_int64(st, 3, limit);
-	arr = json_array();
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		last = sqlite3_column_int64(st, 0);
-		n++;
-		json_array_append_new(arr, job_row(st));
+		if (out->n == cap) {
+			cap = cap ? 2 * cap : 16;
+			out->v = xreallocarray(out->v, cap, sizeof(*out->v));
+		}
+		job_scan(&out->v[out->n++], st);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		json_decref(arr);
+		store_jobs_release(out);
 		return store_i_dberr(s, "list jobs");
 	}
-	o = json_pack("{s:o}", "jobs", arr);
-	if (n == limit && last > 1) {
-		char c[32];
-
-		snprintf(c, sizeof(c), "%lld", (long long)last);
-		json_object_set_new(o, "next_cursor", json_string(c));
-	}
-	*out = o;
+	/* Job ids count down to 1: past 1 there is no next page. */
+	last = out->n > 0 ? out->v[out->n - 1].id : 0;
+	if ((int64_t)out->n == limit && last > 1)
+		out->next_cursor = last;
 	return 0;
+}
+
+void
+store_jobs_release(struct store_jobs *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		struct store_job *j = &l->v[i];
+
+		free(j->role);
+		free(j->name);
+		free(j->point);
+		free(j->state);
+		free(j->host);
+		free(j->progress);
+		free(j->error);
+		free(j->commit);
+		free(j->tree);
+		free(j->subject);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 /* The job row for id, or NULL (ERR_NOTFOUND in *r). */

@@ -22,18 +22,12 @@
 json_t *
 store_i_json_text(const char *t, json_t *dflt)
 {
-	struct err e = { 0 };
-	json_t *v = t ? pwjson_parse(t, strlen(t), &e) : NULL;
-
-	if (v == NULL)
-		return dflt;
-	json_decref(dflt);
-	return v;
+	return pwjson_doc(t, dflt);
 }
 
 int
-store_hosts_list(struct store *s, json_t **out, int64_t limit, int64_t cursor,
-    int64_t now, int64_t online_s)
+store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
+    int64_t cursor, int64_t now, int64_t online_s)
 {
 	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT h.id, h.name, h.labels, h.inventory, h.last_seen,"
@@ -41,60 +35,61 @@ store_hosts_list(struct store *s, json_t **out, int64_t limit, int64_t cursor,
 	    "  AND j.state = 'running' LIMIT 1), h.registered,"
 	    " h.quarantined, h.quarantined_at"
 	    " FROM hosts h WHERE h.id > ?1 ORDER BY h.id LIMIT ?2");
-	json_t *arr, *o;
-	int64_t last = 0, n = 0;
+	struct store_host *h;
+	size_t cap = 0;
 	int rc;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, cursor);
 	sqlite3_bind_int64(st, 2, limit);
-	arr = json_array();
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t seen = sqlite3_column_int64(st, 4);
-
-		last = sqlite3_column_int64(st, 0);
-		n++;
-		o = json_object();
-		json_object_set_new(o, "id", json_integer(last));
-		json_object_set_new(o, "name", store_i_text_or_null(st, 1));
-		json_object_set_new(o, "labels",
-		    store_i_json_text(store_i_col_text(st, 2), json_array()));
-		json_object_set_new(o, "inventory",
-		    store_i_json_text(store_i_col_text(st, 3), json_object()));
-		json_object_set_new(o, "state",
-		    json_string(seen >= now - online_s ? "online" : "offline"));
-		json_object_set_new(o, "current_job",
-		    sqlite3_column_type(st, 5) == SQLITE_NULL
-		        ? json_null()
-		        : json_integer(sqlite3_column_int64(st, 5)));
-		json_object_set_new(o, "last_seen", json_integer(seen));
-		json_object_set_new(
-		    o, "registered", json_integer(sqlite3_column_int64(st, 6)));
+		if (out->n == cap) {
+			cap = cap ? 2 * cap : 16;
+			out->v = xreallocarray(out->v, cap, sizeof(*out->v));
+		}
+		h = &out->v[out->n++];
+		memset(h, 0, sizeof(*h));
+		h->id = sqlite3_column_int64(st, 0);
+		h->name = store_i_col_dup(st, 1);
+		h->labels_json = store_i_col_dup(st, 2);
+		h->inventory_json = store_i_col_dup(st, 3);
+		h->last_seen = sqlite3_column_int64(st, 4);
+		h->online = h->last_seen >= now - online_s;
+		h->current_job = sqlite3_column_int64(st, 5);
+		h->registered = sqlite3_column_int64(st, 6);
 		/* docs/HOST.md: a canary found the host drifting. */
-		json_object_set_new(
-		    o, "quarantined", store_i_text_or_null(st, 7));
-		json_object_set_new(o, "quarantined_at",
-		    sqlite3_column_type(st, 8) == SQLITE_NULL
-		        ? json_null()
-		        : json_integer(sqlite3_column_int64(st, 8)));
-		json_array_append_new(arr, o);
+		h->quarantined = store_i_col_dup(st, 7);
+		h->has_quarantined_at =
+		    sqlite3_column_type(st, 8) != SQLITE_NULL;
+		h->quarantined_at = sqlite3_column_int64(st, 8);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		json_decref(arr);
+		store_hosts_release(out);
 		return store_i_dberr(s, "list hosts");
 	}
-	o = json_pack("{s:o}", "hosts", arr);
-	if (n == limit) {
-		char c[32];
-
-		snprintf(c, sizeof(c), "%lld", (long long)last);
-		json_object_set_new(o, "next_cursor", json_string(c));
-	}
-	*out = o;
+	if (out->n > 0 && (int64_t)out->n == limit)
+		out->next_cursor = out->v[out->n - 1].id;
 	return 0;
+}
+
+void
+store_hosts_release(struct store_hosts *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].labels_json);
+		free(l->v[i].inventory_json);
+		free(l->v[i].quarantined);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 int

@@ -323,6 +323,28 @@ previous_tip_pairs(struct trigger_stats *st, struct store *s,
 	return r;
 }
 
+int
+trigger_baseline(char out[GITM_SHA_SIZE], struct gitm_repo *r,
+    const char *policy, const char *candidate, struct err *e)
+{
+	char ref[GITM_SHA_SIZE];
+	int rc;
+
+	out[0] = '\0';
+	if (strcmp(policy, "parent") == 0)
+		return gitm_first_parent(out, r, candidate);
+	if (strncmp(policy, "ref:", 4) == 0 && policy[4] != '\0')
+		return gitm_resolve(out, r, policy + 4);
+	if (strncmp(policy, "branch-base:", 12) == 0 && policy[12] != '\0') {
+		if ((rc = gitm_resolve(ref, r, policy + 12)) < 0)
+			return rc;
+		return gitm_merge_base(out, r, candidate, ref);
+	}
+	return err_setc(e, ERR_INVALID,
+	    "baseline \"%.100s\": expected parent, branch-base:REF or ref:REF",
+	    policy);
+}
+
 /* One job config against the push. */
 static int
 job_push(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
@@ -332,6 +354,7 @@ job_push(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
 	const struct gitm_walk *w = p->walk;
 	char policy[CFG_STR_MAX + 16], base[GITM_SHA_SIZE];
 	size_t i, first = 0, matched = 0;
+	struct err pe = { 0 };
 	int r;
 
 	for (i = 0; i < w->n; i++)
@@ -364,12 +387,14 @@ job_push(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
 			continue;
 		if (jc->trigger.every_commit && !touches_job(p, jc, c))
 			continue;
-		r = gitm_baseline(base, repo, policy, c->sha);
+		r = trigger_baseline(base, repo, policy, c->sha, &pe);
 		if (r == ERR_NOTFOUND || r == ERR_INVALID) {
 			log_warnx("tree %s: branch %s: job %s: no baseline "
 			          "for %.12s: %s",
 			    p->tree->name, p->branch, jc->name, c->sha,
-			    gitm_errmsg(repo));
+			    r == ERR_INVALID ? err_msg(&pe)
+			                     : gitm_errmsg(repo));
+			err_clear(&pe);
 			if (problems != NULL)
 				buf_printf(problems,
 				    "%sjob %s: no baseline (%s) for %.12s",

@@ -34,6 +34,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/git.h"
 
 struct dconf;
 struct cfg_tree;
@@ -87,6 +88,15 @@ struct trigger_stats {
  * named in problems (may be NULL).  0, or -1 with e set (the store or the
  * mirror failed; the caller rolls back).
  */
+/*
+ * The baseline of CANDIDATE under a job's `baseline:` policy: "parent"
+ * (first parent), "branch-base:REF" (merge base with REF), "ref:REF"
+ * (the policy is the job's, so it is read here, not in common/git).
+ * 0; ERR_INVALID (unknown policy, message in e); ERR_NOTFOUND or -1
+ * (message in gitm_errmsg()).
+ */
+int trigger_baseline(char out[GITM_SHA_SIZE], struct gitm_repo *,
+    const char *policy, const char *candidate, struct err *e);
 int trigger_push(struct trigger_stats *out, struct store *, struct gitm_repo *,
     const struct trigger_push *, struct buf *problems, struct err *e);
 

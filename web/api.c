@@ -25,12 +25,12 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
-#include "daemon/httpd.h"
 #include "daemon/store.h"
 #include "daemon/store_batch.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/cache.h"
+#include "web/httpd.h"
 #include "web/reply.h"
 #include "web/web.h"
 

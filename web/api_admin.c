@@ -16,7 +16,6 @@
 #include "daemon/bisect.h"
 #include "daemon/bisect_api.h"
 #include "daemon/dconf.h"
-#include "daemon/httpd.h"
 #include "daemon/jobspec.h"
 #include "daemon/packs.h"
 #include "daemon/sched.h"
@@ -25,6 +24,7 @@
 #include "daemon/store_canary.h"
 #include "daemon/store_fleet.h"
 #include "web/api_int.h"
+#include "web/httpd.h"
 
 #define SHA_BUF 41 /* 40 hex digits and the NUL */
 
@@ -369,31 +369,29 @@ api_admin_retry(struct ctx *x)
 void
 api_admin_host_clear(struct ctx *x)
 {
-	json_t *out = NULL, *h;
+	struct store_hosts l;
 	const char *name = NULL;
-	size_t i;
 	int r;
 
-	if ((r = store_hosts_list(x->s, &out, 1, x->id[0] - 1, api_now_s(),
+	if ((r = store_hosts_get(x->s, &l, 1, x->id[0] - 1, api_now_s(),
 	         3 * api_heartbeat_s(x->conf))) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
-	json_array_foreach(json_object_get(out, "hosts"), i,
-	    h) if (json_integer_value(json_object_get(h, "id")) == x->id[0])
-	    name = json_string_value(json_object_get(h, "name"));
+	if (l.n == 1 && l.v[0].id == x->id[0])
+		name = l.v[0].name;
 	if (name == NULL) {
-		json_decref(out);
+		store_hosts_release(&l);
 		api_reply_err(x, 404, "no host %lld", (long long)x->id[0]);
 		return;
 	}
 	if ((r = store_host_clear(x->s, name)) != 0) {
-		json_decref(out);
+		store_hosts_release(&l);
 		api_reply_store_err(x, r);
 		return;
 	}
 	log_info("host %s: quarantine cleared by the operator", name);
-	json_decref(out);
+	store_hosts_release(&l);
 	api_reply_json(x, 200,
 	    json_pack("{s:I, s:n}", "id", (json_int_t)x->id[0], "quarantined"));
 }

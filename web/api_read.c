@@ -18,13 +18,14 @@
 #include "daemon/bisect_api.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
-#include "daemon/httpd.h"
 #include "daemon/jobspec.h"
 #include "daemon/kfacts.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_batch.h"
 #include "web/api_int.h"
+#include "web/httpd.h"
+#include "web/rows.h"
 
 /* The latency histogram's bounds as /metrics prints them (web/api.c's
  * lat_le). */
@@ -37,8 +38,9 @@ void
 api_read_jobs(struct ctx *x)
 {
 	const char *state = httpd_query(x->r, "state");
+	struct store_jobs l;
 	int64_t limit, cursor;
-	json_t *out = NULL;
+	json_t *out;
 	int i, r;
 
 	if (state != NULL && *state == '\0')
@@ -58,10 +60,12 @@ api_read_jobs(struct ctx *x)
 	        -1 ||
 	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
 		return;
-	if ((r = store_jobs_list(x->s, &out, state, limit, cursor)) != 0) {
+	if ((r = store_jobs_get(x->s, &l, state, limit, cursor)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
+	out = rows_jobs_json(&l);
+	store_jobs_release(&l);
 	api_reply_json(x, 200, out);
 }
 
@@ -127,41 +131,42 @@ api_read_raw(struct ctx *x)
 
 /* Each host row gains "canary" (daemon/canary.h), or null. */
 static void
-canary_hosts(struct ctx *x, json_t *hosts)
+canary_hosts(struct ctx *x, json_t *hosts, const struct store_hosts *l)
 {
 	size_t i;
-	json_t *h, *c;
+	json_t *c;
 
-	json_array_foreach(hosts, i, h)
-	{
-		const char *name =
-		    json_string_value(json_object_get(h, "name"));
+	for (i = 0; i < l->n; i++) {
+		const struct store_host *h = &l->v[i];
 
-		c = name ? canary_host_json(x->s, x->conf, name,
-		               json_integer_value(json_object_get(h, "id")))
-		         : NULL;
-		json_object_set_new(h, "canary", c ? c : json_null());
+		c = h->name ? canary_host_json(x->s, x->conf, h->name, h->id)
+		            : NULL;
+		json_object_set_new(
+		    json_array_get(hosts, i), "canary", c ? c : json_null());
 	}
 }
 
 void
 api_read_hosts(struct ctx *x)
 {
+	struct store_hosts l;
 	int64_t limit, cursor;
-	json_t *out = NULL;
+	json_t *out;
 	int r;
 
 	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
 	        -1 ||
 	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
 		return;
-	r = store_hosts_list(x->s, &out, limit, cursor, api_now_s(),
-	    3 * api_heartbeat_s(x->conf));
+	r = store_hosts_get(
+	    x->s, &l, limit, cursor, api_now_s(), 3 * api_heartbeat_s(x->conf));
 	if (r != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
-	canary_hosts(x, json_object_get(out, "hosts"));
+	out = rows_hosts_json(&l);
+	canary_hosts(x, json_object_get(out, "hosts"), &l);
+	store_hosts_release(&l);
 	api_reply_json(x, 200, out);
 }
 

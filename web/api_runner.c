@@ -17,12 +17,12 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
-#include "daemon/httpd.h"
 #include "daemon/packs.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/store_batch.h"
 #include "web/api_int.h"
+#include "web/httpd.h"
 #include "web/reply.h"
 
 #define PROGRESS_MAX 256

@@ -1,8 +1,10 @@
 /*
  * The hosts (GET /hosts: state, canary, quarantine) and the jobs (GET
- * /jobs, a job's log at /jobs/{id}/log).
+ * /jobs, a job's log at /jobs/{id}/log).  Both lists read the typed
+ * store (struct store_host, struct store_job), not JSON.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,9 +12,9 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/canary.h"
-#include "daemon/httpd.h"
 #include "daemon/store.h"
 #include "web/api_int.h"
+#include "web/httpd.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -21,11 +23,10 @@
 
 /* The host's canary and noise floor (daemon/canary.h). */
 static void
-host_canary(struct ctx *x, struct view_host *v, json_t *h)
+host_canary(struct ctx *x, struct view_host *v)
 {
-	json_t *c = v->name
-	    ? canary_host_json(x->s, x->conf, v->name, web_jint(h, "id"))
-	    : NULL;
+	json_t *c =
+	    v->name ? canary_host_json(x->s, x->conf, v->name, v->id) : NULL;
 	json_t *arr, *z;
 	struct view_noise *n;
 	size_t i;
@@ -56,32 +57,32 @@ web_hosts(struct ctx *x)
 	struct view_hosts v = { 0 };
 	struct view_host *rows;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
-	json_t *o = NULL, *arr, *h;
+	struct store_hosts l;
+	char next[32];
 	int64_t cursor;
 	size_t i;
 	int r;
 
 	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
 		cursor = 0;
-	r = store_hosts_list(x->s, &o, PAGE_ROWS, cursor, x->now, x->online_s);
+	r = store_hosts_get(x->s, &l, PAGE_ROWS, cursor, x->now, x->online_s);
 	if (r != 0) {
 		web_page_store_err(x, r);
 		return;
 	}
-	web_keep(x, o);
-	arr = json_object_get(o, "hosts");
-	rows = xcalloc(json_array_size(arr) + 1, sizeof(*rows));
-	json_array_foreach(arr, i, h)
-	{
-		json_t *inv = json_object_get(h, "inventory");
-		json_t *labels = json_object_get(h, "labels");
+	rows = xcalloc(l.n + 1, sizeof(*rows));
+	for (i = 0; i < l.n; i++) {
+		const struct store_host *h = &l.v[i];
+		json_t *inv =
+		    web_keep(x, pwjson_doc(h->inventory_json, json_object()));
+		json_t *labels = pwjson_doc(h->labels_json, json_array());
 		struct view_host *v_ = &rows[i];
 
-		v_->id = web_jint(h, "id");
-		v_->name = web_jstr(h, "name");
+		v_->id = h->id;
+		v_->name = h->name;
 		if (json_array_size(labels)) {
 			/* Labels as one comma-separated string. */
-			struct buf l = BUF_INIT(CAP_LINE);
+			struct buf lb = BUF_INIT(CAP_LINE);
 			size_t k;
 			json_t *lv, *s;
 
@@ -89,14 +90,15 @@ web_hosts(struct ctx *x)
 			{
 				if (!json_is_string(lv))
 					continue;
-				if (l.len)
-					buf_puts(&l, ", ");
-				buf_puts(&l, json_string_value(lv));
+				if (lb.len)
+					buf_puts(&lb, ", ");
+				buf_puts(&lb, json_string_value(lv));
 			}
-			s = web_keep(x, json_stringn_nocheck(l.data, l.len));
+			s = web_keep(x, json_stringn_nocheck(lb.data, lb.len));
 			v_->labels = json_string_value(s);
-			buf_release(&l);
+			buf_release(&lb);
 		}
+		json_decref(labels);
 		v_->cpu_model = web_jstr(inv, "cpu_model");
 		v_->cpu_vendor = web_jstr(inv, "cpu_vendor");
 		v_->sockets = (int)web_jint(inv, "sockets");
@@ -109,21 +111,25 @@ web_hosts(struct ctx *x)
 		    : -1;
 		v_->kernel = web_jstr(inv, "kernel");
 		v_->cgroup = web_jstr(inv, "cgroup");
-		v_->state = web_jstr(h, "state");
-		v_->current_job = web_jint(h, "current_job");
-		v_->last_seen = web_jint(h, "last_seen");
-		v_->quarantined = web_jstr(h, "quarantined");
-		host_canary(x, v_, h);
+		v_->state = h->online ? "online" : "offline";
+		v_->current_job = h->current_job;
+		v_->last_seen = h->last_seen;
+		v_->quarantined = h->quarantined;
+		host_canary(x, v_);
 	}
 	v.now = x->now;
 	v.rows = rows;
-	v.nrows = json_array_size(arr);
+	v.nrows = l.n;
 	v.pager.later = cursor != 0;
-	v.pager.next_cursor = web_jstr(o, "next_cursor");
+	if (l.next_cursor != 0) {
+		snprintf(next, sizeof(next), "%lld", (long long)l.next_cursor);
+		v.pager.next_cursor = next;
+	}
 	view_hosts_render(&b, &v);
 	for (i = 0; i < v.nrows; i++)
 		free((void *)rows[i].noise);
 	free(rows);
+	store_hosts_release(&l);
 	web_reply_page(x, 200, &b);
 }
 
@@ -146,7 +152,8 @@ web_jobs(struct ctx *x)
 	struct view_job *rows;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	struct store_stats st;
-	json_t *o = NULL, *arr, *j;
+	struct store_jobs l;
+	char next[32];
 	int64_t cursor;
 	size_t i;
 	int r;
@@ -154,40 +161,41 @@ web_jobs(struct ctx *x)
 	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
 		cursor = 0;
 	v.state = job_state_filter(x);
-	r = store_jobs_list(x->s, &o, v.state, PAGE_ROWS, cursor);
+	r = store_jobs_get(x->s, &l, v.state, PAGE_ROWS, cursor);
 	if (r != 0) {
 		web_page_store_err(x, r);
 		return;
 	}
-	web_keep(x, o);
-	arr = json_object_get(o, "jobs");
-	rows = xcalloc(json_array_size(arr) + 1, sizeof(*rows));
-	json_array_foreach(arr, i, j)
-	{
+	rows = xcalloc(l.n + 1, sizeof(*rows));
+	for (i = 0; i < l.n; i++) {
+		const struct store_job *j = &l.v[i];
 		struct view_job *g = &rows[i];
 
-		g->id = web_jint(j, "id");
-		g->pair_id = web_jint(j, "pair_id");
-		g->role = web_jstr(j, "role");
-		g->name = web_jstr(j, "name");
-		g->point = web_jstr(j, "point");
-		g->state = web_jstr(j, "state");
-		g->host = web_jstr(j, "host");
-		g->attempts = (int)web_jint(j, "attempts");
-		g->runs = (int)web_jint(j, "runs");
-		g->runs_done = (int)web_jint(j, "runs_done");
-		g->progress = web_jstr(j, "progress");
-		g->error = web_jstr(j, "error");
-		g->created = web_jint(j, "created");
-		g->updated = web_jint(j, "updated");
-		g->commit = web_jstr(j, "commit");
-		g->tree = web_jstr(j, "tree");
-		g->subject = web_jstr(j, "subject");
+		g->id = j->id;
+		g->pair_id = j->pair_id;
+		g->role = j->role;
+		g->name = j->name;
+		g->point = j->point;
+		g->state = j->state;
+		g->host = j->host;
+		g->attempts = (int)j->attempts;
+		g->runs = (int)j->runs;
+		g->runs_done = (int)j->runs_done;
+		g->progress = j->progress;
+		g->error = j->error;
+		g->created = j->created;
+		g->updated = j->updated;
+		g->commit = j->commit;
+		g->tree = j->tree;
+		g->subject = j->subject;
 	}
 	v.rows = rows;
-	v.nrows = json_array_size(arr);
+	v.nrows = l.n;
 	v.pager.later = cursor != 0;
-	v.pager.next_cursor = web_jstr(o, "next_cursor");
+	if (l.next_cursor != 0) {
+		snprintf(next, sizeof(next), "%lld", (long long)l.next_cursor);
+		v.pager.next_cursor = next;
+	}
 	if (store_stats(x->s, &st, x->now, x->online_s) == 0) {
 		if (v.state == NULL)
 			for (i = 0; i < 5; i++)
@@ -199,6 +207,7 @@ web_jobs(struct ctx *x)
 	}
 	view_jobs_render(&b, &v);
 	free(rows);
+	store_jobs_release(&l);
 	web_reply_page(x, 200, &b);
 }
 

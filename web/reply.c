@@ -7,7 +7,7 @@
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
-#include "daemon/httpd.h"
+#include "web/httpd.h"
 #include "web/reply.h"
 
 int

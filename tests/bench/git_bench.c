@@ -1,7 +1,8 @@
 /*
- * Benchmark of common/git.c against the git command line, side by side
- * in one run (make bench-git).  Timings on shared machines drift, so
- * each comparison alternates the two sides and reports medians.
+ * Benchmark of the git module (common/git*.c) against the git command
+ * line, side by side in one run (make bench-git).  Timings on shared
+ * machines drift, so each comparison alternates the two sides and
+ * reports medians.
  *
  *	git_bench DIR [--no-first-copy]
  *

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The layering (issue 13): tests/lint/layers.sh passes on the tree, and in
 # a scratch tree with the Makefile's edges it rejects an include against
-# them, naming file:line, and accepts the allowed ones; and the programs
+# them, naming file:line, and accepts the allowed ones; it rejects
+# <microhttpd.h> anywhere but web/httpd.c (daemon/ included it once)
+# and the git module's internal header outside common/git*; and the programs
 # link per-folder archives, so perfwatch-runner cannot have pulled in the
 # store (no sqlite3 symbol in it), and daemon/ calls nothing of web/ (the
 # HTTP surface uses the daemon, never the reverse: perfwatchd/main.c is
@@ -33,14 +35,22 @@ fi
 printf '/* x */\n\n#include "common/buf.h"\n #include "daemon/store.h"\n' >"$tmp/runners/bad.c"
 printf '#include "runners/agent.h"\n' >"$tmp/runners/bench/bad.c"
 printf '#include "common/buf.h"\n#include "config/config.h"\n' >"$tmp/common/bad.h"
-printf '#include "daemon/store.h"\n#include "web/api.h"\n' >"$tmp/daemon/bad.c"
+printf '#include "daemon/store.h"\n#include "web/api.h"\n#include <microhttpd.h>\n' >"$tmp/daemon/bad.c"
+mkdir -p "$tmp/web"
+printf '#include <microhttpd.h>\n' >"$tmp/web/httpd.c"
+printf '#include "common/git_int.h"\n' >"$tmp/common/git_walk.c"
+printf '#include "common/buf.h"\n#include "common/git_int.h"\n' >"$tmp/common/buf.c"
+printf '#include <stdio.h>\n#include <microhttpd.h>\n' >"$tmp/web/api.c"
 out=$("$lint" "$tmp" 2>&1)
 rc=$?
 if [ $rc -eq 1 ] && grep -q '^runners/bad.c:4: runners may not include daemon/store.h' <<<"$out" &&
     grep -q '^runners/bench/bad.c:1: runners/bench may not include runners/agent.h' <<<"$out" &&
     grep -q '^common/bad.h:2: common may not include config/config.h' <<<"$out" &&
     grep -q '^daemon/bad.c:2: daemon may not include web/api.h' <<<"$out" &&
-    [ "$(wc -l <<<"$out")" = 4 ]; then
+    grep -q '^daemon/bad.c:3: only web/httpd.c may include microhttpd.h' <<<"$out" &&
+    grep -q '^web/api.c:2: only web/httpd.c may include microhttpd.h' <<<"$out" &&
+    grep -q '^common/buf.c:2: only common/git\* may include common/git_int.h' <<<"$out" &&
+    [ "$(wc -l <<<"$out")" = 7 ]; then
 	pass layers_forbidden_named
 else
 	failt layers_forbidden_named "rc $rc: $out"

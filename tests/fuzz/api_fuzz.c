@@ -5,7 +5,7 @@
  * login (a form), through the daemon's own
  * dispatch (handle(): route table, authorisation, the handler).  No
  * server: this file includes web/api.c and answers the httpd_* calls
- * the handlers make (the one part replaced; daemon/httpd.c is
+ * the handlers make (the one part replaced; web/httpd.c is
  * libmicrohttpd's).  The store is real: SQLite in a scratch directory,
  * made once per process with a registered runner and one submitted pair,
  * so uploads reach the store's checks too.
@@ -470,7 +470,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	/* NUL-terminated past its length, as daemon/httpd's buffer is. */
+	/* NUL-terminated past its length, as web/httpd's buffer is. */
 	body = xmalloc(size);
 	memcpy(body, data + 1, size - 1);
 	body[size - 1] = '\0';

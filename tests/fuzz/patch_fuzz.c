@@ -1,7 +1,7 @@
 /*
  * Fuzzes patch application: any bytes as one mailed patch (daemon/mail
  * mail_parse), applied as daemon/series applies a series: libgit2 first
- * (common/git.c gitm_apply_series, exact hunks), then `git am --3way` in
+ * (common/git_series.c gitm_apply_series, exact hunks), then `git am --3way` in
  * a scratch worktree when that does not apply (common/git_am.c).  The
  * repository is real and made once per process in a scratch directory:
  * an upstream with a small tree (PATCH_BASE_FILES below, which the seeds

@@ -1,7 +1,7 @@
 /*
- * Tests of common/git.c against real repositories made here with the git
- * command line (fork+exec, no shell), served over file:// and over HTTP
- * (git http-backend behind Python's CGI server).
+ * Tests of the git module (common/git*.c) against real repositories made
+ * here with the git command line (fork+exec, no shell), served over
+ * file:// and over HTTP (git http-backend behind Python's CGI server).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include "common/err.h"
 #include "common/git.h"
 #include "common/git_am.h"
+#include "daemon/trigger.h"
 #include "tests/unit/test.h"
 
 #define IO_TIMEOUT_MS 1500
@@ -753,10 +754,16 @@ TEST(test_git__commit_on_no_branch_fetched_by_id)
 	gitm_repo_free(c);
 }
 
+/*
+ * The job's baseline policies (daemon/trigger.c reads them; git answers
+ * first parent, resolve and merge base) on a real mirror: this file has
+ * the upstream fixture.
+ */
 TEST(test_git__baselines)
 {
 	char a[GITM_SHA_SIZE], b[GITM_SHA_SIZE], f1[GITM_SHA_SIZE],
 	    f2[GITM_SHA_SIZE], out[GITM_SHA_SIZE];
+	struct err e = { 0 };
 	struct gitm_repo *m;
 	const char *url, *work;
 
@@ -776,20 +783,26 @@ TEST(test_git__baselines)
 	m = gitm_repo_new(tpath("mirrors"), "g", url, NULL);
 	ASSERT_MSG(gitm_fetch(NULL, m) == 0, "%s", gitm_errmsg(m));
 
-	ASSERT(gitm_baseline(out, m, "parent", f2) == 0);
+	ASSERT(trigger_baseline(out, m, "parent", f2, &e) == 0);
 	ASSERT_STREQ(out, f1);
-	ASSERT(gitm_baseline(out, m, "branch-base:master", f2) == 0);
+	ASSERT(trigger_baseline(out, m, "branch-base:master", f2, &e) == 0);
 	ASSERT_STREQ(out, b);
-	ASSERT(gitm_baseline(out, m, "branch-base:refs/heads/master", f2) == 0);
+	ASSERT(trigger_baseline(
+	           out, m, "branch-base:refs/heads/master", f2, &e) == 0);
 	ASSERT_STREQ(out, b);
-	ASSERT(gitm_baseline(out, m, "ref:v1.0", f2) == 0);
+	ASSERT(trigger_baseline(out, m, "ref:v1.0", f2, &e) == 0);
 	ASSERT_STREQ(out, a);
-	ASSERT(gitm_baseline(out, m, "ref:topic", a) == 0);
+	ASSERT(trigger_baseline(out, m, "ref:topic", a, &e) == 0);
 	ASSERT_STREQ(out, f2);
-	ASSERT_INTEQ(gitm_baseline(out, m, "parent", a), ERR_NOTFOUND);
-	ASSERT_INTEQ(gitm_baseline(out, m, "ref:nope", a), ERR_NOTFOUND);
-	ASSERT_INTEQ(gitm_baseline(out, m, "ref:master~1", a), ERR_NOTFOUND);
-	ASSERT_INTEQ(gitm_baseline(out, m, "grandparent", a), ERR_INVALID);
+	ASSERT_INTEQ(trigger_baseline(out, m, "parent", a, &e), ERR_NOTFOUND);
+	ASSERT_INTEQ(trigger_baseline(out, m, "ref:nope", a, &e), ERR_NOTFOUND);
+	ASSERT_INTEQ(
+	    trigger_baseline(out, m, "ref:master~1", a, &e), ERR_NOTFOUND);
+	ASSERT_INTEQ(
+	    trigger_baseline(out, m, "grandparent", a, &e), ERR_INVALID);
+	ASSERT_MSG(
+	    strstr(err_msg(&e), "baseline \"grandparent\": expected") != NULL,
+	    "%s", err_msg(&e));
 	gitm_clearerr(m);
 	ASSERT(gitm_resolve(out, m, b) == 0);
 	ASSERT_STREQ(out, b);
@@ -1208,7 +1221,7 @@ TEST(test_git__bisect_range_and_revert)
 
 /*
  * The git am --3way applier on its own refuses what the series check
- * (common/git.c) refuses before it: a ../ path, a .git/ path, a write
+ * (common/git_series.c) refuses before it: a ../ path, a .git/ path, a write
  * through a symlink of the parent tree; and writes nothing outside its
  * scratch directory, which it removes.  (Series reach it only after
  * that check, t0436; this is the second line.)

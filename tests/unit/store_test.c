@@ -663,26 +663,26 @@ TEST(test_store__log_is_capped)
 TEST(test_store__list_paginates)
 {
 	struct store *s = open_new();
-	json_t *l = NULL, *l2 = NULL;
-	const char *cur;
+	struct store_jobs l, l2;
 	int i;
 
 	ASSERT(s != NULL);
 	for (i = 0; i < 3; i++)
 		ASSERT(store_pair_create(s, NULL, NULL, NULL, "j", "",
 		           &job_base, &job_cand, 10) == 0);
-	ASSERT(store_jobs_list(s, &l, NULL, 4, 0) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(l, "jobs")), 4);
-	cur = json_string_value(json_object_get(l, "next_cursor"));
-	ASSERT(cur != NULL);
-	ASSERT(store_jobs_list(s, &l2, NULL, 4, strtoll(cur, NULL, 10)) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(l2, "jobs")), 2);
-	ASSERT(json_object_get(l2, "next_cursor") == NULL);
-	json_decref(l);
-	json_decref(l2);
-	ASSERT(store_jobs_list(s, &l, "running", 50, 0) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(l, "jobs")), 0);
-	json_decref(l);
+	ASSERT(store_jobs_get(s, &l, NULL, 4, 0) == 0);
+	ASSERT_INTEQ(l.n, 4);
+	ASSERT_INTEQ(l.v[0].id, 6);
+	ASSERT_INTEQ(l.next_cursor, 3);
+	ASSERT(store_jobs_get(s, &l2, NULL, 4, l.next_cursor) == 0);
+	ASSERT_INTEQ(l2.n, 2);
+	ASSERT_INTEQ(l2.v[1].id, 1);
+	ASSERT_INTEQ(l2.next_cursor, 0);
+	store_jobs_release(&l);
+	store_jobs_release(&l2);
+	ASSERT(store_jobs_get(s, &l, "running", 50, 0) == 0);
+	ASSERT_INTEQ(l.n, 0);
+	store_jobs_release(&l);
 	store_close(s);
 }
 
@@ -1287,7 +1287,7 @@ TEST(test_store__urgent_writer_goes_before_waiting_ones)
 	struct err e = { 0 };
 	pthread_t t1, t2;
 	char *p = dbpath();
-	json_t *j = NULL;
+	struct store_hosts hl;
 	int64_t h;
 
 	ASSERT(store_open(&s0, p, &e) == 0 && store_open(&s1, p, &e) == 0 &&
@@ -1321,12 +1321,11 @@ TEST(test_store__urgent_writer_goes_before_waiting_ones)
 	ASSERT(st[STORE_W_UPLOADS].wait_s > 0 && st[STORE_W_URGENT].n > 0);
 	ASSERT(st[STORE_W_UPLOADS].waiting == 0 &&
 	    st[STORE_W_URGENT].waiting == 0);
-	ASSERT(store_hosts_list(s0, &j, 10, 0, 3000, 1) == 0);
-	ASSERT_INTEQ(
-	    json_integer_value(json_object_get(
-	        json_array_get(json_object_get(j, "hosts"), 0), "last_seen")),
-	    3000);
-	json_decref(j);
+	ASSERT(store_hosts_get(s0, &hl, 10, 0, 3000, 1) == 0);
+	ASSERT_INTEQ(hl.n, 1);
+	ASSERT_INTEQ(hl.v[0].last_seen, 3000);
+	ASSERT(hl.v[0].online);
+	store_hosts_release(&hl);
 	store_close(s0);
 	store_close(s1);
 	store_close(s2);

@@ -1,5 +1,5 @@
-#ifndef DAEMON_HTTPD_H
-#define DAEMON_HTTPD_H
+#ifndef WEB_HTTPD_H
+#define WEB_HTTPD_H
 
 /*
  * The HTTP server: the one module that includes libmicrohttpd.  It owns

@@ -1,5 +1,5 @@
 /*
- * libmicrohttpd glue: everything MHD-specific is here; daemon/api.c sees
+ * libmicrohttpd glue: everything MHD-specific is here; web/api.c sees
  * requests through httpd.h only.
  */
 #include <arpa/inet.h>
@@ -18,7 +18,7 @@
 #include "common/caps.h"
 #include "common/log.h"
 #include "common/xalloc.h"
-#include "daemon/httpd.h"
+#include "web/httpd.h"
 
 struct httpd {
 	struct MHD_Daemon *d;

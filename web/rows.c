@@ -1,0 +1,111 @@
+/*
+ * The JSON of the typed store's rows (web/rows.h).  The keys and values
+ * are those the store made before its reads were typed (issue 13):
+ * tests/unit/web_test.c compares the bytes with tests/data/web/rows.json.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "daemon/store.h"
+#include "web/rows.h"
+
+static json_t *
+str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *
+id_or_null(int64_t id)
+{
+	return id > 0 ? json_integer(id) : json_null();
+}
+
+static void
+set_cursor(json_t *o, int64_t next)
+{
+	char c[32];
+
+	if (next == 0)
+		return;
+	snprintf(c, sizeof(c), "%lld", (long long)next);
+	json_object_set_new(o, "next_cursor", json_string(c));
+}
+
+json_t *
+rows_host_json(const struct store_host *h)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(h->id));
+	json_object_set_new(o, "name", str_or_null(h->name));
+	json_object_set_new(
+	    o, "labels", pwjson_doc(h->labels_json, json_array()));
+	json_object_set_new(
+	    o, "inventory", pwjson_doc(h->inventory_json, json_object()));
+	json_object_set_new(
+	    o, "state", json_string(h->online ? "online" : "offline"));
+	json_object_set_new(o, "current_job", id_or_null(h->current_job));
+	json_object_set_new(o, "last_seen", json_integer(h->last_seen));
+	json_object_set_new(o, "registered", json_integer(h->registered));
+	json_object_set_new(o, "quarantined", str_or_null(h->quarantined));
+	json_object_set_new(o, "quarantined_at",
+	    h->has_quarantined_at ? json_integer(h->quarantined_at)
+	                          : json_null());
+	return o;
+}
+
+json_t *
+rows_hosts_json(const struct store_hosts *l)
+{
+	json_t *arr = json_array(), *o;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		json_array_append_new(arr, rows_host_json(&l->v[i]));
+	o = json_pack("{s:o}", "hosts", arr);
+	set_cursor(o, l->next_cursor);
+	return o;
+}
+
+static json_t *
+job_json(const struct store_job *j)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(j->id));
+	json_object_set_new(o, "pair_id", id_or_null(j->pair_id));
+	json_object_set_new(o, "role", str_or_null(j->role));
+	json_object_set_new(o, "name", str_or_null(j->name));
+	json_object_set_new(o, "point", str_or_null(j->point));
+	json_object_set_new(o, "state", str_or_null(j->state));
+	json_object_set_new(o, "host", str_or_null(j->host));
+	json_object_set_new(o, "attempts", json_integer(j->attempts));
+	json_object_set_new(o, "runs", json_integer(j->runs));
+	json_object_set_new(o, "runs_done", json_integer(j->runs_done));
+	json_object_set_new(o, "progress", str_or_null(j->progress));
+	json_object_set_new(o, "error", str_or_null(j->error));
+	json_object_set_new(o, "created", json_integer(j->created));
+	json_object_set_new(o, "updated", json_integer(j->updated));
+	json_object_set_new(o, "lease_expires",
+	    j->has_lease ? json_integer(j->lease_expires) : json_null());
+	json_object_set_new(o, "max_runs", json_integer(j->max_runs));
+	json_object_set_new(o, "commit", str_or_null(j->commit));
+	json_object_set_new(o, "tree", str_or_null(j->tree));
+	json_object_set_new(o, "subject", str_or_null(j->subject));
+	return o;
+}
+
+json_t *
+rows_jobs_json(const struct store_jobs *l)
+{
+	json_t *arr = json_array(), *o;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		json_array_append_new(arr, job_json(&l->v[i]));
+	o = json_pack("{s:o}", "jobs", arr);
+	set_cursor(o, l->next_cursor);
+	return o;
+}

@@ -1,0 +1,22 @@
+#ifndef WEB_ROWS_H
+#define WEB_ROWS_H
+
+/*
+ * The JSON of the typed store's rows (daemon/store.h "typed reads"), in
+ * the shapes of docs/API.md: the store returns structs, and the HTTP
+ * edge makes the JSON here.  Each returns a new reference.
+ */
+#include "common/json.h"
+
+struct store_host;
+struct store_hosts;
+struct store_jobs;
+
+/* {"id", "name", "labels", "inventory", "state", "current_job",
+ * "last_seen", "registered", "quarantined", "quarantined_at"} */
+json_t *rows_host_json(const struct store_host *);
+/* {"hosts": [...], "next_cursor": "N"} (next_cursor absent at the end) */
+json_t *rows_hosts_json(const struct store_hosts *);
+/* {"jobs": [...], "next_cursor": "N"} (next_cursor absent at the end) */
+json_t *rows_jobs_json(const struct store_jobs *);
+#endif
