@@ -1553,14 +1553,14 @@ TEST(test_store__data_version_moves_with_every_commit)
 	struct store_version v0, v1;
 	struct err e = { 0 };
 	char *p = dbpath();
-	json_t *o = NULL;
+	struct store_jobs o;
 	int64_t h = 0;
 
 	ASSERT(store_open(&rd, p, &e) == 0 && store_open(&wr, p, &e) == 0);
 	ASSERT(store_data_version(rd, &v0) == 0);
 	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
-	ASSERT(store_jobs_list(rd, &o, NULL, 10, 0) == 0); /* a read */
-	json_decref(o);
+	ASSERT(store_jobs_get(rd, &o, NULL, 10, 0) == 0); /* a read */
+	store_jobs_release(&o);
 	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
 	ASSERT(store_host_register(wr, &h, "h", "[]", "{}", 1) == 0);
 	ASSERT(store_data_version(rd, &v1) == 0 && !same_version(&v0, &v1));
@@ -1570,6 +1570,8 @@ TEST(test_store__data_version_moves_with_every_commit)
 	store_close(wr);
 	store_close(rd);
 	free(p);
+}
+
 /* The instance id in the claim of job 1 of a fresh database at p. */
 static char *
 claim_instance(const char *p)
