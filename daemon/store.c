@@ -428,7 +428,17 @@ static const char *const migrations[] = {
 	"ALTER TABLE jobs ADD COLUMN round_runs INTEGER;",
 
 	/*
-	 * v18 (issue 17, every page fast at 1M runs): the counts the
+	 * v18: the database's instance id, 12 hex digits made once from
+	 * SQLite's randomness (the OS's).  A kernel's build id carries it
+	 * (-pw<job>-<instance>, docs/KERNEL.md): a runner's cached image
+	 * keeps the build id of the job that built it, and a fresh
+	 * database hands out job 1 again.
+	 */
+	("CREATE TABLE instance (id TEXT NOT NULL);"
+	 "INSERT INTO instance (id) VALUES (lower(hex(randomblob(6))));"),
+
+	/*
+	 * v19 (issue 17, every page fast at 1M runs): the counts the
 	 * overview and the jobs page show (jobs by state, runs, regressions
 	 * by state) kept by triggers in one small table, so a page reads a
 	 * few rows instead of counting a million: count(*) of runs cost
@@ -480,16 +490,6 @@ static const char *const migrations[] = {
 	"  UPDATE counts SET n = n + 1 WHERE name = 'regressions.' ||"
 	"  NEW.state; END;"
 	"CREATE INDEX jobs_name_point_id ON jobs(name, point, id);",
-
-	/*
-	 * v19: the database's instance id, 12 hex digits made once from
-	 * SQLite's randomness (the OS's).  A kernel's build id carries it
-	 * (-pw<job>-<instance>, docs/KERNEL.md): a runner's cached image
-	 * keeps the build id of the job that built it, and a fresh
-	 * database hands out job 1 again.
-	 */
-	("CREATE TABLE instance (id TEXT NOT NULL);"
-	 "INSERT INTO instance (id) VALUES (lower(hex(randomblob(6))));"),
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -194,7 +194,7 @@ store_stats(
 	int i;
 
 	memset(out, 0, sizeof(*out));
-	/* The triggers' counts (schema v18), not count(*) of a million
+	/* The triggers' counts (schema v19), not count(*) of a million
 	 * rows. */
 	st = store_i_prep(s,
 	    "SELECT substr(name, 6), n FROM counts WHERE name LIKE 'jobs.%'");

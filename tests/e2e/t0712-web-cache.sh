@@ -6,7 +6,7 @@
 # the pair page, a finish on the jobs page, a new host on /hosts.  The
 # query is part of the key, a request with a cookie or a token is never
 # served from it, and the job and run counts come from the store's counts
-# (schema v18), which follow the uploads.
+# (schema v19), which follow the uploads.
 . "$(dirname "$0")/lib.sh"
 
 daemon_config "$PW_TMP/d" r1 r2

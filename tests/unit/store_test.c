@@ -1391,7 +1391,7 @@ TEST(test_store__checkpoint_starts_the_wal_over)
 	free(p);
 }
 
-/* ---- counts kept by triggers (schema v18) and the data version ---- */
+/* ---- counts kept by triggers (schema v19) and the data version ---- */
 
 static int
 stats_are(struct store *s, int64_t queued, int64_t running, int64_t success,
@@ -1511,7 +1511,7 @@ TEST(test_store__counts_follow_every_change)
 	store_close(s);
 }
 
-/* A database of schema v17 with jobs and runs gets its counts from the
+/* A database of schema v18 with jobs and runs gets its counts from the
  * rows already there when it is migrated. */
 TEST(test_store__counts_start_from_the_rows_there)
 {
@@ -1521,7 +1521,7 @@ TEST(test_store__counts_start_from_the_rows_there)
 	json_t *c = NULL;
 	int64_t h, b;
 
-	ASSERT(store_open_version(&s, p, 17, &e) == 0);
+	ASSERT(store_open_version(&s, p, 18, &e) == 0);
 	h = host(s, "h1", "[]");
 	ASSERT(store_pair_create(s, NULL, &b, NULL, "n", "", &job_base,
 	           &job_cand, 1000) == 0);
