@@ -604,15 +604,51 @@ gitm_i_walk_fail(struct gitm_repo *r, int rc, const char *what)
 	return gitm_i_gerr(r, rc, "%s", what);
 }
 
+/*
+ * The commits walk w yields, at most max (then out->truncated), with
+ * their infos, parents before children: 0, or < 0 with r's error set.
+ */
+static int
+collect(struct gitm_walk *out, struct gitm_repo *r, git_revwalk *w, size_t max,
+    struct pathset *ps)
+{
+	git_commit *c;
+	git_oid id;
+	size_t cap = out->n;
+	int rc;
+
+	while ((rc = git_revwalk_next(&id, w)) == 0) {
+		if (out->n == max) {
+			out->truncated = 1;
+			break;
+		}
+		if ((rc = git_commit_lookup(&c, r->repo, &id)) < 0)
+			return gitm_i_walk_fail(r, rc, "walk");
+		if (out->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			out->commits = xreallocarray(
+			    out->commits, cap, sizeof(*out->commits));
+		}
+		rc = commit_info(&out->commits[out->n], r->repo, c, ps);
+		out->n++;
+		git_commit_free(c);
+		if (rc < 0)
+			return gitm_i_walk_fail(r, rc, "reading a commit");
+	}
+	if (rc < 0 && rc != GIT_ITEROVER && !out->truncated)
+		return gitm_i_walk_fail(r, rc, "walk");
+	order_parents_first(out->commits, out->n);
+	return 0;
+}
+
 int
 gitm_new_commits(struct gitm_walk *out, struct gitm_repo *r, const char *old,
     const char *new_tip, const char *const *paths, size_t npaths, size_t max)
 {
-	git_commit *cnew = NULL, *cold = NULL, *c;
+	git_commit *cnew = NULL, *cold = NULL;
 	git_revwalk *w = NULL;
 	struct pathset ps = { 0 };
-	size_t cap = 0;
-	git_oid base, id;
+	git_oid base;
 	int rc, hide = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -671,33 +707,8 @@ gitm_new_commits(struct gitm_walk *out, struct gitm_repo *r, const char *old,
 	 * bounded by a hidden commit, not for a new branch. */
 	git_revwalk_sorting(
 	    w, hide ? GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME : GIT_SORT_TIME);
-	while ((rc = git_revwalk_next(&id, w)) == 0) {
-		if (out->n == max) {
-			out->truncated = 1;
-			break;
-		}
-		if ((rc = git_commit_lookup(&c, r->repo, &id)) < 0) {
-			rc = gitm_i_walk_fail(r, rc, "walk");
-			goto fail;
-		}
-		if (out->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			out->commits = xreallocarray(
-			    out->commits, cap, sizeof(*out->commits));
-		}
-		rc = commit_info(&out->commits[out->n], r->repo, c, &ps);
-		out->n++;
-		git_commit_free(c);
-		if (rc < 0) {
-			rc = gitm_i_walk_fail(r, rc, "reading a commit");
-			goto fail;
-		}
-	}
-	if (rc < 0 && rc != GIT_ITEROVER && !out->truncated) {
-		rc = gitm_i_walk_fail(r, rc, "walk");
+	if ((rc = collect(out, r, w, max, &ps)) < 0)
 		goto fail;
-	}
-	order_parents_first(out->commits, out->n);
 done:
 	git_revwalk_free(w);
 	pathset_free(&ps);
@@ -719,11 +730,9 @@ gitm_range(struct gitm_walk *out, struct gitm_repo *r, const char *good,
     const char *bad, int first_parent, const char *const *paths, size_t npaths,
     size_t max)
 {
-	git_commit *cgood = NULL, *cbad = NULL, *c;
+	git_commit *cgood = NULL, *cbad = NULL;
 	git_revwalk *w = NULL;
 	struct pathset ps = { 0 };
-	size_t cap = 0;
-	git_oid id;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -758,33 +767,8 @@ gitm_range(struct gitm_walk *out, struct gitm_repo *r, const char *good,
 		rc = gitm_i_walk_fail(r, rc, "walk");
 		goto fail;
 	}
-	while ((rc = git_revwalk_next(&id, w)) == 0) {
-		if (out->n == max) {
-			out->truncated = 1;
-			break;
-		}
-		if ((rc = git_commit_lookup(&c, r->repo, &id)) < 0) {
-			rc = gitm_i_walk_fail(r, rc, "walk");
-			goto fail;
-		}
-		if (out->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			out->commits = xreallocarray(
-			    out->commits, cap, sizeof(*out->commits));
-		}
-		rc = commit_info(&out->commits[out->n], r->repo, c, &ps);
-		out->n++;
-		git_commit_free(c);
-		if (rc < 0) {
-			rc = gitm_i_walk_fail(r, rc, "reading a commit");
-			goto fail;
-		}
-	}
-	if (rc < 0 && rc != GIT_ITEROVER && !out->truncated) {
-		rc = gitm_i_walk_fail(r, rc, "walk");
+	if ((rc = collect(out, r, w, max, &ps)) < 0)
 		goto fail;
-	}
-	order_parents_first(out->commits, out->n);
 	git_revwalk_free(w);
 	pathset_free(&ps);
 	git_commit_free(cgood);
