@@ -2,8 +2,8 @@
 # Alerts through an SMTP relay that requires STARTTLS and then AUTH
 # (python3-aiosmtpd with a self-signed certificate made here, trusted
 # through alerts.email.ca_file): with starttls and auth_file the report
-# is accepted, over TLS, as the configured user.  The commit doubles the
-# program's CPU time (min_effect 20%).
+# is accepted, over TLS, as the configured user.  The commit makes the
+# program's CPU time 4x (min_effect 20%).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -53,15 +53,18 @@ trigger:
 metrics:
   time_ms: {better: lower, min_effect: 20%}
 runs: 5
-max_runs: 8
+max_runs: 16
 timeout: 60s
 YAML
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
 runner_config r1
 start_runner r1
-echo '#define LOOPS 80000000UL' >"$SRC/loops.h"
-g "$SRC" commit -qam "prog: twice the loop"
+# 4x, not 2x: this VM's CPU time has two modes 1.7x apart, and the fresh
+# chroot's check-fresh read a 2x step inconclusive at 8 runs (no report,
+# so no mail to test TLS with).  The test is about the relay, not power.
+echo '#define LOOPS 160000000UL' >"$SRC/loops.h"
+g "$SRC" commit -qam "prog: four times the loop"
 
 mail_state() { sql "SELECT state || ' ' || coalesce(last_error, '') FROM alerts WHERE kind = 'email'"; }
 mail_done() { case "$(mail_state)" in sent*|failed*) return 0 ;; esac; return 1; }
