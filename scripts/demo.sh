@@ -369,6 +369,10 @@ for c, r in reversed(rows):	# the API lists newest first
     if c["sha"] in (fix, noop):
         out.write("VERDICT %s %s\n" % ("fix" if c["sha"] == fix else "noop",
                   r["verdict"]))
+    if c["sha"] == noop and r["verdict"] != "unchanged":
+        # Why, for whoever reads a failed DEMO_ONCE run: the note says
+        # which unstable test fired (low mode or spread).
+        p("             %s" % (r.get("note") or "(no note)"))
 series = get("/api/v1/series?limit=10").get("series", [])
 if not series or not series[0].get("verdicts"):
     sys.exit(1)
