@@ -308,6 +308,7 @@ static const struct route routes[] = {
 	{ "POST", "/api/v1/regressions/", AUTH_ADMIN, web_triage_json, 1 },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
+_Static_assert(NROUTES <= API_MAX_ROUTES, "raise API_MAX_ROUTES");
 
 int
 api_route_at(size_t i, const char **method, const char **pattern,
@@ -514,6 +515,22 @@ cache_keep(struct ctx *x, const struct buf *k, const struct cache_stamp *st)
 	cache_put(tl_cache, k->data, k->len, &cr, st);
 }
 
+/* Adds a request's time to its route's (struct api route_time). */
+static void
+route_timed(struct api *a, const struct route *rt, enum api_answer how,
+    double wall0, double cpu0)
+{
+	struct api_route_time *t = &a->route_time[rt - routes][how];
+	double wall = clock_mono_s() - wall0;
+	double cpu = clock_thread_cpu_s() - cpu0;
+
+	__atomic_add_fetch(&t->n, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->wall_us, (uint64_t)(wall > 0 ? wall * 1e6 : 0),
+	    __ATOMIC_RELAXED);
+	__atomic_add_fetch(
+	    &t->cpu_us, (uint64_t)(cpu > 0 ? cpu * 1e6 : 0), __ATOMIC_RELAXED);
+}
+
 static void
 handle(struct httpd_req *r, void *arg)
 {
@@ -521,6 +538,8 @@ handle(struct httpd_req *r, void *arg)
 	const struct route *rt;
 	struct cache_stamp st;
 	struct buf key = BUF_INIT(CAP_HTTP_PATH + 64 * 1024);
+	enum api_answer how = API_RENDERED;
+	double wall0 = clock_mono_s(), cpu0 = clock_thread_cpu_s();
 	int status;
 
 	memset(&x, 0, sizeof(x));
@@ -571,9 +590,11 @@ handle(struct httpd_req *r, void *arg)
 		cache_key(r, &key);
 		if (!buf_failed(&key)) {
 			if (cache_serve(&x, &key, &st)) {
+				how = API_HIT;
 				__atomic_add_fetch(
 				    &x.a->cache_hits, 1, __ATOMIC_RELAXED);
 			} else {
+				how = API_MISS;
 				__atomic_add_fetch(
 				    &x.a->cache_misses, 1, __ATOMIC_RELAXED);
 				rt->fn(&x);
@@ -586,6 +607,8 @@ handle(struct httpd_req *r, void *arg)
 out:
 	if (rt != NULL && rt->page)
 		web_end(&x);
+	if (rt != NULL)
+		route_timed(x.a, rt, how, wall0, cpu0);
 	json_decref(x.body);
 	dconf_unref(x.conf);
 	buf_release(&key);

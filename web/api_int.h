@@ -41,6 +41,21 @@ struct waiter {
 /* Buckets of the request latency histogram (web/api.c has the bounds,
  * /metrics prints them). */
 #define API_NLAT 8
+/* Routes in the one table at most (web/api.c asserts it). */
+#define API_MAX_ROUTES 64
+
+/* How a request to a route was answered, for its timing in /metrics. */
+enum api_answer {
+	API_RENDERED, /* no reply cache for it (a cookie, a token, a POST) */
+	API_MISS,     /* cacheable, rendered afresh */
+	API_HIT,      /* from the reply cache */
+	API_NANSWERS
+};
+
+/* A route's handling time, summed in microseconds; all __atomic. */
+struct api_route_time {
+	uint64_t n, wall_us, cpu_us;
+};
 
 struct api {
 	pthread_mutex_t mu; /* conf, stores, waiters */
@@ -64,6 +79,10 @@ struct api {
 	/* Requests the reply caches (web/cache.h) answered, and those they
 	 * could have but had nothing fresh for; __atomic. */
 	uint64_t cache_hits, cache_misses;
+	/* Each route's time in handle() (web/api.c), by answer: from the
+	 * route's match to its reply, in the server thread, wall and that
+	 * thread's CPU time (/metrics). */
+	struct api_route_time route_time[API_MAX_ROUTES][API_NANSWERS];
 	uint64_t runs_stored; /* __atomic */
 	struct web *web;      /* dashboard state: sessions, cache */
 };

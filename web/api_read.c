@@ -23,6 +23,7 @@
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_batch.h"
+#include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/rows.h"
@@ -495,6 +496,62 @@ write_metrics(struct api *a, struct buf *b)
 	    __atomic_load_n(&a->cache_misses, __ATOMIC_RELAXED));
 }
 
+/*
+ * Each route's requests and the time handle() spent on them, by how they
+ * were answered (enum api_answer), routes never asked left out: the
+ * server's own cost of a page, which wrk's latency under a shared
+ * machine's load blurs (tests/bench/web_bench.sh reads these).
+ */
+static void
+write_route_times(struct api *a, struct buf *b)
+{
+	static const char *const what[3][2] = {
+		{ "perfwatch_http_route_requests_total",
+		    "Requests each route answered, by how." },
+		{ "perfwatch_http_route_seconds_total",
+		    "Wall time each route's requests took in the server "
+		    "thread." },
+		{ "perfwatch_http_route_cpu_seconds_total",
+		    "CPU time of the server thread each route's requests "
+		    "took." },
+	};
+	static const char *const how[API_NANSWERS] = { "rendered", "miss",
+		"hit" };
+	const char *method, *pattern, *auth, *table;
+	size_t i;
+	int k, h;
+
+	for (k = 0; k < 3; k++) {
+		buf_printf(b, "# HELP %s %s\n# TYPE %s counter\n", what[k][0],
+		    what[k][1], what[k][0]);
+		for (i = 0;
+		     api_route_at(i, &method, &pattern, &auth, &table) == 0;
+		     i++)
+			for (h = 0; h < API_NANSWERS; h++) {
+				const struct api_route_time *t =
+				    &a->route_time[i][h];
+				uint64_t n =
+				    __atomic_load_n(&t->n, __ATOMIC_RELAXED);
+
+				if (n == 0)
+					continue;
+				buf_printf(b,
+				    "%s{method=\"%s\",route=\"%s\","
+				    "answer=\"%s\"} ",
+				    what[k][0], method, pattern, how[h]);
+				if (k == 0)
+					buf_printf(b, "%" PRIu64 "\n", n);
+				else
+					buf_printf(b, "%.6f\n",
+					    (double)__atomic_load_n(k == 1
+					            ? &t->wall_us
+					            : &t->cpu_us,
+					        __ATOMIC_RELAXED) /
+					        1e6);
+			}
+	}
+}
+
 void
 api_read_metrics(struct ctx *x)
 {
@@ -568,6 +625,7 @@ api_read_metrics(struct ctx *x)
 		    cum);
 	}
 	write_metrics(x->a, &b);
+	write_route_times(x->a, &b);
 	web_metrics_add(x, &b);
 	len = b.len;
 	httpd_reply_take(
