@@ -326,18 +326,35 @@ int store_web_series(struct store *, json_t **out, int64_t id);
 int store_web_pair_values(struct store *, json_t **out, int64_t pair_id);
 
 /*
- * A metric's history: one row per stored value of metric in jobs named
- * job at point, on host (NULL any), on commits of tree and branch (NULL:
- * any; with both NULL, jobs without a commit are included too), with a
- * time in [from, to] (0 = open):  job_id, pair_id, role, sha, subject,
- * time, host, value, unit, better, regression (triage state when the
- * pair's comparison of this metric is a regression, else null).  At most
- * limit jobs, the newest before cursor (a job id), returned oldest first.
+ * A metric's history: the jobs named job at point, on host (NULL any), on
+ * commits of tree and branch (NULL: any; with both NULL, jobs without a
+ * commit are included too), with a time in [from, to] (0 = open) and a
+ * stored value of metric in a run with status ok.  At most limit jobs,
+ * the newest before cursor (a job id), returned oldest first (by time,
+ * then id).  Text is as the JSON rows had it: bytes that are not UTF-8
+ * are '?'.
  */
-int store_web_history(struct store *, json_t **out, const char *tree,
-    const char *branch, const char *host, const char *job, const char *point,
-    const char *metric, int64_t from, int64_t to, int64_t limit,
-    int64_t cursor);
+struct store_history_q {
+	const char *tree, *branch, *host, *job, *point, *metric;
+	int64_t from, to, limit, cursor;
+};
+struct store_hist_job {
+	int64_t job_id, pair_id, time; /* time: commit date, else created */
+	char *role, *sha, *subject;    /* sha and subject NULL: no commit */
+	/* The triage state when the pair's comparison of metric is a
+	 * regression and this is its candidate job, else NULL. */
+	char *regression;
+	double *values; /* in run index order */
+	size_t nvalues;
+};
+struct store_history {
+	struct store_hist_job *v;
+	size_t n;
+	char *unit, *better; /* the metric's, NULL when no job has it */
+};
+int store_history_get(
+    struct store *, struct store_history *out, const struct store_history_q *);
+void store_history_release(struct store_history *);
 /* The commit time of a commit (sha or prefix), for history ranges. */
 int store_web_commit_time(struct store *, int64_t *out, const char *sha);
 

@@ -27,6 +27,11 @@ enum stmt_slot {
 	S_ROLLBACK_TO,
 	S_RELEASE,
 	S_DATA_VERSION, /* store_data_version */
+	S_HISTORY,      /* store_web.c: store_history_get */
+	S_JOBS_LIST,    /* store_jobs.c: the jobs list, a job, its runs */
+	S_JOB_ONE,
+	S_JOB_RUNS,
+	S_JOB_LOG,
 	S_NSLOTS
 };
 
@@ -90,6 +95,9 @@ json_t *store_i_text_or_null(sqlite3_stmt *st, int i);        /* store_jobs.c */
 json_t *store_i_job_one(struct store *s, int64_t id, int *r); /* store_jobs.c */
 json_t *store_i_json_text(const char *t, json_t *dflt);       /* store_web.c */
 json_t *store_i_web_row(sqlite3_stmt *st);                    /* store_web.c */
+/* Column i as a copy with bytes that are not UTF-8 (and NULs) as '?',
+ * the text store_i_web_row gives; NULL for NULL. */
+char *store_i_web_text(sqlite3_stmt *st, int i); /* store_web.c */
 int store_i_web_rows(struct store *s, sqlite3_stmt *st, json_t **out,
     const char *what); /* store_web.c */
 json_t *store_i_series_patches(

@@ -1053,7 +1053,7 @@ int
 store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_cached(s, S_JOBS_LIST,
 	    "SELECT " JOB_COLS JOB_FROM
 	    " WHERE (?1 IS NULL OR j.state = ?1) AND (?2 = 0 OR j.id < ?2)"
 	    " ORDER BY j.id DESC LIMIT ?3");
@@ -1074,11 +1074,13 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
 		}
 		job_scan(&out->v[out->n++], st);
 	}
-	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
+		store_i_dberr(s, "list jobs");
+		sqlite3_reset(st);
 		store_jobs_release(out);
-		return store_i_dberr(s, "list jobs");
+		return -1;
 	}
+	sqlite3_reset(st); /* ends the read: a cached statement */
 	/* Job ids count down to 1: past 1 there is no next page. */
 	last = out->n > 0 ? out->v[out->n - 1].id : 0;
 	if ((int64_t)out->n == limit && last > 1)
@@ -1115,8 +1117,8 @@ store_jobs_release(struct store_jobs *l)
 json_t *
 store_i_job_one(struct store *s, int64_t id, int *r)
 {
-	sqlite3_stmt *st =
-	    store_i_prep(s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
+	sqlite3_stmt *st = store_i_cached(
+	    s, S_JOB_ONE, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
 	json_t *o = NULL;
 	int rc;
 
@@ -1134,14 +1136,14 @@ store_i_job_one(struct store *s, int64_t id, int *r)
 	} else {
 		store_i_dberr(s, "job");
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st); /* a cached statement */
 	return o;
 }
 
 static int
 job_runs(struct store *s, json_t *job, int64_t id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_cached(s, S_JOB_RUNS,
 	    "SELECT r.id, r.idx, r.status, h.name, r.duration_s, r.error,"
 	    " r.attempt, r.created, m.name, m.value, m.unit, m.better,"
 	    " r.profile, r.host_state FROM runs r"
@@ -1203,11 +1205,13 @@ job_runs(struct store *s, json_t *job, int64_t id)
 			        store_i_col_text(st, 10), "better",
 			        store_i_col_text(st, 11)));
 	}
-	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
+		store_i_dberr(s, "runs");
+		sqlite3_reset(st);
 		json_decref(runs);
-		return store_i_dberr(s, "runs");
+		return -1;
 	}
+	sqlite3_reset(st); /* a cached statement */
 	json_object_set_new(job, "runs_list", runs);
 	return 0;
 }
@@ -1216,8 +1220,8 @@ job_runs(struct store *s, json_t *job, int64_t id)
 static int
 job_log_tail(struct store *s, json_t *job, int64_t id)
 {
-	sqlite3_stmt *st = store_i_prep(
-	    s, "SELECT text FROM job_logs WHERE job_id = ?1 ORDER BY id DESC");
+	sqlite3_stmt *st = store_i_cached(s, S_JOB_LOG,
+	    "SELECT text FROM job_logs WHERE job_id = ?1 ORDER BY id DESC");
 	struct buf b = BUF_INIT(CAP_JOB_LOG);
 	char **parts = NULL;
 	size_t n = 0, total = 0, i;
@@ -1233,7 +1237,7 @@ job_log_tail(struct store *s, json_t *job, int64_t id)
 		parts[n++] = xstrdup(t ? t : "");
 		total += strlen(parts[n - 1]);
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st); /* a cached statement */
 	for (i = n; i > 0; i--) {
 		buf_puts(&b, parts[i - 1]);
 		free(parts[i - 1]);

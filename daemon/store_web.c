@@ -227,22 +227,16 @@ store_stats(
  */
 
 /*
- * A JSON string of untrusted text.  jansson refuses invalid UTF-8, so
- * such text is kept with each byte that is not part of a valid character
- * (and each NUL) replaced by '?'.
+ * A copy of n bytes of untrusted text with each byte that is not part of
+ * a valid UTF-8 character (and each NUL) replaced by '?': jansson refuses
+ * invalid UTF-8.
  */
-static json_t *
-web_string(const char *t, size_t n)
+static char *
+web_clean(const char *t, size_t n)
 {
-	json_t *v;
-	char *c;
+	char *c = xmalloc(n + 1);
 	size_t i;
 
-	if (t == NULL)
-		return json_null();
-	if ((v = json_stringn(t, n)) != NULL)
-		return v;
-	c = xmalloc(n + 1);
 	memcpy(c, t, n);
 	c[n] = '\0';
 	for (i = 0; i < n; i++) {
@@ -264,9 +258,32 @@ web_string(const char *t, size_t n)
 			i += k - 1;
 		json_decref(one);
 	}
+	return c;
+}
+
+/* A JSON string of untrusted text, cleaned as web_clean says. */
+static json_t *
+web_string(const char *t, size_t n)
+{
+	json_t *v;
+	char *c;
+
+	if (t == NULL)
+		return json_null();
+	if ((v = json_stringn(t, n)) != NULL)
+		return v;
+	c = web_clean(t, n);
 	v = json_stringn(c, n);
 	free(c);
 	return v ? v : json_string("");
+}
+
+char *
+store_i_web_text(sqlite3_stmt *st, int i)
+{
+	const char *t = store_i_col_text(st, i);
+
+	return t ? web_clean(t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
 }
 
 /* One row as an object keyed by the column names, typed as stored. */
@@ -544,18 +561,36 @@ store_web_pair_values(struct store *s, json_t **out, int64_t pair_id)
 	return store_i_web_rows(s, st, out, "pair values");
 }
 
+/* One job's row of the history read into j (values not yet). */
+static void
+hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
+{
+	memset(j, 0, sizeof(*j));
+	j->job_id = sqlite3_column_int64(st, 0);
+	j->pair_id = sqlite3_column_int64(st, 1);
+	j->role = store_i_web_text(st, 2);
+	j->sha = store_i_web_text(st, 3);
+	j->subject = store_i_web_text(st, 4);
+	j->time = sqlite3_column_int64(st, 5);
+	j->regression = store_i_web_text(st, 9);
+}
+
 int
-store_web_history(struct store *s, json_t **out, const char *tree,
-    const char *branch, const char *host, const char *job, const char *point,
-    const char *metric, int64_t from, int64_t to, int64_t limit, int64_t cursor)
+store_history_get(
+    struct store *s, struct store_history *out, const struct store_history_q *q)
 {
 	/*
 	 * The newest `limit` jobs that match go in the inner query, so the
-	 * work is bounded by the page, not by the history's length.
+	 * work is bounded by the page, not by the history's length.  One
+	 * row per stored value, each job's rows together, in run order.
 	 */
-	sqlite3_stmt *st = store_i_prep(s,
-	    "WITH js AS (SELECT j.id, j.pair_id, j.role, j.commit_id,"
-	    "  coalesce(c.commit_date, j.created) AS time, h.name AS host"
+	sqlite3_stmt *st = store_i_cached(s, S_HISTORY,
+	    "WITH js AS (SELECT j.id, j.pair_id, j.role, c.sha, c.subject,"
+	    "  coalesce(c.commit_date, j.created) AS time,"
+	    /* per job, not per value */
+	    "  (SELECT rg.state FROM comparisons cm JOIN regressions rg"
+	    "   ON rg.comparison_id = cm.id WHERE cm.pair_id = j.pair_id"
+	    "   AND cm.metric = ?6 AND j.role = 'candidate') AS regression"
 	    "  FROM jobs j LEFT JOIN commits c ON c.id = j.commit_id"
 	    "  LEFT JOIN trees t ON t.id = c.tree_id"
 	    "  LEFT JOIN pairs p ON p.id = j.pair_id"
@@ -571,31 +606,78 @@ store_web_history(struct store *s, json_t **out, const char *tree,
 	    "  AND EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id"
 	    "   AND r.status = 'ok')"
 	    "  ORDER BY j.id DESC LIMIT ?9)"
-	    " SELECT js.id AS job_id, js.pair_id, js.role, c.sha, c.subject,"
-	    " js.time, js.host, m.value, m.unit, m.better,"
-	    " (SELECT rg.state FROM comparisons cm JOIN regressions rg"
-	    "  ON rg.comparison_id = cm.id WHERE cm.pair_id = js.pair_id"
-	    "  AND cm.metric = ?6 AND js.role = 'candidate')"
-	    "  AS regression"
+	    " SELECT js.id, js.pair_id, js.role, js.sha, js.subject,"
+	    " js.time, m.value, m.unit, m.better, js.regression"
 	    " FROM js JOIN runs r ON r.job_id = js.id AND r.status = 'ok'"
 	    " JOIN metrics m ON m.run_id = r.id AND m.name = ?6"
-	    " LEFT JOIN commits c ON c.id = js.commit_id"
 	    " ORDER BY js.time, js.id, r.idx");
+	struct store_hist_job *j = NULL;
+	size_t cap = 0, vcap = 0;
+	int rc;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	store_i_bind_text(st, 1, job);
-	store_i_bind_text(st, 2, point ? point : "");
-	store_i_bind_text(st, 3, tree);
-	store_i_bind_text(st, 4, branch);
-	store_i_bind_text(st, 5, host);
-	store_i_bind_text(st, 6, metric);
-	sqlite3_bind_int64(st, 7, from);
-	sqlite3_bind_int64(st, 8, to);
-	sqlite3_bind_int64(st, 9, limit);
-	sqlite3_bind_int64(st, 10, cursor);
-	return store_i_web_rows(s, st, out, "history");
+	store_i_bind_text(st, 1, q->job);
+	store_i_bind_text(st, 2, q->point ? q->point : "");
+	store_i_bind_text(st, 3, q->tree);
+	store_i_bind_text(st, 4, q->branch);
+	store_i_bind_text(st, 5, q->host);
+	store_i_bind_text(st, 6, q->metric);
+	sqlite3_bind_int64(st, 7, q->from);
+	sqlite3_bind_int64(st, 8, q->to);
+	sqlite3_bind_int64(st, 9, q->limit);
+	sqlite3_bind_int64(st, 10, q->cursor);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (j == NULL || j->job_id != sqlite3_column_int64(st, 0)) {
+			if (out->n == cap) {
+				cap = cap ? 2 * cap : 64;
+				out->v =
+				    xreallocarray(out->v, cap, sizeof(*out->v));
+			}
+			j = &out->v[out->n++];
+			hist_job_scan(j, st);
+			vcap = 0;
+			if (out->unit == NULL) {
+				out->unit = store_i_web_text(st, 7);
+				out->better = store_i_web_text(st, 8);
+			}
+		}
+		if (j->nvalues == vcap) {
+			vcap = vcap ? 2 * vcap : 16;
+			j->values =
+			    xreallocarray(j->values, vcap, sizeof(*j->values));
+		}
+		j->values[j->nvalues++] = sqlite3_column_double(st, 6);
+	}
+	if (rc != SQLITE_DONE) {
+		store_i_dberr(s, "history");
+		sqlite3_reset(st);
+		store_history_release(out);
+		return -1;
+	}
+	sqlite3_reset(st); /* ends the read: a cached statement */
+	return 0;
+}
+
+void
+store_history_release(struct store_history *h)
+{
+	size_t i;
+
+	if (h == NULL)
+		return;
+	for (i = 0; i < h->n; i++) {
+		free(h->v[i].role);
+		free(h->v[i].sha);
+		free(h->v[i].subject);
+		free(h->v[i].regression);
+		free(h->v[i].values);
+	}
+	free(h->v);
+	free(h->unit);
+	free(h->better);
+	memset(h, 0, sizeof(*h));
 }
 
 int

@@ -44,6 +44,7 @@ parse_when(struct ctx *x, const char *s, int end_of_day, int64_t *out)
 
 struct hist {
 	struct view_history v;
+	struct store_history rows; /* the store's, which v borrows */
 	struct view_hist_point *pts;
 	int64_t *job_ids;
 	size_t n;
@@ -58,6 +59,7 @@ struct hist {
 static void
 hist_free(struct hist *h)
 {
+	store_history_release(&h->rows);
 	free(h->pts);
 	free(h->job_ids);
 	free(h->cps);
@@ -107,10 +109,9 @@ hist_changepoints(struct ctx *x, struct hist *h)
 static int
 hist_build(struct ctx *x, struct hist *h, const char **msg)
 {
-	json_t *o = NULL, *rows, *row;
+	struct store_history_q q;
 	int64_t from, to, cursor, limit;
-	double *vals = NULL;
-	size_t i, nv = 0, cap = 0;
+	size_t i, n;
 	int r;
 
 	memset(h, 0, sizeof(*h));
@@ -142,75 +143,57 @@ hist_build(struct ctx *x, struct hist *h, const char **msg)
 		*msg = "parameter 'limit': expected 1..200 jobs a page";
 		return ERR_INVALID;
 	}
-	r = store_web_history(x->s, &o, h->v.tree, h->v.branch, h->v.host,
-	    h->v.job, h->v.point, h->v.metric, from, to, limit, cursor);
-	if (r != 0)
+	q.tree = h->v.tree;
+	q.branch = h->v.branch;
+	q.host = h->v.host;
+	q.job = h->v.job;
+	q.point = h->v.point;
+	q.metric = h->v.metric;
+	q.from = from;
+	q.to = to;
+	q.limit = limit;
+	q.cursor = cursor;
+	if ((r = store_history_get(x->s, &h->rows, &q)) != 0)
 		return r;
-	web_keep(x, o);
-	rows = json_object_get(o, "rows");
-	h->pts = xcalloc(json_array_size(rows) + 1, sizeof(*h->pts));
-	h->job_ids = xcalloc(json_array_size(rows) + 1, sizeof(*h->job_ids));
-	h->alerts = xcalloc(json_array_size(rows) + 1, sizeof(*h->alerts));
-	h->labels = xcalloc(json_array_size(rows) + 1, sizeof(*h->labels));
+	n = h->rows.n;
+	h->pts = xcalloc(n + 1, sizeof(*h->pts));
+	h->job_ids = xcalloc(n + 1, sizeof(*h->job_ids));
+	h->alerts = xcalloc(n + 1, sizeof(*h->alerts));
+	h->labels = xcalloc(n + 1, sizeof(*h->labels));
 	h->next_cursor = INT64_MAX;
-	json_array_foreach(rows, i, row)
-	{
-		int64_t jid = web_jint(row, "job_id");
-		struct view_hist_point *p;
+	h->v.unit = h->rows.unit;
+	h->v.better = h->rows.better;
+	for (i = 0; i < n; i++) {
+		struct store_hist_job *j = &h->rows.v[i];
+		struct view_hist_point *p = &h->pts[i];
 
-		if (h->n == 0 || h->job_ids[h->n - 1] != jid) {
-			if (h->n) {
-				p = &h->pts[h->n - 1];
-				p->n = (int)nv;
-				p->value = web_median(vals, nv);
-				p->low = vals[0];
-				p->high = vals[nv - 1];
-			}
-			nv = 0;
-			p = &h->pts[h->n];
-			h->job_ids[h->n++] = jid;
-			if (jid < h->next_cursor)
-				h->next_cursor = jid;
-			p->commit = web_jstr(row, "sha");
-			p->subject = web_jstr(row, "subject");
-			p->time = web_jint(row, "time");
-			p->pair_id = web_jint(row, "pair_id");
-			if (h->v.unit == NULL)
-				h->v.unit = web_jstr(row, "unit");
-			if (h->v.better == NULL)
-				h->v.better = web_jstr(row, "better");
-			if (p->subject == NULL) {
-				/* A pair without a commit. */
-				snprintf(h->labels[h->n - 1],
-				    sizeof(h->labels[0]), "pair %lld, %s",
-				    (long long)p->pair_id,
-				    web_jstr(row, "role")
-				        ? web_jstr(row, "role")
-				        : "");
-				p->subject = h->labels[h->n - 1];
-			}
-			if (web_jstr(row, "regression")) {
-				snprintf(h->alerts[h->n - 1],
-				    sizeof(h->alerts[0]), "regression (%s)",
-				    web_jstr(row, "regression"));
-				p->alert = h->alerts[h->n - 1];
-			}
+		h->job_ids[i] = j->job_id;
+		if (j->job_id < h->next_cursor)
+			h->next_cursor = j->job_id;
+		p->commit = j->sha;
+		p->subject = j->subject;
+		p->time = j->time;
+		p->pair_id = j->pair_id;
+		if (p->subject == NULL) {
+			/* A pair without a commit. */
+			snprintf(h->labels[i], sizeof(h->labels[0]),
+			    "pair %lld, %s", (long long)p->pair_id,
+			    j->role ? j->role : "");
+			p->subject = h->labels[i];
 		}
-		if (nv == cap) {
-			cap = cap ? 2 * cap : 16;
-			vals = xreallocarray(vals, cap, sizeof(*vals));
+		if (j->regression) {
+			snprintf(h->alerts[i], sizeof(h->alerts[0]),
+			    "regression (%s)", j->regression);
+			p->alert = h->alerts[i];
 		}
-		vals[nv++] = web_jnum(row, "value");
+		/* The median sorts the values: low and high are then the
+		 * least and the greatest. */
+		p->n = (int)j->nvalues;
+		p->value = web_median(j->values, j->nvalues);
+		p->low = j->values[0];
+		p->high = j->values[j->nvalues - 1];
 	}
-	if (h->n) {
-		struct view_hist_point *p = &h->pts[h->n - 1];
-
-		p->n = (int)nv;
-		p->value = web_median(vals, nv);
-		p->low = vals[0];
-		p->high = vals[nv - 1];
-	}
-	free(vals);
+	h->n = n;
 	h->v.points = h->pts;
 	h->v.npoints = h->n;
 	if ((r = hist_changepoints(x, h)) != 0)

@@ -1648,3 +1648,106 @@ TEST(test_store__instance_ids_of_many_databases_differ)
 			    strcmp(ids[k], ids[i]) != 0, "%s twice", ids[i]);
 	}
 }
+
+/* A run whose one metric, iops, is v. */
+static int
+add_value(struct store *s, int64_t h, int64_t job, int64_t idx, double v)
+{
+	struct store_metric m = { "iops", "IOPS", "higher", v };
+	struct store_run r = { job, idx, "ok", 1.5, NULL, NULL, 0, &m, 1 };
+
+	return store_run_add(s, h, &r, 1000);
+}
+
+/*
+ * The history read (store_history_get, the /history page's rows): one
+ * entry per job with a stored value, oldest first, each job's values in
+ * run order (not sorted), its commit's text with bytes that are not
+ * UTF-8 as '?', the page bounded by limit and cursor, and filtered by
+ * host, tree and branch.
+ */
+TEST(test_store__history_groups_values_by_job)
+{
+	struct store *s = open_new();
+	struct store_commit c = { SHA_A, "", "A <a@x>", "C <c@x>", 900, 950,
+		"caf\xc3\xa9 \xff<", "[]" };
+	struct store_job_new base = job_base, cand = job_cand;
+	struct store_history_q q = { "lin", "master", "h1", "fio", "bs=4k",
+		"iops", 0, 0, 200, 0 };
+	struct store_history h;
+	int64_t h1, tree, cid, pair, bj, cj;
+	json_t *cl = NULL;
+
+	ASSERT(s != NULL);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	ASSERT(store_tree_sync(s, &tree, "lin", "https://x/l.git") == 0);
+	ASSERT(
+	    store_commit_record(s, &cid, NULL, tree, &c, "master", 960) == 0);
+	base.commit_id = cand.commit_id = cid;
+	ASSERT(store_pair_create(s, &pair, &bj, &cj, "fio", "bs=4k", &base,
+	           &cand, 1000) == 0);
+	ASSERT(store_claim(s, &cl, h1, 1000, 60) == 0);
+	ASSERT_INTEQ(claimed_id(cl), bj);
+	json_decref(cl);
+	ASSERT(add_value(s, h1, bj, 0, 130) == 0);
+	ASSERT(add_value(s, h1, bj, 1, 110) == 0);
+	ASSERT(add_value(s, h1, bj, 2, 120) == 0);
+	ASSERT(store_finish(s, h1, bj, 1, NULL, 1010) == 0);
+	ASSERT(store_claim(s, &cl, h1, 1020, 60) == 0);
+	ASSERT_INTEQ(claimed_id(cl), cj);
+	json_decref(cl);
+	ASSERT(add_value(s, h1, cj, 1, 90) == 0);
+	ASSERT(add_value(s, h1, cj, 0, 95) == 0);
+
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 2);
+	ASSERT_STREQ(h.unit, "IOPS");
+	ASSERT_STREQ(h.better, "higher");
+	ASSERT_INTEQ(h.v[0].job_id, bj);
+	ASSERT_STREQ(h.v[0].role, "base");
+	ASSERT_INTEQ(h.v[0].pair_id, pair);
+	ASSERT_INTEQ(h.v[0].time, 950);
+	ASSERT_STREQ(h.v[0].sha, SHA_A);
+	ASSERT_STREQ(h.v[0].subject, "caf\xc3\xa9 ?<");
+	ASSERT(h.v[0].regression == NULL);
+	ASSERT_INTEQ(h.v[0].nvalues, 3);
+	ASSERT(h.v[0].values[0] == 130 && h.v[0].values[1] == 110 &&
+	    h.v[0].values[2] == 120);
+	ASSERT_INTEQ(h.v[1].job_id, cj);
+	ASSERT_STREQ(h.v[1].role, "candidate");
+	ASSERT_INTEQ(h.v[1].nvalues, 2);
+	ASSERT(h.v[1].values[0] == 95 && h.v[1].values[1] == 90);
+	store_history_release(&h);
+
+	/* The newest job alone, then the page before it. */
+	q.limit = 1;
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 1);
+	ASSERT_INTEQ(h.v[0].job_id, cj);
+	store_history_release(&h);
+	q.cursor = cj;
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 1);
+	ASSERT_INTEQ(h.v[0].job_id, bj);
+	store_history_release(&h);
+
+	/* Another host, branch or metric: nothing, and no unit. */
+	q.limit = 200;
+	q.cursor = 0;
+	q.host = "h2";
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 0);
+	ASSERT(h.unit == NULL);
+	store_history_release(&h);
+	q.host = NULL;
+	q.branch = "next";
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 0);
+	store_history_release(&h);
+	q.branch = NULL;
+	q.metric = "lat";
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 0);
+	store_history_release(&h);
+	store_close(s);
+}
