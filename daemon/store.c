@@ -490,6 +490,43 @@ static const char *const migrations[] = {
 	"  UPDATE counts SET n = n + 1 WHERE name = 'regressions.' ||"
 	"  NEW.state; END;"
 	"CREATE INDEX jobs_name_point_id ON jobs(name, point, id);",
+	/*
+	 * v20 (issue 17): each job's summary of a metric (the history
+	 * page's point: runs, median, least, greatest, and the unit and
+	 * direction of its first run) stored when its pair gets its verdict
+	 * (store_verdict_done, STORE_I_JOB_VALUES_FILL), so a history page
+	 * reads a row a job instead of one a run.  Any change to a job's
+	 * runs or metrics drops its rows: until the next verdict the page
+	 * reads the runs again, so the summary is never stale.
+	 */
+	"CREATE TABLE job_values ("
+	"  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	"  metric TEXT NOT NULL,"
+	"  n INTEGER NOT NULL,"
+	"  median REAL NOT NULL, lo REAL NOT NULL, hi REAL NOT NULL,"
+	"  unit TEXT NOT NULL, better TEXT NOT NULL,"
+	"  PRIMARY KEY (job_id, metric)) WITHOUT ROWID;"
+	"CREATE TRIGGER job_values_run_ins AFTER INSERT ON runs BEGIN"
+	"  DELETE FROM job_values WHERE job_id = NEW.job_id; END;"
+	"CREATE TRIGGER job_values_run_del AFTER DELETE ON runs BEGIN"
+	"  DELETE FROM job_values WHERE job_id = OLD.job_id; END;"
+	"CREATE TRIGGER job_values_run_upd AFTER UPDATE ON runs BEGIN"
+	"  DELETE FROM job_values WHERE job_id IN (OLD.job_id, NEW.job_id);"
+	"  END;"
+	"CREATE TRIGGER job_values_metric_ins AFTER INSERT ON metrics BEGIN"
+	"  DELETE FROM job_values WHERE job_id ="
+	"  (SELECT job_id FROM runs WHERE id = NEW.run_id); END;"
+	"CREATE TRIGGER job_values_metric_del AFTER DELETE ON metrics BEGIN"
+	"  DELETE FROM job_values WHERE job_id ="
+	"  (SELECT job_id FROM runs WHERE id = OLD.run_id); END;"
+	"CREATE TRIGGER job_values_metric_upd AFTER UPDATE ON metrics BEGIN"
+	"  DELETE FROM job_values WHERE job_id IN"
+	"  (SELECT job_id FROM runs WHERE id IN (OLD.run_id, NEW.run_id));"
+	"  END;" STORE_I_JOB_VALUES_FILL(
+	    "SELECT j.id FROM jobs j JOIN pairs p"
+	    "  ON p.id = j.pair_id WHERE p.analysed = 1"
+	    " UNION SELECT p.base_job_id FROM pairs p"
+	    "  WHERE p.analysed = 1") ";",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 19 /* schema version after every migration */
+#define STORE_VERSION 20 /* schema version after every migration */
 
 struct store;
 
@@ -332,7 +332,8 @@ int store_web_pair_values(struct store *, json_t **out, int64_t pair_id);
  * stored value of metric in a run with status ok.  At most limit jobs,
  * the newest before cursor (a job id), returned oldest first (by time,
  * then id).  Text is as the JSON rows had it: bytes that are not UTF-8
- * are '?'.
+ * are '?'.  A job whose pair has its verdict comes with its stored
+ * summary, another with its values.
  */
 struct store_history_q {
 	const char *tree, *branch, *host, *job, *point, *metric;
@@ -344,7 +345,12 @@ struct store_hist_job {
 	/* The triage state when the pair's comparison of metric is a
 	 * regression and this is its candidate job, else NULL. */
 	char *regression;
-	double *values; /* in run index order */
+	/* Its stored summary (schema v20, when its pair got its verdict):
+	 * values NULL.  Else values (nvalues of them, in run order) are
+	 * what to summarise, and n and the rest 0. */
+	int64_t n;
+	double median, lo, hi;
+	double *values;
 	size_t nvalues;
 };
 struct store_history {
@@ -444,7 +450,8 @@ int store_verdict_put(struct store *, int64_t *out_id, int64_t pair_id,
 /* 0 when the pair still waits for its verdict (both jobs success, not
  * analysed), ERR_CONFLICT when not (the message says why). */
 int store_verdict_check(struct store *, int64_t pair_id);
-/* Marks the pair's verdict final. */
+/* Marks the pair's verdict final, and stores its jobs' summaries for
+ * the history (store_history_get). */
 int store_verdict_done(struct store *, int64_t pair_id, int64_t now);
 /*
  * Adaptive runs: re-opens the jobs of a pair (state success) that have

@@ -35,6 +35,29 @@ enum stmt_slot {
 	S_NSLOTS
 };
 
+/*
+ * The statement that stores the summaries (table job_values, schema v20)
+ * of the jobs the SELECT `jobs` lists: for each metric of their runs
+ * with status ok, the number of values, the median (the middle value, or
+ * the two middle ones' mean, as web_median), the least and greatest, and
+ * the unit and direction of the first run.
+ */
+#define STORE_I_JOB_VALUES_FILL(jobs)                                         \
+	"INSERT OR REPLACE INTO job_values (job_id, metric, n, median, lo,"   \
+	" hi, unit, better) SELECT job_id, name, n,"                          \
+	" CASE WHEN n % 2 = 1 THEN max(value) FILTER (WHERE k = (n + 1) / 2)" \
+	"  ELSE (max(value) FILTER (WHERE k = n / 2)"                         \
+	"  + max(value) FILTER (WHERE k = n / 2 + 1)) / 2 END,"               \
+	" min(value), max(value), max(unit) FILTER (WHERE f = 1),"            \
+	" max(better) FILTER (WHERE f = 1) FROM (SELECT r.job_id, m.name,"    \
+	"  m.value, m.unit, m.better, row_number() OVER (PARTITION BY"        \
+	"  r.job_id, m.name ORDER BY m.value) AS k, row_number() OVER"        \
+	"  (PARTITION BY r.job_id, m.name ORDER BY r.idx) AS f, count(*)"     \
+	"  OVER (PARTITION BY r.job_id, m.name) AS n"                         \
+	"  FROM runs r JOIN metrics m ON m.run_id = r.id"                     \
+	"  WHERE r.status = 'ok' AND r.job_id IN (" jobs "))"                 \
+	" GROUP BY job_id, name"
+
 struct fleet_group; /* store_fleet.c */
 
 struct store {

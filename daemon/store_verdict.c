@@ -313,6 +313,18 @@ store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
 		ok = store_i_step_done(s, st, "verdict done") == 0;
 		sqlite3_finalize(st);
 	}
+	/* Its jobs' summaries for the history page (schema v20). */
+	st = ok ? store_i_prep(s,
+	              STORE_I_JOB_VALUES_FILL(
+	                  "SELECT id FROM jobs WHERE pair_id = ?1"
+	                  " UNION SELECT base_job_id FROM pairs WHERE id = ?1"
+	                  " UNION SELECT cand_job_id FROM pairs WHERE id = ?1"))
+	        : NULL;
+	if (ok && (ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, pair_id);
+		ok = store_i_step_done(s, st, "job summaries") == 0;
+		sqlite3_finalize(st);
+	}
 	return store_i_tx_end(s, ok);
 }
 

@@ -606,11 +606,23 @@ store_history_get(
 	    "  AND EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id"
 	    "   AND r.status = 'ok')"
 	    "  ORDER BY j.id DESC LIMIT ?9)"
+	    /* a row a job where its summary is stored (schema v20) */
 	    " SELECT js.id, js.pair_id, js.role, js.sha, js.subject,"
-	    " js.time, m.value, m.unit, m.better, js.regression"
-	    " FROM js JOIN runs r ON r.job_id = js.id AND r.status = 'ok'"
-	    " JOIN metrics m ON m.run_id = r.id AND m.name = ?6"
-	    " ORDER BY js.time, js.id, r.idx");
+	    " js.time, NULL, jv.unit, jv.better, js.regression, 0 AS idx,"
+	    " jv.n, jv.median, jv.lo, jv.hi"
+	    " FROM js JOIN job_values jv ON jv.job_id = js.id"
+	    " AND jv.metric = ?6"
+	    /* else one a value */
+	    " UNION ALL SELECT js.id, js.pair_id, js.role, js.sha,"
+	    " js.subject, js.time, m.value, m.unit, m.better, js.regression,"
+	    " r.idx, NULL, NULL, NULL, NULL"
+	    /* CROSS: in this order, never a scan of all metrics */
+	    " FROM js CROSS JOIN runs r ON r.job_id = js.id"
+	    " AND r.status = 'ok'"
+	    " CROSS JOIN metrics m ON m.run_id = r.id AND m.name = ?6"
+	    " WHERE NOT EXISTS (SELECT 1 FROM job_values x"
+	    "  WHERE x.job_id = js.id)"
+	    " ORDER BY 6, 1, 11");
 	struct store_hist_job *j = NULL;
 	size_t cap = 0, vcap = 0;
 	int rc;
@@ -642,6 +654,13 @@ store_history_get(
 				out->unit = store_i_web_text(st, 7);
 				out->better = store_i_web_text(st, 8);
 			}
+		}
+		if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
+			j->n = sqlite3_column_int64(st, 11);
+			j->median = sqlite3_column_double(st, 12);
+			j->lo = sqlite3_column_double(st, 13);
+			j->hi = sqlite3_column_double(st, 14);
+			continue;
 		}
 		if (j->nvalues == vcap) {
 			vcap = vcap ? 2 * vcap : 16;

@@ -186,6 +186,14 @@ hist_build(struct ctx *x, struct hist *h, const char **msg)
 			    "regression (%s)", j->regression);
 			p->alert = h->alerts[i];
 		}
+		if (j->values == NULL) {
+			/* Its summary, stored at its pair's verdict. */
+			p->n = (int)j->n;
+			p->value = j->median;
+			p->low = j->lo;
+			p->high = j->hi;
+			continue;
+		}
 		/* The median sorts the values: low and high are then the
 		 * least and the greatest. */
 		p->n = (int)j->nvalues;

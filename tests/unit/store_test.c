@@ -1719,6 +1719,36 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT(h.v[1].values[0] == 95 && h.v[1].values[1] == 90);
 	store_history_release(&h);
 
+	/* The verdict stores each job's summary, which the read returns
+	 * instead of the values: the same numbers. */
+	ASSERT(store_finish(s, h1, cj, 1, NULL, 1030) == 0);
+	ASSERT(store_verdict_done(s, pair, 1040) == 0);
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 2);
+	ASSERT_STREQ(h.unit, "IOPS");
+	ASSERT(h.v[0].values == NULL && h.v[1].values == NULL);
+	ASSERT_INTEQ(h.v[0].job_id, bj);
+	ASSERT_STREQ(h.v[0].subject, "caf\xc3\xa9 ?<");
+	ASSERT_INTEQ(h.v[0].n, 3);
+	ASSERT(h.v[0].median == 120 && h.v[0].lo == 110 && h.v[0].hi == 130);
+	ASSERT_INTEQ(h.v[1].n, 2);
+	ASSERT(h.v[1].median == 92.5 && h.v[1].lo == 90 && h.v[1].hi == 95);
+	store_history_release(&h);
+
+	/* More runs (adaptive runs re-open the pair): the summary is
+	 * dropped, the values are read again, the new one with them. */
+	ASSERT(store_verdict_requeue(s, pair, 4, 1050) == 0);
+	ASSERT(store_claim(s, &cl, h1, 1060, 60) == 0);
+	ASSERT_INTEQ(claimed_id(cl), bj);
+	json_decref(cl);
+	ASSERT(add_value(s, h1, bj, 3, 100.25) == 0);
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 2);
+	ASSERT_INTEQ(h.v[0].nvalues, 4);
+	ASSERT(h.v[0].values[3] == 100.25);
+	ASSERT(h.v[1].values == NULL && h.v[1].n == 2);
+	store_history_release(&h);
+
 	/* The newest job alone, then the page before it. */
 	q.limit = 1;
 	ASSERT(store_history_get(s, &h, &q) == 0);
@@ -1749,5 +1779,68 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT(store_history_get(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
 	store_history_release(&h);
+	store_close(s);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The summary stored at the verdict (schema v20) equals the one made
+ * from the values: for 1 to 7 runs of values with many digits, odd and
+ * even counts, the median (the middle value or the mean of the middle
+ * two), the least, the greatest, bit for bit.
+ */
+TEST(test_store__history_summary_equals_recomputed)
+{
+	struct store *s = open_new();
+	struct store_job_new base = job_base, cand = job_cand;
+	struct store_history h;
+	uint64_t x = 88172645463325252ULL;
+	int64_t h1, pair, bj, cj, n, i;
+	json_t *cl = NULL;
+	char point[32];
+
+	ASSERT(s != NULL);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	base.runs = base.max_runs = cand.runs = cand.max_runs = 8;
+	for (n = 1; n <= 7; n++) {
+		struct store_history_q q = { NULL, NULL, NULL, "fio", point,
+			"iops", 0, 0, 200, 0 };
+		double v[8], want;
+
+		snprintf(point, sizeof(point), "n=%lld", (long long)n);
+		ASSERT(store_pair_create(s, &pair, &bj, &cj, "fio", point,
+		           &base, &cand, 1000 + n) == 0);
+		ASSERT(store_claim(s, &cl, h1, 1000 + n, 60) == 0);
+		ASSERT_INTEQ(claimed_id(cl), bj);
+		json_decref(cl);
+		for (i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			v[i] = (double)(x % 1000000007) / 7.0 + 1e-3;
+			ASSERT(add_value(s, h1, bj, i, v[i]) == 0);
+		}
+		ASSERT(store_finish(s, h1, bj, 1, NULL, 1000 + n) == 0);
+		ASSERT(store_verdict_done(s, pair, 1000 + n) == 0);
+		ASSERT(store_history_get(s, &h, &q) == 0);
+		ASSERT_INTEQ(h.n, 1);
+		ASSERT(h.v[0].values == NULL);
+		qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+		want = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+		ASSERT_INTEQ(h.v[0].n, n);
+		ASSERT_MSG(h.v[0].median == want,
+		    "n=%lld: median %.17g, want %.17g", (long long)n,
+		    h.v[0].median, want);
+		ASSERT(h.v[0].lo == v[0] && h.v[0].hi == v[n - 1]);
+		store_history_release(&h);
+		/* The candidate, left queued, keeps the next pair's claim
+		 * on its base: cancel it. */
+		ASSERT(store_cancel(s, cj, 1000 + n) == 0);
+	}
 	store_close(s);
 }
