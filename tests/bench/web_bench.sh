@@ -114,6 +114,28 @@ measure() {
 	echo "${rps:-0} ${p99:-0} $bad"
 }
 
+# The daemon's own counters of the routes asked (web/api.c route_timed,
+# /metrics), /metrics itself left out -> "requests cpu_s wall_s".
+srv_times() {
+	curl -s "$PW_URL/metrics" | awk '
+	    /^perfwatch_http_route_/ && !/route="\/metrics"/ {
+		if ($1 ~ /^perfwatch_http_route_requests_total/) n += $2
+		else if ($1 ~ /^perfwatch_http_route_cpu_seconds_total/) c += $2
+		else if ($1 ~ /^perfwatch_http_route_seconds_total/) w += $2 }
+	    END {printf "%d %.6f %.6f\n", n, c, w}'
+}
+
+# measure_srv URL [wrk options] -> measure's figures, then the server's
+# CPU and wall microseconds per request of that turn.
+measure_srv() {
+	local a b m
+	a=$(srv_times)
+	m=$(measure "$@")
+	b=$(srv_times)
+	echo "$m $(echo "$a $b" | awk '{n = $4 - $1; if (n < 1) n = 1;
+	    printf "%.1f %.1f", 1e6 * ($5 - $2) / n, 1e6 * ($6 - $3) / n}')"
+}
+
 median() {
 	sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2];
 	    else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
@@ -221,27 +243,29 @@ for scale in $scales; do
 		for ((k = 0; k < rounds; k++)); do
 			loads="$loads $(load1)"
 			measure "http://127.0.0.1:$nport/$file" >>"$PW_TMP/n.txt"
-			measure "$PW_URL$path" >>"$PW_TMP/d.txt"
+			measure_srv "$PW_URL$path" >>"$PW_TMP/d.txt"
 			# A cookie keeps the reply cache out (web/cache.h):
 			# what rendering the page costs.
 			[ "$uncached" = 1 ] &&
-				measure "$PW_URL$path" -H 'Cookie: pw_bench=1' >>"$PW_TMP/u.txt"
+				measure_srv "$PW_URL$path" -H 'Cookie: pw_bench=1' >>"$PW_TMP/u.txt"
 		done
 		nr=$(cut -d' ' -f1 "$PW_TMP/n.txt" | median)
 		np=$(cut -d' ' -f2 "$PW_TMP/n.txt" | median)
 		dr=$(cut -d' ' -f1 "$PW_TMP/d.txt" | median)
 		dp=$(cut -d' ' -f2 "$PW_TMP/d.txt" | median)
-		ur=- up=-
+		dc=$(cut -d' ' -f4 "$PW_TMP/d.txt" | median)
+		ur=- up=- uc=-
 		if [ "$uncached" = 1 ]; then
 			ur=$(cut -d' ' -f1 "$PW_TMP/u.txt" | median)
 			up=$(cut -d' ' -f2 "$PW_TMP/u.txt" | median)
+			uc=$(cut -d' ' -f4 "$PW_TMP/u.txt" | median)
 		fi
 		bad=$(awk '{n += $3} END {print n + 0}' "$PW_TMP/n.txt" "$PW_TMP/d.txt" "$PW_TMP/u.txt")
 		ld=$(tr ' ' '\n' <<<"$loads" | grep . | median)
-		echo "$scale $name $dr $nr $dp $np $bytes $ld $bad $ur $up" >>"$results"
-		printf '# %-8s %-17s %9.0f req/s %8.2f ms p99 | nginx %9.0f %8.2f | %4.0f%% | uncached %s %s | load %s | %d bytes%s\n' \
-		    "$scale" "$name" "$dr" "$dp" "$nr" "$np" \
-		    "$(awk -v a="$dr" -v b="$nr" 'BEGIN {print 100 * a / b}')" "$ur" "$up" "$ld" "$bytes" \
+		echo "$scale $name $dr $nr $dp $np $bytes $ld $bad $ur $up $dc $uc" >>"$results"
+		printf '# %-8s %-17s %9.0f req/s %8.2f ms p99 %7s us cpu | nginx %9.0f %8.2f | %4.0f%% | uncached %s %s %s us cpu | load %s | %d bytes%s\n' \
+		    "$scale" "$name" "$dr" "$dp" "$dc" "$nr" "$np" \
+		    "$(awk -v a="$dr" -v b="$nr" 'BEGIN {print 100 * a / b}')" "$ur" "$up" "$uc" "$ld" "$bytes" \
 		    "$([ "$bad" = 0 ] || echo " | $bad errors")"
 	done
 	echo "$scale rss $(rss_kb "$PW_DAEMON_PID" VmRSS) $(rss_kb "$PW_DAEMON_PID" VmHWM)" >>"$results"
@@ -250,20 +274,29 @@ done
 
 # The table: one line per route and scale, then the 100k -> 1M change.
 echo
-echo "| route | runs | req/s | nginx req/s | ratio | p99 ms | nginx p99 ms | uncached req/s | uncached p99 ms | load | bytes |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-awk '$2 != "rss" {printf "| %s | %s | %.0f | %.0f | %.0f %% | %.2f | %.2f | %s | %s | %s | %d |%s\n",
-    $2, $1, $3, $4, 100 * $3 / $4, $5, $6, $10, $11, $8, $7, ($9 > 0 ? " " $9 " errors" : "")}' "$results"
+echo "| route | runs | req/s | nginx req/s | ratio | p99 ms | nginx p99 ms | server us/req | uncached req/s | uncached p99 ms | uncached server us/req | load | bytes |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+awk '$2 != "rss" {printf "| %s | %s | %.0f | %.0f | %.0f %% | %.2f | %.2f | %s | %s | %s | %s | %s | %d |%s\n",
+    $2, $1, $3, $4, 100 * $3 / $4, $5, $6, $12, $10, $11, $13, $8, $7, ($9 > 0 ? " " $9 " errors" : "")}' "$results"
 echo
 awk '$2 == "rss" {printf "perfwatchd RSS at %s runs: %.1f MB (peak %.1f MB)\n", $1, $3 / 1024, $4 / 1024}' "$results"
 first=${scales%% *}
 last=${scales##* }
 if [ "$first" != "$last" ]; then
+	# wrk's figures swing with the shared machine's load; the server
+	# thread's CPU time per request (web/api.c route_timed) much less:
+	# it says whether a route costs more at scale.
 	echo
-	echo "ratio to nginx at $last runs / at $first runs (below 100 %: slower at scale):"
-	awk -v a="$first" -v b="$last" '$2 != "rss" {r[$1 " " $2] = $3 / $4; n[$2] = 1}
+	echo "at $last runs / at $first runs (above 100 %: slower at scale):"
+	echo "| route | nginx ratio | server CPU/req cached | server CPU/req uncached |"
+	echo "|---|---:|---:|---:|"
+	awk -v a="$first" -v b="$last" '$2 != "rss" {k = $1 " " $2; r[k] = $3 / $4
+	    c[k] = $12; u[k] = $13; n[$2] = 1}
+	    function pct(x, y) {return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.0f %%", 100 * y / x) : "-"}
 	    END {for (k in n) if ((a " " k) in r && (b " " k) in r)
-	        printf "  %-17s %4.0f %%\n", k, 100 * r[b " " k] / r[a " " k]}' "$results" | sort
+	        printf "| %s | %.0f %% | %s | %s |\n", k,
+	            100 * r[a " " k] / r[b " " k],
+	            pct(c[a " " k], c[b " " k]), pct(u[a " " k], u[b " " k])}' "$results" | sort
 fi
 
 set +e

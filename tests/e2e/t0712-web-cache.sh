@@ -6,7 +6,8 @@
 # the pair page, a finish on the jobs page, a new host on /hosts.  The
 # query is part of the key, a request with a cookie or a token is never
 # served from it, and the job and run counts come from the store's counts
-# (schema v19), which follow the uploads.
+# (schema v19), which follow the uploads.  /metrics has each route's
+# requests and time by answer (rendered, miss, hit).
 . "$(dirname "$0")/lib.sh"
 
 daemon_config "$PW_TMP/d" r1 r2
@@ -102,4 +103,29 @@ for k in 1 2 3 4 5 6 7 8; do
 done
 h1=$(hits)
 check "cookies_and_tokens_bypass_the_cache ($h0 -> $h1)" test "$h0" = "$h1"
+
+# 7. Each route's requests and time, by how they were answered (GET
+# /metrics, perfwatch_http_route_*): the 8 cookie requests of 6 were
+# rendered, the repeats of 1 were hits.
+route_m() {	# NAME ROUTE ANSWER
+	curl -s "$PW_URL/metrics" | awk -v k="perfwatch_http_route_$1{method=\"GET\",route=\"$2\",answer=\"$3\"}" \
+	    '$1 == k {print $2; f = 1} END {if (!f) print 0}'
+}
+r0=$(route_m requests_total /pair/ rendered)
+c0=$(route_m cpu_seconds_total /pair/ rendered)
+for k in 1 2 3 4 5 6 7 8; do
+	curl -s -o /dev/null -H 'Cookie: pw_session=x' "$PW_URL/pair/$pair"
+done
+r1=$(route_m requests_total /pair/ rendered)
+c1=$(route_m cpu_seconds_total /pair/ rendered)
+check "route_counts_its_rendered_requests ($r0 -> $r1)" test "$((r1 - r0))" = 8
+check "route_time_grows ($c0 -> $c1)" \
+    awk -v a="$c0" -v b="$c1" 'BEGIN {exit !(b > a)}'
+m=$(curl -s "$PW_URL/metrics")
+rh=$(awk '/^perfwatch_http_route_requests_total\{.*answer="hit"\}/ {n += $2} END {print n + 0}' <<<"$m")
+ch=$(awk '$1 == "perfwatch_web_cache_hits_total" {print $2}' <<<"$m")
+check "the_routes_hits_add_up_to_the_cache_hits ($rh, $ch)" \
+    test "$rh" = "$ch" -a "$rh" -ge 8
+check "route_wall_time_is_there" \
+    awk -v a="$(route_m seconds_total /pair/ rendered)" 'BEGIN {exit !(a > 0)}'
 finish
