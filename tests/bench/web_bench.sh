@@ -9,6 +9,10 @@
 # (nginx, perfwatchd, nginx, perfwatchd: ROUNDS=2 by default), and the
 # figures are the medians of each server's rounds, with the 1-minute load
 # average beside them: the machine is shared.  Then the daemon's RSS.
+# Each daemon turn also reads the daemon's own CPU time per request of
+# the route from /metrics (web/api.c route_timed), which the load blurs
+# far less than wrk's figures: the table at the end compares each route
+# at the largest scale with the smallest by both.
 # UNCACHED=1 adds a third turn per round, with a cookie, which the reply
 # cache (web/cache.h) never answers: what rendering each route costs.
 # Goals (issue 17): every route >= 25 % of nginx's requests/s, p99 <=
