@@ -522,8 +522,13 @@ write_route_times(struct api *a, struct buf *b)
 	int k, h;
 
 	for (k = 0; k < 3; k++) {
-		buf_printf(b, "# HELP %s %s\n# TYPE %s counter\n", what[k][0],
-		    what[k][1], what[k][0]);
+		buf_puts(b, "# HELP ");
+		buf_puts(b, what[k][0]);
+		buf_putc(b, ' ');
+		buf_puts(b, what[k][1]);
+		buf_puts(b, "\n# TYPE ");
+		buf_puts(b, what[k][0]);
+		buf_puts(b, " counter\n");
 		for (i = 0;
 		     api_route_at(i, &method, &pattern, &auth, &table) == 0;
 		     i++)
@@ -535,10 +540,14 @@ write_route_times(struct api *a, struct buf *b)
 
 				if (n == 0)
 					continue;
-				buf_printf(b,
-				    "%s{method=\"%s\",route=\"%s\","
-				    "answer=\"%s\"} ",
-				    what[k][0], method, pattern, how[h]);
+				buf_puts(b, what[k][0]);
+				buf_puts(b, "{method=\"");
+				buf_puts(b, method);
+				buf_puts(b, "\",route=\"");
+				buf_puts(b, pattern);
+				buf_puts(b, "\",answer=\"");
+				buf_puts(b, how[h]);
+				buf_puts(b, "\"} ");
 				if (k == 0)
 					buf_printf(b, "%" PRIu64 "\n", n);
 				else
