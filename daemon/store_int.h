@@ -62,6 +62,15 @@ int store_i_write1(struct store *, sqlite3_stmt *st, const char *what);
 char *store_i_col_dup(sqlite3_stmt *, int i);
 double store_i_col_num(sqlite3_stmt *, int i);
 int store_i_step_done(struct store *, sqlite3_stmt *, const char *what);
+/*
+ * Steps st (bound) to its end and finalizes it: each row appends one
+ * zeroed element of size bytes to the array *v (*n of them, grown by
+ * doubling) that scan(element, st, arg) fills.  0, or store_i_dberr's
+ * -1 with the rows read so far in *v for the caller's release.
+ */
+int store_i_rows(struct store *, sqlite3_stmt *st, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
+    void *arg, const char *what);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
 

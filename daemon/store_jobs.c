@@ -1049,6 +1049,13 @@ job_scan(struct store_job *j, sqlite3_stmt *st)
 	j->subject = store_i_col_dup(st, 18);
 }
 
+static void
+job_scan_row(void *row, sqlite3_stmt *st, void *arg)
+{
+	(void)arg;
+	job_scan(row, st);
+}
+
 int
 store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor)
@@ -1057,9 +1064,9 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
 	    "SELECT " JOB_COLS JOB_FROM
 	    " WHERE (?1 IS NULL OR j.state = ?1) AND (?2 = 0 OR j.id < ?2)"
 	    " ORDER BY j.id DESC LIMIT ?3");
-	size_t cap = 0;
 	int64_t last;
-	int rc;
+	void *v;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
@@ -1067,17 +1074,12 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
 	store_i_bind_text(st, 1, state);
 	sqlite3_bind_int64(st, 2, cursor);
 	sqlite3_bind_int64(st, 3, limit);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (out->n == cap) {
-			cap = cap ? 2 * cap : 16;
-			out->v = xreallocarray(out->v, cap, sizeof(*out->v));
-		}
-		job_scan(&out->v[out->n++], st);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), job_scan_row,
+	    NULL, "list jobs");
+	out->v = v;
+	if (r != 0) {
 		store_jobs_release(out);
-		return store_i_dberr(s, "list jobs");
+		return r;
 	}
 	/* Job ids count down to 1: past 1 there is no next page. */
 	last = out->n > 0 ? out->v[out->n - 1].id : 0;

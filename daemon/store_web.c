@@ -25,6 +25,31 @@ store_i_json_text(const char *t, json_t *dflt)
 	return pwjson_doc(t, dflt);
 }
 
+/* What a host row's "online" is judged against (store_hosts_get). */
+struct host_clock {
+	int64_t now, online_s;
+};
+
+static void
+host_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	const struct host_clock *k = arg;
+	struct store_host *h = row;
+
+	h->id = sqlite3_column_int64(st, 0);
+	h->name = store_i_col_dup(st, 1);
+	h->labels_json = store_i_col_dup(st, 2);
+	h->inventory_json = store_i_col_dup(st, 3);
+	h->last_seen = sqlite3_column_int64(st, 4);
+	h->online = h->last_seen >= k->now - k->online_s;
+	h->current_job = sqlite3_column_int64(st, 5);
+	h->registered = sqlite3_column_int64(st, 6);
+	/* docs/HOST.md: a canary found the host drifting. */
+	h->quarantined = store_i_col_dup(st, 7);
+	h->has_quarantined_at = sqlite3_column_type(st, 8) != SQLITE_NULL;
+	h->quarantined_at = sqlite3_column_int64(st, 8);
+}
+
 int
 store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
     int64_t cursor, int64_t now, int64_t online_s)
@@ -35,40 +60,21 @@ store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
 	    "  AND j.state = 'running' LIMIT 1), h.registered,"
 	    " h.quarantined, h.quarantined_at"
 	    " FROM hosts h WHERE h.id > ?1 ORDER BY h.id LIMIT ?2");
-	struct store_host *h;
-	size_t cap = 0;
-	int rc;
+	struct host_clock k = { now, online_s };
+	void *v;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, cursor);
 	sqlite3_bind_int64(st, 2, limit);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (out->n == cap) {
-			cap = cap ? 2 * cap : 16;
-			out->v = xreallocarray(out->v, cap, sizeof(*out->v));
-		}
-		h = &out->v[out->n++];
-		memset(h, 0, sizeof(*h));
-		h->id = sqlite3_column_int64(st, 0);
-		h->name = store_i_col_dup(st, 1);
-		h->labels_json = store_i_col_dup(st, 2);
-		h->inventory_json = store_i_col_dup(st, 3);
-		h->last_seen = sqlite3_column_int64(st, 4);
-		h->online = h->last_seen >= now - online_s;
-		h->current_job = sqlite3_column_int64(st, 5);
-		h->registered = sqlite3_column_int64(st, 6);
-		/* docs/HOST.md: a canary found the host drifting. */
-		h->quarantined = store_i_col_dup(st, 7);
-		h->has_quarantined_at =
-		    sqlite3_column_type(st, 8) != SQLITE_NULL;
-		h->quarantined_at = sqlite3_column_int64(st, 8);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	r = store_i_rows(
+	    s, st, &v, &out->n, sizeof(*out->v), host_scan, &k, "list hosts");
+	out->v = v;
+	if (r != 0) {
 		store_hosts_release(out);
-		return store_i_dberr(s, "list hosts");
+		return r;
 	}
 	if (out->n > 0 && (int64_t)out->n == limit)
 		out->next_cursor = out->v[out->n - 1].id;

@@ -137,6 +137,9 @@ int api_only_keys(
 /* A query parameter as an integer in [min, max]; dflt when absent. */
 int api_query_int(struct ctx *, int64_t *out, const char *key, int64_t dflt,
     int64_t min, int64_t max);
+/* A list's page: "limit" (LIST_DEFAULT, at most LIST_MAX) and "cursor"
+ * (0, the first page); -1 after a 400 reply. */
+int api_query_page(struct ctx *, int64_t *limit, int64_t *cursor);
 /* A field that must be a string of at most max bytes (optional when
  * opt); the error names prefix + key. */
 int api_str_field(struct ctx *, const char **out, json_t *o, const char *key,

@@ -56,9 +56,7 @@ api_read_jobs(struct ctx *x)
 			return;
 		}
 	}
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	if ((r = store_jobs_get(x->s, &l, state, limit, cursor)) != 0) {
 		api_reply_store_err(x, r);
@@ -154,9 +152,7 @@ api_read_hosts(struct ctx *x)
 	json_t *out;
 	int r;
 
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	r = store_hosts_get(
 	    x->s, &l, limit, cursor, api_now_s(), 3 * api_heartbeat_s(x->conf));
@@ -317,9 +313,7 @@ api_read_commits(struct ctx *x)
 		tree = NULL;
 	if (branch != NULL && *branch == '\0')
 		branch = NULL;
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	r = store_commits_list(x->s, &out, tree, branch, limit, cursor);
 	if (r != 0) {
@@ -336,9 +330,7 @@ api_read_series(struct ctx *x)
 	json_t *out = NULL;
 	int r;
 
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	if ((r = store_series_list(x->s, &out, limit, cursor)) != 0) {
 		api_reply_store_err(x, r);
@@ -596,9 +588,7 @@ api_read_alerts(struct ctx *x)
 		    x, 400, "parameter 'kind': expected email or webhook");
 		return;
 	}
-	if (api_query_int(x, &f.limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &f.cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &f.limit, &f.cursor) == -1)
 		return;
 	if ((r = alert_api_list(&out, x->s, &f)) != 0) {
 		api_reply_store_err(x, r);
@@ -640,9 +630,7 @@ api_read_bisects(struct ctx *x)
 	int64_t limit, cursor;
 	int r;
 
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	if ((r = bisect_api_list(&out, x->s, limit, cursor)) != 0) {
 		api_reply_store_err(x, r);
