@@ -208,6 +208,9 @@ long cfg_i_earlier_dup(
     const struct ctx *c, const struct cfg_node *map, size_t j);
 size_t cfg_i_map_len(const struct cfg_node *map);
 size_t cfg_i_seq_len(const struct cfg_node *seq);
+/* A sequence's length into *cnt; -1 after an error if over CFG_LIST_MAX. */
+int cfg_i_list_len(
+    struct ctx *c, const struct cfg_node *n, const char *path, size_t *cnt);
 int cfg_i_check_keys(struct ctx *c, const struct cfg_node *map,
     const struct schema *s, const char *path);
 const char *cfg_i_want_scalar(struct ctx *c, const struct cfg_node *n,

@@ -150,6 +150,19 @@ cfg_i_seq_len(const struct cfg_node *seq)
 	return seq->nitems;
 }
 
+int
+cfg_i_list_len(
+    struct ctx *c, const struct cfg_node *n, const char *path, size_t *cnt)
+{
+	*cnt = cfg_i_seq_len(n);
+	if (*cnt > CFG_LIST_MAX) {
+		cfg_i_nerr(c, n, path, "too many entries (%zu, at most %d)",
+		    *cnt, CFG_LIST_MAX);
+		return -1;
+	}
+	return 0;
+}
+
 /* Levenshtein distance, for "did you mean". */
 static size_t
 edit_distance(const char *a, const char *b)
@@ -328,12 +341,8 @@ cfg_i_load_list(struct ctx *c, const struct cfg_node *n, const struct field *f,
 			    cfg_i_describe(n, d, sizeof(d)));
 		return;
 	}
-	cnt = cfg_i_seq_len(n);
-	if (cnt > CFG_LIST_MAX) {
-		cfg_i_nerr(c, n, path, "too many entries (%zu, at most %d)",
-		    cnt, CFG_LIST_MAX);
+	if (cfg_i_list_len(c, n, path, &cnt) == -1)
 		return;
-	}
 	if (cnt == 0 && (f->flags & F_NONEMPTY)) {
 		cfg_i_nerr(c, n, path, "must not be empty");
 		return;
@@ -553,13 +562,8 @@ cfg_i_load_field(struct ctx *c, const struct cfg_node *n, const struct field *f,
 			    cfg_i_describe(n, d, sizeof(d)));
 			return;
 		}
-		cnt = cfg_i_seq_len(n);
-		if (cnt > CFG_LIST_MAX) {
-			cfg_i_nerr(c, n, path,
-			    "too many entries (%zu, at most %d)", cnt,
-			    CFG_LIST_MAX);
+		if (cfg_i_list_len(c, n, path, &cnt) == -1)
 			return;
-		}
 		arr = xcalloc(cnt ? cnt : 1, f->sub->size);
 		*AT(base, f->off, void *) = arr;
 		*AT(base, f->off_n, size_t) = cnt;

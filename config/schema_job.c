@@ -204,12 +204,8 @@ h_exclude(struct ctx *c, const struct cfg_node *n, void *base, const char *path)
 		    cfg_i_describe(n, d, sizeof(d)));
 		return;
 	}
-	cnt = cfg_i_seq_len(n);
-	if (cnt > CFG_LIST_MAX) {
-		cfg_i_nerr(c, n, path, "too many entries (%zu, at most %d)",
-		    cnt, CFG_LIST_MAX);
+	if (cfg_i_list_len(c, n, path, &cnt) == -1)
 		return;
-	}
 	job->exclude = xcalloc(cnt ? cnt : 1, sizeof(*job->exclude));
 	for (i = 0, it = n->items; i < cnt; i++, it++) {
 		const struct cfg_node *e = cfg_i_node(c, *it);
