@@ -166,24 +166,35 @@ api_read_hosts(struct ctx *x)
 	api_reply_json(x, 200, out);
 }
 
+int
+api_pair_json(struct store *s, int64_t id, json_t **out)
+{
+	json_t *rows = NULL;
+	int r;
+
+	if ((r = store_pair_get(s, out, id)) != 0)
+		return r;
+	/* Which kernel each side ran (docs/KERNEL.md). */
+	if (store_pair_run_meta(s, &rows, id) != 0) {
+		json_decref(*out);
+		*out = NULL;
+		return -1;
+	}
+	kfacts_pair_json(*out, json_object_get(rows, "rows"));
+	json_decref(rows);
+	return 0;
+}
+
 void
 api_read_pair(struct ctx *x)
 {
-	json_t *out = NULL, *rows = NULL;
+	json_t *out = NULL;
 	int r;
 
-	if ((r = store_pair_get(x->s, &out, x->id[0])) != 0) {
+	if ((r = api_pair_json(x->s, x->id[0], &out)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
-	/* Which kernel each side ran (docs/KERNEL.md). */
-	if (store_pair_run_meta(x->s, &rows, x->id[0]) != 0) {
-		json_decref(out);
-		api_reply_store_err(x, -1);
-		return;
-	}
-	kfacts_pair_json(out, json_object_get(rows, "rows"));
-	json_decref(rows);
 	api_reply_json(x, 200, out);
 }
 

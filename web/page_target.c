@@ -686,11 +686,29 @@ web_pair(struct ctx *x)
 	target_page(x, VIEW_PAIR);
 }
 
+int
+web_target_json(
+    struct ctx *x, enum view_target kind, const char *id, json_t **out)
+{
+	struct cmp_set c = { 0 };
+	json_t *info;
+	int r;
+
+	*out = NULL;
+	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+		cmp_set_free(&c);
+		return r;
+	}
+	*out = kind == VIEW_PAIR ? json_object() : json_deep_copy(info);
+	json_object_set_new(*out, "comparisons", rows_json(&c));
+	cmp_set_free(&c);
+	return 0;
+}
+
 static void
 target_json(struct ctx *x, enum view_target kind, const char *id)
 {
-	struct cmp_set c = { 0 };
-	json_t *info, *o;
+	json_t *o;
 	const char *end;
 	int r;
 
@@ -699,14 +717,10 @@ target_json(struct ctx *x, enum view_target kind, const char *id)
 		    x, 404, "expected a commit sha or a numeric id");
 		return;
 	}
-	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
-		cmp_set_free(&c);
+	if ((r = web_target_json(x, kind, id, &o)) != 0) {
 		web_json_store_err(x, r);
 		return;
 	}
-	o = kind == VIEW_PAIR ? json_object() : json_deep_copy(info);
-	json_object_set_new(o, "comparisons", rows_json(&c));
-	cmp_set_free(&c);
 	web_reply_json(x, 200, o);
 }
 

@@ -13,11 +13,11 @@
 #include <stdint.h>
 
 #include "common/json.h"
+#include "web/views.h"
 
 struct buf;
 struct ctx;
 struct session_table;
-struct view_pager;
 
 #define COOKIE_SESSION "pw_session"
 #define COOKIE_PRE "pw_pre" /* login form CSRF (double submit) */
@@ -65,6 +65,13 @@ int64_t web_q_cursor(struct ctx *x);
  */
 void web_pager(
     struct view_pager *p, int64_t cursor, int64_t next_cursor, char next[32]);
+/*
+ * The JSON of a commit (sha), series or pair (id) with its
+ * "comparisons" (/api/v1/comparisons, /api/v1/commits/...): 0 with *out
+ * the caller's, or a store error.  Borrows from x->keep.
+ */
+int web_target_json(
+    struct ctx *x, enum view_target kind, const char *id, json_t **out);
 double web_median(double *v, size_t n);
 /* The value of cookie name in the Cookie header into out, or "". */
 void web_cookie(struct ctx *x, const char *name, char *out, size_t len);
