@@ -97,8 +97,12 @@ int store_i_pair_sides(struct store *s, int64_t pair, int64_t base,
     int64_t cand);                                            /* store_jobs.c */
 json_t *store_i_text_or_null(sqlite3_stmt *st, int i);        /* store_jobs.c */
 json_t *store_i_job_one(struct store *s, int64_t id, int *r); /* store_jobs.c */
-json_t *store_i_json_text(const char *t, json_t *dflt);       /* store_web.c */
-json_t *store_i_web_row(sqlite3_stmt *st);                    /* store_web.c */
+/* store_jobs.c: the job rows of ids[0..n), in that order (store_jobs_release);
+ * 0, or -1 with the store's error (ERR_NOTFOUND: the first missing). */
+int store_i_jobs_of(
+    struct store *s, struct store_jobs *out, const int64_t *ids, size_t n);
+json_t *store_i_json_text(const char *t, json_t *dflt); /* store_web.c */
+json_t *store_i_web_row(sqlite3_stmt *st);              /* store_web.c */
 int store_i_web_rows(struct store *s, sqlite3_stmt *st, json_t **out,
     const char *what); /* store_web.c */
 json_t *store_i_series_patches(

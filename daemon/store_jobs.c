@@ -1113,6 +1113,42 @@ store_jobs_release(struct store_jobs *l)
 	memset(l, 0, sizeof(*l));
 }
 
+int
+store_i_jobs_of(
+    struct store *s, struct store_jobs *out, const int64_t *ids, size_t n)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->v = xcalloc(n ? n : 1, sizeof(*out->v));
+	for (i = 0; i < n; i++) {
+		st = store_i_prep(
+		    s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
+		if (st == NULL)
+			goto fail;
+		sqlite3_bind_int64(st, 1, ids[i]);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			job_scan(&out->v[out->n++], st);
+		sqlite3_finalize(st);
+		if (rc == SQLITE_DONE) {
+			err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
+			    (long long)ids[i]);
+			goto fail;
+		}
+		if (rc != SQLITE_ROW) {
+			store_i_dberr(s, "job");
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	store_jobs_release(out);
+	return -1;
+}
+
 /* The job row for id, or NULL (ERR_NOTFOUND in *r). */
 json_t *
 store_i_job_one(struct store *s, int64_t id, int *r)

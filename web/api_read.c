@@ -169,11 +169,15 @@ api_read_hosts(struct ctx *x)
 int
 api_pair_json(struct store *s, int64_t id, json_t **out)
 {
+	struct store_pair p;
 	json_t *rows = NULL;
 	int r;
 
-	if ((r = store_pair_get(s, out, id)) != 0)
+	*out = NULL;
+	if ((r = store_pair_read(s, &p, id)) != 0)
 		return r;
+	*out = rows_pair_json(&p);
+	store_pair_release(&p);
 	/* Which kernel each side ran (docs/KERNEL.md). */
 	if (store_pair_run_meta(s, &rows, id) != 0) {
 		json_decref(*out);

@@ -11,6 +11,8 @@
 struct store_host;
 struct store_hosts;
 struct store_jobs;
+struct store_comparison;
+struct store_pair;
 
 /* {"id", "name", "labels", "inventory", "state", "current_job",
  * "last_seen", "registered", "quarantined", "quarantined_at"} */
@@ -19,4 +21,11 @@ json_t *rows_host_json(const struct store_host *);
 json_t *rows_hosts_json(const struct store_hosts *);
 /* {"jobs": [...], "next_cursor": "N"} (next_cursor absent at the end) */
 json_t *rows_jobs_json(const struct store_jobs *);
+/* {"metric", "base_median", "cand_median", "change_pct", "ci_low",
+ * "ci_high", "p", "verdict", "p_adjusted", "min_effect_pct", "unit",
+ * "better", "n_base", "n_cand", "final", "note"} (unknowns null) */
+json_t *rows_comparison_json(const struct store_comparison *);
+/* {"id", "name", "point", "host", "deprioritised", "created", "suspect",
+ * "base": JOB, "candidate": JOB, "comparisons": [...]} */
+json_t *rows_pair_json(const struct store_pair *);
 #endif
