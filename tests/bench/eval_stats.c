@@ -562,6 +562,104 @@ table_timing(void)
 	free(x);
 }
 
+/*
+ * Low modes: a host whose runs now and then land in a slow mode (this
+ * VM's CPU time has two modes 1.7x apart, ../shared/NOISE.md), against a
+ * candidate that is really flaky (a share of its runs at half the
+ * throughput).  The host's slow mode must not read as a new low mode of
+ * the candidate; the flaky candidate must.
+ */
+#define LM_SLOW 0.59 /* 1 / 1.7 */
+#define LM_FLAKY 0.5
+
+static double
+lm_run(struct analysis_rng *r, double slow, double flaky)
+{
+	double x = 1000 * (1 + 0.01 * gauss(r));
+
+	if (analysis_rng_uniform(r) < slow)
+		x *= LM_SLOW;
+	if (analysis_rng_uniform(r) < flaky)
+		x *= LM_FLAKY;
+	return x;
+}
+
+static double
+lm_cell(double slow, double flaky, size_t n, int hist, size_t nt, uint64_t seed)
+{
+	double a[16], b[16], h[HIST_RUNS];
+	struct analysis_rng r;
+	size_t t, i, u = 0;
+
+	analysis_rng_seed(&r, seed);
+	for (t = 0; t < nt; t++) {
+		struct analysis_opts o;
+		struct analysis_result res;
+		struct err e = { 0 };
+
+		analysis_opts_init(&o);
+		for (i = 0; i < n; i++) {
+			a[i] = lm_run(&r, slow, 0);
+			b[i] = lm_run(&r, slow, flaky);
+		}
+		if (hist) {
+			for (i = 0; i < HIST_RUNS; i++)
+				h[i] = lm_run(&r, slow, 0);
+			o.history = h;
+			o.n_history = HIST_RUNS;
+		}
+		if (analysis_compare(&res, a, n, b, n, &o, &e) != 0) {
+			fprintf(stderr, "eval_stats: %s\n", err_msg(&e));
+			exit(1);
+		}
+		u += (res.unstable & ANALYSIS_UNSTABLE_LOWMODE) != 0;
+	}
+	return rate(u, nt);
+}
+
+static void
+table_low_mode(void)
+{
+	static const size_t ns[] = { 5, 8, 16 };
+	static const struct {
+		const char *what;
+		double slow, flaky;
+	} rows[] = {
+		{ "A/A, host slow mode 2 %", 0.02, 0 },
+		{ "A/A, host slow mode 5 %", 0.05, 0 },
+		{ "flaky 30 % of runs at -50 %, quiet host", 0, 0.3 },
+		{ "flaky 30 %, host slow mode 5 %", 0.05, 0.3 },
+	};
+	size_t nt = trials(2000), k, c;
+	int hist;
+
+	printf("\n### Low modes: a host's slow mode (runs 1.7x slower) "
+	       "against a flaky candidate\n\n");
+	printf("%% of %zu trials with the low-mode bit set (CV 1 %% "
+	       "otherwise).  A/A rows are false alarms, flaky rows power.  "
+	       "History: 100 earlier runs of the same host.\n\n",
+	    nt);
+	printf("| case | history |");
+	for (c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
+		printf(" N = %zu |", ns[c]);
+	printf("\n|---|---|");
+	for (c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
+		printf("---|");
+	printf("\n");
+	for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++)
+		for (hist = 0; hist <= 1; hist++) {
+			printf(
+			    "| %s | %s |", rows[k].what, hist ? "yes" : "no");
+			for (c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
+				printf(" %.1f |",
+				    lm_cell(rows[k].slow, rows[k].flaky, ns[c],
+				        hist, nt,
+				        1300 + 10 * k + 4 * c + hist));
+			printf("\n");
+			fflush(stdout);
+		}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -587,6 +685,8 @@ main(int argc, char **argv)
 		table_cp();
 	if (!*only || strchr(only, 'S'))
 		table_cp_short();
+	if (!*only || strchr(only, 'L'))
+		table_low_mode();
 	if (!*only || strchr(only, 't'))
 		table_timing();
 	printf("\n(total %.0f s of CPU)\n", now() - t0);

@@ -21,7 +21,7 @@ fi
 grep -qE 'improvement <- the fix$' "$out" && pass demo-fix-is-an-improvement ||
 	fail demo-fix-is-an-improvement "$(grep -- '<- the fix' "$out")"
 grep -qE 'unchanged <- no-op$' "$out" && pass demo-noop-is-unchanged ||
-	fail demo-noop-is-unchanged "$(grep -- '<- no-op' "$out")"
+	fail demo-noop-is-unchanged "$(grep -A1 -- '<- no-op' "$out")"
 grep -qE 'regression <- the mailed revert$' "$out" &&
 	pass demo-mailed-revert-is-a-regression ||
 	fail demo-mailed-revert-is-a-regression "$(grep -- 'mailed revert' "$out")"
