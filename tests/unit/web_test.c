@@ -10,6 +10,7 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "daemon/alert_api.h"
 #include "daemon/dconf.h"
 #include "daemon/store.h"
 #include "daemon/store_canary.h"
@@ -1274,7 +1275,9 @@ rows_store(struct store **out)
 {
 	struct store *s = NULL;
 	struct err e = { 0 };
-	char *p = xasprintf("%s/rows.db", test_tmpdir());
+	static int nth;
+	/* A new file each time: the tests that use it run in any order. */
+	char *p = xasprintf("%s/rows%d.db", test_tmpdir(), ++nth);
 	struct store_job_new base = { "base", "{\"parser\":\"fio\"}", "[]", 3,
 		5, 2, 0 };
 	struct store_job_new cand = { "candidate", "{\"parser\":\"fio\"}", "[]",
@@ -1490,6 +1493,112 @@ TEST(test_web__pairs_comparisons_json_unchanged)
 	    "tests/data/web/pairs.json: %s", strerror(errno));
 	ASSERT_MSG(b.len == want.len && memcmp(b.data, want.data, b.len) == 0,
 	    "the JSON differs from tests/data/web/pairs.json: see %s", out);
+	free(out);
+	buf_release(&b);
+	buf_release(&want);
+}
+
+/* ---- the alerts reads: the same JSON bytes (issue 13) ---- */
+
+/*
+ * pairs_store's store and a report of commit 1 with three deliveries:
+ * an e-mail sent, a webhook failed with an error of hostile text, a
+ * webhook still pending.
+ */
+static void
+alerts_store(struct store **out)
+{
+	struct store_alert_new a[3] = {
+		{ "email", "r1#1/email", "a@example.org, b@example.org",
+		    "[linux] fio-randread: regression",
+		    "Subject: x\r\n\r\nbody", 0 },
+		{ "webhook", "r1#1/hook0", "http://127.0.0.1:1/h", NULL, "{}",
+		    1 },
+		{ "webhook", "r1#1/hook1", "http://127.0.0.1:2/<h>", NULL,
+		    "{\"x\":1}", 0 },
+	};
+	struct store_alert_decision d;
+	const char *rcpt[] = { "a@example.org" };
+	struct store *s = NULL;
+
+	pairs_store(&s);
+	ASSERT(s != NULL);
+	memset(&d, 0, sizeof(d));
+	d.key = "c1/fio-randread/h1";
+	d.commit_id = 1;
+	d.host_id = 1;
+	d.job = "fio-randread";
+	d.signature = "iops:regression";
+	d.message_id = "<m1@example.org>";
+	d.subject = "[linux] fio-randread: regression";
+	d.summary = "regression: 1 changed metric(s)";
+	d.sent_report = 1;
+	d.stamp = 1700;
+	d.alerts = a;
+	d.nalerts = 3;
+	ASSERT(store_alert_decide(s, &d, 1800) == 0);
+	ASSERT(store_alert_attempt(s, 1, "sent", NULL, 0, rcpt, 1, 1810) == 0);
+	ASSERT(store_alert_attempt(
+	           s, 2, "failed", hostile[1], 0, NULL, 0, 1820) == 0);
+	ASSERT(store_alert_attempt(s, 3, "pending", "connect: refused", 1900,
+	           NULL, 0, 1830) == 0);
+	*out = s;
+}
+
+static void
+alerts_list(struct buf *b, struct store *s, const char *state, const char *kind,
+    int64_t limit, int64_t cursor)
+{
+	struct store_alert_filter f = { state, kind, NULL, limit, cursor };
+	json_t *o = NULL;
+
+	ASSERT(alert_api_list(&o, s, &f) == 0);
+	pwjson_dump_buf(b, o);
+	buf_putc(b, '\n');
+	json_decref(o);
+}
+
+static void
+alerts_one(struct buf *b, struct store *s, int64_t id)
+{
+	json_t *o = NULL;
+
+	ASSERT(alert_api_get(&o, s, id) == 0);
+	pwjson_dump_buf(b, o);
+	buf_putc(b, '\n');
+	json_decref(o);
+}
+
+/*
+ * GET /api/v1/alerts (filters, pages) and /api/v1/alerts/{id} answer the
+ * bytes tests/data/web/alerts.json holds, written when daemon/alert_api.c
+ * made them.  On a difference the bytes made now are in the scratch
+ * directory's alerts.out.
+ */
+TEST(test_web__alerts_json_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20), want = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+	char *out;
+
+	alerts_store(&s);
+	ASSERT(s != NULL);
+	alerts_list(&b, s, NULL, NULL, 50, 0);
+	alerts_list(&b, s, NULL, NULL, 2, 0);
+	alerts_list(&b, s, NULL, NULL, 2, 2);
+	alerts_list(&b, s, "sent", NULL, 50, 0);
+	alerts_list(&b, s, "pending", "webhook", 50, 0);
+	alerts_one(&b, s, 1);
+	alerts_one(&b, s, 2);
+	alerts_one(&b, s, 3);
+	store_close(s);
+	out = xasprintf("%s/alerts.out", test_tmpdir());
+	ASSERT(files_write(out, b.data, b.len) == 0);
+	ASSERT_MSG(files_read(&want, test_srcpath("tests/data/web/alerts.json"),
+	               1 << 20) == 0,
+	    "tests/data/web/alerts.json: %s", strerror(errno));
+	ASSERT_MSG(b.len == want.len && memcmp(b.data, want.data, b.len) == 0,
+	    "the JSON differs from tests/data/web/alerts.json: see %s", out);
 	free(out);
 	buf_release(&b);
 	buf_release(&want);
