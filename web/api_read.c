@@ -14,7 +14,6 @@
 #include "common/caps.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/alert_api.h"
 #include "daemon/bisect_api.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
@@ -586,7 +585,9 @@ void
 api_read_alerts(struct ctx *x)
 {
 	struct store_alert_filter f = { 0 };
-	json_t *out = NULL;
+	struct store_alert *a = NULL;
+	json_t *out;
+	size_t n;
 	int r;
 
 	f.state = httpd_query(x->r, "state");
@@ -605,23 +606,28 @@ api_read_alerts(struct ctx *x)
 	}
 	if (api_query_page(x, &f.limit, &f.cursor) == -1)
 		return;
-	if ((r = alert_api_list(&out, x->s, &f)) != 0) {
+	if ((r = store_alert_list(x->s, &a, &n, &f)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
+	out = rows_alerts_json(a, n, f.limit);
+	store_alerts_free(a, n);
 	api_reply_json(x, 200, out);
 }
 
 void
 api_read_alert(struct ctx *x)
 {
-	json_t *out = NULL;
+	struct store_alert *a = NULL;
+	json_t *out;
 	int r;
 
-	if ((r = alert_api_get(&out, x->s, x->id[0])) != 0) {
+	if ((r = store_alert_get(x->s, &a, x->id[0])) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
+	out = rows_alert_json(a, 1);
+	store_alerts_free(a, 1);
 	api_reply_json(x, 200, out);
 }
 

@@ -9,6 +9,7 @@
 
 #include "common/json.h"
 #include "daemon/store.h"
+#include "daemon/store_alert.h"
 #include "web/rows.h"
 
 static json_t *
@@ -168,4 +169,41 @@ rows_pair_json(const struct store_pair *p)
 		json_array_append_new(cmp, rows_comparison_json(&p->cmps[i]));
 	json_object_set_new(o, "comparisons", cmp);
 	return o;
+}
+
+json_t *
+rows_alert_json(const struct store_alert *a, int payload)
+{
+	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:o, s:o, "
+	                      "s:I, s:b, s:o, s:o, s:o}",
+	    "id", (json_int_t)a->id, "kind", a->kind, "state", a->state,
+	    "delivery", a->key, "target", str_or_null(a->target), "subject",
+	    str_or_null(a->subject), "attempts", (json_int_t)a->attempts,
+	    "last_error", str_or_null(a->last_error), "sent",
+	    a->sent ? json_integer(a->sent) : json_null(), "created",
+	    (json_int_t)a->created, "followup", a->followup, "commit",
+	    str_or_null(a->sha), "benchmark", str_or_null(a->job), "host",
+	    str_or_null(a->host));
+
+	if (o != NULL)
+		json_object_set_new(o, "next_try",
+		    strcmp(a->state, "pending") == 0 ? json_integer(a->next_try)
+		                                     : json_null());
+	if (o != NULL && payload)
+		json_object_set_new(o, "payload", str_or_null(a->payload));
+	return o;
+}
+
+json_t *
+rows_alerts_json(const struct store_alert *a, size_t n, int64_t limit)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, rows_alert_json(&a[i], 0));
+	return json_pack("{s:o, s:o}", "alerts", arr, "next_cursor",
+	    n > 0 && (int64_t)n == (limit > 0 ? limit : 50)
+	        ? json_integer(a[n - 1].id)
+	        : json_null());
 }
