@@ -1318,6 +1318,34 @@ rows_store(struct store **out)
 	*out = s;
 }
 
+/*
+ * 0 when b holds the bytes of tests/data/web/NAME.json; else -1 after
+ * a failure message, with b's bytes in the scratch directory's NAME.out.
+ */
+static int
+same_as_golden(const struct buf *b, const char *name)
+{
+	struct buf want = BUF_INIT(1 << 20);
+	char *golden = xasprintf("tests/data/web/%s.json", name);
+	char *out = xasprintf("%s/%s.out", test_tmpdir(), name);
+	int r = -1;
+
+	if (files_write(out, b->data, b->len) != 0)
+		test_fail(__FILE__, __LINE__, "%s: %s", out, strerror(errno));
+	else if (files_read(&want, test_srcpath(golden), 1 << 20) != 0)
+		test_fail(
+		    __FILE__, __LINE__, "%s: %s", golden, strerror(errno));
+	else if (b->len != want.len || memcmp(b->data, want.data, b->len))
+		test_fail(__FILE__, __LINE__,
+		    "the JSON differs from %s: see %s", golden, out);
+	else
+		r = 0;
+	free(golden);
+	free(out);
+	buf_release(&want);
+	return r;
+}
+
 static void
 rows_hosts(struct buf *b, struct store *s, int64_t limit, int64_t cursor)
 {
@@ -1356,9 +1384,8 @@ rows_jobs(struct buf *b, struct store *s, const char *state, int64_t limit,
  */
 TEST(test_web__hosts_jobs_json_unchanged)
 {
-	struct buf b = BUF_INIT(1 << 20), want = BUF_INIT(1 << 20);
+	struct buf b = BUF_INIT(1 << 20);
 	struct store *s = NULL;
-	char *out;
 
 	rows_store(&s);
 	ASSERT(s != NULL);
@@ -1373,16 +1400,8 @@ TEST(test_web__hosts_jobs_json_unchanged)
 	rows_jobs(&b, s, "running", 50, 0);
 	rows_jobs(&b, s, "cancelled", 50, 0);
 	store_close(s);
-	out = xasprintf("%s/rows.out", test_tmpdir());
-	ASSERT(files_write(out, b.data, b.len) == 0);
-	ASSERT_MSG(files_read(&want, test_srcpath("tests/data/web/rows.json"),
-	               1 << 20) == 0,
-	    "tests/data/web/rows.json: %s", strerror(errno));
-	ASSERT_MSG(b.len == want.len && memcmp(b.data, want.data, b.len) == 0,
-	    "the JSON differs from tests/data/web/rows.json: see %s", out);
-	free(out);
+	ASSERT(same_as_golden(&b, "rows") == 0);
 	buf_release(&b);
-	buf_release(&want);
 }
 
 /* ---- the pairs and comparisons reads: the same JSON bytes (issue 13) */
@@ -1470,10 +1489,9 @@ target_api(
  */
 TEST(test_web__pairs_comparisons_json_unchanged)
 {
-	struct buf b = BUF_INIT(1 << 20), want = BUF_INIT(1 << 20);
+	struct buf b = BUF_INIT(1 << 20);
 	struct store *s = NULL;
 	json_t *o = NULL;
-	char *out;
 
 	pairs_store(&s);
 	ASSERT(s != NULL);
@@ -1486,16 +1504,8 @@ TEST(test_web__pairs_comparisons_json_unchanged)
 	target_api(
 	    &b, s, VIEW_COMMIT, "0123456789abcdef0123456789abcdef01234567");
 	store_close(s);
-	out = xasprintf("%s/pairs.out", test_tmpdir());
-	ASSERT(files_write(out, b.data, b.len) == 0);
-	ASSERT_MSG(files_read(&want, test_srcpath("tests/data/web/pairs.json"),
-	               1 << 20) == 0,
-	    "tests/data/web/pairs.json: %s", strerror(errno));
-	ASSERT_MSG(b.len == want.len && memcmp(b.data, want.data, b.len) == 0,
-	    "the JSON differs from tests/data/web/pairs.json: see %s", out);
-	free(out);
+	ASSERT(same_as_golden(&b, "pairs") == 0);
 	buf_release(&b);
-	buf_release(&want);
 }
 
 /* ---- the alerts reads: the same JSON bytes (issue 13) ---- */
@@ -1584,9 +1594,8 @@ alerts_one(struct buf *b, struct store *s, int64_t id)
  */
 TEST(test_web__alerts_json_unchanged)
 {
-	struct buf b = BUF_INIT(1 << 20), want = BUF_INIT(1 << 20);
+	struct buf b = BUF_INIT(1 << 20);
 	struct store *s = NULL;
-	char *out;
 
 	alerts_store(&s);
 	ASSERT(s != NULL);
@@ -1599,14 +1608,6 @@ TEST(test_web__alerts_json_unchanged)
 	alerts_one(&b, s, 2);
 	alerts_one(&b, s, 3);
 	store_close(s);
-	out = xasprintf("%s/alerts.out", test_tmpdir());
-	ASSERT(files_write(out, b.data, b.len) == 0);
-	ASSERT_MSG(files_read(&want, test_srcpath("tests/data/web/alerts.json"),
-	               1 << 20) == 0,
-	    "tests/data/web/alerts.json: %s", strerror(errno));
-	ASSERT_MSG(b.len == want.len && memcmp(b.data, want.data, b.len) == 0,
-	    "the JSON differs from tests/data/web/alerts.json: see %s", out);
-	free(out);
+	ASSERT(same_as_golden(&b, "alerts") == 0);
 	buf_release(&b);
-	buf_release(&want);
 }
