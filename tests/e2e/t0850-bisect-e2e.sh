@@ -45,7 +45,7 @@ wait_until 120 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$PW_DB' \
     pass bisection_started_automatically ||
     { fail bisection_started_automatically "$(sql "SELECT c.metric, c.verdict, c.change_pct FROM comparisons c")"; show_logs; finish; }
 t1=$SECONDS
-state=$(bisect_wait 170)
+state=$(bisect_wait 400)
 t2=$SECONDS
 [ "$state" = done ] && pass bisection_done || { fail bisection_done "$state"; bisect_dump; show_logs; }
 [ "$(bfield "b['culprit']")" = "$culprit" ] && pass culprit_found ||

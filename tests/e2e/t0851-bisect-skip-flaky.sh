@@ -70,7 +70,7 @@ tip=$(g "$SRC" rev-parse HEAD)
 publish "$SRC"
 t0=$SECONDS
 
-state=$(bisect_wait 170)
+state=$(bisect_wait 400)
 [ "$state" = done ] && pass bisection_done || { fail bisection_done "$state"; bisect_dump; show_logs; }
 [ "$(bfield "b['culprit']")" = "$culprit" ] && pass culprit_found ||
     { fail culprit_found "want $culprit"; bisect_dump; }

@@ -37,7 +37,7 @@ tip=$(g "$SRC" rev-parse HEAD)
 [ "$(g "$SRC" rev-list --count "$c0..$tip")" = 64 ] || fail range_64 "not 64 commits"
 publish "$SRC"
 
-state=$(bisect_wait 170)
+state=$(bisect_wait 400)
 case $state in
 done)
 	[ "$(bfield "b['culprit']")" = "$first" ] && pass first_crossing_found ||

@@ -93,7 +93,7 @@ else
 	echo "SKIP cli_same_range_running_409: bisection 1 ended first"
 fi
 t2=$SECONDS
-state=$(bisect_wait 150)
+state=$(bisect_wait 400)
 t3=$SECONDS
 [ "$state" = done ] && pass bisection_done || { fail bisection_done "$state"; bisect_dump; }
 [ "$(bfield "b['origin']")" = change-point ] && [ "$(bfield "b['regression']")" = None ] &&
