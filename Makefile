@@ -359,6 +359,14 @@ bench-git: $(REL)/tests/git_bench
 	$(REL)/tests/git_bench $(OUT)/bench-git
 
 .PHONY: bench-git
+# --- the tree's shape and build (issue 13): largest file, files over
+# 1,000 lines, duplicates pairs, full build and one-header rebuild times of
+# HEAD next to REF (default main), back to back with the load average
+# (tests/bench/build_bench.sh; a few minutes, not part of make check).
+bench-build:
+	@REF=$(or $(REF),main) tests/bench/build_bench.sh
+
+.PHONY: bench-build
 # --- analysis (analysis/analysis.c): the synthetic evaluation of the
 # statistics, `make eval-stats` (a few minutes; not part of make check).
 # tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.

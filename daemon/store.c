@@ -818,6 +818,31 @@ store_i_step_done(struct store *s, sqlite3_stmt *st, const char *what)
 }
 
 int
+store_i_rows(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
+    void *arg, const char *what)
+{
+	size_t cap = 0;
+	char *row;
+	int rc;
+
+	*v = NULL;
+	*n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*v = xreallocarray(*v, cap, size);
+		}
+		row = (char *)*v + *n * size;
+		memset(row, 0, size);
+		scan(row, st, arg);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, what);
+}
+
+int
 store_i_tx_begin(struct store *s)
 {
 	return tx_begin(s);

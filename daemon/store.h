@@ -270,15 +270,47 @@ int store_jobs_get(struct store *, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor);
 void store_jobs_release(struct store_jobs *); /* NULL ok */
 
+/*
+ * A pair with its two jobs and its comparisons (store_pair_read; the
+ * JSON of GET /api/v1/pairs/{id} is web/rows.c's).  The comparisons'
+ * strings are the list's own; their doubles are NAN and their counts -1
+ * where the column is NULL.
+ */
+struct store_pair {
+	int64_t id;
+	char *name, *point, *host; /* NULL where unknown */
+	int64_t created;
+	int deprioritised; /* superseded by a newer pair of its series */
+	char *suspect;     /* host hygiene: why the sides differ, or NULL */
+	struct store_jobs jobs;        /* v[0] the base, v[1] the candidate */
+	struct store_comparison *cmps; /* by metric */
+	size_t ncmps;
+};
+/* 0, ERR_NOTFOUND (no such pair), or -1 (a side's job is missing too). */
+int store_pair_read(struct store *, struct store_pair *out, int64_t pair_id);
+void store_pair_release(struct store_pair *); /* NULL ok */
+
+/* A metric value of one side of a pair, from a run with status ok. */
+struct store_value {
+	char *role, *metric, *unit, *better;
+	double value;
+	int64_t run; /* the run's index */
+};
+struct store_values {
+	struct store_value *v;
+	size_t n;
+};
+/* Both sides' values, by metric, role and run: 0 or -1. */
+int store_pair_values(
+    struct store *, struct store_values *out, int64_t pair_id);
+void store_values_release(struct store_values *); /* NULL ok */
+
 /* ---- reads (JSON shapes are those of docs/API.md) ---- */
 
 /* One job with runs, metrics and the log tail.  ERR_NOTFOUND. */
 int store_job_get(struct store *, json_t **out, int64_t job_id);
 /* The raw output of a run into b.  ERR_NOTFOUND. */
 int store_run_raw(struct store *, struct buf *b, int64_t job_id, int64_t idx);
-/* {"id", "name", "point", "host", "base": JOB, "candidate": JOB,
- * "comparisons": [...]} or ERR_NOTFOUND. */
-int store_pair_get(struct store *, json_t **out, int64_t pair_id);
 
 struct store_stats {
 	int64_t jobs[5]; /* queued, running, success, failed, cancelled */
@@ -319,11 +351,6 @@ int store_web_commit(struct store *, json_t **out, const char *sha);
  * "patches": [{seq, message_id, subject, author, date, commit_id, sha}]}.
  * ERR_NOTFOUND. */
 int store_web_series(struct store *, json_t **out, int64_t id);
-/*
- * The metric values of both sides of a pair, from runs with status ok:
- * rows of {role, metric, unit, better, value, run} ordered by metric.
- */
-int store_web_pair_values(struct store *, json_t **out, int64_t pair_id);
 
 /*
  * A metric's history: the jobs named job at point, on host (NULL any), on

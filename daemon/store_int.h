@@ -28,8 +28,7 @@ enum stmt_slot {
 	S_RELEASE,
 	S_DATA_VERSION, /* store_data_version */
 	S_HISTORY,      /* store_web.c: store_history_get */
-	S_JOBS_LIST,    /* store_jobs.c: the jobs list, a job, its runs */
-	S_JOB_ONE,
+	S_JOB_ONE,      /* store_jobs.c: a job, its runs, its log */
 	S_JOB_RUNS,
 	S_JOB_LOG,
 	S_NSLOTS
@@ -90,6 +89,15 @@ int store_i_write1(struct store *, sqlite3_stmt *st, const char *what);
 char *store_i_col_dup(sqlite3_stmt *, int i);
 double store_i_col_num(sqlite3_stmt *, int i);
 int store_i_step_done(struct store *, sqlite3_stmt *, const char *what);
+/*
+ * Steps st (bound) to its end and finalizes it: each row appends one
+ * zeroed element of size bytes to the array *v (*n of them, grown by
+ * doubling) that scan(element, st, arg) fills.  0, or store_i_dberr's
+ * -1 with the rows read so far in *v for the caller's release.
+ */
+int store_i_rows(struct store *, sqlite3_stmt *st, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
+    void *arg, const char *what);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
 
@@ -116,8 +124,12 @@ int store_i_pair_sides(struct store *s, int64_t pair, int64_t base,
     int64_t cand);                                            /* store_jobs.c */
 json_t *store_i_text_or_null(sqlite3_stmt *st, int i);        /* store_jobs.c */
 json_t *store_i_job_one(struct store *s, int64_t id, int *r); /* store_jobs.c */
-json_t *store_i_json_text(const char *t, json_t *dflt);       /* store_web.c */
-json_t *store_i_web_row(sqlite3_stmt *st);                    /* store_web.c */
+/* store_jobs.c: the job rows of ids[0..n), in that order (store_jobs_release);
+ * 0, or -1 with the store's error (ERR_NOTFOUND: the first missing). */
+int store_i_jobs_of(
+    struct store *s, struct store_jobs *out, const int64_t *ids, size_t n);
+json_t *store_i_json_text(const char *t, json_t *dflt); /* store_web.c */
+json_t *store_i_web_row(sqlite3_stmt *st);              /* store_web.c */
 /* Column i as a copy with bytes that are not UTF-8 (and NULs) as '?',
  * the text store_i_web_row gives; NULL for NULL. */
 char *store_i_web_text(sqlite3_stmt *st, int i); /* store_web.c */

@@ -1049,17 +1049,24 @@ job_scan(struct store_job *j, sqlite3_stmt *st)
 	j->subject = store_i_col_dup(st, 18);
 }
 
+static void
+job_scan_row(void *row, sqlite3_stmt *st, void *arg)
+{
+	(void)arg;
+	job_scan(row, st);
+}
+
 int
 store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_cached(s, S_JOBS_LIST,
+	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT " JOB_COLS JOB_FROM
 	    " WHERE (?1 IS NULL OR j.state = ?1) AND (?2 = 0 OR j.id < ?2)"
 	    " ORDER BY j.id DESC LIMIT ?3");
-	size_t cap = 0;
 	int64_t last;
-	int rc;
+	void *v;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
@@ -1067,20 +1074,13 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
 	store_i_bind_text(st, 1, state);
 	sqlite3_bind_int64(st, 2, cursor);
 	sqlite3_bind_int64(st, 3, limit);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (out->n == cap) {
-			cap = cap ? 2 * cap : 16;
-			out->v = xreallocarray(out->v, cap, sizeof(*out->v));
-		}
-		job_scan(&out->v[out->n++], st);
-	}
-	if (rc != SQLITE_DONE) {
-		store_i_dberr(s, "list jobs");
-		sqlite3_reset(st);
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), job_scan_row,
+	    NULL, "list jobs");
+	out->v = v;
+	if (r != 0) {
 		store_jobs_release(out);
-		return -1;
+		return r;
 	}
-	sqlite3_reset(st); /* ends the read: a cached statement */
 	/* Job ids count down to 1: past 1 there is no next page. */
 	last = out->n > 0 ? out->v[out->n - 1].id : 0;
 	if ((int64_t)out->n == limit && last > 1)
@@ -1111,6 +1111,42 @@ store_jobs_release(struct store_jobs *l)
 	}
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+int
+store_i_jobs_of(
+    struct store *s, struct store_jobs *out, const int64_t *ids, size_t n)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->v = xcalloc(n ? n : 1, sizeof(*out->v));
+	for (i = 0; i < n; i++) {
+		st = store_i_prep(
+		    s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
+		if (st == NULL)
+			goto fail;
+		sqlite3_bind_int64(st, 1, ids[i]);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			job_scan(&out->v[out->n++], st);
+		sqlite3_finalize(st);
+		if (rc == SQLITE_DONE) {
+			err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
+			    (long long)ids[i]);
+			goto fail;
+		}
+		if (rc != SQLITE_ROW) {
+			store_i_dberr(s, "job");
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	store_jobs_release(out);
+	return -1;
 }
 
 /* The job row for id, or NULL (ERR_NOTFOUND in *r). */

@@ -25,6 +25,31 @@ store_i_json_text(const char *t, json_t *dflt)
 	return pwjson_doc(t, dflt);
 }
 
+/* What a host row's "online" is judged against (store_hosts_get). */
+struct host_clock {
+	int64_t now, online_s;
+};
+
+static void
+host_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	const struct host_clock *k = arg;
+	struct store_host *h = row;
+
+	h->id = sqlite3_column_int64(st, 0);
+	h->name = store_i_col_dup(st, 1);
+	h->labels_json = store_i_col_dup(st, 2);
+	h->inventory_json = store_i_col_dup(st, 3);
+	h->last_seen = sqlite3_column_int64(st, 4);
+	h->online = h->last_seen >= k->now - k->online_s;
+	h->current_job = sqlite3_column_int64(st, 5);
+	h->registered = sqlite3_column_int64(st, 6);
+	/* docs/HOST.md: a canary found the host drifting. */
+	h->quarantined = store_i_col_dup(st, 7);
+	h->has_quarantined_at = sqlite3_column_type(st, 8) != SQLITE_NULL;
+	h->quarantined_at = sqlite3_column_int64(st, 8);
+}
+
 int
 store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
     int64_t cursor, int64_t now, int64_t online_s)
@@ -35,40 +60,21 @@ store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
 	    "  AND j.state = 'running' LIMIT 1), h.registered,"
 	    " h.quarantined, h.quarantined_at"
 	    " FROM hosts h WHERE h.id > ?1 ORDER BY h.id LIMIT ?2");
-	struct store_host *h;
-	size_t cap = 0;
-	int rc;
+	struct host_clock k = { now, online_s };
+	void *v;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, cursor);
 	sqlite3_bind_int64(st, 2, limit);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (out->n == cap) {
-			cap = cap ? 2 * cap : 16;
-			out->v = xreallocarray(out->v, cap, sizeof(*out->v));
-		}
-		h = &out->v[out->n++];
-		memset(h, 0, sizeof(*h));
-		h->id = sqlite3_column_int64(st, 0);
-		h->name = store_i_col_dup(st, 1);
-		h->labels_json = store_i_col_dup(st, 2);
-		h->inventory_json = store_i_col_dup(st, 3);
-		h->last_seen = sqlite3_column_int64(st, 4);
-		h->online = h->last_seen >= now - online_s;
-		h->current_job = sqlite3_column_int64(st, 5);
-		h->registered = sqlite3_column_int64(st, 6);
-		/* docs/HOST.md: a canary found the host drifting. */
-		h->quarantined = store_i_col_dup(st, 7);
-		h->has_quarantined_at =
-		    sqlite3_column_type(st, 8) != SQLITE_NULL;
-		h->quarantined_at = sqlite3_column_int64(st, 8);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	r = store_i_rows(
+	    s, st, &v, &out->n, sizeof(*out->v), host_scan, &k, "list hosts");
+	out->v = v;
+	if (r != 0) {
 		store_hosts_release(out);
-		return store_i_dberr(s, "list hosts");
+		return r;
 	}
 	if (out->n > 0 && (int64_t)out->n == limit)
 		out->next_cursor = out->v[out->n - 1].id;
@@ -92,8 +98,36 @@ store_hosts_release(struct store_hosts *l)
 	memset(l, 0, sizeof(*l));
 }
 
+static void
+cmp_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_comparison *c = row;
+
+	(void)arg;
+	c->metric = store_i_col_dup(st, 0);
+	c->base_median = store_i_col_num(st, 1);
+	c->cand_median = store_i_col_num(st, 2);
+	c->change_pct = store_i_col_num(st, 3);
+	c->ci_low = store_i_col_num(st, 4);
+	c->ci_high = store_i_col_num(st, 5);
+	c->p = store_i_col_num(st, 6);
+	c->verdict = store_i_col_dup(st, 7);
+	c->p_adjusted = store_i_col_num(st, 8);
+	c->min_effect = store_i_col_num(st, 9);
+	c->unit = store_i_col_dup(st, 10);
+	c->better = store_i_col_dup(st, 11);
+	c->n_base = sqlite3_column_type(st, 12) == SQLITE_NULL
+	    ? -1
+	    : sqlite3_column_int64(st, 12);
+	c->n_cand = sqlite3_column_type(st, 13) == SQLITE_NULL
+	    ? -1
+	    : sqlite3_column_int64(st, 13);
+	c->final = sqlite3_column_int(st, 14);
+	c->note = store_i_col_dup(st, 15);
+}
+
 int
-store_pair_get(struct store *s, json_t **out, int64_t pair_id)
+store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 {
 	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT p.name, p.point, h.name, p.created,"
@@ -104,11 +138,11 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 	    " p.superseded, p.suspect"
 	    " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
 	    " WHERE p.id = ?1");
-	json_t *o, *cmp, *j;
 	int64_t ids[2];
-	int i, r;
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
@@ -117,26 +151,20 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
 		    (long long)pair_id);
 	}
-	o = json_object();
-	json_object_set_new(o, "id", json_integer(pair_id));
-	json_object_set_new(o, "name", store_i_text_or_null(st, 0));
-	json_object_set_new(o, "point", store_i_text_or_null(st, 1));
-	json_object_set_new(o, "host", store_i_text_or_null(st, 2));
-	json_object_set_new(
-	    o, "deprioritised", json_boolean(sqlite3_column_int(st, 6) != 0));
-	json_object_set_new(
-	    o, "created", json_integer(sqlite3_column_int64(st, 3)));
-	/* Host hygiene: why the two sides are not comparable, or null. */
-	json_object_set_new(o, "suspect", store_i_text_or_null(st, 7));
+	out->id = pair_id;
+	out->name = store_i_col_dup(st, 0);
+	out->point = store_i_col_dup(st, 1);
+	out->host = store_i_col_dup(st, 2);
+	out->created = sqlite3_column_int64(st, 3);
 	ids[0] = sqlite3_column_int64(st, 4);
 	ids[1] = sqlite3_column_int64(st, 5);
+	out->deprioritised = sqlite3_column_int(st, 6) != 0;
+	/* Host hygiene: why the two sides are not comparable, or NULL. */
+	out->suspect = store_i_col_dup(st, 7);
 	sqlite3_finalize(st);
-	for (i = 0; i < 2; i++) {
-		if ((j = store_i_job_one(s, ids[i], &r)) == NULL) {
-			json_decref(o);
-			return -1;
-		}
-		json_object_set_new(o, i == 0 ? "base" : "candidate", j);
+	if (store_i_jobs_of(s, &out->jobs, ids, 2) != 0) {
+		store_pair_release(out);
+		return -1;
 	}
 	st = store_i_prep(s,
 	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
@@ -144,46 +172,41 @@ store_pair_get(struct store *s, json_t **out, int64_t pair_id)
 	    " n_base, n_cand, final, note FROM comparisons WHERE pair_id = ?1"
 	    " ORDER BY metric");
 	if (st == NULL) {
-		json_decref(o);
+		store_pair_release(out);
 		return -1;
 	}
 	sqlite3_bind_int64(st, 1, pair_id);
-	cmp = json_array();
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		json_t *c = json_object();
-		static const char *const k[] = { "base_median", "cand_median",
-			"change_pct", "ci_low", "ci_high", "p" };
-
-		json_object_set_new(c, "metric", store_i_text_or_null(st, 0));
-		for (i = 0; i < 6; i++)
-			json_object_set_new(c, k[i],
-			    sqlite3_column_type(st, i + 1) == SQLITE_NULL
-			        ? json_null()
-			        : json_real(sqlite3_column_double(st, i + 1)));
-		json_object_set_new(c, "verdict", store_i_text_or_null(st, 7));
-		for (i = 0; i < 2; i++)
-			json_object_set_new(c,
-			    i == 0 ? "p_adjusted" : "min_effect_pct",
-			    sqlite3_column_type(st, i + 8) == SQLITE_NULL
-			        ? json_null()
-			        : json_real(sqlite3_column_double(st, i + 8)));
-		json_object_set_new(c, "unit", store_i_text_or_null(st, 10));
-		json_object_set_new(c, "better", store_i_text_or_null(st, 11));
-		for (i = 0; i < 2; i++)
-			json_object_set_new(c, i == 0 ? "n_base" : "n_cand",
-			    sqlite3_column_type(st, i + 12) == SQLITE_NULL
-			        ? json_null()
-			        : json_integer(
-			              sqlite3_column_int64(st, i + 12)));
-		json_object_set_new(
-		    c, "final", json_boolean(sqlite3_column_int(st, 14)));
-		json_object_set_new(c, "note", store_i_text_or_null(st, 15));
-		json_array_append_new(cmp, c);
+	r = store_i_rows(s, st, &v, &out->ncmps, sizeof(*out->cmps), cmp_scan,
+	    NULL, "pair comparisons");
+	out->cmps = v;
+	if (r != 0) {
+		store_pair_release(out);
+		return r;
 	}
-	sqlite3_finalize(st);
-	json_object_set_new(o, "comparisons", cmp);
-	*out = o;
 	return 0;
+}
+
+void
+store_pair_release(struct store_pair *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	free(p->name);
+	free(p->point);
+	free(p->host);
+	free(p->suspect);
+	store_jobs_release(&p->jobs);
+	for (i = 0; i < p->ncmps; i++) {
+		free((char *)p->cmps[i].metric);
+		free((char *)p->cmps[i].unit);
+		free((char *)p->cmps[i].better);
+		free((char *)p->cmps[i].verdict);
+		free((char *)p->cmps[i].note);
+	}
+	free(p->cmps);
+	memset(p, 0, sizeof(*p));
 }
 
 int
@@ -543,8 +566,22 @@ store_web_series(struct store *s, json_t **out, int64_t id)
 	return 0;
 }
 
+static void
+value_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_value *v = row;
+
+	(void)arg;
+	v->role = store_i_col_dup(st, 0);
+	v->metric = store_i_col_dup(st, 1);
+	v->unit = store_i_col_dup(st, 2);
+	v->better = store_i_col_dup(st, 3);
+	v->value = store_i_col_num(st, 4);
+	v->run = sqlite3_column_int64(st, 5);
+}
+
 int
-store_web_pair_values(struct store *s, json_t **out, int64_t pair_id)
+store_pair_values(struct store *s, struct store_values *out, int64_t pair_id)
 {
 	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
@@ -553,12 +590,36 @@ store_web_pair_values(struct store *s, json_t **out, int64_t pair_id)
 	    " JOIN runs r ON r.job_id = j.id"
 	    " AND r.status = 'ok' JOIN metrics m ON m.run_id = r.id"
 	    " WHERE p.id = ?1 ORDER BY m.name, j.role, r.idx");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	return store_i_web_rows(s, st, out, "pair values");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), value_scan, NULL,
+	    "pair values");
+	out->v = v;
+	if (r != 0)
+		store_values_release(out);
+	return r;
+}
+
+void
+store_values_release(struct store_values *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].role);
+		free(l->v[i].metric);
+		free(l->v[i].unit);
+		free(l->v[i].better);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 /* One job's row of the history read into j (values not yet). */

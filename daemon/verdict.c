@@ -812,28 +812,26 @@ cfg_min_effect(json_t *spec, const char *metric)
  * comparisons (decided already; they keep their verdicts) and the taxes.
  */
 static void
-tax_fdr(struct work *w, json_t *stored)
+tax_fdr(struct work *w, const struct store_pair *stored)
 {
-	json_t *cmps = json_object_get(stored, "comparisons"), *c;
 	struct analysis_result *r =
-	    xreallocarray(NULL, w->n + json_array_size(cmps) + 1, sizeof(*r));
+	    xreallocarray(NULL, w->n + stored->ncmps + 1, sizeof(*r));
 	size_t i, k = 0, nt;
 
 	for (i = 0; i < w->n; i++)
 		if (w->m[i].kind == K_JUDGED)
 			r[k++] = w->m[i].res;
 	nt = k;
-	json_array_foreach(cmps, i, c)
-	{
-		const char *m = jstr(c, "metric");
-		json_t *p = json_object_get(c, "p");
+	for (i = 0; i < stored->ncmps; i++) {
+		const char *m = stored->cmps[i].metric;
+		double p = stored->cmps[i].p;
 
-		if (m == NULL || !json_is_number(p) ||
+		if (m == NULL || isnan(p) ||
 		    strncmp(m, MEMCG_TAX_PREFIX, strlen(MEMCG_TAX_PREFIX)) == 0)
 			continue;
 		memset(&r[k], 0, sizeof(r[k]));
 		r[k].verdict = ANALYSIS_INCONCLUSIVE;
-		r[k].p_value = r[k].p_adjusted = json_number_value(p);
+		r[k].p_value = r[k].p_adjusted = p;
 		k++;
 	}
 	analysis_fdr(r, k, VERDICT_FDR_Q);
@@ -851,7 +849,8 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
     const struct sib *root, int64_t now)
 {
 	struct work w;
-	json_t *rv = NULL, *stored = NULL, *rows, *o;
+	struct store_pair stored = { 0 };
+	json_t *rv = NULL, *rows, *o;
 	const char *last = NULL;
 	int listed = cfg_lists_higher(n->spec), r = 0;
 	size_t i;
@@ -860,7 +859,7 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 	if (store_verdict_pair(s, &w.pair, n->id) != 0 ||
 	    store_verdict_values(s, &w.vals, n->id) != 0 ||
 	    store_verdict_values(s, &rv, root->id) != 0 ||
-	    store_pair_get(s, &stored, n->id) != 0) {
+	    store_pair_read(s, &stored, n->id) != 0) {
 		r = -1;
 		goto out;
 	}
@@ -907,7 +906,7 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 	}
 	if (w.n == 0)
 		goto out;
-	tax_fdr(&w, stored);
+	tax_fdr(&w, &stored);
 	for (i = 0; i < w.n; i++) {
 		struct metric *m = &w.m[i];
 		char note[sizeof(m->note)];
@@ -931,7 +930,7 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 	}
 out:
 	json_decref(rv);
-	json_decref(stored);
+	store_pair_release(&stored);
 	work_release(&w);
 	return r;
 }

@@ -146,6 +146,14 @@ api_query_int(struct ctx *x, int64_t *out, const char *key, int64_t dflt,
 	return 0;
 }
 
+int
+api_query_page(struct ctx *x, int64_t *limit, int64_t *cursor)
+{
+	if (api_query_int(x, limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+		return -1;
+	return api_query_int(x, cursor, "cursor", 0, 0, INT64_MAX);
+}
+
 /* A field that must be a string of at most max bytes (optional when
  * opt). */
 int

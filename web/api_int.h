@@ -156,6 +156,9 @@ int api_only_keys(
 /* A query parameter as an integer in [min, max]; dflt when absent. */
 int api_query_int(struct ctx *, int64_t *out, const char *key, int64_t dflt,
     int64_t min, int64_t max);
+/* A list's page: "limit" (LIST_DEFAULT, at most LIST_MAX) and "cursor"
+ * (0, the first page); -1 after a 400 reply. */
+int api_query_page(struct ctx *, int64_t *limit, int64_t *cursor);
 /* A field that must be a string of at most max bytes (optional when
  * opt); the error names prefix + key. */
 int api_str_field(struct ctx *, const char **out, json_t *o, const char *key,
@@ -181,5 +184,8 @@ api_handler api_read_jobs, api_read_job, api_read_raw, api_read_hosts,
     api_read_pair, api_read_trees, api_read_commits, api_read_series,
     api_read_healthz, api_read_metrics, api_read_alerts, api_read_alert,
     api_read_bisect, api_read_bisects;
+/* What GET /api/v1/pairs/{id} answers: the pair, its two jobs, its
+ * comparisons and the kernel of each side.  0, or a store error. */
+int api_pair_json(struct store *, int64_t id, json_t **out);
 
 #endif

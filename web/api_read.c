@@ -14,7 +14,6 @@
 #include "common/caps.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/alert_api.h"
 #include "daemon/bisect_api.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
@@ -57,9 +56,7 @@ api_read_jobs(struct ctx *x)
 			return;
 		}
 	}
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	if ((r = store_jobs_get(x->s, &l, state, limit, cursor)) != 0) {
 		api_reply_store_err(x, r);
@@ -155,9 +152,7 @@ api_read_hosts(struct ctx *x)
 	json_t *out;
 	int r;
 
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	r = store_hosts_get(
 	    x->s, &l, limit, cursor, api_now_s(), 3 * api_heartbeat_s(x->conf));
@@ -171,24 +166,39 @@ api_read_hosts(struct ctx *x)
 	api_reply_json(x, 200, out);
 }
 
+int
+api_pair_json(struct store *s, int64_t id, json_t **out)
+{
+	struct store_pair p;
+	json_t *rows = NULL;
+	int r;
+
+	*out = NULL;
+	if ((r = store_pair_read(s, &p, id)) != 0)
+		return r;
+	*out = rows_pair_json(&p);
+	store_pair_release(&p);
+	/* Which kernel each side ran (docs/KERNEL.md). */
+	if (store_pair_run_meta(s, &rows, id) != 0) {
+		json_decref(*out);
+		*out = NULL;
+		return -1;
+	}
+	kfacts_pair_json(*out, json_object_get(rows, "rows"));
+	json_decref(rows);
+	return 0;
+}
+
 void
 api_read_pair(struct ctx *x)
 {
-	json_t *out = NULL, *rows = NULL;
+	json_t *out = NULL;
 	int r;
 
-	if ((r = store_pair_get(x->s, &out, x->id[0])) != 0) {
+	if ((r = api_pair_json(x->s, x->id[0], &out)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
-	/* Which kernel each side ran (docs/KERNEL.md). */
-	if (store_pair_run_meta(x->s, &rows, x->id[0]) != 0) {
-		json_decref(out);
-		api_reply_store_err(x, -1);
-		return;
-	}
-	kfacts_pair_json(out, json_object_get(rows, "rows"));
-	json_decref(rows);
 	api_reply_json(x, 200, out);
 }
 
@@ -318,9 +328,7 @@ api_read_commits(struct ctx *x)
 		tree = NULL;
 	if (branch != NULL && *branch == '\0')
 		branch = NULL;
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	r = store_commits_list(x->s, &out, tree, branch, limit, cursor);
 	if (r != 0) {
@@ -337,9 +345,7 @@ api_read_series(struct ctx *x)
 	json_t *out = NULL;
 	int r;
 
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	if ((r = store_series_list(x->s, &out, limit, cursor)) != 0) {
 		api_reply_store_err(x, r);
@@ -646,7 +652,9 @@ void
 api_read_alerts(struct ctx *x)
 {
 	struct store_alert_filter f = { 0 };
-	json_t *out = NULL;
+	struct store_alert *a = NULL;
+	json_t *out;
+	size_t n;
 	int r;
 
 	f.state = httpd_query(x->r, "state");
@@ -663,27 +671,30 @@ api_read_alerts(struct ctx *x)
 		    x, 400, "parameter 'kind': expected email or webhook");
 		return;
 	}
-	if (api_query_int(x, &f.limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &f.cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &f.limit, &f.cursor) == -1)
 		return;
-	if ((r = alert_api_list(&out, x->s, &f)) != 0) {
+	if ((r = store_alert_list(x->s, &a, &n, &f)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
+	out = rows_alerts_json(a, n, f.limit);
+	store_alerts_free(a, n);
 	api_reply_json(x, 200, out);
 }
 
 void
 api_read_alert(struct ctx *x)
 {
-	json_t *out = NULL;
+	struct store_alert *a = NULL;
+	json_t *out;
 	int r;
 
-	if ((r = alert_api_get(&out, x->s, x->id[0])) != 0) {
+	if ((r = store_alert_get(x->s, &a, x->id[0])) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
+	out = rows_alert_json(a, 1);
+	store_alerts_free(a, 1);
 	api_reply_json(x, 200, out);
 }
 
@@ -707,9 +718,7 @@ api_read_bisects(struct ctx *x)
 	int64_t limit, cursor;
 	int r;
 
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) ==
-	        -1 ||
-	    api_query_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	if ((r = bisect_api_list(&out, x->s, limit, cursor)) != 0) {
 		api_reply_store_err(x, r);

@@ -63,8 +63,7 @@ web_hosts(struct ctx *x)
 	size_t i;
 	int r;
 
-	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
-		cursor = 0;
+	cursor = web_q_cursor(x);
 	r = store_hosts_get(x->s, &l, PAGE_ROWS, cursor, x->now, x->online_s);
 	if (r != 0) {
 		web_page_store_err(x, r);
@@ -120,11 +119,7 @@ web_hosts(struct ctx *x)
 	v.now = x->now;
 	v.rows = rows;
 	v.nrows = l.n;
-	v.pager.later = cursor != 0;
-	if (l.next_cursor != 0) {
-		snprintf(next, sizeof(next), "%lld", (long long)l.next_cursor);
-		v.pager.next_cursor = next;
-	}
+	web_pager(&v.pager, cursor, l.next_cursor, next);
 	view_hosts_render(&b, &v);
 	for (i = 0; i < v.nrows; i++)
 		free((void *)rows[i].noise);
@@ -158,8 +153,7 @@ web_jobs(struct ctx *x)
 	size_t i;
 	int r;
 
-	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
-		cursor = 0;
+	cursor = web_q_cursor(x);
 	v.state = job_state_filter(x);
 	r = store_jobs_get(x->s, &l, v.state, PAGE_ROWS, cursor);
 	if (r != 0) {
@@ -191,11 +185,7 @@ web_jobs(struct ctx *x)
 	}
 	v.rows = rows;
 	v.nrows = l.n;
-	v.pager.later = cursor != 0;
-	if (l.next_cursor != 0) {
-		snprintf(next, sizeof(next), "%lld", (long long)l.next_cursor);
-		v.pager.next_cursor = next;
-	}
+	web_pager(&v.pager, cursor, l.next_cursor, next);
 	if (store_stats(x->s, &st, x->now, x->online_s) == 0) {
 		if (v.state == NULL)
 			for (i = 0; i < 5; i++)

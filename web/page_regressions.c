@@ -43,12 +43,11 @@ web_regressions(struct ctx *x)
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	json_t *o = NULL, *arr, *row;
 	int64_t cursor, last = 0, saved;
-	char next[24], flash[64];
+	char next[32], flash[64];
 	size_t i;
 	int r;
 
-	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
-		cursor = 0;
+	cursor = web_q_cursor(x);
 	v.tree = web_q(x, "tree");
 	v.host = web_q(x, "host");
 	v.bench = web_q(x, "bench");
@@ -89,11 +88,8 @@ web_regressions(struct ctx *x)
 	}
 	v.rows = rows;
 	v.nrows = json_array_size(arr);
-	v.pager.later = cursor != 0;
-	if (v.nrows == PAGE_ROWS && last > 1) {
-		snprintf(next, sizeof(next), "%lld", (long long)last);
-		v.pager.next_cursor = next;
-	}
+	web_pager(&v.pager, cursor, v.nrows == PAGE_ROWS && last > 1 ? last : 0,
+	    next);
 	v.session.admin = x->admin;
 	v.session.csrf = x->admin ? x->csrf : NULL;
 	if (web_q_int(x, &saved, "saved", 0, 0, INT64_MAX) == 0 && saved) {

@@ -30,18 +30,34 @@
 
 /* ---- comparisons of a pair ----------------------------------------- */
 
+/* A pair as the store read it: the rows borrow its strings. */
+struct pair_read {
+	struct store_pair p;
+	struct store_values vals;
+};
+
 struct cmp_set {
 	struct view_cmp_row *rows;
 	size_t n, cap;
 	struct view_job_ref *jobs;
 	size_t njobs, jcap;
+	struct pair_read **reads;
+	size_t nreads;
 };
 
 static void
 cmp_set_free(struct cmp_set *c)
 {
+	size_t i;
+
 	free(c->rows);
 	free(c->jobs);
+	for (i = 0; i < c->nreads; i++) {
+		store_pair_release(&c->reads[i]->p);
+		store_values_release(&c->reads[i]->vals);
+		free(c->reads[i]);
+	}
+	free(c->reads);
 }
 
 static double
@@ -57,25 +73,23 @@ min_effect(struct ctx *x, const char *job, const char *metric)
 }
 
 static void
-add_job_ref(struct cmp_set *c, json_t *j)
+add_job_ref(struct cmp_set *c, const struct store_job *j)
 {
 	struct view_job_ref *r;
 
-	if (!json_is_object(j))
-		return;
 	if (c->njobs == c->jcap) {
 		c->jcap = c->jcap ? 2 * c->jcap : 8;
 		c->jobs = xreallocarray(c->jobs, c->jcap, sizeof(*c->jobs));
 	}
 	r = &c->jobs[c->njobs++];
 	memset(r, 0, sizeof(*r));
-	r->id = web_jint(j, "id");
-	r->role = web_jstr(j, "role");
-	r->host = web_jstr(j, "host");
-	r->state = web_jstr(j, "state");
-	r->progress = web_jstr(j, "progress");
-	r->error = web_jstr(j, "error");
-	r->runs_done = (int)web_jint(j, "runs_done");
+	r->id = j->id;
+	r->role = j->role;
+	r->host = j->host;
+	r->state = j->state;
+	r->progress = j->progress;
+	r->error = j->error;
+	r->runs_done = (int)j->runs_done;
 }
 
 static struct view_cmp_row *
@@ -98,16 +112,14 @@ new_row(struct cmp_set *c)
 
 /* The values of metric on one side of a pair (free them), *n of them. */
 static double *
-side_values(json_t *vals, const char *metric, const char *role, size_t *n)
+side_values(const struct store_values *vals, const char *metric,
+    const char *role, size_t *n)
 {
 	double *v = NULL;
 	size_t i, k = 0, cap = 0;
-	json_t *o;
 
-	json_array_foreach(vals, i, o)
-	{
-		const char *mn = web_jstr(o, "metric"),
-		           *r = web_jstr(o, "role");
+	for (i = 0; i < vals->n; i++) {
+		const char *mn = vals->v[i].metric, *r = vals->v[i].role;
 
 		if (!mn || !r || strcmp(mn, metric) || strcmp(r, role))
 			continue;
@@ -115,7 +127,7 @@ side_values(json_t *vals, const char *metric, const char *role, size_t *n)
 			cap = cap ? 2 * cap : 16;
 			v = xreallocarray(v, cap, sizeof(*v));
 		}
-		v[k++] = web_jnum(o, "value");
+		v[k++] = vals->v[i].value;
 	}
 	*n = k;
 	return v;
@@ -123,7 +135,8 @@ side_values(json_t *vals, const char *metric, const char *role, size_t *n)
 
 /* The median of the values of metric on one side of a pair. */
 static double
-side_median(json_t *vals, const char *metric, const char *role, int *n)
+side_median(const struct store_values *vals, const char *metric,
+    const char *role, int *n)
 {
 	size_t k;
 	double *v = side_values(vals, metric, role, &k), m;
@@ -143,53 +156,53 @@ side_median(json_t *vals, const char *metric, const char *role, int *n)
 
 /* The memcg tax of row's metric from the pair's comparisons, if any. */
 static void
-tax_of(struct view_cmp_row *row, json_t *cmps)
+tax_of(struct view_cmp_row *row, const struct store_pair *p)
 {
-	json_t *o;
 	size_t i, pl = strlen(TAX_PREFIX);
 
-	json_array_foreach(cmps, i, o)
-	{
-		const char *m = web_jstr(o, "metric");
+	for (i = 0; i < p->ncmps; i++) {
+		const struct store_comparison *o = &p->cmps[i];
+		const char *m = o->metric;
 
 		if (m == NULL || strncmp(m, TAX_PREFIX, pl) != 0 ||
 		    strcmp(m + pl, row->metric) != 0)
 			continue;
-		row->memcg_tax_pct = (web_jnum(o, "cand_median") - 1) * 100;
-		row->memcg_tax_base_pct =
-		    (web_jnum(o, "base_median") - 1) * 100;
-		row->memcg_tax_verdict = web_jstr(o, "verdict");
+		row->memcg_tax_pct = (o->cand_median - 1) * 100;
+		row->memcg_tax_base_pct = (o->base_median - 1) * 100;
+		row->memcg_tax_verdict = o->verdict;
 	}
 }
 
 /*
- * Adds the rows of pair id (one per metric) and its two jobs to c.
- * 0, or a store error.
+ * Adds the rows of pair id (one per metric) and its two jobs to c, and
+ * the pair as read to *out_pair (may be NULL; c owns it).  0, or a store
+ * error.
  */
 static int
-pair_rows(struct ctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
+pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
+    const struct store_pair **out_pair)
 {
-	json_t *pair = NULL, *vals = NULL, *arr, *o, *cmps;
+	struct pair_read *rd = xcalloc(1, sizeof(*rd));
+	const struct store_pair *pair = &rd->p;
+	const struct store_values *vals = &rd->vals;
 	const char *last = NULL;
 	size_t i, first = c->n;
 	double share = NAN, share_base = NAN;
 	int r, n;
 
-	if ((r = store_pair_get(x->s, &pair, id)) != 0)
+	c->reads = xreallocarray(c->reads, c->nreads + 1, sizeof(*c->reads));
+	c->reads[c->nreads++] = rd;
+	if ((r = store_pair_read(x->s, &rd->p, id)) != 0)
 		return r;
-	web_keep(x, pair);
-	if ((r = store_web_pair_values(x->s, &vals, id)) != 0)
+	if ((r = store_pair_values(x->s, &rd->vals, id)) != 0)
 		return r;
-	web_keep(x, vals);
 	if (out_pair)
 		*out_pair = pair;
-	add_job_ref(c, json_object_get(pair, "base"));
-	add_job_ref(c, json_object_get(pair, "candidate"));
-	arr = json_object_get(vals, "rows");
-	cmps = json_object_get(pair, "comparisons");
-	json_array_foreach(arr, i, o)
-	{
-		const char *m = web_jstr(o, "metric");
+	for (i = 0; i < pair->jobs.n; i++)
+		add_job_ref(c, &pair->jobs.v[i]);
+	for (i = 0; i < vals->n; i++) {
+		const struct store_value *o = &vals->v[i];
+		const char *m = o->metric;
 		struct view_cmp_row *row;
 
 		if (m == NULL || (last && strcmp(last, m) == 0))
@@ -197,22 +210,22 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		last = m;
 		if (strcmp(m, CHARGE_SHARE_METRIC) == 0) {
 			/* Its own row too: base and candidate share. */
-			share = side_median(arr, m, "candidate", &n);
-			share_base = side_median(arr, m, "base", &n);
+			share = side_median(vals, m, "candidate", &n);
+			share_base = side_median(vals, m, "base", &n);
 		}
 		row = new_row(c);
 		row->metric = m;
-		row->unit = web_jstr(o, "unit");
-		row->better = web_jstr(o, "better");
-		row->base_median = side_median(arr, m, "base", &row->base_n);
+		row->unit = o->unit;
+		row->better = o->better;
+		row->base_median = side_median(vals, m, "base", &row->base_n);
 		row->cand_median =
-		    side_median(arr, m, "candidate", &row->cand_n);
+		    side_median(vals, m, "candidate", &row->cand_n);
 		/* Until the comparison below: the change as the verdict
 		 * defines it (analysis/analysis.h), not a median ratio. */
 		{
 			size_t nb, nc;
-			double *b = side_values(arr, m, "base", &nb),
-			       *cv = side_values(arr, m, "candidate", &nc);
+			double *b = side_values(vals, m, "base", &nb),
+			       *cv = side_values(vals, m, "candidate", &nc);
 
 			row->change_pct = analysis_change_pct(b, nb, cv, nc);
 			free(b);
@@ -220,9 +233,9 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 		}
 	}
 	/* What the comparisons table says wins over the local medians. */
-	json_array_foreach(cmps, i, o)
-	{
-		const char *m = web_jstr(o, "metric");
+	for (i = 0; i < pair->ncmps; i++) {
+		const struct store_comparison *o = &pair->cmps[i];
+		const char *m = o->metric;
 		struct view_cmp_row *row = NULL;
 		size_t k;
 
@@ -236,41 +249,40 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id, json_t **out_pair)
 			 * comparison says about it. */
 			row = new_row(c);
 			row->metric = m;
-			row->unit = web_jstr(o, "unit");
-			row->better = web_jstr(o, "better");
-			row->base_n = (int)web_jint(o, "n_base");
-			row->cand_n = (int)web_jint(o, "n_cand");
+			row->unit = o->unit;
+			row->better = o->better;
+			row->base_n = o->n_base < 0 ? 0 : (int)o->n_base;
+			row->cand_n = o->n_cand < 0 ? 0 : (int)o->n_cand;
 		}
-		if (isfinite(web_jnum(o, "base_median")))
-			row->base_median = web_jnum(o, "base_median");
-		if (isfinite(web_jnum(o, "cand_median")))
-			row->cand_median = web_jnum(o, "cand_median");
-		if (isfinite(web_jnum(o, "change_pct")))
-			row->change_pct = web_jnum(o, "change_pct");
-		row->ci_low = web_jnum(o, "ci_low");
-		row->ci_high = web_jnum(o, "ci_high");
-		row->p = web_jnum(o, "p");
-		row->verdict = web_jstr(o, "verdict");
+		if (isfinite(o->base_median))
+			row->base_median = o->base_median;
+		if (isfinite(o->cand_median))
+			row->cand_median = o->cand_median;
+		if (isfinite(o->change_pct))
+			row->change_pct = o->change_pct;
+		row->ci_low = o->ci_low;
+		row->ci_high = o->ci_high;
+		row->p = o->p;
+		row->verdict = o->verdict;
 		/* The min_effect the verdict used (NAN: the config's). */
-		row->min_effect = web_jnum(o, "min_effect_pct");
+		row->min_effect = o->min_effect;
 	}
 	for (i = first; i < c->n; i++) {
 		struct view_cmp_row *row = &c->rows[i];
 
 		row->pair_id = id;
-		row->suspect = web_jstr(pair, "suspect");
-		row->host = web_jstr(pair, "host");
-		row->bench = web_jstr(pair, "name");
-		row->point = web_jstr(pair, "point");
+		row->suspect = pair->suspect;
+		row->host = pair->host;
+		row->bench = pair->name;
+		row->point = pair->point;
 		if (!isfinite(row->min_effect) || row->min_effect <= 0)
 			row->min_effect =
 			    min_effect(x, row->bench, row->metric);
-		row->base_job = web_jint(json_object_get(pair, "base"), "id");
-		row->cand_job =
-		    web_jint(json_object_get(pair, "candidate"), "id");
+		row->base_job = pair->jobs.n == 2 ? pair->jobs.v[0].id : 0;
+		row->cand_job = pair->jobs.n == 2 ? pair->jobs.v[1].id : 0;
 		if (row->better && strcmp(row->better, "higher") == 0 &&
 		    strncmp(row->metric, TAX_PREFIX, strlen(TAX_PREFIX)) != 0) {
-			tax_of(row, cmps);
+			tax_of(row, pair);
 			row->charge_share_pct = share;
 			row->charge_share_base_pct = share_base;
 		}
@@ -394,7 +406,7 @@ static int
 target_rows(struct ctx *x, enum view_target kind, const char *id,
     struct cmp_set *c, json_t **out_info)
 {
-	json_t *o = NULL, *pair = NULL;
+	json_t *o = NULL;
 	int64_t n;
 	int r;
 
@@ -417,12 +429,10 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 			return r;
 		return pairs_rows(x, c, json_object_get(o, "pairs"));
 	case VIEW_PAIR:
+		/* The pair itself is c->reads[0]->p. */
 		if ((n = web_parse_id(id, NULL)) == 0)
 			return ERR_NOTFOUND;
-		if ((r = pair_rows(x, c, n, &pair)) != 0)
-			return r;
-		*out_info = pair;
-		return 0;
+		return pair_rows(x, c, n, NULL);
 	}
 	return ERR_NOTFOUND;
 }
@@ -479,8 +489,8 @@ valid_id(enum view_target kind, const char *id, const char **end)
 /* Pair page: the kernel each side ran and the same-build warning
  * (daemon/kfacts.h), kept alive with the page's other JSON. */
 static void
-pair_kernels(
-    struct ctx *x, struct view_commit *v, json_t *pair, const json_t *rows)
+pair_kernels(struct ctx *x, struct view_commit *v,
+    const struct store_pair *pair, const json_t *rows)
 {
 	struct kfacts k[2];
 	struct buf b = BUF_INIT(CAP_ERRMSG);
@@ -495,8 +505,8 @@ pair_kernels(
 	}
 	buf_reset(&b);
 	if (kfacts_warning(&b, k,
-	        web_jstr(json_object_get(pair, "base"), "commit"),
-	        web_jstr(json_object_get(pair, "candidate"), "commit")))
+	        pair->jobs.n == 2 ? pair->jobs.v[0].commit : NULL,
+	        pair->jobs.n == 2 ? pair->jobs.v[1].commit : NULL))
 		v->kernel_warning =
 		    json_string_value(web_keep(x, json_string(b.data)));
 	buf_release(&b);
@@ -519,6 +529,7 @@ target_page(struct ctx *x, enum view_target kind)
 	size_t nal = 0;
 	struct chargepath_sym syms[PAIR_SYMBOLS];
 	json_t *pa, *prof = NULL, *blobs = NULL;
+	const struct store_pair *pr;
 	size_t np = 0, k;
 	int r;
 
@@ -612,13 +623,13 @@ target_page(struct ctx *x, enum view_target kind)
 		}
 		break;
 	case VIEW_PAIR:
+		pr = &c.reads[0]->p;
 		snprintf(title, sizeof(title), "%s %s",
-		    web_jstr(info, "name") ? web_jstr(info, "name") : "pair",
-		    web_jstr(info, "point") ? web_jstr(info, "point") : "");
+		    pr->name ? pr->name : "pair", pr->point ? pr->point : "");
 		v.title = title;
 		v.base = "the base job of this pair, on the same host";
-		v.time = web_jint(info, "created");
-		v.suspect = web_jstr(info, "suspect");
+		v.time = pr->created;
+		v.suspect = pr->suspect;
 		if (store_pair_run_meta(x->s, &prof, strtoll(id, NULL, 10)) ==
 		    0) {
 			web_keep(x, prof);
@@ -627,8 +638,7 @@ target_page(struct ctx *x, enum view_target kind)
 			        json_object_get(prof, "rows"), &blobs);
 			web_keep(x, blobs);
 			v.symbols = syms;
-			pair_kernels(
-			    x, &v, info, json_object_get(prof, "rows"));
+			pair_kernels(x, &v, pr, json_object_get(prof, "rows"));
 		} else
 			store_errclear(x->s);
 		break;
@@ -686,11 +696,29 @@ web_pair(struct ctx *x)
 	target_page(x, VIEW_PAIR);
 }
 
+int
+web_target_json(
+    struct ctx *x, enum view_target kind, const char *id, json_t **out)
+{
+	struct cmp_set c = { 0 };
+	json_t *info;
+	int r;
+
+	*out = NULL;
+	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+		cmp_set_free(&c);
+		return r;
+	}
+	*out = kind == VIEW_PAIR ? json_object() : json_deep_copy(info);
+	json_object_set_new(*out, "comparisons", rows_json(&c));
+	cmp_set_free(&c);
+	return 0;
+}
+
 static void
 target_json(struct ctx *x, enum view_target kind, const char *id)
 {
-	struct cmp_set c = { 0 };
-	json_t *info, *o;
+	json_t *o;
 	const char *end;
 	int r;
 
@@ -699,14 +727,10 @@ target_json(struct ctx *x, enum view_target kind, const char *id)
 		    x, 404, "expected a commit sha or a numeric id");
 		return;
 	}
-	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
-		cmp_set_free(&c);
+	if ((r = web_target_json(x, kind, id, &o)) != 0) {
 		web_json_store_err(x, r);
 		return;
 	}
-	o = kind == VIEW_PAIR ? json_object() : json_deep_copy(info);
-	json_object_set_new(o, "comparisons", rows_json(&c));
-	cmp_set_free(&c);
 	web_reply_json(x, 200, o);
 }
 

@@ -3,11 +3,13 @@
  * are those the store made before its reads were typed (issue 13):
  * tests/unit/web_test.c compares the bytes with tests/data/web/rows.json.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/json.h"
 #include "daemon/store.h"
+#include "daemon/store_alert.h"
 #include "web/rows.h"
 
 static json_t *
@@ -108,4 +110,100 @@ rows_jobs_json(const struct store_jobs *l)
 	o = json_pack("{s:o}", "jobs", arr);
 	set_cursor(o, l->next_cursor);
 	return o;
+}
+
+static json_t *
+num_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *
+count_or_null(int64_t n)
+{
+	return n < 0 ? json_null() : json_integer(n);
+}
+
+json_t *
+rows_comparison_json(const struct store_comparison *c)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "metric", str_or_null(c->metric));
+	json_object_set_new(o, "base_median", num_or_null(c->base_median));
+	json_object_set_new(o, "cand_median", num_or_null(c->cand_median));
+	json_object_set_new(o, "change_pct", num_or_null(c->change_pct));
+	json_object_set_new(o, "ci_low", num_or_null(c->ci_low));
+	json_object_set_new(o, "ci_high", num_or_null(c->ci_high));
+	json_object_set_new(o, "p", num_or_null(c->p));
+	json_object_set_new(o, "verdict", str_or_null(c->verdict));
+	json_object_set_new(o, "p_adjusted", num_or_null(c->p_adjusted));
+	json_object_set_new(o, "min_effect_pct", num_or_null(c->min_effect));
+	json_object_set_new(o, "unit", str_or_null(c->unit));
+	json_object_set_new(o, "better", str_or_null(c->better));
+	json_object_set_new(o, "n_base", count_or_null(c->n_base));
+	json_object_set_new(o, "n_cand", count_or_null(c->n_cand));
+	json_object_set_new(o, "final", json_boolean(c->final));
+	json_object_set_new(o, "note", str_or_null(c->note));
+	return o;
+}
+
+json_t *
+rows_pair_json(const struct store_pair *p)
+{
+	json_t *o = json_object(), *cmp = json_array();
+	size_t i;
+
+	json_object_set_new(o, "id", json_integer(p->id));
+	json_object_set_new(o, "name", str_or_null(p->name));
+	json_object_set_new(o, "point", str_or_null(p->point));
+	json_object_set_new(o, "host", str_or_null(p->host));
+	json_object_set_new(o, "deprioritised", json_boolean(p->deprioritised));
+	json_object_set_new(o, "created", json_integer(p->created));
+	json_object_set_new(o, "suspect", str_or_null(p->suspect));
+	if (p->jobs.n == 2) {
+		json_object_set_new(o, "base", job_json(&p->jobs.v[0]));
+		json_object_set_new(o, "candidate", job_json(&p->jobs.v[1]));
+	}
+	for (i = 0; i < p->ncmps; i++)
+		json_array_append_new(cmp, rows_comparison_json(&p->cmps[i]));
+	json_object_set_new(o, "comparisons", cmp);
+	return o;
+}
+
+json_t *
+rows_alert_json(const struct store_alert *a, int payload)
+{
+	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:o, s:o, "
+	                      "s:I, s:b, s:o, s:o, s:o}",
+	    "id", (json_int_t)a->id, "kind", a->kind, "state", a->state,
+	    "delivery", a->key, "target", str_or_null(a->target), "subject",
+	    str_or_null(a->subject), "attempts", (json_int_t)a->attempts,
+	    "last_error", str_or_null(a->last_error), "sent",
+	    a->sent ? json_integer(a->sent) : json_null(), "created",
+	    (json_int_t)a->created, "followup", a->followup, "commit",
+	    str_or_null(a->sha), "benchmark", str_or_null(a->job), "host",
+	    str_or_null(a->host));
+
+	if (o != NULL)
+		json_object_set_new(o, "next_try",
+		    strcmp(a->state, "pending") == 0 ? json_integer(a->next_try)
+		                                     : json_null());
+	if (o != NULL && payload)
+		json_object_set_new(o, "payload", str_or_null(a->payload));
+	return o;
+}
+
+json_t *
+rows_alerts_json(const struct store_alert *a, size_t n, int64_t limit)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, rows_alert_json(&a[i], 0));
+	return json_pack("{s:o, s:o}", "alerts", arr, "next_cursor",
+	    n > 0 && (int64_t)n == (limit > 0 ? limit : 50)
+	        ? json_integer(a[n - 1].id)
+	        : json_null());
 }

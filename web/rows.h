@@ -11,6 +11,9 @@
 struct store_host;
 struct store_hosts;
 struct store_jobs;
+struct store_comparison;
+struct store_pair;
+struct store_alert;
 
 /* {"id", "name", "labels", "inventory", "state", "current_job",
  * "last_seen", "registered", "quarantined", "quarantined_at"} */
@@ -19,4 +22,19 @@ json_t *rows_host_json(const struct store_host *);
 json_t *rows_hosts_json(const struct store_hosts *);
 /* {"jobs": [...], "next_cursor": "N"} (next_cursor absent at the end) */
 json_t *rows_jobs_json(const struct store_jobs *);
+/* {"metric", "base_median", "cand_median", "change_pct", "ci_low",
+ * "ci_high", "p", "verdict", "p_adjusted", "min_effect_pct", "unit",
+ * "better", "n_base", "n_cand", "final", "note"} (unknowns null) */
+json_t *rows_comparison_json(const struct store_comparison *);
+/* {"id", "name", "point", "host", "deprioritised", "created", "suspect",
+ * "base": JOB, "candidate": JOB, "comparisons": [...]} */
+json_t *rows_pair_json(const struct store_pair *);
+/* One delivery of GET /api/v1/alerts[/{id}]: {"id", "kind", "state",
+ * "delivery", "target", "subject", "attempts", "last_error", "sent",
+ * "next_try", "created", "followup", "commit", "benchmark", "host"}, and
+ * "payload" when payload is not 0. */
+json_t *rows_alert_json(const struct store_alert *, int payload);
+/* {"alerts": [...], "next_cursor": ID or null (null unless the page is
+ * full: n is limit, 50 when limit is 0)} */
+json_t *rows_alerts_json(const struct store_alert *, size_t n, int64_t limit);
 #endif

@@ -171,6 +171,27 @@ web_q_int(struct ctx *x, int64_t *out, const char *key, int64_t dflt,
 	return *out < lo || *out > hi ? -1 : 0;
 }
 
+int64_t
+web_q_cursor(struct ctx *x)
+{
+	int64_t cursor;
+
+	if (web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1)
+		cursor = 0;
+	return cursor;
+}
+
+void
+web_pager(
+    struct view_pager *p, int64_t cursor, int64_t next_cursor, char next[32])
+{
+	p->later = cursor != 0;
+	if (next_cursor != 0) {
+		snprintf(next, 32, "%lld", (long long)next_cursor);
+		p->next_cursor = next;
+	}
+}
+
 double
 web_median(double *v, size_t n)
 {

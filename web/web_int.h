@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/json.h"
+#include "web/views.h"
 
 struct buf;
 struct ctx;
@@ -55,6 +56,22 @@ int64_t web_parse_id(const char *s, const char **end);
 /* An integer query parameter in [lo, hi]; dflt when absent; -1 bad. */
 int web_q_int(struct ctx *x, int64_t *out, const char *key, int64_t dflt,
     int64_t lo, int64_t hi);
+/* A page's ?cursor=: 0 (the first page) when absent or not a number. */
+int64_t web_q_cursor(struct ctx *x);
+/*
+ * A page's pager: "newest" when it did not start at the first page
+ * (cursor), "older" when next_cursor is not 0 (its text is kept in next,
+ * which must outlive the pager).
+ */
+void web_pager(
+    struct view_pager *p, int64_t cursor, int64_t next_cursor, char next[32]);
+/*
+ * The JSON of a commit (sha), series or pair (id) with its
+ * "comparisons" (/api/v1/comparisons, /api/v1/commits/...): 0 with *out
+ * the caller's, or a store error.  Borrows from x->keep.
+ */
+int web_target_json(
+    struct ctx *x, enum view_target kind, const char *id, json_t **out);
 double web_median(double *v, size_t n);
 /* The value of cookie name in the Cookie header into out, or "". */
 void web_cookie(struct ctx *x, const char *name, char *out, size_t len);

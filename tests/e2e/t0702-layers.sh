@@ -41,6 +41,10 @@ printf '#include <microhttpd.h>\n' >"$tmp/web/httpd.c"
 printf '#include "common/git_int.h"\n' >"$tmp/common/git_walk.c"
 printf '#include "common/buf.h"\n#include "common/git_int.h"\n' >"$tmp/common/buf.c"
 printf '#include <stdio.h>\n#include <microhttpd.h>\n' >"$tmp/web/api.c"
+mkdir -p "$tmp/config"
+printf '#include <yaml.h>\n#include "config/config_int.h"\n' >"$tmp/config/yaml.c"
+printf '#include "config/config_int.h"\n#include <yaml.h>\n' >"$tmp/config/schema.c"
+printf '#include "config/config.h"\n#include "config/config_int.h"\n' >"$tmp/daemon/conf.c"
 out=$("$lint" "$tmp" 2>&1)
 rc=$?
 if [ $rc -eq 1 ] && grep -q '^runners/bad.c:4: runners may not include daemon/store.h' <<<"$out" &&
@@ -50,7 +54,9 @@ if [ $rc -eq 1 ] && grep -q '^runners/bad.c:4: runners may not include daemon/st
     grep -q '^daemon/bad.c:3: only web/httpd.c may include microhttpd.h' <<<"$out" &&
     grep -q '^web/api.c:2: only web/httpd.c may include microhttpd.h' <<<"$out" &&
     grep -q '^common/buf.c:2: only common/git\* may include common/git_int.h' <<<"$out" &&
-    [ "$(wc -l <<<"$out")" = 7 ]; then
+    grep -q '^config/schema.c:2: only config/yaml.c may include yaml.h' <<<"$out" &&
+    grep -q '^daemon/conf.c:2: only config/\* may include config/config_int.h' <<<"$out" &&
+    [ "$(wc -l <<<"$out")" = 9 ]; then
 	pass layers_forbidden_named
 else
 	failt layers_forbidden_named "rc $rc: $out"

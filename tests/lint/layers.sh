@@ -53,11 +53,12 @@ owners='microhttpd.h web/httpd.c
 sqlite3.h daemon/store*
 git2.h common/git*
 git2/* common/git*
-yaml.h config/config.c
+yaml.h config/yaml.c
 curl/* common/http.c
 openssl/* common/crypto.c
 common/git_int.h common/git*
-daemon/store_int.h daemon/store*'
+daemon/store_int.h daemon/store*
+config/config_int.h config/*'
 while IFS= read -r f; do
 	while IFS=: read -r line inc; do
 		while read -r hdr allowed; do

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/xalloc.h"
 #include "config/config.h"
 #include "tests/unit/test.h"
@@ -771,4 +772,60 @@ TEST(test_config__host_sections_and_cpulists)
 	ASSERT_INTEQ(config_parse_cpulist(m, 16, "a"), -1);
 	ASSERT_STREQ(config_thp_name(CFG_THP_DEFER_MADVISE), "defer+madvise");
 	ASSERT_STREQ(config_turbo_name(CFG_TURBO_KEEP), "keep");
+}
+
+/* Whether errs holds the message want exactly. */
+static int
+has_msg(const struct cfg_errors *errs, const char *want)
+{
+	size_t i;
+
+	for (i = 0; i < errs->n; i++)
+		if (strcmp(errs->msg[i], want) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A list, a job's exclude and a list of mappings (a daemon's trees) hold
+ * CFG_LIST_MAX entries at most: one more is one error naming the key.
+ */
+TEST(test_config__lists_capped)
+{
+	struct cfg_errors errs = { 0 };
+	struct buf b = BUF_INIT(1 << 20);
+	struct daemon_config *d;
+	struct job_config *j;
+	char want[1024];
+	const char *p;
+	size_t i;
+
+	buf_puts(&b, "name: x\ncommand: [");
+	for (i = 0; i <= CFG_LIST_MAX; i++)
+		buf_puts(&b, i ? ", a" : "a");
+	buf_puts(&b, "]\nexclude: [");
+	for (i = 0; i <= CFG_LIST_MAX; i++)
+		buf_puts(&b, i ? ", {}" : "{}");
+	buf_puts(&b, "]\n");
+	ASSERT_INTEQ(config_parse_job(&j, "t.yaml", b.data, b.len, &errs), -1);
+	ASSERT(has_msg(&errs,
+	    "t.yaml:2:10: command: too many entries (1025, at most 1024)"));
+	ASSERT(has_msg(&errs,
+	    "t.yaml:3:10: exclude: too many entries (1025, at most 1024)"));
+	cfg_errors_free(&errs);
+
+	buf_reset(&b);
+	buf_puts(&b, "listen: 127.0.0.1:1\ntrees: [");
+	for (i = 0; i <= CFG_LIST_MAX; i++)
+		buf_puts(&b, i ? ", {}" : "{}");
+	buf_puts(&b, "]\n");
+	p = write_tmp("many-trees.yaml", b.data);
+	ASSERT(p != NULL);
+	ASSERT_INTEQ(config_load_daemon(&d, p, &errs), -1);
+	ASSERT(d == NULL);
+	snprintf(want, sizeof(want),
+	    "%s:2:8: trees: too many entries (1025, at most 1024)", p);
+	ASSERT(has_msg(&errs, want));
+	cfg_errors_free(&errs);
+	buf_release(&b);
 }

@@ -482,7 +482,8 @@ TEST(test_store__expired_pair_is_released_and_runs_dropped)
 {
 	struct store *s = open_new();
 	int64_t h1, h2, b = 0, cand = 0;
-	json_t *c = NULL, *j = NULL;
+	struct store_pair pr;
+	json_t *c = NULL;
 
 	ASSERT(s != NULL);
 	h1 = host(s, "h1", "[]");
@@ -503,9 +504,9 @@ TEST(test_store__expired_pair_is_released_and_runs_dropped)
 	                 json_object_get(c, "job"), "done_runs")),
 	    0);
 	json_decref(c);
-	ASSERT(store_pair_get(s, &j, 1) == 0);
-	ASSERT_STREQ(json_string_value(json_object_get(j, "host")), "h2");
-	json_decref(j);
+	ASSERT(store_pair_read(s, &pr, 1) == 0);
+	ASSERT_STREQ(pr.host, "h2");
+	store_pair_release(&pr);
 	store_close(s);
 }
 
@@ -857,13 +858,13 @@ tpair(struct store *s, int64_t h, int64_t tree, int64_t base_commit,
 static int64_t
 side(struct store *s, int64_t pair, const char *col)
 {
-	json_t *p = NULL;
+	struct store_pair p;
 	int64_t id;
 
-	if (store_pair_get(s, &p, pair) != 0)
+	if (store_pair_read(s, &p, pair) != 0 || p.jobs.n != 2)
 		return -1;
-	id = json_integer_value(json_object_get(json_object_get(p, col), "id"));
-	json_decref(p);
+	id = p.jobs.v[strcmp(col, "base") == 0 ? 0 : 1].id;
+	store_pair_release(&p);
 	return id;
 }
 
@@ -1203,7 +1204,8 @@ TEST(test_store__submit_siblings_share_a_host)
 {
 	struct store *s = open_new();
 	int64_t h1, h2, p1 = 0, p2 = 0, p3 = 0, got;
-	json_t *c = NULL, *j = NULL;
+	struct store_pair pr;
+	json_t *c = NULL;
 	int n = 0;
 
 	ASSERT(s != NULL);
@@ -1230,14 +1232,14 @@ TEST(test_store__submit_siblings_share_a_host)
 	    json_object_get(json_object_get(c, "job"), "pair_id"));
 	ASSERT_INTEQ(got, p3);
 	json_decref(c);
-	ASSERT(store_pair_get(s, &j, p2) == 0);
-	ASSERT_STREQ(json_string_value(json_object_get(j, "host")), "h1");
-	json_decref(j);
+	ASSERT(store_pair_read(s, &pr, p2) == 0);
+	ASSERT_STREQ(pr.host, "h1");
+	store_pair_release(&pr);
 	/* h1's lease runs out: p1 and its unstarted sibling p2 are free. */
 	ASSERT(store_requeue_expired(s, 1000, &n) == 0);
-	ASSERT(store_pair_get(s, &j, p2) == 0);
-	ASSERT(json_is_null(json_object_get(j, "host")));
-	json_decref(j);
+	ASSERT(store_pair_read(s, &pr, p2) == 0);
+	ASSERT(pr.host == NULL);
+	store_pair_release(&pr);
 	store_close(s);
 }
 

@@ -22,6 +22,7 @@
 #include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
 #include "tests/unit/test.h"
+#include "web/rows.h"
 
 extern char **environ;
 
@@ -137,6 +138,20 @@ run_pair(struct store *s, int64_t h, int64_t b, int64_t c,
 	return run_job(s, h, c, 1, md, nm, 0, n);
 }
 
+/* The pair as GET /api/v1/pairs/{id} shows it (web/rows.c), or NULL. */
+static int
+pair_json(struct store *s, json_t **out, int64_t pair)
+{
+	struct store_pair p;
+
+	*out = NULL;
+	if (store_pair_read(s, &p, pair) != 0)
+		return -1;
+	*out = rows_pair_json(&p);
+	store_pair_release(&p);
+	return 0;
+}
+
 /* The comparison of metric in the pair, or NULL (caller decrefs *keep). */
 static json_t *
 cmp_of(struct store *s, json_t **keep, int64_t pair, const char *metric)
@@ -144,8 +159,7 @@ cmp_of(struct store *s, json_t **keep, int64_t pair, const char *metric)
 	json_t *c;
 	size_t i;
 
-	*keep = NULL;
-	if (store_pair_get(s, keep, pair) != 0)
+	if (pair_json(s, keep, pair) != 0)
 		return NULL;
 	json_array_foreach(json_object_get(*keep, "comparisons"), i, c)
 	{
@@ -1036,7 +1050,7 @@ tax_rows(struct store *s, int64_t pair)
 	json_t *keep = NULL, *c;
 	size_t i, n = 0;
 
-	if (store_pair_get(s, &keep, pair) != 0)
+	if (pair_json(s, &keep, pair) != 0)
 		return (size_t)-1;
 	json_array_foreach(json_object_get(keep, "comparisons"), i, c)
 	{

@@ -10,15 +10,19 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "daemon/dconf.h"
 #include "daemon/store.h"
+#include "daemon/store_alert.h"
 #include "daemon/store_canary.h"
 #include "tests/unit/test.h"
+#include "web/api_int.h"
 #include "web/html.h"
 #include "web/layout.h"
 #include "web/reply.h"
 #include "web/rows.h"
 #include "web/svg.h"
 #include "web/views.h"
+#include "web/web_int.h"
 
 /*
  * Hostile strings, as commit subjects, author names, branch names and
@@ -1271,7 +1275,9 @@ rows_store(struct store **out)
 {
 	struct store *s = NULL;
 	struct err e = { 0 };
-	char *p = xasprintf("%s/rows.db", test_tmpdir());
+	static int nth;
+	/* A new file each time: the tests that use it run in any order. */
+	char *p = xasprintf("%s/rows%d.db", test_tmpdir(), ++nth);
 	struct store_job_new base = { "base", "{\"parser\":\"fio\"}", "[]", 3,
 		5, 2, 0 };
 	struct store_job_new cand = { "candidate", "{\"parser\":\"fio\"}", "[]",
@@ -1312,6 +1318,34 @@ rows_store(struct store **out)
 	*out = s;
 }
 
+/*
+ * 0 when b holds the bytes of tests/data/web/NAME.json; else -1 after
+ * a failure message, with b's bytes in the scratch directory's NAME.out.
+ */
+static int
+same_as_golden(const struct buf *b, const char *name)
+{
+	struct buf want = BUF_INIT(1 << 20);
+	char *golden = xasprintf("tests/data/web/%s.json", name);
+	char *out = xasprintf("%s/%s.out", test_tmpdir(), name);
+	int r = -1;
+
+	if (files_write(out, b->data, b->len) != 0)
+		test_fail(__FILE__, __LINE__, "%s: %s", out, strerror(errno));
+	else if (files_read(&want, test_srcpath(golden), 1 << 20) != 0)
+		test_fail(
+		    __FILE__, __LINE__, "%s: %s", golden, strerror(errno));
+	else if (b->len != want.len || memcmp(b->data, want.data, b->len))
+		test_fail(__FILE__, __LINE__,
+		    "the JSON differs from %s: see %s", golden, out);
+	else
+		r = 0;
+	free(golden);
+	free(out);
+	buf_release(&want);
+	return r;
+}
+
 static void
 rows_hosts(struct buf *b, struct store *s, int64_t limit, int64_t cursor)
 {
@@ -1350,9 +1384,8 @@ rows_jobs(struct buf *b, struct store *s, const char *state, int64_t limit,
  */
 TEST(test_web__hosts_jobs_json_unchanged)
 {
-	struct buf b = BUF_INIT(1 << 20), want = BUF_INIT(1 << 20);
+	struct buf b = BUF_INIT(1 << 20);
 	struct store *s = NULL;
-	char *out;
 
 	rows_store(&s);
 	ASSERT(s != NULL);
@@ -1367,14 +1400,214 @@ TEST(test_web__hosts_jobs_json_unchanged)
 	rows_jobs(&b, s, "running", 50, 0);
 	rows_jobs(&b, s, "cancelled", 50, 0);
 	store_close(s);
-	out = xasprintf("%s/rows.out", test_tmpdir());
-	ASSERT(files_write(out, b.data, b.len) == 0);
-	ASSERT_MSG(files_read(&want, test_srcpath("tests/data/web/rows.json"),
-	               1 << 20) == 0,
-	    "tests/data/web/rows.json: %s", strerror(errno));
-	ASSERT_MSG(b.len == want.len && memcmp(b.data, want.data, b.len) == 0,
-	    "the JSON differs from tests/data/web/rows.json: see %s", out);
-	free(out);
+	ASSERT(same_as_golden(&b, "rows") == 0);
 	buf_release(&b);
-	buf_release(&want);
+}
+
+/* ---- the pairs and comparisons reads: the same JSON bytes (issue 13) */
+
+/*
+ * rows_store's store and more: runs with metrics and host states on the
+ * running job, and three comparisons of pair 1 (a final regression with
+ * a note of hostile text, an interim one with unknowns, a memcg tax).
+ */
+static void
+pairs_store(struct store **out)
+{
+	static const struct store_metric m[] = {
+		{ "iops", "ops/s", "higher", 1000.5 },
+		{ "lat <p99>", "us", "lower", 12.25 },
+	};
+	struct store_comparison c[3] = {
+		{ "iops", "ops/s", "higher", "regression", NULL, 3, 5, 1000.5,
+		    900.25, -10.02, -12.5, -7.5, 0.001, 0.003, 2, 1 },
+		{ "lat <p99>", "us", "lower", "inconclusive", NULL, 3, 2, 12.25,
+		    NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0 },
+		{ "memcg_tax.iops", "ratio", "info", "info", NULL, 3, 5, 1.02,
+		    1.05, 2.9, 1, 4, 0.2, NAN, NAN, 1 },
+	};
+	struct store_jobs l;
+	struct store *s = NULL;
+	int64_t job, i;
+
+	c[0].note = hostile[0];
+	rows_store(&s);
+	ASSERT(s != NULL);
+	ASSERT(store_jobs_get(s, &l, "running", 50, 0) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	job = l.v[0].id;
+	store_jobs_release(&l);
+	for (i = 0; i < 2; i++) {
+		struct store_run r = { job, i, "ok", 1.5 + (double)i, NULL,
+			"raw <x>", 7, m, 2, NULL,
+			"{\"kernel_build\":{\"build_id\":\"b1 <x>\","
+			"\"release\":\"6.8.0-pw\",\"boot\":\"qemu\","
+			"\"cached\":true}}" };
+
+		ASSERT(store_run_add(s, 1, &r, 1600 + i) == 0);
+	}
+	for (i = 0; i < 3; i++)
+		ASSERT(store_verdict_put(s, NULL, 1, &c[i], 1700) == 0);
+	*out = s;
+}
+
+static void
+pair_api(struct buf *b, struct store *s, int64_t id)
+{
+	json_t *o = NULL;
+
+	ASSERT(api_pair_json(s, id, &o) == 0);
+	pwjson_dump_buf(b, o);
+	buf_putc(b, '\n');
+	json_decref(o);
+}
+
+static void
+target_api(
+    struct buf *b, struct store *s, enum view_target kind, const char *id)
+{
+	struct dconf conf = { 0 };
+	struct ctx x = { 0 };
+	json_t *o = NULL;
+
+	x.s = s;
+	x.conf = &conf;
+	x.keep = json_array();
+	ASSERT(web_target_json(&x, kind, id, &o) == 0);
+	pwjson_dump_buf(b, o);
+	buf_putc(b, '\n');
+	json_decref(o);
+	json_decref(x.keep);
+}
+
+/*
+ * GET /api/v1/pairs/{id} and /api/v1/comparisons (pair and commit) answer
+ * the bytes tests/data/web/pairs.json holds, which the store wrote when it
+ * made the pair's JSON itself (before the typed pair read).  On a
+ * difference the bytes made now are in the scratch directory's
+ * pairs.out.
+ */
+TEST(test_web__pairs_comparisons_json_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+	json_t *o = NULL;
+
+	pairs_store(&s);
+	ASSERT(s != NULL);
+	pair_api(&b, s, 1);
+	pair_api(&b, s, 2);
+	ASSERT_INTEQ(api_pair_json(s, 999, &o), ERR_NOTFOUND);
+	ASSERT(o == NULL);
+	target_api(&b, s, VIEW_PAIR, "1");
+	target_api(&b, s, VIEW_PAIR, "2");
+	target_api(
+	    &b, s, VIEW_COMMIT, "0123456789abcdef0123456789abcdef01234567");
+	store_close(s);
+	ASSERT(same_as_golden(&b, "pairs") == 0);
+	buf_release(&b);
+}
+
+/* ---- the alerts reads: the same JSON bytes (issue 13) ---- */
+
+/*
+ * pairs_store's store and a report of commit 1 with three deliveries:
+ * an e-mail sent, a webhook failed with an error of hostile text, a
+ * webhook still pending.
+ */
+static void
+alerts_store(struct store **out)
+{
+	struct store_alert_new a[3] = {
+		{ "email", "r1#1/email", "a@example.org, b@example.org",
+		    "[linux] fio-randread: regression",
+		    "Subject: x\r\n\r\nbody", 0 },
+		{ "webhook", "r1#1/hook0", "http://127.0.0.1:1/h", NULL, "{}",
+		    1 },
+		{ "webhook", "r1#1/hook1", "http://127.0.0.1:2/<h>", NULL,
+		    "{\"x\":1}", 0 },
+	};
+	struct store_alert_decision d;
+	const char *rcpt[] = { "a@example.org" };
+	struct store *s = NULL;
+
+	pairs_store(&s);
+	ASSERT(s != NULL);
+	memset(&d, 0, sizeof(d));
+	d.key = "c1/fio-randread/h1";
+	d.commit_id = 1;
+	d.host_id = 1;
+	d.job = "fio-randread";
+	d.signature = "iops:regression";
+	d.message_id = "<m1@example.org>";
+	d.subject = "[linux] fio-randread: regression";
+	d.summary = "regression: 1 changed metric(s)";
+	d.sent_report = 1;
+	d.stamp = 1700;
+	d.alerts = a;
+	d.nalerts = 3;
+	ASSERT(store_alert_decide(s, &d, 1800) == 0);
+	ASSERT(store_alert_attempt(s, 1, "sent", NULL, 0, rcpt, 1, 1810) == 0);
+	ASSERT(store_alert_attempt(
+	           s, 2, "failed", hostile[1], 0, NULL, 0, 1820) == 0);
+	ASSERT(store_alert_attempt(s, 3, "pending", "connect: refused", 1900,
+	           NULL, 0, 1830) == 0);
+	*out = s;
+}
+
+static void
+alerts_list(struct buf *b, struct store *s, const char *state, const char *kind,
+    int64_t limit, int64_t cursor)
+{
+	struct store_alert_filter f = { state, kind, NULL, limit, cursor };
+	struct store_alert *a = NULL;
+	json_t *o;
+	size_t n;
+
+	ASSERT(store_alert_list(s, &a, &n, &f) == 0);
+	o = rows_alerts_json(a, n, f.limit);
+	store_alerts_free(a, n);
+	pwjson_dump_buf(b, o);
+	buf_putc(b, '\n');
+	json_decref(o);
+}
+
+static void
+alerts_one(struct buf *b, struct store *s, int64_t id)
+{
+	struct store_alert *a = NULL;
+	json_t *o;
+
+	ASSERT(store_alert_get(s, &a, id) == 0);
+	o = rows_alert_json(a, 1);
+	store_alerts_free(a, 1);
+	pwjson_dump_buf(b, o);
+	buf_putc(b, '\n');
+	json_decref(o);
+}
+
+/*
+ * GET /api/v1/alerts (filters, pages) and /api/v1/alerts/{id} answer the
+ * bytes tests/data/web/alerts.json holds, written when daemon/alert_api.c
+ * made them (now web/rows.c does).  On a difference the bytes made now are in
+ * the scratch directory's alerts.out.
+ */
+TEST(test_web__alerts_json_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+
+	alerts_store(&s);
+	ASSERT(s != NULL);
+	alerts_list(&b, s, NULL, NULL, 50, 0);
+	alerts_list(&b, s, NULL, NULL, 2, 0);
+	alerts_list(&b, s, NULL, NULL, 2, 2);
+	alerts_list(&b, s, "sent", NULL, 50, 0);
+	alerts_list(&b, s, "pending", "webhook", 50, 0);
+	alerts_one(&b, s, 1);
+	alerts_one(&b, s, 2);
+	alerts_one(&b, s, 3);
+	store_close(s);
+	ASSERT(same_as_golden(&b, "alerts") == 0);
+	buf_release(&b);
 }

@@ -1,0 +1,84 @@
+/*
+ * The runner's schema (perfwatch-runner.yaml) and its host section.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/caps.h"
+#include "common/xalloc.h"
+#include "config/config_int.h"
+
+static const struct enumv turbo_enum[] = {
+	{ "off", CFG_TURBO_OFF },
+	{ "on", CFG_TURBO_ON },
+	{ "keep", CFG_TURBO_KEEP },
+	{ NULL, 0 },
+};
+
+static const struct enumv smt_enum[] = {
+	{ "off", 1 },
+	{ "any", 0 },
+	{ NULL, 0 },
+};
+
+/* Runner host: the tuning profile (runners/host.h). */
+static const struct field runhost_fields[] = {
+	{ .key = "governor",
+	    .type = F_STR,
+	    .off = offsetof(struct runner_config, host.governor),
+	    .def = "performance",
+	    .vk = V_GOVERNOR },
+	{ .key = "turbo",
+	    .type = F_ENUM,
+	    .off = offsetof(struct runner_config, host.turbo),
+	    .def = "off",
+	    .enums = turbo_enum },
+	{ .key = "thp",
+	    .type = F_ENUM,
+	    .off = offsetof(struct runner_config, host.thp),
+	    .def = "keep",
+	    .enums = cfg_i_thp_enum },
+	{ .key = "thp_defrag",
+	    .type = F_ENUM,
+	    .off = offsetof(struct runner_config, host.thp_defrag),
+	    .def = "keep",
+	    .enums = cfg_i_defrag_enum },
+	{ .key = "smt",
+	    .type = F_ENUM,
+	    .off = offsetof(struct runner_config, host.smt_off),
+	    .def = "off",
+	    .enums = smt_enum },
+	{ .key = "stop_irqbalance",
+	    .type = F_BOOL,
+	    .off = offsetof(struct runner_config, host.stop_irqbalance),
+	    .def = "true" },
+	STR("irq_cpus", struct runner_config, host.irq_cpus, 0, V_CPULIST),
+};
+static const struct schema runhost_schema = { 0, runhost_fields,
+	NFIELDS(runhost_fields), NULL };
+
+static const struct field runner_fields[] = {
+	STR("server", struct runner_config, server, F_REQ, V_HTTPURL),
+	STR("name", struct runner_config, name, F_REQ, V_NAME),
+	STR("token_file", struct runner_config, token_file, F_REQ, V_PATH),
+	STR("workdir", struct runner_config, workdir, F_REQ, V_PATH),
+	STR("kernel_tree", struct runner_config, kernel_tree, 0, V_PATH),
+	STR("guest_dir", struct runner_config, guest_dir, 0, V_PATH),
+	{ .key = "boot",
+	    .type = F_ENUM,
+	    .off = offsetof(struct runner_config, boot),
+	    .def = "none",
+	    .enums = cfg_i_boot_enum },
+	LIST("labels", struct runner_config, labels, F_UNIQUE, V_NAME),
+	NUM("heartbeat", F_DURATION, struct runner_config, heartbeat_s, "10s",
+	    1, 600),
+	NUM("max_output", F_SIZE, struct runner_config, max_output, "1M", 4096,
+	    (int64_t)64 << 20),
+	{ .key = "host", .type = F_SECTION, .sub = &runhost_schema },
+};
+const struct schema cfg_i_runner_schema = { sizeof(struct runner_config),
+	runner_fields, NFIELDS(runner_fields), NULL };
