@@ -497,7 +497,11 @@ static const char *const migrations[] = {
 	 * (store_verdict_done, STORE_I_JOB_VALUES_FILL), so a history page
 	 * reads a row a job instead of one a run.  Any change to a job's
 	 * runs or metrics drops its rows: until the next verdict the page
-	 * reads the runs again, so the summary is never stale.
+	 * reads the runs again, so the summary is never stale.  A run's
+	 * metrics are inserted with the run, in its transaction
+	 * (store_jobs.c), so the run's insert trigger covers them: a
+	 * trigger per inserted metric cost the upload path 21 deletes for
+	 * a 20-metric run (make bench-api: 4,299 -> 2,980 uploads/s).
 	 */
 	"CREATE TABLE job_values ("
 	"  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
@@ -513,9 +517,6 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER job_values_run_upd AFTER UPDATE ON runs BEGIN"
 	"  DELETE FROM job_values WHERE job_id IN (OLD.job_id, NEW.job_id);"
 	"  END;"
-	"CREATE TRIGGER job_values_metric_ins AFTER INSERT ON metrics BEGIN"
-	"  DELETE FROM job_values WHERE job_id ="
-	"  (SELECT job_id FROM runs WHERE id = NEW.run_id); END;"
 	"CREATE TRIGGER job_values_metric_del AFTER DELETE ON metrics BEGIN"
 	"  DELETE FROM job_values WHERE job_id ="
 	"  (SELECT job_id FROM runs WHERE id = OLD.run_id); END;"
