@@ -417,6 +417,22 @@ web_metrics_add(struct ctx *x, struct buf *b)
 }
 
 /* The store's write lock by writer class, and the upload batches. */
+/* A metric's "# HELP" and "# TYPE" lines; fixed strings only, as in
+ * sample(). */
+static void
+help_type(struct buf *b, const char *name, const char *help, const char *type)
+{
+	buf_puts(b, "# HELP ");
+	buf_puts(b, name);
+	buf_putc(b, ' ');
+	buf_puts(b, help);
+	buf_puts(b, "\n# TYPE ");
+	buf_puts(b, name);
+	buf_putc(b, ' ');
+	buf_puts(b, type);
+	buf_putc(b, '\n');
+}
+
 static void
 write_metrics(struct api *a, struct buf *b)
 {
@@ -444,13 +460,8 @@ write_metrics(struct api *a, struct buf *b)
 		    store_writer_names[i], w[i].n);
 	/* Fixed strings only (the names above), as in sample(). */
 	for (k = 0; k < 4; k++) {
-		buf_puts(b, "# HELP ");
-		buf_puts(b, what[k][0]);
-		buf_putc(b, ' ');
-		buf_puts(b, what[k][1]);
-		buf_puts(b, "\n# TYPE ");
-		buf_puts(b, what[k][0]);
-		buf_puts(b, k < 2 ? " counter\n" : " gauge\n");
+		help_type(
+		    b, what[k][0], what[k][1], k < 2 ? "counter" : "gauge");
 		for (i = 0; i < STORE_WRITERS; i++) {
 			buf_puts(b, what[k][0]);
 			buf_puts(b, "{writer=\"");
@@ -528,13 +539,7 @@ write_route_times(struct api *a, struct buf *b)
 	int k, h;
 
 	for (k = 0; k < 3; k++) {
-		buf_puts(b, "# HELP ");
-		buf_puts(b, what[k][0]);
-		buf_putc(b, ' ');
-		buf_puts(b, what[k][1]);
-		buf_puts(b, "\n# TYPE ");
-		buf_puts(b, what[k][0]);
-		buf_puts(b, " counter\n");
+		help_type(b, what[k][0], what[k][1], "counter");
 		for (i = 0;
 		     api_route_at(i, &method, &pattern, &auth, &table) == 0;
 		     i++)
