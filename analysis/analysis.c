@@ -1219,21 +1219,23 @@ check_unstable(struct analysis_result *r, const double *lb, size_t nb,
 	for (i = 0; i < nc; i++)
 		if (sign * (lc[i] - med) > thr)
 			nbad_c++;
-	if (o->n_history >= LOWMODE_MIN_HISTORY) {
-		size_t nbad_h = 0;
+	if (nbad_c > 0 && 2 * nbad_c <= nc) {
+		int is_new = nbad_b == 0;
 
-		for (i = 0; i < o->n_history; i++)
-			if (sign * (log(o->history[i]) - med) > thr)
-				nbad_h++;
-		if (nbad_c > 0 && 2 * nbad_c <= nc &&
-		    fisher_upper(nbad_c, nc, nbad_b + nbad_h + nbad_c,
-		        nb + o->n_history + nc) < LOWMODE_P) {
+		if (o->n_history >= LOWMODE_MIN_HISTORY) {
+			size_t nbad_h = 0;
+
+			for (i = 0; i < o->n_history; i++)
+				if (sign * (log(o->history[i]) - med) > thr)
+					nbad_h++;
+			is_new =
+			    fisher_upper(nbad_c, nc, nbad_b + nbad_h + nbad_c,
+			        nb + o->n_history + nc) < LOWMODE_P;
+		}
+		if (is_new) {
 			r->unstable |= ANALYSIS_UNSTABLE_LOWMODE;
 			r->low_mode_runs = nbad_c;
 		}
-	} else if (nbad_b == 0 && nbad_c > 0 && 2 * nbad_c <= nc) {
-		r->unstable |= ANALYSIS_UNSTABLE_LOWMODE;
-		r->low_mode_runs = nbad_c;
 	}
 
 	mean_var(wb, nb, &mb, &vb);
