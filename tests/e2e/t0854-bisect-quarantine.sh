@@ -77,8 +77,11 @@ case "$(bfield "b['reason']")" in
 esac
 [ "$(bfield "b['culprit']")" = None ] && pass no_culprit || fail no_culprit "$(bfield "b['culprit']")"
 # No class from a measurement finished while the host was quarantined:
-# such a step is `suspect` (measured again), never good or bad.
-late=$(sql "SELECT count(*) FROM bisect_steps WHERE bisect_id = 1 AND class IN ('good', 'bad') AND updated >= $qat")
+# such a step is `suspect` (measured again), never good or bad.  Both
+# times are whole seconds: a step classified in the quarantine's own
+# second may have been classified before it (check-fresh saw one), so
+# only the seconds after it count.
+late=$(sql "SELECT count(*) FROM bisect_steps WHERE bisect_id = 1 AND class IN ('good', 'bad') AND updated > $qat")
 [ "$late" = 0 ] && pass no_step_classified_while_quarantined ||
     { fail no_step_classified_while_quarantined "$late"; bisect_dump; }
 nsus=$(sql "SELECT count(*) FROM bisect_steps WHERE bisect_id = 1 AND class = 'suspect'")
