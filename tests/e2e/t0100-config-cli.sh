@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # perfwatch config check / expand from the command line: exit codes,
 # "configuration OK", error text with file:line:col, kind sniffing, a
 # daemon config pulling in its jobs, and the expanded matrix.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # Bad input to the API: each refusal is a 4xx with a JSON error naming the
 # problem, nothing is stored, and the daemon keeps serving.
 . "$(dirname "$0")/lib.sh"

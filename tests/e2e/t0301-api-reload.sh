@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # perfwatchd -n checks a configuration; SIGHUP with a bad configuration
 # keeps the running one; a good one swaps in new runners and jobs, and
 # of the http.* keys applies the body caps and refuses, by name, the

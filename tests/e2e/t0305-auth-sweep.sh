@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # The authorisation sweep (issue 17): every route of the daemon's tables
 # (perfwatchd --routes, read from the tables the server dispatches on, so
 # a route added later is swept too) is called with no token, a wrong

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # Every list route of the API is paginated with a maximum page size
 # (issue 17): from the route table (perfwatchd --routes), each GET route
 # of /api/v1 without a path parameter is either a list checked here or

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # The watcher over file://: first sight records only the tips, new
 # commits are recorded once with the paths they touch and trigger pairs
 # whose base is the parent, a force push is noted and cancels the pairs

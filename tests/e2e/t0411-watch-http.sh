@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # The watcher over HTTP: a real server on 127.0.0.1 (git http-backend
 # behind tests/unit/git_httpd.py; libgit2 has no dumb-HTTP client, so a
 # static server cannot answer the watcher's ref check).  New commits with

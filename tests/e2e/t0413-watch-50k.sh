@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # A 50,000-commit repository over file://: the daemon's first copy and
 # first sight (tips only), then 1,000 new commits at once, recorded each
 # once with the right path filter and one pair per commit that touches the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # End to end: the inbox watcher.  The test builds a public-inbox-like
 # archive (one commit per message, the message in the file `m`) and the
 # daemon watches it over file://.  History before the watcher started

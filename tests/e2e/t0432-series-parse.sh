@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # `perfwatch series parse`, no daemon: how a thread is read.
 #  1. A `git format-patch --cover-letter --thread -v2 --base=...` series
 #     with the subject prefix "PATCH cgroup/for-7.0-fixes" (a branch tag

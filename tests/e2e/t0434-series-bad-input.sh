@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # Bad series input is refused with a reason, and nothing else is
 # disturbed: a patch writing to ../ paths, a body over the cap, a broken
 # message in the middle of an mbox, "../" in the query, and header

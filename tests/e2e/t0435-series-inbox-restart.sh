@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # Patch mail waiting for the rest of its series survives a daemon
 # restart (it is kept in the store, table inbox_pending): the cover
 # letter and patch 1 of a 3-patch series are read, the daemon is stopped

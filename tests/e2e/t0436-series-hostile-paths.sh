@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # Series mail is untrusted (issue 17): patches naming .git/, absolute or
 # ../ paths, a symlink pointing out of the tree, a write through a
 # symlink (one the series made, one of the base tree), a huge hunk — and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # perfwatch compare / changepoints: formats, exit codes, error messages.
 # The data are deterministic (sin/cos wiggles from awk), with effects far
 # above their noise, so the verdicts do not depend on luck.

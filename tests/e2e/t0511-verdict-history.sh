@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # History: each final verdict appends the candidate median to its series
 # (here the "submitted" series of job cp on host r1), and a step in that
 # series shows as a change point on /api/v1/history and /history.  Made-up

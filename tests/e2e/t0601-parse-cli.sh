@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # `perfwatch parse` on the shared fixtures: table and JSON output, the
 # JSON read back by the json parser, errors with exit 1.
 set -u

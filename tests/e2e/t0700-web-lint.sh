@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # The HTML lint (tests/lint/web_lint.sh) passes on the tree, and rejects
 # each kind of violation it is for, so it cannot pass by accident.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # The dashboard served by a real daemon filled through the real runner API
 # with hostile text: every page answers, escapes what it shows, stays
 # small; the JSON mirrors answer; admin login, CSRF and triage work, by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # The layering (issue 13): tests/lint/layers.sh passes on the tree, and in
 # a scratch tree with the Makefile's edges it rejects an include against
 # them, naming file:line, and accepts the allowed ones; it rejects

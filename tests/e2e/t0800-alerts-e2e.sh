@@ -103,7 +103,8 @@ if wait_until 240 mail_tried; then
 	pass report_made
 else
 	fail report_made "alerts: $(sql 'SELECT id, kind, state, attempts, last_error FROM alerts')
-comparisons: $(sql "SELECT metric, verdict, change_pct, n_base, n_cand FROM comparisons")"
+comparisons: $(sql "SELECT metric, verdict, change_pct, n_base, n_cand FROM comparisons")
+pairs (a suspect pair alerts nobody, docs/HOST.md): $(sql "SELECT id, analysed, suspect FROM pairs")"
 	show_logs; finish
 fi
 # A clean 2x step is a regression; on a loaded 2-core CI machine the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: parallel
 # The fuzz smoke (issue 17): every libFuzzer target of tests/fuzz replays
 # its seed corpus once, no mutation (tests/fuzz/run.sh --smoke): the
 # fixtures, the examples, and the crash-* inputs kept in tests/data/fuzz
