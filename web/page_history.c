@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
+#include "daemon/store_pages.h"
 #include "web/api_int.h"
 #include "web/views.h"
 #include "web/web.h"
@@ -49,8 +50,10 @@ struct hist {
 	int64_t *job_ids;
 	size_t n;
 	struct view_change_point *cps;
-	json_t **cp_rows; /* the store's row of each change point */
-	json_t *cp_doc;   /* the store's change points, which cp_rows borrow */
+	/* The store's change points of the page, each cps[i]'s row in
+	 * cp_rows[i]. */
+	struct store_hist_cps cp_list;
+	const struct store_hist_cp **cp_rows;
 	char (*alerts)[48];
 	char (*labels)[48];
 	int64_t next_cursor;
@@ -65,7 +68,7 @@ hist_free(struct hist *h)
 	free(h->job_ids);
 	free(h->cps);
 	free(h->cp_rows);
-	json_decref(h->cp_doc);
+	store_hist_cps_release(&h->cp_list);
 	free(h->alerts);
 	free(h->labels);
 }
@@ -76,38 +79,37 @@ hist_free(struct hist *h)
  * when that job is on this page.
  */
 static int
-hist_changepoints(struct store *s, struct hist *h)
+hist_changepoints(
+    struct store *s, struct hist *h, const struct store_history_q *q)
 {
-	json_t *o = NULL, *rows, *row;
+	int64_t *pairs = xcalloc(h->n + 1, sizeof(*pairs));
 	size_t i, k;
 	int r;
 
-	r = store_history_changepoints(s, &o, h->v.tree, h->v.branch, h->v.host,
-	    h->v.job, h->v.point, h->v.metric);
+	for (i = 0; i < h->n; i++)
+		pairs[i] = h->pts[i].pair_id;
+	r = store_history_page_cps(s, &h->cp_list, q, pairs, h->n);
+	free(pairs);
 	if (r != 0)
 		return r;
-	h->cp_doc = o;
-	rows = json_object_get(o, "rows");
-	h->cps = xcalloc(json_array_size(rows) + 1, sizeof(*h->cps));
-	h->cp_rows = xcalloc(json_array_size(rows) + 1, sizeof(*h->cp_rows));
-	json_array_foreach(rows, i, row)
-	{
-		int64_t jid = web_jint(row, "job_id");
+	h->cps = xcalloc(h->cp_list.n + 1, sizeof(*h->cps));
+	h->cp_rows = xcalloc(h->cp_list.n + 1, sizeof(*h->cp_rows));
+	for (i = 0; i < h->cp_list.n; i++) {
+		const struct store_hist_cp *c = &h->cp_list.v[i];
 
 		for (k = 0; k < h->n; k++)
-			if (h->job_ids[k] == jid)
+			if (h->job_ids[k] == c->job_id)
 				break;
 		if (k == h->n)
 			continue;
 		h->cps[h->v.ncps].index = k;
-		h->cps[h->v.ncps].shift_pct = web_jnum(row, "change_pct");
-		h->cp_rows[h->v.ncps++] = row;
+		h->cps[h->v.ncps].shift_pct = c->change_pct;
+		h->cp_rows[h->v.ncps++] = c;
 	}
 	h->v.cps = h->cps;
 	return 0;
 }
 
-/* Fills h from the query; 0, a store error, or ERR_INVALID (msg set). */
 static int hist_fill(
     struct store *s, struct hist *h, const struct store_history_q *q);
 
@@ -217,7 +219,7 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 	h->n = n;
 	h->v.points = h->pts;
 	h->v.npoints = h->n;
-	if ((r = hist_changepoints(s, h)) != 0)
+	if ((r = hist_changepoints(s, h, q)) != 0)
 		return r;
 	h->v.pager.later = q->cursor != 0;
 	if ((int64_t)h->n >= q->limit && h->next_cursor > 1) {
@@ -272,19 +274,17 @@ hist_json(const struct hist *h)
 	}
 	cps = json_array();
 	for (i = 0; i < h->v.ncps; i++) {
-		json_t *row = h->cp_rows[i];
+		const struct store_hist_cp *c = h->cp_rows[i];
 
 		json_array_append_new(cps,
 		    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
-		        "id", (json_int_t)web_jint(row, "id"), "index",
+		        "id", (json_int_t)c->id, "index",
 		        (json_int_t)h->cps[i].index, "job_id",
-		        (json_int_t)web_jint(row, "job_id"), "pair_id",
-		        (json_int_t)web_jint(row, "pair_id"), "before",
-		        web_jnumber(web_jnum(row, "before")), "after",
-		        web_jnumber(web_jnum(row, "after")), "change_pct",
-		        web_jnumber(web_jnum(row, "change_pct")), "p",
-		        web_jnumber(web_jnum(row, "p")), "direction",
-		        web_jstr(row, "direction")));
+		        (json_int_t)c->job_id, "pair_id",
+		        (json_int_t)c->pair_id, "before",
+		        web_jnumber(c->before), "after", web_jnumber(c->after),
+		        "change_pct", web_jnumber(c->change_pct), "p",
+		        web_jnumber(c->p), "direction", c->direction));
 	}
 	o = json_pack("{s:s?, s:s?, s:o, s:o}", "unit", h->v.unit, "better",
 	    h->v.better, "points", pts, "change_points", cps);
