@@ -1776,3 +1776,55 @@ TEST(test_web__history_json_unchanged)
 	buf_release(&b);
 	buf_release(&html);
 }
+
+/* html_num and html_pct write what "%.*f" and "%+.*f%%" do (their fast
+ * path rounds itself), over ties, near-ties, signs and magnitudes. */
+TEST(test_web__html_numbers_as_printf)
+{
+	static const double fixed[] = { 0, -0.0, 0.5, 1.5, 2.5, -2.5, 0.125,
+		0.375, 1.005, 2.675, 1e-10, -1e-10, 0.004999, -0.005, 0.005,
+		999999.995, 123456789.125, 1e11, 1e12 + 0.5, -1e13, 9.9999999,
+		1e300, -4.35, 450.05, 0.05, 1e-5 };
+	struct buf got = BUF_INIT(1 << 16);
+	char want[512];
+	uint64_t x = 88172645463325252ULL;
+	size_t i, n = sizeof(fixed) / sizeof(fixed[0]);
+	int prec;
+
+	for (i = 0; i < n + 50000; i++) {
+		double v;
+
+		if (i < n) {
+			v = fixed[i];
+		} else {
+			/* xorshift: values of every magnitude, ties made
+			 * often by few bits of mantissa. */
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v = (double)(int64_t)(x >> 20) /
+			    (double)(1ULL << (x % 40));
+			if (i % 3 == 0)
+				v = floor(v * 8) / 8;
+		}
+		for (prec = 0; prec <= 9; prec++) {
+			double z = fabs(v) < 0.5 * pow(10, -prec) ? 0 : v;
+
+			buf_reset(&got);
+			html_num(&got, v, prec);
+			snprintf(want, sizeof(want), "%.*f", prec, z);
+			ASSERT_STREQ(got.data, want);
+			buf_reset(&got);
+			html_pct(&got, v, prec);
+			snprintf(want, sizeof(want), "%+.*f%%", prec, z);
+			ASSERT_STREQ(got.data, want);
+		}
+	}
+	buf_reset(&got);
+	html_int(&got, -9223372036854775807LL - 1);
+	ASSERT_STREQ(got.data, "-9223372036854775808");
+	buf_reset(&got);
+	html_int(&got, 0);
+	ASSERT_STREQ(got.data, "0");
+	buf_release(&got);
+}
