@@ -199,12 +199,220 @@ pwjson_dump(const json_t *v)
 	return s ? s : xstrdup("null");
 }
 
+/*
+ * pwjson_dump's bytes written straight into a buffer (issue 17: with
+ * JSON_SORT_KEYS jansson allocates and sorts a key array per object and
+ * writes through a callback per token; a third of a job's reply time).
+ * What jansson 2.14's dump.c does with JSON_COMPACT | JSON_SORT_KEYS |
+ * JSON_ENCODE_ANY | JSON_REAL_PRECISION(12): keys by strcmp, reals as
+ * "%.12g" with ".0" where it looks like an integer and the exponent's
+ * '+' and leading zeros dropped, strings with \" \\ \b \f \n \r \t
+ * and \u00XX for the other control characters.  0, or -1 when jansson
+ * would refuse (a string that is not UTF-8): the caller dumps with
+ * jansson then.  test_json__dump_buf_as_jansson compares the two.
+ */
+static int
+utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t need, i;
+	unsigned long cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		need = 1, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		need = 2, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		need = 3, cp = c & 0x07;
+	else
+		return -1;
+	if (n < need + 1)
+		return -1;
+	for (i = 1; i <= need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return -1;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong, surrogates, past U+10FFFF: what jansson refuses. */
+	if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return -1;
+	return (int)need + 1;
+}
+
+static int
+dump_str(struct buf *b, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, run = 0;
+	int k;
+
+	buf_putc(b, '"');
+	while (i < n) {
+		unsigned char c = s[i];
+		char esc[8];
+
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			if ((k = utf8_len(s + i, n - i)) < 0)
+				return -1;
+			i += (size_t)k;
+			continue;
+		}
+		buf_add(b, s + run, i - run);
+		switch (c) {
+		case '"':
+			buf_add(b, "\\\"", 2);
+			break;
+		case '\\':
+			buf_add(b, "\\\\", 2);
+			break;
+		case '\b':
+			buf_add(b, "\\b", 2);
+			break;
+		case '\f':
+			buf_add(b, "\\f", 2);
+			break;
+		case '\n':
+			buf_add(b, "\\n", 2);
+			break;
+		case '\r':
+			buf_add(b, "\\r", 2);
+			break;
+		case '\t':
+			buf_add(b, "\\t", 2);
+			break;
+		default:
+			snprintf(esc, sizeof(esc), "\\u%04X", c);
+			buf_add(b, esc, 6);
+			break;
+		}
+		run = ++i;
+	}
+	buf_add(b, s + run, n - run);
+	return buf_putc(b, '"');
+}
+
+static void
+dump_real(struct buf *b, double v)
+{
+	char s[64], *e, *from, *to;
+	int n = snprintf(s, sizeof(s) - 2, "%.12g", v);
+
+	if (n < 0 || (size_t)n >= sizeof(s) - 2)
+		n = 0;
+	if (strchr(s, '.') == NULL && strchr(s, 'e') == NULL) {
+		s[n++] = '.';
+		s[n++] = '0';
+		s[n] = '\0';
+	}
+	if ((e = strchr(s, 'e')) != NULL) {
+		from = to = e + 1;
+		if (*to == '-')
+			from = ++to;
+		else if (*to == '+')
+			from++;
+		while (*from == '0' && from[1] != '\0')
+			from++;
+		memmove(to, from, strlen(from) + 1);
+		n = (int)strlen(s);
+	}
+	buf_add(b, s, (size_t)n);
+}
+
+struct kv {
+	const char *k;
+	const json_t *v;
+};
+
+static int
+kv_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kv *)a)->k, ((const struct kv *)b)->k);
+}
+
+static int
+dump_value(struct buf *b, const json_t *v)
+{
+	char num[32];
+	size_t i, n;
+	int r = 0;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		struct kv small[16], *kv = small;
+		const char *k;
+		json_t *x;
+
+		n = json_object_size(v);
+		if (n > sizeof(small) / sizeof(small[0]))
+			kv = xcalloc(n, sizeof(*kv));
+		i = 0;
+		json_object_foreach((json_t *)v, k, x)
+		{
+			kv[i].k = k;
+			kv[i++].v = x;
+		}
+		qsort(kv, n, sizeof(*kv), kv_cmp);
+		buf_putc(b, '{');
+		for (i = 0; i < n && r == 0; i++) {
+			if (i > 0)
+				buf_putc(b, ',');
+			if ((r = dump_str(b, kv[i].k, strlen(kv[i].k))) == 0) {
+				buf_putc(b, ':');
+				r = dump_value(b, kv[i].v);
+			}
+		}
+		if (kv != small)
+			free(kv);
+		buf_putc(b, '}');
+		return r;
+	}
+	case JSON_ARRAY:
+		buf_putc(b, '[');
+		n = json_array_size(v);
+		for (i = 0; i < n && r == 0; i++) {
+			if (i > 0)
+				buf_putc(b, ',');
+			r = dump_value(b, json_array_get(v, i));
+		}
+		buf_putc(b, ']');
+		return r;
+	case JSON_STRING:
+		return dump_str(b, json_string_value(v), json_string_length(v));
+	case JSON_INTEGER:
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(v));
+		return buf_puts(b, num);
+	case JSON_REAL:
+		dump_real(b, json_real_value(v));
+		return 0;
+	case JSON_TRUE:
+		return buf_puts(b, "true");
+	case JSON_FALSE:
+		return buf_puts(b, "false");
+	case JSON_NULL:
+		return buf_puts(b, "null");
+	}
+	return -1;
+}
+
 int
 pwjson_dump_buf(struct buf *b, const json_t *v)
 {
-	char *s = pwjson_dump(v);
-	int r = buf_puts(b, s);
+	size_t len = b->len;
+	char *s;
+	int r;
 
+	if (v != NULL && dump_value(b, v) == 0)
+		return buf_failed(b) ? -1 : 0;
+	/* What jansson makes of it (a string it refuses: "null"). */
+	if (buf_failed(b))
+		return -1;
+	buf_truncate(b, len);
+	s = pwjson_dump(v);
+	r = buf_puts(b, s);
 	free(s);
 	return r;
 }

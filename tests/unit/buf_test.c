@@ -1,4 +1,8 @@
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -117,4 +121,107 @@ TEST(test_xalloc__asprintf)
 
 	ASSERT_STREQ(s, "run-007");
 	free(s);
+}
+
+/* A random JSON value for the dump comparison below. */
+static uint64_t dump_seed = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t
+dump_rand(void)
+{
+	dump_seed ^= dump_seed << 13;
+	dump_seed ^= dump_seed >> 7;
+	dump_seed ^= dump_seed << 17;
+	return dump_seed;
+}
+
+static json_t *
+dump_random(int depth)
+{
+	static const char *const pieces[] = { "a", "\"", "\\", "\n", "\t",
+		"\x01", "\x1f", "\x7f", "/", "\xc3\xa9", "\xe2\x80\xa8",
+		"\xf0\x9f\x98\x80", "<script>", " ", "key", "b", "" };
+	char s[64];
+	size_t i, n;
+	json_t *v;
+
+	switch (dump_rand() % (depth > 3 ? 5 : 7)) {
+	case 0: /* a real of any magnitude, integral ones too */
+		switch (dump_rand() % 4) {
+		case 0:
+			return json_real((double)(int64_t)dump_rand() /
+			    (double)(1ULL << (dump_rand() % 63)));
+		case 1:
+			return json_real(
+			    (double)(int64_t)(dump_rand() % 20001) - 10000);
+		case 2:
+			return json_real(ldexp((double)(dump_rand() >> 11),
+			    (int)(dump_rand() % 2000) - 1000));
+		default:
+			return json_real(dump_rand() % 2 ? -0.0 : 1e-7);
+		}
+	case 1:
+		return json_integer(
+		    (json_int_t)dump_rand() >> (dump_rand() % 64));
+	case 2:
+		s[0] = '\0';
+		n = dump_rand() % 6;
+		for (i = 0; i < n; i++) {
+			size_t at = strlen(s);
+
+			snprintf(s + at, sizeof(s) - at, "%s",
+			    pieces[dump_rand() %
+			        (sizeof(pieces) / sizeof(pieces[0]))]);
+		}
+		return json_string(s);
+	case 3:
+		return dump_rand() % 3 == 0 ? json_null()
+		                            : json_boolean(dump_rand() % 2);
+	case 4:
+		return json_string(dump_rand() % 2 ? "x" : "");
+	case 5:
+		v = json_array();
+		n = dump_rand() % 5;
+		for (i = 0; i < n; i++)
+			json_array_append_new(v, dump_random(depth + 1));
+		return v;
+	default:
+		v = json_object();
+		n = dump_rand() % 20;
+		for (i = 0; i < n; i++) {
+			snprintf(s, sizeof(s), "%s%u",
+			    pieces[dump_rand() %
+			        (sizeof(pieces) / sizeof(pieces[0]))],
+			    (unsigned)(dump_rand() % 30));
+			json_object_set_new(v, s, dump_random(depth + 1));
+		}
+		return v;
+	}
+}
+
+/* pwjson_dump_buf writes what jansson's dump with the same flags does,
+ * over random documents and a string jansson refuses. */
+TEST(test_json__dump_buf_as_jansson)
+{
+	struct buf b = BUF_INIT(1 << 24);
+	json_t *v;
+	char *want;
+	int i;
+
+	for (i = 0; i < 3000; i++) {
+		v = dump_random(i % 4 == 0 ? 4 : 0);
+		want = pwjson_dump(v);
+		buf_reset(&b);
+		buf_puts(&b, "x");
+		ASSERT(pwjson_dump_buf(&b, v) == 0);
+		ASSERT_STREQ(b.data + 1, want);
+		free(want);
+		json_decref(v);
+	}
+	v = json_pack("{s:o}", "k", json_stringn_nocheck("a\xff", 2));
+	buf_reset(&b);
+	ASSERT(pwjson_dump_buf(&b, v) == 0);
+	ASSERT_STREQ(b.data, "null");
+	json_decref(v);
+	buf_release(&b);
 }
