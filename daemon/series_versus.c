@@ -42,18 +42,13 @@ static int
 series_ids(
     struct store *s, int64_t id, int64_t *prev, int64_t *version, struct err *e)
 {
-	json_t *o = NULL, *se;
-	int r = store_series_get(s, &o, id);
+	int r = store_series_head(s, version, prev, id);
 
 	if (r != 0)
 		return r == ERR_NOTFOUND
 		    ? err_setc(e, ERR_NOTFOUND, "series %lld not found",
 		          (long long)id)
 		    : err_set(e, "%s", store_errmsg(s));
-	se = json_object_get(o, "series");
-	*prev = json_integer_value(json_object_get(se, "supersedes"));
-	*version = json_integer_value(json_object_get(se, "version"));
-	json_decref(o);
 	return 0;
 }
 

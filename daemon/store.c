@@ -839,7 +839,7 @@ store_i_rows(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
 		scan(row, st, arg);
 		(*n)++;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, what);
 }
 
@@ -1062,6 +1062,7 @@ store_close(struct store *s)
 		return;
 	for (i = 0; i < S_NSLOTS; i++)
 		sqlite3_finalize(s->st[i]);
+	store_i_stmts_free(s);
 	store_i_groups_free(s);
 	if (s->in_tx || s->have_wlk) {
 		s->in_tx = 0;

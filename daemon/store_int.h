@@ -72,7 +72,8 @@ struct store {
 	struct fleet_group *groups;
 	size_t ngroups;
 	int group_scope;
-	char instance[17]; /* store_instance, "" until read */
+	char instance[17];         /* store_instance, "" until read */
+	struct store_stmts *stmts; /* store_stmt.c */
 };
 
 /* store.c */
@@ -90,7 +91,8 @@ char *store_i_col_dup(sqlite3_stmt *, int i);
 double store_i_col_num(sqlite3_stmt *, int i);
 int store_i_step_done(struct store *, sqlite3_stmt *, const char *what);
 /*
- * Steps st (bound) to its end and finalizes it: each row appends one
+ * Steps st (bound) to its end and releases it (store_i_release: a
+ * cached statement is reset, another finalized): each row appends one
  * zeroed element of size bytes to the array *v (*n of them, grown by
  * doubling) that scan(element, st, arg) fills.  0, or store_i_dberr's
  * -1 with the rows read so far in *v for the caller's release.
@@ -100,6 +102,17 @@ int store_i_rows(struct store *, sqlite3_stmt *st, void **v, size_t *n,
     void *arg, const char *what);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
+
+/*
+ * store_stmt.c: the statement cache.  store_i_stmt(s, sql) gives sql
+ * (a string literal: the cache keys on its address) prepared, reset and
+ * unbound, or NULL with the store's error; the caller hands it back with
+ * store_i_release (never sqlite3_finalize), which resets a cached one
+ * and finalizes any other.  store_close frees them.
+ */
+sqlite3_stmt *store_i_stmt(struct store *, const char *sql);
+void store_i_release(struct store *, sqlite3_stmt *);
+void store_i_stmts_free(struct store *);
 
 /* store_fleet.c: gives a new pair its sibling group (pairs.sib_group),
  * inside the transaction that made it. */

@@ -1124,7 +1124,7 @@ store_i_jobs_of(
 	memset(out, 0, sizeof(*out));
 	out->v = xcalloc(n ? n : 1, sizeof(*out->v));
 	for (i = 0; i < n; i++) {
-		st = store_i_prep(
+		st = store_i_stmt(
 		    s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
 		if (st == NULL)
 			goto fail;
@@ -1132,7 +1132,7 @@ store_i_jobs_of(
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW)
 			job_scan(&out->v[out->n++], st);
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		if (rc == SQLITE_DONE) {
 			err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
 			    (long long)ids[i]);

@@ -164,7 +164,7 @@ store_series_state(struct store *s, int64_t id, const char *state,
 int
 store_series_list(struct store *s, json_t **out, int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT " SERIES_COLS " WHERE (?1 = 0 OR se.id < ?1)"
 	    " ORDER BY se.id DESC LIMIT ?2");
 	json_t *res = NULL, *rows, *last;
@@ -209,7 +209,7 @@ store_series_list(struct store *s, json_t **out, int64_t limit, int64_t cursor)
 json_t *
 store_i_series_patches(struct store *s, int64_t id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT p.seq, p.message_id, p.subject, p.author, p.date,"
 	    " p.commit_id, c.sha, p.applied_by, " PATCH_VERDICTS
 	    " FROM series_patches p"
@@ -231,7 +231,7 @@ int
 store_series_get(struct store *s, json_t **out, int64_t id)
 {
 	sqlite3_stmt *st =
-	    store_i_prep(s, "SELECT " SERIES_COLS " WHERE se.id = ?1");
+	    store_i_stmt(s, "SELECT " SERIES_COLS " WHERE se.id = ?1");
 	json_t *o, *patches;
 
 	*out = NULL;
@@ -239,12 +239,12 @@ store_series_get(struct store *s, json_t **out, int64_t id)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
 		    (long long)id);
 	}
 	o = store_i_web_row(st);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if ((patches = store_i_series_patches(s, id)) == NULL) {
 		json_decref(o);
 		return -1;
@@ -257,7 +257,7 @@ store_series_get(struct store *s, json_t **out, int64_t id)
 int
 store_series_comparisons(struct store *s, json_t **out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT cm.id, cm.pair_id, p.name AS job, p.point, h.name AS host,"
 	    " cm.metric, cm.unit, cm.better, cm.base_median, cm.cand_median,"
 	    " cm.change_pct, cm.ci_low, cm.ci_high, cm.p, cm.p_adjusted,"
@@ -269,21 +269,21 @@ store_series_comparisons(struct store *s, json_t **out, int64_t id)
 	    " LEFT JOIN hosts h ON h.id = p.host_id"
 	    " WHERE se.id = ?1 ORDER BY cm.pair_id, cm.metric");
 	sqlite3_stmt *chk =
-	    store_i_prep(s, "SELECT 1 FROM series WHERE id = ?1");
+	    store_i_stmt(s, "SELECT 1 FROM series WHERE id = ?1");
 	json_t *res = NULL;
 	int found;
 
 	*out = NULL;
 	if (st == NULL || chk == NULL) {
-		sqlite3_finalize(st);
-		sqlite3_finalize(chk);
+		store_i_release(s, st);
+		store_i_release(s, chk);
 		return -1;
 	}
 	sqlite3_bind_int64(chk, 1, id);
 	found = sqlite3_step(chk) == SQLITE_ROW;
-	sqlite3_finalize(chk);
+	store_i_release(s, chk);
 	if (!found) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
 		    (long long)id);
 	}

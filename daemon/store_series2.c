@@ -257,6 +257,30 @@ store_tip_runs_free(struct store_tip_runs *r, size_t n)
 }
 
 int
+store_series_head(
+    struct store *s, int64_t *out_version, int64_t *out_supersedes, int64_t id)
+{
+	sqlite3_stmt *st = store_i_stmt(
+	    s, "SELECT version, supersedes FROM series WHERE id = ?1");
+	int rc, r = 0;
+
+	*out_version = *out_supersedes = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out_version = sqlite3_column_int64(st, 0);
+		*out_supersedes = sqlite3_column_int64(st, 1);
+	} else if (rc == SQLITE_DONE)
+		r = err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
+		    (long long)id);
+	else
+		r = store_i_dberr(s, "series");
+	store_i_release(s, st);
+	return r;
+}
+
+int
 store_series_tip_runs(
     struct store *s, struct store_tip_runs **out, size_t *n, int64_t id)
 {
@@ -267,15 +291,15 @@ store_series_tip_runs(
 
 	*out = NULL;
 	*n = 0;
-	st = store_i_prep(s, "SELECT 1 FROM series WHERE id = ?1");
+	st = store_i_stmt(s, "SELECT 1 FROM series WHERE id = ?1");
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (!found)
 		return ERR_NOTFOUND;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT h.name, j.name, j.point, m.name, m.unit, m.better,"
 	    " m.value FROM series se"
 	    " JOIN jobs j ON j.commit_id = se.commit_id"
@@ -317,7 +341,7 @@ store_series_tip_runs(
 		    xreallocarray(cur->values, cur->n + 1, sizeof(double));
 		cur->values[cur->n++] = sqlite3_column_double(st, 6);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE) {
 		store_tip_runs_free(r, nr);
 		return store_i_dberr(s, "series tip runs");

@@ -60,6 +60,11 @@ int store_series_mark(struct store *, const int64_t *ids, size_t n,
 
 /* ---- vN vs vN-1 ---- */
 
+/* Series id's version and the series it supersedes (0: none), without
+ * the rest of its row: 0, ERR_NOTFOUND, or -1. */
+int store_series_head(
+    struct store *, int64_t *out_version, int64_t *out_supersedes, int64_t id);
+
 /* One metric of one candidate job measuring a series tip. */
 struct store_tip_runs {
 	char *host, *job, *point, *metric, *unit, *better;

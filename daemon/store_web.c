@@ -129,7 +129,7 @@ cmp_scan(void *row, sqlite3_stmt *st, void *arg)
 int
 store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT p.name, p.point, h.name, p.created,"
 	    " coalesce(p.base_job_id, (SELECT id FROM jobs"
 	    "  WHERE pair_id = p.id AND role = 'base')),"
@@ -147,7 +147,7 @@ store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
 	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
 		    (long long)pair_id);
 	}
@@ -161,12 +161,12 @@ store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 	out->deprioritised = sqlite3_column_int(st, 6) != 0;
 	/* Host hygiene: why the two sides are not comparable, or NULL. */
 	out->suspect = store_i_col_dup(st, 7);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (store_i_jobs_of(s, &out->jobs, ids, 2) != 0) {
 		store_pair_release(out);
 		return -1;
 	}
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
 	    " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
 	    " n_base, n_cand, final, note FROM comparisons WHERE pair_id = ?1"
@@ -339,7 +339,8 @@ store_i_web_row(sqlite3_stmt *st)
 	return o;
 }
 
-/* Steps st to the end into *out = {"rows": [...]}; finalizes st. */
+/* Steps st to the end into *out = {"rows": [...]}; releases st
+ * (store_i_release). */
 int
 store_i_web_rows(
     struct store *s, sqlite3_stmt *st, json_t **out, const char *what)
@@ -351,11 +352,11 @@ store_i_web_rows(
 		json_array_append_new(arr, store_i_web_row(st));
 	if (rc != SQLITE_DONE) {
 		store_i_dberr(s, what);
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		json_decref(arr);
 		return -1;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	*out = json_pack("{s:o}", "rows", arr);
 	return 0;
 }
@@ -502,7 +503,7 @@ store_web_commit(struct store *s, json_t **out, const char *sha)
 static json_t *
 series_tip_pairs(struct store *s, int64_t id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT DISTINCT p.id FROM series se"
 	    " JOIN jobs cj ON cj.commit_id = se.commit_id"
 	    "  AND cj.role = 'candidate'"
@@ -521,14 +522,14 @@ series_tip_pairs(struct store *s, int64_t id)
 	while (sqlite3_step(st) == SQLITE_ROW)
 		json_array_append_new(
 		    arr, json_integer(sqlite3_column_int64(st, 0)));
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return arr;
 }
 
 int
 store_web_series(struct store *s, json_t **out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
 	    " se.author, se.date AS time, se.state, se.error,"
 	    " se.commit_id, c.sha AS commit_sha, se.base_sha, se.branch,"
@@ -544,12 +545,12 @@ store_web_series(struct store *s, json_t **out, int64_t id)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
 		    (long long)id);
 	}
 	o = store_i_web_row(st);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	cid = json_integer_value(json_object_get(o, "commit_id"));
 	pairs = cid ? series_tip_pairs(s, id) : json_array();
 	if (pairs == NULL) {
@@ -583,7 +584,7 @@ value_scan(void *row, sqlite3_stmt *st, void *arg)
 int
 store_pair_values(struct store *s, struct store_values *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
 	    " r.idx AS run FROM pairs p JOIN jobs j"
 	    " ON j.id IN (p.base_job_id, p.cand_job_id)"
@@ -649,23 +650,30 @@ store_history_get(
 	    "WITH js AS (SELECT j.id, j.pair_id, j.role, c.sha, c.subject,"
 	    "  coalesce(c.commit_date, j.created) AS time,"
 	    /* per job, not per value */
+	    "  CASE WHEN j.role = 'candidate' THEN"
 	    "  (SELECT rg.state FROM comparisons cm JOIN regressions rg"
 	    "   ON rg.comparison_id = cm.id WHERE cm.pair_id = j.pair_id"
-	    "   AND cm.metric = ?6 AND j.role = 'candidate') AS regression"
-	    "  FROM jobs j LEFT JOIN commits c ON c.id = j.commit_id"
+	    "   AND cm.metric = ?6) END AS regression"
+	    /* The pair's host first: most jobs of a long history are
+	     * another host's, and are left out before their commit is read
+	     * (issue 17). */
+	    "  FROM jobs j LEFT JOIN pairs p ON p.id = j.pair_id"
+	    "  LEFT JOIN commits c ON c.id = j.commit_id"
 	    "  LEFT JOIN trees t ON t.id = c.tree_id"
-	    "  LEFT JOIN pairs p ON p.id = j.pair_id"
-	    "  LEFT JOIN hosts h ON h.id = p.host_id"
 	    "  WHERE j.name = ?1 AND j.point = ?2"
+	    "  AND (?5 IS NULL OR p.host_id IN"
+	    "   (SELECT id FROM hosts WHERE name = ?5))"
 	    "  AND (?3 IS NULL OR t.name = ?3)"
 	    "  AND (?4 IS NULL OR instr(',' || c.branches || ',',"
 	    "   ',' || ?4 || ',') > 0)"
-	    "  AND (?5 IS NULL OR h.name = ?5)"
 	    "  AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"
 	    "  AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"
 	    "  AND (?10 = 0 OR j.id < ?10)"
+	    /* Its runs last, once the rest matched: "p.id IS p.id" (always
+	     * true) names p, so SQLite checks this after the pair's host,
+	     * not on every job of the name (2.7x less work at 100k runs). */
 	    "  AND EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id"
-	    "   AND r.status = 'ok')"
+	    "   AND r.status = 'ok' AND p.id IS p.id)"
 	    "  ORDER BY j.id DESC LIMIT ?9)"
 	    /* a row a job where its summary is stored (schema v20) */
 	    " SELECT js.id, js.pair_id, js.role, js.sha, js.subject,"

@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
+#include "daemon/store_pages.h"
 #include "web/api_int.h"
 #include "web/views.h"
 #include "web/web.h"
@@ -49,7 +50,10 @@ struct hist {
 	int64_t *job_ids;
 	size_t n;
 	struct view_change_point *cps;
-	json_t **cp_rows; /* the store's row of each change point */
+	/* The store's change points of the page, each cps[i]'s row in
+	 * cp_rows[i]. */
+	struct store_hist_cps cp_list;
+	const struct store_hist_cp **cp_rows;
 	char (*alerts)[48];
 	char (*labels)[48];
 	int64_t next_cursor;
@@ -64,6 +68,7 @@ hist_free(struct hist *h)
 	free(h->job_ids);
 	free(h->cps);
 	free(h->cp_rows);
+	store_hist_cps_release(&h->cp_list);
 	free(h->alerts);
 	free(h->labels);
 }
@@ -74,45 +79,45 @@ hist_free(struct hist *h)
  * when that job is on this page.
  */
 static int
-hist_changepoints(struct ctx *x, struct hist *h)
+hist_changepoints(
+    struct store *s, struct hist *h, const struct store_history_q *q)
 {
-	json_t *o = NULL, *rows, *row;
+	int64_t *pairs = xcalloc(h->n + 1, sizeof(*pairs));
 	size_t i, k;
 	int r;
 
-	r = store_history_changepoints(x->s, &o, h->v.tree, h->v.branch,
-	    h->v.host, h->v.job, h->v.point, h->v.metric);
+	for (i = 0; i < h->n; i++)
+		pairs[i] = h->pts[i].pair_id;
+	r = store_history_page_cps(s, &h->cp_list, q, pairs, h->n);
+	free(pairs);
 	if (r != 0)
 		return r;
-	web_keep(x, o);
-	rows = json_object_get(o, "rows");
-	h->cps = xcalloc(json_array_size(rows) + 1, sizeof(*h->cps));
-	h->cp_rows = xcalloc(json_array_size(rows) + 1, sizeof(*h->cp_rows));
-	json_array_foreach(rows, i, row)
-	{
-		int64_t jid = web_jint(row, "job_id");
+	h->cps = xcalloc(h->cp_list.n + 1, sizeof(*h->cps));
+	h->cp_rows = xcalloc(h->cp_list.n + 1, sizeof(*h->cp_rows));
+	for (i = 0; i < h->cp_list.n; i++) {
+		const struct store_hist_cp *c = &h->cp_list.v[i];
 
 		for (k = 0; k < h->n; k++)
-			if (h->job_ids[k] == jid)
+			if (h->job_ids[k] == c->job_id)
 				break;
 		if (k == h->n)
 			continue;
 		h->cps[h->v.ncps].index = k;
-		h->cps[h->v.ncps].shift_pct = web_jnum(row, "change_pct");
-		h->cp_rows[h->v.ncps++] = row;
+		h->cps[h->v.ncps].shift_pct = c->change_pct;
+		h->cp_rows[h->v.ncps++] = c;
 	}
 	h->v.cps = h->cps;
 	return 0;
 }
 
-/* Fills h from the query; 0, a store error, or ERR_INVALID (msg set). */
+static int hist_fill(
+    struct store *s, struct hist *h, const struct store_history_q *q);
+
 static int
 hist_build(struct ctx *x, struct hist *h, const char **msg)
 {
 	struct store_history_q q;
 	int64_t from, to, cursor, limit;
-	size_t i, n;
-	int r;
 
 	memset(h, 0, sizeof(*h));
 	h->v.tree = web_q(x, "tree");
@@ -153,7 +158,17 @@ hist_build(struct ctx *x, struct hist *h, const char **msg)
 	q.to = to;
 	q.limit = limit;
 	q.cursor = cursor;
-	if ((r = store_history_get(x->s, &h->rows, &q)) != 0)
+	return hist_fill(x->s, h, &q);
+}
+
+/* The store's reads of q into h (whose view names q's filters). */
+static int
+hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
+{
+	size_t i, n;
+	int r;
+
+	if ((r = store_history_get(s, &h->rows, q)) != 0)
 		return r;
 	n = h->rows.n;
 	h->pts = xcalloc(n + 1, sizeof(*h->pts));
@@ -204,10 +219,10 @@ hist_build(struct ctx *x, struct hist *h, const char **msg)
 	h->n = n;
 	h->v.points = h->pts;
 	h->v.npoints = h->n;
-	if ((r = hist_changepoints(x, h)) != 0)
+	if ((r = hist_changepoints(s, h, q)) != 0)
 		return r;
-	h->v.pager.later = cursor != 0;
-	if ((int64_t)h->n >= limit && h->next_cursor > 1) {
+	h->v.pager.later = q->cursor != 0;
+	if ((int64_t)h->n >= q->limit && h->next_cursor > 1) {
 		snprintf(h->next, sizeof(h->next), "%lld",
 		    (long long)h->next_cursor);
 		h->v.pager.next_cursor = h->next;
@@ -236,13 +251,55 @@ web_history(struct ctx *x)
 	web_reply_page(x, 200, &b);
 }
 
+/* The JSON of /api/v1/history from h. */
+static json_t *
+hist_json(const struct hist *h)
+{
+	json_t *pts, *o, *cps;
+	size_t i;
+
+	pts = json_array();
+	for (i = 0; i < h->n; i++) {
+		const struct view_hist_point *p = &h->pts[i];
+
+		json_array_append_new(pts,
+		    json_pack("{s:I, s:I, s:s?, s:s?, s:I, s:o, s:o, s:o, s:i, "
+		              "s:s?}",
+		        "job_id", (json_int_t)h->job_ids[i], "pair_id",
+		        (json_int_t)p->pair_id, "commit", p->commit, "subject",
+		        p->subject, "time", (json_int_t)p->time, "median",
+		        web_jnumber(p->value), "min", web_jnumber(p->low),
+		        "max", web_jnumber(p->high), "runs", p->n, "alert",
+		        p->alert));
+	}
+	cps = json_array();
+	for (i = 0; i < h->v.ncps; i++) {
+		const struct store_hist_cp *c = h->cp_rows[i];
+
+		json_array_append_new(cps,
+		    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
+		        "id", (json_int_t)c->id, "index",
+		        (json_int_t)h->cps[i].index, "job_id",
+		        (json_int_t)c->job_id, "pair_id",
+		        (json_int_t)c->pair_id, "before",
+		        web_jnumber(c->before), "after", web_jnumber(c->after),
+		        "change_pct", web_jnumber(c->change_pct), "p",
+		        web_jnumber(c->p), "direction", c->direction));
+	}
+	o = json_pack("{s:s?, s:s?, s:o, s:o}", "unit", h->v.unit, "better",
+	    h->v.better, "points", pts, "change_points", cps);
+	if (h->v.pager.next_cursor)
+		json_object_set_new(
+		    o, "next_cursor", json_string(h->v.pager.next_cursor));
+	return o;
+}
+
 void
 web_history_json(struct ctx *x)
 {
 	struct hist h;
 	const char *msg = NULL;
-	json_t *pts, *o, *cps;
-	size_t i;
+	json_t *o;
 	int r;
 
 	if ((r = hist_build(x, &h, &msg)) != 0) {
@@ -253,41 +310,31 @@ web_history_json(struct ctx *x)
 			web_json_store_err(x, r);
 		return;
 	}
-	pts = json_array();
-	for (i = 0; i < h.n; i++) {
-		const struct view_hist_point *p = &h.pts[i];
-
-		json_array_append_new(pts,
-		    json_pack("{s:I, s:I, s:s?, s:s?, s:I, s:o, s:o, s:o, s:i, "
-		              "s:s?}",
-		        "job_id", (json_int_t)h.job_ids[i], "pair_id",
-		        (json_int_t)p->pair_id, "commit", p->commit, "subject",
-		        p->subject, "time", (json_int_t)p->time, "median",
-		        web_jnumber(p->value), "min", web_jnumber(p->low),
-		        "max", web_jnumber(p->high), "runs", p->n, "alert",
-		        p->alert));
-	}
-	cps = json_array();
-	for (i = 0; i < h.v.ncps; i++) {
-		json_t *row = h.cp_rows[i];
-
-		json_array_append_new(cps,
-		    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
-		        "id", (json_int_t)web_jint(row, "id"), "index",
-		        (json_int_t)h.cps[i].index, "job_id",
-		        (json_int_t)web_jint(row, "job_id"), "pair_id",
-		        (json_int_t)web_jint(row, "pair_id"), "before",
-		        web_jnumber(web_jnum(row, "before")), "after",
-		        web_jnumber(web_jnum(row, "after")), "change_pct",
-		        web_jnumber(web_jnum(row, "change_pct")), "p",
-		        web_jnumber(web_jnum(row, "p")), "direction",
-		        web_jstr(row, "direction")));
-	}
-	o = json_pack("{s:s?, s:s?, s:o, s:o}", "unit", h.v.unit, "better",
-	    h.v.better, "points", pts, "change_points", cps);
-	if (h.v.pager.next_cursor)
-		json_object_set_new(
-		    o, "next_cursor", json_string(h.v.pager.next_cursor));
+	o = hist_json(&h);
 	hist_free(&h);
 	web_reply_json(x, 200, o);
+}
+
+int
+web_history_doc(struct store *s, const struct store_history_q *q,
+    json_t **out_json, struct buf *out_html)
+{
+	struct hist h;
+	int r;
+
+	memset(&h, 0, sizeof(h));
+	h.v.tree = q->tree;
+	h.v.branch = q->branch;
+	h.v.host = q->host;
+	h.v.job = q->job;
+	h.v.point = q->point;
+	h.v.metric = q->metric;
+	if ((r = hist_fill(s, &h, q)) == 0) {
+		if (out_json != NULL)
+			*out_json = hist_json(&h);
+		if (out_html != NULL)
+			view_history_render(out_html, &h.v);
+	}
+	hist_free(&h);
+	return r;
 }

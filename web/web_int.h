@@ -72,6 +72,16 @@ void web_pager(
  */
 int web_target_json(
     struct ctx *x, enum view_target kind, const char *id, json_t **out);
+struct store;
+struct store_history_q;
+struct buf;
+/*
+ * GET /api/v1/history (its JSON into *out_json, the caller's) and the
+ * /history page (into out_html) of the query q; either may be NULL.
+ * What the routes answer, without the request: 0 or a store error.
+ */
+int web_history_doc(struct store *, const struct store_history_q *q,
+    json_t **out_json, struct buf *out_html);
 double web_median(double *v, size_t n);
 /* The value of cookie name in the Cookie header into out, or "". */
 void web_cookie(struct ctx *x, const char *name, char *out, size_t len);

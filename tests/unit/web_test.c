@@ -1319,14 +1319,17 @@ rows_store(struct store **out)
 }
 
 /*
- * 0 when b holds the bytes of tests/data/web/NAME.json; else -1 after
+ * 0 when b holds the bytes of tests/data/web/NAME.json (NAME with an
+ * extension: that file); else -1 after
  * a failure message, with b's bytes in the scratch directory's NAME.out.
  */
 static int
 same_as_golden(const struct buf *b, const char *name)
 {
 	struct buf want = BUF_INIT(1 << 20);
-	char *golden = xasprintf("tests/data/web/%s.json", name);
+	/* NAME.json, or NAME as it is when it has an extension. */
+	const char *ext = strchr(name, '.') ? "" : ".json";
+	char *golden = xasprintf("tests/data/web/%s%s", name, ext);
 	char *out = xasprintf("%s/%s.out", test_tmpdir(), name);
 	int r = -1;
 
@@ -1610,4 +1613,218 @@ TEST(test_web__alerts_json_unchanged)
 	store_close(s);
 	ASSERT(same_as_golden(&b, "alerts") == 0);
 	buf_release(&b);
+}
+
+/* ---- the history reads: the same JSON and page bytes (issue 17) ---- */
+
+/* Claims a job on host, stores runs of ops and a hostile metric near
+ * lv, finishes it. */
+static void
+hist_run(struct store *s, int64_t host, int64_t runs, double lv, int64_t now)
+{
+	json_t *cl = NULL;
+	int64_t job, k;
+
+	ASSERT(store_claim(s, &cl, host, now, 60) == 0);
+	job = json_integer_value(
+	    json_object_get(json_object_get(cl, "job"), "id"));
+	json_decref(cl);
+	for (k = 0; k < runs; k++) {
+		struct store_metric m[2] = {
+			{ "ops", "ops/s", "higher",
+			    lv * (1 + 0.01 * (double)((job * 7 + k * 3) % 5)) },
+			{ "lat <p99>", "us", "lower", 1e6 / lv + (double)k },
+		};
+		struct store_run r = { job, k, "ok", 1.0, NULL, "raw", 3, m, 2,
+			NULL, NULL };
+
+		ASSERT(store_run_add(s, host, &r, now) == 0);
+	}
+	ASSERT(store_finish(s, host, job, 1, NULL, now) == 0);
+}
+
+/*
+ * A branch of 12 commits (one subject hostile) measured on two hosts,
+ * a submitted pair without a commit, the verdicts of most pairs (some
+ * with their summaries stored, two without: their values are read), a
+ * regression, and change points in the series of host h1 and h2.
+ */
+static void
+history_store(struct store **out)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	static int nth;
+	char *p = xasprintf("%s/hist%d.db", test_tmpdir(), ++nth);
+	struct store_job_new base = { "base", "{\"parser\":\"fio\"}", "[]", 3,
+		5, 2, 0 };
+	struct store_job_new cand = { "candidate", "{\"parser\":\"fio\"}", "[]",
+		3, 5, 2, 0 };
+	int64_t host[2], tree, cid[13], series[2] = { 0, 0 }, seq, pair, cj;
+	int i;
+
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
+	ASSERT(store_tree_sync(s, &tree, "bench<&>", "https://x/b.git") == 0);
+	ASSERT(store_host_register(s, &host[0], "h1", "[]", "{}", 1000) == 0);
+	ASSERT(store_host_register(s, &host[1], hostile[0], "[]", "{}", 1000) ==
+	    0);
+	for (i = 0; i <= 12; i++) {
+		char sha[41];
+		struct store_commit c = { sha, "", "A <a@x>", "C <c@x>",
+			2000 + 100 * i, 2001 + 100 * i,
+			i == 5 ? hostile[1] : "mm: a change", "[]" };
+
+		snprintf(sha, sizeof(sha), "%040x", 0xabc000 + i);
+		ASSERT(store_commit_record(
+		           s, &cid[i], NULL, tree, &c, "master", 3000) == 0);
+	}
+	for (i = 1; i <= 12; i++) {
+		int h = i % 3 == 0;
+		double lv = i >= 7 ? 1100 : 1000;
+		struct store_comparison c = { "ops", "ops/s", "higher",
+			i == 7 ? "regression" : "unchanged", NULL, 3, 3, 1000,
+			lv, (lv - 1000) / 10, -1, 1, 0.01, 0.02, 2, 1 };
+		struct store_series_key key = { "bench<&>", "master", host[h],
+			"kv", "x=1", "ops", "higher" };
+		int64_t cmp = 0;
+
+		base.commit_id = cid[i - 1];
+		cand.commit_id = cid[i];
+		ASSERT(store_pair_create(s, &pair, NULL, &cj, "kv", "x=1",
+		           &base, &cand, 4000 + i) == 0);
+		hist_run(s, host[h], 3, 1000, 4100 + i);
+		hist_run(s, host[h], 3, lv, 4100 + i);
+		if (i == 4 || i == 11)
+			continue; /* no verdict yet: the values are read */
+		ASSERT(store_verdict_put(s, &cmp, pair, &c, 4200 + i) == 0);
+		ASSERT(store_history_append(s, &series[h], &seq, &key, pair, cj,
+		           cmp, lv, 4200 + i) == 0);
+		if (i != 10)
+			ASSERT(store_verdict_done(s, pair, 4200 + i) == 0);
+	}
+	/* A submitted pair: no commit. */
+	base.commit_id = cand.commit_id = 0;
+	ASSERT(store_pair_create(
+	           s, &pair, NULL, NULL, "kv", "x=1", &base, &cand, 5000) == 0);
+	hist_run(s, host[0], 3, 1000, 5001);
+	hist_run(s, host[0], 3, 990, 5002);
+	{
+		struct store_change_point c0[2] = {
+			{ 1, 0, 2, 1000, 1010.5, 1.05, 0.2, "improvement" },
+			{ 4, 3, 5, 1000, 1100, 10, 0.001, "improvement" },
+		};
+		struct store_change_point c1[1] = {
+			{ 2, 1, 2, 1100, 1000.25, -9.09, NAN, "regression" },
+		};
+
+		ASSERT(store_changepoints_replace(
+		           s, series[0], 0, c0, 2, 6000) == 0);
+		ASSERT(store_changepoints_replace(
+		           s, series[1], 0, c1, 1, 6000) == 0);
+	}
+	*out = s;
+}
+
+static void
+history_doc(struct buf *b, struct buf *html, struct store *s,
+    const struct store_history_q *q)
+{
+	json_t *o = NULL;
+
+	ASSERT(web_history_doc(s, q, &o, html) == 0);
+	pwjson_dump_buf(b, o);
+	buf_putc(b, '\n');
+	json_decref(o);
+	buf_putc(html, '\n');
+}
+
+/*
+ * GET /api/v1/history and /history answer the bytes
+ * tests/data/web/history.json and history.html hold, which the code of
+ * before the typed change points read (issue 17) wrote.  On a difference
+ * the bytes made now are in the scratch directory's history.out.
+ */
+TEST(test_web__history_json_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20), html = BUF_INIT(4 << 20);
+	struct store *s = NULL;
+	struct store_history_q q[] = {
+		{ "bench<&>", "master", "h1", "kv", "x=1", "ops", 0, 0, 200,
+		    0 },
+		{ "bench<&>", "master", NULL, "kv", "x=1", "ops", 0, 0, 200,
+		    0 },
+		{ NULL, NULL, NULL, "kv", "x=1", "ops", 0, 0, 200, 0 },
+		{ NULL, NULL, hostile[0], "kv", "x=1", "lat <p99>", 0, 0, 200,
+		    0 },
+		{ "bench<&>", "master", NULL, "kv", "x=1", "ops", 0, 0, 5, 0 },
+		{ "bench<&>", "master", NULL, "kv", "x=1", "ops", 0, 0, 5, 14 },
+		{ "bench<&>", "master", NULL, "kv", "x=1", "ops", 2300, 2801,
+		    200, 0 },
+		{ "bench<&>", "other", NULL, "kv", "x=1", "ops", 0, 0, 200, 0 },
+		{ NULL, NULL, NULL, "kv", "x=2", "ops", 0, 0, 200, 0 },
+	};
+	size_t i;
+
+	history_store(&s);
+	ASSERT(s != NULL);
+	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+		history_doc(&b, &html, s, &q[i]);
+	store_close(s);
+	ASSERT(same_as_golden(&b, "history") == 0);
+	ASSERT(same_as_golden(&html, "history.html") == 0);
+	buf_release(&b);
+	buf_release(&html);
+}
+
+/* html_num and html_pct write what "%.*f" and "%+.*f%%" do (their fast
+ * path rounds itself), over ties, near-ties, signs and magnitudes. */
+TEST(test_web__html_numbers_as_printf)
+{
+	static const double fixed[] = { 0, -0.0, 0.5, 1.5, 2.5, -2.5, 0.125,
+		0.375, 1.005, 2.675, 1e-10, -1e-10, 0.004999, -0.005, 0.005,
+		999999.995, 123456789.125, 1e11, 1e12 + 0.5, -1e13, 9.9999999,
+		1e300, -4.35, 450.05, 0.05, 1e-5 };
+	struct buf got = BUF_INIT(1 << 16);
+	char want[512];
+	uint64_t x = 88172645463325252ULL;
+	size_t i, n = sizeof(fixed) / sizeof(fixed[0]);
+	int prec;
+
+	for (i = 0; i < n + 50000; i++) {
+		double v;
+
+		if (i < n) {
+			v = fixed[i];
+		} else {
+			/* xorshift: values of every magnitude, ties made
+			 * often by few bits of mantissa. */
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v = (double)(int64_t)(x >> 20) /
+			    (double)(1ULL << (x % 40));
+			if (i % 3 == 0)
+				v = floor(v * 8) / 8;
+		}
+		for (prec = 0; prec <= 9; prec++) {
+			double z = fabs(v) < 0.5 * pow(10, -prec) ? 0 : v;
+
+			buf_reset(&got);
+			html_num(&got, v, prec);
+			snprintf(want, sizeof(want), "%.*f", prec, z);
+			ASSERT_STREQ(got.data, want);
+			buf_reset(&got);
+			html_pct(&got, v, prec);
+			snprintf(want, sizeof(want), "%+.*f%%", prec, z);
+			ASSERT_STREQ(got.data, want);
+		}
+	}
+	buf_reset(&got);
+	html_int(&got, -9223372036854775807LL - 1);
+	ASSERT_STREQ(got.data, "-9223372036854775808");
+	buf_reset(&got);
+	html_int(&got, 0);
+	ASSERT_STREQ(got.data, "0");
+	buf_release(&got);
 }

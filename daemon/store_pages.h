@@ -1,0 +1,39 @@
+#ifndef DAEMON_STORE_PAGES_H
+#define DAEMON_STORE_PAGES_H
+
+/*
+ * Typed reads of the history, job and series pages (issue 17; issue
+ * 13's typed store).  Kept apart from daemon/store.h to ease merges.
+ * Text is the struct's own copy, NULL where the column is NULL; a
+ * double that is unknown is NAN.  Errors: 0 or -1 with store_errmsg().
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+struct store_history_q;
+
+/* A change point of a history page: the history point (its candidate
+ * job and pair) it was found at, and what changed. */
+struct store_hist_cp {
+	int64_t id, job_id, pair_id;
+	double before, after, change_pct, p; /* NAN: unknown */
+	char *direction; /* as the JSON rows had it: not UTF-8 is '?' */
+};
+struct store_hist_cps {
+	struct store_hist_cp *v;
+	size_t n;
+};
+/*
+ * The change points of the history series q names (job, point, metric;
+ * tree, branch and host NULL: any) found at a point of one of the pairs
+ * pair_ids[0..n), by series and position: those of
+ * store_history_changepoints whose pair is on the page, without the
+ * series' other ones, so the read is bounded by the page and not by the
+ * history's length.  Caller: store_hist_cps_release.
+ */
+int store_history_page_cps(struct store *, struct store_hist_cps *out,
+    const struct store_history_q *q, const int64_t *pair_ids, size_t n);
+void store_hist_cps_release(struct store_hist_cps *); /* NULL ok */
+
+#endif
