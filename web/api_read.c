@@ -246,25 +246,18 @@ trees_page(json_t *arr, const char *cursor, int64_t limit)
 	return o;
 }
 
-void
-api_read_trees(struct ctx *x)
+int
+api_trees_json(struct store *s, const struct daemon_config *dc,
+    const char *cursor, int64_t limit, json_t **out)
 {
-	const struct daemon_config *dc = x->conf->dc;
-	const char *cursor = httpd_query(x->r, "cursor");
-	json_t *out = NULL, *arr, *t = NULL;
-	int64_t limit;
+	json_t *all = NULL, *arr, *t = NULL;
 	size_t i, k;
 	int r;
 
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
-		return;
-	if (cursor != NULL && *cursor == '\0')
-		cursor = NULL;
-	if ((r = store_trees_list(x->s, &out)) != 0) {
-		api_reply_store_err(x, r);
-		return;
-	}
-	arr = json_object_get(out, "trees");
+	*out = NULL;
+	if ((r = store_trees_list(s, &all)) != 0)
+		return r;
+	arr = json_object_get(all, "trees");
 	for (i = 0; i < dc->ntrees; i++) {
 		json_array_foreach(arr, k, t)
 		{
@@ -310,9 +303,35 @@ api_read_trees(struct ctx *x)
 			st = "ok";
 		json_object_set_new(t, "status", json_string(st));
 	}
-	t = trees_page(arr, cursor, limit);
-	json_decref(out);
-	api_reply_json(x, 200, t);
+	*out = trees_page(arr, cursor, limit);
+	json_decref(all);
+	return 0;
+}
+
+void
+api_read_trees(struct ctx *x)
+{
+	const char *cursor = httpd_query(x->r, "cursor");
+	json_t *out = NULL;
+	int64_t limit;
+	int r;
+
+	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+		return;
+	if (cursor != NULL && *cursor == '\0')
+		cursor = NULL;
+	if ((r = api_trees_json(x->s, x->conf->dc, cursor, limit, &out)) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, out);
+}
+
+int
+api_commits_json(struct store *s, const char *tree, const char *branch,
+    int64_t limit, int64_t cursor, json_t **out)
+{
+	return store_commits_list(s, out, tree, branch, limit, cursor);
 }
 
 void
@@ -330,7 +349,7 @@ api_read_commits(struct ctx *x)
 		branch = NULL;
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
-	r = store_commits_list(x->s, &out, tree, branch, limit, cursor);
+	r = api_commits_json(x->s, tree, branch, limit, cursor, &out);
 	if (r != 0) {
 		api_reply_store_err(x, r);
 		return;

@@ -247,26 +247,21 @@ web_overview(struct ctx *x)
 	web_reply_page(x, 200, &b);
 }
 
-void
-web_overview_json(struct ctx *x)
+int
+web_overview_doc(struct ctx *x, json_t **out)
 {
 	struct view_overview v;
 	struct ov_item *items;
 	struct view_overview_group *g;
-	json_t *o, *groups;
-	size_t i, k, at = 0, len;
-	char *cached;
+	json_t *groups;
+	size_t i, k, at = 0;
 	int r;
 
-	if ((cached = web_cache_get(x->a->web, CACHE_JSON, &len)) != NULL) {
-		httpd_reply_take(x->r, 200, "application/json", cached, len);
-		return;
-	}
+	*out = NULL;
 	if (overview_build(x, &v, &items, &g, &r) == NULL) {
 		free(items);
 		free(g);
-		web_json_store_err(x, r);
-		return;
+		return r;
 	}
 	groups = json_array();
 	for (i = 0; i < v.ngroups; i++) {
@@ -299,11 +294,30 @@ web_overview_json(struct ctx *x)
 		    json_pack("{s:s?, s:s?, s:o}", "tree", g[i].tree, "branch",
 		        g[i].branch, "items", arr));
 	}
-	o = json_pack("{s:i, s:i, s:I, s:I, s:I, s:o}", "hosts_online",
+	*out = json_pack("{s:i, s:i, s:I, s:I, s:I, s:o}", "hosts_online",
 	    v.hosts_online, "hosts", v.hosts_total, "queued",
 	    (json_int_t)v.queued, "running", (json_int_t)v.running,
 	    "regressions_new", (json_int_t)v.regressions_new, "groups", groups);
 	free(items);
 	free(g);
+	return 0;
+}
+
+void
+web_overview_json(struct ctx *x)
+{
+	json_t *o;
+	size_t len;
+	char *cached;
+	int r;
+
+	if ((cached = web_cache_get(x->a->web, CACHE_JSON, &len)) != NULL) {
+		httpd_reply_take(x->r, 200, "application/json", cached, len);
+		return;
+	}
+	if ((r = web_overview_doc(x, &o)) != 0) {
+		web_json_store_err(x, r);
+		return;
+	}
 	web_reply_json_cached(x, o, CACHE_JSON);
 }

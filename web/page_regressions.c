@@ -176,12 +176,41 @@ web_bisect(struct ctx *x)
 	web_reply_page(x, 200, &b);
 }
 
+int
+web_regressions_doc(struct store *s, json_t **out, const char *tree,
+    const char *host, const char *bench, const char *state, int64_t limit,
+    int64_t cursor)
+{
+	json_t *o = NULL;
+	size_t n;
+	int r;
+
+	*out = NULL;
+	r = store_web_regressions(
+	    s, &o, tree, host, bench, state, limit, cursor);
+	if (r != 0)
+		return r;
+	*out = json_pack("{s:O}", "regressions", json_object_get(o, "rows"));
+	n = json_array_size(json_object_get(o, "rows"));
+	if ((int64_t)n == limit && n > 0) {
+		char c[24];
+		int64_t last = web_jint(
+		    json_array_get(json_object_get(o, "rows"), n - 1), "id");
+
+		snprintf(c, sizeof(c), "%lld", (long long)last);
+		if (last > 1)
+			json_object_set_new(
+			    *out, "next_cursor", json_string(c));
+	}
+	json_decref(o);
+	return 0;
+}
+
 void
 web_regressions_json(struct ctx *x)
 {
-	json_t *o = NULL, *out;
+	json_t *out = NULL;
 	int64_t limit, cursor;
-	size_t n;
 	int r;
 
 	if (web_q_int(x, &limit, "limit", PAGE_ROWS, 1, PAGE_MAX) == -1 ||
@@ -196,24 +225,12 @@ web_regressions_json(struct ctx *x)
 		    "fixed");
 		return;
 	}
-	r = store_web_regressions(x->s, &o, web_q(x, "tree"), web_q(x, "host"),
+	r = web_regressions_doc(x->s, &out, web_q(x, "tree"), web_q(x, "host"),
 	    web_q(x, "bench"), state_filter(x), limit, cursor);
 	if (r != 0) {
 		web_json_store_err(x, r);
 		return;
 	}
-	out = json_pack("{s:O}", "regressions", json_object_get(o, "rows"));
-	n = json_array_size(json_object_get(o, "rows"));
-	if ((int64_t)n == limit && n > 0) {
-		char c[24];
-		int64_t last = web_jint(
-		    json_array_get(json_object_get(o, "rows"), n - 1), "id");
-
-		snprintf(c, sizeof(c), "%lld", (long long)last);
-		if (last > 1)
-			json_object_set_new(out, "next_cursor", json_string(c));
-	}
-	json_decref(o);
 	web_reply_json(x, 200, out);
 }
 
