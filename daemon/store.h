@@ -657,17 +657,8 @@ int store_pair_supersede(struct store *, int *out_n, int64_t pair_id,
  */
 int store_pair_deprioritise(struct store *, int *out_n, int64_t pair_id);
 
-/*
- * Reads for GET /api/v1/trees and /commits (docs/API.md).
- * Trees: {"trees": [{name, url, last_fetch, last_ok, last_error, failures,
- * next_fetch, commits, branches: [{branch, tip, updated, state, error,
- * rewrites, last_rewrite}]}]} by name.
- */
-int store_trees_list(struct store *, json_t **out);
-/* Commits newest first, filtered by tree and branch (NULL: any):
- * {"commits": [...], "next_cursor"}. */
-int store_commits_list(struct store *, json_t **out, const char *tree,
-    const char *branch, int64_t limit, int64_t cursor);
+/* The trees and commits of GET /api/v1/trees and /commits are typed
+ * reads: daemon/store_dash.h. */
 
 /*
  * ---- patch series (daemon/series.c) ----

@@ -22,10 +22,12 @@
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_batch.h"
+#include "daemon/store_dash.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/rows.h"
+#include "web/rows_dash.h"
 
 /* The latency histogram's bounds as /metrics prints them (web/api.c's
  * lat_le). */
@@ -250,13 +252,16 @@ int
 api_trees_json(struct store *s, const struct daemon_config *dc,
     const char *cursor, int64_t limit, json_t **out)
 {
-	json_t *all = NULL, *arr, *t = NULL;
+	struct store_trees l;
+	json_t *all, *arr, *t = NULL;
 	size_t i, k;
 	int r;
 
 	*out = NULL;
-	if ((r = store_trees_list(s, &all)) != 0)
+	if ((r = store_trees_get(s, &l)) != 0)
 		return r;
+	all = rows_trees_json(&l);
+	store_trees_release(&l);
 	arr = json_object_get(all, "trees");
 	for (i = 0; i < dc->ntrees; i++) {
 		json_array_foreach(arr, k, t)
@@ -331,7 +336,15 @@ int
 api_commits_json(struct store *s, const char *tree, const char *branch,
     int64_t limit, int64_t cursor, json_t **out)
 {
-	return store_commits_list(s, out, tree, branch, limit, cursor);
+	struct store_commits l;
+	int r;
+
+	*out = NULL;
+	if ((r = store_commits_get(s, &l, tree, branch, limit, cursor)) != 0)
+		return r;
+	*out = rows_commits_json(&l);
+	store_commits_release(&l);
+	return 0;
 }
 
 void

@@ -1,0 +1,125 @@
+/*
+ * The JSON of the dashboard's typed reads (web/rows_dash.h).  The keys
+ * and values are those the store made before its reads were typed
+ * (issue 13): tests/unit/web_test.c compares the bytes with
+ * tests/data/web/dash.json.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "daemon/store_dash.h"
+#include "web/rows_dash.h"
+
+static json_t *
+str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *
+time_or_null(int has, int64_t t)
+{
+	return has ? json_integer(t) : json_null();
+}
+
+/* The pieces of t between each sep, the empty ones left out. */
+static json_t *
+split(const char *t, char sep)
+{
+	json_t *arr = json_array();
+
+	while (t != NULL && *t) {
+		const char *e = strchr(t, sep);
+		size_t len = e ? (size_t)(e - t) : strlen(t);
+
+		if (len > 0)
+			json_array_append_new(arr, json_stringn(t, len));
+		t = e ? e + 1 : NULL;
+	}
+	return arr;
+}
+
+static json_t *
+branch_json(const struct store_tree_branch *b)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "branch", str_or_null(b->branch));
+	json_object_set_new(o, "tip", str_or_null(b->tip));
+	json_object_set_new(
+	    o, "updated", time_or_null(b->has_updated, b->updated));
+	json_object_set_new(o, "state", str_or_null(b->state));
+	json_object_set_new(o, "error", str_or_null(b->error));
+	json_object_set_new(o, "rewrites", json_integer(b->rewrites));
+	json_object_set_new(o, "last_rewrite", str_or_null(b->last_rewrite));
+	return o;
+}
+
+json_t *
+rows_trees_json(const struct store_trees *l)
+{
+	json_t *arr = json_array();
+	size_t i, k;
+
+	for (i = 0; i < l->n; i++) {
+		const struct store_tree *t = &l->v[i];
+		json_t *o = json_object(), *bs = json_array();
+
+		json_object_set_new(o, "name", str_or_null(t->name));
+		json_object_set_new(o, "url", str_or_null(t->url));
+		json_object_set_new(o, "last_fetch",
+		    time_or_null(t->has_last_fetch, t->last_fetch));
+		json_object_set_new(
+		    o, "last_ok", time_or_null(t->has_last_ok, t->last_ok));
+		json_object_set_new(
+		    o, "last_error", str_or_null(t->last_error));
+		json_object_set_new(o, "failures", json_integer(t->failures));
+		json_object_set_new(o, "next_fetch",
+		    time_or_null(t->has_next_fetch, t->next_fetch));
+		json_object_set_new(o, "commits", json_integer(t->commits));
+		for (k = 0; k < t->nbranches; k++)
+			json_array_append_new(bs, branch_json(&t->branches[k]));
+		json_object_set_new(o, "branches", bs);
+		json_array_append_new(arr, o);
+	}
+	return json_pack("{s:o}", "trees", arr);
+}
+
+json_t *
+rows_commits_json(const struct store_commits *l)
+{
+	json_t *arr = json_array(), *out;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct store_commit_row *c = &l->v[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "id", json_integer(c->id));
+		json_object_set_new(o, "sha", str_or_null(c->sha));
+		json_object_set_new(o, "tree", str_or_null(c->tree));
+		json_object_set_new(o, "subject", str_or_null(c->subject));
+		json_object_set_new(o, "author", str_or_null(c->author));
+		json_object_set_new(o, "author_date",
+		    time_or_null(c->has_author_date, c->author_date));
+		json_object_set_new(o, "committer", str_or_null(c->committer));
+		json_object_set_new(o, "commit_date",
+		    time_or_null(c->has_commit_date, c->commit_date));
+		json_object_set_new(o, "parents", split(c->parents, ' '));
+		json_object_set_new(o, "branches", split(c->branches, ','));
+		json_object_set_new(
+		    o, "paths", pwjson_doc(c->paths_json, json_array()));
+		json_object_set_new(
+		    o, "first_seen", json_integer(c->first_seen));
+		json_array_append_new(arr, o);
+	}
+	out = json_pack("{s:o}", "commits", arr);
+	if (l->next_cursor != 0) {
+		char c[32];
+
+		snprintf(c, sizeof(c), "%lld", (long long)l->next_cursor);
+		json_object_set_new(out, "next_cursor", json_string(c));
+	}
+	return out;
+}
