@@ -413,21 +413,18 @@ sample(struct buf *b, const char *name, const char *label, const char *value,
 static void
 web_metrics_add(struct ctx *x, struct buf *b)
 {
-	json_t *counts = NULL, *v;
+	struct store_regression_counts counts;
 	int64_t alerts = 0, fetch = 0, apend = 0, afail = 0;
-	const char *k;
+	int i;
 
-	if (store_web_regression_counts(x->s, &counts) == 0) {
+	if (store_regression_counts_get(x->s, &counts) == 0) {
 		buf_puts(b,
 		    "# HELP perfwatch_regressions Regressions by "
 		    "triage state.\n"
 		    "# TYPE perfwatch_regressions gauge\n");
-		json_object_foreach(counts, k, v)
-		{
-			sample(b, "perfwatch_regressions", "state", k,
-			    (uint64_t)json_integer_value(v));
-		}
-		json_decref(counts);
+		for (i = 0; i < STORE_REGRESSION_STATES; i++)
+			sample(b, "perfwatch_regressions", "state",
+			    store_regression_states[i], (uint64_t)counts.n[i]);
 	}
 	if (store_web_ops(x->s, &alerts, &fetch) == 0)
 		buf_printf(b,

@@ -4,6 +4,7 @@
  * (issue 13): tests/unit/web_test.c compares the bytes with
  * tests/data/web/dash.json.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,26 @@ static json_t *
 time_or_null(int has, int64_t t)
 {
 	return has ? json_integer(t) : json_null();
+}
+
+static json_t *
+id_or_null(int64_t id)
+{
+	return id > 0 ? json_integer(id) : json_null();
+}
+
+/* {key: arr, "next_cursor": "N"}, without next_cursor when next is 0. */
+static json_t *
+page_json(const char *key, json_t *arr, int64_t next)
+{
+	json_t *o = json_pack("{s:o}", key, arr);
+	char c[32];
+
+	if (next != 0) {
+		snprintf(c, sizeof(c), "%lld", (long long)next);
+		json_object_set_new(o, "next_cursor", json_string(c));
+	}
+	return o;
 }
 
 /* The pieces of t between each sep, the empty ones left out. */
@@ -89,7 +110,7 @@ rows_trees_json(const struct store_trees *l)
 json_t *
 rows_commits_json(const struct store_commits *l)
 {
-	json_t *arr = json_array(), *out;
+	json_t *arr = json_array();
 	size_t i;
 
 	for (i = 0; i < l->n; i++) {
@@ -114,12 +135,74 @@ rows_commits_json(const struct store_commits *l)
 		    o, "first_seen", json_integer(c->first_seen));
 		json_array_append_new(arr, o);
 	}
-	out = json_pack("{s:o}", "commits", arr);
-	if (l->next_cursor != 0) {
-		char c[32];
+	return page_json("commits", arr, l->next_cursor);
+}
 
-		snprintf(c, sizeof(c), "%lld", (long long)l->next_cursor);
-		json_object_set_new(out, "next_cursor", json_string(c));
-	}
-	return out;
+json_t *
+rows_commit_page_json(const struct store_commit_page *c)
+{
+	json_t *o = json_object(), *pairs = json_array();
+	size_t i;
+
+	json_object_set_new(o, "id", json_integer(c->id));
+	json_object_set_new(o, "sha", str_or_null(c->sha));
+	json_object_set_new(o, "subject", str_or_null(c->subject));
+	json_object_set_new(o, "author", str_or_null(c->author));
+	json_object_set_new(o, "time", time_or_null(c->has_time, c->time));
+	json_object_set_new(o, "tree", str_or_null(c->tree));
+	json_object_set_new(o, "branches", str_or_null(c->branches));
+	json_object_set_new(o, "parents", str_or_null(c->parents));
+	for (i = 0; i < c->npairs; i++)
+		json_array_append_new(pairs, json_integer(c->pairs[i]));
+	return json_pack("{s:o, s:o, s:o}", "commit", o, "pairs", pairs,
+	    "series",
+	    c->series_id
+	        ? json_pack("{s:I, s:o}", "id", (json_int_t)c->series_id,
+	              "title", str_or_null(c->series_title))
+	        : json_null());
+}
+
+static json_t *
+regression_json(const struct store_regression *g)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(g->id));
+	json_object_set_new(o, "state", str_or_null(g->state));
+	json_object_set_new(o, "note", str_or_null(g->note));
+	json_object_set_new(o, "created", json_integer(g->created));
+	json_object_set_new(o, "updated", json_integer(g->updated));
+	json_object_set_new(o, "metric", str_or_null(g->metric));
+	json_object_set_new(o, "change_pct",
+	    isnan(g->change_pct) ? json_null() : json_real(g->change_pct));
+	json_object_set_new(o, "verdict", str_or_null(g->verdict));
+	json_object_set_new(o, "pair_id", json_integer(g->pair_id));
+	json_object_set_new(o, "bench", str_or_null(g->bench));
+	json_object_set_new(o, "point", str_or_null(g->point));
+	json_object_set_new(o, "host", str_or_null(g->host));
+	json_object_set_new(o, "sha", str_or_null(g->sha));
+	json_object_set_new(o, "subject", str_or_null(g->subject));
+	json_object_set_new(o, "tree", str_or_null(g->tree));
+	json_object_set_new(o, "branches", str_or_null(g->branches));
+	json_object_set_new(o, "bisect_id", id_or_null(g->bisect_id));
+	json_object_set_new(o, "bisect_state", str_or_null(g->bisect_state));
+	json_object_set_new(o, "culprit", str_or_null(g->culprit));
+	json_object_set_new(
+	    o, "culprit_subject", str_or_null(g->culprit_subject));
+	json_object_set_new(o, "verify_parent", str_or_null(g->verify_parent));
+	json_object_set_new(o, "verify_revert", str_or_null(g->verify_revert));
+	json_object_set_new(o, "bisect_reason", str_or_null(g->bisect_reason));
+	json_object_set_new(o, "suspect", str_or_null(g->suspect));
+	return o;
+}
+
+json_t *
+rows_regressions_json(const struct store_regressions *l)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		json_array_append_new(arr, regression_json(&l->v[i]));
+	return page_json("regressions", arr, l->next_cursor);
 }

@@ -1419,14 +1419,15 @@ stats_are(struct store *s, int64_t queued, int64_t running, int64_t success,
 static int64_t
 reg_count(struct store *s, const char *state)
 {
-	json_t *o = NULL;
-	int64_t n;
+	struct store_regression_counts c;
+	int i;
 
-	if (store_web_regression_counts(s, &o) != 0)
+	if (store_regression_counts_get(s, &c) != 0)
 		return -1;
-	n = json_integer_value(json_object_get(o, state));
-	json_decref(o);
-	return n;
+	for (i = 0; i < STORE_REGRESSION_STATES; i++)
+		if (strcmp(store_regression_states[i], state) == 0)
+			return c.n[i];
+	return -1;
 }
 
 /* The overview's and the jobs page's counts follow every way a job, a
@@ -1437,7 +1438,8 @@ TEST(test_store__counts_follow_every_change)
 {
 	struct store *s = open_new();
 	struct store_comparison cmp;
-	json_t *c = NULL, *rows = NULL;
+	struct store_regressions rl;
+	json_t *c = NULL;
 	int64_t h, pair, b, cand, rid, i;
 	int n = 0;
 
@@ -1498,11 +1500,11 @@ TEST(test_store__counts_follow_every_change)
 	cmp.final = 1;
 	ASSERT(store_verdict_put(s, NULL, pair, &cmp, 2007) == 0);
 	ASSERT_INTEQ(reg_count(s, "new"), 1);
-	ASSERT(store_web_regressions(s, &rows, NULL, NULL, NULL, NULL, 10, 0) ==
-	    0);
-	rid = json_integer_value(json_object_get(
-	    json_array_get(json_object_get(rows, "rows"), 0), "id"));
-	json_decref(rows);
+	ASSERT(
+	    store_regressions_get(s, &rl, NULL, NULL, NULL, NULL, 10, 0) == 0);
+	ASSERT(rl.n >= 1);
+	rid = rl.v[0].id;
+	store_regressions_release(&rl);
 	ASSERT(store_web_triage(s, rid, "acknowledged", "seen", 2008) == 0);
 	ASSERT_INTEQ(reg_count(s, "new"), 0);
 	ASSERT_INTEQ(reg_count(s, "acknowledged"), 1);
