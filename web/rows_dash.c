@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "daemon/store_bisect.h"
 #include "daemon/store_dash.h"
 #include "web/rows_dash.h"
 
@@ -205,4 +206,85 @@ rows_regressions_json(const struct store_regressions *l)
 	for (i = 0; i < l->n; i++)
 		json_array_append_new(arr, regression_json(&l->v[i]));
 	return page_json("regressions", arr, l->next_cursor);
+}
+
+/* ---- bisections (was daemon/bisect_api.c) ---- */
+
+static json_t *
+finite_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *
+step_json(const struct store_bisect_step *v)
+{
+	return json_pack("{s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+	                 "s:o, s:o, s:I}",
+	    "id", (json_int_t)v->id, "kind", v->kind, "sha", v->sha, "subject",
+	    str_or_null(v->subject), "good_pair", id_or_null(v->good_pair),
+	    "bad_pair", id_or_null(v->bad_pair), "class", str_or_null(v->cls),
+	    "vs_good", str_or_null(v->vs_good), "vs_good_pct",
+	    finite_or_null(v->vs_good_pct), "vs_bad", str_or_null(v->vs_bad),
+	    "vs_bad_pct", finite_or_null(v->vs_bad_pct), "note",
+	    str_or_null(v->note), "updated", (json_int_t)v->updated);
+}
+
+json_t *
+rows_bisect_steps_json(const struct store_bisect_step *steps, size_t n)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, step_json(&steps[i]));
+	return arr;
+}
+
+json_t *
+rows_bisect_json(const struct store_bisect *b)
+{
+	int cp = b->origin && strcmp(b->origin, "change-point") == 0;
+	json_t *o = json_pack("{s:I, s:I, s:s, s:o, s:s, s:s, s:o, s:s, "
+	                      "s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+	                      "s:o, s:s, s:I, s:I, s:b, s:I, s:I}",
+	    "id", (json_int_t)b->id, "pair", (json_int_t)b->pair_id, "job",
+	    b->job, "host", str_or_null(b->host), "point", b->point, "metric",
+	    b->metric, "tree", str_or_null(b->tree), "good", b->good_sha, "bad",
+	    b->bad_sha, "state", b->state, "lo", str_or_null(b->lo_sha), "hi",
+	    str_or_null(b->hi_sha), "culprit", str_or_null(b->culprit_sha),
+	    "culprit_subject", str_or_null(b->culprit_subject), "reason",
+	    str_or_null(b->reason), "verify_parent",
+	    str_or_null(b->verify_parent), "verify_revert",
+	    str_or_null(b->verify_revert), "revert_commit",
+	    str_or_null(b->revert_sha), "started_by", b->started_by,
+	    "steps_limit", (json_int_t)b->steps_limit, "max_inconclusive",
+	    (json_int_t)b->max_inconclusive, "full_dag", b->full_dag, "created",
+	    (json_int_t)b->created, "updated", (json_int_t)b->updated);
+	if (o == NULL)
+		return NULL;
+	/* Where it started: a regression row, or a change point (its id
+	 * when started, its commit, branch and change). */
+	json_object_set_new(o, "regression", id_or_null(b->regression_id));
+	json_object_set_new(
+	    o, "origin", json_string(cp ? "change-point" : "regression"));
+	json_object_set_new(o, "change_point",
+	    cp ? json_pack("{s:o, s:o, s:o, s:o}", "id",
+	             id_or_null(b->change_point_id), "sha",
+	             str_or_null(b->origin_sha), "branch",
+	             str_or_null(b->branch), "change_pct",
+	             finite_or_null(b->origin_pct))
+	       : json_null());
+	return o;
+}
+
+json_t *
+rows_bisects_json(const struct store_bisects *l)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		json_array_append_new(arr, rows_bisect_json(&l->v[i]));
+	return page_json("bisections", arr, l->next_cursor);
 }

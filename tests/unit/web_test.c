@@ -11,7 +11,6 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "config/config.h"
-#include "daemon/bisect_api.h"
 #include "daemon/dconf.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
@@ -1695,7 +1694,8 @@ dash_dump(struct buf *b, json_t *o)
  * /api/v1/commits/{sha}, /api/v1/regressions and the bisections' routes
  * answer the bytes tests/data/web/dash.json holds, written when the store
  * made those rows as JSON (store_i_web_row) and daemon/bisect_api.c the
- * bisections'.  On a difference the bytes made now are in the scratch
+ * bisections' (now the store returns structs and web/rows_dash.c makes
+ * the JSON).  On a difference the bytes made now are in the scratch
  * directory's dash.out.
  */
 TEST(test_web__dash_json_unchanged)
@@ -1762,11 +1762,11 @@ TEST(test_web__dash_json_unchanged)
 	dash_dump(&b, o);
 	ASSERT(web_regressions_doc(s, &o, NULL, NULL, NULL, "new", 50, 0) == 0);
 	dash_dump(&b, o);
-	ASSERT(bisect_api_list(&o, s, 50, 0) == 0);
+	ASSERT(api_bisects_json(s, 50, 0, &o) == 0);
 	dash_dump(&b, o);
-	ASSERT(bisect_api_get(&o, s, 1) == 0);
+	ASSERT(api_bisect_json(s, 1, &o) == 0);
 	dash_dump(&b, o);
-	ASSERT_INTEQ(bisect_api_get(&o, s, 99), ERR_NOTFOUND);
+	ASSERT_INTEQ(api_bisect_json(s, 99, &o), ERR_NOTFOUND);
 	store_close(s);
 	ASSERT(same_as_golden(&b, "dash") == 0);
 	buf_release(&b);
