@@ -328,24 +328,8 @@ extern const char *const store_job_states[5];
  * from the newest, else an id from the previous page ("before this id").
  */
 
-/*
- * The newest candidate jobs with what the overview groups them by: id,
- * pair_id, name, point, state, progress, created, commit_id, sha, subject,
- * author, time (commit date, else job creation), tree, branches,
- * series_id, series_title, base_state, base_progress, verdicts (the pair's
- * comparison verdicts, comma-separated, or null).
- */
-int store_web_recent(struct store *, json_t **out, int64_t limit);
-/* Regressions by triage state: {"new": N, ...} as an object. */
-int store_web_regression_counts(struct store *, json_t **out);
-
-/*
- * A commit by full sha or unique prefix (hex, >= 4 characters), with its
- * pairs: {"commit": {id, sha, subject, author, time, tree, branches,
- * parents}, "pairs": [pair ids, newest first], "series": {id, title} or
- * null}.  ERR_NOTFOUND; ERR_CONFLICT when the prefix is ambiguous.
- */
-int store_web_commit(struct store *, json_t **out, const char *sha);
+/* The overview's jobs and counts and a commit's page are typed reads:
+ * daemon/store_dash.h. */
 /* A series: {"series": {id, inbox, title, version, total, author, time,
  * state, error, commit_sha, base_sha, branch, found, tree}, "pairs": [...],
  * "patches": [{seq, message_id, subject, author, date, commit_id, sha}]}.
@@ -391,16 +375,7 @@ void store_history_release(struct store_history *);
 /* The commit time of a commit (sha or prefix), for history ranges. */
 int store_web_commit_time(struct store *, int64_t *out, const char *sha);
 
-/*
- * Regressions, newest first, filtered (NULL = any): id, state, note,
- * created, updated, metric, change_pct, verdict, pair_id, bench, point,
- * host, sha, subject, tree, branches, and of its newest bisection (null
- * when none): bisect_id, bisect_state, culprit, culprit_subject,
- * verify_parent, verify_revert, bisect_reason.
- */
-int store_web_regressions(struct store *, json_t **out, const char *tree,
-    const char *host, const char *bench, const char *state, int64_t limit,
-    int64_t cursor);
+/* Regressions are a typed read: daemon/store_dash.h. */
 /*
  * Sets a regression's triage state (new, acknowledged, invalid, fixed)
  * and note (NULL keeps it).  ERR_NOTFOUND, ERR_INVALID (state).
@@ -657,17 +632,8 @@ int store_pair_supersede(struct store *, int *out_n, int64_t pair_id,
  */
 int store_pair_deprioritise(struct store *, int *out_n, int64_t pair_id);
 
-/*
- * Reads for GET /api/v1/trees and /commits (docs/API.md).
- * Trees: {"trees": [{name, url, last_fetch, last_ok, last_error, failures,
- * next_fetch, commits, branches: [{branch, tip, updated, state, error,
- * rewrites, last_rewrite}]}]} by name.
- */
-int store_trees_list(struct store *, json_t **out);
-/* Commits newest first, filtered by tree and branch (NULL: any):
- * {"commits": [...], "next_cursor"}. */
-int store_commits_list(struct store *, json_t **out, const char *tree,
-    const char *branch, int64_t limit, int64_t cursor);
+/* The trees and commits of GET /api/v1/trees and /commits are typed
+ * reads: daemon/store_dash.h. */
 
 /*
  * ---- patch series (daemon/series.c) ----

@@ -284,11 +284,10 @@ store_bisect_create(struct store *s, int64_t *out_id,
 	return store_i_tx_end(s, ok) == 0 && ok ? 0 : -1;
 }
 
-void
-store_bisect_free(struct store_bisect *b)
+/* Frees what b holds, not b. */
+static void
+bisect_fields_free(struct store_bisect *b)
 {
-	if (b == NULL)
-		return;
 	free(b->job);
 	free(b->point);
 	free(b->metric);
@@ -309,6 +308,14 @@ store_bisect_free(struct store_bisect *b)
 	free(b->origin);
 	free(b->origin_sha);
 	free(b->branch);
+}
+
+void
+store_bisect_free(struct store_bisect *b)
+{
+	if (b == NULL)
+		return;
+	bisect_fields_free(b);
 	free(b);
 }
 
@@ -324,25 +331,13 @@ store_bisect_free(struct store_bisect *b)
 	" FROM bisections b LEFT JOIN hosts h ON h.id = b.host_id"           \
 	" LEFT JOIN trees t ON t.id = b.tree_id "
 
-static int
-bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
-    const char *what)
+/* A row of BISECT_COLS into row (a struct store_bisect). */
+static void
+bisect_scan(void *row, sqlite3_stmt *st, void *arg)
 {
-	struct store_bisect *b;
-	int rc;
+	struct store_bisect *b = row;
 
-	*out = NULL;
-	if (st == NULL)
-		return -1;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(st);
-		if (rc == SQLITE_DONE)
-			return err_setc(
-			    &s->err, ERR_NOTFOUND, "no such bisection");
-		return store_i_dberr(s, what);
-	}
-	b = xcalloc(1, sizeof(*b));
+	(void)arg;
 	b->id = sqlite3_column_int64(st, 0);
 	b->regression_id = sqlite3_column_int64(st, 1);
 	b->pair_id = sqlite3_column_int64(st, 2);
@@ -375,6 +370,28 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 	b->origin_sha = store_i_col_dup(st, 29);
 	b->branch = store_i_col_dup(st, 30);
 	b->origin_pct = store_i_col_num(st, 31);
+}
+
+static int
+bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
+    const char *what)
+{
+	struct store_bisect *b;
+	int rc;
+
+	*out = NULL;
+	if (st == NULL)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		if (rc == SQLITE_DONE)
+			return err_setc(
+			    &s->err, ERR_NOTFOUND, "no such bisection");
+		return store_i_dberr(s, what);
+	}
+	b = xcalloc(1, sizeof(*b));
+	bisect_scan(b, st, NULL);
 	sqlite3_finalize(st);
 	*out = b;
 	return 0;
@@ -459,18 +476,44 @@ store_bisect_live(struct store *s, int64_t **out, size_t *n)
 }
 
 int
-store_bisect_list(
-    struct store *s, int64_t **out, size_t *n, int64_t limit, int64_t cursor)
+store_bisects_get(
+    struct store *s, struct store_bisects *out, int64_t limit, int64_t cursor)
 {
 	sqlite3_stmt *st = store_i_prep(s,
-	    "SELECT id FROM bisections WHERE ?2 = 0 OR id < ?2"
-	    " ORDER BY id DESC LIMIT ?1");
+	    BISECT_COLS
+	    "WHERE ?2 = 0 OR b.id < ?2 ORDER BY b.id DESC LIMIT ?1");
+	void *v;
+	int r;
 
-	if (st != NULL) {
-		sqlite3_bind_int64(st, 1, limit);
-		sqlite3_bind_int64(st, 2, cursor);
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, limit);
+	sqlite3_bind_int64(st, 2, cursor);
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), bisect_scan, NULL,
+	    "bisections");
+	out->v = v;
+	if (r != 0) {
+		store_bisects_release(out);
+		return r;
 	}
-	return ids_of(s, st, out, n, "bisections");
+	/* A full page may have more after it, unless it ends at id 1. */
+	if (out->n > 0 && (int64_t)out->n == limit && out->v[out->n - 1].id > 1)
+		out->next_cursor = out->v[out->n - 1].id;
+	return 0;
+}
+
+void
+store_bisects_release(struct store_bisects *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		bisect_fields_free(&l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 /* A string field: NULL keeps (?n IS NULL), "" clears. */

@@ -243,9 +243,16 @@ int store_bisect_of_regression(
 /* Ids of the queued and running bisections, oldest first (caller frees). */
 int store_bisect_live(struct store *, int64_t **out, size_t *n);
 /* Bisections newest first, at most limit, older than cursor (0: from the
- * newest): ids (caller frees). */
-int store_bisect_list(
-    struct store *, int64_t **out, size_t *n, int64_t limit, int64_t cursor);
+ * newest), with the next page's cursor (0 at the end); the caller
+ * releases them with store_bisects_release (NULL ok). */
+struct store_bisects {
+	struct store_bisect *v;
+	size_t n;
+	int64_t next_cursor;
+};
+int store_bisects_get(
+    struct store *, struct store_bisects *out, int64_t limit, int64_t cursor);
+void store_bisects_release(struct store_bisects *);
 
 /*
  * Sets fields of a bisection: NULL keeps a string, "" clears it (the

@@ -148,6 +148,8 @@ json_t *store_i_web_row(sqlite3_stmt *st);              /* store_web.c */
 char *store_i_web_text(sqlite3_stmt *st, int i); /* store_web.c */
 int store_i_web_rows(struct store *s, sqlite3_stmt *st, json_t **out,
     const char *what); /* store_web.c */
+/* 1 when sha is 4 to 64 lowercase hex digits (a commit or prefix). */
+int store_i_web_hex(const char *sha); /* store_web.c */
 json_t *store_i_series_patches(
     struct store *s, int64_t id); /* store_series.c */
 

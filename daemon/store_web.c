@@ -362,140 +362,13 @@ store_i_web_rows(
 }
 
 int
-store_web_recent(struct store *s, json_t **out, int64_t limit)
-{
-	sqlite3_stmt *st = store_i_prep(s,
-	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
-	    " j.created, j.commit_id, c.sha, c.subject, c.author,"
-	    " coalesce(c.commit_date, j.created) AS time, t.name AS tree,"
-	    " c.branches, se.id AS series_id, se.title AS series_title,"
-	    " b.state AS base_state, b.progress AS base_progress,"
-	    " (SELECT group_concat(verdict) FROM comparisons"
-	    "  WHERE pair_id = j.pair_id) AS verdicts"
-	    " FROM jobs j"
-	    " LEFT JOIN jobs b ON b.id ="
-	    "  (SELECT base_job_id FROM pairs WHERE id = j.pair_id)"
-	    " LEFT JOIN commits c ON c.id = j.commit_id"
-	    " LEFT JOIN trees t ON t.id = c.tree_id"
-	    " LEFT JOIN series se ON se.commit_id = j.commit_id"
-	    " WHERE j.role = 'candidate' ORDER BY j.id DESC LIMIT ?1");
-
-	*out = NULL;
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, limit);
-	return store_i_web_rows(s, st, out, "recent jobs");
-}
-
-int
-store_web_regression_counts(struct store *s, json_t **out)
-{
-	sqlite3_stmt *st = store_i_prep(s,
-	    "SELECT substr(name, 13), n FROM counts"
-	    " WHERE name LIKE 'regressions.%'");
-	json_t *o;
-	int rc;
-
-	*out = NULL;
-	if (st == NULL)
-		return -1;
-	o = json_pack("{s:i, s:i, s:i, s:i}", "new", 0, "acknowledged", 0,
-	    "invalid", 0, "fixed", 0);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_object_set_new(o, store_i_col_text(st, 0),
-		    json_integer(sqlite3_column_int64(st, 1)));
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(o);
-		return store_i_dberr(s, "regression counts");
-	}
-	*out = o;
-	return 0;
-}
-
-/* Pair ids of candidate jobs on a commit, newest first. */
-static json_t *
-web_commit_pairs(struct store *s, int64_t commit_id)
-{
-	sqlite3_stmt *st = store_i_prep(s,
-	    "SELECT DISTINCT pair_id FROM jobs WHERE commit_id = ?1"
-	    " AND role = 'candidate' AND pair_id IS NOT NULL"
-	    " ORDER BY pair_id DESC");
-	json_t *arr;
-
-	if (st == NULL)
-		return NULL;
-	sqlite3_bind_int64(st, 1, commit_id);
-	arr = json_array();
-	while (sqlite3_step(st) == SQLITE_ROW)
-		json_array_append_new(
-		    arr, json_integer(sqlite3_column_int64(st, 0)));
-	sqlite3_finalize(st);
-	return arr;
-}
-
-static int
-web_hex(const char *sha)
+store_i_web_hex(const char *sha)
 {
 	size_t n = strlen(sha);
 
 	if (n < 4 || n > 64)
 		return 0;
 	return strspn(sha, "0123456789abcdef") == n;
-}
-
-int
-store_web_commit(struct store *s, json_t **out, const char *sha)
-{
-	sqlite3_stmt *st;
-	json_t *rows = NULL, *arr, *c, *pairs, *se = NULL;
-	int64_t id;
-	int r;
-
-	*out = NULL;
-	if (!web_hex(sha))
-		return err_setc(&s->err, ERR_NOTFOUND,
-		    "commit: expected 4 to 64 lowercase hex digits");
-	st = store_i_prep(s,
-	    "SELECT c.id, c.sha, c.subject, c.author,"
-	    " coalesce(c.commit_date, c.author_date) AS time, t.name AS tree,"
-	    " c.branches, c.parents FROM commits c"
-	    " JOIN trees t ON t.id = c.tree_id"
-	    " WHERE c.sha >= ?1 AND c.sha < ?1 || 'g' LIMIT 2");
-	if (st == NULL)
-		return -1;
-	store_i_bind_text(st, 1, sha);
-	if ((r = store_i_web_rows(s, st, &rows, "commit")) != 0)
-		return r;
-	arr = json_object_get(rows, "rows");
-	if (json_array_size(arr) == 0) {
-		json_decref(rows);
-		return err_setc(
-		    &s->err, ERR_NOTFOUND, "commit %s not found", sha);
-	}
-	if (json_array_size(arr) > 1) {
-		json_decref(rows);
-		return err_setc(&s->err, ERR_CONFLICT,
-		    "commit prefix %s is ambiguous", sha);
-	}
-	c = json_incref(json_array_get(arr, 0));
-	json_decref(rows);
-	id = json_integer_value(json_object_get(c, "id"));
-	if ((pairs = web_commit_pairs(s, id)) == NULL) {
-		json_decref(c);
-		return -1;
-	}
-	st = store_i_prep(
-	    s, "SELECT id, title FROM series WHERE commit_id = ?1");
-	if (st != NULL) {
-		sqlite3_bind_int64(st, 1, id);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			se = store_i_web_row(st);
-		sqlite3_finalize(st);
-	}
-	*out = json_pack("{s:o, s:o, s:o}", "commit", c, "pairs", pairs,
-	    "series", se ? se : json_null());
-	return 0;
 }
 
 /* The pairs measuring a series' tip against its base (not the
@@ -774,7 +647,7 @@ store_web_commit_time(struct store *s, int64_t *out, const char *sha)
 	sqlite3_stmt *st;
 	int r = 0;
 
-	if (!web_hex(sha))
+	if (!store_i_web_hex(sha))
 		return err_setc(&s->err, ERR_NOTFOUND,
 		    "commit: expected 4 to 64 lowercase hex digits");
 	st = store_i_prep(s,
@@ -789,48 +662,6 @@ store_web_commit_time(struct store *s, int64_t *out, const char *sha)
 		r = err_setc(&s->err, ERR_NOTFOUND, "commit %s not found", sha);
 	sqlite3_finalize(st);
 	return r;
-}
-
-int
-store_web_regressions(struct store *s, json_t **out, const char *tree,
-    const char *host, const char *bench, const char *state, int64_t limit,
-    int64_t cursor)
-{
-	sqlite3_stmt *st = store_i_prep(s,
-	    "SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"
-	    " cm.metric, cm.change_pct, cm.verdict, p.id AS pair_id,"
-	    " p.name AS bench, p.point, h.name AS host, c.sha, c.subject,"
-	    " t.name AS tree, c.branches,"
-	    /* its newest bisection (daemon/store_bisect.c) */
-	    " b.id AS bisect_id, b.state AS bisect_state,"
-	    " b.culprit_sha AS culprit, (SELECT subject FROM commits"
-	    "  WHERE tree_id = b.tree_id AND sha = b.culprit_sha)"
-	    "  AS culprit_subject, b.verify_parent, b.verify_revert,"
-	    " b.reason AS bisect_reason, p.suspect"
-	    " FROM regressions rg JOIN comparisons cm ON cm.id = "
-	    "rg.comparison_id"
-	    " JOIN pairs p ON p.id = cm.pair_id"
-	    " LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"
-	    "  bisections WHERE regression_id = rg.id)"
-	    " LEFT JOIN hosts h ON h.id = p.host_id"
-	    " LEFT JOIN jobs j ON j.pair_id = p.id AND j.role = 'candidate'"
-	    " LEFT JOIN commits c ON c.id = j.commit_id"
-	    " LEFT JOIN trees t ON t.id = c.tree_id"
-	    " WHERE (?1 IS NULL OR t.name = ?1) AND (?2 IS NULL OR h.name = ?2)"
-	    " AND (?3 IS NULL OR p.name = ?3) AND (?4 IS NULL OR rg.state = ?4)"
-	    " AND (?6 = 0 OR rg.id < ?6)"
-	    " ORDER BY rg.id DESC LIMIT ?5");
-
-	*out = NULL;
-	if (st == NULL)
-		return -1;
-	store_i_bind_text(st, 1, tree);
-	store_i_bind_text(st, 2, host);
-	store_i_bind_text(st, 3, bench);
-	store_i_bind_text(st, 4, state);
-	sqlite3_bind_int64(st, 5, limit);
-	sqlite3_bind_int64(st, 6, cursor);
-	return store_i_web_rows(s, st, out, "regressions");
 }
 
 int

@@ -14,7 +14,6 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/bisect.h"
-#include "daemon/bisect_api.h"
 #include "daemon/dconf.h"
 #include "daemon/jobspec.h"
 #include "daemon/packs.h"
@@ -551,7 +550,7 @@ api_admin_bisect_post(struct ctx *x)
 		return;
 	}
 	sched_notify(x->a->sched); /* the bisect worker looks at once */
-	if ((r = bisect_api_get(&out, x->s, id)) != 0) {
+	if ((r = api_bisect_json(x->s, id, &out)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
@@ -574,7 +573,7 @@ api_admin_bisect_cancel(struct ctx *x)
 		return;
 	}
 	sched_notify(x->a->sched);
-	if ((r = bisect_api_get(&out, x->s, x->id[0])) != 0) {
+	if ((r = api_bisect_json(x->s, x->id[0], &out)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}

@@ -187,5 +187,18 @@ api_handler api_read_jobs, api_read_job, api_read_raw, api_read_hosts,
 /* What GET /api/v1/pairs/{id} answers: the pair, its two jobs, its
  * comparisons and the kernel of each side.  0, or a store error. */
 int api_pair_json(struct store *, int64_t id, json_t **out);
+/* What GET /api/v1/trees and /api/v1/commits answer (dc: the configured
+ * trees; cursor NULL from the first): 0, or a store error. */
+struct daemon_config;
+int api_trees_json(struct store *, const struct daemon_config *dc,
+    const char *cursor, int64_t limit, json_t **out);
+int api_commits_json(struct store *, const char *tree, const char *branch,
+    int64_t limit, int64_t cursor, json_t **out);
+/* What GET /api/v1/bisections/{id} answers ({"bisection": {..., "steps"}}:
+ * 0, ERR_NOTFOUND or -1) and GET /api/v1/bisections (newest first, older
+ * than cursor, 0: from the newest; 0 or -1). */
+int api_bisect_json(struct store *, int64_t id, json_t **out);
+int api_bisects_json(
+    struct store *, int64_t limit, int64_t cursor, json_t **out);
 
 #endif

@@ -14,7 +14,6 @@
 #include "common/caps.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/bisect_api.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/jobspec.h"
@@ -22,10 +21,13 @@
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_batch.h"
+#include "daemon/store_bisect.h"
+#include "daemon/store_dash.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/rows.h"
+#include "web/rows_dash.h"
 
 /* The latency histogram's bounds as /metrics prints them (web/api.c's
  * lat_le). */
@@ -246,25 +248,21 @@ trees_page(json_t *arr, const char *cursor, int64_t limit)
 	return o;
 }
 
-void
-api_read_trees(struct ctx *x)
+int
+api_trees_json(struct store *s, const struct daemon_config *dc,
+    const char *cursor, int64_t limit, json_t **out)
 {
-	const struct daemon_config *dc = x->conf->dc;
-	const char *cursor = httpd_query(x->r, "cursor");
-	json_t *out = NULL, *arr, *t = NULL;
-	int64_t limit;
+	struct store_trees l;
+	json_t *all, *arr, *t = NULL;
 	size_t i, k;
 	int r;
 
-	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
-		return;
-	if (cursor != NULL && *cursor == '\0')
-		cursor = NULL;
-	if ((r = store_trees_list(x->s, &out)) != 0) {
-		api_reply_store_err(x, r);
-		return;
-	}
-	arr = json_object_get(out, "trees");
+	*out = NULL;
+	if ((r = store_trees_get(s, &l)) != 0)
+		return r;
+	all = rows_trees_json(&l);
+	store_trees_release(&l);
+	arr = json_object_get(all, "trees");
 	for (i = 0; i < dc->ntrees; i++) {
 		json_array_foreach(arr, k, t)
 		{
@@ -310,9 +308,43 @@ api_read_trees(struct ctx *x)
 			st = "ok";
 		json_object_set_new(t, "status", json_string(st));
 	}
-	t = trees_page(arr, cursor, limit);
-	json_decref(out);
-	api_reply_json(x, 200, t);
+	*out = trees_page(arr, cursor, limit);
+	json_decref(all);
+	return 0;
+}
+
+void
+api_read_trees(struct ctx *x)
+{
+	const char *cursor = httpd_query(x->r, "cursor");
+	json_t *out = NULL;
+	int64_t limit;
+	int r;
+
+	if (api_query_int(x, &limit, "limit", LIST_DEFAULT, 1, LIST_MAX) == -1)
+		return;
+	if (cursor != NULL && *cursor == '\0')
+		cursor = NULL;
+	if ((r = api_trees_json(x->s, x->conf->dc, cursor, limit, &out)) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	api_reply_json(x, 200, out);
+}
+
+int
+api_commits_json(struct store *s, const char *tree, const char *branch,
+    int64_t limit, int64_t cursor, json_t **out)
+{
+	struct store_commits l;
+	int r;
+
+	*out = NULL;
+	if ((r = store_commits_get(s, &l, tree, branch, limit, cursor)) != 0)
+		return r;
+	*out = rows_commits_json(&l);
+	store_commits_release(&l);
+	return 0;
 }
 
 void
@@ -330,7 +362,7 @@ api_read_commits(struct ctx *x)
 		branch = NULL;
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
-	r = store_commits_list(x->s, &out, tree, branch, limit, cursor);
+	r = api_commits_json(x->s, tree, branch, limit, cursor, &out);
 	if (r != 0) {
 		api_reply_store_err(x, r);
 		return;
@@ -381,21 +413,18 @@ sample(struct buf *b, const char *name, const char *label, const char *value,
 static void
 web_metrics_add(struct ctx *x, struct buf *b)
 {
-	json_t *counts = NULL, *v;
+	struct store_regression_counts counts;
 	int64_t alerts = 0, fetch = 0, apend = 0, afail = 0;
-	const char *k;
+	int i;
 
-	if (store_web_regression_counts(x->s, &counts) == 0) {
+	if (store_regression_counts_get(x->s, &counts) == 0) {
 		buf_puts(b,
 		    "# HELP perfwatch_regressions Regressions by "
 		    "triage state.\n"
 		    "# TYPE perfwatch_regressions gauge\n");
-		json_object_foreach(counts, k, v)
-		{
-			sample(b, "perfwatch_regressions", "state", k,
-			    (uint64_t)json_integer_value(v));
-		}
-		json_decref(counts);
+		for (i = 0; i < STORE_REGRESSION_STATES; i++)
+			sample(b, "perfwatch_regressions", "state",
+			    store_regression_states[i], (uint64_t)counts.n[i]);
 	}
 	if (store_web_ops(x->s, &alerts, &fetch) == 0)
 		buf_printf(b,
@@ -703,13 +732,53 @@ api_read_alert(struct ctx *x)
 	api_reply_json(x, 200, out);
 }
 
+int
+api_bisect_json(struct store *s, int64_t id, json_t **out)
+{
+	struct store_bisect *b = NULL;
+	struct store_bisect_step *st = NULL;
+	size_t n = 0;
+	json_t *o;
+	int r;
+
+	*out = NULL;
+	if ((r = store_bisect_get(s, &b, id)) != 0)
+		return r;
+	if ((r = store_bisect_steps(s, &st, &n, id)) != 0) {
+		store_bisect_free(b);
+		return r;
+	}
+	if ((o = rows_bisect_json(b)) != NULL)
+		json_object_set_new(o, "steps", rows_bisect_steps_json(st, n));
+	store_bisect_steps_free(st, n);
+	store_bisect_free(b);
+	if (o == NULL)
+		return -1;
+	*out = json_pack("{s:o}", "bisection", o);
+	return 0;
+}
+
+int
+api_bisects_json(struct store *s, int64_t limit, int64_t cursor, json_t **out)
+{
+	struct store_bisects l;
+	int r;
+
+	*out = NULL;
+	if ((r = store_bisects_get(s, &l, limit, cursor)) != 0)
+		return r;
+	*out = rows_bisects_json(&l);
+	store_bisects_release(&l);
+	return 0;
+}
+
 void
 api_read_bisect(struct ctx *x)
 {
 	json_t *out = NULL;
 	int r;
 
-	if ((r = bisect_api_get(&out, x->s, x->id[0])) != 0) {
+	if ((r = api_bisect_json(x->s, x->id[0], &out)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
@@ -725,7 +794,7 @@ api_read_bisects(struct ctx *x)
 
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
-	if ((r = bisect_api_list(&out, x->s, limit, cursor)) != 0) {
+	if ((r = api_bisects_json(x->s, limit, cursor, &out)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}

@@ -11,6 +11,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
+#include "daemon/store_dash.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/views.h"
@@ -21,17 +22,15 @@
 
 /* What one candidate job (and its base) says, as a verdict-like word. */
 static const char *
-job_verdict(json_t *j, const char **progress)
+job_verdict(const struct store_recent_job *j, const char **progress)
 {
-	const char *cs = web_jstr(j, "state"), *bs = web_jstr(j, "base_state");
-	const char *vs = web_jstr(j, "verdicts");
+	const char *cs = j->state, *bs = j->base_state;
 
 	*progress = NULL;
 	if ((cs && strcmp(cs, "running") == 0) ||
 	    (bs && strcmp(bs, "running") == 0)) {
-		*progress = cs && strcmp(cs, "running") == 0
-		    ? web_jstr(j, "progress")
-		    : web_jstr(j, "base_progress");
+		*progress = cs && strcmp(cs, "running") == 0 ? j->progress
+		                                             : j->base_progress;
 		return "running";
 	}
 	if ((cs && strcmp(cs, "failed") == 0) ||
@@ -40,7 +39,7 @@ job_verdict(json_t *j, const char **progress)
 	if ((cs && strcmp(cs, "queued") == 0) ||
 	    (bs && strcmp(bs, "queued") == 0))
 		return "queued";
-	return web_worst_verdict(vs); /* NULL: unknown */
+	return web_worst_verdict(j->verdicts); /* NULL: unknown */
 }
 
 struct ov_item {
@@ -51,13 +50,18 @@ struct ov_item {
 	char id[24];
 };
 
-static json_t *
+/*
+ * The view of the overview into v, its items and groups (*out_items,
+ * *out_groups: the caller frees both) borrowing from *recent (the
+ * caller's store_recent_release): 0, or a store error.
+ */
+static int
 overview_build(struct ctx *x, struct view_overview *v,
     struct ov_item **out_items, struct view_overview_group **out_groups,
-    int *err)
+    struct store_recent *recent)
 {
 	struct store_stats st;
-	json_t *recent = NULL, *counts = NULL, *rows, *j;
+	struct store_regression_counts counts;
 	struct ov_item *items = xcalloc(OVERVIEW_ITEMS, sizeof(*items));
 	struct view_overview_group *g = xcalloc(OVERVIEW_ITEMS + 1, sizeof(*g));
 	size_t i, n = 0, ng = 0, k;
@@ -66,33 +70,29 @@ overview_build(struct ctx *x, struct view_overview *v,
 	*out_items = items;
 	*out_groups = g;
 	memset(v, 0, sizeof(*v));
+	memset(recent, 0, sizeof(*recent));
 	v->now = x->now;
 	if ((r = store_stats(x->s, &st, x->now, x->online_s)) != 0 ||
-	    (r = store_web_regression_counts(x->s, &counts)) != 0 ||
-	    (r = store_web_recent(x->s, &recent, RECENT_JOBS)) != 0) {
-		*err = r;
-		return NULL;
-	}
-	web_keep(x, counts);
-	web_keep(x, recent);
+	    (r = store_regression_counts_get(x->s, &counts)) != 0 ||
+	    (r = store_recent_get(x->s, recent, RECENT_JOBS)) != 0)
+		return r;
 	v->hosts_online = (int)st.hosts_online;
 	v->hosts_total = (int)st.hosts;
 	v->queued = st.jobs[0];
 	v->running = st.jobs[1];
-	v->regressions_new = web_jint(counts, "new");
-	rows = json_object_get(recent, "rows");
-	json_array_foreach(rows, i, j)
-	{
+	v->regressions_new = counts.n[0];
+	for (i = 0; i < recent->n; i++) {
+		const struct store_recent_job *j = &recent->v[i];
 		struct ov_item *it = NULL;
 		char key[32];
-		const char *name = web_jstr(j, "name"), *verdict, *progress;
-		int64_t cid = web_jint(j, "commit_id");
+		const char *name = j->name, *verdict, *progress;
+		int64_t cid = j->commit_id;
 
 		if (cid)
 			snprintf(key, sizeof(key), "c%lld", (long long)cid);
 		else
-			snprintf(key, sizeof(key), "p%lld",
-			    (long long)web_jint(j, "pair_id"));
+			snprintf(
+			    key, sizeof(key), "p%lld", (long long)j->pair_id);
 		for (k = 0; k < n; k++)
 			if (strcmp(items[k].key, key) == 0)
 				it = &items[k];
@@ -101,28 +101,28 @@ overview_build(struct ctx *x, struct view_overview *v,
 				continue;
 			it = &items[n++];
 			memcpy(it->key, key, sizeof(key));
-			if (web_jint(j, "series_id")) {
+			if (j->series_id) {
 				it->it.kind = VIEW_SERIES;
 				snprintf(it->id, sizeof(it->id), "%lld",
-				    (long long)web_jint(j, "series_id"));
+				    (long long)j->series_id);
 				it->it.id = it->id;
-				it->it.subject = web_jstr(j, "series_title");
+				it->it.subject = j->series_title;
 			} else if (cid) {
 				it->it.kind = VIEW_COMMIT;
-				it->it.id = web_jstr(j, "sha");
-				it->it.subject = web_jstr(j, "subject");
+				it->it.id = j->sha;
+				it->it.subject = j->subject;
 			} else {
 				it->it.kind = VIEW_PAIR;
 				snprintf(it->id, sizeof(it->id), "%lld",
-				    (long long)web_jint(j, "pair_id"));
+				    (long long)j->pair_id);
 				it->it.id = it->id;
-				it->it.subject = web_jstr(j, "point");
+				it->it.subject = j->point;
 			}
-			it->it.author = web_jstr(j, "author");
-			it->it.time = web_jint(j, "time");
+			it->it.author = j->author;
+			it->it.time = j->time;
 			it->it.badges = it->badges;
-			it->tree = web_jstr(j, "tree");
-			it->branch = web_jstr(j, "branches");
+			it->tree = j->tree;
+			it->branch = j->branches;
 		}
 		verdict = job_verdict(j, &progress);
 		for (k = 0; k < it->it.nbadges; k++)
@@ -185,8 +185,7 @@ overview_build(struct ctx *x, struct view_overview *v,
 	}
 	v->groups = g;
 	v->ngroups = ng;
-	*err = 0;
-	return rows;
+	return 0;
 }
 
 /*
@@ -220,6 +219,7 @@ web_overview(struct ctx *x)
 	struct ov_item *items;
 	struct view_overview_group *g;
 	struct view_overview_item *flat;
+	struct store_recent recent;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	char *cached;
 	size_t len;
@@ -231,9 +231,10 @@ web_overview(struct ctx *x)
 		    x->r, 200, "text/html; charset=utf-8", cached, len);
 		return;
 	}
-	if (overview_build(x, &v, &items, &g, &r) == NULL) {
+	if ((r = overview_build(x, &v, &items, &g, &recent)) != 0) {
 		free(items);
 		free(g);
+		store_recent_release(&recent);
 		web_page_store_err(x, r);
 		return;
 	}
@@ -242,31 +243,29 @@ web_overview(struct ctx *x)
 	free(flat);
 	free(items);
 	free(g);
+	store_recent_release(&recent);
 	if (!buf_failed(&b))
 		web_cache_put(x->a->web, CACHE_PAGE, b.data, b.len);
 	web_reply_page(x, 200, &b);
 }
 
-void
-web_overview_json(struct ctx *x)
+int
+web_overview_doc(struct ctx *x, json_t **out)
 {
 	struct view_overview v;
 	struct ov_item *items;
 	struct view_overview_group *g;
-	json_t *o, *groups;
-	size_t i, k, at = 0, len;
-	char *cached;
+	struct store_recent recent;
+	json_t *groups;
+	size_t i, k, at = 0;
 	int r;
 
-	if ((cached = web_cache_get(x->a->web, CACHE_JSON, &len)) != NULL) {
-		httpd_reply_take(x->r, 200, "application/json", cached, len);
-		return;
-	}
-	if (overview_build(x, &v, &items, &g, &r) == NULL) {
+	*out = NULL;
+	if ((r = overview_build(x, &v, &items, &g, &recent)) != 0) {
 		free(items);
 		free(g);
-		web_json_store_err(x, r);
-		return;
+		store_recent_release(&recent);
+		return r;
 	}
 	groups = json_array();
 	for (i = 0; i < v.ngroups; i++) {
@@ -299,11 +298,31 @@ web_overview_json(struct ctx *x)
 		    json_pack("{s:s?, s:s?, s:o}", "tree", g[i].tree, "branch",
 		        g[i].branch, "items", arr));
 	}
-	o = json_pack("{s:i, s:i, s:I, s:I, s:I, s:o}", "hosts_online",
+	*out = json_pack("{s:i, s:i, s:I, s:I, s:I, s:o}", "hosts_online",
 	    v.hosts_online, "hosts", v.hosts_total, "queued",
 	    (json_int_t)v.queued, "running", (json_int_t)v.running,
 	    "regressions_new", (json_int_t)v.regressions_new, "groups", groups);
 	free(items);
 	free(g);
+	store_recent_release(&recent);
+	return 0;
+}
+
+void
+web_overview_json(struct ctx *x)
+{
+	json_t *o;
+	size_t len;
+	char *cached;
+	int r;
+
+	if ((cached = web_cache_get(x->a->web, CACHE_JSON, &len)) != NULL) {
+		httpd_reply_take(x->r, 200, "application/json", cached, len);
+		return;
+	}
+	if ((r = web_overview_doc(x, &o)) != 0) {
+		web_json_store_err(x, r);
+		return;
+	}
 	web_reply_json_cached(x, o, CACHE_JSON);
 }

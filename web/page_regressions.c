@@ -13,8 +13,10 @@
 #include "common/xalloc.h"
 #include "daemon/store.h"
 #include "daemon/store_bisect.h"
+#include "daemon/store_dash.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/rows_dash.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -40,9 +42,9 @@ web_regressions(struct ctx *x)
 {
 	struct view_regressions v = { 0 };
 	struct view_regression *rows;
+	struct store_regressions l;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
-	json_t *o = NULL, *arr, *row;
-	int64_t cursor, last = 0, saved;
+	int64_t cursor, saved;
 	char next[32], flash[64];
 	size_t i;
 	int r;
@@ -52,44 +54,41 @@ web_regressions(struct ctx *x)
 	v.host = web_q(x, "host");
 	v.bench = web_q(x, "bench");
 	v.state = state_filter(x);
-	r = store_web_regressions(
-	    x->s, &o, v.tree, v.host, v.bench, v.state, PAGE_ROWS, cursor);
+	r = store_regressions_get(
+	    x->s, &l, v.tree, v.host, v.bench, v.state, PAGE_ROWS, cursor);
 	if (r != 0) {
 		web_page_store_err(x, r);
 		return;
 	}
-	web_keep(x, o);
-	arr = json_object_get(o, "rows");
-	rows = xcalloc(json_array_size(arr) + 1, sizeof(*rows));
-	json_array_foreach(arr, i, row)
-	{
+	rows = xcalloc(l.n + 1, sizeof(*rows));
+	for (i = 0; i < l.n; i++) {
+		const struct store_regression *o = &l.v[i];
 		struct view_regression *g = &rows[i];
 
-		g->id = last = web_jint(row, "id");
-		g->tree = web_jstr(row, "tree");
-		g->branch = web_jstr(row, "branches");
-		g->commit = web_jstr(row, "sha");
-		g->subject = web_jstr(row, "subject");
-		g->pair_id = web_jint(row, "pair_id");
-		g->host = web_jstr(row, "host");
-		g->bench = web_jstr(row, "bench");
-		g->point = web_jstr(row, "point");
-		g->metric = web_jstr(row, "metric");
-		g->change_pct = web_jnum(row, "change_pct");
-		g->verdict = web_jstr(row, "verdict");
-		g->state = web_jstr(row, "state");
-		g->note = web_jstr(row, "note");
-		g->created = web_jint(row, "created");
-		g->updated = web_jint(row, "updated");
-		g->bisect_id = web_jint(row, "bisect_id");
-		g->bisect_state = web_jstr(row, "bisect_state");
-		g->culprit = web_jstr(row, "culprit");
-		g->suspect = web_jstr(row, "suspect");
+		g->id = o->id;
+		g->tree = o->tree;
+		g->branch = o->branches;
+		g->commit = o->sha;
+		g->subject = o->subject;
+		g->pair_id = o->pair_id;
+		g->host = o->host;
+		g->bench = o->bench;
+		g->point = o->point;
+		g->metric = o->metric;
+		g->change_pct = o->change_pct;
+		g->verdict = o->verdict;
+		g->state = o->state;
+		g->note = o->note;
+		g->created = o->created;
+		g->updated = o->updated;
+		g->bisect_id = o->bisect_id;
+		g->bisect_state = o->bisect_state;
+		g->culprit = o->culprit;
+		g->suspect = o->suspect;
 	}
 	v.rows = rows;
-	v.nrows = json_array_size(arr);
-	web_pager(&v.pager, cursor, v.nrows == PAGE_ROWS && last > 1 ? last : 0,
-	    next);
+	v.nrows = l.n;
+	web_pager(&v.pager, cursor, l.next_cursor, next);
 	v.session.admin = x->admin;
 	v.session.csrf = x->admin ? x->csrf : NULL;
 	if (web_q_int(x, &saved, "saved", 0, 0, INT64_MAX) == 0 && saved) {
@@ -99,6 +98,7 @@ web_regressions(struct ctx *x)
 	}
 	view_regressions_render(&b, &v);
 	free(rows);
+	store_regressions_release(&l);
 	web_reply_page(x, 200, &b);
 }
 
@@ -176,12 +176,29 @@ web_bisect(struct ctx *x)
 	web_reply_page(x, 200, &b);
 }
 
+int
+web_regressions_doc(struct store *s, json_t **out, const char *tree,
+    const char *host, const char *bench, const char *state, int64_t limit,
+    int64_t cursor)
+{
+	struct store_regressions l;
+	int r;
+
+	*out = NULL;
+	r = store_regressions_get(
+	    s, &l, tree, host, bench, state, limit, cursor);
+	if (r != 0)
+		return r;
+	*out = rows_regressions_json(&l);
+	store_regressions_release(&l);
+	return 0;
+}
+
 void
 web_regressions_json(struct ctx *x)
 {
-	json_t *o = NULL, *out;
+	json_t *out = NULL;
 	int64_t limit, cursor;
-	size_t n;
 	int r;
 
 	if (web_q_int(x, &limit, "limit", PAGE_ROWS, 1, PAGE_MAX) == -1 ||
@@ -196,24 +213,12 @@ web_regressions_json(struct ctx *x)
 		    "fixed");
 		return;
 	}
-	r = store_web_regressions(x->s, &o, web_q(x, "tree"), web_q(x, "host"),
+	r = web_regressions_doc(x->s, &out, web_q(x, "tree"), web_q(x, "host"),
 	    web_q(x, "bench"), state_filter(x), limit, cursor);
 	if (r != 0) {
 		web_json_store_err(x, r);
 		return;
 	}
-	out = json_pack("{s:O}", "regressions", json_object_get(o, "rows"));
-	n = json_array_size(json_object_get(o, "rows"));
-	if ((int64_t)n == limit && n > 0) {
-		char c[24];
-		int64_t last = web_jint(
-		    json_array_get(json_object_get(o, "rows"), n - 1), "id");
-
-		snprintf(c, sizeof(c), "%lld", (long long)last);
-		if (last > 1)
-			json_object_set_new(out, "next_cursor", json_string(c));
-	}
-	json_decref(o);
 	web_reply_json(x, 200, out);
 }
 

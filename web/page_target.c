@@ -23,7 +23,9 @@
 #include "daemon/series_versus.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
+#include "daemon/store_dash.h"
 #include "web/api_int.h"
+#include "web/rows_dash.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -406,6 +408,7 @@ static int
 target_rows(struct ctx *x, enum view_target kind, const char *id,
     struct cmp_set *c, json_t **out_info)
 {
+	struct store_commit_page cp;
 	json_t *o = NULL;
 	int64_t n;
 	int r;
@@ -413,9 +416,12 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 	*out_info = NULL;
 	switch (kind) {
 	case VIEW_COMMIT:
-		if ((r = store_web_commit(x->s, &o, id)) != 0)
+		if ((r = store_commit_page_get(x->s, &cp, id)) != 0)
 			return r;
-		web_keep(x, o);
+		/* The commit's JSON (the API's "commit", "pairs" and
+		 * "series"), which the page reads too. */
+		o = web_keep(x, rows_commit_page_json(&cp));
+		store_commit_page_release(&cp);
 		*out_info = o;
 		return pairs_rows(x, c, json_object_get(o, "pairs"));
 	case VIEW_SERIES:

@@ -82,6 +82,14 @@ struct buf;
  */
 int web_history_doc(struct store *, const struct store_history_q *q,
     json_t **out_json, struct buf *out_html);
+/* What GET /api/v1/overview answers (uncached): 0 with *out the
+ * caller's, or a store error.  Borrows from x->keep. */
+int web_overview_doc(struct ctx *x, json_t **out);
+/* What GET /api/v1/regressions answers for these filters (NULL: any):
+ * 0 with *out the caller's, or a store error. */
+int web_regressions_doc(struct store *, json_t **out, const char *tree,
+    const char *host, const char *bench, const char *state, int64_t limit,
+    int64_t cursor);
 double web_median(double *v, size_t n);
 /* The value of cookie name in the Cookie header into out, or "". */
 void web_cookie(struct ctx *x, const char *name, char *out, size_t len);

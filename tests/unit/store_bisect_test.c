@@ -281,8 +281,7 @@ TEST(test_store_bisect__list_pages)
 	char *p = xasprintf("%s/list.db", test_tmpdir());
 	struct store *s = NULL;
 	struct err e = { 0 };
-	int64_t *ids = NULL;
-	size_t n = 0;
+	struct store_bisects l;
 
 	unlink(p);
 	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
@@ -295,21 +294,21 @@ TEST(test_store_bisect__list_pages)
 	           " 'd', 'done', 8, 2, 2), (12, 'change-point', 1, 'j',"
 	           " 'ops', 'e', 'f', 'queued', 8, 3, 3);") == 0);
 	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
-	ASSERT(store_bisect_list(s, &ids, &n, 2, 0) == 0);
-	ASSERT_INTEQ(n, 2);
-	ASSERT_INTEQ(ids[0], 12);
-	ASSERT_INTEQ(ids[1], 9);
-	free(ids);
-	ids = NULL;
+	ASSERT(store_bisects_get(s, &l, 2, 0) == 0);
+	ASSERT_INTEQ(l.n, 2);
+	ASSERT_INTEQ(l.v[0].id, 12);
+	ASSERT_INTEQ(l.v[1].id, 9);
+	ASSERT_INTEQ(l.next_cursor, 9);
+	store_bisects_release(&l);
 	/* The cursor is the last id of the page before. */
-	ASSERT(store_bisect_list(s, &ids, &n, 2, 9) == 0);
-	ASSERT_INTEQ(n, 1);
-	ASSERT_INTEQ(ids[0], 3);
-	free(ids);
-	ids = NULL;
-	ASSERT(store_bisect_list(s, &ids, &n, 2, 3) == 0);
-	ASSERT_INTEQ(n, 0);
-	free(ids);
+	ASSERT(store_bisects_get(s, &l, 2, 9) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_INTEQ(l.v[0].id, 3);
+	ASSERT_INTEQ(l.next_cursor, 0);
+	store_bisects_release(&l);
+	ASSERT(store_bisects_get(s, &l, 2, 3) == 0);
+	ASSERT_INTEQ(l.n, 0);
+	store_bisects_release(&l);
 	store_close(s);
 	free(p);
 }

@@ -11,6 +11,7 @@
 #include "daemon/kfacts.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "daemon/store_dash.h"
 #include "daemon/store_fleet.h"
 #include "daemon/store_series2.h"
 #include "tests/unit/test.h"
@@ -739,7 +740,7 @@ TEST(test_store__commit_recorded_once_gains_branches)
 		"subject", "[\"mm\"]" };
 	int64_t t = 0, id1 = 0, id2 = 0, id3 = 0;
 	int fresh = -1;
-	json_t *l = NULL;
+	struct store_commits l;
 
 	ASSERT(s != NULL);
 	ASSERT(store_tree_sync(s, &t, "mm", "file:///x") == 0);
@@ -749,20 +750,15 @@ TEST(test_store__commit_recorded_once_gains_branches)
 	ASSERT_INTEQ(fresh, 0);
 	ASSERT_INTEQ(id1, id2);
 	ASSERT(store_commit_record(s, &id2, &fresh, t, &c, "master", 9) == 0);
-	ASSERT(store_commits_list(s, &l, "mm", "next", 10, 0) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(l, "commits")), 1);
-	ASSERT_STREQ(json_string_value(json_array_get(
-	                 json_object_get(
-	                     json_array_get(json_object_get(l, "commits"), 0),
-	                     "branches"),
-	                 1)),
-	    "next");
-	json_decref(l);
+	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_STREQ(l.v[0].branches, "master,next");
+	store_commits_release(&l);
 	/* A submitted stub is new to the watcher and gets the details. */
 	ASSERT(store_commit_stub(s, &id3, t, SHA_B) == 0);
-	ASSERT(store_commits_list(s, &l, NULL, NULL, 10, 0) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(l, "commits")), 1);
-	json_decref(l);
+	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	store_commits_release(&l);
 	c.sha = SHA_B;
 	ASSERT(store_commit_record(s, &id2, &fresh, t, &c, "master", 9) == 0);
 	ASSERT_INTEQ(fresh, 1);
@@ -799,7 +795,9 @@ TEST(test_store__tree_and_branch_state)
 	struct store *s = open_new();
 	int64_t t = 0;
 	char tip[41];
-	json_t *l = NULL, *tr, *br;
+	struct store_trees l;
+	const struct store_tree *tr;
+	const struct store_tree_branch *br;
 
 	ASSERT(s != NULL);
 	ASSERT(store_tree_sync(s, &t, "mm", "u1") == 0);
@@ -814,19 +812,20 @@ TEST(test_store__tree_and_branch_state)
 	           s, t, "m", SHA_B, "ok", NULL, "rewritten", 7) == 0);
 	ASSERT(store_tree_polled(s, t, 8, 0, "unreachable", 2, 12) == 0);
 	ASSERT(store_tree_sync(s, &t, "mm", "u2") == 0);
-	ASSERT(store_trees_list(s, &l) == 0);
-	tr = json_array_get(json_object_get(l, "trees"), 0);
-	br = json_array_get(json_object_get(tr, "branches"), 0);
-	ASSERT_STREQ(json_string_value(json_object_get(tr, "url")), "u2");
-	ASSERT_STREQ(json_string_value(json_object_get(tr, "last_error")),
-	    "unreachable");
-	ASSERT_INTEQ(json_integer_value(json_object_get(tr, "failures")), 2);
-	ASSERT(json_is_null(json_object_get(tr, "last_ok")));
-	ASSERT_STREQ(json_string_value(json_object_get(br, "tip")), SHA_B);
-	ASSERT_STREQ(json_string_value(json_object_get(br, "state")), "ok");
-	ASSERT_INTEQ(json_integer_value(json_object_get(br, "rewrites")), 1);
-	ASSERT_INTEQ(json_integer_value(json_object_get(br, "updated")), 7);
-	json_decref(l);
+	ASSERT(store_trees_get(s, &l) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_INTEQ(l.v[0].nbranches, 1);
+	tr = &l.v[0];
+	br = &tr->branches[0];
+	ASSERT_STREQ(tr->url, "u2");
+	ASSERT_STREQ(tr->last_error, "unreachable");
+	ASSERT_INTEQ(tr->failures, 2);
+	ASSERT(!tr->has_last_ok);
+	ASSERT_STREQ(br->tip, SHA_B);
+	ASSERT_STREQ(br->state, "ok");
+	ASSERT_INTEQ(br->rewrites, 1);
+	ASSERT_INTEQ(br->updated, 7);
+	store_trees_release(&l);
 	store_close(s);
 }
 
@@ -1420,14 +1419,15 @@ stats_are(struct store *s, int64_t queued, int64_t running, int64_t success,
 static int64_t
 reg_count(struct store *s, const char *state)
 {
-	json_t *o = NULL;
-	int64_t n;
+	struct store_regression_counts c;
+	int i;
 
-	if (store_web_regression_counts(s, &o) != 0)
+	if (store_regression_counts_get(s, &c) != 0)
 		return -1;
-	n = json_integer_value(json_object_get(o, state));
-	json_decref(o);
-	return n;
+	for (i = 0; i < STORE_REGRESSION_STATES; i++)
+		if (strcmp(store_regression_states[i], state) == 0)
+			return c.n[i];
+	return -1;
 }
 
 /* The overview's and the jobs page's counts follow every way a job, a
@@ -1438,7 +1438,8 @@ TEST(test_store__counts_follow_every_change)
 {
 	struct store *s = open_new();
 	struct store_comparison cmp;
-	json_t *c = NULL, *rows = NULL;
+	struct store_regressions rl;
+	json_t *c = NULL;
 	int64_t h, pair, b, cand, rid, i;
 	int n = 0;
 
@@ -1499,11 +1500,11 @@ TEST(test_store__counts_follow_every_change)
 	cmp.final = 1;
 	ASSERT(store_verdict_put(s, NULL, pair, &cmp, 2007) == 0);
 	ASSERT_INTEQ(reg_count(s, "new"), 1);
-	ASSERT(store_web_regressions(s, &rows, NULL, NULL, NULL, NULL, 10, 0) ==
-	    0);
-	rid = json_integer_value(json_object_get(
-	    json_array_get(json_object_get(rows, "rows"), 0), "id"));
-	json_decref(rows);
+	ASSERT(
+	    store_regressions_get(s, &rl, NULL, NULL, NULL, NULL, 10, 0) == 0);
+	ASSERT(rl.n >= 1);
+	rid = rl.v[0].id;
+	store_regressions_release(&rl);
 	ASSERT(store_web_triage(s, rid, "acknowledged", "seen", 2008) == 0);
 	ASSERT_INTEQ(reg_count(s, "new"), 0);
 	ASSERT_INTEQ(reg_count(s, "acknowledged"), 1);

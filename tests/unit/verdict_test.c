@@ -19,6 +19,7 @@
 #include "common/xalloc.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "daemon/store_dash.h"
 #include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
 #include "tests/unit/test.h"
@@ -181,13 +182,13 @@ sget(json_t *o, const char *k)
 static size_t
 regressions(struct store *s)
 {
-	json_t *o = NULL;
+	struct store_regressions l;
 	size_t n;
 
-	if (store_web_regressions(s, &o, NULL, NULL, NULL, NULL, 100, 0) != 0)
+	if (store_regressions_get(s, &l, NULL, NULL, NULL, NULL, 100, 0) != 0)
 		return (size_t)-1;
-	n = json_array_size(json_object_get(o, "rows"));
-	json_decref(o);
+	n = l.n;
+	store_regressions_release(&l);
 	return n;
 }
 
@@ -943,7 +944,8 @@ TEST(test_verdict__migration_keeps_regressions)
 	struct err e = { 0 };
 	struct verdict_outcome o;
 	int64_t h, b, c, pair, pair2, b2, c2;
-	json_t *keep = NULL, *rows = NULL, *cm;
+	struct store_regressions rl;
+	json_t *keep = NULL, *cm;
 
 	/*
 	 * The pairs are made under v4; their runs come after the upgrade,
@@ -969,13 +971,12 @@ TEST(test_verdict__migration_keeps_regressions)
 	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h, b2, c2, md, 1, 5), 0);
 	ASSERT_INTEQ(
-	    store_web_regressions(s, &rows, NULL, NULL, NULL, NULL, 10, 0), 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
-	cm = json_array_get(json_object_get(rows, "rows"), 0);
-	ASSERT_STREQ(sget(cm, "state"), "acknowledged");
-	ASSERT_STREQ(sget(cm, "note"), "seen");
-	ASSERT_STREQ(sget(cm, "metric"), "ops");
-	json_decref(rows);
+	    store_regressions_get(s, &rl, NULL, NULL, NULL, NULL, 10, 0), 0);
+	ASSERT_INTEQ(rl.n, 1);
+	ASSERT_STREQ(rl.v[0].state, "acknowledged");
+	ASSERT_STREQ(rl.v[0].note, "seen");
+	ASSERT_STREQ(rl.v[0].metric, "ops");
+	store_regressions_release(&rl);
 	/* Pair 1 had its comparison: it is final.  Pair 2 is pending. */
 	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
 	ASSERT_INTEQ(o.state, VERDICT_NOT_READY);
@@ -1120,21 +1121,18 @@ TEST(test_verdict__memcg_tax_caught_behind_root)
 	/* The regression is a triage row like the others. */
 	ASSERT(regressions(s) >= 1);
 	{
-		json_t *o2 = NULL, *r;
+		struct store_regressions l;
 		size_t i;
 		int seen = 0;
 
-		ASSERT_INTEQ(store_web_regressions(
-		                 s, &o2, NULL, NULL, NULL, NULL, 100, 0),
+		ASSERT_INTEQ(store_regressions_get(
+		                 s, &l, NULL, NULL, NULL, NULL, 100, 0),
 		    0);
-		json_array_foreach(json_object_get(o2, "rows"), i, r)
-		{
-			if (strcmp(sget(r, "metric"), "memcg_tax.ops") == 0 &&
-			    json_integer_value(json_object_get(r, "pair_id")) ==
-			        np)
+		for (i = 0; i < l.n; i++)
+			if (strcmp(l.v[i].metric, "memcg_tax.ops") == 0 &&
+			    l.v[i].pair_id == np)
 				seen = 1;
-		}
-		json_decref(o2);
+		store_regressions_release(&l);
 		ASSERT(seen);
 	}
 	/* And it has a history series like the others. */

@@ -10,9 +10,11 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "config/config.h"
 #include "daemon/dconf.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
+#include "daemon/store_bisect.h"
 #include "daemon/store_canary.h"
 #include "tests/unit/test.h"
 #include "web/api_int.h"
@@ -1827,4 +1829,162 @@ TEST(test_web__html_numbers_as_printf)
 	html_int(&got, 0);
 	ASSERT_STREQ(got.data, "0");
 	buf_release(&got);
+}
+
+/* ---- the dashboard's reads: the same JSON bytes (issue 13) ---- */
+
+/*
+ * pairs_store's store and more: a second tree with two commits (one with
+ * two parents, on two branches, with paths and a subject of bytes that
+ * are not UTF-8) and a series on one, branch rows with an error and a
+ * rewrite, a poll that failed and one that did not, a pair on the second
+ * tree, the regression triaged with a hostile note and a bisection of it
+ * with a step.
+ */
+static void
+dash_store(struct store **out)
+{
+	struct store_commit c1 = { "aaaa111111111111111111111111111111111111",
+		"0123456789abcdef0123456789abcdef01234567", "M <m@x>",
+		"N <n@x>", 2000, 2001, hostile[5], "[\"mm/memcontrol.c\"]" };
+	struct store_commit c2 = { "aaaa222222222222222222222222222222222222",
+		"0123456789abcdef0123456789abcdef01234567 "
+		"aaaa111111111111111111111111111111111111",
+		hostile[3], "N <n@x>", 2100, 2101, hostile[0], "[]" };
+	struct store_series_new sn = { "upload", "<s1@x>", hostile[6],
+		"S <s@x>", 2, 3, 3, 2050, 0, "next" };
+	struct store_job_new base = { "base", "{\"parser\":\"fio\"}", "[]", 3,
+		5, 2, 0 };
+	struct store_job_new cand = { "candidate", "{\"parser\":\"fio\"}", "[]",
+		3, 5, 2, 0 };
+	struct store_bisect_src src;
+	struct store_bisect_new bn = { &src, 20, 2, 0, "manual" };
+	struct store *s = NULL;
+	int64_t mm, lx, id1, id2, se, bi, step;
+
+	pairs_store(&s);
+	ASSERT(s != NULL);
+	ASSERT(store_tree_id(s, &lx, "linux<&>") == 0);
+	ASSERT(store_tree_sync(s, &mm, "mm", "https://x/mm.git") == 0);
+	ASSERT(store_commit_record(s, &id1, NULL, mm, &c1, "next", 2200) == 0);
+	ASSERT(store_commit_record(s, &id2, NULL, mm, &c2, "next", 2210) == 0);
+	ASSERT(
+	    store_commit_record(s, &id2, NULL, mm, &c2, "master", 2220) == 0);
+	ASSERT(store_branch_update(s, lx, "master",
+	           "0123456789abcdef0123456789abcdef01234567", "ok", NULL, NULL,
+	           2230) == 0);
+	ASSERT(store_branch_update(
+	           s, mm, "next", c2.sha, "ok", NULL, "forced <x>", 2240) == 0);
+	ASSERT(store_branch_update(s, mm, "gone", NULL, "missing", hostile[1],
+	           NULL, 2250) == 0);
+	ASSERT(store_tree_polled(s, lx, 2260, 1, NULL, 0, 2560) == 0);
+	ASSERT(store_tree_polled(s, mm, 2270, 0, hostile[2], 3, 2900) == 0);
+	sn.tree_id = mm;
+	ASSERT(store_series_create(s, &se, NULL, &sn, 2280) == 0);
+	ASSERT(store_series_state(
+	           s, se, "applied", NULL, c1.sha, id2, "refs/x", 2290) == 0);
+	cand.commit_id = id2;
+	base.commit_id = id1;
+	ASSERT(store_pair_create(s, NULL, NULL, NULL, "mm-bench", "memcg=on",
+	           &base, &cand, 2300) == 0);
+	ASSERT(store_web_triage(s, 1, "acknowledged", hostile[4], 2310) == 0);
+	ASSERT(store_bisect_src(s, &src, 1) == 0);
+	ASSERT(store_bisect_create(s, &bi, &bn, 2320) == 0);
+	store_bisect_src_release(&src);
+	ASSERT(store_bisect_step_add(
+	           s, &step, bi, "step", c1.sha, 0, 0, 2330) == 0);
+	ASSERT(store_bisect_step_set(s, step, "bad", "regression", -9.5,
+	           "unchanged", NAN, hostile[7], 2340) == 0);
+	*out = s;
+}
+
+static void
+dash_dump(struct buf *b, json_t *o)
+{
+	pwjson_dump_buf(b, o);
+	buf_putc(b, '\n');
+	json_decref(o);
+}
+
+/*
+ * GET /api/v1/trees, /api/v1/commits, /api/v1/overview, the commit's
+ * /api/v1/commits/{sha}, /api/v1/regressions and the bisections' routes
+ * answer the bytes tests/data/web/dash.json holds, written when the store
+ * made those rows as JSON (store_i_web_row) and daemon/bisect_api.c the
+ * bisections' (now the store returns structs and web/rows_dash.c makes
+ * the JSON).  On a difference the bytes made now are in the scratch
+ * directory's dash.out.
+ */
+TEST(test_web__dash_json_unchanged)
+{
+	struct cfg_tree trees[2] = { { 0 }, { 0 } };
+	char *lx_branches[] = { "master" }, *paths[] = { "mm/", "include/" };
+	struct daemon_config dc = { 0 };
+	struct buf b = BUF_INIT(1 << 20);
+	struct dconf conf = { 0 };
+	struct ctx x = { 0 };
+	struct store *s = NULL;
+	json_t *o = NULL;
+
+	trees[0].name = "linux<&>";
+	trees[0].url = "https://x/l.git";
+	trees[0].branches.v = lx_branches;
+	trees[0].branches.n = 1;
+	trees[0].poll_s = 300;
+	trees[1].name = "net";
+	trees[1].url = "https://x/net.git";
+	trees[1].paths.v = paths;
+	trees[1].paths.n = 2;
+	trees[1].poll_s = 60;
+	dc.trees = trees;
+	dc.ntrees = 2;
+	conf.dc = &dc;
+	dash_store(&s);
+	ASSERT(s != NULL);
+	ASSERT(api_trees_json(s, &dc, NULL, 50, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_trees_json(s, &dc, NULL, 1, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_trees_json(s, &dc, "linux<&>", 1, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_commits_json(s, NULL, NULL, 50, 0, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_commits_json(s, "mm", "master", 50, 0, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_commits_json(s, NULL, NULL, 1, 0, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_commits_json(s, NULL, NULL, 1, 3, &o) == 0);
+	dash_dump(&b, o);
+	x.s = s;
+	x.conf = &conf;
+	x.now = 2400;
+	x.online_s = 1000;
+	x.keep = json_array();
+	ASSERT(web_overview_doc(&x, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(web_target_json(&x, VIEW_COMMIT, "aaaa2", &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(web_target_json(&x, VIEW_COMMIT,
+	           "aaaa111111111111111111111111111111111111", &o) == 0);
+	dash_dump(&b, o);
+	ASSERT_INTEQ(
+	    web_target_json(&x, VIEW_COMMIT, "aaaa", &o), ERR_CONFLICT);
+	ASSERT_INTEQ(
+	    web_target_json(&x, VIEW_COMMIT, "ffff", &o), ERR_NOTFOUND);
+	json_decref(x.keep);
+	ASSERT(web_regressions_doc(s, &o, NULL, NULL, NULL, NULL, 50, 0) == 0);
+	dash_dump(&b, o);
+	ASSERT(web_regressions_doc(s, &o, "linux<&>", "epyc-1", "fio-randread",
+	           "acknowledged", 1, 0) == 0);
+	dash_dump(&b, o);
+	ASSERT(web_regressions_doc(s, &o, NULL, NULL, NULL, "new", 50, 0) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_bisects_json(s, 50, 0, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_bisect_json(s, 1, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT_INTEQ(api_bisect_json(s, 99, &o), ERR_NOTFOUND);
+	store_close(s);
+	ASSERT(same_as_golden(&b, "dash") == 0);
+	buf_release(&b);
 }

@@ -1,0 +1,534 @@
+/*
+ * The store: the typed reads of the dashboard and the read API
+ * (store_dash.h).  All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
+ */
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/xalloc.h"
+#include "daemon/store.h"
+#include "daemon/store_dash.h"
+#include "daemon/store_int.h"
+
+/* Column i as a time that may be NULL: *has, and the value (0). */
+static int64_t
+col_time(sqlite3_stmt *st, int i, int *has)
+{
+	*has = sqlite3_column_type(st, i) != SQLITE_NULL;
+	return sqlite3_column_int64(st, i);
+}
+
+/* ---- trees ---- */
+
+static void
+branch_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_tree_branch *b = row;
+
+	(void)arg;
+	b->branch = store_i_web_text(st, 0);
+	b->tip = store_i_web_text(st, 1);
+	b->updated = col_time(st, 2, &b->has_updated);
+	b->state = store_i_web_text(st, 3);
+	b->error = store_i_web_text(st, 4);
+	b->rewrites = sqlite3_column_int64(st, 5);
+	b->last_rewrite = store_i_web_text(st, 6);
+}
+
+static void
+tree_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_tree *t = row;
+
+	(void)arg;
+	t->id = sqlite3_column_int64(st, 0);
+	t->name = store_i_web_text(st, 1);
+	t->url = store_i_web_text(st, 2);
+	t->last_fetch = col_time(st, 3, &t->has_last_fetch);
+	t->last_ok = col_time(st, 4, &t->has_last_ok);
+	t->last_error = store_i_web_text(st, 5);
+	t->failures = sqlite3_column_int64(st, 6);
+	t->next_fetch = col_time(st, 7, &t->has_next_fetch);
+	t->commits = sqlite3_column_int64(st, 8);
+}
+
+int
+store_trees_get(struct store *s, struct store_trees *out)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT id, name, url, last_fetch, last_ok, last_error,"
+	    " failures, next_fetch,"
+	    " (SELECT count(*) FROM commits c WHERE c.tree_id = t.id"
+	    "  AND c.first_seen IS NOT NULL)"
+	    " FROM trees t ORDER BY name");
+	void *v;
+	size_t i;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	r = store_i_rows(
+	    s, st, &v, &out->n, sizeof(*out->v), tree_scan, NULL, "trees");
+	out->v = v;
+	for (i = 0; r == 0 && i < out->n; i++) {
+		struct store_tree *t = &out->v[i];
+
+		st = store_i_prep(s,
+		    "SELECT branch, tip, updated, state, error, rewrites,"
+		    " last_rewrite FROM tree_branches WHERE tree_id = ?1"
+		    " ORDER BY branch");
+		if (st == NULL) {
+			r = -1;
+			break;
+		}
+		sqlite3_bind_int64(st, 1, t->id);
+		r = store_i_rows(s, st, &v, &t->nbranches, sizeof(*t->branches),
+		    branch_scan, NULL, "branches");
+		t->branches = v;
+	}
+	if (r != 0)
+		store_trees_release(out);
+	return r;
+}
+
+void
+store_trees_release(struct store_trees *l)
+{
+	size_t i, k;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		struct store_tree *t = &l->v[i];
+
+		for (k = 0; k < t->nbranches; k++) {
+			free(t->branches[k].branch);
+			free(t->branches[k].tip);
+			free(t->branches[k].state);
+			free(t->branches[k].error);
+			free(t->branches[k].last_rewrite);
+		}
+		free(t->branches);
+		free(t->name);
+		free(t->url);
+		free(t->last_error);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- commits ---- */
+
+static void
+commit_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_commit_row *c = row;
+
+	(void)arg;
+	c->id = sqlite3_column_int64(st, 0);
+	c->sha = store_i_web_text(st, 1);
+	c->tree = store_i_web_text(st, 2);
+	c->subject = store_i_web_text(st, 3);
+	c->author = store_i_web_text(st, 4);
+	c->author_date = col_time(st, 5, &c->has_author_date);
+	c->committer = store_i_web_text(st, 6);
+	c->commit_date = col_time(st, 7, &c->has_commit_date);
+	c->parents = store_i_web_text(st, 8);
+	c->branches = store_i_web_text(st, 9);
+	c->paths_json = store_i_web_text(st, 10);
+	c->first_seen = sqlite3_column_int64(st, 11);
+}
+
+int
+store_commits_get(struct store *s, struct store_commits *out, const char *tree,
+    const char *branch, int64_t limit, int64_t cursor)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT c.id, c.sha, t.name, c.subject, c.author,"
+	    " c.author_date, c.committer, c.commit_date, c.parents,"
+	    " c.branches, c.paths, c.first_seen"
+	    " FROM commits c JOIN trees t ON t.id = c.tree_id"
+	    " WHERE (?1 IS NULL OR t.name = ?1)"
+	    " AND (?2 IS NULL OR instr(',' || c.branches || ',',"
+	    "  ',' || ?2 || ',') > 0)"
+	    " AND (?3 = 0 OR c.id < ?3) AND c.first_seen IS NOT NULL"
+	    " ORDER BY c.id DESC LIMIT ?4");
+	void *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, tree);
+	store_i_bind_text(st, 2, branch);
+	sqlite3_bind_int64(st, 3, cursor);
+	sqlite3_bind_int64(st, 4, limit);
+	r = store_i_rows(
+	    s, st, &v, &out->n, sizeof(*out->v), commit_scan, NULL, "commits");
+	out->v = v;
+	if (r != 0) {
+		store_commits_release(out);
+		return r;
+	}
+	if (out->n > 0 && (int64_t)out->n == limit)
+		out->next_cursor = out->v[out->n - 1].id;
+	return 0;
+}
+
+void
+store_commits_release(struct store_commits *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		struct store_commit_row *c = &l->v[i];
+
+		free(c->sha);
+		free(c->tree);
+		free(c->subject);
+		free(c->author);
+		free(c->committer);
+		free(c->parents);
+		free(c->branches);
+		free(c->paths_json);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- the overview ---- */
+
+static void
+recent_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_recent_job *j = row;
+
+	(void)arg;
+	j->id = sqlite3_column_int64(st, 0);
+	j->pair_id = sqlite3_column_int64(st, 1);
+	j->name = store_i_web_text(st, 2);
+	j->point = store_i_web_text(st, 3);
+	j->state = store_i_web_text(st, 4);
+	j->progress = store_i_web_text(st, 5);
+	j->created = sqlite3_column_int64(st, 6);
+	j->commit_id = sqlite3_column_int64(st, 7);
+	j->sha = store_i_web_text(st, 8);
+	j->subject = store_i_web_text(st, 9);
+	j->author = store_i_web_text(st, 10);
+	j->time = sqlite3_column_int64(st, 11);
+	j->tree = store_i_web_text(st, 12);
+	j->branches = store_i_web_text(st, 13);
+	j->series_id = sqlite3_column_int64(st, 14);
+	j->series_title = store_i_web_text(st, 15);
+	j->base_state = store_i_web_text(st, 16);
+	j->base_progress = store_i_web_text(st, 17);
+	j->verdicts = store_i_web_text(st, 18);
+}
+
+int
+store_recent_get(struct store *s, struct store_recent *out, int64_t limit)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
+	    " j.created, j.commit_id, c.sha, c.subject, c.author,"
+	    " coalesce(c.commit_date, j.created), t.name,"
+	    " c.branches, se.id, se.title, b.state, b.progress,"
+	    " (SELECT group_concat(verdict) FROM comparisons"
+	    "  WHERE pair_id = j.pair_id)"
+	    " FROM jobs j"
+	    " LEFT JOIN jobs b ON b.id ="
+	    "  (SELECT base_job_id FROM pairs WHERE id = j.pair_id)"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " LEFT JOIN trees t ON t.id = c.tree_id"
+	    " LEFT JOIN series se ON se.commit_id = j.commit_id"
+	    " WHERE j.role = 'candidate' ORDER BY j.id DESC LIMIT ?1");
+	void *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, limit);
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), recent_scan, NULL,
+	    "recent jobs");
+	out->v = v;
+	if (r != 0)
+		store_recent_release(out);
+	return r;
+}
+
+void
+store_recent_release(struct store_recent *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		struct store_recent_job *j = &l->v[i];
+
+		free(j->name);
+		free(j->point);
+		free(j->state);
+		free(j->progress);
+		free(j->sha);
+		free(j->subject);
+		free(j->author);
+		free(j->tree);
+		free(j->branches);
+		free(j->series_title);
+		free(j->base_state);
+		free(j->base_progress);
+		free(j->verdicts);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+const char *const store_regression_states[STORE_REGRESSION_STATES] = { "new",
+	"acknowledged", "invalid", "fixed" };
+
+int
+store_regression_counts_get(
+    struct store *s, struct store_regression_counts *out)
+{
+	/* The triggers' counts (schema v19). */
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT substr(name, 13), n FROM counts"
+	    " WHERE name LIKE 'regressions.%'");
+	int rc, i;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		for (i = 0; i < STORE_REGRESSION_STATES; i++)
+			if (strcmp(store_i_col_text(st, 0),
+			        store_regression_states[i]) == 0)
+				out->n[i] = sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return store_i_dberr(s, "regression counts");
+	return 0;
+}
+
+/* ---- a commit ---- */
+
+static void
+pair_id_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	(void)arg;
+	*(int64_t *)row = sqlite3_column_int64(st, 0);
+}
+
+int
+store_commit_page_get(
+    struct store *s, struct store_commit_page *out, const char *sha)
+{
+	sqlite3_stmt *st;
+	void *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!store_i_web_hex(sha))
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "commit: expected 4 to 64 lowercase hex digits");
+	st = store_i_prep(s,
+	    "SELECT c.id, c.sha, c.subject, c.author,"
+	    " coalesce(c.commit_date, c.author_date), t.name,"
+	    " c.branches, c.parents FROM commits c"
+	    " JOIN trees t ON t.id = c.tree_id"
+	    " WHERE c.sha >= ?1 AND c.sha < ?1 || 'g' LIMIT 2");
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, sha);
+	if ((r = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		if (r != SQLITE_DONE)
+			return store_i_dberr(s, "commit");
+		return err_setc(
+		    &s->err, ERR_NOTFOUND, "commit %s not found", sha);
+	}
+	out->id = sqlite3_column_int64(st, 0);
+	out->sha = store_i_web_text(st, 1);
+	out->subject = store_i_web_text(st, 2);
+	out->author = store_i_web_text(st, 3);
+	out->time = col_time(st, 4, &out->has_time);
+	out->tree = store_i_web_text(st, 5);
+	out->branches = store_i_web_text(st, 6);
+	out->parents = store_i_web_text(st, 7);
+	r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (r == SQLITE_ROW) {
+		store_commit_page_release(out);
+		return err_setc(&s->err, ERR_CONFLICT,
+		    "commit prefix %s is ambiguous", sha);
+	}
+	st = store_i_prep(s,
+	    "SELECT DISTINCT pair_id FROM jobs WHERE commit_id = ?1"
+	    " AND role = 'candidate' AND pair_id IS NOT NULL"
+	    " ORDER BY pair_id DESC");
+	if (st == NULL) {
+		store_commit_page_release(out);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, out->id);
+	r = store_i_rows(s, st, &v, &out->npairs, sizeof(*out->pairs),
+	    pair_id_scan, NULL, "commit pairs");
+	out->pairs = v;
+	if (r != 0) {
+		store_commit_page_release(out);
+		return r;
+	}
+	st = store_i_prep(
+	    s, "SELECT id, title FROM series WHERE commit_id = ?1");
+	if (st != NULL) {
+		sqlite3_bind_int64(st, 1, out->id);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			out->series_id = sqlite3_column_int64(st, 0);
+			out->series_title = store_i_web_text(st, 1);
+		}
+		sqlite3_finalize(st);
+	}
+	return 0;
+}
+
+void
+store_commit_page_release(struct store_commit_page *c)
+{
+	if (c == NULL)
+		return;
+	free(c->sha);
+	free(c->subject);
+	free(c->author);
+	free(c->tree);
+	free(c->branches);
+	free(c->parents);
+	free(c->pairs);
+	free(c->series_title);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- regressions ---- */
+
+static void
+regression_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_regression *g = row;
+
+	(void)arg;
+	g->id = sqlite3_column_int64(st, 0);
+	g->state = store_i_web_text(st, 1);
+	g->note = store_i_web_text(st, 2);
+	g->created = sqlite3_column_int64(st, 3);
+	g->updated = sqlite3_column_int64(st, 4);
+	g->metric = store_i_web_text(st, 5);
+	g->change_pct = store_i_col_num(st, 6);
+	g->verdict = store_i_web_text(st, 7);
+	g->pair_id = sqlite3_column_int64(st, 8);
+	g->bench = store_i_web_text(st, 9);
+	g->point = store_i_web_text(st, 10);
+	g->host = store_i_web_text(st, 11);
+	g->sha = store_i_web_text(st, 12);
+	g->subject = store_i_web_text(st, 13);
+	g->tree = store_i_web_text(st, 14);
+	g->branches = store_i_web_text(st, 15);
+	g->bisect_id = sqlite3_column_int64(st, 16);
+	g->bisect_state = store_i_web_text(st, 17);
+	g->culprit = store_i_web_text(st, 18);
+	g->culprit_subject = store_i_web_text(st, 19);
+	g->verify_parent = store_i_web_text(st, 20);
+	g->verify_revert = store_i_web_text(st, 21);
+	g->bisect_reason = store_i_web_text(st, 22);
+	g->suspect = store_i_web_text(st, 23);
+}
+
+int
+store_regressions_get(struct store *s, struct store_regressions *out,
+    const char *tree, const char *host, const char *bench, const char *state,
+    int64_t limit, int64_t cursor)
+{
+	sqlite3_stmt *st = store_i_prep(s,
+	    "SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"
+	    " cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"
+	    " h.name, c.sha, c.subject, t.name, c.branches,"
+	    /* its newest bisection (daemon/store_bisect.c) */
+	    " b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"
+	    "  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"
+	    " b.verify_parent, b.verify_revert, b.reason, p.suspect"
+	    " FROM regressions rg JOIN comparisons cm"
+	    " ON cm.id = rg.comparison_id"
+	    " JOIN pairs p ON p.id = cm.pair_id"
+	    " LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"
+	    "  bisections WHERE regression_id = rg.id)"
+	    " LEFT JOIN hosts h ON h.id = p.host_id"
+	    " LEFT JOIN jobs j ON j.pair_id = p.id AND j.role = 'candidate'"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " LEFT JOIN trees t ON t.id = c.tree_id"
+	    " WHERE (?1 IS NULL OR t.name = ?1) AND (?2 IS NULL OR h.name = ?2)"
+	    " AND (?3 IS NULL OR p.name = ?3) AND (?4 IS NULL OR rg.state = ?4)"
+	    " AND (?6 = 0 OR rg.id < ?6)"
+	    " ORDER BY rg.id DESC LIMIT ?5");
+	void *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, tree);
+	store_i_bind_text(st, 2, host);
+	store_i_bind_text(st, 3, bench);
+	store_i_bind_text(st, 4, state);
+	sqlite3_bind_int64(st, 5, limit);
+	sqlite3_bind_int64(st, 6, cursor);
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), regression_scan,
+	    NULL, "regressions");
+	out->v = v;
+	if (r != 0) {
+		store_regressions_release(out);
+		return r;
+	}
+	/* A full page may have more after it, unless it ends at id 1. */
+	if (out->n > 0 && (int64_t)out->n == limit && out->v[out->n - 1].id > 1)
+		out->next_cursor = out->v[out->n - 1].id;
+	return 0;
+}
+
+void
+store_regressions_release(struct store_regressions *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		struct store_regression *g = &l->v[i];
+
+		free(g->state);
+		free(g->note);
+		free(g->metric);
+		free(g->verdict);
+		free(g->bench);
+		free(g->point);
+		free(g->host);
+		free(g->sha);
+		free(g->subject);
+		free(g->tree);
+		free(g->branches);
+		free(g->bisect_state);
+		free(g->culprit);
+		free(g->culprit_subject);
+		free(g->verify_parent);
+		free(g->verify_revert);
+		free(g->bisect_reason);
+		free(g->suspect);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
