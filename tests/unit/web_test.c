@@ -11,6 +11,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
+#include "daemon/hygiene.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_canary.h"
@@ -1609,5 +1610,109 @@ TEST(test_web__alerts_json_unchanged)
 	alerts_one(&b, s, 3);
 	store_close(s);
 	ASSERT(same_as_golden(&b, "alerts") == 0);
+	buf_release(&b);
+}
+
+/* ---- a pair's runs (store_pair_run_meta): the same JSON bytes (issue 13) */
+
+/* One ok run of job on host h with its host state and profile (NULL:
+ * none); the job is the host's claimed one. */
+static void
+meta_run(struct store *s, int64_t h, int64_t job, int64_t idx,
+    const char *host_state, const char *profile)
+{
+	static const struct store_metric m[] = {
+		{ "iops", "ops/s", "higher", 100 },
+	};
+	struct store_run r = { job, idx, "ok", 1, NULL, "raw", 3, m, 1, profile,
+		host_state };
+
+	ASSERT(store_run_add(s, h, &r, 200 + idx) == 0);
+}
+
+#define META_STATE(gov, kb) \
+	"{\"governor\":\"" gov "\",\"thp\":\"never\",\"kernel_build\":" kb "}"
+#define META_KB(id, cached)                                                 \
+	"{\"build_id\":\"" id "\",\"release\":\"6.8.0" id "\","             \
+	"\"config_sha256\":\"93d1b1fde44c8a5495b335781bafe52391ba08561eaab" \
+	"d931e43fb591ea35b0a\",\"boot\":\"kexec\",\"cached\":" cached "}"
+
+/*
+ * Two pairs whose runs say which kernel ran and under which host state:
+ * pair 1's base ran two builds and has a profile slot (index max_runs,
+ * not measured) on a third; its candidate has hostile and non-UTF-8
+ * text, a run without a state, and another governor (hygiene_mark makes
+ * the pair suspect).  Pair 2's sides ran one build on unknown commits.
+ */
+static void
+meta_store(struct store **out)
+{
+	struct store_job_new base = { "base", "{\"parser\":\"fio\"}", "[]", 2,
+		2, 2, 0 };
+	struct store_job_new cand = { "candidate", "{\"parser\":\"fio\"}", "[]",
+		2, 2, 2, 0 };
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = xasprintf("%s/meta.db", test_tmpdir());
+	int64_t h, pair, b, c;
+	json_t *cl = NULL;
+
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
+	ASSERT(store_host_register(s, &h, "h1", "[]", "{}", 100) == 0);
+	ASSERT(store_pair_create(
+	           s, &pair, &b, &c, "fio", "bs=4k", &base, &cand, 100) == 0);
+	ASSERT(store_claim(s, &cl, h, 110, 600) == 0);
+	json_decref(cl);
+	meta_run(s, h, b, 0, META_STATE("powersave", META_KB("-pw41", "true")),
+	    NULL);
+	meta_run(s, h, b, 1, META_STATE("powersave", META_KB("-pw42", "true")),
+	    NULL);
+	meta_run(s, h, b, 2, META_STATE("powersave", META_KB("-pw99", "false")),
+	    "{\"share_pct\":2.5,\"matched\":[{\"symbol\":\"try_charge_memcg\","
+	    "\"pct\":2.5}]}");
+	ASSERT(store_finish(s, h, b, 1, NULL, 300) == 0);
+	ASSERT(store_claim(s, &cl, h, 310, 600) == 0);
+	json_decref(cl);
+	meta_run(s, h, c, 0,
+	    "{\"governor\":\"performance <b>\",\"kernel_build\":{\"build_id\":"
+	    "\"-pw43 </td>\\r\\n\",\"release\":\"bad \xff\xfe utf8\","
+	    "\"boot\":7,\"cached\":null}}",
+	    NULL);
+	meta_run(s, h, c, 1, NULL, "not json");
+	ASSERT(store_finish(s, h, c, 1, NULL, 400) == 0);
+	ASSERT(hygiene_mark(s, pair) == 0);
+	ASSERT(store_pair_create(
+	           s, &pair, &b, &c, "fio", "bs=8k", &base, &cand, 500) == 0);
+	ASSERT(store_claim(s, &cl, h, 510, 600) == 0);
+	json_decref(cl);
+	meta_run(s, h, b, 0,
+	    META_STATE("performance", META_KB("-pw41", "true")), NULL);
+	ASSERT(store_finish(s, h, b, 1, NULL, 520) == 0);
+	ASSERT(store_claim(s, &cl, h, 530, 600) == 0);
+	json_decref(cl);
+	meta_run(s, h, c, 0,
+	    META_STATE("performance", META_KB("-pw41", "true")), NULL);
+	ASSERT(hygiene_mark(s, pair) == 0);
+	*out = s;
+}
+
+/*
+ * GET /api/v1/pairs/{id}'s kernel facts, kernel warning and suspect mark
+ * (made from store_pair_run_meta's rows) are the bytes of
+ * tests/data/web/runmeta.json, which the store wrote when those rows were
+ * JSON (before the typed read).
+ */
+TEST(test_web__pair_run_meta_json_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+
+	meta_store(&s);
+	ASSERT(s != NULL);
+	pair_api(&b, s, 1);
+	pair_api(&b, s, 2);
+	store_close(s);
+	ASSERT(same_as_golden(&b, "runmeta") == 0);
 	buf_release(&b);
 }
