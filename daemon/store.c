@@ -1348,8 +1348,23 @@ store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 
 /* ---- bench host hygiene (docs/HOST.md) ---- */
 
+static void
+run_meta_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_run_meta *m = row;
+
+	(void)arg;
+	m->role = store_i_col_dup(st, 0);
+	m->run = sqlite3_column_int64(st, 1);
+	m->measured = sqlite3_column_int(st, 2) != 0;
+	/* The documents as the JSON rows had them (non-UTF-8 bytes '?'). */
+	m->host_state_json = store_i_web_text(st, 3);
+	m->profile_json = store_i_web_text(st, 4);
+}
+
 int
-store_pair_run_meta(struct store *s, json_t **out, int64_t pair_id)
+store_pair_run_meta(
+    struct store *s, struct store_run_metas *out, int64_t pair_id)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
@@ -1358,12 +1373,35 @@ store_pair_run_meta(struct store *s, json_t **out, int64_t pair_id)
 	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
 	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
 	    " ORDER BY j.role, r.idx");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	return store_i_web_rows(s, st, out, "pair runs");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), run_meta_scan,
+	    NULL, "pair runs");
+	out->v = v;
+	if (r != 0)
+		store_run_metas_release(out);
+	return r;
+}
+
+void
+store_run_metas_release(struct store_run_metas *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].role);
+		free(l->v[i].host_state_json);
+		free(l->v[i].profile_json);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 int

@@ -726,11 +726,25 @@ int store_inbox_put(struct store *, const char *name, const char *url,
 /*
  * ---- bench host hygiene and charge path (docs/HOST.md, docs/MEMCG.md;
  * daemon/hygiene.c, daemon/chargepath.c) ----
- * What a pair's ok runs recorded: {"rows": [{role, run, measured (1:
- * index below max_runs), host_state, profile (JSON texts or null)}]} by
- * role and run.
+ * What a pair's ok runs recorded, by role and run (a typed read, issue
+ * 13).  The documents stay the text the runner uploaded, with bytes that
+ * are not UTF-8 as '?'; the readers parse what they need.
  */
-int store_pair_run_meta(struct store *, json_t **out, int64_t pair_id);
+struct store_run_meta {
+	char *role;   /* base | candidate */
+	int64_t run;  /* the run's index */
+	int measured; /* 1: index below max_runs; 0: the profile slot */
+	char *host_state_json; /* docs/HOST.md: a JSON object, or NULL */
+	char *profile_json;    /* docs/MEMCG.md: a JSON object, or NULL */
+};
+struct store_run_metas {
+	struct store_run_meta *v;
+	size_t n;
+};
+/* 0 (no runs: n 0) or -1 (errmsg). */
+int store_pair_run_meta(
+    struct store *, struct store_run_metas *out, int64_t pair_id);
+void store_run_metas_release(struct store_run_metas *); /* NULL ok */
 /* Marks the pair suspect with why, or clears it (why NULL). */
 int store_hygiene_set(struct store *, int64_t pair_id, const char *why);
 /*

@@ -215,7 +215,8 @@ TEST(test_store__kernel_facts_round_trip)
 {
 	struct store *s = open_new();
 	int64_t h, pair = 0, b = 0, cand = 0;
-	json_t *c = NULL, *j = NULL, *meta = NULL, *kb;
+	json_t *c = NULL, *j = NULL, *kb;
+	struct store_run_metas meta;
 	struct kfacts k[2];
 
 	ASSERT(s != NULL);
@@ -250,8 +251,15 @@ TEST(test_store__kernel_facts_round_trip)
 	json_decref(j);
 
 	ASSERT(store_pair_run_meta(s, &meta, pair) == 0);
-	kfacts_sides(k, json_object_get(meta, "rows"));
-	json_decref(meta);
+	ASSERT_INTEQ(meta.n, 4);
+	ASSERT_STREQ(meta.v[0].role, "base");
+	ASSERT_INTEQ(meta.v[1].run, 1);
+	ASSERT_INTEQ(meta.v[1].measured, 1);
+	ASSERT_STREQ(meta.v[2].role, "candidate");
+	ASSERT(meta.v[3].host_state_json == NULL);
+	ASSERT(meta.v[3].profile_json == NULL);
+	kfacts_sides(k, &meta);
+	store_run_metas_release(&meta);
 	ASSERT_STREQ(k[0].build_id, "-pw41");
 	ASSERT_STREQ(k[0].release, "6.1.158-pw41");
 	ASSERT_STREQ(k[0].boot, "kexec");
