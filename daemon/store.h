@@ -425,34 +425,74 @@ int store_verdict_pending(
     struct store *, int64_t *out, size_t max, size_t *out_n);
 
 /*
- * What a verdict needs about a pair: {"pair_id", "name", "point",
- * "host_id", "host", "analysed", "base": SIDE, "candidate": SIDE}, SIDE =
- * {"id", "state", "runs", "max_runs", "spec" (the job spec object),
- * "tree" (the commit's tree name or null), "branches" (comma-separated,
- * or null), "stored" (runs stored, store_verdict_unchanged)}.
- * ERR_NOTFOUND.
+ * What a verdict needs about a pair (typed reads, issue 13; the caller
+ * releases).  A side: its job, state, wanted runs and max_runs, its spec
+ * (the stored document's text), its commit's tree name and branches
+ * (comma-separated; NULL: no commit), and the runs stored
+ * (store_verdict_unchanged).
  */
-int store_verdict_pair(struct store *, json_t **out, int64_t pair_id);
+struct store_vside {
+	int64_t id;
+	char *state;
+	int64_t runs, max_runs;
+	char *spec_json; /* the job spec as stored, or NULL */
+	char *tree, *branches;
+	int64_t stored;
+};
+struct store_vpair {
+	int64_t pair_id;
+	char *name, *point;
+	int64_t host_id; /* 0: no host yet */
+	char *host;      /* its name, or NULL */
+	int analysed;
+	struct store_vside base, cand;
+};
+/* 0, ERR_NOTFOUND (no such pair, or a side is missing), or -1. */
+int store_verdict_pair(
+    struct store *, struct store_vpair *out, int64_t pair_id);
+void store_vpair_release(struct store_vpair *); /* NULL ok */
 /* The metric values of the pair's runs with status ok (run index below
- * max_runs: a profile slot is not a run): {"rows": [{role, metric, unit,
- * better, value, run}]} ordered by metric, role, run. */
-int store_verdict_values(struct store *, json_t **out, int64_t pair_id);
+ * max_runs: a profile slot is not a run), ordered by metric, role, run;
+ * store_values_release.  0 or -1. */
+int store_verdict_values(
+    struct store *, struct store_values *out, int64_t pair_id);
 /*
  * The candidates for a pair's memcg-tax siblings (daemon/verdict.c
  * decides): the pairs of its sibling group (store_fleet.h) bound to the
  * same host, the pair itself included; none when the pair has no host
- * yet.  {"rows": [{pair_id, point, analysed, base_spec, cand_spec}]} by
- * id; the specs are the jobs' spec texts.
+ * yet.  By id; the specs are the jobs' spec texts (non-UTF-8 bytes '?').
  */
-int store_verdict_siblings(struct store *, json_t **out, int64_t pair_id);
+struct store_vsib {
+	int64_t pair_id;
+	char *point;
+	int analysed;
+	char *base_spec_json, *cand_spec_json; /* NULL: none */
+};
+struct store_vsibs {
+	struct store_vsib *v;
+	size_t n;
+};
+int store_verdict_siblings(
+    struct store *, struct store_vsibs *out, int64_t pair_id);
+void store_vsibs_release(struct store_vsibs *); /* NULL ok */
 /*
  * The baseline's history: values of the ok runs of successful base jobs
  * of earlier pairs (id below pair_id) with the same job name and point,
- * measured on the pair's host; the newest max_jobs such jobs.
- * {"rows": [{metric, value}]} ordered by metric.
+ * measured on the pair's host; the newest max_jobs such jobs.  Ordered
+ * by metric, job and run.
  */
-int store_verdict_history(
-    struct store *, json_t **out, int64_t pair_id, int64_t max_jobs);
+struct store_vhist {
+	char *metric;
+	int64_t job; /* the base job */
+	double value;
+};
+struct store_vhists {
+	struct store_vhist *v;
+	size_t n;
+};
+int store_verdict_history(struct store *, struct store_vhists *out,
+    int64_t pair_id, int64_t max_jobs);
+void store_vhists_release(struct store_vhists *); /* NULL ok */
 
 /* One comparison row.  Doubles: NAN = unknown (stored as NULL). */
 struct store_comparison {

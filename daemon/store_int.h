@@ -135,6 +135,9 @@ json_t *store_i_web_row(sqlite3_stmt *st);              /* store_web.c */
 char *store_i_web_text(sqlite3_stmt *st, int i); /* store_web.c */
 int store_i_web_rows(struct store *s, sqlite3_stmt *st, json_t **out,
     const char *what); /* store_web.c */
+/* store_web.c: a struct store_value from (role, metric, unit, better,
+ * value, run), the store_i_rows scan of the value reads. */
+void store_i_value_scan(void *row, sqlite3_stmt *st, void *arg);
 json_t *store_i_series_patches(
     struct store *s, int64_t id); /* store_series.c */
 

@@ -449,7 +449,7 @@ TEST(test_verdict__shared_base_adaptive_runs)
 	struct verdict_outcome o;
 	struct store_side_stamp ss[2];
 	int64_t h, ba, ca, bb, cb, pa, pb, runs = 0;
-	json_t *pj = NULL;
+	struct store_vpair pj;
 	int i, fa = 0, fb = 0;
 	const char *spec = "{\"runs\":5,\"max_runs\":12,\"metrics\":{\"ops\":{"
 	                   "\"better\":\"higher\",\"min_effect_pct\":1}}}";
@@ -479,14 +479,13 @@ TEST(test_verdict__shared_base_adaptive_runs)
 	/* A verdict read before cb's new runs is stale after them. */
 	ASSERT_INTEQ(store_verdict_pair(s, &pj, pb), 0);
 	for (i = 0; i < 2; i++) {
-		json_t *side = json_object_get(pj, i ? "candidate" : "base");
+		const struct store_vside *side = i ? &pj.cand : &pj.base;
 
-		ss[i].job_id = json_integer_value(json_object_get(side, "id"));
-		ss[i].runs = json_integer_value(json_object_get(side, "runs"));
-		ss[i].stored =
-		    json_integer_value(json_object_get(side, "stored"));
+		ss[i].job_id = side->id;
+		ss[i].runs = side->runs;
+		ss[i].stored = side->stored;
 	}
-	json_decref(pj);
+	store_vpair_release(&pj);
 	ASSERT_INTEQ(drain(s, h, md), 1);
 	ASSERT_INTEQ(store_verdict_unchanged(s, ss, 2), ERR_CONFLICT);
 	store_errclear(s);
@@ -704,6 +703,7 @@ TEST(test_verdict__history_change_point)
 	struct store *s = open_db(&p);
 	struct verdict_outcome o;
 	int64_t h, b, c, pair, cands[14];
+	struct store_vhists hist;
 	json_t *rows = NULL, *cp;
 	double *v = NULL;
 	int64_t *seq = NULL;
@@ -729,10 +729,12 @@ TEST(test_verdict__history_change_point)
 		ASSERT_INTEQ(o.state, VERDICT_FINAL);
 		ASSERT_INTEQ(o.improvements, k < 7 ? 0 : 1);
 	}
-	ASSERT_INTEQ(store_verdict_history(s, &rows, pair, 200), 0);
+	ASSERT_INTEQ(store_verdict_history(s, &hist, pair, 200), 0);
 	/* 13 earlier base jobs of 5 runs each. */
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 65);
-	json_decref(rows);
+	ASSERT_INTEQ(hist.n, 65);
+	ASSERT_STREQ(hist.v[0].metric, "ops");
+	ASSERT(hist.v[0].job < hist.v[64].job);
+	store_vhists_release(&hist);
 
 	ASSERT_INTEQ(store_history_changepoints(
 	                 s, &rows, "", "", "h1", "j", "p=1", "ops"),
