@@ -1260,9 +1260,20 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 	return 0;
 }
 
+static void
+pending_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_pending *p = row;
+
+	(void)arg;
+	p->pair_id = sqlite3_column_int64(st, 0);
+	p->sha = store_i_col_dup(st, 1);
+	p->tip_only = sqlite3_column_int(st, 2) != 0;
+}
+
 int
-store_trigger_pending(struct store *s, json_t **out, int64_t tree_id,
-    const char *branch, const char *name)
+store_trigger_pending(struct store *s, struct store_pendings *out,
+    int64_t tree_id, const char *branch, const char *name)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.id AS pair_id, c.sha, p.tip_only FROM pairs p"
@@ -1273,14 +1284,34 @@ store_trigger_pending(struct store *s, json_t **out, int64_t tree_id,
 	    /* measured, back in the queue for more runs: not waiting */
 	    " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id)"
 	    " ORDER BY p.id");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, tree_id);
 	bind_text(st, 2, branch);
 	bind_text(st, 3, name);
-	return store_i_web_rows(s, st, out, "pending pairs");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), pending_scan,
+	    NULL, "pending pairs");
+	out->v = v;
+	if (r != 0)
+		store_pendings_release(out);
+	return r;
+}
+
+void
+store_pendings_release(struct store_pendings *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].sha);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 int

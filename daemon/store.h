@@ -677,11 +677,21 @@ int store_trigger_pair(struct store *, int64_t *out_pair, int64_t *out_base,
 /*
  * Pairs of job name triggered from tree/branch whose candidate is still
  * queued and has no runs (one measured and requeued for more runs by the
- * verdict is not waiting: a push must not supersede it):
- * {"rows": [{pair_id, sha, tip_only}]}.
+ * verdict is not waiting: a push must not supersede it), by id; the
+ * caller releases the list.  0 or -1.
  */
-int store_trigger_pending(struct store *, json_t **out, int64_t tree_id,
-    const char *branch, const char *name);
+struct store_pending {
+	int64_t pair_id;
+	char *sha;    /* the candidate's commit, or NULL */
+	int tip_only; /* an old tip is superseded only by a new tip pair */
+};
+struct store_pendings {
+	struct store_pending *v;
+	size_t n;
+};
+int store_trigger_pending(struct store *, struct store_pendings *out,
+    int64_t tree_id, const char *branch, const char *name);
+void store_pendings_release(struct store_pendings *); /* NULL ok */
 /*
  * Cancels a superseded pair: its candidate if still queued and never
  * run (a pair requeued for more runs stays), its base with it if still

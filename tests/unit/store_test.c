@@ -929,7 +929,8 @@ TEST(test_store__requeued_pair_is_not_superseded)
 {
 	struct store *s = open_new();
 	int64_t t = 0, h, ca = 0, cb = 0, pair, k;
-	json_t *rows = NULL, *c = NULL;
+	struct store_pendings rows;
+	json_t *c = NULL;
 	int reused = -1, n = -1;
 
 	ASSERT(s != NULL);
@@ -941,8 +942,11 @@ TEST(test_store__requeued_pair_is_not_superseded)
 	ASSERT(pair > 0);
 	/* Queued, never run: pending, and a push cancels it. */
 	ASSERT(store_trigger_pending(s, &rows, t, "master", "j") == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
-	json_decref(rows);
+	ASSERT_INTEQ(rows.n, 1);
+	ASSERT_INTEQ(rows.v[0].pair_id, pair);
+	ASSERT_STREQ(rows.v[0].sha, SHA_B);
+	ASSERT_INTEQ(rows.v[0].tip_only, 0);
+	store_pendings_release(&rows);
 	/* Both sides measured (3 runs each), then the verdict wants 5. */
 	for (k = 0; k < 2; k++) {
 		int64_t job, i;
@@ -958,8 +962,8 @@ TEST(test_store__requeued_pair_is_not_superseded)
 	ASSERT(store_verdict_requeue(s, pair, 5, 130) == 0);
 	ASSERT_STREQ(job_state(s, side(s, pair, "candidate")), "queued");
 	ASSERT(store_trigger_pending(s, &rows, t, "master", "j") == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 0);
-	json_decref(rows);
+	ASSERT_INTEQ(rows.n, 0);
+	store_pendings_release(&rows);
 	/* Asked directly, it is left alone too. */
 	ASSERT(store_pair_supersede(s, &n, pair, "superseded", 140) == 0);
 	ASSERT_INTEQ(n, 0);
