@@ -105,14 +105,15 @@ hist_changepoints(struct ctx *x, struct hist *h)
 	return 0;
 }
 
+static int hist_read(
+    struct ctx *x, struct hist *h, const struct store_history_q *q);
+
 /* Fills h from the query; 0, a store error, or ERR_INVALID (msg set). */
 static int
 hist_build(struct ctx *x, struct hist *h, const char **msg)
 {
 	struct store_history_q q;
 	int64_t from, to, cursor, limit;
-	size_t i, n;
-	int r;
 
 	memset(h, 0, sizeof(*h));
 	h->v.tree = web_q(x, "tree");
@@ -153,7 +154,19 @@ hist_build(struct ctx *x, struct hist *h, const char **msg)
 	q.to = to;
 	q.limit = limit;
 	q.cursor = cursor;
-	if ((r = store_history_get(x->s, &h->rows, &q)) != 0)
+	return hist_read(x, h, &q);
+}
+
+/* Fills h from the store as q asks (h->v's filter is q's); 0 or a store
+ * error. */
+static int
+hist_read(struct ctx *x, struct hist *h, const struct store_history_q *q)
+{
+	int64_t cursor = q->cursor, limit = q->limit;
+	size_t i, n;
+	int r;
+
+	if ((r = store_history_get(x->s, &h->rows, q)) != 0)
 		return r;
 	n = h->rows.n;
 	h->pts = xcalloc(n + 1, sizeof(*h->pts));
@@ -236,13 +249,57 @@ web_history(struct ctx *x)
 	web_reply_page(x, 200, &b);
 }
 
+/* The JSON of GET /api/v1/history from a built h. */
+static json_t *
+hist_json(struct hist *h)
+{
+	json_t *pts, *o, *cps;
+	size_t i;
+
+	pts = json_array();
+	for (i = 0; i < h->n; i++) {
+		const struct view_hist_point *p = &h->pts[i];
+
+		json_array_append_new(pts,
+		    json_pack("{s:I, s:I, s:s?, s:s?, s:I, s:o, s:o, s:o, s:i, "
+		              "s:s?}",
+		        "job_id", (json_int_t)h->job_ids[i], "pair_id",
+		        (json_int_t)p->pair_id, "commit", p->commit, "subject",
+		        p->subject, "time", (json_int_t)p->time, "median",
+		        web_jnumber(p->value), "min", web_jnumber(p->low),
+		        "max", web_jnumber(p->high), "runs", p->n, "alert",
+		        p->alert));
+	}
+	cps = json_array();
+	for (i = 0; i < h->v.ncps; i++) {
+		json_t *row = h->cp_rows[i];
+
+		json_array_append_new(cps,
+		    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
+		        "id", (json_int_t)web_jint(row, "id"), "index",
+		        (json_int_t)h->cps[i].index, "job_id",
+		        (json_int_t)web_jint(row, "job_id"), "pair_id",
+		        (json_int_t)web_jint(row, "pair_id"), "before",
+		        web_jnumber(web_jnum(row, "before")), "after",
+		        web_jnumber(web_jnum(row, "after")), "change_pct",
+		        web_jnumber(web_jnum(row, "change_pct")), "p",
+		        web_jnumber(web_jnum(row, "p")), "direction",
+		        web_jstr(row, "direction")));
+	}
+	o = json_pack("{s:s?, s:s?, s:o, s:o}", "unit", h->v.unit, "better",
+	    h->v.better, "points", pts, "change_points", cps);
+	if (h->v.pager.next_cursor)
+		json_object_set_new(
+		    o, "next_cursor", json_string(h->v.pager.next_cursor));
+	return o;
+}
+
 void
 web_history_json(struct ctx *x)
 {
 	struct hist h;
 	const char *msg = NULL;
-	json_t *pts, *o, *cps;
-	size_t i;
+	json_t *o;
 	int r;
 
 	if ((r = hist_build(x, &h, &msg)) != 0) {
@@ -253,41 +310,28 @@ web_history_json(struct ctx *x)
 			web_json_store_err(x, r);
 		return;
 	}
-	pts = json_array();
-	for (i = 0; i < h.n; i++) {
-		const struct view_hist_point *p = &h.pts[i];
-
-		json_array_append_new(pts,
-		    json_pack("{s:I, s:I, s:s?, s:s?, s:I, s:o, s:o, s:o, s:i, "
-		              "s:s?}",
-		        "job_id", (json_int_t)h.job_ids[i], "pair_id",
-		        (json_int_t)p->pair_id, "commit", p->commit, "subject",
-		        p->subject, "time", (json_int_t)p->time, "median",
-		        web_jnumber(p->value), "min", web_jnumber(p->low),
-		        "max", web_jnumber(p->high), "runs", p->n, "alert",
-		        p->alert));
-	}
-	cps = json_array();
-	for (i = 0; i < h.v.ncps; i++) {
-		json_t *row = h.cp_rows[i];
-
-		json_array_append_new(cps,
-		    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
-		        "id", (json_int_t)web_jint(row, "id"), "index",
-		        (json_int_t)h.cps[i].index, "job_id",
-		        (json_int_t)web_jint(row, "job_id"), "pair_id",
-		        (json_int_t)web_jint(row, "pair_id"), "before",
-		        web_jnumber(web_jnum(row, "before")), "after",
-		        web_jnumber(web_jnum(row, "after")), "change_pct",
-		        web_jnumber(web_jnum(row, "change_pct")), "p",
-		        web_jnumber(web_jnum(row, "p")), "direction",
-		        web_jstr(row, "direction")));
-	}
-	o = json_pack("{s:s?, s:s?, s:o, s:o}", "unit", h.v.unit, "better",
-	    h.v.better, "points", pts, "change_points", cps);
-	if (h.v.pager.next_cursor)
-		json_object_set_new(
-		    o, "next_cursor", json_string(h.v.pager.next_cursor));
+	o = hist_json(&h);
 	hist_free(&h);
 	web_reply_json(x, 200, o);
+}
+
+int
+web_history_json_of(
+    struct ctx *x, const struct store_history_q *q, json_t **out)
+{
+	struct hist h;
+	int r;
+
+	*out = NULL;
+	memset(&h, 0, sizeof(h));
+	h.v.tree = q->tree;
+	h.v.branch = q->branch;
+	h.v.host = q->host;
+	h.v.job = q->job;
+	h.v.point = q->point;
+	h.v.metric = q->metric;
+	if ((r = hist_read(x, &h, q)) == 0)
+		*out = hist_json(&h);
+	hist_free(&h);
+	return r;
 }

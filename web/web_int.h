@@ -72,6 +72,14 @@ void web_pager(
  */
 int web_target_json(
     struct ctx *x, enum view_target kind, const char *id, json_t **out);
+struct store_history_q;
+/*
+ * The JSON of GET /api/v1/history for q (its from, to, limit and cursor
+ * as the route parsed them): 0 with *out the caller's, or a store error.
+ * Borrows from x->keep.
+ */
+int web_history_json_of(
+    struct ctx *x, const struct store_history_q *q, json_t **out);
 double web_median(double *v, size_t n);
 /* The value of cookie name in the Cookie header into out, or "". */
 void web_cookie(struct ctx *x, const char *name, char *out, size_t len);
