@@ -1134,10 +1134,33 @@ store_errclear(struct store *s)
 	err_clear(&s->err);
 }
 
+static void
+cp_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_cp_row *c = row;
+
+	(void)arg;
+	c->id = sqlite3_column_int64(st, 0);
+	c->series_id = sqlite3_column_int64(st, 1);
+	c->tree = store_i_col_dup(st, 2);
+	c->branch = store_i_col_dup(st, 3);
+	c->host = store_i_col_dup(st, 4);
+	c->seq = sqlite3_column_int64(st, 5);
+	c->job_id = sqlite3_column_int64(st, 6);
+	c->lo_job_id = sqlite3_column_int64(st, 7);
+	c->hi_job_id = sqlite3_column_int64(st, 8);
+	c->pair_id = sqlite3_column_int64(st, 9);
+	c->before = store_i_col_num(st, 10);
+	c->after = store_i_col_num(st, 11);
+	c->change_pct = store_i_col_num(st, 12);
+	c->p = store_i_col_num(st, 13);
+	c->direction = store_i_col_dup(st, 14);
+}
+
 int
-store_history_changepoints(struct store *s, json_t **out, const char *tree,
-    const char *branch, const char *host, const char *job, const char *point,
-    const char *metric)
+store_history_changepoints(struct store *s, struct store_cp_rows *out,
+    const char *tree, const char *branch, const char *host, const char *job,
+    const char *point, const char *metric)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT cp.id, cp.series_id, hs.tree, hs.branch, h.name AS host,"
@@ -1159,8 +1182,10 @@ store_history_changepoints(struct store *s, json_t **out, const char *tree,
 	    " AND (?5 IS NULL OR hs.branch = ?5)"
 	    " AND (?6 IS NULL OR h.name = ?6)"
 	    " ORDER BY cp.series_id, cp.seq");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	bind_text(st, 1, job);
@@ -1169,7 +1194,29 @@ store_history_changepoints(struct store *s, json_t **out, const char *tree,
 	bind_text(st, 4, tree);
 	bind_text(st, 5, branch);
 	bind_text(st, 6, host);
-	return store_i_web_rows(s, st, out, "change points");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), cp_scan, NULL,
+	    "change points");
+	out->v = v;
+	if (r != 0)
+		store_cp_rows_release(out);
+	return r;
+}
+
+void
+store_cp_rows_release(struct store_cp_rows *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].tree);
+		free(l->v[i].branch);
+		free(l->v[i].host);
+		free(l->v[i].direction);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 /* A base job that p may share: 0 and *out (0 when there is none). */

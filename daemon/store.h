@@ -575,15 +575,27 @@ int store_changepoints_replace_range(struct store *, int64_t series,
     int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
     size_t n, int64_t now);
 /*
- * Change points for a history page, filtered like store_web_history
- * (NULL: any; tree and branch NULL include submitted pairs):
- * {"rows": [{id, series_id, tree, branch, host, seq, job_id, lo_job_id,
- * hi_job_id, pair_id, before, after, change_pct, p, direction}]} oldest
- * first; job ids are the candidate jobs of those points.
+ * Change points for a history page, filtered like store_history_get
+ * (NULL: any; tree and branch NULL include submitted pairs), by series
+ * and seq (a typed read, issue 13; the caller releases).  The job ids are
+ * the candidate jobs of the points at seq, lo_seq and hi_seq.
  */
-int store_history_changepoints(struct store *, json_t **out, const char *tree,
-    const char *branch, const char *host, const char *job, const char *point,
-    const char *metric);
+struct store_cp_row {
+	int64_t id, series_id;
+	char *tree, *branch, *host; /* the series'; host NULL: none */
+	int64_t seq;
+	int64_t job_id, lo_job_id, hi_job_id, pair_id; /* 0: no such point */
+	double before, after, change_pct, p;           /* NAN: unknown */
+	char *direction; /* regression | improvement */
+};
+struct store_cp_rows {
+	struct store_cp_row *v;
+	size_t n;
+};
+int store_history_changepoints(struct store *, struct store_cp_rows *out,
+    const char *tree, const char *branch, const char *host, const char *job,
+    const char *point, const char *metric);
+void store_cp_rows_release(struct store_cp_rows *); /* NULL ok */
 
 /*
  * ---- watch & triggers (daemon/watch.c, daemon/trigger.c, issue 4) ----

@@ -49,7 +49,8 @@ struct hist {
 	int64_t *job_ids;
 	size_t n;
 	struct view_change_point *cps;
-	json_t **cp_rows; /* the store's row of each change point */
+	struct store_cp_rows cp_all;         /* the store's change points */
+	const struct store_cp_row **cp_rows; /* those shown, by cps */
 	char (*alerts)[48];
 	char (*labels)[48];
 	int64_t next_cursor;
@@ -64,6 +65,7 @@ hist_free(struct hist *h)
 	free(h->job_ids);
 	free(h->cps);
 	free(h->cp_rows);
+	store_cp_rows_release(&h->cp_all);
 	free(h->alerts);
 	free(h->labels);
 }
@@ -76,29 +78,25 @@ hist_free(struct hist *h)
 static int
 hist_changepoints(struct ctx *x, struct hist *h)
 {
-	json_t *o = NULL, *rows, *row;
 	size_t i, k;
 	int r;
 
-	r = store_history_changepoints(x->s, &o, h->v.tree, h->v.branch,
+	r = store_history_changepoints(x->s, &h->cp_all, h->v.tree, h->v.branch,
 	    h->v.host, h->v.job, h->v.point, h->v.metric);
 	if (r != 0)
 		return r;
-	web_keep(x, o);
-	rows = json_object_get(o, "rows");
-	h->cps = xcalloc(json_array_size(rows) + 1, sizeof(*h->cps));
-	h->cp_rows = xcalloc(json_array_size(rows) + 1, sizeof(*h->cp_rows));
-	json_array_foreach(rows, i, row)
-	{
-		int64_t jid = web_jint(row, "job_id");
+	h->cps = xcalloc(h->cp_all.n + 1, sizeof(*h->cps));
+	h->cp_rows = xcalloc(h->cp_all.n + 1, sizeof(*h->cp_rows));
+	for (i = 0; i < h->cp_all.n; i++) {
+		const struct store_cp_row *row = &h->cp_all.v[i];
 
 		for (k = 0; k < h->n; k++)
-			if (h->job_ids[k] == jid)
+			if (h->job_ids[k] == row->job_id)
 				break;
 		if (k == h->n)
 			continue;
 		h->cps[h->v.ncps].index = k;
-		h->cps[h->v.ncps].shift_pct = web_jnum(row, "change_pct");
+		h->cps[h->v.ncps].shift_pct = row->change_pct;
 		h->cp_rows[h->v.ncps++] = row;
 	}
 	h->v.cps = h->cps;
@@ -272,19 +270,18 @@ hist_json(struct hist *h)
 	}
 	cps = json_array();
 	for (i = 0; i < h->v.ncps; i++) {
-		json_t *row = h->cp_rows[i];
+		const struct store_cp_row *row = h->cp_rows[i];
 
 		json_array_append_new(cps,
 		    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s?}",
-		        "id", (json_int_t)web_jint(row, "id"), "index",
+		        "id", (json_int_t)row->id, "index",
 		        (json_int_t)h->cps[i].index, "job_id",
-		        (json_int_t)web_jint(row, "job_id"), "pair_id",
-		        (json_int_t)web_jint(row, "pair_id"), "before",
-		        web_jnumber(web_jnum(row, "before")), "after",
-		        web_jnumber(web_jnum(row, "after")), "change_pct",
-		        web_jnumber(web_jnum(row, "change_pct")), "p",
-		        web_jnumber(web_jnum(row, "p")), "direction",
-		        web_jstr(row, "direction")));
+		        (json_int_t)row->job_id, "pair_id",
+		        (json_int_t)row->pair_id, "before",
+		        web_jnumber(row->before), "after",
+		        web_jnumber(row->after), "change_pct",
+		        web_jnumber(row->change_pct), "p", web_jnumber(row->p),
+		        "direction", row->direction));
 	}
 	o = json_pack("{s:s?, s:s?, s:o, s:o}", "unit", h->v.unit, "better",
 	    h->v.better, "points", pts, "change_points", cps);
