@@ -108,7 +108,7 @@ alert_report_release(struct alert_report *r)
 }
 
 void
-alert_report_charge(struct alert_report *r, const json_t *rows)
+alert_report_charge(struct alert_report *r, const struct store_run_metas *rows)
 {
 	json_decref(r->charge_keep);
 	r->charge_keep = NULL;
@@ -120,7 +120,7 @@ alert_report_charge(struct alert_report *r, const json_t *rows)
 }
 
 void
-alert_report_kernel(struct alert_report *r, const json_t *rows)
+alert_report_kernel(struct alert_report *r, const struct store_run_metas *rows)
 {
 	struct buf why = BUF_INIT(CAP_ERRMSG);
 
@@ -250,17 +250,16 @@ group_decide(struct store *s, const struct daemon_config *dc,
 	if (x->ncmp > 0) {
 		/* The headline pair's kernels (docs/KERNEL.md) and
 		 * charge-path symbols (docs/MEMCG.md). */
-		json_t *meta = NULL;
+		struct store_run_metas meta;
 
 		if (store_pair_run_meta(s, &meta, x->cmp[r.head].pair_id) ==
 		    0) {
-			alert_report_kernel(&r, json_object_get(meta, "rows"));
+			alert_report_kernel(&r, &meta);
 			if (r.nchg > 0)
-				alert_report_charge(
-				    &r, json_object_get(meta, "rows"));
+				alert_report_charge(&r, &meta);
+			store_run_metas_release(&meta);
 		} else
 			store_errclear(s);
-		json_decref(meta);
 	}
 	/*
 	 * Deduplication: the same changed metrics and verdicts as the last

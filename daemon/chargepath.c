@@ -5,15 +5,16 @@
 #include <string.h>
 
 #include "daemon/chargepath.h"
+#include "daemon/store.h"
 
 #define SYMS_MAX 256
 
 size_t
 chargepath_diff(struct chargepath_sym *out, size_t max, int out_runs[2],
-    const json_t *rows, json_t **keep)
+    const struct store_run_metas *rows, json_t **keep)
 {
 	struct chargepath_sym all[SYMS_MAX], t;
-	json_t *parsed = json_array(), *row, *blob, *m;
+	json_t *parsed = json_array(), *blob, *m;
 	double sum[SYMS_MAX][2];
 	int runs[2] = { 0, 0 };
 	size_t i, k, n = 0, a, b;
@@ -21,10 +22,9 @@ chargepath_diff(struct chargepath_sym *out, size_t max, int out_runs[2],
 	int side;
 
 	memset(sum, 0, sizeof(sum));
-	json_array_foreach(rows, i, row)
-	{
-		role = json_string_value(json_object_get(row, "role"));
-		text = json_string_value(json_object_get(row, "profile"));
+	for (i = 0; rows != NULL && i < rows->n; i++) {
+		role = rows->v[i].role;
+		text = rows->v[i].profile_json;
 		if (role == NULL || text == NULL ||
 		    (blob = json_loads(text, 0, NULL)) == NULL)
 			continue;

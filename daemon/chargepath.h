@@ -17,9 +17,11 @@ struct chargepath_sym {
 	double base_pct, cand_pct; /* mean over the side's profiled runs */
 };
 
+struct store_run_metas;
+
 /*
- * rows: [{role, run, profile (JSON text or null)}] as
- * store_pair_run_meta() gives them.  Fills out (at most max, the largest |cand
+ * rows: a pair's runs as store_pair_run_meta() gives them (each one's
+ * role and profile text, or NULL).  Fills out (at most max, the largest |cand
  * - base| first; a symbol a side's runs never matched counts 0 there) and
  * returns how many.  Runs whose share is unknown are left out of both the means
  * and the counts.  *keep gets the parsed blobs the symbols point into
@@ -27,6 +29,6 @@ struct chargepath_sym {
  * runs with a known share of the base [0] and the candidate [1].
  */
 size_t chargepath_diff(struct chargepath_sym *out, size_t max, int out_runs[2],
-    const json_t *rows, json_t **keep);
+    const struct store_run_metas *rows, json_t **keep);
 
 #endif

@@ -67,21 +67,19 @@ side_values(struct buf *out, const json_t *states, const char *key)
 }
 
 int
-hygiene_compare(struct buf *why, const json_t *rows)
+hygiene_compare(struct buf *why, const struct store_run_metas *rows)
 {
-	json_t *side[2] = { json_array(), json_array() }, *row, *st;
+	json_t *side[2] = { json_array(), json_array() }, *st;
 	struct buf a = BUF_INIT(CAP_LINE), b = BUF_INIT(CAP_LINE);
 	const char *role, *text;
 	size_t i, k;
 	int n = 0;
 
-	json_array_foreach(rows, i, row)
-	{
-		role = json_string_value(json_object_get(row, "role"));
-		text = json_string_value(json_object_get(row, "host_state"));
+	for (i = 0; rows != NULL && i < rows->n; i++) {
+		role = rows->v[i].role;
+		text = rows->v[i].host_state_json;
 		/* A measured run: an old profile slot is not one. */
-		if (json_is_integer(json_object_get(row, "measured")) &&
-		    json_integer_value(json_object_get(row, "measured")) == 0)
+		if (!rows->v[i].measured)
 			continue;
 		if (role == NULL || text == NULL ||
 		    (st = pwjson_parse(text, strlen(text), NULL)) == NULL)
@@ -122,15 +120,15 @@ int
 hygiene_mark(struct store *s, int64_t pair_id)
 {
 	struct buf why = BUF_INIT(WHY_MAX * 2);
-	json_t *rows = NULL;
+	struct store_run_metas rows;
 	int rc;
 
 	if (store_pair_run_meta(s, &rows, pair_id) != 0)
 		return -1;
-	rc = hygiene_compare(&why, json_object_get(rows, "rows")) > 0
+	rc = hygiene_compare(&why, &rows) > 0
 	    ? store_hygiene_set(s, pair_id, why.data)
 	    : store_hygiene_set(s, pair_id, NULL);
-	json_decref(rows);
+	store_run_metas_release(&rows);
 	buf_release(&why);
 	return rc == 0 ? 0 : -1;
 }

@@ -13,16 +13,17 @@
 #include "common/json.h"
 
 struct store;
+struct store_run_metas;
 
 /*
- * rows as store_pair_run_meta() gives them (runs not measured are
- * left out).  Returns how many keys
+ * rows: a pair's runs as store_pair_run_meta() gives them (runs not
+ * measured are left out).  Returns how many keys
  * differ between the sides or within one side, and says which in why
  * ("governor: powersave (base) vs performance (candidate)"); 0 when all
  * agree or no run recorded a state.  A side without any recorded state
  * while the other has some counts as one difference.
  */
-int hygiene_compare(struct buf *why, const json_t *rows);
+int hygiene_compare(struct buf *why, const struct store_run_metas *rows);
 
 /* Reads the pair's states and sets or clears its suspect mark (inside
  * the caller's transaction, if any).  0, or -1 (store_errmsg()). */

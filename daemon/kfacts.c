@@ -7,6 +7,7 @@
 
 #include "common/caps.h"
 #include "daemon/kfacts.h"
+#include "daemon/store.h"
 
 #define SEP " | "
 
@@ -89,24 +90,22 @@ kfacts_side(struct kfacts *out, const json_t *states)
 }
 
 void
-kfacts_sides(struct kfacts out[2], const json_t *rows)
+kfacts_sides(struct kfacts out[2], const struct store_run_metas *rows)
 {
-	json_t *side[2] = { json_array(), json_array() }, *row, *st;
-	const char *role, *text;
+	json_t *side[2] = { json_array(), json_array() }, *st;
+	const struct store_run_meta *m;
 	size_t i;
 
-	json_array_foreach(rows, i, row)
-	{
-		role = json_string_value(json_object_get(row, "role"));
-		text = json_string_value(json_object_get(row, "host_state"));
+	for (i = 0; rows != NULL && i < rows->n; i++) {
+		m = &rows->v[i];
 		/* A measured run: the profile slot past max_runs is not. */
-		if (role == NULL ||
-		    (json_is_integer(json_object_get(row, "measured")) &&
-		        json_integer_value(json_object_get(row, "measured")) ==
-		            0))
+		if (m->role == NULL || !m->measured)
 			continue;
-		st = text ? pwjson_parse(text, strlen(text), NULL) : NULL;
-		json_array_append_new(side[strcmp(role, "base") == 0 ? 0 : 1],
+		st = m->host_state_json ? pwjson_parse(m->host_state_json,
+		                              strlen(m->host_state_json), NULL)
+		                        : NULL;
+		json_array_append_new(
+		    side[strcmp(m->role, "base") == 0 ? 0 : 1],
 		    st ? st : json_null());
 	}
 	kfacts_side(&out[0], side[0]);
@@ -220,7 +219,7 @@ kfacts_warning(struct buf *why, const struct kfacts sides[2],
 }
 
 void
-kfacts_pair_json(json_t *pair, const json_t *rows)
+kfacts_pair_json(json_t *pair, const struct store_run_metas *rows)
 {
 	struct kfacts k[2];
 	struct buf why = BUF_INIT(CAP_ERRMSG);

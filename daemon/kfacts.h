@@ -7,7 +7,7 @@
  * build_id, release, config_sha256, boot, cached); a side's facts are
  * what its measured runs say, "unknown" where no run says (an older
  * runner sends nothing), and the distinct values joined by " | " where
- * its runs differ.  Pure: the rows come from store_pair_run_meta().
+ * its runs differ.  Pure: the runs come from store_pair_run_meta().
  * Values come from runners: callers escape them (web/) or clean them
  * (mail) as any untrusted text.
  */
@@ -31,12 +31,14 @@ struct kfacts {
  */
 void kfacts_side(struct kfacts *out, const json_t *states);
 
+struct store_run_metas;
+
 /*
- * Both sides from rows as store_pair_run_meta() gives them (role,
- * measured, host_state as JSON text): out[0] base, out[1] candidate.
- * rows NULL: both unknown.
+ * Both sides from a pair's runs (store_pair_run_meta(): the measured
+ * ones' host states): out[0] base, out[1] candidate.  rows NULL: both
+ * unknown.
  */
-void kfacts_sides(struct kfacts out[2], const json_t *rows);
+void kfacts_sides(struct kfacts out[2], const struct store_run_metas *rows);
 
 /* {"build_id", "release", "config_sha256", "boot", "cached", "runs"}. */
 json_t *kfacts_json(const struct kfacts *);
@@ -62,6 +64,6 @@ int kfacts_warning(struct buf *why, const struct kfacts sides[2],
  * Pair JSON: sets "kernel" in its "base" and "candidate" objects and
  * "kernel_warning" (null, or the text of kfacts_warning) from rows.
  */
-void kfacts_pair_json(json_t *pair, const json_t *rows);
+void kfacts_pair_json(json_t *pair, const struct store_run_metas *rows);
 
 #endif

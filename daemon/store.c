@@ -1135,10 +1135,33 @@ store_errclear(struct store *s)
 	err_clear(&s->err);
 }
 
+static void
+cp_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_cp_row *c = row;
+
+	(void)arg;
+	c->id = sqlite3_column_int64(st, 0);
+	c->series_id = sqlite3_column_int64(st, 1);
+	c->tree = store_i_col_dup(st, 2);
+	c->branch = store_i_col_dup(st, 3);
+	c->host = store_i_col_dup(st, 4);
+	c->seq = sqlite3_column_int64(st, 5);
+	c->job_id = sqlite3_column_int64(st, 6);
+	c->lo_job_id = sqlite3_column_int64(st, 7);
+	c->hi_job_id = sqlite3_column_int64(st, 8);
+	c->pair_id = sqlite3_column_int64(st, 9);
+	c->before = store_i_col_num(st, 10);
+	c->after = store_i_col_num(st, 11);
+	c->change_pct = store_i_col_num(st, 12);
+	c->p = store_i_col_num(st, 13);
+	c->direction = store_i_col_dup(st, 14);
+}
+
 int
-store_history_changepoints(struct store *s, json_t **out, const char *tree,
-    const char *branch, const char *host, const char *job, const char *point,
-    const char *metric)
+store_history_changepoints(struct store *s, struct store_cp_rows *out,
+    const char *tree, const char *branch, const char *host, const char *job,
+    const char *point, const char *metric)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT cp.id, cp.series_id, hs.tree, hs.branch, h.name AS host,"
@@ -1160,8 +1183,10 @@ store_history_changepoints(struct store *s, json_t **out, const char *tree,
 	    " AND (?5 IS NULL OR hs.branch = ?5)"
 	    " AND (?6 IS NULL OR h.name = ?6)"
 	    " ORDER BY cp.series_id, cp.seq");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	bind_text(st, 1, job);
@@ -1170,7 +1195,29 @@ store_history_changepoints(struct store *s, json_t **out, const char *tree,
 	bind_text(st, 4, tree);
 	bind_text(st, 5, branch);
 	bind_text(st, 6, host);
-	return store_i_web_rows(s, st, out, "change points");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), cp_scan, NULL,
+	    "change points");
+	out->v = v;
+	if (r != 0)
+		store_cp_rows_release(out);
+	return r;
+}
+
+void
+store_cp_rows_release(struct store_cp_rows *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].tree);
+		free(l->v[i].branch);
+		free(l->v[i].host);
+		free(l->v[i].direction);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 /* A base job that p may share: 0 and *out (0 when there is none). */
@@ -1261,9 +1308,20 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 	return 0;
 }
 
+static void
+pending_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_pending *p = row;
+
+	(void)arg;
+	p->pair_id = sqlite3_column_int64(st, 0);
+	p->sha = store_i_col_dup(st, 1);
+	p->tip_only = sqlite3_column_int(st, 2) != 0;
+}
+
 int
-store_trigger_pending(struct store *s, json_t **out, int64_t tree_id,
-    const char *branch, const char *name)
+store_trigger_pending(struct store *s, struct store_pendings *out,
+    int64_t tree_id, const char *branch, const char *name)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT p.id AS pair_id, c.sha, p.tip_only FROM pairs p"
@@ -1274,14 +1332,34 @@ store_trigger_pending(struct store *s, json_t **out, int64_t tree_id,
 	    /* measured, back in the queue for more runs: not waiting */
 	    " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id)"
 	    " ORDER BY p.id");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, tree_id);
 	bind_text(st, 2, branch);
 	bind_text(st, 3, name);
-	return store_i_web_rows(s, st, out, "pending pairs");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), pending_scan,
+	    NULL, "pending pairs");
+	out->v = v;
+	if (r != 0)
+		store_pendings_release(out);
+	return r;
+}
+
+void
+store_pendings_release(struct store_pendings *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].sha);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 int
@@ -1349,8 +1427,23 @@ store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 
 /* ---- bench host hygiene (docs/HOST.md) ---- */
 
+static void
+run_meta_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_run_meta *m = row;
+
+	(void)arg;
+	m->role = store_i_col_dup(st, 0);
+	m->run = sqlite3_column_int64(st, 1);
+	m->measured = sqlite3_column_int(st, 2) != 0;
+	/* The documents as the JSON rows had them (non-UTF-8 bytes '?'). */
+	m->host_state_json = store_i_web_text(st, 3);
+	m->profile_json = store_i_web_text(st, 4);
+}
+
 int
-store_pair_run_meta(struct store *s, json_t **out, int64_t pair_id)
+store_pair_run_meta(
+    struct store *s, struct store_run_metas *out, int64_t pair_id)
 {
 	sqlite3_stmt *st = prep(s,
 	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
@@ -1359,12 +1452,35 @@ store_pair_run_meta(struct store *s, json_t **out, int64_t pair_id)
 	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
 	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
 	    " ORDER BY j.role, r.idx");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	return store_i_web_rows(s, st, out, "pair runs");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), run_meta_scan,
+	    NULL, "pair runs");
+	out->v = v;
+	if (r != 0)
+		store_run_metas_release(out);
+	return r;
+}
+
+void
+store_run_metas_release(struct store_run_metas *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].role);
+		free(l->v[i].host_state_json);
+		free(l->v[i].profile_json);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 int

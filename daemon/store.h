@@ -400,34 +400,74 @@ int store_verdict_pending(
     struct store *, int64_t *out, size_t max, size_t *out_n);
 
 /*
- * What a verdict needs about a pair: {"pair_id", "name", "point",
- * "host_id", "host", "analysed", "base": SIDE, "candidate": SIDE}, SIDE =
- * {"id", "state", "runs", "max_runs", "spec" (the job spec object),
- * "tree" (the commit's tree name or null), "branches" (comma-separated,
- * or null), "stored" (runs stored, store_verdict_unchanged)}.
- * ERR_NOTFOUND.
+ * What a verdict needs about a pair (typed reads, issue 13; the caller
+ * releases).  A side: its job, state, wanted runs and max_runs, its spec
+ * (the stored document's text), its commit's tree name and branches
+ * (comma-separated; NULL: no commit), and the runs stored
+ * (store_verdict_unchanged).
  */
-int store_verdict_pair(struct store *, json_t **out, int64_t pair_id);
+struct store_vside {
+	int64_t id;
+	char *state;
+	int64_t runs, max_runs;
+	char *spec_json; /* the job spec as stored, or NULL */
+	char *tree, *branches;
+	int64_t stored;
+};
+struct store_vpair {
+	int64_t pair_id;
+	char *name, *point;
+	int64_t host_id; /* 0: no host yet */
+	char *host;      /* its name, or NULL */
+	int analysed;
+	struct store_vside base, cand;
+};
+/* 0, ERR_NOTFOUND (no such pair, or a side is missing), or -1. */
+int store_verdict_pair(
+    struct store *, struct store_vpair *out, int64_t pair_id);
+void store_vpair_release(struct store_vpair *); /* NULL ok */
 /* The metric values of the pair's runs with status ok (run index below
- * max_runs: a profile slot is not a run): {"rows": [{role, metric, unit,
- * better, value, run}]} ordered by metric, role, run. */
-int store_verdict_values(struct store *, json_t **out, int64_t pair_id);
+ * max_runs: a profile slot is not a run), ordered by metric, role, run;
+ * store_values_release.  0 or -1. */
+int store_verdict_values(
+    struct store *, struct store_values *out, int64_t pair_id);
 /*
  * The candidates for a pair's memcg-tax siblings (daemon/verdict.c
  * decides): the pairs of its sibling group (store_fleet.h) bound to the
  * same host, the pair itself included; none when the pair has no host
- * yet.  {"rows": [{pair_id, point, analysed, base_spec, cand_spec}]} by
- * id; the specs are the jobs' spec texts.
+ * yet.  By id; the specs are the jobs' spec texts (non-UTF-8 bytes '?').
  */
-int store_verdict_siblings(struct store *, json_t **out, int64_t pair_id);
+struct store_vsib {
+	int64_t pair_id;
+	char *point;
+	int analysed;
+	char *base_spec_json, *cand_spec_json; /* NULL: none */
+};
+struct store_vsibs {
+	struct store_vsib *v;
+	size_t n;
+};
+int store_verdict_siblings(
+    struct store *, struct store_vsibs *out, int64_t pair_id);
+void store_vsibs_release(struct store_vsibs *); /* NULL ok */
 /*
  * The baseline's history: values of the ok runs of successful base jobs
  * of earlier pairs (id below pair_id) with the same job name and point,
- * measured on the pair's host; the newest max_jobs such jobs.
- * {"rows": [{metric, value}]} ordered by metric.
+ * measured on the pair's host; the newest max_jobs such jobs.  Ordered
+ * by metric, job and run.
  */
-int store_verdict_history(
-    struct store *, json_t **out, int64_t pair_id, int64_t max_jobs);
+struct store_vhist {
+	char *metric;
+	int64_t job; /* the base job */
+	double value;
+};
+struct store_vhists {
+	struct store_vhist *v;
+	size_t n;
+};
+int store_verdict_history(struct store *, struct store_vhists *out,
+    int64_t pair_id, int64_t max_jobs);
+void store_vhists_release(struct store_vhists *); /* NULL ok */
 
 /* One comparison row.  Doubles: NAN = unknown (stored as NULL). */
 struct store_comparison {
@@ -510,15 +550,27 @@ int store_changepoints_replace_range(struct store *, int64_t series,
     int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
     size_t n, int64_t now);
 /*
- * Change points for a history page, filtered like store_web_history
- * (NULL: any; tree and branch NULL include submitted pairs):
- * {"rows": [{id, series_id, tree, branch, host, seq, job_id, lo_job_id,
- * hi_job_id, pair_id, before, after, change_pct, p, direction}]} oldest
- * first; job ids are the candidate jobs of those points.
+ * Change points for a history page, filtered like store_history_get
+ * (NULL: any; tree and branch NULL include submitted pairs), by series
+ * and seq (a typed read, issue 13; the caller releases).  The job ids are
+ * the candidate jobs of the points at seq, lo_seq and hi_seq.
  */
-int store_history_changepoints(struct store *, json_t **out, const char *tree,
-    const char *branch, const char *host, const char *job, const char *point,
-    const char *metric);
+struct store_cp_row {
+	int64_t id, series_id;
+	char *tree, *branch, *host; /* the series'; host NULL: none */
+	int64_t seq;
+	int64_t job_id, lo_job_id, hi_job_id, pair_id; /* 0: no such point */
+	double before, after, change_pct, p;           /* NAN: unknown */
+	char *direction; /* regression | improvement */
+};
+struct store_cp_rows {
+	struct store_cp_row *v;
+	size_t n;
+};
+int store_history_changepoints(struct store *, struct store_cp_rows *out,
+    const char *tree, const char *branch, const char *host, const char *job,
+    const char *point, const char *metric);
+void store_cp_rows_release(struct store_cp_rows *); /* NULL ok */
 
 /*
  * ---- watch & triggers (daemon/watch.c, daemon/trigger.c, issue 4) ----
@@ -612,11 +664,21 @@ int store_trigger_pair(struct store *, int64_t *out_pair, int64_t *out_base,
 /*
  * Pairs of job name triggered from tree/branch whose candidate is still
  * queued and has no runs (one measured and requeued for more runs by the
- * verdict is not waiting: a push must not supersede it):
- * {"rows": [{pair_id, sha, tip_only}]}.
+ * verdict is not waiting: a push must not supersede it), by id; the
+ * caller releases the list.  0 or -1.
  */
-int store_trigger_pending(struct store *, json_t **out, int64_t tree_id,
-    const char *branch, const char *name);
+struct store_pending {
+	int64_t pair_id;
+	char *sha;    /* the candidate's commit, or NULL */
+	int tip_only; /* an old tip is superseded only by a new tip pair */
+};
+struct store_pendings {
+	struct store_pending *v;
+	size_t n;
+};
+int store_trigger_pending(struct store *, struct store_pendings *out,
+    int64_t tree_id, const char *branch, const char *name);
+void store_pendings_release(struct store_pendings *); /* NULL ok */
 /*
  * Cancels a superseded pair: its candidate if still queued and never
  * run (a pair requeued for more runs stays), its base with it if still
@@ -692,11 +754,25 @@ int store_inbox_put(struct store *, const char *name, const char *url,
 /*
  * ---- bench host hygiene and charge path (docs/HOST.md, docs/MEMCG.md;
  * daemon/hygiene.c, daemon/chargepath.c) ----
- * What a pair's ok runs recorded: {"rows": [{role, run, measured (1:
- * index below max_runs), host_state, profile (JSON texts or null)}]} by
- * role and run.
+ * What a pair's ok runs recorded, by role and run (a typed read, issue
+ * 13).  The documents stay the text the runner uploaded, with bytes that
+ * are not UTF-8 as '?'; the readers parse what they need.
  */
-int store_pair_run_meta(struct store *, json_t **out, int64_t pair_id);
+struct store_run_meta {
+	char *role;   /* base | candidate */
+	int64_t run;  /* the run's index */
+	int measured; /* 1: index below max_runs; 0: the profile slot */
+	char *host_state_json; /* docs/HOST.md: a JSON object, or NULL */
+	char *profile_json;    /* docs/MEMCG.md: a JSON object, or NULL */
+};
+struct store_run_metas {
+	struct store_run_meta *v;
+	size_t n;
+};
+/* 0 (no runs: n 0) or -1 (errmsg). */
+int store_pair_run_meta(
+    struct store *, struct store_run_metas *out, int64_t pair_id);
+void store_run_metas_release(struct store_run_metas *); /* NULL ok */
 /* Marks the pair suspect with why, or clears it (why NULL). */
 int store_hygiene_set(struct store *, int64_t pair_id, const char *why);
 /*

@@ -32,7 +32,7 @@ int store_pair_group(struct store *, int64_t *out_group, int64_t pair_id);
  * can be re-opened for more runs by one pair while another pair's
  * verdict is being computed from it.  The verdict remembers each side's
  * job, wanted runs and stored runs as it read them (store_verdict_pair's
- * "runs" and "stored"); before it writes, in its transaction, this says
+ * runs and stored); before it writes, in its transaction, this says
  * whether they are still so.  0, or ERR_CONFLICT (the message names the
  * job that changed): the verdict is dropped and made again later from a
  * complete side.

@@ -150,6 +150,9 @@ int store_i_web_rows(struct store *s, sqlite3_stmt *st, json_t **out,
     const char *what); /* store_web.c */
 /* 1 when sha is 4 to 64 lowercase hex digits (a commit or prefix). */
 int store_i_web_hex(const char *sha); /* store_web.c */
+/* store_web.c: a struct store_value from (role, metric, unit, better,
+ * value, run), the store_i_rows scan of the value reads. */
+void store_i_value_scan(void *row, sqlite3_stmt *st, void *arg);
 json_t *store_i_series_patches(
     struct store *s, int64_t id); /* store_series.c */
 

@@ -49,8 +49,31 @@ store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
 	return 0;
 }
 
+/* One side's columns from i on (the order of store_verdict_pair's). */
+static void
+vside_scan(struct store_vside *d, sqlite3_stmt *st, int i)
+{
+	d->id = sqlite3_column_int64(st, i);
+	d->state = store_i_col_dup(st, i + 1);
+	d->runs = sqlite3_column_int64(st, i + 2);
+	d->max_runs = sqlite3_column_int64(st, i + 3);
+	d->spec_json = store_i_col_dup(st, i + 4);
+	d->tree = store_i_col_dup(st, i + 5);
+	d->branches = store_i_col_dup(st, i + 6);
+	d->stored = sqlite3_column_int64(st, i + 7);
+}
+
+static void
+vside_release(struct store_vside *d)
+{
+	free(d->state);
+	free(d->spec_json);
+	free(d->tree);
+	free(d->branches);
+}
+
 int
-store_verdict_pair(struct store *s, json_t **out, int64_t pair_id)
+store_verdict_pair(struct store *s, struct store_vpair *out, int64_t pair_id)
 {
 	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT p.name, p.point, p.host_id, h.name, p.analysed, j.role,"
@@ -62,66 +85,63 @@ store_verdict_pair(struct store *s, json_t **out, int64_t pair_id)
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
 	    " LEFT JOIN trees t ON t.id = c.tree_id"
 	    " WHERE p.id = ?1 ORDER BY j.id");
-	json_t *o = NULL;
-	int rc;
+	int rc, have[2] = { 0, 0 };
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *spec = store_i_col_text(st, 10);
-		json_t *side = json_object();
+		const char *role = store_i_col_text(st, 5);
+		int k = role && strcmp(role, "base") == 0    ? 0
+		    : role && strcmp(role, "candidate") == 0 ? 1
+		                                             : -1;
 
-		if (o == NULL) {
-			o = json_object();
-			json_object_set_new(
-			    o, "pair_id", json_integer(pair_id));
-			json_object_set_new(
-			    o, "name", store_i_text_or_null(st, 0));
-			json_object_set_new(
-			    o, "point", store_i_text_or_null(st, 1));
-			json_object_set_new(o, "host_id",
-			    json_integer(sqlite3_column_int64(st, 2)));
-			json_object_set_new(
-			    o, "host", store_i_text_or_null(st, 3));
-			json_object_set_new(o, "analysed",
-			    json_integer(sqlite3_column_int64(st, 4)));
+		if (!have[0] && !have[1]) {
+			out->pair_id = pair_id;
+			out->name = store_i_col_dup(st, 0);
+			out->point = store_i_col_dup(st, 1);
+			out->host_id = sqlite3_column_int64(st, 2);
+			out->host = store_i_col_dup(st, 3);
+			out->analysed = sqlite3_column_int(st, 4) != 0;
 		}
-		json_object_set_new(
-		    side, "id", json_integer(sqlite3_column_int64(st, 6)));
-		json_object_set_new(side, "state", store_i_text_or_null(st, 7));
-		json_object_set_new(
-		    side, "runs", json_integer(sqlite3_column_int64(st, 8)));
-		json_object_set_new(side, "max_runs",
-		    json_integer(sqlite3_column_int64(st, 9)));
-		json_object_set_new(
-		    side, "spec", store_i_json_text(spec, json_object()));
-		json_object_set_new(side, "tree", store_i_text_or_null(st, 11));
-		json_object_set_new(
-		    side, "branches", store_i_text_or_null(st, 12));
-		json_object_set_new(
-		    side, "stored", json_integer(sqlite3_column_int64(st, 13)));
-		json_object_set_new(o, store_i_col_text(st, 5), side);
+		if (k < 0)
+			continue;
+		/* A role seen again replaces the first, as the JSON did. */
+		if (have[k])
+			vside_release(k == 0 ? &out->base : &out->cand);
+		vside_scan(k == 0 ? &out->base : &out->cand, st, 6);
+		have[k] = 1;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		json_decref(o);
+		store_vpair_release(out);
 		return store_i_dberr(s, "verdict pair");
 	}
-	if (o == NULL || json_object_get(o, "base") == NULL ||
-	    json_object_get(o, "candidate") == NULL) {
-		json_decref(o);
+	if (!have[0] || !have[1]) {
+		store_vpair_release(out);
 		return err_setc(&s->err, ERR_NOTFOUND,
 		    "pair %lld not found or without both jobs",
 		    (long long)pair_id);
 	}
-	*out = o;
 	return 0;
 }
 
+void
+store_vpair_release(struct store_vpair *p)
+{
+	if (p == NULL)
+		return;
+	free(p->name);
+	free(p->point);
+	free(p->host);
+	vside_release(&p->base);
+	vside_release(&p->cand);
+	memset(p, 0, sizeof(*p));
+}
+
 int
-store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
+store_verdict_values(struct store *s, struct store_values *out, int64_t pair_id)
 {
 	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
@@ -131,16 +151,38 @@ store_verdict_values(struct store *s, json_t **out, int64_t pair_id)
 	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
 	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
 	    " ORDER BY m.name, j.role, r.idx");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	return store_i_web_rows(s, st, out, "verdict values");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v),
+	    store_i_value_scan, NULL, "verdict values");
+	out->v = v;
+	if (r != 0)
+		store_values_release(out);
+	return r;
+}
+
+static void
+vsib_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_vsib *x = row;
+
+	(void)arg;
+	x->pair_id = sqlite3_column_int64(st, 0);
+	x->point = store_i_col_dup(st, 1);
+	x->analysed = sqlite3_column_int(st, 2) != 0;
+	/* The specs as the JSON rows had them (non-UTF-8 bytes '?'). */
+	x->base_spec_json = store_i_web_text(st, 3);
+	x->cand_spec_json = store_i_web_text(st, 4);
 }
 
 int
-store_verdict_siblings(struct store *s, json_t **out, int64_t pair_id)
+store_verdict_siblings(
+    struct store *s, struct store_vsibs *out, int64_t pair_id)
 {
 	sqlite3_stmt *st = store_i_prep(s,
 	    "SELECT p.id AS pair_id, p.point, p.analysed,"
@@ -150,17 +192,51 @@ store_verdict_siblings(struct store *s, json_t **out, int64_t pair_id)
 	    " JOIN jobs b ON b.id = p.base_job_id"
 	    " JOIN jobs c ON c.id = p.cand_job_id"
 	    " WHERE me.id = ?1 ORDER BY p.id");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	return store_i_web_rows(s, st, out, "memcg tax siblings");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), vsib_scan, NULL,
+	    "memcg tax siblings");
+	out->v = v;
+	if (r != 0)
+		store_vsibs_release(out);
+	return r;
+}
+
+void
+store_vsibs_release(struct store_vsibs *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].point);
+		free(l->v[i].base_spec_json);
+		free(l->v[i].cand_spec_json);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static void
+vhist_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_vhist *h = row;
+
+	(void)arg;
+	h->metric = store_i_col_dup(st, 0);
+	h->job = sqlite3_column_int64(st, 1);
+	h->value = store_i_col_num(st, 2);
 }
 
 int
-store_verdict_history(
-    struct store *s, json_t **out, int64_t pair_id, int64_t max_jobs)
+store_verdict_history(struct store *s, struct store_vhists *out,
+    int64_t pair_id, int64_t max_jobs)
 {
 	sqlite3_stmt *st = store_i_prep(s,
 	    "WITH me AS (SELECT name, point, host_id FROM pairs"
@@ -178,13 +254,33 @@ store_verdict_history(
 	    "  AND r.host_id = (SELECT host_id FROM me)"
 	    " JOIN metrics m ON m.run_id = r.id"
 	    " ORDER BY m.name, js.id, r.idx");
+	void *v;
+	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
 	sqlite3_bind_int64(st, 2, max_jobs);
-	return store_i_web_rows(s, st, out, "baseline history");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), vhist_scan, NULL,
+	    "baseline history");
+	out->v = v;
+	if (r != 0)
+		store_vhists_release(out);
+	return r;
+}
+
+void
+store_vhists_release(struct store_vhists *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].metric);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 int

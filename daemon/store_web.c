@@ -440,8 +440,8 @@ store_web_series(struct store *s, json_t **out, int64_t id)
 	return 0;
 }
 
-static void
-value_scan(void *row, sqlite3_stmt *st, void *arg)
+void
+store_i_value_scan(void *row, sqlite3_stmt *st, void *arg)
 {
 	struct store_value *v = row;
 
@@ -471,8 +471,8 @@ store_pair_values(struct store *s, struct store_values *out, int64_t pair_id)
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), value_scan, NULL,
-	    "pair values");
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v),
+	    store_i_value_scan, NULL, "pair values");
 	out->v = v;
 	if (r != 0)
 		store_values_release(out);

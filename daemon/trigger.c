@@ -102,7 +102,7 @@ coalesce(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
     const struct trigger_push *p, const struct job_config *jc, int new_tip,
     struct err *e)
 {
-	json_t *rows = NULL, *row;
+	struct store_pendings rows;
 	char reason[160];
 	size_t i;
 	int r = 0;
@@ -112,14 +112,10 @@ coalesce(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
 		return err_set(e, "%s", store_errmsg(s));
 	snprintf(reason, sizeof(reason), "superseded: %s/%s moved to %.12s",
 	    p->tree->name, p->branch, p->new_tip);
-	json_array_foreach(json_object_get(rows, "rows"), i, row)
-	{
-		const char *sha =
-		    json_string_value(json_object_get(row, "sha"));
-		int tip_only =
-		    json_integer_value(json_object_get(row, "tip_only")) != 0;
-		int64_t pair =
-		    json_integer_value(json_object_get(row, "pair_id"));
+	for (i = 0; i < rows.n; i++) {
+		const char *sha = rows.v[i].sha;
+		int tip_only = rows.v[i].tip_only;
+		int64_t pair = rows.v[i].pair_id;
 		int gone, n = 0;
 
 		if (sha == NULL || strcmp(sha, p->new_tip) == 0)
@@ -156,7 +152,7 @@ coalesce(struct trigger_stats *st, struct store *s, struct gitm_repo *repo,
 			    reason);
 		st->cancelled += (size_t)n;
 	}
-	json_decref(rows);
+	store_pendings_release(&rows);
 	return r;
 }
 

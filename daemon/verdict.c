@@ -38,7 +38,7 @@ struct vec {
 };
 
 struct metric {
-	const char *name, *unit, *better; /* borrowed from the JSON */
+	const char *name, *unit, *better; /* borrowed from the store's lists */
 	char *own_name;                   /* a memcg tax's name, or NULL */
 	struct vec base, cand, hist;
 	double min_effect;
@@ -49,7 +49,10 @@ struct metric {
 };
 
 struct work {
-	json_t *pair, *vals, *hist;
+	struct store_vpair pair;
+	struct store_values vals;
+	struct store_vhists hist;
+	json_t *spec; /* the candidate's spec, parsed (owned) */
 	struct metric *m;
 	size_t n, cap;
 	int64_t first_runs, max_runs, cur_runs;
@@ -78,9 +81,10 @@ work_release(struct work *w)
 		free(w->m[i].own_name);
 	}
 	free(w->m);
-	json_decref(w->pair);
-	json_decref(w->vals);
-	json_decref(w->hist);
+	store_vpair_release(&w->pair);
+	store_values_release(&w->vals);
+	store_vhists_release(&w->hist);
+	json_decref(w->spec);
 }
 
 static const char *
@@ -114,12 +118,11 @@ median_of(const struct vec *x)
 static void
 group_values(struct work *w)
 {
-	json_t *rows = json_object_get(w->vals, "rows"), *o;
 	size_t i;
 
-	json_array_foreach(rows, i, o)
-	{
-		const char *name = jstr(o, "metric"), *role = jstr(o, "role");
+	for (i = 0; i < w->vals.n; i++) {
+		const struct store_value *o = &w->vals.v[i];
+		const char *name = o->metric, *role = o->role;
 		struct metric *m;
 
 		if (name == NULL || role == NULL)
@@ -138,11 +141,11 @@ group_values(struct work *w)
 		/* The candidate's unit and direction win: it is what is
 		 * judged. */
 		if (m->unit == NULL || strcmp(role, "candidate") == 0)
-			m->unit = jstr(o, "unit");
+			m->unit = o->unit;
 		if (m->better == NULL || strcmp(role, "candidate") == 0)
-			m->better = jstr(o, "better");
-		vec_add(strcmp(role, "base") == 0 ? &m->base : &m->cand,
-		    json_number_value(json_object_get(o, "value")));
+			m->better = o->better;
+		vec_add(
+		    strcmp(role, "base") == 0 ? &m->base : &m->cand, o->value);
 	}
 }
 
@@ -221,17 +224,15 @@ history_since_shift(struct metric *m, const struct hjobs *js)
 static void
 group_history(struct work *w)
 {
-	json_t *rows = json_object_get(w->hist, "rows"), *o;
 	struct hjobs js = { NULL, 0, 0 };
 	struct metric *cur = NULL;
 	int64_t cur_job = 0;
 	size_t i, k = 0, off = 0;
 
-	json_array_foreach(rows, i, o)
-	{
-		const char *name = jstr(o, "metric");
+	for (i = 0; i < w->hist.n; i++) {
+		const char *name = w->hist.v[i].metric;
 		struct metric *m = NULL;
-		int64_t id = jint(o, "job");
+		int64_t id = w->hist.v[i].job;
 
 		if (name == NULL)
 			continue;
@@ -252,8 +253,7 @@ group_history(struct work *w)
 			off = m ? m->hist.n : 0;
 		}
 		if (m != NULL)
-			vec_add(&m->hist,
-			    json_number_value(json_object_get(o, "value")));
+			vec_add(&m->hist, w->hist.v[i].value);
 	}
 	if (cur != NULL) {
 		hjob_add(&js, &cur->hist, off);
@@ -516,9 +516,8 @@ static int
 history_append(struct store *s, struct verdict_outcome *out, struct work *w,
     const struct metric *m, int64_t now)
 {
-	json_t *cand = json_object_get(w->pair, "candidate");
-	const char *tree = jstr(cand, "tree"),
-	           *branches = jstr(cand, "branches");
+	const struct store_vside *cand = &w->pair.cand;
+	const char *tree = cand->tree, *branches = cand->branches;
 	struct store_series_key k;
 	char *list, *br, *save = NULL;
 	int64_t series = 0, seq = 0;
@@ -530,9 +529,9 @@ history_append(struct store *s, struct verdict_outcome *out, struct work *w,
 	memset(&k, 0, sizeof(k));
 	k.tree = tree ? tree : "";
 	k.branch = "";
-	k.host_id = jint(w->pair, "host_id");
-	k.job = jstr(w->pair, "name");
-	k.point = jstr(w->pair, "point");
+	k.host_id = w->pair.host_id;
+	k.job = w->pair.name;
+	k.point = w->pair.point;
 	k.metric = m->name;
 	k.better = m->better;
 	/* A commit on several branches is in each branch's series. */
@@ -541,9 +540,8 @@ history_append(struct store *s, struct verdict_outcome *out, struct work *w,
 	do {
 		if (br != NULL)
 			k.branch = br;
-		r = store_history_append(s, &series, &seq, &k,
-		    jint(w->pair, "pair_id"), jint(cand, "id"), m->cmp_id,
-		    m->res.cand_median, now);
+		r = store_history_append(s, &series, &seq, &k, w->pair.pair_id,
+		    cand->id, m->cmp_id, m->res.cand_median, now);
 		if (r == 0)
 			r = series_changepoints(s, &ncp, series, seq, m, now);
 		out->change_points += ncp;
@@ -569,7 +567,7 @@ static int
 write_rows(struct store *s, struct verdict_outcome *out, struct work *w,
     int64_t more, int64_t now)
 {
-	int64_t pair = jint(w->pair, "pair_id");
+	int64_t pair = w->pair.pair_id;
 	size_t i;
 	int r = 0;
 
@@ -634,7 +632,7 @@ static int
 write_results(struct store *s, struct verdict_outcome *out, struct work *w,
     int64_t more, int64_t now)
 {
-	int64_t pair = jint(w->pair, "pair_id");
+	int64_t pair = w->pair.pair_id;
 	int r = write_rows(s, out, w, more, now);
 
 	if (r != 0)
@@ -686,16 +684,16 @@ parse_spec(const char *text)
 }
 
 static void
-sib_load(struct sib *x, json_t *row)
+sib_load(struct sib *x, const struct store_vsib *row)
 {
-	json_t *b = parse_spec(jstr(row, "base_spec"));
+	json_t *b = parse_spec(row->base_spec_json);
 	const char *bcg, *ccg;
 
 	memset(x, 0, sizeof(*x));
-	x->id = jint(row, "pair_id");
-	x->analysed = jint(row, "analysed") != 0;
+	x->id = row->pair_id;
+	x->analysed = row->analysed;
 	x->chunk = -1;
-	x->spec = parse_spec(jstr(row, "cand_spec"));
+	x->spec = parse_spec(row->cand_spec_json);
 	if (b == NULL || x->spec == NULL) {
 		json_decref(b);
 		return;
@@ -713,23 +711,22 @@ sib_load(struct sib *x, json_t *row)
 
 /* The value rows of one role and metric as runs; *n of them. */
 static struct memcg_tax_run *
-runs_of(json_t *vals, const char *role, const char *metric, size_t *n)
+runs_of(const struct store_values *vals, const char *role, const char *metric,
+    size_t *n)
 {
-	json_t *rows = json_object_get(vals, "rows"), *o;
 	struct memcg_tax_run *v = NULL;
 	size_t i;
 
 	*n = 0;
-	json_array_foreach(rows, i, o)
-	{
-		const char *mn = jstr(o, "metric"), *r = jstr(o, "role");
+	for (i = 0; i < vals->n; i++) {
+		const struct store_value *o = &vals->v[i];
 
-		if (mn == NULL || r == NULL || strcmp(mn, metric) ||
-		    strcmp(r, role))
+		if (o->metric == NULL || o->role == NULL ||
+		    strcmp(o->metric, metric) || strcmp(o->role, role))
 			continue;
 		v = xreallocarray(v, *n + 1, sizeof(*v));
-		v[*n].idx = (long long)jint(o, "run");
-		v[*n].value = json_number_value(json_object_get(o, "value"));
+		v[*n].idx = (long long)o->run;
+		v[*n].value = o->value;
 		(*n)++;
 	}
 	return v;
@@ -737,8 +734,8 @@ runs_of(json_t *vals, const char *role, const char *metric, size_t *n)
 
 /* The ratios nested/root of one role; 0 when a side has no run. */
 static size_t
-tax_side(struct vec *out, json_t *nv, json_t *rv, const char *role,
-    const char *metric)
+tax_side(struct vec *out, const struct store_values *nv,
+    const struct store_values *rv, const char *role, const char *metric)
 {
 	size_t nn, nr, k;
 	struct memcg_tax_run *n = runs_of(nv, role, metric, &nn);
@@ -850,7 +847,7 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 {
 	struct work w;
 	struct store_pair stored = { 0 };
-	json_t *rv = NULL, *rows, *o;
+	struct store_values rv = { NULL, 0 };
 	const char *last = NULL;
 	int listed = cfg_lists_higher(n->spec), r = 0;
 	size_t i;
@@ -863,10 +860,8 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 		r = -1;
 		goto out;
 	}
-	rows = json_object_get(w.vals, "rows");
-	json_array_foreach(rows, i, o)
-	{
-		const char *name = jstr(o, "metric"), *better;
+	for (i = 0; i < w.vals.n; i++) {
+		const char *name = w.vals.v[i].metric, *better;
 		struct metric *m;
 		struct vec b = { NULL, 0, 0 }, c = { NULL, 0, 0 };
 		double me;
@@ -874,13 +869,13 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 		if (name == NULL || (last && strcmp(last, name) == 0))
 			continue;
 		last = name;
-		better = cfg_better(n->spec, name, jstr(o, "better"));
+		better = cfg_better(n->spec, name, w.vals.v[i].better);
 		if (!memcg_tax_taxed(
 		        name, better, listed ? cfg_names(n->spec, name) : -1))
 			continue;
 		/* Unknown (no row) unless all four jobs measured it. */
-		if (tax_side(&b, w.vals, rv, "base", name) == 0 ||
-		    tax_side(&c, w.vals, rv, "candidate", name) == 0) {
+		if (tax_side(&b, &w.vals, &rv, "base", name) == 0 ||
+		    tax_side(&c, &w.vals, &rv, "candidate", name) == 0) {
 			free(b.v);
 			free(c.v);
 			continue;
@@ -929,7 +924,7 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 		out->change_points += t.change_points;
 	}
 out:
-	json_decref(rv);
+	store_values_release(&rv);
 	store_pair_release(&stored);
 	work_release(&w);
 	return r;
@@ -946,7 +941,7 @@ static int
 memcg_tax_after(
     struct store *s, struct verdict_outcome *out, int64_t pair_id, int64_t now)
 {
-	json_t *rows = NULL, *o;
+	struct store_vsibs rows;
 	struct sib *x = NULL, *self = NULL, *root = NULL;
 	size_t n, i, j, start = 0;
 	long chunk = 0;
@@ -954,11 +949,10 @@ memcg_tax_after(
 
 	if (store_verdict_siblings(s, &rows, pair_id) != 0)
 		return -1;
-	n = json_array_size(json_object_get(rows, "rows"));
+	n = rows.n;
 	x = xcalloc(n + 1, sizeof(*x));
-	json_array_foreach(json_object_get(rows, "rows"), i, o)
-	{
-		sib_load(&x[i], o);
+	for (i = 0; i < n; i++) {
+		sib_load(&x[i], &rows.v[i]);
 		if (x[i].id == pair_id)
 			self = &x[i];
 	}
@@ -998,7 +992,7 @@ out:
 		json_decref(x[i].key);
 	}
 	free(x);
-	json_decref(rows);
+	store_vsibs_release(&rows);
 	return r;
 }
 
@@ -1007,7 +1001,7 @@ verdict_pair(
     struct store *s, struct verdict_outcome *out, int64_t pair_id, int64_t now)
 {
 	struct work w;
-	json_t *base, *cand, *spec;
+	const struct store_vside *base, *cand;
 	int64_t more;
 	size_t i;
 	int r;
@@ -1021,11 +1015,10 @@ verdict_pair(
 	}
 	if (r != 0)
 		return -1;
-	base = json_object_get(w.pair, "base");
-	cand = json_object_get(w.pair, "candidate");
-	if (jint(w.pair, "analysed") != 0 || !jstr(base, "state") ||
-	    !jstr(cand, "state") || strcmp(jstr(base, "state"), "success") ||
-	    strcmp(jstr(cand, "state"), "success")) {
+	base = &w.pair.base;
+	cand = &w.pair.cand;
+	if (w.pair.analysed || base->state == NULL || cand->state == NULL ||
+	    strcmp(base->state, "success") || strcmp(cand->state, "success")) {
 		work_release(&w);
 		return 0;
 	}
@@ -1036,16 +1029,17 @@ verdict_pair(
 		work_release(&w);
 		return -1;
 	}
-	spec = json_object_get(cand, "spec");
-	w.cur_runs = min64(jint(base, "runs"), jint(cand, "runs"));
-	w.max_runs = min64(jint(base, "max_runs"), jint(cand, "max_runs"));
-	w.first_runs = jint(spec, "runs");
+	/* The spec's text as stored; one that does not parse is {}. */
+	w.spec = pwjson_doc(cand->spec_json, json_object());
+	w.cur_runs = min64(base->runs, cand->runs);
+	w.max_runs = min64(base->max_runs, cand->max_runs);
+	w.first_runs = jint(w.spec, "runs");
 	if (w.first_runs <= 0 || w.first_runs > w.cur_runs)
 		w.first_runs = w.cur_runs;
 	group_values(&w);
 	group_history(&w);
 	for (i = 0; i < w.n; i++) {
-		metric_options(&w.m[i], spec);
+		metric_options(&w.m[i], w.spec);
 		analyse_metric(&w, &w.m[i]);
 	}
 	control_fdr(&w);
@@ -1063,12 +1057,12 @@ verdict_pair(
 		 * verdict read a side that is not the one now stored. */
 		struct store_side_stamp ss[2];
 
-		ss[0].job_id = jint(base, "id");
-		ss[0].runs = jint(base, "runs");
-		ss[0].stored = jint(base, "stored");
-		ss[1].job_id = jint(cand, "id");
-		ss[1].runs = jint(cand, "runs");
-		ss[1].stored = jint(cand, "stored");
+		ss[0].job_id = base->id;
+		ss[0].runs = base->runs;
+		ss[0].stored = base->stored;
+		ss[1].job_id = cand->id;
+		ss[1].runs = cand->runs;
+		ss[1].stored = cand->stored;
 		r = store_verdict_unchanged(s, ss, 2);
 	}
 	if (r == ERR_CONFLICT) {

@@ -172,7 +172,7 @@ int
 api_pair_json(struct store *s, int64_t id, json_t **out)
 {
 	struct store_pair p;
-	json_t *rows = NULL;
+	struct store_run_metas rows;
 	int r;
 
 	*out = NULL;
@@ -186,8 +186,8 @@ api_pair_json(struct store *s, int64_t id, json_t **out)
 		*out = NULL;
 		return -1;
 	}
-	kfacts_pair_json(*out, json_object_get(rows, "rows"));
-	json_decref(rows);
+	kfacts_pair_json(*out, &rows);
+	store_run_metas_release(&rows);
 	return 0;
 }
 

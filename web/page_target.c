@@ -496,7 +496,7 @@ valid_id(enum view_target kind, const char *id, const char **end)
  * (daemon/kfacts.h), kept alive with the page's other JSON. */
 static void
 pair_kernels(struct ctx *x, struct view_commit *v,
-    const struct store_pair *pair, const json_t *rows)
+    const struct store_pair *pair, const struct store_run_metas *rows)
 {
 	struct kfacts k[2];
 	struct buf b = BUF_INIT(CAP_ERRMSG);
@@ -534,7 +534,8 @@ target_page(struct ctx *x, enum view_target kind)
 	struct view_alert *va = NULL;
 	size_t nal = 0;
 	struct chargepath_sym syms[PAIR_SYMBOLS];
-	json_t *pa, *prof = NULL, *blobs = NULL;
+	json_t *pa, *blobs = NULL;
+	struct store_run_metas prof;
 	const struct store_pair *pr;
 	size_t np = 0, k;
 	int r;
@@ -638,13 +639,12 @@ target_page(struct ctx *x, enum view_target kind)
 		v.suspect = pr->suspect;
 		if (store_pair_run_meta(x->s, &prof, strtoll(id, NULL, 10)) ==
 		    0) {
-			web_keep(x, prof);
-			v.nsymbols =
-			    chargepath_diff(syms, PAIR_SYMBOLS, v.profiled_runs,
-			        json_object_get(prof, "rows"), &blobs);
+			v.nsymbols = chargepath_diff(
+			    syms, PAIR_SYMBOLS, v.profiled_runs, &prof, &blobs);
 			web_keep(x, blobs);
 			v.symbols = syms;
-			pair_kernels(x, &v, pr, json_object_get(prof, "rows"));
+			pair_kernels(x, &v, pr, &prof);
+			store_run_metas_release(&prof);
 		} else
 			store_errclear(x->s);
 		break;

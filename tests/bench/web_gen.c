@@ -180,7 +180,7 @@ quick_verdict(
     struct store *s, int64_t pair, int64_t host, int64_t cand_job, int64_t now)
 {
 	static const char *const names[2] = { "latency_p99", "ops" };
-	json_t *o = NULL, *row;
+	struct store_values o;
 	int64_t nreg = 0;
 	size_t i, m;
 
@@ -196,16 +196,11 @@ quick_verdict(
 		struct store_series_key key;
 		int64_t cid = 0;
 
-		json_array_foreach(json_object_get(o, "rows"), i, row)
-		{
-			const char *role =
-			    json_string_value(json_object_get(row, "role"));
-			double v =
-			    json_number_value(json_object_get(row, "value"));
+		for (i = 0; i < o.n; i++) {
+			const char *role = o.v[i].role;
+			double v = o.v[i].value;
 
-			if (strcmp(json_string_value(
-			               json_object_get(row, "metric")),
-			        names[m]) != 0)
+			if (strcmp(o.v[i].metric, names[m]) != 0)
 				continue;
 			if (strcmp(role, "base") == 0 && nb < 32)
 				b[nb++] = v;
@@ -251,7 +246,7 @@ quick_verdict(
 	}
 	if (store_verdict_done(s, pair, now) != 0 || store_commit(s) != 0)
 		die(s, "verdict done");
-	json_decref(o);
+	store_values_release(&o);
 	return nreg;
 }
 

@@ -12,6 +12,7 @@
 #include "common/xalloc.h"
 #include "daemon/alert.h"
 #include "daemon/mail.h"
+#include "daemon/store.h"
 #include "test.h"
 
 static void
@@ -427,17 +428,19 @@ TEST(test_alert__charge_path)
 	store_alert_info_free(x);
 }
 
-/* Rows as store_pair_run_meta gives them: one measured run per side with
+/* Runs as store_pair_run_meta gives them: one measured run per side with
  * the kernel facts the runner uploads (NULL: an older runner, none). */
-static json_t *
+static struct store_run_metas
 kernel_rows(const char *base_id, const char *cand_id)
 {
-	json_t *rows = json_array();
+	struct store_run_metas rows = { xcalloc(2, sizeof(*rows.v)), 2 };
 	const char *ids[2] = { base_id, cand_id };
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		char *hs = ids[i] == NULL
+		rows.v[i].role = xstrdup(i == 0 ? "base" : "candidate");
+		rows.v[i].measured = 1;
+		rows.v[i].host_state_json = ids[i] == NULL
 		    ? NULL
 		    : xasprintf(
 		          "{\"thp\": \"never\", \"kernel_build\": "
@@ -447,12 +450,6 @@ kernel_rows(const char *base_id, const char *cand_id)
 		          "931e43fb591ea35b0a\", \"boot\": \"qemu\", "
 		          "\"cached\": %s}}",
 		          ids[i], ids[i], i == 0 ? "true" : "false");
-
-		json_array_append_new(rows,
-		    json_pack("{s:s, s:i, s:i, s:s?}", "role",
-		        i == 0 ? "base" : "candidate", "run", 0, "measured", 1,
-		        "host_state", hs));
-		free(hs);
 	}
 	return rows;
 }
@@ -465,7 +462,8 @@ TEST(test_alert__kernel_build_ids)
 	struct store_alert_info *x = info_new("mm: x", "A <a@example.org>");
 	struct alert_report r;
 	struct buf out = BUF_INIT(ALERT_MAIL_MAX);
-	json_t *rows, *o, *k;
+	struct store_run_metas rows;
+	json_t *o, *k;
 	char *s, *line, *save = NULL;
 
 	free(x->spec);
@@ -474,8 +472,8 @@ TEST(test_alert__kernel_build_ids)
 	/* Known: each side its own build. */
 	alert_report_init(&r, x, NULL, 0);
 	rows = kernel_rows("-pw41", "-pw42");
-	alert_report_kernel(&r, rows);
-	json_decref(rows);
+	alert_report_kernel(&r, &rows);
+	store_run_metas_release(&rows);
 	alert_mail_body(&out, &r);
 	ASSERT_MSG(
 	    strstr(out.data,
@@ -518,8 +516,8 @@ TEST(test_alert__kernel_build_ids)
 	buf_reset(&out);
 	alert_report_init(&r, x, NULL, 0);
 	rows = kernel_rows("-pw41", "-pw41");
-	alert_report_kernel(&r, rows);
-	json_decref(rows);
+	alert_report_kernel(&r, &rows);
+	store_run_metas_release(&rows);
 	alert_mail_body(&out, &r);
 	ASSERT_MSG(strstr(out.data,
 	               "  WARNING, kernels:\n"
@@ -541,8 +539,8 @@ TEST(test_alert__kernel_build_ids)
 	x->base_sha = xstrdup(x->sha);
 	alert_report_init(&r, x, NULL, 0);
 	rows = kernel_rows("-pw41", "-pw41");
-	alert_report_kernel(&r, rows);
-	json_decref(rows);
+	alert_report_kernel(&r, &rows);
+	store_run_metas_release(&rows);
 	alert_mail_body(&out, &r);
 	ASSERT(strstr(out.data, "WARNING") == NULL);
 	alert_report_release(&r);
@@ -551,8 +549,8 @@ TEST(test_alert__kernel_build_ids)
 	buf_reset(&out);
 	alert_report_init(&r, x, NULL, 0);
 	rows = kernel_rows(NULL, NULL);
-	alert_report_kernel(&r, rows);
-	json_decref(rows);
+	alert_report_kernel(&r, &rows);
+	store_run_metas_release(&rows);
 	alert_mail_body(&out, &r);
 	ASSERT(strstr(out.data,
 	           "  kernel build ids: base unknown, candidate unknown\n"

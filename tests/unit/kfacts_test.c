@@ -1,6 +1,6 @@
 /*
  * daemon/kfacts.c: which kernel each side of a pair ran, from the rows
- * store_pair_run_meta() gives (the store round trip is in store_test).
+ * runs store_pair_run_meta() gives (the store round trip is in store_test).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,24 +9,29 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/kfacts.h"
+#include "daemon/store.h"
 #include "tests/unit/test.h"
 
 #define SHA64 "93d1b1fde44c8a5495b335781bafe52391ba08561eaabd931e43fb591ea35b0a"
 
-/* A row of a measured run of role with kernel_build kb (JSON text; NULL:
- * no host state at all). */
+/* A run of role (measured or the profile slot) with kernel_build kb
+ * (JSON text; NULL: no host state at all), as store_pair_run_meta()
+ * gives it. */
 static void
-row(json_t *rows, const char *role, int measured, const char *kb)
+row(struct store_run_metas *rows, const char *role, int measured,
+    const char *kb)
 {
-	char *hs = kb ? xasprintf("{\"kernel\": \"6.1.0\", "
-	                          "\"kernel_build\": %s}",
-	                    kb)
-	              : NULL;
+	struct store_run_meta *m;
 
-	json_array_append_new(rows,
-	    json_pack("{s:s, s:i, s:i, s:s?}", "role", role, "run", 0,
-	        "measured", measured, "host_state", hs));
-	free(hs);
+	rows->v = xreallocarray(rows->v, rows->n + 1, sizeof(*rows->v));
+	m = &rows->v[rows->n++];
+	memset(m, 0, sizeof(*m));
+	m->role = xstrdup(role);
+	m->measured = measured;
+	m->host_state_json = kb ? xasprintf("{\"kernel\": \"6.1.0\", "
+	                                    "\"kernel_build\": %s}",
+	                              kb)
+	                        : NULL;
 }
 
 static const char kb41[] =
@@ -40,16 +45,16 @@ static const char kb42[] =
 
 TEST(test_kfacts__sides_and_line)
 {
-	json_t *rows = json_array();
+	struct store_run_metas rows = { 0 };
 	struct kfacts k[2];
 	struct buf b = BUF_INIT(1024);
 
-	row(rows, "base", 1, kb41);
-	row(rows, "base", 1, kb41);
-	row(rows, "candidate", 1, kb42);
+	row(&rows, "base", 1, kb41);
+	row(&rows, "base", 1, kb41);
+	row(&rows, "candidate", 1, kb42);
 	/* The profile slot past max_runs is not a measured run. */
-	row(rows, "candidate", 0, kb41);
-	kfacts_sides(k, rows);
+	row(&rows, "candidate", 0, kb41);
+	kfacts_sides(k, &rows);
 	ASSERT_STREQ(k[0].build_id, "-pw41");
 	ASSERT_INTEQ(k[0].runs, 2);
 	ASSERT_STREQ(k[1].build_id, "-pw42");
@@ -62,13 +67,14 @@ TEST(test_kfacts__sides_and_line)
 	buf_reset(&b);
 	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 0);
 	ASSERT_STREQ(b.data, "");
-	json_decref(rows);
+	store_run_metas_release(&rows);
 	buf_release(&b);
 }
 
 TEST(test_kfacts__unknown_mixed_and_running_kernel)
 {
-	json_t *rows = json_array(), *o;
+	struct store_run_metas rows = { 0 };
+	json_t *o;
 	struct kfacts k[2];
 	struct buf b = BUF_INIT(1024);
 
@@ -81,13 +87,13 @@ TEST(test_kfacts__unknown_mixed_and_running_kernel)
 	ASSERT_STREQ(b.data, "unknown (no run reported its kernel)");
 	/* Base: two builds across its runs; candidate: the running
 	 * kernel of a job without kernel: (build none). */
-	row(rows, "base", 1, kb41);
-	row(rows, "base", 1, kb42);
-	row(rows, "candidate", 1,
+	row(&rows, "base", 1, kb41);
+	row(&rows, "base", 1, kb42);
+	row(&rows, "candidate", 1,
 	    "{\"build_id\": \"none\", \"release\": \"6.1.0-13-amd64\", "
 	    "\"config_sha256\": \"unknown\", \"boot\": \"none\", "
 	    "\"cached\": null}");
-	kfacts_sides(k, rows);
+	kfacts_sides(k, &rows);
 	ASSERT_STREQ(k[0].build_id, "-pw41 | -pw42");
 	ASSERT_STREQ(k[0].config_sha256, SHA64);
 	ASSERT_STREQ(k[0].cached, "yes | no");
@@ -115,19 +121,19 @@ TEST(test_kfacts__unknown_mixed_and_running_kernel)
 	snprintf(k[0].build_id, sizeof(k[0].build_id), "-pw41 | unknown");
 	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 0);
 	ASSERT_STREQ(b.data, "");
-	json_decref(rows);
+	store_run_metas_release(&rows);
 	buf_release(&b);
 }
 
 TEST(test_kfacts__same_build_both_sides_warns)
 {
-	json_t *rows = json_array();
+	struct store_run_metas rows = { 0 };
 	struct kfacts k[2];
 	struct buf b = BUF_INIT(1024);
 
-	row(rows, "base", 1, kb41);
-	row(rows, "candidate", 1, kb41);
-	kfacts_sides(k, rows);
+	row(&rows, "base", 1, kb41);
+	row(&rows, "candidate", 1, kb41);
+	kfacts_sides(k, &rows);
 	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "bb"), 1);
 	ASSERT(strstr(b.data,
 	           "both sides ran the same kernel build -pw41 "
@@ -138,7 +144,7 @@ TEST(test_kfacts__same_build_both_sides_warns)
 	/* An A/A pair (one commit): one build is right. */
 	buf_reset(&b);
 	ASSERT_INTEQ(kfacts_warning(&b, k, "aa", "aa"), 0);
-	json_decref(rows);
+	store_run_metas_release(&rows);
 	buf_release(&b);
 }
 
@@ -146,7 +152,8 @@ TEST(test_kfacts__same_build_both_sides_warns)
  * a UTF-8 boundary (the JSON stays valid), duplicates fold. */
 TEST(test_kfacts__hostile_values)
 {
-	json_t *rows = json_array(), *o;
+	struct store_run_metas rows = { 0 };
+	json_t *o;
 	struct kfacts k[2];
 	struct buf kb = BUF_INIT(4096);
 	char *s;
@@ -156,8 +163,8 @@ TEST(test_kfacts__hostile_values)
 	for (i = 0; i < 300; i++)
 		buf_puts(&kb, "\xc3\xa9"); /* é: 600 bytes */
 	buf_puts(&kb, "\", \"boot\": 7}");
-	row(rows, "base", 1, kb.data);
-	kfacts_sides(k, rows);
+	row(&rows, "base", 1, kb.data);
+	kfacts_sides(k, &rows);
 	ASSERT_STREQ(k[0].build_id, "-pw1  Bcc: x");
 	ASSERT(strlen(k[0].release) < KFACTS_VAL);
 	ASSERT_INTEQ(strlen(k[0].release) % 2, 0);
@@ -168,19 +175,19 @@ TEST(test_kfacts__hostile_values)
 	ASSERT(s != NULL);
 	free(s);
 	json_decref(o);
-	json_decref(rows);
+	store_run_metas_release(&rows);
 	buf_release(&kb);
 }
 
 TEST(test_kfacts__pair_json)
 {
-	json_t *rows = json_array();
+	struct store_run_metas rows = { 0 };
 	json_t *pair = json_pack("{s:{s:s}, s:{s:s}}", "base", "commit", "aa",
 	    "candidate", "commit", "bb");
 
-	row(rows, "base", 1, kb41);
-	row(rows, "candidate", 1, kb41);
-	kfacts_pair_json(pair, rows);
+	row(&rows, "base", 1, kb41);
+	row(&rows, "candidate", 1, kb41);
+	kfacts_pair_json(pair, &rows);
 	ASSERT_STREQ(
 	    json_string_value(json_object_get(
 	        json_object_get(json_object_get(pair, "base"), "kernel"),
@@ -198,5 +205,5 @@ TEST(test_kfacts__pair_json)
 	    "unknown");
 	ASSERT(json_is_null(json_object_get(pair, "kernel_warning")));
 	json_decref(pair);
-	json_decref(rows);
+	store_run_metas_release(&rows);
 }

@@ -130,7 +130,7 @@ TEST(test_store_bisect__change_point_is_a_source)
 	int64_t h = 0, tree = 0, series = 0, seq = 0, pairs[10], cands[10];
 	int64_t cpid, id = 0, id2 = 0, cands_out[4], ats[4];
 	char sha[10][41], **rg = NULL;
-	json_t *rows = NULL;
+	struct store_cp_rows cps;
 	size_t n = 0, i;
 
 	unlink(p);
@@ -153,12 +153,11 @@ TEST(test_store_bisect__change_point_is_a_source)
 	}
 	ASSERT(store_changepoints_replace(s, series, 0, &cp, 1, 30) == 0);
 	/* GET /api/v1/history's change points carry the id to start from. */
-	ASSERT(store_history_changepoints(s, &rows, "app", "master", "r1",
+	ASSERT(store_history_changepoints(s, &cps, "app", "master", "r1",
 	           "slowprog", "", "time_ms") == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
-	cpid = json_integer_value(json_object_get(
-	    json_array_get(json_object_get(rows, "rows"), 0), "id"));
-	json_decref(rows);
+	ASSERT_INTEQ(cps.n, 1);
+	cpid = cps.v[0].id;
+	store_cp_rows_release(&cps);
 	ASSERT(cpid > 0);
 
 	ASSERT(store_bisect_cp_candidates(s, cands_out, ats, &n, 0, 0, 4) == 0);

@@ -216,7 +216,8 @@ TEST(test_store__kernel_facts_round_trip)
 {
 	struct store *s = open_new();
 	int64_t h, pair = 0, b = 0, cand = 0;
-	json_t *c = NULL, *j = NULL, *meta = NULL, *kb;
+	json_t *c = NULL, *j = NULL, *kb;
+	struct store_run_metas meta;
 	struct kfacts k[2];
 
 	ASSERT(s != NULL);
@@ -251,8 +252,15 @@ TEST(test_store__kernel_facts_round_trip)
 	json_decref(j);
 
 	ASSERT(store_pair_run_meta(s, &meta, pair) == 0);
-	kfacts_sides(k, json_object_get(meta, "rows"));
-	json_decref(meta);
+	ASSERT_INTEQ(meta.n, 4);
+	ASSERT_STREQ(meta.v[0].role, "base");
+	ASSERT_INTEQ(meta.v[1].run, 1);
+	ASSERT_INTEQ(meta.v[1].measured, 1);
+	ASSERT_STREQ(meta.v[2].role, "candidate");
+	ASSERT(meta.v[3].host_state_json == NULL);
+	ASSERT(meta.v[3].profile_json == NULL);
+	kfacts_sides(k, &meta);
+	store_run_metas_release(&meta);
 	ASSERT_STREQ(k[0].build_id, "-pw41");
 	ASSERT_STREQ(k[0].release, "6.1.158-pw41");
 	ASSERT_STREQ(k[0].boot, "kexec");
@@ -920,7 +928,8 @@ TEST(test_store__requeued_pair_is_not_superseded)
 {
 	struct store *s = open_new();
 	int64_t t = 0, h, ca = 0, cb = 0, pair, k;
-	json_t *rows = NULL, *c = NULL;
+	struct store_pendings rows;
+	json_t *c = NULL;
 	int reused = -1, n = -1;
 
 	ASSERT(s != NULL);
@@ -932,8 +941,11 @@ TEST(test_store__requeued_pair_is_not_superseded)
 	ASSERT(pair > 0);
 	/* Queued, never run: pending, and a push cancels it. */
 	ASSERT(store_trigger_pending(s, &rows, t, "master", "j") == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
-	json_decref(rows);
+	ASSERT_INTEQ(rows.n, 1);
+	ASSERT_INTEQ(rows.v[0].pair_id, pair);
+	ASSERT_STREQ(rows.v[0].sha, SHA_B);
+	ASSERT_INTEQ(rows.v[0].tip_only, 0);
+	store_pendings_release(&rows);
 	/* Both sides measured (3 runs each), then the verdict wants 5. */
 	for (k = 0; k < 2; k++) {
 		int64_t job, i;
@@ -949,8 +961,8 @@ TEST(test_store__requeued_pair_is_not_superseded)
 	ASSERT(store_verdict_requeue(s, pair, 5, 130) == 0);
 	ASSERT_STREQ(job_state(s, side(s, pair, "candidate")), "queued");
 	ASSERT(store_trigger_pending(s, &rows, t, "master", "j") == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 0);
-	json_decref(rows);
+	ASSERT_INTEQ(rows.n, 0);
+	store_pendings_release(&rows);
 	/* Asked directly, it is left alone too. */
 	ASSERT(store_pair_supersede(s, &n, pair, "superseded", 140) == 0);
 	ASSERT_INTEQ(n, 0);

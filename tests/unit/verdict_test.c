@@ -450,7 +450,7 @@ TEST(test_verdict__shared_base_adaptive_runs)
 	struct verdict_outcome o;
 	struct store_side_stamp ss[2];
 	int64_t h, ba, ca, bb, cb, pa, pb, runs = 0;
-	json_t *pj = NULL;
+	struct store_vpair pj;
 	int i, fa = 0, fb = 0;
 	const char *spec = "{\"runs\":5,\"max_runs\":12,\"metrics\":{\"ops\":{"
 	                   "\"better\":\"higher\",\"min_effect_pct\":1}}}";
@@ -480,14 +480,13 @@ TEST(test_verdict__shared_base_adaptive_runs)
 	/* A verdict read before cb's new runs is stale after them. */
 	ASSERT_INTEQ(store_verdict_pair(s, &pj, pb), 0);
 	for (i = 0; i < 2; i++) {
-		json_t *side = json_object_get(pj, i ? "candidate" : "base");
+		const struct store_vside *side = i ? &pj.cand : &pj.base;
 
-		ss[i].job_id = json_integer_value(json_object_get(side, "id"));
-		ss[i].runs = json_integer_value(json_object_get(side, "runs"));
-		ss[i].stored =
-		    json_integer_value(json_object_get(side, "stored"));
+		ss[i].job_id = side->id;
+		ss[i].runs = side->runs;
+		ss[i].stored = side->stored;
 	}
-	json_decref(pj);
+	store_vpair_release(&pj);
 	ASSERT_INTEQ(drain(s, h, md), 1);
 	ASSERT_INTEQ(store_verdict_unchanged(s, ss, 2), ERR_CONFLICT);
 	store_errclear(s);
@@ -705,7 +704,8 @@ TEST(test_verdict__history_change_point)
 	struct store *s = open_db(&p);
 	struct verdict_outcome o;
 	int64_t h, b, c, pair, cands[14];
-	json_t *rows = NULL, *cp;
+	struct store_vhists hist;
+	struct store_cp_rows cps;
 	double *v = NULL;
 	int64_t *seq = NULL;
 	size_t n = 0;
@@ -730,50 +730,42 @@ TEST(test_verdict__history_change_point)
 		ASSERT_INTEQ(o.state, VERDICT_FINAL);
 		ASSERT_INTEQ(o.improvements, k < 7 ? 0 : 1);
 	}
-	ASSERT_INTEQ(store_verdict_history(s, &rows, pair, 200), 0);
+	ASSERT_INTEQ(store_verdict_history(s, &hist, pair, 200), 0);
 	/* 13 earlier base jobs of 5 runs each. */
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 65);
-	json_decref(rows);
+	ASSERT_INTEQ(hist.n, 65);
+	ASSERT_STREQ(hist.v[0].metric, "ops");
+	ASSERT(hist.v[0].job < hist.v[64].job);
+	store_vhists_release(&hist);
 
 	ASSERT_INTEQ(store_history_changepoints(
-	                 s, &rows, "", "", "h1", "j", "p=1", "ops"),
+	                 s, &cps, "", "", "h1", "j", "p=1", "ops"),
 	    0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
-	cp = json_array_get(json_object_get(rows, "rows"), 0);
-	ASSERT_INTEQ(json_integer_value(json_object_get(cp, "seq")), 7);
-	ASSERT_INTEQ(
-	    json_integer_value(json_object_get(cp, "job_id")), cands[7]);
-	ASSERT_NEAR(
-	    json_number_value(json_object_get(cp, "change_pct")), 30, 2);
-	ASSERT_STREQ(sget(cp, "direction"), "improvement");
-	json_decref(rows);
+	ASSERT_INTEQ(cps.n, 1);
+	ASSERT_INTEQ(cps.v[0].seq, 7);
+	ASSERT_INTEQ(cps.v[0].job_id, cands[7]);
+	ASSERT_NEAR(cps.v[0].change_pct, 30, 2);
+	ASSERT_STREQ(cps.v[0].direction, "improvement");
+	ASSERT_STREQ(cps.v[0].host, "h1");
+	store_cp_rows_release(&cps);
 	/* Filters: another host, another branch: none. */
 	ASSERT_INTEQ(store_history_changepoints(
-	                 s, &rows, NULL, NULL, "h9", "j", "p=1", "ops"),
+	                 s, &cps, NULL, NULL, "h9", "j", "p=1", "ops"),
 	    0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 0);
-	json_decref(rows);
+	ASSERT_INTEQ(cps.n, 0);
+	store_cp_rows_release(&cps);
 	ASSERT_INTEQ(store_history_changepoints(
-	                 s, &rows, "mm", "mm-new", NULL, "j", "p=1", "ops"),
+	                 s, &cps, "mm", "mm-new", NULL, "j", "p=1", "ops"),
 	    0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 0);
-	json_decref(rows);
+	ASSERT_INTEQ(cps.n, 0);
+	store_cp_rows_release(&cps);
 	/* The series itself: 14 candidate medians in order. */
-	{
-		json_t *all = NULL;
-
-		ASSERT_INTEQ(store_history_changepoints(
-		                 s, &all, NULL, NULL, NULL, "j", "p=1", "ops"),
-		    0);
-		ASSERT_INTEQ(
-		    store_history_tail(s, &v, &seq, &n,
-		        json_integer_value(json_object_get(
-		            json_array_get(json_object_get(all, "rows"), 0),
-		            "series_id")),
-		        100),
-		    0);
-		json_decref(all);
-	}
+	ASSERT_INTEQ(store_history_changepoints(
+	                 s, &cps, NULL, NULL, NULL, "j", "p=1", "ops"),
+	    0);
+	ASSERT(cps.n >= 1);
+	ASSERT_INTEQ(
+	    store_history_tail(s, &v, &seq, &n, cps.v[0].series_id, 100), 0);
+	store_cp_rows_release(&cps);
 	ASSERT_INTEQ(n, 14);
 	ASSERT_INTEQ(seq[13], 13);
 	ASSERT_NEAR(v[0], 1000, 10);
@@ -801,7 +793,7 @@ TEST(test_verdict__history_in_commit_order)
 	struct store *s = open_db(&p);
 	struct verdict_outcome o;
 	int64_t h, tree, commits[14], pairs[14], bs[14], cs[14], series;
-	json_t *rows = NULL, *cp;
+	struct store_cp_rows cps;
 	double *v = NULL;
 	int64_t *seq = NULL;
 	size_t n = 0;
@@ -843,16 +835,14 @@ TEST(test_verdict__history_in_commit_order)
 		ASSERT_INTEQ(o.state, VERDICT_FINAL);
 	}
 	ASSERT_INTEQ(store_history_changepoints(
-	                 s, &rows, "mm", "mm-new", "h1", "j", "p=1", "ops"),
+	                 s, &cps, "mm", "mm-new", "h1", "j", "p=1", "ops"),
 	    0);
-	ASSERT_INTEQ(json_array_size(json_object_get(rows, "rows")), 1);
-	cp = json_array_get(json_object_get(rows, "rows"), 0);
-	series = json_integer_value(json_object_get(cp, "series_id"));
-	ASSERT_INTEQ(json_integer_value(json_object_get(cp, "seq")), 7);
-	ASSERT_INTEQ(json_integer_value(json_object_get(cp, "job_id")), cs[7]);
-	ASSERT_INTEQ(
-	    json_integer_value(json_object_get(cp, "lo_job_id")) <= cs[7], 1);
-	json_decref(rows);
+	ASSERT_INTEQ(cps.n, 1);
+	series = cps.v[0].series_id;
+	ASSERT_INTEQ(cps.v[0].seq, 7);
+	ASSERT_INTEQ(cps.v[0].job_id, cs[7]);
+	ASSERT_INTEQ(cps.v[0].lo_job_id <= cs[7], 1);
+	store_cp_rows_release(&cps);
 	/* The points: commit order, whatever order they came in. */
 	ASSERT_INTEQ(store_history_tail(s, &v, &seq, &n, series, 100), 0);
 	ASSERT_INTEQ(n, 14);
@@ -1137,12 +1127,12 @@ TEST(test_verdict__memcg_tax_caught_behind_root)
 	}
 	/* And it has a history series like the others. */
 	{
-		json_t *o2 = NULL;
+		struct store_cp_rows cps;
 
-		ASSERT_INTEQ(store_history_changepoints(s, &o2, NULL, NULL,
+		ASSERT_INTEQ(store_history_changepoints(s, &cps, NULL, NULL,
 		                 NULL, "kv", "cgroup=/pwtax", "memcg_tax.ops"),
 		    0);
-		json_decref(o2);
+		store_cp_rows_release(&cps);
 	}
 	store_close(s);
 	free(p);

@@ -12,6 +12,7 @@
 #include "common/xalloc.h"
 #include "config/config.h"
 #include "daemon/dconf.h"
+#include "daemon/hygiene.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_bisect.h"
@@ -1467,6 +1468,17 @@ pair_api(struct buf *b, struct store *s, int64_t id)
 	json_decref(o);
 }
 
+/* A line of o's JSON into b; o and the keep of x (the views' strings)
+ * are released. */
+static void
+ctx_dump(struct buf *b, struct ctx *x, json_t *o)
+{
+	pwjson_dump_buf(b, o);
+	buf_putc(b, '\n');
+	json_decref(o);
+	json_decref(x->keep);
+}
+
 static void
 target_api(
     struct buf *b, struct store *s, enum view_target kind, const char *id)
@@ -1479,10 +1491,7 @@ target_api(
 	x.conf = &conf;
 	x.keep = json_array();
 	ASSERT(web_target_json(&x, kind, id, &o) == 0);
-	pwjson_dump_buf(b, o);
-	buf_putc(b, '\n');
-	json_decref(o);
-	json_decref(x.keep);
+	ctx_dump(b, &x, o);
 }
 
 /*
@@ -1986,5 +1995,192 @@ TEST(test_web__dash_json_unchanged)
 	ASSERT_INTEQ(api_bisect_json(s, 99, &o), ERR_NOTFOUND);
 	store_close(s);
 	ASSERT(same_as_golden(&b, "dash") == 0);
+	buf_release(&b);
+}
+
+/* ---- a pair's runs (store_pair_run_meta): the same JSON bytes (issue 13) */
+
+/* One ok run of job on host h with its host state and profile (NULL:
+ * none); the job is the host's claimed one. */
+static void
+meta_run(struct store *s, int64_t h, int64_t job, int64_t idx,
+    const char *host_state, const char *profile)
+{
+	static const struct store_metric m[] = {
+		{ "iops", "ops/s", "higher", 100 },
+	};
+	struct store_run r = { job, idx, "ok", 1, NULL, "raw", 3, m, 1, profile,
+		host_state };
+
+	ASSERT(store_run_add(s, h, &r, 200 + idx) == 0);
+}
+
+#define META_STATE(gov, kb) \
+	"{\"governor\":\"" gov "\",\"thp\":\"never\",\"kernel_build\":" kb "}"
+#define META_KB(id, cached)                                                 \
+	"{\"build_id\":\"" id "\",\"release\":\"6.8.0" id "\","             \
+	"\"config_sha256\":\"93d1b1fde44c8a5495b335781bafe52391ba08561eaab" \
+	"d931e43fb591ea35b0a\",\"boot\":\"kexec\",\"cached\":" cached "}"
+
+/*
+ * Two pairs whose runs say which kernel ran and under which host state:
+ * pair 1's base ran two builds and has a profile slot (index max_runs,
+ * not measured) on a third; its candidate has hostile and non-UTF-8
+ * text, a run without a state, and another governor (hygiene_mark makes
+ * the pair suspect).  Pair 2's sides ran one build on unknown commits.
+ */
+static void
+meta_store(struct store **out)
+{
+	struct store_job_new base = { "base", "{\"parser\":\"fio\"}", "[]", 2,
+		2, 2, 0 };
+	struct store_job_new cand = { "candidate", "{\"parser\":\"fio\"}", "[]",
+		2, 2, 2, 0 };
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = xasprintf("%s/meta.db", test_tmpdir());
+	int64_t h, pair, b, c;
+	json_t *cl = NULL;
+
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
+	ASSERT(store_host_register(s, &h, "h1", "[]", "{}", 100) == 0);
+	ASSERT(store_pair_create(
+	           s, &pair, &b, &c, "fio", "bs=4k", &base, &cand, 100) == 0);
+	ASSERT(store_claim(s, &cl, h, 110, 600) == 0);
+	json_decref(cl);
+	meta_run(s, h, b, 0, META_STATE("powersave", META_KB("-pw41", "true")),
+	    NULL);
+	meta_run(s, h, b, 1, META_STATE("powersave", META_KB("-pw42", "true")),
+	    NULL);
+	meta_run(s, h, b, 2, META_STATE("powersave", META_KB("-pw99", "false")),
+	    "{\"share_pct\":2.5,\"matched\":[{\"symbol\":\"try_charge_memcg\","
+	    "\"pct\":2.5}]}");
+	ASSERT(store_finish(s, h, b, 1, NULL, 300) == 0);
+	ASSERT(store_claim(s, &cl, h, 310, 600) == 0);
+	json_decref(cl);
+	meta_run(s, h, c, 0,
+	    "{\"governor\":\"performance <b>\",\"kernel_build\":{\"build_id\":"
+	    "\"-pw43 </td>\\r\\n\",\"release\":\"bad \xff\xfe utf8\","
+	    "\"boot\":7,\"cached\":null}}",
+	    NULL);
+	meta_run(s, h, c, 1, NULL, "not json");
+	ASSERT(store_finish(s, h, c, 1, NULL, 400) == 0);
+	ASSERT(hygiene_mark(s, pair) == 0);
+	ASSERT(store_pair_create(
+	           s, &pair, &b, &c, "fio", "bs=8k", &base, &cand, 500) == 0);
+	ASSERT(store_claim(s, &cl, h, 510, 600) == 0);
+	json_decref(cl);
+	meta_run(s, h, b, 0,
+	    META_STATE("performance", META_KB("-pw41", "true")), NULL);
+	ASSERT(store_finish(s, h, b, 1, NULL, 520) == 0);
+	ASSERT(store_claim(s, &cl, h, 530, 600) == 0);
+	json_decref(cl);
+	meta_run(s, h, c, 0,
+	    META_STATE("performance", META_KB("-pw41", "true")), NULL);
+	ASSERT(hygiene_mark(s, pair) == 0);
+	*out = s;
+}
+
+/*
+ * GET /api/v1/pairs/{id}'s kernel facts, kernel warning and suspect mark
+ * (made from store_pair_run_meta's rows) are the bytes of
+ * tests/data/web/runmeta.json, which the store wrote when those rows were
+ * JSON (before the typed read).
+ */
+TEST(test_web__pair_run_meta_json_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+
+	meta_store(&s);
+	ASSERT(s != NULL);
+	pair_api(&b, s, 1);
+	pair_api(&b, s, 2);
+	store_close(s);
+	ASSERT(same_as_golden(&b, "runmeta") == 0);
+	buf_release(&b);
+}
+
+/* ---- the history's change points: the same JSON bytes (issue 13) ---- */
+
+/*
+ * Four submitted pairs of job kv on host h1, each candidate a point of
+ * the series, and two change points in it: a regression with all its
+ * numbers, an improvement with unknown ones.
+ */
+static void
+hist_store(struct store **out)
+{
+	struct store_job_new base = { "base", "{}", "[]", 1, 1, 2, 0 };
+	struct store_job_new cand = { "candidate", "{}", "[]", 1, 1, 2, 0 };
+	struct store_change_point cp[2] = {
+		{ 1, 0, 1, 100, 90.5, -9.5, 0.001, "regression" },
+		{ 3, 2, 3, 90.5, NAN, NAN, NAN, "improvement" },
+	};
+	struct store_series_key key = { "", "", 0, "kv", "x=1", "iops",
+		"higher" };
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = xasprintf("%s/hist.db", test_tmpdir());
+	int64_t h, pair, b, c, series = 0, k;
+	json_t *cl = NULL;
+
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
+	ASSERT(store_host_register(s, &h, "h1", "[]", "{}", 100) == 0);
+	key.host_id = h;
+	for (k = 0; k < 4; k++) {
+		ASSERT(store_pair_create(s, &pair, &b, &c, "kv", "x=1", &base,
+		           &cand, 100 + k) == 0);
+		ASSERT(store_claim(s, &cl, h, 110 + k, 600) == 0);
+		json_decref(cl);
+		meta_run(s, h, b, 0, NULL, NULL);
+		ASSERT(store_finish(s, h, b, 1, NULL, 120 + k) == 0);
+		ASSERT(store_claim(s, &cl, h, 130 + k, 600) == 0);
+		json_decref(cl);
+		meta_run(s, h, c, 0, NULL, NULL);
+		ASSERT(store_finish(s, h, c, 1, NULL, 140 + k) == 0);
+		ASSERT(store_history_append(s, &series, NULL, &key, pair, c, 0,
+		           100 - (double)k, 150 + k) == 0);
+	}
+	ASSERT(store_changepoints_replace(s, series, 0, cp, 2, 900) == 0);
+	*out = s;
+}
+
+static void
+hist_api(struct buf *b, struct store *s, const char *host, int64_t limit,
+    int64_t cursor)
+{
+	struct store_history_q q = { NULL, NULL, host, "kv", "x=1", "iops", 0,
+		0, limit, cursor };
+	struct ctx x = { 0 };
+	json_t *o = NULL;
+
+	x.s = s;
+	x.keep = json_array();
+	ASSERT(web_history_doc(s, &q, &o, NULL) == 0);
+	ctx_dump(b, &x, o);
+}
+
+/*
+ * GET /api/v1/history answers the bytes tests/data/web/history_cps.json
+ * holds, which the route wrote when the store gave the change points as
+ * JSON rows (before the typed read): the whole series, a page of it
+ * (a change point off the page is left out) and another host's (none).
+ */
+TEST(test_web__history_cps_json_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+
+	hist_store(&s);
+	ASSERT(s != NULL);
+	hist_api(&b, s, "h1", 200, 0);
+	hist_api(&b, s, NULL, 2, 0);
+	hist_api(&b, s, NULL, 2, 7);
+	hist_api(&b, s, hostile[0], 200, 0);
+	store_close(s);
+	ASSERT(same_as_golden(&b, "history_cps") == 0);
 	buf_release(&b);
 }
