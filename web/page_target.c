@@ -512,14 +512,14 @@ pair_kernels(struct ctx *x, struct view_commit *v,
 	buf_release(&b);
 }
 
-static void
-target_page(struct ctx *x, enum view_target kind)
+int
+web_target_html(
+    struct ctx *x, enum view_target kind, const char *rest, struct buf *out)
 {
 	struct cmp_set c = { 0 };
 	struct view_commit v = { 0 };
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	json_t *info, *ci, *se;
-	const char *end;
 	char id[72];
 	char title[512], note[CAP_ERRMSG + 64];
 	struct view_patch *pv = NULL;
@@ -533,15 +533,10 @@ target_page(struct ctx *x, enum view_target kind)
 	size_t np = 0, k;
 	int r;
 
-	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
-		web_reply_message(x, 404, "Not found", "no such page");
-		return;
-	}
-	snprintf(id, sizeof(id), "%s", x->rest);
+	snprintf(id, sizeof(id), "%s", rest);
 	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
 		cmp_set_free(&c);
-		web_page_store_err(x, r);
-		return;
+		return r;
 	}
 	v.kind = kind;
 	v.id = id;
@@ -675,6 +670,25 @@ target_page(struct ctx *x, enum view_target kind)
 	free(pv);
 	free(vv);
 	cmp_set_free(&c);
+	*out = b;
+	return 0;
+}
+
+static void
+target_page(struct ctx *x, enum view_target kind)
+{
+	struct buf b;
+	const char *end;
+	int r;
+
+	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
+		web_reply_message(x, 404, "Not found", "no such page");
+		return;
+	}
+	if ((r = web_target_html(x, kind, x->rest, &b)) != 0) {
+		web_page_store_err(x, r);
+		return;
+	}
 	web_reply_page(x, 200, &b);
 }
 
