@@ -148,7 +148,11 @@ json_t *store_i_web_row(sqlite3_stmt *st);              /* store_web.c */
 char *store_i_web_text(sqlite3_stmt *st, int i); /* store_web.c */
 int store_i_web_rows(struct store *s, sqlite3_stmt *st, json_t **out,
     const char *what); /* store_web.c */
-json_t *store_i_series_patches(
-    struct store *s, int64_t id); /* store_series.c */
+/* store_series.c: the patches of series id into out->patches; a row of
+ * store_web_series' columns into r. */
+struct store_series_row;
+int store_i_series_patches(
+    struct store *s, struct store_series_row *out, int64_t id);
+void store_i_series_scan_web(struct store_series_row *r, sqlite3_stmt *st);
 
 #endif

@@ -23,7 +23,9 @@
 #include "daemon/series_versus.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
+#include "daemon/store_series_rows.h"
 #include "web/api_int.h"
+#include "web/rows_series.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -401,10 +403,11 @@ series_versus_add(struct ctx *x, json_t *o, int64_t id)
 	return 0;
 }
 
-/* The rows of a commit (sha), series (id) or pair (id). */
+/* The rows of a commit (sha), series (id, its row in *sr, the caller's
+ * to release) or pair (id). */
 static int
 target_rows(struct ctx *x, enum view_target kind, const char *id,
-    struct cmp_set *c, json_t **out_info)
+    struct cmp_set *c, json_t **out_info, struct store_series_row *sr)
 {
 	json_t *o = NULL;
 	int64_t n;
@@ -421,9 +424,9 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 	case VIEW_SERIES:
 		if ((n = web_parse_id(id, NULL)) == 0)
 			return ERR_NOTFOUND;
-		if ((r = store_web_series(x->s, &o, n)) != 0)
+		if ((r = store_web_series(x->s, sr, n)) != 0)
 			return r;
-		web_keep(x, o);
+		o = web_keep(x, rows_series_page_json(sr));
 		*out_info = o;
 		if ((r = series_versus_add(x, o, n)) != 0)
 			return r;
@@ -518,6 +521,7 @@ web_target_html(
 {
 	struct cmp_set c = { 0 };
 	struct view_commit v = { 0 };
+	struct store_series_row sr = { 0 };
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	json_t *info, *ci, *se;
 	char id[72];
@@ -534,8 +538,9 @@ web_target_html(
 	int r;
 
 	snprintf(id, sizeof(id), "%s", rest);
-	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+	if ((r = target_rows(x, kind, id, &c, &info, &sr)) != 0) {
 		cmp_set_free(&c);
+		store_series_release(&sr);
 		return r;
 	}
 	v.kind = kind;
@@ -670,6 +675,7 @@ web_target_html(
 	free(pv);
 	free(vv);
 	cmp_set_free(&c);
+	store_series_release(&sr);
 	*out = b;
 	return 0;
 }
@@ -715,11 +721,14 @@ web_target_json(
     struct ctx *x, enum view_target kind, const char *id, json_t **out)
 {
 	struct cmp_set c = { 0 };
+	struct store_series_row sr = { 0 };
 	json_t *info;
 	int r;
 
 	*out = NULL;
-	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+	r = target_rows(x, kind, id, &c, &info, &sr);
+	store_series_release(&sr);
+	if (r != 0) {
 		cmp_set_free(&c);
 		return r;
 	}

@@ -15,12 +15,14 @@
 #include "daemon/store_alert.h"
 #include "daemon/store_canary.h"
 #include "daemon/store_series2.h"
+#include "daemon/store_series_rows.h"
 #include "tests/unit/test.h"
 #include "web/api_int.h"
 #include "web/html.h"
 #include "web/layout.h"
 #include "web/reply.h"
 #include "web/rows.h"
+#include "web/rows_series.h"
 #include "web/svg.h"
 #include "web/views.h"
 #include "web/web_int.h"
@@ -1846,6 +1848,16 @@ series_dump(struct buf *b, json_t *o)
 }
 
 static void
+series_list(struct buf *b, struct store *s, int64_t limit, int64_t cursor)
+{
+	struct store_series_list l;
+
+	ASSERT(store_series_list(s, &l, limit, cursor) == 0);
+	series_dump(b, rows_series_list_json(&l));
+	store_series_list_release(&l);
+}
+
+static void
 series_html(struct buf *html, struct store *s, const char *id)
 {
 	struct dconf conf = { 0 };
@@ -1876,28 +1888,27 @@ TEST(test_web__series_json_unchanged)
 {
 	struct buf b = BUF_INIT(1 << 20), html = BUF_INIT(4 << 20);
 	struct store *s = NULL;
+	struct store_series_row sr;
 	json_t *o = NULL;
 	const char *ids[] = { "1", "2", "3" };
 	size_t i;
 
 	series_store(&s);
 	ASSERT(s != NULL);
-	ASSERT(store_series_list(s, &o, 50, 0) == 0);
-	series_dump(&b, o);
-	ASSERT(store_series_list(s, &o, 2, 0) == 0);
-	series_dump(&b, o);
-	ASSERT(store_series_list(s, &o, 2, 2) == 0);
-	series_dump(&b, o);
+	series_list(&b, s, 50, 0);
+	series_list(&b, s, 2, 0);
+	series_list(&b, s, 2, 2);
 	for (i = 0; i < 3; i++) {
 		target_api(&b, s, VIEW_SERIES, ids[i]);
-		ASSERT(store_series_get(s, &o, (int64_t)i + 1) == 0);
-		series_dump(&b, o);
+		ASSERT(store_series_get(s, &sr, (int64_t)i + 1) == 0);
+		series_dump(&b, rows_series_json(&sr));
+		store_series_release(&sr);
 		ASSERT(store_series_comparisons(s, &o, (int64_t)i + 1) == 0);
 		series_dump(&b, o);
 		series_html(&html, s, ids[i]);
 	}
-	ASSERT_INTEQ(store_series_get(s, &o, 999), ERR_NOTFOUND);
-	ASSERT(o == NULL);
+	ASSERT_INTEQ(store_series_get(s, &sr, 999), ERR_NOTFOUND);
+	ASSERT(sr.id == 0 && sr.patches == NULL);
 	store_close(s);
 	ASSERT(same_as_golden(&b, "series") == 0);
 	ASSERT(same_as_golden(&html, "series.html") == 0);
