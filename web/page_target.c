@@ -532,7 +532,7 @@ web_target_html(
 	struct view_alert *va = NULL;
 	size_t nal = 0;
 	struct chargepath_sym syms[PAIR_SYMBOLS];
-	json_t *pa, *prof = NULL, *blobs = NULL;
+	json_t *prof = NULL, *blobs = NULL;
 	const struct store_pair *pr;
 	size_t np = 0, k;
 	int r;
@@ -582,43 +582,36 @@ web_target_html(
 		}
 		break;
 	case VIEW_SERIES:
-		se = json_object_get(info, "series");
-		v.title = web_jstr(se, "title");
-		v.author = web_jstr(se, "author");
-		v.tree = web_jstr(se, "tree") ? web_jstr(se, "tree")
-		                              : web_jstr(se, "inbox");
-		v.branch = web_jstr(se, "branch") ? web_jstr(se, "branch") : "";
-		v.base = web_jstr(se, "base_sha") ? web_jstr(se, "base_sha")
-		                                  : "the series' base commit";
-		v.time = web_jint(se, "time");
-		pa = json_object_get(info, "patches");
-		np = json_array_size(pa);
+		v.title = sr.title;
+		v.author = sr.author;
+		v.tree = sr.tree ? sr.tree : sr.inbox;
+		v.branch = sr.branch ? sr.branch : "";
+		v.base = sr.base_sha ? sr.base_sha : "the series' base commit";
+		v.time = sr.has_time ? sr.time : 0;
+		np = sr.npatches;
 		pv = xcalloc(np ? np : 1, sizeof(*pv));
 		for (k = 0; k < np; k++) {
-			json_t *pj = json_array_get(pa, k);
+			const struct store_series_patch_row *p = &sr.patches[k];
 
-			pv[k].seq = web_jint(pj, "seq");
-			pv[k].subject = web_jstr(pj, "subject");
-			pv[k].author = web_jstr(pj, "author");
-			pv[k].commit = web_jstr(pj, "sha");
-			pv[k].verdict =
-			    web_worst_verdict(web_jstr(pj, "verdicts"));
+			pv[k].seq = p->seq;
+			pv[k].subject = p->subject;
+			pv[k].author = p->author;
+			pv[k].commit = p->sha;
+			pv[k].verdict = web_worst_verdict(p->verdicts);
 		}
 		v.patches = pv;
 		v.npatches = np;
-		v.branch_tag = web_jstr(se, "branch_tag");
-		v.fallback = web_jstr(se, "fallback");
-		v.version = web_jint(se, "version");
+		v.branch_tag = sr.branch_tag;
+		v.fallback = sr.fallback;
+		v.version = sr.version < 0 ? 0 : sr.version;
 		versus_view(&v, json_object_get(info, "versus_previous"), &vv);
-		if (web_jstr(se, "error") != NULL) {
+		if (sr.error != NULL) {
 			snprintf(note, sizeof(note), "series %s: %s",
-			    web_jstr(se, "state") ? web_jstr(se, "state") : "?",
-			    web_jstr(se, "error"));
+			    sr.state ? sr.state : "?", sr.error);
 			v.note = note;
-		} else if (web_jstr(se, "state") != NULL &&
-		    strcmp(web_jstr(se, "state"), "applied") != 0) {
-			snprintf(note, sizeof(note), "series %s",
-			    web_jstr(se, "state"));
+		} else if (sr.state != NULL &&
+		    strcmp(sr.state, "applied") != 0) {
+			snprintf(note, sizeof(note), "series %s", sr.state);
 			v.note = note;
 		}
 		break;
@@ -651,8 +644,7 @@ web_target_html(
 	 * worst verdict of the comparisons; the patches below it were not
 	 * measured on their own. */
 	for (k = 0; kind == VIEW_SERIES && k < np; k++) {
-		const char *tip =
-		    web_jstr(json_object_get(info, "series"), "commit_sha");
+		const char *tip = sr.commit_sha;
 		size_t i;
 
 		if (pv[k].commit == NULL || tip == NULL ||
