@@ -702,9 +702,6 @@ int store_series_state(struct store *, int64_t id, const char *state,
     int64_t now);
 /* The typed series reads (the list, one, the page's):
  * daemon/store_series_rows.h. */
-/* The comparisons of the pairs measuring the series tip:
- * {"comparisons": [...]}.  ERR_NOTFOUND (no such series). */
-int store_series_comparisons(struct store *, json_t **out, int64_t id);
 
 /* The inbox watcher's state: the last archive commit read ("" none). */
 int store_inbox_get(

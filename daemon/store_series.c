@@ -387,8 +387,62 @@ store_series_get(struct store *s, struct store_series_row *out, int64_t id)
 	return 0;
 }
 
+static void
+series_cmp_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_series_cmp *r = row;
+	struct store_comparison *c = &r->c;
+
+	(void)arg;
+	r->id = sqlite3_column_int64(st, 0);
+	r->pair_id = sqlite3_column_int64(st, 1);
+	r->job = store_i_web_text(st, 2);
+	r->point = store_i_web_text(st, 3);
+	r->host = store_i_web_text(st, 4);
+	c->metric = store_i_web_text(st, 5);
+	c->unit = store_i_web_text(st, 6);
+	c->better = store_i_web_text(st, 7);
+	c->base_median = store_i_col_num(st, 8);
+	c->cand_median = store_i_col_num(st, 9);
+	c->change_pct = store_i_col_num(st, 10);
+	c->ci_low = store_i_col_num(st, 11);
+	c->ci_high = store_i_col_num(st, 12);
+	c->p = store_i_col_num(st, 13);
+	c->p_adjusted = store_i_col_num(st, 14);
+	c->verdict = store_i_web_text(st, 15);
+	c->final = sqlite3_column_int(st, 16);
+	c->n_base = col_int_or(st, 17, -1);
+	c->n_cand = col_int_or(st, 18, -1);
+	r->suspect = store_i_web_text(st, 19);
+	c->min_effect = NAN;
+}
+
+void
+store_series_cmps_release(struct store_series_cmps *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		struct store_series_cmp *r = &l->v[i];
+
+		free(r->job);
+		free(r->point);
+		free(r->host);
+		free(r->suspect);
+		free((char *)r->c.metric);
+		free((char *)r->c.unit);
+		free((char *)r->c.better);
+		free((char *)r->c.verdict);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 int
-store_series_comparisons(struct store *s, json_t **out, int64_t id)
+store_series_comparisons(
+    struct store *s, struct store_series_cmps *out, int64_t id)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT cm.id, cm.pair_id, p.name AS job, p.point, h.name AS host,"
@@ -403,10 +457,10 @@ store_series_comparisons(struct store *s, json_t **out, int64_t id)
 	    " WHERE se.id = ?1 ORDER BY cm.pair_id, cm.metric");
 	sqlite3_stmt *chk =
 	    store_i_stmt(s, "SELECT 1 FROM series WHERE id = ?1");
-	json_t *res = NULL;
-	int found;
+	void *v = NULL;
+	int found, r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL || chk == NULL) {
 		store_i_release(s, st);
 		store_i_release(s, chk);
@@ -421,11 +475,12 @@ store_series_comparisons(struct store *s, json_t **out, int64_t id)
 		    (long long)id);
 	}
 	sqlite3_bind_int64(st, 1, id);
-	if (store_i_web_rows(s, st, &res, "series comparisons") == -1)
-		return -1;
-	*out = json_pack("{s:O}", "comparisons", json_object_get(res, "rows"));
-	json_decref(res);
-	return 0;
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), series_cmp_scan,
+	    NULL, "series comparisons");
+	out->v = v;
+	if (r != 0)
+		store_series_cmps_release(out);
+	return r;
 }
 
 int

@@ -11,6 +11,7 @@
 
 struct store_series_row;
 struct store_series_list;
+struct store_series_cmps;
 
 /* GET /api/v1/series: {"series": [{id, inbox, message_id, title,
  * version, total, found, author, time, state, error, tree, branch,
@@ -28,5 +29,10 @@ json_t *rows_series_json(const struct store_series_row *);
  * tree, branch_tag, supersedes, fallback}, "pairs": [ID...], "patches":
  * [...]}. */
 json_t *rows_series_page_json(const struct store_series_row *);
+/* store_series_comparisons': {"comparisons": [{id, pair_id, job,
+ * point, host, metric, unit, better, base_median, cand_median,
+ * change_pct, ci_low, ci_high, p, p_adjusted, verdict, final, n_base,
+ * n_cand, suspect}]} (unknowns null). */
+json_t *rows_series_cmps_json(const struct store_series_cmps *);
 
 #endif

@@ -1102,9 +1102,9 @@ TEST(test_store__series_v6)
 	struct err e = { 0 };
 	int64_t tree = 0, id = 0, id2 = 0, cid = 0, cid2 = 0;
 	int fresh = 0;
-	json_t *o = NULL;
 	struct store_series_row se;
 	struct store_series_list sl;
+	struct store_series_cmps sc;
 	char last[64];
 	struct store_series_new n = { "upload", "root@x", "memcg: <b>",
 		"A <a@x>", 2, 2, 2, 1700000000, 0, "main" };
@@ -1171,10 +1171,10 @@ TEST(test_store__series_v6)
 	ASSERT(store_series_list(s, &sl, 10, 0) == 0);
 	ASSERT_INTEQ(sl.n, 1);
 	store_series_list_release(&sl);
-	ASSERT(store_series_comparisons(s, &o, id) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(o, "comparisons")), 0);
-	json_decref(o);
-	ASSERT_INTEQ(store_series_comparisons(s, &o, 999), ERR_NOTFOUND);
+	ASSERT(store_series_comparisons(s, &sc, id) == 0);
+	ASSERT_INTEQ(sc.n, 0);
+	store_series_cmps_release(&sc);
+	ASSERT_INTEQ(store_series_comparisons(s, &sc, 999), ERR_NOTFOUND);
 	ASSERT(store_inbox_get(s, last, sizeof(last), "lm") == 0);
 	ASSERT_STREQ(last, "");
 	ASSERT(store_inbox_put(s, "lm", "file:///i", "abc", NULL, 3, 70) == 0);

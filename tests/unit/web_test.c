@@ -1889,7 +1889,7 @@ TEST(test_web__series_json_unchanged)
 	struct buf b = BUF_INIT(1 << 20), html = BUF_INIT(4 << 20);
 	struct store *s = NULL;
 	struct store_series_row sr;
-	json_t *o = NULL;
+	struct store_series_cmps sc;
 	const char *ids[] = { "1", "2", "3" };
 	size_t i;
 
@@ -1903,8 +1903,9 @@ TEST(test_web__series_json_unchanged)
 		ASSERT(store_series_get(s, &sr, (int64_t)i + 1) == 0);
 		series_dump(&b, rows_series_json(&sr));
 		store_series_release(&sr);
-		ASSERT(store_series_comparisons(s, &o, (int64_t)i + 1) == 0);
-		series_dump(&b, o);
+		ASSERT(store_series_comparisons(s, &sc, (int64_t)i + 1) == 0);
+		series_dump(&b, rows_series_cmps_json(&sc));
+		store_series_cmps_release(&sc);
 		series_html(&html, s, ids[i]);
 	}
 	ASSERT_INTEQ(store_series_get(s, &sr, 999), ERR_NOTFOUND);
