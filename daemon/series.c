@@ -19,6 +19,7 @@
 #include "daemon/series.h"
 #include "daemon/store.h"
 #include "daemon/store_series2.h"
+#include "daemon/store_series_rows.h"
 #include "daemon/trigger.h"
 
 void
@@ -348,8 +349,7 @@ record_series(int64_t *out_id, int *out_applied, struct store *s,
 {
 	struct store_series_new sn;
 	char *author = person(&msgs[ms->root]);
-	const char *state;
-	json_t *cur = NULL;
+	struct store_series_row cur;
 	int fresh = 0, rc;
 
 	*out_applied = 0;
@@ -374,10 +374,8 @@ record_series(int64_t *out_id, int *out_applied, struct store *s,
 		return 0;
 	if (store_series_get(s, &cur, *out_id) != 0)
 		return err_set(e, "%s", store_errmsg(s));
-	state = json_string_value(
-	    json_object_get(json_object_get(cur, "series"), "state"));
-	*out_applied = state != NULL && strcmp(state, "applied") == 0;
-	json_decref(cur);
+	*out_applied = cur.state != NULL && strcmp(cur.state, "applied") == 0;
+	store_series_release(&cur);
 	return 0;
 }
 

@@ -330,11 +330,7 @@ extern const char *const store_job_states[5];
 
 /* The overview's jobs and counts and a commit's page are typed reads:
  * daemon/store_dash.h. */
-/* A series: {"series": {id, inbox, title, version, total, author, time,
- * state, error, commit_sha, base_sha, branch, found, tree}, "pairs": [...],
- * "patches": [{seq, message_id, subject, author, date, commit_id, sha}]}.
- * ERR_NOTFOUND. */
-int store_web_series(struct store *, json_t **out, int64_t id);
+/* A series for its page: store_web_series, daemon/store_series_rows.h. */
 
 /*
  * A metric's history: the jobs named job at point, on host (NULL any), on
@@ -732,17 +728,8 @@ int store_series_patch_put(
 int store_series_state(struct store *, int64_t id, const char *state,
     const char *error, const char *base_sha, int64_t commit_id, const char *ref,
     int64_t now);
-/* Newest first: {"series": [{id, inbox, message_id, title, version,
- * total, found, author, time, state, error, tree, branch, base_sha, ref,
- * commit_id, commit_sha, created, updated, verdicts}], "next_cursor"}. */
-int store_series_list(
-    struct store *, json_t **out, int64_t limit, int64_t cursor);
-/* {"series": {... as in the list, "patches": [{seq, message_id,
- * subject, author, date, commit_id, sha}]}}.  ERR_NOTFOUND. */
-int store_series_get(struct store *, json_t **out, int64_t id);
-/* The comparisons of the pairs measuring the series tip:
- * {"comparisons": [...]}.  ERR_NOTFOUND (no such series). */
-int store_series_comparisons(struct store *, json_t **out, int64_t id);
+/* The typed series reads (the list, one, the page's):
+ * daemon/store_series_rows.h. */
 
 /* The inbox watcher's state: the last archive commit read ("" none). */
 int store_inbox_get(

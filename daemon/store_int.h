@@ -153,7 +153,11 @@ int store_i_web_hex(const char *sha); /* store_web.c */
 /* store_web.c: a struct store_value from (role, metric, unit, better,
  * value, run), the store_i_rows scan of the value reads. */
 void store_i_value_scan(void *row, sqlite3_stmt *st, void *arg);
-json_t *store_i_series_patches(
-    struct store *s, int64_t id); /* store_series.c */
+/* store_series.c: the patches of series id into out->patches; a row of
+ * store_web_series' columns into r. */
+struct store_series_row;
+int store_i_series_patches(
+    struct store *s, struct store_series_row *out, int64_t id);
+void store_i_series_scan_web(struct store_series_row *r, sqlite3_stmt *st);
 
 #endif

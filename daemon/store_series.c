@@ -17,6 +17,7 @@
 #include "daemon/store_alert.h"
 #include "daemon/store_bisect.h"
 #include "daemon/store_int.h"
+#include "daemon/store_series_rows.h"
 
 /* ---- series (daemon/series.c) ---- */
 
@@ -161,31 +162,148 @@ store_series_state(struct store *s, int64_t id, const char *state,
 	" FROM series se LEFT JOIN trees t ON t.id = se.tree_id"          \
 	" LEFT JOIN commits c ON c.id = se.commit_id"
 
+static int64_t
+col_int_or(sqlite3_stmt *st, int i, int64_t none)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL
+	    ? none
+	    : sqlite3_column_int64(st, i);
+}
+
+static int
+col_has(sqlite3_stmt *st, int i, int64_t *out)
+{
+	*out = sqlite3_column_int64(st, i);
+	return sqlite3_column_type(st, i) != SQLITE_NULL;
+}
+
+/* A row of SERIES_COLS. */
+static void
+series_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_series_row *r = row;
+
+	(void)arg;
+	r->id = sqlite3_column_int64(st, 0);
+	r->inbox = store_i_web_text(st, 1);
+	r->message_id = store_i_web_text(st, 2);
+	r->title = store_i_web_text(st, 3);
+	r->version = col_int_or(st, 4, -1);
+	r->total = col_int_or(st, 5, -1);
+	r->found = col_int_or(st, 6, -1);
+	r->author = store_i_web_text(st, 7);
+	r->has_time = col_has(st, 8, &r->time);
+	r->state = store_i_web_text(st, 9);
+	r->error = store_i_web_text(st, 10);
+	r->tree = store_i_web_text(st, 11);
+	r->branch = store_i_web_text(st, 12);
+	r->base_sha = store_i_web_text(st, 13);
+	r->ref = store_i_web_text(st, 14);
+	r->commit_id = col_int_or(st, 15, 0);
+	r->commit_sha = store_i_web_text(st, 16);
+	r->has_created = col_has(st, 17, &r->created);
+	r->has_updated = col_has(st, 18, &r->updated);
+	r->branch_tag = store_i_web_text(st, 19);
+	r->supersedes = col_int_or(st, 20, 0);
+	r->fallback = store_i_web_text(st, 21);
+	r->verdicts = store_i_web_text(st, 22);
+}
+
+void
+store_i_series_scan_web(struct store_series_row *r, sqlite3_stmt *st)
+{
+	r->id = sqlite3_column_int64(st, 0);
+	r->inbox = store_i_web_text(st, 1);
+	r->title = store_i_web_text(st, 2);
+	r->version = col_int_or(st, 3, -1);
+	r->total = col_int_or(st, 4, -1);
+	r->author = store_i_web_text(st, 5);
+	r->has_time = col_has(st, 6, &r->time);
+	r->state = store_i_web_text(st, 7);
+	r->error = store_i_web_text(st, 8);
+	r->commit_id = col_int_or(st, 9, 0);
+	r->commit_sha = store_i_web_text(st, 10);
+	r->base_sha = store_i_web_text(st, 11);
+	r->branch = store_i_web_text(st, 12);
+	r->found = col_int_or(st, 13, -1);
+	r->tree = store_i_web_text(st, 14);
+	r->branch_tag = store_i_web_text(st, 15);
+	r->supersedes = col_int_or(st, 16, 0);
+	r->fallback = store_i_web_text(st, 17);
+}
+
+void
+store_series_release(struct store_series_row *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->npatches; i++) {
+		struct store_series_patch_row *p = &r->patches[i];
+
+		free(p->message_id);
+		free(p->subject);
+		free(p->author);
+		free(p->sha);
+		free(p->applied_by);
+		free(p->verdicts);
+	}
+	free(r->patches);
+	free(r->pairs);
+	free(r->inbox);
+	free(r->message_id);
+	free(r->title);
+	free(r->author);
+	free(r->state);
+	free(r->error);
+	free(r->tree);
+	free(r->branch);
+	free(r->base_sha);
+	free(r->ref);
+	free(r->commit_sha);
+	free(r->branch_tag);
+	free(r->fallback);
+	free(r->verdicts);
+	memset(r, 0, sizeof(*r));
+}
+
+void
+store_series_list_release(struct store_series_list *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		store_series_release(&l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 int
-store_series_list(struct store *s, json_t **out, int64_t limit, int64_t cursor)
+store_series_list(struct store *s, struct store_series_list *out, int64_t limit,
+    int64_t cursor)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT " SERIES_COLS " WHERE (?1 = 0 OR se.id < ?1)"
 	    " ORDER BY se.id DESC LIMIT ?2");
-	json_t *res = NULL, *rows, *last;
-	char num[32];
+	void *v = NULL;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, cursor);
 	sqlite3_bind_int64(st, 2, limit);
-	if (store_i_web_rows(s, st, &res, "series") == -1)
+	if (store_i_rows(s, st, &v, &out->n, sizeof(*out->v), series_scan, NULL,
+	        "series") != 0) {
+		out->v = v;
+		store_series_list_release(out);
 		return -1;
-	rows = json_object_get(res, "rows");
-	*out = json_pack("{s:O}", "series", rows);
-	if ((int64_t)json_array_size(rows) == limit &&
-	    (last = json_array_get(rows, json_array_size(rows) - 1)) != NULL) {
-		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
-		    json_integer_value(json_object_get(last, "id")));
-		json_object_set_new(*out, "next_cursor", json_string(num));
 	}
-	json_decref(res);
+	out->v = v;
+	if ((int64_t)out->n == limit && out->n > 0)
+		out->next_cursor = out->v[out->n - 1].id;
 	return 0;
 }
 
@@ -206,8 +324,26 @@ store_series_list(struct store *s, json_t **out, int64_t limit, int64_t cursor)
 	"  JOIN commits bc ON bc.sha = se.base_sha"                   \
 	"  WHERE se.id = p.series_id))) AS verdicts"
 
-json_t *
-store_i_series_patches(struct store *s, int64_t id)
+static void
+patch_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_series_patch_row *p = row;
+
+	(void)arg;
+	p->seq = sqlite3_column_int64(st, 0);
+	p->message_id = store_i_web_text(st, 1);
+	p->subject = store_i_web_text(st, 2);
+	p->author = store_i_web_text(st, 3);
+	p->has_date = col_has(st, 4, &p->date);
+	p->commit_id = col_int_or(st, 5, 0);
+	p->sha = store_i_web_text(st, 6);
+	p->applied_by = store_i_web_text(st, 7);
+	p->verdicts = store_i_web_text(st, 8);
+}
+
+int
+store_i_series_patches(
+    struct store *s, struct store_series_row *out, int64_t id)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT p.seq, p.message_id, p.subject, p.author, p.date,"
@@ -215,26 +351,25 @@ store_i_series_patches(struct store *s, int64_t id)
 	    " FROM series_patches p"
 	    " LEFT JOIN commits c ON c.id = p.commit_id"
 	    " WHERE p.series_id = ?1 ORDER BY p.seq");
-	json_t *res = NULL, *rows;
+	void *v = NULL;
+	int r;
 
 	if (st == NULL)
-		return NULL;
+		return -1;
 	sqlite3_bind_int64(st, 1, id);
-	if (store_i_web_rows(s, st, &res, "series patches") == -1)
-		return NULL;
-	rows = json_incref(json_object_get(res, "rows"));
-	json_decref(res);
-	return rows;
+	r = store_i_rows(s, st, &v, &out->npatches, sizeof(*out->patches),
+	    patch_scan, NULL, "series patches");
+	out->patches = v;
+	return r;
 }
 
 int
-store_series_get(struct store *s, json_t **out, int64_t id)
+store_series_get(struct store *s, struct store_series_row *out, int64_t id)
 {
 	sqlite3_stmt *st =
 	    store_i_stmt(s, "SELECT " SERIES_COLS " WHERE se.id = ?1");
-	json_t *o, *patches;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
@@ -243,19 +378,71 @@ store_series_get(struct store *s, json_t **out, int64_t id)
 		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
 		    (long long)id);
 	}
-	o = store_i_web_row(st);
+	series_scan(out, st, NULL);
 	store_i_release(s, st);
-	if ((patches = store_i_series_patches(s, id)) == NULL) {
-		json_decref(o);
+	if (store_i_series_patches(s, out, id) != 0) {
+		store_series_release(out);
 		return -1;
 	}
-	json_object_set_new(o, "patches", patches);
-	*out = json_pack("{s:o}", "series", o);
 	return 0;
 }
 
+static void
+series_cmp_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_series_cmp *r = row;
+	struct store_comparison *c = &r->c;
+
+	(void)arg;
+	r->id = sqlite3_column_int64(st, 0);
+	r->pair_id = sqlite3_column_int64(st, 1);
+	r->job = store_i_web_text(st, 2);
+	r->point = store_i_web_text(st, 3);
+	r->host = store_i_web_text(st, 4);
+	c->metric = store_i_web_text(st, 5);
+	c->unit = store_i_web_text(st, 6);
+	c->better = store_i_web_text(st, 7);
+	c->base_median = store_i_col_num(st, 8);
+	c->cand_median = store_i_col_num(st, 9);
+	c->change_pct = store_i_col_num(st, 10);
+	c->ci_low = store_i_col_num(st, 11);
+	c->ci_high = store_i_col_num(st, 12);
+	c->p = store_i_col_num(st, 13);
+	c->p_adjusted = store_i_col_num(st, 14);
+	c->verdict = store_i_web_text(st, 15);
+	c->final = sqlite3_column_int(st, 16);
+	c->n_base = col_int_or(st, 17, -1);
+	c->n_cand = col_int_or(st, 18, -1);
+	r->suspect = store_i_web_text(st, 19);
+	c->min_effect = NAN;
+}
+
+void
+store_series_cmps_release(struct store_series_cmps *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		struct store_series_cmp *r = &l->v[i];
+
+		free(r->job);
+		free(r->point);
+		free(r->host);
+		free(r->suspect);
+		free((char *)r->c.metric);
+		free((char *)r->c.unit);
+		free((char *)r->c.better);
+		free((char *)r->c.verdict);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 int
-store_series_comparisons(struct store *s, json_t **out, int64_t id)
+store_series_comparisons(
+    struct store *s, struct store_series_cmps *out, int64_t id)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT cm.id, cm.pair_id, p.name AS job, p.point, h.name AS host,"
@@ -270,10 +457,10 @@ store_series_comparisons(struct store *s, json_t **out, int64_t id)
 	    " WHERE se.id = ?1 ORDER BY cm.pair_id, cm.metric");
 	sqlite3_stmt *chk =
 	    store_i_stmt(s, "SELECT 1 FROM series WHERE id = ?1");
-	json_t *res = NULL;
-	int found;
+	void *v = NULL;
+	int found, r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL || chk == NULL) {
 		store_i_release(s, st);
 		store_i_release(s, chk);
@@ -288,11 +475,12 @@ store_series_comparisons(struct store *s, json_t **out, int64_t id)
 		    (long long)id);
 	}
 	sqlite3_bind_int64(st, 1, id);
-	if (store_i_web_rows(s, st, &res, "series comparisons") == -1)
-		return -1;
-	*out = json_pack("{s:O}", "comparisons", json_object_get(res, "rows"));
-	json_decref(res);
-	return 0;
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), series_cmp_scan,
+	    NULL, "series comparisons");
+	out->v = v;
+	if (r != 0)
+		store_series_cmps_release(out);
+	return r;
 }
 
 int

@@ -18,6 +18,7 @@
 #include "daemon/store_alert.h"
 #include "daemon/store_bisect.h"
 #include "daemon/store_int.h"
+#include "daemon/store_series_rows.h"
 
 json_t *
 store_i_json_text(const char *t, json_t *dflt)
@@ -371,10 +372,18 @@ store_i_web_hex(const char *sha)
 	return strspn(sha, "0123456789abcdef") == n;
 }
 
+static void
+pair_id_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	(void)arg;
+	*(int64_t *)row = sqlite3_column_int64(st, 0);
+}
+
 /* The pairs measuring a series' tip against its base (not the
- * every_patch pair of the last patch against the one before). */
-static json_t *
-series_tip_pairs(struct store *s, int64_t id)
+ * every_patch pair of the last patch against the one before), into
+ * out->pairs. */
+static int
+series_tip_pairs(struct store *s, struct store_series_row *out, int64_t id)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT DISTINCT p.id FROM series se"
@@ -386,21 +395,20 @@ series_tip_pairs(struct store *s, int64_t id)
 	    " WHERE se.id = ?1 AND (se.base_sha IS NULL"
 	    "  OR bc.sha = se.base_sha)"
 	    " ORDER BY p.id DESC");
-	json_t *arr;
+	void *v = NULL;
+	int r;
 
 	if (st == NULL)
-		return NULL;
+		return -1;
 	sqlite3_bind_int64(st, 1, id);
-	arr = json_array();
-	while (sqlite3_step(st) == SQLITE_ROW)
-		json_array_append_new(
-		    arr, json_integer(sqlite3_column_int64(st, 0)));
-	store_i_release(s, st);
-	return arr;
+	r = store_i_rows(s, st, &v, &out->npairs, sizeof(*out->pairs),
+	    pair_id_scan, NULL, "series pairs");
+	out->pairs = v;
+	return r;
 }
 
 int
-store_web_series(struct store *s, json_t **out, int64_t id)
+store_web_series(struct store *s, struct store_series_row *out, int64_t id)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
@@ -410,10 +418,8 @@ store_web_series(struct store *s, json_t **out, int64_t id)
 	    " se.fallback FROM series se"
 	    " LEFT JOIN commits c ON c.id = se.commit_id"
 	    " LEFT JOIN trees t ON t.id = se.tree_id WHERE se.id = ?1");
-	json_t *o, *pairs, *patches;
-	int64_t cid;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
@@ -422,21 +428,13 @@ store_web_series(struct store *s, json_t **out, int64_t id)
 		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
 		    (long long)id);
 	}
-	o = store_i_web_row(st);
+	store_i_series_scan_web(out, st);
 	store_i_release(s, st);
-	cid = json_integer_value(json_object_get(o, "commit_id"));
-	pairs = cid ? series_tip_pairs(s, id) : json_array();
-	if (pairs == NULL) {
-		json_decref(o);
+	if ((out->commit_id && series_tip_pairs(s, out, id) != 0) ||
+	    store_i_series_patches(s, out, id) != 0) {
+		store_series_release(out);
 		return -1;
 	}
-	if ((patches = store_i_series_patches(s, id)) == NULL) {
-		json_decref(o);
-		json_decref(pairs);
-		return -1;
-	}
-	*out = json_pack(
-	    "{s:o, s:o, s:o}", "series", o, "pairs", pairs, "patches", patches);
 	return 0;
 }
 

@@ -23,11 +23,13 @@
 #include "daemon/store_batch.h"
 #include "daemon/store_bisect.h"
 #include "daemon/store_dash.h"
+#include "daemon/store_series_rows.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/rows.h"
 #include "web/rows_dash.h"
+#include "web/rows_series.h"
 
 /* The latency histogram's bounds as /metrics prints them (web/api.c's
  * lat_le). */
@@ -373,16 +375,19 @@ api_read_commits(struct ctx *x)
 void
 api_read_series(struct ctx *x)
 {
+	struct store_series_list l;
 	int64_t limit, cursor;
-	json_t *out = NULL;
+	json_t *out;
 	int r;
 
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
-	if ((r = store_series_list(x->s, &out, limit, cursor)) != 0) {
+	if ((r = store_series_list(x->s, &l, limit, cursor)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
+	out = rows_series_list_json(&l);
+	store_series_list_release(&l);
 	api_reply_json(x, 200, out);
 }
 

@@ -24,8 +24,10 @@
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_dash.h"
+#include "daemon/store_series_rows.h"
 #include "web/api_int.h"
 #include "web/rows_dash.h"
+#include "web/rows_series.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -403,10 +405,11 @@ series_versus_add(struct ctx *x, json_t *o, int64_t id)
 	return 0;
 }
 
-/* The rows of a commit (sha), series (id) or pair (id). */
+/* The rows of a commit (sha), series (id, its row in *sr, the caller's
+ * to release) or pair (id). */
 static int
 target_rows(struct ctx *x, enum view_target kind, const char *id,
-    struct cmp_set *c, json_t **out_info)
+    struct cmp_set *c, json_t **out_info, struct store_series_row *sr)
 {
 	struct store_commit_page cp;
 	json_t *o = NULL;
@@ -427,9 +430,9 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 	case VIEW_SERIES:
 		if ((n = web_parse_id(id, NULL)) == 0)
 			return ERR_NOTFOUND;
-		if ((r = store_web_series(x->s, &o, n)) != 0)
+		if ((r = store_web_series(x->s, sr, n)) != 0)
 			return r;
-		web_keep(x, o);
+		o = web_keep(x, rows_series_page_json(sr));
 		*out_info = o;
 		if ((r = series_versus_add(x, o, n)) != 0)
 			return r;
@@ -518,14 +521,15 @@ pair_kernels(struct ctx *x, struct view_commit *v,
 	buf_release(&b);
 }
 
-static void
-target_page(struct ctx *x, enum view_target kind)
+int
+web_target_html(
+    struct ctx *x, enum view_target kind, const char *rest, struct buf *out)
 {
 	struct cmp_set c = { 0 };
 	struct view_commit v = { 0 };
+	struct store_series_row sr = { 0 };
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	json_t *info, *ci, *se;
-	const char *end;
 	char id[72];
 	char title[512], note[CAP_ERRMSG + 64];
 	struct view_patch *pv = NULL;
@@ -534,21 +538,17 @@ target_page(struct ctx *x, enum view_target kind)
 	struct view_alert *va = NULL;
 	size_t nal = 0;
 	struct chargepath_sym syms[PAIR_SYMBOLS];
-	json_t *pa, *blobs = NULL;
+	json_t *blobs = NULL;
 	struct store_run_metas prof;
 	const struct store_pair *pr;
 	size_t np = 0, k;
 	int r;
 
-	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
-		web_reply_message(x, 404, "Not found", "no such page");
-		return;
-	}
-	snprintf(id, sizeof(id), "%s", x->rest);
-	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+	snprintf(id, sizeof(id), "%s", rest);
+	if ((r = target_rows(x, kind, id, &c, &info, &sr)) != 0) {
 		cmp_set_free(&c);
-		web_page_store_err(x, r);
-		return;
+		store_series_release(&sr);
+		return r;
 	}
 	v.kind = kind;
 	v.id = id;
@@ -589,43 +589,36 @@ target_page(struct ctx *x, enum view_target kind)
 		}
 		break;
 	case VIEW_SERIES:
-		se = json_object_get(info, "series");
-		v.title = web_jstr(se, "title");
-		v.author = web_jstr(se, "author");
-		v.tree = web_jstr(se, "tree") ? web_jstr(se, "tree")
-		                              : web_jstr(se, "inbox");
-		v.branch = web_jstr(se, "branch") ? web_jstr(se, "branch") : "";
-		v.base = web_jstr(se, "base_sha") ? web_jstr(se, "base_sha")
-		                                  : "the series' base commit";
-		v.time = web_jint(se, "time");
-		pa = json_object_get(info, "patches");
-		np = json_array_size(pa);
+		v.title = sr.title;
+		v.author = sr.author;
+		v.tree = sr.tree ? sr.tree : sr.inbox;
+		v.branch = sr.branch ? sr.branch : "";
+		v.base = sr.base_sha ? sr.base_sha : "the series' base commit";
+		v.time = sr.has_time ? sr.time : 0;
+		np = sr.npatches;
 		pv = xcalloc(np ? np : 1, sizeof(*pv));
 		for (k = 0; k < np; k++) {
-			json_t *pj = json_array_get(pa, k);
+			const struct store_series_patch_row *p = &sr.patches[k];
 
-			pv[k].seq = web_jint(pj, "seq");
-			pv[k].subject = web_jstr(pj, "subject");
-			pv[k].author = web_jstr(pj, "author");
-			pv[k].commit = web_jstr(pj, "sha");
-			pv[k].verdict =
-			    web_worst_verdict(web_jstr(pj, "verdicts"));
+			pv[k].seq = p->seq;
+			pv[k].subject = p->subject;
+			pv[k].author = p->author;
+			pv[k].commit = p->sha;
+			pv[k].verdict = web_worst_verdict(p->verdicts);
 		}
 		v.patches = pv;
 		v.npatches = np;
-		v.branch_tag = web_jstr(se, "branch_tag");
-		v.fallback = web_jstr(se, "fallback");
-		v.version = web_jint(se, "version");
+		v.branch_tag = sr.branch_tag;
+		v.fallback = sr.fallback;
+		v.version = sr.version < 0 ? 0 : sr.version;
 		versus_view(&v, json_object_get(info, "versus_previous"), &vv);
-		if (web_jstr(se, "error") != NULL) {
+		if (sr.error != NULL) {
 			snprintf(note, sizeof(note), "series %s: %s",
-			    web_jstr(se, "state") ? web_jstr(se, "state") : "?",
-			    web_jstr(se, "error"));
+			    sr.state ? sr.state : "?", sr.error);
 			v.note = note;
-		} else if (web_jstr(se, "state") != NULL &&
-		    strcmp(web_jstr(se, "state"), "applied") != 0) {
-			snprintf(note, sizeof(note), "series %s",
-			    web_jstr(se, "state"));
+		} else if (sr.state != NULL &&
+		    strcmp(sr.state, "applied") != 0) {
+			snprintf(note, sizeof(note), "series %s", sr.state);
 			v.note = note;
 		}
 		break;
@@ -657,8 +650,7 @@ target_page(struct ctx *x, enum view_target kind)
 	 * worst verdict of the comparisons; the patches below it were not
 	 * measured on their own. */
 	for (k = 0; kind == VIEW_SERIES && k < np; k++) {
-		const char *tip =
-		    web_jstr(json_object_get(info, "series"), "commit_sha");
+		const char *tip = sr.commit_sha;
 		size_t i;
 
 		if (pv[k].commit == NULL || tip == NULL ||
@@ -681,6 +673,26 @@ target_page(struct ctx *x, enum view_target kind)
 	free(pv);
 	free(vv);
 	cmp_set_free(&c);
+	store_series_release(&sr);
+	*out = b;
+	return 0;
+}
+
+static void
+target_page(struct ctx *x, enum view_target kind)
+{
+	struct buf b;
+	const char *end;
+	int r;
+
+	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
+		web_reply_message(x, 404, "Not found", "no such page");
+		return;
+	}
+	if ((r = web_target_html(x, kind, x->rest, &b)) != 0) {
+		web_page_store_err(x, r);
+		return;
+	}
 	web_reply_page(x, 200, &b);
 }
 
@@ -707,11 +719,14 @@ web_target_json(
     struct ctx *x, enum view_target kind, const char *id, json_t **out)
 {
 	struct cmp_set c = { 0 };
+	struct store_series_row sr = { 0 };
 	json_t *info;
 	int r;
 
 	*out = NULL;
-	if ((r = target_rows(x, kind, id, &c, &info)) != 0) {
+	r = target_rows(x, kind, id, &c, &info, &sr);
+	store_series_release(&sr);
+	if (r != 0) {
 		cmp_set_free(&c);
 		return r;
 	}

@@ -76,6 +76,13 @@ struct store;
 struct store_history_q;
 struct buf;
 /*
+ * The page of a commit (sha), series or pair (id), /commit/, /series/,
+ * /pair/: 0 with the HTML in *out (the caller releases it), or a store
+ * error.  What the routes answer, without the request.
+ */
+int web_target_html(
+    struct ctx *x, enum view_target kind, const char *id, struct buf *out);
+/*
  * GET /api/v1/history (its JSON into *out_json, the caller's) and the
  * /history page (into out_html) of the query q; either may be NULL.
  * What the routes answer, without the request: 0 or a store error.

@@ -11,6 +11,7 @@
 #include "common/xalloc.h"
 #include "daemon/store.h"
 #include "daemon/store_series2.h"
+#include "daemon/store_series_rows.h"
 #include "tests/unit/test.h"
 
 static struct store *
@@ -76,27 +77,23 @@ TEST(test_store_series2__meta_in_json)
 {
 	struct store *s = open_new("meta");
 	int64_t v1, v2;
-	json_t *o = NULL, *se;
+	struct store_series_row se;
 
 	ASSERT(s != NULL);
 	v1 = series(s, "v1@x", "t", "A <a@x>", 1);
 	v2 = series(s, "v2@x", "t", "A <a@x>", 2);
 	ASSERT(store_series_meta(s, v2, "cgroup/for-7.0-fixes", v1) == 0);
 	ASSERT(store_series_fallback(s, v2, "patch 2/2: git am --3way") == 0);
-	ASSERT(store_series_get(s, &o, v2) == 0);
-	se = json_object_get(o, "series");
-	ASSERT_STREQ(json_string_value(json_object_get(se, "branch_tag")),
-	    "cgroup/for-7.0-fixes");
-	ASSERT_INTEQ(json_integer_value(json_object_get(se, "supersedes")), v1);
-	ASSERT_STREQ(json_string_value(json_object_get(se, "fallback")),
-	    "patch 2/2: git am --3way");
-	json_decref(o);
+	ASSERT(store_series_get(s, &se, v2) == 0);
+	ASSERT_STREQ(se.branch_tag, "cgroup/for-7.0-fixes");
+	ASSERT_INTEQ(se.supersedes, v1);
+	ASSERT_STREQ(se.fallback, "patch 2/2: git am --3way");
+	store_series_release(&se);
 	ASSERT(store_series_meta(s, v2, "", 0) == 0);
-	ASSERT(store_series_get(s, &o, v2) == 0);
-	se = json_object_get(o, "series");
-	ASSERT(json_is_null(json_object_get(se, "branch_tag")));
-	ASSERT(json_is_null(json_object_get(se, "supersedes")));
-	json_decref(o);
+	ASSERT(store_series_get(s, &se, v2) == 0);
+	ASSERT(se.branch_tag == NULL);
+	ASSERT(se.supersedes == 0);
+	store_series_release(&se);
 	store_close(s);
 }
 
@@ -105,7 +102,7 @@ TEST(test_store_series2__queue)
 	struct store *s = open_new("queue");
 	struct store_series_job j;
 	int64_t q1, q2, n, id, ids[1];
-	json_t *o = NULL;
+	struct store_series_row se;
 	static const char mb[] = "From x\nSubject: a\0b\n";
 
 	ASSERT(s != NULL);
@@ -134,18 +131,14 @@ TEST(test_store_series2__queue)
 	id = series(s, "m@x", "t", "A <a@x>", 1);
 	ids[0] = id;
 	ASSERT(store_series_mark(s, ids, 1, "waiting", 20) == 0);
-	ASSERT(store_series_get(s, &o, id) == 0);
-	ASSERT_STREQ(json_string_value(json_object_get(
-	                 json_object_get(o, "series"), "state")),
-	    "waiting");
-	json_decref(o);
+	ASSERT(store_series_get(s, &se, id) == 0);
+	ASSERT_STREQ(se.state, "waiting");
+	store_series_release(&se);
 	ASSERT(
 	    store_series_state(s, id, "applied", NULL, NULL, 0, NULL, 21) == 0);
 	ASSERT(store_series_mark(s, ids, 1, "waiting", 22) == 0);
-	ASSERT(store_series_get(s, &o, id) == 0);
-	ASSERT_STREQ(json_string_value(json_object_get(
-	                 json_object_get(o, "series"), "state")),
-	    "applied");
-	json_decref(o);
+	ASSERT(store_series_get(s, &se, id) == 0);
+	ASSERT_STREQ(se.state, "applied");
+	store_series_release(&se);
 	store_close(s);
 }

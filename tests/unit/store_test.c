@@ -14,6 +14,7 @@
 #include "daemon/store_dash.h"
 #include "daemon/store_fleet.h"
 #include "daemon/store_series2.h"
+#include "daemon/store_series_rows.h"
 #include "tests/unit/test.h"
 
 static int dbn;
@@ -1017,7 +1018,7 @@ TEST(test_store__series_tip_pair_on_a_shared_base)
 	struct store *s = open_new();
 	int64_t t = 0, h1, ca = 0, cb = 0, cc = 0, p1, p2, v1, v2;
 	int reused = -1;
-	json_t *o = NULL, *pairs, *se, *pt;
+	struct store_series_row o;
 
 	ASSERT(s != NULL);
 	h1 = host(s, "h1", "[]");
@@ -1034,23 +1035,18 @@ TEST(test_store__series_tip_pair_on_a_shared_base)
 	v2 = tip_series(s, t, "v2@x", 2, cc, SHA_A);
 	ASSERT(v1 > 0 && v2 > 0);
 	ASSERT(store_web_series(s, &o, v2) == 0);
-	pairs = json_object_get(o, "pairs");
-	ASSERT_INTEQ(json_array_size(pairs), 1);
-	ASSERT_INTEQ(json_integer_value(json_array_get(pairs, 0)), p2);
-	pt = json_array_get(json_object_get(o, "patches"), 0);
-	ASSERT_STREQ(
-	    json_string_value(json_object_get(pt, "verdicts")), "improvement");
-	json_decref(o);
+	ASSERT_INTEQ(o.npairs, 1);
+	ASSERT_INTEQ(o.pairs[0], p2);
+	ASSERT(o.npatches >= 1);
+	ASSERT_STREQ(o.patches[0].verdicts, "improvement");
+	store_series_release(&o);
 	ASSERT(store_series_get(s, &o, v2) == 0);
-	se = json_object_get(o, "series");
-	ASSERT_STREQ(
-	    json_string_value(json_object_get(se, "verdicts")), "improvement");
-	json_decref(o);
+	ASSERT_STREQ(o.verdicts, "improvement");
+	store_series_release(&o);
 	ASSERT(store_web_series(s, &o, v1) == 0);
-	ASSERT_INTEQ(
-	    json_integer_value(json_array_get(json_object_get(o, "pairs"), 0)),
-	    p1);
-	json_decref(o);
+	ASSERT(o.npairs >= 1);
+	ASSERT_INTEQ(o.pairs[0], p1);
+	store_series_release(&o);
 	store_close(s);
 }
 
@@ -1117,7 +1113,9 @@ TEST(test_store__series_v6)
 	struct err e = { 0 };
 	int64_t tree = 0, id = 0, id2 = 0, cid = 0, cid2 = 0;
 	int fresh = 0;
-	json_t *o = NULL, *pt;
+	struct store_series_row se;
+	struct store_series_list sl;
+	struct store_series_cmps sc;
 	char last[64];
 	struct store_series_new n = { "upload", "root@x", "memcg: <b>",
 		"A <a@x>", 2, 2, 2, 1700000000, 0, "main" };
@@ -1171,29 +1169,23 @@ TEST(test_store__series_v6)
 		ASSERT(strstr(store_errmsg(s), "not a series commit") != NULL);
 		store_errclear(s);
 	}
-	ASSERT(store_series_get(s, &o, id) == 0);
-	pt = json_object_get(json_object_get(o, "series"), "patches");
-	ASSERT_INTEQ(json_array_size(pt), 2);
+	ASSERT(store_series_get(s, &se, id) == 0);
+	ASSERT_INTEQ(se.npatches, 2);
 	ASSERT_STREQ(
-	    json_string_value(json_object_get(json_array_get(pt, 1), "sha")),
-	    "2222222222222222222222222222222222222222");
-	ASSERT_STREQ(json_string_value(json_object_get(
-	                 json_object_get(o, "series"), "commit_sha")),
-	    "2222222222222222222222222222222222222222");
-	ASSERT_STREQ(json_string_value(json_object_get(
-	                 json_object_get(o, "series"), "state")),
-	    "applied");
-	json_decref(o);
-	ASSERT(store_web_series(s, &o, id) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(o, "patches")), 2);
-	json_decref(o);
-	ASSERT(store_series_list(s, &o, 10, 0) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(o, "series")), 1);
-	json_decref(o);
-	ASSERT(store_series_comparisons(s, &o, id) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(o, "comparisons")), 0);
-	json_decref(o);
-	ASSERT_INTEQ(store_series_comparisons(s, &o, 999), ERR_NOTFOUND);
+	    se.patches[1].sha, "2222222222222222222222222222222222222222");
+	ASSERT_STREQ(se.commit_sha, "2222222222222222222222222222222222222222");
+	ASSERT_STREQ(se.state, "applied");
+	store_series_release(&se);
+	ASSERT(store_web_series(s, &se, id) == 0);
+	ASSERT_INTEQ(se.npatches, 2);
+	store_series_release(&se);
+	ASSERT(store_series_list(s, &sl, 10, 0) == 0);
+	ASSERT_INTEQ(sl.n, 1);
+	store_series_list_release(&sl);
+	ASSERT(store_series_comparisons(s, &sc, id) == 0);
+	ASSERT_INTEQ(sc.n, 0);
+	store_series_cmps_release(&sc);
+	ASSERT_INTEQ(store_series_comparisons(s, &sc, 999), ERR_NOTFOUND);
 	ASSERT(store_inbox_get(s, last, sizeof(last), "lm") == 0);
 	ASSERT_STREQ(last, "");
 	ASSERT(store_inbox_put(s, "lm", "file:///i", "abc", NULL, 3, 70) == 0);

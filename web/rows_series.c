@@ -1,0 +1,175 @@
+/*
+ * The JSON of the typed series reads (web/rows_series.h).  The keys and
+ * values are those the store made before its series reads were typed
+ * (issue 13): tests/unit/web_test.c compares the bytes with
+ * tests/data/web/series.json.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "common/json.h"
+#include "daemon/store_series_rows.h"
+#include "web/rows_series.h"
+
+static void
+set_str(json_t *o, const char *key, const char *s)
+{
+	json_object_set_new(o, key, s ? json_string(s) : json_null());
+}
+
+/* v unless it is none (the store's 0 for an id, -1 for a count). */
+static void
+set_int(json_t *o, const char *key, int64_t v, int64_t none)
+{
+	json_object_set_new(o, key, v == none ? json_null() : json_integer(v));
+}
+
+static void
+set_has(json_t *o, const char *key, int has, int64_t v)
+{
+	json_object_set_new(o, key, has ? json_integer(v) : json_null());
+}
+
+static void
+set_num(json_t *o, const char *key, double v)
+{
+	json_object_set_new(o, key, isnan(v) ? json_null() : json_real(v));
+}
+
+static json_t *
+patches_json(const struct store_series_row *r)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < r->npatches; i++) {
+		const struct store_series_patch_row *p = &r->patches[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "seq", json_integer(p->seq));
+		set_str(o, "message_id", p->message_id);
+		set_str(o, "subject", p->subject);
+		set_str(o, "author", p->author);
+		set_has(o, "date", p->has_date, p->date);
+		set_int(o, "commit_id", p->commit_id, 0);
+		set_str(o, "sha", p->sha);
+		set_str(o, "applied_by", p->applied_by);
+		set_str(o, "verdicts", p->verdicts);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+/* The keys both shapes of a series have. */
+static json_t *
+series_common(const struct store_series_row *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(r->id));
+	set_str(o, "inbox", r->inbox);
+	set_str(o, "title", r->title);
+	set_int(o, "version", r->version, -1);
+	set_int(o, "total", r->total, -1);
+	set_int(o, "found", r->found, -1);
+	set_str(o, "author", r->author);
+	set_has(o, "time", r->has_time, r->time);
+	set_str(o, "state", r->state);
+	set_str(o, "error", r->error);
+	set_str(o, "tree", r->tree);
+	set_str(o, "branch", r->branch);
+	set_str(o, "base_sha", r->base_sha);
+	set_int(o, "commit_id", r->commit_id, 0);
+	set_str(o, "commit_sha", r->commit_sha);
+	set_str(o, "branch_tag", r->branch_tag);
+	set_int(o, "supersedes", r->supersedes, 0);
+	set_str(o, "fallback", r->fallback);
+	return o;
+}
+
+static json_t *
+series_row(const struct store_series_row *r)
+{
+	json_t *o = series_common(r);
+
+	set_str(o, "message_id", r->message_id);
+	set_str(o, "ref", r->ref);
+	set_has(o, "created", r->has_created, r->created);
+	set_has(o, "updated", r->has_updated, r->updated);
+	set_str(o, "verdicts", r->verdicts);
+	return o;
+}
+
+json_t *
+rows_series_list_json(const struct store_series_list *l)
+{
+	json_t *arr = json_array(), *o;
+	char c[32];
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		json_array_append_new(arr, series_row(&l->v[i]));
+	o = json_pack("{s:o}", "series", arr);
+	if (l->next_cursor != 0) {
+		snprintf(c, sizeof(c), "%lld", (long long)l->next_cursor);
+		json_object_set_new(o, "next_cursor", json_string(c));
+	}
+	return o;
+}
+
+json_t *
+rows_series_json(const struct store_series_row *r)
+{
+	json_t *o = series_row(r);
+
+	json_object_set_new(o, "patches", patches_json(r));
+	return json_pack("{s:o}", "series", o);
+}
+
+json_t *
+rows_series_page_json(const struct store_series_row *r)
+{
+	json_t *pairs = json_array();
+	size_t i;
+
+	for (i = 0; i < r->npairs; i++)
+		json_array_append_new(pairs, json_integer(r->pairs[i]));
+	return json_pack("{s:o, s:o, s:o}", "series", series_common(r), "pairs",
+	    pairs, "patches", patches_json(r));
+}
+
+json_t *
+rows_series_cmps_json(const struct store_series_cmps *l)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct store_series_cmp *r = &l->v[i];
+		const struct store_comparison *c = &r->c;
+		json_t *o = json_object();
+
+		json_object_set_new(o, "id", json_integer(r->id));
+		json_object_set_new(o, "pair_id", json_integer(r->pair_id));
+		set_str(o, "job", r->job);
+		set_str(o, "point", r->point);
+		set_str(o, "host", r->host);
+		set_str(o, "metric", c->metric);
+		set_str(o, "unit", c->unit);
+		set_str(o, "better", c->better);
+		set_num(o, "base_median", c->base_median);
+		set_num(o, "cand_median", c->cand_median);
+		set_num(o, "change_pct", c->change_pct);
+		set_num(o, "ci_low", c->ci_low);
+		set_num(o, "ci_high", c->ci_high);
+		set_num(o, "p", c->p);
+		set_num(o, "p_adjusted", c->p_adjusted);
+		set_str(o, "verdict", c->verdict);
+		json_object_set_new(o, "final", json_integer(c->final));
+		set_int(o, "n_base", c->n_base, -1);
+		set_int(o, "n_cand", c->n_cand, -1);
+		set_str(o, "suspect", r->suspect);
+		json_array_append_new(arr, o);
+	}
+	return json_pack("{s:o}", "comparisons", arr);
+}

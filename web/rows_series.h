@@ -1,0 +1,38 @@
+#ifndef WEB_ROWS_SERIES_H
+#define WEB_ROWS_SERIES_H
+
+/*
+ * The JSON of the typed series reads (daemon/store_series_rows.h), with
+ * the keys and values the store made before (issue 13):
+ * tests/unit/web_test.c compares the bytes with tests/data/web/series.json.
+ * Each returns a new reference.
+ */
+#include "common/json.h"
+
+struct store_series_row;
+struct store_series_list;
+struct store_series_cmps;
+
+/* GET /api/v1/series: {"series": [{id, inbox, message_id, title,
+ * version, total, found, author, time, state, error, tree, branch,
+ * base_sha, ref, commit_id, commit_sha, created, updated, branch_tag,
+ * supersedes, fallback, verdicts}], "next_cursor": "N"} (next_cursor
+ * absent at the end). */
+json_t *rows_series_list_json(const struct store_series_list *);
+/* store_series_get's: {"series": {... as in the list, "patches":
+ * [{seq, message_id, subject, author, date, commit_id, sha, applied_by,
+ * verdicts}]}}. */
+json_t *rows_series_json(const struct store_series_row *);
+/* store_web_series' (GET /api/v1/series/{id} before its comparisons and
+ * vN vs vN-1): {"series": {id, inbox, title, version, total, author,
+ * time, state, error, commit_id, commit_sha, base_sha, branch, found,
+ * tree, branch_tag, supersedes, fallback}, "pairs": [ID...], "patches":
+ * [...]}. */
+json_t *rows_series_page_json(const struct store_series_row *);
+/* store_series_comparisons': {"comparisons": [{id, pair_id, job,
+ * point, host, metric, unit, better, base_median, cand_median,
+ * change_pct, ci_low, ci_high, p, p_adjusted, verdict, final, n_base,
+ * n_cand, suspect}]} (unknowns null). */
+json_t *rows_series_cmps_json(const struct store_series_cmps *);
+
+#endif
