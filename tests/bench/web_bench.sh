@@ -13,6 +13,7 @@
 # the route from /metrics (web/api.c route_timed), which the load blurs
 # far less than wrk's figures: the table at the end compares each route
 # at the largest scale with the smallest by both.
+# BENCH_ROUTES="series history ...": only the routes of these names.
 # UNCACHED=1 adds a third turn per round, with a cookie, which the reply
 # cache (web/cache.h) never answers: what rendering each route costs.
 # Goals (issue 17): every route >= 25 % of nginx's requests/s, p99 <=
@@ -227,6 +228,7 @@ for scale in $scales; do
 		n=$((n + 1))
 		name=${r%% *}
 		path=${r#* }
+		case " ${BENCH_ROUTES:-$name} " in *" $name "*) ;; *) continue ;; esac
 		path=${path//@PAIR@/$pair}
 		path=${path//@SHA@/$sha}
 		path=${path//@SERIES@/$series}
