@@ -141,13 +141,9 @@ json_t *store_i_job_one(struct store *s, int64_t id, int *r); /* store_jobs.c */
  * 0, or -1 with the store's error (ERR_NOTFOUND: the first missing). */
 int store_i_jobs_of(
     struct store *s, struct store_jobs *out, const int64_t *ids, size_t n);
-json_t *store_i_json_text(const char *t, json_t *dflt); /* store_web.c */
-json_t *store_i_web_row(sqlite3_stmt *st);              /* store_web.c */
 /* Column i as a copy with bytes that are not UTF-8 (and NULs) as '?',
- * the text store_i_web_row gives; NULL for NULL. */
+ * as the JSON rows once gave it; NULL for NULL. */
 char *store_i_web_text(sqlite3_stmt *st, int i); /* store_web.c */
-int store_i_web_rows(struct store *s, sqlite3_stmt *st, json_t **out,
-    const char *what); /* store_web.c */
 /* 1 when sha is 4 to 64 lowercase hex digits (a commit or prefix). */
 int store_i_web_hex(const char *sha); /* store_web.c */
 /* store_web.c: a struct store_value from (role, metric, unit, better,

@@ -20,12 +20,6 @@
 #include "daemon/store_int.h"
 #include "daemon/store_series_rows.h"
 
-json_t *
-store_i_json_text(const char *t, json_t *dflt)
-{
-	return pwjson_doc(t, dflt);
-}
-
 /* What a host row's "online" is judged against (store_hosts_get). */
 struct host_clock {
 	int64_t now, online_s;
@@ -285,81 +279,12 @@ web_clean(const char *t, size_t n)
 	return c;
 }
 
-/* A JSON string of untrusted text, cleaned as web_clean says. */
-static json_t *
-web_string(const char *t, size_t n)
-{
-	json_t *v;
-	char *c;
-
-	if (t == NULL)
-		return json_null();
-	if ((v = json_stringn(t, n)) != NULL)
-		return v;
-	c = web_clean(t, n);
-	v = json_stringn(c, n);
-	free(c);
-	return v ? v : json_string("");
-}
-
 char *
 store_i_web_text(sqlite3_stmt *st, int i)
 {
 	const char *t = store_i_col_text(st, i);
 
 	return t ? web_clean(t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
-}
-
-/* One row as an object keyed by the column names, typed as stored. */
-json_t *
-store_i_web_row(sqlite3_stmt *st)
-{
-	json_t *o = json_object();
-	int i, n = sqlite3_column_count(st);
-
-	for (i = 0; i < n; i++) {
-		json_t *v;
-
-		switch (sqlite3_column_type(st, i)) {
-		case SQLITE_INTEGER:
-			v = json_integer(sqlite3_column_int64(st, i));
-			break;
-		case SQLITE_FLOAT:
-			v = json_real(sqlite3_column_double(st, i));
-			break;
-		case SQLITE_NULL:
-			v = json_null();
-			break;
-		default:
-			v = web_string(store_i_col_text(st, i),
-			    (size_t)sqlite3_column_bytes(st, i));
-			break;
-		}
-		json_object_set_new(o, sqlite3_column_name(st, i), v);
-	}
-	return o;
-}
-
-/* Steps st to the end into *out = {"rows": [...]}; releases st
- * (store_i_release). */
-int
-store_i_web_rows(
-    struct store *s, sqlite3_stmt *st, json_t **out, const char *what)
-{
-	json_t *arr = json_array();
-	int rc;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(arr, store_i_web_row(st));
-	if (rc != SQLITE_DONE) {
-		store_i_dberr(s, what);
-		store_i_release(s, st);
-		json_decref(arr);
-		return -1;
-	}
-	store_i_release(s, st);
-	*out = json_pack("{s:o}", "rows", arr);
-	return 0;
 }
 
 int
