@@ -17,6 +17,7 @@
 #include "daemon/store_alert.h"
 #include "daemon/store_bisect.h"
 #include "daemon/store_canary.h"
+#include "daemon/store_fleet.h"
 #include "daemon/store_series2.h"
 #include "daemon/store_series_rows.h"
 #include "tests/unit/test.h"
@@ -2322,5 +2323,170 @@ TEST(test_web__history_cps_json_unchanged)
 	hist_api(&b, s, hostile[0], 200, 0);
 	store_close(s);
 	ASSERT(same_as_golden(&b, "history_cps") == 0);
+	buf_release(&b);
+}
+
+/* ---- the runner's claim: the same JSON bytes (issue 13) ---- */
+
+/* The specs the claim fixture stores: plain, a document with nesting,
+ * unicode, big and small numbers and the keys the claim sets itself
+ * (which the claim's values replace), rounds with a kernel, a spec
+ * that is not an object (the claim starts from {}), and the two points
+ * of a sibling group (the same but for the cgroup axis). */
+static const char *const claim_specs[] = {
+	"{\"parser\":\"fio\"}",
+	"{\"cmd\":[\"fio\",\"--name=<script>'\\\"&\"],\"env\":{\"LANG\":"
+	"\"C.UTF-8\",\"greet\":\"h\xc3\xa9llo \xe6\x97\xa5\xe6\x9c\xac "
+	"\\u00e9 \\ud83d\\ude00\",\"ctl\":\"a\\u0001\\t\\\\b\"},\"nested\":"
+	"{\"a\":[1,2.5,{\"b\":null,\"c\":[true,false,[]]}],\"o\":{},"
+	"\"big\":9007199254740993,\"neg\":-1,\"tiny\":1e-300,\"pi\":"
+	"3.14159265358979},\"id\":999,\"role\":\"spec <role>\","
+	"\"done_runs\":\"x\",\"attempt\":-5,\"instance\":\"mine\","
+	"\"round\":7,\"lease_expires\":1}",
+	"{\"params\":{\"cgroup\":\"root\"},\"point\":\"cgroup=root\","
+	"\"boot\":\"runner\",\"rounds\":2,\"kernel\":{\"config\":"
+	"\"defconfig\",\"fragment\":[\"CONFIG_MEMCG=y\"],"
+	"\"build_timeout_s\":3600,\"boot_timeout_s\":300},\"tree\":"
+	"{\"commit\":\"0123456789abcdef\"},\"runs\":4,\"max_runs\":6}",
+	"[1,\"x\"]",
+	"{\"params\":{\"cgroup\":\"root\"},\"point\":\"cgroup=root\","
+	"\"cgroup\":{\"path\":\"root\",\"memory_max\":0}}",
+	"{\"params\":{\"cgroup\":\"/a/b\"},\"point\":\"cgroup=/a/b\","
+	"\"cgroup\":{\"path\":\"/a/b\",\"memory_max\":0}}",
+};
+
+/* A pair at point of claim_specs[spec] for both jobs, runs of
+ * max_runs. */
+static void
+claim_pair_new(struct store *s, const char *name, const char *point, int spec,
+    int64_t runs, int64_t max_runs, int64_t at)
+{
+	struct store_job_new j[2] = {
+		{ "base", claim_specs[spec], "[]", runs, max_runs, 3, 0 },
+		{ "candidate", claim_specs[spec], "[]", runs, max_runs, 3, 0 },
+	};
+	ASSERT(store_pair_create(
+	           s, NULL, NULL, NULL, name, point, &j[0], &j[1], at) == 0);
+}
+
+/* Runs [from, to) of job, each with one metric. */
+static void
+claim_runs(struct store *s, int64_t host, int64_t job, int64_t from, int64_t to,
+    int64_t at)
+{
+	static const struct store_metric m[] = { { "iops", "ops/s", "higher",
+	    1000 } };
+	int64_t i;
+
+	for (i = from; i < to; i++) {
+		struct store_run r = { job, i, "ok", 1, NULL, "raw", 3, m, 1,
+			NULL, NULL };
+
+		ASSERT(store_run_add(s, host, &r, at) == 0);
+	}
+}
+
+/*
+ * One claim's reply as POST /api/v1/jobs/claim sends it (the reply
+ * function's dump and newline) into b, the store's instance id written
+ * as INSTANCE (it is random per database); *out is the job's id.
+ */
+static void
+claim_line(int64_t *out, struct buf *b, struct store *s, int64_t host,
+    int64_t now, int64_t lease_s)
+{
+	struct buf one = BUF_INIT(1 << 20);
+	const char *inst = NULL, *p, *hit;
+	json_t *cl = NULL;
+	int64_t id;
+
+	ASSERT(store_instance(s, &inst) == 0);
+	ASSERT(store_claim(s, &cl, host, now, lease_s) == 0);
+	id = json_integer_value(
+	    json_object_get(json_object_get(cl, "job"), "id"));
+	pwjson_dump_buf(&one, cl);
+	buf_putc(&one, '\n');
+	json_decref(cl);
+	for (p = one.data; (hit = strstr(p, inst)) != NULL;
+	     p = hit + strlen(inst)) {
+		buf_add(b, p, (size_t)(hit - p));
+		buf_puts(b, "INSTANCE");
+	}
+	buf_puts(b, p);
+	buf_release(&one);
+	*out = id;
+}
+
+/*
+ * POST /api/v1/jobs/claim answers the bytes tests/data/web/claim.json
+ * holds, which the store wrote when it made the claim's JSON itself
+ * (before the typed claim): a plain pair, a rich spec, a job claimed
+ * again by its restarted runner (attempt 2, runs done), a kernel pair in
+ * rounds (round by round, base and candidate in turn), a spec that is
+ * not an object, and a sibling group that goes to one host.  On a
+ * difference the bytes made now are in the scratch directory's
+ * claim.out.
+ */
+TEST(test_web__claim_json_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = xasprintf("%s/claim.db", test_tmpdir());
+	int64_t h1, h2, job, again, k;
+	json_t *cl = NULL;
+
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
+	ASSERT(
+	    store_host_register(s, &h1, "epyc-1", "[\"epyc\"]", "{}", 10) == 0);
+	ASSERT(store_host_register(s, &h2, hostile[0], "[]", "{}", 10) == 0);
+	claim_pair_new(s, "plain", "", 0, 3, 5, 20);
+	claim_pair_new(s, hostile[1], hostile[2], 1, 1, 2, 21);
+	claim_pair_new(s, "retried", "", 0, 3, 5, 22);
+	claim_pair_new(s, "kernel", "cgroup=root", 2, 4, 6, 23);
+	claim_pair_new(s, "array", "", 3, 1, 1, 24);
+	store_group_begin(s);
+	claim_pair_new(s, "sib", "cgroup=root", 4, 1, 1, 25);
+	claim_pair_new(s, "sib", "cgroup=/a/b", 5, 1, 1, 25);
+	store_group_end(s);
+
+	/* plain, rich: each job claimed and finished. */
+	for (k = 0; k < 4; k++) {
+		claim_line(&job, &b, s, h1, 100 + k, 60);
+		ASSERT(store_finish(s, h1, job, 1, NULL, 101 + k) == 0);
+	}
+	/* retried: its runner restarts after two runs and claims again. */
+	claim_line(&job, &b, s, h1, 200, 600);
+	claim_runs(s, h1, job, 0, 2, 201);
+	claim_line(&again, &b, s, h1, 210, 600);
+	ASSERT_INTEQ(again, job);
+	ASSERT(store_finish(s, h1, job, 1, NULL, 211) == 0);
+	claim_line(&job, &b, s, h1, 220, 600);
+	ASSERT(store_finish(s, h1, job, 1, NULL, 221) == 0);
+	/* kernel in two rounds of two runs: base, candidate, base, cand. */
+	for (k = 0; k < 4; k++) {
+		claim_line(&job, &b, s, h1, 300 + 10 * k, 900);
+		claim_runs(s, h1, job, (k / 2) * 2, (k / 2) * 2 + 2, 301 + k);
+		ASSERT(store_finish(s, h1, job, 1, NULL, 302 + 10 * k) == 0);
+	}
+	/* the non-object spec. */
+	for (k = 0; k < 2; k++) {
+		claim_line(&job, &b, s, h1, 400 + k, 60);
+		ASSERT(store_finish(s, h1, job, 1, NULL, 401 + k) == 0);
+	}
+	/* the sibling group: h2 takes the first and so both. */
+	claim_line(&job, &b, s, h2, 500, 60);
+	ASSERT_INTEQ(store_claim(s, &cl, h1, 501, 60), ERR_NOTFOUND);
+	ASSERT(cl == NULL);
+	ASSERT(store_finish(s, h2, job, 1, NULL, 502) == 0);
+	for (k = 0; k < 3; k++) {
+		claim_line(&job, &b, s, h2, 510 + k, 60);
+		ASSERT(store_finish(s, h2, job, 1, NULL, 511 + k) == 0);
+	}
+	ASSERT_INTEQ(store_claim(s, &cl, h2, 600, 60), ERR_NOTFOUND);
+	ASSERT(cl == NULL);
+	store_close(s);
+	ASSERT(same_as_golden(&b, "claim") == 0);
 	buf_release(&b);
 }
