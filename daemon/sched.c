@@ -155,16 +155,16 @@ sched_requeue(struct sched *s, struct store *st, int *out_n)
 }
 
 int
-sched_claim(struct sched *s, struct store *st, json_t **out, int64_t host_id)
+sched_claim(struct sched *s, struct store *st, struct store_claimed *out,
+    int64_t host_id)
 {
 	/* Expired leases are put back by the ticker (sched_start) or by
 	 * sched_claim_wait; a claim stays one short transaction. */
-	*out = NULL;
 	return store_claim(st, out, host_id, now_s(), sched_lease_s(s));
 }
 
 int
-sched_claim_wait(struct sched *s, struct store *st, json_t **out,
+sched_claim_wait(struct sched *s, struct store *st, struct store_claimed *out,
     int64_t host_id, int64_t wait_s)
 {
 	struct timespec end, now;

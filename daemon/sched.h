@@ -15,10 +15,10 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "common/json.h"
 
 struct sched;
 struct store;
+struct store_claimed;
 
 struct sched *sched_new(int64_t lease_s, int64_t claim_wait_s); /* never NULL */
 void sched_free(struct sched *);                                /* NULL ok */
@@ -35,11 +35,13 @@ uint64_t sched_generation(struct sched *);
 uint64_t sched_wait(struct sched *, uint64_t gen, int timeout_ms);
 
 /* Claims (store_claim); expired leases are requeued by the ticker.
- * 0 and *out, or ERR_NOTFOUND (nothing to do), or -1 (store_errmsg). */
-int sched_claim(struct sched *, struct store *, json_t **out, int64_t host_id);
+ * 0 and *out (the caller store_claimed_release()s it), or ERR_NOTFOUND
+ * (nothing to do), or -1 (store_errmsg). */
+int sched_claim(
+    struct sched *, struct store *, struct store_claimed *out, int64_t host_id);
 /* Requeue and claim, waiting up to wait_s (capped by claim_wait_s) for
  * work: for threads that may block (tests, tools). */
-int sched_claim_wait(struct sched *, struct store *, json_t **out,
+int sched_claim_wait(struct sched *, struct store *, struct store_claimed *out,
     int64_t host_id, int64_t wait_s);
 /* Extends the lease by lease_s (store_heartbeat). */
 int sched_heartbeat(struct sched *, struct store *, int64_t *out_expires,

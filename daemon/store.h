@@ -127,18 +127,43 @@ int store_pair_create(struct store *, int64_t *out_pair, int64_t *out_base,
     int64_t now);
 
 /*
+ * What a claim hands the runner.  The JSON the runner gets is made at the
+ * HTTP edge (web/rows.c rows_claim_json): the stored spec with these
+ * fields set.  Text is the struct's own copy.
+ */
+struct store_claimed {
+	int64_t job_id, pair_id;
+	char *role;      /* base | candidate */
+	int64_t attempt; /* this claim's, from 1 */
+	/* The runs this claim is to end at (the round's end, else the
+	 * job's) and the job's cap. */
+	int64_t runs, max_runs;
+	/* The round (docs/CONFIG.md `rounds`), from 1; 0 when the job has
+	 * no rounds. */
+	int64_t round;
+	int64_t *done_runs; /* the indexes stored already, ascending */
+	size_t ndone;
+	char *instance; /* store_instance, for the kernel's build id */
+	int64_t lease_expires;
+	char *spec_json; /* the stored spec as stored: the store does not
+	                    parse it */
+};
+
+void store_claimed_release(struct store_claimed *); /* NULL ok */
+
+/*
  * Claims a job for host: a job the host already holds (a restarted
  * runner gets it back), else the first queued job whose labels match the
  * host's (its name counts as a label), whose pair is unbound or bound to this
  * host, preferring pairs bound to this host, then the oldest pair, base before
  * candidate.  The claim binds the pair, and the unbound pairs of its
  * sibling group (store_fleet.h), to the host, counts an attempt and
- * leases the job until now + lease_s.  0 and *out = {"job": {...},
- * "lease_expires": T} (the job object is the stored spec plus id, pair_id,
- * role, attempt, done_runs), or ERR_NOTFOUND when there is nothing to do.
+ * leases the job until now + lease_s.  0 and *out (the caller
+ * store_claimed_release()s it), or ERR_NOTFOUND when there is nothing to
+ * do; *out is zeroed on every failure.
  */
-int store_claim(struct store *, json_t **out, int64_t host_id, int64_t now,
-    int64_t lease_s);
+int store_claim(struct store *, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s);
 
 /*
  * Puts back jobs whose lease expired before now: attempts < max_attempts

@@ -192,15 +192,27 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 
 /* ---- claim and leases ---- */
 
-/* The claim reply for job id; called inside the claim transaction. */
+void
+store_claimed_release(struct store_claimed *c)
+{
+	if (c == NULL)
+		return;
+	free(c->role);
+	free(c->done_runs);
+	free(c->instance);
+	free(c->spec_json);
+	memset(c, 0, sizeof(*c));
+}
+
+/* What the claim of job id hands the runner; called inside the claim
+ * transaction. */
 static int
-claim_reply(struct store *s, json_t **out, int64_t id, int64_t round)
+claim_read(
+    struct store *s, struct store_claimed *out, int64_t id, int64_t round)
 {
 	sqlite3_stmt *st;
-	json_t *job = NULL, *done;
-	int64_t expires = 0;
-	struct err je = { 0 };
-	const char *spec, *inst;
+	const char *inst;
+	size_t cap = 0;
 
 	st = store_i_prep(s,
 	    "SELECT params, pair_id, role, attempts, lease_expires,"
@@ -213,53 +225,37 @@ claim_reply(struct store *s, json_t **out, int64_t id, int64_t round)
 		sqlite3_finalize(st);
 		return store_i_dberr(s, "claimed job");
 	}
-	spec = store_i_col_text(st, 0);
-	job = pwjson_parse(spec, strlen(spec), &je);
-	if (!json_is_object(job)) {
-		json_decref(job);
-		job = json_object();
-	}
-	json_object_set_new(job, "id", json_integer(id));
-	json_object_set_new(
-	    job, "pair_id", json_integer(sqlite3_column_int64(st, 1)));
-	json_object_set_new(job, "role", json_string(store_i_col_text(st, 2)));
-	json_object_set_new(
-	    job, "attempt", json_integer(sqlite3_column_int64(st, 3)));
-	json_object_set_new(
-	    job, "runs", json_integer(sqlite3_column_int64(st, 5)));
-	json_object_set_new(
-	    job, "max_runs", json_integer(sqlite3_column_int64(st, 6)));
-	if (sqlite3_column_int(st, 7)) {
-		/* The daemon alternates the pair's jobs round by round: this
-		 * claim is one round (one boot of a kernel job). */
-		json_object_set_new(job, "round", json_integer(round));
-		json_object_set_new(job, "rounds", json_integer(1));
-	}
-	expires = sqlite3_column_int64(st, 4);
+	out->job_id = id;
+	out->spec_json = store_i_col_dup(st, 0);
+	out->pair_id = sqlite3_column_int64(st, 1);
+	out->role = store_i_col_dup(st, 2);
+	out->attempt = sqlite3_column_int64(st, 3);
+	out->lease_expires = sqlite3_column_int64(st, 4);
+	out->runs = sqlite3_column_int64(st, 5);
+	out->max_runs = sqlite3_column_int64(st, 6);
+	/* The daemon alternates the pair's jobs round by round: this claim
+	 * is one round (one boot of a kernel job). */
+	out->round = sqlite3_column_int(st, 7) ? round : 0;
 	sqlite3_finalize(st);
 
-	done = json_array();
 	st = store_i_prep(
 	    s, "SELECT idx FROM runs WHERE job_id = ?1 ORDER BY idx");
-	if (st == NULL) {
-		json_decref(job);
-		json_decref(done);
+	if (st == NULL)
 		return -1;
-	}
 	sqlite3_bind_int64(st, 1, id);
-	while (sqlite3_step(st) == SQLITE_ROW)
-		json_array_append_new(
-		    done, json_integer(sqlite3_column_int64(st, 0)));
-	sqlite3_finalize(st);
-	json_object_set_new(job, "done_runs", done);
-	/* A kernel's build id is -pw<id>-<instance> (docs/KERNEL.md). */
-	if (store_instance(s, &inst) != 0) {
-		json_decref(job);
-		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (out->ndone == cap) {
+			cap = cap ? cap * 2 : 8;
+			out->done_runs = xreallocarray(
+			    out->done_runs, cap, sizeof(*out->done_runs));
+		}
+		out->done_runs[out->ndone++] = sqlite3_column_int64(st, 0);
 	}
-	json_object_set_new(job, "instance", json_string(inst));
-	*out = json_pack(
-	    "{s:o, s:I}", "job", job, "lease_expires", (json_int_t)expires);
+	sqlite3_finalize(st);
+	/* A kernel's build id is -pw<id>-<instance> (docs/KERNEL.md). */
+	if (store_instance(s, &inst) != 0)
+		return -1;
+	out->instance = xstrdup(inst);
 	return 0;
 }
 
@@ -321,14 +317,14 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 }
 
 int
-store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
-    int64_t lease_s)
+store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s)
 {
 	sqlite3_stmt *st;
 	int64_t id = 0, round = 0;
 	int rc, ok = 1, found = 0;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (store_i_tx_begin_as(s, 1) == -1)
 		return -1;
 	/* A job this host still holds: its runner restarted and lost it. */
@@ -426,11 +422,10 @@ store_claim(struct store *s, json_t **out, int64_t host_id, int64_t now,
 			}
 		}
 		ok = ok && claim_round(s, &round, id) == 0;
-		ok = ok && claim_reply(s, out, id, round) == 0;
+		ok = ok && claim_read(s, out, id, round) == 0;
 	}
 	if (store_i_tx_end(s, ok) == -1) {
-		json_decref(*out);
-		*out = NULL;
+		store_claimed_release(out);
 		return -1;
 	}
 	if (!found)

@@ -24,6 +24,7 @@
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/reply.h"
+#include "web/rows.h"
 
 #define PROGRESS_MAX 256
 
@@ -246,7 +247,7 @@ api_runner_claim(struct ctx *x)
 	static const char *const keys[] = { "wait_s", NULL };
 	struct claim_state *cs = *httpd_slot(x->r);
 	int64_t wait = 0, host;
-	json_t *out = NULL;
+	struct store_claimed c;
 	int r, stopping;
 
 	if (cs == NULL) {
@@ -269,15 +270,12 @@ api_runner_claim(struct ctx *x)
 	}
 	if ((host = api_runner_host(x)) < 0)
 		return;
-	r = sched_claim(x->a->sched, x->s, &out, host);
+	r = sched_claim(x->a->sched, x->s, &c, host);
 	if (r == 0) {
-		json_t *job = json_object_get(out, "job");
-
-		log_info("job %" PRId64 " (%s) claimed by %s",
-		    (int64_t)json_integer_value(json_object_get(job, "id")),
-		    json_string_value(json_object_get(job, "role")),
+		log_info("job %" PRId64 " (%s) claimed by %s", c.job_id, c.role,
 		    x->runner->ref->name);
-		api_reply_json(x, 200, out);
+		api_reply_json(x, 200, rows_claim_json(&c));
+		store_claimed_release(&c);
 		return;
 	}
 	if (r != ERR_NOTFOUND) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "common/json.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
@@ -206,4 +207,38 @@ rows_alerts_json(const struct store_alert *a, size_t n, int64_t limit)
 	    n > 0 && (int64_t)n == (limit > 0 ? limit : 50)
 	        ? json_integer(a[n - 1].id)
 	        : json_null());
+}
+
+json_t *
+rows_claim_json(const struct store_claimed *c)
+{
+	struct err e = { 0 };
+	json_t *job = NULL, *done = json_array();
+	size_t i;
+
+	/* The spec is the stored document; the claim's fields replace any
+	 * the spec has of the same name. */
+	if (c->spec_json != NULL)
+		job = pwjson_parse(c->spec_json, strlen(c->spec_json), &e);
+	if (!json_is_object(job)) {
+		json_decref(job);
+		job = json_object();
+	}
+	json_object_set_new(job, "id", json_integer(c->job_id));
+	json_object_set_new(job, "pair_id", json_integer(c->pair_id));
+	json_object_set_new(job, "role", json_string(c->role ? c->role : ""));
+	json_object_set_new(job, "attempt", json_integer(c->attempt));
+	json_object_set_new(job, "runs", json_integer(c->runs));
+	json_object_set_new(job, "max_runs", json_integer(c->max_runs));
+	if (c->round > 0) {
+		json_object_set_new(job, "round", json_integer(c->round));
+		json_object_set_new(job, "rounds", json_integer(1));
+	}
+	for (i = 0; i < c->ndone; i++)
+		json_array_append_new(done, json_integer(c->done_runs[i]));
+	json_object_set_new(job, "done_runs", done);
+	json_object_set_new(
+	    job, "instance", json_string(c->instance ? c->instance : ""));
+	return json_pack("{s:o, s:I}", "job", job, "lease_expires",
+	    (json_int_t)c->lease_expires);
 }

@@ -14,6 +14,7 @@ struct store_jobs;
 struct store_comparison;
 struct store_pair;
 struct store_alert;
+struct store_claimed;
 
 /* {"id", "name", "labels", "inventory", "state", "current_job",
  * "last_seen", "registered", "quarantined", "quarantined_at"} */
@@ -37,4 +38,9 @@ json_t *rows_alert_json(const struct store_alert *, int payload);
 /* {"alerts": [...], "next_cursor": ID or null (null unless the page is
  * full: n is limit, 50 when limit is 0)} */
 json_t *rows_alerts_json(const struct store_alert *, size_t n, int64_t limit);
+/* The reply of POST /api/v1/jobs/claim: {"job": JOB, "lease_expires": T},
+ * JOB the stored spec ({} unless an object) with "id", "pair_id",
+ * "role", "attempt", "runs", "max_runs", "round" and "rounds" (1) when
+ * the job has rounds, "done_runs" and "instance" set. */
+json_t *rows_claim_json(const struct store_claimed *);
 #endif

@@ -104,20 +104,19 @@ static void
 run_job(struct store *s, int64_t host, int64_t job, int64_t runs, double lv,
     int64_t now, int64_t *nruns)
 {
-	json_t *c = NULL;
+	struct store_claimed c;
 	int64_t k;
 
 	if (store_claim(s, &c, host, now, 600) != 0)
 		die(s, "claim");
-	if (json_integer_value(
-	        json_object_get(json_object_get(c, "job"), "id")) != job) {
+	if (c.job_id != job) {
 		fprintf(stderr,
 		    "web_gen: host %" PRId64 " claimed another job "
 		    "than %" PRId64 "\n",
 		    host, job);
 		exit(1);
 	}
-	json_decref(c);
+	store_claimed_release(&c);
 	for (k = 0; k < runs; k++) {
 		struct store_metric m[2];
 		struct store_run r;

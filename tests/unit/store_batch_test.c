@@ -122,7 +122,7 @@ TEST(test_store_batch__a_bad_upload_fails_alone_and_replies_follow_commit)
 	struct err e = { 0 };
 	char *path = xasprintf("%s/b%d.db", test_tmpdir(), dbn++);
 	const char *msg;
-	json_t *c = NULL;
+	struct store_claimed c;
 	int64_t h = 0, job;
 	int i;
 
@@ -136,9 +136,8 @@ TEST(test_store_batch__a_bad_upload_fails_alone_and_replies_follow_commit)
 	ASSERT(store_pair_create(s, NULL, NULL, NULL, "j", "", &job_base,
 	           &job_cand, 1000) == 0);
 	ASSERT(store_claim(s, &c, h, 1000, 600) == 0);
-	job = json_integer_value(
-	    json_object_get(json_object_get(c, "job"), "id"));
-	json_decref(c);
+	job = c.job_id;
+	store_claimed_release(&c);
 	sn.job = job;
 	ASSERT_MSG(store_batch_start(&b, path, &e) == 0, "%s", err_msg(&e));
 

@@ -62,18 +62,15 @@ mkpair(struct store *s, const char *cg, const char *csha, int64_t at)
 static int64_t
 claim_pair(struct store *s, int64_t host)
 {
-	json_t *c = NULL, *job;
+	struct store_claimed c;
 	int64_t pair;
 
 	if (store_claim(s, &c, host, 100, 60) != 0)
 		return 0;
-	job = json_object_get(c, "job");
-	pair = json_integer_value(json_object_get(job, "pair_id"));
-	if (store_finish(s, host,
-	        json_integer_value(json_object_get(job, "id")), 1, NULL,
-	        101) != 0)
+	pair = c.pair_id;
+	if (store_finish(s, host, c.job_id, 1, NULL, 101) != 0)
 		pair = 0;
-	json_decref(c);
+	store_claimed_release(&c);
 	return pair;
 }
 

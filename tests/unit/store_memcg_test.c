@@ -24,7 +24,8 @@ TEST(test_store__info_metrics_and_profile_slot)
 	struct err e = { 0 };
 	char *p = xasprintf("%s/m.db", test_tmpdir());
 	int64_t h = 0, b = 0;
-	json_t *c = NULL, *j = NULL, *runs, *prof;
+	struct store_claimed c;
+	json_t *j = NULL, *runs, *prof;
 	struct store_metric m[2] = { { "throughput", "", "higher", 5 },
 		{ "memcg.pgfault_delta", "", "info", 10 } };
 	struct store_metric pm[1] = { { "memcg.charge_path_share_pct", "%",
@@ -37,7 +38,7 @@ TEST(test_store__info_metrics_and_profile_slot)
 	ASSERT(store_pair_create(
 	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
 	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
-	json_decref(c);
+	store_claimed_release(&c);
 	r.job_id = pr.job_id = b;
 	ASSERT_MSG(store_run_add(s, h, &r, 100) == 0, "%s", store_errmsg(s));
 	/* Index max_runs (5) only with a profile. */

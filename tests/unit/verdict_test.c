@@ -114,14 +114,13 @@ static int
 run_job(struct store *s, int64_t h, int64_t want, int side,
     const struct mdef *md, size_t nm, int from, int to)
 {
-	json_t *cl = NULL;
+	struct store_claimed cl;
 	int64_t got;
 
 	if (store_claim(s, &cl, h, now, 3600) != 0)
 		return -1;
-	got = json_integer_value(
-	    json_object_get(json_object_get(cl, "job"), "id"));
-	json_decref(cl);
+	got = cl.job_id;
+	store_claimed_release(&cl);
 	if (got != want)
 		return -2;
 	return upload_finish(s, h, want, side, md, nm, from, to);
@@ -319,7 +318,8 @@ TEST(test_verdict__noise_asks_for_more_runs)
 	struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 1000, 0.2 } };
 	struct verdict_outcome o;
 	int64_t h, h2, b, c, pair, runs = 0;
-	json_t *keep, *cm, *cl = NULL, *done;
+	struct store_claimed cl;
+	json_t *keep, *cm;
 
 	ASSERT(s != NULL);
 	h = host(s, "h1");
@@ -356,15 +356,10 @@ TEST(test_verdict__noise_asks_for_more_runs)
 	ASSERT_INTEQ(store_claim(s, &cl, h2, now, 3600), ERR_NOTFOUND);
 	/* h1 gets the base back with its five runs done and 8 wanted. */
 	ASSERT_INTEQ(store_claim(s, &cl, h, now, 3600), 0);
-	ASSERT_INTEQ(json_integer_value(
-	                 json_object_get(json_object_get(cl, "job"), "id")),
-	    b);
-	ASSERT_INTEQ(json_integer_value(
-	                 json_object_get(json_object_get(cl, "job"), "runs")),
-	    8);
-	done = json_object_get(json_object_get(cl, "job"), "done_runs");
-	ASSERT_INTEQ(json_array_size(done), 5);
-	json_decref(cl);
+	ASSERT_INTEQ(cl.job_id, b);
+	ASSERT_INTEQ(cl.runs, 8);
+	ASSERT_INTEQ(cl.ndone, 5);
+	store_claimed_release(&cl);
 	ASSERT_INTEQ(upload_finish(s, h, b, 0, md, 1, 5, 8), 0);
 	ASSERT_INTEQ(run_job(s, h, c, 1, md, 1, 5, 8), 0);
 	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
@@ -415,21 +410,16 @@ trig_pair(struct store *s, int64_t h, const char *spec, int64_t *b, int64_t *c)
 static int
 drain(struct store *s, int64_t h, const struct mdef *md)
 {
-	json_t *cl = NULL, *job;
+	struct store_claimed cl;
 	int n = 0;
 
 	while (store_claim(s, &cl, h, now, 3600) == 0) {
-		job = json_object_get(cl, "job");
-		if (upload_finish(s, h,
-		        json_integer_value(json_object_get(job, "id")),
-		        strcmp(sget(job, "role"), "base") != 0, md, 1,
-		        (int)json_array_size(json_object_get(job, "done_runs")),
-		        (int)json_integer_value(
-		            json_object_get(job, "runs"))) != 0) {
-			json_decref(cl);
+		if (upload_finish(s, h, cl.job_id, strcmp(cl.role, "base") != 0,
+		        md, 1, (int)cl.ndone, (int)cl.runs) != 0) {
+			store_claimed_release(&cl);
 			return -1;
 		}
-		json_decref(cl);
+		store_claimed_release(&cl);
 		n++;
 	}
 	return n;

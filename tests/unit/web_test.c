@@ -1292,7 +1292,7 @@ rows_store(struct store **out)
 	struct store_commit c = { "0123456789abcdef0123456789abcdef01234567",
 		"", "A <a@x>", "C <c@x>", 1000, 1001, hostile[1], "[]" };
 	int64_t ha, hb, tree, cid, pair1, pair2, job, exp, runs;
-	json_t *cl = NULL;
+	struct store_claimed cl;
 
 	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
 	free(p);
@@ -1311,15 +1311,13 @@ rows_store(struct store **out)
 	ASSERT(store_pair_create(s, &pair2, NULL, NULL, hostile[2], "", &base,
 	           &cand, 1300) == 0);
 	ASSERT(store_claim(s, &cl, ha, 1400, 60) == 0);
-	job = json_integer_value(
-	    json_object_get(json_object_get(cl, "job"), "id"));
-	json_decref(cl);
+	job = cl.job_id;
+	store_claimed_release(&cl);
 	ASSERT(store_heartbeat(
 	           s, &exp, &runs, ha, job, "run 1/3 <b>", 1410, 60) == 0);
 	ASSERT(store_claim(s, &cl, hb, 1500, 60) == 0);
-	job = json_integer_value(
-	    json_object_get(json_object_get(cl, "job"), "id"));
-	json_decref(cl);
+	job = cl.job_id;
+	store_claimed_release(&cl);
 	ASSERT(store_finish(s, hb, job, 0, "boom \"x\" </pre>", 1510) == 0);
 	ASSERT(store_canary_judge(s, pair2, "cv 9% > 3% <i>", 1520) == 0);
 	*out = s;
@@ -1637,13 +1635,12 @@ TEST(test_web__alerts_json_unchanged)
 static void
 hist_run(struct store *s, int64_t host, int64_t runs, double lv, int64_t now)
 {
-	json_t *cl = NULL;
+	struct store_claimed cl;
 	int64_t job, k;
 
 	ASSERT(store_claim(s, &cl, host, now, 60) == 0);
-	job = json_integer_value(
-	    json_object_get(json_object_get(cl, "job"), "id"));
-	json_decref(cl);
+	job = cl.job_id;
+	store_claimed_release(&cl);
 	for (k = 0; k < runs; k++) {
 		struct store_metric m[2] = {
 			{ "ops", "ops/s", "higher",
@@ -2181,7 +2178,7 @@ meta_store(struct store **out)
 	struct err e = { 0 };
 	char *p = xasprintf("%s/meta.db", test_tmpdir());
 	int64_t h, pair, b, c;
-	json_t *cl = NULL;
+	struct store_claimed cl;
 
 	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
 	free(p);
@@ -2189,7 +2186,7 @@ meta_store(struct store **out)
 	ASSERT(store_pair_create(
 	           s, &pair, &b, &c, "fio", "bs=4k", &base, &cand, 100) == 0);
 	ASSERT(store_claim(s, &cl, h, 110, 600) == 0);
-	json_decref(cl);
+	store_claimed_release(&cl);
 	meta_run(s, h, b, 0, META_STATE("powersave", META_KB("-pw41", "true")),
 	    NULL);
 	meta_run(s, h, b, 1, META_STATE("powersave", META_KB("-pw42", "true")),
@@ -2199,7 +2196,7 @@ meta_store(struct store **out)
 	    "\"pct\":2.5}]}");
 	ASSERT(store_finish(s, h, b, 1, NULL, 300) == 0);
 	ASSERT(store_claim(s, &cl, h, 310, 600) == 0);
-	json_decref(cl);
+	store_claimed_release(&cl);
 	meta_run(s, h, c, 0,
 	    "{\"governor\":\"performance <b>\",\"kernel_build\":{\"build_id\":"
 	    "\"-pw43 </td>\\r\\n\",\"release\":\"bad \xff\xfe utf8\","
@@ -2211,12 +2208,12 @@ meta_store(struct store **out)
 	ASSERT(store_pair_create(
 	           s, &pair, &b, &c, "fio", "bs=8k", &base, &cand, 500) == 0);
 	ASSERT(store_claim(s, &cl, h, 510, 600) == 0);
-	json_decref(cl);
+	store_claimed_release(&cl);
 	meta_run(s, h, b, 0,
 	    META_STATE("performance", META_KB("-pw41", "true")), NULL);
 	ASSERT(store_finish(s, h, b, 1, NULL, 520) == 0);
 	ASSERT(store_claim(s, &cl, h, 530, 600) == 0);
-	json_decref(cl);
+	store_claimed_release(&cl);
 	meta_run(s, h, c, 0,
 	    META_STATE("performance", META_KB("-pw41", "true")), NULL);
 	ASSERT(hygiene_mark(s, pair) == 0);
@@ -2265,7 +2262,7 @@ hist_store(struct store **out)
 	struct err e = { 0 };
 	char *p = xasprintf("%s/hist.db", test_tmpdir());
 	int64_t h, pair, b, c, series = 0, k;
-	json_t *cl = NULL;
+	struct store_claimed cl;
 
 	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
 	free(p);
@@ -2275,11 +2272,11 @@ hist_store(struct store **out)
 		ASSERT(store_pair_create(s, &pair, &b, &c, "kv", "x=1", &base,
 		           &cand, 100 + k) == 0);
 		ASSERT(store_claim(s, &cl, h, 110 + k, 600) == 0);
-		json_decref(cl);
+		store_claimed_release(&cl);
 		meta_run(s, h, b, 0, NULL, NULL);
 		ASSERT(store_finish(s, h, b, 1, NULL, 120 + k) == 0);
 		ASSERT(store_claim(s, &cl, h, 130 + k, 600) == 0);
-		json_decref(cl);
+		store_claimed_release(&cl);
 		meta_run(s, h, c, 0, NULL, NULL);
 		ASSERT(store_finish(s, h, c, 1, NULL, 140 + k) == 0);
 		ASSERT(store_history_append(s, &series, NULL, &key, pair, c, 0,
@@ -2397,16 +2394,17 @@ claim_line(int64_t *out, struct buf *b, struct store *s, int64_t host,
 {
 	struct buf one = BUF_INIT(1 << 20);
 	const char *inst = NULL, *p, *hit;
-	json_t *cl = NULL;
-	int64_t id;
+	struct store_claimed cl;
+	json_t *o;
 
 	ASSERT(store_instance(s, &inst) == 0);
 	ASSERT(store_claim(s, &cl, host, now, lease_s) == 0);
-	id = json_integer_value(
-	    json_object_get(json_object_get(cl, "job"), "id"));
-	pwjson_dump_buf(&one, cl);
+	*out = cl.job_id;
+	o = rows_claim_json(&cl);
+	store_claimed_release(&cl);
+	pwjson_dump_buf(&one, o);
 	buf_putc(&one, '\n');
-	json_decref(cl);
+	json_decref(o);
 	for (p = one.data; (hit = strstr(p, inst)) != NULL;
 	     p = hit + strlen(inst)) {
 		buf_add(b, p, (size_t)(hit - p));
@@ -2414,13 +2412,13 @@ claim_line(int64_t *out, struct buf *b, struct store *s, int64_t host,
 	}
 	buf_puts(b, p);
 	buf_release(&one);
-	*out = id;
 }
 
 /*
  * POST /api/v1/jobs/claim answers the bytes tests/data/web/claim.json
  * holds, which the store wrote when it made the claim's JSON itself
- * (before the typed claim): a plain pair, a rich spec, a job claimed
+ * (before the typed claim; now the store returns a struct store_claimed
+ * and web/rows.c makes the JSON): a plain pair, a rich spec, a job claimed
  * again by its restarted runner (attempt 2, runs done), a kernel pair in
  * rounds (round by round, base and candidate in turn), a spec that is
  * not an object, and a sibling group that goes to one host.  On a
@@ -2434,7 +2432,7 @@ TEST(test_web__claim_json_unchanged)
 	struct err e = { 0 };
 	char *p = xasprintf("%s/claim.db", test_tmpdir());
 	int64_t h1, h2, job, again, k;
-	json_t *cl = NULL;
+	struct store_claimed cl;
 
 	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
 	free(p);
@@ -2478,14 +2476,14 @@ TEST(test_web__claim_json_unchanged)
 	/* the sibling group: h2 takes the first and so both. */
 	claim_line(&job, &b, s, h2, 500, 60);
 	ASSERT_INTEQ(store_claim(s, &cl, h1, 501, 60), ERR_NOTFOUND);
-	ASSERT(cl == NULL);
+	ASSERT(cl.job_id == 0 && cl.spec_json == NULL);
 	ASSERT(store_finish(s, h2, job, 1, NULL, 502) == 0);
 	for (k = 0; k < 3; k++) {
 		claim_line(&job, &b, s, h2, 510 + k, 60);
 		ASSERT(store_finish(s, h2, job, 1, NULL, 511 + k) == 0);
 	}
 	ASSERT_INTEQ(store_claim(s, &cl, h2, 600, 60), ERR_NOTFOUND);
-	ASSERT(cl == NULL);
+	ASSERT(cl.job_id == 0 && cl.spec_json == NULL);
 	store_close(s);
 	ASSERT(same_as_golden(&b, "claim") == 0);
 	buf_release(&b);
