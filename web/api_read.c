@@ -101,10 +101,14 @@ job_kernel(json_t *job)
 int
 api_job_json(struct store *s, int64_t id, json_t **out)
 {
+	struct store_job_detail d;
 	int r;
 
-	if ((r = store_job_get(s, out, id)) != 0)
+	*out = NULL;
+	if ((r = store_job_get(s, &d, id)) != 0)
 		return r;
+	*out = rows_job_detail_json(&d);
+	store_job_detail_release(&d);
 	job_kernel(*out);
 	return 0;
 }

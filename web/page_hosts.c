@@ -1,7 +1,8 @@
 /*
  * The hosts (GET /hosts: state, canary, quarantine) and the jobs (GET
- * /jobs, a job's log at /jobs/{id}/log).  Both lists read the typed
- * store (struct store_host, struct store_job), not JSON.
+ * /jobs, a job's log at /jobs/{id}/log).  They read the typed store
+ * (struct store_host, struct store_job, struct store_job_detail), not
+ * JSON.
  */
 #include <math.h>
 #include <stdio.h>
@@ -205,15 +206,18 @@ web_jobs(struct ctx *x)
 int
 web_job_log_text(struct store *s, int64_t id, struct buf *out)
 {
-	json_t *o = NULL;
-	const char *log;
+	struct store_job_detail d;
+	json_t *v;
 	int r;
 
-	if ((r = store_job_get(s, &o, id)) != 0)
+	if ((r = store_job_get(s, &d, id)) != 0)
 		return r;
-	log = web_jstr(o, "log");
-	r = buf_puts(out, log ? log : "");
-	json_decref(o);
+	/* The log as the job's JSON gives it: "" when it is not UTF-8
+	 * (jansson's own check, the one GET /api/v1/jobs/{id} makes). */
+	v = json_stringn(d.log, d.log_len);
+	r = v ? buf_add(out, d.log, d.log_len) : 0;
+	json_decref(v);
+	store_job_detail_release(&d);
 	return r;
 }
 
