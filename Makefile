@@ -342,6 +342,13 @@ $(REL)/bin/web_gen: $(REL)/obj/tests/bench/web_gen.o $(REL)/libperfwatch.a
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
+# job_bench DB: GET /api/v1/jobs/{id}'s CPU time by stage, no HTTP (a
+# database web_bench.sh kept in WEB_BENCH_DBS; issue 17).
+$(REL)/bin/job_bench: $(REL)/obj/tests/bench/job_bench.o $(REL)/libperfwatch.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
 bench-web: all $(REL)/bin/web_gen
 	@OUT=$(OUT) tests/bench/web_bench.sh $(or $(BENCH_SECS),5) "$(or $(BENCH_SCALES),100000 1000000)"
 

@@ -332,8 +332,37 @@ void store_values_release(struct store_values *); /* NULL ok */
 
 /* ---- reads (JSON shapes are those of docs/API.md) ---- */
 
-/* One job with runs, metrics and the log tail.  ERR_NOTFOUND. */
-int store_job_get(struct store *, json_t **out, int64_t job_id);
+/*
+ * One job with its runs, their metrics and the log tail (GET
+ * /api/v1/jobs/{id}, /jobs/{id}/log; the JSON is web/rows.c's).  A run's
+ * profile and host state are the documents as stored, their text.
+ */
+struct store_run_metric {
+	char *name, *unit, *better;
+	double value;
+};
+struct store_job_run {
+	int64_t index;
+	char *status, *host;
+	double duration_s; /* NAN: unknown */
+	char *error;
+	int64_t attempt, created;
+	char *profile_json, *host_state_json; /* NULL for none */
+	struct store_run_metric *metrics;     /* by name */
+	size_t nmetrics;
+};
+struct store_job_detail {
+	struct store_job job;
+	struct store_job_run *runs; /* by index */
+	size_t nruns;
+	/* The log's last 64 KiB (from a character boundary) as stored: not
+	 * always UTF-8, no NUL inside; log[log_len] is NUL. */
+	char *log;
+	size_t log_len;
+};
+/* 0, ERR_NOTFOUND, or -1 (errmsg); the caller releases *out. */
+int store_job_get(struct store *, struct store_job_detail *out, int64_t job_id);
+void store_job_detail_release(struct store_job_detail *); /* NULL ok */
 /* The raw output of a run into b.  ERR_NOTFOUND. */
 int store_run_raw(struct store *, struct buf *b, int64_t job_id, int64_t idx);
 

@@ -28,9 +28,6 @@ enum stmt_slot {
 	S_RELEASE,
 	S_DATA_VERSION, /* store_data_version */
 	S_HISTORY,      /* store_web.c: store_history_get */
-	S_JOB_ONE,      /* store_jobs.c: a job, its runs, its log */
-	S_JOB_RUNS,
-	S_JOB_LOG,
 	S_NSLOTS
 };
 
@@ -134,9 +131,10 @@ int store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
     const char *name, const char *point, const struct store_job_new *j,
     int64_t now); /* store_jobs.c */
 int store_i_pair_sides(struct store *s, int64_t pair, int64_t base,
-    int64_t cand);                                            /* store_jobs.c */
-json_t *store_i_text_or_null(sqlite3_stmt *st, int i);        /* store_jobs.c */
-json_t *store_i_job_one(struct store *s, int64_t id, int *r); /* store_jobs.c */
+    int64_t cand); /* store_jobs.c */
+/* store_jobs.c: the job row of id (store_jobs_release's strings): 0,
+ * ERR_NOTFOUND or -1. */
+int store_i_job_one(struct store *s, struct store_job *out, int64_t id);
 /* store_jobs.c: the job rows of ids[0..n), in that order (store_jobs_release);
  * 0, or -1 with the store's error (ERR_NOTFOUND: the first missing). */
 int store_i_jobs_of(

@@ -968,55 +968,6 @@ store_retry(struct store *s, int64_t job_id, int64_t now)
 	" LEFT JOIN commits c ON c.id = j.commit_id"         \
 	" LEFT JOIN trees t ON t.id = c.tree_id "
 
-json_t *
-store_i_text_or_null(sqlite3_stmt *st, int i)
-{
-	const char *t = store_i_col_text(st, i);
-
-	return t ? json_string(t) : json_null();
-}
-
-static json_t *
-job_row(sqlite3_stmt *st)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "id", json_integer(sqlite3_column_int64(st, 0)));
-	json_object_set_new(o, "pair_id",
-	    sqlite3_column_type(st, 1) == SQLITE_NULL
-	        ? json_null()
-	        : json_integer(sqlite3_column_int64(st, 1)));
-	json_object_set_new(o, "role", store_i_text_or_null(st, 2));
-	json_object_set_new(o, "name", store_i_text_or_null(st, 3));
-	json_object_set_new(o, "point", store_i_text_or_null(st, 4));
-	json_object_set_new(o, "state", store_i_text_or_null(st, 5));
-	json_object_set_new(o, "host", store_i_text_or_null(st, 6));
-	json_object_set_new(
-	    o, "attempts", json_integer(sqlite3_column_int64(st, 7)));
-	json_object_set_new(
-	    o, "runs", json_integer(sqlite3_column_int64(st, 8)));
-	json_object_set_new(
-	    o, "runs_done", json_integer(sqlite3_column_int64(st, 9)));
-	json_object_set_new(o, "progress", store_i_text_or_null(st, 10));
-	json_object_set_new(o, "error", store_i_text_or_null(st, 11));
-	json_object_set_new(
-	    o, "created", json_integer(sqlite3_column_int64(st, 12)));
-	json_object_set_new(
-	    o, "updated", json_integer(sqlite3_column_int64(st, 13)));
-	json_object_set_new(o, "lease_expires",
-	    sqlite3_column_type(st, 14) == SQLITE_NULL
-	        ? json_null()
-	        : json_integer(sqlite3_column_int64(st, 14)));
-	json_object_set_new(
-	    o, "max_runs", json_integer(sqlite3_column_int64(st, 15)));
-	/* What the job measures: a commit of a tree (null for a submitted
-	 * pair without one). */
-	json_object_set_new(o, "commit", store_i_text_or_null(st, 16));
-	json_object_set_new(o, "tree", store_i_text_or_null(st, 17));
-	json_object_set_new(o, "subject", store_i_text_or_null(st, 18));
-	return o;
-}
-
 /* The JOB_COLS of one row into j (its strings are j's own). */
 static void
 job_scan(struct store_job *j, sqlite3_stmt *st)
@@ -1042,6 +993,21 @@ job_scan(struct store_job *j, sqlite3_stmt *st)
 	j->commit = store_i_col_dup(st, 16);
 	j->tree = store_i_col_dup(st, 17);
 	j->subject = store_i_col_dup(st, 18);
+}
+
+static void
+job_release(struct store_job *j)
+{
+	free(j->role);
+	free(j->name);
+	free(j->point);
+	free(j->state);
+	free(j->host);
+	free(j->progress);
+	free(j->error);
+	free(j->commit);
+	free(j->tree);
+	free(j->subject);
 }
 
 static void
@@ -1090,20 +1056,8 @@ store_jobs_release(struct store_jobs *l)
 
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->n; i++) {
-		struct store_job *j = &l->v[i];
-
-		free(j->role);
-		free(j->name);
-		free(j->point);
-		free(j->state);
-		free(j->host);
-		free(j->progress);
-		free(j->error);
-		free(j->commit);
-		free(j->tree);
-		free(j->subject);
-	}
+	for (i = 0; i < l->n; i++)
+		job_release(&l->v[i]);
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }
@@ -1144,115 +1098,122 @@ fail:
 	return -1;
 }
 
-/* The job row for id, or NULL (ERR_NOTFOUND in *r). */
-json_t *
-store_i_job_one(struct store *s, int64_t id, int *r)
+/* The job row of id into *out (store_jobs_release's strings):
+ * 0, ERR_NOTFOUND or -1. */
+int
+store_i_job_one(struct store *s, struct store_job *out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_cached(
-	    s, S_JOB_ONE, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
-	json_t *o = NULL;
-	int rc;
+	sqlite3_stmt *st =
+	    store_i_stmt(s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
+	int rc, r = -1;
 
-	*r = -1;
+	memset(out, 0, sizeof(*out));
 	if (st == NULL)
-		return NULL;
+		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		o = job_row(st);
-		*r = 0;
+		job_scan(out, st);
+		r = 0;
 	} else if (rc == SQLITE_DONE) {
-		*r = err_setc(
+		r = err_setc(
 		    &s->err, ERR_NOTFOUND, "job %lld not found", (long long)id);
 	} else {
 		store_i_dberr(s, "job");
 	}
-	sqlite3_reset(st); /* a cached statement */
-	return o;
+	store_i_release(s, st);
+	return r;
 }
 
-static int
-job_runs(struct store *s, json_t *job, int64_t id)
+static void
+run_release(struct store_job_run *r)
 {
-	sqlite3_stmt *st = store_i_cached(s, S_JOB_RUNS,
+	size_t i;
+
+	for (i = 0; i < r->nmetrics; i++) {
+		free(r->metrics[i].name);
+		free(r->metrics[i].unit);
+		free(r->metrics[i].better);
+	}
+	free(r->metrics);
+	free(r->status);
+	free(r->host);
+	free(r->error);
+	free(r->profile_json);
+	free(r->host_state_json);
+}
+
+/* The runs of job id, by index, each with its metrics by name. */
+static int
+job_runs(struct store *s, struct store_job_detail *d, int64_t id)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT r.id, r.idx, r.status, h.name, r.duration_s, r.error,"
 	    " r.attempt, r.created, m.name, m.value, m.unit, m.better,"
 	    " r.profile, r.host_state FROM runs r"
 	    " LEFT JOIN hosts h ON h.id = r.host_id"
 	    " LEFT JOIN metrics m ON m.run_id = r.id"
 	    " WHERE r.job_id = ?1 ORDER BY r.idx, m.name");
-	json_t *runs = json_array(), *run = NULL, *metrics = NULL;
+	struct store_job_run *run = NULL;
+	size_t cap = 0, mcap = 0;
 	int64_t cur = -1;
 	int rc;
 
-	if (st == NULL) {
-		json_decref(runs);
+	if (st == NULL)
 		return -1;
-	}
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_int64(st, 0) != cur) {
 			cur = sqlite3_column_int64(st, 0);
-			metrics = json_array();
-			run = json_object();
-			json_object_set_new(run, "index",
-			    json_integer(sqlite3_column_int64(st, 1)));
-			json_object_set_new(
-			    run, "status", store_i_text_or_null(st, 2));
-			json_object_set_new(
-			    run, "host", store_i_text_or_null(st, 3));
-			json_object_set_new(run, "duration_s",
+			if (d->nruns == cap) {
+				cap = cap ? cap * 2 : 8;
+				d->runs =
+				    xreallocarray(d->runs, cap, sizeof(*run));
+			}
+			run = &d->runs[d->nruns++];
+			memset(run, 0, sizeof(*run));
+			mcap = 0;
+			run->index = sqlite3_column_int64(st, 1);
+			run->status = store_i_col_dup(st, 2);
+			run->host = store_i_col_dup(st, 3);
+			run->duration_s =
 			    sqlite3_column_type(st, 4) == SQLITE_NULL
-			        ? json_null()
-			        : json_real(sqlite3_column_double(st, 4)));
-			json_object_set_new(
-			    run, "error", store_i_text_or_null(st, 5));
-			json_object_set_new(run, "attempt",
-			    json_integer(sqlite3_column_int64(st, 6)));
-			json_object_set_new(run, "created",
-			    json_integer(sqlite3_column_int64(st, 7)));
-			json_object_set_new(run, "metrics", metrics);
-			if (sqlite3_column_type(st, 12) != SQLITE_NULL) {
-				const char *pj = store_i_col_text(st, 12);
-				json_t *pv = pwjson_parse(pj, strlen(pj), NULL);
-
-				json_object_set_new(
-				    run, "profile", pv ? pv : json_string(pj));
-			}
-			if (sqlite3_column_type(st, 13) != SQLITE_NULL) {
-				const char *hj = store_i_col_text(st, 13);
-				json_t *hv = pwjson_parse(hj, strlen(hj), NULL);
-
-				json_object_set_new(run, "host_state",
-				    hv ? hv : json_string(hj));
-			}
-			json_array_append_new(runs, run);
+			    ? NAN
+			    : sqlite3_column_double(st, 4);
+			run->error = store_i_col_dup(st, 5);
+			run->attempt = sqlite3_column_int64(st, 6);
+			run->created = sqlite3_column_int64(st, 7);
+			run->profile_json = store_i_col_dup(st, 12);
+			run->host_state_json = store_i_col_dup(st, 13);
 		}
-		if (sqlite3_column_type(st, 8) != SQLITE_NULL)
-			json_array_append_new(metrics,
-			    json_pack("{s:s, s:f, s:s, s:s}", "name",
-			        store_i_col_text(st, 8), "value",
-			        sqlite3_column_double(st, 9), "unit",
-			        store_i_col_text(st, 10), "better",
-			        store_i_col_text(st, 11)));
+		if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
+			struct store_run_metric *m;
+
+			if (run->nmetrics == mcap) {
+				mcap = mcap ? mcap * 2 : 4;
+				run->metrics = xreallocarray(
+				    run->metrics, mcap, sizeof(*m));
+			}
+			m = &run->metrics[run->nmetrics++];
+			m->name = store_i_col_dup(st, 8);
+			m->value = sqlite3_column_double(st, 9);
+			m->unit = store_i_col_dup(st, 10);
+			m->better = store_i_col_dup(st, 11);
+		}
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != SQLITE_DONE)
 		store_i_dberr(s, "runs");
-		sqlite3_reset(st);
-		json_decref(runs);
-		return -1;
-	}
-	sqlite3_reset(st); /* a cached statement */
-	json_object_set_new(job, "runs_list", runs);
-	return 0;
+	store_i_release(s, st);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* The last bytes of the job log (the tail a reader wants). */
+/* The last bytes of the job log (the tail a reader wants), from a
+ * UTF-8 character boundary. */
 static int
-job_log_tail(struct store *s, json_t *job, int64_t id)
+job_log_tail(struct store *s, struct store_job_detail *d, int64_t id)
 {
-	sqlite3_stmt *st = store_i_cached(s, S_JOB_LOG,
-	    "SELECT text FROM job_logs WHERE job_id = ?1 ORDER BY id DESC");
+	sqlite3_stmt *st = store_i_stmt(
+	    s, "SELECT text FROM job_logs WHERE job_id = ?1 ORDER BY id DESC");
 	struct buf b = BUF_INIT(CAP_JOB_LOG);
 	char **parts = NULL;
 	size_t n = 0, total = 0, i;
@@ -1268,7 +1229,7 @@ job_log_tail(struct store *s, json_t *job, int64_t id)
 		parts[n++] = xstrdup(t ? t : "");
 		total += strlen(parts[n - 1]);
 	}
-	sqlite3_reset(st); /* a cached statement */
+	store_i_release(s, st);
 	for (i = n; i > 0; i--) {
 		buf_puts(&b, parts[i - 1]);
 		free(parts[i - 1]);
@@ -1278,33 +1239,43 @@ job_log_tail(struct store *s, json_t *job, int64_t id)
 	/* Start on a UTF-8 character boundary. */
 	while (i < b.len && ((unsigned char)b.data[i] & 0xc0) == 0x80)
 		i++;
-	json_object_set_new(job, "log", json_stringn(b.data + i, b.len - i));
-	if (json_object_get(job, "log") == NULL)
-		json_object_set_new(job, "log", json_string(""));
+	d->log_len = b.len - i;
+	d->log = xmalloc(d->log_len + 1);
+	memcpy(d->log, b.data + i, d->log_len);
+	d->log[d->log_len] = '\0';
 	buf_release(&b);
 	return 0;
 }
 
 int
-store_job_get(struct store *s, json_t **out, int64_t job_id)
+store_job_get(struct store *s, struct store_job_detail *out, int64_t job_id)
 {
-	json_t *o;
 	int r;
 
-	*out = NULL;
-	if ((o = store_i_job_one(s, job_id, &r)) == NULL)
+	memset(out, 0, sizeof(*out));
+	if ((r = store_i_job_one(s, &out->job, job_id)) != 0)
 		return r;
-	if (job_runs(s, o, job_id) == -1 || job_log_tail(s, o, job_id) == -1) {
-		json_decref(o);
+	if (job_runs(s, out, job_id) == -1 ||
+	    job_log_tail(s, out, job_id) == -1) {
+		store_job_detail_release(out);
 		return -1;
 	}
-	/* "runs" stays the wanted count, as in the list; the run objects
-	 * go under "runs" only in this view, as docs/API.md says. */
-	json_object_set(o, "runs_wanted", json_object_get(o, "runs"));
-	json_object_set(o, "runs", json_object_get(o, "runs_list"));
-	json_object_del(o, "runs_list");
-	*out = o;
 	return 0;
+}
+
+void
+store_job_detail_release(struct store_job_detail *d)
+{
+	size_t i;
+
+	if (d == NULL)
+		return;
+	job_release(&d->job);
+	for (i = 0; i < d->nruns; i++)
+		run_release(&d->runs[i]);
+	free(d->runs);
+	free(d->log);
+	memset(d, 0, sizeof(*d));
 }
 
 int

@@ -184,6 +184,9 @@ api_handler api_read_jobs, api_read_job, api_read_raw, api_read_hosts,
     api_read_pair, api_read_trees, api_read_commits, api_read_series,
     api_read_healthz, api_read_metrics, api_read_alerts, api_read_alert,
     api_read_bisect, api_read_bisects;
+/* What GET /api/v1/jobs/{id} answers: the job, its runs, its log tail
+ * and the kernel its runs ran.  0, or a store error (*out NULL). */
+int api_job_json(struct store *, int64_t id, json_t **out);
 /* What GET /api/v1/pairs/{id} answers: the pair, its two jobs, its
  * comparisons and the kernel of each side.  0, or a store error. */
 int api_pair_json(struct store *, int64_t id, json_t **out);

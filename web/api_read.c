@@ -98,17 +98,31 @@ job_kernel(json_t *job)
 	json_decref(states);
 }
 
+int
+api_job_json(struct store *s, int64_t id, json_t **out)
+{
+	struct store_job_detail d;
+	int r;
+
+	*out = NULL;
+	if ((r = store_job_get(s, &d, id)) != 0)
+		return r;
+	*out = rows_job_detail_json(&d);
+	store_job_detail_release(&d);
+	job_kernel(*out);
+	return 0;
+}
+
 void
 api_read_job(struct ctx *x)
 {
 	json_t *out = NULL;
 	int r;
 
-	if ((r = store_job_get(x->s, &out, x->id[0])) != 0) {
+	if ((r = api_job_json(x->s, x->id[0], &out)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
-	job_kernel(out);
 	api_reply_json(x, 200, out);
 }
 

@@ -1,13 +1,15 @@
 /*
  * The hosts (GET /hosts: state, canary, quarantine) and the jobs (GET
- * /jobs, a job's log at /jobs/{id}/log).  Both lists read the typed
- * store (struct store_host, struct store_job), not JSON.
+ * /jobs, a job's log at /jobs/{id}/log).  They read the typed store
+ * (struct store_host, struct store_job, struct store_job_detail), not
+ * JSON.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/caps.h"
 #include "common/json.h"
 #include "common/xalloc.h"
@@ -201,27 +203,45 @@ web_jobs(struct ctx *x)
 	web_reply_page(x, 200, &b);
 }
 
+int
+web_job_log_text(struct store *s, int64_t id, struct buf *out)
+{
+	struct store_job_detail d;
+	json_t *v;
+	int r;
+
+	if ((r = store_job_get(s, &d, id)) != 0)
+		return r;
+	/* The log as the job's JSON gives it: "" when it is not UTF-8
+	 * (jansson's own check, the one GET /api/v1/jobs/{id} makes). */
+	v = json_stringn(d.log, d.log_len);
+	r = v ? buf_add(out, d.log, d.log_len) : 0;
+	json_decref(v);
+	store_job_detail_release(&d);
+	return r;
+}
+
 /* GET /jobs/ID/log: the log tail as text. */
 void
 web_job_log(struct ctx *x)
 {
+	struct buf b = BUF_INIT(CAP_JOB_LOG + 1);
 	const char *end;
 	int64_t id = web_parse_id(x->rest, &end);
-	json_t *o = NULL;
-	const char *log;
+	size_t len;
 	int r;
 
 	if (id == 0 || strcmp(end, "/log") != 0) {
 		web_reply_message(x, 404, "Not found", "no such page");
 		return;
 	}
-	if ((r = store_job_get(x->s, &o, id)) != 0) {
+	if ((r = web_job_log_text(x->s, id, &b)) != 0) {
+		buf_release(&b);
 		web_page_store_err(x, r);
 		return;
 	}
-	web_keep(x, o);
-	log = web_jstr(o, "log");
+	len = b.len;
 	httpd_reply_header(x->r, "X-Content-Type-Options", "nosniff");
-	httpd_reply(x->r, 200, "text/plain; charset=utf-8", log ? log : "",
-	    log ? strlen(log) : 0);
+	httpd_reply_take(
+	    x->r, 200, "text/plain; charset=utf-8", buf_take(&b), len);
 }

@@ -113,6 +113,62 @@ rows_jobs_json(const struct store_jobs *l)
 	return o;
 }
 
+/* A stored document (a run's profile, host state): its JSON, or its
+ * text when it does not parse (NULL when that is not UTF-8 either). */
+static json_t *
+doc_or_text(const char *text)
+{
+	json_t *v = pwjson_parse(text, strlen(text), NULL);
+
+	return v ? v : json_string(text);
+}
+
+static json_t *
+job_run_json(const struct store_job_run *r)
+{
+	json_t *o = json_object(), *metrics = json_array();
+	size_t i;
+
+	json_object_set_new(o, "index", json_integer(r->index));
+	json_object_set_new(o, "status", str_or_null(r->status));
+	json_object_set_new(o, "host", str_or_null(r->host));
+	json_object_set_new(o, "duration_s",
+	    isnan(r->duration_s) ? json_null() : json_real(r->duration_s));
+	json_object_set_new(o, "error", str_or_null(r->error));
+	json_object_set_new(o, "attempt", json_integer(r->attempt));
+	json_object_set_new(o, "created", json_integer(r->created));
+	/* A metric whose text is not UTF-8 is left out, as before. */
+	for (i = 0; i < r->nmetrics; i++)
+		json_array_append_new(metrics,
+		    json_pack("{s:s, s:f, s:s, s:s}", "name",
+		        r->metrics[i].name, "value", r->metrics[i].value,
+		        "unit", r->metrics[i].unit, "better",
+		        r->metrics[i].better));
+	json_object_set_new(o, "metrics", metrics);
+	if (r->profile_json != NULL)
+		json_object_set_new(o, "profile", doc_or_text(r->profile_json));
+	if (r->host_state_json != NULL)
+		json_object_set_new(
+		    o, "host_state", doc_or_text(r->host_state_json));
+	return o;
+}
+
+json_t *
+rows_job_detail_json(const struct store_job_detail *d)
+{
+	json_t *o = job_json(&d->job), *runs = json_array(), *log;
+	size_t i;
+
+	for (i = 0; i < d->nruns; i++)
+		json_array_append_new(runs, job_run_json(&d->runs[i]));
+	/* "runs" is the wanted count in the list; here it is the runs. */
+	json_object_set_new(o, "runs_wanted", json_integer(d->job.runs));
+	json_object_set_new(o, "runs", runs);
+	log = json_stringn(d->log, d->log_len);
+	json_object_set_new(o, "log", log ? log : json_string(""));
+	return o;
+}
+
 static json_t *
 num_or_null(double v)
 {

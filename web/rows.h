@@ -11,6 +11,7 @@
 struct store_host;
 struct store_hosts;
 struct store_jobs;
+struct store_job_detail;
 struct store_comparison;
 struct store_pair;
 struct store_alert;
@@ -23,6 +24,12 @@ json_t *rows_host_json(const struct store_host *);
 json_t *rows_hosts_json(const struct store_hosts *);
 /* {"jobs": [...], "next_cursor": "N"} (next_cursor absent at the end) */
 json_t *rows_jobs_json(const struct store_jobs *);
+/* GET /api/v1/jobs/{id}: a job of the list with "runs_wanted" (the
+ * list's "runs"), "runs": [{"index", "status", "host", "duration_s",
+ * "error", "attempt", "created", "metrics": [{"name", "value", "unit",
+ * "better"}], "profile", "host_state"}] (the documents when stored) and
+ * "log" (the tail; "" when it is not UTF-8). */
+json_t *rows_job_detail_json(const struct store_job_detail *);
 /* {"metric", "base_median", "cand_median", "change_pct", "ci_low",
  * "ci_high", "p", "verdict", "p_adjusted", "min_effect_pct", "unit",
  * "better", "n_base", "n_cand", "final", "note"} (unknowns null) */

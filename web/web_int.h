@@ -89,6 +89,9 @@ int web_target_html(
  */
 int web_history_doc(struct store *, const struct store_history_q *q,
     json_t **out_json, struct buf *out_html);
+/* What GET /jobs/{id}/log answers: the job's log tail appended to out.
+ * 0, or a store error. */
+int web_job_log_text(struct store *, int64_t id, struct buf *out);
 /* What GET /api/v1/overview answers (uncached): 0 with *out the
  * caller's, or a store error.  Borrows from x->keep. */
 int web_overview_doc(struct ctx *x, json_t **out);

@@ -102,13 +102,13 @@ queue(struct store_batch *b, struct probe *p, struct seen *sn, int64_t host,
 static int64_t
 count(struct store *s, int64_t job)
 {
-	json_t *j = NULL;
+	struct store_job_detail j;
 	int64_t n;
 
 	if (store_job_get(s, &j, job) != 0)
 		return -1;
-	n = (int64_t)json_array_size(json_object_get(j, "runs"));
-	json_decref(j);
+	n = (int64_t)j.nruns;
+	store_job_detail_release(&j);
 	return n;
 }
 

@@ -25,7 +25,8 @@ TEST(test_store__info_metrics_and_profile_slot)
 	char *p = xasprintf("%s/m.db", test_tmpdir());
 	int64_t h = 0, b = 0;
 	struct store_claimed c;
-	json_t *j = NULL, *runs, *prof;
+	struct store_job_detail j;
+	json_t *prof;
 	struct store_metric m[2] = { { "throughput", "", "higher", 5 },
 		{ "memcg.pgfault_delta", "", "info", 10 } };
 	struct store_metric pm[1] = { { "memcg.charge_path_share_pct", "%",
@@ -48,22 +49,21 @@ TEST(test_store__info_metrics_and_profile_slot)
 	pr.index = 6;
 	ASSERT_INTEQ(store_run_add(s, h, &pr, 100), ERR_INVALID);
 	ASSERT(store_job_get(s, &j, b) == 0);
-	runs = json_object_get(j, "runs");
-	ASSERT_INTEQ(json_array_size(runs), 2);
+	ASSERT_INTEQ(j.nruns, 2);
 	/* The profiled run does not count as a measured run. */
-	ASSERT_INTEQ(json_integer_value(json_object_get(j, "runs_done")), 1);
-	ASSERT(json_object_get(json_array_get(runs, 0), "profile") == NULL);
-	prof = json_object_get(json_array_get(runs, 1), "profile");
+	ASSERT_INTEQ(j.job.runs_done, 1);
+	ASSERT(j.runs[0].profile_json == NULL);
+	ASSERT(j.runs[1].profile_json != NULL);
+	prof = pwjson_parse(
+	    j.runs[1].profile_json, strlen(j.runs[1].profile_json), NULL);
 	ASSERT(json_is_object(prof));
 	ASSERT_NEAR(
 	    json_number_value(json_object_get(prof, "share_pct")), 0.87, 1e-12);
-	ASSERT_STREQ(
-	    json_string_value(json_object_get(
-	        json_array_get(
-	            json_object_get(json_array_get(runs, 0), "metrics"), 0),
-	        "better")),
-	    "info");
-	json_decref(j);
+	json_decref(prof);
+	/* By name: memcg.pgfault_delta before throughput. */
+	ASSERT(j.runs[0].nmetrics == 2);
+	ASSERT_STREQ(j.runs[0].metrics[0].better, "info");
+	store_job_detail_release(&j);
 	store_close(s);
 	free(p);
 }

@@ -59,13 +59,12 @@ static const char *
 job_state(struct store *s, int64_t id)
 {
 	static char st[32];
-	json_t *j = NULL;
+	struct store_job_detail j;
 
 	if (store_job_get(s, &j, id) != 0)
 		return "?";
-	snprintf(st, sizeof(st), "%s",
-	    json_string_value(json_object_get(j, "state")));
-	json_decref(j);
+	snprintf(st, sizeof(st), "%s", j.job.state);
+	store_job_detail_release(&j);
 	return st;
 }
 
@@ -97,7 +96,7 @@ TEST(test_store__migrates_from_every_version)
 		struct err e = { 0 };
 		char *p = dbpath();
 		int64_t h = 0, pair = 0, b = 0;
-		json_t *j = NULL;
+		struct store_job_detail j;
 
 		ASSERT_MSG(
 		    store_open_version(&s, p, v, &e) == 0, "%s", err_msg(&e));
@@ -120,9 +119,8 @@ TEST(test_store__migrates_from_every_version)
 		ASSERT(store_pair_create(s, &pair, &b, NULL, "j", "p=1",
 		           &job_base, &job_cand, 10) == 0);
 		ASSERT(store_job_get(s, &j, b) == 0);
-		ASSERT_STREQ(
-		    json_string_value(json_object_get(j, "state")), "queued");
-		json_decref(j);
+		ASSERT_STREQ(j.job.state, "queued");
+		store_job_detail_release(&j);
 		store_close(s);
 		/* Reopening is a no-op. */
 		ASSERT(store_open(&s, p, &e) == 0);
@@ -151,7 +149,7 @@ TEST(test_store__run_upload_is_idempotent)
 	struct store *s = open_new();
 	int64_t h, b = 0;
 	struct store_claimed c;
-	json_t *j = NULL, *runs;
+	struct store_job_detail j;
 	struct buf raw = BUF_INIT(1024);
 
 	ASSERT(s != NULL);
@@ -169,13 +167,10 @@ TEST(test_store__run_upload_is_idempotent)
 	ASSERT_INTEQ(add_run(s, h, b, -1), ERR_INVALID);
 	ASSERT_INTEQ(add_run(s, h, 999, 0), ERR_NOTFOUND);
 	ASSERT(store_job_get(s, &j, b) == 0);
-	runs = json_object_get(j, "runs");
-	ASSERT_INTEQ(json_array_size(runs), 2);
-	ASSERT_INTEQ(json_array_size(
-	                 json_object_get(json_array_get(runs, 0), "metrics")),
-	    2);
-	ASSERT_INTEQ(json_integer_value(json_object_get(j, "runs_done")), 2);
-	json_decref(j);
+	ASSERT_INTEQ(j.nruns, 2);
+	ASSERT_INTEQ(j.runs[0].nmetrics, 2);
+	ASSERT_INTEQ(j.job.runs_done, 2);
+	store_job_detail_release(&j);
 	ASSERT(store_run_raw(s, &raw, b, 1) == 0);
 	ASSERT_STREQ(raw.data, "raw text");
 	ASSERT_INTEQ(store_run_raw(s, &raw, b, 4), ERR_NOTFOUND);
@@ -213,7 +208,8 @@ TEST(test_store__kernel_facts_round_trip)
 	struct store *s = open_new();
 	int64_t h, pair = 0, b = 0, cand = 0;
 	struct store_claimed c;
-	json_t *j = NULL, *kb;
+	struct store_job_detail j;
+	json_t *hs, *kb;
 	struct store_run_metas meta;
 	struct kfacts k[2];
 
@@ -239,14 +235,15 @@ TEST(test_store__kernel_facts_round_trip)
 	ASSERT_INTEQ(add_kernel_run(s, h, cand, 1, NULL), 0);
 
 	ASSERT(store_job_get(s, &j, b) == 0);
-	kb = json_object_get(
-	    json_object_get(
-	        json_array_get(json_object_get(j, "runs"), 1), "host_state"),
-	    "kernel_build");
+	ASSERT(j.nruns > 1 && j.runs[1].host_state_json != NULL);
+	hs = pwjson_parse(
+	    j.runs[1].host_state_json, strlen(j.runs[1].host_state_json), NULL);
+	store_job_detail_release(&j);
+	kb = json_object_get(hs, "kernel_build");
 	ASSERT_STREQ(
 	    json_string_value(json_object_get(kb, "build_id")), "-pw41");
 	ASSERT(json_is_true(json_object_get(kb, "cached")));
-	json_decref(j);
+	json_decref(hs);
 
 	ASSERT(store_pair_run_meta(s, &meta, pair) == 0);
 	ASSERT_INTEQ(meta.n, 4);
@@ -275,7 +272,7 @@ TEST(test_store__duplicate_metric_stores_nothing)
 	struct store *s = open_new();
 	int64_t h, b = 0;
 	struct store_claimed c;
-	json_t *j = NULL;
+	struct store_job_detail j;
 	struct store_metric m[2] = { { "iops", "", "higher", 1 },
 		{ "iops", "", "higher", 2 } };
 	struct store_run r = { 0, 0, "ok", -1, NULL, NULL, 0, m, 2 };
@@ -290,8 +287,8 @@ TEST(test_store__duplicate_metric_stores_nothing)
 	ASSERT_INTEQ(store_run_add(s, h, &r, 100), ERR_INVALID);
 	ASSERT(strstr(store_errmsg(s), "metrics[1]") != NULL);
 	ASSERT(store_job_get(s, &j, b) == 0);
-	ASSERT_INTEQ(json_array_size(json_object_get(j, "runs")), 0);
-	json_decref(j);
+	ASSERT_INTEQ(j.nruns, 0);
+	store_job_detail_release(&j);
 	store_close(s);
 }
 
@@ -355,7 +352,7 @@ TEST(test_store__attempts_are_bounded)
 	struct store *s = open_new();
 	int64_t h, b = 0, t = 100;
 	struct store_claimed c;
-	json_t *j = NULL;
+	struct store_job_detail j;
 	int i;
 
 	ASSERT(s != NULL);
@@ -372,10 +369,9 @@ TEST(test_store__attempts_are_bounded)
 		ASSERT(store_requeue_expired(s, t, NULL) == 0);
 	}
 	ASSERT(store_job_get(s, &j, b) == 0);
-	ASSERT_STREQ(json_string_value(json_object_get(j, "state")), "failed");
-	ASSERT_STREQ(json_string_value(json_object_get(j, "error")),
-	    "lease expired 2 times");
-	json_decref(j);
+	ASSERT_STREQ(j.job.state, "failed");
+	ASSERT_STREQ(j.job.error, "lease expired 2 times");
+	store_job_detail_release(&j);
 	store_close(s);
 }
 
@@ -447,7 +443,7 @@ TEST(test_store__rounds_alternate_the_pair)
 	struct store *s = open_new();
 	struct store_job_new jb = job_base, jc = job_cand;
 	int64_t h, b = 0, cand = 0, id, exp = 0, runs = 0, r, k, idx[2] = { 0 };
-	json_t *j = NULL;
+	struct store_job_detail j;
 
 	ASSERT(s != NULL);
 	h = host(s, "h1", "[]");
@@ -473,8 +469,8 @@ TEST(test_store__rounds_alternate_the_pair)
 		}
 	}
 	ASSERT(store_job_get(s, &j, b) == 0);
-	ASSERT_INTEQ(json_integer_value(json_object_get(j, "attempts")), 1);
-	json_decref(j);
+	ASSERT_INTEQ(j.job.attempts, 1);
+	store_job_detail_release(&j);
 	/* A job without rounds: all its runs in one claim, no round. */
 	ASSERT(store_pair_create(
 	           s, NULL, &b, NULL, "j", "x", &job_base, &job_cand, 11) == 0);
@@ -629,7 +625,7 @@ TEST(test_store__log_is_capped)
 	struct store *s = open_new();
 	int64_t h, b = 0;
 	struct store_claimed c;
-	json_t *j = NULL;
+	struct store_job_detail j;
 	size_t kept = 0, total = 0, len = CAP_LOG_APPEND;
 	char *chunk = xmalloc(len);
 	int i;
@@ -649,9 +645,8 @@ TEST(test_store__log_is_capped)
 	}
 	ASSERT_INTEQ(total, CAP_JOB_LOG);
 	ASSERT(store_job_get(s, &j, b) == 0);
-	ASSERT(strstr(json_string_value(json_object_get(j, "log")),
-	           "[log truncated]") != NULL);
-	json_decref(j);
+	ASSERT(strstr(j.log, "[log truncated]") != NULL);
+	store_job_detail_release(&j);
 	free(chunk);
 	store_close(s);
 }

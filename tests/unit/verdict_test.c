@@ -191,18 +191,19 @@ regressions(struct store *s)
 	return n;
 }
 
+/* The job's state, and its wanted runs into *runs_wanted (may be NULL). */
 static const char *
-job_field(struct store *s, int64_t id, const char *k, int64_t *num)
+job_state(struct store *s, int64_t id, int64_t *runs_wanted)
 {
 	static char buf[64];
-	json_t *j = NULL;
+	struct store_job_detail j;
 
 	if (store_job_get(s, &j, id) != 0)
 		return "?";
-	snprintf(buf, sizeof(buf), "%s", sget(j, k));
-	if (num)
-		*num = json_integer_value(json_object_get(j, k));
-	json_decref(j);
+	snprintf(buf, sizeof(buf), "%s", j.job.state ? j.job.state : "(null)");
+	if (runs_wanted)
+		*runs_wanted = j.job.runs;
+	store_job_detail_release(&j);
 	return buf;
 }
 
@@ -301,7 +302,7 @@ TEST(test_verdict__identical_is_unchanged)
 	ASSERT(json_number_value(json_object_get(cm, "ci_high")) < 10);
 	json_decref(keep);
 	ASSERT_INTEQ(regressions(s), 0);
-	ASSERT_STREQ(job_field(s, b, "state", NULL), "success");
+	ASSERT_STREQ(job_state(s, b, NULL), "success");
 	store_close(s);
 	free(p);
 }
@@ -344,9 +345,9 @@ TEST(test_verdict__noise_asks_for_more_runs)
 	ASSERT_INTEQ(regressions(s), 0);
 
 	/* Both jobs queued again with 8 runs wanted. */
-	ASSERT_STREQ(job_field(s, b, "state", NULL), "queued");
-	ASSERT_STREQ(job_field(s, c, "state", NULL), "queued");
-	job_field(s, c, "runs_wanted", &runs);
+	ASSERT_STREQ(job_state(s, b, NULL), "queued");
+	ASSERT_STREQ(job_state(s, c, NULL), "queued");
+	job_state(s, c, &runs);
 	ASSERT_INTEQ(runs, 8);
 	/* Not yet: the pending list skips it while its jobs run. */
 	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
@@ -379,7 +380,7 @@ TEST(test_verdict__noise_asks_for_more_runs)
 	        strcmp(sget(cm, "verdict"), "improvement") != 0,
 	    "no shift judged %s", sget(cm, "verdict"));
 	json_decref(keep);
-	ASSERT_STREQ(job_field(s, b, "state", NULL), "success");
+	ASSERT_STREQ(job_state(s, b, NULL), "success");
 	store_close(s);
 	free(p);
 }
@@ -463,9 +464,9 @@ TEST(test_verdict__shared_base_adaptive_runs)
 	ASSERT_INTEQ(verdict_pair(s, &o, pb, now), 0);
 	ASSERT_INTEQ(o.state, VERDICT_MORE_RUNS);
 	ASSERT_INTEQ(o.runs, 8);
-	ASSERT_STREQ(job_field(s, ba, "state", NULL), "success");
-	ASSERT_STREQ(job_field(s, cb, "state", NULL), "queued");
-	job_field(s, cb, "runs_wanted", &runs);
+	ASSERT_STREQ(job_state(s, ba, NULL), "success");
+	ASSERT_STREQ(job_state(s, cb, NULL), "queued");
+	job_state(s, cb, &runs);
 	ASSERT_INTEQ(runs, 8);
 	/* A verdict read before cb's new runs is stale after them. */
 	ASSERT_INTEQ(store_verdict_pair(s, &pj, pb), 0);

@@ -1414,6 +1414,19 @@ TEST(test_web__hosts_jobs_json_unchanged)
 
 /* ---- the pairs and comparisons reads: the same JSON bytes (issue 13) */
 
+/* The id of the one running job of s, or 0. */
+static int64_t
+running_job(struct store *s)
+{
+	struct store_jobs l;
+	int64_t id = 0;
+
+	if (store_jobs_get(s, &l, "running", 50, 0) == 0 && l.n == 1)
+		id = l.v[0].id;
+	store_jobs_release(&l);
+	return id;
+}
+
 /*
  * rows_store's store and more: runs with metrics and host states on the
  * running job, and three comparisons of pair 1 (a final regression with
@@ -1434,17 +1447,14 @@ pairs_store(struct store **out)
 		{ "memcg_tax.iops", "ratio", "info", "info", NULL, 3, 5, 1.02,
 		    1.05, 2.9, 1, 4, 0.2, NAN, NAN, 1 },
 	};
-	struct store_jobs l;
 	struct store *s = NULL;
 	int64_t job, i;
 
 	c[0].note = hostile[0];
 	rows_store(&s);
 	ASSERT(s != NULL);
-	ASSERT(store_jobs_get(s, &l, "running", 50, 0) == 0);
-	ASSERT_INTEQ(l.n, 1);
-	job = l.v[0].id;
-	store_jobs_release(&l);
+	job = running_job(s);
+	ASSERT(job > 0);
 	for (i = 0; i < 2; i++) {
 		struct store_run r = { job, i, "ok", 1.5 + (double)i, NULL,
 			"raw <x>", 7, m, 2, NULL,
@@ -1459,15 +1469,24 @@ pairs_store(struct store **out)
 	*out = s;
 }
 
+/* A line into b of what route (api_pair_json, api_job_json) answers for
+ * id. */
 static void
-pair_api(struct buf *b, struct store *s, int64_t id)
+id_api(struct buf *b, struct store *s, int64_t id,
+    int (*route)(struct store *, int64_t, json_t **))
 {
 	json_t *o = NULL;
 
-	ASSERT(api_pair_json(s, id, &o) == 0);
+	ASSERT(route(s, id, &o) == 0);
 	pwjson_dump_buf(b, o);
 	buf_putc(b, '\n');
 	json_decref(o);
+}
+
+static void
+pair_api(struct buf *b, struct store *s, int64_t id)
+{
+	id_api(b, s, id, api_pair_json);
 }
 
 /* A line of o's JSON into b; o and the keep of x (the views' strings)
@@ -2176,7 +2195,9 @@ meta_store(struct store **out)
 		2, 2, 2, 0 };
 	struct store *s = NULL;
 	struct err e = { 0 };
-	char *p = xasprintf("%s/meta.db", test_tmpdir());
+	static int nth;
+	/* A new file each time: two tests use it. */
+	char *p = xasprintf("%s/meta%d.db", test_tmpdir(), ++nth);
 	int64_t h, pair, b, c;
 	struct store_claimed cl;
 
@@ -2487,4 +2508,109 @@ TEST(test_web__claim_json_unchanged)
 	store_close(s);
 	ASSERT(same_as_golden(&b, "claim") == 0);
 	buf_release(&b);
+}
+
+/* ---- a job's detail: the same JSON bytes (issue 13) ---- */
+
+/*
+ * pairs_store's store and more on its running job (host 1): a failed
+ * run with hostile error text and no duration, the profile slot's run
+ * with nested, non-ASCII documents, and a log of more than the 64 KiB
+ * tail in multi-byte characters ending in the hostile strings (quotes,
+ * markup, control bytes) that are UTF-8.  Host 2 then takes a queued job and
+ * logs bytes that are not UTF-8; the last job stays queued with nothing.
+ */
+static void
+job_store(struct store **out)
+{
+	static const struct store_metric m[] = {
+		{ "\xc3\xa9t\xc3\xa9 \"q\"", "\xc2\xb5s", "lower", 0.125 },
+	};
+	struct store_run fail = { 0, 2, "failed", -1,
+		"boom \"x\" <b>&amp;\t\x01\x1b[31m\r\n end", NULL, 0, NULL, 0,
+		NULL, NULL };
+	struct store_run prof = { 0, 5, "ok", 2.75, NULL, "raw", 3, m, 1,
+		"{\"share_pct\":2.5,\"matched\":[{\"symbol\":\"try_charge "
+		"\xc3\xbc\xe2\x82\xac\",\"pct\":2.5}],\"z\":{\"b\":{\"a\":[1,"
+		"2.5,null,true,\"\\u0001<\"]}},\"a\":{}}",
+		"{\"thp\":\"never\",\"governor\":\"\xe6\x80\xa7\xe8\x83\xbd\","
+		"\"kernel_build\":{\"release\":\"6.8.0-pw <x>\",\"build_id\":"
+		"\"b2\",\"boot\":\"kexec\",\"cached\":false}}" };
+	static const char unit[] = "\xc3\xa9\xe2\x82\xac\"<";
+	static const char bad[] = "ok \xff\xfe bad\n";
+	struct buf log = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+	int64_t job, other;
+	struct store_claimed cl;
+	size_t i;
+
+	pairs_store(&s);
+	ASSERT(s != NULL);
+	job = running_job(s);
+	ASSERT(job > 0);
+	fail.job_id = prof.job_id = job;
+	ASSERT(store_run_add(s, 1, &fail, 1620) == 0);
+	ASSERT(store_run_add(s, 1, &prof, 1630) == 0);
+	for (i = 0; log.len < 70 * 1024; i++)
+		buf_puts(&log, unit);
+	ASSERT(store_log_append(s, NULL, 1, job, log.data, log.len, 1640) == 0);
+	/* All but the one that is not UTF-8 (that would empty the tail). */
+	for (i = 0; i < NHOSTILE; i++)
+		if (i != 5)
+			ASSERT(store_log_append(s, NULL, 1, job, hostile[i],
+			           strlen(hostile[i]), 1650) == 0);
+	buf_release(&log);
+	ASSERT(store_claim(s, &cl, 2, 1700, 60) == 0);
+	other = cl.job_id;
+	store_claimed_release(&cl);
+	ASSERT(other > 0);
+	ASSERT(store_log_append(
+	           s, NULL, 2, other, bad, sizeof(bad) - 1, 1710) == 0);
+	*out = s;
+}
+
+static void
+job_log(struct buf *b, struct store *s, int64_t id)
+{
+	buf_printf(b, "--- job %lld\n", (long long)id);
+	ASSERT(web_job_log_text(s, id, b) == 0);
+	buf_putc(b, '\n');
+}
+
+/*
+ * GET /api/v1/jobs/{id} and the log page /jobs/{id}/log answer the bytes
+ * of tests/data/web/job.json and job_log.txt, which the store wrote when
+ * it made the job's JSON itself (before the typed job read): job_store's
+ * jobs (running with runs, a profile and a long log; failed; running
+ * with a log that is not UTF-8; queued) and meta_store's (done, with the
+ * kernel builds their runs booted).
+ */
+TEST(test_web__job_json_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20), t = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+	json_t *o = NULL;
+	int64_t id;
+
+	job_store(&s);
+	ASSERT(s != NULL);
+	for (id = 1; id <= 4; id++) {
+		id_api(&b, s, id, api_job_json);
+		job_log(&t, s, id);
+	}
+	ASSERT_INTEQ(api_job_json(s, 999, &o), ERR_NOTFOUND);
+	ASSERT(o == NULL);
+	ASSERT_INTEQ(web_job_log_text(s, 999, &t), ERR_NOTFOUND);
+	store_close(s);
+	meta_store(&s);
+	ASSERT(s != NULL);
+	for (id = 1; id <= 4; id++) {
+		id_api(&b, s, id, api_job_json);
+		job_log(&t, s, id);
+	}
+	store_close(s);
+	ASSERT(same_as_golden(&b, "job") == 0);
+	ASSERT(same_as_golden(&t, "job_log.txt") == 0);
+	buf_release(&b);
+	buf_release(&t);
 }
