@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "common/json.h"
+#include "daemon/series_versus.h"
 #include "daemon/store_series_rows.h"
 #include "web/rows_series.h"
 
@@ -172,4 +173,41 @@ rows_series_cmps_json(const struct store_series_cmps *l)
 		json_array_append_new(arr, o);
 	}
 	return json_pack("{s:o}", "comparisons", arr);
+}
+
+/* A figure of the analysis: null unless finite (series_versus' rule). */
+static json_t *
+known_num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *
+rows_series_versus_json(const struct series_versus *v)
+{
+	json_t *rows = json_array();
+	size_t i;
+
+	for (i = 0; i < v->nrows; i++) {
+		const struct series_versus_row *r = &v->rows[i];
+
+		json_array_append_new(rows,
+		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, "
+		              "s:o, s:o, s:o, s:s, s:I, s:I}",
+		        "host", r->host, "job", r->job, "point", r->point,
+		        "metric", r->metric, "unit", r->unit, "better",
+		        r->better, "previous_median", known_num(r->prev_median),
+		        "median", known_num(r->median), "change_pct",
+		        known_num(r->change_pct), "ci_low",
+		        known_num(r->ci_low), "ci_high", known_num(r->ci_high),
+		        "p", known_num(r->p), "verdict", r->verdict,
+		        "n_previous", (json_int_t)r->n_prev, "n",
+		        (json_int_t)r->n));
+	}
+	return json_pack("{s:o, s:I, s:o}", "previous",
+	    v->prev_id > 0
+	        ? json_pack("{s:I, s:I}", "id", (json_int_t)v->prev_id,
+	              "version", (json_int_t)v->prev_version)
+	        : json_null(),
+	    "version", (json_int_t)v->version, "rows", rows);
 }

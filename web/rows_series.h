@@ -12,6 +12,7 @@
 struct store_series_row;
 struct store_series_list;
 struct store_series_cmps;
+struct series_versus;
 
 /* GET /api/v1/series: {"series": [{id, inbox, message_id, title,
  * version, total, found, author, time, state, error, tree, branch,
@@ -34,5 +35,11 @@ json_t *rows_series_page_json(const struct store_series_row *);
  * change_pct, ci_low, ci_high, p, p_adjusted, verdict, final, n_base,
  * n_cand, suspect}]} (unknowns null). */
 json_t *rows_series_cmps_json(const struct store_series_cmps *);
+/* series_versus' (daemon/series_versus.h), the series reply's
+ * "versus_previous": {"previous": {"id", "version"} | null, "version",
+ * "rows": [{"host", "job", "point", "metric", "unit", "better",
+ * "previous_median", "median", "change_pct", "ci_low", "ci_high", "p",
+ * "verdict", "n_previous", "n"}]} (unknown figures null). */
+json_t *rows_series_versus_json(const struct series_versus *);
 
 #endif
