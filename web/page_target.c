@@ -511,23 +511,21 @@ static void
 pair_kernels(struct ctx *x, struct view_commit *v,
     const struct store_pair *pair, const struct store_run_metas *rows)
 {
-	struct kfacts k[2];
+	struct kfacts_pair k;
 	struct buf b = BUF_INIT(CAP_ERRMSG);
 	int i;
 
-	kfacts_sides(k, rows);
+	kfacts_pair(&k, rows, pair->jobs.n == 2 ? pair->jobs.v[0].commit : NULL,
+	    pair->jobs.n == 2 ? pair->jobs.v[1].commit : NULL);
 	for (i = 0; i < 2; i++) {
 		buf_reset(&b);
-		kfacts_line(&b, &k[i]);
+		kfacts_line(&b, &k.side[i]);
 		v->kernel[i] =
 		    json_string_value(web_keep(x, json_string(b.data)));
 	}
-	buf_reset(&b);
-	if (kfacts_warning(&b, k,
-	        pair->jobs.n == 2 ? pair->jobs.v[0].commit : NULL,
-	        pair->jobs.n == 2 ? pair->jobs.v[1].commit : NULL))
+	if (k.warning[0] != '\0')
 		v->kernel_warning =
-		    json_string_value(web_keep(x, json_string(b.data)));
+		    json_string_value(web_keep(x, json_string(k.warning)));
 	buf_release(&b);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "daemon/kfacts.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "web/rows.h"
@@ -206,4 +207,18 @@ rows_alerts_json(const struct store_alert *a, size_t n, int64_t limit)
 	    n > 0 && (int64_t)n == (limit > 0 ? limit : 50)
 	        ? json_integer(a[n - 1].id)
 	        : json_null());
+}
+
+void
+rows_pair_kernels_json(json_t *pair, const struct kfacts_pair *k)
+{
+	json_t *base = json_object_get(pair, "base"),
+	       *cand = json_object_get(pair, "candidate");
+
+	if (json_is_object(base))
+		json_object_set_new(base, "kernel", kfacts_json(&k->side[0]));
+	if (json_is_object(cand))
+		json_object_set_new(cand, "kernel", kfacts_json(&k->side[1]));
+	json_object_set_new(pair, "kernel_warning",
+	    k->warning[0] != '\0' ? json_string(k->warning) : json_null());
 }
