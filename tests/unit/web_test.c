@@ -2243,6 +2243,49 @@ TEST(test_web__dash_json_unchanged)
 	buf_release(&b);
 }
 
+/* ---- the next page's cursor of every list route ---- */
+
+/*
+ * Full pages (limit rows returned exactly) of each paged list route:
+ * GET /api/v1/jobs, /hosts, /commits, /regressions, /bisect (dash_store)
+ * and /series (series_store), among them pages whose last row has id 1.
+ * The lists newest first give the ids below the cursor, so a full page
+ * ending at id 1 is the last (docs/API.md: next_cursor absent on the
+ * last page); /hosts goes up from the cursor, so its full page ending
+ * at id 1 has a next.  The bytes are tests/data/web/cursors.json.
+ */
+TEST(test_web__list_cursors_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+	json_t *o = NULL;
+
+	dash_store(&s);
+	ASSERT(s != NULL);
+	rows_jobs(&b, s, NULL, 1, 0);
+	rows_jobs(&b, s, NULL, 1, 2); /* job 1 */
+	rows_jobs(&b, s, NULL, 2, 3); /* jobs 2, 1 */
+	rows_hosts(&b, s, 1, 0);      /* host 1: host 2 comes next */
+	rows_hosts(&b, s, 2, 0);
+	ASSERT(api_commits_json(s, NULL, NULL, 1, 2, &o) == 0); /* commit 1 */
+	dash_dump(&b, o);
+	ASSERT(api_commits_json(s, NULL, NULL, 3, 0, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(web_regressions_doc(s, &o, NULL, NULL, NULL, NULL, 1, 0) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_bisects_json(s, 1, 0, &o) == 0);
+	dash_dump(&b, o);
+	store_close(s);
+	series_store(&s);
+	ASSERT(s != NULL);
+	series_list(&b, s, 1, 0);
+	series_list(&b, s, 1, 2); /* series 1 */
+	series_list(&b, s, 3, 0);
+	store_close(s);
+	ASSERT(same_as_golden(&b, "cursors") == 0);
+	buf_release(&b);
+}
+
 /* ---- a pair's runs (store_pair_run_meta): the same JSON bytes (issue 13) */
 
 /* One ok run of job on host h with its host state and profile (NULL:
