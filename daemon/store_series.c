@@ -302,8 +302,8 @@ store_series_list(struct store *s, struct store_series_list *out, int64_t limit,
 		return -1;
 	}
 	out->v = v;
-	if ((int64_t)out->n == limit && out->n > 0)
-		out->next_cursor = out->v[out->n - 1].id;
+	out->next_cursor = store_i_next_cursor(
+	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
 	return 0;
 }
 

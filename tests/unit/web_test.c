@@ -17,6 +17,7 @@
 #include "daemon/store_alert.h"
 #include "daemon/store_bisect.h"
 #include "daemon/store_canary.h"
+#include "daemon/store_dash.h"
 #include "daemon/store_series2.h"
 #include "daemon/store_series_rows.h"
 #include "tests/unit/test.h"
@@ -2258,6 +2259,9 @@ TEST(test_web__list_cursors_unchanged)
 {
 	struct buf b = BUF_INIT(1 << 20);
 	struct store *s = NULL;
+	struct store_commits cl;
+	struct store_hosts hl;
+	struct store_series_list sl;
 	json_t *o = NULL;
 
 	dash_store(&s);
@@ -2275,12 +2279,26 @@ TEST(test_web__list_cursors_unchanged)
 	dash_dump(&b, o);
 	ASSERT(api_bisects_json(s, 1, 0, &o) == 0);
 	dash_dump(&b, o);
+	/* The rule itself, on the structs: a full page newest first ends
+	 * at id 1; one going up does not. */
+	ASSERT(store_commits_get(s, &cl, NULL, NULL, 1, 2) == 0);
+	ASSERT(cl.n == 1 && cl.v[0].id == 1 && cl.next_cursor == 0);
+	store_commits_release(&cl);
+	ASSERT(store_commits_get(s, &cl, NULL, NULL, 1, 3) == 0);
+	ASSERT(cl.n == 1 && cl.next_cursor == 2);
+	store_commits_release(&cl);
+	ASSERT(store_hosts_get(s, &hl, 1, 0, 0, 1) == 0);
+	ASSERT(hl.n == 1 && hl.v[0].id == 1 && hl.next_cursor == 1);
+	store_hosts_release(&hl);
 	store_close(s);
 	series_store(&s);
 	ASSERT(s != NULL);
 	series_list(&b, s, 1, 0);
 	series_list(&b, s, 1, 2); /* series 1 */
 	series_list(&b, s, 3, 0);
+	ASSERT(store_series_list(s, &sl, 3, 0) == 0);
+	ASSERT(sl.n == 3 && sl.v[2].id == 1 && sl.next_cursor == 0);
+	store_series_list_release(&sl);
 	store_close(s);
 	ASSERT(same_as_golden(&b, "cursors") == 0);
 	buf_release(&b);
