@@ -31,12 +31,6 @@ set_has(json_t *o, const char *key, int has, int64_t v)
 	json_object_set_new(o, key, has ? json_integer(v) : json_null());
 }
 
-static void
-set_num(json_t *o, const char *key, double v)
-{
-	json_object_set_new(o, key, isnan(v) ? json_null() : json_real(v));
-}
-
 static json_t *
 patches_json(const struct store_series_row *r)
 {
@@ -137,42 +131,6 @@ rows_series_page_json(const struct store_series_row *r)
 		json_array_append_new(pairs, json_integer(r->pairs[i]));
 	return json_pack("{s:o, s:o, s:o}", "series", series_common(r), "pairs",
 	    pairs, "patches", patches_json(r));
-}
-
-json_t *
-rows_series_cmps_json(const struct store_series_cmps *l)
-{
-	json_t *arr = json_array();
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		const struct store_series_cmp *r = &l->v[i];
-		const struct store_comparison *c = &r->c;
-		json_t *o = json_object();
-
-		json_object_set_new(o, "id", json_integer(r->id));
-		json_object_set_new(o, "pair_id", json_integer(r->pair_id));
-		set_str(o, "job", r->job);
-		set_str(o, "point", r->point);
-		set_str(o, "host", r->host);
-		set_str(o, "metric", c->metric);
-		set_str(o, "unit", c->unit);
-		set_str(o, "better", c->better);
-		set_num(o, "base_median", c->base_median);
-		set_num(o, "cand_median", c->cand_median);
-		set_num(o, "change_pct", c->change_pct);
-		set_num(o, "ci_low", c->ci_low);
-		set_num(o, "ci_high", c->ci_high);
-		set_num(o, "p", c->p);
-		set_num(o, "p_adjusted", c->p_adjusted);
-		set_str(o, "verdict", c->verdict);
-		json_object_set_new(o, "final", json_integer(c->final));
-		set_int(o, "n_base", c->n_base, -1);
-		set_int(o, "n_cand", c->n_cand, -1);
-		set_str(o, "suspect", r->suspect);
-		json_array_append_new(arr, o);
-	}
-	return json_pack("{s:o}", "comparisons", arr);
 }
 
 /* A figure of the analysis: null unless finite (series_versus' rule). */
