@@ -25,8 +25,10 @@ chargepath_diff(struct chargepath_sym *out, size_t max, int out_runs[2],
 	for (i = 0; rows != NULL && i < rows->n; i++) {
 		role = rows->v[i].role;
 		text = rows->v[i].profile_json;
+		/* A document that does not parse says nothing (the runs
+		 * route stored it re-encoded, so none has duplicate keys). */
 		if (role == NULL || text == NULL ||
-		    (blob = json_loads(text, 0, NULL)) == NULL)
+		    (blob = pwjson_parse(text, strlen(text), NULL)) == NULL)
 			continue;
 		json_array_append_new(parsed, blob);
 		if (!json_is_number(json_object_get(blob, "share_pct")))

@@ -219,23 +219,14 @@ kfacts_warning(struct buf *why, const struct kfacts sides[2],
 }
 
 void
-kfacts_pair_json(json_t *pair, const struct store_run_metas *rows)
+kfacts_pair(struct kfacts_pair *out, const struct store_run_metas *rows,
+    const char *base_sha, const char *cand_sha)
 {
-	struct kfacts k[2];
 	struct buf why = BUF_INIT(CAP_ERRMSG);
-	json_t *base = json_object_get(pair, "base"),
-	       *cand = json_object_get(pair, "candidate");
 
-	kfacts_sides(k, rows);
-	if (json_is_object(base))
-		json_object_set_new(base, "kernel", kfacts_json(&k[0]));
-	if (json_is_object(cand))
-		json_object_set_new(cand, "kernel", kfacts_json(&k[1]));
-	json_object_set_new(pair, "kernel_warning",
-	    kfacts_warning(&why, k,
-	        json_string_value(json_object_get(base, "commit")),
-	        json_string_value(json_object_get(cand, "commit")))
-	        ? json_string(why.data)
-	        : json_null());
+	kfacts_sides(out->side, rows);
+	out->warning[0] = '\0';
+	if (kfacts_warning(&why, out->side, base_sha, cand_sha))
+		snprintf(out->warning, sizeof(out->warning), "%s", why.data);
 	buf_release(&why);
 }

@@ -12,6 +12,7 @@
  * (mail) as any untrusted text.
  */
 #include "common/buf.h"
+#include "common/caps.h"
 #include "common/json.h"
 
 #define KFACTS_VAL 256 /* one field of a side, cut at a UTF-8 boundary */
@@ -60,10 +61,19 @@ void kfacts_line(struct buf *, const struct kfacts *);
 int kfacts_warning(struct buf *why, const struct kfacts sides[2],
     const char *base_sha, const char *cand_sha);
 
+/* A pair's kernel facts: what GET /api/v1/pairs/{id} shows (its JSON is
+ * made in web/rows.c, rows_pair_kernels_json). */
+struct kfacts_pair {
+	struct kfacts side[2];        /* base, candidate */
+	char warning[CAP_ERRMSG + 1]; /* kfacts_warning's text, "" none */
+};
+
 /*
- * Pair JSON: sets "kernel" in its "base" and "candidate" objects and
- * "kernel_warning" (null, or the text of kfacts_warning) from rows.
+ * Both sides from rows (as kfacts_sides; NULL: both unknown) and the
+ * warning for the pair's commits (base_sha, cand_sha; NULL unknown, as
+ * kfacts_warning).
  */
-void kfacts_pair_json(json_t *pair, const struct store_run_metas *rows);
+void kfacts_pair(struct kfacts_pair *out, const struct store_run_metas *rows,
+    const char *base_sha, const char *cand_sha);
 
 #endif

@@ -1,21 +1,15 @@
 /*
  * vN vs vN-1 (series_versus.h).
  */
-#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/series_versus.h"
 #include "daemon/store.h"
 #include "daemon/store_series2.h"
-
-/* A number, or null when unknown (NAN). */
-static json_t *
-num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
 
 static double
 min_effect(const struct dconf *conf, const char *job, const char *metric)
@@ -52,29 +46,73 @@ series_ids(
 	return 0;
 }
 
+void
+series_versus_release(struct series_versus *v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < v->nrows; i++) {
+		struct series_versus_row *r = &v->rows[i];
+
+		free(r->host);
+		free(r->job);
+		free(r->point);
+		free(r->metric);
+		free(r->unit);
+		free(r->better);
+	}
+	free(v->rows);
+	memset(v, 0, sizeof(*v));
+}
+
+/* The row of one metric both tips measured: a (old) against b (new). */
+static void
+row_fill(struct series_versus_row *w, const struct store_tip_runs *b,
+    const struct analysis_result *res)
+{
+	w->host = xstrdup(b->host);
+	w->job = xstrdup(b->job);
+	w->point = xstrdup(b->point);
+	w->metric = xstrdup(b->metric);
+	w->unit = xstrdup(b->unit);
+	w->better = xstrdup(b->better);
+	w->prev_median = res->base_median;
+	w->median = res->cand_median;
+	w->change_pct = res->change_pct;
+	w->ci_low = res->ci_low_pct;
+	w->ci_high = res->ci_high_pct;
+	w->p = res->p_value;
+	w->verdict = analysis_verdict_name(res->verdict);
+	w->n_prev = (int64_t)res->n_base;
+	w->n = (int64_t)res->n_cand;
+}
+
 int
-series_versus(json_t **out, struct store *s, const struct dconf *conf,
-    int64_t id, struct err *e)
+series_versus(struct series_versus *out, struct store *s,
+    const struct dconf *conf, int64_t id, struct err *e)
 {
 	struct store_tip_runs *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0, i, j;
 	int64_t prev = 0, version = 0, pprev = 0, pversion = 0;
-	json_t *rows;
 	int r;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if ((r = series_ids(s, id, &prev, &version, e)) != 0)
 		return r;
-	rows = json_array();
 	if (prev > 0) {
 		if ((r = series_ids(s, prev, &pprev, &pversion, e)) != 0 ||
 		    store_series_tip_runs(s, &a, &na, prev) != 0 ||
 		    store_series_tip_runs(s, &b, &nb, id) != 0) {
-			json_decref(rows);
 			store_tip_runs_free(a, na);
 			return r != 0 ? r : err_set(e, "%s", store_errmsg(s));
 		}
 	}
+	out->version = version;
+	out->prev_id = prev > 0 ? prev : 0;
+	out->prev_version = prev > 0 ? pversion : 0;
+	out->rows = xcalloc(nb ? nb : 1, sizeof(*out->rows));
 	/* Both lists are ordered by (host, job, point, metric). */
 	for (i = 0; i < nb; i++) {
 		struct analysis_opts o;
@@ -92,25 +130,9 @@ series_versus(json_t **out, struct store *s, const struct dconf *conf,
 		if (analysis_compare(&res, a[j].values, a[j].n, b[i].values,
 		        b[i].n, &o, &ae) != 0)
 			continue; /* a value analysis refuses: no row */
-		json_array_append_new(rows,
-		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, "
-		              "s:o, s:o, s:o, s:s, s:I, s:I}",
-		        "host", b[i].host, "job", b[i].job, "point", b[i].point,
-		        "metric", b[i].metric, "unit", b[i].unit, "better",
-		        b[i].better, "previous_median", num(res.base_median),
-		        "median", num(res.cand_median), "change_pct",
-		        num(res.change_pct), "ci_low", num(res.ci_low_pct),
-		        "ci_high", num(res.ci_high_pct), "p", num(res.p_value),
-		        "verdict", analysis_verdict_name(res.verdict),
-		        "n_previous", (json_int_t)res.n_base, "n",
-		        (json_int_t)res.n_cand));
+		row_fill(&out->rows[out->nrows++], &b[i], &res);
 	}
 	store_tip_runs_free(a, na);
 	store_tip_runs_free(b, nb);
-	*out = json_pack("{s:o, s:I, s:o}", "previous",
-	    prev > 0 ? json_pack("{s:I, s:I}", "id", (json_int_t)prev,
-	                   "version", (json_int_t)pversion)
-	             : json_null(),
-	    "version", (json_int_t)version, "rows", rows);
 	return 0;
 }

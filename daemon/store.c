@@ -843,6 +843,17 @@ store_i_rows(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, what);
 }
 
+int64_t
+store_i_next_cursor(
+    size_t n, int64_t limit, int64_t last, enum store_i_order order)
+{
+	if (n == 0 || (int64_t)n != limit)
+		return 0;
+	if (order == STORE_I_DESC && last <= 1)
+		return 0;
+	return last;
+}
+
 int
 store_i_tx_begin(struct store *s)
 {

@@ -497,9 +497,8 @@ store_bisects_get(
 		store_bisects_release(out);
 		return r;
 	}
-	/* A full page may have more after it, unless it ends at id 1. */
-	if (out->n > 0 && (int64_t)out->n == limit && out->v[out->n - 1].id > 1)
-		out->next_cursor = out->v[out->n - 1].id;
+	out->next_cursor = store_i_next_cursor(
+	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
 	return 0;
 }
 

@@ -174,8 +174,8 @@ store_commits_get(struct store *s, struct store_commits *out, const char *tree,
 		store_commits_release(out);
 		return r;
 	}
-	if (out->n > 0 && (int64_t)out->n == limit)
-		out->next_cursor = out->v[out->n - 1].id;
+	out->next_cursor = store_i_next_cursor(
+	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
 	return 0;
 }
 
@@ -494,9 +494,8 @@ store_regressions_get(struct store *s, struct store_regressions *out,
 		store_regressions_release(out);
 		return r;
 	}
-	/* A full page may have more after it, unless it ends at id 1. */
-	if (out->n > 0 && (int64_t)out->n == limit && out->v[out->n - 1].id > 1)
-		out->next_cursor = out->v[out->n - 1].id;
+	out->next_cursor = store_i_next_cursor(
+	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
 	return 0;
 }
 

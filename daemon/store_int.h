@@ -97,6 +97,16 @@ int store_i_step_done(struct store *, sqlite3_stmt *, const char *what);
 int store_i_rows(struct store *, sqlite3_stmt *st, void **v, size_t *n,
     size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
     void *arg, const char *what);
+/*
+ * The next page's cursor of a list page (docs/API.md): n rows read of
+ * limit asked, the last with id last.  A page that is not full is the
+ * last (0).  STORE_I_DESC lists (newest first: the cursor gives the ids
+ * below it) also end at id 1, since ids start at 1; STORE_I_ASC lists
+ * (the ids above the cursor) go on.  Else last.
+ */
+enum store_i_order { STORE_I_DESC, STORE_I_ASC };
+int64_t store_i_next_cursor(
+    size_t n, int64_t limit, int64_t last, enum store_i_order order);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
 

@@ -1025,7 +1025,6 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
 	    "SELECT " JOB_COLS JOB_FROM
 	    " WHERE (?1 IS NULL OR j.state = ?1) AND (?2 = 0 OR j.id < ?2)"
 	    " ORDER BY j.id DESC LIMIT ?3");
-	int64_t last;
 	void *v;
 	int r;
 
@@ -1042,10 +1041,8 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
 		store_jobs_release(out);
 		return r;
 	}
-	/* Job ids count down to 1: past 1 there is no next page. */
-	last = out->n > 0 ? out->v[out->n - 1].id : 0;
-	if ((int64_t)out->n == limit && last > 1)
-		out->next_cursor = last;
+	out->next_cursor = store_i_next_cursor(
+	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
 	return 0;
 }
 

@@ -2,7 +2,6 @@
  * The store: patch series and inboxes (daemon/series.c); more in
  * store_series2.c. All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
  */
-#include <math.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -302,8 +301,8 @@ store_series_list(struct store *s, struct store_series_list *out, int64_t limit,
 		return -1;
 	}
 	out->v = v;
-	if ((int64_t)out->n == limit && out->n > 0)
-		out->next_cursor = out->v[out->n - 1].id;
+	out->next_cursor = store_i_next_cursor(
+	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
 	return 0;
 }
 
@@ -385,102 +384,6 @@ store_series_get(struct store *s, struct store_series_row *out, int64_t id)
 		return -1;
 	}
 	return 0;
-}
-
-static void
-series_cmp_scan(void *row, sqlite3_stmt *st, void *arg)
-{
-	struct store_series_cmp *r = row;
-	struct store_comparison *c = &r->c;
-
-	(void)arg;
-	r->id = sqlite3_column_int64(st, 0);
-	r->pair_id = sqlite3_column_int64(st, 1);
-	r->job = store_i_web_text(st, 2);
-	r->point = store_i_web_text(st, 3);
-	r->host = store_i_web_text(st, 4);
-	c->metric = store_i_web_text(st, 5);
-	c->unit = store_i_web_text(st, 6);
-	c->better = store_i_web_text(st, 7);
-	c->base_median = store_i_col_num(st, 8);
-	c->cand_median = store_i_col_num(st, 9);
-	c->change_pct = store_i_col_num(st, 10);
-	c->ci_low = store_i_col_num(st, 11);
-	c->ci_high = store_i_col_num(st, 12);
-	c->p = store_i_col_num(st, 13);
-	c->p_adjusted = store_i_col_num(st, 14);
-	c->verdict = store_i_web_text(st, 15);
-	c->final = sqlite3_column_int(st, 16);
-	c->n_base = col_int_or(st, 17, -1);
-	c->n_cand = col_int_or(st, 18, -1);
-	r->suspect = store_i_web_text(st, 19);
-	c->min_effect = NAN;
-}
-
-void
-store_series_cmps_release(struct store_series_cmps *l)
-{
-	size_t i;
-
-	if (l == NULL)
-		return;
-	for (i = 0; i < l->n; i++) {
-		struct store_series_cmp *r = &l->v[i];
-
-		free(r->job);
-		free(r->point);
-		free(r->host);
-		free(r->suspect);
-		free((char *)r->c.metric);
-		free((char *)r->c.unit);
-		free((char *)r->c.better);
-		free((char *)r->c.verdict);
-	}
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-int
-store_series_comparisons(
-    struct store *s, struct store_series_cmps *out, int64_t id)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT cm.id, cm.pair_id, p.name AS job, p.point, h.name AS host,"
-	    " cm.metric, cm.unit, cm.better, cm.base_median, cm.cand_median,"
-	    " cm.change_pct, cm.ci_low, cm.ci_high, cm.p, cm.p_adjusted,"
-	    " cm.verdict, cm.final, cm.n_base, cm.n_cand, p.suspect"
-	    " FROM series se JOIN jobs j ON j.commit_id = se.commit_id"
-	    "  AND j.role = 'candidate'"
-	    " JOIN pairs p ON p.id = j.pair_id"
-	    " JOIN comparisons cm ON cm.pair_id = p.id"
-	    " LEFT JOIN hosts h ON h.id = p.host_id"
-	    " WHERE se.id = ?1 ORDER BY cm.pair_id, cm.metric");
-	sqlite3_stmt *chk =
-	    store_i_stmt(s, "SELECT 1 FROM series WHERE id = ?1");
-	void *v = NULL;
-	int found, r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL || chk == NULL) {
-		store_i_release(s, st);
-		store_i_release(s, chk);
-		return -1;
-	}
-	sqlite3_bind_int64(chk, 1, id);
-	found = sqlite3_step(chk) == SQLITE_ROW;
-	store_i_release(s, chk);
-	if (!found) {
-		store_i_release(s, st);
-		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
-		    (long long)id);
-	}
-	sqlite3_bind_int64(st, 1, id);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), series_cmp_scan,
-	    NULL, "series comparisons");
-	out->v = v;
-	if (r != 0)
-		store_series_cmps_release(out);
-	return r;
 }
 
 int

@@ -13,8 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/store.h" /* struct store_comparison */
-
 /* One patch of a series, by seq, with its commit. */
 struct store_series_patch_row {
 	int64_t seq;
@@ -70,22 +68,5 @@ int store_series_get(struct store *, struct store_series_row *out, int64_t id);
  * and its patches.  ERR_NOTFOUND. */
 int store_web_series(struct store *, struct store_series_row *out, int64_t id);
 void store_series_release(struct store_series_row *);
-
-/* A comparison of a pair measuring a series tip, with its pair's job,
- * point, host and suspect; c has no note and min_effect NAN. */
-struct store_series_cmp {
-	int64_t id, pair_id;
-	char *job, *point, *host, *suspect;
-	struct store_comparison c;
-};
-struct store_series_cmps {
-	struct store_series_cmp *v;
-	size_t n;
-};
-/* The comparisons of the pairs measuring series id's tip, by pair and
- * metric.  ERR_NOTFOUND (no such series). */
-int store_series_comparisons(
-    struct store *, struct store_series_cmps *out, int64_t id);
-void store_series_cmps_release(struct store_series_cmps *);
 
 #endif

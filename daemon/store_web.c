@@ -71,8 +71,9 @@ store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
 		store_hosts_release(out);
 		return r;
 	}
-	if (out->n > 0 && (int64_t)out->n == limit)
-		out->next_cursor = out->v[out->n - 1].id;
+	/* Hosts page upwards (h.id > cursor): id 1 is not an end. */
+	out->next_cursor = store_i_next_cursor(
+	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_ASC);
 	return 0;
 }
 

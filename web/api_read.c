@@ -189,21 +189,23 @@ api_pair_json(struct store *s, int64_t id, json_t **out)
 {
 	struct store_pair p;
 	struct store_run_metas rows;
+	struct kfacts_pair k;
 	int r;
 
 	*out = NULL;
 	if ((r = store_pair_read(s, &p, id)) != 0)
 		return r;
-	*out = rows_pair_json(&p);
-	store_pair_release(&p);
 	/* Which kernel each side ran (docs/KERNEL.md). */
 	if (store_pair_run_meta(s, &rows, id) != 0) {
-		json_decref(*out);
-		*out = NULL;
+		store_pair_release(&p);
 		return -1;
 	}
-	kfacts_pair_json(*out, &rows);
+	kfacts_pair(&k, &rows, p.jobs.n == 2 ? p.jobs.v[0].commit : NULL,
+	    p.jobs.n == 2 ? p.jobs.v[1].commit : NULL);
 	store_run_metas_release(&rows);
+	*out = rows_pair_json(&p);
+	store_pair_release(&p);
+	rows_pair_kernels_json(*out, &k);
 	return 0;
 }
 

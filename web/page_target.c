@@ -388,28 +388,30 @@ any_unknown(const struct cmp_set *c)
 
 /* ---- commit, series, pair ------------------------------------------ */
 
-/* "versus_previous": vN vs vN-1 (daemon/series_versus) into o. */
+/* vN vs vN-1 (daemon/series_versus) into *vs and, as
+ * "versus_previous", into o. */
 static int
-series_versus_add(struct ctx *x, json_t *o, int64_t id)
+series_versus_add(
+    struct ctx *x, json_t *o, struct series_versus *vs, int64_t id)
 {
 	struct err e = { 0 };
-	json_t *vs = NULL;
-	int r = series_versus(&vs, x->s, x->conf, id, &e);
+	int r = series_versus(vs, x->s, x->conf, id, &e);
 
 	if (r != 0) {
 		log_warnx(
 		    "series %lld: vN vs vN-1: %s", (long long)id, err_msg(&e));
 		return r == ERR_NOTFOUND ? r : -1;
 	}
-	json_object_set_new(o, "versus_previous", vs);
+	json_object_set_new(o, "versus_previous", rows_series_versus_json(vs));
 	return 0;
 }
 
-/* The rows of a commit (sha), series (id, its row in *sr, the caller's
- * to release) or pair (id). */
+/* The rows of a commit (sha), series (id, its row in *sr and its vN vs
+ * vN-1 in *vs, the caller's to release) or pair (id). */
 static int
 target_rows(struct ctx *x, enum view_target kind, const char *id,
-    struct cmp_set *c, json_t **out_info, struct store_series_row *sr)
+    struct cmp_set *c, json_t **out_info, struct store_series_row *sr,
+    struct series_versus *vs)
 {
 	struct store_commit_page cp;
 	json_t *o = NULL;
@@ -434,7 +436,7 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 			return r;
 		o = web_keep(x, rows_series_page_json(sr));
 		*out_info = o;
-		if ((r = series_versus_add(x, o, n)) != 0)
+		if ((r = series_versus_add(x, o, vs, n)) != 0)
 			return r;
 		return pairs_rows(x, c, json_object_get(o, "pairs"));
 	case VIEW_PAIR:
@@ -446,38 +448,46 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 	return ERR_NOTFOUND;
 }
 
-/* The rows of "versus_previous" for the page; *out is the caller's. */
-static void
-versus_view(struct view_commit *v, json_t *vs, struct view_versus_row **out)
+/* The page's unknown (NAN) for any figure that is not finite, as the
+ * JSON's null read back gave before. */
+static double
+known(double v)
 {
-	json_t *rows = json_object_get(vs, "rows"), *prev;
-	size_t n = json_array_size(rows), k;
+	return isfinite(v) ? v : NAN;
+}
+
+/* The rows of vN vs vN-1 for the page (they point into vs); *out is the
+ * caller's. */
+static void
+versus_view(struct view_commit *v, const struct series_versus *vs,
+    struct view_versus_row **out)
+{
+	size_t k;
 
 	*out = NULL;
-	prev = json_object_get(vs, "previous");
-	if (!json_is_object(prev))
+	if (vs->prev_id == 0)
 		return;
-	v->prev_id = web_jint(prev, "id");
-	v->prev_version = web_jint(prev, "version");
-	*out = xcalloc(n ? n : 1, sizeof(**out));
-	for (k = 0; k < n; k++) {
-		json_t *r = json_array_get(rows, k);
+	v->prev_id = vs->prev_id;
+	v->prev_version = vs->prev_version;
+	*out = xcalloc(vs->nrows ? vs->nrows : 1, sizeof(**out));
+	for (k = 0; k < vs->nrows; k++) {
+		const struct series_versus_row *r = &vs->rows[k];
 		struct view_versus_row *w = &(*out)[k];
 
-		w->host = web_jstr(r, "host");
-		w->job = web_jstr(r, "job");
-		w->point = web_jstr(r, "point");
-		w->metric = web_jstr(r, "metric");
-		w->unit = web_jstr(r, "unit");
-		w->prev_median = web_jnum(r, "previous_median");
-		w->median = web_jnum(r, "median");
-		w->change_pct = web_jnum(r, "change_pct");
-		w->ci_low = web_jnum(r, "ci_low");
-		w->ci_high = web_jnum(r, "ci_high");
-		w->verdict = web_jstr(r, "verdict");
+		w->host = r->host;
+		w->job = r->job;
+		w->point = r->point;
+		w->metric = r->metric;
+		w->unit = r->unit;
+		w->prev_median = known(r->prev_median);
+		w->median = known(r->median);
+		w->change_pct = known(r->change_pct);
+		w->ci_low = known(r->ci_low);
+		w->ci_high = known(r->ci_high);
+		w->verdict = r->verdict;
 	}
 	v->versus = *out;
-	v->nversus = n;
+	v->nversus = vs->nrows;
 }
 
 static int
@@ -501,23 +511,21 @@ static void
 pair_kernels(struct ctx *x, struct view_commit *v,
     const struct store_pair *pair, const struct store_run_metas *rows)
 {
-	struct kfacts k[2];
+	struct kfacts_pair k;
 	struct buf b = BUF_INIT(CAP_ERRMSG);
 	int i;
 
-	kfacts_sides(k, rows);
+	kfacts_pair(&k, rows, pair->jobs.n == 2 ? pair->jobs.v[0].commit : NULL,
+	    pair->jobs.n == 2 ? pair->jobs.v[1].commit : NULL);
 	for (i = 0; i < 2; i++) {
 		buf_reset(&b);
-		kfacts_line(&b, &k[i]);
+		kfacts_line(&b, &k.side[i]);
 		v->kernel[i] =
 		    json_string_value(web_keep(x, json_string(b.data)));
 	}
-	buf_reset(&b);
-	if (kfacts_warning(&b, k,
-	        pair->jobs.n == 2 ? pair->jobs.v[0].commit : NULL,
-	        pair->jobs.n == 2 ? pair->jobs.v[1].commit : NULL))
+	if (k.warning[0] != '\0')
 		v->kernel_warning =
-		    json_string_value(web_keep(x, json_string(b.data)));
+		    json_string_value(web_keep(x, json_string(k.warning)));
 	buf_release(&b);
 }
 
@@ -528,6 +536,7 @@ web_target_html(
 	struct cmp_set c = { 0 };
 	struct view_commit v = { 0 };
 	struct store_series_row sr = { 0 };
+	struct series_versus vs = { 0 };
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	json_t *info, *ci, *se;
 	char id[72];
@@ -545,9 +554,10 @@ web_target_html(
 	int r;
 
 	snprintf(id, sizeof(id), "%s", rest);
-	if ((r = target_rows(x, kind, id, &c, &info, &sr)) != 0) {
+	if ((r = target_rows(x, kind, id, &c, &info, &sr, &vs)) != 0) {
 		cmp_set_free(&c);
 		store_series_release(&sr);
+		series_versus_release(&vs);
 		return r;
 	}
 	v.kind = kind;
@@ -611,7 +621,7 @@ web_target_html(
 		v.branch_tag = sr.branch_tag;
 		v.fallback = sr.fallback;
 		v.version = sr.version < 0 ? 0 : sr.version;
-		versus_view(&v, json_object_get(info, "versus_previous"), &vv);
+		versus_view(&v, &vs, &vv);
 		if (sr.error != NULL) {
 			snprintf(note, sizeof(note), "series %s: %s",
 			    sr.state ? sr.state : "?", sr.error);
@@ -674,6 +684,7 @@ web_target_html(
 	free(vv);
 	cmp_set_free(&c);
 	store_series_release(&sr);
+	series_versus_release(&vs);
 	*out = b;
 	return 0;
 }
@@ -720,12 +731,14 @@ web_target_json(
 {
 	struct cmp_set c = { 0 };
 	struct store_series_row sr = { 0 };
+	struct series_versus vs = { 0 };
 	json_t *info;
 	int r;
 
 	*out = NULL;
-	r = target_rows(x, kind, id, &c, &info, &sr);
+	r = target_rows(x, kind, id, &c, &info, &sr, &vs);
 	store_series_release(&sr);
+	series_versus_release(&vs);
 	if (r != 0) {
 		cmp_set_free(&c);
 		return r;

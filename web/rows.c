@@ -9,6 +9,7 @@
 
 #include "common/err.h"
 #include "common/json.h"
+#include "daemon/kfacts.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "web/rows.h"
@@ -297,4 +298,18 @@ rows_claim_json(const struct store_claimed *c)
 	    job, "instance", json_string(c->instance ? c->instance : ""));
 	return json_pack("{s:o, s:I}", "job", job, "lease_expires",
 	    (json_int_t)c->lease_expires);
+}
+
+void
+rows_pair_kernels_json(json_t *pair, const struct kfacts_pair *k)
+{
+	json_t *base = json_object_get(pair, "base"),
+	       *cand = json_object_get(pair, "candidate");
+
+	if (json_is_object(base))
+		json_object_set_new(base, "kernel", kfacts_json(&k->side[0]));
+	if (json_is_object(cand))
+		json_object_set_new(cand, "kernel", kfacts_json(&k->side[1]));
+	json_object_set_new(pair, "kernel_warning",
+	    k->warning[0] != '\0' ? json_string(k->warning) : json_null());
 }

@@ -16,6 +16,7 @@ struct store_comparison;
 struct store_pair;
 struct store_alert;
 struct store_claimed;
+struct kfacts_pair;
 
 /* {"id", "name", "labels", "inventory", "state", "current_job",
  * "last_seen", "registered", "quarantined", "quarantined_at"} */
@@ -37,6 +38,10 @@ json_t *rows_comparison_json(const struct store_comparison *);
 /* {"id", "name", "point", "host", "deprioritised", "created", "suspect",
  * "base": JOB, "candidate": JOB, "comparisons": [...]} */
 json_t *rows_pair_json(const struct store_pair *);
+/* Sets "kernel" in pair's "base" and "candidate" objects (kfacts_json:
+ * {"build_id", "release", "config_sha256", "boot", "cached", "runs"})
+ * and "kernel_warning" (null, or its text) from k. */
+void rows_pair_kernels_json(json_t *pair, const struct kfacts_pair *k);
 /* One delivery of GET /api/v1/alerts[/{id}]: {"id", "kind", "state",
  * "delivery", "target", "subject", "attempts", "last_error", "sent",
  * "next_try", "created", "followup", "commit", "benchmark", "host"}, and

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "common/json.h"
+#include "daemon/series_versus.h"
 #include "daemon/store_series_rows.h"
 #include "web/rows_series.h"
 
@@ -28,12 +29,6 @@ static void
 set_has(json_t *o, const char *key, int has, int64_t v)
 {
 	json_object_set_new(o, key, has ? json_integer(v) : json_null());
-}
-
-static void
-set_num(json_t *o, const char *key, double v)
-{
-	json_object_set_new(o, key, isnan(v) ? json_null() : json_real(v));
 }
 
 static json_t *
@@ -138,38 +133,39 @@ rows_series_page_json(const struct store_series_row *r)
 	    pairs, "patches", patches_json(r));
 }
 
-json_t *
-rows_series_cmps_json(const struct store_series_cmps *l)
+/* A figure of the analysis: null unless finite (series_versus' rule). */
+static json_t *
+known_num(double v)
 {
-	json_t *arr = json_array();
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *
+rows_series_versus_json(const struct series_versus *v)
+{
+	json_t *rows = json_array();
 	size_t i;
 
-	for (i = 0; i < l->n; i++) {
-		const struct store_series_cmp *r = &l->v[i];
-		const struct store_comparison *c = &r->c;
-		json_t *o = json_object();
+	for (i = 0; i < v->nrows; i++) {
+		const struct series_versus_row *r = &v->rows[i];
 
-		json_object_set_new(o, "id", json_integer(r->id));
-		json_object_set_new(o, "pair_id", json_integer(r->pair_id));
-		set_str(o, "job", r->job);
-		set_str(o, "point", r->point);
-		set_str(o, "host", r->host);
-		set_str(o, "metric", c->metric);
-		set_str(o, "unit", c->unit);
-		set_str(o, "better", c->better);
-		set_num(o, "base_median", c->base_median);
-		set_num(o, "cand_median", c->cand_median);
-		set_num(o, "change_pct", c->change_pct);
-		set_num(o, "ci_low", c->ci_low);
-		set_num(o, "ci_high", c->ci_high);
-		set_num(o, "p", c->p);
-		set_num(o, "p_adjusted", c->p_adjusted);
-		set_str(o, "verdict", c->verdict);
-		json_object_set_new(o, "final", json_integer(c->final));
-		set_int(o, "n_base", c->n_base, -1);
-		set_int(o, "n_cand", c->n_cand, -1);
-		set_str(o, "suspect", r->suspect);
-		json_array_append_new(arr, o);
+		json_array_append_new(rows,
+		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, "
+		              "s:o, s:o, s:o, s:s, s:I, s:I}",
+		        "host", r->host, "job", r->job, "point", r->point,
+		        "metric", r->metric, "unit", r->unit, "better",
+		        r->better, "previous_median", known_num(r->prev_median),
+		        "median", known_num(r->median), "change_pct",
+		        known_num(r->change_pct), "ci_low",
+		        known_num(r->ci_low), "ci_high", known_num(r->ci_high),
+		        "p", known_num(r->p), "verdict", r->verdict,
+		        "n_previous", (json_int_t)r->n_prev, "n",
+		        (json_int_t)r->n));
 	}
-	return json_pack("{s:o}", "comparisons", arr);
+	return json_pack("{s:o, s:I, s:o}", "previous",
+	    v->prev_id > 0
+	        ? json_pack("{s:I, s:I}", "id", (json_int_t)v->prev_id,
+	              "version", (json_int_t)v->prev_version)
+	        : json_null(),
+	    "version", (json_int_t)v->version, "rows", rows);
 }

@@ -11,7 +11,7 @@
 
 struct store_series_row;
 struct store_series_list;
-struct store_series_cmps;
+struct series_versus;
 
 /* GET /api/v1/series: {"series": [{id, inbox, message_id, title,
  * version, total, found, author, time, state, error, tree, branch,
@@ -29,10 +29,11 @@ json_t *rows_series_json(const struct store_series_row *);
  * tree, branch_tag, supersedes, fallback}, "pairs": [ID...], "patches":
  * [...]}. */
 json_t *rows_series_page_json(const struct store_series_row *);
-/* store_series_comparisons': {"comparisons": [{id, pair_id, job,
- * point, host, metric, unit, better, base_median, cand_median,
- * change_pct, ci_low, ci_high, p, p_adjusted, verdict, final, n_base,
- * n_cand, suspect}]} (unknowns null). */
-json_t *rows_series_cmps_json(const struct store_series_cmps *);
+/* series_versus' (daemon/series_versus.h), the series reply's
+ * "versus_previous": {"previous": {"id", "version"} | null, "version",
+ * "rows": [{"host", "job", "point", "metric", "unit", "better",
+ * "previous_median", "median", "change_pct", "ci_low", "ci_high", "p",
+ * "verdict", "n_previous", "n"}]} (unknown figures null). */
+json_t *rows_series_versus_json(const struct series_versus *);
 
 #endif

@@ -34,6 +34,8 @@ TEST(test_chargepath__means_per_side_largest_change_first)
 		RUN("candidate",
 		    "{\"share_pct\": null, \"reason\": \"no kernel sample\"}"),
 		RUN("candidate", "not json"),
+		/* JSON, but not an object: no share either. */
+		RUN("candidate", "7"),
 		/* A run without a profile says nothing. */
 		RUN("base", NULL),
 	};

@@ -179,31 +179,27 @@ TEST(test_kfacts__hostile_values)
 	buf_release(&kb);
 }
 
-TEST(test_kfacts__pair_json)
+TEST(test_kfacts__pair)
 {
 	struct store_run_metas rows = { 0 };
-	json_t *pair = json_pack("{s:{s:s}, s:{s:s}}", "base", "commit", "aa",
-	    "candidate", "commit", "bb");
+	struct kfacts_pair k;
+	struct buf b = BUF_INIT(CAP_ERRMSG);
 
 	row(&rows, "base", 1, kb41);
 	row(&rows, "candidate", 1, kb41);
-	kfacts_pair_json(pair, &rows);
-	ASSERT_STREQ(
-	    json_string_value(json_object_get(
-	        json_object_get(json_object_get(pair, "base"), "kernel"),
-	        "build_id")),
-	    "-pw41");
-	ASSERT(json_is_string(json_object_get(pair, "kernel_warning")));
-	json_decref(pair);
-	pair = json_pack("{s:{s:s}, s:{s:s}}", "base", "commit", "aa",
-	    "candidate", "commit", "bb");
-	kfacts_pair_json(pair, NULL);
-	ASSERT_STREQ(
-	    json_string_value(json_object_get(
-	        json_object_get(json_object_get(pair, "candidate"), "kernel"),
-	        "release")),
-	    "unknown");
-	ASSERT(json_is_null(json_object_get(pair, "kernel_warning")));
-	json_decref(pair);
+	kfacts_pair(&k, &rows, "aa", "bb");
+	ASSERT_STREQ(k.side[0].build_id, "-pw41");
+	ASSERT_STREQ(k.side[1].build_id, "-pw41");
+	/* The warning is kfacts_warning's text for the same sides. */
+	ASSERT_INTEQ(kfacts_warning(&b, k.side, "aa", "bb"), 1);
+	ASSERT_STREQ(k.warning, b.data);
+	/* An A/A pair (one commit) may run one build: no warning. */
+	kfacts_pair(&k, &rows, "aa", "aa");
+	ASSERT_STREQ(k.warning, "");
+	kfacts_pair(&k, NULL, "aa", "bb");
+	ASSERT_STREQ(k.side[1].release, "unknown");
+	ASSERT_INTEQ(k.side[1].runs, 0);
+	ASSERT_STREQ(k.warning, "");
 	store_run_metas_release(&rows);
+	buf_release(&b);
 }

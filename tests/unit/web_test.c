@@ -17,6 +17,7 @@
 #include "daemon/store_alert.h"
 #include "daemon/store_bisect.h"
 #include "daemon/store_canary.h"
+#include "daemon/store_dash.h"
 #include "daemon/store_fleet.h"
 #include "daemon/store_series2.h"
 #include "daemon/store_series_rows.h"
@@ -1905,8 +1906,8 @@ series_html(struct buf *html, struct store *s, const char *id)
 /*
  * GET /api/v1/series (store_series_list, as api_read_series answers
  * it), GET /api/v1/series/{id} and /api/v1/comparisons?series= (the
- * same document), the store's series and comparisons of a series
- * (store_series_get, store_series_comparisons) and the /series/{id}
+ * same document, its comparisons read through the tip's pairs), the
+ * store's series (store_series_get) and the /series/{id}
  * page answer the bytes tests/data/web/series.json and series.html
  * hold, which the code of before the typed series reads wrote.  On a
  * difference the bytes made now are in the scratch directory's
@@ -1917,7 +1918,6 @@ TEST(test_web__series_json_unchanged)
 	struct buf b = BUF_INIT(1 << 20), html = BUF_INIT(4 << 20);
 	struct store *s = NULL;
 	struct store_series_row sr;
-	struct store_series_cmps sc;
 	const char *ids[] = { "1", "2", "3" };
 	size_t i;
 
@@ -1931,9 +1931,6 @@ TEST(test_web__series_json_unchanged)
 		ASSERT(store_series_get(s, &sr, (int64_t)i + 1) == 0);
 		series_dump(&b, rows_series_json(&sr));
 		store_series_release(&sr);
-		ASSERT(store_series_comparisons(s, &sc, (int64_t)i + 1) == 0);
-		series_dump(&b, rows_series_cmps_json(&sc));
-		store_series_cmps_release(&sc);
 		series_html(&html, s, ids[i]);
 	}
 	ASSERT_INTEQ(store_series_get(s, &sr, 999), ERR_NOTFOUND);
@@ -1941,6 +1938,110 @@ TEST(test_web__series_json_unchanged)
 	store_close(s);
 	ASSERT(same_as_golden(&b, "series") == 0);
 	ASSERT(same_as_golden(&html, "series.html") == 0);
+	buf_release(&b);
+	buf_release(&html);
+}
+
+/*
+ * Two commits, each the candidate of a pair whose two jobs ran on one
+ * host (ok runs with metrics), and two series: v1 applied on the first
+ * commit, v2 (superseding v1) on the second.  The candidates share
+ * "iops" (a clear drop) and "lat <p99>" (the same values); "rss" only
+ * v2 measured, so it has no vN vs vN-1 row.
+ */
+static void
+versus_store(struct store **out)
+{
+	static const char *sha[] = { "1111111111111111111111111111111111111111",
+		"2222222222222222222222222222222222222222" };
+	struct store *s = NULL;
+	struct err e = { 0 };
+	static int nth;
+	char *p = xasprintf("%s/versus%d.db", test_tmpdir(), ++nth);
+	struct store_job_new base = { "base", "{\"parser\":\"fio\"}", "[]", 5,
+		5, 2, 0 };
+	struct store_job_new cand = { "candidate", "{\"parser\":\"fio\"}", "[]",
+		5, 5, 2, 0 };
+	struct store_series_new n = { "upload", "v1@x", "memcg: <v>", "A <a@x>",
+		1, 1, 1, 900, 0, NULL };
+	int64_t h, tree, cid[2], pair, bj, cj, v[2], job, k, i, c;
+	struct store_claimed cl;
+
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
+	ASSERT(store_tree_sync(s, &tree, "linux", "https://x/l.git") == 0);
+	ASSERT(store_host_register(s, &h, "epyc-1", "[]", "{}", 1000) == 0);
+	for (c = 0; c < 2; c++) {
+		struct store_commit cm = { sha[c], "", "A <a@x>", "C <c@x>",
+			1000 + c, 1001 + c, "memcg: v", "[]" };
+
+		ASSERT(store_commit_record(
+		           s, &cid[c], NULL, tree, &cm, "master", 1002) == 0);
+		base.commit_id = cand.commit_id = cid[c];
+		ASSERT(store_pair_create(s, &pair, &bj, &cj, "fio-randread",
+		           "bs=4k", &base, &cand, 1200 + c) == 0);
+		for (k = 0; k < 2; k++) {
+			ASSERT(store_claim(s, &cl, h, 1300 + c, 60) == 0);
+			job = cl.job_id;
+			store_claimed_release(&cl);
+			ASSERT(job == bj || job == cj);
+			for (i = 0; i < 5; i++) {
+				struct store_metric m[] = {
+					{ "iops", "ops/s", "higher",
+					    (c ? 900.0 : 1000.0) + (double)i },
+					{ "lat <p99>", "us", "lower", 12.25 },
+					{ "rss", "MiB", "lower",
+					    64 + (double)i },
+				};
+				struct store_run r = { job, i, "ok", 1.5, NULL,
+					NULL, 0, m, c ? 3 : 2, NULL, NULL };
+
+				ASSERT(store_run_add(s, h, &r, 1310 + c) == 0);
+			}
+			ASSERT(store_finish(s, h, job, 1, NULL, 1320 + c) == 0);
+		}
+	}
+	for (c = 0; c < 2; c++) {
+		ASSERT(store_series_create(s, &v[c], NULL, &n, 950 + c) == 0);
+		ASSERT(store_series_state(s, v[c], "applied", NULL, sha[c],
+		           cid[c], NULL, 960 + c) == 0);
+		n.message_id = "v2@x";
+		n.version = 2;
+	}
+	ASSERT(store_series_meta(s, v[1], NULL, v[0]) == 0);
+	*out = s;
+}
+
+/*
+ * GET /api/v1/series/{id} of a v2 whose v1 was measured too (a
+ * "versus_previous" with rows), and its /series/{id} page, answer the
+ * bytes tests/data/web/versus.json and versus.html hold, which the
+ * code of before the typed vN vs vN-1 (series_versus made the JSON)
+ * wrote.  On a difference the bytes made now are in the scratch
+ * directory's versus.out.
+ */
+TEST(test_web__series_versus_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20), html = BUF_INIT(4 << 20);
+	struct store *s = NULL;
+	const char *q;
+	int nrows;
+
+	versus_store(&s);
+	ASSERT(s != NULL);
+	target_api(&b, s, VIEW_SERIES, "1");
+	target_api(&b, s, VIEW_SERIES, "2");
+	series_html(&html, s, "2");
+	store_close(s);
+	/* Not a vacuous golden: v2's rows compare both measured metrics. */
+	ASSERT(strstr(b.data, "\"previous\":{\"id\":1,\"version\":1}") != NULL);
+	ASSERT(strstr(b.data, "\"metric\":\"iops\"") != NULL);
+	ASSERT(strstr(b.data, "\"metric\":\"lat <p99>\"") != NULL);
+	for (q = b.data, nrows = 0; (q = strstr(q, "\"n_previous\"")); q++)
+		nrows++;
+	ASSERT_INTEQ(nrows, 2); /* rss: v2 only */
+	ASSERT(same_as_golden(&b, "versus") == 0);
+	ASSERT(same_as_golden(&html, "versus.html") == 0);
 	buf_release(&b);
 	buf_release(&html);
 }
@@ -2152,6 +2253,66 @@ TEST(test_web__dash_json_unchanged)
 	ASSERT_INTEQ(api_bisect_json(s, 99, &o), ERR_NOTFOUND);
 	store_close(s);
 	ASSERT(same_as_golden(&b, "dash") == 0);
+	buf_release(&b);
+}
+
+/* ---- the next page's cursor of every list route ---- */
+
+/*
+ * Full pages (limit rows returned exactly) of each paged list route:
+ * GET /api/v1/jobs, /hosts, /commits, /regressions, /bisect (dash_store)
+ * and /series (series_store), among them pages whose last row has id 1.
+ * The lists newest first give the ids below the cursor, so a full page
+ * ending at id 1 is the last (docs/API.md: next_cursor absent on the
+ * last page); /hosts goes up from the cursor, so its full page ending
+ * at id 1 has a next.  The bytes are tests/data/web/cursors.json.
+ */
+TEST(test_web__list_cursors_unchanged)
+{
+	struct buf b = BUF_INIT(1 << 20);
+	struct store *s = NULL;
+	struct store_commits cl;
+	struct store_hosts hl;
+	struct store_series_list sl;
+	json_t *o = NULL;
+
+	dash_store(&s);
+	ASSERT(s != NULL);
+	rows_jobs(&b, s, NULL, 1, 0);
+	rows_jobs(&b, s, NULL, 1, 2); /* job 1 */
+	rows_jobs(&b, s, NULL, 2, 3); /* jobs 2, 1 */
+	rows_hosts(&b, s, 1, 0);      /* host 1: host 2 comes next */
+	rows_hosts(&b, s, 2, 0);
+	ASSERT(api_commits_json(s, NULL, NULL, 1, 2, &o) == 0); /* commit 1 */
+	dash_dump(&b, o);
+	ASSERT(api_commits_json(s, NULL, NULL, 3, 0, &o) == 0);
+	dash_dump(&b, o);
+	ASSERT(web_regressions_doc(s, &o, NULL, NULL, NULL, NULL, 1, 0) == 0);
+	dash_dump(&b, o);
+	ASSERT(api_bisects_json(s, 1, 0, &o) == 0);
+	dash_dump(&b, o);
+	/* The rule itself, on the structs: a full page newest first ends
+	 * at id 1; one going up does not. */
+	ASSERT(store_commits_get(s, &cl, NULL, NULL, 1, 2) == 0);
+	ASSERT(cl.n == 1 && cl.v[0].id == 1 && cl.next_cursor == 0);
+	store_commits_release(&cl);
+	ASSERT(store_commits_get(s, &cl, NULL, NULL, 1, 3) == 0);
+	ASSERT(cl.n == 1 && cl.next_cursor == 2);
+	store_commits_release(&cl);
+	ASSERT(store_hosts_get(s, &hl, 1, 0, 0, 1) == 0);
+	ASSERT(hl.n == 1 && hl.v[0].id == 1 && hl.next_cursor == 1);
+	store_hosts_release(&hl);
+	store_close(s);
+	series_store(&s);
+	ASSERT(s != NULL);
+	series_list(&b, s, 1, 0);
+	series_list(&b, s, 1, 2); /* series 1 */
+	series_list(&b, s, 3, 0);
+	ASSERT(store_series_list(s, &sl, 3, 0) == 0);
+	ASSERT(sl.n == 3 && sl.v[2].id == 1 && sl.next_cursor == 0);
+	store_series_list_release(&sl);
+	store_close(s);
+	ASSERT(same_as_golden(&b, "cursors") == 0);
 	buf_release(&b);
 }
 
