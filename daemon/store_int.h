@@ -28,6 +28,7 @@ enum stmt_slot {
 	S_RELEASE,
 	S_DATA_VERSION, /* store_data_version */
 	S_HISTORY,      /* store_web.c: store_history_get */
+	S_HISTORY_HOST, /* a host's */
 	S_NSLOTS
 };
 

@@ -434,61 +434,70 @@ hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
 	j->regression = store_i_web_text(st, 9);
 }
 
+/*
+ * The history read (store_history_get) is one statement per kind of
+ * page: of one host, or of every host.  Both list the page's jobs from
+ * history_jobs (schema v21: the jobs with an ok run, by name, point and
+ * their pair's host) newest first, so the work is bounded by the page,
+ * not by the history's length, and differ only in that list.
+ */
+#define HIST_JS_COLS                                                    \
+	"WITH js AS (SELECT j.id, j.pair_id, j.role, c.sha, c.subject," \
+	"  coalesce(c.commit_date, j.created) AS time,"                 \
+	"  CASE WHEN j.role = 'candidate' THEN"                         \
+	"  (SELECT rg.state FROM comparisons cm JOIN regressions rg"    \
+	"   ON rg.comparison_id = cm.id WHERE cm.pair_id = j.pair_id"   \
+	"   AND cm.metric = ?6) END AS regression"
+/*
+ * After the page's list hj: its jobs, their commits, the filters; then
+ * a row a job where its summary is stored (schema v20), else one a
+ * value (CROSS: in this order, never a scan of all metrics).
+ */
+#define HIST_JS_REST                                                      \
+	"  CROSS JOIN jobs j ON j.id = hj.job_id"                         \
+	"  LEFT JOIN commits c ON c.id = j.commit_id"                     \
+	"  LEFT JOIN trees t ON t.id = c.tree_id"                         \
+	"  WHERE hj.name = ?1 AND hj.point = ?2"                          \
+	"  AND (?3 IS NULL OR t.name = ?3)"                               \
+	"  AND (?4 IS NULL OR instr(',' || c.branches || ',',"            \
+	"   ',' || ?4 || ',') > 0)"                                       \
+	"  AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"      \
+	"  AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"      \
+	"  AND (?10 = 0 OR hj.job_id < ?10)"                              \
+	"  ORDER BY hj.job_id DESC LIMIT ?9)"                             \
+	" SELECT js.id, js.pair_id, js.role, js.sha, js.subject,"         \
+	" js.time, NULL, jv.unit, jv.better, js.regression, 0 AS idx,"    \
+	" jv.n, jv.median, jv.lo, jv.hi"                                  \
+	" FROM js JOIN job_values jv ON jv.job_id = js.id"                \
+	" AND jv.metric = ?6"                                             \
+	" UNION ALL SELECT js.id, js.pair_id, js.role, js.sha,"           \
+	" js.subject, js.time, m.value, m.unit, m.better, js.regression," \
+	" r.idx, NULL, NULL, NULL, NULL"                                  \
+	" FROM js CROSS JOIN runs r ON r.job_id = js.id"                  \
+	" AND r.status = 'ok'"                                            \
+	" CROSS JOIN metrics m ON m.run_id = r.id AND m.name = ?6"        \
+	" WHERE NOT EXISTS (SELECT 1 FROM job_values x"                   \
+	"  WHERE x.job_id = js.id)"                                       \
+	" ORDER BY 6, 1, 11"
+
 int
 store_history_get(
     struct store *s, struct store_history *out, const struct store_history_q *q)
 {
 	/*
-	 * The newest `limit` jobs that match go in the inner query, so the
-	 * work is bounded by the page, not by the history's length.  One
-	 * row per stored value, each job's rows together, in run order.
+	 * One row per stored value, each job's rows together, in run
+	 * order.  A host's page: its jobs only, from the host's name
+	 * (none of another's is read).  CROSS: in this order.
 	 */
-	sqlite3_stmt *st = store_i_cached(s, S_HISTORY,
-	    "WITH js AS (SELECT j.id, j.pair_id, j.role, c.sha, c.subject,"
-	    "  coalesce(c.commit_date, j.created) AS time,"
-	    /* per job, not per value */
-	    "  CASE WHEN j.role = 'candidate' THEN"
-	    "  (SELECT rg.state FROM comparisons cm JOIN regressions rg"
-	    "   ON rg.comparison_id = cm.id WHERE cm.pair_id = j.pair_id"
-	    "   AND cm.metric = ?6) END AS regression"
-	    /* The pair's host first: most jobs of a long history are
-	     * another host's, and are left out before their commit is read
-	     * (issue 17). */
-	    "  FROM jobs j LEFT JOIN pairs p ON p.id = j.pair_id"
-	    "  LEFT JOIN commits c ON c.id = j.commit_id"
-	    "  LEFT JOIN trees t ON t.id = c.tree_id"
-	    "  WHERE j.name = ?1 AND j.point = ?2"
-	    "  AND (?5 IS NULL OR p.host_id IN"
-	    "   (SELECT id FROM hosts WHERE name = ?5))"
-	    "  AND (?3 IS NULL OR t.name = ?3)"
-	    "  AND (?4 IS NULL OR instr(',' || c.branches || ',',"
-	    "   ',' || ?4 || ',') > 0)"
-	    "  AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"
-	    "  AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"
-	    "  AND (?10 = 0 OR j.id < ?10)"
-	    /* Its runs last, once the rest matched: "p.id IS p.id" (always
-	     * true) names p, so SQLite checks this after the pair's host,
-	     * not on every job of the name (2.7x less work at 100k runs). */
-	    "  AND EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id"
-	    "   AND r.status = 'ok' AND p.id IS p.id)"
-	    "  ORDER BY j.id DESC LIMIT ?9)"
-	    /* a row a job where its summary is stored (schema v20) */
-	    " SELECT js.id, js.pair_id, js.role, js.sha, js.subject,"
-	    " js.time, NULL, jv.unit, jv.better, js.regression, 0 AS idx,"
-	    " jv.n, jv.median, jv.lo, jv.hi"
-	    " FROM js JOIN job_values jv ON jv.job_id = js.id"
-	    " AND jv.metric = ?6"
-	    /* else one a value */
-	    " UNION ALL SELECT js.id, js.pair_id, js.role, js.sha,"
-	    " js.subject, js.time, m.value, m.unit, m.better, js.regression,"
-	    " r.idx, NULL, NULL, NULL, NULL"
-	    /* CROSS: in this order, never a scan of all metrics */
-	    " FROM js CROSS JOIN runs r ON r.job_id = js.id"
-	    " AND r.status = 'ok'"
-	    " CROSS JOIN metrics m ON m.run_id = r.id AND m.name = ?6"
-	    " WHERE NOT EXISTS (SELECT 1 FROM job_values x"
-	    "  WHERE x.job_id = js.id)"
-	    " ORDER BY 6, 1, 11");
+	sqlite3_stmt *st = q->host != NULL
+	    ? store_i_cached(s, S_HISTORY_HOST,
+	          HIST_JS_COLS
+	          "  FROM hosts h CROSS JOIN history_jobs hj"
+	          "  INDEXED BY history_jobs_host"
+	          "  ON hj.host_id = h.id AND h.name = ?5" HIST_JS_REST)
+	    : store_i_cached(s, S_HISTORY,
+	          HIST_JS_COLS "  FROM history_jobs hj"
+	                       "  INDEXED BY history_jobs_name" HIST_JS_REST);
 	struct store_hist_job *j = NULL;
 	size_t cap = 0, vcap = 0;
 	int rc;

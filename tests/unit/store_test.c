@@ -1761,6 +1761,209 @@ TEST(test_store__history_groups_values_by_job)
 	store_close(s);
 }
 
+/*
+ * The jobs of the "fio" "hj" history page of host (NULL: every host),
+ * oldest first, as "id,id" in out; -1 when the read fails.
+ */
+static int
+page_jobs_n(struct store *s, const char *host, int64_t limit, char out[128])
+{
+	struct store_history_q q = { NULL, NULL, host, "fio", "hj", "iops", 0,
+		0, limit, 0 };
+	struct store_history h;
+	size_t i, len = 0;
+
+	out[0] = '\0';
+	if (store_history_get(s, &h, &q) != 0)
+		return -1;
+	for (i = 0; i < h.n && len < 100; i++)
+		len += (size_t)snprintf(out + len, 128 - len, "%s%lld",
+		    i ? "," : "", (long long)h.v[i].job_id);
+	store_history_release(&h);
+	return 0;
+}
+
+static int
+page_jobs(struct store *s, const char *host, char out[128])
+{
+	return page_jobs_n(s, host, 200, out);
+}
+
+#define ASSERT_PAGE(s, host, want)                     \
+	do {                                           \
+		char got_[128];                        \
+		ASSERT(page_jobs(s, host, got_) == 0); \
+		ASSERT_STREQ(got_, want);              \
+	} while (0)
+
+/* A failed run of job at idx. */
+static int
+add_failed(struct store *s, int64_t h, int64_t job, int64_t idx)
+{
+	struct store_run r = { job, idx, "failed", 1.5, "boom", NULL, 0, NULL,
+		0 };
+
+	return store_run_add(s, h, &r, 1000);
+}
+
+/*
+ * The page's jobs (table history_jobs, schema v21: the jobs with an ok
+ * run under their pair's host) follow every write that changes them: a
+ * failed run is no point, an ok run is, a lease that expires releases
+ * the pair and discards its runs, another host that takes the job over
+ * has it on its page and the first host no more, a retry that drops a
+ * failed run keeps the job of its ok one.
+ */
+TEST(test_store__history_jobs_follow_writes)
+{
+	struct store *s = open_new();
+	int64_t h1, h2, bj, cj;
+	struct store_claimed cl;
+	char bc[64], b[32];
+	int n = 0;
+
+	ASSERT(s != NULL);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	ASSERT((h2 = host(s, "h2", "[]")) > 0);
+	ASSERT(store_pair_create(s, NULL, &bj, &cj, "fio", "hj", &job_base,
+	           &job_cand, 10) == 0);
+	snprintf(b, sizeof(b), "%lld", (long long)bj);
+	snprintf(bc, sizeof(bc), "%lld,%lld", (long long)bj, (long long)cj);
+	ASSERT_PAGE(s, NULL, "");
+	ASSERT(store_claim(s, &cl, h1, 100, 60) == 0);
+	ASSERT_INTEQ(cl.job_id, bj);
+	store_claimed_release(&cl);
+	ASSERT_INTEQ(add_failed(s, h1, bj, 0), 0);
+	ASSERT_PAGE(s, "h1", "");
+	ASSERT_PAGE(s, NULL, "");
+	ASSERT(add_value(s, h1, bj, 1, 100) == 0);
+	ASSERT_PAGE(s, "h1", b);
+	ASSERT_PAGE(s, NULL, b);
+	ASSERT_PAGE(s, "h2", "");
+
+	/* The lease expires: the pair is released, the runs discarded. */
+	ASSERT(store_requeue_expired(s, 1000, &n) == 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_PAGE(s, "h1", "");
+	ASSERT_PAGE(s, NULL, "");
+
+	/* Another host takes the pair over. */
+	ASSERT(store_claim(s, &cl, h2, 1100, 60) == 0);
+	ASSERT_INTEQ(cl.job_id, bj);
+	store_claimed_release(&cl);
+	ASSERT_PAGE(s, "h2", "");
+	ASSERT(add_value(s, h2, bj, 0, 101) == 0);
+	ASSERT_PAGE(s, "h2", b);
+	ASSERT_PAGE(s, "h1", "");
+	ASSERT(store_finish(s, h2, bj, 1, NULL, 1110) == 0);
+	ASSERT(store_claim(s, &cl, h2, 1120, 60) == 0);
+	ASSERT_INTEQ(cl.job_id, cj);
+	store_claimed_release(&cl);
+	ASSERT(add_value(s, h2, cj, 0, 102) == 0);
+	ASSERT_PAGE(s, "h2", bc);
+	ASSERT_PAGE(s, NULL, bc);
+	ASSERT_PAGE(s, "h1", "");
+
+	/* A failed run, the job failed and retried: the retry drops the
+	 * failed run, the ok one keeps the job on the page. */
+	ASSERT_INTEQ(add_failed(s, h2, cj, 1), 0);
+	ASSERT(store_finish(s, h2, cj, 0, "boom", 1130) == 0);
+	ASSERT(store_retry(s, cj, 1140) == 0);
+	ASSERT_PAGE(s, "h2", bc);
+	ASSERT_PAGE(s, NULL, bc);
+	store_close(s);
+}
+
+/*
+ * A job whose runs are discarded leaves the page's jobs: with a page of
+ * one job, the newest job that still has a value is shown.  A row left
+ * behind in history_jobs would take the one place and empty the page.
+ */
+TEST(test_store__history_jobs_discarded_job_leaves_limit)
+{
+	struct store *s = open_new();
+	int64_t h1, a, a2, b;
+	struct store_claimed cl;
+	char got[128], want[32];
+	int n = 0;
+
+	ASSERT(s != NULL);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	ASSERT(store_pair_create(s, NULL, &a, &a2, "fio", "hj", &job_base,
+	           &job_cand, 10) == 0);
+	ASSERT(store_pair_create(s, NULL, &b, NULL, "fio", "hj", &job_base,
+	           &job_cand, 20) == 0);
+	ASSERT(store_claim(s, &cl, h1, 100, 60) == 0);
+	ASSERT_INTEQ(cl.job_id, a);
+	store_claimed_release(&cl);
+	ASSERT(add_value(s, h1, a, 0, 100) == 0);
+	ASSERT(store_finish(s, h1, a, 1, NULL, 110) == 0);
+	ASSERT(store_claim(s, &cl, h1, 120, 60) == 0);
+	ASSERT_INTEQ(cl.job_id, a2);
+	store_claimed_release(&cl);
+	ASSERT(add_value(s, h1, a2, 0, 101) == 0);
+	ASSERT(store_finish(s, h1, a2, 1, NULL, 130) == 0);
+	ASSERT(store_claim(s, &cl, h1, 140, 60) == 0);
+	ASSERT_INTEQ(cl.job_id, b);
+	store_claimed_release(&cl);
+	ASSERT(add_value(s, h1, b, 0, 102) == 0);
+	snprintf(want, sizeof(want), "%lld", (long long)b);
+	ASSERT(page_jobs_n(s, "h1", 1, got) == 0);
+	ASSERT_STREQ(got, want);
+	/* b's lease expires, its partner never ran: its runs go. */
+	ASSERT(store_requeue_expired(s, 1000, &n) == 0);
+	ASSERT_INTEQ(n, 1);
+	snprintf(want, sizeof(want), "%lld", (long long)a2);
+	ASSERT(page_jobs_n(s, "h1", 1, got) == 0);
+	ASSERT_STREQ(got, want);
+	ASSERT(page_jobs_n(s, NULL, 1, got) == 0);
+	ASSERT_STREQ(got, want);
+	store_close(s);
+}
+
+/*
+ * A database of schema v20 gets history_jobs filled by the migration:
+ * the jobs with an ok run under their pair's host, not one with only a
+ * failed run, nor a queued one.
+ */
+TEST(test_store__history_jobs_migrated)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = dbpath();
+	int64_t h1, bj, cj, bj2;
+	struct store_claimed cl;
+	char b[32];
+
+	ASSERT(store_open_version(&s, p, 20, &e) == 0);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	ASSERT(store_pair_create(s, NULL, &bj, &cj, "fio", "hj", &job_base,
+	           &job_cand, 10) == 0);
+	ASSERT(store_pair_create(s, NULL, &bj2, NULL, "fio", "hj", &job_base,
+	           &job_cand, 20) == 0);
+	ASSERT(store_claim(s, &cl, h1, 100, 60) == 0);
+	ASSERT_INTEQ(cl.job_id, bj);
+	store_claimed_release(&cl);
+	ASSERT(add_value(s, h1, bj, 0, 100) == 0);
+	ASSERT(store_finish(s, h1, bj, 1, NULL, 110) == 0);
+	ASSERT(store_claim(s, &cl, h1, 120, 60) == 0);
+	ASSERT_INTEQ(cl.job_id, cj);
+	store_claimed_release(&cl);
+	ASSERT_INTEQ(add_failed(s, h1, cj, 0), 0);
+	store_close(s);
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+	snprintf(b, sizeof(b), "%lld", (long long)bj);
+	ASSERT_PAGE(s, "h1", b);
+	ASSERT_PAGE(s, NULL, b);
+	/* And it follows the writes from there. */
+	ASSERT(add_value(s, h1, cj, 1, 100) == 0);
+	snprintf(b, sizeof(b), "%lld,%lld", (long long)bj, (long long)cj);
+	ASSERT_PAGE(s, "h1", b);
+	store_close(s);
+	free(p);
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
