@@ -112,6 +112,24 @@ share(double pct, double regression_pct)
 	return r != 0 ? log1p(pct / 100) / r : 0;
 }
 
+/*
+ * A clear verdict (m 1 or -1) whose change is under BISECT_LEAN of the
+ * regression counts as no move (0): with many runs a few percent of
+ * drift between a step's pairs is significant, and it says nothing of
+ * which side of a regression ten times its size the commit is on (a
+ * good commit of a 2.5x regression reading "regression +8%" against the
+ * good end and "improvement -60%" against the bad end was called
+ * partial, so bad).  Unknown regression or change: m as it is.
+ */
+static int
+small(int m, double pct, double regression_pct)
+{
+	if ((m != 1 && m != -1) || !isfinite(pct) ||
+	    !isfinite(regression_pct) || regression_pct == 0)
+		return m;
+	return fabs(share(pct, regression_pct)) < BISECT_LEAN ? 0 : m;
+}
+
 enum bisect_class
 bisect_classify(const char *vs_good, double good_pct, const char *vs_bad,
     double bad_pct, double min_effect, double regression_pct)
@@ -120,8 +138,9 @@ bisect_classify(const char *vs_good, double good_pct, const char *vs_bad,
 	int up = isfinite(regression_pct) && regression_pct != 0
 	    ? regression_pct > 0
 	    : -1;
-	int g = moved(vs_good, good_pct, t, up);
-	int b = moved(vs_bad, bad_pct, t, up);
+	int g =
+	    small(moved(vs_good, good_pct, t, up), good_pct, regression_pct);
+	int b = small(moved(vs_bad, bad_pct, t, up), bad_pct, regression_pct);
 
 	/* The commit is told apart from one end and not from the other
 	 * (or from both: between them, which needs two clear verdicts: an
@@ -797,8 +816,9 @@ look_verify(struct look *l, const char *culprit, const char *last_good,
 			    ? l->reg_pct > 0
 			    : -1;
 			pct_text(a, sizeof(a), pct);
-			m = moved(
-			    verd, pct, verify_threshold(me, l->reg_pct), lower);
+			m = small(moved(verd, pct,
+			              verify_threshold(me, l->reg_pct), lower),
+			    pct, l->reg_pct);
 			if (i == 0)
 				snprintf(out, 300,
 				    "%s: %s %s against its parent",

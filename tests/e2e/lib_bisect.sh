@@ -23,6 +23,7 @@
 #                                 state
 #   bfield EXPR                   python expression over b (GET
 #                                 /api/v1/bisect/1's bisection), printed
+#   bisect_steps_brief            every step on one line (for FAIL lines)
 #   bisect_check_verified [revert]
 #                                 PASS or FAIL verify_parent (bisection
 #                                 1's culprit against its parent "shows
@@ -132,6 +133,14 @@ bisect_dump() {
 	echo "# steps:"
 	sql "SELECT kind, substr(sha, 1, 12), class, note FROM bisect_steps" | sed 's/^/#   /'
 	echo "# regressions: $(sql 'SELECT r.id, c.pair_id, c.verdict, c.change_pct FROM regressions r JOIN comparisons c ON c.id = r.comparison_id')"
+}
+
+# One line of every step (kind, sha, class, both comparisons), for a
+# FAIL line: the CI output keeps FAIL lines whole, not the log's dump.
+bisect_steps_brief() {
+	sql "SELECT kind || ' ' || substr(sha, 1, 7) || ' ' || coalesce(class, '-') || ' ' ||
+	    replace(replace(coalesce(note, ''), 'against the good end: ', 'g '),
+	    '; against the bad end: ', ' b ') FROM bisect_steps ORDER BY id" | tr '\n' ';'
 }
 
 bisect_check_verified() {

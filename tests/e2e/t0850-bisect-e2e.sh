@@ -47,7 +47,8 @@ wait_until 120 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$PW_DB' \
 t1=$SECONDS
 state=$(bisect_wait 400)
 t2=$SECONDS
-[ "$state" = done ] && pass bisection_done || { fail bisection_done "$state"; bisect_dump; show_logs; }
+[ "$state" = done ] && pass bisection_done ||
+    { fail bisection_done "$state: $(bisect_steps_brief)"; bisect_dump; show_logs; }
 [ "$(bfield "b['culprit']")" = "$culprit" ] && pass culprit_found ||
     { fail culprit_found "want $culprit"; bisect_dump; }
 nsteps=$(sql "SELECT count(*) FROM bisect_steps WHERE kind = 'step'")
@@ -158,5 +159,6 @@ assert bodies[0]["bisect"] is None or len(bodies) == 1, bodies[0]["bisect"]
 PY
 fi
 
+echo "# steps: $(bisect_steps_brief)"
 echo "# figures: 64 commits, $nsteps steps; $((t1 - t0)) s to the confirmed regression, $((t2 - t1)) s of bisection and verification"
 finish

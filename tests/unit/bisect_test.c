@@ -69,6 +69,38 @@ TEST(test_bisect__classify)
 	    bisect_classify(NULL, NAN, "improvement", -60, 5, R), BISECT_GOOD);
 	ASSERT_INTEQ(
 	    bisect_classify(NULL, NAN, NULL, NAN, 5, R), BISECT_INCONCLUSIVE);
+	/* A clear verdict of a small share of the regression (under a
+	 * fifth, in log ratio) is drift between the step's pairs, not a
+	 * move: this one was called partial (bad), and is good. */
+	ASSERT_INTEQ(bisect_classify("regression", 8, "improvement", -60, 5, R),
+	    BISECT_GOOD);
+	ASSERT_INTEQ(
+	    bisect_classify("improvement", -7, "improvement", -61, 5, R),
+	    BISECT_GOOD);
+	ASSERT_INTEQ(bisect_classify("regression", 140, "regression", 9, 5, R),
+	    BISECT_BAD);
+	ASSERT_INTEQ(
+	    bisect_classify("regression", 150, "improvement", -6, 5, R),
+	    BISECT_BAD);
+	/* A fifth and more is a move: +21% is log 0.19 of log 2.5, +22%
+	 * 0.217; -37% on the bad side is a half. */
+	ASSERT_INTEQ(
+	    bisect_classify("regression", 22, "improvement", -50, 5, R),
+	    BISECT_PARTIAL);
+	ASSERT_INTEQ(
+	    bisect_classify("regression", 19, "improvement", -50, 5, R),
+	    BISECT_GOOD);
+	/* A small regression bisected: the share scales with it. */
+	ASSERT_INTEQ(
+	    bisect_classify("regression", 1.5, "improvement", -4.5, 1, 6.0),
+	    BISECT_PARTIAL);
+	ASSERT_INTEQ(
+	    bisect_classify("regression", 0.5, "improvement", -5.5, 1, 6.0),
+	    BISECT_GOOD);
+	/* Unknown regression size: the verdicts as they are. */
+	ASSERT_INTEQ(
+	    bisect_classify("regression", 8, "improvement", -60, 5, NAN),
+	    BISECT_PARTIAL);
 	/* A higher-is-better metric (throughput fell by half): the
 	 * verdicts carry the direction, unstable goes by the sign. */
 	ASSERT_INTEQ(bisect_classify("unstable", -45, "unchanged", 2, 5, -50),
