@@ -24,8 +24,6 @@ utf8_tail(const char *s, size_t len, size_t max)
 size_t
 utf8_decode(const unsigned char *s, size_t n, long *cp)
 {
-	/* The second byte's range rules out overlongs, surrogates and
-	 * values past U+10FFFF (RFC 3629, section 4). */
 	unsigned char lo = 0x80, hi = 0xbf, c;
 	size_t need, i;
 	long v;
@@ -38,26 +36,22 @@ utf8_decode(const unsigned char *s, size_t n, long *cp)
 		*cp = c;
 		return 1;
 	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 1;
-		v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 2;
-		v = c & 0x0f;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 3;
-		v = c & 0x07;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* past U+10FFFF */
-	} else {
+	/* A continuation byte, C0 and C1 (always overlong) and F5-FF (past
+	 * U+10FFFF) start nothing. */
+	if (c < 0xc2 || c > 0xf4)
 		return 0;
-	}
+	need = c < 0xe0 ? 1 : c < 0xf0 ? 2 : 3;
+	v = c & (0x3f >> need);
+	/* The second byte's range rules out the other overlongs, the
+	 * surrogates and the values past U+10FFFF (RFC 3629, section 4). */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
 	if (n < need + 1)
 		return 0;
 	for (i = 1; i <= need; i++) {

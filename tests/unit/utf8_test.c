@@ -164,51 +164,49 @@ TEST(test_utf8__decode_multibyte)
 	ASSERT_INTEQ(cp, 0xe9);
 }
 
-TEST(test_utf8__decode_refuses)
+/* The first of the n strings (as its index) that utf8_decode takes for
+ * a character, read to its NUL, or -1. */
+static int
+first_decoded(const char *const *bad, size_t n)
 {
-	/* Byte strings that start no valid character: n bytes of s. */
-	static const struct {
-		const char *s;
-		size_t n;
-	} c[] = {
-		/* Overlong forms. */
-		{ "\xc0\x80", 2 },
-		{ "\xc1\xbf", 2 },
-		{ "\xe0\x80\x80", 3 },
-		{ "\xe0\x9f\xbf", 3 },
-		{ "\xf0\x80\x80\x80", 4 },
-		{ "\xf0\x8f\xbf\xbf", 4 },
-		/* Surrogates, and past U+10FFFF. */
-		{ "\xed\xa0\x80", 3 },     /* U+D800 */
-		{ "\xed\xbf\xbf", 3 },     /* U+DFFF */
-		{ "\xf4\x90\x80\x80", 4 }, /* U+110000 */
-		{ "\xf5\x80\x80\x80", 4 },
-		{ "\xff", 1 },
-		/* Lone continuation bytes. */
-		{ "\x80", 1 },
-		{ "\xbf\x61", 2 },
-		{ "\xa9\xa9\xa9", 3 },
-		/* Truncated at the end of the text (n says where it ends,
-		 * whatever follows in memory). */
-		{ "\xc3", 1 },
-		{ "\xe2\x82", 2 },
-		{ "\xf0\x9f\x98", 3 },
-		{ "\xf0\x9f\x98\x80", 3 },
-		{ "\xc3\xa9", 1 },
-		{ "", 0 },
-		/* Broken by a byte that does not continue it. */
-		{ "\xe2\x82z", 3 },
-		{ "\xc3\xc3\xa9", 3 },
-		{ "\xe2\x82\xe2", 3 },
-		{ "\xf0\x9f\x98\xc0", 4 },
-	};
 	size_t i;
+	long cp;
 
-	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		long cp = 0;
-		size_t k = dec(c[i].s, c[i].n, &cp);
+	for (i = 0; i < n; i++)
+		if (dec(bad[i], strlen(bad[i]), &cp) != 0 || cp != -1)
+			return (int)i;
+	return -1;
+}
 
-		ASSERT_MSG(k == 0 && cp == -1, "case %zu: %zu bytes, U+%04lX",
-		    i, k, (unsigned long)cp);
-	}
+TEST(test_utf8__decode_refuses_overlongs_surrogates_and_past_max)
+{
+	/* Overlong forms first. */
+	static const char *const bad[] = { "\xc0\x80", "\xc1\xbf",
+		"\xe0\x80\x80", "\xe0\x9f\xbf", "\xf0\x80\x80\x80",
+		"\xf0\x8f\xbf\xbf",
+		/* U+D800, U+DFFF, U+110000, and leads past it. */
+		"\xed\xa0\x80", "\xed\xbf\xbf", "\xf4\x90\x80\x80",
+		"\xf5\x80\x80\x80", "\xff" };
+
+	ASSERT_INTEQ(first_decoded(bad, sizeof(bad) / sizeof(bad[0])), -1);
+}
+
+TEST(test_utf8__decode_refuses_lone_and_missing_continuations)
+{
+	/* Lone continuation bytes first. */
+	static const char *const bad[] = { "\x80", "\xbf\x61", "\xa9\xa9\xa9",
+		/* Truncated at the end of the text. */
+		"\xc3", "\xe2\x82", "\xf0\x9f\x98",
+		/* Broken by a byte that does not continue it. */
+		"\xe2\x82z", "\xc3\xc3\xa9", "\xe2\x82\xe2",
+		"\xf0\x9f\x98\xc0" };
+	long cp = 0;
+
+	ASSERT_INTEQ(first_decoded(bad, sizeof(bad) / sizeof(bad[0])), -1);
+	/* n says where the text ends, whatever follows in memory. */
+	ASSERT_INTEQ(dec("\xf0\x9f\x98\x80", 3, &cp), 0);
+	ASSERT_INTEQ(cp, -1);
+	ASSERT_INTEQ(dec("\xc3\xa9", 1, &cp), 0);
+	ASSERT_INTEQ(dec("", 0, &cp), 0);
+	ASSERT_INTEQ(cp, -1);
 }
