@@ -21,6 +21,7 @@
 
 #include "common/caps.h"
 #include "common/git_int.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -34,12 +35,7 @@ gitm_i_cap_copy(const char *s, size_t len, size_t cap)
 {
 	if (s == NULL)
 		return xstrdup("");
-	if (len >= cap) {
-		len = cap - 1;
-		while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
-			len--;
-	}
-	return xstrndup(s, len);
+	return xstrndup(s, utf8_cut(s, len, cap - 1));
 }
 
 /* Replaces control characters (from a remote, say) in a message. */

@@ -12,6 +12,7 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "config/config_int.h"
 
@@ -57,8 +58,9 @@ cfg_i_describe(const struct cfg_node *n, char *out, size_t outlen)
 	buf_putc(&b, '"');
 	for (i = 0; i < len && i < 40; i++)
 		buf_putc(&b, v[i] < 0x20 || v[i] == 0x7f ? '?' : (char)v[i]);
-	/* Do not cut a UTF-8 sequence in half. */
-	while (i < len && (v[i] & 0xc0) == 0x80 && i < 44)
+	/* Do not cut a UTF-8 sequence in half: finish it (at most 4 more
+	 * bytes, for text that is not UTF-8). */
+	while (i < len && UTF8_CONT(v[i]) && i < 44)
 		buf_putc(&b, (char)v[i++]);
 	if (i < len)
 		buf_puts(&b, "...");

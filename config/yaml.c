@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "config/config_int.h"
 
@@ -81,36 +81,10 @@ check_chars(struct ctx *c, const unsigned char *s, size_t len)
 
 	while (i < len) {
 		unsigned char b = s[i];
-		uint32_t cp;
-		size_t n, k;
+		long cp;
+		size_t n = utf8_decode(s + i, len - i, &cp);
 
-		if (b < 0x80) {
-			n = 1;
-			cp = b;
-		} else if (b >= 0xc2 && b <= 0xdf) {
-			n = 2;
-			cp = b & 0x1f;
-		} else if (b >= 0xe0 && b <= 0xef) {
-			n = 3;
-			cp = b & 0x0f;
-		} else if (b >= 0xf0 && b <= 0xf4) {
-			n = 4;
-			cp = b & 0x07;
-		} else {
-			n = 0;
-			cp = 0;
-		}
-		for (k = 1; n > 0 && k < n; k++) {
-			if (i + k >= len || (s[i + k] & 0xc0) != 0x80) {
-				n = 0;
-				break;
-			}
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if (n == 0 ||
-		    (n == 3 &&
-		        (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-		    (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) {
+		if (n == 0) {
 			cfg_i_at(c, line, col, NULL,
 			    "invalid UTF-8 byte 0x%02x (the file must be "
 			    "UTF-8)",
@@ -210,7 +184,7 @@ end_of_text(const char *text, size_t len, size_t *line, size_t *col)
 	if (len == 0 || text[len - 1] == '\n' || *line <= nl + 1)
 		return;
 	for (i = last; i < len; i++)
-		if (((unsigned char)text[i] & 0xc0) != 0x80)
+		if (!UTF8_CONT(text[i]))
 			c++;
 	*line = nl + 1;
 	*col = c;
@@ -234,7 +208,7 @@ parser_error(struct ctx *c, yaml_parser_t *p, const char *text, size_t len)
 			if (text[i] == '\n') {
 				line++;
 				col = 1;
-			} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+			} else if (!UTF8_CONT(text[i])) {
 				col++;
 			}
 		}

@@ -11,6 +11,7 @@
 
 #include "common/caps.h"
 #include "common/json.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "daemon/alert.h"
 
@@ -154,8 +155,7 @@ encode_words(struct buf *b, const char *s, size_t *col)
 			room = 3;
 		if (n > room)
 			n = room;
-		while (n < len - i && n > 0 && (p[i + n] & 0xc0) == 0x80)
-			n--;
+		n = utf8_cut(s + i, len - i, n);
 		buf_puts(b, "=?UTF-8?B?");
 		for (k = 0; k < n; k += 3) {
 			unsigned v = (unsigned)p[i + k] << 16;

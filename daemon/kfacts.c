@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/caps.h"
+#include "common/utf8.h"
 #include "daemon/kfacts.h"
 #include "daemon/store.h"
 
@@ -20,14 +21,12 @@ static void
 add_value(char *f, const char *v)
 {
 	char one[KFACTS_VAL];
-	size_t n = 0, len = strlen(f), k;
+	size_t n = utf8_cut(v, strlen(v), sizeof(one) - 1), len = strlen(f), k;
 	const char *p;
 
-	for (; v[n] != '\0' && n < sizeof(one) - 1; n++)
-		one[n] =
-		    (unsigned char)v[n] < 0x20 || v[n] == 0x7f ? ' ' : v[n];
-	while (n > 0 && v[n] != '\0' && ((unsigned char)v[n] & 0xc0) == 0x80)
-		n--; /* v[n] continues a character: cut before it starts */
+	for (k = 0; k < n; k++)
+		one[k] =
+		    (unsigned char)v[k] < 0x20 || v[k] == 0x7f ? ' ' : v[k];
 	one[n] = '\0';
 	for (p = f; *p != '\0'; p += k + (p[k] ? strlen(SEP) : 0)) {
 		const char *e = strstr(p, SEP);

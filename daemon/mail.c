@@ -10,22 +10,11 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/crypto.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "daemon/mail.h"
 
 /* ---- small helpers ---- */
-
-/* Length of s[0..len) cut back to a UTF-8 character boundary. */
-static size_t
-utf8_cut(const char *s, size_t len, size_t max)
-{
-	if (len <= max)
-		return len;
-	len = max;
-	while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
-		len--;
-	return len;
-}
 
 static char *
 capdup(const char *s, size_t len, size_t max)

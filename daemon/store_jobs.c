@@ -12,6 +12,7 @@
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
@@ -1232,10 +1233,7 @@ job_log_tail(struct store *s, struct store_job_detail *d, int64_t id)
 		free(parts[i - 1]);
 	}
 	free(parts);
-	i = b.len > tail ? b.len - tail : 0;
-	/* Start on a UTF-8 character boundary. */
-	while (i < b.len && ((unsigned char)b.data[i] & 0xc0) == 0x80)
-		i++;
+	i = utf8_tail(b.data, b.len, tail);
 	d->log_len = b.len - i;
 	d->log = xmalloc(d->log_len + 1);
 	memcpy(d->log, b.data + i, d->log_len);

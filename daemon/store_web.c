@@ -12,7 +12,7 @@
 
 #include "common/caps.h"
 #include "common/err.h"
-#include "common/json.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
@@ -248,34 +248,32 @@ store_stats(
 /*
  * A copy of n bytes of untrusted text with each byte that is not part of
  * a valid UTF-8 character (and each NUL) replaced by '?': jansson refuses
- * invalid UTF-8.
+ * invalid UTF-8.  As when jansson judged a lead byte with the (up to 3)
+ * continuation bytes after it, a character that a stray continuation
+ * byte follows is replaced too, byte by byte ("\xc3\xa9\xa9" is "???"):
+ * the rows' text stays what it was.
  */
 static char *
 web_clean(const char *t, size_t n)
 {
+	const unsigned char *u = (const unsigned char *)t;
 	char *c = xmalloc(n + 1);
-	size_t i;
+	size_t i, k;
+	long cp;
 
 	memcpy(c, t, n);
 	c[n] = '\0';
 	for (i = 0; i < n; i++) {
-		json_t *one;
-		size_t k = 1;
-
-		if ((unsigned char)c[i] < 0x80) {
-			if (c[i] == '\0')
+		if (u[i] < 0x80) {
+			if (u[i] == '\0')
 				c[i] = '?';
 			continue;
 		}
-		while (k < 4 && i + k < n &&
-		    ((unsigned char)c[i + k] & 0xc0) == 0x80)
-			k++;
-		one = json_stringn(c + i, k);
-		if (one == NULL)
+		k = utf8_decode(u + i, n - i, &cp);
+		if (k == 0 || (k < 4 && i + k < n && UTF8_CONT(u[i + k])))
 			c[i] = '?';
 		else
 			i += k - 1;
-		json_decref(one);
 	}
 	return c;
 }

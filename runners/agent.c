@@ -25,6 +25,7 @@
 #include "common/files.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "config/config.h"
 #include "runners/agent.h"
@@ -91,41 +92,16 @@ struct agent {
  * are text; benchmark output is untrusted).
  */
 static void
-utf8_add(struct buf *b, const char *p, size_t len, size_t max)
+text_add(struct buf *b, const char *p, size_t len, size_t max)
 {
 	static const char repl[] = "\xef\xbf\xbd";
 	const unsigned char *s = (const unsigned char *)p;
-	size_t i = 0, n, k, start = b->len;
-	uint32_t cp;
+	size_t i = 0, n, start = b->len;
+	long cp;
 
 	while (i < len && b->len - start < max) {
-		unsigned char c = s[i];
-
-		if (c >= 0x01 && c < 0x80) {
-			buf_putc(b, (char)c);
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 2, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 3, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 4, cp = c & 0x07;
-		else
-			n = 0, cp = 0;
-		for (k = 1; n && k < n; k++) {
-			if (i + k >= len || (s[i + k] & 0xc0) != 0x80) {
-				n = 0;
-				break;
-			}
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		/* Overlong forms, surrogates and > U+10FFFF are invalid. */
-		if (n &&
-		    ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-		        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff))
-			n = 0;
+		/* NUL is valid UTF-8, but not text here. */
+		n = s[i] != '\0' ? utf8_decode(s + i, len - i, &cp) : 0;
 		if (n == 0) {
 			buf_add(b, repl, 3);
 			i++;
@@ -142,7 +118,7 @@ text_json(const char *p, size_t len, size_t max)
 	struct buf b = BUF_INIT(max + 8);
 	json_t *v;
 
-	utf8_add(&b, p, len, max);
+	text_add(&b, p, len, max);
 	v = json_stringn(b.data, b.len);
 	buf_release(&b);
 	return v != NULL ? v : json_string("");
@@ -406,7 +382,7 @@ job_log(struct agent *a, int64_t job, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vprintf(&raw, fmt, ap);
 	va_end(ap);
-	utf8_add(&clean, raw.data, raw.len, CAP_LOG_APPEND);
+	text_add(&clean, raw.data, raw.len, CAP_LOG_APPEND);
 	log_info("job %" PRId64 ": %s", job, clean.data);
 	if (client_log(a->cl, job, clean.data) != 0)
 		log_debug("log: %s", client_errmsg(a->cl));

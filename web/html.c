@@ -4,66 +4,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/utf8.h"
 #include "web/html.h"
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 #define ELLIPSIS "\xe2\x80\xa6"    /* U+2026 */
-
-/*
- * Decodes one UTF-8 character at s (n > 0 bytes left).  Returns the number
- * of bytes it takes and sets *cp, or sets *cp to -1 for a byte that does
- * not start a valid, shortest-form sequence (then 1 byte is consumed, so
- * each bad byte becomes one U+FFFD).
- */
-static size_t
-utf8_decode(const unsigned char *s, size_t n, long *cp)
-{
-	unsigned char c = s[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t need, i;
-	long v;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 1;
-		v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 2;
-		v = c & 0x0f;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 3;
-		v = c & 0x07;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* past U+10FFFF */
-	} else {
-		*cp = -1;
-		return 1;
-	}
-	if (n < need + 1) {
-		*cp = -1;
-		return 1;
-	}
-	for (i = 1; i <= need; i++) {
-		unsigned char d = s[i];
-
-		if (d < (i == 1 ? lo : 0x80) || d > (i == 1 ? hi : 0xbf)) {
-			*cp = -1;
-			return 1;
-		}
-		v = (v << 6) | (d & 0x3f);
-	}
-	*cp = v;
-	return need + 1;
-}
 
 /*
  * Characters shown as U+FFFD: C0 controls but tab and newline, DEL, C1
@@ -126,7 +71,10 @@ emit(struct buf *b, const unsigned char *s, size_t len, size_t max_chars)
 				i++;
 				continue;
 			}
-			k = utf8_decode(s + i, len - i, &cp);
+			/* A byte that starts no valid character is one
+			 * U+FFFD (cp is -1 then). */
+			if ((k = utf8_decode(s + i, len - i, &cp)) == 0)
+				k = 1;
 			if (!replaced(cp)) {
 				i += k;
 				continue;
