@@ -52,6 +52,24 @@ crypto_b64_decode(struct buf *b, const char *s, size_t len)
 }
 
 int
+crypto_b64_encode(struct buf *b, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	unsigned char out[4 * 256 + 1];
+	size_t n;
+	int k;
+
+	/* 768 input bytes (a multiple of 3) a block: no padding inside. */
+	for (; len > 0; p += n, len -= n) {
+		n = len > 3 * 256 ? 3 * 256 : len;
+		k = EVP_EncodeBlock(out, p, (int)n);
+		if (k < 0 || buf_add(b, out, (size_t)k) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
 crypto_hmac_sha256_hex(
     char out[65], const void *key, size_t keylen, const void *msg, size_t len)
 {

@@ -15,6 +15,9 @@
  * 1 or 2 bytes.  0, or -1 when b is full.
  */
 int crypto_b64_decode(struct buf *b, const char *s, size_t len);
+/* Base64 of len bytes appended to b, padded, no line breaks.  0, or -1
+ * when b is full. */
+int crypto_b64_encode(struct buf *b, const void *data, size_t len);
 
 /*
  * HMAC-SHA256 of len bytes under key, as 64 lowercase hex digits and a

@@ -10,12 +10,11 @@
 #include <time.h>
 
 #include "common/caps.h"
+#include "common/crypto.h"
 #include "common/json.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "daemon/alert.h"
-
-#define B64 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 /* Untrusted text for a body or header: control characters to spaces. */
 static void
@@ -131,19 +130,30 @@ is_ascii(const char *s)
 /*
  * Appends text as RFC 2047 encoded words (=?UTF-8?B?...?=), never
  * splitting a UTF-8 sequence, each word at most 75 characters; words are
- * separated by folding white space.  *col tracks the line length.
+ * separated by folding white space.  *col tracks the line length.  Text
+ * from git and mail is untrusted: what is not valid UTF-8 goes out as
+ * U+FFFD (a run of continuation bytes once left no character to cut at,
+ * and the loop never moved).
  */
 static void
 encode_words(struct buf *b, const char *s, size_t *col)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), i = 0;
+	struct buf t = BUF_INIT(4 * strlen(s) + 1);
+	size_t len = strlen(s), i, n, room;
+	long cp;
 
-	while (i < len) {
+	for (i = 0; i < len; i += n) {
+		n = utf8_decode((const unsigned char *)s + i, len - i, &cp);
+		if (n == 0) {
+			buf_puts(&t, "\xef\xbf\xbd");
+			n = 1;
+		} else
+			buf_add(&t, s + i, n);
+	}
+	for (i = 0; i < t.len; i += n) {
 		/* 45 bytes give 60 base64 characters: 72 with the frame;
 		 * the first word fits in what is left of the line. */
-		size_t n = len - i > 45 ? 45 : len - i, k, room;
-
+		n = t.len - i > 45 ? 45 : t.len - i;
 		if (i > 0 || *col + 12 + 8 > 78) {
 			if (i > 0 || *col > 1) {
 				buf_puts(b, "\r\n ");
@@ -155,24 +165,19 @@ encode_words(struct buf *b, const char *s, size_t *col)
 			room = 3;
 		if (n > room)
 			n = room;
-		n = utf8_cut(s + i, len - i, n);
+		/* The text is valid, so a cut is at most 3 bytes back; it
+		 * leaves nothing only where a 4-byte character meets a
+		 * 3-byte room, and that character goes whole. */
+		n = utf8_cut(t.data + i, t.len - i, n);
+		if (n == 0)
+			n = utf8_decode(
+			    (const unsigned char *)t.data + i, t.len - i, &cp);
 		buf_puts(b, "=?UTF-8?B?");
-		for (k = 0; k < n; k += 3) {
-			unsigned v = (unsigned)p[i + k] << 16;
-
-			if (k + 1 < n)
-				v |= (unsigned)p[i + k + 1] << 8;
-			if (k + 2 < n)
-				v |= p[i + k + 2];
-			buf_putc(b, B64[(v >> 18) & 63]);
-			buf_putc(b, B64[(v >> 12) & 63]);
-			buf_putc(b, k + 1 < n ? B64[(v >> 6) & 63] : '=');
-			buf_putc(b, k + 2 < n ? B64[v & 63] : '=');
-		}
+		crypto_b64_encode(b, t.data + i, n);
 		buf_puts(b, "?=");
 		*col += 12 + (n + 2) / 3 * 4;
-		i += n;
 	}
+	buf_release(&t);
 }
 
 /* Plain text, folded at spaces before 78 columns. */

@@ -151,6 +151,49 @@ TEST(test_alert__header_hostile)
 	buf_release(&b);
 }
 
+/* Invalid UTF-8 from a commit subject: a run of continuation bytes once
+ * left encode_words no character to cut at, and it never returned; now
+ * each invalid byte goes out as U+FFFD, in words of at most 75
+ * characters, read back by the project's mail parser. */
+TEST(test_alert__header_invalid_utf8)
+{
+	static const char tail[] = " fix \xff\xc3 Zo\xc3\xab "
+	                           "\xf0\x9f\x90\xa7\xf0\x9f\x90\xa7";
+	struct buf b = BUF_INIT(1 << 16);
+	struct mail_msg m;
+	struct err e = { 0 };
+	const char *p, *w;
+	char subj[256];
+	size_t i, nrep = 0;
+
+	/* A run longer than a word (45 bytes) that a word starts inside. */
+	strcpy(subj, "mm: ");
+	memset(subj + 4, 0x80, 100);
+	strcpy(subj + 104, tail);
+	alert_mail_header(&b, "Subject", subj, 0);
+	for (i = 0; i < b.len; i++)
+		ASSERT((unsigned char)b.data[i] < 0x80);
+	for (p = b.data; (w = strstr(p, "=?UTF-8?B?")) != NULL; p = w + 2) {
+		const char *end = strstr(w + 10, "?=");
+
+		ASSERT(end != NULL);
+		ASSERT(end + 2 - w <= 75);
+	}
+	buf_puts(&b, "From: a@example.org\r\n\r\nbody\r\n");
+	memset(&m, 0, sizeof(m));
+	ASSERT_INTEQ(mail_parse(&m, b.data, b.len, 1, &e), 0);
+	ASSERT(m.subject != NULL);
+	for (p = m.subject; (p = strstr(p, "\xef\xbf\xbd")) != NULL; p += 3)
+		nrep++;
+	/* 100 continuation bytes, 0xff and the lone 0xc3. */
+	ASSERT_INTEQ(nrep, 102);
+	ASSERT(strstr(m.subject, " fix ") != NULL);
+	ASSERT(strstr(m.subject, "Zo\xc3\xab") != NULL);
+	ASSERT(strstr(m.subject, "\xf0\x9f\x90\xa7\xf0\x9f\x90\xa7") != NULL);
+	mail_msg_release(&m);
+	buf_release(&b);
+}
+
 /* The message read back by the project's mail parser (RFC 2047 and
  * quoted-printable decoding of its own). */
 TEST(test_alert__mail_series_thread_and_encoding)

@@ -54,6 +54,50 @@ TEST(test_crypto__b64_longer_than_a_chunk)
 	buf_release(&out);
 }
 
+static const char *
+enc(struct buf *b, const char *s, size_t len)
+{
+	buf_reset(b);
+	if (crypto_b64_encode(b, s, len) != 0)
+		return "(encode failed)";
+	return b->data;
+}
+
+/* crypto_b64_encode: the same vectors the other way, and a text past one
+ * block (768 bytes) back through the decoder. */
+TEST(test_crypto__b64_encode)
+{
+	struct buf b = BUF_INIT(65536), back = BUF_INIT(65536);
+	char raw[2000];
+	size_t i;
+
+	ASSERT_STREQ(enc(&b, "", 0), "");
+	ASSERT_STREQ(enc(&b, "f", 1), "Zg==");
+	ASSERT_STREQ(enc(&b, "fo", 2), "Zm8=");
+	ASSERT_STREQ(enc(&b, "foo", 3), "Zm9v");
+	ASSERT_STREQ(enc(&b, "foob", 4), "Zm9vYg==");
+	ASSERT_STREQ(enc(&b, "fooba", 5), "Zm9vYmE=");
+	ASSERT_STREQ(enc(&b, "foobar", 6), "Zm9vYmFy");
+	ASSERT_STREQ(enc(&b, "\xff\x00\xfe", 3), "/wD+");
+	for (i = 0; i < sizeof(raw); i++)
+		raw[i] = (char)(i * 7 + 3);
+	enc(&b, raw, sizeof(raw));
+	ASSERT_INTEQ(b.len, (sizeof(raw) + 2) / 3 * 4);
+	ASSERT(strchr(b.data, '\n') == NULL);
+	ASSERT(crypto_b64_decode(&back, b.data, b.len) == 0);
+	ASSERT_INTEQ(back.len, sizeof(raw));
+	ASSERT(memcmp(back.data, raw, sizeof(raw)) == 0);
+	/* A full buffer says so. */
+	{
+		struct buf small = BUF_INIT(8);
+
+		ASSERT_INTEQ(crypto_b64_encode(&small, "foobarfoo", 9), -1);
+		buf_release(&small);
+	}
+	buf_release(&b);
+	buf_release(&back);
+}
+
 /* RFC 4231 test cases 1 and 2 (HMAC-SHA256), and a key longer than the
  * block (case 6), which HMAC hashes first. */
 TEST(test_crypto__hmac_sha256_rfc4231)
