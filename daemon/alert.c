@@ -122,15 +122,16 @@ alert_report_charge(struct alert_report *r, const struct store_run_metas *rows)
 void
 alert_report_kernel(struct alert_report *r, const struct store_run_metas *rows)
 {
-	struct buf why = BUF_INIT(CAP_ERRMSG);
+	struct kfacts_pair kp;
 
-	kfacts_sides(r->kernel, rows);
+	/* The pair's kernel facts as its page and API show them. */
+	kfacts_pair(
+	    &kp, rows, r->x ? r->x->base_sha : NULL, r->x ? r->x->sha : NULL);
+	memcpy(r->kernel, kp.side, sizeof(r->kernel));
 	free(r->kernel_warning);
-	r->kernel_warning = NULL;
-	if (rows != NULL && r->x != NULL &&
-	    kfacts_warning(&why, r->kernel, r->x->base_sha, r->x->sha))
-		r->kernel_warning = buf_take(&why);
-	buf_release(&why);
+	r->kernel_warning = rows != NULL && r->x != NULL && kp.warning[0]
+	    ? xstrdup(kp.warning)
+	    : NULL;
 }
 
 const char *
