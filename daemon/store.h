@@ -418,6 +418,10 @@ struct store_history {
 	struct store_hist_job *v;
 	size_t n;
 	char *unit, *better; /* the metric's, NULL when no job has it */
+	/* The cursor of the next page (jobs below it), 0 at the end: the
+	 * page is in time order, so its least job id, as
+	 * store_i_next_cursor has it for lists paging downwards. */
+	int64_t next_cursor;
 };
 int store_history_get(
     struct store *, struct store_history *out, const struct store_history_q *);

@@ -549,6 +549,16 @@ store_history_get(
 		return -1;
 	}
 	sqlite3_reset(st); /* ends the read: a cached statement */
+	{
+		int64_t least = 0;
+		size_t i;
+
+		for (i = 0; i < out->n; i++)
+			if (least == 0 || out->v[i].job_id < least)
+				least = out->v[i].job_id;
+		out->next_cursor =
+		    store_i_next_cursor(out->n, q->limit, least, STORE_I_DESC);
+	}
 	return 0;
 }
 

@@ -56,7 +56,6 @@ struct hist {
 	const struct store_hist_cp **cp_rows;
 	char (*alerts)[48];
 	char (*labels)[48];
-	int64_t next_cursor;
 	char next[24];
 };
 
@@ -175,7 +174,6 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 	h->job_ids = xcalloc(n + 1, sizeof(*h->job_ids));
 	h->alerts = xcalloc(n + 1, sizeof(*h->alerts));
 	h->labels = xcalloc(n + 1, sizeof(*h->labels));
-	h->next_cursor = INT64_MAX;
 	h->v.unit = h->rows.unit;
 	h->v.better = h->rows.better;
 	for (i = 0; i < n; i++) {
@@ -183,8 +181,6 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 		struct view_hist_point *p = &h->pts[i];
 
 		h->job_ids[i] = j->job_id;
-		if (j->job_id < h->next_cursor)
-			h->next_cursor = j->job_id;
 		p->commit = j->sha;
 		p->subject = j->subject;
 		p->time = j->time;
@@ -222,9 +218,9 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 	if ((r = hist_changepoints(s, h, q)) != 0)
 		return r;
 	h->v.pager.later = q->cursor != 0;
-	if ((int64_t)h->n >= q->limit && h->next_cursor > 1) {
+	if (h->rows.next_cursor > 0) {
 		snprintf(h->next, sizeof(h->next), "%lld",
-		    (long long)h->next_cursor);
+		    (long long)h->rows.next_cursor);
 		h->v.pager.next_cursor = h->next;
 	}
 	return 0;

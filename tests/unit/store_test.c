@@ -1726,18 +1726,31 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT_INTEQ(h.v[0].nvalues, 4);
 	ASSERT(h.v[0].values[3] == 100.25);
 	ASSERT(h.v[1].values == NULL && h.v[1].n == 2);
+
+	ASSERT_INTEQ(h.next_cursor, 0); /* not a full page */
 	store_history_release(&h);
 
-	/* The newest job alone, then the page before it. */
+	/* The newest job alone, then the page before it: a full page's
+	 * cursor is its least job id, and a full page ending at job 1 is
+	 * the last (store_i_next_cursor). */
+	ASSERT_INTEQ(bj, 1);
 	q.limit = 1;
 	ASSERT(store_history_get(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, cj);
+	ASSERT_INTEQ(h.next_cursor, cj);
 	store_history_release(&h);
 	q.cursor = cj;
 	ASSERT(store_history_get(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, bj);
+	ASSERT_INTEQ(h.next_cursor, 0);
+	store_history_release(&h);
+	q.cursor = 0;
+	q.limit = 2;
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 2);
+	ASSERT_INTEQ(h.next_cursor, 0); /* full, but it ends at job 1 */
 	store_history_release(&h);
 
 	/* Another host, branch or metric: nothing, and no unit. */
