@@ -23,6 +23,27 @@ clock_mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+uint64_t
+clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void
+clock_deadline(struct timespec *out, int64_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, out);
+	out->tv_sec += (time_t)(ms / 1000);
+	out->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (out->tv_nsec >= 1000000000L) {
+		out->tv_sec++;
+		out->tv_nsec -= 1000000000L;
+	}
+}
+
 double
 clock_thread_cpu_s(void)
 {
