@@ -1,6 +1,7 @@
 /*
  * The monotonic clock (clock.h).
  */
+#include <errno.h>
 #include <time.h>
 
 #include "common/clock.h"
@@ -42,6 +43,15 @@ clock_deadline(struct timespec *out, int64_t ms)
 		out->tv_sec++;
 		out->tv_nsec -= 1000000000L;
 	}
+}
+
+void
+clock_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
 }
 
 double

@@ -16,6 +16,8 @@ uint64_t clock_mono_ns(void); /* nanoseconds (latency histograms) */
  * pthread_cond_timedwait on a condition variable whose clock is
  * CLOCK_MONOTONIC (pthread_condattr_setclock). */
 void clock_deadline(struct timespec *out, int64_t ms);
+/* Sleeps ms milliseconds, through signals (EINTR). */
+void clock_sleep_ms(long ms);
 /* The calling thread's CPU time so far, in seconds (for costs that the
  * machine's load does not inflate the way wall time is). */
 double clock_thread_cpu_s(void);

@@ -316,15 +316,6 @@ struct profile {
 	char scope[256];
 };
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
 /* fork + exec argv, stdout/stderr to files (or /dev/null). */
 static pid_t
 spawn(char *const argv[], const char *out, const char *errf)
@@ -370,7 +361,7 @@ wait_bounded(pid_t pid, long ms, struct rusage *ru)
 			waitpid(pid, &status, 0);
 			return -1;
 		}
-		sleep_ms(20);
+		clock_sleep_ms(20);
 		waited += 20;
 	}
 }
@@ -524,9 +515,9 @@ profile_start(const struct profile_opts *o)
 			    p->dir);
 			return p;
 		}
-		sleep_ms(20);
+		clock_sleep_ms(20);
 	}
-	sleep_ms(200);
+	clock_sleep_ms(200);
 	p->usable = 1;
 	return p;
 }
