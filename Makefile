@@ -404,15 +404,16 @@ $(1)/perfwatch-guest: runners/guest/guest.c $(GUEST_LIB) $(HDRS)
 	@mkdir -p $$(@D)
 	@$$(if $$(Q),echo '  LD      $$@ (static)')
 	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ runners/guest/guest.c $$(GUEST_LIB)
-$(1)/perfwatch-pagefault: runners/guest/pagefault.c
+$(1)/perfwatch-pagefault: runners/guest/pagefault.c common/clock.c $(HDRS)
 	@mkdir -p $$(@D)
 	@$$(if $$(Q),echo '  LD      $$@ (static)')
-	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ runners/guest/pagefault.c
-$(1)/perfwatch-tcp-rr: runners/tcp_rr.c runners/tcp_rr_main.c common/err.c common/xalloc.c $(HDRS)
+	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ runners/guest/pagefault.c \
+	    common/clock.c
+$(1)/perfwatch-tcp-rr: runners/tcp_rr.c runners/tcp_rr_main.c common/clock.c common/err.c common/xalloc.c $(HDRS)
 	@mkdir -p $$(@D)
 	@$$(if $$(Q),echo '  LD      $$@ (static)')
 	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ runners/tcp_rr.c runners/tcp_rr_main.c \
-	    common/err.c common/xalloc.c -lpthread -lm
+	    common/clock.c common/err.c common/xalloc.c -lpthread -lm
 endef
 $(foreach d,$(GUEST_DIRS),$(eval $(call guest_progs,$(d))))
 GUEST_BINS = $(foreach d,$(GUEST_DIRS),$(d)/perfwatch-guest \

@@ -337,6 +337,18 @@ select_kth(double *x, size_t n, size_t k)
 	return x[k];
 }
 
+/*
+ * The mean of the two middle values of an even count: (a + b) / 2, the
+ * correctly rounded mean, which the store's job summaries (SQL,
+ * STORE_I_JOB_VALUES_FILL) compute alike, so a median is the same bits
+ * wherever it is taken.
+ */
+static double
+mid_mean(double a, double b)
+{
+	return (a + b) / 2;
+}
+
 double
 analysis_median_inplace(double *x, size_t n)
 {
@@ -354,7 +366,21 @@ analysis_median_inplace(double *x, size_t n)
 	for (i = k + 2; i < n; i++)
 		if (x[i] < hi)
 			hi = x[i];
-	return lo + (hi - lo) / 2;
+	return mid_mean(lo, hi);
+}
+
+double
+analysis_median(const double *x, size_t n)
+{
+	double *c, m;
+
+	if (n == 0)
+		return NAN;
+	c = xmalloc(n * sizeof(*c));
+	memcpy(c, x, n * sizeof(*c));
+	m = analysis_median_inplace(c, n);
+	free(c);
+	return m;
 }
 
 static double
@@ -876,7 +902,7 @@ median_sorted(const double *x, size_t n)
 {
 	size_t k = (n - 1) / 2;
 
-	return n % 2 ? x[k] : x[k] + (x[k + 1] - x[k]) / 2;
+	return n % 2 ? x[k] : mid_mean(x[k], x[k + 1]);
 }
 
 /*

@@ -205,8 +205,13 @@ uint64_t analysis_rng_next(struct analysis_rng *);
 double analysis_rng_uniform(struct analysis_rng *);         /* [0, 1) */
 size_t analysis_rng_below(struct analysis_rng *, size_t n); /* [0, n) */
 
-/* Median of x[0..n) (n > 0); x is reordered. */
-double analysis_median_inplace(double *x, size_t n);
+/*
+ * The median of x[0..n): the middle value, or the mean of the middle two
+ * ((a + b) / 2, as the store's job summaries); NAN when n is 0.  The one
+ * median of perfwatch: the verdict, the dashboard and the CLI take it.
+ */
+double analysis_median_inplace(double *x, size_t n); /* x is reordered */
+double analysis_median(const double *x, size_t n);   /* x is left as is */
 /* Hodges-Lehmann shift: median of b[j] - a[i] over all pairs. */
 double analysis_hl_shift(
     const double *a, size_t na, const double *b, size_t nb);

@@ -10,11 +10,11 @@
  * view).
  */
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "analysis/memcg_tax.h"
 #include "cli/cli.h"
 #include "common/caps.h"
@@ -27,24 +27,6 @@ usage(void)
 	    "usage: perfwatch memcg-tax [--server URL] [--json] "
 	    "JOB_ID...\n");
 	return 2;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median of v[0..n) (sorted in place); NAN when n is 0. */
-static double
-median(double *v, size_t n)
-{
-	if (n == 0)
-		return NAN;
-	qsort(v, n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* One job's point: label, and each metric's measured runs and median. */
@@ -130,7 +112,7 @@ point_from_job(struct point *p, json_t *job)
 
 		for (k = 0; k < p->nruns[l]; k++)
 			v[k] = p->runs[l][k].value;
-		p->m[l].value = median(v, p->nruns[l]);
+		p->m[l].value = analysis_median_inplace(v, p->nruns[l]);
 		free(v);
 	}
 }
@@ -190,7 +172,7 @@ run_ratio(double *out, size_t *nout, const struct point *pts, size_t npts,
 
 	k = memcg_tax_ratios(v, n, nn, r, nr);
 	*nout = k;
-	*out = median(v, k);
+	*out = analysis_median_inplace(v, k);
 	free(v);
 	return k ? 0 : -1;
 }

@@ -3,11 +3,14 @@
  * a file, so users can check a parser on their own outputs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/buf.h"
+#include "common/files.h"
 #include "common/json.h"
 #include "runners/bench/bench.h"
 
@@ -21,38 +24,29 @@ parse_usage(void)
 	return 2;
 }
 
-/* 0, or -1 with a message on stderr. */
+/* path ("-": standard input) into b (at most its cap): 0, or -1 with a
+ * message on stderr. */
 static int
 read_file(struct buf *b, const char *path)
 {
-	FILE *f;
-	char chunk[65536];
-	size_t n;
-	int ferr;
+	int fd = STDIN_FILENO, rc, saved;
 
-	if (strcmp(path, "-") == 0)
-		f = stdin;
-	else if ((f = fopen(path, "rb")) == NULL) {
+	if (strcmp(path, "-") != 0 &&
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		fprintf(
 		    stderr, "perfwatch parse: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_add(b, chunk, n) == -1)
-			break;
-	ferr = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (buf_failed(b)) {
+	rc = files_read_fd(b, fd, b->max);
+	saved = errno;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc == -1 && saved == EFBIG)
 		fprintf(stderr, "perfwatch parse: %s: larger than %d bytes\n",
 		    path, CAP_BENCH_INPUT);
-		return -1;
-	}
-	if (ferr) {
+	else if (rc == -1)
 		fprintf(stderr, "perfwatch parse: %s: read error\n", path);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 static void

@@ -2,12 +2,16 @@
  * perfwatch submit: a base/candidate pair on the running kernel, one pair
  * per matrix point (POST /api/v1/submit).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/caps.h"
+#include "common/files.h"
 #include "common/xalloc.h"
 #include "config/config.h"
 
@@ -63,10 +67,9 @@ job_file_text(const char *path)
 	struct cfg_errors errs = { 0 };
 	struct job_config *jc = NULL;
 	struct buf b = BUF_INIT(CAP_CONFIG_FILE);
-	char chunk[8192];
 	json_t *v = NULL;
-	size_t n, k;
-	FILE *f;
+	size_t k;
+	int fd, rc, saved;
 
 	if (config_load_job(&jc, path, &errs) != 0) {
 		for (k = 0; k < errs.n; k++)
@@ -76,14 +79,16 @@ job_file_text(const char *path)
 	}
 	cfg_errors_free(&errs);
 	job_config_free(jc);
-	if ((f = fopen(path, "rb")) == NULL) {
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		perror(path);
 		return NULL;
 	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	if (buf_failed(&b))
+	/* A read error other than the cap ends the text where it stopped,
+	 * as the stdio loop this replaces did. */
+	rc = files_read_fd(&b, fd, CAP_CONFIG_FILE);
+	saved = errno;
+	close(fd);
+	if (rc == -1 && saved == EFBIG)
 		fprintf(stderr, "%s: larger than %d bytes\n", path,
 		    CAP_CONFIG_FILE);
 	else if ((v = json_stringn(b.data, b.len)) == NULL)

@@ -1,14 +1,17 @@
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "cli/runfile.h"
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/files.h"
 #include "common/json.h"
 #include "common/xalloc.h"
 
@@ -300,28 +303,22 @@ int
 runfile_load(struct runfile *out, const char *path, int labels, struct err *e)
 {
 	struct buf b;
-	FILE *f;
-	char chunk[8192];
-	size_t n, i;
-	int rc;
+	size_t i;
+	int fd, rc, saved;
 
 	memset(out, 0, sizeof(*out));
-	if ((f = fopen(path, "rb")) == NULL)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return err_set(e, "%s: cannot open: %s", path, strerror(errno));
 	buf_init(&b, CAP_HTTP_REPLY);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_add(&b, chunk, n) == -1)
-			break;
-	if (ferror(f)) {
-		fclose(f);
+	rc = files_read_fd(&b, fd, CAP_HTTP_REPLY);
+	saved = errno;
+	close(fd);
+	if (rc == -1) {
 		buf_release(&b);
+		if (saved == EFBIG)
+			return err_set(e, "%s: larger than %d bytes", path,
+			    CAP_HTTP_REPLY);
 		return err_set(e, "%s: read error", path);
-	}
-	fclose(f);
-	if (buf_failed(&b)) {
-		buf_release(&b);
-		return err_set(
-		    e, "%s: larger than %d bytes", path, CAP_HTTP_REPLY);
 	}
 	for (i = 0; i < b.len && isspace((unsigned char)b.data[i]); i++)
 		;

@@ -13,15 +13,12 @@
 #include "common/xalloc.h"
 
 int
-files_read(struct buf *b, const char *path, size_t max)
+files_read_fd(struct buf *b, int fd, size_t max)
 {
 	char chunk[4096];
 	ssize_t n;
-	int fd;
 
 	buf_reset(b);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
 	for (;;) {
 		n = read(fd, chunk, sizeof(chunk));
 		if (n == -1 && errno == EINTR)
@@ -34,8 +31,22 @@ files_read(struct buf *b, const char *path, size_t max)
 			break;
 		}
 	}
-	close(fd);
 	return n == 0 ? 0 : -1;
+}
+
+int
+files_read(struct buf *b, const char *path, size_t max)
+{
+	int fd, rc, saved;
+
+	buf_reset(b);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	rc = files_read_fd(b, fd, max);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
 }
 
 int

@@ -3,7 +3,8 @@
 
 /*
  * Small file helpers (the runner's agent, kernel and boot state, the git
- * module, the spool).  Each returns 0, or -1 with errno set.
+ * module, the spool, JSON files, the CLI's file arguments).  Each
+ * returns 0, or -1 with errno set.
  */
 #include <stddef.h>
 
@@ -11,6 +12,9 @@ struct buf;
 
 /* The file's bytes into b (reset first), at most max (more: EFBIG). */
 int files_read(struct buf *b, const char *path, size_t max);
+/* The same from an open descriptor to its end (standard input, or a file
+ * whose open failure the caller names itself); fd is not closed. */
+int files_read_fd(struct buf *b, int fd, size_t max);
 /* mkdir -p with mode 0755. */
 int files_mkdir_p(const char *path);
 /* Writes path atomically: PATH.tmp, fsync, rename. */

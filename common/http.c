@@ -18,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/http.h"
 #include "common/xalloc.h"
 
@@ -410,15 +411,11 @@ http_backoff_ms(const struct http_retry *p, int attempt)
 void
 http_sleep_ms(long ms, const atomic_int *stop)
 {
-	struct timespec ts;
 	long step;
 
 	while (ms > 0 && (stop == NULL || !atomic_load(stop))) {
 		step = ms < 50 ? ms : 50;
-		ts.tv_sec = 0;
-		ts.tv_nsec = step * 1000000L;
-		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-			;
+		clock_sleep_ms(step);
 		ms -= step;
 	}
 }

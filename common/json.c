@@ -1,7 +1,11 @@
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/files.h"
 #include "common/json.h"
 #include "common/xalloc.h"
 
@@ -21,26 +25,26 @@ pwjson_parse(const char *p, size_t len, struct err *e)
 json_t *
 pwjson_load_file(const char *path, size_t max, struct err *e)
 {
-	FILE *f;
 	struct buf b;
-	char chunk[8192];
-	size_t n;
 	json_t *v;
+	int fd, rc, saved;
 
-	if ((f = fopen(path, "rb")) == NULL) {
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		err_set(e, "%s: cannot open", path);
 		return NULL;
 	}
 	buf_init(&b, max);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_add(&b, chunk, n) == -1)
-			break;
-	fclose(f);
-	if (buf_failed(&b)) {
+	rc = files_read_fd(&b, fd, max);
+	saved = errno;
+	close(fd);
+	if (rc == -1 && saved == EFBIG) {
 		buf_release(&b);
 		err_set(e, "%s: larger than %zu bytes", path, max);
 		return NULL;
 	}
+	/* Any other read error ends the text where it stopped, as the
+	 * stdio loop this replaces did: the parser then says what is
+	 * missing. */
 	v = json_loadb(b.data, b.len, JSON_REJECT_DUPLICATES, NULL);
 	if (v == NULL) {
 		json_error_t je;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/sched.h"
@@ -112,25 +113,13 @@ sched_generation(struct sched *s)
 	return g;
 }
 
-static void
-deadline_in(struct timespec *ts, int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 uint64_t
 sched_wait(struct sched *s, uint64_t gen, int timeout_ms)
 {
 	struct timespec ts;
 	uint64_t g;
 
-	deadline_in(&ts, timeout_ms);
+	clock_deadline(&ts, timeout_ms);
 	pthread_mutex_lock(&s->mu);
 	while (s->gen == gen && !s->stop)
 		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT)
@@ -167,14 +156,13 @@ int
 sched_claim_wait(struct sched *s, struct store *st, struct store_claimed *out,
     int64_t host_id, int64_t wait_s)
 {
-	struct timespec end, now;
+	int64_t end, left;
 	uint64_t gen;
 	int r;
-	long left;
 
 	if (wait_s > sched_claim_wait_s(s))
 		wait_s = sched_claim_wait_s(s);
-	deadline_in(&end, (int)(wait_s * 1000));
+	end = clock_mono_ms() + (int)(wait_s * 1000);
 	for (;;) {
 		gen = sched_generation(s);
 		if (sched_requeue(s, st, NULL) == -1)
@@ -182,9 +170,7 @@ sched_claim_wait(struct sched *s, struct store *st, struct store_claimed *out,
 		r = sched_claim(s, st, out, host_id);
 		if (r != ERR_NOTFOUND)
 			return r;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = (long)(end.tv_sec - now.tv_sec) * 1000 +
-		    (end.tv_nsec - now.tv_nsec) / 1000000;
+		left = end - clock_mono_ms();
 		if (left <= 0)
 			return ERR_NOTFOUND;
 		/* Wake at least every second: leases expire by the clock,

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
@@ -612,20 +613,11 @@ static struct {
 const char *const store_writer_names[STORE_WRITERS] = { "other",
 	"claim_heartbeat", "uploads", "verdict", "sched" };
 
-static double
-mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void
 wlock(int urgent, enum store_writer cls)
 {
 	struct store_write_stat *w;
-	double t0 = mono_s();
+	double t0 = clock_mono_s();
 
 	if (urgent)
 		cls = STORE_W_URGENT;
@@ -639,7 +631,7 @@ wlock(int urgent, enum store_writer cls)
 	write_lock.urgent -= urgent;
 	write_lock.busy = 1;
 	write_lock.cls = cls;
-	write_lock.since = mono_s();
+	write_lock.since = clock_mono_s();
 	w->n++;
 	w->last_seq = ++write_lock.seq;
 	w->wait_s += write_lock.since - t0;
@@ -655,7 +647,7 @@ wunlock(void)
 	double held;
 
 	pthread_mutex_lock(&write_lock.mu);
-	held = mono_s() - write_lock.since;
+	held = clock_mono_s() - write_lock.since;
 	w = &write_lock.st[write_lock.cls];
 	w->hold_s += held;
 	if (held > w->hold_max_s)

@@ -36,8 +36,8 @@ enum stmt_slot {
  * The statement that stores the summaries (table job_values, schema v20)
  * of the jobs the SELECT `jobs` lists: for each metric of their runs
  * with status ok, the number of values, the median (the middle value, or
- * the two middle ones' mean, as web_median), the least and greatest, and
- * the unit and direction of the first run.
+ * the two middle ones' mean, (a + b) / 2 as analysis_median), the least
+ * and greatest, and the unit and direction of the first run.
  */
 #define STORE_I_JOB_VALUES_FILL(jobs)                                         \
 	"INSERT OR REPLACE INTO job_values (job_id, metric, n, median, lo,"   \

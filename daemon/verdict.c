@@ -99,21 +99,6 @@ jint(json_t *o, const char *k)
 	return json_integer_value(json_object_get(o, k));
 }
 
-/* The median of a copy of x (NAN when empty). */
-static double
-median_of(const struct vec *x)
-{
-	double *c, m;
-
-	if (x->n == 0)
-		return NAN;
-	c = xreallocarray(NULL, x->n, sizeof(*c));
-	memcpy(c, x->v, x->n * sizeof(*c));
-	m = analysis_median_inplace(c, x->n);
-	free(c);
-	return m;
-}
-
 /* Groups the value rows (ordered by metric, role) into w->m. */
 static void
 group_values(struct work *w)
@@ -171,11 +156,7 @@ hjob_add(struct hjobs *js, const struct vec *h, size_t off)
 	}
 	js->j[js->n].off = off;
 	js->j[js->n].n = h->n - off;
-	{
-		struct vec part = { h->v + off, h->n - off, 0 };
-
-		js->j[js->n].median = median_of(&part);
-	}
+	js->j[js->n].median = analysis_median(h->v + off, h->n - off);
 	js->n++;
 }
 
@@ -352,8 +333,8 @@ analyse_metric(struct work *w, struct metric *m)
 	memset(&m->res, 0, sizeof(m->res));
 	m->res.n_base = m->base.n;
 	m->res.n_cand = m->cand.n;
-	m->res.base_median = median_of(&m->base);
-	m->res.cand_median = median_of(&m->cand);
+	m->res.base_median = analysis_median(m->base.v, m->base.n);
+	m->res.cand_median = analysis_median(m->cand.v, m->cand.n);
 	m->res.change_pct = m->res.ci_low_pct = m->res.ci_high_pct = NAN;
 	m->res.p_value = m->res.p_adjusted = NAN;
 	m->res.verdict = ANALYSIS_INCONCLUSIVE;

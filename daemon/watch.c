@@ -14,6 +14,7 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/git.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -694,8 +695,7 @@ nap(struct tw *t, int64_t secs)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)secs;
+	clock_deadline(&ts, secs * 1000);
 	pthread_mutex_lock(&t->w->mu);
 	while (!atomic_load(&t->quit)) {
 		if (pthread_cond_timedwait(&t->w->cv, &t->w->mu, &ts) ==

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/files.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
@@ -37,15 +38,6 @@ struct cgroup {
 	int ncreated;
 	char notes[CG_NOTES_MAX];
 };
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
 
 int
 cgroup_read_file(struct buf *b, const char *path, size_t max)
@@ -768,7 +760,7 @@ kill_leftovers(const char *dir, int v2, struct err *e)
 				if (pids[i] != getpid())
 					kill(pids[i], SIGKILL);
 		free(pids);
-		sleep_ms(20);
+		clock_sleep_ms(20);
 	}
 	free(killf);
 	return err_set(e, "cgroup: %s still has processes after %d ms", dir,
@@ -798,7 +790,7 @@ cgroup_teardown(struct cgroup *cg, struct err *e)
 				    cg->created[i], strerror(errno));
 				break;
 			}
-			sleep_ms(20);
+			clock_sleep_ms(20);
 		}
 		if (round == CG_RMDIR_ROUNDS)
 			rc = err_set(
@@ -872,7 +864,7 @@ remove_one(const char *dir, int v2, struct err *e)
 			return 0;
 		if (errno != EBUSY)
 			break;
-		sleep_ms(20);
+		clock_sleep_ms(20);
 	}
 	return err_set(e, "cgroup: rmdir %s: %s", dir, strerror(errno));
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
@@ -308,21 +309,12 @@ struct profile {
 	char *perf, *dir, *data, *cgroup, *kallsyms;
 	const char *const *syms;
 	pid_t pid;
-	double started; /* mono_s() when perf record started */
+	double started; /* clock_mono_s() when perf record started */
 	int usable;
 	char reason[PROFILE_REASON_MAX];
 	char event[32];
 	char scope[256];
 };
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
 
 /* fork + exec argv, stdout/stderr to files (or /dev/null). */
 static pid_t
@@ -348,15 +340,6 @@ spawn(char *const argv[], const char *out, const char *errf)
 	return pid;
 }
 
-static double
-mono_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* Waits up to ms; SIGKILL after.  Exit status, or -1; *ru (may be
  * NULL) gets the child's resource use. */
 static int
@@ -378,7 +361,7 @@ wait_bounded(pid_t pid, long ms, struct rusage *ru)
 			waitpid(pid, &status, 0);
 			return -1;
 		}
-		sleep_ms(20);
+		clock_sleep_ms(20);
 		waited += 20;
 	}
 }
@@ -514,7 +497,7 @@ profile_start(const struct profile_opts *o)
 	argv[n] = NULL;
 	unlink(p->data);
 	errf = xasprintf("%s/perf-record.err", p->dir);
-	p->started = mono_s();
+	p->started = clock_mono_s();
 	p->pid = spawn(argv, NULL, errf);
 	free(errf);
 	if (p->pid < 0) {
@@ -532,9 +515,9 @@ profile_start(const struct profile_opts *o)
 			    p->dir);
 			return p;
 		}
-		sleep_ms(20);
+		clock_sleep_ms(20);
 	}
-	sleep_ms(200);
+	clock_sleep_ms(200);
 	p->usable = 1;
 	return p;
 }
@@ -564,7 +547,7 @@ profile_stop(struct profile *p, struct profile_result *res)
 	kill(p->pid, SIGINT);
 	st = wait_bounded(p->pid, PROFILE_STOP_MS, &ru);
 	/* The profiler's own cost while the benchmark ran (docs/MEMCG.md). */
-	res->perf_wall_s = mono_s() - p->started;
+	res->perf_wall_s = clock_mono_s() - p->started;
 	if (st != -1) {
 		res->perf_cpu_s = (double)ru.ru_utime.tv_sec +
 		    ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +

@@ -155,8 +155,6 @@ spool_get(
     struct buf *out, struct spool *s, int64_t job, int64_t index, struct err *e)
 {
 	char *path = entry_path(s->dir, job, index);
-	char chunk[8192];
-	ssize_t n;
 	int fd, ret = 0;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
@@ -165,20 +163,10 @@ spool_get(
 		free(path);
 		return ret;
 	}
-	buf_reset(out);
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (buf_add(out, chunk, (size_t)n) == -1)
-			break;
-	}
-	if (n < 0)
-		ret = err_set(e, "%s: read: %s", path, strerror(errno));
-	else if (buf_failed(out))
-		ret = err_set(e, "%s: larger than %zu bytes", path, out->max);
+	if (files_read_fd(out, fd, out->max) == -1)
+		ret = errno == EFBIG
+		    ? err_set(e, "%s: larger than %zu bytes", path, out->max)
+		    : err_set(e, "%s: read: %s", path, strerror(errno));
 	close(fd);
 	free(path);
 	return ret;

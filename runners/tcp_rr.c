@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/xalloc.h"
 #include "runners/tcp_rr.h"
 
@@ -329,24 +330,6 @@ tcp_rr_hist_stddev(const struct tcp_rr_hist *h)
 
 /* ---- output ---- */
 
-static double
-now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void
 print_opts(FILE *f, const struct tcp_rr_opts *o, int port)
 {
@@ -528,7 +511,7 @@ flow_start(struct cthread *t, struct flow *fl)
 
 	fl->out_left = t->o->req_size;
 	fl->in_left = t->o->resp_size;
-	fl->t_send = now_ns();
+	fl->t_send = clock_mono_ns();
 	if ((r = flow_write(t, fl)) < 0)
 		return -1;
 	return r == 1 ? flow_want_out(t, fl, 1) : 0;
@@ -549,7 +532,7 @@ client_thread(void *arg)
 			return NULL;
 		}
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = clock_mono_ns();
 		int n, ms;
 
 		if (now >= t->deadline)
@@ -584,7 +567,7 @@ client_thread(void *arg)
 				}
 				fl->in_left -= (uint32_t)r;
 				if (fl->in_left == 0 && fl->out_left == 0) {
-					uint64_t done = now_ns();
+					uint64_t done = clock_mono_ns();
 
 					tcp_rr_hist_add(
 					    &t->lat, done - fl->t_send);
@@ -686,9 +669,9 @@ tcp_rr_client(const struct tcp_rr_opts *o, FILE *out, struct err *e)
 			}
 		}
 	}
-	t0 = now_mono();
+	t0 = clock_mono_s();
 	fprintf(out, "time_start=%.9f\n", t0);
-	deadline = now_ns() + (uint64_t)(o->test_length * 1e9);
+	deadline = clock_mono_ns() + (uint64_t)(o->test_length * 1e9);
 	for (i = 0; i < o->threads; i++) {
 		th[i].deadline = deadline;
 		if (pthread_create(&th[i].tid, NULL, client_thread, &th[i]) !=
@@ -700,7 +683,7 @@ tcp_rr_client(const struct tcp_rr_opts *o, FILE *out, struct err *e)
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(th[i].tid, NULL);
-	t1 = now_mono();
+	t1 = clock_mono_s();
 	if (started < o->threads)
 		goto out;
 	memset(&res, 0, sizeof(res));
@@ -1048,7 +1031,7 @@ tcp_rr_server(const struct tcp_rr_opts *o, FILE *out, struct err *e)
 				if (read(nfd, &v, sizeof(v)) < 0) {
 					/* Spurious wakeup. */
 				}
-				t_last = now_mono();
+				t_last = clock_mono_s();
 				if (o->once && sessions > 0 &&
 				    atomic_load(&active) == 0)
 					stop = 1;
@@ -1067,7 +1050,7 @@ tcp_rr_server(const struct tcp_rr_opts *o, FILE *out, struct err *e)
 					cev.events = EPOLLIN;
 					cev.data.ptr = c;
 					if (sessions++ == 0)
-						t_first = now_mono();
+						t_first = clock_mono_s();
 					atomic_fetch_add(&active, 1);
 					conn_link(&th[next], c);
 					if (epoll_ctl(th[next].ep,
@@ -1103,7 +1086,7 @@ out:
 		for (i = 0; i < started; i++)
 			res.transactions += th[i].transactions;
 		if (atomic_load(&active) > 0 || t_last < t_first)
-			t_last = now_mono();
+			t_last = clock_mono_s();
 		res.elapsed = t_last - t_first;
 		fprintf(out, "time_start=%.9f\n", t_first);
 		print_rusage(out, "end");

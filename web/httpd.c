@@ -16,6 +16,7 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "web/httpd.h"
@@ -47,7 +48,7 @@ struct httpd_req {
 	size_t rlen;
 	char *hdr[2 * HTTPD_REPLY_HEADERS]; /* name, value pairs */
 	int nhdr;
-	struct timespec start; /* headers received (CLOCK_MONOTONIC) */
+	double start; /* headers received (clock_mono_s) */
 };
 
 static void
@@ -189,7 +190,7 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 		r = xcalloc(1, sizeof(*r));
 		r->h = h;
 		r->c = c;
-		clock_gettime(CLOCK_MONOTONIC, &r->start);
+		r->start = clock_mono_s();
 		r->method = xstrdup(method);
 		r->path = xstrdup(url);
 		max_body = __atomic_load_n(&h->max_body, __ATOMIC_RELAXED);
@@ -544,9 +545,5 @@ httpd_query_all(const struct httpd_req *r, struct buf *b)
 double
 httpd_age_s(const struct httpd_req *r)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - r->start.tv_sec) +
-	    (double)(now.tv_nsec - r->start.tv_nsec) / 1e9;
+	return clock_mono_s() - r->start;
 }

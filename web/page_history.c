@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/analysis.h"
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
@@ -164,7 +165,7 @@ hist_build(struct ctx *x, struct hist *h, const char **msg)
 static int
 hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 {
-	size_t i, n;
+	size_t i, k, n;
 	int r;
 
 	if ((r = store_history_get(s, &h->rows, q)) != 0)
@@ -205,12 +206,15 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 			p->high = j->hi;
 			continue;
 		}
-		/* The median sorts the values: low and high are then the
-		 * least and the greatest. */
 		p->n = (int)j->nvalues;
-		p->value = web_median(j->values, j->nvalues);
-		p->low = j->values[0];
-		p->high = j->values[j->nvalues - 1];
+		p->low = p->high = j->values[0];
+		for (k = 1; k < j->nvalues; k++) {
+			if (j->values[k] < p->low)
+				p->low = j->values[k];
+			if (j->values[k] > p->high)
+				p->high = j->values[k];
+		}
+		p->value = analysis_median_inplace(j->values, j->nvalues);
 	}
 	h->n = n;
 	h->v.points = h->pts;

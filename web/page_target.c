@@ -146,7 +146,7 @@ side_median(const struct store_values *vals, const char *metric,
 	double *v = side_values(vals, metric, role, &k), m;
 
 	*n = (int)k;
-	m = web_median(v, k);
+	m = analysis_median_inplace(v, k);
 	free(v);
 	return m;
 }

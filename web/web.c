@@ -192,23 +192,6 @@ web_pager(
 	}
 }
 
-double
-web_median(double *v, size_t n)
-{
-	size_t i, j;
-
-	if (n == 0)
-		return NAN;
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The value of cookie name in the Cookie header into out, or "". */
 void
 web_cookie(struct ctx *x, const char *name, char *out, size_t len)

@@ -100,7 +100,6 @@ int web_overview_doc(struct ctx *x, json_t **out);
 int web_regressions_doc(struct store *, json_t **out, const char *tree,
     const char *host, const char *bench, const char *state, int64_t limit,
     int64_t cursor);
-double web_median(double *v, size_t n);
 /* The value of cookie name in the Cookie header into out, or "". */
 void web_cookie(struct ctx *x, const char *name, char *out, size_t len);
 /*

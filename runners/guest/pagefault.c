@@ -10,17 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "common/clock.h"
 
 int
 main(int argc, char **argv)
@@ -47,7 +39,7 @@ main(int argc, char **argv)
 	}
 	len = (size_t)mib << 20;
 	printf("testcase:Anonymous memory page fault (%ld MiB maps)\n", mib);
-	t0 = now();
+	t0 = clock_mono_s();
 	do {
 		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -60,7 +52,7 @@ main(int argc, char **argv)
 			p[off] = 1;
 		faults += len / (size_t)page;
 		munmap(p, len);
-		t = now() - t0;
+		t = clock_mono_s() - t0;
 	} while (t < secs);
 	printf(
 	    "min:%.0f max:%.0f total:%llu\n", faults / t, faults / t, faults);

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
+#include "common/clock.h"
 #include "common/git.h"
 
 #define NCOMMITS 100000
@@ -36,15 +38,6 @@
 
 static const char *paths[] = { "mm/memcontrol.c", "mm/memcontrol-v1.c",
 	"include/linux/memcontrol.h", "mm/page_counter.c", "net/core/sock.c" };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Runs argv; stdout to outfd (or /dev/null when -1), stdin from infd. */
 static int
@@ -196,7 +189,7 @@ make_upstream(const char *dir, const char *genpy)
 	snprintf(base, sizeof(base), "%s", pathf(dir, "base.git"));
 	fprintf(stderr, "git_bench: generating a %d-commit repository in %s\n",
 	    NCOMMITS, dir);
-	t0 = now_s();
+	t0 = clock_mono_s();
 	rm_rf(up);
 	rm_rf(base);
 	mkdir(dir, 0755);
@@ -233,7 +226,8 @@ make_upstream(const char *dir, const char *genpy)
 	if (run(clone, -1, -1) != 0)
 		die("clone of base failed");
 	close(open(pathf(dir, "ready"), O_CREAT | O_WRONLY, 0644));
-	fprintf(stderr, "git_bench: generated in %.1f s\n", now_s() - t0);
+	fprintf(
+	    stderr, "git_bench: generated in %.1f s\n", clock_mono_s() - t0);
 }
 
 static int
@@ -242,13 +236,6 @@ dcmp(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), dcmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static long
@@ -298,15 +285,15 @@ first_copy(const char *dir, const char *url, const char *how)
 	rm_rf(pathf(dir, "first.git"));
 	memset(&last_prog, 0, sizeof(last_prog));
 	m = gitm_repo_new(dir, "first", url, &lib);
-	t0 = now_s();
+	t0 = clock_mono_s();
 	okl = gitm_fetch(&st, m) == 0;
-	tl = now_s() - t0;
+	tl = clock_mono_s() - t0;
 	gitm_repo_free(m);
 	rm_rf(pathf(dir, "first.git"));
 	m = gitm_repo_new(dir, "first", url, &cli);
-	t0 = now_s();
+	t0 = clock_mono_s();
 	okc = gitm_fetch(&st, m) == 0;
-	tc = now_s() - t0;
+	tc = clock_mono_s() - t0;
 	gitm_repo_free(m);
 	rm_rf(pathf(dir, "first.git"));
 	printf("first copy of %d commits over %s:\n", NCOMMITS - NNEW, how);
@@ -380,15 +367,15 @@ new_commits(const char *dir, const char *base, const char *url, const char *how,
 			if (pwside) {
 				copy_tree(base, pathf(dir, "pw.git"));
 				m = gitm_repo_new(dir, "pw", url, &o);
-				t0 = now_s();
+				t0 = clock_mono_s();
 				if (gitm_fetch(&st, m) != 0)
 					die(gitm_errmsg(m));
-				tpf[r] = now_s() - t0;
+				tpf[r] = clock_mono_s() - t0;
 				if (gitm_tip(tip, m, "master") != 0 ||
 				    gitm_new_commits(
 				        &w, m, old, tip, paths, 5, 0) != 0)
 					die(gitm_errmsg(m));
-				tp[r] = now_s() - t0;
+				tp[r] = clock_mono_s() - t0;
 				if (w.n != NNEW)
 					die("wrong number of new commits");
 				for (touching = 0, i = 0; i < w.n; i++)
@@ -408,12 +395,12 @@ new_commits(const char *dir, const char *base, const char *url, const char *how,
 					(char *)paths[4], NULL };
 
 				copy_tree(base, g);
-				t0 = now_s();
+				t0 = clock_mono_s();
 				if (run(fetch, -1, -1) != 0)
 					die("git fetch failed");
-				tgf[r] = now_s() - t0;
+				tgf[r] = clock_mono_s() - t0;
 				gitcount = run_count(revl);
-				tg[r] = now_s() - t0;
+				tg[r] = clock_mono_s() - t0;
 			}
 		}
 	}
@@ -421,12 +408,16 @@ new_commits(const char *dir, const char *base, const char *url, const char *how,
 	       "perfwatch "
 	       "(fetch + walk + paths) %.3f s, git (fetch + rev-list) %.3f s, "
 	       "ratio %.2f (median of %d, alternated)\n",
-	    NNEW, NCOMMITS, how, median(tp, REPS), median(tg, REPS),
-	    median(tp, REPS) / median(tg, REPS), REPS);
+	    NNEW, NCOMMITS, how, analysis_median_inplace(tp, REPS),
+	    analysis_median_inplace(tg, REPS),
+	    analysis_median_inplace(tp, REPS) /
+	        analysis_median_inplace(tg, REPS),
+	    REPS);
 	printf("  of which fetch: perfwatch (%s) %.3f s, git %.3f s\n",
 	    xfer == GITM_XFER_LIBGIT2 ? "libgit2 fetch"
 	                              : "libgit2 ref check + git fetch",
-	    median(tpf, REPS), median(tgf, REPS));
+	    analysis_median_inplace(tpf, REPS),
+	    analysis_median_inplace(tgf, REPS));
 	printf("  commits touching the paths: perfwatch %ld, git rev-list "
 	       "%ld\n",
 	    touching, gitcount);
@@ -496,10 +487,10 @@ main(int argc, char **argv)
 	poll = calloc(POLLS, sizeof(*poll));
 	m = gitm_repo_new(dir, "pw", url, NULL);
 	for (r = 0; r < POLLS; r++) {
-		t0 = now_s();
+		t0 = clock_mono_s();
 		if (gitm_fetch(&st, m) != 0 || gitm_tips(&tips, &ntips, m) != 0)
 			die(gitm_errmsg(m));
-		poll[r] = now_s() - t0;
+		poll[r] = clock_mono_s() - t0;
 		if (st.received_objects != 0 || ntips != 1)
 			die("idle poll fetched something");
 		gitm_tips_free(tips, ntips);
@@ -529,13 +520,13 @@ main(int argc, char **argv)
 		double gp[20];
 
 		for (r = 0; r < 20; r++) {
-			t0 = now_s();
+			t0 = clock_mono_s();
 			run(fetch, -1, -1);
-			gp[r] = now_s() - t0;
+			gp[r] = clock_mono_s() - t0;
 		}
 		printf("  for scale: idle `git fetch` median %.1f ms (20 "
 		       "runs)\n",
-		    median(gp, 20) * 1e3);
+		    analysis_median_inplace(gp, 20) * 1e3);
 	}
 	rm_rf(pathf(dir, "pw.git"));
 	rm_rf(pathf(dir, "g.git"));

@@ -150,22 +150,6 @@ run_job(struct store *s, int64_t host, int64_t job, int64_t runs, double lv,
 		die(s, "finish");
 }
 
-/* Median of v[0..n) (sorts v). */
-static double
-median(double *v, size_t n)
-{
-	size_t i, j;
-
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n == 0 ? NAN : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /*
  * The quick verdict of a pair, for the bulk of a large history: per
  * metric the medians and the change as the verdict defines it
@@ -213,8 +197,8 @@ quick_verdict(
 		cmp.n_base = (int64_t)nb;
 		cmp.n_cand = (int64_t)nc;
 		cmp.change_pct = analysis_change_pct(b, nb, c, nc);
-		bm = median(b, nb);
-		cm = median(c, nc);
+		bm = analysis_median_inplace(b, nb);
+		cm = analysis_median_inplace(c, nc);
 		cmp.base_median = bm;
 		cmp.cand_median = cm;
 		cmp.ci_low = cmp.ci_high = cmp.p = cmp.p_adjusted = NAN;
