@@ -505,12 +505,10 @@ hb_main(void *arg)
 		}
 		/* Wake every 200 ms to notice *stop (set by a signal). */
 		now = clock_mono_ms();
-		if (next - now > 200)
-			now += 200;
-		else
-			now = next;
-		ts.tv_sec = now / 1000;
-		ts.tv_nsec = (now % 1000) * 1000000L;
+		clock_deadline(&ts,
+		    next - now > 200 ? 200
+		        : next > now ? next - now
+		                     : 0);
 		pthread_cond_timedwait(&a->cv, &a->mu, &ts);
 	}
 	pthread_mutex_unlock(&a->mu);
@@ -835,7 +833,7 @@ journal_replay(struct agent *a)
 		    r < 0 ? err_msg(&e) : "", r < 0 ? 0 : r);
 	err_clear(&e);
 	if (a->cgs.kind == CGROUP_NONE ||
-	    cgroup_read_file(&b, path, CAP_LOG_APPEND) != 0)
+	    files_read(&b, path, CAP_LOG_APPEND) != 0)
 		goto out;
 	for (line = strtok_r(b.data, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -1340,7 +1338,7 @@ proc_version(struct buf *out)
 {
 	const char *p = getenv("PERFWATCH_PROC_VERSION");
 
-	if (cgroup_read_file(out, p && *p ? p : "/proc/version", 1024) != 0)
+	if (files_read(out, p && *p ? p : "/proc/version", 1024) != 0)
 		buf_reset(out);
 	while (out->len > 0 && out->data[out->len - 1] == '\n')
 		out->data[--out->len] = '\0';

@@ -132,7 +132,7 @@ bootstate_read(struct bootstate *out, const char *path, struct buf *why)
 
 	memset(out, 0, sizeof(*out));
 	out->cached = -1;
-	if (cgroup_read_file(&b, path, STATE_MAX) != 0) {
+	if (files_read(&b, path, STATE_MAX) != 0) {
 		int en = errno;
 
 		buf_release(&b);

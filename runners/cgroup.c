@@ -40,12 +40,6 @@ struct cgroup {
 };
 
 int
-cgroup_read_file(struct buf *b, const char *path, size_t max)
-{
-	return files_read(b, path, max);
-}
-
-int
 cgroup_write_file(const char *path, const char *text)
 {
 	size_t len = strlen(text);
@@ -173,8 +167,8 @@ cgroup_detect(struct cgroup_sys *s)
 
 	memset(s, 0, sizeof(*s));
 	s->kind = CGROUP_NONE;
-	if (cgroup_read_file(&mi, "/proc/self/mountinfo", CG_FILE_MAX) ||
-	    cgroup_read_file(&pc, "/proc/self/cgroup", CG_FILE_MAX)) {
+	if (files_read(&mi, "/proc/self/mountinfo", CG_FILE_MAX) ||
+	    files_read(&pc, "/proc/self/cgroup", CG_FILE_MAX)) {
 		snprintf(s->reason, sizeof(s->reason),
 		    "cannot read /proc/self/mountinfo or /proc/self/cgroup: %s",
 		    strerror(errno));
@@ -231,7 +225,7 @@ cgroup_detect(struct cgroup_sys *s)
 		char *w, *s3 = NULL;
 		int mem = 0;
 
-		if (cgroup_read_file(&c, ctl, 4096) == 0)
+		if (files_read(&c, ctl, 4096) == 0)
 			for (w = strtok_r(c.data, " \n", &s3); w;
 			     w = strtok_r(NULL, " \n", &s3))
 				mem |= strcmp(w, "memory") == 0;
@@ -389,7 +383,7 @@ read_pids(pid_t **out, const char *dir)
 	int n = 0;
 
 	*out = NULL;
-	if (cgroup_read_file(&b, path, CG_FILE_MAX)) {
+	if (files_read(&b, path, CG_FILE_MAX)) {
 		free(path);
 		buf_release(&b);
 		return -1;
@@ -434,7 +428,7 @@ enable_memory(struct cgroup *cg, const char *dir, int is_base, struct err *e)
 	struct buf cur = BUF_INIT(4096);
 	int rc = -1;
 
-	if (cgroup_read_file(&cur, ctl, 4096) == 0 &&
+	if (files_read(&cur, ctl, 4096) == 0 &&
 	    strstr(cur.data, "memory") != NULL) {
 		rc = 0;
 		goto out;

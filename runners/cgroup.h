@@ -155,9 +155,8 @@ int cgroup_sweep_stale(const struct cgroup_sys *, struct err *);
 /* Number of pids in a cgroup.procs file, or -1. */
 int cgroup_count_procs(const char *dir);
 
-/* Small helpers shared with telemetry.c: read a whole (small) file into
- * b (reset first; at most max bytes), write a string to a file.  0/-1. */
-int cgroup_read_file(struct buf *b, const char *path, size_t max);
+/* Writes a string to a file (shared with telemetry.c; reading one is
+ * files_read, common/files.h).  0/-1. */
 int cgroup_write_file(const char *path, const char *text);
 
 #endif

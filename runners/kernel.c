@@ -625,7 +625,7 @@ base_text(
 	if (src == NULL)
 		return 0; /* the key is computed again once checked out */
 	path = xasprintf("%s/%s", src, rq->config);
-	if (cgroup_read_file(&b, path, CONFIG_MAX) != 0) {
+	if (files_read(&b, path, CONFIG_MAX) != 0) {
 		buf_printf(why, "kernel.config '%s': %s: %s", rq->config, path,
 		    strerror(errno));
 		free(path);
@@ -668,7 +668,7 @@ prepare_source(struct kernel_image *out, const struct kernel_req *rq,
 		goto out;
 	}
 	plan = kernel_source_plan(
-	    cgroup_read_file(&mb, mark, 2047) == 0 ? mb.data : NULL, rq->commit,
+	    files_read(&mb, mark, 2047) == 0 ? mb.data : NULL, rq->commit,
 	    gitm_path(repo), prev, prev_clone, sizeof(prev_clone));
 	/* A half-written tree must never be taken for either commit. */
 	unlink(mark);
@@ -755,8 +755,8 @@ make_config(struct kernel_image *out, const struct kernel_req *rq,
 	if (kernel_config_inputs(inputs, src, tools.data, rq->config, btext,
 	        rq->fragment, why) != 0)
 		goto out;
-	have_rec = cgroup_read_file(&rec, recp, 4095) == 0;
-	have_cfg = cgroup_read_file(&cfg, dotconfig, CONFIG_MAX) == 0;
+	have_rec = files_read(&rec, recp, 4095) == 0;
+	have_cfg = files_read(&cfg, dotconfig, CONFIG_MAX) == 0;
 	if (have_cfg)
 		crypto_sha256_hex(sha, cfg.data, cfg.len);
 	if (kernel_config_reuse(
@@ -808,7 +808,7 @@ make_config(struct kernel_image *out, const struct kernel_req *rq,
 			goto out;
 	}
 	rc = -1;
-	if (cgroup_read_file(&cfg, dotconfig, CONFIG_MAX) != 0) {
+	if (files_read(&cfg, dotconfig, CONFIG_MAX) != 0) {
 		buf_printf(why, "%s: %s", dotconfig, strerror(errno));
 		goto out;
 	}
@@ -910,7 +910,7 @@ kernel_build(
 	p = xasprintf("%s/meta", idir);
 	if (kernel_config_is_target(rq->config) ||
 	    strcmp(rq->config, "running") == 0) {
-		if (cgroup_read_file(&meta, p, 4096) == 0 &&
+		if (files_read(&meta, p, 4096) == 0 &&
 		    meta_get(meta.data, "build_id", out->build_id,
 		        sizeof(out->build_id)) == 0 &&
 		    meta_get(meta.data, "release", out->release,
@@ -953,7 +953,7 @@ kernel_build(
 	rc = -1;
 	free(p);
 	p = xasprintf("%s/" OBJ "/include/config/kernel.release", src);
-	if (cgroup_read_file(&rel, p, 255) != 0) {
+	if (files_read(&rel, p, 255) != 0) {
 		buf_printf(why, "%s: %s", p, strerror(errno));
 		goto out;
 	}

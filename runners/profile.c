@@ -14,6 +14,7 @@
 
 #include "common/caps.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
@@ -384,7 +385,7 @@ static int
 file_has(const char *path, const char *needle)
 {
 	struct buf b = BUF_INIT(1 << 16);
-	int found = cgroup_read_file(&b, path, 1 << 16) == 0 &&
+	int found = files_read(&b, path, 1 << 16) == 0 &&
 	    strstr(b.data, needle) != NULL;
 
 	buf_release(&b);
@@ -395,7 +396,7 @@ static int
 read_int(const char *path, int *out)
 {
 	struct buf b = BUF_INIT(64);
-	int rc = cgroup_read_file(&b, path, 64);
+	int rc = files_read(&b, path, 64);
 
 	if (rc == 0)
 		*out = (int)strtol(b.data, NULL, 10);
@@ -567,7 +568,7 @@ profile_stop(struct profile *p, struct profile_result *res)
 		    "perf report failed (see %s)", errf);
 		goto out;
 	}
-	if (cgroup_read_file(&text, rep, CAP_PERF_REPORT)) {
+	if (files_read(&text, rep, CAP_PERF_REPORT)) {
 		snprintf(res->reason, sizeof(res->reason), "cannot read %s: %s",
 		    rep, strerror(errno));
 		goto out;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/files.h"
 #include "common/xalloc.h"
 #include "runners/telemetry.h"
 
@@ -268,7 +269,7 @@ read_into(struct telemetry_snap *s, struct buf *b, const char *dir,
     const char *file, const char *prefix)
 {
 	char *path = xasprintf("%s/%s", dir, file);
-	int rc = cgroup_read_file(b, path, TM_FILE_MAX);
+	int rc = files_read(b, path, TM_FILE_MAX);
 
 	free(path);
 	if (rc)
@@ -361,14 +362,14 @@ snapshot(
 		    read_into(s, &b, t->v2dir, "memory.pressure", NULL) == 0 &&
 		    telemetry_parse_psi(s, b.data) > 0)
 			t->psi_system = 0;
-		else if (cgroup_read_file(&b, t->psi_proc, TM_FILE_MAX) == 0 &&
+		else if (files_read(&b, t->psi_proc, TM_FILE_MAX) == 0 &&
 		    telemetry_parse_psi(s, b.data) > 0)
 			t->psi_system = 1;
 	} else if (t->psi_system == 0) {
 		if (read_into(s, &b, t->v2dir, "memory.pressure", NULL) == 0)
 			telemetry_parse_psi(s, b.data);
 	} else if (t->psi_system == 1) {
-		if (cgroup_read_file(&b, t->psi_proc, TM_FILE_MAX) == 0)
+		if (files_read(&b, t->psi_proc, TM_FILE_MAX) == 0)
 			telemetry_parse_psi(s, b.data);
 	}
 	buf_release(&b);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/files.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
 #include "runners/exec.h"
@@ -94,7 +95,7 @@ read_argv(const char *path)
 	char **v = NULL;
 	size_t n = 0, i = 0;
 
-	if (cgroup_read_file(&b, path, OUT_MAX) != 0)
+	if (files_read(&b, path, OUT_MAX) != 0)
 		fail("%s: %s", path, strerror(errno));
 	while (i < b.len) {
 		v = xreallocarray(v, n + 2, sizeof(char *));
@@ -183,12 +184,12 @@ main(void)
 	setenv("HOME", "/tmp", 1);
 	mounts();
 	lo_up();
-	if (cgroup_read_file(&ver, "/proc/version", 1000) == 0) {
+	if (files_read(&ver, "/proc/version", 1000) == 0) {
 		while (ver.len && ver.data[ver.len - 1] == '\n')
 			ver.data[--ver.len] = '\0';
 		hexline("version", "", ver.data, ver.len);
 	}
-	if (cgroup_read_file(&job, "/pw/job", 1u << 16) != 0)
+	if (files_read(&job, "/pw/job", 1u << 16) != 0)
 		fail("/pw/job: %s", strerror(errno));
 	for (line = strtok_r(job.data, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/files.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
 #include "runners/exec.h"
@@ -167,12 +168,12 @@ TEST(test_cgroup__nested_v1_place_attach_teardown)
 	/* Limits. */
 	f = xasprintf("%s/%s", cgroup_dir(cg),
 	    s.kind == CGROUP_V1 ? "memory.limit_in_bytes" : "memory.max");
-	ASSERT(cgroup_read_file(&b, f, 4096) == 0);
+	ASSERT(files_read(&b, f, 4096) == 0);
 	free(f);
 	ASSERT_INTEQ(strtoll(b.data, NULL, 10), 64 << 20);
 	f = xasprintf("%s/%s", cgroup_dir(cg),
 	    s.kind == CGROUP_V1 ? "memory.soft_limit_in_bytes" : "memory.high");
-	ASSERT(cgroup_read_file(&b, f, 4096) == 0);
+	ASSERT(files_read(&b, f, 4096) == 0);
 	free(f);
 	ASSERT_INTEQ(strtoll(b.data, NULL, 10), 48 << 20);
 
@@ -287,8 +288,7 @@ file_is(const char *dir, const char *file, const char *want)
 {
 	char *p = xasprintf("%s/%s", dir, file);
 	struct buf b = BUF_INIT(4096);
-	int ok =
-	    cgroup_read_file(&b, p, 4096) == 0 && strcmp(b.data, want) == 0;
+	int ok = files_read(&b, p, 4096) == 0 && strcmp(b.data, want) == 0;
 
 	if (!ok)
 		fprintf(stdout, "  %s: '%s' != '%s'\n", p, b.data, want);

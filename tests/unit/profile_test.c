@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/files.h"
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
@@ -18,7 +19,7 @@ static const char *real_report =
 static int
 load(struct buf *b, const char *rel)
 {
-	return cgroup_read_file(b, test_srcpath(rel), 64 << 20);
+	return files_read(b, test_srcpath(rel), 64 << 20);
 }
 
 static double
