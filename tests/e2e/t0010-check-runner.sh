@@ -2,7 +2,8 @@
 # check: parallel
 # tests/run itself: the light tests run CHECK_JOBS at a time and the
 # others alone, each FAIL and each death without one is counted, a SKIP
-# is shown and not passed, and the last line is "N passed, N failed".
+# is shown and not passed, a hang is killed and failed, and the last
+# line is "N passed, N failed".
 # Made-up unit tests in a scratch OUT; each leaves when it ran, so the
 # overlap is read from what they wrote, not from the wall clock.
 . "$(dirname "$0")/lib.sh"
@@ -44,4 +45,15 @@ seen=$(cat "$PW_TMP"/seen_pwself_* 2>/dev/null | sort -n | tail -n 1)
     >"$PW_TMP/run1.out" 2>&1
 seen=$(cat "$PW_TMP"/seen_pwself_a_test)
 [ "$seen" = 1 ] && pass jobs_1_serial || fail jobs_1_serial "$seen inside at once"
+# A test that hangs is killed after TEST_TIMEOUT and counted as failed,
+# with what it passed before.
+unit pwself_hang_test "echo 'PASS h1'; sleep 60"
+t0=$SECONDS
+(cd "$(dirname "$0")/../.." && OUT=$F TEST_TIMEOUT=2 tests/run pwself_hang) \
+    >"$PW_TMP/runh.out" 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && [ "$(tail -n 1 "$PW_TMP/runh.out")" = "1 passed, 1 failed" ] &&
+    grep -q 'FAIL pwself_hang_test: timed out after 2 s' "$PW_TMP/runh.out" &&
+    [ $((SECONDS - t0)) -lt 30 ] && pass hang_times_out ||
+    fail hang_times_out "rc $rc, $((SECONDS - t0)) s: $(cat "$PW_TMP/runh.out")"
 finish
