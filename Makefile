@@ -288,6 +288,7 @@ check-tsan: deps
 	    tsan-build
 	@rm -rf $(OUT)/tsan/reports && mkdir -p $(OUT)/tsan/reports
 	@OUT=$(OUT)/tsan SAN_LOG_DIR=$(abspath $(OUT))/tsan/reports \
+	    TEST_TIMEOUT=$${TEST_TIMEOUT:-3600} \
 	    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$(abspath $(OUT))/tsan/reports/report suppressions=$(CURDIR)/tests/tsan.supp" \
 	    $(TSAN_WRAP) tests/run $(TSAN_TESTS)
 
