@@ -55,8 +55,12 @@ cli_read_file(struct buf *b, const char *path)
 		    b->max);
 		return -1;
 	}
-	/* Any other read error ends the text where it stopped, as the
-	 * stdio loop this replaces did (a directory reads as empty). */
+	if (rc == -1) {
+		/* A directory, an I/O error: not an empty mbox. */
+		fprintf(stderr, "perfwatch series: %s: %s\n", path,
+		    strerror(saved));
+		return -1;
+	}
 	return 0;
 }
 

@@ -83,14 +83,14 @@ job_file_text(const char *path)
 		perror(path);
 		return NULL;
 	}
-	/* A read error other than the cap ends the text where it stopped,
-	 * as the stdio loop this replaces did. */
 	rc = files_read_fd(&b, fd, CAP_CONFIG_FILE);
 	saved = errno;
 	close(fd);
 	if (rc == -1 && saved == EFBIG)
 		fprintf(stderr, "%s: larger than %d bytes\n", path,
 		    CAP_CONFIG_FILE);
+	else if (rc == -1)
+		fprintf(stderr, "%s: %s\n", path, strerror(saved));
 	else if ((v = json_stringn(b.data, b.len)) == NULL)
 		fprintf(stderr, "%s: not UTF-8 text\n", path);
 	buf_release(&b);

@@ -42,9 +42,12 @@ pwjson_load_file(const char *path, size_t max, struct err *e)
 		err_set(e, "%s: larger than %zu bytes", path, max);
 		return NULL;
 	}
-	/* Any other read error ends the text where it stopped, as the
-	 * stdio loop this replaces did: the parser then says what is
-	 * missing. */
+	if (rc == -1) {
+		/* A directory, an I/O error: not a truncated document. */
+		buf_release(&b);
+		err_set(e, "%s: %s", path, strerror(saved));
+		return NULL;
+	}
 	v = json_loadb(b.data, b.len, JSON_REJECT_DUPLICATES, NULL);
 	if (v == NULL) {
 		json_error_t je;

@@ -115,6 +115,11 @@ rc=$?
 "$PW" series parse "$PW_TMP/none.mbox" >/dev/null 2>"$PW_TMP/err"
 [ $? = 1 ] && grep -q "none.mbox" "$PW_TMP/err" && pass missing_file ||
     fail missing_file "$(cat "$PW_TMP/err")"
+# A directory is no empty mbox: the read error, with the path.
+mkdir -p "$PW_TMP/adir"
+"$PW" series parse --json "$PW_TMP/adir" >"$PW_TMP/adir.out" 2>"$PW_TMP/err"
+[ $? = 1 ] && grep -q "adir: Is a directory" "$PW_TMP/err" && [ ! -s "$PW_TMP/adir.out" ] &&
+    pass directory_read_error || fail directory_read_error "$(cat "$PW_TMP/err" "$PW_TMP/adir.out")"
 "$PW" series parse >/dev/null 2>&1
 [ $? = 2 ] && pass usage || fail usage "no exit 2"
 

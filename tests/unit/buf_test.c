@@ -1,4 +1,8 @@
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -109,6 +113,37 @@ TEST(test_json__errors_name_line_and_field)
 		ASSERT_STREQ(err_msg(&e), "body: unknown field 'n'");
 	}
 	json_decref(v);
+}
+
+/* A file of JSON, and what is not one: a directory is a read error
+ * named with its path, not a document cut short. */
+TEST(test_json__load_file)
+{
+	struct err e;
+	json_t *v;
+	char *dir = xasprintf("%s/jdir", test_tmpdir());
+	char *f = xasprintf("%s/j.json", test_tmpdir());
+	FILE *fp;
+
+	ASSERT(mkdir(dir, 0755) == 0 || errno == EEXIST);
+	ASSERT((fp = fopen(f, "w")) != NULL);
+	fputs("{\"a\": [1, 2]}\n", fp);
+	fclose(fp);
+	err_clear(&e);
+	v = pwjson_load_file(f, 4096, &e);
+	ASSERT(v != NULL);
+	ASSERT_INTEQ(json_array_size(json_object_get(v, "a")), 2);
+	json_decref(v);
+	err_clear(&e);
+	ASSERT(pwjson_load_file(f, 4, &e) == NULL);
+	ASSERT_MSG(strstr(err_msg(&e), "larger than 4 bytes") != NULL, "%s",
+	    err_msg(&e));
+	err_clear(&e);
+	ASSERT(pwjson_load_file(dir, 4096, &e) == NULL);
+	ASSERT_MSG(strstr(err_msg(&e), "jdir: Is a directory") != NULL, "%s",
+	    err_msg(&e));
+	free(dir);
+	free(f);
 }
 
 TEST(test_xalloc__asprintf)
