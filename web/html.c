@@ -246,6 +246,40 @@ html_pct(struct buf *b, double v, int prec)
 	return buf_putc(b, '%');
 }
 
+/*
+ * v as "%.4g" writes it, for 1e-4 <= |v| < 9999 without printf (the
+ * history page writes six numbers a point): %.4g is %f with 3 - X
+ * decimals (X the exponent after rounding to 4 digits) and the trailing
+ * zeros dropped.  With X taken before rounding the only difference is a
+ * value that rounds up to the next power of ten, whose extra decimal is
+ * a zero that goes anyway; 9999.5 and up would become "1e+04" and take
+ * printf, as do the smaller and larger magnitudes.
+ */
+static int
+put_g4(struct buf *b, double v)
+{
+	double a = fabs(v);
+	size_t n;
+	int prec;
+
+	if (!(a >= 1e-4 && a < 9999))
+		return buf_printf(b, "%.4g", v);
+	prec = 3 - (int)floor(log10(a));
+	if (prec < 0)
+		prec = 0;
+	if (put_fixed(b, v, prec, 0) == -1)
+		return -1;
+	if (prec == 0)
+		return 0;
+	n = b->len;
+	while (b->data[n - 1] == '0')
+		n--;
+	if (b->data[n - 1] == '.')
+		n--;
+	buf_truncate(b, n);
+	return 0;
+}
+
 int
 html_si(struct buf *b, double v)
 {
@@ -263,11 +297,12 @@ html_si(struct buf *b, double v)
 		if (fabs(v) >= si[i].from) {
 			double x = v / si[i].scale;
 
-			return buf_printf(b, "%.*f%c", fabs(x) >= 100 ? 1 : 2,
-			    x, si[i].suffix);
+			if (put_fixed(b, x, fabs(x) >= 100 ? 1 : 2, 0) == -1)
+				return -1;
+			return buf_putc(b, si[i].suffix);
 		}
 	}
-	return buf_printf(b, "%.4g", v);
+	return put_g4(b, v);
 }
 
 int

@@ -2089,6 +2089,51 @@ TEST(test_web__html_numbers_as_printf)
 			ASSERT_STREQ(got.data, want);
 		}
 	}
+	/* html_si: "%.*f" and a suffix from 10,000 up, "%.4g" below, as
+	 * printf writes them, at the decades' edges and over values of
+	 * every magnitude (with ties). */
+	{
+		static const double si[] = { 0, -0.0, 1e-4, 9.99999e-5,
+			0.00012345, 0.5, 1, 9.9995, 9.99949, 99.995, 999.95,
+			9998.9, 9999, 9999.4, 9999.5, 9999.99, 1e4, 99995,
+			999949.9, 1e6, 2.5e12, -0.001, -12.345, -9999.6, 1e300,
+			1234.5, 0.30000000000000004 };
+		size_t k;
+
+		for (k = 0; k < sizeof(si) / sizeof(si[0]) + 50000; k++) {
+			double v, a;
+
+			if (k < sizeof(si) / sizeof(si[0])) {
+				v = si[k];
+			} else {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				v = (double)(int64_t)(x >> 20) /
+				    (double)(1ULL << (x % 56));
+				if (k % 3 == 0)
+					v = floor(v * 8) / 8;
+			}
+			a = fabs(v);
+			if (a >= 1e12)
+				snprintf(want, sizeof(want), "%.*fT",
+				    fabs(v / 1e12) >= 100 ? 1 : 2, v / 1e12);
+			else if (a >= 1e9)
+				snprintf(want, sizeof(want), "%.*fG",
+				    fabs(v / 1e9) >= 100 ? 1 : 2, v / 1e9);
+			else if (a >= 1e6)
+				snprintf(want, sizeof(want), "%.*fM",
+				    fabs(v / 1e6) >= 100 ? 1 : 2, v / 1e6);
+			else if (a >= 1e4)
+				snprintf(want, sizeof(want), "%.*fk",
+				    fabs(v / 1e3) >= 100 ? 1 : 2, v / 1e3);
+			else
+				snprintf(want, sizeof(want), "%.4g", v);
+			buf_reset(&got);
+			html_si(&got, v);
+			ASSERT_STREQ(got.data, want);
+		}
+	}
 	buf_reset(&got);
 	html_int(&got, -9223372036854775807LL - 1);
 	ASSERT_STREQ(got.data, "-9223372036854775808");
