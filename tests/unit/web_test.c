@@ -2048,6 +2048,20 @@ TEST(test_web__series_versus_unchanged)
 
 /* html_num and html_pct write what "%.*f" and "%+.*f%%" do (their fast
  * path rounds itself), over ties, near-ties, signs and magnitudes. */
+/* xorshift: values of every magnitude (an integer of up to 44 bits over
+ * 2^0..2^(span-1)), ties made often by few bits of mantissa (eighths). */
+static double
+xs_value(uint64_t *x, unsigned span, int eighths)
+{
+	double v;
+
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	v = (double)(int64_t)(*x >> 20) / (double)(1ULL << (*x % span));
+	return eighths ? floor(v * 8) / 8 : v;
+}
+
 TEST(test_web__html_numbers_as_printf)
 {
 	static const double fixed[] = { 0, -0.0, 0.5, 1.5, 2.5, -2.5, 0.125,
@@ -2063,19 +2077,7 @@ TEST(test_web__html_numbers_as_printf)
 	for (i = 0; i < n + 50000; i++) {
 		double v;
 
-		if (i < n) {
-			v = fixed[i];
-		} else {
-			/* xorshift: values of every magnitude, ties made
-			 * often by few bits of mantissa. */
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			v = (double)(int64_t)(x >> 20) /
-			    (double)(1ULL << (x % 40));
-			if (i % 3 == 0)
-				v = floor(v * 8) / 8;
-		}
+		v = i < n ? fixed[i] : xs_value(&x, 40, i % 3 == 0);
 		for (prec = 0; prec <= 9; prec++) {
 			double z = fabs(v) < 0.5 * pow(10, -prec) ? 0 : v;
 
@@ -2103,17 +2105,9 @@ TEST(test_web__html_numbers_as_printf)
 		for (k = 0; k < sizeof(si) / sizeof(si[0]) + 50000; k++) {
 			double v, a;
 
-			if (k < sizeof(si) / sizeof(si[0])) {
-				v = si[k];
-			} else {
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
-				v = (double)(int64_t)(x >> 20) /
-				    (double)(1ULL << (x % 56));
-				if (k % 3 == 0)
-					v = floor(v * 8) / 8;
-			}
+			v = k < sizeof(si) / sizeof(si[0])
+			    ? si[k]
+			    : xs_value(&x, 56, k % 3 == 0);
 			a = fabs(v);
 			if (a >= 1e12)
 				snprintf(want, sizeof(want), "%.*fT",
