@@ -1,5 +1,7 @@
 #include "common/utf8.h"
 
+#include "common/buf.h"
+
 size_t
 utf8_cut(const char *s, size_t len, size_t max)
 {
@@ -63,4 +65,24 @@ utf8_decode(const unsigned char *s, size_t n, long *cp)
 	}
 	*cp = v;
 	return need + 1;
+}
+
+void
+utf8_repair(struct buf *b, const char *s, size_t len, size_t max)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n, start = b->len;
+	long cp;
+
+	while (i < len && b->len - start < max) {
+		/* NUL is valid UTF-8, but not text. */
+		n = u[i] != '\0' ? utf8_decode(u + i, len - i, &cp) : 0;
+		if (n == 0) {
+			buf_add(b, "\xef\xbf\xbd", 3);
+			i++;
+		} else {
+			buf_add(b, s + i, n);
+			i += n;
+		}
+	}
 }

@@ -3,7 +3,8 @@
 
 /*
  * UTF-8 for untrusted text: cuts that never split a sequence, and one
- * strict decoder.  Pure functions on bytes; nothing is allocated.
+ * strict decoder, and a repair for text that must be valid.  Pure
+ * functions on bytes; only utf8_repair writes, into a buf.
  */
 #include <stddef.h>
 
@@ -34,5 +35,14 @@ size_t utf8_tail(const char *s, size_t len, size_t max);
  * past U+10FFFF.  NUL is valid (length 1, *cp = 0).
  */
 size_t utf8_decode(const unsigned char *s, size_t n, long *cp);
+
+struct buf;
+
+/*
+ * Appends s[0..len) to b as valid UTF-8 text: each byte that starts no
+ * valid character, and each NUL, becomes U+FFFD.  Stops once max bytes
+ * were appended (it may pass max by up to 3 bytes).
+ */
+void utf8_repair(struct buf *b, const char *s, size_t len, size_t max);
 
 #endif

@@ -139,17 +139,10 @@ static void
 encode_words(struct buf *b, const char *s, size_t *col)
 {
 	struct buf t = BUF_INIT(4 * strlen(s) + 1);
-	size_t len = strlen(s), i, n, room;
+	size_t i, n, room;
 	long cp;
 
-	for (i = 0; i < len; i += n) {
-		n = utf8_decode((const unsigned char *)s + i, len - i, &cp);
-		if (n == 0) {
-			buf_puts(&t, "\xef\xbf\xbd");
-			n = 1;
-		} else
-			buf_add(&t, s + i, n);
-	}
+	utf8_repair(&t, s, strlen(s), t.max);
 	for (i = 0; i < t.len; i += n) {
 		/* 45 bytes give 60 base64 characters: 72 with the frame;
 		 * the first word fits in what is left of the line. */

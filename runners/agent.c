@@ -86,39 +86,13 @@ struct agent {
 
 /* ---- helpers ---- */
 
-/*
- * Appends at most max bytes of p as valid UTF-8: an invalid or truncated
- * sequence becomes U+FFFD, NUL becomes U+FFFD too (job logs and raw output
- * are text; benchmark output is untrusted).
- */
-static void
-text_add(struct buf *b, const char *p, size_t len, size_t max)
-{
-	static const char repl[] = "\xef\xbf\xbd";
-	const unsigned char *s = (const unsigned char *)p;
-	size_t i = 0, n, start = b->len;
-	long cp;
-
-	while (i < len && b->len - start < max) {
-		/* NUL is valid UTF-8, but not text here. */
-		n = s[i] != '\0' ? utf8_decode(s + i, len - i, &cp) : 0;
-		if (n == 0) {
-			buf_add(b, repl, 3);
-			i++;
-		} else {
-			buf_add(b, p + i, n);
-			i += n;
-		}
-	}
-}
-
 static json_t *
 text_json(const char *p, size_t len, size_t max)
 {
 	struct buf b = BUF_INIT(max + 8);
 	json_t *v;
 
-	text_add(&b, p, len, max);
+	utf8_repair(&b, p, len, max);
 	v = json_stringn(b.data, b.len);
 	buf_release(&b);
 	return v != NULL ? v : json_string("");
@@ -382,7 +356,7 @@ job_log(struct agent *a, int64_t job, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vprintf(&raw, fmt, ap);
 	va_end(ap);
-	text_add(&clean, raw.data, raw.len, CAP_LOG_APPEND);
+	utf8_repair(&clean, raw.data, raw.len, CAP_LOG_APPEND);
 	log_info("job %" PRId64 ": %s", job, clean.data);
 	if (client_log(a->cl, job, clean.data) != 0)
 		log_debug("log: %s", client_errmsg(a->cl));

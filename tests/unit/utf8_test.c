@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/utf8.h"
 #include "tests/unit/test.h"
 
@@ -209,4 +210,24 @@ TEST(test_utf8__decode_refuses_lone_and_missing_continuations)
 	ASSERT_INTEQ(dec("\xc3\xa9", 1, &cp), 0);
 	ASSERT_INTEQ(dec("", 0, &cp), 0);
 	ASSERT_INTEQ(cp, -1);
+}
+
+/* utf8_repair: valid characters kept, each invalid byte and each NUL one
+ * U+FFFD, and it stops once max bytes are out. */
+TEST(test_utf8__repair)
+{
+	static const char in[] = "a\xc3\xa9\x80\x80\0z\xf0\x9f\x98\x80\xc3";
+	struct buf b = BUF_INIT(256);
+
+	utf8_repair(&b, in, sizeof(in) - 1, 256);
+	ASSERT_STREQ(b.data,
+	    "a\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz"
+	    "\xf0\x9f\x98\x80\xef\xbf\xbd");
+	buf_reset(&b);
+	utf8_repair(&b, in, sizeof(in) - 1, 3);
+	ASSERT_STREQ(b.data, "a\xc3\xa9");
+	buf_reset(&b);
+	utf8_repair(&b, "\x80\x80", 2, 1);
+	ASSERT_STREQ(b.data, "\xef\xbf\xbd");
+	buf_release(&b);
 }
