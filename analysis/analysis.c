@@ -1225,47 +1225,35 @@ fisher_upper(size_t k, size_t n, size_t K, size_t N)
  * runs must then exceed the host's, by a one-sided Fisher exact test at
  * LOWMODE_P against the base and history runs together.
  */
-/* The median of the candidate's log values that are not past thr from
- * the base median med (in the worse direction, sign), in ws. */
-static double
-rest_median(const double *lc, size_t nc, double med, double thr, double sign,
-    double *ws)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < nc; i++)
-		if (!(sign * (lc[i] - med) > thr))
-			ws[n++] = lc[i];
-	return n > 0 ? analysis_median_inplace(ws, n) : med;
-}
-
 static void
 check_unstable(struct analysis_result *r, const double *lb, size_t nb,
     const double *lc, size_t nc, const double *wb, const double *wc,
     double ref_var, double ref_df, const struct analysis_opts *o, double *ws)
 {
-	double med, sig, thr, mb, vb, mc, vc;
-	size_t i, nbad_b = 0, nbad_c = 0;
+	double med, sig, least, thr, mb, vb, mc, vc;
+	size_t i, nbad_b = 0, nbad_c = 0, nrest = 0;
 	double sign = o->better == ANALYSIS_HIGHER ? -1 : 1;
 
 	med = median_copy(lb, nb, ws);
 	sig = robust_sigma(lb, nb, med, ws);
-	thr = -log1p(-o->low_mode_pct / 100);
+	least = thr = -log1p(-o->low_mode_pct / 100);
 	if (LOWMODE_SIGMAS * sig > thr)
 		thr = LOWMODE_SIGMAS * sig;
 	for (i = 0; i < nb; i++)
 		if (sign * (lb[i] - med) > thr)
 			nbad_b++;
+	/* The candidate's runs that far, and the rest (in ws). */
 	for (i = 0; i < nc; i++)
 		if (sign * (lc[i] - med) > thr)
 			nbad_c++;
+		else
+			ws[nrest++] = lc[i];
 	/* The rest of the candidate must be where the base is: a clear
 	 * 4x shift over a 5-run base whose eight sigmas came to 4.6x left
 	 * one of its runs past thr, and read "new low mode" (t0420 in CI:
 	 * base 35-62 ms, candidate 128-222 ms, "unstable"). */
 	if (nbad_c > 0 && 2 * nbad_c <= nc &&
-	    fabs(rest_median(lc, nc, med, thr, sign, ws) - med) <=
-	        -log1p(-o->low_mode_pct / 100)) {
+	    fabs(analysis_median_inplace(ws, nrest) - med) <= least) {
 		int is_new = nbad_b == 0;
 
 		if (o->n_history >= LOWMODE_MIN_HISTORY) {

@@ -497,6 +497,7 @@ store_history_get(
 	          HIST_JS_COLS "  FROM history_jobs hj"
 	                       "  INDEXED BY history_jobs_name" HIST_JS_REST);
 	struct store_hist_job *j = NULL;
+	int64_t least = 0;
 	size_t cap = 0, vcap = 0;
 	int rc;
 
@@ -522,6 +523,10 @@ store_history_get(
 			}
 			j = &out->v[out->n++];
 			hist_job_scan(j, st);
+			/* The page is in time order: its cursor is its
+			 * least job id. */
+			if (least == 0 || j->job_id < least)
+				least = j->job_id;
 			vcap = 0;
 			if (out->unit == NULL) {
 				out->unit = store_i_web_text(st, 7);
@@ -549,16 +554,8 @@ store_history_get(
 		return -1;
 	}
 	sqlite3_reset(st); /* ends the read: a cached statement */
-	{
-		int64_t least = 0;
-		size_t i;
-
-		for (i = 0; i < out->n; i++)
-			if (least == 0 || out->v[i].job_id < least)
-				least = out->v[i].job_id;
-		out->next_cursor =
-		    store_i_next_cursor(out->n, q->limit, least, STORE_I_DESC);
-	}
+	out->next_cursor =
+	    store_i_next_cursor(out->n, q->limit, least, STORE_I_DESC);
 	return 0;
 }
 
