@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/files.h"
 #include "common/json.h"
 #include "common/xalloc.h"
@@ -196,24 +197,34 @@ pwjson_string_lossy(const char *s)
 	return v;
 }
 
+/* Compact, sorted keys (one text per value: stored documents are
+ * compared and hashed), reals to 12 digits. */
+#define PWJSON_DUMP_FLAGS                                     \
+	(JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY | \
+	    JSON_REAL_PRECISION(12))
+
 char *
 pwjson_dump(const json_t *v)
 {
-	char *s = json_dumps(v,
-	    JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
-	        JSON_REAL_PRECISION(12));
+	char *s = json_dumps(v, PWJSON_DUMP_FLAGS);
 
 	return s ? s : xstrdup("null");
+}
+
+static int
+dump_to_buf(const char *p, size_t n, void *arg)
+{
+	return buf_add(arg, p, n);
 }
 
 int
 pwjson_dump_buf(struct buf *b, const json_t *v)
 {
-	char *s = pwjson_dump(v);
-	int r = buf_puts(b, s);
-
-	free(s);
-	return r;
+	/* Straight into b: no string of jansson's, copied and freed. */
+	return json_dump_callback(v, dump_to_buf, b, PWJSON_DUMP_FLAGS) == 0 &&
+	        !buf_failed(b)
+	    ? 0
+	    : -1;
 }
 
 void
