@@ -343,9 +343,10 @@ $(REL)/bin/web_gen: $(REL)/obj/tests/bench/web_gen.o $(REL)/libperfwatch.a
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-# job_bench DB: GET /api/v1/jobs/{id}'s CPU time by stage, no HTTP (a
+# read_bench job|history DB: GET /api/v1/jobs/{id}'s, and
+# /api/v1/history's and /history's, CPU time by stage, no HTTP (a
 # database web_bench.sh kept in WEB_BENCH_DBS; issue 17).
-$(REL)/bin/job_bench: $(REL)/obj/tests/bench/job_bench.o $(REL)/libperfwatch.a
+$(REL)/bin/read_bench: $(REL)/obj/tests/bench/read_bench.o $(REL)/libperfwatch.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)

@@ -418,7 +418,7 @@ store_values_release(struct store_values *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* One job's row of the history read into j (values not yet). */
+/* One job's row of the history read into j: its summary when stored. */
 static void
 hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
 {
@@ -429,76 +429,123 @@ hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
 	j->sha = store_i_web_text(st, 3);
 	j->subject = store_i_web_text(st, 4);
 	j->time = sqlite3_column_int64(st, 5);
-	j->regression = store_i_web_text(st, 9);
+	j->regression = store_i_web_text(st, 6);
+	if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+		j->n = sqlite3_column_int64(st, 7);
+		j->median = sqlite3_column_double(st, 8);
+		j->lo = sqlite3_column_double(st, 9);
+		j->hi = sqlite3_column_double(st, 10);
+	}
 }
 
 /*
  * The history read (store_history_get) is one statement per kind of
  * page: of one host, or of every host.  Both list the page's jobs from
  * history_jobs (schema v21: the jobs with an ok run, by name, point and
- * their pair's host) newest first, so the work is bounded by the page,
- * not by the history's length, and differ only in that list.
+ * their pair's host) newest first, the cursor a range of the index, so
+ * the work is bounded by the page, not by the history's length or the
+ * page's depth.  A row a job, its summary (schema v20) beside it when
+ * stored: one seek a table a job, no second pass over the page and no
+ * sort (the caller puts the page in time order).  The tree is looked up
+ * once, not joined a row.
  */
-#define HIST_JS_COLS                                                    \
-	"WITH js AS (SELECT j.id, j.pair_id, j.role, c.sha, c.subject," \
-	"  coalesce(c.commit_date, j.created) AS time,"                 \
-	"  CASE WHEN j.role = 'candidate' THEN"                         \
-	"  (SELECT rg.state FROM comparisons cm JOIN regressions rg"    \
-	"   ON rg.comparison_id = cm.id WHERE cm.pair_id = j.pair_id"   \
-	"   AND cm.metric = ?6) END AS regression"
+#define HIST_COLS                                                        \
+	"SELECT j.id, j.pair_id, j.role, c.sha, c.subject,"              \
+	" coalesce(c.commit_date, j.created),"                           \
+	" CASE WHEN j.role = 'candidate' THEN"                           \
+	" (SELECT rg.state FROM comparisons cm JOIN regressions rg"      \
+	"  ON rg.comparison_id = cm.id WHERE cm.pair_id = j.pair_id"     \
+	"  AND cm.metric = ?6) END,"                                     \
+	" jv.n, jv.median, jv.lo, jv.hi, jv.unit, jv.better"
+/* After the page's list hj: its jobs, their commits and summaries, the
+ * filters (CROSS: in this order, never a scan of all jobs). */
+#define HIST_REST                                                        \
+	" CROSS JOIN jobs j ON j.id = hj.job_id"                         \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                     \
+	" LEFT JOIN job_values jv ON jv.job_id = j.id AND jv.metric = ?6" \
+	" WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?10"      \
+	" AND (?3 IS NULL OR c.tree_id ="                                \
+	"  (SELECT id FROM trees WHERE name = ?3))"                      \
+	" AND (?4 IS NULL OR instr(',' || c.branches || ',',"            \
+	"  ',' || ?4 || ',') > 0)"                                       \
+	" AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"      \
+	" AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"      \
+	" ORDER BY hj.job_id DESC LIMIT ?9"
+
 /*
- * After the page's list hj: its jobs, their commits, the filters; then
- * a row a job where its summary is stored (schema v20), else one a
- * value (CROSS: in this order, never a scan of all metrics).
+ * The values of metric in the ok runs of a job whose summary is not
+ * stored (a pair without its verdict yet), in run order, into j; the
+ * first one's unit and direction into *unit and *better when NULL.
  */
-#define HIST_JS_REST                                                      \
-	"  CROSS JOIN jobs j ON j.id = hj.job_id"                         \
-	"  LEFT JOIN commits c ON c.id = j.commit_id"                     \
-	"  LEFT JOIN trees t ON t.id = c.tree_id"                         \
-	"  WHERE hj.name = ?1 AND hj.point = ?2"                          \
-	"  AND (?3 IS NULL OR t.name = ?3)"                               \
-	"  AND (?4 IS NULL OR instr(',' || c.branches || ',',"            \
-	"   ',' || ?4 || ',') > 0)"                                       \
-	"  AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"      \
-	"  AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"      \
-	"  AND (?10 = 0 OR hj.job_id < ?10)"                              \
-	"  ORDER BY hj.job_id DESC LIMIT ?9)"                             \
-	" SELECT js.id, js.pair_id, js.role, js.sha, js.subject,"         \
-	" js.time, NULL, jv.unit, jv.better, js.regression, 0 AS idx,"    \
-	" jv.n, jv.median, jv.lo, jv.hi"                                  \
-	" FROM js JOIN job_values jv ON jv.job_id = js.id"                \
-	" AND jv.metric = ?6"                                             \
-	" UNION ALL SELECT js.id, js.pair_id, js.role, js.sha,"           \
-	" js.subject, js.time, m.value, m.unit, m.better, js.regression," \
-	" r.idx, NULL, NULL, NULL, NULL"                                  \
-	" FROM js CROSS JOIN runs r ON r.job_id = js.id"                  \
-	" AND r.status = 'ok'"                                            \
-	" CROSS JOIN metrics m ON m.run_id = r.id AND m.name = ?6"        \
-	" WHERE NOT EXISTS (SELECT 1 FROM job_values x"                   \
-	"  WHERE x.job_id = js.id)"                                       \
-	" ORDER BY 6, 1, 11"
+static int
+hist_job_values(struct store *s, struct store_hist_job *j, const char *metric,
+    char **unit, char **better)
+{
+	sqlite3_stmt *st = store_i_cached(s, S_HISTORY_RUNS,
+	    "SELECT m.value, m.unit, m.better FROM runs r"
+	    " CROSS JOIN metrics m ON m.run_id = r.id AND m.name = ?2"
+	    " WHERE r.job_id = ?1 AND r.status = 'ok' ORDER BY r.idx");
+	size_t cap = 0;
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, j->job_id);
+	store_i_bind_text(st, 2, metric);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (j->nvalues == cap) {
+			cap = cap ? 2 * cap : 16;
+			j->values = xreallocarray(j->values, cap, sizeof(*j->values));
+		}
+		j->values[j->nvalues++] = sqlite3_column_double(st, 0);
+		if (*unit == NULL) {
+			*unit = store_i_web_text(st, 1);
+			*better = store_i_web_text(st, 2);
+		}
+	}
+	sqlite3_reset(st); /* a cached statement */
+	if (rc != SQLITE_DONE)
+		return store_i_dberr(s, "history values");
+	return 0;
+}
+
+static void
+hist_job_release(struct store_hist_job *j)
+{
+	free(j->role);
+	free(j->sha);
+	free(j->subject);
+	free(j->regression);
+	free(j->values);
+}
+
+/* Time order, then job order: the page as drawn. */
+static int
+hist_job_cmp(const void *a, const void *b)
+{
+	const struct store_hist_job *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (x->job_id > y->job_id) - (x->job_id < y->job_id);
+}
 
 int
 store_history_get(
     struct store *s, struct store_history *out, const struct store_history_q *q)
 {
-	/*
-	 * One row per stored value, each job's rows together, in run
-	 * order.  A host's page: its jobs only, from the host's name
-	 * (none of another's is read).  CROSS: in this order.
-	 */
+	/* A host's page: its jobs only, from the host's name (none of
+	 * another's is read).  CROSS: in this order. */
 	sqlite3_stmt *st = q->host != NULL
 	    ? store_i_cached(s, S_HISTORY_HOST,
-	          HIST_JS_COLS
-	          "  FROM hosts h CROSS JOIN history_jobs hj"
-	          "  INDEXED BY history_jobs_host"
-	          "  ON hj.host_id = h.id AND h.name = ?5" HIST_JS_REST)
+	          HIST_COLS " FROM hosts h CROSS JOIN history_jobs hj"
+	                    " INDEXED BY history_jobs_host"
+	                    " ON hj.host_id = h.id AND h.name = ?5" HIST_REST)
 	    : store_i_cached(s, S_HISTORY,
-	          HIST_JS_COLS "  FROM history_jobs hj"
-	                       "  INDEXED BY history_jobs_name" HIST_JS_REST);
-	struct store_hist_job *j = NULL;
+	          HIST_COLS " FROM history_jobs hj"
+	                    " INDEXED BY history_jobs_name" HIST_REST);
 	int64_t least = 0;
-	size_t cap = 0, vcap = 0;
+	size_t cap = 0, i, k, read = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -513,49 +560,58 @@ store_history_get(
 	sqlite3_bind_int64(st, 7, q->from);
 	sqlite3_bind_int64(st, 8, q->to);
 	sqlite3_bind_int64(st, 9, q->limit);
-	sqlite3_bind_int64(st, 10, q->cursor);
+	/* No cursor: from the newest, a range all the same. */
+	sqlite3_bind_int64(st, 10, q->cursor > 0 ? q->cursor : INT64_MAX);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (j == NULL || j->job_id != sqlite3_column_int64(st, 0)) {
-			if (out->n == cap) {
-				cap = cap ? 2 * cap : 64;
-				out->v =
-				    xreallocarray(out->v, cap, sizeof(*out->v));
-			}
-			j = &out->v[out->n++];
-			hist_job_scan(j, st);
-			/* The page is in time order: its cursor is its
-			 * least job id. */
-			if (least == 0 || j->job_id < least)
-				least = j->job_id;
-			vcap = 0;
-			if (out->unit == NULL) {
-				out->unit = store_i_web_text(st, 7);
-				out->better = store_i_web_text(st, 8);
-			}
+		if (out->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			out->v = xreallocarray(out->v, cap, sizeof(*out->v));
 		}
-		if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
-			j->n = sqlite3_column_int64(st, 11);
-			j->median = sqlite3_column_double(st, 12);
-			j->lo = sqlite3_column_double(st, 13);
-			j->hi = sqlite3_column_double(st, 14);
-			continue;
+		hist_job_scan(&out->v[out->n], st);
+		/* Newest first: the last read is the page's least. */
+		least = out->v[out->n].job_id;
+		read++;
+		if (sqlite3_column_type(st, 7) != SQLITE_NULL &&
+		    out->unit == NULL) {
+			out->unit = store_i_web_text(st, 11);
+			out->better = store_i_web_text(st, 12);
 		}
-		if (j->nvalues == vcap) {
-			vcap = vcap ? 2 * vcap : 16;
-			j->values =
-			    xreallocarray(j->values, vcap, sizeof(*j->values));
-		}
-		j->values[j->nvalues++] = sqlite3_column_double(st, 6);
+		out->n++;
 	}
+	sqlite3_reset(st); /* ends the read: a cached statement */
 	if (rc != SQLITE_DONE) {
 		store_i_dberr(s, "history");
-		sqlite3_reset(st);
 		store_history_release(out);
 		return -1;
 	}
-	sqlite3_reset(st); /* ends the read: a cached statement */
-	out->next_cursor =
-	    store_i_next_cursor(out->n, q->limit, least, STORE_I_DESC);
+	/* The jobs without a stored summary: their runs' values, and
+	 * those with none of metric are not on the page. */
+	for (i = k = 0; i < out->n; i++) {
+		struct store_hist_job *j = &out->v[i];
+
+		if (j->n == 0 && hist_job_values(s, j, q->metric, &out->unit,
+		                     &out->better) != 0) {
+			for (; i < out->n; i++)
+				out->v[k++] = out->v[i];
+			out->n = k;
+			store_history_release(out);
+			return -1;
+		}
+		if (j->n == 0 && j->nvalues == 0) {
+			hist_job_release(j);
+			continue;
+		}
+		out->v[k++] = *j;
+	}
+	out->n = k;
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), hist_job_cmp);
+	/* A full page read may have more below its least job id, also
+	 * when some of its jobs lack metric; none with it: the metric's
+	 * history ends here. */
+	out->next_cursor = out->n > 0
+	    ? store_i_next_cursor(read, q->limit, least, STORE_I_DESC)
+	    : 0;
 	return 0;
 }
 
@@ -566,13 +622,8 @@ store_history_release(struct store_history *h)
 
 	if (h == NULL)
 		return;
-	for (i = 0; i < h->n; i++) {
-		free(h->v[i].role);
-		free(h->v[i].sha);
-		free(h->v[i].subject);
-		free(h->v[i].regression);
-		free(h->v[i].values);
-	}
+	for (i = 0; i < h->n; i++)
+		hist_job_release(&h->v[i]);
 	free(h->v);
 	free(h->unit);
 	free(h->better);

@@ -1775,6 +1775,75 @@ TEST(test_store__history_groups_values_by_job)
 }
 
 /*
+ * A page whose jobs do not all have the metric: those without it are not
+ * on the page, which still has a cursor when it read a full page (the
+ * history goes on below it), and the jobs of every page come from the
+ * cursor on, at any depth.
+ */
+TEST(test_store__history_page_with_a_job_without_the_metric)
+{
+	struct store *s = open_new();
+	struct store_history_q q = { NULL, NULL, NULL, "fio", "bs=4k", "iops",
+		0, 0, 2, 0 };
+	struct store_metric lat = { "lat", "us", "lower", 5 };
+	struct store_run r = { 0, 0, "ok", 1.5, NULL, NULL, 0, &lat, 1 };
+	struct store_history h;
+	int64_t h1, pair, jobs[4];
+	struct store_claimed cl;
+	int i;
+
+	ASSERT(s != NULL);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	for (i = 0; i < 2; i++)
+		ASSERT(store_pair_create(s, &pair, &jobs[2 * i],
+		           &jobs[2 * i + 1], "fio", "bs=4k", &job_base,
+		           &job_cand, 1000) == 0);
+	for (i = 0; i < 4; i++) {
+		ASSERT(store_claim(s, &cl, h1, 1000 + i, 60) == 0);
+		ASSERT_INTEQ(cl.job_id, jobs[i]);
+		store_claimed_release(&cl);
+		if (i == 1) { /* the first pair's candidate: lat only */
+			r.job_id = jobs[i];
+			ASSERT(store_run_add(s, h1, &r, 1000 + i) == 0);
+		} else
+			ASSERT(add_value(s, h1, jobs[i], 0, 100 + i) == 0);
+		ASSERT(store_finish(s, h1, jobs[i], 1, NULL, 1000 + i) == 0);
+	}
+	/* The newest two; then from the second: one of two with iops. */
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 2);
+	ASSERT_INTEQ(h.v[0].job_id, jobs[2]);
+	ASSERT_INTEQ(h.v[1].job_id, jobs[3]);
+	ASSERT_INTEQ(h.next_cursor, jobs[2]);
+	store_history_release(&h);
+	q.cursor = jobs[3];
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 1);
+	ASSERT_INTEQ(h.v[0].job_id, jobs[2]);
+	ASSERT_INTEQ(h.v[0].nvalues, 1);
+	ASSERT(h.v[0].values[0] == 102);
+	ASSERT_INTEQ(h.next_cursor, jobs[1]); /* full: two jobs read */
+	store_history_release(&h);
+	q.cursor = jobs[1];
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 1);
+	ASSERT_INTEQ(h.v[0].job_id, jobs[0]);
+	ASSERT_INTEQ(h.next_cursor, 0); /* one read: the end */
+	store_history_release(&h);
+	/* lat: the one job that has it, its unit. */
+	q.cursor = 0;
+	q.limit = 200;
+	q.metric = "lat";
+	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 1);
+	ASSERT_INTEQ(h.v[0].job_id, jobs[1]);
+	ASSERT_STREQ(h.unit, "us");
+	ASSERT_STREQ(h.better, "lower");
+	store_history_release(&h);
+	store_close(s);
+}
+
+/*
  * The jobs of the "fio" "hj" history page of host (NULL: every host),
  * oldest first, as "id,id" in out; -1 when the read fails.
  */
