@@ -884,8 +884,28 @@ store_i_rows(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
 		scan(row, st, arg);
 		(*n)++;
 	}
+	store_i_count_steps(s, st);
 	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, what);
+}
+
+void
+store_i_count_steps(struct store *s, sqlite3_stmt *st)
+{
+	s->read_steps += (uint64_t)sqlite3_stmt_status(
+	    st, SQLITE_STMTSTATUS_VM_STEP, 1);
+}
+
+uint64_t
+store_read_steps(const struct store *s)
+{
+	return s->read_steps;
+}
+
+int64_t
+store_i_below(int64_t cursor)
+{
+	return cursor > 0 ? cursor : INT64_MAX;
 }
 
 int64_t

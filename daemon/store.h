@@ -40,6 +40,13 @@ void store_close(struct store *); /* NULL ok */
  */
 int store_instance(struct store *, const char **out);
 const char *store_errmsg(const struct store *);
+/*
+ * The SQLite virtual machine steps the store's list and page reads took
+ * so far (those of store_i_rows, and the history's): the work of a read,
+ * which no machine's speed changes, for tests that a page's cost does
+ * not grow with what is stored around it.
+ */
+uint64_t store_read_steps(const struct store *);
 void store_errclear(struct store *);
 /*
  * WAL checkpoints.  By default each connection checkpoints when the WAL

@@ -926,7 +926,7 @@ store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
 	    " WHERE (?1 IS NULL OR a.state = ?1)"
 	    " AND (?2 IS NULL OR a.kind = ?2)"
 	    " AND (?3 IS NULL OR (c.sha >= ?3 AND c.sha < ?3 || 'g'))"
-	    " AND (?4 <= 0 OR a.id < ?4)"
+	    " AND a.id < ?4"
 	    " ORDER BY a.id DESC LIMIT ?5");
 	int64_t limit = f->limit > 0 ? f->limit : 50;
 
@@ -939,7 +939,7 @@ store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
 	store_i_bind_text(st, 1, f->state);
 	store_i_bind_text(st, 2, f->kind);
 	store_i_bind_text(st, 3, f->sha);
-	sqlite3_bind_int64(st, 4, f->cursor);
+	sqlite3_bind_int64(st, 4, store_i_below(f->cursor));
 	sqlite3_bind_int64(st, 5, limit);
 	return read_alerts(s, st, out, out_n, 0);
 }

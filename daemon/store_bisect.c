@@ -481,7 +481,7 @@ store_bisects_get(
 {
 	sqlite3_stmt *st = store_i_prep(s,
 	    BISECT_COLS
-	    "WHERE ?2 = 0 OR b.id < ?2 ORDER BY b.id DESC LIMIT ?1");
+	    "WHERE b.id < ?2 ORDER BY b.id DESC LIMIT ?1");
 	void *v;
 	int r;
 
@@ -489,7 +489,7 @@ store_bisects_get(
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, limit);
-	sqlite3_bind_int64(st, 2, cursor);
+	sqlite3_bind_int64(st, 2, store_i_below(cursor));
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), bisect_scan, NULL,
 	    "bisections");
 	out->v = v;

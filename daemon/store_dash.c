@@ -155,7 +155,7 @@ store_commits_get(struct store *s, struct store_commits *out, const char *tree,
 	    " WHERE (?1 IS NULL OR t.name = ?1)"
 	    " AND (?2 IS NULL OR instr(',' || c.branches || ',',"
 	    "  ',' || ?2 || ',') > 0)"
-	    " AND (?3 = 0 OR c.id < ?3) AND c.first_seen IS NOT NULL"
+	    " AND c.id < ?3 AND c.first_seen IS NOT NULL"
 	    " ORDER BY c.id DESC LIMIT ?4");
 	void *v;
 	int r;
@@ -165,7 +165,7 @@ store_commits_get(struct store *s, struct store_commits *out, const char *tree,
 		return -1;
 	store_i_bind_text(st, 1, tree);
 	store_i_bind_text(st, 2, branch);
-	sqlite3_bind_int64(st, 3, cursor);
+	sqlite3_bind_int64(st, 3, store_i_below(cursor));
 	sqlite3_bind_int64(st, 4, limit);
 	r = store_i_rows(
 	    s, st, &v, &out->n, sizeof(*out->v), commit_scan, NULL, "commits");
@@ -473,7 +473,7 @@ store_regressions_get(struct store *s, struct store_regressions *out,
 	    " LEFT JOIN trees t ON t.id = c.tree_id"
 	    " WHERE (?1 IS NULL OR t.name = ?1) AND (?2 IS NULL OR h.name = ?2)"
 	    " AND (?3 IS NULL OR p.name = ?3) AND (?4 IS NULL OR rg.state = ?4)"
-	    " AND (?6 = 0 OR rg.id < ?6)"
+	    " AND rg.id < ?6"
 	    " ORDER BY rg.id DESC LIMIT ?5");
 	void *v;
 	int r;
@@ -486,7 +486,7 @@ store_regressions_get(struct store *s, struct store_regressions *out,
 	store_i_bind_text(st, 3, bench);
 	store_i_bind_text(st, 4, state);
 	sqlite3_bind_int64(st, 5, limit);
-	sqlite3_bind_int64(st, 6, cursor);
+	sqlite3_bind_int64(st, 6, store_i_below(cursor));
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), regression_scan,
 	    NULL, "regressions");
 	out->v = v;

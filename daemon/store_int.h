@@ -73,6 +73,7 @@ struct store {
 	int group_scope;
 	char instance[17];         /* store_instance, "" until read */
 	struct store_stmts *stmts; /* store_stmt.c */
+	uint64_t read_steps;       /* store_read_steps */
 };
 
 /* store.c */
@@ -89,6 +90,9 @@ int store_i_write1(struct store *, sqlite3_stmt *st, const char *what);
 char *store_i_col_dup(sqlite3_stmt *, int i);
 double store_i_col_num(sqlite3_stmt *, int i);
 int store_i_step_done(struct store *, sqlite3_stmt *, const char *what);
+/* Adds st's virtual machine steps since the last call to the store's
+ * read_steps (store_read_steps), before st is reset or finalized. */
+void store_i_count_steps(struct store *, sqlite3_stmt *);
 /*
  * Steps st (bound) to its end and releases it (store_i_release: a
  * cached statement is reset, another finalized): each row appends one
@@ -109,6 +113,12 @@ int store_i_rows(struct store *, sqlite3_stmt *st, void **v, size_t *n,
 enum store_i_order { STORE_I_DESC, STORE_I_ASC };
 int64_t store_i_next_cursor(
     size_t n, int64_t limit, int64_t last, enum store_i_order order);
+/*
+ * What a STORE_I_DESC list binds for "id < ?": its cursor, or (none, 0)
+ * the greatest id.  A bound, never "(? = 0 OR id < ?)": that is no range
+ * of an index, and a deep page would scan every row above it.
+ */
+int64_t store_i_below(int64_t cursor);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
 

@@ -1022,10 +1022,13 @@ int
 store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_prep(s,
-	    "SELECT " JOB_COLS JOB_FROM
-	    " WHERE (?1 IS NULL OR j.state = ?1) AND (?2 = 0 OR j.id < ?2)"
-	    " ORDER BY j.id DESC LIMIT ?3");
+	/* Of a state: a range of index jobs_state (state, id). */
+	sqlite3_stmt *st = store_i_prep(s, state != NULL
+	        ? "SELECT " JOB_COLS JOB_FROM
+	          " WHERE j.state = ?1 AND j.id < ?2 ORDER BY j.id DESC"
+	          " LIMIT ?3"
+	        : "SELECT " JOB_COLS JOB_FROM
+	          " WHERE j.id < ?2 ORDER BY j.id DESC LIMIT ?3");
 	void *v;
 	int r;
 
@@ -1033,7 +1036,7 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, state);
-	sqlite3_bind_int64(st, 2, cursor);
+	sqlite3_bind_int64(st, 2, store_i_below(cursor));
 	sqlite3_bind_int64(st, 3, limit);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), job_scan_row,
 	    NULL, "list jobs");

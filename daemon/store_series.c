@@ -285,14 +285,14 @@ store_series_list(struct store *s, struct store_series_list *out, int64_t limit,
     int64_t cursor)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT " SERIES_COLS " WHERE (?1 = 0 OR se.id < ?1)"
+	    "SELECT " SERIES_COLS " WHERE se.id < ?1"
 	    " ORDER BY se.id DESC LIMIT ?2");
 	void *v = NULL;
 
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, cursor);
+	sqlite3_bind_int64(st, 1, store_i_below(cursor));
 	sqlite3_bind_int64(st, 2, limit);
 	if (store_i_rows(s, st, &v, &out->n, sizeof(*out->v), series_scan, NULL,
 	        "series") != 0) {

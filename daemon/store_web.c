@@ -503,6 +503,7 @@ hist_job_values(struct store *s, struct store_hist_job *j, const char *metric,
 			*better = store_i_web_text(st, 2);
 		}
 	}
+	store_i_count_steps(s, st);
 	sqlite3_reset(st); /* a cached statement */
 	if (rc != SQLITE_DONE)
 		return store_i_dberr(s, "history values");
@@ -560,8 +561,7 @@ store_history_get(
 	sqlite3_bind_int64(st, 7, q->from);
 	sqlite3_bind_int64(st, 8, q->to);
 	sqlite3_bind_int64(st, 9, q->limit);
-	/* No cursor: from the newest, a range all the same. */
-	sqlite3_bind_int64(st, 10, q->cursor > 0 ? q->cursor : INT64_MAX);
+	sqlite3_bind_int64(st, 10, store_i_below(q->cursor));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (out->n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -578,6 +578,7 @@ store_history_get(
 		}
 		out->n++;
 	}
+	store_i_count_steps(s, st);
 	sqlite3_reset(st); /* ends the read: a cached statement */
 	if (rc != SQLITE_DONE) {
 		store_i_dberr(s, "history");
