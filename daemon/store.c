@@ -582,6 +582,14 @@ static const char *const migrations[] = {
 	"  UPDATE history_jobs SET name = NEW.name, point = NEW.point,"
 	"  host_id = coalesce((SELECT host_id FROM pairs"
 	"  WHERE id = NEW.pair_id), 0) WHERE job_id = NEW.id; END;",
+	/*
+	 * v22 (issue 17): a pair's history points, for a pair's change
+	 * points (the alert report, a canary's findings): history_points
+	 * is keyed by series, so "WHERE pair_id = ?" scanned all of them,
+	 * once a pair for every group the alert worker weighs (at 1M runs,
+	 * 100,000 points, ~40 % of a core while idle).
+	 */
+	"CREATE INDEX history_points_pair ON history_points(pair_id);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
