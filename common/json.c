@@ -199,7 +199,7 @@ pwjson_string_lossy(const char *s)
 
 /* Compact, sorted keys (one text per value: stored documents are
  * compared and hashed), reals to 12 digits. */
-#define PWJSON_DUMP_FLAGS                                     \
+#define PWJSON_DUMP_FLAGS                                  \
 	(JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY | \
 	    JSON_REAL_PRECISION(12))
 

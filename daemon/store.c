@@ -900,8 +900,8 @@ store_i_rows(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
 void
 store_i_count_steps(struct store *s, sqlite3_stmt *st)
 {
-	s->read_steps += (uint64_t)sqlite3_stmt_status(
-	    st, SQLITE_STMTSTATUS_VM_STEP, 1);
+	s->read_steps +=
+	    (uint64_t)sqlite3_stmt_status(st, SQLITE_STMTSTATUS_VM_STEP, 1);
 }
 
 uint64_t

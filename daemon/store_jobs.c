@@ -1023,7 +1023,8 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor)
 {
 	/* Of a state: a range of index jobs_state (state, id). */
-	sqlite3_stmt *st = store_i_prep(s, state != NULL
+	sqlite3_stmt *st = store_i_prep(s,
+	    state != NULL
 	        ? "SELECT " JOB_COLS JOB_FROM
 	          " WHERE j.state = ?1 AND j.id < ?2 ORDER BY j.id DESC"
 	          " LIMIT ?3"

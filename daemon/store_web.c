@@ -449,27 +449,27 @@ hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
  * sort (the caller puts the page in time order).  The tree is looked up
  * once, not joined a row.
  */
-#define HIST_COLS                                                        \
-	"SELECT j.id, j.pair_id, j.role, c.sha, c.subject,"              \
-	" coalesce(c.commit_date, j.created),"                           \
-	" CASE WHEN j.role = 'candidate' THEN"                           \
-	" (SELECT rg.state FROM comparisons cm JOIN regressions rg"      \
-	"  ON rg.comparison_id = cm.id WHERE cm.pair_id = j.pair_id"     \
-	"  AND cm.metric = ?6) END,"                                     \
+#define HIST_COLS                                                    \
+	"SELECT j.id, j.pair_id, j.role, c.sha, c.subject,"          \
+	" coalesce(c.commit_date, j.created),"                       \
+	" CASE WHEN j.role = 'candidate' THEN"                       \
+	" (SELECT rg.state FROM comparisons cm JOIN regressions rg"  \
+	"  ON rg.comparison_id = cm.id WHERE cm.pair_id = j.pair_id" \
+	"  AND cm.metric = ?6) END,"                                 \
 	" jv.n, jv.median, jv.lo, jv.hi, jv.unit, jv.better"
 /* After the page's list hj: its jobs, their commits and summaries, the
  * filters (CROSS: in this order, never a scan of all jobs). */
-#define HIST_REST                                                        \
-	" CROSS JOIN jobs j ON j.id = hj.job_id"                         \
-	" LEFT JOIN commits c ON c.id = j.commit_id"                     \
+#define HIST_REST                                                         \
+	" CROSS JOIN jobs j ON j.id = hj.job_id"                          \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                      \
 	" LEFT JOIN job_values jv ON jv.job_id = j.id AND jv.metric = ?6" \
-	" WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?10"      \
-	" AND (?3 IS NULL OR c.tree_id ="                                \
-	"  (SELECT id FROM trees WHERE name = ?3))"                      \
-	" AND (?4 IS NULL OR instr(',' || c.branches || ',',"            \
-	"  ',' || ?4 || ',') > 0)"                                       \
-	" AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"      \
-	" AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"      \
+	" WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?10"       \
+	" AND (?3 IS NULL OR c.tree_id ="                                 \
+	"  (SELECT id FROM trees WHERE name = ?3))"                       \
+	" AND (?4 IS NULL OR instr(',' || c.branches || ',',"             \
+	"  ',' || ?4 || ',') > 0)"                                        \
+	" AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"       \
+	" AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"       \
 	" ORDER BY hj.job_id DESC LIMIT ?9"
 
 /*
@@ -495,7 +495,8 @@ hist_job_values(struct store *s, struct store_hist_job *j, const char *metric,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (j->nvalues == cap) {
 			cap = cap ? 2 * cap : 16;
-			j->values = xreallocarray(j->values, cap, sizeof(*j->values));
+			j->values =
+			    xreallocarray(j->values, cap, sizeof(*j->values));
 		}
 		j->values[j->nvalues++] = sqlite3_column_double(st, 0);
 		if (*unit == NULL) {
@@ -590,8 +591,9 @@ store_history_get(
 	for (i = k = 0; i < out->n; i++) {
 		struct store_hist_job *j = &out->v[i];
 
-		if (j->n == 0 && hist_job_values(s, j, q->metric, &out->unit,
-		                     &out->better) != 0) {
+		if (j->n == 0 &&
+		    hist_job_values(
+		        s, j, q->metric, &out->unit, &out->better) != 0) {
 			for (; i < out->n; i++)
 				out->v[k++] = out->v[i];
 			out->n = k;

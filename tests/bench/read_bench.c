@@ -129,8 +129,9 @@ history_main(struct store *s, int argc, char **argv)
 		}
 	}
 	if (points == 0) {
-		fprintf(stderr, "read_bench: no history of kv x=1 ops on "
-		                "epyc-1 (a web_gen database?)\n");
+		fprintf(stderr,
+		    "read_bench: no history of kv x=1 ops on "
+		    "epyc-1 (a web_gen database?)\n");
 		return 1;
 	}
 	for (k = 0; k < rounds; k++)
@@ -148,7 +149,8 @@ history_main(struct store *s, int argc, char **argv)
 					store_history_release(&h);
 					continue;
 				}
-				if (web_history_doc(s, &q, stage < 3 ? &o : NULL,
+				if (web_history_doc(s, &q,
+				        stage < 3 ? &o : NULL,
 				        stage == 3 ? &b : NULL) != 0)
 					return 1;
 				if (stage == 2)
@@ -181,10 +183,11 @@ main(int argc, char **argv)
 	struct err e = { 0 };
 	int r;
 
-	if (argc < 3 || (strcmp(argv[1], "job") != 0 &&
-	                    strcmp(argv[1], "history") != 0)) {
-		fprintf(stderr, "usage: read_bench job DB [ROUNDS]\n"
-		                "       read_bench history DB [ROUNDS] [PAGES]\n");
+	if (argc < 3 ||
+	    (strcmp(argv[1], "job") != 0 && strcmp(argv[1], "history") != 0)) {
+		fprintf(stderr,
+		    "usage: read_bench job DB [ROUNDS]\n"
+		    "       read_bench history DB [ROUNDS] [PAGES]\n");
 		return 2;
 	}
 	if (store_open(&s, argv[2], &e) != 0) {

@@ -1795,9 +1795,9 @@ TEST(test_store__history_page_with_a_job_without_the_metric)
 	ASSERT(s != NULL);
 	ASSERT((h1 = host(s, "h1", "[]")) > 0);
 	for (i = 0; i < 2; i++)
-		ASSERT(store_pair_create(s, &pair, &jobs[2 * i],
-		           &jobs[2 * i + 1], "fio", "bs=4k", &job_base,
-		           &job_cand, 1000) == 0);
+		ASSERT(
+		    store_pair_create(s, &pair, &jobs[2 * i], &jobs[2 * i + 1],
+		        "fio", "bs=4k", &job_base, &job_cand, 1000) == 0);
 	for (i = 0; i < 4; i++) {
 		ASSERT(store_claim(s, &cl, h1, 1000 + i, 60) == 0);
 		ASSERT_INTEQ(cl.job_id, jobs[i]);
