@@ -589,7 +589,9 @@ alert_pass(struct store *s, const struct daemon_config *dc, int64_t now,
 		*out_made = made;
 	if (out_sent)
 		*out_sent = sent;
-	return failed ? -1 : 0;
+	if (failed)
+		return -1;
+	return ng == ALERT_BATCH || na == ALERT_BATCH ? 1 : 0;
 }
 
 /* ---- the worker (daemon/worker.h) ---- */
@@ -598,10 +600,15 @@ int64_t
 alert_worker_pass(
     struct store *s, const struct dconf *c, struct sched *sched, void *arg)
 {
+	int r;
+
 	(void)sched;
 	(void)arg;
-	if (alert_pass(s, c->dc, (int64_t)time(NULL), NULL, NULL) != 0 &&
-	    store_errmsg(s)[0])
+	r = alert_pass(s, c->dc, (int64_t)time(NULL), NULL, NULL);
+	if (r < 0 && store_errmsg(s)[0])
 		log_warnx("alert: %s", store_errmsg(s));
+	if (r == 1)
+		return 100; /* not 0: a batch stuck on one group must not spin
+		             */
 	return 1000 * (c->dc->alerts.poll_s > 0 ? c->dc->alerts.poll_s : 5);
 }

@@ -150,14 +150,17 @@ int alert_hook_post(const char *url, const char *secret, const char *event,
 /* ---- the worker ---- */
 
 /* One pass of the alert worker (a daemon/worker.h pass): alert_pass()
- * now, then wait alerts.poll (default 5 s) or until the scheduler moves. */
+ * now, then wait alerts.poll (default 5 s) or until the scheduler moves;
+ * after a full batch, the next pass comes 100 ms later (a backlog drains
+ * at the store's speed, not ALERT_BATCH per poll). */
 int64_t alert_worker_pass(
     struct store *, const struct dconf *, struct sched *, void *arg);
 
 /*
  * One pass, as the thread makes it (tests call it directly): reports of
  * the groups ready, then the deliveries due.  *out_made counts alerts
- * queued, *out_sent deliveries sent (either may be NULL).  0 or -1.
+ * queued, *out_sent deliveries sent (either may be NULL).  0, 1 when a
+ * batch was full (more may be waiting), or -1.
  */
 int alert_pass(struct store *, const struct daemon_config *, int64_t now,
     size_t *out_made, size_t *out_sent);

@@ -64,87 +64,124 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert group");
 }
 
-/*
- * What a pair's report last saw: its newest final verdict, or the end of
- * a bisection of its regressions after it (a follow-up says what the
- * bisection found).
- */
-#define ALERT_PAIR_STAMP                                       \
-	"max(max(c.updated), coalesce((SELECT max(bi.updated)" \
-	" FROM bisections bi WHERE bi.pair_id = p.id"          \
-	" AND bi.state IN ('done', 'inconclusive')), 0))"
+/* Busy groups a pass steps over before it stops looking further. */
+#define ALERT_BUSY_MAX 256
+
+static int
+same_group(const struct store_alert_group *g, int64_t cid, int64_t hid,
+    const char *job)
+{
+	return g->commit_id == cid && g->host_id == hid &&
+	    strcmp(g->job, job) == 0;
+}
+
+/* Takes the pairs in ids out of the due queue. */
+static int
+due_drop(struct store *s, const int64_t *ids, size_t n)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int r = 0;
+
+	if (n == 0)
+		return 0;
+	if (store_i_tx_begin(s) != 0)
+		return -1;
+	st = store_i_prep(s, "DELETE FROM alert_due WHERE pair_id = ?1");
+	r = st != NULL ? 0 : -1;
+	for (i = 0; r == 0 && i < n; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, ids[i]);
+		r = run(s, st, "alert due");
+	}
+	sqlite3_finalize(st);
+	return store_i_tx_end(s, r == 0) == 0 && r == 0 ? 0 : -1;
+}
 
 int
 store_alert_groups(
     struct store *s, struct store_alert_group **out, size_t *out_n, size_t max)
 {
+	/* Every due pair, with whether it is still to be looked at. */
 	sqlite3_stmt *st = store_i_prep(s,
-	    "SELECT j.commit_id, p.name, c.host_id, " ALERT_PAIR_STAMP
-	    ", ap.stamp"
-	    " FROM pairs p"
-	    " JOIN jobs j ON j.id = p.cand_job_id"
-	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
+	    "SELECT d.pair_id, j.commit_id, p.name, "
+	    "c.host_id, " ALERT_PAIR_STAMP
+	    ", p.analysed = 1 AND j.commit_id IS NOT NULL"
+	    " AND p.bisect_id IS NULL AND count(c.id) > 0"
+	    " AND (ap.stamp IS NULL OR ap.stamp < " ALERT_PAIR_STAMP ")"
+	    " FROM alert_due d"
+	    " LEFT JOIN pairs p ON p.id = d.pair_id"
+	    " LEFT JOIN jobs j ON j.id = p.cand_job_id"
+	    " LEFT JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
 	    " LEFT JOIN alert_pairs ap ON ap.pair_id = p.id"
-	    " WHERE p.analysed = 1 AND j.commit_id IS NOT NULL"
-	    " AND p.bisect_id IS NULL"
-	    " GROUP BY p.id"
-	    " HAVING ap.stamp IS NULL OR ap.stamp < " ALERT_PAIR_STAMP
-	    " ORDER BY p.id");
-	struct store_alert_group *g = NULL;
-	size_t n = 0, i, k;
-	int rc, busy;
+	    " GROUP BY d.pair_id ORDER BY d.pair_id");
+	struct store_alert_group *g = NULL, *busy = NULL;
+	int64_t *drop = NULL;
+	size_t n = 0, nb = 0, nd = 0, i;
+	int rc, r = 0, isbusy;
 
 	*out = NULL;
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t cid = sqlite3_column_int64(st, 0);
-		int64_t hid = sqlite3_column_int64(st, 2);
-		const char *job = (const char *)sqlite3_column_text(st, 1);
-		int64_t stamp = sqlite3_column_int64(st, 3);
+		int64_t pid = sqlite3_column_int64(st, 0);
+		int64_t cid = sqlite3_column_int64(st, 1);
+		const char *job = (const char *)sqlite3_column_text(st, 2);
+		int64_t hid = sqlite3_column_int64(st, 3);
+		int64_t stamp = sqlite3_column_int64(st, 4);
+		struct store_alert_group ng;
 
-		for (i = 0; i < n; i++)
-			if (g[i].commit_id == cid && g[i].host_id == hid &&
-			    strcmp(g[i].job, job ? job : "") == 0)
-				break;
+		if (!sqlite3_column_int64(st, 5)) {
+			drop = xreallocarray(drop, nd + 1, sizeof(*drop));
+			drop[nd++] = pid;
+			continue;
+		}
+		job = job ? job : "";
+		for (i = 0; i < n && !same_group(&g[i], cid, hid, job); i++)
+			;
 		if (i < n) {
 			if (stamp > g[i].stamp)
 				g[i].stamp = stamp;
 			continue;
 		}
-		if (n == max)
+		for (i = 0; i < nb && !same_group(&busy[i], cid, hid, job); i++)
+			;
+		if (i < nb || n == max)
 			continue;
+		ng.commit_id = cid;
+		ng.host_id = hid;
+		ng.job = xstrdup(job);
+		ng.stamp = stamp;
+		/* Only a group whose whole report is known takes a place. */
+		if ((r = group_busy(s, &isbusy, &ng)) != 0) {
+			free(ng.job);
+			break;
+		}
+		if (isbusy) {
+			busy = xreallocarray(busy, nb + 1, sizeof(*busy));
+			busy[nb++] = ng;
+			if (nb == ALERT_BUSY_MAX)
+				break;
+			continue;
+		}
 		g = xreallocarray(g, n + 1, sizeof(*g));
-		g[n].commit_id = cid;
-		g[n].host_id = hid;
-		g[n].job = xstrdup(job ? job : "");
-		g[n].stamp = stamp;
-		n++;
+		g[n++] = ng;
 	}
+	store_i_count_steps(s, st);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	store_alert_groups_free(busy, nb);
+	if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		r = store_i_dberr(s, "alert groups");
+	if (r == 0)
+		r = due_drop(s, drop, nd);
+	free(drop);
+	if (r != 0) {
 		store_alert_groups_free(g, n);
-		return store_i_dberr(s, "alert groups");
-	}
-	/* Keep only the groups whose report is complete. */
-	for (i = k = 0; i < n; i++) {
-		if (group_busy(s, &busy, &g[i]) != 0) {
-			store_alert_groups_free(g, n);
-			return -1;
-		}
-		if (busy) {
-			free(g[i].job);
-			continue;
-		}
-		g[k++] = g[i];
+		return -1;
 	}
 	*out = g;
-	*out_n = k;
-	if (k == 0) {
-		free(g);
-		*out = NULL;
-	}
+	*out_n = n;
 	return 0;
 }
 
@@ -673,6 +710,26 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	sqlite3_bind_int64(st, 4, rid);
 	sqlite3_bind_int64(st, 5, d->stamp);
 	if (run(s, st, "alert pairs") != 0) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	/* Those now seen up to date leave the due queue (a verdict that
+	 * came after this decision's read keeps its pair there). */
+	st = store_i_prep(s,
+	    "DELETE FROM alert_due WHERE pair_id IN (SELECT p.id FROM pairs p"
+	    " JOIN jobs j ON j.id = p.cand_job_id"
+	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
+	    " JOIN alert_pairs ap ON ap.pair_id = p.id"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
+	    " AND p.analysed = 1 GROUP BY p.id"
+	    " HAVING ap.stamp >= " ALERT_PAIR_STAMP ")");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, d->commit_id);
+	store_i_bind_text(st, 2, d->job);
+	store_i_bind_id(st, 3, d->host_id);
+	if (run(s, st, "alert due") != 0) {
 		sqlite3_finalize(st);
 		return -1;
 	}

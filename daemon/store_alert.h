@@ -16,6 +16,11 @@
  *    ", ") or a webhook POST (payload the JSON body, target the URL);
  *    state pending, sent or failed, attempts, next_try, last_error.
  *  - alert_sends: one row per recipient and mail sent (rate limit).
+ *  - alert_due (v23): the pairs the worker has still to look at, put
+ *    there by triggers when a final verdict is written, a pair is
+ *    analysed or its bisection ends, and taken out once a look finds
+ *    nothing newer than alert_pairs says: an idle pass reads this, not
+ *    every pair and comparison (at 1M runs, 180 ms of a core per pass).
  *
  * Every function returns 0 or -1 (store_errmsg()) unless it says more.
  * Strings in the structs are malloc'd and freed by the matching _free.
@@ -60,6 +65,55 @@ struct store;
 	"  at INTEGER NOT NULL);"                                              \
 	"CREATE INDEX alert_sends_rcpt ON alert_sends(recipient, at);"
 
+/*
+ * What a pair's report last saw: its newest final verdict, or the end of
+ * a bisection of its regressions after it (a follow-up says what the
+ * bisection found).  Over the pair p and its final comparisons c.
+ */
+#define ALERT_PAIR_STAMP                                       \
+	"max(max(c.updated), coalesce((SELECT max(bi.updated)" \
+	" FROM bisections bi WHERE bi.pair_id = p.id"          \
+	" AND bi.state IN ('done', 'inconclusive')), 0))"
+
+/*
+ * A trigger's "pair is due": not INSERT OR IGNORE, whose IGNORE an outer
+ * upsert (store_verdict_put's ON CONFLICT DO UPDATE) overrides, so a
+ * pair already due failed the verdict with a UNIQUE constraint.
+ */
+#define ALERT_DUE_PUT(id)                                                \
+	"INSERT INTO alert_due (pair_id) SELECT " id " WHERE NOT EXISTS" \
+	" (SELECT 1 FROM alert_due WHERE pair_id = " id ");"
+
+/* v23: the due pairs, filled with those an old worker had still to see. */
+/* clang-format off */
+#define STORE_ALERT_DUE_MIGRATION					\
+	"CREATE TABLE alert_due ("					\
+	"  pair_id INTEGER PRIMARY KEY REFERENCES pairs(id)"		\
+	"  ON DELETE CASCADE);"						\
+	"INSERT INTO alert_due (pair_id) SELECT p.id FROM pairs p"	\
+	"  JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"	\
+	"  LEFT JOIN alert_pairs ap ON ap.pair_id = p.id"		\
+	"  WHERE p.analysed = 1 AND p.bisect_id IS NULL GROUP BY p.id"	\
+	"  HAVING ap.stamp IS NULL OR ap.stamp < " ALERT_PAIR_STAMP ";"	\
+	"CREATE TRIGGER alert_due_cmp_ins AFTER INSERT ON comparisons"	\
+	"  WHEN NEW.final = 1 BEGIN "					\
+	ALERT_DUE_PUT("NEW.pair_id") " END;"				\
+	"CREATE TRIGGER alert_due_cmp_upd AFTER UPDATE OF final, updated" \
+	"  ON comparisons WHEN NEW.final = 1 BEGIN "			\
+	ALERT_DUE_PUT("NEW.pair_id") " END;"				\
+	"CREATE TRIGGER alert_due_pair AFTER UPDATE OF analysed, bisect_id" \
+	"  ON pairs WHEN NEW.analysed = 1 BEGIN "			\
+	ALERT_DUE_PUT("NEW.id") " END;"					\
+	"CREATE TRIGGER alert_due_bisect_ins AFTER INSERT ON bisections" \
+	"  WHEN NEW.pair_id IS NOT NULL"				\
+	"  AND NEW.state IN ('done', 'inconclusive') BEGIN "		\
+	ALERT_DUE_PUT("NEW.pair_id") " END;"				\
+	"CREATE TRIGGER alert_due_bisect_upd AFTER UPDATE OF state, updated" \
+	"  ON bisections WHEN NEW.pair_id IS NOT NULL"			\
+	"  AND NEW.state IN ('done', 'inconclusive') BEGIN "		\
+	ALERT_DUE_PUT("NEW.pair_id") " END;"
+/* clang-format on */
+
 /* A (commit, job, host) whose verdicts the worker has not looked at. */
 struct store_alert_group {
 	int64_t commit_id, host_id;
@@ -72,6 +126,10 @@ void store_alert_groups_free(struct store_alert_group *, size_t n);
  * Up to max groups with a pair whose final verdict is newer than the one
  * looked at, and no pair of the same commit and job still queued or
  * running on that host (or on no host yet): the whole report is known.
+ * Reads only the due pairs (alert_due), in pair order; a group still
+ * busy does not take a place, so groups behind it are not starved.  Due
+ * pairs found up to date (or never to be reported: not analysed, a
+ * bisection's own pair) leave the queue.
  */
 int store_alert_groups(
     struct store *, struct store_alert_group **out, size_t *out_n, size_t max);

@@ -70,6 +70,7 @@ store_canary_unjudged(struct store *s, int64_t **out, size_t *out_n, size_t max)
 		*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
 		(*out)[(*out_n)++] = sqlite3_column_int64(st, 0);
 	}
+	store_i_count_steps(s, st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "canary pairs");
 }

@@ -19,6 +19,7 @@
 #include "common/xalloc.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
+#include "daemon/store_alert.h"
 #include "daemon/store_dash.h"
 #include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
@@ -767,6 +768,29 @@ TEST(test_verdict__history_change_point)
 	free(p);
 }
 
+/* Commit k + 1 of tree mm (child of commit k) and a pair of job "j" on
+ * it (candidate on the commit, no base commit). */
+static int
+commit_pair(struct store *s, int64_t tree, const char *spec, int k,
+    int64_t *commit, int64_t *pair, int64_t *b, int64_t *c)
+{
+	struct store_job_new jb = { "base", spec, "[]", 5, 5, 3 };
+	struct store_job_new jc = { "candidate", spec, "[]", 5, 5, 3 };
+	struct store_commit sc;
+	char sha[41], parent[41];
+
+	snprintf(sha, sizeof(sha), "%040d", k + 1);
+	snprintf(parent, sizeof(parent), "%040d", k);
+	memset(&sc, 0, sizeof(sc));
+	sc.sha = sha;
+	sc.parents = k ? parent : "";
+	sc.subject = "a commit";
+	if (store_commit_record(s, commit, NULL, tree, &sc, "mm-new", now) != 0)
+		return -1;
+	jc.commit_id = *commit;
+	return store_pair_create(s, pair, b, c, "j", "p=1", &jb, &jc, now);
+}
+
 /*
  * History in commit order: fourteen commits of a branch, a step up from
  * the eighth (c7); the verdicts come in another order, c7's last of all
@@ -793,26 +817,10 @@ TEST(test_verdict__history_in_commit_order)
 	ASSERT(s != NULL);
 	h = host(s, "h1");
 	ASSERT_INTEQ(store_tree_sync(s, &tree, "mm", "/nowhere"), 0);
-	for (k = 0; k < 14; k++) {
-		char sha[41], parent[41];
-		struct store_commit sc;
-		struct store_job_new jb = { "base", spec, "[]", 5, 5, 3 };
-		struct store_job_new jc = { "candidate", spec, "[]", 5, 5, 3 };
-
-		snprintf(sha, sizeof(sha), "%040d", k + 1);
-		snprintf(parent, sizeof(parent), "%040d", k);
-		memset(&sc, 0, sizeof(sc));
-		sc.sha = sha;
-		sc.parents = k ? parent : "";
-		sc.subject = "a commit";
-		ASSERT_INTEQ(store_commit_record(s, &commits[k], NULL, tree,
-		                 &sc, "mm-new", now),
+	for (k = 0; k < 14; k++)
+		ASSERT_INTEQ(commit_pair(s, tree, spec, k, &commits[k],
+		                 &pairs[k], &bs[k], &cs[k]),
 		    0);
-		jc.commit_id = commits[k];
-		ASSERT_INTEQ(store_pair_create(s, &pairs[k], &bs[k], &cs[k],
-		                 "j", "p=1", &jb, &jc, now),
-		    0);
-	}
 	for (k = 0; k < 14; k++) {
 		struct mdef md[1];
 
@@ -1390,6 +1398,116 @@ TEST(test_verdict__charge_path_share_is_judged_from_zero)
 	ASSERT(cm != NULL);
 	ASSERT_STREQ(sget(cm, "verdict"), "unchanged");
 	json_decref(keep);
+	store_close(s);
+	free(p);
+}
+
+/* The groups an alert pass would look at, each marked seen as a decision
+ * without deliveries does; the count; *steps their read's VM steps. */
+static int
+alert_look(struct store *s, size_t max, int64_t skip_commit, uint64_t *steps,
+    int64_t at)
+{
+	struct store_alert_group *g = NULL;
+	uint64_t before = store_read_steps(s);
+	size_t n = 0, i;
+	int bad = 0;
+
+	if (store_alert_groups(s, &g, &n, max) != 0)
+		return -1;
+	*steps = store_read_steps(s) - before;
+	for (i = 0; i < n; i++) {
+		struct store_alert_decision d;
+		char *key = xasprintf("c%lld/j", (long long)g[i].commit_id);
+
+		bad |= g[i].commit_id == skip_commit;
+		memset(&d, 0, sizeof(d));
+		d.key = key;
+		d.commit_id = g[i].commit_id;
+		d.host_id = g[i].host_id;
+		d.job = g[i].job;
+		d.signature = "";
+		d.stamp = g[i].stamp;
+		if (store_alert_decide(s, &d, at) != 0)
+			bad = 1;
+		free(key);
+	}
+	store_alert_groups_free(g, n);
+	return bad ? -2 : (int)n;
+}
+
+/*
+ * The alert worker's groups come from the due pairs (store v23): an idle
+ * pass costs the same however many pairs were ever reported (at 1M runs
+ * each pass grouped all 50,000 pairs and 100,000 comparisons, 180 ms
+ * every 5 s); a new final verdict of an old pair makes it due again; and
+ * a group still busy (another pair of its commit queued) takes no place
+ * in the batch, so the groups behind it are looked at.
+ */
+TEST(test_verdict__alert_groups_read_only_due_pairs)
+{
+	const char *spec = "{\"runs\":5,\"max_runs\":5,\"metrics\":{\"ops\":{"
+	                   "\"better\":\"higher\",\"min_effect_pct\":5}}}";
+	char *p;
+	struct store *s = open_db(&p);
+	struct verdict_outcome o;
+	struct store_comparison c;
+	struct store_job_new jb = { "base", spec, "[]", 5, 5, 3 };
+	struct store_job_new jc = { "candidate", spec, "[]", 5, 5, 3 };
+	int64_t h, tree, commits[40], pairs[40], bs[40], cs[40], x, xb, xc;
+	uint64_t full, idle, one;
+	int k;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	ASSERT_INTEQ(store_tree_sync(s, &tree, "mm", "/nowhere"), 0);
+	for (k = 0; k < 40; k++)
+		ASSERT_INTEQ(commit_pair(s, tree, spec, k, &commits[k],
+		                 &pairs[k], &bs[k], &cs[k]),
+		    0);
+	for (k = 0; k < 40; k++) {
+		struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 1300,
+		    0.005 } };
+
+		ASSERT_INTEQ(run_pair(s, h, bs[k], cs[k], md, 1, 5), 0);
+		ASSERT_INTEQ(verdict_pair(s, &o, pairs[k], now), 0);
+		ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	}
+	/* Another pair of the first commit, still queued: its report is
+	 * not complete. */
+	jc.commit_id = commits[0];
+	ASSERT_INTEQ(
+	    store_pair_create(s, &x, &xb, &xc, "j", "p=2", &jb, &jc, now), 0);
+
+	/* 32 groups, none of them the busy one; then the 7 left. */
+	ASSERT_INTEQ(alert_look(s, 32, commits[0], &full, now + 1), 32);
+	ASSERT_INTEQ(alert_look(s, 32, commits[0], &idle, now + 1), 7);
+	/* Nothing new: only the busy group's pair is left to read. */
+	ASSERT_INTEQ(alert_look(s, 32, commits[0], &idle, now + 1), 0);
+	ASSERT_MSG(idle * 10 < full,
+	    "an idle pass took %llu steps, a full one %llu",
+	    (unsigned long long)idle, (unsigned long long)full);
+
+	/* A newer final verdict of pair 3: its group is due again. */
+	memset(&c, 0, sizeof(c));
+	c.metric = "ops";
+	c.unit = "ops/s";
+	c.better = "higher";
+	c.verdict = "regression";
+	c.n_base = c.n_cand = 5;
+	c.base_median = 1000;
+	c.cand_median = 700;
+	c.change_pct = -30;
+	c.ci_low = c.ci_high = c.p = c.p_adjusted = NAN;
+	c.min_effect = 5;
+	c.final = 1;
+	ASSERT_INTEQ(store_verdict_put(s, NULL, pairs[3], &c, now + 50), 0);
+	/* Again while it is due: the upsert's ON CONFLICT must not turn the
+	 * trigger's "already due" into a UNIQUE failure of the verdict. */
+	c.cand_median = 690;
+	ASSERT_INTEQ(store_verdict_put(s, NULL, pairs[3], &c, now + 55), 0);
+	ASSERT_INTEQ(alert_look(s, 32, commits[0], &one, now + 60), 1);
+	ASSERT_INTEQ(alert_look(s, 32, commits[0], &one, now + 60), 0);
 	store_close(s);
 	free(p);
 }
