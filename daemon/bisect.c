@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/analysis.h"
 #include "common/git.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -163,6 +164,30 @@ bisect_classify(const char *vs_good, double good_pct, const char *vs_bad,
 	return BISECT_INCONCLUSIVE;
 }
 
+double
+bisect_range_pct(const double *vs_good_pct, const double *vs_bad_pct, size_t n,
+    double origin_pct)
+{
+	double *lr, m;
+	size_t i, k = 0;
+
+	if (n == 0)
+		return origin_pct;
+	lr = xcalloc(n, sizeof(*lr));
+	for (i = 0; i < n; i++)
+		if (isfinite(vs_good_pct[i]) && isfinite(vs_bad_pct[i]) &&
+		    vs_good_pct[i] > -100 && vs_bad_pct[i] > -100)
+			lr[k++] = log1p(vs_good_pct[i] / 100) -
+			    log1p(vs_bad_pct[i] / 100);
+	m = analysis_median_inplace(lr, k);
+	free(lr);
+	if (k == 0 || !isfinite(m) || m == 0)
+		return origin_pct;
+	if (isfinite(origin_pct) && (m > 0) != (origin_pct > 0))
+		return origin_pct;
+	return expm1(m) * 100;
+}
+
 int
 bisect_next(
     const enum bisect_class *cls, size_t n, long *lo, long *hi, size_t *next)
@@ -224,8 +249,9 @@ struct look {
 	size_t nsteps;
 	int64_t now;
 	int changed;
-	double reg_pct;       /* the regression's change of the metric (NAN) */
-	size_t verify_from;   /* steps[] index of this round's verification */
+	double origin_pct;  /* the starting pair's change of the metric (NAN) */
+	double reg_pct;     /* the regression as the steps measure it (NAN) */
+	size_t verify_from; /* steps[] index of this round's verification */
 	size_t rounds_failed; /* earlier verification rounds that failed */
 	struct err *e;
 };
@@ -478,6 +504,37 @@ pct_text(char *out, size_t n, double pct)
 }
 
 /*
+ * The regression's size from the classified steps (suspect and skipped
+ * ones left out) and, when finite, one more reading (g, b): the step
+ * being classified.
+ */
+static double
+range_pct(const struct look *l, double g, double b)
+{
+	double *vg, *vb, r;
+	size_t i, n = 0;
+
+	vg = xcalloc(l->nsteps + 1, sizeof(*vg));
+	vb = xcalloc(l->nsteps + 1, sizeof(*vb));
+	for (i = 0; i < l->nsteps; i++) {
+		const struct store_bisect_step *x = &l->steps[i];
+
+		if (strcmp(x->kind, "step") != 0 || x->cls == NULL ||
+		    strcmp(x->cls, "suspect") == 0 ||
+		    strcmp(x->cls, "skip") == 0)
+			continue;
+		vg[n] = x->vs_good_pct;
+		vb[n++] = x->vs_bad_pct;
+	}
+	vg[n] = g;
+	vb[n++] = b;
+	r = bisect_range_pct(vg, vb, n, l->origin_pct);
+	free(vg);
+	free(vb);
+	return r;
+}
+
+/*
  * A step still measuring: classifies it when both pairs are done.
  * *out_ended: the bisection ended here (lost host, an end failed).
  */
@@ -487,7 +544,7 @@ look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
 	enum outcome og, ob;
 	char *vg = NULL, *vb = NULL, wg[256], wb[256], note[600];
 	char sg[256], sb[256], hq[300];
-	double pg = NAN, pb = NAN, me = NAN, me2 = NAN;
+	double pg = NAN, pb = NAN, me = NAN, me2 = NAN, ref;
 	enum bisect_class c;
 	int lost, quar, r = 0;
 
@@ -558,8 +615,8 @@ look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
 		    "bisect %lld: %.12s %s", (long long)l->b->id, x->sha, note);
 		goto out;
 	}
-	c = bisect_classify(
-	    vg, pg, vb, pb, isfinite(me) ? me : me2, l->reg_pct);
+	ref = range_pct(l, pg, pb);
+	c = bisect_classify(vg, pg, vb, pb, isfinite(me) ? me : me2, ref);
 	{
 		char a[32], b[32];
 
@@ -578,8 +635,17 @@ look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
 	x->cls = xstrdup(bisect_class_name(c));
 	free(x->note);
 	x->note = xstrdup(note);
-	log_info("bisect %lld: %.12s is %s (%s)", (long long)l->b->id, x->sha,
-	    bisect_class_name(c), note);
+	x->vs_good_pct = pg;
+	x->vs_bad_pct = pb;
+	l->reg_pct = range_pct(l, NAN, NAN);
+	{
+		char a[32];
+
+		pct_text(a, sizeof(a), ref);
+		log_info("bisect %lld: %.12s is %s (%s; the range measured "
+		         "%s)",
+		    (long long)l->b->id, x->sha, bisect_class_name(c), note, a);
+	}
 out:
 	free(vg);
 	free(vb);
@@ -939,18 +1005,18 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 	    strcmp(l.b->state, "running") != 0)
 		goto out;
 	l.jc = dconf_job(conf, l.b->job);
-	l.reg_pct = NAN;
+	l.origin_pct = NAN;
 	if (l.b->change_point_id > 0 ||
 	    (l.b->origin && strcmp(l.b->origin, "change-point") == 0)) {
 		/* The change point's own change: its pair's comparison is
 		 * against some other base. */
-		l.reg_pct = l.b->origin_pct;
+		l.origin_pct = l.b->origin_pct;
 	} else {
 		struct store_bisect_pair_state ps;
 
 		if (store_bisect_pair_state(
 		        s, &ps, l.b->pair_id, l.b->metric) == 0)
-			l.reg_pct = ps.change_pct;
+			l.origin_pct = ps.change_pct;
 		store_errclear(s);
 		store_bisect_pair_state_release(&ps);
 	}
@@ -986,6 +1052,7 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 		r = err_set(e, "%s", store_errmsg(s));
 		goto out;
 	}
+	l.reg_pct = range_pct(&l, NAN, NAN);
 	cls = xcalloc(l.ncand, sizeof(*cls));
 	tries = xcalloc(l.ncand, sizeof(*tries));
 	cls[l.ncand - 1] = BISECT_BAD; /* the bad end */

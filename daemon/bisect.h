@@ -79,6 +79,22 @@ enum bisect_class bisect_classify(const char *vs_good, double good_pct,
     double regression_pct);
 
 /*
+ * The regression as the bisection measures it: each step compares its
+ * commit M with both ends on one host, so (1 + vs_good) / (1 + vs_bad)
+ * is bad end / good end.  Returns the median of those n readings (NAN
+ * pairs left out) in percent, the size steps are judged against; or
+ * origin_pct (the pair that started it) when no step has both, or when
+ * the steps move the other way (the regression did not reproduce: the
+ * steps come out inconclusive against either).  The origin is one
+ * noisy pair: a 2.5x step once read "unstable +28.6%" there, and its
+ * culprit, "regression +156%" against the good end and "-8%" against
+ * the bad end, leaned a third of that towards the bad end and was
+ * called inconclusive.
+ */
+double bisect_range_pct(const double *vs_good_pct, const double *vs_bad_pct,
+    size_t n, double origin_pct);
+
+/*
  * The next commit to measure.  cls[0..n) are the classes of the range's
  * candidates in order (the last is the bad end, known bad); the good end
  * is before cls[0].  BISECT_MEASURING means not measured yet.  Sets *lo

@@ -48,6 +48,9 @@ metrics:
   time_ms: {better: lower, min_effect: 20%}
 runs: 5
 max_runs: 8
+# Base and candidate in turns (docs/CONFIG.md rounds): drift between
+# a pair's two jobs misjudged steps of other suites in CI.
+rounds: 5
 timeout: 30s
 YAML
 # The daemon's scratch worktrees (git am --3way) go here, to be checked.

@@ -54,6 +54,8 @@ metrics:
   time_ms: {better: lower, min_effect: 20%}
 runs: 5
 max_runs: 16
+# Base and candidate in turns, as in t0800.
+rounds: 5
 timeout: 60s
 YAML
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }

@@ -109,6 +109,54 @@ TEST(test_bisect__classify)
 	    BISECT_GOOD);
 }
 
+/*
+ * The size steps are judged against comes from the steps, not from the
+ * pair that started the bisection.  The readings are a CI run's: a 2.5x
+ * step whose push pair read "unstable +28.6%"; against that, the
+ * culprit (+155.8% against the good end, -8.2% against the bad end)
+ * leaned a third of the way to the bad end and stayed inconclusive
+ * twice, and the bisection ended without a culprit.
+ */
+TEST(test_bisect__range_from_steps)
+{
+	double g[] = { -14.2, 154.7, -4.4, 6.8, 3.0, NAN };
+	double b[] = { -69.1, 6.1, -69.9, -56.7, -62.8, -50 };
+	double r = bisect_range_pct(g, b, 6, 28.6);
+
+	/* Medians of bad end / good end: 2.78, 2.40, 3.18, 2.47, 2.77. */
+	ASSERT_NEAR(r, 176.9, 0.5);
+	ASSERT_INTEQ(
+	    bisect_classify("regression", 155.8, "inconclusive", -8.2, 5, r),
+	    BISECT_BAD);
+	ASSERT_INTEQ(
+	    bisect_classify("regression", 155.8, "inconclusive", -8.2, 5, 28.6),
+	    BISECT_INCONCLUSIVE);
+	/* A good step still good against the measured size. */
+	ASSERT_INTEQ(
+	    bisect_classify("inconclusive", -14.2, "improvement", -69.1, 5, r),
+	    BISECT_GOOD);
+	/* No step with both readings: the origin. */
+	ASSERT(bisect_range_pct(g, b, 0, 28.6) == 28.6);
+	ASSERT(bisect_range_pct(g + 5, b + 5, 1, 28.6) == 28.6);
+	ASSERT(isnan(bisect_range_pct(g + 5, b + 5, 1, NAN)));
+	/* The steps move the other way: the regression did not reproduce,
+	 * the origin stays (and the steps come out inconclusive). */
+	{
+		double g2[] = { -1, 0.5 }, b2[] = { 2, 3 };
+
+		ASSERT(bisect_range_pct(g2, b2, 2, 28.6) == 28.6);
+	}
+	/* A higher-is-better metric: throughput halved, as the steps see. */
+	{
+		double g3[] = { -48, 1 }, b3[] = { 2, 95 };
+		double r3 = bisect_range_pct(g3, b3, 2, -20);
+
+		ASSERT(r3 < -45 && r3 > -50);
+	}
+	/* No origin: the steps' size as it is. */
+	ASSERT_NEAR(bisect_range_pct(g, b, 5, NAN), 176.9, 0.5);
+}
+
 /* Bisects n candidates whose first bad one is k with a perfect oracle;
  * skip (may be -1) is skipped.  Returns the steps, or -1. */
 static int
@@ -620,6 +668,55 @@ TEST(test_bisect__failed_verification_measures_again_once)
 	    "%s", b->reason);
 	ASSERT_STREQ(b->lo_sha, f.sha[0]); /* the whole range, no guess */
 	ASSERT_STREQ(b->hi_sha, f.sha[4]);
+	store_bisect_free(b);
+	cp_fixture_release(&f);
+}
+
+/*
+ * The steps are judged against the range as the steps measure it, read
+ * back from the store with each pass: a bisection whose origin says
+ * +28.6% (one noisy pair of a 2.5x step, CI) still calls its culprit
+ * bad from "regression +155.8%" against the good end and "inconclusive
+ * -8.2%" against the bad end, after one good step measured the range
+ * at +178%.  Judged against +28.6% the culprit was inconclusive.
+ */
+TEST(test_bisect__steps_judged_against_measured_range)
+{
+	struct cp_fixture f;
+	struct err e = { 0 };
+	struct store_bisect_step *st = NULL;
+	struct store_bisect *b = NULL;
+	size_t n = 0;
+	int changed = 0;
+
+	cp_fixture_init(&f);
+	ASSERT(sql(f.db, "UPDATE bisections SET origin_pct = 28.6") == 0);
+	ASSERT(bisect_advance(f.s, &f.conf, f.id, 100, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_STREQ(st[0].sha, f.sha[2]);
+	ASSERT(finish_pair(f.db, st[0].good_pair, "inconclusive", -14.2) == 0 &&
+	    finish_pair(f.db, st[0].bad_pair, "improvement", -69.1) == 0);
+	store_bisect_steps_free(st, n);
+	ASSERT(bisect_advance(f.s, &f.conf, f.id, 101, &changed, &e) == 0);
+	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT_INTEQ(n, 2);
+	ASSERT_STREQ(st[0].cls, "good");
+	ASSERT_NEAR(st[0].vs_good_pct, -14.2, 1e-6);
+	ASSERT_STREQ(st[1].sha, f.sha[3]);
+	ASSERT(finish_pair(f.db, st[1].good_pair, "regression", 155.8) == 0 &&
+	    finish_pair(f.db, st[1].bad_pair, "inconclusive", -8.2) == 0);
+	store_bisect_steps_free(st, n);
+	ASSERT_MSG(bisect_advance(f.s, &f.conf, f.id, 102, &changed, &e) == 0,
+	    "%s", err_msg(&e));
+	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(n >= 3);
+	ASSERT_MSG(
+	    strcmp(st[1].cls, "bad") == 0, "%s: %s", st[1].cls, st[1].note);
+	ASSERT_STREQ(st[2].kind, "verify-parent");
+	store_bisect_steps_free(st, n);
+	ASSERT(store_bisect_get(f.s, &b, f.id) == 0);
+	ASSERT_STREQ(b->culprit_sha, f.sha[3]);
 	store_bisect_free(b);
 	cp_fixture_release(&f);
 }
