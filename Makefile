@@ -150,6 +150,17 @@ $(SAN)/tests/%_test: $(SAN)/obj/tests/unit/%_test.o $(SAN)/obj/tests/unit/test.o
 
 check-build: $(PROGS:%=$(SAN)/bin/%) $(UNIT_NAMES:%=$(SAN)/tests/%)
 
+# The benchmarks' own tools (make bench-web), built with the tests and
+# run on a small database by t0705, so a store change that breaks them
+# fails make check instead of the next benchmark.
+BENCH_TOOLS = web_gen read_bench
+$(SAN)/tests/bench/%: $(SAN)/obj/tests/bench/%.o $(SAN)/libperfwatch.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(SAN_FLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+check-build: $(BENCH_TOOLS:%=$(SAN)/tests/bench/%)
+
 -include $(shell find $(OUT) -path $(OUT)/fresh -prune -o -path '*/obj/*.d' \
 	-type f -print 2>/dev/null)
 # An object built before -MMD (no .d beside it) depends on every header,
