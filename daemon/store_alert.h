@@ -118,7 +118,7 @@ struct store;
 struct store_alert_group {
 	int64_t commit_id, host_id;
 	char *job;
-	int64_t stamp; /* newest comparisons.updated of its pairs */
+	int64_t stamp; /* newest ALERT_PAIR_STAMP of its analysed pairs */
 };
 void store_alert_groups_free(struct store_alert_group *, size_t n);
 
@@ -127,8 +127,10 @@ void store_alert_groups_free(struct store_alert_group *, size_t n);
  * looked at, and no pair of the same commit and job still queued or
  * running on that host (or on no host yet): the whole report is known.
  * Reads only the due pairs (alert_due), in pair order; a group still
- * busy does not take a place, so groups behind it are not starved.  Due
- * pairs found up to date (or never to be reported: not analysed, a
+ * busy does not take a place, so groups behind it are not starved.  A
+ * pass stops reading when it has max groups: its cost is that of the
+ * groups it takes (and the busy ones before them), not of the backlog.
+ * Due pairs found up to date (or never to be reported: not analysed, a
  * bisection's own pair) leave the queue.
  */
 int store_alert_groups(

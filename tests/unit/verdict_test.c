@@ -1511,3 +1511,58 @@ TEST(test_verdict__alert_groups_read_only_due_pairs)
 	store_close(s);
 	free(p);
 }
+
+/*
+ * A pass stops reading the due pairs when its batch is full: with a
+ * backlog (41,000 due pairs on a 1M-run store after an upgrade) each
+ * pass read to the end, 100 ms a pass every 100 ms.  A group taken
+ * before its other due pairs were read still gets their newest verdict
+ * as its stamp, so the decision marks them all seen and the group is
+ * not reported twice.
+ */
+TEST(test_verdict__alert_pass_reads_what_it_takes)
+{
+	const char *spec = "{\"runs\":5,\"max_runs\":5,\"metrics\":{\"ops\":{"
+	                   "\"better\":\"higher\",\"min_effect_pct\":5}}}";
+	char *p;
+	struct store *s = open_db(&p);
+	struct verdict_outcome o;
+	struct store_job_new jb = { "base", spec, "[]", 5, 5, 3 };
+	struct store_job_new jc = { "candidate", spec, "[]", 5, 5, 3 };
+	struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 1300, 0.005 } };
+	int64_t h, tree, commits[40], pairs[40], bs[40], cs[40], x, xb, xc;
+	uint64_t few, many, rest;
+	int k;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1");
+	ASSERT_INTEQ(store_tree_sync(s, &tree, "mm", "/nowhere"), 0);
+	for (k = 0; k < 40; k++) {
+		ASSERT_INTEQ(commit_pair(s, tree, spec, k, &commits[k],
+		                 &pairs[k], &bs[k], &cs[k]),
+		    0);
+		ASSERT_INTEQ(run_pair(s, h, bs[k], cs[k], md, 1, 5), 0);
+		ASSERT_INTEQ(verdict_pair(s, &o, pairs[k], now), 0);
+		ASSERT_INTEQ(o.state, VERDICT_FINAL);
+	}
+	/* The first commit's second point, its verdict newer: due last. */
+	jc.commit_id = commits[0];
+	ASSERT_INTEQ(
+	    store_pair_create(s, &x, &xb, &xc, "j", "p=2", &jb, &jc, now), 0);
+	ASSERT_INTEQ(run_pair(s, h, xb, xc, md, 1, 5), 0);
+	ASSERT_INTEQ(verdict_pair(s, &o, x, now + 10), 0);
+	ASSERT_INTEQ(o.state, VERDICT_FINAL);
+
+	/* 4 of 40 groups, then 32: the small batch reads far less. */
+	ASSERT_INTEQ(alert_look(s, 4, 0, &few, now + 20), 4);
+	ASSERT_INTEQ(alert_look(s, 32, commits[0], &many, now + 20), 32);
+	ASSERT_MSG(few * 4 < many,
+	    "a pass taking 4 groups read %llu steps, one taking 32 %llu",
+	    (unsigned long long)few, (unsigned long long)many);
+	/* The first commit was taken in the first pass with its newer
+	 * pair unread: it never comes back (-2 if it did). */
+	ASSERT_INTEQ(alert_look(s, 32, commits[0], &rest, now + 20), 4);
+	ASSERT_INTEQ(alert_look(s, 32, commits[0], &rest, now + 20), 0);
+	store_close(s);
+	free(p);
+}
