@@ -36,6 +36,17 @@ store_alert_groups_free(struct store_alert_group *g, size_t n)
 	free(g);
 }
 
+/* Binds a group's (commit, job, host) to ?1, ?2 and ?3, as every
+ * statement over one alert group takes them. */
+static void
+bind_group(
+    sqlite3_stmt *st, int64_t commit_id, const char *job, int64_t host_id)
+{
+	sqlite3_bind_int64(st, 1, commit_id);
+	store_i_bind_text(st, 2, job);
+	store_i_bind_id(st, 3, host_id);
+}
+
 /* Jobs of the same commit and job name still to run on that host. */
 static int
 group_busy(struct store *s, int *out, const struct store_alert_group *g)
@@ -54,9 +65,7 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 	*out = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, g->commit_id);
-	store_i_bind_text(st, 2, g->job);
-	store_i_bind_id(st, 3, g->host_id);
+	bind_group(st, g->commit_id, g->job, g->host_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0) > 0;
@@ -87,9 +96,7 @@ group_stamp(struct store *s, struct store_alert_group *g)
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, g->commit_id);
-	store_i_bind_text(st, 2, g->job);
-	store_i_bind_id(st, 3, g->host_id);
+	bind_group(st, g->commit_id, g->job, g->host_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > g->stamp)
 		g->stamp = sqlite3_column_int64(st, 0);
@@ -411,9 +418,7 @@ info_cmps(struct store *s, struct store_alert_info *x)
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, x->commit_id);
-	store_i_bind_text(st, 2, x->job);
-	store_i_bind_id(st, 3, x->host_id);
+	bind_group(st, x->commit_id, x->job, x->host_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_alert_cmp *c;
 		int64_t pair = sqlite3_column_int64(st, 0);
@@ -533,9 +538,7 @@ info_bisect(struct store *s, struct store_alert_info *x)
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, x->commit_id);
-	store_i_bind_text(st, 2, x->job);
-	store_i_bind_id(st, 3, x->host_id);
+	bind_group(st, x->commit_id, x->job, x->host_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		const unsigned char *sha = sqlite3_column_text(st, 2);
@@ -746,9 +749,7 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	    " report_id = excluded.report_id, stamp = excluded.stamp");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, d->commit_id);
-	store_i_bind_text(st, 2, d->job);
-	store_i_bind_id(st, 3, d->host_id);
+	bind_group(st, d->commit_id, d->job, d->host_id);
 	sqlite3_bind_int64(st, 4, rid);
 	sqlite3_bind_int64(st, 5, d->stamp);
 	if (run(s, st, "alert pairs") != 0) {
@@ -768,9 +769,7 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	    " HAVING ap.stamp >= " ALERT_PAIR_STAMP ")");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, d->commit_id);
-	store_i_bind_text(st, 2, d->job);
-	store_i_bind_id(st, 3, d->host_id);
+	bind_group(st, d->commit_id, d->job, d->host_id);
 	if (run(s, st, "alert due") != 0) {
 		sqlite3_finalize(st);
 		return -1;

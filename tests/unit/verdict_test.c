@@ -1436,6 +1436,30 @@ alert_look(struct store *s, size_t max, int64_t skip_commit, uint64_t *steps,
 	return bad ? -2 : (int)n;
 }
 
+/* Host h1 and 40 commits of tree "mm", each with a pair of job "j" run
+ * on h1 and its verdict final at now: 40 alert groups due. */
+static int
+alert_groups_due(struct store *s, const char *spec, int64_t *h,
+    int64_t commits[40], int64_t pairs[40])
+{
+	struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 1300, 0.005 } };
+	struct verdict_outcome o;
+	int64_t tree, b, c;
+	int k;
+
+	*h = host(s, "h1");
+	if (store_tree_sync(s, &tree, "mm", "/nowhere") != 0)
+		return -1;
+	for (k = 0; k < 40; k++)
+		if (commit_pair(s, tree, spec, k, &commits[k], &pairs[k], &b,
+		        &c) != 0 ||
+		    run_pair(s, *h, b, c, md, 1, 5) != 0 ||
+		    verdict_pair(s, &o, pairs[k], now) != 0 ||
+		    o.state != VERDICT_FINAL)
+			return -1;
+	return 0;
+}
+
 /*
  * The alert worker's groups come from the due pairs (store v23): an idle
  * pass costs the same however many pairs were ever reported (at 1M runs
@@ -1450,29 +1474,14 @@ TEST(test_verdict__alert_groups_read_only_due_pairs)
 	                   "\"better\":\"higher\",\"min_effect_pct\":5}}}";
 	char *p;
 	struct store *s = open_db(&p);
-	struct verdict_outcome o;
 	struct store_comparison c;
 	struct store_job_new jb = { "base", spec, "[]", 5, 5, 3 };
 	struct store_job_new jc = { "candidate", spec, "[]", 5, 5, 3 };
-	int64_t h, tree, commits[40], pairs[40], bs[40], cs[40], x, xb, xc;
+	int64_t h, commits[40], pairs[40], x, xb, xc;
 	uint64_t full, idle, one;
-	int k;
 
 	ASSERT(s != NULL);
-	h = host(s, "h1");
-	ASSERT_INTEQ(store_tree_sync(s, &tree, "mm", "/nowhere"), 0);
-	for (k = 0; k < 40; k++)
-		ASSERT_INTEQ(commit_pair(s, tree, spec, k, &commits[k],
-		                 &pairs[k], &bs[k], &cs[k]),
-		    0);
-	for (k = 0; k < 40; k++) {
-		struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 1300,
-		    0.005 } };
-
-		ASSERT_INTEQ(run_pair(s, h, bs[k], cs[k], md, 1, 5), 0);
-		ASSERT_INTEQ(verdict_pair(s, &o, pairs[k], now), 0);
-		ASSERT_INTEQ(o.state, VERDICT_FINAL);
-	}
+	ASSERT_INTEQ(alert_groups_due(s, spec, &h, commits, pairs), 0);
 	/* Another pair of the first commit, still queued: its report is
 	 * not complete. */
 	jc.commit_id = commits[0];
@@ -1530,21 +1539,11 @@ TEST(test_verdict__alert_pass_reads_what_it_takes)
 	struct store_job_new jb = { "base", spec, "[]", 5, 5, 3 };
 	struct store_job_new jc = { "candidate", spec, "[]", 5, 5, 3 };
 	struct mdef md[1] = { { "ops", "ops/s", "higher", 1000, 1300, 0.005 } };
-	int64_t h, tree, commits[40], pairs[40], bs[40], cs[40], x, xb, xc;
+	int64_t h, commits[40], pairs[40], x, xb, xc;
 	uint64_t few, many, rest;
-	int k;
 
 	ASSERT(s != NULL);
-	h = host(s, "h1");
-	ASSERT_INTEQ(store_tree_sync(s, &tree, "mm", "/nowhere"), 0);
-	for (k = 0; k < 40; k++) {
-		ASSERT_INTEQ(commit_pair(s, tree, spec, k, &commits[k],
-		                 &pairs[k], &bs[k], &cs[k]),
-		    0);
-		ASSERT_INTEQ(run_pair(s, h, bs[k], cs[k], md, 1, 5), 0);
-		ASSERT_INTEQ(verdict_pair(s, &o, pairs[k], now), 0);
-		ASSERT_INTEQ(o.state, VERDICT_FINAL);
-	}
+	ASSERT_INTEQ(alert_groups_due(s, spec, &h, commits, pairs), 0);
 	/* The first commit's second point, its verdict newer: due last. */
 	jc.commit_id = commits[0];
 	ASSERT_INTEQ(
