@@ -58,7 +58,7 @@ tree_scan(void *row, sqlite3_stmt *st, void *arg)
 int
 store_trees_get(struct store *s, struct store_trees *out)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT id, name, url, last_fetch, last_ok, last_error,"
 	    " failures, next_fetch,"
 	    " (SELECT count(*) FROM commits c WHERE c.tree_id = t.id"
@@ -77,7 +77,7 @@ store_trees_get(struct store *s, struct store_trees *out)
 	for (i = 0; r == 0 && i < out->n; i++) {
 		struct store_tree *t = &out->v[i];
 
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "SELECT branch, tip, updated, state, error, rewrites,"
 		    " last_rewrite FROM tree_branches WHERE tree_id = ?1"
 		    " ORDER BY branch");
@@ -147,7 +147,7 @@ int
 store_commits_get(struct store *s, struct store_commits *out, const char *tree,
     const char *branch, int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT c.id, c.sha, t.name, c.subject, c.author,"
 	    " c.author_date, c.committer, c.commit_date, c.parents,"
 	    " c.branches, c.paths, c.first_seen"
@@ -234,7 +234,7 @@ recent_scan(void *row, sqlite3_stmt *st, void *arg)
 int
 store_recent_get(struct store *s, struct store_recent *out, int64_t limit)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
 	    " j.created, j.commit_id, c.sha, c.subject, c.author,"
 	    " coalesce(c.commit_date, j.created), t.name,"
@@ -299,7 +299,7 @@ store_regression_counts_get(
     struct store *s, struct store_regression_counts *out)
 {
 	/* The triggers' counts (schema v19). */
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT substr(name, 13), n FROM counts"
 	    " WHERE name LIKE 'regressions.%'");
 	int rc, i;
@@ -312,7 +312,7 @@ store_regression_counts_get(
 			if (strcmp(store_i_col_text(st, 0),
 			        store_regression_states[i]) == 0)
 				out->n[i] = sqlite3_column_int64(st, 1);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE)
 		return store_i_dberr(s, "regression counts");
 	return 0;
@@ -339,7 +339,7 @@ store_commit_page_get(
 	if (!store_i_web_hex(sha))
 		return err_setc(&s->err, ERR_NOTFOUND,
 		    "commit: expected 4 to 64 lowercase hex digits");
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT c.id, c.sha, c.subject, c.author,"
 	    " coalesce(c.commit_date, c.author_date), t.name,"
 	    " c.branches, c.parents FROM commits c"
@@ -349,7 +349,7 @@ store_commit_page_get(
 		return -1;
 	store_i_bind_text(st, 1, sha);
 	if ((r = sqlite3_step(st)) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		if (r != SQLITE_DONE)
 			return store_i_dberr(s, "commit");
 		return err_setc(
@@ -364,13 +364,13 @@ store_commit_page_get(
 	out->branches = store_i_web_text(st, 6);
 	out->parents = store_i_web_text(st, 7);
 	r = sqlite3_step(st);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (r == SQLITE_ROW) {
 		store_commit_page_release(out);
 		return err_setc(&s->err, ERR_CONFLICT,
 		    "commit prefix %s is ambiguous", sha);
 	}
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT DISTINCT pair_id FROM jobs WHERE commit_id = ?1"
 	    " AND role = 'candidate' AND pair_id IS NOT NULL"
 	    " ORDER BY pair_id DESC");
@@ -386,7 +386,7 @@ store_commit_page_get(
 		store_commit_page_release(out);
 		return r;
 	}
-	st = store_i_prep(
+	st = store_i_stmt(
 	    s, "SELECT id, title FROM series WHERE commit_id = ?1");
 	if (st != NULL) {
 		sqlite3_bind_int64(st, 1, out->id);
@@ -394,7 +394,7 @@ store_commit_page_get(
 			out->series_id = sqlite3_column_int64(st, 0);
 			out->series_title = store_i_web_text(st, 1);
 		}
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return 0;
 }
@@ -454,7 +454,7 @@ store_regressions_get(struct store *s, struct store_regressions *out,
     const char *tree, const char *host, const char *bench, const char *state,
     int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"
 	    " cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"
 	    " h.name, c.sha, c.subject, t.name, c.branches,"

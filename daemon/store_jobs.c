@@ -1080,7 +1080,7 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor)
 {
 	/* Of a state: a range of index jobs_state (state, id). */
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    state != NULL
 	        ? "SELECT " JOB_COLS JOB_FROM
 	          " WHERE j.state = ?1 AND j.id < ?2 ORDER BY j.id DESC"
@@ -1337,7 +1337,7 @@ store_job_detail_release(struct store_job_detail *d)
 int
 store_run_raw(struct store *s, struct buf *b, int64_t job_id, int64_t idx)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT x.data FROM runs r JOIN raw_outputs x ON x.run_id = r.id"
 	    " WHERE r.job_id = ?1 AND r.idx = ?2");
 	int r = 0;
@@ -1353,7 +1353,7 @@ store_run_raw(struct store *s, struct buf *b, int64_t job_id, int64_t idx)
 		r = err_setc(&s->err, ERR_NOTFOUND,
 		    "job %lld has no raw output for run %lld",
 		    (long long)job_id, (long long)idx);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 

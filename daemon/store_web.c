@@ -49,7 +49,7 @@ int
 store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
     int64_t cursor, int64_t now, int64_t online_s)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT h.id, h.name, h.labels, h.inventory, h.last_seen,"
 	    " (SELECT j.id FROM jobs j WHERE j.lease_owner = h.id"
 	    "  AND j.state = 'running' LIMIT 1), h.registered,"
@@ -215,7 +215,7 @@ store_stats(
 	memset(out, 0, sizeof(*out));
 	/* The triggers' counts (schema v19), not count(*) of a million
 	 * rows. */
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT substr(name, 6), n FROM counts WHERE name LIKE 'jobs.%'");
 	if (st == NULL)
 		return -1;
@@ -224,8 +224,8 @@ store_stats(
 			if (strcmp(store_i_col_text(st, 0),
 			        store_job_states[i]) == 0)
 				out->jobs[i] = sqlite3_column_int64(st, 1);
-	sqlite3_finalize(st);
-	st = store_i_prep(s,
+	store_i_release(s, st);
+	st = store_i_stmt(s,
 	    "SELECT count(*), count(*) FILTER (WHERE last_seen >= ?1),"
 	    " (SELECT n FROM counts WHERE name = 'runs') FROM hosts");
 	if (st == NULL)
@@ -236,7 +236,7 @@ store_stats(
 		out->hosts_online = sqlite3_column_int64(st, 1);
 		out->runs = sqlite3_column_int64(st, 2);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return 0;
 }
 
@@ -642,7 +642,7 @@ store_web_commit_time(struct store *s, int64_t *out, const char *sha)
 	if (!store_i_web_hex(sha))
 		return err_setc(&s->err, ERR_NOTFOUND,
 		    "commit: expected 4 to 64 lowercase hex digits");
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT coalesce(commit_date, author_date) FROM commits"
 	    " WHERE sha >= ?1 AND sha < ?1 || 'g' LIMIT 1");
 	if (st == NULL)
@@ -652,7 +652,7 @@ store_web_commit_time(struct store *s, int64_t *out, const char *sha)
 		*out = sqlite3_column_int64(st, 0);
 	else
 		r = err_setc(&s->err, ERR_NOTFOUND, "commit %s not found", sha);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
