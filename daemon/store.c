@@ -607,6 +607,32 @@ static const char *const migrations[] = {
 	 */
 	"CREATE INDEX jobs_queued ON jobs(state, pair_id) WHERE state = "
 	"'queued';",
+	/*
+	 * v25 (issue 17): each pair's count of queued jobs, kept by
+	 * triggers, and the pairs that have any by (host, superseded, id):
+	 * the claim's stages read only queued pairs in their order.  The
+	 * bound stage read jobs_queued to its end on every claim by a host
+	 * with nothing bound to it (the usual case: 8,000 queued jobs, 8,000
+	 * index steps and pair lookups under the write lock).
+	 */
+	"ALTER TABLE pairs ADD COLUMN queued INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE pairs SET queued = (SELECT count(*) FROM jobs j"
+	"  WHERE j.state = 'queued' AND j.pair_id = pairs.id);"
+	"CREATE INDEX pairs_queued ON pairs(host_id, superseded, id)"
+	"  WHERE queued > 0;"
+	"CREATE TRIGGER pairs_queued_ins AFTER INSERT ON jobs"
+	"  WHEN NEW.state = 'queued' AND NEW.pair_id IS NOT NULL BEGIN"
+	"  UPDATE pairs SET queued = queued + 1 WHERE id = NEW.pair_id; END;"
+	"CREATE TRIGGER pairs_queued_del AFTER DELETE ON jobs"
+	"  WHEN OLD.state = 'queued' AND OLD.pair_id IS NOT NULL BEGIN"
+	"  UPDATE pairs SET queued = queued - 1 WHERE id = OLD.pair_id; END;"
+	"CREATE TRIGGER pairs_queued_upd AFTER UPDATE OF state, pair_id ON jobs"
+	"  WHEN (OLD.state = 'queued') <> (NEW.state = 'queued')"
+	"  OR OLD.pair_id IS NOT NEW.pair_id BEGIN"
+	"  UPDATE pairs SET queued = queued - 1"
+	"    WHERE id = OLD.pair_id AND OLD.state = 'queued';"
+	"  UPDATE pairs SET queued = queued + 1"
+	"    WHERE id = NEW.pair_id AND NEW.state = 'queued'; END;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -326,6 +326,11 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	"  OR EXISTS (SELECT 1 FROM json_each(j.labels) jn"    \
 	"   WHERE jn.value = h.name))"
 
+/* A queued job of pair p that the host (h: its row) may run. */
+#define CLAIM_PAIR_FITS                                            \
+	" AND EXISTS (SELECT 1 FROM jobs j WHERE j.pair_id = p.id" \
+	"  AND j.state = 'queued'" CLAIM_HOST_FITS ")"
+
 /*
  * The queued job host_id claims next: the pairs bound to it first, then
  * the unbound ones; superseded pairs (trigger.coalesce) after the rest;
@@ -336,30 +341,41 @@ claim_round(struct store *s, int64_t *round, int64_t id)
  * whole queue on every claim, under the write lock (8,000 queued jobs:
  * 19 ms a claim, and 200 runners' claims p99 1.7 s, make bench-fleet).
  * So the pair comes first, in stages that each read the partial index
- * jobs_queued (state, pair_id) in pair order and stop at the first fit:
- * bound to this host (few: only those are sorted, by superseded),
- * unbound and current (the first queued pair, as a rule), unbound and
- * superseded; then the job within that pair (at most its two).
+ * pairs_queued (host_id, superseded, id) of the pairs with a queued job
+ * (store v25) in their order and stop at the first fit: bound to this
+ * host, unbound and current (the first queued pair, as a rule),
+ * unbound and superseded; then the job within that pair (at most its
+ * two).  A host with nothing bound to it reads no index entry in the
+ * first stage (it read the whole queue's jobs_queued before v25).
  */
 static int
 claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 {
-	static const char *const stage[] = {
-		"SELECT j.pair_id FROM jobs j"
-		" JOIN pairs p ON p.id = j.pair_id JOIN hosts h ON h.id = ?1"
-		" WHERE j.state = 'queued' AND p.host_id = ?1" CLAIM_HOST_FITS
-		" ORDER BY p.superseded, j.pair_id LIMIT 1",
-		"SELECT j.pair_id FROM jobs j"
-		" JOIN pairs p ON p.id = j.pair_id JOIN hosts h ON h.id = ?1"
-		" WHERE j.state = 'queued' AND p.host_id IS NULL"
-		" AND p.superseded = 0" CLAIM_HOST_FITS
-		" ORDER BY j.pair_id LIMIT 1",
-		"SELECT j.pair_id FROM jobs j"
-		" JOIN pairs p ON p.id = j.pair_id JOIN hosts h ON h.id = ?1"
-		" WHERE j.state = 'queued' AND p.host_id IS NULL"
-		" AND p.superseded <> 0" CLAIM_HOST_FITS
-		" ORDER BY p.superseded, j.pair_id LIMIT 1",
+	/*
+	 * A connection opened at an older schema (tests) has no
+	 * pairs.queued: the EXISTS in CLAIM_PAIR_FITS alone picks the same
+	 * pair, reading every pair.
+	 */
+#define CLAIM_STAGES(QUEUED)                                             \
+	{                                                                \
+		"SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"     \
+		" WHERE " QUEUED " AND p.host_id = ?1" CLAIM_PAIR_FITS   \
+		" ORDER BY p.superseded, p.id LIMIT 1",                  \
+		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1" \
+		    " WHERE " QUEUED " AND p.host_id IS NULL"            \
+		    " AND p.superseded = 0" CLAIM_PAIR_FITS              \
+		    " ORDER BY p.id LIMIT 1",                            \
+		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1" \
+		    " WHERE " QUEUED " AND p.host_id IS NULL"            \
+		    " AND p.superseded > 0" CLAIM_PAIR_FITS              \
+		    " ORDER BY p.superseded, p.id LIMIT 1",              \
+	}
+	static const char *const stages[2][3] = {
+		CLAIM_STAGES("p.queued > 0"),
+		CLAIM_STAGES("1"),
 	};
+#undef CLAIM_STAGES
+	const char *const *stage = stages[s->version < 25];
 	static const char job_sql[] =
 	    "SELECT j.id FROM jobs j JOIN pairs p ON p.id = j.pair_id"
 	    " JOIN hosts h ON h.id = ?1"
@@ -373,7 +389,8 @@ claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 	int rc;
 
 	*found = 0;
-	for (i = 0; pair == 0 && i < sizeof(stage) / sizeof(stage[0]); i++) {
+	for (i = 0; pair == 0 && i < sizeof(stages[0]) / sizeof(stages[0][0]);
+	     i++) {
 		if ((st = store_i_stmt(s, stage[i])) == NULL)
 			return -1;
 		sqlite3_bind_int64(st, 1, host_id);

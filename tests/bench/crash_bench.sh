@@ -114,13 +114,17 @@ SELECT 'pairs_without_jobs', count(*) FROM pairs p
      OR NOT EXISTS (SELECT 1 FROM jobs WHERE id = p.cand_job_id);
 SELECT 'jobs_over_max', count(*) FROM jobs j
   WHERE (SELECT count(*) FROM runs WHERE job_id = j.id) > j.max_runs + 1;
+-- Each pair's count of queued jobs (store v25 triggers), which the
+-- claim reads instead of the jobs.
+SELECT 'queue_counts_wrong', count(*) FROM pairs p WHERE p.queued <>
+  (SELECT count(*) FROM jobs j WHERE j.pair_id = p.id AND j.state = 'queued');
 SELECT 'stored', count(*) FROM runs;
 SQL
 val() { awk -v k="$1" -F'|' '$1 == k {print $2}' "$PW_TMP/check.txt"; }
 echo "acknowledged uploads: $nack; stored runs: $(val stored); jobs requeued after a lost lease: $(val requeued); restarts: ${#restart_ms[@]} (ms to listen: ${restart_ms[*]})"
 [ "$nack" -gt 0 ] || { echo "FAIL no upload was acknowledged: nothing was checked"; bad=1; }
 [ "$dup" = 0 ] || { echo "FAIL $dup acknowledgements twice"; bad=1; }
-for k in missing half twice pairs_without_jobs jobs_over_max; do
+for k in missing half twice pairs_without_jobs jobs_over_max queue_counts_wrong; do
 	[ "$(val $k)" = 0 ] || { echo "FAIL $k: $(val $k)"; bad=1; }
 done
 [ "$(val pairs)" = "$want_pairs" ] || { echo "FAIL pairs: $(val pairs), submitted $want_pairs"; bad=1; }

@@ -101,4 +101,9 @@ done
 # In the database too, not only in the API's view.
 n=$(sql "SELECT count(*) FROM runs WHERE job_id IN ($base, $cand)" 2>/dev/null)
 [ "$n" = 4 ] && pass four_rows_in_runs || fail four_rows_in_runs "got '$n'"
+# Each pair's count of queued jobs (store v25, kept by triggers through
+# the claim, the lost lease's requeue and the finish) is the jobs' own.
+n=$(sql "SELECT count(*) FROM pairs p WHERE p.queued <> (SELECT count(*)
+    FROM jobs j WHERE j.pair_id = p.id AND j.state = 'queued')" 2>/dev/null)
+[ "$n" = 0 ] && pass queue_counts_kept || fail queue_counts_kept "$n pairs' counts differ"
 finish
