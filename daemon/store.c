@@ -840,6 +840,7 @@ store_i_tx_begin_as(struct store *s, int urgent)
 {
 	if (s->in_tx)
 		return 0;
+	store_read_end(s);
 	wlock(urgent, s->writer);
 	if (exec(s, "BEGIN IMMEDIATE") == -1) {
 		wunlock();
@@ -1006,6 +1007,44 @@ store_rollback(struct store *s)
 }
 
 int
+store_read_begin(struct store *s)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (s->in_tx || s->reading)
+		return 0;
+	if ((st = store_i_stmt(s, "BEGIN")) == NULL)
+		return -1;
+	rc = sqlite3_step(st);
+	store_i_release(s, st);
+	if (rc != SQLITE_DONE)
+		return dberr(s, "begin read");
+	s->reading = 1;
+	return 0;
+}
+
+void
+store_read_end(struct store *s)
+{
+	sqlite3_stmt *st;
+
+	if (!s->reading)
+		return;
+	s->reading = 0;
+	/* Only reads ran: a failed COMMIT leaves nothing to undo but the
+	 * transaction itself. */
+	if ((st = store_i_stmt(s, "COMMIT")) != NULL &&
+	    sqlite3_step(st) == SQLITE_DONE) {
+		store_i_release(s, st);
+		return;
+	}
+	store_i_release(s, st);
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int
 store_data_version(struct store *s, struct store_version *out)
 {
 	sqlite3_stmt *st =
@@ -1140,15 +1179,30 @@ migrate(struct store *s, int target)
 	return r;
 }
 
+/*
+ * Before SQLite's first use: no memory statistics.  With them on (the
+ * default) every sqlite3_malloc and free takes one mutex for the whole
+ * process, and the page threads queued on it (a seventh of the
+ * uncached pair page's time, futex waits included).  The daemon reads
+ * none of them.
+ */
+static void
+sqlite_setup(void)
+{
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int
 store_open_version(
     struct store **out, const char *path, int version, struct err *e)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct store *s = xcalloc(1, sizeof(*s));
 	int flags =
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
 
 	*out = NULL;
+	pthread_once(&once, sqlite_setup);
 	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
 		err_set(e, "%s: %s", path,
 		    s->db ? sqlite3_errmsg(s->db) : "cannot open");
@@ -1572,7 +1626,7 @@ int
 store_pair_run_meta(
     struct store *s, struct store_run_metas *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
 	    " r.host_state, r.profile"
 	    " FROM jobs j JOIN runs r ON r.job_id = j.id AND r.status = 'ok'"

@@ -105,6 +105,16 @@ void store_write_stats(struct store_write_stat out[STORE_WRITERS]);
 int store_begin(struct store *);
 int store_commit(struct store *);
 void store_rollback(struct store *);
+/*
+ * A read transaction around the reads of one reply: one snapshot, and
+ * one WAL read lock for them all instead of one per statement (each
+ * took and dropped its own, a fcntl and the file's mutex both ways: a
+ * quarter of the uncached pair page).  A write on the connection ends
+ * it first; store_read_end after that, or with none open, does
+ * nothing.
+ */
+int store_read_begin(struct store *);
+void store_read_end(struct store *);
 
 /* ---- hosts ---- */
 

@@ -479,7 +479,7 @@ int
 store_bisects_get(
     struct store *s, struct store_bisects *out, int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_prep(
+	sqlite3_stmt *st = store_i_stmt(
 	    s, BISECT_COLS "WHERE b.id < ?2 ORDER BY b.id DESC LIMIT ?1");
 	void *v;
 	int r;

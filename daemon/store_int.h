@@ -64,6 +64,7 @@ struct store {
 	struct err err;
 	int in_tx;                /* inside store_begin() */
 	int have_wlk;             /* holds the process write lock */
+	int reading;              /* inside store_read_begin() */
 	int version;              /* the schema version it was opened at */
 	enum store_writer writer; /* its class in the write-lock stats */
 	int wal_reset_pages;      /* store_checkpoint's locked pass */

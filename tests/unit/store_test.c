@@ -696,6 +696,41 @@ TEST(test_store__two_connections_see_each_other)
 	free(p);
 }
 
+/*
+ * store_read_begin: the reads until store_read_end see one snapshot (a
+ * host another connection adds meanwhile is not there), and a write on
+ * the connection ends the read first instead of failing inside it.
+ */
+TEST(test_store__read_transaction_is_one_snapshot)
+{
+	struct store *a = NULL, *b = NULL;
+	struct err e = { 0 };
+	char *p = dbpath();
+	int64_t id = 0;
+
+	ASSERT(store_open(&a, p, &e) == 0);
+	ASSERT(store_open(&b, p, &e) == 0);
+	ASSERT(host(a, "h0", "[]") > 0);
+	ASSERT(store_read_begin(a) == 0);
+	ASSERT(store_host_id(a, &id, "h0") == 0);
+	ASSERT_INTEQ(store_host_id(a, &id, "x"), ERR_NOTFOUND);
+	ASSERT(host(b, "x", "[]") > 0);
+	ASSERT_INTEQ(store_host_id(a, &id, "x"), ERR_NOTFOUND);
+	store_read_end(a);
+	ASSERT(store_host_id(a, &id, "x") == 0);
+	/* A write inside: it commits, and the reads after it see it. */
+	ASSERT(store_read_begin(a) == 0);
+	ASSERT(store_host_id(a, &id, "x") == 0);
+	ASSERT(host(a, "y", "[]") > 0);
+	ASSERT(store_host_id(a, &id, "y") == 0);
+	store_read_end(a);
+	store_read_end(a); /* none open: nothing */
+	ASSERT(store_host_id(b, &id, "y") == 0);
+	store_close(a);
+	store_close(b);
+	free(p);
+}
+
 TEST(test_sched__long_poll_times_out_then_claims)
 {
 	struct store *s = open_new();
