@@ -879,7 +879,8 @@ read_alerts(struct store *s, sqlite3_stmt *st, struct store_alert **out,
 		if (payload)
 			x->payload = store_i_col_dup(st, 16);
 	}
-	sqlite3_finalize(st);
+	store_i_count_steps(s, st);
+	store_i_release(s, st); /* a cached statement is kept */
 	if (rc != SQLITE_DONE) {
 		store_alerts_free(a, n);
 		*out = NULL;
@@ -1019,7 +1020,7 @@ int
 store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
     const struct store_alert_filter *f)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT " ALERT_COLS "NULL" ALERT_FROM
 	    " WHERE (?1 IS NULL OR a.state = ?1)"
 	    " AND (?2 IS NULL OR a.kind = ?2)"
@@ -1045,7 +1046,7 @@ store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
 int
 store_alert_get(struct store *s, struct store_alert **out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_prep(
+	sqlite3_stmt *st = store_i_stmt(
 	    s, "SELECT " ALERT_COLS "a.payload" ALERT_FROM " WHERE a.id = ?1");
 	size_t n;
 	int r;

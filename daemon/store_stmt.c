@@ -13,7 +13,7 @@
 #include "daemon/store_int.h"
 
 /* Statements kept per connection; past this, reads prepare their own. */
-#define STMT_CACHE 64
+#define STMT_CACHE 128
 
 struct store_stmt {
 	const char *sql; /* the caller's text: a literal, stable */
