@@ -800,17 +800,17 @@ store_i_write1(struct store *s, sqlite3_stmt *st, const char *what)
 	if (st == NULL)
 		return -1;
 	if (store_i_tx_begin(s) != 0) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return -1;
 	}
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		store_i_dberr(s, what);
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		store_i_tx_end(s, 0);
 		return -1;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return store_i_tx_end(s, 1);
 }
 
@@ -1069,14 +1069,14 @@ store_data_version(struct store *s, struct store_version *out)
 int
 store_user_version(struct store *s)
 {
-	sqlite3_stmt *st = prep(s, "PRAGMA user_version");
+	sqlite3_stmt *st = store_i_stmt(s, "PRAGMA user_version");
 	int v = -1;
 
 	if (st == NULL)
 		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return v;
 }
 
@@ -1088,7 +1088,7 @@ store_user_version(struct store *s)
 static int
 fk_check(struct store *s)
 {
-	sqlite3_stmt *st = prep(s, "PRAGMA foreign_key_check");
+	sqlite3_stmt *st = store_i_stmt(s, "PRAGMA foreign_key_check");
 	int rc;
 
 	if (st == NULL)
@@ -1103,7 +1103,7 @@ fk_check(struct store *s)
 		    (const char *)sqlite3_column_text(st, 2));
 	else if (rc != SQLITE_DONE)
 		dberr(s, "foreign key check");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -1117,7 +1117,7 @@ store_instance(struct store *s, const char **out)
 	*out = s->instance;
 	if (s->instance[0] != '\0')
 		return 0;
-	if ((st = prep(s, "SELECT id FROM instance LIMIT 1")) == NULL)
+	if ((st = store_i_stmt(s, "SELECT id FROM instance LIMIT 1")) == NULL)
 		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW &&
 	    (id = (const char *)sqlite3_column_text(st, 0)) != NULL &&
@@ -1126,7 +1126,7 @@ store_instance(struct store *s, const char **out)
 		rc = 0;
 	} else
 		err_set(&s->err, "sqlite: the database has no instance id");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc;
 }
 
@@ -1344,7 +1344,7 @@ store_history_changepoints(struct store *s, struct store_cp_rows *out,
     const char *tree, const char *branch, const char *host, const char *job,
     const char *point, const char *metric)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT cp.id, cp.series_id, hs.tree, hs.branch, h.name AS host,"
 	    " cp.seq,"
 	    " (SELECT job_id FROM history_points WHERE series_id ="
@@ -1406,7 +1406,7 @@ static int
 reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
     int64_t now)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT j.id FROM jobs j JOIN pairs o ON o.id = j.pair_id"
 	    " WHERE j.role = 'base' AND j.name = ?1 AND j.point = ?2"
 	    " AND j.params = json(?3) AND o.host_id = ?4"
@@ -1427,7 +1427,7 @@ reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
 	sqlite3_bind_int64(st, 6, now - p->reuse_age);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return dberr(s, "reusable base");
 	return 0;
@@ -1447,7 +1447,7 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 	ok = 1;
 	if (p->host_id > 0 && p->reuse_age > 0)
 		ok = reusable_base(s, &b, p, now) == 0;
-	st = ok ? prep(s,
+	st = ok ? store_i_stmt(s,
 	              "INSERT INTO pairs (name, point, host_id, created,"
 	              " pinned, tree_id, branch, tip_only, canary)"
 	              " VALUES (?1, ?2, ?3, ?4, ?3 IS NOT NULL, ?5, ?6, ?7,"
@@ -1466,7 +1466,7 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 		sqlite3_bind_int(st, 8, p->canary ? 1 : 0);
 		ok = step_done(s, st, "insert pair") == 0;
 		pair = sqlite3_last_insert_rowid(s->db);
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (out_reused)
 		*out_reused = b != 0;
@@ -1504,7 +1504,7 @@ int
 store_trigger_pending(struct store *s, struct store_pendings *out,
     int64_t tree_id, const char *branch, const char *name)
 {
-	sqlite3_stmt *st = prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT p.id AS pair_id, c.sha, p.tip_only FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
@@ -1577,7 +1577,7 @@ store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
 		sqlite3_bind_int64(st, 3, now);
 		ok = step_done(s, st, "supersede") == 0;
 		n += sqlite3_changes(s->db);
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (tx_end(s, ok) == -1)
 		return -1;
@@ -1592,7 +1592,7 @@ store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 	sqlite3_stmt *st;
 	int r;
 
-	st = prep(s,
+	st = store_i_stmt(s,
 	    "UPDATE pairs SET superseded = 1 WHERE id = ?1 AND superseded = 0"
 	    " AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = pairs.cand_job_id"
 	    "  AND j.state = 'queued')");
@@ -1602,7 +1602,7 @@ store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 	r = step_done(s, st, "deprioritise");
 	if (r == 0 && out_n)
 		*out_n = sqlite3_changes(s->db);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -1672,12 +1672,12 @@ store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
 
 	if (tx_begin(s) == -1)
 		return -1;
-	st = prep(s, "UPDATE pairs SET suspect = ?2 WHERE id = ?1");
+	st = store_i_stmt(s, "UPDATE pairs SET suspect = ?2 WHERE id = ?1");
 	if ((ok = st != NULL)) {
 		sqlite3_bind_int64(st, 1, pair_id);
 		bind_text(st, 2, why);
 		ok = step_done(s, st, "pair suspect") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return tx_end(s, ok);
 }
@@ -1685,7 +1685,8 @@ store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
 int
 store_hygiene_suspect(struct store *s, char **out_why, int64_t pair_id)
 {
-	sqlite3_stmt *st = prep(s, "SELECT suspect FROM pairs WHERE id = ?1");
+	sqlite3_stmt *st =
+	    store_i_stmt(s, "SELECT suspect FROM pairs WHERE id = ?1");
 	int rc;
 
 	*out_why = NULL;
@@ -1697,10 +1698,10 @@ store_hygiene_suspect(struct store *s, char **out_why, int64_t pair_id)
 		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
 			*out_why =
 			    xstrdup((const char *)sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return 0;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
 		    (long long)pair_id);

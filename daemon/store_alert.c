@@ -51,7 +51,7 @@ bind_group(
 static int
 group_busy(struct store *s, int *out, const struct store_alert_group *g)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT count(*) FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN jobs b ON b.id = p.base_job_id"
@@ -69,7 +69,7 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0) > 0;
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert group");
 }
 
@@ -125,14 +125,14 @@ due_drop(struct store *s, const int64_t *ids, size_t n)
 		return 0;
 	if (store_i_tx_begin(s) != 0)
 		return -1;
-	st = store_i_prep(s, "DELETE FROM alert_due WHERE pair_id = ?1");
+	st = store_i_stmt(s, "DELETE FROM alert_due WHERE pair_id = ?1");
 	r = st != NULL ? 0 : -1;
 	for (i = 0; r == 0 && i < n; i++) {
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, ids[i]);
 		r = run(s, st, "alert due");
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return store_i_tx_end(s, r == 0) == 0 && r == 0 ? 0 : -1;
 }
 
@@ -141,7 +141,7 @@ store_alert_groups(
     struct store *s, struct store_alert_group **out, size_t *out_n, size_t max)
 {
 	/* Every due pair, with whether it is still to be looked at. */
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT d.pair_id, j.commit_id, p.name, "
 	    "c.host_id, " ALERT_PAIR_STAMP
 	    ", p.analysed = 1 AND j.commit_id IS NOT NULL"
@@ -218,7 +218,7 @@ store_alert_groups(
 			break;
 	}
 	store_i_count_steps(s, st);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	store_alert_groups_free(busy, nb);
 	if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
 		r = store_i_dberr(s, "alert groups");
@@ -304,7 +304,7 @@ sd_of(double mean, double meansq, int64_t n)
 static int
 info_commit(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT c.sha, c.subject, c.author, t.name FROM commits c"
 	    " JOIN trees t ON t.id = c.tree_id WHERE c.id = ?1");
 	int rc;
@@ -319,7 +319,7 @@ info_commit(struct store *s, struct store_alert_info *x)
 		x->author = store_i_col_dup(st, 2);
 		x->tree = store_i_col_dup(st, 3);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND, "commit %lld",
 		    (long long)x->commit_id);
@@ -329,7 +329,7 @@ info_commit(struct store *s, struct store_alert_info *x)
 static int
 info_series(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT id, title, version, total, author, inbox, message_id,"
 	    " branch FROM series WHERE commit_id = ?1 ORDER BY id DESC LIMIT "
 	    "1");
@@ -350,12 +350,12 @@ info_series(struct store *s, struct store_alert_info *x)
 		if (x->branch == NULL)
 			x->branch = store_i_col_dup(st, 7);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_i_dberr(s, "alert series");
 	if (x->series_id == 0)
 		return 0;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT message_id FROM series_patches"
 	    " WHERE series_id = ?1 ORDER BY seq");
 	if (st == NULL)
@@ -366,7 +366,7 @@ info_series(struct store *s, struct store_alert_info *x)
 		    x->npatch_msgids + 1, sizeof(*x->patch_msgids));
 		x->patch_msgids[x->npatch_msgids++] = store_i_col_dup(st, 0);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert patches");
 }
 
@@ -375,7 +375,7 @@ info_cmps(struct store *s, struct store_alert_info *x)
 {
 	/* Mean and spread of each side from its ok runs (NULL for derived
 	 * metrics such as memcg_tax.*, which have no runs of their own). */
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT c.pair_id, p.base_job_id, p.cand_job_id, c.point,"
 	    " c.metric, c.unit, c.better, c.verdict, c.note, c.base_median,"
 	    " c.cand_median, c.change_pct, c.ci_low, c.ci_high, c.n_base,"
@@ -466,7 +466,7 @@ info_cmps(struct store *s, struct store_alert_info *x)
 		if (x->spec == NULL)
 			x->spec = store_i_col_dup(st, 22);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert comparisons");
 }
 
@@ -477,7 +477,7 @@ info_cps(struct store *s, struct store_alert_info *x)
 	size_t i;
 	int rc = SQLITE_DONE;
 
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT hs.point, hs.metric, cp.direction, cp.before, cp.after,"
 	    " cp.change_pct, cp.p,"
 	    " (SELECT c.sha FROM history_points lo JOIN jobs j"
@@ -515,7 +515,7 @@ info_cps(struct store *s, struct store_alert_info *x)
 		if (rc != SQLITE_DONE)
 			break;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert change points");
 }
 
@@ -523,7 +523,7 @@ info_cps(struct store *s, struct store_alert_info *x)
 static int
 info_bisect(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT b.id, b.state, b.culprit_sha, (SELECT subject FROM"
 	    "  commits WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"
 	    " b.verify_parent, b.verify_revert, b.reason,"
@@ -566,7 +566,7 @@ info_bisect(struct store *s, struct store_alert_info *x)
 			    br && br[0] ? (const char *)br : "unknown");
 		}
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
 	    : store_i_dberr(s, "alert bisect");
@@ -580,7 +580,7 @@ info_suspect(struct store *s, struct store_alert_info *x)
 	size_t i;
 	int rc = SQLITE_DONE;
 
-	if ((st = store_i_prep(s,
+	if ((st = store_i_stmt(s,
 	         "SELECT suspect FROM pairs WHERE id = ?1"
 	         " AND suspect IS NOT NULL")) == NULL)
 		return -1;
@@ -593,7 +593,7 @@ info_suspect(struct store *s, struct store_alert_info *x)
 		} else if (rc != SQLITE_DONE)
 			break;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert suspect");
 }
 
@@ -605,7 +605,7 @@ info_suspect(struct store *s, struct store_alert_info *x)
 static int
 info_commit_branches(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = store_i_prep(
+	sqlite3_stmt *st = store_i_stmt(
 	    s, "SELECT branches FROM commits WHERE id = ?1 AND branches <> ''");
 	int rc;
 
@@ -614,7 +614,7 @@ info_commit_branches(struct store *s, struct store_alert_info *x)
 	sqlite3_bind_int64(st, 1, x->commit_id);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		x->branch = store_i_col_dup(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
 	    : store_i_dberr(s, "alert commit branches");
@@ -637,7 +637,7 @@ store_alert_info(struct store *s, struct store_alert_info **out,
 	    (r = info_bisect(s, x)) != 0 ||
 	    (x->branch == NULL && (r = info_commit_branches(s, x)) != 0))
 		goto fail;
-	if ((st = store_i_prep(s,
+	if ((st = store_i_stmt(s,
 	         "SELECT name, inventory FROM hosts WHERE id = ?1")) == NULL) {
 		r = -1;
 		goto fail;
@@ -647,7 +647,7 @@ store_alert_info(struct store *s, struct store_alert_info **out,
 		x->host = store_i_col_dup(st, 0);
 		x->inventory = store_i_col_dup(st, 1);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if ((r = info_suspect(s, x)) != 0)
 		goto fail;
 	*out = x;
@@ -672,7 +672,7 @@ int
 store_alert_report_get(
     struct store *s, struct store_alert_report *out, const char *key)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT id, signature, message_id, subject, sent_reports"
 	    " FROM alert_reports WHERE key = ?1");
 	int rc;
@@ -689,7 +689,7 @@ store_alert_report_get(
 		out->subject = store_i_col_dup(st, 3);
 		out->sent_reports = sqlite3_column_int64(st, 4);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND, "no report %s", key);
 	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert report");
@@ -703,7 +703,7 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	size_t i;
 	int rc;
 
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO alert_reports (key, commit_id, series_id, job,"
 	    " host_id, signature, message_id, subject, summary, sent_reports,"
 	    " created, updated)"
@@ -732,13 +732,13 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		rid = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_ROW)
 		return store_i_dberr(s, "alert report put");
 
 	/* Every analysed pair of the group is seen, up to the newest
 	 * verdict this decision read (a later one is looked at again). */
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO alert_pairs (pair_id, report_id, stamp)"
 	    " SELECT p.id, ?4, min(?5, " ALERT_PAIR_STAMP ") FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
@@ -753,13 +753,13 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	sqlite3_bind_int64(st, 4, rid);
 	sqlite3_bind_int64(st, 5, d->stamp);
 	if (run(s, st, "alert pairs") != 0) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return -1;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	/* Those now seen up to date leave the due queue (a verdict that
 	 * came after this decision's read keeps its pair there). */
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "DELETE FROM alert_due WHERE pair_id IN (SELECT p.id FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
@@ -771,12 +771,12 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 		return -1;
 	bind_group(st, d->commit_id, d->job, d->host_id);
 	if (run(s, st, "alert due") != 0) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return -1;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO alerts (kind, key, payload, report_id, target,"
 	    " subject, followup, state, next_try, created)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8)"
@@ -796,11 +796,11 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 		sqlite3_bind_int64(st, 7, a->followup);
 		sqlite3_bind_int64(st, 8, now);
 		if (run(s, st, "alert put") != 0) {
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 			return -1;
 		}
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return 0;
 }
 
@@ -896,7 +896,7 @@ int
 store_alert_due(struct store *s, struct store_alert **out, size_t *out_n,
     int64_t now, size_t max)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT " ALERT_COLS "a.payload" ALERT_FROM
 	    " WHERE a.state = 'pending'"
 	    " AND a.next_try <= ?1"
@@ -915,7 +915,7 @@ static int
 attempt(struct store *s, int64_t id, const char *state, const char *err,
     int64_t next_try, const char *const *rcpt, size_t nrcpt, int64_t now)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "UPDATE alerts SET state = ?2, last_error = ?3, next_try = ?4,"
 	    " attempts = attempts + 1,"
 	    " sent = CASE WHEN ?2 = 'sent' THEN ?5 ELSE sent END"
@@ -930,13 +930,13 @@ attempt(struct store *s, int64_t id, const char *state, const char *err,
 	sqlite3_bind_int64(st, 4, next_try);
 	sqlite3_bind_int64(st, 5, now);
 	if (run(s, st, "alert attempt") != 0) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return -1;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (strcmp(state, "sent") != 0 || nrcpt == 0)
 		return 0;
-	st = store_i_prep(
+	st = store_i_stmt(
 	    s, "INSERT INTO alert_sends (recipient, at) VALUES (?1, ?2)");
 	if (st == NULL)
 		return -1;
@@ -945,11 +945,11 @@ attempt(struct store *s, int64_t id, const char *state, const char *err,
 		store_i_bind_text(st, 1, rcpt[i]);
 		sqlite3_bind_int64(st, 2, now);
 		if (run(s, st, "alert sends") != 0) {
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 			return -1;
 		}
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return 0;
 }
 
@@ -971,7 +971,7 @@ int
 store_alert_postpone(
     struct store *s, int64_t id, const char *why, int64_t next_try)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "UPDATE alerts SET last_error = ?2,"
 	    " next_try = ?3"
 	    " WHERE id = ?1 AND state = 'pending'");
@@ -983,11 +983,11 @@ store_alert_postpone(
 	store_i_bind_text(st, 2, why);
 	sqlite3_bind_int64(st, 3, next_try);
 	if (store_begin(s) != 0) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return -1;
 	}
 	r = run(s, st, "alert postpone");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (r != 0) {
 		store_rollback(s);
 		return -1;
@@ -999,7 +999,7 @@ int
 store_alert_sent_since(
     struct store *s, int64_t *out, const char *recipient, int64_t since)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT count(*) FROM alert_sends"
 	    " WHERE recipient = ?1 AND at >= ?2");
 	int rc;
@@ -1012,7 +1012,7 @@ store_alert_sent_since(
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert sends");
 }
 
@@ -1066,7 +1066,7 @@ store_alert_get(struct store *s, struct store_alert **out, int64_t id)
 int
 store_alert_counts(struct store *s, int64_t *out_pending, int64_t *out_failed)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
 	    " (SELECT count(*) FROM alerts WHERE state = 'failed')");
 	int rc;
@@ -1079,6 +1079,6 @@ store_alert_counts(struct store *s, int64_t *out_pending, int64_t *out_failed)
 		*out_pending = sqlite3_column_int64(st, 0);
 		*out_failed = sqlite3_column_int64(st, 1);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert counts");
 }

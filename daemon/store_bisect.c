@@ -27,7 +27,7 @@ ids_of(struct store *s, sqlite3_stmt *st, int64_t **out, size_t *n,
 		*out = xreallocarray(*out, *n + 1, sizeof(**out));
 		(*out)[(*n)++] = sqlite3_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE) {
 		free(*out);
 		*out = NULL;
@@ -118,7 +118,7 @@ src_get(struct store *s, sqlite3_stmt *st, struct store_bisect_src *out,
 		out->job = store_i_col_dup(st, 20);
 		out->point = store_i_col_dup(st, 21);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc == SQLITE_DONE)
@@ -203,12 +203,12 @@ store_bisect_create(struct store *s, int64_t *out_id,
 	if (store_i_tx_begin(s) != 0)
 		return -1;
 	st = x->change_point_id > 0
-	    ? store_i_prep(s,
+	    ? store_i_stmt(s,
 	          "SELECT id FROM bisections WHERE origin = 'change-point'"
 	          " AND job = ?2 AND host_id IS ?3 AND point = ?4"
 	          " AND metric = ?5 AND good_sha = ?6 AND bad_sha = ?7"
 	          " AND state IN ('queued', 'running')")
-	    : store_i_prep(s,
+	    : store_i_stmt(s,
 	          "SELECT id FROM bisections WHERE regression_id = ?1"
 	          " AND state IN ('queued', 'running')");
 	ok = st != NULL;
@@ -227,7 +227,7 @@ store_bisect_create(struct store *s, int64_t *out_id,
 			*out_id = sqlite3_column_int64(st, 0);
 		else if (rc != SQLITE_DONE)
 			ok = store_i_dberr(s, "live bisection") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (ok && *out_id > 0) {
 		store_i_tx_end(s, 1);
@@ -242,7 +242,7 @@ store_bisect_create(struct store *s, int64_t *out_id,
 		    "%lld)",
 		    (long long)x->regression_id, (long long)*out_id);
 	}
-	st = ok ? store_i_prep(s,
+	st = ok ? store_i_stmt(s,
 	              "INSERT INTO bisections (regression_id, pair_id, job,"
 	              " host_id, point, metric, tree_id, good_sha, bad_sha,"
 	              " lo_sha, hi_sha, steps_limit, max_inconclusive,"
@@ -279,7 +279,7 @@ store_bisect_create(struct store *s, int64_t *out_id,
 			*out_id = sqlite3_last_insert_rowid(s->db);
 		else
 			ok = store_i_dberr(s, "insert bisection") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok) == 0 && ok ? 0 : -1;
 }
@@ -384,7 +384,7 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 		return -1;
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		if (rc == SQLITE_DONE)
 			return err_setc(
 			    &s->err, ERR_NOTFOUND, "no such bisection");
@@ -392,7 +392,7 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 	}
 	b = xcalloc(1, sizeof(*b));
 	bisect_scan(b, st, NULL);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	*out = b;
 	return 0;
 }
@@ -421,7 +421,7 @@ int
 store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
     int64_t host_id, const char *point, const char *metric, int64_t tree_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT good_sha, bad_sha FROM bisections WHERE job = ?1"
 	    " AND host_id IS ?2 AND point = ?3 AND metric = ?4"
 	    " AND tree_id IS ?5 ORDER BY id");
@@ -442,7 +442,7 @@ store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
 		(*out)[2 * *n + 1] = store_i_col_dup(st, 1);
 		(*n)++;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE) {
 		store_bisect_ranges_free(*out, *n);
 		*out = NULL;
@@ -469,7 +469,7 @@ int
 store_bisect_live(struct store *s, int64_t **out, size_t *n)
 {
 	return ids_of(s,
-	    store_i_prep(s,
+	    store_i_stmt(s,
 	        "SELECT id FROM bisections WHERE state IN ('queued',"
 	        " 'running') ORDER BY id"),
 	    out, n, "live bisections");
@@ -523,7 +523,7 @@ int
 store_bisect_update(
     struct store *s, int64_t id, const struct store_bisect_set *v, int64_t now)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "UPDATE bisections SET updated = ?2,"
 	    " state = coalesce(nullif(?3, ''), state)," SET_STR(
 	        "lo_sha", 4) "," SET_STR("hi_sha", 5) "," SET_STR("culprit_sha",
@@ -567,7 +567,7 @@ int
 store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
     int64_t bisect_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT x.id, x.kind, x.sha, (SELECT subject FROM commits"
 	    "  WHERE tree_id = b.tree_id AND sha = x.sha),"
 	    " x.good_pair_id, x.bad_pair_id, x.class, x.vs_good,"
@@ -603,7 +603,7 @@ store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
 		p->created = sqlite3_column_int64(st, 12);
 		p->updated = sqlite3_column_int64(st, 13);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE) {
 		store_bisect_steps_free(v, *n);
 		*n = 0;
@@ -618,7 +618,7 @@ store_bisect_step_add(struct store *s, int64_t *out_id, int64_t bisect_id,
     const char *kind, const char *sha, int64_t good_pair, int64_t bad_pair,
     int64_t now)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "INSERT INTO bisect_steps (bisect_id, kind, sha, good_pair_id,"
 	    " bad_pair_id, created, updated)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
@@ -643,7 +643,7 @@ store_bisect_step_set(struct store *s, int64_t step_id, const char *cls,
     const char *vs_good, double vs_good_pct, const char *vs_bad,
     double vs_bad_pct, const char *note, int64_t now)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "UPDATE bisect_steps SET class = coalesce(?2, class),"
 	    " vs_good = ?3, vs_good_pct = ?4, vs_bad = ?5, vs_bad_pct = ?6,"
 	    " note = coalesce(?7, note), updated = ?8 WHERE id = ?1");
@@ -685,14 +685,14 @@ store_bisect_pair(struct store *s, int64_t *out_pair, int64_t bisect_id,
 		return -1;
 	ok = store_trigger_pair(s, &pair, NULL, NULL, NULL, &tp, now) == 0;
 	st = ok
-	    ? store_i_prep(s, "UPDATE pairs SET bisect_id = ?2 WHERE id = ?1")
+	    ? store_i_stmt(s, "UPDATE pairs SET bisect_id = ?2 WHERE id = ?1")
 	    : NULL;
 	if ((ok = ok && st != NULL)) {
 		sqlite3_bind_int64(st, 1, pair);
 		sqlite3_bind_int64(st, 2, bisect_id);
 		ok = sqlite3_step(st) == SQLITE_DONE ||
 		    store_i_dberr(s, "tag bisect pair") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (!ok) {
 		store_rollback(s);
@@ -719,7 +719,7 @@ int
 store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
     int64_t pair_id, const char *metric)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT b.state, b.error, c.state, c.error, p.analysed,"
 	    " m.verdict, m.change_pct, m.min_effect, m.better, p.suspect"
 	    " FROM pairs p JOIN jobs b ON b.id = p.base_job_id"
@@ -750,7 +750,7 @@ store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
 		out->better = store_i_col_dup(st, 8);
 		out->suspect = store_i_col_dup(st, 9);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc == SQLITE_DONE)
@@ -763,7 +763,7 @@ int
 store_bisect_cancel_jobs(
     struct store *s, int64_t bisect_id, const char *why, int64_t now)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3,"
 	    " lease_owner = NULL, lease_expires = NULL"
 	    " WHERE state IN ('queued', 'running') AND id IN"
@@ -782,7 +782,7 @@ int
 store_bisect_pair_of(struct store *s, int64_t *out, int64_t pair_id)
 {
 	sqlite3_stmt *st =
-	    store_i_prep(s, "SELECT bisect_id FROM pairs WHERE id = ?1");
+	    store_i_stmt(s, "SELECT bisect_id FROM pairs WHERE id = ?1");
 	int rc;
 
 	*out = 0;
@@ -792,7 +792,7 @@ store_bisect_pair_of(struct store *s, int64_t *out, int64_t pair_id)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
 	    : store_i_dberr(s, "pair's bisection");
@@ -802,7 +802,7 @@ int
 store_bisect_host(
     struct store *s, int64_t *seen, char **why, int64_t *since, int64_t host_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT last_seen, quarantined, quarantined_at FROM hosts"
 	    " WHERE id = ?1");
 	int rc;
@@ -818,7 +818,7 @@ store_bisect_host(
 		*why = store_i_col_dup(st, 1);
 		*since = sqlite3_column_int64(st, 2);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
 	    : store_i_dberr(s, "host last seen");
@@ -827,7 +827,7 @@ store_bisect_host(
 char *
 store_bisect_subject(struct store *s, int64_t tree_id, const char *sha)
 {
-	sqlite3_stmt *st = store_i_prep(
+	sqlite3_stmt *st = store_i_stmt(
 	    s, "SELECT subject FROM commits WHERE tree_id = ?1 AND sha = ?2");
 	char *r = NULL;
 
@@ -837,7 +837,7 @@ store_bisect_subject(struct store *s, int64_t tree_id, const char *sha)
 	store_i_bind_text(st, 2, sha);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		r = store_i_col_dup(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -845,7 +845,7 @@ int
 store_bisect_candidates(
     struct store *s, int64_t *out, size_t *n, int64_t after_id, size_t max)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT r.id FROM regressions r"
 	    " JOIN comparisons c ON c.id = r.comparison_id AND c.final = 1"
 	    " JOIN pairs p ON p.id = c.pair_id AND p.bisect_id IS NULL"
@@ -868,7 +868,7 @@ store_bisect_candidates(
 	sqlite3_bind_int64(st, 2, (int64_t)max);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < max)
 		out[(*n)++] = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
 	    : store_i_dberr(s, "bisect candidates");
@@ -878,7 +878,7 @@ int
 store_bisect_cp_candidates(struct store *s, int64_t *out, int64_t *out_at,
     size_t *n, int64_t after_at, int64_t after_id, size_t max)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT cp.id, cp.created FROM change_points cp"
 	    " JOIN history_series hs ON hs.id = cp.series_id"
 	    " WHERE (cp.created, cp.id) > (?1, ?2)"
@@ -901,7 +901,7 @@ store_bisect_cp_candidates(struct store *s, int64_t *out, int64_t *out_at,
 		out[*n] = sqlite3_column_int64(st, 0);
 		out_at[(*n)++] = sqlite3_column_int64(st, 1);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0
 	    : store_i_dberr(s, "change point candidates");
@@ -911,7 +911,7 @@ int
 store_bisect_previous_tip(struct store *s, char *out, size_t outlen,
     int64_t tree_id, const char *branch, const char *name, int64_t host_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT c.sha FROM pairs p JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN commits c ON c.id = j.commit_id"
 	    " WHERE p.tree_id = ?1 AND p.branch = ?2 AND p.name = ?3"
@@ -928,7 +928,7 @@ store_bisect_previous_tip(struct store *s, char *out, size_t outlen,
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		snprintf(out, outlen, "%s", sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc == SQLITE_DONE)

@@ -468,7 +468,7 @@ store_regressions_get(struct store *s, struct store_regressions *out,
 	    " LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"
 	    "  bisections WHERE regression_id = rg.id)"
 	    " LEFT JOIN hosts h ON h.id = p.host_id"
-	    " LEFT JOIN jobs j ON j.pair_id = p.id AND j.role = 'candidate'"
+	    " LEFT JOIN jobs j ON j.id = p.cand_job_id"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
 	    " LEFT JOIN trees t ON t.id = c.tree_id"
 	    " WHERE (?1 IS NULL OR t.name = ?1) AND (?2 IS NULL OR h.name = ?2)"

@@ -73,7 +73,7 @@ store_i_group_assign(struct store *s, int64_t pair_id)
 		sqlite3_bind_int64(st, 1, pair_id);
 		if (sqlite3_step(st) != SQLITE_ROW ||
 		    (k = sqlite3_column_text(st, 0)) == NULL) {
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 			return store_i_dberr(s, "sibling group key");
 		}
 		for (i = 0; i < s->ngroups; i++)
@@ -87,15 +87,15 @@ store_i_group_assign(struct store *s, int64_t pair_id)
 			s->groups[s->ngroups].key = xstrdup((const char *)k);
 			s->groups[s->ngroups++].id = pair_id;
 		}
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
-	if ((st = store_i_prep(
+	if ((st = store_i_stmt(
 	         s, "UPDATE pairs SET sib_group = ?2 WHERE id = ?1")) == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
 	sqlite3_bind_int64(st, 2, group);
 	r = store_i_step_done(s, st, "sibling group");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -103,7 +103,7 @@ int
 store_pair_group(struct store *s, int64_t *out_group, int64_t pair_id)
 {
 	sqlite3_stmt *st =
-	    store_i_prep(s, "SELECT sib_group FROM pairs WHERE id = ?1");
+	    store_i_stmt(s, "SELECT sib_group FROM pairs WHERE id = ?1");
 	int rc;
 
 	*out_group = 0;
@@ -113,7 +113,7 @@ store_pair_group(struct store *s, int64_t *out_group, int64_t pair_id)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out_group = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc == SQLITE_DONE)
@@ -126,7 +126,7 @@ int
 store_verdict_unchanged(
     struct store *s, const struct store_side_stamp *sides, size_t n)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT j.runs, (SELECT count(*) FROM runs r WHERE r.job_id = "
 	    "j.id),"
 	    " j.state FROM jobs j WHERE j.id = ?1");
@@ -152,7 +152,7 @@ store_verdict_unchanged(
 			    "job %lld changed while its verdict was made",
 			    (long long)sides[i].job_id);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -168,7 +168,7 @@ store_i_commit_position(struct store *s, int64_t commit_id)
 		return 0;
 	/* Parents are recorded before their children (the watcher walks
 	 * oldest first), so the first parent's position is known here. */
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "UPDATE commits SET fp_pos = coalesce((SELECT p.fp_pos + 1"
 	    " FROM commits p WHERE p.tree_id = commits.tree_id AND p.sha ="
 	    "  CASE WHEN instr(commits.parents, ' ') > 0"
@@ -179,7 +179,7 @@ store_i_commit_position(struct store *s, int64_t commit_id)
 		return -1;
 	sqlite3_bind_int64(st, 1, commit_id);
 	r = store_i_step_done(s, st, "commit position");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -195,7 +195,7 @@ exec2(struct store *s, const char *sql, int64_t a, int64_t b, const char *what)
 	sqlite3_bind_int64(st, 1, a);
 	sqlite3_bind_int64(st, 2, b);
 	r = store_i_step_done(s, st, what);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -230,7 +230,7 @@ store_i_history_insert(struct store *s, int64_t series, int64_t pair_id,
 	 * Where it goes: before the first point of a later commit, else
 	 * last.  The candidate's commit position, when it has one.
 	 */
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT EXISTS (SELECT 1 FROM history_points"
 	    "  WHERE series_id = ?1 AND pair_id = ?2),"
 	    " c.fp_pos, (SELECT min(h.seq) FROM history_points h"
@@ -245,11 +245,11 @@ store_i_history_insert(struct store *s, int64_t series, int64_t pair_id,
 	sqlite3_bind_int64(st, 2, pair_id);
 	sqlite3_bind_int64(st, 3, job_id);
 	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return store_i_dberr(s, "history place");
 	}
 	if (sqlite3_column_int(st, 0)) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return 0; /* the pair is there already */
 	}
 	have_pos = sqlite3_column_type(st, 1) != SQLITE_NULL;
@@ -257,12 +257,12 @@ store_i_history_insert(struct store *s, int64_t series, int64_t pair_id,
 		seq = sqlite3_column_int64(st, 2);
 	else
 		seq = sqlite3_column_int64(st, 3);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	for (i = 0, r = 0; r == 0 && i < sizeof(moves) / sizeof(moves[0]); i++)
 		r = exec2(s, moves[i], series, seq, "history move");
 	if (r != 0)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO history_points (series_id, seq, pair_id, job_id,"
 	    " comparison_id, value, created, pos)"
 	    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7,"
@@ -279,7 +279,7 @@ store_i_history_insert(struct store *s, int64_t series, int64_t pair_id,
 	sqlite3_bind_double(st, 6, value);
 	sqlite3_bind_int64(st, 7, now);
 	r = store_i_step_done(s, st, "history point");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -299,21 +299,21 @@ store_history_window(struct store *s, double **out_values, int64_t **out_seqs,
 	*out_seqs = NULL;
 	*out_n = 0;
 	*out_total = 0;
-	st = store_i_prep(
+	st = store_i_stmt(
 	    s, "SELECT count(*) FROM history_points WHERE series_id = ?1");
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, series);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		total = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	/* max points with around in the middle, as far as the ends let. */
 	from = around - (int64_t)max / 2;
 	if (from > total - (int64_t)max)
 		from = total - (int64_t)max;
 	if (from < 0)
 		from = 0;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT seq, value FROM history_points WHERE series_id = ?1"
 	    " AND seq >= ?2 ORDER BY seq LIMIT ?3");
 	if (st == NULL)
@@ -327,7 +327,7 @@ store_history_window(struct store *s, double **out_values, int64_t **out_seqs,
 		q[n] = sqlite3_column_int64(st, 0);
 		v[n++] = sqlite3_column_double(st, 1);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (n < max && rc != SQLITE_DONE) {
 		free(v);
 		free(q);
@@ -351,7 +351,7 @@ store_mail_pending_put(struct store *s, const char *inbox, const char *sha,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO inbox_pending (inbox, sha, data, created)"
 	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (inbox, sha) DO NOTHING");
 	if ((ok = st != NULL)) {
@@ -360,7 +360,7 @@ store_mail_pending_put(struct store *s, const char *inbox, const char *sha,
 		sqlite3_bind_blob(st, 3, data, (int)len, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 4, now);
 		ok = store_i_step_done(s, st, "pending mail") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
 }
@@ -369,7 +369,7 @@ int
 store_mail_pending_each(struct store *s, const char *inbox,
     int (*cb)(const char *, const char *, size_t, void *), void *arg)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT sha, data FROM inbox_pending WHERE inbox = ?1"
 	    " ORDER BY seq");
 	int rc, r = 0;
@@ -383,7 +383,7 @@ store_mail_pending_each(struct store *s, const char *inbox,
 		    (size_t)sqlite3_column_bytes(st, 1), arg);
 	if (r == 0 && rc != SQLITE_DONE)
 		r = store_i_dberr(s, "pending mail");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -395,13 +395,13 @@ store_mail_pending_drop(struct store *s, const char *inbox, const char *sha)
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(
+	st = store_i_stmt(
 	    s, "DELETE FROM inbox_pending WHERE inbox = ?1 AND sha = ?2");
 	if ((ok = st != NULL)) {
 		store_i_bind_text(st, 1, inbox);
 		store_i_bind_text(st, 2, sha);
 		ok = store_i_step_done(s, st, "drop pending mail") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
 }

@@ -30,7 +30,7 @@ store_host_register(struct store *s, int64_t *out_id, const char *name,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO hosts (name, labels, inventory, registered,"
 	    " last_seen) VALUES (?1, json(?2), json(?3), ?4, ?4)"
 	    " ON CONFLICT (name) DO UPDATE SET labels = excluded.labels,"
@@ -47,7 +47,7 @@ store_host_register(struct store *s, int64_t *out_id, const char *name,
 		} else {
 			store_i_dberr(s, "register host");
 		}
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
 }
@@ -99,7 +99,7 @@ store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
     const char *name, const char *point, const struct store_job_new *j,
     int64_t now)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "INSERT INTO jobs (pair_id, role, name, point, params, labels,"
 	    " max_attempts, runs, max_runs, created, updated, commit_id)"
 	    " VALUES (?1, ?2, ?3, ?4, json(?5), json(?6), ?7, ?8, ?9, ?10,"
@@ -126,7 +126,7 @@ store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
 	} else {
 		store_i_dberr(s, "insert job");
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -134,7 +134,7 @@ store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
 int
 store_i_pair_sides(struct store *s, int64_t pair, int64_t base, int64_t cand)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "UPDATE pairs SET base_job_id = ?2, cand_job_id = ?3"
 	    " WHERE id = ?1");
 	int r;
@@ -145,7 +145,7 @@ store_i_pair_sides(struct store *s, int64_t pair, int64_t base, int64_t cand)
 	sqlite3_bind_int64(st, 2, base);
 	sqlite3_bind_int64(st, 3, cand);
 	r = store_i_step_done(s, st, "pair sides");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -161,7 +161,7 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(
+	st = store_i_stmt(
 	    s, "INSERT INTO pairs (name, point, created) VALUES (?1, ?2, ?3)");
 	if (st != NULL) {
 		store_i_bind_text(st, 1, name);
@@ -173,7 +173,7 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 		} else {
 			store_i_dberr(s, "insert pair");
 		}
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	ok = ok &&
 	    store_i_job_insert(s, &b, pair, name, point, base, now) == 0 &&
@@ -215,7 +215,7 @@ claim_read(
 	const char *inst;
 	size_t cap = 0;
 
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT params, pair_id, role, attempts, lease_expires,"
 	    " coalesce(round_runs, runs), max_runs, round_runs IS NOT NULL"
 	    " FROM jobs WHERE id = ?1");
@@ -223,7 +223,7 @@ claim_read(
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return store_i_dberr(s, "claimed job");
 	}
 	out->job_id = id;
@@ -237,9 +237,9 @@ claim_read(
 	/* The daemon alternates the pair's jobs round by round: this claim
 	 * is one round (one boot of a kernel job). */
 	out->round = sqlite3_column_int(st, 7) ? round : 0;
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 
-	st = store_i_prep(
+	st = store_i_stmt(
 	    s, "SELECT idx FROM runs WHERE job_id = ?1 ORDER BY idx");
 	if (st == NULL)
 		return -1;
@@ -252,7 +252,7 @@ claim_read(
 		}
 		out->done_runs[out->ndone++] = sqlite3_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	/* A kernel's build id is -pw<id>-<instance> (docs/KERNEL.md). */
 	if (store_instance(s, &inst) != 0)
 		return -1;
@@ -275,7 +275,7 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	int rc;
 
 	*round = 0;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT coalesce(json_extract(params, '$.rounds'), 1), runs,"
 	    " (SELECT count(*) FROM runs WHERE job_id = ?1)"
 	    " FROM jobs WHERE id = ?1");
@@ -283,13 +283,13 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 		return store_i_dberr(s, "claim round");
 	}
 	rounds = sqlite3_column_int64(st, 0);
 	runs = sqlite3_column_int64(st, 1);
 	done = sqlite3_column_int64(st, 2);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rounds > 1 && runs > 0) {
 		if (rounds > runs)
 			rounds = runs;
@@ -304,7 +304,7 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 		}
 		*round = r;
 	}
-	st = store_i_prep(s, "UPDATE jobs SET round_runs = ?2 WHERE id = ?1");
+	st = store_i_stmt(s, "UPDATE jobs SET round_runs = ?2 WHERE id = ?1");
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
@@ -313,7 +313,7 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	else
 		sqlite3_bind_null(st, 2);
 	rc = store_i_step_done(s, st, "claim round");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc;
 }
 
@@ -432,7 +432,7 @@ store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
 	if (store_i_tx_begin_as(s, 1) == -1)
 		return -1;
 	/* A job this host still holds: its runner restarted and lost it. */
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT j.id FROM jobs j WHERE j.state = 'running'"
 	    " AND j.lease_owner = ?1 ORDER BY j.id LIMIT 1");
 	ok = st != NULL;
@@ -444,12 +444,12 @@ store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
 		} else if (rc != SQLITE_DONE) {
 			ok = store_i_dberr(s, "claim held") == 0;
 		}
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (ok && !found)
 		ok = claim_pick(s, &id, &found, host_id) == 0;
 	if (ok && found) {
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "UPDATE jobs SET state = 'running', host_id = ?2,"
 		    " lease_owner = ?2, lease_expires = ?3,"
 		    " attempts = attempts + 1, progress = NULL, updated = ?4"
@@ -461,10 +461,10 @@ store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
 			sqlite3_bind_int64(st, 3, now + lease_s);
 			sqlite3_bind_int64(st, 4, now);
 			ok = store_i_step_done(s, st, "claim update") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 		if (ok) {
-			st = store_i_prep(s,
+			st = store_i_stmt(s,
 			    "UPDATE pairs SET host_id = ?2 WHERE id ="
 			    " (SELECT pair_id FROM jobs WHERE id = ?1)");
 			ok = st != NULL;
@@ -472,7 +472,7 @@ store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
 				sqlite3_bind_int64(st, 1, id);
 				sqlite3_bind_int64(st, 2, host_id);
 				ok = store_i_step_done(s, st, "bind pair") == 0;
-				sqlite3_finalize(st);
+				store_i_release(s, st);
 			}
 		}
 		if (ok) {
@@ -482,7 +482,7 @@ store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
 			 * store_fleet.h) go to the same host, so the memcg
 			 * tax divides nested by root runs of one machine.
 			 */
-			st = store_i_prep(s,
+			st = store_i_stmt(s,
 			    "UPDATE pairs SET host_id = ?2 WHERE host_id IS "
 			    "NULL AND pinned = 0 AND sib_group = (SELECT"
 			    " q.sib_group FROM pairs q JOIN jobs j"
@@ -493,7 +493,7 @@ store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
 				sqlite3_bind_int64(st, 2, host_id);
 				ok = store_i_step_done(
 				         s, st, "bind siblings") == 0;
-				sqlite3_finalize(st);
+				store_i_release(s, st);
 			}
 		}
 		ok = ok && claim_round(s, &round, id) == 0;
@@ -518,7 +518,7 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 		*out_n = 0;
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	sel = store_i_prep(s,
+	sel = store_i_stmt(s,
 	    "SELECT j.id, j.attempts, j.max_attempts, j.pair_id,"
 	    " (SELECT count(*) FROM jobs o WHERE o.pair_id = j.pair_id"
 	    "   AND o.id <> j.id AND (o.state = 'running' OR EXISTS"
@@ -542,7 +542,7 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 
 			snprintf(msg, sizeof(msg), "lease expired %lld times",
 			    (long long)att);
-			st = store_i_prep(s,
+			st = store_i_stmt(s,
 			    "UPDATE jobs SET state = 'failed', error = ?2,"
 			    " lease_owner = NULL, lease_expires = NULL,"
 			    " updated = ?3 WHERE id = ?1");
@@ -551,11 +551,11 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 				store_i_bind_text(st, 2, msg);
 				sqlite3_bind_int64(st, 3, now);
 				ok = store_i_step_done(s, st, "fail job") == 0;
-				sqlite3_finalize(st);
+				store_i_release(s, st);
 			}
 			continue;
 		}
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "UPDATE jobs SET state = 'queued', lease_owner = NULL,"
 		    " lease_expires = NULL, progress = NULL, updated = ?2"
 		    " WHERE id = ?1");
@@ -563,22 +563,22 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 			sqlite3_bind_int64(st, 1, id);
 			sqlite3_bind_int64(st, 2, now);
 			ok = store_i_step_done(s, st, "requeue job") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 		if (!ok || partner_busy)
 			continue;
 		/* Nothing ties the pair to that host any more: release it
 		 * and drop what the dead host measured for this job, since
 		 * both sides of a pair must come from one host. */
-		st = store_i_prep(
+		st = store_i_stmt(
 		    s, "UPDATE pairs SET host_id = NULL WHERE id = ?1");
 		if ((ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, pair);
 			ok = store_i_step_done(s, st, "release pair") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 		/* Siblings bound with it that have not started go too. */
-		st = ok ? store_i_prep(s,
+		st = ok ? store_i_stmt(s,
 		              "UPDATE pairs SET host_id = NULL WHERE pinned = 0"
 		              " AND host_id IS NOT NULL AND sib_group ="
 		              " (SELECT sib_group FROM pairs WHERE id = ?1)"
@@ -591,19 +591,19 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 		if (ok && (ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, pair);
 			ok = store_i_step_done(s, st, "release siblings") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
-		st = ok ? store_i_prep(s, "DELETE FROM runs WHERE job_id = ?1")
+		st = ok ? store_i_stmt(s, "DELETE FROM runs WHERE job_id = ?1")
 		        : NULL;
 		if (ok && (ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, id);
 			ok = store_i_step_done(s, st, "discard runs") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 	}
 	if (ok && rc != SQLITE_DONE)
 		ok = store_i_dberr(s, "expired leases") == 0;
-	sqlite3_finalize(sel);
+	store_i_release(s, sel);
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
 	if (out_n)
@@ -758,7 +758,7 @@ store_run_add(
 			 * repeat, not a conflict.  The same index measured
 			 * by another host (the job was requeued away from
 			 * this one) stays a conflict: this run is refused. */
-			sqlite3_stmt *q = store_i_prep(s,
+			sqlite3_stmt *q = store_i_stmt(s,
 			    "SELECT 1 FROM runs WHERE job_id = ?1 AND idx = "
 			    "?2 AND host_id IS ?3");
 
@@ -774,7 +774,7 @@ store_run_add(
 					    (long long)run->index,
 					    (long long)run->job_id);
 				}
-				sqlite3_finalize(q);
+				store_i_release(s, q);
 			}
 		}
 	}
@@ -842,12 +842,12 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
 	ok = r != -1;
 	if (ok && r == 0) {
 		st =
-		    store_i_prep(s, "SELECT log_bytes FROM jobs WHERE id = ?1");
+		    store_i_stmt(s, "SELECT log_bytes FROM jobs WHERE id = ?1");
 		if ((ok = st != NULL)) {
 			sqlite3_bind_int64(st, 1, job_id);
 			if (sqlite3_step(st) == SQLITE_ROW)
 				have = sqlite3_column_int64(st, 0);
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 		/* log_bytes CAP_JOB_LOG + 1 means "full, marker written". */
 		if (have >= CAP_JOB_LOG)
@@ -858,7 +858,7 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
 	if (ok && r == 0 && have <= CAP_JOB_LOG) {
 		int full = keep < len;
 
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "INSERT INTO job_logs (job_id, created, text)"
 		    " VALUES (?1, ?2, ?3 || ?4)");
 		if ((ok = st != NULL)) {
@@ -869,9 +869,9 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
 			sqlite3_bind_text(
 			    st, 4, full ? marker : "", -1, SQLITE_STATIC);
 			ok = store_i_step_done(s, st, "append log") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
-		st = ok ? store_i_prep(
+		st = ok ? store_i_stmt(
 		              s, "UPDATE jobs SET log_bytes = ?2 WHERE id = ?1")
 		        : NULL;
 		if (ok && (ok = st != NULL)) {
@@ -879,7 +879,7 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
 			sqlite3_bind_int64(st, 2,
 			    full ? CAP_JOB_LOG + 1 : have + (int64_t)keep);
 			ok = store_i_step_done(s, st, "log size") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 	} else {
 		keep = 0;
@@ -906,7 +906,7 @@ job_update(
 	if (text != NULL)
 		store_i_bind_text(st, 3, text);
 	r = store_i_step_done(s, st, "update job");
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -953,7 +953,7 @@ static int
 job_state(struct store *s, char *buf, size_t len, int64_t id)
 {
 	sqlite3_stmt *st =
-	    store_i_prep(s, "SELECT state FROM jobs WHERE id = ?1");
+	    store_i_stmt(s, "SELECT state FROM jobs WHERE id = ?1");
 	int r;
 
 	if (st == NULL)
@@ -966,7 +966,7 @@ job_state(struct store *s, char *buf, size_t len, int64_t id)
 		r = err_setc(
 		    &s->err, ERR_NOTFOUND, "job %lld not found", (long long)id);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -1378,7 +1378,7 @@ int
 store_hosts_matching(
     struct store *s, int64_t **out, size_t *n, const char *labels_json)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT h.id FROM hosts h WHERE json_array_length(json(?1)) = 0"
 	    " OR EXISTS (SELECT 1 FROM json_each(json(?1)) jl,"
 	    "  json_each(h.labels) hl WHERE jl.value = hl.value)"
@@ -1398,7 +1398,7 @@ store_hosts_matching(
 		v = xreallocarray(v, k + 1, sizeof(*v));
 		v[k++] = sqlite3_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE) {
 		free(v);
 		return store_i_dberr(s, "hosts matching");

@@ -33,17 +33,17 @@ store_series_create(struct store *s, int64_t *out_id, int *out_new,
 		*out_new = 0;
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s, "SELECT id FROM series WHERE message_id = ?1");
+	st = store_i_stmt(s, "SELECT id FROM series WHERE message_id = ?1");
 	if ((ok = st != NULL)) {
 		store_i_bind_text(st, 1, n->message_id);
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			id = sqlite3_column_int64(st, 0);
 		else if (rc != SQLITE_DONE)
 			ok = store_i_dberr(s, "series lookup") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (ok && id == 0) {
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "INSERT INTO series (inbox, message_id, title, version,"
 		    " total, found, author, date, tree_id, branch, state,"
 		    " created, updated)"
@@ -65,7 +65,7 @@ store_series_create(struct store *s, int64_t *out_id, int *out_new,
 			sqlite3_bind_int64(st, 11, now);
 			ok = store_i_step_done(s, st, "series insert") == 0;
 			id = sqlite3_last_insert_rowid(s->db);
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 		if (ok && out_new != NULL)
 			*out_new = 1;
@@ -85,7 +85,7 @@ store_series_patch_put(
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO series_patches (series_id, seq, message_id,"
 	    " subject, author, date, commit_id)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
@@ -104,7 +104,7 @@ store_series_patch_put(
 		if (p->commit_id > 0)
 			sqlite3_bind_int64(st, 7, p->commit_id);
 		ok = store_i_step_done(s, st, "series patch") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
 }
@@ -119,7 +119,7 @@ store_series_state(struct store *s, int64_t id, const char *state,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "UPDATE series SET state = ?2, error = ?3,"
 	    " base_sha = coalesce(?4, base_sha),"
 	    " commit_id = CASE WHEN ?5 > 0 THEN ?5 ELSE commit_id END,"
@@ -136,7 +136,7 @@ store_series_state(struct store *s, int64_t id, const char *state,
 		if (ok && sqlite3_changes(s->db) == 0)
 			ok = err_setc(&s->err, ERR_NOTFOUND,
 			         "series %lld not found", (long long)id) == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (!ok && s->err.set && strstr(err_msg(&s->err), "not found")) {
 		store_i_tx_end(s, 0);
@@ -390,7 +390,7 @@ int
 store_inbox_get(
     struct store *s, char *out_last, size_t outlen, const char *name)
 {
-	sqlite3_stmt *st = store_i_prep(
+	sqlite3_stmt *st = store_i_stmt(
 	    s, "SELECT last_commit FROM inbox_state WHERE name = ?1");
 	int rc;
 
@@ -401,7 +401,7 @@ store_inbox_get(
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && store_i_col_text(st, 0) != NULL)
 		snprintf(out_last, outlen, "%s", store_i_col_text(st, 0));
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_i_dberr(s, "inbox state");
 	return 0;
@@ -416,7 +416,7 @@ store_inbox_put(struct store *s, const char *name, const char *url,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO inbox_state (name, url, last_commit, last_poll,"
 	    " last_error, messages) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 	    " ON CONFLICT (name) DO UPDATE SET url = excluded.url,"
@@ -432,7 +432,7 @@ store_inbox_put(struct store *s, const char *name, const char *url,
 		store_i_bind_text(st, 5, error);
 		sqlite3_bind_int64(st, 6, messages);
 		ok = store_i_step_done(s, st, "inbox state") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
 }

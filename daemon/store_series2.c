@@ -24,7 +24,7 @@ int
 store_series_meta(
     struct store *s, int64_t id, const char *branch_tag, int64_t supersedes)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "UPDATE series SET branch_tag = ?2, supersedes = ?3 WHERE id = ?1");
 
 	if (st == NULL)
@@ -49,7 +49,7 @@ store_series_previous(
 
 	*out = 0;
 	/* The Link:/Message-ID chain first: vN's cover answers vN-1's. */
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT p.id FROM series p, series se WHERE se.id = ?1"
 	    " AND p.message_id = ?2 AND p.id != se.id"
 	    " AND p.version < se.version");
@@ -62,14 +62,14 @@ store_series_previous(
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			*out = sqlite3_column_int64(st, 0);
 		else if (rc != SQLITE_DONE) {
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 			return store_i_dberr(s, "series previous");
 		}
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (*out != 0)
 		return 0;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT p.id FROM series p, series se WHERE se.id = ?1"
 	    " AND p.title = se.title AND p.author = se.author"
 	    " AND p.id != se.id AND p.version < se.version"
@@ -80,7 +80,7 @@ store_series_previous(
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_i_dberr(s, "series previous");
 	return 0;
@@ -90,7 +90,7 @@ int
 store_series_fallback(struct store *s, int64_t id, const char *text)
 {
 	sqlite3_stmt *st =
-	    store_i_prep(s, "UPDATE series SET fallback = ?2 WHERE id = ?1");
+	    store_i_stmt(s, "UPDATE series SET fallback = ?2 WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
@@ -103,7 +103,7 @@ int
 store_series_patch_how(
     struct store *s, int64_t id, int64_t seq, const char *how)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "UPDATE series_patches SET applied_by = ?3"
 	    " WHERE series_id = ?1 AND seq = ?2");
 
@@ -121,7 +121,7 @@ int
 store_series_enqueue(struct store *s, int64_t *out_id, const char *tree,
     const char *branch, const char *mbox, size_t len, int64_t now)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "INSERT INTO series_queue (tree, branch, mbox, created)"
 	    " VALUES (?1, ?2, ?3, ?4)");
 	int r;
@@ -142,7 +142,7 @@ store_series_enqueue(struct store *s, int64_t *out_id, const char *tree,
 int
 store_series_dequeue(struct store *s, struct store_series_job *out)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT id, tree, branch, mbox FROM series_queue"
 	    " ORDER BY id LIMIT 1");
 	int rc;
@@ -163,7 +163,7 @@ store_series_dequeue(struct store *s, struct store_series_job *out)
 			memcpy(out->mbox, b, out->len);
 		out->mbox[out->len] = '\0';
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_DONE)
 		return ERR_NOTFOUND;
 	if (rc != SQLITE_ROW)
@@ -186,7 +186,7 @@ int
 store_series_queue_done(struct store *s, int64_t id)
 {
 	sqlite3_stmt *st =
-	    store_i_prep(s, "DELETE FROM series_queue WHERE id = ?1");
+	    store_i_stmt(s, "DELETE FROM series_queue WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
@@ -197,7 +197,7 @@ store_series_queue_done(struct store *s, int64_t id)
 int
 store_series_queued(struct store *s, int64_t *out)
 {
-	sqlite3_stmt *st = store_i_prep(s, "SELECT count(*) FROM series_queue");
+	sqlite3_stmt *st = store_i_stmt(s, "SELECT count(*) FROM series_queue");
 	int rc;
 
 	*out = 0;
@@ -205,7 +205,7 @@ store_series_queued(struct store *s, int64_t *out)
 		return -1;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "series queued");
 }
 
@@ -219,7 +219,7 @@ store_series_mark(struct store *s, const int64_t *ids, size_t n,
 
 	if (store_i_tx_begin(s) != 0)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "UPDATE series SET state = ?2, error = NULL, updated = ?3"
 	    " WHERE id = ?1 AND state != 'applied'");
 	for (i = 0; st != NULL && ok && i < n; i++) {
@@ -233,7 +233,7 @@ store_series_mark(struct store *s, const int64_t *ids, size_t n,
 	}
 	if (st == NULL)
 		ok = 0;
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return store_i_tx_end(s, ok);
 }
 
@@ -359,7 +359,7 @@ store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
 	int rc;
 
 	out_tree[0] = out_ref[0] = out_base[0] = '\0';
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT t.name, se.ref, se.base_sha FROM commits c"
 	    " JOIN series_patches p ON p.commit_id = c.id"
 	    " JOIN series se ON se.id = p.series_id"
@@ -379,7 +379,7 @@ store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
 			snprintf(out_base, 41, "%s",
 			    (const char *)sqlite3_column_text(st, 2));
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND,
 		    "commit %.40s is not a series commit of this daemon", sha);

@@ -27,7 +27,7 @@
 int
 store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT p.id FROM pairs p WHERE p.analysed = 0"
 	    " AND (SELECT count(*) FROM jobs j WHERE j.id IN (p.base_job_id, "
 	    "p.cand_job_id)"
@@ -42,7 +42,7 @@ store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
 	sqlite3_bind_int64(st, 1, (int64_t)max);
 	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
 		out[n++] = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (n < max && rc != SQLITE_DONE)
 		return store_i_dberr(s, "pending verdicts");
 	*out_n = n;
@@ -75,7 +75,7 @@ vside_release(struct store_vside *d)
 int
 store_verdict_pair(struct store *s, struct store_vpair *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT p.name, p.point, p.host_id, h.name, p.analysed, j.role,"
 	    " j.id, j.state, j.runs, j.max_runs, j.params, t.name,"
 	    " c.branches, (SELECT count(*) FROM runs r WHERE r.job_id = j.id)"
@@ -113,7 +113,7 @@ store_verdict_pair(struct store *s, struct store_vpair *out, int64_t pair_id)
 		vside_scan(k == 0 ? &out->base : &out->cand, st, 6);
 		have[k] = 1;
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE) {
 		store_vpair_release(out);
 		return store_i_dberr(s, "verdict pair");
@@ -143,7 +143,7 @@ store_vpair_release(struct store_vpair *p)
 int
 store_verdict_values(struct store *s, struct store_values *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
 	    " r.idx AS run FROM jobs j JOIN runs r ON r.job_id = j.id"
 	    " AND r.status = 'ok' AND r.idx < j.max_runs"
@@ -184,7 +184,7 @@ int
 store_verdict_siblings(
     struct store *s, struct store_vsibs *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT p.id AS pair_id, p.point, p.analysed,"
 	    " b.params AS base_spec, c.params AS cand_spec"
 	    " FROM pairs me JOIN pairs p"
@@ -238,7 +238,7 @@ int
 store_verdict_history(struct store *s, struct store_vhists *out,
     int64_t pair_id, int64_t max_jobs)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "WITH me AS (SELECT name, point, host_id FROM pairs"
 	    "  WHERE id = ?1),"
 	    " js AS (SELECT j.id FROM jobs j JOIN me"
@@ -293,7 +293,7 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO comparisons (pair_id, metric, base_median,"
 	    " cand_median, change_pct, ci_low, ci_high, p, verdict, created,"
 	    " host_id, job, point, unit, better, n_base, n_cand, p_adjusted,"
@@ -338,7 +338,7 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 			id = sqlite3_column_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "store comparison") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (ok && id == 0)
 		ok = err_set(&s->err, "pair %lld not found",
@@ -348,7 +348,7 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 	        strcmp(c->verdict, "unstable") == 0)) {
 		/* A bisection's pair is a measurement for the bisection,
 		 * not a finding of its own. */
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "INSERT INTO regressions (comparison_id, state, created,"
 		    " updated) SELECT ?1, 'new', ?2, ?2 FROM pairs"
 		    " WHERE id = ?3 AND bisect_id IS NULL"
@@ -358,7 +358,7 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 			sqlite3_bind_int64(st, 2, now);
 			sqlite3_bind_int64(st, 3, pair_id);
 			ok = store_i_step_done(s, st, "store regression") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 	}
 	if (store_i_tx_end(s, ok) == -1)
@@ -371,7 +371,7 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 int
 store_verdict_check(struct store *s, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT p.analysed, (SELECT count(*) FROM jobs j"
 	    " WHERE j.id IN (p.base_job_id, p.cand_job_id) AND j.state = "
 	    "'success')"
@@ -390,7 +390,7 @@ store_verdict_check(struct store *s, int64_t pair_id)
 	else if (sqlite3_column_int64(st, 1) != 2)
 		r = err_setc(&s->err, ERR_CONFLICT,
 		    "pair %lld: a job has not succeeded", (long long)pair_id);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -403,11 +403,11 @@ store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
 	(void)now;
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s, "UPDATE pairs SET analysed = 1 WHERE id = ?1");
+	st = store_i_stmt(s, "UPDATE pairs SET analysed = 1 WHERE id = ?1");
 	if ((ok = st != NULL)) {
 		sqlite3_bind_int64(st, 1, pair_id);
 		ok = store_i_step_done(s, st, "verdict done") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	/* Its jobs' summaries for the history page (schema v20). */
 	st = ok ? store_i_prep(s,
@@ -419,7 +419,7 @@ store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
 	if (ok && (ok = st != NULL)) {
 		sqlite3_bind_int64(st, 1, pair_id);
 		ok = store_i_step_done(s, st, "job summaries") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
 }
@@ -434,7 +434,7 @@ store_verdict_requeue(
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT id, state, runs, max_runs FROM jobs WHERE id IN "
 	    "(SELECT base_job_id FROM pairs WHERE id = ?1"
 	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)");
@@ -462,7 +462,7 @@ store_verdict_requeue(
 			else if (runs > sqlite3_column_int64(st, 2))
 				more++;
 		}
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (ok && r == 0 && n != 2)
 		r = err_setc(&s->err, ERR_CONFLICT, "pair %lld has %d jobs",
@@ -479,7 +479,7 @@ store_verdict_requeue(
 	for (k = 0; ok && r == 0 && k < 2; k++) {
 		if (have[k] >= runs)
 			continue;
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "UPDATE jobs SET state = 'queued', runs = ?2, attempts = 0,"
 		    " lease_owner = NULL, lease_expires = NULL,"
 		    " progress = NULL, error = NULL, updated = ?3"
@@ -489,7 +489,7 @@ store_verdict_requeue(
 			sqlite3_bind_int64(st, 2, runs);
 			sqlite3_bind_int64(st, 3, now);
 			ok = store_i_step_done(s, st, "requeue pair") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 	}
 	if (store_i_tx_end(s, ok && r == 0) == -1 && r == 0)
@@ -510,7 +510,7 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO history_series (tree, branch, host_id, job, point,"
 	    " metric, better) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
 	    " ON CONFLICT (job, point, metric, host_id, tree, branch)"
@@ -528,13 +528,13 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
 			series = sqlite3_column_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "history series") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	/* In the branch's commit order (store_fleet.c). */
 	ok = ok &&
 	    store_i_history_insert(
 	        s, series, pair_id, job_id, comparison_id, value, now) == 0;
-	st = ok ? store_i_prep(s,
+	st = ok ? store_i_stmt(s,
 	              "SELECT seq FROM history_points WHERE series_id = ?1"
 	              " AND pair_id = ?2")
 	        : NULL;
@@ -545,7 +545,7 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
 			seq = sqlite3_column_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "history point seq") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
@@ -560,7 +560,7 @@ int
 store_history_tail(struct store *s, double **out_values, int64_t **out_seqs,
     size_t *out_n, int64_t series, size_t max)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT seq, value FROM (SELECT seq, value FROM history_points"
 	    " WHERE series_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq");
 	double *v = NULL;
@@ -584,7 +584,7 @@ store_history_tail(struct store *s, double **out_values, int64_t **out_seqs,
 		q[n] = sqlite3_column_int64(st, 0);
 		v[n++] = sqlite3_column_double(st, 1);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE) {
 		free(v);
 		free(q);
@@ -615,7 +615,7 @@ store_changepoints_replace_range(struct store *s, int64_t series,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2"
 	    " AND seq <= ?3");
 	if ((ok = st != NULL)) {
@@ -623,12 +623,12 @@ store_changepoints_replace_range(struct store *s, int64_t series,
 		sqlite3_bind_int64(st, 2, from_seq);
 		sqlite3_bind_int64(st, 3, to_seq);
 		ok = store_i_step_done(s, st, "drop change points") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	for (i = 0; ok && i < n; i++) {
 		if (cps[i].seq < from_seq || cps[i].seq > to_seq)
 			continue;
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "INSERT INTO change_points (series_id, seq, lo_seq, hi_seq,"
 		    " before, after, change_pct, p, direction, created)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
@@ -646,7 +646,7 @@ store_changepoints_replace_range(struct store *s, int64_t series,
 			sqlite3_bind_int64(st, 10, now);
 			ok =
 			    store_i_step_done(s, st, "store change point") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 	}
 	return store_i_tx_end(s, ok);

@@ -29,7 +29,7 @@ run_once(struct store *s, sqlite3_stmt *st, const char *what)
 {
 	int r = store_i_step_done(s, st, what);
 
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return r;
 }
 
@@ -42,7 +42,7 @@ store_tree_sync(
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO trees (name, url) VALUES (?1, ?2)"
 	    " ON CONFLICT (name) DO UPDATE SET url = excluded.url"
 	    " RETURNING id");
@@ -53,7 +53,7 @@ store_tree_sync(
 			*out_id = sqlite3_column_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "tree sync") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
 }
@@ -62,7 +62,7 @@ int
 store_tree_id(struct store *s, int64_t *out_id, const char *name)
 {
 	sqlite3_stmt *st =
-	    store_i_prep(s, "SELECT id FROM trees WHERE name = ?1");
+	    store_i_stmt(s, "SELECT id FROM trees WHERE name = ?1");
 	int rc;
 
 	if (st == NULL)
@@ -71,7 +71,7 @@ store_tree_id(struct store *s, int64_t *out_id, const char *name)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out_id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc != SQLITE_DONE)
@@ -88,7 +88,7 @@ store_tree_polled(struct store *s, int64_t tree_id, int64_t now, int fetched,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "UPDATE trees SET last_fetch = ?2,"
 	    " last_ok = CASE WHEN ?3 THEN ?2 ELSE last_ok END,"
 	    " last_error = ?4, failures = ?5, next_fetch = ?6 WHERE id = ?1");
@@ -108,7 +108,7 @@ int
 store_branch_tip(struct store *s, char *out, size_t outlen, int64_t tree_id,
     const char *branch)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT tip FROM tree_branches WHERE tree_id = ?1"
 	    " AND branch = ?2 AND tip IS NOT NULL");
 	int rc;
@@ -120,7 +120,7 @@ store_branch_tip(struct store *s, char *out, size_t outlen, int64_t tree_id,
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		snprintf(out, outlen, "%s", store_i_col_text(st, 0));
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc != SQLITE_DONE)
@@ -138,7 +138,7 @@ store_branch_update(struct store *s, int64_t tree_id, const char *branch,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO tree_branches (tree_id, branch, tip, updated, state,"
 	    " error, rewrites, last_rewrite)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7 IS NOT NULL, ?7)"
@@ -174,7 +174,7 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT id, first_seen IS NULL FROM commits"
 	    " WHERE tree_id = ?1 AND sha = ?2");
 	if ((ok = st != NULL)) {
@@ -186,10 +186,10 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 		} else if (rc != SQLITE_DONE) {
 			ok = store_i_dberr(s, "commit lookup") == 0;
 		}
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (ok && id == 0) {
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "INSERT INTO commits (tree_id, sha, parents, author,"
 		    " author_date, committer, commit_date, subject, touches,"
 		    " branches, paths, first_seen)"
@@ -210,12 +210,12 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 			sqlite3_bind_int64(st, 11, now);
 			ok = store_i_step_done(s, st, "commit insert") == 0;
 			id = sqlite3_last_insert_rowid(s->db);
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 	} else if (ok) {
 		/* Known: gains the branch; a submitted stub gets its
 		 * details. */
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "UPDATE commits SET branches = CASE"
 		    "  WHEN ?2 IS NULL OR instr(',' || branches || ',',"
 		    "   ',' || ?2 || ',') > 0 THEN branches"
@@ -283,7 +283,7 @@ store_commit_find(struct store *s, int64_t *out_id, char *out_sha,
 	lo[n] = '\0';
 	hi[n] = 'g';
 	hi[n + 1] = '\0';
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "SELECT id, sha FROM commits WHERE tree_id = ?1"
 	    " AND sha >= ?2 AND sha < ?3 ORDER BY id LIMIT 2");
 	if (st == NULL)
@@ -298,7 +298,7 @@ store_commit_find(struct store *s, int64_t *out_id, char *out_sha,
 			    out_sha, outlen, "%s", store_i_col_text(st, 1));
 		}
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE)
 		return store_i_dberr(s, "commit find");
 	if (found == 0)
@@ -319,7 +319,7 @@ store_commit_stub(
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "INSERT INTO commits (tree_id, sha) VALUES (?1, ?2)"
 	    " ON CONFLICT (tree_id, sha) DO UPDATE SET sha = sha"
 	    " RETURNING id");
@@ -330,7 +330,7 @@ store_commit_stub(
 			*out_id = sqlite3_column_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "commit stub") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
 }

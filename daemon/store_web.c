@@ -674,7 +674,7 @@ store_web_triage(struct store *s, int64_t id, const char *state,
 		    "state: expected new, acknowledged, invalid or fixed");
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "UPDATE regressions SET state = ?2, note = coalesce(?3, note),"
 	    " updated = ?4 WHERE id = ?1");
 	if (st == NULL) {
@@ -690,7 +690,7 @@ store_web_triage(struct store *s, int64_t id, const char *state,
 	else if (sqlite3_changes(s->db) == 0)
 		r = err_setc(&s->err, ERR_NOTFOUND, "regression %lld not found",
 		    (long long)id);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (store_i_tx_end(s, r == 0) == -1 && r == 0)
 		r = -1;
 	return r;
@@ -700,7 +700,7 @@ int
 store_web_ops(
     struct store *s, int64_t *out_alerts_pending, int64_t *out_fetch_errors)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
 	    " (SELECT count(*) FROM trees WHERE last_error IS NOT NULL)");
 
@@ -711,6 +711,6 @@ store_web_ops(
 		*out_alerts_pending = sqlite3_column_int64(st, 0);
 		*out_fetch_errors = sqlite3_column_int64(st, 1);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return 0;
 }

@@ -47,7 +47,10 @@ runs: 10
 max_runs: 10
 EOF2
 start_daemon "$D" || exit 1
-submits=16
+# 48 submits: 245,760 uploads, more than the fleet makes in the time,
+# so every kill lands under load (16 ran dry before the seventh kill
+# once the claim got cheaper, store v25).
+submits=${SUBMITS:-48}
 for ((i = 0; i < submits; i++)); do
 	[ "$(http POST /api/v1/submit "$(token_of admin)" '{"job":"fleet"}')" = 201 ] ||
 		{ echo "submit failed: $(cat "$PW_TMP/body")"; exit 1; }
@@ -66,6 +69,7 @@ restart_ms=()
 for ((k = 1; k <= kills; k++)); do
 	sleep "$((RANDOM % 4 + 1)).$((RANDOM % 10))"
 	n=$(sql "SELECT count(*) FROM runs")
+	busy=$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")
 	kill -9 "$PW_DAEMON_PID"
 	wait "$PW_DAEMON_PID" 2>/dev/null
 	ic=$(sqlite3 "$PW_DB" 'PRAGMA integrity_check' 2>&1)
@@ -76,7 +80,11 @@ for ((k = 1; k <= kills; k++)); do
 	t0=$(date +%s%N)
 	start_daemon "$D" >/dev/null || { echo "FAIL kill $k: the daemon did not restart"; bad=1; break; }
 	restart_ms+=($((($(date +%s%N) - t0) / 1000000)))
-	echo "kill $k: at $n stored runs; integrity $ic; listening again after ${restart_ms[-1]} ms"
+	echo "kill $k: at $n stored runs, $busy jobs queued or running; integrity $ic; listening again after ${restart_ms[-1]} ms"
+	if [ "$busy" = 0 ]; then
+		echo "FAIL kill $k: no job was left to run: the daemon was idle, not under load (raise SUBMITS)"
+		bad=1
+	fi
 done
 wait "$load"
 lrc=$?

@@ -36,7 +36,7 @@ runs: 10
 max_runs: 10
 EOF2
 start_daemon "$D" || exit 1
-submits=${SUBMITS:-64}
+submits=${SUBMITS:-96}
 for ((i = 0; i < submits; i++)); do
 	[ "$(http POST /api/v1/submit "$(token_of admin)" '{"job":"fleet"}')" = 201 ] ||
 		{ echo "submit failed: $(cat "$PW_TMP/body")"; exit 1; }
