@@ -177,9 +177,12 @@ canary_pass(struct store *s, const struct dconf *c, int64_t now,
 			r = -1;
 			break;
 		}
+		/* From the last one's end: a pinned canary goes before
+		 * the queue's pairs, so counted from its creation a canary
+		 * longer than every_s would hold the host for ever. */
 		if (!h.open &&
 		    (h.last_pair == 0 ||
-		        h.last_created + ref->canary_every_s <= now)) {
+		        h.last_done + ref->canary_every_s <= now)) {
 			rc = make_pair(s, c, ref, h.host_id, now);
 			if (rc < 0)
 				r = -1;
@@ -229,7 +232,7 @@ canary_host_json(
 		json_object_set_new(o, "last_pair",
 		    h.last_pair ? json_integer(h.last_pair) : json_null());
 		json_object_set_new(o, "last",
-		    h.last_pair ? json_integer(h.last_created) : json_null());
+		    h.last_pair ? json_integer(h.last_done) : json_null());
 		json_object_set_new(o, "open", json_boolean(h.open));
 		store_canary_host_release(&h);
 	} else

@@ -19,8 +19,10 @@ int
 store_canary_host(struct store *s, struct store_canary_host *out,
     const char *host, const char *job)
 {
-	sqlite3_stmt *st = store_i_prep(s,
-	    "SELECT h.id, h.quarantined, h.quarantined_at, p.id, p.created,"
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT h.id, h.quarantined, h.quarantined_at, p.id,"
+	    " max(p.created, coalesce((SELECT max(j.updated) FROM jobs j"
+	    "  WHERE j.pair_id = p.id), 0)),"
 	    " EXISTS (SELECT 1 FROM jobs j WHERE j.pair_id = p.id"
 	    "  AND j.state IN ('queued', 'running'))"
 	    " FROM hosts h LEFT JOIN pairs p ON p.id = (SELECT max(q.id)"
@@ -40,10 +42,10 @@ store_canary_host(struct store *s, struct store_canary_host *out,
 		out->quarantined = store_i_col_dup(st, 1);
 		out->quarantined_at = sqlite3_column_int64(st, 2);
 		out->last_pair = sqlite3_column_int64(st, 3);
-		out->last_created = sqlite3_column_int64(st, 4);
+		out->last_done = sqlite3_column_int64(st, 4);
 		out->open = sqlite3_column_int(st, 5);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc == SQLITE_DONE)
@@ -54,7 +56,7 @@ store_canary_host(struct store *s, struct store_canary_host *out,
 int
 store_canary_unjudged(struct store *s, int64_t **out, size_t *out_n, size_t max)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT id FROM pairs WHERE canary = 1 AND analysed = 1"
 	    " AND NOT EXISTS (SELECT 1 FROM comparisons c"
 	    "  WHERE c.pair_id = pairs.id AND c.final = 0)"
@@ -71,7 +73,7 @@ store_canary_unjudged(struct store *s, int64_t **out, size_t *out_n, size_t max)
 		(*out)[(*out_n)++] = sqlite3_column_int64(st, 0);
 	}
 	store_i_count_steps(s, st);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "canary pairs");
 }
 
@@ -92,7 +94,7 @@ store_canary_findings(struct store *s, struct store_canary_finding **out,
     size_t *out_n, int64_t *out_host, int64_t pair_id)
 {
 	/* Judged metrics only: memcg telemetry is shown, not judged. */
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT metric, verdict, change_pct FROM comparisons"
 	    " WHERE pair_id = ?1 AND final = 1 AND verdict <> 'info'"
 	    " UNION ALL SELECT hs.metric, 'change point', cp.change_pct"
@@ -120,16 +122,16 @@ store_canary_findings(struct store *s, struct store_canary_finding **out,
 		    ? 0
 		    : sqlite3_column_double(st, 2);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	if (rc != SQLITE_DONE)
 		return store_i_dberr(s, "canary findings");
-	if ((st = store_i_prep(s, "SELECT host_id FROM pairs WHERE id = ?1")) ==
+	if ((st = store_i_stmt(s, "SELECT host_id FROM pairs WHERE id = ?1")) ==
 	    NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, pair_id);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*out_host = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return 0;
 }
 
@@ -142,14 +144,14 @@ store_canary_judge(
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s, "UPDATE pairs SET canary = 2 WHERE id = ?1");
+	st = store_i_stmt(s, "UPDATE pairs SET canary = 2 WHERE id = ?1");
 	if ((ok = st != NULL)) {
 		sqlite3_bind_int64(st, 1, pair_id);
 		ok = store_i_step_done(s, st, "canary judged") == 0;
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (ok && why != NULL) {
-		st = store_i_prep(s,
+		st = store_i_stmt(s,
 		    "UPDATE hosts SET quarantined = ?2, quarantined_at = ?3"
 		    " WHERE id = (SELECT host_id FROM pairs WHERE id = ?1)"
 		    " AND quarantined IS NULL");
@@ -158,7 +160,7 @@ store_canary_judge(
 			store_i_bind_text(st, 2, why);
 			sqlite3_bind_int64(st, 3, now);
 			ok = store_i_step_done(s, st, "quarantine") == 0;
-			sqlite3_finalize(st);
+			store_i_release(s, st);
 		}
 	}
 	return store_i_tx_end(s, ok);
@@ -172,14 +174,14 @@ store_host_clear(struct store *s, const char *host)
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_prep(s,
+	st = store_i_stmt(s,
 	    "UPDATE hosts SET quarantined = NULL, quarantined_at = NULL"
 	    " WHERE name = ?1");
 	if ((ok = st != NULL)) {
 		store_i_bind_text(st, 1, host);
 		ok = store_i_step_done(s, st, "clear quarantine") == 0;
 		n = sqlite3_changes(s->db);
-		sqlite3_finalize(st);
+		store_i_release(s, st);
 	}
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
@@ -204,7 +206,7 @@ store_canary_moments(struct store *s, struct store_canary_moment **out,
     size_t *out_n, int64_t host_id, const char *job, size_t pairs)
 {
 	/* Measured runs only (idx < max_runs: not a profiled extra run). */
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT m.name, j.id, count(*), sum(m.value),"
 	    " sum(m.value * m.value)"
 	    " FROM pairs p JOIN jobs j ON j.pair_id = p.id"
@@ -235,6 +237,6 @@ store_canary_moments(struct store *s, struct store_canary_moment **out,
 		m->sum = sqlite3_column_double(st, 3);
 		m->sumsq = sqlite3_column_double(st, 4);
 	}
-	sqlite3_finalize(st);
+	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "canary moments");
 }

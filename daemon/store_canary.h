@@ -15,7 +15,10 @@ struct store;
  * when it was made, whether it still has a job queued or running, and
  * the quarantine (reason NULL: none). */
 struct store_canary_host {
-	int64_t host_id, last_pair, last_created;
+	int64_t host_id, last_pair;
+	/* When the last pair's jobs last changed (its end, once none is
+	 * open), else its creation. */
+	int64_t last_done;
 	int open;
 	char *quarantined;
 	int64_t quarantined_at;

@@ -854,6 +854,50 @@ TEST(test_store__tree_and_branch_state)
 	store_close(s);
 }
 
+/*
+ * The canary's schedule counts from the last canary pair's end (its jobs'
+ * last change), not its creation: a canary longer than its every_s then
+ * leaves the host to the queue between two of them (t0672's cleared host
+ * ran canaries only, back to back, while a submitted pair waited).
+ */
+TEST(test_store__canary_counts_from_the_last_pairs_end)
+{
+	struct store *s = open_new();
+	struct store_trigger_pair tp;
+	struct store_canary_host ch;
+	struct store_claimed c;
+	int64_t h, pair = 0, t;
+	int k, i;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	memset(&tp, 0, sizeof(tp));
+	tp.name = "ref";
+	tp.point = "";
+	tp.host_id = h;
+	tp.canary = 1;
+	tp.base = &job_base;
+	tp.cand = &job_cand;
+	ASSERT(store_trigger_pair(s, &pair, NULL, NULL, NULL, &tp, 1000) == 0);
+	ASSERT(store_canary_host(s, &ch, "h1", "ref") == 0);
+	ASSERT_INTEQ(ch.last_pair, pair);
+	ASSERT_INTEQ(ch.last_done, 1000);
+	ASSERT_INTEQ(ch.open, 1);
+	store_canary_host_release(&ch);
+	for (k = 0, t = 1100; k < 2; k++, t += 200) {
+		ASSERT(store_claim(s, &c, h, t, 600) == 0 && c.job_id > 0);
+		for (i = 0; i < 3; i++)
+			ASSERT(add_run(s, h, c.job_id, i) == 0);
+		ASSERT(store_finish(s, h, c.job_id, 1, NULL, t + 100) == 0);
+		store_claimed_release(&c);
+	}
+	ASSERT(store_canary_host(s, &ch, "h1", "ref") == 0);
+	ASSERT_INTEQ(ch.open, 0);
+	ASSERT_INTEQ(ch.last_done, 1400); /* the second job's finish */
+	store_canary_host_release(&ch);
+	store_close(s);
+}
+
 /* A triggered pair of job "j" on host h for candidate commit cand. */
 static int64_t
 tpair(struct store *s, int64_t h, int64_t tree, int64_t base_commit,
