@@ -1028,19 +1028,17 @@ void
 store_read_end(struct store *s)
 {
 	sqlite3_stmt *st;
+	int ok;
 
 	if (!s->reading)
 		return;
 	s->reading = 0;
+	st = store_i_stmt(s, "COMMIT");
+	ok = st != NULL && sqlite3_step(st) == SQLITE_DONE;
+	store_i_release(s, st);
 	/* Only reads ran: a failed COMMIT leaves nothing to undo but the
 	 * transaction itself. */
-	if ((st = store_i_stmt(s, "COMMIT")) != NULL &&
-	    sqlite3_step(st) == SQLITE_DONE) {
-		store_i_release(s, st);
-		return;
-	}
-	store_i_release(s, st);
-	if (!sqlite3_get_autocommit(s->db))
+	if (!ok && !sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 

@@ -21,8 +21,8 @@ store_canary_host(struct store *s, struct store_canary_host *out,
 {
 	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT h.id, h.quarantined, h.quarantined_at, p.id,"
-	    " max(p.created, coalesce((SELECT max(j.updated) FROM jobs j"
-	    "  WHERE j.pair_id = p.id), 0)),"
+	    " coalesce((SELECT max(j.updated) FROM jobs j"
+	    "  WHERE j.pair_id = p.id), p.created),"
 	    " EXISTS (SELECT 1 FROM jobs j WHERE j.pair_id = p.id"
 	    "  AND j.state IN ('queued', 'running'))"
 	    " FROM hosts h LEFT JOIN pairs p ON p.id = (SELECT max(q.id)"

@@ -542,16 +542,12 @@ route_timed(struct api *a, const struct route *rt, enum api_answer how,
 /* The route; a cacheable one's reads in one read transaction
  * (store_read_begin): one snapshot, one WAL read lock. */
 static void
-route_call(struct ctx *x, const struct route *rt)
+route_call(struct ctx *x, const struct route *rt, int cacheable)
 {
-	int reading = 0;
+	int reading = cacheable && store_read_begin(x->s) == 0;
 
-	if (route_cacheable(rt)) {
-		if (store_read_begin(x->s) == 0)
-			reading = 1;
-		else
-			store_errclear(x->s); /* the reads go on without */
-	}
+	if (cacheable && !reading)
+		store_errclear(x->s); /* the reads go on without */
 	rt->fn(x);
 	if (reading)
 		store_read_end(x->s);
@@ -566,7 +562,7 @@ handle(struct httpd_req *r, void *arg)
 	struct buf key = BUF_INIT(CAP_HTTP_PATH + 64 * 1024);
 	enum api_answer how = API_RENDERED;
 	double wall0 = clock_mono_s(), cpu0 = clock_thread_cpu_s();
-	int status;
+	int status, cacheable;
 
 	memset(&x, 0, sizeof(x));
 	memset(&st, 0, sizeof(st));
@@ -608,7 +604,8 @@ handle(struct httpd_req *r, void *arg)
 	}
 	/* Anonymous requests only: a session or a token may change what a
 	 * page shows. */
-	if (route_cacheable(rt) && httpd_header(r, "Cookie") == NULL &&
+	cacheable = route_cacheable(rt);
+	if (cacheable && httpd_header(r, "Cookie") == NULL &&
 	    httpd_header(r, "Authorization") == NULL &&
 	    store_data_version(x.s, &st.v) == 0) {
 		st.conf = x.conf;
@@ -623,13 +620,13 @@ handle(struct httpd_req *r, void *arg)
 				how = API_MISS;
 				__atomic_add_fetch(
 				    &x.a->cache_misses, 1, __ATOMIC_RELAXED);
-				route_call(&x, rt);
+				route_call(&x, rt, cacheable);
 				cache_keep(&x, &key, &st);
 			}
 			goto out;
 		}
 	}
-	route_call(&x, rt);
+	route_call(&x, rt, cacheable);
 out:
 	if (rt != NULL && rt->page)
 		web_end(&x);
