@@ -1,8 +1,10 @@
 /*
  * File helpers (see files.h).
  */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -106,4 +108,23 @@ files_copy(const char *from, const char *to, size_t max)
 	rc = files_write(to, b.data, b.len);
 	buf_release(&b);
 	return rc;
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int
+files_rm_rf(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == -1)
+		return errno == ENOENT ? 0 : -1;
+	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -21,5 +21,7 @@ int files_mkdir_p(const char *path);
 int files_write(const char *path, const void *data, size_t len);
 /* Copies a file of at most max bytes (atomically, as files_write). */
 int files_copy(const char *from, const char *to, size_t max);
+/* rm -rf path, symbolic links not followed; a missing path is 0. */
+int files_rm_rf(const char *path);
 
 #endif

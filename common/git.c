@@ -11,13 +11,12 @@
  *   git_series.c     patch series apply, revert, inbox archives
  *   git_pack.c       series commits as packs (daemon -> remote runner)
  */
-#define _XOPEN_SOURCE 700 /* nftw */
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/caps.h"
 #include "common/git_int.h"
@@ -97,26 +96,6 @@ gitm_i_is_hex40(const char *s)
 		        (s[i] >= 'a' && s[i] <= 'f')))
 			return 0;
 	return s[40] == '\0';
-}
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-/* rm -rf without following symlinks; a missing path is fine. */
-int
-gitm_i_rm_tree(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) == -1)
-		return errno == ENOENT ? 0 : -1;
-	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void

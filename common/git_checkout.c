@@ -97,7 +97,7 @@ gitm_checkout(struct gitm_repo *r, const char *sha, const char *dir)
 		rc = gitm_i_walk_fail(r, rc, "tree of the commit");
 		goto out;
 	}
-	if (gitm_i_rm_tree(dir) == -1 || files_mkdir_p(dir) == -1) {
+	if (files_rm_rf(dir) == -1 || files_mkdir_p(dir) == -1) {
 		rc = err_set(&r->err, "tree %s: preparing %s: %s", r->name, dir,
 		    strerror(errno));
 		goto out;

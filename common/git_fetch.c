@@ -33,7 +33,7 @@ make_copy(struct gitm_repo *r, struct gitm_fetch_stats *st)
 		    strerror(errno));
 		goto out;
 	}
-	if (gitm_i_rm_tree(tmp) == -1) {
+	if (files_rm_rf(tmp) == -1) {
 		err_set(&r->err, "tree %s: removing %s: %s", r->name, tmp,
 		    strerror(errno));
 		goto out;
@@ -49,7 +49,7 @@ make_copy(struct gitm_repo *r, struct gitm_fetch_stats *st)
 			err_clear(&r->err);
 			cli = 0;
 		} else if (rc < 0) {
-			gitm_i_rm_tree(tmp);
+			files_rm_rf(tmp);
 			rc = -1;
 			goto out;
 		} else
@@ -64,12 +64,12 @@ make_copy(struct gitm_repo *r, struct gitm_fetch_stats *st)
 		rc = gitm_i_fetch_specs(r, repo, gitm_i_mirror_specs, 2, 1, st);
 		git_repository_free(repo);
 		if (rc < 0) {
-			gitm_i_rm_tree(tmp);
+			files_rm_rf(tmp);
 			goto out;
 		}
 	}
 	old = xasprintf("%s.old", r->path);
-	gitm_i_rm_tree(old);
+	files_rm_rf(old);
 	if (rename(r->path, old) == -1 && errno != ENOENT) {
 		rc = err_set(&r->err, "tree %s: moving %s away: %s", r->name,
 		    r->path, strerror(errno));
@@ -80,7 +80,7 @@ make_copy(struct gitm_repo *r, struct gitm_fetch_stats *st)
 		    strerror(errno));
 		goto out;
 	}
-	gitm_i_rm_tree(old);
+	files_rm_rf(old);
 	rc = git_repository_open_bare(&r->repo, r->path);
 	if (rc < 0)
 		rc = gitm_i_gerr(r, rc, "opening %s", r->path);

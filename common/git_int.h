@@ -42,8 +42,6 @@ char *gitm_i_cap_copy(const char *s, size_t len, size_t cap);
 /* Replaces control characters (from a remote, say) in a message. */
 void gitm_i_sanitize(char *s);
 int gitm_i_is_hex40(const char *s);
-/* rm -rf without following symlinks; a missing path is fine. */
-int gitm_i_rm_tree(const char *path);
 void gitm_i_oid_hex(char out[GITM_SHA_SIZE], const git_oid *id);
 /*
  * Translates the libgit2 error of a failed call into the handle's error,

@@ -12,6 +12,7 @@
 #include <git2/sys/odb_backend.h>
 
 #include "common/buf.h"
+#include "common/files.h"
 #include "common/git_int.h"
 #include "common/xalloc.h"
 
@@ -347,7 +348,7 @@ gitm_pack_add(
 		    r->name, sha);
 out:
 	git_indexer_free(ix);
-	gitm_i_rm_tree(tmp);
+	files_rm_rf(tmp);
 	for (k = 0; k < 2; k++) {
 		free(src[k]);
 		free(dst[k]);

@@ -280,6 +280,7 @@ struct runner_config {
 	struct strlist labels;
 	int64_t heartbeat_s; /* default 10 */
 	int64_t max_output;  /* default 1M */
+	int64_t keep_builds; /* job directories kept for a next round (4) */
 	/* host: the tuning profile of `perfwatch-runner host tune` and what
 	 * `host check` calls benchmark-ready (runners/host.h). */
 	struct {

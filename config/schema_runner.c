@@ -78,6 +78,8 @@ static const struct field runner_fields[] = {
 	    1, 600),
 	NUM("max_output", F_SIZE, struct runner_config, max_output, "1M", 4096,
 	    (int64_t)64 << 20),
+	NUM("keep_builds", F_INT, struct runner_config, keep_builds, "4", 0,
+	    64),
 	{ .key = "host", .type = F_SECTION, .sub = &runhost_schema },
 };
 const struct schema cfg_i_runner_schema = { sizeof(struct runner_config),

@@ -5,9 +5,7 @@
  * from the daemon, or SIGTERM).  They share struct agent's job fields under
  * the mutex; the kill decision is an atomic flag exec_run() polls.
  */
-#define _GNU_SOURCE /* nftw */
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -36,6 +34,7 @@
 #include "runners/client.h"
 #include "runners/host.h"
 #include "runners/inventory.h"
+#include "runners/keep.h"
 #include "runners/kernel.h"
 #include "runners/profile.h"
 #include "runners/qemu.h"
@@ -96,24 +95,6 @@ text_json(const char *p, size_t len, size_t max)
 	v = json_stringn(b.data, b.len);
 	buf_release(&b);
 	return v != NULL ? v : json_string("");
-}
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-static void
-rm_rf(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ---- run bodies ---- */
@@ -1053,6 +1034,23 @@ prof_end(struct agent *a, const struct job *j, struct profile *p, json_t *body,
 }
 
 /*
+ * What a directory kept for j's next round must hold (runners/keep.h):
+ * its tree, its commit and its build, each argument with its length.
+ */
+static char *
+kept_what(const struct job *j)
+{
+	struct buf b = BUF_INIT(CAP_ERRMSG * 16);
+	size_t i;
+
+	buf_printf(&b, "tree %s\ncommit %s\n", j->tree_url, j->tree_commit);
+	for (i = 0; i < j->build.n; i++)
+		buf_printf(
+		    &b, "build %zu %s\n", strlen(j->build.v[i]), j->build.v[i]);
+	return buf_take(&b);
+}
+
+/*
  * A job on a commit: checks the commit out into scratch and runs the
  * job's build there (with the job's timeout; output in the job log).
  * 0 ready, 1 cancelled (not ours to finish), -1 failed (why set).
@@ -1662,13 +1660,13 @@ run_job(struct agent *a, json_t *jo)
 	struct buf why = BUF_INIT(CAP_ERRMSG);
 	struct err e = { 0 };
 	struct job j;
-	char **argv = NULL, **sargv = NULL, *scratch = NULL;
+	char **argv = NULL, **sargv = NULL, *scratch = NULL, *what = NULL;
 	int64_t i, n, ran = 0, ok = 0, id;
 	char first_err[CAP_ERRMSG] = "";
 	struct err te = { 0 };
 	double cpu0, cpu1;
 	json_t *body, *hstate;
-	int ret = 1, tm_ok, resumed = 0;
+	int ret = 1, tm_ok, resumed = 0, kept = 0;
 	struct host_job hj;
 	struct buf hlog = BUF_INIT(CAP_ERRMSG * 8);
 	struct profile *prof;
@@ -1688,6 +1686,12 @@ run_job(struct agent *a, json_t *jo)
 	log_info("job %" PRId64 ": %s, %" PRId64 " runs, parser %s", j.id,
 	    j.command.v[0], j.runs, j.parser);
 	scratch = xasprintf("%s/%" PRId64, a->jobs_dir, j.id);
+	/* A job on a commit may find its last round's tree and build
+	 * here; any other directory of that id is removed first. */
+	if (j.tree != NULL && j.kernel == NULL && a->cfg->keep_builds > 0)
+		what = kept_what(&j);
+	if (j.kernel == NULL)
+		kept = keep_take(a->jobs_dir, j.id, what);
 	if (files_mkdir_p(scratch) != 0) {
 		buf_printf(&why, "%s: mkdir: %s", scratch, strerror(errno));
 		finish(a, j.id, "failure", why.data);
@@ -1708,7 +1712,12 @@ run_job(struct agent *a, json_t *jo)
 		goto out;
 	}
 	/* A resumed kernel job runs on the booted kernel: no checkout. */
-	if (j.tree != NULL && j.kernel == NULL) {
+	if (kept)
+		job_log(a, j.id,
+		    "tree and build kept from this job's last round here "
+		    "(%.12s): no checkout, no build",
+		    j.tree_commit);
+	else if (j.tree != NULL && j.kernel == NULL) {
 		int br = prepare_tree(a, &j, scratch, &why);
 
 		if (br == 1)
@@ -1893,9 +1902,15 @@ out:
 	set_job(a, 0, 0);
 	json_decref(a->kfacts);
 	a->kfacts = NULL;
-	if (scratch != NULL)
-		rm_rf(scratch);
+	/* Kept for the job's next round only after a round that finished
+	 * with success (its tree built); else removed. */
+	if (scratch != NULL && j.kernel == NULL)
+		keep_put(a->jobs_dir, j.id, ret == 0 ? what : NULL,
+		    a->cfg->keep_builds);
+	else if (scratch != NULL)
+		files_rm_rf(scratch);
 	free(scratch);
+	free(what);
 	config_argv_free(argv);
 	config_argv_free(sargv);
 	buf_release(&why);
@@ -1999,6 +2014,8 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 		ret = 1;
 		goto out;
 	}
+	/* Kept builds within this config's number (keep_builds 0: none). */
+	keep_prune(a.jobs_dir, cfg->keep_builds);
 	journal_replay(&a);
 	{
 		struct buf why = BUF_INIT(CAP_ERRMSG);
