@@ -1183,8 +1183,11 @@ worker(void *arg)
 		store_errclear(w->store);
 		r = verdict_pending(
 		    w->store, &done, &more, VERDICT_BATCH, (int64_t)time(NULL));
-		if (more > 0)
-			sched_notify(w->sched); /* re-queued jobs */
+		/* Re-queued jobs for the claims; stored verdicts for the
+		 * workers that read them (the bisection's next step, the
+		 * alerts), which would else wait for their next tick. */
+		if (more > 0 || done > 0)
+			sched_notify(w->sched);
 		if (r == -1) {
 			/* Logged per pair; back off so a pair that keeps
 			 * failing does not spin. */

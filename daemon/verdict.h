@@ -99,8 +99,10 @@ int verdict_pending(struct store *, size_t *out_done, size_t *out_more,
 /*
  * The daemon's verdict thread: with its own connection to dbpath it runs
  * verdict_pending at start (recovery) and whenever the scheduler's
- * generation moves (a job finished), and wakes claimers (sched_notify)
- * when it re-queued jobs.  0, or -1 with e set.
+ * generation moves (a job finished), and wakes the scheduler's waiters
+ * (sched_notify) when it re-queued jobs or stored verdicts: the claims,
+ * and the workers that read verdicts (bisect, alerts).  0, or -1 with e
+ * set.
  */
 struct verdict_worker;
 int verdict_start(struct verdict_worker **out, struct sched *,
