@@ -159,6 +159,26 @@ assert bodies[0]["bisect"] is None or len(bodies) == 1, bodies[0]["bisect"]
 PY
 fi
 
+# A step is judged as soon as its pairs' verdicts are stored (the
+# verdict worker wakes the bisect worker), not at the worker's next
+# 2 s tick: the median wait from a verdict to the step's judgement.
+python3 - "$PW_TMP/d/daemon.log" <<'PY' && pass step_judged_at_the_verdict || fail step_judged_at_the_verdict "see above"
+import datetime, re, sys
+last, waits = None, []
+for l in open(sys.argv[1]):
+    m = re.match(r"(\S+)Z \S+: (.*)", l)
+    if not m:
+        continue
+    t = datetime.datetime.fromisoformat(m.group(1)).timestamp()
+    if m.group(2).startswith("verdict: pair "):
+        last = t
+    elif re.match(r"bisect 1: [0-9a-f]{12} is ", m.group(2)) and last is not None:
+        waits.append(t - last)
+waits.sort()
+print("# verdict to judgement: %s s" % ", ".join("%.2f" % w for w in waits))
+assert len(waits) >= 2, waits
+assert waits[len(waits) // 2] < 1.0, waits
+PY
 echo "# steps: $(bisect_steps_brief)"
 echo "# figures: 64 commits, $nsteps steps; $((t1 - t0)) s to the confirmed regression, $((t2 - t1)) s of bisection and verification"
 finish
