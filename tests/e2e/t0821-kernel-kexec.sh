@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# check: parallel
+# (Its runner touches no host state, PERFWATCH_NO_CGROUPS, and measures
+# nothing: `echo ops=1000` on both sides; the waits are leases of 10 s
+# and 40 s, which a test beside it does not stretch.)
 # boot: kexec with a real daemon and runner, and fake kexec on PATH
 # (kexec cannot run here: docs/KERNEL.md).  The runner's kernel cache is
 # seeded with an image for the job's (commit, config), so nothing is
