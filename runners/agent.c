@@ -74,6 +74,9 @@ struct agent {
 	 * host boots (under mu), the state found at start, and the round
 	 * and boot of the runs of a resumed job (info metrics). */
 	int64_t boot_lease_s;
+	/* A heartbeat is on its way (under mu): a boot waits for it, or a
+	 * run lease it asked for could land after the boot lease. */
+	int hb_busy;
 	struct bootstate bs;
 	int have_bs;
 	int64_t kround, kboot;
@@ -433,6 +436,7 @@ hb_main(void *arg)
 			job = a->job_id;
 			boot_s = a->boot_lease_s;
 			memcpy(progress, a->progress, sizeof(progress));
+			a->hb_busy = 1;
 			pthread_mutex_unlock(&a->mu);
 			cancel = 0;
 			runs = 0;
@@ -445,6 +449,8 @@ hb_main(void *arg)
 				log_info("heartbeat: daemon reachable again");
 			failing = rc != 0;
 			pthread_mutex_lock(&a->mu);
+			a->hb_busy = 0;
+			pthread_cond_broadcast(&a->cv);
 			if (rc == 0 && job != 0 && job == a->job_id) {
 				if (cancel && !atomic_load(&a->kill)) {
 					log_warnx("job %" PRId64
@@ -1383,18 +1389,28 @@ boot_host(struct agent *a, struct job *j, const struct kernel_image *img,
 	st.lease_expires = st.deadline;
 	if (bootstate_write(path, &st, why) != 0)
 		goto out;
-	/* The daemon must know before the host goes down. */
+	/* The daemon must know before the host goes down.  The heartbeat
+	 * thread asks for the boot lease from now on, and one of its
+	 * heartbeats already on its way (a run lease) lands before ours:
+	 * else it could cut the boot lease short (t0821, under load). */
 	snprintf(pg, sizeof(pg), "boot %s %s", st.method, img->build_id);
+	pthread_mutex_lock(&a->mu);
+	a->boot_lease_s = j->boot_timeout_s;
+	while (a->hb_busy)
+		pthread_cond_wait(&a->cv, &a->mu);
+	pthread_mutex_unlock(&a->mu);
 	if (client_heartbeat_boot(
 	        NULL, NULL, a->cl, j->id, pg, j->boot_timeout_s) != 0) {
 		buf_printf(why,
 		    "boot: the daemon did not take the boot lease: %s",
 		    client_errmsg(a->cl));
+		pthread_mutex_lock(&a->mu);
+		a->boot_lease_s = 0;
+		pthread_mutex_unlock(&a->mu);
 		unlink(path);
 		goto out;
 	}
 	pthread_mutex_lock(&a->mu);
-	a->boot_lease_s = j->boot_timeout_s;
 	snprintf(a->progress, sizeof(a->progress), "%s", pg);
 	pthread_mutex_unlock(&a->mu);
 	job_log(a, j->id, "boot: state written to %s; %s into %s (%s)", path,
