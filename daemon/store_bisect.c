@@ -132,7 +132,7 @@ store_bisect_src(
     struct store *s, struct store_bisect_src *out, int64_t regression_id)
 {
 	int r = src_get(s,
-	    store_i_prep(s,
+	    store_i_stmt(s,
 	        SRC_COLS("c.metric") " FROM regressions r"
 	                             " JOIN comparisons c"
 	                             "  ON c.id = r.comparison_id"
@@ -151,7 +151,7 @@ store_bisect_src_pair(
     struct store *s, struct store_bisect_src *out, int64_t pair_id)
 {
 	return src_get(s,
-	    store_i_prep(
+	    store_i_stmt(
 	        s, SRC_COLS("''") " FROM pairs p" SRC_JOINS " WHERE p.id = ?1"),
 	    out, pair_id, "pair");
 }
@@ -186,7 +186,7 @@ int
 store_bisect_src_cp(
     struct store *s, struct store_bisect_src *out, int64_t change_point_id)
 {
-	return src_get(s, store_i_prep(s, src_cp_sql), out, change_point_id,
+	return src_get(s, store_i_stmt(s, src_cp_sql), out, change_point_id,
 	    "change point (change points are recomputed as history points "
 	    "arrive: list them again)");
 }
@@ -400,7 +400,7 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 int
 store_bisect_get(struct store *s, struct store_bisect **out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_prep(s, BISECT_COLS "WHERE b.id = ?1");
+	sqlite3_stmt *st = store_i_stmt(s, BISECT_COLS "WHERE b.id = ?1");
 
 	if (st != NULL)
 		sqlite3_bind_int64(st, 1, id);
@@ -456,7 +456,7 @@ int
 store_bisect_of_regression(
     struct store *s, struct store_bisect **out, int64_t regression_id)
 {
-	sqlite3_stmt *st = store_i_prep(s,
+	sqlite3_stmt *st = store_i_stmt(s,
 	    BISECT_COLS
 	    "WHERE b.regression_id = ?1 ORDER BY b.id DESC LIMIT 1");
 

@@ -68,7 +68,7 @@ store_i_group_assign(struct store *s, int64_t pair_id)
 	if (s->version < 10)
 		return 0;
 	if (s->group_scope) {
-		if ((st = store_i_prep(s, group_key_sql)) == NULL)
+		if ((st = store_i_stmt(s, group_key_sql)) == NULL)
 			return -1;
 		sqlite3_bind_int64(st, 1, pair_id);
 		if (sqlite3_step(st) != SQLITE_ROW ||
@@ -183,11 +183,12 @@ store_i_commit_position(struct store *s, int64_t commit_id)
 	return r;
 }
 
-/* Runs one statement of a series with two int binds; 0 or -1. */
+/* Runs one statement of a series with two int binds; 0 or -1.  sql: a
+ * literal (the statement cache keys on it). */
 static int
 exec2(struct store *s, const char *sql, int64_t a, int64_t b, const char *what)
 {
-	sqlite3_stmt *st = store_i_prep(s, sql);
+	sqlite3_stmt *st = store_i_stmt(s, sql);
 	int r;
 
 	if (st == NULL)

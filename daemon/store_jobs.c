@@ -891,12 +891,13 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
 	return r;
 }
 
-/* Runs one UPDATE on job id with now bound as ?2. */
+/* Runs one UPDATE on job id with now bound as ?2; sql: a literal (the
+ * statement cache keys on it). */
 static int
 job_update(
     struct store *s, int64_t id, int64_t now, const char *sql, const char *text)
 {
-	sqlite3_stmt *st = store_i_prep(s, sql);
+	sqlite3_stmt *st = store_i_stmt(s, sql);
 	int r;
 
 	if (st == NULL)

@@ -410,7 +410,7 @@ store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
 		store_i_release(s, st);
 	}
 	/* Its jobs' summaries for the history page (schema v20). */
-	st = ok ? store_i_prep(s,
+	st = ok ? store_i_stmt(s,
 	              STORE_I_JOB_VALUES_FILL(
 	                  "SELECT id FROM jobs WHERE pair_id = ?1"
 	                  " UNION SELECT base_job_id FROM pairs WHERE id = ?1"
