@@ -1042,6 +1042,7 @@ prof_end(struct agent *a, const struct job *j, struct profile *p, json_t *body,
 /*
  * What a directory kept for j's next round must hold (runners/keep.h):
  * its tree, its commit and its build, each argument with its length.
+ * NULL when that is too long to say: nothing is kept, every round builds.
  */
 static char *
 kept_what(const struct job *j)
@@ -1053,6 +1054,10 @@ kept_what(const struct job *j)
 	for (i = 0; i < j->build.n; i++)
 		buf_printf(
 		    &b, "build %zu %s\n", strlen(j->build.v[i]), j->build.v[i]);
+	if (buf_failed(&b)) {
+		buf_release(&b);
+		return NULL;
+	}
 	return buf_take(&b);
 }
 
