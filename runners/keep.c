@@ -3,6 +3,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,9 +55,10 @@ keep_take(const char *dir, int64_t id, const char *what)
 	    stat(d, &st) == 0 && S_ISDIR(st.st_mode))
 		r = 1;
 	/* Taken, or not what this round needs: no mark either way. */
-	unlink(m);
-	if (r == 0)
-		files_rm_rf(d);
+	if (r == 1)
+		unlink(m);
+	else
+		keep_drop(dir, id);
 	buf_release(&b);
 	free(d);
 	free(m);
@@ -92,7 +94,7 @@ keep_prune(const char *dir, int64_t max)
 	if (dp == NULL)
 		return;
 	while ((de = readdir(dp)) != NULL) {
-		char *end, *m;
+		char *end;
 		struct stat st;
 		long long id;
 
@@ -101,22 +103,21 @@ keep_prune(const char *dir, int64_t max)
 		if (errno != 0 || end == de->d_name || id <= 0 ||
 		    strcmp(end, ".kept") != 0)
 			continue;
-		m = mark_path(dir, id);
-		if (stat(m, &st) == 0) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 16;
-				v = xreallocarray(v, cap, sizeof(*v));
-			}
-			v[n].id = id;
-			v[n].t = st.st_mtim;
-			n++;
+		if (fstatat(dirfd(dp), de->d_name, &st, 0) != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			v = xreallocarray(v, cap, sizeof(*v));
 		}
-		free(m);
+		v[n].id = id;
+		v[n].t = st.st_mtim;
+		n++;
 	}
 	closedir(dp);
 	if (n > 1)
 		qsort(v, n, sizeof(*v), kept_cmp);
-	for (i = 0; max >= 0 && n > (size_t)max && i < n - (size_t)max; i++)
+	/* The oldest first, until max are left. */
+	for (i = 0; i + (size_t)(max > 0 ? max : 0) < n; i++)
 		keep_drop(dir, v[i].id);
 	free(v);
 }
