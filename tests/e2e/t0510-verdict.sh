@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# check: parallel
+# (No runner process and nothing measured: the uploads are made-up values
+# with 2x effects, so a test beside it changes no verdict.)
 # Verdicts from a real daemon over real HTTP: a runner (curl) registers,
 # pairs are submitted, claimed, given runs and finished, and the daemon's
 # verdict thread answers through GET /api/v1/comparisons, /pairs/{id},

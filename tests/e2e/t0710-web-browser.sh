@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# check: parallel
+# (No runner process and nothing measured: the daemon is filled through
+# the runner API with made-up runs.)
 # The dashboard in headless Chromium (Debian's, driven by playwright-core,
 # JavaScript off): a real daemon filled through the runner API, every page
 # loaded, verdicts and the chart checked, a click through to a pair and its
