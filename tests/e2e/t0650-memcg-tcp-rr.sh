@@ -26,7 +26,7 @@ command: ["$PW_BIN/perfwatch-tcp-rr", -c, -H, "{server}", -P, "$port",
 hosts: [test]
 matrix:
   flows: [16]
-  duration: [2]
+  duration: [1]
   cgroup: [root, $CG/bench]
 runs: 2
 max_runs: 3
