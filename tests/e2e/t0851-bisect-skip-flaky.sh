@@ -84,7 +84,7 @@ fcls=$(sql "SELECT group_concat(class) FROM bisect_steps WHERE sha = '$flaky'")
 case $fcls in
 good|inconclusive,good|inconclusive,inconclusive|inconclusive) pass "flaky_step_never_bad ($fcls)" ;;
 "") fail flaky_step_never_bad "the flaky commit was not measured" ;;
-*) fail flaky_step_never_bad "$fcls" ;;
+*) fail flaky_step_never_bad "$fcls; its jobs' runs (job role: idx:time_ms): $(sql "SELECT j.id || ' ' || j.role || ': ' || group_concat(r.idx || ':' || printf('%.0f', m.value), ' ') FROM jobs j JOIN commits c ON c.id = j.commit_id JOIN runs r ON r.job_id = j.id JOIN metrics m ON m.run_id = r.id AND m.name = 'time_ms' WHERE c.sha = '$flaky' GROUP BY j.id ORDER BY j.id" | tr '\n' ';')" ;;
 esac
 bisect_check_verified revert
 case "$(bfield "b['reason']")" in

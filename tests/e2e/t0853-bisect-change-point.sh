@@ -70,9 +70,18 @@ if ! wait_until 30 started; then
 		push "$i"
 	done
 fi
+# For a FAIL line (the CI output keeps FAIL lines, one line each): every
+# pair with its two commits (short sha, loop count as the program's
+# median says it) and verdict, every history point, every change point.
+cp_brief() {
+	echo "change points: $(sql "SELECT id || ' seq ' || seq || ' [' || lo_seq || ',' || hi_seq || '] ' || direction || ' ' || printf('%.1f', change_pct) FROM change_points" | tr '\n' ';')"
+	echo "points: $(sql "SELECT series_id || '/' || seq || ' pair ' || pair_id || ' ' || printf('%.1f', value) FROM history_points ORDER BY series_id, seq" | tr '\n' ';')"
+	echo "pairs: $(sql "SELECT p.id || ' ' || substr(cb.sha, 1, 7) || '..' || substr(cc.sha, 1, 7) || ' ' || coalesce(printf('%.1f', c.base_median), '-') || '/' || coalesce(printf('%.1f', c.cand_median), '-') || ' ' || coalesce(c.verdict, '-') || ' n=' || jb.runs || '/' || jc.runs FROM pairs p JOIN jobs jb ON jb.id = p.base_job_id JOIN jobs jc ON jc.id = p.cand_job_id LEFT JOIN commits cb ON cb.id = jb.commit_id LEFT JOIN commits cc ON cc.id = jc.commit_id LEFT JOIN comparisons c ON c.pair_id = p.id AND c.metric = 'time_ms' ORDER BY p.id" | tr '\n' ';')"
+	echo "commits: good ${good:0:7} culprit ${culprit:0:7} bad ${bad:0:7}"
+}
 wait_until 60 started &&
     pass bisection_started_from_change_point ||
-    { fail bisection_started_from_change_point "change points: $(sql "SELECT id, seq, lo_seq, hi_seq, direction, change_pct FROM change_points") points: $(sql "SELECT hp.series_id, hp.seq, hp.pair_id, hp.value FROM history_points hp")"; show_logs; finish; }
+    { fail bisection_started_from_change_point "$(cp_brief | tr '\n' ' ')"; show_logs; finish; }
 # The history lists the change point with the id to start from by hand
 # (looked at at once: change points are recomputed as verdicts arrive,
 # and a noisy one may come and go).
