@@ -72,12 +72,24 @@ PW_ADMIN=
 PW_TOKENS=
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 
+# pw_tree PID: PID and its descendants, parents first.  A spawned
+# "python3" may be a pyenv shim that runs the interpreter as its child:
+# killing the shim alone left the interpreter running after the test.
+pw_tree() {
+	local c
+	echo "$1"
+	for c in $(pgrep -P "$1" 2>/dev/null); do
+		pw_tree "$c"
+	done
+}
+
 pw_cleanup() {
-	local p
+	local p t
 	for p in "${PW_PIDS[@]}"; do
 		if kill -0 "$p" 2>/dev/null; then
+			t=$(pw_tree "$p")
 			# "|| true": a script under set -e must still kill the rest.
-			kill -KILL "$p" 2>/dev/null || true
+			kill -KILL $t 2>/dev/null || true
 			wait "$p" 2>/dev/null || true
 		fi
 	done
