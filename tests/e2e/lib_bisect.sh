@@ -12,7 +12,8 @@
 #                                 daemon's config) a daemon watching $SRC (tree app, poll 1s)
 #                                 with job slowprog (tip-only trigger,
 #                                 baseline previous-tip or $BISECT_BASELINE,
-#                                 runs 3, max_runs 10,
+#                                 runs 3, max_runs 10, every run on CPU 0
+#                                 or on $BISECT_CPUS (empty: not pinned),
 #                                 time_ms lower with min_effect 5%) and a
 #                                 runner r1 (pid $RUNNER_PID); waits for
 #                                 the first tip; $BISECT_JOB_YAML is
@@ -91,6 +92,17 @@ bisect:
 YAML
 	sed -i "s/^baseline: BASELINE_HERE\$/baseline: ${BISECT_BASELINE:-previous-tip}/" "$PW_DIR/jobs/slowprog.yaml"
 	[ -n "${BISECT_JOB_YAML:-}" ] && echo "$BISECT_JOB_YAML" >>"$PW_DIR/jobs/slowprog.yaml"
+	# Every run on one CPU (host.cpus; BISECT_CPUS= for none;
+	# after $BISECT_JOB_YAML, which may continue the bisect: mapping): on these
+	# VMs one vCPU at a time runs this loop about 2.8x slower than the
+	# other, and which one flips every 10-20 s (docs/HOST.md, "Uneven CPUs").  Runs the
+	# scheduler spread over both came out bimodal: a job's median landed
+	# anywhere between the two levels, and a step was misjudged.  On one
+	# CPU a step's runs (a few seconds, base and candidate in turns)
+	# share that CPU's speed of the moment.
+	if [ -n "${BISECT_CPUS-0}" ]; then
+		printf 'host:\n  cpus: "%s"\n' "${BISECT_CPUS-0}" >>"$PW_DIR/jobs/slowprog.yaml"
+	fi
 	[ -n "${BISECT_EXTRA_YAML:-}" ] && echo "$BISECT_EXTRA_YAML" >>"$PW_DIR/daemon.yaml"
 	# A test's own changes to the configs, before the daemon reads them.
 	if declare -F bisect_pre_start >/dev/null; then bisect_pre_start; fi
