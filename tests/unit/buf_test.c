@@ -51,6 +51,29 @@ TEST(test_buf__overflow_is_sticky)
 	buf_release(&b);
 }
 
+/* Appends into room already there (buf_add's path without a grow) up to
+ * the last byte of the cap, then one more: refused, nothing torn. */
+TEST(test_buf__small_appends_fill_to_the_byte)
+{
+	struct buf b = BUF_INIT(100);
+	char want[101];
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		want[i] = (char)('a' + i % 26);
+		ASSERT_INTEQ(buf_add(&b, &want[i], 1), 0);
+		ASSERT_INTEQ(b.data[b.len], '\0');
+	}
+	want[100] = '\0';
+	ASSERT_INTEQ(b.len, 100);
+	ASSERT_STREQ(b.data, want);
+	ASSERT_INTEQ(buf_add(&b, "x", 1), -1);
+	ASSERT_INTEQ(buf_add(&b, "", 0), -1);
+	ASSERT_INTEQ(b.len, 100);
+	ASSERT_STREQ(b.data, want);
+	buf_release(&b);
+}
+
 TEST(test_buf__take_hands_over_storage)
 {
 	struct buf b = BUF_INIT(64);
