@@ -19,6 +19,7 @@
 
 #include "common/xalloc.h"
 #include "config/config.h"
+#include "runners/cpuspeed.h"
 #include "runners/exec.h"
 #include "runners/host.h"
 #include "runners/inventory.h"
@@ -692,6 +693,67 @@ check_controllers(struct host_report *r, const char *root)
 	buf_release(&b);
 }
 
+/*
+ * cpus.speed: the same loop timed on each CPU this process may use
+ * (runners/cpuspeed.h); not ready when the slowest is more than
+ * CPUSPEED_SPREAD times the fastest.  Only on the real host: under a
+ * fake root there is nothing of its own to time.
+ */
+static void
+check_cpu_speed(struct host_report *r, const char *root)
+{
+	struct err e = { 0 };
+	char name[48], v[160];
+	int cpus[CPUS_MAX];
+	double *ms, spread;
+	size_t n, i, slow, fast;
+
+	if (root[0] != '\0') {
+		add(r, "cpus.speed", NULL, HOST_UNAVAILABLE,
+		    "not measured under --root: it times the real CPUs");
+		return;
+	}
+	if (cpuspeed_cpus(cpus, CPUS_MAX, &n, &e) != 0) {
+		add(r, "cpus.speed", NULL, HOST_UNAVAILABLE, "%s", err_msg(&e));
+		return;
+	}
+	if (n < 2) {
+		add(r, "cpus.speed", "one CPU", HOST_INFO, NULL);
+		return;
+	}
+	ms = xcalloc(n, sizeof(*ms));
+	if (cpuspeed_measure(ms, cpus, n, &e) != 0) {
+		add(r, "cpus.speed", NULL, HOST_UNAVAILABLE, "%s", err_msg(&e));
+		free(ms);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "cpu%d.speed_ms", cpus[i]);
+		snprintf(v, sizeof(v), "%.2f", ms[i]);
+		add(r, name, v, HOST_INFO, NULL);
+	}
+	spread = cpuspeed_spread(ms, n, &slow, &fast);
+	if (spread == 0) {
+		add(r, "cpus.speed", NULL, HOST_UNAVAILABLE,
+		    "no CPU gave a time");
+		free(ms);
+		return;
+	}
+	snprintf(v, sizeof(v),
+	    "x%.2f (slowest cpu%d %.2f ms, fastest cpu%d %.2f ms)", spread,
+	    cpus[slow], ms[slow], cpus[fast], ms[fast]);
+	if (spread > CPUSPEED_SPREAD)
+		add(r, "cpus.speed", v, HOST_NOT_READY,
+		    "the same loop takes x%.2f as long on cpu%d as on cpu%d "
+		    "(more than x%.2f): a busy neighbour on its physical core "
+		    "(a VM), a busy SMT sibling, thermal or power capping; pin "
+		    "benchmarks to CPUs of one speed (host.cpus)",
+		    spread, cpus[slow], cpus[fast], CPUSPEED_SPREAD);
+	else
+		add(r, "cpus.speed", v, HOST_READY, NULL);
+	free(ms);
+}
+
 void
 host_check(
     struct host_report *out, const char *root, const struct runner_config *cfg)
@@ -703,6 +765,7 @@ host_check(
 	prof_of(&p, cfg);
 	s = rdv(v, sizeof(v), root, SYSCPU "/online");
 	add(out, "cpus.online", s, s ? HOST_INFO : HOST_UNAVAILABLE, NULL);
+	check_cpu_speed(out, root);
 	check_cpufreq(out, root, &p);
 	check_turbo(out, root, &p);
 	check_smt(out, root, &p);

@@ -48,6 +48,32 @@ if not os.path.exists("/sys/devices/system/cpu/cpu0/cpufreq"):
 elif items["cpu0.governor"]["state"] != open(
         "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read().strip():
     errs.append("cpu0.governor differs from sysfs")
+# cpus.speed: a time for each CPU this process may use, the spread of
+# those times named with the two CPUs, judged against x1.20 (its speed
+# is the machine's, never asserted here).
+allowed = sorted(os.sched_getaffinity(0))
+cs = items.get("cpus.speed")
+if len(allowed) < 2:
+    if cs is None or cs["state"] != "one CPU":
+        errs.append("one CPU, but cpus.speed %r" % cs)
+else:
+    per = {c: items.get("cpu%d.speed_ms" % c) for c in allowed}
+    if any(v is None or not float(v["state"]) > 0 for v in per.values()):
+        errs.append("a CPU without a time: %r" % per)
+    ms = [float(v["state"]) for v in per.values() if v]
+    m = re.fullmatch(r"x([0-9.]+) \(slowest cpu(\d+) ([0-9.]+) ms, fastest cpu(\d+) ([0-9.]+) ms\)", cs["state"] if cs else "")
+    if not m:
+        errs.append("cpus.speed %r" % cs)
+    else:
+        spread = float(m.group(1))
+        if abs(spread - max(ms) / min(ms)) > 0.01 or float(m.group(3)) != max(ms) or float(m.group(5)) != min(ms):
+            errs.append("cpus.speed %r, per CPU %r" % (cs, ms))
+        # (printed to 2 places: at x1.20 itself either is right)
+        if cs["status"] != ("not-ready" if spread > 1.20 else "ready") and abs(spread - 1.20) > 0.006:
+            errs.append("cpus.speed judged %r" % cs)
+        if cs["status"] == "not-ready" and "host.cpus" not in (cs["note"] or ""):
+            errs.append("no advice in %r" % cs)
+    print("# cpus.speed here: %s %s" % (cs["state"], cs["status"]) if cs else "")
 if items["kernel"]["state"] != os.uname().release:
     errs.append("kernel %r" % items["kernel"])
 if items["cmdline"]["state"] != open("/proc/cmdline").read().strip():
@@ -58,6 +84,7 @@ sys.exit(1 if errs else 0)
 PY
 [ $? = 0 ] && pass check_json_matches_this_machine ||
     fail check_json_matches_this_machine "$(cat "$PW_TMP/check.out" "$PW_TMP/check.err")"
+grep '^# cpus.speed' "$PW_TMP/check.out"
 "$R" host check >"$PW_TMP/check.txt" 2>&1
 grep -Eq '^(benchmark-ready|[0-9]+ items? not benchmark-ready)$' "$PW_TMP/check.txt" &&
     grep -q '^thp.enabled ' "$PW_TMP/check.txt" &&
