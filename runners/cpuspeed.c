@@ -7,8 +7,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "common/xalloc.h"
 #include "runners/cpuspeed.h"
 
@@ -28,27 +28,18 @@ cpuspeed_cpus(int *cpus, size_t max, size_t *n, struct err *e)
 	return 0;
 }
 
-static double
-thread_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* The loop: the bisect tests' program's, without its process. */
 static double
 sample(void)
 {
 	volatile unsigned long x = 0;
 	unsigned long i;
-	double t0 = thread_ms();
+	double t0 = clock_thread_cpu_s();
 
 	for (i = 0; i < CPUSPEED_LOOPS; i++)
 		x += i;
 	/* x read once more: a sum nobody reads is a warning to clang. */
-	return thread_ms() - t0 + (double)(x & 0);
+	return (clock_thread_cpu_s() - t0) * 1e3 + (double)(x & 0);
 }
 
 static int
