@@ -12,8 +12,9 @@
 #                                 daemon's config) a daemon watching $SRC (tree app, poll 1s)
 #                                 with job slowprog (tip-only trigger,
 #                                 baseline previous-tip or $BISECT_BASELINE,
-#                                 runs 3, max_runs 10, every run on CPU 0
-#                                 or on $BISECT_CPUS (empty: not pinned),
+#                                 runs 3, max_runs 10, every run on the
+#                                 first CPU it may use (CPU 0 here) or on
+#                                 $BISECT_CPUS (empty: not pinned),
 #                                 time_ms lower with min_effect 5%) and a
 #                                 runner r1 (pid $RUNNER_PID); waits for
 #                                 the first tip; $BISECT_JOB_YAML is
@@ -100,8 +101,12 @@ YAML
 	# anywhere between the two levels, and a step was misjudged.  On one
 	# CPU a step's runs (a few seconds, base and candidate in turns)
 	# share that CPU's speed of the moment.
-	if [ -n "${BISECT_CPUS-0}" ]; then
-		printf 'host:\n  cpus: "%s"\n' "${BISECT_CPUS-0}" >>"$PW_DIR/jobs/slowprog.yaml"
+	# The first CPU this shell may use (CPU 0 on the VMs; a container's
+	# cpuset may leave it out).
+	local cpu
+	cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))' 2>/dev/null) || cpu=0
+	if [ -n "${BISECT_CPUS-$cpu}" ]; then
+		printf 'host:\n  cpus: "%s"\n' "${BISECT_CPUS-$cpu}" >>"$PW_DIR/jobs/slowprog.yaml"
 	fi
 	[ -n "${BISECT_EXTRA_YAML:-}" ] && echo "$BISECT_EXTRA_YAML" >>"$PW_DIR/daemon.yaml"
 	# A test's own changes to the configs, before the daemon reads them.
