@@ -101,12 +101,10 @@ YAML
 	# anywhere between the two levels, and a step was misjudged.  On one
 	# CPU a step's runs (a few seconds, base and candidate in turns)
 	# share that CPU's speed of the moment.
-	# The first CPU this shell may use (CPU 0 on the VMs; a container's
-	# cpuset may leave it out).
-	local cpu
-	cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))' 2>/dev/null) || cpu=0
-	if [ -n "${BISECT_CPUS-$cpu}" ]; then
-		printf 'host:\n  cpus: "%s"\n' "${BISECT_CPUS-$cpu}" >>"$PW_DIR/jobs/slowprog.yaml"
+	if [ -z "${BISECT_CPUS+set}" ]; then
+		pin_yaml "$PW_DIR/jobs/slowprog.yaml"
+	elif [ -n "$BISECT_CPUS" ]; then
+		printf 'host:\n  cpus: "%s"\n' "$BISECT_CPUS" >>"$PW_DIR/jobs/slowprog.yaml"
 	fi
 	[ -n "${BISECT_EXTRA_YAML:-}" ] && echo "$BISECT_EXTRA_YAML" >>"$PW_DIR/daemon.yaml"
 	# A test's own changes to the configs, before the daemon reads them.

@@ -44,6 +44,18 @@ YAML
 	done
 }
 
+# pin_yaml FILE: appends a host: section pinning the job's runs to the
+# first CPU this test may use (CPU 0 on the VMs; a container's cpuset may
+# leave it out).  One vCPU of these VMs runs a CPU-bound loop up to 2.8x
+# slower than the other in spells that flip (docs/HOST.md, "Uneven
+# CPUs"): runs spread over both read a designed 4x as 1.4x (t0420 in
+# CI).  On one CPU, base and candidate in turns share its speed.
+pin_yaml() {
+	local cpu
+	cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))' 2>/dev/null) || cpu=0
+	printf 'host:\n  cpus: "%s"\n' "$cpu" >>"$1"
+}
+
 start_runner() {
 	local name=$1
 	shift

@@ -38,6 +38,7 @@ max_runs: 8
 rounds: 5
 timeout: 30s
 YAML
+pin_yaml "$PW_DIR/jobs/slowprog.yaml"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
 runner_config r1
