@@ -64,15 +64,9 @@ buf_grow(struct buf *b, size_t n)
 int
 buf_add(struct buf *b, const void *p, size_t n)
 {
-	/* Room already there (jansson's dump writes a reply in pieces of
-	 * a few bytes, thousands a reply): no call to grow. */
-	if (n < b->cap - b->len && !b->overflow) {
-		memcpy(b->data + b->len, p, n);
-		b->len += n;
-		b->data[b->len] = '\0';
-		return 0;
-	}
-	if (buf_grow(b, n) == -1)
+	/* Grown only when the room is not there: jansson's dump writes a
+	 * reply in pieces of a few bytes, thousands a reply. */
+	if ((b->overflow || n >= b->cap - b->len) && buf_grow(b, n) == -1)
 		return -1;
 	if (n)
 		memcpy(b->data + b->len, p, n);

@@ -1,7 +1,7 @@
 /*
  * The same CPU-bound loop timed on each CPU in turns (see cpuspeed.h).
  */
-#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#define _GNU_SOURCE /* sched_setaffinity, sched_getcpu, CPU_SET */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -73,6 +73,14 @@ cpuspeed_measure(double *ms, const int *cpus, size_t n, struct err *e)
 				break;
 			}
 			v[i * CPUSPEED_ROUNDS + k] = sample();
+			/* Where it ran: a time of another CPU's would be
+			 * a made-up one. */
+			if (sched_getcpu() != cpus[i]) {
+				rc = err_set(e,
+				    "pinned to CPU %d, the loop ran on CPU %d",
+				    cpus[i], sched_getcpu());
+				break;
+			}
 		}
 	sched_setaffinity(0, sizeof(saved), &saved);
 	for (i = 0; rc == 0 && i < n; i++) {

@@ -26,7 +26,8 @@ int cpuspeed_cpus(int *cpus, size_t max, size_t *n, struct err *e);
  * Times the same loop on each of cpus[0..n) (the calling thread pinned to
  * each in turns, CPUSPEED_ROUNDS rounds, the thread's CPU time), and puts
  * each CPU's median in ms[i].  The thread's affinity is put back.  0, or
- * -1 with e set (a CPU it could not be pinned to, named).
+ * -1 with e set (a CPU it could not be pinned to, or one the loop did
+ * not run on, named).
  */
 int cpuspeed_measure(double *ms, const int *cpus, size_t n, struct err *e);
 

@@ -724,8 +724,7 @@ check_cpu_speed(struct host_report *r, const char *root)
 	ms = xcalloc(n, sizeof(*ms));
 	if (cpuspeed_measure(ms, cpus, n, &e) != 0) {
 		add(r, "cpus.speed", NULL, HOST_UNAVAILABLE, "%s", err_msg(&e));
-		free(ms);
-		return;
+		goto out;
 	}
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "cpu%d.speed_ms", cpus[i]);
@@ -736,8 +735,7 @@ check_cpu_speed(struct host_report *r, const char *root)
 	if (spread == 0) {
 		add(r, "cpus.speed", NULL, HOST_UNAVAILABLE,
 		    "no CPU gave a time");
-		free(ms);
-		return;
+		goto out;
 	}
 	snprintf(v, sizeof(v),
 	    "x%.2f (slowest cpu%d %.2f ms, fastest cpu%d %.2f ms)", spread,
@@ -751,6 +749,7 @@ check_cpu_speed(struct host_report *r, const char *root)
 		    spread, cpus[slow], cpus[fast], CPUSPEED_SPREAD);
 	else
 		add(r, "cpus.speed", v, HOST_READY, NULL);
+out:
 	free(ms);
 }
 

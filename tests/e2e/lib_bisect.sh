@@ -93,19 +93,10 @@ bisect:
 YAML
 	sed -i "s/^baseline: BASELINE_HERE\$/baseline: ${BISECT_BASELINE:-previous-tip}/" "$PW_DIR/jobs/slowprog.yaml"
 	[ -n "${BISECT_JOB_YAML:-}" ] && echo "$BISECT_JOB_YAML" >>"$PW_DIR/jobs/slowprog.yaml"
-	# Every run on one CPU (host.cpus; BISECT_CPUS= for none;
-	# after $BISECT_JOB_YAML, which may continue the bisect: mapping): on these
-	# VMs one vCPU at a time runs this loop about 2.8x slower than the
-	# other, and which one flips every 10-20 s (docs/HOST.md, "Uneven CPUs").  Runs the
-	# scheduler spread over both came out bimodal: a job's median landed
-	# anywhere between the two levels, and a step was misjudged.  On one
-	# CPU a step's runs (a few seconds, base and candidate in turns)
-	# share that CPU's speed of the moment.
-	if [ -z "${BISECT_CPUS+set}" ]; then
-		pin_yaml "$PW_DIR/jobs/slowprog.yaml"
-	elif [ -n "$BISECT_CPUS" ]; then
-		printf 'host:\n  cpus: "%s"\n' "$BISECT_CPUS" >>"$PW_DIR/jobs/slowprog.yaml"
-	fi
+	# Every run on one CPU (pin_yaml, lib_runner.sh, says why), or on
+	# $BISECT_CPUS; BISECT_CPUS= for none.  After $BISECT_JOB_YAML,
+	# which may continue the bisect: mapping.
+	[ "${BISECT_CPUS-x}" = "" ] || pin_yaml "$PW_DIR/jobs/slowprog.yaml" "${BISECT_CPUS:-}"
 	[ -n "${BISECT_EXTRA_YAML:-}" ] && echo "$BISECT_EXTRA_YAML" >>"$PW_DIR/daemon.yaml"
 	# A test's own changes to the configs, before the daemon reads them.
 	if declare -F bisect_pre_start >/dev/null; then bisect_pre_start; fi

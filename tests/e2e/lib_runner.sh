@@ -44,15 +44,17 @@ YAML
 	done
 }
 
-# pin_yaml FILE: appends a host: section pinning the job's runs to the
-# first CPU this test may use (CPU 0 on the VMs; a container's cpuset may
-# leave it out).  One vCPU of these VMs runs a CPU-bound loop up to 2.8x
+# pin_yaml FILE [CPUS]: appends a host: section pinning the job's runs
+# to CPUS, by default the first CPU this test may use (CPU 0 on the VMs;
+# a container's cpuset may leave it out).  One vCPU of these VMs runs a CPU-bound loop up to 2.8x
 # slower than the other in spells that flip (docs/HOST.md, "Uneven
 # CPUs"): runs spread over both read a designed 4x as 1.4x (t0420 in
 # CI).  On one CPU, base and candidate in turns share its speed.
 pin_yaml() {
-	local cpu
-	cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))' 2>/dev/null) || cpu=0
+	local cpu=${2:-}
+	[ -n "$cpu" ] ||
+	    cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))' 2>/dev/null) ||
+	    cpu=0
 	printf 'host:\n  cpus: "%s"\n' "$cpu" >>"$1"
 }
 

@@ -71,8 +71,8 @@ if ! wait_until 30 started; then
 	done
 fi
 # For a FAIL line (the CI output keeps FAIL lines, one line each): every
-# pair with its two commits (short sha, loop count as the program's
-# median says it) and verdict, every history point, every change point.
+# pair with its two commits (short shas), both medians, verdict and run
+# counts, every history point, every change point.
 cp_brief() {
 	echo "change points: $(sql "SELECT id || ' seq ' || seq || ' [' || lo_seq || ',' || hi_seq || '] ' || direction || ' ' || printf('%.1f', change_pct) FROM change_points" | tr '\n' ';')"
 	echo "points: $(sql "SELECT series_id || '/' || seq || ' pair ' || pair_id || ' ' || printf('%.1f', value) FROM history_points ORDER BY series_id, seq" | tr '\n' ';')"
