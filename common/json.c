@@ -217,14 +217,29 @@ dump_to_buf(const char *p, size_t n, void *arg)
 	return buf_add(arg, p, n);
 }
 
-int
-pwjson_dump_buf(struct buf *b, const json_t *v)
+/* Straight into b: no string of jansson's, copied and freed. */
+static int
+dump_buf(struct buf *b, const json_t *v, size_t flags)
 {
-	/* Straight into b: no string of jansson's, copied and freed. */
-	return json_dump_callback(v, dump_to_buf, b, PWJSON_DUMP_FLAGS) == 0 &&
+	return json_dump_callback(v, dump_to_buf, b, flags) == 0 &&
 	        !buf_failed(b)
 	    ? 0
 	    : -1;
+}
+
+int
+pwjson_dump_buf(struct buf *b, const json_t *v)
+{
+	return dump_buf(b, v, PWJSON_DUMP_FLAGS);
+}
+
+int
+pwjson_reply_buf(struct buf *b, const json_t *v)
+{
+	/* Sorting costs each object a malloc, a qsort and a lookup a key:
+	 * 15 % of dumping a 200-point history.  jansson keeps insertion
+	 * order, so a reply is still one text for one document. */
+	return dump_buf(b, v, PWJSON_DUMP_FLAGS & ~(size_t)JSON_SORT_KEYS);
 }
 
 void

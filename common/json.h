@@ -52,6 +52,10 @@ json_t *pwjson_string_lossy(const char *s);
 char *pwjson_dump(const json_t *);
 /* Appends the compact dump to b; -1 on overflow. */
 int pwjson_dump_buf(struct buf *, const json_t *);
+/* The same for an HTTP reply: keys in the order they were added (what
+ * the handler built), not sorted, which is cheaper; not for documents
+ * that are stored, compared or hashed. */
+int pwjson_reply_buf(struct buf *, const json_t *);
 /* Pretty dump (indent 2) to a stdio stream followed by a newline. */
 void pwjson_print(const json_t *, void *file);
 

@@ -33,7 +33,7 @@ reply_json_take(
 	struct buf b = BUF_INIT(CAP_HTTP_REPLY);
 	size_t len;
 
-	if (pwjson_dump_buf(&b, o) == -1 || buf_putc(&b, '\n') == -1) {
+	if (pwjson_reply_buf(&b, o) == -1 || buf_putc(&b, '\n') == -1) {
 		buf_release(&b);
 		httpd_reply(r, 500, "application/json",
 		    "{\"error\":\"reply too large\"}\n", 28);

@@ -169,6 +169,28 @@ TEST(test_json__load_file)
 	free(f);
 }
 
+/* A stored document's keys are sorted (one text per value); a reply's
+ * are in the order the handler added them, and both are compact. */
+TEST(test_json__reply_keeps_order_stored_sorts)
+{
+	struct buf stored = BUF_INIT(1024), reply = BUF_INIT(1024);
+	json_t *o = json_pack(
+	    "{s:i, s:[s, f], s:n}", "zeta", 1, "alpha", "x\"<", 0.5, "mid");
+
+	ASSERT(o != NULL);
+	json_object_set_new(o, "beta", json_integer(2));
+	json_object_set_new(o, "zeta", json_integer(3)); /* in place */
+	ASSERT_INTEQ(pwjson_dump_buf(&stored, o), 0);
+	ASSERT_INTEQ(pwjson_reply_buf(&reply, o), 0);
+	ASSERT_STREQ(stored.data,
+	    "{\"alpha\":[\"x\\\"<\",0.5],\"beta\":2,\"mid\":null,\"zeta\":3}");
+	ASSERT_STREQ(reply.data,
+	    "{\"zeta\":3,\"alpha\":[\"x\\\"<\",0.5],\"mid\":null,\"beta\":2}");
+	json_decref(o);
+	buf_release(&stored);
+	buf_release(&reply);
+}
+
 TEST(test_xalloc__asprintf)
 {
 	char *s = xasprintf("%s-%03d", "run", 7);
