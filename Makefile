@@ -187,7 +187,7 @@ demo: deps
 	@scripts/demo.sh
 
 # The README's two commands in a debootstrapped Debian 12 chroot, from
-# nothing (slow: ~15 min; not part of make check). scripts/check-fresh.sh.
+# nothing (slow: ~20 min; not part of make check). scripts/check-fresh.sh.
 check-fresh:
 	@OUT=$(OUT) scripts/check-fresh.sh
 
