@@ -633,6 +633,35 @@ static const char *const migrations[] = {
 	"    WHERE id = OLD.pair_id AND OLD.state = 'queued';"
 	"  UPDATE pairs SET queued = queued + 1"
 	"    WHERE id = NEW.pair_id AND NEW.state = 'queued'; END;",
+	/*
+	 * v26 (issue 17): a tree's commits.  /api/v1/trees counted each
+	 * tree's commits a request (145 ms at 1M runs, 51,500 commits), and
+	 * /api/v1/commits?tree= walked every commit of every tree newest
+	 * first to find a page of one (18 ms for a tree with none).  The
+	 * count is kept by triggers beside the tree (a commit counts once
+	 * it is seen: first_seen), and the page reads this index, a tree's
+	 * seen commits in id order (the rowid ends each entry).
+	 */
+	"ALTER TABLE trees ADD COLUMN ncommits INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE trees SET ncommits = (SELECT count(*) FROM commits c"
+	"  WHERE c.tree_id = trees.id AND c.first_seen IS NOT NULL);"
+	"CREATE INDEX commits_tree_seen ON commits(tree_id)"
+	"  WHERE first_seen IS NOT NULL;"
+	"CREATE TRIGGER trees_ncommits_ins AFTER INSERT ON commits"
+	"  WHEN NEW.first_seen IS NOT NULL BEGIN"
+	"  UPDATE trees SET ncommits = ncommits + 1 WHERE id = NEW.tree_id;"
+	"  END;"
+	"CREATE TRIGGER trees_ncommits_del AFTER DELETE ON commits"
+	"  WHEN OLD.first_seen IS NOT NULL BEGIN"
+	"  UPDATE trees SET ncommits = ncommits - 1 WHERE id = OLD.tree_id;"
+	"  END;"
+	"CREATE TRIGGER trees_ncommits_upd AFTER UPDATE OF tree_id, first_seen"
+	"  ON commits WHEN (OLD.first_seen IS NULL) <> (NEW.first_seen IS NULL)"
+	"  OR OLD.tree_id <> NEW.tree_id BEGIN"
+	"  UPDATE trees SET ncommits = ncommits - 1"
+	"    WHERE id = OLD.tree_id AND OLD.first_seen IS NOT NULL;"
+	"  UPDATE trees SET ncommits = ncommits + 1"
+	"    WHERE id = NEW.tree_id AND NEW.first_seen IS NOT NULL; END;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

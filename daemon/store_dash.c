@@ -60,10 +60,8 @@ store_trees_get(struct store *s, struct store_trees *out)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
 	    "SELECT id, name, url, last_fetch, last_ok, last_error,"
-	    " failures, next_fetch,"
-	    " (SELECT count(*) FROM commits c WHERE c.tree_id = t.id"
-	    "  AND c.first_seen IS NOT NULL)"
-	    " FROM trees t ORDER BY name");
+	    " failures, next_fetch, ncommits" /* kept by triggers (v26) */
+	    " FROM trees ORDER BY name");
 	void *v;
 	size_t i;
 	int r;
@@ -143,20 +141,32 @@ commit_scan(void *row, sqlite3_stmt *st, void *arg)
 	c->first_seen = sqlite3_column_int64(st, 11);
 }
 
+#define COMMIT_COLS                                              \
+	"SELECT c.id, c.sha, t.name, c.subject, c.author,"       \
+	" c.author_date, c.committer, c.commit_date, c.parents," \
+	" c.branches, c.paths, c.first_seen"
+#define COMMIT_REST                                           \
+	" AND (?2 IS NULL OR instr(',' || c.branches || ','," \
+	"  ',' || ?2 || ',') > 0)"                            \
+	" AND c.id < ?3 AND c.first_seen IS NOT NULL"         \
+	" ORDER BY c.id DESC LIMIT ?4"
+
 int
 store_commits_get(struct store *s, struct store_commits *out, const char *tree,
     const char *branch, int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT c.id, c.sha, t.name, c.subject, c.author,"
-	    " c.author_date, c.committer, c.commit_date, c.parents,"
-	    " c.branches, c.paths, c.first_seen"
-	    " FROM commits c JOIN trees t ON t.id = c.tree_id"
-	    " WHERE (?1 IS NULL OR t.name = ?1)"
-	    " AND (?2 IS NULL OR instr(',' || c.branches || ',',"
-	    "  ',' || ?2 || ',') > 0)"
-	    " AND c.id < ?3 AND c.first_seen IS NOT NULL"
-	    " ORDER BY c.id DESC LIMIT ?4");
+	/* One tree's: its commits only, newest first from the index of
+	 * its seen commits (v26), not every tree's filtered.  CROSS: in
+	 * this order. */
+	sqlite3_stmt *st = tree != NULL
+	    ? store_i_stmt(s,
+	          COMMIT_COLS " FROM trees t CROSS JOIN commits c"
+	                      " INDEXED BY commits_tree_seen"
+	                      " ON c.tree_id = t.id"
+	                      " WHERE t.name = ?1" COMMIT_REST)
+	    : store_i_stmt(s,
+	          COMMIT_COLS " FROM commits c JOIN trees t ON t.id = c.tree_id"
+	                      " WHERE ?1 IS NULL" COMMIT_REST);
 	void *v;
 	int r;
 

@@ -791,6 +791,62 @@ TEST(test_store__commit_recorded_once_gains_branches)
 	store_close(s);
 }
 
+/* A tree's count of seen commits (kept by triggers, v26), and a tree's
+ * page of commits: its own only, newest first, paged by cursor. */
+TEST(test_store__tree_commit_count_and_page)
+{
+	struct store *s = open_new();
+	struct store_commit c = { SHA_A, "", "A", "C", 1, 1, "s", "[]" };
+	int64_t mm = 0, net = 0, id = 0, stub = 0, a = 0, b = 0;
+	struct store_trees tl;
+	struct store_commits l;
+
+	ASSERT(s != NULL);
+	ASSERT(store_tree_sync(s, &mm, "mm", "u1") == 0);
+	ASSERT(store_tree_sync(s, &net, "net", "u2") == 0);
+	ASSERT(store_commit_record(s, &a, NULL, mm, &c, "m", 1) == 0);
+	c.sha = SHA_B;
+	ASSERT(store_commit_record(s, &id, NULL, net, &c, "m", 2) == 0);
+	/* A stub is not seen: no count, not listed, until recorded. */
+	ASSERT(store_commit_stub(s, &stub, mm, SHA_C) == 0);
+	ASSERT(store_trees_get(s, &tl) == 0);
+	ASSERT_INTEQ(tl.n, 2);
+	ASSERT_STREQ(tl.v[0].name, "mm");
+	ASSERT_INTEQ(tl.v[0].commits, 1);
+	ASSERT_INTEQ(tl.v[1].commits, 1);
+	store_trees_release(&tl);
+	c.sha = SHA_C;
+	ASSERT(store_commit_record(s, &b, NULL, mm, &c, "next", 3) == 0);
+	ASSERT_INTEQ(b, stub);
+	ASSERT(store_commit_record(s, &b, NULL, mm, &c, "m", 4) == 0);
+	ASSERT(store_trees_get(s, &tl) == 0);
+	ASSERT_INTEQ(tl.v[0].commits, 2);
+	ASSERT_INTEQ(tl.v[1].commits, 1);
+	store_trees_release(&tl);
+	/* mm's page: its two, newest first, one a page. */
+	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, 0) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_INTEQ(l.v[0].id, b);
+	ASSERT_STREQ(l.v[0].tree, "mm");
+	ASSERT_INTEQ(l.next_cursor, b);
+	store_commits_release(&l);
+	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, b) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_INTEQ(l.v[0].id, a);
+	store_commits_release(&l);
+	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_INTEQ(l.v[0].id, b);
+	store_commits_release(&l);
+	ASSERT(store_commits_get(s, &l, "nosuch", NULL, 10, 0) == 0);
+	ASSERT_INTEQ(l.n, 0);
+	store_commits_release(&l);
+	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0) == 0);
+	ASSERT_INTEQ(l.n, 3);
+	store_commits_release(&l);
+	store_close(s);
+}
+
 TEST(test_store__commit_find_by_prefix)
 {
 	struct store *s = open_new();
