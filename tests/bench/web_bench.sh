@@ -174,6 +174,11 @@ routes=(
 	"jobs /jobs"
 	"jobs.json /api/v1/jobs"
 	"job.json /api/v1/jobs/@JOB@"
+	"trees.json /api/v1/trees"
+	"commits.json /api/v1/commits?tree=bench&branch=master"
+	"series-list.json /api/v1/series"
+	"alerts.json /api/v1/alerts"
+	"bisect.json /api/v1/bisect"
 )
 
 results=$PW_TMP/results
