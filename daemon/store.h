@@ -416,7 +416,13 @@ extern const char *const store_job_states[5];
 struct store_history_q {
 	const char *tree, *branch, *host, *job, *point, *metric;
 	int64_t from, to, limit, cursor;
+	/* At most this many of the series' jobs are examined for a page
+	 * (0: STORE_HISTORY_SCAN): filters that pass few of them end the
+	 * page early, with a cursor to go on (store_history.capped). */
+	int64_t scan;
 };
+/* ~8 ms of a core at 1M runs, when the filters pass none. */
+#define STORE_HISTORY_SCAN 10000
 struct store_hist_job {
 	int64_t job_id, pair_id, time; /* time: commit date, else created */
 	char *role, *sha, *subject;    /* sha and subject NULL: no commit */
@@ -439,6 +445,9 @@ struct store_history {
 	 * page is in time order, so its least job id, as
 	 * store_i_next_cursor has it for lists paging downwards. */
 	int64_t next_cursor;
+	/* 1 when the page stopped at its scan budget before it was full:
+	 * next_cursor goes on below the jobs it examined. */
+	int capped;
 };
 int store_history_get(
     struct store *, struct store_history *out, const struct store_history_q *);

@@ -29,6 +29,8 @@ enum stmt_slot {
 	S_DATA_VERSION,      /* store_data_version */
 	S_HISTORY,           /* store_web.c: store_history_get */
 	S_HISTORY_HOST,      /* a host's */
+	S_HISTORY_WIN,       /* store_web.c: hist_window */
+	S_HISTORY_WIN_HOST,  /* a host's */
 	S_HISTORY_RUNS,      /* a job's values without its summary */
 	S_ALERT_GROUP_STAMP, /* store_alert.c: a report group's newest */
 	S_NSLOTS

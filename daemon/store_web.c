@@ -447,7 +447,9 @@ hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
  * page's depth.  A row a job, its summary (schema v20) beside it when
  * stored: one seek a table a job, no second pass over the page and no
  * sort (the caller puts the page in time order).  The tree is looked up
- * once, not joined a row.
+ * once, not joined a row.  The filters of a row (tree, branch, time) are
+ * no range of the index, so the page reads windows of it (hist_window),
+ * within its scan budget (store_history_q.scan).
  */
 #define HIST_COLS                                                    \
 	"SELECT j.id, j.pair_id, j.role, c.sha, c.subject,"          \
@@ -464,6 +466,7 @@ hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
 	" LEFT JOIN commits c ON c.id = j.commit_id"                      \
 	" LEFT JOIN job_values jv ON jv.job_id = j.id AND jv.metric = ?6" \
 	" WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?10"       \
+	" AND hj.job_id >= ?11"                                           \
 	" AND (?3 IS NULL OR c.tree_id ="                                 \
 	"  (SELECT id FROM trees WHERE name = ?3))"                       \
 	" AND (?4 IS NULL OR instr(',' || c.branches || ',',"             \
@@ -532,9 +535,54 @@ hist_job_cmp(const void *a, const void *b)
 	return (x->job_id > y->job_id) - (x->job_id < y->job_id);
 }
 
-int
-store_history_get(
-    struct store *s, struct store_history *out, const struct store_history_q *q)
+/*
+ * The least job id of the next window of the series: at most w of its
+ * jobs below `below`, newest first (the index alone), into *floor, and
+ * how many there were into *n (fewer than w: the series ends there).
+ */
+static int
+hist_window(struct store *s, const struct store_history_q *q, int64_t below,
+    int64_t w, int64_t *floor, int64_t *n)
+{
+	sqlite3_stmt *st = q->host != NULL
+	    ? store_i_cached(s, S_HISTORY_WIN_HOST,
+	          "SELECT min(job_id), count(*) FROM (SELECT hj.job_id"
+	          " FROM hosts h CROSS JOIN history_jobs hj"
+	          " INDEXED BY history_jobs_host"
+	          " ON hj.host_id = h.id AND h.name = ?5"
+	          " WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?3"
+	          " ORDER BY hj.job_id DESC LIMIT ?4)")
+	    : store_i_cached(s, S_HISTORY_WIN,
+	          "SELECT min(job_id), count(*) FROM (SELECT hj.job_id"
+	          " FROM history_jobs hj INDEXED BY history_jobs_name"
+	          " WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?3"
+	          " ORDER BY hj.job_id DESC LIMIT ?4)");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, q->job);
+	store_i_bind_text(st, 2, q->point ? q->point : "");
+	sqlite3_bind_int64(st, 3, below);
+	sqlite3_bind_int64(st, 4, w);
+	store_i_bind_text(st, 5, q->host);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*floor = sqlite3_column_int64(st, 0);
+		*n = sqlite3_column_int64(st, 1);
+	}
+	store_i_count_steps(s, st);
+	sqlite3_reset(st); /* a cached statement */
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "history window");
+}
+
+/*
+ * The page's rows in the window [floor, below) of the series, at most
+ * want of them, appended to out; *read the rows read, *least the last.
+ */
+static int
+hist_rows(struct store *s, struct store_history *out,
+    const struct store_history_q *q, int64_t floor, int64_t below, int64_t want,
+    size_t *cap, size_t *read, int64_t *least)
 {
 	/* A host's page: its jobs only, from the host's name (none of
 	 * another's is read).  CROSS: in this order. */
@@ -546,11 +594,8 @@ store_history_get(
 	    : store_i_cached(s, S_HISTORY,
 	          HIST_COLS " FROM history_jobs hj"
 	                    " INDEXED BY history_jobs_name" HIST_REST);
-	int64_t least = 0;
-	size_t cap = 0, i, k, read = 0;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, q->job);
@@ -561,17 +606,18 @@ store_history_get(
 	store_i_bind_text(st, 6, q->metric);
 	sqlite3_bind_int64(st, 7, q->from);
 	sqlite3_bind_int64(st, 8, q->to);
-	sqlite3_bind_int64(st, 9, q->limit);
-	sqlite3_bind_int64(st, 10, store_i_below(q->cursor));
+	sqlite3_bind_int64(st, 9, want);
+	sqlite3_bind_int64(st, 10, below);
+	sqlite3_bind_int64(st, 11, floor);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (out->n == cap) {
-			cap = cap ? 2 * cap : 64;
-			out->v = xreallocarray(out->v, cap, sizeof(*out->v));
+		if (out->n == *cap) {
+			*cap = *cap ? 2 * *cap : 64;
+			out->v = xreallocarray(out->v, *cap, sizeof(*out->v));
 		}
 		hist_job_scan(&out->v[out->n], st);
 		/* Newest first: the last read is the page's least. */
-		least = out->v[out->n].job_id;
-		read++;
+		*least = out->v[out->n].job_id;
+		(*read)++;
 		if (sqlite3_column_type(st, 7) != SQLITE_NULL &&
 		    out->unit == NULL) {
 			out->unit = store_i_web_text(st, 11);
@@ -581,10 +627,51 @@ store_history_get(
 	}
 	store_i_count_steps(s, st);
 	sqlite3_reset(st); /* ends the read: a cached statement */
-	if (rc != SQLITE_DONE) {
-		store_i_dberr(s, "history");
-		store_history_release(out);
-		return -1;
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "history");
+}
+
+int
+store_history_get(
+    struct store *s, struct store_history *out, const struct store_history_q *q)
+{
+	int64_t least = 0, below = store_i_below(q->cursor), floor = 0;
+	int64_t budget = q->scan > 0 ? q->scan : STORE_HISTORY_SCAN;
+	int64_t w = q->limit * 2, got = 0, more;
+	size_t cap = 0, i, k, read = 0;
+
+	memset(out, 0, sizeof(*out));
+	/*
+	 * Windows of the series, newest first, each four times the last,
+	 * until the page is full, the series ends or the budget is spent:
+	 * filters that pass few jobs (a rare branch, an old range) cost at
+	 * most the budget a page, not the whole series.
+	 */
+	for (;;) {
+		if (w > budget)
+			w = budget;
+		if (hist_window(s, q, below, w, &floor, &got) != 0 ||
+		    (got > 0 &&
+		        hist_rows(s, out, q, floor, below,
+		            q->limit - (int64_t)read, &cap, &read,
+		            &least) != 0)) {
+			store_history_release(out);
+			return -1;
+		}
+		budget -= got;
+		if ((int64_t)read >= q->limit || got < w)
+			break; /* full, or the series ends in this window */
+		below = floor;
+		if (budget <= 0) {
+			/* Spent: the next page goes on below this one,
+			 * unless the series ends just here. */
+			if (hist_window(s, q, below, 1, &more, &got) != 0) {
+				store_history_release(out);
+				return -1;
+			}
+			out->capped = got > 0;
+			break;
+		}
+		w *= 4;
 	}
 	/* The jobs without a stored summary: their runs' values, and
 	 * those with none of metric are not on the page. */
@@ -611,10 +698,14 @@ store_history_get(
 		qsort(out->v, out->n, sizeof(*out->v), hist_job_cmp);
 	/* A full page read may have more below its least job id, also
 	 * when some of its jobs lack metric; none with it: the metric's
-	 * history ends here. */
-	out->next_cursor = out->n > 0
-	    ? store_i_next_cursor(read, q->limit, least, STORE_I_DESC)
-	    : 0;
+	 * history ends here.  A page that spent its budget goes on below
+	 * the jobs it examined, points or none. */
+	if (out->capped)
+		out->next_cursor = floor;
+	else
+		out->next_cursor = out->n > 0
+		    ? store_i_next_cursor(read, q->limit, least, STORE_I_DESC)
+		    : 0;
 	return 0;
 }
 

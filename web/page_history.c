@@ -158,6 +158,7 @@ hist_build(struct ctx *x, struct hist *h, const char **msg)
 	q.to = to;
 	q.limit = limit;
 	q.cursor = cursor;
+	q.scan = 0; /* STORE_HISTORY_SCAN */
 	return hist_fill(x->s, h, &q);
 }
 
@@ -222,6 +223,8 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 	if ((r = hist_changepoints(s, h, q)) != 0)
 		return r;
 	h->v.pager.later = q->cursor != 0;
+	h->v.partial = h->rows.capped;
+	h->v.scanned = q->scan > 0 ? q->scan : STORE_HISTORY_SCAN;
 	if (h->rows.next_cursor > 0) {
 		snprintf(h->next, sizeof(h->next), "%lld",
 		    (long long)h->rows.next_cursor);
@@ -291,6 +294,8 @@ hist_json(const struct hist *h)
 	if (h->v.pager.next_cursor)
 		json_object_set_new(
 		    o, "next_cursor", json_string(h->v.pager.next_cursor));
+	if (h->v.partial)
+		json_object_set_new(o, "partial", json_true());
 	return o;
 }
 

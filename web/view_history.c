@@ -169,6 +169,13 @@ view_history_render(struct buf *b, const struct view_history *h)
 	range_form(b, h);
 	svg_history(b, h);
 	HTML_LIT(b, "\n");
+	if (h->partial) {
+		HTML_LIT(b, "<p class=\"muted\">This page read the newest ");
+		html_int(b, h->scanned);
+		HTML_LIT(b,
+		    " jobs of the series here and stopped: the filters pass "
+		    "few of them. \"older\" goes on below them.</p>\n");
+	}
 	layout_pager(b, "/history", kv, sizeof(kv) / sizeof(kv[0]), &h->pager);
 	change_points(b, h);
 	alerts(b, h);

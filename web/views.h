@@ -219,6 +219,10 @@ struct view_history {
 	const struct view_change_point *cps;
 	size_t ncps;
 	struct view_pager pager;
+	/* The page read its most jobs of the series (STORE_HISTORY_SCAN)
+	 * before it was full: "older" goes on below them. */
+	int partial;
+	long long scanned;
 };
 
 /* Regressions with filters and triage. */
