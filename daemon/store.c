@@ -989,6 +989,42 @@ store_i_below(int64_t cursor)
 	return cursor > 0 ? cursor : INT64_MAX;
 }
 
+int
+store_i_scan_page(const struct store_i_scan *sc, int64_t cursor, int64_t limit,
+    int64_t budget, int *capped, int64_t *floor)
+{
+	int64_t below = store_i_below(cursor), w = limit * 2, got, n, read = 0;
+	int64_t more;
+
+	*capped = 0;
+	*floor = 0;
+	for (;;) {
+		if (w > budget)
+			w = budget;
+		if (sc->window(sc->arg, below, w, floor, &got) != 0)
+			return -1;
+		if (got > 0) {
+			if (sc->rows(
+			        sc->arg, *floor, below, limit - read, &n) != 0)
+				return -1;
+			read += n;
+		}
+		budget -= got;
+		if (read >= limit || got < w)
+			return 0; /* full, or the list ends in this window */
+		below = *floor;
+		if (budget <= 0) {
+			/* Spent: the next page goes on below this one,
+			 * unless the list ends just here. */
+			if (sc->window(sc->arg, below, 1, &more, &got) != 0)
+				return -1;
+			*capped = got > 0;
+			return 0;
+		}
+		w *= 4;
+	}
+}
+
 int64_t
 store_i_next_cursor(
     size_t n, int64_t limit, int64_t last, enum store_i_order order)

@@ -148,44 +148,122 @@ commit_scan(void *row, sqlite3_stmt *st, void *arg)
 #define COMMIT_REST                                           \
 	" AND (?2 IS NULL OR instr(',' || c.branches || ','," \
 	"  ',' || ?2 || ',') > 0)"                            \
-	" AND c.id < ?3 AND c.first_seen IS NOT NULL"         \
-	" ORDER BY c.id DESC LIMIT ?4"
+	" AND c.id < ?3 AND c.id >= ?5"                       \
+	" AND c.first_seen IS NOT NULL ORDER BY c.id DESC LIMIT ?4"
 
-int
-store_commits_get(struct store *s, struct store_commits *out, const char *tree,
-    const char *branch, int64_t limit, int64_t cursor)
+/* A page's read (store_i_scan_page when it has a branch). */
+struct commits_scan {
+	struct store *s;
+	struct store_commits *out;
+	const char *tree, *branch;
+};
+
+/* The rows of [floor, below), at most limit, appended to c->out; *got
+ * of them. */
+static int
+commits_rows(
+    void *arg, int64_t floor, int64_t below, int64_t limit, int64_t *got)
 {
+	struct commits_scan *c = arg;
+	struct store_commits *out = c->out;
 	/* One tree's: its commits only, newest first from the index of
 	 * its seen commits (v26), not every tree's filtered.  CROSS: in
 	 * this order. */
-	sqlite3_stmt *st = tree != NULL
-	    ? store_i_stmt(s,
+	sqlite3_stmt *st = c->tree != NULL
+	    ? store_i_stmt(c->s,
 	          COMMIT_COLS " FROM trees t CROSS JOIN commits c"
 	                      " INDEXED BY commits_tree_seen"
 	                      " ON c.tree_id = t.id"
 	                      " WHERE t.name = ?1" COMMIT_REST)
-	    : store_i_stmt(s,
+	    : store_i_stmt(c->s,
 	          COMMIT_COLS " FROM commits c JOIN trees t ON t.id = c.tree_id"
 	                      " WHERE ?1 IS NULL" COMMIT_REST);
 	void *v;
+	size_t n;
+	int r;
+
+	*got = 0;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, c->tree);
+	store_i_bind_text(st, 2, c->branch);
+	sqlite3_bind_int64(st, 3, below);
+	sqlite3_bind_int64(st, 4, limit);
+	sqlite3_bind_int64(st, 5, floor);
+	r = store_i_rows(
+	    c->s, st, &v, &n, sizeof(*out->v), commit_scan, NULL, "commits");
+	if (n > 0) {
+		out->v = xreallocarray(out->v, out->n + n, sizeof(*out->v));
+		memcpy(out->v + out->n, v, n * sizeof(*out->v));
+		out->n += n;
+	}
+	free(v);
+	*got = (int64_t)n;
+	return r;
+}
+
+/*
+ * The least id of the w newest listed commits (the tree's, or every
+ * tree's) below `below` into *floor, how many into *got: the index
+ * alone.
+ */
+static int
+commits_window(
+    void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *got)
+{
+	struct commits_scan *c = arg;
+	sqlite3_stmt *st = c->tree != NULL
+	    ? store_i_stmt(c->s,
+	          "SELECT min(id), count(*) FROM (SELECT c.id FROM trees t"
+	          " CROSS JOIN commits c INDEXED BY commits_tree_seen"
+	          " ON c.tree_id = t.id WHERE t.name = ?1"
+	          " AND c.first_seen IS NOT NULL AND c.id < ?2"
+	          " ORDER BY c.id DESC LIMIT ?3)")
+	    : store_i_stmt(c->s,
+	          "SELECT min(id), count(*) FROM (SELECT id FROM commits"
+	          " WHERE ?1 IS NULL AND first_seen IS NOT NULL AND id < ?2"
+	          " ORDER BY id DESC LIMIT ?3)");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, c->tree);
+	sqlite3_bind_int64(st, 2, below);
+	sqlite3_bind_int64(st, 3, w);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*floor = sqlite3_column_int64(st, 0);
+		*got = sqlite3_column_int64(st, 1);
+	}
+	store_i_count_steps(c->s, st);
+	store_i_release(c->s, st);
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(c->s, "commits window");
+}
+
+int
+store_commits_get(struct store *s, struct store_commits *out, const char *tree,
+    const char *branch, int64_t limit, int64_t cursor, int64_t scan)
+{
+	struct commits_scan c = { s, out, tree, branch };
+	struct store_i_scan sc = { commits_window, commits_rows, &c };
+	int64_t floor, n;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	store_i_bind_text(st, 1, tree);
-	store_i_bind_text(st, 2, branch);
-	sqlite3_bind_int64(st, 3, store_i_below(cursor));
-	sqlite3_bind_int64(st, 4, limit);
-	r = store_i_rows(
-	    s, st, &v, &out->n, sizeof(*out->v), commit_scan, NULL, "commits");
-	out->v = v;
+	/* Every seen commit of the tree (or of all) passes but for the
+	 * branch, which is no range of an index (a branch with no commit
+	 * read all 51,500 at 1M runs: 22 ms). */
+	r = branch != NULL
+	    ? store_i_scan_page(&sc, cursor, limit,
+	          scan > 0 ? scan : STORE_COMMITS_SCAN, &out->capped, &floor)
+	    : commits_rows(&c, 0, store_i_below(cursor), limit, &n);
 	if (r != 0) {
 		store_commits_release(out);
-		return r;
+		return -1;
 	}
-	out->next_cursor = store_i_next_cursor(
-	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
+	out->next_cursor = out->capped
+	    ? floor
+	    : store_i_next_cursor(out->n, limit,
+	          out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
 	return 0;
 }
 

@@ -123,6 +123,27 @@ int64_t store_i_next_cursor(
  * of an index, and a deep page would scan every row above it.
  */
 int64_t store_i_below(int64_t cursor);
+/*
+ * A page of a list newest first whose filters are no range of an index
+ * (a branch, a time range): read in windows of the list's index, each
+ * four times the last (the first twice the page), until the page is
+ * full, the list ends or budget ids were read, so a filter that passes
+ * few costs a page its budget, not the whole list.  window(arg, below,
+ * w, &floor, &got): the least id of the w newest below `below` and how
+ * many (fewer than w: the list ends).  rows(arg, floor, below, want,
+ * &n): at most want rows of [floor, below) appended by the caller, n of
+ * them.  0 or -1; *capped 1 when the budget ended the page with more
+ * below *floor, the page's cursor then.
+ */
+struct store_i_scan {
+	int (*window)(
+	    void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *got);
+	int (*rows)(
+	    void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n);
+	void *arg;
+};
+int store_i_scan_page(const struct store_i_scan *, int64_t cursor,
+    int64_t limit, int64_t budget, int *capped, int64_t *floor);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
 

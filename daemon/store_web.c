@@ -540,10 +540,21 @@ hist_job_cmp(const void *a, const void *b)
  * jobs below `below`, newest first (the index alone), into *floor, and
  * how many there were into *n (fewer than w: the series ends there).
  */
+/* A page's read in windows (store_i_scan_page). */
+struct hist_scan {
+	struct store *s;
+	struct store_history *out;
+	const struct store_history_q *q;
+	size_t cap;    /* of out->v */
+	int64_t least; /* the last job read */
+};
+
 static int
-hist_window(struct store *s, const struct store_history_q *q, int64_t below,
-    int64_t w, int64_t *floor, int64_t *n)
+hist_window(void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *n)
 {
+	struct hist_scan *h = arg;
+	struct store *s = h->s;
+	const struct store_history_q *q = h->q;
 	sqlite3_stmt *st = q->host != NULL
 	    ? store_i_cached(s, S_HISTORY_WIN_HOST,
 	          "SELECT min(job_id), count(*) FROM (SELECT hj.job_id"
@@ -577,13 +588,15 @@ hist_window(struct store *s, const struct store_history_q *q, int64_t below,
 
 /*
  * The page's rows in the window [floor, below) of the series, at most
- * want of them, appended to out; *read the rows read, *least the last.
+ * want of them, appended to h->out; *n of them.
  */
 static int
-hist_rows(struct store *s, struct store_history *out,
-    const struct store_history_q *q, int64_t floor, int64_t below, int64_t want,
-    size_t *cap, size_t *read, int64_t *least)
+hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 {
+	struct hist_scan *h = arg;
+	struct store *s = h->s;
+	struct store_history *out = h->out;
+	const struct store_history_q *q = h->q;
 	/* A host's page: its jobs only, from the host's name (none of
 	 * another's is read).  CROSS: in this order. */
 	sqlite3_stmt *st = q->host != NULL
@@ -609,15 +622,16 @@ hist_rows(struct store *s, struct store_history *out,
 	sqlite3_bind_int64(st, 9, want);
 	sqlite3_bind_int64(st, 10, below);
 	sqlite3_bind_int64(st, 11, floor);
+	*n = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (out->n == *cap) {
-			*cap = *cap ? 2 * *cap : 64;
-			out->v = xreallocarray(out->v, *cap, sizeof(*out->v));
+		if (out->n == h->cap) {
+			h->cap = h->cap ? 2 * h->cap : 64;
+			out->v = xreallocarray(out->v, h->cap, sizeof(*out->v));
 		}
 		hist_job_scan(&out->v[out->n], st);
 		/* Newest first: the last read is the page's least. */
-		*least = out->v[out->n].job_id;
-		(*read)++;
+		h->least = out->v[out->n].job_id;
+		(*n)++;
 		if (sqlite3_column_type(st, 7) != SQLITE_NULL &&
 		    out->unit == NULL) {
 			out->unit = store_i_web_text(st, 11);
@@ -634,45 +648,19 @@ int
 store_history_get(
     struct store *s, struct store_history *out, const struct store_history_q *q)
 {
-	int64_t least = 0, below = store_i_below(q->cursor), floor = 0;
-	int64_t budget = q->scan > 0 ? q->scan : STORE_HISTORY_SCAN;
-	int64_t w = q->limit * 2, got = 0, more;
-	size_t cap = 0, i, k, read = 0;
+	struct hist_scan h = { s, out, q, 0, 0 };
+	struct store_i_scan sc = { hist_window, hist_rows, &h };
+	int64_t floor;
+	size_t i, k, read;
 
 	memset(out, 0, sizeof(*out));
-	/*
-	 * Windows of the series, newest first, each four times the last,
-	 * until the page is full, the series ends or the budget is spent:
-	 * filters that pass few jobs (a rare branch, an old range) cost at
-	 * most the budget a page, not the whole series.
-	 */
-	for (;;) {
-		if (w > budget)
-			w = budget;
-		if (hist_window(s, q, below, w, &floor, &got) != 0 ||
-		    (got > 0 &&
-		        hist_rows(s, out, q, floor, below,
-		            q->limit - (int64_t)read, &cap, &read,
-		            &least) != 0)) {
-			store_history_release(out);
-			return -1;
-		}
-		budget -= got;
-		if ((int64_t)read >= q->limit || got < w)
-			break; /* full, or the series ends in this window */
-		below = floor;
-		if (budget <= 0) {
-			/* Spent: the next page goes on below this one,
-			 * unless the series ends just here. */
-			if (hist_window(s, q, below, 1, &more, &got) != 0) {
-				store_history_release(out);
-				return -1;
-			}
-			out->capped = got > 0;
-			break;
-		}
-		w *= 4;
+	if (store_i_scan_page(&sc, q->cursor, q->limit,
+	        q->scan > 0 ? q->scan : STORE_HISTORY_SCAN, &out->capped,
+	        &floor) != 0) {
+		store_history_release(out);
+		return -1;
 	}
+	read = out->n;
 	/* The jobs without a stored summary: their runs' values, and
 	 * those with none of metric are not on the page. */
 	for (i = k = 0; i < out->n; i++) {
@@ -704,7 +692,7 @@ store_history_get(
 		out->next_cursor = floor;
 	else
 		out->next_cursor = out->n > 0
-		    ? store_i_next_cursor(read, q->limit, least, STORE_I_DESC)
+		    ? store_i_next_cursor(read, q->limit, h.least, STORE_I_DESC)
 		    : 0;
 	return 0;
 }

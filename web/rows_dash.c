@@ -111,13 +111,13 @@ rows_trees_json(const struct store_trees *l)
 json_t *
 rows_commits_json(const struct store_commits *l)
 {
-	json_t *arr = json_array();
+	json_t *arr = json_array(), *o;
 	size_t i;
 
 	for (i = 0; i < l->n; i++) {
 		const struct store_commit_row *c = &l->v[i];
-		json_t *o = json_object();
 
+		o = json_object();
 		json_object_set_new(o, "id", json_integer(c->id));
 		json_object_set_new(o, "sha", str_or_null(c->sha));
 		json_object_set_new(o, "tree", str_or_null(c->tree));
@@ -136,7 +136,10 @@ rows_commits_json(const struct store_commits *l)
 		    o, "first_seen", json_integer(c->first_seen));
 		json_array_append_new(arr, o);
 	}
-	return page_json("commits", arr, l->next_cursor);
+	o = page_json("commits", arr, l->next_cursor);
+	if (l->capped)
+		json_object_set_new(o, "partial", json_true());
+	return o;
 }
 
 json_t *
