@@ -16,6 +16,8 @@
 # BENCH_ROUTES="series history ...": only the routes of these names.
 # UNCACHED=1 adds a third turn per round, with a cookie, which the reply
 # cache (web/cache.h) never answers: what rendering each route costs.
+# The -rare routes filter by a branch none of the history or commits is
+# on: each page reads its scan budget (10,000), not the whole list.
 # Goals (issue 17): every route >= 25 % of nginx's requests/s, p99 <=
 # 10 ms, no route slower at 1M runs than at 100k, RSS <= 64 MB at 1M.
 #
@@ -179,6 +181,8 @@ routes=(
 	"series-list.json /api/v1/series"
 	"alerts.json /api/v1/alerts"
 	"bisect.json /api/v1/bisect"
+	"history-rare.json /api/v1/history?tree=bench&branch=nosuch&job=kv&point=x%3D1&metric=ops"
+	"commits-rare.json /api/v1/commits?branch=nosuch"
 )
 
 results=$PW_TMP/results
