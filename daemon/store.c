@@ -1025,6 +1025,20 @@ store_i_scan_page(const struct store_i_scan *sc, int64_t cursor, int64_t limit,
 	}
 }
 
+int
+store_i_scan_window(struct store *s, sqlite3_stmt *st, int64_t *floor,
+    int64_t *got, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW) {
+		*floor = sqlite3_column_int64(st, 0);
+		*got = sqlite3_column_int64(st, 1);
+	}
+	store_i_count_steps(s, st);
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, what);
+}
+
 int64_t
 store_i_next_cursor(
     size_t n, int64_t limit, int64_t last, enum store_i_order order)

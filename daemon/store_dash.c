@@ -230,13 +230,9 @@ commits_window(
 	store_i_bind_text(st, 1, c->tree);
 	sqlite3_bind_int64(st, 2, below);
 	sqlite3_bind_int64(st, 3, w);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*floor = sqlite3_column_int64(st, 0);
-		*got = sqlite3_column_int64(st, 1);
-	}
-	store_i_count_steps(c->s, st);
+	rc = store_i_scan_window(c->s, st, floor, got, "commits window");
 	store_i_release(c->s, st);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(c->s, "commits window");
+	return rc;
 }
 
 int

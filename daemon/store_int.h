@@ -144,6 +144,11 @@ struct store_i_scan {
 };
 int store_i_scan_page(const struct store_i_scan *, int64_t cursor,
     int64_t limit, int64_t budget, int *capped, int64_t *floor);
+/* A window's statement (bound, "SELECT min(id), count(*) FROM (...)")
+ * stepped: *floor and *got; 0 or store_i_dberr's -1 naming what.  The
+ * caller resets or releases st. */
+int store_i_scan_window(struct store *, sqlite3_stmt *st, int64_t *floor,
+    int64_t *got, const char *what);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
 

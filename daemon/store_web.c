@@ -577,13 +577,9 @@ hist_window(void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *n)
 	sqlite3_bind_int64(st, 3, below);
 	sqlite3_bind_int64(st, 4, w);
 	store_i_bind_text(st, 5, q->host);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*floor = sqlite3_column_int64(st, 0);
-		*n = sqlite3_column_int64(st, 1);
-	}
-	store_i_count_steps(s, st);
+	rc = store_i_scan_window(s, st, floor, n, "history window");
 	sqlite3_reset(st); /* a cached statement */
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "history window");
+	return rc;
 }
 
 /*
