@@ -662,6 +662,47 @@ static const char *const migrations[] = {
 	"    WHERE id = OLD.tree_id AND OLD.first_seen IS NOT NULL;"
 	"  UPDATE trees SET ncommits = ncommits + 1"
 	"    WHERE id = NEW.tree_id AND NEW.first_seen IS NOT NULL; END;",
+	/*
+	 * v27 (issue 17): the regressions' filters.  A tree, host or
+	 * benchmark was found by joining each regression to its pair, job
+	 * and commit, newest first to the table's end: 5 ms for a tree with
+	 * none at 498 regressions, and the table grows with every finding.
+	 * Each regression now holds its tree, host and benchmark (kept by
+	 * triggers when its pair or the pair's candidate job changes), and
+	 * each filter has an index in id order (the rowid ends each entry).
+	 */
+	"ALTER TABLE regressions ADD COLUMN tree_id INTEGER;"
+	"ALTER TABLE regressions ADD COLUMN host_id INTEGER;"
+	"ALTER TABLE regressions ADD COLUMN bench TEXT;"
+	"UPDATE regressions SET (tree_id, host_id, bench) ="
+	"  (SELECT c.tree_id, p.host_id, p.name FROM comparisons cm"
+	"  JOIN pairs p ON p.id = cm.pair_id"
+	"  LEFT JOIN jobs j ON j.id = p.cand_job_id"
+	"  LEFT JOIN commits c ON c.id = j.commit_id"
+	"  WHERE cm.id = regressions.comparison_id);"
+	"CREATE INDEX regressions_state ON regressions(state);"
+	"CREATE INDEX regressions_tree ON regressions(tree_id);"
+	"CREATE INDEX regressions_host ON regressions(host_id);"
+	"CREATE INDEX regressions_bench ON regressions(bench);"
+	"CREATE TRIGGER regressions_filters_ins AFTER INSERT ON regressions"
+	"  BEGIN UPDATE regressions SET (tree_id, host_id, bench) ="
+	"  (SELECT c.tree_id, p.host_id, p.name FROM comparisons cm"
+	"  JOIN pairs p ON p.id = cm.pair_id"
+	"  LEFT JOIN jobs j ON j.id = p.cand_job_id"
+	"  LEFT JOIN commits c ON c.id = j.commit_id"
+	"  WHERE cm.id = NEW.comparison_id) WHERE id = NEW.id; END;"
+	"CREATE TRIGGER regressions_filters_pair AFTER UPDATE OF host_id, name,"
+	"  cand_job_id ON pairs BEGIN UPDATE regressions SET"
+	"  (tree_id, host_id, bench) = (SELECT (SELECT c.tree_id FROM jobs j"
+	"  JOIN commits c ON c.id = j.commit_id WHERE j.id = NEW.cand_job_id),"
+	"  NEW.host_id, NEW.name) WHERE comparison_id IN"
+	"  (SELECT id FROM comparisons WHERE pair_id = NEW.id); END;"
+	"CREATE TRIGGER regressions_filters_job AFTER UPDATE OF commit_id"
+	"  ON jobs WHEN NEW.pair_id IS NOT NULL BEGIN UPDATE regressions"
+	"  SET tree_id = (SELECT tree_id FROM commits WHERE id = NEW.commit_id)"
+	"  WHERE comparison_id IN (SELECT cm.id FROM comparisons cm"
+	"  JOIN pairs p ON p.id = cm.pair_id"
+	"  WHERE p.id = NEW.pair_id AND p.cand_job_id = NEW.id); END;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -968,6 +1009,25 @@ store_i_rows(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
 	store_i_count_steps(s, st);
 	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, what);
+}
+
+int
+store_i_rows_append(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
+    void *arg, const char *what, int64_t *got)
+{
+	void *w;
+	size_t k;
+	int r = store_i_rows(s, st, &w, &k, size, scan, arg, what);
+
+	if (k > 0) {
+		*v = xreallocarray(*v, *n + k, size);
+		memcpy((char *)*v + *n * size, w, k * size);
+		*n += k;
+	}
+	free(w);
+	*got = (int64_t)k;
+	return r;
 }
 
 void

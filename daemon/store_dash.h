@@ -152,12 +152,22 @@ struct store_regressions {
 	struct store_regression *v;
 	size_t n;
 	int64_t next_cursor; /* the cursor of the next page, 0 at the end */
+	/* 1: the scan budget ended the page before limit; next_cursor
+	 * goes on below the regressions read. */
+	int capped;
 };
-/* Regressions newest first with id < cursor (0: from the newest),
- * filtered (NULL: any), at most limit. */
+/* A page of two or more kinds of filter reads at most this many
+ * regressions (one kind is an index range, schema v27). */
+#define STORE_REGRESSIONS_SCAN 10000
+struct store_regressions_q {
+	const char *tree, *host, *bench, *state; /* NULL: any */
+	int64_t limit;
+	int64_t cursor; /* id < cursor; 0: from the newest */
+	int64_t scan;   /* the budget of regressions read; 0: the default */
+};
+/* Regressions newest first, filtered, at most limit. */
 int store_regressions_get(struct store *, struct store_regressions *out,
-    const char *tree, const char *host, const char *bench, const char *state,
-    int64_t limit, int64_t cursor);
+    const struct store_regressions_q *);
 void store_regressions_release(struct store_regressions *);
 
 #endif

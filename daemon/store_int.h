@@ -107,6 +107,11 @@ void store_i_count_steps(struct store *, sqlite3_stmt *);
 int store_i_rows(struct store *, sqlite3_stmt *st, void **v, size_t *n,
     size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
     void *arg, const char *what);
+/* store_i_rows, the rows appended to the *n already in *v; how many
+ * into *got. */
+int store_i_rows_append(struct store *, sqlite3_stmt *st, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
+    void *arg, const char *what, int64_t *got);
 /*
  * The next page's cursor of a list page (docs/API.md): n rows read of
  * limit asked, the last with id last.  A page that is not full is the

@@ -54,8 +54,13 @@ web_regressions(struct ctx *x)
 	v.host = web_q(x, "host");
 	v.bench = web_q(x, "bench");
 	v.state = state_filter(x);
-	r = store_regressions_get(
-	    x->s, &l, v.tree, v.host, v.bench, v.state, PAGE_ROWS, cursor);
+	r = store_regressions_get(x->s, &l,
+	    &(struct store_regressions_q){ .tree = v.tree,
+	        .host = v.host,
+	        .bench = v.bench,
+	        .state = v.state,
+	        .limit = PAGE_ROWS,
+	        .cursor = cursor });
 	if (r != 0) {
 		web_page_store_err(x, r);
 		return;
@@ -88,6 +93,7 @@ web_regressions(struct ctx *x)
 	}
 	v.rows = rows;
 	v.nrows = l.n;
+	v.partial = l.capped;
 	web_pager(&v.pager, cursor, l.next_cursor, next);
 	v.session.admin = x->admin;
 	v.session.csrf = x->admin ? x->csrf : NULL;
@@ -185,8 +191,13 @@ web_regressions_doc(struct store *s, json_t **out, const char *tree,
 	int r;
 
 	*out = NULL;
-	r = store_regressions_get(
-	    s, &l, tree, host, bench, state, limit, cursor);
+	r = store_regressions_get(s, &l,
+	    &(struct store_regressions_q){ .tree = tree,
+	        .host = host,
+	        .bench = bench,
+	        .state = state,
+	        .limit = limit,
+	        .cursor = cursor });
 	if (r != 0)
 		return r;
 	*out = rows_regressions_json(&l);

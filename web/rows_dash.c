@@ -203,12 +203,15 @@ regression_json(const struct store_regression *g)
 json_t *
 rows_regressions_json(const struct store_regressions *l)
 {
-	json_t *arr = json_array();
+	json_t *arr = json_array(), *o;
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
 		json_array_append_new(arr, regression_json(&l->v[i]));
-	return page_json("regressions", arr, l->next_cursor);
+	o = page_json("regressions", arr, l->next_cursor);
+	if (l->capped)
+		json_object_set_new(o, "partial", json_true());
+	return o;
 }
 
 /* ---- bisections (was daemon/bisect_api.c) ---- */

@@ -269,9 +269,14 @@ view_regressions_render(struct buf *b, const struct view_regressions *v)
 		    "<p><a href=\"/login?next=%2Fregressions\">Log in"
 		    "</a> to triage.</p>\n");
 	filters(b, v);
-	if (v->nrows == 0)
+	if (v->partial)
+		HTML_LIT(b,
+		    "<p class=\"muted\">This page read the newest "
+		    "regressions here and stopped: the filters pass few "
+		    "of them. \"older\" goes on below them.</p>\n");
+	if (v->nrows == 0 && !v->partial)
 		HTML_LIT(b, "<p class=\"muted\">No regressions match.</p>\n");
-	else {
+	else if (v->nrows > 0) {
 		HTML_LIT(b,
 		    "<table><tr><th>id</th><th>point</th><th>metric</th>"
 		    "<th>change</th><th>verdict</th><th>triage</th>"

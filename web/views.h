@@ -249,6 +249,7 @@ struct view_regressions {
 	const struct view_regression *rows;
 	size_t nrows;
 	struct view_pager pager;
+	int partial; /* the scan budget ended the page (store_regressions) */
 	struct view_session session;
 	const char *flash; /* a message after a triage post, or NULL */
 };

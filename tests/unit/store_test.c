@@ -1584,6 +1584,26 @@ stats_are(struct store *s, int64_t queued, int64_t running, int64_t success,
 	return 1;
 }
 
+/* A final iops comparison that is a regression: 100 to 80, -20 %. */
+static void
+regression_cmp(struct store_comparison *cmp)
+{
+	memset(cmp, 0, sizeof(*cmp));
+	cmp->metric = "iops";
+	cmp->unit = "IOPS";
+	cmp->better = "higher";
+	cmp->verdict = "regression";
+	cmp->n_base = cmp->n_cand = 3;
+	cmp->base_median = 100;
+	cmp->cand_median = 80;
+	cmp->change_pct = -20;
+	cmp->ci_low = -25;
+	cmp->ci_high = -15;
+	cmp->p = cmp->p_adjusted = 0.001;
+	cmp->min_effect = 1;
+	cmp->final = 1;
+}
+
 static int64_t
 reg_count(struct store *s, const char *state)
 {
@@ -1652,24 +1672,11 @@ TEST(test_store__counts_follow_every_change)
 	ASSERT(stats_are(s, 0, 0, 1, 0, 1, 3));
 
 	ASSERT_INTEQ(reg_count(s, "new"), 0);
-	memset(&cmp, 0, sizeof(cmp));
-	cmp.metric = "iops";
-	cmp.unit = "IOPS";
-	cmp.better = "higher";
-	cmp.verdict = "regression";
-	cmp.n_base = cmp.n_cand = 3;
-	cmp.base_median = 100;
-	cmp.cand_median = 80;
-	cmp.change_pct = -20;
-	cmp.ci_low = -25;
-	cmp.ci_high = -15;
-	cmp.p = cmp.p_adjusted = 0.001;
-	cmp.min_effect = 1;
-	cmp.final = 1;
+	regression_cmp(&cmp);
 	ASSERT(store_verdict_put(s, NULL, pair, &cmp, 2007) == 0);
 	ASSERT_INTEQ(reg_count(s, "new"), 1);
-	ASSERT(
-	    store_regressions_get(s, &rl, NULL, NULL, NULL, NULL, 10, 0) == 0);
+	ASSERT(store_regressions_get(
+	           s, &rl, &(struct store_regressions_q){ .limit = 10 }) == 0);
 	ASSERT(rl.n >= 1);
 	rid = rl.v[0].id;
 	store_regressions_release(&rl);
@@ -2114,6 +2121,227 @@ TEST(test_store__list_pages_cost_the_same_at_any_depth)
 	deep = history_page_steps(s, 2, 3, &n);
 	ASSERT_INTEQ(n, 2);
 	ASSERT(first > 0 && deep < 2 * first);
+	store_close(s);
+}
+
+/*
+ * A regression of bench on a commit of tree, measured by host (both jobs
+ * run there), at now; 0 or -1.
+ */
+static int
+add_regression(struct store *s, int64_t host_id, int64_t tree, const char *sha,
+    const char *bench, int64_t now)
+{
+	struct store_commit c = { sha, "", "A", "C", 1, 1, "s", "[]" };
+	struct store_job_new cand = job_cand;
+	struct store_comparison cmp;
+	struct store_claimed cl;
+	int64_t commit = 0, pair = 0;
+	int i;
+
+	if (store_commit_record(s, &commit, NULL, tree, &c, "m", now) != 0)
+		return -1;
+	cand.commit_id = commit;
+	if (store_pair_create(s, &pair, NULL, NULL, bench, "bs=4k", &job_base,
+	        &cand, now) != 0)
+		return -1;
+	/* Both sides, one at a time: a host holds one job. */
+	for (i = 0; i < 2; i++) {
+		int64_t job;
+
+		if (store_claim(s, &cl, host_id, now, 60) != 0 ||
+		    cl.job_id == 0)
+			return -1;
+		job = cl.job_id;
+		store_claimed_release(&cl);
+		if (add_value(s, host_id, job, 0, 100) != 0 ||
+		    store_finish(s, host_id, job, 1, NULL, now) != 0)
+			return -1;
+	}
+	regression_cmp(&cmp);
+	return store_verdict_put(s, NULL, pair, &cmp, now);
+}
+
+/* The ids of a regressions page, newest first, as "id,id"; its steps
+ * into *steps; -1 when the read fails. */
+static int
+reg_page(struct store *s, const struct store_regressions_q *q,
+    struct store_regressions *l, char out[256], uint64_t *steps)
+{
+	uint64_t before = store_read_steps(s);
+	size_t i, len = 0;
+
+	out[0] = '\0';
+	if (store_regressions_get(s, l, q) != 0)
+		return -1;
+	*steps = store_read_steps(s) - before;
+	for (i = 0; i < l->n && len < 200; i++)
+		len += (size_t)snprintf(out + len, 256 - len, "%s%lld",
+		    i ? "," : "", (long long)l->v[i].id);
+	return 0;
+}
+
+/*
+ * The regressions' filters (schema v27): each kind its index's range,
+ * so a host, tree or benchmark with one regression reads that one, not
+ * the table (at 498 regressions a tree with none cost 5 ms, and the
+ * table grows with every finding); two kinds read windows within the
+ * scan budget, partial when it ends the page.  A database made before
+ * v27 gets its regressions' columns filled.
+ */
+TEST(test_store__regression_filters_are_index_ranges)
+{
+	struct store *s = NULL;
+	struct store_regressions l;
+	struct err e = { 0 };
+	char *p = dbpath(), got[256], sha[41];
+	int64_t h1, h2, mm = 0, net = 0;
+	struct store_claimed cl;
+	int n;
+	uint64_t one, all;
+	int i;
+
+	/* The first regression is made at v26, before the columns. */
+	ASSERT(store_open_version(&s, p, 26, &e) == 0);
+	ASSERT_INTEQ(store_user_version(s), 26);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	ASSERT((h2 = host(s, "h2", "[]")) > 0);
+	ASSERT(store_tree_sync(s, &mm, "mm", "u1") == 0);
+	ASSERT(store_tree_sync(s, &net, "net", "u2") == 0);
+	ASSERT(add_regression(s, h2, net, SHA_A, "kv", 1000) == 0);
+	store_close(s);
+	ASSERT(store_open(&s, p, &e) == 0);
+	free(p);
+	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+	/* 40 more on h1, tree mm, fio; the last on tree net. */
+	for (i = 0; i < 40; i++) {
+		snprintf(sha, sizeof(sha), "%040d", i + 1);
+		ASSERT(add_regression(s, h1, i == 39 ? net : mm, sha, "fio",
+		           1001 + i) == 0);
+	}
+	ASSERT(reg_page(s, &(struct store_regressions_q){ .limit = 50 }, &l,
+	           got, &all) == 0);
+	ASSERT_INTEQ(l.n, 41);
+	ASSERT_INTEQ(l.v[0].id, 41);
+	ASSERT_INTEQ(l.next_cursor, 0);
+	store_regressions_release(&l);
+	/* The one made before the migration, by each of its filters: an
+	 * index range reads it alone (142 steps against 3,508 for all 41
+	 * here; a check of each regression's columns took 522). */
+	ASSERT(reg_page(s,
+	           &(struct store_regressions_q){ .host = "h2", .limit = 50 },
+	           &l, got, &one) == 0);
+	ASSERT_STREQ(got, "1");
+	ASSERT_STREQ(l.v[0].host, "h2");
+	ASSERT_STREQ(l.v[0].bench, "kv");
+	ASSERT_STREQ(l.v[0].tree, "net");
+	ASSERT_INTEQ(l.capped, 0);
+	store_regressions_release(&l);
+	ASSERT_MSG(one * 12 < all,
+	    "host h2 (1 regression): %llu steps; all 41: %llu",
+	    (unsigned long long)one, (unsigned long long)all);
+	ASSERT(reg_page(s,
+	           &(struct store_regressions_q){ .bench = "kv", .limit = 50 },
+	           &l, got, &one) == 0);
+	ASSERT_STREQ(got, "1");
+	store_regressions_release(&l);
+	ASSERT_MSG(one * 12 < all, "bench kv: %llu steps; all: %llu",
+	    (unsigned long long)one, (unsigned long long)all);
+	ASSERT(reg_page(s,
+	           &(struct store_regressions_q){ .tree = "net", .limit = 50 },
+	           &l, got, &one) == 0);
+	ASSERT_STREQ(got, "41,1");
+	store_regressions_release(&l);
+	ASSERT_MSG(one * 12 < all, "tree net: %llu steps; all: %llu",
+	    (unsigned long long)one, (unsigned long long)all);
+	/* Unknown names: none, at once. */
+	ASSERT(
+	    reg_page(s,
+	        &(struct store_regressions_q){ .tree = "nosuch", .limit = 50 },
+	        &l, got, &one) == 0);
+	ASSERT_INTEQ(l.n, 0);
+	ASSERT_INTEQ(l.next_cursor, 0);
+	store_regressions_release(&l);
+	/* A state is its index's range too, paged by cursor. */
+	ASSERT(store_web_triage(s, 5, "fixed", NULL, 2000) == 0);
+	ASSERT(store_web_triage(s, 3, "fixed", NULL, 2000) == 0);
+	ASSERT(
+	    reg_page(s,
+	        &(struct store_regressions_q){ .state = "fixed", .limit = 1 },
+	        &l, got, &one) == 0);
+	ASSERT_STREQ(got, "5");
+	ASSERT_INTEQ(l.next_cursor, 5);
+	store_regressions_release(&l);
+	ASSERT(reg_page(s,
+	           &(struct store_regressions_q){
+	               .state = "fixed", .limit = 1, .cursor = 5 },
+	           &l, got, &one) == 0);
+	ASSERT_STREQ(got, "3");
+	store_regressions_release(&l);
+	/* Two kinds: the host's index, the state checked on each row. */
+	ASSERT(reg_page(s,
+	           &(struct store_regressions_q){
+	               .host = "h1", .state = "fixed", .limit = 50 },
+	           &l, got, &one) == 0);
+	ASSERT_STREQ(got, "5,3");
+	ASSERT_INTEQ(l.capped, 0);
+	ASSERT_INTEQ(l.next_cursor, 0);
+	store_regressions_release(&l);
+	/* With a budget of 10: h1's 10 newest (41..32) read, none fixed,
+	 * partial below them; then 31..22, 21..12, then 11..2 with 5, 3. */
+	ASSERT(reg_page(s,
+	           &(struct store_regressions_q){
+	               .host = "h1", .state = "fixed", .limit = 5, .scan = 10 },
+	           &l, got, &one) == 0);
+	ASSERT_INTEQ(l.n, 0);
+	ASSERT_INTEQ(l.capped, 1);
+	ASSERT_INTEQ(l.next_cursor, 32);
+	store_regressions_release(&l);
+	ASSERT(reg_page(s,
+	           &(struct store_regressions_q){ .host = "h1",
+	               .state = "fixed",
+	               .limit = 5,
+	               .scan = 10,
+	               .cursor = 12 },
+	           &l, got, &one) == 0);
+	ASSERT_STREQ(got, "5,3");
+	ASSERT_INTEQ(l.capped, 0);
+	ASSERT_INTEQ(l.next_cursor, 0);
+	store_regressions_release(&l);
+	/* A pair's host moves (its lease expired) after its verdict was
+	 * stored: the regression follows its pair. */
+	{
+		struct store_comparison cmp;
+		int64_t pair = 0, base = 0;
+
+		ASSERT(store_pair_create(s, &pair, &base, NULL, "fio", "x",
+		           &job_base, &job_cand, 3000) == 0);
+		ASSERT(store_claim(s, &cl, h1, 3000, 60) == 0);
+		ASSERT_INTEQ(cl.job_id, base);
+		store_claimed_release(&cl);
+		regression_cmp(&cmp);
+		ASSERT(store_verdict_put(s, NULL, pair, &cmp, 3000) == 0);
+		ASSERT(reg_page(s,
+		           &(struct store_regressions_q){
+		               .host = "h1", .limit = 1 },
+		           &l, got, &one) == 0);
+		ASSERT_STREQ(got, "42");
+		store_regressions_release(&l);
+		ASSERT(store_requeue_expired(s, 4000, &n) == 0);
+		ASSERT(store_claim(s, &cl, h2, 4000, 60) == 0);
+		ASSERT_INTEQ(cl.job_id, base);
+		store_claimed_release(&cl);
+	}
+	ASSERT(reg_page(s,
+	           &(struct store_regressions_q){ .host = "h2", .limit = 50 },
+	           &l, got, &one) == 0);
+	ASSERT_STREQ(got, "42,1");
+	store_regressions_release(&l);
+	ASSERT(reg_page(s,
+	           &(struct store_regressions_q){ .host = "h1", .limit = 1 },
+	           &l, got, &one) == 0);
+	ASSERT_STREQ(got, "41");
+	store_regressions_release(&l);
 	store_close(s);
 }
 

@@ -185,7 +185,8 @@ regressions(struct store *s)
 	struct store_regressions l;
 	size_t n;
 
-	if (store_regressions_get(s, &l, NULL, NULL, NULL, NULL, 100, 0) != 0)
+	if (store_regressions_get(
+	        s, &l, &(struct store_regressions_q){ .limit = 100 }) != 0)
 		return (size_t)-1;
 	n = l.n;
 	store_regressions_release(&l);
@@ -959,8 +960,9 @@ TEST(test_verdict__migration_keeps_regressions)
 	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
 	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h, b2, c2, md, 1, 5), 0);
-	ASSERT_INTEQ(
-	    store_regressions_get(s, &rl, NULL, NULL, NULL, NULL, 10, 0), 0);
+	ASSERT_INTEQ(store_regressions_get(
+	                 s, &rl, &(struct store_regressions_q){ .limit = 10 }),
+	    0);
 	ASSERT_INTEQ(rl.n, 1);
 	ASSERT_STREQ(rl.v[0].state, "acknowledged");
 	ASSERT_STREQ(rl.v[0].note, "seen");
@@ -1114,8 +1116,8 @@ TEST(test_verdict__memcg_tax_caught_behind_root)
 		size_t i;
 		int seen = 0;
 
-		ASSERT_INTEQ(store_regressions_get(
-		                 s, &l, NULL, NULL, NULL, NULL, 100, 0),
+		ASSERT_INTEQ(store_regressions_get(s, &l,
+		                 &(struct store_regressions_q){ .limit = 100 }),
 		    0);
 		for (i = 0; i < l.n; i++)
 			if (strcmp(l.v[i].metric, "memcg_tax.ops") == 0 &&

@@ -1035,6 +1035,21 @@ TEST(test_web__regressions_hostile)
 	ASSERT_PAGE(&b);
 	ASSERT(strstr(b.data, "more rows not shown") != NULL);
 	free(rows);
+	/* A page the scan budget stopped says so, not "none match". */
+	buf_reset(&b);
+	v.rows = NULL;
+	v.nrows = 0;
+	v.partial = 1;
+	view_regressions_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "read the newest regressions here and stopped") !=
+	    NULL);
+	ASSERT(strstr(b.data, "No regressions match") == NULL);
+	buf_reset(&b);
+	v.partial = 0;
+	view_regressions_render(&b, &v);
+	ASSERT(strstr(b.data, "No regressions match") != NULL);
+	ASSERT(strstr(b.data, "and stopped") == NULL);
 	buf_release(&b);
 }
 
