@@ -703,6 +703,15 @@ static const char *const migrations[] = {
 	"  WHERE comparison_id IN (SELECT cm.id FROM comparisons cm"
 	"  JOIN pairs p ON p.id = cm.pair_id"
 	"  WHERE p.id = NEW.pair_id AND p.cand_job_id = NEW.id); END;",
+	/*
+	 * v28 (issue 17): the alerts' filters.  A state or kind walked
+	 * every alert newest first, and a commit (the commit page asks
+	 * for its alerts on each view) joined every alert to its report
+	 * and commit: the table grows with every delivery.  A commit's
+	 * alerts come from alert_reports_commit; these two are the rest.
+	 */
+	"CREATE INDEX alerts_state ON alerts(state);"
+	"CREATE INDEX alerts_kind ON alerts(kind);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -1083,6 +1092,64 @@ store_i_scan_page(const struct store_i_scan *sc, int64_t cursor, int64_t limit,
 		}
 		w *= 4;
 	}
+}
+
+static int
+list_window(void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *n)
+{
+	const struct store_i_list *l = arg;
+	sqlite3_stmt *st = store_i_stmt(l->s, l->window_sql);
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	l->bind(st, l->q);
+	sqlite3_bind_int64(st, 10, below);
+	sqlite3_bind_int64(st, 11, w);
+	rc = store_i_scan_window(l->s, st, floor, n, l->what);
+	store_i_release(l->s, st);
+	return rc;
+}
+
+static int
+list_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *got)
+{
+	const struct store_i_list *l = arg;
+	sqlite3_stmt *st = store_i_stmt(l->s, l->rows_sql);
+
+	*got = 0;
+	if (st == NULL)
+		return -1;
+	l->bind(st, l->q);
+	sqlite3_bind_int64(st, 10, below);
+	sqlite3_bind_int64(st, 11, want);
+	sqlite3_bind_int64(st, 12, floor);
+	return store_i_rows_append(
+	    l->s, st, l->v, l->n, l->size, l->scan, l->scan_arg, l->what, got);
+}
+
+int
+store_i_list_page(const struct store_i_list *l, int kinds, int64_t cursor,
+    int64_t limit, int64_t budget, int *capped, int64_t *next,
+    int64_t (*last_id)(const void *row))
+{
+	struct store_i_scan sc = { list_window, list_rows, (void *)l };
+	int64_t floor = 0, n;
+	int r;
+
+	*capped = 0;
+	r = kinds > 1
+	    ? store_i_scan_page(&sc, cursor, limit, budget, capped, &floor)
+	    : list_rows((void *)l, 0, store_i_below(cursor), limit, &n);
+	if (r != 0)
+		return -1;
+	*next = *capped
+	    ? floor
+	    : store_i_next_cursor(*l->n, limit,
+	          *l->n ? last_id((const char *)*l->v + (*l->n - 1) * l->size)
+	                : 0,
+	          STORE_I_DESC);
+	return 0;
 }
 
 int

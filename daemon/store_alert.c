@@ -848,48 +848,47 @@ store_alerts_free(struct store_alert *a, size_t n)
 	" LEFT JOIN commits c ON c.id = r.commit_id"                     \
 	" LEFT JOIN hosts h ON h.id = r.host_id"
 
-static int
-read_alerts(struct store *s, sqlite3_stmt *st, struct store_alert **out,
-    size_t *out_n, int payload)
+/* A row of ALERT_COLS and its payload (NULL in a list). */
+static void
+alert_scan(void *row, sqlite3_stmt *st, void *arg)
 {
-	struct store_alert *a = NULL, *x;
-	size_t n = 0;
-	int rc;
+	struct store_alert *x = row;
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		a = xreallocarray(a, n + 1, sizeof(*a));
-		x = &a[n++];
-		memset(x, 0, sizeof(*x));
-		x->id = sqlite3_column_int64(st, 0);
-		x->report_id = sqlite3_column_int64(st, 1);
-		x->attempts = sqlite3_column_int64(st, 2);
-		x->next_try = sqlite3_column_int64(st, 3);
-		x->sent = sqlite3_column_int64(st, 4);
-		x->created = sqlite3_column_int64(st, 5);
-		x->kind = store_i_col_dup(st, 6);
-		x->key = store_i_col_dup(st, 7);
-		x->target = store_i_col_dup(st, 8);
-		x->state = store_i_col_dup(st, 9);
-		x->subject = store_i_col_dup(st, 10);
-		x->last_error = store_i_col_dup(st, 11);
-		x->followup = sqlite3_column_int(st, 12);
-		x->sha = store_i_col_dup(st, 13);
-		x->job = store_i_col_dup(st, 14);
-		x->host = store_i_col_dup(st, 15);
-		if (payload)
-			x->payload = store_i_col_dup(st, 16);
-	}
-	store_i_count_steps(s, st);
-	store_i_release(s, st); /* a cached statement is kept */
-	if (rc != SQLITE_DONE) {
-		store_alerts_free(a, n);
+	(void)arg;
+	x->id = sqlite3_column_int64(st, 0);
+	x->report_id = sqlite3_column_int64(st, 1);
+	x->attempts = sqlite3_column_int64(st, 2);
+	x->next_try = sqlite3_column_int64(st, 3);
+	x->sent = sqlite3_column_int64(st, 4);
+	x->created = sqlite3_column_int64(st, 5);
+	x->kind = store_i_col_dup(st, 6);
+	x->key = store_i_col_dup(st, 7);
+	x->target = store_i_col_dup(st, 8);
+	x->state = store_i_col_dup(st, 9);
+	x->subject = store_i_col_dup(st, 10);
+	x->last_error = store_i_col_dup(st, 11);
+	x->followup = sqlite3_column_int(st, 12);
+	x->sha = store_i_col_dup(st, 13);
+	x->job = store_i_col_dup(st, 14);
+	x->host = store_i_col_dup(st, 15);
+	x->payload = store_i_col_dup(st, 16);
+}
+
+static int
+read_alerts(
+    struct store *s, sqlite3_stmt *st, struct store_alert **out, size_t *out_n)
+{
+	void *v;
+	int r = store_i_rows(
+	    s, st, &v, out_n, sizeof(**out), alert_scan, NULL, "alerts");
+
+	*out = v;
+	if (r != 0) {
+		store_alerts_free(*out, *out_n);
 		*out = NULL;
 		*out_n = 0;
-		return store_i_dberr(s, "alerts");
 	}
-	*out = a;
-	*out_n = n;
-	return 0;
+	return r;
 }
 
 int
@@ -908,7 +907,7 @@ store_alert_due(struct store *s, struct store_alert **out, size_t *out_n,
 		return -1;
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
-	return read_alerts(s, st, out, out_n, 1);
+	return read_alerts(s, st, out, out_n);
 }
 
 static int
@@ -1016,31 +1015,85 @@ store_alert_sent_since(
 	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert sends");
 }
 
-int
-store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
-    const struct store_alert_filter *f)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT " ALERT_COLS "NULL" ALERT_FROM
-	    " WHERE (?1 IS NULL OR a.state = ?1)"
-	    " AND (?2 IS NULL OR a.kind = ?2)"
-	    " AND (?3 IS NULL OR (c.sha >= ?3 AND c.sha < ?3 || 'g'))"
-	    " AND a.id < ?4"
-	    " ORDER BY a.id DESC LIMIT ?5");
-	int64_t limit = f->limit > 0 ? f->limit : 50;
+/*
+ * A page of alerts (store_alert_list) is driven by one index
+ * (store_i_list_page): of its commit's reports, else its state, else its
+ * kind (schema v28), else of all, newest first; the other filters are
+ * checked on each alert, within the page's scan budget.
+ */
+enum alert_drive { AL_ALL, AL_COMMIT, AL_STATE, AL_KIND };
 
-	*out = NULL;
-	*out_n = 0;
-	if (st == NULL)
-		return -1;
-	if (limit > 500)
-		limit = 500;
+/* The drive's filter, as the range of its index. */
+#define AL_BY_COMMIT                                         \
+	"a.report_id IN (SELECT r2.id FROM alert_reports r2" \
+	" WHERE r2.commit_id IN (SELECT id FROM commits"     \
+	" WHERE sha >= ?3 AND sha < ?3 || 'g')) AND"
+#define AL_DRIVES(stmt)                                                \
+	{                                                              \
+		[AL_ALL] = stmt(""), [AL_COMMIT] = stmt(AL_BY_COMMIT), \
+		[AL_STATE] = stmt("a.state = ?1 AND"),                 \
+		[AL_KIND] = stmt("a.kind = ?2 AND"),                   \
+	}
+#define AL_WINDOW(drive)                                           \
+	"SELECT min(id), count(*) FROM (SELECT a.id FROM alerts a" \
+	" WHERE " drive " a.id < ?10 ORDER BY a.id DESC LIMIT ?11)"
+#define AL_ROWS(drive)                                                 \
+	"SELECT " ALERT_COLS "NULL" ALERT_FROM " WHERE " drive         \
+	" a.id >= ?12 AND a.id < ?10 AND (?1 IS NULL OR a.state = ?1)" \
+	" AND (?2 IS NULL OR a.kind = ?2)"                             \
+	" AND (?3 IS NULL OR (c.sha >= ?3 AND c.sha < ?3 || 'g'))"     \
+	" ORDER BY a.id DESC LIMIT ?11"
+
+static void
+alert_bind(sqlite3_stmt *st, const void *arg)
+{
+	const struct store_alert_filter *f = arg;
+
 	store_i_bind_text(st, 1, f->state);
 	store_i_bind_text(st, 2, f->kind);
 	store_i_bind_text(st, 3, f->sha);
-	sqlite3_bind_int64(st, 4, store_i_below(f->cursor));
-	sqlite3_bind_int64(st, 5, limit);
-	return read_alerts(s, st, out, out_n, 0);
+}
+
+static int64_t
+alert_id(const void *row)
+{
+	return ((const struct store_alert *)row)->id;
+}
+
+int
+store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
+    const struct store_alert_filter *f, struct store_alert_more *more)
+{
+	static const char *const win[] = AL_DRIVES(AL_WINDOW);
+	static const char *const rows[] = AL_DRIVES(AL_ROWS);
+	enum alert_drive d = f->sha ? AL_COMMIT
+	    : f->state              ? AL_STATE
+	    : f->kind               ? AL_KIND
+	                            : AL_ALL;
+	void *v = NULL;
+	struct store_i_list l = { s, win[d], rows[d], alert_bind, f, &v, out_n,
+		sizeof(**out), alert_scan, NULL, "alerts" };
+	struct store_alert_more m;
+	int64_t limit = f->limit > 0 ? f->limit : 50;
+	int r;
+
+	*out = NULL;
+	*out_n = 0;
+	if (limit > 500)
+		limit = 500;
+	r = store_i_list_page(&l,
+	    (f->state != NULL) + (f->kind != NULL) + (f->sha != NULL),
+	    f->cursor, limit, f->scan > 0 ? f->scan : STORE_ALERTS_SCAN,
+	    &m.capped, &m.next_cursor, alert_id);
+	if (r != 0) {
+		store_alerts_free(v, *out_n);
+		*out_n = 0;
+		return -1;
+	}
+	*out = v;
+	if (more != NULL)
+		*more = m;
+	return 0;
 }
 
 int
@@ -1055,7 +1108,7 @@ store_alert_get(struct store *s, struct store_alert **out, int64_t id)
 	if (st == NULL)
 		return -1;
 	sqlite3_bind_int64(st, 1, id);
-	if ((r = read_alerts(s, st, out, &n, 1)) != 0)
+	if ((r = read_alerts(s, st, out, &n)) != 0)
 		return r;
 	if (n == 0)
 		return err_setc(&s->err, ERR_NOTFOUND, "alert %lld not found",

@@ -269,9 +269,19 @@ struct store_alert_filter {
 	const char *state, *kind, *sha;
 	int64_t limit;  /* default 50, at most 500 */
 	int64_t cursor; /* ids below this one */
+	int64_t scan;   /* the budget of alerts read; 0: STORE_ALERTS_SCAN */
+};
+/* A page of two or more kinds of filter reads at most this many alerts
+ * (one kind is an index range, schema v28). */
+#define STORE_ALERTS_SCAN 10000
+/* A page's end: capped 1 when the scan budget ended it before limit;
+ * next_cursor the next page's (below the alerts read), 0 at the end. */
+struct store_alert_more {
+	int capped;
+	int64_t next_cursor;
 };
 int store_alert_list(struct store *, struct store_alert **out, size_t *out_n,
-    const struct store_alert_filter *);
+    const struct store_alert_filter *, struct store_alert_more *more);
 /* One delivery with its payload; ERR_NOTFOUND. */
 int store_alert_get(struct store *, struct store_alert **out, int64_t id);
 /* Gauges: pending deliveries; failed ones (ever, a counter). */

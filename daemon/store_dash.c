@@ -528,20 +528,13 @@ regression_scan(void *row, sqlite3_stmt *st, void *arg)
 }
 
 /*
- * A regressions page (store_regressions_get) is read in windows of one
- * index (store_i_scan_page): of its host, else its tree, else its
- * benchmark, else its state, else of all, newest first.  A filter of one
- * kind is that index's range; the others of a page are checked on the
- * regression's own columns (schema v27), within the page's scan budget.
+ * A regressions page (store_regressions_get) is driven by one index
+ * (store_i_list_page): of its host, else its tree, else its benchmark,
+ * else its state, else of all, newest first.  A filter of one kind is
+ * that index's range; the others of a page are checked on the
+ * regression's own columns (schema v27), within its scan budget.
  */
 enum reg_drive { REG_ALL, REG_HOST, REG_TREE, REG_BENCH, REG_STATE };
-
-struct reg_scan {
-	struct store *s;
-	struct store_regressions *out;
-	const struct store_regressions_q *q;
-	enum reg_drive drive;
-};
 
 /* The drive's filter, as the range of its index. */
 #define REG_BY_HOST "rg.host_id = (SELECT id FROM hosts WHERE name = ?2) AND"
@@ -555,121 +548,77 @@ struct reg_scan {
 	}
 #define REG_WINDOW(drive)                                                 \
 	"SELECT min(id), count(*) FROM (SELECT rg.id FROM regressions rg" \
-	" WHERE " drive " rg.id < ?5 ORDER BY rg.id DESC LIMIT ?6)"
+	" WHERE " drive " rg.id < ?10 ORDER BY rg.id DESC LIMIT ?11)"
+/* Its newest bisection's too (daemon/store_bisect.c). */
+#define REG_ROWS(drive)                                                        \
+	"SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"             \
+	" cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"        \
+	" h.name, c.sha, c.subject, t.name, c.branches,"                       \
+	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"          \
+	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"                \
+	" b.verify_parent, b.verify_revert, b.reason, p.suspect"               \
+	" FROM regressions rg JOIN comparisons cm"                             \
+	" ON cm.id = rg.comparison_id"                                         \
+	" JOIN pairs p ON p.id = cm.pair_id"                                   \
+	" LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"               \
+	"  bisections WHERE regression_id = rg.id)"                            \
+	" LEFT JOIN hosts h ON h.id = p.host_id"                               \
+	" LEFT JOIN jobs j ON j.id = p.cand_job_id"                            \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                           \
+	" LEFT JOIN trees t ON t.id = c.tree_id"                               \
+	" WHERE " drive " rg.id >= ?12 AND rg.id < ?10"                        \
+	" AND (?1 IS NULL OR rg.tree_id ="                                     \
+	"  (SELECT id FROM trees WHERE name = ?1))"                            \
+	" AND (?2 IS NULL OR rg.host_id ="                                     \
+	"  (SELECT id FROM hosts WHERE name = ?2))"                            \
+	" AND (?3 IS NULL OR rg.bench = ?3) AND (?4 IS NULL OR rg.state = ?4)" \
+	" ORDER BY rg.id DESC LIMIT ?11"
 
 /* The page's filters, ?1 to ?4 of both statements. */
 static void
-reg_bind(sqlite3_stmt *st, const struct store_regressions_q *q)
+reg_bind(sqlite3_stmt *st, const void *arg)
 {
+	const struct store_regressions_q *q = arg;
+
 	store_i_bind_text(st, 1, q->tree);
 	store_i_bind_text(st, 2, q->host);
 	store_i_bind_text(st, 3, q->bench);
 	store_i_bind_text(st, 4, q->state);
 }
 
-static int
-reg_window(void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *n)
+static int64_t
+reg_id(const void *row)
 {
-	static const char *const sql[] = REG_DRIVES(REG_WINDOW);
-	struct reg_scan *g = arg;
-	sqlite3_stmt *st = store_i_stmt(g->s, sql[g->drive]);
-	int rc;
-
-	if (st == NULL)
-		return -1;
-	reg_bind(st, g->q);
-	sqlite3_bind_int64(st, 5, below);
-	sqlite3_bind_int64(st, 6, w);
-	rc = store_i_scan_window(g->s, st, floor, n, "regressions window");
-	store_i_release(g->s, st);
-	return rc;
-}
-
-#define REG_ROWS(drive)                                                             \
-	"SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"                  \
-	" cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"             \
-	" h.name, c.sha, c.subject, t.name, c.branches," /* its newest              \
-	                                                    bisection               \
-	                                                    (daemon/store_bisect.c) \
-	                                                  */                        \
-	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"               \
-	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"                     \
-	" b.verify_parent, b.verify_revert, b.reason, p.suspect"                    \
-	" FROM regressions rg JOIN comparisons cm"                                  \
-	" ON cm.id = rg.comparison_id"                                              \
-	" JOIN pairs p ON p.id = cm.pair_id"                                        \
-	" LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"                    \
-	"  bisections WHERE regression_id = rg.id)"                                 \
-	" LEFT JOIN hosts h ON h.id = p.host_id"                                    \
-	" LEFT JOIN jobs j ON j.id = p.cand_job_id"                                 \
-	" LEFT JOIN commits c ON c.id = j.commit_id"                                \
-	" LEFT JOIN trees t ON t.id = c.tree_id"                                    \
-	" WHERE " drive " rg.id >= ?7 AND rg.id < ?5"                               \
-	" AND (?1 IS NULL OR rg.tree_id ="                                          \
-	"  (SELECT id FROM trees WHERE name = ?1))"                                 \
-	" AND (?2 IS NULL OR rg.host_id ="                                          \
-	"  (SELECT id FROM hosts WHERE name = ?2))"                                 \
-	" AND (?3 IS NULL OR rg.bench = ?3) AND (?4 IS NULL OR rg.state = ?4)"      \
-	" ORDER BY rg.id DESC LIMIT ?6"
-
-/* The rows of [floor, below) that pass, at most want, appended to
- * g->out; *got of them.  The drive's filter is also written as an
- * equality, the range of its index. */
-static int
-reg_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *got)
-{
-	static const char *const sql[] = REG_DRIVES(REG_ROWS);
-	struct reg_scan *g = arg;
-	struct store *s = g->s;
-	struct store_regressions *out = g->out;
-	sqlite3_stmt *st = store_i_stmt(s, sql[g->drive]);
-	void *v;
-	int r;
-
-	if (st == NULL)
-		return -1;
-	reg_bind(st, g->q);
-	sqlite3_bind_int64(st, 5, below);
-	sqlite3_bind_int64(st, 6, want);
-	sqlite3_bind_int64(st, 7, floor);
-	v = out->v;
-	r = store_i_rows_append(s, st, &v, &out->n, sizeof(*out->v),
-	    regression_scan, NULL, "regressions", got);
-	out->v = v;
-	return r;
+	return ((const struct store_regression *)row)->id;
 }
 
 int
 store_regressions_get(struct store *s, struct store_regressions *out,
     const struct store_regressions_q *q)
 {
-	struct reg_scan g = { s, out, q, REG_ALL };
-	struct store_i_scan sc = { reg_window, reg_rows, &g };
-	int64_t floor, n;
-	int r,
-	    kinds = (q->tree != NULL) + (q->host != NULL) + (q->bench != NULL) +
-	    (q->state != NULL);
+	static const char *const win[] = REG_DRIVES(REG_WINDOW);
+	static const char *const rows[] = REG_DRIVES(REG_ROWS);
+	enum reg_drive d = q->host ? REG_HOST
+	    : q->tree              ? REG_TREE
+	    : q->bench             ? REG_BENCH
+	    : q->state             ? REG_STATE
+	                           : REG_ALL;
+	void *v = NULL;
+	struct store_i_list l = { s, win[d], rows[d], reg_bind, q, &v, &out->n,
+		sizeof(*out->v), regression_scan, NULL, "regressions" };
+	int r;
 
 	memset(out, 0, sizeof(*out));
-	g.drive = q->host ? REG_HOST
-	    : q->tree     ? REG_TREE
-	    : q->bench    ? REG_BENCH
-	    : q->state    ? REG_STATE
-	                  : REG_ALL;
-	/* One kind of filter is its index's range: every row read passes.
-	 * More, and the others are checked on each row: windows. */
-	r = kinds > 1 ? store_i_scan_page(&sc, q->cursor, q->limit,
-	                    q->scan > 0 ? q->scan : STORE_REGRESSIONS_SCAN,
-	                    &out->capped, &floor)
-	              : reg_rows(&g, 0, store_i_below(q->cursor), q->limit, &n);
+	r = store_i_list_page(&l,
+	    (q->tree != NULL) + (q->host != NULL) + (q->bench != NULL) +
+	        (q->state != NULL),
+	    q->cursor, q->limit, q->scan > 0 ? q->scan : STORE_REGRESSIONS_SCAN,
+	    &out->capped, &out->next_cursor, reg_id);
+	out->v = v;
 	if (r != 0) {
 		store_regressions_release(out);
 		return -1;
 	}
-	out->next_cursor = out->capped
-	    ? floor
-	    : store_i_next_cursor(out->n, q->limit,
-	          out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
 	return 0;
 }
 

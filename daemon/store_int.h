@@ -149,6 +149,34 @@ struct store_i_scan {
 };
 int store_i_scan_page(const struct store_i_scan *, int64_t cursor,
     int64_t limit, int64_t budget, int *capped, int64_t *floor);
+/*
+ * A list page driven by one index (store_i_list_page): window_sql and
+ * rows_sql are the drive's two statements, bound by bind(st, q) (the
+ * filters, ?1 to ?9) and the page's ?10 (below), ?11 (how many) and,
+ * of rows_sql, ?12 (floor).  window_sql reads "SELECT min(id),
+ * count(*) FROM (...)" of the index alone; rows_sql the rows of
+ * [floor, below) that pass every filter, newest first, each appended
+ * to *v (*n, of size bytes) by scan(row, st, scan_arg).
+ */
+struct store_i_list {
+	struct store *s;
+	const char *window_sql, *rows_sql;
+	void (*bind)(sqlite3_stmt *st, const void *q);
+	const void *q;
+	void **v;
+	size_t *n, size;
+	void (*scan)(void *row, sqlite3_stmt *st, void *arg);
+	void *scan_arg;
+	const char *what;
+};
+/* The page below cursor, at most limit rows: one kind of filter (kinds
+ * 0 or 1) is the drive's range and is read at once; more read windows
+ * within budget (store_i_scan_page: *capped, then *next the cursor
+ * below the rows read).  *next the next page's cursor, 0 at the end;
+ * last_id(row) a row's id.  0 or -1. */
+int store_i_list_page(const struct store_i_list *, int kinds, int64_t cursor,
+    int64_t limit, int64_t budget, int *capped, int64_t *next,
+    int64_t (*last_id)(const void *row));
 /* A window's statement (bound, "SELECT min(id), count(*) FROM (...)")
  * stepped: *floor and *got; 0 or store_i_dberr's -1 naming what.  The
  * caller resets or releases st. */

@@ -707,6 +707,7 @@ void
 api_read_alerts(struct ctx *x)
 {
 	struct store_alert_filter f = { 0 };
+	struct store_alert_more more;
 	struct store_alert *a = NULL;
 	json_t *out;
 	size_t n;
@@ -728,11 +729,11 @@ api_read_alerts(struct ctx *x)
 	}
 	if (api_query_page(x, &f.limit, &f.cursor) == -1)
 		return;
-	if ((r = store_alert_list(x->s, &a, &n, &f)) != 0) {
+	if ((r = store_alert_list(x->s, &a, &n, &f, &more)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
-	out = rows_alerts_json(a, n, f.limit);
+	out = rows_alerts_json(a, n, &more);
 	store_alerts_free(a, n);
 	api_reply_json(x, 200, out);
 }

@@ -580,7 +580,7 @@ web_target_html(
 
 			f.sha = v.id;
 			f.limit = 50;
-			if (store_alert_list(x->s, &al, &nal, &f) != 0)
+			if (store_alert_list(x->s, &al, &nal, &f, NULL) != 0)
 				nal = 0;
 			va = xcalloc(nal + 1, sizeof(*va));
 			for (k = 0; k < nal; k++) {

@@ -253,17 +253,20 @@ rows_alert_json(const struct store_alert *a, int payload)
 }
 
 json_t *
-rows_alerts_json(const struct store_alert *a, size_t n, int64_t limit)
+rows_alerts_json(
+    const struct store_alert *a, size_t n, const struct store_alert_more *more)
 {
-	json_t *arr = json_array();
+	json_t *arr = json_array(), *o;
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr, rows_alert_json(&a[i], 0));
-	return json_pack("{s:o, s:o}", "alerts", arr, "next_cursor",
-	    n > 0 && (int64_t)n == (limit > 0 ? limit : 50)
-	        ? json_integer(a[n - 1].id)
-	        : json_null());
+	o = json_pack("{s:o, s:o}", "alerts", arr, "next_cursor",
+	    more->next_cursor > 0 ? json_integer(more->next_cursor)
+	                          : json_null());
+	if (o != NULL && more->capped)
+		json_object_set_new(o, "partial", json_true());
+	return o;
 }
 
 json_t *

@@ -15,6 +15,7 @@ struct store_job_detail;
 struct store_comparison;
 struct store_pair;
 struct store_alert;
+struct store_alert_more;
 struct store_claimed;
 struct kfacts_pair;
 
@@ -49,7 +50,8 @@ void rows_pair_kernels_json(json_t *pair, const struct kfacts_pair *k);
 json_t *rows_alert_json(const struct store_alert *, int payload);
 /* {"alerts": [...], "next_cursor": ID or null (null unless the page is
  * full: n is limit, 50 when limit is 0)} */
-json_t *rows_alerts_json(const struct store_alert *, size_t n, int64_t limit);
+json_t *rows_alerts_json(
+    const struct store_alert *, size_t n, const struct store_alert_more *);
 /* The reply of POST /api/v1/jobs/claim: {"job": JOB, "lease_expires": T},
  * JOB the stored spec ({} unless an object) with "id", "pair_id",
  * "role", "attempt", "runs", "max_runs", "round" and "rounds" (1) when

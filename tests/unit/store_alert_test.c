@@ -128,19 +128,158 @@ TEST(test_store_alert__decide_deliver_once)
 	ASSERT_INTEQ(n, 0);
 
 	f.state = "failed";
-	ASSERT_INTEQ(store_alert_list(s, &a, &na, &f), 0);
+	ASSERT_INTEQ(store_alert_list(s, &a, &na, &f, NULL), 0);
 	ASSERT_INTEQ(na, 1);
 	ASSERT_STREQ(a[0].state, "failed");
 	ASSERT(a[0].payload == NULL);
 	store_alerts_free(a, na);
 	f.state = NULL;
 	f.kind = "email";
-	ASSERT_INTEQ(store_alert_list(s, &a, &na, &f), 0);
+	ASSERT_INTEQ(store_alert_list(s, &a, &na, &f, NULL), 0);
 	ASSERT_INTEQ(na, 1);
 	ASSERT(a[0].sent == 100);
 	store_alerts_free(a, na);
 	ASSERT_INTEQ(store_alert_get(s, &a, 999), ERR_NOTFOUND);
 	ASSERT_INTEQ(store_alert_report_get(s, &r, "c9/job/h1"), ERR_NOTFOUND);
+	store_close(s);
+}
+
+/* 20 reports of two deliveries each (an email, a webhook: alerts 1..40),
+ * report i on commit i (of 20 commits "000..0i"); 0 or -1. */
+static int
+decide_many(struct store *s)
+{
+	struct store_commit c = { NULL, "", "A", "C", 1, 1, "s", "[]" };
+	struct store_alert_new a[2] = {
+		{ "email", NULL, "a@example.org", "s", "m", 0 },
+		{ "webhook", NULL, "http://127.0.0.1:1/h", "s", "{}", 0 },
+	};
+	struct store_alert_decision d;
+	char sha[41], key[32], k0[32], k1[32];
+	int64_t tree = 0, id = 0;
+	int i;
+
+	if (store_tree_sync(s, &tree, "mm", "u") != 0)
+		return -1;
+	for (i = 1; i <= 20; i++) {
+		snprintf(sha, sizeof(sha), "%040d", i);
+		c.sha = sha;
+		if (store_commit_record(s, &id, NULL, tree, &c, "m", 1) != 0)
+			return -1;
+		snprintf(key, sizeof(key), "c%d/job/h1", i);
+		snprintf(k0, sizeof(k0), "r%d/email", i);
+		snprintf(k1, sizeof(k1), "r%d/hook", i);
+		a[0].key = k0;
+		a[1].key = k1;
+		memset(&d, 0, sizeof(d));
+		d.key = key;
+		d.commit_id = id;
+		d.job = "job";
+		d.signature = "sig";
+		d.subject = "s";
+		d.summary = "x";
+		d.stamp = 100;
+		d.alerts = a;
+		d.nalerts = 2;
+		if (store_alert_decide(s, &d, 100 + i) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The ids of a page, newest first, as "id,id", its steps into *steps. */
+static int
+alert_page(struct store *s, const struct store_alert_filter *f,
+    struct store_alert_more *more, char out[256], uint64_t *steps)
+{
+	struct store_alert *a = NULL;
+	uint64_t before = store_read_steps(s);
+	size_t n, i, len = 0;
+
+	out[0] = '\0';
+	if (store_alert_list(s, &a, &n, f, more) != 0)
+		return -1;
+	*steps = store_read_steps(s) - before;
+	for (i = 0; i < n && len < 200; i++)
+		len += (size_t)snprintf(out + len, 256 - len, "%s%lld",
+		    i ? "," : "", (long long)a[i].id);
+	store_alerts_free(a, n);
+	return 0;
+}
+
+/*
+ * The alerts' filters (schema v28): a commit's alerts come from its
+ * reports (the commit page asks on every view; they were found by
+ * joining every alert to its report and commit), a state or kind is
+ * its index's range, and two kinds read windows within the scan budget,
+ * partial when it ends the page.
+ */
+TEST(test_store_alert__filters_are_index_ranges)
+{
+	struct store *s = open_new(STORE_VERSION);
+	struct store_alert_filter f = { 0 };
+	struct store_alert_more m;
+	char got[256];
+	uint64_t one, all;
+
+	ASSERT(s != NULL);
+	ASSERT_INTEQ(decide_many(s), 0);
+	f.limit = 50;
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &all), 0);
+	ASSERT(strncmp(got, "40,39,38,", 9) == 0);
+	ASSERT_INTEQ(m.next_cursor, 0);
+	ASSERT_INTEQ(m.capped, 0);
+	/* Commit 3's two, alone (its prefix, 39 digits). */
+	f.sha = "000000000000000000000000000000000000000";
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT(strncmp(got, "18,17,16,15,", 12) == 0); /* prefix of 1..9 */
+	f.sha = "0000000000000000000000000000000000000003";
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT_STREQ(got, "6,5");
+	ASSERT_MSG(one * 8 < all, "commit 3: %llu steps; all 40: %llu",
+	    (unsigned long long)one, (unsigned long long)all);
+	f.sha = "00000000000000000000000000000000000000ff";
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT_STREQ(got, "");
+	/* A kind, paged by cursor. */
+	f.sha = NULL;
+	f.kind = "webhook";
+	f.limit = 2;
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT_STREQ(got, "40,38");
+	ASSERT_INTEQ(m.next_cursor, 38);
+	f.cursor = 38;
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT_STREQ(got, "36,34");
+	/* Two kinds: commit 3's webhook; no alert failed (the state's
+	 * index: none read).  Pending webhooks with a budget of 4: the
+	 * state's index drives, 4 pending read a page, half pass. */
+	f.cursor = 0;
+	f.sha = "0000000000000000000000000000000000000003";
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT_STREQ(got, "6");
+	f.sha = NULL;
+	f.state = "failed";
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT_STREQ(got, "");
+	ASSERT_INTEQ(m.capped, 0);
+	ASSERT_INTEQ(m.next_cursor, 0);
+	f.state = "pending";
+	f.limit = 5;
+	f.scan = 4;
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT_STREQ(got, "40,38");
+	ASSERT_INTEQ(m.capped, 1);
+	ASSERT_INTEQ(m.next_cursor, 37);
+	f.cursor = 37;
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT_STREQ(got, "36,34");
+	ASSERT_INTEQ(m.next_cursor, 33);
+	f.scan = 0;
+	ASSERT_INTEQ(alert_page(s, &f, &m, got, &one), 0);
+	ASSERT_STREQ(got, "36,34,32,30,28");
+	ASSERT_INTEQ(m.capped, 0);
+	ASSERT_INTEQ(m.next_cursor, 28);
 	store_close(s);
 }
 

@@ -1611,12 +1611,13 @@ alerts_list(struct buf *b, struct store *s, const char *state, const char *kind,
     int64_t limit, int64_t cursor)
 {
 	struct store_alert_filter f = { state, kind, NULL, limit, cursor };
+	struct store_alert_more more;
 	struct store_alert *a = NULL;
 	json_t *o;
 	size_t n;
 
-	ASSERT(store_alert_list(s, &a, &n, &f) == 0);
-	o = rows_alerts_json(a, n, f.limit);
+	ASSERT(store_alert_list(s, &a, &n, &f, &more) == 0);
+	o = rows_alerts_json(a, n, &more);
 	store_alerts_free(a, n);
 	pwjson_dump_buf(b, o);
 	buf_putc(b, '\n');
