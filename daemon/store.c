@@ -712,6 +712,35 @@ static const char *const migrations[] = {
 	 */
 	"CREATE INDEX alerts_state ON alerts(state);"
 	"CREATE INDEX alerts_kind ON alerts(kind);",
+	/*
+	 * v29 (issue 17): a tree's history.  history_jobs listed a
+	 * series' jobs of every tree, each page checking each job's commit
+	 * for the tree asked: a tree measured beside busier ones read the
+	 * others' jobs too, and one measured rarely spent a page's scan
+	 * budget on them.  Each row holds its job's commit's tree (0 for
+	 * none, kept by triggers), and the tree has an index of its own and
+	 * with the host.  And the auto-bisect pass's change points after
+	 * its cursor: (created, id) was no index, so each pass read them
+	 * all.
+	 */
+	"ALTER TABLE history_jobs ADD COLUMN tree_id INTEGER NOT NULL DEFAULT "
+	"0;"
+	"UPDATE history_jobs SET tree_id = coalesce((SELECT c.tree_id"
+	"  FROM jobs j JOIN commits c ON c.id = j.commit_id"
+	"  WHERE j.id = history_jobs.job_id), 0);"
+	"CREATE INDEX history_jobs_tree"
+	"  ON history_jobs(name, point, tree_id, job_id);"
+	"CREATE INDEX history_jobs_tree_host"
+	"  ON history_jobs(name, point, tree_id, host_id, job_id);"
+	"CREATE TRIGGER history_jobs_tree_ins AFTER INSERT ON history_jobs"
+	"  BEGIN UPDATE history_jobs SET tree_id = coalesce((SELECT c.tree_id"
+	"  FROM jobs j JOIN commits c ON c.id = j.commit_id"
+	"  WHERE j.id = NEW.job_id), 0) WHERE job_id = NEW.job_id; END;"
+	"CREATE TRIGGER history_jobs_tree_job AFTER UPDATE OF commit_id ON jobs"
+	"  BEGIN UPDATE history_jobs SET tree_id = coalesce((SELECT tree_id"
+	"  FROM commits WHERE id = NEW.commit_id), 0)"
+	"  WHERE job_id = NEW.id; END;"
+	"CREATE INDEX change_points_created ON change_points(created);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -26,11 +26,18 @@ enum stmt_slot {
 	S_SAVEPOINT, /* store_batch.c */
 	S_ROLLBACK_TO,
 	S_RELEASE,
-	S_DATA_VERSION,      /* store_data_version */
-	S_HISTORY,           /* store_web.c: store_history_get */
-	S_HISTORY_HOST,      /* a host's */
-	S_HISTORY_WIN,       /* store_web.c: hist_window */
-	S_HISTORY_WIN_HOST,  /* a host's */
+	S_DATA_VERSION, /* store_data_version */
+	/* store_web.c: store_history_get's rows, then its windows
+	 * (hist_window), each of all hosts and trees, a host's, a tree's,
+	 * and a tree's of a host (enum hist_from). */
+	S_HISTORY,
+	S_HISTORY_HOST,
+	S_HISTORY_TREE,
+	S_HISTORY_TREE_HOST,
+	S_HISTORY_WIN,
+	S_HISTORY_WIN_HOST,
+	S_HISTORY_WIN_TREE,
+	S_HISTORY_WIN_TREE_HOST,
 	S_HISTORY_RUNS,      /* a job's values without its summary */
 	S_ALERT_GROUP_STAMP, /* store_alert.c: a report group's newest */
 	S_NSLOTS

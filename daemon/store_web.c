@@ -549,39 +549,76 @@ struct hist_scan {
 	int64_t least; /* the last job read */
 };
 
+/*
+ * Where a page's jobs come from: the series' index (name, point, job)
+ * or, narrowed to a host's, a tree's (schema v29) or both, that index's
+ * range (none of another host's or tree's is read).  CROSS: in this
+ * order, the names looked up first.
+ */
+enum hist_from { HF_ALL, HF_HOST, HF_TREE, HF_TREE_HOST };
+#define HF_DRIVES(stmt)                                                    \
+	{                                                                  \
+		[HF_ALL] = stmt(" FROM history_jobs hj"                    \
+		                " INDEXED BY history_jobs_name"),          \
+		[HF_HOST] = stmt(" FROM hosts h CROSS JOIN history_jobs"   \
+		                 " hj INDEXED BY history_jobs_host"        \
+		                 " ON hj.host_id = h.id AND h.name = ?5"), \
+		[HF_TREE] = stmt(" FROM trees t CROSS JOIN history_jobs"   \
+		                 " hj INDEXED BY history_jobs_tree"        \
+		                 " ON hj.tree_id = t.id AND t.name = ?3"), \
+		[HF_TREE_HOST] = stmt(" FROM trees t CROSS JOIN hosts h"   \
+		                      " CROSS JOIN history_jobs hj"        \
+		                      " INDEXED BY history_jobs_tree_host" \
+		                      " ON hj.tree_id = t.id"              \
+		                      " AND hj.host_id = h.id"             \
+		                      " AND t.name = ?3 AND h.name = ?5"), \
+	}
+#define HIST_WINDOW(from)                                           \
+	"SELECT min(job_id), count(*) FROM (SELECT hj.job_id" from  \
+	" WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?10" \
+	" ORDER BY hj.job_id DESC LIMIT ?12)"
+#define HIST_ROWS(from) HIST_COLS from HIST_REST
+
+static enum hist_from
+hist_from(const struct store_history_q *q)
+{
+	return (q->host != NULL ? HF_HOST : HF_ALL) +
+	    (q->tree != NULL ? HF_TREE : HF_ALL);
+}
+
+/* ?1 to ?8 of a page's statements. */
+static void
+hist_bind(sqlite3_stmt *st, const struct store_history_q *q)
+{
+	store_i_bind_text(st, 1, q->job);
+	store_i_bind_text(st, 2, q->point ? q->point : "");
+	store_i_bind_text(st, 3, q->tree);
+	store_i_bind_text(st, 4, q->branch);
+	store_i_bind_text(st, 5, q->host);
+	store_i_bind_text(st, 6, q->metric);
+	sqlite3_bind_int64(st, 7, q->from);
+	sqlite3_bind_int64(st, 8, q->to);
+}
+
 static int
 hist_window(void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *n)
 {
+	static const char *const sql[] = HF_DRIVES(HIST_WINDOW);
 	struct hist_scan *h = arg;
 	struct store *s = h->s;
-	const struct store_history_q *q = h->q;
-	sqlite3_stmt *st = q->host != NULL
-	    ? store_i_cached(s, S_HISTORY_WIN_HOST,
-	          "SELECT min(job_id), count(*) FROM (SELECT hj.job_id"
-	          " FROM hosts h CROSS JOIN history_jobs hj"
-	          " INDEXED BY history_jobs_host"
-	          " ON hj.host_id = h.id AND h.name = ?5"
-	          " WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?3"
-	          " ORDER BY hj.job_id DESC LIMIT ?4)")
-	    : store_i_cached(s, S_HISTORY_WIN,
-	          "SELECT min(job_id), count(*) FROM (SELECT hj.job_id"
-	          " FROM history_jobs hj INDEXED BY history_jobs_name"
-	          " WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?3"
-	          " ORDER BY hj.job_id DESC LIMIT ?4)");
+	enum hist_from f = hist_from(h->q);
+	sqlite3_stmt *st = store_i_cached(s, S_HISTORY_WIN + f, sql[f]);
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	store_i_bind_text(st, 1, q->job);
-	store_i_bind_text(st, 2, q->point ? q->point : "");
-	sqlite3_bind_int64(st, 3, below);
-	sqlite3_bind_int64(st, 4, w);
-	store_i_bind_text(st, 5, q->host);
+	hist_bind(st, h->q);
+	sqlite3_bind_int64(st, 10, below);
+	sqlite3_bind_int64(st, 12, w);
 	rc = store_i_scan_window(s, st, floor, n, "history window");
 	sqlite3_reset(st); /* a cached statement */
 	return rc;
 }
-
 /*
  * The page's rows in the window [floor, below) of the series, at most
  * want of them, appended to h->out; *n of them.
@@ -593,28 +630,14 @@ hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 	struct store *s = h->s;
 	struct store_history *out = h->out;
 	const struct store_history_q *q = h->q;
-	/* A host's page: its jobs only, from the host's name (none of
-	 * another's is read).  CROSS: in this order. */
-	sqlite3_stmt *st = q->host != NULL
-	    ? store_i_cached(s, S_HISTORY_HOST,
-	          HIST_COLS " FROM hosts h CROSS JOIN history_jobs hj"
-	                    " INDEXED BY history_jobs_host"
-	                    " ON hj.host_id = h.id AND h.name = ?5" HIST_REST)
-	    : store_i_cached(s, S_HISTORY,
-	          HIST_COLS " FROM history_jobs hj"
-	                    " INDEXED BY history_jobs_name" HIST_REST);
+	static const char *const sql[] = HF_DRIVES(HIST_ROWS);
+	enum hist_from f = hist_from(q);
+	sqlite3_stmt *st = store_i_cached(s, S_HISTORY + f, sql[f]);
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	store_i_bind_text(st, 1, q->job);
-	store_i_bind_text(st, 2, q->point ? q->point : "");
-	store_i_bind_text(st, 3, q->tree);
-	store_i_bind_text(st, 4, q->branch);
-	store_i_bind_text(st, 5, q->host);
-	store_i_bind_text(st, 6, q->metric);
-	sqlite3_bind_int64(st, 7, q->from);
-	sqlite3_bind_int64(st, 8, q->to);
+	hist_bind(st, q);
 	sqlite3_bind_int64(st, 9, want);
 	sqlite3_bind_int64(st, 10, below);
 	sqlite3_bind_int64(st, 11, floor);

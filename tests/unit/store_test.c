@@ -2345,13 +2345,13 @@ TEST(test_store__regression_filters_are_index_ranges)
 	store_close(s);
 }
 
-/* The "fio" history of h1 below cursor with a scan budget and a tree
- * filter (NULL: none); its steps, or UINT64_MAX. */
+/* The "fio" history of h1 below cursor with a scan budget, a tree and a
+ * branch filter (NULL: none); its steps, or UINT64_MAX. */
 static uint64_t
-history_scan_page(struct store *s, const char *tree, int64_t scan,
-    int64_t cursor, struct store_history *h)
+history_scan_page_of(struct store *s, const char *tree, const char *branch,
+    int64_t scan, int64_t cursor, struct store_history *h)
 {
-	struct store_history_q q = { tree, NULL, "h1", "fio", "bs=4k", "iops",
+	struct store_history_q q = { tree, branch, "h1", "fio", "bs=4k", "iops",
 		0, 0, 5, cursor, scan };
 	uint64_t before = store_read_steps(s);
 
@@ -2360,9 +2360,16 @@ history_scan_page(struct store *s, const char *tree, int64_t scan,
 	return store_read_steps(s) - before;
 }
 
+static uint64_t
+history_scan_page(struct store *s, const char *branch, int64_t scan,
+    int64_t cursor, struct store_history *h)
+{
+	return history_scan_page_of(s, NULL, branch, scan, cursor, h);
+}
+
 /*
- * A filter that passes none of a series (here a tree none of its jobs is
- * on) costs a page its scan budget, not the whole series (at 1M runs a
+ * A filter that passes none of a series (here a branch none of its jobs
+ * is on) costs a page its scan budget, not the whole series (at 1M runs a
  * rare branch read all 100,000 points: 80 ms): the page stops there,
  * partial, with a cursor below the jobs it read, and the pages go on to
  * the series' end.  An unfiltered page is full long before the budget.
@@ -2426,6 +2433,96 @@ TEST(test_store__history_page_stops_at_its_scan_budget)
 	    "of 60",
 	    (unsigned long long)small, (unsigned long long)whole);
 	store_close(s);
+}
+
+/*
+ * A tree's history is its own index's range (schema v29): a tree
+ * measured once in ten pairs beside a busy one gets full pages within a
+ * budget the busy tree's jobs would spend (before, each page read both
+ * trees' jobs and checked each one's commit), and a tree with none
+ * reads nothing.
+ */
+TEST(test_store__history_of_a_tree_reads_only_its_jobs)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = dbpath();
+	struct store_commit c = { NULL, "", "A", "C", 1, 1, "s", "[]" };
+	struct store_job_new base = job_base, cand = job_cand;
+	int64_t h1, busy = 0, rare = 0, commit = 0, pair, job;
+	uint64_t rare_steps, busy_steps;
+	struct store_claimed cl;
+	struct store_history h;
+	char sha[41];
+	int i, k;
+
+	/* The first 30 pairs before v29 (the migration fills their
+	 * trees), the others after (the triggers do). */
+	ASSERT(store_open_version(&s, p, 28, &e) == 0);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	ASSERT(store_tree_sync(s, &busy, "busy", "u1") == 0);
+	ASSERT(store_tree_sync(s, &rare, "rare", "u2") == 0);
+	for (i = 0; i < 60; i++) {
+		if (i == 30) {
+			store_close(s);
+			ASSERT(store_open(&s, p, &e) == 0);
+			ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+		}
+		snprintf(sha, sizeof(sha), "%040d", i + 1);
+		c.sha = sha;
+		ASSERT(store_commit_record(s, &commit, NULL,
+		           i % 10 == 0 ? rare : busy, &c, "m", 1) == 0);
+		base.commit_id = cand.commit_id = commit;
+		ASSERT(store_pair_create(s, &pair, NULL, NULL, "fio", "bs=4k",
+		           &base, &cand, 1000) == 0);
+		for (k = 0; k < 2; k++) {
+			ASSERT(store_claim(s, &cl, h1, 1000 + i, 60) == 0);
+			job = cl.job_id;
+			ASSERT(job > 0);
+			store_claimed_release(&cl);
+			ASSERT(add_value(s, h1, job, 0, 100 + i) == 0);
+			ASSERT(
+			    store_finish(s, h1, job, 1, NULL, 1000 + i) == 0);
+		}
+	}
+	/* The rare tree's 12 jobs (pairs 1, 11, .., 51), a page of 5 of
+	 * them within a budget of 10: full, not partial. */
+	rare_steps = history_scan_page_of(s, "rare", NULL, 10, 0, &h);
+	ASSERT(rare_steps != UINT64_MAX);
+	ASSERT_INTEQ(h.n, 5);
+	ASSERT_INTEQ(h.capped, 0);
+	ASSERT_INTEQ(h.v[4].job_id, 102); /* pair 51's candidate */
+	ASSERT_INTEQ(h.v[0].job_id, 62);  /* pair 31's */
+	ASSERT_STREQ(h.v[0].sha, "0000000000000000000000000000000000000031");
+	ASSERT_INTEQ(h.next_cursor, 62);
+	store_history_release(&h);
+	/* A page of the busy tree costs about the same. */
+	busy_steps = history_scan_page_of(s, "busy", NULL, 10, 0, &h);
+	ASSERT_INTEQ(h.n, 5);
+	ASSERT_INTEQ(h.capped, 0);
+	store_history_release(&h);
+	ASSERT_MSG(rare_steps < 2 * busy_steps,
+	    "a page of the rare tree: %llu steps, of the busy one %llu",
+	    (unsigned long long)rare_steps, (unsigned long long)busy_steps);
+	/* To its end: pages of 5, 5, 2. */
+	ASSERT(history_scan_page_of(s, "rare", NULL, 10, 62, &h) != UINT64_MAX);
+	ASSERT_INTEQ(h.n, 5);
+	ASSERT_INTEQ(h.next_cursor, 21);
+	store_history_release(&h);
+	ASSERT(history_scan_page_of(s, "rare", NULL, 10, 21, &h) != UINT64_MAX);
+	ASSERT_INTEQ(h.n, 2);
+	ASSERT_INTEQ(h.v[0].job_id, 1);
+	ASSERT_INTEQ(h.next_cursor, 0);
+	store_history_release(&h);
+	/* A tree with no jobs: none read, no cursor. */
+	ASSERT(
+	    history_scan_page_of(s, "nosuch", NULL, 10, 0, &h) != UINT64_MAX);
+	ASSERT_INTEQ(h.n, 0);
+	ASSERT_INTEQ(h.capped, 0);
+	ASSERT_INTEQ(h.next_cursor, 0);
+	store_history_release(&h);
+	store_close(s);
+	free(p);
 }
 
 /*
