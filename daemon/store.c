@@ -721,7 +721,7 @@ static const char *const migrations[] = {
 	 * none, kept by triggers), and the tree has an index of its own and
 	 * with the host.  And the auto-bisect pass's change points after
 	 * its cursor: (created, id) was no index, so each pass read them
-	 * all.
+	 * all, and each one's bisections were a scan of them all.
 	 */
 	"ALTER TABLE history_jobs ADD COLUMN tree_id INTEGER NOT NULL DEFAULT "
 	"0;"
@@ -740,7 +740,9 @@ static const char *const migrations[] = {
 	"  BEGIN UPDATE history_jobs SET tree_id = coalesce((SELECT tree_id"
 	"  FROM commits WHERE id = NEW.commit_id), 0)"
 	"  WHERE job_id = NEW.id; END;"
-	"CREATE INDEX change_points_created ON change_points(created);",
+	"CREATE INDEX change_points_created ON change_points(created);"
+	"CREATE INDEX bisections_cp ON bisections(change_point_id)"
+	"  WHERE change_point_id IS NOT NULL;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
