@@ -721,7 +721,9 @@ static const char *const migrations[] = {
 	 * none, kept by triggers), and the tree has an index of its own and
 	 * with the host.  And the auto-bisect pass's change points after
 	 * its cursor: (created, id) was no index, so each pass read them
-	 * all, and each one's bisections were a scan of them all.
+	 * all, and each one's bisections were a scan of them all; and an
+	 * alert report's bisection, found from its pairs (every bisection
+	 * was read for each report the alert worker weighed).
 	 */
 	"ALTER TABLE history_jobs ADD COLUMN tree_id INTEGER NOT NULL DEFAULT "
 	"0;"
@@ -742,7 +744,8 @@ static const char *const migrations[] = {
 	"  WHERE job_id = NEW.id; END;"
 	"CREATE INDEX change_points_created ON change_points(created);"
 	"CREATE INDEX bisections_cp ON bisections(change_point_id)"
-	"  WHERE change_point_id IS NOT NULL;",
+	"  WHERE change_point_id IS NOT NULL;"
+	"CREATE INDEX bisections_pair ON bisections(pair_id);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -566,6 +566,7 @@ info_bisect(struct store *s, struct store_alert_info *x)
 			    br && br[0] ? (const char *)br : "unknown");
 		}
 	}
+	store_i_count_steps(s, st);
 	store_i_release(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE
 	    ? 0

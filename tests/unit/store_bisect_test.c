@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
+#include "daemon/store_alert.h"
 #include "daemon/store_bisect.h"
 #include "tests/unit/test.h"
 
@@ -128,7 +129,9 @@ TEST(test_store_bisect__change_point_is_a_source)
 		"regression" };
 	struct err e = { 0 };
 	int64_t h = 0, tree = 0, series = 0, seq = 0, pairs[10], cands[10];
-	int64_t cpid, id = 0, id2 = 0, cands_out[4], ats[4];
+	int64_t cpid, id = 0, id2 = 0, cands_out[4], ats[4], commits[10];
+	struct store_alert_info *info = NULL;
+	uint64_t steps, more;
 	char sha[10][41], **rg = NULL;
 	struct store_cp_rows cps;
 	size_t n = 0, i;
@@ -144,7 +147,7 @@ TEST(test_store_bisect__change_point_is_a_source)
 
 		snprintf(sha[i], sizeof(sha[i]), "%040zx", i + 1);
 		ASSERT(store_commit_stub(s, &cid, tree, sha[i]) == 0);
-		c.commit_id = cid;
+		c.commit_id = commits[i] = cid;
 		ASSERT(
 		    store_pair_create(s, &pairs[i], NULL, &cands[i], "slowprog",
 		        "", &job_base, &c, 10 + (int64_t)i) == 0);
@@ -228,6 +231,28 @@ TEST(test_store_bisect__change_point_is_a_source)
 	ASSERT(store_bisect_cp_candidates(
 	           s, cands_out, ats, &n, ats[0], cands_out[0], 4) == 0);
 	ASSERT_INTEQ(n, 0);
+
+	/* The alert report's bisection of its group comes through the
+	 * pair's bisections (v29): 300 more of another pair cost it
+	 * nothing (before, it read every bisection). */
+	steps = store_read_steps(s);
+	ASSERT(store_alert_info(s, &info, commits[5], "slowprog", h) == 0);
+	steps = store_read_steps(s) - steps;
+	store_alert_info_free(info);
+	ASSERT(sqlite_cli(p,
+	           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1"
+	           " FROM n WHERE i < 300) INSERT INTO bisections"
+	           " (origin, pair_id, job, metric, good_sha, bad_sha,"
+	           " steps_limit, state, created, updated) SELECT"
+	           " 'change-point', 1, 'slowprog', 'x', 'a', 'b', 16, 'done',"
+	           " 1, 1 FROM n;") == 0);
+	more = store_read_steps(s);
+	ASSERT(store_alert_info(s, &info, commits[5], "slowprog", h) == 0);
+	more = store_read_steps(s) - more;
+	store_alert_info_free(info);
+	ASSERT_MSG(more < steps + 100,
+	    "alert info: %llu steps, %llu with 300 more bisections",
+	    (unsigned long long)steps, (unsigned long long)more);
 	store_close(s);
 	free(p);
 }
