@@ -723,7 +723,11 @@ static const char *const migrations[] = {
 	 * its cursor: (created, id) was no index, so each pass read them
 	 * all, and each one's bisections were a scan of them all; and an
 	 * alert report's bisection, found from its pairs (every bisection
-	 * was read for each report the alert worker weighed).
+	 * was read for each report the alert worker weighed); and the
+	 * series of a patch's commit (the git pack of a series job read
+	 * every series' patches); the ranges bisected before in a group
+	 * (each auto bisection read every bisection); and a series' former
+	 * version by its title (each series mailed read every series).
 	 */
 	"ALTER TABLE history_jobs ADD COLUMN tree_id INTEGER NOT NULL DEFAULT "
 	"0;"
@@ -745,7 +749,11 @@ static const char *const migrations[] = {
 	"CREATE INDEX change_points_created ON change_points(created);"
 	"CREATE INDEX bisections_cp ON bisections(change_point_id)"
 	"  WHERE change_point_id IS NOT NULL;"
-	"CREATE INDEX bisections_pair ON bisections(pair_id);",
+	"CREATE INDEX bisections_pair ON bisections(pair_id);"
+	"CREATE INDEX series_patches_commit ON series_patches(commit_id);"
+	"CREATE INDEX bisections_group"
+	"  ON bisections(job, host_id, point, metric);"
+	"CREATE INDEX series_title ON series(title, author, version);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# check: parallel
+# Issue 17: no statement of the store scans a table that grows with runs,
+# commits, regressions, alerts or bisections.  Each statement of
+# daemon/store*.c (preprocessed: the macros expanded) is planned by SQLite
+# against a database the daemon made (tests/lint/store_plans.py).  At
+# fce6f66 it named seven (the alert gauges, an alert report's bisection,
+# the auto-bisect pass's change points, a patch's series, a series'
+# former version, the ranges bisected before): each read its whole table
+# per call.  What it cannot see: a walk of an index range whose other
+# filters pass few rows (a rare branch of a history page); the scan
+# budgets bound those, and the store's step-count tests check them.
+. "$(dirname "$0")/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+
+daemon_config "$PW_TMP/d"
+start_daemon "$PW_TMP/d" || exit 1
+stop_pid "$PW_DAEMON_PID"
+check "the daemon made its database" test -s "$PW_DB"
+
+mkdir -p "$PW_TMP/pp"
+ok=1
+for f in "$top"/daemon/store*.c; do
+	if ! ${CC:-cc} -E -I"$top" "$f" -o "$PW_TMP/pp/$(basename "$f")" \
+	    2>"$PW_TMP/cc.err"; then
+		ok=0
+		sed 's/^/#   /' "$PW_TMP/cc.err"
+	fi
+done
+check "daemon/store*.c preprocess" test "$ok" = 1
+
+python3 "$top/tests/lint/store_plans.py" "$PW_DB" "$PW_TMP"/pp/*.c \
+    >"$PW_TMP/plans" 2>&1
+rc=$?
+sed 's/^/#   /' "$PW_TMP/plans"
+check "every store statement plans, none scans a growing table" \
+    test "$rc" = 0
+check "the statements were found (more than 150)" \
+    test "$(sed -n 's/^# \([0-9]*\) statements planned.*/\1/p' \
+    "$PW_TMP/plans")" -gt 150
+
+# The check itself: a statement scanning a growing table is named with
+# its file:line, and exits 1.
+cat >"$PW_TMP/bad.c" <<'EOC'
+# 1 "daemon/store_fake.c"
+x = store_i_stmt(s, "SELECT id FROM runs WHERE status = ?1");
+EOC
+python3 "$top/tests/lint/store_plans.py" "$PW_DB" "$PW_TMP/bad.c" \
+    >"$PW_TMP/bad" 2>&1
+rc=$?
+check "a scan of runs is refused (exit 1)" test "$rc" = 1
+check "and named by file:line" grep -q '^daemon/store_fake.c:1: SCAN runs' \
+    "$PW_TMP/bad"
+cat >"$PW_TMP/bad2.c" <<'EOC'
+# 1 "daemon/store_fake.c"
+x = store_i_stmt(s, "SELECT nosuch FROM runs");
+EOC
+python3 "$top/tests/lint/store_plans.py" "$PW_DB" "$PW_TMP/bad2.c" \
+    >"$PW_TMP/bad2" 2>&1
+rc=$?
+check "a statement that does not plan is an error (exit 2)" test "$rc" = 2
+finish

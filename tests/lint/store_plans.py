@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""
+Every statement of the store, read from the preprocessed daemon/store*.c
+(the macros expanded), planned by SQLite against a database the daemon
+made: a statement that scans a table which grows with runs, commits,
+regressions, alerts or bisections (SCAN t, not SEARCH t USING ...) is
+named by file:line with its plan.  Small tables (hosts, trees, counts,
+queues a pass empties) may be scanned.
+
+  store_plans.py DB PREPROCESSED.c...     (each made with cc -E)
+
+Exit 0 when none, 1 when any, 2 when a statement does not plan.
+"""
+import re
+import sqlite3
+import sys
+
+SMALL = {"hosts", "trees", "counts", "instance", "series_queue",
+         "alert_due", "inbox_state", "inbox_pending", "tree_branches"}
+# Scans that stop early, by a piece of their statement: why.
+BOUNDED = {
+    "FROM jobs j LEFT JOIN jobs b ON b.id":
+        "the overview's newest candidate jobs: id order, LIMIT rows",
+}
+CALL = re.compile(
+    r'store_i_(?:stmt|cached)\(\s*\w+\s*,\s*(?:[\w\s+]+,\s*)?'
+    r'((?:"(?:[^"\\]|\\.)*"\s*)+)', re.S)
+LINE = re.compile(r'^# (\d+) "([^"]+)"', re.M)
+
+
+def origin(src, pos):
+    """The file:line of pos in cc -E output, from its line markers."""
+    last = None
+    for m in LINE.finditer(src, 0, pos):
+        last = m
+    if last is None:
+        return "?", 0
+    line = int(last.group(1)) + src.count("\n", last.end() + 1, pos)
+    return last.group(2), line
+
+
+def plan(db, sql):
+    for n in range(0, 30):
+        try:
+            return db.execute("EXPLAIN QUERY PLAN " + sql,
+                              [None] * n).fetchall()
+        except sqlite3.ProgrammingError:
+            continue
+    raise sqlite3.OperationalError("no binding count fits")
+
+
+def main():
+    db = sqlite3.connect(sys.argv[1])
+    partial = {n for n, q in db.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index'"
+        " AND sql IS NOT NULL") if " WHERE " in q.upper()}
+    bad = planned = 0
+    for path in sys.argv[2:]:
+        src = open(path).read()
+        for m in CALL.finditer(src):
+            sql = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
+            sql = sql.encode().decode("unicode_escape")
+            where = "%s:%d" % origin(src, m.start())
+            try:
+                rows = plan(db, sql)
+            except sqlite3.Error as e:
+                print("%s: does not plan: %s: %.120s" % (where, e, sql))
+                return 2
+            planned += 1
+            for r in rows:
+                s = re.match(r"SCAN (\w+)(?: AS (\w+))?", r[3])
+                if s is None:
+                    continue
+                # the table's name: "SCAN alias" names the alias
+                name = s.group(1)
+                table = re.search(r"(?:FROM|JOIN|,)\s+(\w+)\s+(?:AS\s+)?%s\b"
+                                  % name, sql)
+                tname = table.group(1) if table else name
+                if tname in SMALL or name in SMALL:
+                    continue
+                if any(k in sql for k in BOUNDED):
+                    continue
+                if name in ("CONSTANT", "n", "me", "js") or \
+                        r[3].startswith("SCAN (subquery") or \
+                        "VIRTUAL TABLE" in r[3]:
+                    continue
+                # a walk of a partial index reads the rows it keeps
+                ix = re.search(r"USING (?:COVERING )?INDEX (\w+)", r[3])
+                if ix and ix.group(1) in partial:
+                    continue
+                bad += 1
+                print("%s: %s :: %.200s" % (where, r[3], sql))
+    print("# %d statements planned, %d scan a growing table"
+          % (planned, bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
