@@ -39,24 +39,19 @@ check "the statements were found (more than 150)" \
     test "$(sed -n 's/^# \([0-9]*\) statements planned.*/\1/p' \
     "$PW_TMP/plans")" -gt 150
 
-# The check itself: a statement scanning a growing table is named with
-# its file:line, and exits 1.
-cat >"$PW_TMP/bad.c" <<'EOC'
-# 1 "daemon/store_fake.c"
-x = store_i_stmt(s, "SELECT id FROM runs WHERE status = ?1");
-EOC
-python3 "$top/tests/lint/store_plans.py" "$PW_DB" "$PW_TMP/bad.c" \
-    >"$PW_TMP/bad" 2>&1
-rc=$?
+# The check itself, on a statement in a file of its own: the plan
+# check's exit code into $rc, its output into $PW_TMP/one.
+plan_one() {
+	printf '# 1 "daemon/store_fake.c"\nx = store_i_stmt(s, "%s");\n' \
+	    "$1" >"$PW_TMP/one.c"
+	python3 "$top/tests/lint/store_plans.py" "$PW_DB" "$PW_TMP/one.c" \
+	    >"$PW_TMP/one" 2>&1
+	rc=$?
+}
+plan_one "SELECT id FROM runs WHERE status = ?1"
 check "a scan of runs is refused (exit 1)" test "$rc" = 1
 check "and named by file:line" grep -q '^daemon/store_fake.c:1: SCAN runs' \
-    "$PW_TMP/bad"
-cat >"$PW_TMP/bad2.c" <<'EOC'
-# 1 "daemon/store_fake.c"
-x = store_i_stmt(s, "SELECT nosuch FROM runs");
-EOC
-python3 "$top/tests/lint/store_plans.py" "$PW_DB" "$PW_TMP/bad2.c" \
-    >"$PW_TMP/bad2" 2>&1
-rc=$?
+    "$PW_TMP/one"
+plan_one "SELECT nosuch FROM runs"
 check "a statement that does not plan is an error (exit 2)" test "$rc" = 2
 finish
