@@ -754,6 +754,45 @@ static const char *const migrations[] = {
 	"CREATE INDEX bisections_group"
 	"  ON bisections(job, host_id, point, metric);"
 	"CREATE INDEX series_title ON series(title, author, version);",
+	/*
+	 * v30 (issue 17): a history's time range.  A page of a range of
+	 * dates (`from`, `to`) walked the series newest first and checked
+	 * each job's time: a range a few months back at 1M runs spent a
+	 * page's scan budget on the jobs after it and came back empty and
+	 * partial, nine pages before its first point.  Each row holds its
+	 * job's time as the page shows it (its commit's date, else when the
+	 * job was made; kept by triggers when the row is made, the job's
+	 * commit changes or a commit gets its date), and (name, point,
+	 * time) is an index: a range with fewer jobs than a page's budget
+	 * is read from it (store_web.c hist_time_drive).
+	 */
+	"ALTER TABLE history_jobs ADD COLUMN time INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE history_jobs SET time = coalesce((SELECT"
+	"  coalesce(c.commit_date, j.created) FROM jobs j"
+	"  LEFT JOIN commits c ON c.id = j.commit_id"
+	"  WHERE j.id = history_jobs.job_id), 0);"
+	/* Covering: a range's tree and host are checked in the index. */
+	"CREATE INDEX history_jobs_time"
+	"  ON history_jobs(name, point, time, job_id, tree_id, host_id);"
+	/* One trigger for both of a row's columns (v29's tree alone). */
+	"DROP TRIGGER history_jobs_tree_ins;"
+	"DROP TRIGGER history_jobs_tree_job;"
+	"CREATE TRIGGER history_jobs_cols_ins AFTER INSERT ON history_jobs"
+	"  BEGIN UPDATE history_jobs SET (tree_id, time) = (SELECT"
+	"  coalesce(c.tree_id, 0), coalesce(c.commit_date, j.created, 0)"
+	"  FROM jobs j LEFT JOIN commits c ON c.id = j.commit_id"
+	"  WHERE j.id = NEW.job_id) WHERE job_id = NEW.job_id; END;"
+	"CREATE TRIGGER history_jobs_cols_job AFTER UPDATE OF commit_id,"
+	"  created ON jobs BEGIN UPDATE history_jobs SET (tree_id, time) ="
+	"  (SELECT coalesce(c.tree_id, 0), coalesce(c.commit_date,"
+	"  NEW.created, 0) FROM (SELECT 1) LEFT JOIN commits c"
+	"  ON c.id = NEW.commit_id) WHERE job_id = NEW.id; END;"
+	"CREATE TRIGGER history_jobs_time_commit AFTER UPDATE OF commit_date"
+	"  ON commits WHEN OLD.commit_date IS NOT NEW.commit_date BEGIN"
+	"  UPDATE history_jobs SET time = coalesce(NEW.commit_date,"
+	"  (SELECT created FROM jobs WHERE id = history_jobs.job_id), 0)"
+	"  WHERE job_id IN (SELECT id FROM jobs WHERE commit_id = NEW.id);"
+	"  END;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 29 /* schema version after every migration */
+#define STORE_VERSION 30 /* schema version after every migration */
 
 struct store;
 
@@ -411,7 +411,9 @@ extern const char *const store_job_states[5];
  * the newest before cursor (a job id), returned oldest first (by time,
  * then id).  Text is as the JSON rows had it: bytes that are not UTF-8
  * are '?'.  A job whose pair has its verdict comes with its stored
- * summary, another with its values.
+ * summary, another with its values.  A range of dates with fewer of the
+ * series' jobs than the scan budget is read from its own index (schema
+ * v30) and never partial.
  */
 struct store_history_q {
 	const char *tree, *branch, *host, *job, *point, *metric;

@@ -461,12 +461,12 @@ hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
 	" jv.n, jv.median, jv.lo, jv.hi, jv.unit, jv.better"
 /* After the page's list hj: its jobs, their commits and summaries, the
  * filters (CROSS: in this order, never a scan of all jobs). */
-#define HIST_REST                                                         \
+#define HIST_REST(where)                                                  \
 	" CROSS JOIN jobs j ON j.id = hj.job_id"                          \
 	" LEFT JOIN commits c ON c.id = j.commit_id"                      \
 	" LEFT JOIN job_values jv ON jv.job_id = j.id AND jv.metric = ?6" \
-	" WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?10"       \
-	" AND hj.job_id >= ?11"                                           \
+	" WHERE hj.name = ?1 AND hj.point = ?2" where                     \
+	" AND hj.job_id < ?10 AND hj.job_id >= ?11"                       \
 	" AND (?3 IS NULL OR c.tree_id ="                                 \
 	"  (SELECT id FROM trees WHERE name = ?3))"                       \
 	" AND (?4 IS NULL OR instr(',' || c.branches || ',',"             \
@@ -547,43 +547,62 @@ struct hist_scan {
 	const struct store_history_q *q;
 	size_t cap;    /* of out->v */
 	int64_t least; /* the last job read */
+	int time;      /* read by the time index (hist_time_drive) */
 };
 
 /*
  * Where a page's jobs come from: the series' index (name, point, job)
  * or, narrowed to a host's, a tree's (schema v29) or both, that index's
  * range (none of another host's or tree's is read).  CROSS: in this
- * order, the names looked up first.
+ * order, the names looked up first.  Each is a FROM clause and what it
+ * adds to the WHERE.
  */
 enum hist_from { HF_ALL, HF_HOST, HF_TREE, HF_TREE_HOST };
 #define HF_DRIVES(stmt)                                                    \
 	{                                                                  \
 		[HF_ALL] = stmt(" FROM history_jobs hj"                    \
-		                " INDEXED BY history_jobs_name"),          \
+		                " INDEXED BY history_jobs_name",           \
+		    ""),                                                   \
 		[HF_HOST] = stmt(" FROM hosts h CROSS JOIN history_jobs"   \
 		                 " hj INDEXED BY history_jobs_host"        \
-		                 " ON hj.host_id = h.id AND h.name = ?5"), \
+		                 " ON hj.host_id = h.id AND h.name = ?5",  \
+		    ""),                                                   \
 		[HF_TREE] = stmt(" FROM trees t CROSS JOIN history_jobs"   \
 		                 " hj INDEXED BY history_jobs_tree"        \
-		                 " ON hj.tree_id = t.id AND t.name = ?3"), \
+		                 " ON hj.tree_id = t.id AND t.name = ?3",  \
+		    ""),                                                   \
 		[HF_TREE_HOST] = stmt(" FROM trees t CROSS JOIN hosts h"   \
 		                      " CROSS JOIN history_jobs hj"        \
 		                      " INDEXED BY history_jobs_tree_host" \
 		                      " ON hj.tree_id = t.id"              \
 		                      " AND hj.host_id = h.id"             \
-		                      " AND t.name = ?3 AND h.name = ?5"), \
+		                      " AND t.name = ?3 AND h.name = ?5",  \
+		    ""),                                                   \
 	}
-#define HIST_WINDOW(from)                                           \
-	"SELECT min(job_id), count(*) FROM (SELECT hj.job_id" from  \
-	" WHERE hj.name = ?1 AND hj.point = ?2 AND hj.job_id < ?10" \
-	" ORDER BY hj.job_id DESC LIMIT ?12)"
-#define HIST_ROWS(from) HIST_COLS from HIST_REST
+/*
+ * Or a range of dates with fewer jobs than the page's budget
+ * (hist_time_ids): the range of the time index (schema v30, covering),
+ * the tree and host checked in it.
+ */
+#define HIST_TO "iif(?8 = 0, 9223372036854775807, ?8)"
+#define HF_TIME_FROM " FROM history_jobs hj INDEXED BY history_jobs_time"
+#define HF_TIME_WHERE                                \
+	" AND hj.time >= ?7 AND hj.time <= " HIST_TO \
+	" AND (?3 IS NULL OR hj.tree_id ="           \
+	"  (SELECT id FROM trees WHERE name = ?3))"  \
+	" AND (?5 IS NULL OR hj.host_id ="           \
+	"  (SELECT id FROM hosts WHERE name = ?5))"
+#define HIST_WINDOW(from, where)                                   \
+	"SELECT min(job_id), count(*) FROM (SELECT hj.job_id" from \
+	" WHERE hj.name = ?1 AND hj.point = ?2" where              \
+	" AND hj.job_id < ?10 ORDER BY hj.job_id DESC LIMIT ?12)"
+#define HIST_ROWS(from, where) HIST_COLS from HIST_REST(where)
 
 static enum hist_from
-hist_from(const struct store_history_q *q)
+hist_from(const struct hist_scan *h)
 {
-	return (q->host != NULL ? HF_HOST : HF_ALL) +
-	    (q->tree != NULL ? HF_TREE : HF_ALL);
+	return (h->q->host != NULL ? HF_HOST : HF_ALL) +
+	    (h->q->tree != NULL ? HF_TREE : HF_ALL);
 }
 
 /* ?1 to ?8 of a page's statements. */
@@ -606,7 +625,7 @@ hist_window(void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *n)
 	static const char *const sql[] = HF_DRIVES(HIST_WINDOW);
 	struct hist_scan *h = arg;
 	struct store *s = h->s;
-	enum hist_from f = hist_from(h->q);
+	enum hist_from f = hist_from(h);
 	sqlite3_stmt *st = store_i_cached(s, S_HISTORY_WIN + f, sql[f]);
 	int rc;
 
@@ -631,8 +650,10 @@ hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 	struct store_history *out = h->out;
 	const struct store_history_q *q = h->q;
 	static const char *const sql[] = HF_DRIVES(HIST_ROWS);
-	enum hist_from f = hist_from(q);
-	sqlite3_stmt *st = store_i_cached(s, S_HISTORY + f, sql[f]);
+	enum hist_from f = hist_from(h);
+	sqlite3_stmt *st = h->time ? store_i_cached(s, S_HISTORY_TIME,
+	                                 HIST_ROWS(HF_TIME_FROM, HF_TIME_WHERE))
+	                           : store_i_cached(s, S_HISTORY + f, sql[f]);
 	int rc;
 
 	if (st == NULL)
@@ -663,19 +684,115 @@ hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "history");
 }
 
+static int
+id_desc(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x < y) - (x > y);
+}
+
+/*
+ * A page of a range of dates (`from`, `to`) is read from the time index
+ * (schema v30) when the range has fewer of the series' jobs below the
+ * cursor than the page's budget: their ids, read from the index alone
+ * (tree and host too), newest first into *ids (*n of them, maybe none;
+ * *ids NULL when there are budget or more, or no range).  A wider range walks
+ * the series newest first like the other pages: its jobs are many, but it may
+ * still spend a budget on the jobs after it before its first.
+ */
+static int
+hist_time_ids(struct store *s, const struct store_history_q *q, int64_t budget,
+    int64_t **ids, size_t *n)
+{
+	sqlite3_stmt *st;
+	size_t cap = 256;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if (q->from == 0 && q->to == 0)
+		return 0;
+	*ids = xreallocarray(NULL, cap, sizeof(**ids)); /* none: a page */
+	st = store_i_cached(s, S_HISTORY_TIME_IDS,
+	    "SELECT hj.job_id" HF_TIME_FROM
+	    " WHERE hj.name = ?1 AND hj.point = ?2" HF_TIME_WHERE
+	    " AND hj.job_id < ?10 LIMIT ?11");
+	if (st == NULL)
+		return -1;
+	hist_bind(st, q);
+	sqlite3_bind_int64(st, 10, store_i_below(q->cursor));
+	sqlite3_bind_int64(st, 11, budget);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap *= 2;
+			*ids = xreallocarray(*ids, cap, sizeof(**ids));
+		}
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	store_i_count_steps(s, st);
+	sqlite3_reset(st); /* a cached statement */
+	if (rc != SQLITE_DONE || (int64_t)*n >= budget) {
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+		return rc == SQLITE_DONE ? 0
+		                         : store_i_dberr(s, "history range");
+	}
+	if (*n > 1)
+		qsort(*ids, *n, sizeof(**ids), id_desc);
+	return 0;
+}
+
+/*
+ * The page from the range's ids (newest first): the rows of the next
+ * ones the page still wants, by their span of the time index, until it
+ * is full (a row's branch may leave it out).  *end: no id is left.
+ */
+static int
+hist_time_page(
+    struct hist_scan *h, const int64_t *ids, size_t n, int64_t *read, int *end)
+{
+	size_t at = 0, k;
+	int64_t got;
+
+	*read = 0;
+	while (at < n && *read < h->q->limit) {
+		k = (size_t)(h->q->limit - *read);
+		if (k > n - at)
+			k = n - at;
+		if (hist_rows(h, ids[at + k - 1], ids[at] + 1,
+		        h->q->limit - *read, &got) != 0)
+			return -1;
+		*read += got;
+		at += k;
+	}
+	*end = at == n;
+	return 0;
+}
+
 int
 store_history_get(
     struct store *s, struct store_history *out, const struct store_history_q *q)
 {
-	struct hist_scan h = { s, out, q, 0, 0 };
+	struct hist_scan h = { s, out, q, 0, 0, 0 };
 	struct store_i_scan sc = { hist_window, hist_rows, &h };
-	int64_t floor;
-	size_t i, k, read;
+	int64_t floor = 0, budget = q->scan > 0 ? q->scan : STORE_HISTORY_SCAN;
+	int64_t *ids, got;
+	size_t i, k, read, nids;
+	int r, end = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (store_i_scan_page(&sc, q->cursor, q->limit,
-	        q->scan > 0 ? q->scan : STORE_HISTORY_SCAN, &out->capped,
-	        &floor) != 0) {
+	if (hist_time_ids(s, q, budget, &ids, &nids) != 0) {
+		store_history_release(out);
+		return -1;
+	}
+	h.time = ids != NULL;
+	r = h.time ? hist_time_page(&h, ids, nids, &got, &end)
+	           : store_i_scan_page(&sc, q->cursor, q->limit, budget,
+	                 &out->capped, &floor);
+	free(ids);
+	if (r != 0) {
 		store_history_release(out);
 		return -1;
 	}
@@ -709,6 +826,8 @@ store_history_get(
 	 * the jobs it examined, points or none. */
 	if (out->capped)
 		out->next_cursor = floor;
+	else if (end)
+		out->next_cursor = 0; /* the range's last job is read */
 	else
 		out->next_cursor = out->n > 0
 		    ? store_i_next_cursor(read, q->limit, h.least, STORE_I_DESC)

@@ -2525,6 +2525,191 @@ TEST(test_store__history_of_a_tree_reads_only_its_jobs)
 	free(p);
 }
 
+static int
+id_desc(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x < y) - (x > y);
+}
+
+/* The "fio" history of every host and tree in the dates from..to, pages
+ * of limit below cursor within a budget of 10; "id,id" newest first in
+ * out; its steps, or UINT64_MAX. */
+static uint64_t
+history_range_page_of(struct store *s, const char *branch, int64_t from,
+    int64_t to, int64_t limit, int64_t cursor, struct store_history *h,
+    char out[128])
+{
+	struct store_history_q q = { NULL, branch, NULL, "fio", "bs=4k", "iops",
+		from, to, limit, cursor, 10 };
+	uint64_t before = store_read_steps(s);
+	size_t i, len = 0;
+
+	int64_t ids[64];
+	size_t n;
+
+	out[0] = '\0';
+	if (store_history_get(s, h, &q) != 0)
+		return UINT64_MAX;
+	/* The page is in time order; the ids newest job first. */
+	n = h->n < 64 ? h->n : 64;
+	for (i = 0; i < n; i++)
+		ids[i] = h->v[i].job_id;
+	qsort(ids, n, sizeof(ids[0]), id_desc);
+	for (i = 0; i < n && len < 100; i++)
+		len += (size_t)snprintf(out + len, 128 - len, "%s%lld",
+		    i ? "," : "", (long long)ids[i]);
+	return store_read_steps(s) - before;
+}
+
+static uint64_t
+history_range_page(struct store *s, int64_t from, int64_t to, int64_t limit,
+    int64_t cursor, struct store_history *h, char out[128])
+{
+	return history_range_page_of(s, NULL, from, to, limit, cursor, h, out);
+}
+
+/* 1 when the page h holds job, 0 if not. */
+static int
+history_has_job(const struct store_history *h, int64_t job)
+{
+	size_t i;
+
+	for (i = 0; i < h->n; i++)
+		if (h->v[i].job_id == job)
+			return 1;
+	return 0;
+}
+
+/*
+ * A range of dates long before the newest jobs is the time index's range
+ * (schema v30): a page of it is full within a budget the jobs after it
+ * would spend (before, it came back empty and partial, a page for each
+ * budget of newer jobs), and the jobs' times follow their commits: a
+ * commit first known by its sha (a submitted one) has its job's time
+ * when made, then its date once the watcher records it.  A range wider
+ * than the budget walks the series newest first as before.
+ */
+TEST(test_store__history_of_a_date_range_reads_its_jobs)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = dbpath();
+	struct store_commit c = { NULL, "", "A", "C", 1, 1, "s", "[]" };
+	struct store_job_new base = job_base, cand = job_cand;
+	int64_t h1, tree = 0, commit = 0, pair, job, stub_jobs[2];
+	uint64_t range_steps, page_steps;
+	struct store_claimed cl;
+	struct store_history h;
+	char sha[41], got[128];
+	int i, k;
+
+	/* 60 pairs, two jobs each on commit i dated 100000 + 1000 *
+	 * (7i mod 60): dates out of the jobs' order.  The first 30 before
+	 * v30 (the migration fills their times), the others after (the
+	 * trigger does). */
+	ASSERT(store_open_version(&s, p, 29, &e) == 0);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	ASSERT(store_tree_sync(s, &tree, "t", "u") == 0);
+	for (i = 0; i < 61; i++) {
+		if (i == 30) {
+			store_close(s);
+			ASSERT(store_open(&s, p, &e) == 0);
+			ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+		}
+		snprintf(sha, sizeof(sha), "%040d", i + 1);
+		if (i < 60) {
+			c.sha = sha;
+			c.commit_date = 100000 + 1000 * ((7 * i) % 60);
+			ASSERT(store_commit_record(s, &commit, NULL, tree, &c,
+			           i == 43 ? "x" : "m", 1) == 0);
+		} else {
+			/* Known by its sha alone, no date. */
+			ASSERT(store_commit_stub(s, &commit, tree, sha) == 0);
+		}
+		base.commit_id = cand.commit_id = commit;
+		ASSERT(store_pair_create(s, &pair, NULL, NULL, "fio", "bs=4k",
+		           &base, &cand, i < 60 ? 1000 : 5000) == 0);
+		for (k = 0; k < 2; k++) {
+			ASSERT(store_claim(s, &cl, h1, 1000 + i, 60) == 0);
+			job = cl.job_id;
+			ASSERT(job > 0);
+			store_claimed_release(&cl);
+			ASSERT(add_value(s, h1, job, 0, 100 + i) == 0);
+			ASSERT(
+			    store_finish(s, h1, job, 1, NULL, 1000 + i) == 0);
+			if (i == 60)
+				stub_jobs[k] = job;
+		}
+	}
+	/* Dates 100000..102000: commits 1, 44 and 27 (7i mod 60 = 0, 1,
+	 * 2), jobs 1-2, 87-88 and 53-54; a page of 5 of them within a
+	 * budget of 10 (the 122 jobs after them would spend it): full,
+	 * not partial. */
+	range_steps = history_range_page(s, 100000, 102000, 5, 0, &h, got);
+	ASSERT(range_steps != UINT64_MAX);
+	ASSERT_STREQ(got, "88,87,54,53,2");
+	ASSERT_INTEQ(h.capped, 0);
+	ASSERT_INTEQ(h.next_cursor, 2);
+	ASSERT_INTEQ(h.v[0].time, 100000);
+	store_history_release(&h);
+	ASSERT(
+	    history_range_page(s, 100000, 102000, 5, 2, &h, got) != UINT64_MAX);
+	ASSERT_STREQ(got, "1");
+	ASSERT_INTEQ(h.capped, 0);
+	ASSERT_INTEQ(h.next_cursor, 0);
+	store_history_release(&h);
+	/* Commit 44 is on branch x alone: the first five of the range
+	 * give three rows of m, the next one the fourth. */
+	ASSERT(history_range_page_of(s, "m", 100000, 102000, 5, 0, &h, got) !=
+	    UINT64_MAX);
+	ASSERT_STREQ(got, "54,53,2,1");
+	ASSERT_INTEQ(h.capped, 0);
+	ASSERT_INTEQ(h.next_cursor, 0);
+	store_history_release(&h);
+	ASSERT(history_range_page_of(s, "x", 100000, 102000, 5, 0, &h, got) !=
+	    UINT64_MAX);
+	ASSERT_STREQ(got, "88,87");
+	store_history_release(&h);
+	/* It costs about what a page of the newest does. */
+	page_steps = history_range_page(s, 0, 0, 5, 0, &h, got);
+	ASSERT_STREQ(got, "122,121,120,119,118");
+	store_history_release(&h);
+	ASSERT_MSG(range_steps < 2 * page_steps,
+	    "a page of an old range: %llu steps, of the newest %llu",
+	    (unsigned long long)range_steps, (unsigned long long)page_steps);
+	/* A range from the first date on: wider than the budget, read
+	 * newest first. */
+	ASSERT(history_range_page(s, 100000, 0, 5, 0, &h, got) != UINT64_MAX);
+	ASSERT_STREQ(got, "120,119,118,117,116");
+	ASSERT_INTEQ(h.capped, 0);
+	store_history_release(&h);
+	/* The submitted commit's jobs: the time they were made (5000),
+	 * then its date once recorded on a branch. */
+	ASSERT(history_range_page(s, 4000, 6000, 5, 0, &h, got) != UINT64_MAX);
+	ASSERT_INTEQ(h.n, 2);
+	ASSERT(history_has_job(&h, stub_jobs[0]));
+	ASSERT(history_has_job(&h, stub_jobs[1]));
+	store_history_release(&h);
+	snprintf(sha, sizeof(sha), "%040d", 61);
+	c.sha = sha;
+	c.commit_date = 300000;
+	ASSERT(store_commit_record(s, &commit, NULL, tree, &c, "m", 1) == 0);
+	ASSERT(history_range_page(s, 4000, 6000, 5, 0, &h, got) != UINT64_MAX);
+	ASSERT_STREQ(got, "");
+	ASSERT_INTEQ(h.capped, 0);
+	ASSERT_INTEQ(h.next_cursor, 0);
+	store_history_release(&h);
+	ASSERT(
+	    history_range_page(s, 299000, 301000, 5, 0, &h, got) != UINT64_MAX);
+	ASSERT_INTEQ(h.n, 2);
+	ASSERT_INTEQ(h.v[0].time, 300000);
+	store_history_release(&h);
+	store_close(s);
+	free(p);
+}
+
 /*
  * The jobs of the "fio" "hj" history page of host (NULL: every host),
  * oldest first, as "id,id" in out; -1 when the read fails.
