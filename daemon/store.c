@@ -793,6 +793,30 @@ static const char *const migrations[] = {
 	"  (SELECT created FROM jobs WHERE id = history_jobs.job_id), 0)"
 	"  WHERE job_id IN (SELECT id FROM jobs WHERE commit_id = NEW.id);"
 	"  END;",
+	/*
+	 * v31 (issue 17): a branch's commits.  A commit's branches are a
+	 * list in its row (commits.branches), so a branch filter, of the
+	 * commits or of a history, was checked on each commit: a branch
+	 * with few commits cost a page its scan budget and came back
+	 * partial.  A row a commit and branch it was seen on (the watcher
+	 * adds them, store_commit_record; none is ever taken away), by
+	 * tree and branch, and by branch across trees.
+	 */
+	"CREATE TABLE commit_branches ("
+	"  tree_id INTEGER NOT NULL,"
+	"  branch TEXT NOT NULL,"
+	"  commit_id INTEGER NOT NULL REFERENCES commits(id),"
+	"  PRIMARY KEY (tree_id, branch, commit_id)) WITHOUT ROWID;"
+	"CREATE INDEX commit_branches_branch"
+	"  ON commit_branches(branch, commit_id);"
+	"WITH RECURSIVE split(tree_id, commit_id, branch, rest) AS ("
+	"  SELECT tree_id, id, '', branches || ',' FROM commits"
+	"  WHERE branches <> ''"
+	"  UNION ALL SELECT tree_id, commit_id,"
+	"  substr(rest, 1, instr(rest, ',') - 1),"
+	"  substr(rest, instr(rest, ',') + 1) FROM split WHERE rest <> '')"
+	"  INSERT OR IGNORE INTO commit_branches (tree_id, branch, commit_id)"
+	"  SELECT tree_id, branch, commit_id FROM split WHERE branch <> '';",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 30 /* schema version after every migration */
+#define STORE_VERSION 31 /* schema version after every migration */
 
 struct store;
 

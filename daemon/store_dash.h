@@ -62,18 +62,12 @@ struct store_commits {
 	struct store_commit_row *v;
 	size_t n;
 	int64_t next_cursor; /* the cursor of the next page, 0 at the end */
-	/* 1 when a branch's page stopped at STORE_COMMITS_SCAN commits
-	 * read before it was full: next_cursor goes on below them. */
-	int capped;
 };
-/* The commits a page with a branch reads at most (~5 ms at 1M runs). */
-#define STORE_COMMITS_SCAN 10000
 /* Commits newest first with id < cursor (0: from the newest), filtered
- * by tree and branch (NULL: any), at most limit; with a branch, at most
- * scan commits read (0: STORE_COMMITS_SCAN), then capped. */
+ * by tree and branch (NULL: any), at most limit: each page one index's
+ * range (a branch's: schema v31). */
 int store_commits_get(struct store *, struct store_commits *out,
-    const char *tree, const char *branch, int64_t limit, int64_t cursor,
-    int64_t scan);
+    const char *tree, const char *branch, int64_t limit, int64_t cursor);
 void store_commits_release(struct store_commits *);
 
 /*

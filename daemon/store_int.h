@@ -38,8 +38,11 @@ enum stmt_slot {
 	S_HISTORY_WIN_HOST,
 	S_HISTORY_WIN_TREE,
 	S_HISTORY_WIN_TREE_HOST,
-	S_HISTORY_TIME,      /* a page of a range of dates */
-	S_HISTORY_TIME_IDS,  /* the jobs of a range of dates, to a cap */
+	S_HISTORY_IDS, /* a page's rows by their ids */
+	/* A rare filter's jobs, to a cap: a range of dates, a branch. */
+	S_HISTORY_IDS_TIME,
+	S_HISTORY_IDS_TREE_BRANCH,
+	S_HISTORY_IDS_BRANCH,
 	S_HISTORY_RUNS,      /* a job's values without its summary */
 	S_ALERT_GROUP_STAMP, /* store_alert.c: a report group's newest */
 	S_NSLOTS

@@ -249,6 +249,19 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 			ok = run_once(s, st, "commit update") == 0;
 		}
 	}
+	/* The branch's own row (schema v31), for its filters; a
+	 * connection opened at an older schema (tests) has none. */
+	if (ok && branch != NULL && s->version >= 31) {
+		st = store_i_stmt(s,
+		    "INSERT OR IGNORE INTO commit_branches"
+		    " (tree_id, branch, commit_id) VALUES (?1, ?2, ?3)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, tree_id);
+			store_i_bind_text(st, 2, branch);
+			sqlite3_bind_int64(st, 3, id);
+			ok = run_once(s, st, "commit branch") == 0;
+		}
+	}
 	ok = ok && store_i_commit_position(s, id) == 0;
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;

@@ -545,9 +545,9 @@ struct hist_scan {
 	struct store *s;
 	struct store_history *out;
 	const struct store_history_q *q;
-	size_t cap;    /* of out->v */
-	int64_t least; /* the last job read */
-	int time;      /* read by the time index (hist_time_drive) */
+	size_t cap;      /* of out->v */
+	int64_t least;   /* the last job read */
+	const char *ids; /* the ids read, a JSON array (hist_ids_page) */
 };
 
 /*
@@ -580,17 +580,14 @@ enum hist_from { HF_ALL, HF_HOST, HF_TREE, HF_TREE_HOST };
 		    ""),                                                   \
 	}
 /*
- * Or a range of dates with fewer jobs than the page's budget
- * (hist_time_ids): the range of the time index (schema v30, covering),
- * the tree and host checked in it.
+ * Or the ids a rare filter found (hist_ids): the rows of those ids, a
+ * JSON array in ?13.
  */
-#define HIST_TO "iif(?8 = 0, 9223372036854775807, ?8)"
-#define HF_TIME_FROM " FROM history_jobs hj INDEXED BY history_jobs_time"
-#define HF_TIME_WHERE                                \
-	" AND hj.time >= ?7 AND hj.time <= " HIST_TO \
-	" AND (?3 IS NULL OR hj.tree_id ="           \
-	"  (SELECT id FROM trees WHERE name = ?3))"  \
-	" AND (?5 IS NULL OR hj.host_id ="           \
+#define HF_IDS_FROM                                           \
+	" FROM json_each(?13) ids CROSS JOIN history_jobs hj" \
+	" ON hj.job_id = ids.value"
+#define HF_HOST_WHERE                      \
+	" AND (?5 IS NULL OR hj.host_id =" \
 	"  (SELECT id FROM hosts WHERE name = ?5))"
 #define HIST_WINDOW(from, where)                                   \
 	"SELECT min(job_id), count(*) FROM (SELECT hj.job_id" from \
@@ -651,14 +648,17 @@ hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 	const struct store_history_q *q = h->q;
 	static const char *const sql[] = HF_DRIVES(HIST_ROWS);
 	enum hist_from f = hist_from(h);
-	sqlite3_stmt *st = h->time ? store_i_cached(s, S_HISTORY_TIME,
-	                                 HIST_ROWS(HF_TIME_FROM, HF_TIME_WHERE))
-	                           : store_i_cached(s, S_HISTORY + f, sql[f]);
+	sqlite3_stmt *st = h->ids != NULL
+	    ? store_i_cached(
+	          s, S_HISTORY_IDS, HIST_ROWS(HF_IDS_FROM, HF_HOST_WHERE))
+	    : store_i_cached(s, S_HISTORY + f, sql[f]);
 	int rc;
 
 	if (st == NULL)
 		return -1;
 	hist_bind(st, q);
+	if (h->ids != NULL)
+		store_i_bind_text(st, 13, h->ids);
 	sqlite3_bind_int64(st, 9, want);
 	sqlite3_bind_int64(st, 10, below);
 	sqlite3_bind_int64(st, 11, floor);
@@ -684,6 +684,45 @@ hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "history");
 }
 
+/*
+ * A page whose filter is rare is read from that filter's own index, not
+ * by walking the series: a range of dates (schema v30: the time index,
+ * which covers tree and host) or a branch (v31: its commits, of the tree
+ * or of every tree, and their jobs).  hist_ids examines at most budget
+ * entries for the candidates' ids; when that is all of them, the page is
+ * theirs, newest first (sorted here), and never partial.  Else (no such
+ * filter, or a common one: its jobs are many) the page walks the series
+ * newest first within its budget, and a range months back or a branch
+ * seldom measured may still spend it before its first point.
+ */
+enum hist_kind { HI_TIME, HI_TREE_BRANCH, HI_BRANCH };
+#define HI_SERIES_JOB                                    \
+	" LEFT JOIN history_jobs hj ON hj.job_id = j.id" \
+	" AND hj.name = ?1 AND hj.point = ?2" HF_HOST_WHERE
+static const char *const hist_ids_sql[] = {
+	[HI_TIME] = "SELECT hj.job_id, 1 FROM history_jobs hj"
+	            " INDEXED BY history_jobs_time"
+	            " WHERE hj.name = ?1 AND hj.point = ?2"
+	            " AND hj.time >= ?7"
+	            " AND hj.time <= iif(?8 = 0, 9223372036854775807, ?8)"
+	            " AND (?3 IS NULL OR hj.tree_id ="
+	            "  (SELECT id FROM trees WHERE name = ?3))" HF_HOST_WHERE
+	            " AND hj.job_id < ?10 LIMIT ?11",
+	/* Each job of the branch's commits examined, the series' marked. */
+	[HI_TREE_BRANCH] = "SELECT j.id, hj.job_id IS NOT NULL FROM trees t"
+	                   " CROSS JOIN commit_branches cb"
+	                   " ON cb.tree_id = t.id AND cb.branch = ?4"
+	                   " CROSS JOIN jobs j INDEXED BY jobs_commit"
+	                   " ON j.commit_id = cb.commit_id" HI_SERIES_JOB
+	                   " WHERE t.name = ?3 AND j.id < ?10 LIMIT ?11",
+	[HI_BRANCH] = "SELECT j.id, hj.job_id IS NOT NULL"
+	              " FROM commit_branches cb"
+	              " INDEXED BY commit_branches_branch"
+	              " CROSS JOIN jobs j INDEXED BY jobs_commit"
+	              " ON j.commit_id = cb.commit_id" HI_SERIES_JOB
+	              " WHERE cb.branch = ?4 AND j.id < ?10 LIMIT ?11",
+};
+
 static int
 id_desc(const void *a, const void *b)
 {
@@ -692,38 +731,31 @@ id_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
-/*
- * A page of a range of dates (`from`, `to`) is read from the time index
- * (schema v30) when the range has fewer of the series' jobs below the
- * cursor than the page's budget: their ids, read from the index alone
- * (tree and host too), newest first into *ids (*n of them, maybe none;
- * *ids NULL when there are budget or more, or no range).  A wider range walks
- * the series newest first like the other pages: its jobs are many, but it may
- * still spend a budget on the jobs after it before its first.
- */
+/* The series' ids below the cursor by the index of kind, into *ids (*n
+ * of them, maybe none), newest first; *ids NULL when budget entries were
+ * examined before the end. */
 static int
-hist_time_ids(struct store *s, const struct store_history_q *q, int64_t budget,
-    int64_t **ids, size_t *n)
+hist_ids_of(struct store *s, const struct store_history_q *q,
+    enum hist_kind kind, int64_t budget, int64_t **ids, size_t *n)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st =
+	    store_i_cached(s, S_HISTORY_IDS_TIME + kind, hist_ids_sql[kind]);
 	size_t cap = 256;
+	int64_t seen = 0;
 	int rc;
 
 	*ids = NULL;
 	*n = 0;
-	if (q->from == 0 && q->to == 0)
-		return 0;
-	*ids = xreallocarray(NULL, cap, sizeof(**ids)); /* none: a page */
-	st = store_i_cached(s, S_HISTORY_TIME_IDS,
-	    "SELECT hj.job_id" HF_TIME_FROM
-	    " WHERE hj.name = ?1 AND hj.point = ?2" HF_TIME_WHERE
-	    " AND hj.job_id < ?10 LIMIT ?11");
 	if (st == NULL)
 		return -1;
+	*ids = xreallocarray(NULL, cap, sizeof(**ids));
 	hist_bind(st, q);
 	sqlite3_bind_int64(st, 10, store_i_below(q->cursor));
 	sqlite3_bind_int64(st, 11, budget);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		seen++;
+		if (sqlite3_column_int(st, 1) == 0)
+			continue; /* a job of another series */
 		if (*n == cap) {
 			cap *= 2;
 			*ids = xreallocarray(*ids, cap, sizeof(**ids));
@@ -732,50 +764,76 @@ hist_time_ids(struct store *s, const struct store_history_q *q, int64_t budget,
 	}
 	store_i_count_steps(s, st);
 	sqlite3_reset(st); /* a cached statement */
-	if (rc != SQLITE_DONE || (int64_t)*n >= budget) {
+	if (rc != SQLITE_DONE || seen >= budget) {
 		free(*ids);
 		*ids = NULL;
 		*n = 0;
 		return rc == SQLITE_DONE ? 0
-		                         : store_i_dberr(s, "history range");
+		                         : store_i_dberr(s, "history filter");
 	}
 	if (*n > 1)
 		qsort(*ids, *n, sizeof(**ids), id_desc);
 	return 0;
 }
 
+/* The ids of the page's rare filter, as hist_ids_of; none such: NULL. */
+static int
+hist_ids(struct store *s, const struct store_history_q *q, int64_t budget,
+    int64_t **ids, size_t *n)
+{
+	*ids = NULL;
+	*n = 0;
+	if ((q->from != 0 || q->to != 0) &&
+	    hist_ids_of(s, q, HI_TIME, budget, ids, n) != 0)
+		return -1;
+	if (*ids == NULL && q->branch != NULL &&
+	    hist_ids_of(s, q, q->tree ? HI_TREE_BRANCH : HI_BRANCH, budget, ids,
+	        n) != 0)
+		return -1;
+	return 0;
+}
+
 /*
- * The page from the range's ids (newest first): the rows of the next
- * ones the page still wants, by their span of the time index, until it
- * is full (a row's branch may leave it out).  *end: no id is left.
+ * The page from ids (newest first): the rows of the next ones the page
+ * still wants, until it is full (a row's other filters may leave it
+ * out).  *end: no id is left.
  */
 static int
-hist_time_page(
+hist_ids_page(
     struct hist_scan *h, const int64_t *ids, size_t n, int64_t *read, int *end)
 {
-	size_t at = 0, k;
+	size_t at = 0, k, i, len;
 	int64_t got;
+	char *json = xreallocarray(NULL, (size_t)h->q->limit + 1, 24);
+	int r = 0;
 
 	*read = 0;
-	while (at < n && *read < h->q->limit) {
+	while (r == 0 && at < n && *read < h->q->limit) {
 		k = (size_t)(h->q->limit - *read);
 		if (k > n - at)
 			k = n - at;
-		if (hist_rows(h, ids[at + k - 1], ids[at] + 1,
-		        h->q->limit - *read, &got) != 0)
-			return -1;
+		len = 0;
+		for (i = 0; i < k; i++)
+			len += (size_t)snprintf(json + len, 24, "%c%lld",
+			    i ? ',' : '[', (long long)ids[at + i]);
+		snprintf(json + len, 24, "]");
+		h->ids = json;
+		r = hist_rows(
+		    h, ids[at + k - 1], ids[at] + 1, h->q->limit - *read, &got);
+		h->ids = NULL;
 		*read += got;
 		at += k;
 	}
+	free(json);
 	*end = at == n;
-	return 0;
+	return r;
 }
 
 int
 store_history_get(
     struct store *s, struct store_history *out, const struct store_history_q *q)
 {
-	struct hist_scan h = { s, out, q, 0, 0, 0 };
+	struct hist_scan h = { s, out, q, 0, 0, NULL };
 	struct store_i_scan sc = { hist_window, hist_rows, &h };
 	int64_t floor = 0, budget = q->scan > 0 ? q->scan : STORE_HISTORY_SCAN;
 	int64_t *ids, got;
@@ -783,14 +841,13 @@ store_history_get(
 	int r, end = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (hist_time_ids(s, q, budget, &ids, &nids) != 0) {
+	if (hist_ids(s, q, budget, &ids, &nids) != 0) {
 		store_history_release(out);
 		return -1;
 	}
-	h.time = ids != NULL;
-	r = h.time ? hist_time_page(&h, ids, nids, &got, &end)
-	           : store_i_scan_page(&sc, q->cursor, q->limit, budget,
-	                 &out->capped, &floor);
+	r = ids != NULL ? hist_ids_page(&h, ids, nids, &got, &end)
+	                : store_i_scan_page(&sc, q->cursor, q->limit, budget,
+	                      &out->capped, &floor);
 	free(ids);
 	if (r != 0) {
 		store_history_release(out);

@@ -358,7 +358,7 @@ api_commits_json(struct store *s, const char *tree, const char *branch,
 	int r;
 
 	*out = NULL;
-	if ((r = store_commits_get(s, &l, tree, branch, limit, cursor, 0)) != 0)
+	if ((r = store_commits_get(s, &l, tree, branch, limit, cursor)) != 0)
 		return r;
 	*out = rows_commits_json(&l);
 	store_commits_release(&l);

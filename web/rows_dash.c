@@ -136,10 +136,7 @@ rows_commits_json(const struct store_commits *l)
 		    o, "first_seen", json_integer(c->first_seen));
 		json_array_append_new(arr, o);
 	}
-	o = page_json("commits", arr, l->next_cursor);
-	if (l->capped)
-		json_object_set_new(o, "partial", json_true());
-	return o;
+	return page_json("commits", arr, l->next_cursor);
 }
 
 json_t *

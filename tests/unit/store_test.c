@@ -775,13 +775,13 @@ TEST(test_store__commit_recorded_once_gains_branches)
 	ASSERT_INTEQ(fresh, 0);
 	ASSERT_INTEQ(id1, id2);
 	ASSERT(store_commit_record(s, &id2, &fresh, t, &c, "master", 9) == 0);
-	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0, 0) == 0);
+	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_STREQ(l.v[0].branches, "master,next");
 	store_commits_release(&l);
 	/* A submitted stub is new to the watcher and gets the details. */
 	ASSERT(store_commit_stub(s, &id3, t, SHA_B) == 0);
-	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0, 0) == 0);
+	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	store_commits_release(&l);
 	c.sha = SHA_B;
@@ -824,80 +824,97 @@ TEST(test_store__tree_commit_count_and_page)
 	ASSERT_INTEQ(tl.v[1].commits, 1);
 	store_trees_release(&tl);
 	/* mm's page: its two, newest first, one a page. */
-	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, 0, 0) == 0);
+	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, b);
 	ASSERT_STREQ(l.v[0].tree, "mm");
 	ASSERT_INTEQ(l.next_cursor, b);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, b, 0) == 0);
+	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, b) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, a);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0, 0) == 0);
+	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, b);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "nosuch", NULL, 10, 0, 0) == 0);
+	ASSERT(store_commits_get(s, &l, "nosuch", NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 0);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0, 0) == 0);
+	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 3);
 	store_commits_release(&l);
 	store_close(s);
 }
 
 /*
- * A branch is no range of an index: a page of a branch few commits are
- * on reads at most its scan budget of the list (at 1M runs, a branch
- * with none read all 51,500: 22 ms), stops there partial with a cursor
- * below them, and the pages go on to the list's end.
+ * A branch's page of commits is its index's range (schema v31,
+ * commit_branches), of a tree or of every tree: a branch with one
+ * commit among many reads that one, not the others (before, each
+ * commit was checked within a scan budget, and a page of a rare branch
+ * came back partial).
  */
-TEST(test_store__commit_branch_page_stops_at_its_scan_budget)
+TEST(test_store__commit_branch_page_is_its_index_range)
 {
 	struct store *s = open_new();
 	char sha[41];
 	struct store_commit c = { sha, "", "A", "C", 1, 1, "s", "[]" };
-	int64_t t = 0, id = 0, first = 0;
+	int64_t t = 0, x = 0, id = 0, first = 0, other = 0;
+	uint64_t before, rare_steps, all_steps;
 	struct store_commits l;
 	int i;
 
 	ASSERT(s != NULL);
 	ASSERT(store_tree_sync(s, &t, "mm", "u") == 0);
-	for (i = 0; i < 12; i++) {
+	ASSERT(store_tree_sync(s, &x, "nx", "u2") == 0);
+	for (i = 0; i < 40; i++) {
 		snprintf(sha, sizeof(sha), "%040d", i + 1);
 		ASSERT(store_commit_record(
 		           s, &id, NULL, t, &c, i == 0 ? "rare" : "m", 1) == 0);
 		if (i == 0)
 			first = id;
 	}
-	/* Four read a page: 12..9, 8..5, then 4..1 with the one. */
-	ASSERT(store_commits_get(s, &l, "mm", "rare", 5, 0, 4) == 0);
-	ASSERT_INTEQ(l.n, 0);
-	ASSERT_INTEQ(l.capped, 1);
-	ASSERT_INTEQ(l.next_cursor, id - 3);
-	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, NULL, "rare", 5, id - 3, 4) == 0);
-	ASSERT_INTEQ(l.n, 0);
-	ASSERT_INTEQ(l.capped, 1);
-	ASSERT_INTEQ(l.next_cursor, id - 7);
-	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "mm", "rare", 5, id - 7, 4) == 0);
+	snprintf(sha, sizeof(sha), "%040d", 99);
+	ASSERT(store_commit_record(s, &other, NULL, x, &c, "rare", 1) == 0);
+	/* Of tree mm: the one, at once, and the end. */
+	before = store_read_steps(s);
+	ASSERT(store_commits_get(s, &l, "mm", "rare", 5, 0) == 0);
+	rare_steps = store_read_steps(s) - before;
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, first);
-	ASSERT_INTEQ(l.capped, 0);
+	ASSERT_STREQ(l.v[0].tree, "mm");
 	ASSERT_INTEQ(l.next_cursor, 0);
 	store_commits_release(&l);
-	/* Within the default budget: the one, at once. */
-	ASSERT(store_commits_get(s, &l, "mm", "rare", 5, 0, 0) == 0);
+	/* Of every tree: nx's too, newest first; by cursor. */
+	ASSERT(store_commits_get(s, &l, NULL, "rare", 1, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
-	ASSERT_INTEQ(l.capped, 0);
+	ASSERT_INTEQ(l.v[0].id, other);
+	ASSERT_INTEQ(l.next_cursor, other);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "mm", "m", 5, 0, 0) == 0);
+	ASSERT(store_commits_get(s, &l, NULL, "rare", 1, other) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_INTEQ(l.v[0].id, first);
+	store_commits_release(&l);
+	ASSERT(store_commits_get(s, &l, "nx", "m", 5, 0) == 0);
+	ASSERT_INTEQ(l.n, 0);
+	ASSERT_INTEQ(l.next_cursor, 0);
+	store_commits_release(&l);
+	/* A page of m: the newest 5 of its 39. */
+	ASSERT(store_commits_get(s, &l, "mm", "m", 5, 0) == 0);
 	ASSERT_INTEQ(l.n, 5);
 	ASSERT_INTEQ(l.v[0].id, id);
 	ASSERT_INTEQ(l.next_cursor, id - 4);
 	store_commits_release(&l);
+	/* The rare page's cost is not the tree's: a fraction of reading
+	 * all 40 of it. */
+	before = store_read_steps(s);
+	ASSERT(store_commits_get(s, &l, "mm", NULL, 40, 0) == 0);
+	all_steps = store_read_steps(s) - before;
+	ASSERT_INTEQ(l.n, 40);
+	store_commits_release(&l);
+	ASSERT_MSG(rare_steps * 8 < all_steps,
+	    "a page of the rare branch: %llu steps, all 40: %llu",
+	    (unsigned long long)rare_steps, (unsigned long long)all_steps);
 	store_close(s);
 }
 
@@ -2368,48 +2385,67 @@ history_scan_page(struct store *s, const char *branch, int64_t scan,
 }
 
 /*
- * A filter that passes none of a series (here a branch none of its jobs
- * is on) costs a page its scan budget, not the whole series (at 1M runs a
- * rare branch read all 100,000 points: 80 ms): the page stops there,
- * partial, with a cursor below the jobs it read, and the pages go on to
- * the series' end.  An unfiltered page is full long before the budget.
+ * A filter that passes none of a series and is no rare filter's range
+ * (here a branch of 70 jobs of another benchmark, more than the budget,
+ * none of the series' jobs on it) costs a page its scan budget, not the
+ * whole series (at 1M runs a rare branch read all 100,000 points:
+ * 80 ms): the page stops there, partial, with a cursor below the jobs it
+ * read, and the pages go on to the series' end.  An unfiltered page is
+ * full long before the budget.
  */
 TEST(test_store__history_page_stops_at_its_scan_budget)
 {
 	struct store *s = open_new();
-	int64_t h1, pair, b, c, cursor = 0, want;
+	struct store_commit sc = { NULL, "", "A", "C", 1, 1, "s", "[]" };
+	struct store_job_new ob = job_base, oc = job_cand;
+	const int64_t off = 70; /* the other benchmark's jobs, 1..70 */
+	int64_t h1, pair, b, c, cursor = 0, want, tree = 0, commit = 0;
 	uint64_t small, whole;
 	struct store_claimed cl;
 	struct store_history h;
+	char sha[41];
 	int i, pages = 0;
 
 	ASSERT(s != NULL);
 	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	ASSERT(store_tree_sync(s, &tree, "t", "u") == 0);
+	for (i = 0; i < 35; i++) {
+		snprintf(sha, sizeof(sha), "%040d", i + 1);
+		sc.sha = sha;
+		ASSERT(store_commit_record(
+		           s, &commit, NULL, tree, &sc, "nosuch", 1) == 0);
+		ob.commit_id = oc.commit_id = commit;
+		/* For a host with a label h1 has not: never run. */
+		ob.labels_json = oc.labels_json = "[\"elsewhere\"]";
+		ASSERT(store_pair_create(s, NULL, NULL, NULL, "other", "x", &ob,
+		           &oc, 900) == 0);
+	}
 	for (i = 0; i < 30; i++)
 		ASSERT(store_pair_create(s, &pair, &b, &c, "fio", "bs=4k",
 		           &job_base, &job_cand, 1000) == 0);
 	for (i = 0; i < 60; i++) {
 		ASSERT(store_claim(s, &cl, h1, 1000 + i, 60) == 0);
-		ASSERT_INTEQ(cl.job_id, i + 1);
+		ASSERT_INTEQ(cl.job_id, off + i + 1);
 		store_claimed_release(&cl);
-		ASSERT(add_value(s, h1, i + 1, 0, 100 + i) == 0);
-		ASSERT(store_finish(s, h1, i + 1, 1, NULL, 1000 + i) == 0);
+		ASSERT(add_value(s, h1, off + i + 1, 0, 100 + i) == 0);
+		ASSERT(
+		    store_finish(s, h1, off + i + 1, 1, NULL, 1000 + i) == 0);
 	}
 	/* Unfiltered: five points, jobs 56..60, not partial. */
 	ASSERT(history_scan_page(s, NULL, 10, 0, &h) != UINT64_MAX);
 	ASSERT_INTEQ(h.n, 5);
-	ASSERT_INTEQ(h.v[0].job_id, 56);
+	ASSERT_INTEQ(h.v[0].job_id, off + 56);
 	ASSERT_INTEQ(h.capped, 0);
-	ASSERT_INTEQ(h.next_cursor, 56);
+	ASSERT_INTEQ(h.next_cursor, off + 56);
 	store_history_release(&h);
 	/* Ten jobs a page examined, newest first, to the series' end:
 	 * the sixth page reads jobs 10..1 and says it is the last. */
-	for (want = 51;; want -= 10) {
+	for (want = off + 51;; want -= 10) {
 		small = history_scan_page(s, "nosuch", 10, cursor, &h);
 		ASSERT(small != UINT64_MAX);
 		ASSERT_INTEQ(h.n, 0);
 		pages++;
-		if (want == 1) {
+		if (want == off + 1) {
 			ASSERT_INTEQ(h.capped, 0);
 			ASSERT_INTEQ(h.next_cursor, 0);
 			store_history_release(&h);
@@ -2536,21 +2572,18 @@ id_desc(const void *a, const void *b)
 /* The "fio" history of every host and tree in the dates from..to, pages
  * of limit below cursor within a budget of 10; "id,id" newest first in
  * out; its steps, or UINT64_MAX. */
+/* The page of q; "id,id" newest first in out; its steps, or UINT64_MAX. */
 static uint64_t
-history_range_page_of(struct store *s, const char *branch, int64_t from,
-    int64_t to, int64_t limit, int64_t cursor, struct store_history *h,
-    char out[128])
+history_q_page(struct store *s, const struct store_history_q *q,
+    struct store_history *h, char out[128])
 {
-	struct store_history_q q = { NULL, branch, NULL, "fio", "bs=4k", "iops",
-		from, to, limit, cursor, 10 };
 	uint64_t before = store_read_steps(s);
 	size_t i, len = 0;
-
 	int64_t ids[64];
 	size_t n;
 
 	out[0] = '\0';
-	if (store_history_get(s, h, &q) != 0)
+	if (store_history_get(s, h, q) != 0)
 		return UINT64_MAX;
 	/* The page is in time order; the ids newest job first. */
 	n = h->n < 64 ? h->n : 64;
@@ -2561,6 +2594,29 @@ history_range_page_of(struct store *s, const char *branch, int64_t from,
 		len += (size_t)snprintf(out + len, 128 - len, "%s%lld",
 		    i ? "," : "", (long long)ids[i]);
 	return store_read_steps(s) - before;
+}
+
+static uint64_t
+history_range_page_of(struct store *s, const char *branch, int64_t from,
+    int64_t to, int64_t limit, int64_t cursor, struct store_history *h,
+    char out[128])
+{
+	struct store_history_q q = { NULL, branch, NULL, "fio", "bs=4k", "iops",
+		from, to, limit, cursor, 10 };
+
+	return history_q_page(s, &q, h, out);
+}
+
+/* The "fio" history of tree and branch, 5 a page below cursor within a
+ * budget of 10, as history_q_page. */
+static uint64_t
+history_tree_branch_page(struct store *s, const char *tree, const char *branch,
+    int64_t cursor, struct store_history *h, char out[128])
+{
+	struct store_history_q q = { tree, branch, NULL, "fio", "bs=4k", "iops",
+		0, 0, 5, cursor, 10 };
+
+	return history_q_page(s, &q, h, out);
 }
 
 static uint64_t
@@ -2705,6 +2761,106 @@ TEST(test_store__history_of_a_date_range_reads_its_jobs)
 	    history_range_page(s, 299000, 301000, 5, 0, &h, got) != UINT64_MAX);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_INTEQ(h.v[0].time, 300000);
+	store_history_release(&h);
+	store_close(s);
+	free(p);
+}
+
+/*
+ * A branch with few of a series' jobs is read from its commits (schema
+ * v31: commit_branches) and their jobs: a page of it is full within a
+ * budget the series' other jobs would spend (before, it was checked on
+ * each job's commit, newest first, and came back empty and partial), of
+ * its tree or of every tree.  A branch most jobs are on walks the series
+ * as before.  Commits recorded before v31 are on their branches through
+ * the migration, later ones through store_commit_record, also when a
+ * known commit is seen on another branch.
+ */
+TEST(test_store__history_of_a_rare_branch_reads_its_jobs)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = dbpath();
+	struct store_commit c = { NULL, "", "A", "C", 1, 1, "s", "[]" };
+	struct store_job_new base = job_base, cand = job_cand;
+	int64_t h1, t = 0, u = 0, commit = 0, pair, job;
+	uint64_t rare_steps, busy_steps;
+	struct store_claimed cl;
+	struct store_history h;
+	char sha[41], got[128];
+	int i, k;
+
+	/* 61 pairs, two jobs each: pair i+1 on commit i+1 of tree t on
+	 * branch m, every twentieth on rare too; the last on rare of tree
+	 * u.
+	 * The first 30 before v31, the others after. */
+	ASSERT(store_open_version(&s, p, 30, &e) == 0);
+	ASSERT((h1 = host(s, "h1", "[]")) > 0);
+	ASSERT(store_tree_sync(s, &t, "t", "u1") == 0);
+	ASSERT(store_tree_sync(s, &u, "u", "u2") == 0);
+	for (i = 0; i < 61; i++) {
+		if (i == 30) {
+			store_close(s);
+			ASSERT(store_open(&s, p, &e) == 0);
+			ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
+		}
+		snprintf(sha, sizeof(sha), "%040d", i + 1);
+		c.sha = sha;
+		ASSERT(store_commit_record(s, &commit, NULL, i < 60 ? t : u, &c,
+		           i < 60 ? "m" : "rare", 1) == 0);
+		if (i % 20 == 0 && i < 60)
+			ASSERT(store_commit_record(
+			           s, &commit, NULL, t, &c, "rare", 1) == 0);
+		base.commit_id = cand.commit_id = commit;
+		ASSERT(store_pair_create(s, &pair, NULL, NULL, "fio", "bs=4k",
+		           &base, &cand, 1000) == 0);
+		for (k = 0; k < 2; k++) {
+			ASSERT(store_claim(s, &cl, h1, 1000 + i, 60) == 0);
+			job = cl.job_id;
+			ASSERT_INTEQ(job, 2 * i + k + 1);
+			store_claimed_release(&cl);
+			ASSERT(add_value(s, h1, job, 0, 100 + i) == 0);
+			ASSERT(
+			    store_finish(s, h1, job, 1, NULL, 1000 + i) == 0);
+		}
+	}
+	/* Tree t's rare: pairs 1, 21 and 41, their 6 jobs fewer than the
+	 * budget of 10: pages of 5 and 1, not partial.  Pairs 1 and 21 are
+	 * on rare by the migration. */
+	rare_steps = history_tree_branch_page(s, "t", "rare", 0, &h, got);
+	ASSERT(rare_steps != UINT64_MAX);
+	ASSERT_STREQ(got, "82,81,42,41,2");
+	ASSERT_INTEQ(h.capped, 0);
+	ASSERT_INTEQ(h.next_cursor, 2);
+	store_history_release(&h);
+	ASSERT(
+	    history_tree_branch_page(s, "t", "rare", 2, &h, got) != UINT64_MAX);
+	ASSERT_STREQ(got, "1");
+	ASSERT_INTEQ(h.capped, 0);
+	ASSERT_INTEQ(h.next_cursor, 0);
+	store_history_release(&h);
+	/* The busy branch m walks the series: as many steps or more. */
+	busy_steps = history_tree_branch_page(s, "t", "m", 0, &h, got);
+	ASSERT_STREQ(got, "120,119,118,117,116");
+	ASSERT_INTEQ(h.capped, 0);
+	store_history_release(&h);
+	ASSERT_MSG(rare_steps < 2 * busy_steps,
+	    "a page of the rare branch: %llu steps, of the busy one %llu",
+	    (unsigned long long)rare_steps, (unsigned long long)busy_steps);
+	/* Of every tree: u's pair 61 too; of tree u alone. */
+	ASSERT(history_range_page_of(s, "rare", 0, 0, 5, 0, &h, got) !=
+	    UINT64_MAX);
+	ASSERT_STREQ(got, "122,121,82,81,42");
+	ASSERT_INTEQ(h.capped, 0);
+	store_history_release(&h);
+	ASSERT(
+	    history_tree_branch_page(s, "u", "rare", 0, &h, got) != UINT64_MAX);
+	ASSERT_STREQ(got, "122,121");
+	ASSERT_INTEQ(h.next_cursor, 0);
+	store_history_release(&h);
+	ASSERT(history_tree_branch_page(s, "u", "m", 0, &h, got) != UINT64_MAX);
+	ASSERT_STREQ(got, "");
+	ASSERT_INTEQ(h.capped, 0);
 	store_history_release(&h);
 	store_close(s);
 	free(p);
