@@ -800,7 +800,9 @@ static const char *const migrations[] = {
 	 * with few commits cost a page its scan budget and came back
 	 * partial.  A row a commit and branch it was seen on (the watcher
 	 * adds them, store_commit_record; none is ever taken away), by
-	 * tree and branch, and by branch across trees.
+	 * tree and branch, and by branch across trees; and a watched
+	 * branch's count of them (tree_branches.commits, kept by a
+	 * trigger), to tell a rare branch from a common one at once.
 	 */
 	"CREATE TABLE commit_branches ("
 	"  tree_id INTEGER NOT NULL,"
@@ -816,7 +818,20 @@ static const char *const migrations[] = {
 	"  substr(rest, 1, instr(rest, ',') - 1),"
 	"  substr(rest, instr(rest, ',') + 1) FROM split WHERE rest <> '')"
 	"  INSERT OR IGNORE INTO commit_branches (tree_id, branch, commit_id)"
-	"  SELECT tree_id, branch, commit_id FROM split WHERE branch <> '';",
+	"  SELECT tree_id, branch, commit_id FROM split WHERE branch <> '';"
+	"ALTER TABLE tree_branches ADD COLUMN commits INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"UPDATE tree_branches SET commits = (SELECT count(*)"
+	"  FROM commit_branches cb WHERE cb.tree_id = tree_branches.tree_id"
+	"  AND cb.branch = tree_branches.branch);"
+	"CREATE TRIGGER commit_branches_count AFTER INSERT ON commit_branches"
+	"  BEGIN UPDATE tree_branches SET commits = commits + 1"
+	"  WHERE tree_id = NEW.tree_id AND branch = NEW.branch; END;"
+	"CREATE TRIGGER tree_branches_count AFTER INSERT ON tree_branches"
+	"  BEGIN UPDATE tree_branches SET commits = (SELECT count(*)"
+	"  FROM commit_branches WHERE tree_id = NEW.tree_id"
+	"  AND branch = NEW.branch) WHERE tree_id = NEW.tree_id"
+	"  AND branch = NEW.branch; END;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

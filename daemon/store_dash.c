@@ -36,6 +36,7 @@ branch_scan(void *row, sqlite3_stmt *st, void *arg)
 	b->error = store_i_web_text(st, 4);
 	b->rewrites = sqlite3_column_int64(st, 5);
 	b->last_rewrite = store_i_web_text(st, 6);
+	b->commits = sqlite3_column_int64(st, 7);
 }
 
 static void
@@ -77,7 +78,8 @@ store_trees_get(struct store *s, struct store_trees *out)
 
 		st = store_i_stmt(s,
 		    "SELECT branch, tip, updated, state, error, rewrites,"
-		    " last_rewrite FROM tree_branches WHERE tree_id = ?1"
+		    " last_rewrite, commits FROM tree_branches"
+		    " WHERE tree_id = ?1"
 		    " ORDER BY branch");
 		if (st == NULL) {
 			r = -1;

@@ -26,6 +26,7 @@ struct store_tree_branch {
 	char *state; /* ok | missing */
 	char *error, *last_rewrite;
 	int64_t rewrites; /* force pushes seen */
+	int64_t commits;  /* recorded on it (schema v31) */
 };
 /* A tree (GET /api/v1/trees). */
 struct store_tree {

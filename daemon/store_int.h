@@ -43,6 +43,9 @@ enum stmt_slot {
 	S_HISTORY_IDS_TIME,
 	S_HISTORY_IDS_TREE_BRANCH,
 	S_HISTORY_IDS_BRANCH,
+	S_HISTORY_BRANCH_N, /* a branch's commits and its tree's */
+	S_HISTORY_BRANCH_N_ALL,
+	S_HISTORY_NEWEST,    /* a series' newest time */
 	S_HISTORY_RUNS,      /* a job's values without its summary */
 	S_ALERT_GROUP_STAMP, /* store_alert.c: a report group's newest */
 	S_NSLOTS

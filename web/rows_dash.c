@@ -75,6 +75,7 @@ branch_json(const struct store_tree_branch *b)
 	json_object_set_new(o, "error", str_or_null(b->error));
 	json_object_set_new(o, "rewrites", json_integer(b->rewrites));
 	json_object_set_new(o, "last_rewrite", str_or_null(b->last_rewrite));
+	json_object_set_new(o, "commits", json_integer(b->commits));
 	return o;
 }
 

@@ -757,6 +757,7 @@ TEST(test_sched__long_poll_times_out_then_claims)
 static const char SHA_A[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 static const char SHA_B[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 static const char SHA_C[] = "bbbbcccccccccccccccccccccccccccccccccccc";
+static const char SHA_D[] = "ddddcccccccccccccccccccccccccccccccccccc";
 
 TEST(test_store__commit_recorded_once_gains_branches)
 {
@@ -844,6 +845,20 @@ TEST(test_store__tree_commit_count_and_page)
 	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 3);
 	store_commits_release(&l);
+	/* Each watched branch counts its commits (v31): m's two and next's
+	 * one, those before its row too; one more on m. */
+	ASSERT(store_branch_update(s, mm, "m", NULL, "ok", NULL, NULL, 5) == 0);
+	ASSERT(
+	    store_branch_update(s, mm, "next", NULL, "ok", NULL, NULL, 5) == 0);
+	c.sha = SHA_D;
+	ASSERT(store_commit_record(s, &id, NULL, mm, &c, "m", 6) == 0);
+	ASSERT(store_trees_get(s, &tl) == 0);
+	ASSERT_INTEQ(tl.v[0].nbranches, 2);
+	ASSERT_STREQ(tl.v[0].branches[0].branch, "m");
+	ASSERT_INTEQ(tl.v[0].branches[0].commits, 3);
+	ASSERT_INTEQ(tl.v[0].branches[1].commits, 1);
+	ASSERT_INTEQ(tl.v[0].commits, 3);
+	store_trees_release(&tl);
 	store_close(s);
 }
 
@@ -2762,6 +2777,14 @@ TEST(test_store__history_of_a_date_range_reads_its_jobs)
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_INTEQ(h.v[0].time, 300000);
 	store_history_release(&h);
+	/* From a date on, no end: the range is at the top of the walk,
+	 * but its four jobs are fewer than two pages (pair 18's date is
+	 * 159000): read from the index, not partial. */
+	ASSERT(history_range_page(s, 159000, 0, 5, 0, &h, got) != UINT64_MAX);
+	ASSERT_STREQ(got, "122,121,36,35");
+	ASSERT_INTEQ(h.capped, 0);
+	ASSERT_INTEQ(h.next_cursor, 0);
+	store_history_release(&h);
 	store_close(s);
 	free(p);
 }
@@ -2784,7 +2807,7 @@ TEST(test_store__history_of_a_rare_branch_reads_its_jobs)
 	struct store_commit c = { NULL, "", "A", "C", 1, 1, "s", "[]" };
 	struct store_job_new base = job_base, cand = job_cand;
 	int64_t h1, t = 0, u = 0, commit = 0, pair, job;
-	uint64_t rare_steps, busy_steps;
+	uint64_t rare_steps, busy_steps, plain_steps;
 	struct store_claimed cl;
 	struct store_history h;
 	char sha[41], got[128];
@@ -2847,6 +2870,14 @@ TEST(test_store__history_of_a_rare_branch_reads_its_jobs)
 	ASSERT_MSG(rare_steps < 2 * busy_steps,
 	    "a page of the rare branch: %llu steps, of the busy one %llu",
 	    (unsigned long long)rare_steps, (unsigned long long)busy_steps);
+	/* m is on most of t's commits: no reading of its commits' jobs
+	 * first, about what the page without a branch costs. */
+	plain_steps = history_tree_branch_page(s, "t", NULL, 0, &h, got);
+	ASSERT_STREQ(got, "120,119,118,117,116");
+	store_history_release(&h);
+	ASSERT_MSG(2 * busy_steps < 3 * plain_steps,
+	    "a page of the busy branch: %llu steps, with no branch %llu",
+	    (unsigned long long)busy_steps, (unsigned long long)plain_steps);
 	/* Of every tree: u's pair 61 too; of tree u alone. */
 	ASSERT(history_range_page_of(s, "rare", 0, 0, 5, 0, &h, got) !=
 	    UINT64_MAX);
