@@ -217,8 +217,8 @@ threading(const struct store_alert_info *x, const struct daemon_config *dc,
 	buf_release(&b);
 }
 
-static int
-group_decide(struct store *s, const struct daemon_config *dc,
+int
+alert_group_decide(struct store *s, const struct daemon_config *dc,
     const struct store_alert_group *g, int64_t now, size_t *made)
 {
 	struct store_alert_info *x = NULL;
@@ -560,7 +560,7 @@ alert_pass(struct store *s, const struct daemon_config *dc, int64_t now,
 	if (store_alert_groups(s, &g, &ng, ALERT_BATCH) != 0)
 		return -1;
 	for (i = 0; i < ng; i++)
-		if (group_decide(s, dc, &g[i], now, &made) != 0) {
+		if (alert_group_decide(s, dc, &g[i], now, &made) != 0) {
 			log_warnx("alert: commit %lld job %s: %s",
 			    (long long)g[i].commit_id, g[i].job,
 			    store_errmsg(s));

@@ -149,6 +149,23 @@ int alert_hook_post(const char *url, const char *secret, const char *event,
 
 /* ---- the worker ---- */
 
+/*
+ * Decides one group (a commit or series, job and host) at now: builds
+ * its report from the final verdicts (alert_report_init, the headline
+ * pair's kernels and charge-path symbols), deduplicates it by its
+ * signature against the report stored under its key (the same changed
+ * metrics say nothing new; a changed set after a report was sent is a
+ * follow-up in the same thread), and in one transaction
+ * (store_alert_decide) upserts the report, marks the group's pairs
+ * seen and queues the deliveries of a report to send: a mail to the
+ * alerts.email recipients and a body for each webhook.  Adds the
+ * deliveries queued to *made.  0 (also when the group's commit is
+ * gone: nothing to report), or -1 (store_errmsg()).  alert_pass()
+ * calls it for each group ready; tests/bench/web_gen.c as well.
+ */
+int alert_group_decide(struct store *, const struct daemon_config *,
+    const struct store_alert_group *, int64_t now, size_t *made);
+
 /* One pass of the alert worker (a daemon/worker.h pass): alert_pass()
  * now, then wait alerts.poll (default 5 s) or until the scheduler moves;
  * after a full batch, the next pass comes 100 ms later (a backlog drains

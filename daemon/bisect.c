@@ -266,61 +266,66 @@ look_release(struct look *l)
 	store_bisect_steps_free(l->steps, l->nsteps);
 }
 
-/* Ends the bisection: state, reason, jobs still queued cancelled. */
-static int
-finish(
-    struct look *l, const char *state, const char *culprit, const char *reason)
+int
+bisect_finish(struct store *s, const struct store_bisect *b, const char *state,
+    const char *culprit, const char *why, int64_t now, struct err *e)
 {
 	struct store_bisect_set v;
+	char *reason = strcmp(state, "inconclusive") == 0
+	    ? xasprintf("%s; the first bad commit is in %.12s..%.12s "
+	                "(after the first, up to the second)",
+	          why, b->lo_sha ? b->lo_sha : b->good_sha,
+	          b->hi_sha ? b->hi_sha : b->bad_sha)
+	    : xstrdup(why);
+	int r = 0;
 
 	memset(&v, 0, sizeof(v));
 	v.state = state;
 	v.culprit_sha = culprit;
 	v.reason = reason;
-	if (store_bisect_cancel_jobs(
-	        l->s, l->b->id, "bisection ended", l->now) != 0 ||
-	    store_bisect_update(l->s, l->b->id, &v, l->now) != 0)
-		return err_set(l->e, "%s", store_errmsg(l->s));
-	log_info("bisect %lld: %s: %s", (long long)l->b->id, state, reason);
-	return 0;
+	if (store_bisect_cancel_jobs(s, b->id, "bisection ended", now) != 0 ||
+	    store_bisect_update(s, b->id, &v, now) != 0)
+		r = err_set(e, "%s", store_errmsg(s));
+	else
+		log_info(
+		    "bisect %lld: %s: %s", (long long)b->id, state, reason);
+	free(reason);
+	return r;
 }
 
+/* Ends the bisection (bisect_finish). */
+static int
+finish(
+    struct look *l, const char *state, const char *culprit, const char *reason)
+{
+	return bisect_finish(l->s, l->b, state, culprit, reason, l->now, l->e);
+}
+
+/* Ends it inconclusive: why, and the range narrowed so far. */
 static int
 inconclusive(struct look *l, const char *why)
 {
-	char *r = xasprintf("%s; the first bad commit is in %.12s..%.12s "
-	                    "(after the first, up to the second)",
-	    why, l->b->lo_sha ? l->b->lo_sha : l->b->good_sha,
-	    l->b->hi_sha ? l->b->hi_sha : l->b->bad_sha);
-	int rc = finish(l, "inconclusive", "", r);
-
-	free(r);
-	return rc;
+	return bisect_finish(l->s, l->b, "inconclusive", "", why, l->now, l->e);
 }
 
 /* A commit's row for a job, a stub when the watcher has not seen it. */
 static int
-commit_row(struct look *l, int64_t *out, const char *sha)
+commit_row(struct store *s, int64_t *out, int64_t tree_id, const char *sha)
 {
 	char full[GITM_SHA_SIZE];
-	int r = store_commit_find(
-	    l->s, out, full, sizeof(full), l->b->tree_id, sha);
+	int r = store_commit_find(s, out, full, sizeof(full), tree_id, sha);
 
 	if (r == ERR_NOTFOUND) {
-		store_errclear(l->s);
-		r = store_commit_stub(l->s, out, l->b->tree_id, sha);
+		store_errclear(s);
+		r = store_commit_stub(s, out, tree_id, sha);
 	}
 	return r;
 }
 
-/*
- * A pair of the bisection: base against cand, with the regression's
- * candidate spec (same benchmark, point, build, kernel, runs), on its
- * host.  url: where runners fetch cand from (NULL: the spec's).
- */
-static int
-make_pair(struct look *l, int64_t *out, const char *base, const char *cand,
-    const char *url)
+int
+bisect_make_pair(struct store *s, int64_t *out, const struct store_bisect *b,
+    const char *base, const char *cand, const char *url, int64_t now,
+    struct err *e)
 {
 	struct store_bisect_src src;
 	struct store_job_new jn[2];
@@ -331,12 +336,12 @@ make_pair(struct look *l, int64_t *out, const char *base, const char *cand,
 	int k, r = -1;
 
 	*out = 0;
-	if (store_bisect_src_pair(l->s, &src, l->b->pair_id) != 0)
-		return err_set(l->e, "%s", store_errmsg(l->s));
+	if (store_bisect_src_pair(s, &src, b->pair_id) != 0)
+		return err_set(e, "%s", store_errmsg(s));
 	if (src.spec != NULL)
 		spec = pwjson_parse(src.spec, strlen(src.spec), &je);
 	if (!json_is_object(json_object_get(spec, "tree"))) {
-		err_set(l->e, "the regression's job spec has no tree");
+		err_set(e, "the regression's job spec has no tree");
 		goto out;
 	}
 	for (k = 0; k < 2; k++) {
@@ -346,8 +351,8 @@ make_pair(struct look *l, int64_t *out, const char *base, const char *cand,
 		if (k == 1 && url != NULL)
 			json_object_set_new(t, "url", json_string(url));
 		texts[k] = pwjson_dump(spec);
-		if (commit_row(l, &ids[k], k ? cand : base) != 0) {
-			err_set(l->e, "%s", store_errmsg(l->s));
+		if (commit_row(s, &ids[k], b->tree_id, k ? cand : base) != 0) {
+			err_set(e, "%s", store_errmsg(s));
 			goto out;
 		}
 		memset(&jn[k], 0, sizeof(jn[k]));
@@ -365,12 +370,11 @@ make_pair(struct look *l, int64_t *out, const char *base, const char *cand,
 		    src.max_attempts > 0 ? src.max_attempts : 3;
 		jn[k].commit_id = ids[k];
 	}
-	if (store_bisect_pair(l->s, out, l->b->id, l->b->job, l->b->point,
-	        l->b->host_id, l->b->tree_id, &jn[0], &jn[1], l->now) != 0) {
-		err_set(l->e, "%s", store_errmsg(l->s));
+	if (store_bisect_pair(s, out, b->id, b->job, b->point, b->host_id,
+	        b->tree_id, &jn[0], &jn[1], now) != 0) {
+		err_set(e, "%s", store_errmsg(s));
 		goto out;
 	}
-	l->changed = 1;
 	r = 0;
 out:
 	free(texts[0]);
@@ -378,6 +382,18 @@ out:
 	json_decref(spec);
 	store_bisect_src_release(&src);
 	return r;
+}
+
+/* A pair of the bisection (bisect_make_pair): the runners are woken. */
+static int
+make_pair(struct look *l, int64_t *out, const char *base, const char *cand,
+    const char *url)
+{
+	if (bisect_make_pair(l->s, out, l->b, base, cand, url, l->now, l->e) !=
+	    0)
+		return -1;
+	l->changed = 1;
+	return 0;
 }
 
 enum outcome {
@@ -503,6 +519,55 @@ pct_text(char *out, size_t n, double pct)
 		snprintf(out, n, "unknown");
 }
 
+void
+bisect_step_note(char *out, size_t n, const char *vs_good, double good_pct,
+    const char *vs_bad, double bad_pct, enum bisect_class c)
+{
+	char a[32], b[32];
+
+	pct_text(a, sizeof(a), good_pct);
+	pct_text(b, sizeof(b), bad_pct);
+	snprintf(out, n,
+	    "against the good end: %s %s; against the bad end: %s %s%s",
+	    vs_good ? vs_good : "none", a, vs_bad ? vs_bad : "none", b,
+	    c == BISECT_PARTIAL ? "; partial: between both ends" : "");
+}
+
+enum bisect_class
+bisect_step_class(const char *cls, const char *note)
+{
+	if (cls == NULL)
+		return BISECT_MEASURING;
+	if (strcmp(cls, "good") == 0)
+		return BISECT_GOOD;
+	if (strcmp(cls, "bad") == 0)
+		return note && strstr(note, "partial") ? BISECT_PARTIAL
+		                                       : BISECT_BAD;
+	if (strcmp(cls, "skip") == 0)
+		return BISECT_SKIP;
+	if (strcmp(cls, "suspect") == 0)
+		return BISECT_MEASURING; /* measured again */
+	return BISECT_INCONCLUSIVE;
+}
+
+void
+bisect_verify_note(
+    char *out, size_t n, int revert, int shows, const char *verdict, double pct)
+{
+	char a[32];
+
+	pct_text(a, sizeof(a), pct);
+	if (!revert)
+		snprintf(out, n, "%s: %s %s against its parent",
+		    shows ? "shows the regression"
+		          : "does not show the regression",
+		    verdict ? verdict : "none", a);
+	else
+		snprintf(out, n, "%s: %s %s against the bad end",
+		    shows ? "shows the recovery" : "does not show the recovery",
+		    verdict ? verdict : "none", a);
+}
+
 /*
  * The regression's size from the classified steps (suspect and skipped
  * ones left out) and, when finite, one more reading (g, b): the step
@@ -617,17 +682,7 @@ look_step(struct look *l, struct store_bisect_step *x, int *out_ended)
 	}
 	ref = range_pct(l, pg, pb);
 	c = bisect_classify(vg, pg, vb, pb, isfinite(me) ? me : me2, ref);
-	{
-		char a[32], b[32];
-
-		pct_text(a, sizeof(a), pg);
-		pct_text(b, sizeof(b), pb);
-		snprintf(note, sizeof(note),
-		    "against the good end: %s %s; against the bad end: %s "
-		    "%s%s",
-		    vg ? vg : "none", a, vb ? vb : "none", b,
-		    c == BISECT_PARTIAL ? "; partial: between both ends" : "");
-	}
+	bisect_step_note(note, sizeof(note), vg, pg, vb, pb, c);
 	if (store_bisect_step_set(l->s, x->id, bisect_class_name(c), vg, pg, vb,
 	        pb, note, l->now) != 0)
 		r = err_set(l->e, "%s", store_errmsg(l->s));
@@ -650,23 +705,6 @@ out:
 	free(vg);
 	free(vb);
 	return r;
-}
-
-static enum bisect_class
-class_of(const struct store_bisect_step *x)
-{
-	if (x->cls == NULL)
-		return BISECT_MEASURING;
-	if (strcmp(x->cls, "good") == 0)
-		return BISECT_GOOD;
-	if (strcmp(x->cls, "bad") == 0)
-		return x->note && strstr(x->note, "partial") ? BISECT_PARTIAL
-		                                             : BISECT_BAD;
-	if (strcmp(x->cls, "skip") == 0)
-		return BISECT_SKIP;
-	if (strcmp(x->cls, "suspect") == 0)
-		return BISECT_MEASURING; /* measured again */
-	return BISECT_INCONCLUSIVE;
 }
 
 /* The range and its candidates from the mirror. */
@@ -824,7 +862,7 @@ look_verify(struct look *l, const char *culprit, const char *last_good,
 	for (i = 0; i < 2; i++) {
 		struct store_bisect_step *x = i ? vr : vp;
 		int64_t pair = x ? (i ? x->bad_pair : x->good_pair) : 0;
-		char *verd = NULL, why[256], a[32], *out = i ? tr : tp;
+		char *verd = NULL, why[256], *out = i ? tr : tp;
 		char sus[256], hq[300], note[600];
 		enum outcome o;
 		double pct = NAN, me = NAN;
@@ -881,22 +919,11 @@ look_verify(struct look *l, const char *culprit, const char *last_good,
 			lower = isfinite(l->reg_pct) && l->reg_pct != 0
 			    ? l->reg_pct > 0
 			    : -1;
-			pct_text(a, sizeof(a), pct);
 			m = small(moved(verd, pct,
 			              verify_threshold(me, l->reg_pct), lower),
 			    pct, l->reg_pct);
-			if (i == 0)
-				snprintf(out, 300,
-				    "%s: %s %s against its parent",
-				    m == 1 ? "shows the regression"
-				           : "does not show the regression",
-				    verd ? verd : "none", a);
-			else
-				snprintf(out, 300,
-				    "%s: %s %s against the bad end",
-				    m == -1 ? "shows the recovery"
-				            : "does not show the recovery",
-				    verd ? verd : "none", a);
+			bisect_verify_note(
+			    out, 300, (int)i, m == (i ? -1 : 1), verd, pct);
 			cls = m == 2 ? "inconclusive"
 			    : i == 0 ? (m == 1 ? "bad" : "good")
 			             : (m == -1 ? "good" : "bad");
@@ -1088,11 +1115,11 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 			/* An inconclusive commit is measured once more
 			 * before it is set aside; the newest class wins. */
 			tries[i]++;
-			cls[i] = class_of(x);
+			cls[i] = bisect_step_class(x->cls, x->note);
 			if (cls[i] == BISECT_INCONCLUSIVE && tries[i] < 2)
 				cls[i] = BISECT_MEASURING;
 		}
-		partial |= class_of(x) == BISECT_PARTIAL;
+		partial |= bisect_step_class(x->cls, x->note) == BISECT_PARTIAL;
 	}
 	for (i = 0; i < l.ncand; i++) {
 		nskip += cls[i] == BISECT_SKIP;

@@ -44,6 +44,7 @@
 struct dconf;
 struct sched;
 struct store;
+struct store_bisect;
 
 /* ---- pure parts (tests/unit/bisect_test.c) ---- */
 
@@ -108,6 +109,34 @@ double bisect_range_pct(const double *vs_good_pct, const double *vs_bad_pct,
 int bisect_next(
     const enum bisect_class *cls, size_t n, long *lo, long *hi, size_t *next);
 
+/*
+ * The note a classified step stores (out, size n: 600 holds any): its
+ * two readings, "against the good end: regression +9.8%; against the
+ * bad end: unchanged -0.2%" (a verdict NULL reads "none", a change NAN
+ * "unknown"), and for BISECT_PARTIAL "; partial: between both ends",
+ * which bisect_step_class() reads back.
+ */
+void bisect_step_note(char *out, size_t n, const char *vs_good, double good_pct,
+    const char *vs_bad, double bad_pct, enum bisect_class);
+/*
+ * The class of a stored step from its class name and note (what
+ * bisect_class_name() and bisect_step_note() wrote): good, bad, partial,
+ * skip, inconclusive; BISECT_MEASURING for none yet (NULL) and for
+ * "suspect" (measured again).
+ */
+enum bisect_class bisect_step_class(const char *cls, const char *note);
+/*
+ * The result a verification stores (out, size n: 300 holds any): the
+ * culprit against its parent (revert 0), "shows the regression: ..." or
+ * "does not show the regression: ...", or its revert on the bad end
+ * (revert 1), "shows the recovery: ..." or "does not show the recovery:
+ * ...", then the verdict (NULL: "none"), the change (NAN: "unknown")
+ * and what it was measured against.  bisect_advance() reads the first
+ * words back: a culprit is named only when it shows the regression.
+ */
+void bisect_verify_note(char *out, size_t n, int revert, int shows,
+    const char *verdict, double pct);
+
 /* ---- the machine ---- */
 
 /*
@@ -140,6 +169,28 @@ int bisect_begin_cp(struct store *, const struct dconf *, int64_t *out_id,
  */
 int bisect_untrusted(char *why, size_t n, const char *suspect_good,
     const char *suspect_bad, const char *quarantined);
+
+/*
+ * A pair of bisection b (a step's or a verification's): base against
+ * cand, with the regression's candidate job spec (same benchmark, point,
+ * build, kernel, runs; the commit replaced), on b's host, tagged with b.
+ * A commit the watcher has not recorded (a revert made in the mirror)
+ * gets a stub row.  url: where runners fetch cand from (NULL: the
+ * spec's).  0 and *out (the pair id), or -1; e says why.
+ */
+int bisect_make_pair(struct store *, int64_t *out, const struct store_bisect *b,
+    const char *base, const char *cand, const char *url, int64_t now,
+    struct err *e);
+
+/*
+ * Ends bisection b at now: its jobs still queued cancelled, its state
+ * ("done" or "inconclusive"), culprit ("": none) and reason stored.  An
+ * inconclusive one's reason is why and the range narrowed so far (b's
+ * lo..hi, else its ends); a done one's is why.  0 or -1; e says why.
+ */
+int bisect_finish(struct store *, const struct store_bisect *b,
+    const char *state, const char *culprit, const char *why, int64_t now,
+    struct err *e);
 
 /* Cancels it and its queued jobs.  ERR_NOTFOUND, ERR_CONFLICT (it has
  * ended), -1. */
