@@ -17,14 +17,18 @@
 # UNCACHED=1 adds a third turn per round, with a cookie, which the reply
 # cache (web/cache.h) never answers: what rendering each route costs.
 # The -rare routes filter by a branch none of the history or commits is
-# on: each page reads its scan budget (10,000), not the whole list.
+# on (schema v31: an index range, empty), history-range by one day in
+# the past (v30: read from the time index, not walked to from the top).
 # Goals (issue 17): every route >= 25 % of nginx's requests/s, p99 <=
 # 10 ms, no route slower at 1M runs than at 100k, RSS <= 64 MB at 1M.
 #
 # The database is made by tests/bench/web_gen.c with the store's own
 # functions and verdicts (commits, pairs, runs, finishes, comparisons,
-# regressions, history), in a mktemp directory removed at the end; what
-# is measured is the serving path only.
+# regressions, history), the alert worker's reports and deliveries
+# (mail and webhooks: sent, failed, pending) and the bisect worker's
+# bisections with their steps (done, inconclusive, running), in a mktemp
+# directory removed at the end; what is measured is the serving path
+# only.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-5}
@@ -40,6 +44,14 @@ dbs=${WEB_BENCH_DBS:-}
 # The newest pairs of each scale get the real verdict (daemon/verdict.c,
 # ~20 ms of analysis a pair here), the older ones web_gen's quick one.
 real=${WEB_GEN_REAL:-2000}
+# A kept database is used again only if the same generator made it: its
+# name has a hash of web_gen.c and of the daemon's code it runs (alert
+# reports, bisections, verdicts) and REAL (pw-SCALE-HASH-rREAL.db), so
+# one that an older web_gen made (without alerts or bisections, say) is
+# made again, not measured as if it were current.
+gen_key=$(cat "$top"/tests/bench/web_gen.c "$top"/daemon/alert*.c \
+	"$top"/daemon/bisect.c "$top"/daemon/verdict.c "$top"/analysis/*.c |
+	sha256sum | cut -c1-12)-r$real
 conns=64
 runs_per_job=10
 cd "$top"
@@ -156,7 +168,8 @@ rss_kb() {
 	awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/status"
 }
 
-# The routes: "name path", where path may hold @PAIR@ and the like.
+# The routes: "name path", where path may hold @PAIR@ and the like
+# (the objects picked below; @ASHA@ a commit with alerts and a bisection).
 routes=(
 	"overview /"
 	"overview.json /api/v1/overview"
@@ -181,7 +194,18 @@ routes=(
 	"series-list.json /api/v1/series"
 	"alerts.json /api/v1/alerts"
 	"bisect.json /api/v1/bisect"
+	"commit-alerts /commit/@ASHA@"
+	"alerts-commit.json /api/v1/alerts?commit=@ASHA@"
+	"alerts-pending.json /api/v1/alerts?state=pending"
+	"alerts-failed.json /api/v1/alerts?state=failed"
+	"alerts-email.json /api/v1/alerts?kind=email"
+	"alerts-failed-hook.json /api/v1/alerts?state=failed&kind=webhook"
+	"alerts-older.json /api/v1/alerts?cursor=@ACURSOR@"
+	"alert.json /api/v1/alerts/@ALERT@"
+	"bisect /bisect/@BISECT@"
+	"bisect-one.json /api/v1/bisect/@BISECT@"
 	"history-rare.json /api/v1/history?tree=bench&branch=nosuch&job=kv&point=x%3D1&metric=ops"
+	"history-range.json /api/v1/history?tree=bench&job=kv&point=x%3D1&metric=ops&from=2023-11-15&to=2023-11-15"
 	"commits-rare.json /api/v1/commits?branch=nosuch"
 )
 
@@ -195,64 +219,102 @@ for scale in $scales; do
 		PW_DAEMON_PID=
 	fi
 	t0=$(date +%s.%N)
-	if [ -n "$dbs" ] && [ -s "$dbs/pw-$scale.db" ]; then
-		cp "$dbs/pw-$scale.db" "$D/pw.db"
+	if [ -n "$dbs" ] && [ -s "$dbs/pw-$scale-$gen_key.db" ]; then
+		cp "$dbs/pw-$scale-$gen_key.db" "$D/pw.db"
 		rm -f "$D/pw.db-wal" "$D/pw.db-shm"
-		cp "$dbs/gen-$scale.out" "$PW_TMP/gen.out"
+		cp "$dbs/gen-$scale-$gen_key.out" "$PW_TMP/gen.out"
 	else
 		# Grow the history of a smaller kept scale, as a run of
 		# both scales would.
 		for k in $scales; do
 			if [ "$have_pairs" = 0 ] && [ "$k" -lt "$scale" ] &&
-			    [ -n "$dbs" ] && [ -s "$dbs/pw-$k.db" ]; then
-				cp "$dbs/pw-$k.db" "$D/pw.db"
+			    [ -n "$dbs" ] && [ -s "$dbs/pw-$k-$gen_key.db" ]; then
+				cp "$dbs/pw-$k-$gen_key.db" "$D/pw.db"
 				rm -f "$D/pw.db-wal" "$D/pw.db-shm"
 				have_pairs=$((k / (2 * runs_per_job)))
 			fi
 		done
+		# The alert worker's code web_gen runs logs a line for each
+		# report it sends (20,000 at a million runs): left out, its
+		# own lines (progress, errors) shown.
 		"$GEN" "$D/pw.db" "$have_pairs" "$pairs" "$runs_per_job" \
-		    "$real" >"$PW_TMP/gen.out"
+		    "$real" >"$PW_TMP/gen.out" 2> >(grep --line-buffered -v \
+		    '^[^ ]* web_gen\[[0-9]*\]: alert .* deliveries queued$' >&2)
 		if [ -n "$dbs" ]; then
 			sqlite3 "$D/pw.db" 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null
-			cp "$D/pw.db" "$dbs/pw-$scale.db"
-			cp "$PW_TMP/gen.out" "$dbs/gen-$scale.out"
+			cp "$D/pw.db" "$dbs/pw-$scale-$gen_key.db"
+			cp "$PW_TMP/gen.out" "$dbs/gen-$scale-$gen_key.out"
 		fi
 	fi
 	have_pairs=$pairs
 	t1=$(date +%s.%N)
+	live="SELECT count(*) FROM bisections WHERE state IN ('queued', 'running')"
+	running=$(sqlite3 "$D/pw.db" "$live")
 	start_daemon "$D" || { echo "daemon did not start" >&2; exit 1; }
 	echo "# $scale: $(cat "$PW_TMP/gen.out") (web_gen $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", b - a}') s;" \
 	    "database $(du -m "$D/pw.db" | cut -f1) MB)"
-	# A store web_gen wrote (or an older one the daemon migrated) has
-	# every pair due for the alert worker (alert_due), which drains
-	# them at about a third of a core for minutes: measured beside
-	# that, every turn is blurred.  Wait for it (at most 15 minutes).
+	# An older store the daemon migrated has every pair due for the
+	# alert worker (alert_due; web_gen's reports leave none), which
+	# drains them at about a third of a core for minutes, and the
+	# bisections web_gen left running are ended by the bisect worker
+	# (this daemon has no tree "bench" to bisect in), which makes their
+	# pairs due again: measured beside that, every turn is blurred.
+	# Wait for both (at most 15 minutes).
 	t2=$(date +%s)
 	due=$(sql 'SELECT count(*) FROM alert_due')
-	while [ "$(sql 'SELECT count(*) FROM alert_due')" -gt 0 ] &&
+	while [ "$(sql "SELECT (SELECT count(*) FROM alert_due) + ($live)")" -gt 0 ] &&
 	    [ $(($(date +%s) - t2)) -lt 900 ]; do
 		sleep 2
 	done
-	echo "# alert backlog: $due due pairs, $(sql 'SELECT count(*) FROM alert_due') left after $(($(date +%s) - t2)) s"
+	echo "# alert backlog: $due due pairs, $running running bisections;" \
+	    "$(sql 'SELECT count(*) FROM alert_due') and $(sql "$live") left after $(($(date +%s) - t2)) s"
 	echo "# stored: $(sql 'SELECT count(*) FROM runs') runs, $(sql 'SELECT count(*) FROM jobs') jobs," \
-	    "$(sql 'SELECT count(*) FROM regressions') regressions, $(sql 'SELECT count(*) FROM history_points') history points"
+	    "$(sql 'SELECT count(*) FROM regressions') regressions, $(sql 'SELECT count(*) FROM history_points') history points," \
+	    "$(sql 'SELECT count(*) FROM alert_reports') alert reports, $(sql 'SELECT count(*) FROM alerts') deliveries" \
+	    "($(sql "SELECT group_concat(state || ' ' || n, ', ') FROM (SELECT state, count(*) n FROM alerts GROUP BY state)"))," \
+	    "$(sql 'SELECT count(*) FROM bisections') bisections, $(sql 'SELECT count(*) FROM bisect_steps') bisection steps"
 	# The objects: the middle pair of the history (neither newest nor
-	# oldest), its commit and candidate job, the middle series.
-	pair=$((pairs / 2))
+	# oldest; not a bisection's), its commit and candidate job, the
+	# middle series; the bisection with a culprit nearest the middle,
+	# the commit it bisected (reported, followed up: its alerts) and
+	# that commit's newest mail; the middle of the alerts' list.
+	pair=$(sql "SELECT id FROM pairs WHERE bisect_id IS NULL ORDER BY id
+	    LIMIT 1 OFFSET (SELECT count(*) / 2 FROM pairs WHERE bisect_id IS NULL)")
 	sha=$(sql "SELECT c.sha FROM pairs p JOIN jobs j ON j.id = p.cand_job_id
 	    JOIN commits c ON c.id = j.commit_id WHERE p.id = $pair")
 	job=$(sql "SELECT cand_job_id FROM pairs WHERE id = $pair")
 	series=$(sql "SELECT id FROM series ORDER BY id LIMIT 1 OFFSET (SELECT count(*) / 2 FROM series)")
+	bisect=$(sql "SELECT id FROM bisections WHERE state = 'done'
+	    ORDER BY abs(pair_id - $pair), id LIMIT 1")
+	asha=$(sql "SELECT c.sha FROM bisections b JOIN pairs p ON p.id = b.pair_id
+	    JOIN jobs j ON j.id = p.cand_job_id JOIN commits c ON c.id = j.commit_id
+	    WHERE b.id = ${bisect:-0}")
+	alert=$(sql "SELECT a.id FROM alerts a JOIN alert_reports r ON r.id = a.report_id
+	    JOIN commits c ON c.id = r.commit_id WHERE c.sha = '$asha'
+	    AND a.kind = 'email' ORDER BY a.id DESC LIMIT 1")
+	acursor=$(sql "SELECT id FROM alerts ORDER BY id LIMIT 1 OFFSET (SELECT count(*) / 2 FROM alerts)")
 	n=0
 	for r in "${routes[@]}"; do
 		n=$((n + 1))
 		name=${r%% *}
 		path=${r#* }
 		case " ${BENCH_ROUTES:-$name} " in *" $name "*) ;; *) continue ;; esac
+		# A small scale may have no bisection (or alert) to read.
+		none=
+		case $path in *@BISECT@* | *@ASHA@*) [ -n "$bisect" ] || none=1 ;; esac
+		case $path in *@ALERT@*) [ -n "$alert" ] || none=1 ;; esac
+		if [ -n "$none" ]; then
+			echo "# $name: nothing to read at $scale runs, left out"
+			continue
+		fi
 		path=${path//@PAIR@/$pair}
 		path=${path//@SHA@/$sha}
 		path=${path//@SERIES@/$series}
 		path=${path//@JOB@/$job}
+		path=${path//@BISECT@/$bisect}
+		path=${path//@ASHA@/$asha}
+		path=${path//@ALERT@/$alert}
+		path=${path//@ACURSOR@/$acursor}
 		case $name in *.json) ext=json ;; *) ext=html ;; esac
 		file=r$n.$ext
 		code=$(curl -s -o "$www/$file" -w '%{http_code}' "$PW_URL$path")
