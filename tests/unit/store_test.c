@@ -2487,6 +2487,36 @@ TEST(test_store__history_page_stops_at_its_scan_budget)
 }
 
 /*
+ * A "fio" "bs=4k" pair on commit, made at made, its two jobs claimed by
+ * h1 and finished with one run of value 100 + i at 1000 + i; their ids
+ * into jobs.  0, or -1 when a step fails.
+ */
+static int
+fio_pair_run(struct store *s, int64_t h1, int64_t commit, int64_t made, int i,
+    int64_t jobs[2])
+{
+	struct store_job_new base = job_base, cand = job_cand;
+	struct store_claimed cl;
+	int k;
+
+	base.commit_id = cand.commit_id = commit;
+	if (store_pair_create(
+	        s, NULL, NULL, NULL, "fio", "bs=4k", &base, &cand, made) != 0)
+		return -1;
+	for (k = 0; k < 2; k++) {
+		if (store_claim(s, &cl, h1, 1000 + i, 60) != 0 ||
+		    cl.job_id <= 0)
+			return -1;
+		jobs[k] = cl.job_id;
+		store_claimed_release(&cl);
+		if (add_value(s, h1, jobs[k], 0, 100 + i) != 0 ||
+		    store_finish(s, h1, jobs[k], 1, NULL, 1000 + i) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * A tree's history is its own index's range (schema v29): a tree
  * measured once in ten pairs beside a busy one gets full pages within a
  * budget the busy tree's jobs would spend (before, each page read both
@@ -2499,13 +2529,11 @@ TEST(test_store__history_of_a_tree_reads_only_its_jobs)
 	struct err e = { 0 };
 	char *p = dbpath();
 	struct store_commit c = { NULL, "", "A", "C", 1, 1, "s", "[]" };
-	struct store_job_new base = job_base, cand = job_cand;
-	int64_t h1, busy = 0, rare = 0, commit = 0, pair, job;
+	int64_t h1, busy = 0, rare = 0, commit = 0, jobs[2];
 	uint64_t rare_steps, busy_steps;
-	struct store_claimed cl;
 	struct store_history h;
 	char sha[41];
-	int i, k;
+	int i;
 
 	/* The first 30 pairs before v29 (the migration fills their
 	 * trees), the others after (the triggers do). */
@@ -2523,18 +2551,7 @@ TEST(test_store__history_of_a_tree_reads_only_its_jobs)
 		c.sha = sha;
 		ASSERT(store_commit_record(s, &commit, NULL,
 		           i % 10 == 0 ? rare : busy, &c, "m", 1) == 0);
-		base.commit_id = cand.commit_id = commit;
-		ASSERT(store_pair_create(s, &pair, NULL, NULL, "fio", "bs=4k",
-		           &base, &cand, 1000) == 0);
-		for (k = 0; k < 2; k++) {
-			ASSERT(store_claim(s, &cl, h1, 1000 + i, 60) == 0);
-			job = cl.job_id;
-			ASSERT(job > 0);
-			store_claimed_release(&cl);
-			ASSERT(add_value(s, h1, job, 0, 100 + i) == 0);
-			ASSERT(
-			    store_finish(s, h1, job, 1, NULL, 1000 + i) == 0);
-		}
+		ASSERT(fio_pair_run(s, h1, commit, 1000, i, jobs) == 0);
 	}
 	/* The rare tree's 12 jobs (pairs 1, 11, .., 51), a page of 5 of
 	 * them within a budget of 10: full, not partial. */
@@ -2668,13 +2685,11 @@ TEST(test_store__history_of_a_date_range_reads_its_jobs)
 	struct err e = { 0 };
 	char *p = dbpath();
 	struct store_commit c = { NULL, "", "A", "C", 1, 1, "s", "[]" };
-	struct store_job_new base = job_base, cand = job_cand;
-	int64_t h1, tree = 0, commit = 0, pair, job, stub_jobs[2];
+	int64_t h1, tree = 0, commit = 0, jobs[2], stub_jobs[2];
 	uint64_t range_steps, page_steps;
-	struct store_claimed cl;
 	struct store_history h;
 	char sha[41], got[128];
-	int i, k;
+	int i;
 
 	/* 60 pairs, two jobs each on commit i dated 100000 + 1000 *
 	 * (7i mod 60): dates out of the jobs' order.  The first 30 before
@@ -2699,20 +2714,10 @@ TEST(test_store__history_of_a_date_range_reads_its_jobs)
 			/* Known by its sha alone, no date. */
 			ASSERT(store_commit_stub(s, &commit, tree, sha) == 0);
 		}
-		base.commit_id = cand.commit_id = commit;
-		ASSERT(store_pair_create(s, &pair, NULL, NULL, "fio", "bs=4k",
-		           &base, &cand, i < 60 ? 1000 : 5000) == 0);
-		for (k = 0; k < 2; k++) {
-			ASSERT(store_claim(s, &cl, h1, 1000 + i, 60) == 0);
-			job = cl.job_id;
-			ASSERT(job > 0);
-			store_claimed_release(&cl);
-			ASSERT(add_value(s, h1, job, 0, 100 + i) == 0);
-			ASSERT(
-			    store_finish(s, h1, job, 1, NULL, 1000 + i) == 0);
-			if (i == 60)
-				stub_jobs[k] = job;
-		}
+		ASSERT(fio_pair_run(
+		           s, h1, commit, i < 60 ? 1000 : 5000, i, jobs) == 0);
+		if (i == 60)
+			memcpy(stub_jobs, jobs, sizeof(jobs));
 	}
 	/* Dates 100000..102000: commits 1, 44 and 27 (7i mod 60 = 0, 1,
 	 * 2), jobs 1-2, 87-88 and 53-54; a page of 5 of them within a
@@ -2805,13 +2810,11 @@ TEST(test_store__history_of_a_rare_branch_reads_its_jobs)
 	struct err e = { 0 };
 	char *p = dbpath();
 	struct store_commit c = { NULL, "", "A", "C", 1, 1, "s", "[]" };
-	struct store_job_new base = job_base, cand = job_cand;
-	int64_t h1, t = 0, u = 0, commit = 0, pair, job;
+	int64_t h1, t = 0, u = 0, commit = 0, jobs[2];
 	uint64_t rare_steps, busy_steps, plain_steps;
-	struct store_claimed cl;
 	struct store_history h;
 	char sha[41], got[128];
-	int i, k;
+	int i;
 
 	/* 61 pairs, two jobs each: pair i+1 on commit i+1 of tree t on
 	 * branch m, every twentieth on rare too; the last on rare of tree
@@ -2834,18 +2837,9 @@ TEST(test_store__history_of_a_rare_branch_reads_its_jobs)
 		if (i % 20 == 0 && i < 60)
 			ASSERT(store_commit_record(
 			           s, &commit, NULL, t, &c, "rare", 1) == 0);
-		base.commit_id = cand.commit_id = commit;
-		ASSERT(store_pair_create(s, &pair, NULL, NULL, "fio", "bs=4k",
-		           &base, &cand, 1000) == 0);
-		for (k = 0; k < 2; k++) {
-			ASSERT(store_claim(s, &cl, h1, 1000 + i, 60) == 0);
-			job = cl.job_id;
-			ASSERT_INTEQ(job, 2 * i + k + 1);
-			store_claimed_release(&cl);
-			ASSERT(add_value(s, h1, job, 0, 100 + i) == 0);
-			ASSERT(
-			    store_finish(s, h1, job, 1, NULL, 1000 + i) == 0);
-		}
+		ASSERT(fio_pair_run(s, h1, commit, 1000, i, jobs) == 0);
+		ASSERT_INTEQ(jobs[0], 2 * i + 1);
+		ASSERT_INTEQ(jobs[1], 2 * i + 2);
 	}
 	/* Tree t's rare: pairs 1, 21 and 41, their 6 jobs fewer than the
 	 * budget of 10: pages of 5 and 1, not partial.  Pairs 1 and 21 are
