@@ -155,6 +155,14 @@ YAML
 # Up to 16 runs: on a loaded machine (check-fresh beside other work) 8
 # left the no-op inconclusive (+5.4%, its interval wider than +-25%);
 # extra runs are only asked for while a pair is inconclusive.
+# Pinned to one CPU (host.cpus), the first this shell may use: on a VM
+# one vCPU can run a CPU-bound loop up to 2.8x slower than the other, in
+# spells that flip (docs/HOST.md, "Uneven CPUs"), so unpinned runs are
+# bimodal and a no-op can read as +40%.  On one CPU the base and
+# candidate runs, in turns, share its speed of the moment.
+CPU=$(awk '/^Cpus_allowed_list:/ { split($2, a, /[-,]/); print a[1] }' \
+    /proc/self/status)
+case $CPU in ''|*[!0-9]*) CPU=0 ;; esac
 cat >"$DIR/jobs/demo-stock.yaml" <<YAML
 name: demo-stock
 parser: keyvalue
@@ -167,6 +175,8 @@ metrics:
 runs: 5
 max_runs: 16
 timeout: 60s
+host:
+  cpus: "$CPU"
 YAML
 # The memcg tax: the same tcp_rr in the root memcg and in a nested one.
 cat >"$DIR/jobs/demo-tcp-rr.yaml" <<YAML

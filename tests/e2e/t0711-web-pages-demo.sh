@@ -8,9 +8,10 @@
 # then Ctrl-C (SIGINT) stops it and everything it started.  Checked from
 # its output: the fix is an improvement, the no-op commit unchanged, the
 # mailed revert of the fix a regression, the change point at the fix, the
-# memcg tax shown, run progress shown, the revert's report mailed to the
-# local SMTP server under the patch mail (links on the daemon's real
-# port) and posted to the webhook receiver with a valid signature.
+# memcg tax shown, run progress shown, demo-stock's runs pinned to one
+# CPU, the revert's report mailed to the local SMTP server under the
+# patch mail (links on the daemon's real port) and posted to the webhook
+# receiver with a valid signature.
 # Screenshots go to $OUT/screenshots/demo-*.png (kept by CI as artifacts;
 # the README shows one).  DEMO_ONCE=1's exit status (0 only with the
 # expected verdicts) is what make check-fresh checks.
@@ -88,6 +89,15 @@ PY
 	fail demo-alerts-mailed-and-posted "$(sed -n '/alerts: reports/,/memcg tax/p' "$out")"
 grep -qE '^  job +[0-9]+ +demo-stock +candidate +run [0-9]+/5$' "$out" &&
 	pass demo-shows-progress || fail demo-shows-progress "no run i/N line"
+# demo-stock's runs are pinned to one CPU (host.cpus): every one of its
+# jobs, and only those, logs the pin in the runner's log.
+njobs=$(sqlite3 "$PW_TMP/demo/perfwatch.db" \
+    "SELECT count(*) FROM jobs WHERE name = 'demo-stock'" 2>&1)
+npin=$(grep -o 'job [0-9]*: host.cpus: benchmark on CPUs [0-9]*$' \
+    "$PW_TMP/demo/runner.log" | sort -u | wc -l)
+[ "$njobs" -gt 0 ] 2>/dev/null && [ "$npin" = "$njobs" ] &&
+	pass demo-stock-runs-pinned ||
+	fail demo-stock-runs-pinned "demo-stock jobs: $njobs, pinned: $npin"
 grep -q '/commit/[0-9a-f]\{40\}' "$out" && pass demo-says-where-to-look ||
 	fail demo-says-where-to-look "no commit link"
 
