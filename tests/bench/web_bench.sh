@@ -21,6 +21,9 @@
 # the past (v30: read from the time index, not walked to from the top).
 # Goals (issue 17): every route >= 25 % of nginx's requests/s, p99 <=
 # 10 ms, no route slower at 1M runs than at 100k, RSS <= 64 MB at 1M.
+# The report (tests/bench/web_report.sh, from the results file) ends
+# with each goal judged, cached and uncached, naming the routes that
+# miss it.
 #
 # The database is made by tests/bench/web_gen.c with the store's own
 # functions and verdicts (commits, pairs, runs, finishes, comparisons,
@@ -360,40 +363,7 @@ for scale in $scales; do
 	echo "# $scale: perfwatchd RSS $(rss_kb "$PW_DAEMON_PID" VmRSS) kB now, peak $(rss_kb "$PW_DAEMON_PID" VmHWM) kB"
 done
 
-# The table: one line per route and scale, then the 100k -> 1M change.
-echo
-echo "| route | runs | req/s | nginx req/s | ratio | p99 ms | nginx p99 ms | server us/req | uncached req/s | uncached p99 ms | uncached server us/req | load | bytes |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-awk '$2 != "rss" {printf "| %s | %s | %.0f | %.0f | %.0f %% | %.2f | %.2f | %s | %s | %s | %s | %s | %d |%s\n",
-    $2, $1, $3, $4, 100 * $3 / $4, $5, $6, $12, $10, $11, $13, $8, $7, ($9 > 0 ? " " $9 " errors" : "")}' "$results"
-echo
-awk '$2 == "rss" {printf "perfwatchd RSS at %s runs: %.1f MB (peak %.1f MB)\n", $1, $3 / 1024, $4 / 1024}' "$results"
-first=${scales%% *}
-last=${scales##* }
-if [ "$first" != "$last" ]; then
-	# wrk's figures swing with the shared machine's load; the server
-	# thread's CPU time per request (web/api.c route_timed) much less:
-	# it says whether a route costs more at scale.  The bytes column
-	# says whether it is the same page: a list that is not full at the
-	# small scale (bisect.json: 12 bisections at 100k runs, a page of 50
-	# at 1M) costs more at the large one for its rows, not for the
-	# store's size; such a row is marked, and is compared again with the
-	# same rows (?limit=) by hand.
-	echo
-	echo "at $last runs / at $first runs (above 100 %: slower at scale):"
-	echo "| route | nginx ratio | server CPU/req cached | server CPU/req uncached | bytes |"
-	echo "|---|---:|---:|---:|---:|"
-	awk -v a="$first" -v b="$last" '$2 != "rss" {k = $1 " " $2; r[k] = $3 / $4
-	    c[k] = $12; u[k] = $13; by[k] = $7; n[$2] = 1}
-	    function pct(x, y) {return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.0f %%", 100 * y / x) : "-"}
-	    END {for (k in n) if ((a " " k) in r && (b " " k) in r) {
-	        q = by[a " " k] > 0 ? by[b " " k] / by[a " " k] : 1
-	        printf "| %s | %.0f %% | %s | %s | %s%s |\n", k,
-	            100 * r[a " " k] / r[b " " k],
-	            pct(c[a " " k], c[b " " k]), pct(u[a " " k], u[b " " k]),
-	            pct(by[a " " k], by[b " " k]),
-	            (q > 1.1 || q < 0.9) ? " (not the same page)" : ""}}' "$results" | sort
-fi
+"$top"/tests/bench/web_report.sh "$results" "$scales" "$uncached"
 
 set +e
 trap - EXIT

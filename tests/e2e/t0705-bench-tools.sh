@@ -50,4 +50,48 @@ rc=$?
 rc=$?
 [ "$rc" = 2 ] && grep -q '^usage: read_bench job DB' "$PW_TMP/usage.out" &&
     pass read_bench_usage || fail read_bench_usage "rc $rc: $(cat "$PW_TMP/usage.out")"
+
+# web_report.sh judges the goals from a results file: made up here, with
+# one route missing each goal, so a report that reads a wrong column or
+# calls a goal met for every route fails.
+cat >"$PW_TMP/res.txt" <<'EOF'
+10 a 8000 10000 3 2 500 1 0 1000 40 10 100
+10 b 9000 10000 12 2 500 1 0 3000 8 10 100
+10 c 9000 10000 3 2 500 1 0 3000 8 10 100
+10 d 9000 10000 3 2 500 1 0 3000 8 10 100
+10 rss 20480 30720
+20 a 8000 10000 3 2 500 1 0 1000 40 10 100
+20 b 9000 10000 3 2 500 1 0 3000 8 10 100
+20 c 9000 10000 3 2 2000 1 0 3000 8 10 400
+20 d 9000 10000 3 2 500 1 0 3000 8 10 150
+20 rss 71680 81920
+EOF
+tests/bench/web_report.sh "$PW_TMP/res.txt" "10 20" 1 >"$PW_TMP/report.out" 2>&1
+rc=$?
+sed 's/^/# /' "$PW_TMP/report.out"
+has() {	# has N LINE: LINE is in the report N times
+	[ "$(grep -c -xF -- "$2" "$PW_TMP/report.out")" = "$1" ] ||
+	    echo "not $1 time(s): $2"
+}
+why=$( [ "$rc" = 0 ] || echo "rc $rc"
+	has 1 '| a | 10 | 8000 | 10000 | 80 % | 3.00 | 2.00 | 10 | 1000 | 40 | 100 | 1 | 500 |'
+	has 1 '| c | 100 % | 100 % | 400 % | 400 % (not the same page) |'
+	has 1 '| d | 100 % | 100 % | 150 % | 100 % |'
+	has 1 'slower at 20 runs than at 10 (same page, server CPU > 125 %): d 150 %'
+	has 2 '  cached >= 25 % of nginx:           met'
+	has 1 '  cached p99 <= 10 ms:               missed by b 12 ms'
+	has 1 '  cached p99 <= 10 ms:               met'
+	has 2 '  uncached >= 25 % of nginx:         missed by a 10 %'
+	has 2 '  uncached p99 <= 10 ms:             missed by a 40 ms'
+	has 1 '  RSS <= 64 MB:                      met (20.0 MB)'
+	has 1 '  RSS <= 64 MB:                      missed (70.0 MB)'
+	[ "$(grep -x '[0-9]* runs:' "$PW_TMP/report.out" | tr '\n' ' ')" = "10 runs: 20 runs: " ] ||
+	    echo "scales out of order" )
+[ -z "$why" ] && pass web_report_judges_the_goals ||
+    fail web_report_judges_the_goals "$why"
+tests/bench/web_report.sh "$PW_TMP/nosuch" "10" 0 >"$PW_TMP/report.out" 2>&1
+rc=$?
+[ "$rc" = 2 ] && grep -q "cannot read $PW_TMP/nosuch" "$PW_TMP/report.out" &&
+    pass web_report_refuses_no_results ||
+    fail web_report_refuses_no_results "rc $rc: $(cat "$PW_TMP/report.out")"
 finish
