@@ -19,7 +19,7 @@ echo
 echo "| route | runs | req/s | nginx req/s | ratio | p99 ms | nginx p99 ms | server us/req | uncached req/s | uncached p99 ms | uncached server us/req | load | bytes |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 awk '$2 != "rss" {printf "| %s | %s | %.0f | %.0f | %.0f %% | %.2f | %.2f | %s | %s | %s | %s | %s | %d |%s\n",
-    $2, $1, $3, $4, 100 * $3 / $4, $5, $6, $12, $10, $11, $13, $8, $7, ($9 > 0 ? " " $9 " errors" : "")}' "$results"
+    $2, $1, $3, $4, ($4 + 0 > 0 ? 100 * $3 / $4 : 0), $5, $6, $12, $10, $11, $13, $8, $7, ($9 > 0 ? " " $9 " errors" : "")}' "$results"
 echo
 awk '$2 == "rss" {printf "perfwatchd RSS at %s runs: %.1f MB (peak %.1f MB)\n", $1, $3 / 1024, $4 / 1024}' "$results"
 first=${scales%% *}
@@ -37,13 +37,13 @@ if [ "$first" != "$last" ]; then
 	echo "at $last runs / at $first runs (above 100 %: slower at scale):"
 	echo "| route | nginx ratio | server CPU/req cached | server CPU/req uncached | bytes |"
 	echo "|---|---:|---:|---:|---:|"
-	awk -v a="$first" -v b="$last" '$2 != "rss" {k = $1 " " $2; r[k] = $3 / $4
+	awk -v a="$first" -v b="$last" '$2 != "rss" && $4 + 0 > 0 {k = $1 " " $2; r[k] = $3 / $4
 	    c[k] = $12; u[k] = $13; by[k] = $7; n[$2] = 1}
 	    function pct(x, y) {return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.0f %%", 100 * y / x) : "-"}
 	    END {for (k in n) if ((a " " k) in r && (b " " k) in r) {
 	        q = by[a " " k] > 0 ? by[b " " k] / by[a " " k] : 1
-	        printf "| %s | %.0f %% | %s | %s | %s%s |\n", k,
-	            100 * r[a " " k] / r[b " " k],
+	        printf "| %s | %s | %s | %s | %s%s |\n", k,
+	            pct(r[b " " k], r[a " " k]),
 	            pct(c[a " " k], c[b " " k]), pct(u[a " " k], u[b " " k]),
 	            pct(by[a " " k], by[b " " k]),
 	            (q > 1.1 || q < 0.9) ? " (not the same page)" : ""}}' "$results" | sort
@@ -52,8 +52,8 @@ if [ "$first" != "$last" ]; then
 	# more than 125 % of the small scale's, which is beyond what single
 	# turns swing by here (see the notes of issue 17); a route under
 	# 10 us a request (the overview, made at most once a second) is left
-	# out: a microsecond there is 30 %.  Such a route is
-	# then timed again alone, alternating the two databases.
+	# out: a microsecond there is 30 %.  Such a route is then timed
+	# again alone, alternating the two databases.
 	awk -v a="$first" -v b="$last" '$2 != "rss" {k = $1 " " $2
 	    c[k] = ($13 + 0 > 0) ? $13 : $12; by[k] = $7; n[$2] = 1}
 	    END {for (k in n) if ((a " " k) in c && (b " " k) in c) {
@@ -73,7 +73,9 @@ echo "goals (issue 17), at each scale:"
 awk -v un="$uncached" '
     function miss(lst, k, v) {return lst (lst == "" ? "" : ", ") k " " v}
     $2 == "rss" {rss[$1] = $3 / 1024; next}
-    {if (!($1 in sc)) order[ns++] = $1; sc[$1] = 1; r = 100 * $3 / $4
+    {if (!($1 in sc)) order[ns++] = $1; sc[$1] = 1
+     if ($4 + 0 <= 0) {lo[$1] = miss(lo[$1], $2, "(no nginx figure)"); next}
+     r = 100 * $3 / $4
      if (r < 25) lo[$1] = miss(lo[$1], $2, sprintf("%.0f %%", r))
      if ($5 > 10) p9[$1] = miss(p9[$1], $2, $5 " ms")
      if (un == 1) { ur = 100 * $10 / $4
