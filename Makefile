@@ -288,7 +288,7 @@ endif
 # more than 28 bits of mmap randomisation (some newer kernels) it dies at
 # start, so the run is wrapped in setarch -R there.
 TSAN_FLAGS = -O1 -g -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS ?= _test t03 t041 t042 t043 t051 t0672 t0680 t080 t085
+TSAN_TESTS ?= _test t03 t041 t042 t043 t051 t0672 t0680 t0712 t080 t085
 TSAN_WRAP := $(shell [ "$$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || \
 	echo 0)" -gt 28 ] && echo "setarch $$(uname -m) -R")
 
@@ -362,7 +362,7 @@ $(REL)/bin/read_bench: $(REL)/obj/tests/bench/read_bench.o $(REL)/libperfwatch.a
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-bench-web: all $(REL)/bin/web_gen
+bench-web: all $(REL)/bin/web_gen $(REL)/bench/api_load
 	@OUT=$(OUT) tests/bench/web_bench.sh $(or $(BENCH_SECS),5) "$(or $(BENCH_SCALES),100000 1000000)"
 
 .PHONY: lint lint-web bench-web

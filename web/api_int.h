@@ -31,6 +31,7 @@ struct httpd;
 struct httpd_req;
 struct sched;
 struct store;
+struct workq;
 struct web;
 
 struct waiter {
@@ -49,6 +50,7 @@ enum api_answer {
 	API_RENDERED, /* no reply cache for it (a cookie, a token, a POST) */
 	API_MISS,     /* cacheable, rendered afresh */
 	API_HIT,      /* from the reply cache */
+	API_SHARED,   /* with the reply of a render it waited for */
 	API_NANSWERS
 };
 
@@ -64,6 +66,7 @@ struct api {
 	struct httpd *httpd;
 	struct sched *sched; /* the composition root's (perfwatchd/main.c) */
 	struct store_batch *batch; /* group commit of uploads */
+	struct workq *renders;     /* cache misses' renders (web/api.c) */
 	int stopping;
 	struct store **stores; /* one per server thread, closed at stop */
 	struct cache **caches; /* the same threads' reply caches */

@@ -583,7 +583,7 @@ write_route_times(struct api *a, struct buf *b)
 		    "took." },
 	};
 	static const char *const how[API_NANSWERS] = { "rendered", "miss",
-		"hit" };
+		"hit", "shared" };
 	const char *method, *pattern, *auth, *table;
 	size_t i;
 	int k, h;

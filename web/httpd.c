@@ -506,6 +506,22 @@ httpd_reply_body(
 	return r->rbody;
 }
 
+void
+httpd_reply_clear(struct httpd_req *r)
+{
+	free(r->ctype);
+	free(r->rbody);
+	r->ctype = NULL;
+	r->rbody = NULL;
+	r->rlen = 0;
+	r->status = 0;
+	while (r->nhdr > 0) {
+		r->nhdr--;
+		free(r->hdr[2 * r->nhdr]);
+		free(r->hdr[2 * r->nhdr + 1]);
+	}
+}
+
 int
 httpd_reply_nheaders(const struct httpd_req *r)
 {

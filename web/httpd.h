@@ -84,6 +84,9 @@ void httpd_reply_header(
 const char *httpd_reply_body(
     const struct httpd_req *, size_t *len, const char **content_type);
 int httpd_reply_nheaders(const struct httpd_req *);
+/* Drops the reply and its headers: r has none again (a reply made in
+ * another thread for a parked request, copied out before it resumes). */
+void httpd_reply_clear(struct httpd_req *);
 void httpd_reply_header_at(
     const struct httpd_req *, int i, const char **name, const char **value);
 /*

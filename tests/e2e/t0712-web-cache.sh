@@ -8,7 +8,9 @@
 # query is part of the key, a request with a cookie or a token is never
 # served from it, and the job and run counts come from the store's counts
 # (schema v19), which follow the uploads.  /metrics has each route's
-# requests and time by answer (rendered, miss, hit).
+# requests and time by answer (rendered, miss, hit, shared).  A burst of
+# one request after a write is rendered once a server thread at most,
+# off it, each request answered with the new page.
 . "$(dirname "$0")/lib.sh"
 
 daemon_config "$PW_TMP/d" r1 r2
@@ -129,4 +131,29 @@ check "the_routes_hits_add_up_to_the_cache_hits ($rh, $ch)" \
     test "$rh" = "$ch" -a "$rh" -ge 8
 check "route_wall_time_is_there" \
     awk -v a="$(route_m seconds_total /pair/ rendered)" 'BEGIN {exit !(a > 0)}'
+
+# 8. A burst of the same request after a write (web/api.c rtask_park):
+# the misses render off the server threads, and the requests that come
+# while a render is under way wait for it (answer "shared") instead of
+# rendering again.  Every request gets the new page, and the answers add
+# up: at most one render a server thread (4), the rest hits or shared.
+# The write: a submit (the job's page is the same, the store's version
+# is not).
+[ "$(http POST /api/v1/submit "$(token_of admin)" '{"job":"kv"}')" = 201 ] ||
+	fail submit_again "$(cat "$PW_TMP/body")"
+n0=$(route_m requests_total /api/v1/jobs/# miss)
+s0=$(route_m requests_total /api/v1/jobs/# shared)
+t0=$(route_m requests_total /api/v1/jobs/# hit)
+urls=()
+for k in $(seq 1 40); do urls+=(-o "$PW_TMP/burst$k" "$PW_URL/api/v1/jobs/$job"); done
+curl -s -Z --parallel-max 40 "${urls[@]}"
+n1=$(route_m requests_total /api/v1/jobs/# miss)
+s1=$(route_m requests_total /api/v1/jobs/# shared)
+t1=$(route_m requests_total /api/v1/jobs/# hit)
+curl -s -H 'Cookie: pw_bench=1' -o "$PW_TMP/burst-fresh" "$PW_URL/api/v1/jobs/$job"
+same=0
+for k in $(seq 1 40); do cmp -s "$PW_TMP/burst$k" "$PW_TMP/burst-fresh" && same=$((same + 1)); done
+check "a_burst_gets_the_page_as_rendered_afresh ($same of 40)" test "$same" = 40
+check "a_burst_renders_at_most_once_a_thread (miss $((n1 - n0)), shared $((s1 - s0)), hit $((t1 - t0)))" \
+    test "$((n1 - n0))" -ge 0 -a "$((n1 - n0))" -le 4 -a "$((n1 - n0 + s1 - s0 + t1 - t0))" = 40
 finish

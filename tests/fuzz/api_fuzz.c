@@ -205,6 +205,15 @@ httpd_reply_body(
 	return r->reply;
 }
 
+void
+httpd_reply_clear(struct httpd_req *r)
+{
+	free(r->reply);
+	r->reply = NULL;
+	r->reply_len = 0;
+	r->status = 0;
+}
+
 int
 httpd_reply_nheaders(const struct httpd_req *r)
 {
