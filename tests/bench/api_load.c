@@ -17,7 +17,10 @@
  *
  * RUNNERS simulated runners (r1..) in this one process, for SECONDS:
  * each registers, heartbeats every 5 s, claims, uploads the runs its job
- * wants and finishes it.  Prints uploads/s and the claim p99.
+ * wants and finishes it.  Prints uploads/s and the claim p99.  With
+ * FLEET_RUN_MS=N in the environment each run takes N ms (a sleep before
+ * its upload), as a real one does, instead of none: a paced fleet, whose
+ * writes go on beside another benchmark (make bench-web LIVE=1).
  *
  *	api_load --fleet --crash ACKDIR PORT TOKEN_DIR RUNNERS SECONDS METRICS
  *
@@ -365,6 +368,7 @@ prober(void *arg)
  */
 static int fleet_secs;
 static double fleet_end;
+static long fleet_run_ms; /* FLEET_RUN_MS: how long a run takes */
 
 struct frunner {
 	int n;
@@ -531,6 +535,12 @@ fleet_runner(void *arg)
 		runs = json_int(c->rbuf, "runs");
 		snprintf(path, sizeof(path), "/api/v1/jobs/%ld/runs", job);
 		for (i = 0; i < runs && now_ms() < fleet_end; i++) {
+			if (fleet_run_ms > 0) {
+				struct timespec ts = { fleet_run_ms / 1000,
+					(fleet_run_ms % 1000) * 1000000L };
+
+				nanosleep(&ts, NULL);
+			}
 			fleet_heartbeat(c, &hb, job);
 			off = (size_t)snprintf(body, 64 * 1024,
 			    "{\"index\":%ld,\"status\":\"ok\",\"metrics\":[",
@@ -620,6 +630,8 @@ main(int argc, char **argv)
 		tokdir = argv[3];
 		fleet_secs = (int)strtol(argv[5], NULL, 10);
 		nmetrics = (int)strtol(argv[6], NULL, 10);
+		if (getenv("FLEET_RUN_MS") != NULL)
+			fleet_run_ms = strtol(getenv("FLEET_RUN_MS"), NULL, 10);
 		return fleet_main((int)strtol(argv[4], NULL, 10));
 	}
 	if (argc != 6) {

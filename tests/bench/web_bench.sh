@@ -16,6 +16,14 @@
 # BENCH_ROUTES="series history ...": only the routes of these names.
 # UNCACHED=1 adds a third turn per round, with a cookie, which the reply
 # cache (web/cache.h) never answers: what rendering each route costs.
+# LIVE=1: every turn (nginx's too) beside a paced fleet writing to the
+# daemon: LIVE_RUNNERS simulated runners (default 200, api_load --fleet)
+# that heartbeat every 5 s, claim, and upload a run every LIVE_RUN_MS
+# (default 5000) with 5 metrics, finishing a job after its 10 runs (the
+# verdict worker then compares each finished pair).  Every write moves
+# the store's version, which the reply cache keys on: what readers get
+# while the fleet works.  Each scale ends with the fleet's uploads and
+# finished jobs per second and the cache's hit ratio.
 # The -rare routes filter by a branch none of the history or commits is
 # on (schema v31: an index range, empty), history-range by one day in
 # the past (v30: read from the time index, not walked to from the top).
@@ -44,6 +52,9 @@ uncached=${UNCACHED:-0}
 # it again next time (the daemon migrates a copy), instead of minutes of
 # web_gen per run.  The caller removes DIR.
 dbs=${WEB_BENCH_DBS:-}
+live=${LIVE:-0}
+live_runners=${LIVE_RUNNERS:-200}
+live_run_ms=${LIVE_RUN_MS:-5000}
 # The newest pairs of each scale get the real verdict (daemon/verdict.c,
 # ~20 ms of analysis a pair here), the older ones web_gen's quick one.
 real=${WEB_GEN_REAL:-2000}
@@ -66,18 +77,37 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 out=$(cd "$top" && mkdir -p "${OUT:-build}" && cd "${OUT:-build}" && pwd)
 GEN=$out/rel/bin/web_gen
 [ -x "$GEN" ] || { echo "web_bench: $GEN missing (make bench-web builds it)" >&2; exit 1; }
+LOAD=$out/rel/bench/api_load
+[ "$live" = 0 ] || [ -x "$LOAD" ] ||
+	{ echo "web_bench: $LOAD missing (make bench-web builds it)" >&2; exit 1; }
 PERFWATCH_BIN=$out/bin
 export PERFWATCH_BIN
 . tests/e2e/lib.sh
 echo "# scratch $PW_TMP ($(df -h --output=avail "$PW_TMP" | tail -1 | tr -d ' ') free)"
 D=$PW_TMP/d
-daemon_config "$D" epyc-1
+fleet=()
+if [ "$live" != 0 ]; then
+	for ((i = 1; i <= live_runners; i++)); do fleet+=("r$i"); done
+fi
+daemon_config "$D" epyc-1 "${fleet[@]}"
 cat >>"$D/daemon.yaml" <<'EOF2'
 http:
   threads: 2
-  per_ip: 256
-  max_connections: 512
+  per_ip: 2048
+  max_connections: 2048
 EOF2
+if [ "$live" != 0 ]; then
+	# One submit: 64 pairs (one per matrix point) of 10 runs a side.
+	cat >"$D/jobs/fleet.yaml" <<EOF2
+name: fleet
+parser: keyvalue
+command: [echo, "x=1"]
+matrix:
+  k: [$(seq -s, 1 64)]
+runs: 10
+max_runs: 10
+EOF2
+fi
 
 www=$PW_TMP/www
 mkdir -p "$www" "$PW_TMP/nginx"
@@ -106,13 +136,20 @@ http {
 }
 EOF2
 nginx_pid=
+load_pid=
+stop_fleet() {
+	[ -n "$load_pid" ] || return 0
+	kill -TERM "$load_pid" 2>/dev/null
+	wait "$load_pid" 2>/dev/null || true
+	load_pid=
+}
 stop_nginx() {
 	[ -n "$nginx_pid" ] || return 0
 	kill -TERM "$nginx_pid" 2>/dev/null
 	wait "$nginx_pid" 2>/dev/null
 }
 # set -e must not stop the cleanup at the first killed process's status.
-trap 'set +e; stop_nginx; pw_cleanup' EXIT
+trap 'set +e; stop_fleet; stop_nginx; pw_cleanup' EXIT
 # Not through spawn: nginx must get TERM (its master then stops the
 # workers); KILL would orphan them.
 "$NGINX" -p "$PW_TMP/nginx" -c "$PW_TMP/nginx/nginx.conf" \
@@ -217,6 +254,7 @@ results=$PW_TMP/results
 have_pairs=0
 for scale in $scales; do
 	pairs=$((scale / (2 * runs_per_job)))
+	stop_fleet
 	if [ -n "$PW_DAEMON_PID" ]; then
 		stop_pid "$PW_DAEMON_PID"
 		PW_DAEMON_PID=
@@ -296,6 +334,30 @@ for scale in $scales; do
 	    JOIN commits c ON c.id = r.commit_id WHERE c.sha = '$asha'
 	    AND a.kind = 'email' ORDER BY a.id DESC LIMIT 1")
 	acursor=$(sql "SELECT id FROM alerts ORDER BY id LIMIT 1 OFFSET (SELECT count(*) / 2 FROM alerts)")
+	if [ "$live" != 0 ]; then
+		# Work for the whole bench: the fleet uploads at most
+		# live_runners * 1000 / live_run_ms runs a second; a submit
+		# is 1,280 runs.
+		nroutes=${#routes[@]}
+		[ -z "${BENCH_ROUTES:-}" ] || nroutes=$(wc -w <<<"$BENCH_ROUTES")
+		turns=$((uncached == 1 ? 3 : 2))
+		want=$((nroutes * rounds * turns * (secs + 1) * live_runners * 1000 / live_run_ms))
+		for ((i = 0; i < want / 1280 + 1; i++)); do
+			[ "$(http POST /api/v1/submit "$(token_of admin)" '{"job":"fleet"}')" = 201 ] ||
+				{ echo "submit failed: $(cat "$PW_TMP/body")" >&2; exit 1; }
+		done
+		l_runs=$(sql 'SELECT count(*) FROM runs')
+		l_done=$(sql "SELECT count(*) FROM jobs WHERE state = 'success'")
+		l_t0=$(date +%s.%N)
+		l_cache=$(curl -s "$PW_URL/metrics" | awk '/^perfwatch_web_cache_(hits|misses)_total/ {printf "%s ", $2}')
+		FLEET_RUN_MS=$live_run_ms "$LOAD" --fleet "$PW_PORT" "$D" "$live_runners" 100000 5 \
+		    >"$PW_TMP/fleet.out" 2>&1 &
+		load_pid=$!
+		# Let every runner register and claim.
+		sleep 5
+		echo "# live fleet: $live_runners runners, a run every $live_run_ms ms each," \
+		    "$((want / 1280 + 1)) submits ($(sql "SELECT count(*) FROM jobs WHERE state = 'queued'") jobs queued)"
+	fi
 	n=0
 	for r in "${routes[@]}"; do
 		n=$((n + 1))
@@ -359,6 +421,22 @@ for scale in $scales; do
 		    "$(awk -v a="$dr" -v b="$nr" 'BEGIN {print 100 * a / b}')" "$ur" "$up" "$uc" "$ld" "$bytes" \
 		    "$([ "$bad" = 0 ] || echo " | $bad errors")"
 	done
+	if [ "$live" != 0 ]; then
+		l_t1=$(date +%s.%N)
+		kill -0 "$load_pid" 2>/dev/null ||
+			{ echo "web_bench: the fleet stopped: $(tail -3 "$PW_TMP/fleet.out")" >&2; exit 1; }
+		stop_fleet
+		echo "# $scale: live fleet wrote $(awk -v a="$l_t0" -v b="$l_t1" -v r0="$l_runs" \
+		    -v r1="$(sql 'SELECT count(*) FROM runs')" -v d0="$l_done" \
+		    -v d1="$(sql "SELECT count(*) FROM jobs WHERE state = 'success'")" \
+		    'BEGIN {printf "%.1f uploads/s and finished %.2f jobs/s", (r1 - r0) / (b - a), (d1 - d0) / (b - a)}')" \
+		    "over $(awk -v a="$l_t0" -v b="$l_t1" 'BEGIN {printf "%.0f", b - a}') s;" \
+		    "$(sql "SELECT count(*) FROM jobs WHERE state = 'queued'") jobs still queued;" \
+		    "reply cache $(curl -s "$PW_URL/metrics" | awk -v c="$l_cache" '
+			/^perfwatch_web_cache_hits_total/ {h = $2} /^perfwatch_web_cache_misses_total/ {m = $2}
+			END {split(c, v, " "); h -= v[1]; m -= v[2];
+			    printf "%d hits, %d misses (%.1f %% hits)", h, m, h + m ? 100 * h / (h + m) : 0}')"
+	fi
 	echo "$scale rss $(rss_kb "$PW_DAEMON_PID" VmRSS) $(rss_kb "$PW_DAEMON_PID" VmHWM)" >>"$results"
 	echo "# $scale: perfwatchd RSS $(rss_kb "$PW_DAEMON_PID" VmRSS) kB now, peak $(rss_kb "$PW_DAEMON_PID" VmHWM) kB"
 done
