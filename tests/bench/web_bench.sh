@@ -52,7 +52,7 @@ uncached=${UNCACHED:-0}
 # it again next time (the daemon migrates a copy), instead of minutes of
 # web_gen per run.  The caller removes DIR.
 dbs=${WEB_BENCH_DBS:-}
-live=${LIVE:-0}
+fleet_live=${LIVE:-0}
 live_runners=${LIVE_RUNNERS:-200}
 live_run_ms=${LIVE_RUN_MS:-5000}
 # The newest pairs of each scale get the real verdict (daemon/verdict.c,
@@ -78,7 +78,7 @@ out=$(cd "$top" && mkdir -p "${OUT:-build}" && cd "${OUT:-build}" && pwd)
 GEN=$out/rel/bin/web_gen
 [ -x "$GEN" ] || { echo "web_bench: $GEN missing (make bench-web builds it)" >&2; exit 1; }
 LOAD=$out/rel/bench/api_load
-[ "$live" = 0 ] || [ -x "$LOAD" ] ||
+[ "$fleet_live" = 0 ] || [ -x "$LOAD" ] ||
 	{ echo "web_bench: $LOAD missing (make bench-web builds it)" >&2; exit 1; }
 PERFWATCH_BIN=$out/bin
 export PERFWATCH_BIN
@@ -86,7 +86,7 @@ export PERFWATCH_BIN
 echo "# scratch $PW_TMP ($(df -h --output=avail "$PW_TMP" | tail -1 | tr -d ' ') free)"
 D=$PW_TMP/d
 fleet=()
-if [ "$live" != 0 ]; then
+if [ "$fleet_live" != 0 ]; then
 	for ((i = 1; i <= live_runners; i++)); do fleet+=("r$i"); done
 fi
 daemon_config "$D" epyc-1 "${fleet[@]}"
@@ -96,7 +96,7 @@ http:
   per_ip: 2048
   max_connections: 2048
 EOF2
-if [ "$live" != 0 ]; then
+if [ "$fleet_live" != 0 ]; then
 	# One submit: 64 pairs (one per matrix point) of 10 runs a side.
 	cat >"$D/jobs/fleet.yaml" <<EOF2
 name: fleet
@@ -334,7 +334,7 @@ for scale in $scales; do
 	    JOIN commits c ON c.id = r.commit_id WHERE c.sha = '$asha'
 	    AND a.kind = 'email' ORDER BY a.id DESC LIMIT 1")
 	acursor=$(sql "SELECT id FROM alerts ORDER BY id LIMIT 1 OFFSET (SELECT count(*) / 2 FROM alerts)")
-	if [ "$live" != 0 ]; then
+	if [ "$fleet_live" != 0 ]; then
 		# Work for the whole bench: the fleet uploads at most
 		# live_runners * 1000 / live_run_ms runs a second; a submit
 		# is 1,280 runs.
@@ -421,7 +421,7 @@ for scale in $scales; do
 		    "$(awk -v a="$dr" -v b="$nr" 'BEGIN {print 100 * a / b}')" "$ur" "$up" "$uc" "$ld" "$bytes" \
 		    "$([ "$bad" = 0 ] || echo " | $bad errors")"
 	done
-	if [ "$live" != 0 ]; then
+	if [ "$fleet_live" != 0 ]; then
 		l_t1=$(date +%s.%N)
 		kill -0 "$load_pid" 2>/dev/null ||
 			{ echo "web_bench: the fleet stopped: $(tail -3 "$PW_TMP/fleet.out")" >&2; exit 1; }
