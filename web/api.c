@@ -734,6 +734,8 @@ rtask_reply(struct rtask *t, struct httpd_req *r)
 {
 	int k;
 
+	if (t->status == 0)
+		return; /* the route made no reply: web/httpd.c's 500 */
 	httpd_reply(r, t->status, t->ctype, t->body, t->len);
 	for (k = 0; k < t->nhdr; k++)
 		httpd_reply_header(r, t->hdr[2 * k], t->hdr[2 * k + 1]);
