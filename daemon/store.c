@@ -832,6 +832,20 @@ static const char *const migrations[] = {
 	"  FROM commit_branches WHERE tree_id = NEW.tree_id"
 	"  AND branch = NEW.branch) WHERE tree_id = NEW.tree_id"
 	"  AND branch = NEW.branch; END;",
+
+	/*
+	 * v32 (issue 17): the store's generation, what the reply cache keys
+	 * on (store_data_version).  Every commit moved SQLite's
+	 * data_version, a runner's heartbeat too: with a fleet heartbeating
+	 * every few seconds, a cached page lived a few milliseconds.  Each
+	 * table's inserts, updates and deletes add one to store_gen.n,
+	 * except what a heartbeat writes.  The triggers are made from the
+	 * schema at each open (store_gen.c), so that a table or column added
+	 * by a later step has them too.
+	 */
+	"CREATE TABLE store_gen (id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  n INTEGER NOT NULL);"
+	"INSERT INTO store_gen (id, n) VALUES (1, 0);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
@@ -1373,18 +1387,37 @@ store_data_version(struct store *s, struct store_version *out)
 {
 	sqlite3_stmt *st =
 	    store_i_cached(s, S_DATA_VERSION, "PRAGMA data_version");
+	int64_t dv, own;
 
-	out->data = out->own = -1;
+	out->gen = -1;
 	if (st == NULL)
 		return -1;
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_reset(st);
 		return dberr(s, "data version");
 	}
-	out->data = sqlite3_column_int64(st, 0);
+	dv = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
 	/* data_version does not move for this connection's own commits. */
-	out->own = sqlite3_total_changes64(s->db);
+	own = sqlite3_total_changes64(s->db);
+	if (!s->gen_ok || dv != s->gen_dv || own != s->gen_own) {
+		/* Read after data_version: never older than what it says. */
+		st = store_i_cached(
+		    s, S_GEN, "SELECT n FROM store_gen WHERE id = 1");
+		if (st == NULL)
+			return -1;
+		if (sqlite3_step(st) != SQLITE_ROW) {
+			sqlite3_reset(st);
+			s->gen_ok = 0;
+			return dberr(s, "store generation");
+		}
+		s->gen = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		s->gen_dv = dv;
+		s->gen_own = own;
+		s->gen_ok = 1;
+	}
+	out->gen = s->gen;
 	return 0;
 }
 
@@ -1481,6 +1514,8 @@ migrate_tx(struct store *s, int target)
 			return tx_end(s, 0);
 	}
 	if (from < target && fk_check(s) != 0)
+		return tx_end(s, 0);
+	if (target >= STORE_GEN_VERSION && store_i_gen_triggers(s) != 0)
 		return tx_end(s, 0);
 	return tx_end(s, 1);
 }

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 31 /* schema version after every migration */
+#define STORE_VERSION 32 /* schema version after every migration */
 
 struct store;
 
@@ -63,13 +63,17 @@ int store_checkpoint(struct store *);
 /* PRAGMA user_version, or -1. */
 int store_user_version(struct store *);
 /*
- * What this connection would read has not changed while *out stays the
- * same: it moves when any connection (this one included) commits a
- * change (PRAGMA data_version and this connection's change count).  For
- * caches of what was read (web/cache.h).  0, or -1.
+ * What a page could show from this store has not changed while *out
+ * stays the same: it moves when any connection (this one included)
+ * commits a change, except a heartbeat's (a host's last_seen, a job's
+ * lease, progress and updated: the store's generation, kept by triggers,
+ * migration v32).  For caches of what was read (web/cache.h), which
+ * show those at most their time to live late.  Read from the database
+ * only when SQLite's data_version or this connection's change count
+ * moved since the last call.  0, or -1.
  */
 struct store_version {
-	int64_t data, own;
+	int64_t gen;
 };
 int store_data_version(struct store *, struct store_version *out);
 

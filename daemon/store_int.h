@@ -27,6 +27,7 @@ enum stmt_slot {
 	S_ROLLBACK_TO,
 	S_RELEASE,
 	S_DATA_VERSION, /* store_data_version */
+	S_GEN,
 	/* store_web.c: store_history_get's rows, then its windows
 	 * (hist_window), each of all hosts and trees, a host's, a tree's,
 	 * and a tree's of a host (enum hist_from). */
@@ -93,7 +94,17 @@ struct store {
 	char instance[17];         /* store_instance, "" until read */
 	struct store_stmts *stmts; /* store_stmt.c */
 	uint64_t read_steps;       /* store_read_steps */
+	/* store_data_version: the generation last read, and SQLite's
+	 * data_version and the change count it was read at. */
+	int64_t gen, gen_dv, gen_own;
+	int gen_ok;
 };
+
+/* store_gen.c: makes the store generation's triggers that the schema
+ * lacks, and remakes those that name other columns than it should;
+ * inside the open's write transaction.  0, or -1. */
+#define STORE_GEN_VERSION 32 /* the migration that made store_gen */
+int store_i_gen_triggers(struct store *);
 
 /* store.c */
 int store_i_dberr(struct store *, const char *what);

@@ -509,7 +509,7 @@ cache_keep(struct ctx *x, const struct buf *k, const struct cache_stamp *st)
 	int i;
 
 	if (httpd_status(x->r) != 200 || store_data_version(x->s, &now) != 0 ||
-	    now.data != st->v.data || now.own != st->v.own)
+	    now.gen != st->v.gen)
 		return;
 	memset(&cr, 0, sizeof(cr));
 	cr.body = httpd_reply_body(x->r, &cr.len, &cr.content_type);
@@ -833,8 +833,7 @@ rtask_park(struct ctx *x, const struct route *rt, const struct buf *key,
 		}
 		if (t->keylen != key->len ||
 		    memcmp(t->key, key->data, key->len) != 0 ||
-		    t->st.v.data != st->v.data || t->st.v.own != st->v.own ||
-		    t->st.conf != st->conf)
+		    t->st.v.gen != st->v.gen || t->st.conf != st->conf)
 			continue;
 		pthread_mutex_lock(&t->mu);
 		if (!t->done) {

@@ -85,8 +85,8 @@ find(struct cache *c, const char *key, size_t keylen, uint64_t h)
 static int
 fresh(const struct entry *e, const struct cache_stamp *st)
 {
-	return e->st.v.data == st->v.data && e->st.v.own == st->v.own &&
-	    e->st.conf == st->conf && st->now_ms >= e->st.now_ms &&
+	return e->st.v.gen == st->v.gen && e->st.conf == st->conf &&
+	    st->now_ms >= e->st.now_ms &&
 	    st->now_ms - e->st.now_ms < CACHE_TTL_MS;
 }
 

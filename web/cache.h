@@ -10,8 +10,9 @@
  * version is the same, so a result, a triage or a finished job that is
  * committed makes the next request render afresh, and for at most
  * CACHE_TTL_MS, so what a page says about time (ages, hosts online)
- * stays as fresh as the overview's.  A reply is kept only when the
- * version did not move while it was made.
+ * and what a heartbeat writes (a running job's progress, which does not
+ * move the version) stays as fresh as the overview's.  A reply is kept only
+ * when the version did not move while it was made.
  *
  * One cache per request thread (each thread has its own connection, and
  * versions are those of a connection); not thread-safe.  Bounded: at most

@@ -156,4 +156,41 @@ for k in $(seq 1 40); do cmp -s "$PW_TMP/burst$k" "$PW_TMP/burst-fresh" && same=
 check "a_burst_gets_the_page_as_rendered_afresh ($same of 40)" test "$same" = 40
 check "a_burst_renders_at_most_once_a_thread (miss $((n1 - n0)), shared $((s1 - s0)), hit $((t1 - t0)))" \
     test "$((n1 - n0))" -ge 0 -a "$((n1 - n0))" -le 4 -a "$((n1 - n0 + s1 - s0 + t1 - t0))" = 40
+
+# 9. A heartbeat does not move the store's generation (schema v32): the
+# job's page stays cached (with a fleet heartbeating every few seconds,
+# a page used to live a few milliseconds).  What the heartbeat wrote
+# shows once the cached page is a second old; an upload shows at once.
+# Every request of a turn must come within the cache's second of the
+# first for the hit check to mean anything: past it, SKIP.
+http POST /api/v1/jobs/claim "$PW_TOKENS/r1.token" '{"wait_s":2}' >/dev/null
+job2=$(jfield job.id <"$PW_TMP/body")
+check "claimed_job2_$job2" test -n "$job2" -a "$job2" != None
+ms() { echo $(($(date +%s%N) / 1000000)); }
+for turn in 1 2; do
+	t_a=$(ms)
+	for k in 1 2 3 4 5 6 7 8; do get "/api/v1/jobs/$job2" /dev/null >/dev/null; done
+	n0=$(route_m requests_total /api/v1/jobs/# miss)
+	hb=$(http POST /api/v1/runners/heartbeat "$PW_TOKENS/r1.token" \
+	    "{\"job_id\":$job2,\"progress\":\"turn $turn of 2\"}")
+	http POST /api/v1/runners/heartbeat "$PW_TOKENS/r1.token" '{}' >/dev/null
+	for k in 1 2 3 4 5 6 7 8; do get "/api/v1/jobs/$job2" "$PW_TMP/hb$k" >/dev/null; done
+	n1=$(route_m requests_total /api/v1/jobs/# miss)
+	t_b=$(ms)
+	[ $((t_b - t_a)) -lt 900 ] && break
+done
+check "heartbeat_accepted ($hb)" test "$hb" = 200
+if [ $((t_b - t_a)) -lt 900 ]; then
+	check "a_heartbeat_leaves_pages_cached (misses $n0 -> $n1)" test "$n1" = "$n0"
+else
+	echo "SKIP a_heartbeat_leaves_pages_cached: the turns took $((t_b - t_a)) ms, past the cache's second"
+fi
+sleep 1.1
+check "the_heartbeat_shows_within_the_cache_second" \
+    grep -q "\"turn $turn of 2\"" <(curl -s "$PW_URL/api/v1/jobs/$job2")
+get "/api/v1/jobs/$job2" /dev/null >/dev/null
+st=$(http POST "/api/v1/jobs/$job2/runs" "$PW_TOKENS/r1.token" \
+    '{"index":0,"status":"ok","metrics":[{"name":"ops","value":777.5,"better":"higher"}]}')
+check "an_upload_shows_at_once ($st)" \
+    test "$st" = 201 -a "$(curl -s "$PW_URL/api/v1/jobs/$job2" | jfield runs_done)" = 1
 finish

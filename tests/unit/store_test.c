@@ -1752,11 +1752,12 @@ TEST(test_store__counts_start_from_the_rows_there)
 static int
 same_version(const struct store_version *a, const struct store_version *b)
 {
-	return a->data == b->data && a->own == b->own;
+	return a->gen == b->gen;
 }
 
 /* The version a reply cache keys on moves with a commit by another
- * connection and with one by the reader's own, and only then. */
+ * connection and with one by the reader's own, and only then; not with
+ * a heartbeat's (migration v32). */
 TEST(test_store__data_version_moves_with_every_commit)
 {
 	struct store *rd = NULL, *wr = NULL;
@@ -1764,7 +1765,8 @@ TEST(test_store__data_version_moves_with_every_commit)
 	struct err e = { 0 };
 	char *p = dbpath();
 	struct store_jobs o;
-	int64_t h = 0;
+	struct store_claimed c;
+	int64_t h = 0, h2 = 0, b = 0, exp = 0, runs = 0;
 
 	ASSERT(store_open(&rd, p, &e) == 0 && store_open(&wr, p, &e) == 0);
 	ASSERT(store_data_version(rd, &v0) == 0);
@@ -1775,8 +1777,30 @@ TEST(test_store__data_version_moves_with_every_commit)
 	ASSERT(store_host_register(wr, &h, "h", "[]", "{}", 1) == 0);
 	ASSERT(store_data_version(rd, &v1) == 0 && !same_version(&v0, &v1));
 	v0 = v1;
-	ASSERT(store_host_seen(rd, h, 2) == 0); /* its own write */
+	ASSERT(store_host_register(rd, &h2, "h2", "[]", "{}", 2) == 0);
+	ASSERT(h2 != h); /* its own write */
 	ASSERT(store_data_version(rd, &v1) == 0 && !same_version(&v0, &v1));
+
+	/* A claim moves it; the heartbeats of that job and of an idle host
+	 * do not, by this connection or another. */
+	ASSERT(store_pair_create(
+	           wr, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
+	ASSERT(store_claim(wr, &c, h, 100, 60) == 0 && c.job_id == b);
+	store_claimed_release(&c);
+	ASSERT(store_data_version(rd, &v0) == 0 && !same_version(&v0, &v1));
+	ASSERT(store_heartbeat(wr, &exp, &runs, h, b, "run 1/3", 150, 60) == 0);
+	ASSERT(exp == 210);
+	ASSERT(store_heartbeat(rd, &exp, &runs, h, b, "run 2/3", 160, 60) == 0);
+	ASSERT(store_heartbeat(rd, &exp, &runs, h2, 0, NULL, 160, 60) == 0);
+	ASSERT(store_host_seen(rd, h2, 170) == 0);
+	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
+	ASSERT(store_data_version(wr, &v1) == 0 && same_version(&v0, &v1));
+	/* What the heartbeats wrote was committed all the same. */
+	ASSERT(store_jobs_get(rd, &o, NULL, 10, 0) == 0);
+	ASSERT(o.n == 2 && o.v[1].id == b && o.v[1].progress != NULL);
+	ASSERT(strcmp(o.v[1].progress, "run 2/3") == 0);
+	ASSERT(o.v[1].lease_expires == 220);
+	store_jobs_release(&o);
 	store_close(wr);
 	store_close(rd);
 	free(p);
