@@ -19,8 +19,10 @@
  * each registers, heartbeats every 5 s, claims, uploads the runs its job
  * wants and finishes it.  Prints uploads/s and the claim p99.  With
  * FLEET_RUN_MS=N in the environment each run takes N ms (a sleep before
- * its upload), as a real one does, instead of none: a paced fleet, whose
- * writes go on beside another benchmark (make bench-web LIVE=1).
+ * its upload, broken by the heartbeats due in it), as a real one does,
+ * instead of none: a paced fleet, whose writes go on beside another
+ * benchmark (make bench-web LIVE=1).  Runner n's first run is cut to
+ * n % 100 hundredths, so that the fleet does not upload in step.
  *
  *	api_load --fleet --crash ACKDIR PORT TOKEN_DIR RUNNERS SECONDS METRICS
  *
@@ -389,6 +391,29 @@ fleet_heartbeat(struct conn *c, double *last, long job)
 	*last = now_ms();
 }
 
+/* A run of ms: a sleep broken by the heartbeats that fall due in it, as
+ * a real runner's agent heartbeats every few seconds however long its
+ * run (so that heartbeats and uploads are separate writes). */
+static void
+fleet_run(struct conn *c, double *hb, long job, double ms)
+{
+	double end = now_ms() + ms, t, wake;
+
+	while ((t = now_ms()) < end && t < fleet_end) {
+		struct timespec ts;
+
+		wake = *hb + 5000 < end ? *hb + 5000 : end;
+		if (wake > t) {
+			ts.tv_sec = (time_t)((wake - t) / 1000);
+			ts.tv_nsec =
+			    (long)(((wake - t) - 1000.0 * (double)ts.tv_sec) *
+			        1e6);
+			nanosleep(&ts, NULL);
+		}
+		fleet_heartbeat(c, hb, job);
+	}
+}
+
 /*
  * --crash: request() again on a new connection (re-registered) until
  * the daemon answers, or the time is up (-1).
@@ -514,7 +539,7 @@ fleet_runner(void *arg)
 	double t0, hb = now_ms();
 	long job, runs, i;
 	size_t off;
-	int m, st;
+	int m, st, first = 1;
 
 	login(c, fr->n);
 	while (now_ms() < fleet_end) {
@@ -535,12 +560,14 @@ fleet_runner(void *arg)
 		runs = json_int(c->rbuf, "runs");
 		snprintf(path, sizeof(path), "/api/v1/jobs/%ld/runs", job);
 		for (i = 0; i < runs && now_ms() < fleet_end; i++) {
-			if (fleet_run_ms > 0) {
-				struct timespec ts = { fleet_run_ms / 1000,
-					(fleet_run_ms % 1000) * 1000000L };
-
-				nanosleep(&ts, NULL);
-			}
+			/* The first run of runner n is n % 100 hundredths of
+			 * a run: runners that all started at once do not
+			 * upload in step. */
+			if (fleet_run_ms > 0)
+				fleet_run(c, &hb, job,
+				    (double)fleet_run_ms *
+				        (first ? (fr->n % 100) / 100.0 : 1.0));
+			first = 0;
 			fleet_heartbeat(c, &hb, job);
 			off = (size_t)snprintf(body, 64 * 1024,
 			    "{\"index\":%ld,\"status\":\"ok\",\"metrics\":[",
