@@ -28,6 +28,7 @@ enum stmt_slot {
 	S_RELEASE,
 	S_DATA_VERSION, /* store_data_version */
 	S_GEN,
+	S_GEN_BUMP,
 	/* store_web.c: store_history_get's rows, then its windows
 	 * (hist_window), each of all hosts and trees, a host's, a tree's,
 	 * and a tree's of a host (enum hist_from). */
@@ -98,15 +99,21 @@ struct store {
 	 * data_version and the change count it was read at. */
 	int64_t gen, gen_dv, gen_own;
 	int gen_ok;
+	/* The write transaction's rows changed when it began, and those
+	 * of them a heartbeat changed (store_i_quiet_end): tx_end moves
+	 * store_gen when there are others. */
+	int64_t tx_changes0, tx_quiet;
 };
 
-/* store_gen.c: makes the store generation's triggers that the schema
- * lacks, and remakes those that name other columns than it should;
- * inside the open's write transaction.  0, or -1. */
 #define STORE_GEN_VERSION 32 /* the migration that made store_gen */
-int store_i_gen_triggers(struct store *);
 
 /* store.c */
+/* Around the statements of a heartbeat, whose changes (a host's
+ * last_seen, a job's lease, progress and updated) do not move the
+ * store's generation (store_data_version): begin gives the change count
+ * for end. */
+int64_t store_i_quiet_begin(struct store *);
+void store_i_quiet_end(struct store *, int64_t begin);
 int store_i_dberr(struct store *, const char *what);
 sqlite3_stmt *store_i_prep(struct store *, const char *sql);
 void store_i_bind_text(sqlite3_stmt *, int i, const char *v);

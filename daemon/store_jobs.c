@@ -76,10 +76,12 @@ int
 store_host_seen(struct store *s, int64_t host_id, int64_t now)
 {
 	sqlite3_stmt *st;
+	int64_t q;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
+	q = store_i_quiet_begin(s);
 	st = store_i_cached(
 	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
 	ok = st != NULL;
@@ -89,6 +91,7 @@ store_host_seen(struct store *s, int64_t host_id, int64_t now)
 		ok = store_i_step_done(s, st, "host seen") == 0;
 		sqlite3_reset(st);
 	}
+	store_i_quiet_end(s, q);
 	return store_i_tx_end(s, ok);
 }
 
@@ -655,10 +658,13 @@ store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
     int64_t lease_s)
 {
 	sqlite3_stmt *st;
+	int64_t q;
 	int r = 0, ok = 1;
 
 	if (store_i_tx_begin_as(s, 1) == -1)
 		return -1;
+	/* What it writes does not move the store's generation. */
+	q = store_i_quiet_begin(s);
 	st = store_i_cached(
 	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
 	if ((ok = st != NULL)) {
@@ -691,6 +697,7 @@ store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
 			sqlite3_reset(st);
 		}
 	}
+	store_i_quiet_end(s, q);
 	/* A lost lease still commits last_seen. */
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;

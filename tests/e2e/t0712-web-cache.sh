@@ -161,20 +161,26 @@ check "a_burst_renders_at_most_once_a_thread (miss $((n1 - n0)), shared $((s1 - 
 # job's page stays cached (with a fleet heartbeating every few seconds,
 # a page used to live a few milliseconds).  What the heartbeat wrote
 # shows once the cached page is a second old; an upload shows at once.
-# Every request of a turn must come within the cache's second of the
+# One server thread (one cache) from here, so that one request warms it;
+# the requests of a turn must come within the cache's second of the
 # first for the hit check to mean anything: past it, SKIP.
+stop_pid "$PW_DAEMON_PID"
+printf 'http:\n  threads: 1\n' >>"$PW_DIR/daemon.yaml"
+start_daemon "$PW_DIR" || { fail daemon_restarts "see log"; finish; }
 http POST /api/v1/jobs/claim "$PW_TOKENS/r1.token" '{"wait_s":2}' >/dev/null
 job2=$(jfield job.id <"$PW_TMP/body")
 check "claimed_job2_$job2" test -n "$job2" -a "$job2" != None
 ms() { echo $(($(date +%s%N) / 1000000)); }
-for turn in 1 2; do
+for turn in 1 2 3; do
 	t_a=$(ms)
-	for k in 1 2 3 4 5 6 7 8; do get "/api/v1/jobs/$job2" /dev/null >/dev/null; done
+	get "/api/v1/jobs/$job2" /dev/null >/dev/null
 	n0=$(route_m requests_total /api/v1/jobs/# miss)
 	hb=$(http POST /api/v1/runners/heartbeat "$PW_TOKENS/r1.token" \
-	    "{\"job_id\":$job2,\"progress\":\"turn $turn of 2\"}")
+	    "{\"job_id\":$job2,\"progress\":\"turn $turn of 3\"}")
 	http POST /api/v1/runners/heartbeat "$PW_TOKENS/r1.token" '{}' >/dev/null
-	for k in 1 2 3 4 5 6 7 8; do get "/api/v1/jobs/$job2" "$PW_TMP/hb$k" >/dev/null; done
+	curl -s -Z -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
+	    "$PW_URL/api/v1/jobs/$job2" "$PW_URL/api/v1/jobs/$job2" \
+	    "$PW_URL/api/v1/jobs/$job2" "$PW_URL/api/v1/jobs/$job2"
 	n1=$(route_m requests_total /api/v1/jobs/# miss)
 	t_b=$(ms)
 	[ $((t_b - t_a)) -lt 900 ] && break
@@ -187,7 +193,7 @@ else
 fi
 sleep 1.1
 check "the_heartbeat_shows_within_the_cache_second" \
-    grep -q "\"turn $turn of 2\"" <(curl -s "$PW_URL/api/v1/jobs/$job2")
+    grep -q "\"turn $turn of 3\"" <(curl -s "$PW_URL/api/v1/jobs/$job2")
 get "/api/v1/jobs/$job2" /dev/null >/dev/null
 st=$(http POST "/api/v1/jobs/$job2/runs" "$PW_TOKENS/r1.token" \
     '{"index":0,"status":"ok","metrics":[{"name":"ops","value":777.5,"better":"higher"}]}')
