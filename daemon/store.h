@@ -66,13 +66,13 @@ int store_user_version(struct store *);
  * What a page could show from this store has not changed while *out
  * stays the same: it moves when any connection (this one included)
  * commits a change, except a heartbeat's (a host's last_seen, a job's
- * lease, progress and updated: the store's generation, moved as a write
- * transaction commits, migration v32).  Writes of other processes, and
- * any made outside the store's transactions, do not move it: the cache
- * shows them within its time to live.  For caches of what was read
- * (web/cache.h), which show those at most their time to live late.  Read from
- * the database only when SQLite's data_version or this connection's change
- * count moved since the last call.  0, or -1.
+ * lease, progress and updated).  It is the store's generation, which a
+ * write transaction moves as it commits (migration v32); writes made
+ * outside the store's transactions or by another process do not move
+ * it.  For caches of what was read (web/cache.h), which show what does
+ * not move it at most their time to live late.  Read from the database
+ * only when SQLite's data_version or this connection's change count
+ * moved since the last call.  0, or -1.
  */
 struct store_version {
 	int64_t gen;
