@@ -44,13 +44,27 @@ check "claimed_job_$job" test -n "$job" -a "$job" != None
 # 1. A repeat is served from the cache: same bytes, the hit counter moves.
 # Each server thread has a cache of its own and a new connection may go
 # to any of them: 8 requests each, so that at most one per thread misses.
+# A write by the daemon's own workers meanwhile, or a turn longer than
+# the cache's second (a loaded machine), makes more misses right: SKIP.
+ms() { echo $(($(date +%s%N) / 1000000)); }
+g0=$(sql 'SELECT n FROM store_gen')
+t_a=$(ms)
 h0=$(hits)
 for k in 1 2 3 4 5 6 7 8; do
 	get "/api/v1/jobs/$job" "$PW_TMP/a$k" >/dev/null
 	get "/pair/$pair" "$PW_TMP/p$k" >/dev/null
 done
 h1=$(hits)
-check "repeats_hit_the_cache ($h0 -> $h1)" test "$((h1 - h0))" -ge 8
+t_b=$(ms)
+g1=$(sql 'SELECT n FROM store_gen')
+if [ "$g0" != "$g1" ]; then
+	echo "SKIP repeats_hit_the_cache ($h0 -> $h1): the store's generation moved meanwhile ($g0 -> $g1)"
+elif [ $((t_b - t_a)) -ge 900 ]; then
+	echo "SKIP repeats_hit_the_cache ($h0 -> $h1): the 16 requests took $((t_b - t_a)) ms, near the cache's second"
+else
+	check "repeats_hit_the_cache ($h0 -> $h1)" test "$((h1 - h0))" -ge 8
+fi
+check "some_repeats_hit_the_cache ($h0 -> $h1)" test "$((h1 - h0))" -ge 1
 check same_bytes_from_the_cache cmp -s "$PW_TMP/a1" "$PW_TMP/a8"
 check same_page_from_the_cache cmp -s "$PW_TMP/p1" "$PW_TMP/p8"
 check "a_kept_page_keeps_its_headers" \
@@ -172,7 +186,6 @@ start_daemon "$PW_DIR" || { fail daemon_restarts "see log"; finish; }
 http POST /api/v1/jobs/claim "$PW_TOKENS/r1.token" '{"wait_s":2}' >/dev/null
 job2=$(jfield job.id <"$PW_TMP/body")
 check "claimed_job2_$job2" test -n "$job2" -a "$job2" != None
-ms() { echo $(($(date +%s%N) / 1000000)); }
 for turn in 1 2 3; do
 	t_a=$(ms)
 	get "/api/v1/jobs/$job2" /dev/null >/dev/null
