@@ -157,18 +157,24 @@ check "route_wall_time_is_there" \
 # is not).
 [ "$(http POST /api/v1/submit "$(token_of admin)" '{"job":"kv"}')" = 201 ] ||
 	fail submit_again "$(cat "$PW_TMP/body")"
-n0=$(route_m requests_total /api/v1/jobs/# miss)
-s0=$(route_m requests_total /api/v1/jobs/# shared)
-t0=$(route_m requests_total /api/v1/jobs/# hit)
-urls=()
-for k in $(seq 1 40); do urls+=(-o "$PW_TMP/burst$k" "$PW_URL/api/v1/jobs/$job"); done
-curl -s -Z --parallel-max 40 "${urls[@]}"
-n1=$(route_m requests_total /api/v1/jobs/# miss)
-s1=$(route_m requests_total /api/v1/jobs/# shared)
-t1=$(route_m requests_total /api/v1/jobs/# hit)
-curl -s -H 'Cookie: pw_bench=1' -o "$PW_TMP/burst-fresh" "$PW_URL/api/v1/jobs/$job"
-same=0
-for k in $(seq 1 40); do cmp -s "$PW_TMP/burst$k" "$PW_TMP/burst-fresh" && same=$((same + 1)); done
+# burst JOB NAME: 40 parallel requests of the job's JSON; sets n0 n1
+# (misses), s0 s1 (shared), t0 t1 (hits) before and after, and same, how
+# many replies equal a fresh render made with a cookie.
+burst() {
+	local k urls=()
+	n0=$(route_m requests_total /api/v1/jobs/# miss)
+	s0=$(route_m requests_total /api/v1/jobs/# shared)
+	t0=$(route_m requests_total /api/v1/jobs/# hit)
+	for k in $(seq 1 40); do urls+=(-o "$PW_TMP/$2$k" "$PW_URL/api/v1/jobs/$1"); done
+	curl -s -Z --parallel-immediate --parallel-max 40 "${urls[@]}"
+	n1=$(route_m requests_total /api/v1/jobs/# miss)
+	s1=$(route_m requests_total /api/v1/jobs/# shared)
+	t1=$(route_m requests_total /api/v1/jobs/# hit)
+	curl -s -H 'Cookie: pw_bench=1' -o "$PW_TMP/$2-fresh" "$PW_URL/api/v1/jobs/$1"
+	same=0
+	for k in $(seq 1 40); do cmp -s "$PW_TMP/$2$k" "$PW_TMP/$2-fresh" && same=$((same + 1)); done
+}
+burst "$job" burst
 check "a_burst_gets_the_page_as_rendered_afresh ($same of 40)" test "$same" = 40
 check "a_burst_renders_at_most_once_a_thread (miss $((n1 - n0)), shared $((s1 - s0)), hit $((t1 - t0)))" \
     test "$((n1 - n0))" -ge 0 -a "$((n1 - n0))" -le 4 -a "$((n1 - n0 + s1 - s0 + t1 - t0))" = 40
@@ -224,19 +230,8 @@ check "an_upload_shows_at_once ($st)" \
 [ "$(http POST /api/v1/submit "$(token_of admin)" '{"job":"kv"}')" = 201 ] ||
 	fail submit_for_burst "$(cat "$PW_TMP/body")"
 g0=$(sql 'SELECT n FROM store_gen')
-n0=$(route_m requests_total /api/v1/jobs/# miss)
-s0=$(route_m requests_total /api/v1/jobs/# shared)
-t0=$(route_m requests_total /api/v1/jobs/# hit)
-urls=()
-for k in $(seq 1 40); do urls+=(-o "$PW_TMP/one$k" "$PW_URL/api/v1/jobs/$job2"); done
-curl -s -Z --parallel-immediate --parallel-max 40 "${urls[@]}"
+burst "$job2" one
 g1=$(sql 'SELECT n FROM store_gen')
-n1=$(route_m requests_total /api/v1/jobs/# miss)
-s1=$(route_m requests_total /api/v1/jobs/# shared)
-t1=$(route_m requests_total /api/v1/jobs/# hit)
-curl -s -H 'Cookie: pw_bench=1' -o "$PW_TMP/one-fresh" "$PW_URL/api/v1/jobs/$job2"
-same=0
-for k in $(seq 1 40); do cmp -s "$PW_TMP/one$k" "$PW_TMP/one-fresh" && same=$((same + 1)); done
 check "one_thread_burst_gets_the_fresh_page ($same of 40)" test "$same" = 40
 # A write by the daemon's own workers meanwhile would make a second
 # render right: then SKIP.
