@@ -52,7 +52,7 @@ LDLIBS	 = $(PKG_LIBS) -lpthread -lm
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
 
-DIRS	 = common config analysis daemon runners runners/bench web cli perfwatchd
+DIRS	 = common git config analysis daemon runners runners/bench web cli perfwatchd
 ALL_SRCS := $(foreach d,$(DIRS),$(wildcard $(d)/*.c))
 MAIN_SRCS = perfwatchd/main.c runners/main.c cli/main.c runners/tcp_rr_main.c
 LIB_SRCS := $(filter-out $(MAIN_SRCS),$(ALL_SRCS))
@@ -82,20 +82,22 @@ $(OUT)/bin/%: $(REL)/bin/%
 # its archives in the order of its _LAYERS line (users before what they
 # use), so a call against the edges fails to link; tests/lint/layers.sh
 # (make lint, and t0702 in make check) checks every #include against the
-# same edges.  web (the HTTP surface) uses daemon, never the reverse;
+# same edges.  git (the layer on libgit2) uses common alone; daemon and
+# runners use it.  web (the HTTP surface) uses daemon, never the reverse;
 # perfwatchd/ holds only the daemon's main.c, the composition root that
 # starts both (docs/ARCHITECTURE.md).
 EDGES_common	    =
+EDGES_git	    = common
 EDGES_config	    = common
 EDGES_analysis	    = common
 EDGES_runners/bench = common
-EDGES_runners	    = runners/bench config common
-EDGES_daemon	    = analysis config common
+EDGES_runners	    = runners/bench config git common
+EDGES_daemon	    = analysis config git common
 EDGES_web	    = daemon analysis config common
 EDGES_cli	    = daemon runners/bench analysis config common
-EDGES_perfwatchd    = web daemon analysis config common
-perfwatchd_LAYERS	= web daemon analysis config common
-perfwatch-runner_LAYERS	= runners runners/bench config common
+EDGES_perfwatchd    = web daemon analysis config git common
+perfwatchd_LAYERS	= web daemon analysis config git common
+perfwatch-runner_LAYERS	= runners runners/bench config git common
 perfwatch_LAYERS	= cli daemon runners/bench analysis config common
 perfwatch-tcp-rr_LAYERS	= runners common
 layer_lib = $(1)/lib/$(subst /,-,$(2)).a
@@ -367,7 +369,7 @@ bench-web: all $(REL)/bin/web_gen $(REL)/bench/api_load
 
 .PHONY: lint lint-web bench-web
 
-# --- git module (common/git*.c): benchmark against the git command line ---
+# --- git module (git/): benchmark against the git command line ---
 # make bench-git: a cached 100,000-commit repository under $(OUT)/bench-git
 # (about 20 s to generate once), then first copy, 1,000 new commits with
 # a path filter, and 1,000 idle polls, side by side with git.

@@ -39,7 +39,7 @@
 #define CAP_MBOX (64 * 1024 * 1024) /* an uploaded mbox */
 #define CAP_MBOX_MESSAGES 10000     /* messages in one mbox */
 #define CAP_SERIES_PATCHES 500      /* patches in one series */
-/* common/git.c: one patch of a series (refused before it is applied). */
+/* git/series.c: one patch of a series (refused before it is applied). */
 #define CAP_PATCH_FILES 10000       /* files one patch touches */
 #define CAP_PATCH_HUNK_LINES 100000 /* lines of one hunk, either side */
 

@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "analysis/analysis.h"
-#include "common/git.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -17,6 +16,7 @@
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/store_bisect.h"
+#include "git/git.h"
 
 #define BISECT_MAX_RANGE 100000 /* commits a range may hold */
 #define BISECT_DEFAULT_STEPS 16

@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "common/caps.h"
-#include "common/git.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/packs.h"
 #include "daemon/store.h"
 #include "daemon/store_series2.h"
+#include "git/git.h"
 
 static int
 is_sha(const char *s)

@@ -8,7 +8,7 @@
  * applied series, and that its series ref (refs/perfwatch/series/ID)
  * still holds in the tree's mirror, is served; the pack holds the
  * commits reachable from SHA but not from HAVE and the objects they add
- * (common/git: gitm_pack_build), at most http.max_pack bytes.
+ * (git/git.h: gitm_pack_build), at most http.max_pack bytes.
  *
  * Runs on an HTTP pool thread with its own view of the mirror (a
  * git_repository per call): packing a series is a walk of its few

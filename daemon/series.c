@@ -9,8 +9,6 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
-#include "common/git.h"
-#include "common/git_am.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -21,6 +19,8 @@
 #include "daemon/store_series2.h"
 #include "daemon/store_series_rows.h"
 #include "daemon/trigger.h"
+#include "git/am.h"
+#include "git/git.h"
 
 void
 series_result_release(struct series_result *r)
@@ -274,7 +274,7 @@ record_meta(struct store *s, int64_t id, const struct mail_msg *msgs,
 
 /*
  * gitm_apply_series, and where libgit2 cannot apply a patch (exact
- * hunks only) `git am --3way` in a scratch worktree (common/git_am)
+ * hunks only) `git am --3way` in a scratch worktree (git/am.c)
  * for that patch, then libgit2 again for the rest.  used3[i] is set for
  * the patches git am made.  On ERR_CONFLICT *why3 (malloc'd) says why
  * git am failed too, when it was tried.

@@ -4,7 +4,7 @@
 /*
  * Patch series: from mail (daemon/mail) to testable commits.  Each
  * complete series is recorded (store: series, series_patches), applied
- * patch by patch onto its base in the tree's bare mirror (common/git:
+ * patch by patch onto its base in the tree's bare mirror (git/git.h:
  * one synthetic commit per patch, under refs/perfwatch/series/<id>),
  * its commits recorded on the tree, and its tip triggered against the
  * base like a push would be (daemon/trigger).

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/git.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -18,6 +17,7 @@
 #include "daemon/store_bisect.h"
 #include "daemon/store_fleet.h"
 #include "daemon/trigger.h"
+#include "git/git.h"
 
 static int
 has(const struct strlist *l, const char *s)

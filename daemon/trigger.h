@@ -34,7 +34,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-#include "common/git.h"
+#include "git/git.h"
 
 struct dconf;
 struct cfg_tree;
@@ -91,7 +91,7 @@ struct trigger_stats {
 /*
  * The baseline of CANDIDATE under a job's `baseline:` policy: "parent"
  * (first parent), "branch-base:REF" (merge base with REF), "ref:REF"
- * (the policy is the job's, so it is read here, not in common/git).
+ * (the policy is the job's, so it is read here, not in git/).
  * 0; ERR_INVALID (unknown policy, message in e); ERR_NOTFOUND or -1
  * (message in gitm_errmsg()).
  */

@@ -15,7 +15,6 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/clock.h"
-#include "common/git.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -28,6 +27,7 @@
 #include "daemon/store_fleet.h"
 #include "daemon/trigger.h"
 #include "daemon/watch.h"
+#include "git/git.h"
 
 #define WATCH_MAX_WALK 10000     /* commits recorded per push */
 #define WATCH_MAX_BACKOFF_S 3600 /* longest wait after failures */

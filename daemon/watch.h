@@ -4,7 +4,7 @@
 /*
  * The tree watcher: one thread per tree of the daemon config, so a slow
  * or failing tree never holds up another one or the daemon.  Each thread
- * keeps the tree's bare mirror under `mirrors:` (common/git), fetches it
+ * keeps the tree's bare mirror under `mirrors:` (git/git.h), fetches it
  * every `poll`, and for each configured branch whose tip moved records
  * the new commits (oldest first, once per tree, with the tree's `paths`
  * each touches and the branches it is on), notes force pushes, and runs

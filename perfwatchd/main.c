@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "common/err.h"
-#include "common/git.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/alert.h"
@@ -40,6 +39,7 @@
 #include "daemon/verdict.h"
 #include "daemon/watch.h"
 #include "daemon/worker.h"
+#include "git/git.h"
 #include "web/api.h"
 
 static void

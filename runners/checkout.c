@@ -9,9 +9,9 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
-#include "common/git.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "git/git.h"
 #include "runners/checkout.h"
 #include "runners/client.h"
 

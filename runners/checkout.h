@@ -3,7 +3,7 @@
 
 /*
  * The source tree of a job on a commit: the runner keeps one clone per
- * tree URL under WORKDIR/trees (common/git: gitm_repo_for_url), fetches
+ * tree URL under WORKDIR/trees (git/git.h: gitm_repo_for_url), fetches
  * the commit into it when missing, and exports the commit into the job's
  * clean directory.  Nothing from the daemon is used but the job's
  * {"url", "commit"} and, for a commit of a mailed series, which exists

@@ -5,7 +5,7 @@
  * Building the kernel a job measures (docs/KERNEL.md).
  *
  * Under the runner's kernel_tree directory KDIR:
- *   KDIR/trees/          one clone per kernel tree URL (common/git)
+ *   KDIR/trees/          one clone per kernel tree URL (git/git.h)
  *   KDIR/build-<key>/    one build tree per configuration key (base
  *                        config + fragment): src/ holds an export of the
  *                        last commit built there (src/.pw-commit), its

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/git.h"
 #include "common/http.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "git/git.h"
 #include "runners/agent.h"
 #include "runners/host.h"
 

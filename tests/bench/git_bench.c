@@ -1,5 +1,5 @@
 /*
- * Benchmark of the git module (common/git*.c) against the git command
+ * Benchmark of the git module (git/) against the git command
  * line, side by side in one run (make bench-git).  Timings on shared
  * machines drift, so each comparison alternates the two sides and
  * reports medians.
@@ -28,7 +28,7 @@
 
 #include "analysis/analysis.h"
 #include "common/clock.h"
-#include "common/git.h"
+#include "git/git.h"
 
 #define NCOMMITS 100000
 #define NNEW 1000

@@ -4,7 +4,7 @@
 # a scratch tree with the Makefile's edges it rejects an include against
 # them, naming file:line, and accepts the allowed ones; it rejects
 # <microhttpd.h> anywhere but web/httpd.c (daemon/ included it once)
-# and the git module's internal header outside common/git*; and the programs
+# and the git module's internal header outside git/; and the programs
 # link per-folder archives, so perfwatch-runner cannot have pulled in the
 # store (no sqlite3 symbol in it), and daemon/ calls nothing of web/ (the
 # HTTP surface uses the daemon, never the reverse: perfwatchd/main.c is
@@ -39,8 +39,9 @@ printf '#include "common/buf.h"\n#include "config/config.h"\n' >"$tmp/common/bad
 printf '#include "daemon/store.h"\n#include "web/api.h"\n#include <microhttpd.h>\n' >"$tmp/daemon/bad.c"
 mkdir -p "$tmp/web"
 printf '#include <microhttpd.h>\n' >"$tmp/web/httpd.c"
-printf '#include "common/git_int.h"\n' >"$tmp/common/git_walk.c"
-printf '#include "common/buf.h"\n#include "common/git_int.h"\n' >"$tmp/common/buf.c"
+mkdir -p "$tmp/git"
+printf '#include "git/git_int.h"\n' >"$tmp/git/walk.c"
+printf '#include "git/git.h"\n#include "git/git_int.h"\n' >"$tmp/daemon/watch.c"
 printf '#include <stdio.h>\n#include <microhttpd.h>\n' >"$tmp/web/api.c"
 mkdir -p "$tmp/config"
 printf '#include <yaml.h>\n#include "config/config_int.h"\n' >"$tmp/config/yaml.c"
@@ -54,7 +55,7 @@ if [ $rc -eq 1 ] && grep -q '^runners/bad.c:4: runners may not include daemon/st
     grep -q '^daemon/bad.c:2: daemon may not include web/api.h' <<<"$out" &&
     grep -q '^daemon/bad.c:3: only web/httpd.c may include microhttpd.h' <<<"$out" &&
     grep -q '^web/api.c:2: only web/httpd.c may include microhttpd.h' <<<"$out" &&
-    grep -q '^common/buf.c:2: only common/git\* may include common/git_int.h' <<<"$out" &&
+    grep -q '^daemon/watch.c:2: only git/\* may include git/git_int.h' <<<"$out" &&
     grep -q '^config/schema.c:2: only config/yaml.c may include yaml.h' <<<"$out" &&
     grep -q '^daemon/conf.c:2: only config/\* may include config/config_int.h' <<<"$out" &&
     [ "$(wc -l <<<"$out")" = 9 ]; then

@@ -1,8 +1,8 @@
 /*
  * Fuzzes patch application: any bytes as one mailed patch (daemon/mail
  * mail_parse), applied as daemon/series applies a series: libgit2 first
- * (common/git_series.c gitm_apply_series, exact hunks), then `git am --3way` in
- * a scratch worktree when that does not apply (common/git_am.c).  The
+ * (git/series.c gitm_apply_series, exact hunks), then `git am --3way` in
+ * a scratch worktree when that does not apply (git/am.c).  The
  * repository is real and made once per process in a scratch directory:
  * an upstream with a small tree (PATCH_BASE_FILES below, which the seeds
  * in tests/data/fuzz/patch/ are made against) and its mirror.
@@ -29,10 +29,10 @@
 #include <unistd.h>
 
 #include "common/err.h"
-#include "common/git.h"
-#include "common/git_am.h"
 #include "common/xalloc.h"
 #include "daemon/mail.h"
+#include "git/am.h"
+#include "git/git.h"
 
 int LLVMFuzzerInitialize(int *, char ***);
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);

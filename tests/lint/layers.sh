@@ -51,12 +51,12 @@ done < <(find "${!edges[@]}" -name '*.[ch]' 2>/dev/null | sort -u)
 # lives in web/, so daemon/ including <microhttpd.h> again fails.
 owners='microhttpd.h web/httpd.c
 sqlite3.h daemon/store*
-git2.h common/git*
-git2/* common/git*
+git2.h git/*
+git2/* git/*
 yaml.h config/yaml.c
 curl/* common/http.c
 openssl/* common/crypto.c
-common/git_int.h common/git*
+git/git_int.h git/*
 daemon/store_int.h daemon/store*
 config/config_int.h config/*'
 while IFS= read -r f; do

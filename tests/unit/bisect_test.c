@@ -11,12 +11,12 @@
 #include <sys/wait.h>
 
 #include "common/err.h"
-#include "common/git.h"
 #include "common/xalloc.h"
 #include "daemon/bisect.h"
 #include "daemon/dconf.h"
 #include "daemon/store.h"
 #include "daemon/store_bisect.h"
+#include "git/git.h"
 #include "tests/unit/test.h"
 
 /* A 2.5x regression of a lower-is-better metric: +150%. */

@@ -1,5 +1,5 @@
 /*
- * Tests of the git module (common/git*.c) against real repositories made
+ * Tests of the git module (git/) against real repositories made
  * here with the git command line (fork+exec, no shell), served over
  * file:// and over HTTP (git http-backend behind Python's CGI server).
  */
@@ -19,9 +19,9 @@
 
 #include "common/caps.h"
 #include "common/err.h"
-#include "common/git.h"
-#include "common/git_am.h"
 #include "daemon/trigger.h"
+#include "git/am.h"
+#include "git/git.h"
 #include "tests/unit/test.h"
 
 #define IO_TIMEOUT_MS 1500
@@ -1221,7 +1221,7 @@ TEST(test_git__bisect_range_and_revert)
 
 /*
  * The git am --3way applier on its own refuses what the series check
- * (common/git_series.c) refuses before it: a ../ path, a .git/ path, a write
+ * (git/series.c) refuses before it: a ../ path, a .git/ path, a write
  * through a symlink of the parent tree; and writes nothing outside its
  * scratch directory, which it removes.  (Series reach it only after
  * that check, t0436; this is the second line.)

@@ -1,14 +1,14 @@
 /*
  * The git module's history: branch tips, commit lookups, the commits new
- * since a tip and the range of a bisection (common/git.h).
+ * since a tip and the range of a bisection (git/git.h).
  */
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/caps.h"
-#include "common/git_int.h"
 #include "common/xalloc.h"
+#include "git/git_int.h"
 
 /* ---- branch tips ------------------------------------------------------ */
 

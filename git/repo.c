@@ -1,15 +1,16 @@
 /*
- * The git module (common/git.h): handles, errors, opening and checking a
+ * The git module (git/git.h): handles, errors, opening and checking a
  * mirror.  libgit2 errors are translated here, once (gitm_i_gerr), into
  * the handle's struct err with the tree's name.  The module is split by
- * concern (issue 13); what its files share is in common/git_int.h:
- *   git_transport.c  the socket stream with timeouts, transfer callbacks
- *   git_cli.c        the git-CLI fallback (`git` run with an argv)
- *   git_fetch.c      first copy and fetch of a mirror
- *   git_walk.c       branch tips, commit lookups, new commits, ranges
- *   git_checkout.c   checkout for the runner
- *   git_series.c     patch series apply, revert, inbox archives
- *   git_pack.c       series commits as packs (daemon -> remote runner)
+ * concern (issue 13); what its files share is in git/git_int.h:
+ *   transport.c  the socket stream with timeouts, transfer callbacks
+ *   cli.c        the git-CLI fallback (`git` run with an argv)
+ *   fetch.c      first copy and fetch of a mirror
+ *   walk.c       branch tips, commit lookups, new commits, ranges
+ *   checkout.c   checkout for the runner
+ *   series.c     patch series apply, revert, inbox archives
+ *   am.c         `git am --3way`, for the patches series.c cannot apply
+ *   pack.c       series commits as packs (daemon -> remote runner)
  */
 
 #include <errno.h>
@@ -19,9 +20,9 @@
 #include <sys/stat.h>
 
 #include "common/caps.h"
-#include "common/git_int.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
+#include "git/git_int.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 

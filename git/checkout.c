@@ -1,5 +1,5 @@
 /*
- * The git module's checkout for the runner (common/git.h): a commit
+ * The git module's checkout for the runner (git/git.h): a commit
  * fetched by its id when needed, written into a build directory.
  */
 
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "common/files.h"
-#include "common/git_int.h"
 #include "common/xalloc.h"
+#include "git/git_int.h"
 
 /* ---- checkout for the runner ------------------------------------------ */
 

@@ -1,5 +1,5 @@
 /*
- * The git module's transport (common/git_int.h): a socket stream with
+ * The git module's transport (git/git_int.h): a socket stream with
  * timeouts registered with libgit2, and the transfer callbacks (progress,
  * deadline, cancel, credentials, certificates) of a fetch.
  */
@@ -18,8 +18,8 @@
 
 #include "common/caps.h"
 #include "common/clock.h"
-#include "common/git_int.h"
 #include "common/xalloc.h"
+#include "git/git_int.h"
 
 /* ---- a socket stream with timeouts ------------------------------------ */
 

@@ -1,5 +1,5 @@
 /*
- * The git module's git-CLI fallback (common/git_int.h): `git` run with
+ * The git module's git-CLI fallback (git/git_int.h): `git` run with
  * an argv (no shell), in its own process group, under a deadline.
  */
 
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "common/git_int.h"
 #include "common/xalloc.h"
+#include "git/git_int.h"
 
 extern char **environ;
 

@@ -1,8 +1,8 @@
-#ifndef COMMON_GIT_H
-#define COMMON_GIT_H
+#ifndef GIT_GIT_H
+#define GIT_GIT_H
 
 /*
- * The git module: the only file that includes <git2.h> (libgit2 1.5).
+ * The git module, the one module that includes <git2.h> (libgit2 1.5).
  * The daemon's watcher keeps one bare mirror per watched tree; the runner
  * keeps one clone per tree URL and exports commits from it.  Both are a
  * struct gitm_repo.
@@ -275,7 +275,7 @@ struct gitm_patch {
 
 /*
  * The author a patch's commit gets, the same in both appliers (libgit2
- * here, git am in common/git_am): the mail's name and address with '<',
+ * here, git am in git/am.c): the mail's name and address with '<',
  * '>' and control bytes replaced (spaces too in the address), and
  * "unknown" for one that is empty or all of what git strips from the
  * ends of an identity (blanks, . , : ; " \\ '): git refuses an empty

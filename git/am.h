@@ -1,5 +1,5 @@
-#ifndef COMMON_GIT_AM_H
-#define COMMON_GIT_AM_H
+#ifndef GIT_AM_H
+#define GIT_AM_H
 
 /*
  * The fallback for mailed patches libgit2 cannot apply (it takes exact
@@ -9,12 +9,12 @@
  * the patch names (the rest of the parent's tree only in its index), so a
  * kernel tree is not checked out whole for one patch; it is removed afterwards.
  *
- * The commit is made as common/git makes its own: author and date from
+ * The commit is made as git/series.c makes its own: author and date from
  * the mail, committer "perfwatch" at the author's date, so the same mail
  * on the same parent gives the same commit.
  */
 #include "common/err.h"
-#include "common/git.h"
+#include "git/git.h"
 
 /*
  * Applies patch p onto commit PARENT of the bare repository GITDIR:

@@ -1,5 +1,5 @@
 /*
- * `git am --3way` in a scratch worktree (git_am.h).
+ * `git am --3way` in a scratch worktree (git/am.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
-#include "common/git_am.h"
 #include "common/xalloc.h"
+#include "git/am.h"
 
 extern char **environ;
 

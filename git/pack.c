@@ -1,5 +1,5 @@
 /*
- * The git module's packs (common/git.h): series commits sent from the
+ * The git module's packs (git/git.h): series commits sent from the
  * daemon to a remote runner, and checked before they are added.
  */
 
@@ -13,8 +13,8 @@
 
 #include "common/buf.h"
 #include "common/files.h"
-#include "common/git_int.h"
 #include "common/xalloc.h"
+#include "git/git_int.h"
 
 /* ---- series commits as packs (daemon -> remote runner) ---------------- */
 

@@ -1,5 +1,5 @@
 /*
- * The git module's first copy and fetch of a mirror (common/git.h:
+ * The git module's first copy and fetch of a mirror (git/git.h:
  * gitm_fetch), with libgit2 and the git-CLI fallback.
  */
 
@@ -10,8 +10,8 @@
 
 #include "common/clock.h"
 #include "common/files.h"
-#include "common/git_int.h"
 #include "common/xalloc.h"
+#include "git/git_int.h"
 
 /*
  * Makes a fresh copy in a temporary directory next to the mirror and

@@ -1,5 +1,5 @@
 /*
- * The git module's patch series (common/git.h): a series applied onto
+ * The git module's patch series (git/git.h): a series applied onto
  * its base as synthetic commits, reverts, public-inbox archives.
  */
 
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "common/caps.h"
-#include "common/git_int.h"
 #include "common/xalloc.h"
+#include "git/git_int.h"
 
 /* ---- patch series ----------------------------------------------------- */
 

@@ -1,9 +1,9 @@
-#ifndef COMMON_GIT_INT_H
-#define COMMON_GIT_INT_H
+#ifndef GIT_GIT_INT_H
+#define GIT_GIT_INT_H
 
 /*
- * What the files of the git module share (common/git.c says which file
- * holds what); nothing outside common/git*.c includes this.  The one
+ * What the files of the git module share (git/repo.c says which file
+ * holds what); nothing outside git/ includes this.  The one
  * header besides those files that names libgit2's types.
  */
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <git2.h>
 
 #include "common/err.h"
-#include "common/git.h"
+#include "git/git.h"
 
 #define PROGRESS_EVERY_MS 200
 #define CLI_TAIL 1024 /* bytes of `git clone` stderr kept for messages */
@@ -35,7 +35,7 @@ struct gitm_repo {
 	struct gitm_progress prog;
 };
 
-/* ---- git.c: helpers, errors, opening ---- */
+/* ---- repo.c: helpers, errors, opening ---- */
 
 /* A copy of untrusted text of at most cap-1 bytes, cut on UTF-8. */
 char *gitm_i_cap_copy(const char *s, size_t len, size_t cap);
@@ -58,7 +58,7 @@ int gitm_i_repo_open(struct gitm_repo *r, char *why, size_t whylen);
 /* Opens the mirror for reading, without fetching. */
 int gitm_i_repo_ready(struct gitm_repo *r);
 
-/* ---- git_transport.c: the stream and the transfer callbacks ---- */
+/* ---- transport.c: the stream and the transfer callbacks ---- */
 
 /* The socket stream's timeout (gitm_global_init), also git's own. */
 extern long gitm_i_io_timeout_ms;
@@ -78,7 +78,7 @@ int gitm_i_on_certificate(
 int gitm_i_fetch_specs(struct gitm_repo *r, git_repository *repo,
     const char **specs, size_t nspecs, int prune, struct gitm_fetch_stats *st);
 
-/* ---- git_cli.c: the git-CLI fallback ---- */
+/* ---- cli.c: the git-CLI fallback ---- */
 
 /*
  * Runs `git ARGS...` (an argv, no shell) under the deadline: 0,
@@ -88,7 +88,7 @@ int gitm_i_fetch_specs(struct gitm_repo *r, git_repository *repo,
 int gitm_i_cli_git(struct gitm_repo *r, const char *what,
     const char *const *args, size_t nargs);
 
-/* ---- git_walk.c ---- */
+/* ---- walk.c ---- */
 
 /* Parses a 40-digit id and checks it names a commit in the mirror. */
 int gitm_i_lookup_commit(
@@ -97,7 +97,7 @@ int gitm_i_lookup_commit(
  * next gitm_fetch). */
 int gitm_i_walk_fail(struct gitm_repo *r, int rc, const char *what);
 
-/* ---- git_checkout.c ---- */
+/* ---- checkout.c ---- */
 
 /* 1 when the commit is in the clone, 0 when not. */
 int gitm_i_have_commit(struct gitm_repo *r, const char *sha);
