@@ -17,7 +17,7 @@ REF=${REF:-main}
 JOBS=${JOBS:-2}
 HEADERS=${HEADERS:-config/config.h daemon/store.h common/buf.h}
 top=$(git rev-parse --show-toplevel)
-dirs=(common config analysis daemon runners web cli perfwatchd)
+dirs=(common git config analysis daemon runners web cli perfwatchd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/pw-bench-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -45,7 +45,9 @@ build_s() {
 
 shape() {
 	local d=$1
-	(cd "$d" && find "${dirs[@]}" -name '*.[ch]' -print0 | xargs -0 wc -l |
+	# A folder one side does not have yet (REF older than it) is left out.
+	(cd "$d" && find "${dirs[@]}" -name '*.[ch]' -print0 2>/dev/null |
+	    xargs -0 wc -l |
 	    awk '$2 != "total" { if ($1 > max) { max = $1; f = $2 }
 	        if ($1 > 1000) n++ }
 	        END { printf "%s, %d lines | %d", f, max, n }')
