@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 32 /* schema version after every migration */
+#define STORE_VERSION 33 /* schema version after every migration */
 
 struct store;
 
@@ -567,6 +567,16 @@ struct store_comparison {
 	double base_median, cand_median, change_pct, ci_low, ci_high;
 	double p, p_adjusted, min_effect;
 	int final; /* 0: interim, more runs were requested */
+	/*
+	 * Each side's mean and sample standard deviation (schema v33; its
+	 * %stddev is analysis/spread.h's spread_pct), of the same n_base /
+	 * n_cand values as the medians; NAN: unknown (sd with fewer than 2).
+	 * A writer that leaves has_spread 0 writes none of them (a new row
+	 * has them unknown), so a zeroed struct never claims a mean of 0;
+	 * a read sets it when the row has any of them.
+	 */
+	int has_spread;
+	double base_mean, base_sd, cand_mean, cand_sd;
 };
 
 /*

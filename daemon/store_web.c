@@ -120,6 +120,13 @@ cmp_scan(void *row, sqlite3_stmt *st, void *arg)
 	    : sqlite3_column_int64(st, 13);
 	c->final = sqlite3_column_int(st, 14);
 	c->note = store_i_col_dup(st, 15);
+	/* Schema v33: NULL before it, and where a side had no value. */
+	c->base_mean = store_i_col_num(st, 16);
+	c->base_sd = store_i_col_num(st, 17);
+	c->cand_mean = store_i_col_num(st, 18);
+	c->cand_sd = store_i_col_num(st, 19);
+	c->has_spread = !isnan(c->base_mean) || !isnan(c->base_sd) ||
+	    !isnan(c->cand_mean) || !isnan(c->cand_sd);
 }
 
 int
@@ -165,7 +172,8 @@ store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 	st = store_i_stmt(s,
 	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
 	    " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
-	    " n_base, n_cand, final, note FROM comparisons WHERE pair_id = ?1"
+	    " n_base, n_cand, final, note, base_mean, base_sd, cand_mean,"
+	    " cand_sd FROM comparisons WHERE pair_id = ?1"
 	    " ORDER BY metric");
 	if (st == NULL) {
 		store_pair_release(out);
