@@ -333,6 +333,15 @@ struct store_pair {
 	struct store_jobs jobs;        /* v[0] the base, v[1] the candidate */
 	struct store_comparison *cmps; /* by metric */
 	size_t ncmps;
+	/*
+	 * What each side (base, candidate) cost: its spec's `rounds` (1
+	 * when absent), whether it is a kernel job (its spec has "kernel":
+	 * the runner builds and boots the commit), and for a kernel job the
+	 * boots its runs record (distinct `kernel.boot` values; -1 when no
+	 * run recorded one).  A job that is no kernel job boots nothing: 0.
+	 */
+	int64_t rounds[2], boots[2];
+	int kernel[2];
 };
 /* 0, ERR_NOTFOUND (no such pair), or -1 (a side's job is missing too). */
 int store_pair_read(struct store *, struct store_pair *out, int64_t pair_id);
