@@ -8,6 +8,8 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,9 +22,13 @@
 #define MAX_RUNS_SIDE 1000
 #define UNSTABLE_P 0.001       /* spread test level */
 #define LOWMODE_SIGMAS 8.0     /* a low run is also this many sigmas away */
-#define LOWMODE_P 0.01         /* low mode against the history: Fisher level */
+#define LOWMODE_P 0.002        /* low mode, confirmed: Fisher level a look */
+#define LOWMODE_SUSPECT_P 0.1  /* low mode, suspected: more runs */
+#define LOWMODE_HIST_P 0.01    /* history's share far above the base's */
 #define LOWMODE_MIN_HISTORY 20 /* history runs for that test */
 #define NOISIER_P 0.01         /* runs noisier than history: use Welch */
+#define BLOCK_MIN_ROUNDS 3     /* rounds with both sides for a blocked test */
+#define ROUNDS_DIFFER_P 0.25   /* rounds differ: judge within rounds */
 #define HUBER_K 2.0         /* history statistic: clip at median +- 2 sigma */
 #define REJECT_K 5.0        /* ... and skip runs beyond 5 sigma */
 #define CP_CLIP_SIGMAS 3.0  /* clip to running median +- 3 sigma */
@@ -882,9 +888,13 @@ size_t
 analysis_next_runs(const struct analysis_result *r, size_t n_now,
     size_t first_runs, size_t max_runs)
 {
-	size_t s;
+	size_t s, cap = max_runs;
 
-	if (r->verdict != ANALYSIS_INCONCLUSIVE || n_now >= max_runs)
+	/* A suspected mode may need more runs than a shift: N clean runs
+	 * miss a mode of share q with probability (1 - q)^N. */
+	if (r->mode == ANALYSIS_MODE_SUSPECTED && cap < ANALYSIS_MODE_MAX_RUNS)
+		cap = ANALYSIS_MODE_MAX_RUNS;
+	if (r->verdict != ANALYSIS_INCONCLUSIVE || n_now >= cap)
 		return 0;
 	if (first_runs == 0)
 		first_runs = 5;
@@ -892,7 +902,7 @@ analysis_next_runs(const struct analysis_result *r, size_t n_now,
 		first_runs = max_runs;
 	s = first_runs;
 	while (s <= n_now)
-		s = next_look(s, max_runs);
+		s = next_look(s, s < max_runs ? max_runs : cap);
 	return s;
 }
 
@@ -1210,67 +1220,167 @@ fisher_upper(size_t k, size_t n, size_t K, size_t N)
 	return p < 1 ? p : 1;
 }
 
+/* One-sided Fisher exact test the other way: P(X <= k). */
+static double
+fisher_lower(size_t k, size_t n, size_t K, size_t N)
+{
+	double p = 0, lden = log_choose((double)N, (double)n);
+	size_t x;
+
+	for (x = 0; x <= k && x <= K && x <= n; x++)
+		if (n - x <= N - K)
+			p += exp(log_choose((double)K, (double)x) +
+			    log_choose((double)(N - K), (double)(n - x)) -
+			    lden);
+	return p < 1 ? p : 1;
+}
+
+/* The runs of x[0..n) more than thr worse (sign) than ref: their count,
+ * the low ones copied to low (may be NULL) and the rest to rest. */
+static size_t
+split_low(const double *x, size_t n, double ref, double thr, double sign,
+    double *low, double *rest, size_t *nrest)
+{
+	size_t i, k = 0;
+
+	*nrest = 0;
+	for (i = 0; i < n; i++)
+		if (sign * (x[i] - ref) > thr) {
+			if (low != NULL)
+				low[k] = x[i];
+			k++;
+		} else if (rest != NULL)
+			rest[(*nrest)++] = x[i];
+		else
+			(*nrest)++;
+	return k;
+}
+
 /*
- * Unstable: a new mode of runs far worse than the base median (the
- * "flaky ~50% throughput drop"), a minority of the candidate runs; or a
- * candidate spread many times the reference spread, significantly so (F
- * test at UNSTABLE_P).
+ * Low modes, both ways: the "flaky ~50 % throughput drop" shape, a share
+ * of runs far worse than the rest, appearing in the candidate or going
+ * away in it (docs/ANALYSIS.md, "Low modes").
  *
- * "New" is judged against the runs known to be of this host.  With no
- * history, no base run may be that far.  With a history, its runs that
- * far count too: this VM's CPU time has two modes 1.7x apart, so a base
- * of 5 runs all in the fast mode and a candidate with one slow run is
- * the host, not the candidate (a no-op read "unstable" in 8-25 % of
- * comparisons, make eval-stats table L).  The candidate's share of far
- * runs must then exceed the host's, by a one-sided Fisher exact test at
- * LOWMODE_P against the base and history runs together.
+ * The reference is the bulk of the better side: its median, and its
+ * robust sigma.  A run is low when it is at least low_mode_pct worse
+ * than that and LOWMODE_SIGMAS sigma away (a side with two modes of
+ * about equal weight has a huge sigma and counts none: it cannot tell
+ * which is its bulk).  The side that holds low runs must have the rest
+ * of its runs where the reference is, else its bulk moved: a shift, not
+ * a mode.
+ *
+ * Each side's share is judged against the other's by a one-sided Fisher
+ * exact test; the base side is the base runs and, with a history, the
+ * history's runs too: this VM's CPU time has two modes 1.7x apart, so a
+ * base of 5 runs all in the fast mode and a candidate with one slow run
+ * is the host, not the candidate.  p < LOWMODE_P with at least two low
+ * runs on the side that has more is a confirmed mode; p <
+ * LOWMODE_SUSPECT_P, or one low run against none, is suspected: more
+ * runs are asked for.
  */
 static void
-check_unstable(struct analysis_result *r, const double *lb, size_t nb,
-    const double *lc, size_t nc, const double *wb, const double *wc,
-    double ref_var, double ref_df, const struct analysis_opts *o, double *ws)
+check_modes(struct analysis_result *r, const double *lb, size_t nb,
+    const double *lc, size_t nc, const struct analysis_opts *o)
 {
-	double med, sig, least, thr, mb, vb, mc, vc;
-	size_t i, nbad_b = 0, nbad_c = 0, nrest = 0;
 	double sign = o->better == ANALYSIS_HIGHER ? -1 : 1;
+	double mb, mc, ref, sig, least, thr, p;
+	const double *ls;
+	size_t ns, kb, kc, kh = 0, nh = 0, nrest, i, nlow;
+	size_t all = nb + nc + o->n_history;
+	double *ws = xmalloc((2 * all + 1) * sizeof(*ws));
+	double *low = ws, *rest = ws + all;
+	int cand_worse;
 
-	med = median_copy(lb, nb, ws);
-	sig = robust_sigma(lb, nb, med, ws);
+	r->mode = ANALYSIS_MODE_NONE;
+	r->mode_pct = r->mode_p = NAN;
+	r->mode_hist_share = NAN;
+	mb = median_copy(lb, nb, ws);
+	mc = median_copy(lc, nc, ws);
+	cand_worse = sign * (mc - mb) >= 0;
+	ls = cand_worse ? lb : lc;
+	ns = cand_worse ? nb : nc;
+	ref = cand_worse ? mb : mc;
+	sig = robust_sigma(ls, ns, ref, ws);
 	least = thr = -log1p(-o->low_mode_pct / 100);
 	if (LOWMODE_SIGMAS * sig > thr)
 		thr = LOWMODE_SIGMAS * sig;
-	for (i = 0; i < nb; i++)
-		if (sign * (lb[i] - med) > thr)
-			nbad_b++;
-	/* The candidate's runs that far, and the rest (in ws). */
-	for (i = 0; i < nc; i++)
-		if (sign * (lc[i] - med) > thr)
-			nbad_c++;
-		else
-			ws[nrest++] = lc[i];
-	/* The rest of the candidate must be where the base is: a clear
-	 * 4x shift over a 5-run base whose eight sigmas came to 4.6x left
-	 * one of its runs past thr, and read "new low mode" (t0420 in CI:
-	 * base 35-62 ms, candidate 128-222 ms, "unstable"). */
-	if (nbad_c > 0 && 2 * nbad_c <= nc &&
-	    fabs(analysis_median_inplace(ws, nrest) - med) <= least) {
-		int is_new = nbad_b == 0;
 
-		if (o->n_history >= LOWMODE_MIN_HISTORY) {
-			size_t nbad_h = 0;
+	kb = split_low(lb, nb, ref, thr, sign, low, NULL, &nrest);
+	kc = split_low(lc, nc, ref, thr, sign, low + kb, NULL, &nrest);
+	if (o->n_history >= LOWMODE_MIN_HISTORY) {
+		double *hl = rest;
 
-			for (i = 0; i < o->n_history; i++)
-				if (sign * (log(o->history[i]) - med) > thr)
-					nbad_h++;
-			is_new =
-			    fisher_upper(nbad_c, nc, nbad_b + nbad_h + nbad_c,
-			        nb + o->n_history + nc) < LOWMODE_P;
-		}
-		if (is_new) {
-			r->unstable |= ANALYSIS_UNSTABLE_LOWMODE;
-			r->low_mode_runs = nbad_c;
-		}
+		nh = o->n_history;
+		for (i = 0; i < nh; i++)
+			hl[i] = log(o->history[i]);
+		kh = split_low(
+		    hl, nh, ref, thr, sign, low + kb + kc, NULL, &nrest);
+		r->mode_hist_share = 100.0 * (double)kh / (double)nh;
 	}
+	r->mode_base_share = 100.0 * (double)kb / (double)nb;
+	r->mode_cand_share = 100.0 * (double)kc / (double)nc;
+	nlow = kb + kc + kh;
+	if (nlow == 0)
+		goto out;
+	r->mode_pct = pct(analysis_median_inplace(low, nlow) - ref);
+
+	if ((double)kc * (double)(nb + nh) > (double)(kb + kh) * (double)nc) {
+		/* The candidate has more: its rest must sit at the base. */
+		split_low(lc, nc, ref, thr, sign, NULL, rest, &nrest);
+		if (nrest < 2 ||
+		    fabs(analysis_median_inplace(rest, nrest) - ref) > least)
+			goto out;
+		p = fisher_upper(kc, nc, kb + kh + kc, nb + nh + nc);
+		r->mode_p = p;
+		if (p < LOWMODE_P && kc >= 2) {
+			r->mode = ANALYSIS_MODE_APPEARED;
+			r->unstable |= ANALYSIS_UNSTABLE_LOWMODE;
+			r->low_mode_runs = kc;
+		} else if (p < LOWMODE_SUSPECT_P || kb + kh == 0)
+			r->mode = ANALYSIS_MODE_SUSPECTED;
+	} else if ((double)kc * (double)(nb + nh) <
+	    (double)(kb + kh) * (double)nc) {
+		/*
+		 * The base side has more.  The base's own runs must show the
+		 * mode, and the history counts only when its share is not
+		 * far above the base's: a history from before a level shift
+		 * (all of it "far" from a base at the new level) is another
+		 * state of the host, not a mode of this base.
+		 */
+		if (kb < 2)
+			goto out;
+		if (nh > 0 &&
+		    fisher_lower(kb, nb, kb + kh, nb + nh) < LOWMODE_HIST_P) {
+			kh = nh = 0;
+			r->mode_hist_share = NAN;
+		}
+		/* The base's rest must sit at the candidate. */
+		split_low(lb, nb, ref, thr, sign, NULL, rest, &nrest);
+		if (nrest < 2 ||
+		    fabs(analysis_median_inplace(rest, nrest) - ref) > least)
+			goto out;
+		p = fisher_lower(kc, nc, kb + kh + kc, nb + nh + nc);
+		r->mode_p = p;
+		if (p < LOWMODE_P && kb + kh >= 2)
+			r->mode = ANALYSIS_MODE_DISAPPEARED;
+		else if (p < LOWMODE_SUSPECT_P)
+			r->mode = ANALYSIS_MODE_SUSPECTED;
+	}
+out:
+	free(ws);
+}
+
+/*
+ * Unstable spread: a candidate spread many times the reference spread,
+ * significantly so (F test at UNSTABLE_P).  The reference is the history
+ * when there is one (ref_df > 0), else the base.
+ */
+static void
+check_spread(struct analysis_result *r, const double *lb, size_t nb,
+    const double *lc, size_t nc, const double *wb, const double *wc,
+    double ref_var, double ref_df, const struct analysis_opts *o)
+{
+	double mb, vb, mc, vc;
 
 	mean_var(wb, nb, &mb, &vb);
 	mean_var(wc, nc, &mc, &vc);
@@ -1301,6 +1411,139 @@ check_unstable(struct analysis_result *r, const double *lb, size_t nb,
 	}
 }
 
+/*
+ * Rounds: the additive model y = round + delta * candidate on the
+ * (winsorised) logs y of the rounds that hold both sides.  delta's
+ * estimate is the weighted mean of the within-round contrasts (mean
+ * candidate - mean base of a round, weight 1 / (1/nb_r + 1/nc_r)), its
+ * variance the model's residual variance over the weights' sum.  The F
+ * test of the round term against the one-way model (no rounds) says
+ * whether the rounds differ at all: r->rounds_p.  0 and the blocked
+ * t-test in *shift, *se, *df, *p; -1 when fewer than BLOCK_MIN_ROUNDS
+ * rounds hold both sides or no residual degree of freedom is left.
+ */
+struct rrun {
+	int64_t round;
+	double y;
+	int cand;
+};
+
+static int
+cmp_rrun(const void *pa, const void *pb)
+{
+	const struct rrun *a = pa, *b = pb;
+
+	return (a->round > b->round) - (a->round < b->round);
+}
+
+static int
+blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
+    double *p, const struct rrun *x, size_t n)
+{
+	double sw = 0, swd = 0, ss_res = 0, ss_one = 0, m[2] = { 0, 0 };
+	size_t i, j, k, R = 0, N = 0, cnt[2] = { 0, 0 };
+	double f;
+
+	/* Pass 1: delta. */
+	for (i = 0; i < n; i = j) {
+		double s[2] = { 0, 0 };
+		size_t c[2] = { 0, 0 };
+
+		for (j = i; j < n && x[j].round == x[i].round; j++) {
+			s[x[j].cand] += x[j].y;
+			c[x[j].cand]++;
+		}
+		if (c[0] == 0 || c[1] == 0)
+			continue;
+		{
+			double w = 1 / (1 / (double)c[0] + 1 / (double)c[1]);
+
+			sw += w;
+			swd += w * (s[1] / (double)c[1] - s[0] / (double)c[0]);
+		}
+		R++;
+		N += c[0] + c[1];
+		for (k = 0; k < 2; k++) {
+			m[k] += s[k];
+			cnt[k] += c[k];
+		}
+	}
+	r->rounds = R;
+	if (R < BLOCK_MIN_ROUNDS || N < R + 2)
+		return -1;
+	*shift = swd / sw;
+	m[0] /= (double)cnt[0];
+	m[1] /= (double)cnt[1];
+	/* Pass 2: residuals of both models. */
+	for (i = 0; i < n; i = j) {
+		double s = 0, mu;
+		size_t c[2] = { 0, 0 };
+
+		for (j = i; j < n && x[j].round == x[i].round; j++) {
+			s += x[j].y - (x[j].cand ? *shift : 0);
+			c[x[j].cand]++;
+		}
+		if (c[0] == 0 || c[1] == 0)
+			continue;
+		mu = s / (double)(c[0] + c[1]);
+		for (k = i; k < j; k++) {
+			double e = x[k].y - mu - (x[k].cand ? *shift : 0);
+			double e1 = x[k].y - m[x[k].cand];
+
+			ss_res += e * e;
+			ss_one += e1 * e1;
+		}
+	}
+	*df = (double)(N - R - 1);
+	if (!(ss_res > 0)) {
+		/* No residual noise at all: a step is certain, none is
+		 * none. */
+		*se = 0;
+		*p = *shift != 0 ? 0 : 1;
+		r->rounds_p = ss_one > 0 ? 0 : 1;
+		return 0;
+	}
+	*se = sqrt(ss_res / *df / sw);
+	*p = analysis_t_p2(*shift / *se, *df);
+	f = ss_one > ss_res
+	    ? ((ss_one - ss_res) / (double)(R - 1)) / (ss_res / *df)
+	    : 0;
+	r->rounds_p = analysis_f_sf(f, (double)(R - 1), *df);
+	return 0;
+}
+
+/* The mean and sample standard deviation of raw values (sd NAN for n <
+ * 2). */
+static void
+raw_moments(const double *x, size_t n, double *mean, double *sd)
+{
+	double v;
+
+	if (n == 0) {
+		*mean = *sd = NAN;
+		return;
+	}
+	mean_var(x, n, mean, &v);
+	*sd = n > 1 ? sqrt(v) : NAN;
+}
+
+/* The sentence of a low mode, appended to r->note. */
+static void
+note_mode(struct analysis_result *r, const struct analysis_opts *o)
+{
+	size_t len = strlen(r->note);
+	char hist[48] = "";
+
+	if (isfinite(r->mode_hist_share))
+		snprintf(hist, sizeof(hist), ", %.0f%% of history runs",
+		    r->mode_hist_share);
+	snprintf(r->note + len, sizeof(r->note) - len,
+	    "%s%s mode %+.0f%%: %.0f%% of base runs%s, %.0f%% of candidate "
+	    "runs",
+	    len ? "; " : "", o->better == ANALYSIS_HIGHER ? "low" : "slow",
+	    r->mode_pct, r->mode_base_share, hist, r->mode_cand_share);
+}
+
 static void
 result_init(struct analysis_result *r, size_t nb, size_t nc)
 {
@@ -1315,7 +1558,39 @@ result_init(struct analysis_result *r, size_t nb, size_t nc)
 	r->welch_t = r->welch_df = NAN;
 	r->spread_ratio = NAN;
 	r->p_method = ANALYSIS_P_NONE;
-	r->note = "";
+	r->base_mean = r->base_sd = r->cand_mean = r->cand_sd = NAN;
+	r->rounds_p = NAN;
+	r->mode = ANALYSIS_MODE_NONE;
+	r->mode_pct = r->mode_p = NAN;
+	r->mode_base_share = r->mode_cand_share = r->mode_hist_share = NAN;
+}
+
+/* Appends to the note (printf). */
+static void len_append(struct analysis_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void set_note(struct analysis_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+len_append(struct analysis_result *r, const char *fmt, ...)
+{
+	size_t len = strlen(r->note);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->note + len, sizeof(r->note) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* Sets the note (printf). */
+static void
+set_note(struct analysis_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->note, sizeof(r->note), fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -1421,6 +1696,138 @@ side_sigma(const double *s, size_t n)
 	return pooled_sigma(s, n, s + n, 0);
 }
 
+/*
+ * Rounds (docs/ANALYSIS.md, "Rounds"): when the rounds differ (their F
+ * test at ROUNDS_DIFFER_P), the change, its interval and its p-value
+ * come from the within-round contrasts, so drift between rounds falls
+ * out instead of widening the interval.  When they do not, the runs are
+ * judged as one sample a side, as without rounds: the round term would
+ * only cost degrees of freedom.  clip: the winsorising bounds of the
+ * base's and the candidate's logs.
+ */
+static void
+judge_rounds(struct analysis_result *r, const double *lb, size_t nb,
+    const double *lc, size_t nc, const double *clip,
+    const struct analysis_opts *o)
+{
+	struct rrun *x = xmalloc((nb + nc) * sizeof(*x));
+	double shift, se, df, p, q;
+	size_t i;
+
+	for (i = 0; i < nb; i++) {
+		x[i].round = o->base_round[i];
+		x[i].y = fmin(fmax(lb[i], clip[0]), clip[1]);
+		x[i].cand = 0;
+	}
+	for (i = 0; i < nc; i++) {
+		x[nb + i].round = o->cand_round[i];
+		x[nb + i].y = fmin(fmax(lc[i], clip[2]), clip[3]);
+		x[nb + i].cand = 1;
+	}
+	qsort(x, nb + nc, sizeof(*x), cmp_rrun);
+	if (blocked_test(r, &shift, &se, &df, &p, x, nb + nc) == 0 &&
+	    r->rounds_p < ROUNDS_DIFFER_P) {
+		q = analysis_t_quantile(1 - (1 - o->ci_level) / 2, df);
+		r->change_pct = pct(shift);
+		r->ci_low_pct = pct(shift - q * se);
+		r->ci_high_pct = pct(shift + q * se);
+		r->welch_t = se > 0 ? shift / se : NAN;
+		r->welch_df = df;
+		r->p_value = p;
+		r->p_method = ANALYSIS_P_BLOCKED;
+	}
+	free(x);
+}
+
+/*
+ * The verdict from the shift test, the low modes and the spread
+ * (docs/ANALYSIS.md, step 6).  "unstable" is a confirmed new low mode
+ * only; a spread that grew with no significant shift, or a mode only
+ * suspected, is inconclusive: more runs, never an alarm.
+ */
+static void
+decide(struct analysis_result *r, const struct analysis_opts *o)
+{
+	enum analysis_verdict sv = ANALYSIS_INCONCLUSIVE;
+	int up = r->change_pct > 0, beyond;
+
+	if (r->p_value <= r->alpha_used && fabs(r->change_pct) >= o->min_effect)
+		sv = up == (o->better == ANALYSIS_HIGHER) ? ANALYSIS_IMPROVEMENT
+		                                          : ANALYSIS_REGRESSION;
+	else if (r->ci_low_pct >= -o->min_effect &&
+	    r->ci_high_pct <= o->min_effect)
+		sv = ANALYSIS_UNCHANGED;
+	if ((sv == ANALYSIS_REGRESSION || sv == ANALYSIS_IMPROVEMENT) &&
+	    o->noise_floor_pct > 0 &&
+	    fabs(r->change_pct) < o->noise_floor_pct &&
+	    r->mode != ANALYSIS_MODE_APPEARED &&
+	    r->mode != ANALYSIS_MODE_DISAPPEARED) {
+		r->verdict = ANALYSIS_UNCHANGED;
+		set_note(r, "below this host's noise floor, %.1f%%",
+		    o->noise_floor_pct);
+		return;
+	}
+	beyond =
+	    r->ci_low_pct > o->min_effect || r->ci_high_pct < -o->min_effect;
+	/* Past max_runs the runs were asked for a suspected mode only: the
+	 * shift test spent its alpha at max_runs. */
+	if (o->max_runs > 0 && r->n_base > o->max_runs &&
+	    r->n_cand > o->max_runs && sv != ANALYSIS_INCONCLUSIVE &&
+	    r->mode != ANALYSIS_MODE_APPEARED &&
+	    r->mode != ANALYSIS_MODE_DISAPPEARED) {
+		r->verdict = ANALYSIS_INCONCLUSIVE;
+		r->note[0] = '\0';
+		if (r->mode_base_share + r->mode_cand_share > 0)
+			note_mode(r, o);
+		len_append(r,
+		    "%sruns past max_runs (%zu) for a suspected low "
+		    "mode that was not confirmed",
+		    r->note[0] ? "; " : "", o->max_runs);
+		return;
+	}
+
+	switch (r->mode) {
+	case ANALYSIS_MODE_APPEARED:
+		r->verdict = ANALYSIS_UNSTABLE;
+		note_mode(r, o);
+		return;
+	case ANALYSIS_MODE_DISAPPEARED:
+		r->verdict =
+		    sv == ANALYSIS_REGRESSION ? sv : ANALYSIS_IMPROVEMENT;
+		note_mode(r, o);
+		return;
+	default:
+		break;
+	}
+	if (r->unstable & ANALYSIS_UNSTABLE_SPREAD) {
+		if ((sv == ANALYSIS_REGRESSION || sv == ANALYSIS_IMPROVEMENT) &&
+		    beyond) {
+			r->verdict = sv;
+			set_note(r, "the candidate's spread grew too");
+		} else {
+			r->verdict = ANALYSIS_INCONCLUSIVE;
+			set_note(r,
+			    "the candidate's spread grew %.1fx with no "
+			    "significant shift: more runs, not an alarm",
+			    r->spread_ratio);
+		}
+		return;
+	}
+	r->verdict = sv;
+	if (r->mode == ANALYSIS_MODE_SUSPECTED) {
+		if (sv == ANALYSIS_UNCHANGED)
+			r->verdict = ANALYSIS_INCONCLUSIVE;
+		r->note[0] = '\0';
+		note_mode(r, o);
+		len_append(r, " (suspected, not confirmed: p %.2g)", r->mode_p);
+		return;
+	}
+	if (r->verdict == ANALYSIS_INCONCLUSIVE && r->note[0] == '\0')
+		set_note(r,
+		    "neither significant nor within +-min_effect: more "
+		    "runs needed");
+}
+
 int
 analysis_compare(struct analysis_result *r, const double *base, size_t nb,
     const double *cand, size_t nc, const struct analysis_opts *oin,
@@ -1430,10 +1837,13 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	double *lb, *lc, *wb, *wc, *ws, *hl = NULL, *hw = NULL;
 	double shift, ci_lo, ci_hi, ref_var = 0, ref_df = 0, sigma_w;
 	double sigma_h = 0, rej = INFINITY, *sb_u = NULL, *sc_u;
+	double clip[4] = { -INFINITY, INFINITY, -INFINITY, INFINITY };
 	size_t i, m = 0, mh = 0, hb = nb, hc = nc;
 	int rc;
 
 	result_init(r, nb, nc);
+	raw_moments(base, nb, &r->base_mean, &r->base_sd);
+	raw_moments(cand, nc, &r->cand_mean, &r->cand_sd);
 	if ((rc = check_values(base, nb, "base", e)) != 0 ||
 	    (rc = check_values(cand, nc, "candidate", e)) != 0)
 		return rc;
@@ -1451,7 +1861,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		if (nc > 0)
 			r->cand_median = median_copy(cand, nc, t);
 		free(t);
-		r->note = "no runs on one side";
+		set_note(r, "no runs on one side");
 		return 0;
 	}
 	if (o.history != NULL && o.n_history >= o.min_history &&
@@ -1530,10 +1940,15 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		 * tight base would otherwise be clipped to a few runs, and a
 		 * 4x shift lose its p-value (seen in CI).
 		 */
-		hb -= clip_sorted(
-		    wb, nb, fmax(sigma_w, side_sigma(wb, nb)), WINSOR_K);
-		hc -= clip_sorted(
-		    wc, nc, fmax(sigma_w, side_sigma(wc, nc)), WINSOR_K);
+		double kb = WINSOR_K * fmax(sigma_w, side_sigma(wb, nb));
+		double kc = WINSOR_K * fmax(sigma_w, side_sigma(wc, nc));
+
+		clip[0] = median_sorted(wb, nb) - kb;
+		clip[1] = median_sorted(wb, nb) + kb;
+		clip[2] = median_sorted(wc, nc) - kc;
+		clip[3] = median_sorted(wc, nc) + kc;
+		hb -= clip_sorted(wb, nb, kb / WINSOR_K, WINSOR_K);
+		hc -= clip_sorted(wc, nc, kc / WINSOR_K, WINSOR_K);
 	}
 	{
 		size_t *sw = xmalloc(4 * nb * sizeof(*sw));
@@ -1543,7 +1958,9 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	}
 	r->change_pct = pct(shift);
 	if (nb < 2 || nc < 2) {
-		r->note = "fewer than 2 runs on a side: no interval or p-value";
+		set_note(r,
+		    "fewer than 2 runs on a side: no interval or "
+		    "p-value");
 		goto out;
 	}
 
@@ -1582,48 +1999,19 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 			    history_p(hw, mh, kb, kc, stat, sigma_h, rej, &o);
 			r->p_method = ANALYSIS_P_HISTORY;
 		} else {
-			r->note =
-			    "runs noisier than the history: Welch p-value";
+			set_note(r,
+			    "runs noisier than the history: Welch "
+			    "p-value");
 		}
 	}
 	r->alpha_used = analysis_look_alpha(
 	    o.alpha, nb < nc ? nb : nc, o.first_runs, o.max_runs);
+	if (o.base_round != NULL && o.cand_round != NULL)
+		judge_rounds(r, lb, nb, lc, nc, clip, &o);
 
-	check_unstable(r, lb, nb, lc, nc, sb_u, sc_u, ref_var, ref_df, &o, ws);
-	/*
-	 * A spread that grew along with a shift whose whole interval lies
-	 * beyond min_effect is first of all that shift: report it as a
-	 * regression or improvement (the unstable bits and the note stay).
-	 * A new low mode is always "unstable": that is the flaky pattern.
-	 */
-	if (r->unstable == ANALYSIS_UNSTABLE_SPREAD &&
-	    r->p_value <= r->alpha_used &&
-	    (r->ci_low_pct > o.min_effect || r->ci_high_pct < -o.min_effect)) {
-		int up = r->change_pct > 0;
-
-		r->verdict = (up == (o.better == ANALYSIS_HIGHER))
-		    ? ANALYSIS_IMPROVEMENT
-		    : ANALYSIS_REGRESSION;
-		r->note = "the candidate's spread grew too";
-	} else if (r->unstable) {
-		r->verdict = ANALYSIS_UNSTABLE;
-		r->note = (r->unstable & ANALYSIS_UNSTABLE_LOWMODE)
-		    ? "some candidate runs are far worse than every base run"
-		    : "the candidate's spread grew a lot";
-	} else if (r->p_value <= r->alpha_used &&
-	    fabs(r->change_pct) >= o.min_effect) {
-		int up = r->change_pct > 0;
-
-		r->verdict = (up == (o.better == ANALYSIS_HIGHER))
-		    ? ANALYSIS_IMPROVEMENT
-		    : ANALYSIS_REGRESSION;
-	} else if (r->ci_low_pct >= -o.min_effect &&
-	    r->ci_high_pct <= o.min_effect) {
-		r->verdict = ANALYSIS_UNCHANGED;
-	} else if (r->note[0] == '\0') {
-		r->note = "neither significant nor within +-min_effect: "
-		          "more runs needed";
-	}
+	check_modes(r, lb, nb, lc, nc, &o);
+	check_spread(r, lb, nb, lc, nc, sb_u, sc_u, ref_var, ref_df, &o);
+	decide(r, &o);
 out:
 	r->p_adjusted = r->p_value;
 	free(lb);
@@ -1692,8 +2080,12 @@ analysis_fdr(struct analysis_result *res, size_t n, double q)
 		q = 0.05;
 	p = xmalloc(2 * n * sizeof(*p));
 	adj = p + n;
+	/* A verdict that a low mode made stands on the mode's test. */
 	for (i = 0; i < n; i++)
-		p[i] = res[i].p_value;
+		p[i] = res[i].mode == ANALYSIS_MODE_DISAPPEARED ||
+		        res[i].mode == ANALYSIS_MODE_APPEARED
+		    ? res[i].mode_p
+		    : res[i].p_value;
 	analysis_bh_adjust(adj, p, n);
 	for (i = 0; i < n; i++) {
 		res[i].p_adjusted = adj[i];
@@ -1701,8 +2093,9 @@ analysis_fdr(struct analysis_result *res, size_t n, double q)
 		        res[i].verdict == ANALYSIS_IMPROVEMENT) &&
 		    !(adj[i] <= q)) {
 			res[i].verdict = ANALYSIS_INCONCLUSIVE;
-			res[i].note = "not significant after false discovery "
-			              "rate control across metrics";
+			set_note(&res[i],
+			    "not significant after false "
+			    "discovery rate control across metrics");
 		}
 	}
 	free(p);

@@ -37,12 +37,25 @@ enum analysis_verdict {
 enum analysis_pmethod {
 	ANALYSIS_P_NONE = 0, /* no p-value (too few runs) */
 	ANALYSIS_P_WELCH,    /* Welch t-test on winsorised logs */
-	ANALYSIS_P_HISTORY   /* A/A splits of the baseline history */
+	ANALYSIS_P_HISTORY,  /* A/A splits of the baseline history */
+	ANALYSIS_P_BLOCKED   /* t on within-round contrasts (rounds) */
 };
 
 /* Why a comparison is unstable (bit set). */
 #define ANALYSIS_UNSTABLE_SPREAD 0x1  /* candidate spread >> base spread */
 #define ANALYSIS_UNSTABLE_LOWMODE 0x2 /* some candidate runs far worse */
+
+/* The low mode of a comparison (struct analysis_result.mode). */
+enum analysis_mode {
+	ANALYSIS_MODE_NONE = 0,  /* no side has runs far worse than the other */
+	ANALYSIS_MODE_SUSPECTED, /* some, not (yet) significant: more runs */
+	ANALYSIS_MODE_APPEARED,  /* confirmed: the candidate has a new one */
+	ANALYSIS_MODE_DISAPPEARED /* confirmed: the candidate lost the base's */
+};
+
+/* Adaptive runs for a suspected low mode go up to this many runs per side
+ * past max_runs (docs/ANALYSIS.md, "Low modes"), when max_runs is less. */
+#define ANALYSIS_MODE_MAX_RUNS 32
 
 struct analysis_opts {
 	int better;        /* ANALYSIS_HIGHER (default when 0) or _LOWER */
@@ -73,6 +86,20 @@ struct analysis_opts {
 	double spread_ratio;
 	/* Unstable: a run this many percent worse than base is "low" (25). */
 	double low_mode_pct;
+	/*
+	 * Rounds: the round of each base and candidate run (any numbering;
+	 * runs of one round were measured close together, base and
+	 * candidate in turns).  With at least 3 rounds holding both sides,
+	 * the change is judged from within-round contrasts when the rounds
+	 * differ (docs/ANALYSIS.md, "Rounds").  NULL: no rounds.  Borrowed.
+	 */
+	const int64_t *base_round, *cand_round;
+	/*
+	 * The host's noise floor in percent (its canary's A/A pairs): a
+	 * change smaller than this is "unchanged" whatever its p-value.  0:
+	 * unknown, no floor.
+	 */
+	double noise_floor_pct;
 };
 
 /* Fills o with the defaults above. */
@@ -93,7 +120,24 @@ struct analysis_result {
 	double spread_ratio;  /* cand / base (or history) spread of logs */
 	size_t low_mode_runs; /* candidate runs in a new bad mode */
 	int unstable;         /* ANALYSIS_UNSTABLE_* bits */
-	const char *note;     /* static text explaining the verdict, or "" */
+	/* Mean and sample standard deviation of each side's raw values (sd
+	 * NAN with fewer than 2 runs). */
+	double base_mean, base_sd, cand_mean, cand_sd;
+	/* Rounds with both sides that the comparison saw (0: no rounds),
+	 * and the p-value of "the rounds differ" (F test; NAN unknown). */
+	size_t rounds;
+	double rounds_p;
+	/*
+	 * Low modes, both ways: runs at least low_mode_pct worse than the
+	 * better side's bulk.  mode_pct: the low runs' median against that
+	 * bulk, in percent (NAN when none); shares in percent of each
+	 * side's runs, the history's NAN without one.
+	 */
+	enum analysis_mode mode;
+	double mode_pct;
+	double mode_base_share, mode_cand_share, mode_hist_share;
+	double mode_p;  /* the one-sided Fisher p of the mode's direction */
+	char note[240]; /* text explaining the verdict, or "" */
 };
 
 /*
@@ -121,7 +165,9 @@ void analysis_bh_adjust(double *out, const double *p, size_t n);
  * Adaptive runs: the number of runs per side to have next, or 0 to stop
  * (a verdict was reached, or max_runs is reached).  Only an inconclusive
  * verdict asks for more: first_runs, then x1.5 rounded up (5 -> 8 -> 12),
- * bounded by max_runs.  n_now is the smaller side's run count.
+ * bounded by max_runs.  A suspected low mode (r->mode) may go on past
+ * max_runs, x1.5 a look, up to ANALYSIS_MODE_MAX_RUNS.  n_now is the
+ * smaller side's run count.
  */
 size_t analysis_next_runs(const struct analysis_result *r, size_t n_now,
     size_t first_runs, size_t max_runs);

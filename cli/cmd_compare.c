@@ -79,7 +79,9 @@ print_text(const struct row *rows, size_t n, double alpha, double min_effect)
 			snprintf(ci, sizeof(ci), "-");
 		if (isfinite(r->p_value))
 			snprintf(p, sizeof(p), "%.2g %c", r->p_value,
-			    r->p_method == ANALYSIS_P_HISTORY ? 'H' : 'W');
+			    r->p_method == ANALYSIS_P_HISTORY       ? 'H'
+			        : r->p_method == ANALYSIS_P_BLOCKED ? 'B'
+			                                            : 'W');
 		else
 			snprintf(p, sizeof(p), "-");
 		fmt_num(bm, sizeof(bm), r->base_median);
@@ -90,12 +92,12 @@ print_text(const struct row *rows, size_t n, double alpha, double min_effect)
 		if (rows[i].bad != NULL)
 			printf(
 			    "%*s  not compared: %s\n", (int)w, "", rows[i].bad);
-		else if (r->note != NULL && r->note[0] != '\0')
+		else if (r->note[0] != '\0')
 			printf("%*s  %s\n", (int)w, "", r->note);
 	}
 	printf("(%s; alpha %g per metric, FDR q 0.05 across metrics; "
 	       "min_effect %g%%; p: W Welch on logs, H calibrated on the "
-	       "history)\n",
+	       "history, B within rounds)\n",
 	    n == 1 ? (rows[0].better == ANALYSIS_LOWER ? "lower is better"
 	                                               : "higher is better")
 	           : "better per metric",
@@ -264,8 +266,9 @@ cmd_compare(int argc, char **argv)
 			goto out;
 		}
 		if (mb == NULL || mc == NULL)
-			row->r.note = mb == NULL ? "not in the base file"
-			                         : "not in the candidate file";
+			snprintf(row->r.note, sizeof(row->r.note), "%s",
+			    mb == NULL ? "not in the base file"
+			               : "not in the candidate file");
 	}
 	{
 		struct analysis_result *res = xcalloc(n ? n : 1, sizeof(*res));

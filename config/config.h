@@ -233,7 +233,7 @@ struct job_config {
 		int64_t build_timeout_s; /* default 2h */
 		int64_t boot_timeout_s;  /* default 10m */
 	} kernel;
-	int64_t rounds; /* default 1: boots per side (docs/KERNEL.md) */
+	int64_t rounds; /* default: runs, 2 for a kernel job (docs/CONFIG.md) */
 	struct {
 		/* bisect.auto (default 1): a confirmed regression over more
 		 * than one commit is bisected without being asked. */

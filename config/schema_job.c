@@ -564,7 +564,7 @@ static const struct field job_fields[] = {
 	{ .key = "bisect", .type = F_SECTION, .sub = &bisect_schema },
 	NUM("runs", F_INT, struct job_config, runs, "5", 1, 100),
 	NUM("max_runs", F_INT, struct job_config, max_runs, "12", 1, 1000),
-	NUM("rounds", F_INT, struct job_config, rounds, "1", 1, 100),
+	NUM("rounds", F_INT, struct job_config, rounds, "0", 0, 100),
 	{ .key = "profile",
 	    .type = F_BOOL,
 	    .off = offsetof(struct job_config, profile),
@@ -676,6 +676,14 @@ cfg_i_check_job(
 	    (n = cfg_i_lookup(c, root, "rounds", NULL)))
 		cfg_i_nerr(c, n, "rounds", "%lld is more than runs (%lld)",
 		    (long long)job->rounds, (long long)job->runs);
+	/*
+	 * Unset (or 0): one run a side a round, so base and candidate take
+	 * turns run by run; a kernel job, whose round costs a boot, two
+	 * rounds a side (docs/KERNEL.md).
+	 */
+	if (job->rounds == 0)
+		job->rounds =
+		    job->kernel.build ? (job->runs < 2 ? 1 : 2) : job->runs;
 	if (job->runs > job->max_runs) {
 		if ((n = cfg_i_lookup(c, root, "runs", NULL)) != NULL)
 			cfg_i_nerr(c, n, "runs",

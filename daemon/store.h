@@ -608,11 +608,13 @@ int store_verdict_done(struct store *, int64_t pair_id, int64_t now);
  * progress cleared.  A side that has them already (a base shared with a
  * pair that asked first) stays as it is.  The pair keeps its host binding
  * and the stored runs stay (the claim's done_runs lets the runner
- * continue).  ERR_CONFLICT when a job is not success, runs is above a
- * job's max_runs, or neither job is short of runs.
+ * continue).  runs may pass a job's max_runs up to max_past (a suspected
+ * low mode, docs/ANALYSIS.md), which then raises the job's max_runs.
+ * ERR_CONFLICT when a job is not success, runs is above a job's max_runs
+ * and max_past, or neither job is short of runs.
  */
-int store_verdict_requeue(
-    struct store *, int64_t pair_id, int64_t runs, int64_t now);
+int store_verdict_requeue(struct store *, int64_t pair_id, int64_t runs,
+    int64_t max_past, int64_t now);
 
 /* ---- metric history and change points ---- */
 

@@ -240,3 +240,40 @@ store_canary_moments(struct store *s, struct store_canary_moment **out,
 	store_i_release(s, st);
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "canary moments");
 }
+
+int
+store_canary_floor(struct store *s, double *out_pct, int64_t pair_id,
+    const char *metric, size_t pairs, size_t least)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT abs(c.change_pct) FROM pairs me"
+	    " JOIN pairs p ON p.host_id = me.host_id AND p.canary <> 0"
+	    "  AND p.id <> me.id"
+	    " JOIN comparisons c ON c.pair_id = p.id AND c.metric = ?2"
+	    "  AND c.final = 1 AND c.change_pct IS NOT NULL"
+	    " WHERE me.id = ?1 AND me.canary = 0"
+	    " ORDER BY p.id DESC LIMIT ?3");
+	double max = 0;
+	size_t n = 0;
+	int rc;
+
+	*out_pct = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	store_i_bind_text(st, 2, metric);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)pairs);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		double v = sqlite3_column_double(st, 0);
+
+		if (v > max)
+			max = v;
+		n++;
+	}
+	store_i_release(s, st);
+	if (rc != SQLITE_DONE)
+		return store_i_dberr(s, "canary floor");
+	if (n >= least)
+		*out_pct = max;
+	return 0;
+}

@@ -63,4 +63,14 @@ void store_canary_moments_free(struct store_canary_moment *, size_t n);
 int store_canary_moments(struct store *, struct store_canary_moment **out,
     size_t *out_n, int64_t host_id, const char *job, size_t pairs);
 
+/*
+ * The noise floor of pair_id's metric (docs/ANALYSIS.md, "Noise
+ * floor"): the largest |change| that the newest `pairs` canary A/A pairs
+ * of the pair's host measured for a metric of that name, in percent.
+ * *out_pct is 0 (no floor) when the pair is a canary itself, has no host
+ * yet, or its host has fewer than `least` such pairs.  0 or -1.
+ */
+int store_canary_floor(struct store *, double *out_pct, int64_t pair_id,
+    const char *metric, size_t pairs, size_t least);
+
 #endif

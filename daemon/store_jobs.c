@@ -12,6 +12,7 @@
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
+#include "common/rounds.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "daemon/store.h"
@@ -264,8 +265,8 @@ claim_read(
 }
 
 /*
- * Rounds (docs/CONFIG.md `rounds`: R > 1 in the job's spec): round r of
- * R ends at runs * r / R runs, the runner's own split; this claim runs
+ * Rounds (docs/CONFIG.md `rounds`: R > 1 in the job's spec): rounds of
+ * common/rounds.h's size, the last cut at the job's runs; this claim runs
  * the round after the runs already stored, and the job is queued again
  * after it (store_finish), so the pair's other job gets the next turn.
  * Sets jobs.round_runs and *round (0 when the job has no rounds).
@@ -274,13 +275,14 @@ static int
 claim_round(struct store *s, int64_t *round, int64_t id)
 {
 	sqlite3_stmt *st;
-	int64_t rounds = 1, runs = 0, done = 0, r, target = 0;
+	int64_t rounds = 1, runs = 0, done = 0, first, size, r, target = 0;
 	int rc;
 
 	*round = 0;
 	st = store_i_stmt(s,
 	    "SELECT coalesce(json_extract(params, '$.rounds'), 1), runs,"
-	    " (SELECT count(*) FROM runs WHERE job_id = ?1)"
+	    " (SELECT count(*) FROM runs WHERE job_id = ?1),"
+	    " coalesce(json_extract(params, '$.runs'), runs)"
 	    " FROM jobs WHERE id = ?1");
 	if (st == NULL)
 		return -1;
@@ -292,19 +294,11 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	rounds = sqlite3_column_int64(st, 0);
 	runs = sqlite3_column_int64(st, 1);
 	done = sqlite3_column_int64(st, 2);
+	first = sqlite3_column_int64(st, 3);
 	store_i_release(s, st);
-	if (rounds > 1 && runs > 0) {
-		if (rounds > runs)
-			rounds = runs;
-		for (r = 1; r <= rounds; r++)
-			if ((target = runs * r / rounds) > done)
-				break;
-		/* Runs added after the last round (more runs asked for):
-		 * one more round of all of them. */
-		if (r > rounds) {
-			target = runs;
-			r = rounds + 1;
-		}
+	if ((size = rounds_size(first, rounds)) > 0 && runs > 0) {
+		r = done / size + 1;
+		target = r * size < runs ? r * size : runs;
 		*round = r;
 	}
 	st = store_i_stmt(s, "UPDATE jobs SET round_runs = ?2 WHERE id = ?1");
@@ -338,7 +332,8 @@ claim_round(struct store *s, int64_t *round, int64_t id)
  * The queued job host_id claims next: the pairs bound to it first, then
  * the unbound ones; superseded pairs (trigger.coalesce) after the rest;
  * older pairs first; within a pair run in rounds, the job with fewer
- * runs first (base, candidate, base, ...), else the base.
+ * runs first, and with as many the side rounds_base_first names (a
+ * balanced order, common/rounds.h), else the base.
  *
  * One ORDER BY over every queued job said the same, but sorted the
  * whole queue on every claim, under the write lock (8,000 queued jobs:
@@ -380,12 +375,14 @@ claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 #undef CLAIM_STAGES
 	const char *const *stage = stages[s->version < 25];
 	static const char job_sql[] =
-	    "SELECT j.id FROM jobs j JOIN pairs p ON p.id = j.pair_id"
+	    "SELECT j.id, j.role = 'base',"
+	    " (SELECT count(*) FROM runs r WHERE r.job_id = j.id),"
+	    " coalesce(json_extract(j.params, '$.rounds'), 1),"
+	    " coalesce(json_extract(j.params, '$.runs'), j.runs)"
+	    " FROM jobs j JOIN pairs p ON p.id = j.pair_id"
 	    " JOIN hosts h ON h.id = ?1"
 	    " WHERE j.pair_id = ?2 AND j.state = 'queued'" CLAIM_HOST_FITS
-	    " ORDER BY CASE WHEN json_extract(j.params, '$.rounds') > 1 THEN"
-	    "  (SELECT count(*) FROM runs r WHERE r.job_id = j.id)"
-	    " ELSE 0 END, j.role <> 'base', j.id LIMIT 1";
+	    " ORDER BY j.role <> 'base', j.id LIMIT 2";
 	sqlite3_stmt *st;
 	int64_t pair = 0;
 	size_t i;
@@ -411,10 +408,33 @@ claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 		return -1;
 	sqlite3_bind_int64(st, 1, host_id);
 	sqlite3_bind_int64(st, 2, pair);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*out = sqlite3_column_int64(st, 0);
-		*found = 1;
+	{
+		int64_t id[2], done[2], size = 0;
+		int base[2], k = 0;
+
+		while (k < 2 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			id[k] = sqlite3_column_int64(st, 0);
+			base[k] = sqlite3_column_int(st, 1);
+			done[k] = sqlite3_column_int64(st, 2);
+			size = rounds_size(sqlite3_column_int64(st, 4),
+			    sqlite3_column_int64(st, 3));
+			k++;
+		}
+		if (k > 0) {
+			*out = id[0]; /* the base, else the only one */
+			*found = 1;
+			rc = SQLITE_DONE;
+		}
+		if (k == 2 && size > 0) {
+			/* Rounds: the side behind catches up; when both
+			 * have the same runs, rounds_base_first orders the
+			 * round. */
+			if (done[0] != done[1])
+				*out = id[done[1] < done[0]];
+			else if (rounds_base_first(pair, done[0] / size) !=
+			    base[0])
+				*out = id[1];
+		}
 	}
 	store_i_count_steps(s, st);
 	store_i_release(s, st);

@@ -441,8 +441,8 @@ store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
 }
 
 int
-store_verdict_requeue(
-    struct store *s, int64_t pair_id, int64_t runs, int64_t now)
+store_verdict_requeue(struct store *s, int64_t pair_id, int64_t runs,
+    int64_t max_past, int64_t now)
 {
 	sqlite3_stmt *st;
 	int64_t ids[2] = { 0, 0 }, have[2] = { 0, 0 };
@@ -469,7 +469,8 @@ store_verdict_requeue(
 				r = err_setc(&s->err, ERR_CONFLICT,
 				    "job %lld is %s, not success",
 				    (long long)id, store_i_col_text(st, 1));
-			else if (runs > sqlite3_column_int64(st, 3))
+			else if (runs > sqlite3_column_int64(st, 3) &&
+			    runs > max_past)
 				r = err_setc(&s->err, ERR_CONFLICT,
 				    "job %lld: %lld runs is above its max_runs "
 				    "%lld",
@@ -497,6 +498,7 @@ store_verdict_requeue(
 			continue;
 		st = store_i_stmt(s,
 		    "UPDATE jobs SET state = 'queued', runs = ?2, attempts = 0,"
+		    " max_runs = max(max_runs, ?2),"
 		    " lease_owner = NULL, lease_expires = NULL,"
 		    " progress = NULL, error = NULL, updated = ?3"
 		    " WHERE id = ?1");

@@ -246,7 +246,11 @@ make_pairs(struct trigger_stats *st, struct store *s,
 		tp.tree_id = p->tree_id;
 		tp.branch = p->branch;
 		tp.tip_only = tip_only;
-		tp.reuse_age = jc->trigger.baseline_max_age_s;
+		/* A pair in rounds measures its own base in the candidate's
+		 * rounds: a base measured earlier would be unbalanced
+		 * against drift (docs/CONFIG.md `rounds`). */
+		tp.reuse_age =
+		    jc->rounds > 1 ? 0 : jc->trigger.baseline_max_age_s;
 		tp.base = &jn[0];
 		tp.cand = &jn[1];
 		for (h = 0; h < (nhosts ? nhosts : 1) && r == 0; h++) {

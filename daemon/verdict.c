@@ -19,11 +19,13 @@
 #include "analysis/spread.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/rounds.h"
 #include "common/xalloc.h"
 #include "daemon/hygiene.h"
 #include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/store_bisect.h"
+#include "daemon/store_canary.h"
 #include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
 
@@ -38,14 +40,22 @@ struct vec {
 	size_t n, cap;
 };
 
+/* Round labels of a side's runs, parallel to its values. */
+struct rvec {
+	int64_t *v;
+	size_t n, cap;
+};
+
 struct metric {
 	const char *name, *unit, *better; /* borrowed from the store's lists */
 	char *own_name;                   /* a memcg tax's name, or NULL */
 	struct vec base, cand, hist;
+	struct rvec base_r, cand_r; /* rounds (empty: not run in rounds) */
+	double floor_pct; /* the host's noise floor (store_canary_floor) */
 	double min_effect;
 	enum kind kind;
 	struct analysis_result res;
-	char note[256];
+	char note[320];
 	int64_t cmp_id;
 };
 
@@ -57,11 +67,22 @@ struct work {
 	struct metric *m;
 	size_t n, cap;
 	int64_t first_runs, max_runs, cur_runs;
-	int64_t bisect; /* the bisection that made the pair, or 0 */
+	int64_t round_size; /* runs a round (common/rounds.h), 0: none */
+	int64_t bisect;     /* the bisection that made the pair, or 0 */
 };
 
 static void
 vec_add(struct vec *x, double v)
+{
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 16;
+		x->v = xreallocarray(x->v, x->cap, sizeof(*x->v));
+	}
+	x->v[x->n++] = v;
+}
+
+static void
+rvec_add(struct rvec *x, int64_t v)
 {
 	if (x->n == x->cap) {
 		x->cap = x->cap ? 2 * x->cap : 16;
@@ -79,6 +100,8 @@ work_release(struct work *w)
 		free(w->m[i].base.v);
 		free(w->m[i].cand.v);
 		free(w->m[i].hist.v);
+		free(w->m[i].base_r.v);
+		free(w->m[i].cand_r.v);
 		free(w->m[i].own_name);
 	}
 	free(w->m);
@@ -132,6 +155,10 @@ group_values(struct work *w)
 			m->better = o->better;
 		vec_add(
 		    strcmp(role, "base") == 0 ? &m->base : &m->cand, o->value);
+		if (w->round_size > 0)
+			rvec_add(
+			    strcmp(role, "base") == 0 ? &m->base_r : &m->cand_r,
+			    o->run / w->round_size);
 	}
 }
 
@@ -276,7 +303,7 @@ metric_options(struct metric *m, json_t *spec)
 static void
 judged_note(struct metric *m)
 {
-	const char *an = m->res.note ? m->res.note : "";
+	const char *an = m->res.note;
 
 	if (strcmp(m->name, CHARGE_SHARE) == 0)
 		snprintf(m->note, sizeof(m->note),
@@ -364,6 +391,12 @@ analyse_metric(struct work *w, struct metric *m)
 	o.n_history = m->hist.n;
 	o.first_runs = (size_t)w->first_runs;
 	o.max_runs = (size_t)w->max_runs;
+	if (m->base_r.n == m->base.n && m->cand_r.n == m->cand.n &&
+	    m->base_r.n > 0) {
+		o.base_round = m->base_r.v;
+		o.cand_round = m->cand_r.v;
+	}
+	o.noise_floor_pct = m->floor_pct;
 	if (strcmp(m->name, CHARGE_SHARE) == 0) {
 		charge_share_compare(m, &o, &e);
 		return;
@@ -379,8 +412,7 @@ analyse_metric(struct work *w, struct metric *m)
 		return;
 	}
 	m->kind = K_JUDGED;
-	snprintf(
-	    m->note, sizeof(m->note), "%s", m->res.note ? m->res.note : "");
+	snprintf(m->note, sizeof(m->note), "%s", m->res.note);
 }
 
 /* Benjamini-Hochberg across the judged metrics of the pair. */
@@ -398,7 +430,7 @@ control_fdr(struct work *w)
 		if (w->m[i].kind != K_JUDGED)
 			continue;
 		w->m[i].res = r[k++];
-		if (w->m[i].res.note)
+		if (w->m[i].res.note[0] != '\0')
 			judged_note(&w->m[i]);
 	}
 	free(r);
@@ -632,7 +664,8 @@ write_results(struct store *s, struct verdict_outcome *out, struct work *w,
 	if (more) {
 		out->state = VERDICT_MORE_RUNS;
 		out->runs = more;
-		return store_verdict_requeue(s, pair, more, now);
+		return store_verdict_requeue(
+		    s, pair, more, ANALYSIS_MODE_MAX_RUNS, now);
 	}
 	out->state = VERDICT_FINAL;
 	return store_verdict_done(s, pair, now);
@@ -898,7 +931,7 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 		struct metric *m = &w.m[i];
 		char note[sizeof(m->note)];
 
-		if (m->kind == K_JUDGED && m->res.note)
+		if (m->kind == K_JUDGED)
 			snprintf(m->note, sizeof(m->note), "%s", m->res.note);
 		snprintf(note, sizeof(note),
 		    "nested/root per run, runs paired by index with pair "
@@ -1024,14 +1057,26 @@ verdict_pair(
 	/* The spec's text as stored; one that does not parse is {}. */
 	w.spec = pwjson_doc(cand->spec_json, json_object());
 	w.cur_runs = min64(base->runs, cand->runs);
-	w.max_runs = min64(base->max_runs, cand->max_runs);
+	/* The job's own cap: a suspected low mode raises the jobs' (store
+	 * max_past), not the one the looks were planned for. */
+	w.max_runs = jint(w.spec, "max_runs");
+	if (w.max_runs <= 0)
+		w.max_runs = min64(base->max_runs, cand->max_runs);
 	w.first_runs = jint(w.spec, "runs");
 	if (w.first_runs <= 0 || w.first_runs > w.cur_runs)
 		w.first_runs = w.cur_runs;
+	w.round_size =
+	    rounds_size(jint(w.spec, "runs"), jint(w.spec, "rounds"));
 	group_values(&w);
 	group_history(&w);
 	for (i = 0; i < w.n; i++) {
 		metric_options(&w.m[i], w.spec);
+		if (store_canary_floor(s, &w.m[i].floor_pct, pair_id,
+		        w.m[i].name, VERDICT_FLOOR_PAIRS,
+		        VERDICT_FLOOR_LEAST) != 0) {
+			work_release(&w);
+			return -1;
+		}
 		analyse_metric(&w, &w.m[i]);
 	}
 	control_fdr(&w);

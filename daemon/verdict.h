@@ -51,9 +51,13 @@
 
 #define VERDICT_FDR_Q 0.05
 #define VERDICT_HISTORY_JOBS 200 /* base jobs of history per comparison */
-#define VERDICT_CP_WINDOW 240    /* series tail re-examined on append */
-#define VERDICT_BATCH 16         /* pairs per verdict_pending call */
-#define VERDICT_NICE 10 /* the worker thread's nice, above the daemon's */
+/* The noise floor: the newest canary pairs of the host read, and how many
+ * it takes (store_canary_floor). */
+#define VERDICT_FLOOR_PAIRS 10
+#define VERDICT_FLOOR_LEAST 3
+#define VERDICT_CP_WINDOW 240 /* series tail re-examined on append */
+#define VERDICT_BATCH 16      /* pairs per verdict_pending call */
+#define VERDICT_NICE 10       /* the worker thread's nice, above the daemon's */
 
 struct sched;
 struct store;

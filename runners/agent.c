@@ -1604,10 +1604,15 @@ run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
 		n = runs_wanted(a);
 		if (n > j->max_runs)
 			n = j->max_runs;
-		/* Round r of R takes runs [n(r-1)/R, nr/R); later rounds
-		 * (more runs asked for) take the rest in one boot. */
-		lo = round <= j->rounds ? n * (round - 1) / j->rounds : 0;
-		hi = round <= j->rounds ? n * round / j->rounds : n;
+		/* The daemon's round: its runs (those below n) in one boot.
+		 * Else round r of R takes runs [n(r-1)/R, nr/R); later
+		 * rounds (more runs asked for) take the rest in one boot. */
+		lo = j->round > 0        ? 0
+		    : round <= j->rounds ? n * (round - 1) / j->rounds
+		                         : 0;
+		hi = j->round > 0        ? n
+		    : round <= j->rounds ? n * round / j->rounds
+		                         : n;
 		k = 0;
 		for (i = lo; i < hi; i++)
 			if (!((size_t)i < j->ndone && j->done[i]))
@@ -1642,6 +1647,8 @@ run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
 		for (i = 0; i < (int64_t)k; i++)
 			j->done[idx[i]] = 1;
 		ran += (int64_t)k;
+		if (j->round > 0)
+			break;
 	}
 	if (atomic_load(&a->kill)) {
 		log_warnx("job %" PRId64 ": stopped after %" PRId64 " runs",

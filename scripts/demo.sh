@@ -20,7 +20,9 @@
 #                 the expected one (fix: improvement, no-op: unchanged,
 #                 mailed revert: regression, a change point at the fix,
 #                 a report mailed under the revert's patch mail and
-#                 webhook posts whose signatures verify)
+#                 webhook posts whose signatures verify) and nothing
+#                 else alarmed: no other commit, no metric of the A/A
+#                 tcp_rr pairs, no other mail
 #   DEMO_PORT=N   the daemon's port (default 8080; a free one if taken)
 #   DEMO_DIR=DIR  state directory (default ./demo; wiped at each start)
 set -u
@@ -354,15 +356,17 @@ while True:
         break
     cursor = "&cursor=" + page["next_cursor"]
 rows, final = [], True
+ALARMS = ("regression", "improvement", "unstable")
+false = []
 for c in commits:
     cmp = get("/api/v1/comparisons?commit=" + c["sha"]).get("comparisons", [])
-    cmp = [r for r in cmp if r["metric"] == "ns_per_op"]
-    if not cmp:
+    cmp_ns = [r for r in cmp if r["metric"] == "ns_per_op"]
+    if not cmp_ns:
         continue
-    r = cmp[0]
+    r = cmp_ns[0]
     pair = get("/api/v1/pairs/%d" % r["pair_id"])
     final = final and all(x.get("final") for x in pair.get("comparisons", []))
-    rows.append((c, r))
+    rows.append((c, r, cmp))
 if len(rows) < 14 or not final:
     sys.exit(1)
 out = open(d + "/summary.txt", "w")
@@ -371,7 +375,7 @@ def p(s=""):
     out.write(s + "\n")
 p("%-12s %-58s %9s %9s %8s  %s" % ("commit", "subject", "base ns", "cand ns",
   "change", "verdict"))
-for c, r in reversed(rows):	# the API lists newest first
+for c, r, cmp_all in reversed(rows):	# the API lists newest first
     tag = " <- the fix" if c["sha"] == fix else (" <- no-op" if c["sha"] == noop else "")
     p("%-12s %-58.58s %9.3f %9.3f %+7.1f%%  %s%s" % (c["sha"][:12],
       c.get("subject", ""), r["base_median"], r["cand_median"],
@@ -383,6 +387,12 @@ for c, r in reversed(rows):	# the API lists newest first
         # Why, for whoever reads a failed DEMO_ONCE run: the note says
         # which unstable test fired (low mode or spread).
         p("             %s" % (r.get("note") or "(no note)"))
+    # Every commit but the fix changes nothing the program does: an
+    # alarm on one is a false alarm, whatever its metric.
+    if c["sha"] != fix:
+        for x in cmp_all:
+            if x["verdict"] in ALARMS:
+                false.append((c["sha"], x["metric"], x["verdict"]))
 series = get("/api/v1/series?limit=10").get("series", [])
 if not series or not series[0].get("verdicts"):
     sys.exit(1)
@@ -400,6 +410,9 @@ p("%-12s %-58.58s %9.3f %9.3f %+7.1f%%  %s <- the mailed revert" % (
   r["cand_median"], r["change_pct"], r["verdict"]))
 out.write("VERDICT series %s\n" % r["verdict"])
 out.write("SERIES %d\n" % sv["id"])
+for sha, metric, verdict in false:
+    if sha != sv.get("commit_sha"):	# the mailed revert is no no-op
+        out.write("FALSEALARM %s %s %s\n" % (sha[:12], metric, verdict))
 PY
 }
 deadline=$((SECONDS + 120))
@@ -443,9 +456,9 @@ if [ -s "$DIR/cp.txt" ]; then cat "$DIR/cp.txt"; else echo "  none found"; fi
 say "alerts: reports mailed to the local SMTP server, signed webhooks"
 revert_mid=$(sed -n 's/^Message-I[dD]: *<\(.*\)>.*/\1/p' "$DIR/revert.mbox" | head -n 1)
 alerts_show() {	# exit 0 once the revert's report was mailed and posted
-	python3 - "$DIR" "$revert_mid" <<'PY'
+	python3 - "$DIR" "$revert_mid" "$fix_sha" <<'PY'
 import email, email.policy, glob, json, os, sys
-d, mid = sys.argv[1:3]
+d, mid, fix = sys.argv[1:4]
 def num(p):
     return int(p.rsplit("-", 1)[1].split(".")[0])
 def msg(p):
@@ -461,10 +474,16 @@ for p in mails:
 revert_posted = any(json.loads(x["body"]).get("series") for x in posts)
 if threaded is None or not revert_posted:
     sys.exit(1)
+out = open(d + "/summary.txt", "a")
 for p in mails:
     m = msg(p)
     print("  mail %s: %s" % (os.path.basename(p), m["Subject"]))
     print("    To: %s" % m["To"])
+    # The revert is the one regression and the fix the one improvement:
+    # any other report is a false alarm that reached a mailing list.
+    if not (mid and mid in str(m.get("In-Reply-To", ""))) and \
+            fix[:12] not in str(m["Subject"]):
+        out.write("FALSEMAIL %s %s\n" % (os.path.basename(p), m["Subject"]))
 for x in posts:
     b = json.loads(x["body"])
     print("  webhook %s: %s %s, signature %s" % (
@@ -477,7 +496,6 @@ print("  the report on the mailed revert (%s, In-Reply-To: <%s>):" % (
 for l in msg(threaded).get_content().splitlines()[:24]:
     print("  | " + l)
 print("  | ...")
-out = open(d + "/summary.txt", "a")
 out.write("ALERT revert threaded\n")
 if posts and all(x["ok"] for x in posts):
     out.write("ALERT webhook signed\n")
@@ -512,7 +530,15 @@ for pr in pairs:
         if c.get("memcg_tax_pct") is not None:
             line += "  (memcg tax %+.1f%%)" % c["memcg_tax_pct"]
         print(line)
+        # Both sides run the same kernel and binary (an A/A pair): any
+        # alarm on its own metrics is false.  The tax rows compare the
+        # nested point with the root one, a real difference.
+        if (not c["metric"].startswith("memcg_tax.") and
+                c["verdict"] in ("regression", "improvement", "unstable")):
+            print("FALSEALARM tcp_rr pair %d %s %s" % (pr["pair_id"],
+                  c["metric"], c["verdict"]))
 PY
+grep '^FALSEALARM' "$DIR/tax.txt" >>"$DIR/summary.txt"
 
 echo
 say "look here"
@@ -540,6 +566,11 @@ grep -q '^ALERT revert threaded$' "$DIR/summary.txt" ||
     { echo "demo: expected a report mailed under the revert's patch mail" >&2; ok=0; }
 grep -q '^ALERT webhook signed$' "$DIR/summary.txt" ||
     { echo "demo: expected webhook posts with valid signatures" >&2; ok=0; }
+if grep -q '^FALSE' "$DIR/summary.txt"; then
+	echo "demo: false alarms (a no-op commit or the A/A tcp_rr pairs):" >&2
+	grep '^FALSE' "$DIR/summary.txt" >&2
+	ok=0
+fi
 if [ "$ONCE" = 1 ]; then
 	[ $ok = 1 ] || die "the verdicts are not the expected ones"
 	say "demo OK"

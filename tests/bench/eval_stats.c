@@ -19,6 +19,7 @@
 
 #include "analysis/analysis.h"
 #include "common/err.h"
+#include "common/rounds.h"
 
 enum model { M_NORMAL, M_LOGNORMAL, M_BIMODAL, M_OUTLIERS, M_AR1, M_COUNT };
 
@@ -660,6 +661,361 @@ table_low_mode(void)
 		}
 }
 
+/*
+ * Rounds on a drifting host.  Time is counted in run slots; each run
+ * takes one.  The host's level: "quiet" is 1; "phases" switches between
+ * idle (1) and busy (1 - DRIFT_BUSY) in phases of 0.5 to 3 slots (the
+ * make eval-trust disturber's shape), a run getting the mean level over
+ * its slot; "walk" is a random walk of DRIFT_WALK per slot (thermal,
+ * page cache); "ramp" a linear drift of DRIFT_RAMP per slot (a host
+ * warming up).  On top, white noise of CV 1 %.
+ *
+ * Schedules: "sequential" measures the base's runs, then the
+ * candidate's, and each adaptive look's new runs the same way (rounds:
+ * 1); the others measure one run a side a round: "ABBA" base first in
+ * even rounds, candidate first in odd ones; "randomised blocks" the
+ * daemon's order (common/rounds.h).  Analyses: "pooled" gives the runs
+ * without their rounds, "blocked" with them (the daemon's).
+ */
+#define DRIFT_BUSY 0.15
+#define DRIFT_WALK 0.01
+#define DRIFT_RAMP 0.005
+#define DRIFT_MAXN 24
+
+enum drift { D_QUIET, D_PHASES, D_WALK, D_RAMP, D_COUNT };
+static const char *const drift_names[D_COUNT] = { "quiet",
+	"busy/idle phases -15 %", "random walk 1 %/run",
+	"linear ramp 0.5 %/run" };
+
+enum order { O_SEQ, O_ABBA, O_BLOCKS };
+
+struct host {
+	enum drift d;
+	double t, phase_end;
+	double walk;
+	int busy;
+	struct analysis_rng *r;
+};
+
+static void
+host_init(struct host *h, enum drift d, struct analysis_rng *r)
+{
+	memset(h, 0, sizeof(*h));
+	h->d = d;
+	h->r = r;
+	h->busy = analysis_rng_uniform(r) < 0.5;
+	h->phase_end = 0.5 + 2.5 * analysis_rng_uniform(r);
+}
+
+/* The next run's value. */
+static double
+host_run(struct host *h)
+{
+	double x = 1 + 0.01 * gauss(h->r), lvl = 1, t0 = h->t, t1 = t0 + 1;
+
+	switch (h->d) {
+	case D_PHASES: {
+		double acc = 0, t = t0;
+
+		while (t < t1) {
+			double end = h->phase_end < t1 ? h->phase_end : t1;
+
+			acc += (end - t) * (h->busy ? 1 - DRIFT_BUSY : 1);
+			t = end;
+			if (t >= h->phase_end) {
+				h->busy = !h->busy;
+				h->phase_end +=
+				    0.5 + 2.5 * analysis_rng_uniform(h->r);
+			}
+		}
+		lvl = acc;
+		break;
+	}
+	case D_WALK:
+		h->walk += DRIFT_WALK * gauss(h->r);
+		lvl = exp(h->walk);
+		break;
+	case D_RAMP:
+		lvl = 1 - DRIFT_RAMP * t0;
+		break;
+	default:
+		break;
+	}
+	h->t = t1;
+	return 1000 * x * lvl;
+}
+
+/*
+ * Draws runs [from, to) of each side in the schedule's order; rb/rc get
+ * each run's round.  pair: the pair's id for the randomised order.
+ */
+static void
+drift_draw(double *a, double *b, int64_t *rb, int64_t *rc, size_t from,
+    size_t to, enum order ord, int64_t pair, double shift, struct host *h)
+{
+	size_t i;
+
+	if (ord == O_SEQ) {
+		for (i = from; i < to; i++) {
+			a[i] = host_run(h);
+			rb[i] = 0;
+		}
+		for (i = from; i < to; i++) {
+			b[i] = (1 - shift) * host_run(h);
+			rc[i] = 0;
+		}
+		return;
+	}
+	for (i = from; i < to; i++) {
+		int base_first = ord == O_ABBA
+		    ? i % 2 == 0
+		    : rounds_base_first(pair, (int64_t)i);
+
+		rb[i] = rc[i] = (int64_t)i;
+		if (base_first) {
+			a[i] = host_run(h);
+			b[i] = (1 - shift) * host_run(h);
+		} else {
+			b[i] = (1 - shift) * host_run(h);
+			a[i] = host_run(h);
+		}
+	}
+}
+
+static void
+drift_cell(struct tally *t, enum drift d, enum order ord, int blocked,
+    double shift, size_t n_fixed, size_t ntrials, uint64_t seed)
+{
+	double a[DRIFT_MAXN], b[DRIFT_MAXN];
+	int64_t rb[DRIFT_MAXN], rc[DRIFT_MAXN];
+	struct analysis_rng r;
+	size_t k;
+
+	memset(t, 0, sizeof(*t));
+	analysis_rng_seed(&r, seed);
+	for (k = 0; k < ntrials; k++) {
+		struct analysis_opts o;
+		struct analysis_result res;
+		struct err e = { 0 };
+		struct host h;
+		size_t n = n_fixed ? n_fixed : 5, have = 0;
+
+		host_init(&h, d, &r);
+		analysis_opts_init(&o);
+		if (!n_fixed) {
+			o.first_runs = 5;
+			o.max_runs = MAX_N;
+		}
+#ifdef ANALYSIS_MODE_MAX_RUNS
+		if (blocked) {
+			o.base_round = rb;
+			o.cand_round = rc;
+		}
+#else
+		(void)blocked;
+#endif
+		for (;;) {
+			drift_draw(
+			    a, b, rb, rc, have, n, ord, (int64_t)k, shift, &h);
+			have = n;
+			if (analysis_compare(&res, a, n, b, n, &o, &e) != 0) {
+				fprintf(
+				    stderr, "eval_stats: %s\n", err_msg(&e));
+				exit(1);
+			}
+			if (n_fixed)
+				break;
+			n = analysis_next_runs(&res, n, 5, MAX_N);
+			if (n == 0 || n > DRIFT_MAXN)
+				break;
+		}
+		t->n++;
+		t->runs += have;
+		if (is_alarm(res.verdict) || res.verdict == ANALYSIS_UNSTABLE)
+			t->alarms++;
+		if (res.verdict == ANALYSIS_REGRESSION)
+			t->hits++;
+	}
+}
+
+static void
+table_rounds(void)
+{
+	static const struct {
+		const char *what;
+		enum order ord;
+		int blocked;
+	} sch[] = {
+		{ "sequential, pooled (rounds: 1)", O_SEQ, 0 },
+		{ "ABBA, pooled", O_ABBA, 0 },
+		{ "ABBA, blocked", O_ABBA, 1 },
+		{ "randomised blocks, pooled", O_BLOCKS, 0 },
+		{ "randomised blocks, blocked (default)", O_BLOCKS, 1 },
+	};
+	size_t nt = trials(1000), nt0 = trials(2000), k;
+	enum drift d;
+
+	printf("\n### Rounds on a drifting host: schedule and analysis\n\n");
+	printf("CV 1 %% white noise on top of the host's drift; alpha 0.01, "
+	       "min_effect 1 %%.  FA = any alarm (regression, improvement, "
+	       "unstable) with no change, %zu trials; power = regression "
+	       "reported for a 3 %% drop, %zu trials; N = mean runs per side.  "
+	       "Adaptive: looks at 5, 8, 12.  Fixed: 8 runs a side.\n\n",
+	    nt0, nt);
+	printf("| host | schedule, analysis | FA %% adaptive | power %% "
+	       "adaptive | N (3 %%) | FA %% N = 8 | power %% N = 8 |\n");
+	printf("|---|---|---|---|---|---|---|\n");
+	for (d = 0; d < D_COUNT; d++)
+		for (k = 0; k < sizeof(sch) / sizeof(sch[0]); k++) {
+			struct tally a0, a1, f0, f1;
+			uint64_t sd = 2000 + 10 * d;
+
+			drift_cell(
+			    &a0, d, sch[k].ord, sch[k].blocked, 0, 0, nt0, sd);
+			drift_cell(&a1, d, sch[k].ord, sch[k].blocked, 0.03, 0,
+			    nt, sd + 1);
+			drift_cell(&f0, d, sch[k].ord, sch[k].blocked, 0, 8,
+			    nt0, sd + 2);
+			drift_cell(&f1, d, sch[k].ord, sch[k].blocked, 0.03, 8,
+			    nt, sd + 3);
+			printf("| %s | %s |", drift_names[d], sch[k].what);
+			print_rate(a0.alarms, a0.n);
+			print_rate(a1.hits, a1.n);
+			printf(" %.2f |", (double)a1.runs / (double)a1.n);
+			print_rate(f0.alarms, f0.n);
+			print_rate(f1.hits, f1.n);
+			printf("\n");
+			fflush(stdout);
+		}
+}
+
+/*
+ * Flaky modes both ways, with a 100-run history of the base's host: a
+ * share of runs at -50 % (the "tcp_rr with 20,000 flows often degrades
+ * by ~50 %" shape) appearing in the candidate, going away in it, or on
+ * both sides.  "Flagged": unstable or regression for an appearing mode,
+ * improvement for one going away, any alarm for the A/A rows.
+ * Adaptive: looks at 5, 8, 12 and, for a suspected mode, on to
+ * ANALYSIS_MODE_MAX_RUNS.
+ */
+#define MODE_MAXN 32
+
+static void
+mode_cell(size_t *hit, size_t *runs, double bflaky, double cflaky,
+    double hflaky, int want, size_t n_fixed, size_t nt, uint64_t seed)
+{
+	double a[MODE_MAXN], b[MODE_MAXN], h[HIST_RUNS];
+	struct analysis_rng r;
+	size_t t, i;
+
+	*hit = *runs = 0;
+	analysis_rng_seed(&r, seed);
+	for (t = 0; t < nt; t++) {
+		struct analysis_opts o;
+		struct analysis_result res;
+		struct err e = { 0 };
+		size_t n = n_fixed ? n_fixed : 5;
+		int ok;
+
+		for (i = 0; i < MODE_MAXN; i++) {
+			a[i] = lm_run(&r, 0, bflaky);
+			b[i] = lm_run(&r, 0, cflaky);
+		}
+		for (i = 0; i < HIST_RUNS; i++)
+			h[i] = lm_run(&r, 0, hflaky);
+		analysis_opts_init(&o);
+		o.history = h;
+		o.n_history = HIST_RUNS;
+		if (!n_fixed) {
+			o.first_runs = 5;
+			o.max_runs = MAX_N;
+		}
+		for (;;) {
+			size_t next;
+
+			if (analysis_compare(&res, a, n, b, n, &o, &e) != 0) {
+				fprintf(
+				    stderr, "eval_stats: %s\n", err_msg(&e));
+				exit(1);
+			}
+			if (n_fixed)
+				break;
+			next = analysis_next_runs(&res, n, 5, MAX_N);
+			if (next == 0 || next > MODE_MAXN)
+				break;
+			n = next;
+		}
+		*runs += n;
+		switch (want) {
+		case ANALYSIS_REGRESSION:
+			ok = res.verdict == ANALYSIS_UNSTABLE ||
+			    res.verdict == ANALYSIS_REGRESSION;
+			break;
+		case ANALYSIS_IMPROVEMENT:
+			ok = res.verdict == ANALYSIS_IMPROVEMENT;
+			break;
+		default:
+			ok = is_alarm(res.verdict) ||
+			    res.verdict == ANALYSIS_UNSTABLE;
+		}
+		*hit += ok;
+	}
+}
+
+static void
+table_modes(void)
+{
+	static const size_t ns[] = { 5, 8, 12, 16, 0 };
+	static const struct {
+		const char *what;
+		double b, c, h;
+		int want;
+	} rows[] = {
+		{ "30 % mode appears", 0, 0.3, 0, ANALYSIS_REGRESSION },
+		{ "50 % mode appears", 0, 0.5, 0, ANALYSIS_REGRESSION },
+		{ "30 % mode goes away", 0.3, 0, 0.3, ANALYSIS_IMPROVEMENT },
+		{ "50 % mode goes away", 0.5, 0, 0.5, ANALYSIS_IMPROVEMENT },
+		{ "A/A, 30 % flaky everywhere (alarms)", 0.3, 0.3, 0.3, 0 },
+		{ "A/A, 50 % flaky everywhere (alarms)", 0.5, 0.5, 0.5, 0 },
+		{ "A/A, clean (alarms)", 0, 0, 0, 0 },
+	};
+	size_t nt = trials(2000), k, c;
+
+	printf("\n### Flaky modes both ways (runs at -50 %%, CV 1 %% "
+	       "otherwise, a 100-run history as flaky as the base)\n\n");
+	printf("%% of %zu trials flagged: unstable or regression for a mode "
+	       "that appears, improvement for one that goes away, any alarm "
+	       "for A/A.  Adaptive: looks at 5, 8, 12, and on for a "
+	       "suspected mode (mean N in brackets).\n\n",
+	    nt);
+	printf("| case |");
+	for (c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
+		if (ns[c])
+			printf(" N = %zu |", ns[c]);
+		else
+			printf(" adaptive |");
+	printf("\n|---|");
+	for (c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
+		printf("---|");
+	printf("\n");
+	for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		printf("| %s |", rows[k].what);
+		for (c = 0; c < sizeof(ns) / sizeof(ns[0]); c++) {
+			size_t hit, runs;
+
+			mode_cell(&hit, &runs, rows[k].b, rows[k].c, rows[k].h,
+			    rows[k].want, ns[c], nt, 3000 + 10 * k + c);
+			if (ns[c])
+				print_rate(hit, nt);
+			else
+				printf(" %.1f ± %.1f (%.1f) |", rate(hit, nt),
+				    halfw(hit, nt), (double)runs / (double)nt);
+		}
+		printf("\n");
+		fflush(stdout);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -687,6 +1043,10 @@ main(int argc, char **argv)
 		table_cp_short();
 	if (!*only || strchr(only, 'L'))
 		table_low_mode();
+	if (!*only || strchr(only, 'R'))
+		table_rounds();
+	if (!*only || strchr(only, 'M'))
+		table_modes();
 	if (!*only || strchr(only, 't'))
 		table_timing();
 	printf("\n(total %.0f s of CPU)\n", now() - t0);

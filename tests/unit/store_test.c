@@ -8,6 +8,7 @@
 
 #include "common/err.h"
 #include "common/json.h"
+#include "common/rounds.h"
 #include "common/xalloc.h"
 #include "daemon/kfacts.h"
 #include "daemon/sched.h"
@@ -434,41 +435,59 @@ claim_round_of(
 
 /*
  * docs/CONFIG.md `rounds`: a pair whose jobs have rounds: 3 and 6 runs
- * is measured base 2, candidate 2, base 2, candidate 2, base 2,
- * candidate 2: each claim is one round, the job is queued again after
- * it (not a new attempt) and the job with fewer runs goes next; the
- * heartbeat says the round's runs.  Only the last round finishes it.
+ * is measured in three rounds of 2 runs a side: each claim is one round,
+ * the job is queued again after it (not a new attempt), the job with
+ * fewer runs goes next, and which side opens a round is
+ * rounds_base_first's: one base-first and one candidate-first round in
+ * each pair of rounds.  The heartbeat says the round's runs.  Only the
+ * last round finishes it; runs added later (adaptive) go on in rounds of
+ * the same size, not in one claim.
  */
 TEST(test_store__rounds_alternate_the_pair)
 {
 	struct store *s = open_new();
 	struct store_job_new jb = job_base, jc = job_cand;
-	int64_t h, b = 0, cand = 0, id, exp = 0, runs = 0, r, k, idx[2] = { 0 };
+	int64_t h, pair, b = 0, cand = 0, id, exp = 0, runs = 0, r, k;
+	int64_t idx[2] = { 0 }, ids[2];
+	int first[4];
 	struct store_job_detail j;
 
 	ASSERT(s != NULL);
 	h = host(s, "h1", "[]");
-	jb.spec_json = jc.spec_json = "{\"parser\":\"fio\",\"rounds\":3}";
+	jb.spec_json = jc.spec_json =
+	    "{\"parser\":\"fio\",\"rounds\":3,\"runs\":6}";
 	jb.runs = jc.runs = 6;
 	jb.max_runs = jc.max_runs = 8;
 	ASSERT(
-	    store_pair_create(s, NULL, &b, &cand, "j", "", &jb, &jc, 10) == 0);
-	for (r = 1; r <= 3; r++) {
+	    store_pair_create(s, &pair, &b, &cand, "j", "", &jb, &jc, 10) == 0);
+	ids[0] = b;
+	ids[1] = cand;
+	for (r = 1; r <= 4; r++) {
+		first[r - 1] = rounds_base_first(pair, r - 1);
+		if (r == 4)
+			/* Two more runs a side, as the verdict asks. */
+			ASSERT(store_verdict_requeue(s, pair, 8, 0, 102) == 0);
 		for (k = 0; k < 2; k++) {
+			/* The side that opens the round, then the other. */
+			int side = first[r - 1] ? k : !k;
+
 			id = claim_round_of(
-			    s, h, k ? "candidate" : "base", 2 * r, r);
-			ASSERT_MSG(id == (k ? cand : b), "round %lld, %s",
-			    (long long)r, k ? "candidate" : "base");
+			    s, h, side ? "candidate" : "base", 2 * r, r);
+			ASSERT_MSG(id == ids[side], "round %lld, %s",
+			    (long long)r, side ? "candidate" : "base");
 			ASSERT(store_heartbeat(
 			           s, &exp, &runs, h, id, NULL, 100, 60) == 0);
 			ASSERT_INTEQ(runs, 2 * r);
-			ASSERT(add_run(s, h, id, idx[k]++) == 0);
-			ASSERT(add_run(s, h, id, idx[k]++) == 0);
+			ASSERT(add_run(s, h, id, idx[side]++) == 0);
+			ASSERT(add_run(s, h, id, idx[side]++) == 0);
 			ASSERT(store_finish(s, h, id, 1, NULL, 101) == 0);
 			ASSERT_STREQ(
-			    job_state(s, id), r < 3 ? "queued" : "success");
+			    job_state(s, id), r >= 3 ? "success" : "queued");
 		}
 	}
+	/* Balanced: each pair of rounds has one of each order. */
+	ASSERT(first[0] != first[1]);
+	ASSERT(first[2] != first[3]);
 	ASSERT(store_job_get(s, &j, b) == 0);
 	ASSERT_INTEQ(j.job.attempts, 1);
 	store_job_detail_release(&j);
@@ -1158,7 +1177,7 @@ TEST(test_store__requeued_pair_is_not_superseded)
 			ASSERT(add_run(s, h, job, i) == 0);
 		ASSERT(store_finish(s, h, job, 1, NULL, 120) == 0);
 	}
-	ASSERT(store_verdict_requeue(s, pair, 5, 130) == 0);
+	ASSERT(store_verdict_requeue(s, pair, 5, 0, 130) == 0);
 	ASSERT_STREQ(job_state(s, side(s, pair, "candidate")), "queued");
 	ASSERT(store_trigger_pending(s, &rows, t, "master", "j") == 0);
 	ASSERT_INTEQ(rows.n, 0);
@@ -1969,7 +1988,7 @@ TEST(test_store__history_groups_values_by_job)
 
 	/* More runs (adaptive runs re-open the pair): the summary is
 	 * dropped, the values are read again, the new one with them. */
-	ASSERT(store_verdict_requeue(s, pair, 4, 1050) == 0);
+	ASSERT(store_verdict_requeue(s, pair, 4, 0, 1050) == 0);
 	ASSERT(store_claim(s, &cl, h1, 1060, 60) == 0);
 	ASSERT_INTEQ(cl.job_id, bj);
 	store_claimed_release(&cl);
