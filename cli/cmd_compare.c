@@ -121,12 +121,17 @@ print_json(const struct row *rows, size_t n)
 		    o, "n_cand", json_integer((json_int_t)r->n_cand));
 		json_object_set_new(o, "base_median", jnum(r->base_median));
 		json_object_set_new(o, "cand_median", jnum(r->cand_median));
+		json_object_set_new(o, "base_mean", jnum(r->base_mean));
+		json_object_set_new(o, "base_sd", jnum(r->base_sd));
+		json_object_set_new(o, "cand_mean", jnum(r->cand_mean));
+		json_object_set_new(o, "cand_sd", jnum(r->cand_sd));
 		json_object_set_new(o, "change_pct", jnum(r->change_pct));
 		json_object_set_new(o, "ci_low_pct", jnum(r->ci_low_pct));
 		json_object_set_new(o, "ci_high_pct", jnum(r->ci_high_pct));
 		json_object_set_new(o, "p_value", jnum(r->p_value));
 		json_object_set_new(o, "verdict",
 		    json_string(analysis_verdict_name(r->verdict)));
+		json_object_set_new(o, "note", json_string(r->note));
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(root, "metrics", arr);

@@ -103,6 +103,7 @@ if [ "$n" = 0 ]; then pass nothing-stored-yet; else
 [ "$(http POST /api/v1/jobs/claim "$R1" '{}')" = 200 ] ||
 	fail claim "$(cat "$PW_TMP/body")"
 job=$(jfield job.id <"$PW_TMP/body")
+role=$(jfield job.role <"$PW_TMP/body")
 run='"status":"ok","metrics":[{"name":"m","value":1,"better":"higher"}]'
 expect index-out-of-range 400 index POST "/api/v1/jobs/$job/runs" "$R1" \
     "{\"index\":3,$run}"
@@ -121,7 +122,10 @@ expect metric-duplicate 400 'metrics[1]' POST "/api/v1/jobs/$job/runs" "$R1" \
     '{"index":0,"status":"ok","metrics":[{"name":"m","value":1,"better":"higher"},{"name":"m","value":2,"better":"higher"}]}'
 expect unknown-job-run 404 'not found' POST /api/v1/jobs/999/runs "$R1" \
     "{\"index\":0,$run}"
-expect not-my-job 409 'leased' POST "/api/v1/jobs/$((job + 1))/runs" "$R1" \
+# The pair's other job (the claim takes either side first: rounds).
+[ "$role" = base ] && other=$((job + 1)) ||
+	other=$((job - 1))
+expect not-my-job 409 'leased' POST "/api/v1/jobs/$other/runs" "$R1" \
     "{\"index\":0,$run}"
 expect unknown-job-read 404 'not found' GET /api/v1/jobs/999
 expect unknown-route 404 route GET /api/v1/nothing

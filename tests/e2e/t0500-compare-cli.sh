@@ -58,12 +58,13 @@ fi
 
 run "$PW" compare --json "$T/base.txt" "$T/cand.txt"
 ok=1
-for k in metric n_base n_cand base_median cand_median change_pct \
-    ci_low_pct ci_high_pct p_value verdict; do
+for k in metric n_base n_cand base_median cand_median base_mean base_sd \
+    cand_mean cand_sd change_pct ci_low_pct ci_high_pct p_value verdict \
+    note; do
 	grep -q "\"$k\":" "$T/out" || ok=0
 done
 keys=$(grep -c '^      "[a-z_]*":' "$T/out")
-if [ $rc -eq 0 ] && [ $ok -eq 1 ] && [ "$keys" -eq 10 ] &&
+if [ $rc -eq 0 ] && [ $ok -eq 1 ] && [ "$keys" -eq 15 ] &&
     grep -q '"metric": "value"' "$T/out" &&
     grep -q '"verdict": "regression"' "$T/out" &&
     grep -q '"n_base": 6' "$T/out"; then

@@ -130,6 +130,8 @@ metrics:
   ops: {better: higher, min_effect: 20%}
 runs: 8
 max_runs: 8
+# One long claim a side: the link is cut while the base job holds it.
+rounds: 1
 timeout: 60s
 YAML
 PW_DB=$PW_DIR/pw.db

@@ -39,6 +39,9 @@ kernel:
   boot_timeout: 40s
 runs: 2
 max_runs: 2
+# One boot a side, base first: the test follows the boot state of one
+# claim (with the default rounds each round is such a claim).
+rounds: 1
 metrics:
   ops: {better: higher, min_effect: 50%}
 timeout: 30s
