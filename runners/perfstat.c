@@ -570,13 +570,15 @@ first_line(char *out, size_t len, const char *path)
 static int
 probe(struct perfstat *p, const struct perfstat_opts *o)
 {
+	char pmu[PERFSTAT_REASON_MAX];
 	int paranoid = 2;
 
-	if (!o->no_pmu_check &&
-	    !perfstat_pmu(p->pmu, sizeof(p->pmu), o->devices)) {
-		snprintf(p->reason, sizeof(p->reason), "%s", p->pmu);
-		p->pmu[0] = '\0';
-		return -1;
+	if (!o->no_pmu_check) {
+		if (!perfstat_pmu(pmu, sizeof(pmu), o->devices)) {
+			snprintf(p->reason, sizeof(p->reason), "%s", pmu);
+			return -1;
+		}
+		snprintf(p->pmu, sizeof(p->pmu), "%.63s", pmu);
 	}
 	if (p->cgroup == NULL) {
 		snprintf(p->reason, sizeof(p->reason),
