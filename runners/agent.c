@@ -36,6 +36,7 @@
 #include "runners/inventory.h"
 #include "runners/keep.h"
 #include "runners/kernel.h"
+#include "runners/perfstat.h"
 #include "runners/profile.h"
 #include "runners/qemu.h"
 #include "runners/spool.h"
@@ -482,7 +483,9 @@ struct job {
 	int64_t id, runs, max_runs, timeout_s;
 	int64_t memory_max, memory_high;
 	int profile;
-	int64_t profile_runs; /* 0: all */
+	int64_t profile_runs;     /* 0: all */
+	int counters;             /* perf stat per run (docs/MEMCG.md) */
+	const char *counters_ops; /* the metric counting operations */
 	const char *parser, *cgroup_path;
 	const char *tree_url, *tree_commit; /* jobs on a commit */
 	const char *tree_pack; /* a series commit's pack route, or NULL */
@@ -621,7 +624,9 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	        pwjson_int_opt(&j->memory_high, cg, "memory_high", e) != 0))
 		return -1;
 	if (pwjson_bool_opt(&j->profile, o, "profile", e) != 0 ||
-	    pwjson_int_opt(&j->profile_runs, o, "profile_runs", e) != 0)
+	    pwjson_int_opt(&j->profile_runs, o, "profile_runs", e) != 0 ||
+	    pwjson_bool_opt(&j->counters, o, "counters", e) != 0 ||
+	    pwjson_str_opt(&j->counters_ops, o, "counters_ops", e) != 0)
 		return -1;
 
 	params = json_object_get(o, "params");
@@ -1037,6 +1042,50 @@ prof_end(struct agent *a, const struct job *j, struct profile *p, json_t *body,
 		    "run %" PRId64 " profile: charge-path share unknown: %s",
 		    index, res.reason);
 	profile_result_release(&res);
+}
+
+/*
+ * counters: true (docs/MEMCG.md): perf stat counts the benchmark's cgroup
+ * during measured run index (runners/perfstat.h); unknown, with the
+ * reason, where it cannot.
+ */
+static struct perfstat *
+ctr_begin(const struct job *j, const struct placement *pl, const char *scratch,
+    int64_t index)
+{
+	struct perfstat_opts po;
+	struct perfstat *p;
+	char *dir;
+
+	if (!j->counters)
+		return NULL;
+	dir = xasprintf("%s/counters-%" PRId64, scratch, index);
+	files_mkdir_p(dir); /* else perf cannot write: the reason says so */
+	memset(&po, 0, sizeof(po));
+	po.dir = dir;
+	po.cgroup = pl->cg ? cgroup_perf_name(pl->cg) : NULL;
+	p = perfstat_start(&po);
+	free(dir);
+	return p;
+}
+
+/* After the run: the counters into its body and the job log. */
+static void
+ctr_end(struct agent *a, const struct job *j, struct perfstat_result *res,
+    json_t *body, const struct exec_result *r, int64_t index)
+{
+	struct perfstat_ops ops;
+	struct buf log = BUF_INIT(CAP_ERRMSG);
+	const char *st = json_string_value(json_object_get(body, "status"));
+
+	memset(&ops, 0, sizeof(ops));
+	if (st != NULL && strcmp(st, "ok") == 0)
+		perfstat_ops_parse(&ops, j->counters_ops, j->parser,
+		    r->out.data, r->out.len, r->duration_s);
+	perfstat_apply(body, res, &ops, &log);
+	job_log(a, j->id, "run %" PRId64 " %s", index, log.data);
+	buf_release(&log);
+	perfstat_result_release(res);
 }
 
 /*
@@ -1691,6 +1740,8 @@ run_job(struct agent *a, json_t *jo)
 	struct host_job hj;
 	struct buf hlog = BUF_INIT(CAP_ERRMSG * 8);
 	struct profile *prof;
+	struct perfstat *ctr;
+	struct perfstat_result cres;
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&hj, 0, sizeof(hj));
@@ -1821,15 +1872,21 @@ run_job(struct agent *a, json_t *jo)
 		prof = j.profile && (j.profile_runs <= 0 || i < j.profile_runs)
 		    ? prof_begin(a, &j, &pl, scratch, i)
 		    : NULL;
+		ctr = ctr_begin(&j, &pl, scratch, i);
 		cpu0 = self_cpu_s();
 		if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
 			/* Not a measurement: a later attempt redoes it. */
 			host_job_run_end(&hj);
 			profile_free(prof);
+			perfstat_free(ctr);
 			exec_result_release(&r);
 			break;
 		}
 		cpu1 = self_cpu_s();
+		if (j.counters) { /* stopped at once: the window is the run */
+			perfstat_stop(ctr, &cres);
+			perfstat_free(ctr);
+		}
 		host_job_run_end(&hj);
 		body = agent_run_body(i, j.parser, j.directions, &r,
 		    e.set ? err_msg(&e) : NULL, raw_max);
@@ -1846,6 +1903,8 @@ run_job(struct agent *a, json_t *jo)
 		json_object_set_new(body, "host_state", hstate);
 		if (prof != NULL)
 			prof_end(a, &j, prof, body, i);
+		if (j.counters)
+			ctr_end(a, &j, &cres, body, &r, i);
 		if (tm_ok &&
 		    strcmp(json_string_value(json_object_get(body, "status")),
 		        "ok") == 0 &&
