@@ -82,13 +82,17 @@ field_num(double *out, const struct field *f)
 	return 0;
 }
 
+/* The field as a string: it fits, and holds no NUL or control byte. */
 static int
 field_copy(char *out, size_t len, const struct field *f)
 {
-	size_t n = (size_t)(f->e - f->p);
+	size_t n = (size_t)(f->e - f->p), i;
 
 	if (n >= len)
 		return -1;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)f->p[i] < 0x20 || f->p[i] == 0x7f)
+			return -1;
 	memcpy(out, f->p, n);
 	out[n] = '\0';
 	return 0;

@@ -315,6 +315,20 @@ TEST(test_perfstat__garbage_names_line_and_column)
 	expect_error("425115750611,42,instructions,64005529152,100.00,,\n", 0,
 	    "line 1, column 14: expected a unit");
 	expect_error("", 0, "perf stat: no counter in 0 lines");
+	/* A NUL in the event (found by tests/fuzz/perfstat_fuzz.c). */
+	{
+		static const char nul[] =
+		    "2397300420,,branch\0misses,1,100.00,,\n";
+		struct perfstat_report z;
+
+		perfstat_report_init(&z);
+		ASSERT(perfstat_parse(&z, nul, sizeof(nul) - 1, 0) == -1);
+		ASSERT_MSG(
+		    strstr(err_msg(&z.err),
+		        "line 1, column 13: expected an event name") != NULL,
+		    "%s", err_msg(&z.err));
+		perfstat_report_release(&z);
+	}
 	expect_error("# started on Wed Apr 24 11:18:56 2024\n\n", 0,
 	    "no counter in 2 lines");
 	/* An older perf leaves run time and percent of <not counted> empty. */
