@@ -349,7 +349,7 @@ perfstat_ops_parse(struct perfstat_ops *o, const char *metric,
 	memset(o, 0, sizeof(*o));
 	if (metric == NULL) {
 		snprintf(o->how, sizeof(o->how),
-		    "no counters_ops: per-operation values unknown");
+		    "the job names no counters_ops metric");
 		return;
 	}
 	bench_result_init(&br);
@@ -526,6 +526,8 @@ high_fd(int fd)
  * fork + exec of perf with its control fds as 3 and 4, stdin /dev/null,
  * stdout /dev/null, stderr to errf.  perf dies with the runner
  * (PR_SET_PDEATHSIG): an orphaned `perf stat -a` would wait for ever.
+ * The signal comes when the thread that forked ends: the runner's jobs
+ * run on its main thread, which lives as long as the process.
  */
 static pid_t
 spawn(char *const argv[], int ctl, int ack, const char *errf)
