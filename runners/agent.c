@@ -1045,50 +1045,6 @@ prof_end(struct agent *a, const struct job *j, struct profile *p, json_t *body,
 }
 
 /*
- * counters: true (docs/MEMCG.md): perf stat counts the benchmark's cgroup
- * during measured run index (runners/perfstat.h); unknown, with the
- * reason, where it cannot.
- */
-static struct perfstat *
-ctr_begin(const struct job *j, const struct placement *pl, const char *scratch,
-    int64_t index)
-{
-	struct perfstat_opts po;
-	struct perfstat *p;
-	char *dir;
-
-	if (!j->counters)
-		return NULL;
-	dir = xasprintf("%s/counters-%" PRId64, scratch, index);
-	files_mkdir_p(dir); /* else perf cannot write: the reason says so */
-	memset(&po, 0, sizeof(po));
-	po.dir = dir;
-	po.cgroup = pl->cg ? cgroup_perf_name(pl->cg) : NULL;
-	p = perfstat_start(&po);
-	free(dir);
-	return p;
-}
-
-/* After the run: the counters into its body and the job log. */
-static void
-ctr_end(struct agent *a, const struct job *j, struct perfstat_result *res,
-    json_t *body, const struct exec_result *r, int64_t index)
-{
-	struct perfstat_ops ops;
-	struct buf log = BUF_INIT(CAP_ERRMSG);
-	const char *st = json_string_value(json_object_get(body, "status"));
-
-	memset(&ops, 0, sizeof(ops));
-	if (st != NULL && strcmp(st, "ok") == 0)
-		perfstat_ops_parse(&ops, j->counters_ops, j->parser,
-		    r->out.data, r->out.len, r->duration_s);
-	perfstat_apply(body, res, &ops, &log);
-	job_log(a, j->id, "run %" PRId64 " %s", index, log.data);
-	buf_release(&log);
-	perfstat_result_release(res);
-}
-
-/*
  * What a directory kept for j's next round must hold (runners/keep.h):
  * its tree, its commit and its build, each argument with its length.
  * NULL when that is too long to say: nothing is kept, every round builds.
@@ -1872,7 +1828,10 @@ run_job(struct agent *a, json_t *jo)
 		prof = j.profile && (j.profile_runs <= 0 || i < j.profile_runs)
 		    ? prof_begin(a, &j, &pl, scratch, i)
 		    : NULL;
-		ctr = ctr_begin(&j, &pl, scratch, i);
+		/* counters: true (docs/MEMCG.md): perf stat on the run. */
+		ctr = j.counters ? perfstat_begin(scratch, i,
+		                       pl.cg ? cgroup_perf_name(pl.cg) : NULL)
+		                 : NULL;
 		cpu0 = self_cpu_s();
 		if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
 			/* Not a measurement: a later attempt redoes it. */
@@ -1903,8 +1862,14 @@ run_job(struct agent *a, json_t *jo)
 		json_object_set_new(body, "host_state", hstate);
 		if (prof != NULL)
 			prof_end(a, &j, prof, body, i);
-		if (j.counters)
-			ctr_end(a, &j, &cres, body, &r, i);
+		if (j.counters) {
+			struct buf cl = BUF_INIT(CAP_ERRMSG);
+
+			perfstat_finish(body, &cres, j.counters_ops, j.parser,
+			    &r.out, r.duration_s, &cl);
+			job_log(a, j.id, "run %" PRId64 " %s", i, cl.data);
+			buf_release(&cl);
+		}
 		if (tm_ok &&
 		    strcmp(json_string_value(json_object_get(body, "status")),
 		        "ok") == 0 &&

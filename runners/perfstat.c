@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -838,4 +839,38 @@ perfstat_apply(json_t *body, const struct perfstat_result *res,
 		buf_printf(log, "; per operation unknown: %s", ops->how);
 	if (res->reason[0])
 		buf_printf(log, "; %s", res->reason);
+}
+
+/* ---- the runner's calls ---- */
+
+struct perfstat *
+perfstat_begin(const char *scratch, int64_t index, const char *cgroup)
+{
+	char *dir = xasprintf("%s/counters-%" PRId64, scratch, index);
+	struct perfstat_opts o;
+	struct perfstat *p;
+
+	files_mkdir_p(dir); /* else perf cannot write: the reason says so */
+	memset(&o, 0, sizeof(o));
+	o.dir = dir;
+	o.cgroup = cgroup;
+	p = perfstat_start(&o);
+	free(dir);
+	return p;
+}
+
+void
+perfstat_finish(json_t *body, struct perfstat_result *res,
+    const char *counters_ops, const char *parser, const struct buf *out,
+    double duration_s, struct buf *log)
+{
+	const char *st = json_string_value(json_object_get(body, "status"));
+	struct perfstat_ops ops;
+
+	memset(&ops, 0, sizeof(ops));
+	if (st != NULL && strcmp(st, "ok") == 0)
+		perfstat_ops_parse(&ops, counters_ops, parser, out->data,
+		    out->len, duration_s);
+	perfstat_apply(body, res, &ops, log);
+	perfstat_result_release(res);
 }

@@ -28,6 +28,7 @@
  * is not a count and is not judged).
  */
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -180,6 +181,19 @@ struct perfstat *perfstat_start(const struct perfstat_opts *);
  * Never fails: an error is an unknown result with its reason. */
 void perfstat_stop(struct perfstat *, struct perfstat_result *out);
 void perfstat_free(struct perfstat *); /* kills a running perf; NULL ok */
+
+/*
+ * The runner's calls.  perfstat_begin(): perfstat_start() for measured
+ * run index, its files in scratch/counters-N; cgroup as in
+ * perfstat_opts.  perfstat_finish(), after the run's body is built: the
+ * operations from the run's output (out, parsed again with parser; only
+ * for a run with status "ok"), then perfstat_apply(); res is released.
+ */
+struct perfstat *perfstat_begin(
+    const char *scratch, int64_t index, const char *cgroup);
+void perfstat_finish(json_t *body, struct perfstat_result *res,
+    const char *counters_ops, const char *parser, const struct buf *out,
+    double duration_s, struct buf *log);
 
 /*
  * Adds a run's counters to its upload body: the known metrics to
