@@ -729,3 +729,39 @@ TEST(test_perfstat__apply)
 	json_decref(b);
 	buf_release(&log);
 }
+
+/*
+ * The runner's finish: the operations from the run's own output (the
+ * real neper output, num_transactions 329605) over real hybrid counts.
+ */
+TEST(test_perfstat__finish_with_ops_from_output)
+{
+	struct perfstat_result res;
+	struct buf out = BUF_INIT(1 << 20), log = BUF_INIT(4096);
+	json_t *b = body_of("ok"), *m;
+	size_t i;
+	double ipo = -1;
+
+	ASSERT(files_read(&out, test_fixture("bench/neper.tcp_rr.server.txt"),
+	           1 << 20) == 0);
+	memset(&res, 0, sizeof(res));
+	perfstat_report_init(&res.report);
+	ASSERT(parse_fixture(&res.report, "lkml-hybrid-default.csv", 0) == 0);
+	perfstat_total(&res.ins, &res.report, "instructions");
+	perfstat_total(&res.cyc, &res.report, "cycles");
+	res.counted = 1;
+	perfstat_finish(b, &res, "num_transactions", "neper", &out, 10.0, &log);
+	ASSERT(res.report.lines == NULL); /* released */
+	json_array_foreach(json_object_get(b, "metrics"), i, m)
+	{
+		if (strcmp(json_string_value(json_object_get(m, "name")),
+		        "perf.instructions_per_op") == 0)
+			ipo = json_number_value(json_object_get(m, "value"));
+	}
+	ASSERT_NEAR(ipo, 10479224.0 / 329605, 1e-9);
+	ASSERT_MSG(strstr(log.data, "(ops: num_transactions = 329605)") != NULL,
+	    "%s", log.data);
+	json_decref(b);
+	buf_release(&out);
+	buf_release(&log);
+}
