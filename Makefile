@@ -236,7 +236,7 @@ clean:
 # includes to reach its static dispatch).
 FUZZ_CC	  ?= clang
 FUZZ_TIME ?= 60
-FUZZ_ALL   = bench config mail api patch qemu
+FUZZ_ALL   = bench config mail api patch qemu perfstat
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_DIR   = $(OUT)/fuzz
 FUZZ_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
