@@ -40,8 +40,8 @@
 #                      then start bisections, which add pairs of their own)
 #   EVAL_TIMEOUT=5400  seconds to wait for the verdicts
 #   PW_KEEP=1          keep the scratch directory (lib.sh)
-# The report and the verdict of every pair are also written to
-# $OUT/eval-trust/ (report.md, verdicts.tsv, commits.tsv).
+# The report, the verdict of every pair, the commits and the disturber's
+# phases are also kept in $OUT/eval-trust/YYYYmmdd-HHMMSS/ (UTC start).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -72,7 +72,7 @@ STEPS=10000	# STEPS_PER_OP in tests/bench/trust/walk.h
 . "$top/tests/e2e/lib_git.sh"
 . "$top/tests/e2e/lib_alerts.sh"
 REPORT=$here/trust_report.py
-SAVE=$OUT/eval-trust
+SAVE=$OUT/eval-trust/$(date -u +%Y%m%d-%H%M%S)
 
 say() { printf '[%s] %s\n' "$(hms $SECONDS)" "$*"; }
 hms() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
@@ -212,7 +212,6 @@ while read -r kind size k; do
 	# commit by commit (a batch of commits is queued job by job).
 	wait_tip master "$sha" 60 || broke "the watcher did not see $subj"
 done <"$D/plan.txt"
-cp "$D/commits.tsv" "$SAVE/commits.tsv"
 n=$(wc -l <"$D/commits.tsv")
 say "$n commits ($NOOPS no-ops, $CHANGES excursions of each of ${SIZES// /, } %), two jobs each"
 
@@ -269,7 +268,7 @@ kill -0 "$PW_DAEMON_PID" 2>/dev/null || broke "perfwatchd died"
 echo
 python3 "$REPORT" report "$PW_URL" "$D"
 rc=$?
-cp "$D/report.md" "$D/verdicts.tsv" "$D/plan.txt" "$SAVE/" 2>/dev/null
+cp "$D/report.md" "$D/verdicts.tsv" "$D/plan.txt" "$D/commits.tsv" "$SAVE/" 2>/dev/null
 [ "$DISTURB" = 1 ] && cp "$D/disturb.log" "$SAVE/" 2>/dev/null
 echo
 echo "(report, verdicts and commits also in $SAVE/)"

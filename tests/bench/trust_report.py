@@ -348,6 +348,13 @@ def report(url, d):
                                                  v["change"] or 0, v["n_base"],
                                                  v["n_cand"])
                 for c, v in alarms) if alarms else ""))
+        spread = sorted(abs(v["change"]) for c, v in noop
+                        if v["change"] is not None)
+        if spread:
+            detail.append("- %s, no-op changes (the noise): median |change| "
+                          "%.1f %%, 90th percentile %.1f %%, largest %.1f %%"
+                          % (s["name"], spread[len(spread) // 2],
+                             spread[int(0.9 * (len(spread) - 1))], spread[-1]))
         for sz in sizes:
             k, m, ch = found[sz]
             parts = []
