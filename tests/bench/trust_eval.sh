@@ -98,8 +98,11 @@ D=$PW_TMP/eval
 mkdir -p "$D" "$SAVE"
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-	c=$(git -C "$top" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-	git -C "$top" diff --quiet HEAD 2>/dev/null || c="$c with local changes"
+	if c=$(git -C "$top" rev-parse --short=12 HEAD 2>/dev/null); then
+		git -C "$top" diff --quiet HEAD || c="$c with local changes"
+	else
+		c=unknown
+	fi
 	echo "commit=$c"
 	echo "branch=$(git -C "$top" rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)"
 	echo "cpus=$(nproc)"

@@ -33,6 +33,7 @@ import math
 import os
 import random
 import re
+import statistics
 import sys
 import time
 import urllib.request
@@ -351,10 +352,12 @@ def report(url, d):
         spread = sorted(abs(v["change"]) for c, v in noop
                         if v["change"] is not None)
         if spread:
+            # Nearest rank: the smallest value with 90 % at or below it.
+            p90 = spread[math.ceil(0.9 * len(spread)) - 1]
             detail.append("- %s, no-op changes (the noise): median |change| "
                           "%.1f %%, 90th percentile %.1f %%, largest %.1f %%"
-                          % (s["name"], spread[len(spread) // 2],
-                             spread[int(0.9 * (len(spread) - 1))], spread[-1]))
+                          % (s["name"], statistics.median(spread), p90,
+                             spread[-1]))
         for sz in sizes:
             k, m, ch = found[sz]
             parts = []
@@ -362,8 +365,8 @@ def report(url, d):
                                ("down", "revert %+.1f %%" % (-100 * sz / (100 + sz)))):
                 x = [v for c, v in ch if c["kind"] == kind]
                 want = "regression" if kind == "up" else "improvement"
-                chg = sorted(v["change"] for v in x if v["change"] is not None)
-                med = chg[len(chg) // 2] if chg else float("nan")
+                chg = [v["change"] for v in x if v["change"] is not None]
+                med = statistics.median(chg) if chg else float("nan")
                 verd = {}
                 for v in x:
                     verd[v["verdict"]] = verd.get(v["verdict"], 0) + 1
