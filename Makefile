@@ -238,7 +238,7 @@ clean:
 # includes to reach its static dispatch).
 FUZZ_CC	  ?= clang
 FUZZ_TIME ?= 60
-FUZZ_ALL   = bench config mail api patch qemu
+FUZZ_ALL   = bench config mail api patch qemu perfstat
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_DIR   = $(OUT)/fuzz
 FUZZ_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -402,6 +402,22 @@ eval-stats: $(REL)/bin/eval_stats
 	$(REL)/bin/eval_stats $(EVAL_ARGS)
 
 .PHONY: eval-stats
+# --- the whole service on this machine (issue: trust): `make eval-trust`
+# runs a real perfwatchd and perfwatch-runner on a git tree of a compiled
+# memory walk under a drifting load it starts and stops itself
+# (tests/bench/trust_disturb.c): false alarms and mails per 100 no-op
+# commits, and the share of +3/+10/+25 % changes found, for the old
+# schedule (rounds: 1) and the tree's defaults side by side in one run
+# (tests/bench/trust_eval.sh; 20-40 min; knobs NOOPS, CHANGES, SIZES,
+# SEED, DISTURB, OLD_KEYS, NEW_KEYS in the script; not part of make check).
+$(REL)/bench/trust_disturb: tests/bench/trust_disturb.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $<
+
+eval-trust: all $(REL)/bench/trust_disturb
+	@OUT=$(OUT) tests/bench/trust_eval.sh
+
+.PHONY: eval-trust
 # ---- kernels (issue 10, docs/KERNEL.md) ----
 # The qemu guest's static programs: /init (perfwatch-guest, built from the
 # runner's cgroup, telemetry and exec modules) and static benchmarks

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/spread.h"
 #include "common/xalloc.h"
 
 #define DEFAULT_SEED 0x7065726677617463ULL /* "perfwatc" */
@@ -1512,19 +1513,15 @@ blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
 	return 0;
 }
 
-/* The mean and sample standard deviation of raw values (sd NAN for n <
- * 2). */
+/* The mean and sample standard deviation of raw values (spread.h). */
 static void
 raw_moments(const double *x, size_t n, double *mean, double *sd)
 {
-	double v;
+	struct spread sp;
 
-	if (n == 0) {
-		*mean = *sd = NAN;
-		return;
-	}
-	mean_var(x, n, mean, &v);
-	*sd = n > 1 ? sqrt(v) : NAN;
+	spread_of(&sp, x, n);
+	*mean = sp.mean;
+	*sd = sp.sd;
 }
 
 /* The sentence of a low mode, appended to r->note. */

@@ -46,6 +46,8 @@
 /* runners/profile.c: `perf report --stdio` text and the top-symbols blob. */
 #define CAP_PERF_REPORT (32 * 1024 * 1024)
 #define CAP_PROFILE_BLOB (64 * 1024)
+/* runners/perfstat.c: `perf stat -x,` output of one run. */
+#define CAP_PERF_STAT (1024 * 1024)
 #define CAP_HOST_STATE (16 * 1024) /* a run's host state (docs/HOST.md) */
 
 #endif

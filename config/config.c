@@ -492,6 +492,7 @@ job_config_free(struct job_config *job)
 	cfg_i_strlist_free(&job->trigger.inboxes);
 	cfg_i_strlist_free(&job->hosts);
 	free(job->baseline_ref);
+	free(job->counters_ops);
 	free(job->kernel.config);
 	cfg_i_strlist_free(&job->kernel.fragment);
 	free(job->host.cpus);

@@ -255,6 +255,12 @@ struct job_config {
 	 * names it (default 10%). */
 	int64_t profile_runs;
 	double profile_min_effect_pct;
+	/* counters: true: perf stat instructions and cycles of each
+	 * measured run (docs/MEMCG.md); counters_ops names the run's metric
+	 * that counts its operations (a rate is multiplied by the run's
+	 * duration), NULL: per-operation values unknown. */
+	int counters;
+	char *counters_ops;
 	struct cfg_metric *metrics;
 	size_t nmetrics;
 	int64_t timeout_s;               /* default 600 */

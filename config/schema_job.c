@@ -358,6 +358,28 @@ h_metrics(struct ctx *c, const struct cfg_node *n, void *base, const char *path)
 	    add_metric, base);
 }
 
+/* counters_ops: the name of a metric of the run's own output. */
+static void
+h_counters_ops(
+    struct ctx *c, const struct cfg_node *n, void *base, const char *path)
+{
+	struct job_config *job = base;
+	const char *s;
+	char d[96];
+
+	if (n == NULL ||
+	    (s = cfg_i_want_scalar(c, n, path, "a metric name")) == NULL)
+		return;
+	if (!valid_metric_name(s)) {
+		cfg_i_nerr(c, n, path,
+		    "%s is not a valid metric name (letters, digits, '.', "
+		    "'_', '-', ':', '/')",
+		    cfg_i_describe(n, d, sizeof(d)));
+		return;
+	}
+	job->counters_ops = xstrdup(s);
+}
+
 static void
 h_baseline(
     struct ctx *c, const struct cfg_node *n, void *base, const char *path)
@@ -577,6 +599,11 @@ static const struct field job_fields[] = {
 	    .def = "10%",
 	    .min = 0,
 	    .max = 100 },
+	{ .key = "counters",
+	    .type = F_BOOL,
+	    .off = offsetof(struct job_config, counters),
+	    .def = "false" },
+	{ .key = "counters_ops", .type = F_CUSTOM, .fn = h_counters_ops },
 	{ .key = "metrics", .type = F_CUSTOM, .fn = h_metrics },
 	NUM("timeout", F_DURATION, struct job_config, timeout_s, "10m", 1,
 	    86400),
@@ -698,6 +725,9 @@ cfg_i_check_job(
 	    (n = cfg_i_lookup(c, root, "profile_runs", NULL)) != NULL &&
 	    job->profile_runs > 0)
 		cfg_i_nerr(c, n, "profile_runs", "needs profile: true");
+	if (!job->counters && job->counters_ops != NULL &&
+	    (n = cfg_i_lookup(c, root, "counters_ops", NULL)) != NULL)
+		cfg_i_nerr(c, n, "counters_ops", "needs counters: true");
 	if (job->memory_max > 0 && job->memory_high > job->memory_max && mh &&
 	    mx)
 		cfg_i_nerr(c, mh, "memory_high",

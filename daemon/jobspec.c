@@ -3,6 +3,24 @@
  */
 #include "daemon/jobspec.h"
 
+/*
+ * The hardware counters' own min_effect (docs/MEMCG.md, "Hardware
+ * counters"), used unless metrics: names the metric.  Instructions per
+ * operation repeat within a few tenths of a percent from run to run;
+ * cycles and IPC move with frequency, caches and contention about as
+ * much as throughput does.  Only min_effect_pct: the direction comes with
+ * each uploaded value, and a "better" here would count as a metric the
+ * config names for the memcg tax (daemon/verdict.c, cfg_lists_higher).
+ */
+static const struct {
+	const char *name;
+	double min_effect_pct;
+} counter_defaults[] = {
+	{ "perf.instructions_per_op", 0.5 },
+	{ "perf.cycles_per_op", 2.0 },
+	{ "perf.ipc", 2.0 },
+};
+
 json_t *
 jobspec_strlist(const struct strlist *l)
 {
@@ -80,6 +98,23 @@ jobspec_build(const struct job_config *jc, const struct cfg_point *pt,
 		        jc->profile_min_effect_pct));
 	json_object_set_new(
 	    spec, "profile_runs", json_integer(jc->profile_runs));
+	/* Only when on: a spec without counters stays what it was, so base
+	 * jobs made before are still recognised for reuse. */
+	if (jc->counters) {
+		json_object_set_new(spec, "counters", json_true());
+		if (jc->counters_ops != NULL)
+			json_object_set_new(spec, "counters_ops",
+			    json_string(jc->counters_ops));
+		for (i = 0;
+		     i < sizeof(counter_defaults) / sizeof(counter_defaults[0]);
+		     i++)
+			if (json_object_get(
+			        metrics, counter_defaults[i].name) == NULL)
+				json_object_set_new(metrics,
+				    counter_defaults[i].name,
+				    json_pack("{s:f}", "min_effect_pct",
+				        counter_defaults[i].min_effect_pct));
+	}
 	json_object_set_new(spec, "metrics", metrics);
 	/* host: benchmark hygiene of the job (runners/host.h). */
 	json_object_set_new(spec, "host",

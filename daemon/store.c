@@ -847,6 +847,18 @@ static const char *const migrations[] = {
 	"CREATE TABLE store_gen (id INTEGER PRIMARY KEY CHECK (id = 1),"
 	"  n INTEGER NOT NULL);"
 	"INSERT INTO store_gen (id, n) VALUES (1, 0);",
+	/*
+	 * v33: each side's mean and sample standard deviation beside its
+	 * median (kernel developers quote a mean and its %stddev, as LKP
+	 * reports do), written with the comparison from the very values
+	 * the verdict compared (store_verdict_put).  Rows written before
+	 * stay NULL: unknown, not recomputed from runs that may have
+	 * changed since.
+	 */
+	"ALTER TABLE comparisons ADD COLUMN base_mean REAL;"
+	"ALTER TABLE comparisons ADD COLUMN base_sd REAL;"
+	"ALTER TABLE comparisons ADD COLUMN cand_mean REAL;"
+	"ALTER TABLE comparisons ADD COLUMN cand_sd REAL;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -22,7 +22,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 32 /* schema version after every migration */
+#define STORE_VERSION 33 /* schema version after every migration */
 
 struct store;
 
@@ -333,6 +333,15 @@ struct store_pair {
 	struct store_jobs jobs;        /* v[0] the base, v[1] the candidate */
 	struct store_comparison *cmps; /* by metric */
 	size_t ncmps;
+	/*
+	 * What each side (base, candidate) cost: its spec's `rounds` (1
+	 * when absent), whether it is a kernel job (its spec has "kernel":
+	 * the runner builds and boots the commit), and for a kernel job the
+	 * boots its runs record (distinct `kernel.boot` values; -1 when no
+	 * run recorded one).  A job that is no kernel job boots nothing: 0.
+	 */
+	int64_t rounds[2], boots[2];
+	int kernel[2];
 };
 /* 0, ERR_NOTFOUND (no such pair), or -1 (a side's job is missing too). */
 int store_pair_read(struct store *, struct store_pair *out, int64_t pair_id);
@@ -567,6 +576,16 @@ struct store_comparison {
 	double base_median, cand_median, change_pct, ci_low, ci_high;
 	double p, p_adjusted, min_effect;
 	int final; /* 0: interim, more runs were requested */
+	/*
+	 * Each side's mean and sample standard deviation (schema v33; its
+	 * %stddev is analysis/spread.h's spread_pct), of the same n_base /
+	 * n_cand values as the medians; NAN: unknown (sd with fewer than 2).
+	 * A writer that leaves has_spread 0 writes none of them (a new row
+	 * has them unknown), so a zeroed struct never claims a mean of 0;
+	 * a read sets it when the row has any of them.
+	 */
+	int has_spread;
+	double base_mean, base_sd, cand_mean, cand_sd;
 };
 
 /*

@@ -343,6 +343,22 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 	if (ok && id == 0)
 		ok = err_set(&s->err, "pair %lld not found",
 		         (long long)pair_id) == 0;
+	if (ok && c->has_spread) {
+		/* Schema v33, a statement of its own: a writer that does not
+		 * know the spread writes the row as before v33. */
+		st = store_i_stmt(s,
+		    "UPDATE comparisons SET base_mean = ?2, base_sd = ?3,"
+		    " cand_mean = ?4, cand_sd = ?5 WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			store_i_bind_num(st, 2, c->base_mean);
+			store_i_bind_num(st, 3, c->base_sd);
+			store_i_bind_num(st, 4, c->cand_mean);
+			store_i_bind_num(st, 5, c->cand_sd);
+			ok = store_i_step_done(s, st, "store spread") == 0;
+			store_i_release(s, st);
+		}
+	}
 	if (ok && c->final &&
 	    (strcmp(c->verdict, "regression") == 0 ||
 	        strcmp(c->verdict, "unstable") == 0)) {

@@ -120,6 +120,58 @@ cmp_scan(void *row, sqlite3_stmt *st, void *arg)
 	    : sqlite3_column_int64(st, 13);
 	c->final = sqlite3_column_int(st, 14);
 	c->note = store_i_col_dup(st, 15);
+	/* Schema v33: NULL before it, and where a side had no value. */
+	c->base_mean = store_i_col_num(st, 16);
+	c->base_sd = store_i_col_num(st, 17);
+	c->cand_mean = store_i_col_num(st, 18);
+	c->cand_sd = store_i_col_num(st, 19);
+	c->has_spread = !isnan(c->base_mean) || !isnan(c->base_sd) ||
+	    !isnan(c->cand_mean) || !isnan(c->cand_sd);
+}
+
+/*
+ * What each side of a pair cost (store_pair.rounds, boots, kernel): its
+ * spec's rounds, whether it builds and boots a kernel, and the distinct
+ * boots its runs record (the runner tags each run of a kernel job with
+ * kernel.round and kernel.boot, docs/KERNEL.md).
+ */
+static int
+pair_sides(struct store *s, struct store_pair *p)
+{
+	sqlite3_stmt *st;
+	int i, rc;
+
+	for (i = 0; i < 2 && (size_t)i < p->jobs.n; i++) {
+		st = store_i_stmt(s,
+		    "SELECT CASE WHEN json_valid(j.params) THEN"
+		    " json_extract(j.params, '$.rounds') END,"
+		    " CASE WHEN json_valid(j.params) THEN"
+		    " json_type(j.params, '$.kernel') = 'object' END,"
+		    " (SELECT count(DISTINCT m.value) FROM runs r"
+		    "  JOIN metrics m ON m.run_id = r.id"
+		    "  AND m.name = 'kernel.boot' WHERE r.job_id = j.id)"
+		    " FROM jobs j WHERE j.id = ?1");
+		if (st == NULL)
+			return -1;
+		sqlite3_bind_int64(st, 1, p->jobs.v[i].id);
+		p->rounds[i] = 1;
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			if (sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+			    sqlite3_column_int64(st, 0) > 1)
+				p->rounds[i] = sqlite3_column_int64(st, 0);
+			p->kernel[i] = sqlite3_column_int(st, 1) != 0;
+			p->boots[i] = sqlite3_column_int64(st, 2);
+			if (p->kernel[i] && p->boots[i] == 0)
+				p->boots[i] = -1; /* none recorded */
+			if (!p->kernel[i])
+				p->boots[i] = 0;
+		}
+		store_i_release(s, st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return store_i_dberr(s, "pair sides");
+	}
+	return 0;
 }
 
 int
@@ -158,14 +210,16 @@ store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 	/* Host hygiene: why the two sides are not comparable, or NULL. */
 	out->suspect = store_i_col_dup(st, 7);
 	store_i_release(s, st);
-	if (store_i_jobs_of(s, &out->jobs, ids, 2) != 0) {
+	if (store_i_jobs_of(s, &out->jobs, ids, 2) != 0 ||
+	    pair_sides(s, out) != 0) {
 		store_pair_release(out);
 		return -1;
 	}
 	st = store_i_stmt(s,
 	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
 	    " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
-	    " n_base, n_cand, final, note FROM comparisons WHERE pair_id = ?1"
+	    " n_base, n_cand, final, note, base_mean, base_sd, cand_mean,"
+	    " cand_sd FROM comparisons WHERE pair_id = ?1"
 	    " ORDER BY metric");
 	if (st == NULL) {
 		store_pair_release(out);

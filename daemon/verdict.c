@@ -16,6 +16,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/memcg_tax.h"
+#include "analysis/spread.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/rounds.h"
@@ -587,6 +588,7 @@ write_rows(struct store *s, struct verdict_outcome *out, struct work *w,
 	for (i = 0; r == 0 && i < w->n; i++) {
 		struct metric *m = &w->m[i];
 		struct store_comparison c;
+		struct spread sb, sc;
 		char note[sizeof(m->note) + 96];
 
 		memset(&c, 0, sizeof(c));
@@ -599,6 +601,15 @@ write_rows(struct store *s, struct verdict_outcome *out, struct work *w,
 		c.n_cand = (int64_t)m->cand.n;
 		c.base_median = m->res.base_median;
 		c.cand_median = m->res.cand_median;
+		/* Each side's mean and %stddev beside its median, of the
+		 * same values (every kind of metric has them). */
+		spread_of(&sb, m->base.v, m->base.n);
+		spread_of(&sc, m->cand.v, m->cand.n);
+		c.has_spread = 1;
+		c.base_mean = sb.mean;
+		c.base_sd = sb.sd;
+		c.cand_mean = sc.mean;
+		c.cand_sd = sc.sd;
 		c.change_pct = m->res.change_pct;
 		c.ci_low = m->kind == K_JUDGED ? m->res.ci_low_pct : NAN;
 		c.ci_high = m->kind == K_JUDGED ? m->res.ci_high_pct : NAN;

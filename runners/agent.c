@@ -36,6 +36,7 @@
 #include "runners/inventory.h"
 #include "runners/keep.h"
 #include "runners/kernel.h"
+#include "runners/perfstat.h"
 #include "runners/profile.h"
 #include "runners/qemu.h"
 #include "runners/spool.h"
@@ -482,7 +483,9 @@ struct job {
 	int64_t id, runs, max_runs, timeout_s;
 	int64_t memory_max, memory_high;
 	int profile;
-	int64_t profile_runs; /* 0: all */
+	int64_t profile_runs;     /* 0: all */
+	int counters;             /* perf stat per run (docs/MEMCG.md) */
+	const char *counters_ops; /* the metric counting operations */
 	const char *parser, *cgroup_path;
 	const char *tree_url, *tree_commit; /* jobs on a commit */
 	const char *tree_pack; /* a series commit's pack route, or NULL */
@@ -621,7 +624,9 @@ job_parse(struct job *j, json_t *o, struct err *e)
 	        pwjson_int_opt(&j->memory_high, cg, "memory_high", e) != 0))
 		return -1;
 	if (pwjson_bool_opt(&j->profile, o, "profile", e) != 0 ||
-	    pwjson_int_opt(&j->profile_runs, o, "profile_runs", e) != 0)
+	    pwjson_int_opt(&j->profile_runs, o, "profile_runs", e) != 0 ||
+	    pwjson_bool_opt(&j->counters, o, "counters", e) != 0 ||
+	    pwjson_str_opt(&j->counters_ops, o, "counters_ops", e) != 0)
 		return -1;
 
 	params = json_object_get(o, "params");
@@ -1698,6 +1703,8 @@ run_job(struct agent *a, json_t *jo)
 	struct host_job hj;
 	struct buf hlog = BUF_INIT(CAP_ERRMSG * 8);
 	struct profile *prof;
+	struct perfstat *ctr;
+	struct perfstat_result cres;
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&hj, 0, sizeof(hj));
@@ -1828,15 +1835,24 @@ run_job(struct agent *a, json_t *jo)
 		prof = j.profile && (j.profile_runs <= 0 || i < j.profile_runs)
 		    ? prof_begin(a, &j, &pl, scratch, i)
 		    : NULL;
+		/* counters: true (docs/MEMCG.md): perf stat on the run. */
+		ctr = j.counters ? perfstat_begin(scratch, i,
+		                       pl.cg ? cgroup_perf_name(pl.cg) : NULL)
+		                 : NULL;
 		cpu0 = self_cpu_s();
 		if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
 			/* Not a measurement: a later attempt redoes it. */
 			host_job_run_end(&hj);
 			profile_free(prof);
+			perfstat_free(ctr);
 			exec_result_release(&r);
 			break;
 		}
 		cpu1 = self_cpu_s();
+		if (j.counters) { /* stopped at once: the window is the run */
+			perfstat_stop(ctr, &cres);
+			perfstat_free(ctr);
+		}
 		host_job_run_end(&hj);
 		body = agent_run_body(i, j.parser, j.directions, &r,
 		    e.set ? err_msg(&e) : NULL, raw_max);
@@ -1853,6 +1869,14 @@ run_job(struct agent *a, json_t *jo)
 		json_object_set_new(body, "host_state", hstate);
 		if (prof != NULL)
 			prof_end(a, &j, prof, body, i);
+		if (j.counters) {
+			struct buf cl = BUF_INIT(CAP_ERRMSG);
+
+			perfstat_finish(body, &cres, j.counters_ops, j.parser,
+			    &r.out, r.duration_s, &cl);
+			job_log(a, j.id, "run %" PRId64 " %s", i, cl.data);
+			buf_release(&cl);
+		}
 		if (tm_ok &&
 		    strcmp(json_string_value(json_object_get(body, "status")),
 		        "ok") == 0 &&

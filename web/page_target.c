@@ -1,10 +1,11 @@
 /*
  * A commit, a series or a pair: GET /commit/{sha}, /series/{id},
  * /pair/{id}, their JSON mirrors and /api/v1/comparisons.  A pair's row
- * shows the medians of both sides computed here and the change between
- * them until the verdict thread (daemon/verdict.c) has filled the
- * comparisons table; its row then wins (medians, Hodges-Lehmann change,
- * interval, p, verdict, min_effect).
+ * shows the medians, means and standard deviations of both sides
+ * computed here and the change between them until the verdict thread
+ * (daemon/verdict.c) has filled the comparisons table; its row then wins
+ * (medians, means and sds, run counts, Hodges-Lehmann change, interval,
+ * p, verdict, min_effect).
  */
 #include <ctype.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/spread.h"
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
@@ -108,6 +110,7 @@ new_row(struct cmp_set *c)
 	r = &c->rows[c->n++];
 	memset(r, 0, sizeof(*r));
 	r->base_median = r->cand_median = r->change_pct = NAN;
+	r->base_mean = r->base_sd = r->cand_mean = r->cand_sd = NAN;
 	r->ci_low = r->ci_high = r->p = NAN;
 	r->memcg_tax_pct = r->memcg_tax_base_pct = NAN;
 	r->charge_share_pct = r->charge_share_base_pct = NAN;
@@ -225,13 +228,21 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 		row->cand_median =
 		    side_median(vals, m, "candidate", &row->cand_n);
 		/* Until the comparison below: the change as the verdict
-		 * defines it (analysis/analysis.h), not a median ratio. */
+		 * defines it (analysis/analysis.h), not a median ratio, and
+		 * each side's mean and sd as the verdict stores them. */
 		{
 			size_t nb, nc;
 			double *b = side_values(vals, m, "base", &nb),
 			       *cv = side_values(vals, m, "candidate", &nc);
+			struct spread sb, sc;
 
 			row->change_pct = analysis_change_pct(b, nb, cv, nc);
+			spread_of(&sb, b, nb);
+			spread_of(&sc, cv, nc);
+			row->base_mean = sb.mean;
+			row->base_sd = sb.sd;
+			row->cand_mean = sc.mean;
+			row->cand_sd = sc.sd;
 			free(b);
 			free(cv);
 		}
@@ -264,6 +275,18 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 			row->cand_median = o->cand_median;
 		if (isfinite(o->change_pct))
 			row->change_pct = o->change_pct;
+		/* The verdict's means, sds and run counts are of the values
+		 * it compared (the runs below max_runs), as its medians; a
+		 * row written before schema v33 has no mean: unknown, not
+		 * one of runs that may differ from those it compared. */
+		row->base_mean = o->has_spread ? o->base_mean : NAN;
+		row->base_sd = o->has_spread ? o->base_sd : NAN;
+		row->cand_mean = o->has_spread ? o->cand_mean : NAN;
+		row->cand_sd = o->has_spread ? o->cand_sd : NAN;
+		if (o->n_base >= 0)
+			row->base_n = (int)o->n_base;
+		if (o->n_cand >= 0)
+			row->cand_n = (int)o->n_cand;
 		row->ci_low = o->ci_low;
 		row->ci_high = o->ci_high;
 		row->p = o->p;
@@ -341,6 +364,14 @@ rows_json(const struct cmp_set *c)
 		    o, "base_median", web_jnumber(r->base_median));
 		json_object_set_new(
 		    o, "cand_median", web_jnumber(r->cand_median));
+		json_object_set_new(o, "base_mean", web_jnumber(r->base_mean));
+		json_object_set_new(o, "base_sd", web_jnumber(r->base_sd));
+		json_object_set_new(o, "base_sd_pct",
+		    web_jnumber(spread_pct(r->base_mean, r->base_sd)));
+		json_object_set_new(o, "cand_mean", web_jnumber(r->cand_mean));
+		json_object_set_new(o, "cand_sd", web_jnumber(r->cand_sd));
+		json_object_set_new(o, "cand_sd_pct",
+		    web_jnumber(spread_pct(r->cand_mean, r->cand_sd)));
 		json_object_set_new(
 		    o, "change_pct", web_jnumber(r->change_pct));
 		json_object_set_new(o, "ci_low", web_jnumber(r->ci_low));
@@ -640,6 +671,13 @@ web_target_html(
 		v.base = "the base job of this pair, on the same host";
 		v.time = pr->created;
 		v.suspect = pr->suspect;
+		/* What the pair cost: rounds, and boots of kernel jobs. */
+		v.has_cost = pr->jobs.n == 2;
+		for (k = 0; k < 2; k++) {
+			v.rounds[k] = pr->rounds[k];
+			v.boots[k] = pr->boots[k];
+			v.kernel_job[k] = pr->kernel[k];
+		}
 		if (store_pair_run_meta(x->s, &prof, strtoll(id, NULL, 10)) ==
 		    0) {
 			v.nsymbols = chargepath_diff(

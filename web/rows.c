@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/spread.h"
 #include "common/err.h"
 #include "common/json.h"
 #include "daemon/kfacts.h"
@@ -190,6 +191,15 @@ rows_comparison_json(const struct store_comparison *c)
 	json_object_set_new(o, "metric", str_or_null(c->metric));
 	json_object_set_new(o, "base_median", num_or_null(c->base_median));
 	json_object_set_new(o, "cand_median", num_or_null(c->cand_median));
+	/* Schema v33: each side's mean, sample sd and %stddev (LKP's). */
+	json_object_set_new(o, "base_mean", num_or_null(c->base_mean));
+	json_object_set_new(o, "base_sd", num_or_null(c->base_sd));
+	json_object_set_new(o, "base_sd_pct",
+	    num_or_null(spread_pct(c->base_mean, c->base_sd)));
+	json_object_set_new(o, "cand_mean", num_or_null(c->cand_mean));
+	json_object_set_new(o, "cand_sd", num_or_null(c->cand_sd));
+	json_object_set_new(o, "cand_sd_pct",
+	    num_or_null(spread_pct(c->cand_mean, c->cand_sd)));
 	json_object_set_new(o, "change_pct", num_or_null(c->change_pct));
 	json_object_set_new(o, "ci_low", num_or_null(c->ci_low));
 	json_object_set_new(o, "ci_high", num_or_null(c->ci_high));
@@ -203,6 +213,18 @@ rows_comparison_json(const struct store_comparison *c)
 	json_object_set_new(o, "n_cand", count_or_null(c->n_cand));
 	json_object_set_new(o, "final", json_boolean(c->final));
 	json_object_set_new(o, "note", str_or_null(c->note));
+	return o;
+}
+
+/* A side's job and what it cost: its rounds and, for a kernel job, its
+ * boots (null: none recorded; 0: no kernel job, nothing booted). */
+static json_t *
+pair_side_json(const struct store_pair *p, int i)
+{
+	json_t *o = job_json(&p->jobs.v[i]);
+
+	json_object_set_new(o, "rounds", json_integer(p->rounds[i]));
+	json_object_set_new(o, "boots", count_or_null(p->boots[i]));
 	return o;
 }
 
@@ -220,8 +242,8 @@ rows_pair_json(const struct store_pair *p)
 	json_object_set_new(o, "created", json_integer(p->created));
 	json_object_set_new(o, "suspect", str_or_null(p->suspect));
 	if (p->jobs.n == 2) {
-		json_object_set_new(o, "base", job_json(&p->jobs.v[0]));
-		json_object_set_new(o, "candidate", job_json(&p->jobs.v[1]));
+		json_object_set_new(o, "base", pair_side_json(p, 0));
+		json_object_set_new(o, "candidate", pair_side_json(p, 1));
 	}
 	for (i = 0; i < p->ncmps; i++)
 		json_array_append_new(cmp, rows_comparison_json(&p->cmps[i]));

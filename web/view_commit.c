@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/spread.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
 
@@ -12,6 +13,64 @@
 
 /* Raw-output links shown per job; the JSON API lists them all. */
 #define RAW_LINKS 20
+
+/* "3", or "base 3, candidate 1" when the sides differ; -1 unknown. */
+static void
+per_side(struct buf *b, const int64_t x[2])
+{
+	if (x[0] == x[1]) {
+		if (x[0] < 0)
+			HTML_LIT(b, "unknown");
+		else
+			html_int(b, x[0]);
+		return;
+	}
+	HTML_LIT(b, "base ");
+	if (x[0] < 0)
+		HTML_LIT(b, "unknown");
+	else
+		html_int(b, x[0]);
+	HTML_LIT(b, ", candidate ");
+	if (x[1] < 0)
+		HTML_LIT(b, "unknown");
+	else
+		html_int(b, x[1]);
+}
+
+/*
+ * Pair page: what the pair cost.  Its rounds (the sides measured in
+ * turns, docs/CONFIG.md `rounds`) and, for kernel jobs, the boots each
+ * side's runs record: a round of a kernel job costs a boot
+ * (docs/KERNEL.md).
+ */
+static void
+cost_rows(struct buf *b, const struct view_commit *v)
+{
+	int64_t boots[2];
+	int i;
+
+	HTML_LIT(b, "<tr><th>rounds</th><td class=\"cost\">");
+	per_side(b, v->rounds);
+	if (v->rounds[0] > 1 || v->rounds[1] > 1)
+		HTML_LIT(b,
+		    " <span class=\"muted\">(base and candidate measured in "
+		    "turns)</span>");
+	HTML_LIT(b, "</td></tr>");
+	if (!v->kernel_job[0] && !v->kernel_job[1])
+		return;
+	HTML_LIT(b, "<tr><th>boots</th><td class=\"cost\">");
+	for (i = 0; i < 2; i++)
+		boots[i] = v->kernel_job[i] ? v->boots[i] : 0;
+	per_side(b, boots);
+	if (boots[0] >= 0 && boots[0] == boots[1])
+		HTML_LIT(b, " per side");
+	HTML_LIT(b, " <span class=\"muted\">(");
+	if (boots[0] >= 0 && boots[1] >= 0) {
+		html_int(b, boots[0] + boots[1]);
+		HTML_LIT(b, " in all; ");
+	}
+	HTML_LIT(b, "a round of a kernel job costs a boot)</span></td></tr>");
+}
 
 static void
 head(struct buf *b, const struct view_commit *v)
@@ -83,6 +142,8 @@ head(struct buf *b, const struct view_commit *v)
 		html_text_trunc(b, v->kernel[i], VIEW_NOTE_CHARS);
 		HTML_LIT(b, "</td></tr>");
 	}
+	if (v->has_cost)
+		cost_rows(b, v);
 	HTML_LIT(b, "<tr><th>time</th><td>");
 	html_time(b, v->time);
 	HTML_LIT(b, "</td></tr></table>\n");
@@ -316,16 +377,60 @@ group_row(struct buf *b, const struct view_cmp_row *r,
 	HTML_LIT(b, "</th></tr>\n");
 }
 
-#define CMP_COLS 9
+#define CMP_COLS 11
 
 static void
 cmp_head(struct buf *b)
 {
 	HTML_LIT(b,
-	    "<table class=\"cmp\"><tr><th>metric</th><th>base</th>"
-	    "<th>candidate</th><th>change</th><th>95% CI</th>"
+	    "<table class=\"cmp\"><tr><th>metric</th><th>base median</th>"
+	    "<th title=\"mean &plusmn; sample standard deviation in "
+	    "percent of the mean (%stddev)\">mean &plusmn;%stddev</th>"
+	    "<th>candidate median</th>"
+	    "<th title=\"mean &plusmn; sample standard deviation in "
+	    "percent of the mean (%stddev)\">mean &plusmn;%stddev</th>"
+	    "<th>change</th><th>95% CI</th>"
 	    "<th>p</th><th>verdict</th><th>runs</th><th>links</th>"
 	    "</tr>\n");
+}
+
+/* A side's mean and its %stddev as LKP writes them: "1.23M &plusmn;2.1%"
+ * (two decimals below 1%). */
+static void
+mean_cell(struct buf *b, double mean, double sd)
+{
+	double pct = spread_pct(mean, sd);
+
+	HTML_LIT(b, "<td class=\"n mean\">");
+	html_si(b, mean);
+	if (isfinite(mean)) {
+		HTML_LIT(b, " <span class=\"muted\">&plusmn;");
+		if (isfinite(pct)) {
+			html_num(b, pct, pct < 1 ? 2 : 1);
+			HTML_LIT(b, "%");
+		} else
+			HTML_LIT(b, "unknown");
+		HTML_LIT(b, "</span>");
+	}
+	HTML_LIT(b, "</td>");
+}
+
+/* The interval as text, "[-1.20%, +3.40%]", over its bar (one above
+ * the other: the table has eleven columns to fit in a window). */
+static void
+ci_cell(struct buf *b, const struct view_cmp_row *r)
+{
+	HTML_LIT(b, "<td class=\"nw\">");
+	if (isfinite(r->ci_low) && isfinite(r->ci_high)) {
+		HTML_LIT(b, "<span class=\"ci-text\">[");
+		html_pct(b, fmin(r->ci_low, r->ci_high), 2);
+		HTML_LIT(b, ", ");
+		html_pct(b, fmax(r->ci_low, r->ci_high), 2);
+		HTML_LIT(b, "]</span><br>");
+	}
+	svg_ci_bar(
+	    b, r->ci_low, r->change_pct, r->ci_high, r->min_effect, r->verdict);
+	HTML_LIT(b, "</td>");
 }
 
 static void
@@ -344,14 +449,17 @@ cmp_row(
 	}
 	HTML_LIT(b, "</td><td class=\"n\">");
 	value(b, r->base_median, r->unit);
-	HTML_LIT(b, "</td><td class=\"n\">");
+	HTML_LIT(b, "</td>");
+	mean_cell(b, r->base_mean, r->base_sd);
+	HTML_LIT(b, "<td class=\"n\">");
 	value(b, r->cand_median, r->unit);
-	HTML_LIT(b, "</td><td class=\"n\">");
+	HTML_LIT(b, "</td>");
+	mean_cell(b, r->cand_mean, r->cand_sd);
+	HTML_LIT(b, "<td class=\"n\">");
 	change_cell(b, r);
-	HTML_LIT(b, "</td><td>");
-	svg_ci_bar(
-	    b, r->ci_low, r->change_pct, r->ci_high, r->min_effect, r->verdict);
-	HTML_LIT(b, "</td><td class=\"n\">");
+	HTML_LIT(b, "</td>");
+	ci_cell(b, r);
+	HTML_LIT(b, "<td class=\"n\">");
 	if (isfinite(r->p) && r->p < 0.0001)
 		HTML_LIT(b, "&lt;0.0001");
 	else

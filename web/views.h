@@ -100,6 +100,9 @@ struct view_cmp_row {
 	const char *unit;
 	const char *better; /* "higher" or "lower" */
 	double base_median, cand_median;
+	/* Each side's mean and sample standard deviation (its %stddev is
+	 * spread_pct's), NAN: unknown. */
+	double base_mean, base_sd, cand_mean, cand_sd;
 	double change_pct;      /* relative change in percent */
 	double ci_low, ci_high; /* 95% CI of change, percent */
 	double p;               /* p-value */
@@ -191,6 +194,11 @@ struct view_commit {
 	 * why the comparison is suspicious (same build both sides), NULL. */
 	const char *kernel[2];
 	const char *kernel_warning;
+	/* Pair page (has_cost): each side's rounds and, for a kernel job
+	 * (kernel_job), the boots its runs record (-1: unknown). */
+	int has_cost;
+	int64_t rounds[2], boots[2];
+	int kernel_job[2];
 };
 
 /* Metric history: one (tree, branch, host, job, point, metric) series. */

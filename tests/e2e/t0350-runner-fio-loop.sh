@@ -137,6 +137,74 @@ PY
 else
 	fail failing_command_fails_job "state $(job_state "$bad")"
 fi
+# counters: true (docs/MEMCG.md, "Hardware counters"): the job runs and
+# completes either way.  On a host without a PMU (this VM: no cpu in
+# /sys/bus/event_source/devices) every run says counters unknown and why,
+# in the run's host_state and the job log, and uploads no perf.* value;
+# with a PMU it uploads instructions, cycles, IPC and per-op values.
+cat >"$PW_TMP/ctr.yaml" <<'YAML'
+name: ctr
+parser: keyvalue
+command: [sh, -c, 'i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; echo ops=2000']
+runs: 1
+counters: true
+counters_ops: ops
+metrics:
+  ops: {better: higher}
+YAML
+pmu=no
+for d in cpu cpu_core cpu_atom; do
+	[ -e "/sys/bus/event_source/devices/$d" ] && pmu=yes
+done
+pw_admin submit --job-file "$PW_TMP/ctr.yaml" --json >"$PW_TMP/ctr.json" 2>"$PW_TMP/err" ||
+    fail counters_submit "$(cat "$PW_TMP/err")"
+ctr=$(jfield pairs.0.base_job <"$PW_TMP/ctr.json")
+ctr_done() {
+	[ "$(job_state "$ctr")" = success ]
+}
+if wait_until 30 ctr_done; then
+	pass counters_job_completes
+else
+	fail counters_job_completes "state $(job_state "$ctr")"
+	show_logs
+fi
+pw jobs show "$ctr" --json >"$PW_TMP/ctrjob.json"
+if [ $pmu = no ]; then
+	python3 - "$PW_TMP/ctrjob.json" <<'PY' && pass counters_unknown_without_pmu ||
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["runs"][0]
+assert r["status"] == "ok", r
+names = [m["name"] for m in r["metrics"]]
+assert "ops" in names and not any(n.startswith("perf.") for n in names), names
+c = r["host_state"]["counters"]
+assert c["state"] == "unknown" and c["pmu"] is None, c
+assert c["reason"].startswith("no PMU on this host: /sys/bus/event_source/devices has no cpu, cpu_core, cpu_atom"), c
+assert "run 0 counters: unknown: no PMU on this host" in j["log"], j["log"]
+PY
+	    fail counters_unknown_without_pmu "$(head -c 3000 "$PW_TMP/ctrjob.json")"
+	echo "SKIP counters_counted_with_pmu: this host has no PMU"
+else
+	echo "SKIP counters_unknown_without_pmu: this host has a PMU"
+	python3 - "$PW_TMP/ctrjob.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["runs"][0]
+c = r["host_state"]["counters"]
+m = {x["name"]: x for x in r["metrics"]}
+if c["state"] != "counted" and ("perf not found" in c["reason"] or "paranoid" in c["reason"]):
+    print("SKIP counters_counted_with_pmu: " + c["reason"])
+    sys.exit(0)
+assert c["state"] == "counted", c
+assert m["perf.ipc"]["better"] == "higher" and m["perf.ipc"]["value"] > 0, m
+assert m["perf.instructions_per_op"]["better"] == "lower", m
+assert m["perf.cycles_per_op"]["better"] == "lower", m
+assert m["perf.instructions"]["better"] == "info", m
+print("PASS counters_counted_with_pmu")
+PY
+	[ $? = 0 ] || fail counters_counted_with_pmu "$(head -c 3000 "$PW_TMP/ctrjob.json")"
+fi
+
 printf 'name: broken\nparser: fio\n' >"$PW_TMP/broken.yaml"
 pw_admin submit --job-file "$PW_TMP/broken.yaml" >/dev/null 2>"$PW_TMP/err"
 rc=$?

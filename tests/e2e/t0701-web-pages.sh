@@ -45,9 +45,15 @@ page() {
 web_heartbeat
 page web_overview / 'hosts online: <b>1</b>' 'href="/pair/3"' \
     'Submitted pairs' 'badge v-regression' 'new regressions: <b>1</b>'
+# Each side's mean and %stddev beside its median (ops 1000, 1007, 1014:
+# mean 1007, sd 7, 0.70%; the candidate's 907, 0.77%), the interval as
+# text beside its bar, the runs per side and the rounds.
 page web_pair /pair/3 'badge v-regression' '-9.93%' 'class="cibar"' \
     '&lt;script&gt;alert(1)&lt;/script&gt;' '/api/v1/jobs/6/runs/2/raw' \
-    'latency_p99'
+    'latency_p99' '<td class="n mean">1007 <span class="muted">&plusmn;0.70%</span></td>' \
+    '<td class="n mean">907 <span class="muted">&plusmn;0.77%</span></td>' \
+    '<span class="ci-text">[-' '<td class="n">3 / 3</td>' \
+    '<tr><th>rounds</th><td class="cost">1</td></tr>'
 page web_pair_unchanged /pair/1 'badge v-unchanged' 'latency_p99'
 web_heartbeat
 page web_hosts /hosts 'AMD EPYC 7702 &lt;script&gt;' '503 GiB' '>online<'
@@ -90,10 +96,26 @@ code=$(http GET '/api/v1/comparisons?pair=3')
 [ "$code" = 200 ] &&
     [ "$(jfield comparisons.1.base_median <"$PW_TMP/body")" = 1007.0 ] &&
     [ "$(jfield comparisons.1.cand_median <"$PW_TMP/body")" = 907.0 ] &&
+    [ "$(jfield comparisons.1.base_mean <"$PW_TMP/body")" = 1007.0 ] &&
+    [ "$(jfield comparisons.1.base_sd <"$PW_TMP/body")" = 7.0 ] &&
+    [ "$(jfield comparisons.1.cand_mean <"$PW_TMP/body")" = 907.0 ] &&
     [ "$(jfield comparisons.1.verdict <"$PW_TMP/body")" = regression ] &&
     [ "$(jfield comparisons.0.verdict <"$PW_TMP/body")" = unchanged ] &&
     pass web_api_comparisons ||
     fail web_api_comparisons "$code $(head -c 400 "$PW_TMP/body")"
+# The pair's own JSON: the verdict's means and sds, a side's rounds,
+# and no boots for a job that boots no kernel.
+code=$(http GET /api/v1/pairs/3)
+[ "$code" = 200 ] && python3 - "$PW_TMP/body" <<'PY' && pass web_api_pair_side_stats ||
+import json, sys
+o = json.load(open(sys.argv[1]))
+c = [c for c in o["comparisons"] if c["metric"] == "ops"][0]
+assert c["base_mean"] == 1007 and c["base_sd"] == 7, c
+assert abs(c["base_sd_pct"] - 700 / 1007) < 1e-9, c
+assert c["cand_mean"] == 907 and c["cand_sd"] == 7, c
+assert o["base"]["rounds"] == 1 and o["base"]["boots"] == 0, o["base"]
+PY
+    fail web_api_pair_side_stats "$code $(head -c 600 "$PW_TMP/body")"
 code=$(http GET '/api/v1/history?job=kv&point=x%3D%3Cscript%3Ealert(1)%3C%2Fscript%3E&metric=ops')
 [ "$code" = 200 ] && [ "$(jfield points.5.median <"$PW_TMP/body")" = 907.0 ] &&
     [ "$(jfield points.5.alert <"$PW_TMP/body")" = "regression (new)" ] &&

@@ -8,7 +8,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-build}
 cd "$top" || exit 1
-targets="bench config mail api patch qemu"
+targets="bench config mail api patch qemu perfstat"
 if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){return 0;}' |
     ${FUZZ_CC:-clang} -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then
 	for t in $targets; do

@@ -72,6 +72,13 @@ patch)
 	done
 	;;
 qemu) ;;
+perfstat)
+	# The first byte's low bit: the output has perf's -G column.
+	for f in "$fix"/perfstat/*.csv; do
+		case $f in */vm-cgroup-*) t=001 ;; *) t=000 ;; esac
+		prefix $t "$f" "$(basename "$f")"
+	done
+	;;
 *)
 	echo "seeds.sh: no target '$target'" >&2
 	exit 1

@@ -774,6 +774,50 @@ TEST(test_config__host_sections_and_cpulists)
 	ASSERT_STREQ(config_turbo_name(CFG_TURBO_KEEP), "keep");
 }
 
+/* counters: and counters_ops: (docs/CONFIG.md, docs/MEMCG.md). */
+TEST(test_config__counters_keys)
+{
+	static const char on[] = "name: t\nparser: neper\ncommand: [x]\n"
+	                         "counters: true\n"
+	                         "counters_ops: num_transactions\n";
+	static const char plain[] = "name: t\nparser: fio\ncommand: [fio]\n";
+	static const char orphan[] = "name: t\nparser: fio\ncommand: [fio]\n"
+	                             "counters_ops: read_iops\n";
+	static const char bad[] = "name: t\nparser: fio\ncommand: [fio]\n"
+	                          "counters: yes please\n"
+	                          "counters_ops: \"a b\"\n";
+	struct cfg_errors errs = { 0 };
+	struct job_config *j;
+
+	ASSERT_INTEQ(config_parse_job(&j, "t.yaml", on, strlen(on), &errs), 0);
+	ASSERT_INTEQ(j->counters, 1);
+	ASSERT_STREQ(j->counters_ops, "num_transactions");
+	job_config_free(j);
+	ASSERT_INTEQ(
+	    config_parse_job(&j, "t.yaml", plain, strlen(plain), &errs), 0);
+	ASSERT_INTEQ(j->counters, 0);
+	ASSERT(j->counters_ops == NULL);
+	job_config_free(j);
+	ASSERT_INTEQ(
+	    config_parse_job(&j, "t.yaml", orphan, strlen(orphan), &errs), -1);
+	ASSERT_INTEQ(errs.n, 1);
+	ASSERT_MSG(
+	    strstr(errs.msg[0],
+	        "t.yaml:4:15: counters_ops: needs counters: true") != NULL,
+	    "%s", errs.msg[0]);
+	cfg_errors_free(&errs);
+	ASSERT_INTEQ(
+	    config_parse_job(&j, "t.yaml", bad, strlen(bad), &errs), -1);
+	ASSERT_INTEQ(errs.n, 2);
+	ASSERT_MSG(strstr(errs.msg[0], "t.yaml:4:11: counters:") != NULL, "%s",
+	    errs.msg[0]);
+	ASSERT_MSG(strstr(errs.msg[1],
+	               "t.yaml:5:15: counters_ops: \"a b\" is not a valid "
+	               "metric name") != NULL,
+	    "%s", errs.msg[1]);
+	cfg_errors_free(&errs);
+}
+
 /* Whether errs holds the message want exactly. */
 static int
 has_msg(const struct cfg_errors *errs, const char *want)

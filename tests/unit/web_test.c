@@ -1446,7 +1446,9 @@ running_job(struct store *s)
 /*
  * rows_store's store and more: runs with metrics and host states on the
  * running job, and three comparisons of pair 1 (a final regression with
- * a note of hostile text, an interim one with unknowns, a memcg tax).
+ * a note of hostile text and its sides' means and sds, the candidate's sd
+ * unknown; an interim one with unknowns, written without them, as
+ * before schema v33; a memcg tax).
  */
 static void
 pairs_store(struct store **out)
@@ -1457,7 +1459,8 @@ pairs_store(struct store **out)
 	};
 	struct store_comparison c[3] = {
 		{ "iops", "ops/s", "higher", "regression", NULL, 3, 5, 1000.5,
-		    900.25, -10.02, -12.5, -7.5, 0.001, 0.003, 2, 1 },
+		    900.25, -10.02, -12.5, -7.5, 0.001, 0.003, 2, 1, 1, 1000,
+		    2.5, 900.5, NAN },
 		{ "lat <p99>", "us", "lower", "inconclusive", NULL, 3, 2, 12.25,
 		    NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0 },
 		{ "memcg_tax.iops", "ratio", "info", "info", NULL, 3, 5, 1.02,
@@ -1557,6 +1560,237 @@ TEST(test_web__pairs_comparisons_json_unchanged)
 	store_close(s);
 	ASSERT(same_as_golden(&b, "pairs") == 0);
 	buf_release(&b);
+}
+
+/*
+ * What a kernel developer quotes beside a median (LKP's reports): each
+ * side's mean and %stddev, the interval as text, the runs, and what the
+ * pair cost.  A kernel job (its spec has "kernel") in 3 rounds: the
+ * base's values of "v <x>" are 10, 12, 14 (mean 12, sd 2, 16.7%) over 2
+ * boots, the candidate's 100, 110, 120 (mean 110, sd 10, 9.1%) over 3.
+ * Before the verdict the page computes them from the runs; then the
+ * comparison's own (schema v33), as the verdict wrote them, win.
+ */
+static void
+spread_store(struct store **out, int64_t *out_pair)
+{
+	static const char spec[] = "{\"parser\":\"keyvalue\",\"rounds\":3,"
+	                           "\"kernel\":{\"config\":\"defconfig\"}}";
+	static const double vals[2][3] = { { 10, 12, 14 }, { 100, 110, 120 } };
+	static const double boot[2][3] = { { 1, 1, 2 }, { 1, 2, 3 } };
+	struct store_job_new base = { "base", spec, "[]", 3, 3, 2, 0 };
+	struct store_job_new cand = { "candidate", spec, "[]", 3, 3, 2, 0 };
+	struct store *s = NULL;
+	struct err e = { 0 };
+	struct store_claimed cl;
+	char *p = xasprintf("%s/spread.db", test_tmpdir());
+	int64_t host, pair, k, i;
+
+	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
+	ASSERT(store_host_register(s, &host, "epyc-1", "[]", "{}", 1000) == 0);
+	ASSERT(store_pair_create(s, &pair, NULL, NULL, "kbench <b>", "x=1",
+	           &base, &cand, 1100) == 0);
+	for (k = 0; k < 2; k++) {
+		int side;
+
+		ASSERT(store_claim(s, &cl, host, 1200 + k, 600) == 0);
+		side = strcmp(cl.role, "base") == 0 ? 0 : 1;
+		for (i = 0; i < 3; i++) {
+			struct store_metric m[] = {
+				{ "v <x>", "ops/s", "higher", vals[side][i] },
+				{ "kernel.boot", "", "info", boot[side][i] },
+			};
+			struct store_run r = { cl.job_id, i, "ok", 1.0, NULL,
+				NULL, 0, m, 2, NULL, NULL };
+
+			ASSERT_MSG(store_run_add(s, host, &r, 1300 + i) == 0,
+			    "run %lld of %s: %s", (long long)i, cl.role,
+			    store_errmsg(s));
+		}
+		/* All its runs in one claim: done, the other side next. */
+		ASSERT(store_finish(s, host, cl.job_id, 1, NULL, 1310) == 0);
+		store_claimed_release(&cl);
+	}
+	*out = s;
+	*out_pair = pair;
+}
+
+static void
+pair_page(struct buf *html, struct store *s, const char *id)
+{
+	struct dconf conf = { 0 };
+	struct ctx x = { 0 };
+	struct buf b;
+
+	x.s = s;
+	x.conf = &conf;
+	x.keep = json_array();
+	ASSERT(web_target_html(&x, VIEW_PAIR, id, &b) == 0);
+	buf_add(html, b.data, b.len);
+	buf_release(&b);
+	json_decref(x.keep);
+}
+
+/* The comparisons row of metric in o's "comparisons". */
+static json_t *
+cmp_of(json_t *o, const char *metric)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(o, "comparisons"), i,
+	    v) if (strcmp(json_string_value(json_object_get(v, "metric")),
+	               metric) == 0) return v;
+	return NULL;
+}
+
+static double
+jnum(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+TEST(test_web__pair_side_spread_and_cost)
+{
+	struct store_comparison c = { "v <x>", "ops/s", "higher", "improvement",
+		NULL, 3, 3, 12, 110, 816.7, -1.2, 3.4, 0.0123, 0.0246, 1, 1, 1,
+		12, 2, 110, NAN };
+	struct store *s = NULL;
+	struct dconf conf = { 0 };
+	struct ctx x = { 0 };
+	struct buf html = BUF_INIT(1 << 20);
+	json_t *o = NULL, *r;
+	char id[32];
+	int64_t pair;
+
+	spread_store(&s, &pair);
+	ASSERT(s != NULL);
+	snprintf(id, sizeof(id), "%lld", (long long)pair);
+
+	/* No verdict yet: the page's own numbers, from the runs. */
+	x.s = s;
+	x.conf = &conf;
+	x.keep = json_array();
+	ASSERT(web_target_json(&x, VIEW_PAIR, id, &o) == 0);
+	r = cmp_of(o, "v <x>");
+	ASSERT(r != NULL);
+	ASSERT_NEAR(jnum(r, "base_mean"), 12, 1e-9);
+	ASSERT_NEAR(jnum(r, "base_sd"), 2, 1e-9);
+	ASSERT_NEAR(jnum(r, "base_sd_pct"), 100.0 / 6, 1e-9);
+	ASSERT_NEAR(jnum(r, "cand_mean"), 110, 1e-9);
+	ASSERT_NEAR(jnum(r, "cand_sd"), 10, 1e-9);
+	ASSERT_NEAR(jnum(r, "cand_sd_pct"), 1000.0 / 110, 1e-9);
+	ASSERT_INTEQ(json_integer_value(json_object_get(r, "base_n")), 3);
+	ASSERT_INTEQ(json_integer_value(json_object_get(r, "cand_n")), 3);
+	json_decref(o);
+	json_decref(x.keep);
+	pair_page(&html, s, id);
+	ASSERT(!buf_failed(&html));
+	ASSERT_MSG(strstr(html.data, ">v &lt;x&gt;</a>") != NULL,
+	    "metric not escaped");
+	ASSERT_MSG(strstr(html.data,
+	               "<td class=\"n mean\">12 <span class=\"muted\">"
+	               "&plusmn;16.7%</span></td>") != NULL,
+	    "no base mean 12 &plusmn;16.7%%");
+	ASSERT_MSG(strstr(html.data,
+	               "<td class=\"n mean\">110 <span class=\"muted\">"
+	               "&plusmn;9.1%</span></td>") != NULL,
+	    "no candidate mean 110 &plusmn;9.1%%");
+	ASSERT_MSG(strstr(html.data, "<td class=\"n\">3 / 3</td>") != NULL,
+	    "no runs per side");
+	/* What it cost: 3 rounds a side, and the boots the runs record. */
+	ASSERT_MSG(strstr(html.data,
+	               "<tr><th>rounds</th><td class=\"cost\">3 ") != NULL,
+	    "no rounds row");
+	ASSERT_MSG(strstr(html.data,
+	               "<tr><th>boots</th><td class=\"cost\">base 2, "
+	               "candidate 3 <span class=\"muted\">(5 in all;") != NULL,
+	    "no boots row");
+	ASSERT(strstr(html.data, "kbench &lt;b&gt;") != NULL);
+	ASSERT(strstr(html.data, "kbench <b>") == NULL);
+
+	/* The verdict's row (as daemon/verdict.c writes it) wins: its
+	 * interval as text, its means, its unknown candidate sd. */
+	ASSERT(store_verdict_put(s, NULL, pair, &c, 1400) == 0);
+	ASSERT(api_pair_json(s, pair, &o) == 0);
+	r = cmp_of(o, "v <x>");
+	ASSERT(r != NULL);
+	ASSERT_NEAR(jnum(r, "base_mean"), 12, 0);
+	ASSERT_NEAR(jnum(r, "base_sd"), 2, 0);
+	ASSERT_NEAR(jnum(r, "base_sd_pct"), 100.0 / 6, 1e-9);
+	ASSERT_NEAR(jnum(r, "cand_mean"), 110, 0);
+	ASSERT(json_is_null(json_object_get(r, "cand_sd")));
+	ASSERT(json_is_null(json_object_get(r, "cand_sd_pct")));
+	ASSERT_INTEQ(json_integer_value(
+	                 json_object_get(json_object_get(o, "base"), "rounds")),
+	    3);
+	ASSERT_INTEQ(json_integer_value(
+	                 json_object_get(json_object_get(o, "base"), "boots")),
+	    2);
+	ASSERT_INTEQ(json_integer_value(json_object_get(
+	                 json_object_get(o, "candidate"), "boots")),
+	    3);
+	json_decref(o);
+	buf_reset(&html);
+	pair_page(&html, s, id);
+	ASSERT_MSG(
+	    strstr(html.data,
+	        "<span class=\"ci-text\">[-1.20%, +3.40%]</span>") != NULL,
+	    "no interval as text");
+	ASSERT_MSG(strstr(html.data,
+	               "<td class=\"n mean\">110 <span class=\"muted\">"
+	               "&plusmn;unknown</span></td>") != NULL,
+	    "the candidate's unknown sd is not shown unknown");
+	ASSERT(strstr(html.data, "<td class=\"n\">0.0123</td>") != NULL);
+	store_close(s);
+	buf_release(&html);
+}
+
+/* A job that builds no kernel boots nothing; one whose runs record no
+ * boot has its boots unknown (null), never 0. */
+TEST(test_web__pair_boots_unknown_or_none)
+{
+	struct store_job_new plain = { "base", "{\"parser\":\"fio\"}", "[]", 2,
+		2, 2, 0 };
+	struct store_job_new kern = { "candidate",
+		"{\"parser\":\"fio\",\"kernel\":{}}", "[]", 2, 2, 2, 0 };
+	struct store *s = NULL;
+	struct err e = { 0 };
+	struct store_pair p;
+	struct buf html = BUF_INIT(1 << 20);
+	char *path = xasprintf("%s/boots.db", test_tmpdir());
+	int64_t pair;
+	json_t *o;
+
+	ASSERT_MSG(store_open(&s, path, &e) == 0, "%s", err_msg(&e));
+	free(path);
+	ASSERT(store_pair_create(
+	           s, &pair, NULL, NULL, "k", "", &plain, &kern, 1000) == 0);
+	ASSERT(store_pair_read(s, &p, pair) == 0);
+	ASSERT_INTEQ(p.rounds[0], 1);
+	ASSERT_INTEQ(p.rounds[1], 1);
+	ASSERT_INTEQ(p.kernel[0], 0);
+	ASSERT_INTEQ(p.kernel[1], 1);
+	ASSERT_INTEQ(p.boots[0], 0);
+	ASSERT_INTEQ(p.boots[1], -1);
+	o = rows_pair_json(&p);
+	ASSERT_INTEQ(json_integer_value(
+	                 json_object_get(json_object_get(o, "base"), "boots")),
+	    0);
+	ASSERT(json_is_null(
+	    json_object_get(json_object_get(o, "candidate"), "boots")));
+	json_decref(o);
+	store_pair_release(&p);
+	pair_page(&html, s, "1");
+	ASSERT_MSG(strstr(html.data,
+	               "<tr><th>boots</th><td class=\"cost\">base 0, "
+	               "candidate unknown <span") != NULL,
+	    "boots not unknown");
+	store_close(s);
+	buf_release(&html);
 }
 
 /* ---- the alerts reads: the same JSON bytes (issue 13) ---- */
