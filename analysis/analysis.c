@@ -1342,19 +1342,19 @@ check_modes(struct analysis_result *r, const double *lb, size_t nb,
 	} else if ((double)kc * (double)(nb + nh) <
 	    (double)(kb + kh) * (double)nc) {
 		/*
-		 * The base side has more.  The base's own runs must show the
-		 * mode, and the history counts only when its share is not
-		 * far above the base's: a history from before a level shift
-		 * (all of it "far" from a base at the new level) is another
-		 * state of the host, not a mode of this base.
+		 * The base side has more.  The history counts only when its
+		 * share is not far above the base's: a history from before a
+		 * level shift (all of it "far" from a base at the new level)
+		 * is another state of the host, not a mode of this base.  A
+		 * confirmed mode also needs two low runs of the base's own.
 		 */
-		if (kb < 2)
-			goto out;
 		if (nh > 0 &&
 		    fisher_lower(kb, nb, kb + kh, nb + nh) < LOWMODE_HIST_P) {
 			kh = nh = 0;
 			r->mode_hist_share = NAN;
 		}
+		if (kb + kh == 0)
+			goto out;
 		/* The base's rest must sit at the candidate. */
 		split_low(lb, nb, ref, thr, sign, NULL, rest, &nrest);
 		if (nrest < 2 ||
@@ -1362,7 +1362,7 @@ check_modes(struct analysis_result *r, const double *lb, size_t nb,
 			goto out;
 		p = fisher_lower(kc, nc, kb + kh + kc, nb + nh + nc);
 		r->mode_p = p;
-		if (p < LOWMODE_P && kb + kh >= 2)
+		if (p < LOWMODE_P && kb >= 2)
 			r->mode = ANALYSIS_MODE_DISAPPEARED;
 		else if (p < LOWMODE_SUSPECT_P)
 			r->mode = ANALYSIS_MODE_SUSPECTED;

@@ -20,22 +20,24 @@ rounds_size(int64_t runs, int64_t rounds)
 
 /*
  * Which of the pair's jobs runs first in round k (from 0): 1 the base,
- * 0 the candidate.  Randomised blocks: each pair of rounds holds one
- * base-first and one candidate-first round (so a linear drift cannot
- * favour a side), which one comes first drawn from the pair and the
- * round (so the sides do not always meet at round boundaries, as they
- * would in a fixed ABBA order).  The same on every call.
+ * 0 the candidate.  Randomised blocks: each round's order is drawn from
+ * the pair and the round, so a linear drift favours neither side on
+ * average and the within-round contrasts (docs/ANALYSIS.md, "Rounds")
+ * take what it leaves as noise.  Not a fixed ABBA order: with noise
+ * correlated from one run to the next, ABBA's fixed same-side
+ * neighbours at every round boundary made a side's runs look more alike
+ * than they are (make eval-stats, table R).  The same on every call.
  */
 static inline int
 rounds_base_first(int64_t pair_id, int64_t k)
 {
 	uint64_t x = (uint64_t)pair_id * 0x9e3779b97f4a7c15ULL +
-	    (uint64_t)(k / 2) * 0xbf58476d1ce4e5b9ULL;
+	    (uint64_t)k * 0xbf58476d1ce4e5b9ULL;
 
 	x ^= x >> 31;
 	x *= 0x94d049bb133111ebULL;
 	x ^= x >> 29;
-	return (int)((x & 1) ^ (uint64_t)(k & 1));
+	return (int)(x & 1);
 }
 
 #endif

@@ -2933,8 +2933,8 @@ TEST(test_web__claim_json_unchanged)
 	ASSERT(store_finish(s, h1, job, 1, NULL, 211) == 0);
 	claim_line(&job, &b, s, h1, 220, 600);
 	ASSERT(store_finish(s, h1, job, 1, NULL, 221) == 0);
-	/* kernel in two rounds of two runs, in a balanced order
-	 * (common/rounds.h): base, candidate, candidate, base. */
+	/* kernel in two rounds of two runs, each round's order from
+	 * common/rounds.h. */
 	for (k = 0; k < 4; k++) {
 		claim_line(&job, &b, s, h1, 300 + 10 * k, 900);
 		claim_runs(s, h1, job, (k / 2) * 2, (k / 2) * 2 + 2, 301 + k);
