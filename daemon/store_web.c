@@ -916,7 +916,7 @@ static int
 hist_ids(struct store *s, const struct store_history_q *q, int64_t budget,
     int64_t **ids, size_t *n)
 {
-	int64_t cap;
+	int64_t cap = 0;
 	int rare = 0;
 
 	*ids = NULL;
