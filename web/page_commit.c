@@ -1,6 +1,8 @@
 /*
- * A commit, a series or a pair: GET /commit/{sha}, /series/{id},
- * /pair/{id}, their JSON mirrors and /api/v1/comparisons.  A pair's row
+ * The commit page, GET /commit/{sha}, and the two pages drawn the same
+ * way from a set of pairs (web/view_commit.c): a series, GET
+ * /series/{id}, and a pair, GET /pair/{id}; their JSON mirrors and
+ * /api/v1/comparisons.  A pair's row
  * shows the medians, means and standard deviations of both sides
  * computed here and the change between them until the verdict thread
  * (daemon/verdict.c) has filled the comparisons table; its row then wins

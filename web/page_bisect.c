@@ -1,0 +1,88 @@
+/*
+ * A bisection's page, GET /bisect/{id} (daemon/bisect.c runs them): the
+ * regression it bisects, its steps and its result, from the typed store
+ * (struct store_bisect, struct store_bisect_step).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/caps.h"
+#include "common/xalloc.h"
+#include "daemon/store_bisect.h"
+#include "web/api_int.h"
+#include "web/views.h"
+#include "web/web.h"
+#include "web/web_int.h"
+
+void
+web_bisect(struct ctx *x)
+{
+	struct view_bisect v;
+	struct view_bisect_step *vs;
+	struct store_bisect *bi = NULL;
+	struct store_bisect_step *st = NULL;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	size_t n = 0, i;
+	char *end;
+	long long id;
+	int r;
+
+	id = strtoll(x->rest, &end, 10);
+	if (*x->rest < '0' || *x->rest > '9' || *end != '\0' || id <= 0) {
+		web_reply_message(x, 404, "Not found", "expected /bisect/ID");
+		return;
+	}
+	if ((r = store_bisect_get(x->s, &bi, id)) != 0 ||
+	    (r = store_bisect_steps(x->s, &st, &n, id)) != 0) {
+		store_bisect_free(bi);
+		web_page_store_err(x, r);
+		return;
+	}
+	memset(&v, 0, sizeof(v));
+	v.id = bi->id;
+	v.regression_id = bi->regression_id;
+	v.pair_id = bi->pair_id;
+	v.cp = bi->origin && strcmp(bi->origin, "change-point") == 0;
+	v.change_point_id = bi->change_point_id;
+	v.origin_sha = bi->origin_sha;
+	v.branch = bi->branch;
+	v.origin_pct = bi->origin_pct;
+	v.state = bi->state;
+	v.job = bi->job;
+	v.host = bi->host;
+	v.point = bi->point;
+	v.metric = bi->metric;
+	v.tree = bi->tree;
+	v.good = bi->good_sha;
+	v.bad = bi->bad_sha;
+	v.lo = bi->lo_sha;
+	v.hi = bi->hi_sha;
+	v.culprit = bi->culprit_sha;
+	v.culprit_subject = bi->culprit_subject;
+	v.reason = bi->reason;
+	v.verify_parent = bi->verify_parent;
+	v.verify_revert = bi->verify_revert;
+	v.revert = bi->revert_sha;
+	vs = xcalloc(n + 1, sizeof(*vs));
+	for (i = 0; i < n; i++) {
+		vs[i].kind = st[i].kind;
+		vs[i].sha = st[i].sha;
+		vs[i].subject = st[i].subject;
+		vs[i].cls = st[i].cls;
+		vs[i].vs_good = st[i].vs_good;
+		vs[i].vs_bad = st[i].vs_bad;
+		vs[i].vs_good_pct = st[i].vs_good_pct;
+		vs[i].vs_bad_pct = st[i].vs_bad_pct;
+		vs[i].note = st[i].note;
+		vs[i].good_pair = st[i].good_pair;
+		vs[i].bad_pair = st[i].bad_pair;
+	}
+	v.steps = vs;
+	v.nsteps = n;
+	view_bisect_render(&b, &v);
+	free(vs);
+	store_bisect_steps_free(st, n);
+	store_bisect_free(bi);
+	web_reply_page(x, 200, &b);
+}
