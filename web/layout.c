@@ -85,6 +85,39 @@ static const char *const verdicts[] = { "regression", "improvement",
 	"unchanged", "inconclusive", "unstable", "running", "queued", "failed",
 	"success", "cancelled", "info", "suspect" };
 
+/* Most urgent first: what layout_verdict_rank() ranks by. */
+static const char *const verdict_order[] = { "regression", "unstable", "failed",
+	"running", "queued", "improvement", "inconclusive", "unchanged",
+	"info" };
+
+int
+layout_verdict_rank(const char *verdict)
+{
+	size_t i, n = sizeof(verdict_order) / sizeof(verdict_order[0]);
+
+	for (i = 0; verdict && i < n; i++)
+		if (strcmp(verdict, verdict_order[i]) == 0)
+			return (int)i;
+	return (int)n;
+}
+
+const char *
+layout_worst_verdict(const char *list)
+{
+	static const char *const comparison[] = { "regression", "unstable",
+		"improvement", "inconclusive", "unchanged" };
+	const char *worst = NULL;
+	size_t i;
+
+	for (i = 0; list && i < sizeof(comparison) / sizeof(comparison[0]); i++)
+		if (strstr(list, comparison[i]) &&
+		    (worst == NULL ||
+		        layout_verdict_rank(comparison[i]) <
+		            layout_verdict_rank(worst)))
+			worst = comparison[i];
+	return worst;
+}
+
 int
 layout_begin(struct buf *b, const char *title, const char *active)
 {

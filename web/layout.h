@@ -30,6 +30,22 @@ int layout_suspect(struct buf *, const char *why);
 /* The CSS class suffix of a verdict; "unknown" when not a known one. */
 const char *layout_verdict(const char *verdict);
 
+/*
+ * The one order of verdicts, most urgent news first: regression,
+ * unstable, the job states failed, running and queued (no verdict yet),
+ * improvement, inconclusive, unchanged, info; anything else (NULL
+ * included) after them all.  The overview's badges, a series' patch
+ * rows and the commit page's rows all sort by it, so a badge shows the
+ * verdict of the first row of the page it links to.
+ */
+int layout_verdict_rank(const char *verdict);
+/*
+ * The most urgent comparison verdict (regression, unstable, improvement,
+ * inconclusive or unchanged) named in a comma-separated list, by
+ * layout_verdict_rank; NULL when it names none.
+ */
+const char *layout_worst_verdict(const char *list);
+
 /* "/commit/SHA", "/series/ID" or "/pair/ID", URL-encoded. */
 int layout_target_href(struct buf *, enum view_target, const char *id);
 

@@ -30,6 +30,7 @@
 #include "daemon/store_dash.h"
 #include "daemon/store_series_rows.h"
 #include "web/api_int.h"
+#include "web/layout.h"
 #include "web/rows_dash.h"
 #include "web/rows_series.h"
 #include "web/views.h"
@@ -647,7 +648,7 @@ web_target_html(
 			pv[k].subject = p->subject;
 			pv[k].author = p->author;
 			pv[k].commit = p->sha;
-			pv[k].verdict = web_worst_verdict(p->verdicts);
+			pv[k].verdict = layout_worst_verdict(p->verdicts);
 		}
 		v.patches = pv;
 		v.npatches = np;
@@ -711,8 +712,8 @@ web_target_html(
 			if (strcmp(c.rows[i].verdict ? c.rows[i].verdict : "",
 			        "info") != 0 &&
 			    (pv[k].verdict == NULL ||
-			        web_verdict_rank(c.rows[i].verdict) <
-			            web_verdict_rank(pv[k].verdict)))
+			        layout_verdict_rank(c.rows[i].verdict) <
+			            layout_verdict_rank(pv[k].verdict)))
 				pv[k].verdict = c.rows[i].verdict;
 	}
 	if (v.note == NULL && any_unknown(&c))

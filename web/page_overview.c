@@ -14,6 +14,7 @@
 #include "daemon/store_dash.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/layout.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -39,7 +40,7 @@ job_verdict(const struct store_recent_job *j, const char **progress)
 	if ((cs && strcmp(cs, "queued") == 0) ||
 	    (bs && strcmp(bs, "queued") == 0))
 		return "queued";
-	return web_worst_verdict(j->verdicts); /* NULL: unknown */
+	return layout_worst_verdict(j->verdicts); /* NULL: unknown */
 }
 
 struct ov_item {
@@ -136,8 +137,8 @@ overview_build(struct ctx *x, struct view_overview *v,
 			it->badges[k].bench = name;
 			it->badges[k].verdict = verdict;
 			it->badges[k].progress = progress;
-		} else if (web_verdict_rank(verdict) <
-		    web_verdict_rank(it->badges[k].verdict)) {
+		} else if (layout_verdict_rank(verdict) <
+		    layout_verdict_rank(it->badges[k].verdict)) {
 			it->badges[k].verdict = verdict;
 			it->badges[k].progress = progress;
 		}

@@ -275,25 +275,15 @@ is_telemetry(const struct view_cmp_row *r)
 	    (r->verdict && strcmp(r->verdict, "info") == 0);
 }
 
-static int
-verdict_rank(const char *v)
-{
-	static const char *const order[] = { "regression", "unstable",
-		"improvement", "inconclusive", "unchanged", "info" };
-	size_t i;
-
-	for (i = 0; v && i < sizeof(order) / sizeof(order[0]); i++)
-		if (strcmp(v, order[i]) == 0)
-			return (int)i;
-	return (int)(sizeof(order) / sizeof(order[0]));
-}
-
 /* Regressions, unstable and improvements, a memcg tax's too (it is also
  * in the memcg section). */
 static int
 is_changed(const struct view_cmp_row *r)
 {
-	return !is_telemetry(r) && verdict_rank(r->verdict) < 3;
+	return !is_telemetry(r) && r->verdict &&
+	    (strcmp(r->verdict, "regression") == 0 ||
+	        strcmp(r->verdict, "unstable") == 0 ||
+	        strcmp(r->verdict, "improvement") == 0);
 }
 
 static int
@@ -321,7 +311,8 @@ row_order(const void *pa, const void *pb)
 	double mb = isfinite(b->change_pct) ? fabs(b->change_pct) : -1;
 	int d;
 
-	if ((d = verdict_rank(a->verdict) - verdict_rank(b->verdict)) != 0)
+	if ((d = layout_verdict_rank(a->verdict) -
+	            layout_verdict_rank(b->verdict)) != 0)
 		return d;
 	if ((d = is_telemetry(a) - is_telemetry(b)) != 0)
 		return d;

@@ -397,37 +397,6 @@ csrf_ok(struct ctx *x)
 	return ok;
 }
 
-/* ---- verdict words ------------------------------------------------- */
-
-/* Badges rank: the most urgent news first. */
-int
-web_verdict_rank(const char *v)
-{
-	static const char *const order[] = { "regression", "unstable", "failed",
-		"running", "queued", "inconclusive", "improvement",
-		"unchanged" };
-	size_t i;
-
-	for (i = 0; v && i < sizeof(order) / sizeof(order[0]); i++)
-		if (strcmp(v, order[i]) == 0)
-			return (int)i;
-	return 99;
-}
-
-/* The worst verdict of a comma-separated list, or NULL. */
-const char *
-web_worst_verdict(const char *vs)
-{
-	static const char *const words[] = { "regression", "unstable",
-		"inconclusive", "improvement", "unchanged" };
-	size_t i;
-
-	for (i = 0; vs && i < sizeof(words) / sizeof(words[0]); i++)
-		if (strstr(vs, words[i]))
-			return words[i];
-	return NULL;
-}
-
 /* ---- what web/api.c calls around a dashboard route ------------------- */
 
 void

@@ -120,9 +120,5 @@ void web_json_store_err(struct ctx *x, int r);
 void web_redirect(struct ctx *x, const char *location);
 /* 1 when token is the admin token. */
 int web_is_admin_token(struct ctx *x, const char *token);
-/* Badges rank: the most urgent news first. */
-int web_verdict_rank(const char *v);
-/* The worst verdict of a comma-separated list, or NULL. */
-const char *web_worst_verdict(const char *vs);
 
 #endif

@@ -789,6 +789,52 @@ TEST(test_web__commit_report_order)
 	buf_release(&b);
 }
 
+/*
+ * One verdict order for every page: the overview's badge (the worst
+ * verdict of a job's comparisons), a series' patch row and the commit
+ * page's rows agree, so a badge names the first row of the page it
+ * links to.  An improvement is measured news and goes before an
+ * inconclusive comparison, which measured nothing beyond its noise.
+ */
+TEST(test_web__verdict_order_one)
+{
+	static const char *const order[] = { "regression", "unstable", "failed",
+		"running", "queued", "improvement", "inconclusive", "unchanged",
+		"info", "bogus" };
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_cmp_row rows[] = {
+		rrow("epyc", "read_clat", "lower", 10, 11, 10, "inconclusive"),
+		rrow("epyc", "latency_p99", "lower", 100, 101, 1, "unchanged"),
+		rrow(
+		    "epyc", "write_iops", "higher", 100, 105, 5, "improvement"),
+	};
+	struct view_commit v = { 0 };
+	size_t i;
+
+	for (i = 0; i + 1 < sizeof(order) / sizeof(order[0]); i++)
+		ASSERT(layout_verdict_rank(order[i]) <
+		    layout_verdict_rank(order[i + 1]));
+	ASSERT_INTEQ(layout_verdict_rank(NULL), layout_verdict_rank("bogus"));
+	ASSERT_STREQ(layout_worst_verdict("unchanged,inconclusive,improvement"),
+	    "improvement");
+	ASSERT_STREQ(layout_worst_verdict("inconclusive,unstable"), "unstable");
+	ASSERT_STREQ(
+	    layout_worst_verdict("unchanged,inconclusive"), "inconclusive");
+	ASSERT(layout_worst_verdict("info") == NULL);
+	ASSERT(layout_worst_verdict(NULL) == NULL);
+	/* The commit page puts the same verdict first. */
+	v.kind = VIEW_COMMIT;
+	v.id = "0123456789abcdef0123456789abcdef01234567";
+	v.title = "mm: memcg: a change";
+	v.rows = rows;
+	v.nrows = sizeof(rows) / sizeof(rows[0]);
+	view_commit_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(at(b.data, ">write_iops</a>") < at(b.data, ">read_clat</a>"));
+	ASSERT(at(b.data, ">read_clat</a>") < at(b.data, ">latency_p99</a>"));
+	buf_release(&b);
+}
+
 TEST(test_web__commit_budget)
 {
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
