@@ -2,8 +2,9 @@
  * The HTTP surface (docs/API.md): the one route table, as cgit's
  * commands, its matcher, the one authorisation step, the per-thread
  * store connections, the long-poll waiters and the server's start and
- * stop.  The handlers are in one file per area: web/api_runner.c (what
- * runners call), web/api_admin.c (what the admin token may change),
+ * stop; the cache misses' renders are web/render_pool.c's.  The
+ * handlers are in one file per area: web/api_runner.c (what runners
+ * call), web/api_admin.c (what the admin token may change),
  * web/api_read.c (the public reads) and web/page_*.c (the dashboard).
  */
 #include <errno.h>
@@ -33,6 +34,7 @@
 #include "web/api_int.h"
 #include "web/cache.h"
 #include "web/httpd.h"
+#include "web/render_pool.h"
 #include "web/reply.h"
 #include "web/web.h"
 
@@ -186,8 +188,8 @@ api_str_field(struct ctx *x, const char **out, json_t *o, const char *key,
 
 /* ---- per-thread store ---- */
 
-static struct store *
-thread_store(struct api *a, struct err *e)
+struct store *
+api_thread_store(struct api *a, struct err *e)
 {
 	struct store *s;
 
@@ -499,10 +501,8 @@ cache_serve(struct ctx *x, const struct buf *k, const struct cache_stamp *st)
 	return 1;
 }
 
-/* Keeps the reply just made, when it is a 200 without cookies and the
- * store did not change while it was made. */
-static void
-cache_keep(struct ctx *x, const struct buf *k, const struct cache_stamp *st)
+void
+api_cache_keep(struct ctx *x, const struct buf *k, const struct cache_stamp *st)
 {
 	struct cache_reply cr;
 	struct store_version now;
@@ -525,10 +525,8 @@ cache_keep(struct ctx *x, const struct buf *k, const struct cache_stamp *st)
 	cache_put(tl_cache, k->data, k->len, &cr, st);
 }
 
-/* Adds a request's wall and CPU seconds to its route's (struct api
- * route_time). */
-static void
-route_time_add(struct api *a, const struct route *rt, enum api_answer how,
+void
+api_route_time_add(struct api *a, const struct route *rt, enum api_answer how,
     double wall, double cpu)
 {
 	struct api_route_time *t = &a->route_time[rt - routes][how];
@@ -545,14 +543,12 @@ static void
 route_timed(struct api *a, const struct route *rt, enum api_answer how,
     double wall0, double cpu0)
 {
-	route_time_add(
+	api_route_time_add(
 	    a, rt, how, clock_mono_s() - wall0, clock_thread_cpu_s() - cpu0);
 }
 
-/* The route; a cacheable one's reads in one read transaction
- * (store_read_begin): one snapshot, one WAL read lock. */
-static void
-route_call(struct ctx *x, const struct route *rt, int cacheable)
+void
+api_route_call(struct ctx *x, const struct route *rt, int cacheable)
 {
 	int reading = cacheable && store_read_begin(x->s) == 0;
 
@@ -561,317 +557,6 @@ route_call(struct ctx *x, const struct route *rt, int cacheable)
 	rt->fn(x);
 	if (reading)
 		store_read_end(x->s);
-}
-
-/*
- * Cache misses rendered off the event threads (issue 17: every page fast
- * while the fleet writes).  A libmicrohttpd thread serves many
- * connections, and a page it renders itself (history.json at 1M runs:
- * over a millisecond of CPU, more on a loaded machine) holds up every
- * other connection of that thread.  Under a fleet's uploads each commit
- * moves the store's version, so each is followed by a render per thread:
- * the cached history's p99 went from 5 ms to 14-32 ms beside a paced
- * fleet (make bench-web LIVE=1), and worse with more threads.  So a miss
- * parks its request and a render thread (a->renders) makes the reply,
- * while the event thread goes on answering from its cache.  Requests for
- * the same key under the same stamp that come meanwhile wait for that
- * render (answer "shared") instead of queueing their own.
- *
- * An event thread's tasks are in its tl_renders, which only that thread
- * touches (a connection is served by one thread, its resumption too); a
- * task lives until each of its requests is answered.  The render thread
- * writes the leader's reply (the leader is parked: its thread leaves it
- * alone) and moves it into the task, for every request of the task,
- * then sets done and unparks them all under the task's mutex.  api_stop runs
- * what is queued before it stops the server, so no task is left undone.
- */
-#define RENDERS_MAX 32
-
-struct rwait {
-	struct httpd_req *r;
-	double wall0;
-};
-
-struct rtask {
-	pthread_mutex_t mu;
-	int done;                 /* mu */
-	struct rwait *wait;       /* mu: parked, not yet answered */
-	size_t nwait, capwait;    /* mu */
-	struct httpd_req *leader; /* whose ctx and reply it is */
-	struct ctx x;             /* the leader's */
-	const struct route *rt;
-	struct cache_stamp st;
-	char *key;
-	size_t keylen;
-	int kept;     /* the event thread tried cache_keep */
-	double cpu_s; /* the render's */
-	/* The reply, for each request: status, type, body, headers. */
-	int status, cookie;
-	char *ctype, *body;
-	size_t len;
-	int nhdr;
-	char *hdr[2 * HTTPD_REPLY_HEADERS];
-};
-
-static _Thread_local struct rtask *tl_renders[RENDERS_MAX];
-
-static void
-rtask_free(struct rtask *t)
-{
-	int i;
-
-	for (i = 0; i < 2 * t->nhdr; i++)
-		free(t->hdr[i]);
-	free(t->ctype);
-	free(t->body);
-	free(t->key);
-	free(t->wait);
-	dconf_unref(t->x.conf);
-	pthread_mutex_destroy(&t->mu);
-	free(t);
-}
-
-/* The render thread: the leader's route, its reply copied, every
- * request of the task unparked. */
-static void
-rtask_run(void *arg)
-{
-	struct rtask *t = arg;
-	struct ctx *x = &t->x;
-	double cpu0 = clock_thread_cpu_s();
-	const char *body, *ctype, *name, *value;
-	size_t i;
-	int k;
-
-	if ((x->s = thread_store(x->a, &x->err)) == NULL)
-		api_reply_err(x, 503, "database: %s", err_msg(&x->err));
-	else
-		route_call(x, t->rt, 1);
-	if (t->rt->page)
-		web_end(x);
-	json_decref(x->body);
-	x->body = NULL;
-	t->status = httpd_status(t->leader);
-	body = httpd_reply_body(t->leader, &t->len, &ctype);
-	t->body = xmalloc(t->len + 1);
-	if (t->len > 0)
-		memcpy(t->body, body, t->len);
-	t->body[t->len] = '\0';
-	t->ctype = xstrdup(ctype != NULL ? ctype : "application/json");
-	t->nhdr = httpd_reply_nheaders(t->leader);
-	for (k = 0; k < t->nhdr; k++) {
-		httpd_reply_header_at(t->leader, k, &name, &value);
-		t->hdr[2 * k] = xstrdup(name);
-		t->hdr[2 * k + 1] = xstrdup(value);
-		if (strcasecmp(name, "Set-Cookie") == 0)
-			t->cookie = 1;
-	}
-	/* The leader answers from the copy too: a request with a reply
-	 * is not handled again when it resumes (web/httpd.c). */
-	httpd_reply_clear(t->leader);
-	t->cpu_s = clock_thread_cpu_s() - cpu0;
-	pthread_mutex_lock(&t->mu);
-	t->done = 1;
-	for (i = 0; i < t->nwait; i++)
-		httpd_unpark(t->wait[i].r);
-	pthread_mutex_unlock(&t->mu);
-}
-
-static void
-rtask_wait(struct rtask *t, struct httpd_req *r, double wall0)
-{
-	if (t->nwait == t->capwait) {
-		t->capwait = t->capwait ? 2 * t->capwait : 4;
-		t->wait = xreallocarray(t->wait, t->capwait, sizeof(*t->wait));
-	}
-	t->wait[t->nwait].r = r;
-	t->wait[t->nwait++].wall0 = wall0;
-}
-
-/* The task r waits in, and its place in the task's list; NULL. */
-static struct rtask *
-rtask_of(struct httpd_req *r, size_t *at, int *slot)
-{
-	struct rtask *t;
-	size_t i;
-	int k;
-
-	for (k = 0; k < RENDERS_MAX; k++) {
-		if ((t = tl_renders[k]) == NULL)
-			continue;
-		pthread_mutex_lock(&t->mu);
-		for (i = 0; i < t->nwait; i++)
-			if (t->wait[i].r == r) {
-				pthread_mutex_unlock(&t->mu);
-				*at = i;
-				*slot = k;
-				return t;
-			}
-		pthread_mutex_unlock(&t->mu);
-	}
-	return NULL;
-}
-
-/* r answered (or gone): out of its task, which goes with its last. */
-static void
-rtask_leave(struct rtask *t, size_t at, int slot)
-{
-	int last;
-
-	pthread_mutex_lock(&t->mu);
-	t->wait[at] = t->wait[--t->nwait];
-	last = t->nwait == 0 && t->done;
-	pthread_mutex_unlock(&t->mu);
-	if (last) {
-		tl_renders[slot] = NULL;
-		rtask_free(t);
-	}
-}
-
-/* The task's reply copied into r's. */
-static void
-rtask_reply(struct rtask *t, struct httpd_req *r)
-{
-	int k;
-
-	if (t->status == 0)
-		return; /* the route made no reply: web/httpd.c's 500 */
-	httpd_reply(r, t->status, t->ctype, t->body, t->len);
-	for (k = 0; k < t->nhdr; k++)
-		httpd_reply_header(r, t->hdr[2 * k], t->hdr[2 * k + 1]);
-}
-
-/*
- * A resumed request: 1 when it waited for a render and is answered now;
- * 0 when it did not (the caller goes on), or when the render set a
- * cookie, which is the leader's only (then the caller renders afresh).
- */
-static int
-rtask_resume(struct api *a, struct httpd_req *r)
-{
-	struct rtask *t;
-	struct ctx x;
-	size_t at;
-	double wall0;
-	int slot, done;
-
-	if ((t = rtask_of(r, &at, &slot)) == NULL)
-		return 0;
-	pthread_mutex_lock(&t->mu);
-	done = t->done;
-	wall0 = t->wait[at].wall0;
-	if (!done) {
-		/* Unparked by someone else: the render will do it again
-		 * (parked under the mutex, as in rtask_park). */
-		httpd_park(r);
-		pthread_mutex_unlock(&t->mu);
-		return 1;
-	}
-	pthread_mutex_unlock(&t->mu);
-	if (r != t->leader && t->cookie) {
-		rtask_leave(t, at, slot);
-		return 0;
-	}
-	rtask_reply(t, r);
-	if (!t->kept) {
-		t->kept = 1;
-		memset(&x, 0, sizeof(x));
-		x.a = a;
-		x.r = r;
-		if ((x.s = thread_store(a, &x.err)) != NULL) {
-			struct buf k = { 0 };
-
-			k.data = t->key;
-			k.len = t->keylen;
-			cache_keep(&x, &k, &t->st);
-		}
-	}
-	if (r == t->leader)
-		route_time_add(
-		    a, t->rt, API_MISS, clock_mono_s() - wall0, t->cpu_s);
-	else
-		route_time_add(a, t->rt, API_SHARED, clock_mono_s() - wall0, 0);
-	rtask_leave(t, at, slot);
-	return 1;
-}
-
-/* A request that completed while it waited (the server stopping). */
-static void
-rtask_gone(struct httpd_req *r)
-{
-	struct rtask *t;
-	size_t at;
-	int slot;
-
-	if ((t = rtask_of(r, &at, &slot)) != NULL)
-		rtask_leave(t, at, slot);
-}
-
-/*
- * A cache miss of x's request (key, made under st): parks it on the
- * render of the same key and stamp in progress, or on a new one; the
- * caller's ctx then belongs to the task (what it holds is moved, x left
- * empty): 1 when it leads a new render, 3 when it waits for one in
- * progress.  2 when a render of the same key and stamp has just ended:
- * r is answered with its reply.  0 when not parked (no render threads,
- * or too many renders in progress): the caller renders it itself.
- */
-static int
-rtask_park(struct ctx *x, const struct route *rt, const struct buf *key,
-    const struct cache_stamp *st, double wall0)
-{
-	struct rtask *t;
-	int k, free_slot = -1;
-
-	if (x->a->renders == NULL)
-		return 0;
-	for (k = 0; k < RENDERS_MAX; k++) {
-		if ((t = tl_renders[k]) == NULL) {
-			if (free_slot < 0)
-				free_slot = k;
-			continue;
-		}
-		if (t->keylen != key->len ||
-		    memcmp(t->key, key->data, key->len) != 0 ||
-		    t->st.v.gen != st->v.gen || t->st.conf != st->conf)
-			continue;
-		pthread_mutex_lock(&t->mu);
-		if (!t->done) {
-			/* Parked before it is listed, under the mutex: the
-			 * render cannot unpark it first (a resume of a
-			 * request not suspended is lost). */
-			httpd_park(x->r);
-			rtask_wait(t, x->r, wall0);
-			pthread_mutex_unlock(&t->mu);
-			return 3;
-		}
-		pthread_mutex_unlock(&t->mu);
-		if (!t->cookie) {
-			rtask_reply(t, x->r);
-			return 2;
-		}
-	}
-	if (free_slot < 0)
-		return 0;
-	t = xcalloc(1, sizeof(*t));
-	pthread_mutex_init(&t->mu, NULL);
-	t->x = *x;
-	t->x.s = NULL;
-	x->conf = NULL; /* moved: the task's now */
-	x->keep = NULL;
-	x->body = NULL;
-	t->leader = x->r;
-	t->rt = rt;
-	t->st = *st;
-	t->key = xmalloc(key->len + 1);
-	memcpy(t->key, key->data, key->len);
-	t->key[key->len] = '\0';
-	t->keylen = key->len;
-	rtask_wait(t, x->r, wall0);
-	tl_renders[free_slot] = t;
-	httpd_park(x->r);
-	workq_submit(x->a->renders, rtask_run, t);
-	return 1;
 }
 
 static void
@@ -885,8 +570,9 @@ handle(struct httpd_req *r, void *arg)
 	double wall0 = clock_mono_s(), cpu0 = clock_thread_cpu_s();
 	int status, cacheable, parked = 0;
 
-	/* A request parked on a render (rtask_park) is answered now. */
-	if (httpd_calls(r) > 1 && rtask_resume(arg, r))
+	/* A request parked on a render (render_pool_park) is answered
+	 * now. */
+	if (httpd_calls(r) > 1 && render_pool_resume(arg, r))
 		return;
 	memset(&x, 0, sizeof(x));
 	memset(&st, 0, sizeof(st));
@@ -922,7 +608,7 @@ handle(struct httpd_req *r, void *arg)
 			goto out;
 		}
 	}
-	if ((x.s = thread_store(x.a, &x.err)) == NULL) {
+	if ((x.s = api_thread_store(x.a, &x.err)) == NULL) {
 		api_reply_err(&x, 503, "database: %s", err_msg(&x.err));
 		goto out;
 	}
@@ -941,25 +627,27 @@ handle(struct httpd_req *r, void *arg)
 				__atomic_add_fetch(
 				    &x.a->cache_hits, 1, __ATOMIC_RELAXED);
 			} else {
-				int p = rtask_park(&x, rt, &key, &st, wall0);
+				enum render_park p =
+				    render_pool_park(&x, rt, &key, &st, wall0);
 
-				how = p == 2 ? API_SHARED : API_MISS;
-				if (p == 0 || p == 1)
+				how =
+				    p == RENDER_SHARED ? API_SHARED : API_MISS;
+				if (p == RENDER_NOT_PARKED || p == RENDER_LEADS)
 					__atomic_add_fetch(&x.a->cache_misses,
 					    1, __ATOMIC_RELAXED);
-				if (p == 1 || p == 3) {
+				if (p == RENDER_LEADS || p == RENDER_WAITS) {
 					parked = 1; /* timed when answered */
 					goto out;
 				}
-				if (p == 0) {
-					route_call(&x, rt, cacheable);
-					cache_keep(&x, &key, &st);
+				if (p == RENDER_NOT_PARKED) {
+					api_route_call(&x, rt, cacheable);
+					api_cache_keep(&x, &key, &st);
 				}
 			}
 			goto out;
 		}
 	}
-	route_call(&x, rt, cacheable);
+	api_route_call(&x, rt, cacheable);
 out:
 	if (rt != NULL && rt->page)
 		web_end(&x);
@@ -993,7 +681,7 @@ done(struct httpd_req *r, int completed, void *arg)
 	size_t i;
 
 	(void)completed;
-	rtask_gone(r);
+	render_pool_gone(r);
 	if (cls >= 1 && cls <= 5)
 		__atomic_add_fetch(&a->http_count[cls], 1, __ATOMIC_RELAXED);
 	for (i = 0; i < API_NLAT && age > lat_le[i]; i++)
@@ -1060,7 +748,7 @@ api_listen(struct api *a, struct err *e)
 	    store_batch_start(&a->batch, a->dbpath, e) == -1)
 		return -1;
 	/* Cache misses render here, a thread a CPU (at most 8), off the
-	 * event threads (rtask_park). */
+	 * event threads (render_pool_park). */
 	if (a->renders == NULL) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 

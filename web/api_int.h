@@ -66,7 +66,7 @@ struct api {
 	struct httpd *httpd;
 	struct sched *sched; /* the composition root's (perfwatchd/main.c) */
 	struct store_batch *batch; /* group commit of uploads */
-	struct workq *renders;     /* cache misses' renders (web/api.c) */
+	struct workq *renders;     /* web/render_pool.c */
 	int stopping;
 	struct store **stores; /* one per server thread, closed at stop */
 	struct cache **caches; /* the same threads' reply caches */
@@ -140,6 +140,24 @@ struct route {
  * method's pattern matched the path, else 404. */
 const struct route *api_route_find(const char *method, const char *path,
     int64_t id[2], const char **rest, int *status);
+
+/* ---- what the dispatch (web/api.c) lends the render pool ---- */
+struct cache_stamp;
+/* The calling thread's store connection for a (opened on first use),
+ * or NULL with e set. */
+struct store *api_thread_store(struct api *a, struct err *e);
+/* The route; a cacheable one's reads in one read transaction
+ * (store_read_begin): one snapshot, one WAL read lock. */
+void api_route_call(struct ctx *x, const struct route *rt, int cacheable);
+/* Keeps the reply just made in the thread's reply cache under key k,
+ * when it is a 200 without cookies and the store did not change while
+ * it was made. */
+void api_cache_keep(
+    struct ctx *x, const struct buf *k, const struct cache_stamp *st);
+/* Adds a request's wall and CPU seconds to its route's (struct api
+ * route_time). */
+void api_route_time_add(struct api *a, const struct route *rt,
+    enum api_answer how, double wall, double cpu);
 
 /* ---- replies (web/reply.h underneath) ---- */
 void api_reply_json(struct ctx *, int status, json_t *o); /* takes o */

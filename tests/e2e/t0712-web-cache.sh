@@ -148,7 +148,7 @@ check "the_routes_hits_add_up_to_the_cache_hits ($rh, $ch)" \
 check "route_wall_time_is_there" \
     awk -v a="$(route_m seconds_total /pair/ rendered)" 'BEGIN {exit !(a > 0)}'
 
-# 8. A burst of the same request after a write (web/api.c rtask_park):
+# 8. A burst of the same request after a write (web/render_pool.c):
 # the misses render off the server threads, and the requests that come
 # while a render is under way wait for it (answer "shared") instead of
 # rendering again.  Every request gets the new page, and the answers add
