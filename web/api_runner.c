@@ -391,34 +391,34 @@ api_runner_run(struct ctx *x)
 	job_path(x, &run.job_id);
 	if (api_parse_body(x, 0) == -1 ||
 	    api_only_keys(x, x->body, keys, "body") == -1)
-		return;
+		goto out;
 	run.duration_s = -1;
 	if (pwjson_int(&run.index, x->body, "index", &x->err) == -1 ||
 	    pwjson_num_opt(&run.duration_s, x->body, "duration_s", &x->err) ==
 	        -1) {
 		api_bad(x);
-		return;
+		goto out;
 	}
 	if (api_str_field(x, &run.status, x->body, "status", 16, 0, "") == -1 ||
 	    api_str_field(
 	        x, &run.error, x->body, "error", CAP_ERRMSG * 8, 1, "") == -1)
-		return;
+		goto out;
 	if (strcmp(run.status, "ok") != 0 &&
 	    strcmp(run.status, "failed") != 0) {
 		api_reply_err(x, 400, "field 'status': expected ok or failed");
-		return;
+		goto out;
 	}
 	if (json_object_get(x->body, "duration_s") != NULL &&
 	    !json_is_null(json_object_get(x->body, "duration_s")) &&
 	    run.duration_s < 0) {
 		api_reply_err(x, 400, "field 'duration_s': must be >= 0");
-		return;
+		goto out;
 	}
 	raw = json_object_get(x->body, "raw");
 	if (raw != NULL && !json_is_null(raw)) {
 		if (!json_is_string(raw)) {
 			api_reply_err(x, 400, "field 'raw': expected a string");
-			return;
+			goto out;
 		}
 		run.raw = json_string_value(raw);
 		run.raw_len = json_string_length(raw);
@@ -429,15 +429,13 @@ api_runner_run(struct ctx *x)
 		if (!json_is_object(pj)) {
 			api_reply_err(
 			    x, 400, "field 'profile': expected an object");
-			return;
+			goto out;
 		}
 		if (pwjson_dump_buf(&prof, pj) != 0) {
-			buf_release(&prof);
-			buf_release(&hstate);
 			api_reply_err(x, 400,
 			    "field 'profile': more than %d bytes",
 			    CAP_PROFILE_BLOB);
-			return;
+			goto out;
 		}
 		run.profile = prof.data;
 	}
@@ -445,60 +443,52 @@ api_runner_run(struct ctx *x)
 	pj = json_object_get(x->body, "host_state");
 	if (pj != NULL && !json_is_null(pj)) {
 		if (!json_is_object(pj) || pwjson_dump_buf(&hstate, pj) != 0) {
-			buf_release(&prof);
-			buf_release(&hstate);
 			api_reply_err(x, 400,
 			    "field 'host_state': expected an object of at "
 			    "most %d bytes",
 			    CAP_HOST_STATE);
-			return;
+			goto out;
 		}
 		run.host_state = hstate.data;
 	}
 	arr = json_object_get(x->body, "metrics");
 	if (arr != NULL && !json_is_null(arr)) {
 		if (!json_is_array(arr)) {
-			buf_release(&prof);
-			buf_release(&hstate);
 			api_reply_err(
 			    x, 400, "field 'metrics': expected an array");
-			return;
+			goto out;
 		}
 		n = json_array_size(arr);
 		if (n > CAP_METRICS_PER_RUN) {
-			buf_release(&prof);
-			buf_release(&hstate);
 			api_reply_err(x, 400, "field 'metrics': more than %d",
 			    CAP_METRICS_PER_RUN);
-			return;
+			goto out;
 		}
 		ms = xcalloc(n + 1, sizeof(*ms));
 		for (i = 0; i < n; i++)
 			if (parse_metric(
 			        x, &ms[i], json_array_get(arr, i), i) == -1) {
-				free(ms);
-				buf_release(&prof);
-				buf_release(&hstate);
-				return;
+				goto out;
 			}
 	}
 	run.metrics = ms;
 	run.nmetrics = n;
 	if ((host = api_runner_host(x)) < 0) {
-		free(ms);
-		buf_release(&prof);
-		buf_release(&hstate);
-		return;
+		goto out;
 	}
 	/* Group commit: parked until the batch holding it has committed
 	 * (parked first, so the writer cannot unpark it before). */
 	u = store_upload_new(host, &run, api_now_s(), upload_done, x->r);
 	*httpd_slot(x->r) = u;
+out:
 	free(ms);
 	buf_release(&prof);
 	buf_release(&hstate);
-	httpd_park(x->r);
-	store_batch_add(x->a->batch, u);
+	/* u is set only when the run was taken; every error replied. */
+	if (u != NULL) {
+		httpd_park(x->r);
+		store_batch_add(x->a->batch, u);
+	}
 }
 
 void
