@@ -2006,7 +2006,8 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	if (o.base_round != NULL && o.cand_round != NULL)
 		judge_rounds(r, lb, nb, lc, nc, clip, &o);
 
-	check_modes(r, lb, nb, lc, nc, &o);
+	if (!o.no_low_modes)
+		check_modes(r, lb, nb, lc, nc, &o);
 	check_spread(r, lb, nb, lc, nc, sb_u, sc_u, ref_var, ref_df, &o);
 	decide(r, &o);
 out:

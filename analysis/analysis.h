@@ -86,6 +86,9 @@ struct analysis_opts {
 	double spread_ratio;
 	/* Unstable: a run this many percent worse than base is "low" (25). */
 	double low_mode_pct;
+	/* 1: no low-mode check, for a metric whose far runs are sampling,
+	 * not a mode (a profile's share of a few samples). */
+	int no_low_modes;
 	/*
 	 * Rounds: the round of each base and candidate run (any numbering;
 	 * runs of one round were measured close together, base and

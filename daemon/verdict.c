@@ -332,6 +332,9 @@ charge_share_compare(struct metric *m, struct analysis_opts *o, struct err *e)
 	shifted(&b, &m->base);
 	shifted(&c, &m->cand);
 	shifted(&h, &m->hist);
+	/* A share of a few samples jumps by whole samples (0 % to 7 %):
+	 * sampling, not a mode that would ask for runs past max_runs. */
+	o->no_low_modes = 1;
 	o->history = h.v;
 	o->n_history = h.n;
 	if (analysis_compare(&m->res, b.v, b.n, c.v, c.n, o, e) != 0) {
