@@ -101,8 +101,10 @@ for id in sys.argv[2:]:
     j = json.load(open("%s/job%s.json" % (d, id)))
     nested = "cgroup=root" not in j["point"]
     runs = {r["index"]: r for r in j["runs"]}
-    # Index 2 exists when the verdict asked for more runs (max_runs 3).
-    assert sorted(runs) in ([0, 1], [0, 1, 2]), (id, sorted(runs))
+    # Index 2 exists when the verdict asked for more runs (max_runs 3),
+    # and up to 5 for a suspected low mode (twice max_runs: this real
+    # tcp_rr on a loaded machine has far runs).
+    assert sorted(runs) == list(range(len(runs))) and 2 <= len(runs) <= 6, (id, sorted(runs))
     assert j["runs_done"] == len(runs), j["runs_done"]
     for i in sorted(runs):
         m = {x["name"]: x for x in runs[i]["metrics"]}
