@@ -37,6 +37,18 @@ files_read_fd(struct buf *b, int fd, size_t max)
 }
 
 int
+files_read_int(const char *path, int *out)
+{
+	struct buf b = BUF_INIT(64);
+	int rc = files_read(&b, path, 64);
+
+	if (rc == 0)
+		*out = (int)strtol(b.data, NULL, 10);
+	buf_release(&b);
+	return rc;
+}
+
+int
 files_read(struct buf *b, const char *path, size_t max)
 {
 	int fd, rc, saved;

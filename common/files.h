@@ -15,6 +15,9 @@ int files_read(struct buf *b, const char *path, size_t max);
 /* The same from an open descriptor to its end (standard input, or a file
  * whose open failure the caller names itself); fd is not closed. */
 int files_read_fd(struct buf *b, int fd, size_t max);
+/* A small file's leading decimal integer (a sysctl) into *out: 0, or
+ * files_read's error with *out left as it was. */
+int files_read_int(const char *path, int *out);
 /* mkdir -p with mode 0755. */
 int files_mkdir_p(const char *path);
 /* Writes path atomically: PATH.tmp, fsync, rename. */

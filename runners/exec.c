@@ -448,3 +448,27 @@ exec_describe(struct buf *b, const struct exec_result *r)
 	else
 		buf_printf(b, "signal %d (%s)", r->signo, strsignal(r->signo));
 }
+
+int
+exec_wait_bounded(pid_t pid, long ms, struct rusage *ru)
+{
+	struct rusage dummy;
+	int status;
+	long waited = 0;
+
+	for (;;) {
+		pid_t r = wait4(pid, &status, WNOHANG, ru ? ru : &dummy);
+
+		if (r == pid)
+			return status;
+		if (r == -1 && errno != EINTR)
+			return -1;
+		if (waited >= ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		clock_sleep_ms(20);
+		waited += 20;
+	}
+}

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "common/buf.h"
@@ -87,6 +88,13 @@ int exec_start(struct exec_proc **out, const struct exec_spec *, struct err *);
 int exec_alive(struct exec_proc *);
 pid_t exec_pid(const struct exec_proc *);
 void exec_stop(struct exec_proc *); /* stops, reaps and frees; NULL ok */
+
+/*
+ * Waits up to ms for child pid (a helper the runner forked itself, such
+ * as perf); SIGKILL and reap after.  Its wait status, or -1; *ru (may be
+ * NULL) gets its resource use.
+ */
+int exec_wait_bounded(pid_t pid, long ms, struct rusage *ru);
 
 /* Appends how it ended: "exit 3", "signal 9 (Killed)", "timed out, ...". */
 void exec_describe(struct buf *b, const struct exec_result *);

@@ -24,6 +24,7 @@
 #include "common/files.h"
 #include "common/xalloc.h"
 #include "runners/bench/bench.h"
+#include "runners/exec.h"
 #include "runners/perfstat.h"
 
 #define DEVICES "/sys/bus/event_source/devices"
@@ -457,42 +458,6 @@ struct perfstat {
 	char reason[PERFSTAT_REASON_MAX];
 };
 
-static int
-read_int(const char *path, int *out)
-{
-	struct buf b = BUF_INIT(64);
-	int rc = files_read(&b, path, 64);
-
-	if (rc == 0)
-		*out = (int)strtol(b.data, NULL, 10);
-	buf_release(&b);
-	return rc;
-}
-
-/* Waits up to ms for pid; SIGKILL after.  Its status, or -1. */
-static int
-wait_bounded(pid_t pid, long ms)
-{
-	int status;
-	long waited = 0;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			return status;
-		if (r == -1 && errno != EINTR)
-			return -1;
-		if (waited >= ms) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		clock_sleep_ms(20);
-		waited += 20;
-	}
-}
-
 /* Sends cmd ("enable", "disable") and waits for perf's "ack".  0 or -1. */
 static int
 command(struct perfstat *p, const char *cmd)
@@ -594,7 +559,7 @@ probe(struct perfstat *p, const struct perfstat_opts *o)
 		    "of the benchmark)");
 		return -1;
 	}
-	read_int("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+	files_read_int("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 	if (geteuid() != 0 && paranoid > 0) {
 		snprintf(p->reason, sizeof(p->reason),
 		    "counting a cgroup on every CPU needs root or "
@@ -672,7 +637,7 @@ perfstat_start(const struct perfstat_opts *o)
 	}
 	/* perf exited (or hangs): say why from its exit and stderr. */
 	kill(p->pid, SIGKILL);
-	st = wait_bounded(p->pid, STOP_MS);
+	st = exec_wait_bounded(p->pid, STOP_MS, NULL);
 	p->pid = -1;
 	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
 		snprintf(p->reason, sizeof(p->reason),
@@ -733,7 +698,7 @@ perfstat_stop(struct perfstat *p, struct perfstat_result *res)
 	p->usable = 0;
 	disabled = command(p, "disable") == 0;
 	kill(p->pid, SIGINT);
-	st = wait_bounded(p->pid, STOP_MS);
+	st = exec_wait_bounded(p->pid, STOP_MS, NULL);
 	p->pid = -1;
 	if (!disabled) {
 		snprintf(res->reason, sizeof(res->reason),

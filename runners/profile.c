@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
+#include "runners/exec.h"
 #include "runners/profile.h"
 
 #define PROFILE_FREQ "999"
@@ -341,32 +342,6 @@ spawn(char *const argv[], const char *out, const char *errf)
 	return pid;
 }
 
-/* Waits up to ms; SIGKILL after.  Exit status, or -1; *ru (may be
- * NULL) gets the child's resource use. */
-static int
-wait_bounded(pid_t pid, long ms, struct rusage *ru)
-{
-	struct rusage dummy;
-	int status;
-	long waited = 0;
-
-	for (;;) {
-		pid_t r = wait4(pid, &status, WNOHANG, ru ? ru : &dummy);
-
-		if (r == pid)
-			return status;
-		if (r == -1 && errno != EINTR)
-			return -1;
-		if (waited >= ms) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		clock_sleep_ms(20);
-		waited += 20;
-	}
-}
-
 static int
 run(char *const argv[], const char *out, const char *err, long ms)
 {
@@ -375,7 +350,7 @@ run(char *const argv[], const char *out, const char *err, long ms)
 
 	if (pid < 0)
 		return -1;
-	st = wait_bounded(pid, ms, NULL);
+	st = exec_wait_bounded(pid, ms, NULL);
 	if (st == -1 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
@@ -390,18 +365,6 @@ file_has(const char *path, const char *needle)
 
 	buf_release(&b);
 	return found;
-}
-
-static int
-read_int(const char *path, int *out)
-{
-	struct buf b = BUF_INIT(64);
-	int rc = files_read(&b, path, 64);
-
-	if (rc == 0)
-		*out = (int)strtol(b.data, NULL, 10);
-	buf_release(&b);
-	return rc;
 }
 
 /* Returns 0 when perf can be started, else the reason in p->reason. */
@@ -421,8 +384,8 @@ probe(struct profile *p)
 		free(errf);
 		return -1;
 	}
-	read_int("/proc/sys/kernel/perf_event_paranoid", &paranoid);
-	read_int("/proc/sys/kernel/kptr_restrict", &kptr);
+	files_read_int("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+	files_read_int("/proc/sys/kernel/kptr_restrict", &kptr);
 	if (geteuid() != 0 && paranoid > 0) {
 		snprintf(p->reason, sizeof(p->reason),
 		    "system-wide perf record needs root or CAP_PERFMON: "
@@ -546,7 +509,7 @@ profile_stop(struct profile *p, struct profile_result *res)
 		goto out;
 	}
 	kill(p->pid, SIGINT);
-	st = wait_bounded(p->pid, PROFILE_STOP_MS, &ru);
+	st = exec_wait_bounded(p->pid, PROFILE_STOP_MS, &ru);
 	/* The profiler's own cost while the benchmark ran (docs/MEMCG.md). */
 	res->perf_wall_s = clock_mono_s() - p->started;
 	if (st != -1) {
