@@ -2,7 +2,7 @@
  * The git module (git/git.h): handles, errors, opening and checking a
  * mirror.  libgit2 errors are translated here, once (gitm_i_gerr), into
  * the handle's struct err with the tree's name.  The module is split by
- * concern (issue 13); what its files share is in git/git_int.h:
+ * concern; what its files share is in git/git_int.h:
  *   transport.c  the socket stream with timeouts, transfer callbacks
  *   cli.c        the git-CLI fallback (`git` run with an argv)
  *   fetch.c      first copy and fetch of a mirror

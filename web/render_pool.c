@@ -1,6 +1,6 @@
 /*
- * The render pool: cache misses rendered off the event threads (issue 17: every
- * page fast while the fleet writes).  A libmicrohttpd thread serves many
+ * The render pool: cache misses rendered off the event threads, so every
+ * page stays fast while the fleet writes.  A libmicrohttpd thread serves many
  * connections, and a page it renders itself (history.json at 1M runs:
  * over a millisecond of CPU, more on a loaded machine) holds up every
  * other connection of that thread.  Under a fleet's uploads each commit
