@@ -152,7 +152,7 @@ alerts:
   poll: 1s
 YAML
 # The fix makes each charge ~7x cheaper, the other commits change nothing:
-# min_effect 25% is far above this machine's noise (../shared/NOISE.md
+# min_effect 25% is far above this machine's noise (docs/NOISE.md
 # measured a CV near 14% for CPU-bound runs), so "unchanged" is reachable.
 # Up to 16 runs: on a loaded machine (check-fresh beside other work) 8
 # left the no-op inconclusive (+5.4%, its interval wider than +-25%);

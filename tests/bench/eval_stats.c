@@ -565,7 +565,7 @@ table_timing(void)
 
 /*
  * Low modes: a host whose runs now and then land in a slow mode (this
- * VM's CPU time has two modes 1.7x apart, ../shared/NOISE.md), against a
+ * VM's CPU time has two modes 1.7x apart, docs/NOISE.md), against a
  * candidate that is really flaky (a share of its runs at half the
  * throughput).  The host's slow mode must not read as a new low mode of
  * the candidate; the flaky candidate must.

@@ -6,7 +6,7 @@
 # pairs are submitted, claimed, given runs and finished, and the daemon's
 # verdict thread answers through GET /api/v1/comparisons, /pairs/{id},
 # /regressions and the pair page.  The uploaded values are made up, not
-# measured: per ../shared/NOISE.md the effects are 2x (far above any noise)
+# measured: per docs/NOISE.md the effects are 2x (far above any noise)
 # with <= 1% spread and min_effect 5%, so the verdicts are certain; the
 # noisy pair uses the same +-15% values on both sides in another order, so
 # it can only be inconclusive.  Also: adaptive runs (re-queue to 8, then

@@ -4,7 +4,7 @@
 # (here the "submitted" series of job cp on host r1), and a step in that
 # series shows as a change point on /api/v1/history and /history.  Made-up
 # uploads (not measurements): candidates run at 1000 for 6 pairs, then at
-# 2000 (a 2x step, far above the <= 0.5% spread, per ../shared/NOISE.md).
+# 2000 (a 2x step, far above their <= 0.5% spread and the noise of docs/NOISE.md).
 . "$(dirname "$0")/lib.sh"
 
 D=$PW_TMP/d

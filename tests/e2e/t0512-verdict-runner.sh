@@ -4,7 +4,7 @@
 # job again, runs only index 2 (done_runs), and the final verdict has 3
 # runs a side.  The benchmark prints made-up values (1000 and 1400 in turn,
 # a counter in a file), identical on both sides, so the verdict can only
-# be inconclusive: no timing is measured (../shared/NOISE.md).
+# be inconclusive: no timing is measured (docs/NOISE.md).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 

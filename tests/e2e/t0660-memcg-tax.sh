@@ -5,7 +5,7 @@
 # reads /proc/self/cgroup: in the nested memcg, the candidate commit
 # reports 0.7 of the throughput it reports at root; the base commit the
 # same in both.  The numbers are made by construction (the machine's
-# noise is far above any real memcg effect, ../shared/NOISE.md), so the
+# noise is far above any real memcg effect, docs/NOISE.md), so the
 # test knows the answer: base tax ~1.0, candidate tax ~0.7, a
 # memcg_tax.ops regression on the nested pair, root throughput
 # unchanged.  Checked: placement (the program saw the nested cgroup),

@@ -106,7 +106,7 @@ scheduler:
 YAML
 tree_yaml app "file://$SRC" master
 # A made-up benchmark (the machine's noise is far above any memcg effect,
-# ../shared/NOISE.md): 700 ops/s in the nested memcg, 1000 at root, so
+# docs/NOISE.md): 700 ops/s in the nested memcg, 1000 at root, so
 # the tax is 0.7 by construction.
 cat >"$PW_DIR/jobs/fleet.yaml" <<YAML
 name: fleet

@@ -7,7 +7,7 @@
 #    20 us in every try_charge_memcg() -- a real kernel difference.
 # 2. A real perfwatchd and a real perfwatch-runner with boot: qemu and a
 #    fresh kernel_tree: the pair's base kernel is built cold (tinyconfig +
-#    the fragment of ../shared/KERNEL.md), the candidate incrementally over
+#    the fragment of docs/KERNEL.md), the candidate incrementally over
 #    its objects; each is booted in qemu, where perfwatch-tcp-rr and the
 #    page-fault loop run in the nested memcg /a/b (memory.max 256M).
 # 3. The verdicts must be regressions, with the runs of each side made

@@ -2,7 +2,7 @@
 # tests/e2e/lib.sh:
 #
 #   KFRAGMENT        the kernel.fragment of their jobs (flow YAML): the
-#                    fragment of ../shared/KERNEL.md plus SMP, the fds
+#                    fragment of docs/KERNEL.md plus SMP, the fds
 #                    perfwatch-tcp-rr uses, and SLUB (tinyconfig picks
 #                    SLOB, under which olddefconfig drops
 #                    CONFIG_MEMCG_KMEM=y and the build fails naming it).

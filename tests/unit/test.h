@@ -21,7 +21,7 @@ void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A scratch directory for the current binary, removed at exit. */
 const char *test_tmpdir(void);
-/* Path of a shared fixture: $PERFWATCH_FIXTURES or ../shared/fixtures. */
+/* Path of a fixture: under $PERFWATCH_FIXTURES, else tests/fixtures. */
 const char *test_fixture(const char *rel);
 /* Path inside the source tree (tests run from the top directory). */
 const char *test_srcpath(const char *rel);
