@@ -77,7 +77,7 @@ $(OUT)/bin/%: $(REL)/bin/%
 	@mkdir -p $(@D)
 	$(Q)cp -f $< $@
 
-# Layers (issue 13, docs/ARCHITECTURE.md): each folder is one archive,
+# Layers (docs/ARCHITECTURE.md): each folder is one archive,
 # and may use only the folders its EDGES_ line names.  A program links
 # its archives in the order of its _LAYERS line (users before what they
 # use), so a call against the edges fails to link; tests/lint/layers.sh
@@ -222,7 +222,7 @@ clean:
 .PHONY: all check check-build check-fresh deps demo install format format-check clean
 .SECONDARY:
 
-# ---- fuzzing (issue 17, docs/FUZZ.md): libFuzzer targets, tests/fuzz ----
+# ---- fuzzing (docs/FUZZ.md): libFuzzer targets, tests/fuzz ----
 #   make fuzz         builds every target and runs each for FUZZ_TIME
 #                     seconds (default 60), one after the other, on a
 #                     corpus seeded by tests/fuzz/seeds.sh (tests/data,
@@ -276,7 +276,7 @@ check-build: fuzz-build
 endif
 
 .PHONY: fuzz fuzz-build
-# ---- ThreadSanitizer (issue 17): make check-tsan ----
+# ---- ThreadSanitizer (docs/FUZZ.md): make check-tsan ----
 # The daemon, the runner, the tools and the unit tests built with
 # -fsanitize=thread under $(OUT)/tsan (a make of its own, so nothing is
 # mixed with the ASan objects), then the unit tests and the e2e tests
@@ -337,8 +337,8 @@ endif
 
 .PHONY: bench-api
 
-# --- web (issue 7): dashboard lint (also run by tests/e2e/t0700-web-lint.sh)
-# and its benchmark (issue 17): wrk at 64 connections against every page
+# --- web: dashboard lint (also run by tests/e2e/t0700-web-lint.sh)
+# and its benchmark: wrk at 64 connections against every page
 # kind and read route at 100,000 and 1,000,000 stored runs, next to nginx
 # serving the same bytes (tests/bench/web_bench.sh; BENCH_SECS per
 # measurement, default 5; BENCH_SCALES, default "100000 1000000").  The
@@ -358,7 +358,7 @@ $(REL)/bin/web_gen: $(REL)/obj/tests/bench/web_gen.o $(REL)/libperfwatch.a
 
 # read_bench job|history DB: GET /api/v1/jobs/{id}'s, and
 # /api/v1/history's and /history's, CPU time by stage, no HTTP (a
-# database web_bench.sh kept in WEB_BENCH_DBS; issue 17).
+# database web_bench.sh kept in WEB_BENCH_DBS).
 $(REL)/bin/read_bench: $(REL)/obj/tests/bench/read_bench.o $(REL)/libperfwatch.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
@@ -381,7 +381,7 @@ bench-git: $(REL)/tests/git_bench
 	$(REL)/tests/git_bench $(OUT)/bench-git
 
 .PHONY: bench-git
-# --- the tree's shape and build (issue 13): largest file, files over
+# --- the tree's shape and build: largest file, files over
 # 1,000 lines, duplicates pairs, full build and one-header rebuild times of
 # HEAD next to REF (default main), back to back with the load average
 # (tests/bench/build_bench.sh; a few minutes, not part of make check).
@@ -402,7 +402,7 @@ eval-stats: $(REL)/bin/eval_stats
 	$(REL)/bin/eval_stats $(EVAL_ARGS)
 
 .PHONY: eval-stats
-# --- the whole service on this machine (issue: trust): `make eval-trust`
+# --- the whole service on this machine: `make eval-trust`
 # runs a real perfwatchd and perfwatch-runner on a git tree of a compiled
 # memory walk under a drifting load it starts and stops itself
 # (tests/bench/trust_disturb.c): false alarms and mails per 100 no-op
@@ -418,7 +418,7 @@ eval-trust: all $(REL)/bench/trust_disturb
 	@OUT=$(OUT) tests/bench/trust_eval.sh
 
 .PHONY: eval-trust
-# ---- kernels (issue 10, docs/KERNEL.md) ----
+# ---- kernels (docs/KERNEL.md) ----
 # The qemu guest's static programs: /init (perfwatch-guest, built from the
 # runner's cgroup, telemetry and exec modules) and static benchmarks
 # (perfwatch-tcp-rr, perfwatch-pagefault), next to each runner binary in
@@ -476,14 +476,14 @@ check-kernel-bisect: all
 
 .PHONY: check-kernel check-kernel-bisect install-guest
 
-# ---- fleet (issue 12): 200 simulated runners against one daemon ----
+# ---- fleet: 200 simulated runners against one daemon ----
 # make bench-fleet: one process (api_load --fleet) of 200 runners that
 # register, heartbeat every 5 s, claim and upload for 60 s: uploads/s and
 # claim p99 (tests/bench/fleet_bench.sh [RUNNERS] [SECONDS] [METRICS]).
 bench-fleet: $(REL)/bin/perfwatchd $(REL)/bench/api_load
 	@OUT=$(OUT) tests/bench/fleet_bench.sh
 
-# make check-crash (issue 17): kill -9 the daemon 10 times at random
+# make check-crash: kill -9 the daemon 10 times at random
 # moments under 200 runners' load; integrity, every acknowledged upload
 # stored once, no half run, no pair lost (tests/bench/crash_bench.sh
 # [RUNNERS] [KILLS] [METRICS]; about 90 s; not part of make check).

@@ -709,7 +709,7 @@ main(int argc, char **argv)
 	free(pr.hb.v);
 	free(cl);
 	if (idle > 0) {
-		/* The work must spread over the fleet (issue 12). */
+		/* A fleet that leaves runners idle does not spread the work. */
 		fprintf(
 		    stderr, "api_load: %d runner(s) uploaded nothing\n", idle);
 		return 1;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-build [REF=main] (issue 13): the figures of the tree's shape
+# make bench-build [REF=main]: the figures of the tree's shape
 # and its build, for this tree (HEAD) and for REF side by side, measured
 # back to back in one run with the load average beside each time
 # (docs/NOISE.md: the machine is shared, a time alone says little):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make check-crash (issue 17): kill -9 the daemon at random moments under
+# make check-crash: kill -9 the daemon at random moments under
 # the fleet's load, KILLS times (default 10), and check after each
 # restart and at the end that nothing acknowledged was lost:
 #   - PRAGMA integrity_check is ok after every kill;

@@ -1,5 +1,5 @@
 /*
- * eval_stats: the synthetic study of analysis/analysis (issue 5), run by
+ * eval_stats: the synthetic study of analysis/analysis, run by
  * `make eval-stats`.  It draws runs from five noise models, feeds them to
  * the same functions the daemon uses, and prints false-alarm rates,
  * power, mean run counts, change-point hit rates and timings as

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Information bounds for the goals of issue 5 that eval_stats misses.
+"""Information bounds for the statistics goals eval_stats misses.
 
 Standard library only.  Each bound is an *oracle*: a test or estimator
 that is told the true noise model (shape, sigma, mode weights, phi),

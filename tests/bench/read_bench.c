@@ -1,5 +1,5 @@
 /*
- * read_bench: what the read routes cost without HTTP (issue 17), by
+ * read_bench: what the read routes cost without HTTP, by
  * stage, in CPU time, on a database web_gen wrote (tests/bench/
  * web_bench.sh keeps one in WEB_BENCH_DBS):
  *

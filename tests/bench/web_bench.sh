@@ -25,9 +25,9 @@
 # while the fleet works.  Each scale ends with the fleet's uploads and
 # finished jobs per second and the cache's hit ratio.
 # The -rare routes filter by a branch none of the history or commits is
-# on (schema v31: an index range, empty), history-range by one day in
-# the past (v30: read from the time index, not walked to from the top).
-# Goals (issue 17): every route >= 25 % of nginx's requests/s, p99 <=
+# on (commit_branches: an index range, empty), history-range by one day
+# in the past (read from the time index, not walked to from the top).
+# Goals (docs/BENCHMARKS.md): every route >= 25 % of nginx's requests/s, p99 <=
 # 10 ms, no route slower at 1M runs than at 100k, RSS <= 64 MB at 1M.
 # The report (tests/bench/web_report.sh, from the results file) ends
 # with each goal judged, cached and uncached, naming the routes that

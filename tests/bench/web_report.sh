@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The report of make bench-web (tests/bench/web_bench.sh) from its results
 # file: the table of every route and scale, the daemon's RSS, each route
-# at the largest scale against the smallest, and the goals of issue 17
+# at the largest scale against the smallest, and the dashboard's goals
 # judged, naming the routes that miss each.
 #   tests/bench/web_report.sh RESULTS "SCALES" UNCACHED
 # RESULTS has a line per route and scale, "SCALE NAME REQS NGINX_REQS P99
@@ -50,7 +50,7 @@ if [ "$first" != "$last" ]; then
 	# The goal "no route slower at 1M runs than at 100k", on the same
 	# page: server CPU a request (uncached when measured, else cached)
 	# more than 125 % of the small scale's, which is beyond what single
-	# turns swing by here (see the notes of issue 17); a route under
+	# turns swing by here; a route under
 	# 10 us a request (the overview, made at most once a second) is left
 	# out: a microsecond there is 30 %.  Such a route is then timed
 	# again alone, alternating the two databases.
@@ -69,7 +69,7 @@ fi
 # serves a route (web/cache.h); uncached (UNCACHED=1) is what rendering
 # it costs, each time the store changes.
 echo
-echo "goals (issue 17), at each scale:"
+echo "goals, at each scale:"
 awk -v un="$uncached" '
     function miss(lst, k, v) {return lst (lst == "" ? "" : ", ") k " " v}
     $2 == "rss" {rss[$1] = $3 / 1024; next}

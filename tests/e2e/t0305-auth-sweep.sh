@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # check: parallel
-# The authorisation sweep (issue 17): every route of the daemon's tables
+# The authorisation sweep: every route of the daemon's tables
 # (perfwatchd --routes, read from the tables the server dispatches on, so
-# a route added later is swept too) is called with no token, a wrong
+# every route there is swept) is called with no token, a wrong
 # token, and the token of the other role.  A route that needs a token
 # answers 401 without one and 403 with a wrong one or the other role's;
 # a state-changing route (POST) that needs none is one of the few that

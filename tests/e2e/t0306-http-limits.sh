@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check: parallel
-# Limits and slow clients (issue 17): 300 half-sent requests from other
+# Limits and slow clients: 300 half-sent requests from other
 # loopback addresses (127.0.0.2-6; Linux routes all of 127/8 to lo) time
 # out after http.timeout while requests from 127.0.0.1 are answered; the
 # per-IP limit refuses connection per_ip+1 from one address while another

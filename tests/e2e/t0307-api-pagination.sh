@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check: parallel
 # Every list route of the API is paginated with a maximum page size
-# (issue 17): from the route table (perfwatchd --routes), each GET route
+# (docs/API.md): from the route table (perfwatchd --routes), each GET route
 # of /api/v1 without a path parameter is either a list checked here or
 # one of the single-object routes named below.  For each list, a limit
 # above the maximum is refused with a 400 naming 'limit', and walking it

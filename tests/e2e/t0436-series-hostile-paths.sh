@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check: parallel
-# Series mail is untrusted (issue 17): patches naming .git/, absolute or
+# Series mail is untrusted: patches naming .git/, absolute or
 # ../ paths, a symlink pointing out of the tree, a write through a
 # symlink (one the series made, one of the base tree), a huge hunk — and
 # a ../ patch that would need the git am --3way fallback — are each

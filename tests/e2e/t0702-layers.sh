@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check: parallel
-# The layering (issue 13): tests/lint/layers.sh passes on the tree, and in
+# The layering (docs/ARCHITECTURE.md): tests/lint/layers.sh passes on the tree, and in
 # a scratch tree with the Makefile's edges it rejects an include against
 # them, naming file:line, and accepts the allowed ones; it rejects
 # <microhttpd.h> anywhere but web/httpd.c (daemon/ included it once)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check: parallel
-# The benchmarks' own tools (make bench-web, issue 17) on a small
+# The benchmarks' own tools (make bench-web) on a small
 # database, so a store change that breaks them fails here and not at the
 # next benchmark: web_gen writes 300 pairs the way the daemon does (30
 # with the real verdict), read_bench reads every tenth job's

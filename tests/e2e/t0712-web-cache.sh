@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check: parallel
-# The reply cache of public GET routes (web/cache.h, issue 17): a repeated
+# The reply cache of public GET routes (web/cache.h): a repeated
 # request is answered from it (GET /metrics: perfwatch_web_cache_hits_total
 # moves, the bytes are the same), and what is committed shows at once,
 # not after the cache's second: an uploaded run on the job's JSON and on

@@ -2,7 +2,7 @@
 # check: parallel
 # (No runner process and nothing measured: the runs are uploaded by curl;
 # a test beside it only moves the random kill within its window.)
-# No alert lost and none decided twice across kill -9 (issue 17): eight
+# No alert lost and none decided twice across kill -9: eight
 # commits regress one after another; after each pair's runs are in, the
 # daemon is killed with SIGKILL at a random moment (0-0.8 s: while the
 # verdict is made, the report decided, the webhook in flight) and

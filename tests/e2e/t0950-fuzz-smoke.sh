@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check: parallel
-# The fuzz smoke (issue 17): every libFuzzer target of tests/fuzz replays
+# The fuzz smoke (docs/FUZZ.md): every libFuzzer target of tests/fuzz replays
 # its seed corpus once, no mutation (tests/fuzz/run.sh --smoke): the
 # fixtures, the examples, and the crash-* inputs kept in tests/data/fuzz
 # as regression tests.  make fuzz is the long run (docs/FUZZ.md).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layering check (issue 13, docs/ARCHITECTURE.md): every #include of
+# The layering check (docs/ARCHITECTURE.md): every #include of
 # a project header in a component folder names the folder itself or one
 # of the folders its EDGES_ line in the Makefile allows, and every
 # #include <...> of an external library's header is in the one module
