@@ -3,7 +3,7 @@
 
 /*
  * Replies of public GET routes kept for as long as what they read has
- * not changed (issue 17: every page fast at 1M runs).  An entry holds the
+ * not changed (so every page stays fast at 1M runs).  An entry holds the
  * request's path and query, the reply (status 200: body, content type,
  * headers) and the store version and configuration it was made under
  * (daemon/store.h store_data_version): it is served again only while the

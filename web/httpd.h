@@ -71,7 +71,7 @@ void httpd_reply_take(struct httpd_req *, int status, const char *content_type,
 /*
  * Adds a header to the reply (Set-Cookie, Location, Cache-Control), set
  * before or after httpd_reply*(); at most HTTPD_REPLY_HEADERS, copied.
- * Added for the dashboard (web/, issue 7).
+ * The dashboard's sessions and redirects use it.
  */
 #define HTTPD_REPLY_HEADERS 8
 void httpd_reply_header(

@@ -5,7 +5,7 @@
  * The HTTP replies and checks that the API (web/api*.c) and the
  * dashboard (web/page_*.c) share, so that both answer alike: one JSON
  * reply, one map from the ERR_* codes to statuses, one reading of the
- * bearer token (issue 13).
+ * bearer token.
  */
 #include <stddef.h>
 

@@ -1,6 +1,6 @@
 /*
  * The JSON of the typed store's rows (web/rows.h).  The keys and values
- * are those the store made before its reads were typed (issue 13):
+ * are the API's (docs/API.md), fixed by a golden file:
  * tests/unit/web_test.c compares the bytes with tests/data/web/rows.json.
  */
 #include <math.h>

@@ -1,7 +1,7 @@
 /*
  * The JSON of the dashboard's typed reads (web/rows_dash.h).  The keys
- * and values are those the store made before its reads were typed
- * (issue 13): tests/unit/web_test.c compares the bytes with
+ * and values are the API's (docs/API.md), fixed by a golden file:
+ * tests/unit/web_test.c compares the bytes with
  * tests/data/web/dash.json.
  */
 #include <math.h>
@@ -212,7 +212,7 @@ rows_regressions_json(const struct store_regressions *l)
 	return o;
 }
 
-/* ---- bisections (was daemon/bisect_api.c) ---- */
+/* ---- bisections ---- */
 
 static json_t *
 finite_or_null(double v)

@@ -1,7 +1,7 @@
 /*
  * The JSON of the typed series reads (web/rows_series.h).  The keys and
- * values are those the store made before its series reads were typed
- * (issue 13): tests/unit/web_test.c compares the bytes with
+ * values are the API's (docs/API.md), fixed by a golden file:
+ * tests/unit/web_test.c compares the bytes with
  * tests/data/web/series.json.
  */
 #include <math.h>

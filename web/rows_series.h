@@ -3,7 +3,7 @@
 
 /*
  * The JSON of the typed series reads (daemon/store_series_rows.h), with
- * the keys and values the store made before (issue 13):
+ * the keys and values of the API (docs/API.md):
  * tests/unit/web_test.c compares the bytes with tests/data/web/series.json.
  * Each returns a new reference.
  */

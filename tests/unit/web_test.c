@@ -1331,7 +1331,7 @@ TEST(test_web__one_status_per_error)
 	ASSERT_INTEQ(reply_status_of(0), 500);
 }
 
-/* ---- the hosts and jobs reads: the same JSON bytes (issue 13) ---- */
+/* ---- the hosts and jobs reads: the same JSON bytes ---- */
 
 /*
  * A store with every field of a host row and a job row set, hostile
@@ -1474,7 +1474,7 @@ TEST(test_web__hosts_jobs_json_unchanged)
 	buf_release(&b);
 }
 
-/* ---- the pairs and comparisons reads: the same JSON bytes (issue 13) */
+/* ---- the pairs and comparisons reads: the same JSON bytes */
 
 /* The id of the one running job of s, or 0. */
 static int64_t
@@ -1839,7 +1839,7 @@ TEST(test_web__pair_boots_unknown_or_none)
 	buf_release(&html);
 }
 
-/* ---- the alerts reads: the same JSON bytes (issue 13) ---- */
+/* ---- the alerts reads: the same JSON bytes ---- */
 
 /*
  * pairs_store's store and a report of commit 1 with three deliveries:
@@ -1944,7 +1944,7 @@ TEST(test_web__alerts_json_unchanged)
 	buf_release(&b);
 }
 
-/* ---- the history reads: the same JSON and page bytes (issue 17) ---- */
+/* ---- the history reads: the same JSON and page bytes ---- */
 
 /* Claims a job on host, stores runs of ops and a hostile metric near
  * lv, finishes it. */
@@ -2069,8 +2069,8 @@ history_doc(struct buf *b, struct buf *html, struct store *s,
 
 /*
  * GET /api/v1/history and /history answer the bytes
- * tests/data/web/history.json and history.html hold, which the code of
- * before the typed change points read (issue 17) wrote.  On a difference
+ * tests/data/web/history.json and history.html hold, the API's and the
+ * page's bytes (docs/API.md).  On a difference
  * the bytes made now are in the scratch directory's history.out.
  */
 TEST(test_web__history_json_unchanged)
@@ -2105,7 +2105,7 @@ TEST(test_web__history_json_unchanged)
 	buf_release(&html);
 }
 
-/* ---- the series reads: the same JSON and HTML bytes (issue 13) ---- */
+/* ---- the series reads: the same JSON and HTML bytes ---- */
 
 /*
  * pairs_store's store and three series: v1 applied on commit 1 (the
@@ -2433,7 +2433,7 @@ TEST(test_web__html_numbers_as_printf)
 	buf_release(&got);
 }
 
-/* ---- the dashboard's reads: the same JSON bytes (issue 13) ---- */
+/* ---- the dashboard's reads: the same JSON bytes ---- */
 
 /*
  * pairs_store's store and more: a second tree with two commits (one with
@@ -2651,7 +2651,7 @@ TEST(test_web__list_cursors_unchanged)
 	buf_release(&b);
 }
 
-/* ---- a pair's runs (store_pair_run_meta): the same JSON bytes (issue 13) */
+/* ---- a pair's runs (store_pair_run_meta): the same JSON bytes */
 
 /* One ok run of job on host h with its host state and profile (NULL:
  * none); the job is the host's claimed one. */
@@ -2757,7 +2757,7 @@ TEST(test_web__pair_run_meta_json_unchanged)
 	buf_release(&b);
 }
 
-/* ---- the history's change points: the same JSON bytes (issue 13) ---- */
+/* ---- the history's change points: the same JSON bytes ---- */
 
 /*
  * Four submitted pairs of job kv on host h1, each candidate a point of
@@ -2840,7 +2840,7 @@ TEST(test_web__history_cps_json_unchanged)
 	buf_release(&b);
 }
 
-/* ---- the runner's claim: the same JSON bytes (issue 13) ---- */
+/* ---- the runner's claim: the same JSON bytes ---- */
 
 /* The specs the claim fixture stores: plain, a document with nesting,
  * unicode, big and small numbers and the keys the claim sets itself
@@ -3007,7 +3007,7 @@ TEST(test_web__claim_json_unchanged)
 	buf_release(&b);
 }
 
-/* ---- a job's detail: the same JSON bytes (issue 13) ---- */
+/* ---- a job's detail: the same JSON bytes ---- */
 
 /*
  * pairs_store's store and more on its running job (host 1): a failed
