@@ -459,7 +459,7 @@ install-guest: $(OUT)/bin/guest/perfwatch-guest $(OUT)/bin/guest/perfwatch-pagef
 
 # make check-kernel: Debian's linux-source-6.1 as a git repository with a
 # memcg-path patch, both kernels built and booted in qemu through a real
-# perfwatchd and runner (slow, ~10 min cold; tests/kernel/check-kernel.sh).
+# perfwatchd and runner (slow, ~20 min cold; tests/kernel/check-kernel.sh).
 # KERNEL_CACHE keeps the repository, the runner's build cache and the
 # tiny kernel the e2e test t0820 boots when present.
 KERNEL_CACHE ?= /var/tmp/perfwatch-kernel
