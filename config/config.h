@@ -287,6 +287,9 @@ struct runner_config {
 	int64_t heartbeat_s; /* default 10 */
 	int64_t max_output;  /* default 1M */
 	int64_t keep_builds; /* job directories kept for a next round (4) */
+	/* Claim both jobs of a pair in rounds and measure them in turns
+	 * (true), else one job a claim, a round at a time. */
+	int pair_claims;
 	/* host: the tuning profile of `perfwatch-runner host tune` and what
 	 * `host check` calls benchmark-ready (runners/host.h). */
 	struct {

@@ -80,6 +80,10 @@ static const struct field runner_fields[] = {
 	    (int64_t)64 << 20),
 	NUM("keep_builds", F_INT, struct runner_config, keep_builds, "4", 0,
 	    64),
+	{ .key = "pair_claims",
+	    .type = F_BOOL,
+	    .off = offsetof(struct runner_config, pair_claims),
+	    .def = "true" },
 	{ .key = "host", .type = F_SECTION, .sub = &runhost_schema },
 };
 const struct schema cfg_i_runner_schema = { sizeof(struct runner_config),

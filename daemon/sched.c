@@ -153,6 +153,13 @@ sched_claim(struct sched *s, struct store *st, struct store_claimed *out,
 }
 
 int
+sched_claim_pair(struct sched *s, struct store *st, struct store_claimed *out,
+    int64_t host_id)
+{
+	return store_claim_pair(st, out, host_id, now_s(), sched_lease_s(s));
+}
+
+int
 sched_claim_wait(struct sched *s, struct store *st, struct store_claimed *out,
     int64_t host_id, int64_t wait_s)
 {

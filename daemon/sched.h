@@ -39,6 +39,10 @@ uint64_t sched_wait(struct sched *, uint64_t gen, int timeout_ms);
  * (nothing to do), or -1 (store_errmsg). */
 int sched_claim(
     struct sched *, struct store *, struct store_claimed *out, int64_t host_id);
+/* The same for a runner that measures a pair's jobs in turns
+ * (store_claim_pair). */
+int sched_claim_pair(
+    struct sched *, struct store *, struct store_claimed *out, int64_t host_id);
 /* Requeue and claim, waiting up to wait_s (capped by claim_wait_s) for
  * work: for threads that may block (tests, tools). */
 int sched_claim_wait(struct sched *, struct store *, struct store_claimed *out,

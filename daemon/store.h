@@ -170,6 +170,10 @@ struct store_claimed {
 	int64_t lease_expires;
 	char *spec_json; /* the stored spec as stored: the store does not
 	                    parse it */
+	/* A pair claim (store_claim_pair): the pair's other job, claimed
+	 * with this one, and the runs a side a round; else NULL and 0. */
+	struct store_claimed *partner;
+	int64_t round_size;
 };
 
 void store_claimed_release(struct store_claimed *); /* NULL ok */
@@ -186,6 +190,17 @@ void store_claimed_release(struct store_claimed *); /* NULL ok */
  * do; *out is zeroed on every failure.
  */
 int store_claim(struct store *, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s);
+
+/*
+ * store_claim for a runner that can measure both jobs of a pair in turns
+ * (docs/CONFIG.md `rounds`): when the claimed job's pair runs in rounds,
+ * is no kernel job, and its other job is queued and fits the host (or
+ * this host holds it already), that job is claimed too, as out->partner,
+ * and both are to end at their runs (no round by round claims):
+ * out->round_size says the runs a side a round.
+ */
+int store_claim_pair(struct store *, struct store_claimed *out, int64_t host_id,
     int64_t now, int64_t lease_s);
 
 /*

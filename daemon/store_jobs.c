@@ -206,6 +206,10 @@ store_claimed_release(struct store_claimed *c)
 	free(c->done_runs);
 	free(c->instance);
 	free(c->spec_json);
+	if (c->partner != NULL) {
+		store_claimed_release(c->partner);
+		free(c->partner);
+	}
 	memset(c, 0, sizeof(*c));
 }
 
@@ -443,12 +447,93 @@ claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 	return 0;
 }
 
-int
-store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
-    int64_t now, int64_t lease_s)
+/*
+ * The job of a pair claim that goes with job id (store_claim_pair), or
+ * 0: its pair's other job, when the pair runs in rounds, is no kernel
+ * job, and the other job is queued and may run on the host, or held by
+ * it already (a restarted runner).  *size: the runs a side a round.
+ */
+static int
+claim_partner(
+    struct store *s, int64_t *out, int64_t *size, int64_t id, int64_t host_id)
 {
 	sqlite3_stmt *st;
-	int64_t id = 0, round = 0;
+	int rc;
+
+	*out = 0;
+	*size = 0;
+	st = store_i_stmt(s,
+	    "SELECT j.id, coalesce(json_extract(c.params, '$.rounds'), 1),"
+	    " coalesce(json_extract(c.params, '$.runs'), c.runs)"
+	    " FROM jobs c JOIN jobs j ON j.pair_id = c.pair_id AND j.id <> c.id"
+	    " JOIN pairs p ON p.id = c.pair_id JOIN hosts h ON h.id = ?2"
+	    " WHERE c.id = ?1"
+	    " AND coalesce(json_extract(c.params, '$.rounds'), 1) > 1"
+	    " AND json_type(c.params, '$.kernel') IS NULL"
+	    " AND json_type(j.params, '$.kernel') IS NULL"
+	    " AND ((j.state = 'queued'" CLAIM_HOST_FITS ")"
+	    "  OR (j.state = 'running' AND j.lease_owner = ?2))"
+	    " LIMIT 1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, host_id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		*size = rounds_size(
+		    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1));
+	}
+	store_i_release(s, st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_i_dberr(s, "claim partner");
+	return 0;
+}
+
+/* Job id leased to host_id until now + lease_s, as a claim does. */
+static int
+claim_lease(
+    struct store *s, int64_t id, int64_t host_id, int64_t now, int64_t lease_s)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "UPDATE jobs SET state = 'running', host_id = ?2,"
+	    " lease_owner = ?2, lease_expires = ?3,"
+	    " attempts = attempts + 1, progress = NULL, updated = ?4"
+	    " WHERE id = ?1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, host_id);
+	sqlite3_bind_int64(st, 3, now + lease_s);
+	sqlite3_bind_int64(st, 4, now);
+	rc = store_i_step_done(s, st, "claim update");
+	store_i_release(s, st);
+	return rc;
+}
+
+/* A pair claim's jobs end at their runs: no round_runs. */
+static int
+claim_whole(struct store *s, int64_t id)
+{
+	sqlite3_stmt *st =
+	    store_i_stmt(s, "UPDATE jobs SET round_runs = NULL WHERE id = ?1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	rc = store_i_step_done(s, st, "claim whole");
+	store_i_release(s, st);
+	return rc;
+}
+
+static int
+claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s, int pairs)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0, round = 0, partner = 0, size = 0;
 	int rc, ok = 1, found = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -471,21 +556,13 @@ store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
 	}
 	if (ok && !found)
 		ok = claim_pick(s, &id, &found, host_id) == 0;
+	if (ok && found && pairs)
+		ok = claim_partner(s, &partner, &size, id, host_id) == 0;
 	if (ok && found) {
-		st = store_i_stmt(s,
-		    "UPDATE jobs SET state = 'running', host_id = ?2,"
-		    " lease_owner = ?2, lease_expires = ?3,"
-		    " attempts = attempts + 1, progress = NULL, updated = ?4"
-		    " WHERE id = ?1");
-		ok = st != NULL;
-		if (ok) {
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int64(st, 2, host_id);
-			sqlite3_bind_int64(st, 3, now + lease_s);
-			sqlite3_bind_int64(st, 4, now);
-			ok = store_i_step_done(s, st, "claim update") == 0;
-			store_i_release(s, st);
-		}
+		ok = claim_lease(s, id, host_id, now, lease_s) == 0;
+		if (ok && partner != 0)
+			ok =
+			    claim_lease(s, partner, host_id, now, lease_s) == 0;
 		if (ok) {
 			st = store_i_stmt(s,
 			    "UPDATE pairs SET host_id = ?2 WHERE id ="
@@ -519,8 +596,21 @@ store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
 				store_i_release(s, st);
 			}
 		}
-		ok = ok && claim_round(s, &round, id) == 0;
-		ok = ok && claim_read(s, out, id, round) == 0;
+		if (partner != 0) {
+			ok = ok && claim_whole(s, id) == 0 &&
+			    claim_whole(s, partner) == 0;
+			ok = ok && claim_read(s, out, id, 0) == 0;
+			if (ok) {
+				out->partner =
+				    xcalloc(1, sizeof(*out->partner));
+				out->round_size = size;
+				ok = claim_read(s, out->partner, partner, 0) ==
+				    0;
+			}
+		} else {
+			ok = ok && claim_round(s, &round, id) == 0;
+			ok = ok && claim_read(s, out, id, round) == 0;
+		}
 	}
 	if (store_i_tx_end(s, ok) == -1) {
 		store_claimed_release(out);
@@ -529,6 +619,20 @@ store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
 	if (!found)
 		return ERR_NOTFOUND;
 	return 0;
+}
+
+int
+store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s)
+{
+	return claim_tx(s, out, host_id, now, lease_s, 0);
+}
+
+int
+store_claim_pair(struct store *s, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s)
+{
+	return claim_tx(s, out, host_id, now, lease_s, 1);
 }
 
 int

@@ -23,6 +23,7 @@
 #include "common/files.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/rounds.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "config/config.h"
@@ -63,8 +64,9 @@ struct agent {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int hb_quit, hb_force;
-	/* The current job, under mu. */
-	int64_t job_id;
+	/* The current job, and its pair's other job when a claim holds
+	 * both (run_pair), under mu. */
+	int64_t job_id, job2_id;
 	char progress[96];
 	int64_t runs_wanted;
 	/* Kill the running benchmark: set by hb_main, polled by exec. */
@@ -385,6 +387,17 @@ set_job(struct agent *a, int64_t job, int64_t runs)
 	pthread_mutex_unlock(&a->mu);
 }
 
+/* The claim's second job (0: none), kept leased by hb_main too. */
+static void
+set_job2(struct agent *a, int64_t job)
+{
+	pthread_mutex_lock(&a->mu);
+	a->job2_id = job;
+	a->hb_force = 1;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
 static void
 set_progress(struct agent *a, int64_t i, int64_t n)
 {
@@ -422,10 +435,10 @@ static void *
 hb_main(void *arg)
 {
 	struct agent *a = arg;
-	int64_t next = 0, now, job, runs, boot_s;
+	int64_t next = 0, now, job, job2, runs, runs2, boot_s;
 	char progress[sizeof(a->progress)];
 	struct timespec ts;
-	int cancel, rc, failing = 0;
+	int cancel, cancel2, rc, failing = 0;
 
 	pthread_mutex_lock(&a->mu);
 	while (!a->hb_quit) {
@@ -435,6 +448,7 @@ hb_main(void *arg)
 		if (a->hb_force || now >= next) {
 			a->hb_force = 0;
 			job = a->job_id;
+			job2 = a->job2_id;
 			boot_s = a->boot_lease_s;
 			memcpy(progress, a->progress, sizeof(progress));
 			a->hb_busy = 1;
@@ -443,6 +457,10 @@ hb_main(void *arg)
 			runs = 0;
 			rc = client_heartbeat_boot(&cancel, &runs, a->hb_cl,
 			    job, progress[0] ? progress : NULL, boot_s);
+			cancel2 = 0;
+			if (rc == 0 && job2 != 0)
+				rc = client_heartbeat_boot(
+				    &cancel2, &runs2, a->hb_cl, job2, NULL, 0);
 			if (rc != 0 && !failing)
 				log_warnx(
 				    "heartbeat: %s", client_errmsg(a->hb_cl));
@@ -461,6 +479,13 @@ hb_main(void *arg)
 				}
 				if (runs > 0)
 					a->runs_wanted = runs;
+			}
+			if (rc == 0 && job2 != 0 && job2 == a->job2_id &&
+			    cancel2 && !atomic_load(&a->kill)) {
+				log_warnx("job %" PRId64
+				          ": cancelled by the daemon",
+				    job2);
+				atomic_store(&a->kill, 1);
 			}
 			next = clock_mono_ms() + a->heartbeat_s * 1000;
 			continue;
@@ -1677,297 +1702,596 @@ out:
 }
 
 /*
+ * One job of a claim: its parsed spec, its scratch directory (the tree
+ * and build), its commands, its server and its tally.  A claim holds one
+ * side, or both sides of a pair measured in turns (run_pair).
+ */
+struct side {
+	struct job j;
+	char *scratch, *what;
+	int kept, resumed;
+	char **argv, **sargv;
+	struct exec_proc *server;
+	int64_t ran, ok;
+	char first_err[CAP_ERRMSG];
+	int ended; /* finished (or dropped) already: nothing more to run */
+	int ret;   /* 0: finished with success */
+};
+
+/* Where a claim's runs run: one placement and one set of host settings
+ * for its sides (a pair's sides share them: one spec, one point). */
+struct claim_env {
+	struct placement pl;
+	struct host_job hj;
+	struct buf hlog;
+	size_t raw_max;
+};
+
+/*
+ * Gets side sd of claim object jo ready to measure: parsed, its tree
+ * checked out and built (or kept from its last round), its commands
+ * rendered.  A kernel job is run to its end here (run_kernel_job).  0
+ * ready, else the side ended (finished with failure, or not ours).
+ */
+static int
+side_open(struct agent *a, struct side *sd, json_t *jo, size_t raw_max)
+{
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+	struct err e = { 0 };
+	int64_t id;
+	int rc = 1;
+
+	memset(sd, 0, sizeof(*sd));
+	sd->ret = 1;
+	sd->ended = 1;
+	if (pwjson_int(&id, jo, "id", &e) != 0) {
+		log_warnx("claim: %s", err_msg(&e));
+		return 1;
+	}
+	if (job_parse(&sd->j, jo, &e) != 0) {
+		finish(a, id, "failure", err_msg(&e));
+		job_release(&sd->j);
+		memset(&sd->j, 0, sizeof(sd->j));
+		return 1;
+	}
+	log_info("job %" PRId64 ": %s, %" PRId64 " runs, parser %s", sd->j.id,
+	    sd->j.command.v[0], sd->j.runs, sd->j.parser);
+	sd->scratch = xasprintf("%s/%" PRId64, a->jobs_dir, sd->j.id);
+	/* A job on a commit may find its last round's tree and build
+	 * here; any other directory of that id is removed first. */
+	if (sd->j.tree != NULL && sd->j.kernel == NULL &&
+	    a->cfg->keep_builds > 0)
+		sd->what = kept_what(&sd->j);
+	if (sd->j.kernel == NULL)
+		sd->kept = keep_take(a->jobs_dir, sd->j.id, sd->what);
+	if (files_mkdir_p(sd->scratch) != 0) {
+		buf_printf(&why, "%s: mkdir: %s", sd->scratch, strerror(errno));
+		finish(a, sd->j.id, "failure", why.data);
+		goto out;
+	}
+	if (a->have_bs) {
+		int rr = resume_job(a, &sd->j);
+
+		if (rr < 0)
+			goto out;
+		sd->resumed = rr == 1;
+	}
+	if (sd->j.kernel != NULL && !sd->resumed) {
+		sd->ret = run_kernel_job(a, &sd->j, jo, sd->scratch, raw_max);
+		goto out;
+	}
+	/* A resumed kernel job runs on the booted kernel: no checkout. */
+	if (sd->kept)
+		job_log(a, sd->j.id,
+		    "tree and build kept from this job's last round here "
+		    "(%.12s): no checkout, no build",
+		    sd->j.tree_commit);
+	else if (sd->j.tree != NULL && sd->j.kernel == NULL) {
+		int br = prepare_tree(a, &sd->j, sd->scratch, &why);
+
+		if (br == 1)
+			goto out; /* cancelled or stopping */
+		if (br != 0) {
+			finish(a, sd->j.id, "failure", why.data);
+			goto out;
+		}
+	}
+	if (render(&sd->argv, &sd->j.command, &sd->j, sd->scratch, a->cfg->name,
+	        1, &why, "command") != 0 ||
+	    (sd->j.server_command.n > 0 &&
+	        render(&sd->sargv, &sd->j.server_command, &sd->j, sd->scratch,
+	            a->cfg->name, 0, &why, "server_command") != 0)) {
+		finish(a, sd->j.id, "failure", why.data);
+		goto out;
+	}
+	sd->ended = 0;
+	rc = 0;
+out:
+	buf_release(&why);
+	return rc;
+}
+
+/* Ends sd with failure why (once). */
+static void
+side_fail(struct agent *a, struct side *sd, const char *why)
+{
+	if (!sd->ended)
+		finish(a, sd->j.id, "failure", why);
+	sd->ended = 1;
+}
+
+/*
+ * Starts sd's server_command (none: 0).  0, or -1 with sd ended, and
+ * also (NULL, or the other side sharing that server) with it.
+ */
+static int
+side_server_start(
+    struct agent *a, struct side *sd, struct side *also, struct claim_env *ce)
+{
+	struct host_job *hj = &ce->hj;
+	const struct placement *pl = &ce->pl;
+	struct exec_spec spec;
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+	struct err e = { 0 };
+	int rc = 0;
+
+	if (sd->sargv == NULL || sd->server != NULL)
+		return 0;
+	spec = EXEC_SPEC_INIT(sd->sargv);
+	spec.cwd = sd->scratch;
+	spec.procs_fds = pl->fds;
+	spec.n_procs_fds = pl->nfds;
+	if (host_job_run_begin(hj, 1, &e) != 0 ||
+	    exec_start(&sd->server, &spec, &e) != 0) {
+		host_job_run_end(hj);
+		buf_printf(&why, "server_command: %s", err_msg(&e));
+		rc = -1;
+		goto out;
+	}
+	host_job_run_end(hj);
+	http_sleep_ms(SERVER_SETTLE_MS, &a->kill);
+	if (!exec_alive(sd->server)) {
+		buf_printf(&why, "server_command exited before the benchmark");
+		rc = -1;
+	}
+out:
+	if (rc != 0) {
+		side_fail(a, sd, why.data);
+		if (also != NULL)
+			side_fail(a, also, why.data);
+	}
+	buf_release(&why);
+	return rc;
+}
+
+/*
+ * Measured run i of sd (pl, hj: its placement and host settings),
+ * uploaded.  0 go on, 1 stop (cancelled: not a measurement), -1 sd
+ * ended with failure.
+ */
+static int
+side_run(struct agent *a, struct side *sd, struct claim_env *ce, int64_t i,
+    int64_t n)
+{
+	struct host_job *hj = &ce->hj;
+	struct placement *pl = &ce->pl;
+	size_t raw_max = ce->raw_max;
+	struct job *j = &sd->j;
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+	struct exec_spec spec;
+	struct exec_result r;
+	struct err e = { 0 }, te = { 0 };
+	struct profile *prof;
+	struct perfstat *ctr;
+	struct perfstat_result cres;
+	double cpu0, cpu1;
+	json_t *body, *hstate;
+	int tm_ok, rc = 0;
+
+	if (sd->ran > 0 && hj->pause_ms > 0)
+		http_sleep_ms(hj->pause_ms, &a->kill);
+	set_progress(a, i + 1, n);
+	/* {run}: this run's index (rendered as 1 by side_open). */
+	config_argv_free(sd->argv);
+	sd->argv = NULL;
+	if (render(&sd->argv, &j->command, j, sd->scratch, a->cfg->name, i + 1,
+	        &why, "command") != 0) {
+		side_fail(a, sd, why.data);
+		rc = -1;
+		goto out;
+	}
+	bench_spec(&spec, a, j, pl, sd->argv, sd->scratch, raw_max);
+	if (host_job_run_begin(hj, 0, &e) != 0) {
+		buf_printf(&why, "host: %s", err_msg(&e));
+		side_fail(a, sd, why.data);
+		rc = -1;
+		goto out;
+	}
+	tm_ok = pl->tm != NULL && telemetry_begin(pl->tm, &te) == 0;
+	prof = j->profile && (j->profile_runs <= 0 || i < j->profile_runs)
+	    ? prof_begin(a, j, pl, sd->scratch, i)
+	    : NULL;
+	/* counters: true (docs/MEMCG.md): perf stat on the run. */
+	ctr = j->counters ? perfstat_begin(sd->scratch, i,
+	                        pl->cg ? cgroup_perf_name(pl->cg) : NULL)
+	                  : NULL;
+	cpu0 = self_cpu_s();
+	if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
+		/* Not a measurement: a later attempt redoes it. */
+		host_job_run_end(hj);
+		profile_free(prof);
+		perfstat_free(ctr);
+		exec_result_release(&r);
+		rc = 1;
+		goto out;
+	}
+	cpu1 = self_cpu_s();
+	if (j->counters) { /* stopped at once: the window is the run */
+		perfstat_stop(ctr, &cres);
+		perfstat_free(ctr);
+	}
+	host_job_run_end(hj);
+	body = agent_run_body(i, j->parser, j->directions, &r,
+	    e.set ? err_msg(&e) : NULL, raw_max);
+	hstate = host_job_state(hj);
+	/* The kernel the run ran on: the booted build of a resumed
+	 * kernel job, else the running kernel, which no job built. */
+	json_object_set_new(hstate, "kernel_build",
+	    sd->resumed && a->kfacts != NULL
+	        ? json_deep_copy(a->kfacts)
+	        : agent_kernel_facts("none",
+	              json_string_value(json_object_get(hstate, "kernel")),
+	              NULL, "none", -1));
+	json_object_set_new(body, "host_state", hstate);
+	if (prof != NULL)
+		prof_end(a, j, prof, body, i);
+	if (j->counters) {
+		struct buf cl = BUF_INIT(CAP_ERRMSG);
+
+		perfstat_finish(body, &cres, j->counters_ops, j->parser, &r.out,
+		    r.duration_s, &cl);
+		job_log(a, j->id, "run %" PRId64 " %s", i, cl.data);
+		buf_release(&cl);
+	}
+	if (tm_ok &&
+	    strcmp(json_string_value(json_object_get(body, "status")), "ok") ==
+	        0 &&
+	    telemetry_end(pl->tm, add_info_metric,
+	        json_object_get(body, "metrics"), &te) < 0)
+		job_log(
+		    a, j->id, "run %" PRId64 " telemetry: %s", i, err_msg(&te));
+	if (a->kround > 0 &&
+	    strcmp(json_string_value(json_object_get(body, "status")), "ok") ==
+	        0) {
+		add_metric(json_object_get(body, "metrics"), "kernel.round",
+		    (double)a->kround, "");
+		add_metric(json_object_get(body, "metrics"), "kernel.boot",
+		    (double)a->kboot, "");
+	}
+	if (!e.set)
+		job_log(a, j->id,
+		    "run %" PRId64 ": runner CPU %.3f s over %.3f s (%.2f%%)",
+		    i, cpu1 - cpu0, r.duration_s,
+		    r.duration_s > 0 ? 100.0 * (cpu1 - cpu0) / r.duration_s
+		                     : 0.0);
+	sd->ran++;
+	if (strcmp(json_string_value(json_object_get(body, "status")), "ok") ==
+	    0)
+		sd->ok++;
+	else {
+		const char *msg =
+		    json_string_value(json_object_get(body, "error"));
+
+		log_warnx("job %" PRId64 ": run %" PRId64 " failed: %s", j->id,
+		    i, msg);
+		if (sd->first_err[0] == '\0')
+			snprintf(sd->first_err, sizeof(sd->first_err),
+			    "run %" PRId64 ": %s", i, msg);
+		if (!e.set)
+			log_stderr_tail(a, j->id, i, &r);
+	}
+	exec_result_release(&r);
+	deliver_run(a, j->id, i, body);
+	json_decref(body);
+	if (sd->server != NULL && !exec_alive(sd->server)) {
+		side_fail(a, sd, "server_command exited during the benchmark");
+		rc = -1;
+	}
+out:
+	buf_release(&why);
+	return rc;
+}
+
+/* After sd's runs: stored, then finished by its tally (once). */
+static void
+side_finish(struct agent *a, struct side *sd)
+{
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+
+	exec_stop(sd->server);
+	sd->server = NULL;
+	if (sd->ended)
+		goto out;
+	sd->ended = 1;
+	if (atomic_load(&a->kill)) {
+		/* Cancelled, lease lost or stopping: not ours to finish. */
+		log_warnx("job %" PRId64 ": stopped after %" PRId64 " runs",
+		    sd->j.id, sd->ran);
+		flush_spool(a, sd->j.id, 0);
+		goto out;
+	}
+	/* Every run must be stored before the job is declared finished. */
+	if (flush_spool(a, sd->j.id, 1) != 0)
+		goto out;
+	if (sd->ran > 0 && sd->ok == 0) {
+		buf_printf(&why, "all %" PRId64 " runs failed; first: %s",
+		    sd->ran, sd->first_err);
+		finish(a, sd->j.id, "failure", why.data);
+	} else if (finish(a, sd->j.id, "success", NULL) == 0)
+		sd->ret = 0;
+out:
+	buf_release(&why);
+}
+
+static void
+side_release(struct agent *a, struct side *sd)
+{
+	exec_stop(sd->server);
+	/* Kept for the job's next round only after a round that finished
+	 * with success (its tree built); else removed. */
+	if (sd->scratch != NULL && sd->j.kernel == NULL)
+		keep_put(a->jobs_dir, sd->j.id, sd->ret == 0 ? sd->what : NULL,
+		    a->cfg->keep_builds);
+	else if (sd->scratch != NULL)
+		files_rm_rf(sd->scratch);
+	free(sd->scratch);
+	free(sd->what);
+	config_argv_free(sd->argv);
+	config_argv_free(sd->sargv);
+	job_release(&sd->j);
+}
+
+/* An empty claim_env for claims of this runner. */
+static void
+claim_env_init(struct agent *a, struct claim_env *ce)
+{
+	memset(ce, 0, sizeof(*ce));
+	ce->hlog = BUF_INIT(CAP_ERRMSG * 8);
+	ce->raw_max = a->cfg->max_output > 0 ? (size_t)a->cfg->max_output
+	                                     : CAP_RAW_OUTPUT;
+}
+
+/*
+ * ce's placement and host settings, from sd's spec.  0, or -1 with
+ * every side in sides ended.
+ */
+static int
+claim_begin(struct agent *a, struct claim_env *ce, struct side *sd,
+    struct side *sides, size_t n)
+{
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+	struct err e = { 0 };
+	size_t k;
+
+	if (place_job(a, &sd->j, &ce->pl, &why) == 0) {
+		/* host: pinning, THP, drop_caches, warm-up, pause
+		 * (runners/host.h) */
+		if (host_job_begin(&ce->hj, "", sd->j.host, &ce->hlog, &e) ==
+		    0) {
+			if (ce->hlog.len > 0)
+				job_log(a, sd->j.id, "%s", ce->hlog.data);
+			buf_release(&why);
+			return 0;
+		}
+		buf_printf(&why, "host: %s", err_msg(&e));
+	}
+	for (k = 0; k < n; k++)
+		side_fail(a, &sides[k], why.data);
+	buf_release(&why);
+	return -1;
+}
+
+/* After a claim (id: its first job): the host as it was, no job. */
+static void
+claim_end(struct agent *a, struct claim_env *ce, int64_t id)
+{
+	buf_release(&ce->hlog);
+	host_job_end(&ce->hj, &ce->hlog);
+	if (ce->hlog.len > 0)
+		log_warnx("job %" PRId64 ": %s", id, ce->hlog.data);
+	buf_release(&ce->hlog);
+	unplace_job(a, id, &ce->pl);
+	set_job2(a, 0);
+	set_job(a, 0, 0);
+	json_decref(a->kfacts);
+	a->kfacts = NULL;
+}
+
+/*
  * Runs a claimed job to the end.  0 when it was finished with success, 1
  * when finished with failure or dropped (cancel, lease lost, stop).
  */
 static int
 run_job(struct agent *a, json_t *jo)
 {
-	const struct runner_config *cfg = a->cfg;
-	size_t raw_max =
-	    cfg->max_output > 0 ? (size_t)cfg->max_output : CAP_RAW_OUTPUT;
-	struct exec_spec spec;
-	struct exec_proc *server = NULL;
-	struct exec_result r;
-	struct placement pl;
 	struct buf why = BUF_INIT(CAP_ERRMSG);
-	struct err e = { 0 };
-	struct job j;
-	char **argv = NULL, **sargv = NULL, *scratch = NULL, *what = NULL;
-	int64_t i, n, ran = 0, ok = 0, id;
-	char first_err[CAP_ERRMSG] = "";
-	struct err te = { 0 };
-	double cpu0, cpu1;
-	json_t *body, *hstate;
-	int ret = 1, tm_ok, resumed = 0, kept = 0;
-	struct host_job hj;
-	struct buf hlog = BUF_INIT(CAP_ERRMSG * 8);
-	struct profile *prof;
-	struct perfstat *ctr;
-	struct perfstat_result cres;
+	struct claim_env ce;
+	struct side sd;
+	int64_t i, n, id;
 
-	memset(&pl, 0, sizeof(pl));
-	memset(&hj, 0, sizeof(hj));
-	if (pwjson_int(&id, jo, "id", &e) != 0) {
-		log_warnx("claim: %s", err_msg(&e));
-		return 1;
-	}
-	if (job_parse(&j, jo, &e) != 0) {
-		finish(a, id, "failure", err_msg(&e));
-		job_release(&j);
-		return 1;
-	}
-	set_job(a, j.id, j.runs);
-	log_info("job %" PRId64 ": %s, %" PRId64 " runs, parser %s", j.id,
-	    j.command.v[0], j.runs, j.parser);
-	scratch = xasprintf("%s/%" PRId64, a->jobs_dir, j.id);
-	/* A job on a commit may find its last round's tree and build
-	 * here; any other directory of that id is removed first. */
-	if (j.tree != NULL && j.kernel == NULL && a->cfg->keep_builds > 0)
-		what = kept_what(&j);
-	if (j.kernel == NULL)
-		kept = keep_take(a->jobs_dir, j.id, what);
-	if (files_mkdir_p(scratch) != 0) {
-		buf_printf(&why, "%s: mkdir: %s", scratch, strerror(errno));
-		finish(a, j.id, "failure", why.data);
-		goto out;
-	}
+	claim_env_init(a, &ce);
+	id = json_integer_value(json_object_get(jo, "id"));
 	a->kround = 0;
-	if (a->have_bs) {
-		int rr = resume_job(a, &j);
-
-		if (rr < 0) {
-			ret = 1;
-			goto out;
-		}
-		resumed = rr == 1;
-	}
-	if (j.kernel != NULL && !resumed) {
-		ret = run_kernel_job(a, &j, jo, scratch, raw_max);
+	set_job(a, id, json_integer_value(json_object_get(jo, "runs")));
+	if (side_open(a, &sd, jo, ce.raw_max) != 0)
+		goto out;
+	if (claim_begin(a, &ce, &sd, &sd, 1) != 0 ||
+	    side_server_start(a, &sd, NULL, &ce) != 0)
+		goto out;
+	if (ce.hj.warmup > 0 &&
+	    warm_up(a, &sd.j, &ce.hj, &ce.pl, sd.argv, sd.scratch, ce.raw_max,
+	        &why) != 0) {
+		side_fail(a, &sd, why.data);
 		goto out;
 	}
-	/* A resumed kernel job runs on the booted kernel: no checkout. */
-	if (kept)
-		job_log(a, j.id,
-		    "tree and build kept from this job's last round here "
-		    "(%.12s): no checkout, no build",
-		    j.tree_commit);
-	else if (j.tree != NULL && j.kernel == NULL) {
-		int br = prepare_tree(a, &j, scratch, &why);
-
-		if (br == 1)
-			goto out; /* cancelled or stopping */
-		if (br != 0) {
-			finish(a, j.id, "failure", why.data);
-			goto out;
-		}
-	}
-	if (render(&argv, &j.command, &j, scratch, a->cfg->name, 1, &why,
-	        "command") != 0 ||
-	    (j.server_command.n > 0 &&
-	        render(&sargv, &j.server_command, &j, scratch, a->cfg->name, 0,
-	            &why, "server_command") != 0)) {
-		finish(a, j.id, "failure", why.data);
-		goto out;
-	}
-	if (place_job(a, &j, &pl, &why) != 0) {
-		finish(a, j.id, "failure", why.data);
-		goto out;
-	}
-	/* host: pinning, THP, drop_caches, warm-up, pause (runners/host.h) */
-	if (host_job_begin(&hj, "", j.host, &hlog, &e) != 0) {
-		buf_printf(&why, "host: %s", err_msg(&e));
-		finish(a, j.id, "failure", why.data);
-		goto out;
-	}
-	if (hlog.len > 0)
-		job_log(a, j.id, "%s", hlog.data);
-	if (sargv != NULL) {
-		spec = EXEC_SPEC_INIT(sargv);
-		spec.cwd = scratch;
-		spec.procs_fds = pl.fds;
-		spec.n_procs_fds = pl.nfds;
-		if (host_job_run_begin(&hj, 1, &e) != 0 ||
-		    exec_start(&server, &spec, &e) != 0) {
-			host_job_run_end(&hj);
-			buf_printf(&why, "server_command: %s", err_msg(&e));
-			finish(a, j.id, "failure", why.data);
-			goto out;
-		}
-		host_job_run_end(&hj);
-		http_sleep_ms(SERVER_SETTLE_MS, &a->kill);
-		if (!exec_alive(server)) {
-			finish(a, j.id, "failure",
-			    "server_command exited before the benchmark");
-			goto out;
-		}
-	}
-
-	if (hj.warmup > 0 &&
-	    warm_up(a, &j, &hj, &pl, argv, scratch, raw_max, &why) != 0) {
-		finish(a, j.id, "failure", why.data);
-		goto out;
-	}
-	for (i = 0; i < (n = runs_wanted(a)) && i < j.max_runs; i++) {
+	for (i = 0; i < (n = runs_wanted(a)) && i < sd.j.max_runs; i++) {
 		if (atomic_load(&a->kill))
 			break;
-		if ((size_t)i < j.ndone && j.done[i])
+		if ((size_t)i < sd.j.ndone && sd.j.done[i])
 			continue;
-		if (ran > 0 && hj.pause_ms > 0)
-			http_sleep_ms(hj.pause_ms, &a->kill);
-		set_progress(a, i + 1, n);
-		/* {run}: this run's index (rendered as 1 above). */
-		config_argv_free(argv);
-		argv = NULL;
-		if (render(&argv, &j.command, &j, scratch, a->cfg->name, i + 1,
-		        &why, "command") != 0) {
-			finish(a, j.id, "failure", why.data);
-			goto out;
-		}
-		bench_spec(&spec, a, &j, &pl, argv, scratch, raw_max);
-		err_clear(&e);
-		if (host_job_run_begin(&hj, 0, &e) != 0) {
-			buf_printf(&why, "host: %s", err_msg(&e));
-			finish(a, j.id, "failure", why.data);
-			goto out;
-		}
-		tm_ok = pl.tm != NULL && telemetry_begin(pl.tm, &te) == 0;
-		prof = j.profile && (j.profile_runs <= 0 || i < j.profile_runs)
-		    ? prof_begin(a, &j, &pl, scratch, i)
-		    : NULL;
-		/* counters: true (docs/MEMCG.md): perf stat on the run. */
-		ctr = j.counters ? perfstat_begin(scratch, i,
-		                       pl.cg ? cgroup_perf_name(pl.cg) : NULL)
-		                 : NULL;
-		cpu0 = self_cpu_s();
-		if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
-			/* Not a measurement: a later attempt redoes it. */
-			host_job_run_end(&hj);
-			profile_free(prof);
-			perfstat_free(ctr);
-			exec_result_release(&r);
+		if (side_run(a, &sd, &ce, i, n) != 0)
 			break;
-		}
-		cpu1 = self_cpu_s();
-		if (j.counters) { /* stopped at once: the window is the run */
-			perfstat_stop(ctr, &cres);
-			perfstat_free(ctr);
-		}
-		host_job_run_end(&hj);
-		body = agent_run_body(i, j.parser, j.directions, &r,
-		    e.set ? err_msg(&e) : NULL, raw_max);
-		hstate = host_job_state(&hj);
-		/* The kernel the run ran on: the booted build of a resumed
-		 * kernel job, else the running kernel, which no job built. */
-		json_object_set_new(hstate, "kernel_build",
-		    resumed && a->kfacts != NULL
-		        ? json_deep_copy(a->kfacts)
-		        : agent_kernel_facts("none",
-		              json_string_value(
-		                  json_object_get(hstate, "kernel")),
-		              NULL, "none", -1));
-		json_object_set_new(body, "host_state", hstate);
-		if (prof != NULL)
-			prof_end(a, &j, prof, body, i);
-		if (j.counters) {
-			struct buf cl = BUF_INIT(CAP_ERRMSG);
-
-			perfstat_finish(body, &cres, j.counters_ops, j.parser,
-			    &r.out, r.duration_s, &cl);
-			job_log(a, j.id, "run %" PRId64 " %s", i, cl.data);
-			buf_release(&cl);
-		}
-		if (tm_ok &&
-		    strcmp(json_string_value(json_object_get(body, "status")),
-		        "ok") == 0 &&
-		    telemetry_end(pl.tm, add_info_metric,
-		        json_object_get(body, "metrics"), &te) < 0)
-			job_log(a, j.id, "run %" PRId64 " telemetry: %s", i,
-			    err_msg(&te));
-		if (a->kround > 0 &&
-		    strcmp(json_string_value(json_object_get(body, "status")),
-		        "ok") == 0) {
-			add_metric(json_object_get(body, "metrics"),
-			    "kernel.round", (double)a->kround, "");
-			add_metric(json_object_get(body, "metrics"),
-			    "kernel.boot", (double)a->kboot, "");
-		}
-		if (!e.set)
-			job_log(a, j.id,
-			    "run %" PRId64 ": runner CPU %.3f s over %.3f s "
-			    "(%.2f%%)",
-			    i, cpu1 - cpu0, r.duration_s,
-			    r.duration_s > 0
-			        ? 100.0 * (cpu1 - cpu0) / r.duration_s
-			        : 0.0);
-		ran++;
-		if (strcmp(json_string_value(json_object_get(body, "status")),
-		        "ok") == 0)
-			ok++;
-		else {
-			const char *msg =
-			    json_string_value(json_object_get(body, "error"));
-
-			log_warnx("job %" PRId64 ": run %" PRId64 " failed: %s",
-			    j.id, i, msg);
-			if (first_err[0] == '\0')
-				snprintf(first_err, sizeof(first_err),
-				    "run %" PRId64 ": %s", i, msg);
-			if (!e.set)
-				log_stderr_tail(a, j.id, i, &r);
-		}
-		exec_result_release(&r);
-		deliver_run(a, j.id, i, body);
-		json_decref(body);
-		if (server != NULL && !exec_alive(server)) {
-			finish(a, j.id, "failure",
-			    "server_command exited during the benchmark");
-			goto out;
-		}
 	}
-	exec_stop(server);
-	server = NULL;
-	if (atomic_load(&a->kill)) {
-		/* Cancelled, lease lost or stopping: not ours to finish. */
-		log_warnx("job %" PRId64 ": stopped after %" PRId64 " runs",
-		    j.id, ran);
-		flush_spool(a, j.id, 0);
-		goto out;
-	}
-	/* Every run must be stored before the job is declared finished. */
-	if (flush_spool(a, j.id, 1) != 0)
-		goto out;
-	if (ran > 0 && ok == 0) {
-		buf_printf(&why, "all %" PRId64 " runs failed; first: %s", ran,
-		    first_err);
-		finish(a, j.id, "failure", why.data);
-	} else if (finish(a, j.id, "success", NULL) == 0)
-		ret = 0;
+	side_finish(a, &sd);
 out:
-	exec_stop(server);
-	buf_release(&hlog);
-	host_job_end(&hj, &hlog);
-	if (hlog.len > 0)
-		log_warnx("job %" PRId64 ": %s", j.id, hlog.data);
-	buf_release(&hlog);
-	unplace_job(a, j.id, &pl);
-	set_job(a, 0, 0);
-	json_decref(a->kfacts);
-	a->kfacts = NULL;
-	/* Kept for the job's next round only after a round that finished
-	 * with success (its tree built); else removed. */
-	if (scratch != NULL && j.kernel == NULL)
-		keep_put(a->jobs_dir, j.id, ret == 0 ? what : NULL,
-		    a->cfg->keep_builds);
-	else if (scratch != NULL)
-		files_rm_rf(scratch);
-	free(scratch);
-	free(what);
-	config_argv_free(argv);
-	config_argv_free(sargv);
+	exec_stop(sd.server);
+	sd.server = NULL;
+	claim_end(a, &ce, id);
+	side_release(a, &sd);
 	buf_release(&why);
-	job_release(&j);
-	return ret;
+	return sd.ret;
+}
+
+/*
+ * Whether the sides of a pair can share one server_command process: the
+ * same command, run from no tree (so the same binary); else each side
+ * starts its own, and only one runs at a time.
+ */
+static int
+server_shared(const struct side *s0, const struct side *s1)
+{
+	size_t i;
+
+	if (s0->sargv == NULL || s1->sargv == NULL || s0->j.tree != NULL ||
+	    s1->j.tree != NULL)
+		return 0;
+	for (i = 0; s0->sargv[i] != NULL && s1->sargv[i] != NULL; i++)
+		if (strcmp(s0->sargv[i], s1->sargv[i]) != 0)
+			return 0;
+	return s0->sargv[i] == NULL && s1->sargv[i] == NULL;
+}
+
+/*
+ * Both jobs of a pair in one claim (docs/CONFIG.md `rounds`): each side
+ * checked out and built once, then measured in turns on this host, round
+ * by round, each round's order drawn by rounds_base_first, so the base
+ * and candidate runs of a round are seconds apart at most and a drift of
+ * the host falls out of the within-round contrasts.  jo is the claimed
+ * job, po its partner; runs and cancels are per job, as in run_job.
+ * 0 when both were finished with success.
+ */
+static int
+run_pair(struct agent *a, json_t *jo, json_t *po)
+{
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+	struct claim_env ce;
+	struct side sides[2], *sd, *owner = NULL, *srv = NULL;
+	json_t *o[2];
+	int64_t pair, size, k, i, nmax = 0, id[2];
+	int t, first, shared, rc = 0, warmed[2] = { 0, 0 };
+
+	/* sides[0] the base, sides[1] the candidate. */
+	first = strcmp(json_string_value(json_object_get(jo, "role"))
+	                ? json_string_value(json_object_get(jo, "role"))
+	                : "",
+	            "base") == 0;
+	o[0] = first ? jo : po;
+	o[1] = first ? po : jo;
+	for (t = 0; t < 2; t++)
+		id[t] = json_integer_value(json_object_get(o[t], "id"));
+	pair = json_integer_value(json_object_get(jo, "pair_id"));
+	size = json_integer_value(json_object_get(jo, "round_size"));
+	if (size < 1)
+		size = 1;
+	claim_env_init(a, &ce);
+	a->kround = 0;
+	set_job(a, id[0], json_integer_value(json_object_get(o[0], "runs")));
+	set_job2(a, id[1]);
+	for (t = 0; t < 2; t++) {
+		side_open(a, &sides[t], o[t], ce.raw_max);
+		if (!sides[t].ended && owner == NULL)
+			owner = &sides[t];
+		if (!sides[t].ended && sides[t].j.runs > nmax)
+			nmax = sides[t].j.runs;
+	}
+	if (owner == NULL || claim_begin(a, &ce, owner, sides, 2) != 0)
+		goto out;
+	shared = server_shared(&sides[0], &sides[1]);
+	for (t = 0; t < 2; t++)
+		job_log(a, id[t],
+		    "measured in turns with job %" PRId64 " (the %s) on this "
+		    "host: rounds of %" PRId64 " run%s a side, each round's "
+		    "order drawn%s",
+		    id[1 - t], t ? "base" : "candidate", size,
+		    size == 1 ? "" : "s",
+		    sides[0].sargv == NULL ? ""
+		        : shared           ? "; one server_command for both"
+		                           : "; each side's server_command "
+		                             "runs during its turns");
+	for (k = 0; k * size < nmax && !atomic_load(&a->kill); k++) {
+		first = rounds_base_first(pair, k) ? 0 : 1;
+		for (t = 0; t < 2 && !atomic_load(&a->kill); t++) {
+			sd = &sides[t == 0 ? first : 1 - first];
+			for (i = k * size; !sd->ended && i < (k + 1) * size &&
+			     i < sd->j.runs && i < sd->j.max_runs;
+			     i++) {
+				if ((size_t)i < sd->j.ndone && sd->j.done[i])
+					continue;
+				/* Its server up, the other's down. */
+				if (sd->sargv != NULL && shared &&
+				    srv == NULL) {
+					if (side_server_start(a, &sides[0],
+					        &sides[1], &ce) != 0)
+						break;
+					srv = &sides[0];
+				} else if (sd->sargv != NULL && !shared &&
+				    srv != sd) {
+					if (srv != NULL) {
+						exec_stop(srv->server);
+						srv->server = NULL;
+					}
+					srv = NULL;
+					if (side_server_start(
+					        a, sd, NULL, &ce) != 0)
+						break;
+					srv = sd;
+				}
+				if (srv != NULL && srv != sd && shared &&
+				    !exec_alive(srv->server)) {
+					side_fail(a, sd,
+					    "server_command exited during the "
+					    "benchmark");
+					break;
+				}
+				if (!warmed[sd - sides] && ce.hj.warmup > 0 &&
+				    warm_up(a, &sd->j, &ce.hj, &ce.pl, sd->argv,
+				        sd->scratch, ce.raw_max, &why) != 0) {
+					side_fail(a, sd, why.data);
+					break;
+				}
+				warmed[sd - sides] = 1;
+				rc = side_run(a, sd, &ce, i, sd->j.runs);
+				if (rc != 0)
+					break;
+			}
+			if (rc == 1)
+				goto done; /* cancelled: not a measurement */
+			rc = 0;
+		}
+	}
+done:
+	for (t = 0; t < 2; t++)
+		side_finish(a, &sides[t]);
+out:
+	for (t = 0; t < 2; t++) {
+		exec_stop(sides[t].server);
+		sides[t].server = NULL;
+	}
+	claim_end(a, &ce, id[0]);
+	for (t = 0; t < 2; t++)
+		side_release(a, &sides[t]);
+	buf_release(&why);
+	return sides[0].ret || sides[1].ret;
 }
 
 /* ---- main loop ---- */
@@ -2100,7 +2424,7 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	flush_spool(&a, 0, 0);
 
 	while (!atomic_load(stop)) {
-		rc = client_claim(&job, a.cl, CLAIM_WAIT_S);
+		rc = client_claim(&job, a.cl, CLAIM_WAIT_S, cfg->pair_claims);
 		if (rc == ERR_NOTFOUND) {
 			attempt = 0;
 			if (once) {
@@ -2123,7 +2447,9 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 			continue;
 		}
 		attempt = 0;
-		rc = run_job(&a, job);
+		rc = json_is_object(json_object_get(job, "partner"))
+		    ? run_pair(&a, job, json_object_get(job, "partner"))
+		    : run_job(&a, job);
 		json_decref(job);
 		if (once) {
 			ret = rc;

@@ -246,9 +246,10 @@ client_heartbeat_boot(int *cancel, int64_t *runs, struct client *c,
 }
 
 int
-client_claim(json_t **job, struct client *c, int64_t wait_s)
+client_claim(json_t **job, struct client *c, int64_t wait_s, int pairs)
 {
-	json_t *body = json_pack("{sI}", "wait_s", (json_int_t)wait_s);
+	json_t *body =
+	    json_pack("{sI, sb}", "wait_s", (json_int_t)wait_s, "pairs", pairs);
 	json_t *r = NULL, *j;
 	char *s = pwjson_dump(body);
 	long status = 0;

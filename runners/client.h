@@ -59,8 +59,10 @@ int client_heartbeat(int *cancel, int64_t *runs, struct client *,
 int client_heartbeat_boot(int *cancel, int64_t *runs, struct client *,
     int64_t job_id, const char *progress, int64_t boot_s);
 /* claim: 0 with *job (the reply's "job" object, caller decrefs), or
- * ERR_NOTFOUND for a 204.  The transfer timeout is wait_s + 15 s. */
-int client_claim(json_t **job, struct client *, int64_t wait_s);
+ * ERR_NOTFOUND for a 204.  The transfer timeout is wait_s + 15 s.
+ * pairs: this runner measures both jobs of a pair in turns (the reply's
+ * job may then hold a "partner" job). */
+int client_claim(json_t **job, struct client *, int64_t wait_s, int pairs);
 /* One run, body already serialized (it comes from the spool). */
 int client_upload_run(
     struct client *, int64_t job_id, const char *body, size_t len);

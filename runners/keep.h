@@ -3,10 +3,10 @@
 
 /*
  * A job's built tree, kept for its next round on this runner (runner.yaml
- * `keep_builds`, docs/CONFIG.md).  A pair with rounds is claimed once a
- * round, and each claim used to export the commit and run the job's build
- * again: a third of a bisection step's time here went to rebuilding what
- * the last round had built.  The job's directory is DIR/ID; DIR/ID.kept
+ * `keep_builds`, docs/CONFIG.md): a job claimed again (a round a claim
+ * with `pair_claims: false`, or the runs an adaptive look adds) would
+ * otherwise export the commit and run its build again, a third of a
+ * bisection step's time here.  The job's directory is DIR/ID; DIR/ID.kept
  * names what was built there (the tree, the commit and the build), and is
  * written only after a round of the job finished with success.  The next
  * round uses the directory as that round left it, as the runs of one

@@ -223,6 +223,7 @@ api_runner_heartbeat(struct ctx *x)
 /* Long-poll state kept on the request between handler calls. */
 struct claim_state {
 	int64_t deadline_ms;
+	int pairs; /* the runner measures a pair's jobs in turns */
 };
 
 static void
@@ -244,17 +245,18 @@ park(struct ctx *x, int64_t deadline_ms)
 void
 api_runner_claim(struct ctx *x)
 {
-	static const char *const keys[] = { "wait_s", NULL };
+	static const char *const keys[] = { "wait_s", "pairs", NULL };
 	struct claim_state *cs = *httpd_slot(x->r);
 	int64_t wait = 0, host;
 	struct store_claimed c;
-	int r, stopping;
+	int r, stopping, pairs = 0;
 
 	if (cs == NULL) {
 		if (api_parse_body(x, 1) == -1 ||
 		    api_only_keys(x, x->body, keys, "body") == -1)
 			return;
-		if (pwjson_int_opt(&wait, x->body, "wait_s", &x->err) == -1) {
+		if (pwjson_int_opt(&wait, x->body, "wait_s", &x->err) == -1 ||
+		    pwjson_bool_opt(&pairs, x->body, "pairs", &x->err) == -1) {
 			api_bad(x);
 			return;
 		}
@@ -266,14 +268,17 @@ api_runner_claim(struct ctx *x)
 			wait = sched_claim_wait_s(x->a->sched);
 		cs = xcalloc(1, sizeof(*cs));
 		cs->deadline_ms = clock_mono_ms() + wait * 1000;
+		cs->pairs = pairs;
 		*httpd_slot(x->r) = cs;
 	}
 	if ((host = api_runner_host(x)) < 0)
 		return;
-	r = sched_claim(x->a->sched, x->s, &c, host);
+	r = cs->pairs ? sched_claim_pair(x->a->sched, x->s, &c, host)
+	              : sched_claim(x->a->sched, x->s, &c, host);
 	if (r == 0) {
-		log_info("job %" PRId64 " (%s) claimed by %s", c.job_id, c.role,
-		    x->runner->ref->name);
+		log_info("job %" PRId64 " (%s) claimed by %s%s", c.job_id,
+		    c.role, x->runner->ref->name,
+		    c.partner != NULL ? ", with its pair's other job" : "");
 		api_reply_json(x, 200, rows_claim_json(&c));
 		store_claimed_release(&c);
 		return;

@@ -291,8 +291,9 @@ rows_alerts_json(
 	return o;
 }
 
-json_t *
-rows_claim_json(const struct store_claimed *c)
+/* The job object of claim c (its partner's too, but no lease). */
+static json_t *
+claim_job_json(const struct store_claimed *c)
 {
 	struct err e = { 0 };
 	json_t *job = NULL, *done = json_array();
@@ -321,6 +322,19 @@ rows_claim_json(const struct store_claimed *c)
 	json_object_set_new(job, "done_runs", done);
 	json_object_set_new(
 	    job, "instance", json_string(c->instance ? c->instance : ""));
+	return job;
+}
+
+json_t *
+rows_claim_json(const struct store_claimed *c)
+{
+	json_t *job = claim_job_json(c);
+
+	if (c->partner != NULL) {
+		json_object_set_new(job, "partner", claim_job_json(c->partner));
+		json_object_set_new(
+		    job, "round_size", json_integer(c->round_size));
+	}
 	return json_pack("{s:o, s:I}", "job", job, "lease_expires",
 	    (json_int_t)c->lease_expires);
 }

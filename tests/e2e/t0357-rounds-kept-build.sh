@@ -7,7 +7,9 @@
 # later rounds start where the last left off (the runs' file grows across
 # rounds) and the job log says so.  With keep_builds 0 every round
 # exports and builds from nothing, and the runner's start removes what
-# an earlier config kept.
+# an earlier config kept.  The runner claims a round at a time
+# (`pair_claims: false`): with pair claims (the default) a pair's rounds
+# are one claim, built once anyway (t0356).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -33,7 +35,7 @@ metrics:
   seen: {better: higher}
 YAML
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
-runner_config r1
+runner_config r1 "pair_claims: false"
 PERFWATCH_NO_CGROUPS=1 start_runner r1
 RUNNER=$!
 JOBS=$PW_TMP/r1/work/jobs
@@ -74,7 +76,7 @@ grep -q "tree and build kept from this job's last round here (${C2:0:12})" "$PW_
 # keep_builds 0: the runner's start removes what was kept, and every
 # round exports and builds again.
 stop_pid "$RUNNER"
-runner_config r1 "keep_builds: 0"
+runner_config r1 "pair_claims: false" "keep_builds: 0"
 PERFWATCH_NO_CGROUPS=1 start_runner r1
 RUNNER=$!
 first=$base
