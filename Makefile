@@ -389,8 +389,8 @@ bench-build:
 	@REF=$(or $(REF),main) tests/bench/build_bench.sh
 
 .PHONY: bench-build
-# --- analysis (analysis/analysis.c): the synthetic evaluation of the
-# statistics, `make eval-stats` (a few minutes; not part of make check).
+# --- analysis (analysis/): the synthetic evaluation of the statistics,
+# `make eval-stats` (a few minutes; not part of make check).
 # tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.
 # EVAL_ARGS: a trial-count scale and table letters, e.g. "0.2 fct".
 $(REL)/bin/eval_stats: $(REL)/obj/tests/bench/eval_stats.o $(REL)/libperfwatch.a

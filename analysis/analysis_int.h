@@ -1,0 +1,58 @@
+#ifndef ANALYSIS_ANALYSIS_INT_H
+#define ANALYSIS_ANALYSIS_INT_H
+
+/*
+ * What the files of analysis/ share and nobody else sees: the estimators
+ * of distributions.c that compare.c and changepoints.c build on.
+ */
+#include <stddef.h>
+
+struct err;
+
+#define MAD_SCALE 1.4826       /* MAD to sigma for normal data */
+#define UNSTABLE_P 0.001       /* spread test level */
+#define LOWMODE_SIGMAS 8.0     /* a low run is also this many sigmas away */
+#define LOWMODE_P 0.002        /* low mode, confirmed: Fisher level a look */
+#define LOWMODE_SUSPECT_P 0.1  /* low mode, suspected: more runs */
+#define LOWMODE_HIST_P 0.01    /* history's share far above the base's */
+#define LOWMODE_MIN_HISTORY 20 /* history runs for that test */
+
+struct analysis_opts;
+struct analysis_result;
+
+/* The percent change of a shift of logs. */
+double analysis_i_pct(double logshift);
+/* 0 when x[0..n) are all finite, else -1 naming what in e. */
+int analysis_i_check_values(
+    const double *x, size_t n, const char *what, struct err *e);
+/* The mean of a and b, safe from overflow. */
+double analysis_i_mid_mean(double a, double b);
+/* The median of x[0..n), x untouched (ws: n doubles of scratch). */
+double analysis_i_median_copy(const double *x, size_t n, double *ws);
+/* MAD about center, scaled to sigma for normal data (ws: n doubles). */
+double analysis_i_robust_sigma(
+    const double *x, size_t n, double center, double *ws);
+void analysis_i_mean_var(const double *x, size_t n, double *mean, double *var);
+/* qsort's comparison of doubles, ascending. */
+int analysis_i_cmp_double(const void *pa, const void *pb);
+void analysis_i_sort_small(double *x, size_t n);
+/* The Hodges-Lehmann shift of sorted b against sorted a (ws: scratch). */
+double analysis_i_hl_sorted(
+    const double *a, size_t na, const double *b, size_t nb, size_t *ws);
+/* The standard normal's upper tail, and its quantile. */
+double analysis_i_norm_sf(double z);
+double analysis_i_norm_quantile_upper(double p);
+
+/* r's note, replaced (printf-like), and appended to (compare.c). */
+void analysis_i_set_note(struct analysis_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* modes.c: low modes both ways, and a spread that grew with no shift,
+ * of the sides' logs lb and lc, into r. */
+void analysis_i_check_modes(struct analysis_result *r, const double *lb,
+    size_t nb, const double *lc, size_t nc, const struct analysis_opts *o);
+void analysis_i_check_spread(struct analysis_result *r, const double *lb,
+    size_t nb, const double *lc, size_t nc, const double *wb, const double *wc,
+    double ref_var, double ref_df, const struct analysis_opts *o);
+
+#endif

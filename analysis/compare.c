@@ -1,0 +1,977 @@
+/*
+ * The A/B comparison (analysis.h, docs/ANALYSIS.md): a candidate's runs
+ * against its base's (and the history's), sequential looks, the
+ * bootstrap interval, the blocked test of runs in rounds, low modes and
+ * spread, the verdict, and false-discovery control across metrics.
+ */
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+#include "analysis/spread.h"
+#include "common/xalloc.h"
+
+#define DEFAULT_SEED 0x7065726677617463ULL /* "perfwatc" */
+#define WINSOR_K 3.5 /* winsorise at median +- 3.5 robust sigma */
+#define MAX_RUNS_SIDE 1000
+#define NOISIER_P 0.01       /* runs noisier than history: use Welch */
+#define BLOCK_MIN_ROUNDS 3   /* rounds with both sides for a blocked test */
+#define ROUNDS_DIFFER_P 0.25 /* rounds differ: judge within rounds */
+#define HUBER_K 2.0          /* history statistic: clip at median +- 2 sigma */
+#define REJECT_K 5.0         /* ... and skip runs beyond 5 sigma */
+
+/*
+ * Options and verdicts.
+ */
+
+void
+analysis_opts_init(struct analysis_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->better = ANALYSIS_HIGHER;
+	o->min_effect = 1.0;
+	o->alpha = 0.01;
+	o->ci_level = 0.95;
+	o->n_boot = 2000;
+	o->seed = DEFAULT_SEED;
+	o->min_history = 60;
+	o->spread_ratio = 3.0;
+	o->low_mode_pct = 25.0;
+}
+
+/* A copy of o with every unset field at its default. */
+static struct analysis_opts
+opts_fill(const struct analysis_opts *in)
+{
+	struct analysis_opts o, d;
+
+	analysis_opts_init(&d);
+	if (in == NULL)
+		return d;
+	o = *in;
+	if (o.better != ANALYSIS_LOWER)
+		o.better = ANALYSIS_HIGHER;
+	if (!(o.min_effect > 0))
+		o.min_effect = d.min_effect;
+	if (!(o.alpha > 0 && o.alpha < 1))
+		o.alpha = d.alpha;
+	if (!(o.ci_level > 0 && o.ci_level < 1))
+		o.ci_level = d.ci_level;
+	if (o.n_boot == 0)
+		o.n_boot = d.n_boot;
+	if (o.seed == 0)
+		o.seed = d.seed;
+	if (o.min_history == 0)
+		o.min_history = d.min_history;
+	if (!(o.spread_ratio > 1))
+		o.spread_ratio = d.spread_ratio;
+	if (!(o.low_mode_pct > 0 && o.low_mode_pct < 100))
+		o.low_mode_pct = d.low_mode_pct;
+	return o;
+}
+
+const char *
+analysis_verdict_name(enum analysis_verdict v)
+{
+	switch (v) {
+	case ANALYSIS_UNCHANGED:
+		return "unchanged";
+	case ANALYSIS_REGRESSION:
+		return "regression";
+	case ANALYSIS_IMPROVEMENT:
+		return "improvement";
+	case ANALYSIS_UNSTABLE:
+		return "unstable";
+	case ANALYSIS_INCONCLUSIVE:
+		break;
+	}
+	return "inconclusive";
+}
+
+static double
+median_sorted(const double *x, size_t n)
+{
+	size_t k = (n - 1) / 2;
+
+	return n % 2 ? x[k] : analysis_i_mid_mean(x[k], x[k + 1]);
+}
+
+/*
+ * The statistic calibrated on the history: per side, a one-step
+ * Huber-type location with hard rejection of gross outliers.  Runs
+ * beyond REJECT_K sigma_h of the side's median are dropped; the rest are
+ * clipped to their own median +- HUBER_K sigma_h and averaged.  sigma_h
+ * is the history's robust sigma.  98 % of the efficiency of the mean on
+ * normal noise, and a -15 % outlier run does not move it (taking the
+ * median again after the rejection keeps the outlier from pulling the
+ * clipping window).  g is sorted.
+ */
+/* Sorted g: the runs within dist of the median, [*lo, *hi). */
+static void
+reject_range(const double *g, size_t n, double dist, size_t *lo, size_t *hi)
+{
+	double med = median_sorted(g, n);
+
+	*lo = 0;
+	*hi = n;
+	while (*lo < n && g[*lo] < med - dist)
+		(*lo)++;
+	while (*hi > *lo && g[*hi - 1] > med + dist)
+		(*hi)--;
+	/*
+	 * With an even count the median lies between the two middle runs,
+	 * and when they are far apart (half the runs 15 % low) nothing is
+	 * within dist of it: then the far runs are half the sample, a mode
+	 * and not outliers, and none is dropped.
+	 */
+	if (*lo >= *hi) {
+		*lo = 0;
+		*hi = n;
+	}
+}
+
+static double
+clipped_mean(const double *g, size_t n, double sigma_h, double rej)
+{
+	size_t lo_i, hi_i, i;
+	double med, lo, hi, s = 0;
+
+	reject_range(g, n, rej, &lo_i, &hi_i);
+	g += lo_i;
+	n = hi_i - lo_i;
+	med = median_sorted(g, n);
+	lo = med - HUBER_K * sigma_h;
+	hi = med + HUBER_K * sigma_h;
+	for (i = 0; i < n; i++)
+		s += g[i] < lo ? lo : g[i] > hi ? hi : g[i];
+	return s / (double)n;
+}
+
+/*
+ * p-value from the baseline's history.  The statistic (difference of
+ * clipped means, above) is not studentised by the current runs: its
+ * spread under "no change" comes from the history, from random A/A
+ * splits of the history into groups of the current sizes.  That is far
+ * more precise than two 5-run variances, which is where the power over
+ * Welch comes from, and it measures the statistic's real spread under
+ * the host's own noise (modes, skew, the clipping).  Two readings of the
+ * splits, the larger p-value wins:
+ *  - the standardised statistic (over the root mean square of the split
+ *    statistics) in a t distribution with m - 1 degrees of freedom, the
+ *    uncertainty of a spread estimated from m runs (for normal noise
+ *    this is the t-test with a known-df variance);
+ *  - the share of split statistics at least as large as the observed
+ *    one, turned into a z-score and read in the same t distribution: it
+ *    follows the tails of skewed noise, which the first reading
+ *    underrates.
+ * Each alone was measured at 1.1-1.5 % false alarms for alpha 1 % on
+ * some noise model (a finite history has lighter tails than the noise it
+ * samples; skewed noise has heavier tails than t); their maximum is at
+ * or below alpha on all but outliers (docs/ANALYSIS.md).
+ *
+ * Gross outliers (beyond REJECT_K sigma_h) are taken out of the history,
+ * and the groups drawn have the sizes the current sides have after their
+ * own outliers are dropped: the test is conditional on the number of
+ * outlier runs.  Drawing them from the history instead would let the
+ * rare split with most of a group made of outliers (its median an
+ * outlier) dominate, which costs power for nothing.  The caller checked
+ * that the current runs are not noisier than the history.
+ * hl: the clean history logs; stat: the observed statistic.
+ */
+static double
+history_p(const double *hl, size_t m, size_t nb, size_t nc, double stat,
+    double sigma_h, double rej, const struct analysis_opts *o)
+{
+	struct analysis_rng rng;
+	size_t *idx = xmalloc(m * sizeof(*idx));
+	double *ga = xmalloc((nb + nc) * sizeof(*ga)), *gb = ga + nb;
+	size_t i, k;
+	double ss = 0, sd, p_sd, p_cnt, tol = fabs(stat) * 1e-9;
+	double *ts = xmalloc(o->n_boot * sizeof(*ts));
+
+	analysis_rng_seed(&rng, o->seed ^ 0x6869737430727921ULL);
+	for (i = 0; i < m; i++)
+		idx[i] = i;
+	for (k = 0; k < o->n_boot; k++) {
+		double t;
+
+		/* Partial Fisher-Yates: idx[0..nb+nc) is a random subset. */
+		for (i = 0; i < nb + nc; i++) {
+			size_t j = i + analysis_rng_below(&rng, m - i);
+			size_t s = idx[i];
+
+			idx[i] = idx[j];
+			idx[j] = s;
+			ga[i] = hl[idx[i]];
+		}
+		analysis_i_sort_small(ga, nb);
+		analysis_i_sort_small(gb, nc);
+		t = clipped_mean(gb, nc, sigma_h, rej) -
+		    clipped_mean(ga, nb, sigma_h, rej);
+		ss += t * t; /* the split statistic is centred on 0 */
+		ts[k] = fabs(t);
+	}
+	free(idx);
+	free(ga);
+	sd = sqrt(ss / (double)o->n_boot);
+	if (!(sd > 0)) {
+		free(ts);
+		return stat == 0 ? 1 : 0;
+	}
+	p_sd = analysis_t_p2(stat / sd, (double)(m - 1));
+	for (k = 0, i = 0; k < o->n_boot; k++)
+		if (ts[k] >= fabs(stat) - tol)
+			i++;
+	free(ts);
+	p_cnt = (double)(i + 1) / (double)(o->n_boot + 1);
+	p_cnt = p_cnt >= 1
+	    ? 1
+	    : analysis_t_p2(
+	          analysis_i_norm_quantile_upper(p_cnt / 2), (double)(m - 1));
+	return p_sd > p_cnt ? p_sd : p_cnt;
+}
+
+static void
+resample_sorted(double *out, const double *x, size_t n, size_t *cnt,
+    struct analysis_rng *rng)
+{
+	size_t i, j, k = 0;
+
+	/* Count the draws per index: sorted x gives a sorted resample. */
+	memset(cnt, 0, n * sizeof(*cnt));
+	for (i = 0; i < n; i++)
+		cnt[analysis_rng_below(rng, n)]++;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < cnt[i]; j++)
+			out[k++] = x[i];
+}
+
+struct pairdiff {
+	double d;
+	uint32_t i, j;
+};
+
+static int
+cmp_pairdiff(const void *pa, const void *pb)
+{
+	const struct pairdiff *a = pa, *b = pb;
+
+	return (a->d > b->d) - (a->d < b->d);
+}
+
+#define BOOT_PAIRS_MAX 65536
+
+/*
+ * One bootstrap statistic per resample in stats[0..n_boot).  A resample
+ * of sorted a and b is a count per original run, and its HL shift is the
+ * weighted median of the original pairwise differences with weights
+ * count_a(i) count_b(j): sort the differences once, then each resample
+ * is one walk up to the middle weight, with no comparisons of values.
+ * Large samples resample and select directly (hl_sorted).
+ */
+static void
+bootstrap_stats(double *stats, const double *a, size_t na, const double *b,
+    size_t nb, const struct analysis_opts *o)
+{
+	struct analysis_rng rng;
+	size_t *ca = xcalloc(na + nb + 4 * na, sizeof(*ca)), *cb = ca + na;
+	size_t i, j, k, n = na * nb;
+
+	analysis_rng_seed(&rng, o->seed);
+	if (n > BOOT_PAIRS_MAX) {
+		double *ra = xmalloc((na + nb) * sizeof(*ra)), *rb = ra + na;
+
+		for (k = 0; k < o->n_boot; k++) {
+			resample_sorted(ra, a, na, ca, &rng);
+			resample_sorted(rb, b, nb, ca, &rng);
+			stats[k] =
+			    analysis_i_hl_sorted(ra, na, rb, nb, cb + nb);
+		}
+		free(ra);
+		free(ca);
+		return;
+	}
+	{
+		struct pairdiff *pd = xmalloc(n * sizeof(*pd));
+		size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;
+
+		k = 0;
+		for (i = 0; i < na; i++)
+			for (j = 0; j < nb; j++) {
+				pd[k].d = b[j] - a[i];
+				pd[k].i = (uint32_t)i;
+				pd[k].j = (uint32_t)j;
+				k++;
+			}
+		qsort(pd, n, sizeof(*pd), cmp_pairdiff);
+		for (k = 0; k < o->n_boot; k++) {
+			size_t cum = 0, p = 0;
+			double lo;
+
+			memset(ca, 0, (na + nb) * sizeof(*ca));
+			for (i = 0; i < na; i++)
+				ca[analysis_rng_below(&rng, na)]++;
+			for (i = 0; i < nb; i++)
+				cb[analysis_rng_below(&rng, nb)]++;
+			/* The weights add up to na nb, like the pairs. */
+			for (;; p++) {
+				cum += ca[pd[p].i] * cb[pd[p].j];
+				if (cum > lo_rank)
+					break;
+			}
+			lo = pd[p].d;
+			while (cum <= hi_rank) {
+				p++;
+				cum += ca[pd[p].i] * cb[pd[p].j];
+			}
+			stats[k] = lo + (pd[p].d - lo) / 2;
+		}
+		free(pd);
+	}
+	free(ca);
+}
+
+/*
+ * Percentile bootstrap of the HL shift, each side resampled on its own.
+ * With few runs the plain percentile interval is too narrow, so the
+ * tail probability is widened as in Hesterberg's "expanded percentile"
+ * interval: the normal quantile used is sqrt(n / (n - 1)) t(n - 1) for
+ * the smaller side.  a and b sorted.
+ */
+static void
+bootstrap_ci(double *lo, double *hi, const double *a, size_t na,
+    const double *b, size_t nb, const struct analysis_opts *o)
+{
+	double *stats = xmalloc(o->n_boot * sizeof(*stats));
+	size_t n = na < nb ? na : nb, i;
+	double tail = (1 - o->ci_level) / 2, z, pos, frac;
+
+	bootstrap_stats(stats, a, na, b, nb, o);
+	qsort(stats, o->n_boot, sizeof(*stats), analysis_i_cmp_double);
+	z = sqrt((double)n / (double)(n - 1)) *
+	    analysis_t_quantile(1 - tail, (double)(n - 1));
+	tail = analysis_i_norm_sf(z);
+	pos = tail * (double)(o->n_boot - 1);
+	i = (size_t)pos;
+	frac = pos - (double)i;
+	*lo = stats[i] +
+	    (i + 1 < o->n_boot ? frac * (stats[i + 1] - stats[i]) : 0);
+	pos = (1 - tail) * (double)(o->n_boot - 1);
+	i = (size_t)pos;
+	frac = pos - (double)i;
+	*hi = stats[i] +
+	    (i + 1 < o->n_boot ? frac * (stats[i + 1] - stats[i]) : 0);
+	free(stats);
+}
+
+/*
+ * Rounds: the additive model y = round + delta * candidate on the
+ * (winsorised) logs y of the rounds that hold both sides.  delta's
+ * estimate is the weighted mean of the within-round contrasts (mean
+ * candidate - mean base of a round, weight 1 / (1/nb_r + 1/nc_r)), its
+ * variance the model's residual variance over the weights' sum.  The F
+ * test of the round term against the one-way model (no rounds) says
+ * whether the rounds differ at all: r->rounds_p.  0 and the blocked
+ * t-test in *shift, *se, *df, *p; -1 when fewer than BLOCK_MIN_ROUNDS
+ * rounds hold both sides or no residual degree of freedom is left.
+ */
+struct rrun {
+	int64_t round;
+	double y;
+	int cand;
+};
+
+static int
+cmp_rrun(const void *pa, const void *pb)
+{
+	const struct rrun *a = pa, *b = pb;
+
+	return (a->round > b->round) - (a->round < b->round);
+}
+
+static int
+blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
+    double *p, const struct rrun *x, size_t n)
+{
+	double sw = 0, swd = 0, ss_res = 0, ss_one = 0, m[2] = { 0, 0 };
+	size_t i, j, k, R = 0, N = 0, cnt[2] = { 0, 0 };
+	double f;
+
+	/* Pass 1: delta. */
+	for (i = 0; i < n; i = j) {
+		double s[2] = { 0, 0 };
+		size_t c[2] = { 0, 0 };
+
+		for (j = i; j < n && x[j].round == x[i].round; j++) {
+			s[x[j].cand] += x[j].y;
+			c[x[j].cand]++;
+		}
+		if (c[0] == 0 || c[1] == 0)
+			continue;
+		{
+			double w = 1 / (1 / (double)c[0] + 1 / (double)c[1]);
+
+			sw += w;
+			swd += w * (s[1] / (double)c[1] - s[0] / (double)c[0]);
+		}
+		R++;
+		N += c[0] + c[1];
+		for (k = 0; k < 2; k++) {
+			m[k] += s[k];
+			cnt[k] += c[k];
+		}
+	}
+	r->rounds = R;
+	if (R < BLOCK_MIN_ROUNDS || N < R + 2)
+		return -1;
+	*shift = swd / sw;
+	m[0] /= (double)cnt[0];
+	m[1] /= (double)cnt[1];
+	/* Pass 2: residuals of both models. */
+	for (i = 0; i < n; i = j) {
+		double s = 0, mu;
+		size_t c[2] = { 0, 0 };
+
+		for (j = i; j < n && x[j].round == x[i].round; j++) {
+			s += x[j].y - (x[j].cand ? *shift : 0);
+			c[x[j].cand]++;
+		}
+		if (c[0] == 0 || c[1] == 0)
+			continue;
+		mu = s / (double)(c[0] + c[1]);
+		for (k = i; k < j; k++) {
+			double e = x[k].y - mu - (x[k].cand ? *shift : 0);
+			double e1 = x[k].y - m[x[k].cand];
+
+			ss_res += e * e;
+			ss_one += e1 * e1;
+		}
+	}
+	*df = (double)(N - R - 1);
+	if (!(ss_res > 0)) {
+		/* No residual noise at all: a step is certain, none is
+		 * none. */
+		*se = 0;
+		*p = *shift != 0 ? 0 : 1;
+		r->rounds_p = ss_one > 0 ? 0 : 1;
+		return 0;
+	}
+	*se = sqrt(ss_res / *df / sw);
+	*p = analysis_t_p2(*shift / *se, *df);
+	f = ss_one > ss_res
+	    ? ((ss_one - ss_res) / (double)(R - 1)) / (ss_res / *df)
+	    : 0;
+	r->rounds_p = analysis_f_sf(f, (double)(R - 1), *df);
+	return 0;
+}
+
+/* The mean and sample standard deviation of raw values (spread.h). */
+static void
+raw_moments(const double *x, size_t n, double *mean, double *sd)
+{
+	struct spread sp;
+
+	spread_of(&sp, x, n);
+	*mean = sp.mean;
+	*sd = sp.sd;
+}
+
+/* The sentence of a low mode, appended to r->note. */
+static void
+note_mode(struct analysis_result *r, const struct analysis_opts *o)
+{
+	size_t len = strlen(r->note);
+	char hist[48] = "";
+
+	if (isfinite(r->mode_hist_share))
+		snprintf(hist, sizeof(hist), ", %.0f%% of history runs",
+		    r->mode_hist_share);
+	snprintf(r->note + len, sizeof(r->note) - len,
+	    "%s%s mode %+.0f%%: %.0f%% of base runs%s, %.0f%% of candidate "
+	    "runs",
+	    len ? "; " : "", o->better == ANALYSIS_HIGHER ? "low" : "slow",
+	    r->mode_pct, r->mode_base_share, hist, r->mode_cand_share);
+}
+
+static void
+result_init(struct analysis_result *r, size_t nb, size_t nc)
+{
+	memset(r, 0, sizeof(*r));
+	r->verdict = ANALYSIS_INCONCLUSIVE;
+	r->n_base = nb;
+	r->n_cand = nc;
+	r->base_median = r->cand_median = NAN;
+	r->change_pct = r->ci_low_pct = r->ci_high_pct = NAN;
+	r->p_value = r->p_adjusted = NAN;
+	r->alpha_used = NAN;
+	r->welch_t = r->welch_df = NAN;
+	r->spread_ratio = NAN;
+	r->p_method = ANALYSIS_P_NONE;
+	r->base_mean = r->base_sd = r->cand_mean = r->cand_sd = NAN;
+	r->rounds_p = NAN;
+	r->mode = ANALYSIS_MODE_NONE;
+	r->mode_pct = r->mode_p = NAN;
+	r->mode_base_share = r->mode_cand_share = r->mode_hist_share = NAN;
+}
+
+/* Appends to the note (printf). */
+static void len_append(struct analysis_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+len_append(struct analysis_result *r, const char *fmt, ...)
+{
+	size_t len = strlen(r->note);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->note + len, sizeof(r->note) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* Sets the note (printf). */
+void
+analysis_i_set_note(struct analysis_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->note, sizeof(r->note), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Clips sorted x to its median +- k sigma (it stays sorted); returns the
+ * number of values clipped.
+ */
+static size_t
+clip_sorted(double *x, size_t n, double sigma, double k)
+{
+	double med = median_sorted(x, n), lo, hi;
+	size_t i, c = 0;
+
+	if (!(sigma > 0))
+		return 0;
+	lo = med - k * sigma;
+	hi = med + k * sigma;
+	for (i = 0; i < n && x[i] < lo; i++, c++)
+		x[i] = lo;
+	for (i = n; i-- > 0 && x[i] > hi; c++)
+		x[i] = hi;
+	return c;
+}
+
+/*
+ * Welch's test on winsorised samples, with Yuen's correction: a side of
+ * n runs of which h were left alone contributes (n - 1) s_w^2 / (h (h -
+ * 1)) to the squared standard error and h - 1 degrees of freedom.
+ * Clipping shrinks a sample's variance; without the correction the test
+ * was measured at 1.2-1.4 % false alarms for alpha 1 % with 5 runs.
+ */
+static void
+welch_yuen(struct analysis_result *r, const double *a, size_t na, size_t ha,
+    const double *b, size_t nb, size_t hb)
+{
+	double ma, va, mb, vb, da, db;
+
+	if (ha < 2 || hb < 2) {
+		/* Too much clipped for the correction: plain Welch. */
+		analysis_welch(
+		    &r->welch_t, &r->welch_df, &r->p_value, a, na, b, nb);
+		return;
+	}
+	analysis_i_mean_var(a, na, &ma, &va);
+	analysis_i_mean_var(b, nb, &mb, &vb);
+	da = (double)(na - 1) * va / ((double)ha * (double)(ha - 1));
+	db = (double)(nb - 1) * vb / ((double)hb * (double)(hb - 1));
+	if (!(da + db > 0)) {
+		analysis_welch(
+		    &r->welch_t, &r->welch_df, &r->p_value, a, na, b, nb);
+		return;
+	}
+	r->welch_t = (mb - ma) / sqrt(da + db);
+	r->welch_df = (da + db) * (da + db) /
+	    (da * da / (double)(ha - 1) + db * db / (double)(hb - 1));
+	r->p_value = analysis_t_p2(r->welch_t, r->welch_df);
+}
+
+/*
+ * Robust sigma of both sides together.  Small sides: the median of the
+ * absolute differences between runs of the same side, over 0.6745 sqrt 2
+ * (for normal runs |X - Y| has median 0.6745 sqrt(2) sigma).  Deviations
+ * from each side's own median would understate sigma with 5 runs (one
+ * of them is 0), winsorising too much.  Large sides: the pooled MAD.
+ */
+#define PAIR_SIGMA_MAX 64
+
+static double
+pooled_sigma(const double *sb, size_t nb, const double *sc, size_t nc)
+{
+	double *d, v;
+	size_t i, j, k = 0;
+
+	if (nb > PAIR_SIGMA_MAX || nc > PAIR_SIGMA_MAX) {
+		double mb = nb ? median_sorted(sb, nb) : 0;
+		double mc = nc ? median_sorted(sc, nc) : 0;
+
+		d = xmalloc((nb + nc) * sizeof(*d));
+		for (i = 0; i < nb; i++)
+			d[k++] = fabs(sb[i] - mb);
+		for (i = 0; i < nc; i++)
+			d[k++] = fabs(sc[i] - mc);
+		v = MAD_SCALE * analysis_median_inplace(d, k);
+		free(d);
+		return v;
+	}
+	d = xreallocarray(NULL, (nb * nb + nc * nc) / 2 + 1, sizeof(*d));
+	for (i = 0; i < nb; i++)
+		for (j = i + 1; j < nb; j++)
+			d[k++] = sb[j] - sb[i]; /* sorted: >= 0 */
+	for (i = 0; i < nc; i++)
+		for (j = i + 1; j < nc; j++)
+			d[k++] = sc[j] - sc[i];
+	v = k ? analysis_median_inplace(d, k) / (0.6744897501960817 * M_SQRT2)
+	      : 0;
+	free(d);
+	return v;
+}
+
+/* Robust sigma of one sorted side alone (see pooled_sigma). */
+static double
+side_sigma(const double *s, size_t n)
+{
+	return pooled_sigma(s, n, s + n, 0);
+}
+
+/*
+ * Rounds (docs/ANALYSIS.md, "Rounds"): when the rounds differ (their F
+ * test at ROUNDS_DIFFER_P), the change, its interval and its p-value
+ * come from the within-round contrasts, so drift between rounds falls
+ * out instead of widening the interval.  When they do not, the runs are
+ * judged as one sample a side, as without rounds: the round term would
+ * only cost degrees of freedom.  clip: the winsorising bounds of the
+ * base's and the candidate's logs.
+ */
+static void
+judge_rounds(struct analysis_result *r, const double *lb, size_t nb,
+    const double *lc, size_t nc, const double *clip,
+    const struct analysis_opts *o)
+{
+	struct rrun *x = xmalloc((nb + nc) * sizeof(*x));
+	double shift, se, df, p, q;
+	size_t i;
+
+	for (i = 0; i < nb; i++) {
+		x[i].round = o->base_round[i];
+		x[i].y = fmin(fmax(lb[i], clip[0]), clip[1]);
+		x[i].cand = 0;
+	}
+	for (i = 0; i < nc; i++) {
+		x[nb + i].round = o->cand_round[i];
+		x[nb + i].y = fmin(fmax(lc[i], clip[2]), clip[3]);
+		x[nb + i].cand = 1;
+	}
+	qsort(x, nb + nc, sizeof(*x), cmp_rrun);
+	if (blocked_test(r, &shift, &se, &df, &p, x, nb + nc) == 0 &&
+	    r->rounds_p < ROUNDS_DIFFER_P) {
+		q = analysis_t_quantile(1 - (1 - o->ci_level) / 2, df);
+		r->change_pct = analysis_i_pct(shift);
+		r->ci_low_pct = analysis_i_pct(shift - q * se);
+		r->ci_high_pct = analysis_i_pct(shift + q * se);
+		r->welch_t = se > 0 ? shift / se : NAN;
+		r->welch_df = df;
+		r->p_value = p;
+		r->p_method = ANALYSIS_P_BLOCKED;
+	}
+	free(x);
+}
+
+/*
+ * The verdict from the shift test, the low modes and the spread
+ * (docs/ANALYSIS.md, step 6).  "unstable" is a confirmed new low mode
+ * only; a spread that grew with no significant shift, or a mode only
+ * suspected, is inconclusive: more runs, never an alarm.
+ */
+static void
+decide(struct analysis_result *r, const struct analysis_opts *o)
+{
+	enum analysis_verdict sv = ANALYSIS_INCONCLUSIVE;
+	int up = r->change_pct > 0, beyond;
+
+	if (r->p_value <= r->alpha_used && fabs(r->change_pct) >= o->min_effect)
+		sv = up == (o->better == ANALYSIS_HIGHER) ? ANALYSIS_IMPROVEMENT
+		                                          : ANALYSIS_REGRESSION;
+	else if (r->ci_low_pct >= -o->min_effect &&
+	    r->ci_high_pct <= o->min_effect)
+		sv = ANALYSIS_UNCHANGED;
+	if ((sv == ANALYSIS_REGRESSION || sv == ANALYSIS_IMPROVEMENT) &&
+	    o->noise_floor_pct > 0 &&
+	    fabs(r->change_pct) < o->noise_floor_pct &&
+	    r->mode != ANALYSIS_MODE_APPEARED &&
+	    r->mode != ANALYSIS_MODE_DISAPPEARED) {
+		r->verdict = ANALYSIS_UNCHANGED;
+		analysis_i_set_note(r, "below this host's noise floor, %.1f%%",
+		    o->noise_floor_pct);
+		return;
+	}
+	beyond =
+	    r->ci_low_pct > o->min_effect || r->ci_high_pct < -o->min_effect;
+	/* Past max_runs the runs were asked for a suspected mode only: the
+	 * shift test spent its alpha at max_runs. */
+	if (o->max_runs > 0 && r->n_base > o->max_runs &&
+	    r->n_cand > o->max_runs && sv != ANALYSIS_INCONCLUSIVE &&
+	    r->mode != ANALYSIS_MODE_APPEARED &&
+	    r->mode != ANALYSIS_MODE_DISAPPEARED) {
+		r->verdict = ANALYSIS_INCONCLUSIVE;
+		r->note[0] = '\0';
+		if (r->mode_base_share + r->mode_cand_share > 0)
+			note_mode(r, o);
+		len_append(r,
+		    "%sruns past max_runs (%zu) for a suspected low "
+		    "mode that was not confirmed",
+		    r->note[0] ? "; " : "", o->max_runs);
+		return;
+	}
+
+	switch (r->mode) {
+	case ANALYSIS_MODE_APPEARED:
+		r->verdict = ANALYSIS_UNSTABLE;
+		note_mode(r, o);
+		return;
+	case ANALYSIS_MODE_DISAPPEARED:
+		r->verdict =
+		    sv == ANALYSIS_REGRESSION ? sv : ANALYSIS_IMPROVEMENT;
+		note_mode(r, o);
+		return;
+	default:
+		break;
+	}
+	if (r->unstable & ANALYSIS_UNSTABLE_SPREAD) {
+		if ((sv == ANALYSIS_REGRESSION || sv == ANALYSIS_IMPROVEMENT) &&
+		    beyond) {
+			r->verdict = sv;
+			analysis_i_set_note(
+			    r, "the candidate's spread grew too");
+		} else {
+			r->verdict = ANALYSIS_INCONCLUSIVE;
+			analysis_i_set_note(r,
+			    "the candidate's spread grew %.1fx with no "
+			    "significant shift: more runs, not an alarm",
+			    r->spread_ratio);
+		}
+		return;
+	}
+	r->verdict = sv;
+	if (r->mode == ANALYSIS_MODE_SUSPECTED) {
+		if (sv == ANALYSIS_UNCHANGED)
+			r->verdict = ANALYSIS_INCONCLUSIVE;
+		r->note[0] = '\0';
+		note_mode(r, o);
+		len_append(r, " (suspected, not confirmed: p %.2g)", r->mode_p);
+		return;
+	}
+	if (r->verdict == ANALYSIS_INCONCLUSIVE && r->note[0] == '\0')
+		analysis_i_set_note(r,
+		    "neither significant nor within +-min_effect: more "
+		    "runs needed");
+}
+
+int
+analysis_compare(struct analysis_result *r, const double *base, size_t nb,
+    const double *cand, size_t nc, const struct analysis_opts *oin,
+    struct err *e)
+{
+	struct analysis_opts o = opts_fill(oin);
+	double *lb, *lc, *wb, *wc, *ws, *hl = NULL, *hw = NULL;
+	double shift, ci_lo, ci_hi, ref_var = 0, ref_df = 0, sigma_w;
+	double sigma_h = 0, rej = INFINITY, *sb_u = NULL, *sc_u;
+	double clip[4] = { -INFINITY, INFINITY, -INFINITY, INFINITY };
+	size_t i, m = 0, mh = 0, hb = nb, hc = nc;
+	int rc;
+
+	result_init(r, nb, nc);
+	raw_moments(base, nb, &r->base_mean, &r->base_sd);
+	raw_moments(cand, nc, &r->cand_mean, &r->cand_sd);
+	if ((rc = analysis_i_check_values(base, nb, "base", e)) != 0 ||
+	    (rc = analysis_i_check_values(cand, nc, "candidate", e)) != 0)
+		return rc;
+	if (o.history != NULL && o.n_history > 0 &&
+	    (rc = analysis_i_check_values(
+	         o.history, o.n_history, "history", e)) != 0)
+		return rc;
+	if (nb > MAX_RUNS_SIDE || nc > MAX_RUNS_SIDE)
+		return err_setc(e, ERR_TOOBIG, "more than %d runs on a side",
+		    MAX_RUNS_SIDE);
+	if (nb == 0 || nc == 0) {
+		double *t = xmalloc((nb + nc + 1) * sizeof(*t));
+
+		if (nb > 0)
+			r->base_median = analysis_i_median_copy(base, nb, t);
+		if (nc > 0)
+			r->cand_median = analysis_i_median_copy(cand, nc, t);
+		free(t);
+		analysis_i_set_note(r, "no runs on one side");
+		return 0;
+	}
+	if (o.history != NULL && o.n_history >= o.min_history &&
+	    o.n_history >= nb + nc)
+		m = o.n_history;
+
+	/*
+	 * lb, lc: logs in run order; wb, wc: sorted and winsorised logs;
+	 * ws: scratch; hl: history logs, hw: winsorised history logs.
+	 */
+	lb = xmalloc(4 * (nb + nc) * sizeof(*lb));
+	lc = lb + nb;
+	wb = lc + nc;
+	wc = wb + nb;
+	ws = xmalloc((2 * (nb + nc) + 3 * m + 1) * sizeof(*ws));
+	for (i = 0; i < nb; i++)
+		lb[i] = log(base[i]);
+	for (i = 0; i < nc; i++)
+		lc[i] = log(cand[i]);
+	r->base_median = analysis_i_median_copy(base, nb, ws);
+	r->cand_median = analysis_i_median_copy(cand, nc, ws);
+	memcpy(wb, lb, nb * sizeof(*wb));
+	memcpy(wc, lc, nc * sizeof(*wc));
+	analysis_i_sort_small(wb, nb);
+	analysis_i_sort_small(wc, nc);
+	if (m > 0) {
+		double med_h, mean_h;
+
+		hl = ws + 2 * (nb + nc) + m;
+		hw = hl + m;
+		for (i = 0; i < m; i++)
+			hl[i] = log(o.history[i]);
+		med_h = analysis_i_median_copy(hl, m, ws);
+		sigma_h = analysis_i_robust_sigma(hl, m, med_h, ws);
+		/*
+		 * Gross outliers are runs beyond REJECT_K sigma_h.  When more
+		 * than a tenth of the history is that far, they are a mode of
+		 * the noise (bimodal runs), not hiccups: nothing is dropped,
+		 * and the splits then see the modes as they are.
+		 */
+		rej = REJECT_K * sigma_h;
+		for (i = 0; i < m; i++)
+			if (fabs(hl[i] - med_h) > rej)
+				mh++;
+		if (mh * 10 > m)
+			rej = INFINITY;
+		/* hw: the history without its gross outliers. */
+		mh = 0;
+		for (i = 0; i < m; i++)
+			if (fabs(hl[i] - med_h) <= rej)
+				hw[mh++] = hl[i];
+		analysis_i_mean_var(hw, mh, &mean_h, &ref_var);
+		ref_df = (double)(mh - 1);
+	}
+	/*
+	 * Winsorise each side at its median +- 3.5 robust sigma, the sigma
+	 * from the history when there is one, else pooled over both sides.
+	 */
+	sigma_w = sigma_h > 0 ? sigma_h : pooled_sigma(wb, nb, wc, nc);
+	/*
+	 * The spread check reads the sides clipped at sigma_w itself (sb_u,
+	 * sc_u): one -15 % run among five must count there as a clipped
+	 * outlier, not as a grown spread (with each side's own sigma, 8 % of
+	 * A/A comparisons under the outlier model ended "unstable").
+	 */
+	sb_u = xmalloc((nb + nc) * sizeof(*sb_u));
+	sc_u = sb_u + nb;
+	memcpy(sb_u, wb, nb * sizeof(*sb_u));
+	memcpy(sc_u, wc, nc * sizeof(*sc_u));
+	if (nb >= 3 && nc >= 3) {
+		clip_sorted(sb_u, nb, sigma_w, WINSOR_K);
+		clip_sorted(sc_u, nc, sigma_w, WINSOR_K);
+		/*
+		 * For the effect, its interval and the test: never below a
+		 * side's own spread.  A candidate ten times as noisy as a
+		 * tight base would otherwise be clipped to a few runs, and a
+		 * 4x shift lose its p-value (seen in CI).
+		 */
+		double kb = WINSOR_K * fmax(sigma_w, side_sigma(wb, nb));
+		double kc = WINSOR_K * fmax(sigma_w, side_sigma(wc, nc));
+
+		clip[0] = median_sorted(wb, nb) - kb;
+		clip[1] = median_sorted(wb, nb) + kb;
+		clip[2] = median_sorted(wc, nc) - kc;
+		clip[3] = median_sorted(wc, nc) + kc;
+		hb -= clip_sorted(wb, nb, kb / WINSOR_K, WINSOR_K);
+		hc -= clip_sorted(wc, nc, kc / WINSOR_K, WINSOR_K);
+	}
+	{
+		size_t *sw = xmalloc(4 * nb * sizeof(*sw));
+
+		shift = analysis_i_hl_sorted(wb, nb, wc, nc, sw);
+		free(sw);
+	}
+	r->change_pct = analysis_i_pct(shift);
+	if (nb < 2 || nc < 2) {
+		analysis_i_set_note(r,
+		    "fewer than 2 runs on a side: no interval or "
+		    "p-value");
+		goto out;
+	}
+
+	bootstrap_ci(&ci_lo, &ci_hi, wb, nb, wc, nc, &o);
+	r->ci_low_pct = analysis_i_pct(ci_lo);
+	r->ci_high_pct = analysis_i_pct(ci_hi);
+	welch_yuen(r, wb, nb, hb, wc, nc, hc);
+	r->p_method = ANALYSIS_P_WELCH;
+
+	if (m > 0 && sigma_h > 0 && ref_var > 0) {
+		double *sb = ws, *sc = ws + nb, vb, vc, mb, mc, pooled, stat;
+		size_t lob, hib, loc, hic, kb, kc;
+
+		/* Raw logs, sorted; k*: the runs left after rejection. */
+		memcpy(sb, lb, nb * sizeof(*sb));
+		memcpy(sc, lc, nc * sizeof(*sc));
+		analysis_i_sort_small(sb, nb);
+		analysis_i_sort_small(sc, nc);
+		reject_range(sb, nb, rej, &lob, &hib);
+		reject_range(sc, nc, rej, &loc, &hic);
+		kb = hib - lob;
+		kc = hic - loc;
+		analysis_i_mean_var(sb + lob, kb, &mb, &vb);
+		analysis_i_mean_var(sc + loc, kc, &mc, &vc);
+		pooled = kb + kc > 2
+		    ? ((double)(kb - 1) * vb + (double)(kc - 1) * vc) /
+		        (double)(kb + kc - 2)
+		    : 0;
+		if (kb + kc <= 2 || mh < kb + kc) {
+			/* Welch stays. */
+		} else if (analysis_f_sf(pooled / ref_var,
+		               (double)(kb + kc - 2), ref_df) >= NOISIER_P) {
+			stat = clipped_mean(sc, nc, sigma_h, rej) -
+			    clipped_mean(sb, nb, sigma_h, rej);
+			r->p_value =
+			    history_p(hw, mh, kb, kc, stat, sigma_h, rej, &o);
+			r->p_method = ANALYSIS_P_HISTORY;
+		} else {
+			analysis_i_set_note(r,
+			    "runs noisier than the history: Welch "
+			    "p-value");
+		}
+	}
+	r->alpha_used = analysis_look_alpha(
+	    o.alpha, nb < nc ? nb : nc, o.first_runs, o.max_runs);
+	if (o.base_round != NULL && o.cand_round != NULL)
+		judge_rounds(r, lb, nb, lc, nc, clip, &o);
+
+	if (!o.no_low_modes)
+		analysis_i_check_modes(r, lb, nb, lc, nc, &o);
+	analysis_i_check_spread(
+	    r, lb, nb, lc, nc, sb_u, sc_u, ref_var, ref_df, &o);
+	decide(r, &o);
+out:
+	r->p_adjusted = r->p_value;
+	free(lb);
+	free(sb_u);
+	free(ws);
+	return 0;
+}
