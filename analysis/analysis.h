@@ -53,8 +53,8 @@ enum analysis_mode {
 	ANALYSIS_MODE_DISAPPEARED /* confirmed: the candidate lost the base's */
 };
 
-/* Adaptive runs for a suspected low mode go past max_runs up to twice it,
- * and never past this many runs per side (docs/ANALYSIS.md, "Low modes"). */
+/* Adaptive runs for a suspected low mode go past max_runs up to this many
+ * runs per side (docs/ANALYSIS.md, "Low modes"). */
 #define ANALYSIS_MODE_MAX_RUNS 32
 
 struct analysis_opts {
@@ -169,8 +169,8 @@ void analysis_bh_adjust(double *out, const double *p, size_t n);
  * (a verdict was reached, or max_runs is reached).  Only an inconclusive
  * verdict asks for more: first_runs, then x1.5 rounded up (5 -> 8 -> 12),
  * bounded by max_runs.  A suspected low mode (r->mode, its p-value below
- * 0.1) may go on past max_runs, x1.5 a look, up to twice max_runs and
- * at most ANALYSIS_MODE_MAX_RUNS.  n_now is the smaller side's run
+ * 0.1) may go on past max_runs, x1.5 a look, up to
+ * ANALYSIS_MODE_MAX_RUNS.  n_now is the smaller side's run
  * count.
  */
 size_t analysis_next_runs(const struct analysis_result *r, size_t n_now,

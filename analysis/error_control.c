@@ -168,17 +168,14 @@ analysis_next_runs(const struct analysis_result *r, size_t n_now,
 	size_t s, cap = max_runs;
 
 	/* A suspected mode may need more runs than a shift: N clean runs
-	 * miss a mode of share q with probability (1 - q)^N.  Past max_runs
-	 * only on some evidence (p < LOWMODE_SUSPECT_P, not one far run
-	 * against none), up to twice max_runs and ANALYSIS_MODE_MAX_RUNS. */
+	 * miss a mode of share q with probability (1 - q)^N, and crediting
+	 * a 30 % mode's fix at a look's LOWMODE_P takes about 18 clean runs
+	 * beside a flaky base and history.  Past max_runs only on some
+	 * evidence (p < LOWMODE_SUSPECT_P, not one far run against none),
+	 * up to ANALYSIS_MODE_MAX_RUNS. */
 	if (r->mode == ANALYSIS_MODE_SUSPECTED &&
-	    r->mode_p < LOWMODE_SUSPECT_P) {
-		cap = 2 * max_runs;
-		if (cap > ANALYSIS_MODE_MAX_RUNS)
-			cap = ANALYSIS_MODE_MAX_RUNS;
-		if (cap < max_runs)
-			cap = max_runs;
-	}
+	    r->mode_p < LOWMODE_SUSPECT_P && max_runs < ANALYSIS_MODE_MAX_RUNS)
+		cap = ANALYSIS_MODE_MAX_RUNS;
 	if (r->verdict != ANALYSIS_INCONCLUSIVE || n_now >= cap)
 		return 0;
 	if (first_runs == 0)

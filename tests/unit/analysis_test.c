@@ -402,8 +402,9 @@ TEST(test_analysis__low_mode_goes_away)
 	ASSERT_STREQ(analysis_verdict_name(r.verdict), "inconclusive");
 	ASSERT(r.mode_p < 0.1);
 	ASSERT_INTEQ(analysis_next_runs(&r, 12, 5, 12), 18);
-	ASSERT_INTEQ(analysis_next_runs(&r, 18, 5, 12), 24);
-	ASSERT_INTEQ(analysis_next_runs(&r, 24, 5, 12), 0);
+	ASSERT_INTEQ(analysis_next_runs(&r, 18, 5, 12), 27);
+	ASSERT_INTEQ(analysis_next_runs(&r, 27, 5, 12), ANALYSIS_MODE_MAX_RUNS);
+	ASSERT_INTEQ(analysis_next_runs(&r, ANALYSIS_MODE_MAX_RUNS, 5, 12), 0);
 	ASSERT_INTEQ(analysis_next_runs(&r, 20, 5, 20), 30);
 	ASSERT_INTEQ(analysis_next_runs(&r, 30, 5, 20), ANALYSIS_MODE_MAX_RUNS);
 	/* One far run against none is no evidence past max_runs. */
