@@ -430,6 +430,8 @@ GUEST_LIB = runners/cgroup.c runners/telemetry.c runners/exec.c \
 	    common/xalloc.c
 GUEST_DIRS = $(OUT)/bin/guest $(REL)/bin/guest $(SAN)/bin/guest
 
+TCP_RR_SRCS = runners/tcp_rr.c runners/tcp_rr_client.c \
+	      runners/tcp_rr_server.c runners/tcp_rr_main.c
 define guest_progs
 $(1)/perfwatch-guest: runners/guest/guest.c $(GUEST_LIB) $(HDRS)
 	@mkdir -p $$(@D)
@@ -440,10 +442,10 @@ $(1)/perfwatch-pagefault: runners/guest/pagefault.c common/clock.c $(HDRS)
 	@$$(if $$(Q),echo '  LD      $$@ (static)')
 	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ runners/guest/pagefault.c \
 	    common/clock.c
-$(1)/perfwatch-tcp-rr: runners/tcp_rr.c runners/tcp_rr_main.c common/clock.c common/err.c common/xalloc.c $(HDRS)
+$(1)/perfwatch-tcp-rr: $(TCP_RR_SRCS) common/clock.c common/err.c common/xalloc.c $(HDRS)
 	@mkdir -p $$(@D)
 	@$$(if $$(Q),echo '  LD      $$@ (static)')
-	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ runners/tcp_rr.c runners/tcp_rr_main.c \
+	$$(Q)$$(CC) $$(GUEST_CFLAGS) -o $$@ $(TCP_RR_SRCS) \
 	    common/clock.c common/err.c common/xalloc.c -lpthread -lm
 endef
 $(foreach d,$(GUEST_DIRS),$(eval $(call guest_progs,$(d))))
