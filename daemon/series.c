@@ -448,8 +448,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	for (k = 0; k < ms->total; k++) {
 		const struct mail_msg *m = &msgs[ms->patches[k]];
 
-		gp[k].diff = m->body + m->patch_off;
-		gp[k].len = m->body_len - (size_t)m->patch_off;
+		gp[k].diff = m->patch;
+		gp[k].len = m->patch_len;
 		gp[k].author_name = m->from_name;
 		gp[k].author_email = m->from_email;
 		gp[k].author_time = m->date;
