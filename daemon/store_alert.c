@@ -257,6 +257,9 @@ store_alert_info_free(struct store_alert_info *x)
 	for (i = 0; i < x->npatch_msgids; i++)
 		free(x->patch_msgids[i]);
 	free(x->patch_msgids);
+	free(x->series_base);
+	free(x->patch_msgid);
+	free(x->patch_subject);
 	free(x->host);
 	free(x->inventory);
 	free(x->spec);
@@ -329,10 +332,18 @@ info_commit(struct store *s, struct store_alert_info *x)
 static int
 info_series(struct store *s, struct store_alert_info *x)
 {
+	/* The series whose tip this is, else the newest series with a
+	 * patch whose commit this is; that patch, either way. */
 	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT id, title, version, total, author, inbox, message_id,"
-	    " branch FROM series WHERE commit_id = ?1 ORDER BY id DESC LIMIT "
-	    "1");
+	    "SELECT s.id, s.title, s.version, s.total, s.author, s.inbox,"
+	    " s.message_id, s.branch, s.base_sha, p.seq, p.message_id,"
+	    " p.subject"
+	    " FROM series s LEFT JOIN series_patches p"
+	    "  ON p.series_id = s.id AND p.commit_id = ?1"
+	    " WHERE s.commit_id = ?1"
+	    "  OR s.id IN (SELECT series_id FROM series_patches"
+	    "   WHERE commit_id = ?1)"
+	    " ORDER BY s.commit_id = ?1 DESC, s.id DESC LIMIT 1");
 	int rc;
 
 	if (st == NULL)
@@ -340,6 +351,10 @@ info_series(struct store *s, struct store_alert_info *x)
 	sqlite3_bind_int64(st, 1, x->commit_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
+		x->series_base = store_i_col_dup(st, 8);
+		x->patch_seq = sqlite3_column_int64(st, 9);
+		x->patch_msgid = store_i_col_dup(st, 10);
+		x->patch_subject = store_i_col_dup(st, 11);
 		x->series_id = sqlite3_column_int64(st, 0);
 		x->series_title = store_i_col_dup(st, 1);
 		x->version = sqlite3_column_int64(st, 2);

@@ -170,6 +170,12 @@ struct store_alert_info {
 	char *series_title, *series_author, *inbox, *series_msgid;
 	char **patch_msgids; /* in patch order */
 	size_t npatch_msgids;
+	/* The series' base commit (NULL: unknown), and the patch whose
+	 * commit this is (trigger.every_patch measures each patch against
+	 * its parent): its seq (0: none), Message-ID and subject. */
+	char *series_base;
+	int64_t patch_seq;
+	char *patch_msgid, *patch_subject;
 	char *host, *inventory; /* inventory: JSON text from the runner */
 	char *spec;             /* the candidate job's spec (JSON text) */
 	/*
