@@ -135,8 +135,13 @@ struct alert_mail_in {
 	const char *in_reply_to; /* NULL: none */
 	const char *references;  /* space separated ids, or NULL */
 	const struct alert_rcpt *rcpt;
+	/* A mail that is no report (r NULL): its plain-text body (LF line
+	 * ends, UTF-8), X-Perfwatch-Event and date. */
+	const char *text, *event;
+	int64_t now;
 };
-/* The whole RFC 5322 message (CRLF line ends, quoted-printable body). */
+/* The whole RFC 5322 message (CRLF line ends, quoted-printable body):
+ * a report (in->r), or in->text. */
 int alert_mail_build(struct buf *out, const struct alert_mail_in *);
 /* The plain-text body alone (LF line ends, UTF-8). */
 void alert_mail_body(struct buf *out, const struct alert_report *);

@@ -1110,7 +1110,7 @@ alert_mail_build(struct buf *out, const struct alert_mail_in *in)
 	struct buf body = BUF_INIT(ALERT_MAIL_MAX);
 	char date[64];
 	struct tm tm;
-	time_t t = (time_t)in->r->now;
+	time_t t = (time_t)(in->r != NULL ? in->r->now : in->now);
 
 	buf_reset(out);
 	gmtime_r(&t, &tm);
@@ -1130,11 +1130,17 @@ alert_mail_build(struct buf *out, const struct alert_mail_in *in)
 		alert_mail_header(
 		    out, "X-Perfwatch-Test-Mode", in->rcpt->test_note, 0);
 	alert_mail_header(out, "X-Perfwatch-Event",
-	    in->r->followup ? "report.followup" : "report", 0);
+	    in->r == NULL         ? in->event
+	        : in->r->followup ? "report.followup"
+	                          : "report",
+	    0);
 	buf_puts(out,
 	    "MIME-Version: 1.0\r\n"
 	    "Content-Type: text/plain; charset=UTF-8\r\n");
-	alert_mail_body(&body, in->r);
+	if (in->r != NULL)
+		alert_mail_body(&body, in->r);
+	else
+		buf_puts(&body, in->text);
 	if (is_ascii(body.data) || short_lines(body.data)) {
 		char *p;
 

@@ -20,6 +20,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/mail.h"
+#include "daemon/mailcmd.h"
 #include "daemon/sched.h"
 #include "daemon/series.h"
 #include "daemon/series_route.h"
@@ -452,6 +453,10 @@ poll_tree(struct tw *t, const struct dconf *conf, const struct cfg_tree *tree)
 struct inbox_read {
 	struct tw *t;
 	size_t bad, kept;
+	/* New mail (not reloaded): commands by reply are acted on. */
+	const struct dconf *conf;
+	const struct cfg_inbox *in;
+	size_t commands, pairs;
 };
 
 /* Forgets pending message i (and its stored copy). */
@@ -487,6 +492,18 @@ keep_message(struct inbox_read *rd, const char *sha, const char *data,
 		    "inbox %s: message %.12s: %s", t->name, sha, err_msg(&e));
 		rd->bad++;
 		return 0;
+	}
+	if (!from_store && rd->conf != NULL && !mail_is_patch(&m)) {
+		struct mailcmd_result cr;
+
+		if (mailcmd_handle(
+		        &cr, t->s, rd->conf, rd->in, &m, now_s(), &e) != 0) {
+			log_warnx("inbox %s: message %.12s: %s", t->name, sha,
+			    err_msg(&e));
+			store_errclear(t->s);
+		}
+		rd->commands += (size_t)cr.handled;
+		rd->pairs += cr.pairs;
 	}
 	if (!m.tag.patch || m.tag.reply) {
 		mail_msg_release(&m);
@@ -616,7 +633,7 @@ static int64_t
 poll_inbox(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in)
 {
 	char last[GITM_SHA_SIZE], seen[GITM_SHA_SIZE];
-	struct inbox_read rd = { t, 0, 0 };
+	struct inbox_read rd = { t, 0, 0, NULL, NULL, 0, 0 };
 	size_t n = 0, nseries = 0, npairs = 0;
 	int64_t delay, now;
 	int r, first;
@@ -657,6 +674,8 @@ poll_inbox(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in)
 	}
 	/* First sight: the archive's history triggers nothing. */
 	first = seen[0] == '\0';
+	rd.conf = conf;
+	rd.in = in;
 	r = gitm_inbox_read(last, &n, t->repo, first ? NULL : seen,
 	    first ? SIZE_MAX : WATCH_INBOX_READ, first ? NULL : on_message,
 	    &rd);
@@ -679,7 +698,11 @@ poll_inbox(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in)
 		log_info("inbox %s: %zu new message(s), %zu patch mail, %zu "
 		         "series ingested, %zu pair(s), %zu waiting",
 		    in->name, n, rd.kept, nseries, npairs, t->npending);
-	if (npairs > 0 && t->w->sched != NULL)
+	if (rd.commands > 0)
+		log_info("inbox %s: %zu command mail(s), %zu pair(s) queued "
+		         "again",
+		    in->name, rd.commands, rd.pairs);
+	if ((npairs > 0 || rd.pairs > 0) && t->w->sched != NULL)
 		sched_notify(t->w->sched);
 	if (store_inbox_put(t->s, in->name, in->url, last[0] ? last : NULL,
 	        NULL, (int64_t)n, now) != 0) {

@@ -18,11 +18,7 @@
 
 command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
-alert_servers_start
-case $? in
-1) echo "SKIP alerts_every_patch: python3-aiosmtpd is not installed (make deps)"; finish ;;
-2) fail alert_servers "$ALERTS_ERR"; finish ;;
-esac
+alert_servers_or_skip alerts_every_patch
 SMTP=$PW_TMP/smtp
 
 SRC=$PW_TMP/app
