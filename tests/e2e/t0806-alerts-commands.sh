@@ -12,6 +12,9 @@
 #     note says who; the same Message-ID again: no second answer
 #   - a maintainer's "#perfwatch retest runs=3": the pair made again
 #   - a reply to a mail that is no report of ours: ignored, no answer
+# Before the replies, the series' time to report (posted, seen, applied,
+# runs, verdict, mailed) on its page, in GET /api/v1/series/{id} and
+# summarised by GET /api/v1/latency and `perfwatch series latency`.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -72,6 +75,7 @@ start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
 seen_is() { [ "$(sql "SELECT last_commit FROM inbox_state WHERE name = 'lm'")" = "$(g "$INBOX" rev-parse HEAD)" ]; }
 wait_until 30 seen_is || { fail inbox_first_sight "$(sql "SELECT * FROM inbox_state")"; show_logs; finish; }
+t_posted=$(date +%s)
 add_msg "$PW_TMP"/out/0001-*.patch
 runner_config r1
 start_runner r1
@@ -88,6 +92,38 @@ PY
 )
 [ -n "$report" ] && [ "$(sql "SELECT state FROM regressions")" = new ] &&
     pass report_under_patch || { fail report_under_patch "$(ls "$SMTP")"; finish; }
+
+# Time to report: every stage known and in order on the series, under
+# the goals (picked up within a poll interval (1 s) + 5 s of the archive
+# commit; mailed within a minute of it for this instant benchmark), and
+# the same figure as the summary's median and p90 (one series).
+wait_until 10 eval '[ "$(sql "SELECT count(*) FROM alerts WHERE sent IS NOT NULL")" -ge 1 ]'
+http GET /api/v1/series/1 >/dev/null
+cp "$PW_TMP/body" "$PW_TMP/series.json"
+http GET /api/v1/latency >/dev/null
+cp "$PW_TMP/body" "$PW_TMP/latency.json"
+/usr/bin/python3 - "$PW_TMP/series.json" "$PW_TMP/latency.json" "$t_posted" <<'PY' && pass latency_measured || fail latency_measured "$(cat "$PW_TMP/series.json" "$PW_TMP/latency.json")"
+import json, sys
+l = json.load(open(sys.argv[1]))["latency"]
+summary = json.load(open(sys.argv[2]))
+t0 = int(sys.argv[3])
+ev = ["posted", "seen", "applied", "first_run", "last_run", "verdict", "mailed"]
+assert all(isinstance(l[e], int) for e in ev), l
+# In order; runs keep whole seconds (a start is its upload less its
+# duration), so a run may read as started up to 1 s before its pair.
+assert all(l[a] <= l[b] + 1 for a, b in zip(ev[1:], ev[2:])), l
+assert l["seen"] - t0 <= 1 + 5, ("pickup", l["seen"] - t0)
+assert l["mailed"] - t0 <= 60, ("to report", l["mailed"] - t0)
+assert l["stages"]["total"] == max(0, l["mailed"] - l["posted"]), l
+assert l["summary"].startswith("pickup ") and "total " in l["summary"], l
+st = {s["stage"]: s for s in summary["stages"]}
+assert summary["series"] == 1 and st["total"]["n"] == 1, summary
+assert st["total"]["median_s"] == st["total"]["p90_s"] == l["stages"]["total"], summary
+print("# time to report: %s (archive commit to mail %d s)" % (l["summary"], l["mailed"] - t0))
+PY
+curl -s "$PW_URL/series/1" | grep -q "<th>time to report</th><td class=\"latency\">pickup " &&
+    "$PW_BIN/perfwatch" series latency --server "$PW_URL" | grep -q "^total *posted..mailed *1 " &&
+    pass latency_views || fail latency_views "$("$PW_BIN/perfwatch" series latency --server "$PW_URL" 2>&1)"
 
 N=0
 reply() {	# reply FROM PARENT BODY [MESSAGE-ID]: a reply in the archive
