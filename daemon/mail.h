@@ -142,7 +142,12 @@ struct mail_series {
  * References (same version and total).  Mail that names no other
  * message (`git format-patch` without --thread) joins the nearest root
  * before it, unthreaded too, with the same version and total.  A
- * patch that finds no root is an orphan, counted in *out_orphans (may be NULL).
+ * patch that finds no root is an orphan, counted in *out_orphans (may be NULL),
+ * unless it answers an earlier version of itself ("[PATCH v2 3/5]" in
+ * reply to v1's 3/5, a partial reroll): then it is the root of a series
+ * of its version made of it and the other patches (and cover letter) of
+ * the series the patch it replaces is in, as b4 assembles one; that
+ * series' messages stay in theirs too.
  * A second message with the same seq in a series (a resend) is ignored.  Series
  * with more than CAP_SERIES_PATCHES patches are skipped.  Never fails.
  */
