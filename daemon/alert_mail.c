@@ -966,7 +966,11 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	}
 	buf_printf(b, "commit: %.12s (\"", x->sha ? x->sha : "?");
 	put_clean(b, x->subject, 200);
-	buf_puts(b, "\")\nauthor: ");
+	/* A series' commits are made here from the mail: no public tree
+	 * has them ("To reproduce" takes the mail instead). */
+	buf_puts(b,
+	    x->series_id > 0 ? "\", perfwatch's commit of the mail)" : "\")");
+	buf_puts(b, "\nauthor: ");
 	put_clean(b, x->author ? x->author : "unknown", 200);
 	buf_puts(b, "\ntree:   ");
 	put_clean(b, x->tree ? x->tree : "unknown", 64);
