@@ -11,6 +11,7 @@
 #   - the author's "#perfwatch invalid": the regression is invalid, its
 #     note says who; the same Message-ID again: no second answer
 #   - a maintainer's "#perfwatch retest runs=3": the pair made again
+#   - a maintainer's "#perfwatch bisect": a bisection started by mail
 #   - a reply to a mail that is no report of ours: ignored, no answer
 # Before the replies, the series' time to report (posted, seen, applied,
 # runs, verdict, mailed) on its page, in GET /api/v1/series/{id} and
@@ -182,6 +183,13 @@ wait_until 30 answered "$id4" && answers "$id4" | grep -q "done: 1 pair(s) of sc
     [ "$(sql "SELECT count(*) FROM pairs")" = $((pairs + 1)) ] &&
     [ "$(sql "SELECT runs FROM jobs ORDER BY id DESC LIMIT 1")" = 3 ] &&
     pass maintainer_retest || fail maintainer_retest "$(answers "$id4") $(sql "SELECT count(*) FROM pairs")"
+
+# A maintainer's bisect: a bisection of the regression, started by mail.
+reply "The Boss <boss@example.org>" "$report" '#perfwatch bisect\n'
+id6=$CMD_ID
+wait_until 30 answered "$id6" && answers "$id6" | grep -Eq "done: bisection [0-9]+ started" &&
+    [ "$(sql "SELECT started_by FROM bisections")" = "mail boss@example.org" ] &&
+    pass maintainer_bisect || fail maintainer_bisect "$(answers "$id6") $(sql "SELECT id, started_by FROM bisections")"
 
 # A command in a reply to someone else's mail: no answer.
 reply "Ann Author <ann@example.org>" "$patch_id" '#perfwatch invalid\n'
