@@ -112,7 +112,9 @@ allowed(const struct dconf *c, const struct cfg_inbox *in,
 
 	if (in != NULL && in->commands_from_anyone)
 		return 1;
-	if (same_addr(from, x->series_id > 0 ? x->series_author : x->author))
+	/* The series' sender, or the author of the commit (the patch's
+	 * for a series) the report is of. */
+	if (same_addr(from, x->series_author) || same_addr(from, x->author))
 		return 1;
 	for (i = 0; i < c->dc->maintainers.n; i++)
 		if (same_addr(from, c->dc->maintainers.v[i]))

@@ -19,9 +19,10 @@
  *
  * through what the dashboard and the admin API call (store_web_triage,
  * store_pair_create, bisect_begin); each triage note says who sent it.
- * Who may command: the report's author (the series' author, else the
- * commit's), the daemon's `maintainers:`, and anyone when the inbox
- * sets `commands_from_anyone`.
+ * Who may command: the report's authors (the series' sender, and the
+ * author of the commit it is of: the patch's for a series), the
+ * daemon's `maintainers:`, and anyone when the inbox sets
+ * `commands_from_anyone`.
  *
  * Each message is acted on once: its answer, one mail threaded under it
  * (alerts key "command/<Message-ID>"), is queued in the transaction
