@@ -384,7 +384,8 @@ answer(struct store *s, const struct dconf *conf, const struct mail_msg *m,
 	subject = m->tag.reply ? xstrdup(m->subject)
 	                       : xasprintf("Re: %s", m->subject);
 	irt = xasprintf("<%s>", m->message_id);
-	for (i = 0; i < m->nrefs; i++)
+	/* The thread's newest ids: enough for any reader to place it. */
+	for (i = m->nrefs > 10 ? m->nrefs - 10 : 0; i < m->nrefs; i++)
 		buf_printf(&refs, "<%s> ", m->refs[i]);
 	buf_puts(&refs, irt);
 	{
