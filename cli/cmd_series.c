@@ -24,7 +24,9 @@ series_usage(void)
 	    "       perfwatch series list [--server URL] [--limit N] "
 	    "[--json]\n"
 	    "       perfwatch series parse [--json] [--config DAEMON.yaml "
-	    "--inbox NAME] MBOX\n");
+	    "--inbox NAME] MBOX\n"
+	    "       perfwatch series latency [--server URL] [--days N] "
+	    "[--json]\n");
 	return 2;
 }
 
@@ -146,24 +148,28 @@ out:
 	return rc;
 }
 
+/*
+ * A read command: its options (--server, --token-file, --json and
+ * NUMOPT, an integer in lo..hi, default dflt), GET PATH<n>, and the
+ * body as it is (--json) or PRINT's table of it.  The exit status.
+ */
 static int
-list(int argc, char **argv)
+read_cmd(int argc, char **argv, const char *numopt, int64_t dflt, int64_t lo,
+    int64_t hi, const char *path, void (*print)(json_t *reply, int64_t n))
 {
-	const char *server = NULL, *token_file = NULL, *limit = NULL;
+	const char *server = NULL, *token_file = NULL, *num = NULL;
 	struct cli_api api;
-	struct cli_table t;
-	json_t *reply = NULL, *s;
-	char path[96];
-	int64_t n = 20;
+	json_t *reply = NULL;
+	struct buf url = BUF_INIT(128);
+	int64_t n = dflt;
 	int i, r, json = 0, rc = 2;
-	size_t k;
 
 	memset(&api, 0, sizeof(api));
 	for (i = 2; i < argc; i++) {
 		if ((r = cli_opt(argc, argv, &i, "--server", &server)) ||
 		    (r = cli_opt(
 		         argc, argv, &i, "--token-file", &token_file)) ||
-		    (r = cli_opt(argc, argv, &i, "--limit", &limit))) {
+		    (r = cli_opt(argc, argv, &i, numopt, &num))) {
 			if (r < 0)
 				goto out;
 		} else if (strcmp(argv[i], "--json") == 0) {
@@ -173,18 +179,85 @@ list(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (limit != NULL &&
-	    cli_int_arg(&n, "series", "--limit", limit, 1, 1000) != 0)
+	if (num != NULL && cli_int_arg(&n, "series", numopt, num, lo, hi) != 0)
 		goto out;
-	snprintf(path, sizeof(path), "/api/v1/series?limit=%lld", (long long)n);
-	if ((rc = cli_api_open(&api, "series", server, token_file, 0)) != 0)
+	buf_printf(&url, "%s%lld", path, (long long)n);
+	if ((rc = cli_api_open(&api, "series", server, token_file, 0)) != 0 ||
+	    (rc = cli_api_call(&reply, &api, "GET", url.data, NULL)) != 0)
 		goto out;
-	if ((rc = cli_api_call(&reply, &api, "GET", path, NULL)) != 0)
-		goto out;
-	if (json) {
+	if (json)
 		cli_print_body(&api);
-		goto out;
+	else
+		print(reply, n);
+out:
+	buf_release(&url);
+	json_decref(reply);
+	cli_api_close(&api);
+	return rc;
+}
+
+/* Seconds as "42 s", "3 min 5 s", "2 h 10 min", "6 days 4 h". */
+static void
+put_span(struct buf *b, json_t *v)
+{
+	long long s = (long long)json_integer_value(v);
+
+	if (!json_is_integer(v))
+		buf_puts(b, "-");
+	else if (s < 120)
+		buf_printf(b, "%lld s", s);
+	else if (s < 7200)
+		buf_printf(b, "%lld min %lld s", s / 60, s % 60);
+	else if (s < 172800)
+		buf_printf(b, "%lld h %lld min", s / 3600, s % 3600 / 60);
+	else
+		buf_printf(b, "%lld days %lld h", s / 86400, s % 86400 / 3600);
+}
+
+/* perfwatch series latency: GET /api/v1/latency as a table. */
+static void
+latency_print(json_t *reply, int64_t n)
+{
+	struct cli_table t;
+	json_t *s;
+	size_t k;
+
+	printf("time to report, %lld series of the last %lld days:\n",
+	    (long long)json_integer_value(json_object_get(reply, "series")),
+	    (long long)n);
+	cli_table_init(&t, 5);
+	cli_table_add(&t,
+	    (char *[]){ xstrdup("STAGE"), xstrdup("FROM..TO"), xstrdup("N"),
+	        xstrdup("MEDIAN"), xstrdup("P90") });
+	json_array_foreach(json_object_get(reply, "stages"), k, s)
+	{
+		struct buf span = BUF_INIT(64), med = BUF_INIT(64),
+		           p90 = BUF_INIT(64);
+
+		cli_put_clean(
+		    &span, json_string_value(json_object_get(s, "from")), 16);
+		buf_puts(&span, "..");
+		cli_put_clean(
+		    &span, json_string_value(json_object_get(s, "to")), 16);
+		put_span(&med, json_object_get(s, "median_s"));
+		put_span(&p90, json_object_get(s, "p90_s"));
+		cli_table_add(&t,
+		    (char *[]){ cli_field(s, "stage"), buf_take(&span),
+		        cli_field(s, "n"), buf_take(&med), buf_take(&p90) });
 	}
+	cli_table_print(&t);
+	cli_table_free(&t);
+}
+
+/* perfwatch series list: GET /api/v1/series as a table. */
+static void
+list_print(json_t *reply, int64_t n)
+{
+	struct cli_table t;
+	json_t *s;
+	size_t k;
+
+	(void)n;
 	cli_table_init(&t, 6);
 	cli_table_add(&t,
 	    (char *[]){ xstrdup("ID"), xstrdup("STATE"), xstrdup("VERSION"),
@@ -206,10 +279,6 @@ list(int argc, char **argv)
 	}
 	cli_table_print(&t);
 	cli_table_free(&t);
-out:
-	json_decref(reply);
-	cli_api_close(&api);
-	return rc;
 }
 
 int
@@ -218,7 +287,11 @@ cmd_series(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "upload") == 0)
 		return upload(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "list") == 0)
-		return list(argc, argv);
+		return read_cmd(argc, argv, "--limit", 20, 1, 1000,
+		    "/api/v1/series?limit=", list_print);
+	if (argc >= 2 && strcmp(argv[1], "latency") == 0)
+		return read_cmd(argc, argv, "--days", 30, 1, 3650,
+		    "/api/v1/latency?days=", latency_print);
 	if (argc >= 2 && strcmp(argv[1], "parse") == 0)
 		return cmd_series_parse(argc, argv);
 	return series_usage();

@@ -406,13 +406,16 @@ cmd_series_parse(int argc, char **argv)
 	pl = xcalloc(n ? n : 1, sizeof(*pl));
 	for (i = 0; i < n; i++)
 		pl[i].series = -1;
+	/* A message is listed in the first series it is in: a partial
+	 * reroll's series borrows the earlier version's other patches. */
 	for (i = 0; i < ns; i++) {
-		if (ser[i].cover >= 0) {
+		if (ser[i].cover >= 0 && pl[ser[i].cover].series < 0) {
 			pl[ser[i].cover].series = (long)i;
 			pl[ser[i].cover].seq = 0;
 		}
 		for (k = 0; k < ser[i].total; k++)
-			if (ser[i].patches[k] >= 0) {
+			if (ser[i].patches[k] >= 0 &&
+			    pl[ser[i].patches[k]].series < 0) {
 				pl[ser[i].patches[k]].series = (long)i;
 				pl[ser[i].patches[k]].seq = k + 1;
 				inser++;

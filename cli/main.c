@@ -30,6 +30,7 @@ static const struct cli_cmd cmds[] = {
 	{ "series", cmd_series,
 	    "series upload [--tree NAME] [--branch NAME] [--json] MBOX | "
 	    "series list [--limit N] [--json] | "
+	    "series latency [--days N] [--json] | "
 	    "series parse [--json] [--config DAEMON.yaml --inbox NAME] MBOX" },
 	{ "compare", cmd_compare,
 	    "compare [--json] [--better higher|lower] [--min-effect PCT] "

@@ -425,6 +425,7 @@ daemon_config_free(struct daemon_config *d)
 	free(d->public_url);
 	free(d->admin_token_file);
 	cfg_i_strlist_free(&d->jobs);
+	cfg_i_strlist_free(&d->maintainers);
 	free(d->jobs_at);
 	for (i = 0; i < d->ntrees; i++) {
 		free(d->trees[i].name);

@@ -103,6 +103,10 @@ struct cfg_inbox {
 	int64_t poll_s; /* default 600 */
 	struct cfg_inbox_tag *tags;
 	size_t ntags;
+	/* commands_from_anyone: "#perfwatch" commands in replies to a
+	 * report are taken from any sender, not only the series' author
+	 * and the maintainers; default false. */
+	int commands_from_anyone;
 };
 
 struct cfg_runner_ref {
@@ -138,6 +142,9 @@ struct daemon_config {
 	char *file;   /* path it was loaded from */
 	char *listen; /* "host:port" */
 	char *database, *mirrors, *public_url, *admin_token_file;
+	/* maintainers: addresses whose "#perfwatch" replies to any report
+	 * are taken (docs/CONFIG.md). */
+	struct strlist maintainers;
 	struct strlist jobs; /* globs of job files */
 	struct cfg_tree *trees;
 	size_t ntrees;

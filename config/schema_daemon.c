@@ -128,6 +128,10 @@ static const struct field inbox_fields[] = {
 	LIST("subjects", struct cfg_inbox, subjects, F_UNIQUE, V_ANY),
 	NUM("poll", F_DURATION, struct cfg_inbox, poll_s, "10m", 1, 86400),
 	{ .key = "tags", .type = F_CUSTOM, .fn = h_inbox_tags },
+	{ .key = "commands_from_anyone",
+	    .type = F_BOOL,
+	    .off = offsetof(struct cfg_inbox, commands_from_anyone),
+	    .def = "false" },
 };
 
 static void
@@ -409,6 +413,7 @@ static const struct field daemon_fields[] = {
 	STR("admin_token_file", struct daemon_config, admin_token_file, 0,
 	    V_PATH),
 	{ .key = "jobs", .type = F_CUSTOM, .fn = h_jobs },
+	LIST("maintainers", struct daemon_config, maintainers, F_UNIQUE, V_ANY),
 	{ .key = "trees",
 	    .type = F_ARRAY,
 	    .off = offsetof(struct daemon_config, trees),

@@ -104,6 +104,7 @@ alert_report_release(struct alert_report *r)
 	free(r->signature);
 	json_decref(r->charge_keep);
 	free(r->kernel_warning);
+	free(r->tree_url);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -149,16 +150,63 @@ alert_report_key(const struct store_alert_info *x)
 	    (long long)x->host_id);
 }
 
+static int usable_msgid(const char *id);
+
 int
 alert_series_threaded(const struct store_alert_info *x, int reply_to_series)
 {
-	const char *id = x->series_msgid;
-
 	/* An id made up for mail that had none is no thread to reply in;
 	 * one with brackets or white space cannot be written safely. */
-	return reply_to_series && x->series_id > 0 && id != NULL &&
-	    id[0] != '\0' && strncmp(id, "no-message-id-", 14) != 0 &&
+	return reply_to_series && x->series_id > 0 &&
+	    usable_msgid(x->series_msgid);
+}
+
+static int
+usable_msgid(const char *id)
+{
+	return id != NULL && id[0] != '\0' &&
+	    strncmp(id, "no-message-id-", 14) != 0 &&
 	    strpbrk(id, "<> \t\r\n") == NULL && strlen(id) < 900;
+}
+
+int64_t
+alert_pinned_patch(const struct store_alert_info *x)
+{
+	if (x->series_id <= 0 || x->patch_seq <= 0 ||
+	    !usable_msgid(x->patch_msgid) ||
+	    (x->series_msgid != NULL &&
+	        strcmp(x->patch_msgid, x->series_msgid) == 0 && x->total == 1))
+		return 0;
+	if (x->patch_seq < x->total)
+		return x->patch_seq;
+	return x->base_sha != NULL && x->series_base != NULL &&
+	        strcmp(x->base_sha, x->series_base) != 0
+	    ? x->patch_seq
+	    : 0;
+}
+
+/* The tree's url without user or password ("https://u:p@h/x"). */
+static char *
+public_tree_url(const struct daemon_config *dc, const char *tree)
+{
+	size_t i;
+
+	for (i = 0; tree != NULL && i < dc->ntrees; i++) {
+		const char *u = dc->trees[i].url, *h, *at, *sl;
+
+		if (strcmp(dc->trees[i].name, tree) != 0 || u == NULL)
+			continue;
+		h = strstr(u, "://");
+		if (h == NULL)
+			return xstrdup(u);
+		h += 3;
+		sl = h + strcspn(h, "/");
+		at = memchr(h, '@', (size_t)(sl - h));
+		if (at == NULL)
+			return xstrdup(u);
+		return xasprintf("%.*s%s", (int)(h - u), u, at + 1);
+	}
+	return NULL;
 }
 
 /* ---- making the alerts of one group ---- */
@@ -201,9 +249,16 @@ threading(const struct store_alert_info *x, const struct daemon_config *dc,
 
 	*irt = *refs = NULL;
 	if (series) {
-		/* The store keeps ids without their angle brackets. */
+		/* The store keeps ids without their angle brackets.  A
+		 * report pinned to one patch answers that patch's mail. */
 		*irt = xasprintf("<%s>", x->series_msgid);
 		buf_puts(&b, *irt);
+		if (alert_pinned_patch(x) > 0) {
+			free(*irt);
+			*irt = xasprintf("<%s>", x->patch_msgid);
+			buf_putc(&b, ' ');
+			buf_puts(&b, *irt);
+		}
 	}
 	if (followup && old->message_id != NULL) {
 		if (b.len)
@@ -248,6 +303,7 @@ alert_group_decide(struct store *s, const struct daemon_config *dc,
 	have_old = r0 == 0;
 	alert_report_init(&r, x, dc->public_url, now);
 	r.from = dc->alerts.from;
+	r.tree_url = public_tree_url(dc, x->tree);
 	if (x->ncmp > 0) {
 		/* The headline pair's kernels (docs/KERNEL.md) and
 		 * charge-path symbols (docs/MEMCG.md). */

@@ -46,7 +46,10 @@ struct alert_report {
 	int followup;           /* verdicts changed after an earlier report */
 	const char *prev;       /* follow-up: the signature it replaces */
 	const char *public_url; /* links; NULL: none */
-	const char *from;       /* Reported-by: (alerts.email.from) */
+	/* The tree's url as a reader can fetch it (user and password left
+	 * out), or NULL: "To reproduce" fetches the base from there. */
+	char *tree_url;
+	const char *from; /* Reported-by: (alerts.email.from) */
 	int64_t now;
 	/* The headline pair's charge-path symbols, base vs candidate
 	 * (docs/MEMCG.md), largest change first; charge_runs: the profiled
@@ -82,6 +85,13 @@ void alert_report_kernel(
 const char *alert_report_event(const struct alert_report *);
 /* Whether a report replies in its series' thread (a real Message-ID). */
 int alert_series_threaded(const struct store_alert_info *, int reply_to_series);
+/*
+ * The patch a threaded report is pinned to, or 0 (the whole series): the
+ * commit is patch k's and the report is of patch k against its parent
+ * (trigger.every_patch): k < total, or k == total measured against
+ * another base than the series'.  Its Message-ID must be usable.
+ */
+int64_t alert_pinned_patch(const struct store_alert_info *);
 /* "c<commit_id>/<job>/h<host_id>": the report key. */
 char *alert_report_key(const struct store_alert_info *);
 
@@ -125,8 +135,13 @@ struct alert_mail_in {
 	const char *in_reply_to; /* NULL: none */
 	const char *references;  /* space separated ids, or NULL */
 	const struct alert_rcpt *rcpt;
+	/* A mail that is no report (r NULL): its plain-text body (LF line
+	 * ends, UTF-8), X-Perfwatch-Event and date. */
+	const char *text, *event;
+	int64_t now;
 };
-/* The whole RFC 5322 message (CRLF line ends, quoted-printable body). */
+/* The whole RFC 5322 message (CRLF line ends, quoted-printable body):
+ * a report (in->r), or in->text. */
 int alert_mail_build(struct buf *out, const struct alert_mail_in *);
 /* The plain-text body alone (LF line ends, UTF-8). */
 void alert_mail_body(struct buf *out, const struct alert_report *);

@@ -434,18 +434,24 @@ alert_mail_subject(const struct alert_report *r, int reply_to_series)
 	} else
 		snprintf(what, sizeof(what), "%s: no change", x->job);
 	if (alert_series_threaded(x, reply_to_series)) {
-		title = clean(x->series_title, 200);
-		/* A cover letter is the series' own Message-ID, not a
-		 * patch's: patch 0. */
-		if (x->npatch_msgids > 0 && x->patch_msgids[0] != NULL &&
+		/* The mail it answers, then what changed, as the kernel test
+		 * robot's replies read: "Re: [PATCH v2 2/3] title: job.metric
+		 * -4.1% regression".  A report pinned to one patch answers
+		 * that patch; a cover letter is the series' own Message-ID,
+		 * not a patch's: patch 0. */
+		long long k = (long long)alert_pinned_patch(x);
+
+		if (k == 0 && x->npatch_msgids > 0 &&
+		    x->patch_msgids[0] != NULL &&
 		    strcmp(x->patch_msgids[0], x->series_msgid) == 0)
-			s = xasprintf("Re: [PATCH v%lld 1/%lld] %s",
-			    (long long)(x->version > 0 ? x->version : 1),
-			    (long long)x->total, title);
-		else
-			s = xasprintf("Re: [PATCH v%lld 0/%lld] %s",
-			    (long long)(x->version > 0 ? x->version : 1),
-			    (long long)x->total, title);
+			k = 1;
+		title =
+		    clean(k > 0 && alert_pinned_patch(x) > 0 ? x->patch_subject
+		                                             : x->series_title,
+		        200);
+		s = xasprintf("Re: [PATCH v%lld %lld/%lld] %s: %s",
+		    (long long)(x->version > 0 ? x->version : 1), k,
+		    (long long)x->total, title, what);
 		free(title);
 	} else if (x->branch != NULL && x->branch[0] != '\0')
 		/* The first of a commit's branches (the body lists all). */
@@ -485,22 +491,6 @@ jstr(json_t *o, const char *k)
 	const char *s = json_string_value(json_object_get(o, k));
 
 	return s ? s : NULL;
-}
-
-static void
-argv_line(struct buf *b, json_t *arr)
-{
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(arr, i, v)
-	{
-		const char *s = json_string_value(v);
-
-		if (i)
-			buf_putc(b, ' ');
-		put_clean(b, s ? s : "", 512);
-	}
 }
 
 /* "base -pw900, candidate -pw901" (runner text, cleaned). */
@@ -813,6 +803,132 @@ followup_body(struct buf *b, const struct alert_report *r)
 	links(b, r);
 }
 
+/*
+ * One argument of the job's command with the runner's placeholders
+ * (docs/CONFIG.md "Commands") as a reader runs it by hand in the
+ * checkout: {workdir} is ".", {run} 1, {cpus} $(nproc), {host} the
+ * machine, {server} 127.0.0.1; a job parameter its value.  Others stay.
+ */
+static void
+put_arg(struct buf *b, const char *s, json_t *spec, const char *host)
+{
+	json_t *pr = json_object_get(spec, "params");
+
+	while (*s) {
+		const char *c = strchr(s, '}');
+		size_t n = c && *s == '{' ? (size_t)(c - s - 1) : 0;
+		char name[64];
+		const char *v = NULL;
+
+		if (n == 0 || n >= sizeof(name) ||
+		    strspn(s + 1, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+		        n) {
+			buf_putc(b, *s >= 0x20 && *s != 0x7f ? *s : ' ');
+			s++;
+			continue;
+		}
+		memcpy(name, s + 1, n);
+		name[n] = '\0';
+		if (json_is_string(json_object_get(pr, name)))
+			v = json_string_value(json_object_get(pr, name));
+		else if (strcmp(name, "workdir") == 0)
+			v = ".";
+		else if (strcmp(name, "run") == 0)
+			v = "1";
+		else if (strcmp(name, "cpus") == 0)
+			v = "$(nproc)";
+		else if (strcmp(name, "server") == 0)
+			v = "127.0.0.1";
+		else if (strcmp(name, "host") == 0)
+			v = host ? host : "localhost";
+		if (v != NULL)
+			put_clean(b, v, 256);
+		else
+			buf_add(b, s, n + 2);
+		s += n + 2;
+	}
+}
+
+static void
+put_argv(struct buf *b, json_t *arr, json_t *spec, const char *host)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+	{
+		const char *s = json_string_value(v);
+		char *c = clean(s ? s : "", 512);
+
+		buf_puts(b, i ? " " : "  ");
+		put_arg(b, c, spec, host);
+		free(c);
+	}
+	buf_putc(b, '\n');
+}
+
+/*
+ * "To reproduce", for a reader of the list with nothing but git (and
+ * b4): the public tree and its commits, the series' patches by their
+ * Message-ID (a series' commits are perfwatch's own, in no public
+ * tree), then the job's build and command with placeholders filled in.
+ */
+static void
+reproduce(struct buf *b, const struct alert_report *r, json_t *spec)
+{
+	const struct store_alert_info *x = r->x;
+	int64_t k = alert_pinned_patch(x);
+	int series = x->series_id > 0 && x->series_msgid != NULL &&
+	    strncmp(x->series_msgid, "no-message-id-", 14) != 0;
+
+	buf_puts(b, "\nto reproduce (each side on the same machine):\n");
+	buf_puts(b, "  git fetch ");
+	put_clean(b, r->tree_url ? r->tree_url : "<the tree>", 512);
+	buf_puts(b, " ");
+	put_clean(b, x->branch && x->branch[0] ? x->branch : "HEAD", 128);
+	if (series) {
+		buf_printf(b, "\n  git checkout %.40s     # the series' base\n",
+		    x->series_base ? x->series_base
+		                   : (x->base_sha ? x->base_sha : "?"));
+		if (k > 0)
+			buf_printf(b, "  b4 am -P 1-%lld ", (long long)k);
+		else
+			buf_puts(b, "  b4 am ");
+		put_clean(b, x->series_msgid, 256);
+		buf_puts(b, "\n  git am ./*.mbx");
+		if (k > 2)
+			buf_printf(b,
+			    "                 # patches 1..%lld (the base "
+			    "side: 1..%lld)\n",
+			    (long long)k, (long long)k - 1);
+		else if (k == 2)
+			buf_puts(b,
+			    "                 # patches 1..2 (the base "
+			    "side: patch 1)\n");
+		else if (k == 1)
+			buf_puts(b,
+			    "                 # patch 1 (the base side: "
+			    "the series' base)\n");
+		else
+			buf_puts(b, "\n");
+		buf_puts(b, "  (the series: https://lore.kernel.org/r/");
+		put_clean(b, x->series_msgid, 256);
+		buf_puts(b, ")\n");
+	} else {
+		buf_printf(b, "\n  git checkout %.40s\n  (base: %.40s)\n",
+		    x->sha ? x->sha : "?",
+		    x->base_sha ? x->base_sha : "unknown");
+	}
+	buf_puts(b, "then, in the checkout of each side:\n");
+	if (json_array_size(json_object_get(spec, "build")) > 0)
+		put_argv(b, json_object_get(spec, "build"), spec, x->host);
+	put_argv(b, json_object_get(spec, "command"), spec, x->host);
+	buf_puts(b, "  (job ");
+	put_clean(b, x->job, 64);
+	buf_printf(b, ", %lld runs per side, in turns)\n",
+	    (long long)json_integer_value(json_object_get(spec, "runs")));
+}
+
 void
 alert_mail_body(struct buf *b, const struct alert_report *r)
 {
@@ -850,7 +966,11 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	}
 	buf_printf(b, "commit: %.12s (\"", x->sha ? x->sha : "?");
 	put_clean(b, x->subject, 200);
-	buf_puts(b, "\")\nauthor: ");
+	/* A series' commits are made here from the mail: no public tree
+	 * has them ("To reproduce" takes the mail instead). */
+	buf_puts(b,
+	    x->series_id > 0 ? "\", perfwatch's commit of the mail)" : "\")");
+	buf_puts(b, "\nauthor: ");
 	put_clean(b, x->author ? x->author : "unknown", 200);
 	buf_puts(b, "\ntree:   ");
 	put_clean(b, x->tree ? x->tree : "unknown", 64);
@@ -877,12 +997,13 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	    h ? (long long)h->n_cand : 0LL, h ? h->verdict : "unknown");
 	buf_puts(b,
 	    h && strcmp(h->verdict, "unstable") == 0
-	        ? "\n  (docs/ANALYSIS.md: the candidate's runs are bimodal or "
-	          "far noisier\n  than the base's; this wins over the "
+	        ? "\n  (unstable: the candidate's runs are bimodal or far "
+	          "noisier than\n  the base's; this wins over the "
 	          "median)\n\n"
-	        : "\n  (docs/ANALYSIS.md: the interval lies beyond the "
-	          "metric's min_effect,\n  false discovery rate controlled "
-	          "across metrics)\n\n");
+	        : "\n  (the 95% bootstrap interval of the change of medians "
+	          "lies beyond\n  the metric's min_effect; the false "
+	          "discovery rate is controlled\n  across the job's "
+	          "metrics)\n\n");
 	machine(b, r);
 	buf_puts(b, "\n");
 	params(b, r, spec, h);
@@ -924,23 +1045,7 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 		    c->hi_sha ? c->hi_sha : "unknown");
 	}
 	bisect_block(b, x);
-	buf_puts(b,
-	    "\nto reproduce (each side on the same machine, the "
-	    "runner's job spec):\n");
-	buf_printf(b, "  git checkout %.40s\n  (base: %.40s)\n",
-	    x->sha ? x->sha : "?", x->base_sha ? x->base_sha : "unknown");
-	if (json_array_size(json_object_get(spec, "build")) > 0) {
-		buf_puts(b, "  ");
-		argv_line(b, json_object_get(spec, "build"));
-		buf_puts(b, "\n");
-	}
-	buf_puts(b, "  ");
-	argv_line(b, json_object_get(spec, "command"));
-	buf_printf(b,
-	    "\n  (job %s, %lld runs per side;\n  perfwatch "
-	    "placeholders as in docs/CONFIG.md)\n",
-	    x->job,
-	    (long long)json_integer_value(json_object_get(spec, "runs")));
+	reproduce(b, r, spec);
 	buf_puts(b,
 	    "\nIf you fix the issue in a separate patch, kindly add "
 	    "these tags:\n");
@@ -1009,7 +1114,7 @@ alert_mail_build(struct buf *out, const struct alert_mail_in *in)
 	struct buf body = BUF_INIT(ALERT_MAIL_MAX);
 	char date[64];
 	struct tm tm;
-	time_t t = (time_t)in->r->now;
+	time_t t = (time_t)(in->r != NULL ? in->r->now : in->now);
 
 	buf_reset(out);
 	gmtime_r(&t, &tm);
@@ -1029,11 +1134,17 @@ alert_mail_build(struct buf *out, const struct alert_mail_in *in)
 		alert_mail_header(
 		    out, "X-Perfwatch-Test-Mode", in->rcpt->test_note, 0);
 	alert_mail_header(out, "X-Perfwatch-Event",
-	    in->r->followup ? "report.followup" : "report", 0);
+	    in->r == NULL         ? in->event
+	        : in->r->followup ? "report.followup"
+	                          : "report",
+	    0);
 	buf_puts(out,
 	    "MIME-Version: 1.0\r\n"
 	    "Content-Type: text/plain; charset=UTF-8\r\n");
-	alert_mail_body(&body, in->r);
+	if (in->r != NULL)
+		alert_mail_body(&body, in->r);
+	else
+		buf_puts(&body, in->text);
 	if (is_ascii(body.data) || short_lines(body.data)) {
 		char *p;
 

@@ -460,6 +460,13 @@ tag_words(
 
 		if (word_is(w, n, "PATCH")) {
 			out->patch = 1;
+		} else if (n > 6 && n < 13 &&
+		    strncasecmp(w, "PATCHv", 6) == 0 &&
+		    strspn(w + 6, "0123456789") == n - 6) {
+			/* "[PATCHv2 1/3]": git format-patch -v2 with the
+			 * prefix written without its space. */
+			out->patch = 1;
+			out->version = atoi_n(w + 6, n - 6);
 		} else if (word_is(w, n, "PATCHSET")) {
 			/* Tejun Heo's "[PATCHSET cgroup/for-5.5] title" cover
 			 * letters, answered by "[PATCH 1/6]" mail. */
@@ -613,6 +620,7 @@ mail_msg_release(struct mail_msg *m)
 	mail_subject_release(&m->tag);
 	free(m->body);
 	free(m->message);
+	free(m->patch);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -643,22 +651,172 @@ split_from(struct mail_msg *m)
 		m->from_name = xstrdup("");
 }
 
-/* Where the commit message ends and the diff starts. */
+/* The line at p (l bytes, no '\n') and where the next one starts. */
+static size_t
+line_len(const char *p, const char *end, const char **next)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+	*next = nl ? nl + 1 : end;
+	if (l > 0 && p[l - 1] == '\r')
+		l--;
+	return l;
+}
+
+/*
+ * A file's diff without a "diff --git" line starts at p: "--- OLD" then
+ * "+++ NEW" then "@@ -" (diff -u, quilt, stgit: what git apply takes).
+ */
+static int
+traditional_start(const char *p, const char *end)
+{
+	const char *n1, *n2, *n3;
+	size_t l0 = line_len(p, end, &n1), l1, l2;
+
+	if (l0 < 5 || memcmp(p, "--- ", 4) != 0 || n1 >= end)
+		return 0;
+	l1 = line_len(n1, end, &n2);
+	if (l1 < 5 || memcmp(n1, "+++ ", 4) != 0 || n2 >= end)
+		return 0;
+	l2 = line_len(n2, end, &n3);
+	return l2 >= 4 && memcmp(n2, "@@ -", 4) == 0;
+}
+
+/*
+ * The time diff -N writes for a file one side does not have: the epoch,
+ * in UTC or a zone west of it ("1970-01-01 00:00:00.000000000 +0000",
+ * "1969-12-31 19:00:00 -0500"), as git apply's has_epoch_timestamp.
+ */
+static int
+epoch_time(const char *t, size_t l)
+{
+	return (l >= 19 && memcmp(t, "1970-01-01 00:00:00", 19) == 0) ||
+	    (l >= 11 && memcmp(t, "1969-12-31 ", 11) == 0);
+}
+
+/*
+ * The path of a traditional "--- " / "+++ " line (after the 4 bytes)
+ * as git apply reads it: up to a tab (diff -u adds the time), with the
+ * first directory stripped (-p1: "a/mm/x.c", "linux.orig/mm/x.c" are
+ * both "mm/x.c").  "" for /dev/null, NULL for a name git would quote.
+ */
+static char *
+traditional_path(const char *s, size_t l)
+{
+	size_t n = 0;
+	const char *slash;
+
+	while (n < l && s[n] != '\t')
+		n++;
+	if (n < l && epoch_time(s + n + 1, l - n - 1))
+		return xstrdup(""); /* diff -N: a file that is not there */
+	while (n > 0 && s[n - 1] == ' ')
+		n--;
+	if (n == 9 && memcmp(s, "/dev/null", 9) == 0)
+		return xstrdup("");
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == ' ' || s[i] == '"' || s[i] == '\\' ||
+		    (unsigned char)s[i] < 0x20)
+			return NULL;
+	slash = memchr(s, '/', n);
+	if (slash != NULL && slash + 1 < s + n) {
+		n -= (size_t)(slash + 1 - s);
+		s = slash + 1;
+	}
+	return n > 0 ? xstrndup(s, n) : NULL;
+}
+
+/*
+ * The diff from d (len bytes) in the form libgit2 parses: a file diff
+ * without a "diff --git" line gets one, with its paths made git's
+ * ("a/P", "b/P") and a "new file" / "deleted file" line for /dev/null;
+ * git diffs pass as they are.  Lines git apply skips between files
+ * ("Index:", "=====", "diff -u ...") are kept: libgit2 skips them too.
+ */
+static char *
+git_form(const char *d, size_t len, size_t *out_len)
+{
+	struct buf b = BUF_INIT(CAP_MAIL_MESSAGE);
+	const char *p = d, *end = d + len, *next;
+	int in_git = 0;
+
+	while (p < end) {
+		size_t l = line_len(p, end, &next);
+
+		if (l > 11 && memcmp(p, "diff --git ", 11) == 0)
+			in_git = 1;
+		else if (l >= 4 && memcmp(p, "@@ -", 4) == 0)
+			in_git = 0;
+		if (!in_git && traditional_start(p, end)) {
+			const char *n2;
+			size_t l1 = line_len(next, end, &n2);
+			char *o = traditional_path(p + 4, l - 4);
+			char *n = traditional_path(next + 4, l1 - 4);
+
+			if (o != NULL && n != NULL && (o[0] || n[0])) {
+				const char *name = n[0] ? n : o;
+
+				buf_printf(
+				    &b, "diff --git a/%s b/%s\n", name, name);
+				if (!o[0])
+					buf_puts(&b, "new file mode 100644\n");
+				if (!n[0])
+					buf_puts(
+					    &b, "deleted file mode 100644\n");
+				if (o[0])
+					buf_printf(&b, "--- a/%s\n", name);
+				else
+					buf_puts(&b, "--- /dev/null\n");
+				if (n[0])
+					buf_printf(&b, "+++ b/%s\n", name);
+				else
+					buf_puts(&b, "+++ /dev/null\n");
+				free(o);
+				free(n);
+				p = n2;
+				continue;
+			}
+			free(o);
+			free(n);
+		}
+		buf_add(&b, p, (size_t)(next - p));
+		p = next;
+	}
+	if (buf_failed(&b)) {
+		/* Over the cap only by the added lines: keep it as written. */
+		buf_release(&b);
+		*out_len = len;
+		return xstrndup(d, len);
+	}
+	*out_len = b.len;
+	return buf_take(&b);
+}
+
+/*
+ * Where the commit message ends and the diff starts, as git mailinfo
+ * splits them: the message ends at the first "---" line, "diff -" line,
+ * "Index: " line or diff; the diff is the first "diff --git" line or
+ * the first traditional file diff (traditional_start).
+ */
 static void
 split_body(struct mail_msg *m)
 {
-	const char *b = m->body, *end = b + m->body_len, *p = b;
+	const char *b = m->body, *end = b + m->body_len, *p = b, *next;
 	const char *msg_end = NULL, *diff = NULL;
 
 	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		size_t l = line_len(p, end, &next);
 
-		if (l > 0 && p[l - 1] == '\r')
-			l--;
-		if (msg_end == NULL && l == 3 && memcmp(p, "---", 3) == 0)
+		if (msg_end == NULL && diff == NULL &&
+		    ((l >= 3 && memcmp(p, "---", 3) == 0 &&
+		         (l == 3 || p[3] == ' ')) ||
+		        (l > 6 && memcmp(p, "diff -", 6) == 0) ||
+		        (l > 7 && memcmp(p, "Index: ", 7) == 0)))
 			msg_end = p;
-		if (diff == NULL && l > 11 && memcmp(p, "diff --git ", 11) == 0)
+		if (diff == NULL &&
+		    ((l > 11 && memcmp(p, "diff --git ", 11) == 0) ||
+		        traditional_start(p, end)))
 			diff = p;
 		if (m->base_commit[0] == '\0' && l >= 53 &&
 		    memcmp(p, "base-commit: ", 13) == 0 &&
@@ -666,11 +824,13 @@ split_body(struct mail_msg *m)
 			memcpy(m->base_commit, p + 13, 40);
 			m->base_commit[40] = '\0';
 		}
-		p = nl ? nl + 1 : end;
+		p = next;
 	}
 	if (msg_end == NULL || (diff != NULL && diff < msg_end))
 		msg_end = diff ? diff : end;
 	m->patch_off = diff ? (long)(diff - b) : -1;
+	if (diff != NULL)
+		m->patch = git_form(diff, (size_t)(end - diff), &m->patch_len);
 	/* The message without trailing blank lines. */
 	while (msg_end > b &&
 	    (msg_end[-1] == '\n' || msg_end[-1] == '\r' || msg_end[-1] == ' '))
@@ -678,13 +838,43 @@ split_body(struct mail_msg *m)
 	m->message = xstrndup(b, (size_t)(msg_end - b));
 }
 
+static int
+has_crlf(const char *d, size_t len)
+{
+	const char *cr = memchr(d, '\r', len);
+
+	while (cr != NULL && cr + 1 < d + len) {
+		if (cr[1] == '\n')
+			return 1;
+		cr = memchr(cr + 1, '\r', (size_t)(d + len - cr - 1));
+	}
+	return 0;
+}
+
+/* A copy of d without the CR of each CRLF; *len updated. */
+static char *
+crlf_to_lf(const char *d, size_t *len)
+{
+	char *o = xmalloc(*len + 1);
+	size_t i, k = 0;
+
+	for (i = 0; i < *len; i++)
+		if (!(d[i] == '\r' && i + 1 < *len && d[i + 1] == '\n'))
+			o[k++] = d[i];
+	o[k] = '\0';
+	*len = k;
+	return o;
+}
+
+static int parse_lf(struct mail_msg *out, const char *d, size_t len,
+    const char *where, struct err *e);
+
 int
 mail_parse(
     struct mail_msg *out, const char *d, size_t len, size_t line, struct err *e)
 {
-	size_t hlen, boff, vl;
-	char *v, *cte, where[48] = "";
-	struct buf body = BUF_INIT(CAP_MAIL_MESSAGE);
+	char *lf = NULL, where[48] = "";
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	/* A message stored with its mbox "From " line: skip that line. */
@@ -699,9 +889,26 @@ mail_parse(
 	}
 	if (line > 0)
 		snprintf(where, sizeof(where), "mbox line %zu: ", line);
+	if (len <= CAP_MAIL_MESSAGE && has_crlf(d, len)) {
+		lf = crlf_to_lf(d, &len);
+		d = lf;
+	}
 	out->line = line;
 	out->date = -1;
 	out->patch_off = -1;
+	r = parse_lf(out, d, len, where, e);
+	free(lf);
+	return r;
+}
+
+static int
+parse_lf(struct mail_msg *out, const char *d, size_t len, const char *where,
+    struct err *e)
+{
+	size_t hlen, boff, vl;
+	char *v, *cte;
+	struct buf body = BUF_INIT(CAP_MAIL_MESSAGE);
+
 	if (len > CAP_MAIL_MESSAGE)
 		return err_setc(e, ERR_TOOBIG,
 		    "%smessage of %zu bytes is over the %d byte cap", where,
@@ -787,11 +994,36 @@ mail_parts_free(struct mail_part *p, size_t n)
 	free(p);
 }
 
-/* "From " at the start of a line (mboxrd separator). */
+/* "From " at the start of a line, as the separator, not as text. */
 static int
 is_from_line(const char *p, size_t l)
 {
 	return l >= 5 && memcmp(p, "From ", 5) == 0;
+}
+
+/*
+ * An mbox separator as git mailsplit tells one (its is_from_line): a
+ * "From " line of 20 bytes or more whose last ':' has digits "d?dd:dd"
+ * around it and a year over 90 after.  l excludes the newline.
+ */
+static int
+is_separator(const char *p, size_t l)
+{
+	const char *c;
+
+	if (l > 0 && p[l - 1] == '\r')
+		l--;
+	if (l < 20 || !is_from_line(p, l))
+		return 0;
+	for (c = p + l - 2; c >= p + 5 && *c != ':'; c--)
+		;
+	if (c < p + 9 || c + 3 > p + l)
+		return 0;
+	if (!isdigit((unsigned char)c[-4]) || !isdigit((unsigned char)c[-2]) ||
+	    !isdigit((unsigned char)c[-1]) || !isdigit((unsigned char)c[1]) ||
+	    !isdigit((unsigned char)c[2]))
+		return 0;
+	return strtol(c + 3, NULL, 10) > 90;
 }
 
 int
@@ -801,6 +1033,7 @@ mail_mbox_split(struct mail_part **out, size_t *n, const char *data, size_t len,
 	struct mail_part *parts = NULL;
 	struct buf cur = BUF_INIT(CAP_MAIL_MESSAGE);
 	size_t np = 0, line = 0, start_line = 1, i = 0;
+	const char *rest;
 	int in_msg = 0, r = 0;
 
 	*out = NULL;
@@ -816,7 +1049,7 @@ mail_mbox_split(struct mail_part **out, size_t *n, const char *data, size_t len,
 	}
 	if (i == len)
 		return err_setc(e, ERR_INVALID, "mbox line 1: empty mbox");
-	if (!is_from_line(data + i, len - i)) {
+	if (!is_separator(data + i, line_len(data + i, data + len, &rest))) {
 		/* One bare message. */
 		parts = xcalloc(1, sizeof(*parts));
 		/* Not xstrndup: the bytes may hold a NUL. */
@@ -834,7 +1067,7 @@ mail_mbox_split(struct mail_part **out, size_t *n, const char *data, size_t len,
 		size_t l = nl ? (size_t)(nl - p) : len - i, k;
 
 		line++;
-		if (is_from_line(p, l)) {
+		if (is_separator(p, l)) {
 			if (in_msg) {
 				if (np == CAP_MBOX_MESSAGES) {
 					r = err_setc(e, ERR_TOOBIG,
@@ -857,7 +1090,8 @@ mail_mbox_split(struct mail_part **out, size_t *n, const char *data, size_t len,
 				;
 			if (k > 0 && is_from_line(p + k, l - k))
 				p++, l--;
-			buf_add(&cur, p, l);
+			/* git mailsplit drops the CR of CRLF. */
+			buf_add(&cur, p, l > 0 && p[l - 1] == '\r' ? l - 1 : l);
 			buf_putc(&cur, '\n');
 			if (buf_failed(&cur)) {
 				r = err_setc(e, ERR_TOOBIG,
@@ -1010,6 +1244,27 @@ find_root(const struct idx *ix, const long *root_of, const struct mail_msg *p,
 	return -1;
 }
 
+/*
+ * A patch that answers an earlier version of itself ("[PATCH v2 3/5]"
+ * in reply to v1's 3/5: a partial reroll, as b4 reads one): the
+ * message it replaces (same seq and total, lower version, in a series),
+ * or -1.
+ */
+static long
+rerolled(const struct idx *ix, const long *root_of, const struct mail_msg *p)
+{
+	long j = find_id(ix, p->in_reply_to);
+	const struct mail_msg *o;
+
+	if (j < 0 || root_of[j] < 0)
+		return -1;
+	o = &ix->msgs[j];
+	if (!mail_is_patch(o) || o->tag.seq != p->tag.seq ||
+	    o->tag.total != p->tag.total || o->tag.version >= p->tag.version)
+		return -1;
+	return j;
+}
+
 /* The message names no message it answers. */
 static int
 threaded(const struct mail_msg *m)
@@ -1075,6 +1330,7 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 	struct idx ix = { msgs, NULL, nmsgs };
 	long *root_of = xcalloc(nmsgs ? nmsgs : 1, sizeof(*root_of));
 	long *slot = xcalloc(nmsgs ? nmsgs : 1, sizeof(*slot));
+	long *reroll_of = xcalloc(nmsgs ? nmsgs : 1, sizeof(*reroll_of));
 	struct mail_series *ser = NULL;
 	size_t i, ns = 0, orphans = 0;
 
@@ -1087,7 +1343,7 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 	for (i = 0; i < nmsgs; i++) {
 		const struct mail_msg *m = &msgs[i];
 
-		root_of[i] = -1;
+		root_of[i] = reroll_of[i] = -1;
 		if (is_cover(m) || (mail_is_patch(m) && m->tag.total == 1))
 			root_of[i] = (long)i;
 	}
@@ -1113,7 +1369,9 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 			r = find_root(&ix, root_of, m, 0);
 		if (r < 0 && !threaded(m))
 			r = unthreaded_root(msgs, root_of, i, 0);
-		if (r < 0)
+		if (r < 0 && (reroll_of[i] = rerolled(&ix, root_of, m)) >= 0)
+			root_of[i] = (long)i; /* its own series */
+		else if (r < 0)
 			orphans++;
 		else
 			root_of[i] = r; /* not a root: never matched above */
@@ -1167,6 +1425,26 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 		s->patches[m->tag.seq - 1] = (long)i;
 		s->found++;
 	}
+	/* A partial reroll: the other patches are those of the series the
+	 * patch it replaces is in (its cover letter too: the base). */
+	for (i = 0; i < nmsgs; i++) {
+		long j = reroll_of[i], r;
+		struct mail_series *s, *old;
+
+		if (j < 0 || slot[i] < 0 || (r = root_of[j]) < 0 || slot[r] < 0)
+			continue;
+		s = &ser[slot[i]];
+		old = &ser[slot[r]];
+		if (old->total != s->total)
+			continue;
+		s->cover = old->cover;
+		s->title = old->title;
+		for (int k = 0; k < s->total; k++)
+			if (s->patches[k] < 0 && old->patches[k] >= 0) {
+				s->patches[k] = old->patches[k];
+				s->found++;
+			}
+	}
 	for (i = 0; i < ns; i++) {
 		struct mail_series *s = &ser[i];
 		const struct mail_msg *m = &msgs[s->root];
@@ -1199,6 +1477,7 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 	free(ix.ord);
 	free(root_of);
 	free(slot);
+	free(reroll_of);
 	*out = ser;
 	*n = ns;
 	if (out_orphans != NULL)

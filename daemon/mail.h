@@ -58,13 +58,21 @@ struct mail_msg {
 	size_t body_len;
 	/* The commit message: body before the "---" line (or the diff). */
 	char *message;
-	/* Offset in body of the first "diff --git" line, or -1: no patch. */
+	/* Offset in body of the diff, or -1: no patch.  The diff starts at
+	 * the first "diff --git" line or the first file diff without one
+	 * ("--- a/x" "+++ b/x" "@@ -", as quilt and stgit send). */
 	long patch_off;
+	/* The diff from patch_off as a git diff (a "diff --git" line added
+	 * to each file that has none; git apply's -p1 paths), or NULL. */
+	char *patch;
+	size_t patch_len;
 	char base_commit[41]; /* "base-commit:" trailer, or "" */
 };
 
 /*
- * Parses one message (headers, blank line, body; LF or CRLF).  The
+ * Parses one message (headers, blank line, body; LF or CRLF: CR before
+ * LF is dropped from the raw message, as git mailsplit does, not from a
+ * base64 or quoted-printable body once decoded).  The
  * line number is only used in messages.  0, or ERR_INVALID / ERR_TOOBIG
  * with e set (no header block, a message over CAP_MAIL_MESSAGE).
  */
@@ -84,10 +92,13 @@ struct mail_part {
 
 /*
  * Splits an mbox (mboxrd: "From " lines start messages, ">From "
- * ">>From " lose one '>').  A single message without a "From " line is
- * one part.  0 and *out (mail_parts_free), or ERR_INVALID (empty, or
- * text before the first "From " line: the error names line 1),
- * ERR_TOOBIG (more than CAP_MBOX bytes or CAP_MBOX_MESSAGES messages).
+ * ">>From " lose one '>').  A "From " line is a separator only when it
+ * ends in a time and a year, as git mailsplit reads one ("From <sha>
+ * Mon Sep 17 00:00:00 2001"): a body line "From the start ..." is not.  A
+ * single message without a "From " line is one part.  0 and *out
+ * (mail_parts_free), or ERR_INVALID (empty, or text before the first "From "
+ * line: the error names line 1), ERR_TOOBIG (more than CAP_MBOX bytes or
+ * CAP_MBOX_MESSAGES messages).
  */
 int mail_mbox_split(struct mail_part **out, size_t *n, const char *data,
     size_t len, struct err *e);
@@ -131,7 +142,12 @@ struct mail_series {
  * References (same version and total).  Mail that names no other
  * message (`git format-patch` without --thread) joins the nearest root
  * before it, unthreaded too, with the same version and total.  A
- * patch that finds no root is an orphan, counted in *out_orphans (may be NULL).
+ * patch that finds no root is an orphan, counted in *out_orphans (may be NULL),
+ * unless it answers an earlier version of itself ("[PATCH v2 3/5]" in
+ * reply to v1's 3/5, a partial reroll): then it is the root of a series
+ * of its version made of it and the other patches (and cover letter) of
+ * the series the patch it replaces is in, as b4 assembles one; that
+ * series' messages stay in theirs too.
  * A second message with the same seq in a series (a resend) is ignored.  Series
  * with more than CAP_SERIES_PATCHES patches are skipped.  Never fails.
  */

@@ -448,8 +448,8 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	for (k = 0; k < ms->total; k++) {
 		const struct mail_msg *m = &msgs[ms->patches[k]];
 
-		gp[k].diff = m->body + m->patch_off;
-		gp[k].len = m->body_len - (size_t)m->patch_off;
+		gp[k].diff = m->patch;
+		gp[k].len = m->patch_len;
 		gp[k].author_name = m->from_name;
 		gp[k].author_email = m->from_email;
 		gp[k].author_time = m->date;
@@ -499,37 +499,60 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	return r;
 }
 
+/* Ingests the series ser[0..ns) of msgs. */
+static int
+ingest_groups(struct series_result *out, struct store *s,
+    const struct series_ingest *in, const struct mail_msg *msgs,
+    const struct mail_series *ser, size_t ns, struct err *e)
+{
+	struct gitm_repo *repo;
+	int64_t tree_id = 0;
+	size_t i;
+	int r = 0;
+
+	if (ns == 0)
+		return 0;
+	if (store_tree_sync(s, &tree_id, in->tree->name, in->tree->url) != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	repo = gitm_repo_new(
+	    in->conf->dc->mirrors, in->tree->name, in->tree->url, NULL);
+	for (i = 0; i < ns && r == 0; i++)
+		r = ingest_one(out, s, repo, in, tree_id, msgs, &ser[i], e);
+	gitm_repo_free(repo);
+	return r;
+}
+
 int
 series_ingest_msgs(struct series_result *out, struct store *s,
     const struct series_ingest *in, const struct mail_msg *msgs, size_t n,
     struct err *e)
 {
 	struct mail_series *ser = NULL;
-	struct gitm_repo *repo;
 	size_t ns = 0, i;
-	int64_t tree_id = 0;
-	int r = 0;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	out->messages = n;
 	for (i = 0; i < n; i++)
 		out->patches += (size_t)mail_is_patch(&msgs[i]);
 	mail_group(&ser, &ns, &out->orphans, msgs, n);
-	if (ns == 0) {
-		mail_series_free(ser, ns);
-		return 0;
-	}
-	if (store_tree_sync(s, &tree_id, in->tree->name, in->tree->url) != 0) {
-		mail_series_free(ser, ns);
-		return err_set(e, "%s", store_errmsg(s));
-	}
-	repo = gitm_repo_new(
-	    in->conf->dc->mirrors, in->tree->name, in->tree->url, NULL);
-	for (i = 0; i < ns && r == 0; i++)
-		r = ingest_one(out, s, repo, in, tree_id, msgs, &ser[i], e);
-	gitm_repo_free(repo);
+	r = ingest_groups(out, s, in, msgs, ser, ns, e);
 	mail_series_free(ser, ns);
 	return r;
+}
+
+int
+series_ingest_one(struct series_result *out, struct store *s,
+    const struct series_ingest *in, const struct mail_msg *msgs,
+    const struct mail_series *ms, struct err *e)
+{
+	int k;
+
+	memset(out, 0, sizeof(*out));
+	out->messages = (size_t)ms->found + (ms->cover >= 0);
+	for (k = 0; k < ms->total; k++)
+		out->patches += (size_t)(ms->patches[k] >= 0);
+	return ingest_groups(out, s, in, msgs, ms, 1, e);
 }
 
 int

@@ -59,6 +59,12 @@ void series_result_release(struct series_result *);
 int series_ingest_msgs(struct series_result *out, struct store *,
     const struct series_ingest *, const struct mail_msg *msgs, size_t n,
     struct err *e);
+/* One series already grouped (mail_group over msgs), as the inbox
+ * watcher groups its mail: the same, for ms alone. */
+struct mail_series;
+int series_ingest_one(struct series_result *out, struct store *,
+    const struct series_ingest *, const struct mail_msg *msgs,
+    const struct mail_series *ms, struct err *e);
 /* Same from an mbox: ERR_INVALID / ERR_TOOBIG naming the mbox line. */
 int series_ingest_mbox(struct series_result *out, struct store *,
     const struct series_ingest *, const char *data, size_t len, struct err *e);

@@ -257,6 +257,9 @@ store_alert_info_free(struct store_alert_info *x)
 	for (i = 0; i < x->npatch_msgids; i++)
 		free(x->patch_msgids[i]);
 	free(x->patch_msgids);
+	free(x->series_base);
+	free(x->patch_msgid);
+	free(x->patch_subject);
 	free(x->host);
 	free(x->inventory);
 	free(x->spec);
@@ -329,10 +332,18 @@ info_commit(struct store *s, struct store_alert_info *x)
 static int
 info_series(struct store *s, struct store_alert_info *x)
 {
+	/* The series whose tip this is, else the newest series with a
+	 * patch whose commit this is; that patch, either way. */
 	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT id, title, version, total, author, inbox, message_id,"
-	    " branch FROM series WHERE commit_id = ?1 ORDER BY id DESC LIMIT "
-	    "1");
+	    "SELECT s.id, s.title, s.version, s.total, s.author, s.inbox,"
+	    " s.message_id, s.branch, s.base_sha, p.seq, p.message_id,"
+	    " p.subject"
+	    " FROM series s LEFT JOIN series_patches p"
+	    "  ON p.series_id = s.id AND p.commit_id = ?1"
+	    " WHERE s.commit_id = ?1"
+	    "  OR s.id IN (SELECT series_id FROM series_patches"
+	    "   WHERE commit_id = ?1)"
+	    " ORDER BY s.commit_id = ?1 DESC, s.id DESC LIMIT 1");
 	int rc;
 
 	if (st == NULL)
@@ -340,6 +351,10 @@ info_series(struct store *s, struct store_alert_info *x)
 	sqlite3_bind_int64(st, 1, x->commit_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
+		x->series_base = store_i_col_dup(st, 8);
+		x->patch_seq = sqlite3_column_int64(st, 9);
+		x->patch_msgid = store_i_col_dup(st, 10);
+		x->patch_subject = store_i_col_dup(st, 11);
 		x->series_id = sqlite3_column_int64(st, 0);
 		x->series_title = store_i_col_dup(st, 1);
 		x->version = sqlite3_column_int64(st, 2);
@@ -1135,4 +1150,162 @@ store_alert_counts(struct store *s, int64_t *out_pending, int64_t *out_failed)
 	}
 	store_i_release(s, st);
 	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert counts");
+}
+
+/* ---- commands by reply (daemon/mailcmd.c) ---- */
+
+int
+store_alert_report_find(struct store *s, int64_t *out_commit,
+    const char *sha_prefix, const char *job, int64_t host_id)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT r.commit_id FROM alert_reports r"
+	    " JOIN commits c ON c.id = r.commit_id"
+	    " WHERE r.job = ?1 AND r.host_id IS ?2"
+	    " AND substr(c.sha, 1, length(?3)) = ?3"
+	    " AND r.message_id IS NOT NULL"
+	    " ORDER BY r.id DESC LIMIT 1");
+	int rc;
+
+	*out_commit = 0;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, job);
+	store_i_bind_id(st, 2, host_id);
+	store_i_bind_text(st, 3, sha_prefix);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out_commit = sqlite3_column_int64(st, 0);
+	store_i_release(s, st);
+	if (rc == SQLITE_DONE)
+		return err_setc(&s->err, ERR_NOTFOUND, "no report of %s %s",
+		    sha_prefix, job);
+	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "report by id");
+}
+
+int
+store_alert_regressions(struct store *s, int64_t **out, size_t *out_n,
+    const int64_t *pairs, size_t npairs)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT r.id FROM regressions r"
+	    " JOIN comparisons c ON c.id = r.comparison_id"
+	    " WHERE c.pair_id = ?1 ORDER BY r.id");
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	*out = NULL;
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	for (i = 0; i < npairs && rc == SQLITE_DONE; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, pairs[i]);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
+			(*out)[(*out_n)++] = sqlite3_column_int64(st, 0);
+		}
+	}
+	store_i_release(s, st);
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "report regressions");
+}
+
+void
+store_pair_again_release(struct store_pair_again *p)
+{
+	int k;
+
+	if (p == NULL)
+		return;
+	free(p->name);
+	free(p->point);
+	for (k = 0; k < 2; k++) {
+		free(p->side[k].spec);
+		free(p->side[k].labels);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+int
+store_pair_again_get(struct store *s, struct store_pair_again *out, int64_t id)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT p.name, p.point, j.role, j.params, j.labels, j.runs,"
+	    " j.max_runs, j.max_attempts, j.commit_id"
+	    " FROM pairs p JOIN jobs j ON j.pair_id = p.id"
+	    " WHERE p.id = ?1 ORDER BY j.role = 'candidate'");
+	int rc, k = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < 2) {
+		if (k == 0) {
+			out->name = store_i_col_dup(st, 0);
+			out->point = store_i_col_dup(st, 1);
+		}
+		out->side[k].spec = store_i_col_dup(st, 3);
+		out->side[k].labels = store_i_col_dup(st, 4);
+		out->side[k].runs = sqlite3_column_int64(st, 5);
+		out->side[k].max_runs = sqlite3_column_int64(st, 6);
+		out->side[k].max_attempts = sqlite3_column_int64(st, 7);
+		out->side[k].commit_id = sqlite3_column_int64(st, 8);
+		k++;
+	}
+	store_i_release(s, st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		store_pair_again_release(out);
+		return store_i_dberr(s, "pair jobs");
+	}
+	if (k < 2) {
+		store_pair_again_release(out);
+		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld has no jobs",
+		    (long long)id);
+	}
+	return 0;
+}
+
+int
+store_alert_key_known(struct store *s, const char *key)
+{
+	sqlite3_stmt *st =
+	    store_i_stmt(s, "SELECT 1 FROM alerts WHERE key = ?1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, key);
+	rc = sqlite3_step(st);
+	store_i_release(s, st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert key");
+}
+
+int
+store_alert_mail_put(
+    struct store *s, const struct store_alert_new *a, int64_t now)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "INSERT INTO alerts (kind, key, payload, target, subject,"
+	    " followup, state, next_try, created)"
+	    " VALUES ('email', ?1, ?2, ?3, ?4, 1, 'pending', ?5, ?5)"
+	    " ON CONFLICT (key) DO NOTHING");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, a->key);
+	store_i_bind_text(st, 2, a->payload);
+	store_i_bind_text(st, 3, a->target);
+	store_i_bind_text(st, 4, a->subject);
+	sqlite3_bind_int64(st, 5, now);
+	rc = sqlite3_step(st);
+	store_i_release(s, st);
+	if (rc != SQLITE_DONE)
+		return store_i_dberr(s, "command answer");
+	return sqlite3_changes(s->db) > 0
+	    ? 0
+	    : err_setc(&s->err, ERR_EXISTS, "%s: already answered", a->key);
 }

@@ -170,6 +170,12 @@ struct store_alert_info {
 	char *series_title, *series_author, *inbox, *series_msgid;
 	char **patch_msgids; /* in patch order */
 	size_t npatch_msgids;
+	/* The series' base commit (NULL: unknown), and the patch whose
+	 * commit this is (trigger.every_patch measures each patch against
+	 * its parent): its seq (0: none), Message-ID and subject. */
+	char *series_base;
+	int64_t patch_seq;
+	char *patch_msgid, *patch_subject;
 	char *host, *inventory; /* inventory: JSON text from the runner */
 	char *spec;             /* the candidate job's spec (JSON text) */
 	/*
@@ -287,5 +293,40 @@ int store_alert_get(struct store *, struct store_alert **out, int64_t id);
 /* Gauges: pending deliveries; failed ones (ever, a counter). */
 int store_alert_counts(
     struct store *, int64_t *out_pending, int64_t *out_failed);
+
+/*
+ * ---- commands by reply (daemon/mailcmd.c) ----
+ */
+
+/* The report whose first mail's Message-ID names commit SHA_PREFIX
+ * (its first 12 digits), JOB and HOST_ID: 0 and *out_commit, or
+ * ERR_NOTFOUND (no such report was mailed). */
+int store_alert_report_find(struct store *, int64_t *out_commit,
+    const char *sha_prefix, const char *job, int64_t host_id);
+/* The regressions (ids, oldest first) of the comparisons of pairs:
+ * 0 and *out (free()). */
+int store_alert_regressions(struct store *, int64_t **out, size_t *out_n,
+    const int64_t *pairs, size_t npairs);
+
+/* What a pair is made of, to make it again (a retest): side[0] the base. */
+struct store_pair_again {
+	char *name, *point;
+	struct {
+		char *spec, *labels; /* JSON texts, as store_job_new wants */
+		int64_t runs, max_runs, max_attempts, commit_id;
+	} side[2];
+};
+void store_pair_again_release(struct store_pair_again *);
+/* 0 and *out, or ERR_NOTFOUND. */
+int store_pair_again_get(
+    struct store *, struct store_pair_again *out, int64_t pair_id);
+
+/* Whether a delivery with KEY was queued: 1, 0, or -1. */
+int store_alert_key_known(struct store *, const char *key);
+/* Queues one e-mail that belongs to no report (a command's answer: kind
+ * and followup are ignored, it is "email").  0, or ERR_EXISTS when KEY
+ * is queued already (nothing changes). */
+int store_alert_mail_put(
+    struct store *, const struct store_alert_new *, int64_t now);
 
 #endif

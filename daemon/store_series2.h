@@ -90,4 +90,25 @@ void store_tip_runs_free(struct store_tip_runs *, size_t);
 int store_series_commit(struct store *, char *out_tree, char *out_ref, size_t n,
     char out_base[41], const char *sha);
 
+/*
+ * ---- time to report: when each stage of a series happened ----
+ * Seconds since the epoch, 0 when it has not happened (yet): posted
+ * (its root mail's Date), seen (recorded), applied (its first pair
+ * made, else its last state change to applied), first_run (the first
+ * run of its pairs' jobs started: upload time less duration), last_run
+ * (the last run uploaded), verdict (the last final comparison of its
+ * pairs), mailed (the first e-mail of a report on it sent).
+ */
+struct store_series_latency {
+	int64_t id;
+	int64_t posted, seen, applied, first_run, last_run, verdict, mailed;
+};
+/* One series: 0 and *out, or ERR_NOTFOUND. */
+int store_series_latency_get(
+    struct store *, struct store_series_latency *out, int64_t id);
+/* The newest series seen at or after SINCE (at most max, newest
+ * first): 0 and *out (free()). */
+int store_series_latencies(struct store *, struct store_series_latency **out,
+    size_t *out_n, int64_t since, size_t max);
+
 #endif

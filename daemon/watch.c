@@ -20,6 +20,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/mail.h"
+#include "daemon/mailcmd.h"
 #include "daemon/sched.h"
 #include "daemon/series.h"
 #include "daemon/series_route.h"
@@ -34,7 +35,10 @@
 #define WATCH_FETCH_TIMEOUT_MS (10L * 60 * 1000)
 #define WATCH_INBOX_READ 20000   /* archive messages read per poll */
 #define WATCH_INBOX_PENDING 5000 /* patch mails kept for their series */
-#define TW_QUEUE 2               /* the thread applying uploaded series */
+/* Patch mails of series already taken, kept (in memory only) so that a
+ * later "[PATCH v2 3/5]" answering v1's 3/5 finds v1's other patches. */
+#define WATCH_INBOX_DONE 1000
+#define TW_QUEUE 2 /* the thread applying uploaded series */
 
 struct tw; /* one tree's thread */
 
@@ -66,6 +70,8 @@ struct tw {
 	char **pending_sha;
 	size_t npending;
 	int pending_loaded;
+	struct mail_msg *done; /* oldest first, at most WATCH_INBOX_DONE */
+	size_t ndone;
 	pthread_t th;
 	atomic_int quit;
 	/* The thread's own state. */
@@ -452,18 +458,45 @@ poll_tree(struct tw *t, const struct dconf *conf, const struct cfg_tree *tree)
 struct inbox_read {
 	struct tw *t;
 	size_t bad, kept;
+	/* New mail (not reloaded): commands by reply are acted on. */
+	const struct dconf *conf;
+	const struct cfg_inbox *in;
+	size_t commands, pairs;
 };
 
-/* Forgets pending message i (and its stored copy). */
+/* Forgets pending message i's stored copy. */
 static void
-pending_drop(struct tw *t, size_t i)
+pending_forget(struct tw *t, size_t i)
 {
 	if (store_mail_pending_drop(t->s, t->name, t->pending_sha[i]) != 0) {
 		log_warnx("inbox %s: %s", t->name, store_errmsg(t->s));
 		store_errclear(t->s);
 	}
-	mail_msg_release(&t->pending[i]);
 	free(t->pending_sha[i]);
+}
+
+/* Forgets pending message i (and its stored copy). */
+static void
+pending_drop(struct tw *t, size_t i)
+{
+	pending_forget(t, i);
+	mail_msg_release(&t->pending[i]);
+}
+
+/* Forgets pending message i's stored copy and moves the message to the
+ * done list, whose oldest goes when it is full. */
+static void
+pending_retire(struct tw *t, size_t i)
+{
+	pending_forget(t, i);
+	if (t->ndone == WATCH_INBOX_DONE) {
+		mail_msg_release(&t->done[0]);
+		memmove(
+		    t->done, t->done + 1, (t->ndone - 1) * sizeof(*t->done));
+		t->ndone--;
+	}
+	t->done = xreallocarray(t->done, t->ndone + 1, sizeof(*t->done));
+	t->done[t->ndone++] = t->pending[i];
 }
 
 /*
@@ -487,6 +520,18 @@ keep_message(struct inbox_read *rd, const char *sha, const char *data,
 		    "inbox %s: message %.12s: %s", t->name, sha, err_msg(&e));
 		rd->bad++;
 		return 0;
+	}
+	if (!from_store && rd->conf != NULL && !mail_is_patch(&m)) {
+		struct mailcmd_result cr;
+
+		if (mailcmd_handle(
+		        &cr, t->s, rd->conf, rd->in, &m, now_s(), &e) != 0) {
+			log_warnx("inbox %s: message %.12s: %s", t->name, sha,
+			    err_msg(&e));
+			store_errclear(t->s);
+		}
+		rd->commands += (size_t)cr.handled;
+		rd->pairs += cr.pairs;
 	}
 	if (!m.tag.patch || m.tag.reply) {
 		mail_msg_release(&m);
@@ -530,8 +575,10 @@ on_stored_message(const char *sha, const char *data, size_t len, void *arg)
 }
 
 /*
- * Groups the pending mail; each complete series is ingested (when its
- * subjects match) and leaves the pending list.  0 or -1.
+ * Groups the pending mail, after the mail of series taken before (a
+ * partial reroll answering one of their patches takes the others from
+ * there); each complete series whose root is pending is ingested (when
+ * its subjects match) and its mail moves to the done list.  0 or -1.
  */
 static int
 inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
@@ -539,46 +586,44 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 {
 	struct mail_series *ser = NULL;
 	unsigned char *used;
-	size_t ns = 0, i, k, n;
+	/* The mail taken before, then the pending: a view, the lists keep
+	 * ownership.  Indexes under nd are done mail. */
+	size_t nd = t->ndone, ns = 0, i, k;
+	struct mail_msg *all = xcalloc(nd + t->npending + 1, sizeof(*all));
 	int r = 0;
 
 	*out_series = *out_pairs = 0;
-	mail_group(&ser, &ns, NULL, t->pending, t->npending);
-	used = xcalloc(t->npending + 1, 1);
+	if (nd > 0)
+		memcpy(all, t->done, nd * sizeof(*all));
+	if (t->npending > 0)
+		memcpy(all + nd, t->pending, t->npending * sizeof(*all));
+	mail_group(&ser, &ns, NULL, all, nd + t->npending);
+	used = xcalloc(nd + t->npending + 1, 1);
 	for (i = 0; i < ns && r == 0; i++) {
 		const struct mail_series *ms = &ser[i];
-		struct mail_msg *sub;
 		struct series_ingest si;
 		struct series_result res;
 		struct series_route rt;
 		struct err e = { 0 };
 		int j;
 
-		if (!ms->complete)
+		/* A series whose root was taken before was ingested then. */
+		if (!ms->complete || ms->root < nd)
 			continue;
 		used[ms->root] = 1;
 		for (j = 0; j < ms->total; j++)
 			used[ms->patches[j]] = 1;
-		series_route(&rt, conf->dc, in, t->pending, ms);
-		if (!series_wanted(in, t->pending, ms) || rt.tree == NULL ||
+		series_route(&rt, conf->dc, in, all, ms);
+		if (!series_wanted(in, all, ms) || rt.tree == NULL ||
 		    rt.branch == NULL)
 			continue;
-		/* A view of the series' mail (the list keeps ownership). */
-		sub = xcalloc((size_t)ms->total + 1, sizeof(*sub));
-		n = 0;
-		if (ms->cover >= 0)
-			sub[n++] = t->pending[ms->cover];
-		for (j = 0; j < ms->total; j++)
-			if (ms->patches[j] != ms->cover)
-				sub[n++] = t->pending[ms->patches[j]];
 		memset(&si, 0, sizeof(si));
 		si.conf = conf;
 		si.tree = rt.tree;
 		si.branch = rt.branch;
 		si.inbox = in->name;
 		si.now = now_s();
-		r = series_ingest_msgs(&res, t->s, &si, sub, n, &e);
-		free(sub);
+		r = series_ingest_one(&res, t->s, &si, all, ms, &e);
 		if (r != 0) {
 			log_warnx("inbox %s: series %.100s: %s", in->name,
 			    ms->title, err_msg(&e));
@@ -596,10 +641,11 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 		}
 		series_result_release(&res);
 	}
-	/* Drop what was used; keep the rest, in order. */
+	/* What was used goes to the done list; the rest stays, in order. */
+	free(all);
 	for (i = k = 0; i < t->npending; i++) {
-		if (used[i]) {
-			pending_drop(t, i);
+		if (used[nd + i]) {
+			pending_retire(t, i);
 		} else {
 			t->pending_sha[k] = t->pending_sha[i];
 			t->pending[k++] = t->pending[i];
@@ -616,7 +662,7 @@ static int64_t
 poll_inbox(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in)
 {
 	char last[GITM_SHA_SIZE], seen[GITM_SHA_SIZE];
-	struct inbox_read rd = { t, 0, 0 };
+	struct inbox_read rd = { t, 0, 0, NULL, NULL, 0, 0 };
 	size_t n = 0, nseries = 0, npairs = 0;
 	int64_t delay, now;
 	int r, first;
@@ -657,6 +703,8 @@ poll_inbox(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in)
 	}
 	/* First sight: the archive's history triggers nothing. */
 	first = seen[0] == '\0';
+	rd.conf = conf;
+	rd.in = in;
 	r = gitm_inbox_read(last, &n, t->repo, first ? NULL : seen,
 	    first ? SIZE_MAX : WATCH_INBOX_READ, first ? NULL : on_message,
 	    &rd);
@@ -679,7 +727,11 @@ poll_inbox(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in)
 		log_info("inbox %s: %zu new message(s), %zu patch mail, %zu "
 		         "series ingested, %zu pair(s), %zu waiting",
 		    in->name, n, rd.kept, nseries, npairs, t->npending);
-	if (npairs > 0 && t->w->sched != NULL)
+	if (rd.commands > 0)
+		log_info("inbox %s: %zu command mail(s), %zu pair(s) queued "
+		         "again",
+		    in->name, rd.commands, rd.pairs);
+	if ((npairs > 0 || rd.pairs > 0) && t->w->sched != NULL)
 		sched_notify(t->w->sched);
 	if (store_inbox_put(t->s, in->name, in->url, last[0] ? last : NULL,
 	        NULL, (int64_t)n, now) != 0) {
@@ -822,6 +874,7 @@ tw_free(struct tw *t)
 	store_close(t->s);
 	gitm_repo_free(t->repo);
 	mail_msgs_free(t->pending, t->npending);
+	mail_msgs_free(t->done, t->ndone);
 	for (i = 0; i < t->npending; i++)
 		free(t->pending_sha[i]);
 	free(t->pending_sha);

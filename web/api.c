@@ -293,6 +293,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/commits", AUTH_NONE, api_read_commits, 0 },
 	{ "POST", "/api/v1/series", AUTH_ADMIN, api_admin_series_post, 0 },
 	{ "GET", "/api/v1/series", AUTH_NONE, api_read_series, 0 },
+	{ "GET", "/api/v1/latency", AUTH_NONE, api_read_latency, 0 },
 	{ "GET", "/healthz", AUTH_NONE, api_read_healthz, 0 },
 	{ "GET", "/metrics", AUTH_NONE, api_read_metrics, 0 },
 	/* The dashboard (web/page_*.c): pages, login, and their JSON. */

@@ -204,7 +204,7 @@ api_handler api_admin_submit, api_admin_cancel, api_admin_retry,
 api_handler api_read_jobs, api_read_job, api_read_raw, api_read_hosts,
     api_read_pair, api_read_trees, api_read_commits, api_read_series,
     api_read_healthz, api_read_metrics, api_read_alerts, api_read_alert,
-    api_read_bisect, api_read_bisects;
+    api_read_bisect, api_read_bisects, api_read_latency;
 /* What GET /api/v1/jobs/{id} answers: the job, its runs, its log tail
  * and the kernel its runs ran.  0, or a store error (*out NULL). */
 int api_job_json(struct store *, int64_t id, json_t **out);

@@ -18,6 +18,7 @@
 #include "daemon/dconf.h"
 #include "daemon/jobspec.h"
 #include "daemon/kfacts.h"
+#include "daemon/series_latency.h"
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_batch.h"
@@ -405,6 +406,32 @@ api_read_series(struct ctx *x)
 	out = rows_series_list_json(&l);
 	store_series_list_release(&l);
 	api_reply_json(x, 200, out);
+}
+
+/*
+ * GET /api/v1/latency[?days=N]: time to report over the series seen in
+ * the last N days (default 30, the newest 1000): per stage, the median
+ * and 90th percentile (daemon/series_latency.h).
+ */
+void
+api_read_latency(struct ctx *x)
+{
+	struct store_series_latency *l;
+	struct series_stage_sum sum[SERIES_STAGES];
+	int64_t days, since;
+	size_t n;
+	int r;
+
+	if (api_query_int(x, &days, "days", 30, 1, 3650) == -1)
+		return;
+	since = api_now_s() - days * 86400;
+	if ((r = store_series_latencies(x->s, &l, &n, since, 1000)) != 0) {
+		api_reply_store_err(x, r);
+		return;
+	}
+	series_latency_summary(sum, l, n);
+	free(l);
+	api_reply_json(x, 200, rows_latency_summary_json(sum, n, since));
 }
 
 void

@@ -28,6 +28,7 @@
 #include "daemon/store.h"
 #include "daemon/store_alert.h"
 #include "daemon/store_dash.h"
+#include "daemon/store_series2.h"
 #include "daemon/store_series_rows.h"
 #include "web/api_int.h"
 #include "web/layout.h"
@@ -472,6 +473,14 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 		*out_info = o;
 		if ((r = series_versus_add(x, o, vs, n)) != 0)
 			return r;
+		{
+			struct store_series_latency lat;
+
+			if (store_series_latency_get(x->s, &lat, n) != 0)
+				return -1;
+			json_object_set_new(
+			    o, "latency", rows_series_latency_json(&lat));
+		}
 		return pairs_rows(x, c, json_object_get(o, "pairs"));
 	case VIEW_PAIR:
 		/* The pair itself is c->reads[0]->p. */
@@ -654,6 +663,8 @@ web_target_html(
 		v.npatches = np;
 		v.branch_tag = sr.branch_tag;
 		v.fallback = sr.fallback;
+		v.latency = json_string_value(json_object_get(
+		    json_object_get(info, "latency"), "summary"));
 		v.version = sr.version < 0 ? 0 : sr.version;
 		versus_view(&v, &vs, &vv);
 		if (sr.error != NULL) {

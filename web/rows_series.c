@@ -7,7 +7,9 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "common/buf.h"
 #include "common/json.h"
+#include "daemon/series_latency.h"
 #include "daemon/series_versus.h"
 #include "daemon/store_series_rows.h"
 #include "web/rows_series.h"
@@ -168,4 +170,61 @@ rows_series_versus_json(const struct series_versus *v)
 	              "version", (json_int_t)v->prev_version)
 	        : json_null(),
 	    "version", (json_int_t)v->version, "rows", rows);
+}
+
+/* ---- time to report ---- */
+
+static json_t *
+time_or_null(int64_t t)
+{
+	return t > 0 ? json_integer((json_int_t)t) : json_null();
+}
+
+json_t *
+rows_series_latency_json(const struct store_series_latency *l)
+{
+	json_t *o = json_object(), *st = json_object();
+	struct buf b = BUF_INIT(1024);
+	size_t k;
+
+	json_object_set_new(o, "posted", time_or_null(l->posted));
+	json_object_set_new(o, "seen", time_or_null(l->seen));
+	json_object_set_new(o, "applied", time_or_null(l->applied));
+	json_object_set_new(o, "first_run", time_or_null(l->first_run));
+	json_object_set_new(o, "last_run", time_or_null(l->last_run));
+	json_object_set_new(o, "verdict", time_or_null(l->verdict));
+	json_object_set_new(o, "mailed", time_or_null(l->mailed));
+	for (k = 0; k < SERIES_STAGES; k++) {
+		int64_t s = series_stage_s(l, k);
+
+		json_object_set_new(st, series_stages[k].name,
+		    s >= 0 ? json_integer((json_int_t)s) : json_null());
+	}
+	json_object_set_new(o, "stages", st);
+	series_latency_text(&b, l);
+	json_object_set_new(o, "summary", json_string(b.data ? b.data : ""));
+	buf_release(&b);
+	return o;
+}
+
+json_t *
+rows_latency_summary_json(
+    const struct series_stage_sum *sum, size_t nseries, int64_t since)
+{
+	json_t *a = json_array();
+	size_t k;
+
+	for (k = 0; k < SERIES_STAGES; k++)
+		json_array_append_new(a,
+		    json_pack("{s:s, s:s, s:s, s:I, s:o, s:o}", "stage",
+		        series_stages[k].name, "from", series_stages[k].from,
+		        "to", series_stages[k].to, "n", (json_int_t)sum[k].n,
+		        "median_s",
+		        sum[k].n ? json_integer((json_int_t)sum[k].median)
+		                 : json_null(),
+		        "p90_s",
+		        sum[k].n ? json_integer((json_int_t)sum[k].p90)
+		                 : json_null()));
+	return json_pack("{s:I, s:I, s:o}", "series", (json_int_t)nseries,
+	    "since", (json_int_t)since, "stages", a);
 }

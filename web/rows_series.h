@@ -36,4 +36,17 @@ json_t *rows_series_page_json(const struct store_series_row *);
  * "verdict", "n_previous", "n"}]} (unknown figures null). */
 json_t *rows_series_versus_json(const struct series_versus *);
 
+struct store_series_latency;
+struct series_stage_sum;
+
+/* A series' "latency": {"posted", "seen", "applied", "first_run",
+ * "last_run", "verdict", "mailed": time | null, "stages": {"pickup",
+ * "apply", "queue", "measure", "verdict", "mail", "total": seconds |
+ * null}, "summary": text} (daemon/series_latency.h). */
+json_t *rows_series_latency_json(const struct store_series_latency *);
+/* GET /api/v1/latency: {"series": N, "since": time, "stages": [{"stage",
+ * "from", "to", "n", "median_s", "p90_s"}]} (null figures when n is 0). */
+json_t *rows_latency_summary_json(
+    const struct series_stage_sum *, size_t nseries, int64_t since);
+
 #endif

@@ -113,6 +113,12 @@ head(struct buf *b, const struct view_commit *v)
 		html_text_trunc(b, v->branch_tag, VIEW_NAME_CHARS);
 		HTML_LIT(b, "</td></tr>");
 	}
+	if (v->kind == VIEW_SERIES && v->latency) {
+		HTML_LIT(
+		    b, "<tr><th>time to report</th><td class=\"latency\">");
+		html_text_trunc(b, v->latency, VIEW_NOTE_CHARS);
+		HTML_LIT(b, "</td></tr>");
+	}
 	if (v->kind == VIEW_SERIES && v->fallback) {
 		HTML_LIT(b, "<tr><th>applied by</th><td class=\"fallback\">");
 		html_text_trunc(b, v->fallback, VIEW_NOTE_CHARS);

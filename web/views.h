@@ -179,6 +179,7 @@ struct view_commit {
 	struct view_pager pager;
 	/* Series only: subject tag, 3-way note, vN vs vN-1. */
 	const char *branch_tag, *fallback;
+	const char *latency; /* time to report, stage by stage, or NULL */
 	int64_t version, prev_id, prev_version; /* prev_id 0: none */
 	const struct view_versus_row *versus;
 	size_t nversus;

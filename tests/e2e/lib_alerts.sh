@@ -11,6 +11,9 @@
 #                             0; 1 when python3-aiosmtpd is missing (the
 #                             caller prints SKIP or fails); 2 when a
 #                             server did not come up (ALERTS_ERR says why)
+#   alert_servers_or_skip NAME  the same; prints SKIP NAME (no aiosmtpd)
+#                             or FAILs, and finishes the test, when it
+#                             could not start them
 PW_ALERT_SERVERS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/alert_servers.py
 
 alert_servers_start() {
@@ -32,4 +35,12 @@ alert_servers_start() {
     - url: http://127.0.0.1:$(cat "$PW_TMP/hook/port")/hook
       secret_file: $PW_TMP/hook.secret
   poll: 1s"
+}
+
+alert_servers_or_skip() {
+	alert_servers_start
+	case $? in
+	1) echo "SKIP $1: python3-aiosmtpd is not installed (make deps)"; finish ;;
+	2) fail alert_servers "$ALERTS_ERR"; finish ;;
+	esac
 }

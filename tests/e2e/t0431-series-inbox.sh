@@ -6,7 +6,8 @@
 # triggers nothing; then a threaded `git format-patch --cover-letter
 # --thread -v2` series arrives in two polls with a review reply between
 # its patches, next to a single patch whose subject matches no keyword
-# of the inbox.  The series is applied on the inbox's tree and branch,
+# of the inbox.  A later "[PATCH v3 2/3]" answering its 2/3 is a v3
+# series of the other two v2 patches around it.  The series is applied on the inbox's tree and branch,
 # its tip triggered against its base for the job that names the inbox,
 # and the watcher remembers the last archive commit it read.
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +62,24 @@ pair=$(sql "SELECT bc.sha || ' ' || cc.sha FROM pairs p JOIN jobs b ON b.id = p.
 code=$(http GET "/api/v1/series")
 [ "$code" = 200 ] && [ "$(jfield series.0.inbox <"$PW_TMP/body")" = lm ] &&
     pass api_lists_it || fail api_lists_it "$code"
+
+# A partial reroll: "[PATCH v3 2/3]" answering the v2 series' 2/3 is a
+# v3 series of v2's 1/3 and 3/3 around it, as b4 reads it.
+g "$SRC" checkout -q -b v3 "$c2"
+echo 'second, better' >>"$SRC/README"
+g "$SRC" commit -qam "README: second, better"
+g "$SRC" checkout -q master
+p2id=$(sed -n 's/^Message-I[dD]: <\(.*\)>$/\1/p' "$3")
+g "$SRC" format-patch -q -1 --stdout --in-reply-to="$p2id" v3 |
+    sed 's|^Subject: \[PATCH\]|Subject: [PATCH v3 2/3]|' >"$PW_TMP/v3-2.patch"
+add_msg "$PW_TMP/v3-2.patch"
+rerolled() { [ "$(sql "SELECT state FROM series WHERE version = 3")" = applied ]; }
+subjects=
+wait_until 30 rerolled &&
+    subjects=$(sql "SELECT group_concat(subject, '|') FROM (SELECT p.subject FROM series_patches p JOIN series s ON s.id = p.series_id WHERE s.version = 3 ORDER BY p.seq)")
+[ "$subjects" = "mm: memcg: first|README: second, better|mm: memcg: third" ] &&
+    [ "$(sql "SELECT total || ' ' || base_sha FROM series WHERE version = 3")" = "3 $c1" ] &&
+    pass partial_reroll || fail partial_reroll "$subjects $(sql "SELECT id, version, state, error FROM series") $(grep "inbox lm" "$PW_DIR/daemon.log" | tail -2)"
 
 # Bad mail in the archive is skipped with a reason; the patch after it,
 # tagged for the fixes branch, goes there (its base: that branch's tip).

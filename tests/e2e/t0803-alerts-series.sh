@@ -3,9 +3,9 @@
 # (git format-patch) posted to POST /api/v1/series, applied and measured
 # by a real runner (the tip makes the loop 4x, min_effect 20%): the report
 # lands in the patch thread: In-Reply-To and References are the cover
-# letter's Message-ID, the subject "Re: [PATCH v2 0/2] <its title>", the
-# series' author (the cover letter's sender) gets it, and the body names
-# the series.
+# letter's Message-ID, the subject "Re: [PATCH v2 0/2] <its title>:
+# <job.metric> +N% regression", the series' author (the cover letter's
+# sender) gets it, and the body names the series.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -83,7 +83,7 @@ has_mail() { ls "$SMTP"/mail-*.eml >/dev/null 2>&1; }
 wait_until 240 has_mail && pass report_sent ||
     { fail report_sent "$(sql 'SELECT kind, state, last_error FROM alerts'); $(sql "SELECT metric, verdict, final, base_median, cand_median, ci_low, ci_high, n_base, n_cand, coalesce(note, '') FROM comparisons WHERE metric = 'time_ms'"); runs: $(sql "SELECT group_concat(r.job_id || ':' || m.value, ' ') FROM runs r JOIN metrics m ON m.run_id = r.id WHERE m.name = 'time_ms'")"; show_logs; finish; }
 /usr/bin/python3 - "$SMTP" "$cover_id" <<'PY' && pass threaded_under_the_series || fail threaded_under_the_series "see above"
-import email, email.policy, glob, json, sys
+import email, email.policy, glob, json, re, sys
 d, cover = sys.argv[1:]
 files = glob.glob(d + "/mail-*.eml")
 m = email.message_from_bytes(open(files[0], "rb").read(), policy=email.policy.default)
@@ -95,7 +95,7 @@ def check(c, what):
         print("# " + what); ok = False
 check(m["In-Reply-To"] == cover, "In-Reply-To %r, cover %r" % (m["In-Reply-To"], cover))
 check(cover in str(m["References"]), "References %r" % str(m["References"]))
-check(str(m["Subject"]) == "Re: [PATCH v2 0/2] memcg: make the loop longer", "subject %r" % str(m["Subject"]))
+check(re.fullmatch(r"Re: \[PATCH v2 0/2\] memcg: make the loop longer: slowprog\.time_ms \+[0-9.]+% regression", str(m["Subject"])), "subject %r" % str(m["Subject"]))
 # The series' author: who sent the cover letter (git uses the committer).
 check(sorted(env["rcpt"]) == ["cy@example.org", "perf-reports@example.org"], "rcpt %r" % env["rcpt"])
 b = m.get_content()

@@ -171,8 +171,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	memset(&gp, 0, sizeof(gp));
-	gp.diff = m.body + m.patch_off;
-	gp.len = m.body_len - (size_t)m.patch_off;
+	gp.diff = m.patch;
+	gp.len = m.patch_len;
 	gp.author_name = m.from_name;
 	gp.author_email = m.from_email;
 	gp.author_time = m.date;

@@ -230,8 +230,9 @@ TEST(test_alert__mail_series_thread_and_encoding)
 	dc.alerts.nlists = 1;
 	alert_report_init(&r, x, "https://perf.example.org", 1764547200);
 	subject = alert_mail_subject(&r, 1);
-	ASSERT_STREQ(
-	    subject, "Re: [PATCH v2 0/3] memcg: batch the sock stat update");
+	ASSERT_STREQ(subject,
+	    "Re: [PATCH v2 0/3] memcg: batch the sock stat update: "
+	    "fio-memcg.read_bw -4.5% regression");
 	alert_rcpt_make(&rc, &dc, x);
 	/* The series' author, the configured To, the inbox's Cc list. */
 	ASSERT_INTEQ(rc.nenv, 3);
@@ -257,8 +258,7 @@ TEST(test_alert__mail_series_thread_and_encoding)
 	    strstr(out.data, "\r\nDate: ") || !strncmp(out.data, "Date: ", 6));
 	ASSERT(strstr(out.data, "Mon, 01 Dec 2025 00:00:00 +0000") != NULL);
 	ASSERT_INTEQ(mail_parse(&m, out.data, out.len, 1, &e), 0);
-	ASSERT_STREQ(
-	    m.subject, "Re: [PATCH v2 0/3] memcg: batch the sock stat update");
+	ASSERT_STREQ(m.subject, subject);
 	ASSERT_STREQ(m.in_reply_to, "cover.1@example.org");
 	ASSERT_STREQ(m.message_id, "perfwatch.1@example.org");
 	ASSERT_STREQ(m.from_email, "perfwatch@example.org");
@@ -717,5 +717,65 @@ TEST(test_alert__subject_branch)
 	    s, "[mm] 0123456789ab mm: x: fio-memcg.read_bw -4.5% regression");
 	free(s);
 	alert_report_release(&r);
+	store_alert_info_free(x);
+}
+
+/* trigger.every_patch pinned the change to patch 2/3: the subject is
+ * that patch's with the metric and size; "To reproduce" fetches the
+ * public tree's base and the series' first two patches by Message-ID,
+ * fills in the runner's placeholders and names no file of this
+ * repository. */
+TEST(test_alert__pinned_patch_report)
+{
+	struct store_alert_info *x = info_new("mm: x", "A <a@example.org>");
+	struct alert_report r;
+	struct buf b = BUF_INIT(ALERT_MAIL_MAX);
+	char *subject;
+
+	with_series(x);
+	free(x->spec);
+	x->spec = xstrdup("{\"command\": [\"{workdir}/prog\", \"--bs={bs}\","
+	                  " \"-j{cpus}\", \"{nope}\"], \"build\": [\"make\"],"
+	                  " \"params\": {\"bs\": \"4k\"}, \"runs\": 5}");
+	x->series_base = xstrdup("1111111111111111111111111111111111111111");
+	x->patch_seq = 2;
+	x->patch_msgid = xstrdup("p2@example.org");
+	x->patch_subject = xstrdup("memcg: the second step");
+	/* Patch 2 of 3 against its parent: pinned. */
+	ASSERT_INTEQ(alert_pinned_patch(x), 2);
+	alert_report_init(&r, x, "https://perf.example.org", 1764547200);
+	r.tree_url = xstrdup("https://git.example.org/mm.git");
+	subject = alert_mail_subject(&r, 1);
+	ASSERT_STREQ(subject,
+	    "Re: [PATCH v2 2/3] memcg: the second step: fio-memcg.read_bw "
+	    "-4.5% regression");
+	alert_mail_body(&b, &r);
+	ASSERT_MSG(strstr(b.data,
+	               "  git fetch https://git.example.org/mm.git mm-new\n"
+	               "  git checkout 1111111111111111111111111111111111111111"
+	               "     # the series' base\n"
+	               "  b4 am -P 1-2 cover.1@example.org\n") != NULL,
+	    "%s", b.data);
+	ASSERT(strstr(b.data,
+	           "https://lore.kernel.org/r/cover.1@example.org") != NULL);
+	ASSERT_MSG(strstr(b.data,
+	               "  make\n  ./prog --bs=4k -j$(nproc) {nope}\n") != NULL,
+	    "%s", b.data);
+	ASSERT(strstr(b.data, "{workdir}") == NULL);
+	ASSERT(strstr(b.data, "docs/") == NULL);
+	/* The synthetic commit is no checkout target. */
+	ASSERT(strstr(b.data, "git checkout 0123456789abcdef") == NULL);
+	free(subject);
+	alert_report_release(&r);
+	/* The last patch against the series' base is the whole series. */
+	x->patch_seq = 3;
+	free(x->base_sha);
+	x->base_sha = xstrdup(x->series_base);
+	ASSERT_INTEQ(alert_pinned_patch(x), 0);
+	/* ... and against patch 2's commit, patch 3 alone. */
+	free(x->base_sha);
+	x->base_sha = xstrdup("2222222222222222222222222222222222222222");
+	ASSERT_INTEQ(alert_pinned_patch(x), 3);
+	buf_release(&b);
 	store_alert_info_free(x);
 }

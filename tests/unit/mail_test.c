@@ -297,8 +297,9 @@ TEST(test_mail__mbox_and_group)
 
 TEST(test_mail__bad_mbox)
 {
-	static const char bad[] = "From x\nFrom: a\n\nok\nFrom y\nnot a "
-	                          "header\n\nbody\n";
+	static const char bad[] =
+	    "From x Mon Sep 17 00:00:00 2001\nFrom: a\n\nok\n"
+	    "From y Mon Sep 17 00:00:00 2001\nnot a header\n\nbody\n";
 	struct mail_msg *m;
 	size_t n;
 	struct err e = { 0 };
@@ -576,6 +577,210 @@ TEST(test_mail__unthreaded_format_patch)
 	mail_series_free(s, ns);
 	mail_group(&s, &ns, &orphans, m, n);
 	ASSERT_STREQ(s[0].message_id, id);
+	mail_series_free(s, ns);
+	mail_msgs_free(m, n);
+}
+
+/* A quilt patch: no "---" line, no "diff --git": "Index:" ends the
+ * message, each file's "--- linux.orig/P" "+++ linux/P" gets a git
+ * header with git apply's -p1 paths, /dev/null makes a new file. */
+TEST(test_mail__quilt_patch)
+{
+	static const char q[] =
+	    "From: Q <q@x>\n"
+	    "Subject: [PATCH] mm: quilt\n"
+	    "Message-Id: <q@x>\n"
+	    "\n"
+	    "Made with quilt.\n"
+	    "\n"
+	    "Signed-off-by: Q <q@x>\n"
+	    "\n"
+	    "Index: linux/mm/a.c\n"
+	    "=================================================================="
+	    "=\n"
+	    "--- linux.orig/mm/a.c\t2019-05-01 10:00:00.000000000 +0200\n"
+	    "+++ linux/mm/a.c\t2019-05-01 10:01:00.000000000 +0200\n"
+	    "@@ -1 +1 @@\n"
+	    "-a\n"
+	    "+b\n"
+	    "Index: linux/mm/new.c\n"
+	    "=================================================================="
+	    "=\n"
+	    "--- /dev/null\n"
+	    "+++ linux/mm/new.c\n"
+	    "@@ -0,0 +1 @@\n"
+	    "+new\n";
+	struct mail_msg m;
+	struct err e = { 0 };
+
+	ASSERT_MSG(
+	    mail_parse(&m, q, sizeof(q) - 1, 1, &e) == 0 && mail_is_patch(&m),
+	    "%s", err_msg(&e));
+	ASSERT_STREQ(m.message, "Made with quilt.\n\nSigned-off-by: Q <q@x>");
+	ASSERT(strncmp(m.body + m.patch_off, "--- linux.orig/", 15) == 0);
+	ASSERT_STREQ(m.patch,
+	    "diff --git a/mm/a.c b/mm/a.c\n"
+	    "--- a/mm/a.c\n"
+	    "+++ b/mm/a.c\n"
+	    "@@ -1 +1 @@\n"
+	    "-a\n"
+	    "+b\n"
+	    "Index: linux/mm/new.c\n"
+	    "=================================================================="
+	    "=\n"
+	    "diff --git a/mm/new.c b/mm/new.c\n"
+	    "new file mode 100644\n"
+	    "--- /dev/null\n"
+	    "+++ b/mm/new.c\n"
+	    "@@ -0,0 +1 @@\n"
+	    "+new\n");
+	ASSERT_INTEQ(m.patch_len, strlen(m.patch));
+	mail_msg_release(&m);
+}
+
+/* A git diff passes as it is; a mail without a diff has no patch. */
+TEST(test_mail__git_patch_kept)
+{
+	struct mail_msg m;
+	struct err e = { 0 };
+
+	ASSERT(mail_parse(&m, patch1, sizeof(patch1) - 1, 1, &e) == 0);
+	ASSERT_STREQ(m.patch, m.body + m.patch_off);
+	mail_msg_release(&m);
+}
+
+/* CRLF mbox, a body line "From the ..." that is no separator, and an
+ * mboxrd ">From " line: one message each way, CRs gone. */
+TEST(test_mail__crlf_and_from_lines)
+{
+	static const char mb[] = "From 1 Mon Sep 17 00:00:00 2001\r\n"
+	                         "From: A <a@x>\r\n"
+	                         "Subject: [PATCH] one\r\n"
+	                         "\r\n"
+	                         "From the start it was wrong.\r\n"
+	                         ">From here on it is right.\r\n"
+	                         "---\r\n"
+	                         "diff --git a/f b/f\r\n"
+	                         "--- a/f\r\n"
+	                         "+++ b/f\r\n"
+	                         "@@ -1 +1 @@\r\n"
+	                         "-a\r\n"
+	                         "+b\r\n"
+	                         "From 2 Mon Sep 17 00:00:00 2001\r\n"
+	                         "From: B <b@x>\r\n"
+	                         "Subject: two\r\n"
+	                         "\r\n"
+	                         "text\r\n";
+	struct mail_msg *m;
+	size_t n;
+	struct err e = { 0 };
+
+	ASSERT_MSG(mail_mbox_parse(&m, &n, mb, sizeof(mb) - 1, &e) == 0, "%s",
+	    err_msg(&e));
+	ASSERT_INTEQ(n, 2);
+	ASSERT_STREQ(m[0].message,
+	    "From the start it was wrong.\nFrom here on it is right.");
+	ASSERT_STREQ(m[0].patch,
+	    "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n");
+	ASSERT_INTEQ(m[1].line, 15);
+	ASSERT_STREQ(m[1].subject, "two");
+	mail_msgs_free(m, n);
+	/* One public-inbox message in CRLF: the same. */
+	{
+		struct mail_msg one;
+
+		ASSERT(mail_parse(&one, mb + 33, 175, 0, &e) == 0);
+		ASSERT_STREQ(one.subject, "[PATCH] one");
+		ASSERT(strchr(one.patch, '\r') == NULL);
+		mail_msg_release(&one);
+	}
+}
+
+/* Tags in any order, with the prefixes lists use. */
+TEST(test_mail__tag_orders)
+{
+	static const struct {
+		const char *subject;
+		int rfc, resend, version, seq, total;
+		const char *prefix;
+	} c[] = {
+		{ "[RFC PATCH net-next v3 2/5] x", 1, 0, 3, 2, 5, "net-next" },
+		{ "[PATCH 2/5 net-next v3 RESEND] x", 0, 1, 3, 2, 5,
+		    "net-next" },
+		{ "[PATCH RESEND] x", 0, 1, 1, 1, 1, "" },
+		{ "[PATCHv4 03/10] x", 0, 0, 4, 3, 10, "" },
+		{ "[RFC][PATCH v2] x", 1, 0, 2, 1, 1, "" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct mail_subject t;
+
+		mail_subject_parse(&t, c[i].subject);
+		ASSERT_MSG(t.patch && t.rfc == c[i].rfc &&
+		        t.resend == c[i].resend && t.version == c[i].version &&
+		        t.seq == c[i].seq && t.total == c[i].total &&
+		        strcmp(t.prefix, c[i].prefix) == 0 &&
+		        strcmp(t.title, "x") == 0,
+		    "%s", c[i].subject);
+		mail_subject_release(&t);
+	}
+}
+
+/* Parses an mbox that must parse, and groups it. */
+static void
+parse_and_group(struct mail_msg **m, size_t *n, struct mail_series **s,
+    size_t *ns, size_t *orphans, const char *mb, size_t len)
+{
+	struct err e = { 0 };
+
+	ASSERT_MSG(mail_mbox_parse(m, n, mb, len, &e) == 0, "%s", err_msg(&e));
+	mail_group(s, ns, orphans, *m, *n);
+}
+
+/* "[PATCH v2 2/3]" in reply to v1's 2/3: a v2 series of v1's 1/3 and
+ * 3/3 with the new 2/3, keeping v1's cover (its base); v1 is unchanged. */
+TEST(test_mail__partial_reroll)
+{
+	static const char mb[] =
+	    "From 1 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <c@x>\nSubject: [PATCH 0/3] the cover\n\n"
+	    "base-commit: 0123456789abcdef0123456789abcdef01234567\n"
+	    "From 2 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <p1@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 1/3] one\n\n---\ndiff --git a/f b/f\n"
+	    "From 3 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <p2@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 2/3] two\n\n---\ndiff --git a/f b/f\n"
+	    "From 4 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <p3@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 3/3] three\n\n---\ndiff --git a/f b/f\n"
+	    "From 5 Mon Sep 17 00:00:00 2001\nFrom: R <r@x>\n"
+	    "Message-Id: <r@x>\nIn-Reply-To: <p2@x>\n"
+	    "Subject: Re: [PATCH 2/3] two\n\nreview\n"
+	    "From 6 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <p2v2@x>\nIn-Reply-To: <p2@x>\n"
+	    "References: <c@x> <p2@x>\n"
+	    "Subject: [PATCH v2 2/3] two, better\n\n---\ndiff --git a/f b/f\n";
+	struct mail_msg *m;
+	struct mail_series *s;
+	size_t n, ns, orphans;
+
+	parse_and_group(&m, &n, &s, &ns, &orphans, mb, sizeof(mb) - 1);
+	ASSERT_INTEQ(ns, 2);
+	ASSERT_INTEQ(orphans, 0);
+	ASSERT(s[0].complete && s[0].version == 1 && s[0].patches[1] == 2);
+	ASSERT(s[1].complete);
+	ASSERT_INTEQ(s[1].version, 2);
+	ASSERT_INTEQ(s[1].total, 3);
+	ASSERT_STREQ(s[1].message_id, "p2v2@x");
+	ASSERT_STREQ(s[1].title, "the cover");
+	ASSERT_INTEQ(s[1].cover, 0);
+	ASSERT_INTEQ(s[1].patches[0], 1);
+	ASSERT_INTEQ(s[1].patches[1], 5);
+	ASSERT_INTEQ(s[1].patches[2], 3);
+	ASSERT_STREQ(
+	    s[1].base_commit, "0123456789abcdef0123456789abcdef01234567");
 	mail_series_free(s, ns);
 	mail_msgs_free(m, n);
 }

@@ -1,0 +1,573 @@
+/*
+ * Commands by reply to a report (mailcmd.h).
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/buf.h"
+#include "common/caps.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "daemon/alert.h"
+#include "daemon/bisect.h"
+#include "daemon/dconf.h"
+#include "daemon/mail.h"
+#include "daemon/mailcmd.h"
+#include "daemon/store.h"
+
+#define CMD_PREFIX "#perfwatch"
+
+size_t
+mailcmd_parse(struct mailcmd_line *out, size_t max, const char *body)
+{
+	const char *p = body ? body : "";
+	size_t n = 0, line = 0, pl = strlen(CMD_PREFIX);
+
+	while (*p && n < max) {
+		size_t l = strcspn(p, "\n"), k, j = 0;
+
+		line++;
+		if (l >= pl && strncmp(p, CMD_PREFIX, pl) == 0 &&
+		    (l == pl || p[pl] == ' ' || p[pl] == '\t' ||
+		        p[pl] == '\r')) {
+			struct mailcmd_line *c = &out[n++];
+
+			c->line = line;
+			for (k = pl; k < l && (p[k] == ' ' || p[k] == '\t');
+			     k++)
+				;
+			for (; k < l && j + 1 < sizeof(c->text); k++) {
+				unsigned char ch = (unsigned char)p[k];
+
+				c->text[j++] =
+				    ch < 0x20 || ch >= 0x7f ? ' ' : (char)ch;
+			}
+			while (j > 0 && c->text[j - 1] == ' ')
+				j--;
+			c->text[j] = '\0';
+		}
+		p += l;
+		if (*p == '\n')
+			p++;
+	}
+	return n;
+}
+
+int
+mailcmd_report_id(
+    char sha[13], char *job, size_t jobn, int64_t *host, const char *msgid)
+{
+	const char *p = msgid, *at, *h, *dot;
+	size_t jl;
+
+	if (strncmp(p, "perfwatch.", 10) != 0)
+		return -1;
+	p += 10;
+	if (strspn(p, "0123456789abcdef") < 12 || p[12] != '.')
+		return -1;
+	memcpy(sha, p, 12);
+	sha[12] = '\0';
+	p += 13;
+	if ((at = strchr(p, '@')) == NULL)
+		return -1;
+	/* "<job>.h<host>.<n>": the job may hold dots, so from the right. */
+	for (dot = at - 1; dot > p && *dot != '.'; dot--)
+		;
+	for (h = dot - 1; h > p && *h != '.'; h--)
+		;
+	if (dot <= p || h <= p || h[1] != 'h' || h + 2 >= dot ||
+	    (size_t)strspn(h + 2, "0123456789") != (size_t)(dot - h - 2) ||
+	    (size_t)strspn(dot + 1, "0123456789") != (size_t)(at - dot - 1))
+		return -1;
+	jl = (size_t)(h - p);
+	if (jl == 0 || jl >= jobn)
+		return -1;
+	memcpy(job, p, jl);
+	job[jl] = '\0';
+	*host = strtoll(h + 2, NULL, 10);
+	return 0;
+}
+
+/* ---- who ---- */
+
+static int
+same_addr(const char *a, const char *mailbox)
+{
+	char b[256];
+
+	return mailbox != NULL && alert_mail_addr(b, sizeof(b), mailbox) == 0 &&
+	    strcasecmp(a, b) == 0;
+}
+
+static int
+allowed(const struct dconf *c, const struct cfg_inbox *in,
+    const struct store_alert_info *x, const char *from)
+{
+	size_t i;
+
+	if (in != NULL && in->commands_from_anyone)
+		return 1;
+	/* The series' sender, or the author of the commit (the patch's
+	 * for a series) the report is of. */
+	if (same_addr(from, x->series_author) || same_addr(from, x->author))
+		return 1;
+	for (i = 0; i < c->dc->maintainers.n; i++)
+		if (same_addr(from, c->dc->maintainers.v[i]))
+			return 1;
+	return 0;
+}
+
+/* ---- what ---- */
+
+enum op { OP_TRIAGE, OP_RETEST, OP_BISECT };
+
+struct cmd {
+	enum op op;
+	const char *state; /* OP_TRIAGE */
+	char note[400];
+	int64_t runs; /* OP_RETEST: 0 keeps the pair's */
+};
+
+static int
+is_state(const char *s)
+{
+	return strcmp(s, "new") == 0 || strcmp(s, "acknowledged") == 0 ||
+	    strcmp(s, "invalid") == 0 || strcmp(s, "fixed") == 0;
+}
+
+/*
+ * One line to a command: 0, or -1 with why (for the answer).  The
+ * states point into static strings or into words, which lives as long
+ * as the answer is made.
+ */
+static int
+parse_cmd(struct cmd *c, char *words, const char *from, struct buf *why)
+{
+	char *save = NULL, *verb = strtok_r(words, " \t", &save);
+	char *a1 = strtok_r(NULL, " \t", &save);
+	char *a2 = strtok_r(NULL, " \t", &save);
+
+	memset(c, 0, sizeof(*c));
+	c->op = OP_TRIAGE;
+	if (verb == NULL) {
+		buf_puts(why, "no command after #perfwatch");
+		return -1;
+	}
+	if ((strcmp(verb, "invalid") == 0 || strcmp(verb, "ignore") == 0 ||
+	        strcmp(verb, "expected") == 0) &&
+	    a1 == NULL) {
+		c->state = verb[0] == 'e' ? "acknowledged" : "invalid";
+		snprintf(c->note, sizeof(c->note), "%s (by mail from %s)",
+		    verb[0] == 'e' ? "expected" : verb, from);
+		return 0;
+	}
+	if (strcmp(verb, "fixed-by") == 0) {
+		size_t n = a1 ? strspn(a1, "0123456789abcdef") : 0;
+
+		if (a1 == NULL || a2 != NULL || n < 7 || n > 40 ||
+		    a1[n] != '\0') {
+			buf_puts(why,
+			    "fixed-by takes one commit id (7 to 40 "
+			    "hex digits)");
+			return -1;
+		}
+		c->state = "fixed";
+		snprintf(c->note, sizeof(c->note),
+		    "fixed by %s (by mail from %s)", a1, from);
+		return 0;
+	}
+	if (strcmp(verb, "triage") == 0) {
+		if (a1 == NULL || a2 != NULL || !is_state(a1)) {
+			buf_puts(why,
+			    "triage takes one state: new, "
+			    "acknowledged, invalid or fixed");
+			return -1;
+		}
+		c->state = a1;
+		snprintf(
+		    c->note, sizeof(c->note), "%s (by mail from %s)", a1, from);
+		return 0;
+	}
+	if (strcmp(verb, "retest") == 0) {
+		c->op = OP_RETEST;
+		if (a1 != NULL &&
+		    (strncmp(a1, "runs=", 5) != 0 || a2 != NULL ||
+		        strspn(a1 + 5, "0123456789") != strlen(a1 + 5) ||
+		        strlen(a1 + 5) == 0 || strlen(a1 + 5) > 4 ||
+		        (c->runs = atoll(a1 + 5)) < 1 || c->runs > 1000)) {
+			buf_puts(why, "retest takes at most runs=N (1..1000)");
+			return -1;
+		}
+		return 0;
+	}
+	if (strcmp(verb, "bisect") == 0 && a1 == NULL) {
+		c->op = OP_BISECT;
+		return 0;
+	}
+	buf_puts(why,
+	    "unknown command; known: invalid, ignore, expected, "
+	    "fixed-by <sha>, triage <state>, retest [runs=N], "
+	    "bisect");
+	return -1;
+}
+
+/* A pair again, with runs (0: its own). */
+static int
+retest_pair(struct store *s, int64_t pair, int64_t runs, int64_t now)
+{
+	struct store_pair_again pa;
+	struct store_job_new jn[2];
+	char *spec[2] = { NULL, NULL };
+	int k, r;
+
+	if ((r = store_pair_again_get(s, &pa, pair)) != 0)
+		return r;
+	for (k = 0; k < 2; k++) {
+		json_t *o = pwjson_parse(
+		    pa.side[k].spec, strlen(pa.side[k].spec), NULL);
+
+		memset(&jn[k], 0, sizeof(jn[k]));
+		jn[k].role = k == 0 ? "base" : "candidate";
+		jn[k].labels_json = pa.side[k].labels;
+		jn[k].runs = runs > 0 ? runs : pa.side[k].runs;
+		jn[k].max_runs = pa.side[k].max_runs > jn[k].runs
+		    ? pa.side[k].max_runs
+		    : jn[k].runs;
+		jn[k].max_attempts = pa.side[k].max_attempts;
+		jn[k].commit_id = pa.side[k].commit_id;
+		if (o != NULL && runs > 0)
+			json_object_set_new(o, "runs", json_integer(runs));
+		spec[k] = o != NULL ? pwjson_dump(o) : xstrdup(pa.side[k].spec);
+		jn[k].spec_json = spec[k];
+		json_decref(o);
+	}
+	r = store_pair_create(s, NULL, NULL, NULL, pa.name,
+	    pa.point ? pa.point : "", &jn[0], &jn[1], now);
+	free(spec[0]);
+	free(spec[1]);
+	store_pair_again_release(&pa);
+	return r;
+}
+
+struct target {
+	struct store_alert_info *x;
+	int64_t *regs;
+	size_t nregs;
+	size_t pairs;
+};
+
+/* Does c; appends what happened to ans.  0, or an error (ans says). */
+static int
+apply(struct target *t, struct store *s, const struct dconf *conf,
+    const struct cmd *c, const char *from, int64_t now, struct buf *ans)
+{
+	const struct store_alert_info *x = t->x;
+	struct err e = { 0 };
+	size_t i, j;
+	int64_t bid = 0;
+	int r = 0;
+
+	switch (c->op) {
+	case OP_TRIAGE:
+		if (t->nregs == 0) {
+			buf_puts(ans,
+			    "not done: the report has no regression "
+			    "to triage\n");
+			return ERR_INVALID;
+		}
+		for (i = 0; i < t->nregs && r == 0; i++)
+			r = store_web_triage(
+			    s, t->regs[i], c->state, c->note, now);
+		if (r != 0) {
+			buf_printf(ans, "not done: %s\n", store_errmsg(s));
+			return r;
+		}
+		buf_printf(ans, "done: %zu regression(s) of %s marked %s\n",
+		    t->nregs, x->job, c->state);
+		return 0;
+	case OP_RETEST:
+		for (i = 0; i < x->ncmp && r == 0; i++) {
+			for (j = 0; j < i; j++)
+				if (x->cmp[j].pair_id == x->cmp[i].pair_id)
+					break;
+			if (j < i)
+				continue;
+			r = retest_pair(s, x->cmp[i].pair_id, c->runs, now);
+			if (r == 0)
+				t->pairs++;
+		}
+		if (r != 0) {
+			buf_printf(ans, "not done: %s\n", store_errmsg(s));
+			return r;
+		}
+		if (t->pairs == 0) {
+			buf_puts(ans,
+			    "not done: nothing to retest (the report "
+			    "has no measured pair)\n");
+			return ERR_INVALID;
+		}
+		buf_printf(ans,
+		    "done: %zu pair(s) of %s queued again; their verdict "
+		    "replaces this one\n",
+		    t->pairs, x->job);
+		return 0;
+	case OP_BISECT:
+		if (t->nregs == 0) {
+			buf_puts(ans,
+			    "not done: the report has no regression "
+			    "to bisect\n");
+			return ERR_INVALID;
+		}
+		{
+			char *by = xasprintf("mail %s", from);
+
+			r = bisect_begin(
+			    s, conf, &bid, t->regs[0], by, now, &e);
+			free(by);
+		}
+		if (r == ERR_EXISTS) {
+			buf_printf(ans,
+			    "done already: bisection %" PRId64
+			    " of this regression is running\n",
+			    bid);
+			return 0;
+		}
+		if (r != 0) {
+			buf_printf(ans, "not done: %s\n",
+			    err_msg(&e)[0] ? err_msg(&e) : store_errmsg(s));
+			return r;
+		}
+		buf_printf(ans, "done: bisection %" PRId64 " started\n", bid);
+		return 0;
+	}
+	return ERR_INVALID;
+}
+
+/* ---- the answer ---- */
+
+/* Queues the answer under m: 0, ERR_EXISTS (answered before), or -1. */
+static int
+answer(struct store *s, const struct dconf *conf, const struct mail_msg *m,
+    const char *key, const char *from, const char *text, int64_t now)
+{
+	const struct daemon_config *dc = conf->dc;
+	struct buf mail = BUF_INIT(ALERT_MAIL_MAX);
+	struct buf refs = BUF_INIT(64 * 1024);
+	struct alert_rcpt rc;
+	struct alert_mail_in in;
+	struct store_alert_new a;
+	char *to[1], *env[1], *subject, *irt, *mid, dom[256] = "";
+	const char *at;
+	size_t i;
+	int r;
+
+	if (dc->alerts.smtp == NULL) {
+		log_info("command mail %.200s: no alerts.email to answer by",
+		    m->message_id);
+		return 0;
+	}
+	if (alert_mail_addr(dom, sizeof(dom), dc->alerts.from) != 0 ||
+	    (at = strchr(dom, '@')) == NULL)
+		at = "@perfwatch.invalid";
+	memset(&rc, 0, sizeof(rc));
+	to[0] = env[0] =
+	    (char *)(dc->alerts.test_to ? dc->alerts.test_to : from);
+	rc.to = to;
+	rc.nto = 1;
+	rc.env = env;
+	rc.nenv = 1;
+	subject = m->tag.reply ? xstrdup(m->subject)
+	                       : xasprintf("Re: %s", m->subject);
+	irt = xasprintf("<%s>", m->message_id);
+	/* The thread's newest ids: enough for any reader to place it. */
+	for (i = m->nrefs > 10 ? m->nrefs - 10 : 0; i < m->nrefs; i++)
+		buf_printf(&refs, "<%s> ", m->refs[i]);
+	buf_puts(&refs, irt);
+	{
+		/* Stable per command mail: FNV-1a of its Message-ID. */
+		unsigned long long h = 14695981039346656037ULL;
+		const char *c;
+
+		for (c = m->message_id; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+		mid = xasprintf("<perfwatch.command.%016llx%s>", h, at);
+	}
+	memset(&in, 0, sizeof(in));
+	in.from = dc->alerts.from;
+	in.subject = subject;
+	in.message_id = mid;
+	in.in_reply_to = irt;
+	in.references = refs.data;
+	in.rcpt = &rc;
+	in.text = text;
+	in.event = "command";
+	in.now = now;
+	r = alert_mail_build(&mail, &in);
+	if (r == 0) {
+		memset(&a, 0, sizeof(a));
+		a.kind = "email";
+		a.key = key;
+		a.target = env[0];
+		a.subject = subject;
+		a.payload = mail.data;
+		r = store_alert_mail_put(s, &a, now);
+	}
+	buf_release(&mail);
+	buf_release(&refs);
+	free(subject);
+	free(irt);
+	free(mid);
+	return r;
+}
+
+/* The report m answers: 0 and *x, or ERR_NOTFOUND. */
+static int
+find_report(
+    struct store_alert_info **x, struct store *s, const struct mail_msg *m)
+{
+	size_t k;
+
+	for (k = 0; k <= m->nrefs; k++) {
+		const char *id =
+		    k == 0 ? m->in_reply_to : m->refs[m->nrefs - k];
+		char sha[13], job[CAP_NAME + 1];
+		int64_t host, commit;
+		int r;
+
+		if (mailcmd_report_id(sha, job, sizeof(job), &host, id) != 0)
+			continue;
+		r = store_alert_report_find(s, &commit, sha, job, host);
+		if (r == ERR_NOTFOUND) {
+			store_errclear(s);
+			continue;
+		}
+		if (r != 0)
+			return -1;
+		r = store_alert_info(s, x, commit, job, host);
+		if (r == ERR_NOTFOUND)
+			store_errclear(s);
+		return r;
+	}
+	return ERR_NOTFOUND;
+}
+
+int
+mailcmd_handle(struct mailcmd_result *out, struct store *s,
+    const struct dconf *conf, const struct cfg_inbox *inbox,
+    const struct mail_msg *m, int64_t now, struct err *e)
+{
+	struct mailcmd_line lines[MAILCMD_MAX];
+	struct cmd cmds[MAILCMD_MAX];
+	char words[MAILCMD_MAX][96], from[256], *key = NULL;
+	struct target t;
+	struct buf ans = BUF_INIT(64 * 1024), why = BUF_INIT(512);
+	size_t n, i, bad = 0;
+	int r = 0, ok, open_tx = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&t, 0, sizeof(t));
+	n = mailcmd_parse(lines, MAILCMD_MAX, m->body);
+	if (n == 0 || m->message_id[0] == '\0')
+		return 0;
+	r = find_report(&t.x, s, m);
+	if (r == ERR_NOTFOUND)
+		return 0; /* not an answer to one of ours */
+	if (r != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	key = xasprintf("command/%.900s", m->message_id);
+	if ((r = store_alert_key_known(s, key)) != 0) {
+		store_alert_info_free(t.x);
+		free(key);
+		if (r < 0)
+			return err_set(e, "%s", store_errmsg(s));
+		out->handled = 1; /* read again: answered before */
+		return 0;
+	}
+	out->handled = 1;
+	if (alert_mail_addr(from, sizeof(from), m->from) != 0)
+		snprintf(from, sizeof(from), "%s", "unknown");
+	buf_printf(&ans, "On the report of %.12s (%s), perfwatch read:\n\n",
+	    t.x->sha ? t.x->sha : "?", t.x->job);
+	ok = strcmp(from, "unknown") != 0 && allowed(conf, inbox, t.x, from);
+	if (ok &&
+	    store_alert_regressions(
+	        s, &t.regs, &t.nregs, t.x->pairs, t.x->npairs) != 0) {
+		r = err_set(e, "%s", store_errmsg(s));
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(words[i], sizeof(words[i]), "%s", lines[i].text);
+		buf_reset(&why);
+		if (parse_cmd(&cmds[i], words[i], from, &why) != 0) {
+			buf_printf(&ans, "> #perfwatch %s\nline %zu: %s\n\n",
+			    lines[i].text, lines[i].line, why.data);
+			bad++;
+		}
+	}
+	if (!ok) {
+		buf_printf(&ans,
+		    "Not done: %s may not command this report (its author, "
+		    "the daemon's maintainers, or anyone where the list "
+		    "allows it may).\n",
+		    from);
+	} else if (bad > 0) {
+		buf_puts(&ans,
+		    "Nothing was done: fix the line(s) above and "
+		    "send them again.\n");
+	} else {
+		if (store_begin(s) != 0) {
+			r = err_set(e, "%s", store_errmsg(s));
+			goto out;
+		}
+		for (i = 0; i < n && r == 0; i++) {
+			buf_printf(&ans, "> #perfwatch %s\n", lines[i].text);
+			r = apply(&t, s, conf, &cmds[i], from, now, &ans);
+			buf_putc(&ans, '\n');
+		}
+		if (r != 0) {
+			store_rollback(s);
+			store_errclear(s);
+			t.pairs = 0;
+			buf_puts(&ans,
+			    "Nothing was done: a line could not be "
+			    "carried out.\n");
+		} else
+			open_tx = 1; /* the answer joins it */
+	}
+	if (conf->dc->public_url != NULL && t.x->sha != NULL)
+		buf_printf(&ans, "\ndashboard: %s/commit/%s\n",
+		    conf->dc->public_url, t.x->sha);
+	buf_puts(&ans,
+	    "\n-- \nperfwatch, a performance-regression CI for "
+	    "memcg work\n");
+	r = answer(s, conf, m, key, from, ans.data, now);
+	if (open_tx && r == 0 && store_commit(s) != 0)
+		r = -1;
+	else if (open_tx && r != 0)
+		store_rollback(s);
+	if (r == ERR_EXISTS) {
+		store_errclear(s); /* answered meanwhile: nothing done */
+		r = 0;
+	} else if (r != 0) {
+		r = err_set(e, "%s", store_errmsg(s));
+	} else if (open_tx) {
+		out->pairs = t.pairs;
+		log_info("command mail %.200s from %s: %zu line(s) done, "
+		         "%zu pair(s) queued",
+		    m->message_id, from, n, t.pairs);
+	} else
+		log_info("command mail %.200s from %s: refused (%s)",
+		    m->message_id, from, !ok ? "sender not allowed" : "a line");
+out:
+	buf_release(&ans);
+	buf_release(&why);
+	free(t.regs);
+	store_alert_info_free(t.x);
+	free(key);
+	return r;
+}

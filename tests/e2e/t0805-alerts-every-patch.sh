@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# A report pinned to one patch lands under that patch: a v2 series of
+# three patches (git format-patch --thread --cover-letter) whose second
+# makes the program loop four times as long, a job with
+# `trigger.every_patch: true` (each patch against its parent), a real
+# runner and the SMTP test server.  One report is under patch 2 (patches
+# 1 and 3 change nothing; the tip against the base is the series' own,
+# under the cover letter): In-Reply-To is patch 2's Message-ID,
+# References holds the cover letter's and patch 2's, the subject is
+# "Re: [PATCH v2 2/3] <patch 2's title>: slowprog.time_ms +N% regression",
+# and "To reproduce" is what a list reader can run: the public tree and
+# the series' base, `b4 am -P 1-2 <cover id>`, the job's commands with
+# {workdir} filled in, no daemon-only commit and no file of this repo.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_alerts.sh"
+
+command -v make >/dev/null && command -v cc >/dev/null ||
+    { fail toolchain "make and cc are needed"; finish; }
+alert_servers_or_skip alerts_every_patch
+SMTP=$PW_TMP/smtp
+
+SRC=$PW_TMP/app
+loop_prog_init "$SRC"
+echo 'a small program' >"$SRC/README"
+g "$SRC" add -A
+g "$SRC" commit -qm "prog: a loop"
+c1=$(g "$SRC" rev-parse HEAD)
+g "$SRC" checkout -qb topic
+echo 'It loops.' >>"$SRC/README"
+g "$SRC" commit -qam "README: say what it does"
+echo '#define LOOPS 160000000UL' >"$SRC/loops.h"
+g "$SRC" commit -qam "prog: four times the loop"
+printf 'clean:\n\trm -f prog\n' >>"$SRC/Makefile"
+g "$SRC" commit -qam "Makefile: a clean target"
+g "$SRC" format-patch -q --cover-letter --thread -v2 --base="$c1" \
+    -o "$PW_TMP/out" "$c1..topic"
+sed -i 's/\*\*\* SUBJECT HERE \*\*\*/memcg: a longer loop/' "$PW_TMP"/out/v2-0000-*.patch
+cover_id=$(sed -n 's/^Message-ID: *//Ip' "$PW_TMP"/out/v2-0000-*.patch | head -1)
+p2_id=$(sed -n 's/^Message-ID: *//Ip' "$PW_TMP"/out/v2-0002-*.patch | head -1)
+cat "$PW_TMP"/out/*.patch >"$PW_TMP/series.mbox"
+g "$SRC" checkout -q master
+
+daemon_config "$PW_TMP/d" r1
+tree_yaml app "file://$SRC" master
+echo "$ALERTS_YAML" >>"$PW_DIR/daemon.yaml"
+cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
+name: slowprog
+parser: keyvalue
+build: [make]
+command: ["{workdir}/prog"]
+trigger:
+  trees: [app]
+  every_patch: true
+metrics:
+  # 100%: far below the 300% step, above the VM's two CPU-time modes
+  # (1.7x apart; see t0433).
+  time_ms: {better: lower, min_effect: 100%}
+runs: 5
+max_runs: 8
+timeout: 30s
+YAML
+start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
+code=$(curl -s -o "$PW_TMP/body" -w '%{http_code}' --max-time 60 \
+    -H "Authorization: Bearer $(cat "$PW_ADMIN")" -H 'Content-Type: application/mbox' \
+    --data-binary "@$PW_TMP/series.mbox" "$PW_URL/api/v1/series?tree=app&branch=master")
+[ "$code" = 202 ] && pass series_posted || { fail series_posted "$code $(cat "$PW_TMP/body")"; finish; }
+applied() { [ "$(sql "SELECT state FROM series WHERE id = 1")" = applied ]; }
+wait_until 60 applied && pass series_applied ||
+    { fail series_applied "$(sql "SELECT state, error FROM series")"; finish; }
+runner_config r1
+start_runner r1
+
+# Every pair analysed and the alerter past them: then the mail is all.
+settled() {
+	[ "$(sql "SELECT count(*) FROM pairs WHERE analysed = 0")" = 0 ] &&
+	    [ "$(sql "SELECT count(*) FROM pairs")" -ge 4 ] &&
+	    ls "$SMTP"/mail-*.eml >/dev/null 2>&1 &&
+	    [ "$(sql "SELECT count(*) FROM alerts WHERE sent IS NULL")" = 0 ]
+}
+wait_until 300 settled && pass report_sent ||
+    { fail report_sent "$(sql 'SELECT kind, state, last_error FROM alerts'); $(sql "SELECT pair_id, metric, verdict, change_pct FROM comparisons WHERE metric = 'time_ms'")"; show_logs; finish; }
+sleep 3
+base_sha=$(sql "SELECT base_sha FROM series WHERE id = 1")
+/usr/bin/python3 - "$SMTP" "$cover_id" "$p2_id" "file://$SRC" "$base_sha" <<'PY' && pass threaded_under_the_patch || fail threaded_under_the_patch "see above"
+import email, email.policy, glob, re, sys
+d, cover, p2, url, base = sys.argv[1:]
+ok = True
+def check(c, what):
+    global ok
+    if not c:
+        print("# " + what); ok = False
+mails = [email.message_from_bytes(open(f, "rb").read(), policy=email.policy.default)
+         for f in sorted(glob.glob(d + "/mail-*.eml"))]
+# First reports answer the list's mail; follow-ups answer our own.
+first = [m for m in mails if not str(m["In-Reply-To"]).startswith("<perfwatch.")]
+pinned = [m for m in first if m["In-Reply-To"] == p2]
+check(len(pinned) == 1, "reports under patch 2: %d of %r" % (len(pinned),
+      [(str(m["In-Reply-To"]), str(m["Subject"])) for m in mails]))
+# The other first reports are of the whole series, under the cover letter.
+for m in first:
+    check(m["In-Reply-To"] in (p2, cover), "In-Reply-To %r" % m["In-Reply-To"])
+if pinned:
+    m = pinned[0]
+    check(str(m["References"]).split() == [cover, p2], "References %r" % str(m["References"]))
+    check(re.fullmatch(r"Re: \[PATCH v2 2/3\] prog: four times the loop: "
+                       r"slowprog\.time_ms \+[0-9.]+% regression", str(m["Subject"])),
+          "subject %r" % str(m["Subject"]))
+    b = m.get_content().replace("\r\n", "\n")
+    want = ["  git fetch %s master\n" % url,
+            "  git checkout %s     # the series' base\n" % base,
+            "  b4 am -P 1-2 %s\n" % cover.strip("<>"),
+            "  make\n  ./prog\n"]
+    for w in want:
+        check(w in b, "no %r in:\n%s" % (w, b))
+    check("{" not in b.split("to reproduce")[1], "a placeholder left:\n" + b)
+    check("docs/" not in b and ".md" not in b, "names a repository file:\n" + b)
+sys.exit(0 if ok else 1)
+PY
+stop_pid "$PW_DAEMON_PID"
+finish

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Commands by reply: a one-patch series posted to a public-inbox archive
+# the test writes (a git repository, one message a commit, in file m)
+# halves a benchmark's score; a real runner measures it and the report
+# is mailed to the SMTP test server under the patch.  Then replies to
+# that report are posted to the archive, each answered by mail under it
+# (In-Reply-To the reply's Message-ID):
+#   - a stranger's "#perfwatch invalid": not allowed, nothing changes
+#   - the author's unknown command next to a good one: the answer names
+#     the bad line, nothing changes
+#   - the author's "#perfwatch invalid": the regression is invalid, its
+#     note says who; the same Message-ID again: no second answer
+#   - a maintainer's "#perfwatch retest runs=3": the pair made again
+#   - a maintainer's "#perfwatch bisect": a bisection started by mail
+#   - a reply to a mail that is no report of ours: ignored, no answer
+# Before the replies, the series' time to report (posted, seen, applied,
+# runs, verdict, mailed) on its page, in GET /api/v1/series/{id} and
+# summarised by GET /api/v1/latency and `perfwatch series latency`.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_alerts.sh"
+
+alert_servers_or_skip alerts_commands
+SMTP=$PW_TMP/smtp
+
+# The benchmark prints the tree's value, with a little noise.
+SRC=$PW_TMP/app
+src_init "$SRC"
+cat >"$SRC/bench.sh" <<'SH'
+v=$(cat "$(dirname "$0")/value")
+echo "score=$((v + $$ % 7))"
+SH
+echo 1000 >"$SRC/value"
+g "$SRC" add -A
+g "$SRC" commit -qm "bench: a score"
+c1=$(g "$SRC" rev-parse HEAD)
+g "$SRC" checkout -qb topic
+echo 500 >"$SRC/value"
+g "$SRC" commit -qam "memcg: halve the score"
+g "$SRC" format-patch -q --thread -o "$PW_TMP/out" -1
+g "$SRC" checkout -q master
+patch_id=$(sed -n 's/^Message-ID: *<\(.*\)>$/\1/Ip' "$PW_TMP"/out/0001-*.patch)
+
+INBOX=$PW_TMP/inbox
+git -c init.defaultBranch=master init -q "$INBOX"
+add_msg() {	# add_msg FILE: one message, one archive commit
+	sed '1{/^From [0-9a-f]* /d}' "$1" >"$INBOX/m"
+	g "$INBOX" add m
+	g "$INBOX" commit -qm "$(grep -m1 '^Subject:' "$1" | cut -c10-)"
+}
+printf 'From: a@x\nSubject: hello\nMessage-Id: <old@x>\n\nhi\n' >"$PW_TMP/old.msg"
+add_msg "$PW_TMP/old.msg"
+
+daemon_config "$PW_TMP/d" r1
+tree_yaml app "file://$SRC" master
+cat >>"$PW_DIR/daemon.yaml" <<YAML
+maintainers: ["The Boss <boss@example.org>"]
+inboxes:
+  - {name: lm, url: "file://$INBOX", poll: 1s, tree: app, branch: master}
+$ALERTS_YAML
+YAML
+cat >"$PW_DIR/jobs/score.yaml" <<'YAML'
+name: score
+parser: keyvalue
+command: [sh, "{workdir}/bench.sh"]
+trigger:
+  inboxes: [lm]
+metrics:
+  score: {better: higher, min_effect: 10%}
+runs: 5
+max_runs: 8
+timeout: 30s
+YAML
+start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
+seen_is() { [ "$(sql "SELECT last_commit FROM inbox_state WHERE name = 'lm'")" = "$(g "$INBOX" rev-parse HEAD)" ]; }
+wait_until 30 seen_is || { fail inbox_first_sight "$(sql "SELECT * FROM inbox_state")"; show_logs; finish; }
+t_posted=$(date +%s)
+add_msg "$PW_TMP"/out/0001-*.patch
+runner_config r1
+start_runner r1
+has_mail() { ls "$SMTP"/mail-*.eml >/dev/null 2>&1; }
+wait_until 120 has_mail && pass report_sent ||
+    { fail report_sent "$(sql 'SELECT kind, state, last_error FROM alerts'); $(sql "SELECT metric, verdict FROM comparisons")"; show_logs; finish; }
+report=$(/usr/bin/python3 - "$SMTP" "$patch_id" <<'PY'
+import email, email.policy, glob, sys
+for f in sorted(glob.glob(sys.argv[1] + "/mail-*.eml")):
+    m = email.message_from_bytes(open(f, "rb").read(), policy=email.policy.default)
+    if m["In-Reply-To"] == "<%s>" % sys.argv[2]:
+        print(m["Message-ID"].strip("<>"))
+PY
+)
+[ -n "$report" ] && [ "$(sql "SELECT state FROM regressions")" = new ] &&
+    pass report_under_patch || { fail report_under_patch "$(ls "$SMTP")"; finish; }
+
+# Time to report: every stage known and in order on the series, under
+# the goals (picked up within a poll interval (1 s) + 5 s of the archive
+# commit; mailed within a minute of it for this instant benchmark), and
+# the same figure as the summary's median and p90 (one series).
+wait_until 10 eval '[ "$(sql "SELECT count(*) FROM alerts WHERE sent IS NOT NULL")" -ge 1 ]'
+http GET /api/v1/series/1 >/dev/null
+cp "$PW_TMP/body" "$PW_TMP/series.json"
+http GET /api/v1/latency >/dev/null
+cp "$PW_TMP/body" "$PW_TMP/latency.json"
+/usr/bin/python3 - "$PW_TMP/series.json" "$PW_TMP/latency.json" "$t_posted" <<'PY' && pass latency_measured || fail latency_measured "$(cat "$PW_TMP/series.json" "$PW_TMP/latency.json")"
+import json, sys
+l = json.load(open(sys.argv[1]))["latency"]
+summary = json.load(open(sys.argv[2]))
+t0 = int(sys.argv[3])
+ev = ["posted", "seen", "applied", "first_run", "last_run", "verdict", "mailed"]
+assert all(isinstance(l[e], int) for e in ev), l
+# In order; runs keep whole seconds (a start is its upload less its
+# duration), so a run may read as started up to 1 s before its pair.
+assert all(l[a] <= l[b] + 1 for a, b in zip(ev[1:], ev[2:])), l
+assert l["seen"] - t0 <= 1 + 5, ("pickup", l["seen"] - t0)
+assert l["mailed"] - t0 <= 60, ("to report", l["mailed"] - t0)
+assert l["stages"]["total"] == max(0, l["mailed"] - l["posted"]), l
+assert l["summary"].startswith("pickup ") and "total " in l["summary"], l
+st = {s["stage"]: s for s in summary["stages"]}
+assert summary["series"] == 1 and st["total"]["n"] == 1, summary
+assert st["total"]["median_s"] == st["total"]["p90_s"] == l["stages"]["total"], summary
+print("# time to report: %s (archive commit to mail %d s)" % (l["summary"], l["mailed"] - t0))
+PY
+curl -s "$PW_URL/series/1" | grep -q "<th>time to report</th><td class=\"latency\">pickup " &&
+    "$PW_BIN/perfwatch" series latency --server "$PW_URL" | grep -q "^total *posted..mailed *1 " &&
+    pass latency_views || fail latency_views "$("$PW_BIN/perfwatch" series latency --server "$PW_URL" 2>&1)"
+
+N=0
+reply() {	# reply FROM PARENT BODY [MESSAGE-ID]: a reply in the archive
+	N=$((N + 1))
+	CMD_ID=${4:-cmd$N@example.org}
+	printf 'From: %s\nSubject: Re: [PATCH] memcg: halve the score\nMessage-Id: <%s>\nIn-Reply-To: <%s>\nReferences: <%s> <%s>\nDate: Mon, 7 Dec 2026 01:00:00 +0000\n\n%b' \
+	    "$1" "$CMD_ID" "$2" "$patch_id" "$2" "$3" >"$PW_TMP/reply$N.msg"
+	add_msg "$PW_TMP/reply$N.msg"
+}
+answers() {	# answers ID: the answers mailed under ID, one body a line
+	/usr/bin/python3 - "$SMTP" "$1" <<'PY'
+import email, email.policy, glob, sys
+for f in sorted(glob.glob(sys.argv[1] + "/mail-*.eml")):
+    m = email.message_from_bytes(open(f, "rb").read(), policy=email.policy.default)
+    if m["In-Reply-To"] == "<%s>" % sys.argv[2]:
+        print(m.get_content().replace("\r\n", "\n").replace("\n", "|"))
+PY
+}
+answered() { [ -n "$(answers "$1")" ]; }
+
+# A stranger: refused, nothing changes.
+reply "Mallory <mallory@example.net>" "$report" 'Rubbish.\n\n#perfwatch invalid\n'
+id1=$CMD_ID
+wait_until 30 answered "$id1" && answers "$id1" | grep -q "Not done: mallory@example.net may not command" &&
+    [ "$(sql "SELECT state FROM regressions")" = new ] &&
+    pass stranger_refused || fail stranger_refused "$(answers "$id1") $(sql "SELECT state FROM regressions")"
+
+# The author: a bad line next to a good one; the answer names line 3.
+reply "Ann Author <ann@example.org>" "$report" 'Hm.\n\n#perfwatch frobnicate\n#perfwatch invalid\n'
+id2=$CMD_ID
+wait_until 30 answered "$id2" && answers "$id2" | grep -q "line 3: unknown command" &&
+    answers "$id2" | grep -q "Nothing was done" &&
+    [ "$(sql "SELECT state FROM regressions")" = new ] &&
+    pass bad_line_named || fail bad_line_named "$(answers "$id2")"
+
+# The author: invalid.  The answer is threaded under the command.
+reply "Ann Author <ann@example.org>" "$report" 'Expected, the score is made up.\n\n#perfwatch invalid\n'
+id3=$CMD_ID
+wait_until 30 answered "$id3" && answers "$id3" | grep -q "done: 1 regression(s) of score marked invalid" &&
+    [ "$(sql "SELECT state FROM regressions")" = invalid ] &&
+    sql "SELECT note FROM regressions" | grep -q "by mail from ann@example.org" &&
+    pass author_invalid || fail author_invalid "$(answers "$id3") $(sql "SELECT state, note FROM regressions")"
+# The same Message-ID again (a resend): no second answer, no change.
+sql "UPDATE regressions SET state = 'acknowledged'"
+reply "Ann Author <ann@example.org>" "$report" '#perfwatch invalid\n' "$id3"
+wait_until 30 seen_is
+sleep 2
+[ "$(answers "$id3" | wc -l)" = 1 ] && [ "$(sql "SELECT state FROM regressions")" = acknowledged ] &&
+    pass once_per_message_id || fail once_per_message_id "$(answers "$id3" | wc -l) $(sql "SELECT state FROM regressions")"
+
+# A maintainer: retest with 3 runs: one more pair of score.
+pairs=$(sql "SELECT count(*) FROM pairs")
+reply "The Boss <boss@example.org>" "$report" '#perfwatch retest runs=3\n'
+id4=$CMD_ID
+wait_until 30 answered "$id4" && answers "$id4" | grep -q "done: 1 pair(s) of score queued again" &&
+    [ "$(sql "SELECT count(*) FROM pairs")" = $((pairs + 1)) ] &&
+    [ "$(sql "SELECT runs FROM jobs ORDER BY id DESC LIMIT 1")" = 3 ] &&
+    pass maintainer_retest || fail maintainer_retest "$(answers "$id4") $(sql "SELECT count(*) FROM pairs")"
+
+# A maintainer's bisect: a bisection of the regression, started by mail.
+reply "The Boss <boss@example.org>" "$report" '#perfwatch bisect\n'
+id6=$CMD_ID
+wait_until 30 answered "$id6" && answers "$id6" | grep -Eq "done: bisection [0-9]+ started" &&
+    [ "$(sql "SELECT started_by FROM bisections")" = "mail boss@example.org" ] &&
+    pass maintainer_bisect || fail maintainer_bisect "$(answers "$id6") $(sql "SELECT id, started_by FROM bisections")"
+
+# A command in a reply to someone else's mail: no answer.
+reply "Ann Author <ann@example.org>" "$patch_id" '#perfwatch invalid\n'
+id5=$CMD_ID
+wait_until 30 seen_is
+sleep 2
+! answered "$id5" && pass not_ours_ignored || fail not_ours_ignored "$(answers "$id5")"
+stop_pid "$PW_DAEMON_PID"
+finish
