@@ -502,6 +502,7 @@ regression_scan(void *row, sqlite3_stmt *st, void *arg)
 	g->verify_revert = store_i_web_text(st, 21);
 	g->bisect_reason = store_i_web_text(st, 22);
 	g->suspect = store_i_web_text(st, 23);
+	g->series_id = sqlite3_column_int64(st, 24);
 }
 
 /*
@@ -533,7 +534,8 @@ enum reg_drive { REG_ALL, REG_HOST, REG_TREE, REG_BENCH, REG_STATE };
 	" h.name, c.sha, c.subject, t.name, c.branches,"                       \
 	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"          \
 	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"                \
-	" b.verify_parent, b.verify_revert, b.reason, p.suspect"               \
+	" b.verify_parent, b.verify_revert, b.reason, p.suspect,"              \
+	" (SELECT max(se.id) FROM series se WHERE se.commit_id = c.id)"        \
 	" FROM regressions rg JOIN comparisons cm"                             \
 	" ON cm.id = rg.comparison_id"                                         \
 	" JOIN pairs p ON p.id = cm.pair_id"                                   \

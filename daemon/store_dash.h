@@ -141,7 +141,8 @@ struct store_regression {
 	int64_t bisect_id;
 	char *bisect_state, *culprit, *culprit_subject;
 	char *verify_parent, *verify_revert, *bisect_reason;
-	char *suspect; /* docs/HOST.md: why the pair is suspect, or NULL */
+	char *suspect;     /* docs/HOST.md: why the pair is suspect, or NULL */
+	int64_t series_id; /* the series whose tip sha is, or 0 */
 };
 struct store_regressions {
 	struct store_regression *v;

@@ -563,6 +563,40 @@ pair_kernels(struct ctx *x, struct view_commit *v,
 	buf_release(&b);
 }
 
+/*
+ * What the page compared: the distinct base commits of its pairs, in the
+ * order read (the newest pair's first), into v->bases (free the array;
+ * its strings are the pairs'), and on a pair page the candidate's.
+ */
+static struct view_commit_ref *
+compared_commits(const struct cmp_set *c, struct view_commit *v)
+{
+	struct view_commit_ref *out =
+	    xcalloc(c->nreads ? c->nreads : 1, sizeof(*out));
+	size_t i, k, n = 0;
+
+	for (i = 0; i < c->nreads; i++) {
+		const struct store_jobs *j = &c->reads[i]->p.jobs;
+		const char *sha = j->n == 2 ? j->v[0].commit : NULL;
+
+		if (sha == NULL)
+			continue;
+		for (k = 0; k < n && strcmp(out[k].sha, sha) != 0; k++)
+			;
+		if (k < n)
+			continue;
+		out[n].sha = sha;
+		out[n++].subject = j->v[0].subject;
+	}
+	v->bases = out;
+	v->nbases = n;
+	if (v->kind == VIEW_PAIR && c->nreads && c->reads[0]->p.jobs.n == 2) {
+		v->cand.sha = c->reads[0]->p.jobs.v[1].commit;
+		v->cand.subject = c->reads[0]->p.jobs.v[1].subject;
+	}
+	return out;
+}
+
 int
 web_target_html(
     struct ctx *x, enum view_target kind, const char *rest, struct buf *out)
@@ -584,6 +618,7 @@ web_target_html(
 	json_t *blobs = NULL;
 	struct store_run_metas prof;
 	const struct store_pair *pr;
+	struct view_commit_ref *bases;
 	size_t np = 0, k;
 	int r;
 
@@ -607,8 +642,10 @@ web_target_html(
 		v.branch = web_jstr(ci, "branches");
 		v.base = "the parent commit (or the job's baseline)";
 		v.time = web_jint(ci, "time");
-		if (json_is_object(se))
-			v.note = web_jstr(se, "title");
+		if (json_is_object(se)) {
+			v.series_id = web_jint(se, "id");
+			v.series_title = web_jstr(se, "title");
+		}
 		if (v.id != NULL) {
 			struct store_alert_filter f = { 0 };
 
@@ -693,6 +730,7 @@ web_target_html(
 			store_errclear(x->s);
 		break;
 	}
+	bases = compared_commits(&c, &v);
 	v.rows = c.rows;
 	v.nrows = c.n;
 	v.jobs = c.jobs;
@@ -719,6 +757,7 @@ web_target_html(
 	if (v.note == NULL && any_unknown(&c))
 		v.note = no_analysis;
 	view_commit_render(&b, &v);
+	free(bases);
 	free(va);
 	store_alerts_free(al, nal);
 	free(pv);

@@ -72,6 +72,61 @@ cost_rows(struct buf *b, const struct view_commit *v)
 	HTML_LIT(b, "a round of a kernel job costs a boot)</span></td></tr>");
 }
 
+/* The base commits a page shows at most. */
+#define VIEW_BASES 8
+
+/* "<sha12> subject", the sha linked to its commit page. */
+static void
+commit_ref(struct buf *b, const struct view_commit_ref *c)
+{
+	if (c->sha == NULL) {
+		HTML_LIT(b,
+		    "<span class=\"muted\">no commit (a submitted "
+		    "pair)</span>");
+		return;
+	}
+	HTML_LIT(b, "<a class=\"mono\" href=\"/commit/");
+	html_url(b, c->sha);
+	HTML_LIT(b, "\">");
+	html_textn(b, c->sha, strnlen(c->sha, 12));
+	HTML_LIT(b, "</a> ");
+	html_text_trunc(b, c->subject, VIEW_SUBJECT_CHARS);
+}
+
+/* The "compared with" row: the base commits, else what base says. */
+static void
+compared_with(struct buf *b, const struct view_commit *v)
+{
+	size_t i;
+
+	if (v->kind == VIEW_PAIR) {
+		HTML_LIT(b, "<tr><th>base</th><td class=\"side-base\">");
+		if (v->nbases)
+			commit_ref(b, &v->bases[0]);
+		else
+			html_text_trunc(
+			    b, v->base ? v->base : "unknown", VIEW_TITLE_CHARS);
+		HTML_LIT(b,
+		    "</td></tr><tr><th>candidate</th>"
+		    "<td class=\"side-cand\">");
+		commit_ref(b, &v->cand);
+		HTML_LIT(b, "</td></tr>");
+		return;
+	}
+	HTML_LIT(b, "<tr><th>compared with</th><td class=\"side-base\">");
+	if (v->nbases == 0)
+		html_text_trunc(
+		    b, v->base ? v->base : "unknown", VIEW_TITLE_CHARS);
+	for (i = 0; i < v->nbases && i < VIEW_BASES; i++) {
+		if (i)
+			HTML_LIT(b, "<br>");
+		commit_ref(b, &v->bases[i]);
+	}
+	if (v->nbases > VIEW_BASES)
+		HTML_LIT(b, "<br>&hellip;");
+	HTML_LIT(b, "</td></tr>");
+}
+
 static void
 head(struct buf *b, const struct view_commit *v)
 {
@@ -127,9 +182,19 @@ head(struct buf *b, const struct view_commit *v)
 		html_int(b, v->prev_id);
 		HTML_LIT(b, ")</a></td></tr>");
 	}
-	HTML_LIT(b, "<tr><th>compared with</th><td>");
-	html_text_trunc(b, v->base ? v->base : "unknown", VIEW_TITLE_CHARS);
-	HTML_LIT(b, "</td></tr>");
+	if (v->kind == VIEW_COMMIT && v->series_id > 0) {
+		HTML_LIT(b, "<tr><th>series</th><td><a href=\"/series/");
+		html_int(b, v->series_id);
+		HTML_LIT(b, "\">series ");
+		html_int(b, v->series_id);
+		HTML_LIT(b, "</a>");
+		if (v->series_title) {
+			HTML_LIT(b, " ");
+			html_text_trunc(b, v->series_title, VIEW_TITLE_CHARS);
+		}
+		HTML_LIT(b, "</td></tr>");
+	}
+	compared_with(b, v);
 	/* docs/KERNEL.md: which build each side measured. */
 	for (i = 0; i < 2; i++) {
 		if (v->kernel[i] == NULL)

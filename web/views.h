@@ -161,6 +161,11 @@ struct view_alert {
 	int followup;
 };
 
+/* A commit named on a page: its sha (NULL: none) and subject. */
+struct view_commit_ref {
+	const char *sha, *subject;
+};
+
 struct view_commit {
 	enum view_target kind;
 	const char *id;
@@ -168,6 +173,15 @@ struct view_commit {
 	const char *author;
 	const char *tree, *branch;
 	const char *base; /* what the candidate is compared with */
+	/* The base commits the candidate was measured against (shown in
+	 * place of base when there are any), and on a pair page its
+	 * candidate's commit (sha NULL: a submitted pair without one). */
+	const struct view_commit_ref *bases;
+	size_t nbases;
+	struct view_commit_ref cand;
+	/* Commit page: the series whose tip it is (0: none), its title. */
+	int64_t series_id;
+	const char *series_title;
 	int64_t time;
 	const struct view_cmp_row *rows;
 	size_t nrows;
@@ -250,6 +264,7 @@ struct view_regression {
 	int64_t bisect_id;
 	const char *bisect_state, *culprit; /* culprit NULL: none */
 	const char *suspect;                /* docs/HOST.md: why, or NULL */
+	int64_t series_id; /* the series whose tip commit is, 0: none */
 };
 
 struct view_regressions {

@@ -18,30 +18,6 @@ ADM=$(token_of admin)
 # triage path acts on it); everything else is unchanged.
 web_wait_verdicts 3 || { fail verdicts "no verdicts from the daemon"; finish; }
 
-# page NAME PATH WANT...: 200, HTML, no raw <script, <= 100 KB, contains
-# each WANT (a fixed string).
-page() {
-	local name=$1 path=$2 code size w
-	shift 2
-	code=$(http GET "$path")
-	size=$(wc -c <"$PW_TMP/body")
-	if [ "$code" != 200 ]; then
-		fail "$name" "GET $path: $code"
-	elif grep -qi '<script' "$PW_TMP/body"; then
-		fail "$name" "raw <script in $path"
-	elif [ "$size" -gt 102400 ]; then
-		fail "$name" "$path is $size bytes"
-	else
-		for w in "$@"; do
-			if ! grep -qF -- "$w" "$PW_TMP/body"; then
-				fail "$name" "$path lacks '$w'"
-				return
-			fi
-		done
-		pass "$name"
-	fi
-}
-
 web_heartbeat
 page web_overview / 'hosts online: <b>1</b>' 'href="/pair/3"' \
     'Submitted pairs' 'badge v-regression' 'new regressions: <b>1</b>'

@@ -65,6 +65,11 @@ async function step(name, fn) {
     const html = await page.content();
     expect(html.indexOf('What changed') < html.indexOf('<h2>memcg</h2>'), 'memcg section first');
     expect(!/-1[0-9]{3}\.[0-9]{2}%/.test(html), 'a four-digit percentage');
+    // What it was compared with: the parent's sha, linked, and subject.
+    const base = page.locator('td.side-base a[href^="/commit/"]');
+    expect(await base.count() === 1, 'no linked base commit');
+    const bt = await page.locator('td.side-base').innerText();
+    expect(/^[0-9a-f]{12} \S/.test(bt), `compared with: ${bt}`);
     // Its report, mailed to the demo's SMTP server and posted to its
     // webhook receiver, is listed with where it went.
     const alerts = await page.locator('h2:text("Alerts") + table').innerText();
@@ -95,6 +100,12 @@ async function step(name, fn) {
     const html = await page.content();
     expect(html.includes('<h2>memcg</h2>') && html.includes('memcg_tax.throughput'),
       'no memcg section with the tax');
+    // Both sides named: the demo submits this pair without commits
+    // (the same build, root memcg vs nested), and the page says so.
+    for (const side of ['side-base', 'side-cand']) {
+      const t = await page.locator(`td.${side}`).innerText();
+      expect(/no commit/.test(t), `${side}: ${t}`);
+    }
     await shot('demo-pair');
   });
 
@@ -110,6 +121,9 @@ async function step(name, fn) {
     const t = (await page.locator('tr.report').allInnerTexts()).join(' | ');
     expect(/drain the per-cpu charge stock again .*demo-stock on demo-runner/.test(t),
       `reports: ${t}`);
+    // The mailed revert's report links its series.
+    expect(await page.locator(`tr.report a[href="/series/${process.env.SERIES}"]`).count() >= 1,
+      'the series report does not link its series');
     await shot('demo-regressions');
   });
 

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# check: parallel
+# (No runner process and no host state: the runs are uploaded through
+# the runner API by this script, as a runner would.)
+# Every comparison page says what it compared.  A real daemon watches a
+# git tree; a job measures a new commit (with a hostile subject) against
+# its parent, and a mailed one-patch series on top of the
+# second is measured against it; both candidates are regressions.
+# Checked on the pages: the pair page names its base and candidate
+# (sha linked to the commit page, subject escaped), the commit page's
+# "compared with" row names the base's sha and subject, the series tip's
+# commit page links its series, and /regressions links the series of a
+# series' regression.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_git.sh"
+
+SRC=$PW_TMP/app
+src_init "$SRC"
+c1=$(commit "$SRC" README 'mm: base <b>side</b>')
+
+daemon_config "$PW_TMP/d" r1
+tree_yaml app "file://$SRC" master
+cat >"$PW_DIR/jobs/kv.yaml" <<'YAML'
+name: kv
+parser: keyvalue
+command: [echo, "ops=1"]
+runs: 3
+max_runs: 3
+rounds: 1
+trigger:
+  trees: [app]
+metrics:
+  ops: {better: higher, min_effect: 2%}
+YAML
+start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; finish; }
+# A new commit on the branch: the watcher records it and pairs it with
+# its parent.
+c2=$(commit "$SRC" README '<script>alert(1)</script> memcg: "x" & y')
+g "$SRC" checkout -qb topic
+c3=$(commit "$SRC" mm/a.c 'memcg: the <i>series</i> patch')
+g "$SRC" format-patch -q -1 -o "$PW_TMP/out" "$c3"
+cat "$PW_TMP"/out/*.patch >"$PW_TMP/series.mbox"
+g "$SRC" checkout -q master
+wait_tip master "$c2" || { fail second_sight "$(cat "$PW_TMP/trees.json")"; finish; }
+[ "$(http POST /api/v1/runners/register "$(token_of r1)" \
+    '{"name":"r1","labels":["test"],"inventory":{"cgroup":"v2"}}')" = 200 ] ||
+	{ fail register "$(cat "$PW_TMP/body")"; finish; }
+
+# run_queue: claims every queued job and uploads its runs, a base's
+# around 100 ops/s and a candidate's around 80, until the queue is empty.
+run_queue() {
+	local code j role v i
+	while code=$(http POST /api/v1/jobs/claim "$(token_of r1)" '{"wait_s":1}') &&
+	    [ "$code" = 200 ]; do
+		j=$(jfield job.id <"$PW_TMP/body")
+		role=$(jfield job.role <"$PW_TMP/body")
+		for i in 0 1 2; do
+			if [ "$role" = base ]; then v=$((100 + i)); else v=$((80 + i)); fi
+			http POST "/api/v1/jobs/$j/runs" "$(token_of r1)" \
+			    "{\"index\":$i,\"status\":\"ok\",\"duration_s\":1,\"metrics\":[{\"name\":\"ops\",\"value\":$v,\"unit\":\"ops/s\",\"better\":\"higher\"}],\"raw\":\"ops=$v\"}" >/dev/null
+		done
+		http POST "/api/v1/jobs/$j/finish" "$(token_of r1)" '{"status":"success"}' >/dev/null
+	done
+	[ "$code" = 204 ]
+}
+
+pair=$(sql "SELECT pair_id FROM jobs j JOIN commits c ON c.id = j.commit_id WHERE c.sha = '$c2' AND j.role = 'candidate'")
+[ -n "$pair" ] || { fail watcher_pair "$(sql "SELECT * FROM jobs")"; finish; }
+run_queue || { fail run_pair "$(cat "$PW_TMP/body")"; finish; }
+
+code=$(curl -s -o "$PW_TMP/body" -w '%{http_code}' --max-time 60 \
+    -H "Authorization: Bearer $(cat "$PW_ADMIN")" \
+    -H 'Content-Type: application/mbox' --data-binary "@$PW_TMP/series.mbox" \
+    "$PW_URL/api/v1/series?tree=app&branch=master")
+[ "$code" = 202 ] || { fail series_posted "$code $(cat "$PW_TMP/body")"; finish; }
+sid=$(jfield series.0 <"$PW_TMP/body")
+series_tip() {
+	[ "$(http GET "/api/v1/series/$sid")" = 200 ] &&
+	    tip=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["series"]; print(s.get("commit_sha") or "" if s["state"]=="applied" else "")' "$PW_TMP/body" 2>/dev/null) &&
+	    [ -n "$tip" ]
+}
+wait_for 60 series_tip || { fail series_applied "$(cat "$PW_TMP/body")"; finish; }
+pass series_applied
+run_queue || { fail run_series "$(cat "$PW_TMP/body")"; finish; }
+
+regressions() {
+	[ "$(sql "SELECT count(*) FROM regressions")" = 2 ]
+}
+wait_for 60 regressions || { fail two_regressions "$(sql "SELECT * FROM comparisons")"; finish; }
+pass two_regressions
+
+esc1='mm: base &lt;b&gt;side&lt;/b&gt;'
+esc2='&lt;script&gt;alert(1)&lt;/script&gt; memcg: &quot;x&quot; &amp; y'
+page pair_names_both_sides "/pair/$pair" \
+    "<tr><th>base</th><td class=\"side-base\"><a class=\"mono\" href=\"/commit/$c1\">${c1:0:12}</a> $esc1</td></tr>" \
+    "<tr><th>candidate</th><td class=\"side-cand\"><a class=\"mono\" href=\"/commit/$c2\">${c2:0:12}</a> $esc2</td></tr>"
+page commit_names_its_base "/commit/$c2" \
+    "<tr><th>compared with</th><td class=\"side-base\"><a class=\"mono\" href=\"/commit/$c1\">${c1:0:12}</a> $esc1</td></tr>"
+page series_commit_names_its_base_and_series "/commit/$tip" \
+    "<tr><th>series</th><td><a href=\"/series/$sid\">series $sid</a>" \
+    "<tr><th>compared with</th><td class=\"side-base\"><a class=\"mono\" href=\"/commit/$c2\">${c2:0:12}</a> $esc2</td></tr>"
+page series_page_names_its_base "/series/$sid" \
+    "<tr><th>compared with</th><td class=\"side-base\"><a class=\"mono\" href=\"/commit/$c2\">${c2:0:12}</a>"
+page regressions_link_the_series "/regressions" \
+    "<a href=\"/series/$sid\">series $sid</a> memcg: the &lt;i&gt;series&lt;/i&gt; patch"
+# The commit that is no series' tip links none.
+http GET "/commit/$c2" >/dev/null
+if grep -q "<th>series</th>" "$PW_TMP/body"; then
+	fail plain_commit_links_no_series "$(grep -o "<th>series</th>.\{0,200\}" "$PW_TMP/body")"
+else
+	pass plain_commit_links_no_series
+fi
+code=$(http GET "/api/v1/regressions")
+python3 - "$PW_TMP/body" "$sid" <<'PY' && pass api_regressions_series_id ||
+import json, sys
+rows = json.load(open(sys.argv[1]))["regressions"]
+ids = sorted(r["series_id"] or 0 for r in rows)
+assert ids == [0, int(sys.argv[2])], rows
+PY
+	fail api_regressions_series_id "$code $(head -c 600 "$PW_TMP/body")"
+finish
