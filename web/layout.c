@@ -79,6 +79,9 @@ static const struct {
 	{ "regressions", "/regressions", "Regressions" },
 	{ "hosts", "/hosts", "Hosts" },
 	{ "jobs", "/jobs", "Jobs" },
+	{ "series", "/series", "Series" },
+	{ "bisect", "/bisect", "Bisections" },
+	{ "alerts", "/alerts", "Alerts" },
 };
 
 static const char *const verdicts[] = { "regression", "improvement",
@@ -185,6 +188,18 @@ layout_suspect(struct buf *b, const char *why)
 	HTML_LIT(b, " <span class=\"badge v-suspect\" title=\"");
 	html_text_trunc(b, why, 400);
 	return HTML_LIT(b, "\">suspect</span>");
+}
+
+int
+layout_commit_link(struct buf *b, const char *sha)
+{
+	if (sha == NULL)
+		return buf_failed(b) ? -1 : 0;
+	HTML_LIT(b, "<a class=\"mono\" href=\"/commit/");
+	html_url(b, sha);
+	HTML_LIT(b, "\">");
+	html_textn(b, sha, strnlen(sha, 12));
+	return HTML_LIT(b, "</a>");
 }
 
 int

@@ -85,11 +85,8 @@ commit_ref(struct buf *b, const struct view_commit_ref *c)
 		    "pair)</span>");
 		return;
 	}
-	HTML_LIT(b, "<a class=\"mono\" href=\"/commit/");
-	html_url(b, c->sha);
-	HTML_LIT(b, "\">");
-	html_textn(b, c->sha, strnlen(c->sha, 12));
-	HTML_LIT(b, "</a> ");
+	layout_commit_link(b, c->sha);
+	HTML_LIT(b, " ");
 	html_text_trunc(b, c->subject, VIEW_SUBJECT_CHARS);
 }
 
@@ -399,12 +396,12 @@ links(struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
 		HTML_LIT(b, "\">pair</a> ");
 	}
 	if (r->base_job > 0) {
-		HTML_LIT(b, "<a href=\"/api/v1/jobs/");
+		HTML_LIT(b, "<a href=\"/jobs/");
 		html_int(b, r->base_job);
 		HTML_LIT(b, "\">base</a> ");
 	}
 	if (r->cand_job > 0) {
-		HTML_LIT(b, "<a href=\"/api/v1/jobs/");
+		HTML_LIT(b, "<a href=\"/jobs/");
 		html_int(b, r->cand_job);
 		HTML_LIT(b, "\">cand</a>");
 	}
@@ -839,13 +836,13 @@ jobs(struct buf *b, const struct view_commit *v)
 	for (i = 0; i < v->njobs && !layout_full(b); i++) {
 		const struct view_job_ref *j = &v->jobs[i];
 
-		HTML_LIT(b, "<tr><td><a href=\"/api/v1/jobs/");
+		HTML_LIT(b, "<tr><td><a href=\"/jobs/");
 		html_int(b, j->id);
 		HTML_LIT(b, "\">");
 		html_int(b, j->id);
 		HTML_LIT(b, "</a> <a href=\"/jobs/");
 		html_int(b, j->id);
-		HTML_LIT(b, "/log\">log</a></td><td>");
+		HTML_LIT(b, "#log\">log</a></td><td>");
 		html_text_trunc(b, j->role, 12);
 		HTML_LIT(b, "</td><td>");
 		html_text_trunc(b, j->host, VIEW_NAME_CHARS);

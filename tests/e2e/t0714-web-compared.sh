@@ -105,6 +105,10 @@ page series_page_names_its_base "/series/$sid" \
     "<tr><th>compared with</th><td class=\"side-base\"><a class=\"mono\" href=\"/commit/$c2\">${c2:0:12}</a>"
 page regressions_link_the_series "/regressions" \
     "<a href=\"/series/$sid\">series $sid</a> memcg: the &lt;i&gt;series&lt;/i&gt; patch"
+page series_list_links_the_series /series \
+    "<a href=\"/series/$sid\">memcg: the &lt;i&gt;series&lt;/i&gt; patch</a>" \
+    "<a class=\"mono\" href=\"/commit/$tip\">${tip:0:12}</a>" 'badge v-regression' \
+    'app / master'
 # The commit that is no series' tip links none.
 http GET "/commit/$c2" >/dev/null
 if grep -q "<th>series</th>" "$PW_TMP/body"; then

@@ -46,7 +46,7 @@ web_runs() {
 		    >/dev/null || return 1
 	done
 	http POST "/api/v1/jobs/$j/log" "$(token_of r1)" \
-	    '{"text":"build ok <b>bold</b> \u001b[31m\n"}' >/dev/null
+	    '{"text":"build ok <b>bold</b> \u001b[31m\nrun 0 <i>done</i>\r\nall done\n"}' >/dev/null
 	[ "$(http POST "/api/v1/jobs/$j/finish" "$(token_of r1)" \
 	    '{"status":"success"}')" = 200 ]
 }

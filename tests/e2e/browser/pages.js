@@ -139,6 +139,34 @@ async function step(name, fn) {
     await shot('demo-jobs');
   });
 
+  await step('pages_lists', async () => {
+    // The series, bisections and alerts, each a page linked from the
+    // header, with the demo's rows.
+    await visit('/');
+    await page.click('header a:text-is("Series")');
+    expect(await page.locator(`a[href="/series/${process.env.SERIES}"]`).count() >= 1,
+      'the series list does not list the series');
+    await shot('demo-series-list');
+    await page.click('header a:text-is("Alerts")');
+    const alerts = await page.locator('table').first().innerText();
+    expect(/email/.test(alerts) && /webhook/.test(alerts), `alerts: ${alerts.slice(0, 300)}`);
+    await shot('demo-alerts');
+    await page.click('header a:text-is("Bisections")');
+    expect(await page.locator('h1:text-is("Bisections")').count() === 1, 'no bisections page');
+    await shot('demo-bisections');
+  });
+
+  await step('pages_job_from_pair', async () => {
+    // A pair's "base" link opens the job's page, its log line by line.
+    await visit('/pair/' + process.env.PAIR);
+    await page.locator('a:text-is("base")').first().click();
+    expect(/\/jobs\/[0-9]+$/.test(page.url()), `at ${page.url()}`);
+    expect(/^Job [0-9]+ - perfwatch$/.test(await page.title()), `title ${await page.title()}`);
+    const lines = await page.locator('pre.log span.ln').count();
+    expect(lines >= 2, `${lines} log lines`);
+    await shot('demo-job');
+  });
+
   await step('pages_no_console_errors', async () => {
     expect(problems.length === 0, problems.join('; '));
   });
