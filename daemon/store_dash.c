@@ -293,7 +293,10 @@ store_recent_get(struct store *s, struct store_recent *out, int64_t limit)
 	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
 	    " j.created, j.commit_id, c.sha, c.subject, c.author,"
 	    " coalesce(c.commit_date, j.created), t.name,"
-	    " c.branches, se.id, se.title, b.state, b.progress,"
+	    /* A series' tip is on no branch: the branch it targets. */
+	    " CASE WHEN se.id IS NOT NULL AND coalesce(c.branches, '') = ''"
+	    "  THEN se.branch ELSE c.branches END,"
+	    " se.id, se.title, b.state, b.progress,"
 	    " (SELECT group_concat(verdict) FROM comparisons"
 	    "  WHERE pair_id = j.pair_id)"
 	    " FROM jobs j"
@@ -302,7 +305,12 @@ store_recent_get(struct store *s, struct store_recent *out, int64_t limit)
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
 	    " LEFT JOIN trees t ON t.id = c.tree_id"
 	    " LEFT JOIN series se ON se.commit_id = j.commit_id"
-	    " WHERE j.role = 'candidate' ORDER BY j.id DESC LIMIT ?1");
+	    " WHERE j.role = 'candidate'"
+	    /* A bisection's synthetic commit (its revert of the culprit),
+	     * never seen on a branch, is no commit of the overview's. */
+	    " AND NOT (c.first_seen IS NULL AND (SELECT bisect_id FROM pairs"
+	    "  WHERE id = j.pair_id) IS NOT NULL)"
+	    " ORDER BY j.id DESC LIMIT ?1");
 	void *v;
 	int r;
 

@@ -234,6 +234,9 @@ struct view_hist_point {
 	int n;             /* runs */
 	const char *alert; /* alert text at this commit, or NULL */
 	int64_t pair_id;   /* link target, 0 when none */
+	/* The jobs' roles: "base", "candidate" or "base, candidate" (a
+	 * commit measured in two pairs, one point); NULL unknown. */
+	const char *role;
 };
 
 struct view_change_point {

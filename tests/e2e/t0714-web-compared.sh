@@ -109,6 +109,31 @@ page series_list_links_the_series /series \
     "<a href=\"/series/$sid\">memcg: the &lt;i&gt;series&lt;/i&gt; patch</a>" \
     "<a class=\"mono\" href=\"/commit/$tip\">${tip:0:12}</a>" 'badge v-regression' \
     'app / master'
+# The history: c2 measured as pair 1's candidate and as the series'
+# base is one row of the page, with both roles; the JSON keeps a point
+# a job, each with its role.
+hq="/history?job=kv&metric=ops&tree=app&branch=master"
+page history_one_row_a_commit "$hq" '<th>role</th>' \
+    "<td class=\"mono\"><a href=\"/commit/$c2\">${c2:0:12}…</a></td><td>$esc2</td><td>base, candidate</td>"
+n=$(sed -n '/<h2>Points/,$p' "$PW_TMP/body" | grep -c "href=\"/commit/$c2\"")
+check history_commit_listed_once [ "$n" = 1 ]
+code=$(http GET "/api/v1$hq")
+python3 - "$PW_TMP/body" "$c2" <<'PY' && pass api_history_roles ||
+import json, sys
+pts = [p for p in json.load(open(sys.argv[1]))["points"] if p["commit"] == sys.argv[2]]
+assert sorted(p["role"] for p in pts) == ["base", "candidate"], pts
+PY
+	fail api_history_roles "$code $(head -c 600 "$PW_TMP/body")"
+# The overview puts the series under the branch it targets.
+code=$(http GET /api/v1/overview)
+python3 - "$PW_TMP/body" "$sid" <<'PY' && pass overview_series_branch ||
+import json, sys
+o = json.load(open(sys.argv[1]))
+g = [g for g in o["groups"] for i in g["items"]
+     if i.get("kind") == "series" and str(i.get("id")) == sys.argv[2]]
+assert g and g[0]["tree"] == "app" and g[0]["branch"] == "master", o["groups"]
+PY
+	fail overview_series_branch "$code $(head -c 800 "$PW_TMP/body")"
 # The commit that is no series' tip links none.
 http GET "/commit/$c2" >/dev/null
 if grep -q "<th>series</th>" "$PW_TMP/body"; then
