@@ -708,7 +708,6 @@ web_target_html(
 		snprintf(title, sizeof(title), "%s %s",
 		    pr->name ? pr->name : "pair", pr->point ? pr->point : "");
 		v.title = title;
-		v.base = "the base job of this pair, on the same host";
 		v.time = pr->created;
 		v.suspect = pr->suspect;
 		/* What the pair cost: rounds, and boots of kernel jobs. */

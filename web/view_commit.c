@@ -94,15 +94,12 @@ commit_ref(struct buf *b, const struct view_commit_ref *c)
 static void
 compared_with(struct buf *b, const struct view_commit *v)
 {
+	static const struct view_commit_ref none = { NULL, NULL };
 	size_t i;
 
 	if (v->kind == VIEW_PAIR) {
 		HTML_LIT(b, "<tr><th>base</th><td class=\"side-base\">");
-		if (v->nbases)
-			commit_ref(b, &v->bases[0]);
-		else
-			html_text_trunc(
-			    b, v->base ? v->base : "unknown", VIEW_TITLE_CHARS);
+		commit_ref(b, v->nbases ? &v->bases[0] : &none);
 		HTML_LIT(b,
 		    "</td></tr><tr><th>candidate</th>"
 		    "<td class=\"side-cand\">");

@@ -54,7 +54,8 @@ check web_history_needs_metric [ "$code" = 400 ]
 code=$(http GET /jobs/1/log)
 check web_job_log [ "$code" = 200 ] && grep -q 'build ok' "$PW_TMP/body"
 # A job's page: what it measured, its runs, and its log line by line,
-# escaped (the runner's log has markup, an escape character and a CRLF).
+# escaped (the runner's log has markup, an escape character and a CRLF,
+# and two entries that do not end their lines).
 page web_job_page /jobs/1 '<h1>Job 1</h1>' 'href="/pair/1"' \
     '/api/v1/jobs/1/runs/2/raw' \
     '<pre class="log"><span class="ln">build ok &lt;b&gt;bold&lt;/b&gt; '$'\xef\xbf\xbd''[31m</span>'

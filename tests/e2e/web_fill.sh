@@ -45,8 +45,11 @@ web_runs() {
 		    "{\"index\":$i,\"status\":\"ok\",\"duration_s\":1.5,\"metrics\":[{\"name\":\"ops\",\"value\":$val,\"unit\":\"ops/s\",\"better\":\"higher\"},{\"name\":\"latency_p99\",\"value\":$lat,\"unit\":\"us\",\"better\":\"lower\"}],\"raw\":\"ops=$val\\n<script>alert(1)</script>\\u0001\"}" \
 		    >/dev/null || return 1
 	done
+	# Two entries, neither ending its line: each is a line of the log.
 	http POST "/api/v1/jobs/$j/log" "$(token_of r1)" \
-	    '{"text":"build ok <b>bold</b> \u001b[31m\nrun 0 <i>done</i>\r\nall done\n"}' >/dev/null
+	    '{"text":"build ok <b>bold</b> \u001b[31m\r\nrun 0 <i>done</i>"}' >/dev/null
+	http POST "/api/v1/jobs/$j/log" "$(token_of r1)" \
+	    '{"text":"all done"}' >/dev/null
 	[ "$(http POST "/api/v1/jobs/$j/finish" "$(token_of r1)" \
 	    '{"status":"success"}')" = 200 ]
 }
