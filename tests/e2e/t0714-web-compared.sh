@@ -10,7 +10,8 @@
 # (sha linked to the commit page, subject escaped), the commit page's
 # "compared with" row names the base's sha and subject, the series tip's
 # commit page links its series, and /regressions links the series of a
-# series' regression.
+# series' regression.  `perfwatch commit SHA` prints the verdicts its
+# page shows.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -149,4 +150,33 @@ ids = sorted(r["series_id"] or 0 for r in rows)
 assert ids == [0, int(sys.argv[2])], rows
 PY
 	fail api_regressions_series_id "$code $(head -c 600 "$PW_TMP/body")"
+
+# The CLI: the commit's verdicts, its subject cleaned of nothing but
+# control characters; --exit-code says a metric regressed.
+PW=$PW_BIN/perfwatch
+"$PW" commit --server "$PW_URL" "${c2:0:12}" >"$PW_TMP/cli.out" 2>"$PW_TMP/cli.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q "^commit $c2\$" "$PW_TMP/cli.out" &&
+    grep -qF '<script>alert(1)</script> memcg: "x" & y' "$PW_TMP/cli.out" &&
+    grep -qE "^$pair +r1 +kv +ops +101 +81 +-19\.80% +\[-[0-9.]+%, -[0-9.]+%\] +[0-9.e-]+ +regression *\$" "$PW_TMP/cli.out"; then
+	pass cli_commit_verdicts
+else
+	fail cli_commit_verdicts "exit $rc: $(cat "$PW_TMP/cli.out" "$PW_TMP/cli.err")"
+fi
+"$PW" commit --server "$PW_URL" --exit-code "$c2" >/dev/null 2>&1
+check cli_commit_exit_code_regressed [ $? = 1 ]
+"$PW" commit --server "$PW_URL" "$tip" >"$PW_TMP/cli.out" 2>&1 &&
+    grep -q "^  series $sid: memcg: the <i>series</i> patch" "$PW_TMP/cli.out" &&
+    pass cli_commit_series || fail cli_commit_series "$(cat "$PW_TMP/cli.out")"
+"$PW" commit --server "$PW_URL" --json "$c2" >"$PW_TMP/cli.json" 2>&1 &&
+    http GET "/api/v1/commits/$c2" >/dev/null && cmp -s "$PW_TMP/cli.json" "$PW_TMP/body" &&
+    pass cli_commit_json || fail cli_commit_json "$(head -c 300 "$PW_TMP/cli.json")"
+"$PW" commit --server "$PW_URL" zz >/dev/null 2>"$PW_TMP/cli.err"
+rc=$?
+[ $rc = 2 ] && grep -q "not a commit sha: zz" "$PW_TMP/cli.err" && pass cli_commit_bad_sha ||
+    fail cli_commit_bad_sha "exit $rc: $(cat "$PW_TMP/cli.err")"
+"$PW" commit --server "$PW_URL" 0000dead >/dev/null 2>"$PW_TMP/cli.err"
+rc=$?
+[ $rc = 1 ] && grep -q "HTTP 404" "$PW_TMP/cli.err" && pass cli_commit_unknown ||
+    fail cli_commit_unknown "exit $rc: $(cat "$PW_TMP/cli.err")"
 finish
