@@ -18,6 +18,7 @@
 #include "analysis/analysis.h"
 #include "analysis/spread.h"
 #include "common/caps.h"
+#include "common/cpufamily.h"
 #include "common/err.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -320,6 +321,46 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 	return 0;
 }
 
+/* The hosts a family summary reads at most (a fleet is dozens). */
+#define FAMILY_HOSTS 1000
+
+/*
+ * Each row's CPU family, from its host's CPU model as the runner
+ * registered it, when the rows are of two hosts or more (the summary
+ * across hosts groups them by family); 0, or a store error.
+ */
+static int
+rows_families(struct ctx *x, struct cmp_set *c)
+{
+	struct store_hosts hl;
+	size_t i, k;
+	int many = 0, r;
+
+	for (i = 1; i < c->n && !many; i++)
+		many = c->rows[i].host && c->rows[0].host &&
+		    strcmp(c->rows[i].host, c->rows[0].host) != 0;
+	if (!many)
+		return 0;
+	if ((r = store_hosts_get(
+	         x->s, &hl, FAMILY_HOSTS, 0, x->now, x->online_s)) != 0)
+		return r;
+	for (k = 0; k < hl.n; k++) {
+		json_t *inv = hl.v[k].inventory_json
+		    ? json_loads(hl.v[k].inventory_json, 0, NULL)
+		    : NULL;
+		const char *fam = cpufamily_of(
+		    json_string_value(json_object_get(inv, "cpu_model")));
+
+		for (i = 0; fam && i < c->n; i++)
+			if (c->rows[i].host &&
+			    strcmp(c->rows[i].host, hl.v[k].name) == 0)
+				c->rows[i].family = fam;
+		json_decref(inv);
+	}
+	store_hosts_release(&hl);
+	return 0;
+}
+
 /* Rows for a list of pair ids ({"pairs": [...]}), at most a page. */
 static int
 pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
@@ -335,7 +376,7 @@ pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
 		if ((r = pair_rows(x, c, json_integer_value(v), NULL)) != 0)
 			return r;
 	}
-	return 0;
+	return rows_families(x, c);
 }
 
 static json_t *
@@ -397,6 +438,8 @@ rows_json(const struct cmp_set *c)
 		    o, "charge_path_pct", web_jnumber(r->charge_share_pct));
 		json_object_set_new(o, "charge_path_base_pct",
 		    web_jnumber(r->charge_share_base_pct));
+		json_object_set_new(o, "cpu_family",
+		    r->family ? json_string(r->family) : json_null());
 		json_object_set_new(o, "base_job", json_integer(r->base_job));
 		json_object_set_new(o, "cand_job", json_integer(r->cand_job));
 		json_array_append_new(arr, o);

@@ -696,16 +696,68 @@ memcg_section(struct buf *b, const struct view_commit *v,
  * ("page_fault2 +13.7% ... +26.2% across 3 hosts"). */
 #define ACROSS_MAX 24
 
+/* 1 when group's row j is the first of its CPU family in the group. */
+static int
+family_first(const struct view_cmp_row **sorted, const size_t *group, size_t j)
+{
+	size_t k;
+
+	for (k = 0; k < j; k++)
+		if (same(sorted[group[k]]->family, sorted[group[j]]->family))
+			return 0;
+	return 1;
+}
+
+/* The rows of group (their indices into sorted, n of them) of family
+ * fam (NULL: unknown): their range and count; the per-family line. */
+static void
+family_line(struct buf *b, const struct view_cmp_row **sorted,
+    const size_t *group, size_t n, const char *fam)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	size_t k, hosts = 0;
+
+	for (k = 0; k < n; k++) {
+		const struct view_cmp_row *o = sorted[group[k]];
+
+		if (!same(o->family, fam))
+			continue;
+		hosts++;
+		lo = fmin(lo, o->change_pct);
+		hi = fmax(hi, o->change_pct);
+	}
+	HTML_LIT(b, "<li>");
+	html_text_trunc(b, fam ? fam : "unknown CPU", VIEW_NAME_CHARS);
+	HTML_LIT(b, ": ");
+	html_pct(b, lo, 1);
+	if (hi != lo) {
+		HTML_LIT(b, " &hellip; ");
+		html_pct(b, hi, 1);
+	}
+	HTML_LIT(b, " on ");
+	html_int(b, (long long)hosts);
+	if (hosts == 1)
+		HTML_LIT(b, " host</li>");
+	else
+		HTML_LIT(b, " hosts</li>");
+}
+
+/*
+ * A metric measured on several hosts, once: its range of changes "+13.7%
+ * ... +26.2% across 3 hosts, 2 CPU families" as a cover letter quotes
+ * it, the verdicts among them, and each family's range.
+ */
 static void
 across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 {
-	size_t i, j, lines = 0;
+	size_t i, j, lines = 0,
+	             *group = xreallocarray(NULL, n + 1, sizeof(*group));
 	int header = 0;
 
 	for (i = 0; i < n && lines < ACROSS_MAX; i++) {
 		const struct view_cmp_row *r = sorted[i];
 		double lo = r->change_pct, hi = r->change_pct;
-		size_t hosts = 1, regs = 0, imps = 0, first = 1;
+		size_t hosts = 1, regs = 0, imps = 0, first = 1, fams = 0;
 
 		if (is_telemetry(r) || !isfinite(r->change_pct))
 			continue;
@@ -721,6 +773,7 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 			continue;
 		regs = strcmp(r->verdict ? r->verdict : "", "regression") == 0;
 		imps = strcmp(r->verdict ? r->verdict : "", "improvement") == 0;
+		group[0] = i;
 		for (j = i + 1; j < n; j++) {
 			const struct view_cmp_row *o = sorted[j];
 
@@ -729,7 +782,7 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 			    !same(o->metric, r->metric) ||
 			    !isfinite(o->change_pct) || same(o->host, r->host))
 				continue;
-			hosts++;
+			group[hosts++] = j;
 			lo = fmin(lo, o->change_pct);
 			hi = fmax(hi, o->change_pct);
 			regs += strcmp(o->verdict ? o->verdict : "",
@@ -739,6 +792,8 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 		}
 		if (hosts < 2)
 			continue;
+		for (j = 0; j < hosts; j++)
+			fams += family_first(sorted, group, j);
 		if (!header) {
 			HTML_LIT(
 			    b, "<h2>Across hosts</h2>\n<ul class=\"across\">");
@@ -759,7 +814,12 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 		html_pct(b, hi, 1);
 		HTML_LIT(b, " across ");
 		html_int(b, (long long)hosts);
-		HTML_LIT(b, " hosts");
+		HTML_LIT(b, " hosts, ");
+		html_int(b, (long long)fams);
+		if (fams == 1)
+			HTML_LIT(b, " CPU family");
+		else
+			HTML_LIT(b, " CPU families");
 		if (regs || imps) {
 			HTML_LIT(b, " <span class=\"muted\">(");
 			if (regs) {
@@ -774,11 +834,17 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 			}
 			HTML_LIT(b, ")</span>");
 		}
-		HTML_LIT(b, "</li>\n");
+		HTML_LIT(b, "<ul class=\"families\">");
+		for (j = 0; j < hosts; j++)
+			if (family_first(sorted, group, j))
+				family_line(b, sorted, group, hosts,
+				    sorted[group[j]]->family);
+		HTML_LIT(b, "</ul></li>\n");
 		lines++;
 	}
 	if (header)
 		HTML_LIT(b, "</ul>\n");
+	free(group);
 }
 
 static void

@@ -126,6 +126,9 @@ struct view_cmp_row {
 	/* The pair's sides ran under different host states: how (untrusted
 	 * text from runners), else NULL (docs/HOST.md). */
 	const char *suspect;
+	/* The host's CPU family and generation (common/cpufamily.h), NULL
+	 * unknown. */
+	const char *family;
 };
 
 struct view_job_ref {

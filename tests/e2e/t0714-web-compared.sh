@@ -15,6 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/web_fill.sh"
 
 SRC=$PW_TMP/app
 src_init "$SRC"
@@ -22,18 +23,7 @@ c1=$(commit "$SRC" README 'mm: base <b>side</b>')
 
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
-cat >"$PW_DIR/jobs/kv.yaml" <<'YAML'
-name: kv
-parser: keyvalue
-command: [echo, "ops=1"]
-runs: 3
-max_runs: 3
-rounds: 1
-trigger:
-  trees: [app]
-metrics:
-  ops: {better: higher, min_effect: 2%}
-YAML
+web_ops_job_file "$PW_DIR"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; finish; }
 # A new commit on the branch: the watcher records it and pairs it with
@@ -49,27 +39,10 @@ wait_tip master "$c2" || { fail second_sight "$(cat "$PW_TMP/trees.json")"; fini
     '{"name":"r1","labels":["test"],"inventory":{"cgroup":"v2"}}')" = 200 ] ||
 	{ fail register "$(cat "$PW_TMP/body")"; finish; }
 
-# run_queue: claims every queued job and uploads its runs, a base's
-# around 100 ops/s and a candidate's around 80, until the queue is empty.
-run_queue() {
-	local code j role v i
-	while code=$(http POST /api/v1/jobs/claim "$(token_of r1)" '{"wait_s":1}') &&
-	    [ "$code" = 200 ]; do
-		j=$(jfield job.id <"$PW_TMP/body")
-		role=$(jfield job.role <"$PW_TMP/body")
-		for i in 0 1 2; do
-			if [ "$role" = base ]; then v=$((100 + i)); else v=$((80 + i)); fi
-			http POST "/api/v1/jobs/$j/runs" "$(token_of r1)" \
-			    "{\"index\":$i,\"status\":\"ok\",\"duration_s\":1,\"metrics\":[{\"name\":\"ops\",\"value\":$v,\"unit\":\"ops/s\",\"better\":\"higher\"}],\"raw\":\"ops=$v\"}" >/dev/null
-		done
-		http POST "/api/v1/jobs/$j/finish" "$(token_of r1)" '{"status":"success"}' >/dev/null
-	done
-	[ "$code" = 204 ]
-}
 
 pair=$(sql "SELECT pair_id FROM jobs j JOIN commits c ON c.id = j.commit_id WHERE c.sha = '$c2' AND j.role = 'candidate'")
 [ -n "$pair" ] || { fail watcher_pair "$(sql "SELECT * FROM jobs")"; finish; }
-run_queue || { fail run_pair "$(cat "$PW_TMP/body")"; finish; }
+web_run_queue r1 100 80 || { fail run_pair "$(cat "$PW_TMP/body")"; finish; }
 
 code=$(curl -s -o "$PW_TMP/body" -w '%{http_code}' --max-time 60 \
     -H "Authorization: Bearer $(cat "$PW_ADMIN")" \
@@ -84,7 +57,7 @@ series_tip() {
 }
 wait_for 60 series_tip || { fail series_applied "$(cat "$PW_TMP/body")"; finish; }
 pass series_applied
-run_queue || { fail run_series "$(cat "$PW_TMP/body")"; finish; }
+web_run_queue r1 100 80 || { fail run_series "$(cat "$PW_TMP/body")"; finish; }
 
 regressions() {
 	[ "$(sql "SELECT count(*) FROM regressions")" = 2 ]

@@ -773,6 +773,22 @@ TEST(test_web__commit_report_order)
 	q = at(b.data, "<h2>Across hosts</h2>");
 	ASSERT(strstr(q, "-55.0% &hellip; -15.0% across 2 hosts") != NULL);
 	ASSERT(strstr(q, "(2 regression)") != NULL);
+	ASSERT(strstr(q, "across 2 hosts, 1 CPU family") != NULL);
+	ASSERT(strstr(q,
+	           "<li>unknown CPU: -55.0% &hellip; -15.0% on 2 hosts</li>") !=
+	    NULL);
+	/* By CPU family (common/cpufamily.h): a range for each. */
+	rows[5].family = "Zen 2 (Rome)";
+	rows[6].family = "Ice Lake-SP";
+	buf_reset(&b);
+	view_commit_render(&b, &v);
+	q = at(b.data, "<h2>Across hosts</h2>");
+	ASSERT(strstr(q,
+	           "-55.0% &hellip; -15.0% across 2 hosts, 2 CPU families") !=
+	    NULL);
+	ASSERT(strstr(q,
+	           "<li>Zen 2 (Rome): -55.0% on 1 host</li><li>Ice Lake-SP: "
+	           "-15.0% on 1 host</li>") != NULL);
 	/* A pair page has one host: no such summary. */
 	v.kind = VIEW_PAIR;
 	v.id = "1";
