@@ -54,6 +54,12 @@ async function step(name, fn) {
     await visit('/');
     expect(await page.locator('.badge.v-improvement').count() >= 1, 'no improvement badge');
     expect(await page.locator('.badge.v-regression').count() >= 1, 'no regression badge (the revert)');
+    // No group without a branch: the mailed series sits under the branch
+    // it targets (demo / master), not under "demo / ".
+    const heads = await page.locator('main h2').allInnerTexts();
+    expect(heads.every((h) => !/ \/ ?$/.test(h)), `groups: ${heads.join(' | ')}`);
+    expect(await page.locator(`a[href="/series/${process.env.SERIES}"]`).count() >= 1,
+      'the series is not on the overview');
     await shot('demo-overview');
   });
 
