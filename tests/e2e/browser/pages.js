@@ -168,6 +168,9 @@ async function step(name, fn) {
     await page.locator('a:text-is("base")').first().click();
     expect(/\/jobs\/[0-9]+$/.test(page.url()), `at ${page.url()}`);
     expect(/^Job [0-9]+ - perfwatch$/.test(await page.title()), `title ${await page.title()}`);
+    // Long lines wrap: the page stays within the window.
+    const w = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(w <= 1400, `the job page is ${w} px wide`);
     const lines = await page.locator('pre.log span.ln').count();
     expect(lines >= 2, `${lines} log lines`);
     await shot('demo-job');
