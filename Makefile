@@ -139,6 +139,19 @@ $(1)/bin/$(2): $(1)/obj/$$($(2)_MAIN:.c=.o) $$(foreach l,$$($(2)_LAYERS),$$(call
 	    $$(call layer_link,$(1),$$($(2)_LAYERS)) $$(LDFLAGS) $$(LDLIBS)
 endef
 
+# --version prints the tree built (git describe; "unknown" outside git):
+# common/version.c alone gets it, and is built again when it changes.
+PW_VERSION := $(shell git describe --always --dirty 2>/dev/null | tr -cd '[:alnum:]._+-')
+PW_VERSION := $(or $(PW_VERSION),unknown)
+$(REL)/obj/common/version.o $(SAN)/obj/common/version.o: $(OUT)/version.txt
+$(REL)/obj/common/version.o $(SAN)/obj/common/version.o: \
+    BASE_CFLAGS += -DPERFWATCH_VERSION='"$(PW_VERSION)"'
+$(OUT)/version.txt: FORCE
+	@mkdir -p $(@D)
+	@echo '$(PW_VERSION)' | cmp -s - $@ || echo '$(PW_VERSION)' >$@
+.PHONY: FORCE
+FORCE:
+
 $(eval $(call flavour,$(REL),$$(CFLAGS)))
 $(eval $(call flavour,$(SAN),$$(SAN_FLAGS)))
 

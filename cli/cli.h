@@ -96,5 +96,6 @@ int cmd_series_parse(int, char **); /* series parse (cmd_series_parse.c) */
 int cmd_compare(int, char **);
 int cmd_changepoints(int, char **);
 int cmd_memcg_tax(int, char **);
+int cmd_commit(int, char **);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "common/http.h"
+#include "common/version.h"
 
 static const struct cli_cmd cmds[] = {
 	{ "config", cmd_config,
@@ -37,6 +38,9 @@ static const struct cli_cmd cmds[] = {
 	    "[--alpha A] [--history FILE] [--exit-code] BASE CAND" },
 	{ "changepoints", cmd_changepoints,
 	    "changepoints [--json] [--better higher|lower] FILE" },
+	{ "commit", cmd_commit,
+	    "commit [--server URL] [--json] [--exit-code] SHA (its "
+	    "verdicts)" },
 	{ "memcg-tax", cmd_memcg_tax,
 	    "memcg-tax [--server URL] [--json] JOB_ID... (jobs of one "
 	    "kernel)" },
@@ -74,7 +78,27 @@ usage(FILE *f)
 	fprintf(f, "usage: perfwatch COMMAND [ARGS]\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  perfwatch %s\n", cmds[i].usage);
+	fprintf(f,
+	    "  perfwatch --version\n"
+	    "Every command answers --help.\n");
 	return f == stderr ? 2 : 0;
+}
+
+/*
+ * "--help" or "-h" among a command's arguments (before a "--"): its
+ * usage on stdout, whatever else the line holds, so that no command
+ * takes it for a file or a value.
+ */
+static int
+wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
+			return 1;
+	return 0;
 }
 
 int
@@ -88,9 +112,17 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0)
 		return usage(stdout);
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("perfwatch %s\n", pw_version());
+		return 0;
+	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name) != 0)
 			continue;
+		if (wants_help(argc - 1, argv + 1)) {
+			printf("usage: perfwatch %s\n", cmds[i].usage);
+			return 0;
+		}
 		if (http_global_init() != 0)
 			return 1;
 		rc = cmds[i].run(argc - 1, argv + 1);

@@ -397,6 +397,20 @@ config_sniff_kind(const char *path, struct cfg_errors *errs)
 		k = CFG_KIND_RUNNER;
 		found++;
 	}
+	if (found == 0) {
+		/* No deciding key (a typo of it, say): the kind whose keys
+		 * the file's look most like, when one does clearly. */
+		int sd = cfg_i_schema_score(&c, root, &cfg_i_daemon_schema),
+		    sj = cfg_i_schema_score(&c, root, &cfg_i_job_schema),
+		    sr = cfg_i_schema_score(&c, root, &cfg_i_runner_schema);
+
+		if (sd > sj && sd > sr)
+			k = CFG_KIND_DAEMON, found = 1;
+		else if (sj > sd && sj > sr)
+			k = CFG_KIND_JOB, found = 1;
+		else if (sr > sd && sr > sj)
+			k = CFG_KIND_RUNNER, found = 1;
+	}
 	if (found != 1) {
 		cfg_i_nerr(&c, root, NULL,
 		    "cannot tell the kind of file: a job has 'command', a "

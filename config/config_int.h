@@ -202,6 +202,10 @@ const char *cfg_i_describe(const struct cfg_node *n, char *out, size_t outlen);
 void cfg_i_join(char *out, size_t len, const char *path, const char *key);
 void cfg_i_join_idx(char *out, size_t len, const char *path, size_t i);
 const char *cfg_i_scalar(const struct cfg_node *n);
+/* How much the keys of mapping map look like schema s's: 2 a key it
+ * has, 1 a key within a typo of one (the sniffing of a file's kind). */
+int cfg_i_schema_score(
+    const struct ctx *c, const struct cfg_node *map, const struct schema *s);
 const struct cfg_node *cfg_i_lookup(const struct ctx *c,
     const struct cfg_node *map, const char *key, const struct cfg_node **keyn);
 long cfg_i_earlier_dup(

@@ -193,6 +193,35 @@ edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
+int
+cfg_i_schema_score(
+    const struct ctx *c, const struct cfg_node *map, const struct schema *s)
+{
+	size_t i, k;
+	int score = 0, near;
+
+	if (map == NULL || map->type != CFG_NODE_MAP)
+		return 0;
+	for (i = 0; i < map->npairs; i++) {
+		const struct cfg_node *key = cfg_i_node(c, map->pairs[i].key);
+		const char *name = key ? cfg_i_scalar(key) : NULL;
+
+		if (name == NULL)
+			continue;
+		near = 0;
+		for (k = 0; k < s->n; k++) {
+			if (strcmp(name, s->f[k].key) == 0) {
+				near = 2;
+				break;
+			}
+			if (edit_distance(name, s->f[k].key) < 3)
+				near = 1;
+		}
+		score += near;
+	}
+	return score;
+}
+
 /*
  * Checks a mapping's keys: each a plain string, no duplicates, and (when
  * s is given) each one the schema knows.  Every pair gets one message at

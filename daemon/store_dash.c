@@ -293,7 +293,10 @@ store_recent_get(struct store *s, struct store_recent *out, int64_t limit)
 	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
 	    " j.created, j.commit_id, c.sha, c.subject, c.author,"
 	    " coalesce(c.commit_date, j.created), t.name,"
-	    " c.branches, se.id, se.title, b.state, b.progress,"
+	    /* A series' tip is on no branch: the branch it targets. */
+	    " CASE WHEN se.id IS NOT NULL AND coalesce(c.branches, '') = ''"
+	    "  THEN se.branch ELSE c.branches END,"
+	    " se.id, se.title, b.state, b.progress,"
 	    " (SELECT group_concat(verdict) FROM comparisons"
 	    "  WHERE pair_id = j.pair_id)"
 	    " FROM jobs j"
@@ -302,7 +305,12 @@ store_recent_get(struct store *s, struct store_recent *out, int64_t limit)
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
 	    " LEFT JOIN trees t ON t.id = c.tree_id"
 	    " LEFT JOIN series se ON se.commit_id = j.commit_id"
-	    " WHERE j.role = 'candidate' ORDER BY j.id DESC LIMIT ?1");
+	    " WHERE j.role = 'candidate'"
+	    /* A bisection's synthetic commit (its revert of the culprit),
+	     * never seen on a branch, is no commit of the overview's. */
+	    " AND NOT (c.first_seen IS NULL AND (SELECT bisect_id FROM pairs"
+	    "  WHERE id = j.pair_id) IS NOT NULL)"
+	    " ORDER BY j.id DESC LIMIT ?1");
 	void *v;
 	int r;
 
@@ -502,6 +510,7 @@ regression_scan(void *row, sqlite3_stmt *st, void *arg)
 	g->verify_revert = store_i_web_text(st, 21);
 	g->bisect_reason = store_i_web_text(st, 22);
 	g->suspect = store_i_web_text(st, 23);
+	g->series_id = sqlite3_column_int64(st, 24);
 }
 
 /*
@@ -533,7 +542,8 @@ enum reg_drive { REG_ALL, REG_HOST, REG_TREE, REG_BENCH, REG_STATE };
 	" h.name, c.sha, c.subject, t.name, c.branches,"                       \
 	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"          \
 	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"                \
-	" b.verify_parent, b.verify_revert, b.reason, p.suspect"               \
+	" b.verify_parent, b.verify_revert, b.reason, p.suspect,"              \
+	" (SELECT max(se.id) FROM series se WHERE se.commit_id = c.id)"        \
 	" FROM regressions rg JOIN comparisons cm"                             \
 	" ON cm.id = rg.comparison_id"                                         \
 	" JOIN pairs p ON p.id = cm.pair_id"                                   \

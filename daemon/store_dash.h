@@ -81,9 +81,9 @@ struct store_recent_job {
 	int64_t created;
 	int64_t commit_id; /* 0: a submitted pair without a commit */
 	char *sha, *subject, *author;
-	int64_t time; /* the commit date, else the job's creation */
-	char *tree, *branches;
-	int64_t series_id; /* the series whose tip it measures, or 0 */
+	int64_t time;          /* the commit date, else the job's creation */
+	char *tree, *branches; /* a series tip's: the branch it targets */
+	int64_t series_id;     /* the series whose tip it measures, or 0 */
 	char *series_title;
 	char *base_state, *base_progress; /* its pair's base job's */
 	char *verdicts; /* its pair's verdicts, comma-separated, or NULL */
@@ -92,7 +92,8 @@ struct store_recent {
 	struct store_recent_job *v;
 	size_t n;
 };
-/* The newest limit candidate jobs. */
+/* The newest limit candidate jobs, but those of a bisection measuring a
+ * commit no branch has (its revert of the culprit). */
 int store_recent_get(struct store *, struct store_recent *out, int64_t limit);
 void store_recent_release(struct store_recent *);
 
@@ -141,7 +142,8 @@ struct store_regression {
 	int64_t bisect_id;
 	char *bisect_state, *culprit, *culprit_subject;
 	char *verify_parent, *verify_revert, *bisect_reason;
-	char *suspect; /* docs/HOST.md: why the pair is suspect, or NULL */
+	char *suspect;     /* docs/HOST.md: why the pair is suspect, or NULL */
+	int64_t series_id; /* the series whose tip sha is, or 0 */
 };
 struct store_regressions {
 	struct store_regression *v;

@@ -10,6 +10,9 @@
  *	perfwatchd [-v] [-n] [--port-file FILE] -c daemon.yaml
  *
  * Runs in the foreground and logs to stderr (journald adds the rest).
+ * One perfwatchd a database: it holds DATABASE.lock (common/pidlock.h),
+ * and a second one on the same database stops at start, naming the
+ * first's pid.
  * SIGTERM/SIGINT: stop accepting, finish the requests in flight, close
  * the database, exit 0.  SIGHUP: load and check the configuration again;
  * on any error log every error and keep the running one, else swap it in
@@ -29,6 +32,9 @@
 
 #include "common/err.h"
 #include "common/log.h"
+#include "common/pidlock.h"
+#include "common/version.h"
+#include "common/xalloc.h"
 #include "config/config.h"
 #include "daemon/alert.h"
 #include "daemon/bisect.h"
@@ -43,13 +49,18 @@
 #include "web/api.h"
 
 static void
-usage(void)
+usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 	    "usage: perfwatchd [-v] [-n] [--port-file FILE] "
 	    "-c daemon.yaml\n"
-	    "       perfwatchd --routes\n");
-	exit(2);
+	    "       perfwatchd --routes | --version | --help\n"
+	    "  -c FILE          the daemon's configuration (required)\n"
+	    "  -n               check the configuration and exit\n"
+	    "  -v               verbose (debug) logging\n"
+	    "  --port-file FILE write the port listened on to FILE\n"
+	    "  --routes         print the HTTP routes and exit\n");
+	exit(f == stdout ? 0 : 2);
 }
 
 /* --routes: every route of the one table the server dispatches on, in
@@ -112,7 +123,8 @@ main(int argc, char **argv)
 		0 }; /* the bisect worker's */
 	struct err e = { 0 };
 	sigset_t set;
-	int i, verbose = 0, check = 0, sig;
+	char *lockpath = NULL;
+	int i, verbose = 0, check = 0, sig, lockfd = -1;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0)
@@ -126,11 +138,17 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--routes") == 0) {
 			print_routes();
 			return 0;
-		} else
-			usage();
+		} else if (strcmp(argv[i], "--version") == 0) {
+			printf("perfwatchd %s\n", pw_version());
+			return 0;
+		} else if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
+			usage(stdout);
+		else
+			usage(stderr);
 	}
 	if (cfgpath == NULL)
-		usage();
+		usage(stderr);
 
 	/* Library set-up before any thread starts. */
 	signal(SIGPIPE, SIG_IGN);
@@ -175,6 +193,18 @@ main(int argc, char **argv)
 	/* A silent server stalls a poll (and a shutdown) at most a minute. */
 	if (gitm_global_init(60000) == -1) {
 		log_msg(LOG_LVL_ERR, "cannot initialise libgit2");
+		dconf_unref(conf);
+		return 1;
+	}
+	/* One daemon a database: two would both poll, claim and alert. */
+	lockpath = xasprintf("%s.lock", conf->dc->database);
+	if ((lockfd = pidlock_take(lockpath, &e)) < 0) {
+		log_msg(LOG_LVL_ERR, "database %s: %s%s", conf->dc->database,
+		    err_msg(&e),
+		    lockfd == ERR_EXISTS ? ": another perfwatchd runs on it"
+		                         : "");
+		free(lockpath);
+		gitm_global_shutdown();
 		dconf_unref(conf);
 		return 1;
 	}
@@ -267,6 +297,8 @@ main(int argc, char **argv)
 	verdict_stop(verdict);
 	sched_free(sched);
 	gitm_global_shutdown();
+	pidlock_release(lockfd);
+	free(lockpath);
 	log_info("stopped");
 	return 0;
 }

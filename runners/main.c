@@ -14,6 +14,7 @@
 
 #include "common/http.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "config/config.h"
 #include "git/git.h"
 #include "runners/agent.h"
@@ -28,15 +29,60 @@ on_signal(int sig)
 	atomic_store(&stop_flag, 1);
 }
 
+/* --once: the tries at reaching the server before giving up (about 7 s
+ * of waits between them), and each try's connect and total limits. */
+#define ONCE_TRIES 5
+#define ONCE_CONNECT_MS 3000
+#define ONCE_TOTAL_MS 10000
+
+/*
+ * --once: whether the server answers at all (GET /healthz, any HTTP
+ * status), within ONCE_TRIES tries; else 1 after saying so.  The agent
+ * itself waits out a server that is away for as long as it takes, which
+ * a one-shot run (a cron job, a CI step) must not.
+ */
+static int
+server_reachable(const char *server)
+{
+	struct http_retry retry = { ONCE_TRIES, 500, 4000, &stop_flag };
+	struct http_reply rep = { 0 };
+	struct http *h = http_new();
+	size_t n = strlen(server);
+	char *url = malloc(n + sizeof("/healthz"));
+	int rc;
+
+	if (url == NULL) {
+		http_free(h);
+		return 1;
+	}
+	memcpy(url, server, n);
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	memcpy(url + n, "/healthz", sizeof("/healthz"));
+	http_set_timeouts(h, ONCE_CONNECT_MS, ONCE_TOTAL_MS);
+	rc = http_request_retry(&rep, h, &retry, "GET", url, NULL, 0);
+	if (rc != 0)
+		fprintf(stderr,
+		    "perfwatch-runner: server %s unreachable after %d "
+		    "tries: %s\n",
+		    server, ONCE_TRIES, http_errmsg(h));
+	http_reply_release(&rep);
+	http_free(h);
+	free(url);
+	return rc != 0;
+}
+
 static int
 usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: perfwatch-runner [-v] -c runner.yaml [--once]\n"
 	    "       perfwatch-runner host check|tune|reset ... (host -h)\n"
+	    "       perfwatch-runner --version\n"
 	    "  -c FILE   runner configuration (required)\n"
 	    "  -v        verbose (debug) logging\n"
-	    "  --once    claim and run at most one job, then exit\n"
+	    "  --once    claim and run at most one job, then exit; an\n"
+	    "            unreachable server is given up after a few tries\n"
 	    "            (exit 0: no job, or the job succeeded)\n");
 	return f == stderr ? 2 : 0;
 }
@@ -65,7 +111,10 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0)
 			return usage(stdout);
-		else {
+		else if (strcmp(argv[i], "--version") == 0) {
+			printf("perfwatch-runner %s\n", pw_version());
+			return 0;
+		} else {
 			fprintf(stderr,
 			    "perfwatch-runner: unknown argument "
 			    "'%s'\n",
@@ -102,6 +151,12 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
+	if (once && server_reachable(cfg->server) != 0) {
+		free(token);
+		runner_config_free(cfg);
+		http_global_cleanup();
+		return 1;
+	}
 	rc = agent_run(cfg, token, once, &stop_flag);
 
 	if (atomic_load(&stop_flag))

@@ -501,8 +501,9 @@ api_runner_log(struct ctx *x)
 {
 	static const char *const keys[] = { "text", NULL };
 	const char *text = NULL;
+	char *line = NULL;
 	int64_t job, host;
-	size_t kept = 0;
+	size_t kept = 0, len;
 	int r;
 
 	job_path(x, &job);
@@ -514,8 +515,17 @@ api_runner_log(struct ctx *x)
 		return;
 	if ((host = api_runner_host(x)) < 0)
 		return;
-	r = store_log_append(x->s, &kept, host, job, text,
-	    json_string_length(json_object_get(x->body, "text")), api_now_s());
+	/* An entry ends its line: the next one starts a line of its own. */
+	len = json_string_length(json_object_get(x->body, "text"));
+	if (len > 0 && text[len - 1] != '\n') {
+		line = xmalloc(len + 2);
+		memcpy(line, text, len);
+		line[len++] = '\n';
+		line[len] = '\0';
+		text = line;
+	}
+	r = store_log_append(x->s, &kept, host, job, text, len, api_now_s());
+	free(line);
 	if (r != 0) {
 		api_reply_store_err(x, r);
 		return;

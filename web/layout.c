@@ -54,6 +54,9 @@ css(struct buf *b)
 	    ".err{color:#a4161a}"
 	    "tr.grp th{background:#f6f7f9;text-align:left;font-weight:600}"
 	    "table.cmp td{padding:2px 8px}ul.across li{margin:2px 0}"
+	    "pre.log{white-space:pre-wrap;overflow-wrap:anywhere;background:#"
+	    "fff;"
+	    "border:1px solid #dde1e6;padding:6px 8px}"
 	    "details summary{cursor:pointer;margin:8px 0}"
 	    ".pager a{margin-right:12px}"
 	    "form.f input,form.f select{margin-right:8px}"
@@ -79,6 +82,9 @@ static const struct {
 	{ "regressions", "/regressions", "Regressions" },
 	{ "hosts", "/hosts", "Hosts" },
 	{ "jobs", "/jobs", "Jobs" },
+	{ "series", "/series", "Series" },
+	{ "bisect", "/bisect", "Bisections" },
+	{ "alerts", "/alerts", "Alerts" },
 };
 
 static const char *const verdicts[] = { "regression", "improvement",
@@ -185,6 +191,18 @@ layout_suspect(struct buf *b, const char *why)
 	HTML_LIT(b, " <span class=\"badge v-suspect\" title=\"");
 	html_text_trunc(b, why, 400);
 	return HTML_LIT(b, "\">suspect</span>");
+}
+
+int
+layout_commit_link(struct buf *b, const char *sha)
+{
+	if (sha == NULL)
+		return buf_failed(b) ? -1 : 0;
+	HTML_LIT(b, "<a class=\"mono\" href=\"/commit/");
+	html_url(b, sha);
+	HTML_LIT(b, "\">");
+	html_textn(b, sha, strnlen(sha, 12));
+	return HTML_LIT(b, "</a>");
 }
 
 int

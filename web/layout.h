@@ -46,6 +46,8 @@ int layout_verdict_rank(const char *verdict);
  */
 const char *layout_worst_verdict(const char *list);
 
+/* <a class="mono" href="/commit/SHA">sha12</a>; nothing for NULL. */
+int layout_commit_link(struct buf *, const char *sha);
 /* "/commit/SHA", "/series/ID" or "/pair/ID", URL-encoded. */
 int layout_target_href(struct buf *, enum view_target, const char *id);
 

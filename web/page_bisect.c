@@ -1,7 +1,8 @@
 /*
  * A bisection's page, GET /bisect/{id} (daemon/bisect.c runs them): the
- * regression it bisects, its steps and its result, from the typed store
- * (struct store_bisect, struct store_bisect_step).
+ * regression it bisects, its steps and its result, and the list of
+ * every bisection, GET /bisect; from the typed store (struct
+ * store_bisect, struct store_bisect_step), as their JSON is.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,37 @@
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
+
+/* A bisection's fields (not its steps) into v: its strings are bi's. */
+static void
+bisect_view(struct view_bisect *v, const struct store_bisect *bi)
+{
+	memset(v, 0, sizeof(*v));
+	v->id = bi->id;
+	v->regression_id = bi->regression_id;
+	v->pair_id = bi->pair_id;
+	v->cp = bi->origin && strcmp(bi->origin, "change-point") == 0;
+	v->change_point_id = bi->change_point_id;
+	v->origin_sha = bi->origin_sha;
+	v->branch = bi->branch;
+	v->origin_pct = bi->origin_pct;
+	v->state = bi->state;
+	v->job = bi->job;
+	v->host = bi->host;
+	v->point = bi->point;
+	v->metric = bi->metric;
+	v->tree = bi->tree;
+	v->good = bi->good_sha;
+	v->bad = bi->bad_sha;
+	v->lo = bi->lo_sha;
+	v->hi = bi->hi_sha;
+	v->culprit = bi->culprit_sha;
+	v->culprit_subject = bi->culprit_subject;
+	v->reason = bi->reason;
+	v->verify_parent = bi->verify_parent;
+	v->verify_revert = bi->verify_revert;
+	v->revert = bi->revert_sha;
+}
 
 void
 web_bisect(struct ctx *x)
@@ -39,31 +71,7 @@ web_bisect(struct ctx *x)
 		web_page_store_err(x, r);
 		return;
 	}
-	memset(&v, 0, sizeof(v));
-	v.id = bi->id;
-	v.regression_id = bi->regression_id;
-	v.pair_id = bi->pair_id;
-	v.cp = bi->origin && strcmp(bi->origin, "change-point") == 0;
-	v.change_point_id = bi->change_point_id;
-	v.origin_sha = bi->origin_sha;
-	v.branch = bi->branch;
-	v.origin_pct = bi->origin_pct;
-	v.state = bi->state;
-	v.job = bi->job;
-	v.host = bi->host;
-	v.point = bi->point;
-	v.metric = bi->metric;
-	v.tree = bi->tree;
-	v.good = bi->good_sha;
-	v.bad = bi->bad_sha;
-	v.lo = bi->lo_sha;
-	v.hi = bi->hi_sha;
-	v.culprit = bi->culprit_sha;
-	v.culprit_subject = bi->culprit_subject;
-	v.reason = bi->reason;
-	v.verify_parent = bi->verify_parent;
-	v.verify_revert = bi->verify_revert;
-	v.revert = bi->revert_sha;
+	bisect_view(&v, bi);
 	vs = xcalloc(n + 1, sizeof(*vs));
 	for (i = 0; i < n; i++) {
 		vs[i].kind = st[i].kind;
@@ -84,5 +92,33 @@ web_bisect(struct ctx *x)
 	free(vs);
 	store_bisect_steps_free(st, n);
 	store_bisect_free(bi);
+	web_reply_page(x, 200, &b);
+}
+
+void
+web_bisects(struct ctx *x)
+{
+	struct view_bisects v = { 0 };
+	struct view_bisect *rows;
+	struct store_bisects l;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	int64_t cursor = web_q_cursor(x);
+	char next[32];
+	size_t i;
+	int r;
+
+	if ((r = store_bisects_get(x->s, &l, PAGE_ROWS, cursor)) != 0) {
+		web_page_store_err(x, r);
+		return;
+	}
+	rows = xcalloc(l.n + 1, sizeof(*rows));
+	for (i = 0; i < l.n; i++)
+		bisect_view(&rows[i], &l.v[i]);
+	v.rows = rows;
+	v.nrows = l.n;
+	web_pager(&v.pager, cursor, l.next_cursor, next);
+	view_bisects_render(&b, &v);
+	free(rows);
+	store_bisects_release(&l);
 	web_reply_page(x, 200, &b);
 }

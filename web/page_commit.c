@@ -18,6 +18,7 @@
 #include "analysis/analysis.h"
 #include "analysis/spread.h"
 #include "common/caps.h"
+#include "common/cpufamily.h"
 #include "common/err.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -321,6 +322,46 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 	return 0;
 }
 
+/* The hosts a family summary reads at most (a fleet is dozens). */
+#define FAMILY_HOSTS 1000
+
+/*
+ * Each row's CPU family, from its host's CPU model as the runner
+ * registered it, when the rows are of two hosts or more (the summary
+ * across hosts groups them by family); 0, or a store error.
+ */
+static int
+rows_families(struct ctx *x, struct cmp_set *c)
+{
+	struct store_hosts hl;
+	size_t i, k;
+	int many = 0, r;
+
+	for (i = 1; i < c->n && !many; i++)
+		many = c->rows[i].host && c->rows[0].host &&
+		    strcmp(c->rows[i].host, c->rows[0].host) != 0;
+	if (!many)
+		return 0;
+	if ((r = store_hosts_get(
+	         x->s, &hl, FAMILY_HOSTS, 0, x->now, x->online_s)) != 0)
+		return r;
+	for (k = 0; k < hl.n; k++) {
+		json_t *inv = hl.v[k].inventory_json
+		    ? json_loads(hl.v[k].inventory_json, 0, NULL)
+		    : NULL;
+		const char *fam = cpufamily_of(
+		    json_string_value(json_object_get(inv, "cpu_model")));
+
+		for (i = 0; fam && i < c->n; i++)
+			if (c->rows[i].host &&
+			    strcmp(c->rows[i].host, hl.v[k].name) == 0)
+				c->rows[i].family = fam;
+		json_decref(inv);
+	}
+	store_hosts_release(&hl);
+	return 0;
+}
+
 /* Rows for a list of pair ids ({"pairs": [...]}), at most a page. */
 static int
 pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
@@ -336,7 +377,7 @@ pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
 		if ((r = pair_rows(x, c, json_integer_value(v), NULL)) != 0)
 			return r;
 	}
-	return 0;
+	return rows_families(x, c);
 }
 
 static json_t *
@@ -398,6 +439,8 @@ rows_json(const struct cmp_set *c)
 		    o, "charge_path_pct", web_jnumber(r->charge_share_pct));
 		json_object_set_new(o, "charge_path_base_pct",
 		    web_jnumber(r->charge_share_base_pct));
+		json_object_set_new(o, "cpu_family",
+		    r->family ? json_string(r->family) : json_null());
 		json_object_set_new(o, "base_job", json_integer(r->base_job));
 		json_object_set_new(o, "cand_job", json_integer(r->cand_job));
 		json_array_append_new(arr, o);
@@ -572,6 +615,40 @@ pair_kernels(struct ctx *x, struct view_commit *v,
 	buf_release(&b);
 }
 
+/*
+ * What the page compared: the distinct base commits of its pairs, in the
+ * order read (the newest pair's first), into v->bases (free the array;
+ * its strings are the pairs'), and on a pair page the candidate's.
+ */
+static struct view_commit_ref *
+compared_commits(const struct cmp_set *c, struct view_commit *v)
+{
+	struct view_commit_ref *out =
+	    xcalloc(c->nreads ? c->nreads : 1, sizeof(*out));
+	size_t i, k, n = 0;
+
+	for (i = 0; i < c->nreads; i++) {
+		const struct store_jobs *j = &c->reads[i]->p.jobs;
+		const char *sha = j->n == 2 ? j->v[0].commit : NULL;
+
+		if (sha == NULL)
+			continue;
+		for (k = 0; k < n && strcmp(out[k].sha, sha) != 0; k++)
+			;
+		if (k < n)
+			continue;
+		out[n].sha = sha;
+		out[n++].subject = j->v[0].subject;
+	}
+	v->bases = out;
+	v->nbases = n;
+	if (v->kind == VIEW_PAIR && c->nreads && c->reads[0]->p.jobs.n == 2) {
+		v->cand.sha = c->reads[0]->p.jobs.v[1].commit;
+		v->cand.subject = c->reads[0]->p.jobs.v[1].subject;
+	}
+	return out;
+}
+
 int
 web_target_html(
     struct ctx *x, enum view_target kind, const char *rest, struct buf *out)
@@ -593,6 +670,7 @@ web_target_html(
 	json_t *blobs = NULL;
 	struct store_run_metas prof;
 	const struct store_pair *pr;
+	struct view_commit_ref *bases;
 	size_t np = 0, k;
 	int r;
 
@@ -616,8 +694,10 @@ web_target_html(
 		v.branch = web_jstr(ci, "branches");
 		v.base = "the parent commit (or the job's baseline)";
 		v.time = web_jint(ci, "time");
-		if (json_is_object(se))
-			v.note = web_jstr(se, "title");
+		if (json_is_object(se)) {
+			v.series_id = web_jint(se, "id");
+			v.series_title = web_jstr(se, "title");
+		}
 		if (v.id != NULL) {
 			struct store_alert_filter f = { 0 };
 
@@ -682,7 +762,6 @@ web_target_html(
 		snprintf(title, sizeof(title), "%s %s",
 		    pr->name ? pr->name : "pair", pr->point ? pr->point : "");
 		v.title = title;
-		v.base = "the base job of this pair, on the same host";
 		v.time = pr->created;
 		v.suspect = pr->suspect;
 		/* What the pair cost: rounds, and boots of kernel jobs. */
@@ -704,6 +783,7 @@ web_target_html(
 			store_errclear(x->s);
 		break;
 	}
+	bases = compared_commits(&c, &v);
 	v.rows = c.rows;
 	v.nrows = c.n;
 	v.jobs = c.jobs;
@@ -730,6 +810,7 @@ web_target_html(
 	if (v.note == NULL && any_unknown(&c))
 		v.note = no_analysis;
 	view_commit_render(&b, &v);
+	free(bases);
 	free(va);
 	store_alerts_free(al, nal);
 	free(pv);

@@ -58,6 +58,10 @@ struct hist {
 	char (*alerts)[48];
 	char (*labels)[48];
 	char next[24];
+	/* The page's points, one a commit (hist_by_commit), its change
+	 * points among them. */
+	struct view_hist_point *merged;
+	struct view_change_point *mcps;
 };
 
 static void
@@ -71,6 +75,8 @@ hist_free(struct hist *h)
 	store_hist_cps_release(&h->cp_list);
 	free(h->alerts);
 	free(h->labels);
+	free(h->merged);
+	free(h->mcps);
 }
 
 /*
@@ -183,6 +189,7 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 		struct view_hist_point *p = &h->pts[i];
 
 		h->job_ids[i] = j->job_id;
+		p->role = j->role;
 		p->commit = j->sha;
 		p->subject = j->subject;
 		p->time = j->time;
@@ -233,6 +240,63 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 	return 0;
 }
 
+/*
+ * Point q, another job of p's commit, into p: a candidate's figures win
+ * (what the verdict judged this commit by; the base of the next pair
+ * measured the same tree again), and the roles are both.
+ */
+static void
+hist_merge(struct view_hist_point *p, const struct view_hist_point *q)
+{
+	const char *role = p->role, *alert = p->alert;
+
+	if (q->role && strcmp(q->role, "candidate") == 0)
+		*p = *q;
+	if (p->alert == NULL)
+		p->alert = alert ? alert : q->alert;
+	if (role && q->role && strcmp(role, q->role) != 0)
+		p->role = "base, candidate";
+	else
+		p->role = role;
+}
+
+/*
+ * The page shows a commit once: the points of its jobs (measured as a
+ * pair's candidate and again as the next pair's base, side by side at
+ * the commit's time) become one, the candidate's, with both roles; the
+ * change points move with them.  The JSON keeps a point a job.
+ */
+static void
+hist_by_commit(struct hist *h)
+{
+	size_t *map = xcalloc(h->n + 1, sizeof(*map));
+	size_t i, from = 0, m = 0;
+
+	h->merged = xcalloc(h->n + 1, sizeof(*h->merged));
+	for (i = 0; i < h->n; i++) {
+		const char *c = h->pts[i].commit;
+
+		if (i > from && c && h->pts[from].commit &&
+		    strcmp(c, h->pts[from].commit) == 0) {
+			map[i] = m - 1;
+			hist_merge(&h->merged[m - 1], &h->pts[i]);
+			continue;
+		}
+		from = i;
+		map[i] = m;
+		h->merged[m++] = h->pts[i];
+	}
+	h->mcps = xcalloc(h->v.ncps + 1, sizeof(*h->mcps));
+	for (i = 0; i < h->v.ncps; i++) {
+		h->mcps[i] = h->cps[i];
+		h->mcps[i].index = map[h->cps[i].index];
+	}
+	free(map);
+	h->v.points = h->merged;
+	h->v.npoints = m;
+	h->v.cps = h->mcps;
+}
+
 void
 web_history(struct ctx *x)
 {
@@ -249,6 +313,7 @@ web_history(struct ctx *x)
 			web_page_store_err(x, r);
 		return;
 	}
+	hist_by_commit(&h);
 	view_history_render(&b, &h.v);
 	hist_free(&h);
 	web_reply_page(x, 200, &b);
@@ -267,13 +332,13 @@ hist_json(const struct hist *h)
 
 		json_array_append_new(pts,
 		    json_pack("{s:I, s:I, s:s?, s:s?, s:I, s:o, s:o, s:o, s:i, "
-		              "s:s?}",
+		              "s:s?, s:s?}",
 		        "job_id", (json_int_t)h->job_ids[i], "pair_id",
 		        (json_int_t)p->pair_id, "commit", p->commit, "subject",
 		        p->subject, "time", (json_int_t)p->time, "median",
 		        web_jnumber(p->value), "min", web_jnumber(p->low),
 		        "max", web_jnumber(p->high), "runs", p->n, "alert",
-		        p->alert));
+		        p->alert, "role", p->role));
 	}
 	cps = json_array();
 	for (i = 0; i < h->v.ncps; i++) {
@@ -337,8 +402,10 @@ web_history_doc(struct store *s, const struct store_history_q *q,
 	if ((r = hist_fill(s, &h, q)) == 0) {
 		if (out_json != NULL)
 			*out_json = hist_json(&h);
-		if (out_html != NULL)
+		if (out_html != NULL) {
+			hist_by_commit(&h);
 			view_history_render(out_html, &h.v);
+		}
 	}
 	hist_free(&h);
 	return r;

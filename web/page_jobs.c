@@ -1,8 +1,11 @@
 /*
- * The jobs page, GET /jobs (filtered by state), and a job's log at GET
- * /jobs/{id}/log.  They read the typed store (struct store_job, struct
- * store_job_detail), not JSON.
+ * The jobs page, GET /jobs (filtered by state), a job's page at GET
+ * /jobs/{id} and its log as text at GET /jobs/{id}/log.  They read the
+ * typed store (struct store_job, struct store_job_detail) as the JSON
+ * of GET /api/v1/jobs/{id} does.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
@@ -28,6 +31,29 @@ job_state_filter(struct ctx *x)
 	return NULL;
 }
 
+/* A job's row for a page: its strings are j's. */
+static void
+job_view(struct view_job *g, const struct store_job *j)
+{
+	g->id = j->id;
+	g->pair_id = j->pair_id;
+	g->role = j->role;
+	g->name = j->name;
+	g->point = j->point;
+	g->state = j->state;
+	g->host = j->host;
+	g->attempts = (int)j->attempts;
+	g->runs = (int)j->runs;
+	g->runs_done = (int)j->runs_done;
+	g->progress = j->progress;
+	g->error = j->error;
+	g->created = j->created;
+	g->updated = j->updated;
+	g->commit = j->commit;
+	g->tree = j->tree;
+	g->subject = j->subject;
+}
+
 void
 web_jobs(struct ctx *x)
 {
@@ -50,26 +76,7 @@ web_jobs(struct ctx *x)
 	}
 	rows = xcalloc(l.n + 1, sizeof(*rows));
 	for (i = 0; i < l.n; i++) {
-		const struct store_job *j = &l.v[i];
-		struct view_job *g = &rows[i];
-
-		g->id = j->id;
-		g->pair_id = j->pair_id;
-		g->role = j->role;
-		g->name = j->name;
-		g->point = j->point;
-		g->state = j->state;
-		g->host = j->host;
-		g->attempts = (int)j->attempts;
-		g->runs = (int)j->runs;
-		g->runs_done = (int)j->runs_done;
-		g->progress = j->progress;
-		g->error = j->error;
-		g->created = j->created;
-		g->updated = j->updated;
-		g->commit = j->commit;
-		g->tree = j->tree;
-		g->subject = j->subject;
+		job_view(&rows[i], &l.v[i]);
 	}
 	v.rows = rows;
 	v.nrows = l.n;
@@ -107,9 +114,47 @@ web_job_log_text(struct store *s, int64_t id, struct buf *out)
 	return r;
 }
 
-/* GET /jobs/ID/log: the log tail as text. */
+/* GET /jobs/ID: the job, its runs and its log line by line. */
+static void
+job_page(struct ctx *x, int64_t id)
+{
+	struct store_job_detail d;
+	struct view_job_page v = { 0 };
+	struct view_job_run *runs;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	char title[32];
+	size_t i;
+	int r;
+
+	if ((r = store_job_get(x->s, &d, id)) != 0) {
+		web_page_store_err(x, r);
+		return;
+	}
+	snprintf(title, sizeof(title), "Job %lld", (long long)id);
+	v.title = title;
+	job_view(&v.job, &d.job);
+	runs = xcalloc(d.nruns + 1, sizeof(*runs));
+	for (i = 0; i < d.nruns; i++) {
+		runs[i].index = d.runs[i].index;
+		runs[i].attempt = d.runs[i].attempt;
+		runs[i].status = d.runs[i].status;
+		runs[i].host = d.runs[i].host;
+		runs[i].error = d.runs[i].error;
+		runs[i].duration_s = d.runs[i].duration_s;
+	}
+	v.runs = runs;
+	v.nruns = d.nruns;
+	v.log = d.log;
+	v.log_len = d.log_len;
+	view_job_render(&b, &v);
+	free(runs);
+	store_job_detail_release(&d);
+	web_reply_page(x, 200, &b);
+}
+
+/* GET /jobs/ID: its page; GET /jobs/ID/log: the log tail as text. */
 void
-web_job_log(struct ctx *x)
+web_job(struct ctx *x)
 {
 	struct buf b = BUF_INIT(CAP_JOB_LOG + 1);
 	const char *end;
@@ -117,6 +162,10 @@ web_job_log(struct ctx *x)
 	size_t len;
 	int r;
 
+	if (id != 0 && *end == '\0') {
+		job_page(x, id);
+		return;
+	}
 	if (id == 0 || strcmp(end, "/log") != 0) {
 		web_reply_message(x, 404, "Not found", "no such page");
 		return;

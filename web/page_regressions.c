@@ -87,6 +87,7 @@ web_regressions(struct ctx *x)
 		g->bisect_state = o->bisect_state;
 		g->culprit = o->culprit;
 		g->suspect = o->suspect;
+		g->series_id = o->series_id;
 	}
 	v.rows = rows;
 	v.nrows = l.n;

@@ -195,6 +195,7 @@ regression_json(const struct store_regression *g)
 	json_object_set_new(o, "verify_revert", str_or_null(g->verify_revert));
 	json_object_set_new(o, "bisect_reason", str_or_null(g->bisect_reason));
 	json_object_set_new(o, "suspect", str_or_null(g->suspect));
+	json_object_set_new(o, "series_id", id_or_null(g->series_id));
 	return o;
 }
 

@@ -1,25 +1,36 @@
+/*
+ * Deliveries of reports (docs/ALERTS.md): the alerts table of a commit
+ * page, and the alerts page, GET /alerts, with its commit column and
+ * filters.
+ */
+#include <string.h>
+
 #include "web/html.h"
 #include "web/layout.h"
 #include "web/views.h"
 
-void
-view_alerts_table(struct buf *b, const struct view_alert *a, size_t n)
+/* The table's rows; with_commit: a commit column after the id. */
+static void
+alerts_rows(
+    struct buf *b, const struct view_alert *a, size_t n, int with_commit)
 {
 	size_t i;
 
-	if (n == 0)
-		return;
+	HTML_LIT(b, "<table><tr><th>id</th>");
+	if (with_commit)
+		HTML_LIT(b, "<th>commit</th>");
 	HTML_LIT(b,
-	    "<h2>Alerts</h2>\n<table><tr><th>id</th><th>kind</th>"
-	    "<th>to</th><th>subject</th><th>state</th>"
+	    "<th>kind</th><th>to</th><th>subject</th><th>state</th>"
 	    "<th>attempts</th><th>sent</th><th>last error</th>"
 	    "</tr>\n");
 	for (i = 0; i < n && !layout_full(b); i++) {
-		HTML_LIT(b, "<tr><td><a href=\"/api/v1/alerts/");
+		HTML_LIT(b, "<tr><td class=\"n\">");
 		html_int(b, a[i].id);
-		HTML_LIT(b, "\">");
-		html_int(b, a[i].id);
-		HTML_LIT(b, "</a></td><td>");
+		HTML_LIT(b, "</td><td>");
+		if (with_commit) {
+			layout_commit_link(b, a[i].sha);
+			HTML_LIT(b, "</td><td>");
+		}
 		html_text_trunc(b, a[i].kind, 16);
 		if (a[i].followup)
 			HTML_LIT(b, " (follow-up)");
@@ -29,7 +40,7 @@ view_alerts_table(struct buf *b, const struct view_alert *a, size_t n)
 		html_text_trunc(b, a[i].subject, VIEW_ERROR_CHARS);
 		HTML_LIT(b, "</td><td>");
 		html_text_trunc(b, a[i].state, 16);
-		HTML_LIT(b, "</td><td>");
+		HTML_LIT(b, "</td><td class=\"n\">");
 		html_int(b, a[i].attempts);
 		HTML_LIT(b, "</td><td>");
 		if (a[i].sent > 0)
@@ -40,4 +51,59 @@ view_alerts_table(struct buf *b, const struct view_alert *a, size_t n)
 	}
 	HTML_LIT(b, "</table>\n");
 	layout_cut(b, i, n);
+}
+
+void
+view_alerts_table(struct buf *b, const struct view_alert *a, size_t n)
+{
+	if (n == 0)
+		return;
+	HTML_LIT(b, "<h2>Alerts</h2>\n");
+	alerts_rows(b, a, n, 0);
+}
+
+/* A <select> of the filter name over values, any first. */
+static void
+select_of(struct buf *b, const char *name, const char *const *values, size_t n,
+    const char *on)
+{
+	size_t i;
+
+	HTML_LIT(b, "<label>");
+	html_text(b, name);
+	HTML_LIT(b, " <select name=\"");
+	html_text(b, name);
+	HTML_LIT(b, "\"><option value=\"\">any</option>");
+	for (i = 0; i < n; i++) {
+		HTML_LIT(b, "<option");
+		if (on && strcmp(on, values[i]) == 0)
+			HTML_LIT(b, " selected");
+		HTML_LIT(b, ">");
+		html_text(b, values[i]);
+		HTML_LIT(b, "</option>");
+	}
+	HTML_LIT(b, "</select></label>");
+}
+
+int
+view_alerts_render(struct buf *b, const struct view_alerts *v)
+{
+	static const char *const states[] = { "pending", "sent", "failed" };
+	static const char *const kinds[] = { "email", "webhook" };
+	const char *kv[] = { "state", v->state, "kind", v->kind };
+
+	layout_begin(b, "Alerts", "alerts");
+	HTML_LIT(b,
+	    "<h1>Alerts</h1>\n<p class=\"muted\">Every report sent or "
+	    "due, by mail or webhook, newest first.</p>\n"
+	    "<form class=\"f\" method=\"get\" action=\"/alerts\">");
+	select_of(b, "state", states, 3, v->state);
+	select_of(b, "kind", kinds, 2, v->kind);
+	HTML_LIT(b, "<button>filter</button></form>\n");
+	if (v->nrows == 0)
+		HTML_LIT(b, "<p class=\"muted\">No alerts.</p>\n");
+	else
+		alerts_rows(b, v->rows, v->nrows, 1);
+	layout_pager(b, "/alerts", kv, 4, &v->pager);
+	return layout_end(b);
 }

@@ -16,11 +16,7 @@ commit_link(struct buf *b, const char *sha)
 		HTML_LIT(b, "<span class=\"muted\">unknown</span>");
 		return;
 	}
-	HTML_LIT(b, "<a class=\"mono\" href=\"/commit/");
-	html_url(b, sha);
-	HTML_LIT(b, "\">");
-	html_textn(b, sha, strnlen(sha, 12));
-	HTML_LIT(b, "</a>");
+	layout_commit_link(b, sha);
 }
 
 static void

@@ -72,6 +72,55 @@ cost_rows(struct buf *b, const struct view_commit *v)
 	HTML_LIT(b, "a round of a kernel job costs a boot)</span></td></tr>");
 }
 
+/* The base commits a page shows at most. */
+#define VIEW_BASES 8
+
+/* "<sha12> subject", the sha linked to its commit page. */
+static void
+commit_ref(struct buf *b, const struct view_commit_ref *c)
+{
+	if (c->sha == NULL) {
+		HTML_LIT(b,
+		    "<span class=\"muted\">no commit (a submitted "
+		    "pair)</span>");
+		return;
+	}
+	layout_commit_link(b, c->sha);
+	HTML_LIT(b, " ");
+	html_text_trunc(b, c->subject, VIEW_SUBJECT_CHARS);
+}
+
+/* The "compared with" row: the base commits, else what base says. */
+static void
+compared_with(struct buf *b, const struct view_commit *v)
+{
+	static const struct view_commit_ref none = { NULL, NULL };
+	size_t i;
+
+	if (v->kind == VIEW_PAIR) {
+		HTML_LIT(b, "<tr><th>base</th><td class=\"side-base\">");
+		commit_ref(b, v->nbases ? &v->bases[0] : &none);
+		HTML_LIT(b,
+		    "</td></tr><tr><th>candidate</th>"
+		    "<td class=\"side-cand\">");
+		commit_ref(b, &v->cand);
+		HTML_LIT(b, "</td></tr>");
+		return;
+	}
+	HTML_LIT(b, "<tr><th>compared with</th><td class=\"side-base\">");
+	if (v->nbases == 0)
+		html_text_trunc(
+		    b, v->base ? v->base : "unknown", VIEW_TITLE_CHARS);
+	for (i = 0; i < v->nbases && i < VIEW_BASES; i++) {
+		if (i)
+			HTML_LIT(b, "<br>");
+		commit_ref(b, &v->bases[i]);
+	}
+	if (v->nbases > VIEW_BASES)
+		HTML_LIT(b, "<br>&hellip;");
+	HTML_LIT(b, "</td></tr>");
+}
+
 static void
 head(struct buf *b, const struct view_commit *v)
 {
@@ -133,9 +182,19 @@ head(struct buf *b, const struct view_commit *v)
 		html_int(b, v->prev_id);
 		HTML_LIT(b, ")</a></td></tr>");
 	}
-	HTML_LIT(b, "<tr><th>compared with</th><td>");
-	html_text_trunc(b, v->base ? v->base : "unknown", VIEW_TITLE_CHARS);
-	HTML_LIT(b, "</td></tr>");
+	if (v->kind == VIEW_COMMIT && v->series_id > 0) {
+		HTML_LIT(b, "<tr><th>series</th><td><a href=\"/series/");
+		html_int(b, v->series_id);
+		HTML_LIT(b, "\">series ");
+		html_int(b, v->series_id);
+		HTML_LIT(b, "</a>");
+		if (v->series_title) {
+			HTML_LIT(b, " ");
+			html_text_trunc(b, v->series_title, VIEW_TITLE_CHARS);
+		}
+		HTML_LIT(b, "</td></tr>");
+	}
+	compared_with(b, v);
 	/* docs/KERNEL.md: which build each side measured. */
 	for (i = 0; i < 2; i++) {
 		if (v->kernel[i] == NULL)
@@ -340,12 +399,12 @@ links(struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
 		HTML_LIT(b, "\">pair</a> ");
 	}
 	if (r->base_job > 0) {
-		HTML_LIT(b, "<a href=\"/api/v1/jobs/");
+		HTML_LIT(b, "<a href=\"/jobs/");
 		html_int(b, r->base_job);
 		HTML_LIT(b, "\">base</a> ");
 	}
 	if (r->cand_job > 0) {
-		HTML_LIT(b, "<a href=\"/api/v1/jobs/");
+		HTML_LIT(b, "<a href=\"/jobs/");
 		html_int(b, r->cand_job);
 		HTML_LIT(b, "\">cand</a>");
 	}
@@ -643,16 +702,68 @@ memcg_section(struct buf *b, const struct view_commit *v,
  * ("page_fault2 +13.7% ... +26.2% across 3 hosts"). */
 #define ACROSS_MAX 24
 
+/* 1 when group's row j is the first of its CPU family in the group. */
+static int
+family_first(const struct view_cmp_row **sorted, const size_t *group, size_t j)
+{
+	size_t k;
+
+	for (k = 0; k < j; k++)
+		if (same(sorted[group[k]]->family, sorted[group[j]]->family))
+			return 0;
+	return 1;
+}
+
+/* The rows of group (their indices into sorted, n of them) of family
+ * fam (NULL: unknown): their range and count; the per-family line. */
+static void
+family_line(struct buf *b, const struct view_cmp_row **sorted,
+    const size_t *group, size_t n, const char *fam)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	size_t k, hosts = 0;
+
+	for (k = 0; k < n; k++) {
+		const struct view_cmp_row *o = sorted[group[k]];
+
+		if (!same(o->family, fam))
+			continue;
+		hosts++;
+		lo = fmin(lo, o->change_pct);
+		hi = fmax(hi, o->change_pct);
+	}
+	HTML_LIT(b, "<li>");
+	html_text_trunc(b, fam ? fam : "unknown CPU", VIEW_NAME_CHARS);
+	HTML_LIT(b, ": ");
+	html_pct(b, lo, 1);
+	if (hi != lo) {
+		HTML_LIT(b, " &hellip; ");
+		html_pct(b, hi, 1);
+	}
+	HTML_LIT(b, " on ");
+	html_int(b, (long long)hosts);
+	if (hosts == 1)
+		HTML_LIT(b, " host</li>");
+	else
+		HTML_LIT(b, " hosts</li>");
+}
+
+/*
+ * A metric measured on several hosts, once: its range of changes "+13.7%
+ * ... +26.2% across 3 hosts, 2 CPU families" as a cover letter quotes
+ * it, the verdicts among them, and each family's range.
+ */
 static void
 across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 {
-	size_t i, j, lines = 0;
+	size_t i, j, lines = 0,
+	             *group = xreallocarray(NULL, n + 1, sizeof(*group));
 	int header = 0;
 
 	for (i = 0; i < n && lines < ACROSS_MAX; i++) {
 		const struct view_cmp_row *r = sorted[i];
 		double lo = r->change_pct, hi = r->change_pct;
-		size_t hosts = 1, regs = 0, imps = 0, first = 1;
+		size_t hosts = 1, regs = 0, imps = 0, first = 1, fams = 0;
 
 		if (is_telemetry(r) || !isfinite(r->change_pct))
 			continue;
@@ -668,6 +779,7 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 			continue;
 		regs = strcmp(r->verdict ? r->verdict : "", "regression") == 0;
 		imps = strcmp(r->verdict ? r->verdict : "", "improvement") == 0;
+		group[0] = i;
 		for (j = i + 1; j < n; j++) {
 			const struct view_cmp_row *o = sorted[j];
 
@@ -676,7 +788,7 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 			    !same(o->metric, r->metric) ||
 			    !isfinite(o->change_pct) || same(o->host, r->host))
 				continue;
-			hosts++;
+			group[hosts++] = j;
 			lo = fmin(lo, o->change_pct);
 			hi = fmax(hi, o->change_pct);
 			regs += strcmp(o->verdict ? o->verdict : "",
@@ -686,6 +798,8 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 		}
 		if (hosts < 2)
 			continue;
+		for (j = 0; j < hosts; j++)
+			fams += family_first(sorted, group, j);
 		if (!header) {
 			HTML_LIT(
 			    b, "<h2>Across hosts</h2>\n<ul class=\"across\">");
@@ -706,7 +820,12 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 		html_pct(b, hi, 1);
 		HTML_LIT(b, " across ");
 		html_int(b, (long long)hosts);
-		HTML_LIT(b, " hosts");
+		HTML_LIT(b, " hosts, ");
+		html_int(b, (long long)fams);
+		if (fams == 1)
+			HTML_LIT(b, " CPU family");
+		else
+			HTML_LIT(b, " CPU families");
 		if (regs || imps) {
 			HTML_LIT(b, " <span class=\"muted\">(");
 			if (regs) {
@@ -721,11 +840,17 @@ across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
 			}
 			HTML_LIT(b, ")</span>");
 		}
-		HTML_LIT(b, "</li>\n");
+		HTML_LIT(b, "<ul class=\"families\">");
+		for (j = 0; j < hosts; j++)
+			if (family_first(sorted, group, j))
+				family_line(b, sorted, group, hosts,
+				    sorted[group[j]]->family);
+		HTML_LIT(b, "</ul></li>\n");
 		lines++;
 	}
 	if (header)
 		HTML_LIT(b, "</ul>\n");
+	free(group);
 }
 
 static void
@@ -780,13 +905,13 @@ jobs(struct buf *b, const struct view_commit *v)
 	for (i = 0; i < v->njobs && !layout_full(b); i++) {
 		const struct view_job_ref *j = &v->jobs[i];
 
-		HTML_LIT(b, "<tr><td><a href=\"/api/v1/jobs/");
+		HTML_LIT(b, "<tr><td><a href=\"/jobs/");
 		html_int(b, j->id);
 		HTML_LIT(b, "\">");
 		html_int(b, j->id);
 		HTML_LIT(b, "</a> <a href=\"/jobs/");
 		html_int(b, j->id);
-		HTML_LIT(b, "/log\">log</a></td><td>");
+		HTML_LIT(b, "#log\">log</a></td><td>");
 		html_text_trunc(b, j->role, 12);
 		HTML_LIT(b, "</td><td>");
 		html_text_trunc(b, j->host, VIEW_NAME_CHARS);

@@ -122,7 +122,7 @@ points(struct buf *b, const struct view_history *h)
 
 	HTML_LIT(b,
 	    "<h2>Points</h2>\n<table><tr><th>commit</th>"
-	    "<th>subject</th><th>time</th><th>median</th>"
+	    "<th>subject</th><th>role</th><th>time</th><th>median</th>"
 	    "<th>min .. max</th><th>runs</th></tr>\n");
 	/* Newest first, as a reader scans for what changed lately. */
 	for (i = h->npoints; i-- > 0 && !layout_full(b); shown++) {
@@ -131,6 +131,8 @@ points(struct buf *b, const struct view_history *h)
 		HTML_LIT(b, "<tr>");
 		commit_cell(b, p);
 		HTML_LIT(b, "<td>");
+		html_text_trunc(b, p->role, 24);
+		HTML_LIT(b, "</td><td>");
 		html_time(b, p->time);
 		HTML_LIT(b, "</td><td class=\"n\">");
 		html_si(b, p->value);

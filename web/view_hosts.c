@@ -54,7 +54,7 @@ row(struct buf *b, const struct view_hosts *v, const struct view_host *h)
 	}
 	HTML_LIT(b, "</td><td>");
 	if (h->current_job > 0) {
-		HTML_LIT(b, "<a href=\"/api/v1/jobs/");
+		HTML_LIT(b, "<a href=\"/jobs/");
 		html_int(b, h->current_job);
 		HTML_LIT(b, "\">job ");
 		html_int(b, h->current_job);

@@ -30,7 +30,7 @@ filters(struct buf *b, const struct view_jobs *v)
 static void
 row(struct buf *b, const struct view_job *j)
 {
-	HTML_LIT(b, "<tr><td class=\"n\"><a href=\"/api/v1/jobs/");
+	HTML_LIT(b, "<tr><td class=\"n\"><a href=\"/jobs/");
 	html_int(b, j->id);
 	HTML_LIT(b, "\">");
 	html_int(b, j->id);

@@ -143,6 +143,13 @@ report_row(struct buf *b, const struct view_regression *r, size_t nmetrics)
 	} else
 		HTML_LIT(b, "unknown");
 	HTML_LIT(b, "</span> ");
+	if (r->series_id > 0) {
+		HTML_LIT(b, "<a href=\"/series/");
+		html_int(b, r->series_id);
+		HTML_LIT(b, "\">series ");
+		html_int(b, r->series_id);
+		HTML_LIT(b, "</a> ");
+	}
 	if (r->subject)
 		html_text_trunc(b, r->subject, VIEW_SUBJECT_CHARS);
 	else if (!r->commit)

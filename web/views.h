@@ -126,6 +126,9 @@ struct view_cmp_row {
 	/* The pair's sides ran under different host states: how (untrusted
 	 * text from runners), else NULL (docs/HOST.md). */
 	const char *suspect;
+	/* The host's CPU family and generation (common/cpufamily.h), NULL
+	 * unknown. */
+	const char *family;
 };
 
 struct view_job_ref {
@@ -159,6 +162,20 @@ struct view_alert {
 	const char *kind, *state, *target, *subject, *error;
 	int64_t attempts, sent; /* sent: time, 0 when not sent */
 	int followup;
+	const char *sha; /* its report's commit, NULL: none or not shown */
+};
+
+/* The alerts page: every delivery, filtered by state and kind. */
+struct view_alerts {
+	const char *state, *kind; /* filters, NULL = any */
+	const struct view_alert *rows;
+	size_t nrows;
+	struct view_pager pager;
+};
+
+/* A commit named on a page: its sha (NULL: none) and subject. */
+struct view_commit_ref {
+	const char *sha, *subject;
 };
 
 struct view_commit {
@@ -168,6 +185,15 @@ struct view_commit {
 	const char *author;
 	const char *tree, *branch;
 	const char *base; /* what the candidate is compared with */
+	/* The base commits the candidate was measured against (shown in
+	 * place of base when there are any), and on a pair page its
+	 * candidate's commit (sha NULL: a submitted pair without one). */
+	const struct view_commit_ref *bases;
+	size_t nbases;
+	struct view_commit_ref cand;
+	/* Commit page: the series whose tip it is (0: none), its title. */
+	int64_t series_id;
+	const char *series_title;
 	int64_t time;
 	const struct view_cmp_row *rows;
 	size_t nrows;
@@ -212,6 +238,9 @@ struct view_hist_point {
 	int n;             /* runs */
 	const char *alert; /* alert text at this commit, or NULL */
 	int64_t pair_id;   /* link target, 0 when none */
+	/* The jobs' roles: "base", "candidate" or "base, candidate" (a
+	 * commit measured in two pairs, one point); NULL unknown. */
+	const char *role;
 };
 
 struct view_change_point {
@@ -251,6 +280,7 @@ struct view_regression {
 	int64_t bisect_id;
 	const char *bisect_state, *culprit; /* culprit NULL: none */
 	const char *suspect;                /* docs/HOST.md: why, or NULL */
+	int64_t series_id; /* the series whose tip commit is, 0: none */
 };
 
 struct view_regressions {
@@ -343,6 +373,44 @@ struct view_jobs {
 	struct view_pager pager;
 };
 
+/* A job's page: the job, its runs and its log. */
+struct view_job_run {
+	int64_t index, attempt;
+	const char *status, *host, *error;
+	double duration_s; /* NAN unknown */
+};
+
+struct view_job_page {
+	const char *title; /* "Job 12" */
+	struct view_job job;
+	const struct view_job_run *runs;
+	size_t nruns;
+	const char *log; /* its tail, log_len bytes, any bytes */
+	size_t log_len;
+};
+
+/* The series page: every mailed or uploaded series. */
+struct view_series_item {
+	int64_t id, version, total; /* version, total -1: unknown */
+	const char *title, *author, *inbox, *tree, *branch, *state, *error;
+	const char *commit;   /* the applied tip, NULL: none */
+	const char *verdicts; /* of the pairs measuring the tip, "a,b" */
+	int64_t time;
+};
+
+struct view_series_list {
+	const struct view_series_item *rows;
+	size_t nrows;
+	struct view_pager pager;
+};
+
+/* The bisections page: one row a bisection (view_bisect, no steps). */
+struct view_bisects {
+	const struct view_bisect *rows;
+	size_t nrows;
+	struct view_pager pager;
+};
+
 /* A short page: not found, bad request, login. */
 struct view_message {
 	int status; /* HTTP status, shown in the title */
@@ -360,6 +428,15 @@ struct view_login {
 int view_overview_render(struct buf *out, const struct view_overview *);
 /* view_alerts.c: the alerts table of a commit page (none: nothing). */
 void view_alerts_table(struct buf *, const struct view_alert *, size_t n);
+
+/* view_alerts.c: the alerts page */
+int view_alerts_render(struct buf *out, const struct view_alerts *);
+/* view_job.c: a job's page */
+int view_job_render(struct buf *out, const struct view_job_page *);
+/* view_series_list.c */
+int view_series_list_render(struct buf *out, const struct view_series_list *);
+/* view_bisects.c */
+int view_bisects_render(struct buf *out, const struct view_bisects *);
 
 /* view_commit.c: a commit, series or pair page */
 int view_commit_render(struct buf *out, const struct view_commit *);

@@ -42,10 +42,13 @@ void web_pair(struct ctx *);             /* GET /pair/{id} */
 void web_history(struct ctx *);          /* GET /history */
 void web_regressions(struct ctx *);      /* GET /regressions */
 void web_bisect(struct ctx *);           /* GET /bisect/{id} */
+void web_bisects(struct ctx *);          /* GET /bisect */
+void web_series_list(struct ctx *);      /* GET /series */
+void web_alerts(struct ctx *);           /* GET /alerts */
 void web_triage(struct ctx *);           /* POST /regressions/{id}/triage */
 void web_hosts(struct ctx *);            /* GET /hosts */
 void web_jobs(struct ctx *);             /* GET /jobs */
-void web_job_log(struct ctx *);          /* GET /jobs/{id}/log */
+void web_job(struct ctx *);              /* GET /jobs/{id}, /jobs/{id}/log */
 void web_login(struct ctx *);            /* GET /login */
 void web_login_post(struct ctx *);       /* POST /login */
 void web_logout(struct ctx *);           /* POST /logout */

@@ -250,3 +250,30 @@ print(v if isinstance(v, str) else json.dumps(v))
 sql() {
 	sqlite3 -cmd '.timeout 5000' "$PW_DB" "$1"
 }
+
+# page NAME PATH WANT...: GET PATH (into $PW_TMP/body) answers 200 with
+# no raw <script, at most 100 KB (views.h's page budget), containing
+# each WANT (a fixed string); PASS or FAIL NAME.
+page() {
+	local name=$1 path=$2 code size w
+	shift 2
+	code=$(http GET "$path")
+	size=$(wc -c <"$PW_TMP/body")
+	if [ "$code" != 200 ]; then
+		fail "$name" "GET $path: $code"
+		return
+	elif grep -qi '<script' "$PW_TMP/body"; then
+		fail "$name" "raw <script in $path"
+		return
+	elif [ "$size" -gt 102400 ]; then
+		fail "$name" "$path is $size bytes"
+		return
+	fi
+	for w in "$@"; do
+		if ! grep -qF -- "$w" "$PW_TMP/body"; then
+			fail "$name" "$path lacks '$w'"
+			return
+		fi
+	done
+	pass "$name"
+}

@@ -103,13 +103,34 @@ for f in tests/data/config/bad/*.yaml; do
 done
 [ $ok = 1 ] && pass bad-table
 
-# Kind sniffing: a file with none of command/listen/server.
-printf 'name: x\nruns: 3\n' >"$tmp/what.yaml"
+# Kind sniffing: a file with none of command/listen/server whose keys
+# are as much a job's as a runner's.
+printf 'name: x\n' >"$tmp/what.yaml"
 if run sniff-unknown 1 "$PW" config check "$tmp/what.yaml"; then
 	if grep -qF "$tmp/what.yaml:1:1: cannot tell the kind of file" "$tmp/err"; then
 		pass sniff-unknown
 	else
 		fail sniff-unknown "$(cat "$tmp/err")"
+	fi
+fi
+
+# A typo of the deciding key: the kind the other keys say, and the
+# unknown key named where it is (line 2, column 1), with its fix.
+printf '# the daemon\nlisen: 127.0.0.1:0\ndatabase: /tmp/pw.db\n' >"$tmp/typo.yaml"
+if run sniff-typo 1 "$PW" config check "$tmp/typo.yaml"; then
+	if grep -qF "$tmp/typo.yaml:2:1: lisen: unknown key (did you mean 'listen'?)" "$tmp/err" &&
+	    ! grep -q "cannot tell the kind" "$tmp/err"; then
+		pass sniff-typo
+	else
+		fail sniff-typo "$(cat "$tmp/err")"
+	fi
+fi
+printf 'name: j\ncomand: [true]\nparser: keyvalue\n' >"$tmp/jtypo.yaml"
+if run sniff-typo-job 1 "$PW" config check "$tmp/jtypo.yaml"; then
+	if grep -qF "$tmp/jtypo.yaml:2:1: comand: unknown key (did you mean 'command'?)" "$tmp/err"; then
+		pass sniff-typo-job
+	else
+		fail sniff-typo-job "$(cat "$tmp/err")"
 	fi
 fi
 

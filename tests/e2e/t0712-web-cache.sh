@@ -93,9 +93,9 @@ http POST "/api/v1/jobs/$job/runs" "$PW_TOKENS/r1.token" \
 http POST "/api/v1/jobs/$job/finish" "$PW_TOKENS/r1.token" '{"status":"success"}' >/dev/null
 get "/jobs?state=success" "$PW_TMP/j2" >/dev/null
 check "the_jobs_page_before_the_finish_lists_no_job" \
-    bash -c "! grep -q 'href=\"/api/v1/jobs/$job\"' '$PW_TMP/j1'"
+    bash -c "! grep -q 'href=\"/jobs/$job\"' '$PW_TMP/j1'"
 check "the_jobs_page_lists_the_finished_job_at_once" \
-    grep -q "href=\"/api/v1/jobs/$job\"" "$PW_TMP/j2"
+    grep -q "href=\"/jobs/$job\"" "$PW_TMP/j2"
 # The counts (the store's counts table, kept by triggers) follow.
 m=$(curl -s "$PW_URL/metrics")
 check "counts_follow ($(grep -E '^perfwatch_(runs|jobs)' <<<"$m" | tr '\n' ' '))" \

@@ -101,28 +101,6 @@ c = [c for c in json.load(open(sys.argv[1]))["comparisons"] if c["metric"] == "o
 lo, hi = sorted((c["ci_low"], c["ci_high"]))
 print("[%+.2f%%, %+.2f%%]" % (lo, hi))' "$PW_TMP/pair.json")
 
-# page NAME PATH WANT...: 200, no raw <script, each WANT (fixed string).
-page() {
-	local name=$1 path=$2 code w
-	shift 2
-	code=$(http GET "$path")
-	if [ "$code" != 200 ]; then
-		fail "$name" "GET $path: $code"
-		return
-	fi
-	if grep -qi '<script' "$PW_TMP/body"; then
-		fail "$name" "raw <script in $path"
-		return
-	fi
-	for w in "$@"; do
-		if ! grep -qF -- "$w" "$PW_TMP/body"; then
-			fail "$name" "$path lacks '$w'"
-			return
-		fi
-	done
-	pass "$name"
-}
-
 means=('<td class="n mean">12 <span class="muted">&plusmn;16.7%</span></td>'
     '<td class="n mean">22 <span class="muted">&plusmn;9.1%</span></td>'
     "<span class=\"ci-text\">$ci</span>" '<td class="n">3 / 3</td>')

@@ -59,6 +59,14 @@ rev=$(bfield "b['revert_commit']")
 [ -n "$rev" ] && git --git-dir="$PW_DIR/git/app.git" log -1 --format=%s "$rev" |
     grep -q '^Revert "prog: 2.5x the loop"' && pass revert_commit_in_mirror ||
     fail revert_commit_in_mirror "$rev"
+# The revert is no commit of the branch: the overview leaves it off.
+if [ -n "$rev" ] && [ "$(http GET /api/v1/overview)" = 200 ] &&
+    ! grep -q "$rev" "$PW_TMP/body" && [ "$(http GET /)" = 200 ] &&
+    ! grep -q "/commit/$rev" "$PW_TMP/body"; then
+	pass overview_leaves_off_the_revert
+else
+	fail overview_leaves_off_the_revert "$rev: $(grep -o ".\{80\}$rev.\{80\}" "$PW_TMP/body" | head -n 2)"
+fi
 [ "$(bfield "b['culprit_subject']")" = "prog: 2.5x the loop" ] && pass culprit_subject ||
     fail culprit_subject "$(bfield "b['culprit_subject']")"
 # Every step's class follows from where it is: before the culprit good,

@@ -12,6 +12,14 @@
 #                             spread, far from the 10% step) are unchanged
 #                             but for one regression, on the last pair's ops
 #   web_wait_verdicts NPAIRS  waits until pairs 1..NPAIRS have verdicts
+#   web_ops_job_file DIR [LINE...]
+#                             writes DIR/jobs/kv.yaml: job "kv", 3 runs of
+#                             ops (higher is better, min_effect 2%) in one
+#                             round, triggered by tree app, each LINE added
+#   web_run_queue RUNNER BASE CAND
+#                             claims RUNNER's jobs until none is queued and
+#                             uploads 3 runs of ops each, a base's around
+#                             BASE, a candidate's around CAND
 #   web_fill_commit TREE BASE CAND BASEVAL CANDVAL
 #                             one pair of job "kv" between two commits of
 #                             TREE (recorded by the watcher, so the pair is
@@ -35,6 +43,42 @@ metrics:
 EOF2
 }
 
+web_ops_job_file() {
+	local f=$1/jobs/kv.yaml l
+	shift
+	cat >"$f" <<'EOF2'
+name: kv
+parser: keyvalue
+command: [echo, "ops=1"]
+runs: 3
+max_runs: 3
+rounds: 1
+trigger:
+  trees: [app]
+metrics:
+  ops: {better: higher, min_effect: 2%}
+EOF2
+	for l in "$@"; do
+		echo "$l" >>"$f"
+	done
+}
+
+web_run_queue() {
+	local r=$1 code j role v i
+	while code=$(http POST /api/v1/jobs/claim "$(token_of "$r")" '{"wait_s":1}') &&
+	    [ "$code" = 200 ]; do
+		j=$(jfield job.id <"$PW_TMP/body")
+		role=$(jfield job.role <"$PW_TMP/body")
+		for i in 0 1 2; do
+			if [ "$role" = base ]; then v=$(($2 + i)); else v=$(($3 + i)); fi
+			http POST "/api/v1/jobs/$j/runs" "$(token_of "$r")" \
+			    "{\"index\":$i,\"status\":\"ok\",\"duration_s\":1,\"metrics\":[{\"name\":\"ops\",\"value\":$v,\"unit\":\"ops/s\",\"better\":\"higher\"}],\"raw\":\"ops=$v\"}" >/dev/null
+		done
+		http POST "/api/v1/jobs/$j/finish" "$(token_of "$r")" '{"status":"success"}' >/dev/null
+	done
+	[ "$code" = 204 ]
+}
+
 # Posts one job's runs; $1 job id, $2 central ops value.
 web_runs() {
 	local j=$1 v=$2 i val lat
@@ -45,8 +89,11 @@ web_runs() {
 		    "{\"index\":$i,\"status\":\"ok\",\"duration_s\":1.5,\"metrics\":[{\"name\":\"ops\",\"value\":$val,\"unit\":\"ops/s\",\"better\":\"higher\"},{\"name\":\"latency_p99\",\"value\":$lat,\"unit\":\"us\",\"better\":\"lower\"}],\"raw\":\"ops=$val\\n<script>alert(1)</script>\\u0001\"}" \
 		    >/dev/null || return 1
 	done
+	# Two entries, neither ending its line: each is a line of the log.
 	http POST "/api/v1/jobs/$j/log" "$(token_of r1)" \
-	    '{"text":"build ok <b>bold</b> \u001b[31m\n"}' >/dev/null
+	    '{"text":"build ok <b>bold</b> \u001b[31m\r\nrun 0 <i>done</i>"}' >/dev/null
+	http POST "/api/v1/jobs/$j/log" "$(token_of r1)" \
+	    '{"text":"all done"}' >/dev/null
 	[ "$(http POST "/api/v1/jobs/$j/finish" "$(token_of r1)" \
 	    '{"status":"success"}')" = 200 ]
 }

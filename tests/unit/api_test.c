@@ -42,7 +42,12 @@ static const struct {
 	{ "GET", "/api/v1/series", api_read_series, 200, -1, -1, "" },
 	{ "GET", "/api/v1/series/4", web_series_json, 200, -1, -1, "4" },
 	{ "GET", "/jobs", web_jobs, 200, -1, -1, "" },
-	{ "GET", "/jobs/3/log", web_job_log, 200, -1, -1, "3/log" },
+	{ "GET", "/jobs/3/log", web_job, 200, -1, -1, "3/log" },
+	{ "GET", "/jobs/3", web_job, 200, -1, -1, "3" },
+	{ "GET", "/series", web_series_list, 200, -1, -1, "" },
+	{ "GET", "/series/4", web_series, 200, -1, -1, "4" },
+	{ "GET", "/bisect", web_bisects, 200, -1, -1, "" },
+	{ "GET", "/alerts", web_alerts, 200, -1, -1, "" },
 	/* "/" is exact. */
 	{ "GET", "/", web_overview, 200, -1, -1, "" },
 	{ "GET", "/nothing", NULL, 404, -1, -1, "" },

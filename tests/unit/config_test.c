@@ -342,6 +342,12 @@ TEST(test_config__sniff_kind)
 	p = write_tmp("k3.yaml", "command: [x]\n");
 	ASSERT_INTEQ(config_sniff_kind(p, &errs), CFG_KIND_JOB);
 	ASSERT_INTEQ(errs.n, 0);
+	/* A typo of the deciding key: the other keys decide. */
+	p = write_tmp("k5.yaml", "lisen: a:1\ndatabase: /x.db\n");
+	ASSERT_INTEQ(config_sniff_kind(p, &errs), CFG_KIND_DAEMON);
+	p = write_tmp("k6.yaml", "sever: http://a:1\ntoken_file: t\n");
+	ASSERT_INTEQ(config_sniff_kind(p, &errs), CFG_KIND_RUNNER);
+	ASSERT_INTEQ(errs.n, 0);
 	p = write_tmp("k4.yaml", "name: x\n");
 	ASSERT_INTEQ(config_sniff_kind(p, &errs), CFG_KIND_UNKNOWN);
 	ASSERT_INTEQ(errs.n, 1);

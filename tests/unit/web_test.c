@@ -773,6 +773,22 @@ TEST(test_web__commit_report_order)
 	q = at(b.data, "<h2>Across hosts</h2>");
 	ASSERT(strstr(q, "-55.0% &hellip; -15.0% across 2 hosts") != NULL);
 	ASSERT(strstr(q, "(2 regression)") != NULL);
+	ASSERT(strstr(q, "across 2 hosts, 1 CPU family") != NULL);
+	ASSERT(strstr(q,
+	           "<li>unknown CPU: -55.0% &hellip; -15.0% on 2 hosts</li>") !=
+	    NULL);
+	/* By CPU family (common/cpufamily.h): a range for each. */
+	rows[5].family = "Zen 2 (Rome)";
+	rows[6].family = "Ice Lake-SP";
+	buf_reset(&b);
+	view_commit_render(&b, &v);
+	q = at(b.data, "<h2>Across hosts</h2>");
+	ASSERT(strstr(q,
+	           "-55.0% &hellip; -15.0% across 2 hosts, 2 CPU families") !=
+	    NULL);
+	ASSERT(strstr(q,
+	           "<li>Zen 2 (Rome): -55.0% on 1 host</li><li>Ice Lake-SP: "
+	           "-15.0% on 1 host</li>") != NULL);
 	/* A pair page has one host: no such summary. */
 	v.kind = VIEW_PAIR;
 	v.id = "1";
@@ -1239,6 +1255,116 @@ TEST(test_web__jobs_hostile)
 	ASSERT_PAGE(&b);
 	ASSERT(strstr(b.data, "more rows not shown") != NULL);
 	free(j);
+	buf_release(&b);
+}
+
+/* A job page: its log line by line, escaped, its last lines when long;
+ * the three list pages on hostile rows. */
+TEST(test_web__job_and_lists_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_job_page v = { 0 };
+	struct view_job_run r[2] = { { 0, 1, "ok", NULL, NULL, 1.5 },
+		{ 1, 2, H(1), H(2), H(3), NAN } };
+	struct view_series_item si[3] = { { 0 } };
+	struct view_series_list sl = { si, 3, { 0 } };
+	struct view_bisect bi[2] = { { 0 } };
+	struct view_bisects bl = { bi, 2, { 0 } };
+	struct view_alert al[2] = { { 0 } };
+	struct view_alerts av = { H(4), H(5), al, 2, { 0 } };
+	const char log[] =
+	    "line one <b>\r\nline two \x1b[31mred\rthree\n\nfive";
+	char *longlog = xmalloc(200 * 1024 + 1);
+	size_t i;
+
+	v.title = "Job 7";
+	v.job.id = 7;
+	v.job.pair_id = 3;
+	v.job.role = H(0);
+	v.job.name = H(1);
+	v.job.state = "running";
+	v.job.progress = "run 1/3";
+	v.job.commit = H(2);
+	v.job.subject = H(3);
+	v.job.error = H(4);
+	v.runs = r;
+	v.nruns = 2;
+	v.log = log;
+	v.log_len = sizeof(log) - 1;
+	view_job_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data,
+	           "<pre class=\"log\"><span class=\"ln\">line one &lt;b&gt;"
+	           "</span>\n<span class=\"ln\">line two \xef\xbf\xbd[31mred"
+	           "</span>\n<span class=\"ln\">three</span>\n"
+	           "<span class=\"ln\"></span>\n<span class=\"ln\">five"
+	           "</span>\n</pre>") != NULL);
+	ASSERT(strstr(b.data, "href=\"/pair/3\"") != NULL);
+	ASSERT(strstr(b.data, "href=\"/api/v1/jobs/7/runs/1/raw\"") != NULL);
+	/* 200 KiB of lines of 99 bytes: the last ones, whole, and a note. */
+	for (i = 0; i < 200 * 1024; i++)
+		longlog[i] = i % 100 == 99 ? '\n' : (char)('a' + i % 26);
+	longlog[200 * 1024] = '\0';
+	v.log = longlog;
+	v.log_len = 200 * 1024;
+	buf_reset(&b);
+	view_job_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "bytes are not shown here") != NULL);
+	ASSERT(strstr(b.data, "<span class=\"ln\">") != NULL);
+	ASSERT(strstr(strstr(b.data, "<pre"),
+	           "<span class=\"ln\">"
+	           "efgh") != NULL);
+	free(longlog);
+	for (i = 0; i < 3; i++) {
+		si[i].id = (int64_t)i + 1;
+		si[i].title = H(i);
+		si[i].author = H(i + 1);
+		si[i].tree = i ? H(i + 2) : NULL;
+		si[i].branch = H(i + 3);
+		si[i].inbox = H(i + 4);
+		si[i].state = H(i + 5);
+		si[i].commit = H(i + 6);
+		si[i].verdicts = "unchanged,regression";
+		si[i].version = (int64_t)i;
+		si[i].total = -1;
+	}
+	buf_reset(&b);
+	view_series_list_render(&b, &sl);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "href=\"/series/3\"") != NULL);
+	ASSERT(strstr(b.data, "badge v-regression") != NULL);
+	for (i = 0; i < 2; i++) {
+		bi[i].id = (int64_t)i + 1;
+		bi[i].regression_id = (int64_t)i + 5;
+		bi[i].cp = (int)i;
+		bi[i].tree = H(i);
+		bi[i].job = H(i + 1);
+		bi[i].host = H(i + 2);
+		bi[i].metric = H(i + 3);
+		bi[i].good = H(i + 4);
+		bi[i].bad = H(i + 5);
+		bi[i].state = H(i + 6);
+		bi[i].culprit = H(i + 7);
+		bi[i].culprit_subject = H(i + 8);
+		al[i].id = (int64_t)i + 1;
+		al[i].kind = H(i);
+		al[i].target = H(i + 1);
+		al[i].subject = H(i + 2);
+		al[i].state = H(i + 3);
+		al[i].error = H(i + 4);
+		al[i].sha = H(i + 5);
+	}
+	buf_reset(&b);
+	view_bisects_render(&b, &bl);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "href=\"/bisect/2\"") != NULL);
+	ASSERT(strstr(b.data, "href=\"/regressions#r5\"") != NULL);
+	buf_reset(&b);
+	view_alerts_render(&b, &av);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "<th>commit</th>") != NULL);
+	ASSERT(strstr(b.data, "No alerts.") == NULL);
 	buf_release(&b);
 }
 

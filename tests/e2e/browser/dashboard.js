@@ -63,6 +63,20 @@ function expect(cond, why) { if (!cond) throw new Error(why); }
     await shot('pair');
   });
 
+  await step('browser_click_to_job', async () => {
+    // The pair's "cand" link opens the job's page, not its JSON; its log
+    // is shown line by line, its markup as text.
+    await page.locator('a:text-is("cand")').first().click();
+    expect(/\/jobs\/[0-9]+$/.test(page.url()), `at ${page.url()}`);
+    expect(await page.locator('h1').innerText() === `Job ${page.url().split('/').pop()}`,
+      'no job heading');
+    const lines = await page.locator('pre.log span.ln').allInnerTexts();
+    expect(lines.length === 3 && lines[0].startsWith('build ok <b>bold</b>') &&
+      lines[1] === 'run 0 <i>done</i>' && lines[2] === 'all done', `log lines: ${lines}`);
+    await shot('job');
+    await page.goBack();
+  });
+
   await step('browser_history_chart', async () => {
     await page.click('a:text-is("ops")');
     expect(page.url().startsWith(url + '/history?'), `at ${page.url()}`);
@@ -87,6 +101,15 @@ function expect(cond, why) { if (!cond) throw new Error(why); }
     await page.click('header a:text-is("Jobs")');
     expect(await page.locator('td .badge.v-success').count() === 6, 'six finished jobs');
     await shot('jobs');
+  });
+
+  await step('browser_lists', async () => {
+    for (const [nav, h1] of [['Series', 'Series'], ['Bisections', 'Bisections'],
+      ['Alerts', 'Alerts']]) {
+      await page.click(`header a:text-is("${nav}")`);
+      expect(await page.locator('h1').innerText() === h1, `${nav}: no heading`);
+      expect(await page.locator('header a.on').innerText() === nav, `${nav}: not marked`);
+    }
   });
 
   await step('browser_login_and_triage', async () => {

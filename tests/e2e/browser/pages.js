@@ -54,6 +54,12 @@ async function step(name, fn) {
     await visit('/');
     expect(await page.locator('.badge.v-improvement').count() >= 1, 'no improvement badge');
     expect(await page.locator('.badge.v-regression').count() >= 1, 'no regression badge (the revert)');
+    // No group without a branch: the mailed series sits under the branch
+    // it targets (demo / master), not under "demo / ".
+    const heads = await page.locator('main h2').allInnerTexts();
+    expect(heads.every((h) => !/ \/ ?$/.test(h)), `groups: ${heads.join(' | ')}`);
+    expect(await page.locator(`a[href="/series/${process.env.SERIES}"]`).count() >= 1,
+      'the series is not on the overview');
     await shot('demo-overview');
   });
 
@@ -65,6 +71,11 @@ async function step(name, fn) {
     const html = await page.content();
     expect(html.indexOf('What changed') < html.indexOf('<h2>memcg</h2>'), 'memcg section first');
     expect(!/-1[0-9]{3}\.[0-9]{2}%/.test(html), 'a four-digit percentage');
+    // What it was compared with: the parent's sha, linked, and subject.
+    const base = page.locator('td.side-base a[href^="/commit/"]');
+    expect(await base.count() === 1, 'no linked base commit');
+    const bt = await page.locator('td.side-base').innerText();
+    expect(/^[0-9a-f]{12} \S/.test(bt), `compared with: ${bt}`);
     // Its report, mailed to the demo's SMTP server and posted to its
     // webhook receiver, is listed with where it went.
     const alerts = await page.locator('h2:text("Alerts") + table').innerText();
@@ -95,6 +106,12 @@ async function step(name, fn) {
     const html = await page.content();
     expect(html.includes('<h2>memcg</h2>') && html.includes('memcg_tax.throughput'),
       'no memcg section with the tax');
+    // Both sides named: the demo submits this pair without commits
+    // (the same build, root memcg vs nested), and the page says so.
+    for (const side of ['side-base', 'side-cand']) {
+      const t = await page.locator(`td.${side}`).innerText();
+      expect(/no commit/.test(t), `${side}: ${t}`);
+    }
     await shot('demo-pair');
   });
 
@@ -110,6 +127,9 @@ async function step(name, fn) {
     const t = (await page.locator('tr.report').allInnerTexts()).join(' | ');
     expect(/drain the per-cpu charge stock again .*demo-stock on demo-runner/.test(t),
       `reports: ${t}`);
+    // The mailed revert's report links its series.
+    expect(await page.locator(`tr.report a[href="/series/${process.env.SERIES}"]`).count() >= 1,
+      'the series report does not link its series');
     await shot('demo-regressions');
   });
 
@@ -123,6 +143,37 @@ async function step(name, fn) {
     await visit('/jobs');
     expect(await page.locator('.badge.v-success').count() >= 10, 'fewer than 10 finished jobs');
     await shot('demo-jobs');
+  });
+
+  await step('pages_lists', async () => {
+    // The series, bisections and alerts, each a page linked from the
+    // header, with the demo's rows.
+    await visit('/');
+    await page.click('header a:text-is("Series")');
+    expect(await page.locator(`a[href="/series/${process.env.SERIES}"]`).count() >= 1,
+      'the series list does not list the series');
+    await shot('demo-series-list');
+    await page.click('header a:text-is("Alerts")');
+    const alerts = await page.locator('table').first().innerText();
+    expect(/email/.test(alerts) && /webhook/.test(alerts), `alerts: ${alerts.slice(0, 300)}`);
+    await shot('demo-alerts');
+    await page.click('header a:text-is("Bisections")');
+    expect(await page.locator('h1:text-is("Bisections")').count() === 1, 'no bisections page');
+    await shot('demo-bisections');
+  });
+
+  await step('pages_job_from_pair', async () => {
+    // A pair's "base" link opens the job's page, its log line by line.
+    await visit('/pair/' + process.env.PAIR);
+    await page.locator('a:text-is("base")').first().click();
+    expect(/\/jobs\/[0-9]+$/.test(page.url()), `at ${page.url()}`);
+    expect(/^Job [0-9]+ - perfwatch$/.test(await page.title()), `title ${await page.title()}`);
+    // Long lines wrap: the page stays within the window.
+    const w = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(w <= 1400, `the job page is ${w} px wide`);
+    const lines = await page.locator('pre.log span.ln').count();
+    expect(lines >= 2, `${lines} log lines`);
+    await shot('demo-job');
   });
 
   await step('pages_no_console_errors', async () => {

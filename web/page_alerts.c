@@ -1,0 +1,74 @@
+/*
+ * The alerts page, GET /alerts?state=&kind=: the deliveries GET
+ * /api/v1/alerts lists, from the same typed read (store_alert_list).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/caps.h"
+#include "common/xalloc.h"
+#include "daemon/store_alert.h"
+#include "web/api_int.h"
+#include "web/views.h"
+#include "web/web.h"
+#include "web/web_int.h"
+
+/* q's value when it is one of n values, else NULL (no filter). */
+static const char *
+one_of(struct ctx *x, const char *q, const char *const *values, size_t n)
+{
+	const char *s = web_q(x, q);
+	size_t i;
+
+	for (i = 0; s && i < n; i++)
+		if (strcmp(s, values[i]) == 0)
+			return values[i];
+	return NULL;
+}
+
+void
+web_alerts(struct ctx *x)
+{
+	static const char *const states[] = { "pending", "sent", "failed" };
+	static const char *const kinds[] = { "email", "webhook" };
+	struct store_alert_filter f = { 0 };
+	struct store_alert_more more = { 0 };
+	struct view_alerts v = { 0 };
+	struct view_alert *rows;
+	struct store_alert *a = NULL;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	int64_t cursor = web_q_cursor(x);
+	char next[32];
+	size_t n = 0, i;
+	int r;
+
+	v.state = f.state = one_of(x, "state", states, 3);
+	v.kind = f.kind = one_of(x, "kind", kinds, 2);
+	f.limit = PAGE_ROWS;
+	f.cursor = cursor;
+	if ((r = store_alert_list(x->s, &a, &n, &f, &more)) != 0) {
+		web_page_store_err(x, r);
+		return;
+	}
+	rows = xcalloc(n + 1, sizeof(*rows));
+	for (i = 0; i < n; i++) {
+		rows[i].id = a[i].id;
+		rows[i].kind = a[i].kind;
+		rows[i].state = a[i].state;
+		rows[i].target = a[i].target;
+		rows[i].subject = a[i].subject;
+		rows[i].error = a[i].last_error;
+		rows[i].attempts = a[i].attempts;
+		rows[i].sent = a[i].sent;
+		rows[i].followup = a[i].followup;
+		rows[i].sha = a[i].sha;
+	}
+	v.rows = rows;
+	v.nrows = n;
+	web_pager(&v.pager, cursor, more.next_cursor, next);
+	view_alerts_render(&b, &v);
+	free(rows);
+	store_alerts_free(a, n);
+	web_reply_page(x, 200, &b);
+}
