@@ -52,7 +52,7 @@ LDLIBS	 = $(PKG_LIBS) -lpthread -lm
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
 
-DIRS	 = common git config analysis daemon runners runners/bench web cli perfwatchd
+DIRS	 = common git config analysis store daemon runners runners/bench web cli perfwatchd
 ALL_SRCS := $(foreach d,$(DIRS),$(wildcard $(d)/*.c))
 MAIN_SRCS = perfwatchd/main.c runners/main.c cli/main.c runners/tcp_rr_main.c
 LIB_SRCS := $(filter-out $(MAIN_SRCS),$(ALL_SRCS))
@@ -88,17 +88,18 @@ $(OUT)/bin/%: $(REL)/bin/%
 # starts both (docs/ARCHITECTURE.md).
 EDGES_common	    =
 EDGES_git	    = common
+EDGES_store	    = common
 EDGES_config	    = common
 EDGES_analysis	    = common
 EDGES_runners/bench = common
 EDGES_runners	    = runners/bench config git common
-EDGES_daemon	    = analysis config git common
-EDGES_web	    = daemon analysis config common
-EDGES_cli	    = daemon runners/bench analysis config common
-EDGES_perfwatchd    = web daemon analysis config git common
-perfwatchd_LAYERS	= web daemon analysis config git common
+EDGES_daemon	    = store analysis config git common
+EDGES_web	    = daemon store analysis config common
+EDGES_cli	    = daemon store runners/bench analysis config common
+EDGES_perfwatchd    = web daemon store analysis config git common
+perfwatchd_LAYERS	= web daemon store analysis config git common
 perfwatch-runner_LAYERS	= runners runners/bench config git common
-perfwatch_LAYERS	= cli daemon runners/bench analysis config common
+perfwatch_LAYERS	= cli daemon store runners/bench analysis config common
 perfwatch-tcp-rr_LAYERS	= runners common
 layer_lib = $(1)/lib/$(subst /,-,$(2)).a
 layer_srcs = $(filter-out $(MAIN_SRCS),$(wildcard $(1)/*.c))

@@ -3,7 +3,7 @@
 
 /*
  * The geometry of a job run in rounds (docs/CONFIG.md `rounds`), shared
- * by the claim that schedules the rounds (daemon/store_jobs.c) and the
+ * by the claim that schedules the rounds (store/jobs.c) and the
  * verdict that judges within them (daemon/verdict.c): the job's first
  * `runs` runs are split into `rounds` rounds of ceil(runs / rounds) runs
  * each, and runs added later (adaptive) go on in rounds of that size.

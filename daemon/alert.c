@@ -16,7 +16,7 @@
 #include "daemon/alert.h"
 #include "daemon/dconf.h"
 #include "daemon/sched.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 /* ---- what a report says ---- */
 

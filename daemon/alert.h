@@ -14,7 +14,7 @@
  *  alert_mail.c  the e-mail: recipients, safe headers, plain-text body.
  *  alert_hook.c  the webhook: JSON body, signature, one attempt.
  *
- * No SQL here (daemon/store_alert.c); no HTML (web/).
+ * No SQL here (store/alerts.c); no HTML (web/).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +24,7 @@
 #include "config/config.h"
 #include "daemon/chargepath.h"
 #include "daemon/kfacts.h"
-#include "daemon/store_alert.h"
+#include "store/alerts.h"
 
 #define ALERT_BATCH 32           /* groups or deliveries per pass */
 #define ALERT_MAIL_MAX (1 << 20) /* one rendered message */

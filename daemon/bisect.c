@@ -14,9 +14,9 @@
 #include "daemon/bisect.h"
 #include "daemon/dconf.h"
 #include "daemon/sched.h"
-#include "daemon/store.h"
-#include "daemon/store_bisect.h"
 #include "git/git.h"
+#include "store/bisect.h"
+#include "store/store.h"
 
 #define BISECT_MAX_RANGE 100000 /* commits a range may hold */
 #define BISECT_DEFAULT_STEPS 16

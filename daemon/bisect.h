@@ -34,7 +34,7 @@
  * on the bad end (a commit made in the mirror, when the revert applies
  * cleanly) must show the recovery; both results are stored.
  *
- * No SQL here (daemon/store_bisect.c), no HTML (web/).
+ * No SQL here (store/bisect.c), no HTML (web/).
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -17,8 +17,8 @@
 #include "daemon/dconf.h"
 #include "daemon/jobspec.h"
 #include "daemon/sched.h"
-#include "daemon/store.h"
-#include "daemon/store_canary.h"
+#include "store/canary.h"
+#include "store/store.h"
 
 /* The canary pairs the noise floor is read from, newest first. */
 #define CANARY_NOISE_PAIRS 10

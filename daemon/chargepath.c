@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "daemon/chargepath.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 #define SYMS_MAX 256
 

@@ -8,7 +8,7 @@
 #include "common/caps.h"
 #include "common/xalloc.h"
 #include "daemon/hygiene.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 /* The keys compared; the kernel is left out on purpose. */
 static const char *const keys[] = { "governor", "turbo", "thp", "thp_defrag",

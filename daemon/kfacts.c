@@ -8,7 +8,7 @@
 #include "common/caps.h"
 #include "common/utf8.h"
 #include "daemon/kfacts.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 #define SEP " | "
 

@@ -18,7 +18,7 @@
 #include "daemon/dconf.h"
 #include "daemon/mail.h"
 #include "daemon/mailcmd.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 #define CMD_PREFIX "#perfwatch"
 

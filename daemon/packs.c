@@ -9,9 +9,9 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/packs.h"
-#include "daemon/store.h"
-#include "daemon/store_series2.h"
 #include "git/git.h"
+#include "store/series2.h"
+#include "store/store.h"
 
 static int
 is_sha(const char *s)

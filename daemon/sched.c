@@ -11,7 +11,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/sched.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 struct sched {
 	pthread_mutex_t mu;

@@ -15,12 +15,12 @@
 #include "daemon/dconf.h"
 #include "daemon/mail.h"
 #include "daemon/series.h"
-#include "daemon/store.h"
-#include "daemon/store_series2.h"
-#include "daemon/store_series_rows.h"
 #include "daemon/trigger.h"
 #include "git/am.h"
 #include "git/git.h"
+#include "store/series2.h"
+#include "store/series_rows.h"
+#include "store/store.h"
 
 void
 series_result_release(struct series_result *r)

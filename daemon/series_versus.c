@@ -8,8 +8,8 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/series_versus.h"
-#include "daemon/store.h"
-#include "daemon/store_series2.h"
+#include "store/series2.h"
+#include "store/store.h"
 
 static double
 min_effect(const struct dconf *conf, const char *job, const char *metric)

@@ -13,11 +13,11 @@
 #include "daemon/dconf.h"
 #include "daemon/jobspec.h"
 #include "daemon/packs.h"
-#include "daemon/store.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_fleet.h"
 #include "daemon/trigger.h"
 #include "git/git.h"
+#include "store/bisect.h"
+#include "store/hosts.h"
+#include "store/store.h"
 
 static int
 has(const struct strlist *l, const char *s)
@@ -216,7 +216,7 @@ make_pairs(struct trigger_stats *st, struct store *s,
 	if (npts == 0 && jc->naxes > 0)
 		goto out; /* everything excluded: the loader warns */
 	/* One candidate's points that differ only in the cgroup are
-	 * siblings: one host measures them (store_fleet.h). */
+	 * siblings: one host measures them (store/hosts.h). */
 	store_group_begin(s);
 	for (i = 0; i < (npts ? npts : 1) && r == 0; i++) {
 		const struct cfg_point *pt = npts ? &pts[i] : &empty;

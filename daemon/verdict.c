@@ -23,11 +23,11 @@
 #include "common/xalloc.h"
 #include "daemon/hygiene.h"
 #include "daemon/sched.h"
-#include "daemon/store.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_canary.h"
-#include "daemon/store_fleet.h"
 #include "daemon/verdict.h"
+#include "store/bisect.h"
+#include "store/canary.h"
+#include "store/hosts.h"
+#include "store/store.h"
 
 enum kind {
 	K_JUDGED, /* analysed */

@@ -42,7 +42,7 @@
  * Everything one pair's verdict writes is one transaction, and a pair is
  * marked analysed in it: a daemon killed half-way finds the pair pending
  * again at start (verdict_pending) and redoes it.  No SQL here; all of it
- * is in daemon/store.c.
+ * is in store/store.c.
  */
 #include <stddef.h>
 #include <stdint.h>

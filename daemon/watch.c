@@ -24,11 +24,11 @@
 #include "daemon/sched.h"
 #include "daemon/series.h"
 #include "daemon/series_route.h"
-#include "daemon/store.h"
-#include "daemon/store_fleet.h"
 #include "daemon/trigger.h"
 #include "daemon/watch.h"
 #include "git/git.h"
+#include "store/hosts.h"
+#include "store/store.h"
 
 #define WATCH_MAX_WALK 10000     /* commits recorded per push */
 #define WATCH_MAX_BACKOFF_S 3600 /* longest wait after failures */

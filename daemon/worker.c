@@ -7,8 +7,8 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/sched.h"
-#include "daemon/store.h"
 #include "daemon/worker.h"
+#include "store/store.h"
 
 struct worker {
 	pthread_t thread;

@@ -41,11 +41,11 @@
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
 #include "daemon/sched.h"
-#include "daemon/store.h"
 #include "daemon/verdict.h"
 #include "daemon/watch.h"
 #include "daemon/worker.h"
 #include "git/git.h"
+#include "store/store.h"
 #include "web/api.h"
 
 static void

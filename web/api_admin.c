@@ -19,9 +19,9 @@
 #include "daemon/packs.h"
 #include "daemon/sched.h"
 #include "daemon/series.h"
-#include "daemon/store.h"
-#include "daemon/store_canary.h"
-#include "daemon/store_fleet.h"
+#include "store/canary.h"
+#include "store/hosts.h"
+#include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 
@@ -265,7 +265,7 @@ api_admin_submit(struct ctx *x)
 	ltext = pwjson_dump(labels);
 	out = json_array();
 	/* One transaction and one sibling-group scope for all the pairs of
-	 * a submit: its cgroup points share a host (store_fleet.h). */
+	 * a submit: its cgroup points share a host (store/hosts.h). */
 	if (store_begin(x->s) == -1) {
 		api_reply_store_err(x, -1);
 		goto out;

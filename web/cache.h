@@ -6,7 +6,7 @@
  * not changed (so every page stays fast at 1M runs).  An entry holds the
  * request's path and query, the reply (status 200: body, content type,
  * headers) and the store version and configuration it was made under
- * (daemon/store.h store_data_version): it is served again only while the
+ * (store/store.h store_data_version): it is served again only while the
  * version is the same, so a result, a triage or a finished job that is
  * committed makes the next request render afresh, and for at most
  * CACHE_TTL_MS, so what a page says about time (ages, hosts online)
@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/store.h"
+#include "store/store.h"
 
 #define CACHE_TTL_MS 1000
 #define CACHE_ENTRIES 64

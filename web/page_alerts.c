@@ -8,7 +8,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
-#include "daemon/store_alert.h"
+#include "store/alerts.h"
 #include "web/api_int.h"
 #include "web/views.h"
 #include "web/web.h"

@@ -10,7 +10,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
-#include "daemon/store_bisect.h"
+#include "store/bisect.h"
 #include "web/api_int.h"
 #include "web/views.h"
 #include "web/web.h"

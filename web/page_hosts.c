@@ -9,7 +9,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/canary.h"
-#include "daemon/store.h"
+#include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/views.h"

@@ -12,7 +12,7 @@
 #include "common/caps.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
+#include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/views.h"

@@ -11,8 +11,8 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "daemon/kfacts.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
+#include "store/alerts.h"
+#include "store/store.h"
 #include "web/rows.h"
 
 static json_t *

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_dash.h"
+#include "store/bisect.h"
+#include "store/dash.h"
 #include "web/rows_dash.h"
 
 static json_t *

@@ -2,7 +2,7 @@
 #define WEB_ROWS_DASH_H
 
 /*
- * The JSON of the dashboard's typed reads (daemon/store_dash.h), in the
+ * The JSON of the dashboard's typed reads (store/dash.h), in the
  * shapes of docs/API.md, with the keys and values the store made before
  * (tests/data/web/dash.json).  Each returns a new reference.
  */

@@ -8,14 +8,14 @@
 #   - the pairs `duplicates` finds in the whole tree (SKIP when that tool
 #     is not installed);
 #   - a full build (`make all` from nothing) and the rebuild after
-#     touching one header (config/config.h, daemon/store.h,
+#     touching one header (config/config.h, store/store.h,
 #     common/buf.h), the ref and this tree alternately.
 # Each side is a git archive in a scratch directory, so the worktree's
 # build/ is not touched.  JOBS (default 2) is make's -j.
 set -eu
 REF=${REF:-main}
 JOBS=${JOBS:-2}
-HEADERS=${HEADERS:-config/config.h daemon/store.h common/buf.h}
+HEADERS=${HEADERS:-config/config.h store/store.h common/buf.h}
 top=$(git rev-parse --show-toplevel)
 dirs=(common git config analysis daemon runners web cli perfwatchd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/pw-bench-build.XXXXXX")

@@ -27,7 +27,7 @@
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
-#include "daemon/store.h"
+#include "store/store.h"
 #include "web/api_int.h"
 #include "web/web_int.h"
 

@@ -86,10 +86,10 @@
 #include "config/config.h"
 #include "daemon/alert.h"
 #include "daemon/bisect.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
-#include "daemon/store_bisect.h"
 #include "daemon/verdict.h"
+#include "store/alerts.h"
+#include "store/bisect.h"
+#include "store/store.h"
 
 #define HOSTS 4
 #define CHUNK 100        /* pairs per write transaction */

@@ -35,7 +35,7 @@ post() {
 }
 
 # One pair per runner: a pair's two jobs run on one host, one after the
-# other (store_fleet.h), so each runner claims, uploads and finishes
+# other (store/hosts.h), so each runner claims, uploads and finishes
 # twice.
 for _ in $(seq 1 $N); do
 	[ "$(http POST /api/v1/submit "$(token_of admin)" '{"job":"c"}')" = 201 ] ||

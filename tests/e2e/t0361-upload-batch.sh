@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Group commit of uploads (daemon/store_batch.h):
+# Group commit of uploads (store/batch.h):
 #  1. concurrent uploads from four runners, a bad one (a duplicate metric,
 #     an index out of range) sent at the same moment as each runner's good
 #     ones: the bad ones get a 400 naming the field, every good one a 201,

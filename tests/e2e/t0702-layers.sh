@@ -27,16 +27,16 @@ mkdir -p "$tmp/common" "$tmp/daemon" "$tmp/runners/bench" "$tmp/runners"
 grep '^EDGES_' "$top/Makefile" >"$tmp/Makefile"
 printf '#include <stdio.h>\n#include "common/buf.h"\n#include "runners/bench/bench.h"\n' >"$tmp/runners/ok.c"
 printf '#include "common/buf.h"\n' >"$tmp/runners/bench/ok.c"
-printf '#include "daemon/store.h"\n' >"$tmp/daemon/ok.c"
+printf '#include "store/store.h"\n' >"$tmp/daemon/ok.c"
 if out=$("$lint" "$tmp" 2>&1); then
 	pass layers_allowed_edges
 else
 	failt layers_allowed_edges "$out"
 fi
-printf '/* x */\n\n#include "common/buf.h"\n #include "daemon/store.h"\n' >"$tmp/runners/bad.c"
+printf '/* x */\n\n#include "common/buf.h"\n #include "store/store.h"\n' >"$tmp/runners/bad.c"
 printf '#include "runners/agent.h"\n' >"$tmp/runners/bench/bad.c"
 printf '#include "common/buf.h"\n#include "config/config.h"\n' >"$tmp/common/bad.h"
-printf '#include "daemon/store.h"\n#include "web/api.h"\n#include <microhttpd.h>\n' >"$tmp/daemon/bad.c"
+printf '#include "store/store.h"\n#include "web/api.h"\n#include <microhttpd.h>\n' >"$tmp/daemon/bad.c"
 mkdir -p "$tmp/web"
 printf '#include <microhttpd.h>\n' >"$tmp/web/httpd.c"
 mkdir -p "$tmp/git"
@@ -49,7 +49,7 @@ printf '#include "config/config_int.h"\n#include <yaml.h>\n' >"$tmp/config/schem
 printf '#include "config/config.h"\n#include "config/config_int.h"\n' >"$tmp/daemon/conf.c"
 out=$("$lint" "$tmp" 2>&1)
 rc=$?
-if [ $rc -eq 1 ] && grep -q '^runners/bad.c:4: runners may not include daemon/store.h' <<<"$out" &&
+if [ $rc -eq 1 ] && grep -q '^runners/bad.c:4: runners may not include store/store.h' <<<"$out" &&
     grep -q '^runners/bench/bad.c:1: runners/bench may not include runners/agent.h' <<<"$out" &&
     grep -q '^common/bad.h:2: common may not include config/config.h' <<<"$out" &&
     grep -q '^daemon/bad.c:2: daemon may not include web/api.h' <<<"$out" &&

@@ -2,7 +2,7 @@
 # check: parallel
 # Issue 17: no statement of the store scans a table that grows with runs,
 # commits, regressions, alerts or bisections.  Each statement of
-# daemon/store*.c (preprocessed: the macros expanded) is planned by SQLite
+# store/*.c (preprocessed: the macros expanded) is planned by SQLite
 # against a database the daemon made (tests/lint/store_plans.py).  At
 # fce6f66 it named seven (the alert gauges, an alert report's bisection,
 # the auto-bisect pass's change points, a patch's series, a series'
@@ -20,14 +20,14 @@ check "the daemon made its database" test -s "$PW_DB"
 
 mkdir -p "$PW_TMP/pp"
 ok=1
-for f in "$top"/daemon/store*.c; do
+for f in "$top"/store/*.c; do
 	if ! ${CC:-cc} -E -I"$top" "$f" -o "$PW_TMP/pp/$(basename "$f")" \
 	    2>"$PW_TMP/cc.err"; then
 		ok=0
 		sed 's/^/#   /' "$PW_TMP/cc.err"
 	fi
 done
-check "daemon/store*.c preprocess" test "$ok" = 1
+check "store/*.c preprocess" test "$ok" = 1
 
 python3 "$top/tests/lint/store_plans.py" "$PW_DB" "$PW_TMP"/pp/*.c \
     >"$PW_TMP/plans" 2>&1
@@ -42,7 +42,7 @@ check "the statements were found (more than 150)" \
 # The check itself, on a statement in a file of its own: the plan
 # check's exit code into $rc, its output into $PW_TMP/one.
 plan_one() {
-	printf '# 1 "daemon/store_fake.c"\nx = store_i_stmt(s, "%s");\n' \
+	printf '# 1 "store/fake.c"\nx = store_i_stmt(s, "%s");\n' \
 	    "$1" >"$PW_TMP/one.c"
 	python3 "$top/tests/lint/store_plans.py" "$PW_DB" "$PW_TMP/one.c" \
 	    >"$PW_TMP/one" 2>&1
@@ -50,7 +50,7 @@ plan_one() {
 }
 plan_one "SELECT id FROM runs WHERE status = ?1"
 check "a scan of runs is refused (exit 1)" test "$rc" = 1
-check "and named by file:line" grep -q '^daemon/store_fake.c:1: SCAN runs' \
+check "and named by file:line" grep -q '^store/fake.c:1: SCAN runs' \
     "$PW_TMP/one"
 plan_one "SELECT nosuch FROM runs"
 check "a statement that does not plan is an error (exit 2)" test "$rc" = 2

@@ -393,7 +393,7 @@ request(const char *path, int admin, const char *body, size_t len)
 	r.len = len;
 	r.calls = 1;
 	handle(&r, api);
-	/* A parked upload (group commit, daemon/store_batch.h) is answered
+	/* A parked upload (group commit, store/batch.h) is answered
 	 * once its batch committed: called again, as httpd.c does. */
 	if (r.status == 0 && r.slot != NULL &&
 	    strstr(path, "/runs") == path + strlen(path) - 5) {
@@ -460,7 +460,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	store_close(s);
 	api = api_new(conf, sched_new(conf->dc->lease_s, 0));
 	dconf_unref(conf);
-	/* Uploads are stored by the batch writer (daemon/store_batch.h). */
+	/* Uploads are stored by the batch writer (store/batch.h). */
 	if (store_batch_start(&api->batch, api->dbpath, &e) == -1) {
 		fprintf(stderr, "api_fuzz: %s\n", err_msg(&e));
 		abort();

@@ -50,14 +50,14 @@ done < <(find "${!edges[@]}" -name '*.[ch]' 2>/dev/null | sort -u)
 # then the files (shell patterns) that may include it.  The HTTP server
 # lives in web/, so daemon/ including <microhttpd.h> again fails.
 owners='microhttpd.h web/httpd.c
-sqlite3.h daemon/store*
+sqlite3.h store/*
 git2.h git/*
 git2/* git/*
 yaml.h config/yaml.c
 curl/* common/http.c
 openssl/* common/crypto.c
 git/git_int.h git/*
-daemon/store_int.h daemon/store*
+store/store_int.h store/*
 config/config_int.h config/*'
 while IFS= read -r f; do
 	while IFS=: read -r line inc; do

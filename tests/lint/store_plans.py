@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """
-Every statement of the store, read from the preprocessed daemon/store*.c
+Every statement of the store, read from the preprocessed store/*.c
 (the macros expanded), planned by SQLite against a database the daemon
 made: a statement that scans a table which grows with runs, commits,
 regressions, alerts or bisections (SCAN t, not SEARCH t USING ...) is

@@ -40,7 +40,7 @@ if [ -n "$web" ]; then
 fi
 
 # 3.  String literals holding an HTML tag, outside web/.
-others=$(ls common/*.[ch] config/*.[ch] daemon/*.[ch] runners/*.[ch] \
+others=$(ls common/*.[ch] config/*.[ch] store/*.[ch] daemon/*.[ch] runners/*.[ch] \
     runners/bench/*.[ch] cli/*.[ch] perfwatchd/*.[ch] 2>/dev/null)
 if [ -n "$others" ]; then
 	perl -ne '

@@ -12,7 +12,7 @@
 #include "common/xalloc.h"
 #include "daemon/alert.h"
 #include "daemon/mail.h"
-#include "daemon/store.h"
+#include "store/store.h"
 #include "test.h"
 
 static void

@@ -14,9 +14,9 @@
 #include "common/xalloc.h"
 #include "daemon/bisect.h"
 #include "daemon/dconf.h"
-#include "daemon/store.h"
-#include "daemon/store_bisect.h"
 #include "git/git.h"
+#include "store/bisect.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 /* A 2.5x regression of a lower-is-better metric: +150%. */

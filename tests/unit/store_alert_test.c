@@ -1,5 +1,5 @@
 /*
- * daemon/store_alert.c on a real SQLite file: a decision queues its
+ * store/alerts.c on a real SQLite file: a decision queues its
  * deliveries once (the same keys again change nothing), a delivery that
  * was sent is never due again, attempts, postponing, failure counts,
  * the recipients' send log and the list filters; and a database made at
@@ -11,8 +11,8 @@
 
 #include "common/err.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
+#include "store/alerts.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 static int dbn;

@@ -8,8 +8,8 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_batch.h"
+#include "store/batch.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 static int dbn;

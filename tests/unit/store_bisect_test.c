@@ -1,5 +1,5 @@
 /*
- * The bisection tables (daemon/store_bisect.c): schema v16 keeps what v15
+ * The bisection tables (store/bisect.c): schema v16 keeps what v15
  * stored, and a history change point is a bisection's source.
  */
 #include <math.h>
@@ -13,9 +13,9 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
-#include "daemon/store_bisect.h"
+#include "store/alerts.h"
+#include "store/bisect.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 extern char **environ;

@@ -1,5 +1,5 @@
 /*
- * The store's fleet additions (daemon/store_fleet.c): explicit sibling
+ * The store's fleet additions (store/hosts.c): explicit sibling
  * groups, so a push of many commits spreads over every runner while the
  * cgroup points of one candidate share a host.
  */
@@ -10,8 +10,8 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_fleet.h"
+#include "store/hosts.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 static struct store *

@@ -10,7 +10,7 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 static const struct store_job_new job_base = { "base", "{\"parser\":\"neper\"}",

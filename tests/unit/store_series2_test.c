@@ -9,9 +9,9 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_series2.h"
-#include "daemon/store_series_rows.h"
+#include "store/series2.h"
+#include "store/series_rows.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 static struct store *

@@ -12,12 +12,12 @@
 #include "common/xalloc.h"
 #include "daemon/kfacts.h"
 #include "daemon/sched.h"
-#include "daemon/store.h"
-#include "daemon/store_canary.h"
-#include "daemon/store_dash.h"
-#include "daemon/store_fleet.h"
-#include "daemon/store_series2.h"
-#include "daemon/store_series_rows.h"
+#include "store/canary.h"
+#include "store/dash.h"
+#include "store/hosts.h"
+#include "store/series2.h"
+#include "store/series_rows.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 static int dbn;

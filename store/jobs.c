@@ -1,6 +1,6 @@
 /*
  * The store: hosts, pairs and jobs, claims and leases, runs, logs and the job
- * API rows. All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
+ * API rows. All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -15,10 +15,10 @@
 #include "common/rounds.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_int.h"
+#include "store/alerts.h"
+#include "store/bisect.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 /* ---- hosts ---- */
 
@@ -579,7 +579,7 @@ claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
 			/*
 			 * The unbound pairs of its sibling group (the points
 			 * of one candidate that differ only in the cgroup,
-			 * store_fleet.h) go to the same host, so the memcg
+			 * store/hosts.h) go to the same host, so the memcg
 			 * tax divides nested by root runs of one machine.
 			 */
 			st = store_i_stmt(s,

@@ -1,9 +1,9 @@
-#ifndef DAEMON_STORE_PAGES_H
-#define DAEMON_STORE_PAGES_H
+#ifndef STORE_PAGES_H
+#define STORE_PAGES_H
 
 /*
  * Typed reads of the history, job and series pages (issue 17; issue
- * 13's typed store).  Kept apart from daemon/store.h to ease merges.
+ * 13's typed store).  Kept apart from store/store.h to ease merges.
  * Text is the struct's own copy, NULL where the column is NULL; a
  * double that is unknown is NAN.  Errors: 0 or -1 with store_errmsg().
  */

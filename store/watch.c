@@ -1,6 +1,6 @@
 /*
  * The store: watched trees, branches and commits (daemon/watch.c,
- * daemon/trigger.c). All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
+ * daemon/trigger.c). All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -13,10 +13,10 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_int.h"
+#include "store/alerts.h"
+#include "store/bisect.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 /*
  * ---- watch & triggers (daemon/watch.c, daemon/trigger.c) ----

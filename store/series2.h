@@ -1,8 +1,8 @@
-#ifndef DAEMON_STORE_SERIES2_H
-#define DAEMON_STORE_SERIES2_H
+#ifndef STORE_SERIES2_H
+#define STORE_SERIES2_H
 
 /*
- * Patch series, the parts added after daemon/store.h's: branch tags,
+ * Patch series, the parts added after store/store.h's: branch tags,
  * versions superseding each other, the `git am --3way` fallback, the
  * upload queue, the run values for "vN vs vN-1".  All SQL; typed
  * structs in and out.  Errors: 0, ERR_NOTFOUND where said, or -1 with

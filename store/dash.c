@@ -1,6 +1,6 @@
 /*
  * The store: the typed reads of the dashboard and the read API
- * (store_dash.h).  All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
+ * (store/dash.h).  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -9,9 +9,9 @@
 
 #include "common/err.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_dash.h"
-#include "daemon/store_int.h"
+#include "store/dash.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 /* Column i as a time that may be NULL: *has, and the value (0). */
 static int64_t
@@ -535,7 +535,7 @@ enum reg_drive { REG_ALL, REG_HOST, REG_TREE, REG_BENCH, REG_STATE };
 #define REG_WINDOW(drive)                                                 \
 	"SELECT min(id), count(*) FROM (SELECT rg.id FROM regressions rg" \
 	" WHERE " drive " rg.id < ?10 ORDER BY rg.id DESC LIMIT ?11)"
-/* Its newest bisection's too (daemon/store_bisect.c). */
+/* Its newest bisection's too (store/bisect.c). */
 #define REG_ROWS(drive)                                                        \
 	"SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"             \
 	" cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"        \

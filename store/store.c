@@ -14,10 +14,10 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_int.h"
+#include "store/alerts.h"
+#include "store/bisect.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 const char *const store_job_states[5] = { "queued", "running", "success",
 	"failed", "cancelled" };
@@ -344,7 +344,7 @@ static const char *const migrations[] = {
 	/*
 	 * v8 (series): the subject's branch tag, the version a series
 	 * supersedes, which patches needed `git am --3way`, and uploads
-	 * waiting for the watcher to apply them (daemon/store_series2.c).
+	 * waiting for the watcher to apply them (store/series2.c).
 	 */
 	"ALTER TABLE series ADD COLUMN branch_tag TEXT;"
 	"ALTER TABLE series ADD COLUMN supersedes INTEGER"
@@ -358,11 +358,11 @@ static const char *const migrations[] = {
 	"  branch TEXT NOT NULL,"
 	"  mbox BLOB NOT NULL,"
 	"  created INTEGER NOT NULL);",
-	/* v9: alerts (daemon/store_alert.c, docs/ALERTS.md). */
+	/* v9: alerts (store/alerts.c, docs/ALERTS.md). */
 	STORE_ALERT_MIGRATION,
 
 	/*
-	 * v10 (fleet, daemon/store_fleet.c): explicit sibling groups.  The
+	 * v10 (fleet, store/hosts.c): explicit sibling groups.  The
 	 * pairs of one submit or trigger that differ only in the cgroup
 	 * axis share pairs.sib_group (the id of the group's first pair);
 	 * the claim binds a group to one host and the memcg tax looks
@@ -418,7 +418,7 @@ static const char *const migrations[] = {
 	 "ALTER TABLE hosts ADD COLUMN quarantined TEXT;"
 	 "ALTER TABLE hosts ADD COLUMN quarantined_at INTEGER;"),
 
-	/* v15: bisections (daemon/store_bisect.c, daemon/bisect.c). */
+	/* v15: bisections (store/bisect.c, daemon/bisect.c). */
 	STORE_BISECT_MIGRATION,
 
 	/* v16: bisections from history change points, suspect steps. */
@@ -500,7 +500,7 @@ static const char *const migrations[] = {
 	 * runs or metrics drops its rows: until the next verdict the page
 	 * reads the runs again, so the summary is never stale.  A run's
 	 * metrics are inserted with the run, in its transaction
-	 * (store_jobs.c), so the run's insert trigger covers them: a
+	 * (store/jobs.c), so the run's insert trigger covers them: a
 	 * trigger per inserted metric cost the upload path 21 deletes for
 	 * a 20-metric run (make bench-api: 4,299 -> 2,980 uploads/s).
 	 */
@@ -591,7 +591,7 @@ static const char *const migrations[] = {
 	 */
 	"CREATE INDEX history_points_pair ON history_points(pair_id);",
 	/*
-	 * v23 (issue 17): the alert worker's due pairs (daemon/store_alert.h):
+	 * v23 (issue 17): the alert worker's due pairs (store/alerts.h):
 	 * each pass grouped every analysed pair with its final comparisons
 	 * to find the few it had not seen (at 1M runs, 50,000 pairs, 180 ms
 	 * of a core every 5 s while idle).  And the canaries still to judge:
@@ -602,7 +602,7 @@ static const char *const migrations[] = {
 	"CREATE INDEX pairs_canary_unjudged ON pairs(id) WHERE canary = 1;",
 	/*
 	 * v24 (issue 17): the queue in pair order, for claims
-	 * (store_jobs.c claim_pick): a claim sorted every queued job under
+	 * (store/jobs.c claim_pick): a claim sorted every queued job under
 	 * the write lock (8,000 queued: 19 ms, make bench-fleet).
 	 */
 	"CREATE INDEX jobs_queued ON jobs(state, pair_id) WHERE state = "
@@ -764,7 +764,7 @@ static const char *const migrations[] = {
 	 * job was made; kept by triggers when the row is made, the job's
 	 * commit changes or a commit gets its date), and (name, point,
 	 * time) is an index: a range with fewer jobs than a page's budget
-	 * is read from it (store_web.c hist_time_drive).
+	 * is read from it (store/history.c hist_time_drive).
 	 */
 	"ALTER TABLE history_jobs ADD COLUMN time INTEGER NOT NULL DEFAULT 0;"
 	"UPDATE history_jobs SET time = coalesce((SELECT"
@@ -1134,7 +1134,7 @@ tx_end(struct store *s, int ok)
 	return r;
 }
 
-/* For the other store files (store_int.h). */
+/* For the other store files (store/store_int.h). */
 int
 store_i_dberr(struct store *s, const char *what)
 {

@@ -1,5 +1,5 @@
 /*
- * Bisections and their steps (store_bisect.h): all the SQL of them.
+ * Bisections and their steps (store/bisect.h): all the SQL of them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 
 #include "common/err.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_int.h"
+#include "store/bisect.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 /* Ids of one column of a query (caller frees). */
 static int

@@ -1,7 +1,7 @@
 /*
  * The store: verdicts (daemon/verdict.c): pending pairs, comparisons, requeue
  * for more runs, history points and change points. All SQL is in
- * daemon/store*.c (docs/ARCHITECTURE.md).
+ * store/ (docs/ARCHITECTURE.md).
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -14,10 +14,10 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_int.h"
+#include "store/alerts.h"
+#include "store/bisect.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 /*
  * ---- verdicts (daemon/verdict.c) ----
@@ -548,7 +548,7 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
 			ok = store_i_dberr(s, "history series") == 0;
 		store_i_release(s, st);
 	}
-	/* In the branch's commit order (store_fleet.c). */
+	/* In the branch's commit order (store/hosts.c). */
 	ok = ok &&
 	    store_i_history_insert(
 	        s, series, pair_id, job_id, comparison_id, value, now) == 0;

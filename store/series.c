@@ -1,6 +1,6 @@
 /*
  * The store: patch series and inboxes (daemon/series.c); more in
- * store_series2.c. All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
+ * store/series2.c. All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -12,11 +12,11 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_int.h"
-#include "daemon/store_series_rows.h"
+#include "store/alerts.h"
+#include "store/bisect.h"
+#include "store/series_rows.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 /* ---- series (daemon/series.c) ---- */
 

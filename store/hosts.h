@@ -1,5 +1,5 @@
-#ifndef DAEMON_STORE_FLEET_H
-#define DAEMON_STORE_FLEET_H
+#ifndef STORE_HOSTS_H
+#define STORE_HOSTS_H
 
 /*
  * The store's fleet tables (issue 12), kept apart from store.c so the

@@ -1,6 +1,6 @@
 /*
  * Group commit of uploaded runs: one writer thread, one transaction per
- * batch, one SAVEPOINT per upload (store_batch.h).
+ * batch, one SAVEPOINT per upload (store/batch.h).
  */
 #include <pthread.h>
 #include <sqlite3.h>
@@ -12,9 +12,9 @@
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_batch.h"
-#include "daemon/store_int.h"
+#include "store/batch.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 struct store_upload {
 	struct store_upload *next; /* the queue */

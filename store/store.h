@@ -1,5 +1,5 @@
-#ifndef DAEMON_STORE_H
-#define DAEMON_STORE_H
+#ifndef STORE_STORE_H
+#define STORE_STORE_H
 
 /*
  * The store: every SQL statement of perfwatch lives in store.c (SQLite).
@@ -89,7 +89,7 @@ int store_data_version(struct store *, struct store_version *out);
 enum store_writer {
 	STORE_W_OTHER,   /* request threads, watchers, alerts */
 	STORE_W_URGENT,  /* claims and heartbeats */
-	STORE_W_UPLOADS, /* the upload batch writer (store_batch.h) */
+	STORE_W_UPLOADS, /* the upload batch writer (store/batch.h) */
 	STORE_W_VERDICT, /* the verdict worker */
 	STORE_W_SCHED,   /* the scheduler's ticker: requeue, checkpoints */
 	STORE_WRITERS
@@ -184,7 +184,7 @@ void store_claimed_release(struct store_claimed *); /* NULL ok */
  * host's (its name counts as a label), whose pair is unbound or bound to this
  * host, preferring pairs bound to this host, then the oldest pair, base before
  * candidate.  The claim binds the pair, and the unbound pairs of its
- * sibling group (store_fleet.h), to the host, counts an attempt and
+ * sibling group (store/hosts.h), to the host, counts an attempt and
  * leases the job until now + lease_s.  0 and *out (the caller
  * store_claimed_release()s it), or ERR_NOTFOUND when there is nothing to
  * do; *out is zeroed on every failure.
@@ -430,8 +430,8 @@ extern const char *const store_job_states[5];
  */
 
 /* The overview's jobs and counts and a commit's page are typed reads:
- * daemon/store_dash.h. */
-/* A series for its page: store_web_series, daemon/store_series_rows.h. */
+ * store/dash.h. */
+/* A series for its page: store_web_series, store/series_rows.h. */
 
 /*
  * A metric's history: the jobs named job at point, on host (NULL any), on
@@ -487,7 +487,7 @@ void store_history_release(struct store_history *);
 /* The commit time of a commit (sha or prefix), for history ranges. */
 int store_web_commit_time(struct store *, int64_t *out, const char *sha);
 
-/* Regressions are a typed read: daemon/store_dash.h. */
+/* Regressions are a typed read: store/dash.h. */
 /*
  * Sets a regression's triage state (new, acknowledged, invalid, fixed)
  * and note (NULL keeps it).  ERR_NOTFOUND, ERR_INVALID (state).
@@ -545,7 +545,7 @@ int store_verdict_values(
     struct store *, struct store_values *out, int64_t pair_id);
 /*
  * The candidates for a pair's memcg-tax siblings (daemon/verdict.c
- * decides): the pairs of its sibling group (store_fleet.h) bound to the
+ * decides): the pairs of its sibling group (store/hosts.h) bound to the
  * same host, the pair itself included; none when the pair has no host
  * yet.  By id; the specs are the jobs' spec texts (non-UTF-8 bytes '?').
  */
@@ -819,7 +819,7 @@ int store_pair_supersede(struct store *, int *out_n, int64_t pair_id,
 int store_pair_deprioritise(struct store *, int *out_n, int64_t pair_id);
 
 /* The trees and commits of GET /api/v1/trees and /commits are typed
- * reads: daemon/store_dash.h. */
+ * reads: store/dash.h. */
 
 /*
  * ---- patch series (daemon/series.c) ----
@@ -857,7 +857,7 @@ int store_series_state(struct store *, int64_t id, const char *state,
     const char *error, const char *base_sha, int64_t commit_id, const char *ref,
     int64_t now);
 /* The typed series reads (the list, one, the page's):
- * daemon/store_series_rows.h. */
+ * store/series_rows.h. */
 
 /* The inbox watcher's state: the last archive commit read ("" none). */
 int store_inbox_get(

@@ -1,6 +1,6 @@
 /*
  * The store: the dashboard's and read API's rows: hosts, pairs, overview,
- * commits, series, history, regressions, triage. All SQL is in daemon/store*.c
+ * commits, series, history, regressions, triage. All SQL is in store/
  * (docs/ARCHITECTURE.md).
  */
 #include <math.h>
@@ -14,11 +14,11 @@
 #include "common/err.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
-#include "daemon/store_bisect.h"
-#include "daemon/store_int.h"
-#include "daemon/store_series_rows.h"
+#include "store/alerts.h"
+#include "store/bisect.h"
+#include "store/series_rows.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 /* What a host row's "online" is judged against (store_hosts_get). */
 struct host_clock {

@@ -1,8 +1,8 @@
-#ifndef DAEMON_STORE_ALERT_H
-#define DAEMON_STORE_ALERT_H
+#ifndef STORE_ALERTS_H
+#define STORE_ALERTS_H
 
 /*
- * The store's alert tables (all their SQL is in store_alert.c), read and
+ * The store's alert tables (all their SQL is in store/alerts.c), read and
  * written through C structs; JSON is made at the HTTP edge.
  *
  *  - alert_reports: one row per (commit, job, host) that was reported or

@@ -1,6 +1,6 @@
 /*
  * Patch series: branch tags, superseding, the 3-way fallback, the upload
- * queue and the tip's run values (store_series2.h).
+ * queue and the tip's run values (store/series2.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +8,9 @@
 
 #include "common/err.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_int.h"
-#include "daemon/store_series2.h"
+#include "store/series2.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 static char *
 col_dup(sqlite3_stmt *st, int i)

@@ -1,6 +1,6 @@
 /*
  * The store: typed reads of the history, job and series pages
- * (store_pages.h).  All SQL is in daemon/store*.c (docs/ARCHITECTURE.md).
+ * (store/pages.h).  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -10,9 +10,9 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_int.h"
-#include "daemon/store_pages.h"
+#include "store/pages.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 static int
 id_cmp(const void *a, const void *b)

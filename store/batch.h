@@ -1,5 +1,5 @@
-#ifndef DAEMON_STORE_BATCH_H
-#define DAEMON_STORE_BATCH_H
+#ifndef STORE_BATCH_H
+#define STORE_BATCH_H
 
 /*
  * Group commit of uploaded runs (issue 12).  One writer thread with its
@@ -9,7 +9,7 @@
  * an index out of range) rolls back alone and the rest of its batch
  * commits.  An upload's callback runs only after the COMMIT that holds it
  * returned: a 2xx sent from it means stored, as durable as the store's
- * own commits (WAL, synchronous=NORMAL, daemon/store.c).  When the COMMIT
+ * own commits (WAL, synchronous=NORMAL, store/store.c).  When the COMMIT
  * fails, every upload of that batch gets -1: none of it was stored.
  *
  * The writer holds the store's write lock as an ordinary (not urgent)
@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 #define STORE_BATCH_MAX 64
 

@@ -1,8 +1,8 @@
-#ifndef DAEMON_STORE_BISECT_H
-#define DAEMON_STORE_BISECT_H
+#ifndef STORE_BISECT_H
+#define STORE_BISECT_H
 
 /*
- * The store's bisection tables (all their SQL is in store_bisect.c),
+ * The store's bisection tables (all their SQL is in store/bisect.c),
  * read and written through C structs (daemon/bisect.c decides):
  *
  *  - bisections: one search for the first bad commit of a regression:

@@ -1,13 +1,13 @@
 /*
- * The canary's tables (store_canary.h).
+ * The canary's tables (store/canary.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "common/xalloc.h"
-#include "daemon/store_canary.h"
-#include "daemon/store_int.h"
+#include "store/canary.h"
+#include "store/store_int.h"
 void
 store_canary_host_release(struct store_canary_host *h)
 {

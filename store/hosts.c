@@ -1,12 +1,12 @@
 /*
- * The store's fleet tables: sibling groups (store_fleet.h).
+ * The store's fleet tables: sibling groups (store/hosts.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/xalloc.h"
-#include "daemon/store_fleet.h"
-#include "daemon/store_int.h"
+#include "store/hosts.h"
+#include "store/store_int.h"
 
 struct fleet_group {
 	char *key;

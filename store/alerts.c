@@ -1,5 +1,5 @@
 /*
- * The store's alert tables: all their SQL (see store_alert.h).
+ * The store's alert tables: all their SQL (see store/alerts.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -7,9 +7,9 @@
 
 #include "common/err.h"
 #include "common/xalloc.h"
-#include "daemon/store.h"
-#include "daemon/store_alert.h"
-#include "daemon/store_int.h"
+#include "store/alerts.h"
+#include "store/store.h"
+#include "store/store_int.h"
 
 /* Steps to the end; 0 or -1. */
 static int
@@ -534,7 +534,7 @@ info_cps(struct store *s, struct store_alert_info *x)
 	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert change points");
 }
 
-/* The newest ended bisection of the group's pairs (store_bisect.h). */
+/* The newest ended bisection of the group's pairs (store/bisect.h). */
 static int
 info_bisect(struct store *s, struct store_alert_info *x)
 {

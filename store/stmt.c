@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/xalloc.h"
-#include "daemon/store_int.h"
+#include "store/store_int.h"
 
 /* Statements kept per connection; past this, reads prepare their own. */
 #define STMT_CACHE 128

@@ -1,18 +1,18 @@
-#ifndef DAEMON_STORE_INT_H
-#define DAEMON_STORE_INT_H
+#ifndef STORE_STORE_INT_H
+#define STORE_STORE_INT_H
 
 /*
  * What the store's files share (store.c, the connection, migrations and
- * statement helpers; store_jobs.c, store_web.c, store_verdict.c,
- * store_watch.c, store_series.c and store_series2.c, store_fleet.c,
- * store_alert.c, store_canary.c, store_bisect.c by entity).  Only
+ * statement helpers; store/jobs.c, store/history.c, store/pairs.c,
+ * store/watch.c, store/series.c and store/series2.c, store/hosts.c,
+ * store/alerts.c, store/canary.c, store/bisect.c by entity).  Only
  * store*.c include this; everyone else uses store.h and the entity
  * headers.
  */
 #include <sqlite3.h>
 
 #include "common/err.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 /* Prepared statements, cached per connection by slot. */
 enum stmt_slot {
@@ -23,13 +23,13 @@ enum stmt_slot {
 	S_HEARTBEAT,
 	S_HOST_SEEN,
 	S_HOST_ID,
-	S_SAVEPOINT, /* store_batch.c */
+	S_SAVEPOINT, /* store/batch.c */
 	S_ROLLBACK_TO,
 	S_RELEASE,
 	S_DATA_VERSION, /* store_data_version */
 	S_GEN,
 	S_GEN_BUMP,
-	/* store_web.c: store_history_get's rows, then its windows
+	/* store/history.c: store_history_get's rows, then its windows
 	 * (hist_window), each of all hosts and trees, a host's, a tree's,
 	 * and a tree's of a host (enum hist_from). */
 	S_HISTORY,
@@ -49,7 +49,7 @@ enum stmt_slot {
 	S_HISTORY_BRANCH_N_ALL,
 	S_HISTORY_NEWEST,    /* a series' newest time */
 	S_HISTORY_RUNS,      /* a job's values without its summary */
-	S_ALERT_GROUP_STAMP, /* store_alert.c: a report group's newest */
+	S_ALERT_GROUP_STAMP, /* store/alerts.c: a report group's newest */
 	S_NSLOTS
 };
 
@@ -76,7 +76,7 @@ enum stmt_slot {
 	"  WHERE r.status = 'ok' AND r.job_id IN (" jobs "))"                 \
 	" GROUP BY job_id, name"
 
-struct fleet_group; /* store_fleet.c */
+struct fleet_group; /* store/hosts.c */
 
 struct store {
 	sqlite3 *db;
@@ -93,7 +93,7 @@ struct store {
 	size_t ngroups;
 	int group_scope;
 	char instance[17];         /* store_instance, "" until read */
-	struct store_stmts *stmts; /* store_stmt.c */
+	struct store_stmts *stmts; /* store/stmt.c */
 	uint64_t read_steps;       /* store_read_steps */
 	/* store_data_version: the generation last read, and SQLite's
 	 * data_version and the change count it was read at. */
@@ -219,7 +219,7 @@ int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
 
 /*
- * store_stmt.c: the statement cache.  store_i_stmt(s, sql) gives sql
+ * store/stmt.c: the statement cache.  store_i_stmt(s, sql) gives sql
  * (a string literal: the cache keys on its address) prepared, reset and
  * unbound, or NULL with the store's error; the caller hands it back with
  * store_i_release (never sqlite3_finalize), which resets a cached one
@@ -229,13 +229,13 @@ sqlite3_stmt *store_i_stmt(struct store *, const char *sql);
 void store_i_release(struct store *, sqlite3_stmt *);
 void store_i_stmts_free(struct store *);
 
-/* store_fleet.c: gives a new pair its sibling group (pairs.sib_group),
+/* store/hosts.c: gives a new pair its sibling group (pairs.sib_group),
  * inside the transaction that made it. */
 int store_i_group_assign(struct store *, int64_t pair_id);
 void store_i_groups_free(struct store *);
-/* store_fleet.c: sets commits.fp_pos of a recorded commit. */
+/* store/hosts.c: sets commits.fp_pos of a recorded commit. */
 int store_i_commit_position(struct store *, int64_t commit_id);
-/* store_fleet.c: the history point of pair in series, at its place in
+/* store/hosts.c: the history point of pair in series, at its place in
  * commit order (store_history_append). */
 int store_i_history_insert(struct store *, int64_t series, int64_t pair_id,
     int64_t job_id, int64_t comparison_id, double value, int64_t now);
@@ -247,25 +247,25 @@ const char *store_i_col_text(sqlite3_stmt *st, int i);      /* store.c */
 int store_i_tx_begin_as(struct store *s, int urgent);       /* store.c */
 int store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
     const char *name, const char *point, const struct store_job_new *j,
-    int64_t now); /* store_jobs.c */
+    int64_t now); /* store/jobs.c */
 int store_i_pair_sides(struct store *s, int64_t pair, int64_t base,
-    int64_t cand); /* store_jobs.c */
-/* store_jobs.c: the job row of id (store_jobs_release's strings): 0,
+    int64_t cand); /* store/jobs.c */
+/* store/jobs.c: the job row of id (store_jobs_release's strings): 0,
  * ERR_NOTFOUND or -1. */
 int store_i_job_one(struct store *s, struct store_job *out, int64_t id);
-/* store_jobs.c: the job rows of ids[0..n), in that order (store_jobs_release);
+/* store/jobs.c: the job rows of ids[0..n), in that order (store_jobs_release);
  * 0, or -1 with the store's error (ERR_NOTFOUND: the first missing). */
 int store_i_jobs_of(
     struct store *s, struct store_jobs *out, const int64_t *ids, size_t n);
 /* Column i as a copy with bytes that are not UTF-8 (and NULs) as '?',
  * as the JSON rows once gave it; NULL for NULL. */
-char *store_i_web_text(sqlite3_stmt *st, int i); /* store_web.c */
+char *store_i_web_text(sqlite3_stmt *st, int i); /* store/history.c */
 /* 1 when sha is 4 to 64 lowercase hex digits (a commit or prefix). */
-int store_i_web_hex(const char *sha); /* store_web.c */
-/* store_web.c: a struct store_value from (role, metric, unit, better,
+int store_i_web_hex(const char *sha); /* store/history.c */
+/* store/history.c: a struct store_value from (role, metric, unit, better,
  * value, run), the store_i_rows scan of the value reads. */
 void store_i_value_scan(void *row, sqlite3_stmt *st, void *arg);
-/* store_series.c: the patches of series id into out->patches; a row of
+/* store/series.c: the patches of series id into out->patches; a row of
  * store_web_series' columns into r. */
 struct store_series_row;
 int store_i_series_patches(

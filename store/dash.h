@@ -1,5 +1,5 @@
-#ifndef DAEMON_STORE_DASH_H
-#define DAEMON_STORE_DASH_H
+#ifndef STORE_DASH_H
+#define STORE_DASH_H
 
 /*
  * The typed reads of the dashboard and the read API (issue 13,
@@ -137,7 +137,7 @@ struct store_regression {
 	int64_t pair_id;
 	char *bench, *point, *host;
 	char *sha, *subject, *tree, *branches; /* NULL: no commit */
-	/* Its newest bisection (daemon/store_bisect.c): bisect_id 0 and the
+	/* Its newest bisection (store/bisect.c): bisect_id 0 and the
 	 * rest NULL when none. */
 	int64_t bisect_id;
 	char *bisect_state, *culprit, *culprit_subject;

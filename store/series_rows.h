@@ -1,5 +1,5 @@
-#ifndef DAEMON_STORE_SERIES_ROWS_H
-#define DAEMON_STORE_SERIES_ROWS_H
+#ifndef STORE_SERIES_ROWS_H
+#define STORE_SERIES_ROWS_H
 
 /*
  * The typed series reads (issue 13, docs/ARCHITECTURE.md "The typed

@@ -1,5 +1,5 @@
-#ifndef DAEMON_STORE_CANARY_H
-#define DAEMON_STORE_CANARY_H
+#ifndef STORE_CANARY_H
+#define STORE_CANARY_H
 
 /*
  * The canary's tables (daemon/canary.c, docs/HOST.md): canary pairs
