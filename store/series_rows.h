@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct store;
+
 /* One patch of a series, by seq, with its commit. */
 struct store_series_patch_row {
 	int64_t seq;
