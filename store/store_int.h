@@ -115,6 +115,11 @@ struct store {
 int64_t store_i_quiet_begin(struct store *);
 void store_i_quiet_end(struct store *, int64_t begin);
 int store_i_dberr(struct store *, const char *what);
+/* sqlite3_exec of sql (no rows); 0, or -1 with the error in s. */
+int store_i_exec(struct store *, const char *sql);
+/* migrate.c: the schema steps up to version target, in one write
+ * transaction with foreign keys off around it; 0 or -1. */
+int store_i_migrate(struct store *, int target);
 sqlite3_stmt *store_i_prep(struct store *, const char *sql);
 void store_i_bind_text(sqlite3_stmt *, int i, const char *v);
 /* NULL for an id <= 0 / for a number not finite. */
