@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "common/xalloc.h"
 #include "store/hosts.h"
+#include "store/store.h"
 #include "store/store_int.h"
 
 struct fleet_group {
@@ -405,4 +407,78 @@ store_mail_pending_drop(struct store *s, const char *inbox, const char *sha)
 		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
+}
+
+/* What a host row's "online" is judged against (store_hosts_get). */
+struct host_clock {
+	int64_t now, online_s;
+};
+
+static void
+host_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	const struct host_clock *k = arg;
+	struct store_host *h = row;
+
+	h->id = sqlite3_column_int64(st, 0);
+	h->name = store_i_col_dup(st, 1);
+	h->labels_json = store_i_col_dup(st, 2);
+	h->inventory_json = store_i_col_dup(st, 3);
+	h->last_seen = sqlite3_column_int64(st, 4);
+	h->online = h->last_seen >= k->now - k->online_s;
+	h->current_job = sqlite3_column_int64(st, 5);
+	h->registered = sqlite3_column_int64(st, 6);
+	/* docs/HOST.md: a canary found the host drifting. */
+	h->quarantined = store_i_col_dup(st, 7);
+	h->has_quarantined_at = sqlite3_column_type(st, 8) != SQLITE_NULL;
+	h->quarantined_at = sqlite3_column_int64(st, 8);
+}
+
+int
+store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
+    int64_t cursor, int64_t now, int64_t online_s)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT h.id, h.name, h.labels, h.inventory, h.last_seen,"
+	    " (SELECT j.id FROM jobs j WHERE j.lease_owner = h.id"
+	    "  AND j.state = 'running' LIMIT 1), h.registered,"
+	    " h.quarantined, h.quarantined_at"
+	    " FROM hosts h WHERE h.id > ?1 ORDER BY h.id LIMIT ?2");
+	struct host_clock k = { now, online_s };
+	void *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, cursor);
+	sqlite3_bind_int64(st, 2, limit);
+	r = store_i_rows(
+	    s, st, &v, &out->n, sizeof(*out->v), host_scan, &k, "list hosts");
+	out->v = v;
+	if (r != 0) {
+		store_hosts_release(out);
+		return r;
+	}
+	/* Hosts page upwards (h.id > cursor): id 1 is not an end. */
+	out->next_cursor = store_i_next_cursor(
+	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_ASC);
+	return 0;
+}
+
+void
+store_hosts_release(struct store_hosts *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].labels_json);
+		free(l->v[i].inventory_json);
+		free(l->v[i].quarantined);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }

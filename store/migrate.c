@@ -333,7 +333,7 @@ static const char *const migrations[] = {
 	/*
 	 * v8 (series): the subject's branch tag, the version a series
 	 * supersedes, which patches needed `git am --3way`, and uploads
-	 * waiting for the watcher to apply them (store/series2.c).
+	 * waiting for the watcher to apply them (store/series.c).
 	 */
 	"ALTER TABLE series ADD COLUMN branch_tag TEXT;"
 	"ALTER TABLE series ADD COLUMN supersedes INTEGER"

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/caps.h"
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "store/store.h"
 #include "store/store_int.h"
@@ -792,394 +792,53 @@ store_errclear(struct store *s)
 	err_clear(&s->err);
 }
 
-static void
-cp_scan(void *row, sqlite3_stmt *st, void *arg)
+/*
+ * A copy of n bytes of untrusted text with each byte that is not part of
+ * a valid UTF-8 character (and each NUL) replaced by '?': jansson refuses
+ * invalid UTF-8.  As when jansson judged a lead byte with the (up to 3)
+ * continuation bytes after it, a character that a stray continuation
+ * byte follows is replaced too, byte by byte ("\xc3\xa9\xa9" is "???"):
+ * the rows' text stays what it was.
+ */
+static char *
+web_clean(const char *t, size_t n)
 {
-	struct store_cp_row *c = row;
+	const unsigned char *u = (const unsigned char *)t;
+	char *c = xmalloc(n + 1);
+	size_t i, k;
+	long cp;
 
-	(void)arg;
-	c->id = sqlite3_column_int64(st, 0);
-	c->series_id = sqlite3_column_int64(st, 1);
-	c->tree = store_i_col_dup(st, 2);
-	c->branch = store_i_col_dup(st, 3);
-	c->host = store_i_col_dup(st, 4);
-	c->seq = sqlite3_column_int64(st, 5);
-	c->job_id = sqlite3_column_int64(st, 6);
-	c->lo_job_id = sqlite3_column_int64(st, 7);
-	c->hi_job_id = sqlite3_column_int64(st, 8);
-	c->pair_id = sqlite3_column_int64(st, 9);
-	c->before = store_i_col_num(st, 10);
-	c->after = store_i_col_num(st, 11);
-	c->change_pct = store_i_col_num(st, 12);
-	c->p = store_i_col_num(st, 13);
-	c->direction = store_i_col_dup(st, 14);
-}
-
-int
-store_history_changepoints(struct store *s, struct store_cp_rows *out,
-    const char *tree, const char *branch, const char *host, const char *job,
-    const char *point, const char *metric)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT cp.id, cp.series_id, hs.tree, hs.branch, h.name AS host,"
-	    " cp.seq,"
-	    " (SELECT job_id FROM history_points WHERE series_id ="
-	    "  cp.series_id AND seq = cp.seq) AS job_id,"
-	    " (SELECT job_id FROM history_points WHERE series_id ="
-	    "  cp.series_id AND seq = cp.lo_seq) AS lo_job_id,"
-	    " (SELECT job_id FROM history_points WHERE series_id ="
-	    "  cp.series_id AND seq = cp.hi_seq) AS hi_job_id,"
-	    " (SELECT pair_id FROM history_points WHERE series_id ="
-	    "  cp.series_id AND seq = cp.seq) AS pair_id,"
-	    " cp.before, cp.after, cp.change_pct, cp.p, cp.direction"
-	    " FROM change_points cp"
-	    " JOIN history_series hs ON hs.id = cp.series_id"
-	    " LEFT JOIN hosts h ON h.id = hs.host_id"
-	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"
-	    " AND (?4 IS NULL OR hs.tree = ?4)"
-	    " AND (?5 IS NULL OR hs.branch = ?5)"
-	    " AND (?6 IS NULL OR h.name = ?6)"
-	    " ORDER BY cp.series_id, cp.seq");
-	void *v;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	bind_text(st, 1, job);
-	bind_text(st, 2, point ? point : "");
-	bind_text(st, 3, metric);
-	bind_text(st, 4, tree);
-	bind_text(st, 5, branch);
-	bind_text(st, 6, host);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), cp_scan, NULL,
-	    "change points");
-	out->v = v;
-	if (r != 0)
-		store_cp_rows_release(out);
-	return r;
-}
-
-void
-store_cp_rows_release(struct store_cp_rows *l)
-{
-	size_t i;
-
-	if (l == NULL)
-		return;
-	for (i = 0; i < l->n; i++) {
-		free(l->v[i].tree);
-		free(l->v[i].branch);
-		free(l->v[i].host);
-		free(l->v[i].direction);
+	memcpy(c, t, n);
+	c[n] = '\0';
+	for (i = 0; i < n; i++) {
+		if (u[i] < 0x80) {
+			if (u[i] == '\0')
+				c[i] = '?';
+			continue;
+		}
+		k = utf8_decode(u + i, n - i, &cp);
+		if (k == 0 || (k < 4 && i + k < n && UTF8_CONT(u[i + k])))
+			c[i] = '?';
+		else
+			i += k - 1;
 	}
-	free(l->v);
-	memset(l, 0, sizeof(*l));
+	return c;
 }
 
-/* A base job that p may share: 0 and *out (0 when there is none). */
-static int
-reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
-    int64_t now)
+char *
+store_i_web_text(sqlite3_stmt *st, int i)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT j.id FROM jobs j JOIN pairs o ON o.id = j.pair_id"
-	    " WHERE j.role = 'base' AND j.name = ?1 AND j.point = ?2"
-	    " AND j.params = json(?3) AND o.host_id = ?4"
-	    " AND j.commit_id IS ?5"
-	    " AND j.state IN ('queued', 'running', 'success')"
-	    " AND j.updated >= ?6 ORDER BY j.id DESC LIMIT 1");
-	int rc;
+	const char *t = store_i_col_text(st, i);
 
-	*out = 0;
-	if (st == NULL)
-		return -1;
-	bind_text(st, 1, p->name);
-	bind_text(st, 2, p->point ? p->point : "");
-	bind_text(st, 3, p->base->spec_json);
-	sqlite3_bind_int64(st, 4, p->host_id);
-	if (p->base->commit_id > 0)
-		sqlite3_bind_int64(st, 5, p->base->commit_id);
-	sqlite3_bind_int64(st, 6, now - p->reuse_age);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
-	store_i_release(s, st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return dberr(s, "reusable base");
-	return 0;
+	return t ? web_clean(t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
 }
 
 int
-store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
-    int64_t *out_cand, int *out_reused, const struct store_trigger_pair *p,
-    int64_t now)
+store_i_web_hex(const char *sha)
 {
-	sqlite3_stmt *st;
-	int64_t pair = 0, b = 0, c = 0;
-	int ok;
+	size_t n = strlen(sha);
 
-	if (tx_begin(s) == -1)
-		return -1;
-	ok = 1;
-	if (p->host_id > 0 && p->reuse_age > 0)
-		ok = reusable_base(s, &b, p, now) == 0;
-	st = ok ? store_i_stmt(s,
-	              "INSERT INTO pairs (name, point, host_id, created,"
-	              " pinned, tree_id, branch, tip_only, canary)"
-	              " VALUES (?1, ?2, ?3, ?4, ?3 IS NOT NULL, ?5, ?6, ?7,"
-	              " ?8)")
-	        : NULL;
-	if (ok && (ok = st != NULL)) {
-		bind_text(st, 1, p->name);
-		bind_text(st, 2, p->point ? p->point : "");
-		if (p->host_id > 0)
-			sqlite3_bind_int64(st, 3, p->host_id);
-		sqlite3_bind_int64(st, 4, now);
-		if (p->tree_id > 0)
-			sqlite3_bind_int64(st, 5, p->tree_id);
-		bind_text(st, 6, p->branch);
-		sqlite3_bind_int(st, 7, p->tip_only);
-		sqlite3_bind_int(st, 8, p->canary ? 1 : 0);
-		ok = step_done(s, st, "insert pair") == 0;
-		pair = sqlite3_last_insert_rowid(s->db);
-		store_i_release(s, st);
-	}
-	if (out_reused)
-		*out_reused = b != 0;
-	ok = ok &&
-	    (b != 0 ||
-	        store_i_job_insert(
-	            s, &b, pair, p->name, p->point, p->base, now) == 0) &&
-	    store_i_job_insert(s, &c, pair, p->name, p->point, p->cand, now) ==
-	        0 &&
-	    store_i_pair_sides(s, pair, b, c) == 0 &&
-	    store_i_group_assign(s, pair) == 0;
-	if (tx_end(s, ok) == -1)
-		return -1;
-	if (out_pair)
-		*out_pair = pair;
-	if (out_base)
-		*out_base = b;
-	if (out_cand)
-		*out_cand = c;
-	return 0;
-}
-
-static void
-pending_scan(void *row, sqlite3_stmt *st, void *arg)
-{
-	struct store_pending *p = row;
-
-	(void)arg;
-	p->pair_id = sqlite3_column_int64(st, 0);
-	p->sha = store_i_col_dup(st, 1);
-	p->tip_only = sqlite3_column_int(st, 2) != 0;
-}
-
-int
-store_trigger_pending(struct store *s, struct store_pendings *out,
-    int64_t tree_id, const char *branch, const char *name)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT p.id AS pair_id, c.sha, p.tip_only FROM pairs p"
-	    " JOIN jobs j ON j.id = p.cand_job_id"
-	    " LEFT JOIN commits c ON c.id = j.commit_id"
-	    " WHERE p.tree_id = ?1 AND p.branch = ?2 AND p.name = ?3"
-	    " AND j.state = 'queued'"
-	    /* measured, back in the queue for more runs: not waiting */
-	    " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id)"
-	    " ORDER BY p.id");
-	void *v;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, tree_id);
-	bind_text(st, 2, branch);
-	bind_text(st, 3, name);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), pending_scan,
-	    NULL, "pending pairs");
-	out->v = v;
-	if (r != 0)
-		store_pendings_release(out);
-	return r;
-}
-
-void
-store_pendings_release(struct store_pendings *l)
-{
-	size_t i;
-
-	if (l == NULL)
-		return;
-	for (i = 0; i < l->n; i++)
-		free(l->v[i].sha);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-int
-store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
-    const char *reason, int64_t now)
-{
-	static const char *const sql[2] = {
-		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
-		" WHERE state = 'queued' AND id ="
-		" (SELECT cand_job_id FROM pairs WHERE id = ?1)"
-		" AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = jobs.id)",
-		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
-		" WHERE state = 'queued' AND id ="
-		" (SELECT base_job_id FROM pairs WHERE id = ?1)"
-		/* only with its candidate (one with runs stays) */
-		" AND EXISTS (SELECT 1 FROM pairs me"
-		"  JOIN jobs mc ON mc.id = me.cand_job_id"
-		"  WHERE me.id = ?1 AND mc.state = 'cancelled')"
-		" AND NOT EXISTS (SELECT 1 FROM pairs o"
-		"  JOIN jobs oc ON oc.id = o.cand_job_id"
-		"  WHERE o.base_job_id = jobs.id AND o.id <> ?1"
-		"  AND oc.state <> 'cancelled')",
-	};
-	sqlite3_stmt *st;
-	int ok = 1, i, n = 0;
-
-	if (tx_begin(s) == -1)
-		return -1;
-	for (i = 0; i < 2 && ok; i++) {
-		if ((ok = (st = prep(s, sql[i])) != NULL) == 0)
-			break;
-		sqlite3_bind_int64(st, 1, pair_id);
-		bind_text(st, 2, reason);
-		sqlite3_bind_int64(st, 3, now);
-		ok = step_done(s, st, "supersede") == 0;
-		n += sqlite3_changes(s->db);
-		store_i_release(s, st);
-	}
-	if (tx_end(s, ok) == -1)
-		return -1;
-	if (out_n)
-		*out_n = n;
-	return 0;
-}
-
-int
-store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
-{
-	sqlite3_stmt *st;
-	int r;
-
-	st = store_i_stmt(s,
-	    "UPDATE pairs SET superseded = 1 WHERE id = ?1 AND superseded = 0"
-	    " AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = pairs.cand_job_id"
-	    "  AND j.state = 'queued')");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	r = step_done(s, st, "deprioritise");
-	if (r == 0 && out_n)
-		*out_n = sqlite3_changes(s->db);
-	store_i_release(s, st);
-	return r;
-}
-
-/* ---- bench host hygiene (docs/HOST.md) ---- */
-
-static void
-run_meta_scan(void *row, sqlite3_stmt *st, void *arg)
-{
-	struct store_run_meta *m = row;
-
-	(void)arg;
-	m->role = store_i_col_dup(st, 0);
-	m->run = sqlite3_column_int64(st, 1);
-	m->measured = sqlite3_column_int(st, 2) != 0;
-	/* The documents as the JSON rows had them (non-UTF-8 bytes '?'). */
-	m->host_state_json = store_i_web_text(st, 3);
-	m->profile_json = store_i_web_text(st, 4);
-}
-
-int
-store_pair_run_meta(
-    struct store *s, struct store_run_metas *out, int64_t pair_id)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
-	    " r.host_state, r.profile"
-	    " FROM jobs j JOIN runs r ON r.job_id = j.id AND r.status = 'ok'"
-	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
-	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
-	    " ORDER BY j.role, r.idx");
-	void *v;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), run_meta_scan,
-	    NULL, "pair runs");
-	out->v = v;
-	if (r != 0)
-		store_run_metas_release(out);
-	return r;
-}
-
-void
-store_run_metas_release(struct store_run_metas *l)
-{
-	size_t i;
-
-	if (l == NULL)
-		return;
-	for (i = 0; i < l->n; i++) {
-		free(l->v[i].role);
-		free(l->v[i].host_state_json);
-		free(l->v[i].profile_json);
-	}
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-int
-store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
-{
-	sqlite3_stmt *st;
-	int ok;
-
-	if (tx_begin(s) == -1)
-		return -1;
-	st = store_i_stmt(s, "UPDATE pairs SET suspect = ?2 WHERE id = ?1");
-	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, pair_id);
-		bind_text(st, 2, why);
-		ok = step_done(s, st, "pair suspect") == 0;
-		store_i_release(s, st);
-	}
-	return tx_end(s, ok);
-}
-
-int
-store_hygiene_suspect(struct store *s, char **out_why, int64_t pair_id)
-{
-	sqlite3_stmt *st =
-	    store_i_stmt(s, "SELECT suspect FROM pairs WHERE id = ?1");
-	int rc;
-
-	*out_why = NULL;
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
-			*out_why =
-			    xstrdup((const char *)sqlite3_column_text(st, 0));
-		store_i_release(s, st);
+	if (n < 4 || n > 64)
 		return 0;
-	}
-	store_i_release(s, st);
-	if (rc == SQLITE_DONE)
-		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
-		    (long long)pair_id);
-	return dberr(s, "pair suspect");
+	return strspn(sha, "0123456789abcdef") == n;
 }

@@ -431,7 +431,7 @@ extern const char *const store_job_states[5];
 
 /* The overview's jobs and counts and a commit's page are typed reads:
  * store/dash.h. */
-/* A series for its page: store_web_series, store/series_rows.h. */
+/* A series for its page: store_web_series, store/series.h. */
 
 /*
  * A metric's history: the jobs named job at point, on host (NULL any), on
@@ -857,7 +857,7 @@ int store_series_state(struct store *, int64_t id, const char *state,
     const char *error, const char *base_sha, int64_t commit_id, const char *ref,
     int64_t now);
 /* The typed series reads (the list, one, the page's):
- * store/series_rows.h. */
+ * store/series.h. */
 
 /* The inbox watcher's state: the last archive commit read ("" none). */
 int store_inbox_get(

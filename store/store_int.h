@@ -4,7 +4,7 @@
 /*
  * What the store's files share (store.c, the connection, migrations and
  * statement helpers; store/jobs.c, store/history.c, store/pairs.c,
- * store/watch.c, store/series.c and store/series2.c, store/hosts.c,
+ * store/watch.c, store/series.c and store/series.c, store/hosts.c,
  * store/alerts.c, store/canary.c, store/bisect.c by entity).  Only
  * store*.c include this; everyone else uses store.h and the entity
  * headers.

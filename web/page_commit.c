@@ -27,7 +27,7 @@
 #include "daemon/series_versus.h"
 #include "store/alerts.h"
 #include "store/dash.h"
-#include "store/series_rows.h"
+#include "store/series.h"
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/layout.h"

@@ -9,8 +9,7 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "store/series2.h"
-#include "store/series_rows.h"
+#include "store/series.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
 

@@ -1,5 +1,5 @@
-#ifndef STORE_PAGES_H
-#define STORE_PAGES_H
+#ifndef STORE_HISTORY_H
+#define STORE_HISTORY_H
 
 /*
  * Typed reads of the history, job and series pages (issue 17; issue
