@@ -36,4 +36,16 @@ int store_history_page_cps(struct store *, struct store_hist_cps *out,
     const struct store_history_q *q, const int64_t *pair_ids, size_t n);
 void store_hist_cps_release(struct store_hist_cps *); /* NULL ok */
 
+/*
+ * History in commit order (store_history_append places a point by its
+ * commit's first-parent position).  A point that lands inside a series
+ * must have its neighbourhood looked at again: the window of at most max
+ * points with seq around in its middle (as far as the series' ends let
+ * it), oldest first: *out_values and *out_seqs (caller frees both),
+ * *out_n, and *out_total the series' length.
+ */
+int store_history_window(struct store *, double **out_values,
+    int64_t **out_seqs, size_t *out_n, int64_t *out_total, int64_t series,
+    int64_t around, size_t max);
+
 #endif

@@ -16,6 +16,7 @@
 #include "common/xalloc.h"
 #include "store/alerts.h"
 #include "store/bisect.h"
+#include "store/pairs.h"
 #include "store/store.h"
 #include "store/store_int.h"
 
@@ -962,4 +963,38 @@ store_stats(
 	}
 	store_i_release(s, st);
 	return 0;
+}
+
+int
+store_verdict_unchanged(
+    struct store *s, const struct store_side_stamp *sides, size_t n)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT j.runs, (SELECT count(*) FROM runs r WHERE r.job_id = "
+	    "j.id),"
+	    " j.state FROM jobs j WHERE j.id = ?1");
+	size_t i;
+	int r = 0, rc;
+
+	if (st == NULL)
+		return -1;
+	for (i = 0; r == 0 && i < n; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, sides[i].job_id);
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			r = store_i_dberr(s, "verdict sides");
+			break;
+		}
+		if (rc == SQLITE_DONE ||
+		    sqlite3_column_int64(st, 0) != sides[i].runs ||
+		    sqlite3_column_int64(st, 1) != sides[i].stored ||
+		    strcmp((const char *)sqlite3_column_text(st, 2),
+		        "success") != 0)
+			r = err_setc(&s->err, ERR_CONFLICT,
+			    "job %lld changed while its verdict was made",
+			    (long long)sides[i].job_id);
+	}
+	store_i_release(s, st);
+	return r;
 }

@@ -874,3 +874,67 @@ store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
 		return store_i_dberr(s, "series commit");
 	return 0;
 }
+
+int
+store_mail_pending_put(struct store *s, const char *inbox, const char *sha,
+    const char *data, size_t len, int64_t now)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_stmt(s,
+	    "INSERT INTO inbox_pending (inbox, sha, data, created)"
+	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (inbox, sha) DO NOTHING");
+	if ((ok = st != NULL)) {
+		store_i_bind_text(st, 1, inbox);
+		store_i_bind_text(st, 2, sha);
+		sqlite3_bind_blob(st, 3, data, (int)len, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, now);
+		ok = store_i_step_done(s, st, "pending mail") == 0;
+		store_i_release(s, st);
+	}
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_mail_pending_each(struct store *s, const char *inbox,
+    int (*cb)(const char *, const char *, size_t, void *), void *arg)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT sha, data FROM inbox_pending WHERE inbox = ?1"
+	    " ORDER BY seq");
+	int rc, r = 0;
+
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, inbox);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		r = cb((const char *)sqlite3_column_text(st, 0),
+		    (const char *)sqlite3_column_blob(st, 1),
+		    (size_t)sqlite3_column_bytes(st, 1), arg);
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_i_dberr(s, "pending mail");
+	store_i_release(s, st);
+	return r;
+}
+
+int
+store_mail_pending_drop(struct store *s, const char *inbox, const char *sha)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_stmt(
+	    s, "DELETE FROM inbox_pending WHERE inbox = ?1 AND sha = ?2");
+	if ((ok = st != NULL)) {
+		store_i_bind_text(st, 1, inbox);
+		store_i_bind_text(st, 2, sha);
+		ok = store_i_step_done(s, st, "drop pending mail") == 0;
+		store_i_release(s, st);
+	}
+	return store_i_tx_end(s, ok);
+}

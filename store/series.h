@@ -148,4 +148,19 @@ void store_tip_runs_free(struct store_tip_runs *, size_t);
 int store_series_commit(struct store *, char *out_tree, char *out_ref, size_t n,
     char out_base[41], const char *sha);
 
+/*
+ * Patch mail waiting for the rest of its series (daemon/watch.c), kept
+ * as the raw archive message under (inbox, archive commit sha), so a
+ * restarted daemon picks a half-arrived series up again.  Put: once per
+ * (inbox, sha), a repeat changes nothing.  Each: calls cb for the
+ * inbox's messages oldest first, stops at cb's first nonzero return
+ * (returned).  Drop: removes one (none there is fine).
+ */
+int store_mail_pending_put(struct store *, const char *inbox, const char *sha,
+    const char *data, size_t len, int64_t now);
+int store_mail_pending_each(struct store *, const char *inbox,
+    int (*cb)(const char *sha, const char *data, size_t len, void *arg),
+    void *arg);
+int store_mail_pending_drop(struct store *, const char *inbox, const char *sha);
+
 #endif
