@@ -1,6 +1,7 @@
 /*
- * The store: the typed reads of the dashboard and the read API
- * (store/dash.h).  All SQL is in store/ (docs/ARCHITECTURE.md).
+ * The dashboard's commits and regressions: the typed reads of trees,
+ * commits, the overview, a commit's page and regressions (store/dash.h),
+ * regression triage and the operations counts.
  */
 #include <sqlite3.h>
 #include <stdint.h>

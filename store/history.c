@@ -1,7 +1,8 @@
 /*
- * The store: the dashboard's and read API's rows: hosts, pairs, overview,
- * commits, series, history, regressions, triage. All SQL is in store/
- * (docs/ARCHITECTURE.md).
+ * Metric history: the history page's read (store_history_get) and its
+ * change points, the points appended in commit order as verdicts are
+ * made (history_points, changepoints), and the windows the change point
+ * search reads.
  */
 #include <inttypes.h>
 #include <math.h>

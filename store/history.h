@@ -2,10 +2,11 @@
 #define STORE_HISTORY_H
 
 /*
- * Typed reads of the history, job and series pages (issue 17; issue
- * 13's typed store).  Kept apart from store/store.h to ease merges.
- * Text is the struct's own copy, NULL where the column is NULL; a
- * double that is unknown is NAN.  Errors: 0 or -1 with store_errmsg().
+ * Metric history (store/history.c): the change points of a history
+ * page and the window of a series around a point; the page's read,
+ * store_history_get, is declared in store.h.  Text is the struct's own copy,
+ * NULL where the column is NULL; a double that is unknown is NAN.  Errors: 0 or
+ * -1 with store_errmsg().
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,6 @@
 /*
- * The store's fleet tables: sibling groups (store/hosts.h).
+ * Hosts and the fleet: the hosts list and sibling groups
+ * (store/hosts.h).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,8 @@
 #define STORE_HOSTS_H
 
 /*
- * The store's fleet tables (issue 12), kept apart from store.c so the
- * store's split by entity can take them as they are.
+ * Hosts and the fleet (store/hosts.c); the hosts list is declared in
+ * store.h.
  *
  * Sibling groups.  The points of one candidate that differ only in the
  * cgroup axis (root and nested) must run on one host: the memcg tax

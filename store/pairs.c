@@ -1,7 +1,8 @@
 /*
- * The store: verdicts (daemon/verdict.c): pending pairs, comparisons, requeue
- * for more runs, history points and change points. All SQL is in
- * store/ (docs/ARCHITECTURE.md).
+ * Pairs and their verdicts: what daemon/verdict.c reads and writes
+ * (pending pairs, comparisons, requeue for more runs, shared bases), the
+ * pairs a trigger makes or supersedes, a pair's hygiene mark and the
+ * pair page's read.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -19,11 +20,6 @@
 #include "store/pairs.h"
 #include "store/store.h"
 #include "store/store_int.h"
-
-/*
- * ---- verdicts (daemon/verdict.c) ----
- * Kept in one block at the end to ease merges; see store.h.
- */
 
 int
 store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)

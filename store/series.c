@@ -1,6 +1,8 @@
 /*
- * The store: patch series and inboxes (daemon/series.c); more in
- * store/series.c. All SQL is in store/ (docs/ARCHITECTURE.md).
+ * Patch series and inboxes (daemon/series.c, daemon/watch.c): series and
+ * their patches, branch tags, superseding versions, the 3-way fallback,
+ * the upload queue, a tip's run values, patch mail waiting for the rest
+ * of its series, and the typed reads of the series API and page.
  */
 #include <sqlite3.h>
 #include <stdint.h>

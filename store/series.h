@@ -2,10 +2,10 @@
 #define STORE_SERIES_H
 
 /*
- * The typed series reads (issue 13, docs/ARCHITECTURE.md "The typed
- * store"): GET /api/v1/series, /api/v1/series/{id} and the /series/{id}
- * page read these structs; web/rows_series.c makes their JSON.  Text is
- * the struct's own copy (bytes that are not UTF-8 as '?'), NULL where
+ * Patch series (store/series.c).  The typed reads (docs/ARCHITECTURE.md
+ * "The typed store"): GET /api/v1/series, /api/v1/series/{id} and the
+ * /series/{id} page read these structs; web/rows_series.c makes their JSON.
+ * Text is the struct's own copy (bytes that are not UTF-8 as '?'), NULL where
  * the column is NULL; an id absent is 0, a count unknown -1, a time
  * absent has its has_ flag 0.  Errors: 0, ERR_NOTFOUND where said, or
  * -1 with store_errmsg().

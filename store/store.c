@@ -1,5 +1,9 @@
 /*
- * The store: all SQL of perfwatch.  See store.h for the rules.
+ * The store's connection: opening a database (migrate.c brings its
+ * schema up to date), the process-wide writer lock, transactions, the
+ * data version, the statement and paging helpers every entity file uses
+ * (store_int.h) and the text helpers of the reads.  See store.h for the
+ * rules.
  */
 #include <math.h>
 #include <pthread.h>
@@ -28,7 +32,7 @@ const char *const store_job_states[5] = { "queued", "running", "success",
  * processes.  Urgent writers (a claim, a heartbeat: a runner waits on
  * them, and a lost heartbeat loses a lease) go before waiting uploads:
  * under a stream of uploads from many runners a plain mutex let a claim
- * wait behind dozens of them (issue 12: claim p99 71-99 ms).
+ * wait behind dozens of them.
  */
 static struct {
 	pthread_mutex_t mu;

@@ -2,12 +2,11 @@
 #define STORE_STORE_INT_H
 
 /*
- * What the store's files share (store.c, the connection, migrations and
- * statement helpers; store/jobs.c, store/history.c, store/pairs.c,
- * store/watch.c, store/series.c and store/series.c, store/hosts.c,
- * store/alerts.c, store/canary.c, store/bisect.c by entity).  Only
- * store*.c include this; everyone else uses store.h and the entity
- * headers.
+ * What the store's files share: the connection's state and the
+ * statement, transaction and paging helpers (store.c, stmt.c), the
+ * schema steps (migrate.c), and what one entity's file offers another.
+ * Only store/ includes this (SQLite types are here, never in the public
+ * headers); everyone else uses store.h and the entity headers.
  */
 #include <sqlite3.h>
 

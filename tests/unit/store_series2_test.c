@@ -1,5 +1,5 @@
 /*
- * daemon/store_series2: superseding versions, the upload queue, branch
+ * store/series.c: superseding versions, the upload queue, branch
  * tags and the 3-way note, on a real SQLite file.
  */
 #include <stdio.h>
