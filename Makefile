@@ -83,9 +83,10 @@ $(OUT)/bin/%: $(REL)/bin/%
 # use), so a call against the edges fails to link; tests/lint/layers.sh
 # (make lint, and t0702 in make check) checks every #include against the
 # same edges.  git (the layer on libgit2) uses common alone; daemon and
-# runners use it.  web (the HTTP surface) uses daemon, never the reverse;
-# perfwatchd/ holds only the daemon's main.c, the composition root that
-# starts both (docs/ARCHITECTURE.md).
+# runners use it.  store (all SQL, the one user of SQLite) uses common
+# alone; daemon, web and cli use it.  web (the HTTP surface) uses
+# daemon, never the reverse; perfwatchd/ holds only the daemon's main.c,
+# the composition root that starts both (docs/ARCHITECTURE.md).
 EDGES_common	    =
 EDGES_git	    = common
 EDGES_store	    = common

@@ -10,7 +10,7 @@
 #include "config/config.h"
 #include "daemon/packs.h"
 #include "git/git.h"
-#include "store/series2.h"
+#include "store/series.h"
 #include "store/store.h"
 
 static int

@@ -18,8 +18,7 @@
 #include "daemon/trigger.h"
 #include "git/am.h"
 #include "git/git.h"
-#include "store/series2.h"
-#include "store/series_rows.h"
+#include "store/series.h"
 #include "store/store.h"
 
 void

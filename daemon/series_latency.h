@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "store/series2.h"
+#include "store/series.h"
 
 #define SERIES_STAGES 7
 

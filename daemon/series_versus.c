@@ -8,7 +8,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/series_versus.h"
-#include "store/series2.h"
+#include "store/series.h"
 #include "store/store.h"
 
 static double

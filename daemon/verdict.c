@@ -26,7 +26,9 @@
 #include "daemon/verdict.h"
 #include "store/bisect.h"
 #include "store/canary.h"
+#include "store/history.h"
 #include "store/hosts.h"
+#include "store/pairs.h"
 #include "store/store.h"
 
 enum kind {

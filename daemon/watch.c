@@ -28,6 +28,7 @@
 #include "daemon/watch.h"
 #include "git/git.h"
 #include "store/hosts.h"
+#include "store/series.h"
 #include "store/store.h"
 
 #define WATCH_MAX_WALK 10000     /* commits recorded per push */

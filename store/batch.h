@@ -2,7 +2,7 @@
 #define STORE_BATCH_H
 
 /*
- * Group commit of uploaded runs (issue 12).  One writer thread with its
+ * Group commit of uploaded runs.  One writer thread with its
  * own connection takes every upload queued while it was committing the
  * last batch and stores them in one write transaction, each under its own
  * SAVEPOINT: an upload that is refused (a duplicate metric, a lost lease,

@@ -1,6 +1,7 @@
 /*
- * The store: the typed reads of the dashboard and the read API
- * (store/dash.h).  All SQL is in store/ (docs/ARCHITECTURE.md).
+ * The dashboard's commits and regressions: the typed reads of trees,
+ * commits, the overview, a commit's page and regressions (store/dash.h),
+ * regression triage and the operations counts.
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -640,4 +641,86 @@ store_regressions_release(struct store_regressions *l)
 	}
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+int
+store_web_commit_time(struct store *s, int64_t *out, const char *sha)
+{
+	sqlite3_stmt *st;
+	int r = 0;
+
+	if (!store_i_web_hex(sha))
+		return err_setc(&s->err, ERR_NOTFOUND,
+		    "commit: expected 4 to 64 lowercase hex digits");
+	st = store_i_stmt(s,
+	    "SELECT coalesce(commit_date, author_date) FROM commits"
+	    " WHERE sha >= ?1 AND sha < ?1 || 'g' LIMIT 1");
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, sha);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	else
+		r = err_setc(&s->err, ERR_NOTFOUND, "commit %s not found", sha);
+	store_i_release(s, st);
+	return r;
+}
+
+int
+store_web_triage(struct store *s, int64_t id, const char *state,
+    const char *note, int64_t now)
+{
+	static const char *const ok[] = { "new", "acknowledged", "invalid",
+		"fixed" };
+	sqlite3_stmt *st;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (state && strcmp(state, ok[i]) == 0)
+			break;
+	if (i == sizeof(ok) / sizeof(ok[0]))
+		return err_setc(&s->err, ERR_INVALID,
+		    "state: expected new, acknowledged, invalid or fixed");
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_stmt(s,
+	    "UPDATE regressions SET state = ?2, note = coalesce(?3, note),"
+	    " updated = ?4 WHERE id = ?1");
+	if (st == NULL) {
+		store_i_tx_end(s, 0);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	store_i_bind_text(st, 2, state);
+	store_i_bind_text(st, 3, note);
+	sqlite3_bind_int64(st, 4, now);
+	if (store_i_step_done(s, st, "triage") == -1)
+		r = -1;
+	else if (sqlite3_changes(s->db) == 0)
+		r = err_setc(&s->err, ERR_NOTFOUND, "regression %lld not found",
+		    (long long)id);
+	store_i_release(s, st);
+	if (store_i_tx_end(s, r == 0) == -1 && r == 0)
+		r = -1;
+	return r;
+}
+
+int
+store_web_ops(
+    struct store *s, int64_t *out_alerts_pending, int64_t *out_fetch_errors)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
+	    " (SELECT count(*) FROM trees WHERE last_error IS NOT NULL)");
+
+	*out_alerts_pending = *out_fetch_errors = 0;
+	if (st == NULL)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out_alerts_pending = sqlite3_column_int64(st, 0);
+		*out_fetch_errors = sqlite3_column_int64(st, 1);
+	}
+	store_i_release(s, st);
+	return 0;
 }

@@ -2,8 +2,8 @@
 #define STORE_DASH_H
 
 /*
- * The typed reads of the dashboard and the read API (issue 13,
- * docs/ARCHITECTURE.md "The typed store"): trees, commits, the
+ * The typed reads of the dashboard and the read API (docs/ARCHITECTURE.md
+ * "The typed store"): trees, commits, the
  * overview's jobs and counts, a commit, regressions.  Each fills
  * structs the caller releases with the matching _release (NULL ok); the
  * JSON of the API is made at the HTTP edge (web/rows_dash.h).  Text is

@@ -1,8 +1,10 @@
 /*
- * The store: the dashboard's and read API's rows: hosts, pairs, overview,
- * commits, series, history, regressions, triage. All SQL is in store/
- * (docs/ARCHITECTURE.md).
+ * Metric history: the history page's read (store_history_get) and its
+ * change points, the points appended in commit order as verdicts are
+ * made (history_points, changepoints), and the windows the change point
+ * search reads.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -11,466 +13,10 @@
 #include <string.h>
 
 #include "common/caps.h"
-#include "common/err.h"
-#include "common/utf8.h"
 #include "common/xalloc.h"
-#include "store/alerts.h"
-#include "store/bisect.h"
-#include "store/series_rows.h"
+#include "store/history.h"
 #include "store/store.h"
 #include "store/store_int.h"
-
-/* What a host row's "online" is judged against (store_hosts_get). */
-struct host_clock {
-	int64_t now, online_s;
-};
-
-static void
-host_scan(void *row, sqlite3_stmt *st, void *arg)
-{
-	const struct host_clock *k = arg;
-	struct store_host *h = row;
-
-	h->id = sqlite3_column_int64(st, 0);
-	h->name = store_i_col_dup(st, 1);
-	h->labels_json = store_i_col_dup(st, 2);
-	h->inventory_json = store_i_col_dup(st, 3);
-	h->last_seen = sqlite3_column_int64(st, 4);
-	h->online = h->last_seen >= k->now - k->online_s;
-	h->current_job = sqlite3_column_int64(st, 5);
-	h->registered = sqlite3_column_int64(st, 6);
-	/* docs/HOST.md: a canary found the host drifting. */
-	h->quarantined = store_i_col_dup(st, 7);
-	h->has_quarantined_at = sqlite3_column_type(st, 8) != SQLITE_NULL;
-	h->quarantined_at = sqlite3_column_int64(st, 8);
-}
-
-int
-store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
-    int64_t cursor, int64_t now, int64_t online_s)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT h.id, h.name, h.labels, h.inventory, h.last_seen,"
-	    " (SELECT j.id FROM jobs j WHERE j.lease_owner = h.id"
-	    "  AND j.state = 'running' LIMIT 1), h.registered,"
-	    " h.quarantined, h.quarantined_at"
-	    " FROM hosts h WHERE h.id > ?1 ORDER BY h.id LIMIT ?2");
-	struct host_clock k = { now, online_s };
-	void *v;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, cursor);
-	sqlite3_bind_int64(st, 2, limit);
-	r = store_i_rows(
-	    s, st, &v, &out->n, sizeof(*out->v), host_scan, &k, "list hosts");
-	out->v = v;
-	if (r != 0) {
-		store_hosts_release(out);
-		return r;
-	}
-	/* Hosts page upwards (h.id > cursor): id 1 is not an end. */
-	out->next_cursor = store_i_next_cursor(
-	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_ASC);
-	return 0;
-}
-
-void
-store_hosts_release(struct store_hosts *l)
-{
-	size_t i;
-
-	if (l == NULL)
-		return;
-	for (i = 0; i < l->n; i++) {
-		free(l->v[i].name);
-		free(l->v[i].labels_json);
-		free(l->v[i].inventory_json);
-		free(l->v[i].quarantined);
-	}
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-static void
-cmp_scan(void *row, sqlite3_stmt *st, void *arg)
-{
-	struct store_comparison *c = row;
-
-	(void)arg;
-	c->metric = store_i_col_dup(st, 0);
-	c->base_median = store_i_col_num(st, 1);
-	c->cand_median = store_i_col_num(st, 2);
-	c->change_pct = store_i_col_num(st, 3);
-	c->ci_low = store_i_col_num(st, 4);
-	c->ci_high = store_i_col_num(st, 5);
-	c->p = store_i_col_num(st, 6);
-	c->verdict = store_i_col_dup(st, 7);
-	c->p_adjusted = store_i_col_num(st, 8);
-	c->min_effect = store_i_col_num(st, 9);
-	c->unit = store_i_col_dup(st, 10);
-	c->better = store_i_col_dup(st, 11);
-	c->n_base = sqlite3_column_type(st, 12) == SQLITE_NULL
-	    ? -1
-	    : sqlite3_column_int64(st, 12);
-	c->n_cand = sqlite3_column_type(st, 13) == SQLITE_NULL
-	    ? -1
-	    : sqlite3_column_int64(st, 13);
-	c->final = sqlite3_column_int(st, 14);
-	c->note = store_i_col_dup(st, 15);
-	/* Schema v33: NULL before it, and where a side had no value. */
-	c->base_mean = store_i_col_num(st, 16);
-	c->base_sd = store_i_col_num(st, 17);
-	c->cand_mean = store_i_col_num(st, 18);
-	c->cand_sd = store_i_col_num(st, 19);
-	c->has_spread = !isnan(c->base_mean) || !isnan(c->base_sd) ||
-	    !isnan(c->cand_mean) || !isnan(c->cand_sd);
-}
-
-/*
- * What each side of a pair cost (store_pair.rounds, boots, kernel): its
- * spec's rounds, whether it builds and boots a kernel, and the distinct
- * boots its runs record (the runner tags each run of a kernel job with
- * kernel.round and kernel.boot, docs/KERNEL.md).
- */
-static int
-pair_sides(struct store *s, struct store_pair *p)
-{
-	sqlite3_stmt *st;
-	int i, rc;
-
-	for (i = 0; i < 2 && (size_t)i < p->jobs.n; i++) {
-		st = store_i_stmt(s,
-		    "SELECT CASE WHEN json_valid(j.params) THEN"
-		    " json_extract(j.params, '$.rounds') END,"
-		    " CASE WHEN json_valid(j.params) THEN"
-		    " json_type(j.params, '$.kernel') = 'object' END,"
-		    " (SELECT count(DISTINCT m.value) FROM runs r"
-		    "  JOIN metrics m ON m.run_id = r.id"
-		    "  AND m.name = 'kernel.boot' WHERE r.job_id = j.id)"
-		    " FROM jobs j WHERE j.id = ?1");
-		if (st == NULL)
-			return -1;
-		sqlite3_bind_int64(st, 1, p->jobs.v[i].id);
-		p->rounds[i] = 1;
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW) {
-			if (sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
-			    sqlite3_column_int64(st, 0) > 1)
-				p->rounds[i] = sqlite3_column_int64(st, 0);
-			p->kernel[i] = sqlite3_column_int(st, 1) != 0;
-			p->boots[i] = sqlite3_column_int64(st, 2);
-			if (p->kernel[i] && p->boots[i] == 0)
-				p->boots[i] = -1; /* none recorded */
-			if (!p->kernel[i])
-				p->boots[i] = 0;
-		}
-		store_i_release(s, st);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return store_i_dberr(s, "pair sides");
-	}
-	return 0;
-}
-
-int
-store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT p.name, p.point, h.name, p.created,"
-	    " coalesce(p.base_job_id, (SELECT id FROM jobs"
-	    "  WHERE pair_id = p.id AND role = 'base')),"
-	    " coalesce(p.cand_job_id, (SELECT id FROM jobs"
-	    "  WHERE pair_id = p.id AND role = 'candidate')),"
-	    " p.superseded, p.suspect"
-	    " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
-	    " WHERE p.id = ?1");
-	int64_t ids[2];
-	void *v;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		store_i_release(s, st);
-		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
-		    (long long)pair_id);
-	}
-	out->id = pair_id;
-	out->name = store_i_col_dup(st, 0);
-	out->point = store_i_col_dup(st, 1);
-	out->host = store_i_col_dup(st, 2);
-	out->created = sqlite3_column_int64(st, 3);
-	ids[0] = sqlite3_column_int64(st, 4);
-	ids[1] = sqlite3_column_int64(st, 5);
-	out->deprioritised = sqlite3_column_int(st, 6) != 0;
-	/* Host hygiene: why the two sides are not comparable, or NULL. */
-	out->suspect = store_i_col_dup(st, 7);
-	store_i_release(s, st);
-	if (store_i_jobs_of(s, &out->jobs, ids, 2) != 0 ||
-	    pair_sides(s, out) != 0) {
-		store_pair_release(out);
-		return -1;
-	}
-	st = store_i_stmt(s,
-	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
-	    " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
-	    " n_base, n_cand, final, note, base_mean, base_sd, cand_mean,"
-	    " cand_sd FROM comparisons WHERE pair_id = ?1"
-	    " ORDER BY metric");
-	if (st == NULL) {
-		store_pair_release(out);
-		return -1;
-	}
-	sqlite3_bind_int64(st, 1, pair_id);
-	r = store_i_rows(s, st, &v, &out->ncmps, sizeof(*out->cmps), cmp_scan,
-	    NULL, "pair comparisons");
-	out->cmps = v;
-	if (r != 0) {
-		store_pair_release(out);
-		return r;
-	}
-	return 0;
-}
-
-void
-store_pair_release(struct store_pair *p)
-{
-	size_t i;
-
-	if (p == NULL)
-		return;
-	free(p->name);
-	free(p->point);
-	free(p->host);
-	free(p->suspect);
-	store_jobs_release(&p->jobs);
-	for (i = 0; i < p->ncmps; i++) {
-		free((char *)p->cmps[i].metric);
-		free((char *)p->cmps[i].unit);
-		free((char *)p->cmps[i].better);
-		free((char *)p->cmps[i].verdict);
-		free((char *)p->cmps[i].note);
-	}
-	free(p->cmps);
-	memset(p, 0, sizeof(*p));
-}
-
-int
-store_stats(
-    struct store *s, struct store_stats *out, int64_t now, int64_t online_s)
-{
-	sqlite3_stmt *st;
-	int i;
-
-	memset(out, 0, sizeof(*out));
-	/* The triggers' counts (schema v19), not count(*) of a million
-	 * rows. */
-	st = store_i_stmt(s,
-	    "SELECT substr(name, 6), n FROM counts WHERE name LIKE 'jobs.%'");
-	if (st == NULL)
-		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW)
-		for (i = 0; i < 5; i++)
-			if (strcmp(store_i_col_text(st, 0),
-			        store_job_states[i]) == 0)
-				out->jobs[i] = sqlite3_column_int64(st, 1);
-	store_i_release(s, st);
-	st = store_i_stmt(s,
-	    "SELECT count(*), count(*) FILTER (WHERE last_seen >= ?1),"
-	    " (SELECT n FROM counts WHERE name = 'runs') FROM hosts");
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, now - online_s);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		out->hosts = sqlite3_column_int64(st, 0);
-		out->hosts_online = sqlite3_column_int64(st, 1);
-		out->runs = sqlite3_column_int64(st, 2);
-	}
-	store_i_release(s, st);
-	return 0;
-}
-
-/*
- * ---- dashboard reads and triage (web/, issue 7) ----
- * Kept in one block at the end to ease merges; see store.h.
- */
-
-/*
- * A copy of n bytes of untrusted text with each byte that is not part of
- * a valid UTF-8 character (and each NUL) replaced by '?': jansson refuses
- * invalid UTF-8.  As when jansson judged a lead byte with the (up to 3)
- * continuation bytes after it, a character that a stray continuation
- * byte follows is replaced too, byte by byte ("\xc3\xa9\xa9" is "???"):
- * the rows' text stays what it was.
- */
-static char *
-web_clean(const char *t, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)t;
-	char *c = xmalloc(n + 1);
-	size_t i, k;
-	long cp;
-
-	memcpy(c, t, n);
-	c[n] = '\0';
-	for (i = 0; i < n; i++) {
-		if (u[i] < 0x80) {
-			if (u[i] == '\0')
-				c[i] = '?';
-			continue;
-		}
-		k = utf8_decode(u + i, n - i, &cp);
-		if (k == 0 || (k < 4 && i + k < n && UTF8_CONT(u[i + k])))
-			c[i] = '?';
-		else
-			i += k - 1;
-	}
-	return c;
-}
-
-char *
-store_i_web_text(sqlite3_stmt *st, int i)
-{
-	const char *t = store_i_col_text(st, i);
-
-	return t ? web_clean(t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
-}
-
-int
-store_i_web_hex(const char *sha)
-{
-	size_t n = strlen(sha);
-
-	if (n < 4 || n > 64)
-		return 0;
-	return strspn(sha, "0123456789abcdef") == n;
-}
-
-static void
-pair_id_scan(void *row, sqlite3_stmt *st, void *arg)
-{
-	(void)arg;
-	*(int64_t *)row = sqlite3_column_int64(st, 0);
-}
-
-/* The pairs measuring a series' tip against its base (not the
- * every_patch pair of the last patch against the one before), into
- * out->pairs. */
-static int
-series_tip_pairs(struct store *s, struct store_series_row *out, int64_t id)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT DISTINCT p.id FROM series se"
-	    " JOIN jobs cj ON cj.commit_id = se.commit_id"
-	    "  AND cj.role = 'candidate'"
-	    " JOIN pairs p ON p.cand_job_id = cj.id AND p.bisect_id IS NULL"
-	    " JOIN jobs bj ON bj.id = p.base_job_id"
-	    " LEFT JOIN commits bc ON bc.id = bj.commit_id"
-	    " WHERE se.id = ?1 AND (se.base_sha IS NULL"
-	    "  OR bc.sha = se.base_sha)"
-	    " ORDER BY p.id DESC");
-	void *v = NULL;
-	int r;
-
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	r = store_i_rows(s, st, &v, &out->npairs, sizeof(*out->pairs),
-	    pair_id_scan, NULL, "series pairs");
-	out->pairs = v;
-	return r;
-}
-
-int
-store_web_series(struct store *s, struct store_series_row *out, int64_t id)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
-	    " se.author, se.date AS time, se.state, se.error,"
-	    " se.commit_id, c.sha AS commit_sha, se.base_sha, se.branch,"
-	    " se.found, t.name AS tree, se.branch_tag, se.supersedes,"
-	    " se.fallback FROM series se"
-	    " LEFT JOIN commits c ON c.id = se.commit_id"
-	    " LEFT JOIN trees t ON t.id = se.tree_id WHERE se.id = ?1");
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		store_i_release(s, st);
-		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
-		    (long long)id);
-	}
-	store_i_series_scan_web(out, st);
-	store_i_release(s, st);
-	if ((out->commit_id && series_tip_pairs(s, out, id) != 0) ||
-	    store_i_series_patches(s, out, id) != 0) {
-		store_series_release(out);
-		return -1;
-	}
-	return 0;
-}
-
-void
-store_i_value_scan(void *row, sqlite3_stmt *st, void *arg)
-{
-	struct store_value *v = row;
-
-	(void)arg;
-	v->role = store_i_col_dup(st, 0);
-	v->metric = store_i_col_dup(st, 1);
-	v->unit = store_i_col_dup(st, 2);
-	v->better = store_i_col_dup(st, 3);
-	v->value = store_i_col_num(st, 4);
-	v->run = sqlite3_column_int64(st, 5);
-}
-
-int
-store_pair_values(struct store *s, struct store_values *out, int64_t pair_id)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
-	    " r.idx AS run FROM pairs p JOIN jobs j"
-	    " ON j.id IN (p.base_job_id, p.cand_job_id)"
-	    " JOIN runs r ON r.job_id = j.id"
-	    " AND r.status = 'ok' JOIN metrics m ON m.run_id = r.id"
-	    " WHERE p.id = ?1 ORDER BY m.name, j.role, r.idx");
-	void *v;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v),
-	    store_i_value_scan, NULL, "pair values");
-	out->v = v;
-	if (r != 0)
-		store_values_release(out);
-	return r;
-}
-
-void
-store_values_release(struct store_values *l)
-{
-	size_t i;
-
-	if (l == NULL)
-		return;
-	for (i = 0; i < l->n; i++) {
-		free(l->v[i].role);
-		free(l->v[i].metric);
-		free(l->v[i].unit);
-		free(l->v[i].better);
-	}
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
 
 /* One job's row of the history read into j: its summary when stored. */
 static void
@@ -1048,84 +594,521 @@ store_history_release(struct store_history *h)
 	memset(h, 0, sizeof(*h));
 }
 
-int
-store_web_commit_time(struct store *s, int64_t *out, const char *sha)
+static void
+cp_scan(void *row, sqlite3_stmt *st, void *arg)
 {
-	sqlite3_stmt *st;
-	int r = 0;
+	struct store_cp_row *c = row;
 
-	if (!store_i_web_hex(sha))
-		return err_setc(&s->err, ERR_NOTFOUND,
-		    "commit: expected 4 to 64 lowercase hex digits");
-	st = store_i_stmt(s,
-	    "SELECT coalesce(commit_date, author_date) FROM commits"
-	    " WHERE sha >= ?1 AND sha < ?1 || 'g' LIMIT 1");
-	if (st == NULL)
-		return -1;
-	store_i_bind_text(st, 1, sha);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
-	else
-		r = err_setc(&s->err, ERR_NOTFOUND, "commit %s not found", sha);
-	store_i_release(s, st);
-	return r;
+	(void)arg;
+	c->id = sqlite3_column_int64(st, 0);
+	c->series_id = sqlite3_column_int64(st, 1);
+	c->tree = store_i_col_dup(st, 2);
+	c->branch = store_i_col_dup(st, 3);
+	c->host = store_i_col_dup(st, 4);
+	c->seq = sqlite3_column_int64(st, 5);
+	c->job_id = sqlite3_column_int64(st, 6);
+	c->lo_job_id = sqlite3_column_int64(st, 7);
+	c->hi_job_id = sqlite3_column_int64(st, 8);
+	c->pair_id = sqlite3_column_int64(st, 9);
+	c->before = store_i_col_num(st, 10);
+	c->after = store_i_col_num(st, 11);
+	c->change_pct = store_i_col_num(st, 12);
+	c->p = store_i_col_num(st, 13);
+	c->direction = store_i_col_dup(st, 14);
 }
 
 int
-store_web_triage(struct store *s, int64_t id, const char *state,
-    const char *note, int64_t now)
+store_history_changepoints(struct store *s, struct store_cp_rows *out,
+    const char *tree, const char *branch, const char *host, const char *job,
+    const char *point, const char *metric)
 {
-	static const char *const ok[] = { "new", "acknowledged", "invalid",
-		"fixed" };
-	sqlite3_stmt *st;
-	size_t i;
-	int r = 0;
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT cp.id, cp.series_id, hs.tree, hs.branch, h.name AS host,"
+	    " cp.seq,"
+	    " (SELECT job_id FROM history_points WHERE series_id ="
+	    "  cp.series_id AND seq = cp.seq) AS job_id,"
+	    " (SELECT job_id FROM history_points WHERE series_id ="
+	    "  cp.series_id AND seq = cp.lo_seq) AS lo_job_id,"
+	    " (SELECT job_id FROM history_points WHERE series_id ="
+	    "  cp.series_id AND seq = cp.hi_seq) AS hi_job_id,"
+	    " (SELECT pair_id FROM history_points WHERE series_id ="
+	    "  cp.series_id AND seq = cp.seq) AS pair_id,"
+	    " cp.before, cp.after, cp.change_pct, cp.p, cp.direction"
+	    " FROM change_points cp"
+	    " JOIN history_series hs ON hs.id = cp.series_id"
+	    " LEFT JOIN hosts h ON h.id = hs.host_id"
+	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"
+	    " AND (?4 IS NULL OR hs.tree = ?4)"
+	    " AND (?5 IS NULL OR hs.branch = ?5)"
+	    " AND (?6 IS NULL OR h.name = ?6)"
+	    " ORDER BY cp.series_id, cp.seq");
+	void *v;
+	int r;
 
-	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-		if (state && strcmp(state, ok[i]) == 0)
-			break;
-	if (i == sizeof(ok) / sizeof(ok[0]))
-		return err_setc(&s->err, ERR_INVALID,
-		    "state: expected new, acknowledged, invalid or fixed");
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, job);
+	store_i_bind_text(st, 2, point ? point : "");
+	store_i_bind_text(st, 3, metric);
+	store_i_bind_text(st, 4, tree);
+	store_i_bind_text(st, 5, branch);
+	store_i_bind_text(st, 6, host);
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), cp_scan, NULL,
+	    "change points");
+	out->v = v;
+	if (r != 0)
+		store_cp_rows_release(out);
+	return r;
+}
+
+void
+store_cp_rows_release(struct store_cp_rows *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].tree);
+		free(l->v[i].branch);
+		free(l->v[i].host);
+		free(l->v[i].direction);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int
+store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
+    const struct store_series_key *k, int64_t pair_id, int64_t job_id,
+    int64_t comparison_id, double value, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t series = 0, seq = 0;
+	int ok;
+
 	if (store_i_tx_begin(s) == -1)
 		return -1;
 	st = store_i_stmt(s,
-	    "UPDATE regressions SET state = ?2, note = coalesce(?3, note),"
-	    " updated = ?4 WHERE id = ?1");
-	if (st == NULL) {
-		store_i_tx_end(s, 0);
-		return -1;
+	    "INSERT INTO history_series (tree, branch, host_id, job, point,"
+	    " metric, better) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+	    " ON CONFLICT (job, point, metric, host_id, tree, branch)"
+	    " DO UPDATE SET better = excluded.better RETURNING id");
+	ok = st != NULL;
+	if (ok) {
+		store_i_bind_text(st, 1, k->tree ? k->tree : "");
+		store_i_bind_text(st, 2, k->branch ? k->branch : "");
+		sqlite3_bind_int64(st, 3, k->host_id);
+		store_i_bind_text(st, 4, k->job);
+		store_i_bind_text(st, 5, k->point ? k->point : "");
+		store_i_bind_text(st, 6, k->metric);
+		store_i_bind_text(st, 7, k->better);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			series = sqlite3_column_int64(st, 0);
+		else
+			ok = store_i_dberr(s, "history series") == 0;
+		store_i_release(s, st);
 	}
-	sqlite3_bind_int64(st, 1, id);
-	store_i_bind_text(st, 2, state);
-	store_i_bind_text(st, 3, note);
-	sqlite3_bind_int64(st, 4, now);
-	if (store_i_step_done(s, st, "triage") == -1)
-		r = -1;
-	else if (sqlite3_changes(s->db) == 0)
-		r = err_setc(&s->err, ERR_NOTFOUND, "regression %lld not found",
-		    (long long)id);
+	/* In the branch's commit order (store/hosts.c). */
+	ok = ok &&
+	    store_i_history_insert(
+	        s, series, pair_id, job_id, comparison_id, value, now) == 0;
+	st = ok ? store_i_stmt(s,
+	              "SELECT seq FROM history_points WHERE series_id = ?1"
+	              " AND pair_id = ?2")
+	        : NULL;
+	if (ok && (ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, series);
+		sqlite3_bind_int64(st, 2, pair_id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			seq = sqlite3_column_int64(st, 0);
+		else
+			ok = store_i_dberr(s, "history point seq") == 0;
+		store_i_release(s, st);
+	}
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (out_series)
+		*out_series = series;
+	if (out_seq)
+		*out_seq = seq;
+	return 0;
+}
+
+int
+store_history_tail(struct store *s, double **out_values, int64_t **out_seqs,
+    size_t *out_n, int64_t series, size_t max)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT seq, value FROM (SELECT seq, value FROM history_points"
+	    " WHERE series_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq");
+	double *v = NULL;
+	int64_t *q = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	*out_values = NULL;
+	*out_seqs = NULL;
+	*out_n = 0;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, series);
+	sqlite3_bind_int64(st, 2, (int64_t)max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			v = xreallocarray(v, cap, sizeof(*v));
+			q = xreallocarray(q, cap, sizeof(*q));
+		}
+		q[n] = sqlite3_column_int64(st, 0);
+		v[n++] = sqlite3_column_double(st, 1);
+	}
 	store_i_release(s, st);
-	if (store_i_tx_end(s, r == 0) == -1 && r == 0)
-		r = -1;
+	if (rc != SQLITE_DONE) {
+		free(v);
+		free(q);
+		return store_i_dberr(s, "history tail");
+	}
+	*out_values = v;
+	*out_seqs = q;
+	*out_n = n;
+	return 0;
+}
+
+int
+store_changepoints_replace(struct store *s, int64_t series, int64_t from_seq,
+    const struct store_change_point *cps, size_t n, int64_t now)
+{
+	return store_changepoints_replace_range(
+	    s, series, from_seq, INT64_MAX, cps, n, now);
+}
+
+int
+store_changepoints_replace_range(struct store *s, int64_t series,
+    int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
+    size_t n, int64_t now)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_stmt(s,
+	    "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2"
+	    " AND seq <= ?3");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, series);
+		sqlite3_bind_int64(st, 2, from_seq);
+		sqlite3_bind_int64(st, 3, to_seq);
+		ok = store_i_step_done(s, st, "drop change points") == 0;
+		store_i_release(s, st);
+	}
+	for (i = 0; ok && i < n; i++) {
+		if (cps[i].seq < from_seq || cps[i].seq > to_seq)
+			continue;
+		st = store_i_stmt(s,
+		    "INSERT INTO change_points (series_id, seq, lo_seq, hi_seq,"
+		    " before, after, change_pct, p, direction, created)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+		    " ON CONFLICT (series_id, seq) DO NOTHING");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, series);
+			sqlite3_bind_int64(st, 2, cps[i].seq);
+			sqlite3_bind_int64(st, 3, cps[i].lo_seq);
+			sqlite3_bind_int64(st, 4, cps[i].hi_seq);
+			store_i_bind_num(st, 5, cps[i].before);
+			store_i_bind_num(st, 6, cps[i].after);
+			store_i_bind_num(st, 7, cps[i].change_pct);
+			store_i_bind_num(st, 8, cps[i].p);
+			store_i_bind_text(st, 9, cps[i].direction);
+			sqlite3_bind_int64(st, 10, now);
+			ok =
+			    store_i_step_done(s, st, "store change point") == 0;
+			store_i_release(s, st);
+		}
+	}
+	return store_i_tx_end(s, ok);
+}
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+hist_cp_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_hist_cp *c = row;
+
+	(void)arg;
+	c->id = sqlite3_column_int64(st, 0);
+	c->job_id = sqlite3_column_int64(st, 1);
+	c->pair_id = sqlite3_column_int64(st, 2);
+	c->before = store_i_col_num(st, 3);
+	c->after = store_i_col_num(st, 4);
+	c->change_pct = store_i_col_num(st, 5);
+	c->p = store_i_col_num(st, 6);
+	c->direction = store_i_web_text(st, 7);
+}
+
+int
+store_history_page_cps(struct store *s, struct store_hist_cps *out,
+    const struct store_history_q *q, const int64_t *pair_ids, size_t n)
+{
+	/*
+	 * From the page's pairs to their points (history_points is keyed
+	 * by series and pair too) and on to a change point at the same
+	 * position: a few lookups a pair on the page.
+	 */
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT cp.id, hp.job_id, hp.pair_id, cp.before, cp.after,"
+	    " cp.change_pct, cp.p, cp.direction"
+	    " FROM history_series hs"
+	    " LEFT JOIN hosts h ON h.id = hs.host_id"
+	    /* CROSS: in this order, never a scan of a series' points */
+	    " CROSS JOIN json_each(?7) je"
+	    " CROSS JOIN history_points hp ON hp.series_id = hs.id"
+	    "  AND hp.pair_id = je.value"
+	    " CROSS JOIN change_points cp ON cp.series_id = hs.id"
+	    "  AND cp.seq = hp.seq"
+	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"
+	    " AND (?4 IS NULL OR hs.tree = ?4)"
+	    " AND (?5 IS NULL OR hs.branch = ?5)"
+	    " AND (?6 IS NULL OR h.name = ?6)"
+	    " ORDER BY cp.series_id, cp.seq");
+	struct buf ids = BUF_INIT(CAP_LINE);
+	int64_t *sorted;
+	void *v;
+	size_t i;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	/* Each pair once (a page shows both jobs of a pair). */
+	sorted = xcalloc(n + 1, sizeof(*sorted));
+	memcpy(sorted, pair_ids, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), id_cmp);
+	buf_putc(&ids, '[');
+	for (i = 0; i < n; i++)
+		if (sorted[i] > 0 && (i == 0 || sorted[i] != sorted[i - 1]))
+			buf_printf(&ids, "%s%" PRId64, ids.len > 1 ? "," : "",
+			    sorted[i]);
+	buf_putc(&ids, ']');
+	free(sorted);
+	store_i_bind_text(st, 1, q->job);
+	store_i_bind_text(st, 2, q->point ? q->point : "");
+	store_i_bind_text(st, 3, q->metric);
+	store_i_bind_text(st, 4, q->tree);
+	store_i_bind_text(st, 5, q->branch);
+	store_i_bind_text(st, 6, q->host);
+	store_i_bind_text(st, 7, ids.data);
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), hist_cp_scan,
+	    NULL, "change points");
+	out->v = v;
+	buf_release(&ids);
+	if (r != 0)
+		store_hist_cps_release(out);
+	return r;
+}
+
+void
+store_hist_cps_release(struct store_hist_cps *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].direction);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int
+store_i_commit_position(struct store *s, int64_t commit_id)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	if (s->version < 11)
+		return 0;
+	/* Parents are recorded before their children (the watcher walks
+	 * oldest first), so the first parent's position is known here. */
+	st = store_i_stmt(s,
+	    "UPDATE commits SET fp_pos = coalesce((SELECT p.fp_pos + 1"
+	    " FROM commits p WHERE p.tree_id = commits.tree_id AND p.sha ="
+	    "  CASE WHEN instr(commits.parents, ' ') > 0"
+	    "  THEN substr(commits.parents, 1, instr(commits.parents, ' ') - 1)"
+	    "  ELSE commits.parents END), 0)"
+	    " WHERE id = ?1 AND fp_pos IS NULL AND first_seen IS NOT NULL");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, commit_id);
+	r = store_i_step_done(s, st, "commit position");
+	store_i_release(s, st);
+	return r;
+}
+
+/* Runs one statement of a series with two int binds; 0 or -1.  sql: a
+ * literal (the statement cache keys on it). */
+static int
+exec2(struct store *s, const char *sql, int64_t a, int64_t b, const char *what)
+{
+	sqlite3_stmt *st = store_i_stmt(s, sql);
+	int r;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, a);
+	sqlite3_bind_int64(st, 2, b);
+	r = store_i_step_done(s, st, what);
+	store_i_release(s, st);
+	return r;
+}
+
+/*
+ * Making room at seq ?2 of series ?1: the later points and their change
+ * points move up one.  seq is part of a unique key, so the move goes
+ * through negative values (-(seq + 2), then back to seq + 1).
+ */
+static const char *const moves[] = {
+	"UPDATE history_points SET seq = -(seq + 2)"
+	" WHERE series_id = ?1 AND seq >= ?2",
+	"UPDATE history_points SET seq = -seq - 1"
+	" WHERE series_id = ?1 AND seq < 0 AND ?2 >= 0",
+	"UPDATE change_points"
+	" SET seq = CASE WHEN seq >= ?2 THEN -(seq + 2) ELSE seq END,"
+	" lo_seq = lo_seq + (lo_seq >= ?2), hi_seq = hi_seq + (hi_seq >= ?2)"
+	" WHERE series_id = ?1 AND (seq >= ?2 OR hi_seq >= ?2)",
+	"UPDATE change_points SET seq = -seq - 1"
+	" WHERE series_id = ?1 AND seq < 0 AND ?2 >= 0",
+};
+
+int
+store_i_history_insert(struct store *s, int64_t series, int64_t pair_id,
+    int64_t job_id, int64_t comparison_id, double value, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t seq = -1;
+	size_t i;
+	int have_pos = 0, rc, r;
+
+	/*
+	 * Where it goes: before the first point of a later commit, else
+	 * last.  The candidate's commit position, when it has one.
+	 */
+	st = store_i_stmt(s,
+	    "SELECT EXISTS (SELECT 1 FROM history_points"
+	    "  WHERE series_id = ?1 AND pair_id = ?2),"
+	    " c.fp_pos, (SELECT min(h.seq) FROM history_points h"
+	    "  WHERE h.series_id = ?1 AND h.pos > c.fp_pos),"
+	    " (SELECT coalesce(max(seq) + 1, 0) FROM history_points"
+	    "  WHERE series_id = ?1)"
+	    " FROM (SELECT 1) LEFT JOIN jobs j ON j.id = ?3"
+	    " LEFT JOIN commits c ON c.id = j.commit_id");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, series);
+	sqlite3_bind_int64(st, 2, pair_id);
+	sqlite3_bind_int64(st, 3, job_id);
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		store_i_release(s, st);
+		return store_i_dberr(s, "history place");
+	}
+	if (sqlite3_column_int(st, 0)) {
+		store_i_release(s, st);
+		return 0; /* the pair is there already */
+	}
+	have_pos = sqlite3_column_type(st, 1) != SQLITE_NULL;
+	if (have_pos && sqlite3_column_type(st, 2) != SQLITE_NULL)
+		seq = sqlite3_column_int64(st, 2);
+	else
+		seq = sqlite3_column_int64(st, 3);
+	store_i_release(s, st);
+	for (i = 0, r = 0; r == 0 && i < sizeof(moves) / sizeof(moves[0]); i++)
+		r = exec2(s, moves[i], series, seq, "history move");
+	if (r != 0)
+		return -1;
+	st = store_i_stmt(s,
+	    "INSERT INTO history_points (series_id, seq, pair_id, job_id,"
+	    " comparison_id, value, created, pos)"
+	    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+	    " (SELECT c.fp_pos FROM jobs j JOIN commits c"
+	    "  ON c.id = j.commit_id WHERE j.id = ?4)");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, series);
+	sqlite3_bind_int64(st, 2, seq);
+	sqlite3_bind_int64(st, 3, pair_id);
+	sqlite3_bind_int64(st, 4, job_id);
+	if (comparison_id > 0)
+		sqlite3_bind_int64(st, 5, comparison_id);
+	sqlite3_bind_double(st, 6, value);
+	sqlite3_bind_int64(st, 7, now);
+	r = store_i_step_done(s, st, "history point");
+	store_i_release(s, st);
 	return r;
 }
 
 int
-store_web_ops(
-    struct store *s, int64_t *out_alerts_pending, int64_t *out_fetch_errors)
+store_history_window(struct store *s, double **out_values, int64_t **out_seqs,
+    size_t *out_n, int64_t *out_total, int64_t series, int64_t around,
+    size_t max)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
-	    " (SELECT count(*) FROM trees WHERE last_error IS NOT NULL)");
+	sqlite3_stmt *st;
+	int64_t total = 0, from;
+	double *v = NULL;
+	int64_t *q = NULL;
+	size_t n = 0;
+	int rc;
 
-	*out_alerts_pending = *out_fetch_errors = 0;
+	*out_values = NULL;
+	*out_seqs = NULL;
+	*out_n = 0;
+	*out_total = 0;
+	st = store_i_stmt(
+	    s, "SELECT count(*) FROM history_points WHERE series_id = ?1");
 	if (st == NULL)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*out_alerts_pending = sqlite3_column_int64(st, 0);
-		*out_fetch_errors = sqlite3_column_int64(st, 1);
+	sqlite3_bind_int64(st, 1, series);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		total = sqlite3_column_int64(st, 0);
+	store_i_release(s, st);
+	/* max points with around in the middle, as far as the ends let. */
+	from = around - (int64_t)max / 2;
+	if (from > total - (int64_t)max)
+		from = total - (int64_t)max;
+	if (from < 0)
+		from = 0;
+	st = store_i_stmt(s,
+	    "SELECT seq, value FROM history_points WHERE series_id = ?1"
+	    " AND seq >= ?2 ORDER BY seq LIMIT ?3");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, series);
+	sqlite3_bind_int64(st, 2, from);
+	sqlite3_bind_int64(st, 3, (int64_t)max);
+	v = xreallocarray(NULL, max + 1, sizeof(*v));
+	q = xreallocarray(NULL, max + 1, sizeof(*q));
+	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		q[n] = sqlite3_column_int64(st, 0);
+		v[n++] = sqlite3_column_double(st, 1);
 	}
 	store_i_release(s, st);
+	if (n < max && rc != SQLITE_DONE) {
+		free(v);
+		free(q);
+		return store_i_dberr(s, "history window");
+	}
+	*out_values = v;
+	*out_seqs = q;
+	*out_n = n;
+	*out_total = total;
 	return 0;
 }

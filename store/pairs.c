@@ -1,7 +1,8 @@
 /*
- * The store: verdicts (daemon/verdict.c): pending pairs, comparisons, requeue
- * for more runs, history points and change points. All SQL is in
- * store/ (docs/ARCHITECTURE.md).
+ * Pairs and their verdicts: what daemon/verdict.c reads and writes
+ * (pending pairs, comparisons, requeue for more runs, shared bases), the
+ * pairs a trigger makes or supersedes, a pair's hygiene mark and the
+ * pair page's read.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -16,13 +17,9 @@
 #include "common/xalloc.h"
 #include "store/alerts.h"
 #include "store/bisect.h"
+#include "store/pairs.h"
 #include "store/store.h"
 #include "store/store_int.h"
-
-/*
- * ---- verdicts (daemon/verdict.c) ----
- * Kept in one block at the end to ease merges; see store.h.
- */
 
 int
 store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
@@ -515,157 +512,485 @@ store_verdict_requeue(struct store *s, int64_t pair_id, int64_t runs,
 	return ok ? r : -1;
 }
 
-/* ---- metric history and change points ---- */
+/* A base job that p may share: 0 and *out (0 when there is none). */
+static int
+reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
+    int64_t now)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT j.id FROM jobs j JOIN pairs o ON o.id = j.pair_id"
+	    " WHERE j.role = 'base' AND j.name = ?1 AND j.point = ?2"
+	    " AND j.params = json(?3) AND o.host_id = ?4"
+	    " AND j.commit_id IS ?5"
+	    " AND j.state IN ('queued', 'running', 'success')"
+	    " AND j.updated >= ?6 ORDER BY j.id DESC LIMIT 1");
+	int rc;
+
+	*out = 0;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, p->name);
+	store_i_bind_text(st, 2, p->point ? p->point : "");
+	store_i_bind_text(st, 3, p->base->spec_json);
+	sqlite3_bind_int64(st, 4, p->host_id);
+	if (p->base->commit_id > 0)
+		sqlite3_bind_int64(st, 5, p->base->commit_id);
+	sqlite3_bind_int64(st, 6, now - p->reuse_age);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	store_i_release(s, st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_i_dberr(s, "reusable base");
+	return 0;
+}
 
 int
-store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
-    const struct store_series_key *k, int64_t pair_id, int64_t job_id,
-    int64_t comparison_id, double value, int64_t now)
+store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
+    int64_t *out_cand, int *out_reused, const struct store_trigger_pair *p,
+    int64_t now)
 {
 	sqlite3_stmt *st;
-	int64_t series = 0, seq = 0;
+	int64_t pair = 0, b = 0, c = 0;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_stmt(s,
-	    "INSERT INTO history_series (tree, branch, host_id, job, point,"
-	    " metric, better) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-	    " ON CONFLICT (job, point, metric, host_id, tree, branch)"
-	    " DO UPDATE SET better = excluded.better RETURNING id");
-	ok = st != NULL;
-	if (ok) {
-		store_i_bind_text(st, 1, k->tree ? k->tree : "");
-		store_i_bind_text(st, 2, k->branch ? k->branch : "");
-		sqlite3_bind_int64(st, 3, k->host_id);
-		store_i_bind_text(st, 4, k->job);
-		store_i_bind_text(st, 5, k->point ? k->point : "");
-		store_i_bind_text(st, 6, k->metric);
-		store_i_bind_text(st, 7, k->better);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			series = sqlite3_column_int64(st, 0);
-		else
-			ok = store_i_dberr(s, "history series") == 0;
-		store_i_release(s, st);
-	}
-	/* In the branch's commit order (store/hosts.c). */
-	ok = ok &&
-	    store_i_history_insert(
-	        s, series, pair_id, job_id, comparison_id, value, now) == 0;
+	ok = 1;
+	if (p->host_id > 0 && p->reuse_age > 0)
+		ok = reusable_base(s, &b, p, now) == 0;
 	st = ok ? store_i_stmt(s,
-	              "SELECT seq FROM history_points WHERE series_id = ?1"
-	              " AND pair_id = ?2")
+	              "INSERT INTO pairs (name, point, host_id, created,"
+	              " pinned, tree_id, branch, tip_only, canary)"
+	              " VALUES (?1, ?2, ?3, ?4, ?3 IS NOT NULL, ?5, ?6, ?7,"
+	              " ?8)")
 	        : NULL;
 	if (ok && (ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, series);
-		sqlite3_bind_int64(st, 2, pair_id);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			seq = sqlite3_column_int64(st, 0);
-		else
-			ok = store_i_dberr(s, "history point seq") == 0;
+		store_i_bind_text(st, 1, p->name);
+		store_i_bind_text(st, 2, p->point ? p->point : "");
+		if (p->host_id > 0)
+			sqlite3_bind_int64(st, 3, p->host_id);
+		sqlite3_bind_int64(st, 4, now);
+		if (p->tree_id > 0)
+			sqlite3_bind_int64(st, 5, p->tree_id);
+		store_i_bind_text(st, 6, p->branch);
+		sqlite3_bind_int(st, 7, p->tip_only);
+		sqlite3_bind_int(st, 8, p->canary ? 1 : 0);
+		ok = store_i_step_done(s, st, "insert pair") == 0;
+		pair = sqlite3_last_insert_rowid(s->db);
+		store_i_release(s, st);
+	}
+	if (out_reused)
+		*out_reused = b != 0;
+	ok = ok &&
+	    (b != 0 ||
+	        store_i_job_insert(
+	            s, &b, pair, p->name, p->point, p->base, now) == 0) &&
+	    store_i_job_insert(s, &c, pair, p->name, p->point, p->cand, now) ==
+	        0 &&
+	    store_i_pair_sides(s, pair, b, c) == 0 &&
+	    store_i_group_assign(s, pair) == 0;
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (out_pair)
+		*out_pair = pair;
+	if (out_base)
+		*out_base = b;
+	if (out_cand)
+		*out_cand = c;
+	return 0;
+}
+
+static void
+pending_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_pending *p = row;
+
+	(void)arg;
+	p->pair_id = sqlite3_column_int64(st, 0);
+	p->sha = store_i_col_dup(st, 1);
+	p->tip_only = sqlite3_column_int(st, 2) != 0;
+}
+
+int
+store_trigger_pending(struct store *s, struct store_pendings *out,
+    int64_t tree_id, const char *branch, const char *name)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT p.id AS pair_id, c.sha, p.tip_only FROM pairs p"
+	    " JOIN jobs j ON j.id = p.cand_job_id"
+	    " LEFT JOIN commits c ON c.id = j.commit_id"
+	    " WHERE p.tree_id = ?1 AND p.branch = ?2 AND p.name = ?3"
+	    " AND j.state = 'queued'"
+	    /* measured, back in the queue for more runs: not waiting */
+	    " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id)"
+	    " ORDER BY p.id");
+	void *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, tree_id);
+	store_i_bind_text(st, 2, branch);
+	store_i_bind_text(st, 3, name);
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), pending_scan,
+	    NULL, "pending pairs");
+	out->v = v;
+	if (r != 0)
+		store_pendings_release(out);
+	return r;
+}
+
+void
+store_pendings_release(struct store_pendings *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].sha);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int
+store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
+    const char *reason, int64_t now)
+{
+	static const char *const sql[2] = {
+		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
+		" WHERE state = 'queued' AND id ="
+		" (SELECT cand_job_id FROM pairs WHERE id = ?1)"
+		" AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = jobs.id)",
+		"UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3"
+		" WHERE state = 'queued' AND id ="
+		" (SELECT base_job_id FROM pairs WHERE id = ?1)"
+		/* only with its candidate (one with runs stays) */
+		" AND EXISTS (SELECT 1 FROM pairs me"
+		"  JOIN jobs mc ON mc.id = me.cand_job_id"
+		"  WHERE me.id = ?1 AND mc.state = 'cancelled')"
+		" AND NOT EXISTS (SELECT 1 FROM pairs o"
+		"  JOIN jobs oc ON oc.id = o.cand_job_id"
+		"  WHERE o.base_job_id = jobs.id AND o.id <> ?1"
+		"  AND oc.state <> 'cancelled')",
+	};
+	sqlite3_stmt *st;
+	int ok = 1, i, n = 0;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	for (i = 0; i < 2 && ok; i++) {
+		if ((ok = (st = store_i_prep(s, sql[i])) != NULL) == 0)
+			break;
+		sqlite3_bind_int64(st, 1, pair_id);
+		store_i_bind_text(st, 2, reason);
+		sqlite3_bind_int64(st, 3, now);
+		ok = store_i_step_done(s, st, "supersede") == 0;
+		n += sqlite3_changes(s->db);
 		store_i_release(s, st);
 	}
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
-	if (out_series)
-		*out_series = series;
-	if (out_seq)
-		*out_seq = seq;
+	if (out_n)
+		*out_n = n;
 	return 0;
 }
 
 int
-store_history_tail(struct store *s, double **out_values, int64_t **out_seqs,
-    size_t *out_n, int64_t series, size_t max)
-{
-	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT seq, value FROM (SELECT seq, value FROM history_points"
-	    " WHERE series_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq");
-	double *v = NULL;
-	int64_t *q = NULL;
-	size_t n = 0, cap = 0;
-	int rc;
-
-	*out_values = NULL;
-	*out_seqs = NULL;
-	*out_n = 0;
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, series);
-	sqlite3_bind_int64(st, 2, (int64_t)max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			v = xreallocarray(v, cap, sizeof(*v));
-			q = xreallocarray(q, cap, sizeof(*q));
-		}
-		q[n] = sqlite3_column_int64(st, 0);
-		v[n++] = sqlite3_column_double(st, 1);
-	}
-	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
-		free(v);
-		free(q);
-		return store_i_dberr(s, "history tail");
-	}
-	*out_values = v;
-	*out_seqs = q;
-	*out_n = n;
-	return 0;
-}
-
-int
-store_changepoints_replace(struct store *s, int64_t series, int64_t from_seq,
-    const struct store_change_point *cps, size_t n, int64_t now)
-{
-	return store_changepoints_replace_range(
-	    s, series, from_seq, INT64_MAX, cps, n, now);
-}
-
-int
-store_changepoints_replace_range(struct store *s, int64_t series,
-    int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
-    size_t n, int64_t now)
+store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 {
 	sqlite3_stmt *st;
-	size_t i;
+	int r;
+
+	st = store_i_stmt(s,
+	    "UPDATE pairs SET superseded = 1 WHERE id = ?1 AND superseded = 0"
+	    " AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = pairs.cand_job_id"
+	    "  AND j.state = 'queued')");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	r = store_i_step_done(s, st, "deprioritise");
+	if (r == 0 && out_n)
+		*out_n = sqlite3_changes(s->db);
+	store_i_release(s, st);
+	return r;
+}
+
+int
+store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
+{
+	sqlite3_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
-	st = store_i_stmt(s,
-	    "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2"
-	    " AND seq <= ?3");
+	st = store_i_stmt(s, "UPDATE pairs SET suspect = ?2 WHERE id = ?1");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, series);
-		sqlite3_bind_int64(st, 2, from_seq);
-		sqlite3_bind_int64(st, 3, to_seq);
-		ok = store_i_step_done(s, st, "drop change points") == 0;
+		sqlite3_bind_int64(st, 1, pair_id);
+		store_i_bind_text(st, 2, why);
+		ok = store_i_step_done(s, st, "pair suspect") == 0;
 		store_i_release(s, st);
 	}
-	for (i = 0; ok && i < n; i++) {
-		if (cps[i].seq < from_seq || cps[i].seq > to_seq)
-			continue;
-		st = store_i_stmt(s,
-		    "INSERT INTO change_points (series_id, seq, lo_seq, hi_seq,"
-		    " before, after, change_pct, p, direction, created)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
-		    " ON CONFLICT (series_id, seq) DO NOTHING");
-		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, series);
-			sqlite3_bind_int64(st, 2, cps[i].seq);
-			sqlite3_bind_int64(st, 3, cps[i].lo_seq);
-			sqlite3_bind_int64(st, 4, cps[i].hi_seq);
-			store_i_bind_num(st, 5, cps[i].before);
-			store_i_bind_num(st, 6, cps[i].after);
-			store_i_bind_num(st, 7, cps[i].change_pct);
-			store_i_bind_num(st, 8, cps[i].p);
-			store_i_bind_text(st, 9, cps[i].direction);
-			sqlite3_bind_int64(st, 10, now);
-			ok =
-			    store_i_step_done(s, st, "store change point") == 0;
-			store_i_release(s, st);
-		}
-	}
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_hygiene_suspect(struct store *s, char **out_why, int64_t pair_id)
+{
+	sqlite3_stmt *st =
+	    store_i_stmt(s, "SELECT suspect FROM pairs WHERE id = ?1");
+	int rc;
+
+	*out_why = NULL;
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+			*out_why =
+			    xstrdup((const char *)sqlite3_column_text(st, 0));
+		store_i_release(s, st);
+		return 0;
+	}
+	store_i_release(s, st);
+	if (rc == SQLITE_DONE)
+		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
+		    (long long)pair_id);
+	return store_i_dberr(s, "pair suspect");
+}
+
+static void
+cmp_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_comparison *c = row;
+
+	(void)arg;
+	c->metric = store_i_col_dup(st, 0);
+	c->base_median = store_i_col_num(st, 1);
+	c->cand_median = store_i_col_num(st, 2);
+	c->change_pct = store_i_col_num(st, 3);
+	c->ci_low = store_i_col_num(st, 4);
+	c->ci_high = store_i_col_num(st, 5);
+	c->p = store_i_col_num(st, 6);
+	c->verdict = store_i_col_dup(st, 7);
+	c->p_adjusted = store_i_col_num(st, 8);
+	c->min_effect = store_i_col_num(st, 9);
+	c->unit = store_i_col_dup(st, 10);
+	c->better = store_i_col_dup(st, 11);
+	c->n_base = sqlite3_column_type(st, 12) == SQLITE_NULL
+	    ? -1
+	    : sqlite3_column_int64(st, 12);
+	c->n_cand = sqlite3_column_type(st, 13) == SQLITE_NULL
+	    ? -1
+	    : sqlite3_column_int64(st, 13);
+	c->final = sqlite3_column_int(st, 14);
+	c->note = store_i_col_dup(st, 15);
+	/* Schema v33: NULL before it, and where a side had no value. */
+	c->base_mean = store_i_col_num(st, 16);
+	c->base_sd = store_i_col_num(st, 17);
+	c->cand_mean = store_i_col_num(st, 18);
+	c->cand_sd = store_i_col_num(st, 19);
+	c->has_spread = !isnan(c->base_mean) || !isnan(c->base_sd) ||
+	    !isnan(c->cand_mean) || !isnan(c->cand_sd);
+}
+
+/*
+ * What each side of a pair cost (store_pair.rounds, boots, kernel): its
+ * spec's rounds, whether it builds and boots a kernel, and the distinct
+ * boots its runs record (the runner tags each run of a kernel job with
+ * kernel.round and kernel.boot, docs/KERNEL.md).
+ */
+static int
+pair_sides(struct store *s, struct store_pair *p)
+{
+	sqlite3_stmt *st;
+	int i, rc;
+
+	for (i = 0; i < 2 && (size_t)i < p->jobs.n; i++) {
+		st = store_i_stmt(s,
+		    "SELECT CASE WHEN json_valid(j.params) THEN"
+		    " json_extract(j.params, '$.rounds') END,"
+		    " CASE WHEN json_valid(j.params) THEN"
+		    " json_type(j.params, '$.kernel') = 'object' END,"
+		    " (SELECT count(DISTINCT m.value) FROM runs r"
+		    "  JOIN metrics m ON m.run_id = r.id"
+		    "  AND m.name = 'kernel.boot' WHERE r.job_id = j.id)"
+		    " FROM jobs j WHERE j.id = ?1");
+		if (st == NULL)
+			return -1;
+		sqlite3_bind_int64(st, 1, p->jobs.v[i].id);
+		p->rounds[i] = 1;
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			if (sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+			    sqlite3_column_int64(st, 0) > 1)
+				p->rounds[i] = sqlite3_column_int64(st, 0);
+			p->kernel[i] = sqlite3_column_int(st, 1) != 0;
+			p->boots[i] = sqlite3_column_int64(st, 2);
+			if (p->kernel[i] && p->boots[i] == 0)
+				p->boots[i] = -1; /* none recorded */
+			if (!p->kernel[i])
+				p->boots[i] = 0;
+		}
+		store_i_release(s, st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return store_i_dberr(s, "pair sides");
+	}
+	return 0;
+}
+
+int
+store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT p.name, p.point, h.name, p.created,"
+	    " coalesce(p.base_job_id, (SELECT id FROM jobs"
+	    "  WHERE pair_id = p.id AND role = 'base')),"
+	    " coalesce(p.cand_job_id, (SELECT id FROM jobs"
+	    "  WHERE pair_id = p.id AND role = 'candidate')),"
+	    " p.superseded, p.suspect"
+	    " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
+	    " WHERE p.id = ?1");
+	int64_t ids[2];
+	void *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		store_i_release(s, st);
+		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
+		    (long long)pair_id);
+	}
+	out->id = pair_id;
+	out->name = store_i_col_dup(st, 0);
+	out->point = store_i_col_dup(st, 1);
+	out->host = store_i_col_dup(st, 2);
+	out->created = sqlite3_column_int64(st, 3);
+	ids[0] = sqlite3_column_int64(st, 4);
+	ids[1] = sqlite3_column_int64(st, 5);
+	out->deprioritised = sqlite3_column_int(st, 6) != 0;
+	/* Host hygiene: why the two sides are not comparable, or NULL. */
+	out->suspect = store_i_col_dup(st, 7);
+	store_i_release(s, st);
+	if (store_i_jobs_of(s, &out->jobs, ids, 2) != 0 ||
+	    pair_sides(s, out) != 0) {
+		store_pair_release(out);
+		return -1;
+	}
+	st = store_i_stmt(s,
+	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
+	    " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
+	    " n_base, n_cand, final, note, base_mean, base_sd, cand_mean,"
+	    " cand_sd FROM comparisons WHERE pair_id = ?1"
+	    " ORDER BY metric");
+	if (st == NULL) {
+		store_pair_release(out);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, pair_id);
+	r = store_i_rows(s, st, &v, &out->ncmps, sizeof(*out->cmps), cmp_scan,
+	    NULL, "pair comparisons");
+	out->cmps = v;
+	if (r != 0) {
+		store_pair_release(out);
+		return r;
+	}
+	return 0;
+}
+
+void
+store_pair_release(struct store_pair *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	free(p->name);
+	free(p->point);
+	free(p->host);
+	free(p->suspect);
+	store_jobs_release(&p->jobs);
+	for (i = 0; i < p->ncmps; i++) {
+		free((char *)p->cmps[i].metric);
+		free((char *)p->cmps[i].unit);
+		free((char *)p->cmps[i].better);
+		free((char *)p->cmps[i].verdict);
+		free((char *)p->cmps[i].note);
+	}
+	free(p->cmps);
+	memset(p, 0, sizeof(*p));
+}
+
+int
+store_stats(
+    struct store *s, struct store_stats *out, int64_t now, int64_t online_s)
+{
+	sqlite3_stmt *st;
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	/* The triggers' counts (schema v19), not count(*) of a million
+	 * rows. */
+	st = store_i_stmt(s,
+	    "SELECT substr(name, 6), n FROM counts WHERE name LIKE 'jobs.%'");
+	if (st == NULL)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (i = 0; i < 5; i++)
+			if (strcmp(store_i_col_text(st, 0),
+			        store_job_states[i]) == 0)
+				out->jobs[i] = sqlite3_column_int64(st, 1);
+	store_i_release(s, st);
+	st = store_i_stmt(s,
+	    "SELECT count(*), count(*) FILTER (WHERE last_seen >= ?1),"
+	    " (SELECT n FROM counts WHERE name = 'runs') FROM hosts");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, now - online_s);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		out->hosts = sqlite3_column_int64(st, 0);
+		out->hosts_online = sqlite3_column_int64(st, 1);
+		out->runs = sqlite3_column_int64(st, 2);
+	}
+	store_i_release(s, st);
+	return 0;
+}
+
+int
+store_verdict_unchanged(
+    struct store *s, const struct store_side_stamp *sides, size_t n)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT j.runs, (SELECT count(*) FROM runs r WHERE r.job_id = "
+	    "j.id),"
+	    " j.state FROM jobs j WHERE j.id = ?1");
+	size_t i;
+	int r = 0, rc;
+
+	if (st == NULL)
+		return -1;
+	for (i = 0; r == 0 && i < n; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, sides[i].job_id);
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			r = store_i_dberr(s, "verdict sides");
+			break;
+		}
+		if (rc == SQLITE_DONE ||
+		    sqlite3_column_int64(st, 0) != sides[i].runs ||
+		    sqlite3_column_int64(st, 1) != sides[i].stored ||
+		    strcmp((const char *)sqlite3_column_text(st, 2),
+		        "success") != 0)
+			r = err_setc(&s->err, ERR_CONFLICT,
+			    "job %lld changed while its verdict was made",
+			    (long long)sides[i].job_id);
+	}
+	store_i_release(s, st);
+	return r;
 }

@@ -1,6 +1,6 @@
 /*
  * The store: a per-connection cache of prepared statements keyed by
- * their SQL text (issue 17).  Parsing and planning a statement costs
+ * their SQL text.  Parsing and planning a statement costs
  * more than most page reads do with it (sqlite3_prepare_v2 was half the
  * series page's time), so a read that runs on every request takes its
  * statement from here and hands it back with store_i_release, which

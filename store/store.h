@@ -2,7 +2,12 @@
 #define STORE_STORE_H
 
 /*
- * The store: every SQL statement of perfwatch lives in store.c (SQLite).
+ * The store: every SQL statement of perfwatch lives in store/ (SQLite),
+ * one file per entity (docs/ARCHITECTURE.md).  This header holds the
+ * connection and the entities without a header of their own (jobs and
+ * leases, runs, a pair's reads, verdicts, the watcher's trees and
+ * triggers); the others are in store/<entity>.h.  No SQLite type is part
+ * of this interface: another backend implements the same prototypes.
  *
  * One struct store is one SQLite connection and must be used by one thread
  * at a time; each thread opens its own (store_open).  Connections run in
@@ -277,7 +282,7 @@ int store_finish(struct store *, int64_t host_id, int64_t job_id, int ok,
 int store_cancel(struct store *, int64_t job_id, int64_t now);
 int store_retry(struct store *, int64_t job_id, int64_t now);
 
-/* ---- typed reads (issue 13) ----
+/* ---- typed reads ----
  * The model the rest of the store follows (docs/ARCHITECTURE.md): a read
  * fills structs the caller releases, and the JSON of the API is made at
  * the HTTP edge (web/rows.h), not here.  Text fields are NULL when the
@@ -422,8 +427,8 @@ int store_stats(
 extern const char *const store_job_states[5];
 
 /*
- * ---- dashboard reads and triage (web/, issue 7) ----
- * Kept in one block at the end to ease merges.  Each read hands back
+ * ---- dashboard reads and triage (web/) ----
+ * Each read hands back
  * {"rows": [...]}: one object per row, keys the column names below, values
  * typed as stored (null when NULL).  Lists run newest first; cursor 0 =
  * from the newest, else an id from the previous page ("before this id").
@@ -431,7 +436,7 @@ extern const char *const store_job_states[5];
 
 /* The overview's jobs and counts and a commit's page are typed reads:
  * store/dash.h. */
-/* A series for its page: store_web_series, store/series_rows.h. */
+/* A series for its page: store_web_series, store/series.h. */
 
 /*
  * A metric's history: the jobs named job at point, on host (NULL any), on
@@ -512,7 +517,7 @@ int store_verdict_pending(
     struct store *, int64_t *out, size_t max, size_t *out_n);
 
 /*
- * What a verdict needs about a pair (typed reads, issue 13; the caller
+ * What a verdict needs about a pair (typed reads; the caller
  * releases).  A side: its job, state, wanted runs and max_runs, its spec
  * (the stored document's text), its commit's tree name and branches
  * (comma-separated; NULL: no commit), and the runs stored
@@ -676,7 +681,7 @@ int store_changepoints_replace_range(struct store *, int64_t series,
 /*
  * Change points for a history page, filtered like store_history_get
  * (NULL: any; tree and branch NULL include submitted pairs), by series
- * and seq (a typed read, issue 13; the caller releases).  The job ids are
+ * and seq (a typed read; the caller releases).  The job ids are
  * the candidate jobs of the points at seq, lo_seq and hi_seq.
  */
 struct store_cp_row {
@@ -697,8 +702,7 @@ int store_history_changepoints(struct store *, struct store_cp_rows *out,
 void store_cp_rows_release(struct store_cp_rows *); /* NULL ok */
 
 /*
- * ---- watch & triggers (daemon/watch.c, daemon/trigger.c, issue 4) ----
- * Kept in one block at the end to ease merges.
+ * ---- watch & triggers (daemon/watch.c, daemon/trigger.c) ----
  *
  * A pair names its two sides (pairs.base_job_id, pairs.cand_job_id);
  * jobs.pair_id is the pair that created the job.  A base job may be
@@ -857,7 +861,7 @@ int store_series_state(struct store *, int64_t id, const char *state,
     const char *error, const char *base_sha, int64_t commit_id, const char *ref,
     int64_t now);
 /* The typed series reads (the list, one, the page's):
- * store/series_rows.h. */
+ * store/series.h. */
 
 /* The inbox watcher's state: the last archive commit read ("" none). */
 int store_inbox_get(

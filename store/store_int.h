@@ -2,12 +2,11 @@
 #define STORE_STORE_INT_H
 
 /*
- * What the store's files share (store.c, the connection, migrations and
- * statement helpers; store/jobs.c, store/history.c, store/pairs.c,
- * store/watch.c, store/series.c and store/series2.c, store/hosts.c,
- * store/alerts.c, store/canary.c, store/bisect.c by entity).  Only
- * store*.c include this; everyone else uses store.h and the entity
- * headers.
+ * What the store's files share: the connection's state and the
+ * statement, transaction and paging helpers (store.c, stmt.c), the
+ * schema steps (migrate.c), and what one entity's file offers another.
+ * Only store/ includes this (SQLite types are here, never in the public
+ * headers); everyone else uses store.h and the entity headers.
  */
 #include <sqlite3.h>
 
@@ -115,6 +114,11 @@ struct store {
 int64_t store_i_quiet_begin(struct store *);
 void store_i_quiet_end(struct store *, int64_t begin);
 int store_i_dberr(struct store *, const char *what);
+/* sqlite3_exec of sql (no rows); 0, or -1 with the error in s. */
+int store_i_exec(struct store *, const char *sql);
+/* migrate.c: the schema steps up to version target, in one write
+ * transaction with foreign keys off around it; 0 or -1. */
+int store_i_migrate(struct store *, int target);
 sqlite3_stmt *store_i_prep(struct store *, const char *sql);
 void store_i_bind_text(sqlite3_stmt *, int i, const char *v);
 /* NULL for an id <= 0 / for a number not finite. */

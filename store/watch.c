@@ -18,11 +18,6 @@
 #include "store/store.h"
 #include "store/store_int.h"
 
-/*
- * ---- watch & triggers (daemon/watch.c, daemon/trigger.c) ----
- * Kept in one block at the end to ease merges; see store.h.
- */
-
 /* Runs st (bound) to the end, no rows wanted; finalizes.  0 or -1. */
 static int
 run_once(struct store *s, sqlite3_stmt *st, const char *what)

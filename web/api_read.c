@@ -23,7 +23,7 @@
 #include "store/batch.h"
 #include "store/bisect.h"
 #include "store/dash.h"
-#include "store/series_rows.h"
+#include "store/series.h"
 #include "store/store.h"
 #include "web/api.h"
 #include "web/api_int.h"

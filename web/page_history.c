@@ -12,7 +12,7 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "store/pages.h"
+#include "store/history.h"
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/views.h"

@@ -7,7 +7,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
-#include "store/series_rows.h"
+#include "store/series.h"
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/views.h"

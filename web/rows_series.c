@@ -11,7 +11,7 @@
 #include "common/json.h"
 #include "daemon/series_latency.h"
 #include "daemon/series_versus.h"
-#include "store/series_rows.h"
+#include "store/series.h"
 #include "web/rows_series.h"
 
 static void

@@ -2,7 +2,7 @@
 #define WEB_ROWS_SERIES_H
 
 /*
- * The JSON of the typed series reads (store/series_rows.h), with
+ * The JSON of the typed series reads (store/series.h), with
  * the keys and values of the API (docs/API.md):
  * tests/unit/web_test.c compares the bytes with tests/data/web/series.json.
  * Each returns a new reference.

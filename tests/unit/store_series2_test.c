@@ -1,5 +1,5 @@
 /*
- * store/series2: superseding versions, the upload queue, branch
+ * store/series.c: superseding versions, the upload queue, branch
  * tags and the 3-way note, on a real SQLite file.
  */
 #include <stdio.h>
@@ -9,8 +9,7 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "store/series2.h"
-#include "store/series_rows.h"
+#include "store/series.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
 

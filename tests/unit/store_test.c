@@ -15,8 +15,7 @@
 #include "store/canary.h"
 #include "store/dash.h"
 #include "store/hosts.h"
-#include "store/series2.h"
-#include "store/series_rows.h"
+#include "store/series.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
 

@@ -22,6 +22,7 @@
 #include "store/alerts.h"
 #include "store/dash.h"
 #include "store/hosts.h"
+#include "store/pairs.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
 #include "web/rows.h"

@@ -1,17 +1,75 @@
-#ifndef STORE_SERIES2_H
-#define STORE_SERIES2_H
+#ifndef STORE_SERIES_H
+#define STORE_SERIES_H
 
 /*
- * Patch series, the parts added after store/store.h's: branch tags,
- * versions superseding each other, the `git am --3way` fallback, the
- * upload queue, the run values for "vN vs vN-1".  All SQL; typed
- * structs in and out.  Errors: 0, ERR_NOTFOUND where said, or -1 with
- * store_errmsg().
+ * Patch series (store/series.c).  The typed reads (docs/ARCHITECTURE.md
+ * "The typed store"): GET /api/v1/series, /api/v1/series/{id} and the
+ * /series/{id} page read these structs; web/rows_series.c makes their JSON.
+ * Text is the struct's own copy (bytes that are not UTF-8 as '?'), NULL where
+ * the column is NULL; an id absent is 0, a count unknown -1, a time
+ * absent has its has_ flag 0.  Errors: 0, ERR_NOTFOUND where said, or
+ * -1 with store_errmsg().
  */
 #include <stddef.h>
 #include <stdint.h>
 
 struct store;
+
+/* One patch of a series, by seq, with its commit. */
+struct store_series_patch_row {
+	int64_t seq;
+	char *message_id, *subject, *author;
+	int has_date;
+	int64_t date;
+	int64_t commit_id; /* 0: none */
+	char *sha;         /* its commit's, or NULL */
+	char *applied_by;  /* "libgit2", "git am --3way", or NULL */
+	char *verdicts;    /* against its parent (trigger.every_patch) */
+};
+
+/* One series.  The list and store_series_get fill every field; the
+ * page's read (store_web_series) leaves message_id, ref, created,
+ * updated and verdicts empty and fills pairs. */
+struct store_series_row {
+	int64_t id;
+	char *inbox, *message_id, *title, *author;
+	int64_t version, total, found; /* -1: unknown */
+	int has_time;
+	int64_t time; /* the mail's date */
+	char *state, *error, *tree, *branch, *base_sha, *ref;
+	int64_t commit_id; /* the tip's row, 0: none */
+	char *commit_sha;
+	int has_created, has_updated;
+	int64_t created, updated;
+	char *branch_tag;
+	int64_t supersedes; /* 0: none */
+	char *fallback;
+	char *verdicts; /* of the pairs measuring the tip, comma-separated */
+	/* store_series_get, store_web_series: */
+	struct store_series_patch_row *patches;
+	size_t npatches;
+	/* store_web_series: the pairs measuring the tip, newest first. */
+	int64_t *pairs;
+	size_t npairs;
+};
+
+struct store_series_list {
+	struct store_series_row *v;
+	size_t n;
+	int64_t next_cursor; /* 0 at the end */
+};
+
+/* Newest first, limit rows below cursor (0: from the newest). */
+int store_series_list(struct store *, struct store_series_list *out,
+    int64_t limit, int64_t cursor);
+void store_series_list_release(struct store_series_list *);
+
+/* The series with its patches.  ERR_NOTFOUND. */
+int store_series_get(struct store *, struct store_series_row *out, int64_t id);
+/* The /series/{id} page's read: the series, the pairs measuring its tip
+ * and its patches.  ERR_NOTFOUND. */
+int store_web_series(struct store *, struct store_series_row *out, int64_t id);
+void store_series_release(struct store_series_row *);
 
 /* Sets the series' branch tag ("" or NULL: none) and the series it
  * supersedes (0: none). */
@@ -89,6 +147,21 @@ void store_tip_runs_free(struct store_tip_runs *, size_t);
  */
 int store_series_commit(struct store *, char *out_tree, char *out_ref, size_t n,
     char out_base[41], const char *sha);
+
+/*
+ * Patch mail waiting for the rest of its series (daemon/watch.c), kept
+ * as the raw archive message under (inbox, archive commit sha), so a
+ * restarted daemon picks a half-arrived series up again.  Put: once per
+ * (inbox, sha), a repeat changes nothing.  Each: calls cb for the
+ * inbox's messages oldest first, stops at cb's first nonzero return
+ * (returned).  Drop: removes one (none there is fine).
+ */
+int store_mail_pending_put(struct store *, const char *inbox, const char *sha,
+    const char *data, size_t len, int64_t now);
+int store_mail_pending_each(struct store *, const char *inbox,
+    int (*cb)(const char *sha, const char *data, size_t len, void *arg),
+    void *arg);
+int store_mail_pending_drop(struct store *, const char *inbox, const char *sha);
 
 /*
  * ---- time to report: when each stage of a series happened ----

@@ -1,0 +1,123 @@
+/*
+ * The store's runs: a pair's runs with their metadata (the hygiene and
+ * noise checks read them) and their metric values.
+ */
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store/store_int.h"
+
+static void
+run_meta_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_run_meta *m = row;
+
+	(void)arg;
+	m->role = store_i_col_dup(st, 0);
+	m->run = sqlite3_column_int64(st, 1);
+	m->measured = sqlite3_column_int(st, 2) != 0;
+	/* The documents as the JSON rows had them (non-UTF-8 bytes '?'). */
+	m->host_state_json = store_i_web_text(st, 3);
+	m->profile_json = store_i_web_text(st, 4);
+}
+
+int
+store_pair_run_meta(
+    struct store *s, struct store_run_metas *out, int64_t pair_id)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
+	    " r.host_state, r.profile"
+	    " FROM jobs j JOIN runs r ON r.job_id = j.id AND r.status = 'ok'"
+	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
+	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
+	    " ORDER BY j.role, r.idx");
+	void *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), run_meta_scan,
+	    NULL, "pair runs");
+	out->v = v;
+	if (r != 0)
+		store_run_metas_release(out);
+	return r;
+}
+
+void
+store_run_metas_release(struct store_run_metas *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].role);
+		free(l->v[i].host_state_json);
+		free(l->v[i].profile_json);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+void
+store_i_value_scan(void *row, sqlite3_stmt *st, void *arg)
+{
+	struct store_value *v = row;
+
+	(void)arg;
+	v->role = store_i_col_dup(st, 0);
+	v->metric = store_i_col_dup(st, 1);
+	v->unit = store_i_col_dup(st, 2);
+	v->better = store_i_col_dup(st, 3);
+	v->value = store_i_col_num(st, 4);
+	v->run = sqlite3_column_int64(st, 5);
+}
+
+int
+store_pair_values(struct store *s, struct store_values *out, int64_t pair_id)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
+	    " r.idx AS run FROM pairs p JOIN jobs j"
+	    " ON j.id IN (p.base_job_id, p.cand_job_id)"
+	    " JOIN runs r ON r.job_id = j.id"
+	    " AND r.status = 'ok' JOIN metrics m ON m.run_id = r.id"
+	    " WHERE p.id = ?1 ORDER BY m.name, j.role, r.idx");
+	void *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, pair_id);
+	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v),
+	    store_i_value_scan, NULL, "pair values");
+	out->v = v;
+	if (r != 0)
+		store_values_release(out);
+	return r;
+}
+
+void
+store_values_release(struct store_values *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].role);
+		free(l->v[i].metric);
+		free(l->v[i].unit);
+		free(l->v[i].better);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
