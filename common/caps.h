@@ -19,6 +19,8 @@
 /* The body of an API route that takes a small JSON object (all but the
  * run upload, log, submit and series routes: daemon/api.c). */
 #define CAP_HTTP_SMALL_BODY (32 * 1024)
+/* The body of a POST anyone may send (the login form's few fields). */
+#define CAP_HTTP_ANON_BODY (16 * 1024)
 #define CAP_RAW_OUTPUT (1024 * 1024)  /* stored benchmark output */
 #define CAP_LOG_APPEND (256 * 1024)   /* one log append */
 #define CAP_JOB_LOG (4 * 1024 * 1024) /* a job's whole log */

@@ -25,6 +25,7 @@ struct httpd {
 	struct MHD_Daemon *d;
 	httpd_handler handler;
 	httpd_done done;
+	size_t (*head)(struct httpd_req *, void *arg);
 	void *arg;
 	size_t max_body; /* __atomic: a reload may change it */
 	int port;
@@ -38,6 +39,7 @@ struct httpd_req {
 	char *method, *path;
 	struct buf body;
 	int too_big;
+	int route_cap; /* body.max is the route's cap, below max_body */
 	int calls;
 	int parked;
 	void *slot;
@@ -161,13 +163,18 @@ head_refusal(struct MHD_Connection *c, const char *url, char *msg, size_t len)
 	return 0;
 }
 
-/* The 413 of a body over http.max_body, naming the cap. */
+/* The 413 of a body over http.max_body or the route's own cap, naming
+ * the cap. */
 static void
 reply_too_big(struct httpd_req *r, size_t max)
 {
-	char *msg = xasprintf("{\"error\":\"request body too large: more "
-	                      "than http.max_body (%zu bytes)\"}",
-	    max);
+	char *msg = r->route_cap
+	    ? xasprintf("{\"error\":\"request body too large: more than "
+	                "the %zu bytes this route takes\"}",
+	          max)
+	    : xasprintf("{\"error\":\"request body too large: more "
+	                "than http.max_body (%zu bytes)\"}",
+	          max);
 
 	set_reply(r, 413, "application/json", msg, strlen(msg));
 }
@@ -194,7 +201,7 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 		r->method = xstrdup(method);
 		r->path = xstrdup(url);
 		max_body = __atomic_load_n(&h->max_body, __ATOMIC_RELAXED);
-		buf_init(&r->body, max_body);
+		buf_init(&r->body, 0);
 		*con_cls = r;
 		__atomic_add_fetch(&h->inflight, 1, __ATOMIC_RELAXED);
 		/* Answer these before reading the body. */
@@ -203,6 +210,17 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 			    strlen(msg));
 			return queue(r);
 		}
+		if (h->head != NULL) {
+			size_t cap = h->head(r, h->arg);
+
+			if (r->status != 0)
+				return queue(r);
+			if (cap < max_body) {
+				max_body = cap;
+				r->route_cap = 1;
+			}
+		}
+		r->body.max = max_body;
 		cl = MHD_lookup_connection_value(
 		    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl != NULL && strtoull(cl, NULL, 10) > max_body) {
@@ -314,6 +332,7 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	h = xcalloc(1, sizeof(*h));
 	h->handler = handler;
 	h->done = done;
+	h->head = o->head;
 	h->arg = arg;
 	h->max_body = o->max_body;
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, access_cb, h,

@@ -22,6 +22,13 @@ struct httpd_opts {
 	const char *listen; /* "host:port"; port 0 = any free port */
 	unsigned threads, max_connections, per_ip, timeout_s;
 	size_t max_body;
+	/*
+	 * Called on the headers, before any body byte is read: either
+	 * answers (httpd_reply*; the body is then never buffered) or returns
+	 * the most body bytes this request may send (capped again by
+	 * max_body; a larger Content-Length or body is a 413).  May be NULL.
+	 */
+	size_t (*head)(struct httpd_req *, void *arg);
 };
 
 /* Called once the body is complete (and again after httpd_unpark()). */

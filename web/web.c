@@ -413,6 +413,19 @@ web_end(struct ctx *x)
 	x->keep = NULL;
 }
 
+/* On the head of a form post: an admin session, whose form (and CSRF
+ * token) web_session_ok checks once the body is in. */
+int
+web_session_head_ok(struct ctx *x)
+{
+	if (x->admin)
+		return 0;
+	web_reply_message(x, 403, "Forbidden",
+	    "log in as admin, and post the form from the page (CSRF "
+	    "token missing or wrong)");
+	return -1;
+}
+
 int
 web_session_ok(struct ctx *x)
 {
