@@ -23,6 +23,7 @@
 #include "common/files.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/redact.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "config/config.h"
@@ -1087,7 +1088,12 @@ prepare_tree(
 	struct checkout_pack pk = { a->cl, j->tree_pack };
 	size_t packed = 0;
 
-	job_log(a, j->id, "checkout %s at %s", j->tree_url, j->tree_commit);
+	{
+		char *shown = redact_userinfo(j->tree_url);
+
+		job_log(a, j->id, "checkout %s at %s", shown, j->tree_commit);
+		free(shown);
+	}
 	if (checkout_prepare(&packed, a->cfg->workdir, j->tree_url,
 	        j->tree_commit, &pk, scratch, &e) != 0) {
 		buf_printf(why, "checkout failed: %s", err_msg(&e));
