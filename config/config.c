@@ -520,6 +520,7 @@ runner_config_free(struct runner_config *r)
 	free(r->file);
 	free(r->server);
 	free(r->name);
+	free(r->user);
 	free(r->token_file);
 	free(r->workdir);
 	free(r->kernel_tree);

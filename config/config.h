@@ -282,6 +282,7 @@ struct runner_config {
 	char *file;
 	char *server, *name, *token_file, *workdir, *kernel_tree;
 	char *guest_dir; /* boot qemu: static guest binaries (docs/KERNEL.md) */
+	char *user; /* who runs builds and benchmarks; NULL: nobody as root */
 	enum cfg_boot boot;
 	struct strlist labels;
 	int64_t heartbeat_s; /* default 10 */

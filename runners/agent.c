@@ -40,6 +40,7 @@
 #include "runners/perfstat.h"
 #include "runners/profile.h"
 #include "runners/qemu.h"
+#include "runners/runas.h"
 #include "runners/spool.h"
 #include "runners/telemetry.h"
 
@@ -86,6 +87,8 @@ struct agent {
 	json_t *kfacts;
 	/* boot: qemu: KVM or TCG, decided once per process (qemu.h). */
 	struct qemu_accel accel;
+	/* Who runs builds and benchmarks (runner.yaml user). */
+	struct runas ra;
 };
 
 /* ---- helpers ---- */
@@ -915,6 +918,7 @@ bench_spec(struct exec_spec *spec, struct agent *a, const struct job *j,
 	spec->cancel = &a->kill;
 	spec->procs_fds = pl->fds;
 	spec->n_procs_fds = pl->nfds;
+	spec->user = runas_user(&a->ra);
 }
 
 /*
@@ -1106,6 +1110,10 @@ prepare_tree(
 		    j->tree_commit, packed);
 	job_log(
 	    a, j->id, "checked out in %" PRId64 " ms", clock_mono_ms() - t0);
+	if (runas_own(runas_user(&a->ra), scratch, &e) != 0) {
+		buf_printf(why, "checkout failed: %s", err_msg(&e));
+		return -1;
+	}
 	if (j->build.n == 0)
 		return 0;
 	if (render(&bargv, &j->build, j, scratch, a->cfg->name, 0, why,
@@ -1113,6 +1121,7 @@ prepare_tree(
 		return -1;
 	spec = EXEC_SPEC_INIT(bargv);
 	spec.cwd = scratch;
+	spec.user = runas_user(&a->ra);
 	spec.timeout_ms = j->timeout_s * 1000;
 	spec.out_max = CAP_LOG_APPEND / 4;
 	spec.err_max = CAP_LOG_APPEND / 4;
@@ -1572,6 +1581,7 @@ run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
 	kr.instance = j->instance;
 	kr.timeout_ms = j->build_timeout_s * 1000;
 	kr.cancel = &a->kill;
+	kr.user = runas_user(&a->ra);
 	kr.log = kernel_log;
 	kr.arg = a;
 	set_progress_text(a, "build");
@@ -1733,8 +1743,10 @@ run_job(struct agent *a, json_t *jo)
 		what = kept_what(&j);
 	if (j.kernel == NULL)
 		kept = keep_take(a->jobs_dir, j.id, what);
-	if (files_mkdir_p(scratch) != 0) {
-		buf_printf(&why, "%s: mkdir: %s", scratch, strerror(errno));
+	if (files_mkdir_p(scratch) != 0 ||
+	    runas_own(runas_user(&a->ra), scratch, &e) != 0) {
+		buf_printf(&why, "%s: %s", scratch,
+		    e.set ? err_msg(&e) : strerror(errno));
 		finish(a, j.id, "failure", why.data);
 		goto out;
 	}
@@ -1791,6 +1803,7 @@ run_job(struct agent *a, json_t *jo)
 	if (sargv != NULL) {
 		spec = EXEC_SPEC_INIT(sargv);
 		spec.cwd = scratch;
+		spec.user = runas_user(&a->ra);
 		spec.procs_fds = pl.fds;
 		spec.n_procs_fds = pl.nfds;
 		if (host_job_run_begin(&hj, 1, &e) != 0 ||
@@ -2066,7 +2079,10 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	spool_dir = xasprintf("%s/spool", cfg->workdir);
 	a.jobs_dir = xasprintf("%s/jobs", cfg->workdir);
 	if (spool_open(&a.spool, spool_dir, &e) != 0 ||
-	    files_mkdir_p(a.jobs_dir) != 0) {
+	    files_mkdir_p(a.jobs_dir) != 0 ||
+	    runas_init(&a.ra, cfg->user, &e) != 0 ||
+	    runas_traverse(runas_user(&a.ra), cfg->workdir, &e) != 0 ||
+	    runas_traverse(runas_user(&a.ra), a.jobs_dir, &e) != 0) {
 		log_warnx("workdir %s: %s", cfg->workdir,
 		    e.set ? err_msg(&e) : strerror(errno));
 		ret = 1;
@@ -2153,6 +2169,7 @@ out:
 	spool_free(a.spool);
 	free(spool_dir);
 	free(a.jobs_dir);
+	runas_release(&a.ra);
 	cgroup_sys_release(&a.cgs);
 	return ret;
 }
