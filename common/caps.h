@@ -44,6 +44,14 @@
 /* git/series.c: one patch of a series (refused before it is applied). */
 #define CAP_PATCH_FILES 10000       /* files one patch touches */
 #define CAP_PATCH_HUNK_LINES 100000 /* lines of one hunk, either side */
+/* A file a patch writes (a binary literal's size, git am's files), and
+ * all of them together: a small mail can hold a huge binary file. */
+#define CAP_PATCH_FILE_BYTES (64LL * 1024 * 1024)
+#define CAP_PATCH_BYTES (256LL * 1024 * 1024)
+/* git/am.c: the git children of one patch, together (then killed), and
+ * the heap each may have (RLIMIT_DATA). */
+#define CAP_GITAM_SECONDS 120
+#define CAP_GITAM_MEMORY (1024LL * 1024 * 1024)
 
 /* runners/profile.c: `perf report --stdio` text and the top-symbols blob. */
 #define CAP_PERF_REPORT (32 * 1024 * 1024)
