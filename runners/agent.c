@@ -2082,7 +2082,8 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	    files_mkdir_p(a.jobs_dir) != 0 ||
 	    runas_init(&a.ra, cfg->user, &e) != 0 ||
 	    runas_traverse(runas_user(&a.ra), cfg->workdir, &e) != 0 ||
-	    runas_traverse(runas_user(&a.ra), a.jobs_dir, &e) != 0) {
+	    runas_traverse(runas_user(&a.ra), a.jobs_dir, &e) != 0 ||
+	    runas_private(runas_user(&a.ra), spool_dir, &e) != 0) {
 		log_warnx("workdir %s: %s", cfg->workdir,
 		    e.set ? err_msg(&e) : strerror(errno));
 		ret = 1;

@@ -119,3 +119,11 @@ runas_traverse(const struct exec_user *u, const char *dir, struct err *e)
 		return err_set(e, "%s: chmod: %s", dir, strerror(errno));
 	return 0;
 }
+
+int
+runas_private(const struct exec_user *u, const char *dir, struct err *e)
+{
+	if (u != NULL && chmod(dir, 0700) != 0)
+		return err_set(e, "%s: chmod: %s", dir, strerror(errno));
+	return 0;
+}

@@ -84,6 +84,8 @@ m() {
 [ "$(m token_read)" = 0 ] && pass token_unreadable || fail token_unreadable "token_read=$(m token_read)"
 [ "$(m spool_write)" = 0 ] && pass spool_unwritable || fail spool_unwritable "spool_write=$(m spool_write)"
 [ "$(m workdir_write)" = 0 ] && pass workdir_unwritable || fail workdir_unwritable "workdir_write=$(m workdir_write)"
+[ "$(stat -c %a "$W/spool")" = 700 ] && (($(stat -c 0%a "$W/jobs") & 1)) &&
+    pass spool_private_jobs_reachable || fail spool_private_jobs_reachable "$(stat -c '%a %n' "$W/spool" "$W/jobs")"
 grep -q "builds and benchmarks run as nobody (uid $nobody" "$PW_TMP/r1/runner.log" &&
     pass runner_log_says_who || fail runner_log_says_who "$(head -5 "$PW_TMP/r1/runner.log")"
 stop_pid "$RUNNER"
