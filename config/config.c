@@ -420,6 +420,8 @@ daemon_config_free(struct daemon_config *d)
 		return;
 	free(d->file);
 	free(d->listen);
+	free(d->tls_cert_file);
+	free(d->tls_key_file);
 	free(d->database);
 	free(d->mirrors);
 	free(d->public_url);
@@ -521,6 +523,7 @@ runner_config_free(struct runner_config *r)
 	free(r->server);
 	free(r->name);
 	free(r->user);
+	free(r->ca_file);
 	free(r->token_file);
 	free(r->workdir);
 	free(r->kernel_tree);

@@ -2058,6 +2058,8 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	a.hb_cl = client_new(cfg->server, token);
 	client_set_stop(a.cl, stop);
 	client_set_stop(a.hb_cl, stop);
+	client_set_ca(a.cl, cfg->ca_file);
+	client_set_ca(a.hb_cl, cfg->ca_file);
 	atomic_init(&a.kill, 0);
 	pthread_mutex_init(&a.mu, NULL);
 	pthread_condattr_init(&ca);

@@ -23,6 +23,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/workq.h"
@@ -806,6 +807,8 @@ api_listen(struct api *a, struct err *e)
 {
 	const struct daemon_config *dc = a->conf->dc;
 	struct httpd_opts o;
+	struct buf cert = BUF_INIT(1 << 20), key = BUF_INIT(1 << 20);
+	int rc = -1;
 
 	memset(&o, 0, sizeof(o));
 	o.listen = dc->listen;
@@ -815,9 +818,21 @@ api_listen(struct api *a, struct err *e)
 	o.timeout_s = (unsigned)dc->http_timeout_s;
 	o.max_body = (size_t)dc->http_max_body;
 	o.head = head;
+	if (dc->tls_cert_file != NULL && dc->tls_key_file != NULL) {
+		if (files_read(&cert, dc->tls_cert_file, 1 << 20) != 0 ||
+		    files_read(&key, dc->tls_key_file, 1 << 20) != 0) {
+			err_set(e, "tls: %s: %s",
+			    cert.len == 0 ? dc->tls_cert_file
+			                  : dc->tls_key_file,
+			    strerror(errno));
+			goto out;
+		}
+		o.tls_cert = cert.data;
+		o.tls_key = key.data;
+	}
 	if (a->batch == NULL &&
 	    store_batch_start(&a->batch, a->dbpath, e) == -1)
-		return -1;
+		goto out;
 	/* Cache misses render here, a thread a CPU (at most 8), off the
 	 * event threads (render_pool_park). */
 	if (a->renders == NULL) {
@@ -825,7 +840,13 @@ api_listen(struct api *a, struct err *e)
 
 		a->renders = workq_new(n < 1 ? 1 : n > 8 ? 8 : (int)n);
 	}
-	return httpd_start(&a->httpd, &o, handle, done, a, e);
+	rc = httpd_start(&a->httpd, &o, handle, done, a, e);
+out:
+	buf_release(&cert);
+	if (key.len > 0)
+		memset(key.data, 0, key.len);
+	buf_release(&key);
+	return rc;
 }
 
 int

@@ -29,6 +29,8 @@ struct httpd {
 	void *arg;
 	size_t max_body; /* __atomic: a reload may change it */
 	int port;
+	int tls;
+	char *cert, *key;  /* PEM, kept while the server runs */
 	unsigned inflight; /* __atomic */
 	int stopping;      /* __atomic */
 };
@@ -323,6 +325,12 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC |
 	    MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+	struct MHD_OptionItem tls[4] = {
+		{ MHD_OPTION_END, 0, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
 	*out = NULL;
 	if (parse_listen(&ss, o->listen, e) == -1)
@@ -335,9 +343,23 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	h->head = o->head;
 	h->arg = arg;
 	h->max_body = o->max_body;
+	if (o->tls_cert != NULL && o->tls_key != NULL) {
+		flags |= MHD_USE_TLS;
+		h->tls = 1;
+		h->cert = xstrdup(o->tls_cert);
+		h->key = xstrdup(o->tls_key);
+		tls[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+			h->cert };
+		tls[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
+			h->key };
+		tls[2] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES,
+			0,
+			(void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" };
+	}
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, access_cb, h,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
-	    (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+	    MHD_OPTION_ARRAY, tls, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_THREAD_POOL_SIZE,
 	    (unsigned)(o->threads ? o->threads : 4),
 	    MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)(o->max_connections ? o->max_connections : 256),
@@ -348,11 +370,16 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)128,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_END);
 	if (h->d == NULL) {
+		free(h->cert);
+		free(h->key);
 		free(h);
 		return err_set(e,
 		    "listen '%s': cannot start the HTTP server "
-		    "(address in use?)",
-		    o->listen);
+		    "(address in use?%s)",
+		    o->listen,
+		    o->tls_cert != NULL ? " or tls: a certificate and key "
+		                          "GnuTLS does not take"
+		                        : "");
 	}
 	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : 0;
@@ -364,6 +391,12 @@ void
 httpd_set_max_body(struct httpd *h, size_t max_body)
 {
 	__atomic_store_n(&h->max_body, max_body, __ATOMIC_RELAXED);
+}
+
+int
+httpd_tls(const struct httpd_req *r)
+{
+	return r->h->tls;
 }
 
 int
@@ -399,6 +432,10 @@ httpd_stop(struct httpd *h, int wait_s)
 	MHD_stop_daemon(h->d);
 	if (ls != MHD_INVALID_SOCKET)
 		close(ls);
+	free(h->cert);
+	if (h->key != NULL)
+		memset(h->key, 0, strlen(h->key));
+	free(h->key);
 	free(h);
 }
 

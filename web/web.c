@@ -279,6 +279,10 @@ web_security_headers(struct ctx *x)
 	httpd_reply_header(x->r, "Referrer-Policy", "same-origin");
 	if (x->admin)
 		httpd_reply_header(x->r, "Cache-Control", "no-store");
+	/* Over TLS, browsers keep to it for a year. */
+	if (httpd_tls(x->r))
+		httpd_reply_header(
+		    x->r, "Strict-Transport-Security", "max-age=31536000");
 }
 
 void
