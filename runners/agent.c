@@ -2083,6 +2083,7 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	if (spool_open(&a.spool, spool_dir, &e) != 0 ||
 	    files_mkdir_p(a.jobs_dir) != 0 ||
 	    runas_init(&a.ra, cfg->user, &e) != 0 ||
+	    runas_reachable(runas_user(&a.ra), cfg->workdir, &e) != 0 ||
 	    runas_traverse(runas_user(&a.ra), cfg->workdir, &e) != 0 ||
 	    runas_traverse(runas_user(&a.ra), a.jobs_dir, &e) != 0 ||
 	    runas_private(runas_user(&a.ra), spool_dir, &e) != 0) {

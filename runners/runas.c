@@ -127,3 +127,37 @@ runas_private(const struct exec_user *u, const char *dir, struct err *e)
 		return err_set(e, "%s: chmod: %s", dir, strerror(errno));
 	return 0;
 }
+
+int
+runas_reachable(const struct exec_user *u, const char *path, struct err *e)
+{
+	char *p, *slash;
+	struct stat st;
+	int rc = 0;
+
+	if (u == NULL || path[0] != '/')
+		return 0;
+	p = xstrdup(path);
+	for (slash = p; rc == 0 && slash != NULL;
+	     slash = strchr(slash + 1, '/')) {
+		mode_t need;
+		char keep = slash[1];
+
+		slash[1] = '\0';
+		if (stat(p, &st) == 0) {
+			need = st.st_uid == u->uid ? S_IXUSR
+			    : st.st_gid == u->gid  ? S_IXGRP
+			                           : S_IXOTH;
+			if ((st.st_mode & need) == 0)
+				rc = err_set(e,
+				    "workdir %s: user %s cannot reach it: %s "
+				    "is mode %04o (let others search it, or "
+				    "move the workdir, or name another user)",
+				    path, u->name, p,
+				    (unsigned)(st.st_mode & 07777));
+		}
+		slash[1] = keep;
+	}
+	free(p);
+	return rc;
+}

@@ -32,6 +32,10 @@ int runas_own(const struct exec_user *u, const char *path, struct err *e);
 /* Lets u reach paths under dir (search bits for all; the names inside
  * stay unlisted when they were).  Nothing when u is NULL.  0, or -1. */
 int runas_traverse(const struct exec_user *u, const char *dir, struct err *e);
+/* Whether u may search every directory above path (it may not list
+ * the job directories' parents otherwise): 0, or -1 with e naming the
+ * first that stops it.  0 when u is NULL. */
+int runas_reachable(const struct exec_user *u, const char *path, struct err *e);
 /* Keeps dir (the spool) the runner's only, mode 0700, when u is set. */
 int runas_private(const struct exec_user *u, const char *dir, struct err *e);
 

@@ -6,7 +6,8 @@
 # uid, its own and its groups, and tries to read the runner's token and
 # to write into the runner's spool and workdir; the server writes its
 # uid too.  All must be nobody's (non-zero) and every attempt must fail.
-# A runner with an unknown user refuses to start, naming the key.
+# A runner with an unknown user, or whose workdir that user cannot
+# reach, refuses to start and says why.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -56,9 +57,17 @@ else
 	check unknown_user_refused grep -q "user: no user 'no-such-user-pw' on this host" "$PW_TMP/bad.log"
 fi
 
-# The default: no user key at all.
+# The default: no user key at all.  While the test's directory is its
+# owner's only (umask 077), nobody cannot reach the workdir: the runner
+# says so at start instead of failing every job.
 runner_config r1
 sed -i '/^user: /d' "$PW_TMP/r1/runner.yaml"
+if "$PW_BIN/perfwatch-runner" -c "$PW_TMP/r1/runner.yaml" --once >"$PW_TMP/reach.log" 2>&1; then
+	fail unreachable_workdir_refused "started: $(tail -3 "$PW_TMP/reach.log")"
+else
+	check unreachable_workdir_refused grep -q "user nobody cannot reach it: $PW_TMP/ is mode 0700" "$PW_TMP/reach.log"
+fi
+chmod 711 "$PW_TMP" "$PW_TMP/r1"
 start_runner r1
 RUNNER=$!
 code=$(http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"who\",
