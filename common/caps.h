@@ -19,6 +19,8 @@
 /* The body of an API route that takes a small JSON object (all but the
  * run upload, log, submit and series routes: daemon/api.c). */
 #define CAP_HTTP_SMALL_BODY (32 * 1024)
+/* The body of a POST anyone may send (the login form's few fields). */
+#define CAP_HTTP_ANON_BODY (16 * 1024)
 #define CAP_RAW_OUTPUT (1024 * 1024)  /* stored benchmark output */
 #define CAP_LOG_APPEND (256 * 1024)   /* one log append */
 #define CAP_JOB_LOG (4 * 1024 * 1024) /* a job's whole log */
@@ -42,6 +44,14 @@
 /* git/series.c: one patch of a series (refused before it is applied). */
 #define CAP_PATCH_FILES 10000       /* files one patch touches */
 #define CAP_PATCH_HUNK_LINES 100000 /* lines of one hunk, either side */
+/* A file a patch writes (a binary literal's size, git am's files), and
+ * all of them together: a small mail can hold a huge binary file. */
+#define CAP_PATCH_FILE_BYTES (64LL * 1024 * 1024)
+#define CAP_PATCH_BYTES (256LL * 1024 * 1024)
+/* git/am.c: the git children of one patch, together (then killed), and
+ * the heap each may have (RLIMIT_DATA). */
+#define CAP_GITAM_SECONDS 120
+#define CAP_GITAM_MEMORY (1024LL * 1024 * 1024)
 
 /* runners/profile.c: `perf report --stdio` text and the top-symbols blob. */
 #define CAP_PERF_REPORT (32 * 1024 * 1024)

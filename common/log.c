@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/redact.h"
 
 static const char *log_prog = "perfwatch";
 static int log_verbose;
@@ -48,6 +49,14 @@ log_vmsg(enum log_level lvl, const char *fmt, va_list ap)
 	if (r > 0)
 		n += (size_t)r < sizeof(line) - n - 1 ? (size_t)r
 		                                      : sizeof(line) - n - 2;
+	line[n] = '\0';
+	/* A URL's credentials never reach the log, whoever wrote the line. */
+	if (strstr(line, "://") != NULL) {
+		char clean[sizeof(line)];
+
+		n = redact_userinfo_into(clean, sizeof(clean) - 1, line);
+		memcpy(line, clean, n);
+	}
 	line[n++] = '\n';
 	(void)!write(STDERR_FILENO, line, n);
 }

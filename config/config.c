@@ -434,6 +434,8 @@ daemon_config_free(struct daemon_config *d)
 		return;
 	free(d->file);
 	free(d->listen);
+	free(d->tls_cert_file);
+	free(d->tls_key_file);
 	free(d->database);
 	free(d->mirrors);
 	free(d->public_url);
@@ -535,6 +537,8 @@ runner_config_free(struct runner_config *r)
 	free(r->file);
 	free(r->server);
 	free(r->name);
+	free(r->user);
+	free(r->ca_file);
 	free(r->token_file);
 	free(r->workdir);
 	free(r->kernel_tree);

@@ -179,6 +179,8 @@ struct daemon_config {
 	int64_t http_timeout_s;       /* default 30 */
 	int64_t http_max_body;        /* default 8M */
 	int64_t http_max_pack;        /* GET /api/v1/packs reply; 64M */
+	/* tls: HTTPS with this PEM certificate (chain) and key; NULL: HTTP */
+	char *tls_cert_file, *tls_key_file;
 	/* scheduler: (all optional) */
 	int64_t claim_wait_s; /* long-poll, default 30 */
 	int64_t lease_s;      /* default 60 */
@@ -289,6 +291,8 @@ struct runner_config {
 	char *file;
 	char *server, *name, *token_file, *workdir, *kernel_tree;
 	char *guest_dir; /* boot qemu: static guest binaries (docs/KERNEL.md) */
+	char *user; /* who runs builds and benchmarks; NULL: nobody as root */
+	char *ca_file; /* CA certificates of an https server; NULL: system */
 	enum cfg_boot boot;
 	struct strlist labels;
 	int64_t heartbeat_s; /* default 10 */

@@ -370,6 +370,13 @@ static const struct field http_fields[] = {
 static const struct schema http_schema = { 0, http_fields, NFIELDS(http_fields),
 	NULL };
 
+static const struct field tls_fields[] = {
+	STR("cert_file", struct daemon_config, tls_cert_file, 0, V_PATH),
+	STR("key_file", struct daemon_config, tls_key_file, 0, V_PATH),
+};
+static const struct schema tls_schema = { 0, tls_fields, NFIELDS(tls_fields),
+	NULL };
+
 static const struct field sched_fields[] = {
 	NUM("claim_wait", F_DURATION, struct daemon_config, claim_wait_s, "30s",
 	    1, 600),
@@ -431,6 +438,7 @@ static const struct field daemon_fields[] = {
 	    .sub = &runref_schema },
 	{ .key = "alerts", .type = F_SECTION, .sub = &alerts_schema },
 	{ .key = "http", .type = F_SECTION, .sub = &http_schema },
+	{ .key = "tls", .type = F_SECTION, .sub = &tls_schema },
 	{ .key = "scheduler", .type = F_SECTION, .sub = &sched_schema },
 };
 const struct schema cfg_i_daemon_schema = { sizeof(struct daemon_config),
@@ -452,4 +460,9 @@ cfg_i_check_daemon(
 		    "%lld is more than http.max_connections (%lld)",
 		    (long long)d->http_per_ip,
 		    (long long)d->http_max_connections);
+	if ((d->tls_cert_file == NULL) != (d->tls_key_file == NULL) &&
+	    (n = cfg_i_lookup(c, root, "tls", NULL)) != NULL)
+		cfg_i_nerr(c, n, "tls",
+		    "cert_file and key_file go together (%s is missing)",
+		    d->tls_cert_file == NULL ? "cert_file" : "key_file");
 }

@@ -68,6 +68,8 @@ static const struct field runner_fields[] = {
 	STR("workdir", struct runner_config, workdir, F_REQ, V_PATH),
 	STR("kernel_tree", struct runner_config, kernel_tree, 0, V_PATH),
 	STR("guest_dir", struct runner_config, guest_dir, 0, V_PATH),
+	STR("user", struct runner_config, user, 0, V_NAME),
+	STR("ca_file", struct runner_config, ca_file, 0, V_PATH),
 	{ .key = "boot",
 	    .type = F_ENUM,
 	    .off = offsetof(struct runner_config, boot),

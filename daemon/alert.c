@@ -12,6 +12,7 @@
 #include "common/caps.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/redact.h"
 #include "common/xalloc.h"
 #include "daemon/alert.h"
 #include "daemon/dconf.h"
@@ -583,8 +584,11 @@ deliver_hook(struct store *s, const struct daemon_config *dc,
 	memset(secret, 0, strlen(secret));
 	free(secret);
 	if (rc == 0) {
+		char *host = redact_url_host(a->target);
+
 		log_info("alert %lld: webhook %s delivered to %s",
-		    (long long)a->id, a->key, a->target);
+		    (long long)a->id, a->key, host);
+		free(host);
 		return store_alert_attempt(
 		    s, a->id, "sent", NULL, now, NULL, 0, now);
 	}

@@ -10,6 +10,7 @@
 #include "common/crypto.h"
 #include "common/http.h"
 #include "common/json.h"
+#include "common/redact.h"
 #include "common/xalloc.h"
 #include "daemon/alert.h"
 
@@ -169,7 +170,10 @@ alert_hook_post(const char *url, const char *secret, const char *event,
 	} else if (rep.status / 100 == 2) {
 		rc = 0;
 	} else {
-		err_set(e, "%s: HTTP %ld", url, rep.status);
+		char *host = redact_url_host(url);
+
+		err_set(e, "%s: HTTP %ld", host, rep.status);
+		free(host);
 		*retry_after_s = rep.status == 429 || rep.status >= 500
 		    ? rep.retry_after_s
 		    : -1;

@@ -3,10 +3,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -14,6 +15,8 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/clock.h"
+#include "common/files.h"
 #include "common/xalloc.h"
 #include "git/am.h"
 
@@ -47,33 +50,114 @@ git_env(const char *extra)
 	return env;
 }
 
+/* When the git children of the patch being applied must be done
+ * (clock_mono_s), and whether one was killed for it. */
+static _Thread_local double am_deadline;
+static _Thread_local int am_timed_out;
+static _Thread_local int am_too_big; /* one died of RLIMIT_FSIZE */
+
+/* argv0 as execve wants it: PATH looked up before fork (malloc'd). */
+static char *
+resolve(const char *argv0)
+{
+	const char *path = getenv("PATH"), *p, *c;
+
+	if (strchr(argv0, '/') != NULL)
+		return xstrdup(argv0);
+	for (p = path ? path : "/usr/bin:/bin"; *p; p = *c ? c + 1 : c) {
+		char *f;
+
+		c = strchr(p, ':');
+		if (c == NULL)
+			c = p + strlen(p);
+		f = xasprintf("%.*s/%s", (int)(c - p), p, argv0);
+		if (access(f, X_OK) == 0)
+			return f;
+		free(f);
+	}
+	return NULL;
+}
+
 /*
- * Runs argv (argv[0] looked up on PATH) with stdin from /dev/null and
- * stdout and stderr appended to LOG, EXTRA ("NAME=value", may be NULL)
- * added to git's environment: its exit status, or -1.
+ * Runs argv (argv[0] looked up on PATH) in a process group of its own
+ * with stdin from /dev/null and stdout and stderr appended to LOG, EXTRA
+ * ("NAME=value", may be NULL) added to git's environment, under the
+ * limits of an untrusted patch: files of at most CAP_PATCH_FILE_BYTES
+ * (RLIMIT_FSIZE), CAP_GITAM_MEMORY of heap (RLIMIT_DATA), and killed
+ * with its group at am_deadline.  Its exit status, or -1.
  */
 static int
 run_env(char *const argv[], const char *log, const char *extra)
 {
-	posix_spawn_file_actions_t fa;
 	char **env = git_env(extra);
-	pid_t pid;
-	int status, rc;
+	char *file = resolve(argv[0]);
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	int logfd = -1, nullfd = -1, status = 0, rc = -1;
+	pid_t pid = -1, w;
 
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(
-	    &fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
-	posix_spawn_file_actions_destroy(&fa);
+	if (file == NULL ||
+	    (logfd = open(
+	         log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0 ||
+	    (nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		goto out;
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit fs = { (rlim_t)CAP_PATCH_FILE_BYTES,
+			(rlim_t)CAP_PATCH_FILE_BYTES };
+		struct rlimit dt = { (rlim_t)CAP_GITAM_MEMORY,
+			(rlim_t)CAP_GITAM_MEMORY };
+
+		struct sigaction dfl;
+		sigset_t none;
+
+		/* Signals as a fresh process has them: a write past the
+		 * file-size limit kills git (SIGXFSZ), which tells it apart
+		 * from a conflict; the daemon's threads block some. */
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(SIGXFSZ, &dfl, NULL);
+		sigaction(SIGPIPE, &dfl, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (setpgid(0, 0) != 0 || dup2(nullfd, 0) < 0 ||
+		    dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0 ||
+		    setrlimit(RLIMIT_FSIZE, &fs) != 0 ||
+		    setrlimit(RLIMIT_DATA, &dt) != 0)
+			_exit(127);
+		execve(file, argv, env);
+		_exit(127);
+	}
+	if (pid < 0)
+		goto out;
+	for (;;) {
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			goto out;
+		if (am_deadline > 0 && clock_mono_s() > am_deadline) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			am_timed_out = 1;
+			goto out;
+		}
+		nanosleep(&tick, NULL);
+	}
+	/* What it left in its group (a merge helper) goes with it. */
+	kill(-pid, SIGKILL);
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ)
+		am_too_big = 1;
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+out:
+	if (logfd >= 0)
+		close(logfd);
+	if (nullfd >= 0)
+		close(nullfd);
+	free(file);
 	free(env);
-	if (rc != 0)
-		return -1;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return rc;
 }
 
 static int
@@ -246,6 +330,96 @@ fail_from_log(struct err *e, int code, const char *log, const char *what)
 	return err_setc(e, code, "%s: %s", what, last[0] ? last : "failed");
 }
 
+/*
+ * The files the patch wrote, as the new commit has them (ls-tree -l of
+ * the patch's paths): ERR_INVALID naming the first over
+ * CAP_PATCH_FILE_BYTES or where all go over CAP_PATCH_BYTES, -1 when
+ * git could not say, else 0.
+ */
+static int
+result_refusal(struct err *e, const char *wt, char *const *paths, size_t n,
+    const char *dir, const char *log)
+{
+	char **av = xcalloc(n + 10, sizeof(*av)), *out;
+	struct buf b = BUF_INIT(16 * 1024 * 1024);
+	long long total = 0;
+	size_t k = 0, i;
+	int r = 0;
+
+	av[k++] = "git";
+	av[k++] = "-C";
+	av[k++] = (char *)wt;
+	av[k++] = "ls-tree";
+	av[k++] = "-r";
+	av[k++] = "-l";
+	av[k++] = "-z";
+	av[k++] = "HEAD";
+	av[k++] = "--";
+	for (i = 0; i < n; i++)
+		av[k++] = paths[i];
+	av[k] = NULL;
+	out = xasprintf("%s/sizes", dir);
+	if (run(av, out) != 0 || files_read(&b, out, b.max) != 0) {
+		r = fail_from_log(e, -1, log, "git ls-tree");
+		goto done;
+	}
+	/* "MODE TYPE SHA SIZE\tPATH\0" (SIZE "-" for a submodule) */
+	for (i = 0; i < b.len && r == 0;) {
+		const char *rec = b.data + i,
+		           *tab = memchr(rec, '\t', b.len - i);
+		const char *sz;
+		long long v;
+
+		if (tab == NULL)
+			break;
+		for (sz = tab; sz > rec && sz[-1] != ' '; sz--)
+			;
+		v = strtoll(sz, NULL, 10);
+		total += v;
+		if (v > CAP_PATCH_FILE_BYTES || total > CAP_PATCH_BYTES)
+			r = err_setc(e, ERR_INVALID,
+			    "git am: %.200s would be %lld bytes%s, more than "
+			    "the %lld %s",
+			    tab + 1, v,
+			    v > CAP_PATCH_FILE_BYTES ? "" : " (all)",
+			    v > CAP_PATCH_FILE_BYTES ? CAP_PATCH_FILE_BYTES
+			                             : CAP_PATCH_BYTES,
+			    v > CAP_PATCH_FILE_BYTES
+			        ? "a patched file may have"
+			        : "the files of one patch may have");
+		i = (size_t)(tab - b.data) + strlen(tab) + 1;
+	}
+done:
+	unlink(out);
+	free(out);
+	free(av);
+	buf_release(&b);
+	return r;
+}
+
+/* Why git am failed, when it was a limit of an untrusted patch. */
+static int
+limit_refusal(struct err *e, const char *log)
+{
+	struct buf b = BUF_INIT(1024 * 1024);
+	int r = 0;
+
+	if (am_timed_out)
+		r = err_setc(e, ERR_INVALID,
+		    "git am: the patch took more than %d s to apply (killed)",
+		    CAP_GITAM_SECONDS);
+	else if (am_too_big ||
+	    (files_read(&b, log, b.max) == 0 &&
+	        strstr(b.data, "File too large") != NULL) ||
+	    (b.len > 0 && strstr(b.data, "Out of memory") != NULL))
+		r = err_setc(e, ERR_INVALID,
+		    "git am: the patch needs more than one patch may have "
+		    "(files of %lld bytes, %lld bytes of memory)",
+		    CAP_PATCH_FILE_BYTES, CAP_GITAM_MEMORY);
+	buf_release(&b);
+	return r;
+}
+
 int
 gitam_apply(char out[GITM_SHA_SIZE], const char *gitdir, const char *parent,
     const struct gitm_patch *p, struct err *e)
@@ -259,6 +433,9 @@ gitam_apply(char out[GITM_SHA_SIZE], const char *gitdir, const char *parent,
 	int r = -1;
 
 	out[0] = '\0';
+	am_deadline = clock_mono_s() + CAP_GITAM_SECONDS;
+	am_timed_out = 0;
+	am_too_big = 0;
 	dir = xasprintf("%s/perfwatch-am.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(dir) == NULL) {
 		err_set(e, "git am: scratch directory %s: %s", dir,
@@ -321,11 +498,20 @@ gitam_apply(char out[GITM_SHA_SIZE], const char *gitdir, const char *parent,
 		}
 		run(ci, log);
 		if (run(am, log) != 0) {
-			r = fail_from_log(
-			    e, ERR_CONFLICT, log, "git am --3way failed too");
+			if ((r = limit_refusal(e, log)) == 0)
+				r = fail_from_log(e, ERR_CONFLICT, log,
+				    "git am --3way failed too");
+			am_deadline = 0;
 			run(abort_am, log);
 			goto remove;
 		}
+		if ((r = result_refusal(e, wt, ci + 7, np - 7, dir, log)) !=
+		    0) {
+			if (r == -1 && am_timed_out)
+				r = limit_refusal(e, log);
+			goto remove;
+		}
+		r = -1;
 		/* The author exactly as the mail said (git mailinfo takes the
 		 * first word with an '@' anywhere in From: as the address),
 		 * and the committer at the author's date. */
@@ -346,9 +532,11 @@ gitam_apply(char out[GITM_SHA_SIZE], const char *gitdir, const char *parent,
 		fclose(f);
 	}
 remove : {
+	/* Cleaning up is ours, not the patch's: no deadline. */
 	char *rm[] = { "git", gd, "worktree", "remove", "--force", wt, NULL };
 	char *prune[] = { "git", gd, "worktree", "prune", NULL };
 
+	am_deadline = 0;
 	if (run(rm, log) != 0)
 		run(prune, log);
 }

@@ -199,6 +199,60 @@ has_line(const char *text, size_t len, const char *line)
 }
 
 /*
+ * The binary files a patch writes, by the sizes its "literal N" and
+ * "delta N" lines declare (what git inflates, before it writes the
+ * file): ERR_INVALID naming the file when one is over
+ * CAP_PATCH_FILE_BYTES or all are over CAP_PATCH_BYTES, else 0.  Checked
+ * before either applier runs, so a small mail holding a huge file is
+ * refused without inflating it.
+ */
+static int
+binary_refusal(struct gitm_repo *r, const struct gitm_patch *p)
+{
+	const char *s = p->diff, *end = p->diff + p->len;
+	char path[256] = "";
+	long long total = 0;
+
+	while (s < end) {
+		const char *eol = memchr(s, '\n', (size_t)(end - s));
+		size_t n = eol ? (size_t)(eol - s) : (size_t)(end - s);
+		const char *num = NULL;
+
+		if (n > 13 && strncmp(s, "diff --git a/", 13) == 0)
+			snprintf(path, sizeof(path), "%.*s",
+			    (int)strcspn(s + 13, " \n"), s + 13);
+		else if (n > 8 && strncmp(s, "literal ", 8) == 0)
+			num = s + 8;
+		else if (n > 6 && strncmp(s, "delta ", 6) == 0)
+			num = s + 6;
+		if (num != NULL) {
+			long long v = 0;
+
+			while (num < s + n && *num >= '0' && *num <= '9' &&
+			    v <= CAP_PATCH_BYTES)
+				v = v * 10 + (*num++ - '0');
+			total += v;
+			gitm_i_sanitize(path);
+			if (v > CAP_PATCH_FILE_BYTES)
+				return err_setc(&r->err, ERR_INVALID,
+				    "tree %s: the patch's binary file %s is "
+				    "%s%lld bytes, more than the %lld a "
+				    "patched file may have",
+				    r->name, path,
+				    v > CAP_PATCH_BYTES ? "over " : "", v,
+				    (long long)CAP_PATCH_FILE_BYTES);
+			if (total > CAP_PATCH_BYTES)
+				return err_setc(&r->err, ERR_INVALID,
+				    "tree %s: the patch's binary files are "
+				    "over %lld bytes in all (at %s)",
+				    r->name, (long long)CAP_PATCH_BYTES, path);
+		}
+		s += n + 1;
+	}
+	return 0;
+}
+
+/*
  * A symlink the patch makes (or changes) whose target, its one added
  * line, is absolute or climbs out of the tree: ERR_INVALID, else 0.
  */
@@ -396,6 +450,8 @@ gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
 		 * of a "literal 3"); git's own apply refuses one, so a
 		 * binary patch goes to git am, as one libgit2 cannot apply. */
 		if (has_line(p->diff, p->len, "GIT binary patch")) {
+			if ((rc = binary_refusal(r, p)) != 0)
+				goto next;
 			rc = err_setc(&r->err, ERR_CONFLICT,
 			    "tree %s: a binary patch (left to git am)",
 			    r->name);

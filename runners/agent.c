@@ -23,6 +23,7 @@
 #include "common/files.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/redact.h"
 #include "common/rounds.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
@@ -40,6 +41,7 @@
 #include "runners/perfstat.h"
 #include "runners/profile.h"
 #include "runners/qemu.h"
+#include "runners/runas.h"
 #include "runners/spool.h"
 #include "runners/telemetry.h"
 
@@ -87,6 +89,8 @@ struct agent {
 	json_t *kfacts;
 	/* boot: qemu: KVM or TCG, decided once per process (qemu.h). */
 	struct qemu_accel accel;
+	/* Who runs builds and benchmarks (runner.yaml user). */
+	struct runas ra;
 };
 
 /* ---- helpers ---- */
@@ -939,6 +943,7 @@ bench_spec(struct exec_spec *spec, struct agent *a, const struct job *j,
 	spec->cancel = &a->kill;
 	spec->procs_fds = pl->fds;
 	spec->n_procs_fds = pl->nfds;
+	spec->user = runas_user(&a->ra);
 }
 
 /*
@@ -1112,7 +1117,12 @@ prepare_tree(
 	struct checkout_pack pk = { a->cl, j->tree_pack };
 	size_t packed = 0;
 
-	job_log(a, j->id, "checkout %s at %s", j->tree_url, j->tree_commit);
+	{
+		char *shown = redact_userinfo(j->tree_url);
+
+		job_log(a, j->id, "checkout %s at %s", shown, j->tree_commit);
+		free(shown);
+	}
 	if (checkout_prepare(&packed, a->cfg->workdir, j->tree_url,
 	        j->tree_commit, &pk, scratch, &e) != 0) {
 		buf_printf(why, "checkout failed: %s", err_msg(&e));
@@ -1125,6 +1135,10 @@ prepare_tree(
 		    j->tree_commit, packed);
 	job_log(
 	    a, j->id, "checked out in %" PRId64 " ms", clock_mono_ms() - t0);
+	if (runas_own(runas_user(&a->ra), scratch, &e) != 0) {
+		buf_printf(why, "checkout failed: %s", err_msg(&e));
+		return -1;
+	}
 	if (j->build.n == 0)
 		return 0;
 	if (render(&bargv, &j->build, j, scratch, a->cfg->name, 0, why,
@@ -1132,6 +1146,7 @@ prepare_tree(
 		return -1;
 	spec = EXEC_SPEC_INIT(bargv);
 	spec.cwd = scratch;
+	spec.user = runas_user(&a->ra);
 	spec.timeout_ms = j->timeout_s * 1000;
 	spec.out_max = CAP_LOG_APPEND / 4;
 	spec.err_max = CAP_LOG_APPEND / 4;
@@ -1591,6 +1606,7 @@ run_kernel_job(struct agent *a, struct job *j, json_t *jo, const char *scratch,
 	kr.instance = j->instance;
 	kr.timeout_ms = j->build_timeout_s * 1000;
 	kr.cancel = &a->kill;
+	kr.user = runas_user(&a->ra);
 	kr.log = kernel_log;
 	kr.arg = a;
 	set_progress_text(a, "build");
@@ -1764,8 +1780,10 @@ side_open(struct agent *a, struct side *sd, json_t *jo, size_t raw_max)
 		sd->what = kept_what(&sd->j);
 	if (sd->j.kernel == NULL)
 		sd->kept = keep_take(a->jobs_dir, sd->j.id, sd->what);
-	if (files_mkdir_p(sd->scratch) != 0) {
-		buf_printf(&why, "%s: mkdir: %s", sd->scratch, strerror(errno));
+	if (files_mkdir_p(sd->scratch) != 0 ||
+	    runas_own(runas_user(&a->ra), sd->scratch, &e) != 0) {
+		buf_printf(&why, "%s: %s", sd->scratch,
+		    e.set ? err_msg(&e) : strerror(errno));
 		finish(a, sd->j.id, "failure", why.data);
 		goto out;
 	}
@@ -1839,6 +1857,7 @@ side_server_start(
 		return 0;
 	spec = EXEC_SPEC_INIT(sd->sargv);
 	spec.cwd = sd->scratch;
+	spec.user = runas_user(&a->ra);
 	spec.procs_fds = pl->fds;
 	spec.n_procs_fds = pl->nfds;
 	if (host_job_run_begin(hj, 1, &e) != 0 ||
@@ -2363,6 +2382,8 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	a.hb_cl = client_new(cfg->server, token);
 	client_set_stop(a.cl, stop);
 	client_set_stop(a.hb_cl, stop);
+	client_set_ca(a.cl, cfg->ca_file);
+	client_set_ca(a.hb_cl, cfg->ca_file);
 	atomic_init(&a.kill, 0);
 	pthread_mutex_init(&a.mu, NULL);
 	pthread_condattr_init(&ca);
@@ -2384,7 +2405,12 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	spool_dir = xasprintf("%s/spool", cfg->workdir);
 	a.jobs_dir = xasprintf("%s/jobs", cfg->workdir);
 	if (spool_open(&a.spool, spool_dir, &e) != 0 ||
-	    files_mkdir_p(a.jobs_dir) != 0) {
+	    files_mkdir_p(a.jobs_dir) != 0 ||
+	    runas_init(&a.ra, cfg->user, &e) != 0 ||
+	    runas_reachable(runas_user(&a.ra), cfg->workdir, &e) != 0 ||
+	    runas_traverse(runas_user(&a.ra), cfg->workdir, &e) != 0 ||
+	    runas_traverse(runas_user(&a.ra), a.jobs_dir, &e) != 0 ||
+	    runas_private(runas_user(&a.ra), spool_dir, &e) != 0) {
 		log_warnx("workdir %s: %s", cfg->workdir,
 		    e.set ? err_msg(&e) : strerror(errno));
 		ret = 1;
@@ -2473,6 +2499,7 @@ out:
 	spool_free(a.spool);
 	free(spool_dir);
 	free(a.jobs_dir);
+	runas_release(&a.ra);
 	cgroup_sys_release(&a.cgs);
 	return ret;
 }

@@ -32,6 +32,13 @@ client_new(const char *server, const char *token)
 }
 
 void
+client_set_ca(struct client *c, const char *path)
+{
+	if (path != NULL)
+		http_set_cainfo(c->http, path);
+}
+
+void
 client_free(struct client *c)
 {
 	if (c == NULL)

@@ -27,6 +27,9 @@ struct client *client_new(const char *server, const char *token);
 void client_free(struct client *); /* NULL ok */
 const char *client_errmsg(const struct client *);
 /* A flag that aborts transfers and retry sleeps (the runner's SIGTERM). */
+/* The CA certificates an https server is verified against (a private
+ * CA; runner.yaml ca_file); NULL: the system's. */
+void client_set_ca(struct client *, const char *path);
 void client_set_stop(struct client *, const atomic_int *stop);
 
 /*

@@ -12,12 +12,14 @@
 #define _GNU_SOURCE /* posix_spawn_file_actions_addchdir_np */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,11 +81,57 @@ resolve(const char *argv0)
  * execs.  A failing step sends its errno and step number through a
  * CLOEXEC pipe, so the parent reports it as a spawn error.
  */
+/*
+ * The environment of a command run as s->user: env (or the runner's)
+ * with HOME, USER and LOGNAME replaced.  Made before fork: the child of
+ * a threaded process may not allocate.
+ */
+static char **
+user_env(const struct exec_spec *s)
+{
+	char *const *env = s->env != NULL ? s->env : environ;
+	static const char *const drop[] = { "HOME=", "USER=", "LOGNAME=" };
+	size_t n = 0, k = 0, i, d;
+	char **out;
+
+	while (env[n] != NULL)
+		n++;
+	out = xcalloc(n + 4, sizeof(*out));
+	for (i = 0; i < n; i++) {
+		for (d = 0; d < 3; d++)
+			if (strncmp(env[i], drop[d], strlen(drop[d])) == 0)
+				break;
+		if (d == 3)
+			out[k++] = xstrdup(env[i]);
+	}
+	out[k++] = xasprintf("HOME=%s", s->user->home);
+	out[k++] = xasprintf("USER=%s", s->user->name);
+	out[k++] = xasprintf("LOGNAME=%s", s->user->name);
+	out[k] = NULL;
+	return out;
+}
+
+static void
+env_free(char **env)
+{
+	size_t i;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* Added to a step-4 errno so spawn tells a failed user switch apart. */
+#define EXEC_USER_ERR 100000
+
 static int
 fork_exec(pid_t *out, const struct exec_spec *s, const int *reset,
     size_t nreset, int po1, int pe1)
 {
-	char *const *envp = s->env != NULL ? s->env : environ;
+	char **uenv = s->user != NULL ? user_env(s) : NULL;
+	char *const *envp = uenv != NULL ? uenv
+	    : s->env != NULL             ? s->env
+	                                 : environ;
 	char *file = resolve(s->argv[0]);
 	int rep[2], msg[2] = { 0, 0 };
 	sigset_t none;
@@ -91,10 +139,13 @@ fork_exec(pid_t *out, const struct exec_spec *s, const int *reset,
 	pid_t pid;
 	size_t i;
 
-	if (file == NULL)
+	if (file == NULL) {
+		env_free(uenv);
 		return ENOENT;
+	}
 	if (pipe2(rep, O_CLOEXEC) == -1) {
 		free(file);
+		env_free(uenv);
 		return errno;
 	}
 	sigemptyset(&none);
@@ -125,6 +176,12 @@ fork_exec(pid_t *out, const struct exec_spec *s, const int *reset,
 			if (write(s->procs_fds[k], "0", 1) != 1)
 				goto fail;
 		step = 4;
+		if (s->user != NULL &&
+		    (setgroups(0, NULL) == -1 || setgid(s->user->gid) == -1 ||
+		        setuid(s->user->uid) == -1 || setuid(0) != -1 ||
+		        prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) == -1))
+			goto fail;
+		step = 5;
 		execve(file, s->argv, envp);
 	fail:
 		msg[0] = errno;
@@ -134,6 +191,7 @@ fork_exec(pid_t *out, const struct exec_spec *s, const int *reset,
 		_exit(127);
 	}
 	free(file);
+	env_free(uenv);
 	close(rep[1]);
 	if (pid == -1) {
 		msg[0] = errno;
@@ -147,7 +205,10 @@ fork_exec(pid_t *out, const struct exec_spec *s, const int *reset,
 	*out = pid;
 	if (n == (ssize_t)sizeof(msg)) {
 		waitpid(pid, NULL, 0);
-		/* Step 3 (cgroup) errors are told apart by the caller. */
+		/* Step 3 (cgroup) and 4 (user) errors are told apart by
+		 * the caller. */
+		if (msg[1] == 4)
+			return -(msg[0] != 0 ? msg[0] : EPERM) - EXEC_USER_ERR;
 		return msg[1] == 3 ? -msg[0] : msg[0];
 	}
 	return 0;
@@ -207,7 +268,7 @@ spawn(pid_t *pid, int *outfd, int *errfd, const struct exec_spec *s,
 	    POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
 	        POSIX_SPAWN_SETSIGMASK);
 
-	if (s->n_procs_fds > 0)
+	if (s->n_procs_fds > 0 || s->user != NULL)
 		rc = fork_exec(pid, s, reset, sizeof(reset) / sizeof(reset[0]),
 		    capture ? po[1] : -1, capture ? pe[1] : -1);
 	else
@@ -217,6 +278,13 @@ spawn(pid_t *pid, int *outfd, int *errfd, const struct exec_spec *s,
 	posix_spawnattr_destroy(&at);
 	close_fd(&po[1]);
 	close_fd(&pe[1]);
+	if (rc <= -EXEC_USER_ERR) {
+		close_fd(&po[0]);
+		close_fd(&pe[0]);
+		return err_set(e, "%s: cannot run as user %s (uid %ld): %s",
+		    s->argv[0], s->user->name, (long)s->user->uid,
+		    strerror(-rc - EXEC_USER_ERR));
+	}
 	if (rc < 0) {
 		close_fd(&po[0]);
 		close_fd(&pe[0]);

@@ -27,6 +27,13 @@
 
 struct exec_result;
 
+/* Who runs a command the runner does not trust (runner.yaml `user`). */
+struct exec_user {
+	uid_t uid;
+	gid_t gid;
+	const char *name, *home; /* USER/LOGNAME and HOME of the command */
+};
+
 struct exec_spec {
 	char *const *argv;       /* argv[0] looked up in PATH; NULL-ended */
 	const char *cwd;         /* NULL: the runner's own */
@@ -47,6 +54,14 @@ struct exec_spec {
 	 */
 	const int *procs_fds;
 	int n_procs_fds;
+	/*
+	 * NULL: the command runs as the runner.  Else the child, after
+	 * joining its cgroups (which needs the runner's rights), drops
+	 * every supplementary group, takes user's gid and uid, sets
+	 * no_new_privs (no set-uid program gives them back) and runs with
+	 * HOME, USER and LOGNAME of user; started by fork + execve.
+	 */
+	const struct exec_user *user;
 	/*
 	 * exec_run only (may be NULL): called about every progress_ms with
 	 * the output so far, so a long build's log can be streamed.

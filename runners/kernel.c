@@ -22,6 +22,7 @@
 #include "runners/cgroup.h"
 #include "runners/exec.h"
 #include "runners/kernel.h"
+#include "runners/runas.h"
 
 #define OBJ "pw-obj"               /* make O=, inside src/ */
 #define STEP_OUT_MAX (1024 * 1024) /* output kept per step */
@@ -367,6 +368,26 @@ step(const struct kernel_req *rq, char *const *argv, const char *cwd,
 	double t0 = clock_mono_s();
 	int rc;
 
+	if (rq->user != NULL) {
+		char *obj = xasprintf("%s/" OBJ, cwd),
+		     *cc = xasprintf("%s/ccache", rq->kdir);
+		int bad = (files_mkdir_p(obj) != 0 || files_mkdir_p(cc) != 0)
+		    ? errno
+		    : 0;
+
+		if (bad == 0 &&
+		    (runas_own(rq->user, obj, &e) != 0 ||
+		        runas_own(rq->user, cc, &e) != 0))
+			bad = -1;
+		free(obj);
+		free(cc);
+		if (bad != 0) {
+			buf_printf(why, "%s: %s", what,
+			    bad > 0 ? strerror(bad) : err_msg(&e));
+			return -1;
+		}
+	}
+	s.user = rq->user;
 	s.progress = rq->log != NULL ? stream_more : NULL;
 	s.progress_arg = &st;
 	s.progress_ms = STREAM_MS;

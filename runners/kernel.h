@@ -52,6 +52,10 @@ struct kernel_req {
 	const char *instance; /* the daemon's instance id, NULL: none */
 	int64_t timeout_ms;
 	const atomic_int *cancel;
+	/* Who runs the tree's make and merge_config.sh (runners/runas.h):
+	 * the object directory and the ccache are given to it; NULL: the
+	 * runner itself. */
+	const struct exec_user *user;
 	/* Step logs (build output tails); may be NULL. */
 	void (*log)(void *arg, const char *text);
 	void *arg;

@@ -23,6 +23,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/workq.h"
@@ -408,18 +409,14 @@ api_route_find(const char *method, const char *path, int64_t id[2],
 	return NULL;
 }
 
-/* Authorisation, before the route's handler: 0, or -1 after replying
+/* The bearer token against the route's role: 0, or -1 after replying
  * 401/403. */
 static int
-authorise(struct ctx *x, enum auth need)
+authorise_token(struct ctx *x, enum auth need)
 {
 	const char *tok;
 	int who;
 
-	if (need == AUTH_NONE)
-		return 0;
-	if (need == AUTH_SESSION)
-		return web_session_ok(x);
 	if ((tok = reply_bearer(x->r)) == NULL)
 		return -1;
 	who = dconf_auth(x->conf, tok, &x->runner);
@@ -438,11 +435,25 @@ authorise(struct ctx *x, enum auth need)
 	return 0;
 }
 
+/* Authorisation, before the route's handler: 0, or -1 after replying
+ * 401/403. */
+static int
+authorise(struct ctx *x, enum auth need)
+{
+	if (need == AUTH_NONE)
+		return 0;
+	if (need == AUTH_SESSION)
+		return web_session_ok(x);
+	return authorise_token(x, need);
+}
+
 /*
- * The body an API route takes: a small JSON object, except the run
+ * The body a route takes, decided on its head: a GET none; the run
  * upload (raw output, host state, profile), the log append, the submit
- * (an inline job_yaml) and the series mbox, which take up to
- * http.max_body.  The dashboard's forms cap their fields themselves.
+ * (an inline job_yaml) and the series mbox up to http.max_body (all need
+ * a token, checked before the body is read); the login form, the one
+ * anonymous POST, a few form fields; every other route a small JSON
+ * object or form.
  */
 static size_t
 route_body_cap(const struct route *rt)
@@ -451,12 +462,80 @@ route_body_cap(const struct route *rt)
 		"/api/v1/jobs/#/log", "/api/v1/submit", "/api/v1/series" };
 	size_t i;
 
-	if (rt->page)
-		return SIZE_MAX;
+	if (strcmp(rt->method, "GET") == 0)
+		return 0;
+	if (rt->auth == AUTH_NONE)
+		return (size_t)CAP_HTTP_ANON_BODY;
 	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++)
-		if (strcmp(rt->pattern, big[i]) == 0)
+		if (!rt->page && strcmp(rt->pattern, big[i]) == 0)
 			return SIZE_MAX;
 	return (size_t)CAP_HTTP_SMALL_BODY;
+}
+
+/* The route of the request, or NULL after replying 404/405. */
+static const struct route *
+route_of(struct ctx *x)
+{
+	const struct route *rt;
+	int status;
+
+	rt = api_route_find(
+	    httpd_method(x->r), httpd_path(x->r), x->id, &x->rest, &status);
+	if (rt == NULL && status == 405)
+		api_reply_err(
+		    x, 405, "method %s not allowed here", httpd_method(x->r));
+	else if (rt == NULL)
+		api_reply_err(x, 404, "no route %s", httpd_path(x->r));
+	return rt;
+}
+
+/*
+ * The request's head (httpd_opts.head), before any body byte is read:
+ * the route and method (404/405), the token of a token route and the
+ * login session of a form route (401/403) are decided here, so nobody
+ * without them makes the daemon buffer a body; the reply is the
+ * route's body cap, which httpd applies to Content-Length and to the
+ * bytes as they come.  handle() checks all of it again on the whole
+ * request.
+ */
+static size_t
+head(struct httpd_req *r, void *arg)
+{
+	struct ctx x;
+	const struct route *rt;
+	int ok;
+	size_t cap = 0;
+
+	memset(&x, 0, sizeof(x));
+	x.a = arg;
+	x.r = r;
+	x.conf = conf_get(x.a);
+	x.now = api_now_s();
+	if ((rt = route_of(&x)) == NULL)
+		goto out;
+	if (rt->auth == AUTH_RUNNER || rt->auth == AUTH_ADMIN) {
+		if (authorise_token(&x, rt->auth) == -1)
+			goto out;
+	} else if (rt->auth == AUTH_SESSION) {
+		web_begin(&x);
+		ok = web_session_head_ok(&x);
+		web_end(&x);
+		if (ok == -1)
+			goto out;
+	}
+	cap = route_body_cap(rt);
+	{
+		const char *cl = httpd_header(r, "Content-Length");
+		unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+
+		if (cap != SIZE_MAX && n > cap)
+			api_reply_err(&x, 413,
+			    "body: %llu bytes, more than the %zu %s %s takes",
+			    n, cap, rt->method, rt->pattern);
+	}
+out:
+	dconf_unref(x.conf);
+	return cap;
 }
 
 /*
@@ -572,7 +651,7 @@ handle(struct httpd_req *r, void *arg)
 	struct buf key = BUF_INIT(CAP_HTTP_PATH + 64 * 1024);
 	enum api_answer how = API_RENDERED;
 	double wall0 = clock_mono_s(), cpu0 = clock_thread_cpu_s();
-	int status, cacheable, parked = 0;
+	int cacheable, parked = 0;
 
 	/* A request parked on a render (render_pool_park) is answered
 	 * now. */
@@ -585,16 +664,8 @@ handle(struct httpd_req *r, void *arg)
 	x.conf = conf_get(x.a);
 	x.now = api_now_s();
 	x.online_s = 3 * api_heartbeat_s(x.conf);
-	rt = api_route_find(
-	    httpd_method(r), httpd_path(r), x.id, &x.rest, &status);
-	if (rt == NULL) {
-		if (status == 405)
-			api_reply_err(&x, 405, "method %s not allowed here",
-			    httpd_method(r));
-		else
-			api_reply_err(&x, 404, "no route %s", httpd_path(r));
+	if ((rt = route_of(&x)) == NULL)
 		goto out;
-	}
 	/* A page's session is read first: its auth, headers and forms
 	 * depend on it. */
 	if (rt->page)
@@ -740,6 +811,8 @@ api_listen(struct api *a, struct err *e)
 {
 	const struct daemon_config *dc = a->conf->dc;
 	struct httpd_opts o;
+	struct buf cert = BUF_INIT(1 << 20), key = BUF_INIT(1 << 20);
+	int rc = -1;
 
 	memset(&o, 0, sizeof(o));
 	o.listen = dc->listen;
@@ -748,9 +821,22 @@ api_listen(struct api *a, struct err *e)
 	o.per_ip = (unsigned)dc->http_per_ip;
 	o.timeout_s = (unsigned)dc->http_timeout_s;
 	o.max_body = (size_t)dc->http_max_body;
+	o.head = head;
+	if (dc->tls_cert_file != NULL && dc->tls_key_file != NULL) {
+		if (files_read(&cert, dc->tls_cert_file, 1 << 20) != 0 ||
+		    files_read(&key, dc->tls_key_file, 1 << 20) != 0) {
+			err_set(e, "tls: %s: %s",
+			    cert.len == 0 ? dc->tls_cert_file
+			                  : dc->tls_key_file,
+			    strerror(errno));
+			goto out;
+		}
+		o.tls_cert = cert.data;
+		o.tls_key = key.data;
+	}
 	if (a->batch == NULL &&
 	    store_batch_start(&a->batch, a->dbpath, e) == -1)
-		return -1;
+		goto out;
 	/* Cache misses render here, a thread a CPU (at most 8), off the
 	 * event threads (render_pool_park). */
 	if (a->renders == NULL) {
@@ -758,7 +844,13 @@ api_listen(struct api *a, struct err *e)
 
 		a->renders = workq_new(n < 1 ? 1 : n > 8 ? 8 : (int)n);
 	}
-	return httpd_start(&a->httpd, &o, handle, done, a, e);
+	rc = httpd_start(&a->httpd, &o, handle, done, a, e);
+out:
+	buf_release(&cert);
+	if (key.len > 0)
+		memset(key.data, 0, key.len);
+	buf_release(&key);
+	return rc;
 }
 
 int

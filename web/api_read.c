@@ -13,6 +13,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/json.h"
+#include "common/redact.h"
 #include "common/xalloc.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
@@ -291,11 +292,14 @@ api_trees_json(struct store *s, const struct daemon_config *dc,
 				break;
 		}
 		if (k == json_array_size(arr)) {
+			char *url = redact_userinfo(dc->trees[i].url);
+
 			t = json_pack("{s:s, s:s, s:n, s:n, s:n, s:i, s:n, "
 			              "s:i, s:[]}",
-			    "name", dc->trees[i].name, "url", dc->trees[i].url,
-			    "last_fetch", "last_ok", "last_error", "failures",
-			    0, "next_fetch", "commits", 0, "branches");
+			    "name", dc->trees[i].name, "url", url, "last_fetch",
+			    "last_ok", "last_error", "failures", 0,
+			    "next_fetch", "commits", 0, "branches");
+			free(url);
 			json_array_append_new(arr, t);
 		}
 		json_object_set_new(t, "watched", json_true());

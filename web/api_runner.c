@@ -80,6 +80,30 @@ check_inventory(struct ctx *x, json_t *inv)
 	return 0;
 }
 
+static int
+check_reported_labels(struct ctx *x, json_t *v)
+{
+	size_t i;
+
+	if (!json_is_array(v) || json_array_size(v) > 64) {
+		api_reply_err(x, 400,
+		    "field 'labels': expected an array of at most 64 strings");
+		return -1;
+	}
+	for (i = 0; i < json_array_size(v); i++) {
+		json_t *l = json_array_get(v, i);
+
+		if (!json_is_string(l) || json_string_length(l) == 0 ||
+		    json_string_length(l) > CAP_NAME) {
+			api_reply_err(x, 400,
+			    "field 'labels[%zu]': expected a non-empty string",
+			    i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 void
 api_runner_register(struct ctx *x)
 {
@@ -87,7 +111,7 @@ api_runner_register(struct ctx *x)
 		NULL };
 	const struct cfg_runner_ref *ref = x->runner->ref;
 	const char *name = NULL;
-	json_t *labels, *inv, *v;
+	json_t *labels, *inv, *reported;
 	char *ltext, *itext;
 	int64_t id = 0;
 	size_t i;
@@ -104,37 +128,17 @@ api_runner_register(struct ctx *x)
 		    name);
 		return;
 	}
+	/* Scheduling trusts only the daemon's configuration for this token:
+	 * labels the runner reports are checked and kept in its inventory
+	 * (shown on /hosts), but never widen the jobs it may claim. */
 	labels = json_array();
 	for (i = 0; i < ref->labels.n; i++)
 		json_array_append_new(labels, json_string(ref->labels.v[i]));
-	v = json_object_get(x->body, "labels");
-	if (v != NULL && !json_is_null(v)) {
-		if (!json_is_array(v) || json_array_size(v) > 64) {
-			json_decref(labels);
-			api_reply_err(x, 400,
-			    "field 'labels': expected an array of at most 64 "
-			    "strings");
-			return;
-		}
-		for (i = 0; i < json_array_size(v); i++) {
-			json_t *l = json_array_get(v, i);
-			size_t k;
-
-			if (!json_is_string(l) || json_string_length(l) == 0 ||
-			    json_string_length(l) > CAP_NAME) {
-				json_decref(labels);
-				api_reply_err(x, 400,
-				    "field 'labels[%zu]': expected a "
-				    "non-empty string",
-				    i);
-				return;
-			}
-			for (k = 0; k < json_array_size(labels); k++)
-				if (json_equal(json_array_get(labels, k), l))
-					break;
-			if (k == json_array_size(labels))
-				json_array_append(labels, l);
-		}
+	reported = json_object_get(x->body, "labels");
+	if (reported != NULL && !json_is_null(reported) &&
+	    check_reported_labels(x, reported) == -1) {
+		json_decref(labels);
+		return;
 	}
 	inv = json_object_get(x->body, "inventory");
 	if (inv == NULL || json_is_null(inv)) {
@@ -144,8 +148,11 @@ api_runner_register(struct ctx *x)
 			json_decref(labels);
 			return;
 		}
-		json_incref(inv);
+		inv = json_deep_copy(inv);
 	}
+	if (reported != NULL && json_is_array(reported) &&
+	    json_array_size(reported) > 0)
+		json_object_set(inv, "reported_labels", reported);
 	ltext = pwjson_dump(labels);
 	itext = pwjson_dump(inv);
 	r = store_host_register(x->s, &id, name, ltext, itext, api_now_s());

@@ -25,9 +25,12 @@ struct httpd {
 	struct MHD_Daemon *d;
 	httpd_handler handler;
 	httpd_done done;
+	size_t (*head)(struct httpd_req *, void *arg);
 	void *arg;
 	size_t max_body; /* __atomic: a reload may change it */
 	int port;
+	int tls;
+	char *cert, *key;  /* PEM, kept while the server runs */
 	unsigned inflight; /* __atomic */
 	int stopping;      /* __atomic */
 };
@@ -38,6 +41,7 @@ struct httpd_req {
 	char *method, *path;
 	struct buf body;
 	int too_big;
+	int route_cap; /* body.max is the route's cap, below max_body */
 	int calls;
 	int parked;
 	void *slot;
@@ -161,13 +165,18 @@ head_refusal(struct MHD_Connection *c, const char *url, char *msg, size_t len)
 	return 0;
 }
 
-/* The 413 of a body over http.max_body, naming the cap. */
+/* The 413 of a body over http.max_body or the route's own cap, naming
+ * the cap. */
 static void
 reply_too_big(struct httpd_req *r, size_t max)
 {
-	char *msg = xasprintf("{\"error\":\"request body too large: more "
-	                      "than http.max_body (%zu bytes)\"}",
-	    max);
+	char *msg = r->route_cap
+	    ? xasprintf("{\"error\":\"request body too large: more than "
+	                "the %zu bytes this route takes\"}",
+	          max)
+	    : xasprintf("{\"error\":\"request body too large: more "
+	                "than http.max_body (%zu bytes)\"}",
+	          max);
 
 	set_reply(r, 413, "application/json", msg, strlen(msg));
 }
@@ -194,7 +203,7 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 		r->method = xstrdup(method);
 		r->path = xstrdup(url);
 		max_body = __atomic_load_n(&h->max_body, __ATOMIC_RELAXED);
-		buf_init(&r->body, max_body);
+		buf_init(&r->body, 0);
 		*con_cls = r;
 		__atomic_add_fetch(&h->inflight, 1, __ATOMIC_RELAXED);
 		/* Answer these before reading the body. */
@@ -203,6 +212,17 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 			    strlen(msg));
 			return queue(r);
 		}
+		if (h->head != NULL) {
+			size_t cap = h->head(r, h->arg);
+
+			if (r->status != 0)
+				return queue(r);
+			if (cap < max_body) {
+				max_body = cap;
+				r->route_cap = 1;
+			}
+		}
+		r->body.max = max_body;
 		cl = MHD_lookup_connection_value(
 		    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl != NULL && strtoull(cl, NULL, 10) > max_body) {
@@ -305,6 +325,12 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC |
 	    MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+	struct MHD_OptionItem tls[4] = {
+		{ MHD_OPTION_END, 0, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
 	*out = NULL;
 	if (parse_listen(&ss, o->listen, e) == -1)
@@ -314,11 +340,26 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	h = xcalloc(1, sizeof(*h));
 	h->handler = handler;
 	h->done = done;
+	h->head = o->head;
 	h->arg = arg;
 	h->max_body = o->max_body;
+	if (o->tls_cert != NULL && o->tls_key != NULL) {
+		flags |= MHD_USE_TLS;
+		h->tls = 1;
+		h->cert = xstrdup(o->tls_cert);
+		h->key = xstrdup(o->tls_key);
+		tls[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+			h->cert };
+		tls[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
+			h->key };
+		tls[2] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES,
+			0,
+			(void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" };
+	}
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, access_cb, h,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
-	    (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+	    MHD_OPTION_ARRAY, tls, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_THREAD_POOL_SIZE,
 	    (unsigned)(o->threads ? o->threads : 4),
 	    MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)(o->max_connections ? o->max_connections : 256),
@@ -329,11 +370,16 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)128,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_END);
 	if (h->d == NULL) {
+		free(h->cert);
+		free(h->key);
 		free(h);
 		return err_set(e,
 		    "listen '%s': cannot start the HTTP server "
-		    "(address in use?)",
-		    o->listen);
+		    "(address in use?%s)",
+		    o->listen,
+		    o->tls_cert != NULL ? " or tls: a certificate and key "
+		                          "GnuTLS does not take"
+		                        : "");
 	}
 	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : 0;
@@ -345,6 +391,12 @@ void
 httpd_set_max_body(struct httpd *h, size_t max_body)
 {
 	__atomic_store_n(&h->max_body, max_body, __ATOMIC_RELAXED);
+}
+
+int
+httpd_tls(const struct httpd_req *r)
+{
+	return r->h->tls;
 }
 
 int
@@ -380,6 +432,10 @@ httpd_stop(struct httpd *h, int wait_s)
 	MHD_stop_daemon(h->d);
 	if (ls != MHD_INVALID_SOCKET)
 		close(ls);
+	free(h->cert);
+	if (h->key != NULL)
+		memset(h->key, 0, strlen(h->key));
+	free(h->key);
 	free(h);
 }
 

@@ -22,6 +22,16 @@ struct httpd_opts {
 	const char *listen; /* "host:port"; port 0 = any free port */
 	unsigned threads, max_connections, per_ip, timeout_s;
 	size_t max_body;
+	/*
+	 * Called on the headers, before any body byte is read: either
+	 * answers (httpd_reply*; the body is then never buffered) or returns
+	 * the most body bytes this request may send (capped again by
+	 * max_body; a larger Content-Length or body is a 413).  May be NULL.
+	 */
+	size_t (*head)(struct httpd_req *, void *arg);
+	/* PEM contents of the certificate (chain) and key: HTTPS (TLS 1.2
+	 * and 1.3 only); both NULL: HTTP. */
+	const char *tls_cert, *tls_key;
 };
 
 /* Called once the body is complete (and again after httpd_unpark()). */
@@ -34,6 +44,8 @@ typedef void (*httpd_done)(struct httpd_req *, int completed, void *arg);
 int httpd_start(struct httpd **out, const struct httpd_opts *, httpd_handler,
     httpd_done, void *arg, struct err *e);
 int httpd_port(const struct httpd *); /* the bound port */
+/* 1 when the request came over TLS (its cookies get Secure). */
+int httpd_tls(const struct httpd_req *);
 /* The body cap of the requests that start from now on (a reload). */
 void httpd_set_max_body(struct httpd *, size_t max_body);
 /*
@@ -73,7 +85,7 @@ void httpd_reply_take(struct httpd_req *, int status, const char *content_type,
  * before or after httpd_reply*(); at most HTTPD_REPLY_HEADERS, copied.
  * The dashboard's sessions and redirects use it.
  */
-#define HTTPD_REPLY_HEADERS 8
+#define HTTPD_REPLY_HEADERS 12
 void httpd_reply_header(
     struct httpd_req *, const char *name, const char *value);
 

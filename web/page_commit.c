@@ -32,6 +32,7 @@
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/layout.h"
+#include "web/rows.h"
 #include "web/rows_dash.h"
 #include "web/rows_series.h"
 #include "web/views.h"
@@ -664,6 +665,7 @@ web_target_html(
 	struct view_versus_row *vv = NULL;
 	struct store_alert *al = NULL;
 	struct view_alert *va = NULL;
+	char **shown = NULL; /* the alerts' targets and errors, redacted */
 	size_t nal = 0;
 	struct chargepath_sym syms[PAIR_SYMBOLS];
 	json_t *blobs = NULL;
@@ -705,13 +707,16 @@ web_target_html(
 			if (store_alert_list(x->s, &al, &nal, &f, NULL) != 0)
 				nal = 0;
 			va = xcalloc(nal + 1, sizeof(*va));
+			shown = xcalloc(2 * nal + 1, sizeof(*shown));
 			for (k = 0; k < nal; k++) {
 				va[k].id = al[k].id;
 				va[k].kind = al[k].kind;
 				va[k].state = al[k].state;
-				va[k].target = al[k].target;
+				va[k].target = shown[2 * k] =
+				    rows_alert_target(&al[k]);
 				va[k].subject = al[k].subject;
-				va[k].error = al[k].last_error;
+				va[k].error = shown[2 * k + 1] =
+				    rows_alert_error(&al[k]);
 				va[k].attempts = al[k].attempts;
 				va[k].sent = al[k].sent;
 				va[k].followup = al[k].followup;
@@ -810,6 +815,9 @@ web_target_html(
 		v.note = no_analysis;
 	view_commit_render(&b, &v);
 	free(bases);
+	for (k = 0; shown != NULL && k < 2 * nal; k++)
+		free(shown[k]);
+	free(shown);
 	free(va);
 	store_alerts_free(al, nal);
 	free(pv);

@@ -23,8 +23,8 @@ set_cookie(struct ctx *x, const char *name, const char *value, int max_age)
 	char c[256];
 
 	snprintf(c, sizeof(c),
-	    "%s=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d", name, value,
-	    max_age);
+	    "%s=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d%s", name,
+	    value, max_age, httpd_tls(x->r) ? "; Secure" : "");
 	httpd_reply_header(x->r, "Set-Cookie", c);
 }
 

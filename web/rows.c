@@ -4,12 +4,16 @@
  * tests/unit/web_test.c compares the bytes with tests/data/web/rows.json.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/spread.h"
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/json.h"
+#include "common/redact.h"
 #include "daemon/kfacts.h"
 #include "store/alerts.h"
 #include "store/store.h"
@@ -251,15 +255,55 @@ rows_pair_json(const struct store_pair *p)
 	return o;
 }
 
+static int
+is_webhook(const struct store_alert *a)
+{
+	return a->kind != NULL && strcmp(a->kind, "webhook") == 0 &&
+	    a->target != NULL;
+}
+
+char *
+rows_alert_target(const struct store_alert *a)
+{
+	return is_webhook(a) ? redact_url_host(a->target)
+	                     : redact_userinfo(a->target);
+}
+
+char *
+rows_alert_error(const struct store_alert *a)
+{
+	char *e = redact_userinfo(a->last_error), *p;
+	struct buf b = BUF_INIT(SIZE_MAX);
+
+	if (e == NULL || !is_webhook(a) || a->target[0] == '\0' ||
+	    strstr(e, a->target) == NULL)
+		return e;
+	{
+		char *host = redact_url_host(a->target);
+		const char *s = e;
+
+		while ((p = strstr(s, a->target)) != NULL) {
+			buf_add(&b, s, (size_t)(p - s));
+			buf_puts(&b, host);
+			s = p + strlen(a->target);
+		}
+		buf_puts(&b, s);
+		free(host);
+	}
+	free(e);
+	return buf_take(&b);
+}
+
 json_t *
 rows_alert_json(const struct store_alert *a, int payload)
 {
+	char *target = rows_alert_target(a), *error = rows_alert_error(a);
 	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:o, s:o, "
 	                      "s:I, s:b, s:o, s:o, s:o}",
 	    "id", (json_int_t)a->id, "kind", a->kind, "state", a->state,
-	    "delivery", a->key, "target", str_or_null(a->target), "subject",
+	    "delivery", a->key, "target", str_or_null(target), "subject",
 	    str_or_null(a->subject), "attempts", (json_int_t)a->attempts,
-	    "last_error", str_or_null(a->last_error), "sent",
+	    "last_error", str_or_null(error), "sent",
 	    a->sent ? json_integer(a->sent) : json_null(), "created",
 	    (json_int_t)a->created, "followup", a->followup, "commit",
 	    str_or_null(a->sha), "benchmark", str_or_null(a->job), "host",
@@ -271,6 +315,8 @@ rows_alert_json(const struct store_alert *a, int payload)
 		                                     : json_null());
 	if (o != NULL && payload)
 		json_object_set_new(o, "payload", str_or_null(a->payload));
+	free(target);
+	free(error);
 	return o;
 }
 

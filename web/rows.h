@@ -48,6 +48,11 @@ void rows_pair_kernels_json(json_t *pair, const struct kfacts_pair *k);
  * "next_try", "created", "followup", "commit", "benchmark", "host"}, and
  * "payload" when payload is not 0. */
 json_t *rows_alert_json(const struct store_alert *, int payload);
+/* What public replies and pages show of an alert's target and last
+ * error: a webhook URL as its scheme and host only (for Slack-style
+ * hooks the path is the secret), no URL's credentials.  Allocated. */
+char *rows_alert_target(const struct store_alert *);
+char *rows_alert_error(const struct store_alert *);
 /* {"alerts": [...], "next_cursor": ID or null (null unless the page is
  * full: n is limit, 50 when limit is 0)} */
 json_t *rows_alerts_json(

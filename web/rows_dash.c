@@ -6,9 +6,11 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
+#include "common/redact.h"
 #include "store/bisect.h"
 #include "store/dash.h"
 #include "web/rows_dash.h"
@@ -17,6 +19,17 @@ static json_t *
 str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
+}
+
+/* A string of a public reply that may hold a URL with credentials. */
+static json_t *
+redacted_or_null(const char *s)
+{
+	char *r = redact_userinfo(s);
+	json_t *o = str_or_null(r);
+
+	free(r);
+	return o;
 }
 
 static json_t *
@@ -72,7 +85,7 @@ branch_json(const struct store_tree_branch *b)
 	json_object_set_new(
 	    o, "updated", time_or_null(b->has_updated, b->updated));
 	json_object_set_new(o, "state", str_or_null(b->state));
-	json_object_set_new(o, "error", str_or_null(b->error));
+	json_object_set_new(o, "error", redacted_or_null(b->error));
 	json_object_set_new(o, "rewrites", json_integer(b->rewrites));
 	json_object_set_new(o, "last_rewrite", str_or_null(b->last_rewrite));
 	json_object_set_new(o, "commits", json_integer(b->commits));
@@ -90,13 +103,13 @@ rows_trees_json(const struct store_trees *l)
 		json_t *o = json_object(), *bs = json_array();
 
 		json_object_set_new(o, "name", str_or_null(t->name));
-		json_object_set_new(o, "url", str_or_null(t->url));
+		json_object_set_new(o, "url", redacted_or_null(t->url));
 		json_object_set_new(o, "last_fetch",
 		    time_or_null(t->has_last_fetch, t->last_fetch));
 		json_object_set_new(
 		    o, "last_ok", time_or_null(t->has_last_ok, t->last_ok));
 		json_object_set_new(
-		    o, "last_error", str_or_null(t->last_error));
+		    o, "last_error", redacted_or_null(t->last_error));
 		json_object_set_new(o, "failures", json_integer(t->failures));
 		json_object_set_new(o, "next_fetch",
 		    time_or_null(t->has_next_fetch, t->next_fetch));

@@ -279,6 +279,10 @@ web_security_headers(struct ctx *x)
 	httpd_reply_header(x->r, "Referrer-Policy", "same-origin");
 	if (x->admin)
 		httpd_reply_header(x->r, "Cache-Control", "no-store");
+	/* Over TLS, browsers keep to it for a year. */
+	if (httpd_tls(x->r))
+		httpd_reply_header(
+		    x->r, "Strict-Transport-Security", "max-age=31536000");
 }
 
 void
@@ -411,6 +415,19 @@ web_end(struct ctx *x)
 {
 	json_decref(x->keep);
 	x->keep = NULL;
+}
+
+/* On the head of a form post: an admin session, whose form (and CSRF
+ * token) web_session_ok checks once the body is in. */
+int
+web_session_head_ok(struct ctx *x)
+{
+	if (x->admin)
+		return 0;
+	web_reply_message(x, 403, "Forbidden",
+	    "log in as admin, and post the form from the page (CSRF "
+	    "token missing or wrong)");
+	return -1;
 }
 
 int

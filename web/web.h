@@ -33,6 +33,8 @@ void web_end(struct ctx *);
 /* A "session" route: 0 when the admin session posts the form with its
  * CSRF token, else -1 after replying 403 (a page). */
 int web_session_ok(struct ctx *);
+/* The same on the head, before the body: the admin session only. */
+int web_session_head_ok(struct ctx *);
 
 /* The handlers; x->rest is the path after a prefix route's '/'. */
 void web_overview(struct ctx *);         /* GET / */

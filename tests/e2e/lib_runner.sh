@@ -7,7 +7,12 @@
 #                                  NAME of the daemon in $PW_DIR (server
 #                                  $PW_URL, its token, workdir
 #                                  $PW_TMP/NAME/work, boot none, heartbeat
-#                                  1s); extra YAML lines are appended
+#                                  1s); extra YAML lines are appended.
+#                                  `user: root` unless a line sets user:
+#                                  these tests' benchmarks write markers
+#                                  into the test's own directories, which
+#                                  are its owner's only (umask 077);
+#                                  t0358 runs them as the default user
 #   start_runner NAME [ARGS...]    starts perfwatch-runner -v -c that file;
 #                                  log in $PW_TMP/NAME/runner.log; pid in $!
 #   pw ARGS...                     the perfwatch CLI against $PW_URL
@@ -38,10 +43,12 @@ workdir: $dir/work
 boot: none
 heartbeat: 1s
 YAML
-	local l
+	local l user="user: root"
 	for l in "$@"; do
 		echo "$l" >>"$dir/runner.yaml"
+		case $l in user:*) user= ;; esac
 	done
+	[ -z "$user" ] || echo "$user" >>"$dir/runner.yaml"
 }
 
 # pin_yaml FILE [CPUS]: appends a host: section pinning the job's runs

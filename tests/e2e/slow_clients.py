@@ -7,7 +7,9 @@
       waits up to SECS seconds, watching when the server closes each one.
       KIND: head (a request line and part of a header, never the blank
       line), body (complete headers with Content-Length: 50000 and 10
-      bytes of body), idle (nothing at all), trickle:T (head, then one
+      bytes of body, with the admin token of the file in $SLOW_TOKEN_FILE
+      when set: the daemon reads no body of a request it refuses on its
+      head), idle (nothing at all), trickle:T (head, then one
       more header byte a second for T seconds, then nothing).  Writes
       OUT (JSON) when done: {"connected": how many connects succeeded,
       "closed_at": [seconds after the connect, or null when still open],
@@ -34,6 +36,14 @@ def head_part():
     return b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 
 
+def auth_header():
+    path = os.environ.get("SLOW_TOKEN_FILE")
+    if not path:
+        return b""
+    with open(path) as f:
+        return b"Authorization: Bearer " + f.read().strip().encode() + b"\r\n"
+
+
 def hold(port, src, n, kind, secs, out):
     conns, t0 = [], []
     connected = 0
@@ -47,6 +57,7 @@ def hold(port, src, n, kind, secs, out):
             s.send(head_part())
         elif kind == "body":
             s.send(b"POST /api/v1/submit HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   + auth_header() +
                    b"Content-Type: application/json\r\n"
                    b"Content-Length: 50000\r\n\r\n{\"job\": \"k")
         conns.append(s)

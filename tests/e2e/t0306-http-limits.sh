@@ -42,7 +42,7 @@ res() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(
 # (a byte a second for 4 s, then nothing), from five addresses.
 held 127.0.0.2 60 head 40 head2 &&
     held 127.0.0.3 60 head 40 head3 &&
-    held 127.0.0.4 60 body 40 body4 &&
+    SLOW_TOKEN_FILE=$ADM held 127.0.0.4 60 body 40 body4 &&
     held 127.0.0.5 60 idle 40 idle5 &&
     held 127.0.0.6 60 trickle:4 40 trickle6 ||
     fail holders-ready "a holder did not set up its connections"

@@ -34,11 +34,13 @@ bzImage:
 	cat $(O)/memcontrol.o >>$(O)/arch/x86/boot/bzImage
 	echo "6.1.0$(LOCALVERSION)" >$(O)/include/config/kernel.release
 	echo "map" >$(O)/System.map
+	id -u >>$(O)/make-uids
 MK
 cat >"$K/scripts/kconfig/merge_config.sh" <<'SH'
 #!/bin/sh
 # merge_config.sh -m -O DIR BASE FRAGMENT: later lines win.
 [ "$1" = -m ] && [ "$2" = -O ] || exit 2
+id -u >>"$3/merge-uids"
 base=$4 frag=$5
 for l in $(sed 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1=n/' "$frag"); do
 	sym=${l%%=*}
@@ -154,11 +156,17 @@ PY
 stop_pid "$R0"
 
 # --- a kexec runner builds ---
-runner_config r1 "kernel_tree: $PW_TMP/kernel"
+# The tree's make and merge_config.sh run as nobody (runner.yaml user):
+# the source it exports must be readable (umask 022, as under systemd)
+# and the runner's directory reachable.
+runner_config r1 "kernel_tree: $PW_TMP/kernel" "user: nobody"
 sed -i 's/^boot: none/boot: kexec/' "$PW_TMP/r1/runner.yaml"
+chmod 711 "$PW_TMP" "$PW_TMP/r1"
 runner() {
+	umask 022
 	PATH=$PW_TMP/fakebin:$PATH start_runner r1
 	RUNNER=$!
+	umask 077
 }
 dead() { ! kill -0 "$RUNNER" 2>/dev/null; }
 # The refused pair's candidate is still queued: cancel it.
@@ -195,6 +203,10 @@ for side in bb cb; do
 	http GET "/api/v1/jobs/${!side}" >/dev/null
 	cp "$PW_TMP/body" "$PW_TMP/$side.json"
 done
+nobody=$(id -u nobody)
+uids=$(cat "$PW_TMP"/kernel/build-*/src/pw-obj/make-uids "$PW_TMP"/kernel/build-*/src/pw-obj/merge-uids 2>/dev/null | sort -u | tr '\n' ' ')
+[ "$uids" = "$nobody " ] && pass make_and_merge_config_as_nobody ||
+    fail make_and_merge_config_as_nobody "uids '$uids'"
 # Build ids are -pw<job>-<the database's instance id>.
 INST=$(sql "SELECT id FROM instance")
 python3 - "$PW_TMP/bb.json" "$PW_TMP/cb.json" "$bb" "$cb" "$INST" <<'PY' && pass build_recorded || fail build_recorded "$(head -c 3000 "$PW_TMP/cb.json")"

@@ -142,6 +142,13 @@ httpd_calls(const struct httpd_req *r)
 	return r->calls;
 }
 
+int
+httpd_tls(const struct httpd_req *r)
+{
+	(void)r;
+	return 0;
+}
+
 void **
 httpd_slot(struct httpd_req *r)
 {

@@ -320,3 +320,36 @@ TEST(test_exec__progress_streams_output)
 	ASSERT(p.calls >= 2);
 	exec_result_release(&r);
 }
+
+/* exec_spec.user: the command runs with that uid and gid, no
+ * supplementary group, no_new_privs, and HOME/USER of the user; a
+ * cgroup-less start takes the fork path too.  Not root: the switch
+ * itself is refused, and the error names the user. */
+TEST(test_exec__runs_as_user)
+{
+	char *argv[] = { "sh", "-c",
+		"echo $(id -u) $(id -g) $(id -G | wc -w) $HOME $USER; "
+		"grep NoNewPrivs /proc/self/status | tr -d '\\t '",
+		NULL };
+	struct exec_user u = { geteuid() == 0 ? 65534 : geteuid(),
+		geteuid() == 0 ? 65534 : getegid(), "someone", "/nonexistent" };
+	struct exec_spec s = EXEC_SPEC_INIT(argv);
+	struct exec_result r;
+	struct err e = { 0 };
+	char want[128];
+
+	s.user = &u;
+	if (geteuid() != 0) {
+		ASSERT(exec_run(&r, &s, &e) == -1);
+		ASSERT(
+		    strstr(err_msg(&e), "cannot run as user someone") != NULL);
+		return;
+	}
+	ASSERT_MSG(exec_run(&r, &s, &e) == 0, "%s", err_msg(&e));
+	snprintf(want, sizeof(want),
+	    "%ld %ld 1 /nonexistent someone\n"
+	    "NoNewPrivs:1\n",
+	    (long)u.uid, (long)u.gid);
+	ASSERT_STREQ(r.out.data, want);
+	exec_result_release(&r);
+}
