@@ -1159,10 +1159,10 @@ store_alert_report_find(struct store *s, int64_t *out_commit,
     const char *sha_prefix, const char *job, int64_t host_id)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT r.commit_id FROM alert_reports r"
-	    " JOIN commits c ON c.id = r.commit_id"
-	    " WHERE r.job = ?1 AND r.host_id IS ?2"
-	    " AND substr(c.sha, 1, length(?3)) = ?3"
+	    "SELECT r.commit_id FROM commits c"
+	    " JOIN alert_reports r ON r.commit_id = c.id"
+	    " WHERE c.sha >= lower(?3) AND c.sha < lower(?3) || 'g'"
+	    " AND r.job = ?1 AND r.host_id IS ?2"
 	    " AND r.message_id IS NOT NULL"
 	    " ORDER BY r.id DESC LIMIT 1");
 	int rc;

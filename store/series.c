@@ -1000,9 +1000,12 @@ int
 store_series_latencies(struct store *s, struct store_series_latency **out,
     size_t *out_n, int64_t since, size_t max)
 {
+	/* The newest max series by id (series are recorded in time
+	 * order), those seen before since left out: at most max rows read,
+	 * where a filter on created would walk every older series. */
 	sqlite3_stmt *st = store_i_stmt(s,
-	    "SELECT id FROM series WHERE coalesce(created, 0) >= ?1"
-	    " ORDER BY id DESC LIMIT ?2");
+	    "SELECT id, coalesce(created, 0) FROM series"
+	    " ORDER BY id DESC LIMIT ?1");
 	int64_t *ids = NULL;
 	size_t n = 0, i;
 	int rc;
@@ -1011,9 +1014,10 @@ store_series_latencies(struct store *s, struct store_series_latency **out,
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, since);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)max);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_int64(st, 1) < since)
+			continue;
 		ids = xreallocarray(ids, n + 1, sizeof(*ids));
 		ids[n++] = sqlite3_column_int64(st, 0);
 	}

@@ -21,6 +21,8 @@ SMALL = {"hosts", "trees", "counts", "instance", "series_queue",
 BOUNDED = {
     "FROM jobs j LEFT JOIN jobs b ON b.id":
         "the overview's newest candidate jobs: id order, LIMIT rows",
+    "FROM series ORDER BY id DESC LIMIT":
+        "the newest series for their time to report: LIMIT rows",
 }
 CALL = re.compile(
     r'store_i_(?:stmt|cached)\(\s*\w+\s*,\s*(?:[\w\s+]+,\s*)?'
@@ -80,7 +82,11 @@ def main():
                     continue
                 if any(k in sql for k in BOUNDED):
                     continue
-                if name in ("CONSTANT", "n", "me", "js") or \
+                # a common table expression is the statement's own
+                # rows, planned (and checked) where it is defined
+                ctes = re.findall(r"(?:\bWITH|,)\s*(\w+)\s+AS\s*\(", sql)
+                if name in ctes or \
+                        name in ("CONSTANT", "n", "me", "js") or \
                         r[3].startswith("SCAN (subquery") or \
                         "VIRTUAL TABLE" in r[3]:
                     continue
