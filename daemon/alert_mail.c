@@ -1,7 +1,7 @@
 /*
- * The e-mail of a report: recipients, safe headers (RFC 2047, no CR/LF
- * from untrusted text), and a plain-text body in the form kernel
- * developers read (daemon/alert.h, docs/ALERTS.md).
+ * The e-mail of a report: a plain-text body in the form kernel
+ * developers read, and the whole message built with the headers of
+ * alert_mail_header.c (daemon/alert.h, docs/ALERTS.md).
  */
 #include <math.h>
 #include <stdio.h>
@@ -9,12 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/caps.h"
-#include "common/crypto.h"
-#include "common/json.h"
-#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "daemon/alert.h"
+#include "daemon/alert_mail_int.h"
 
 /* Untrusted text for a body or header: control characters to spaces. */
 static void
@@ -29,8 +26,8 @@ put_clean(struct buf *b, const char *s, size_t max)
 	}
 }
 
-static char *
-clean(const char *s, size_t max)
+char *
+alert_mail_i_clean(const char *s, size_t max)
 {
 	struct buf b = BUF_INIT(max + 1);
 
@@ -44,7 +41,7 @@ clean(const char *s, size_t max)
 static void
 put_wrapped(struct buf *b, const char *s, size_t max, int indent)
 {
-	char *t = clean(s, max), *w, *save = NULL;
+	char *t = alert_mail_i_clean(s, max), *w, *save = NULL;
 	int col = 0;
 
 	for (w = strtok_r(t, " ", &save); w != NULL;
@@ -114,355 +111,6 @@ alert_mail_addr(char *out, size_t n, const char *s)
 	memcpy(out, p, len);
 	out[len] = '\0';
 	return 0;
-}
-
-/* ---- headers ---- */
-
-static int
-is_ascii(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s >= 0x80)
-			return 0;
-	return 1;
-}
-
-/*
- * Appends text as RFC 2047 encoded words (=?UTF-8?B?...?=), never
- * splitting a UTF-8 sequence, each word at most 75 characters; words are
- * separated by folding white space.  *col tracks the line length.  Text
- * from git and mail is untrusted: what is not valid UTF-8 goes out as
- * U+FFFD (a run of continuation bytes once left no character to cut at,
- * and the loop never moved).
- */
-static void
-encode_words(struct buf *b, const char *s, size_t *col)
-{
-	struct buf t = BUF_INIT(4 * strlen(s) + 1);
-	size_t i, n, room;
-	long cp;
-
-	utf8_repair(&t, s, strlen(s), t.max);
-	for (i = 0; i < t.len; i += n) {
-		/* 45 bytes give 60 base64 characters: 72 with the frame;
-		 * the first word fits in what is left of the line. */
-		n = t.len - i > 45 ? 45 : t.len - i;
-		if (i > 0 || *col + 12 + 8 > 78) {
-			if (i > 0 || *col > 1) {
-				buf_puts(b, "\r\n ");
-				*col = 1;
-			}
-		}
-		room = *col + 12 < 78 ? (78 - *col - 12) / 4 * 3 : 3;
-		if (room < 3)
-			room = 3;
-		if (n > room)
-			n = room;
-		/* The text is valid, so a cut is at most 3 bytes back; it
-		 * leaves nothing only where a 4-byte character meets a
-		 * 3-byte room, and that character goes whole. */
-		n = utf8_cut(t.data + i, t.len - i, n);
-		if (n == 0)
-			n = utf8_decode(
-			    (const unsigned char *)t.data + i, t.len - i, &cp);
-		buf_puts(b, "=?UTF-8?B?");
-		crypto_b64_encode(b, t.data + i, n);
-		buf_puts(b, "?=");
-		*col += 12 + (n + 2) / 3 * 4;
-	}
-	buf_release(&t);
-}
-
-/* Plain text, folded at spaces before 78 columns. */
-static void
-fold_text(struct buf *b, const char *s, size_t *col)
-{
-	while (*s) {
-		const char *sp = strchr(s + 1, ' ');
-		size_t w = sp ? (size_t)(sp - s) : strlen(s);
-
-		if (*col + w > 78 && *col > 1 && *s == ' ') {
-			buf_puts(b, "\r\n");
-			*col = 0;
-		}
-		buf_add(b, s, w);
-		*col += w;
-		s += w;
-	}
-}
-
-static void
-header_text(struct buf *b, const char *v, size_t *col)
-{
-	if (is_ascii(v))
-		fold_text(b, v, col);
-	else
-		encode_words(b, v, col);
-}
-
-/* One mailbox "Name <a@b>": the name encoded when needed, quoted when
- * it holds specials. */
-static void
-header_mailbox(struct buf *b, const char *m, size_t *col)
-{
-	char addr[256];
-	const char *lt = strrchr(m, '<');
-
-	if (alert_mail_addr(addr, sizeof(addr), m) != 0)
-		return;
-	if (lt != NULL && lt > m) {
-		char *name = xstrndup(m, (size_t)(lt - m));
-		size_t n = strlen(name);
-
-		while (n > 0 && name[n - 1] == ' ')
-			name[--n] = '\0';
-		if (name[0] == '"' && n > 1 && name[n - 1] == '"') {
-			memmove(name, name + 1, n - 2);
-			name[n - 2] = '\0';
-		}
-		if (name[0] != '\0') {
-			if (!is_ascii(name))
-				encode_words(b, name, col);
-			else if (strpbrk(name, "()<>[]:;@\\,.\"") != NULL) {
-				char *q = name;
-
-				buf_putc(b, '"');
-				for (; *q; q++) {
-					if (*q == '"' || *q == '\\')
-						buf_putc(b, '\\');
-					buf_putc(b, *q);
-				}
-				buf_putc(b, '"');
-				*col += strlen(name) + 2;
-			} else {
-				buf_puts(b, name);
-				*col += strlen(name);
-			}
-			buf_putc(b, ' ');
-			(*col)++;
-		}
-		free(name);
-	}
-	if (*col + strlen(addr) + 2 > 78 && *col > 1 && b->len > 0 &&
-	    b->data[b->len - 1] == ' ') {
-		buf_puts(b, "\r\n ");
-		*col = 1;
-	}
-	buf_printf(b, "<%s>", addr);
-	*col += strlen(addr) + 2;
-}
-
-/* An address header from mailboxes kept apart (names may hold commas). */
-static void
-header_mailboxes(struct buf *b, const char *name, char *const *v, size_t n)
-{
-	size_t col = strlen(name) + 2, i;
-
-	buf_printf(b, "%s: ", name);
-	for (i = 0; i < n; i++) {
-		if (i) {
-			buf_puts(b, ",\r\n ");
-			col = 1;
-		}
-		header_mailbox(b, v[i], &col);
-	}
-	buf_puts(b, "\r\n");
-}
-
-void
-alert_mail_header(struct buf *b, const char *name, const char *value, int addr)
-{
-	char *v = clean(value, CAP_SUBJECT * 4);
-	size_t col = strlen(name) + 2;
-
-	buf_printf(b, "%s: ", name);
-	if (!addr)
-		header_text(b, v, &col);
-	else {
-		/* A list of mailboxes, split at commas outside quotes. */
-		char *p = v, *start = v;
-		int q = 0, first = 1;
-
-		for (;; p++) {
-			if (*p == '"')
-				q = !q;
-			if (*p != '\0' && (*p != ',' || q))
-				continue;
-			{
-				char save = *p;
-
-				*p = '\0';
-				if (strchr(start, '@') != NULL) {
-					if (!first) {
-						buf_puts(b, ",\r\n ");
-						col = 1;
-					}
-					header_mailbox(b, start, &col);
-					first = 0;
-				}
-				*p = save;
-			}
-			if (*p == '\0')
-				break;
-			start = p + 1;
-		}
-	}
-	buf_puts(b, "\r\n");
-	free(v);
-}
-
-/* ---- recipients ---- */
-
-void
-alert_rcpt_release(struct alert_rcpt *r)
-{
-	size_t i;
-
-	for (i = 0; i < r->nto; i++)
-		free(r->to[i]);
-	for (i = 0; i < r->ncc; i++)
-		free(r->cc[i]);
-	for (i = 0; i < r->nenv; i++)
-		free(r->env[i]);
-	free(r->to);
-	free(r->cc);
-	free(r->env);
-	free(r->test_note);
-	memset(r, 0, sizeof(*r));
-}
-
-static void
-add_env(struct alert_rcpt *r, const char *addr)
-{
-	size_t i;
-
-	for (i = 0; i < r->nenv; i++)
-		if (strcasecmp(r->env[i], addr) == 0)
-			return;
-	r->env = xreallocarray(r->env, r->nenv + 1, sizeof(*r->env));
-	r->env[r->nenv++] = xstrdup(addr);
-}
-
-/* Adds a mailbox to To (cc 0) or Cc; an unusable address is left out. */
-static void
-add_rcpt(struct alert_rcpt *r, const char *m, int cc)
-{
-	char addr[256];
-	char ***v = cc ? &r->cc : &r->to;
-	size_t *n = cc ? &r->ncc : &r->nto;
-
-	if (m == NULL || alert_mail_addr(addr, sizeof(addr), m) != 0)
-		return;
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
-	(*v)[(*n)++] = clean(m, 512);
-	add_env(r, addr);
-}
-
-void
-alert_rcpt_make(struct alert_rcpt *out, const struct daemon_config *dc,
-    const struct store_alert_info *x)
-{
-	struct alert_rcpt all;
-	const char *author = x->series_author ? x->series_author : x->author;
-	struct buf note = BUF_INIT(8192);
-	size_t i, j;
-
-	memset(out, 0, sizeof(*out));
-	memset(&all, 0, sizeof(all));
-	if (dc->alerts.mail_author)
-		add_rcpt(&all, author, 0);
-	for (i = 0; i < dc->alerts.to.n; i++)
-		add_rcpt(&all, dc->alerts.to.v[i], 0);
-	for (i = 0; i < dc->alerts.nlists; i++) {
-		const struct cfg_alert_list *l = &dc->alerts.lists[i];
-		int match =
-		    (l->tree && x->tree && strcmp(l->tree, x->tree) == 0) ||
-		    (l->inbox && x->inbox && strcmp(l->inbox, x->inbox) == 0);
-
-		if (!match)
-			continue;
-		if (l->quiet)
-			all.quiet = 1;
-		for (j = 0; j < l->cc.n; j++)
-			add_rcpt(&all, l->cc.v[j], 1);
-	}
-	if (dc->alerts.test_to == NULL) {
-		*out = all;
-		return;
-	}
-	/* Test mode: one address gets it, the body says who would have. */
-	out->quiet = all.quiet;
-	add_rcpt(out, dc->alerts.test_to, 0);
-	for (i = 0; i < all.nenv; i++)
-		buf_printf(&note, "%s%s", i ? ", " : "", all.env[i]);
-	out->test_note = buf_take(&note);
-	alert_rcpt_release(&all);
-}
-
-/* ---- subject ---- */
-
-static void
-pct(char *out, size_t n, double v)
-{
-	if (isnan(v))
-		snprintf(out, n, "unknown");
-	else
-		snprintf(out, n, "%+.1f%%", v);
-}
-
-char *
-alert_mail_subject(const struct alert_report *r, int reply_to_series)
-{
-	const struct store_alert_info *x = r->x;
-	const struct store_alert_cmp *h = r->nchg ? &x->cmp[r->head] : NULL;
-	char what[CAP_SUBJECT], change[32];
-	char *subj = clean(x->subject, 200), *title, *s;
-
-	if (h != NULL) {
-		pct(change, sizeof(change), h->change_pct);
-		snprintf(what, sizeof(what), "%s.%s %s %s", x->job, h->metric,
-		    change, h->verdict);
-	} else if (x->ncp > 0 && x->bisect_origin != NULL) {
-		/* A bisected change point where no pair changed. */
-		pct(change, sizeof(change), x->cp[0].change_pct);
-		snprintf(what, sizeof(what), "%s.%s %s history change point",
-		    x->job, x->cp[0].metric, change);
-	} else if (x->bisect_origin != NULL) {
-		/* ... recomputed away since (the bisection kept its range). */
-		snprintf(
-		    what, sizeof(what), "%s: history change point", x->job);
-	} else
-		snprintf(what, sizeof(what), "%s: no change", x->job);
-	if (alert_series_threaded(x, reply_to_series)) {
-		/* The mail it answers, then what changed, as the kernel test
-		 * robot's replies read: "Re: [PATCH v2 2/3] title: job.metric
-		 * -4.1% regression".  A report pinned to one patch answers
-		 * that patch; a cover letter is the series' own Message-ID,
-		 * not a patch's: patch 0. */
-		long long k = (long long)alert_pinned_patch(x);
-
-		if (k == 0 && x->npatch_msgids > 0 &&
-		    x->patch_msgids[0] != NULL &&
-		    strcmp(x->patch_msgids[0], x->series_msgid) == 0)
-			k = 1;
-		title =
-		    clean(k > 0 && alert_pinned_patch(x) > 0 ? x->patch_subject
-		                                             : x->series_title,
-		        200);
-		s = xasprintf("Re: [PATCH v%lld %lld/%lld] %s: %s",
-		    (long long)(x->version > 0 ? x->version : 1), k,
-		    (long long)x->total, title, what);
-		free(title);
-	} else if (x->branch != NULL && x->branch[0] != '\0')
-		/* The first of a commit's branches (the body lists all). */
-		s = xasprintf("[%s:%.*s] %.12s %s: %s", x->tree ? x->tree : "?",
-		    (int)strcspn(x->branch, ","), x->branch,
-		    x->sha ? x->sha : "?", subj, what);
-	else
-		s = xasprintf("[%s] %.12s %s: %s", x->tree ? x->tree : "?",
-		    x->sha ? x->sha : "?", subj, what);
-	free(subj);
-	return s;
 }
 
 /* ---- body ---- */
@@ -597,7 +245,7 @@ charge(struct buf *b, const struct alert_report *r)
 	if (c != NULL) {
 		char ch[32];
 
-		pct(ch, sizeof(ch), c->change_pct);
+		alert_mail_i_pct(ch, sizeof(ch), c->change_pct);
 		buf_printf(b, "\n  base %.2f%%, candidate %.2f%%, %s, %s\n",
 		    c->base_median, c->cand_median, ch, c->verdict);
 	} else
@@ -688,9 +336,9 @@ table(struct buf *b, const struct alert_report *r)
 		num(cm, sizeof(cm), c->cand_median);
 		spread(bs, sizeof(bs), c->base_mean, c->base_sd);
 		spread(cs, sizeof(cs), c->cand_mean, c->cand_sd);
-		pct(ch, sizeof(ch), c->change_pct);
-		pct(lo, sizeof(lo), c->ci_low);
-		pct(hi, sizeof(hi), c->ci_high);
+		alert_mail_i_pct(ch, sizeof(ch), c->change_pct);
+		alert_mail_i_pct(lo, sizeof(lo), c->ci_low);
+		alert_mail_i_pct(hi, sizeof(hi), c->ci_high);
 		buf_printf(b, "  %10s ±%s %9s [%7s, %7s] %10s ±%s\n", bm, bs,
 		    ch, lo, hi, cm, cs);
 		buf_printf(b, "%19s%s.", "", x->job);
@@ -858,7 +506,7 @@ put_argv(struct buf *b, json_t *arr, json_t *spec, const char *host)
 	json_array_foreach(arr, i, v)
 	{
 		const char *s = json_string_value(v);
-		char *c = clean(s ? s : "", 512);
+		char *c = alert_mail_i_clean(s ? s : "", 512);
 
 		buf_puts(b, i ? " " : "  ");
 		put_arg(b, c, spec, host);
@@ -944,9 +592,9 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 		json_decref(spec);
 		return;
 	}
-	pct(ch, sizeof(ch), h ? h->change_pct : NAN);
-	pct(lo, sizeof(lo), h ? h->ci_low : NAN);
-	pct(hi, sizeof(hi), h ? h->ci_high : NAN);
+	alert_mail_i_pct(ch, sizeof(ch), h ? h->change_pct : NAN);
+	alert_mail_i_pct(lo, sizeof(lo), h ? h->ci_low : NAN);
+	alert_mail_i_pct(hi, sizeof(hi), h ? h->ci_high : NAN);
 	buf_puts(b, "Hello,\n\nperfwatch found a ");
 	if (h == NULL && x->bisect_origin != NULL) {
 		/* No pair of this commit changed: a history change point,
@@ -1019,7 +667,7 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 				buf_puts(b,
 				    "\nmemcg tax (nested vs root memcg "
 				    "on the same kernel):\n");
-			pct(c2, sizeof(c2), x->cmp[i].change_pct);
+			alert_mail_i_pct(c2, sizeof(c2), x->cmp[i].change_pct);
 			buf_puts(b, "  ");
 			put_clean(b, x->cmp[i].metric, 128);
 			buf_printf(b, " %s %s\n", c2, x->cmp[i].verdict);
@@ -1036,7 +684,7 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 		if (i == 0)
 			buf_puts(
 			    b, "\nhistory change points at this commit:\n");
-		pct(c2, sizeof(c2), c->change_pct);
+		alert_mail_i_pct(c2, sizeof(c2), c->change_pct);
 		buf_puts(b, "  ");
 		put_clean(b, c->metric, 128);
 		buf_printf(b, " %s (%s), between %.12s and %.12s\n", c2,
@@ -1121,9 +769,10 @@ alert_mail_build(struct buf *out, const struct alert_mail_in *in)
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
 	alert_mail_header(out, "Date", date, 0);
 	alert_mail_header(out, "From", in->from, 1);
-	header_mailboxes(out, "To", in->rcpt->to, in->rcpt->nto);
+	alert_mail_i_header_mailboxes(out, "To", in->rcpt->to, in->rcpt->nto);
 	if (in->rcpt->ncc > 0)
-		header_mailboxes(out, "Cc", in->rcpt->cc, in->rcpt->ncc);
+		alert_mail_i_header_mailboxes(
+		    out, "Cc", in->rcpt->cc, in->rcpt->ncc);
 	alert_mail_header(out, "Subject", in->subject, 0);
 	alert_mail_header(out, "Message-ID", in->message_id, 0);
 	if (in->in_reply_to != NULL)
@@ -1145,13 +794,13 @@ alert_mail_build(struct buf *out, const struct alert_mail_in *in)
 		alert_mail_body(&body, in->r);
 	else
 		buf_puts(&body, in->text);
-	if (is_ascii(body.data) || short_lines(body.data)) {
+	if (alert_mail_i_is_ascii(body.data) || short_lines(body.data)) {
 		char *p;
 
 		/* 8bit as kernel mail is (lines are bounded: every
 		 * untrusted string is cut); quoted-printable otherwise. */
 		buf_printf(out, "Content-Transfer-Encoding: %s\r\n\r\n",
-		    is_ascii(body.data) ? "7bit" : "8bit");
+		    alert_mail_i_is_ascii(body.data) ? "7bit" : "8bit");
 		for (p = body.data; *p; p++) {
 			if (*p == '\n')
 				buf_putc(out, '\r');

@@ -1,5 +1,6 @@
 /*
- * The tree watcher (see watch.h): one thread per tree.
+ * The tree watcher (see watch.h): one thread per tree and per inbox
+ * (watch_inbox.c), and the upload queue's thread.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,81 +13,22 @@
 #include <strings.h>
 #include <time.h>
 
-#include "common/buf.h"
-#include "common/caps.h"
 #include "common/clock.h"
-#include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
-#include "daemon/dconf.h"
-#include "daemon/mail.h"
-#include "daemon/mailcmd.h"
 #include "daemon/sched.h"
 #include "daemon/series.h"
-#include "daemon/series_route.h"
 #include "daemon/trigger.h"
 #include "daemon/watch.h"
-#include "git/git.h"
-#include "store/hosts.h"
-#include "store/series.h"
+#include "daemon/watch_int.h"
 #include "store/store.h"
 
 #define WATCH_MAX_WALK 10000     /* commits recorded per push */
 #define WATCH_MAX_BACKOFF_S 3600 /* longest wait after failures */
 #define WATCH_FETCH_TIMEOUT_MS (10L * 60 * 1000)
-#define WATCH_INBOX_READ 20000   /* archive messages read per poll */
-#define WATCH_INBOX_PENDING 5000 /* patch mails kept for their series */
-/* Patch mails of series already taken, kept (in memory only) so that a
- * later "[PATCH v2 3/5]" answering v1's 3/5 finds v1's other patches. */
-#define WATCH_INBOX_DONE 1000
-#define TW_QUEUE 2 /* the thread applying uploaded series */
 
-struct tw; /* one tree's thread */
-
-struct watch {
-	pthread_mutex_t mu; /* conf, trees */
-	pthread_cond_t cv;  /* stop and reload wake-ups */
-	struct dconf *conf;
-	struct sched *sched;
-	char *dbpath;
-	struct tw **trees;
-	size_t ntrees;
-};
-
-/* A branch as this thread last saw it: logs only changes. */
-struct seen {
-	char *branch;
-	int missing;
-};
-
-struct tw {
-	struct watch *w;
-	char *name;
-	int inbox; /* an inbox's thread (1), the upload queue's (TW_QUEUE),
-	              else a tree's (0) */
-	/* Inbox: patch mail whose series is not complete yet, oldest
-	 * first, and the archive commit of each; kept in the store too
-	 * (store_mail_pending_*), reloaded on the first poll. */
-	struct mail_msg *pending;
-	char **pending_sha;
-	size_t npending;
-	int pending_loaded;
-	struct mail_msg *done; /* oldest first, at most WATCH_INBOX_DONE */
-	size_t ndone;
-	pthread_t th;
-	atomic_int quit;
-	/* The thread's own state. */
-	struct store *s;
-	struct gitm_repo *repo;
-	char *url;
-	int64_t tree_id;
-	int64_t failures;
-	struct seen *seen;
-	size_t nseen;
-};
-
-static int64_t
-now_s(void)
+int64_t
+watch_i_now_s(void)
 {
 	return (int64_t)time(NULL);
 }
@@ -149,8 +91,8 @@ on_progress(const struct gitm_progress *p, void *arg)
 }
 
 /* The delay before the next poll after `failures` failed ones. */
-static int64_t
-next_delay(int64_t poll_s, int64_t failures)
+int64_t
+watch_i_next_delay(int64_t poll_s, int64_t failures)
 {
 	int64_t d = poll_s, cap = WATCH_MAX_BACKOFF_S;
 
@@ -244,7 +186,7 @@ branch_moved(struct tw *t, const struct dconf *conf,
 	struct err e = { 0 };
 	const char **paths = NULL;
 	char *rewrite = NULL;
-	int64_t *ids = NULL, now = now_s();
+	int64_t *ids = NULL, now = watch_i_now_s();
 	int *fresh = NULL, r;
 	size_t npaths = 0;
 
@@ -372,7 +314,7 @@ poll_branch(struct tw *t, const struct dconf *conf, const struct cfg_tree *tree,
 		if (!sn->missing) {
 			log_warnx("tree %s: %s", tree->name, msg);
 			store_branch_update(t->s, t->tree_id, branch, NULL,
-			    "missing", msg, NULL, now_s());
+			    "missing", msg, NULL, watch_i_now_s());
 			sn->missing = 1;
 		}
 		return;
@@ -388,7 +330,7 @@ poll_branch(struct tw *t, const struct dconf *conf, const struct cfg_tree *tree,
 			log_info("tree %s: branch %s is back at %.12s",
 			    tree->name, branch, cur);
 			store_branch_update(t->s, t->tree_id, branch, cur, "ok",
-			    NULL, NULL, now_s());
+			    NULL, NULL, watch_i_now_s());
 		}
 		sn->missing = 0;
 		return;
@@ -413,16 +355,16 @@ poll_tree(struct tw *t, const struct dconf *conf, const struct cfg_tree *tree)
 	if (store_tree_sync(t->s, &t->tree_id, tree->name, tree->url) != 0) {
 		log_warnx("tree %s: %s", tree->name, store_errmsg(t->s));
 		store_errclear(t->s);
-		return next_delay(tree->poll_s, ++t->failures);
+		return watch_i_next_delay(tree->poll_s, ++t->failures);
 	}
 	memset(&fs, 0, sizeof(fs));
 	r = gitm_fetch(&fs, t->repo);
-	now = now_s();
+	now = watch_i_now_s();
 	if (atomic_load(&t->quit))
 		return 0;
 	if (r != 0) {
 		t->failures++;
-		delay = next_delay(tree->poll_s, t->failures);
+		delay = watch_i_next_delay(tree->poll_s, t->failures);
 		log_warnx("tree %s: fetch failed (%" PRId64 " in a row, next "
 		          "try in %" PRId64 " s): %s",
 		    tree->name, t->failures, delay, gitm_errmsg(t->repo));
@@ -452,294 +394,6 @@ poll_tree(struct tw *t, const struct dconf *conf, const struct cfg_tree *tree)
 	}
 	buf_release(&problems);
 	return delay;
-}
-
-/* ---- inboxes ---- */
-
-struct inbox_read {
-	struct tw *t;
-	size_t bad, kept;
-	/* New mail (not reloaded): commands by reply are acted on. */
-	const struct dconf *conf;
-	const struct cfg_inbox *in;
-	size_t commands, pairs;
-};
-
-/* Forgets pending message i's stored copy. */
-static void
-pending_forget(struct tw *t, size_t i)
-{
-	if (store_mail_pending_drop(t->s, t->name, t->pending_sha[i]) != 0) {
-		log_warnx("inbox %s: %s", t->name, store_errmsg(t->s));
-		store_errclear(t->s);
-	}
-	free(t->pending_sha[i]);
-}
-
-/* Forgets pending message i (and its stored copy). */
-static void
-pending_drop(struct tw *t, size_t i)
-{
-	pending_forget(t, i);
-	mail_msg_release(&t->pending[i]);
-}
-
-/* Forgets pending message i's stored copy and moves the message to the
- * done list, whose oldest goes when it is full. */
-static void
-pending_retire(struct tw *t, size_t i)
-{
-	pending_forget(t, i);
-	if (t->ndone == WATCH_INBOX_DONE) {
-		mail_msg_release(&t->done[0]);
-		memmove(
-		    t->done, t->done + 1, (t->ndone - 1) * sizeof(*t->done));
-		t->ndone--;
-	}
-	t->done = xreallocarray(t->done, t->ndone + 1, sizeof(*t->done));
-	t->done[t->ndone++] = t->pending[i];
-}
-
-/*
- * One archive message: patch mail is kept for its series, in memory and
- * (unless it came from there: from_store) in the store.
- */
-static int
-keep_message(struct inbox_read *rd, const char *sha, const char *data,
-    size_t len, int from_store)
-{
-	struct tw *t = rd->t;
-	struct mail_msg m;
-	struct err e = { 0 };
-	size_t i;
-
-	for (i = 0; i < t->npending; i++)
-		if (strcmp(t->pending_sha[i], sha) == 0)
-			return 0; /* read again after a crash */
-	if (mail_parse(&m, data, len, 0, &e) != 0) {
-		log_warnx(
-		    "inbox %s: message %.12s: %s", t->name, sha, err_msg(&e));
-		rd->bad++;
-		return 0;
-	}
-	if (!from_store && rd->conf != NULL && !mail_is_patch(&m)) {
-		struct mailcmd_result cr;
-
-		if (mailcmd_handle(
-		        &cr, t->s, rd->conf, rd->in, &m, now_s(), &e) != 0) {
-			log_warnx("inbox %s: message %.12s: %s", t->name, sha,
-			    err_msg(&e));
-			store_errclear(t->s);
-		}
-		rd->commands += (size_t)cr.handled;
-		rd->pairs += cr.pairs;
-	}
-	if (!m.tag.patch || m.tag.reply) {
-		mail_msg_release(&m);
-		return 0;
-	}
-	if (!from_store &&
-	    store_mail_pending_put(t->s, t->name, sha, data, len, now_s()) !=
-	        0) {
-		log_warnx("inbox %s: message %.12s kept in memory only: %s",
-		    t->name, sha, store_errmsg(t->s));
-		store_errclear(t->s);
-	}
-	if (t->npending == WATCH_INBOX_PENDING) {
-		pending_drop(t, 0);
-		memmove(t->pending, t->pending + 1,
-		    (t->npending - 1) * sizeof(*t->pending));
-		memmove(t->pending_sha, t->pending_sha + 1,
-		    (t->npending - 1) * sizeof(*t->pending_sha));
-		t->npending--;
-	}
-	t->pending =
-	    xreallocarray(t->pending, t->npending + 1, sizeof(*t->pending));
-	t->pending_sha = xreallocarray(
-	    t->pending_sha, t->npending + 1, sizeof(*t->pending_sha));
-	t->pending_sha[t->npending] = xstrdup(sha);
-	t->pending[t->npending++] = m;
-	rd->kept++;
-	return 0;
-}
-
-static int
-on_message(const char *sha, const char *data, size_t len, void *arg)
-{
-	return keep_message(arg, sha, data, len, 0);
-}
-
-static int
-on_stored_message(const char *sha, const char *data, size_t len, void *arg)
-{
-	return keep_message(arg, sha, data, len, 1);
-}
-
-/*
- * Groups the pending mail, after the mail of series taken before (a
- * partial reroll answering one of their patches takes the others from
- * there); each complete series whose root is pending is ingested (when
- * its subjects match) and its mail moves to the done list.  0 or -1.
- */
-static int
-inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
-    size_t *out_series, size_t *out_pairs)
-{
-	struct mail_series *ser = NULL;
-	unsigned char *used;
-	/* The mail taken before, then the pending: a view, the lists keep
-	 * ownership.  Indexes under nd are done mail. */
-	size_t nd = t->ndone, ns = 0, i, k;
-	struct mail_msg *all = xcalloc(nd + t->npending + 1, sizeof(*all));
-	int r = 0;
-
-	*out_series = *out_pairs = 0;
-	if (nd > 0)
-		memcpy(all, t->done, nd * sizeof(*all));
-	if (t->npending > 0)
-		memcpy(all + nd, t->pending, t->npending * sizeof(*all));
-	mail_group(&ser, &ns, NULL, all, nd + t->npending);
-	used = xcalloc(nd + t->npending + 1, 1);
-	for (i = 0; i < ns && r == 0; i++) {
-		const struct mail_series *ms = &ser[i];
-		struct series_ingest si;
-		struct series_result res;
-		struct series_route rt;
-		struct err e = { 0 };
-		int j;
-
-		/* A series whose root was taken before was ingested then. */
-		if (!ms->complete || ms->root < nd)
-			continue;
-		used[ms->root] = 1;
-		for (j = 0; j < ms->total; j++)
-			used[ms->patches[j]] = 1;
-		series_route(&rt, conf->dc, in, all, ms);
-		if (!series_wanted(in, all, ms) || rt.tree == NULL ||
-		    rt.branch == NULL)
-			continue;
-		memset(&si, 0, sizeof(si));
-		si.conf = conf;
-		si.tree = rt.tree;
-		si.branch = rt.branch;
-		si.inbox = in->name;
-		si.now = now_s();
-		r = series_ingest_one(&res, t->s, &si, all, ms, &e);
-		if (r != 0) {
-			log_warnx("inbox %s: series %.100s: %s", in->name,
-			    ms->title, err_msg(&e));
-			store_errclear(t->s);
-		} else {
-			log_info("inbox %s: series \"%.100s\" v%d (%d "
-			         "patches) on %s/%s%s%s: %zu applied, %zu "
-			         "failed, %zu known, %zu pair(s)",
-			    in->name, ms->title, ms->version, ms->total,
-			    rt.tree->name, rt.branch, rt.tag ? ", tag " : "",
-			    rt.tag ? rt.tag : "", res.applied, res.failed,
-			    res.known, res.pairs);
-			(*out_series)++;
-			*out_pairs += res.pairs;
-		}
-		series_result_release(&res);
-	}
-	/* What was used goes to the done list; the rest stays, in order. */
-	free(all);
-	for (i = k = 0; i < t->npending; i++) {
-		if (used[nd + i]) {
-			pending_retire(t, i);
-		} else {
-			t->pending_sha[k] = t->pending_sha[i];
-			t->pending[k++] = t->pending[i];
-		}
-	}
-	t->npending = k;
-	free(used);
-	mail_series_free(ser, ns);
-	return r;
-}
-
-/* One inbox cycle: fetch, read new messages, ingest complete series. */
-static int64_t
-poll_inbox(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in)
-{
-	char last[GITM_SHA_SIZE], seen[GITM_SHA_SIZE];
-	struct inbox_read rd = { t, 0, 0, NULL, NULL, 0, 0 };
-	size_t n = 0, nseries = 0, npairs = 0;
-	int64_t delay, now;
-	int r, first;
-
-	r = gitm_fetch(NULL, t->repo);
-	now = now_s();
-	if (atomic_load(&t->quit))
-		return 0;
-	if (r != 0) {
-		t->failures++;
-		delay = next_delay(in->poll_s, t->failures);
-		log_warnx("inbox %s: fetch failed (%" PRId64 " in a row, next "
-		          "try in %" PRId64 " s): %s",
-		    in->name, t->failures, delay, gitm_errmsg(t->repo));
-		store_inbox_put(t->s, in->name, in->url, NULL,
-		    gitm_errmsg(t->repo), 0, now);
-		gitm_clearerr(t->repo);
-		return delay;
-	}
-	t->failures = 0;
-	if (store_inbox_get(t->s, seen, sizeof(seen), in->name) != 0) {
-		log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
-		store_errclear(t->s);
-		return in->poll_s;
-	}
-	/* Patch mail a previous run of the daemon kept for its series. */
-	if (!t->pending_loaded) {
-		if (store_mail_pending_each(
-		        t->s, in->name, on_stored_message, &rd) != 0) {
-			log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
-			store_errclear(t->s);
-		}
-		t->pending_loaded = 1;
-		if (rd.kept > 0)
-			log_info("inbox %s: %zu patch mail(s) waiting for "
-			         "their series since before the restart",
-			    in->name, rd.kept);
-	}
-	/* First sight: the archive's history triggers nothing. */
-	first = seen[0] == '\0';
-	rd.conf = conf;
-	rd.in = in;
-	r = gitm_inbox_read(last, &n, t->repo, first ? NULL : seen,
-	    first ? SIZE_MAX : WATCH_INBOX_READ, first ? NULL : on_message,
-	    &rd);
-	if (r == 0 && first) {
-		log_info("inbox %s: %zu message(s) in the archive; watching "
-		         "from %.12s",
-		    in->name, n, last);
-		n = 0;
-	}
-	if (r != 0) {
-		log_warnx("inbox %s: %s", in->name, gitm_errmsg(t->repo));
-		store_inbox_put(t->s, in->name, in->url, NULL,
-		    gitm_errmsg(t->repo), 0, now);
-		gitm_clearerr(t->repo);
-		return in->poll_s;
-	}
-	if (rd.kept > 0)
-		inbox_series(t, conf, in, &nseries, &npairs);
-	if (n > 0)
-		log_info("inbox %s: %zu new message(s), %zu patch mail, %zu "
-		         "series ingested, %zu pair(s), %zu waiting",
-		    in->name, n, rd.kept, nseries, npairs, t->npending);
-	if (rd.commands > 0)
-		log_info("inbox %s: %zu command mail(s), %zu pair(s) queued "
-		         "again",
-		    in->name, rd.commands, rd.pairs);
-	if ((npairs > 0 || rd.pairs > 0) && t->w->sched != NULL)
-		sched_notify(t->w->sched);
-	if (store_inbox_put(t->s, in->name, in->url, last[0] ? last : NULL,
-	        NULL, (int64_t)n, now) != 0) {
-		log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
-		store_errclear(t->s);
-	}
-	return in->poll_s;
 }
 
 /* Sleeps up to secs, or until asked to quit; 1 when asked to quit. */
@@ -787,7 +441,7 @@ apply_uploads(struct tw *t, const struct dconf *conf)
 {
 	struct series_result res;
 	struct err e = { 0 };
-	int r = series_apply_queued(&res, t->s, conf, now_s(), &e);
+	int r = series_apply_queued(&res, t->s, conf, watch_i_now_s(), &e);
 
 	if (r == 0) {
 		log_info("series upload %" PRId64 ": %zu series, %zu applied, "
@@ -842,7 +496,7 @@ tw_main(void *arg)
 			remirror(t, conf, file, in->url);
 			free(file);
 		}
-		delay = poll_inbox(t, conf, in);
+		delay = watch_i_poll_inbox(t, conf, in);
 		dconf_unref(conf);
 		nap(t, delay);
 	}

@@ -276,4 +276,17 @@ int store_i_series_patches(
     struct store *s, struct store_series_row *out, int64_t id);
 void store_i_series_scan_web(struct store_series_row *r, sqlite3_stmt *st);
 
+/*
+ * jobs.c and claim.c: loads what a runner call needs about a job, inside
+ * a transaction: 0, ERR_NOTFOUND, or ERR_CONFLICT when host does not
+ * hold its lease (host_id 0 skips that check).
+ */
+int store_i_job_lease(struct store *s, int64_t *out_max_runs,
+    int64_t *out_attempt, int64_t job_id, int64_t host_id);
+
+/* alerts.c and alert_report.c: binds a group's (commit, job, host) to ?1, ?2
+ * and ?3, as every statement over one alert group takes them. */
+void store_i_alert_bind_group(
+    sqlite3_stmt *st, int64_t commit_id, const char *job, int64_t host_id);
+
 #endif

@@ -1,15 +1,20 @@
+/*
+ * The commit page and a series' comparison tables (web/views.h): what
+ * was compared, its cost, the comparison table, the patches and jobs;
+ * the memcg facts and the range across hosts are in
+ * view_commit_facts.c.
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/spread.h"
-#include "common/caps.h"
 #include "common/xalloc.h"
 
 #include "web/html.h"
 #include "web/layout.h"
 #include "web/svg.h"
-#include "web/views.h"
+#include "web/view_commit_int.h"
 
 /* Raw-output links shown per job; the JSON API lists them all. */
 #define RAW_LINKS 20
@@ -271,8 +276,8 @@ charge_symbols(struct buf *b, const struct view_commit *v)
 	HTML_LIT(b, " candidate).</p>\n");
 }
 
-static void
-history_href(
+void
+view_commit_i_history_href(
     struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
 {
 	const char *kv[] = { "tree", v->tree, "branch", v->branch, "host",
@@ -293,8 +298,8 @@ history_href(
 	}
 }
 
-static void
-value(struct buf *b, double v, const char *unit)
+void
+view_commit_i_value(struct buf *b, double v, const char *unit)
 {
 	html_si(b, v);
 	if (isfinite(v) && unit && *unit) {
@@ -306,8 +311,8 @@ value(struct buf *b, double v, const char *unit)
 
 /* A change that crosses zero (telemetry deltas do) has no meaningful
  * percentage: show the absolute difference instead. */
-static void
-change_cell(struct buf *b, const struct view_cmp_row *r)
+void
+view_commit_i_change_cell(struct buf *b, const struct view_cmp_row *r)
 {
 	double d = r->cand_median - r->base_median;
 
@@ -319,22 +324,22 @@ change_cell(struct buf *b, const struct view_cmp_row *r)
 		    "difference, not percent\">");
 		if (d > 0)
 			HTML_LIT(b, "+");
-		value(b, d, r->unit);
+		view_commit_i_value(b, d, r->unit);
 		HTML_LIT(b, "</span>");
 		return;
 	}
 	html_pct(b, r->change_pct, 2);
 }
 
-static int
-is_tax(const struct view_cmp_row *r)
+int
+view_commit_i_is_tax(const struct view_cmp_row *r)
 {
 	return r->metric && strncmp(r->metric, "memcg_tax.", 10) == 0;
 }
 
 /* memcg telemetry: memory.stat deltas, PSI, the charge-path share. */
-static int
-is_telemetry(const struct view_cmp_row *r)
+int
+view_commit_i_is_telemetry(const struct view_cmp_row *r)
 {
 	return (r->metric && strncmp(r->metric, "memcg.", 6) == 0) ||
 	    (r->verdict && strcmp(r->verdict, "info") == 0);
@@ -342,17 +347,17 @@ is_telemetry(const struct view_cmp_row *r)
 
 /* Regressions, unstable and improvements, a memcg tax's too (it is also
  * in the memcg section). */
-static int
-is_changed(const struct view_cmp_row *r)
+int
+view_commit_i_is_changed(const struct view_cmp_row *r)
 {
-	return !is_telemetry(r) && r->verdict &&
+	return !view_commit_i_is_telemetry(r) && r->verdict &&
 	    (strcmp(r->verdict, "regression") == 0 ||
 	        strcmp(r->verdict, "unstable") == 0 ||
 	        strcmp(r->verdict, "improvement") == 0);
 }
 
-static int
-same(const char *a, const char *b)
+int
+view_commit_i_same(const char *a, const char *b)
 {
 	return (a == NULL && b == NULL) ||
 	    (a != NULL && b != NULL && strcmp(a, b) == 0);
@@ -379,7 +384,8 @@ row_order(const void *pa, const void *pb)
 	if ((d = layout_verdict_rank(a->verdict) -
 	            layout_verdict_rank(b->verdict)) != 0)
 		return d;
-	if ((d = is_telemetry(a) - is_telemetry(b)) != 0)
+	if ((d = view_commit_i_is_telemetry(a) -
+	            view_commit_i_is_telemetry(b)) != 0)
 		return d;
 	if (ma != mb)
 		return ma < mb ? 1 : -1;
@@ -412,12 +418,13 @@ links(struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
 
 /* A header row when host, benchmark or point differ from the row before,
  * so they are not repeated on every row. */
-static void
-group_row(struct buf *b, const struct view_cmp_row *r,
+void
+view_commit_i_group_row(struct buf *b, const struct view_cmp_row *r,
     const struct view_cmp_row *prev, int cols)
 {
-	if (prev && same(prev->host, r->host) && same(prev->bench, r->bench) &&
-	    same(prev->point, r->point))
+	if (prev && view_commit_i_same(prev->host, r->host) &&
+	    view_commit_i_same(prev->bench, r->bench) &&
+	    view_commit_i_same(prev->point, r->point))
 		return;
 	HTML_LIT(b, "<tr class=\"grp\"><th colspan=\"");
 	html_int(b, cols);
@@ -494,7 +501,7 @@ cmp_row(
     struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
 {
 	HTML_LIT(b, "<tr><td><a href=\"");
-	history_href(b, v, r);
+	view_commit_i_history_href(b, v, r);
 	HTML_LIT(b, "\">");
 	html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
 	HTML_LIT(b, "</a>");
@@ -504,15 +511,15 @@ cmp_row(
 		HTML_LIT(b, "&nbsp;better</span>");
 	}
 	HTML_LIT(b, "</td><td class=\"n\">");
-	value(b, r->base_median, r->unit);
+	view_commit_i_value(b, r->base_median, r->unit);
 	HTML_LIT(b, "</td>");
 	mean_cell(b, r->base_mean, r->base_sd);
 	HTML_LIT(b, "<td class=\"n\">");
-	value(b, r->cand_median, r->unit);
+	view_commit_i_value(b, r->cand_median, r->unit);
 	HTML_LIT(b, "</td>");
 	mean_cell(b, r->cand_mean, r->cand_sd);
 	HTML_LIT(b, "<td class=\"n\">");
-	change_cell(b, r);
+	view_commit_i_change_cell(b, r);
 	HTML_LIT(b, "</td>");
 	ci_cell(b, r);
 	HTML_LIT(b, "<td class=\"n\">");
@@ -551,7 +558,7 @@ cmp_table(struct buf *b, const struct view_commit *v,
 	for (i = 0; i < n && !layout_full(b); i++) {
 		if (!want(sorted[i]))
 			continue;
-		group_row(b, sorted[i], prev, CMP_COLS);
+		view_commit_i_group_row(b, sorted[i], prev, CMP_COLS);
 		cmp_row(b, v, sorted[i]);
 		prev = sorted[i];
 		shown++;
@@ -559,298 +566,6 @@ cmp_table(struct buf *b, const struct view_commit *v,
 	HTML_LIT(b, "</table>\n");
 	layout_cut(b, shown, total);
 	return total;
-}
-
-static int
-is_other(const struct view_cmp_row *r)
-{
-	return !is_changed(r) && !is_telemetry(r);
-}
-
-static int
-has_memcg_facts(const struct view_cmp_row *r)
-{
-	return isfinite(r->memcg_tax_pct) || isfinite(r->charge_share_pct) ||
-	    isfinite(r->charge_share_base_pct);
-}
-
-/* The memcg facts: the tax of each nested point's throughput (nested vs
- * root, both kernels), the charge-path share, and memcg telemetry
- * (memory.stat deltas, PSI) as absolute amounts. */
-static void
-memcg_section(struct buf *b, const struct view_commit *v,
-    const struct view_cmp_row **sorted, size_t n)
-{
-	const struct view_cmp_row *prev = NULL;
-	size_t i, nfacts = 0, ntel = 0, shown = 0;
-
-	for (i = 0; i < n; i++) {
-		nfacts += has_memcg_facts(sorted[i]) || is_tax(sorted[i]);
-		ntel += is_telemetry(sorted[i]);
-	}
-	if (nfacts + ntel == 0)
-		return;
-	HTML_LIT(b, "<h2>memcg</h2>\n");
-	if (nfacts) {
-		HTML_LIT(b,
-		    "<table class=\"cmp\"><tr><th>metric</th>"
-		    "<th>memcg tax</th><th>charge path</th><th>base</th>"
-		    "<th>candidate</th><th>change</th><th>verdict</th>"
-		    "</tr>\n");
-		for (i = 0; i < n && !layout_full(b); i++) {
-			const struct view_cmp_row *r = sorted[i];
-
-			if (!has_memcg_facts(r) && !is_tax(r))
-				continue;
-			group_row(b, r, prev, 7);
-			prev = r;
-			HTML_LIT(b, "<tr><td><a href=\"");
-			history_href(b, v, r);
-			HTML_LIT(b, "\">");
-			html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
-			HTML_LIT(b, "</a></td><td class=\"n\">");
-			if (isfinite(r->memcg_tax_pct)) {
-				/* Nested vs root throughput of the
-				 * candidate, the base's beside it, and the
-				 * tax's own verdict. */
-				HTML_LIT(b, "<span title=\"nested/root - 1\">");
-				html_pct(b, r->memcg_tax_pct, 1);
-				HTML_LIT(b, "</span>");
-				if (isfinite(r->memcg_tax_base_pct)) {
-					HTML_LIT(
-					    b, " <span class=\"muted\">base ");
-					html_pct(b, r->memcg_tax_base_pct, 1);
-					HTML_LIT(b, "</span>");
-				}
-				if (r->memcg_tax_verdict) {
-					HTML_LIT(b, " ");
-					layout_badge(
-					    b, r->memcg_tax_verdict, NULL);
-				}
-			}
-			HTML_LIT(b, "</td><td class=\"n\">");
-			if (isfinite(r->charge_share_pct)) {
-				html_num(b, r->charge_share_pct, 1);
-				HTML_LIT(b, "%");
-			}
-			if (isfinite(r->charge_share_base_pct)) {
-				HTML_LIT(b, " <span class=\"muted\">base ");
-				html_num(b, r->charge_share_base_pct, 1);
-				HTML_LIT(b, "%</span>");
-			}
-			HTML_LIT(b, "</td><td class=\"n\">");
-			value(b, r->base_median, r->unit);
-			HTML_LIT(b, "</td><td class=\"n\">");
-			value(b, r->cand_median, r->unit);
-			HTML_LIT(b, "</td><td class=\"n\">");
-			change_cell(b, r);
-			HTML_LIT(b, "</td><td>");
-			layout_badge(b, r->verdict, NULL);
-			HTML_LIT(b, "</td></tr>\n");
-			shown++;
-		}
-		HTML_LIT(b, "</table>\n");
-		layout_cut(b, shown, nfacts);
-	}
-	if (ntel) {
-		prev = NULL;
-		shown = 0;
-		HTML_LIT(b, "<details><summary>memcg telemetry (");
-		html_int(b, (long long)ntel);
-		HTML_LIT(b,
-		    " rows: memory.stat deltas, PSI; shown, never "
-		    "judged)</summary>\n<table class=\"cmp\"><tr><th>metric"
-		    "</th><th>base</th><th>candidate</th><th>difference</th>"
-		    "<th>runs</th></tr>\n");
-		for (i = 0; i < n && !layout_full(b); i++) {
-			const struct view_cmp_row *r = sorted[i];
-
-			if (!is_telemetry(r))
-				continue;
-			group_row(b, r, prev, 5);
-			prev = r;
-			HTML_LIT(b, "<tr><td>");
-			html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
-			HTML_LIT(b, "</td><td class=\"n\">");
-			value(b, r->base_median, r->unit);
-			HTML_LIT(b, "</td><td class=\"n\">");
-			value(b, r->cand_median, r->unit);
-			HTML_LIT(b, "</td><td class=\"n\">");
-			if (isfinite(r->base_median) &&
-			    isfinite(r->cand_median)) {
-				double d = r->cand_median - r->base_median;
-
-				if (d > 0)
-					HTML_LIT(b, "+");
-				value(b, d, r->unit);
-			} else
-				HTML_LIT(b, "unknown");
-			HTML_LIT(b, "</td><td class=\"n\">");
-			html_int(b, r->base_n);
-			HTML_LIT(b, " / ");
-			html_int(b, r->cand_n);
-			HTML_LIT(b, "</td></tr>\n");
-			shown++;
-		}
-		HTML_LIT(b, "</table></details>\n");
-		layout_cut(b, shown, ntel);
-	}
-}
-
-/* One commit measured on several hosts: each judged metric's range of
- * changes across them, the way memcg authors quote it in cover letters
- * ("page_fault2 +13.7% ... +26.2% across 3 hosts"). */
-#define ACROSS_MAX 24
-
-/* 1 when group's row j is the first of its CPU family in the group. */
-static int
-family_first(const struct view_cmp_row **sorted, const size_t *group, size_t j)
-{
-	size_t k;
-
-	for (k = 0; k < j; k++)
-		if (same(sorted[group[k]]->family, sorted[group[j]]->family))
-			return 0;
-	return 1;
-}
-
-/* The rows of group (their indices into sorted, n of them) of family
- * fam (NULL: unknown): their range and count; the per-family line. */
-static void
-family_line(struct buf *b, const struct view_cmp_row **sorted,
-    const size_t *group, size_t n, const char *fam)
-{
-	double lo = INFINITY, hi = -INFINITY;
-	size_t k, hosts = 0;
-
-	for (k = 0; k < n; k++) {
-		const struct view_cmp_row *o = sorted[group[k]];
-
-		if (!same(o->family, fam))
-			continue;
-		hosts++;
-		lo = fmin(lo, o->change_pct);
-		hi = fmax(hi, o->change_pct);
-	}
-	HTML_LIT(b, "<li>");
-	html_text_trunc(b, fam ? fam : "unknown CPU", VIEW_NAME_CHARS);
-	HTML_LIT(b, ": ");
-	html_pct(b, lo, 1);
-	if (hi != lo) {
-		HTML_LIT(b, " &hellip; ");
-		html_pct(b, hi, 1);
-	}
-	HTML_LIT(b, " on ");
-	html_int(b, (long long)hosts);
-	if (hosts == 1)
-		HTML_LIT(b, " host</li>");
-	else
-		HTML_LIT(b, " hosts</li>");
-}
-
-/*
- * A metric measured on several hosts, once: its range of changes "+13.7%
- * ... +26.2% across 3 hosts, 2 CPU families" as a cover letter quotes
- * it, the verdicts among them, and each family's range.
- */
-static void
-across_hosts(struct buf *b, const struct view_cmp_row **sorted, size_t n)
-{
-	size_t i, j, lines = 0,
-	             *group = xreallocarray(NULL, n + 1, sizeof(*group));
-	int header = 0;
-
-	for (i = 0; i < n && lines < ACROSS_MAX; i++) {
-		const struct view_cmp_row *r = sorted[i];
-		double lo = r->change_pct, hi = r->change_pct;
-		size_t hosts = 1, regs = 0, imps = 0, first = 1, fams = 0;
-
-		if (is_telemetry(r) || !isfinite(r->change_pct))
-			continue;
-		/* Only the first row (in order) of a metric speaks for it. */
-		for (j = 0; j < i && first; j++)
-			if (same(sorted[j]->bench, r->bench) &&
-			    same(sorted[j]->point, r->point) &&
-			    same(sorted[j]->metric, r->metric) &&
-			    isfinite(sorted[j]->change_pct) &&
-			    !is_telemetry(sorted[j]))
-				first = 0;
-		if (!first)
-			continue;
-		regs = strcmp(r->verdict ? r->verdict : "", "regression") == 0;
-		imps = strcmp(r->verdict ? r->verdict : "", "improvement") == 0;
-		group[0] = i;
-		for (j = i + 1; j < n; j++) {
-			const struct view_cmp_row *o = sorted[j];
-
-			if (!same(o->bench, r->bench) ||
-			    !same(o->point, r->point) ||
-			    !same(o->metric, r->metric) ||
-			    !isfinite(o->change_pct) || same(o->host, r->host))
-				continue;
-			group[hosts++] = j;
-			lo = fmin(lo, o->change_pct);
-			hi = fmax(hi, o->change_pct);
-			regs += strcmp(o->verdict ? o->verdict : "",
-			            "regression") == 0;
-			imps += strcmp(o->verdict ? o->verdict : "",
-			            "improvement") == 0;
-		}
-		if (hosts < 2)
-			continue;
-		for (j = 0; j < hosts; j++)
-			fams += family_first(sorted, group, j);
-		if (!header) {
-			HTML_LIT(
-			    b, "<h2>Across hosts</h2>\n<ul class=\"across\">");
-			header = 1;
-		}
-		HTML_LIT(b, "<li><b>");
-		html_text_trunc(b, r->bench, VIEW_NAME_CHARS);
-		HTML_LIT(b, ".");
-		html_text_trunc(b, r->metric, VIEW_NAME_CHARS);
-		HTML_LIT(b, "</b> ");
-		if (r->point && *r->point) {
-			HTML_LIT(b, "<span class=\"mono\">");
-			html_text_trunc(b, r->point, VIEW_NAME_CHARS);
-			HTML_LIT(b, "</span> ");
-		}
-		html_pct(b, lo, 1);
-		HTML_LIT(b, " &hellip; ");
-		html_pct(b, hi, 1);
-		HTML_LIT(b, " across ");
-		html_int(b, (long long)hosts);
-		HTML_LIT(b, " hosts, ");
-		html_int(b, (long long)fams);
-		if (fams == 1)
-			HTML_LIT(b, " CPU family");
-		else
-			HTML_LIT(b, " CPU families");
-		if (regs || imps) {
-			HTML_LIT(b, " <span class=\"muted\">(");
-			if (regs) {
-				html_int(b, (long long)regs);
-				HTML_LIT(b, " regression");
-			}
-			if (regs && imps)
-				HTML_LIT(b, ", ");
-			if (imps) {
-				html_int(b, (long long)imps);
-				HTML_LIT(b, " improvement");
-			}
-			HTML_LIT(b, ")</span>");
-		}
-		HTML_LIT(b, "<ul class=\"families\">");
-		for (j = 0; j < hosts; j++)
-			if (family_first(sorted, group, j))
-				family_line(b, sorted, group, hosts,
-				    sorted[group[j]]->family);
-		HTML_LIT(b, "</ul></li>\n");
-		lines++;
-	}
-	if (header)
-		HTML_LIT(b, "</ul>\n");
-	free(group);
 }
 
 static void
@@ -1017,21 +732,23 @@ view_commit_render(struct buf *b, const struct view_commit *v)
 	if (v->nrows == 0)
 		HTML_LIT(b, "<p class=\"muted\">No comparisons yet.</p>\n");
 	else {
-		nchanged = cmp_table(b, v, sorted, v->nrows, is_changed);
+		nchanged =
+		    cmp_table(b, v, sorted, v->nrows, view_commit_i_is_changed);
 		if (nchanged == 0)
 			HTML_LIT(b,
 			    "<p>No metric changed beyond its "
 			    "min_effect (no regression, improvement or "
 			    "unstable verdict).</p>\n");
 		if (v->kind != VIEW_PAIR)
-			across_hosts(b, sorted, v->nrows);
-		memcg_section(b, v, sorted, v->nrows);
+			view_commit_i_across_hosts(b, sorted, v->nrows);
+		view_commit_i_memcg_section(b, v, sorted, v->nrows);
 		nother = 0;
 		for (i = 0; i < v->nrows; i++)
-			nother += is_other(sorted[i]) != 0;
+			nother += view_commit_i_is_other(sorted[i]) != 0;
 		if (nother) {
 			HTML_LIT(b, "<h2>Unchanged and inconclusive</h2>\n");
-			cmp_table(b, v, sorted, v->nrows, is_other);
+			cmp_table(
+			    b, v, sorted, v->nrows, view_commit_i_is_other);
 		}
 	}
 	free(sorted);

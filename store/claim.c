@@ -1,0 +1,648 @@
+/*
+ * The store: claims and leases.  A runner's claim picks the queued job
+ * (or both jobs of a pair in rounds) its host may run, binds the pair to
+ * the host and leases the job; heartbeats extend leases, and expired
+ * ones are put back.  All SQL is in store/ (docs/ARCHITECTURE.md).
+ */
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rounds.h"
+#include "common/xalloc.h"
+#include "store/store_int.h"
+
+/* ---- claim and leases ---- */
+
+void
+store_claimed_release(struct store_claimed *c)
+{
+	if (c == NULL)
+		return;
+	free(c->role);
+	free(c->done_runs);
+	free(c->instance);
+	free(c->spec_json);
+	if (c->partner != NULL) {
+		store_claimed_release(c->partner);
+		free(c->partner);
+	}
+	memset(c, 0, sizeof(*c));
+}
+
+/* What the claim of job id hands the runner; called inside the claim
+ * transaction. */
+static int
+claim_read(
+    struct store *s, struct store_claimed *out, int64_t id, int64_t round)
+{
+	sqlite3_stmt *st;
+	const char *inst;
+	size_t cap = 0;
+
+	st = store_i_stmt(s,
+	    "SELECT params, pair_id, role, attempts, lease_expires,"
+	    " coalesce(round_runs, runs), max_runs, round_runs IS NOT NULL"
+	    " FROM jobs WHERE id = ?1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		store_i_release(s, st);
+		return store_i_dberr(s, "claimed job");
+	}
+	out->job_id = id;
+	out->spec_json = store_i_col_dup(st, 0);
+	out->pair_id = sqlite3_column_int64(st, 1);
+	out->role = store_i_col_dup(st, 2);
+	out->attempt = sqlite3_column_int64(st, 3);
+	out->lease_expires = sqlite3_column_int64(st, 4);
+	out->runs = sqlite3_column_int64(st, 5);
+	out->max_runs = sqlite3_column_int64(st, 6);
+	/* The daemon alternates the pair's jobs round by round: this claim
+	 * is one round (one boot of a kernel job). */
+	out->round = sqlite3_column_int(st, 7) ? round : 0;
+	store_i_release(s, st);
+
+	st = store_i_stmt(
+	    s, "SELECT idx FROM runs WHERE job_id = ?1 ORDER BY idx");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (out->ndone == cap) {
+			cap = cap ? cap * 2 : 8;
+			out->done_runs = xreallocarray(
+			    out->done_runs, cap, sizeof(*out->done_runs));
+		}
+		out->done_runs[out->ndone++] = sqlite3_column_int64(st, 0);
+	}
+	store_i_release(s, st);
+	/* A kernel's build id is -pw<id>-<instance> (docs/KERNEL.md). */
+	if (store_instance(s, &inst) != 0)
+		return -1;
+	out->instance = xstrdup(inst);
+	return 0;
+}
+
+/*
+ * Rounds (docs/CONFIG.md `rounds`: R > 1 in the job's spec): rounds of
+ * common/rounds.h's size, the last cut at the job's runs; this claim runs
+ * the round after the runs already stored, and the job is queued again
+ * after it (store_finish), so the pair's other job gets the next turn.
+ * Sets jobs.round_runs and *round (0 when the job has no rounds).
+ */
+static int
+claim_round(struct store *s, int64_t *round, int64_t id)
+{
+	sqlite3_stmt *st;
+	int64_t rounds = 1, runs = 0, done = 0, first, size, r, target = 0;
+	int rc;
+
+	*round = 0;
+	st = store_i_stmt(s,
+	    "SELECT coalesce(json_extract(params, '$.rounds'), 1), runs,"
+	    " (SELECT count(*) FROM runs WHERE job_id = ?1),"
+	    " coalesce(json_extract(params, '$.runs'), runs)"
+	    " FROM jobs WHERE id = ?1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		store_i_release(s, st);
+		return store_i_dberr(s, "claim round");
+	}
+	rounds = sqlite3_column_int64(st, 0);
+	runs = sqlite3_column_int64(st, 1);
+	done = sqlite3_column_int64(st, 2);
+	first = sqlite3_column_int64(st, 3);
+	store_i_release(s, st);
+	if ((size = rounds_size(first, rounds)) > 0 && runs > 0) {
+		r = done / size + 1;
+		target = r * size < runs ? r * size : runs;
+		*round = r;
+	}
+	st = store_i_stmt(s, "UPDATE jobs SET round_runs = ?2 WHERE id = ?1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (*round > 0)
+		sqlite3_bind_int64(st, 2, target);
+	else
+		sqlite3_bind_null(st, 2);
+	rc = store_i_step_done(s, st, "claim round");
+	store_i_release(s, st);
+	return rc;
+}
+
+/* The host may run the queued job j of pair p (h: the host's row). */
+#define CLAIM_HOST_FITS                                        \
+	" AND (h.quarantined IS NULL OR p.canary <> 0)"        \
+	" AND (json_array_length(j.labels) = 0 OR EXISTS"      \
+	"  (SELECT 1 FROM json_each(j.labels) jl,"             \
+	"   json_each(h.labels) hl WHERE jl.value = hl.value)" \
+	"  OR EXISTS (SELECT 1 FROM json_each(j.labels) jn"    \
+	"   WHERE jn.value = h.name))"
+
+/* A queued job of pair p that the host (h: its row) may run. */
+#define CLAIM_PAIR_FITS                                            \
+	" AND EXISTS (SELECT 1 FROM jobs j WHERE j.pair_id = p.id" \
+	"  AND j.state = 'queued'" CLAIM_HOST_FITS ")"
+
+/*
+ * The queued job host_id claims next: the pairs bound to it first, then
+ * the unbound ones; superseded pairs (trigger.coalesce) after the rest;
+ * older pairs first; within a pair run in rounds, the job with fewer
+ * runs first, and with as many the side rounds_base_first names (a
+ * balanced order, common/rounds.h), else the base.
+ *
+ * One ORDER BY over every queued job said the same, but sorted the
+ * whole queue on every claim, under the write lock (8,000 queued jobs:
+ * 19 ms a claim, and 200 runners' claims p99 1.7 s, make bench-fleet).
+ * So the pair comes first, in stages that each read the partial index
+ * pairs_queued (host_id, superseded, id) of the pairs with a queued job
+ * (store v25) in their order and stop at the first fit: bound to this
+ * host, unbound and current (the first queued pair, as a rule),
+ * unbound and superseded; then the job within that pair (at most its
+ * two).  A host with nothing bound to it reads no index entry in the
+ * first stage (it read the whole queue's jobs_queued before v25).
+ */
+static int
+claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
+{
+	/*
+	 * A connection opened at an older schema (tests) has no
+	 * pairs.queued: the EXISTS in CLAIM_PAIR_FITS alone picks the same
+	 * pair, reading every pair.
+	 */
+#define CLAIM_STAGES(QUEUED)                                             \
+	{                                                                \
+		"SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"     \
+		" WHERE " QUEUED " AND p.host_id = ?1" CLAIM_PAIR_FITS   \
+		" ORDER BY p.superseded, p.id LIMIT 1",                  \
+		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1" \
+		    " WHERE " QUEUED " AND p.host_id IS NULL"            \
+		    " AND p.superseded = 0" CLAIM_PAIR_FITS              \
+		    " ORDER BY p.id LIMIT 1",                            \
+		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1" \
+		    " WHERE " QUEUED " AND p.host_id IS NULL"            \
+		    " AND p.superseded > 0" CLAIM_PAIR_FITS              \
+		    " ORDER BY p.superseded, p.id LIMIT 1",              \
+	}
+	static const char *const stages[2][3] = {
+		CLAIM_STAGES("p.queued > 0"),
+		CLAIM_STAGES("1"),
+	};
+#undef CLAIM_STAGES
+	const char *const *stage = stages[s->version < 25];
+	static const char job_sql[] =
+	    "SELECT j.id, j.role = 'base',"
+	    " (SELECT count(*) FROM runs r WHERE r.job_id = j.id),"
+	    " coalesce(json_extract(j.params, '$.rounds'), 1),"
+	    " coalesce(json_extract(j.params, '$.runs'), j.runs)"
+	    " FROM jobs j JOIN pairs p ON p.id = j.pair_id"
+	    " JOIN hosts h ON h.id = ?1"
+	    " WHERE j.pair_id = ?2 AND j.state = 'queued'" CLAIM_HOST_FITS
+	    " ORDER BY j.role <> 'base', j.id LIMIT 2";
+	sqlite3_stmt *st;
+	int64_t pair = 0;
+	size_t i;
+	int rc;
+
+	*found = 0;
+	for (i = 0; pair == 0 && i < sizeof(stages[0]) / sizeof(stages[0][0]);
+	     i++) {
+		if ((st = store_i_stmt(s, stage[i])) == NULL)
+			return -1;
+		sqlite3_bind_int64(st, 1, host_id);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			pair = sqlite3_column_int64(st, 0);
+		store_i_count_steps(s, st);
+		store_i_release(s, st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return store_i_dberr(s, "claim select");
+	}
+	if (pair == 0)
+		return 0;
+	if ((st = store_i_stmt(s, job_sql)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, host_id);
+	sqlite3_bind_int64(st, 2, pair);
+	{
+		int64_t id[2], done[2], size = 0;
+		int base[2], k = 0;
+
+		while (k < 2 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			id[k] = sqlite3_column_int64(st, 0);
+			base[k] = sqlite3_column_int(st, 1);
+			done[k] = sqlite3_column_int64(st, 2);
+			size = rounds_size(sqlite3_column_int64(st, 4),
+			    sqlite3_column_int64(st, 3));
+			k++;
+		}
+		if (k > 0) {
+			*out = id[0]; /* the base, else the only one */
+			*found = 1;
+			rc = SQLITE_DONE;
+		}
+		if (k == 2 && size > 0) {
+			/* Rounds: the side behind catches up; when both
+			 * have the same runs, rounds_base_first orders the
+			 * round. */
+			if (done[0] != done[1])
+				*out = id[done[1] < done[0]];
+			else if (rounds_base_first(pair, done[0] / size) !=
+			    base[0])
+				*out = id[1];
+		}
+	}
+	store_i_count_steps(s, st);
+	store_i_release(s, st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_i_dberr(s, "claim select");
+	return 0;
+}
+
+/*
+ * The job of a pair claim that goes with job id (store_claim_pair), or
+ * 0: its pair's other job, when the pair runs in rounds, is no kernel
+ * job, and the other job is queued and may run on the host, or held by
+ * it already (a restarted runner).  *size: the runs a side a round.
+ */
+static int
+claim_partner(
+    struct store *s, int64_t *out, int64_t *size, int64_t id, int64_t host_id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*out = 0;
+	*size = 0;
+	st = store_i_stmt(s,
+	    "SELECT j.id, coalesce(json_extract(c.params, '$.rounds'), 1),"
+	    " coalesce(json_extract(c.params, '$.runs'), c.runs)"
+	    " FROM jobs c JOIN jobs j ON j.pair_id = c.pair_id AND j.id <> c.id"
+	    " JOIN pairs p ON p.id = c.pair_id JOIN hosts h ON h.id = ?2"
+	    " WHERE c.id = ?1"
+	    " AND coalesce(json_extract(c.params, '$.rounds'), 1) > 1"
+	    " AND json_type(c.params, '$.kernel') IS NULL"
+	    " AND json_type(j.params, '$.kernel') IS NULL"
+	    " AND ((j.state = 'queued'" CLAIM_HOST_FITS ")"
+	    "  OR (j.state = 'running' AND j.lease_owner = ?2))"
+	    " LIMIT 1");
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, host_id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		*size = rounds_size(
+		    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1));
+	}
+	store_i_release(s, st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_i_dberr(s, "claim partner");
+	return 0;
+}
+
+/* Job id leased to host_id until now + lease_s, as a claim does. */
+static int
+claim_lease(
+    struct store *s, int64_t id, int64_t host_id, int64_t now, int64_t lease_s)
+{
+	sqlite3_stmt *st = store_i_stmt(s,
+	    "UPDATE jobs SET state = 'running', host_id = ?2,"
+	    " lease_owner = ?2, lease_expires = ?3,"
+	    " attempts = attempts + 1, progress = NULL, updated = ?4"
+	    " WHERE id = ?1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, host_id);
+	sqlite3_bind_int64(st, 3, now + lease_s);
+	sqlite3_bind_int64(st, 4, now);
+	rc = store_i_step_done(s, st, "claim update");
+	store_i_release(s, st);
+	return rc;
+}
+
+/* A pair claim's jobs end at their runs: no round_runs. */
+static int
+claim_whole(struct store *s, int64_t id)
+{
+	sqlite3_stmt *st =
+	    store_i_stmt(s, "UPDATE jobs SET round_runs = NULL WHERE id = ?1");
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	rc = store_i_step_done(s, st, "claim whole");
+	store_i_release(s, st);
+	return rc;
+}
+
+static int
+claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s, int pairs)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0, round = 0, partner = 0, size = 0;
+	int rc, ok = 1, found = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (store_i_tx_begin_as(s, 1) == -1)
+		return -1;
+	/* A job this host still holds: its runner restarted and lost it. */
+	st = store_i_stmt(s,
+	    "SELECT j.id FROM jobs j WHERE j.state = 'running'"
+	    " AND j.lease_owner = ?1 ORDER BY j.id LIMIT 1");
+	ok = st != NULL;
+	if (ok) {
+		sqlite3_bind_int64(st, 1, host_id);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			id = sqlite3_column_int64(st, 0);
+			found = 1;
+		} else if (rc != SQLITE_DONE) {
+			ok = store_i_dberr(s, "claim held") == 0;
+		}
+		store_i_release(s, st);
+	}
+	if (ok && !found)
+		ok = claim_pick(s, &id, &found, host_id) == 0;
+	if (ok && found && pairs)
+		ok = claim_partner(s, &partner, &size, id, host_id) == 0;
+	if (ok && found) {
+		ok = claim_lease(s, id, host_id, now, lease_s) == 0;
+		if (ok && partner != 0)
+			ok =
+			    claim_lease(s, partner, host_id, now, lease_s) == 0;
+		if (ok) {
+			st = store_i_stmt(s,
+			    "UPDATE pairs SET host_id = ?2 WHERE id ="
+			    " (SELECT pair_id FROM jobs WHERE id = ?1)");
+			ok = st != NULL;
+			if (ok) {
+				sqlite3_bind_int64(st, 1, id);
+				sqlite3_bind_int64(st, 2, host_id);
+				ok = store_i_step_done(s, st, "bind pair") == 0;
+				store_i_release(s, st);
+			}
+		}
+		if (ok) {
+			/*
+			 * The unbound pairs of its sibling group (the points
+			 * of one candidate that differ only in the cgroup,
+			 * store/hosts.h) go to the same host, so the memcg
+			 * tax divides nested by root runs of one machine.
+			 */
+			st = store_i_stmt(s,
+			    "UPDATE pairs SET host_id = ?2 WHERE host_id IS "
+			    "NULL AND pinned = 0 AND sib_group = (SELECT"
+			    " q.sib_group FROM pairs q JOIN jobs j"
+			    " ON j.pair_id = q.id WHERE j.id = ?1)");
+			ok = st != NULL;
+			if (ok) {
+				sqlite3_bind_int64(st, 1, id);
+				sqlite3_bind_int64(st, 2, host_id);
+				ok = store_i_step_done(
+				         s, st, "bind siblings") == 0;
+				store_i_release(s, st);
+			}
+		}
+		if (partner != 0) {
+			ok = ok && claim_whole(s, id) == 0 &&
+			    claim_whole(s, partner) == 0;
+			ok = ok && claim_read(s, out, id, 0) == 0;
+			if (ok) {
+				out->partner =
+				    xcalloc(1, sizeof(*out->partner));
+				out->round_size = size;
+				ok = claim_read(s, out->partner, partner, 0) ==
+				    0;
+			}
+		} else {
+			ok = ok && claim_round(s, &round, id) == 0;
+			ok = ok && claim_read(s, out, id, round) == 0;
+		}
+	}
+	if (store_i_tx_end(s, ok) == -1) {
+		store_claimed_release(out);
+		return -1;
+	}
+	if (!found)
+		return ERR_NOTFOUND;
+	return 0;
+}
+
+int
+store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s)
+{
+	return claim_tx(s, out, host_id, now, lease_s, 0);
+}
+
+int
+store_claim_pair(struct store *s, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s)
+{
+	return claim_tx(s, out, host_id, now, lease_s, 1);
+}
+
+int
+store_requeue_expired(struct store *s, int64_t now, int *out_n)
+{
+	sqlite3_stmt *sel, *st;
+	int ok, n = 0, rc;
+
+	if (out_n)
+		*out_n = 0;
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	sel = store_i_stmt(s,
+	    "SELECT j.id, j.attempts, j.max_attempts, j.pair_id,"
+	    " (SELECT count(*) FROM jobs o WHERE o.pair_id = j.pair_id"
+	    "   AND o.id <> j.id AND (o.state = 'running' OR EXISTS"
+	    "   (SELECT 1 FROM runs r WHERE r.job_id = o.id)))"
+	    " + (SELECT count(*) FROM pairs p WHERE p.id = j.pair_id"
+	    "   AND p.pinned <> 0)"
+	    " FROM jobs j WHERE j.state = 'running' AND j.lease_expires < ?1");
+	ok = sel != NULL;
+	if (ok)
+		sqlite3_bind_int64(sel, 1, now);
+	while (ok && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(sel, 0);
+		int64_t att = sqlite3_column_int64(sel, 1);
+		int64_t max = sqlite3_column_int64(sel, 2);
+		int64_t pair = sqlite3_column_int64(sel, 3);
+		int64_t partner_busy = sqlite3_column_int64(sel, 4);
+
+		n++;
+		if (att >= max) {
+			char msg[64];
+
+			snprintf(msg, sizeof(msg), "lease expired %lld times",
+			    (long long)att);
+			st = store_i_stmt(s,
+			    "UPDATE jobs SET state = 'failed', error = ?2,"
+			    " lease_owner = NULL, lease_expires = NULL,"
+			    " updated = ?3 WHERE id = ?1");
+			if ((ok = st != NULL)) {
+				sqlite3_bind_int64(st, 1, id);
+				store_i_bind_text(st, 2, msg);
+				sqlite3_bind_int64(st, 3, now);
+				ok = store_i_step_done(s, st, "fail job") == 0;
+				store_i_release(s, st);
+			}
+			continue;
+		}
+		st = store_i_stmt(s,
+		    "UPDATE jobs SET state = 'queued', lease_owner = NULL,"
+		    " lease_expires = NULL, progress = NULL, updated = ?2"
+		    " WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, now);
+			ok = store_i_step_done(s, st, "requeue job") == 0;
+			store_i_release(s, st);
+		}
+		if (!ok || partner_busy)
+			continue;
+		/* Nothing ties the pair to that host any more: release it
+		 * and drop what the dead host measured for this job, since
+		 * both sides of a pair must come from one host. */
+		st = store_i_stmt(
+		    s, "UPDATE pairs SET host_id = NULL WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, pair);
+			ok = store_i_step_done(s, st, "release pair") == 0;
+			store_i_release(s, st);
+		}
+		/* Siblings bound with it that have not started go too. */
+		st = ok ? store_i_stmt(s,
+		              "UPDATE pairs SET host_id = NULL WHERE pinned = 0"
+		              " AND host_id IS NOT NULL AND sib_group ="
+		              " (SELECT sib_group FROM pairs WHERE id = ?1)"
+		              " AND NOT EXISTS (SELECT 1 FROM jobs j"
+		              "  WHERE j.pair_id = pairs.id AND (j.state <> "
+		              "'queued'"
+		              "  OR EXISTS (SELECT 1 FROM runs r"
+		              "   WHERE r.job_id = j.id)))")
+		        : NULL;
+		if (ok && (ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, pair);
+			ok = store_i_step_done(s, st, "release siblings") == 0;
+			store_i_release(s, st);
+		}
+		st = ok ? store_i_stmt(s, "DELETE FROM runs WHERE job_id = ?1")
+		        : NULL;
+		if (ok && (ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, id);
+			ok = store_i_step_done(s, st, "discard runs") == 0;
+			store_i_release(s, st);
+		}
+	}
+	if (ok && rc != SQLITE_DONE)
+		ok = store_i_dberr(s, "expired leases") == 0;
+	store_i_release(s, sel);
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (out_n)
+		*out_n = n;
+	return 0;
+}
+
+/*
+ * Loads what a runner call needs about a job, inside a transaction:
+ * 0, ERR_NOTFOUND, or ERR_CONFLICT when host does not hold its lease
+ * (host_id 0 skips that check).
+ */
+int
+store_i_job_lease(struct store *s, int64_t *out_max_runs, int64_t *out_attempt,
+    int64_t job_id, int64_t host_id)
+{
+	sqlite3_stmt *st = store_i_cached(s, S_JOB_LEASE,
+	    "SELECT state, lease_owner, max_runs, attempts FROM jobs"
+	    " WHERE id = ?1");
+	const char *state;
+	int64_t owner;
+	int r = 0;
+
+	if (st == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, job_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
+		    (long long)job_id);
+	}
+	state = store_i_col_text(st, 0);
+	owner = sqlite3_column_int64(st, 1);
+	if (out_max_runs)
+		*out_max_runs = sqlite3_column_int64(st, 2);
+	if (out_attempt)
+		*out_attempt = sqlite3_column_int64(st, 3);
+	if (host_id != 0 && (strcmp(state, "running") != 0 || owner != host_id))
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "job %lld is %s and not leased to this runner",
+		    (long long)job_id, state);
+	sqlite3_reset(st);
+	return r;
+}
+
+int
+store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
+    int64_t host_id, int64_t job_id, const char *progress, int64_t now,
+    int64_t lease_s)
+{
+	sqlite3_stmt *st;
+	int64_t q;
+	int r = 0, ok = 1;
+
+	if (store_i_tx_begin_as(s, 1) == -1)
+		return -1;
+	/* What it writes does not move the store's generation. */
+	q = store_i_quiet_begin(s);
+	st = store_i_cached(
+	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		sqlite3_bind_int64(st, 1, host_id);
+		sqlite3_bind_int64(st, 2, now);
+		ok = store_i_step_done(s, st, "host seen") == 0;
+		sqlite3_reset(st);
+	}
+	if (ok && job_id != 0) {
+		r = store_i_job_lease(s, NULL, NULL, job_id, host_id);
+		ok = r != -1;
+	}
+	if (ok && job_id != 0 && r == 0) {
+		st = store_i_cached(s, S_HEARTBEAT,
+		    "UPDATE jobs SET lease_expires = ?2,"
+		    " progress = coalesce(?3, progress), updated = ?4"
+		    " WHERE id = ?1 RETURNING lease_expires,"
+		    " coalesce(round_runs, runs)");
+		if ((ok = st != NULL)) {
+			sqlite3_bind_int64(st, 1, job_id);
+			sqlite3_bind_int64(st, 2, now + lease_s);
+			store_i_bind_text(st, 3, progress);
+			sqlite3_bind_int64(st, 4, now);
+			if (sqlite3_step(st) == SQLITE_ROW) {
+				*out_expires = sqlite3_column_int64(st, 0);
+				*out_runs = sqlite3_column_int64(st, 1);
+			} else {
+				ok = store_i_dberr(s, "heartbeat") == 0;
+			}
+			sqlite3_reset(st);
+		}
+	}
+	store_i_quiet_end(s, q);
+	/* A lost lease still commits last_seen. */
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	return r;
+}
