@@ -1,0 +1,18 @@
+#ifndef RUNNERS_KERNEL_INT_H
+#define RUNNERS_KERNEL_INT_H
+
+/*
+ * What the files of the kernel builder share (kernel.c,
+ * kernel_config.c).
+ */
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "runners/kernel.h"
+
+#define CONFIG_MAX (4 * 1024 * 1024)
+
+/* meta: "key value" lines. */
+int kernel_i_meta_get(const char *meta, const char *key, char *out, size_t n);
+
+#endif
