@@ -408,9 +408,11 @@ claim_begin(struct agent *a, struct claim_env *ce, struct side *sd,
 		 * (runners/host.h) */
 		if (host_job_begin(&ce->hj, "", sd->j.host, &ce->hlog, &e) ==
 		    0) {
-			if (ce->hlog.len > 0)
-				agent_i_job_log(
-				    a, sd->j.id, "%s", ce->hlog.data);
+			/* Each side's log says where its runs ran. */
+			for (k = 0; ce->hlog.len > 0 && k < n; k++)
+				if (!sides[k].ended)
+					agent_i_job_log(a, sides[k].j.id, "%s",
+					    ce->hlog.data);
 			buf_release(&why);
 			return 0;
 		}
