@@ -17,7 +17,7 @@ REF=${REF:-main}
 JOBS=${JOBS:-2}
 HEADERS=${HEADERS:-config/config.h store/store.h common/buf.h}
 top=$(git rev-parse --show-toplevel)
-dirs=(common git config analysis daemon runners web cli perfwatchd)
+dirs=(common git config analysis store daemon runners web cli perfwatchd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/pw-bench-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
