@@ -218,6 +218,10 @@ TEST(test_profile__real_record_in_cgroup)
 	if (pid == 0) {
 		if (cgroup_attach_fds(fds, n))
 			_exit(126);
+		/* perf record takes a moment to start sampling, longer on a
+		 * loaded host, and dd is done in a tenth of a second: give
+		 * it that moment (a benchmark's runs last seconds). */
+		usleep(500 * 1000);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
