@@ -6,6 +6,7 @@
  * Xeon 6 (6xxxP/E) Granite and Sierra Forest; Xeon E5/E7 by their "vN".
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/cpufamily.h"
@@ -116,4 +117,99 @@ cpufamily_of(const char *model)
 	if (strstr(model, "Intel") || strstr(model, "Xeon"))
 		return intel(model);
 	return NULL;
+}
+
+/* Every name cpufamily_of returns: the values family: labels can have. */
+static const char *const families[] = { "Zen (Naples)", "Zen 2 (Rome)",
+	"Zen 3 (Milan)", "Zen 4 (Genoa)", "Zen 4c (Siena)", "Zen 5 (Turin)",
+	"Sandy Bridge-EP", "Ivy Bridge-EP", "Haswell-EP", "Broadwell-EP",
+	"Skylake-SP", "Cascade Lake", "Ice Lake-SP", "Sapphire Rapids",
+	"Emerald Rapids", "Granite Rapids", "Sierra Forest", NULL };
+
+static const char *const vendors[] = { "amd", "intel", NULL };
+
+/* "family:" and the family's slug into out (CPUFAMILY_LABEL_MAX). */
+static void
+family_label(const char *name, char *out)
+{
+	size_t o = strlen("family:"), k;
+
+	memcpy(out, "family:", o);
+	for (k = 0; name[k] && o < CPUFAMILY_LABEL_MAX - 1; k++) {
+		unsigned char c = (unsigned char)name[k];
+
+		if (isalnum(c))
+			out[o++] = (char)tolower(c);
+		else if (out[o - 1] != '-' && out[o - 1] != ':')
+			out[o++] = '-';
+	}
+	while (out[o - 1] == '-')
+		o--;
+	out[o] = '\0';
+}
+
+void
+cpufamily_labels(
+    const char *model, const char *vendor_id, char *vendor, char *family)
+{
+	const char *f = cpufamily_of(model), *v = NULL;
+
+	if (vendor_id != NULL && strcmp(vendor_id, "AuthenticAMD") == 0)
+		v = "amd";
+	else if (vendor_id != NULL && strcmp(vendor_id, "GenuineIntel") == 0)
+		v = "intel";
+	else if (vendor_id == NULL && model != NULL &&
+	    strncmp(model, "AMD ", 4) == 0)
+		v = "amd";
+	else if (vendor_id == NULL && model != NULL &&
+	    strncmp(model, "Intel(R) ", 9) == 0)
+		v = "intel";
+	snprintf(vendor, CPUFAMILY_LABEL_MAX, "vendor:%s", v ? v : "unknown");
+	if (f != NULL)
+		family_label(f, family);
+	else
+		snprintf(family, CPUFAMILY_LABEL_MAX, "family:unknown");
+}
+
+int
+cpufamily_label_known(const char *label)
+{
+	char l[CPUFAMILY_LABEL_MAX];
+	size_t i;
+
+	if (strncmp(label, "vendor:", 7) == 0) {
+		for (i = 0; vendors[i]; i++)
+			if (strcmp(label + 7, vendors[i]) == 0)
+				return 1;
+		return strcmp(label + 7, "unknown") == 0;
+	}
+	if (strncmp(label, "family:", 7) != 0)
+		return -1;
+	for (i = 0; families[i]; i++) {
+		family_label(families[i], l);
+		if (strcmp(label, l) == 0)
+			return 1;
+	}
+	return strcmp(label + 7, "unknown") == 0;
+}
+
+void
+cpufamily_label_values(int kind, char *out, size_t n)
+{
+	char l[CPUFAMILY_LABEL_MAX];
+	size_t o = 0, i;
+
+	out[0] = '\0';
+	for (i = 0; kind == 'v' ? vendors[i] != NULL : families[i] != NULL;
+	     i++) {
+		if (kind == 'v')
+			snprintf(l, sizeof(l), "%s", vendors[i]);
+		else
+			family_label(families[i], l);
+		o += (size_t)snprintf(out + o, o < n ? n - o : 0, "%s%s",
+		    o ? ", " : "", kind == 'v' ? l : l + 7);
+		if (o >= n)
+			return;
+	}
+	snprintf(out + o, o < n ? n - o : 0, ", unknown");
 }

@@ -11,6 +11,7 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/cpufamily.h"
 #include "common/xalloc.h"
 #include "config/config_int.h"
 
@@ -218,6 +219,31 @@ runner_has_label(const struct daemon_config *d, const char *label)
 }
 
 /*
+ * A label the daemon derives from what a runner reports (vendor:amd,
+ * family:zen-2-rome; common/cpufamily.h): 1 when s is one, which no
+ * runner in the daemon config carries until it registers; else 0, and
+ * *plain 1 when s is not of that form (checked as other labels are),
+ * 0 when it is but with a value no host can have (reported).
+ */
+static int
+derived_label_ok(struct ctx *c, const struct cfg_node *n, const char *path,
+    const char *s, size_t *plain)
+{
+	char vals[512];
+	int k = cpufamily_label_known(s);
+
+	*plain = k == -1;
+	if (k != 0)
+		return k == 1;
+	cpufamily_label_values(s[0] == 'v' ? 'v' : 'f', vals, sizeof(vals));
+	cfg_i_nerr(c, n, path,
+	    "'%s' is not a label a runner can have: %s is "
+	    "one of %s",
+	    s, s[0] == 'v' ? "vendor:" : "family:", vals);
+	return 0;
+}
+
+/*
  * Checks one string value by kind; a malloc'd copy (paths resolved) or
  * NULL after reporting.
  */
@@ -248,8 +274,13 @@ cfg_i_check_str(struct ctx *c, const struct cfg_node *n, const char *path,
 			return NULL;
 		}
 		break;
-	case V_NAME:
 	case V_LABEL:
+		if (derived_label_ok(c, n, path, s, &i))
+			break;
+		if (i == 0)
+			return NULL;
+		/* FALLTHROUGH */
+	case V_NAME:
 	case V_TREEREF:
 	case V_INBOXREF:
 		if (!cfg_i_valid_name(s)) {

@@ -13,6 +13,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/clock.h"
+#include "common/cpufamily.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -104,6 +105,24 @@ check_reported_labels(struct ctx *x, json_t *v)
 	return 0;
 }
 
+/*
+ * vendor:<v> and family:<f> from the CPU the runner reports in its
+ * inventory (common/cpufamily.h), after the configured labels: a job's
+ * hosts: can pin a CPU generation.  They say what the runner reported,
+ * as the inventory on /hosts does; unknown when it names no known CPU.
+ */
+static void
+add_derived_labels(json_t *labels, json_t *inv)
+{
+	char vendor[CPUFAMILY_LABEL_MAX], family[CPUFAMILY_LABEL_MAX];
+
+	cpufamily_labels(json_string_value(json_object_get(inv, "cpu_model")),
+	    json_string_value(json_object_get(inv, "cpu_vendor")), vendor,
+	    family);
+	json_array_append_new(labels, json_string(vendor));
+	json_array_append_new(labels, json_string(family));
+}
+
 void
 api_runner_register(struct ctx *x)
 {
@@ -153,6 +172,7 @@ api_runner_register(struct ctx *x)
 	if (reported != NULL && json_is_array(reported) &&
 	    json_array_size(reported) > 0)
 		json_object_set(inv, "reported_labels", reported);
+	add_derived_labels(labels, inv);
 	ltext = pwjson_dump(labels);
 	itext = pwjson_dump(inv);
 	r = store_host_register(x->s, &id, name, ltext, itext, api_now_s());

@@ -377,7 +377,8 @@ svg_history(struct buf *b, const struct view_history *h)
 	html_int(b, SVG_HISTORY_W);
 	HTML_LIT(b, "\" height=\"");
 	html_int(b, SVG_HISTORY_H);
-	HTML_LIT(b, "\" role=\"img\"><title>");
+	/* A group, not an image: its points are links a keyboard reaches. */
+	HTML_LIT(b, "\" role=\"group\"><title>");
 	html_text_trunc(b, h->metric, VIEW_NAME_CHARS);
 	HTML_LIT(b, " on ");
 	html_text_trunc(b, h->host, VIEW_NAME_CHARS);

@@ -28,7 +28,7 @@ state_select(struct buf *b, const char *current, int any)
 {
 	size_t i;
 
-	HTML_LIT(b, "<select name=\"state\">");
+	HTML_LIT(b, "<select name=\"state\" aria-label=\"triage state\">");
 	if (any)
 		HTML_LIT(b, "<option value=\"\">any</option>");
 	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {

@@ -33,14 +33,16 @@ c=$(http POST /api/v1/runners/register "$(token_of r2)" '{"name":"r2"}')
 pw_admin submit --job pinned --json >"$PW_TMP/submit.json" || fail submit "exit $?"
 base=$(jfield pairs.0.base_job <"$PW_TMP/submit.json")
 
-# The host row keeps the configured labels only; what r1 said is shown.
+# The host row keeps the configured labels and those the daemon derives
+# from the reported CPU (none here: unknown) only; what r1 said is shown.
 http GET /api/v1/hosts >/dev/null
 python3 - "$PW_TMP/body" <<'PY' && pass reported_labels_shown_not_trusted ||
 import json, sys
 h = {x["name"]: x for x in json.load(open(sys.argv[1]))["hosts"]}
-assert h["r1"]["labels"] == ["test"], h["r1"]["labels"]
+derived = ["vendor:unknown", "family:unknown"]
+assert h["r1"]["labels"] == ["test"] + derived, h["r1"]["labels"]
 assert h["r1"]["inventory"]["reported_labels"] == ["r2", "gpu"], h["r1"]["inventory"]
-assert h["r2"]["labels"] == ["test"], h["r2"]["labels"]
+assert h["r2"]["labels"] == ["test"] + derived, h["r2"]["labels"]
 PY
     fail reported_labels_shown_not_trusted "$(head -c 800 "$PW_TMP/body")"
 

@@ -5,7 +5,10 @@
 # The dashboard in headless Chromium (Debian's, driven by playwright-core,
 # JavaScript off): a real daemon filled through the runner API, every page
 # loaded, verdicts and the chart checked, a click through to a pair and its
-# history, login and a triage.  Screenshots go to $OUT/screenshots.
+# history, login and a triage; then each page shot (logged in where it
+# was) goes through axe-core: a serious or critical accessibility
+# violation (contrast, labels, table headers) fails it, and without
+# axe-core the check says SKIP.  Screenshots go to $OUT/screenshots.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/web_fill.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,7 +23,8 @@ if ! command -v node >/dev/null; then
 	fail browser_setup "node missing (make deps installs nodejs)"
 	finish
 fi
-if [ ! -d "$bdir/node_modules/playwright-core" ]; then
+if { [ ! -d "$bdir/node_modules/playwright-core" ] ||
+	    [ ! -d "$bdir/node_modules/axe-core" ]; }; then
 	if ! (cd "$bdir" && npm ci --no-audit --no-fund >"$PW_TMP/npm.log" 2>&1); then
 		fail browser_setup "npm ci failed: $(tail -3 "$PW_TMP/npm.log")"
 		finish

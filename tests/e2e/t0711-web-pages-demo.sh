@@ -12,6 +12,8 @@
 # CPU, the revert's report mailed to the local SMTP server under the
 # patch mail (links on the daemon's real port) and posted to the webhook
 # receiver with a valid signature.
+# Each page kind is checked with axe-core as in t0710 (serious or
+# critical violations fail; no axe-core, SKIP).
 # Screenshots go to $OUT/screenshots/demo-*.png (kept by CI as artifacts;
 # the README shows one).  DEMO_ONCE=1's exit status (0 only with the
 # expected verdicts) is what make check-fresh checks.
@@ -107,7 +109,8 @@ pages() {
 		fail browser_setup "chromium or node missing (make deps installs them)"
 		return
 	fi
-	if [ ! -d "$bdir/node_modules/playwright-core" ]; then
+	if { [ ! -d "$bdir/node_modules/playwright-core" ] ||
+	    [ ! -d "$bdir/node_modules/axe-core" ]; }; then
 		if ! (cd "$bdir" && npm ci --no-audit --no-fund >"$PW_TMP/npm.log" 2>&1); then
 			fail browser_setup "npm ci failed: $(tail -3 "$PW_TMP/npm.log")"
 			return

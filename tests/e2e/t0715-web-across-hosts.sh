@@ -15,24 +15,11 @@
 . "$(dirname "$0")/lib_git.sh"
 . "$(dirname "$0")/web_fill.sh"
 
-SRC=$PW_TMP/app
-src_init "$SRC"
-c1=$(commit "$SRC" README 'mm: base')
-
-daemon_config "$PW_TMP/d" r1 r2 r3
-tree_yaml app "file://$SRC" master
-web_ops_job_file "$PW_DIR" 'hosts: [test]'
-start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
-wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; finish; }
-declare -A model=([r1]="AMD EPYC 7702 64-Core Processor"
-    [r2]="AMD EPYC 7742 64-Core Processor"
-    [r3]="Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz")
+web_tree_start 'hosts: [test]' r1 r2 r3
 declare -A cand=([r1]=86 [r2]=85 [r3]=74)
-for r in r1 r2 r3; do
-	[ "$(http POST /api/v1/runners/register "$(token_of $r)" \
-	    "{\"name\":\"$r\",\"labels\":[\"test\"],\"inventory\":{\"cgroup\":\"v2\",\"cpu_model\":\"${model[$r]}\"}}")" = 200 ] ||
-		{ fail "register_$r" "$(cat "$PW_TMP/body")"; finish; }
-done
+web_register r1 "AMD EPYC 7702 64-Core Processor"
+web_register r2 "AMD EPYC 7742 64-Core Processor"
+web_register r3 "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz"
 c2=$(commit "$SRC" mm/a.c 'mm: memcg: the <b>change</b>')
 wait_tip master "$c2" || { fail second_sight "$(cat "$PW_TMP/trees.json")"; finish; }
 

@@ -16,6 +16,15 @@
 #                             writes DIR/jobs/kv.yaml: job "kv", 3 runs of
 #                             ops (higher is better, min_effect 2%) in one
 #                             round, triggered by tree app, each LINE added
+#   web_tree_start LINE RUNNER...
+#                             a git tree app (SRC, first commit c1) watched
+#                             by a daemon with these runners and job kv
+#                             (web_ops_job_file with LINE), started and
+#                             past c1; ends the test when it cannot be
+#   web_register RUNNER MODEL [VENDOR [LABEL]]
+#                             registers RUNNER reporting labels [LABEL]
+#                             (default test), cgroup v2, CPU model MODEL
+#                             and vendor id VENDOR; ends the test on error
 #   web_run_queue RUNNER BASE CAND
 #                             claims RUNNER's jobs until none is queued and
 #                             uploads 3 runs of ops each, a base's around
@@ -61,6 +70,27 @@ EOF2
 	for l in "$@"; do
 		echo "$l" >>"$f"
 	done
+}
+
+web_tree_start() {
+	local line=$1
+	shift
+	SRC=$PW_TMP/app
+	src_init "$SRC"
+	c1=$(commit "$SRC" README 'mm: base')
+	daemon_config "$PW_TMP/d" "$@"
+	tree_yaml app "file://$SRC" master
+	web_ops_job_file "$PW_DIR" "$line"
+	start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+	wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; finish; }
+}
+
+web_register() {
+	local r=$1 inv="\"cgroup\":\"v2\",\"cpu_model\":\"$2\""
+	[ -n "${3:-}" ] && inv="$inv,\"cpu_vendor\":\"$3\""
+	[ "$(http POST /api/v1/runners/register "$(token_of "$r")" \
+	    "{\"name\":\"$r\",\"labels\":[\"${4:-test}\"],\"inventory\":{$inv}}")" = 200 ] ||
+		{ fail "register_$r" "$(cat "$PW_TMP/body")"; finish; }
 }
 
 web_run_queue() {

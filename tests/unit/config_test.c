@@ -564,6 +564,51 @@ TEST(test_config__daemon_jobs_cross_references)
 	cfg_errors_free(&errs);
 }
 
+/*
+ * Labels the daemon derives from a runner's CPU (vendor:, family:) are
+ * no configured runner's, yet a job may name them; a family the daemon
+ * can never derive is an error that lists the ones it can.
+ */
+TEST(test_config__hosts_derived_cpu_labels)
+{
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	struct job_config **jobs;
+	size_t n;
+	const char *dp;
+
+	write_tmp("derived-a.yaml",
+	    "name: a\nparser: fio\ncommand: [fio]\n"
+	    "hosts: [family:ice-lake-sp, vendor:amd, family:unknown]\n");
+	write_tmp("derived-b.yaml",
+	    "name: b\nparser: fio\ncommand: [fio]\n"
+	    "hosts: [family:zen2, vendor:arm]\n");
+	dp = write_tmp("derived.yaml",
+	    "listen: 127.0.0.1:0\n"
+	    "database: db.sqlite\n"
+	    "mirrors: git\n"
+	    "jobs: [derived-*.yaml]\n"
+	    "runners: [{name: r1, token_file: t, labels: [epyc]}]\n");
+	ASSERT_INTEQ(config_load_daemon(&d, dp, &errs), 0);
+	ASSERT_INTEQ(config_load_jobs(&jobs, &n, d, &errs), -1);
+	ASSERT_INTEQ(n, 1);
+	ASSERT_STREQ(jobs[0]->name, "a");
+	ASSERT_INTEQ(errs.n, 2);
+	ASSERT_MSG(strstr(errs.msg[0],
+	               "/derived-b.yaml:4:9: hosts[0]: 'family:zen2' is not a "
+	               "label a runner can have: family: is one of ") != NULL,
+	    "%s", errs.msg[0]);
+	ASSERT(strstr(errs.msg[0], "zen-2-rome, ") != NULL);
+	ASSERT(strstr(errs.msg[0], "ice-lake-sp, ") != NULL);
+	ASSERT_MSG(strstr(errs.msg[1],
+	               "hosts[1]: 'vendor:arm' is not a label a runner can "
+	               "have: vendor: is one of amd, intel, unknown") != NULL,
+	    "%s", errs.msg[1]);
+	config_jobs_free(jobs, n);
+	daemon_config_free(d);
+	cfg_errors_free(&errs);
+}
+
 static char *
 slurp(const char *path, size_t *len)
 {

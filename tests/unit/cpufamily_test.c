@@ -36,8 +36,15 @@ TEST(test_cpufamily__server_generations)
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		const char *f = cpufamily_of(t[i].model);
 
+		char v[CPUFAMILY_LABEL_MAX], l[CPUFAMILY_LABEL_MAX];
+
 		ASSERT_MSG(f != NULL && strcmp(f, t[i].family) == 0,
 		    "%s: %s, want %s", t[i].model, f ? f : "NULL", t[i].family);
+		/* Every family has its label, which a job's hosts: accepts. */
+		cpufamily_labels(t[i].model, NULL, v, l);
+		ASSERT_MSG(cpufamily_label_known(l) == 1 &&
+		        strcmp(l, "family:unknown") != 0,
+		    "%s: %s", t[i].model, l);
 	}
 }
 
@@ -55,4 +62,43 @@ TEST(test_cpufamily__unknown_is_null)
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		ASSERT_MSG(cpufamily_of(m[i]) == NULL, "%s: %s",
 		    m[i] ? m[i] : "NULL", cpufamily_of(m[i]));
+}
+
+/* The labels a runner's reported CPU gives it; unknown, never a guess. */
+TEST(test_cpufamily__derived_labels)
+{
+	static const struct {
+		const char *model, *vendor_id, *vendor, *family;
+	} t[] = {
+		{ "AMD EPYC 7702 64-Core Processor", "AuthenticAMD",
+		    "vendor:amd", "family:zen-2-rome" },
+		{ "AMD EPYC 8534P 64-Core Processor", NULL, "vendor:amd",
+		    "family:zen-4c-siena" },
+		{ "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz", NULL,
+		    "vendor:intel", "family:ice-lake-sp" },
+		{ "Intel(R) Xeon(R) Platinum 8480+", "GenuineIntel",
+		    "vendor:intel", "family:sapphire-rapids" },
+		{ "Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz", "GenuineIntel",
+		    "vendor:intel", "family:unknown" },
+		{ "QEMU Virtual CPU version 2.5+", NULL, "vendor:unknown",
+		    "family:unknown" },
+		{ "AMD EPYC 7702", "HygonGenuine", "vendor:unknown",
+		    "family:zen-2-rome" },
+		{ NULL, NULL, "vendor:unknown", "family:unknown" },
+	};
+	char v[CPUFAMILY_LABEL_MAX], f[CPUFAMILY_LABEL_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		cpufamily_labels(t[i].model, t[i].vendor_id, v, f);
+		ASSERT_MSG(
+		    strcmp(v, t[i].vendor) == 0 && strcmp(f, t[i].family) == 0,
+		    "%s: %s %s, want %s %s", t[i].model ? t[i].model : "NULL",
+		    v, f, t[i].vendor, t[i].family);
+		ASSERT_INTEQ(cpufamily_label_known(v), 1);
+		ASSERT_INTEQ(cpufamily_label_known(f), 1);
+	}
+	ASSERT_INTEQ(cpufamily_label_known("family:zen2"), 0);
+	ASSERT_INTEQ(cpufamily_label_known("vendor:arm"), 0);
+	ASSERT_INTEQ(cpufamily_label_known("epyc"), -1);
 }

@@ -5,6 +5,7 @@
 //   node dashboard.js
 'use strict';
 const { chromium } = require('playwright-core');
+const a11y = require('./a11y');
 
 const url = process.env.PW_URL;
 const admin = process.env.PW_ADMIN;
@@ -39,7 +40,12 @@ function expect(cond, why) { if (!cond) throw new Error(why); }
   const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
   page.on('pageerror', (e) => problems.push(String(e)));
-  const shot = (name) => page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  // Each page kind shot is checked for accessibility at the end.
+  const kinds = new Map();
+  const shot = (name) => {
+    kinds.set(name, page.url());
+    return page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  };
 
   await step('browser_overview', async () => {
     const r = await page.goto(url + '/');
@@ -109,12 +115,14 @@ function expect(cond, why) { if (!cond) throw new Error(why); }
       await page.click(`header a:text-is("${nav}")`);
       expect(await page.locator('h1').innerText() === h1, `${nav}: no heading`);
       expect(await page.locator('header a.on').innerText() === nav, `${nav}: not marked`);
+      kinds.set(nav.toLowerCase(), page.url());
     }
   });
 
   await step('browser_login_and_triage', async () => {
     await page.click('header a:text-is("Regressions")');
     await page.click('a:text-is("Log in")');
+    kinds.set('login', page.url());
     await page.fill('input[name=token]', admin);
     await page.click('button:text-is("log in")');
     expect(page.url() === url + '/regressions', `after login at ${page.url()}`);
@@ -130,6 +138,8 @@ function expect(cond, why) { if (!cond) throw new Error(why); }
     expect(await f2.locator('input[name=note]').inputValue() === 'bisecting <now>', 'note not kept');
     await shot('regressions-triaged');
   });
+
+  await a11y.steps(ctx, kinds, 'browser', step);
 
   await step('browser_no_console_errors', async () => {
     expect(problems.length === 0, problems.join('; '));

@@ -7,6 +7,7 @@
 //   SHOTS=dir USER_DATA=dir node pages.js
 'use strict';
 const { chromium } = require('playwright-core');
+const a11y = require('./a11y');
 
 const url = process.env.PW_URL;
 const shots = process.env.SHOTS;
@@ -39,7 +40,12 @@ async function step(name, fn) {
   const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
   page.on('pageerror', (e) => problems.push(String(e)));
-  const shot = (name) => page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  // Each page kind shot is checked for accessibility at the end.
+  const kinds = new Map();
+  const shot = (name) => {
+    kinds.set(name, page.url());
+    return page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  };
   const visit = async (path) => {
     const r = await page.goto(url + path);
     expect(r.status() === 200, `${path}: status ${r.status()}`);
@@ -175,6 +181,8 @@ async function step(name, fn) {
     expect(lines >= 2, `${lines} log lines`);
     await shot('demo-job');
   });
+
+  await a11y.steps(ctx, kinds, 'pages', step);
 
   await step('pages_no_console_errors', async () => {
     expect(problems.length === 0, problems.join('; '));
