@@ -428,7 +428,7 @@ static const char *const migrations[] = {
 	 "INSERT INTO instance (id) VALUES (lower(hex(randomblob(6))));"),
 
 	/*
-	 * v19 (issue 17, every page fast at 1M runs): the counts the
+	 * v19 (every page fast at 1M runs): the counts the
 	 * overview and the jobs page show (jobs by state, runs, regressions
 	 * by state) kept by triggers in one small table, so a page reads a
 	 * few rows instead of counting a million: count(*) of runs cost
@@ -481,7 +481,7 @@ static const char *const migrations[] = {
 	"  NEW.state; END;"
 	"CREATE INDEX jobs_name_point_id ON jobs(name, point, id);",
 	/*
-	 * v20 (issue 17): each job's summary of a metric (the history
+	 * v20: each job's summary of a metric (the history
 	 * page's point: runs, median, least, greatest, and the unit and
 	 * direction of its first run) stored when its pair gets its verdict
 	 * (store_verdict_done, STORE_I_JOB_VALUES_FILL), so a history page
@@ -519,7 +519,7 @@ static const char *const migrations[] = {
 	    " UNION SELECT p.base_job_id FROM pairs p"
 	    "  WHERE p.analysed = 1") ";",
 	/*
-	 * v21 (issue 17): the jobs a history page can show, a row a job
+	 * v21: the jobs a history page can show, a row a job
 	 * with an ok run, keyed by its name, point and its pair's host (0
 	 * for none), so a page of one host reads its jobs in order instead
 	 * of checking each job of the name for its pair's host and its
@@ -572,7 +572,7 @@ static const char *const migrations[] = {
 	"  host_id = coalesce((SELECT host_id FROM pairs"
 	"  WHERE id = NEW.pair_id), 0) WHERE job_id = NEW.id; END;",
 	/*
-	 * v22 (issue 17): a pair's history points, for a pair's change
+	 * v22: a pair's history points, for a pair's change
 	 * points (the alert report, a canary's findings): history_points
 	 * is keyed by series, so "WHERE pair_id = ?" scanned all of them,
 	 * once a pair for every group the alert worker weighs (at 1M runs,
@@ -580,7 +580,7 @@ static const char *const migrations[] = {
 	 */
 	"CREATE INDEX history_points_pair ON history_points(pair_id);",
 	/*
-	 * v23 (issue 17): the alert worker's due pairs (store/alerts.h):
+	 * v23: the alert worker's due pairs (store/alerts.h):
 	 * each pass grouped every analysed pair with its final comparisons
 	 * to find the few it had not seen (at 1M runs, 50,000 pairs, 180 ms
 	 * of a core every 5 s while idle).  And the canaries still to judge:
@@ -590,14 +590,14 @@ static const char *const migrations[] = {
 	STORE_ALERT_DUE_MIGRATION
 	"CREATE INDEX pairs_canary_unjudged ON pairs(id) WHERE canary = 1;",
 	/*
-	 * v24 (issue 17): the queue in pair order, for claims
+	 * v24: the queue in pair order, for claims
 	 * (store/jobs.c claim_pick): a claim sorted every queued job under
 	 * the write lock (8,000 queued: 19 ms, make bench-fleet).
 	 */
 	"CREATE INDEX jobs_queued ON jobs(state, pair_id) WHERE state = "
 	"'queued';",
 	/*
-	 * v25 (issue 17): each pair's count of queued jobs, kept by
+	 * v25: each pair's count of queued jobs, kept by
 	 * triggers, and the pairs that have any by (host, superseded, id):
 	 * the claim's stages read only queued pairs in their order.  The
 	 * bound stage read jobs_queued to its end on every claim by a host
@@ -623,7 +623,7 @@ static const char *const migrations[] = {
 	"  UPDATE pairs SET queued = queued + 1"
 	"    WHERE id = NEW.pair_id AND NEW.state = 'queued'; END;",
 	/*
-	 * v26 (issue 17): a tree's commits.  /api/v1/trees counted each
+	 * v26: a tree's commits.  /api/v1/trees counted each
 	 * tree's commits a request (145 ms at 1M runs, 51,500 commits), and
 	 * /api/v1/commits?tree= walked every commit of every tree newest
 	 * first to find a page of one (18 ms for a tree with none).  The
@@ -652,7 +652,7 @@ static const char *const migrations[] = {
 	"  UPDATE trees SET ncommits = ncommits + 1"
 	"    WHERE id = NEW.tree_id AND NEW.first_seen IS NOT NULL; END;",
 	/*
-	 * v27 (issue 17): the regressions' filters.  A tree, host or
+	 * v27: the regressions' filters.  A tree, host or
 	 * benchmark was found by joining each regression to its pair, job
 	 * and commit, newest first to the table's end: 5 ms for a tree with
 	 * none at 498 regressions, and the table grows with every finding.
@@ -693,7 +693,7 @@ static const char *const migrations[] = {
 	"  JOIN pairs p ON p.id = cm.pair_id"
 	"  WHERE p.id = NEW.pair_id AND p.cand_job_id = NEW.id); END;",
 	/*
-	 * v28 (issue 17): the alerts' filters.  A state or kind walked
+	 * v28: the alerts' filters.  A state or kind walked
 	 * every alert newest first, and a commit (the commit page asks
 	 * for its alerts on each view) joined every alert to its report
 	 * and commit: the table grows with every delivery.  A commit's
@@ -702,7 +702,7 @@ static const char *const migrations[] = {
 	"CREATE INDEX alerts_state ON alerts(state);"
 	"CREATE INDEX alerts_kind ON alerts(kind);",
 	/*
-	 * v29 (issue 17): a tree's history.  history_jobs listed a
+	 * v29: a tree's history.  history_jobs listed a
 	 * series' jobs of every tree, each page checking each job's commit
 	 * for the tree asked: a tree measured beside busier ones read the
 	 * others' jobs too, and one measured rarely spent a page's scan
@@ -744,7 +744,7 @@ static const char *const migrations[] = {
 	"  ON bisections(job, host_id, point, metric);"
 	"CREATE INDEX series_title ON series(title, author, version);",
 	/*
-	 * v30 (issue 17): a history's time range.  A page of a range of
+	 * v30: a history's time range.  A page of a range of
 	 * dates (`from`, `to`) walked the series newest first and checked
 	 * each job's time: a range a few months back at 1M runs spent a
 	 * page's scan budget on the jobs after it and came back empty and
@@ -783,7 +783,7 @@ static const char *const migrations[] = {
 	"  WHERE job_id IN (SELECT id FROM jobs WHERE commit_id = NEW.id);"
 	"  END;",
 	/*
-	 * v31 (issue 17): a branch's commits.  A commit's branches are a
+	 * v31: a branch's commits.  A commit's branches are a
 	 * list in its row (commits.branches), so a branch filter, of the
 	 * commits or of a history, was checked on each commit: a branch
 	 * with few commits cost a page its scan budget and came back
@@ -823,7 +823,7 @@ static const char *const migrations[] = {
 	"  AND branch = NEW.branch; END;",
 
 	/*
-	 * v32 (issue 17): the store's generation, what the reply cache keys
+	 * v32: the store's generation, what the reply cache keys
 	 * on (store_data_version).  Every commit moved SQLite's
 	 * data_version, a runner's heartbeat too: with a fleet heartbeating
 	 * every few seconds, a cached page lived a few milliseconds.  A
