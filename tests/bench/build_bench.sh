@@ -73,6 +73,12 @@ printf '| duplicates pairs | %s | %s |\n' "$(dups "$work/ref")" \
 for round in full $HEADERS; do
 	out=()
 	for side in ref cur; do
+		# A header one side does not have (a folder moved since
+		# REF) has no rebuild to time there.
+		if [ "$round" != full ] && [ ! -f "$work/$side/$round" ]; then
+			out+=("no such file")
+			continue
+		fi
 		[ "$round" = full ] || touch "$work/$side/$round"
 		l=$(load)
 		s=$(build_s "$work/$side")
