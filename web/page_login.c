@@ -51,9 +51,17 @@ login_form(struct ctx *x, int status, const char *error, const char *next)
 static const char *
 safe_next(const char *next)
 {
+	const unsigned char *p;
+
 	if (next == NULL || next[0] != '/' || next[1] == '/' ||
-	    next[1] == '\\' || strlen(next) > 200 || strpbrk(next, "\r\n"))
+	    strlen(next) > 200)
 		return "/regressions";
+	/* Browsers drop tabs and newlines from a URL and read a backslash
+	 * as a slash: "/\t/evil.example" is "//evil.example", off-site. A
+	 * path of ours has no white space, control byte or backslash. */
+	for (p = (const unsigned char *)next; *p != '\0'; p++)
+		if (*p <= ' ' || *p == 0x7f || *p == '\\')
+			return "/regressions";
 	return next;
 }
 

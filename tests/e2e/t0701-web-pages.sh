@@ -159,6 +159,24 @@ if grep -qi '^Set-Cookie: pw_session=[0-9a-f]\{64\}; Path=/; HttpOnly; SameSite=
 else
 	fail web_login "$hdr"
 fi
+# After login, only a local path: a next= that a browser would read as
+# another site (tab or newline dropped, backslash as slash) goes to
+# /regressions instead.
+bad=
+for next in "$(printf '/\t/evil.example')" "$(printf '/\n/evil.example')" \
+    '/\evil.example' '//evil.example' 'https://evil.example' \
+    "$(printf '/\x7f/evil.example')" '/ /evil.example'; do
+	J2=$PW_TMP/jar2
+	rm -f "$J2"
+	curl -s -c "$J2" -b "$J2" -o "$PW_TMP/login" "$PW_URL/login"
+	pre=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$PW_TMP/login")
+	hdr=$(curl -s -D - -c "$J2" -b "$J2" -o /dev/null \
+	    --data-urlencode "csrf=$pre" --data-urlencode "token=$(cat "$ADM")" \
+	    --data-urlencode "next=$next" "$PW_URL/login")
+	loc=$(sed -n 's/^[Ll]ocation: *//p' <<<"$hdr" | tr -d '\r')
+	[ "$loc" = /regressions ] || bad="$bad [$(printf %q "$next") -> $(printf %q "$loc")]"
+done
+[ -z "$bad" ] && pass web_login_next_stays_local || fail web_login_next_stays_local "$bad"
 curl -s -b "$J" -o "$PW_TMP/reg" "$PW_URL/regressions"
 csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$PW_TMP/reg" | head -1)
 check web_triage_form_shown grep -q 'action="/regressions/1/triage"' "$PW_TMP/reg"
