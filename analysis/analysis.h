@@ -56,6 +56,9 @@ enum analysis_mode {
 /* Adaptive runs for a suspected low mode go past max_runs up to this many
  * runs per side (docs/ANALYSIS.md, "Low modes"). */
 #define ANALYSIS_MODE_MAX_RUNS 32
+/* Futility: the conditional power below which a look stops asking for
+ * runs (analysis_result.futile). */
+#define ANALYSIS_FUTILITY_CP 0.10
 
 struct analysis_opts {
 	int better;        /* ANALYSIS_HIGHER (default when 0) or _LOWER */
@@ -139,7 +142,16 @@ struct analysis_result {
 	enum analysis_mode mode;
 	double mode_pct;
 	double mode_base_share, mode_cand_share, mode_hist_share;
-	double mode_p;  /* the one-sided Fisher p of the mode's direction */
+	double mode_p; /* the one-sided Fisher p of the mode's direction */
+	/*
+	 * Futility: an inconclusive look from half of max_runs on whose
+	 * shift would reach the last look's boundary with a probability
+	 * below ANALYSIS_FUTILITY_CP under its own trend (cond_power) stops
+	 * there: futile 1, no more runs asked.  cond_power NAN when not
+	 * computed.
+	 */
+	double cond_power;
+	int futile;
 	char note[240]; /* text explaining the verdict, or "" */
 };
 
@@ -168,7 +180,9 @@ void analysis_bh_adjust(double *out, const double *p, size_t n);
  * Adaptive runs: the number of runs per side to have next, or 0 to stop
  * (a verdict was reached, or max_runs is reached).  Only an inconclusive
  * verdict asks for more: first_runs, then x1.5 rounded up (5 -> 8 -> 12),
- * bounded by max_runs.  A suspected low mode (r->mode, its p-value below
+ * bounded by max_runs; none past a futile look (r->futile: the shift is
+ * too small to become significant by max_runs, docs/ANALYSIS.md,
+ * "Futility").  A suspected low mode (r->mode, its p-value below
  * 0.1) may go on past max_runs, x1.5 a look, up to
  * ANALYSIS_MODE_MAX_RUNS.  n_now is the smaller side's run
  * count.

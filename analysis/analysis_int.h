@@ -55,4 +55,9 @@ void analysis_i_check_spread(struct analysis_result *r, const double *lb,
     size_t nb, const double *lc, size_t nc, const double *wb, const double *wc,
     double ref_var, double ref_df, const struct analysis_opts *o);
 
+/* error_control.c: r->futile and r->cond_power of a look of n runs a
+ * side, after its verdict (analysis.h). */
+void analysis_i_futility(
+    struct analysis_result *r, const struct analysis_opts *o, size_t n);
+
 #endif

@@ -517,6 +517,7 @@ result_init(struct analysis_result *r, size_t nb, size_t nc)
 	r->mode = ANALYSIS_MODE_NONE;
 	r->mode_pct = r->mode_p = NAN;
 	r->mode_base_share = r->mode_cand_share = r->mode_hist_share = NAN;
+	r->cond_power = NAN;
 }
 
 /* Appends to the note (printf). */
@@ -968,6 +969,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 	analysis_i_check_spread(
 	    r, lb, nb, lc, nc, sb_u, sc_u, ref_var, ref_df, &o);
 	decide(r, &o);
+	analysis_i_futility(r, &o, nb < nc ? nb : nc);
 out:
 	r->p_adjusted = r->p_value;
 	free(lb);

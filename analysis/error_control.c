@@ -6,7 +6,9 @@
  */
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
@@ -161,6 +163,64 @@ analysis_look_alpha(double alpha, size_t n, size_t first_runs, size_t max_runs)
 	return 2 * analysis_i_norm_sf(c);
 }
 
+/*
+ * Futility (docs/ANALYSIS.md, "Futility"): at an inconclusive look of n
+ * runs a side, from half of max_runs on, the chance that the shift test
+ * crosses the last look's boundary c if the runs to come follow the
+ * trend seen so far.  With z the look's statistic (from its p-value) and
+ * t = n / max_runs the share of the information seen, the B-value z
+ * sqrt(t) drifts at z / sqrt(t), so CP = P(B(1) > c) = 1 - Phi((c - z /
+ * sqrt(t)) / sqrt(1 - t)).  Below ANALYSIS_FUTILITY_CP, and with the
+ * interval unable to fit within +-min_effect by max_runs either (its
+ * half-width shrinking as sqrt(n / max_runs)), the look stops: no more
+ * runs.  Stopping for futility only ever gives a verdict up, so the
+ * looks' alpha stays as spent.
+ */
+void
+analysis_i_futility(
+    struct analysis_result *r, const struct analysis_opts *o, size_t n)
+{
+	double t, z, c, mid, half;
+	size_t len;
+
+	r->cond_power = NAN;
+	r->futile = 0;
+	if (r->verdict != ANALYSIS_INCONCLUSIVE ||
+	    r->mode == ANALYSIS_MODE_SUSPECTED ||
+	    (r->unstable & ANALYSIS_UNSTABLE_SPREAD) || o->first_runs == 0 ||
+	    o->max_runs <= o->first_runs || n >= o->max_runs ||
+	    2 * n < o->max_runs || !(r->p_value >= 0 && r->p_value <= 1))
+		return;
+	t = (double)n / (double)o->max_runs;
+	z = r->p_value > 0 ? analysis_i_norm_quantile_upper(r->p_value / 2)
+	                   : INFINITY;
+	c = analysis_i_norm_quantile_upper(
+	    analysis_look_alpha(
+	        o->alpha, o->max_runs, o->first_runs, o->max_runs) /
+	    2);
+	r->cond_power = isfinite(z)
+	    ? analysis_i_norm_sf((c - z / sqrt(t)) / sqrt(1 - t))
+	    : 1;
+	if (r->cond_power >= ANALYSIS_FUTILITY_CP)
+		return;
+	mid = (r->ci_low_pct + r->ci_high_pct) / 2;
+	half = (r->ci_high_pct - r->ci_low_pct) / 2 * sqrt(t);
+	if (isfinite(mid) && isfinite(half) &&
+	    fabs(mid) + half <= o->min_effect)
+		return; /* unchanged is still within reach */
+	r->futile = 1;
+	/* compare.c's "more runs needed" no longer holds. */
+	if (strncmp(r->note, "neither significant", 19) == 0)
+		snprintf(r->note, sizeof(r->note),
+		    "neither significant nor within +-min_effect");
+	len = strlen(r->note);
+	snprintf(r->note + len, sizeof(r->note) - len,
+	    "%sstopped at %zu runs: at this trend, significance by max_runs "
+	    "(%zu) is %.0f%% likely and +-%g%% out of reach",
+	    len ? "; " : "", n, o->max_runs, 100 * r->cond_power,
+	    o->min_effect);
+}
+
 size_t
 analysis_next_runs(const struct analysis_result *r, size_t n_now,
     size_t first_runs, size_t max_runs)
@@ -176,7 +236,7 @@ analysis_next_runs(const struct analysis_result *r, size_t n_now,
 	if (r->mode == ANALYSIS_MODE_SUSPECTED &&
 	    r->mode_p < LOWMODE_SUSPECT_P && max_runs < ANALYSIS_MODE_MAX_RUNS)
 		cap = ANALYSIS_MODE_MAX_RUNS;
-	if (r->verdict != ANALYSIS_INCONCLUSIVE || n_now >= cap)
+	if (r->verdict != ANALYSIS_INCONCLUSIVE || r->futile || n_now >= cap)
 		return 0;
 	if (first_runs == 0)
 		first_runs = 5;

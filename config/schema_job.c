@@ -585,7 +585,7 @@ static const struct field job_fields[] = {
 	{ .key = "kernel", .type = F_SECTION, .sub = &kernel_schema },
 	{ .key = "bisect", .type = F_SECTION, .sub = &bisect_schema },
 	NUM("runs", F_INT, struct job_config, runs, "5", 1, 100),
-	NUM("max_runs", F_INT, struct job_config, max_runs, "12", 1, 1000),
+	NUM("max_runs", F_INT, struct job_config, max_runs, "24", 1, 1000),
 	NUM("rounds", F_INT, struct job_config, rounds, "0", 0, 100),
 	{ .key = "profile",
 	    .type = F_BOOL,

@@ -30,7 +30,9 @@ static const char *const model_names[M_COUNT] = { "normal",
 #define AR_PHI 0.5
 #define LN_SHAPE 0.5 /* skewness 1.75 */
 #define HIST_RUNS 100
-#define MAX_N 12
+/* Adaptive rows: the defaults of a job (config/schema_job.c), first_runs 5
+ * and max_runs MAX_N. */
+#define MAX_N 24
 
 static double scale = 1;
 
@@ -160,8 +162,8 @@ is_alarm(enum analysis_verdict v)
 }
 
 /*
- * One A/B trial.  adaptive: looks at 5, 8, 12 as the scheduler would.
- * Returns the final result; *n_used the runs per side it took.
+ * One A/B trial.  adaptive: looks at 5, 8, 12, 18, 24 as the scheduler would
+ * (MAX_N). Returns the final result; *n_used the runs per side it took.
  */
 static void
 ab_trial(struct analysis_result *res, size_t *n_used, enum model m, double cv,
@@ -194,7 +196,9 @@ ab_trial(struct analysis_result *res, size_t *n_used, enum model m, double cv,
 		{
 			size_t next = analysis_next_runs(res, n, 5, MAX_N);
 
-			if (next == 0)
+			/* Past nmax only for a suspected mode: the normal
+			 * models here have none to find. */
+			if (next == 0 || next > nmax)
 				break;
 			n = next;
 		}
@@ -273,7 +277,8 @@ table_adaptive(void)
 	size_t nt = trials(1000), nt0 = trials(2000);
 	int hist;
 
-	printf("\n### Adaptive runs: looks at 5, 8, 12 per side, "
+	printf("\n### Adaptive runs: looks at 5, 8, 12, 18, 24 per side, "
+	       "futility from 12, "
 	       "Pocock-type alpha spending (total 0.01), exact boundaries, CV "
 	       "1 %%, "
 	       "2 %% drop\n\n");
@@ -856,11 +861,12 @@ table_rounds(void)
 	enum drift d;
 
 	printf("\n### Rounds on a drifting host: schedule and analysis\n\n");
-	printf("CV 1 %% white noise on top of the host's drift; alpha 0.01, "
-	       "min_effect 1 %%.  FA = any alarm (regression, improvement, "
-	       "unstable) with no change, %zu trials; power = regression "
-	       "reported for a 3 %% drop, %zu trials; N = mean runs per side.  "
-	       "Adaptive: looks at 5, 8, 12.  Fixed: 8 runs a side.\n\n",
+	printf(
+	    "CV 1 %% white noise on top of the host's drift; alpha 0.01, "
+	    "min_effect 1 %%.  FA = any alarm (regression, improvement, "
+	    "unstable) with no change, %zu trials; power = regression "
+	    "reported for a 3 %% drop, %zu trials; N = mean runs per side.  "
+	    "Adaptive: looks at 5, 8, 12, 18, 24.  Fixed: 8 runs a side.\n\n",
 	    nt0, nt);
 	printf("| host | schedule, analysis | FA %% adaptive | power %% "
 	       "adaptive | N (3 %%) | FA %% N = 8 | power %% N = 8 |\n");
@@ -895,7 +901,7 @@ table_rounds(void)
  * by ~50 %" shape) appearing in the candidate, going away in it, or on
  * both sides.  "Flagged": unstable or regression for an appearing mode,
  * improvement for one going away, any alarm for the A/A rows.
- * Adaptive: looks at 5, 8, 12 and, for a suspected mode, on to
+ * Adaptive: looks at 5, 8, 12, 18, 24 and, for a suspected mode, on to
  * ANALYSIS_MODE_MAX_RUNS.
  */
 #define MODE_MAXN 32
@@ -985,7 +991,7 @@ table_modes(void)
 	       "otherwise, a 100-run history as flaky as the base)\n\n");
 	printf("%% of %zu trials flagged: unstable or regression for a mode "
 	       "that appears, improvement for one that goes away, any alarm "
-	       "for A/A.  Adaptive: looks at 5, 8, 12, and on for a "
+	       "for A/A.  Adaptive: looks at 5, 8, 12, 18, 24, and on for a "
 	       "suspected mode (mean N in brackets).\n\n",
 	    nt);
 	printf("| case |");

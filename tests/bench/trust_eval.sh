@@ -30,7 +30,7 @@
 #   DISTURB=1          0: no disturber (the quiet machine, for comparison)
 #   DISTURB_MIB=16     MiB each busy CPU streams over (0: a pure spin)
 #   DISTURB_PHASES=0.5,3   shortest and longest phase, seconds
-#   OLD_KEYS="rounds: 1"   job keys of the old schedule (YAML, "\n" between)
+#   OLD_KEYS="rounds: 1\nmax_runs: 12"   job keys of the old schedule (YAML, "\n" between)
 #   NEW_KEYS=""        job keys of the new schedule (empty: the defaults)
 #   RUNS=, MAX_RUNS=   set runs / max_runs in both jobs (empty: defaults)
 #   MIN_EFFECT=2%      metrics.ns_per_op.min_effect
@@ -56,7 +56,7 @@ SEED=${SEED:-1}
 DISTURB=${DISTURB:-1}
 DISTURB_MIB=${DISTURB_MIB:-16}
 DISTURB_PHASES=${DISTURB_PHASES:-0.5,3}
-OLD_KEYS=${OLD_KEYS-rounds: 1}
+OLD_KEYS=${OLD_KEYS-rounds: 1\nmax_runs: 12}
 NEW_KEYS=${NEW_KEYS-}
 RUNS=${RUNS:-}
 MAX_RUNS=${MAX_RUNS:-}

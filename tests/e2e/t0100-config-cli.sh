@@ -55,7 +55,7 @@ parser: nepr
 command: [tcp_rr, -F, "{flow}"]
 matrix:
   flows: [1, 2]
-runs: 20
+runs: 30
 runs: 3
 tmeout: 5m
 YAML
@@ -63,7 +63,7 @@ if run bad-job 1 "$PW" config check "$tmp/job.yaml"; then
 	cat >"$tmp/want" <<WANT
 $tmp/job.yaml:2:9: parser: "nepr" is not one of neper, fio, will-it-scale, netperf, keyvalue, json
 $tmp/job.yaml:3:23: command[2]: unknown placeholder {flow} (known: flows, server, workdir, run, host, cpus)
-$tmp/job.yaml:6:7: runs: 20 is more than max_runs (12)
+$tmp/job.yaml:6:7: runs: 30 is more than max_runs (24)
 $tmp/job.yaml:7:1: runs: duplicate key (first at line 6)
 $tmp/job.yaml:8:1: tmeout: unknown key (did you mean 'timeout'?)
 WANT

@@ -413,6 +413,70 @@ TEST(test_analysis__low_mode_goes_away)
 }
 
 /*
+ * Futility: twelve runs a side of a host with 10 % noise (normal scores,
+ * the same spread on both sides in another order), max_runs 24.  A
+ * no-op is hopeless: no shift will be significant by 24 runs, and +-2 %
+ * is out of reach too, so the look stops.  A +10 % shift that is not
+ * significant yet is promising: the runs go on.  Before half of
+ * max_runs nothing is futile, and a quiet host's no-op that may still
+ * end unchanged goes on as well.
+ */
+TEST(test_analysis__futility)
+{
+	static const double z[] = { -1.629, 0.302, 1.116, -0.534, 0.094, -0.793,
+		1.629, -0.302, 0.534, -1.116, 0.793, -0.094 };
+	static const size_t perm[] = { 5, 9, 0, 11, 3, 7, 1, 10, 6, 2, 8, 4 };
+	double a[12], b[12];
+	struct analysis_opts o;
+	struct analysis_result r;
+	struct err e = { 0 };
+	size_t i;
+
+	analysis_opts_init(&o);
+	o.first_runs = 5;
+	o.max_runs = 24;
+	o.min_effect = 2;
+	o.better = ANALYSIS_LOWER;
+	o.low_mode_pct = 90; /* no modes in normal noise */
+	for (i = 0; i < 12; i++) {
+		a[i] = 100 * exp(0.10 * z[i]);
+		b[i] = 100 * exp(0.10 * z[perm[i]]);
+	}
+	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
+	ASSERT_STREQ(analysis_verdict_name(r.verdict), "inconclusive");
+	ASSERT(r.futile);
+	ASSERT(r.cond_power < ANALYSIS_FUTILITY_CP);
+	ASSERT(strstr(r.note, "stopped at 12 runs") != NULL);
+	ASSERT(strstr(r.note, "more runs needed") == NULL);
+	ASSERT_INTEQ(analysis_next_runs(&r, 12, 5, 24), 0);
+	/* At 8 runs (a third of max_runs): not judged for futility. */
+	ASSERT_INTEQ(analysis_compare(&r, a, 8, b, 8, &o, &e), 0);
+	ASSERT(!r.futile && isnan(r.cond_power));
+	ASSERT_INTEQ(analysis_next_runs(&r, 8, 5, 24), 12);
+	/* +10 %, not yet significant at 12: promising, on to 18. */
+	for (i = 0; i < 12; i++)
+		b[i] = 110 * exp(0.10 * z[perm[i]]);
+	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
+	ASSERT_STREQ(analysis_verdict_name(r.verdict), "inconclusive");
+	ASSERT(!r.futile);
+	ASSERT(r.cond_power > 0.5);
+	ASSERT_INTEQ(analysis_next_runs(&r, 12, 5, 24), 18);
+	/* A quieter host (2.5 % noise): its no-op's interval is wider than
+	 * +-2 % at 12 runs but may fit by 24, so unchanged is within reach:
+	 * on. */
+	for (i = 0; i < 12; i++) {
+		a[i] = 100 * exp(0.025 * z[i]);
+		b[i] = 100 * exp(0.025 * z[perm[i]]);
+	}
+	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
+	ASSERT_STREQ(analysis_verdict_name(r.verdict), "inconclusive");
+	ASSERT(r.ci_high_pct > 2);
+	ASSERT(r.cond_power < ANALYSIS_FUTILITY_CP);
+	ASSERT(!r.futile);
+	ASSERT_INTEQ(analysis_next_runs(&r, 12, 5, 24), 18);
+}
+
+/*
  * Rounds: a host whose level moves by +-15 % from round to round, one run
  * a side a round, the candidate 3 % slower in every round.  Pooled, the
  * drift swamps the step; within rounds it falls out.  With no step, the

@@ -157,7 +157,7 @@ TEST(test_config__job_fields_and_defaults)
 	ASSERT_STREQ(j->name, "t");
 	ASSERT_INTEQ(j->parser, CFG_PARSER_NEPER);
 	ASSERT_INTEQ(j->runs, 5);
-	ASSERT_INTEQ(j->max_runs, 12);
+	ASSERT_INTEQ(j->max_runs, 24);
 	ASSERT_INTEQ(j->timeout_s, 600);
 	ASSERT_INTEQ(j->trigger.every_commit, 1);
 	ASSERT_INTEQ(j->baseline, CFG_BASELINE_PARENT);

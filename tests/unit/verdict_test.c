@@ -328,10 +328,11 @@ TEST(test_verdict__noise_asks_for_more_runs)
 	ASSERT(s != NULL);
 	h = host(s, "h1");
 	h2 = host(s, "h2");
+	/* max_runs 18: looks at 5, 8, 12, 18, futility judged from 9. */
 	pair = pair_new(s, "j",
-	    "{\"runs\":5,\"max_runs\":12,\"metrics\":{\"ops\":{"
+	    "{\"runs\":5,\"max_runs\":18,\"metrics\":{\"ops\":{"
 	    "\"better\":\"higher\",\"min_effect_pct\":1}}}",
-	    5, 12, &b, &c);
+	    5, 18, &b, &c);
 	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
 	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
 	ASSERT_INTEQ(o.state, VERDICT_MORE_RUNS);
@@ -373,10 +374,13 @@ TEST(test_verdict__noise_asks_for_more_runs)
 	ASSERT_INTEQ(run_job(s, h, b, 0, md, 1, 8, 12), 0);
 	ASSERT_INTEQ(run_job(s, h, c, 1, md, 1, 8, 12), 0);
 	ASSERT_INTEQ(verdict_pair(s, &o, pair, now), 0);
+	/* No shift at 12 with 20 % noise: futile, so final before 18. */
 	ASSERT_INTEQ(o.state, VERDICT_FINAL);
 	cm = cmp_of(s, &keep, pair, "ops");
 	ASSERT(cm != NULL);
 	ASSERT(json_is_true(json_object_get(cm, "final")));
+	ASSERT_MSG(strstr(sget(cm, "note"), "stopped at 12 runs") != NULL,
+	    "note: %s", sget(cm, "note"));
 	ASSERT_INTEQ(json_integer_value(json_object_get(cm, "n_base")), 12);
 	ASSERT_INTEQ(json_integer_value(json_object_get(cm, "n_cand")), 12);
 	ASSERT_MSG(strcmp(sget(cm, "verdict"), "regression") != 0 &&
