@@ -162,8 +162,10 @@ is_alarm(enum analysis_verdict v)
 }
 
 /*
- * One A/B trial.  adaptive: looks at 5, 8, 12, 18, 24 as the scheduler would
- * (MAX_N). Returns the final result; *n_used the runs per side it took.
+ * One A/B trial.  adaptive: 0 for n_fixed runs a side, else the max_runs
+ * of looks at 5, 8, 12, ... as the scheduler would take them (MAX_N, the
+ * default: 5, 8, 12, 18, 24).  Returns the final result; *n_used the
+ * runs per side it took.
  */
 static void
 ab_trial(struct analysis_result *res, size_t *n_used, enum model m, double cv,
@@ -173,7 +175,11 @@ ab_trial(struct analysis_result *res, size_t *n_used, enum model m, double cv,
 	double a[MAX_N], b[MAX_N], h[HIST_RUNS];
 	struct analysis_opts o;
 	struct err e = { 0 };
-	size_t n = adaptive ? 5 : n_fixed, nmax = adaptive ? MAX_N : n_fixed;
+	size_t n = adaptive ? 5 : n_fixed;
+	size_t nmax = adaptive ? (size_t)adaptive : n_fixed;
+
+	if (nmax > MAX_N)
+		nmax = MAX_N;
 
 	draw_pair(a, b, nmax, m, cv, shift, r);
 	analysis_opts_init(&o);
@@ -184,7 +190,7 @@ ab_trial(struct analysis_result *res, size_t *n_used, enum model m, double cv,
 	}
 	if (adaptive) {
 		o.first_runs = 5;
-		o.max_runs = MAX_N;
+		o.max_runs = nmax;
 	}
 	for (;;) {
 		if (analysis_compare(res, a, n, b, n, &o, &e) != 0) {
@@ -194,7 +200,7 @@ ab_trial(struct analysis_result *res, size_t *n_used, enum model m, double cv,
 		if (!adaptive)
 			break;
 		{
-			size_t next = analysis_next_runs(res, n, 5, MAX_N);
+			size_t next = analysis_next_runs(res, n, 5, nmax);
 
 			/* Past nmax only for a suspected mode: the normal
 			 * models here have none to find. */
@@ -273,34 +279,40 @@ table_fixed(void)
 static void
 table_adaptive(void)
 {
+	static const int maxes[] = { MAX_N, 12 };
 	enum model m;
-	size_t nt = trials(1000), nt0 = trials(2000);
+	size_t nt = trials(1000), nt0 = trials(2000), k;
 	int hist;
 
-	printf("\n### Adaptive runs: looks at 5, 8, 12, 18, 24 per side, "
-	       "futility from 12, "
-	       "Pocock-type alpha spending (total 0.01), exact boundaries, CV "
-	       "1 %%, "
-	       "2 %% drop\n\n");
+	printf("\n### Adaptive runs: looks at 5, 8, 12, 18, 24 per side "
+	       "(max_runs 24, the default) and 5, 8, 12 (max_runs 12), "
+	       "futility from half of max_runs, Pocock-type alpha spending "
+	       "(total 0.01), exact boundaries, CV 1 %%, 2 %% drop\n\n");
 	printf("%zu trials per no-change cell, %zu per 2 %% drop cell.  Mean "
 	       "N is runs per side until the verdict.\n\n",
 	    nt0, nt);
-	printf("| noise | p-value | FA %% | mean N (no change) | power %% | "
-	       "mean N (2 %% drop) |\n");
-	printf("|---|---|---|---|---|---|\n");
+	printf("| noise | p-value | max_runs | FA %% | mean N (no change) | "
+	       "power %% | mean N (2 %% drop) |\n");
+	printf("|---|---|---|---|---|---|---|\n");
 	for (hist = 1; hist >= 0; hist--) {
 		for (m = 0; m < M_COUNT; m++) {
-			struct tally t0, t1;
+			for (k = 0; k < 2; k++) {
+				struct tally t0, t1;
 
-			ab_cell(&t0, m, 0.01, 0, hist, 1, 0, nt0, 500 + m);
-			ab_cell(&t1, m, 0.01, 0.02, hist, 1, 0, nt, 600 + m);
-			printf("| %s | %s |", model_names[m],
-			    hist ? "history" : "Welch");
-			print_rate(t0.alarms, t0.n);
-			printf(" %.2f |", (double)t0.runs / (double)t0.n);
-			print_rate(t1.hits, t1.n);
-			printf(" %.2f |\n", (double)t1.runs / (double)t1.n);
-			fflush(stdout);
+				ab_cell(&t0, m, 0.01, 0, hist, maxes[k], 0, nt0,
+				    500 + m);
+				ab_cell(&t1, m, 0.01, 0.02, hist, maxes[k], 0,
+				    nt, 600 + m);
+				printf("| %s | %s | %d |", model_names[m],
+				    hist ? "history" : "Welch", maxes[k]);
+				print_rate(t0.alarms, t0.n);
+				printf(
+				    " %.2f |", (double)t0.runs / (double)t0.n);
+				print_rate(t1.hits, t1.n);
+				printf(" %.2f |\n",
+				    (double)t1.runs / (double)t1.n);
+				fflush(stdout);
+			}
 		}
 	}
 }
@@ -345,7 +357,8 @@ table_sweep(void)
 	static const double shifts[] = { 0.005, 0.01, 0.02, 0.05, 0.10 };
 	size_t nt = trials(300), c, s;
 
-	printf("\n### Power sweep: normal noise, adaptive N <= 12 with "
+	printf("\n### Power sweep: normal noise, adaptive N <= 24 (the default "
+	       "max_runs) with "
 	       "history, min_effect 1 %%\n\n");
 	printf("%% of %zu trials reporting the regression (mean N in "
 	       "brackets).  Shifts below min_effect are not meant to be "
@@ -363,8 +376,8 @@ table_sweep(void)
 		for (s = 0; s < sizeof(shifts) / sizeof(shifts[0]); s++) {
 			struct tally t;
 
-			ab_cell(&t, M_NORMAL, cvs[c], shifts[s], 1, 1, 0, nt,
-			    900 + 10 * c + s);
+			ab_cell(&t, M_NORMAL, cvs[c], shifts[s], 1, MAX_N, 0,
+			    nt, 900 + 10 * c + s);
 			printf(" %.0f (%.1f) |", rate(t.hits, t.n),
 			    (double)t.runs / (double)t.n);
 		}
