@@ -13,9 +13,15 @@
 #   - a maintainer's "#perfwatch retest runs=3": the pair made again
 #   - a maintainer's "#perfwatch bisect": a bisection started by mail
 #   - a reply to a mail that is no report of ours: ignored, no answer
+#   - a maintainer's "#perfwatch retest hosts=L,L runs=2": the pair again
+#     for hosts with those labels; a malformed one names its line
+#   - the author's "#perfwatch test <url> <branch>": the branch's tip
+#     measured by the runner against the report's base; a branch the
+#     remote lacks and a URL it may not fetch from are refused
 # Before the replies, the series' time to report (posted, seen, applied,
-# runs, verdict, mailed) on its page, in GET /api/v1/series/{id} and
-# summarised by GET /api/v1/latency and `perfwatch series latency`.
+# runs, verdict, mailed) on its page, in GET /api/v1/series/{id}, as
+# /metrics histograms, and summarised by GET /api/v1/latency and
+# `perfwatch series latency`.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -125,6 +131,14 @@ PY
 curl -s "$PW_URL/series/1" | grep -q "<th>time to report</th><td class=\"latency\">pickup " &&
     "$PW_BIN/perfwatch" series latency --server "$PW_URL" | grep -q "^total *posted..mailed *1 " &&
     pass latency_views || fail latency_views "$("$PW_BIN/perfwatch" series latency --server "$PW_URL" 2>&1)"
+# The same on /metrics: one series in each stage's histogram, its
+# total under a minute (the goal above) and so in the 60 s bucket.
+curl -s "$PW_URL/metrics" >"$PW_TMP/metrics.txt"
+grep -q '^perfwatch_series_stage_seconds_count{stage="total"} 1$' "$PW_TMP/metrics.txt" &&
+    grep -q '^perfwatch_series_stage_seconds_bucket{stage="total",le="60"} 1$' "$PW_TMP/metrics.txt" &&
+    grep -q '^perfwatch_series_stage_seconds_bucket{stage="pickup",le="+Inf"} 1$' "$PW_TMP/metrics.txt" &&
+    grep -q '^perfwatch_series_stage_seconds_count{stage="queue"} 1$' "$PW_TMP/metrics.txt" &&
+    pass latency_metrics || fail latency_metrics "$(grep series_stage "$PW_TMP/metrics.txt")"
 
 N=0
 reply() {	# reply FROM PARENT BODY [MESSAGE-ID]: a reply in the archive
@@ -190,6 +204,57 @@ id6=$CMD_ID
 wait_until 30 answered "$id6" && answers "$id6" | grep -Eq "done: bisection [0-9]+ started" &&
     [ "$(sql "SELECT started_by FROM bisections")" = "mail boss@example.org" ] &&
     pass maintainer_bisect || fail maintainer_bisect "$(answers "$id6") $(sql "SELECT id, started_by FROM bisections")"
+
+# A maintainer's retest on hosts with a label: the pair again, its jobs
+# for those hosts only.  A malformed retest names its line.
+reply "The Boss <boss@example.org>" "$report" '#perfwatch retest hosts=big,x86 runs=2\n'
+id7=$CMD_ID
+wait_until 30 answered "$id7" && answers "$id7" | grep -q 'done: 1 pair(s) of score queued again on hosts \["big","x86"\]' &&
+    [ "$(sql "SELECT labels FROM jobs ORDER BY id DESC LIMIT 1")" = '["big","x86"]' ] &&
+    [ "$(sql "SELECT runs FROM jobs ORDER BY id DESC LIMIT 1")" = 2 ] &&
+    pass retest_on_hosts || fail retest_on_hosts "$(answers "$id7") $(sql "SELECT id, labels, runs FROM jobs ORDER BY id DESC LIMIT 2")"
+pairs=$(sql "SELECT count(*) FROM pairs")
+reply "The Boss <boss@example.org>" "$report" '#perfwatch retest hosts=big, runs=2\n'
+id8=$CMD_ID
+wait_until 30 answered "$id8" && answers "$id8" | grep -q "line 1: retest takes runs=N" &&
+    [ "$(sql "SELECT count(*) FROM pairs")" = "$pairs" ] &&
+    pass retest_bad_hosts_named || fail retest_bad_hosts_named "$(answers "$id8")"
+# The jobs no host can take go, so the runner is free for the test.
+sql "UPDATE jobs SET state = 'cancelled' WHERE labels = '[\"big\",\"x86\"]'" >/dev/null
+
+# The author's test of a branch with a fix, as syzbot's "#syz test": its
+# tip measured against the report's base by the real runner, which
+# fetches it from the URL; the score is back, so the verdict is
+# unchanged where the series' patch regressed.
+g "$SRC" checkout -qb fix topic
+echo 1000 >"$SRC/value"
+g "$SRC" commit -qam "memcg: the score back"
+fix=$(g "$SRC" rev-parse HEAD)
+g "$SRC" checkout -q master
+reply "Ann Author <ann@example.org>" "$report" "Does this fix it?\n\n#perfwatch test file://$SRC fix\n"
+id9=$CMD_ID
+tested() {
+	[ "$(sql "SELECT c.verdict FROM comparisons c JOIN pairs p ON p.id = c.pair_id
+	    JOIN jobs j ON j.id = p.cand_job_id JOIN commits k ON k.id = j.commit_id
+	    WHERE k.sha = '$fix' AND c.metric = 'score' AND c.final = 1")" = unchanged ]
+}
+wait_until 30 answered "$id9" && answers "$id9" | grep -q "done: ${fix:0:12} (fix of file://$SRC) queued for score against the report's base ${c1:0:12}, 1 pair(s)" &&
+    sql "SELECT params FROM jobs j JOIN commits k ON k.id = j.commit_id WHERE k.sha = '$fix'" | grep -q "\"url\": *\"file://$SRC\"" &&
+    pass test_branch_queued || fail test_branch_queued "$(answers "$id9") $(sql "SELECT j.id, k.sha FROM jobs j JOIN commits k ON k.id = j.commit_id ORDER BY j.id DESC LIMIT 2")"
+wait_until 120 tested && pass test_branch_measured ||
+    fail test_branch_measured "$(sql "SELECT p.id, c.metric, c.verdict, c.change_pct FROM comparisons c JOIN pairs p ON p.id = c.pair_id ORDER BY p.id DESC LIMIT 3") $(sql "SELECT id, state, last_error FROM jobs ORDER BY id DESC LIMIT 3")"
+# A branch the remote does not have, a URL that is no watched tree nor
+# a public one: each refused naming its line, nothing queued.
+pairs=$(sql "SELECT count(*) FROM pairs")
+reply "Ann Author <ann@example.org>" "$report" "#perfwatch test file://$SRC nosuch\n"
+id10=$CMD_ID
+reply "Ann Author <ann@example.org>" "$report" "#perfwatch test file:///etc master\n"
+id11=$CMD_ID
+wait_until 30 answered "$id10" && wait_until 30 answered "$id11" &&
+    answers "$id10" | grep -q "line 1: .*has no branch nosuch" &&
+    answers "$id11" | grep -q "line 1: test fetches only from https://" &&
+    [ "$(sql "SELECT count(*) FROM pairs")" = "$pairs" ] &&
+    pass test_refused || fail test_refused "$(answers "$id10") / $(answers "$id11")"
 
 # A command in a reply to someone else's mail: no answer.
 reply "Ann Author <ann@example.org>" "$patch_id" '#perfwatch invalid\n'
