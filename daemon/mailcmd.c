@@ -18,7 +18,9 @@
 #include "daemon/dconf.h"
 #include "daemon/mail.h"
 #include "daemon/mailcmd.h"
+#include "daemon/series.h"
 #include "git/git.h"
+#include "store/series.h"
 #include "store/store.h"
 
 #define CMD_PREFIX "#perfwatch"
@@ -303,8 +305,12 @@ parse_cmd(struct cmd *c, char *words, const struct daemon_config *dc,
 	}
 	if (strcmp(verb, "test") == 0) {
 		c->op = OP_TEST;
-		if (a1 == NULL || a2 == NULL || a3 != NULL) {
-			buf_puts(why, "test takes a git URL and a branch");
+		if (a1 == NULL)
+			return 0; /* the patch inline: mailcmd_handle checks */
+		if (a2 == NULL || a3 != NULL) {
+			buf_puts(why,
+			    "test takes a git URL and a branch, or "
+			    "nothing and a patch in the mail");
 			return -1;
 		}
 		if (!test_url_ok(dc, a1)) {
@@ -628,7 +634,7 @@ resolve_tests(struct cmd *cmds, const struct mailcmd_line *lines, size_t n,
 	for (i = 0; i < n; i++) {
 		struct gitm_repo *g;
 
-		if (cmds[i].op != OP_TEST)
+		if (cmds[i].op != OP_TEST || cmds[i].url == NULL)
 			continue;
 		g = gitm_repo_new(
 		    conf->dc->mirrors, "mail-test", cmds[i].url, NULL);
@@ -640,6 +646,102 @@ resolve_tests(struct cmd *cmds, const struct mailcmd_line *lines, size_t n,
 		gitm_repo_free(g);
 	}
 	return bad;
+}
+
+/*
+ * "#perfwatch test" with the patch inline in m: the patch applied on
+ * the base of the report's series, as a one-patch series of its own
+ * whose root is m, ingested and measured as a posted series is (the
+ * inbox's jobs against that base; its report answers m).  0 with ans
+ * saying what happened, or -1 with e set (the store or the mirror
+ * failed).
+ */
+static int
+test_inline(struct store *s, const struct dconf *conf,
+    const struct cfg_inbox *inbox, const struct store_alert_info *x,
+    const struct mail_msg *m, int64_t now, struct buf *ans, size_t *pairs,
+    struct err *e)
+{
+	const struct daemon_config *dc = conf->dc;
+	const struct cfg_tree *tree = NULL;
+	struct store_series_row row;
+	struct series_result res;
+	struct series_ingest si;
+	struct mail_series ms;
+	long seq1 = 0;
+	size_t i;
+	int r;
+
+	if (x->series_id == 0) {
+		buf_puts(ans,
+		    "not done: the report is of no series, so there is "
+		    "no base to apply the patch on; name a branch: test "
+		    "<git-url> <branch>\n");
+		return 0;
+	}
+	if ((r = store_series_get(s, &row, x->series_id)) != 0) {
+		if (r == ERR_NOTFOUND) {
+			store_errclear(s);
+			buf_puts(
+			    ans, "not done: the report's series is gone\n");
+			return 0;
+		}
+		return err_set(e, "%s", store_errmsg(s));
+	}
+	for (i = 0; i < dc->ntrees && row.tree != NULL; i++)
+		if (strcmp(dc->trees[i].name, row.tree) == 0)
+			tree = &dc->trees[i];
+	if (tree == NULL || row.branch == NULL) {
+		buf_puts(ans,
+		    "not done: the report's series is on no tree or branch "
+		    "this perfwatch still watches\n");
+		store_series_release(&row);
+		return 0;
+	}
+	memset(&ms, 0, sizeof(ms));
+	ms.cover = -1;
+	ms.patches = &seq1;
+	ms.total = ms.version = ms.found = ms.complete = 1;
+	ms.title = m->tag.title[0] ? m->tag.title : m->subject;
+	ms.author = m->from;
+	ms.message_id = m->message_id;
+	ms.base_commit = row.base_sha ? row.base_sha : "";
+	ms.branch_tag = "";
+	ms.date = m->date;
+	memset(&si, 0, sizeof(si));
+	si.conf = conf;
+	si.tree = tree;
+	si.branch = row.branch;
+	si.inbox = inbox != NULL ? inbox->name : row.inbox;
+	si.now = now;
+	r = series_ingest_one(&res, s, &si, m, &ms, e);
+	if (r == 0)
+		*pairs = res.pairs;
+	if (r == 0 && res.n == 1 && res.applied == 1)
+		buf_printf(ans,
+		    "done: the patch applied on %.12s as series %lld, %zu "
+		    "pair(s) queued; its report answers this mail\n",
+		    row.base_sha ? row.base_sha : "the branch",
+		    (long long)res.ids[0], res.pairs);
+	else if (r == 0 && res.known > 0)
+		buf_printf(
+		    ans, "done already: series %lld\n", (long long)res.ids[0]);
+	else if (r == 0 && res.n == 1) {
+		struct store_series_row t;
+
+		if (store_series_get(s, &t, res.ids[0]) == 0) {
+			buf_printf(ans, "not done: series %lld %s: %.400s\n",
+			    (long long)res.ids[0], t.state ? t.state : "?",
+			    t.error ? t.error : "?");
+			store_series_release(&t);
+		} else {
+			store_errclear(s);
+			buf_puts(ans, "not done: the patch was not applied\n");
+		}
+	}
+	series_result_release(&res);
+	store_series_release(&row);
+	return r;
 }
 
 /* The report m answers: 0 and *x, or ERR_NOTFOUND. */
@@ -726,12 +828,31 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 			bad++;
 		}
 	}
+	for (i = 0; i < n && bad == 0; i++)
+		if (cmds[i].op == OP_TEST && cmds[i].url == NULL &&
+		    (n != 1 || m->patch == NULL || m->patch_off < 0)) {
+			buf_printf(&ans,
+			    "> #perfwatch %s\nline %zu: test without a URL "
+			    "takes the patch inline in this mail (git "
+			    "format-patch's form, after the command), as the "
+			    "mail's only command\n\n",
+			    lines[i].text, lines[i].line);
+			bad++;
+		}
 	if (!ok) {
 		buf_printf(&ans,
 		    "Not done: %s may not command this report (its author, "
 		    "the daemon's maintainers, or anyone where the list "
 		    "allows it may).\n",
 		    from);
+	} else if (bad == 0 && cmds[0].op == OP_TEST && cmds[0].url == NULL) {
+		buf_printf(&ans, "> #perfwatch %s\n", lines[0].text);
+		if (test_inline(s, conf, inbox, t.x, m, now, &ans, &out->pairs,
+		        e) != 0) {
+			r = -1;
+			goto out;
+		}
+		buf_putc(&ans, '\n');
 	} else if (bad > 0 ||
 	    (bad = resolve_tests(cmds, lines, n, conf, &ans)) > 0) {
 		buf_puts(&ans,

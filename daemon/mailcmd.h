@@ -24,6 +24,11 @@
  *                               the report, as syzbot's "#syz test";
  *                               the runner fetches it from the URL
  *                               (https, http, git, or a watched tree's)
+ *   #perfwatch test             (alone) the patch inline in the mail
+ *                               applied on the report's series base as
+ *                               a one-patch series of its own, rooted
+ *                               at the mail: measured and reported as
+ *                               a posted series (series_ingest_one)
  *
  * through what the dashboard and the admin API call (store_web_triage,
  * store_pair_create, bisect_begin); each triage note says who sent it.

@@ -158,6 +158,17 @@ for f in sorted(glob.glob(sys.argv[1] + "/mail-*.eml")):
 PY
 }
 answered() { [ -n "$(answers "$1")" ]; }
+# refused CHECK FROM BODY PATTERN: a reply to the report answered with
+# PATTERN, no pair made.
+refused() {
+	local pairs id
+	pairs=$(sql "SELECT count(*) FROM pairs")
+	reply "$2" "$report" "$3"
+	id=$CMD_ID
+	wait_until 30 answered "$id" && answers "$id" | grep -q "$4" &&
+	    [ "$(sql "SELECT count(*) FROM pairs")" = "$pairs" ] &&
+	    pass "$1" || fail "$1" "$(answers "$id")"
+}
 
 # A stranger: refused, nothing changes.
 reply "Mallory <mallory@example.net>" "$report" 'Rubbish.\n\n#perfwatch invalid\n'
@@ -210,15 +221,10 @@ wait_until 30 answered "$id6" && answers "$id6" | grep -Eq "done: bisection [0-9
 reply "The Boss <boss@example.org>" "$report" '#perfwatch retest hosts=big,x86 runs=2\n'
 id7=$CMD_ID
 wait_until 30 answered "$id7" && answers "$id7" | grep -q 'done: 1 pair(s) of score queued again on hosts \["big","x86"\]' &&
-    [ "$(sql "SELECT labels FROM jobs ORDER BY id DESC LIMIT 1")" = '["big","x86"]' ] &&
-    [ "$(sql "SELECT runs FROM jobs ORDER BY id DESC LIMIT 1")" = 2 ] &&
-    pass retest_on_hosts || fail retest_on_hosts "$(answers "$id7") $(sql "SELECT id, labels, runs FROM jobs ORDER BY id DESC LIMIT 2")"
-pairs=$(sql "SELECT count(*) FROM pairs")
-reply "The Boss <boss@example.org>" "$report" '#perfwatch retest hosts=big, runs=2\n'
-id8=$CMD_ID
-wait_until 30 answered "$id8" && answers "$id8" | grep -q "line 1: retest takes runs=N" &&
-    [ "$(sql "SELECT count(*) FROM pairs")" = "$pairs" ] &&
-    pass retest_bad_hosts_named || fail retest_bad_hosts_named "$(answers "$id8")"
+    [ "$(sql "SELECT count(*) || ' ' || min(runs) || ' ' || max(runs) FROM jobs WHERE labels = '[\"big\",\"x86\"]'")" = "2 2 2" ] &&
+    pass retest_on_hosts || fail retest_on_hosts "$(answers "$id7") $(sql "SELECT id, labels, runs FROM jobs")"
+refused retest_bad_hosts_named "The Boss <boss@example.org>" \
+    '#perfwatch retest hosts=big, runs=2\n' "line 1: retest takes runs=N"
 # The jobs no host can take go, so the runner is free for the test.
 sql "UPDATE jobs SET state = 'cancelled' WHERE labels = '[\"big\",\"x86\"]'" >/dev/null
 
@@ -245,16 +251,40 @@ wait_until 120 tested && pass test_branch_measured ||
     fail test_branch_measured "$(sql "SELECT p.id, c.metric, c.verdict, c.change_pct FROM comparisons c JOIN pairs p ON p.id = c.pair_id ORDER BY p.id DESC LIMIT 3") $(sql "SELECT id, state, last_error FROM jobs ORDER BY id DESC LIMIT 3")"
 # A branch the remote does not have, a URL that is no watched tree nor
 # a public one: each refused naming its line, nothing queued.
-pairs=$(sql "SELECT count(*) FROM pairs")
-reply "Ann Author <ann@example.org>" "$report" "#perfwatch test file://$SRC nosuch\n"
-id10=$CMD_ID
-reply "Ann Author <ann@example.org>" "$report" "#perfwatch test file:///etc master\n"
-id11=$CMD_ID
-wait_until 30 answered "$id10" && wait_until 30 answered "$id11" &&
-    answers "$id10" | grep -q "line 1: .*has no branch nosuch" &&
-    answers "$id11" | grep -q "line 1: test fetches only from https://" &&
-    [ "$(sql "SELECT count(*) FROM pairs")" = "$pairs" ] &&
-    pass test_refused || fail test_refused "$(answers "$id10") / $(answers "$id11")"
+refused test_refused_branch "Ann Author <ann@example.org>" \
+    "#perfwatch test file://$SRC nosuch\n" "line 1: .*has no branch nosuch"
+refused test_refused_url "Ann Author <ann@example.org>" \
+    "#perfwatch test file:///etc master\n" "line 1: test fetches only from https://"
+
+# The author's test of a patch inline in the reply: applied on the
+# series' base as a series of its own, measured by the runner (the
+# score doubles: an improvement), and its report mailed under the reply.
+# "#perfwatch test" with no patch, or beside another command: refused.
+g "$SRC" checkout -qb double "$c1"
+echo 2000 >"$SRC/value"
+g "$SRC" commit -qam "memcg: double the score"
+g "$SRC" format-patch -q -o "$PW_TMP/dbl" -1
+g "$SRC" checkout -q master
+refused test_inline_alone "Ann Author <ann@example.org>" '#perfwatch test\n#perfwatch invalid\n' \
+    "line 1: test without a URL takes the patch inline in this mail"
+{ printf 'Try this one instead.\n\n#perfwatch test\n\n'; sed '1,/^$/d' "$PW_TMP"/dbl/0001-*.patch; } >"$PW_TMP/dbl.body"
+reply "Ann Author <ann@example.org>" "$report" "$(sed 's/\\/\\\\/g' "$PW_TMP/dbl.body")\n"
+id12=$CMD_ID
+wait_until 30 answered "$id12" && answers "$id12" | grep -Eq "done: the patch applied on ${c1:0:12} as series [0-9]+, 1 pair\(s\) queued" &&
+    [ "$(sql "SELECT state FROM series WHERE message_id = '$id12'")" = applied ] &&
+    pass test_inline_applied || fail test_inline_applied "$(answers "$id12") $(sql "SELECT id, message_id, state, error FROM series")"
+inline_report() {
+	/usr/bin/python3 - "$SMTP" "$id12" <<'PY'
+import email, email.policy, glob, sys
+for f in sorted(glob.glob(sys.argv[1] + "/mail-*.eml")):
+    m = email.message_from_bytes(open(f, "rb").read(), policy=email.policy.default)
+    if m["In-Reply-To"] == "<%s>" % sys.argv[2] and m["X-Perfwatch-Event"] != "command":
+        print(m["Subject"])
+PY
+}
+reported() { inline_report | grep -q "score .*improvement"; }
+wait_until 120 reported && pass test_inline_reported ||
+    fail test_inline_reported "$(inline_report) $(sql "SELECT p.id, c.metric, c.verdict FROM comparisons c JOIN pairs p ON p.id = c.pair_id ORDER BY p.id DESC LIMIT 3")"
 
 # A command in a reply to someone else's mail: no answer.
 reply "Ann Author <ann@example.org>" "$patch_id" '#perfwatch invalid\n'
