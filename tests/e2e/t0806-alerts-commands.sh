@@ -62,8 +62,10 @@ daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
 cat >>"$PW_DIR/daemon.yaml" <<YAML
 maintainers: ["The Boss <boss@example.org>"]
+public_url: https://perf.example.org
 inboxes:
-  - {name: lm, url: "file://$INBOX", poll: 1s, tree: app, branch: master}
+  - {name: lm, url: "file://$INBOX", poll: 1s, tree: app, branch: master,
+     archive: "https://lore.example.org/lm"}
 $ALERTS_YAML
 YAML
 cat >"$PW_DIR/jobs/score.yaml" <<'YAML'
@@ -99,6 +101,21 @@ PY
 )
 [ -n "$report" ] && [ "$(sql "SELECT state FROM regressions")" = new ] &&
     pass report_under_patch || { fail report_under_patch "$(ls "$SMTP")"; finish; }
+# Its tags: Closes: the report on the list's public archive (the
+# inbox's archive:), Link: its dashboard page.
+/usr/bin/python3 - "$SMTP" "$report" https://perf.example.org <<'PY' && pass report_closes_link || fail report_closes_link "see above"
+import email, email.policy, glob, sys
+d, rid, url = sys.argv[1:]
+for f in sorted(glob.glob(d + "/mail-*.eml")):
+    m = email.message_from_bytes(open(f, "rb").read(), policy=email.policy.default)
+    if m["Message-ID"] == "<%s>" % rid:
+        b = m.get_content().replace("\r\n", "\n")
+        want = "| Closes: https://lore.example.org/lm/%s/\n" % rid
+        if want in b and "\n| Link: %s/commit/" % url in b:
+            sys.exit(0)
+        print("# no %r or Link: in:\n%s" % (want, b))
+sys.exit(1)
+PY
 
 # Time to report: every stage known and in order on the series, under
 # the goals (picked up within a poll interval (1 s) + 5 s of the archive
