@@ -116,6 +116,10 @@ keep_message(struct inbox_read *rd, const char *sha, const char *data,
 		store_errclear(t->s);
 	}
 	if (t->npending == WATCH_INBOX_PENDING) {
+		log_warnx("inbox %s: patch mail <%.200s> \"%.100s\" dropped: "
+		          "%d mails waited for their series, it the longest",
+		    t->name, t->pending[0].message_id, t->pending[0].subject,
+		    WATCH_INBOX_PENDING);
 		pending_drop(t, 0);
 		memmove(t->pending, t->pending + 1,
 		    (t->npending - 1) * sizeof(*t->pending));
@@ -153,7 +157,7 @@ on_stored_message(const char *sha, const char *data, size_t len, void *arg)
  */
 static int
 inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
-    size_t *out_series, size_t *out_pairs)
+    size_t fresh, size_t *out_series, size_t *out_pairs)
 {
 	struct mail_series *ser = NULL;
 	unsigned char *used;
@@ -211,6 +215,22 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 			*out_pairs += res.pairs;
 		}
 		series_result_release(&res);
+	}
+	/* Patch mail read this poll (from index fresh on) that joined no
+	 * series is said once, with why: it waits, and may join one when
+	 * the mail it answers arrives. */
+	for (i = fresh; i < t->npending; i++) {
+		char why[512];
+
+		if (used[nd + i])
+			continue;
+		mail_orphan_why(
+		    why, sizeof(why), all, nd + t->npending, ser, ns, nd + i);
+		if (why[0])
+			log_info("inbox %s: patch mail <%.200s> \"%.100s\" is "
+			         "in no series yet: %s",
+			    in->name, t->pending[i].message_id,
+			    t->pending[i].subject, why);
 	}
 	/* What was used goes to the done list; the rest stays, in order. */
 	free(all);
@@ -294,7 +314,9 @@ watch_i_poll_inbox(
 		return in->poll_s;
 	}
 	if (rd.kept > 0)
-		inbox_series(t, conf, in, &nseries, &npairs);
+		inbox_series(t, conf, in,
+		    t->npending > rd.kept ? t->npending - rd.kept : 0, &nseries,
+		    &npairs);
 	if (n > 0)
 		log_info("inbox %s: %zu new message(s), %zu patch mail, %zu "
 		         "series ingested, %zu pair(s), %zu waiting",

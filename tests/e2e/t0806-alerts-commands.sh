@@ -12,6 +12,7 @@
 #     note says who; the same Message-ID again: no second answer
 #   - a maintainer's "#perfwatch retest runs=3": the pair made again
 #   - a maintainer's "#perfwatch bisect": a bisection started by mail
+#   - a patch mail that joins no series: the log says why
 #   - a reply to a mail that is no report of ours: ignored, no answer
 #   - a maintainer's "#perfwatch retest hosts=L,L runs=2": the pair again
 #     for hosts with those labels; a malformed one names its line
@@ -302,6 +303,15 @@ PY
 reported() { inline_report | grep -q "score .*improvement"; }
 wait_until 120 reported && pass test_inline_reported ||
     fail test_inline_reported "$(inline_report) $(sql "SELECT p.id, c.metric, c.verdict FROM comparisons c JOIN pairs p ON p.id = c.pair_id ORDER BY p.id DESC LIMIT 3")"
+
+# A patch answering mail the archive does not have joins no series:
+# the daemon's log says so, and why.
+printf 'From: Ann Author <ann@example.org>\nSubject: [PATCH v3 2/4] memcg: lost\nMessage-Id: <lost2@example.org>\nIn-Reply-To: <gone@example.org>\n\n---\ndiff --git a/value b/value\n' >"$PW_TMP/lost.msg"
+add_msg "$PW_TMP/lost.msg"
+orphan_told() {
+	grep -q 'patch mail <lost2@example.org> "\[PATCH v3 2/4\] memcg: lost" is in no series yet: it answers <gone@example.org>, which is not among the mail read' "$PW_TMP/d/daemon.log"
+}
+wait_until 30 orphan_told && pass orphan_reason_logged || fail orphan_reason_logged "$(grep -i 'lost2' "$PW_TMP/d/daemon.log")"
 
 # A command in a reply to someone else's mail: no answer.
 reply "Ann Author <ann@example.org>" "$patch_id" '#perfwatch invalid\n'
