@@ -19,6 +19,7 @@
 #include "daemon/series_route.h"
 #include "daemon/watch_int.h"
 #include "store/series.h"
+#include "store/series_mail.h"
 #include "store/store.h"
 
 #define WATCH_INBOX_READ 20000   /* archive messages read per poll */
@@ -33,6 +34,9 @@ struct inbox_read {
 	const struct dconf *conf;
 	const struct cfg_inbox *in;
 	size_t commands, pairs;
+	/* Reloading: the Message-IDs of the series taken (sorted). */
+	char **taken;
+	size_t ntaken;
 };
 
 /* Forgets pending message i's stored copy. */
@@ -54,20 +58,43 @@ pending_drop(struct tw *t, size_t i)
 	mail_msg_release(&t->pending[i]);
 }
 
-/* Forgets pending message i's stored copy and moves the message to the
- * done list, whose oldest goes when it is full. */
+/* Appends m (archive commit sha, taken) to the done list, whose oldest
+ * goes, with its stored copy, when it is full. */
 static void
-pending_retire(struct tw *t, size_t i)
+done_add(struct tw *t, struct mail_msg m, char *sha)
 {
-	pending_forget(t, i);
 	if (t->ndone == WATCH_INBOX_DONE) {
+		if (store_mail_pending_drop(t->s, t->name, t->done_sha[0]) !=
+		    0) {
+			log_warnx("inbox %s: %s", t->name, store_errmsg(t->s));
+			store_errclear(t->s);
+		}
+		free(t->done_sha[0]);
 		mail_msg_release(&t->done[0]);
 		memmove(
 		    t->done, t->done + 1, (t->ndone - 1) * sizeof(*t->done));
+		memmove(t->done_sha, t->done_sha + 1,
+		    (t->ndone - 1) * sizeof(*t->done_sha));
 		t->ndone--;
 	}
 	t->done = xreallocarray(t->done, t->ndone + 1, sizeof(*t->done));
-	t->done[t->ndone++] = t->pending[i];
+	t->done_sha =
+	    xreallocarray(t->done_sha, t->ndone + 1, sizeof(*t->done_sha));
+	t->done[t->ndone] = m;
+	t->done_sha[t->ndone++] = sha;
+}
+
+/* Moves pending message i to the done list; its stored copy stays. */
+static void
+pending_retire(struct tw *t, size_t i)
+{
+	done_add(t, t->pending[i], t->pending_sha[i]);
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /*
@@ -86,6 +113,9 @@ keep_message(struct inbox_read *rd, const char *sha, const char *data,
 	for (i = 0; i < t->npending; i++)
 		if (strcmp(t->pending_sha[i], sha) == 0)
 			return 0; /* read again after a crash */
+	for (i = 0; i < t->ndone; i++)
+		if (strcmp(t->done_sha[i], sha) == 0)
+			return 0;
 	if (mail_parse(&m, data, len, 0, &e) != 0) {
 		log_warnx(
 		    "inbox %s: message %.12s: %s", t->name, sha, err_msg(&e));
@@ -107,6 +137,15 @@ keep_message(struct inbox_read *rd, const char *sha, const char *data,
 	if (!m.tag.patch || m.tag.reply) {
 		mail_msg_release(&m);
 		return 0;
+	}
+	if (from_store && rd->ntaken > 0) {
+		const char *id = m.message_id;
+
+		if (bsearch(&id, rd->taken, rd->ntaken, sizeof(*rd->taken),
+		        cmp_id) != NULL) {
+			done_add(t, m, xstrdup(sha)); /* its series was taken */
+			return 0;
+		}
 	}
 	if (!from_store &&
 	    store_mail_pending_put(
@@ -282,11 +321,16 @@ watch_i_poll_inbox(
 	}
 	/* Patch mail a previous run of the daemon kept for its series. */
 	if (!t->pending_loaded) {
-		if (store_mail_pending_each(
+		if (store_series_mail_ids(t->s, &rd.taken, &rd.ntaken, in->name,
+		        WATCH_INBOX_DONE) != 0 ||
+		    store_mail_pending_each(
 		        t->s, in->name, on_stored_message, &rd) != 0) {
 			log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
 			store_errclear(t->s);
 		}
+		store_series_mail_ids_free(rd.taken, rd.ntaken);
+		rd.taken = NULL;
+		rd.ntaken = 0;
 		t->pending_loaded = 1;
 		if (rd.kept > 0)
 			log_info("inbox %s: %zu patch mail(s) waiting for "
