@@ -94,34 +94,15 @@ printf 'From: a@x\nSubject: hello\nMessage-Id: <old@x>\nDate: %s\n\nhi\n' \
 post "$PW_TMP/old.msg"
 
 # ---- the daemon, the runner, the SMTP server ----------------------------------
-alert_servers_start
-case $? in
-0) ;;
-1) broke "python3-aiosmtpd is missing (make deps)" ;;
-*) broke "the alert servers did not start: $ALERTS_ERR" ;;
-esac
+alert_servers_or_broke
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
 cat >>"$PW_DIR/daemon.yaml" <<YAML
 inboxes:
   - {name: lm, url: "file://$INBOX", poll: ${POLL}s, tree: app, branch: master}
-${ALERTS_YAML/    to: \[perf-reports@example.org\]/    to: [perf-reports@example.org]
-    rate_limit: 0}
+$(alerts_yaml_unlimited)
 YAML
-cat >"$PW_DIR/jobs/score.yaml" <<YAML
-name: score
-parser: keyvalue
-command: [sh, "{workdir}/bench.sh"]
-trigger:
-  inboxes: [lm]
-metrics:
-  score: {better: higher, min_effect: 10%}
-runs: $RUNS
-max_runs: $RUNS
-timeout: $((BENCH_S + 60))s
-bisect:
-  auto: false
-YAML
+score_job_yaml "$RUNS" "$RUNS" "timeout: $((BENCH_S + 60))s\nbisect:\n  auto: false"
 start_daemon "$PW_TMP/d" || broke "perfwatchd did not start"
 wait_tip master "$c1" 60 || broke "the watcher did not see the tree"
 seen_is() { [ "$(sql "SELECT last_commit FROM inbox_state WHERE name = 'lm'")" = "$(g "$INBOX" rev-parse HEAD)" ]; }

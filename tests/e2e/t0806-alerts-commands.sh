@@ -69,18 +69,7 @@ inboxes:
      archive: "https://lore.example.org/lm"}
 $ALERTS_YAML
 YAML
-cat >"$PW_DIR/jobs/score.yaml" <<'YAML'
-name: score
-parser: keyvalue
-command: [sh, "{workdir}/bench.sh"]
-trigger:
-  inboxes: [lm]
-metrics:
-  score: {better: higher, min_effect: 10%}
-runs: 5
-max_runs: 8
-timeout: 30s
-YAML
+score_job_yaml 5 8 "timeout: 30s"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
 seen_is() { [ "$(sql "SELECT last_commit FROM inbox_state WHERE name = 'lm'")" = "$(g "$INBOX" rev-parse HEAD)" ]; }
