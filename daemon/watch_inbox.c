@@ -321,8 +321,10 @@ watch_i_poll_inbox(
 	}
 	/* Patch mail a previous run of the daemon kept for its series. */
 	if (!t->pending_loaded) {
+		/* The done list's mail is of its newest series at most;
+		 * other inboxes' series are among the newest too. */
 		if (store_series_mail_ids(t->s, &rd.taken, &rd.ntaken, in->name,
-		        WATCH_INBOX_DONE) != 0 ||
+		        4 * WATCH_INBOX_DONE) != 0 ||
 		    store_mail_pending_each(
 		        t->s, in->name, on_stored_message, &rd) != 0) {
 			log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));

@@ -21,11 +21,13 @@ store_series_mail_ids(
     struct store *s, char ***out, size_t *n, const char *inbox, size_t max)
 {
 	sqlite3_stmt *st = store_i_stmt(s,
-	    "WITH se AS (SELECT id, message_id FROM series"
-	    "  WHERE inbox = ?1 ORDER BY id DESC LIMIT ?2)"
-	    " SELECT message_id FROM se"
+	    /* the newest by id, then the inbox's: a walk of at most
+	     * max rows (an index on inbox would serve one query) */
+	    "WITH se AS (SELECT id, message_id, inbox"
+	    "  FROM series ORDER BY id DESC LIMIT ?2)"
+	    " SELECT message_id FROM se WHERE inbox = ?1"
 	    " UNION ALL SELECT p.message_id FROM series_patches p"
-	    "  JOIN se ON se.id = p.series_id");
+	    "  JOIN se ON se.id = p.series_id WHERE se.inbox = ?1");
 	char **v = NULL;
 	size_t k = 0;
 	int rc;

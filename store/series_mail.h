@@ -13,9 +13,9 @@
 struct store;
 
 /*
- * The Message-IDs of the roots and patches of the newest max series
- * recorded from INBOX, sorted by strcmp (*out may be searched with
- * bsearch), duplicates kept.  0, or -1 (store error).
+ * The Message-IDs of the roots and patches of the series recorded from
+ * INBOX among the newest max of all inboxes, sorted by strcmp (*out may be
+ * searched with bsearch), duplicates kept.  0, or -1 (store error).
  */
 int store_series_mail_ids(
     struct store *, char ***out, size_t *n, const char *inbox, size_t max);
