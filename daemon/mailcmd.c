@@ -175,24 +175,40 @@ parse_hosts(char *out, size_t n, const char *list)
 }
 
 /*
- * Where a "test" may fetch from: a public https, http or git URL, or
- * the URL of a tree the daemon watches (file:// trees among them).
- * Never a local path or an ssh remote named by a mail.
+ * Where a "test" may fetch from: an https, http or git URL of a host
+ * named by a dotted name, or the URL of a tree the daemon watches
+ * (file:// trees among them).  Never a local path, an ssh remote or an
+ * address by number named by a mail.
  */
 static int
 test_url_ok(const struct daemon_config *dc, const char *url)
 {
-	size_t i;
+	const char *host, *p;
+	size_t i, hl;
 
 	for (i = 0; i < dc->ntrees; i++)
 		if (strcmp(url, dc->trees[i].url) == 0)
 			return 1;
-	if (strncmp(url, "https://", 8) != 0 &&
-	    strncmp(url, "http://", 7) != 0 && strncmp(url, "git://", 6) != 0)
+	if (strncmp(url, "https://", 8) == 0)
+		host = url + 8;
+	else if (strncmp(url, "http://", 7) == 0)
+		host = url + 7;
+	else if (strncmp(url, "git://", 6) == 0)
+		host = url + 6;
+	else
 		return 0;
-	for (; *url; url++)
-		if ((unsigned char)*url <= ' ' || *url == '\\')
+	for (p = url; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == '\\')
 			return 0;
+	/* A public host by name: no user part, no IP literal, no
+	 * localhost, so a mail cannot point the daemon or a runner at an
+	 * address inside their network by number. */
+	hl = strcspn(host, "/:?#");
+	if (hl == 0 || memchr(host, '@', strcspn(host, "/?#")) != NULL ||
+	    host[0] == '[' || strspn(host, "0123456789.") == hl ||
+	    (hl == 9 && strncasecmp(host, "localhost", 9) == 0) ||
+	    memchr(host, '.', hl) == NULL)
+		return 0;
 	return 1;
 }
 
@@ -316,7 +332,8 @@ parse_cmd(struct cmd *c, char *words, const struct daemon_config *dc,
 		if (!test_url_ok(dc, a1)) {
 			buf_puts(why,
 			    "test fetches only from https://, http:// or "
-			    "git:// URLs, or a tree this perfwatch watches");
+			    "git:// URLs of a host by name, or a tree this "
+			    "perfwatch watches");
 			return -1;
 		}
 		if (!branch_ok(a2)) {

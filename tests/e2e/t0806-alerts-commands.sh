@@ -262,6 +262,8 @@ refused test_refused_branch "Ann Author <ann@example.org>" \
     "#perfwatch test file://$SRC nosuch\n" "line 1: .*has no branch nosuch"
 refused test_refused_url "Ann Author <ann@example.org>" \
     "#perfwatch test file:///etc master\n" "line 1: test fetches only from https://"
+refused test_refused_address "Ann Author <ann@example.org>" \
+    "#perfwatch test http://127.0.0.1:8080/x.git master\n" "line 1: test fetches only from https://"
 
 # The author's test of a patch inline in the reply: applied on the
 # series' base as a series of its own, measured by the runner (the
