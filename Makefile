@@ -408,6 +408,17 @@ bench-build:
 	@REF=$(or $(REF),main) tests/bench/build_bench.sh
 
 .PHONY: bench-build
+# --- the mailing-list loop's time to report: `make bench-latency` runs
+# a real perfwatchd and perfwatch-runner on an archive it writes, posts
+# SERIES one-patch series with a BENCH_S-second benchmark and prints
+# each stage (pickup, queue, measure, verdict and mail) next to the
+# goals, the benchmark's own time the reference
+# (tests/bench/latency_bench.sh; about 3 min with the defaults; not part
+# of make check).
+bench-latency: all
+	@OUT=$(OUT) tests/bench/latency_bench.sh
+
+.PHONY: bench-latency
 # --- analysis (analysis/): the synthetic evaluation of the statistics,
 # `make eval-stats` (a few minutes; not part of make check).
 # tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.

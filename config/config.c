@@ -455,6 +455,7 @@ daemon_config_free(struct daemon_config *d)
 		free(d->inboxes[i].url);
 		free(d->inboxes[i].tree);
 		free(d->inboxes[i].branch);
+		free(d->inboxes[i].archive);
 		cfg_i_strlist_free(&d->inboxes[i].subjects);
 		for (j = 0; j < d->inboxes[i].ntags; j++) {
 			free(d->inboxes[i].tags[j].tag);

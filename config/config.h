@@ -107,6 +107,11 @@ struct cfg_inbox {
 	 * report are taken from any sender, not only the series' author
 	 * and the maintainers; default false. */
 	int commands_from_anyone;
+	/* archive: the list's public archive ("https://lore.kernel.org/
+	 * linux-mm"), where a report mailed to the list can be read as
+	 * ARCHIVE/<Message-ID>/; a report's Closes: tag points there.
+	 * NULL: none. */
+	char *archive;
 };
 
 struct cfg_runner_ref {

@@ -125,6 +125,7 @@ static const struct field inbox_fields[] = {
 	STR("url", struct cfg_inbox, url, F_REQ, V_GITURL),
 	STR("tree", struct cfg_inbox, tree, F_REQ, V_NAME),
 	STR("branch", struct cfg_inbox, branch, 0, V_REF),
+	STR("archive", struct cfg_inbox, archive, 0, V_HTTPURL),
 	LIST("subjects", struct cfg_inbox, subjects, F_UNIQUE, V_ANY),
 	NUM("poll", F_DURATION, struct cfg_inbox, poll_s, "10m", 1, 86400),
 	{ .key = "tags", .type = F_CUSTOM, .fn = h_inbox_tags },

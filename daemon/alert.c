@@ -153,6 +153,18 @@ alert_report_key(const struct store_alert_info *x)
 
 static int usable_msgid(const char *id);
 
+/* The public archive of inbox NAME (NULL: none, or no such inbox). */
+static const char *
+inbox_archive(const struct daemon_config *dc, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && i < dc->ninboxes; i++)
+		if (strcmp(dc->inboxes[i].name, name) == 0)
+			return dc->inboxes[i].archive;
+	return NULL;
+}
+
 int
 alert_series_threaded(const struct store_alert_info *x, int reply_to_series)
 {
@@ -371,6 +383,8 @@ alert_group_decide(struct store *s, const struct daemon_config *dc,
 				struct alert_mail_in in;
 
 				mid = message_id(x, dc->alerts.from, n);
+				r.archive = inbox_archive(dc, x->inbox);
+				r.message_id = mid;
 				threading(x, dc, &old, followup, &irt, &refs);
 				memset(&in, 0, sizeof(in));
 				in.r = &r;

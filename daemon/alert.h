@@ -50,6 +50,10 @@ struct alert_report {
 	 * out), or NULL: "To reproduce" fetches the base from there. */
 	char *tree_url;
 	const char *from; /* Reported-by: (alerts.email.from) */
+	/* Closes: ARCHIVE/MESSAGE_ID/, the report as the list's public
+	 * archive shows it (inboxes[].archive of the series' inbox), when
+	 * both are known; NULL: no Closes: tag. */
+	const char *archive, *message_id;
 	int64_t now;
 	/* The headline pair's charge-path symbols, base vs candidate
 	 * (docs/MEMCG.md), largest change first; charge_runs: the profiled

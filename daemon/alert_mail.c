@@ -700,8 +700,21 @@ alert_mail_body(struct buf *b, const struct alert_report *r)
 	buf_puts(b, "| Reported-by: ");
 	put_clean(b, r->from ? r->from : "perfwatch", 256);
 	buf_puts(b, "\n");
+	if (r->archive != NULL && r->message_id != NULL) {
+		/* The Message-ID is ours (perfwatch.<hex>.<job>...@host):
+		 * only the brackets to drop. */
+		size_t l = strlen(r->message_id);
+		const char *id = r->message_id + (r->message_id[0] == '<');
+
+		l -= (size_t)(id - r->message_id);
+		if (l > 0 && id[l - 1] == '>')
+			l--;
+		buf_printf(b, "| Closes: %s%s%.*s/\n", r->archive,
+		    r->archive[strlen(r->archive) - 1] == '/' ? "" : "/",
+		    (int)l, id);
+	}
 	if (r->public_url != NULL)
-		buf_printf(b, "| Closes: %s/commit/%s\n", r->public_url,
+		buf_printf(b, "| Link: %s/commit/%s\n", r->public_url,
 		    x->sha ? x->sha : "");
 	buf_puts(b,
 	    "\n-- \nperfwatch, a performance-regression CI for memcg "

@@ -153,6 +153,17 @@ struct mail_series {
  */
 void mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
     const struct mail_msg *msgs, size_t nmsgs);
+/*
+ * Why msgs[i], patch mail that is in none of the series mail_group made
+ * of msgs (ser, ns), joined none, in out (n bytes): its number outside
+ * its count, a second copy of a patch its series has, a series of more
+ * than CAP_SERIES_PATCHES patches, the message it answers not read or
+ * starting no series of its count and version, or no series before it
+ * for mail that names no other.  "" when it is in a series or is no
+ * patch.  Pure.
+ */
+void mail_orphan_why(char *out, size_t n, const struct mail_msg *msgs,
+    size_t nmsgs, const struct mail_series *ser, size_t ns, size_t i);
 void mail_series_free(struct mail_series *, size_t);
 
 /* RFC 5322 date to seconds since the epoch: 0 or -1 (*tz minutes). */

@@ -335,3 +335,80 @@ mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
 	if (out_orphans != NULL)
 		*out_orphans = orphans;
 }
+
+/* Whether series s has msgs[i] as root, cover letter or a patch. */
+static int
+in_series(const struct mail_series *s, size_t i)
+{
+	int k;
+
+	if (s->root == i || s->cover == (long)i)
+		return 1;
+	for (k = 0; k < s->total; k++)
+		if (s->patches[k] == (long)i)
+			return 1;
+	return 0;
+}
+
+void
+mail_orphan_why(char *out, size_t n, const struct mail_msg *msgs, size_t nmsgs,
+    const struct mail_series *ser, size_t ns, size_t i)
+{
+	const struct mail_msg *m = &msgs[i];
+	const char *irt = m->in_reply_to[0] ? m->in_reply_to
+	    : m->nrefs > 0                  ? m->refs[m->nrefs - 1]
+	                                    : "";
+	size_t j;
+
+	out[0] = '\0';
+	if (i >= nmsgs || !mail_is_patch(m))
+		return;
+	for (j = 0; j < ns; j++)
+		if (in_series(&ser[j], i))
+			return;
+	if (m->tag.total > CAP_SERIES_PATCHES) {
+		snprintf(out, n, "a series of %d patches: more than %d",
+		    m->tag.total, CAP_SERIES_PATCHES);
+		return;
+	}
+	if (m->tag.total > 0 && (m->tag.seq < 1 || m->tag.seq > m->tag.total)) {
+		snprintf(out, n, "patch %d/%d: its number is outside its count",
+		    m->tag.seq, m->tag.total);
+		return;
+	}
+	for (j = 0; j < ns; j++) {
+		const struct mail_series *s = &ser[j];
+
+		if (s->total == m->tag.total && s->version == m->tag.version &&
+		    m->tag.seq >= 1 && m->tag.seq <= s->total &&
+		    s->patches[m->tag.seq - 1] >= 0 &&
+		    (strcmp(irt, s->message_id) == 0 ||
+		        strcmp(irt, msgs[s->root].message_id) == 0)) {
+			snprintf(out, n,
+			    "a second copy of patch %d/%d of the series "
+			    "<%.200s> (the first one is used)",
+			    m->tag.seq, m->tag.total, s->message_id);
+			return;
+		}
+	}
+	if (irt[0] == '\0') {
+		snprintf(out, n,
+		    "it names no mail it answers, and no cover letter or "
+		    "patch 1/%d of v%d comes before it",
+		    m->tag.total, m->tag.version);
+		return;
+	}
+	for (j = 0; j < nmsgs; j++)
+		if (strcmp(msgs[j].message_id, irt) == 0)
+			break;
+	if (j == nmsgs)
+		snprintf(out, n,
+		    "it answers <%.200s>, which is not among the mail read "
+		    "(no cover letter or patch 1/%d of v%d yet)",
+		    irt, m->tag.total, m->tag.version);
+	else
+		snprintf(out, n,
+		    "it answers <%.200s>, which starts no series of %d "
+		    "patches v%d",
+		    irt, m->tag.total, m->tag.version);
+}

@@ -18,6 +18,9 @@
 #include "daemon/dconf.h"
 #include "daemon/mail.h"
 #include "daemon/mailcmd.h"
+#include "daemon/series.h"
+#include "git/git.h"
+#include "store/series.h"
 #include "store/store.h"
 
 #define CMD_PREFIX "#perfwatch"
@@ -124,14 +127,105 @@ allowed(const struct dconf *c, const struct cfg_inbox *in,
 
 /* ---- what ---- */
 
-enum op { OP_TRIAGE, OP_RETEST, OP_BISECT };
+enum op { OP_TRIAGE, OP_RETEST, OP_BISECT, OP_TEST };
 
 struct cmd {
 	enum op op;
 	const char *state; /* OP_TRIAGE */
 	char note[400];
-	int64_t runs; /* OP_RETEST: 0 keeps the pair's */
+	int64_t runs;     /* OP_RETEST: 0 keeps the pair's */
+	char labels[256]; /* OP_RETEST: hosts=, a JSON array; "" keeps */
+	/* OP_TEST: the branch of url to measure, its tip once resolved */
+	const char *url, *branch;
+	char sha[GITM_SHA_SIZE];
 };
+
+/* "hosts=a,b" to the labels array ["a","b"]: 0, or -1. */
+static int
+parse_hosts(char *out, size_t n, const char *list)
+{
+	size_t len = 0, k;
+	const char *p = list;
+
+	if (*p == '\0' || n < 3)
+		return -1;
+	out[len++] = '[';
+	while (*p) {
+		size_t l = strcspn(p, ",");
+
+		if (l == 0 || l > 64 ||
+		    strspn(p,
+		        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+		        "VWXYZ0123456789._:-") < l ||
+		    len + l + 4 >= n)
+			return -1;
+		if (len > 1)
+			out[len++] = ',';
+		out[len++] = '"';
+		for (k = 0; k < l; k++)
+			out[len++] = p[k];
+		out[len++] = '"';
+		p += l;
+		if (*p == ',' && *++p == '\0')
+			return -1;
+	}
+	out[len++] = ']';
+	out[len] = '\0';
+	return 0;
+}
+
+/*
+ * Where a "test" may fetch from: an https, http or git URL of a host
+ * named by a dotted name, or the URL of a tree the daemon watches
+ * (file:// trees among them).  Never a local path, an ssh remote or an
+ * address by number named by a mail.
+ */
+static int
+test_url_ok(const struct daemon_config *dc, const char *url)
+{
+	const char *host, *p;
+	size_t i, hl;
+
+	for (i = 0; i < dc->ntrees; i++)
+		if (strcmp(url, dc->trees[i].url) == 0)
+			return 1;
+	if (strncmp(url, "https://", 8) == 0)
+		host = url + 8;
+	else if (strncmp(url, "http://", 7) == 0)
+		host = url + 7;
+	else if (strncmp(url, "git://", 6) == 0)
+		host = url + 6;
+	else
+		return 0;
+	for (p = url; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == '\\')
+			return 0;
+	/* A public host by name: no user part, no IP literal, no
+	 * localhost, so a mail cannot point the daemon or a runner at an
+	 * address inside their network by number. */
+	hl = strcspn(host, "/:?#");
+	if (hl == 0 || memchr(host, '@', strcspn(host, "/?#")) != NULL ||
+	    host[0] == '[' || strspn(host, "0123456789.") == hl ||
+	    (hl == 9 && strncasecmp(host, "localhost", 9) == 0) ||
+	    memchr(host, '.', hl) == NULL)
+		return 0;
+	return 1;
+}
+
+/* A branch name git accepts, and no option or path trick. */
+static int
+branch_ok(const char *b)
+{
+	size_t n = strlen(b);
+
+	return n > 0 && n <= 200 && b[0] != '-' && b[0] != '/' &&
+	    b[n - 1] != '/' && strstr(b, "..") == NULL &&
+	    strstr(b, "//") == NULL && strstr(b, "@{") == NULL &&
+	    strspn(b,
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	        "0123456789._/-+") == n &&
+	    (n < 5 || strcmp(b + n - 5, ".lock") != 0);
+}
 
 static int
 is_state(const char *s)
@@ -146,11 +240,13 @@ is_state(const char *s)
  * as the answer is made.
  */
 static int
-parse_cmd(struct cmd *c, char *words, const char *from, struct buf *why)
+parse_cmd(struct cmd *c, char *words, const struct daemon_config *dc,
+    const char *from, struct buf *why)
 {
 	char *save = NULL, *verb = strtok_r(words, " \t", &save);
 	char *a1 = strtok_r(NULL, " \t", &save);
 	char *a2 = strtok_r(NULL, " \t", &save);
+	char *a3 = a2 ? strtok_r(NULL, " \t", &save) : NULL;
 
 	memset(c, 0, sizeof(*c));
 	c->op = OP_TRIAGE;
@@ -194,15 +290,58 @@ parse_cmd(struct cmd *c, char *words, const char *from, struct buf *why)
 		return 0;
 	}
 	if (strcmp(verb, "retest") == 0) {
+		char *a[2] = { a1, a2 };
+		int k;
+
 		c->op = OP_RETEST;
-		if (a1 != NULL &&
-		    (strncmp(a1, "runs=", 5) != 0 || a2 != NULL ||
-		        strspn(a1 + 5, "0123456789") != strlen(a1 + 5) ||
-		        strlen(a1 + 5) == 0 || strlen(a1 + 5) > 4 ||
-		        (c->runs = atoll(a1 + 5)) < 1 || c->runs > 1000)) {
-			buf_puts(why, "retest takes at most runs=N (1..1000)");
+		for (k = 0; k < 2 && a3 == NULL; k++) {
+			if (a[k] == NULL)
+				continue;
+			if (strncmp(a[k], "runs=", 5) == 0 && c->runs == 0 &&
+			    strspn(a[k] + 5, "0123456789") ==
+			        strlen(a[k] + 5) &&
+			    strlen(a[k] + 5) > 0 && strlen(a[k] + 5) <= 4 &&
+			    (c->runs = atoll(a[k] + 5)) >= 1 && c->runs <= 1000)
+				continue;
+			if (strncmp(a[k], "hosts=", 6) == 0 &&
+			    c->labels[0] == '\0' &&
+			    parse_hosts(
+			        c->labels, sizeof(c->labels), a[k] + 6) == 0)
+				continue;
+			break;
+		}
+		if (a3 != NULL || k < 2) {
+			buf_puts(why,
+			    "retest takes runs=N (1..1000) and "
+			    "hosts=LABEL,... (letters, digits, . _ : -), "
+			    "each at most once");
 			return -1;
 		}
+		return 0;
+	}
+	if (strcmp(verb, "test") == 0) {
+		c->op = OP_TEST;
+		if (a1 == NULL)
+			return 0; /* the patch inline: mailcmd_handle checks */
+		if (a2 == NULL || a3 != NULL) {
+			buf_puts(why,
+			    "test takes a git URL and a branch, or "
+			    "nothing and a patch in the mail");
+			return -1;
+		}
+		if (!test_url_ok(dc, a1)) {
+			buf_puts(why,
+			    "test fetches only from https://, http:// or "
+			    "git:// URLs of a host by name, or a tree this "
+			    "perfwatch watches");
+			return -1;
+		}
+		if (!branch_ok(a2)) {
+			buf_puts(why, "test: not a branch name");
+			return -1;
+		}
+		c->url = a1;
+		c->branch = a2;
 		return 0;
 	}
 	if (strcmp(verb, "bisect") == 0 && a1 == NULL) {
@@ -211,15 +350,21 @@ parse_cmd(struct cmd *c, char *words, const char *from, struct buf *why)
 	}
 	buf_puts(why,
 	    "unknown command; known: invalid, ignore, expected, "
-	    "fixed-by <sha>, triage <state>, retest [runs=N], "
-	    "bisect");
+	    "fixed-by <sha>, triage <state>, retest [runs=N] "
+	    "[hosts=LABEL,...], bisect, test <git-url> <branch>");
 	return -1;
 }
 
-/* A pair again, with runs (0: its own). */
+/*
+ * A pair again, with c's runs (0: its own) and host labels ("": its
+ * own); for a test, its candidate is c's commit (row cand_id) of c's
+ * URL instead.
+ */
 static int
-retest_pair(struct store *s, int64_t pair, int64_t runs, int64_t now)
+retest_pair(struct store *s, int64_t pair, const struct cmd *c, int64_t cand_id,
+    int64_t now)
 {
+	int64_t runs = c->runs;
 	struct store_pair_again pa;
 	struct store_job_new jn[2];
 	char *spec[2] = { NULL, NULL };
@@ -233,7 +378,8 @@ retest_pair(struct store *s, int64_t pair, int64_t runs, int64_t now)
 
 		memset(&jn[k], 0, sizeof(jn[k]));
 		jn[k].role = k == 0 ? "base" : "candidate";
-		jn[k].labels_json = pa.side[k].labels;
+		jn[k].labels_json =
+		    c->labels[0] ? c->labels : pa.side[k].labels;
 		jn[k].runs = runs > 0 ? runs : pa.side[k].runs;
 		jn[k].max_runs = pa.side[k].max_runs > jn[k].runs
 		    ? pa.side[k].max_runs
@@ -242,15 +388,57 @@ retest_pair(struct store *s, int64_t pair, int64_t runs, int64_t now)
 		jn[k].commit_id = pa.side[k].commit_id;
 		if (o != NULL && runs > 0)
 			json_object_set_new(o, "runs", json_integer(runs));
+		if (o != NULL && k == 1 && c->op == OP_TEST) {
+			/* The branch's commit, fetched from its own URL. */
+			json_object_set_new(o, "tree",
+			    json_pack(
+			        "{s:s, s:s}", "url", c->url, "commit", c->sha));
+			jn[k].commit_id = cand_id;
+		}
 		spec[k] = o != NULL ? pwjson_dump(o) : xstrdup(pa.side[k].spec);
 		jn[k].spec_json = spec[k];
 		json_decref(o);
 	}
-	r = store_pair_create(s, NULL, NULL, NULL, pa.name,
-	    pa.point ? pa.point : "", &jn[0], &jn[1], now);
+	if (c->op == OP_TEST && jn[1].commit_id != cand_id)
+		r = ERR_INVALID; /* its candidate's spec is not JSON */
+	else
+		r = store_pair_create(s, NULL, NULL, NULL, pa.name,
+		    pa.point ? pa.point : "", &jn[0], &jn[1], now);
 	free(spec[0]);
 	free(spec[1]);
 	store_pair_again_release(&pa);
+	return r;
+}
+
+/*
+ * Records the commit a test measures on the report's tree: *out its
+ * row.  Only its id and where it came from are known (nothing of it is
+ * fetched here; the runner fetches it from its URL).
+ */
+static int
+test_commit(int64_t *out, struct store *s, const struct store_alert_info *x,
+    const struct cmd *c, const char *from, int64_t now)
+{
+	struct store_commit sc;
+	int64_t tree_id;
+	char *subject, *who;
+	int r;
+
+	if ((r = store_tree_id(s, &tree_id, x->tree ? x->tree : "")) != 0)
+		return r;
+	subject = xasprintf("test of %s at %s", c->branch, c->url);
+	who = xasprintf("<%s>", from);
+	memset(&sc, 0, sizeof(sc));
+	sc.sha = c->sha;
+	sc.parents = "";
+	sc.author = who;
+	sc.committer = who;
+	sc.author_date = sc.commit_date = now;
+	sc.subject = subject;
+	sc.paths_json = "[]";
+	r = store_commit_record(s, out, NULL, tree_id, &sc, "", now);
+	free(subject);
+	free(who);
 	return r;
 }
 
@@ -268,8 +456,8 @@ apply(struct target *t, struct store *s, const struct dconf *conf,
 {
 	const struct store_alert_info *x = t->x;
 	struct err e = { 0 };
-	size_t i, j;
-	int64_t bid = 0;
+	size_t i, j, made = 0;
+	int64_t bid = 0, cand = 0;
 	int r = 0;
 
 	switch (c->op) {
@@ -291,30 +479,53 @@ apply(struct target *t, struct store *s, const struct dconf *conf,
 		    t->nregs, x->job, c->state);
 		return 0;
 	case OP_RETEST:
+	case OP_TEST:
+		if (c->op == OP_TEST &&
+		    (r = test_commit(&cand, s, x, c, from, now)) != 0) {
+			buf_printf(ans, "not done: %s\n", store_errmsg(s));
+			return r;
+		}
 		for (i = 0; i < x->ncmp && r == 0; i++) {
 			for (j = 0; j < i; j++)
 				if (x->cmp[j].pair_id == x->cmp[i].pair_id)
 					break;
 			if (j < i)
 				continue;
-			r = retest_pair(s, x->cmp[i].pair_id, c->runs, now);
+			r = retest_pair(s, x->cmp[i].pair_id, c, cand, now);
 			if (r == 0)
-				t->pairs++;
+				made++;
+		}
+		t->pairs += made;
+		if (r == ERR_INVALID) {
+			buf_puts(
+			    ans, "not done: a pair's job spec is not JSON\n");
+			return r;
 		}
 		if (r != 0) {
 			buf_printf(ans, "not done: %s\n", store_errmsg(s));
 			return r;
 		}
-		if (t->pairs == 0) {
-			buf_puts(ans,
-			    "not done: nothing to retest (the report "
-			    "has no measured pair)\n");
+		if (made == 0) {
+			buf_printf(ans,
+			    "not done: nothing to %s (the report has no "
+			    "measured pair)\n",
+			    c->op == OP_TEST ? "test against" : "retest");
 			return ERR_INVALID;
 		}
-		buf_printf(ans,
-		    "done: %zu pair(s) of %s queued again; their verdict "
-		    "replaces this one\n",
-		    t->pairs, x->job);
+		if (c->op == OP_TEST)
+			buf_printf(ans,
+			    "done: %.12s (%s of %s) queued for %s against "
+			    "the report's base %.12s, %zu pair(s); its "
+			    "verdict shows on the dashboard as any "
+			    "commit's\n",
+			    c->sha, c->branch, c->url, x->job,
+			    x->base_sha ? x->base_sha : "?", made);
+		else
+			buf_printf(ans,
+			    "done: %zu pair(s) of %s queued again%s%s; their "
+			    "verdict replaces this one\n",
+			    made, x->job, c->labels[0] ? " on hosts " : "",
+			    c->labels);
 		return 0;
 	case OP_BISECT:
 		if (t->nregs == 0) {
@@ -425,6 +636,131 @@ answer(struct store *s, const struct dconf *conf, const struct mail_msg *m,
 	return r;
 }
 
+/*
+ * The tips of the branches the test lines name, listed from their
+ * remotes before anything is written (no store transaction waits on
+ * the network).  The count of lines whose branch is not there, each
+ * named in ans.
+ */
+static size_t
+resolve_tests(struct cmd *cmds, const struct mailcmd_line *lines, size_t n,
+    const struct dconf *conf, struct buf *ans)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		struct gitm_repo *g;
+
+		if (cmds[i].op != OP_TEST || cmds[i].url == NULL)
+			continue;
+		g = gitm_repo_new(
+		    conf->dc->mirrors, "mail-test", cmds[i].url, NULL);
+		if (gitm_remote_branch(cmds[i].sha, g, cmds[i].branch) != 0) {
+			buf_printf(ans, "> #perfwatch %s\nline %zu: %s\n\n",
+			    lines[i].text, lines[i].line, gitm_errmsg(g));
+			bad++;
+		}
+		gitm_repo_free(g);
+	}
+	return bad;
+}
+
+/*
+ * "#perfwatch test" with the patch inline in m: the patch applied on
+ * the base of the report's series, as a one-patch series of its own
+ * whose root is m, ingested and measured as a posted series is (the
+ * inbox's jobs against that base; its report answers m).  0 with ans
+ * saying what happened, or -1 with e set (the store or the mirror
+ * failed).
+ */
+static int
+test_inline(struct store *s, const struct dconf *conf,
+    const struct cfg_inbox *inbox, const struct store_alert_info *x,
+    const struct mail_msg *m, int64_t now, struct buf *ans, size_t *pairs,
+    struct err *e)
+{
+	const struct daemon_config *dc = conf->dc;
+	const struct cfg_tree *tree = NULL;
+	struct store_series_row row;
+	struct series_result res;
+	struct series_ingest si;
+	struct mail_series ms;
+	long seq1 = 0;
+	size_t i;
+	int r;
+
+	if (x->series_id == 0) {
+		buf_puts(ans,
+		    "not done: the report is of no series, so there is "
+		    "no base to apply the patch on; name a branch: test "
+		    "<git-url> <branch>\n");
+		return 0;
+	}
+	if ((r = store_series_get(s, &row, x->series_id)) != 0) {
+		if (r == ERR_NOTFOUND) {
+			store_errclear(s);
+			buf_puts(
+			    ans, "not done: the report's series is gone\n");
+			return 0;
+		}
+		return err_set(e, "%s", store_errmsg(s));
+	}
+	for (i = 0; i < dc->ntrees && row.tree != NULL; i++)
+		if (strcmp(dc->trees[i].name, row.tree) == 0)
+			tree = &dc->trees[i];
+	if (tree == NULL || row.branch == NULL) {
+		buf_puts(ans,
+		    "not done: the report's series is on no tree or branch "
+		    "this perfwatch still watches\n");
+		store_series_release(&row);
+		return 0;
+	}
+	memset(&ms, 0, sizeof(ms));
+	ms.cover = -1;
+	ms.patches = &seq1;
+	ms.total = ms.version = ms.found = ms.complete = 1;
+	ms.title = m->tag.title[0] ? m->tag.title : m->subject;
+	ms.author = m->from;
+	ms.message_id = m->message_id;
+	ms.base_commit = row.base_sha ? row.base_sha : "";
+	ms.branch_tag = "";
+	ms.date = m->date;
+	memset(&si, 0, sizeof(si));
+	si.conf = conf;
+	si.tree = tree;
+	si.branch = row.branch;
+	si.inbox = inbox != NULL ? inbox->name : row.inbox;
+	si.now = now;
+	r = series_ingest_one(&res, s, &si, m, &ms, e);
+	if (r == 0)
+		*pairs = res.pairs;
+	if (r == 0 && res.n == 1 && res.applied == 1)
+		buf_printf(ans,
+		    "done: the patch applied on %.12s as series %lld, %zu "
+		    "pair(s) queued; its report answers this mail\n",
+		    row.base_sha ? row.base_sha : "the branch",
+		    (long long)res.ids[0], res.pairs);
+	else if (r == 0 && res.known > 0)
+		buf_printf(
+		    ans, "done already: series %lld\n", (long long)res.ids[0]);
+	else if (r == 0 && res.n == 1) {
+		struct store_series_row t;
+
+		if (store_series_get(s, &t, res.ids[0]) == 0) {
+			buf_printf(ans, "not done: series %lld %s: %.400s\n",
+			    (long long)res.ids[0], t.state ? t.state : "?",
+			    t.error ? t.error : "?");
+			store_series_release(&t);
+		} else {
+			store_errclear(s);
+			buf_puts(ans, "not done: the patch was not applied\n");
+		}
+	}
+	series_result_release(&res);
+	store_series_release(&row);
+	return r;
+}
+
 /* The report m answers: 0 and *x, or ERR_NOTFOUND. */
 static int
 find_report(
@@ -503,19 +839,39 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 	for (i = 0; i < n; i++) {
 		snprintf(words[i], sizeof(words[i]), "%s", lines[i].text);
 		buf_reset(&why);
-		if (parse_cmd(&cmds[i], words[i], from, &why) != 0) {
+		if (parse_cmd(&cmds[i], words[i], conf->dc, from, &why) != 0) {
 			buf_printf(&ans, "> #perfwatch %s\nline %zu: %s\n\n",
 			    lines[i].text, lines[i].line, why.data);
 			bad++;
 		}
 	}
+	for (i = 0; i < n && bad == 0; i++)
+		if (cmds[i].op == OP_TEST && cmds[i].url == NULL &&
+		    (n != 1 || m->patch == NULL || m->patch_off < 0)) {
+			buf_printf(&ans,
+			    "> #perfwatch %s\nline %zu: test without a URL "
+			    "takes the patch inline in this mail (git "
+			    "format-patch's form, after the command), as the "
+			    "mail's only command\n\n",
+			    lines[i].text, lines[i].line);
+			bad++;
+		}
 	if (!ok) {
 		buf_printf(&ans,
 		    "Not done: %s may not command this report (its author, "
 		    "the daemon's maintainers, or anyone where the list "
 		    "allows it may).\n",
 		    from);
-	} else if (bad > 0) {
+	} else if (bad == 0 && cmds[0].op == OP_TEST && cmds[0].url == NULL) {
+		buf_printf(&ans, "> #perfwatch %s\n", lines[0].text);
+		if (test_inline(s, conf, inbox, t.x, m, now, &ans, &out->pairs,
+		        e) != 0) {
+			r = -1;
+			goto out;
+		}
+		buf_putc(&ans, '\n');
+	} else if (bad > 0 ||
+	    (bad = resolve_tests(cmds, lines, n, conf, &ans)) > 0) {
 		buf_puts(&ans,
 		    "Nothing was done: fix the line(s) above and "
 		    "send them again.\n");

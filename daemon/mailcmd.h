@@ -13,9 +13,22 @@
  *   #perfwatch expected         acknowledged, note "expected"
  *   #perfwatch fixed-by <sha>   fixed, note "fixed by <sha>"
  *   #perfwatch triage <state>   new, acknowledged, invalid or fixed
- *   #perfwatch retest [runs=N]  each pair of the report made again
+ *   #perfwatch retest [runs=N] [hosts=LABEL,...]
+ *                               each pair of the report made again,
+ *                               with N runs, on hosts with the labels
  *                               (the newest verdict replaces the old)
  *   #perfwatch bisect           a bisection of its first regression
+ *   #perfwatch test <git-url> <branch>
+ *                               the branch's tip measured against the
+ *                               report's base, one pair per pair of
+ *                               the report, as syzbot's "#syz test";
+ *                               the runner fetches it from the URL
+ *                               (https, http, git, or a watched tree's)
+ *   #perfwatch test             (alone) the patch inline in the mail
+ *                               applied on the report's series base as
+ *                               a one-patch series of its own, rooted
+ *                               at the mail: measured and reported as
+ *                               a posted series (series_ingest_one)
  *
  * through what the dashboard and the admin API call (store_web_triage,
  * store_pair_create, bisect_begin); each triage note says who sent it.
@@ -29,7 +42,9 @@
  * that does what it asks, and a message answered before is skipped.
  * The answer quotes each line and says "done: ..." or why not (an
  * unknown command or argument naming its line, a sender not allowed,
- * nothing to retest); when a line is refused nothing is done.  Quoted
+ * nothing to retest, a test's branch not on its remote); when a line
+ * is refused nothing is done.  A test's branch is listed from its
+ * remote before anything is written.  Quoted
  * lines ("> #perfwatch ...") are not commands.
  */
 #include <stddef.h>

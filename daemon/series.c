@@ -498,6 +498,26 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	return r;
 }
 
+/* Says why each patch mail of msgs that is in none of ser joined none
+ * (the upload's answer counts them: this names them). */
+static void
+log_orphans(const struct series_ingest *in, const struct mail_msg *msgs,
+    size_t n, const struct mail_series *ser, size_t ns)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char why[512];
+
+		mail_orphan_why(why, sizeof(why), msgs, n, ser, ns, i);
+		if (why[0])
+			log_info("%s: patch mail <%.200s> \"%.100s\" is in no "
+			         "series: %s",
+			    in->inbox ? in->inbox : "series upload",
+			    msgs[i].message_id, msgs[i].subject, why);
+	}
+}
+
 /* Ingests the series ser[0..ns) of msgs. */
 static int
 ingest_groups(struct series_result *out, struct store *s,
@@ -535,6 +555,7 @@ series_ingest_msgs(struct series_result *out, struct store *s,
 	for (i = 0; i < n; i++)
 		out->patches += (size_t)mail_is_patch(&msgs[i]);
 	mail_group(&ser, &ns, &out->orphans, msgs, n);
+	log_orphans(in, msgs, n, ser, ns);
 	r = ingest_groups(out, s, in, msgs, ser, ns, e);
 	mail_series_free(ser, ns);
 	return r;
@@ -587,6 +608,7 @@ series_enqueue_mbox(struct series_result *out, struct store *s,
 	for (i = 0; i < n; i++)
 		out->patches += (size_t)mail_is_patch(&msgs[i]);
 	mail_group(&ser, &ns, &out->orphans, msgs, n);
+	log_orphans(in, msgs, n, ser, ns);
 	if (ns == 0)
 		goto out;
 	if (store_tree_sync(s, &tree_id, in->tree->name, in->tree->url) != 0) {

@@ -3,6 +3,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/xalloc.h"
 #include "daemon/series_latency.h"
@@ -126,4 +127,31 @@ series_latency_text(struct buf *b, const struct store_series_latency *l)
 	}
 	if (any == 0)
 		buf_puts(b, "not reported yet");
+}
+
+const int64_t series_le_s[SERIES_NLE] = { 5, 15, 60, 300, 900, 3600, 14400,
+	86400, 259200, 864000 };
+
+void
+series_latency_hist(struct series_stage_hist out[SERIES_STAGES],
+    const struct store_series_latency *l, size_t n)
+{
+	size_t i, k, b;
+
+	for (k = 0; k < SERIES_STAGES; k++) {
+		struct series_stage_hist *h = &out[k];
+
+		memset(h, 0, sizeof(*h));
+		for (i = 0; i < n; i++) {
+			int64_t v = series_stage_s(&l[i], k);
+
+			if (v < 0)
+				continue;
+			h->count++;
+			h->sum += v;
+			for (b = 0; b < SERIES_NLE; b++)
+				if (v <= series_le_s[b])
+					h->le[b]++;
+		}
+	}
 }

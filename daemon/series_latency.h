@@ -42,6 +42,22 @@ struct series_stage_sum {
 void series_latency_summary(struct series_stage_sum out[SERIES_STAGES],
     const struct store_series_latency *l, size_t n);
 
+/*
+ * The same as histograms for /metrics: per stage, how many of l know
+ * it within each bound of series_le_s (cumulative, as Prometheus
+ * buckets are), how many know it at all, and the sum of their seconds.
+ * The bounds span a poll interval's seconds to the days a list's
+ * performance verdicts take elsewhere.
+ */
+#define SERIES_NLE 10
+extern const int64_t series_le_s[SERIES_NLE];
+struct series_stage_hist {
+	uint64_t le[SERIES_NLE], count;
+	int64_t sum;
+};
+void series_latency_hist(struct series_stage_hist out[SERIES_STAGES],
+    const struct store_series_latency *l, size_t n);
+
 /* "pickup 3 s, apply 1 s, ..., total 1 min 20 s" (known stages), or
  * "not reported yet" when none is known. */
 void series_latency_text(struct buf *, const struct store_series_latency *);

@@ -533,6 +533,9 @@ tw_free(struct tw *t)
 	for (i = 0; i < t->npending; i++)
 		free(t->pending_sha[i]);
 	free(t->pending_sha);
+	for (i = 0; i < t->ndone; i++)
+		free(t->done_sha[i]);
+	free(t->done_sha);
 	for (i = 0; i < t->nseen; i++)
 		free(t->seen[i].branch);
 	free(t->seen);

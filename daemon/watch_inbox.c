@@ -19,6 +19,7 @@
 #include "daemon/series_route.h"
 #include "daemon/watch_int.h"
 #include "store/series.h"
+#include "store/series_mail.h"
 #include "store/store.h"
 
 #define WATCH_INBOX_READ 20000   /* archive messages read per poll */
@@ -33,6 +34,9 @@ struct inbox_read {
 	const struct dconf *conf;
 	const struct cfg_inbox *in;
 	size_t commands, pairs;
+	/* Reloading: the Message-IDs of the series taken (sorted). */
+	char **taken;
+	size_t ntaken;
 };
 
 /* Forgets pending message i's stored copy. */
@@ -54,20 +58,43 @@ pending_drop(struct tw *t, size_t i)
 	mail_msg_release(&t->pending[i]);
 }
 
-/* Forgets pending message i's stored copy and moves the message to the
- * done list, whose oldest goes when it is full. */
+/* Appends m (archive commit sha, taken) to the done list, whose oldest
+ * goes, with its stored copy, when it is full. */
 static void
-pending_retire(struct tw *t, size_t i)
+done_add(struct tw *t, struct mail_msg m, char *sha)
 {
-	pending_forget(t, i);
 	if (t->ndone == WATCH_INBOX_DONE) {
+		if (store_mail_pending_drop(t->s, t->name, t->done_sha[0]) !=
+		    0) {
+			log_warnx("inbox %s: %s", t->name, store_errmsg(t->s));
+			store_errclear(t->s);
+		}
+		free(t->done_sha[0]);
 		mail_msg_release(&t->done[0]);
 		memmove(
 		    t->done, t->done + 1, (t->ndone - 1) * sizeof(*t->done));
+		memmove(t->done_sha, t->done_sha + 1,
+		    (t->ndone - 1) * sizeof(*t->done_sha));
 		t->ndone--;
 	}
 	t->done = xreallocarray(t->done, t->ndone + 1, sizeof(*t->done));
-	t->done[t->ndone++] = t->pending[i];
+	t->done_sha =
+	    xreallocarray(t->done_sha, t->ndone + 1, sizeof(*t->done_sha));
+	t->done[t->ndone] = m;
+	t->done_sha[t->ndone++] = sha;
+}
+
+/* Moves pending message i to the done list; its stored copy stays. */
+static void
+pending_retire(struct tw *t, size_t i)
+{
+	done_add(t, t->pending[i], t->pending_sha[i]);
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /*
@@ -86,6 +113,9 @@ keep_message(struct inbox_read *rd, const char *sha, const char *data,
 	for (i = 0; i < t->npending; i++)
 		if (strcmp(t->pending_sha[i], sha) == 0)
 			return 0; /* read again after a crash */
+	for (i = 0; i < t->ndone; i++)
+		if (strcmp(t->done_sha[i], sha) == 0)
+			return 0;
 	if (mail_parse(&m, data, len, 0, &e) != 0) {
 		log_warnx(
 		    "inbox %s: message %.12s: %s", t->name, sha, err_msg(&e));
@@ -108,6 +138,15 @@ keep_message(struct inbox_read *rd, const char *sha, const char *data,
 		mail_msg_release(&m);
 		return 0;
 	}
+	if (from_store && rd->ntaken > 0) {
+		const char *id = m.message_id;
+
+		if (bsearch(&id, rd->taken, rd->ntaken, sizeof(*rd->taken),
+		        cmp_id) != NULL) {
+			done_add(t, m, xstrdup(sha)); /* its series was taken */
+			return 0;
+		}
+	}
 	if (!from_store &&
 	    store_mail_pending_put(
 	        t->s, t->name, sha, data, len, watch_i_now_s()) != 0) {
@@ -116,6 +155,10 @@ keep_message(struct inbox_read *rd, const char *sha, const char *data,
 		store_errclear(t->s);
 	}
 	if (t->npending == WATCH_INBOX_PENDING) {
+		log_warnx("inbox %s: patch mail <%.200s> \"%.100s\" dropped: "
+		          "%d mails waited for their series, it the longest",
+		    t->name, t->pending[0].message_id, t->pending[0].subject,
+		    WATCH_INBOX_PENDING);
 		pending_drop(t, 0);
 		memmove(t->pending, t->pending + 1,
 		    (t->npending - 1) * sizeof(*t->pending));
@@ -153,7 +196,7 @@ on_stored_message(const char *sha, const char *data, size_t len, void *arg)
  */
 static int
 inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
-    size_t *out_series, size_t *out_pairs)
+    size_t fresh, size_t *out_series, size_t *out_pairs)
 {
 	struct mail_series *ser = NULL;
 	unsigned char *used;
@@ -212,6 +255,22 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 		}
 		series_result_release(&res);
 	}
+	/* Patch mail read this poll (from index fresh on) that joined no
+	 * series is said once, with why: it waits, and may join one when
+	 * the mail it answers arrives. */
+	for (i = fresh; i < t->npending; i++) {
+		char why[512];
+
+		if (used[nd + i])
+			continue;
+		mail_orphan_why(
+		    why, sizeof(why), all, nd + t->npending, ser, ns, nd + i);
+		if (why[0])
+			log_info("inbox %s: patch mail <%.200s> \"%.100s\" is "
+			         "in no series yet: %s",
+			    in->name, t->pending[i].message_id,
+			    t->pending[i].subject, why);
+	}
 	/* What was used goes to the done list; the rest stays, in order. */
 	free(all);
 	for (i = k = 0; i < t->npending; i++) {
@@ -262,11 +321,18 @@ watch_i_poll_inbox(
 	}
 	/* Patch mail a previous run of the daemon kept for its series. */
 	if (!t->pending_loaded) {
-		if (store_mail_pending_each(
+		/* The done list's mail is of its newest series at most;
+		 * other inboxes' series are among the newest too. */
+		if (store_series_mail_ids(t->s, &rd.taken, &rd.ntaken, in->name,
+		        4 * WATCH_INBOX_DONE) != 0 ||
+		    store_mail_pending_each(
 		        t->s, in->name, on_stored_message, &rd) != 0) {
 			log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
 			store_errclear(t->s);
 		}
+		store_series_mail_ids_free(rd.taken, rd.ntaken);
+		rd.taken = NULL;
+		rd.ntaken = 0;
 		t->pending_loaded = 1;
 		if (rd.kept > 0)
 			log_info("inbox %s: %zu patch mail(s) waiting for "
@@ -294,7 +360,9 @@ watch_i_poll_inbox(
 		return in->poll_s;
 	}
 	if (rd.kept > 0)
-		inbox_series(t, conf, in, &nseries, &npairs);
+		inbox_series(t, conf, in,
+		    t->npending > rd.kept ? t->npending - rd.kept : 0, &nseries,
+		    &npairs);
 	if (n > 0)
 		log_info("inbox %s: %zu new message(s), %zu patch mail, %zu "
 		         "series ingested, %zu pair(s), %zu waiting",

@@ -50,7 +50,13 @@ struct tw {
 	char **pending_sha;
 	size_t npending;
 	int pending_loaded;
-	struct mail_msg *done; /* oldest first, at most WATCH_INBOX_DONE */
+	/* The patch mail of series taken, oldest first, at most
+	 * WATCH_INBOX_DONE, and their archive commits: kept in the store
+	 * too, so a partial reroll after a restart finds the rest of its
+	 * series (reloaded with the waiting mail, told apart by
+	 * store_series_mail_ids). */
+	struct mail_msg *done;
+	char **done_sha;
 	size_t ndone;
 	pthread_t th;
 	atomic_int quit;

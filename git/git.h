@@ -145,6 +145,13 @@ int gitm_tips(struct gitm_tip **out, size_t *n, struct gitm_repo *);
 void gitm_tips_free(struct gitm_tip *, size_t);
 /* Commit of one branch: 0, ERR_NOTFOUND (no such branch) or -1. */
 int gitm_tip(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *branch);
+/*
+ * The tip of BRANCH on the handle's URL, listed from the remote without
+ * fetching anything or touching the mirror directory.  0, ERR_NOTFOUND
+ * (no such branch), ERR_AUTH or -1.
+ */
+int gitm_remote_branch(
+    char out[GITM_SHA_SIZE], struct gitm_repo *, const char *branch);
 
 struct gitm_commit {
 	char sha[GITM_SHA_SIZE];

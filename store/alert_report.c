@@ -198,12 +198,18 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
 	    " AND p.analysed = 1 AND c.final = 1 AND c.verdict <> 'info'"
 	    " AND p.bisect_id IS NULL"
-	    /* the newest verdict of each point: a retest replaces */
+	    /* the newest verdict of each point against each base: a
+	     * retest replaces; a series tip against its parent patch
+	     * (trigger.every_patch) does not replace it against the
+	     * series' base, which measures another change */
 	    " AND p.id = (SELECT max(p2.id) FROM pairs p2"
 	    "   JOIN jobs j2 ON j2.id = p2.cand_job_id"
+	    "   JOIN jobs b2 ON b2.id = p2.base_job_id"
 	    "   JOIN comparisons c2 ON c2.pair_id = p2.id AND c2.final = 1"
 	    "   WHERE j2.commit_id = j.commit_id AND p2.name = p.name"
 	    "   AND p2.point = p.point AND c2.host_id IS c.host_id"
+	    "   AND b2.commit_id IS (SELECT commit_id FROM jobs"
+	    "    WHERE id = p.base_job_id)"
 	    "   AND p2.analysed = 1 AND p2.bisect_id IS NULL)"
 	    " ORDER BY c.point, c.metric");
 	int rc;

@@ -149,9 +149,11 @@ int store_series_commit(struct store *, char *out_tree, char *out_ref, size_t n,
     char out_base[41], const char *sha);
 
 /*
- * Patch mail waiting for the rest of its series (daemon/watch.c), kept
- * as the raw archive message under (inbox, archive commit sha), so a
- * restarted daemon picks a half-arrived series up again.  Put: once per
+ * Patch mail waiting for the rest of its series (daemon/watch.c), and
+ * the newest mail of series taken, kept as the raw archive message
+ * under (inbox, archive commit sha), so a restarted daemon picks a
+ * half-arrived series up again and a partial reroll finds the rest of
+ * its series (store/series_mail.h tells the two apart).  Put: once per
  * (inbox, sha), a repeat changes nothing.  Each: calls cb for the
  * inbox's messages oldest first, stops at cb's first nonzero return
  * (returned).  Drop: removes one (none there is fine).

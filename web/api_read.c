@@ -461,6 +461,49 @@ sample(struct buf *b, const char *name, const char *label, const char *value,
 	buf_printf(b, "\"} %" PRIu64 "\n", n);
 }
 
+/*
+ * Time to report of the series seen in the last 30 days (the newest
+ * 1000), stage by stage (daemon/series_latency.h): pickup is the
+ * pickup latency, queue the wait for a runner, total the time to
+ * report.
+ */
+static void
+series_metrics(struct ctx *x, struct buf *b)
+{
+	struct series_stage_hist h[SERIES_STAGES];
+	struct store_series_latency *l = NULL;
+	size_t n = 0, k, j;
+
+	if (store_series_latencies(
+	        x->s, &l, &n, api_now_s() - 30 * 86400, 1000) != 0) {
+		store_errclear(x->s);
+		return;
+	}
+	series_latency_hist(h, l, n);
+	free(l);
+	buf_puts(b,
+	    "# HELP perfwatch_series_stage_seconds A series' time from "
+	    "posted to report mailed, by stage, over the series seen in the "
+	    "last 30 days.\n"
+	    "# TYPE perfwatch_series_stage_seconds histogram\n");
+	for (k = 0; k < SERIES_STAGES; k++) {
+		for (j = 0; j < SERIES_NLE; j++) {
+			buf_puts(b,
+			    "perfwatch_series_stage_seconds_bucket{stage=\"");
+			buf_puts(b, series_stages[k].name);
+			buf_printf(b, "\",le=\"%lld\"} %" PRIu64 "\n",
+			    (long long)series_le_s[j], h[k].le[j]);
+		}
+		buf_puts(b, "perfwatch_series_stage_seconds_bucket{stage=\"");
+		buf_puts(b, series_stages[k].name);
+		buf_printf(b, "\",le=\"+Inf\"} %" PRIu64 "\n", h[k].count);
+		sample(b, "perfwatch_series_stage_seconds_sum", "stage",
+		    series_stages[k].name, (uint64_t)h[k].sum);
+		sample(b, "perfwatch_series_stage_seconds_count", "stage",
+		    series_stages[k].name, h[k].count);
+	}
+}
+
 /* Dashboard gauges: regressions by triage state, alerts, fetch errors. */
 static void
 web_metrics_add(struct ctx *x, struct buf *b)
@@ -495,6 +538,7 @@ web_metrics_add(struct ctx *x, struct buf *b)
 		    "# TYPE perfwatch_alerts_failed_total counter\n"
 		    "perfwatch_alerts_failed_total %lld\n",
 		    (long long)afail);
+	series_metrics(x, b);
 }
 
 /* The store's write lock by writer class, and the upload batches. */

@@ -123,17 +123,10 @@ g "$SRC" commit -qm "walk: a dependent walk over 64 MiB"
 c0=$(g "$SRC" rev-parse HEAD)
 
 # ---- the daemon: one tree, a job per schedule, the alert servers ----------
-alert_servers_start
-case $? in
-0) ;;
-1) broke "python3-aiosmtpd is missing (make deps)" ;;
-*) broke "the alert servers did not start: $ALERTS_ERR" ;;
-esac
+alert_servers_or_broke
 daemon_config "$PW_TMP/d" r1
 tree_yaml walk "file://$SRC" master
-# No mail limit: a real change's report must not wait past the end.
-echo "${ALERTS_YAML/    to: \[perf-reports@example.org\]/    to: [perf-reports@example.org]
-    rate_limit: 0}" >>"$PW_DIR/daemon.yaml"
+alerts_yaml_unlimited >>"$PW_DIR/daemon.yaml"
 
 : >"$D/schedules.tsv"
 job_yaml() {	# NAME KEYS

@@ -105,6 +105,24 @@ timeout: 30s
 YAML
 }
 
+# score_job_yaml RUNS MAX_RUNS [KEYS]: job "score" of inbox lm, whose
+# tree's bench.sh prints score=N (higher is better, 10 % counts); KEYS
+# (YAML, "\n" between lines) are appended.
+score_job_yaml() {
+	cat >"$PW_DIR/jobs/score.yaml" <<YAML
+name: score
+parser: keyvalue
+command: [sh, "{workdir}/bench.sh"]
+trigger:
+  inboxes: [lm]
+metrics:
+  score: {better: higher, min_effect: 10%}
+runs: $1
+max_runs: $2
+YAML
+	[ -z "${3:-}" ] || printf '%b\n' "$3" >>"$PW_DIR/jobs/score.yaml"
+}
+
 show_logs() {
 	local f
 	for f in "$PW_DIR/daemon.log" "$PW_TMP"/*/runner.log; do

@@ -202,7 +202,7 @@ check("app@lists.example.org" in str(m["Cc"]), "Cc")
 body = m.get_content()
 for s in (verdict + " of slowprog.time_ms", "commit: " + sha[:12],
           "test machine: r1", "95% CI", "https://perf.example.org/commit/" + sha,
-          "| Reported-by:", "| Closes: https://perf.example.org/commit/" + sha,
+          "| Reported-by:", "| Link: https://perf.example.org/commit/" + sha,
           "to reproduce", "cgroup: root",
           # No kernel: block: both sides on the running kernel, which no
           # job built (docs/KERNEL.md), as the runs reported it.
@@ -210,6 +210,8 @@ for s in (verdict + " of slowprog.time_ms", "commit: " + sha[:12],
           "    base: %s build none " % os.uname().release,
           "kernel builds: none: both sides ran on the test machine's running kernel"):
     check(s in body, "body lacks %r" % s)
+# No inbox, no public archive: no Closes: tag to make up.
+check("| Closes:" not in body, "a Closes: without an archive")
 long = [l for l in body.splitlines() if len(l) > 78 and "://" not in l]
 check(not long, "long lines %r" % long)
 for l in hdr.split("\r\n"):

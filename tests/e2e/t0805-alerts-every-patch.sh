@@ -11,6 +11,8 @@
 # and "To reproduce" is what a list reader can run: the public tree and
 # the series' base, `b4 am -P 1-2 <cover id>`, the job's commands with
 # {workdir} filled in, no daemon-only commit and no file of this repo.
+# No follow-up calls the series' regression "unchanged" because the
+# tip against patch 2 (another change) is.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -118,6 +120,20 @@ if pinned:
     check("{" not in b.split("to reproduce")[1], "a placeholder left:\n" + b)
     check("docs/" not in b and ".md" not in b, "names a repository file:\n" + b)
 sys.exit(0 if ok else 1)
+PY
+# The tip has a pair against the series' base (patch 2's slowdown) and
+# one against patch 2 (unchanged): the second is another change and
+# must not turn the series' report into "unchanged" by a follow-up.
+/usr/bin/python3 - "$SMTP" <<'PY' && pass no_false_unchanged || fail no_false_unchanged "see above"
+import email, email.policy, glob, sys
+bad = []
+for f in sorted(glob.glob(sys.argv[1] + "/mail-*.eml")):
+    m = email.message_from_bytes(open(f, "rb").read(), policy=email.policy.default)
+    if "every metric reported before is unchanged" in m.get_content():
+        bad.append(str(m["Subject"]))
+if bad:
+    print("# follow-ups saying unchanged: %r" % bad)
+sys.exit(1 if bad else 0)
 PY
 stop_pid "$PW_DAEMON_PID"
 finish

@@ -12,10 +12,17 @@
 #     note says who; the same Message-ID again: no second answer
 #   - a maintainer's "#perfwatch retest runs=3": the pair made again
 #   - a maintainer's "#perfwatch bisect": a bisection started by mail
+#   - a patch mail that joins no series: the log says why
 #   - a reply to a mail that is no report of ours: ignored, no answer
+#   - a maintainer's "#perfwatch retest hosts=L,L runs=2": the pair again
+#     for hosts with those labels; a malformed one names its line
+#   - the author's "#perfwatch test <url> <branch>": the branch's tip
+#     measured by the runner against the report's base; a branch the
+#     remote lacks and a URL it may not fetch from are refused
 # Before the replies, the series' time to report (posted, seen, applied,
-# runs, verdict, mailed) on its page, in GET /api/v1/series/{id} and
-# summarised by GET /api/v1/latency and `perfwatch series latency`.
+# runs, verdict, mailed) on its page, in GET /api/v1/series/{id}, as
+# /metrics histograms, and summarised by GET /api/v1/latency and
+# `perfwatch series latency`.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -56,22 +63,13 @@ daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
 cat >>"$PW_DIR/daemon.yaml" <<YAML
 maintainers: ["The Boss <boss@example.org>"]
+public_url: https://perf.example.org
 inboxes:
-  - {name: lm, url: "file://$INBOX", poll: 1s, tree: app, branch: master}
+  - {name: lm, url: "file://$INBOX", poll: 1s, tree: app, branch: master,
+     archive: "https://lore.example.org/lm"}
 $ALERTS_YAML
 YAML
-cat >"$PW_DIR/jobs/score.yaml" <<'YAML'
-name: score
-parser: keyvalue
-command: [sh, "{workdir}/bench.sh"]
-trigger:
-  inboxes: [lm]
-metrics:
-  score: {better: higher, min_effect: 10%}
-runs: 5
-max_runs: 8
-timeout: 30s
-YAML
+score_job_yaml 5 8 "timeout: 30s"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
 seen_is() { [ "$(sql "SELECT last_commit FROM inbox_state WHERE name = 'lm'")" = "$(g "$INBOX" rev-parse HEAD)" ]; }
@@ -93,6 +91,21 @@ PY
 )
 [ -n "$report" ] && [ "$(sql "SELECT state FROM regressions")" = new ] &&
     pass report_under_patch || { fail report_under_patch "$(ls "$SMTP")"; finish; }
+# Its tags: Closes: the report on the list's public archive (the
+# inbox's archive:), Link: its dashboard page.
+/usr/bin/python3 - "$SMTP" "$report" https://perf.example.org <<'PY' && pass report_closes_link || fail report_closes_link "see above"
+import email, email.policy, glob, sys
+d, rid, url = sys.argv[1:]
+for f in sorted(glob.glob(d + "/mail-*.eml")):
+    m = email.message_from_bytes(open(f, "rb").read(), policy=email.policy.default)
+    if m["Message-ID"] == "<%s>" % rid:
+        b = m.get_content().replace("\r\n", "\n")
+        want = "| Closes: https://lore.example.org/lm/%s/\n" % rid
+        if want in b and "\n| Link: %s/commit/" % url in b:
+            sys.exit(0)
+        print("# no %r or Link: in:\n%s" % (want, b))
+sys.exit(1)
+PY
 
 # Time to report: every stage known and in order on the series, under
 # the goals (picked up within a poll interval (1 s) + 5 s of the archive
@@ -125,6 +138,14 @@ PY
 curl -s "$PW_URL/series/1" | grep -q "<th>time to report</th><td class=\"latency\">pickup " &&
     "$PW_BIN/perfwatch" series latency --server "$PW_URL" | grep -q "^total *posted..mailed *1 " &&
     pass latency_views || fail latency_views "$("$PW_BIN/perfwatch" series latency --server "$PW_URL" 2>&1)"
+# The same on /metrics: one series in each stage's histogram, its
+# total under a minute (the goal above) and so in the 60 s bucket.
+curl -s "$PW_URL/metrics" >"$PW_TMP/metrics.txt"
+grep -q '^perfwatch_series_stage_seconds_count{stage="total"} 1$' "$PW_TMP/metrics.txt" &&
+    grep -q '^perfwatch_series_stage_seconds_bucket{stage="total",le="60"} 1$' "$PW_TMP/metrics.txt" &&
+    grep -q '^perfwatch_series_stage_seconds_bucket{stage="pickup",le="+Inf"} 1$' "$PW_TMP/metrics.txt" &&
+    grep -q '^perfwatch_series_stage_seconds_count{stage="queue"} 1$' "$PW_TMP/metrics.txt" &&
+    pass latency_metrics || fail latency_metrics "$(grep series_stage "$PW_TMP/metrics.txt")"
 
 N=0
 reply() {	# reply FROM PARENT BODY [MESSAGE-ID]: a reply in the archive
@@ -144,6 +165,17 @@ for f in sorted(glob.glob(sys.argv[1] + "/mail-*.eml")):
 PY
 }
 answered() { [ -n "$(answers "$1")" ]; }
+# refused CHECK FROM BODY PATTERN: a reply to the report answered with
+# PATTERN, no pair made.
+refused() {
+	local pairs id
+	pairs=$(sql "SELECT count(*) FROM pairs")
+	reply "$2" "$report" "$3"
+	id=$CMD_ID
+	wait_until 30 answered "$id" && answers "$id" | grep -q "$4" &&
+	    [ "$(sql "SELECT count(*) FROM pairs")" = "$pairs" ] &&
+	    pass "$1" || fail "$1" "$(answers "$id")"
+}
 
 # A stranger: refused, nothing changes.
 reply "Mallory <mallory@example.net>" "$report" 'Rubbish.\n\n#perfwatch invalid\n'
@@ -190,6 +222,87 @@ id6=$CMD_ID
 wait_until 30 answered "$id6" && answers "$id6" | grep -Eq "done: bisection [0-9]+ started" &&
     [ "$(sql "SELECT started_by FROM bisections")" = "mail boss@example.org" ] &&
     pass maintainer_bisect || fail maintainer_bisect "$(answers "$id6") $(sql "SELECT id, started_by FROM bisections")"
+
+# A maintainer's retest on hosts with a label: the pair again, its jobs
+# for those hosts only.  A malformed retest names its line.
+reply "The Boss <boss@example.org>" "$report" '#perfwatch retest hosts=big,x86 runs=2\n'
+id7=$CMD_ID
+wait_until 30 answered "$id7" && answers "$id7" | grep -q 'done: 1 pair(s) of score queued again on hosts \["big","x86"\]' &&
+    [ "$(sql "SELECT count(*) || ' ' || min(runs) || ' ' || max(runs) FROM jobs WHERE labels = '[\"big\",\"x86\"]'")" = "2 2 2" ] &&
+    pass retest_on_hosts || fail retest_on_hosts "$(answers "$id7") $(sql "SELECT id, labels, runs FROM jobs")"
+refused retest_bad_hosts_named "The Boss <boss@example.org>" \
+    '#perfwatch retest hosts=big, runs=2\n' "line 1: retest takes runs=N"
+# The jobs no host can take go, so the runner is free for the test.
+sql "UPDATE jobs SET state = 'cancelled' WHERE labels = '[\"big\",\"x86\"]'" >/dev/null
+
+# The author's test of a branch with a fix, as syzbot's "#syz test": its
+# tip measured against the report's base by the real runner, which
+# fetches it from the URL; the score is back, so the verdict is
+# unchanged where the series' patch regressed.
+g "$SRC" checkout -qb fix topic
+echo 1000 >"$SRC/value"
+g "$SRC" commit -qam "memcg: the score back"
+fix=$(g "$SRC" rev-parse HEAD)
+g "$SRC" checkout -q master
+reply "Ann Author <ann@example.org>" "$report" "Does this fix it?\n\n#perfwatch test file://$SRC fix\n"
+id9=$CMD_ID
+tested() {
+	[ "$(sql "SELECT c.verdict FROM comparisons c JOIN pairs p ON p.id = c.pair_id
+	    JOIN jobs j ON j.id = p.cand_job_id JOIN commits k ON k.id = j.commit_id
+	    WHERE k.sha = '$fix' AND c.metric = 'score' AND c.final = 1")" = unchanged ]
+}
+wait_until 30 answered "$id9" && answers "$id9" | grep -q "done: ${fix:0:12} (fix of file://$SRC) queued for score against the report's base ${c1:0:12}, 1 pair(s)" &&
+    sql "SELECT params FROM jobs j JOIN commits k ON k.id = j.commit_id WHERE k.sha = '$fix'" | grep -q "\"url\": *\"file://$SRC\"" &&
+    pass test_branch_queued || fail test_branch_queued "$(answers "$id9") $(sql "SELECT j.id, k.sha FROM jobs j JOIN commits k ON k.id = j.commit_id ORDER BY j.id DESC LIMIT 2")"
+wait_until 120 tested && pass test_branch_measured ||
+    fail test_branch_measured "$(sql "SELECT p.id, c.metric, c.verdict, c.change_pct FROM comparisons c JOIN pairs p ON p.id = c.pair_id ORDER BY p.id DESC LIMIT 3") $(sql "SELECT id, state, last_error FROM jobs ORDER BY id DESC LIMIT 3")"
+# A branch the remote does not have, a URL that is no watched tree nor
+# a public one: each refused naming its line, nothing queued.
+refused test_refused_branch "Ann Author <ann@example.org>" \
+    "#perfwatch test file://$SRC nosuch\n" "line 1: .*has no branch nosuch"
+refused test_refused_url "Ann Author <ann@example.org>" \
+    "#perfwatch test file:///etc master\n" "line 1: test fetches only from https://"
+refused test_refused_address "Ann Author <ann@example.org>" \
+    "#perfwatch test http://127.0.0.1:8080/x.git master\n" "line 1: test fetches only from https://"
+
+# The author's test of a patch inline in the reply: applied on the
+# series' base as a series of its own, measured by the runner (the
+# score doubles: an improvement), and its report mailed under the reply.
+# "#perfwatch test" with no patch, or beside another command: refused.
+g "$SRC" checkout -qb double "$c1"
+echo 2000 >"$SRC/value"
+g "$SRC" commit -qam "memcg: double the score"
+g "$SRC" format-patch -q -o "$PW_TMP/dbl" -1
+g "$SRC" checkout -q master
+refused test_inline_alone "Ann Author <ann@example.org>" '#perfwatch test\n#perfwatch invalid\n' \
+    "line 1: test without a URL takes the patch inline in this mail"
+{ printf 'Try this one instead.\n\n#perfwatch test\n\n'; sed '1,/^$/d' "$PW_TMP"/dbl/0001-*.patch; } >"$PW_TMP/dbl.body"
+reply "Ann Author <ann@example.org>" "$report" "$(sed 's/\\/\\\\/g' "$PW_TMP/dbl.body")\n"
+id12=$CMD_ID
+wait_until 30 answered "$id12" && answers "$id12" | grep -Eq "done: the patch applied on ${c1:0:12} as series [0-9]+, 1 pair\(s\) queued" &&
+    [ "$(sql "SELECT state FROM series WHERE message_id = '$id12'")" = applied ] &&
+    pass test_inline_applied || fail test_inline_applied "$(answers "$id12") $(sql "SELECT id, message_id, state, error FROM series")"
+inline_report() {
+	/usr/bin/python3 - "$SMTP" "$id12" <<'PY'
+import email, email.policy, glob, sys
+for f in sorted(glob.glob(sys.argv[1] + "/mail-*.eml")):
+    m = email.message_from_bytes(open(f, "rb").read(), policy=email.policy.default)
+    if m["In-Reply-To"] == "<%s>" % sys.argv[2] and m["X-Perfwatch-Event"] != "command":
+        print(m["Subject"])
+PY
+}
+reported() { inline_report | grep -q "score .*improvement"; }
+wait_until 120 reported && pass test_inline_reported ||
+    fail test_inline_reported "$(inline_report) $(sql "SELECT p.id, c.metric, c.verdict FROM comparisons c JOIN pairs p ON p.id = c.pair_id ORDER BY p.id DESC LIMIT 3")"
+
+# A patch answering mail the archive does not have joins no series:
+# the daemon's log says so, and why.
+printf 'From: Ann Author <ann@example.org>\nSubject: [PATCH v3 2/4] memcg: lost\nMessage-Id: <lost2@example.org>\nIn-Reply-To: <gone@example.org>\n\n---\ndiff --git a/value b/value\n' >"$PW_TMP/lost.msg"
+add_msg "$PW_TMP/lost.msg"
+orphan_told() {
+	grep -q 'patch mail <lost2@example.org> "\[PATCH v3 2/4\] memcg: lost" is in no series yet: it answers <gone@example.org>, which is not among the mail read' "$PW_TMP/d/daemon.log"
+}
+wait_until 30 orphan_told && pass orphan_reason_logged || fail orphan_reason_logged "$(grep -i 'lost2' "$PW_TMP/d/daemon.log")"
 
 # A command in a reply to someone else's mail: no answer.
 reply "Ann Author <ann@example.org>" "$patch_id" '#perfwatch invalid\n'

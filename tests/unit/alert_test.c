@@ -244,6 +244,8 @@ TEST(test_alert__mail_series_thread_and_encoding)
 	in.from = dc.alerts.from;
 	in.subject = subject;
 	in.message_id = "<perfwatch.1@example.org>";
+	r.archive = "https://lore.kernel.org/linux-mm";
+	r.message_id = in.message_id;
 	in.in_reply_to = "<cover.1@example.org>";
 	in.references = "<cover.1@example.org>";
 	in.rcpt = &rc;
@@ -265,8 +267,12 @@ TEST(test_alert__mail_series_thread_and_encoding)
 	/* The hostile commit subject is in the body, on one line. */
 	ASSERT(strstr(m.body, "memcg: fix  Bcc: evil@example.com — ünïcode") !=
 	    NULL);
+	/* Closes: the report on the list's archive; Link: its page. */
 	ASSERT(strstr(m.body,
-	           "| Closes: https://perf.example.org/commit/"
+	           "| Closes: https://lore.kernel.org/linux-mm/"
+	           "perfwatch.1@example.org/\n") != NULL);
+	ASSERT(strstr(m.body,
+	           "| Link: https://perf.example.org/commit/"
 	           "0123456789abcdef0123456789abcdef01234567") != NULL);
 	ASSERT(strstr(m.body, "read_iops") != NULL);
 	ASSERT(strstr(m.body, "-4.5%") != NULL);

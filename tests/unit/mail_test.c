@@ -784,3 +784,56 @@ TEST(test_mail__partial_reroll)
 	mail_series_free(s, ns);
 	mail_msgs_free(m, n);
 }
+
+/* Each patch mail that joins no series says why; mail in a series and
+ * mail that is no patch say nothing. */
+TEST(test_mail__orphan_reasons)
+{
+	static const char mb[] =
+	    "From 1 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <c@x>\nSubject: [PATCH 0/2] the cover\n\nhi\n"
+	    "From 2 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <p1@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 1/2] one\n\n---\ndiff --git a/f b/f\n"
+	    "From 3 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <p1b@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 1/2] one\n\n---\ndiff --git a/f b/f\n"
+	    "From 4 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <q2@x>\nIn-Reply-To: <gone@x>\n"
+	    "Subject: [PATCH v3 2/4] lost\n\n---\ndiff --git a/f b/f\n"
+	    "From 5 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <w3@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 3/3] wrong count\n\n---\ndiff --git a/f b/f\n"
+	    "From 6 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <u2@x>\n"
+	    "Subject: [PATCH 2/5] unthreaded\n\n---\ndiff --git a/f b/f\n"
+	    "From 7 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <big@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 2/9999] huge\n\n---\ndiff --git a/f b/f\n";
+	struct mail_msg *m;
+	struct mail_series *s;
+	size_t n, ns, orphans, i;
+	char why[7][512];
+
+	parse_and_group(&m, &n, &s, &ns, &orphans, mb, sizeof(mb) - 1);
+	ASSERT_INTEQ(n, 7);
+	ASSERT_INTEQ(ns, 1);
+	for (i = 0; i < n; i++)
+		mail_orphan_why(why[i], sizeof(why[i]), m, n, s, ns, i);
+	ASSERT_STREQ(why[0], ""); /* the cover letter */
+	ASSERT_STREQ(why[1], ""); /* in the series */
+	ASSERT_STREQ(why[2],
+	    "a second copy of patch 1/2 of the series <c@x> (the first one "
+	    "is used)");
+	ASSERT_STREQ(why[3],
+	    "it answers <gone@x>, which is not among the mail read (no "
+	    "cover letter or patch 1/4 of v3 yet)");
+	ASSERT_STREQ(
+	    why[4], "it answers <c@x>, which starts no series of 3 patches v1");
+	ASSERT_STREQ(why[5],
+	    "it names no mail it answers, and no cover letter or patch 1/5 "
+	    "of v1 comes before it");
+	ASSERT(strstr(why[6], "a series of 9999 patches: more than") == why[6]);
+	mail_series_free(s, ns);
+	mail_msgs_free(m, n);
+}

@@ -68,3 +68,34 @@ TEST(test_series_latency__summary)
 	ASSERT_INTEQ(sum[6].n, 0);
 	ASSERT_INTEQ(sum[6].median, -1);
 }
+
+TEST(test_series_latency__histogram)
+{
+	/* Totals of 90 s, 10 min and 2 days; a third series not mailed. */
+	struct store_series_latency l[4] = { lat(1000, 90), lat(2000, 600),
+		lat(3000, 2 * 86400), lat(4000, 0) };
+	struct series_stage_hist h[SERIES_STAGES];
+	size_t j;
+
+	l[3].mailed = 0;
+	series_latency_hist(h, l, 4);
+	/* total: known for three, each bucket counts those at or below
+	 * its bound (5, 15, 60, 300, 900, 3600, 4 h, 1 d, 3 d, 10 d). */
+	ASSERT_INTEQ(h[6].count, 3);
+	ASSERT_INTEQ(h[6].sum, 90 + 600 + 2 * 86400);
+	{
+		const uint64_t want[SERIES_NLE] = { 0, 0, 0, 1, 2, 2, 2, 2, 3,
+			3 };
+
+		for (j = 0; j < SERIES_NLE; j++)
+			ASSERT_INTEQ(h[6].le[j], want[j]);
+	}
+	/* pickup: 3 s for all four, in every bucket. */
+	ASSERT_INTEQ(h[0].count, 4);
+	ASSERT_INTEQ(h[0].le[0], 4);
+	ASSERT_INTEQ(h[0].sum, 12);
+	/* Buckets never shrink with their bound. */
+	for (j = 1; j < SERIES_NLE; j++)
+		ASSERT(h[5].le[j] >= h[5].le[j - 1]);
+	ASSERT_INTEQ(h[5].count, 3);
+}

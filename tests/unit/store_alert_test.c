@@ -382,3 +382,76 @@ TEST(test_store_alert__submitted_pair_branch)
 	ASSERT_STREQ(b, "(null)");
 	free(b);
 }
+
+/* One analysed pair of krr on cand against base, with verdict v. */
+static int
+analysed_pair(struct store *s, int64_t base, int64_t cand, const char *v,
+    double pct, int64_t now)
+{
+	struct store_job_new b = { "base", "{}", "[]", 1, 1, 1, base },
+	                     k = { "candidate", "{}", "[]", 1, 1, 1, cand };
+	struct store_comparison c;
+	int64_t pair = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.metric = "throughput";
+	c.unit = "";
+	c.better = "higher";
+	c.verdict = v;
+	c.change_pct = pct;
+	c.final = 1;
+	if (store_pair_create(s, &pair, NULL, NULL, "krr", "", &b, &k, now) !=
+	        0 ||
+	    store_verdict_put(s, NULL, pair, &c, now) != 0 ||
+	    store_verdict_done(s, pair, now) != 0)
+		return -1;
+	return 0;
+}
+
+/* The verdicts of tip's report, "regression,unchanged" in order. */
+static void
+verdicts(char *out, size_t n, struct store *s, int64_t tip)
+{
+	struct store_alert_info *x = NULL;
+	size_t i, len = 0;
+
+	snprintf(out, n, "%s", "(error)");
+	if (store_alert_info(s, &x, tip, "krr", 0) != 0)
+		return;
+	out[0] = '\0';
+	for (i = 0; i < x->ncmp && len < n; i++)
+		len += (size_t)snprintf(out + len, n - len, "%s%s",
+		    i ? "," : "", x->cmp[i].verdict);
+	store_alert_info_free(x);
+}
+
+TEST(test_store_alert__tip_against_parent_keeps_base_verdict)
+{
+	struct store *s = open_new(STORE_VERSION);
+	struct store_commit c = { 0 };
+	int64_t t = 0, base = 0, p1 = 0, tip = 0;
+	char got[128];
+
+	ASSERT(s != NULL);
+	ASSERT_INTEQ(store_tree_sync(s, &t, "linux", "/k/linux.git"), 0);
+	c.sha = "1111111111111111111111111111111111111111";
+	ASSERT_INTEQ(
+	    store_commit_record(s, &base, NULL, t, &c, "memcg", 10), 0);
+	c.sha = "2222222222222222222222222222222222222222";
+	ASSERT_INTEQ(store_commit_record(s, &p1, NULL, t, &c, "", 10), 0);
+	c.sha = "3333333333333333333333333333333333333333";
+	ASSERT_INTEQ(store_commit_record(s, &tip, NULL, t, &c, "", 10), 0);
+	/* The series' tip against its base regressed (patch 1 did it);
+	 * then, with every_patch, the tip against patch 1: unchanged.
+	 * The second measures another change and must not turn the
+	 * report's regression into "unchanged". */
+	ASSERT_INTEQ(analysed_pair(s, base, tip, "regression", -40.0, 20), 0);
+	ASSERT_INTEQ(analysed_pair(s, p1, tip, "unchanged", 0.5, 21), 0);
+	verdicts(got, sizeof(got), s, tip);
+	ASSERT_STREQ(got, "regression,unchanged");
+	/* A retest against the same base still replaces its verdict. */
+	ASSERT_INTEQ(analysed_pair(s, base, tip, "unchanged", -1.0, 22), 0);
+	verdicts(got, sizeof(got), s, tip);
+	ASSERT_STREQ(got, "unchanged,unchanged");
+	store_close(s);
+}
