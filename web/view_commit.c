@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/spread.h"
 #include "common/xalloc.h"
 
 #include "web/html.h"
@@ -447,34 +446,22 @@ cmp_head(struct buf *b)
 {
 	HTML_LIT(b,
 	    "<table class=\"cmp\"><tr><th>metric</th><th>base median</th>"
-	    "<th title=\"mean &plusmn; sample standard deviation in "
-	    "percent of the mean (%stddev)\">mean &plusmn;%stddev</th>"
-	    "<th>candidate median</th>"
-	    "<th title=\"mean &plusmn; sample standard deviation in "
-	    "percent of the mean (%stddev)\">mean &plusmn;%stddev</th>"
+	    "<th title=\"mean &plusmn; sample standard deviation (in "
+	    "percent of the mean: %stddev)\">mean &plusmn;sd "
+	    "(%stddev)</th><th>candidate median</th>"
+	    "<th title=\"mean &plusmn; sample standard deviation (in "
+	    "percent of the mean: %stddev)\">mean &plusmn;sd "
+	    "(%stddev)</th>"
 	    "<th>change</th><th>95% CI</th>"
 	    "<th>p</th><th>verdict</th><th>runs</th><th>links</th>"
 	    "</tr>\n");
 }
 
-/* A side's mean and its %stddev as LKP writes them: "1.23M &plusmn;2.1%"
- * (two decimals below 1%). */
 static void
 mean_cell(struct buf *b, double mean, double sd)
 {
-	double pct = spread_pct(mean, sd);
-
 	HTML_LIT(b, "<td class=\"n mean\">");
-	html_si(b, mean);
-	if (isfinite(mean)) {
-		HTML_LIT(b, " <span class=\"muted\">&plusmn;");
-		if (isfinite(pct)) {
-			html_num(b, pct, pct < 1 ? 2 : 1);
-			HTML_LIT(b, "%");
-		} else
-			HTML_LIT(b, "unknown");
-		HTML_LIT(b, "</span>");
-	}
+	layout_mean_sd(b, mean, sd);
 	HTML_LIT(b, "</td>");
 }
 
@@ -485,11 +472,8 @@ ci_cell(struct buf *b, const struct view_cmp_row *r)
 {
 	HTML_LIT(b, "<td class=\"nw\">");
 	if (isfinite(r->ci_low) && isfinite(r->ci_high)) {
-		HTML_LIT(b, "<span class=\"ci-text\">[");
-		html_pct(b, fmin(r->ci_low, r->ci_high), 2);
-		HTML_LIT(b, ", ");
-		html_pct(b, fmax(r->ci_low, r->ci_high), 2);
-		HTML_LIT(b, "]</span><br>");
+		layout_interval(b, r->ci_low, r->ci_high);
+		HTML_LIT(b, "<br>");
 	}
 	svg_ci_bar(
 	    b, r->ci_low, r->change_pct, r->ci_high, r->min_effect, r->verdict);
@@ -715,6 +699,7 @@ view_commit_render(struct buf *b, const struct view_commit *v)
 
 	layout_begin(b, v->title ? v->title : v->id, NULL);
 	head(b, v);
+	view_sides_table(b, v->sides, v->nsides, v->kind != VIEW_PAIR);
 	if (v->nrows) {
 		sorted = xreallocarray(NULL, v->nrows, sizeof(*sorted));
 		for (i = 0; i < v->nrows; i++)

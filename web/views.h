@@ -178,6 +178,29 @@ struct view_commit_ref {
 	const char *sha, *subject;
 };
 
+/*
+ * One side of one pair as a comparison page names it: what ran where.
+ * kernel is the build its runs report (daemon/kfacts.h's line) or, when
+ * none did, the host's running kernel; runs and rounds -1 unknown.
+ */
+struct view_side {
+	int64_t pair_id;
+	const char *job, *point;
+	const char *role; /* "base" or "candidate" */
+	struct view_commit_ref commit;
+	const char *tree;
+	const char *host, *cpu_model, *family;
+	const char *kernel;
+	int64_t runs, rounds;
+};
+
+/* Sides at most on a page; the JSON API lists them all. */
+#define VIEW_SIDES 40
+
+/* The sides table of a comparison page (with_pair: a pair column). */
+void view_sides_table(
+    struct buf *b, const struct view_side *sides, size_t n, int with_pair);
+
 struct view_commit {
 	enum view_target kind;
 	const char *id;
@@ -191,6 +214,9 @@ struct view_commit {
 	const struct view_commit_ref *bases;
 	size_t nbases;
 	struct view_commit_ref cand;
+	/* Each side of each pair shown, base then candidate. */
+	const struct view_side *sides;
+	size_t nsides;
 	/* Commit page: the series whose tip it is (0: none), its title. */
 	int64_t series_id;
 	const char *series_title;
@@ -293,6 +319,14 @@ struct view_regressions {
 	const char *flash; /* a message after a triage post, or NULL */
 };
 
+/* A bisection step's comparison of the bisected metric: its interval,
+ * each side's mean and sd (NAN unknown) and runs (-1 unknown). */
+struct view_step_cmp {
+	double ci_low, ci_high;
+	double mean[2], sd[2];
+	int64_t n[2];
+};
+
 /* A bisection of a regression, with its steps (daemon/bisect.c). */
 struct view_bisect_step {
 	const char *kind; /* step, verify-parent, verify-revert */
@@ -302,6 +336,7 @@ struct view_bisect_step {
 	double vs_good_pct, vs_bad_pct; /* NAN unknown */
 	const char *note;
 	int64_t good_pair, bad_pair; /* 0 none */
+	struct view_step_cmp good_cmp, bad_cmp;
 };
 
 struct view_bisect {
@@ -318,6 +353,9 @@ struct view_bisect {
 	const char *verify_parent, *verify_revert, *revert;
 	const struct view_bisect_step *steps;
 	size_t nsteps;
+	/* Both sides of each step's pairs, in step order. */
+	const struct view_side *sides;
+	size_t nsides;
 };
 
 /* Hosts. */

@@ -127,6 +127,31 @@ nrows=$(grep -c '^<tr><td class="n">' "$PW_TMP/bisect.html")
 [ "$(cat "$PW_TMP/code")" = 200 ] && [ "$nrows" = $((nsteps + 2)) ] &&
     grep -q "shows the recovery" "$PW_TMP/bisect.html" && grep -q 'href="/pair/' "$PW_TMP/bisect.html" &&
     pass dashboard_bisection_page || fail dashboard_bisection_page "$(cat "$PW_TMP/code") $nrows rows"
+# How sure each step is: every measured comparison has its interval in
+# text and each side's mean, sd and runs; and below the steps, where each
+# side ran: the runner's host with the CPU model its inventory reports.
+python3 - "$PW_TMP/bisect.html" "$nsteps" <<'PY' && pass dashboard_bisection_how_sure ||
+import html, re, sys
+page = open(sys.argv[1]).read()
+n = int(sys.argv[2])
+steps = [l for l in page.splitlines() if l.startswith('<tr><td class="n">')]
+for l in steps:
+    pairs = l.count('href="/pair/')
+    assert l.count('class="ci-text">[') == pairs, l
+    assert l.count('class="step-sides">') == pairs, l
+    assert re.search(r'&plusmn;\S+ <span class="muted">\(\d+(\.\d+)?%\)</span> &rarr; ', l), l
+    assert l.count(' runs)</span>') == pairs, l
+assert '<h2 id="sides">What was compared</h2>' in page
+sides = re.findall(r'<tr class="side">.*?</tr>', page)
+assert len(sides) >= 2 * n, len(sides)
+model = ""
+for line in open("/proc/cpuinfo"):
+    if line.startswith("model name"):
+        model = line.split(":", 1)[1].strip()
+        break
+assert not model or '<td class="cpu">' + html.escape(model[:40]) in page, model
+PY
+	fail dashboard_bisection_how_sure "$(grep -m3 '^<tr><td class="n">' "$PW_TMP/bisect.html")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$PW_URL/bisect/x%3Cscript%3E")" = 404 ] &&
     [ "$(curl -s -o /dev/null -w '%{http_code}' "$PW_URL/bisect/99")" = 404 ] &&
     pass dashboard_bisection_404 || fail dashboard_bisection_404 "bad ids"

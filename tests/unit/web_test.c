@@ -1863,13 +1863,13 @@ TEST(test_web__pair_side_spread_and_cost)
 	ASSERT_MSG(strstr(html.data, ">v &lt;x&gt;</a>") != NULL,
 	    "metric not escaped");
 	ASSERT_MSG(strstr(html.data,
-	               "<td class=\"n mean\">12 <span class=\"muted\">"
-	               "&plusmn;16.7%</span></td>") != NULL,
-	    "no base mean 12 &plusmn;16.7%%");
+	               "<td class=\"n mean\">12 &plusmn;2 <span "
+	               "class=\"muted\">(16.7%)</span></td>") != NULL,
+	    "no base mean 12 &plusmn;2 (16.7%%)");
 	ASSERT_MSG(strstr(html.data,
-	               "<td class=\"n mean\">110 <span class=\"muted\">"
-	               "&plusmn;9.1%</span></td>") != NULL,
-	    "no candidate mean 110 &plusmn;9.1%%");
+	               "<td class=\"n mean\">110 &plusmn;10 <span "
+	               "class=\"muted\">(9.1%)</span></td>") != NULL,
+	    "no candidate mean 110 &plusmn;10 (9.1%%)");
 	ASSERT_MSG(strstr(html.data, "<td class=\"n\">3 / 3</td>") != NULL,
 	    "no runs per side");
 	/* What it cost: 3 rounds a side, and the boots the runs record. */
@@ -1912,12 +1912,114 @@ TEST(test_web__pair_side_spread_and_cost)
 	        "<span class=\"ci-text\">[-1.20%, +3.40%]</span>") != NULL,
 	    "no interval as text");
 	ASSERT_MSG(strstr(html.data,
-	               "<td class=\"n mean\">110 <span class=\"muted\">"
-	               "&plusmn;unknown</span></td>") != NULL,
+	               "<td class=\"n mean\">110 &plusmn;unknown</td>") != NULL,
 	    "the candidate's unknown sd is not shown unknown");
 	ASSERT(strstr(html.data, "<td class=\"n\">0.0123</td>") != NULL);
 	store_close(s);
 	buf_release(&html);
+}
+
+/*
+ * A comparison page names what ran where before its numbers: each side's
+ * commit, tree, host, CPU model and family, kernel, runs and rounds, all
+ * escaped; a commit page links each side's pair.
+ */
+TEST(test_web__pages_name_each_side)
+{
+	struct dconf conf = { 0 };
+	struct ctx x = { 0 };
+	struct buf b;
+	struct store *s = NULL;
+	const char *base, *cand;
+
+	pairs_store(&s);
+	ASSERT(s != NULL);
+	x.s = s;
+	x.conf = &conf;
+	x.now = 2000;
+	x.online_s = 1000;
+	x.keep = json_array();
+	ASSERT(web_target_html(&x, VIEW_PAIR, "1", &b) == 0);
+	ASSERT_PAGE(&b);
+	base = strstr(b.data, "<tr class=\"side\"><th scope=\"row\">base</th>");
+	ASSERT_MSG(base != NULL, "no base side line");
+	cand = strstr(base, "<th scope=\"row\">candidate</th>");
+	ASSERT_MSG(cand != NULL, "no candidate side line");
+	ASSERT(strstr(base,
+	           "href=\"/commit/0123456789abcdef0123456789abcdef"
+	           "01234567\"") != NULL);
+	ASSERT(
+	    strstr(base, "<td>linux&lt;&amp;&gt;</td><td>epyc-1</td>") != NULL);
+	ASSERT_MSG(strstr(base,
+	               "<td class=\"cpu\">EPYC &lt;9654&gt; <span "
+	               "class=\"muted\">(Zen 4 (Genoa))</span></td>") != NULL,
+	    "no CPU model and family");
+	ASSERT_MSG(
+	    strstr(base,
+	        "<td class=\"mono kernel\">6.8.0-pw build b1 &lt;x&gt; "
+	        "config unknown (boot qemu, cached yes)</td>"
+	        "<td class=\"n\">2</td><td class=\"n\">1</td></tr>") < cand,
+	    "no base kernel, runs and rounds");
+	ASSERT(strstr(b.data, "EPYC <9654>") == NULL);
+	buf_release(&b);
+	ASSERT(web_target_html(&x, VIEW_COMMIT,
+	           "0123456789abcdef0123456789abcdef01234567", &b) == 0);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(strstr(b.data,
+	               "<tr class=\"side\"><td class=\"nw\"><a "
+	               "href=\"/pair/1\">pair 1</a> fio-randread") != NULL,
+	    "the commit page's sides do not link their pair");
+	buf_release(&b);
+	json_decref(x.keep);
+	store_close(s);
+}
+
+/*
+ * A bisection's step says how sure each comparison is: its interval in
+ * text, each side's mean &plusmn; sd (%stddev) and runs; and below the
+ * steps, where each side ran.
+ */
+TEST(test_web__bisect_steps_how_sure)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_bisect_step st = { "step", H(0), H(1), "bad", "unchanged",
+		"regression", 0.2, -10.2, H(2), 7, 8,
+		{ -1, 1.5, { 100, 99.8 }, { 2, 1 }, { 5, 5 } },
+		{ -12.5, -8.25, { 100, 90 }, { 2, NAN }, { 5, 4 } } };
+	struct view_side sd[2] = {
+		{ 8, "fio", "", "base", { "aaaa", H(3) }, "linux", "h1", H(4),
+		    "Zen 4 (Genoa)", H(5), 5, 1 },
+		{ 8, "fio", "", "candidate", { "bbbb", NULL }, NULL, NULL, NULL,
+		    NULL, NULL, -1, -1 },
+	};
+	struct view_bisect v = { 0 };
+
+	v.id = 1;
+	v.regression_id = 2;
+	v.state = "done";
+	v.metric = "ops";
+	v.steps = &st;
+	v.nsteps = 1;
+	v.sides = sd;
+	v.nsides = 2;
+	view_bisect_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(strstr(b.data,
+	               "-10.2% <span class=\"ci-text\">[-12.50%, -8.25%]"
+	               "</span> <a href=\"/pair/8\">pair 8</a>") != NULL,
+	    "no interval of the step against its bad end");
+	ASSERT_MSG(strstr(b.data,
+	               "100 &plusmn;2 <span class=\"muted\">(2.0%)</span> "
+	               "&rarr; 90 &plusmn;unknown <span class=\"muted\">"
+	               "(5 / 4 runs)</span>") != NULL,
+	    "no means, spreads and runs of the step's sides");
+	ASSERT(strstr(b.data, "[-1.00%, +1.50%]") != NULL);
+	ASSERT_MSG(
+	    strstr(b.data, "<h2 id=\"sides\">What was compared</h2>") != NULL,
+	    "no sides under the steps");
+	ASSERT(strstr(b.data, "(family unknown)") != NULL);
+	ASSERT(strstr(b.data, "Zen 4 (Genoa)") != NULL);
+	buf_release(&b);
 }
 
 /* A job that builds no kernel boots nothing; one whose runs record no
