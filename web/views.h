@@ -63,6 +63,11 @@ struct view_badge {
 	const char *bench;    /* job name */
 	const char *verdict;  /* worst verdict of its comparisons */
 	const char *progress; /* "run 3/10" while running, else NULL */
+	/* A regression's or improvement's size: the change of the metric
+	 * that changed most (has_change 0: none shown). */
+	int has_change;
+	double change_pct;
+	const char *metric;
 };
 
 struct view_overview_item {

@@ -19,8 +19,10 @@ ADM=$(token_of admin)
 web_wait_verdicts 3 || { fail verdicts "no verdicts from the daemon"; finish; }
 
 web_heartbeat
+# The overview's badge says by how much: the ops change of pair 3.
 page web_overview / 'hosts online: <b>1</b>' 'href="/pair/3"' \
-    'Submitted pairs' 'badge v-regression' 'new regressions: <b>1</b>'
+    'Submitted pairs' 'badge v-regression' 'new regressions: <b>1</b>' \
+    'regression</span> <span class="change">-9.9% <span class="muted">ops</span></span>'
 # Each side's mean, sd and %stddev beside its median (ops 1000, 1007,
 # 1014: mean 1007, sd 7, 0.70%; the candidate's 907, 7, 0.77%), the
 # interval as text beside its bar, the runs per side and the rounds.

@@ -1975,6 +1975,75 @@ TEST(test_web__pages_name_each_side)
 }
 
 /*
+ * The overview's badge says by how much: of a finished pair's
+ * regressions the largest change (-12.5% of "v <x>", not -3%), and its
+ * JSON the same; a page without one says nothing more.
+ */
+TEST(test_web__overview_badge_change)
+{
+	struct store_comparison c[2] = {
+		{ "v <x>", "ops/s", "higher", "regression", NULL, 3, 3, 12,
+		    10.5, -12.5, -14, -11, 0.01, 0.02, 2, 1, 0 },
+		{ "w", "ops/s", "higher", "regression", NULL, 3, 3, 12, 11.6,
+		    -3, -4, -2, 0.01, 0.02, 2, 1, 0 },
+	};
+	struct dconf conf = { 0 };
+	struct ctx x = { 0 };
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_badge bg = { "fio", "regression", NULL, 1, -12.5, "v <x>" };
+	struct view_overview_item it = { VIEW_PAIR, "1", "s", "a", 1, &bg, 1 };
+	struct view_overview_group g = { NULL, NULL, &it, 1 };
+	struct view_overview v = { 0 };
+	struct store *s = NULL;
+	json_t *o = NULL, *badge;
+	int64_t pair;
+
+	spread_store(&s, &pair);
+	ASSERT(s != NULL);
+	ASSERT(store_verdict_put(s, NULL, pair, &c[0], 1400) == 0);
+	ASSERT(store_verdict_put(s, NULL, pair, &c[1], 1400) == 0);
+	x.s = s;
+	x.conf = &conf;
+	x.now = 2000;
+	x.online_s = 1000;
+	x.keep = json_array();
+	ASSERT(web_overview_doc(&x, &o) == 0);
+	badge = json_array_get(
+	    json_object_get(
+	        json_array_get(
+	            json_object_get(
+	                json_array_get(json_object_get(o, "groups"), 0),
+	                "items"),
+	            0),
+	        "benches"),
+	    0);
+	ASSERT_MSG(badge != NULL, "no badge");
+	ASSERT(strcmp(json_string_value(json_object_get(badge, "verdict")),
+	           "regression") == 0);
+	ASSERT_NEAR(jnum(badge, "change_pct"), -12.5, 1e-9);
+	ASSERT(strcmp(json_string_value(json_object_get(badge, "metric")),
+	           "v <x>") == 0);
+	json_decref(o);
+	json_decref(x.keep);
+	store_close(s);
+
+	v.groups = &g;
+	v.ngroups = 1;
+	view_overview_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(
+	    strstr(b.data,
+	        "regression</span> <span class=\"change\">-12.5% "
+	        "<span class=\"muted\">v &lt;x&gt;</span></span>") != NULL,
+	    "the badge does not say by how much");
+	bg.has_change = 0;
+	buf_reset(&b);
+	view_overview_render(&b, &v);
+	ASSERT(strstr(b.data, "class=\"change\"") == NULL);
+	buf_release(&b);
+}
+
+/*
  * A bisection's step says how sure each comparison is: its interval in
  * text, each side's mean &plusmn; sd (%stddev) and runs; and below the
  * steps, where each side ran.
