@@ -1004,7 +1004,7 @@ TEST(test_web__ci_bar_relative_to_min_effect)
 	const char *band, *bar;
 	double bx, bw, cx, cw;
 
-	svg_ci_bar(&b, 2, 3, 4, 1, "regression");
+	svg_ci_bar(&b, 2, 3, 4, 1, "regression", 0);
 	ASSERT(strstr(b.data, "95% CI +2.00% .. +4.00%") != NULL);
 	band = strstr(b.data, "class=\"band\"");
 	bar = strstr(b.data, "class=\"ci v-regression\"");
@@ -1019,15 +1019,72 @@ TEST(test_web__ci_bar_relative_to_min_effect)
 	ASSERT_NEAR(cw, 2 * bw / 2, 0.3);
 	buf_reset(&b);
 	/* Inside the band: unchanged. */
-	svg_ci_bar(&b, -0.5, 0.1, 0.5, 1, "unchanged");
+	svg_ci_bar(&b, -0.5, 0.1, 0.5, 1, "unchanged", NAN);
 	band = strstr(b.data, "class=\"band\"");
 	bar = strstr(b.data, "class=\"ci v-unchanged\"");
 	ASSERT(band && bar);
 	ASSERT(attr_num(bar, "x=\"") > attr_num(band, "x=\""));
 	buf_reset(&b);
-	svg_ci_bar(&b, NAN, 1, 2, 1, "regression");
+	svg_ci_bar(&b, NAN, 1, 2, 1, "regression", 10);
 	ASSERT(strstr(b.data, "unknown") != NULL);
 	ASSERT(strstr(b.data, "<svg") == NULL);
+	buf_release(&b);
+}
+
+/*
+ * The interval bars of one table share a scale, said in its header:
+ * a +-1% interval beside a -20% one is drawn narrow, not as wide as it.
+ */
+TEST(test_web__ci_bars_share_a_scale)
+{
+	struct view_cmp_row r[2];
+	struct view_commit v = { 0 };
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	const char *bar[2];
+	size_t i;
+
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < 2; i++) {
+		r[i].host = "h";
+		r[i].bench = "b";
+		r[i].metric = i ? "wide" : "narrow";
+		r[i].better = "higher";
+		r[i].verdict = "regression";
+		r[i].base_median = r[i].cand_median = 1;
+		r[i].base_mean = r[i].base_sd = NAN;
+		r[i].cand_mean = r[i].cand_sd = NAN;
+		r[i].p = 0.01;
+		r[i].min_effect = 1;
+		r[i].memcg_tax_pct = r[i].memcg_tax_base_pct = NAN;
+		r[i].charge_share_pct = r[i].charge_share_base_pct = NAN;
+	}
+	r[0].ci_low = -3;
+	r[0].change_pct = -2;
+	r[0].ci_high = -1;
+	r[1].ci_low = -20;
+	r[1].change_pct = -15;
+	r[1].ci_high = -10;
+	v.kind = VIEW_COMMIT;
+	v.id = "c";
+	v.title = "t";
+	v.rows = r;
+	v.nrows = 2;
+	view_commit_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(strstr(b.data,
+	               "<th>95% CI <span class=\"muted ci-scale\">bar "
+	               "&plusmn;22%</span></th>") != NULL,
+	    "the table's header does not say the bars' scale");
+	bar[0] = strstr(b.data, "95% CI -3.00% .. -1.00%");
+	bar[1] = strstr(b.data, "95% CI -20.00% .. -10.00%");
+	ASSERT(bar[0] && bar[1]);
+	for (i = 0; i < 2; i++)
+		ASSERT(strstr(bar[i], "edges &#177;22.00%</title>") ==
+		    strstr(bar[i], "edges"));
+	/* 2 of 22 points on a 57-pixel half: about 5 pixels, not 47. */
+	bar[0] = strstr(bar[0], "class=\"ci v-regression\"");
+	ASSERT(bar[0] != NULL);
+	ASSERT(attr_num(bar[0], "width=\"") < 8);
 	buf_release(&b);
 }
 
