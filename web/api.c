@@ -541,15 +541,14 @@ out:
 /*
  * Whether a route's replies may be kept (web/cache.h): the public GET
  * routes whose reply is a function of the store, the configuration and
- * the clock.  Not the overview (its own one-second cache serves it
- * whatever is written meanwhile), /healthz and /metrics (the process's
- * own state), the login and logout pages (cookies).
+ * the clock.  Not /healthz and /metrics (the process's own state), the
+ * login and logout pages (cookies).
  */
 static int
 route_cacheable(const struct route *rt)
 {
-	static const char *const skip[] = { "/", "/api/v1/overview", "/healthz",
-		"/metrics", "/login", "/favicon.ico" };
+	static const char *const skip[] = { "/healthz", "/metrics", "/login",
+		"/favicon.ico" };
 	size_t i;
 
 	if (rt->auth != AUTH_NONE || strcmp(rt->method, "GET") != 0)

@@ -104,9 +104,8 @@ struct ctx {
 	json_t *body;
 	struct err err;
 	/* Dashboard routes (web/page_*.c, web_begin). */
-	json_t *keep;   /* replies whose strings views borrow */
-	int admin;      /* the request carries an admin session */
-	int cache_slot; /* reply_json_cached's slot */
+	json_t *keep; /* replies whose strings views borrow */
+	int admin;    /* the request carries an admin session */
 	char sid[SESSION_ID_LEN + 1];
 	char csrf[SESSION_ID_LEN + 1];
 };

@@ -913,15 +913,14 @@ target_json(struct ctx *x, enum view_target kind, const char *id)
 	int r;
 
 	if (id == NULL || !valid_id(kind, id, &end) || *end != '\0') {
-		web_reply_json_err(
-		    x, 404, "expected a commit sha or a numeric id");
+		api_reply_err(x, 404, "expected a commit sha or a numeric id");
 		return;
 	}
 	if ((r = web_target_json(x, kind, id, &o)) != 0) {
-		web_json_store_err(x, r);
+		api_reply_store_err(x, r);
 		return;
 	}
-	web_reply_json(x, 200, o);
+	api_reply_json(x, 200, o);
 }
 
 void
@@ -946,6 +945,6 @@ web_comparisons_json(struct ctx *x)
 	else if (web_q(x, "pair"))
 		target_json(x, VIEW_PAIR, web_q(x, "pair"));
 	else
-		web_reply_json_err(x, 400,
+		api_reply_err(x, 400,
 		    "parameter 'commit', 'series' or 'pair' is required");
 }

@@ -375,14 +375,14 @@ web_history_json(struct ctx *x)
 	if ((r = hist_build(x, &h, &msg)) != 0) {
 		hist_free(&h);
 		if (msg)
-			web_reply_json_err(x, 400, msg);
+			api_reply_err(x, 400, "%s", msg);
 		else
-			web_json_store_err(x, r);
+			api_reply_store_err(x, r);
 		return;
 	}
 	o = hist_json(&h);
 	hist_free(&h);
-	web_reply_json(x, 200, o);
+	api_reply_json(x, 200, o);
 }
 
 int

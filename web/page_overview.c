@@ -1,7 +1,6 @@
 /*
  * The overview, GET / and GET /api/v1/overview: the newest commits and
- * pairs with their verdicts, the queue and the hosts (cached for
- * WEB_CACHE_MS).
+ * pairs with their verdicts, the queue and the hosts.
  */
 #include <math.h>
 #include <stdio.h>
@@ -263,16 +262,8 @@ web_overview(struct ctx *x)
 	struct view_overview_item *flat;
 	struct store_recent recent;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
-	char *cached;
-	size_t len;
 	int r;
 
-	if ((cached = web_cache_get(x->a->web, CACHE_PAGE, &len)) != NULL) {
-		web_security_headers(x);
-		httpd_reply_take(
-		    x->r, 200, "text/html; charset=utf-8", cached, len);
-		return;
-	}
 	if ((r = overview_build(x, &v, &items, &g, &recent)) != 0) {
 		free(items);
 		free(g);
@@ -286,8 +277,6 @@ web_overview(struct ctx *x)
 	free(items);
 	free(g);
 	store_recent_release(&recent);
-	if (!buf_failed(&b))
-		web_cache_put(x->a->web, CACHE_PAGE, b.data, b.len);
 	web_reply_page(x, 200, &b);
 }
 
@@ -363,17 +352,11 @@ void
 web_overview_json(struct ctx *x)
 {
 	json_t *o;
-	size_t len;
-	char *cached;
 	int r;
 
-	if ((cached = web_cache_get(x->a->web, CACHE_JSON, &len)) != NULL) {
-		httpd_reply_take(x->r, 200, "application/json", cached, len);
-		return;
-	}
 	if ((r = web_overview_doc(x, &o)) != 0) {
-		web_json_store_err(x, r);
+		api_reply_store_err(x, r);
 		return;
 	}
-	web_reply_json_cached(x, o, CACHE_JSON);
+	api_reply_json(x, 200, o);
 }

@@ -138,12 +138,12 @@ web_regressions_json(struct ctx *x)
 
 	if (web_q_int(x, &limit, "limit", PAGE_ROWS, 1, PAGE_MAX) == -1 ||
 	    web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1) {
-		web_reply_json_err(x, 400,
+		api_reply_err(x, 400,
 		    "parameters 'limit' (1..500) and 'cursor' take integers");
 		return;
 	}
 	if (web_q(x, "state") && state_filter(x) == NULL) {
-		web_reply_json_err(x, 400,
+		api_reply_err(x, 400,
 		    "parameter 'state': expected new, acknowledged, invalid or "
 		    "fixed");
 		return;
@@ -151,10 +151,10 @@ web_regressions_json(struct ctx *x)
 	r = web_regressions_doc(x->s, &out, web_q(x, "tree"), web_q(x, "host"),
 	    web_q(x, "bench"), state_filter(x), limit, cursor);
 	if (r != 0) {
-		web_json_store_err(x, r);
+		api_reply_store_err(x, r);
 		return;
 	}
-	web_reply_json(x, 200, out);
+	api_reply_json(x, 200, out);
 }
 
 /* "/regressions/ID/triage" -> ID, else 0. */
@@ -218,32 +218,31 @@ web_triage_json(struct ctx *x)
 	int r;
 
 	if (id == 0) {
-		web_reply_json_err(
-		    x, 404, "expected /api/v1/regressions/ID/triage");
+		api_reply_err(x, 404, "expected /api/v1/regressions/ID/triage");
 		return;
 	}
 	body = httpd_body(x->r, &len);
 	if ((o = pwjson_parse(body, len, &e)) == NULL) {
-		web_reply_json_err(x, 400, err_msg(&e));
+		api_reply_err(x, 400, "%s", err_msg(&e));
 		return;
 	}
 	if (!json_is_object(o) || pwjson_only_keys(o, keys, "body", &e) == -1 ||
 	    pwjson_str(&state, o, "state", &e) == -1 ||
 	    pwjson_str_opt(&note, o, "note", &e) == -1) {
-		web_reply_json_err(x, 400,
+		api_reply_err(x, 400, "%s",
 		    err_msg(&e)[0] ? err_msg(&e) : "expected a JSON object");
 		json_decref(o);
 		return;
 	}
 	if (note && strlen(note) > 1000) {
-		web_reply_json_err(x, 400, "field 'note': at most 1000 bytes");
+		api_reply_err(x, 400, "field 'note': at most 1000 bytes");
 		json_decref(o);
 		return;
 	}
 	if ((r = store_web_triage(x->s, id, state, note, x->now)) != 0)
-		web_json_store_err(x, r);
+		api_reply_store_err(x, r);
 	else
-		web_reply_json(x, 200,
+		api_reply_json(x, 200,
 		    json_pack(
 		        "{s:I, s:s}", "id", (json_int_t)id, "state", state));
 	json_decref(o);
