@@ -310,6 +310,8 @@ static const struct route routes[] = {
 	{ "GET", "/jobs", AUTH_NONE, web_jobs, 1 },
 	{ "GET", "/jobs/", AUTH_NONE, web_job, 1 },
 	{ "GET", "/series", AUTH_NONE, web_series_list, 1 },
+	{ "GET", "/trees", AUTH_NONE, web_trees, 1 },
+	{ "GET", "/commits", AUTH_NONE, web_commits, 1 },
 	{ "GET", "/bisect", AUTH_NONE, web_bisects, 1 },
 	{ "GET", "/alerts", AUTH_NONE, web_alerts, 1 },
 	{ "GET", "/login", AUTH_NONE, web_login, 1 },

@@ -85,6 +85,7 @@ static const struct {
 	{ "regressions", "/regressions", "Regressions" },
 	{ "hosts", "/hosts", "Hosts" },
 	{ "jobs", "/jobs", "Jobs" },
+	{ "trees", "/trees", "Trees" },
 	{ "series", "/series", "Series" },
 	{ "bisect", "/bisect", "Bisections" },
 	{ "alerts", "/alerts", "Alerts" },

@@ -399,6 +399,41 @@ struct view_hosts {
 	struct view_pager pager;
 };
 
+/* Trees: what the watcher fetched, with each branch it follows. */
+struct view_tree_branch {
+	const char *branch, *tip, *state, *error; /* tip NULL: none yet */
+	int64_t commits, updated;                 /* updated 0: unknown */
+};
+
+struct view_tree {
+	const char *name, *url;
+	const char *status; /* pending, ok, warning, error, unwatched */
+	const char *last_error;
+	int64_t last_fetch, last_ok; /* 0: never */
+	int64_t failures, commits;
+	const struct view_tree_branch *branches;
+	size_t nbranches;
+};
+
+struct view_trees {
+	const struct view_tree *rows;
+	size_t nrows;
+	struct view_pager pager;
+};
+
+/* Commits the watcher recorded, newest first, of a tree and branch. */
+struct view_commit_item {
+	const char *sha, *subject, *author, *branches;
+	int64_t time; /* the commit date, 0 unknown */
+};
+
+struct view_commits {
+	const char *tree, *branch; /* filters, NULL = any */
+	const struct view_commit_item *rows;
+	size_t nrows;
+	struct view_pager pager;
+};
+
 /* Jobs: queue and history. */
 struct view_job {
 	int64_t id, pair_id;
@@ -478,6 +513,9 @@ int view_alerts_render(struct buf *out, const struct view_alerts *);
 int view_job_render(struct buf *out, const struct view_job_page *);
 /* view_series_list.c */
 int view_series_list_render(struct buf *out, const struct view_series_list *);
+/* /trees and /commits: what the watcher fetched. */
+int view_trees_render(struct buf *out, const struct view_trees *);
+int view_commits_render(struct buf *out, const struct view_commits *);
 /* view_bisects.c */
 int view_bisects_render(struct buf *out, const struct view_bisects *);
 

@@ -43,6 +43,8 @@ void web_regressions(struct ctx *);      /* GET /regressions */
 void web_bisect(struct ctx *);           /* GET /bisect/{id} */
 void web_bisects(struct ctx *);          /* GET /bisect */
 void web_series_list(struct ctx *);      /* GET /series */
+void web_trees(struct ctx *);            /* GET /trees */
+void web_commits(struct ctx *);          /* GET /commits */
 void web_alerts(struct ctx *);           /* GET /alerts */
 void web_triage(struct ctx *);           /* POST /regressions/{id}/triage */
 void web_hosts(struct ctx *);            /* GET /hosts */

@@ -1424,6 +1424,46 @@ TEST(test_web__job_and_lists_hostile)
 	buf_release(&b);
 }
 
+/* The trees and commits pages on hostile names: escaped text, encoded
+ * links, a tree without a branch or fetch said so. */
+TEST(test_web__trees_and_commits_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_tree_branch br[2] = {
+		{ H(0), "aaaa", "ok", NULL, 12, 1733000000 },
+		{ "a&b c", NULL, "missing", H(1), 0, 0 },
+	};
+	struct view_tree t[2] = {
+		{ H(2), H(3), "warning", H(4), 1733000000, 1733000000, 3, 12,
+		    br, 2 },
+		{ "<t>", "file:///x", "pending", NULL, 0, 0, 0, 0, NULL, 0 },
+	};
+	struct view_trees v = { t, 2, { "zz", 1, 0 } };
+	struct view_commit_item c[1] = {
+		{ "abcdef0123456789", H(5), H(6), "master", 1733000000 },
+	};
+	struct view_commits vc = { "a&b", "x y", c, 1, { "7", 0, 0 } };
+
+	view_trees_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data,
+	           "<a href=\"/commits?tree=%3Ct%3E\">&lt;t&gt;</a>") != NULL);
+	ASSERT(strstr(b.data, "branch=a%26b%20c\">a&amp;b c</a>") != NULL);
+	ASSERT(strstr(b.data, "No branch seen yet.") != NULL);
+	ASSERT(strstr(b.data, "3 failed fetches in a row") != NULL);
+	ASSERT(strstr(b.data, "href=\"/commit/aaaa\"") != NULL);
+	ASSERT(strstr(b.data, "href=\"/trees?cursor=zz\"") != NULL);
+	buf_reset(&b);
+	view_commits_render(&b, &vc);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "<h1>Commits of a&amp;b / x y</h1>") != NULL);
+	ASSERT(strstr(b.data, "href=\"/commit/abcdef0123456789\"") != NULL);
+	ASSERT(
+	    strstr(b.data,
+	        "/commits?tree=a%26b&amp;branch=x%20y&amp;cursor=7") != NULL);
+	buf_release(&b);
+}
+
 TEST(test_web__message_and_login_hostile)
 {
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
