@@ -221,6 +221,12 @@ int api_commits_json(struct store *, const char *tree, const char *branch,
  * 0, ERR_NOTFOUND or -1) and GET /api/v1/bisections (newest first, older
  * than cursor, 0: from the newest; 0 or -1). */
 int api_bisect_json(struct store *, int64_t id, json_t **out);
+/* Time to report over the series seen since since (the newest 1000),
+ * per stage (daemon/series_latency.h), as GET /api/v1/latency and the
+ * series page show it; *nseries how many: 0, or a store error. */
+struct series_stage_sum;
+int api_latency_sum(struct store *, int64_t since, struct series_stage_sum *sum,
+    size_t *nseries);
 int api_bisects_json(
     struct store *, int64_t limit, int64_t cursor, json_t **out);
 

@@ -412,6 +412,20 @@ api_read_series(struct ctx *x)
 	api_reply_json(x, 200, out);
 }
 
+int
+api_latency_sum(struct store *s, int64_t since, struct series_stage_sum *sum,
+    size_t *nseries)
+{
+	struct store_series_latency *l;
+	int r;
+
+	if ((r = store_series_latencies(s, &l, nseries, since, 1000)) != 0)
+		return r;
+	series_latency_summary(sum, l, *nseries);
+	free(l);
+	return 0;
+}
+
 /*
  * GET /api/v1/latency[?days=N]: time to report over the series seen in
  * the last N days (default 30, the newest 1000): per stage, the median
@@ -420,7 +434,6 @@ api_read_series(struct ctx *x)
 void
 api_read_latency(struct ctx *x)
 {
-	struct store_series_latency *l;
 	struct series_stage_sum sum[SERIES_STAGES];
 	int64_t days, since;
 	size_t n;
@@ -429,12 +442,10 @@ api_read_latency(struct ctx *x)
 	if (api_query_int(x, &days, "days", 30, 1, 3650) == -1)
 		return;
 	since = api_now_s() - days * 86400;
-	if ((r = store_series_latencies(x->s, &l, &n, since, 1000)) != 0) {
+	if ((r = api_latency_sum(x->s, since, sum, &n)) != 0) {
 		api_reply_store_err(x, r);
 		return;
 	}
-	series_latency_summary(sum, l, n);
-	free(l);
 	api_reply_json(x, 200, rows_latency_summary_json(sum, n, since));
 }
 

@@ -476,10 +476,22 @@ struct view_series_item {
 	int64_t time;
 };
 
+/* Time to report over recent series: per stage (posted to seen, ...),
+ * how many series know it, its median and 90th percentile in seconds. */
+struct view_latency_stage {
+	const char *name, *from, *to;
+	int64_t n, median_s, p90_s;
+};
+
 struct view_series_list {
 	const struct view_series_item *rows;
 	size_t nrows;
 	struct view_pager pager;
+	/* The last days' time to report (GET /api/v1/latency): nstages 0
+	 * for none. */
+	int64_t latency_days, latency_series;
+	const struct view_latency_stage *stages;
+	size_t nstages;
 };
 
 /* The bisections page: one row a bisection (view_bisect, no steps). */

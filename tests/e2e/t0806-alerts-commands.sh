@@ -15,7 +15,8 @@
 #   - a reply to a mail that is no report of ours: ignored, no answer
 # Before the replies, the series' time to report (posted, seen, applied,
 # runs, verdict, mailed) on its page, in GET /api/v1/series/{id} and
-# summarised by GET /api/v1/latency and `perfwatch series latency`.
+# summarised by GET /api/v1/latency, the series list page and
+# `perfwatch series latency`.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -125,6 +126,12 @@ PY
 curl -s "$PW_URL/series/1" | grep -q "<th>time to report</th><td class=\"latency\">pickup " &&
     "$PW_BIN/perfwatch" series latency --server "$PW_URL" | grep -q "^total *posted..mailed *1 " &&
     pass latency_views || fail latency_views "$("$PW_BIN/perfwatch" series latency --server "$PW_URL" 2>&1)"
+# The series list page shows the summary GET /api/v1/latency gives.
+curl -s "$PW_URL/series" >"$PW_TMP/series.html"
+total=$(/usr/bin/python3 -c 'import json, sys; print([s for s in json.load(open(sys.argv[1]))["stages"] if s["stage"] == "total"][0]["median_s"])' "$PW_TMP/latency.json")
+grep -qF '<h2>Time to report</h2>' "$PW_TMP/series.html" &&
+    grep -qE "<tr><th scope=\"row\">total</th><td>posted</td><td>mailed</td><td class=\"n\">1</td><td class=\"n\">$total s</td>" "$PW_TMP/series.html" &&
+    pass latency_on_the_series_page || fail latency_on_the_series_page "total $total: $(grep -o '<table class="latency">.*' "$PW_TMP/series.html" | head -c 600)"
 
 N=0
 reply() {	# reply FROM PARENT BODY [MESSAGE-ID]: a reply in the archive

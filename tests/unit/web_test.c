@@ -1324,6 +1324,10 @@ TEST(test_web__job_and_lists_hostile)
 		{ 1, 2, H(1), H(2), H(3), NAN } };
 	struct view_series_item si[3] = { { 0 } };
 	struct view_series_list sl = { si, 3, { 0 } };
+	struct view_latency_stage st[2] = {
+		{ "pickup", "posted", "seen", 4, 50, 200 },
+		{ "<script>", H(1), H(2), 0, 0, 0 },
+	};
 	struct view_bisect bi[2] = { { 0 } };
 	struct view_bisects bl = { bi, 2, { 0 } };
 	struct view_alert al[2] = { { 0 } };
@@ -1390,6 +1394,24 @@ TEST(test_web__job_and_lists_hostile)
 	ASSERT_PAGE(&b);
 	ASSERT(strstr(b.data, "href=\"/series/3\"") != NULL);
 	ASSERT(strstr(b.data, "badge v-regression") != NULL);
+	ASSERT(strstr(b.data, "Time to report") == NULL);
+	/* With the last days' time to report: each stage's median and 90th
+	 * percentile, unknown where no series knows it. */
+	sl.latency_days = 30;
+	sl.latency_series = 4;
+	sl.stages = st;
+	sl.nstages = 2;
+	buf_reset(&b);
+	view_series_list_render(&b, &sl);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(strstr(b.data,
+	               "<tr><th scope=\"row\">pickup</th><td>posted</td>"
+	               "<td>seen</td><td class=\"n\">4</td><td class=\"n\">50 "
+	               "s</td><td class=\"n\">3 min</td></tr>") != NULL,
+	    "no pickup stage");
+	ASSERT(strstr(b.data, "<th scope=\"row\">&lt;script&gt;") != NULL);
+	ASSERT(
+	    strstr(b.data, "Of the 4 series seen in the last 30 days") != NULL);
 	for (i = 0; i < 2; i++) {
 		bi[i].id = (int64_t)i + 1;
 		bi[i].regression_id = (int64_t)i + 5;
