@@ -5,7 +5,8 @@
  * stop; the cache misses' renders are web/render_pool.c's.  The
  * handlers are in one file per area: web/api_runner.c (what runners
  * call), web/api_admin.c (what the admin token may change),
- * web/api_read.c (the public reads) and web/page_*.c (the dashboard).
+ * web/api_{jobs,hosts,trees,series,alerts,bisect,metrics}.c (the public
+ * reads, one file an area) and web/page_*.c (the dashboard).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -261,7 +262,7 @@ api_runner_host(struct ctx *x)
  * the rows in this order, and t0305 sweeps them.
  */
 static const struct route routes[] = {
-	/* Bisections (web/api_admin.c, web/api_read.c). */
+	/* Bisections (web/api_admin.c, web/api_bisect.c). */
 	{ "POST", "/api/v1/bisect", AUTH_ADMIN, api_admin_bisect_post, 0 },
 	{ "GET", "/api/v1/bisect", AUTH_NONE, api_read_bisects, 0 },
 	{ "GET", "/api/v1/bisect/#", AUTH_NONE, api_read_bisect, 0 },
@@ -279,7 +280,7 @@ static const struct route routes[] = {
 	{ "POST", "/api/v1/jobs/#/log", AUTH_RUNNER, api_runner_log, 0 },
 	{ "POST", "/api/v1/jobs/#/finish", AUTH_RUNNER, api_runner_finish, 0 },
 	{ "GET", "/api/v1/packs/*", AUTH_RUNNER, api_runner_pack, 0 },
-	/* Admin (web/api_admin.c) and reads (web/api_read.c). */
+	/* Admin (web/api_admin.c) and reads (web/api_*.c by area). */
 	{ "POST", "/api/v1/submit", AUTH_ADMIN, api_admin_submit, 0 },
 	{ "POST", "/api/v1/jobs/#/cancel", AUTH_ADMIN, api_admin_cancel, 0 },
 	{ "POST", "/api/v1/jobs/#/retry", AUTH_ADMIN, api_admin_retry, 0 },

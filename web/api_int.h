@@ -4,7 +4,8 @@
 /*
  * Inside the HTTP surface: what web/api.c (the one route table, its
  * dispatch and the server's state) shares with the handler files of
- * each area, web/api_runner.c, web/api_admin.c, web/api_read.c and the
+ * each area, web/api_runner.c, web/api_admin.c, the public reads
+ * web/api_{jobs,hosts,trees,series,alerts,bisect,metrics}.c and the
  * dashboard's web/page_*.c (one file per area, as cgit's ui-*.c per page).
  * Not for use outside web/.
  *
@@ -199,7 +200,10 @@ api_handler api_runner_register, api_runner_heartbeat, api_runner_claim,
 api_handler api_admin_submit, api_admin_cancel, api_admin_retry,
     api_admin_host_clear, api_admin_series_post, api_admin_bisect_post,
     api_admin_bisect_cancel;
-/* web/api_read.c */
+/* The public reads: web/api_jobs.c (jobs, raw output, pairs),
+ * web/api_hosts.c, web/api_trees.c (trees, commits), web/api_series.c
+ * (series, latency), web/api_alerts.c, web/api_bisect.c and
+ * web/api_metrics.c (/healthz, /metrics). */
 api_handler api_read_jobs, api_read_job, api_read_raw, api_read_hosts,
     api_read_pair, api_read_trees, api_read_commits, api_read_series,
     api_read_healthz, api_read_metrics, api_read_alerts, api_read_alert,
