@@ -54,39 +54,6 @@ api_now_s(void)
 	return (int64_t)time(NULL);
 }
 
-/* ---- replies ---- */
-
-void
-api_reply_json(struct ctx *x, int status, json_t *o)
-{
-	reply_json_take(x->r, status, o, NULL, NULL);
-}
-
-void
-api_reply_err(struct ctx *x, int status, const char *fmt, ...)
-{
-	char msg[CAP_ERRMSG];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (status >= 500)
-		log_warnx("%s %s: %d %s", httpd_method(x->r), httpd_path(x->r),
-		    status, msg);
-	api_reply_json(
-	    x, status, json_pack("{s:o}", "error", pwjson_string_lossy(msg)));
-}
-
-/* A store result to HTTP: the expected ERR_* codes become 4xx. */
-void
-api_reply_store_err(struct ctx *x, int r)
-{
-	const char *m = store_errmsg(x->s);
-
-	api_reply_err(x, reply_status_of(r), "%s", m[0] ? m : "store error");
-}
-
 /* ---- input ---- */
 
 /* Parses the body as a JSON object; an empty body is {} when allowed.
@@ -102,11 +69,11 @@ api_parse_body(struct ctx *x, int allow_empty)
 		return 0;
 	}
 	if ((x->body = pwjson_parse(p, len, &x->err)) == NULL) {
-		api_reply_err(x, 400, "body: %s", err_msg(&x->err));
+		reply_err(x, 400, "body: %s", err_msg(&x->err));
 		return -1;
 	}
 	if (!json_is_object(x->body)) {
-		api_reply_err(x, 400, "body: expected a JSON object");
+		reply_err(x, 400, "body: expected a JSON object");
 		return -1;
 	}
 	return 0;
@@ -115,7 +82,7 @@ api_parse_body(struct ctx *x, int allow_empty)
 int
 api_bad(struct ctx *x)
 {
-	api_reply_err(x, 400, "%s", err_msg(&x->err));
+	reply_err(x, 400, "%s", err_msg(&x->err));
 	return -1;
 }
 
@@ -143,7 +110,7 @@ api_query_int(struct ctx *x, int64_t *out, const char *key, int64_t dflt,
 	errno = 0;
 	n = strtoll(v, &end, 10);
 	if (errno != 0 || *end != '\0' || n < min || n > max) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "parameter '%s': expected an integer in [%lld, %lld]", key,
 		    (long long)min, (long long)max);
 		return -1;
@@ -171,17 +138,17 @@ api_str_field(struct ctx *x, const char **out, json_t *o, const char *key,
 	if (v == NULL || json_is_null(v)) {
 		if (opt)
 			return 0;
-		api_reply_err(x, 400, "field '%s%s': missing", prefix, key);
+		reply_err(x, 400, "field '%s%s': missing", prefix, key);
 		return -1;
 	}
 	if (!json_is_string(v)) {
-		api_reply_err(
+		reply_err(
 		    x, 400, "field '%s%s': expected a string", prefix, key);
 		return -1;
 	}
 	if (json_string_length(v) > max) {
-		api_reply_err(x, 400, "field '%s%s': longer than %zu bytes",
-		    prefix, key, max);
+		reply_err(x, 400, "field '%s%s': longer than %zu bytes", prefix,
+		    key, max);
 		return -1;
 	}
 	*out = json_string_value(v);
@@ -244,12 +211,12 @@ api_runner_host(struct ctx *x)
 	int r = store_host_id(x->s, &id, x->runner->ref->name);
 
 	if (r == ERR_NOTFOUND) {
-		api_reply_err(x, 409, "runner '%s' is not registered",
+		reply_err(x, 409, "runner '%s' is not registered",
 		    x->runner->ref->name);
 		return -1;
 	}
 	if (r != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return -1;
 	}
 	return id;
@@ -424,15 +391,15 @@ authorise_token(struct ctx *x, enum auth need)
 		return -1;
 	who = dconf_auth(x->conf, tok, &x->runner);
 	if (who == 0) {
-		api_reply_err(x, 403, "unknown token");
+		reply_err(x, 403, "unknown token");
 		return -1;
 	}
 	if (need == AUTH_ADMIN && who != 1) {
-		api_reply_err(x, 403, "this route needs the admin token");
+		reply_err(x, 403, "this route needs the admin token");
 		return -1;
 	}
 	if (need == AUTH_RUNNER && who != 2) {
-		api_reply_err(x, 403, "this route needs a runner token");
+		reply_err(x, 403, "this route needs a runner token");
 		return -1;
 	}
 	return 0;
@@ -485,10 +452,10 @@ route_of(struct ctx *x)
 	rt = api_route_find(
 	    httpd_method(x->r), httpd_path(x->r), x->id, &x->rest, &status);
 	if (rt == NULL && status == 405)
-		api_reply_err(
+		reply_err(
 		    x, 405, "method %s not allowed here", httpd_method(x->r));
 	else if (rt == NULL)
-		api_reply_err(x, 404, "no route %s", httpd_path(x->r));
+		reply_err(x, 404, "no route %s", httpd_path(x->r));
 	return rt;
 }
 
@@ -532,7 +499,7 @@ head(struct httpd_req *r, void *arg)
 		unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
 
 		if (cap != SIZE_MAX && n > cap)
-			api_reply_err(&x, 413,
+			reply_err(&x, 413,
 			    "body: %llu bytes, more than the %zu %s %s takes",
 			    n, cap, rt->method, rt->pattern);
 	}
@@ -679,14 +646,14 @@ handle(struct httpd_req *r, void *arg)
 
 		httpd_body(r, &len);
 		if (len > route_body_cap(rt)) {
-			api_reply_err(&x, 413,
+			reply_err(&x, 413,
 			    "body: %zu bytes, more than the %zu %s %s takes",
 			    len, route_body_cap(rt), rt->method, rt->pattern);
 			goto out;
 		}
 	}
 	if ((x.s = api_thread_store(x.a, &x.err)) == NULL) {
-		api_reply_err(&x, 503, "database: %s", err_msg(&x.err));
+		reply_err(&x, 503, "database: %s", err_msg(&x.err));
 		goto out;
 	}
 	/* Anonymous requests only: a session or a token may change what a

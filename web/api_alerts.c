@@ -10,6 +10,7 @@
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/reply.h"
 #include "web/rows.h"
 
 /* GET /api/v1/alerts?state=&kind=&commit=&limit=&cursor= (docs/API.md). */
@@ -28,24 +29,24 @@ api_read_alerts(struct ctx *x)
 	f.sha = httpd_query(x->r, "commit");
 	if (f.state && strcmp(f.state, "pending") && strcmp(f.state, "sent") &&
 	    strcmp(f.state, "failed")) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "parameter 'state': expected pending, sent or failed");
 		return;
 	}
 	if (f.kind && strcmp(f.kind, "email") && strcmp(f.kind, "webhook")) {
-		api_reply_err(
+		reply_err(
 		    x, 400, "parameter 'kind': expected email or webhook");
 		return;
 	}
 	if (api_query_page(x, &f.limit, &f.cursor) == -1)
 		return;
 	if ((r = store_alert_list(x->s, &a, &n, &f, &more)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	out = rows_alerts_json(a, n, &more);
 	store_alerts_free(a, n);
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }
 
 void
@@ -56,10 +57,10 @@ api_read_alert(struct ctx *x)
 	int r;
 
 	if ((r = store_alert_get(x->s, &a, x->id[0])) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	out = rows_alert_json(a, 1);
 	store_alerts_free(a, 1);
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }

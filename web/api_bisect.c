@@ -8,6 +8,7 @@
 #include "store/store.h"
 #include "web/api.h"
 #include "web/api_int.h"
+#include "web/reply.h"
 #include "web/rows_dash.h"
 
 int
@@ -57,10 +58,10 @@ api_read_bisect(struct ctx *x)
 	int r;
 
 	if ((r = api_bisect_json(x->s, x->id[0], &out)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }
 
 void
@@ -73,8 +74,8 @@ api_read_bisects(struct ctx *x)
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	if ((r = api_bisects_json(x->s, limit, cursor, &out)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }

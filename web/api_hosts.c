@@ -8,6 +8,7 @@
 #include "store/store.h"
 #include "web/api.h"
 #include "web/api_int.h"
+#include "web/reply.h"
 #include "web/rows.h"
 
 /* Each host row gains "canary" (daemon/canary.h), or null. */
@@ -40,11 +41,11 @@ api_read_hosts(struct ctx *x)
 	r = store_hosts_get(
 	    x->s, &l, limit, cursor, api_now_s(), 3 * api_heartbeat_s(x->conf));
 	if (r != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	out = rows_hosts_json(&l);
 	canary_hosts(x, json_object_get(out, "hosts"), &l);
 	store_hosts_release(&l);
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }

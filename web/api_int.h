@@ -159,12 +159,7 @@ void api_cache_keep(
 void api_route_time_add(struct api *a, const struct route *rt,
     enum api_answer how, double wall, double cpu);
 
-/* ---- replies (web/reply.h underneath) ---- */
-void api_reply_json(struct ctx *, int status, json_t *o); /* takes o */
-void api_reply_err(struct ctx *, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* A store result: the expected ERR_* codes become 4xx. */
-void api_reply_store_err(struct ctx *, int r);
+/* ---- replies: web/reply.h ---- */
 
 /* ---- input: each 0, or -1 after replying 400 ---- */
 /* The body as a JSON object (x->body); an empty body is {} when

@@ -13,6 +13,7 @@
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/reply.h"
 #include "web/rows.h"
 
 void
@@ -31,7 +32,7 @@ api_read_jobs(struct ctx *x)
 			if (strcmp(state, store_job_states[i]) == 0)
 				break;
 		if (i == 5) {
-			api_reply_err(x, 400,
+			reply_err(x, 400,
 			    "parameter 'state': expected queued, "
 			    "running, success, failed or cancelled");
 			return;
@@ -40,12 +41,12 @@ api_read_jobs(struct ctx *x)
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	if ((r = store_jobs_get(x->s, &l, state, limit, cursor)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	out = rows_jobs_json(&l);
 	store_jobs_release(&l);
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }
 
 /* "kernel": what the job's measured runs say of the kernel they ran on
@@ -97,10 +98,10 @@ api_read_job(struct ctx *x)
 	int r;
 
 	if ((r = api_job_json(x->s, x->id[0], &out)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }
 
 void
@@ -113,7 +114,7 @@ api_read_raw(struct ctx *x)
 	if ((r = store_run_raw(x->s, &b, x->id[0], x->id[1])) != 0) {
 		buf_release(&b);
 		{
-			api_reply_store_err(x, r);
+			reply_store_err(x, r);
 			return;
 		}
 	}
@@ -154,8 +155,8 @@ api_read_pair(struct ctx *x)
 	int r;
 
 	if ((r = api_pair_json(x->s, x->id[0], &out)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }

@@ -13,6 +13,7 @@
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/reply.h"
 
 /* The latency histogram's bounds as /metrics prints them (web/api.c's
  * lat_le). */
@@ -246,7 +247,7 @@ api_read_metrics(struct ctx *x)
 
 	if (store_stats(x->s, &st, api_now_s(), 3 * api_heartbeat_s(x->conf)) !=
 	    0) {
-		api_reply_store_err(x, -1);
+		reply_store_err(x, -1);
 		return;
 	}
 	pthread_mutex_lock(&x->a->mu);

@@ -10,6 +10,7 @@
 #include "store/store.h"
 #include "web/api.h"
 #include "web/api_int.h"
+#include "web/reply.h"
 #include "web/rows_series.h"
 
 void
@@ -23,12 +24,12 @@ api_read_series(struct ctx *x)
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
 	if ((r = store_series_list(x->s, &l, limit, cursor)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	out = rows_series_list_json(&l);
 	store_series_list_release(&l);
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }
 
 int
@@ -62,8 +63,8 @@ api_read_latency(struct ctx *x)
 		return;
 	since = api_now_s() - days * 86400;
 	if ((r = api_latency_sum(x->s, since, sum, &n)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, rows_latency_summary_json(sum, n, since));
+	reply_json(x, 200, rows_latency_summary_json(sum, n, since));
 }

@@ -15,6 +15,7 @@
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/reply.h"
 #include "web/rows_dash.h"
 
 /*
@@ -142,10 +143,10 @@ api_read_trees(struct ctx *x)
 	if (cursor != NULL && *cursor == '\0')
 		cursor = NULL;
 	if ((r = api_trees_json(x->s, x->conf->dc, cursor, limit, &out)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }
 
 int
@@ -180,8 +181,8 @@ api_read_commits(struct ctx *x)
 		return;
 	r = api_commits_json(x->s, tree, branch, limit, cursor, &out);
 	if (r != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }

@@ -16,6 +16,7 @@
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/page_sides.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -155,13 +156,13 @@ web_bisect(struct ctx *x)
 
 	id = strtoll(x->rest, &end, 10);
 	if (*x->rest < '0' || *x->rest > '9' || *end != '\0' || id <= 0) {
-		web_reply_message(x, 404, "Not found", "expected /bisect/ID");
+		reply_message(x, 404, "Not found", "expected /bisect/ID");
 		return;
 	}
 	if ((r = store_bisect_get(x->s, &bi, id)) != 0 ||
 	    (r = store_bisect_steps(x->s, &st, &n, id)) != 0) {
 		store_bisect_free(bi);
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	bisect_view(&v, bi);
@@ -186,7 +187,7 @@ web_bisect(struct ctx *x)
 		free(vs);
 		store_bisect_steps_free(st, n);
 		store_bisect_free(bi);
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	v.steps = vs;
@@ -199,7 +200,7 @@ web_bisect(struct ctx *x)
 	free(vs);
 	store_bisect_steps_free(st, n);
 	store_bisect_free(bi);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 void
@@ -215,7 +216,7 @@ web_bisects(struct ctx *x)
 	int r;
 
 	if ((r = store_bisects_get(x->s, &l, PAGE_ROWS, cursor)) != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	rows = xcalloc(l.n + 1, sizeof(*rows));
@@ -227,5 +228,5 @@ web_bisects(struct ctx *x)
 	view_bisects_render(&b, &v);
 	free(rows);
 	store_bisects_release(&l);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }

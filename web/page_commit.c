@@ -32,6 +32,7 @@
 #include "web/api_int.h"
 #include "web/layout.h"
 #include "web/page_sides.h"
+#include "web/reply.h"
 #include "web/rows.h"
 #include "web/rows_dash.h"
 #include "web/rows_series.h"
@@ -846,14 +847,14 @@ target_page(struct ctx *x, enum view_target kind)
 	int r;
 
 	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
-		web_reply_message(x, 404, "Not found", "no such page");
+		reply_message(x, 404, "Not found", "no such page");
 		return;
 	}
 	if ((r = web_target_html(x, kind, x->rest, &b)) != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 void
@@ -913,14 +914,14 @@ target_json(struct ctx *x, enum view_target kind, const char *id)
 	int r;
 
 	if (id == NULL || !valid_id(kind, id, &end) || *end != '\0') {
-		api_reply_err(x, 404, "expected a commit sha or a numeric id");
+		reply_err(x, 404, "expected a commit sha or a numeric id");
 		return;
 	}
 	if ((r = web_target_json(x, kind, id, &o)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, o);
+	reply_json(x, 200, o);
 }
 
 void
@@ -945,6 +946,6 @@ web_comparisons_json(struct ctx *x)
 	else if (web_q(x, "pair"))
 		target_json(x, VIEW_PAIR, web_q(x, "pair"));
 	else
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "parameter 'commit', 'series' or 'pair' is required");
 }

@@ -17,6 +17,7 @@
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/layout.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -268,7 +269,7 @@ web_overview(struct ctx *x)
 		free(items);
 		free(g);
 		store_recent_release(&recent);
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	flat = flatten(g, v.ngroups, items);
@@ -277,7 +278,7 @@ web_overview(struct ctx *x)
 	free(items);
 	free(g);
 	store_recent_release(&recent);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 int
@@ -355,8 +356,8 @@ web_overview_json(struct ctx *x)
 	int r;
 
 	if ((r = web_overview_doc(x, &o)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, o);
+	reply_json(x, 200, o);
 }

@@ -12,6 +12,7 @@
 #include "store/series.h"
 #include "store/store.h"
 #include "web/api_int.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -35,7 +36,7 @@ web_series_list(struct ctx *x)
 	int r;
 
 	if ((r = store_series_list(x->s, &l, PAGE_ROWS, cursor)) != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	rows = xcalloc(l.n + 1, sizeof(*rows));
@@ -65,7 +66,7 @@ web_series_list(struct ctx *x)
 	         x->s, x->now - LATENCY_DAYS * 86400, sum, &nseries)) != 0) {
 		free(rows);
 		store_series_list_release(&l);
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	for (k = 0; k < SERIES_STAGES; k++) {
@@ -82,5 +83,5 @@ web_series_list(struct ctx *x)
 	view_series_list_render(&b, &v);
 	free(rows);
 	store_series_list_release(&l);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }

@@ -14,6 +14,7 @@
 #include "store/dash.h"
 #include "store/store.h"
 #include "web/api_int.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -40,7 +41,7 @@ web_trees(struct ctx *x)
 
 	if ((r = api_trees_json(
 	         x->s, x->conf->dc, web_q(x, "cursor"), PAGE_ROWS, &o)) != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	web_keep(x, o);
@@ -83,7 +84,7 @@ web_trees(struct ctx *x)
 	view_trees_render(&b, &v);
 	free(brs);
 	free(rows);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 void
@@ -102,7 +103,7 @@ web_commits(struct ctx *x)
 	v.branch = web_q(x, "branch");
 	if ((r = store_commits_get(
 	         x->s, &l, v.tree, v.branch, PAGE_ROWS, cursor)) != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	rows = xcalloc(l.n + 1, sizeof(*rows));
@@ -121,5 +122,5 @@ web_commits(struct ctx *x)
 	view_commits_render(&b, &v);
 	free(rows);
 	store_commits_release(&l);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }

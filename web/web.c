@@ -248,45 +248,6 @@ web_security_headers(struct ctx *x)
 }
 
 void
-web_reply_page(struct ctx *x, int status, struct buf *b)
-{
-	size_t len;
-
-	if (buf_failed(b)) {
-		buf_release(b);
-		httpd_reply(x->r, 500, "text/plain; charset=utf-8",
-		    "page too large\n", 15);
-		return;
-	}
-	web_security_headers(x);
-	len = b->len;
-	httpd_reply_take(
-	    x->r, status, "text/html; charset=utf-8", buf_take(b), len);
-}
-
-void
-web_reply_message(
-    struct ctx *x, int status, const char *title, const char *text)
-{
-	struct buf b = BUF_INIT(CAP_HTML_PAGE);
-	struct view_message m = { status, title, text };
-
-	view_message_render(&b, &m);
-	web_reply_page(x, status, &b);
-}
-
-void
-web_page_store_err(struct ctx *x, int r)
-{
-	int status = reply_status_of(r);
-
-	if (status == 500)
-		log_warnx("web: %s: %s", httpd_path(x->r), store_errmsg(x->s));
-	web_reply_message(x, status, status == 404 ? "Not found" : "Error",
-	    store_errmsg(x->s));
-}
-
-void
 web_redirect(struct ctx *x, const char *location)
 {
 	httpd_reply_header(x->r, "Location", location);
@@ -348,7 +309,7 @@ web_session_head_ok(struct ctx *x)
 {
 	if (x->admin)
 		return 0;
-	web_reply_message(x, 403, "Forbidden",
+	reply_message(x, 403, "Forbidden",
 	    "log in as admin, and post the form from the page (CSRF "
 	    "token missing or wrong)");
 	return -1;
@@ -359,7 +320,7 @@ web_session_ok(struct ctx *x)
 {
 	if (csrf_ok(x))
 		return 0;
-	web_reply_message(x, 403, "Forbidden",
+	reply_message(x, 403, "Forbidden",
 	    "log in as admin, and post the form from the page (CSRF "
 	    "token missing or wrong)");
 	return -1;

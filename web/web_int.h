@@ -97,10 +97,7 @@ void web_cookie(struct ctx *x, const char *name, char *out, size_t len);
  */
 int web_form(struct ctx *x, const char *key, struct buf *out);
 void web_security_headers(struct ctx *x);
-void web_reply_page(struct ctx *x, int status, struct buf *b);
-void web_reply_message(
-    struct ctx *x, int status, const char *title, const char *text);
-void web_page_store_err(struct ctx *x, int r);
+
 void web_redirect(struct ctx *x, const char *location);
 /* 1 when token is the admin token. */
 int web_is_admin_token(struct ctx *x, const char *token);
