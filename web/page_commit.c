@@ -31,11 +31,11 @@
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/layout.h"
-#include "web/page_sides.h"
 #include "web/reply.h"
 #include "web/rows.h"
 #include "web/rows_dash.h"
 #include "web/rows_series.h"
+#include "web/sides.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -350,7 +350,7 @@ rows_families(struct ctx *x, struct cmp_set *c)
 	return 0;
 }
 
-/* Both sides of every pair read (web/page_sides.h). */
+/* Both sides of every pair read (web/sides.h). */
 static int
 cmp_sides(
     struct ctx *x, const struct cmp_set *c, struct view_side **out, size_t *n)

@@ -1,5 +1,5 @@
-#ifndef WEB_PAGE_SIDES_H
-#define WEB_PAGE_SIDES_H
+#ifndef WEB_SIDES_H
+#define WEB_SIDES_H
 
 /*
  * What the comparison pages (commit, series, pair) and the bisection

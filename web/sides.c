@@ -1,5 +1,5 @@
 /*
- * Where each side of a comparison ran (web/page_sides.h): from the
+ * Where each side of a comparison ran (web/sides.h): from the
  * pairs as the store read them, their runs' kernel facts
  * (daemon/kfacts.h) and the hosts' registered inventories.
  */
@@ -13,7 +13,7 @@
 #include "daemon/kfacts.h"
 #include "store/store.h"
 #include "web/api_int.h"
-#include "web/page_sides.h"
+#include "web/sides.h"
 #include "web/web_int.h"
 
 /* The hosts a page reads at most (a fleet is dozens). */
