@@ -232,7 +232,9 @@ static const struct route routes[] = {
 	/* Bisections (web/api_admin.c, web/api_bisect.c). */
 	{ "POST", "/api/v1/bisect", AUTH_ADMIN, api_admin_bisect_post, 0 },
 	{ "GET", "/api/v1/bisect", AUTH_NONE, api_read_bisects, 0 },
-	{ "GET", "/api/v1/bisect/#", AUTH_NONE, api_read_bisect, 0 },
+	/* Page-like: its JSON borrows from x->keep as its page
+	   (web_bisect_json). */
+	{ "GET", "/api/v1/bisect/#", AUTH_NONE, api_read_bisect, 1 },
 	{ "POST", "/api/v1/bisect/#/cancel", AUTH_ADMIN,
 	    api_admin_bisect_cancel, 0 },
 	{ "GET", "/api/v1/alerts", AUTH_NONE, api_read_alerts, 0 },

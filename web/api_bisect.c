@@ -10,6 +10,7 @@
 #include "web/api_int.h"
 #include "web/reply.h"
 #include "web/rows_dash.h"
+#include "web/web_int.h"
 
 int
 api_bisect_json(struct store *s, int64_t id, json_t **out)
@@ -57,7 +58,7 @@ api_read_bisect(struct ctx *x)
 	json_t *out = NULL;
 	int r;
 
-	if ((r = api_bisect_json(x->s, x->id[0], &out)) != 0) {
+	if ((r = web_bisect_json(x, x->id[0], &out)) != 0) {
 		reply_store_err(x, r);
 		return;
 	}

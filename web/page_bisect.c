@@ -2,7 +2,8 @@
  * A bisection's page, GET /bisect/{id} (daemon/bisect.c runs them): the
  * regression it bisects, its steps and its result, and the list of
  * every bisection, GET /bisect; from the typed store (struct
- * store_bisect, struct store_bisect_step), as their JSON is.
+ * store_bisect, struct store_bisect_step), as their JSON is, and the
+ * JSON of GET /api/v1/bisect/{id} from the same read as the page.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/reply.h"
+#include "web/rows_dash.h"
 #include "web/sides.h"
 #include "web/views.h"
 #include "web/web.h"
@@ -139,17 +141,113 @@ out:
 	return r;
 }
 
+/* A bisection as its page and its JSON read it: the store's rows, the
+ * steps' view with their comparisons, and each step pair's sides. */
+struct bisect_read {
+	struct store_bisect *bi;
+	struct store_bisect_step *st;
+	size_t n;
+	struct view_bisect_step *vs;
+	struct step_pairs sp;
+	struct view_side *sides;
+	size_t nsides;
+};
+
+static void
+bisect_read_release(struct bisect_read *rd)
+{
+	free(rd->sides);
+	step_pairs_release(&rd->sp);
+	free(rd->vs);
+	store_bisect_steps_free(rd->st, rd->n);
+	store_bisect_free(rd->bi);
+	memset(rd, 0, sizeof(*rd));
+}
+
+/* 0, or a store error (rd released). */
+static int
+bisect_read(struct ctx *x, struct bisect_read *rd, int64_t id)
+{
+	size_t i;
+	int r;
+
+	memset(rd, 0, sizeof(*rd));
+	if ((r = store_bisect_get(x->s, &rd->bi, id)) != 0 ||
+	    (r = store_bisect_steps(x->s, &rd->st, &rd->n, id)) != 0) {
+		bisect_read_release(rd);
+		return r;
+	}
+	rd->vs = xcalloc(rd->n + 1, sizeof(*rd->vs));
+	for (i = 0; i < rd->n; i++) {
+		const struct store_bisect_step *o = &rd->st[i];
+		struct view_bisect_step *w = &rd->vs[i];
+
+		w->kind = o->kind;
+		w->sha = o->sha;
+		w->subject = o->subject;
+		w->cls = o->cls;
+		w->vs_good = o->vs_good;
+		w->vs_bad = o->vs_bad;
+		w->vs_good_pct = o->vs_good_pct;
+		w->vs_bad_pct = o->vs_bad_pct;
+		w->note = o->note;
+		w->good_pair = o->good_pair;
+		w->bad_pair = o->bad_pair;
+	}
+	if ((r = step_details(x, rd->vs, rd->n, rd->bi->metric, &rd->sp,
+	         &rd->sides, &rd->nsides)) != 0)
+		bisect_read_release(rd);
+	return r;
+}
+
+static json_t *
+step_cmp_json(const struct view_step_cmp *c)
+{
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "ci_low",
+	    web_jnumber(c->ci_low), "ci_high", web_jnumber(c->ci_high),
+	    "base_mean", web_jnumber(c->mean[0]), "base_sd",
+	    web_jnumber(c->sd[0]), "cand_mean", web_jnumber(c->mean[1]),
+	    "cand_sd", web_jnumber(c->sd[1]), "n_base", (json_int_t)c->n[0],
+	    "n_cand", (json_int_t)c->n[1]);
+}
+
+int
+web_bisect_json(struct ctx *x, int64_t id, json_t **out)
+{
+	struct bisect_read rd;
+	json_t *o, *steps;
+	size_t i;
+	int r;
+
+	*out = NULL;
+	if ((r = bisect_read(x, &rd, id)) != 0)
+		return r;
+	if ((o = rows_bisect_json(rd.bi)) == NULL) {
+		bisect_read_release(&rd);
+		return -1;
+	}
+	steps = rows_bisect_steps_json(rd.st, rd.n);
+	for (i = 0; i < rd.n; i++) {
+		json_t *s = json_array_get(steps, i);
+
+		json_object_set_new(
+		    s, "vs_good_cmp", step_cmp_json(&rd.vs[i].good_cmp));
+		json_object_set_new(
+		    s, "vs_bad_cmp", step_cmp_json(&rd.vs[i].bad_cmp));
+	}
+	json_object_set_new(o, "steps", steps);
+	json_object_set_new(o, "sides", web_sides_json(rd.sides, rd.nsides));
+	bisect_read_release(&rd);
+	*out = json_pack("{s:o}", "bisection", o);
+	return 0;
+}
+
 void
 web_bisect(struct ctx *x)
 {
 	struct view_bisect v;
-	struct view_bisect_step *vs;
-	struct store_bisect *bi = NULL;
-	struct store_bisect_step *st = NULL;
+	struct bisect_read rd;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
-	struct step_pairs sp = { 0 };
-	struct view_side *sides = NULL;
-	size_t n = 0, i, nsides = 0;
 	char *end;
 	long long id;
 	int r;
@@ -159,47 +257,17 @@ web_bisect(struct ctx *x)
 		reply_message(x, 404, "Not found", "expected /bisect/ID");
 		return;
 	}
-	if ((r = store_bisect_get(x->s, &bi, id)) != 0 ||
-	    (r = store_bisect_steps(x->s, &st, &n, id)) != 0) {
-		store_bisect_free(bi);
+	if ((r = bisect_read(x, &rd, id)) != 0) {
 		reply_page_store_err(x, r);
 		return;
 	}
-	bisect_view(&v, bi);
-	vs = xcalloc(n + 1, sizeof(*vs));
-	for (i = 0; i < n; i++) {
-		vs[i].kind = st[i].kind;
-		vs[i].sha = st[i].sha;
-		vs[i].subject = st[i].subject;
-		vs[i].cls = st[i].cls;
-		vs[i].vs_good = st[i].vs_good;
-		vs[i].vs_bad = st[i].vs_bad;
-		vs[i].vs_good_pct = st[i].vs_good_pct;
-		vs[i].vs_bad_pct = st[i].vs_bad_pct;
-		vs[i].note = st[i].note;
-		vs[i].good_pair = st[i].good_pair;
-		vs[i].bad_pair = st[i].bad_pair;
-	}
-	if ((r = step_details(x, vs, n, bi->metric, &sp, &sides, &nsides)) !=
-	    0) {
-		free(sides);
-		step_pairs_release(&sp);
-		free(vs);
-		store_bisect_steps_free(st, n);
-		store_bisect_free(bi);
-		reply_page_store_err(x, r);
-		return;
-	}
-	v.steps = vs;
-	v.nsteps = n;
-	v.sides = sides;
-	v.nsides = nsides;
+	bisect_view(&v, rd.bi);
+	v.steps = rd.vs;
+	v.nsteps = rd.n;
+	v.sides = rd.sides;
+	v.nsides = rd.nsides;
 	view_bisect_render(&b, &v);
-	free(sides);
-	step_pairs_release(&sp);
-	free(vs);
-	store_bisect_steps_free(st, n);
-	store_bisect_free(bi);
+	bisect_read_release(&rd);
 	reply_page(x, 200, &b);
 }
 

@@ -81,6 +81,12 @@ int web_history_doc(struct store *, const struct store_history_q *q,
 /* What GET /jobs/{id}/log answers: the job's log tail appended to out.
  * 0, or a store error. */
 int web_job_log_text(struct store *, int64_t id, struct buf *out);
+/* What GET /api/v1/bisect/{id} answers, from the read its page makes:
+ * the bisection, its steps each with its two comparisons of the
+ * bisected metric ("vs_good_cmp", "vs_bad_cmp": interval, each side's
+ * mean, sd and runs) and each step pair's "sides".  0 with *out the
+ * caller's, or a store error.  Borrows from x->keep. */
+int web_bisect_json(struct ctx *x, int64_t id, json_t **out);
 /* What GET /api/v1/overview answers: 0 with *out the
  * caller's, or a store error.  Borrows from x->keep. */
 int web_overview_doc(struct ctx *x, json_t **out);
