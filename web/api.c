@@ -5,7 +5,8 @@
  * stop; the cache misses' renders are web/render_pool.c's.  The
  * handlers are in one file per area: web/api_runner.c (what runners
  * call), web/api_admin.c (what the admin token may change),
- * web/api_read.c (the public reads) and web/page_*.c (the dashboard).
+ * web/api_{jobs,hosts,trees,series,alerts,bisect,metrics}.c (the public
+ * reads, one file an area) and web/page_*.c (the dashboard).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -53,39 +54,6 @@ api_now_s(void)
 	return (int64_t)time(NULL);
 }
 
-/* ---- replies ---- */
-
-void
-api_reply_json(struct ctx *x, int status, json_t *o)
-{
-	reply_json_take(x->r, status, o, NULL, NULL);
-}
-
-void
-api_reply_err(struct ctx *x, int status, const char *fmt, ...)
-{
-	char msg[CAP_ERRMSG];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (status >= 500)
-		log_warnx("%s %s: %d %s", httpd_method(x->r), httpd_path(x->r),
-		    status, msg);
-	api_reply_json(
-	    x, status, json_pack("{s:o}", "error", pwjson_string_lossy(msg)));
-}
-
-/* A store result to HTTP: the expected ERR_* codes become 4xx. */
-void
-api_reply_store_err(struct ctx *x, int r)
-{
-	const char *m = store_errmsg(x->s);
-
-	api_reply_err(x, reply_status_of(r), "%s", m[0] ? m : "store error");
-}
-
 /* ---- input ---- */
 
 /* Parses the body as a JSON object; an empty body is {} when allowed.
@@ -101,11 +69,11 @@ api_parse_body(struct ctx *x, int allow_empty)
 		return 0;
 	}
 	if ((x->body = pwjson_parse(p, len, &x->err)) == NULL) {
-		api_reply_err(x, 400, "body: %s", err_msg(&x->err));
+		reply_err(x, 400, "body: %s", err_msg(&x->err));
 		return -1;
 	}
 	if (!json_is_object(x->body)) {
-		api_reply_err(x, 400, "body: expected a JSON object");
+		reply_err(x, 400, "body: expected a JSON object");
 		return -1;
 	}
 	return 0;
@@ -114,7 +82,7 @@ api_parse_body(struct ctx *x, int allow_empty)
 int
 api_bad(struct ctx *x)
 {
-	api_reply_err(x, 400, "%s", err_msg(&x->err));
+	reply_err(x, 400, "%s", err_msg(&x->err));
 	return -1;
 }
 
@@ -142,7 +110,7 @@ api_query_int(struct ctx *x, int64_t *out, const char *key, int64_t dflt,
 	errno = 0;
 	n = strtoll(v, &end, 10);
 	if (errno != 0 || *end != '\0' || n < min || n > max) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "parameter '%s': expected an integer in [%lld, %lld]", key,
 		    (long long)min, (long long)max);
 		return -1;
@@ -170,17 +138,17 @@ api_str_field(struct ctx *x, const char **out, json_t *o, const char *key,
 	if (v == NULL || json_is_null(v)) {
 		if (opt)
 			return 0;
-		api_reply_err(x, 400, "field '%s%s': missing", prefix, key);
+		reply_err(x, 400, "field '%s%s': missing", prefix, key);
 		return -1;
 	}
 	if (!json_is_string(v)) {
-		api_reply_err(
+		reply_err(
 		    x, 400, "field '%s%s': expected a string", prefix, key);
 		return -1;
 	}
 	if (json_string_length(v) > max) {
-		api_reply_err(x, 400, "field '%s%s': longer than %zu bytes",
-		    prefix, key, max);
+		reply_err(x, 400, "field '%s%s': longer than %zu bytes", prefix,
+		    key, max);
 		return -1;
 	}
 	*out = json_string_value(v);
@@ -243,12 +211,12 @@ api_runner_host(struct ctx *x)
 	int r = store_host_id(x->s, &id, x->runner->ref->name);
 
 	if (r == ERR_NOTFOUND) {
-		api_reply_err(x, 409, "runner '%s' is not registered",
+		reply_err(x, 409, "runner '%s' is not registered",
 		    x->runner->ref->name);
 		return -1;
 	}
 	if (r != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return -1;
 	}
 	return id;
@@ -261,10 +229,12 @@ api_runner_host(struct ctx *x)
  * the rows in this order, and t0305 sweeps them.
  */
 static const struct route routes[] = {
-	/* Bisections (web/api_admin.c, web/api_read.c). */
+	/* Bisections (web/api_admin.c, web/api_bisect.c). */
 	{ "POST", "/api/v1/bisect", AUTH_ADMIN, api_admin_bisect_post, 0 },
 	{ "GET", "/api/v1/bisect", AUTH_NONE, api_read_bisects, 0 },
-	{ "GET", "/api/v1/bisect/#", AUTH_NONE, api_read_bisect, 0 },
+	/* Page-like: its JSON borrows from x->keep as its page
+	   (web_bisect_json). */
+	{ "GET", "/api/v1/bisect/#", AUTH_NONE, api_read_bisect, 1 },
 	{ "POST", "/api/v1/bisect/#/cancel", AUTH_ADMIN,
 	    api_admin_bisect_cancel, 0 },
 	{ "GET", "/api/v1/alerts", AUTH_NONE, api_read_alerts, 0 },
@@ -279,7 +249,7 @@ static const struct route routes[] = {
 	{ "POST", "/api/v1/jobs/#/log", AUTH_RUNNER, api_runner_log, 0 },
 	{ "POST", "/api/v1/jobs/#/finish", AUTH_RUNNER, api_runner_finish, 0 },
 	{ "GET", "/api/v1/packs/*", AUTH_RUNNER, api_runner_pack, 0 },
-	/* Admin (web/api_admin.c) and reads (web/api_read.c). */
+	/* Admin (web/api_admin.c) and reads (web/api_*.c by area). */
 	{ "POST", "/api/v1/submit", AUTH_ADMIN, api_admin_submit, 0 },
 	{ "POST", "/api/v1/jobs/#/cancel", AUTH_ADMIN, api_admin_cancel, 0 },
 	{ "POST", "/api/v1/jobs/#/retry", AUTH_ADMIN, api_admin_retry, 0 },
@@ -310,6 +280,8 @@ static const struct route routes[] = {
 	{ "GET", "/jobs", AUTH_NONE, web_jobs, 1 },
 	{ "GET", "/jobs/", AUTH_NONE, web_job, 1 },
 	{ "GET", "/series", AUTH_NONE, web_series_list, 1 },
+	{ "GET", "/trees", AUTH_NONE, web_trees, 1 },
+	{ "GET", "/commits", AUTH_NONE, web_commits, 1 },
 	{ "GET", "/bisect", AUTH_NONE, web_bisects, 1 },
 	{ "GET", "/alerts", AUTH_NONE, web_alerts, 1 },
 	{ "GET", "/login", AUTH_NONE, web_login, 1 },
@@ -421,15 +393,15 @@ authorise_token(struct ctx *x, enum auth need)
 		return -1;
 	who = dconf_auth(x->conf, tok, &x->runner);
 	if (who == 0) {
-		api_reply_err(x, 403, "unknown token");
+		reply_err(x, 403, "unknown token");
 		return -1;
 	}
 	if (need == AUTH_ADMIN && who != 1) {
-		api_reply_err(x, 403, "this route needs the admin token");
+		reply_err(x, 403, "this route needs the admin token");
 		return -1;
 	}
 	if (need == AUTH_RUNNER && who != 2) {
-		api_reply_err(x, 403, "this route needs a runner token");
+		reply_err(x, 403, "this route needs a runner token");
 		return -1;
 	}
 	return 0;
@@ -482,10 +454,10 @@ route_of(struct ctx *x)
 	rt = api_route_find(
 	    httpd_method(x->r), httpd_path(x->r), x->id, &x->rest, &status);
 	if (rt == NULL && status == 405)
-		api_reply_err(
+		reply_err(
 		    x, 405, "method %s not allowed here", httpd_method(x->r));
 	else if (rt == NULL)
-		api_reply_err(x, 404, "no route %s", httpd_path(x->r));
+		reply_err(x, 404, "no route %s", httpd_path(x->r));
 	return rt;
 }
 
@@ -529,7 +501,7 @@ head(struct httpd_req *r, void *arg)
 		unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
 
 		if (cap != SIZE_MAX && n > cap)
-			api_reply_err(&x, 413,
+			reply_err(&x, 413,
 			    "body: %llu bytes, more than the %zu %s %s takes",
 			    n, cap, rt->method, rt->pattern);
 	}
@@ -541,15 +513,14 @@ out:
 /*
  * Whether a route's replies may be kept (web/cache.h): the public GET
  * routes whose reply is a function of the store, the configuration and
- * the clock.  Not the overview (its own one-second cache serves it
- * whatever is written meanwhile), /healthz and /metrics (the process's
- * own state), the login and logout pages (cookies).
+ * the clock.  Not /healthz and /metrics (the process's own state), the
+ * login and logout pages (cookies).
  */
 static int
 route_cacheable(const struct route *rt)
 {
-	static const char *const skip[] = { "/", "/api/v1/overview", "/healthz",
-		"/metrics", "/login", "/favicon.ico" };
+	static const char *const skip[] = { "/healthz", "/metrics", "/login",
+		"/favicon.ico" };
 	size_t i;
 
 	if (rt->auth != AUTH_NONE || strcmp(rt->method, "GET") != 0)
@@ -677,14 +648,14 @@ handle(struct httpd_req *r, void *arg)
 
 		httpd_body(r, &len);
 		if (len > route_body_cap(rt)) {
-			api_reply_err(&x, 413,
+			reply_err(&x, 413,
 			    "body: %zu bytes, more than the %zu %s %s takes",
 			    len, route_body_cap(rt), rt->method, rt->pattern);
 			goto out;
 		}
 	}
 	if ((x.s = api_thread_store(x.a, &x.err)) == NULL) {
-		api_reply_err(&x, 503, "database: %s", err_msg(&x.err));
+		reply_err(&x, 503, "database: %s", err_msg(&x.err));
 		goto out;
 	}
 	/* Anonymous requests only: a session or a token may change what a

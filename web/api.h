@@ -3,10 +3,10 @@
 
 /*
  * The HTTP surface (docs/API.md): the route table, authentication, and
- * the dispatch to the handlers of web/api_runner.c, api_admin.c,
- * api_read.c and the dashboard (web/page_*.c).  It runs the HTTP server
- * (web/httpd) and the scheduler's ticker, and gives each server
- * thread its own store connection.  The handlers' side: web/api_int.h.
+ * the dispatch to the handlers of web/api_runner.c, api_admin.c, the
+ * public reads' web/api_*.c and the dashboard (web/page_*.c).  It runs the HTTP
+ * server (web/httpd) and the scheduler's ticker, and gives each server thread
+ * its own store connection.  The handlers' side: web/api_int.h.
  */
 #include <stddef.h>
 

@@ -24,6 +24,7 @@
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/reply.h"
 
 #define SHA_BUF 41 /* 40 hex digits and the NUL */
 
@@ -58,19 +59,19 @@ side_commit(struct ctx *x, struct side *sd, const char *what, const char *name,
 			r = store_commit_find(x->s, &sd->commit_id, full,
 			    sizeof(full), tree_id, commit);
 		if (r == ERR_CONFLICT) {
-			api_reply_err(x, 400, "field '%s.commit': %s", what,
+			reply_err(x, 400, "field '%s.commit': %s", what,
 			    store_errmsg(x->s));
 			return -1;
 		}
 		if (r != 0 && r != ERR_NOTFOUND) {
-			api_reply_store_err(x, r);
+			reply_store_err(x, r);
 			return -1;
 		}
 		store_errclear(x->s);
 	}
 	if (full[0] == '\0') {
 		if (n != SHA_BUF - 1) {
-			api_reply_err(x, 400,
+			reply_err(x, 400,
 			    "field '%s.commit': '%s' is not a recorded commit "
 			    "of this tree; give all 40 hex digits",
 			    what, commit);
@@ -84,7 +85,7 @@ side_commit(struct ctx *x, struct side *sd, const char *what, const char *name,
 		if (tree_id > 0 &&
 		    (r = store_commit_stub(
 		         x->s, &sd->commit_id, tree_id, full)) != 0) {
-			api_reply_store_err(x, r);
+			reply_store_err(x, r);
 			return -1;
 		}
 	}
@@ -110,7 +111,7 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 	if (o == NULL || json_is_null(o))
 		return 0;
 	if (!json_is_object(o)) {
-		api_reply_err(x, 400, "field '%s': expected an object", what);
+		reply_err(x, 400, "field '%s': expected an object", what);
 		return -1;
 	}
 	snprintf(pfx, sizeof(pfx), "%s", what);
@@ -119,7 +120,7 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 	p = json_object_get(o, "params");
 	if (p != NULL && !json_is_null(p)) {
 		if (!json_is_object(p)) {
-			api_reply_err(x, 400,
+			reply_err(x, 400,
 			    "field '%s.params': expected an object", what);
 			return -1;
 		}
@@ -142,7 +143,7 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 				snprintf(num, sizeof(num), "%s",
 				    json_is_true(v) ? "true" : "false");
 			else {
-				api_reply_err(x, 400,
+				reply_err(x, 400,
 				    "field '%s.params.%s': expected a string, "
 				    "number or boolean",
 				    what, k);
@@ -156,7 +157,7 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 	    api_str_field(x, &commit, o, "commit", 64, 1, pfx) == -1)
 		return -1;
 	if ((tree == NULL) != (commit == NULL)) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "field '%s.%s': missing (tree and commit go "
 		    "together)",
 		    what, tree ? "commit" : "tree");
@@ -168,7 +169,7 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 		if (!strchr("0123456789abcdefABCDEF", commit[i]))
 			break;
 	if (commit[i] != '\0' || i < 4) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "field '%s.commit': expected a hexadecimal "
 		    "commit id",
 		    what);
@@ -183,7 +184,7 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 	if (url == NULL && (strstr(tree, "://") != NULL || tree[0] == '/'))
 		url = tree;
 	if (url == NULL) {
-		api_reply_err(
+		reply_err(
 		    x, 400, "field '%s.tree': unknown tree '%s'", what, tree);
 		return -1;
 	}
@@ -214,7 +215,7 @@ api_admin_submit(struct ctx *x)
 	        x, &yaml, x->body, "job_yaml", CAP_CONFIG_FILE, 1, "") == -1)
 		return;
 	if ((name == NULL) == (yaml == NULL)) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "field 'job': give exactly one of 'job' and "
 		    "'job_yaml'");
 		return;
@@ -225,7 +226,7 @@ api_admin_submit(struct ctx *x)
 	}
 	if (json_object_get(x->body, "runs") != NULL &&
 	    (runs < 1 || runs > 1000)) {
-		api_reply_err(x, 400, "field 'runs': expected 1..1000");
+		reply_err(x, 400, "field 'runs': expected 1..1000");
 		return;
 	}
 	if (parse_side(x, &sides[0], "base") == -1 ||
@@ -233,7 +234,7 @@ api_admin_submit(struct ctx *x)
 		goto out;
 	if (name != NULL) {
 		if ((jc = dconf_job(x->conf, name)) == NULL) {
-			api_reply_err(
+			reply_err(
 			    x, 404, "field 'job': no job named '%s'", name);
 			goto out;
 		}
@@ -242,7 +243,7 @@ api_admin_submit(struct ctx *x)
 
 		if (config_parse_job_for(&own, "job_yaml", yaml, strlen(yaml),
 		        x->conf->dc, &errs) == -1) {
-			api_reply_err(x, 400, "field 'job_yaml': %s",
+			reply_err(x, 400, "field 'job_yaml': %s",
 			    errs.n ? errs.msg[0] : "invalid job");
 			cfg_errors_free(&errs);
 			goto out;
@@ -255,7 +256,7 @@ api_admin_submit(struct ctx *x)
 	max_runs = jc->max_runs > runs ? jc->max_runs : runs;
 	config_expand(&pts, &npts, jc);
 	if (npts == 0 && jc->naxes > 0) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "job '%s': the matrix has no points left "
 		    "after exclude",
 		    jc->name);
@@ -267,7 +268,7 @@ api_admin_submit(struct ctx *x)
 	/* One transaction and one sibling-group scope for all the pairs of
 	 * a submit: its cgroup points share a host (store/hosts.h). */
 	if (store_begin(x->s) == -1) {
-		api_reply_store_err(x, -1);
+		reply_store_err(x, -1);
 		goto out;
 	}
 	store_group_begin(x->s);
@@ -309,17 +310,17 @@ api_admin_submit(struct ctx *x)
 	store_group_end(x->s);
 	if (failed) {
 		store_rollback(x->s);
-		api_reply_store_err(x, -1);
+		reply_store_err(x, -1);
 		goto out;
 	}
 	if (store_commit(x->s) == -1) {
-		api_reply_store_err(x, -1);
+		reply_store_err(x, -1);
 		goto out;
 	}
 	log_info(
 	    "submitted %zu pair(s) of job %s", json_array_size(out), jc->name);
 	sched_notify(x->a->sched);
-	api_reply_json(x, 201, json_pack("{s:O}", "pairs", out));
+	reply_json(x, 201, json_pack("{s:O}", "pairs", out));
 out:
 	json_decref(out);
 	json_decref(labels);
@@ -342,12 +343,12 @@ cancel_retry(struct ctx *x, int cancel)
 	else
 		r = sched_retry(x->a->sched, x->s, x->id[0]);
 	if (r != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	log_info("job %" PRId64 " %s", x->id[0],
 	    cancel ? "cancelled" : "queued again");
-	api_reply_json(x, 200,
+	reply_json(x, 200,
 	    json_pack("{s:I, s:s}", "id", (json_int_t)x->id[0], "state",
 	        cancel ? "cancelled" : "queued"));
 }
@@ -374,24 +375,24 @@ api_admin_host_clear(struct ctx *x)
 
 	if ((r = store_hosts_get(x->s, &l, 1, x->id[0] - 1, api_now_s(),
 	         3 * api_heartbeat_s(x->conf))) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	if (l.n == 1 && l.v[0].id == x->id[0])
 		name = l.v[0].name;
 	if (name == NULL) {
 		store_hosts_release(&l);
-		api_reply_err(x, 404, "no host %lld", (long long)x->id[0]);
+		reply_err(x, 404, "no host %lld", (long long)x->id[0]);
 		return;
 	}
 	if ((r = store_host_clear(x->s, name)) != 0) {
 		store_hosts_release(&l);
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	log_info("host %s: quarantine cleared by the operator", name);
 	store_hosts_release(&l);
-	api_reply_json(x, 200,
+	reply_json(x, 200,
 	    json_pack("{s:I, s:n}", "id", (json_int_t)x->id[0], "quarantined"));
 }
 
@@ -422,21 +423,21 @@ api_admin_series_post(struct ctx *x)
 			if (strcmp(dc->trees[i].name, tname) == 0)
 				tree = &dc->trees[i];
 		if (tree == NULL) {
-			api_reply_err(x, 400,
-			    "query 'tree': unknown tree '%.64s'", tname);
+			reply_err(x, 400, "query 'tree': unknown tree '%.64s'",
+			    tname);
 			return;
 		}
 	} else if (dc->ntrees == 1) {
 		tree = &dc->trees[0];
 	} else {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "query 'tree': required (%zu trees are configured)",
 		    dc->ntrees);
 		return;
 	}
 	if (branch == NULL || *branch == '\0') {
 		if (tree->branches.n == 0) {
-			api_reply_err(x, 400,
+			reply_err(x, 400,
 			    "query 'branch': required (tree %s names no "
 			    "branch)",
 			    tree->name);
@@ -448,11 +449,11 @@ api_admin_series_post(struct ctx *x)
 	    strspn(branch,
 	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	        "0123456789._-/") != strlen(branch)) {
-		api_reply_err(x, 400, "query 'branch': not a branch name");
+		reply_err(x, 400, "query 'branch': not a branch name");
 		return;
 	}
 	if (len == 0) {
-		api_reply_err(x, 400, "body: expected an mbox, got nothing");
+		reply_err(x, 400, "body: expected an mbox, got nothing");
 		return;
 	}
 	memset(&in, 0, sizeof(in));
@@ -463,18 +464,18 @@ api_admin_series_post(struct ctx *x)
 	in.now = api_now_s();
 	r = series_enqueue_mbox(&res, x->s, &in, body, len, &x->err);
 	if (r == ERR_INVALID || r == ERR_TOOBIG) {
-		api_reply_err(x, r == ERR_TOOBIG ? 413 : 400, "body: %s",
+		reply_err(x, r == ERR_TOOBIG ? 413 : 400, "body: %s",
 		    err_msg(&x->err));
 		series_result_release(&res);
 		return;
 	}
 	if (r != 0) {
-		api_reply_err(x, 500, "%s", err_msg(&x->err));
+		reply_err(x, 500, "%s", err_msg(&x->err));
 		series_result_release(&res);
 		return;
 	}
 	if (res.n == 0) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "body: no patch series in %zu message(s) (%zu patches, "
 		    "%zu without their series)",
 		    res.messages, res.patches, res.orphans);
@@ -493,7 +494,7 @@ api_admin_series_post(struct ctx *x)
 	    "known", (json_int_t)res.known, "queue",
 	    res.queue_id ? json_integer(res.queue_id) : json_null());
 	series_result_release(&res);
-	api_reply_json(x, 202, out);
+	reply_json(x, 202, out);
 }
 
 /* ---- bisections (daemon/bisect.c, docs/API.md) ---- */
@@ -516,14 +517,14 @@ api_admin_bisect_post(struct ctx *x)
 	jc = json_object_get(x->body, "change_point");
 	field = jc != NULL ? "change_point" : "regression";
 	if (jr != NULL && jc != NULL) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "fields 'regression' and 'change_point': give one of "
 		    "them");
 		return;
 	}
 	if (!json_is_integer(jc ? jc : jr) ||
 	    (from = json_integer_value(jc ? jc : jr)) <= 0) {
-		api_reply_err(x, 400, "field '%s': expected a %s id", field,
+		reply_err(x, 400, "field '%s': expected a %s id", field,
 		    jc ? "change point" : "regression");
 		return;
 	}
@@ -532,29 +533,27 @@ api_admin_bisect_post(struct ctx *x)
 	       : bisect_begin(
 	             x->s, x->conf, &id, from, "manual", api_now_s(), &x->err);
 	if (r == ERR_NOTFOUND) {
-		api_reply_err(
-		    x, 404, "field '%s': %s", field, err_msg(&x->err));
+		reply_err(x, 404, "field '%s': %s", field, err_msg(&x->err));
 		return;
 	}
 	if (r == ERR_INVALID) {
-		api_reply_err(
-		    x, 400, "field '%s': %s", field, err_msg(&x->err));
+		reply_err(x, 400, "field '%s': %s", field, err_msg(&x->err));
 		return;
 	}
 	if (r == ERR_EXISTS) {
-		api_reply_err(x, 409, "%s", err_msg(&x->err));
+		reply_err(x, 409, "%s", err_msg(&x->err));
 		return;
 	}
 	if (r != 0) {
-		api_reply_err(x, 500, "%s", err_msg(&x->err));
+		reply_err(x, 500, "%s", err_msg(&x->err));
 		return;
 	}
 	sched_notify(x->a->sched); /* the bisect worker looks at once */
 	if ((r = api_bisect_json(x->s, id, &out)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 201, out);
+	reply_json(x, 201, out);
 }
 
 void
@@ -564,18 +563,18 @@ api_admin_bisect_cancel(struct ctx *x)
 	int r = bisect_cancel(x->s, x->id[0], api_now_s(), &x->err);
 
 	if (r == ERR_NOTFOUND || r == ERR_CONFLICT) {
-		api_reply_err(
+		reply_err(
 		    x, r == ERR_NOTFOUND ? 404 : 409, "%s", err_msg(&x->err));
 		return;
 	}
 	if (r != 0) {
-		api_reply_err(x, 500, "%s", err_msg(&x->err));
+		reply_err(x, 500, "%s", err_msg(&x->err));
 		return;
 	}
 	sched_notify(x->a->sched);
 	if ((r = api_bisect_json(x->s, x->id[0], &out)) != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }

@@ -4,7 +4,8 @@
 /*
  * Inside the HTTP surface: what web/api.c (the one route table, its
  * dispatch and the server's state) shares with the handler files of
- * each area, web/api_runner.c, web/api_admin.c, web/api_read.c and the
+ * each area, web/api_runner.c, web/api_admin.c, the public reads
+ * web/api_{jobs,hosts,trees,series,alerts,bisect,metrics}.c and the
  * dashboard's web/page_*.c (one file per area, as cgit's ui-*.c per page).
  * Not for use outside web/.
  *
@@ -104,9 +105,8 @@ struct ctx {
 	json_t *body;
 	struct err err;
 	/* Dashboard routes (web/page_*.c, web_begin). */
-	json_t *keep;   /* replies whose strings views borrow */
-	int admin;      /* the request carries an admin session */
-	int cache_slot; /* reply_json_cached's slot */
+	json_t *keep; /* replies whose strings views borrow */
+	int admin;    /* the request carries an admin session */
 	char sid[SESSION_ID_LEN + 1];
 	char csrf[SESSION_ID_LEN + 1];
 };
@@ -159,12 +159,7 @@ void api_cache_keep(
 void api_route_time_add(struct api *a, const struct route *rt,
     enum api_answer how, double wall, double cpu);
 
-/* ---- replies (web/reply.h underneath) ---- */
-void api_reply_json(struct ctx *, int status, json_t *o); /* takes o */
-void api_reply_err(struct ctx *, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* A store result: the expected ERR_* codes become 4xx. */
-void api_reply_store_err(struct ctx *, int r);
+/* ---- replies: web/reply.h ---- */
 
 /* ---- input: each 0, or -1 after replying 400 ---- */
 /* The body as a JSON object (x->body); an empty body is {} when
@@ -200,7 +195,10 @@ api_handler api_runner_register, api_runner_heartbeat, api_runner_claim,
 api_handler api_admin_submit, api_admin_cancel, api_admin_retry,
     api_admin_host_clear, api_admin_series_post, api_admin_bisect_post,
     api_admin_bisect_cancel;
-/* web/api_read.c */
+/* The public reads: web/api_jobs.c (jobs, raw output, pairs),
+ * web/api_hosts.c, web/api_trees.c (trees, commits), web/api_series.c
+ * (series, latency), web/api_alerts.c, web/api_bisect.c and
+ * web/api_metrics.c (/healthz, /metrics). */
 api_handler api_read_jobs, api_read_job, api_read_raw, api_read_hosts,
     api_read_pair, api_read_trees, api_read_commits, api_read_series,
     api_read_healthz, api_read_metrics, api_read_alerts, api_read_alert,
@@ -222,6 +220,12 @@ int api_commits_json(struct store *, const char *tree, const char *branch,
  * 0, ERR_NOTFOUND or -1) and GET /api/v1/bisections (newest first, older
  * than cursor, 0: from the newest; 0 or -1). */
 int api_bisect_json(struct store *, int64_t id, json_t **out);
+/* Time to report over the series seen since since (the newest 1000),
+ * per stage (daemon/series_latency.h), as GET /api/v1/latency and the
+ * series page show it; *nseries how many: 0, or a store error. */
+struct series_stage_sum;
+int api_latency_sum(struct store *, int64_t since, struct series_stage_sum *sum,
+    size_t *nseries);
 int api_bisects_json(
     struct store *, int64_t limit, int64_t cursor, json_t **out);
 

@@ -43,14 +43,14 @@ check_inventory(struct ctx *x, json_t *inv)
 	int i;
 
 	if (!json_is_object(inv)) {
-		api_reply_err(x, 400, "field 'inventory': expected an object");
+		reply_err(x, 400, "field 'inventory': expected an object");
 		return -1;
 	}
 	for (i = 0; strs[i]; i++)
 		if ((v = json_object_get(inv, strs[i])) != NULL &&
 		    !json_is_null(v) &&
 		    (!json_is_string(v) || json_string_length(v) > CAP_NAME)) {
-			api_reply_err(x, 400,
+			reply_err(x, 400,
 			    "field 'inventory.%s': expected a string of at "
 			    "most %d bytes",
 			    strs[i], CAP_NAME);
@@ -60,7 +60,7 @@ check_inventory(struct ctx *x, json_t *inv)
 		if ((v = json_object_get(inv, ints[i])) != NULL &&
 		    !json_is_null(v) &&
 		    (!json_is_integer(v) || json_integer_value(v) < 0)) {
-			api_reply_err(x, 400,
+			reply_err(x, 400,
 			    "field 'inventory.%s': expected a non-negative "
 			    "integer",
 			    ints[i]);
@@ -70,12 +70,12 @@ check_inventory(struct ctx *x, json_t *inv)
 		return -1;
 	if (cg != NULL && strcmp(cg, "v1") != 0 && strcmp(cg, "v2") != 0 &&
 	    strcmp(cg, "none") != 0) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "field 'inventory.cgroup': expected v1, v2 or none");
 		return -1;
 	}
 	if (json_dumpb(inv, NULL, 0, JSON_COMPACT) > 64 * 1024) {
-		api_reply_err(x, 400, "field 'inventory': larger than 64 KiB");
+		reply_err(x, 400, "field 'inventory': larger than 64 KiB");
 		return -1;
 	}
 	return 0;
@@ -87,7 +87,7 @@ check_reported_labels(struct ctx *x, json_t *v)
 	size_t i;
 
 	if (!json_is_array(v) || json_array_size(v) > 64) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "field 'labels': expected an array of at most 64 strings");
 		return -1;
 	}
@@ -96,7 +96,7 @@ check_reported_labels(struct ctx *x, json_t *v)
 
 		if (!json_is_string(l) || json_string_length(l) == 0 ||
 		    json_string_length(l) > CAP_NAME) {
-			api_reply_err(x, 400,
+			reply_err(x, 400,
 			    "field 'labels[%zu]': expected a non-empty string",
 			    i);
 			return -1;
@@ -142,7 +142,7 @@ api_runner_register(struct ctx *x)
 	if (api_str_field(x, &name, x->body, "name", CAP_NAME, 0, "") == -1)
 		return;
 	if (strcmp(name, ref->name) != 0) {
-		api_reply_err(x, 403,
+		reply_err(x, 403,
 		    "field 'name': '%s' does not match this token's runner",
 		    name);
 		return;
@@ -181,13 +181,13 @@ api_runner_register(struct ctx *x)
 	json_decref(labels);
 	json_decref(inv);
 	if (r != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	log_info("runner %s registered from %s (host %" PRId64 ")", name,
 	    httpd_peer(x->r), id);
 	sched_notify(x->a->sched);
-	api_reply_json(x, 200,
+	reply_json(x, 200,
 	    json_pack("{s:I, s:I, s:I}", "host_id", (json_int_t)id,
 	        "heartbeat_s", (json_int_t)api_heartbeat_s(x->conf), "lease_s",
 	        (json_int_t)sched_lease_s(x->a->sched)));
@@ -211,12 +211,11 @@ api_runner_heartbeat(struct ctx *x)
 		return;
 	}
 	if (boot_s < 0 || boot_s > 86400) {
-		api_reply_err(
-		    x, 400, "field 'boot_s': expected 0..86400 seconds");
+		reply_err(x, 400, "field 'boot_s': expected 0..86400 seconds");
 		return;
 	}
 	if (job < 0) {
-		api_reply_err(x, 400, "field 'job_id': expected a job id");
+		reply_err(x, 400, "field 'job_id': expected a job id");
 		return;
 	}
 	if (api_str_field(
@@ -227,21 +226,21 @@ api_runner_heartbeat(struct ctx *x)
 	r = sched_heartbeat_boot(
 	    x->a->sched, x->s, &exp, &runs, host, job, progress, boot_s);
 	if (r == ERR_CONFLICT) {
-		api_reply_json(x, 200,
+		reply_json(x, 200,
 		    json_pack("{s:n, s:b, s:n, s:s}", "lease_expires", "cancel",
 		        1, "runs", "reason", store_errmsg(x->s)));
 		return;
 	}
 	if (r != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	if (job == 0)
-		api_reply_json(x, 200,
+		reply_json(x, 200,
 		    json_pack("{s:n, s:b, s:n}", "lease_expires", "cancel", 0,
 		        "runs"));
 	else
-		api_reply_json(x, 200,
+		reply_json(x, 200,
 		    json_pack("{s:I, s:b, s:I}", "lease_expires",
 		        (json_int_t)exp, "cancel", 0, "runs",
 		        (json_int_t)runs));
@@ -288,7 +287,7 @@ api_runner_claim(struct ctx *x)
 			return;
 		}
 		if (wait < 0) {
-			api_reply_err(x, 400, "field 'wait_s': must be >= 0");
+			reply_err(x, 400, "field 'wait_s': must be >= 0");
 			return;
 		}
 		if (wait > sched_claim_wait_s(x->a->sched))
@@ -306,12 +305,12 @@ api_runner_claim(struct ctx *x)
 		log_info("job %" PRId64 " (%s) claimed by %s%s", c.job_id,
 		    c.role, x->runner->ref->name,
 		    c.partner != NULL ? ", with its pair's other job" : "");
-		api_reply_json(x, 200, rows_claim_json(&c));
+		reply_json(x, 200, rows_claim_json(&c));
 		store_claimed_release(&c);
 		return;
 	}
 	if (r != ERR_NOTFOUND) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	pthread_mutex_lock(&x->a->mu);
@@ -342,7 +341,7 @@ parse_metric(struct ctx *x, struct store_metric *m, json_t *o, size_t i)
 
 	snprintf(pfx, sizeof(pfx), "metrics[%zu].", i);
 	if (!json_is_object(o)) {
-		api_reply_err(
+		reply_err(
 		    x, 400, "field 'metrics[%zu]': expected an object", i);
 		return -1;
 	}
@@ -356,20 +355,19 @@ parse_metric(struct ctx *x, struct store_metric *m, json_t *o, size_t i)
 	    api_str_field(x, &m->better, o, "better", 16, 0, pfx) == -1)
 		return -1;
 	if (m->name[0] == '\0') {
-		api_reply_err(x, 400, "field '%sname': empty", pfx);
+		reply_err(x, 400, "field '%sname': empty", pfx);
 		return -1;
 	}
 	/* info: shown, never judged (memcg telemetry, docs/MEMCG.md). */
 	if (strcmp(m->better, "higher") != 0 &&
 	    strcmp(m->better, "lower") != 0 && strcmp(m->better, "info") != 0) {
-		api_reply_err(x, 400,
+		reply_err(x, 400,
 		    "field '%sbetter': expected higher, lower or info", pfx);
 		return -1;
 	}
 	v = json_object_get(o, "value");
 	if (v == NULL || !json_is_number(v)) {
-		api_reply_err(
-		    x, 400, "field '%svalue': expected a number", pfx);
+		reply_err(x, 400, "field '%svalue': expected a number", pfx);
 		return -1;
 	}
 	m->value = json_number_value(v);
@@ -392,11 +390,11 @@ run_reply(struct ctx *x, const struct store_upload *u)
 
 	if (r == 0) {
 		__atomic_add_fetch(&x->a->runs_stored, 1, __ATOMIC_RELAXED);
-		api_reply_json(x, 201, json_pack("{s:b}", "stored", 1));
+		reply_json(x, 201, json_pack("{s:b}", "stored", 1));
 	} else if (r == ERR_EXISTS) {
-		api_reply_json(x, 200, json_pack("{s:b}", "stored", 0));
+		reply_json(x, 200, json_pack("{s:b}", "stored", 0));
 	} else {
-		api_reply_err(
+		reply_err(
 		    x, reply_status_of(r), "%s", msg[0] ? msg : "store error");
 	}
 }
@@ -437,19 +435,19 @@ api_runner_run(struct ctx *x)
 		goto out;
 	if (strcmp(run.status, "ok") != 0 &&
 	    strcmp(run.status, "failed") != 0) {
-		api_reply_err(x, 400, "field 'status': expected ok or failed");
+		reply_err(x, 400, "field 'status': expected ok or failed");
 		goto out;
 	}
 	if (json_object_get(x->body, "duration_s") != NULL &&
 	    !json_is_null(json_object_get(x->body, "duration_s")) &&
 	    run.duration_s < 0) {
-		api_reply_err(x, 400, "field 'duration_s': must be >= 0");
+		reply_err(x, 400, "field 'duration_s': must be >= 0");
 		goto out;
 	}
 	raw = json_object_get(x->body, "raw");
 	if (raw != NULL && !json_is_null(raw)) {
 		if (!json_is_string(raw)) {
-			api_reply_err(x, 400, "field 'raw': expected a string");
+			reply_err(x, 400, "field 'raw': expected a string");
 			goto out;
 		}
 		run.raw = json_string_value(raw);
@@ -459,13 +457,12 @@ api_runner_run(struct ctx *x)
 	pj = json_object_get(x->body, "profile");
 	if (pj != NULL && !json_is_null(pj)) {
 		if (!json_is_object(pj)) {
-			api_reply_err(
+			reply_err(
 			    x, 400, "field 'profile': expected an object");
 			goto out;
 		}
 		if (pwjson_dump_buf(&prof, pj) != 0) {
-			api_reply_err(x, 400,
-			    "field 'profile': more than %d bytes",
+			reply_err(x, 400, "field 'profile': more than %d bytes",
 			    CAP_PROFILE_BLOB);
 			goto out;
 		}
@@ -475,7 +472,7 @@ api_runner_run(struct ctx *x)
 	pj = json_object_get(x->body, "host_state");
 	if (pj != NULL && !json_is_null(pj)) {
 		if (!json_is_object(pj) || pwjson_dump_buf(&hstate, pj) != 0) {
-			api_reply_err(x, 400,
+			reply_err(x, 400,
 			    "field 'host_state': expected an object of at "
 			    "most %d bytes",
 			    CAP_HOST_STATE);
@@ -486,13 +483,12 @@ api_runner_run(struct ctx *x)
 	arr = json_object_get(x->body, "metrics");
 	if (arr != NULL && !json_is_null(arr)) {
 		if (!json_is_array(arr)) {
-			api_reply_err(
-			    x, 400, "field 'metrics': expected an array");
+			reply_err(x, 400, "field 'metrics': expected an array");
 			goto out;
 		}
 		n = json_array_size(arr);
 		if (n > CAP_METRICS_PER_RUN) {
-			api_reply_err(x, 400, "field 'metrics': more than %d",
+			reply_err(x, 400, "field 'metrics': more than %d",
 			    CAP_METRICS_PER_RUN);
 			goto out;
 		}
@@ -554,10 +550,10 @@ api_runner_log(struct ctx *x)
 	r = store_log_append(x->s, &kept, host, job, text, len, api_now_s());
 	free(line);
 	if (r != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	api_reply_json(x, 200, json_pack("{s:I}", "stored", (json_int_t)kept));
+	reply_json(x, 200, json_pack("{s:I}", "stored", (json_int_t)kept));
 }
 
 void
@@ -581,7 +577,7 @@ api_runner_finish(struct ctx *x)
 	} else if (strcmp(status, "failure") == 0) {
 		ok = 0;
 	} else {
-		api_reply_err(
+		reply_err(
 		    x, 400, "field 'status': expected success or failure");
 		return;
 	}
@@ -589,12 +585,12 @@ api_runner_finish(struct ctx *x)
 		return;
 	r = sched_finish(x->a->sched, x->s, host, job, ok, error);
 	if (r != 0) {
-		api_reply_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
 	log_info("job %" PRId64 " finished by %s: %s", job,
 	    x->runner->ref->name, ok ? "success" : "failure");
-	api_reply_json(x, 200,
+	reply_json(x, 200,
 	    json_pack("{s:I, s:s}", "id", (json_int_t)job, "state",
 	        ok ? "success" : "failed"));
 }
@@ -609,7 +605,7 @@ api_runner_pack(struct ctx *x)
 	size_t len = b.len;
 
 	if (status != 200) {
-		api_reply_err(x, status, "%s", err_msg(&x->err));
+		reply_err(x, status, "%s", err_msg(&x->err));
 		return;
 	}
 	httpd_reply_take(

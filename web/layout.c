@@ -1,4 +1,7 @@
+#include <math.h>
 #include <string.h>
+
+#include "analysis/spread.h"
 
 #include "web/html.h"
 #include "web/layout.h"
@@ -82,6 +85,7 @@ static const struct {
 	{ "regressions", "/regressions", "Regressions" },
 	{ "hosts", "/hosts", "Hosts" },
 	{ "jobs", "/jobs", "Jobs" },
+	{ "trees", "/trees", "Trees" },
 	{ "series", "/series", "Series" },
 	{ "bisect", "/bisect", "Bisections" },
 	{ "alerts", "/alerts", "Alerts" },
@@ -286,4 +290,37 @@ layout_cut(struct buf *b, size_t shown, size_t total)
 	return HTML_LIT(b,
 	    " more rows not shown to keep this page small; "
 	    "use the filters, the next page or the JSON API.</p>");
+}
+
+int
+layout_mean_sd(struct buf *b, double mean, double sd)
+{
+	double pct = spread_pct(mean, sd);
+
+	html_si(b, mean);
+	if (!isfinite(mean))
+		return buf_failed(b) ? -1 : 0;
+	HTML_LIT(b, " &plusmn;");
+	if (isfinite(sd))
+		html_si(b, sd);
+	else
+		HTML_LIT(b, "unknown");
+	if (isfinite(pct)) {
+		HTML_LIT(b, " <span class=\"muted\">(");
+		html_num(b, pct, pct < 1 ? 2 : 1);
+		HTML_LIT(b, "%)</span>");
+	}
+	return buf_failed(b) ? -1 : 0;
+}
+
+int
+layout_interval(struct buf *b, double lo, double hi)
+{
+	if (!isfinite(lo) || !isfinite(hi))
+		return buf_failed(b) ? -1 : 0;
+	HTML_LIT(b, "<span class=\"ci-text\">[");
+	html_pct(b, fmin(lo, hi), 2);
+	HTML_LIT(b, ", ");
+	html_pct(b, fmax(lo, hi), 2);
+	return HTML_LIT(b, "]</span>");
 }

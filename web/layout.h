@@ -58,6 +58,16 @@ int layout_target_href(struct buf *, enum view_target, const char *id);
 int layout_pager(struct buf *, const char *path, const char *const *kv,
     size_t nkv, const struct view_pager *);
 
+/*
+ * A side's mean, its sample standard deviation and that in percent of
+ * the mean as LKP's %stddev: "1.23M &plusmn;25.8k (2.1%)" (two decimals
+ * below 1%); "unknown" for an unknown mean.
+ */
+int layout_mean_sd(struct buf *, double mean, double sd);
+/* An interval of percent changes as text: "[-1.20%, +3.40%]"; nothing
+ * when either end is unknown. */
+int layout_interval(struct buf *, double lo, double hi);
+
 /* 1 when the page is too big to take another row (VIEW_ROWS_BUDGET). */
 int layout_full(const struct buf *);
 /* After a list: a note saying total - shown rows were left out, if any. */

@@ -10,6 +10,7 @@
 #include "common/xalloc.h"
 #include "store/alerts.h"
 #include "web/api_int.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -48,7 +49,7 @@ web_alerts(struct ctx *x)
 	f.limit = PAGE_ROWS;
 	f.cursor = cursor;
 	if ((r = store_alert_list(x->s, &a, &n, &f, &more)) != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	rows = xcalloc(n + 1, sizeof(*rows));
@@ -70,5 +71,5 @@ web_alerts(struct ctx *x)
 	view_alerts_render(&b, &v);
 	free(rows);
 	store_alerts_free(a, n);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }

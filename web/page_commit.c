@@ -18,7 +18,6 @@
 #include "analysis/analysis.h"
 #include "analysis/spread.h"
 #include "common/caps.h"
-#include "common/cpufamily.h"
 #include "common/err.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -32,9 +31,11 @@
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/layout.h"
+#include "web/reply.h"
 #include "web/rows.h"
 #include "web/rows_dash.h"
 #include "web/rows_series.h"
+#include "web/sides.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -322,9 +323,6 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 	return 0;
 }
 
-/* The hosts a family summary reads at most (a fleet is dozens). */
-#define FAMILY_HOSTS 1000
-
 /*
  * Each row's CPU family, from its host's CPU model as the runner
  * registered it, when the rows are of two hosts or more (the summary
@@ -333,8 +331,9 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 static int
 rows_families(struct ctx *x, struct cmp_set *c)
 {
-	struct store_hosts hl;
-	size_t i, k;
+	struct web_hosts_facts hosts;
+	const struct web_host_facts *hf;
+	size_t i;
 	int many = 0, r;
 
 	for (i = 1; i < c->n && !many; i++)
@@ -342,24 +341,30 @@ rows_families(struct ctx *x, struct cmp_set *c)
 		    strcmp(c->rows[i].host, c->rows[0].host) != 0;
 	if (!many)
 		return 0;
-	if ((r = store_hosts_get(
-	         x->s, &hl, FAMILY_HOSTS, 0, x->now, x->online_s)) != 0)
+	if ((r = web_hosts_facts_get(x, &hosts)) != 0)
 		return r;
-	for (k = 0; k < hl.n; k++) {
-		json_t *inv = hl.v[k].inventory_json
-		    ? json_loads(hl.v[k].inventory_json, 0, NULL)
-		    : NULL;
-		const char *fam = cpufamily_of(
-		    json_string_value(json_object_get(inv, "cpu_model")));
-
-		for (i = 0; fam && i < c->n; i++)
-			if (c->rows[i].host &&
-			    strcmp(c->rows[i].host, hl.v[k].name) == 0)
-				c->rows[i].family = fam;
-		json_decref(inv);
-	}
-	store_hosts_release(&hl);
+	for (i = 0; i < c->n; i++)
+		if ((hf = web_hosts_facts_find(&hosts, c->rows[i].host)))
+			c->rows[i].family = hf->family;
+	web_hosts_facts_release(&hosts);
 	return 0;
+}
+
+/* Both sides of every pair read (web/sides.h). */
+static int
+cmp_sides(
+    struct ctx *x, const struct cmp_set *c, struct view_side **out, size_t *n)
+{
+	const struct store_pair **pairs =
+	    xcalloc(c->nreads + 1, sizeof(*pairs));
+	size_t i;
+	int r;
+
+	for (i = 0; i < c->nreads; i++)
+		pairs[i] = &c->reads[i]->p;
+	r = web_sides_get(x, pairs, c->nreads, out, n);
+	free(pairs);
+	return r;
 }
 
 /* Rows for a list of pair ids ({"pairs": [...]}), at most a page. */
@@ -672,11 +677,14 @@ web_target_html(
 	struct store_run_metas prof;
 	const struct store_pair *pr;
 	struct view_commit_ref *bases;
+	struct view_side *sides = NULL;
 	size_t np = 0, k;
 	int r;
 
 	snprintf(id, sizeof(id), "%s", rest);
-	if ((r = target_rows(x, kind, id, &c, &info, &sr, &vs)) != 0) {
+	if ((r = target_rows(x, kind, id, &c, &info, &sr, &vs)) != 0 ||
+	    (r = cmp_sides(x, &c, &sides, &v.nsides)) != 0) {
+		free(sides);
 		cmp_set_free(&c);
 		store_series_release(&sr);
 		series_versus_release(&vs);
@@ -684,6 +692,7 @@ web_target_html(
 	}
 	v.kind = kind;
 	v.id = id;
+	v.sides = sides;
 	switch (kind) {
 	case VIEW_COMMIT:
 		ci = json_object_get(info, "commit");
@@ -815,6 +824,7 @@ web_target_html(
 		v.note = no_analysis;
 	view_commit_render(&b, &v);
 	free(bases);
+	free(sides);
 	for (k = 0; shown != NULL && k < 2 * nal; k++)
 		free(shown[k]);
 	free(shown);
@@ -837,14 +847,14 @@ target_page(struct ctx *x, enum view_target kind)
 	int r;
 
 	if (!valid_id(kind, x->rest, &end) || *end != '\0') {
-		web_reply_message(x, 404, "Not found", "no such page");
+		reply_message(x, 404, "Not found", "no such page");
 		return;
 	}
 	if ((r = web_target_html(x, kind, x->rest, &b)) != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 void
@@ -872,19 +882,26 @@ web_target_json(
 	struct cmp_set c = { 0 };
 	struct store_series_row sr = { 0 };
 	struct series_versus vs = { 0 };
+	struct view_side *sides = NULL;
+	size_t nsides = 0;
 	json_t *info;
 	int r;
 
 	*out = NULL;
 	r = target_rows(x, kind, id, &c, &info, &sr, &vs);
+	if (r == 0)
+		r = cmp_sides(x, &c, &sides, &nsides);
 	store_series_release(&sr);
 	series_versus_release(&vs);
 	if (r != 0) {
+		free(sides);
 		cmp_set_free(&c);
 		return r;
 	}
 	*out = kind == VIEW_PAIR ? json_object() : json_deep_copy(info);
+	json_object_set_new(*out, "sides", web_sides_json(sides, nsides));
 	json_object_set_new(*out, "comparisons", rows_json(&c));
+	free(sides);
 	cmp_set_free(&c);
 	return 0;
 }
@@ -897,15 +914,14 @@ target_json(struct ctx *x, enum view_target kind, const char *id)
 	int r;
 
 	if (id == NULL || !valid_id(kind, id, &end) || *end != '\0') {
-		web_reply_json_err(
-		    x, 404, "expected a commit sha or a numeric id");
+		reply_err(x, 404, "expected a commit sha or a numeric id");
 		return;
 	}
 	if ((r = web_target_json(x, kind, id, &o)) != 0) {
-		web_json_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	web_reply_json(x, 200, o);
+	reply_json(x, 200, o);
 }
 
 void
@@ -930,6 +946,6 @@ web_comparisons_json(struct ctx *x)
 	else if (web_q(x, "pair"))
 		target_json(x, VIEW_PAIR, web_q(x, "pair"));
 	else
-		web_reply_json_err(x, 400,
+		reply_err(x, 400,
 		    "parameter 'commit', 'series' or 'pair' is required");
 }

@@ -15,6 +15,7 @@
 #include "store/history.h"
 #include "store/store.h"
 #include "web/api_int.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -308,15 +309,15 @@ web_history(struct ctx *x)
 	if ((r = hist_build(x, &h, &msg)) != 0) {
 		hist_free(&h);
 		if (msg)
-			web_reply_message(x, 400, "Bad request", msg);
+			reply_message(x, 400, "Bad request", msg);
 		else
-			web_page_store_err(x, r);
+			reply_page_store_err(x, r);
 		return;
 	}
 	hist_by_commit(&h);
 	view_history_render(&b, &h.v);
 	hist_free(&h);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 /* The JSON of /api/v1/history from h. */
@@ -375,14 +376,14 @@ web_history_json(struct ctx *x)
 	if ((r = hist_build(x, &h, &msg)) != 0) {
 		hist_free(&h);
 		if (msg)
-			web_reply_json_err(x, 400, msg);
+			reply_err(x, 400, "%s", msg);
 		else
-			web_json_store_err(x, r);
+			reply_store_err(x, r);
 		return;
 	}
 	o = hist_json(&h);
 	hist_free(&h);
-	web_reply_json(x, 200, o);
+	reply_json(x, 200, o);
 }
 
 int

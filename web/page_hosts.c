@@ -12,6 +12,7 @@
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -61,7 +62,7 @@ web_hosts(struct ctx *x)
 	cursor = web_q_cursor(x);
 	r = store_hosts_get(x->s, &l, PAGE_ROWS, cursor, x->now, x->online_s);
 	if (r != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	rows = xcalloc(l.n + 1, sizeof(*rows));
@@ -120,5 +121,5 @@ web_hosts(struct ctx *x)
 		free((void *)rows[i].noise);
 	free(rows);
 	store_hosts_release(&l);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }

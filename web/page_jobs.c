@@ -15,6 +15,7 @@
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -71,7 +72,7 @@ web_jobs(struct ctx *x)
 	v.state = job_state_filter(x);
 	r = store_jobs_get(x->s, &l, v.state, PAGE_ROWS, cursor);
 	if (r != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	rows = xcalloc(l.n + 1, sizeof(*rows));
@@ -93,7 +94,7 @@ web_jobs(struct ctx *x)
 	view_jobs_render(&b, &v);
 	free(rows);
 	store_jobs_release(&l);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 int
@@ -127,7 +128,7 @@ job_page(struct ctx *x, int64_t id)
 	int r;
 
 	if ((r = store_job_get(x->s, &d, id)) != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	snprintf(title, sizeof(title), "Job %lld", (long long)id);
@@ -149,7 +150,7 @@ job_page(struct ctx *x, int64_t id)
 	view_job_render(&b, &v);
 	free(runs);
 	store_job_detail_release(&d);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 /* GET /jobs/ID: its page; GET /jobs/ID/log: the log tail as text. */
@@ -167,12 +168,12 @@ web_job(struct ctx *x)
 		return;
 	}
 	if (id == 0 || strcmp(end, "/log") != 0) {
-		web_reply_message(x, 404, "Not found", "no such page");
+		reply_message(x, 404, "Not found", "no such page");
 		return;
 	}
 	if ((r = web_job_log_text(x->s, id, &b)) != 0) {
 		buf_release(&b);
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	len = b.len;

@@ -10,6 +10,7 @@
 #include "daemon/dconf.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/reply.h"
 #include "web/session.h"
 #include "web/views.h"
 #include "web/web.h"
@@ -36,7 +37,7 @@ login_form(struct ctx *x, int status, const char *error, const char *next)
 	char pre[SESSION_ID_LEN + 1];
 
 	if (session_random_hex(pre, SESSION_ID_LEN / 2) == -1) {
-		web_reply_message(x, 500, "Error", "no randomness");
+		reply_message(x, 500, "Error", "no randomness");
 		return;
 	}
 	set_cookie(x, COOKIE_PRE, pre, 3600);
@@ -44,7 +45,7 @@ login_form(struct ctx *x, int status, const char *error, const char *next)
 	v.error = error;
 	v.next = next;
 	view_login_render(&b, &v);
-	web_reply_page(x, status, &b);
+	reply_page(x, status, &b);
 }
 
 /* Where to go after login: a local path only. */
@@ -97,7 +98,7 @@ web_login_post(struct ctx *x)
 		goto out;
 	}
 	if (session_create(x->a->web->sessions, id, cs, x->now) == -1) {
-		web_reply_message(x, 500, "Error", "no randomness");
+		reply_message(x, 500, "Error", "no randomness");
 		goto out;
 	}
 	set_cookie(x, COOKIE_SESSION, id, SESSION_TTL);

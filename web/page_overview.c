@@ -1,20 +1,23 @@
 /*
  * The overview, GET / and GET /api/v1/overview: the newest commits and
- * pairs with their verdicts, the queue and the hosts (cached for
- * WEB_CACHE_MS).
+ * pairs with their verdicts, the queue and the hosts.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/caps.h"
+#include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "store/dash.h"
+#include "store/pair_change.h"
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/layout.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -50,6 +53,40 @@ struct ov_item {
 	const char *tree, *branch;
 	char id[24];
 };
+
+/*
+ * The size of a badge's regression or improvement: of the pairs it
+ * stands for whose verdict is its own, the largest change.  0, or a
+ * store error.
+ */
+static int
+badge_change(
+    struct ctx *x, struct view_badge *bg, int64_t pair_id, const char *verdict)
+{
+	struct store_pair_change c;
+	int r;
+
+	if (verdict == NULL || bg->verdict == NULL ||
+	    strcmp(bg->verdict, verdict) != 0 ||
+	    (strcmp(verdict, "regression") != 0 &&
+	        strcmp(verdict, "improvement") != 0))
+		return 0;
+	if ((r = store_pair_change_get(x->s, &c, pair_id, verdict)) != 0) {
+		if (r != ERR_NOTFOUND)
+			return r;
+		store_errclear(x->s);
+		return 0;
+	}
+	if (!bg->has_change || fabs(c.change_pct) > fabs(bg->change_pct)) {
+		bg->has_change = 1;
+		bg->change_pct = c.change_pct;
+		bg->metric = c.metric
+		    ? json_string_value(web_keep(x, json_string(c.metric)))
+		    : NULL;
+	}
+	store_pair_change_release(&c);
+	return 0;
+}
 
 /*
  * The view of the overview into v, its items and groups (*out_items,
@@ -141,7 +178,11 @@ overview_build(struct ctx *x, struct view_overview *v,
 		    layout_verdict_rank(it->badges[k].verdict)) {
 			it->badges[k].verdict = verdict;
 			it->badges[k].progress = progress;
+			it->badges[k].has_change = 0;
 		}
+		if ((r = badge_change(
+		         x, &it->badges[k], j->pair_id, verdict)) != 0)
+			return r;
 	}
 	/* Groups: one per tree and branch list, in order of first use;
 	 * items of a group are contiguous because items are re-ordered. */
@@ -222,21 +263,13 @@ web_overview(struct ctx *x)
 	struct view_overview_item *flat;
 	struct store_recent recent;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
-	char *cached;
-	size_t len;
 	int r;
 
-	if ((cached = web_cache_get(x->a->web, CACHE_PAGE, &len)) != NULL) {
-		web_security_headers(x);
-		httpd_reply_take(
-		    x->r, 200, "text/html; charset=utf-8", cached, len);
-		return;
-	}
 	if ((r = overview_build(x, &v, &items, &g, &recent)) != 0) {
 		free(items);
 		free(g);
 		store_recent_release(&recent);
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	flat = flatten(g, v.ngroups, items);
@@ -245,9 +278,7 @@ web_overview(struct ctx *x)
 	free(items);
 	free(g);
 	store_recent_release(&recent);
-	if (!buf_failed(&b))
-		web_cache_put(x->a->web, CACHE_PAGE, b.data, b.len);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 int
@@ -279,12 +310,21 @@ web_overview_doc(struct ctx *x, json_t **out)
 
 			for (m = 0; m < it->nbadges; m++)
 				json_array_append_new(bs,
-				    json_pack("{s:s?, s:s, s:s?}", "bench",
-				        it->badges[m].bench, "verdict",
+				    json_pack("{s:s?, s:s, s:s?, s:o, s:s?}",
+				        "bench", it->badges[m].bench, "verdict",
 				        it->badges[m].verdict
 				            ? it->badges[m].verdict
 				            : "unknown",
-				        "progress", it->badges[m].progress));
+				        "progress", it->badges[m].progress,
+				        "change_pct",
+				        it->badges[m].has_change
+				            ? web_jnumber(
+				                  it->badges[m].change_pct)
+				            : json_null(),
+				        "metric",
+				        it->badges[m].has_change
+				            ? it->badges[m].metric
+				            : NULL));
 			json_array_append_new(arr,
 			    json_pack("{s:s, s:s?, s:s?, s:s?, s:I, s:o}",
 			        "kind",
@@ -313,17 +353,11 @@ void
 web_overview_json(struct ctx *x)
 {
 	json_t *o;
-	size_t len;
-	char *cached;
 	int r;
 
-	if ((cached = web_cache_get(x->a->web, CACHE_JSON, &len)) != NULL) {
-		httpd_reply_take(x->r, 200, "application/json", cached, len);
-		return;
-	}
 	if ((r = web_overview_doc(x, &o)) != 0) {
-		web_json_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	web_reply_json_cached(x, o, CACHE_JSON);
+	reply_json(x, 200, o);
 }

@@ -15,6 +15,7 @@
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
+#include "web/reply.h"
 #include "web/rows_dash.h"
 #include "web/views.h"
 #include "web/web.h"
@@ -59,7 +60,7 @@ web_regressions(struct ctx *x)
 	        .limit = PAGE_ROWS,
 	        .cursor = cursor });
 	if (r != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	rows = xcalloc(l.n + 1, sizeof(*rows));
@@ -103,7 +104,7 @@ web_regressions(struct ctx *x)
 	view_regressions_render(&b, &v);
 	free(rows);
 	store_regressions_release(&l);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }
 
 int
@@ -138,12 +139,12 @@ web_regressions_json(struct ctx *x)
 
 	if (web_q_int(x, &limit, "limit", PAGE_ROWS, 1, PAGE_MAX) == -1 ||
 	    web_q_int(x, &cursor, "cursor", 0, 0, INT64_MAX) == -1) {
-		web_reply_json_err(x, 400,
+		reply_err(x, 400,
 		    "parameters 'limit' (1..500) and 'cursor' take integers");
 		return;
 	}
 	if (web_q(x, "state") && state_filter(x) == NULL) {
-		web_reply_json_err(x, 400,
+		reply_err(x, 400,
 		    "parameter 'state': expected new, acknowledged, invalid or "
 		    "fixed");
 		return;
@@ -151,10 +152,10 @@ web_regressions_json(struct ctx *x)
 	r = web_regressions_doc(x->s, &out, web_q(x, "tree"), web_q(x, "host"),
 	    web_q(x, "bench"), state_filter(x), limit, cursor);
 	if (r != 0) {
-		web_json_store_err(x, r);
+		reply_store_err(x, r);
 		return;
 	}
-	web_reply_json(x, 200, out);
+	reply_json(x, 200, out);
 }
 
 /* "/regressions/ID/triage" -> ID, else 0. */
@@ -176,26 +177,26 @@ web_triage(struct ctx *x)
 	int r;
 
 	if (id == 0) {
-		web_reply_message(x, 404, "Not found", "no such page");
+		reply_message(x, 404, "Not found", "no such page");
 		goto out;
 	}
 	if (web_form(x, "state", &state) != 0 || buf_failed(&state) ||
 	    buf_failed(&note)) {
-		web_reply_message(
+		reply_message(
 		    x, 400, "Bad request", "form field 'state' needed");
 		goto out;
 	}
 	if (web_form(x, "note", &note) != 0)
 		buf_reset(&note);
 	if (buf_failed(&note) || note.len > 1000) {
-		web_reply_message(
+		reply_message(
 		    x, 400, "Bad request", "note: at most 1000 bytes");
 		goto out;
 	}
 	r = store_web_triage(
 	    x->s, id, state.data, note.len ? note.data : NULL, x->now);
 	if (r != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		goto out;
 	}
 	snprintf(loc, sizeof(loc), "/regressions?saved=%lld#r%lld",
@@ -218,32 +219,31 @@ web_triage_json(struct ctx *x)
 	int r;
 
 	if (id == 0) {
-		web_reply_json_err(
-		    x, 404, "expected /api/v1/regressions/ID/triage");
+		reply_err(x, 404, "expected /api/v1/regressions/ID/triage");
 		return;
 	}
 	body = httpd_body(x->r, &len);
 	if ((o = pwjson_parse(body, len, &e)) == NULL) {
-		web_reply_json_err(x, 400, err_msg(&e));
+		reply_err(x, 400, "%s", err_msg(&e));
 		return;
 	}
 	if (!json_is_object(o) || pwjson_only_keys(o, keys, "body", &e) == -1 ||
 	    pwjson_str(&state, o, "state", &e) == -1 ||
 	    pwjson_str_opt(&note, o, "note", &e) == -1) {
-		web_reply_json_err(x, 400,
+		reply_err(x, 400, "%s",
 		    err_msg(&e)[0] ? err_msg(&e) : "expected a JSON object");
 		json_decref(o);
 		return;
 	}
 	if (note && strlen(note) > 1000) {
-		web_reply_json_err(x, 400, "field 'note': at most 1000 bytes");
+		reply_err(x, 400, "field 'note': at most 1000 bytes");
 		json_decref(o);
 		return;
 	}
 	if ((r = store_web_triage(x->s, id, state, note, x->now)) != 0)
-		web_json_store_err(x, r);
+		reply_store_err(x, r);
 	else
-		web_reply_json(x, 200,
+		reply_json(x, 200,
 		    json_pack(
 		        "{s:I, s:s}", "id", (json_int_t)id, "state", state));
 	json_decref(o);

@@ -1,18 +1,25 @@
 /*
  * The series page, GET /series: the list GET /api/v1/series gives, from
- * the same typed read (store_series_list).
+ * the same typed read (store_series_list), under the time to report of
+ * the last days' series that GET /api/v1/latency gives (api_latency_sum).
  */
 #include <stdlib.h>
 
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
+#include "daemon/series_latency.h"
 #include "store/series.h"
 #include "store/store.h"
 #include "web/api_int.h"
+#include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
+
+/* The days of series whose time to report the page sums up, as GET
+ * /api/v1/latency's default. */
+#define LATENCY_DAYS 30
 
 void
 web_series_list(struct ctx *x)
@@ -22,12 +29,14 @@ web_series_list(struct ctx *x)
 	struct store_series_list l;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	int64_t cursor = web_q_cursor(x);
+	struct series_stage_sum sum[SERIES_STAGES];
+	struct view_latency_stage stages[SERIES_STAGES];
 	char next[32];
-	size_t i;
+	size_t i, k, nseries = 0;
 	int r;
 
 	if ((r = store_series_list(x->s, &l, PAGE_ROWS, cursor)) != 0) {
-		web_page_store_err(x, r);
+		reply_page_store_err(x, r);
 		return;
 	}
 	rows = xcalloc(l.n + 1, sizeof(*rows));
@@ -52,8 +61,27 @@ web_series_list(struct ctx *x)
 	v.rows = rows;
 	v.nrows = l.n;
 	web_pager(&v.pager, cursor, l.next_cursor, next);
+	v.latency_days = LATENCY_DAYS;
+	if ((r = api_latency_sum(
+	         x->s, x->now - LATENCY_DAYS * 86400, sum, &nseries)) != 0) {
+		free(rows);
+		store_series_list_release(&l);
+		reply_page_store_err(x, r);
+		return;
+	}
+	for (k = 0; k < SERIES_STAGES; k++) {
+		stages[k].name = series_stages[k].name;
+		stages[k].from = series_stages[k].from;
+		stages[k].to = series_stages[k].to;
+		stages[k].n = (int64_t)sum[k].n;
+		stages[k].median_s = sum[k].median;
+		stages[k].p90_s = sum[k].p90;
+	}
+	v.latency_series = (int64_t)nseries;
+	v.stages = stages;
+	v.nstages = SERIES_STAGES;
 	view_series_list_render(&b, &v);
 	free(rows);
 	store_series_list_release(&l);
-	web_reply_page(x, 200, &b);
+	reply_page(x, 200, &b);
 }

@@ -35,6 +35,7 @@
 #include "web/cache.h"
 #include "web/httpd.h"
 #include "web/render_pool.h"
+#include "web/reply.h"
 #include "web/web.h"
 
 #define RENDERS_MAX 32
@@ -96,7 +97,7 @@ rtask_run(void *arg)
 	int k;
 
 	if ((x->s = api_thread_store(x->a, &x->err)) == NULL)
-		api_reply_err(x, 503, "database: %s", err_msg(&x->err));
+		reply_err(x, 503, "database: %s", err_msg(&x->err));
 	else
 		api_route_call(x, t->rt, 1);
 	if (t->rt->page)

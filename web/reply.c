@@ -1,14 +1,21 @@
 /*
  * Replies and checks shared by the API and the dashboard (web/reply.h).
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
+#include "common/log.h"
+#include "store/store.h"
+#include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/reply.h"
+#include "web/views.h"
+#include "web/web_int.h"
 
 int
 reply_status_of(int err)
@@ -26,9 +33,8 @@ reply_status_of(int err)
 	}
 }
 
-void
-reply_json_take(
-    struct httpd_req *r, int status, json_t *o, reply_keep_fn *keep, void *arg)
+static void
+json_take(struct httpd_req *r, int status, json_t *o)
 {
 	struct buf b = BUF_INIT(CAP_HTTP_REPLY);
 	size_t len;
@@ -38,8 +44,6 @@ reply_json_take(
 		httpd_reply(r, 500, "application/json",
 		    "{\"error\":\"reply too large\"}\n", 28);
 	} else {
-		if (keep != NULL)
-			keep(arg, b.data, b.len);
 		len = b.len;
 		httpd_reply_take(
 		    r, status, "application/json", buf_take(&b), len);
@@ -47,11 +51,78 @@ reply_json_take(
 	json_decref(o);
 }
 
-void
-reply_json_error(struct httpd_req *r, int status, const char *msg)
+static void
+json_error(struct httpd_req *r, int status, const char *msg)
 {
-	reply_json_take(r, status,
-	    json_pack("{s:o}", "error", pwjson_string_lossy(msg)), NULL, NULL);
+	json_take(
+	    r, status, json_pack("{s:o}", "error", pwjson_string_lossy(msg)));
+}
+
+void
+reply_json(struct ctx *x, int status, json_t *o)
+{
+	json_take(x->r, status, o);
+}
+
+void
+reply_err(struct ctx *x, int status, const char *fmt, ...)
+{
+	char msg[CAP_ERRMSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (status >= 500)
+		log_warnx("%s %s: %d %s", httpd_method(x->r), httpd_path(x->r),
+		    status, msg);
+	json_error(x->r, status, msg);
+}
+
+void
+reply_store_err(struct ctx *x, int r)
+{
+	const char *m = store_errmsg(x->s);
+
+	reply_err(x, reply_status_of(r), "%s", m[0] ? m : "store error");
+}
+
+void
+reply_page(struct ctx *x, int status, struct buf *b)
+{
+	size_t len;
+
+	if (buf_failed(b)) {
+		buf_release(b);
+		httpd_reply(x->r, 500, "text/plain; charset=utf-8",
+		    "page too large\n", 15);
+		return;
+	}
+	web_security_headers(x);
+	len = b->len;
+	httpd_reply_take(
+	    x->r, status, "text/html; charset=utf-8", buf_take(b), len);
+}
+
+void
+reply_message(struct ctx *x, int status, const char *title, const char *text)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_message m = { status, title, text };
+
+	view_message_render(&b, &m);
+	reply_page(x, status, &b);
+}
+
+void
+reply_page_store_err(struct ctx *x, int r)
+{
+	int status = reply_status_of(r);
+
+	if (status == 500)
+		log_warnx("web: %s: %s", httpd_path(x->r), store_errmsg(x->s));
+	reply_message(x, status, status == 404 ? "Not found" : "Error",
+	    store_errmsg(x->s));
 }
 
 const char *
@@ -60,7 +131,7 @@ reply_bearer(struct httpd_req *r)
 	const char *h = httpd_header(r, "Authorization");
 
 	if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
-		reply_json_error(r, 401,
+		json_error(r, 401,
 		    "missing bearer token (Authorization: Bearer TOKEN)");
 		return NULL;
 	}

@@ -409,13 +409,27 @@ cix(double v, double extent)
 	return CI_W / 2 + v / extent * (CI_W / 2 - 3);
 }
 
-int
-svg_ci_bar(struct buf *b, double lo, double point, double hi, double min_effect,
-    const char *verdict)
+double
+svg_ci_extent(double lo, double point, double hi, double min_effect)
 {
 	double extent, me = isfinite(min_effect) ? fabs(min_effect) : 0;
 
-	if (!isfinite(lo) || !isfinite(hi)) {
+	if (!isfinite(lo) || !isfinite(hi))
+		return NAN;
+	extent = fmax(fmax(fabs(lo), fabs(hi)), fmax(2 * me, 0.5));
+	if (isfinite(point))
+		extent = fmax(extent, fabs(point));
+	return extent * 1.1;
+}
+
+int
+svg_ci_bar(struct buf *b, double lo, double point, double hi, double min_effect,
+    const char *verdict, double extent)
+{
+	double me = isfinite(min_effect) ? fabs(min_effect) : 0;
+	double own = svg_ci_extent(lo, point, hi, min_effect);
+
+	if (!isfinite(own)) {
 		HTML_LIT(b, "<span class=\"muted\">unknown</span>");
 		return buf_failed(b) ? -1 : 0;
 	}
@@ -425,10 +439,9 @@ svg_ci_bar(struct buf *b, double lo, double point, double hi, double min_effect,
 		lo = hi;
 		hi = t;
 	}
-	extent = fmax(fmax(fabs(lo), fabs(hi)), fmax(2 * me, 0.5));
-	if (isfinite(point))
-		extent = fmax(extent, fabs(point));
-	extent *= 1.1;
+	/* A shared extent never cuts this bar's own numbers off. */
+	if (!isfinite(extent) || extent < own)
+		extent = own;
 	HTML_LIT(b,
 	    "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"cibar\" "
 	    "viewBox=\"0 0 120 16\" width=\"120\" height=\"16\" "
@@ -440,6 +453,8 @@ svg_ci_bar(struct buf *b, double lo, double point, double hi, double min_effect,
 	html_pct(b, point, 2);
 	HTML_LIT(b, ", min effect &#177;");
 	html_num(b, me, 2);
+	HTML_LIT(b, "%; edges &#177;");
+	html_num(b, extent, 2);
 	HTML_LIT(b, "%</title>");
 	if (me > 0) {
 		HTML_LIT(b, "<rect class=\"band\" x=\"");

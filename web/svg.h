@@ -31,10 +31,15 @@ int svg_history(struct buf *, const struct view_history *h);
 /*
  * A small bar for a change's 95% confidence interval [lo, hi] (percent)
  * around the point estimate, drawn over the band +-min_effect so one sees
- * at a glance whether the interval leaves it.  verdict colours the bar.
- * Unknown bounds draw "unknown" instead.
+ * at a glance whether the interval leaves it, with zero marked in the
+ * middle.  verdict colours the bar.  extent is the percent at either
+ * edge: the bars of one table share one (svg_ci_extent's largest) so
+ * they compare; 0 or NAN draws the bar on its own scale.  Unknown bounds
+ * draw "unknown" instead.
  */
 int svg_ci_bar(struct buf *, double lo, double point, double hi,
-    double min_effect, const char *verdict);
+    double min_effect, const char *verdict, double extent);
+/* The extent a bar of these numbers needs to fit (NAN: unknown bounds). */
+double svg_ci_extent(double lo, double point, double hi, double min_effect);
 
 #endif

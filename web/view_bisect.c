@@ -32,7 +32,8 @@ pair_link(struct buf *b, int64_t pair)
 }
 
 static void
-side(struct buf *b, const char *verdict, double pct, int64_t pair)
+side(struct buf *b, const char *verdict, double pct, int64_t pair,
+    const struct view_step_cmp *c)
 {
 	if (verdict == NULL && pair <= 0) {
 		HTML_LIT(b, "<span class=\"muted\">-</span>");
@@ -44,7 +45,29 @@ side(struct buf *b, const char *verdict, double pct, int64_t pair)
 		HTML_LIT(b, " ");
 		html_pct(b, pct, 1);
 	}
+	if (isfinite(c->ci_low) && isfinite(c->ci_high)) {
+		HTML_LIT(b, " ");
+		layout_interval(b, c->ci_low, c->ci_high);
+	}
 	pair_link(b, pair);
+	if (c->n[0] < 0 && c->n[1] < 0)
+		return;
+	/* Each side's mean and spread over its runs. */
+	HTML_LIT(b, "<br><span class=\"step-sides\">");
+	layout_mean_sd(b, c->mean[0], c->sd[0]);
+	HTML_LIT(b, " &rarr; ");
+	layout_mean_sd(b, c->mean[1], c->sd[1]);
+	HTML_LIT(b, " <span class=\"muted\">(");
+	if (c->n[0] >= 0)
+		html_int(b, c->n[0]);
+	else
+		HTML_LIT(b, "?");
+	HTML_LIT(b, " / ");
+	if (c->n[1] >= 0)
+		html_int(b, c->n[1]);
+	else
+		HTML_LIT(b, "?");
+	HTML_LIT(b, " runs)</span></span>");
 }
 
 static void
@@ -155,14 +178,15 @@ view_bisect_render(struct buf *b, const struct view_bisect *v)
 		HTML_LIT(b, "</td><td><b>");
 		html_text_trunc(b, x->cls ? x->cls : "measuring", 16);
 		HTML_LIT(b, "</b></td><td>");
-		side(b, x->vs_good, x->vs_good_pct, x->good_pair);
+		side(b, x->vs_good, x->vs_good_pct, x->good_pair, &x->good_cmp);
 		HTML_LIT(b, "</td><td>");
-		side(b, x->vs_bad, x->vs_bad_pct, x->bad_pair);
+		side(b, x->vs_bad, x->vs_bad_pct, x->bad_pair, &x->bad_cmp);
 		HTML_LIT(b, "</td><td>");
 		html_text_trunc(b, x->note, VIEW_NOTE_CHARS);
 		HTML_LIT(b, "</td></tr>\n");
 	}
 	HTML_LIT(b, "</table>\n");
 	layout_cut(b, i, v->nsteps);
+	view_sides_table(b, v->sides, v->nsides, 1);
 	return layout_end(b);
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/spread.h"
 #include "common/xalloc.h"
 
 #include "web/html.h"
@@ -443,62 +442,54 @@ view_commit_i_group_row(struct buf *b, const struct view_cmp_row *r,
 #define CMP_COLS 11
 
 static void
-cmp_head(struct buf *b)
+cmp_head(struct buf *b, double extent)
 {
 	HTML_LIT(b,
 	    "<table class=\"cmp\"><tr><th>metric</th><th>base median</th>"
-	    "<th title=\"mean &plusmn; sample standard deviation in "
-	    "percent of the mean (%stddev)\">mean &plusmn;%stddev</th>"
-	    "<th>candidate median</th>"
-	    "<th title=\"mean &plusmn; sample standard deviation in "
-	    "percent of the mean (%stddev)\">mean &plusmn;%stddev</th>"
-	    "<th>change</th><th>95% CI</th>"
-	    "<th>p</th><th>verdict</th><th>runs</th><th>links</th>"
+	    "<th title=\"mean &plusmn; sample standard deviation (in "
+	    "percent of the mean: %stddev)\">mean &plusmn;sd "
+	    "(%stddev)</th><th>candidate median</th>"
+	    "<th title=\"mean &plusmn; sample standard deviation (in "
+	    "percent of the mean: %stddev)\">mean &plusmn;sd "
+	    "(%stddev)</th>"
+	    "<th>change</th><th>95% CI");
+	/* The bars' one scale: zero in the middle, this at either edge. */
+	if (isfinite(extent)) {
+		HTML_LIT(b, " <span class=\"muted ci-scale\">bar &plusmn;");
+		html_num(b, extent, extent < 10 ? 1 : 0);
+		HTML_LIT(b, "%</span>");
+	}
+	HTML_LIT(b,
+	    "</th><th>p</th><th>verdict</th><th>runs</th><th>links</th>"
 	    "</tr>\n");
 }
 
-/* A side's mean and its %stddev as LKP writes them: "1.23M &plusmn;2.1%"
- * (two decimals below 1%). */
 static void
 mean_cell(struct buf *b, double mean, double sd)
 {
-	double pct = spread_pct(mean, sd);
-
 	HTML_LIT(b, "<td class=\"n mean\">");
-	html_si(b, mean);
-	if (isfinite(mean)) {
-		HTML_LIT(b, " <span class=\"muted\">&plusmn;");
-		if (isfinite(pct)) {
-			html_num(b, pct, pct < 1 ? 2 : 1);
-			HTML_LIT(b, "%");
-		} else
-			HTML_LIT(b, "unknown");
-		HTML_LIT(b, "</span>");
-	}
+	layout_mean_sd(b, mean, sd);
 	HTML_LIT(b, "</td>");
 }
 
 /* The interval as text, "[-1.20%, +3.40%]", over its bar (one above
  * the other: the table has eleven columns to fit in a window). */
 static void
-ci_cell(struct buf *b, const struct view_cmp_row *r)
+ci_cell(struct buf *b, const struct view_cmp_row *r, double extent)
 {
 	HTML_LIT(b, "<td class=\"nw\">");
 	if (isfinite(r->ci_low) && isfinite(r->ci_high)) {
-		HTML_LIT(b, "<span class=\"ci-text\">[");
-		html_pct(b, fmin(r->ci_low, r->ci_high), 2);
-		HTML_LIT(b, ", ");
-		html_pct(b, fmax(r->ci_low, r->ci_high), 2);
-		HTML_LIT(b, "]</span><br>");
+		layout_interval(b, r->ci_low, r->ci_high);
+		HTML_LIT(b, "<br>");
 	}
-	svg_ci_bar(
-	    b, r->ci_low, r->change_pct, r->ci_high, r->min_effect, r->verdict);
+	svg_ci_bar(b, r->ci_low, r->change_pct, r->ci_high, r->min_effect,
+	    r->verdict, extent);
 	HTML_LIT(b, "</td>");
 }
 
 static void
-cmp_row(
-    struct buf *b, const struct view_commit *v, const struct view_cmp_row *r)
+cmp_row(struct buf *b, const struct view_commit *v,
+    const struct view_cmp_row *r, double extent)
 {
 	HTML_LIT(b, "<tr><td><a href=\"");
 	view_commit_i_history_href(b, v, r);
@@ -521,7 +512,7 @@ cmp_row(
 	HTML_LIT(b, "<td class=\"n\">");
 	view_commit_i_change_cell(b, r);
 	HTML_LIT(b, "</td>");
-	ci_cell(b, r);
+	ci_cell(b, r, extent);
 	HTML_LIT(b, "<td class=\"n\">");
 	if (isfinite(r->p) && r->p < 0.0001)
 		HTML_LIT(b, "&lt;0.0001");
@@ -540,8 +531,9 @@ cmp_row(
 	HTML_LIT(b, "</td></tr>\n");
 }
 
-/* Rows of rows[] picked by want(), in row_order, as one grouped table.
- * Returns the number of rows that matched. */
+/* Rows of rows[] picked by want(), in row_order, as one grouped table
+ * whose interval bars share one scale.  Returns the number of rows that
+ * matched. */
 static size_t
 cmp_table(struct buf *b, const struct view_commit *v,
     const struct view_cmp_row **sorted, size_t n,
@@ -549,17 +541,26 @@ cmp_table(struct buf *b, const struct view_commit *v,
 {
 	const struct view_cmp_row *prev = NULL;
 	size_t i, shown = 0, total = 0;
+	/* One scale for the table's bars: the widest one's. */
+	double extent = NAN, e;
 
-	for (i = 0; i < n; i++)
-		total += want(sorted[i]) != 0;
+	for (i = 0; i < n; i++) {
+		if (!want(sorted[i]))
+			continue;
+		total++;
+		e = svg_ci_extent(sorted[i]->ci_low, sorted[i]->change_pct,
+		    sorted[i]->ci_high, sorted[i]->min_effect);
+		if (isfinite(e) && !(e <= extent))
+			extent = e;
+	}
 	if (total == 0)
 		return 0;
-	cmp_head(b);
+	cmp_head(b, extent);
 	for (i = 0; i < n && !layout_full(b); i++) {
 		if (!want(sorted[i]))
 			continue;
 		view_commit_i_group_row(b, sorted[i], prev, CMP_COLS);
-		cmp_row(b, v, sorted[i]);
+		cmp_row(b, v, sorted[i], extent);
 		prev = sorted[i];
 		shown++;
 	}
@@ -715,6 +716,7 @@ view_commit_render(struct buf *b, const struct view_commit *v)
 
 	layout_begin(b, v->title ? v->title : v->id, NULL);
 	head(b, v);
+	view_sides_table(b, v->sides, v->nsides, v->kind != VIEW_PAIR);
 	if (v->nrows) {
 		sorted = xreallocarray(NULL, v->nrows, sizeof(*sorted));
 		for (i = 0; i < v->nrows; i++)

@@ -59,6 +59,17 @@ item_row(struct buf *b, const struct view_overview_item *it)
 		html_text_trunc(b, bg->bench, VIEW_NAME_CHARS);
 		HTML_LIT(b, "</span>");
 		layout_badge(b, bg->verdict, bg->progress);
+		if (bg->has_change) {
+			/* By how much: the metric that changed most. */
+			HTML_LIT(b, " <span class=\"change\">");
+			html_pct(b, bg->change_pct, 1);
+			if (bg->metric) {
+				HTML_LIT(b, " <span class=\"muted\">");
+				html_text_trunc(b, bg->metric, VIEW_NAME_CHARS);
+				HTML_LIT(b, "</span>");
+			}
+			HTML_LIT(b, "</span>");
+		}
 		HTML_LIT(b, " ");
 	}
 	if (it->nbadges > 16)

@@ -55,6 +55,47 @@ row(struct buf *b, const struct view_series_item *s)
 	HTML_LIT(b, "</td></tr>\n");
 }
 
+/* Time to report: the median and 90th percentile of each stage. */
+static void
+latency(struct buf *b, const struct view_series_list *v)
+{
+	size_t k;
+
+	HTML_LIT(b, "<h2>Time to report</h2>\n<p class=\"muted\">Of the ");
+	html_int(b, v->latency_series);
+	HTML_LIT(b, " series seen in the last ");
+	html_int(b, v->latency_days);
+	HTML_LIT(b,
+	    " days, each stage's median and 90th percentile.</p>\n"
+	    "<table class=\"latency\"><tr><th>stage</th><th>from</th>"
+	    "<th>to</th><th>series</th><th>median</th><th>90th "
+	    "percentile</th></tr>\n");
+	for (k = 0; k < v->nstages; k++) {
+		const struct view_latency_stage *s = &v->stages[k];
+
+		HTML_LIT(b, "<tr><th scope=\"row\">");
+		html_text_trunc(b, s->name, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</th><td>");
+		html_text_trunc(b, s->from, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</td><td>");
+		html_text_trunc(b, s->to, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</td><td class=\"n\">");
+		html_int(b, s->n);
+		HTML_LIT(b, "</td><td class=\"n\">");
+		if (s->n > 0) {
+			html_ago(b, s->median_s);
+			HTML_LIT(b, "</td><td class=\"n\">");
+			html_ago(b, s->p90_s);
+		} else
+			HTML_LIT(b,
+			    "<span class=\"muted\">unknown</span></td>"
+			    "<td class=\"n\"><span class=\"muted\">unknown"
+			    "</span>");
+		HTML_LIT(b, "</td></tr>\n");
+	}
+	HTML_LIT(b, "</table>\n");
+}
+
 int
 view_series_list_render(struct buf *b, const struct view_series_list *v)
 {
@@ -75,5 +116,7 @@ view_series_list_render(struct buf *b, const struct view_series_list *v)
 		layout_cut(b, i, v->nrows);
 	}
 	layout_pager(b, "/series", NULL, 0, &v->pager);
+	if (v->nstages)
+		latency(b, v);
 	return layout_end(b);
 }

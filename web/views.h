@@ -63,6 +63,11 @@ struct view_badge {
 	const char *bench;    /* job name */
 	const char *verdict;  /* worst verdict of its comparisons */
 	const char *progress; /* "run 3/10" while running, else NULL */
+	/* A regression's or improvement's size: the change of the metric
+	 * that changed most (has_change 0: none shown). */
+	int has_change;
+	double change_pct;
+	const char *metric;
 };
 
 struct view_overview_item {
@@ -178,6 +183,29 @@ struct view_commit_ref {
 	const char *sha, *subject;
 };
 
+/*
+ * One side of one pair as a comparison page names it: what ran where.
+ * kernel is the build its runs report (daemon/kfacts.h's line) or, when
+ * none did, the host's running kernel; runs and rounds -1 unknown.
+ */
+struct view_side {
+	int64_t pair_id;
+	const char *job, *point;
+	const char *role; /* "base" or "candidate" */
+	struct view_commit_ref commit;
+	const char *tree;
+	const char *host, *cpu_model, *family;
+	const char *kernel;
+	int64_t runs, rounds;
+};
+
+/* Sides at most on a page; the JSON API lists them all. */
+#define VIEW_SIDES 40
+
+/* The sides table of a comparison page (with_pair: a pair column). */
+void view_sides_table(
+    struct buf *b, const struct view_side *sides, size_t n, int with_pair);
+
 struct view_commit {
 	enum view_target kind;
 	const char *id;
@@ -191,6 +219,9 @@ struct view_commit {
 	const struct view_commit_ref *bases;
 	size_t nbases;
 	struct view_commit_ref cand;
+	/* Each side of each pair shown, base then candidate. */
+	const struct view_side *sides;
+	size_t nsides;
 	/* Commit page: the series whose tip it is (0: none), its title. */
 	int64_t series_id;
 	const char *series_title;
@@ -293,6 +324,14 @@ struct view_regressions {
 	const char *flash; /* a message after a triage post, or NULL */
 };
 
+/* A bisection step's comparison of the bisected metric: its interval,
+ * each side's mean and sd (NAN unknown) and runs (-1 unknown). */
+struct view_step_cmp {
+	double ci_low, ci_high;
+	double mean[2], sd[2];
+	int64_t n[2];
+};
+
 /* A bisection of a regression, with its steps (daemon/bisect.c). */
 struct view_bisect_step {
 	const char *kind; /* step, verify-parent, verify-revert */
@@ -302,6 +341,7 @@ struct view_bisect_step {
 	double vs_good_pct, vs_bad_pct; /* NAN unknown */
 	const char *note;
 	int64_t good_pair, bad_pair; /* 0 none */
+	struct view_step_cmp good_cmp, bad_cmp;
 };
 
 struct view_bisect {
@@ -318,6 +358,9 @@ struct view_bisect {
 	const char *verify_parent, *verify_revert, *revert;
 	const struct view_bisect_step *steps;
 	size_t nsteps;
+	/* Both sides of each step's pairs, in step order. */
+	const struct view_side *sides;
+	size_t nsides;
 };
 
 /* Hosts. */
@@ -352,6 +395,41 @@ struct view_noise {
 struct view_hosts {
 	int64_t now;
 	const struct view_host *rows;
+	size_t nrows;
+	struct view_pager pager;
+};
+
+/* Trees: what the watcher fetched, with each branch it follows. */
+struct view_tree_branch {
+	const char *branch, *tip, *state, *error; /* tip NULL: none yet */
+	int64_t commits, updated;                 /* updated 0: unknown */
+};
+
+struct view_tree {
+	const char *name, *url;
+	const char *status; /* pending, ok, warning, error, unwatched */
+	const char *last_error;
+	int64_t last_fetch, last_ok; /* 0: never */
+	int64_t failures, commits;
+	const struct view_tree_branch *branches;
+	size_t nbranches;
+};
+
+struct view_trees {
+	const struct view_tree *rows;
+	size_t nrows;
+	struct view_pager pager;
+};
+
+/* Commits the watcher recorded, newest first, of a tree and branch. */
+struct view_commit_item {
+	const char *sha, *subject, *author, *branches;
+	int64_t time; /* the commit date, 0 unknown */
+};
+
+struct view_commits {
+	const char *tree, *branch; /* filters, NULL = any */
+	const struct view_commit_item *rows;
 	size_t nrows;
 	struct view_pager pager;
 };
@@ -398,10 +476,22 @@ struct view_series_item {
 	int64_t time;
 };
 
+/* Time to report over recent series: per stage (posted to seen, ...),
+ * how many series know it, its median and 90th percentile in seconds. */
+struct view_latency_stage {
+	const char *name, *from, *to;
+	int64_t n, median_s, p90_s;
+};
+
 struct view_series_list {
 	const struct view_series_item *rows;
 	size_t nrows;
 	struct view_pager pager;
+	/* The last days' time to report (GET /api/v1/latency): nstages 0
+	 * for none. */
+	int64_t latency_days, latency_series;
+	const struct view_latency_stage *stages;
+	size_t nstages;
 };
 
 /* The bisections page: one row a bisection (view_bisect, no steps). */
@@ -435,6 +525,9 @@ int view_alerts_render(struct buf *out, const struct view_alerts *);
 int view_job_render(struct buf *out, const struct view_job_page *);
 /* view_series_list.c */
 int view_series_list_render(struct buf *out, const struct view_series_list *);
+/* /trees and /commits: what the watcher fetched. */
+int view_trees_render(struct buf *out, const struct view_trees *);
+int view_commits_render(struct buf *out, const struct view_commits *);
 /* view_bisects.c */
 int view_bisects_render(struct buf *out, const struct view_bisects *);
 

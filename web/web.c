@@ -1,6 +1,6 @@
 /*
  * The dashboard's shared part (web/web.h, web/web_int.h): the state kept
- * across requests (sessions, the overview's cache), the small helpers of
+ * across requests (sessions), the small helpers of
  * the page files (web/page_*.c), their replies, the admin session, and
  * what web/api.c calls around a dashboard route.
  */
@@ -34,54 +34,16 @@ web_new(void)
 	struct web *w = xcalloc(1, sizeof(*w));
 
 	w->sessions = session_table_new();
-	pthread_mutex_init(&w->mu, NULL);
 	return w;
 }
 
 void
 web_free(struct web *w)
 {
-	int i;
-
 	if (w == NULL)
 		return;
 	session_table_free(w->sessions);
-	for (i = 0; i < CACHE_N; i++)
-		free(w->cache[i].body);
-	pthread_mutex_destroy(&w->mu);
 	free(w);
-}
-
-/* A copy of a fresh cached body, or NULL. */
-char *
-web_cache_get(struct web *w, int slot, size_t *len)
-{
-	char *copy = NULL;
-
-	pthread_mutex_lock(&w->mu);
-	if (w->cache[slot].body &&
-	    w->cache[slot].expires_ms > clock_mono_ms()) {
-		*len = w->cache[slot].len;
-		copy = xmalloc(*len + 1);
-		memcpy(copy, w->cache[slot].body, *len + 1);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return copy;
-}
-
-void
-web_cache_put(struct web *w, int slot, const char *body, size_t len)
-{
-	char *copy = xmalloc(len + 1);
-
-	memcpy(copy, body, len);
-	copy[len] = '\0';
-	pthread_mutex_lock(&w->mu);
-	free(w->cache[slot].body);
-	w->cache[slot].body = copy;
-	w->cache[slot].len = len;
-	w->cache[slot].expires_ms = clock_mono_ms() + WEB_CACHE_MS;
-	pthread_mutex_unlock(&w->mu);
 }
 
 /* ---- small helpers -------------------------------------------------- */
@@ -286,83 +248,6 @@ web_security_headers(struct ctx *x)
 }
 
 void
-web_reply_page(struct ctx *x, int status, struct buf *b)
-{
-	size_t len;
-
-	if (buf_failed(b)) {
-		buf_release(b);
-		httpd_reply(x->r, 500, "text/plain; charset=utf-8",
-		    "page too large\n", 15);
-		return;
-	}
-	web_security_headers(x);
-	len = b->len;
-	httpd_reply_take(
-	    x->r, status, "text/html; charset=utf-8", buf_take(b), len);
-}
-
-void
-web_reply_message(
-    struct ctx *x, int status, const char *title, const char *text)
-{
-	struct buf b = BUF_INIT(CAP_HTML_PAGE);
-	struct view_message m = { status, title, text };
-
-	view_message_render(&b, &m);
-	web_reply_page(x, status, &b);
-}
-
-void
-web_reply_json(struct ctx *x, int status, json_t *o)
-{
-	reply_json_take(x->r, status, o, NULL, NULL);
-}
-
-static void
-keep_cached(void *arg, const char *body, size_t len)
-{
-	struct ctx *x = arg;
-
-	web_cache_put(x->a->web, x->cache_slot, body, len);
-}
-
-/* reply_json for 200, keeping a copy in the cache slot. */
-void
-web_reply_json_cached(struct ctx *x, json_t *o, int slot)
-{
-	x->cache_slot = slot;
-	reply_json_take(x->r, 200, o, keep_cached, x);
-}
-
-void
-web_reply_json_err(struct ctx *x, int status, const char *msg)
-{
-	reply_json_error(x->r, status, msg);
-}
-
-void
-web_page_store_err(struct ctx *x, int r)
-{
-	int status = reply_status_of(r);
-
-	if (status == 500)
-		log_warnx("web: %s: %s", httpd_path(x->r), store_errmsg(x->s));
-	web_reply_message(x, status, status == 404 ? "Not found" : "Error",
-	    store_errmsg(x->s));
-}
-
-void
-web_json_store_err(struct ctx *x, int r)
-{
-	int status = reply_status_of(r);
-
-	if (status == 500)
-		log_warnx("web: %s: %s", httpd_path(x->r), store_errmsg(x->s));
-	web_reply_json_err(x, status, store_errmsg(x->s));
-}
-
-void
 web_redirect(struct ctx *x, const char *location)
 {
 	httpd_reply_header(x->r, "Location", location);
@@ -424,7 +309,7 @@ web_session_head_ok(struct ctx *x)
 {
 	if (x->admin)
 		return 0;
-	web_reply_message(x, 403, "Forbidden",
+	reply_message(x, 403, "Forbidden",
 	    "log in as admin, and post the form from the page (CSRF "
 	    "token missing or wrong)");
 	return -1;
@@ -435,7 +320,7 @@ web_session_ok(struct ctx *x)
 {
 	if (csrf_ok(x))
 		return 0;
-	web_reply_message(x, 403, "Forbidden",
+	reply_message(x, 403, "Forbidden",
 	    "log in as admin, and post the form from the page (CSRF "
 	    "token missing or wrong)");
 	return -1;

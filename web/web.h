@@ -16,15 +16,12 @@
 struct ctx;
 
 /*
- * State kept across requests: admin sessions and a one-second cache of
- * the overview (the page every visitor loads first, and the costliest:
- * its counts scan the jobs table).  Thread-safe.
+ * State kept across requests: admin sessions (the overview, as every
+ * public page, is kept by the reply cache, web/cache.h).  Thread-safe.
  */
 struct web;
 struct web *web_new(void);   /* never NULL */
 void web_free(struct web *); /* NULL ok */
-
-#define WEB_CACHE_MS 1000
 
 /* The request's admin session (its cookie) and the replies its views
  * borrow strings from (x->keep); web_end() releases them. */
@@ -46,6 +43,8 @@ void web_regressions(struct ctx *);      /* GET /regressions */
 void web_bisect(struct ctx *);           /* GET /bisect/{id} */
 void web_bisects(struct ctx *);          /* GET /bisect */
 void web_series_list(struct ctx *);      /* GET /series */
+void web_trees(struct ctx *);            /* GET /trees */
+void web_commits(struct ctx *);          /* GET /commits */
 void web_alerts(struct ctx *);           /* GET /alerts */
 void web_triage(struct ctx *);           /* POST /regressions/{id}/triage */
 void web_hosts(struct ctx *);            /* GET /hosts */

@@ -29,21 +29,10 @@ struct session_table;
 #define PAIRS_PER_PAGE 40 /* pairs of one commit or series */
 #define FORM_FIELD_MAX 4096
 
-enum { CACHE_PAGE, CACHE_JSON, CACHE_N };
-
 struct web {
 	struct session_table *sessions;
-	pthread_mutex_t mu; /* the cache */
-	struct {
-		char *body;
-		size_t len;
-		int64_t expires_ms; /* monotonic */
-	} cache[CACHE_N];
 };
 
-/* A copy of a fresh cached body, or NULL. */
-char *web_cache_get(struct web *w, int slot, size_t *len);
-void web_cache_put(struct web *w, int slot, const char *body, size_t len);
 /* A query parameter, NULL when absent or empty. */
 const char *web_q(struct ctx *x, const char *key);
 json_t *web_keep(struct ctx *x, json_t *o);
@@ -92,7 +81,13 @@ int web_history_doc(struct store *, const struct store_history_q *q,
 /* What GET /jobs/{id}/log answers: the job's log tail appended to out.
  * 0, or a store error. */
 int web_job_log_text(struct store *, int64_t id, struct buf *out);
-/* What GET /api/v1/overview answers (uncached): 0 with *out the
+/* What GET /api/v1/bisect/{id} answers, from the read its page makes:
+ * the bisection, its steps each with its two comparisons of the
+ * bisected metric ("vs_good_cmp", "vs_bad_cmp": interval, each side's
+ * mean, sd and runs) and each step pair's "sides".  0 with *out the
+ * caller's, or a store error.  Borrows from x->keep. */
+int web_bisect_json(struct ctx *x, int64_t id, json_t **out);
+/* What GET /api/v1/overview answers: 0 with *out the
  * caller's, or a store error.  Borrows from x->keep. */
 int web_overview_doc(struct ctx *x, json_t **out);
 /* What GET /api/v1/regressions answers for these filters (NULL: any):
@@ -108,15 +103,7 @@ void web_cookie(struct ctx *x, const char *name, char *out, size_t len);
  */
 int web_form(struct ctx *x, const char *key, struct buf *out);
 void web_security_headers(struct ctx *x);
-void web_reply_page(struct ctx *x, int status, struct buf *b);
-void web_reply_message(
-    struct ctx *x, int status, const char *title, const char *text);
-void web_reply_json(struct ctx *x, int status, json_t *o);
-/* reply_json for 200, keeping a copy in the cache slot. */
-void web_reply_json_cached(struct ctx *x, json_t *o, int slot);
-void web_reply_json_err(struct ctx *x, int status, const char *msg);
-void web_page_store_err(struct ctx *x, int r);
-void web_json_store_err(struct ctx *x, int r);
+
 void web_redirect(struct ctx *x, const char *location);
 /* 1 when token is the admin token. */
 int web_is_admin_token(struct ctx *x, const char *token);

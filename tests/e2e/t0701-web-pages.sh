@@ -19,15 +19,17 @@ ADM=$(token_of admin)
 web_wait_verdicts 3 || { fail verdicts "no verdicts from the daemon"; finish; }
 
 web_heartbeat
+# The overview's badge says by how much: the ops change of pair 3.
 page web_overview / 'hosts online: <b>1</b>' 'href="/pair/3"' \
-    'Submitted pairs' 'badge v-regression' 'new regressions: <b>1</b>'
-# Each side's mean and %stddev beside its median (ops 1000, 1007, 1014:
-# mean 1007, sd 7, 0.70%; the candidate's 907, 0.77%), the interval as
-# text beside its bar, the runs per side and the rounds.
+    'Submitted pairs' 'badge v-regression' 'new regressions: <b>1</b>' \
+    'regression</span> <span class="change">-9.9% <span class="muted">ops</span></span>'
+# Each side's mean, sd and %stddev beside its median (ops 1000, 1007,
+# 1014: mean 1007, sd 7, 0.70%; the candidate's 907, 7, 0.77%), the
+# interval as text beside its bar, the runs per side and the rounds.
 page web_pair /pair/3 'badge v-regression' '-9.93%' 'class="cibar"' \
     '&lt;script&gt;alert(1)&lt;/script&gt;' '/api/v1/jobs/6/runs/2/raw' \
-    'latency_p99' '<td class="n mean">1007 <span class="muted">&plusmn;0.70%</span></td>' \
-    '<td class="n mean">907 <span class="muted">&plusmn;0.77%</span></td>' \
+    'latency_p99' '<td class="n mean">1007 &plusmn;7 <span class="muted">(0.70%)</span></td>' \
+    '<td class="n mean">907 &plusmn;7 <span class="muted">(0.77%)</span></td>' \
     '<span class="ci-text">[-' '<td class="n">3 / 3</td>' \
     '<tr><th>rounds</th><td class="cost">1</td></tr>'
 page web_pair_unchanged /pair/1 'badge v-unchanged' 'latency_p99'

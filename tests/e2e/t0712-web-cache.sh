@@ -85,9 +85,14 @@ check "the_pair_page_shows_it_at_once" \
     grep -q '4242' <(curl -s "$PW_URL/pair/$pair")
 check "the_old_pair_page_had_it_not" bash -c "! grep -q 4242 '$PW_TMP/p1'"
 
-# 3. A finish shows on the jobs page and in the overview's counts.
+# 3. A finish shows on the jobs page and in the overview's counts, the
+# overview being kept by the same cache as every page.
 get "/jobs?state=success" "$PW_TMP/j1" >/dev/null
 get "/jobs?state=success" "$PW_TMP/j1b" >/dev/null
+for k in 1 2; do
+	get / "$PW_TMP/o$k.html" >/dev/null
+	get /api/v1/overview "$PW_TMP/o$k.json" >/dev/null
+done
 http POST "/api/v1/jobs/$job/runs" "$PW_TOKENS/r1.token" \
     '{"index":1,"status":"ok","metrics":[{"name":"ops","value":4242.5,"better":"higher"}]}' >/dev/null
 http POST "/api/v1/jobs/$job/finish" "$PW_TOKENS/r1.token" '{"status":"success"}' >/dev/null
@@ -96,6 +101,14 @@ check "the_jobs_page_before_the_finish_lists_no_job" \
     bash -c "! grep -q 'href=\"/jobs/$job\"' '$PW_TMP/j1'"
 check "the_jobs_page_lists_the_finished_job_at_once" \
     grep -q "href=\"/jobs/$job\"" "$PW_TMP/j2"
+get / "$PW_TMP/o3.html" >/dev/null
+get /api/v1/overview "$PW_TMP/o3.json" >/dev/null
+check "the_overview_before_the_finish_counts_it_running" \
+    grep -qF 'running: <b>1</b>' "$PW_TMP/o1.html"
+check "the_overview_counts_the_finish_at_once" \
+    grep -qF 'running: <b>0</b>' "$PW_TMP/o3.html"
+check "the_overview_json_counts_the_finish_at_once" \
+    test "$(jfield running <"$PW_TMP/o1.json") $(jfield running <"$PW_TMP/o3.json")" = "1 0"
 # The counts (the store's counts table, kept by triggers) follow.
 m=$(curl -s "$PW_URL/metrics")
 check "counts_follow ($(grep -E '^perfwatch_(runs|jobs)' <<<"$m" | tr '\n' ' '))" \

@@ -3,7 +3,7 @@
 # (No runner process and no host state: the runs are uploaded through
 # the runner API by this script, as a runner of a kernel job would.)
 # What a kernel developer quotes beside a median (LKP's reports): each
-# side's mean and %stddev, the 95% interval as text, the runs of each
+# side's mean, sd and %stddev, the 95% interval as text, the runs of each
 # side, and what the pair cost: its rounds and, for a kernel job, the
 # boots each side took.  A real daemon watches a git tree; a kernel job
 # (kernel: in its file) in 3 rounds of one run each is measured between
@@ -101,8 +101,8 @@ c = [c for c in json.load(open(sys.argv[1]))["comparisons"] if c["metric"] == "o
 lo, hi = sorted((c["ci_low"], c["ci_high"]))
 print("[%+.2f%%, %+.2f%%]" % (lo, hi))' "$PW_TMP/pair.json")
 
-means=('<td class="n mean">12 <span class="muted">&plusmn;16.7%</span></td>'
-    '<td class="n mean">22 <span class="muted">&plusmn;9.1%</span></td>'
+means=('<td class="n mean">12 &plusmn;2 <span class="muted">(16.7%)</span></td>'
+    '<td class="n mean">22 &plusmn;2 <span class="muted">(9.1%)</span></td>'
     "<span class=\"ci-text\">$ci</span>" '<td class="n">3 / 3</td>')
 page pair_page_side_stats "/pair/$pair" "${means[@]}" \
     '<tr><th>rounds</th><td class="cost">3 ' \

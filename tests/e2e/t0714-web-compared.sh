@@ -10,8 +10,9 @@
 # (sha linked to the commit page, subject escaped), the commit page's
 # "compared with" row names the base's sha and subject, the series tip's
 # commit page links its series, and /regressions links the series of a
-# series' regression.  `perfwatch commit SHA` prints the verdicts its
-# page shows.
+# series' regression; the trees and commits pages list the tree and
+# its commits.  `perfwatch commit SHA` prints the verdicts its page
+# shows.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -83,6 +84,16 @@ page series_list_links_the_series /series \
     "<a href=\"/series/$sid\">memcg: the &lt;i&gt;series&lt;/i&gt; patch</a>" \
     "<a class=\"mono\" href=\"/commit/$tip\">${tip:0:12}</a>" 'badge v-regression' \
     'app / master'
+# The trees page (GET /api/v1/trees as a page): the tree, its branch
+# linking its commits and its tip linking the commit page; the commits
+# page lists c2 and c1, newest first, subjects escaped.
+page trees_page '/trees' '<h2><a href="/commits?tree=app">app</a> <span class="muted">ok</span></h2>' \
+    '<td><a href="/commits?tree=app&amp;branch=master">master</a></td>' \
+    "<a class=\"mono\" href=\"/commit/$c2\">${c2:0:12}</a>"
+page commits_page '/commits?tree=app&branch=master' '<h1>Commits of app / master</h1>' \
+    "<tr><td><a class=\"mono\" href=\"/commit/$c2\">${c2:0:12}</a></td><td>$esc2</td>"
+check commits_page_newest_first \
+    [ "$(grep -o 'href="/commit/[0-9a-f]*"' "$PW_TMP/body" | head -n 2 | tr '\n' ' ')" = "href=\"/commit/$c2\" href=\"/commit/$c1\" " ]
 # The history: c2 measured as pair 1's candidate and as the series'
 # base is one row of the page, with both roles; the JSON keeps a point
 # a job, each with its role.

@@ -21,7 +21,8 @@
 #     remote lacks and a URL it may not fetch from are refused
 # Before the replies, the series' time to report (posted, seen, applied,
 # runs, verdict, mailed) on its page, in GET /api/v1/series/{id}, as
-# /metrics histograms, and summarised by GET /api/v1/latency and
+# /metrics histograms, and summarised by GET /api/v1/latency, the series
+# list page and
 # `perfwatch series latency`.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
@@ -146,6 +147,12 @@ grep -q '^perfwatch_series_stage_seconds_count{stage="total"} 1$' "$PW_TMP/metri
     grep -q '^perfwatch_series_stage_seconds_bucket{stage="pickup",le="+Inf"} 1$' "$PW_TMP/metrics.txt" &&
     grep -q '^perfwatch_series_stage_seconds_count{stage="queue"} 1$' "$PW_TMP/metrics.txt" &&
     pass latency_metrics || fail latency_metrics "$(grep series_stage "$PW_TMP/metrics.txt")"
+# The series list page shows the summary GET /api/v1/latency gives.
+curl -s "$PW_URL/series" >"$PW_TMP/series.html"
+total=$(/usr/bin/python3 -c 'import json, sys; print([s for s in json.load(open(sys.argv[1]))["stages"] if s["stage"] == "total"][0]["median_s"])' "$PW_TMP/latency.json")
+grep -qF '<h2>Time to report</h2>' "$PW_TMP/series.html" &&
+    grep -qE "<tr><th scope=\"row\">total</th><td>posted</td><td>mailed</td><td class=\"n\">1</td><td class=\"n\">$total s</td>" "$PW_TMP/series.html" &&
+    pass latency_on_the_series_page || fail latency_on_the_series_page "total $total: $(grep -o '<table class="latency">.*' "$PW_TMP/series.html" | head -c 600)"
 
 N=0
 reply() {	# reply FROM PARENT BODY [MESSAGE-ID]: a reply in the archive

@@ -127,6 +127,55 @@ nrows=$(grep -c '^<tr><td class="n">' "$PW_TMP/bisect.html")
 [ "$(cat "$PW_TMP/code")" = 200 ] && [ "$nrows" = $((nsteps + 2)) ] &&
     grep -q "shows the recovery" "$PW_TMP/bisect.html" && grep -q 'href="/pair/' "$PW_TMP/bisect.html" &&
     pass dashboard_bisection_page || fail dashboard_bisection_page "$(cat "$PW_TMP/code") $nrows rows"
+# How sure each step is: every measured comparison has its interval in
+# text and each side's mean, sd and runs; and below the steps, where each
+# side ran: the runner's host with the CPU model its inventory reports.
+python3 - "$PW_TMP/bisect.html" "$nsteps" <<'PY' && pass dashboard_bisection_how_sure ||
+import html, re, sys
+page = open(sys.argv[1]).read()
+n = int(sys.argv[2])
+steps = [l for l in page.splitlines() if l.startswith('<tr><td class="n">')]
+for l in steps:
+    pairs = l.count('href="/pair/')
+    assert l.count('class="ci-text">[') == pairs, l
+    assert l.count('class="step-sides">') == pairs, l
+    assert re.search(r'&plusmn;\S+ <span class="muted">\(\d+(\.\d+)?%\)</span> &rarr; ', l), l
+    assert l.count(' runs)</span>') == pairs, l
+assert '<h2 id="sides">What was compared</h2>' in page
+sides = re.findall(r'<tr class="side">.*?</tr>', page)
+assert len(sides) >= 2 * n, len(sides)
+model = ""
+for line in open("/proc/cpuinfo"):
+    if line.startswith("model name"):
+        model = line.split(":", 1)[1].strip()
+        break
+assert not model or '<td class="cpu">' + html.escape(model[:40]) in page, model
+PY
+	fail dashboard_bisection_how_sure "$(grep -m3 '^<tr><td class="n">' "$PW_TMP/bisect.html")"
+# Its JSON, from the same read: each measured comparison's interval,
+# means and runs as the page writes them, and the same sides.
+bisect_json
+python3 - "$PW_TMP/bisect.json" "$PW_TMP/bisect.html" <<'PY' && pass api_bisection_how_sure ||
+import json, re, sys
+b = json.load(open(sys.argv[1]))["bisection"]
+page = open(sys.argv[2]).read()
+seen = 0
+for st in b["steps"]:
+    for end in ("good", "bad"):
+        c = st["vs_%s_cmp" % end]
+        if not st["%s_pair" % end] or c["ci_low"] is None:
+            continue
+        seen += 1
+        lo, hi = sorted((c["ci_low"], c["ci_high"]))
+        assert "[%+.2f%%, %+.2f%%]" % (lo, hi) in page, (st, c)
+        assert c["n_base"] > 0 and c["n_cand"] > 0, c
+        assert "(%d / %d runs)" % (c["n_base"], c["n_cand"]) in page, c
+assert seen >= len(b["steps"]), (seen, len(b["steps"]))
+rows = re.findall(r'<tr class="side">', page)
+assert len(b["sides"]) == len(rows) or len(rows) == 40, (len(b["sides"]), len(rows))
+assert all(s["role"] in ("base", "candidate") and s["runs"] > 0 for s in b["sides"]), b["sides"][:2]
+PY
+	fail api_bisection_how_sure "$(head -c 800 "$PW_TMP/bisect.json")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$PW_URL/bisect/x%3Cscript%3E")" = 404 ] &&
     [ "$(curl -s -o /dev/null -w '%{http_code}' "$PW_URL/bisect/99")" = 404 ] &&
     pass dashboard_bisection_404 || fail dashboard_bisection_404 "bad ids"

@@ -1004,7 +1004,7 @@ TEST(test_web__ci_bar_relative_to_min_effect)
 	const char *band, *bar;
 	double bx, bw, cx, cw;
 
-	svg_ci_bar(&b, 2, 3, 4, 1, "regression");
+	svg_ci_bar(&b, 2, 3, 4, 1, "regression", 0);
 	ASSERT(strstr(b.data, "95% CI +2.00% .. +4.00%") != NULL);
 	band = strstr(b.data, "class=\"band\"");
 	bar = strstr(b.data, "class=\"ci v-regression\"");
@@ -1019,15 +1019,72 @@ TEST(test_web__ci_bar_relative_to_min_effect)
 	ASSERT_NEAR(cw, 2 * bw / 2, 0.3);
 	buf_reset(&b);
 	/* Inside the band: unchanged. */
-	svg_ci_bar(&b, -0.5, 0.1, 0.5, 1, "unchanged");
+	svg_ci_bar(&b, -0.5, 0.1, 0.5, 1, "unchanged", NAN);
 	band = strstr(b.data, "class=\"band\"");
 	bar = strstr(b.data, "class=\"ci v-unchanged\"");
 	ASSERT(band && bar);
 	ASSERT(attr_num(bar, "x=\"") > attr_num(band, "x=\""));
 	buf_reset(&b);
-	svg_ci_bar(&b, NAN, 1, 2, 1, "regression");
+	svg_ci_bar(&b, NAN, 1, 2, 1, "regression", 10);
 	ASSERT(strstr(b.data, "unknown") != NULL);
 	ASSERT(strstr(b.data, "<svg") == NULL);
+	buf_release(&b);
+}
+
+/*
+ * The interval bars of one table share a scale, said in its header:
+ * a +-1% interval beside a -20% one is drawn narrow, not as wide as it.
+ */
+TEST(test_web__ci_bars_share_a_scale)
+{
+	struct view_cmp_row r[2];
+	struct view_commit v = { 0 };
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	const char *bar[2];
+	size_t i;
+
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < 2; i++) {
+		r[i].host = "h";
+		r[i].bench = "b";
+		r[i].metric = i ? "wide" : "narrow";
+		r[i].better = "higher";
+		r[i].verdict = "regression";
+		r[i].base_median = r[i].cand_median = 1;
+		r[i].base_mean = r[i].base_sd = NAN;
+		r[i].cand_mean = r[i].cand_sd = NAN;
+		r[i].p = 0.01;
+		r[i].min_effect = 1;
+		r[i].memcg_tax_pct = r[i].memcg_tax_base_pct = NAN;
+		r[i].charge_share_pct = r[i].charge_share_base_pct = NAN;
+	}
+	r[0].ci_low = -3;
+	r[0].change_pct = -2;
+	r[0].ci_high = -1;
+	r[1].ci_low = -20;
+	r[1].change_pct = -15;
+	r[1].ci_high = -10;
+	v.kind = VIEW_COMMIT;
+	v.id = "c";
+	v.title = "t";
+	v.rows = r;
+	v.nrows = 2;
+	view_commit_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(strstr(b.data,
+	               "<th>95% CI <span class=\"muted ci-scale\">bar "
+	               "&plusmn;22%</span></th>") != NULL,
+	    "the table's header does not say the bars' scale");
+	bar[0] = strstr(b.data, "95% CI -3.00% .. -1.00%");
+	bar[1] = strstr(b.data, "95% CI -20.00% .. -10.00%");
+	ASSERT(bar[0] && bar[1]);
+	for (i = 0; i < 2; i++)
+		ASSERT(strstr(bar[i], "edges &#177;22.00%</title>") ==
+		    strstr(bar[i], "edges"));
+	/* 2 of 22 points on a 57-pixel half: about 5 pixels, not 47. */
+	bar[0] = strstr(bar[0], "class=\"ci v-regression\"");
+	ASSERT(bar[0] != NULL);
+	ASSERT(attr_num(bar[0], "width=\"") < 8);
 	buf_release(&b);
 }
 
@@ -1267,6 +1324,10 @@ TEST(test_web__job_and_lists_hostile)
 		{ 1, 2, H(1), H(2), H(3), NAN } };
 	struct view_series_item si[3] = { { 0 } };
 	struct view_series_list sl = { si, 3, { 0 } };
+	struct view_latency_stage st[2] = {
+		{ "pickup", "posted", "seen", 4, 50, 200 },
+		{ "<script>", H(1), H(2), 0, 0, 0 },
+	};
 	struct view_bisect bi[2] = { { 0 } };
 	struct view_bisects bl = { bi, 2, { 0 } };
 	struct view_alert al[2] = { { 0 } };
@@ -1333,6 +1394,24 @@ TEST(test_web__job_and_lists_hostile)
 	ASSERT_PAGE(&b);
 	ASSERT(strstr(b.data, "href=\"/series/3\"") != NULL);
 	ASSERT(strstr(b.data, "badge v-regression") != NULL);
+	ASSERT(strstr(b.data, "Time to report") == NULL);
+	/* With the last days' time to report: each stage's median and 90th
+	 * percentile, unknown where no series knows it. */
+	sl.latency_days = 30;
+	sl.latency_series = 4;
+	sl.stages = st;
+	sl.nstages = 2;
+	buf_reset(&b);
+	view_series_list_render(&b, &sl);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(strstr(b.data,
+	               "<tr><th scope=\"row\">pickup</th><td>posted</td>"
+	               "<td>seen</td><td class=\"n\">4</td><td class=\"n\">50 "
+	               "s</td><td class=\"n\">3 min</td></tr>") != NULL,
+	    "no pickup stage");
+	ASSERT(strstr(b.data, "<th scope=\"row\">&lt;script&gt;") != NULL);
+	ASSERT(
+	    strstr(b.data, "Of the 4 series seen in the last 30 days") != NULL);
 	for (i = 0; i < 2; i++) {
 		bi[i].id = (int64_t)i + 1;
 		bi[i].regression_id = (int64_t)i + 5;
@@ -1364,6 +1443,46 @@ TEST(test_web__job_and_lists_hostile)
 	ASSERT_PAGE(&b);
 	ASSERT(strstr(b.data, "<th>commit</th>") != NULL);
 	ASSERT(strstr(b.data, "No alerts.") == NULL);
+	buf_release(&b);
+}
+
+/* The trees and commits pages on hostile names: escaped text, encoded
+ * links, a tree without a branch or fetch said so. */
+TEST(test_web__trees_and_commits_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_tree_branch br[2] = {
+		{ H(0), "aaaa", "ok", NULL, 12, 1733000000 },
+		{ "a&b c", NULL, "missing", H(1), 0, 0 },
+	};
+	struct view_tree t[2] = {
+		{ H(2), H(3), "warning", H(4), 1733000000, 1733000000, 3, 12,
+		    br, 2 },
+		{ "<t>", "file:///x", "pending", NULL, 0, 0, 0, 0, NULL, 0 },
+	};
+	struct view_trees v = { t, 2, { "zz", 1, 0 } };
+	struct view_commit_item c[1] = {
+		{ "abcdef0123456789", H(5), H(6), "master", 1733000000 },
+	};
+	struct view_commits vc = { "a&b", "x y", c, 1, { "7", 0, 0 } };
+
+	view_trees_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data,
+	           "<a href=\"/commits?tree=%3Ct%3E\">&lt;t&gt;</a>") != NULL);
+	ASSERT(strstr(b.data, "branch=a%26b%20c\">a&amp;b c</a>") != NULL);
+	ASSERT(strstr(b.data, "No branch seen yet.") != NULL);
+	ASSERT(strstr(b.data, "3 failed fetches in a row") != NULL);
+	ASSERT(strstr(b.data, "href=\"/commit/aaaa\"") != NULL);
+	ASSERT(strstr(b.data, "href=\"/trees?cursor=zz\"") != NULL);
+	buf_reset(&b);
+	view_commits_render(&b, &vc);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "<h1>Commits of a&amp;b / x y</h1>") != NULL);
+	ASSERT(strstr(b.data, "href=\"/commit/abcdef0123456789\"") != NULL);
+	ASSERT(
+	    strstr(b.data,
+	        "/commits?tree=a%26b&amp;branch=x%20y&amp;cursor=7") != NULL);
 	buf_release(&b);
 }
 
@@ -1863,13 +1982,13 @@ TEST(test_web__pair_side_spread_and_cost)
 	ASSERT_MSG(strstr(html.data, ">v &lt;x&gt;</a>") != NULL,
 	    "metric not escaped");
 	ASSERT_MSG(strstr(html.data,
-	               "<td class=\"n mean\">12 <span class=\"muted\">"
-	               "&plusmn;16.7%</span></td>") != NULL,
-	    "no base mean 12 &plusmn;16.7%%");
+	               "<td class=\"n mean\">12 &plusmn;2 <span "
+	               "class=\"muted\">(16.7%)</span></td>") != NULL,
+	    "no base mean 12 &plusmn;2 (16.7%%)");
 	ASSERT_MSG(strstr(html.data,
-	               "<td class=\"n mean\">110 <span class=\"muted\">"
-	               "&plusmn;9.1%</span></td>") != NULL,
-	    "no candidate mean 110 &plusmn;9.1%%");
+	               "<td class=\"n mean\">110 &plusmn;10 <span "
+	               "class=\"muted\">(9.1%)</span></td>") != NULL,
+	    "no candidate mean 110 &plusmn;10 (9.1%%)");
 	ASSERT_MSG(strstr(html.data, "<td class=\"n\">3 / 3</td>") != NULL,
 	    "no runs per side");
 	/* What it cost: 3 rounds a side, and the boots the runs record. */
@@ -1912,12 +2031,183 @@ TEST(test_web__pair_side_spread_and_cost)
 	        "<span class=\"ci-text\">[-1.20%, +3.40%]</span>") != NULL,
 	    "no interval as text");
 	ASSERT_MSG(strstr(html.data,
-	               "<td class=\"n mean\">110 <span class=\"muted\">"
-	               "&plusmn;unknown</span></td>") != NULL,
+	               "<td class=\"n mean\">110 &plusmn;unknown</td>") != NULL,
 	    "the candidate's unknown sd is not shown unknown");
 	ASSERT(strstr(html.data, "<td class=\"n\">0.0123</td>") != NULL);
 	store_close(s);
 	buf_release(&html);
+}
+
+/*
+ * A comparison page names what ran where before its numbers: each side's
+ * commit, tree, host, CPU model and family, kernel, runs and rounds, all
+ * escaped; a commit page links each side's pair.
+ */
+TEST(test_web__pages_name_each_side)
+{
+	struct dconf conf = { 0 };
+	struct ctx x = { 0 };
+	struct buf b;
+	struct store *s = NULL;
+	const char *base, *cand;
+
+	pairs_store(&s);
+	ASSERT(s != NULL);
+	x.s = s;
+	x.conf = &conf;
+	x.now = 2000;
+	x.online_s = 1000;
+	x.keep = json_array();
+	ASSERT(web_target_html(&x, VIEW_PAIR, "1", &b) == 0);
+	ASSERT_PAGE(&b);
+	base = strstr(b.data, "<tr class=\"side\"><th scope=\"row\">base</th>");
+	ASSERT_MSG(base != NULL, "no base side line");
+	cand = strstr(base, "<th scope=\"row\">candidate</th>");
+	ASSERT_MSG(cand != NULL, "no candidate side line");
+	ASSERT(strstr(base,
+	           "href=\"/commit/0123456789abcdef0123456789abcdef"
+	           "01234567\"") != NULL);
+	ASSERT(
+	    strstr(base, "<td>linux&lt;&amp;&gt;</td><td>epyc-1</td>") != NULL);
+	ASSERT_MSG(strstr(base,
+	               "<td class=\"cpu\">EPYC &lt;9654&gt; <span "
+	               "class=\"muted\">(Zen 4 (Genoa))</span></td>") != NULL,
+	    "no CPU model and family");
+	ASSERT_MSG(
+	    strstr(base,
+	        "<td class=\"mono kernel\">6.8.0-pw build b1 &lt;x&gt; "
+	        "config unknown (boot qemu, cached yes)</td>"
+	        "<td class=\"n\">2</td><td class=\"n\">1</td></tr>") < cand,
+	    "no base kernel, runs and rounds");
+	ASSERT(strstr(b.data, "EPYC <9654>") == NULL);
+	buf_release(&b);
+	ASSERT(web_target_html(&x, VIEW_COMMIT,
+	           "0123456789abcdef0123456789abcdef01234567", &b) == 0);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(strstr(b.data,
+	               "<tr class=\"side\"><td class=\"nw\"><a "
+	               "href=\"/pair/1\">pair 1</a> fio-randread") != NULL,
+	    "the commit page's sides do not link their pair");
+	buf_release(&b);
+	json_decref(x.keep);
+	store_close(s);
+}
+
+/*
+ * The overview's badge says by how much: of a finished pair's
+ * regressions the largest change (-12.5% of "v <x>", not -3%), and its
+ * JSON the same; a page without one says nothing more.
+ */
+TEST(test_web__overview_badge_change)
+{
+	struct store_comparison c[2] = {
+		{ "v <x>", "ops/s", "higher", "regression", NULL, 3, 3, 12,
+		    10.5, -12.5, -14, -11, 0.01, 0.02, 2, 1, 0 },
+		{ "w", "ops/s", "higher", "regression", NULL, 3, 3, 12, 11.6,
+		    -3, -4, -2, 0.01, 0.02, 2, 1, 0 },
+	};
+	struct dconf conf = { 0 };
+	struct ctx x = { 0 };
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_badge bg = { "fio", "regression", NULL, 1, -12.5, "v <x>" };
+	struct view_overview_item it = { VIEW_PAIR, "1", "s", "a", 1, &bg, 1 };
+	struct view_overview_group g = { NULL, NULL, &it, 1 };
+	struct view_overview v = { 0 };
+	struct store *s = NULL;
+	json_t *o = NULL, *badge;
+	int64_t pair;
+
+	spread_store(&s, &pair);
+	ASSERT(s != NULL);
+	ASSERT(store_verdict_put(s, NULL, pair, &c[0], 1400) == 0);
+	ASSERT(store_verdict_put(s, NULL, pair, &c[1], 1400) == 0);
+	x.s = s;
+	x.conf = &conf;
+	x.now = 2000;
+	x.online_s = 1000;
+	x.keep = json_array();
+	ASSERT(web_overview_doc(&x, &o) == 0);
+	badge = json_array_get(
+	    json_object_get(
+	        json_array_get(
+	            json_object_get(
+	                json_array_get(json_object_get(o, "groups"), 0),
+	                "items"),
+	            0),
+	        "benches"),
+	    0);
+	ASSERT_MSG(badge != NULL, "no badge");
+	ASSERT(strcmp(json_string_value(json_object_get(badge, "verdict")),
+	           "regression") == 0);
+	ASSERT_NEAR(jnum(badge, "change_pct"), -12.5, 1e-9);
+	ASSERT(strcmp(json_string_value(json_object_get(badge, "metric")),
+	           "v <x>") == 0);
+	json_decref(o);
+	json_decref(x.keep);
+	store_close(s);
+
+	v.groups = &g;
+	v.ngroups = 1;
+	view_overview_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(
+	    strstr(b.data,
+	        "regression</span> <span class=\"change\">-12.5% "
+	        "<span class=\"muted\">v &lt;x&gt;</span></span>") != NULL,
+	    "the badge does not say by how much");
+	bg.has_change = 0;
+	buf_reset(&b);
+	view_overview_render(&b, &v);
+	ASSERT(strstr(b.data, "class=\"change\"") == NULL);
+	buf_release(&b);
+}
+
+/*
+ * A bisection's step says how sure each comparison is: its interval in
+ * text, each side's mean &plusmn; sd (%stddev) and runs; and below the
+ * steps, where each side ran.
+ */
+TEST(test_web__bisect_steps_how_sure)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_bisect_step st = { "step", H(0), H(1), "bad", "unchanged",
+		"regression", 0.2, -10.2, H(2), 7, 8,
+		{ -1, 1.5, { 100, 99.8 }, { 2, 1 }, { 5, 5 } },
+		{ -12.5, -8.25, { 100, 90 }, { 2, NAN }, { 5, 4 } } };
+	struct view_side sd[2] = {
+		{ 8, "fio", "", "base", { "aaaa", H(3) }, "linux", "h1", H(4),
+		    "Zen 4 (Genoa)", H(5), 5, 1 },
+		{ 8, "fio", "", "candidate", { "bbbb", NULL }, NULL, NULL, NULL,
+		    NULL, NULL, -1, -1 },
+	};
+	struct view_bisect v = { 0 };
+
+	v.id = 1;
+	v.regression_id = 2;
+	v.state = "done";
+	v.metric = "ops";
+	v.steps = &st;
+	v.nsteps = 1;
+	v.sides = sd;
+	v.nsides = 2;
+	view_bisect_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT_MSG(strstr(b.data,
+	               "-10.2% <span class=\"ci-text\">[-12.50%, -8.25%]"
+	               "</span> <a href=\"/pair/8\">pair 8</a>") != NULL,
+	    "no interval of the step against its bad end");
+	ASSERT_MSG(strstr(b.data,
+	               "100 &plusmn;2 <span class=\"muted\">(2.0%)</span> "
+	               "&rarr; 90 &plusmn;unknown <span class=\"muted\">"
+	               "(5 / 4 runs)</span>") != NULL,
+	    "no means, spreads and runs of the step's sides");
+	ASSERT(strstr(b.data, "[-1.00%, +1.50%]") != NULL);
+	ASSERT_MSG(
+	    strstr(b.data, "<h2 id=\"sides\">What was compared</h2>") != NULL,
+	    "no sides under the steps");
+	ASSERT(strstr(b.data, "(family unknown)") != NULL);
+	ASSERT(strstr(b.data, "Zen 4 (Genoa)") != NULL);
+	buf_release(&b);
 }
 
 /* A job that builds no kernel boots nothing; one whose runs record no

@@ -110,8 +110,8 @@ function expect(cond, why) { if (!cond) throw new Error(why); }
   });
 
   await step('browser_lists', async () => {
-    for (const [nav, h1] of [['Series', 'Series'], ['Bisections', 'Bisections'],
-      ['Alerts', 'Alerts']]) {
+    for (const [nav, h1] of [['Trees', 'Trees'], ['Series', 'Series'],
+      ['Bisections', 'Bisections'], ['Alerts', 'Alerts']]) {
       await page.click(`header a:text-is("${nav}")`);
       expect(await page.locator('h1').innerText() === h1, `${nav}: no heading`);
       expect(await page.locator('header a.on').innerText() === nav, `${nav}: not marked`);

@@ -1,0 +1,44 @@
+#ifndef WEB_SIDES_H
+#define WEB_SIDES_H
+
+/*
+ * What the comparison pages (commit, series, pair) and the bisection
+ * page say about where each side ran: the hosts' CPU model, family
+ * (common/cpufamily.h) and running kernel from their inventories, and
+ * each side of a set of pairs (struct view_side) with its JSON.  Not for
+ * use outside web/.
+ */
+#include <stddef.h>
+
+#include "common/json.h"
+#include "web/views.h"
+
+struct ctx;
+struct store_pair;
+
+/* A host as its runner registered it; NULL where it said nothing. */
+struct web_host_facts {
+	const char *name, *cpu_model, *family, *kernel;
+};
+struct web_hosts_facts {
+	struct web_host_facts *v;
+	size_t n;
+};
+/* Every host, its strings kept by x (web_keep): 0 or a store error. */
+int web_hosts_facts_get(struct ctx *x, struct web_hosts_facts *out);
+/* name's facts, NULL when no host has that name. */
+const struct web_host_facts *web_hosts_facts_find(
+    const struct web_hosts_facts *h, const char *name);
+void web_hosts_facts_release(struct web_hosts_facts *);
+
+/*
+ * Both sides of pairs[0..n), base then candidate, into *out (the
+ * caller frees it; its strings are the pairs' or x's): 0 or a store
+ * error.
+ */
+int web_sides_get(struct ctx *x, const struct store_pair *const *pairs,
+    size_t n, struct view_side **out, size_t *nout);
+/* The sides as the JSON's "sides". */
+json_t *web_sides_json(const struct view_side *s, size_t n);
+
+#endif
