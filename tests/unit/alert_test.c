@@ -312,6 +312,20 @@ TEST(test_alert__test_mode_and_quiet)
 	store_alert_info_free(x);
 }
 
+/* The signature covers the timestamp: the same body at another time
+ * signs differently, so an old POST cannot be replayed as a new one.
+ * Expected values from Python's hmac (docs/ALERTS.md's receiver). */
+TEST(test_alert__hook_sign_timestamp)
+{
+	char a[65], b[65];
+
+	ASSERT_INTEQ(alert_hook_sign(a, "k3y", 1700000000, "{\"a\":1}", 7), 0);
+	ASSERT_STREQ(a,
+	    "fd5a70e965043f7df6309c2c3b5ff5a8ffa99b1f5175e9a311459e73c4634d4a");
+	ASSERT_INTEQ(alert_hook_sign(b, "k3y", 1700000001, "{\"a\":1}", 7), 0);
+	ASSERT(strcmp(a, b) != 0);
+}
+
 TEST(test_alert__hook_body)
 {
 	struct store_alert_info *x = info_new("mm: <x>", "A <a@example.org>");
