@@ -111,6 +111,7 @@ struct cfg_inbox {
 
 struct cfg_runner_ref {
 	char *name, *token_file;
+	struct cfg_mark token_at; /* where token_file is (messages) */
 	struct strlist labels;
 	/* runners[].boot (optional): how that runner boots; with boot_set,
 	 * a kernel job only such runners could run is a config error. */
@@ -159,6 +160,7 @@ struct daemon_config {
 		/* Added (docs/ALERTS.md): */
 		int starttls;       /* require STARTTLS on smtp:// */
 		char *auth_file;    /* "user:password" first line */
+		int insecure_auth;  /* AUTH over smtp:// without STARTTLS */
 		char *ca_file;      /* CA bundle for TLS */
 		int mail_author;    /* To: the author; default 1 */
 		char *test_to;      /* test mode: only this address */
@@ -181,6 +183,9 @@ struct daemon_config {
 	int64_t http_max_pack;        /* GET /api/v1/packs reply; 64M */
 	/* tls: HTTPS with this PEM certificate (chain) and key; NULL: HTTP */
 	char *tls_cert_file, *tls_key_file;
+	struct cfg_mark admin_token_at; /* where admin_token_file is */
+	/* Plain HTTP on a listen address other than loopback. */
+	int insecure_http;
 	/* scheduler: (all optional) */
 	int64_t claim_wait_s; /* long-poll, default 30 */
 	int64_t lease_s;      /* default 60 */
@@ -290,6 +295,7 @@ struct job_config {
 struct runner_config {
 	char *file;
 	char *server, *name, *token_file, *workdir, *kernel_tree;
+	struct cfg_mark token_at; /* where token_file is (messages) */
 	char *guest_dir; /* boot qemu: static guest binaries (docs/KERNEL.md) */
 	char *user; /* who runs builds and benchmarks; NULL: nobody as root */
 	char *ca_file; /* CA certificates of an https server; NULL: system */
