@@ -22,6 +22,7 @@
 #include "web/httpd.h"
 #include "web/reply.h"
 #include "web/session.h"
+#include "web/throttle.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -34,6 +35,7 @@ web_new(void)
 	struct web *w = xcalloc(1, sizeof(*w));
 
 	w->sessions = session_table_new();
+	w->logins = throttle_new();
 	pthread_mutex_init(&w->mu, NULL);
 	return w;
 }
@@ -46,6 +48,7 @@ web_free(struct web *w)
 	if (w == NULL)
 		return;
 	session_table_free(w->sessions);
+	throttle_free(w->logins);
 	for (i = 0; i < CACHE_N; i++)
 		free(w->cache[i].body);
 	pthread_mutex_destroy(&w->mu);

@@ -18,6 +18,7 @@
 struct buf;
 struct ctx;
 struct session_table;
+struct throttle;
 
 #define COOKIE_SESSION "pw_session"
 #define COOKIE_PRE "pw_pre" /* login form CSRF (double submit) */
@@ -33,7 +34,8 @@ enum { CACHE_PAGE, CACHE_JSON, CACHE_N };
 
 struct web {
 	struct session_table *sessions;
-	pthread_mutex_t mu; /* the cache */
+	struct throttle *logins; /* failed logins per address */
+	pthread_mutex_t mu;      /* the cache */
 	struct {
 		char *body;
 		size_t len;
