@@ -107,6 +107,11 @@ struct cfg_inbox {
 	 * report are taken from any sender, not only the series' author
 	 * and the maintainers; default false. */
 	int commands_from_anyone;
+	/* Work a sender can cause: series per sender (From: address) per
+	 * day, and jobs of this inbox's series waiting in the queue; a
+	 * series past either is recorded 'refused', not applied. */
+	int64_t series_per_sender_day; /* default 20 */
+	int64_t max_queued_jobs;       /* default 200 */
 };
 
 struct cfg_runner_ref {

@@ -134,6 +134,10 @@ static const struct field inbox_fields[] = {
 	    .type = F_BOOL,
 	    .off = offsetof(struct cfg_inbox, commands_from_anyone),
 	    .def = "false" },
+	NUM("series_per_sender_day", F_INT, struct cfg_inbox,
+	    series_per_sender_day, "20", 1, 100000),
+	NUM("max_queued_jobs", F_INT, struct cfg_inbox, max_queued_jobs, "200",
+	    1, 1000000),
 };
 
 static void
