@@ -239,6 +239,18 @@ TEST(test_alert__mail_series_thread_and_encoding)
 	ASSERT_STREQ(rc.env[0], "pat@example.org");
 	ASSERT_STREQ(rc.env[1], "linux-mm@kvack.org");
 	ASSERT_STREQ(rc.env[2], "cgroups@vger.kernel.org");
+	/* A series of an inbox no list entry names (an upload, another
+	 * list): its From: is mailed nothing, the rest is the same. */
+	{
+		struct alert_rcpt un;
+
+		lists[0].inbox = "other-list";
+		alert_rcpt_make(&un, &dc, x);
+		ASSERT_INTEQ(un.nenv, 1);
+		ASSERT_STREQ(un.env[0], "linux-mm@kvack.org");
+		alert_rcpt_release(&un);
+		lists[0].inbox = "linux-mm";
+	}
 	memset(&in, 0, sizeof(in));
 	in.r = &r;
 	in.from = dc.alerts.from;
