@@ -183,6 +183,8 @@ struct daemon_config {
 	int64_t http_threads;         /* default 4 */
 	int64_t http_max_connections; /* default 256 */
 	int64_t http_per_ip;          /* default 64 */
+	int64_t http_per_ip_rate;     /* requests a second; 0: none */
+	int64_t http_per_ip_burst;    /* 0: the rate */
 	int64_t http_timeout_s;       /* default 30 */
 	int64_t http_max_body;        /* default 8M */
 	int64_t http_max_pack;        /* GET /api/v1/packs reply; 64M */
