@@ -544,6 +544,7 @@ runner_config_free(struct runner_config *r)
 	free(r->workdir);
 	free(r->kernel_tree);
 	free(r->guest_dir);
+	free(r->reboot_entry);
 	free(r->host.governor);
 	free(r->host.irq_cpus);
 	cfg_i_strlist_free(&r->labels);

@@ -306,6 +306,9 @@ struct runner_config {
 	char *guest_dir; /* boot qemu: static guest binaries (docs/KERNEL.md) */
 	char *user; /* who runs builds and benchmarks; NULL: nobody as root */
 	char *ca_file; /* CA certificates of an https server; NULL: system */
+	/* boot: reboot: the GRUB entry grub-reboot is given, "{release}"
+	 * replaced by the kernel's release. */
+	char *reboot_entry;
 	enum cfg_boot boot;
 	struct strlist labels;
 	int64_t heartbeat_s; /* default 10 */
