@@ -8,6 +8,7 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make format-check, make lint, make bench, make eval-stats, make fuzz,
 #   make check-tsan
+#   make check-deploy  the deployment test across network namespaces (root)
 #   WERROR=1        make warnings errors (the project's CI, .ci/run)
 #
 # Sources are found by directory: every .c in a component folder is part of
@@ -196,6 +197,11 @@ check: deps
 	@$(MAKE) --no-print-directory check-build
 	@OUT=$(OUT) tests/run
 
+# A deployment across network namespaces, HTTPS and runners as nobody,
+# with the security findings replayed (root; not part of check).
+check-deploy: check-build
+	@PERFWATCH_BIN=$(abspath $(SAN))/bin tests/deploy/fleet-deploy.sh
+
 check-only: check-build
 	@OUT=$(OUT) tests/run
 
@@ -238,7 +244,7 @@ format-check:
 clean:
 	rm -rf $(OUT)
 
-.PHONY: all check check-build check-fresh deps demo install format format-check clean
+.PHONY: all check check-deploy check-build check-fresh deps demo install format format-check clean
 .SECONDARY:
 
 # ---- fuzzing (docs/FUZZ.md): libFuzzer targets, tests/fuzz ----

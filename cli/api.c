@@ -62,7 +62,7 @@ cli_api_open(struct cli_api *a, const char *cmd, const char *server,
     const char *token_file, int need_token)
 {
 	struct err e = { 0 };
-	const char *tf = cli_token_file(token_file);
+	const char *tf = cli_token_file(token_file), *ca;
 	char *token = NULL;
 	size_t n;
 
@@ -74,6 +74,9 @@ cli_api_open(struct cli_api *a, const char *cmd, const char *server,
 		n--;
 	a->server = xstrndup(server, n);
 	a->http = http_new();
+	/* A daemon with a certificate of a private CA (docs/DEPLOY.md). */
+	if ((ca = getenv("PERFWATCH_CA_FILE")) != NULL && ca[0] != '\0')
+		http_set_cainfo(a->http, ca);
 	if (tf == NULL && need_token) {
 		fprintf(stderr,
 		    "perfwatch %s: an admin token is needed: --token-file "

@@ -573,3 +573,21 @@ http_token_load(char **out, const char *path, struct err *e)
 	memset(buf, 0, sizeof(buf));
 	return 0;
 }
+
+int
+http_token_load_strong(char **out, const char *path, struct err *e)
+{
+	size_t n;
+
+	if (http_token_load(out, path, e) != 0)
+		return -1;
+	if ((n = strlen(*out)) >= HTTP_TOKEN_MIN)
+		return 0;
+	explicit_bzero(*out, n);
+	free(*out);
+	*out = NULL;
+	return err_set(e,
+	    "%s: the token is %zu bytes, at least %d are needed (head -c 32 "
+	    "/dev/urandom | od -An -tx1 | tr -d ' \\n' >%s)",
+	    path, n, HTTP_TOKEN_MIN, path);
+}

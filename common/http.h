@@ -141,4 +141,16 @@ int http_smtp_send(struct http *, const char *url, const char *from,
  */
 int http_token_load(char **out, const char *path, struct err *e);
 
+/*
+ * The shortest runner or admin token accepted: 32 bytes, as 32 random
+ * bytes in hex give 64 (docs/DEPLOY.md).  A guess at a shorter one is a
+ * matter of time; the daemon and the runner refuse it at load.
+ */
+#define HTTP_TOKEN_MIN 32
+/*
+ * http_token_load, and -1 with e naming the path when the token is
+ * shorter than HTTP_TOKEN_MIN.
+ */
+int http_token_load_strong(char **out, const char *path, struct err *e);
+
 #endif

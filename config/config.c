@@ -278,6 +278,7 @@ config_load_runner(
 	r->file = xstrdup(path);
 	root = cfg_i_doc_root(&doc);
 	cfg_i_load_map(&c, root, &cfg_i_runner_schema, r, "");
+	r->token_at = cfg_i_mark(&c, root, "token_file");
 	if (r->boot != CFG_BOOT_NONE && r->kernel_tree == NULL &&
 	    cfg_i_lookup(&c, root, "kernel_tree", NULL) == NULL)
 		cfg_i_nerr(&c, root, NULL,
@@ -544,6 +545,7 @@ runner_config_free(struct runner_config *r)
 	free(r->workdir);
 	free(r->kernel_tree);
 	free(r->guest_dir);
+	free(r->reboot_entry);
 	free(r->host.governor);
 	free(r->host.irq_cpus);
 	cfg_i_strlist_free(&r->labels);

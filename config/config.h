@@ -112,10 +112,16 @@ struct cfg_inbox {
 	 * ARCHIVE/<Message-ID>/; a report's Closes: tag points there.
 	 * NULL: none. */
 	char *archive;
+	/* Work a sender can cause: series per sender (From: address) per
+	 * day, and jobs of this inbox's series waiting in the queue; a
+	 * series past either is recorded 'refused', not applied. */
+	int64_t series_per_sender_day; /* default 20 */
+	int64_t max_queued_jobs;       /* default 200 */
 };
 
 struct cfg_runner_ref {
 	char *name, *token_file;
+	struct cfg_mark token_at; /* where token_file is (messages) */
 	struct strlist labels;
 	/* runners[].boot (optional): how that runner boots; with boot_set,
 	 * a kernel job only such runners could run is a config error. */
@@ -164,6 +170,7 @@ struct daemon_config {
 		/* Added (docs/ALERTS.md): */
 		int starttls;       /* require STARTTLS on smtp:// */
 		char *auth_file;    /* "user:password" first line */
+		int insecure_auth;  /* AUTH over smtp:// without STARTTLS */
 		char *ca_file;      /* CA bundle for TLS */
 		int mail_author;    /* To: the author; default 1 */
 		char *test_to;      /* test mode: only this address */
@@ -181,11 +188,16 @@ struct daemon_config {
 	int64_t http_threads;         /* default 4 */
 	int64_t http_max_connections; /* default 256 */
 	int64_t http_per_ip;          /* default 64 */
+	int64_t http_per_ip_rate;     /* requests a second; 0: none */
+	int64_t http_per_ip_burst;    /* 0: the rate */
 	int64_t http_timeout_s;       /* default 30 */
 	int64_t http_max_body;        /* default 8M */
 	int64_t http_max_pack;        /* GET /api/v1/packs reply; 64M */
 	/* tls: HTTPS with this PEM certificate (chain) and key; NULL: HTTP */
 	char *tls_cert_file, *tls_key_file;
+	struct cfg_mark admin_token_at; /* where admin_token_file is */
+	/* Plain HTTP on a listen address other than loopback. */
+	int insecure_http;
 	/* scheduler: (all optional) */
 	int64_t claim_wait_s; /* long-poll, default 30 */
 	int64_t lease_s;      /* default 60 */
@@ -295,9 +307,13 @@ struct job_config {
 struct runner_config {
 	char *file;
 	char *server, *name, *token_file, *workdir, *kernel_tree;
+	struct cfg_mark token_at; /* where token_file is (messages) */
 	char *guest_dir; /* boot qemu: static guest binaries (docs/KERNEL.md) */
 	char *user; /* who runs builds and benchmarks; NULL: nobody as root */
 	char *ca_file; /* CA certificates of an https server; NULL: system */
+	/* boot: reboot: the GRUB entry grub-reboot is given, "{release}"
+	 * replaced by the kernel's release. */
+	char *reboot_entry;
 	enum cfg_boot boot;
 	struct strlist labels;
 	int64_t heartbeat_s; /* default 10 */

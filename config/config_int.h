@@ -235,6 +235,9 @@ void cfg_i_named_maps(struct ctx *c, const struct cfg_node *n, const char *path,
 /* schema_daemon.c */
 extern const struct enumv cfg_i_boot_enum[];
 extern const struct schema cfg_i_daemon_schema;
+/* Where key's value in map is (1-based), or 0:0 when it is absent. */
+struct cfg_mark cfg_i_mark(
+    const struct ctx *, const struct cfg_node *map, const char *key);
 void cfg_i_check_daemon(
     struct ctx *c, struct daemon_config *d, const struct cfg_node *root);
 

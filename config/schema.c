@@ -120,6 +120,21 @@ cfg_i_lookup(const struct ctx *c, const struct cfg_node *map, const char *key,
 	return NULL;
 }
 
+struct cfg_mark
+cfg_i_mark(const struct ctx *c, const struct cfg_node *map, const char *key)
+{
+	const struct cfg_node *n = map != NULL && map->type == CFG_NODE_MAP
+	    ? cfg_i_lookup(c, map, key, NULL)
+	    : NULL;
+	struct cfg_mark m = { 0, 0 };
+
+	if (n != NULL) {
+		m.line = (unsigned)n->line + 1;
+		m.col = (unsigned)n->column + 1;
+	}
+	return m;
+}
+
 /* Index of an earlier pair with the same key as pair j, or -1. */
 long
 cfg_i_earlier_dup(const struct ctx *c, const struct cfg_node *map, size_t j)

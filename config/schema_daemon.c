@@ -3,6 +3,8 @@
  * runners, alerts (webhooks, e-mail), http, the scheduler, and its
  * whole-file check.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -133,6 +135,10 @@ static const struct field inbox_fields[] = {
 	    .type = F_BOOL,
 	    .off = offsetof(struct cfg_inbox, commands_from_anyone),
 	    .def = "false" },
+	NUM("series_per_sender_day", F_INT, struct cfg_inbox,
+	    series_per_sender_day, "20", 1, 100000),
+	NUM("max_queued_jobs", F_INT, struct cfg_inbox, max_queued_jobs, "200",
+	    1, 1000000),
 };
 
 static void
@@ -221,6 +227,7 @@ check_runref(struct ctx *c, void *obj, const struct cfg_node *map,
 	size_t i;
 
 	r->boot_set = cfg_i_lookup(c, map, "boot", NULL) != NULL;
+	r->token_at = cfg_i_mark(c, map, "token_file");
 	if ((nn = cfg_i_lookup(c, map, "canary", NULL)) != NULL &&
 	    nn->type == CFG_NODE_MAP &&
 	    (nn = cfg_i_lookup(c, nn, "job", NULL)) != NULL) {
@@ -320,6 +327,10 @@ static const struct field email_fields[] = {
 	    .off = offsetof(struct daemon_config, alerts.starttls),
 	    .def = "false" },
 	STR("auth_file", struct daemon_config, alerts.auth_file, 0, V_PATH),
+	{ .key = "insecure_auth",
+	    .type = F_BOOL,
+	    .off = offsetof(struct daemon_config, alerts.insecure_auth),
+	    .def = "false" },
 	STR("ca_file", struct daemon_config, alerts.ca_file, 0, V_PATH),
 	{ .key = "mail_author",
 	    .type = F_BOOL,
@@ -361,6 +372,10 @@ static const struct field http_fields[] = {
 	NUM("max_connections", F_INT, struct daemon_config,
 	    http_max_connections, "256", 1, 65536),
 	NUM("per_ip", F_INT, struct daemon_config, http_per_ip, "64", 1, 65536),
+	NUM("per_ip_rate", F_INT, struct daemon_config, http_per_ip_rate, "0",
+	    0, 1000000),
+	NUM("per_ip_burst", F_INT, struct daemon_config, http_per_ip_burst, "0",
+	    0, 1000000),
 	NUM("timeout", F_DURATION, struct daemon_config, http_timeout_s, "30s",
 	    1, 3600),
 	NUM("max_body", F_SIZE, struct daemon_config, http_max_body, "8M", 1024,
@@ -440,6 +455,10 @@ static const struct field daemon_fields[] = {
 	{ .key = "alerts", .type = F_SECTION, .sub = &alerts_schema },
 	{ .key = "http", .type = F_SECTION, .sub = &http_schema },
 	{ .key = "tls", .type = F_SECTION, .sub = &tls_schema },
+	{ .key = "insecure_http",
+	    .type = F_BOOL,
+	    .off = offsetof(struct daemon_config, insecure_http),
+	    .def = "false" },
 	{ .key = "scheduler", .type = F_SECTION, .sub = &sched_schema },
 };
 const struct schema cfg_i_daemon_schema = { sizeof(struct daemon_config),
@@ -447,12 +466,53 @@ const struct schema cfg_i_daemon_schema = { sizeof(struct daemon_config),
 
 /* ---- whole-file checks ---- */
 
+/* 1 when listen's host is a loopback address (127/8, ::1, localhost). */
+static int
+loopback_listen(const char *listen)
+{
+	char host[64];
+	const char *end;
+	size_t n;
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (listen[0] == '[') {
+		listen++;
+		end = strchr(listen, ']');
+	} else
+		end = strrchr(listen, ':');
+	if (end == NULL || (n = (size_t)(end - listen)) >= sizeof(host))
+		return 0;
+	memcpy(host, listen, n);
+	host[n] = '\0';
+	if (strcmp(host, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* The node of a key in a section of root (alerts.email.auth_file). */
+static const struct cfg_node *
+lookup2(struct ctx *c, const struct cfg_node *root, const char *sec,
+    const char *sub, const char *key)
+{
+	const struct cfg_node *n = cfg_i_lookup(c, root, sec, NULL);
+
+	if (n != NULL && sub != NULL && n->type == CFG_NODE_MAP)
+		n = cfg_i_lookup(c, n, sub, NULL);
+	if (n == NULL || n->type != CFG_NODE_MAP)
+		return NULL;
+	return cfg_i_lookup(c, n, key, NULL);
+}
+
 void
 cfg_i_check_daemon(
     struct ctx *c, struct daemon_config *d, const struct cfg_node *root)
 {
 	const struct cfg_node *http, *n;
 
+	d->admin_token_at = cfg_i_mark(c, root, "admin_token_file");
 	if (d->http_per_ip > d->http_max_connections &&
 	    (http = cfg_i_lookup(c, root, "http", NULL)) != NULL &&
 	    http->type == CFG_NODE_MAP &&
@@ -466,4 +526,23 @@ cfg_i_check_daemon(
 		cfg_i_nerr(c, n, "tls",
 		    "cert_file and key_file go together (%s is missing)",
 		    d->tls_cert_file == NULL ? "cert_file" : "key_file");
+	/* Runner and admin tokens and the session cookie cross this port. */
+	if (d->listen != NULL && d->tls_cert_file == NULL &&
+	    !d->insecure_http && !loopback_listen(d->listen) &&
+	    (n = cfg_i_lookup(c, root, "listen", NULL)) != NULL)
+		cfg_i_nerr(c, n, "listen",
+		    "%s is not a loopback address and tls is not set: "
+		    "tokens would cross the network in the clear; set "
+		    "tls.cert_file and tls.key_file, or insecure_http: true",
+		    d->listen);
+	/* The password would cross the network in the clear. */
+	if (d->alerts.auth_file != NULL && d->alerts.smtp != NULL &&
+	    strncmp(d->alerts.smtp, "smtp://", 7) == 0 && !d->alerts.starttls &&
+	    !d->alerts.insecure_auth &&
+	    (n = lookup2(c, root, "alerts", "email", "auth_file")) != NULL)
+		cfg_i_nerr(c, n, "alerts.email.auth_file",
+		    "SMTP AUTH over smtp:// without STARTTLS sends the "
+		    "password in the clear; use smtps://, set "
+		    "alerts.email.starttls: true, or "
+		    "alerts.email.insecure_auth: true");
 }

@@ -70,6 +70,12 @@ static const struct field runner_fields[] = {
 	STR("guest_dir", struct runner_config, guest_dir, 0, V_PATH),
 	STR("user", struct runner_config, user, 0, V_NAME),
 	STR("ca_file", struct runner_config, ca_file, 0, V_PATH),
+	{ .key = "reboot_entry",
+	    .type = F_STR,
+	    .off = offsetof(struct runner_config, reboot_entry),
+	    .def = "Advanced options for Debian GNU/Linux>Debian GNU/Linux, "
+	           "with Linux {release}",
+	    .vk = V_ANY },
 	{ .key = "boot",
 	    .type = F_ENUM,
 	    .off = offsetof(struct runner_config, boot),

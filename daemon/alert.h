@@ -156,8 +156,15 @@ void alert_mail_body(struct buf *out, const struct alert_report *);
 char *alert_hook_body(const struct alert_report *, const char *delivery,
     int slack, const char *subject);
 /*
- * One POST of a stored body: X-Perfwatch-Signature (HMAC-SHA256 of the
- * body with the secret), X-Perfwatch-Event, X-Perfwatch-Delivery.
+ * The webhook signature at ts (Unix seconds): HMAC-SHA256 under secret
+ * of ts in decimal, a dot, and the body; 64 hex digits in sig.  0, or -1.
+ */
+int alert_hook_sign(char sig[65], const char *secret, long long ts,
+    const char *body, size_t len);
+/*
+ * One POST of a stored body: X-Perfwatch-Timestamp (now) and
+ * X-Perfwatch-Signature (alert_hook_sign at that time),
+ * X-Perfwatch-Event, X-Perfwatch-Delivery.
  * 0 (2xx), ERR_AGAIN (connect error, timeout, 429, 5xx; *retry_after_s
  * set from Retry-After or -1) or -1 (other statuses, bad URL); e says
  * why.

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/buf.h"
 #include "common/crypto.h"
 #include "common/http.h"
 #include "common/json.h"
@@ -136,20 +138,38 @@ alert_hook_body(const struct alert_report *r, const char *delivery, int slack,
 }
 
 int
+alert_hook_sign(char sig[65], const char *secret, long long ts,
+    const char *body, size_t len)
+{
+	struct buf m = BUF_INIT(len + 32);
+	int rc;
+
+	buf_printf(&m, "%lld.", ts);
+	buf_add(&m, body, len);
+	rc = buf_failed(&m) ? -1
+	                    : crypto_hmac_sha256_hex(
+	                          sig, secret, strlen(secret), m.data, m.len);
+	buf_release(&m);
+	return rc;
+}
+
+int
 alert_hook_post(const char *url, const char *secret, const char *event,
     const char *delivery, const char *body, long timeout_ms,
     long *retry_after_s, struct err *e)
 {
 	struct http_reply rep = HTTP_REPLY_INIT;
 	struct http *h = http_new();
-	char sig[65], *hdr[5];
+	char sig[65], *hdr[6];
 	size_t i;
 	size_t len = strlen(body);
+	long long ts = (long long)time(NULL);
 	int rc;
 
 	*retry_after_s = -1;
-	if (crypto_hmac_sha256_hex(sig, secret, strlen(secret), body, len) !=
-	    0) {
+	/* Each attempt is signed at its own time: a retry is fresh, a
+	 * captured POST replayed later is old (docs/ALERTS.md). */
+	if (alert_hook_sign(sig, secret, ts, body, len) != 0) {
 		http_free(h);
 		return err_set(e, "cannot compute the HMAC");
 	}
@@ -161,7 +181,8 @@ alert_hook_post(const char *url, const char *secret, const char *event,
 	 * draft's Idempotency-Key look for: a retry after a crash between
 	 * the receiver's 2xx and the store's "sent" carries it too. */
 	hdr[4] = xasprintf("Idempotency-Key: %s", delivery);
-	http_set_headers(h, (const char *const *)hdr, 5);
+	hdr[5] = xasprintf("X-Perfwatch-Timestamp: %lld", ts);
+	http_set_headers(h, (const char *const *)hdr, 6);
 	http_set_timeouts(h, timeout_ms < 5000 ? timeout_ms : 5000, timeout_ms);
 	rc = http_post_json(&rep, h, url, body, len);
 	if (rc != 0) {
@@ -181,7 +202,7 @@ alert_hook_post(const char *url, const char *secret, const char *event,
 	}
 	http_reply_release(&rep);
 	http_free(h);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 6; i++)
 		free(hdr[i]);
 	return rc;
 }

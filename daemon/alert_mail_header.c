@@ -257,6 +257,27 @@ add_rcpt(struct alert_rcpt *r, const char *m, int cc)
 	add_env(r, addr);
 }
 
+/*
+ * 1 when the author may be mailed: a tree's commit, or a series whose
+ * inbox an alerts.email.lists[] entry names (its mail came through that
+ * list, which the report goes to as well).  A series' From: is whatever
+ * its sender wrote: of an upload, or of an inbox no list entry vouches
+ * for, it would make perfwatch mail anyone.
+ */
+static int
+author_listed(const struct daemon_config *dc, const struct store_alert_info *x)
+{
+	size_t i;
+
+	if (x->series_author == NULL)
+		return 1;
+	for (i = 0; x->inbox != NULL && i < dc->alerts.nlists; i++)
+		if (dc->alerts.lists[i].inbox != NULL &&
+		    strcmp(dc->alerts.lists[i].inbox, x->inbox) == 0)
+			return 1;
+	return 0;
+}
+
 void
 alert_rcpt_make(struct alert_rcpt *out, const struct daemon_config *dc,
     const struct store_alert_info *x)
@@ -268,7 +289,7 @@ alert_rcpt_make(struct alert_rcpt *out, const struct daemon_config *dc,
 
 	memset(out, 0, sizeof(*out));
 	memset(&all, 0, sizeof(all));
-	if (dc->alerts.mail_author)
+	if (dc->alerts.mail_author && author_listed(dc, x))
 		add_rcpt(&all, author, 0);
 	for (i = 0; i < dc->alerts.to.n; i++)
 		add_rcpt(&all, dc->alerts.to.v[i], 0);

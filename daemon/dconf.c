@@ -29,24 +29,27 @@ adderr(struct cfg_errors *errs, const char *fmt, ...)
 }
 
 /*
- * Reads a token file (http_token_load: the first line, trimmed; refused
- * when others may read it).  0, or -1 with an error added.
+ * Reads a token file (http_token_load_strong: the first line, trimmed;
+ * refused when others may read it or it is short).  file, at and key
+ * say where the daemon file names it.  0, or -1 with an error added.
  */
 static int
 read_token(unsigned char *out, size_t *out_len, const char *path,
-    const char *what, struct cfg_errors *errs)
+    const char *file, struct cfg_mark at, const char *key,
+    struct cfg_errors *errs)
 {
 	struct err e = { 0 };
 	char *tok = NULL;
 	size_t n;
 
-	if (http_token_load(&tok, path, &e) != 0) {
-		adderr(errs, "%s (%s)", err_msg(&e), what);
+	if (http_token_load_strong(&tok, path, &e) != 0) {
+		adderr(errs, "%s:%u:%u: %s: %s", file, at.line, at.col, key,
+		    err_msg(&e));
 		return -1;
 	}
 	if ((n = strlen(tok)) >= DCONF_TOKEN_MAX) {
-		adderr(errs, "%s: %s is longer than %d bytes", path, what,
-		    DCONF_TOKEN_MAX - 1);
+		adderr(errs, "%s:%u:%u: %s: %s: longer than %d bytes", file,
+		    at.line, at.col, key, path, DCONF_TOKEN_MAX - 1);
 		explicit_bzero(tok, n);
 		free(tok);
 		return -1;
@@ -101,12 +104,13 @@ dconf_load(struct dconf **out, const char *path, struct cfg_errors *errs)
 			    r->canary_job);
 	}
 	if (c->dc->admin_token_file != NULL &&
-	    read_token(c->admin, &c->admin_len, c->dc->admin_token_file,
-	        "admin token", errs) == 0)
+	    read_token(c->admin, &c->admin_len, c->dc->admin_token_file, path,
+	        c->dc->admin_token_at, "admin_token_file", errs) == 0)
 		c->has_admin = 1;
 	c->runners = xcalloc(c->dc->nrunners + 1, sizeof(*c->runners));
 	for (i = 0; i < c->dc->nrunners; i++) {
 		struct dconf_runner *r = &c->runners[c->nrunners];
+		char key[64];
 
 		r->ref = &c->dc->runners[i];
 		if (r->ref->token_file == NULL) {
@@ -114,8 +118,9 @@ dconf_load(struct dconf **out, const char *path, struct cfg_errors *errs)
 			    r->ref->name);
 			continue;
 		}
+		snprintf(key, sizeof(key), "runners[%zu].token_file", i);
 		if (read_token(r->token, &r->token_len, r->ref->token_file,
-		        "runner token", errs) == -1)
+		        path, r->ref->token_at, key, errs) == -1)
 			continue;
 		for (j = 0; j < c->nrunners; j++)
 			if (strcmp(c->runners[j].ref->name, r->ref->name) == 0)

@@ -19,6 +19,7 @@
 #include "git/am.h"
 #include "git/git.h"
 #include "store/series.h"
+#include "store/series_quota.h"
 #include "store/store.h"
 
 void
@@ -378,6 +379,48 @@ record_series(int64_t *out_id, int *out_applied, struct store *s,
 	return 0;
 }
 
+/*
+ * Why the inbox's limits refuse series id from msgs[ms->root]'s sender
+ * (malloc'd), or NULL; -1 in *rc when the store failed.
+ */
+static char *
+over_limit(struct store *s, const struct series_ingest *in, int64_t id,
+    const struct mail_msg *msgs, const struct mail_series *ms, int *rc)
+{
+	const char *from = msgs[ms->root].from_email;
+	int64_t n = 0;
+
+	*rc = 0;
+	if (in->inbox == NULL)
+		return NULL;
+	if (in->per_sender_day > 0) {
+		if (store_series_from_sender(
+		        s, &n, in->inbox, from, in->now - 86400, id) != 0) {
+			*rc = -1;
+			return NULL;
+		}
+		if (n >= in->per_sender_day)
+			return xasprintf("refused: %.200s sent %" PRId64
+			                 " series to inbox %s in the last day "
+			                 "(inboxes[].series_per_sender_day: "
+			                 "%" PRId64 ")",
+			    from, n, in->inbox, in->per_sender_day);
+	}
+	if (in->max_queued > 0) {
+		if (store_series_inbox_queued(s, &n, in->inbox) != 0) {
+			*rc = -1;
+			return NULL;
+		}
+		if (n >= in->max_queued)
+			return xasprintf("refused: %" PRId64 " jobs of inbox "
+			                 "%s's series are queued "
+			                 "(inboxes[].max_queued_jobs: %" PRId64
+			                 ")",
+			    n, in->inbox, in->max_queued);
+	}
+	return NULL;
+}
+
 /* One series: record, apply, record the commits, trigger. */
 static int
 ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
@@ -391,7 +434,7 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	size_t failed = 0;
 	int64_t id = 0;
 	unsigned char *used3 = NULL;
-	char *why3 = NULL;
+	char *why3 = NULL, *over;
 	int applied, k, rc, r = -1;
 
 	if (record_series(&id, &applied, s, in, tree_id, msgs, ms, e) != 0)
@@ -400,6 +443,19 @@ ingest_one(struct series_result *res, struct store *s, struct gitm_repo *repo,
 	if (applied) {
 		res->known++;
 		return 0;
+	}
+	/* Limits before work: nothing applied, nothing queued. */
+	if ((over = over_limit(s, in, id, msgs, ms, &rc)) != NULL || rc != 0) {
+		if (over == NULL)
+			return err_set(e, "%s", store_errmsg(s));
+		log_warnx(
+		    "series %" PRId64 " (%.100s): %s", id, ms->title, over);
+		res->refused++;
+		r = record_rows(s, id, msgs, ms, e);
+		if (r == 0)
+			r = set_state(s, id, "refused", over, NULL, in->now, e);
+		free(over);
+		return r;
 	}
 	if (!ms->complete) {
 		for (k = 0; k < ms->total; k++)

@@ -38,12 +38,16 @@ struct series_ingest {
 	const char *branch;          /* its branch (the base when no trailer) */
 	const char *inbox;           /* inbox name; NULL: an upload */
 	int64_t now;
+	/* An inbox's limits (inboxes[].series_per_sender_day,
+	 * max_queued_jobs); 0: none (uploads).  A new series past one is
+	 * recorded 'refused' with the limit named, and not applied. */
+	int64_t per_sender_day, max_queued;
 };
 
 struct series_result {
 	int64_t *ids; /* the series, in mail order (new or known) */
 	size_t n;
-	size_t applied, failed, incomplete, known, pairs;
+	size_t applied, failed, incomplete, known, refused, pairs;
 	size_t messages, patches, orphans;
 	const char **states; /* enqueue: "waiting" or "applied", per id */
 	int64_t queue_id;    /* the upload queued or applied, or 0 */

@@ -237,6 +237,8 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 		si.branch = rt.branch;
 		si.inbox = in->name;
 		si.now = watch_i_now_s();
+		si.per_sender_day = in->series_per_sender_day;
+		si.max_queued = in->max_queued_jobs;
 		r = series_ingest_one(&res, t->s, &si, all, ms, &e);
 		if (r != 0) {
 			log_warnx("inbox %s: series %.100s: %s", in->name,
@@ -245,11 +247,11 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 		} else {
 			log_info("inbox %s: series \"%.100s\" v%d (%d "
 			         "patches) on %s/%s%s%s: %zu applied, %zu "
-			         "failed, %zu known, %zu pair(s)",
+			         "failed, %zu refused, %zu known, %zu pair(s)",
 			    in->name, ms->title, ms->version, ms->total,
 			    rt.tree->name, rt.branch, rt.tag ? ", tag " : "",
 			    rt.tag ? rt.tag : "", res.applied, res.failed,
-			    res.known, res.pairs);
+			    res.refused, res.known, res.pairs);
 			(*out_series)++;
 			*out_pairs += res.pairs;
 		}

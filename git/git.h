@@ -307,6 +307,12 @@ int gitm_apply_series(char (*out)[GITM_SHA_SIZE], size_t *out_failed,
     const char *ref);
 /* The tree id of commit SHA: 0, ERR_NOTFOUND or -1. */
 int gitm_tree_id(char out[GITM_SHA_SIZE], struct gitm_repo *, const char *sha);
+/*
+ * The size of the largest file in commit SHA's tree, from the object
+ * headers (no blob is read): 0, ERR_NOTFOUND or -1.  It walks the whole
+ * tree: for checks of small trees (the patch fuzz target's caps).
+ */
+int gitm_largest_blob(int64_t *out, struct gitm_repo *, const char *sha);
 
 /*
  * Series commits for runners that cannot see the mirror (docs/API.md,

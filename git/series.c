@@ -619,6 +619,59 @@ gitm_tree_id(char out[GITM_SHA_SIZE], struct gitm_repo *r, const char *sha)
 	return 0;
 }
 
+struct largest {
+	git_odb *odb;
+	int64_t max;
+	int err;
+};
+
+static int
+largest_cb(const char *root, const git_tree_entry *e, void *arg)
+{
+	struct largest *l = arg;
+	git_object_t type;
+	size_t len;
+
+	(void)root;
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+		return 0;
+	if (git_odb_read_header(&len, &type, l->odb, git_tree_entry_id(e)) <
+	    0) {
+		l->err = 1;
+		return -1;
+	}
+	if ((int64_t)len > l->max)
+		l->max = (int64_t)len;
+	return 0;
+}
+
+int
+gitm_largest_blob(int64_t *out, struct gitm_repo *r, const char *sha)
+{
+	struct largest l = { NULL, 0, 0 };
+	git_commit *c;
+	git_tree *t = NULL;
+	int rc;
+
+	*out = 0;
+	if ((rc = gitm_i_repo_ready(r)) < 0)
+		return rc;
+	if ((rc = gitm_i_lookup_commit(&c, r, sha)) < 0)
+		return rc;
+	if ((rc = git_commit_tree(&t, c)) < 0 ||
+	    (rc = git_repository_odb(&l.odb, r->repo)) < 0)
+		rc = gitm_i_gerr(r, rc, "tree");
+	else if (git_tree_walk(t, GIT_TREEWALK_PRE, largest_cb, &l) < 0 ||
+	    l.err)
+		rc = gitm_i_gerr(r, -1, "tree walk");
+	else
+		*out = l.max;
+	git_odb_free(l.odb);
+	git_tree_free(t);
+	git_commit_free(c);
+	return rc < 0 ? rc : 0;
+}
+
 int
 gitm_inbox_read(char out_last[GITM_SHA_SIZE], size_t *out_n,
     struct gitm_repo *r, const char *old, size_t max,

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/files.h"
 #include "common/http.h"
 #include "common/log.h"
@@ -249,6 +250,27 @@ boot_cmd(struct agent *a, char **argv, const char *what, struct buf *why)
 	return rc;
 }
 
+/* runner.yaml's reboot_entry with each "{release}" made release into
+ * out: 0, or -1 when it does not fit. */
+static int
+reboot_entry(char *out, size_t n, const char *tmpl, const char *release)
+{
+	struct buf b = BUF_INIT(n - 1);
+	const char *p = tmpl, *q;
+	int rc;
+
+	while ((q = strstr(p, "{release}")) != NULL) {
+		buf_add(&b, p, (size_t)(q - p));
+		buf_puts(&b, release);
+		p = q + strlen("{release}");
+	}
+	buf_puts(&b, p);
+	rc = buf_failed(&b) ? -1 : 0;
+	snprintf(out, n, "%s", rc == 0 ? b.data : "");
+	buf_release(&b);
+	return rc;
+}
+
 /*
  * boot: kexec | reboot.  Writes the state file, asks the daemon for the
  * boot lease, runs the boot programs and waits to be ended by the boot.
@@ -331,10 +353,15 @@ boot_host(struct agent *a, struct job *j, const struct kernel_image *img,
 		char *gr[] = { "grub-reboot", entry, NULL };
 		char *rb[] = { "reboot", NULL };
 
-		snprintf(entry, sizeof(entry),
-		    "Advanced options for Debian GNU/Linux>Debian GNU/Linux, "
-		    "with Linux %s",
-		    img->release);
+		if (reboot_entry(entry, sizeof(entry), a->cfg->reboot_entry,
+		        img->release) != 0) {
+			buf_printf(why,
+			    "reboot_entry: longer than %zu bytes "
+			    "with the release %s",
+			    sizeof(entry) - 1, img->release);
+			unlink(path);
+			goto out;
+		}
 		if (boot_cmd(a, inst, "installkernel", why) != 0 ||
 		    boot_cmd(a, ug, "update-grub", why) != 0 ||
 		    boot_cmd(a, gr, "grub-reboot", why) != 0 ||

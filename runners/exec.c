@@ -160,8 +160,17 @@ fork_exec(pid_t *out, const struct exec_spec *s, const int *reset,
 		for (i = 0; i < nreset; i++)
 			sigaction(reset[i], &sa, NULL);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (setpgid(0, 0) == -1)
+		/* Another user's command gets a session of its own (no
+		 * controlling terminal it could push input into) and writes
+		 * no core file; either way its group is its pid. */
+		if (s->user != NULL ? setsid() == -1 : setpgid(0, 0) == -1)
 			goto fail;
+		if (s->user != NULL) {
+			struct rlimit core = { 0, 0 };
+
+			if (setrlimit(RLIMIT_CORE, &core) == -1)
+				goto fail;
+		}
 		step = 1;
 		if ((fd = open("/dev/null", O_RDWR)) == -1 || dup2(fd, 0) == -1)
 			goto fail;

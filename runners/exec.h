@@ -55,11 +55,13 @@ struct exec_spec {
 	const int *procs_fds;
 	int n_procs_fds;
 	/*
-	 * NULL: the command runs as the runner.  Else the child, after
-	 * joining its cgroups (which needs the runner's rights), drops
-	 * every supplementary group, takes user's gid and uid, sets
-	 * no_new_privs (no set-uid program gives them back) and runs with
-	 * HOME, USER and LOGNAME of user; started by fork + execve.
+	 * NULL: the command runs as the runner.  Else the child starts a
+	 * session of its own (setsid: no controlling terminal) with no core
+	 * files, and after joining its cgroups (which needs the runner's
+	 * rights) drops every supplementary group, takes user's gid and
+	 * uid, sets no_new_privs (no set-uid program gives them back) and
+	 * runs with HOME, USER and LOGNAME of user; started by fork +
+	 * execve.
 	 */
 	const struct exec_user *user;
 	/*

@@ -132,8 +132,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	cfg_errors_free(&errs);
-	if (http_token_load(&token, cfg->token_file, &e) != 0) {
-		fprintf(stderr, "%s: token_file: %s\n", file, err_msg(&e));
+	if (http_token_load_strong(&token, cfg->token_file, &e) != 0) {
+		fprintf(stderr, "%s:%u:%u: token_file: %s\n", file,
+		    cfg->token_at.line, cfg->token_at.col, err_msg(&e));
 		runner_config_free(cfg);
 		return 2;
 	}

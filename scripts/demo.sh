@@ -70,7 +70,7 @@ python3 -c 'import aiosmtpd' 2>/dev/null ||
 
 rm -rf "$DIR"
 mkdir -p "$DIR/jobs" "$DIR/tokens" "$DIR/runner"
-token() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
+token() { od -An -N32 -tx1 /dev/urandom | tr -d ' \n'; }
 token >"$DIR/admin.token"
 token >"$DIR/tokens/demo-runner.token"
 chmod 600 "$DIR/admin.token" "$DIR/tokens/demo-runner.token"

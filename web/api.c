@@ -790,6 +790,8 @@ api_listen(struct api *a, struct err *e)
 	o.threads = (unsigned)dc->http_threads;
 	o.max_connections = (unsigned)dc->http_max_connections;
 	o.per_ip = (unsigned)dc->http_per_ip;
+	o.per_ip_rate = (unsigned)dc->http_per_ip_rate;
+	o.per_ip_burst = (unsigned)dc->http_per_ip_burst;
 	o.timeout_s = (unsigned)dc->http_timeout_s;
 	o.max_body = (size_t)dc->http_max_body;
 	o.head = head;
@@ -849,6 +851,10 @@ reload_http(
 		{ "http.max_connections",
 		    offsetof(struct daemon_config, http_max_connections) },
 		{ "http.per_ip", offsetof(struct daemon_config, http_per_ip) },
+		{ "http.per_ip_rate",
+		    offsetof(struct daemon_config, http_per_ip_rate) },
+		{ "http.per_ip_burst",
+		    offsetof(struct daemon_config, http_per_ip_burst) },
 		{ "http.timeout",
 		    offsetof(struct daemon_config, http_timeout_s) },
 	};

@@ -119,6 +119,8 @@ api_read_raw(struct ctx *x)
 		}
 	}
 	len = b.len;
+	/* A benchmark's output: text, whatever bytes it holds. */
+	httpd_reply_header(x->r, "X-Content-Type-Options", "nosniff");
 	httpd_reply_take(
 	    x->r, 200, "text/plain; charset=utf-8", buf_take(&b), len);
 }

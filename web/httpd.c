@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "web/httpd.h"
+#include "web/ratelimit.h"
 
 struct httpd {
 	struct MHD_Daemon *d;
@@ -30,7 +31,9 @@ struct httpd {
 	size_t max_body; /* __atomic: a reload may change it */
 	int port;
 	int tls;
-	char *cert, *key;  /* PEM, kept while the server runs */
+	char *cert, *key;       /* PEM, kept while the server runs */
+	struct ratelimit *rate; /* NULL: no limit */
+	unsigned rate_per_s;
 	unsigned inflight; /* __atomic */
 	int stopping;      /* __atomic */
 };
@@ -181,6 +184,46 @@ reply_too_big(struct httpd_req *r, size_t max)
 	set_reply(r, 413, "application/json", msg, strlen(msg));
 }
 
+/* The address a request counts against: an IPv6 one by its /64 (one
+ * host may hold all of it), an IPv4 one whole. */
+static void
+rate_key(const struct httpd_req *r, char *out, size_t n)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct in6_addr a;
+
+	ci = MHD_get_connection_info(r->c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci != NULL && ci->client_addr != NULL &&
+	    ci->client_addr->sa_family == AF_INET6) {
+		a = ((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr;
+		if (!IN6_IS_ADDR_V4MAPPED(&a))
+			memset(a.s6_addr + 8, 0, 8);
+		inet_ntop(AF_INET6, &a, out, (socklen_t)n);
+		return;
+	}
+	snprintf(out, n, "%s", httpd_peer(r));
+}
+
+/* 1 when r's address is over http.per_ip_rate: r is answered 429. */
+static int
+rate_refusal(struct httpd_req *r)
+{
+	char key[INET6_ADDRSTRLEN + 1], after[24];
+	long wait;
+	char *msg;
+
+	rate_key(r, key, sizeof(key));
+	if ((wait = ratelimit_take(r->h->rate, key, clock_mono_ms())) == 0)
+		return 0;
+	snprintf(after, sizeof(after), "%ld", wait);
+	httpd_reply_header(r, "Retry-After", after);
+	msg = xasprintf("{\"error\":\"too many requests from %s: more than "
+	                "http.per_ip_rate (%u a second)\"}",
+	    key, r->h->rate_per_s);
+	set_reply(r, 429, "application/json", msg, strlen(msg));
+	return 1;
+}
+
 static enum MHD_Result
 access_cb(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -207,6 +250,8 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 		*con_cls = r;
 		__atomic_add_fetch(&h->inflight, 1, __ATOMIC_RELAXED);
 		/* Answer these before reading the body. */
+		if (h->rate != NULL && rate_refusal(r))
+			return queue(r);
 		if ((st = head_refusal(c, url, msg, sizeof(msg))) != 0) {
 			set_reply(r, st, "application/json", xstrdup(msg),
 			    strlen(msg));
@@ -343,6 +388,11 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	h->head = o->head;
 	h->arg = arg;
 	h->max_body = o->max_body;
+	if (o->per_ip_rate > 0) {
+		h->rate = ratelimit_new(o->per_ip_rate,
+		    o->per_ip_burst > 0 ? o->per_ip_burst : o->per_ip_rate);
+		h->rate_per_s = o->per_ip_rate;
+	}
 	if (o->tls_cert != NULL && o->tls_key != NULL) {
 		flags |= MHD_USE_TLS;
 		h->tls = 1;
@@ -372,6 +422,7 @@ httpd_start(struct httpd **out, const struct httpd_opts *o,
 	if (h->d == NULL) {
 		free(h->cert);
 		free(h->key);
+		ratelimit_free(h->rate);
 		free(h);
 		return err_set(e,
 		    "listen '%s': cannot start the HTTP server "
@@ -436,6 +487,7 @@ httpd_stop(struct httpd *h, int wait_s)
 	if (h->key != NULL)
 		memset(h->key, 0, strlen(h->key));
 	free(h->key);
+	ratelimit_free(h->rate);
 	free(h);
 }
 

@@ -21,6 +21,10 @@ struct httpd_req;
 struct httpd_opts {
 	const char *listen; /* "host:port"; port 0 = any free port */
 	unsigned threads, max_connections, per_ip, timeout_s;
+	/* Requests a second per address (an IPv6 one by its /64) and the
+	 * burst above that rate: more get 429 before anything else is
+	 * looked at.  0: no limit. */
+	unsigned per_ip_rate, per_ip_burst;
 	size_t max_body;
 	/*
 	 * Called on the headers, before any body byte is read: either

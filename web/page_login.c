@@ -6,12 +6,14 @@
 #include <string.h>
 
 #include "common/caps.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "daemon/dconf.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/reply.h"
 #include "web/session.h"
+#include "web/throttle.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -80,7 +82,10 @@ web_login_post(struct ctx *x)
 	           next = BUF_INIT(FORM_FIELD_MAX);
 	char pre[SESSION_ID_LEN + 8], id[SESSION_ID_LEN + 1],
 	    cs[SESSION_ID_LEN + 1];
-	const char *dest;
+	const char *dest, *peer = httpd_peer(x->r);
+	struct throttle *th = x->a->web->logins;
+	char msg[128], after[24];
+	long wait;
 
 	web_cookie(x, COOKIE_PRE, pre, sizeof(pre));
 	if (web_form(x, "next", &next) != 0 || buf_failed(&next))
@@ -91,12 +96,26 @@ web_login_post(struct ctx *x)
 		login_form(x, 403, "The form expired; try again.", dest);
 		goto out;
 	}
+	/* After failures from this address, no token is looked at until
+	 * its wait is over: guessing costs time (web/throttle.h). */
+	if ((wait = throttle_wait(th, peer, clock_mono_ms())) > 0) {
+		snprintf(after, sizeof(after), "%ld", wait);
+		httpd_reply_header(x->r, "Retry-After", after);
+		snprintf(msg, sizeof(msg),
+		    "Too many failed logins from your address; try again in "
+		    "%ld s.",
+		    wait);
+		login_form(x, 429, msg, dest);
+		goto out;
+	}
 	if (web_form(x, "token", &tok) != 0 || buf_failed(&tok) ||
 	    !web_is_admin_token(x, tok.data)) {
-		log_info("web: failed admin login from %s", httpd_peer(x->r));
+		throttle_fail(th, peer, clock_mono_ms());
+		log_info("web: failed admin login from %s", peer);
 		login_form(x, 403, "Wrong token.", dest);
 		goto out;
 	}
+	throttle_clear(th, peer);
 	if (session_create(x->a->web->sessions, id, cs, x->now) == -1) {
 		reply_message(x, 500, "Error", "no randomness");
 		goto out;

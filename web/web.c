@@ -22,6 +22,7 @@
 #include "web/httpd.h"
 #include "web/reply.h"
 #include "web/session.h"
+#include "web/throttle.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
@@ -34,6 +35,7 @@ web_new(void)
 	struct web *w = xcalloc(1, sizeof(*w));
 
 	w->sessions = session_table_new();
+	w->logins = throttle_new();
 	return w;
 }
 
@@ -43,6 +45,7 @@ web_free(struct web *w)
 	if (w == NULL)
 		return;
 	session_table_free(w->sessions);
+	throttle_free(w->logins);
 	free(w);
 }
 

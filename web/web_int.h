@@ -18,6 +18,7 @@
 struct buf;
 struct ctx;
 struct session_table;
+struct throttle;
 
 #define COOKIE_SESSION "pw_session"
 #define COOKIE_PRE "pw_pre" /* login form CSRF (double submit) */
@@ -31,6 +32,7 @@ struct session_table;
 
 struct web {
 	struct session_table *sessions;
+	struct throttle *logins; /* failed logins per address */
 };
 
 /* A query parameter, NULL when absent or empty. */

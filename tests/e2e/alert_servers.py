@@ -9,12 +9,17 @@
                                  the same, requiring STARTTLS (CERT, KEY) and
                                  then AUTH as USER; the envelope line also
                                  has "auth" (the login) and "tls"
-  alert_servers.py hook DIR SECRET MODE
+  alert_servers.py hook DIR SECRET MODE [MAX_AGE]
                                  an HTTP receiver on port 0: verifies
-                                 X-Perfwatch-Signature (HMAC-SHA256 of the body
-                                 with SECRET) and stores each POST in
-                                 DIR/hooks.jsonl ({"ok": signature valid,
-                                 "headers", "body"}); MODE ok (200), fail2 (500
+                                 X-Perfwatch-Signature (HMAC-SHA256 with SECRET
+                                 of "<X-Perfwatch-Timestamp>.<body>") and that
+                                 the timestamp is at most MAX_AGE seconds
+                                 (default 300) from now, as docs/ALERTS.md
+                                 says a receiver does; stores each POST in
+                                 DIR/hooks.jsonl ({"ok": signature valid and
+                                 fresh, "fresh", "headers", "body"}) and
+                                 answers one that is not ok 401; else MODE
+                                 ok (200), fail2 (500
                                  twice, then 200), 429 (429 with Retry-After: 1
                                  once, then 200), hang (never answers),
                                  slow (200 after 0.6 s: a kill of the
@@ -68,7 +73,7 @@ def smtp(d, want=0, tls=None):
     asyncio.run(main())
 
 
-def hook(d, secret, mode):
+def hook(d, secret, mode, max_age=300):
     lock = threading.Lock()
     count = [0]
 
@@ -79,15 +84,19 @@ def hook(d, secret, mode):
         def do_POST(self):
             n = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(n)
-            want = "sha256=" + hmac.new(secret.encode(), body,
+            ts = self.headers.get("X-Perfwatch-Timestamp", "")
+            fresh = ts.isdigit() and abs(time.time() - int(ts)) <= max_age
+            want = "sha256=" + hmac.new(secret.encode(),
+                                        ts.encode() + b"." + body,
                                         hashlib.sha256).hexdigest()
             got = self.headers.get("X-Perfwatch-Signature", "")
+            ok = fresh and hmac.compare_digest(want, got)
             with lock:
                 count[0] += 1
                 k = count[0]
                 with open(os.path.join(d, "hooks.jsonl"), "a") as f:
                     f.write(json.dumps({
-                        "ok": hmac.compare_digest(want, got), "n": k,
+                        "ok": ok, "fresh": fresh, "n": k,
                         "time": time.time(),
                         "headers": dict(self.headers.items()),
                         "body": body.decode("utf-8", "replace")}) + "\n")
@@ -97,9 +106,11 @@ def hook(d, secret, mode):
             if mode == "slow":
                 time.sleep(0.6)
             status = 200
-            if mode == "fail2" and k <= 2:
+            if not ok:
+                status = 401
+            elif mode == "fail2" and k <= 2:
                 status = 500
-            if mode == "429" and k == 1:
+            elif mode == "429" and k == 1:
                 status = 429
             self.send_response(status)
             if status == 429:
@@ -121,4 +132,5 @@ if __name__ == "__main__":
     elif sys.argv[1] == "smtp":
         smtp(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0)
     else:
-        hook(sys.argv[2], sys.argv[3], sys.argv[4])
+        hook(sys.argv[2], sys.argv[3], sys.argv[4],
+             float(sys.argv[5]) if len(sys.argv) > 5 else 300)

@@ -64,7 +64,7 @@ wait_for 10 two_kept &&
 
 # A good reload: r2 exists with a token, a new job file.
 rm -f "$D/jobs/broken.yaml"
-echo "r2-secret-token" >"$D/tokens/r2.token"
+echo "r2-secret-token-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$D/tokens/r2.token"
 sed 's/^name: kv/name: kv2/' "$D/jobs/kv.yaml" >"$D/jobs/kv2.yaml"
 echo "rogue" >"$PW_TMP/r2.bad"
 [ "$(http POST /api/v1/runners/register "$D/tokens/r2.token" '{"name":"r2"}')" = 403 ] &&

@@ -8,7 +8,9 @@
 # a state-changing route (POST) that needs none is one of the few that
 # must not (login); a session route (dashboard forms) refuses a request
 # without a session.  No token, right or wrong, appears in a reply or in
-# the daemon's log.  A token file that others can read is refused.
+# the daemon's log.  A token file that others can read is refused, and
+# so is a token shorter than 32 bytes (the admin's, a runner's in the
+# daemon file, the runner's own), naming file:line:column and the key.
 . "$(dirname "$0")/lib.sh"
 
 routes=$PW_TMP/routes
@@ -113,4 +115,45 @@ else
 	fail world_readable_token_refused "$out"
 fi
 chmod 600 "$PW_ADMIN"
+
+# short_refused NAME FILE:LINE:COL: KEY PROGRAM ARGS...: PROGRAM fails
+# naming where the short token is, without printing the token.
+short_refused() {
+	local name=$1 where=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		fail "$name" "accepted a 16-byte token: $out"
+	elif grep -qF "$where: " <<<"$out" &&
+	    grep -qF ": the token is 16 bytes, at least 32 are needed" <<<"$out" &&
+	    ! grep -qF "short-token-0123" <<<"$out"; then
+		pass "$name"
+	else
+		fail "$name" "$out"
+	fi
+}
+Y=$PW_DIR/daemon.yaml
+cp "$PW_ADMIN" "$PW_TMP/admin.good"
+printf 'short-token-0123\n' >"$PW_ADMIN"
+short_refused short_admin_token_refused \
+    "$Y:$(grep -n '^admin_token_file:' "$Y" | cut -d: -f1):19: admin_token_file" \
+    "$PW_BIN/perfwatchd" -n -c "$Y"
+cp "$PW_TMP/admin.good" "$PW_ADMIN"
+cp "$runner" "$PW_TMP/runner.good"
+printf 'short-token-0123\n' >"$runner"
+short_refused short_runner_token_refused \
+    "$Y:$(grep -n '^    token_file:' "$Y" | head -1 | cut -d: -f1):17: runners[0].token_file" \
+    "$PW_BIN/perfwatchd" -n -c "$Y"
+cat >"$PW_TMP/runner.yaml" <<YAML
+server: http://127.0.0.1:1
+name: r1
+token_file: $runner
+workdir: $PW_TMP/work
+YAML
+short_refused runner_refuses_short_token \
+    "$PW_TMP/runner.yaml:3:13: token_file" \
+    "$PW_BIN/perfwatch-runner" -c "$PW_TMP/runner.yaml" --once
+# 32 bytes are enough.
+printf '%s\n' 0123456789abcdef0123456789abcdef >"$runner"
+check token_of_32_bytes_accepted "$PW_BIN/perfwatchd" -n -c "$Y"
+cp "$PW_TMP/runner.good" "$runner"
 finish

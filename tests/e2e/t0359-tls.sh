@@ -5,7 +5,8 @@
 # the CA is refused by its own verification; the login's session cookie
 # is Secure and pages carry HSTS; a runner with ca_file registers and
 # runs a job to success over HTTPS, and one without it cannot register
-# (its log names the certificate problem).
+# (its log names the certificate problem).  The CLI verifies the daemon
+# against PERFWATCH_CA_FILE.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 
@@ -77,6 +78,17 @@ ok() {
 }
 wait_until 60 ok && pass runner_over_https || { fail runner_over_https "$(curl -s "${CURL_CA[@]}" "$PW_URL/api/v1/jobs/$base" | head -c 400)"; show_logs; }
 stop_pid "$R1"
+
+# The CLI: against the system's CAs the daemon is refused; with
+# PERFWATCH_CA_FILE it is verified.
+if out=$("$PW_BIN/perfwatch" hosts --server "$PW_URL" 2>&1); then
+	fail cli_without_ca_refused "accepted: $out"
+else
+	check cli_without_ca_refused grep -qi 'certificate' <<<"$out"
+fi
+PERFWATCH_CA_FILE=$C/ca.pem "$PW_BIN/perfwatch" hosts --server "$PW_URL" >"$PW_TMP/hosts.txt" 2>&1 &&
+    grep -q 'r1' "$PW_TMP/hosts.txt" && pass cli_with_ca_file ||
+    fail cli_with_ca_file "$(cat "$PW_TMP/hosts.txt")"
 
 # Without the CA: no registration, and the log says why.
 runner_config r2

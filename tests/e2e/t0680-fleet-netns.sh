@@ -99,7 +99,9 @@ c0=$(g "$SRC" rev-parse HEAD)
 CG=/pwfleet-$$
 daemon_config "$PW_TMP/d" r1 r2 r3
 sed -i 's/^listen: .*/listen: 0.0.0.0:0/' "$PW_DIR/daemon.yaml"
+# Plain HTTP off loopback, said explicitly: the links are the test's own.
 cat >>"$PW_DIR/daemon.yaml" <<YAML
+insecure_http: true
 scheduler:
   lease: 10s
   claim_wait: 2s

@@ -32,6 +32,11 @@ page web_pair /pair/3 'badge v-regression' '-9.93%' 'class="cibar"' \
     '<td class="n mean">907 &plusmn;7 <span class="muted">(0.77%)</span></td>' \
     '<span class="ci-text">[-' '<td class="n">3 / 3</td>' \
     '<tr><th>rounds</th><td class="cost">1</td></tr>'
+# A run's raw output is text, never sniffed into HTML.
+hdr=$(curl -s -D - -o /dev/null "$PW_URL/api/v1/jobs/6/runs/2/raw")
+grep -qi '^Content-Type: text/plain' <<<"$hdr" &&
+    grep -qi '^X-Content-Type-Options: nosniff' <<<"$hdr" &&
+    pass raw_output_nosniff || fail raw_output_nosniff "$hdr"
 page web_pair_unchanged /pair/1 'badge v-unchanged' 'latency_p99'
 web_heartbeat
 page web_hosts /hosts 'AMD EPYC 7702 &lt;script&gt;' '503 GiB' '>online<'

@@ -13,7 +13,9 @@
 # up, the mail is delivered exactly once; a further restart sends
 # nothing more (the report is deduplicated).  The mail is checked for
 # its headers, encoding (a non-ASCII, hostile author name), threading and
-# body; the webhook for its HMAC and fields.
+# body; the webhook for its HMAC and fields.  A captured delivery
+# replayed to the receiver, as sent or with a fresh timestamp, is
+# refused: the signature covers X-Perfwatch-Timestamp.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -28,7 +30,9 @@ SMTP=$PW_TMP/smtp
 HOOK=$PW_TMP/hook
 mkdir -p "$SMTP" "$HOOK"
 echo "s3cret-$$" >"$PW_TMP/hook.secret"
-spawn "$HOOK/log" /usr/bin/python3 "$SERVERS" hook "$HOOK" "s3cret-$$" fail2
+# Signatures older than 3 s are refused (the daemon signs each attempt
+# as it sends it; the replay below waits them out).
+spawn "$HOOK/log" /usr/bin/python3 "$SERVERS" hook "$HOOK" "s3cret-$$" fail2 3
 HOOK2=$PW_TMP/hook429
 mkdir -p "$HOOK2"
 spawn "$HOOK2/log" /usr/bin/python3 "$SERVERS" hook "$HOOK2" "s3cret-$$" 429
@@ -239,6 +243,29 @@ assert b["text"].startswith("[app:master]"), b["text"]
 # Retries were spaced by the backoff (1 s, then 1-2 s).
 t = [p["time"] for p in posts]
 assert t[1] - t[0] >= 0.4 and t[2] - t[1] >= 0.4, t
+PY
+# The replay, against the same receiver: a captured POST sent again
+# after the receiver's 3 s, and the same with its timestamp made now.
+/usr/bin/python3 - "$HOOK" <<'PY' && pass webhook_replay_refused || fail webhook_replay_refused "$(tail -2 "$HOOK/hooks.jsonl")"
+import json, sys, time, urllib.error, urllib.request
+d = sys.argv[1]
+port = int(open(d + "/port").read())
+p = [json.loads(l) for l in open(d + "/hooks.jsonl")][-1]
+assert p["ok"], p
+h = {k: v for k, v in p["headers"].items() if k.lower() not in ("host", "content-length")}
+ts = int(h["X-Perfwatch-Timestamp"])
+def post(headers):
+    r = urllib.request.Request("http://127.0.0.1:%d/hook" % port, p["body"].encode(), headers)
+    try:
+        return urllib.request.urlopen(r).status
+    except urllib.error.HTTPError as e:
+        return e.code
+time.sleep(max(0, ts + 4.5 - time.time()))
+assert post(h) == 401, "a replay as sent was accepted"
+h["X-Perfwatch-Timestamp"] = str(int(time.time()))
+assert post(h) == 401, "a replay with a fresh timestamp was accepted"
+last = [json.loads(l) for l in open(d + "/hooks.jsonl")][-2:]
+assert [x["fresh"] for x in last] == [False, True] and not any(x["ok"] for x in last), last
 PY
 if [ "${PW_KEEP:-0}" = 1 ] || [ -n "${PW_ALERT_SAMPLES:-}" ]; then
 	mkdir -p "${PW_ALERT_SAMPLES:-$PW_TMP/samples}"

@@ -43,6 +43,18 @@ alerts:
   backoff: 1s
   poll: 1s
 YAML
+# Without starttls the password would cross in the clear: refused at
+# load, naming the key, unless insecure_auth says so.
+grep -v '^    starttls: true$' "$PW_DIR/daemon.yaml" >"$PW_DIR/plain.yaml"
+at=$(grep -n '^    auth_file:' "$PW_DIR/plain.yaml" | cut -d: -f1)
+if out=$("$PW_BIN/perfwatchd" -n -c "$PW_DIR/plain.yaml" 2>&1); then
+	fail auth_without_tls_refused "accepted: $out"
+else
+	check auth_without_tls_refused grep -qF "plain.yaml:$at:16: alerts.email.auth_file: SMTP AUTH over smtp:// without STARTTLS" <<<"$out"
+fi
+sed -i 's/^    auth_file:/    insecure_auth: true\n&/' "$PW_DIR/plain.yaml"
+check auth_without_tls_said_explicitly "$PW_BIN/perfwatchd" -n -c "$PW_DIR/plain.yaml"
+rm -f "$PW_DIR/plain.yaml"
 cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
 name: slowprog
 parser: keyvalue

@@ -21,42 +21,9 @@
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
 
-src_init "$PW_TMP/linux"
-SHA=$(g "$PW_TMP/linux" rev-parse HEAD)
-daemon_config "$PW_TMP/d" r1
-cat >>"$PW_TMP/d/daemon.yaml" <<'YAML'
-scheduler:
-  lease: 10s
-  claim_wait: 1s
-YAML
-cat >"$PW_DIR/jobs/kx.yaml" <<'YAML'
-name: kx
-parser: keyvalue
-command: [sh, -c, "echo ops=1000"]
-kernel:
-  config: tinyconfig
-  fragment: [CONFIG_MEMCG=y]
-  boot_timeout: 40s
-runs: 2
-max_runs: 2
-# One boot a side, base first: the test follows the boot state of one
-# claim (with the default rounds each round is such a claim).
-rounds: 1
-metrics:
-  ops: {better: higher, min_effect: 50%}
-timeout: 30s
-YAML
-start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
+. "$(dirname "$0")/lib_boot.sh"
 
-# The image the runner would have built for (SHA, tinyconfig + fragment):
-# its cache key is kernel_config_key() of runners/kernel.c.
-KT=$PW_TMP/kernel
-key=$(python3 -c 'import hashlib; print(hashlib.sha256(b"config tinyconfig\nalign -falign-functions=64\nfragment CONFIG_MEMCG=y\n").hexdigest()[:16])')
-img=$KT/images/$SHA-$key
-mkdir -p "$img"
-echo "not a kernel" >"$img/bzImage"
-echo "not a map" >"$img/System.map"
-printf 'build_id -pw900\nrelease 6.1.158-pw900\nconfig_sha256 %064d\ncommit %s\ngen_cpio -\nbuild_s 1.0\n' 0 "$SHA" >"$img/meta"
+boot_setup kx 900
 
 # Fake kexec: -l records the image's release as the next /proc/version
 # (FAKE_KERNEL overrides it: the wrong-kernel case); -e "reboots": kills
@@ -174,14 +141,7 @@ wait_until 60 dead
 check wrong_kernel_state_written [ -f "$STATE" ]
 runner
 wait_until 60 sh -c "[ \"\$(\"$PW_BIN/perfwatch\" jobs show $cand --json --server $PW_URL | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"state\"])')\" = failed ]"
-http GET "/api/v1/jobs/$cand" >/dev/null
-python3 - "$PW_TMP/body" <<'PY' && pass wrong_kernel_fails_naming_both || fail wrong_kernel_fails_naming_both "$(head -c 1500 "$PW_TMP/body")"
-import json, sys
-j = json.load(open(sys.argv[1]))
-assert j["state"] == "failed", j["state"]
-assert "wrong kernel: booted 6.1.0-13-amd64, expected a kernel ending in -pw900" in j["error"], j["error"]
-assert not j["runs"], j["runs"]
-PY
+wrong_kernel_failed "$cand"
 stop_pid "$RUNNER"
 unset FAKE_KERNEL
 

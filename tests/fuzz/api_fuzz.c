@@ -432,8 +432,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (mkdtemp(dir) == NULL)
 		abort();
-	put(dir, "admin.token", "fuzz-admin-token\n");
-	put(dir, "r1.token", "fuzz-runner-token\n");
+	put(dir, "admin.token", "fuzz-admin-token-0123456789abcdef\n");
+	put(dir, "r1.token", "fuzz-runner-token-0123456789abcdef\n");
 	jobs = xasprintf("%s/jobs", dir);
 	mkdir(jobs, 0755);
 	free(jobs);
@@ -456,8 +456,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	free(yaml);
-	snprintf(runner_auth, sizeof(runner_auth), "Bearer fuzz-runner-token");
-	snprintf(admin_auth, sizeof(admin_auth), "Bearer fuzz-admin-token");
+	snprintf(runner_auth, sizeof(runner_auth),
+	    "Bearer fuzz-runner-token-0123456789abcdef");
+	snprintf(admin_auth, sizeof(admin_auth),
+	    "Bearer fuzz-admin-token-0123456789abcdef");
 
 	/* perfwatchd's start without its threads and listener. */
 	if (store_open(&s, conf->dc->database, &e) == -1) {

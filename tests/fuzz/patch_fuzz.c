@@ -9,7 +9,9 @@
  *
  * The contract: the result is applied, a conflict or a parse error (never
  * -1, a crash or a hang), an applied patch names a commit of 40 hex
- * digits, and nothing is left or written in the scratch directory
+ * digits whose tree holds no file over CAP_PATCH_FILE_BYTES (the cap
+ * either path keeps: libgit2's declared sizes, git am's RLIMIT_FSIZE),
+ * and nothing is left or written in the scratch directory
  * outside the mirror and the upstream (git am's worktrees live under
  * TMPDIR, which is DIR/am here, and must be gone afterwards).
  *
@@ -28,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/caps.h"
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "daemon/mail.h"
@@ -195,9 +198,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(rc == 0 || err_msg(&e)[0] != '\0');
 	}
 	gitm_clearerr(repo);
-	if (rc == 0)
+	if (rc == 0) {
+		int64_t largest = -1;
+
 		assert(strlen(sha[0]) == GITM_SHA_SIZE - 1 &&
 		    strspn(sha[0], "0123456789abcdef") == GITM_SHA_SIZE - 1);
+		assert(gitm_largest_blob(&largest, repo, sha[0]) == 0);
+		assert(largest >= 0 && largest <= CAP_PATCH_FILE_BYTES);
+	}
 	/* up, mirror.git and am (empty again): nothing else appeared. */
 	assert(entries(dir) == 3);
 	assert(entries(amdir) == 0);

@@ -239,6 +239,18 @@ TEST(test_alert__mail_series_thread_and_encoding)
 	ASSERT_STREQ(rc.env[0], "pat@example.org");
 	ASSERT_STREQ(rc.env[1], "linux-mm@kvack.org");
 	ASSERT_STREQ(rc.env[2], "cgroups@vger.kernel.org");
+	/* A series of an inbox no list entry names (an upload, another
+	 * list): its From: is mailed nothing, the rest is the same. */
+	{
+		struct alert_rcpt un;
+
+		lists[0].inbox = "other-list";
+		alert_rcpt_make(&un, &dc, x);
+		ASSERT_INTEQ(un.nenv, 1);
+		ASSERT_STREQ(un.env[0], "linux-mm@kvack.org");
+		alert_rcpt_release(&un);
+		lists[0].inbox = "linux-mm";
+	}
 	memset(&in, 0, sizeof(in));
 	in.r = &r;
 	in.from = dc.alerts.from;
@@ -316,6 +328,20 @@ TEST(test_alert__test_mode_and_quiet)
 	ASSERT_INTEQ(rc.quiet, 1);
 	alert_rcpt_release(&rc);
 	store_alert_info_free(x);
+}
+
+/* The signature covers the timestamp: the same body at another time
+ * signs differently, so an old POST cannot be replayed as a new one.
+ * Expected values from Python's hmac (docs/ALERTS.md's receiver). */
+TEST(test_alert__hook_sign_timestamp)
+{
+	char a[65], b[65];
+
+	ASSERT_INTEQ(alert_hook_sign(a, "k3y", 1700000000, "{\"a\":1}", 7), 0);
+	ASSERT_STREQ(a,
+	    "fd5a70e965043f7df6309c2c3b5ff5a8ffa99b1f5175e9a311459e73c4634d4a");
+	ASSERT_INTEQ(alert_hook_sign(b, "k3y", 1700000001, "{\"a\":1}", 7), 0);
+	ASSERT(strcmp(a, b) != 0);
 }
 
 TEST(test_alert__hook_body)

@@ -109,6 +109,70 @@ TEST(test_config__every_example_passes)
 	ASSERT(nfiles >= 7);
 }
 
+/* Loads a daemon file of text: 0 or -1; errs keeps the messages. */
+static int
+load_daemon_text(const char *text, struct cfg_errors *errs)
+{
+	struct daemon_config *d = NULL;
+	int rc =
+	    config_load_daemon(&d, write_tmp("cleartext.yaml", text), errs);
+
+	daemon_config_free(d);
+	return rc;
+}
+
+/* Plain HTTP off loopback and SMTP AUTH without TLS load only when the
+ * file says so (tests/data/config/bad/daemon-cleartext.yaml: refused). */
+TEST(test_config__cleartext_said_explicitly)
+{
+	static const char *const ok[] = {
+		"listen: 127.0.0.2:8080\n",
+		"listen: \"[::1]:8080\"\n",
+		"listen: localhost:8080\n",
+		"listen: 0.0.0.0:8080\ninsecure_http: true\n",
+		"listen: 10.0.0.1:8080\ntls:\n  cert_file: c.pem\n"
+		"  key_file: k.pem\n",
+		"listen: 127.0.0.1:1\nalerts:\n  email:\n    smtp: "
+		"smtps://m:465\n    from: a@b\n    to: [c@d]\n    auth_file: "
+		"a\n",
+		"listen: 127.0.0.1:1\nalerts:\n  email:\n    smtp: "
+		"smtp://m:25\n"
+		"    from: a@b\n    to: [c@d]\n    auth_file: a\n    "
+		"starttls: true\n",
+		"listen: 127.0.0.1:1\nalerts:\n  email:\n    smtp: "
+		"smtp://m:25\n"
+		"    from: a@b\n    to: [c@d]\n    auth_file: a\n    "
+		"insecure_auth: true\n",
+	};
+	static const char *const bad[] = { "listen: 10.0.0.1:8080\n",
+		"listen: \"[::]:8080\"\n", "listen: perf.example.org:80\n",
+		"listen: 128.0.0.1:80\n" };
+	char text[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct cfg_errors errs = { 0 };
+
+		snprintf(text, sizeof(text), "database: x.db\nmirrors: m\n%s",
+		    ok[i]);
+		ASSERT_INTEQ(load_daemon_text(text, &errs), 0);
+		ASSERT_INTEQ(errs.n, 0);
+		cfg_errors_free(&errs);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cfg_errors errs = { 0 };
+
+		snprintf(text, sizeof(text), "database: x.db\nmirrors: m\n%s",
+		    bad[i]);
+		ASSERT_INTEQ(load_daemon_text(text, &errs), -1);
+		ASSERT_INTEQ(errs.n, 1);
+		ASSERT(strstr(errs.msg[0], "cleartext.yaml:3:9: listen: ") !=
+		    NULL);
+		ASSERT(strstr(errs.msg[0], "insecure_http: true") != NULL);
+		cfg_errors_free(&errs);
+	}
+}
+
 /* The example daemon's jobs: glob is relative to the daemon file. */
 TEST(test_config__daemon_example_loads_its_jobs)
 {

@@ -322,14 +322,18 @@ TEST(test_exec__progress_streams_output)
 }
 
 /* exec_spec.user: the command runs with that uid and gid, no
- * supplementary group, no_new_privs, and HOME/USER of the user; a
+ * supplementary group, no_new_privs, HOME/USER of the user, in a session
+ * it leads (no controlling terminal) and without core files; a
  * cgroup-less start takes the fork path too.  Not root: the switch
  * itself is refused, and the error names the user. */
 TEST(test_exec__runs_as_user)
 {
 	char *argv[] = { "sh", "-c",
 		"echo $(id -u) $(id -g) $(id -G | wc -w) $HOME $USER; "
-		"grep NoNewPrivs /proc/self/status | tr -d '\\t '",
+		"grep NoNewPrivs /proc/self/status | tr -d '\\t '; "
+		"set -- $(cut -d')' -f2 /proc/$$/stat); "
+		"[ \"$4\" = $$ ] && echo session-leader; "
+		"[ \"$5\" = 0 ] && echo no-tty; echo core=$(ulimit -c)",
 		NULL };
 	struct exec_user u = { geteuid() == 0 ? 65534 : geteuid(),
 		geteuid() == 0 ? 65534 : getegid(), "someone", "/nonexistent" };
@@ -348,7 +352,7 @@ TEST(test_exec__runs_as_user)
 	ASSERT_MSG(exec_run(&r, &s, &e) == 0, "%s", err_msg(&e));
 	snprintf(want, sizeof(want),
 	    "%ld %ld 1 /nonexistent someone\n"
-	    "NoNewPrivs:1\n",
+	    "NoNewPrivs:1\nsession-leader\nno-tty\ncore=0\n",
 	    (long)u.uid, (long)u.gid);
 	ASSERT_STREQ(r.out.data, want);
 	exec_result_release(&r);

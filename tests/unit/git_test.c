@@ -722,6 +722,33 @@ TEST(test_git__checkout_for_the_runner)
 	gitm_repo_free(c);
 }
 
+/* The largest file of a commit's tree, nested ones too. */
+TEST(test_git__largest_blob)
+{
+	char a[GITM_SHA_SIZE], b[GITM_SHA_SIZE];
+	struct gitm_repo *c;
+	const char *url, *work;
+	int64_t n = -1;
+
+	setup();
+	url = upstream("lb");
+	work = tpath("lb.work");
+	ASSERT(commit(a, work, "top.txt", "12345\n", "A") == 0);
+	ASSERT(commit(b, work, "deep/er/big.txt",
+	           "0123456789012345678901234567890123456789\n", "B") == 0);
+	ASSERT(push(work, "master") == 0);
+	c = gitm_repo_for_url(tpath("lb-mirror"), url, NULL);
+	ASSERT_MSG(gitm_fetch_commit(c, b) == 0, "%s", gitm_errmsg(c));
+	ASSERT_MSG(gitm_largest_blob(&n, c, a) == 0, "%s", gitm_errmsg(c));
+	ASSERT_INTEQ(n, 6);
+	ASSERT_MSG(gitm_largest_blob(&n, c, b) == 0, "%s", gitm_errmsg(c));
+	ASSERT_INTEQ(n, 41);
+	ASSERT_INTEQ(gitm_largest_blob(
+	                 &n, c, "0123456789012345678901234567890123456789"),
+	    ERR_NOTFOUND);
+	gitm_repo_free(c);
+}
+
 TEST(test_git__commit_on_no_branch_fetched_by_id)
 {
 	char a[GITM_SHA_SIZE], x[GITM_SHA_SIZE];
