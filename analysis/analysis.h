@@ -59,6 +59,9 @@ enum analysis_mode {
 /* Futility: the conditional power below which a look stops asking for
  * runs (analysis_result.futile). */
 #define ANALYSIS_FUTILITY_CP 0.10
+/* ... judged from this many runs a side on (and half of max_runs): a job
+ * with max_runs 12 or less never stops for futility. */
+#define ANALYSIS_FUTILITY_MIN_RUNS 12
 
 struct analysis_opts {
 	int better;        /* ANALYSIS_HIGHER (default when 0) or _LOWER */
@@ -144,7 +147,8 @@ struct analysis_result {
 	double mode_base_share, mode_cand_share, mode_hist_share;
 	double mode_p; /* the one-sided Fisher p of the mode's direction */
 	/*
-	 * Futility: an inconclusive look from half of max_runs on whose
+	 * Futility: an inconclusive look from half of max_runs (and 12 runs)
+	 * on whose
 	 * shift would reach the last look's boundary with a probability
 	 * below ANALYSIS_FUTILITY_CP under its own trend (cond_power) stops
 	 * there: futile 1, no more runs asked.  cond_power NAN when not

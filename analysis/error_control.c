@@ -165,16 +165,16 @@ analysis_look_alpha(double alpha, size_t n, size_t first_runs, size_t max_runs)
 
 /*
  * Futility (docs/ANALYSIS.md, "Futility"): at an inconclusive look of n
- * runs a side, from half of max_runs on, the chance that the shift test
- * crosses the last look's boundary c if the runs to come follow the
- * trend seen so far.  With z the look's statistic (from its p-value) and
- * t = n / max_runs the share of the information seen, the B-value z
- * sqrt(t) drifts at z / sqrt(t), so CP = P(B(1) > c) = 1 - Phi((c - z /
- * sqrt(t)) / sqrt(1 - t)).  Below ANALYSIS_FUTILITY_CP, and with the
- * interval unable to fit within +-min_effect by max_runs either (its
- * half-width shrinking as sqrt(n / max_runs)), the look stops: no more
- * runs.  Stopping for futility only ever gives a verdict up, so the
- * looks' alpha stays as spent.
+ * runs a side, from half of max_runs and ANALYSIS_FUTILITY_MIN_RUNS on
+ * (a z from fewer runs says too little of the trend), the chance that the shift
+ * test crosses the last look's boundary c if the runs to come follow the trend
+ * seen so far.  With z the look's statistic (from its p-value) and t = n /
+ * max_runs the share of the information seen, the B-value z sqrt(t) drifts at z
+ * / sqrt(t), so CP = P(B(1) > c) = 1 - Phi((c - z / sqrt(t)) / sqrt(1 - t)).
+ * Below ANALYSIS_FUTILITY_CP, and with the interval unable to fit within
+ * +-min_effect by max_runs either (its half-width shrinking as sqrt(n /
+ * max_runs)), the look stops: no more runs.  Stopping for futility only ever
+ * gives a verdict up, so the looks' alpha stays as spent.
  */
 void
 analysis_i_futility(
@@ -189,7 +189,8 @@ analysis_i_futility(
 	    r->mode == ANALYSIS_MODE_SUSPECTED ||
 	    (r->unstable & ANALYSIS_UNSTABLE_SPREAD) || o->first_runs == 0 ||
 	    o->max_runs <= o->first_runs || n >= o->max_runs ||
-	    2 * n < o->max_runs || !(r->p_value >= 0 && r->p_value <= 1))
+	    2 * n < o->max_runs || n < ANALYSIS_FUTILITY_MIN_RUNS ||
+	    !(r->p_value >= 0 && r->p_value <= 1))
 		return;
 	t = (double)n / (double)o->max_runs;
 	z = r->p_value > 0 ? analysis_i_norm_quantile_upper(r->p_value / 2)

@@ -286,7 +286,8 @@ table_adaptive(void)
 
 	printf("\n### Adaptive runs: looks at 5, 8, 12, 18, 24 per side "
 	       "(max_runs 24, the default) and 5, 8, 12 (max_runs 12), "
-	       "futility from half of max_runs, Pocock-type alpha spending "
+	       "futility from half of max_runs and 12 runs, Pocock-type alpha "
+	       "spending "
 	       "(total 0.01), exact boundaries, CV 1 %%, 2 %% drop\n\n");
 	printf("%zu trials per no-change cell, %zu per 2 %% drop cell.  Mean "
 	       "N is runs per side until the verdict.\n\n",

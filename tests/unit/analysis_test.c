@@ -453,6 +453,13 @@ TEST(test_analysis__futility)
 	ASSERT_INTEQ(analysis_compare(&r, a, 8, b, 8, &o, &e), 0);
 	ASSERT(!r.futile && isnan(r.cond_power));
 	ASSERT_INTEQ(analysis_next_runs(&r, 8, 5, 24), 12);
+	/* Nor at 8 of 16 (half, but under 12 runs): a job with a small
+	 * max_runs keeps all its looks. */
+	o.max_runs = 16;
+	ASSERT_INTEQ(analysis_compare(&r, a, 8, b, 8, &o, &e), 0);
+	ASSERT(!r.futile && isnan(r.cond_power));
+	ASSERT_INTEQ(analysis_next_runs(&r, 8, 5, 16), 12);
+	o.max_runs = 24;
 	/* +10 %, not yet significant at 12: promising, on to 18. */
 	for (i = 0; i < 12; i++)
 		b[i] = 110 * exp(0.10 * z[perm[i]]);
