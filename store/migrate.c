@@ -2,7 +2,6 @@
  * The schema: its migration steps, one per version, and the runner
  * that takes a database from its user_version to the one asked for.
  */
-#include <sqlite3.h>
 #include <stdio.h>
 
 #include "common/err.h"
@@ -856,13 +855,13 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
 int
 store_user_version(struct store *s)
 {
-	sqlite3_stmt *st = store_i_stmt(s, "PRAGMA user_version");
+	struct db_stmt *st = store_i_stmt(s, "PRAGMA user_version");
 	int v = -1;
 
 	if (st == NULL)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
+	if (db_step(st) == DB_ROW)
+		v = db_col_int(st, 0);
 	store_i_release(s, st);
 	return v;
 }
@@ -875,23 +874,22 @@ store_user_version(struct store *s)
 static int
 fk_check(struct store *s)
 {
-	sqlite3_stmt *st = store_i_stmt(s, "PRAGMA foreign_key_check");
+	struct db_stmt *st = store_i_stmt(s, "PRAGMA foreign_key_check");
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	rc = db_step(st);
+	if (rc == DB_ROW)
 		err_set(&s->err,
 		    "migration: table %s row %lld refers to a missing row of "
 		    "%s",
-		    (const char *)sqlite3_column_text(st, 0),
-		    (long long)sqlite3_column_int64(st, 1),
-		    (const char *)sqlite3_column_text(st, 2));
-	else if (rc != SQLITE_DONE)
+		    db_col_text(st, 0), (long long)db_col_int64(st, 1),
+		    db_col_text(st, 2));
+	else if (rc != DB_DONE)
 		store_i_dberr(s, "foreign key check");
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return rc == DB_DONE ? 0 : -1;
 }
 
 static int
