@@ -25,7 +25,7 @@ Q	=
 else
 Q	= @
 endif
-PKGS	 = libgit2 libmicrohttpd libcurl yaml-0.1 sqlite3 jansson libcrypto
+PKGS	 = libgit2 libmicrohttpd libcurl yaml-0.1 sqlite3 libpq jansson libcrypto
 # Evaluated when this make starts: the targets that install packages first
 # (demo, check) run the build in a sub-make, which reads them again after
 # `make deps` has run. A build with no libraries found stops here instead

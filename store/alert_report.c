@@ -195,7 +195,8 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	    " FROM comparisons c"
 	    " JOIN pairs p ON p.id = c.pair_id"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS NOT "
+	    "DISTINCT FROM ?3"
 	    " AND p.analysed = 1 AND c.final = 1 AND c.verdict <> 'info'"
 	    " AND p.bisect_id IS NULL"
 	    /* the newest verdict of each point: a retest replaces */
@@ -323,7 +324,8 @@ info_bisect(struct store *s, struct store_alert_info *x)
 	    " FROM bisections b"
 	    " JOIN pairs p ON p.id = b.pair_id"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.host_id IS ?3"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.host_id IS NOT "
+	    "DISTINCT FROM ?3"
 	    " AND b.state IN ('done', 'inconclusive')"
 	    " ORDER BY b.id DESC LIMIT 1");
 	int rc;

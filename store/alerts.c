@@ -56,7 +56,7 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 	    " JOIN jobs b ON b.id = p.base_job_id"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.analysed = 0"
 	    " AND p.bisect_id IS NULL"
-	    " AND (p.host_id IS NULL OR p.host_id IS ?3)"
+	    " AND (p.host_id IS NULL OR p.host_id IS NOT DISTINCT FROM ?3)"
 	    " AND (j.state IN ('queued', 'running')"
 	    "   OR b.state IN ('queued', 'running'))");
 	int rc;
@@ -89,8 +89,9 @@ group_stamp(struct store *s, struct store_alert_group *g)
 	    "SELECT max(st) FROM (SELECT " ALERT_PAIR_STAMP " AS st"
 	    " FROM pairs p JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
-	    " AND p.analysed = 1 AND p.bisect_id IS NULL GROUP BY p.id)");
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS NOT "
+	    "DISTINCT FROM ?3"
+	    " AND p.analysed = 1 AND p.bisect_id IS NULL GROUP BY p.id) AS w");
 	int rc;
 
 	if (st == NULL)
@@ -319,7 +320,8 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	    " SELECT p.id, ?4, min(?5, " ALERT_PAIR_STAMP ") FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS NOT "
+	    "DISTINCT FROM ?3"
 	    " AND p.analysed = 1 GROUP BY p.id"
 	    " ON CONFLICT (pair_id) DO UPDATE SET"
 	    " report_id = excluded.report_id, stamp = excluded.stamp");
@@ -340,7 +342,8 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
 	    " JOIN alert_pairs ap ON ap.pair_id = p.id"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS NOT "
+	    "DISTINCT FROM ?3"
 	    " AND p.analysed = 1 GROUP BY p.id"
 	    " HAVING ap.stamp >= " ALERT_PAIR_STAMP ")");
 	if (st == NULL)
@@ -612,12 +615,14 @@ enum alert_drive { AL_ALL, AL_COMMIT, AL_STATE, AL_KIND };
 	}
 #define AL_WINDOW(drive)                                           \
 	"SELECT min(id), count(*) FROM (SELECT a.id FROM alerts a" \
-	" WHERE " drive " a.id < ?10 ORDER BY a.id DESC LIMIT ?11)"
-#define AL_ROWS(drive)                                                 \
-	"SELECT " ALERT_COLS "NULL" ALERT_FROM " WHERE " drive         \
-	" a.id >= ?12 AND a.id < ?10 AND (?1 IS NULL OR a.state = ?1)" \
-	" AND (?2 IS NULL OR a.kind = ?2)"                             \
-	" AND (?3 IS NULL OR (c.sha >= ?3 AND c.sha < ?3 || 'g'))"     \
+	" WHERE " drive " a.id < ?10 ORDER BY a.id DESC LIMIT ?11) AS w"
+#define AL_ROWS(drive)                                                      \
+	"SELECT " ALERT_COLS "NULL" ALERT_FROM " WHERE " drive              \
+	" a.id >= ?12 AND a.id < ?10 AND (CAST(?1 AS TEXT) IS NULL OR "     \
+	"a.state = ?1)"                                                     \
+	" AND (CAST(?2 AS TEXT) IS NULL OR a.kind = ?2)"                    \
+	" AND (CAST(?3 AS TEXT) IS NULL OR (c.sha >= ?3 AND c.sha < ?3 || " \
+	"'g'))"                                                             \
 	" ORDER BY a.id DESC LIMIT ?11"
 
 static void
@@ -722,7 +727,7 @@ store_alert_report_find(struct store *s, int64_t *out_commit,
 	    "SELECT r.commit_id FROM commits c"
 	    " JOIN alert_reports r ON r.commit_id = c.id"
 	    " WHERE c.sha >= lower(?3) AND c.sha < lower(?3) || 'g'"
-	    " AND r.job = ?1 AND r.host_id IS ?2"
+	    " AND r.job = ?1 AND r.host_id IS NOT DISTINCT FROM ?2"
 	    " AND r.message_id IS NOT NULL"
 	    " ORDER BY r.id DESC LIMIT 1");
 	int rc;

@@ -205,7 +205,8 @@ store_bisect_create(struct store *s, int64_t *out_id,
 	st = x->change_point_id > 0
 	    ? store_i_stmt(s,
 	          "SELECT id FROM bisections WHERE origin = 'change-point'"
-	          " AND job = ?2 AND host_id IS ?3 AND point = ?4"
+	          " AND job = ?2 AND host_id IS NOT DISTINCT FROM ?3 AND point "
+	          "= ?4"
 	          " AND metric = ?5 AND good_sha = ?6 AND bad_sha = ?7"
 	          " AND state IN ('queued', 'running')")
 	    : store_i_stmt(s,
@@ -423,8 +424,9 @@ store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT good_sha, bad_sha FROM bisections WHERE job = ?1"
-	    " AND host_id IS ?2 AND point = ?3 AND metric = ?4"
-	    " AND tree_id IS ?5 ORDER BY id");
+	    " AND host_id IS NOT DISTINCT FROM ?2 AND point = ?3 AND metric = "
+	    "?4"
+	    " AND tree_id IS NOT DISTINCT FROM ?5 ORDER BY id");
 	int rc;
 
 	*out = NULL;

@@ -158,7 +158,7 @@ enum commits_drive { CM_ALL, CM_TREE, CM_BRANCH, CM_TREE_BRANCH };
 	{                                                                \
 		[CM_ALL] = stmt(" FROM commits c"                        \
 		                " JOIN trees t ON t.id = c.tree_id"      \
-		                " WHERE ?1 IS NULL AND",                 \
+		                " WHERE CAST(?1 AS TEXT) IS NULL AND",   \
 		    "c.id"),                                             \
 		[CM_TREE] = stmt(" FROM trees t CROSS JOIN commits c"    \
 		                 " INDEXED BY commits_tree_seen"         \
@@ -170,7 +170,7 @@ enum commits_drive { CM_ALL, CM_TREE, CM_BRANCH, CM_TREE_BRANCH };
 		                   " CROSS JOIN commits c"               \
 		                   " ON c.id = cb.commit_id"             \
 		                   " JOIN trees t ON t.id = c.tree_id"   \
-		                   " WHERE ?1 IS NULL AND"               \
+		                   " WHERE CAST(?1 AS TEXT) IS NULL AND" \
 		                   " cb.branch = ?2 AND",                \
 		    "cb.commit_id"),                                     \
 		[CM_TREE_BRANCH] = stmt(" FROM trees t"                  \
@@ -182,12 +182,12 @@ enum commits_drive { CM_ALL, CM_TREE, CM_BRANCH, CM_TREE_BRANCH };
 		                        " WHERE t.name = ?1 AND",        \
 		    "cb.commit_id"),                                     \
 	}
-#define CM_ROWS(from, key)                                               \
-	"SELECT c.id, c.sha, t.name, c.subject, c.author,"               \
-	" c.author_date, c.committer, c.commit_date, c.parents,"         \
-	" c.branches, c.paths, c.first_seen" from                        \
-	" c.first_seen IS NOT NULL AND " key " >= ?12 AND " key " < ?10" \
-	" AND (?2 IS NULL OR instr(',' || c.branches || ',',"            \
+#define CM_ROWS(from, key)                                                  \
+	"SELECT c.id, c.sha, t.name, c.subject, c.author,"                  \
+	" c.author_date, c.committer, c.commit_date, c.parents,"            \
+	" c.branches, c.paths, c.first_seen" from                           \
+	" c.first_seen IS NOT NULL AND " key " >= ?12 AND " key " < ?10"    \
+	" AND (CAST(?2 AS TEXT) IS NULL OR instr(',' || c.branches || ','," \
 	"  ',' || ?2 || ',') > 0) ORDER BY " key " DESC LIMIT ?11"
 
 struct commits_q {
@@ -534,31 +534,32 @@ enum reg_drive { REG_ALL, REG_HOST, REG_TREE, REG_BENCH, REG_STATE };
 	}
 #define REG_WINDOW(drive)                                                 \
 	"SELECT min(id), count(*) FROM (SELECT rg.id FROM regressions rg" \
-	" WHERE " drive " rg.id < ?10 ORDER BY rg.id DESC LIMIT ?11)"
+	" WHERE " drive " rg.id < ?10 ORDER BY rg.id DESC LIMIT ?11) AS w"
 /* Its newest bisection's too (store/bisect.c). */
-#define REG_ROWS(drive)                                                        \
-	"SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"             \
-	" cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"        \
-	" h.name, c.sha, c.subject, t.name, c.branches,"                       \
-	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"          \
-	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"                \
-	" b.verify_parent, b.verify_revert, b.reason, p.suspect,"              \
-	" (SELECT max(se.id) FROM series se WHERE se.commit_id = c.id)"        \
-	" FROM regressions rg JOIN comparisons cm"                             \
-	" ON cm.id = rg.comparison_id"                                         \
-	" JOIN pairs p ON p.id = cm.pair_id"                                   \
-	" LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"               \
-	"  bisections WHERE regression_id = rg.id)"                            \
-	" LEFT JOIN hosts h ON h.id = p.host_id"                               \
-	" LEFT JOIN jobs j ON j.id = p.cand_job_id"                            \
-	" LEFT JOIN commits c ON c.id = j.commit_id"                           \
-	" LEFT JOIN trees t ON t.id = c.tree_id"                               \
-	" WHERE " drive " rg.id >= ?12 AND rg.id < ?10"                        \
-	" AND (?1 IS NULL OR rg.tree_id ="                                     \
-	"  (SELECT id FROM trees WHERE name = ?1))"                            \
-	" AND (?2 IS NULL OR rg.host_id ="                                     \
-	"  (SELECT id FROM hosts WHERE name = ?2))"                            \
-	" AND (?3 IS NULL OR rg.bench = ?3) AND (?4 IS NULL OR rg.state = ?4)" \
+#define REG_ROWS(drive)                                                     \
+	"SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"          \
+	" cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"     \
+	" h.name, c.sha, c.subject, t.name, c.branches,"                    \
+	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"       \
+	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"             \
+	" b.verify_parent, b.verify_revert, b.reason, p.suspect,"           \
+	" (SELECT max(se.id) FROM series se WHERE se.commit_id = c.id)"     \
+	" FROM regressions rg JOIN comparisons cm"                          \
+	" ON cm.id = rg.comparison_id"                                      \
+	" JOIN pairs p ON p.id = cm.pair_id"                                \
+	" LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"            \
+	"  bisections WHERE regression_id = rg.id)"                         \
+	" LEFT JOIN hosts h ON h.id = p.host_id"                            \
+	" LEFT JOIN jobs j ON j.id = p.cand_job_id"                         \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                        \
+	" LEFT JOIN trees t ON t.id = c.tree_id"                            \
+	" WHERE " drive " rg.id >= ?12 AND rg.id < ?10"                     \
+	" AND (CAST(?1 AS TEXT) IS NULL OR rg.tree_id ="                    \
+	"  (SELECT id FROM trees WHERE name = ?1))"                         \
+	" AND (CAST(?2 AS TEXT) IS NULL OR rg.host_id ="                    \
+	"  (SELECT id FROM hosts WHERE name = ?2))"                         \
+	" AND (CAST(?3 AS TEXT) IS NULL OR rg.bench = ?3) AND (CAST(?4 AS " \
+	"TEXT) IS NULL OR rg.state = ?4)"                                   \
 	" ORDER BY rg.id DESC LIMIT ?11"
 
 /* The page's filters, ?1 to ?4 of both statements. */

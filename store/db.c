@@ -3,37 +3,16 @@
  * from where the database is, and every other call goes to the
  * connection's backend (store/db_backend.h).
  */
-#include <ctype.h>
-#include <string.h>
-
 #include "store/db.h"
+#include "common/database.h"
 #include "store/db_backend.h"
-
-/* A URI, or a conninfo: it starts with a keyword and '=' ("host=...",
- * "dbname = x"), which no path the daemon is given does. */
-int
-db_is_pg(const char *where)
-{
-	const char *p = where;
-
-	if (strncmp(where, "postgresql://", 13) == 0 ||
-	    strncmp(where, "postgres://", 11) == 0)
-		return 1;
-	while (*p == '_' || islower((unsigned char)*p))
-		p++;
-	if (p == where)
-		return 0;
-	while (*p == ' ')
-		p++;
-	return *p == '=';
-}
 
 int
 db_open(struct db **out, const char *where, struct err *e)
 {
 	*out = NULL;
-	if (db_is_pg(where))
-		return err_set(e, "%s: PostgreSQL is not built in", where);
+	if (database_is_pg(where))
+		return db_pg_open(out, where, e);
 	return db_sqlite_open(out, where, e);
 }
 
@@ -72,6 +51,12 @@ int
 db_begin_write(struct db *db)
 {
 	return db->ops->begin_write(db);
+}
+
+int
+db_begin_read(struct db *db)
+{
+	return db->ops->begin_read(db);
 }
 
 int

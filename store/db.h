@@ -45,8 +45,6 @@ enum db_type { DB_INTEGER = 1, DB_FLOAT, DB_TEXT, DB_BLOB, DB_NULL };
 int db_open(struct db **out, const char *where, struct err *e);
 void db_close(struct db *);
 enum db_backend db_backend(const struct db *);
-/* 1 when where names a PostgreSQL database, not a file. */
-int db_is_pg(const char *where);
 
 /* Runs sql (one or more statements, no parameters, rows discarded): 0 or
  * -1 with db_errmsg. */
@@ -58,6 +56,9 @@ int db_errcode(struct db *);
 /* BEGIN for a transaction that will write (SQLite takes the write lock
  * at once, BEGIN IMMEDIATE); COMMIT and ROLLBACK are plain SQL. */
 int db_begin_write(struct db *);
+/* BEGIN for reads that see one snapshot (PostgreSQL: REPEATABLE READ).
+ * 0 or -1. */
+int db_begin_read(struct db *);
 /* 1 outside a transaction (a failed statement may have ended one). */
 int db_autocommit(struct db *);
 

@@ -26,6 +26,7 @@ struct db_ops {
 	const char *(*errmsg)(struct db *);
 	int (*errcode)(struct db *);
 	int (*begin_write)(struct db *);
+	int (*begin_read)(struct db *);
 	int (*autocommit)(struct db *);
 	struct db_stmt *(*prepare)(struct db *, const char *sql);
 	const char *(*sql)(struct db_stmt *);
@@ -56,5 +57,8 @@ struct db_ops {
 
 /* store/db_sqlite.c */
 int db_sqlite_open(struct db **out, const char *path, struct err *e);
+/* store/db_pg.c: where is a URI or a conninfo.  Its errors name where
+ * as redact_conninfo_into shows it. */
+int db_pg_open(struct db **out, const char *where, struct err *e);
 
 #endif

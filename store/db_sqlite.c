@@ -15,7 +15,8 @@
 struct sq {
 	struct db base;
 	sqlite3 *h;
-	sqlite3_stmt *dv; /* PRAGMA data_version */
+	sqlite3_stmt *dv;    /* PRAGMA data_version */
+	sqlite3_stmt *begin; /* BEGIN, prepared once: reads begin often */
 	char msg[512];
 	int code;
 };
@@ -64,6 +65,7 @@ sq_close(struct db *d)
 	struct sq *q = SQ(d);
 
 	sqlite3_finalize(q->dv);
+	sqlite3_finalize(q->begin);
 	sqlite3_close(q->h);
 	free(q);
 }
@@ -99,6 +101,26 @@ static int
 sq_begin_write(struct db *d)
 {
 	return sq_exec(d, "BEGIN IMMEDIATE");
+}
+
+static int
+sq_begin_read(struct db *d)
+{
+	struct sq *q = SQ(d);
+	int rc;
+
+	if (q->begin == NULL &&
+	    sqlite3_prepare_v2(q->h, "BEGIN", -1, &q->begin, NULL) !=
+	        SQLITE_OK) {
+		note(q);
+		return -1;
+	}
+	rc = sqlite3_step(q->begin);
+	sqlite3_reset(q->begin);
+	if (rc == SQLITE_DONE)
+		return 0;
+	note(q);
+	return -1;
 }
 
 static int
@@ -313,12 +335,13 @@ sq_autocheckpoint(struct db *d, int pages)
 }
 
 static const struct db_ops sq_ops = { DB_SQLITE, sq_close, sq_exec, sq_errmsg,
-	sq_errcode, sq_begin_write, sq_autocommit, sq_prepare, sq_sql,
-	sq_bind_int64, sq_bind_double, sq_bind_text, sq_bind_blob, sq_bind_null,
-	sq_step, sq_col_count, sq_col_type, sq_col_int64, sq_col_double,
-	sq_col_text, sq_col_blob, sq_col_bytes, sq_reset, sq_clear_bindings,
-	sq_finalize, sq_stmt_work, sq_changes, sq_total_changes, sq_last_id,
-	sq_data_version, sq_checkpoint, sq_autocheckpoint };
+	sq_errcode, sq_begin_write, sq_begin_read, sq_autocommit, sq_prepare,
+	sq_sql, sq_bind_int64, sq_bind_double, sq_bind_text, sq_bind_blob,
+	sq_bind_null, sq_step, sq_col_count, sq_col_type, sq_col_int64,
+	sq_col_double, sq_col_text, sq_col_blob, sq_col_bytes, sq_reset,
+	sq_clear_bindings, sq_finalize, sq_stmt_work, sq_changes,
+	sq_total_changes, sq_last_id, sq_data_version, sq_checkpoint,
+	sq_autocheckpoint };
 
 /*
  * Before SQLite's first use: no memory statistics.  With them on (the

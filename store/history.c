@@ -57,18 +57,18 @@ hist_job_scan(struct store_hist_job *j, struct db_stmt *st)
 	" jv.n, jv.median, jv.lo, jv.hi, jv.unit, jv.better"
 /* After the page's list hj: its jobs, their commits and summaries, the
  * filters (CROSS: in this order, never a scan of all jobs). */
-#define HIST_REST(where)                                                  \
-	" CROSS JOIN jobs j ON j.id = hj.job_id"                          \
-	" LEFT JOIN commits c ON c.id = j.commit_id"                      \
-	" LEFT JOIN job_values jv ON jv.job_id = j.id AND jv.metric = ?6" \
-	" WHERE hj.name = ?1 AND hj.point = ?2" where                     \
-	" AND hj.job_id < ?10 AND hj.job_id >= ?11"                       \
-	" AND (?3 IS NULL OR c.tree_id ="                                 \
-	"  (SELECT id FROM trees WHERE name = ?3))"                       \
-	" AND (?4 IS NULL OR instr(',' || c.branches || ',',"             \
-	"  ',' || ?4 || ',') > 0)"                                        \
-	" AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"       \
-	" AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"       \
+#define HIST_REST(where)                                                    \
+	" CROSS JOIN jobs j ON j.id = hj.job_id"                            \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                        \
+	" LEFT JOIN job_values jv ON jv.job_id = j.id AND jv.metric = ?6"   \
+	" WHERE hj.name = ?1 AND hj.point = ?2" where                       \
+	" AND hj.job_id < ?10 AND hj.job_id >= ?11"                         \
+	" AND (CAST(?3 AS TEXT) IS NULL OR c.tree_id ="                     \
+	"  (SELECT id FROM trees WHERE name = ?3))"                         \
+	" AND (CAST(?4 AS TEXT) IS NULL OR instr(',' || c.branches || ','," \
+	"  ',' || ?4 || ',') > 0)"                                          \
+	" AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"         \
+	" AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"         \
 	" ORDER BY hj.job_id DESC LIMIT ?9"
 
 /*
@@ -182,13 +182,13 @@ enum hist_from { HF_ALL, HF_HOST, HF_TREE, HF_TREE_HOST };
 #define HF_IDS_FROM                                           \
 	" FROM json_each(?13) ids CROSS JOIN history_jobs hj" \
 	" ON hj.job_id = ids.value"
-#define HF_HOST_WHERE                      \
-	" AND (?5 IS NULL OR hj.host_id =" \
+#define HF_HOST_WHERE                                    \
+	" AND (CAST(?5 AS TEXT) IS NULL OR hj.host_id =" \
 	"  (SELECT id FROM hosts WHERE name = ?5))"
 #define HIST_WINDOW(from, where)                                   \
 	"SELECT min(job_id), count(*) FROM (SELECT hj.job_id" from \
 	" WHERE hj.name = ?1 AND hj.point = ?2" where              \
-	" AND hj.job_id < ?10 ORDER BY hj.job_id DESC LIMIT ?12)"
+	" AND hj.job_id < ?10 ORDER BY hj.job_id DESC LIMIT ?12) AS w"
 #define HIST_ROWS(from, where) HIST_COLS from HIST_REST(where)
 
 static enum hist_from
@@ -299,8 +299,9 @@ static const char *const hist_ids_sql[] = {
 	            " INDEXED BY history_jobs_time"
 	            " WHERE hj.name = ?1 AND hj.point = ?2"
 	            " AND hj.time >= ?7"
-	            " AND hj.time <= iif(?8 = 0, 9223372036854775807, ?8)"
-	            " AND (?3 IS NULL OR hj.tree_id ="
+	            " AND hj.time <= CASE WHEN ?8 = 0 THEN 9223372036854775807 "
+	            "ELSE ?8 END"
+	            " AND (CAST(?3 AS TEXT) IS NULL OR hj.tree_id ="
 	            "  (SELECT id FROM trees WHERE name = ?3))" HF_HOST_WHERE
 	            " AND hj.job_id < ?10 LIMIT ?11",
 	/* Each job of the branch's commits examined, the series' marked. */
@@ -391,13 +392,14 @@ hist_branch_rare(
 	          " (SELECT count(*) FROM (SELECT 1 FROM trees t"
 	          " CROSS JOIN commit_branches cb ON cb.tree_id = t.id"
 	          " AND cb.branch = ?4 WHERE t.name = ?3 LIMIT (SELECT"
-	          " min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3)))),"
+	          " min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3)) AS "
+	          "w)),"
 	          " (SELECT ncommits FROM trees WHERE name = ?3)")
 	    : store_i_cached(s, S_HISTORY_BRANCH_N_ALL,
 	          "SELECT (SELECT count(*) FROM (SELECT 1 FROM"
 	          " commit_branches INDEXED BY commit_branches_branch"
 	          " WHERE branch = ?4 LIMIT (SELECT"
-	          " min(?11, sum(ncommits) / 8 + 1) FROM trees))),"
+	          " min(?11, sum(ncommits) / 8 + 1) FROM trees)) AS w),"
 	          " (SELECT sum(ncommits) FROM trees)");
 	int64_t on, all;
 	int rc;
@@ -632,9 +634,9 @@ store_history_changepoints(struct store *s, struct store_cp_rows *out,
 	    " JOIN history_series hs ON hs.id = cp.series_id"
 	    " LEFT JOIN hosts h ON h.id = hs.host_id"
 	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"
-	    " AND (?4 IS NULL OR hs.tree = ?4)"
-	    " AND (?5 IS NULL OR hs.branch = ?5)"
-	    " AND (?6 IS NULL OR h.name = ?6)"
+	    " AND (CAST(?4 AS TEXT) IS NULL OR hs.tree = ?4)"
+	    " AND (CAST(?5 AS TEXT) IS NULL OR hs.branch = ?5)"
+	    " AND (CAST(?6 AS TEXT) IS NULL OR h.name = ?6)"
 	    " ORDER BY cp.series_id, cp.seq");
 	void *v;
 	int r;
@@ -718,9 +720,9 @@ store_history_page_cps(struct store *s, struct store_hist_cps *out,
 	    " CROSS JOIN change_points cp ON cp.series_id = hs.id"
 	    "  AND cp.seq = hp.seq"
 	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"
-	    " AND (?4 IS NULL OR hs.tree = ?4)"
-	    " AND (?5 IS NULL OR hs.branch = ?5)"
-	    " AND (?6 IS NULL OR h.name = ?6)"
+	    " AND (CAST(?4 AS TEXT) IS NULL OR hs.tree = ?4)"
+	    " AND (CAST(?5 AS TEXT) IS NULL OR hs.branch = ?5)"
+	    " AND (CAST(?6 AS TEXT) IS NULL OR h.name = ?6)"
 	    " ORDER BY cp.series_id, cp.seq");
 	struct buf ids = BUF_INIT(CAP_LINE);
 	int64_t *sorted;

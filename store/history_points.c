@@ -73,7 +73,8 @@ store_history_tail(struct store *s, double **out_values, int64_t **out_seqs,
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT seq, value FROM (SELECT seq, value FROM history_points"
-	    " WHERE series_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq");
+	    " WHERE series_id = ?1 ORDER BY seq DESC LIMIT ?2) AS w ORDER BY "
+	    "seq");
 	double *v = NULL;
 	int64_t *q = NULL;
 	size_t n = 0, cap = 0;
@@ -243,7 +244,7 @@ store_i_history_insert(struct store *s, int64_t series, int64_t pair_id,
 	    "  WHERE h.series_id = ?1 AND h.pos > c.fp_pos),"
 	    " (SELECT coalesce(max(seq) + 1, 0) FROM history_points"
 	    "  WHERE series_id = ?1)"
-	    " FROM (SELECT 1) LEFT JOIN jobs j ON j.id = ?3"
+	    " FROM (SELECT 1) AS one LEFT JOIN jobs j ON j.id = ?3"
 	    " LEFT JOIN commits c ON c.id = j.commit_id");
 	if (st == NULL)
 		return -1;

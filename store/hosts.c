@@ -48,11 +48,12 @@ store_group_end(struct store *s)
  * it matches siblings).
  */
 static const char group_key_sql[] =
-    "SELECT p.name || char(31) || ifnull(p.host_id, '') || char(31)"
-    " || c.labels || char(31) || ifnull(b.commit_id, '') || char(31)"
-    " || ifnull(c.commit_id, '') || char(31)"
+    "SELECT p.name || '\x1f' || coalesce(CAST(p.host_id AS TEXT), '')"
+    " || '\x1f' || c.labels || '\x1f'"
+    " || coalesce(CAST(b.commit_id AS TEXT), '') || '\x1f'"
+    " || coalesce(CAST(c.commit_id AS TEXT), '') || '\x1f'"
     " || json_remove(b.params, '$.point', '$.params.cgroup',"
-    "  '$.cgroup.path') || char(31)"
+    "  '$.cgroup.path') || '\x1f'"
     " || json_remove(c.params, '$.point', '$.params.cgroup',"
     "  '$.cgroup.path')"
     " FROM pairs p JOIN jobs b ON b.id = p.base_job_id"

@@ -251,7 +251,7 @@ store_run_add(
 			 * this one) stays a conflict: this run is refused. */
 			struct db_stmt *q = store_i_stmt(s,
 			    "SELECT 1 FROM runs WHERE job_id = ?1 AND idx = "
-			    "?2 AND host_id IS ?3");
+			    "?2 AND host_id IS NOT DISTINCT FROM ?3");
 
 			if ((ok = q != NULL)) {
 				db_bind_int64(q, 1, run->job_id);

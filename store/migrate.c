@@ -855,10 +855,12 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
 int
 store_user_version(struct store *s)
 {
-	struct db_stmt *st = store_i_stmt(s, "PRAGMA user_version");
+	struct db_stmt *st;
 	int v = -1;
 
-	if (st == NULL)
+	if (db_backend(s->db) == DB_PG)
+		return store_i_pg_version(s);
+	if ((st = store_i_stmt(s, "PRAGMA user_version")) == NULL)
 		return -1;
 	if (db_step(st) == DB_ROW)
 		v = db_col_int(st, 0);
@@ -892,6 +894,17 @@ fk_check(struct store *s)
 	return rc == DB_DONE ? 0 : -1;
 }
 
+int
+store_i_version_known(struct store *s, int v)
+{
+	if (v > STORE_VERSION)
+		return err_set(&s->err,
+		    "database schema version %d is newer than this "
+		    "perfwatchd (%d)",
+		    v, STORE_VERSION);
+	return 0;
+}
+
 static int
 migrate_tx(struct store *s, int target)
 {
@@ -904,13 +917,8 @@ migrate_tx(struct store *s, int target)
 	 * file at once must not both run step 1. */
 	if ((v = store_user_version(s)) < 0)
 		return store_i_tx_end(s, 0);
-	if (v > STORE_VERSION) {
-		err_set(&s->err,
-		    "database schema version %d is newer than this "
-		    "perfwatchd (%d)",
-		    v, STORE_VERSION);
+	if (store_i_version_known(s, v) != 0)
 		return store_i_tx_end(s, 0);
-	}
 	for (from = v; v < target; v++) {
 		if (store_i_exec(s, migrations[v]) == -1)
 			return store_i_tx_end(s, 0);
@@ -933,6 +941,8 @@ store_i_migrate(struct store *s, int target)
 {
 	int r;
 
+	if (db_backend(s->db) == DB_PG)
+		return store_i_migrate_pg(s, target);
 	if (store_i_exec(s, "PRAGMA foreign_keys = OFF") == -1)
 		return -1;
 	r = migrate_tx(s, target);

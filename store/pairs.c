@@ -519,7 +519,7 @@ reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
 	    "SELECT j.id FROM jobs j JOIN pairs o ON o.id = j.pair_id"
 	    " WHERE j.role = 'base' AND j.name = ?1 AND j.point = ?2"
 	    " AND j.params = json(?3) AND o.host_id = ?4"
-	    " AND j.commit_id IS ?5"
+	    " AND j.commit_id IS NOT DISTINCT FROM ?5"
 	    " AND j.state IN ('queued', 'running', 'success')"
 	    " AND j.updated >= ?6 ORDER BY j.id DESC LIMIT 1");
 	int rc;
@@ -559,7 +559,9 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 	st = ok ? store_i_stmt(s,
 	              "INSERT INTO pairs (name, point, host_id, created,"
 	              " pinned, tree_id, branch, tip_only, canary)"
-	              " VALUES (?1, ?2, ?3, ?4, ?3 IS NOT NULL, ?5, ?6, ?7,"
+	              " VALUES (?1, ?2, ?3, ?4, CASE WHEN ?3 IS NULL THEN 0 "
+	              "ELSE 1 END,"
+	              " ?5, ?6, ?7,"
 	              " ?8)")
 	        : NULL;
 	if (ok && (ok = st != NULL)) {

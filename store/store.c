@@ -554,16 +554,9 @@ store_rollback(struct store *s)
 int
 store_read_begin(struct store *s)
 {
-	struct db_stmt *st;
-	int rc;
-
 	if (s->in_tx || s->reading)
 		return 0;
-	if ((st = store_i_stmt(s, "BEGIN")) == NULL)
-		return -1;
-	rc = db_step(st);
-	store_i_release(s, st);
-	if (rc != DB_DONE)
+	if (db_begin_read(s->db) != 0)
 		return dberr(s, "begin read");
 	s->reading = 1;
 	return 0;

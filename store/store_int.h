@@ -58,21 +58,23 @@ enum stmt_slot {
  * the two middle ones' mean, (a + b) / 2 as analysis_median), the least
  * and greatest, and the unit and direction of the first run.
  */
-#define STORE_I_JOB_VALUES_FILL(jobs)                                         \
-	"INSERT OR REPLACE INTO job_values (job_id, metric, n, median, lo,"   \
-	" hi, unit, better) SELECT job_id, name, n,"                          \
-	" CASE WHEN n % 2 = 1 THEN max(value) FILTER (WHERE k = (n + 1) / 2)" \
-	"  ELSE (max(value) FILTER (WHERE k = n / 2)"                         \
-	"  + max(value) FILTER (WHERE k = n / 2 + 1)) / 2 END,"               \
-	" min(value), max(value), max(unit) FILTER (WHERE f = 1),"            \
-	" max(better) FILTER (WHERE f = 1) FROM (SELECT r.job_id, m.name,"    \
-	"  m.value, m.unit, m.better, row_number() OVER (PARTITION BY"        \
-	"  r.job_id, m.name ORDER BY m.value) AS k, row_number() OVER"        \
-	"  (PARTITION BY r.job_id, m.name ORDER BY r.idx) AS f, count(*)"     \
-	"  OVER (PARTITION BY r.job_id, m.name) AS n"                         \
-	"  FROM runs r JOIN metrics m ON m.run_id = r.id"                     \
-	"  WHERE r.status = 'ok' AND r.job_id IN (" jobs "))"                 \
-	" GROUP BY job_id, name"
+#define STORE_I_JOB_VALUES_FILL(jobs)                                          \
+	"INSERT INTO job_values (job_id, metric, n, median, lo,"               \
+	" hi, unit, better) SELECT job_id, name, n,"                           \
+	" CASE WHEN n % 2 = 1 THEN max(value) FILTER (WHERE k = (n + 1) / 2)"  \
+	"  ELSE (max(value) FILTER (WHERE k = n / 2)"                          \
+	"  + max(value) FILTER (WHERE k = n / 2 + 1)) / 2 END,"                \
+	" min(value), max(value), max(unit) FILTER (WHERE f = 1),"             \
+	" max(better) FILTER (WHERE f = 1) FROM (SELECT r.job_id, m.name,"     \
+	"  m.value, m.unit, m.better, row_number() OVER (PARTITION BY"         \
+	"  r.job_id, m.name ORDER BY m.value) AS k, row_number() OVER"         \
+	"  (PARTITION BY r.job_id, m.name ORDER BY r.idx) AS f, count(*)"      \
+	"  OVER (PARTITION BY r.job_id, m.name) AS n"                          \
+	"  FROM runs r JOIN metrics m ON m.run_id = r.id"                      \
+	"  WHERE r.status = 'ok' AND r.job_id IN (" jobs ")) AS v"             \
+	" GROUP BY job_id, name, n ON CONFLICT (job_id, metric) DO UPDATE SET" \
+	" n = excluded.n, median = excluded.median, lo = excluded.lo,"         \
+	" hi = excluded.hi, unit = excluded.unit, better = excluded.better"
 
 struct fleet_group; /* store/hosts.c */
 
@@ -118,6 +120,13 @@ int store_i_exec(struct store *, const char *sql);
 /* migrate.c: the schema steps up to version target, in one write
  * transaction with foreign keys off around it; 0 or -1. */
 int store_i_migrate(struct store *, int target);
+/* migrate_pg.c: PostgreSQL's steps (store_i_migrate's), and the version
+ * a database is at (0: new), or -1. */
+int store_i_migrate_pg(struct store *, int target);
+int store_i_pg_version(struct store *);
+/* migrate.c: 0, or -1 with the error when version v is newer than this
+ * program's STORE_VERSION. */
+int store_i_version_known(struct store *, int v);
 struct db_stmt *store_i_prep(struct store *, const char *sql);
 void store_i_bind_text(struct db_stmt *, int i, const char *v);
 /* NULL for an id <= 0 / for a number not finite. */

@@ -84,7 +84,7 @@ store_tree_polled(struct store *s, int64_t tree_id, int64_t now, int fetched,
 		return -1;
 	st = store_i_stmt(s,
 	    "UPDATE trees SET last_fetch = ?2,"
-	    " last_ok = CASE WHEN ?3 THEN ?2 ELSE last_ok END,"
+	    " last_ok = CASE WHEN ?3 <> 0 THEN ?2 ELSE last_ok END,"
 	    " last_error = ?4, failures = ?5, next_fetch = ?6 WHERE id = ?1");
 	if ((ok = st != NULL)) {
 		db_bind_int64(st, 1, tree_id);
@@ -135,15 +135,17 @@ store_branch_update(struct store *s, int64_t tree_id, const char *branch,
 	st = store_i_stmt(s,
 	    "INSERT INTO tree_branches (tree_id, branch, tip, updated, state,"
 	    " error, rewrites, last_rewrite)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7 IS NOT NULL, ?7)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+	    " CASE WHEN CAST(?7 AS TEXT) IS NULL THEN 0 ELSE 1 END, ?7)"
 	    " ON CONFLICT (tree_id, branch) DO UPDATE SET"
-	    " tip = coalesce(excluded.tip, tip),"
+	    " tip = coalesce(excluded.tip, tree_branches.tip),"
 	    " updated = CASE WHEN excluded.tip IS NOT NULL"
-	    "   AND excluded.tip IS NOT tip THEN ?4"
-	    "   ELSE coalesce(updated, ?4) END,"
+	    "   AND excluded.tip IS DISTINCT FROM tree_branches.tip THEN ?4"
+	    "   ELSE coalesce(tree_branches.updated, ?4) END,"
 	    " state = excluded.state, error = excluded.error,"
-	    " rewrites = rewrites + (?7 IS NOT NULL),"
-	    " last_rewrite = coalesce(?7, last_rewrite)");
+	    " rewrites = tree_branches.rewrites"
+	    "  + CASE WHEN CAST(?7 AS TEXT) IS NULL THEN 0 ELSE 1 END,"
+	    " last_rewrite = coalesce(?7, tree_branches.last_rewrite)");
 	if ((ok = st != NULL)) {
 		db_bind_int64(st, 1, tree_id);
 		store_i_bind_text(st, 2, branch);
@@ -188,7 +190,9 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 		    " author_date, committer, commit_date, subject, touches,"
 		    " branches, paths, first_seen)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-		    " json_array_length(json(?9)) > 0, ?10, json(?9), ?11)");
+		    " CASE WHEN json_array_length(json(?9)) > 0 THEN 1 ELSE 0 "
+		    "END,"
+		    " ?10, json(?9), ?11)");
 		if ((ok = st != NULL)) {
 			db_bind_int64(st, 1, tree_id);
 			store_i_bind_text(st, 2, c->sha);
@@ -211,7 +215,8 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 		 * details. */
 		st = store_i_stmt(s,
 		    "UPDATE commits SET branches = CASE"
-		    "  WHEN ?2 IS NULL OR instr(',' || branches || ',',"
+		    "  WHEN CAST(?2 AS TEXT) IS NULL OR instr(',' || branches "
+		    "|| ',',"
 		    "   ',' || ?2 || ',') > 0 THEN branches"
 		    "  WHEN branches = '' THEN ?2"
 		    "  ELSE branches || ',' || ?2 END,"
@@ -225,7 +230,8 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 		    " paths = CASE WHEN first_seen IS NULL THEN json(?9)"
 		    "  ELSE paths END,"
 		    " touches = CASE WHEN first_seen IS NULL"
-		    "  THEN json_array_length(json(?9)) > 0 ELSE touches END,"
+		    "  THEN CASE WHEN json_array_length(json(?9)) > 0 THEN 1 "
+		    "ELSE 0 END ELSE touches END,"
 		    " first_seen = coalesce(first_seen, ?10)"
 		    " WHERE id = ?1");
 		if ((ok = st != NULL)) {
@@ -247,8 +253,8 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 	 * connection opened at an older schema (tests) has none. */
 	if (ok && branch != NULL && s->version >= 31) {
 		st = store_i_stmt(s,
-		    "INSERT OR IGNORE INTO commit_branches"
-		    " (tree_id, branch, commit_id) VALUES (?1, ?2, ?3)");
+		    "INSERT INTO commit_branches (tree_id, branch, commit_id)"
+		    " VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING");
 		if ((ok = st != NULL)) {
 			db_bind_int64(st, 1, tree_id);
 			store_i_bind_text(st, 2, branch);
@@ -328,7 +334,7 @@ store_commit_stub(
 		return -1;
 	st = store_i_stmt(s,
 	    "INSERT INTO commits (tree_id, sha) VALUES (?1, ?2)"
-	    " ON CONFLICT (tree_id, sha) DO UPDATE SET sha = sha"
+	    " ON CONFLICT (tree_id, sha) DO UPDATE SET sha = excluded.sha"
 	    " RETURNING id");
 	if ((ok = st != NULL)) {
 		db_bind_int64(st, 1, tree_id);
