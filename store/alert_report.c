@@ -204,7 +204,8 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	    "   JOIN jobs j2 ON j2.id = p2.cand_job_id"
 	    "   JOIN comparisons c2 ON c2.pair_id = p2.id AND c2.final = 1"
 	    "   WHERE j2.commit_id = j.commit_id AND p2.name = p.name"
-	    "   AND p2.point = p.point AND c2.host_id IS c.host_id"
+	    "   AND p2.point = p.point AND c2.host_id IS NOT DISTINCT FROM "
+	    "c.host_id"
 	    "   AND p2.analysed = 1 AND p2.bisect_id IS NULL)"
 	    " ORDER BY c.point, c.metric");
 	int rc;

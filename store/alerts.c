@@ -143,7 +143,7 @@ store_alert_groups(
 	/* Every due pair, with whether it is still to be looked at. */
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT d.pair_id, j.commit_id, p.name, "
-	    "c.host_id, " ALERT_PAIR_STAMP
+	    "max(c.host_id), " ALERT_PAIR_STAMP
 	    ", p.analysed = 1 AND j.commit_id IS NOT NULL"
 	    " AND p.bisect_id IS NULL AND count(c.id) > 0"
 	    " AND (ap.stamp IS NULL OR ap.stamp < " ALERT_PAIR_STAMP ")"
@@ -152,7 +152,7 @@ store_alert_groups(
 	    " LEFT JOIN jobs j ON j.id = p.cand_job_id"
 	    " LEFT JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
 	    " LEFT JOIN alert_pairs ap ON ap.pair_id = p.id"
-	    " GROUP BY d.pair_id ORDER BY d.pair_id");
+	    " GROUP BY d.pair_id, p.id, j.id, ap.pair_id ORDER BY d.pair_id");
 	struct store_alert_group *g = NULL, *busy = NULL;
 	int64_t *drop = NULL;
 	size_t n = 0, nb = 0, nd = 0, i;
@@ -344,7 +344,7 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	    " JOIN alert_pairs ap ON ap.pair_id = p.id"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS NOT "
 	    "DISTINCT FROM ?3"
-	    " AND p.analysed = 1 GROUP BY p.id"
+	    " AND p.analysed = 1 GROUP BY p.id, ap.pair_id"
 	    " HAVING ap.stamp >= " ALERT_PAIR_STAMP ")");
 	if (st == NULL)
 		return -1;

@@ -517,9 +517,9 @@ store_bisects_release(struct store_bisects *l)
 }
 
 /* A string field: NULL keeps (?n IS NULL), "" clears. */
-#define SET_STR(col, n)                                               \
-	" " col " = CASE WHEN ?" #n " IS NULL THEN " col " WHEN ?" #n \
-	" = '' THEN NULL ELSE ?" #n " END"
+#define SET_STR(col, n)                                                \
+	" " col " = CASE WHEN CAST(?" #n " AS TEXT) IS NULL THEN " col \
+	" WHEN ?" #n " = '' THEN NULL ELSE ?" #n " END"
 
 int
 store_bisect_update(

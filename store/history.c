@@ -181,7 +181,7 @@ enum hist_from { HF_ALL, HF_HOST, HF_TREE, HF_TREE_HOST };
  */
 #define HF_IDS_FROM                                           \
 	" FROM json_each(?13) ids CROSS JOIN history_jobs hj" \
-	" ON hj.job_id = ids.value"
+	" ON hj.job_id = CAST(ids.value AS BIGINT)"
 #define HF_HOST_WHERE                                    \
 	" AND (CAST(?5 AS TEXT) IS NULL OR hj.host_id =" \
 	"  (SELECT id FROM hosts WHERE name = ?5))"
@@ -716,7 +716,7 @@ store_history_page_cps(struct store *s, struct store_hist_cps *out,
 	    /* CROSS: in this order, never a scan of a series' points */
 	    " CROSS JOIN json_each(?7) je"
 	    " CROSS JOIN history_points hp ON hp.series_id = hs.id"
-	    "  AND hp.pair_id = je.value"
+	    "  AND hp.pair_id = CAST(je.value AS BIGINT)"
 	    " CROSS JOIN change_points cp ON cp.series_id = hs.id"
 	    "  AND cp.seq = hp.seq"
 	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"

@@ -218,7 +218,8 @@ static const char *const moves[] = {
 	" WHERE series_id = ?1 AND seq < 0 AND ?2 >= 0",
 	"UPDATE change_points"
 	" SET seq = CASE WHEN seq >= ?2 THEN -(seq + 2) ELSE seq END,"
-	" lo_seq = lo_seq + (lo_seq >= ?2), hi_seq = hi_seq + (hi_seq >= ?2)"
+	" lo_seq = lo_seq + CASE WHEN lo_seq >= ?2 THEN 1 ELSE 0 END,"
+	" hi_seq = hi_seq + CASE WHEN hi_seq >= ?2 THEN 1 ELSE 0 END"
 	" WHERE series_id = ?1 AND (seq >= ?2 OR hi_seq >= ?2)",
 	"UPDATE change_points SET seq = -seq - 1"
 	" WHERE series_id = ?1 AND seq < 0 AND ?2 >= 0",

@@ -559,7 +559,8 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 	st = ok ? store_i_stmt(s,
 	              "INSERT INTO pairs (name, point, host_id, created,"
 	              " pinned, tree_id, branch, tip_only, canary)"
-	              " VALUES (?1, ?2, ?3, ?4, CASE WHEN ?3 IS NULL THEN 0 "
+	              " VALUES (?1, ?2, ?3, ?4, CASE WHEN CAST(?3 AS BIGINT) "
+	              "IS NULL THEN 0 "
 	              "ELSE 1 END,"
 	              " ?5, ?6, ?7,"
 	              " ?8)")

@@ -419,10 +419,11 @@ store_inbox_put(struct store *s, const char *name, const char *url,
 	    "INSERT INTO inbox_state (name, url, last_commit, last_poll,"
 	    " last_error, messages) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 	    " ON CONFLICT (name) DO UPDATE SET url = excluded.url,"
-	    " last_commit = coalesce(excluded.last_commit, last_commit),"
+	    " last_commit = coalesce(excluded.last_commit,"
+	    "  inbox_state.last_commit),"
 	    " last_poll = excluded.last_poll,"
 	    " last_error = excluded.last_error,"
-	    " messages = messages + excluded.messages");
+	    " messages = inbox_state.messages + excluded.messages");
 	if ((ok = st != NULL)) {
 		store_i_bind_text(st, 1, name);
 		store_i_bind_text(st, 2, url);
