@@ -122,6 +122,18 @@ test_store_where(const char *name)
 	return xasprintf("%s dbname=%s", pg, db);
 }
 
+char *
+test_store_at(const char *fmt, ...)
+{
+	char name[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	return test_store_where(name);
+}
+
 const char *
 test_tmpdir(void)
 {

@@ -28,6 +28,8 @@ const char *test_tmpdir(void);
  * suite runs on both backends.  The same name again is the same store.
  */
 char *test_store_where(const char *name);
+/* test_store_where of the name fmt makes (printf). */
+char *test_store_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 when the stores are PostgreSQL's (PW_TEST_PG). */
 int test_store_pg(void);
 /* Ends the current case as "SKIP name: why" (neither passed nor
