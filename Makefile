@@ -2,6 +2,7 @@
 #
 #   make            build perfwatchd, perfwatch-runner, perfwatch into $(OUT)/bin
 #   make check      build everything with ASan+UBSan and run every test
+#   make check-pg   the store's tests against a PostgreSQL server of their own
 #   make deps       install the Debian packages the build, tests and demo need
 #   make demo       run the service end to end on this machine
 #   make check-fresh  make demo + make check in a fresh Debian 12 chroot
@@ -26,7 +27,7 @@ Q	=
 else
 Q	= @
 endif
-PKGS	 = libgit2 libmicrohttpd libcurl yaml-0.1 sqlite3 jansson libcrypto
+PKGS	 = libgit2 libmicrohttpd libcurl yaml-0.1 sqlite3 libpq jansson libcrypto
 # Evaluated when this make starts: the targets that install packages first
 # (demo, check) run the build in a sub-make, which reads them again after
 # `make deps` has run. A build with no libraries found stops here instead
@@ -205,6 +206,12 @@ check-deploy: check-build
 check-only: check-build
 	@OUT=$(OUT) tests/run
 
+# make check-pg: the store's unit suite and the end-to-end tests that
+# exercise the store, against a PostgreSQL server the tests start in a
+# temporary directory (tests/check-pg.sh; not part of make check).
+check-pg: check-build
+	@OUT=$(OUT) tests/check-pg.sh
+
 deps:
 	@scripts/deps.sh
 
@@ -244,7 +251,7 @@ format-check:
 clean:
 	rm -rf $(OUT)
 
-.PHONY: all check check-deploy check-build check-fresh deps demo install format format-check clean
+.PHONY: all check check-deploy check-build check-fresh check-pg deps demo install format format-check clean
 .SECONDARY:
 
 # ---- fuzzing (docs/FUZZ.md): libFuzzer targets, tests/fuzz ----

@@ -71,6 +71,61 @@ redact_userinfo_into(char *out, size_t outsz, const char *s)
 	return n;
 }
 
+/* Where the value of "password = VALUE" at p (its keyword) starts, in
+ * *v, and where it ends; NULL when p starts no such pair. */
+static const char *
+password_value(const char *p, const char **v)
+{
+	const char *e;
+
+	p += strlen("password");
+	while (*p == ' ')
+		p++;
+	if (*p != '=')
+		return NULL;
+	p++;
+	while (*p == ' ')
+		p++;
+	*v = e = p;
+	if (*e == '\'') {
+		for (e++; *e != '\0' && *e != '\''; e++)
+			if (e[0] == '\\' && e[1] != '\0')
+				e++;
+		return *e == '\'' ? e + 1 : e;
+	}
+	while (*e != '\0' && *e != ' ' && *e != '&')
+		e++;
+	return e;
+}
+
+size_t
+redact_conninfo_into(char *out, size_t outsz, const char *s)
+{
+	char *u = xmalloc(strlen(s) + 1);
+	const char *p, *v, *e;
+	size_t n = 0;
+
+	if (outsz == 0) {
+		free(u);
+		return 0;
+	}
+	redact_userinfo_into(u, strlen(s) + 1, s);
+	for (p = u; *p != '\0';) {
+		if (strncmp(p, "password", 8) == 0 &&
+		    (e = password_value(p, &v)) != NULL) {
+			put(out, outsz, &n, p, (size_t)(v - p));
+			put(out, outsz, &n, "***", 3);
+			p = e;
+			continue;
+		}
+		put(out, outsz, &n, p, 1);
+		p++;
+	}
+	out[n] = '\0';
+	free(u);
+	return n;
+}
+
 char *
 redact_userinfo(const char *s)
 {

@@ -15,6 +15,11 @@
 size_t redact_userinfo_into(char *out, size_t outsz, const char *s);
 /* The same, allocated (NULL for NULL). */
 char *redact_userinfo(const char *s);
+/* A PostgreSQL URI or conninfo with its secrets as "***": the user
+ * information of a URI, and the value of each "password=" (a
+ * conninfo's keyword, a URI's query parameter).  Into out as
+ * redact_userinfo_into. */
+size_t redact_conninfo_into(char *out, size_t outsz, const char *s);
 /* "scheme://host[:port]" of a URL, with "/..." when it had a path;
  * what is not a URL (an e-mail address) is copied.  Allocated; NULL
  * for NULL. */

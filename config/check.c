@@ -12,6 +12,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/cpufamily.h"
+#include "common/database.h"
 #include "common/xalloc.h"
 #include "config/config_int.h"
 
@@ -321,6 +322,10 @@ cfg_i_check_str(struct ctx *c, const struct cfg_node *n, const char *path,
 			return NULL;
 		}
 		break;
+	case V_DATABASE:
+		if (len > 0 && !cfg_i_has_ctl(s) && database_is_pg(s))
+			break;
+		/* FALLTHROUGH */
 	case V_PATH:
 		if (len == 0 || cfg_i_has_ctl(s)) {
 			cfg_i_nerr(c, n, path, "%s is not a valid path",

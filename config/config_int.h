@@ -94,6 +94,7 @@ enum vkind {
 	V_ANY,
 	V_NAME,     /* [A-Za-z0-9][A-Za-z0-9._-]*, CFG_NAME_MAX */
 	V_PATH,     /* a local path; relative ones resolved */
+	V_DATABASE, /* V_PATH, or a PostgreSQL URI or conninfo as it is */
 	V_HTTPURL,  /* http:// or https:// */
 	V_GITURL,   /* URL, scp-like, or local path */
 	V_SMTPURL,  /* smtp:// or smtps:// */

@@ -430,7 +430,7 @@ h_jobs(struct ctx *c, const struct cfg_node *n, void *base, const char *path)
 
 static const struct field daemon_fields[] = {
 	STR("listen", struct daemon_config, listen, F_REQ, V_HOSTPORT),
-	STR("database", struct daemon_config, database, F_REQ, V_PATH),
+	STR("database", struct daemon_config, database, F_REQ, V_DATABASE),
 	STR("mirrors", struct daemon_config, mirrors, F_REQ, V_PATH),
 	STR("public_url", struct daemon_config, public_url, 0, V_HTTPURL),
 	STR("admin_token_file", struct daemon_config, admin_token_file, 0,

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/database.h"
 #include "common/err.h"
 #include "common/log.h"
 #include "common/pidlock.h"
@@ -196,9 +197,13 @@ main(int argc, char **argv)
 		dconf_unref(conf);
 		return 1;
 	}
-	/* One daemon a database: two would both poll, claim and alert. */
-	lockpath = xasprintf("%s.lock", conf->dc->database);
-	if ((lockfd = pidlock_take(lockpath, &e)) < 0) {
+	/* One daemon a database: two would both poll, claim and alert.
+	 * A SQLite file's lock is a file beside it; a PostgreSQL database
+	 * has no file here, and nothing yet keeps a second daemon off it. */
+	lockpath = database_is_pg(conf->dc->database)
+	    ? NULL
+	    : xasprintf("%s.lock", conf->dc->database);
+	if (lockpath != NULL && (lockfd = pidlock_take(lockpath, &e)) < 0) {
 		log_msg(LOG_LVL_ERR, "database %s: %s%s", conf->dc->database,
 		    err_msg(&e),
 		    lockfd == ERR_EXISTS ? ": another perfwatchd runs on it"

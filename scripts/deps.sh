@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential pkg-config git ca-certificates curl
 libgit2-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev
-libsqlite3-dev libjansson-dev libssl-dev sqlite3 fio clang-format
+libsqlite3-dev libpq-dev postgresql libjansson-dev libssl-dev sqlite3 fio clang-format
 python3 procps iproute2 psmisc"
 # Extra packages later issues add are listed in scripts/deps.extra.
 [ -f "$(dirname "$0")/deps.extra" ] && PKGS="$PKGS $(grep -v '^#' "$(dirname "$0")/deps.extra")"

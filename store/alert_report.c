@@ -84,26 +84,26 @@ sd_of(double mean, double meansq, int64_t n)
 static int
 info_commit(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT c.sha, c.subject, c.author, t.name FROM commits c"
 	    " JOIN trees t ON t.id = c.tree_id WHERE c.id = ?1");
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, x->commit_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	db_bind_int64(st, 1, x->commit_id);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
 		x->sha = store_i_col_dup(st, 0);
 		x->subject = store_i_col_dup(st, 1);
 		x->author = store_i_col_dup(st, 2);
 		x->tree = store_i_col_dup(st, 3);
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND, "commit %lld",
 		    (long long)x->commit_id);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert commit");
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "alert commit");
 }
 
 static int
@@ -111,7 +111,7 @@ info_series(struct store *s, struct store_alert_info *x)
 {
 	/* The series whose tip this is, else the newest series with a
 	 * patch whose commit this is; that patch, either way. */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT s.id, s.title, s.version, s.total, s.author, s.inbox,"
 	    " s.message_id, s.branch, s.base_sha, p.seq, p.message_id,"
 	    " p.subject"
@@ -125,17 +125,17 @@ info_series(struct store *s, struct store_alert_info *x)
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, x->commit_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	db_bind_int64(st, 1, x->commit_id);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
 		x->series_base = store_i_col_dup(st, 8);
-		x->patch_seq = sqlite3_column_int64(st, 9);
+		x->patch_seq = db_col_int64(st, 9);
 		x->patch_msgid = store_i_col_dup(st, 10);
 		x->patch_subject = store_i_col_dup(st, 11);
-		x->series_id = sqlite3_column_int64(st, 0);
+		x->series_id = db_col_int64(st, 0);
 		x->series_title = store_i_col_dup(st, 1);
-		x->version = sqlite3_column_int64(st, 2);
-		x->total = sqlite3_column_int64(st, 3);
+		x->version = db_col_int64(st, 2);
+		x->total = db_col_int64(st, 3);
 		x->series_author = store_i_col_dup(st, 4);
 		x->inbox = store_i_col_dup(st, 5);
 		x->series_msgid = store_i_col_dup(st, 6);
@@ -143,7 +143,7 @@ info_series(struct store *s, struct store_alert_info *x)
 			x->branch = store_i_col_dup(st, 7);
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (rc != DB_ROW && rc != DB_DONE)
 		return store_i_dberr(s, "alert series");
 	if (x->series_id == 0)
 		return 0;
@@ -152,14 +152,14 @@ info_series(struct store *s, struct store_alert_info *x)
 	    " WHERE series_id = ?1 ORDER BY seq");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, x->series_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_int64(st, 1, x->series_id);
+	while ((rc = db_step(st)) == DB_ROW) {
 		x->patch_msgids = xreallocarray(x->patch_msgids,
 		    x->npatch_msgids + 1, sizeof(*x->patch_msgids));
 		x->patch_msgids[x->npatch_msgids++] = store_i_col_dup(st, 0);
 	}
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert patches");
+	return rc == DB_DONE ? 0 : store_i_dberr(s, "alert patches");
 }
 
 static int
@@ -167,7 +167,7 @@ info_cmps(struct store *s, struct store_alert_info *x)
 {
 	/* Mean and spread of each side from its ok runs (NULL for derived
 	 * metrics such as memcg_tax.*, which have no runs of their own). */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT c.pair_id, p.base_job_id, p.cand_job_id, c.point,"
 	    " c.metric, c.unit, c.better, c.verdict, c.note, c.base_median,"
 	    " c.cand_median, c.change_pct, c.ci_low, c.ci_high, c.n_base,"
@@ -195,7 +195,8 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	    " FROM comparisons c"
 	    " JOIN pairs p ON p.id = c.pair_id"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS NOT "
+	    "DISTINCT FROM ?3"
 	    " AND p.analysed = 1 AND c.final = 1 AND c.verdict <> 'info'"
 	    " AND p.bisect_id IS NULL"
 	    /* the newest verdict of each point against each base: a
@@ -207,9 +208,10 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	    "   JOIN jobs b2 ON b2.id = p2.base_job_id"
 	    "   JOIN comparisons c2 ON c2.pair_id = p2.id AND c2.final = 1"
 	    "   WHERE j2.commit_id = j.commit_id AND p2.name = p.name"
-	    "   AND p2.point = p.point AND c2.host_id IS c.host_id"
-	    "   AND b2.commit_id IS (SELECT commit_id FROM jobs"
-	    "    WHERE id = p.base_job_id)"
+	    "   AND p2.point = p.point AND c2.host_id IS NOT DISTINCT FROM "
+	    "c.host_id"
+	    "   AND b2.commit_id IS NOT DISTINCT FROM (SELECT commit_id"
+	    "    FROM jobs WHERE id = p.base_job_id)"
 	    "   AND p2.analysed = 1 AND p2.bisect_id IS NULL)"
 	    " ORDER BY c.point, c.metric");
 	int rc;
@@ -217,17 +219,17 @@ info_cmps(struct store *s, struct store_alert_info *x)
 	if (st == NULL)
 		return -1;
 	store_i_alert_bind_group(st, x->commit_id, x->job, x->host_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		struct store_alert_cmp *c;
-		int64_t pair = sqlite3_column_int64(st, 0);
+		int64_t pair = db_col_int64(st, 0);
 		size_t i;
 
 		x->cmp = xreallocarray(x->cmp, x->ncmp + 1, sizeof(*x->cmp));
 		c = &x->cmp[x->ncmp++];
 		memset(c, 0, sizeof(*c));
 		c->pair_id = pair;
-		c->base_job_id = sqlite3_column_int64(st, 1);
-		c->cand_job_id = sqlite3_column_int64(st, 2);
+		c->base_job_id = db_col_int64(st, 1);
+		c->cand_job_id = db_col_int64(st, 2);
 		c->point = store_i_col_dup(st, 3);
 		c->metric = store_i_col_dup(st, 4);
 		c->unit = store_i_col_dup(st, 5);
@@ -239,8 +241,8 @@ info_cmps(struct store *s, struct store_alert_info *x)
 		c->change_pct = store_i_col_num(st, 11);
 		c->ci_low = store_i_col_num(st, 12);
 		c->ci_high = store_i_col_num(st, 13);
-		c->n_base = sqlite3_column_int64(st, 14);
-		c->n_cand = sqlite3_column_int64(st, 15);
+		c->n_base = db_col_int64(st, 14);
+		c->n_cand = db_col_int64(st, 15);
 		c->base_mean = store_i_col_num(st, 16);
 		c->base_sd =
 		    sd_of(c->base_mean, store_i_col_num(st, 17), c->n_base);
@@ -248,7 +250,7 @@ info_cmps(struct store *s, struct store_alert_info *x)
 		c->cand_sd =
 		    sd_of(c->cand_mean, store_i_col_num(st, 19), c->n_cand);
 		/* docs/HOST.md: the sides ran under different host states */
-		c->suspect = sqlite3_column_int(st, 23) != 0;
+		c->suspect = db_col_int(st, 23) != 0;
 		if (x->branch == NULL)
 			x->branch = store_i_col_dup(st, 20);
 		if (x->base_sha == NULL)
@@ -265,15 +267,15 @@ info_cmps(struct store *s, struct store_alert_info *x)
 			x->spec = store_i_col_dup(st, 22);
 	}
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert comparisons");
+	return rc == DB_DONE ? 0 : store_i_dberr(s, "alert comparisons");
 }
 
 static int
 info_cps(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	size_t i;
-	int rc = SQLITE_DONE;
+	int rc = DB_DONE;
 
 	st = store_i_stmt(s,
 	    "SELECT hs.point, hs.metric, cp.direction, cp.before, cp.after,"
@@ -292,9 +294,9 @@ info_cps(struct store *s, struct store_alert_info *x)
 	if (st == NULL)
 		return -1;
 	for (i = 0; i < x->npairs; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, x->pairs[i]);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		db_reset(st);
+		db_bind_int64(st, 1, x->pairs[i]);
+		while ((rc = db_step(st)) == DB_ROW) {
 			struct store_alert_cp *c;
 
 			x->cp =
@@ -310,18 +312,18 @@ info_cps(struct store *s, struct store_alert_info *x)
 			c->lo_sha = store_i_col_dup(st, 7);
 			c->hi_sha = store_i_col_dup(st, 8);
 		}
-		if (rc != SQLITE_DONE)
+		if (rc != DB_DONE)
 			break;
 	}
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert change points");
+	return rc == DB_DONE ? 0 : store_i_dberr(s, "alert change points");
 }
 
 /* The newest ended bisection of the group's pairs (store/bisect.h). */
 static int
 info_bisect(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT b.id, b.state, b.culprit_sha, (SELECT subject FROM"
 	    "  commits WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"
 	    " b.verify_parent, b.verify_revert, b.reason,"
@@ -329,7 +331,8 @@ info_bisect(struct store *s, struct store_alert_info *x)
 	    " FROM bisections b"
 	    " JOIN pairs p ON p.id = b.pair_id"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.host_id IS ?3"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.host_id IS NOT "
+	    "DISTINCT FROM ?3"
 	    " AND b.state IN ('done', 'inconclusive')"
 	    " ORDER BY b.id DESC LIMIT 1");
 	int rc;
@@ -337,63 +340,61 @@ info_bisect(struct store *s, struct store_alert_info *x)
 	if (st == NULL)
 		return -1;
 	store_i_alert_bind_group(st, x->commit_id, x->job, x->host_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const unsigned char *sha = sqlite3_column_text(st, 2);
-		const unsigned char *subj = sqlite3_column_text(st, 3);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		const char *sha = db_col_text(st, 2);
+		const char *subj = db_col_text(st, 3);
 
-		x->bisect_id = sqlite3_column_int64(st, 0);
+		x->bisect_id = db_col_int64(st, 0);
 		x->bisect_state = store_i_col_dup(st, 1);
 		if (sha != NULL)
-			x->bisect = xasprintf("%.12s %s", (const char *)sha,
-			    subj ? (const char *)subj : "(subject unknown)");
-		if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+			x->bisect = xasprintf(
+			    "%.12s %s", sha, subj ? subj : "(subject unknown)");
+		if (db_col_type(st, 4) != DB_NULL)
 			x->bisect_parent = store_i_col_dup(st, 4);
-		if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+		if (db_col_type(st, 5) != DB_NULL)
 			x->bisect_revert = store_i_col_dup(st, 5);
-		if (sqlite3_column_type(st, 6) != SQLITE_NULL)
+		if (db_col_type(st, 6) != DB_NULL)
 			x->bisect_reason = store_i_col_dup(st, 6);
-		if (sqlite3_column_int(st, 7)) {
-			const unsigned char *o = sqlite3_column_text(st, 8);
-			const unsigned char *br = sqlite3_column_text(st, 9);
+		if (db_col_int(st, 7)) {
+			const char *o = db_col_text(st, 8);
+			const char *br = db_col_text(st, 9);
 
 			x->bisect_origin = xasprintf("bisected from the change "
 			                             "point at %.12s on %s "
 			                             "history",
-			    o ? (const char *)o : "unknown",
-			    br && br[0] ? (const char *)br : "unknown");
+			    o ? o : "unknown", br && br[0] ? br : "unknown");
 		}
 	}
 	store_i_count_steps(s, st);
 	store_i_release(s, st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE
-	    ? 0
-	    : store_i_dberr(s, "alert bisect");
+	return rc == DB_ROW || rc == DB_DONE ? 0
+	                                     : store_i_dberr(s, "alert bisect");
 }
 
 /* The first suspect pair's reason (docs/HOST.md), if any. */
 static int
 info_suspect(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	size_t i;
-	int rc = SQLITE_DONE;
+	int rc = DB_DONE;
 
 	if ((st = store_i_stmt(s,
 	         "SELECT suspect FROM pairs WHERE id = ?1"
 	         " AND suspect IS NOT NULL")) == NULL)
 		return -1;
 	for (i = 0; i < x->npairs && x->suspect == NULL; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, x->pairs[i]);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		db_reset(st);
+		db_bind_int64(st, 1, x->pairs[i]);
+		if ((rc = db_step(st)) == DB_ROW) {
 			x->suspect = store_i_col_dup(st, 0);
-			rc = SQLITE_DONE;
-		} else if (rc != SQLITE_DONE)
+			rc = DB_DONE;
+		} else if (rc != DB_DONE)
 			break;
 	}
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert suspect");
+	return rc == DB_DONE ? 0 : store_i_dberr(s, "alert suspect");
 }
 
 /*
@@ -404,17 +405,17 @@ info_suspect(struct store *s, struct store_alert_info *x)
 static int
 info_commit_branches(struct store *s, struct store_alert_info *x)
 {
-	sqlite3_stmt *st = store_i_stmt(
+	struct db_stmt *st = store_i_stmt(
 	    s, "SELECT branches FROM commits WHERE id = ?1 AND branches <> ''");
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, x->commit_id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	db_bind_int64(st, 1, x->commit_id);
+	if ((rc = db_step(st)) == DB_ROW)
 		x->branch = store_i_col_dup(st, 0);
 	store_i_release(s, st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	return rc == DB_ROW || rc == DB_DONE
 	    ? 0
 	    : store_i_dberr(s, "alert commit branches");
 }
@@ -424,7 +425,7 @@ store_alert_info(struct store *s, struct store_alert_info **out,
     int64_t commit_id, const char *job, int64_t host_id)
 {
 	struct store_alert_info *x = xcalloc(1, sizeof(*x));
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int r;
 
 	*out = NULL;
@@ -441,8 +442,8 @@ store_alert_info(struct store *s, struct store_alert_info **out,
 		r = -1;
 		goto fail;
 	}
-	sqlite3_bind_int64(st, 1, host_id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
+	db_bind_int64(st, 1, host_id);
+	if (db_step(st) == DB_ROW) {
 		x->host = store_i_col_dup(st, 0);
 		x->inventory = store_i_col_dup(st, 1);
 	}

@@ -12,13 +12,13 @@
 
 /* Steps to the end; 0 or -1. */
 static int
-run(struct store *s, sqlite3_stmt *st, const char *what)
+run(struct store *s, struct db_stmt *st, const char *what)
 {
 	int rc;
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	while ((rc = db_step(st)) == DB_ROW)
 		;
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		return store_i_dberr(s, what);
 	return 0;
 }
@@ -39,9 +39,9 @@ store_alert_groups_free(struct store_alert_group *g, size_t n)
  * statement over one alert group takes them. */
 void
 store_i_alert_bind_group(
-    sqlite3_stmt *st, int64_t commit_id, const char *job, int64_t host_id)
+    struct db_stmt *st, int64_t commit_id, const char *job, int64_t host_id)
 {
-	sqlite3_bind_int64(st, 1, commit_id);
+	db_bind_int64(st, 1, commit_id);
 	store_i_bind_text(st, 2, job);
 	store_i_bind_id(st, 3, host_id);
 }
@@ -50,13 +50,13 @@ store_i_alert_bind_group(
 static int
 group_busy(struct store *s, int *out, const struct store_alert_group *g)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT count(*) FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN jobs b ON b.id = p.base_job_id"
 	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND p.analysed = 0"
 	    " AND p.bisect_id IS NULL"
-	    " AND (p.host_id IS NULL OR p.host_id IS ?3)"
+	    " AND (p.host_id IS NULL OR p.host_id IS NOT DISTINCT FROM ?3)"
 	    " AND (j.state IN ('queued', 'running')"
 	    "   OR b.state IN ('queued', 'running'))");
 	int rc;
@@ -65,11 +65,11 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 	if (st == NULL)
 		return -1;
 	store_i_alert_bind_group(st, g->commit_id, g->job, g->host_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0) > 0;
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		*out = db_col_int64(st, 0) > 0;
 	store_i_release(s, st);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert group");
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "alert group");
 }
 
 /* Busy groups a pass steps over before it stops looking further. */
@@ -85,23 +85,24 @@ group_busy(struct store *s, int *out, const struct store_alert_group *g)
 static int
 group_stamp(struct store *s, struct store_alert_group *g)
 {
-	sqlite3_stmt *st = store_i_cached(s, S_ALERT_GROUP_STAMP,
+	struct db_stmt *st = store_i_cached(s, S_ALERT_GROUP_STAMP,
 	    "SELECT max(st) FROM (SELECT " ALERT_PAIR_STAMP " AS st"
 	    " FROM pairs p JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
-	    " AND p.analysed = 1 AND p.bisect_id IS NULL GROUP BY p.id)");
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS NOT "
+	    "DISTINCT FROM ?3"
+	    " AND p.analysed = 1 AND p.bisect_id IS NULL GROUP BY p.id) AS w");
 	int rc;
 
 	if (st == NULL)
 		return -1;
 	store_i_alert_bind_group(st, g->commit_id, g->job, g->host_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > g->stamp)
-		g->stamp = sqlite3_column_int64(st, 0);
+	rc = db_step(st);
+	if (rc == DB_ROW && db_col_int64(st, 0) > g->stamp)
+		g->stamp = db_col_int64(st, 0);
 	store_i_count_steps(s, st);
-	sqlite3_reset(st); /* a cached statement */
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert group stamp");
+	db_reset(st); /* a cached statement */
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "alert group stamp");
 }
 
 static int
@@ -116,7 +117,7 @@ same_group(const struct store_alert_group *g, int64_t cid, int64_t hid,
 static int
 due_drop(struct store *s, const int64_t *ids, size_t n)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	size_t i;
 	int r = 0;
 
@@ -127,8 +128,8 @@ due_drop(struct store *s, const int64_t *ids, size_t n)
 	st = store_i_stmt(s, "DELETE FROM alert_due WHERE pair_id = ?1");
 	r = st != NULL ? 0 : -1;
 	for (i = 0; r == 0 && i < n; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, ids[i]);
+		db_reset(st);
+		db_bind_int64(st, 1, ids[i]);
 		r = run(s, st, "alert due");
 	}
 	store_i_release(s, st);
@@ -140,9 +141,9 @@ store_alert_groups(
     struct store *s, struct store_alert_group **out, size_t *out_n, size_t max)
 {
 	/* Every due pair, with whether it is still to be looked at. */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT d.pair_id, j.commit_id, p.name, "
-	    "c.host_id, " ALERT_PAIR_STAMP
+	    "max(c.host_id), " ALERT_PAIR_STAMP
 	    ", p.analysed = 1 AND j.commit_id IS NOT NULL"
 	    " AND p.bisect_id IS NULL AND count(c.id) > 0"
 	    " AND (ap.stamp IS NULL OR ap.stamp < " ALERT_PAIR_STAMP ")"
@@ -151,7 +152,7 @@ store_alert_groups(
 	    " LEFT JOIN jobs j ON j.id = p.cand_job_id"
 	    " LEFT JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
 	    " LEFT JOIN alert_pairs ap ON ap.pair_id = p.id"
-	    " GROUP BY d.pair_id ORDER BY d.pair_id");
+	    " GROUP BY d.pair_id, p.id, j.id, ap.pair_id ORDER BY d.pair_id");
 	struct store_alert_group *g = NULL, *busy = NULL;
 	int64_t *drop = NULL;
 	size_t n = 0, nb = 0, nd = 0, i;
@@ -161,15 +162,15 @@ store_alert_groups(
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t pid = sqlite3_column_int64(st, 0);
-		int64_t cid = sqlite3_column_int64(st, 1);
-		const char *job = (const char *)sqlite3_column_text(st, 2);
-		int64_t hid = sqlite3_column_int64(st, 3);
-		int64_t stamp = sqlite3_column_int64(st, 4);
+	while ((rc = db_step(st)) == DB_ROW) {
+		int64_t pid = db_col_int64(st, 0);
+		int64_t cid = db_col_int64(st, 1);
+		const char *job = db_col_text(st, 2);
+		int64_t hid = db_col_int64(st, 3);
+		int64_t stamp = db_col_int64(st, 4);
 		struct store_alert_group ng;
 
-		if (!sqlite3_column_int64(st, 5)) {
+		if (!db_col_int64(st, 5)) {
 			drop = xreallocarray(drop, nd + 1, sizeof(*drop));
 			drop[nd++] = pid;
 			continue;
@@ -219,7 +220,7 @@ store_alert_groups(
 	store_i_count_steps(s, st);
 	store_i_release(s, st);
 	store_alert_groups_free(busy, nb);
-	if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (r == 0 && rc != DB_ROW && rc != DB_DONE)
 		r = store_i_dberr(s, "alert groups");
 	if (r == 0)
 		r = due_drop(s, drop, nd);
@@ -248,7 +249,7 @@ int
 store_alert_report_get(
     struct store *s, struct store_alert_report *out, const char *key)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT id, signature, message_id, subject, sent_reports"
 	    " FROM alert_reports WHERE key = ?1");
 	int rc;
@@ -257,24 +258,24 @@ store_alert_report_get(
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, key);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		out->id = sqlite3_column_int64(st, 0);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		out->id = db_col_int64(st, 0);
 		out->signature = store_i_col_dup(st, 1);
 		out->message_id = store_i_col_dup(st, 2);
 		out->subject = store_i_col_dup(st, 3);
-		out->sent_reports = sqlite3_column_int64(st, 4);
+		out->sent_reports = db_col_int64(st, 4);
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND, "no report %s", key);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert report");
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "alert report");
 }
 
 static int
 decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t rid = 0;
 	size_t i;
 	int rc;
@@ -302,14 +303,14 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	store_i_bind_text(st, 7, d->message_id);
 	store_i_bind_text(st, 8, d->subject);
 	store_i_bind_text(st, 9, d->summary);
-	sqlite3_bind_int64(st, 10, d->sent_report ? 1 : 0);
-	sqlite3_bind_int64(st, 11, now);
-	sqlite3_bind_int64(st, 12, d->sent_report ? 1 : 0);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		rid = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 10, d->sent_report ? 1 : 0);
+	db_bind_int64(st, 11, now);
+	db_bind_int64(st, 12, d->sent_report ? 1 : 0);
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		rid = db_col_int64(st, 0);
 	store_i_release(s, st);
-	if (rc != SQLITE_ROW)
+	if (rc != DB_ROW)
 		return store_i_dberr(s, "alert report put");
 
 	/* Every analysed pair of the group is seen, up to the newest
@@ -319,15 +320,16 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	    " SELECT p.id, ?4, min(?5, " ALERT_PAIR_STAMP ") FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS NOT "
+	    "DISTINCT FROM ?3"
 	    " AND p.analysed = 1 GROUP BY p.id"
 	    " ON CONFLICT (pair_id) DO UPDATE SET"
 	    " report_id = excluded.report_id, stamp = excluded.stamp");
 	if (st == NULL)
 		return -1;
 	store_i_alert_bind_group(st, d->commit_id, d->job, d->host_id);
-	sqlite3_bind_int64(st, 4, rid);
-	sqlite3_bind_int64(st, 5, d->stamp);
+	db_bind_int64(st, 4, rid);
+	db_bind_int64(st, 5, d->stamp);
 	if (run(s, st, "alert pairs") != 0) {
 		store_i_release(s, st);
 		return -1;
@@ -340,8 +342,9 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
 	    " JOIN alert_pairs ap ON ap.pair_id = p.id"
-	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS ?3"
-	    " AND p.analysed = 1 GROUP BY p.id"
+	    " WHERE j.commit_id = ?1 AND p.name = ?2 AND c.host_id IS NOT "
+	    "DISTINCT FROM ?3"
+	    " AND p.analysed = 1 GROUP BY p.id, ap.pair_id"
 	    " HAVING ap.stamp >= " ALERT_PAIR_STAMP ")");
 	if (st == NULL)
 		return -1;
@@ -362,15 +365,15 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	for (i = 0; i < d->nalerts; i++) {
 		const struct store_alert_new *a = &d->alerts[i];
 
-		sqlite3_reset(st);
+		db_reset(st);
 		store_i_bind_text(st, 1, a->kind);
 		store_i_bind_text(st, 2, a->key);
 		store_i_bind_text(st, 3, a->payload);
-		sqlite3_bind_int64(st, 4, rid);
+		db_bind_int64(st, 4, rid);
 		store_i_bind_text(st, 5, a->target ? a->target : "");
 		store_i_bind_text(st, 6, a->subject);
-		sqlite3_bind_int64(st, 7, a->followup);
-		sqlite3_bind_int64(st, 8, now);
+		db_bind_int64(st, 7, a->followup);
+		db_bind_int64(st, 8, now);
 		if (run(s, st, "alert put") != 0) {
 			store_i_release(s, st);
 			return -1;
@@ -426,24 +429,24 @@ store_alerts_free(struct store_alert *a, size_t n)
 
 /* A row of ALERT_COLS and its payload (NULL in a list). */
 static void
-alert_scan(void *row, sqlite3_stmt *st, void *arg)
+alert_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_alert *x = row;
 
 	(void)arg;
-	x->id = sqlite3_column_int64(st, 0);
-	x->report_id = sqlite3_column_int64(st, 1);
-	x->attempts = sqlite3_column_int64(st, 2);
-	x->next_try = sqlite3_column_int64(st, 3);
-	x->sent = sqlite3_column_int64(st, 4);
-	x->created = sqlite3_column_int64(st, 5);
+	x->id = db_col_int64(st, 0);
+	x->report_id = db_col_int64(st, 1);
+	x->attempts = db_col_int64(st, 2);
+	x->next_try = db_col_int64(st, 3);
+	x->sent = db_col_int64(st, 4);
+	x->created = db_col_int64(st, 5);
 	x->kind = store_i_col_dup(st, 6);
 	x->key = store_i_col_dup(st, 7);
 	x->target = store_i_col_dup(st, 8);
 	x->state = store_i_col_dup(st, 9);
 	x->subject = store_i_col_dup(st, 10);
 	x->last_error = store_i_col_dup(st, 11);
-	x->followup = sqlite3_column_int(st, 12);
+	x->followup = db_col_int(st, 12);
 	x->sha = store_i_col_dup(st, 13);
 	x->job = store_i_col_dup(st, 14);
 	x->host = store_i_col_dup(st, 15);
@@ -451,8 +454,8 @@ alert_scan(void *row, sqlite3_stmt *st, void *arg)
 }
 
 static int
-read_alerts(
-    struct store *s, sqlite3_stmt *st, struct store_alert **out, size_t *out_n)
+read_alerts(struct store *s, struct db_stmt *st, struct store_alert **out,
+    size_t *out_n)
 {
 	void *v;
 	int r = store_i_rows(
@@ -471,7 +474,7 @@ int
 store_alert_due(struct store *s, struct store_alert **out, size_t *out_n,
     int64_t now, size_t max)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT " ALERT_COLS "a.payload" ALERT_FROM
 	    " WHERE a.state = 'pending'"
 	    " AND a.next_try <= ?1"
@@ -481,8 +484,8 @@ store_alert_due(struct store *s, struct store_alert **out, size_t *out_n,
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, now);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
+	db_bind_int64(st, 1, now);
+	db_bind_int64(st, 2, (int64_t)max);
 	return read_alerts(s, st, out, out_n);
 }
 
@@ -490,7 +493,7 @@ static int
 attempt(struct store *s, int64_t id, const char *state, const char *err,
     int64_t next_try, const char *const *rcpt, size_t nrcpt, int64_t now)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "UPDATE alerts SET state = ?2, last_error = ?3, next_try = ?4,"
 	    " attempts = attempts + 1,"
 	    " sent = CASE WHEN ?2 = 'sent' THEN ?5 ELSE sent END"
@@ -499,11 +502,11 @@ attempt(struct store *s, int64_t id, const char *state, const char *err,
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	store_i_bind_text(st, 2, state);
 	store_i_bind_text(st, 3, err);
-	sqlite3_bind_int64(st, 4, next_try);
-	sqlite3_bind_int64(st, 5, now);
+	db_bind_int64(st, 4, next_try);
+	db_bind_int64(st, 5, now);
 	if (run(s, st, "alert attempt") != 0) {
 		store_i_release(s, st);
 		return -1;
@@ -516,9 +519,9 @@ attempt(struct store *s, int64_t id, const char *state, const char *err,
 	if (st == NULL)
 		return -1;
 	for (i = 0; i < nrcpt; i++) {
-		sqlite3_reset(st);
+		db_reset(st);
 		store_i_bind_text(st, 1, rcpt[i]);
-		sqlite3_bind_int64(st, 2, now);
+		db_bind_int64(st, 2, now);
 		if (run(s, st, "alert sends") != 0) {
 			store_i_release(s, st);
 			return -1;
@@ -546,7 +549,7 @@ int
 store_alert_postpone(
     struct store *s, int64_t id, const char *why, int64_t next_try)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "UPDATE alerts SET last_error = ?2,"
 	    " next_try = ?3"
 	    " WHERE id = ?1 AND state = 'pending'");
@@ -554,9 +557,9 @@ store_alert_postpone(
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	store_i_bind_text(st, 2, why);
-	sqlite3_bind_int64(st, 3, next_try);
+	db_bind_int64(st, 3, next_try);
 	if (store_begin(s) != 0) {
 		store_i_release(s, st);
 		return -1;
@@ -574,7 +577,7 @@ int
 store_alert_sent_since(
     struct store *s, int64_t *out, const char *recipient, int64_t since)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT count(*) FROM alert_sends"
 	    " WHERE recipient = ?1 AND at >= ?2");
 	int rc;
@@ -583,12 +586,12 @@ store_alert_sent_since(
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, recipient);
-	sqlite3_bind_int64(st, 2, since);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 2, since);
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		*out = db_col_int64(st, 0);
 	store_i_release(s, st);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert sends");
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "alert sends");
 }
 
 /*
@@ -612,16 +615,18 @@ enum alert_drive { AL_ALL, AL_COMMIT, AL_STATE, AL_KIND };
 	}
 #define AL_WINDOW(drive)                                           \
 	"SELECT min(id), count(*) FROM (SELECT a.id FROM alerts a" \
-	" WHERE " drive " a.id < ?10 ORDER BY a.id DESC LIMIT ?11)"
-#define AL_ROWS(drive)                                                 \
-	"SELECT " ALERT_COLS "NULL" ALERT_FROM " WHERE " drive         \
-	" a.id >= ?12 AND a.id < ?10 AND (?1 IS NULL OR a.state = ?1)" \
-	" AND (?2 IS NULL OR a.kind = ?2)"                             \
-	" AND (?3 IS NULL OR (c.sha >= ?3 AND c.sha < ?3 || 'g'))"     \
+	" WHERE " drive " a.id < ?10 ORDER BY a.id DESC LIMIT ?11) AS w"
+#define AL_ROWS(drive)                                                      \
+	"SELECT " ALERT_COLS "NULL" ALERT_FROM " WHERE " drive              \
+	" a.id >= ?12 AND a.id < ?10 AND (CAST(?1 AS TEXT) IS NULL OR "     \
+	"a.state = ?1)"                                                     \
+	" AND (CAST(?2 AS TEXT) IS NULL OR a.kind = ?2)"                    \
+	" AND (CAST(?3 AS TEXT) IS NULL OR (c.sha >= ?3 AND c.sha < ?3 || " \
+	"'g'))"                                                             \
 	" ORDER BY a.id DESC LIMIT ?11"
 
 static void
-alert_bind(sqlite3_stmt *st, const void *arg)
+alert_bind(struct db_stmt *st, const void *arg)
 {
 	const struct store_alert_filter *f = arg;
 
@@ -675,7 +680,7 @@ store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
 int
 store_alert_get(struct store *s, struct store_alert **out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_stmt(
+	struct db_stmt *st = store_i_stmt(
 	    s, "SELECT " ALERT_COLS "a.payload" ALERT_FROM " WHERE a.id = ?1");
 	size_t n;
 	int r;
@@ -683,7 +688,7 @@ store_alert_get(struct store *s, struct store_alert **out, int64_t id)
 	*out = NULL;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	if ((r = read_alerts(s, st, out, &n)) != 0)
 		return r;
 	if (n == 0)
@@ -695,7 +700,7 @@ store_alert_get(struct store *s, struct store_alert **out, int64_t id)
 int
 store_alert_counts(struct store *s, int64_t *out_pending, int64_t *out_failed)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
 	    " (SELECT count(*) FROM alerts WHERE state = 'failed')");
 	int rc;
@@ -703,13 +708,13 @@ store_alert_counts(struct store *s, int64_t *out_pending, int64_t *out_failed)
 	*out_pending = *out_failed = 0;
 	if (st == NULL)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*out_pending = sqlite3_column_int64(st, 0);
-		*out_failed = sqlite3_column_int64(st, 1);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		*out_pending = db_col_int64(st, 0);
+		*out_failed = db_col_int64(st, 1);
 	}
 	store_i_release(s, st);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "alert counts");
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "alert counts");
 }
 
 /* ---- commands by reply (daemon/mailcmd.c) ---- */
@@ -718,11 +723,11 @@ int
 store_alert_report_find(struct store *s, int64_t *out_commit,
     const char *sha_prefix, const char *job, int64_t host_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT r.commit_id FROM commits c"
 	    " JOIN alert_reports r ON r.commit_id = c.id"
 	    " WHERE c.sha >= lower(?3) AND c.sha < lower(?3) || 'g'"
-	    " AND r.job = ?1 AND r.host_id IS ?2"
+	    " AND r.job = ?1 AND r.host_id IS NOT DISTINCT FROM ?2"
 	    " AND r.message_id IS NOT NULL"
 	    " ORDER BY r.id DESC LIMIT 1");
 	int rc;
@@ -733,41 +738,41 @@ store_alert_report_find(struct store *s, int64_t *out_commit,
 	store_i_bind_text(st, 1, job);
 	store_i_bind_id(st, 2, host_id);
 	store_i_bind_text(st, 3, sha_prefix);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out_commit = sqlite3_column_int64(st, 0);
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		*out_commit = db_col_int64(st, 0);
 	store_i_release(s, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND, "no report of %s %s",
 		    sha_prefix, job);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "report by id");
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "report by id");
 }
 
 int
 store_alert_regressions(struct store *s, int64_t **out, size_t *out_n,
     const int64_t *pairs, size_t npairs)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT r.id FROM regressions r"
 	    " JOIN comparisons c ON c.id = r.comparison_id"
 	    " WHERE c.pair_id = ?1 ORDER BY r.id");
 	size_t i;
-	int rc = SQLITE_DONE;
+	int rc = DB_DONE;
 
 	*out = NULL;
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
-	for (i = 0; i < npairs && rc == SQLITE_DONE; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, pairs[i]);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	for (i = 0; i < npairs && rc == DB_DONE; i++) {
+		db_reset(st);
+		db_bind_int64(st, 1, pairs[i]);
+		while ((rc = db_step(st)) == DB_ROW) {
 			*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
-			(*out)[(*out_n)++] = sqlite3_column_int64(st, 0);
+			(*out)[(*out_n)++] = db_col_int64(st, 0);
 		}
 	}
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "report regressions");
+	return rc == DB_DONE ? 0 : store_i_dberr(s, "report regressions");
 }
 
 void
@@ -789,7 +794,7 @@ store_pair_again_release(struct store_pair_again *p)
 int
 store_pair_again_get(struct store *s, struct store_pair_again *out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.name, p.point, j.role, j.params, j.labels, j.runs,"
 	    " j.max_runs, j.max_attempts, j.commit_id"
 	    " FROM pairs p JOIN jobs j ON j.pair_id = p.id"
@@ -799,22 +804,22 @@ store_pair_again_get(struct store *s, struct store_pair_again *out, int64_t id)
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < 2) {
+	db_bind_int64(st, 1, id);
+	while ((rc = db_step(st)) == DB_ROW && k < 2) {
 		if (k == 0) {
 			out->name = store_i_col_dup(st, 0);
 			out->point = store_i_col_dup(st, 1);
 		}
 		out->side[k].spec = store_i_col_dup(st, 3);
 		out->side[k].labels = store_i_col_dup(st, 4);
-		out->side[k].runs = sqlite3_column_int64(st, 5);
-		out->side[k].max_runs = sqlite3_column_int64(st, 6);
-		out->side[k].max_attempts = sqlite3_column_int64(st, 7);
-		out->side[k].commit_id = sqlite3_column_int64(st, 8);
+		out->side[k].runs = db_col_int64(st, 5);
+		out->side[k].max_runs = db_col_int64(st, 6);
+		out->side[k].max_attempts = db_col_int64(st, 7);
+		out->side[k].commit_id = db_col_int64(st, 8);
 		k++;
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+	if (rc != DB_DONE && rc != DB_ROW) {
 		store_pair_again_release(out);
 		return store_i_dberr(s, "pair jobs");
 	}
@@ -829,25 +834,25 @@ store_pair_again_get(struct store *s, struct store_pair_again *out, int64_t id)
 int
 store_alert_key_known(struct store *s, const char *key)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "SELECT 1 FROM alerts WHERE key = ?1");
 	int rc;
 
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, key);
-	rc = sqlite3_step(st);
+	rc = db_step(st);
 	store_i_release(s, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DB_ROW)
 		return 1;
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "alert key");
+	return rc == DB_DONE ? 0 : store_i_dberr(s, "alert key");
 }
 
 int
 store_alert_mail_put(
     struct store *s, const struct store_alert_new *a, int64_t now)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "INSERT INTO alerts (kind, key, payload, target, subject,"
 	    " followup, state, next_try, created)"
 	    " VALUES ('email', ?1, ?2, ?3, ?4, 1, 'pending', ?5, ?5)"
@@ -860,12 +865,12 @@ store_alert_mail_put(
 	store_i_bind_text(st, 2, a->payload);
 	store_i_bind_text(st, 3, a->target);
 	store_i_bind_text(st, 4, a->subject);
-	sqlite3_bind_int64(st, 5, now);
-	rc = sqlite3_step(st);
+	db_bind_int64(st, 5, now);
+	rc = db_step(st);
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		return store_i_dberr(s, "command answer");
-	return sqlite3_changes(s->db) > 0
+	return db_changes(s->db) > 0
 	    ? 0
 	    : err_setc(&s->err, ERR_EXISTS, "%s: already answered", a->key);
 }

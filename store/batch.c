@@ -3,7 +3,6 @@
  * batch, one SAVEPOINT per upload (store/batch.h).
  */
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,13 +131,13 @@ set_result(struct store_upload *u, int r, const char *msg)
 static int
 savepoint(struct store *s, enum stmt_slot slot, const char *sql)
 {
-	sqlite3_stmt *st = store_i_cached(s, slot, sql);
+	struct db_stmt *st = store_i_cached(s, slot, sql);
 	int r;
 
 	if (st == NULL)
 		return -1;
 	r = store_i_step_done(s, st, sql);
-	sqlite3_reset(st);
+	db_reset(st);
 	return r;
 }
 
@@ -167,9 +166,9 @@ commit_batch(struct store *s, struct store_upload *list, uint64_t *failed)
 		r = store_run_add(s, u->host_id, &u->run, u->now);
 		set_result(u, r, store_errmsg(s));
 		store_errclear(s);
-		/* A failure can end the whole transaction (SQLITE_FULL,
+		/* A failure can end the whole transaction (a full disk,
 		 * an I/O error): then nothing of the batch stands. */
-		if (sqlite3_get_autocommit(s->db)) {
+		if (db_autocommit(s->db)) {
 			why = "transaction";
 			snprintf(msg, sizeof(msg), "%s", u->msg);
 			err_set(&s->err, "%s", msg);

@@ -14,7 +14,7 @@
 
 /* Ids of one column of a query (caller frees). */
 static int
-ids_of(struct store *s, sqlite3_stmt *st, int64_t **out, size_t *n,
+ids_of(struct store *s, struct db_stmt *st, int64_t **out, size_t *n,
     const char *what)
 {
 	int rc;
@@ -23,12 +23,12 @@ ids_of(struct store *s, sqlite3_stmt *st, int64_t **out, size_t *n,
 	*n = 0;
 	if (st == NULL)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		*out = xreallocarray(*out, *n + 1, sizeof(**out));
-		(*out)[(*n)++] = sqlite3_column_int64(st, 0);
+		(*out)[(*n)++] = db_col_int64(st, 0);
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		free(*out);
 		*out = NULL;
 		*n = 0;
@@ -69,11 +69,11 @@ store_bisect_src_release(struct store_bisect_src *x)
 	" LEFT JOIN trees t ON t.id = cc.tree_id"
 
 static void
-src_row(sqlite3_stmt *st, struct store_bisect_src *out)
+src_row(struct db_stmt *st, struct store_bisect_src *out)
 {
-	out->pair_id = sqlite3_column_int64(st, 0);
-	out->host_id = sqlite3_column_int64(st, 1);
-	out->tree_id = sqlite3_column_int64(st, 2);
+	out->pair_id = db_col_int64(st, 0);
+	out->host_id = db_col_int64(st, 1);
+	out->tree_id = db_col_int64(st, 2);
 	out->job = store_i_col_dup(st, 3);
 	out->point = store_i_col_dup(st, 4);
 	out->metric = store_i_col_dup(st, 5);
@@ -82,13 +82,13 @@ src_row(sqlite3_stmt *st, struct store_bisect_src *out)
 	out->bad_sha = store_i_col_dup(st, 8);
 	out->spec = store_i_col_dup(st, 9);
 	out->labels = store_i_col_dup(st, 10);
-	out->max_attempts = sqlite3_column_int64(st, 11);
-	out->of_bisect = sqlite3_column_int(st, 12);
+	out->max_attempts = db_col_int64(st, 11);
+	out->of_bisect = db_col_int(st, 12);
 }
 
 /* Steps st (id bound at 1) into *out; what names the row for errors. */
 static int
-src_get(struct store *s, sqlite3_stmt *st, struct store_bisect_src *out,
+src_get(struct store *s, struct db_stmt *st, struct store_bisect_src *out,
     int64_t id, const char *what)
 {
 	int rc;
@@ -97,14 +97,14 @@ src_get(struct store *s, sqlite3_stmt *st, struct store_bisect_src *out,
 	out->origin_pct = NAN;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	db_bind_int64(st, 1, id);
+	rc = db_step(st);
+	if (rc == DB_ROW)
 		src_row(st, out);
-	if (rc == SQLITE_ROW && sqlite3_column_count(st) > 13) {
+	if (rc == DB_ROW && db_col_count(st) > 13) {
 		/* A change point: the series' host, ends and change. */
 		out->change_point_id = id;
-		out->host_id = sqlite3_column_int64(st, 13);
+		out->host_id = db_col_int64(st, 13);
 		free(out->good_sha);
 		free(out->bad_sha);
 		out->good_sha = store_i_col_dup(st, 14);
@@ -119,9 +119,9 @@ src_get(struct store *s, sqlite3_stmt *st, struct store_bisect_src *out,
 		out->point = store_i_col_dup(st, 21);
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DB_ROW)
 		return 0;
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(
 		    &s->err, ERR_NOTFOUND, "no %s %lld", what, (long long)id);
 	return store_i_dberr(s, "bisect source");
@@ -196,7 +196,7 @@ store_bisect_create(struct store *s, int64_t *out_id,
     const struct store_bisect_new *n, int64_t now)
 {
 	const struct store_bisect_src *x = n->src;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int rc, ok;
 
 	*out_id = 0;
@@ -205,7 +205,8 @@ store_bisect_create(struct store *s, int64_t *out_id,
 	st = x->change_point_id > 0
 	    ? store_i_stmt(s,
 	          "SELECT id FROM bisections WHERE origin = 'change-point'"
-	          " AND job = ?2 AND host_id IS ?3 AND point = ?4"
+	          " AND job = ?2 AND host_id IS NOT DISTINCT FROM ?3 AND point "
+	          "= ?4"
 	          " AND metric = ?5 AND good_sha = ?6 AND bad_sha = ?7"
 	          " AND state IN ('queued', 'running')")
 	    : store_i_stmt(s,
@@ -221,11 +222,11 @@ store_bisect_create(struct store *s, int64_t *out_id,
 			store_i_bind_text(st, 6, x->good_sha);
 			store_i_bind_text(st, 7, x->bad_sha);
 		} else
-			sqlite3_bind_int64(st, 1, x->regression_id);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW)
-			*out_id = sqlite3_column_int64(st, 0);
-		else if (rc != SQLITE_DONE)
+			db_bind_int64(st, 1, x->regression_id);
+		rc = db_step(st);
+		if (rc == DB_ROW)
+			*out_id = db_col_int64(st, 0);
+		else if (rc != DB_DONE)
 			ok = store_i_dberr(s, "live bisection") == 0;
 		store_i_release(s, st);
 	}
@@ -260,7 +261,7 @@ store_bisect_create(struct store *s, int64_t *out_id,
 		store_i_bind_text(st, 17, x->origin_sha);
 		store_i_bind_text(st, 18, x->branch);
 		store_i_bind_num(st, 19, x->origin_pct);
-		sqlite3_bind_int64(st, 2, x->pair_id);
+		db_bind_int64(st, 2, x->pair_id);
 		store_i_bind_text(st, 3, x->job);
 		store_i_bind_id(st, 4, x->host_id);
 		store_i_bind_text(st, 5, x->point ? x->point : "");
@@ -268,15 +269,15 @@ store_bisect_create(struct store *s, int64_t *out_id,
 		store_i_bind_id(st, 7, x->tree_id);
 		store_i_bind_text(st, 8, x->good_sha);
 		store_i_bind_text(st, 9, x->bad_sha);
-		sqlite3_bind_int64(st, 10, n->steps_limit);
-		sqlite3_bind_int64(st, 11, n->max_inconclusive);
-		sqlite3_bind_int(st, 12, n->full_dag != 0);
+		db_bind_int64(st, 10, n->steps_limit);
+		db_bind_int64(st, 11, n->max_inconclusive);
+		db_bind_int64(st, 12, n->full_dag != 0);
 		store_i_bind_text(
 		    st, 13, n->started_by ? n->started_by : "auto");
-		sqlite3_bind_int64(st, 14, now);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_DONE)
-			*out_id = sqlite3_last_insert_rowid(s->db);
+		db_bind_int64(st, 14, now);
+		rc = db_step(st);
+		if (rc == DB_DONE)
+			*out_id = db_last_id(s->db);
 		else
 			ok = store_i_dberr(s, "insert bisection") == 0;
 		store_i_release(s, st);
@@ -333,16 +334,16 @@ store_bisect_free(struct store_bisect *b)
 
 /* A row of BISECT_COLS into row (a struct store_bisect). */
 static void
-bisect_scan(void *row, sqlite3_stmt *st, void *arg)
+bisect_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_bisect *b = row;
 
 	(void)arg;
-	b->id = sqlite3_column_int64(st, 0);
-	b->regression_id = sqlite3_column_int64(st, 1);
-	b->pair_id = sqlite3_column_int64(st, 2);
-	b->host_id = sqlite3_column_int64(st, 3);
-	b->tree_id = sqlite3_column_int64(st, 4);
+	b->id = db_col_int64(st, 0);
+	b->regression_id = db_col_int64(st, 1);
+	b->pair_id = db_col_int64(st, 2);
+	b->host_id = db_col_int64(st, 3);
+	b->tree_id = db_col_int64(st, 4);
 	b->job = store_i_col_dup(st, 5);
 	b->point = store_i_col_dup(st, 6);
 	b->metric = store_i_col_dup(st, 7);
@@ -360,20 +361,20 @@ bisect_scan(void *row, sqlite3_stmt *st, void *arg)
 	b->verify_parent = store_i_col_dup(st, 19);
 	b->verify_revert = store_i_col_dup(st, 20);
 	b->revert_sha = store_i_col_dup(st, 21);
-	b->steps_limit = sqlite3_column_int64(st, 22);
-	b->max_inconclusive = sqlite3_column_int64(st, 23);
-	b->full_dag = sqlite3_column_int(st, 24);
-	b->created = sqlite3_column_int64(st, 25);
-	b->updated = sqlite3_column_int64(st, 26);
+	b->steps_limit = db_col_int64(st, 22);
+	b->max_inconclusive = db_col_int64(st, 23);
+	b->full_dag = db_col_int(st, 24);
+	b->created = db_col_int64(st, 25);
+	b->updated = db_col_int64(st, 26);
 	b->origin = store_i_col_dup(st, 27);
-	b->change_point_id = sqlite3_column_int64(st, 28);
+	b->change_point_id = db_col_int64(st, 28);
 	b->origin_sha = store_i_col_dup(st, 29);
 	b->branch = store_i_col_dup(st, 30);
 	b->origin_pct = store_i_col_num(st, 31);
 }
 
 static int
-bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
+bisect_row(struct store *s, struct db_stmt *st, struct store_bisect **out,
     const char *what)
 {
 	struct store_bisect *b;
@@ -382,10 +383,10 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 	*out = NULL;
 	if (st == NULL)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
+	rc = db_step(st);
+	if (rc != DB_ROW) {
 		store_i_release(s, st);
-		if (rc == SQLITE_DONE)
+		if (rc == DB_DONE)
 			return err_setc(
 			    &s->err, ERR_NOTFOUND, "no such bisection");
 		return store_i_dberr(s, what);
@@ -400,10 +401,10 @@ bisect_row(struct store *s, sqlite3_stmt *st, struct store_bisect **out,
 int
 store_bisect_get(struct store *s, struct store_bisect **out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_stmt(s, BISECT_COLS "WHERE b.id = ?1");
+	struct db_stmt *st = store_i_stmt(s, BISECT_COLS "WHERE b.id = ?1");
 
 	if (st != NULL)
-		sqlite3_bind_int64(st, 1, id);
+		db_bind_int64(st, 1, id);
 	return bisect_row(s, st, out, "bisection");
 }
 
@@ -421,10 +422,11 @@ int
 store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
     int64_t host_id, const char *point, const char *metric, int64_t tree_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT good_sha, bad_sha FROM bisections WHERE job = ?1"
-	    " AND host_id IS ?2 AND point = ?3 AND metric = ?4"
-	    " AND tree_id IS ?5 ORDER BY id");
+	    " AND host_id IS NOT DISTINCT FROM ?2 AND point = ?3 AND metric = "
+	    "?4"
+	    " AND tree_id IS NOT DISTINCT FROM ?5 ORDER BY id");
 	int rc;
 
 	*out = NULL;
@@ -436,14 +438,14 @@ store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
 	store_i_bind_text(st, 3, point ? point : "");
 	store_i_bind_text(st, 4, metric);
 	store_i_bind_id(st, 5, tree_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		*out = xreallocarray(*out, 2 * (*n + 1), sizeof(**out));
 		(*out)[2 * *n] = store_i_col_dup(st, 0);
 		(*out)[2 * *n + 1] = store_i_col_dup(st, 1);
 		(*n)++;
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		store_bisect_ranges_free(*out, *n);
 		*out = NULL;
 		*n = 0;
@@ -456,12 +458,12 @@ int
 store_bisect_of_regression(
     struct store *s, struct store_bisect **out, int64_t regression_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    BISECT_COLS
 	    "WHERE b.regression_id = ?1 ORDER BY b.id DESC LIMIT 1");
 
 	if (st != NULL)
-		sqlite3_bind_int64(st, 1, regression_id);
+		db_bind_int64(st, 1, regression_id);
 	return bisect_row(s, st, out, "bisection of a regression");
 }
 
@@ -479,7 +481,7 @@ int
 store_bisects_get(
     struct store *s, struct store_bisects *out, int64_t limit, int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_stmt(
+	struct db_stmt *st = store_i_stmt(
 	    s, BISECT_COLS "WHERE b.id < ?2 ORDER BY b.id DESC LIMIT ?1");
 	void *v;
 	int r;
@@ -487,8 +489,8 @@ store_bisects_get(
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, limit);
-	sqlite3_bind_int64(st, 2, store_i_below(cursor));
+	db_bind_int64(st, 1, limit);
+	db_bind_int64(st, 2, store_i_below(cursor));
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), bisect_scan, NULL,
 	    "bisections");
 	out->v = v;
@@ -515,15 +517,15 @@ store_bisects_release(struct store_bisects *l)
 }
 
 /* A string field: NULL keeps (?n IS NULL), "" clears. */
-#define SET_STR(col, n)                                               \
-	" " col " = CASE WHEN ?" #n " IS NULL THEN " col " WHEN ?" #n \
-	" = '' THEN NULL ELSE ?" #n " END"
+#define SET_STR(col, n)                                                \
+	" " col " = CASE WHEN CAST(?" #n " AS TEXT) IS NULL THEN " col \
+	" WHEN ?" #n " = '' THEN NULL ELSE ?" #n " END"
 
 int
 store_bisect_update(
     struct store *s, int64_t id, const struct store_bisect_set *v, int64_t now)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "UPDATE bisections SET updated = ?2,"
 	    " state = coalesce(nullif(?3, ''), state)," SET_STR(
 	        "lo_sha", 4) "," SET_STR("hi_sha", 5) "," SET_STR("culprit_sha",
@@ -533,8 +535,8 @@ store_bisect_update(
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, now);
+	db_bind_int64(st, 1, id);
+	db_bind_int64(st, 2, now);
 	store_i_bind_text(st, 3, v->state);
 	store_i_bind_text(st, 4, v->lo_sha);
 	store_i_bind_text(st, 5, v->hi_sha);
@@ -567,7 +569,7 @@ int
 store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
     int64_t bisect_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT x.id, x.kind, x.sha, (SELECT subject FROM commits"
 	    "  WHERE tree_id = b.tree_id AND sha = x.sha),"
 	    " x.good_pair_id, x.bad_pair_id, x.class, x.vs_good,"
@@ -582,29 +584,29 @@ store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
 	*n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, bisect_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_int64(st, 1, bisect_id);
+	while ((rc = db_step(st)) == DB_ROW) {
 		v = xreallocarray(v, *n + 1, sizeof(*v));
 		p = &v[(*n)++];
 		memset(p, 0, sizeof(*p));
 		p->bisect_id = bisect_id;
-		p->id = sqlite3_column_int64(st, 0);
+		p->id = db_col_int64(st, 0);
 		p->kind = store_i_col_dup(st, 1);
 		p->sha = store_i_col_dup(st, 2);
 		p->subject = store_i_col_dup(st, 3);
-		p->good_pair = sqlite3_column_int64(st, 4);
-		p->bad_pair = sqlite3_column_int64(st, 5);
+		p->good_pair = db_col_int64(st, 4);
+		p->bad_pair = db_col_int64(st, 5);
 		p->cls = store_i_col_dup(st, 6);
 		p->vs_good = store_i_col_dup(st, 7);
 		p->vs_good_pct = store_i_col_num(st, 8);
 		p->vs_bad = store_i_col_dup(st, 9);
 		p->vs_bad_pct = store_i_col_num(st, 10);
 		p->note = store_i_col_dup(st, 11);
-		p->created = sqlite3_column_int64(st, 12);
-		p->updated = sqlite3_column_int64(st, 13);
+		p->created = db_col_int64(st, 12);
+		p->updated = db_col_int64(st, 13);
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		store_bisect_steps_free(v, *n);
 		*n = 0;
 		return store_i_dberr(s, "bisect steps");
@@ -618,7 +620,7 @@ store_bisect_step_add(struct store *s, int64_t *out_id, int64_t bisect_id,
     const char *kind, const char *sha, int64_t good_pair, int64_t bad_pair,
     int64_t now)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "INSERT INTO bisect_steps (bisect_id, kind, sha, good_pair_id,"
 	    " bad_pair_id, created, updated)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
@@ -626,15 +628,15 @@ store_bisect_step_add(struct store *s, int64_t *out_id, int64_t bisect_id,
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, bisect_id);
+	db_bind_int64(st, 1, bisect_id);
 	store_i_bind_text(st, 2, kind);
 	store_i_bind_text(st, 3, sha);
 	store_i_bind_id(st, 4, good_pair);
 	store_i_bind_id(st, 5, bad_pair);
-	sqlite3_bind_int64(st, 6, now);
+	db_bind_int64(st, 6, now);
 	r = store_i_write1(s, st, "insert bisect step");
 	if (r == 0 && out_id)
-		*out_id = sqlite3_last_insert_rowid(s->db);
+		*out_id = db_last_id(s->db);
 	return r;
 }
 
@@ -643,21 +645,21 @@ store_bisect_step_set(struct store *s, int64_t step_id, const char *cls,
     const char *vs_good, double vs_good_pct, const char *vs_bad,
     double vs_bad_pct, const char *note, int64_t now)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "UPDATE bisect_steps SET class = coalesce(?2, class),"
 	    " vs_good = ?3, vs_good_pct = ?4, vs_bad = ?5, vs_bad_pct = ?6,"
 	    " note = coalesce(?7, note), updated = ?8 WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, step_id);
+	db_bind_int64(st, 1, step_id);
 	store_i_bind_text(st, 2, cls);
 	store_i_bind_text(st, 3, vs_good);
 	store_i_bind_num(st, 4, vs_good_pct);
 	store_i_bind_text(st, 5, vs_bad);
 	store_i_bind_num(st, 6, vs_bad_pct);
 	store_i_bind_text(st, 7, note);
-	sqlite3_bind_int64(st, 8, now);
+	db_bind_int64(st, 8, now);
 	return store_i_write1(s, st, "update bisect step");
 }
 
@@ -668,7 +670,7 @@ store_bisect_pair(struct store *s, int64_t *out_pair, int64_t bisect_id,
     int64_t now)
 {
 	struct store_trigger_pair tp;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t pair = 0;
 	int ok;
 
@@ -688,9 +690,9 @@ store_bisect_pair(struct store *s, int64_t *out_pair, int64_t bisect_id,
 	    ? store_i_stmt(s, "UPDATE pairs SET bisect_id = ?2 WHERE id = ?1")
 	    : NULL;
 	if ((ok = ok && st != NULL)) {
-		sqlite3_bind_int64(st, 1, pair);
-		sqlite3_bind_int64(st, 2, bisect_id);
-		ok = sqlite3_step(st) == SQLITE_DONE ||
+		db_bind_int64(st, 1, pair);
+		db_bind_int64(st, 2, bisect_id);
+		ok = db_step(st) == DB_DONE ||
 		    store_i_dberr(s, "tag bisect pair") == 0;
 		store_i_release(s, st);
 	}
@@ -719,7 +721,7 @@ int
 store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
     int64_t pair_id, const char *metric)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT b.state, b.error, c.state, c.error, p.analysed,"
 	    " m.verdict, m.change_pct, m.min_effect, m.better, p.suspect"
 	    " FROM pairs p JOIN jobs b ON b.id = p.base_job_id"
@@ -733,17 +735,17 @@ store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
 	out->change_pct = out->min_effect = NAN;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 1, pair_id);
 	store_i_bind_text(st, 2, metric);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	rc = db_step(st);
+	if (rc == DB_ROW) {
 		snprintf(out->base_state, sizeof(out->base_state), "%s",
-		    (const char *)sqlite3_column_text(st, 0));
+		    db_col_text(st, 0));
 		out->base_error = store_i_col_dup(st, 1);
 		snprintf(out->cand_state, sizeof(out->cand_state), "%s",
-		    (const char *)sqlite3_column_text(st, 2));
+		    db_col_text(st, 2));
 		out->cand_error = store_i_col_dup(st, 3);
-		out->analysed = sqlite3_column_int(st, 4);
+		out->analysed = db_col_int(st, 4);
 		out->verdict = store_i_col_dup(st, 5);
 		out->change_pct = store_i_col_num(st, 6);
 		out->min_effect = store_i_col_num(st, 7);
@@ -751,9 +753,9 @@ store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
 		out->suspect = store_i_col_dup(st, 9);
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DB_ROW)
 		return 0;
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(
 		    &s->err, ERR_NOTFOUND, "no pair %lld", (long long)pair_id);
 	return store_i_dberr(s, "bisect pair");
@@ -763,7 +765,7 @@ int
 store_bisect_cancel_jobs(
     struct store *s, int64_t bisect_id, const char *why, int64_t now)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "UPDATE jobs SET state = 'cancelled', error = ?2, updated = ?3,"
 	    " lease_owner = NULL, lease_expires = NULL"
 	    " WHERE state IN ('queued', 'running') AND id IN"
@@ -772,28 +774,28 @@ store_bisect_cancel_jobs(
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, bisect_id);
+	db_bind_int64(st, 1, bisect_id);
 	store_i_bind_text(st, 2, why);
-	sqlite3_bind_int64(st, 3, now);
+	db_bind_int64(st, 3, now);
 	return store_i_write1(s, st, "cancel bisect jobs");
 }
 
 int
 store_bisect_pair_of(struct store *s, int64_t *out, int64_t pair_id)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "SELECT bisect_id FROM pairs WHERE id = ?1");
 	int rc;
 
 	*out = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 1, pair_id);
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		*out = db_col_int64(st, 0);
 	store_i_release(s, st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	return rc == DB_ROW || rc == DB_DONE
 	    ? 0
 	    : store_i_dberr(s, "pair's bisection");
 }
@@ -802,7 +804,7 @@ int
 store_bisect_host(
     struct store *s, int64_t *seen, char **why, int64_t *since, int64_t host_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT last_seen, quarantined, quarantined_at FROM hosts"
 	    " WHERE id = ?1");
 	int rc;
@@ -811,15 +813,15 @@ store_bisect_host(
 	*why = NULL;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, host_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*seen = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 1, host_id);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		*seen = db_col_int64(st, 0);
 		*why = store_i_col_dup(st, 1);
-		*since = sqlite3_column_int64(st, 2);
+		*since = db_col_int64(st, 2);
 	}
 	store_i_release(s, st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	return rc == DB_ROW || rc == DB_DONE
 	    ? 0
 	    : store_i_dberr(s, "host last seen");
 }
@@ -827,15 +829,15 @@ store_bisect_host(
 char *
 store_bisect_subject(struct store *s, int64_t tree_id, const char *sha)
 {
-	sqlite3_stmt *st = store_i_stmt(
+	struct db_stmt *st = store_i_stmt(
 	    s, "SELECT subject FROM commits WHERE tree_id = ?1 AND sha = ?2");
 	char *r = NULL;
 
 	if (st == NULL)
 		return NULL;
-	sqlite3_bind_int64(st, 1, tree_id);
+	db_bind_int64(st, 1, tree_id);
 	store_i_bind_text(st, 2, sha);
-	if (sqlite3_step(st) == SQLITE_ROW)
+	if (db_step(st) == DB_ROW)
 		r = store_i_col_dup(st, 0);
 	store_i_release(s, st);
 	return r;
@@ -845,7 +847,7 @@ int
 store_bisect_candidates(
     struct store *s, int64_t *out, size_t *n, int64_t after_id, size_t max)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT r.id FROM regressions r"
 	    " JOIN comparisons c ON c.id = r.comparison_id AND c.final = 1"
 	    " JOIN pairs p ON p.id = c.pair_id AND p.bisect_id IS NULL"
@@ -864,12 +866,12 @@ store_bisect_candidates(
 	*n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, after_id);
-	sqlite3_bind_int64(st, 2, (int64_t)max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < max)
-		out[(*n)++] = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 1, after_id);
+	db_bind_int64(st, 2, (int64_t)max);
+	while ((rc = db_step(st)) == DB_ROW && *n < max)
+		out[(*n)++] = db_col_int64(st, 0);
 	store_i_release(s, st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	return rc == DB_ROW || rc == DB_DONE
 	    ? 0
 	    : store_i_dberr(s, "bisect candidates");
 }
@@ -878,7 +880,7 @@ int
 store_bisect_cp_candidates(struct store *s, int64_t *out, int64_t *out_at,
     size_t *n, int64_t after_at, int64_t after_id, size_t max)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT cp.id, cp.created FROM change_points cp"
 	    " JOIN history_series hs ON hs.id = cp.series_id"
 	    " WHERE (cp.created, cp.id) > (?1, ?2)"
@@ -894,15 +896,15 @@ store_bisect_cp_candidates(struct store *s, int64_t *out, int64_t *out_at,
 	*n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, after_at);
-	sqlite3_bind_int64(st, 2, after_id);
-	sqlite3_bind_int64(st, 3, (int64_t)max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < max) {
-		out[*n] = sqlite3_column_int64(st, 0);
-		out_at[(*n)++] = sqlite3_column_int64(st, 1);
+	db_bind_int64(st, 1, after_at);
+	db_bind_int64(st, 2, after_id);
+	db_bind_int64(st, 3, (int64_t)max);
+	while ((rc = db_step(st)) == DB_ROW && *n < max) {
+		out[*n] = db_col_int64(st, 0);
+		out_at[(*n)++] = db_col_int64(st, 1);
 	}
 	store_i_release(s, st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE
+	return rc == DB_ROW || rc == DB_DONE
 	    ? 0
 	    : store_i_dberr(s, "change point candidates");
 }
@@ -911,7 +913,7 @@ int
 store_bisect_previous_tip(struct store *s, char *out, size_t outlen,
     int64_t tree_id, const char *branch, const char *name, int64_t host_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT c.sha FROM pairs p JOIN jobs j ON j.id = p.cand_job_id"
 	    " JOIN commits c ON c.id = j.commit_id"
 	    " WHERE p.tree_id = ?1 AND p.branch = ?2 AND p.name = ?3"
@@ -921,17 +923,17 @@ store_bisect_previous_tip(struct store *s, char *out, size_t outlen,
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, tree_id);
+	db_bind_int64(st, 1, tree_id);
 	store_i_bind_text(st, 2, branch);
 	store_i_bind_text(st, 3, name);
-	sqlite3_bind_int64(st, 4, host_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		snprintf(out, outlen, "%s", sqlite3_column_text(st, 0));
+	db_bind_int64(st, 4, host_id);
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		snprintf(out, outlen, "%s", db_col_text(st, 0));
 	store_i_release(s, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DB_ROW)
 		return 0;
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(
 		    &s->err, ERR_NOTFOUND, "no previous tip measured");
 	return store_i_dberr(s, "previous tip");

@@ -19,7 +19,7 @@ int
 store_canary_host(struct store *s, struct store_canary_host *out,
     const char *host, const char *job)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT h.id, h.quarantined, h.quarantined_at, p.id,"
 	    " coalesce((SELECT max(j.updated) FROM jobs j"
 	    "  WHERE j.pair_id = p.id), p.created),"
@@ -36,19 +36,19 @@ store_canary_host(struct store *s, struct store_canary_host *out,
 		return -1;
 	store_i_bind_text(st, 1, host);
 	store_i_bind_text(st, 2, job);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		out->host_id = sqlite3_column_int64(st, 0);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		out->host_id = db_col_int64(st, 0);
 		out->quarantined = store_i_col_dup(st, 1);
-		out->quarantined_at = sqlite3_column_int64(st, 2);
-		out->last_pair = sqlite3_column_int64(st, 3);
-		out->last_done = sqlite3_column_int64(st, 4);
-		out->open = sqlite3_column_int(st, 5);
+		out->quarantined_at = db_col_int64(st, 2);
+		out->last_pair = db_col_int64(st, 3);
+		out->last_done = db_col_int64(st, 4);
+		out->open = db_col_int(st, 5);
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DB_ROW)
 		return 0;
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return ERR_NOTFOUND;
 	return store_i_dberr(s, "canary host");
 }
@@ -56,7 +56,7 @@ store_canary_host(struct store *s, struct store_canary_host *out,
 int
 store_canary_unjudged(struct store *s, int64_t **out, size_t *out_n, size_t max)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT id FROM pairs WHERE canary = 1 AND analysed = 1"
 	    " AND NOT EXISTS (SELECT 1 FROM comparisons c"
 	    "  WHERE c.pair_id = pairs.id AND c.final = 0)"
@@ -67,14 +67,14 @@ store_canary_unjudged(struct store *s, int64_t **out, size_t *out_n, size_t max)
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, (int64_t)max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_int64(st, 1, (int64_t)max);
+	while ((rc = db_step(st)) == DB_ROW) {
 		*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
-		(*out)[(*out_n)++] = sqlite3_column_int64(st, 0);
+		(*out)[(*out_n)++] = db_col_int64(st, 0);
 	}
 	store_i_count_steps(s, st);
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "canary pairs");
+	return rc == DB_DONE ? 0 : store_i_dberr(s, "canary pairs");
 }
 
 void
@@ -94,7 +94,7 @@ store_canary_findings(struct store *s, struct store_canary_finding **out,
     size_t *out_n, int64_t *out_host, int64_t pair_id)
 {
 	/* Judged metrics only: memcg telemetry is shown, not judged. */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT metric, verdict, change_pct FROM comparisons"
 	    " WHERE pair_id = ?1 AND final = 1 AND verdict <> 'info'"
 	    " UNION ALL SELECT hs.metric, 'change point', cp.change_pct"
@@ -110,27 +110,26 @@ store_canary_findings(struct store *s, struct store_canary_finding **out,
 	*out_host = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_int64(st, 1, pair_id);
+	while ((rc = db_step(st)) == DB_ROW) {
 		struct store_canary_finding *f;
 
 		*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
 		f = &(*out)[(*out_n)++];
 		f->metric = store_i_col_dup(st, 0);
 		f->verdict = store_i_col_dup(st, 1);
-		f->change_pct = sqlite3_column_type(st, 2) == SQLITE_NULL
-		    ? 0
-		    : sqlite3_column_double(st, 2);
+		f->change_pct =
+		    db_col_type(st, 2) == DB_NULL ? 0 : db_col_double(st, 2);
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		return store_i_dberr(s, "canary findings");
 	if ((st = store_i_stmt(s, "SELECT host_id FROM pairs WHERE id = ?1")) ==
 	    NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*out_host = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 1, pair_id);
+	if (db_step(st) == DB_ROW)
+		*out_host = db_col_int64(st, 0);
 	store_i_release(s, st);
 	return 0;
 }
@@ -139,14 +138,14 @@ int
 store_canary_judge(
     struct store *s, int64_t pair_id, const char *why, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
 	st = store_i_stmt(s, "UPDATE pairs SET canary = 2 WHERE id = ?1");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, pair_id);
+		db_bind_int64(st, 1, pair_id);
 		ok = store_i_step_done(s, st, "canary judged") == 0;
 		store_i_release(s, st);
 	}
@@ -156,9 +155,9 @@ store_canary_judge(
 		    " WHERE id = (SELECT host_id FROM pairs WHERE id = ?1)"
 		    " AND quarantined IS NULL");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, pair_id);
+			db_bind_int64(st, 1, pair_id);
 			store_i_bind_text(st, 2, why);
-			sqlite3_bind_int64(st, 3, now);
+			db_bind_int64(st, 3, now);
 			ok = store_i_step_done(s, st, "quarantine") == 0;
 			store_i_release(s, st);
 		}
@@ -169,7 +168,7 @@ store_canary_judge(
 int
 store_host_clear(struct store *s, const char *host)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok, n = 0;
 
 	if (store_i_tx_begin(s) == -1)
@@ -180,7 +179,7 @@ store_host_clear(struct store *s, const char *host)
 	if ((ok = st != NULL)) {
 		store_i_bind_text(st, 1, host);
 		ok = store_i_step_done(s, st, "clear quarantine") == 0;
-		n = sqlite3_changes(s->db);
+		n = db_changes(s->db);
 		store_i_release(s, st);
 	}
 	if (store_i_tx_end(s, ok) == -1)
@@ -206,7 +205,7 @@ store_canary_moments(struct store *s, struct store_canary_moment **out,
     size_t *out_n, int64_t host_id, const char *job, size_t pairs)
 {
 	/* Measured runs only (idx < max_runs: not a profiled extra run). */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT m.name, j.id, count(*), sum(m.value),"
 	    " sum(m.value * m.value)"
 	    " FROM pairs p JOIN jobs j ON j.pair_id = p.id"
@@ -223,29 +222,29 @@ store_canary_moments(struct store *s, struct store_canary_moment **out,
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, host_id);
+	db_bind_int64(st, 1, host_id);
 	store_i_bind_text(st, 2, job);
-	sqlite3_bind_int64(st, 3, (int64_t)pairs);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_int64(st, 3, (int64_t)pairs);
+	while ((rc = db_step(st)) == DB_ROW) {
 		struct store_canary_moment *m;
 
 		*out = xreallocarray(*out, *out_n + 1, sizeof(**out));
 		m = &(*out)[(*out_n)++];
 		m->metric = store_i_col_dup(st, 0);
-		m->job_id = sqlite3_column_int64(st, 1);
-		m->n = sqlite3_column_int64(st, 2);
-		m->sum = sqlite3_column_double(st, 3);
-		m->sumsq = sqlite3_column_double(st, 4);
+		m->job_id = db_col_int64(st, 1);
+		m->n = db_col_int64(st, 2);
+		m->sum = db_col_double(st, 3);
+		m->sumsq = db_col_double(st, 4);
 	}
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "canary moments");
+	return rc == DB_DONE ? 0 : store_i_dberr(s, "canary moments");
 }
 
 int
 store_canary_floor(struct store *s, double *out_pct, int64_t pair_id,
     const char *metric, size_t pairs, size_t least)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT abs(c.change_pct) FROM pairs me"
 	    " JOIN pairs p ON p.host_id = me.host_id AND p.canary <> 0"
 	    "  AND p.id <> me.id"
@@ -260,18 +259,18 @@ store_canary_floor(struct store *s, double *out_pct, int64_t pair_id,
 	*out_pct = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 1, pair_id);
 	store_i_bind_text(st, 2, metric);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)pairs);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		double v = sqlite3_column_double(st, 0);
+	db_bind_int64(st, 3, (int64_t)pairs);
+	while ((rc = db_step(st)) == DB_ROW) {
+		double v = db_col_double(st, 0);
 
 		if (v > max)
 			max = v;
 		n++;
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		return store_i_dberr(s, "canary floor");
 	if (n >= least)
 		*out_pct = max;

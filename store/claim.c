@@ -4,7 +4,6 @@
  * the host and leases the job; heartbeats extend leases, and expired
  * ones are put back.  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +37,7 @@ static int
 claim_read(
     struct store *s, struct store_claimed *out, int64_t id, int64_t round)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	const char *inst;
 	size_t cap = 0;
 
@@ -48,36 +47,36 @@ claim_read(
 	    " FROM jobs WHERE id = ?1");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	if (db_step(st) != DB_ROW) {
 		store_i_release(s, st);
 		return store_i_dberr(s, "claimed job");
 	}
 	out->job_id = id;
 	out->spec_json = store_i_col_dup(st, 0);
-	out->pair_id = sqlite3_column_int64(st, 1);
+	out->pair_id = db_col_int64(st, 1);
 	out->role = store_i_col_dup(st, 2);
-	out->attempt = sqlite3_column_int64(st, 3);
-	out->lease_expires = sqlite3_column_int64(st, 4);
-	out->runs = sqlite3_column_int64(st, 5);
-	out->max_runs = sqlite3_column_int64(st, 6);
+	out->attempt = db_col_int64(st, 3);
+	out->lease_expires = db_col_int64(st, 4);
+	out->runs = db_col_int64(st, 5);
+	out->max_runs = db_col_int64(st, 6);
 	/* The daemon alternates the pair's jobs round by round: this claim
 	 * is one round (one boot of a kernel job). */
-	out->round = sqlite3_column_int(st, 7) ? round : 0;
+	out->round = db_col_int(st, 7) ? round : 0;
 	store_i_release(s, st);
 
 	st = store_i_stmt(
 	    s, "SELECT idx FROM runs WHERE job_id = ?1 ORDER BY idx");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	while (db_step(st) == DB_ROW) {
 		if (out->ndone == cap) {
 			cap = cap ? cap * 2 : 8;
 			out->done_runs = xreallocarray(
 			    out->done_runs, cap, sizeof(*out->done_runs));
 		}
-		out->done_runs[out->ndone++] = sqlite3_column_int64(st, 0);
+		out->done_runs[out->ndone++] = db_col_int64(st, 0);
 	}
 	store_i_release(s, st);
 	/* A kernel's build id is -pw<id>-<instance> (docs/KERNEL.md). */
@@ -97,7 +96,7 @@ claim_read(
 static int
 claim_round(struct store *s, int64_t *round, int64_t id)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t rounds = 1, runs = 0, done = 0, first, size, r, target = 0;
 	int rc;
 
@@ -109,15 +108,15 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	    " FROM jobs WHERE id = ?1");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	if (db_step(st) != DB_ROW) {
 		store_i_release(s, st);
 		return store_i_dberr(s, "claim round");
 	}
-	rounds = sqlite3_column_int64(st, 0);
-	runs = sqlite3_column_int64(st, 1);
-	done = sqlite3_column_int64(st, 2);
-	first = sqlite3_column_int64(st, 3);
+	rounds = db_col_int64(st, 0);
+	runs = db_col_int64(st, 1);
+	done = db_col_int64(st, 2);
+	first = db_col_int64(st, 3);
 	store_i_release(s, st);
 	if ((size = rounds_size(first, rounds)) > 0 && runs > 0) {
 		r = done / size + 1;
@@ -127,11 +126,11 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	st = store_i_stmt(s, "UPDATE jobs SET round_runs = ?2 WHERE id = ?1");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	if (*round > 0)
-		sqlite3_bind_int64(st, 2, target);
+		db_bind_int64(st, 2, target);
 	else
-		sqlite3_bind_null(st, 2);
+		db_bind_null(st, 2);
 	rc = store_i_step_done(s, st, "claim round");
 	store_i_release(s, st);
 	return rc;
@@ -206,7 +205,7 @@ claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 	    " JOIN hosts h ON h.id = ?1"
 	    " WHERE j.pair_id = ?2 AND j.state = 'queued'" CLAIM_HOST_FITS
 	    " ORDER BY j.role <> 'base', j.id LIMIT 2";
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t pair = 0;
 	size_t i;
 	int rc;
@@ -216,37 +215,37 @@ claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 	     i++) {
 		if ((st = store_i_stmt(s, stage[i])) == NULL)
 			return -1;
-		sqlite3_bind_int64(st, 1, host_id);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW)
-			pair = sqlite3_column_int64(st, 0);
+		db_bind_int64(st, 1, host_id);
+		rc = db_step(st);
+		if (rc == DB_ROW)
+			pair = db_col_int64(st, 0);
 		store_i_count_steps(s, st);
 		store_i_release(s, st);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		if (rc != DB_ROW && rc != DB_DONE)
 			return store_i_dberr(s, "claim select");
 	}
 	if (pair == 0)
 		return 0;
 	if ((st = store_i_stmt(s, job_sql)) == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, host_id);
-	sqlite3_bind_int64(st, 2, pair);
+	db_bind_int64(st, 1, host_id);
+	db_bind_int64(st, 2, pair);
 	{
 		int64_t id[2], done[2], size = 0;
 		int base[2], k = 0;
 
-		while (k < 2 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-			id[k] = sqlite3_column_int64(st, 0);
-			base[k] = sqlite3_column_int(st, 1);
-			done[k] = sqlite3_column_int64(st, 2);
-			size = rounds_size(sqlite3_column_int64(st, 4),
-			    sqlite3_column_int64(st, 3));
+		while (k < 2 && (rc = db_step(st)) == DB_ROW) {
+			id[k] = db_col_int64(st, 0);
+			base[k] = db_col_int(st, 1);
+			done[k] = db_col_int64(st, 2);
+			size = rounds_size(
+			    db_col_int64(st, 4), db_col_int64(st, 3));
 			k++;
 		}
 		if (k > 0) {
 			*out = id[0]; /* the base, else the only one */
 			*found = 1;
-			rc = SQLITE_DONE;
+			rc = DB_DONE;
 		}
 		if (k == 2 && size > 0) {
 			/* Rounds: the side behind catches up; when both
@@ -261,7 +260,7 @@ claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 	}
 	store_i_count_steps(s, st);
 	store_i_release(s, st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (rc != DB_ROW && rc != DB_DONE)
 		return store_i_dberr(s, "claim select");
 	return 0;
 }
@@ -276,7 +275,7 @@ static int
 claim_partner(
     struct store *s, int64_t *out, int64_t *size, int64_t id, int64_t host_id)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int rc;
 
 	*out = 0;
@@ -295,15 +294,14 @@ claim_partner(
 	    " LIMIT 1");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, host_id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*out = sqlite3_column_int64(st, 0);
-		*size = rounds_size(
-		    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1));
+	db_bind_int64(st, 1, id);
+	db_bind_int64(st, 2, host_id);
+	if ((rc = db_step(st)) == DB_ROW) {
+		*out = db_col_int64(st, 0);
+		*size = rounds_size(db_col_int64(st, 2), db_col_int64(st, 1));
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (rc != DB_ROW && rc != DB_DONE)
 		return store_i_dberr(s, "claim partner");
 	return 0;
 }
@@ -313,7 +311,7 @@ static int
 claim_lease(
     struct store *s, int64_t id, int64_t host_id, int64_t now, int64_t lease_s)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "UPDATE jobs SET state = 'running', host_id = ?2,"
 	    " lease_owner = ?2, lease_expires = ?3,"
 	    " attempts = attempts + 1, progress = NULL, updated = ?4"
@@ -322,10 +320,10 @@ claim_lease(
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, host_id);
-	sqlite3_bind_int64(st, 3, now + lease_s);
-	sqlite3_bind_int64(st, 4, now);
+	db_bind_int64(st, 1, id);
+	db_bind_int64(st, 2, host_id);
+	db_bind_int64(st, 3, now + lease_s);
+	db_bind_int64(st, 4, now);
 	rc = store_i_step_done(s, st, "claim update");
 	store_i_release(s, st);
 	return rc;
@@ -335,13 +333,13 @@ claim_lease(
 static int
 claim_whole(struct store *s, int64_t id)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "UPDATE jobs SET round_runs = NULL WHERE id = ?1");
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	rc = store_i_step_done(s, st, "claim whole");
 	store_i_release(s, st);
 	return rc;
@@ -351,7 +349,7 @@ static int
 claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
     int64_t now, int64_t lease_s, int pairs)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t id = 0, round = 0, partner = 0, size = 0;
 	int rc, ok = 1, found = 0;
 
@@ -364,11 +362,11 @@ claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
 	    " AND j.lease_owner = ?1 ORDER BY j.id LIMIT 1");
 	ok = st != NULL;
 	if (ok) {
-		sqlite3_bind_int64(st, 1, host_id);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			id = sqlite3_column_int64(st, 0);
+		db_bind_int64(st, 1, host_id);
+		if ((rc = db_step(st)) == DB_ROW) {
+			id = db_col_int64(st, 0);
 			found = 1;
-		} else if (rc != SQLITE_DONE) {
+		} else if (rc != DB_DONE) {
 			ok = store_i_dberr(s, "claim held") == 0;
 		}
 		store_i_release(s, st);
@@ -388,8 +386,8 @@ claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
 			    " (SELECT pair_id FROM jobs WHERE id = ?1)");
 			ok = st != NULL;
 			if (ok) {
-				sqlite3_bind_int64(st, 1, id);
-				sqlite3_bind_int64(st, 2, host_id);
+				db_bind_int64(st, 1, id);
+				db_bind_int64(st, 2, host_id);
 				ok = store_i_step_done(s, st, "bind pair") == 0;
 				store_i_release(s, st);
 			}
@@ -408,8 +406,8 @@ claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
 			    " ON j.pair_id = q.id WHERE j.id = ?1)");
 			ok = st != NULL;
 			if (ok) {
-				sqlite3_bind_int64(st, 1, id);
-				sqlite3_bind_int64(st, 2, host_id);
+				db_bind_int64(st, 1, id);
+				db_bind_int64(st, 2, host_id);
 				ok = store_i_step_done(
 				         s, st, "bind siblings") == 0;
 				store_i_release(s, st);
@@ -457,7 +455,7 @@ store_claim_pair(struct store *s, struct store_claimed *out, int64_t host_id,
 int
 store_requeue_expired(struct store *s, int64_t now, int *out_n)
 {
-	sqlite3_stmt *sel, *st;
+	struct db_stmt *sel, *st;
 	int ok, n = 0, rc;
 
 	if (out_n)
@@ -474,13 +472,13 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 	    " FROM jobs j WHERE j.state = 'running' AND j.lease_expires < ?1");
 	ok = sel != NULL;
 	if (ok)
-		sqlite3_bind_int64(sel, 1, now);
-	while (ok && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(sel, 0);
-		int64_t att = sqlite3_column_int64(sel, 1);
-		int64_t max = sqlite3_column_int64(sel, 2);
-		int64_t pair = sqlite3_column_int64(sel, 3);
-		int64_t partner_busy = sqlite3_column_int64(sel, 4);
+		db_bind_int64(sel, 1, now);
+	while (ok && (rc = db_step(sel)) == DB_ROW) {
+		int64_t id = db_col_int64(sel, 0);
+		int64_t att = db_col_int64(sel, 1);
+		int64_t max = db_col_int64(sel, 2);
+		int64_t pair = db_col_int64(sel, 3);
+		int64_t partner_busy = db_col_int64(sel, 4);
 
 		n++;
 		if (att >= max) {
@@ -493,9 +491,9 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 			    " lease_owner = NULL, lease_expires = NULL,"
 			    " updated = ?3 WHERE id = ?1");
 			if ((ok = st != NULL)) {
-				sqlite3_bind_int64(st, 1, id);
+				db_bind_int64(st, 1, id);
 				store_i_bind_text(st, 2, msg);
-				sqlite3_bind_int64(st, 3, now);
+				db_bind_int64(st, 3, now);
 				ok = store_i_step_done(s, st, "fail job") == 0;
 				store_i_release(s, st);
 			}
@@ -506,8 +504,8 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 		    " lease_expires = NULL, progress = NULL, updated = ?2"
 		    " WHERE id = ?1");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int64(st, 2, now);
+			db_bind_int64(st, 1, id);
+			db_bind_int64(st, 2, now);
 			ok = store_i_step_done(s, st, "requeue job") == 0;
 			store_i_release(s, st);
 		}
@@ -519,7 +517,7 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 		st = store_i_stmt(
 		    s, "UPDATE pairs SET host_id = NULL WHERE id = ?1");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, pair);
+			db_bind_int64(st, 1, pair);
 			ok = store_i_step_done(s, st, "release pair") == 0;
 			store_i_release(s, st);
 		}
@@ -535,19 +533,19 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 		              "   WHERE r.job_id = j.id)))")
 		        : NULL;
 		if (ok && (ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, pair);
+			db_bind_int64(st, 1, pair);
 			ok = store_i_step_done(s, st, "release siblings") == 0;
 			store_i_release(s, st);
 		}
 		st = ok ? store_i_stmt(s, "DELETE FROM runs WHERE job_id = ?1")
 		        : NULL;
 		if (ok && (ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, id);
+			db_bind_int64(st, 1, id);
 			ok = store_i_step_done(s, st, "discard runs") == 0;
 			store_i_release(s, st);
 		}
 	}
-	if (ok && rc != SQLITE_DONE)
+	if (ok && rc != DB_DONE)
 		ok = store_i_dberr(s, "expired leases") == 0;
 	store_i_release(s, sel);
 	if (store_i_tx_end(s, ok) == -1)
@@ -566,7 +564,7 @@ int
 store_i_job_lease(struct store *s, int64_t *out_max_runs, int64_t *out_attempt,
     int64_t job_id, int64_t host_id)
 {
-	sqlite3_stmt *st = store_i_cached(s, S_JOB_LEASE,
+	struct db_stmt *st = store_i_cached(s, S_JOB_LEASE,
 	    "SELECT state, lease_owner, max_runs, attempts FROM jobs"
 	    " WHERE id = ?1");
 	const char *state;
@@ -575,23 +573,23 @@ store_i_job_lease(struct store *s, int64_t *out_max_runs, int64_t *out_attempt,
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, job_id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_reset(st);
+	db_bind_int64(st, 1, job_id);
+	if (db_step(st) != DB_ROW) {
+		db_reset(st);
 		return err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
 		    (long long)job_id);
 	}
 	state = store_i_col_text(st, 0);
-	owner = sqlite3_column_int64(st, 1);
+	owner = db_col_int64(st, 1);
 	if (out_max_runs)
-		*out_max_runs = sqlite3_column_int64(st, 2);
+		*out_max_runs = db_col_int64(st, 2);
 	if (out_attempt)
-		*out_attempt = sqlite3_column_int64(st, 3);
+		*out_attempt = db_col_int64(st, 3);
 	if (host_id != 0 && (strcmp(state, "running") != 0 || owner != host_id))
 		r = err_setc(&s->err, ERR_CONFLICT,
 		    "job %lld is %s and not leased to this runner",
 		    (long long)job_id, state);
-	sqlite3_reset(st);
+	db_reset(st);
 	return r;
 }
 
@@ -600,7 +598,7 @@ store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
     int64_t host_id, int64_t job_id, const char *progress, int64_t now,
     int64_t lease_s)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t q;
 	int r = 0, ok = 1;
 
@@ -611,10 +609,10 @@ store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
 	st = store_i_cached(
 	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, host_id);
-		sqlite3_bind_int64(st, 2, now);
+		db_bind_int64(st, 1, host_id);
+		db_bind_int64(st, 2, now);
 		ok = store_i_step_done(s, st, "host seen") == 0;
-		sqlite3_reset(st);
+		db_reset(st);
 	}
 	if (ok && job_id != 0) {
 		r = store_i_job_lease(s, NULL, NULL, job_id, host_id);
@@ -627,17 +625,17 @@ store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
 		    " WHERE id = ?1 RETURNING lease_expires,"
 		    " coalesce(round_runs, runs)");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, job_id);
-			sqlite3_bind_int64(st, 2, now + lease_s);
+			db_bind_int64(st, 1, job_id);
+			db_bind_int64(st, 2, now + lease_s);
 			store_i_bind_text(st, 3, progress);
-			sqlite3_bind_int64(st, 4, now);
-			if (sqlite3_step(st) == SQLITE_ROW) {
-				*out_expires = sqlite3_column_int64(st, 0);
-				*out_runs = sqlite3_column_int64(st, 1);
+			db_bind_int64(st, 4, now);
+			if (db_step(st) == DB_ROW) {
+				*out_expires = db_col_int64(st, 0);
+				*out_runs = db_col_int64(st, 1);
 			} else {
 				ok = store_i_dberr(s, "heartbeat") == 0;
 			}
-			sqlite3_reset(st);
+			db_reset(st);
 		}
 	}
 	store_i_quiet_end(s, q);

@@ -3,7 +3,6 @@
  * commits, the overview, a commit's page and regressions (store/dash.h),
  * regression triage and the operations counts.
  */
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +15,16 @@
 
 /* Column i as a time that may be NULL: *has, and the value (0). */
 static int64_t
-col_time(sqlite3_stmt *st, int i, int *has)
+col_time(struct db_stmt *st, int i, int *has)
 {
-	*has = sqlite3_column_type(st, i) != SQLITE_NULL;
-	return sqlite3_column_int64(st, i);
+	*has = db_col_type(st, i) != DB_NULL;
+	return db_col_int64(st, i);
 }
 
 /* ---- trees ---- */
 
 static void
-branch_scan(void *row, sqlite3_stmt *st, void *arg)
+branch_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_tree_branch *b = row;
 
@@ -35,32 +34,32 @@ branch_scan(void *row, sqlite3_stmt *st, void *arg)
 	b->updated = col_time(st, 2, &b->has_updated);
 	b->state = store_i_web_text(st, 3);
 	b->error = store_i_web_text(st, 4);
-	b->rewrites = sqlite3_column_int64(st, 5);
+	b->rewrites = db_col_int64(st, 5);
 	b->last_rewrite = store_i_web_text(st, 6);
-	b->commits = sqlite3_column_int64(st, 7);
+	b->commits = db_col_int64(st, 7);
 }
 
 static void
-tree_scan(void *row, sqlite3_stmt *st, void *arg)
+tree_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_tree *t = row;
 
 	(void)arg;
-	t->id = sqlite3_column_int64(st, 0);
+	t->id = db_col_int64(st, 0);
 	t->name = store_i_web_text(st, 1);
 	t->url = store_i_web_text(st, 2);
 	t->last_fetch = col_time(st, 3, &t->has_last_fetch);
 	t->last_ok = col_time(st, 4, &t->has_last_ok);
 	t->last_error = store_i_web_text(st, 5);
-	t->failures = sqlite3_column_int64(st, 6);
+	t->failures = db_col_int64(st, 6);
 	t->next_fetch = col_time(st, 7, &t->has_next_fetch);
-	t->commits = sqlite3_column_int64(st, 8);
+	t->commits = db_col_int64(st, 8);
 }
 
 int
 store_trees_get(struct store *s, struct store_trees *out)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT id, name, url, last_fetch, last_ok, last_error,"
 	    " failures, next_fetch, ncommits" /* kept by triggers (v26) */
 	    " FROM trees ORDER BY name");
@@ -86,7 +85,7 @@ store_trees_get(struct store *s, struct store_trees *out)
 			r = -1;
 			break;
 		}
-		sqlite3_bind_int64(st, 1, t->id);
+		db_bind_int64(st, 1, t->id);
 		r = store_i_rows(s, st, &v, &t->nbranches, sizeof(*t->branches),
 		    branch_scan, NULL, "branches");
 		t->branches = v;
@@ -125,12 +124,12 @@ store_trees_release(struct store_trees *l)
 /* ---- commits ---- */
 
 static void
-commit_scan(void *row, sqlite3_stmt *st, void *arg)
+commit_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_commit_row *c = row;
 
 	(void)arg;
-	c->id = sqlite3_column_int64(st, 0);
+	c->id = db_col_int64(st, 0);
 	c->sha = store_i_web_text(st, 1);
 	c->tree = store_i_web_text(st, 2);
 	c->subject = store_i_web_text(st, 3);
@@ -141,7 +140,7 @@ commit_scan(void *row, sqlite3_stmt *st, void *arg)
 	c->parents = store_i_web_text(st, 8);
 	c->branches = store_i_web_text(st, 9);
 	c->paths_json = store_i_web_text(st, 10);
-	c->first_seen = sqlite3_column_int64(st, 11);
+	c->first_seen = db_col_int64(st, 11);
 }
 
 /*
@@ -159,7 +158,7 @@ enum commits_drive { CM_ALL, CM_TREE, CM_BRANCH, CM_TREE_BRANCH };
 	{                                                                \
 		[CM_ALL] = stmt(" FROM commits c"                        \
 		                " JOIN trees t ON t.id = c.tree_id"      \
-		                " WHERE ?1 IS NULL AND",                 \
+		                " WHERE CAST(?1 AS TEXT) IS NULL AND",   \
 		    "c.id"),                                             \
 		[CM_TREE] = stmt(" FROM trees t CROSS JOIN commits c"    \
 		                 " INDEXED BY commits_tree_seen"         \
@@ -171,7 +170,7 @@ enum commits_drive { CM_ALL, CM_TREE, CM_BRANCH, CM_TREE_BRANCH };
 		                   " CROSS JOIN commits c"               \
 		                   " ON c.id = cb.commit_id"             \
 		                   " JOIN trees t ON t.id = c.tree_id"   \
-		                   " WHERE ?1 IS NULL AND"               \
+		                   " WHERE CAST(?1 AS TEXT) IS NULL AND" \
 		                   " cb.branch = ?2 AND",                \
 		    "cb.commit_id"),                                     \
 		[CM_TREE_BRANCH] = stmt(" FROM trees t"                  \
@@ -183,12 +182,12 @@ enum commits_drive { CM_ALL, CM_TREE, CM_BRANCH, CM_TREE_BRANCH };
 		                        " WHERE t.name = ?1 AND",        \
 		    "cb.commit_id"),                                     \
 	}
-#define CM_ROWS(from, key)                                               \
-	"SELECT c.id, c.sha, t.name, c.subject, c.author,"               \
-	" c.author_date, c.committer, c.commit_date, c.parents,"         \
-	" c.branches, c.paths, c.first_seen" from                        \
-	" c.first_seen IS NOT NULL AND " key " >= ?12 AND " key " < ?10" \
-	" AND (?2 IS NULL OR instr(',' || c.branches || ',',"            \
+#define CM_ROWS(from, key)                                                  \
+	"SELECT c.id, c.sha, t.name, c.subject, c.author,"                  \
+	" c.author_date, c.committer, c.commit_date, c.parents,"            \
+	" c.branches, c.paths, c.first_seen" from                           \
+	" c.first_seen IS NOT NULL AND " key " >= ?12 AND " key " < ?10"    \
+	" AND (CAST(?2 AS TEXT) IS NULL OR instr(',' || c.branches || ','," \
 	"  ',' || ?2 || ',') > 0) ORDER BY " key " DESC LIMIT ?11"
 
 struct commits_q {
@@ -196,7 +195,7 @@ struct commits_q {
 };
 
 static void
-commits_bind(sqlite3_stmt *st, const void *arg)
+commits_bind(struct db_stmt *st, const void *arg)
 {
 	const struct commits_q *q = arg;
 
@@ -261,26 +260,26 @@ store_commits_release(struct store_commits *l)
 /* ---- the overview ---- */
 
 static void
-recent_scan(void *row, sqlite3_stmt *st, void *arg)
+recent_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_recent_job *j = row;
 
 	(void)arg;
-	j->id = sqlite3_column_int64(st, 0);
-	j->pair_id = sqlite3_column_int64(st, 1);
+	j->id = db_col_int64(st, 0);
+	j->pair_id = db_col_int64(st, 1);
 	j->name = store_i_web_text(st, 2);
 	j->point = store_i_web_text(st, 3);
 	j->state = store_i_web_text(st, 4);
 	j->progress = store_i_web_text(st, 5);
-	j->created = sqlite3_column_int64(st, 6);
-	j->commit_id = sqlite3_column_int64(st, 7);
+	j->created = db_col_int64(st, 6);
+	j->commit_id = db_col_int64(st, 7);
 	j->sha = store_i_web_text(st, 8);
 	j->subject = store_i_web_text(st, 9);
 	j->author = store_i_web_text(st, 10);
-	j->time = sqlite3_column_int64(st, 11);
+	j->time = db_col_int64(st, 11);
 	j->tree = store_i_web_text(st, 12);
 	j->branches = store_i_web_text(st, 13);
-	j->series_id = sqlite3_column_int64(st, 14);
+	j->series_id = db_col_int64(st, 14);
 	j->series_title = store_i_web_text(st, 15);
 	j->base_state = store_i_web_text(st, 16);
 	j->base_progress = store_i_web_text(st, 17);
@@ -290,7 +289,7 @@ recent_scan(void *row, sqlite3_stmt *st, void *arg)
 int
 store_recent_get(struct store *s, struct store_recent *out, int64_t limit)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
 	    " j.created, j.commit_id, c.sha, c.subject, c.author,"
 	    " coalesce(c.commit_date, j.created), t.name,"
@@ -318,7 +317,7 @@ store_recent_get(struct store *s, struct store_recent *out, int64_t limit)
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, limit);
+	db_bind_int64(st, 1, limit);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), recent_scan, NULL,
 	    "recent jobs");
 	out->v = v;
@@ -363,7 +362,7 @@ store_regression_counts_get(
     struct store *s, struct store_regression_counts *out)
 {
 	/* The triggers' counts (schema v19). */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT substr(name, 13), n FROM counts"
 	    " WHERE name LIKE 'regressions.%'");
 	int rc, i;
@@ -371,13 +370,13 @@ store_regression_counts_get(
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	while ((rc = db_step(st)) == DB_ROW)
 		for (i = 0; i < STORE_REGRESSION_STATES; i++)
 			if (strcmp(store_i_col_text(st, 0),
 			        store_regression_states[i]) == 0)
-				out->n[i] = sqlite3_column_int64(st, 1);
+				out->n[i] = db_col_int64(st, 1);
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		return store_i_dberr(s, "regression counts");
 	return 0;
 }
@@ -385,17 +384,17 @@ store_regression_counts_get(
 /* ---- a commit ---- */
 
 static void
-pair_id_scan(void *row, sqlite3_stmt *st, void *arg)
+pair_id_scan(void *row, struct db_stmt *st, void *arg)
 {
 	(void)arg;
-	*(int64_t *)row = sqlite3_column_int64(st, 0);
+	*(int64_t *)row = db_col_int64(st, 0);
 }
 
 int
 store_commit_page_get(
     struct store *s, struct store_commit_page *out, const char *sha)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	void *v;
 	int r;
 
@@ -412,14 +411,14 @@ store_commit_page_get(
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, sha);
-	if ((r = sqlite3_step(st)) != SQLITE_ROW) {
+	if ((r = db_step(st)) != DB_ROW) {
 		store_i_release(s, st);
-		if (r != SQLITE_DONE)
+		if (r != DB_DONE)
 			return store_i_dberr(s, "commit");
 		return err_setc(
 		    &s->err, ERR_NOTFOUND, "commit %s not found", sha);
 	}
-	out->id = sqlite3_column_int64(st, 0);
+	out->id = db_col_int64(st, 0);
 	out->sha = store_i_web_text(st, 1);
 	out->subject = store_i_web_text(st, 2);
 	out->author = store_i_web_text(st, 3);
@@ -427,9 +426,9 @@ store_commit_page_get(
 	out->tree = store_i_web_text(st, 5);
 	out->branches = store_i_web_text(st, 6);
 	out->parents = store_i_web_text(st, 7);
-	r = sqlite3_step(st);
+	r = db_step(st);
 	store_i_release(s, st);
-	if (r == SQLITE_ROW) {
+	if (r == DB_ROW) {
 		store_commit_page_release(out);
 		return err_setc(&s->err, ERR_CONFLICT,
 		    "commit prefix %s is ambiguous", sha);
@@ -442,7 +441,7 @@ store_commit_page_get(
 		store_commit_page_release(out);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, out->id);
+	db_bind_int64(st, 1, out->id);
 	r = store_i_rows(s, st, &v, &out->npairs, sizeof(*out->pairs),
 	    pair_id_scan, NULL, "commit pairs");
 	out->pairs = v;
@@ -453,9 +452,9 @@ store_commit_page_get(
 	st = store_i_stmt(
 	    s, "SELECT id, title FROM series WHERE commit_id = ?1");
 	if (st != NULL) {
-		sqlite3_bind_int64(st, 1, out->id);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			out->series_id = sqlite3_column_int64(st, 0);
+		db_bind_int64(st, 1, out->id);
+		if (db_step(st) == DB_ROW) {
+			out->series_id = db_col_int64(st, 0);
 			out->series_title = store_i_web_text(st, 1);
 		}
 		store_i_release(s, st);
@@ -482,20 +481,20 @@ store_commit_page_release(struct store_commit_page *c)
 /* ---- regressions ---- */
 
 static void
-regression_scan(void *row, sqlite3_stmt *st, void *arg)
+regression_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_regression *g = row;
 
 	(void)arg;
-	g->id = sqlite3_column_int64(st, 0);
+	g->id = db_col_int64(st, 0);
 	g->state = store_i_web_text(st, 1);
 	g->note = store_i_web_text(st, 2);
-	g->created = sqlite3_column_int64(st, 3);
-	g->updated = sqlite3_column_int64(st, 4);
+	g->created = db_col_int64(st, 3);
+	g->updated = db_col_int64(st, 4);
 	g->metric = store_i_web_text(st, 5);
 	g->change_pct = store_i_col_num(st, 6);
 	g->verdict = store_i_web_text(st, 7);
-	g->pair_id = sqlite3_column_int64(st, 8);
+	g->pair_id = db_col_int64(st, 8);
 	g->bench = store_i_web_text(st, 9);
 	g->point = store_i_web_text(st, 10);
 	g->host = store_i_web_text(st, 11);
@@ -503,7 +502,7 @@ regression_scan(void *row, sqlite3_stmt *st, void *arg)
 	g->subject = store_i_web_text(st, 13);
 	g->tree = store_i_web_text(st, 14);
 	g->branches = store_i_web_text(st, 15);
-	g->bisect_id = sqlite3_column_int64(st, 16);
+	g->bisect_id = db_col_int64(st, 16);
 	g->bisect_state = store_i_web_text(st, 17);
 	g->culprit = store_i_web_text(st, 18);
 	g->culprit_subject = store_i_web_text(st, 19);
@@ -511,7 +510,7 @@ regression_scan(void *row, sqlite3_stmt *st, void *arg)
 	g->verify_revert = store_i_web_text(st, 21);
 	g->bisect_reason = store_i_web_text(st, 22);
 	g->suspect = store_i_web_text(st, 23);
-	g->series_id = sqlite3_column_int64(st, 24);
+	g->series_id = db_col_int64(st, 24);
 }
 
 /*
@@ -535,36 +534,37 @@ enum reg_drive { REG_ALL, REG_HOST, REG_TREE, REG_BENCH, REG_STATE };
 	}
 #define REG_WINDOW(drive)                                                 \
 	"SELECT min(id), count(*) FROM (SELECT rg.id FROM regressions rg" \
-	" WHERE " drive " rg.id < ?10 ORDER BY rg.id DESC LIMIT ?11)"
+	" WHERE " drive " rg.id < ?10 ORDER BY rg.id DESC LIMIT ?11) AS w"
 /* Its newest bisection's too (store/bisect.c). */
-#define REG_ROWS(drive)                                                        \
-	"SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"             \
-	" cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"        \
-	" h.name, c.sha, c.subject, t.name, c.branches,"                       \
-	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"          \
-	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"                \
-	" b.verify_parent, b.verify_revert, b.reason, p.suspect,"              \
-	" (SELECT max(se.id) FROM series se WHERE se.commit_id = c.id)"        \
-	" FROM regressions rg JOIN comparisons cm"                             \
-	" ON cm.id = rg.comparison_id"                                         \
-	" JOIN pairs p ON p.id = cm.pair_id"                                   \
-	" LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"               \
-	"  bisections WHERE regression_id = rg.id)"                            \
-	" LEFT JOIN hosts h ON h.id = p.host_id"                               \
-	" LEFT JOIN jobs j ON j.id = p.cand_job_id"                            \
-	" LEFT JOIN commits c ON c.id = j.commit_id"                           \
-	" LEFT JOIN trees t ON t.id = c.tree_id"                               \
-	" WHERE " drive " rg.id >= ?12 AND rg.id < ?10"                        \
-	" AND (?1 IS NULL OR rg.tree_id ="                                     \
-	"  (SELECT id FROM trees WHERE name = ?1))"                            \
-	" AND (?2 IS NULL OR rg.host_id ="                                     \
-	"  (SELECT id FROM hosts WHERE name = ?2))"                            \
-	" AND (?3 IS NULL OR rg.bench = ?3) AND (?4 IS NULL OR rg.state = ?4)" \
+#define REG_ROWS(drive)                                                     \
+	"SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"          \
+	" cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"     \
+	" h.name, c.sha, c.subject, t.name, c.branches,"                    \
+	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"       \
+	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"             \
+	" b.verify_parent, b.verify_revert, b.reason, p.suspect,"           \
+	" (SELECT max(se.id) FROM series se WHERE se.commit_id = c.id)"     \
+	" FROM regressions rg JOIN comparisons cm"                          \
+	" ON cm.id = rg.comparison_id"                                      \
+	" JOIN pairs p ON p.id = cm.pair_id"                                \
+	" LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"            \
+	"  bisections WHERE regression_id = rg.id)"                         \
+	" LEFT JOIN hosts h ON h.id = p.host_id"                            \
+	" LEFT JOIN jobs j ON j.id = p.cand_job_id"                         \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                        \
+	" LEFT JOIN trees t ON t.id = c.tree_id"                            \
+	" WHERE " drive " rg.id >= ?12 AND rg.id < ?10"                     \
+	" AND (CAST(?1 AS TEXT) IS NULL OR rg.tree_id ="                    \
+	"  (SELECT id FROM trees WHERE name = ?1))"                         \
+	" AND (CAST(?2 AS TEXT) IS NULL OR rg.host_id ="                    \
+	"  (SELECT id FROM hosts WHERE name = ?2))"                         \
+	" AND (CAST(?3 AS TEXT) IS NULL OR rg.bench = ?3) AND (CAST(?4 AS " \
+	"TEXT) IS NULL OR rg.state = ?4)"                                   \
 	" ORDER BY rg.id DESC LIMIT ?11"
 
 /* The page's filters, ?1 to ?4 of both statements. */
 static void
-reg_bind(sqlite3_stmt *st, const void *arg)
+reg_bind(struct db_stmt *st, const void *arg)
 {
 	const struct store_regressions_q *q = arg;
 
@@ -646,7 +646,7 @@ store_regressions_release(struct store_regressions *l)
 int
 store_web_commit_time(struct store *s, int64_t *out, const char *sha)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int r = 0;
 
 	if (!store_i_web_hex(sha))
@@ -658,8 +658,8 @@ store_web_commit_time(struct store *s, int64_t *out, const char *sha)
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, sha);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
+	if (db_step(st) == DB_ROW)
+		*out = db_col_int64(st, 0);
 	else
 		r = err_setc(&s->err, ERR_NOTFOUND, "commit %s not found", sha);
 	store_i_release(s, st);
@@ -672,7 +672,7 @@ store_web_triage(struct store *s, int64_t id, const char *state,
 {
 	static const char *const ok[] = { "new", "acknowledged", "invalid",
 		"fixed" };
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	size_t i;
 	int r = 0;
 
@@ -691,13 +691,13 @@ store_web_triage(struct store *s, int64_t id, const char *state,
 		store_i_tx_end(s, 0);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	store_i_bind_text(st, 2, state);
 	store_i_bind_text(st, 3, note);
-	sqlite3_bind_int64(st, 4, now);
+	db_bind_int64(st, 4, now);
 	if (store_i_step_done(s, st, "triage") == -1)
 		r = -1;
-	else if (sqlite3_changes(s->db) == 0)
+	else if (db_changes(s->db) == 0)
 		r = err_setc(&s->err, ERR_NOTFOUND, "regression %lld not found",
 		    (long long)id);
 	store_i_release(s, st);
@@ -710,16 +710,16 @@ int
 store_web_ops(
     struct store *s, int64_t *out_alerts_pending, int64_t *out_fetch_errors)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT (SELECT count(*) FROM alerts WHERE state = 'pending'),"
 	    " (SELECT count(*) FROM trees WHERE last_error IS NOT NULL)");
 
 	*out_alerts_pending = *out_fetch_errors = 0;
 	if (st == NULL)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*out_alerts_pending = sqlite3_column_int64(st, 0);
-		*out_fetch_errors = sqlite3_column_int64(st, 1);
+	if (db_step(st) == DB_ROW) {
+		*out_alerts_pending = db_col_int64(st, 0);
+		*out_fetch_errors = db_col_int64(st, 1);
 	}
 	store_i_release(s, st);
 	return 0;

@@ -5,7 +5,6 @@
  * reads are in history_points.c.
  */
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,21 +16,21 @@
 
 /* One job's row of the history read into j: its summary when stored. */
 static void
-hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
+hist_job_scan(struct store_hist_job *j, struct db_stmt *st)
 {
 	memset(j, 0, sizeof(*j));
-	j->job_id = sqlite3_column_int64(st, 0);
-	j->pair_id = sqlite3_column_int64(st, 1);
+	j->job_id = db_col_int64(st, 0);
+	j->pair_id = db_col_int64(st, 1);
 	j->role = store_i_web_text(st, 2);
 	j->sha = store_i_web_text(st, 3);
 	j->subject = store_i_web_text(st, 4);
-	j->time = sqlite3_column_int64(st, 5);
+	j->time = db_col_int64(st, 5);
 	j->regression = store_i_web_text(st, 6);
-	if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
-		j->n = sqlite3_column_int64(st, 7);
-		j->median = sqlite3_column_double(st, 8);
-		j->lo = sqlite3_column_double(st, 9);
-		j->hi = sqlite3_column_double(st, 10);
+	if (db_col_type(st, 7) != DB_NULL) {
+		j->n = db_col_int64(st, 7);
+		j->median = db_col_double(st, 8);
+		j->lo = db_col_double(st, 9);
+		j->hi = db_col_double(st, 10);
 	}
 }
 
@@ -58,18 +57,18 @@ hist_job_scan(struct store_hist_job *j, sqlite3_stmt *st)
 	" jv.n, jv.median, jv.lo, jv.hi, jv.unit, jv.better"
 /* After the page's list hj: its jobs, their commits and summaries, the
  * filters (CROSS: in this order, never a scan of all jobs). */
-#define HIST_REST(where)                                                  \
-	" CROSS JOIN jobs j ON j.id = hj.job_id"                          \
-	" LEFT JOIN commits c ON c.id = j.commit_id"                      \
-	" LEFT JOIN job_values jv ON jv.job_id = j.id AND jv.metric = ?6" \
-	" WHERE hj.name = ?1 AND hj.point = ?2" where                     \
-	" AND hj.job_id < ?10 AND hj.job_id >= ?11"                       \
-	" AND (?3 IS NULL OR c.tree_id ="                                 \
-	"  (SELECT id FROM trees WHERE name = ?3))"                       \
-	" AND (?4 IS NULL OR instr(',' || c.branches || ',',"             \
-	"  ',' || ?4 || ',') > 0)"                                        \
-	" AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"       \
-	" AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"       \
+#define HIST_REST(where)                                                    \
+	" CROSS JOIN jobs j ON j.id = hj.job_id"                            \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                        \
+	" LEFT JOIN job_values jv ON jv.job_id = j.id AND jv.metric = ?6"   \
+	" WHERE hj.name = ?1 AND hj.point = ?2" where                       \
+	" AND hj.job_id < ?10 AND hj.job_id >= ?11"                         \
+	" AND (CAST(?3 AS TEXT) IS NULL OR c.tree_id ="                     \
+	"  (SELECT id FROM trees WHERE name = ?3))"                         \
+	" AND (CAST(?4 AS TEXT) IS NULL OR instr(',' || c.branches || ','," \
+	"  ',' || ?4 || ',') > 0)"                                          \
+	" AND (?7 = 0 OR coalesce(c.commit_date, j.created) >= ?7)"         \
+	" AND (?8 = 0 OR coalesce(c.commit_date, j.created) <= ?8)"         \
 	" ORDER BY hj.job_id DESC LIMIT ?9"
 
 /*
@@ -81,7 +80,7 @@ static int
 hist_job_values(struct store *s, struct store_hist_job *j, const char *metric,
     char **unit, char **better)
 {
-	sqlite3_stmt *st = store_i_cached(s, S_HISTORY_RUNS,
+	struct db_stmt *st = store_i_cached(s, S_HISTORY_RUNS,
 	    "SELECT m.value, m.unit, m.better FROM runs r"
 	    " CROSS JOIN metrics m ON m.run_id = r.id AND m.name = ?2"
 	    " WHERE r.job_id = ?1 AND r.status = 'ok' ORDER BY r.idx");
@@ -90,23 +89,23 @@ hist_job_values(struct store *s, struct store_hist_job *j, const char *metric,
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, j->job_id);
+	db_bind_int64(st, 1, j->job_id);
 	store_i_bind_text(st, 2, metric);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		if (j->nvalues == cap) {
 			cap = cap ? 2 * cap : 16;
 			j->values =
 			    xreallocarray(j->values, cap, sizeof(*j->values));
 		}
-		j->values[j->nvalues++] = sqlite3_column_double(st, 0);
+		j->values[j->nvalues++] = db_col_double(st, 0);
 		if (*unit == NULL) {
 			*unit = store_i_web_text(st, 1);
 			*better = store_i_web_text(st, 2);
 		}
 	}
 	store_i_count_steps(s, st);
-	sqlite3_reset(st); /* a cached statement */
-	if (rc != SQLITE_DONE)
+	db_reset(st); /* a cached statement */
+	if (rc != DB_DONE)
 		return store_i_dberr(s, "history values");
 	return 0;
 }
@@ -182,14 +181,14 @@ enum hist_from { HF_ALL, HF_HOST, HF_TREE, HF_TREE_HOST };
  */
 #define HF_IDS_FROM                                           \
 	" FROM json_each(?13) ids CROSS JOIN history_jobs hj" \
-	" ON hj.job_id = ids.value"
-#define HF_HOST_WHERE                      \
-	" AND (?5 IS NULL OR hj.host_id =" \
+	" ON hj.job_id = CAST(ids.value AS BIGINT)"
+#define HF_HOST_WHERE                                    \
+	" AND (CAST(?5 AS TEXT) IS NULL OR hj.host_id =" \
 	"  (SELECT id FROM hosts WHERE name = ?5))"
 #define HIST_WINDOW(from, where)                                   \
 	"SELECT min(job_id), count(*) FROM (SELECT hj.job_id" from \
 	" WHERE hj.name = ?1 AND hj.point = ?2" where              \
-	" AND hj.job_id < ?10 ORDER BY hj.job_id DESC LIMIT ?12)"
+	" AND hj.job_id < ?10 ORDER BY hj.job_id DESC LIMIT ?12) AS w"
 #define HIST_ROWS(from, where) HIST_COLS from HIST_REST(where)
 
 static enum hist_from
@@ -201,7 +200,7 @@ hist_from(const struct hist_scan *h)
 
 /* ?1 to ?8 of a page's statements. */
 static void
-hist_bind(sqlite3_stmt *st, const struct store_history_q *q)
+hist_bind(struct db_stmt *st, const struct store_history_q *q)
 {
 	store_i_bind_text(st, 1, q->job);
 	store_i_bind_text(st, 2, q->point ? q->point : "");
@@ -209,8 +208,8 @@ hist_bind(sqlite3_stmt *st, const struct store_history_q *q)
 	store_i_bind_text(st, 4, q->branch);
 	store_i_bind_text(st, 5, q->host);
 	store_i_bind_text(st, 6, q->metric);
-	sqlite3_bind_int64(st, 7, q->from);
-	sqlite3_bind_int64(st, 8, q->to);
+	db_bind_int64(st, 7, q->from);
+	db_bind_int64(st, 8, q->to);
 }
 
 static int
@@ -220,16 +219,16 @@ hist_window(void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *n)
 	struct hist_scan *h = arg;
 	struct store *s = h->s;
 	enum hist_from f = hist_from(h);
-	sqlite3_stmt *st = store_i_cached(s, S_HISTORY_WIN + f, sql[f]);
+	struct db_stmt *st = store_i_cached(s, S_HISTORY_WIN + f, sql[f]);
 	int rc;
 
 	if (st == NULL)
 		return -1;
 	hist_bind(st, h->q);
-	sqlite3_bind_int64(st, 10, below);
-	sqlite3_bind_int64(st, 12, w);
+	db_bind_int64(st, 10, below);
+	db_bind_int64(st, 12, w);
 	rc = store_i_scan_window(s, st, floor, n, "history window");
-	sqlite3_reset(st); /* a cached statement */
+	db_reset(st); /* a cached statement */
 	return rc;
 }
 /*
@@ -245,7 +244,7 @@ hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 	const struct store_history_q *q = h->q;
 	static const char *const sql[] = HF_DRIVES(HIST_ROWS);
 	enum hist_from f = hist_from(h);
-	sqlite3_stmt *st = h->ids != NULL
+	struct db_stmt *st = h->ids != NULL
 	    ? store_i_cached(
 	          s, S_HISTORY_IDS, HIST_ROWS(HF_IDS_FROM, HF_HOST_WHERE))
 	    : store_i_cached(s, S_HISTORY + f, sql[f]);
@@ -256,11 +255,11 @@ hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 	hist_bind(st, q);
 	if (h->ids != NULL)
 		store_i_bind_text(st, 13, h->ids);
-	sqlite3_bind_int64(st, 9, want);
-	sqlite3_bind_int64(st, 10, below);
-	sqlite3_bind_int64(st, 11, floor);
+	db_bind_int64(st, 9, want);
+	db_bind_int64(st, 10, below);
+	db_bind_int64(st, 11, floor);
 	*n = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		if (out->n == h->cap) {
 			h->cap = h->cap ? 2 * h->cap : 64;
 			out->v = xreallocarray(out->v, h->cap, sizeof(*out->v));
@@ -269,16 +268,15 @@ hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 		/* Newest first: the last read is the page's least. */
 		h->least = out->v[out->n].job_id;
 		(*n)++;
-		if (sqlite3_column_type(st, 7) != SQLITE_NULL &&
-		    out->unit == NULL) {
+		if (db_col_type(st, 7) != DB_NULL && out->unit == NULL) {
 			out->unit = store_i_web_text(st, 11);
 			out->better = store_i_web_text(st, 12);
 		}
 		out->n++;
 	}
 	store_i_count_steps(s, st);
-	sqlite3_reset(st); /* ends the read: a cached statement */
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, "history");
+	db_reset(st); /* ends the read: a cached statement */
+	return rc == DB_DONE ? 0 : store_i_dberr(s, "history");
 }
 
 /*
@@ -301,8 +299,9 @@ static const char *const hist_ids_sql[] = {
 	            " INDEXED BY history_jobs_time"
 	            " WHERE hj.name = ?1 AND hj.point = ?2"
 	            " AND hj.time >= ?7"
-	            " AND hj.time <= iif(?8 = 0, 9223372036854775807, ?8)"
-	            " AND (?3 IS NULL OR hj.tree_id ="
+	            " AND hj.time <= CASE WHEN ?8 = 0 THEN 9223372036854775807 "
+	            "ELSE ?8 END"
+	            " AND (CAST(?3 AS TEXT) IS NULL OR hj.tree_id ="
 	            "  (SELECT id FROM trees WHERE name = ?3))" HF_HOST_WHERE
 	            " AND hj.job_id < ?10 LIMIT ?11",
 	/* Each job of the branch's commits examined, the series' marked. */
@@ -335,7 +334,7 @@ static int
 hist_ids_of(struct store *s, const struct store_history_q *q,
     enum hist_kind kind, int64_t budget, int64_t **ids, size_t *n)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_cached(s, S_HISTORY_IDS_TIME + kind, hist_ids_sql[kind]);
 	size_t cap = 256;
 	int64_t seen = 0;
@@ -347,26 +346,25 @@ hist_ids_of(struct store *s, const struct store_history_q *q,
 		return -1;
 	*ids = xreallocarray(NULL, cap, sizeof(**ids));
 	hist_bind(st, q);
-	sqlite3_bind_int64(st, 10, store_i_below(q->cursor));
-	sqlite3_bind_int64(st, 11, budget);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_int64(st, 10, store_i_below(q->cursor));
+	db_bind_int64(st, 11, budget);
+	while ((rc = db_step(st)) == DB_ROW) {
 		seen++;
-		if (sqlite3_column_int(st, 1) == 0)
+		if (db_col_int(st, 1) == 0)
 			continue; /* a job of another series */
 		if (*n == cap) {
 			cap *= 2;
 			*ids = xreallocarray(*ids, cap, sizeof(**ids));
 		}
-		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+		(*ids)[(*n)++] = db_col_int64(st, 0);
 	}
 	store_i_count_steps(s, st);
-	sqlite3_reset(st); /* a cached statement */
-	if (rc != SQLITE_DONE || seen >= budget) {
+	db_reset(st); /* a cached statement */
+	if (rc != DB_DONE || seen >= budget) {
 		free(*ids);
 		*ids = NULL;
 		*n = 0;
-		return rc == SQLITE_DONE ? 0
-		                         : store_i_dberr(s, "history filter");
+		return rc == DB_DONE ? 0 : store_i_dberr(s, "history filter");
 	}
 	if (*n > 1)
 		qsort(*ids, *n, sizeof(**ids), id_desc);
@@ -386,7 +384,7 @@ static int
 hist_branch_rare(
     struct store *s, const struct store_history_q *q, int64_t budget, int *rare)
 {
-	sqlite3_stmt *st = q->tree != NULL
+	struct db_stmt *st = q->tree != NULL
 	    ? store_i_cached(s, S_HISTORY_BRANCH_N,
 	          "SELECT coalesce((SELECT tb.commits FROM trees t"
 	          " JOIN tree_branches tb ON tb.tree_id = t.id"
@@ -394,13 +392,14 @@ hist_branch_rare(
 	          " (SELECT count(*) FROM (SELECT 1 FROM trees t"
 	          " CROSS JOIN commit_branches cb ON cb.tree_id = t.id"
 	          " AND cb.branch = ?4 WHERE t.name = ?3 LIMIT (SELECT"
-	          " min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3)))),"
+	          " min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3)) AS "
+	          "w)),"
 	          " (SELECT ncommits FROM trees WHERE name = ?3)")
 	    : store_i_cached(s, S_HISTORY_BRANCH_N_ALL,
 	          "SELECT (SELECT count(*) FROM (SELECT 1 FROM"
 	          " commit_branches INDEXED BY commit_branches_branch"
 	          " WHERE branch = ?4 LIMIT (SELECT"
-	          " min(?11, sum(ncommits) / 8 + 1) FROM trees))),"
+	          " min(?11, sum(ncommits) / 8 + 1) FROM trees)) AS w),"
 	          " (SELECT sum(ncommits) FROM trees)");
 	int64_t on, all;
 	int rc;
@@ -409,15 +408,15 @@ hist_branch_rare(
 	if (st == NULL)
 		return -1;
 	hist_bind(st, q);
-	sqlite3_bind_int64(st, 11, budget);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		on = sqlite3_column_int64(st, 0);
-		all = sqlite3_column_int64(st, 1);
+	db_bind_int64(st, 11, budget);
+	if ((rc = db_step(st)) == DB_ROW) {
+		on = db_col_int64(st, 0);
+		all = db_col_int64(st, 1);
 		*rare = on < budget && on * 8 < all;
 	}
 	store_i_count_steps(s, st);
-	sqlite3_reset(st); /* a cached statement */
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "history branch");
+	db_reset(st); /* a cached statement */
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "history branch");
 }
 
 /*
@@ -432,7 +431,7 @@ static int
 hist_time_cap(struct store *s, const struct store_history_q *q, int64_t budget,
     int64_t *cap)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int rc, past = 0;
 
 	if (q->to != 0) {
@@ -443,11 +442,11 @@ hist_time_cap(struct store *s, const struct store_history_q *q, int64_t budget,
 		if (st == NULL)
 			return -1;
 		hist_bind(st, q);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			past = sqlite3_column_int64(st, 0) > q->to;
+		if ((rc = db_step(st)) == DB_ROW)
+			past = db_col_int64(st, 0) > q->to;
 		store_i_count_steps(s, st);
-		sqlite3_reset(st); /* a cached statement */
-		if (rc != SQLITE_ROW)
+		db_reset(st); /* a cached statement */
+		if (rc != DB_ROW)
 			return store_i_dberr(s, "history newest");
 	}
 	*cap = past || 2 * q->limit >= budget ? budget : 2 * q->limit;
@@ -592,21 +591,21 @@ store_history_release(struct store_history *h)
 }
 
 static void
-cp_scan(void *row, sqlite3_stmt *st, void *arg)
+cp_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_cp_row *c = row;
 
 	(void)arg;
-	c->id = sqlite3_column_int64(st, 0);
-	c->series_id = sqlite3_column_int64(st, 1);
+	c->id = db_col_int64(st, 0);
+	c->series_id = db_col_int64(st, 1);
 	c->tree = store_i_col_dup(st, 2);
 	c->branch = store_i_col_dup(st, 3);
 	c->host = store_i_col_dup(st, 4);
-	c->seq = sqlite3_column_int64(st, 5);
-	c->job_id = sqlite3_column_int64(st, 6);
-	c->lo_job_id = sqlite3_column_int64(st, 7);
-	c->hi_job_id = sqlite3_column_int64(st, 8);
-	c->pair_id = sqlite3_column_int64(st, 9);
+	c->seq = db_col_int64(st, 5);
+	c->job_id = db_col_int64(st, 6);
+	c->lo_job_id = db_col_int64(st, 7);
+	c->hi_job_id = db_col_int64(st, 8);
+	c->pair_id = db_col_int64(st, 9);
 	c->before = store_i_col_num(st, 10);
 	c->after = store_i_col_num(st, 11);
 	c->change_pct = store_i_col_num(st, 12);
@@ -619,7 +618,7 @@ store_history_changepoints(struct store *s, struct store_cp_rows *out,
     const char *tree, const char *branch, const char *host, const char *job,
     const char *point, const char *metric)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT cp.id, cp.series_id, hs.tree, hs.branch, h.name AS host,"
 	    " cp.seq,"
 	    " (SELECT job_id FROM history_points WHERE series_id ="
@@ -635,9 +634,9 @@ store_history_changepoints(struct store *s, struct store_cp_rows *out,
 	    " JOIN history_series hs ON hs.id = cp.series_id"
 	    " LEFT JOIN hosts h ON h.id = hs.host_id"
 	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"
-	    " AND (?4 IS NULL OR hs.tree = ?4)"
-	    " AND (?5 IS NULL OR hs.branch = ?5)"
-	    " AND (?6 IS NULL OR h.name = ?6)"
+	    " AND (CAST(?4 AS TEXT) IS NULL OR hs.tree = ?4)"
+	    " AND (CAST(?5 AS TEXT) IS NULL OR hs.branch = ?5)"
+	    " AND (CAST(?6 AS TEXT) IS NULL OR h.name = ?6)"
 	    " ORDER BY cp.series_id, cp.seq");
 	void *v;
 	int r;
@@ -685,14 +684,14 @@ id_cmp(const void *a, const void *b)
 }
 
 static void
-hist_cp_scan(void *row, sqlite3_stmt *st, void *arg)
+hist_cp_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_hist_cp *c = row;
 
 	(void)arg;
-	c->id = sqlite3_column_int64(st, 0);
-	c->job_id = sqlite3_column_int64(st, 1);
-	c->pair_id = sqlite3_column_int64(st, 2);
+	c->id = db_col_int64(st, 0);
+	c->job_id = db_col_int64(st, 1);
+	c->pair_id = db_col_int64(st, 2);
 	c->before = store_i_col_num(st, 3);
 	c->after = store_i_col_num(st, 4);
 	c->change_pct = store_i_col_num(st, 5);
@@ -709,7 +708,7 @@ store_history_page_cps(struct store *s, struct store_hist_cps *out,
 	 * by series and pair too) and on to a change point at the same
 	 * position: a few lookups a pair on the page.
 	 */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT cp.id, hp.job_id, hp.pair_id, cp.before, cp.after,"
 	    " cp.change_pct, cp.p, cp.direction"
 	    " FROM history_series hs"
@@ -717,13 +716,13 @@ store_history_page_cps(struct store *s, struct store_hist_cps *out,
 	    /* CROSS: in this order, never a scan of a series' points */
 	    " CROSS JOIN json_each(?7) je"
 	    " CROSS JOIN history_points hp ON hp.series_id = hs.id"
-	    "  AND hp.pair_id = je.value"
+	    "  AND hp.pair_id = CAST(je.value AS BIGINT)"
 	    " CROSS JOIN change_points cp ON cp.series_id = hs.id"
 	    "  AND cp.seq = hp.seq"
 	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"
-	    " AND (?4 IS NULL OR hs.tree = ?4)"
-	    " AND (?5 IS NULL OR hs.branch = ?5)"
-	    " AND (?6 IS NULL OR h.name = ?6)"
+	    " AND (CAST(?4 AS TEXT) IS NULL OR hs.tree = ?4)"
+	    " AND (CAST(?5 AS TEXT) IS NULL OR hs.branch = ?5)"
+	    " AND (CAST(?6 AS TEXT) IS NULL OR h.name = ?6)"
 	    " ORDER BY cp.series_id, cp.seq");
 	struct buf ids = BUF_INIT(CAP_LINE);
 	int64_t *sorted;

@@ -3,7 +3,6 @@
  * verdicts are made, a commit's position in its branch, change points
  * replaced, and the tails and windows the change point search reads.
  */
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -16,7 +15,7 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
     const struct store_series_key *k, int64_t pair_id, int64_t job_id,
     int64_t comparison_id, double value, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t series = 0, seq = 0;
 	int ok;
 
@@ -31,13 +30,13 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
 	if (ok) {
 		store_i_bind_text(st, 1, k->tree ? k->tree : "");
 		store_i_bind_text(st, 2, k->branch ? k->branch : "");
-		sqlite3_bind_int64(st, 3, k->host_id);
+		db_bind_int64(st, 3, k->host_id);
 		store_i_bind_text(st, 4, k->job);
 		store_i_bind_text(st, 5, k->point ? k->point : "");
 		store_i_bind_text(st, 6, k->metric);
 		store_i_bind_text(st, 7, k->better);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			series = sqlite3_column_int64(st, 0);
+		if (db_step(st) == DB_ROW)
+			series = db_col_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "history series") == 0;
 		store_i_release(s, st);
@@ -51,10 +50,10 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
 	              " AND pair_id = ?2")
 	        : NULL;
 	if (ok && (ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, series);
-		sqlite3_bind_int64(st, 2, pair_id);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			seq = sqlite3_column_int64(st, 0);
+		db_bind_int64(st, 1, series);
+		db_bind_int64(st, 2, pair_id);
+		if (db_step(st) == DB_ROW)
+			seq = db_col_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "history point seq") == 0;
 		store_i_release(s, st);
@@ -72,9 +71,10 @@ int
 store_history_tail(struct store *s, double **out_values, int64_t **out_seqs,
     size_t *out_n, int64_t series, size_t max)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT seq, value FROM (SELECT seq, value FROM history_points"
-	    " WHERE series_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq");
+	    " WHERE series_id = ?1 ORDER BY seq DESC LIMIT ?2) AS w ORDER BY "
+	    "seq");
 	double *v = NULL;
 	int64_t *q = NULL;
 	size_t n = 0, cap = 0;
@@ -85,19 +85,19 @@ store_history_tail(struct store *s, double **out_values, int64_t **out_seqs,
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, series);
-	sqlite3_bind_int64(st, 2, (int64_t)max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_int64(st, 1, series);
+	db_bind_int64(st, 2, (int64_t)max);
+	while ((rc = db_step(st)) == DB_ROW) {
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
 			v = xreallocarray(v, cap, sizeof(*v));
 			q = xreallocarray(q, cap, sizeof(*q));
 		}
-		q[n] = sqlite3_column_int64(st, 0);
-		v[n++] = sqlite3_column_double(st, 1);
+		q[n] = db_col_int64(st, 0);
+		v[n++] = db_col_double(st, 1);
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		free(v);
 		free(q);
 		return store_i_dberr(s, "history tail");
@@ -121,7 +121,7 @@ store_changepoints_replace_range(struct store *s, int64_t series,
     int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
     size_t n, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	size_t i;
 	int ok;
 
@@ -131,9 +131,9 @@ store_changepoints_replace_range(struct store *s, int64_t series,
 	    "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2"
 	    " AND seq <= ?3");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, series);
-		sqlite3_bind_int64(st, 2, from_seq);
-		sqlite3_bind_int64(st, 3, to_seq);
+		db_bind_int64(st, 1, series);
+		db_bind_int64(st, 2, from_seq);
+		db_bind_int64(st, 3, to_seq);
 		ok = store_i_step_done(s, st, "drop change points") == 0;
 		store_i_release(s, st);
 	}
@@ -146,16 +146,16 @@ store_changepoints_replace_range(struct store *s, int64_t series,
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
 		    " ON CONFLICT (series_id, seq) DO NOTHING");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, series);
-			sqlite3_bind_int64(st, 2, cps[i].seq);
-			sqlite3_bind_int64(st, 3, cps[i].lo_seq);
-			sqlite3_bind_int64(st, 4, cps[i].hi_seq);
+			db_bind_int64(st, 1, series);
+			db_bind_int64(st, 2, cps[i].seq);
+			db_bind_int64(st, 3, cps[i].lo_seq);
+			db_bind_int64(st, 4, cps[i].hi_seq);
 			store_i_bind_num(st, 5, cps[i].before);
 			store_i_bind_num(st, 6, cps[i].after);
 			store_i_bind_num(st, 7, cps[i].change_pct);
 			store_i_bind_num(st, 8, cps[i].p);
 			store_i_bind_text(st, 9, cps[i].direction);
-			sqlite3_bind_int64(st, 10, now);
+			db_bind_int64(st, 10, now);
 			ok =
 			    store_i_step_done(s, st, "store change point") == 0;
 			store_i_release(s, st);
@@ -167,7 +167,7 @@ store_changepoints_replace_range(struct store *s, int64_t series,
 int
 store_i_commit_position(struct store *s, int64_t commit_id)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int r;
 
 	if (s->version < 11)
@@ -183,7 +183,7 @@ store_i_commit_position(struct store *s, int64_t commit_id)
 	    " WHERE id = ?1 AND fp_pos IS NULL AND first_seen IS NOT NULL");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, commit_id);
+	db_bind_int64(st, 1, commit_id);
 	r = store_i_step_done(s, st, "commit position");
 	store_i_release(s, st);
 	return r;
@@ -194,13 +194,13 @@ store_i_commit_position(struct store *s, int64_t commit_id)
 static int
 exec2(struct store *s, const char *sql, int64_t a, int64_t b, const char *what)
 {
-	sqlite3_stmt *st = store_i_stmt(s, sql);
+	struct db_stmt *st = store_i_stmt(s, sql);
 	int r;
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, a);
-	sqlite3_bind_int64(st, 2, b);
+	db_bind_int64(st, 1, a);
+	db_bind_int64(st, 2, b);
 	r = store_i_step_done(s, st, what);
 	store_i_release(s, st);
 	return r;
@@ -218,7 +218,8 @@ static const char *const moves[] = {
 	" WHERE series_id = ?1 AND seq < 0 AND ?2 >= 0",
 	"UPDATE change_points"
 	" SET seq = CASE WHEN seq >= ?2 THEN -(seq + 2) ELSE seq END,"
-	" lo_seq = lo_seq + (lo_seq >= ?2), hi_seq = hi_seq + (hi_seq >= ?2)"
+	" lo_seq = lo_seq + CASE WHEN lo_seq >= ?2 THEN 1 ELSE 0 END,"
+	" hi_seq = hi_seq + CASE WHEN hi_seq >= ?2 THEN 1 ELSE 0 END"
 	" WHERE series_id = ?1 AND (seq >= ?2 OR hi_seq >= ?2)",
 	"UPDATE change_points SET seq = -seq - 1"
 	" WHERE series_id = ?1 AND seq < 0 AND ?2 >= 0",
@@ -228,7 +229,7 @@ int
 store_i_history_insert(struct store *s, int64_t series, int64_t pair_id,
     int64_t job_id, int64_t comparison_id, double value, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t seq = -1;
 	size_t i;
 	int have_pos = 0, rc, r;
@@ -244,26 +245,26 @@ store_i_history_insert(struct store *s, int64_t series, int64_t pair_id,
 	    "  WHERE h.series_id = ?1 AND h.pos > c.fp_pos),"
 	    " (SELECT coalesce(max(seq) + 1, 0) FROM history_points"
 	    "  WHERE series_id = ?1)"
-	    " FROM (SELECT 1) LEFT JOIN jobs j ON j.id = ?3"
+	    " FROM (SELECT 1) AS one LEFT JOIN jobs j ON j.id = ?3"
 	    " LEFT JOIN commits c ON c.id = j.commit_id");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, series);
-	sqlite3_bind_int64(st, 2, pair_id);
-	sqlite3_bind_int64(st, 3, job_id);
-	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+	db_bind_int64(st, 1, series);
+	db_bind_int64(st, 2, pair_id);
+	db_bind_int64(st, 3, job_id);
+	if ((rc = db_step(st)) != DB_ROW) {
 		store_i_release(s, st);
 		return store_i_dberr(s, "history place");
 	}
-	if (sqlite3_column_int(st, 0)) {
+	if (db_col_int(st, 0)) {
 		store_i_release(s, st);
 		return 0; /* the pair is there already */
 	}
-	have_pos = sqlite3_column_type(st, 1) != SQLITE_NULL;
-	if (have_pos && sqlite3_column_type(st, 2) != SQLITE_NULL)
-		seq = sqlite3_column_int64(st, 2);
+	have_pos = db_col_type(st, 1) != DB_NULL;
+	if (have_pos && db_col_type(st, 2) != DB_NULL)
+		seq = db_col_int64(st, 2);
 	else
-		seq = sqlite3_column_int64(st, 3);
+		seq = db_col_int64(st, 3);
 	store_i_release(s, st);
 	for (i = 0, r = 0; r == 0 && i < sizeof(moves) / sizeof(moves[0]); i++)
 		r = exec2(s, moves[i], series, seq, "history move");
@@ -277,14 +278,14 @@ store_i_history_insert(struct store *s, int64_t series, int64_t pair_id,
 	    "  ON c.id = j.commit_id WHERE j.id = ?4)");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, series);
-	sqlite3_bind_int64(st, 2, seq);
-	sqlite3_bind_int64(st, 3, pair_id);
-	sqlite3_bind_int64(st, 4, job_id);
+	db_bind_int64(st, 1, series);
+	db_bind_int64(st, 2, seq);
+	db_bind_int64(st, 3, pair_id);
+	db_bind_int64(st, 4, job_id);
 	if (comparison_id > 0)
-		sqlite3_bind_int64(st, 5, comparison_id);
-	sqlite3_bind_double(st, 6, value);
-	sqlite3_bind_int64(st, 7, now);
+		db_bind_int64(st, 5, comparison_id);
+	db_bind_double(st, 6, value);
+	db_bind_int64(st, 7, now);
 	r = store_i_step_done(s, st, "history point");
 	store_i_release(s, st);
 	return r;
@@ -295,7 +296,7 @@ store_history_window(struct store *s, double **out_values, int64_t **out_seqs,
     size_t *out_n, int64_t *out_total, int64_t series, int64_t around,
     size_t max)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t total = 0, from;
 	double *v = NULL;
 	int64_t *q = NULL;
@@ -310,9 +311,9 @@ store_history_window(struct store *s, double **out_values, int64_t **out_seqs,
 	    s, "SELECT count(*) FROM history_points WHERE series_id = ?1");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, series);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		total = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 1, series);
+	if (db_step(st) == DB_ROW)
+		total = db_col_int64(st, 0);
 	store_i_release(s, st);
 	/* max points with around in the middle, as far as the ends let. */
 	from = around - (int64_t)max / 2;
@@ -325,17 +326,17 @@ store_history_window(struct store *s, double **out_values, int64_t **out_seqs,
 	    " AND seq >= ?2 ORDER BY seq LIMIT ?3");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, series);
-	sqlite3_bind_int64(st, 2, from);
-	sqlite3_bind_int64(st, 3, (int64_t)max);
+	db_bind_int64(st, 1, series);
+	db_bind_int64(st, 2, from);
+	db_bind_int64(st, 3, (int64_t)max);
 	v = xreallocarray(NULL, max + 1, sizeof(*v));
 	q = xreallocarray(NULL, max + 1, sizeof(*q));
-	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		q[n] = sqlite3_column_int64(st, 0);
-		v[n++] = sqlite3_column_double(st, 1);
+	while (n < max && (rc = db_step(st)) == DB_ROW) {
+		q[n] = db_col_int64(st, 0);
+		v[n++] = db_col_double(st, 1);
 	}
 	store_i_release(s, st);
-	if (n < max && rc != SQLITE_DONE) {
+	if (n < max && rc != DB_DONE) {
 		free(v);
 		free(q);
 		return store_i_dberr(s, "history window");

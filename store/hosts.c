@@ -48,11 +48,12 @@ store_group_end(struct store *s)
  * it matches siblings).
  */
 static const char group_key_sql[] =
-    "SELECT p.name || char(31) || ifnull(p.host_id, '') || char(31)"
-    " || c.labels || char(31) || ifnull(b.commit_id, '') || char(31)"
-    " || ifnull(c.commit_id, '') || char(31)"
+    "SELECT p.name || '\x1f' || coalesce(CAST(p.host_id AS TEXT), '')"
+    " || '\x1f' || c.labels || '\x1f'"
+    " || coalesce(CAST(b.commit_id AS TEXT), '') || '\x1f'"
+    " || coalesce(CAST(c.commit_id AS TEXT), '') || '\x1f'"
     " || json_remove(b.params, '$.point', '$.params.cgroup',"
-    "  '$.cgroup.path') || char(31)"
+    "  '$.cgroup.path') || '\x1f'"
     " || json_remove(c.params, '$.point', '$.params.cgroup',"
     "  '$.cgroup.path')"
     " FROM pairs p JOIN jobs b ON b.id = p.base_job_id"
@@ -61,8 +62,8 @@ static const char group_key_sql[] =
 int
 store_i_group_assign(struct store *s, int64_t pair_id)
 {
-	sqlite3_stmt *st;
-	const unsigned char *k;
+	struct db_stmt *st;
+	const char *k;
 	int64_t group = pair_id;
 	size_t i;
 	int r;
@@ -73,21 +74,20 @@ store_i_group_assign(struct store *s, int64_t pair_id)
 	if (s->group_scope) {
 		if ((st = store_i_stmt(s, group_key_sql)) == NULL)
 			return -1;
-		sqlite3_bind_int64(st, 1, pair_id);
-		if (sqlite3_step(st) != SQLITE_ROW ||
-		    (k = sqlite3_column_text(st, 0)) == NULL) {
+		db_bind_int64(st, 1, pair_id);
+		if (db_step(st) != DB_ROW || (k = db_col_text(st, 0)) == NULL) {
 			store_i_release(s, st);
 			return store_i_dberr(s, "sibling group key");
 		}
 		for (i = 0; i < s->ngroups; i++)
-			if (strcmp(s->groups[i].key, (const char *)k) == 0)
+			if (strcmp(s->groups[i].key, k) == 0)
 				break;
 		if (i < s->ngroups) {
 			group = s->groups[i].id;
 		} else {
 			s->groups = xreallocarray(
 			    s->groups, s->ngroups + 1, sizeof(*s->groups));
-			s->groups[s->ngroups].key = xstrdup((const char *)k);
+			s->groups[s->ngroups].key = xstrdup(k);
 			s->groups[s->ngroups++].id = pair_id;
 		}
 		store_i_release(s, st);
@@ -95,8 +95,8 @@ store_i_group_assign(struct store *s, int64_t pair_id)
 	if ((st = store_i_stmt(
 	         s, "UPDATE pairs SET sib_group = ?2 WHERE id = ?1")) == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	sqlite3_bind_int64(st, 2, group);
+	db_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 2, group);
 	r = store_i_step_done(s, st, "sibling group");
 	store_i_release(s, st);
 	return r;
@@ -105,21 +105,21 @@ store_i_group_assign(struct store *s, int64_t pair_id)
 int
 store_pair_group(struct store *s, int64_t *out_group, int64_t pair_id)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "SELECT sib_group FROM pairs WHERE id = ?1");
 	int rc;
 
 	*out_group = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out_group = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 1, pair_id);
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		*out_group = db_col_int64(st, 0);
 	store_i_release(s, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DB_ROW)
 		return 0;
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
 		    (long long)pair_id);
 	return store_i_dberr(s, "pair group");
@@ -131,30 +131,30 @@ struct host_clock {
 };
 
 static void
-host_scan(void *row, sqlite3_stmt *st, void *arg)
+host_scan(void *row, struct db_stmt *st, void *arg)
 {
 	const struct host_clock *k = arg;
 	struct store_host *h = row;
 
-	h->id = sqlite3_column_int64(st, 0);
+	h->id = db_col_int64(st, 0);
 	h->name = store_i_col_dup(st, 1);
 	h->labels_json = store_i_col_dup(st, 2);
 	h->inventory_json = store_i_col_dup(st, 3);
-	h->last_seen = sqlite3_column_int64(st, 4);
+	h->last_seen = db_col_int64(st, 4);
 	h->online = h->last_seen >= k->now - k->online_s;
-	h->current_job = sqlite3_column_int64(st, 5);
-	h->registered = sqlite3_column_int64(st, 6);
+	h->current_job = db_col_int64(st, 5);
+	h->registered = db_col_int64(st, 6);
 	/* docs/HOST.md: a canary found the host drifting. */
 	h->quarantined = store_i_col_dup(st, 7);
-	h->has_quarantined_at = sqlite3_column_type(st, 8) != SQLITE_NULL;
-	h->quarantined_at = sqlite3_column_int64(st, 8);
+	h->has_quarantined_at = db_col_type(st, 8) != DB_NULL;
+	h->quarantined_at = db_col_int64(st, 8);
 }
 
 int
 store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
     int64_t cursor, int64_t now, int64_t online_s)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT h.id, h.name, h.labels, h.inventory, h.last_seen,"
 	    " (SELECT j.id FROM jobs j WHERE j.lease_owner = h.id"
 	    "  AND j.state = 'running' LIMIT 1), h.registered,"
@@ -167,8 +167,8 @@ store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, cursor);
-	sqlite3_bind_int64(st, 2, limit);
+	db_bind_int64(st, 1, cursor);
+	db_bind_int64(st, 2, limit);
 	r = store_i_rows(
 	    s, st, &v, &out->n, sizeof(*out->v), host_scan, &k, "list hosts");
 	out->v = v;

@@ -4,7 +4,6 @@
  * claim.c.  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +19,7 @@ int
 store_host_register(struct store *s, int64_t *out_id, const char *name,
     const char *labels_json, const char *inventory_json, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok = 0;
 
 	if (store_i_tx_begin(s) == -1)
@@ -35,9 +34,9 @@ store_host_register(struct store *s, int64_t *out_id, const char *name,
 		store_i_bind_text(st, 1, name);
 		store_i_bind_text(st, 2, labels_json);
 		store_i_bind_text(st, 3, inventory_json);
-		sqlite3_bind_int64(st, 4, now);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			*out_id = sqlite3_column_int64(st, 0);
+		db_bind_int64(st, 4, now);
+		if (db_step(st) == DB_ROW) {
+			*out_id = db_col_int64(st, 0);
 			ok = 1;
 		} else {
 			store_i_dberr(s, "register host");
@@ -50,27 +49,27 @@ store_host_register(struct store *s, int64_t *out_id, const char *name,
 int
 store_host_id(struct store *s, int64_t *out_id, const char *name)
 {
-	sqlite3_stmt *st = store_i_cached(
+	struct db_stmt *st = store_i_cached(
 	    s, S_HOST_ID, "SELECT id FROM hosts WHERE name = ?1");
 	int r = ERR_NOTFOUND;
 
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, name);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*out_id = sqlite3_column_int64(st, 0);
+	if (db_step(st) == DB_ROW) {
+		*out_id = db_col_int64(st, 0);
 		r = 0;
 	} else {
 		err_set(&s->err, "host '%s' is not registered", name);
 	}
-	sqlite3_reset(st);
+	db_reset(st);
 	return r;
 }
 
 int
 store_host_seen(struct store *s, int64_t host_id, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t q;
 	int ok;
 
@@ -81,10 +80,10 @@ store_host_seen(struct store *s, int64_t host_id, int64_t now)
 	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
 	ok = st != NULL;
 	if (ok) {
-		sqlite3_bind_int64(st, 1, host_id);
-		sqlite3_bind_int64(st, 2, now);
+		db_bind_int64(st, 1, host_id);
+		db_bind_int64(st, 2, now);
 		ok = store_i_step_done(s, st, "host seen") == 0;
-		sqlite3_reset(st);
+		db_reset(st);
 	}
 	store_i_quiet_end(s, q);
 	return store_i_tx_end(s, ok);
@@ -97,7 +96,7 @@ store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
     const char *name, const char *point, const struct store_job_new *j,
     int64_t now)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "INSERT INTO jobs (pair_id, role, name, point, params, labels,"
 	    " max_attempts, runs, max_runs, created, updated, commit_id)"
 	    " VALUES (?1, ?2, ?3, ?4, json(?5), json(?6), ?7, ?8, ?9, ?10,"
@@ -106,20 +105,20 @@ store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair);
+	db_bind_int64(st, 1, pair);
 	store_i_bind_text(st, 2, j->role);
 	store_i_bind_text(st, 3, name);
 	store_i_bind_text(st, 4, point ? point : "");
 	store_i_bind_text(st, 5, j->spec_json);
 	store_i_bind_text(st, 6, j->labels_json ? j->labels_json : "[]");
-	sqlite3_bind_int64(st, 7, j->max_attempts);
-	sqlite3_bind_int64(st, 8, j->runs);
-	sqlite3_bind_int64(st, 9, j->max_runs);
-	sqlite3_bind_int64(st, 10, now);
+	db_bind_int64(st, 7, j->max_attempts);
+	db_bind_int64(st, 8, j->runs);
+	db_bind_int64(st, 9, j->max_runs);
+	db_bind_int64(st, 10, now);
 	if (j->commit_id > 0)
-		sqlite3_bind_int64(st, 11, j->commit_id);
-	if (sqlite3_step(st) == SQLITE_DONE) {
-		*out = sqlite3_last_insert_rowid(s->db);
+		db_bind_int64(st, 11, j->commit_id);
+	if (db_step(st) == DB_DONE) {
+		*out = db_last_id(s->db);
 		r = 0;
 	} else {
 		store_i_dberr(s, "insert job");
@@ -132,16 +131,16 @@ store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
 int
 store_i_pair_sides(struct store *s, int64_t pair, int64_t base, int64_t cand)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "UPDATE pairs SET base_job_id = ?2, cand_job_id = ?3"
 	    " WHERE id = ?1");
 	int r;
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair);
-	sqlite3_bind_int64(st, 2, base);
-	sqlite3_bind_int64(st, 3, cand);
+	db_bind_int64(st, 1, pair);
+	db_bind_int64(st, 2, base);
+	db_bind_int64(st, 3, cand);
 	r = store_i_step_done(s, st, "pair sides");
 	store_i_release(s, st);
 	return r;
@@ -153,7 +152,7 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
     const struct store_job_new *base, const struct store_job_new *cand,
     int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t pair = 0, b = 0, c = 0;
 	int ok = 0;
 
@@ -164,9 +163,9 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 	if (st != NULL) {
 		store_i_bind_text(st, 1, name);
 		store_i_bind_text(st, 2, point ? point : "");
-		sqlite3_bind_int64(st, 3, now);
-		if (sqlite3_step(st) == SQLITE_DONE) {
-			pair = sqlite3_last_insert_rowid(s->db);
+		db_bind_int64(st, 3, now);
+		if (db_step(st) == DB_DONE) {
+			pair = db_last_id(s->db);
 			ok = 1;
 		} else {
 			store_i_dberr(s, "insert pair");
@@ -193,7 +192,7 @@ int
 store_run_add(
     struct store *s, int64_t host_id, const struct store_run *run, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t max_runs = 0, attempt = 0, run_id = 0;
 	size_t i, rawlen;
 	int r, ok, rc;
@@ -222,43 +221,43 @@ store_run_add(
 		    " ON CONFLICT (job_id, idx) DO NOTHING RETURNING id");
 		ok = st != NULL;
 		if (ok && r == 0) {
-			sqlite3_bind_int64(st, 1, run->job_id);
-			sqlite3_bind_int64(st, 2, run->index);
-			sqlite3_bind_int64(st, 3, host_id);
-			sqlite3_bind_int64(st, 4, attempt);
+			db_bind_int64(st, 1, run->job_id);
+			db_bind_int64(st, 2, run->index);
+			db_bind_int64(st, 3, host_id);
+			db_bind_int64(st, 4, attempt);
 			store_i_bind_text(st, 5, run->status);
 			if (run->duration_s >= 0)
-				sqlite3_bind_double(st, 6, run->duration_s);
+				db_bind_double(st, 6, run->duration_s);
 			store_i_bind_text(st, 7, run->error);
-			sqlite3_bind_int64(st, 8, now);
+			db_bind_int64(st, 8, now);
 			store_i_bind_text(st, 9, run->profile);
 			store_i_bind_text(st, 10, run->host_state);
-			rc = sqlite3_step(st);
-			if (rc == SQLITE_ROW)
-				run_id = sqlite3_column_int64(st, 0);
-			else if (rc == SQLITE_DONE)
+			rc = db_step(st);
+			if (rc == DB_ROW)
+				run_id = db_col_int64(st, 0);
+			else if (rc == DB_DONE)
 				r = err_setc(&s->err, ERR_EXISTS,
 				    "run %lld of job %lld is already stored",
 				    (long long)run->index,
 				    (long long)run->job_id);
 			else
 				ok = store_i_dberr(s, "insert run") == 0;
-			sqlite3_reset(st);
+			db_reset(st);
 		}
 		if (ok && r == ERR_CONFLICT) {
 			/* Stored already from this host?  Then it is a
 			 * repeat, not a conflict.  The same index measured
 			 * by another host (the job was requeued away from
 			 * this one) stays a conflict: this run is refused. */
-			sqlite3_stmt *q = store_i_stmt(s,
+			struct db_stmt *q = store_i_stmt(s,
 			    "SELECT 1 FROM runs WHERE job_id = ?1 AND idx = "
-			    "?2 AND host_id IS ?3");
+			    "?2 AND host_id IS NOT DISTINCT FROM ?3");
 
 			if ((ok = q != NULL)) {
-				sqlite3_bind_int64(q, 1, run->job_id);
-				sqlite3_bind_int64(q, 2, run->index);
-				sqlite3_bind_int64(q, 3, host_id);
-				if (sqlite3_step(q) == SQLITE_ROW) {
+				db_bind_int64(q, 1, run->job_id);
+				db_bind_int64(q, 2, run->index);
+				db_bind_int64(q, 3, host_id);
+				if (db_step(q) == DB_ROW) {
 					err_clear(&s->err);
 					r = err_setc(&s->err, ERR_EXISTS,
 					    "run %lld of job %lld is already "
@@ -277,20 +276,20 @@ store_run_add(
 		    "INSERT INTO metrics (run_id, name, value, unit, better)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5)");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, run_id);
+			db_bind_int64(st, 1, run_id);
 			store_i_bind_text(st, 2, m->name);
-			sqlite3_bind_double(st, 3, m->value);
+			db_bind_double(st, 3, m->value);
 			store_i_bind_text(st, 4, m->unit ? m->unit : "");
 			store_i_bind_text(st, 5, m->better);
-			rc = sqlite3_step(st);
-			if ((rc & 0xff) == SQLITE_CONSTRAINT)
+			rc = db_step(st);
+			if (rc == DB_CONSTRAINT)
 				r = err_setc(&s->err, ERR_INVALID,
 				    "field 'metrics[%zu]': duplicate or "
 				    "invalid metric '%s'",
 				    i, m->name);
-			else if (rc != SQLITE_DONE)
+			else if (rc != DB_DONE)
 				ok = store_i_dberr(s, "insert metric") == 0;
-			sqlite3_reset(st);
+			db_reset(st);
 		}
 	}
 	if (ok && r == 0 && run->raw != NULL) {
@@ -301,13 +300,12 @@ store_run_add(
 		    "INSERT INTO raw_outputs (run_id, data, size, truncated)"
 		    " VALUES (?1, ?2, ?3, ?4)");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, run_id);
-			sqlite3_bind_blob(
-			    st, 2, run->raw, (int)rawlen, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 3, (int64_t)run->raw_len);
-			sqlite3_bind_int(st, 4, rawlen < run->raw_len);
+			db_bind_int64(st, 1, run_id);
+			db_bind_blob(st, 2, run->raw, rawlen);
+			db_bind_int64(st, 3, (int64_t)run->raw_len);
+			db_bind_int64(st, 4, rawlen < run->raw_len);
 			ok = store_i_step_done(s, st, "insert raw output") == 0;
-			sqlite3_reset(st);
+			db_reset(st);
 		}
 	}
 	/* An expected refusal rolls back whatever was written. */
@@ -321,7 +319,7 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
     int64_t job_id, const char *text, size_t len, int64_t now)
 {
 	static const char marker[] = "\n[log truncated]\n";
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t have = 0;
 	size_t keep = len;
 	int r, ok;
@@ -336,9 +334,9 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
 		st =
 		    store_i_stmt(s, "SELECT log_bytes FROM jobs WHERE id = ?1");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, job_id);
-			if (sqlite3_step(st) == SQLITE_ROW)
-				have = sqlite3_column_int64(st, 0);
+			db_bind_int64(st, 1, job_id);
+			if (db_step(st) == DB_ROW)
+				have = db_col_int64(st, 0);
 			store_i_release(s, st);
 		}
 		/* log_bytes CAP_JOB_LOG + 1 means "full, marker written". */
@@ -354,12 +352,10 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
 		    "INSERT INTO job_logs (job_id, created, text)"
 		    " VALUES (?1, ?2, ?3 || ?4)");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, job_id);
-			sqlite3_bind_int64(st, 2, now);
-			sqlite3_bind_text(
-			    st, 3, text, (int)keep, SQLITE_TRANSIENT);
-			sqlite3_bind_text(
-			    st, 4, full ? marker : "", -1, SQLITE_STATIC);
+			db_bind_int64(st, 1, job_id);
+			db_bind_int64(st, 2, now);
+			db_bind_text(st, 3, text, (int)keep);
+			db_bind_text(st, 4, full ? marker : "", -1);
 			ok = store_i_step_done(s, st, "append log") == 0;
 			store_i_release(s, st);
 		}
@@ -367,8 +363,8 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
 		              s, "UPDATE jobs SET log_bytes = ?2 WHERE id = ?1")
 		        : NULL;
 		if (ok && (ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, job_id);
-			sqlite3_bind_int64(st, 2,
+			db_bind_int64(st, 1, job_id);
+			db_bind_int64(st, 2,
 			    full ? CAP_JOB_LOG + 1 : have + (int64_t)keep);
 			ok = store_i_step_done(s, st, "log size") == 0;
 			store_i_release(s, st);
@@ -389,13 +385,13 @@ static int
 job_update(
     struct store *s, int64_t id, int64_t now, const char *sql, const char *text)
 {
-	sqlite3_stmt *st = store_i_stmt(s, sql);
+	struct db_stmt *st = store_i_stmt(s, sql);
 	int r;
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, now);
+	db_bind_int64(st, 1, id);
+	db_bind_int64(st, 2, now);
 	if (text != NULL)
 		store_i_bind_text(st, 3, text);
 	r = store_i_step_done(s, st, "update job");
@@ -445,14 +441,14 @@ store_finish(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
 static int
 job_state(struct store *s, char *buf, size_t len, int64_t id)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "SELECT state FROM jobs WHERE id = ?1");
 	int r;
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	if (db_step(st) == DB_ROW) {
 		snprintf(buf, len, "%s", store_i_col_text(st, 0));
 		r = 0;
 	} else {
@@ -538,26 +534,26 @@ store_retry(struct store *s, int64_t job_id, int64_t now)
 
 /* The JOB_COLS of one row into j (its strings are j's own). */
 static void
-job_scan(struct store_job *j, sqlite3_stmt *st)
+job_scan(struct store_job *j, struct db_stmt *st)
 {
 	memset(j, 0, sizeof(*j));
-	j->id = sqlite3_column_int64(st, 0);
-	j->pair_id = sqlite3_column_int64(st, 1);
+	j->id = db_col_int64(st, 0);
+	j->pair_id = db_col_int64(st, 1);
 	j->role = store_i_col_dup(st, 2);
 	j->name = store_i_col_dup(st, 3);
 	j->point = store_i_col_dup(st, 4);
 	j->state = store_i_col_dup(st, 5);
 	j->host = store_i_col_dup(st, 6);
-	j->attempts = sqlite3_column_int64(st, 7);
-	j->runs = sqlite3_column_int64(st, 8);
-	j->runs_done = sqlite3_column_int64(st, 9);
+	j->attempts = db_col_int64(st, 7);
+	j->runs = db_col_int64(st, 8);
+	j->runs_done = db_col_int64(st, 9);
 	j->progress = store_i_col_dup(st, 10);
 	j->error = store_i_col_dup(st, 11);
-	j->created = sqlite3_column_int64(st, 12);
-	j->updated = sqlite3_column_int64(st, 13);
-	j->has_lease = sqlite3_column_type(st, 14) != SQLITE_NULL;
-	j->lease_expires = sqlite3_column_int64(st, 14);
-	j->max_runs = sqlite3_column_int64(st, 15);
+	j->created = db_col_int64(st, 12);
+	j->updated = db_col_int64(st, 13);
+	j->has_lease = db_col_type(st, 14) != DB_NULL;
+	j->lease_expires = db_col_int64(st, 14);
+	j->max_runs = db_col_int64(st, 15);
 	j->commit = store_i_col_dup(st, 16);
 	j->tree = store_i_col_dup(st, 17);
 	j->subject = store_i_col_dup(st, 18);
@@ -579,7 +575,7 @@ job_release(struct store_job *j)
 }
 
 static void
-job_scan_row(void *row, sqlite3_stmt *st, void *arg)
+job_scan_row(void *row, struct db_stmt *st, void *arg)
 {
 	(void)arg;
 	job_scan(row, st);
@@ -590,7 +586,7 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor)
 {
 	/* Of a state: a range of index jobs_state (state, id). */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    state != NULL
 	        ? "SELECT " JOB_COLS JOB_FROM
 	          " WHERE j.state = ?1 AND j.id < ?2 ORDER BY j.id DESC"
@@ -604,8 +600,8 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, state);
-	sqlite3_bind_int64(st, 2, store_i_below(cursor));
-	sqlite3_bind_int64(st, 3, limit);
+	db_bind_int64(st, 2, store_i_below(cursor));
+	db_bind_int64(st, 3, limit);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), job_scan_row,
 	    NULL, "list jobs");
 	out->v = v;
@@ -635,7 +631,7 @@ int
 store_i_jobs_of(
     struct store *s, struct store_jobs *out, const int64_t *ids, size_t n)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	size_t i;
 	int rc;
 
@@ -646,17 +642,17 @@ store_i_jobs_of(
 		    s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
 		if (st == NULL)
 			goto fail;
-		sqlite3_bind_int64(st, 1, ids[i]);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW)
+		db_bind_int64(st, 1, ids[i]);
+		rc = db_step(st);
+		if (rc == DB_ROW)
 			job_scan(&out->v[out->n++], st);
 		store_i_release(s, st);
-		if (rc == SQLITE_DONE) {
+		if (rc == DB_DONE) {
 			err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
 			    (long long)ids[i]);
 			goto fail;
 		}
-		if (rc != SQLITE_ROW) {
+		if (rc != DB_ROW) {
 			store_i_dberr(s, "job");
 			goto fail;
 		}
@@ -672,19 +668,19 @@ fail:
 int
 store_i_job_one(struct store *s, struct store_job *out, int64_t id)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
 	int rc, r = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
 		job_scan(out, st);
 		r = 0;
-	} else if (rc == SQLITE_DONE) {
+	} else if (rc == DB_DONE) {
 		r = err_setc(
 		    &s->err, ERR_NOTFOUND, "job %lld not found", (long long)id);
 	} else {
@@ -716,7 +712,7 @@ run_release(struct store_job_run *r)
 static int
 job_runs(struct store *s, struct store_job_detail *d, int64_t id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT r.id, r.idx, r.status, h.name, r.duration_s, r.error,"
 	    " r.attempt, r.created, m.name, m.value, m.unit, m.better,"
 	    " r.profile, r.host_state FROM runs r"
@@ -730,10 +726,10 @@ job_runs(struct store *s, struct store_job_detail *d, int64_t id)
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sqlite3_column_int64(st, 0) != cur) {
-			cur = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 1, id);
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (db_col_int64(st, 0) != cur) {
+			cur = db_col_int64(st, 0);
 			if (d->nruns == cap) {
 				cap = cap ? cap * 2 : 8;
 				d->runs =
@@ -742,20 +738,19 @@ job_runs(struct store *s, struct store_job_detail *d, int64_t id)
 			run = &d->runs[d->nruns++];
 			memset(run, 0, sizeof(*run));
 			mcap = 0;
-			run->index = sqlite3_column_int64(st, 1);
+			run->index = db_col_int64(st, 1);
 			run->status = store_i_col_dup(st, 2);
 			run->host = store_i_col_dup(st, 3);
-			run->duration_s =
-			    sqlite3_column_type(st, 4) == SQLITE_NULL
+			run->duration_s = db_col_type(st, 4) == DB_NULL
 			    ? NAN
-			    : sqlite3_column_double(st, 4);
+			    : db_col_double(st, 4);
 			run->error = store_i_col_dup(st, 5);
-			run->attempt = sqlite3_column_int64(st, 6);
-			run->created = sqlite3_column_int64(st, 7);
+			run->attempt = db_col_int64(st, 6);
+			run->created = db_col_int64(st, 7);
 			run->profile_json = store_i_col_dup(st, 12);
 			run->host_state_json = store_i_col_dup(st, 13);
 		}
-		if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
+		if (db_col_type(st, 8) != DB_NULL) {
 			struct store_run_metric *m;
 
 			if (run->nmetrics == mcap) {
@@ -765,15 +760,15 @@ job_runs(struct store *s, struct store_job_detail *d, int64_t id)
 			}
 			m = &run->metrics[run->nmetrics++];
 			m->name = store_i_col_dup(st, 8);
-			m->value = sqlite3_column_double(st, 9);
+			m->value = db_col_double(st, 9);
 			m->unit = store_i_col_dup(st, 10);
 			m->better = store_i_col_dup(st, 11);
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		store_i_dberr(s, "runs");
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return rc == DB_DONE ? 0 : -1;
 }
 
 /* The last bytes of the job log (the tail a reader wants), from a
@@ -781,7 +776,7 @@ job_runs(struct store *s, struct store_job_detail *d, int64_t id)
 static int
 job_log_tail(struct store *s, struct store_job_detail *d, int64_t id)
 {
-	sqlite3_stmt *st = store_i_stmt(
+	struct db_stmt *st = store_i_stmt(
 	    s, "SELECT text FROM job_logs WHERE job_id = ?1 ORDER BY id DESC");
 	struct buf b = BUF_INIT(CAP_JOB_LOG);
 	char **parts = NULL;
@@ -790,8 +785,8 @@ job_log_tail(struct store *s, struct store_job_detail *d, int64_t id)
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	while (total < tail && sqlite3_step(st) == SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	while (total < tail && db_step(st) == DB_ROW) {
 		const char *t = store_i_col_text(st, 0);
 
 		parts = xreallocarray(parts, n + 1, sizeof(*parts));
@@ -847,18 +842,17 @@ store_job_detail_release(struct store_job_detail *d)
 int
 store_run_raw(struct store *s, struct buf *b, int64_t job_id, int64_t idx)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT x.data FROM runs r JOIN raw_outputs x ON x.run_id = r.id"
 	    " WHERE r.job_id = ?1 AND r.idx = ?2");
 	int r = 0;
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, job_id);
-	sqlite3_bind_int64(st, 2, idx);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		buf_add(b, sqlite3_column_blob(st, 0),
-		    (size_t)sqlite3_column_bytes(st, 0));
+	db_bind_int64(st, 1, job_id);
+	db_bind_int64(st, 2, idx);
+	if (db_step(st) == DB_ROW)
+		buf_add(b, db_col_blob(st, 0), (size_t)db_col_bytes(st, 0));
 	else
 		r = err_setc(&s->err, ERR_NOTFOUND,
 		    "job %lld has no raw output for run %lld",
@@ -871,7 +865,7 @@ int
 store_hosts_matching(
     struct store *s, int64_t **out, size_t *n, const char *labels_json)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT h.id FROM hosts h WHERE json_array_length(json(?1)) = 0"
 	    " OR EXISTS (SELECT 1 FROM json_each(json(?1)) jl,"
 	    "  json_each(h.labels) hl WHERE jl.value = hl.value)"
@@ -887,12 +881,12 @@ store_hosts_matching(
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, labels_json ? labels_json : "[]");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		v = xreallocarray(v, k + 1, sizeof(*v));
-		v[k++] = sqlite3_column_int64(st, 0);
+		v[k++] = db_col_int64(st, 0);
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		free(v);
 		return store_i_dberr(s, "hosts matching");
 	}

@@ -2,7 +2,6 @@
  * The schema: its migration steps, one per version, and the runner
  * that takes a database from its user_version to the one asked for.
  */
-#include <sqlite3.h>
 #include <stdio.h>
 
 #include "common/err.h"
@@ -859,13 +858,15 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,
 int
 store_user_version(struct store *s)
 {
-	sqlite3_stmt *st = store_i_stmt(s, "PRAGMA user_version");
+	struct db_stmt *st;
 	int v = -1;
 
-	if (st == NULL)
+	if (db_backend(s->db) == DB_PG)
+		return store_i_pg_version(s);
+	if ((st = store_i_stmt(s, "PRAGMA user_version")) == NULL)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
+	if (db_step(st) == DB_ROW)
+		v = db_col_int(st, 0);
 	store_i_release(s, st);
 	return v;
 }
@@ -878,23 +879,33 @@ store_user_version(struct store *s)
 static int
 fk_check(struct store *s)
 {
-	sqlite3_stmt *st = store_i_stmt(s, "PRAGMA foreign_key_check");
+	struct db_stmt *st = store_i_stmt(s, "PRAGMA foreign_key_check");
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	rc = db_step(st);
+	if (rc == DB_ROW)
 		err_set(&s->err,
 		    "migration: table %s row %lld refers to a missing row of "
 		    "%s",
-		    (const char *)sqlite3_column_text(st, 0),
-		    (long long)sqlite3_column_int64(st, 1),
-		    (const char *)sqlite3_column_text(st, 2));
-	else if (rc != SQLITE_DONE)
+		    db_col_text(st, 0), (long long)db_col_int64(st, 1),
+		    db_col_text(st, 2));
+	else if (rc != DB_DONE)
 		store_i_dberr(s, "foreign key check");
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return rc == DB_DONE ? 0 : -1;
+}
+
+int
+store_i_version_known(struct store *s, int v)
+{
+	if (v > STORE_VERSION)
+		return err_set(&s->err,
+		    "database schema version %d is newer than this "
+		    "perfwatchd (%d)",
+		    v, STORE_VERSION);
+	return 0;
 }
 
 static int
@@ -909,13 +920,8 @@ migrate_tx(struct store *s, int target)
 	 * file at once must not both run step 1. */
 	if ((v = store_user_version(s)) < 0)
 		return store_i_tx_end(s, 0);
-	if (v > STORE_VERSION) {
-		err_set(&s->err,
-		    "database schema version %d is newer than this "
-		    "perfwatchd (%d)",
-		    v, STORE_VERSION);
+	if (store_i_version_known(s, v) != 0)
 		return store_i_tx_end(s, 0);
-	}
 	for (from = v; v < target; v++) {
 		if (store_i_exec(s, migrations[v]) == -1)
 			return store_i_tx_end(s, 0);
@@ -938,6 +944,8 @@ store_i_migrate(struct store *s, int target)
 {
 	int r;
 
+	if (db_backend(s->db) == DB_PG)
+		return store_i_migrate_pg(s, target);
 	if (store_i_exec(s, "PRAGMA foreign_keys = OFF") == -1)
 		return -1;
 	r = migrate_tx(s, target);

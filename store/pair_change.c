@@ -2,7 +2,6 @@
  * The store: a pair's largest change of one verdict (store/pair_change.h),
  * from its comparisons.  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,7 @@ int
 store_pair_change_get(struct store *s, struct store_pair_change *out,
     int64_t pair_id, const char *verdict)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT change_pct, metric FROM comparisons"
 	    " WHERE pair_id = ?1 AND verdict = ?2 AND change_pct IS NOT NULL"
 	    " ORDER BY abs(change_pct) DESC, metric LIMIT 1");
@@ -23,18 +22,18 @@ store_pair_change_get(struct store *s, struct store_pair_change *out,
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	sqlite3_bind_text(st, 2, verdict, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		out->change_pct = sqlite3_column_double(st, 0);
+	db_bind_int64(st, 1, pair_id);
+	db_bind_text(st, 2, verdict, -1);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		out->change_pct = db_col_double(st, 0);
 		out->metric = store_i_web_text(st, 1);
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld has no %s",
 		    (long long)pair_id, verdict);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "pair change");
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "pair change");
 }
 
 void

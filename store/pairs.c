@@ -5,7 +5,6 @@
  * pair page's read.
  */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +23,7 @@
 int
 store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.id FROM pairs p WHERE p.analysed = 0"
 	    " AND (SELECT count(*) FROM jobs j WHERE j.id IN (p.base_job_id, "
 	    "p.cand_job_id)"
@@ -36,11 +35,11 @@ store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, (int64_t)max);
-	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		out[n++] = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 1, (int64_t)max);
+	while (n < max && (rc = db_step(st)) == DB_ROW)
+		out[n++] = db_col_int64(st, 0);
 	store_i_release(s, st);
-	if (n < max && rc != SQLITE_DONE)
+	if (n < max && rc != DB_DONE)
 		return store_i_dberr(s, "pending verdicts");
 	*out_n = n;
 	return 0;
@@ -48,16 +47,16 @@ store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
 
 /* One side's columns from i on (the order of store_verdict_pair's). */
 static void
-vside_scan(struct store_vside *d, sqlite3_stmt *st, int i)
+vside_scan(struct store_vside *d, struct db_stmt *st, int i)
 {
-	d->id = sqlite3_column_int64(st, i);
+	d->id = db_col_int64(st, i);
 	d->state = store_i_col_dup(st, i + 1);
-	d->runs = sqlite3_column_int64(st, i + 2);
-	d->max_runs = sqlite3_column_int64(st, i + 3);
+	d->runs = db_col_int64(st, i + 2);
+	d->max_runs = db_col_int64(st, i + 3);
 	d->spec_json = store_i_col_dup(st, i + 4);
 	d->tree = store_i_col_dup(st, i + 5);
 	d->branches = store_i_col_dup(st, i + 6);
-	d->stored = sqlite3_column_int64(st, i + 7);
+	d->stored = db_col_int64(st, i + 7);
 }
 
 static void
@@ -72,7 +71,7 @@ vside_release(struct store_vside *d)
 int
 store_verdict_pair(struct store *s, struct store_vpair *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.name, p.point, p.host_id, h.name, p.analysed, j.role,"
 	    " j.id, j.state, j.runs, j.max_runs, j.params, t.name,"
 	    " c.branches, (SELECT count(*) FROM runs r WHERE r.job_id = j.id)"
@@ -87,8 +86,8 @@ store_verdict_pair(struct store *s, struct store_vpair *out, int64_t pair_id)
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_int64(st, 1, pair_id);
+	while ((rc = db_step(st)) == DB_ROW) {
 		const char *role = store_i_col_text(st, 5);
 		int k = role && strcmp(role, "base") == 0    ? 0
 		    : role && strcmp(role, "candidate") == 0 ? 1
@@ -98,9 +97,9 @@ store_verdict_pair(struct store *s, struct store_vpair *out, int64_t pair_id)
 			out->pair_id = pair_id;
 			out->name = store_i_col_dup(st, 0);
 			out->point = store_i_col_dup(st, 1);
-			out->host_id = sqlite3_column_int64(st, 2);
+			out->host_id = db_col_int64(st, 2);
 			out->host = store_i_col_dup(st, 3);
-			out->analysed = sqlite3_column_int(st, 4) != 0;
+			out->analysed = db_col_int(st, 4) != 0;
 		}
 		if (k < 0)
 			continue;
@@ -111,7 +110,7 @@ store_verdict_pair(struct store *s, struct store_vpair *out, int64_t pair_id)
 		have[k] = 1;
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		store_vpair_release(out);
 		return store_i_dberr(s, "verdict pair");
 	}
@@ -140,7 +139,7 @@ store_vpair_release(struct store_vpair *p)
 int
 store_verdict_values(struct store *s, struct store_values *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
 	    " r.idx AS run FROM jobs j JOIN runs r ON r.job_id = j.id"
 	    " AND r.status = 'ok' AND r.idx < j.max_runs"
@@ -154,7 +153,7 @@ store_verdict_values(struct store *s, struct store_values *out, int64_t pair_id)
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 1, pair_id);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v),
 	    store_i_value_scan, NULL, "verdict values");
 	out->v = v;
@@ -164,14 +163,14 @@ store_verdict_values(struct store *s, struct store_values *out, int64_t pair_id)
 }
 
 static void
-vsib_scan(void *row, sqlite3_stmt *st, void *arg)
+vsib_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_vsib *x = row;
 
 	(void)arg;
-	x->pair_id = sqlite3_column_int64(st, 0);
+	x->pair_id = db_col_int64(st, 0);
 	x->point = store_i_col_dup(st, 1);
-	x->analysed = sqlite3_column_int(st, 2) != 0;
+	x->analysed = db_col_int(st, 2) != 0;
 	/* The specs as the JSON rows had them (non-UTF-8 bytes '?'). */
 	x->base_spec_json = store_i_web_text(st, 3);
 	x->cand_spec_json = store_i_web_text(st, 4);
@@ -181,7 +180,7 @@ int
 store_verdict_siblings(
     struct store *s, struct store_vsibs *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.id AS pair_id, p.point, p.analysed,"
 	    " b.params AS base_spec, c.params AS cand_spec"
 	    " FROM pairs me JOIN pairs p"
@@ -195,7 +194,7 @@ store_verdict_siblings(
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 1, pair_id);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), vsib_scan, NULL,
 	    "memcg tax siblings");
 	out->v = v;
@@ -221,13 +220,13 @@ store_vsibs_release(struct store_vsibs *l)
 }
 
 static void
-vhist_scan(void *row, sqlite3_stmt *st, void *arg)
+vhist_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_vhist *h = row;
 
 	(void)arg;
 	h->metric = store_i_col_dup(st, 0);
-	h->job = sqlite3_column_int64(st, 1);
+	h->job = db_col_int64(st, 1);
 	h->value = store_i_col_num(st, 2);
 }
 
@@ -235,7 +234,7 @@ int
 store_verdict_history(struct store *s, struct store_vhists *out,
     int64_t pair_id, int64_t max_jobs)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "WITH me AS (SELECT name, point, host_id FROM pairs"
 	    "  WHERE id = ?1),"
 	    " js AS (SELECT j.id FROM jobs j JOIN me"
@@ -257,8 +256,8 @@ store_verdict_history(struct store *s, struct store_vhists *out,
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	sqlite3_bind_int64(st, 2, max_jobs);
+	db_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 2, max_jobs);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), vhist_scan, NULL,
 	    "baseline history");
 	out->v = v;
@@ -284,7 +283,7 @@ int
 store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
     const struct store_comparison *c, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t id = 0;
 	int ok;
 
@@ -313,7 +312,7 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 	    " RETURNING id");
 	ok = st != NULL;
 	if (ok) {
-		sqlite3_bind_int64(st, 1, pair_id);
+		db_bind_int64(st, 1, pair_id);
 		store_i_bind_text(st, 2, c->metric);
 		store_i_bind_num(st, 3, c->base_median);
 		store_i_bind_num(st, 4, c->cand_median);
@@ -322,17 +321,17 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 		store_i_bind_num(st, 7, c->ci_high);
 		store_i_bind_num(st, 8, c->p);
 		store_i_bind_text(st, 9, c->verdict);
-		sqlite3_bind_int64(st, 10, now);
+		db_bind_int64(st, 10, now);
 		store_i_bind_text(st, 11, c->unit);
 		store_i_bind_text(st, 12, c->better);
-		sqlite3_bind_int64(st, 13, c->n_base);
-		sqlite3_bind_int64(st, 14, c->n_cand);
+		db_bind_int64(st, 13, c->n_base);
+		db_bind_int64(st, 14, c->n_cand);
 		store_i_bind_num(st, 15, c->p_adjusted);
 		store_i_bind_num(st, 16, c->min_effect);
-		sqlite3_bind_int(st, 17, c->final != 0);
+		db_bind_int64(st, 17, c->final != 0);
 		store_i_bind_text(st, 18, c->note);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			id = sqlite3_column_int64(st, 0);
+		if (db_step(st) == DB_ROW)
+			id = db_col_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "store comparison") == 0;
 		store_i_release(s, st);
@@ -347,7 +346,7 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 		    "UPDATE comparisons SET base_mean = ?2, base_sd = ?3,"
 		    " cand_mean = ?4, cand_sd = ?5 WHERE id = ?1");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, id);
+			db_bind_int64(st, 1, id);
 			store_i_bind_num(st, 2, c->base_mean);
 			store_i_bind_num(st, 3, c->base_sd);
 			store_i_bind_num(st, 4, c->cand_mean);
@@ -367,9 +366,9 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 		    " WHERE id = ?3 AND bisect_id IS NULL"
 		    " ON CONFLICT (comparison_id) DO NOTHING");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int64(st, 2, now);
-			sqlite3_bind_int64(st, 3, pair_id);
+			db_bind_int64(st, 1, id);
+			db_bind_int64(st, 2, now);
+			db_bind_int64(st, 3, pair_id);
 			ok = store_i_step_done(s, st, "store regression") == 0;
 			store_i_release(s, st);
 		}
@@ -384,7 +383,7 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 int
 store_verdict_check(struct store *s, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.analysed, (SELECT count(*) FROM jobs j"
 	    " WHERE j.id IN (p.base_job_id, p.cand_job_id) AND j.state = "
 	    "'success')"
@@ -393,14 +392,14 @@ store_verdict_check(struct store *s, int64_t pair_id)
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	if (sqlite3_step(st) != SQLITE_ROW)
+	db_bind_int64(st, 1, pair_id);
+	if (db_step(st) != DB_ROW)
 		r = err_setc(&s->err, ERR_CONFLICT, "pair %lld not found",
 		    (long long)pair_id);
-	else if (sqlite3_column_int64(st, 0) != 0)
+	else if (db_col_int64(st, 0) != 0)
 		r = err_setc(&s->err, ERR_CONFLICT,
 		    "pair %lld already has its verdict", (long long)pair_id);
-	else if (sqlite3_column_int64(st, 1) != 2)
+	else if (db_col_int64(st, 1) != 2)
 		r = err_setc(&s->err, ERR_CONFLICT,
 		    "pair %lld: a job has not succeeded", (long long)pair_id);
 	store_i_release(s, st);
@@ -410,7 +409,7 @@ store_verdict_check(struct store *s, int64_t pair_id)
 int
 store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	(void)now;
@@ -418,7 +417,7 @@ store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
 		return -1;
 	st = store_i_stmt(s, "UPDATE pairs SET analysed = 1 WHERE id = ?1");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, pair_id);
+		db_bind_int64(st, 1, pair_id);
 		ok = store_i_step_done(s, st, "verdict done") == 0;
 		store_i_release(s, st);
 	}
@@ -430,7 +429,7 @@ store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
 	                  " UNION SELECT cand_job_id FROM pairs WHERE id = ?1"))
 	        : NULL;
 	if (ok && (ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, pair_id);
+		db_bind_int64(st, 1, pair_id);
 		ok = store_i_step_done(s, st, "job summaries") == 0;
 		store_i_release(s, st);
 	}
@@ -441,7 +440,7 @@ int
 store_verdict_requeue(struct store *s, int64_t pair_id, int64_t runs,
     int64_t max_past, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t ids[2] = { 0, 0 }, have[2] = { 0, 0 };
 	int ok, r = 0, n = 0, k, more = 0;
 
@@ -453,27 +452,26 @@ store_verdict_requeue(struct store *s, int64_t pair_id, int64_t runs,
 	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)");
 	ok = st != NULL;
 	if (ok) {
-		sqlite3_bind_int64(st, 1, pair_id);
-		while (r == 0 && sqlite3_step(st) == SQLITE_ROW) {
-			int64_t id = sqlite3_column_int64(st, 0);
+		db_bind_int64(st, 1, pair_id);
+		while (r == 0 && db_step(st) == DB_ROW) {
+			int64_t id = db_col_int64(st, 0);
 
 			if (n < 2) {
 				ids[n] = id;
-				have[n] = sqlite3_column_int64(st, 2);
+				have[n] = db_col_int64(st, 2);
 			}
 			n++;
 			if (strcmp(store_i_col_text(st, 1), "success") != 0)
 				r = err_setc(&s->err, ERR_CONFLICT,
 				    "job %lld is %s, not success",
 				    (long long)id, store_i_col_text(st, 1));
-			else if (runs > sqlite3_column_int64(st, 3) &&
-			    runs > max_past)
+			else if (runs > db_col_int64(st, 3) && runs > max_past)
 				r = err_setc(&s->err, ERR_CONFLICT,
 				    "job %lld: %lld runs is above its max_runs "
 				    "%lld",
 				    (long long)id, (long long)runs,
-				    (long long)sqlite3_column_int64(st, 3));
-			else if (runs > sqlite3_column_int64(st, 2))
+				    (long long)db_col_int64(st, 3));
+			else if (runs > db_col_int64(st, 2))
 				more++;
 		}
 		store_i_release(s, st);
@@ -500,9 +498,9 @@ store_verdict_requeue(struct store *s, int64_t pair_id, int64_t runs,
 		    " progress = NULL, error = NULL, updated = ?3"
 		    " WHERE id = ?1");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, ids[k]);
-			sqlite3_bind_int64(st, 2, runs);
-			sqlite3_bind_int64(st, 3, now);
+			db_bind_int64(st, 1, ids[k]);
+			db_bind_int64(st, 2, runs);
+			db_bind_int64(st, 3, now);
 			ok = store_i_step_done(s, st, "requeue pair") == 0;
 			store_i_release(s, st);
 		}
@@ -517,11 +515,11 @@ static int
 reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
     int64_t now)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.id FROM jobs j JOIN pairs o ON o.id = j.pair_id"
 	    " WHERE j.role = 'base' AND j.name = ?1 AND j.point = ?2"
 	    " AND j.params = json(?3) AND o.host_id = ?4"
-	    " AND j.commit_id IS ?5"
+	    " AND j.commit_id IS NOT DISTINCT FROM ?5"
 	    " AND j.state IN ('queued', 'running', 'success')"
 	    " AND j.updated >= ?6 ORDER BY j.id DESC LIMIT 1");
 	int rc;
@@ -532,14 +530,14 @@ reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
 	store_i_bind_text(st, 1, p->name);
 	store_i_bind_text(st, 2, p->point ? p->point : "");
 	store_i_bind_text(st, 3, p->base->spec_json);
-	sqlite3_bind_int64(st, 4, p->host_id);
+	db_bind_int64(st, 4, p->host_id);
 	if (p->base->commit_id > 0)
-		sqlite3_bind_int64(st, 5, p->base->commit_id);
-	sqlite3_bind_int64(st, 6, now - p->reuse_age);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
+		db_bind_int64(st, 5, p->base->commit_id);
+	db_bind_int64(st, 6, now - p->reuse_age);
+	if ((rc = db_step(st)) == DB_ROW)
+		*out = db_col_int64(st, 0);
 	store_i_release(s, st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (rc != DB_ROW && rc != DB_DONE)
 		return store_i_dberr(s, "reusable base");
 	return 0;
 }
@@ -549,7 +547,7 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
     int64_t *out_cand, int *out_reused, const struct store_trigger_pair *p,
     int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t pair = 0, b = 0, c = 0;
 	int ok;
 
@@ -561,22 +559,25 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 	st = ok ? store_i_stmt(s,
 	              "INSERT INTO pairs (name, point, host_id, created,"
 	              " pinned, tree_id, branch, tip_only, canary)"
-	              " VALUES (?1, ?2, ?3, ?4, ?3 IS NOT NULL, ?5, ?6, ?7,"
+	              " VALUES (?1, ?2, ?3, ?4, CASE WHEN CAST(?3 AS BIGINT) "
+	              "IS NULL THEN 0 "
+	              "ELSE 1 END,"
+	              " ?5, ?6, ?7,"
 	              " ?8)")
 	        : NULL;
 	if (ok && (ok = st != NULL)) {
 		store_i_bind_text(st, 1, p->name);
 		store_i_bind_text(st, 2, p->point ? p->point : "");
 		if (p->host_id > 0)
-			sqlite3_bind_int64(st, 3, p->host_id);
-		sqlite3_bind_int64(st, 4, now);
+			db_bind_int64(st, 3, p->host_id);
+		db_bind_int64(st, 4, now);
 		if (p->tree_id > 0)
-			sqlite3_bind_int64(st, 5, p->tree_id);
+			db_bind_int64(st, 5, p->tree_id);
 		store_i_bind_text(st, 6, p->branch);
-		sqlite3_bind_int(st, 7, p->tip_only);
-		sqlite3_bind_int(st, 8, p->canary ? 1 : 0);
+		db_bind_int64(st, 7, p->tip_only);
+		db_bind_int64(st, 8, p->canary ? 1 : 0);
 		ok = store_i_step_done(s, st, "insert pair") == 0;
-		pair = sqlite3_last_insert_rowid(s->db);
+		pair = db_last_id(s->db);
 		store_i_release(s, st);
 	}
 	if (out_reused)
@@ -601,21 +602,21 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 }
 
 static void
-pending_scan(void *row, sqlite3_stmt *st, void *arg)
+pending_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_pending *p = row;
 
 	(void)arg;
-	p->pair_id = sqlite3_column_int64(st, 0);
+	p->pair_id = db_col_int64(st, 0);
 	p->sha = store_i_col_dup(st, 1);
-	p->tip_only = sqlite3_column_int(st, 2) != 0;
+	p->tip_only = db_col_int(st, 2) != 0;
 }
 
 int
 store_trigger_pending(struct store *s, struct store_pendings *out,
     int64_t tree_id, const char *branch, const char *name)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.id AS pair_id, c.sha, p.tip_only FROM pairs p"
 	    " JOIN jobs j ON j.id = p.cand_job_id"
 	    " LEFT JOIN commits c ON c.id = j.commit_id"
@@ -630,7 +631,7 @@ store_trigger_pending(struct store *s, struct store_pendings *out,
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, tree_id);
+	db_bind_int64(st, 1, tree_id);
 	store_i_bind_text(st, 2, branch);
 	store_i_bind_text(st, 3, name);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), pending_scan,
@@ -675,7 +676,7 @@ store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
 		"  WHERE o.base_job_id = jobs.id AND o.id <> ?1"
 		"  AND oc.state <> 'cancelled')",
 	};
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok = 1, i, n = 0;
 
 	if (store_i_tx_begin(s) == -1)
@@ -683,11 +684,11 @@ store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
 	for (i = 0; i < 2 && ok; i++) {
 		if ((ok = (st = store_i_prep(s, sql[i])) != NULL) == 0)
 			break;
-		sqlite3_bind_int64(st, 1, pair_id);
+		db_bind_int64(st, 1, pair_id);
 		store_i_bind_text(st, 2, reason);
-		sqlite3_bind_int64(st, 3, now);
+		db_bind_int64(st, 3, now);
 		ok = store_i_step_done(s, st, "supersede") == 0;
-		n += sqlite3_changes(s->db);
+		n += db_changes(s->db);
 		store_i_release(s, st);
 	}
 	if (store_i_tx_end(s, ok) == -1)
@@ -700,7 +701,7 @@ store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
 int
 store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int r;
 
 	st = store_i_stmt(s,
@@ -709,10 +710,10 @@ store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 	    "  AND j.state = 'queued')");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 1, pair_id);
 	r = store_i_step_done(s, st, "deprioritise");
 	if (r == 0 && out_n)
-		*out_n = sqlite3_changes(s->db);
+		*out_n = db_changes(s->db);
 	store_i_release(s, st);
 	return r;
 }
@@ -720,14 +721,14 @@ store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 int
 store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
 	st = store_i_stmt(s, "UPDATE pairs SET suspect = ?2 WHERE id = ?1");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, pair_id);
+		db_bind_int64(st, 1, pair_id);
 		store_i_bind_text(st, 2, why);
 		ok = store_i_step_done(s, st, "pair suspect") == 0;
 		store_i_release(s, st);
@@ -738,31 +739,30 @@ store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
 int
 store_hygiene_suspect(struct store *s, char **out_why, int64_t pair_id)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "SELECT suspect FROM pairs WHERE id = ?1");
 	int rc;
 
 	*out_why = NULL;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
-			*out_why =
-			    xstrdup((const char *)sqlite3_column_text(st, 0));
+	db_bind_int64(st, 1, pair_id);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		if (db_col_type(st, 0) != DB_NULL)
+			*out_why = xstrdup(db_col_text(st, 0));
 		store_i_release(s, st);
 		return 0;
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
 		    (long long)pair_id);
 	return store_i_dberr(s, "pair suspect");
 }
 
 static void
-cmp_scan(void *row, sqlite3_stmt *st, void *arg)
+cmp_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_comparison *c = row;
 
@@ -779,13 +779,9 @@ cmp_scan(void *row, sqlite3_stmt *st, void *arg)
 	c->min_effect = store_i_col_num(st, 9);
 	c->unit = store_i_col_dup(st, 10);
 	c->better = store_i_col_dup(st, 11);
-	c->n_base = sqlite3_column_type(st, 12) == SQLITE_NULL
-	    ? -1
-	    : sqlite3_column_int64(st, 12);
-	c->n_cand = sqlite3_column_type(st, 13) == SQLITE_NULL
-	    ? -1
-	    : sqlite3_column_int64(st, 13);
-	c->final = sqlite3_column_int(st, 14);
+	c->n_base = db_col_type(st, 12) == DB_NULL ? -1 : db_col_int64(st, 12);
+	c->n_cand = db_col_type(st, 13) == DB_NULL ? -1 : db_col_int64(st, 13);
+	c->final = db_col_int(st, 14);
 	c->note = store_i_col_dup(st, 15);
 	/* Schema v33: NULL before it, and where a side had no value. */
 	c->base_mean = store_i_col_num(st, 16);
@@ -805,7 +801,7 @@ cmp_scan(void *row, sqlite3_stmt *st, void *arg)
 static int
 pair_sides(struct store *s, struct store_pair *p)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int i, rc;
 
 	for (i = 0; i < 2 && (size_t)i < p->jobs.n; i++) {
@@ -820,22 +816,22 @@ pair_sides(struct store *s, struct store_pair *p)
 		    " FROM jobs j WHERE j.id = ?1");
 		if (st == NULL)
 			return -1;
-		sqlite3_bind_int64(st, 1, p->jobs.v[i].id);
+		db_bind_int64(st, 1, p->jobs.v[i].id);
 		p->rounds[i] = 1;
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW) {
-			if (sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
-			    sqlite3_column_int64(st, 0) > 1)
-				p->rounds[i] = sqlite3_column_int64(st, 0);
-			p->kernel[i] = sqlite3_column_int(st, 1) != 0;
-			p->boots[i] = sqlite3_column_int64(st, 2);
+		rc = db_step(st);
+		if (rc == DB_ROW) {
+			if (db_col_type(st, 0) == DB_INTEGER &&
+			    db_col_int64(st, 0) > 1)
+				p->rounds[i] = db_col_int64(st, 0);
+			p->kernel[i] = db_col_int(st, 1) != 0;
+			p->boots[i] = db_col_int64(st, 2);
 			if (p->kernel[i] && p->boots[i] == 0)
 				p->boots[i] = -1; /* none recorded */
 			if (!p->kernel[i])
 				p->boots[i] = 0;
 		}
 		store_i_release(s, st);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		if (rc != DB_ROW && rc != DB_DONE)
 			return store_i_dberr(s, "pair sides");
 	}
 	return 0;
@@ -844,7 +840,7 @@ pair_sides(struct store *s, struct store_pair *p)
 int
 store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.name, p.point, h.name, p.created,"
 	    " coalesce(p.base_job_id, (SELECT id FROM jobs"
 	    "  WHERE pair_id = p.id AND role = 'base')),"
@@ -860,8 +856,8 @@ store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	db_bind_int64(st, 1, pair_id);
+	if (db_step(st) != DB_ROW) {
 		store_i_release(s, st);
 		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
 		    (long long)pair_id);
@@ -870,10 +866,10 @@ store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 	out->name = store_i_col_dup(st, 0);
 	out->point = store_i_col_dup(st, 1);
 	out->host = store_i_col_dup(st, 2);
-	out->created = sqlite3_column_int64(st, 3);
-	ids[0] = sqlite3_column_int64(st, 4);
-	ids[1] = sqlite3_column_int64(st, 5);
-	out->deprioritised = sqlite3_column_int(st, 6) != 0;
+	out->created = db_col_int64(st, 3);
+	ids[0] = db_col_int64(st, 4);
+	ids[1] = db_col_int64(st, 5);
+	out->deprioritised = db_col_int(st, 6) != 0;
 	/* Host hygiene: why the two sides are not comparable, or NULL. */
 	out->suspect = store_i_col_dup(st, 7);
 	store_i_release(s, st);
@@ -892,7 +888,7 @@ store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
 		store_pair_release(out);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 1, pair_id);
 	r = store_i_rows(s, st, &v, &out->ncmps, sizeof(*out->cmps), cmp_scan,
 	    NULL, "pair comparisons");
 	out->cmps = v;
@@ -930,7 +926,7 @@ int
 store_stats(
     struct store *s, struct store_stats *out, int64_t now, int64_t online_s)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int i;
 
 	memset(out, 0, sizeof(*out));
@@ -940,22 +936,22 @@ store_stats(
 	    "SELECT substr(name, 6), n FROM counts WHERE name LIKE 'jobs.%'");
 	if (st == NULL)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW)
+	while (db_step(st) == DB_ROW)
 		for (i = 0; i < 5; i++)
 			if (strcmp(store_i_col_text(st, 0),
 			        store_job_states[i]) == 0)
-				out->jobs[i] = sqlite3_column_int64(st, 1);
+				out->jobs[i] = db_col_int64(st, 1);
 	store_i_release(s, st);
 	st = store_i_stmt(s,
 	    "SELECT count(*), count(*) FILTER (WHERE last_seen >= ?1),"
 	    " (SELECT n FROM counts WHERE name = 'runs') FROM hosts");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, now - online_s);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		out->hosts = sqlite3_column_int64(st, 0);
-		out->hosts_online = sqlite3_column_int64(st, 1);
-		out->runs = sqlite3_column_int64(st, 2);
+	db_bind_int64(st, 1, now - online_s);
+	if (db_step(st) == DB_ROW) {
+		out->hosts = db_col_int64(st, 0);
+		out->hosts_online = db_col_int64(st, 1);
+		out->runs = db_col_int64(st, 2);
 	}
 	store_i_release(s, st);
 	return 0;
@@ -965,7 +961,7 @@ int
 store_verdict_unchanged(
     struct store *s, const struct store_side_stamp *sides, size_t n)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.runs, (SELECT count(*) FROM runs r WHERE r.job_id = "
 	    "j.id),"
 	    " j.state FROM jobs j WHERE j.id = ?1");
@@ -975,18 +971,16 @@ store_verdict_unchanged(
 	if (st == NULL)
 		return -1;
 	for (i = 0; r == 0 && i < n; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, sides[i].job_id);
-		rc = sqlite3_step(st);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		db_reset(st);
+		db_bind_int64(st, 1, sides[i].job_id);
+		rc = db_step(st);
+		if (rc != DB_ROW && rc != DB_DONE) {
 			r = store_i_dberr(s, "verdict sides");
 			break;
 		}
-		if (rc == SQLITE_DONE ||
-		    sqlite3_column_int64(st, 0) != sides[i].runs ||
-		    sqlite3_column_int64(st, 1) != sides[i].stored ||
-		    strcmp((const char *)sqlite3_column_text(st, 2),
-		        "success") != 0)
+		if (rc == DB_DONE || db_col_int64(st, 0) != sides[i].runs ||
+		    db_col_int64(st, 1) != sides[i].stored ||
+		    strcmp(db_col_text(st, 2), "success") != 0)
 			r = err_setc(&s->err, ERR_CONFLICT,
 			    "job %lld changed while its verdict was made",
 			    (long long)sides[i].job_id);

@@ -2,7 +2,6 @@
  * The store's runs: a pair's runs with their metadata (the hygiene and
  * noise checks read them) and their metric values.
  */
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +10,14 @@
 #include "store/store_int.h"
 
 static void
-run_meta_scan(void *row, sqlite3_stmt *st, void *arg)
+run_meta_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_run_meta *m = row;
 
 	(void)arg;
 	m->role = store_i_col_dup(st, 0);
-	m->run = sqlite3_column_int64(st, 1);
-	m->measured = sqlite3_column_int(st, 2) != 0;
+	m->run = db_col_int64(st, 1);
+	m->measured = db_col_int(st, 2) != 0;
 	/* The documents as the JSON rows had them (non-UTF-8 bytes '?'). */
 	m->host_state_json = store_i_web_text(st, 3);
 	m->profile_json = store_i_web_text(st, 4);
@@ -28,7 +27,7 @@ int
 store_pair_run_meta(
     struct store *s, struct store_run_metas *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
 	    " r.host_state, r.profile"
 	    " FROM jobs j JOIN runs r ON r.job_id = j.id AND r.status = 'ok'"
@@ -41,7 +40,7 @@ store_pair_run_meta(
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 1, pair_id);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), run_meta_scan,
 	    NULL, "pair runs");
 	out->v = v;
@@ -67,7 +66,7 @@ store_run_metas_release(struct store_run_metas *l)
 }
 
 void
-store_i_value_scan(void *row, sqlite3_stmt *st, void *arg)
+store_i_value_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_value *v = row;
 
@@ -77,13 +76,13 @@ store_i_value_scan(void *row, sqlite3_stmt *st, void *arg)
 	v->unit = store_i_col_dup(st, 2);
 	v->better = store_i_col_dup(st, 3);
 	v->value = store_i_col_num(st, 4);
-	v->run = sqlite3_column_int64(st, 5);
+	v->run = db_col_int64(st, 5);
 }
 
 int
 store_pair_values(struct store *s, struct store_values *out, int64_t pair_id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
 	    " r.idx AS run FROM pairs p JOIN jobs j"
 	    " ON j.id IN (p.base_job_id, p.cand_job_id)"
@@ -96,7 +95,7 @@ store_pair_values(struct store *s, struct store_values *out, int64_t pair_id)
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, pair_id);
+	db_bind_int64(st, 1, pair_id);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v),
 	    store_i_value_scan, NULL, "pair values");
 	out->v = v;

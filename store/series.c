@@ -4,7 +4,6 @@
  * the upload queue, a tip's run values, patch mail waiting for the rest
  * of its series, and the typed reads of the series API and page.
  */
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +25,7 @@ int
 store_series_create(struct store *s, int64_t *out_id, int *out_new,
     const struct store_series_new *n, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok, rc;
 	int64_t id = 0;
 
@@ -38,9 +37,9 @@ store_series_create(struct store *s, int64_t *out_id, int *out_new,
 	st = store_i_stmt(s, "SELECT id FROM series WHERE message_id = ?1");
 	if ((ok = st != NULL)) {
 		store_i_bind_text(st, 1, n->message_id);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			id = sqlite3_column_int64(st, 0);
-		else if (rc != SQLITE_DONE)
+		if ((rc = db_step(st)) == DB_ROW)
+			id = db_col_int64(st, 0);
+		else if (rc != DB_DONE)
 			ok = store_i_dberr(s, "series lookup") == 0;
 		store_i_release(s, st);
 	}
@@ -55,18 +54,18 @@ store_series_create(struct store *s, int64_t *out_id, int *out_new,
 			store_i_bind_text(st, 1, n->inbox);
 			store_i_bind_text(st, 2, n->message_id);
 			store_i_bind_text(st, 3, n->title);
-			sqlite3_bind_int64(st, 4, n->version);
-			sqlite3_bind_int64(st, 5, n->total);
-			sqlite3_bind_int64(st, 6, n->found);
+			db_bind_int64(st, 4, n->version);
+			db_bind_int64(st, 5, n->total);
+			db_bind_int64(st, 6, n->found);
 			store_i_bind_text(st, 7, n->author);
 			if (n->date >= 0)
-				sqlite3_bind_int64(st, 8, n->date);
+				db_bind_int64(st, 8, n->date);
 			if (n->tree_id > 0)
-				sqlite3_bind_int64(st, 9, n->tree_id);
+				db_bind_int64(st, 9, n->tree_id);
 			store_i_bind_text(st, 10, n->branch);
-			sqlite3_bind_int64(st, 11, now);
+			db_bind_int64(st, 11, now);
 			ok = store_i_step_done(s, st, "series insert") == 0;
-			id = sqlite3_last_insert_rowid(s->db);
+			id = db_last_id(s->db);
 			store_i_release(s, st);
 		}
 		if (ok && out_new != NULL)
@@ -82,7 +81,7 @@ int
 store_series_patch_put(
     struct store *s, int64_t series_id, const struct store_series_patch *p)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
@@ -96,15 +95,15 @@ store_series_patch_put(
 	    " author = excluded.author, date = excluded.date,"
 	    " commit_id = excluded.commit_id");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, series_id);
-		sqlite3_bind_int64(st, 2, p->seq);
+		db_bind_int64(st, 1, series_id);
+		db_bind_int64(st, 2, p->seq);
 		store_i_bind_text(st, 3, p->message_id);
 		store_i_bind_text(st, 4, p->subject);
 		store_i_bind_text(st, 5, p->author);
 		if (p->date >= 0)
-			sqlite3_bind_int64(st, 6, p->date);
+			db_bind_int64(st, 6, p->date);
 		if (p->commit_id > 0)
-			sqlite3_bind_int64(st, 7, p->commit_id);
+			db_bind_int64(st, 7, p->commit_id);
 		ok = store_i_step_done(s, st, "series patch") == 0;
 		store_i_release(s, st);
 	}
@@ -116,7 +115,7 @@ store_series_state(struct store *s, int64_t id, const char *state,
     const char *error, const char *base_sha, int64_t commit_id, const char *ref,
     int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
@@ -127,15 +126,15 @@ store_series_state(struct store *s, int64_t id, const char *state,
 	    " commit_id = CASE WHEN ?5 > 0 THEN ?5 ELSE commit_id END,"
 	    " ref = coalesce(?6, ref), updated = ?7 WHERE id = ?1");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, id);
+		db_bind_int64(st, 1, id);
 		store_i_bind_text(st, 2, state);
 		store_i_bind_text(st, 3, error);
 		store_i_bind_text(st, 4, base_sha);
-		sqlite3_bind_int64(st, 5, commit_id);
+		db_bind_int64(st, 5, commit_id);
 		store_i_bind_text(st, 6, ref);
-		sqlite3_bind_int64(st, 7, now);
+		db_bind_int64(st, 7, now);
 		ok = store_i_step_done(s, st, "series state") == 0;
-		if (ok && sqlite3_changes(s->db) == 0)
+		if (ok && db_changes(s->db) == 0)
 			ok = err_setc(&s->err, ERR_NOTFOUND,
 			         "series %lld not found", (long long)id) == 0;
 		store_i_release(s, st);
@@ -164,28 +163,26 @@ store_series_state(struct store *s, int64_t id, const char *state,
 	" LEFT JOIN commits c ON c.id = se.commit_id"
 
 static int64_t
-col_int_or(sqlite3_stmt *st, int i, int64_t none)
+col_int_or(struct db_stmt *st, int i, int64_t none)
 {
-	return sqlite3_column_type(st, i) == SQLITE_NULL
-	    ? none
-	    : sqlite3_column_int64(st, i);
+	return db_col_type(st, i) == DB_NULL ? none : db_col_int64(st, i);
 }
 
 static int
-col_has(sqlite3_stmt *st, int i, int64_t *out)
+col_has(struct db_stmt *st, int i, int64_t *out)
 {
-	*out = sqlite3_column_int64(st, i);
-	return sqlite3_column_type(st, i) != SQLITE_NULL;
+	*out = db_col_int64(st, i);
+	return db_col_type(st, i) != DB_NULL;
 }
 
 /* A row of SERIES_COLS. */
 static void
-series_scan(void *row, sqlite3_stmt *st, void *arg)
+series_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_series_row *r = row;
 
 	(void)arg;
-	r->id = sqlite3_column_int64(st, 0);
+	r->id = db_col_int64(st, 0);
 	r->inbox = store_i_web_text(st, 1);
 	r->message_id = store_i_web_text(st, 2);
 	r->title = store_i_web_text(st, 3);
@@ -211,9 +208,9 @@ series_scan(void *row, sqlite3_stmt *st, void *arg)
 }
 
 void
-store_i_series_scan_web(struct store_series_row *r, sqlite3_stmt *st)
+store_i_series_scan_web(struct store_series_row *r, struct db_stmt *st)
 {
-	r->id = sqlite3_column_int64(st, 0);
+	r->id = db_col_int64(st, 0);
 	r->inbox = store_i_web_text(st, 1);
 	r->title = store_i_web_text(st, 2);
 	r->version = col_int_or(st, 3, -1);
@@ -286,7 +283,7 @@ int
 store_series_list(struct store *s, struct store_series_list *out, int64_t limit,
     int64_t cursor)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT " SERIES_COLS " WHERE se.id < ?1"
 	    " ORDER BY se.id DESC LIMIT ?2");
 	void *v = NULL;
@@ -294,8 +291,8 @@ store_series_list(struct store *s, struct store_series_list *out, int64_t limit,
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, store_i_below(cursor));
-	sqlite3_bind_int64(st, 2, limit);
+	db_bind_int64(st, 1, store_i_below(cursor));
+	db_bind_int64(st, 2, limit);
 	if (store_i_rows(s, st, &v, &out->n, sizeof(*out->v), series_scan, NULL,
 	        "series") != 0) {
 		out->v = v;
@@ -326,12 +323,12 @@ store_series_list(struct store *s, struct store_series_list *out, int64_t limit,
 	"  WHERE se.id = p.series_id))) AS verdicts"
 
 static void
-patch_scan(void *row, sqlite3_stmt *st, void *arg)
+patch_scan(void *row, struct db_stmt *st, void *arg)
 {
 	struct store_series_patch_row *p = row;
 
 	(void)arg;
-	p->seq = sqlite3_column_int64(st, 0);
+	p->seq = db_col_int64(st, 0);
 	p->message_id = store_i_web_text(st, 1);
 	p->subject = store_i_web_text(st, 2);
 	p->author = store_i_web_text(st, 3);
@@ -346,7 +343,7 @@ int
 store_i_series_patches(
     struct store *s, struct store_series_row *out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.seq, p.message_id, p.subject, p.author, p.date,"
 	    " p.commit_id, c.sha, p.applied_by, " PATCH_VERDICTS
 	    " FROM series_patches p"
@@ -357,7 +354,7 @@ store_i_series_patches(
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	r = store_i_rows(s, st, &v, &out->npatches, sizeof(*out->patches),
 	    patch_scan, NULL, "series patches");
 	out->patches = v;
@@ -367,14 +364,14 @@ store_i_series_patches(
 int
 store_series_get(struct store *s, struct store_series_row *out, int64_t id)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "SELECT " SERIES_COLS " WHERE se.id = ?1");
 
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	if (db_step(st) != DB_ROW) {
 		store_i_release(s, st);
 		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
 		    (long long)id);
@@ -392,7 +389,7 @@ int
 store_inbox_get(
     struct store *s, char *out_last, size_t outlen, const char *name)
 {
-	sqlite3_stmt *st = store_i_stmt(
+	struct db_stmt *st = store_i_stmt(
 	    s, "SELECT last_commit FROM inbox_state WHERE name = ?1");
 	int rc;
 
@@ -400,11 +397,11 @@ store_inbox_get(
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, name);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && store_i_col_text(st, 0) != NULL)
+	rc = db_step(st);
+	if (rc == DB_ROW && store_i_col_text(st, 0) != NULL)
 		snprintf(out_last, outlen, "%s", store_i_col_text(st, 0));
 	store_i_release(s, st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (rc != DB_ROW && rc != DB_DONE)
 		return store_i_dberr(s, "inbox state");
 	return 0;
 }
@@ -413,7 +410,7 @@ int
 store_inbox_put(struct store *s, const char *name, const char *url,
     const char *last_commit, const char *error, int64_t messages, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
@@ -422,17 +419,18 @@ store_inbox_put(struct store *s, const char *name, const char *url,
 	    "INSERT INTO inbox_state (name, url, last_commit, last_poll,"
 	    " last_error, messages) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 	    " ON CONFLICT (name) DO UPDATE SET url = excluded.url,"
-	    " last_commit = coalesce(excluded.last_commit, last_commit),"
+	    " last_commit = coalesce(excluded.last_commit,"
+	    "  inbox_state.last_commit),"
 	    " last_poll = excluded.last_poll,"
 	    " last_error = excluded.last_error,"
-	    " messages = messages + excluded.messages");
+	    " messages = inbox_state.messages + excluded.messages");
 	if ((ok = st != NULL)) {
 		store_i_bind_text(st, 1, name);
 		store_i_bind_text(st, 2, url);
 		store_i_bind_text(st, 3, last_commit);
-		sqlite3_bind_int64(st, 4, now);
+		db_bind_int64(st, 4, now);
 		store_i_bind_text(st, 5, error);
-		sqlite3_bind_int64(st, 6, messages);
+		db_bind_int64(st, 6, messages);
 		ok = store_i_step_done(s, st, "inbox state") == 0;
 		store_i_release(s, st);
 	}
@@ -440,10 +438,10 @@ store_inbox_put(struct store *s, const char *name, const char *url,
 }
 
 static void
-pair_id_scan(void *row, sqlite3_stmt *st, void *arg)
+pair_id_scan(void *row, struct db_stmt *st, void *arg)
 {
 	(void)arg;
-	*(int64_t *)row = sqlite3_column_int64(st, 0);
+	*(int64_t *)row = db_col_int64(st, 0);
 }
 
 /* The pairs measuring a series' tip against its base (not the
@@ -452,7 +450,7 @@ pair_id_scan(void *row, sqlite3_stmt *st, void *arg)
 static int
 series_tip_pairs(struct store *s, struct store_series_row *out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT DISTINCT p.id FROM series se"
 	    " JOIN jobs cj ON cj.commit_id = se.commit_id"
 	    "  AND cj.role = 'candidate'"
@@ -467,7 +465,7 @@ series_tip_pairs(struct store *s, struct store_series_row *out, int64_t id)
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	r = store_i_rows(s, st, &v, &out->npairs, sizeof(*out->pairs),
 	    pair_id_scan, NULL, "series pairs");
 	out->pairs = v;
@@ -477,7 +475,7 @@ series_tip_pairs(struct store *s, struct store_series_row *out, int64_t id)
 int
 store_web_series(struct store *s, struct store_series_row *out, int64_t id)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
 	    " se.author, se.date AS time, se.state, se.error,"
 	    " se.commit_id, c.sha AS commit_sha, se.base_sha, se.branch,"
@@ -489,8 +487,8 @@ store_web_series(struct store *s, struct store_series_row *out, int64_t id)
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	if (db_step(st) != DB_ROW) {
 		store_i_release(s, st);
 		return err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
 		    (long long)id);
@@ -506,29 +504,29 @@ store_web_series(struct store *s, struct store_series_row *out, int64_t id)
 }
 
 static char *
-col_dup(sqlite3_stmt *st, int i)
+col_dup(struct db_stmt *st, int i)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const char *t = db_col_text(st, i);
 
-	return xstrdup(t ? (const char *)t : "");
+	return xstrdup(t ? t : "");
 }
 
 int
 store_series_meta(
     struct store *s, int64_t id, const char *branch_tag, int64_t supersedes)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "UPDATE series SET branch_tag = ?2, supersedes = ?3 WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	store_i_bind_text(
 	    st, 2, branch_tag && branch_tag[0] ? branch_tag : NULL);
 	if (supersedes > 0)
-		sqlite3_bind_int64(st, 3, supersedes);
+		db_bind_int64(st, 3, supersedes);
 	else
-		sqlite3_bind_null(st, 3);
+		db_bind_null(st, 3);
 	return store_i_write1(s, st, "series meta");
 }
 
@@ -536,7 +534,7 @@ int
 store_series_previous(
     struct store *s, int64_t *out, int64_t id, const char *const *ids, size_t n)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	size_t i;
 	int rc;
 
@@ -549,12 +547,12 @@ store_series_previous(
 	if (st == NULL)
 		return -1;
 	for (i = 0; i < n && *out == 0; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, id);
+		db_reset(st);
+		db_bind_int64(st, 1, id);
 		store_i_bind_text(st, 2, ids[i]);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			*out = sqlite3_column_int64(st, 0);
-		else if (rc != SQLITE_DONE) {
+		if ((rc = db_step(st)) == DB_ROW)
+			*out = db_col_int64(st, 0);
+		else if (rc != DB_DONE) {
 			store_i_release(s, st);
 			return store_i_dberr(s, "series previous");
 		}
@@ -569,12 +567,12 @@ store_series_previous(
 	    " ORDER BY p.version DESC, p.id DESC LIMIT 1");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
+	db_bind_int64(st, 1, id);
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		*out = db_col_int64(st, 0);
 	store_i_release(s, st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (rc != DB_ROW && rc != DB_DONE)
 		return store_i_dberr(s, "series previous");
 	return 0;
 }
@@ -582,12 +580,12 @@ store_series_previous(
 int
 store_series_fallback(struct store *s, int64_t id, const char *text)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "UPDATE series SET fallback = ?2 WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	store_i_bind_text(st, 2, text);
 	return store_i_write1(s, st, "series fallback");
 }
@@ -596,14 +594,14 @@ int
 store_series_patch_how(
     struct store *s, int64_t id, int64_t seq, const char *how)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "UPDATE series_patches SET applied_by = ?3"
 	    " WHERE series_id = ?1 AND seq = ?2");
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, seq);
+	db_bind_int64(st, 1, id);
+	db_bind_int64(st, 2, seq);
 	store_i_bind_text(st, 3, how);
 	return store_i_write1(s, st, "series patch");
 }
@@ -612,7 +610,7 @@ int
 store_series_enqueue(struct store *s, int64_t *out_id, const char *tree,
     const char *branch, const char *mbox, size_t len, int64_t now)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "INSERT INTO series_queue (tree, branch, mbox, created)"
 	    " VALUES (?1, ?2, ?3, ?4)");
 	int r;
@@ -622,18 +620,18 @@ store_series_enqueue(struct store *s, int64_t *out_id, const char *tree,
 		return -1;
 	store_i_bind_text(st, 1, tree);
 	store_i_bind_text(st, 2, branch);
-	sqlite3_bind_blob64(st, 3, mbox, (sqlite3_uint64)len, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, now);
+	db_bind_blob(st, 3, mbox, len);
+	db_bind_int64(st, 4, now);
 	r = store_i_write1(s, st, "series enqueue");
 	if (r == 0)
-		*out_id = sqlite3_last_insert_rowid(s->db);
+		*out_id = db_last_id(s->db);
 	return r;
 }
 
 int
 store_series_dequeue(struct store *s, struct store_series_job *out)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT id, tree, branch, mbox FROM series_queue"
 	    " ORDER BY id LIMIT 1");
 	int rc;
@@ -641,23 +639,23 @@ store_series_dequeue(struct store *s, struct store_series_job *out)
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const void *b = sqlite3_column_blob(st, 3);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		const void *b = db_col_blob(st, 3);
 
-		out->id = sqlite3_column_int64(st, 0);
+		out->id = db_col_int64(st, 0);
 		out->tree = col_dup(st, 1);
 		out->branch = col_dup(st, 2);
-		out->len = (size_t)sqlite3_column_bytes(st, 3);
+		out->len = (size_t)db_col_bytes(st, 3);
 		out->mbox = xmalloc(out->len + 1);
 		if (out->len > 0)
 			memcpy(out->mbox, b, out->len);
 		out->mbox[out->len] = '\0';
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return ERR_NOTFOUND;
-	if (rc != SQLITE_ROW)
+	if (rc != DB_ROW)
 		return store_i_dberr(s, "series dequeue");
 	return 0;
 }
@@ -676,35 +674,36 @@ store_series_job_release(struct store_series_job *j)
 int
 store_series_queue_done(struct store *s, int64_t id)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "DELETE FROM series_queue WHERE id = ?1");
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
+	db_bind_int64(st, 1, id);
 	return store_i_write1(s, st, "series queue");
 }
 
 int
 store_series_queued(struct store *s, int64_t *out)
 {
-	sqlite3_stmt *st = store_i_stmt(s, "SELECT count(*) FROM series_queue");
+	struct db_stmt *st =
+	    store_i_stmt(s, "SELECT count(*) FROM series_queue");
 	int rc;
 
 	*out = 0;
 	if (st == NULL)
 		return -1;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
+	if ((rc = db_step(st)) == DB_ROW)
+		*out = db_col_int64(st, 0);
 	store_i_release(s, st);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "series queued");
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "series queued");
 }
 
 int
 store_series_mark(struct store *s, const int64_t *ids, size_t n,
     const char *state, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	size_t i;
 	int rc, ok = 1;
 
@@ -714,12 +713,12 @@ store_series_mark(struct store *s, const int64_t *ids, size_t n,
 	    "UPDATE series SET state = ?2, error = NULL, updated = ?3"
 	    " WHERE id = ?1 AND state != 'applied'");
 	for (i = 0; st != NULL && ok && i < n; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, ids[i]);
+		db_reset(st);
+		db_bind_int64(st, 1, ids[i]);
 		store_i_bind_text(st, 2, state);
-		sqlite3_bind_int64(st, 3, now);
-		rc = sqlite3_step(st);
-		if (rc != SQLITE_DONE)
+		db_bind_int64(st, 3, now);
+		rc = db_step(st);
+		if (rc != DB_DONE)
 			ok = store_i_dberr(s, "series mark") == 0;
 	}
 	if (st == NULL)
@@ -749,18 +748,18 @@ int
 store_series_head(
     struct store *s, int64_t *out_version, int64_t *out_supersedes, int64_t id)
 {
-	sqlite3_stmt *st = store_i_stmt(
+	struct db_stmt *st = store_i_stmt(
 	    s, "SELECT version, supersedes FROM series WHERE id = ?1");
 	int rc, r = 0;
 
 	*out_version = *out_supersedes = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*out_version = sqlite3_column_int64(st, 0);
-		*out_supersedes = sqlite3_column_int64(st, 1);
-	} else if (rc == SQLITE_DONE)
+	db_bind_int64(st, 1, id);
+	if ((rc = db_step(st)) == DB_ROW) {
+		*out_version = db_col_int64(st, 0);
+		*out_supersedes = db_col_int64(st, 1);
+	} else if (rc == DB_DONE)
 		r = err_setc(&s->err, ERR_NOTFOUND, "series %lld not found",
 		    (long long)id);
 	else
@@ -773,7 +772,7 @@ int
 store_series_tip_runs(
     struct store *s, struct store_tip_runs **out, size_t *n, int64_t id)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	struct store_tip_runs *r = NULL, *cur = NULL;
 	size_t nr = 0;
 	int rc, found = 0;
@@ -783,8 +782,8 @@ store_series_tip_runs(
 	st = store_i_stmt(s, "SELECT 1 FROM series WHERE id = ?1");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	found = sqlite3_step(st) == SQLITE_ROW;
+	db_bind_int64(st, 1, id);
+	found = db_step(st) == DB_ROW;
 	store_i_release(s, st);
 	if (!found)
 		return ERR_NOTFOUND;
@@ -800,15 +799,15 @@ store_series_tip_runs(
 	    " ORDER BY h.name, j.name, j.point, m.name, r.id");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	while ((rc = db_step(st)) == DB_ROW) {
 		const char *k[4];
 		int i, same = cur != NULL;
 
 		for (i = 0; i < 4; i++) {
-			const unsigned char *t = sqlite3_column_text(st, i);
+			const char *t = db_col_text(st, i);
 
-			k[i] = t ? (const char *)t : "";
+			k[i] = t ? t : "";
 		}
 		if (same)
 			same = strcmp(cur->host, k[0]) == 0 &&
@@ -828,10 +827,10 @@ store_series_tip_runs(
 		}
 		cur->values =
 		    xreallocarray(cur->values, cur->n + 1, sizeof(double));
-		cur->values[cur->n++] = sqlite3_column_double(st, 6);
+		cur->values[cur->n++] = db_col_double(st, 6);
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		store_tip_runs_free(r, nr);
 		return store_i_dberr(s, "series tip runs");
 	}
@@ -844,7 +843,7 @@ int
 store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
     char out_base[41], const char *sha)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int rc;
 
 	out_tree[0] = out_ref[0] = out_base[0] = '\0';
@@ -858,21 +857,18 @@ store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, sha);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		snprintf(out_tree, n, "%s",
-		    (const char *)sqlite3_column_text(st, 0));
-		snprintf(
-		    out_ref, n, "%s", (const char *)sqlite3_column_text(st, 1));
-		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-			snprintf(out_base, 41, "%s",
-			    (const char *)sqlite3_column_text(st, 2));
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		snprintf(out_tree, n, "%s", db_col_text(st, 0));
+		snprintf(out_ref, n, "%s", db_col_text(st, 1));
+		if (db_col_type(st, 2) != DB_NULL)
+			snprintf(out_base, 41, "%s", db_col_text(st, 2));
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(&s->err, ERR_NOTFOUND,
 		    "commit %.40s is not a series commit of this daemon", sha);
-	if (rc != SQLITE_ROW)
+	if (rc != DB_ROW)
 		return store_i_dberr(s, "series commit");
 	return 0;
 }
@@ -881,7 +877,7 @@ int
 store_mail_pending_put(struct store *s, const char *inbox, const char *sha,
     const char *data, size_t len, int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
@@ -892,8 +888,8 @@ store_mail_pending_put(struct store *s, const char *inbox, const char *sha,
 	if ((ok = st != NULL)) {
 		store_i_bind_text(st, 1, inbox);
 		store_i_bind_text(st, 2, sha);
-		sqlite3_bind_blob(st, 3, data, (int)len, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 4, now);
+		db_bind_blob(st, 3, data, len);
+		db_bind_int64(st, 4, now);
 		ok = store_i_step_done(s, st, "pending mail") == 0;
 		store_i_release(s, st);
 	}
@@ -904,7 +900,7 @@ int
 store_mail_pending_each(struct store *s, const char *inbox,
     int (*cb)(const char *, const char *, size_t, void *), void *arg)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT sha, data FROM inbox_pending WHERE inbox = ?1"
 	    " ORDER BY seq");
 	int rc, r = 0;
@@ -912,11 +908,10 @@ store_mail_pending_each(struct store *s, const char *inbox,
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, inbox);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		r = cb((const char *)sqlite3_column_text(st, 0),
-		    (const char *)sqlite3_column_blob(st, 1),
-		    (size_t)sqlite3_column_bytes(st, 1), arg);
-	if (r == 0 && rc != SQLITE_DONE)
+	while (r == 0 && (rc = db_step(st)) == DB_ROW)
+		r = cb(db_col_text(st, 0), (const char *)db_col_blob(st, 1),
+		    (size_t)db_col_bytes(st, 1), arg);
+	if (r == 0 && rc != DB_DONE)
 		r = store_i_dberr(s, "pending mail");
 	store_i_release(s, st);
 	return r;
@@ -925,7 +920,7 @@ store_mail_pending_each(struct store *s, const char *inbox,
 int
 store_mail_pending_drop(struct store *s, const char *inbox, const char *sha)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)

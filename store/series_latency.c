@@ -4,7 +4,6 @@
  * when it was seen and applied, its pairs' runs and verdicts, and the
  * first report mailed.  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@ store_series_latency_get(
 {
 	/* Its pairs: those whose candidate is one of its commits (the
 	 * tip, or each patch's with every_patch), bisections' left out. */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "WITH pr AS (SELECT p.id, p.created FROM pairs p"
 	    "  JOIN jobs c ON c.id = p.cand_job_id"
 	    "  WHERE c.commit_id IN (SELECT commit_id FROM series_patches"
@@ -49,23 +48,23 @@ store_series_latency_get(
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	db_bind_int64(st, 1, id);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
 		out->id = id;
-		out->posted = sqlite3_column_int64(st, 0);
-		out->seen = sqlite3_column_int64(st, 1);
-		out->applied = sqlite3_column_int64(st, 2);
-		out->first_run = sqlite3_column_int64(st, 3);
-		out->last_run = sqlite3_column_int64(st, 4);
-		out->verdict = sqlite3_column_int64(st, 5);
-		out->mailed = sqlite3_column_int64(st, 6);
+		out->posted = db_col_int64(st, 0);
+		out->seen = db_col_int64(st, 1);
+		out->applied = db_col_int64(st, 2);
+		out->first_run = db_col_int64(st, 3);
+		out->last_run = db_col_int64(st, 4);
+		out->verdict = db_col_int64(st, 5);
+		out->mailed = db_col_int64(st, 6);
 	}
 	store_i_release(s, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return err_setc(
 		    &s->err, ERR_NOTFOUND, "no series %lld", (long long)id);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, "series latency");
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "series latency");
 }
 
 int
@@ -75,7 +74,7 @@ store_series_latencies(struct store *s, struct store_series_latency **out,
 	/* The newest max series by id (series are recorded in time
 	 * order), those seen before since left out: at most max rows read,
 	 * where a filter on created would walk every older series. */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT id, coalesce(created, 0) FROM series"
 	    " ORDER BY id DESC LIMIT ?1");
 	int64_t *ids = NULL;
@@ -86,20 +85,20 @@ store_series_latencies(struct store *s, struct store_series_latency **out,
 	*out_n = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sqlite3_column_int64(st, 1) < since)
+	db_bind_int64(st, 1, (int64_t)max);
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (db_col_int64(st, 1) < since)
 			continue;
 		ids = xreallocarray(ids, n + 1, sizeof(*ids));
-		ids[n++] = sqlite3_column_int64(st, 0);
+		ids[n++] = db_col_int64(st, 0);
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		free(ids);
 		return store_i_dberr(s, "series latencies");
 	}
 	*out = xcalloc(n ? n : 1, sizeof(**out));
-	for (i = 0; i < n && rc == SQLITE_DONE; i++) {
+	for (i = 0; i < n && rc == DB_DONE; i++) {
 		int r = store_series_latency_get(s, &(*out)[i], ids[i]);
 
 		if (r == ERR_NOTFOUND) /* deleted meanwhile: all unknown */
@@ -108,7 +107,7 @@ store_series_latencies(struct store *s, struct store_series_latency **out,
 			rc = -1;
 	}
 	free(ids);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		free(*out);
 		*out = NULL;
 		return -1;

@@ -2,7 +2,6 @@
  * The store: the mail the series of an inbox were made of
  * (store/series_mail.h).  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +19,7 @@ int
 store_series_mail_ids(
     struct store *s, char ***out, size_t *n, const char *inbox, size_t max)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    /* the newest by id, then the inbox's: a walk of at most
 	     * max rows (an index on inbox would serve one query) */
 	    "WITH se AS (SELECT id, message_id, inbox"
@@ -37,15 +36,15 @@ store_series_mail_ids(
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, inbox);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *id = (const char *)sqlite3_column_text(st, 0);
+	db_bind_int64(st, 2, (int64_t)max);
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *id = db_col_text(st, 0);
 
 		v = xreallocarray(v, k + 1, sizeof(*v));
 		v[k++] = xstrdup(id ? id : "");
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		store_series_mail_ids_free(v, k);
 		return store_i_dberr(s, "series mail");
 	}

@@ -2,7 +2,6 @@
  * The store: counts behind an inbox's limits (store/series_quota.h).
  * All SQL is in store/ (docs/ARCHITECTURE.md).
  */
-#include <sqlite3.h>
 #include <stdint.h>
 
 #include "store/series_quota.h"
@@ -10,13 +9,13 @@
 
 /* One count of st, bound by the caller: 0, or -1. */
 static int
-count_of(struct store *s, sqlite3_stmt *st, int64_t *out, const char *what)
+count_of(struct store *s, struct db_stmt *st, int64_t *out, const char *what)
 {
-	int rc = sqlite3_step(st);
+	int rc = db_step(st);
 
-	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	*out = rc == DB_ROW ? db_col_int64(st, 0) : 0;
 	store_i_release(s, st);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, what);
+	return rc == DB_ROW ? 0 : store_i_dberr(s, what);
 }
 
 int
@@ -25,7 +24,7 @@ store_series_from_sender(struct store *s, int64_t *out, const char *inbox,
 {
 	/* series.author is "Name <email>": the address is its end, the
 	 * name is whatever the sender wrote. */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT count(*) FROM series WHERE inbox = ?1"
 	    " AND created >= ?3 AND id <> ?4"
 	    " AND lower(substr(author, -length(?2) - 2))"
@@ -34,10 +33,10 @@ store_series_from_sender(struct store *s, int64_t *out, const char *inbox,
 	*out = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, inbox, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, email, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 3, since);
-	sqlite3_bind_int64(st, 4, except_id);
+	db_bind_text(st, 1, inbox, -1);
+	db_bind_text(st, 2, email, -1);
+	db_bind_int64(st, 3, since);
+	db_bind_int64(st, 4, except_id);
 	return count_of(s, st, out, "series from a sender");
 }
 
@@ -46,7 +45,7 @@ store_series_inbox_queued(struct store *s, int64_t *out, const char *inbox)
 {
 	/* From the queue's side: it is bounded by the limit, an inbox's
 	 * series are not. */
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT count(*) FROM jobs j WHERE j.state = 'queued'"
 	    " AND (EXISTS (SELECT 1 FROM series x WHERE"
 	    "  x.commit_id = j.commit_id AND x.inbox = ?1)"
@@ -57,6 +56,6 @@ store_series_inbox_queued(struct store *s, int64_t *out, const char *inbox)
 	*out = 0;
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_text(st, 1, inbox, -1, SQLITE_TRANSIENT);
+	db_bind_text(st, 1, inbox, -1);
 	return count_of(s, st, out, "queued jobs of an inbox");
 }

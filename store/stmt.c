@@ -1,12 +1,11 @@
 /*
  * The store: a per-connection cache of prepared statements keyed by
  * their SQL text.  Parsing and planning a statement costs
- * more than most page reads do with it (sqlite3_prepare_v2 was half the
+ * more than most page reads do with it (preparing was half the
  * series page's time), so a read that runs on every request takes its
  * statement from here and hands it back with store_i_release, which
  * resets it (ending the read) instead of finalizing it.
  */
-#include <sqlite3.h>
 #include <string.h>
 
 #include "common/xalloc.h"
@@ -17,7 +16,7 @@
 
 struct store_stmt {
 	const char *sql; /* the caller's text: a literal, stable */
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int busy; /* handed out, not yet released */
 };
 
@@ -26,7 +25,7 @@ struct store_stmts {
 	size_t n;
 };
 
-sqlite3_stmt *
+struct db_stmt *
 store_i_stmt(struct store *s, const char *sql)
 {
 	struct store_stmts *c = s->stmts;
@@ -39,13 +38,13 @@ store_i_stmt(struct store *s, const char *sql)
 		e = &c->v[i];
 		/* The same text at the same address: a literal (the check
 		 * of the text keeps a caller's reused buffer safe). */
-		if (e->sql != sql || strcmp(sqlite3_sql(e->st), sql) != 0)
+		if (e->sql != sql || strcmp(db_sql(e->st), sql) != 0)
 			continue;
 		if (e->busy)
 			break; /* in use further up: a statement of its own */
 		e->busy = 1;
-		sqlite3_reset(e->st);
-		sqlite3_clear_bindings(e->st);
+		db_reset(e->st);
+		db_clear_bindings(e->st);
 		return e->st;
 	}
 	if (i < c->n || c->n == STMT_CACHE)
@@ -60,7 +59,7 @@ store_i_stmt(struct store *s, const char *sql)
 }
 
 void
-store_i_release(struct store *s, sqlite3_stmt *st)
+store_i_release(struct store *s, struct db_stmt *st)
 {
 	struct store_stmts *c = s->stmts;
 	size_t i;
@@ -69,11 +68,11 @@ store_i_release(struct store *s, sqlite3_stmt *st)
 		return;
 	for (i = 0; c != NULL && i < c->n; i++)
 		if (c->v[i].st == st) {
-			sqlite3_reset(st);
+			db_reset(st);
 			c->v[i].busy = 0;
 			return;
 		}
-	sqlite3_finalize(st);
+	db_finalize(st);
 }
 
 void
@@ -83,7 +82,7 @@ store_i_stmts_free(struct store *s)
 	size_t i;
 
 	for (i = 0; c != NULL && i < c->n; i++)
-		sqlite3_finalize(c->v[i].st);
+		db_finalize(c->v[i].st);
 	free(c);
 	s->stmts = NULL;
 }

@@ -7,7 +7,6 @@
  */
 #include <math.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,78 +107,75 @@ store_set_writer(struct store *s, enum store_writer cls)
 	s->writer = cls;
 }
 
+/* The backend's name in the store's errors. */
+static const char *
+backend(struct store *s)
+{
+	return db_backend(s->db) == DB_PG ? "postgresql" : "sqlite";
+}
+
 static int
 dberr(struct store *s, const char *what)
 {
-	return err_set(&s->err, "sqlite: %s: %s (%d)", what,
-	    sqlite3_errmsg(s->db), sqlite3_extended_errcode(s->db));
+	return err_set(
+	    &s->err, "%s: %s: %s", backend(s), what, db_errmsg(s->db));
 }
 
 static int
 exec(struct store *s, const char *sql)
 {
-	char *msg = NULL;
-
-	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		err_set(&s->err, "sqlite: %s", msg ? msg : "error");
-		sqlite3_free(msg);
-		return -1;
-	}
+	if (db_exec(s->db, sql) != 0)
+		return err_set(&s->err, "%s: %s", backend(s), db_errmsg(s->db));
 	return 0;
 }
 
-static sqlite3_stmt *
+static struct db_stmt *
 prep(struct store *s, const char *sql)
 {
-	sqlite3_stmt *st = NULL;
+	struct db_stmt *st = db_prepare(s->db, sql);
 
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if (st == NULL)
 		dberr(s, "prepare");
-		return NULL;
-	}
 	return st;
 }
 
 /* A cached statement, reset and unbound. */
-sqlite3_stmt *
+struct db_stmt *
 store_i_cached(struct store *s, enum stmt_slot slot, const char *sql)
 {
 	if (s->st[slot] == NULL)
 		return s->st[slot] = prep(s, sql);
-	sqlite3_reset(s->st[slot]);
-	sqlite3_clear_bindings(s->st[slot]);
+	db_reset(s->st[slot]);
+	db_clear_bindings(s->st[slot]);
 	return s->st[slot];
 }
 
 static void
-bind_text(sqlite3_stmt *st, int i, const char *v)
+bind_text(struct db_stmt *st, int i, const char *v)
 {
-	if (v == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	db_bind_text(st, i, v, -1);
 }
 
 void
-store_i_bind_id(sqlite3_stmt *st, int i, int64_t v)
+store_i_bind_id(struct db_stmt *st, int i, int64_t v)
 {
 	if (v > 0)
-		sqlite3_bind_int64(st, i, v);
+		db_bind_int64(st, i, v);
 	else
-		sqlite3_bind_null(st, i);
+		db_bind_null(st, i);
 }
 
 void
-store_i_bind_num(sqlite3_stmt *st, int i, double v)
+store_i_bind_num(struct db_stmt *st, int i, double v)
 {
 	if (isfinite(v))
-		sqlite3_bind_double(st, i, v);
+		db_bind_double(st, i, v);
 	else
-		sqlite3_bind_null(st, i);
+		db_bind_null(st, i);
 }
 
 int
-store_i_write1(struct store *s, sqlite3_stmt *st, const char *what)
+store_i_write1(struct store *s, struct db_stmt *st, const char *what)
 {
 	int rc;
 
@@ -189,8 +185,8 @@ store_i_write1(struct store *s, sqlite3_stmt *st, const char *what)
 		store_i_release(s, st);
 		return -1;
 	}
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+	rc = db_step(st);
+	if (rc != DB_DONE && rc != DB_ROW) {
 		store_i_dberr(s, what);
 		store_i_release(s, st);
 		store_i_tx_end(s, 0);
@@ -201,20 +197,18 @@ store_i_write1(struct store *s, sqlite3_stmt *st, const char *what)
 }
 
 const char *
-store_i_col_text(sqlite3_stmt *st, int i)
+store_i_col_text(struct db_stmt *st, int i)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return t ? (const char *)t : NULL;
+	return db_col_text(st, i);
 }
 
 /* Steps a statement expected to finish without rows; 0 or -1. */
 static int
-step_done(struct store *s, sqlite3_stmt *st, const char *what)
+step_done(struct store *s, struct db_stmt *st, const char *what)
 {
-	int rc = sqlite3_step(st);
+	int rc = db_step(st);
 
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+	if (rc != DB_DONE && rc != DB_ROW)
 		return dberr(s, what);
 	return 0;
 }
@@ -228,12 +222,13 @@ store_i_tx_begin_as(struct store *s, int urgent)
 		return 0;
 	store_read_end(s);
 	wlock(urgent, s->writer);
-	if (exec(s, "BEGIN IMMEDIATE") == -1) {
+	if (db_begin_write(s->db) != 0) {
+		dberr(s, "begin");
 		wunlock();
 		return -1;
 	}
 	s->have_wlk = 1;
-	s->tx_changes0 = sqlite3_total_changes64(s->db);
+	s->tx_changes0 = db_total_changes(s->db);
 	s->tx_quiet = 0;
 	return 0;
 }
@@ -241,13 +236,13 @@ store_i_tx_begin_as(struct store *s, int urgent)
 int64_t
 store_i_quiet_begin(struct store *s)
 {
-	return sqlite3_total_changes64(s->db);
+	return db_total_changes(s->db);
 }
 
 void
 store_i_quiet_end(struct store *s, int64_t begin)
 {
-	s->tx_quiet += sqlite3_total_changes64(s->db) - begin;
+	s->tx_quiet += db_total_changes(s->db) - begin;
 }
 
 /* The store's generation moves with a commit that changed a row beside
@@ -255,18 +250,18 @@ store_i_quiet_end(struct store *s, int64_t begin)
 static int
 gen_bump(struct store *s)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int r;
 
 	if (s->version < STORE_GEN_VERSION ||
-	    sqlite3_total_changes64(s->db) - s->tx_changes0 - s->tx_quiet <= 0)
+	    db_total_changes(s->db) - s->tx_changes0 - s->tx_quiet <= 0)
 		return 0;
 	st = store_i_cached(
 	    s, S_GEN_BUMP, "UPDATE store_gen SET n = n + 1 WHERE id = 1");
 	if (st == NULL)
 		return -1;
 	r = step_done(s, st, "store generation");
-	sqlite3_reset(st);
+	db_reset(st);
 	return r;
 }
 
@@ -286,7 +281,7 @@ tx_end(struct store *s, int ok)
 	if (ok && (gen_bump(s) == -1 || exec(s, "COMMIT") == -1))
 		ok = 0;
 	if (!ok) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		db_exec(s->db, "ROLLBACK");
 		r = -1;
 	}
 	s->have_wlk = 0;
@@ -307,43 +302,41 @@ store_i_dberr(struct store *s, const char *what)
 	return dberr(s, what);
 }
 
-sqlite3_stmt *
+struct db_stmt *
 store_i_prep(struct store *s, const char *sql)
 {
 	return prep(s, sql);
 }
 
 void
-store_i_bind_text(sqlite3_stmt *st, int i, const char *v)
+store_i_bind_text(struct db_stmt *st, int i, const char *v)
 {
 	bind_text(st, i, v);
 }
 
 char *
-store_i_col_dup(sqlite3_stmt *st, int i)
+store_i_col_dup(struct db_stmt *st, int i)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const char *t = db_col_text(st, i);
 
-	return t ? xstrdup((const char *)t) : NULL;
+	return t ? xstrdup(t) : NULL;
 }
 
 double
-store_i_col_num(sqlite3_stmt *st, int i)
+store_i_col_num(struct db_stmt *st, int i)
 {
-	return sqlite3_column_type(st, i) == SQLITE_NULL
-	    ? NAN
-	    : sqlite3_column_double(st, i);
+	return db_col_type(st, i) == DB_NULL ? NAN : db_col_double(st, i);
 }
 
 int
-store_i_step_done(struct store *s, sqlite3_stmt *st, const char *what)
+store_i_step_done(struct store *s, struct db_stmt *st, const char *what)
 {
 	return step_done(s, st, what);
 }
 
 int
-store_i_rows(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
-    size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
+store_i_rows(struct store *s, struct db_stmt *st, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, struct db_stmt *st, void *arg),
     void *arg, const char *what)
 {
 	size_t cap = 0;
@@ -352,7 +345,7 @@ store_i_rows(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
 
 	*v = NULL;
 	*n = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 16;
 			*v = xreallocarray(*v, cap, size);
@@ -364,12 +357,12 @@ store_i_rows(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
 	}
 	store_i_count_steps(s, st);
 	store_i_release(s, st);
-	return rc == SQLITE_DONE ? 0 : store_i_dberr(s, what);
+	return rc == DB_DONE ? 0 : store_i_dberr(s, what);
 }
 
 int
-store_i_rows_append(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
-    size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
+store_i_rows_append(struct store *s, struct db_stmt *st, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, struct db_stmt *st, void *arg),
     void *arg, const char *what, int64_t *got)
 {
 	void *w;
@@ -387,10 +380,9 @@ store_i_rows_append(struct store *s, sqlite3_stmt *st, void **v, size_t *n,
 }
 
 void
-store_i_count_steps(struct store *s, sqlite3_stmt *st)
+store_i_count_steps(struct store *s, struct db_stmt *st)
 {
-	s->read_steps +=
-	    (uint64_t)sqlite3_stmt_status(st, SQLITE_STMTSTATUS_VM_STEP, 1);
+	s->read_steps += db_stmt_work(st);
 }
 
 uint64_t
@@ -445,14 +437,14 @@ static int
 list_window(void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *n)
 {
 	const struct store_i_list *l = arg;
-	sqlite3_stmt *st = store_i_stmt(l->s, l->window_sql);
+	struct db_stmt *st = store_i_stmt(l->s, l->window_sql);
 	int rc;
 
 	if (st == NULL)
 		return -1;
 	l->bind(st, l->q);
-	sqlite3_bind_int64(st, 10, below);
-	sqlite3_bind_int64(st, 11, w);
+	db_bind_int64(st, 10, below);
+	db_bind_int64(st, 11, w);
 	rc = store_i_scan_window(l->s, st, floor, n, l->what);
 	store_i_release(l->s, st);
 	return rc;
@@ -462,15 +454,15 @@ static int
 list_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *got)
 {
 	const struct store_i_list *l = arg;
-	sqlite3_stmt *st = store_i_stmt(l->s, l->rows_sql);
+	struct db_stmt *st = store_i_stmt(l->s, l->rows_sql);
 
 	*got = 0;
 	if (st == NULL)
 		return -1;
 	l->bind(st, l->q);
-	sqlite3_bind_int64(st, 10, below);
-	sqlite3_bind_int64(st, 11, want);
-	sqlite3_bind_int64(st, 12, floor);
+	db_bind_int64(st, 10, below);
+	db_bind_int64(st, 11, want);
+	db_bind_int64(st, 12, floor);
 	return store_i_rows_append(
 	    l->s, st, l->v, l->n, l->size, l->scan, l->scan_arg, l->what, got);
 }
@@ -500,17 +492,17 @@ store_i_list_page(const struct store_i_list *l, int kinds, int64_t cursor,
 }
 
 int
-store_i_scan_window(struct store *s, sqlite3_stmt *st, int64_t *floor,
+store_i_scan_window(struct store *s, struct db_stmt *st, int64_t *floor,
     int64_t *got, const char *what)
 {
-	int rc = sqlite3_step(st);
+	int rc = db_step(st);
 
-	if (rc == SQLITE_ROW) {
-		*floor = sqlite3_column_int64(st, 0);
-		*got = sqlite3_column_int64(st, 1);
+	if (rc == DB_ROW) {
+		*floor = db_col_int64(st, 0);
+		*got = db_col_int64(st, 1);
 	}
 	store_i_count_steps(s, st);
-	return rc == SQLITE_ROW ? 0 : store_i_dberr(s, what);
+	return rc == DB_ROW ? 0 : store_i_dberr(s, what);
 }
 
 int64_t
@@ -562,16 +554,9 @@ store_rollback(struct store *s)
 int
 store_read_begin(struct store *s)
 {
-	sqlite3_stmt *st;
-	int rc;
-
 	if (s->in_tx || s->reading)
 		return 0;
-	if ((st = store_i_stmt(s, "BEGIN")) == NULL)
-		return -1;
-	rc = sqlite3_step(st);
-	store_i_release(s, st);
-	if (rc != SQLITE_DONE)
+	if (db_begin_read(s->db) != 0)
 		return dberr(s, "begin read");
 	s->reading = 1;
 	return 0;
@@ -580,52 +565,45 @@ store_read_begin(struct store *s)
 void
 store_read_end(struct store *s)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (!s->reading)
 		return;
 	s->reading = 0;
 	st = store_i_stmt(s, "COMMIT");
-	ok = st != NULL && sqlite3_step(st) == SQLITE_DONE;
+	ok = st != NULL && db_step(st) == DB_DONE;
 	store_i_release(s, st);
 	/* Only reads ran: a failed COMMIT leaves nothing to undo but the
 	 * transaction itself. */
-	if (!ok && !sqlite3_get_autocommit(s->db))
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	if (!ok && !db_autocommit(s->db))
+		db_exec(s->db, "ROLLBACK");
 }
 
 int
 store_data_version(struct store *s, struct store_version *out)
 {
-	sqlite3_stmt *st =
-	    store_i_cached(s, S_DATA_VERSION, "PRAGMA data_version");
+	struct db_stmt *st;
 	int64_t dv, own;
 
 	out->gen = -1;
-	if (st == NULL)
-		return -1;
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_reset(st);
+	if (db_data_version(s->db, &dv) != 0)
 		return dberr(s, "data version");
-	}
-	dv = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
 	/* data_version does not move for this connection's own commits. */
-	own = sqlite3_total_changes64(s->db);
+	own = db_total_changes(s->db);
 	if (!s->gen_ok || dv != s->gen_dv || own != s->gen_own) {
 		/* Read after data_version: never older than what it says. */
 		st = store_i_cached(
 		    s, S_GEN, "SELECT n FROM store_gen WHERE id = 1");
 		if (st == NULL)
 			return -1;
-		if (sqlite3_step(st) != SQLITE_ROW) {
-			sqlite3_reset(st);
+		if (db_step(st) != DB_ROW) {
+			db_reset(st);
 			s->gen_ok = 0;
 			return dberr(s, "store generation");
 		}
-		s->gen = sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
+		s->gen = db_col_int64(st, 0);
+		db_reset(st);
 		s->gen_dv = dv;
 		s->gen_own = own;
 		s->gen_ok = 1;
@@ -639,7 +617,7 @@ store_data_version(struct store *s, struct store_version *out)
 int
 store_instance(struct store *s, const char **out)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	const char *id;
 	int rc = -1;
 
@@ -648,8 +626,7 @@ store_instance(struct store *s, const char **out)
 		return 0;
 	if ((st = store_i_stmt(s, "SELECT id FROM instance LIMIT 1")) == NULL)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW &&
-	    (id = (const char *)sqlite3_column_text(st, 0)) != NULL &&
+	if (db_step(st) == DB_ROW && (id = db_col_text(st, 0)) != NULL &&
 	    strlen(id) > 0 && strlen(id) < sizeof(s->instance)) {
 		memcpy(s->instance, id, strlen(id) + 1);
 		rc = 0;
@@ -659,43 +636,16 @@ store_instance(struct store *s, const char **out)
 	return rc;
 }
 
-/*
- * Before SQLite's first use: no memory statistics.  With them on (the
- * default) every sqlite3_malloc and free takes one mutex for the whole
- * process, and the page threads queued on it (a seventh of the
- * uncached pair page's time, futex waits included).  The daemon reads
- * none of them.
- */
-static void
-sqlite_setup(void)
-{
-	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-}
-
 int
 store_open_version(
     struct store **out, const char *path, int version, struct err *e)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct store *s = xcalloc(1, sizeof(*s));
-	int flags =
-	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
 
 	*out = NULL;
-	pthread_once(&once, sqlite_setup);
-	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
-		err_set(e, "%s: %s", path,
-		    s->db ? sqlite3_errmsg(s->db) : "cannot open");
+	if (db_open(&s->db, path, e) != 0)
 		goto fail;
-	}
-	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_busy_timeout(s->db, 5000);
-	if (exec(s,
-	        "PRAGMA journal_mode = WAL;"
-	        "PRAGMA journal_size_limit = 4194304;"
-	        "PRAGMA synchronous = NORMAL;"
-	        "PRAGMA foreign_keys = ON;") == -1 ||
-	    store_i_migrate(s, version) == -1) {
+	if (store_i_migrate(s, version) == -1) {
 		err_set(e, "%s: %s", path, err_msg(&s->err));
 		goto fail;
 	}
@@ -722,14 +672,14 @@ store_close(struct store *s)
 	if (s == NULL)
 		return;
 	for (i = 0; i < S_NSLOTS; i++)
-		sqlite3_finalize(s->st[i]);
+		db_finalize(s->st[i]);
 	store_i_stmts_free(s);
 	store_i_groups_free(s);
 	if (s->in_tx || s->have_wlk) {
 		s->in_tx = 0;
 		tx_end(s, 0);
 	}
-	sqlite3_close(s->db);
+	db_close(s->db);
 	free(s);
 }
 
@@ -742,20 +692,19 @@ store_set_wal_reset(struct store *s, int pages)
 int
 store_set_autocheckpoint(struct store *s, int pages)
 {
-	sqlite3_wal_autocheckpoint(s->db, pages);
+	db_autocheckpoint(s->db, pages);
 	return 0;
 }
 
 int
 store_checkpoint(struct store *s)
 {
-	int log = 0, done = 0, rc;
+	int log = 0, rc;
 
 	/* Copy what can be copied without blocking anyone (this pass also
 	 * does the slow part: syncing the WAL written since the last one
 	 * and the database after the copy)... */
-	if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-	        &log, &done) != SQLITE_OK)
+	if (db_checkpoint(s->db, &log) != 0)
 		return dberr(s, "checkpoint");
 	if (log < s->wal_reset_pages)
 		return 0;
@@ -776,10 +725,9 @@ store_checkpoint(struct store *s)
 	 * tick.
 	 */
 	wlock(0, s->writer);
-	rc = sqlite3_wal_checkpoint_v2(
-	    s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+	rc = db_checkpoint(s->db, &log);
 	wunlock();
-	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+	if (rc != 0 && rc != DB_BUSY)
 		return dberr(s, "checkpoint");
 	return 0;
 }
@@ -830,11 +778,11 @@ web_clean(const char *t, size_t n)
 }
 
 char *
-store_i_web_text(sqlite3_stmt *st, int i)
+store_i_web_text(struct db_stmt *st, int i)
 {
 	const char *t = store_i_col_text(st, i);
 
-	return t ? web_clean(t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
+	return t ? web_clean(t, (size_t)db_col_bytes(st, i)) : NULL;
 }
 
 int

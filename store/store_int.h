@@ -5,12 +5,12 @@
  * What the store's files share: the connection's state and the
  * statement, transaction and paging helpers (store.c, stmt.c), the
  * schema steps (migrate.c), and what one entity's file offers another.
- * Only store/ includes this (SQLite types are here, never in the public
- * headers); everyone else uses store.h and the entity headers.
+ * Only store/ includes this (the database layer's types are here, never
+ * in the public headers); everyone else uses store.h and the entity
+ * headers.
  */
-#include <sqlite3.h>
-
 #include "common/err.h"
+#include "store/db.h"
 #include "store/store.h"
 
 /* Prepared statements, cached per connection by slot. */
@@ -25,8 +25,7 @@ enum stmt_slot {
 	S_SAVEPOINT, /* store/batch.c */
 	S_ROLLBACK_TO,
 	S_RELEASE,
-	S_DATA_VERSION, /* store_data_version */
-	S_GEN,
+	S_GEN, /* store_data_version */
 	S_GEN_BUMP,
 	/* store/history.c: store_history_get's rows, then its windows
 	 * (hist_window), each of all hosts and trees, a host's, a tree's,
@@ -59,26 +58,28 @@ enum stmt_slot {
  * the two middle ones' mean, (a + b) / 2 as analysis_median), the least
  * and greatest, and the unit and direction of the first run.
  */
-#define STORE_I_JOB_VALUES_FILL(jobs)                                         \
-	"INSERT OR REPLACE INTO job_values (job_id, metric, n, median, lo,"   \
-	" hi, unit, better) SELECT job_id, name, n,"                          \
-	" CASE WHEN n % 2 = 1 THEN max(value) FILTER (WHERE k = (n + 1) / 2)" \
-	"  ELSE (max(value) FILTER (WHERE k = n / 2)"                         \
-	"  + max(value) FILTER (WHERE k = n / 2 + 1)) / 2 END,"               \
-	" min(value), max(value), max(unit) FILTER (WHERE f = 1),"            \
-	" max(better) FILTER (WHERE f = 1) FROM (SELECT r.job_id, m.name,"    \
-	"  m.value, m.unit, m.better, row_number() OVER (PARTITION BY"        \
-	"  r.job_id, m.name ORDER BY m.value) AS k, row_number() OVER"        \
-	"  (PARTITION BY r.job_id, m.name ORDER BY r.idx) AS f, count(*)"     \
-	"  OVER (PARTITION BY r.job_id, m.name) AS n"                         \
-	"  FROM runs r JOIN metrics m ON m.run_id = r.id"                     \
-	"  WHERE r.status = 'ok' AND r.job_id IN (" jobs "))"                 \
-	" GROUP BY job_id, name"
+#define STORE_I_JOB_VALUES_FILL(jobs)                                          \
+	"INSERT INTO job_values (job_id, metric, n, median, lo,"               \
+	" hi, unit, better) SELECT job_id, name, n,"                           \
+	" CASE WHEN n % 2 = 1 THEN max(value) FILTER (WHERE k = (n + 1) / 2)"  \
+	"  ELSE (max(value) FILTER (WHERE k = n / 2)"                          \
+	"  + max(value) FILTER (WHERE k = n / 2 + 1)) / 2 END,"                \
+	" min(value), max(value), max(unit) FILTER (WHERE f = 1),"             \
+	" max(better) FILTER (WHERE f = 1) FROM (SELECT r.job_id, m.name,"     \
+	"  m.value, m.unit, m.better, row_number() OVER (PARTITION BY"         \
+	"  r.job_id, m.name ORDER BY m.value) AS k, row_number() OVER"         \
+	"  (PARTITION BY r.job_id, m.name ORDER BY r.idx) AS f, count(*)"      \
+	"  OVER (PARTITION BY r.job_id, m.name) AS n"                          \
+	"  FROM runs r JOIN metrics m ON m.run_id = r.id"                      \
+	"  WHERE r.status = 'ok' AND r.job_id IN (" jobs ")) AS v"             \
+	" GROUP BY job_id, name, n ON CONFLICT (job_id, metric) DO UPDATE SET" \
+	" n = excluded.n, median = excluded.median, lo = excluded.lo,"         \
+	" hi = excluded.hi, unit = excluded.unit, better = excluded.better"
 
 struct fleet_group; /* store/hosts.c */
 
 struct store {
-	sqlite3 *db;
+	struct db *db;
 	struct err err;
 	int in_tx;                /* inside store_begin() */
 	int have_wlk;             /* holds the process write lock */
@@ -86,7 +87,7 @@ struct store {
 	int version;              /* the schema version it was opened at */
 	enum store_writer writer; /* its class in the write-lock stats */
 	int wal_reset_pages;      /* store_checkpoint's locked pass */
-	sqlite3_stmt *st[S_NSLOTS];
+	struct db_stmt *st[S_NSLOTS];
 	/* Open sibling-group scope (store_group_begin), else NULL. */
 	struct fleet_group *groups;
 	size_t ngroups;
@@ -114,26 +115,33 @@ struct store {
 int64_t store_i_quiet_begin(struct store *);
 void store_i_quiet_end(struct store *, int64_t begin);
 int store_i_dberr(struct store *, const char *what);
-/* sqlite3_exec of sql (no rows); 0, or -1 with the error in s. */
+/* db_exec of sql (no rows); 0, or -1 with the error in s. */
 int store_i_exec(struct store *, const char *sql);
 /* migrate.c: the schema steps up to version target, in one write
  * transaction with foreign keys off around it; 0 or -1. */
 int store_i_migrate(struct store *, int target);
-sqlite3_stmt *store_i_prep(struct store *, const char *sql);
-void store_i_bind_text(sqlite3_stmt *, int i, const char *v);
+/* migrate_pg.c: PostgreSQL's steps (store_i_migrate's), and the version
+ * a database is at (0: new), or -1. */
+int store_i_migrate_pg(struct store *, int target);
+int store_i_pg_version(struct store *);
+/* migrate.c: 0, or -1 with the error when version v is newer than this
+ * program's STORE_VERSION. */
+int store_i_version_known(struct store *, int v);
+struct db_stmt *store_i_prep(struct store *, const char *sql);
+void store_i_bind_text(struct db_stmt *, int i, const char *v);
 /* NULL for an id <= 0 / for a number not finite. */
-void store_i_bind_id(sqlite3_stmt *, int i, int64_t v);
-void store_i_bind_num(sqlite3_stmt *, int i, double v);
+void store_i_bind_id(struct db_stmt *, int i, int64_t v);
+void store_i_bind_num(struct db_stmt *, int i, double v);
 /* Steps st (bound; finalized in any case) in its own transaction, or
  * the caller's store_begin: 0 or -1 with the store's error set. */
-int store_i_write1(struct store *, sqlite3_stmt *st, const char *what);
+int store_i_write1(struct store *, struct db_stmt *st, const char *what);
 /* Column i as a copy (NULL for NULL), as a number (NaN for NULL). */
-char *store_i_col_dup(sqlite3_stmt *, int i);
-double store_i_col_num(sqlite3_stmt *, int i);
-int store_i_step_done(struct store *, sqlite3_stmt *, const char *what);
+char *store_i_col_dup(struct db_stmt *, int i);
+double store_i_col_num(struct db_stmt *, int i);
+int store_i_step_done(struct store *, struct db_stmt *, const char *what);
 /* Adds st's virtual machine steps since the last call to the store's
  * read_steps (store_read_steps), before st is reset or finalized. */
-void store_i_count_steps(struct store *, sqlite3_stmt *);
+void store_i_count_steps(struct store *, struct db_stmt *);
 /*
  * Steps st (bound) to its end and releases it (store_i_release: a
  * cached statement is reset, another finalized): each row appends one
@@ -141,13 +149,13 @@ void store_i_count_steps(struct store *, sqlite3_stmt *);
  * doubling) that scan(element, st, arg) fills.  0, or store_i_dberr's
  * -1 with the rows read so far in *v for the caller's release.
  */
-int store_i_rows(struct store *, sqlite3_stmt *st, void **v, size_t *n,
-    size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
+int store_i_rows(struct store *, struct db_stmt *st, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, struct db_stmt *st, void *arg),
     void *arg, const char *what);
 /* store_i_rows, the rows appended to the *n already in *v; how many
  * into *got. */
-int store_i_rows_append(struct store *, sqlite3_stmt *st, void **v, size_t *n,
-    size_t size, void (*scan)(void *row, sqlite3_stmt *st, void *arg),
+int store_i_rows_append(struct store *, struct db_stmt *st, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, struct db_stmt *st, void *arg),
     void *arg, const char *what, int64_t *got);
 /*
  * The next page's cursor of a list page (docs/API.md): n rows read of
@@ -198,11 +206,11 @@ int store_i_scan_page(const struct store_i_scan *, int64_t cursor,
 struct store_i_list {
 	struct store *s;
 	const char *window_sql, *rows_sql;
-	void (*bind)(sqlite3_stmt *st, const void *q);
+	void (*bind)(struct db_stmt *st, const void *q);
 	const void *q;
 	void **v;
 	size_t *n, size;
-	void (*scan)(void *row, sqlite3_stmt *st, void *arg);
+	void (*scan)(void *row, struct db_stmt *st, void *arg);
 	void *scan_arg;
 	const char *what;
 };
@@ -217,7 +225,7 @@ int store_i_list_page(const struct store_i_list *, int kinds, int64_t cursor,
 /* A window's statement (bound, "SELECT min(id), count(*) FROM (...)")
  * stepped: *floor and *got; 0 or store_i_dberr's -1 naming what.  The
  * caller resets or releases st. */
-int store_i_scan_window(struct store *, sqlite3_stmt *st, int64_t *floor,
+int store_i_scan_window(struct store *, struct db_stmt *st, int64_t *floor,
     int64_t *got, const char *what);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
@@ -226,11 +234,11 @@ int store_i_tx_end(struct store *, int ok);
  * store/stmt.c: the statement cache.  store_i_stmt(s, sql) gives sql
  * (a string literal: the cache keys on its address) prepared, reset and
  * unbound, or NULL with the store's error; the caller hands it back with
- * store_i_release (never sqlite3_finalize), which resets a cached one
+ * store_i_release (never db_finalize), which resets a cached one
  * and finalizes any other.  store_close frees them.
  */
-sqlite3_stmt *store_i_stmt(struct store *, const char *sql);
-void store_i_release(struct store *, sqlite3_stmt *);
+struct db_stmt *store_i_stmt(struct store *, const char *sql);
+void store_i_release(struct store *, struct db_stmt *);
 void store_i_stmts_free(struct store *);
 
 /* store/hosts.c: gives a new pair its sibling group (pairs.sib_group),
@@ -245,9 +253,9 @@ int store_i_history_insert(struct store *, int64_t series, int64_t pair_id,
     int64_t job_id, int64_t comparison_id, double value, int64_t now);
 
 /* Shared by the store's files (defined in the file named). */
-sqlite3_stmt *store_i_cached(
+struct db_stmt *store_i_cached(
     struct store *s, enum stmt_slot slot, const char *sql); /* store.c */
-const char *store_i_col_text(sqlite3_stmt *st, int i);      /* store.c */
+const char *store_i_col_text(struct db_stmt *st, int i);    /* store.c */
 int store_i_tx_begin_as(struct store *s, int urgent);       /* store.c */
 int store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
     const char *name, const char *point, const struct store_job_new *j,
@@ -263,18 +271,18 @@ int store_i_jobs_of(
     struct store *s, struct store_jobs *out, const int64_t *ids, size_t n);
 /* Column i as a copy with bytes that are not UTF-8 (and NULs) as '?',
  * as the JSON rows once gave it; NULL for NULL. */
-char *store_i_web_text(sqlite3_stmt *st, int i); /* store/history.c */
+char *store_i_web_text(struct db_stmt *st, int i); /* store/history.c */
 /* 1 when sha is 4 to 64 lowercase hex digits (a commit or prefix). */
 int store_i_web_hex(const char *sha); /* store/history.c */
 /* store/history.c: a struct store_value from (role, metric, unit, better,
  * value, run), the store_i_rows scan of the value reads. */
-void store_i_value_scan(void *row, sqlite3_stmt *st, void *arg);
+void store_i_value_scan(void *row, struct db_stmt *st, void *arg);
 /* store/series.c: the patches of series id into out->patches; a row of
  * store_web_series' columns into r. */
 struct store_series_row;
 int store_i_series_patches(
     struct store *s, struct store_series_row *out, int64_t id);
-void store_i_series_scan_web(struct store_series_row *r, sqlite3_stmt *st);
+void store_i_series_scan_web(struct store_series_row *r, struct db_stmt *st);
 
 /*
  * jobs.c and claim.c: loads what a runner call needs about a job, inside
@@ -287,6 +295,6 @@ int store_i_job_lease(struct store *s, int64_t *out_max_runs,
 /* alerts.c and alert_report.c: binds a group's (commit, job, host) to ?1, ?2
  * and ?3, as every statement over one alert group takes them. */
 void store_i_alert_bind_group(
-    sqlite3_stmt *st, int64_t commit_id, const char *job, int64_t host_id);
+    struct db_stmt *st, int64_t commit_id, const char *job, int64_t host_id);
 
 #endif

@@ -3,7 +3,6 @@
  * daemon/trigger.c). All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +19,7 @@
 
 /* Runs st (bound) to the end, no rows wanted; finalizes.  0 or -1. */
 static int
-run_once(struct store *s, sqlite3_stmt *st, const char *what)
+run_once(struct store *s, struct db_stmt *st, const char *what)
 {
 	int r = store_i_step_done(s, st, what);
 
@@ -32,7 +31,7 @@ int
 store_tree_sync(
     struct store *s, int64_t *out_id, const char *name, const char *url)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
@@ -44,8 +43,8 @@ store_tree_sync(
 	if ((ok = st != NULL)) {
 		store_i_bind_text(st, 1, name);
 		store_i_bind_text(st, 2, url);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			*out_id = sqlite3_column_int64(st, 0);
+		if (db_step(st) == DB_ROW)
+			*out_id = db_col_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "tree sync") == 0;
 		store_i_release(s, st);
@@ -56,20 +55,20 @@ store_tree_sync(
 int
 store_tree_id(struct store *s, int64_t *out_id, const char *name)
 {
-	sqlite3_stmt *st =
+	struct db_stmt *st =
 	    store_i_stmt(s, "SELECT id FROM trees WHERE name = ?1");
 	int rc;
 
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, name);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out_id = sqlite3_column_int64(st, 0);
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		*out_id = db_col_int64(st, 0);
 	store_i_release(s, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DB_ROW)
 		return 0;
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		return store_i_dberr(s, "tree id");
 	return err_setc(&s->err, ERR_NOTFOUND, "no tree named '%s'", name);
 }
@@ -78,22 +77,22 @@ int
 store_tree_polled(struct store *s, int64_t tree_id, int64_t now, int fetched,
     const char *error, int64_t failures, int64_t next_fetch)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
 	st = store_i_stmt(s,
 	    "UPDATE trees SET last_fetch = ?2,"
-	    " last_ok = CASE WHEN ?3 THEN ?2 ELSE last_ok END,"
+	    " last_ok = CASE WHEN ?3 <> 0 THEN ?2 ELSE last_ok END,"
 	    " last_error = ?4, failures = ?5, next_fetch = ?6 WHERE id = ?1");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, tree_id);
-		sqlite3_bind_int64(st, 2, now);
-		sqlite3_bind_int(st, 3, fetched);
+		db_bind_int64(st, 1, tree_id);
+		db_bind_int64(st, 2, now);
+		db_bind_int64(st, 3, fetched);
 		store_i_bind_text(st, 4, error);
-		sqlite3_bind_int64(st, 5, failures);
-		sqlite3_bind_int64(st, 6, next_fetch);
+		db_bind_int64(st, 5, failures);
+		db_bind_int64(st, 6, next_fetch);
 		ok = run_once(s, st, "tree polled") == 0;
 	}
 	return store_i_tx_end(s, ok);
@@ -103,22 +102,22 @@ int
 store_branch_tip(struct store *s, char *out, size_t outlen, int64_t tree_id,
     const char *branch)
 {
-	sqlite3_stmt *st = store_i_stmt(s,
+	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT tip FROM tree_branches WHERE tree_id = ?1"
 	    " AND branch = ?2 AND tip IS NOT NULL");
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, tree_id);
+	db_bind_int64(st, 1, tree_id);
 	store_i_bind_text(st, 2, branch);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	rc = db_step(st);
+	if (rc == DB_ROW)
 		snprintf(out, outlen, "%s", store_i_col_text(st, 0));
 	store_i_release(s, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DB_ROW)
 		return 0;
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		return store_i_dberr(s, "branch tip");
 	return ERR_NOTFOUND;
 }
@@ -128,7 +127,7 @@ store_branch_update(struct store *s, int64_t tree_id, const char *branch,
     const char *tip, const char *state, const char *error, const char *rewrite,
     int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
@@ -136,20 +135,22 @@ store_branch_update(struct store *s, int64_t tree_id, const char *branch,
 	st = store_i_stmt(s,
 	    "INSERT INTO tree_branches (tree_id, branch, tip, updated, state,"
 	    " error, rewrites, last_rewrite)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7 IS NOT NULL, ?7)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+	    " CASE WHEN CAST(?7 AS TEXT) IS NULL THEN 0 ELSE 1 END, ?7)"
 	    " ON CONFLICT (tree_id, branch) DO UPDATE SET"
-	    " tip = coalesce(excluded.tip, tip),"
+	    " tip = coalesce(excluded.tip, tree_branches.tip),"
 	    " updated = CASE WHEN excluded.tip IS NOT NULL"
-	    "   AND excluded.tip IS NOT tip THEN ?4"
-	    "   ELSE coalesce(updated, ?4) END,"
+	    "   AND excluded.tip IS DISTINCT FROM tree_branches.tip THEN ?4"
+	    "   ELSE coalesce(tree_branches.updated, ?4) END,"
 	    " state = excluded.state, error = excluded.error,"
-	    " rewrites = rewrites + (?7 IS NOT NULL),"
-	    " last_rewrite = coalesce(?7, last_rewrite)");
+	    " rewrites = tree_branches.rewrites"
+	    "  + CASE WHEN CAST(?7 AS TEXT) IS NULL THEN 0 ELSE 1 END,"
+	    " last_rewrite = coalesce(?7, tree_branches.last_rewrite)");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, tree_id);
+		db_bind_int64(st, 1, tree_id);
 		store_i_bind_text(st, 2, branch);
 		store_i_bind_text(st, 3, tip);
-		sqlite3_bind_int64(st, 4, now);
+		db_bind_int64(st, 4, now);
 		store_i_bind_text(st, 5, state);
 		store_i_bind_text(st, 6, error);
 		store_i_bind_text(st, 7, rewrite);
@@ -163,7 +164,7 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
     int64_t tree_id, const struct store_commit *c, const char *branch,
     int64_t now)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok, rc, fresh = 1;
 	int64_t id = 0;
 
@@ -173,12 +174,12 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 	    "SELECT id, first_seen IS NULL FROM commits"
 	    " WHERE tree_id = ?1 AND sha = ?2");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, tree_id);
+		db_bind_int64(st, 1, tree_id);
 		store_i_bind_text(st, 2, c->sha);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			id = sqlite3_column_int64(st, 0);
-			fresh = sqlite3_column_int(st, 1);
-		} else if (rc != SQLITE_DONE) {
+		if ((rc = db_step(st)) == DB_ROW) {
+			id = db_col_int64(st, 0);
+			fresh = db_col_int(st, 1);
+		} else if (rc != DB_DONE) {
 			ok = store_i_dberr(s, "commit lookup") == 0;
 		}
 		store_i_release(s, st);
@@ -189,22 +190,24 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 		    " author_date, committer, commit_date, subject, touches,"
 		    " branches, paths, first_seen)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-		    " json_array_length(json(?9)) > 0, ?10, json(?9), ?11)");
+		    " CASE WHEN json_array_length(json(?9)) > 0 THEN 1 ELSE 0 "
+		    "END,"
+		    " ?10, json(?9), ?11)");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, tree_id);
+			db_bind_int64(st, 1, tree_id);
 			store_i_bind_text(st, 2, c->sha);
 			store_i_bind_text(st, 3, c->parents ? c->parents : "");
 			store_i_bind_text(st, 4, c->author);
-			sqlite3_bind_int64(st, 5, c->author_date);
+			db_bind_int64(st, 5, c->author_date);
 			store_i_bind_text(st, 6, c->committer);
-			sqlite3_bind_int64(st, 7, c->commit_date);
+			db_bind_int64(st, 7, c->commit_date);
 			store_i_bind_text(st, 8, c->subject);
 			store_i_bind_text(
 			    st, 9, c->paths_json ? c->paths_json : "[]");
 			store_i_bind_text(st, 10, branch);
-			sqlite3_bind_int64(st, 11, now);
+			db_bind_int64(st, 11, now);
 			ok = store_i_step_done(s, st, "commit insert") == 0;
-			id = sqlite3_last_insert_rowid(s->db);
+			id = db_last_id(s->db);
 			store_i_release(s, st);
 		}
 	} else if (ok) {
@@ -212,7 +215,8 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 		 * details. */
 		st = store_i_stmt(s,
 		    "UPDATE commits SET branches = CASE"
-		    "  WHEN ?2 IS NULL OR instr(',' || branches || ',',"
+		    "  WHEN CAST(?2 AS TEXT) IS NULL OR instr(',' || branches "
+		    "|| ',',"
 		    "   ',' || ?2 || ',') > 0 THEN branches"
 		    "  WHEN branches = '' THEN ?2"
 		    "  ELSE branches || ',' || ?2 END,"
@@ -226,21 +230,22 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 		    " paths = CASE WHEN first_seen IS NULL THEN json(?9)"
 		    "  ELSE paths END,"
 		    " touches = CASE WHEN first_seen IS NULL"
-		    "  THEN json_array_length(json(?9)) > 0 ELSE touches END,"
+		    "  THEN CASE WHEN json_array_length(json(?9)) > 0 THEN 1 "
+		    "ELSE 0 END ELSE touches END,"
 		    " first_seen = coalesce(first_seen, ?10)"
 		    " WHERE id = ?1");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, id);
+			db_bind_int64(st, 1, id);
 			store_i_bind_text(st, 2, branch);
 			store_i_bind_text(st, 3, c->parents ? c->parents : "");
 			store_i_bind_text(st, 4, c->author);
-			sqlite3_bind_int64(st, 5, c->author_date);
+			db_bind_int64(st, 5, c->author_date);
 			store_i_bind_text(st, 6, c->committer);
-			sqlite3_bind_int64(st, 7, c->commit_date);
+			db_bind_int64(st, 7, c->commit_date);
 			store_i_bind_text(st, 8, c->subject);
 			store_i_bind_text(
 			    st, 9, c->paths_json ? c->paths_json : "[]");
-			sqlite3_bind_int64(st, 10, now);
+			db_bind_int64(st, 10, now);
 			ok = run_once(s, st, "commit update") == 0;
 		}
 	}
@@ -248,12 +253,12 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 	 * connection opened at an older schema (tests) has none. */
 	if (ok && branch != NULL && s->version >= 31) {
 		st = store_i_stmt(s,
-		    "INSERT OR IGNORE INTO commit_branches"
-		    " (tree_id, branch, commit_id) VALUES (?1, ?2, ?3)");
+		    "INSERT INTO commit_branches (tree_id, branch, commit_id)"
+		    " VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING");
 		if ((ok = st != NULL)) {
-			sqlite3_bind_int64(st, 1, tree_id);
+			db_bind_int64(st, 1, tree_id);
 			store_i_bind_text(st, 2, branch);
-			sqlite3_bind_int64(st, 3, id);
+			db_bind_int64(st, 3, id);
 			ok = run_once(s, st, "commit branch") == 0;
 		}
 	}
@@ -270,7 +275,7 @@ int
 store_commit_find(struct store *s, int64_t *out_id, char *out_sha,
     size_t outlen, int64_t tree_id, const char *sha)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	size_t n = strlen(sha), i;
 	char lo[64], hi[64];
 	int rc, found = 0;
@@ -296,18 +301,18 @@ store_commit_find(struct store *s, int64_t *out_id, char *out_sha,
 	    " AND sha >= ?2 AND sha < ?3 ORDER BY id LIMIT 2");
 	if (st == NULL)
 		return -1;
-	sqlite3_bind_int64(st, 1, tree_id);
+	db_bind_int64(st, 1, tree_id);
 	store_i_bind_text(st, 2, lo);
 	store_i_bind_text(st, 3, hi);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		if (found++ == 0) {
-			*out_id = sqlite3_column_int64(st, 0);
+			*out_id = db_col_int64(st, 0);
 			snprintf(
 			    out_sha, outlen, "%s", store_i_col_text(st, 1));
 		}
 	}
 	store_i_release(s, st);
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		return store_i_dberr(s, "commit find");
 	if (found == 0)
 		return err_setc(
@@ -322,20 +327,20 @@ int
 store_commit_stub(
     struct store *s, int64_t *out_id, int64_t tree_id, const char *sha)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ok;
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
 	st = store_i_stmt(s,
 	    "INSERT INTO commits (tree_id, sha) VALUES (?1, ?2)"
-	    " ON CONFLICT (tree_id, sha) DO UPDATE SET sha = sha"
+	    " ON CONFLICT (tree_id, sha) DO UPDATE SET sha = excluded.sha"
 	    " RETURNING id");
 	if ((ok = st != NULL)) {
-		sqlite3_bind_int64(st, 1, tree_id);
+		db_bind_int64(st, 1, tree_id);
 		store_i_bind_text(st, 2, sha);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			*out_id = sqlite3_column_int64(st, 0);
+		if (db_step(st) == DB_ROW)
+			*out_id = db_col_int64(st, 0);
 		else
 			ok = store_i_dberr(s, "commit stub") == 0;
 		store_i_release(s, st);

@@ -53,6 +53,7 @@
 #   jfield PATH < json        prints a field: "jobs.0.state", "pairs.0.pair_id"
 #                             (python3; strings bare, others as JSON)
 #   sql QUERY                 runs a query on $PW_DB with the sqlite3 CLI
+#                             (psql under make check-pg)
 
 set -u
 # Token and secret files must not be readable by others (the daemon and
@@ -61,6 +62,11 @@ umask 077
 
 PW_BIN=${PERFWATCH_BIN:-$PWD/build/san/bin}
 PW_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pwe2e.XXXXXX")
+# make check-pg: the daemon's database is on the test server
+# (tests/lib_pg.sh).
+if [ -n "${PW_TEST_PG:-}" ]; then
+	. "$(dirname "${BASH_SOURCE[0]}")/../lib_pg.sh"
+fi
 PW_PIDS=()
 PW_FAILED=0
 PW_URL=
@@ -167,6 +173,20 @@ hook_start() {
 	HOOK_URL=http://127.0.0.1:$(cat "$dir/port")/hook
 }
 
+# pw_database DIR: the daemon's database: DIR/pw.db, or under make
+# check-pg (PW_TEST_PG) a new database of the test's server named after
+# the test and DIR (tests/lib_pg.sh).
+pw_database() {
+	local name
+	if [ -z "${PW_TEST_PG:-}" ]; then
+		echo "$1/pw.db"
+		return
+	fi
+	name=$(printf '%s' "$(basename "$PW_TMP")_$(basename "$1")" |
+	    tr -c 'a-zA-Z0-9_' '_' | tr 'A-Z' 'a-z' | cut -c1-60)
+	pg_createdb "$name"
+}
+
 daemon_config() {
 	local dir=$1 r
 	shift
@@ -178,7 +198,7 @@ daemon_config() {
 	head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/admin.token"
 	cat >"$dir/daemon.yaml" <<EOF
 listen: 127.0.0.1:0
-database: $dir/pw.db
+database: "$(pw_database "$dir")"
 mirrors: $dir/git
 admin_token_file: $dir/admin.token
 jobs: [$dir/jobs/*.yaml]
@@ -206,6 +226,9 @@ start_daemon() {
 	PW_ADMIN=$dir/admin.token
 	PW_TOKENS=$dir/tokens
 	PW_DB=$dir/pw.db
+	# make check-pg: the conninfo daemon_config wrote.
+	[ -n "${PW_TEST_PG:-}" ] &&
+	    PW_DB=$(sed -n 's/^database: "\(.*\)"$/\1/p' "$dir/daemon.yaml")
 	rm -f "$dir/port"
 	spawn "$dir/daemon.log" "$PW_BIN/perfwatchd" -v -c "$dir/daemon.yaml" \
 	    --port-file "$dir/port"
@@ -248,6 +271,11 @@ print(v if isinstance(v, str) else json.dumps(v))
 }
 
 sql() {
+	if [ -n "${PW_TEST_PG:-}" ]; then
+		PGOPTIONS='-c client_min_messages=warning' \
+		    "$(pg_bindir)/psql" -X -A -t -q "$PW_DB" -c "$1"
+		return
+	fi
 	sqlite3 -cmd '.timeout 5000' "$PW_DB" "$1"
 }
 

@@ -106,8 +106,12 @@ YAML
 	start_runner r1
 	RUNNER_PID=$!
 	# The runner registers before the push: the pair is pinned to it.
-	wait_until 20 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$PW_DB' \
-	    'SELECT count(*) FROM hosts')\" = 1 ]"
+	wait_until 20 bisect_one_host
+}
+
+# The runner has registered: one host.
+bisect_one_host() {
+	[ "$(sql 'SELECT count(*) FROM hosts')" = 1 ]
 }
 
 bisect_json() {

@@ -64,7 +64,7 @@ measure() {
 	wait_until 120 analysed || { fail "${label}_measured" "$(sql 'SELECT id, role, state, error FROM jobs')"; show_logs; finish; }
 	pass "${label}_measured"
 	order=$(sql "SELECT group_concat(CASE job_id WHEN $base THEN 'b' WHEN $cand THEN 'c' END, '')
-	    FROM (SELECT job_id FROM runs WHERE job_id IN ($base, $cand) ORDER BY id)")
+	    FROM (SELECT job_id FROM runs WHERE job_id IN ($base, $cand) ORDER BY id) AS o")
 	ran=$(tr -d '\n' <"$PW_TMP/order$2")
 }
 analysed() { [ "$(sql "SELECT analysed FROM pairs WHERE id = $pair")" = 1 ]; }

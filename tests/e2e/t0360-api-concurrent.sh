@@ -112,7 +112,7 @@ check "uploads_answered_201_once_200_once ($ups)" \
 check "every_job_claimed_once ($(sort -n "$PW_TMP/claimed" | tr '\n' ' '))" \
     test "$(sort -u "$PW_TMP/claimed" | grep -c '^[0-9][0-9]*$')" -eq $((2 * N))
 check each_job_has_each_run_once \
-    test "$(sql "SELECT count(*) FROM (SELECT job_id FROM runs GROUP BY job_id HAVING count(*) = $RUNS AND count(DISTINCT idx) = $RUNS)")" -eq $((2 * N))
+    test "$(sql "SELECT count(*) FROM (SELECT job_id FROM runs GROUP BY job_id HAVING count(*) = $RUNS AND count(DISTINCT idx) = $RUNS) AS j")" -eq $((2 * N))
 check heartbeats_and_finish_2xx \
     test -z "$(cat "$PW_TMP"/hb* "$PW_TMP"/fin* | grep -v '^20[0-9]$')"
 reads=$(cat "$PW_TMP/read1" "$PW_TMP/read2" | wc -l)

@@ -45,7 +45,7 @@ wait_until 30 seen_is "$head" && pass last_commit_kept ||
     fail last_commit_kept "$(sql "SELECT * FROM inbox_state")"
 [ "$(sql "SELECT inbox || ' ' || version || ' ' || total || ' ' || base_sha FROM series")" = "lm 2 3 $c1" ] &&
     pass series_fields || fail series_fields "$(sql "SELECT * FROM series")"
-subjects=$(sql "SELECT group_concat(subject, '|') FROM (SELECT subject FROM series_patches ORDER BY seq)")
+subjects=$(sql "SELECT group_concat(subject, '|') FROM (SELECT subject FROM series_patches ORDER BY seq) AS o")
 [ "$subjects" = "mm: memcg: first|README: second|mm: memcg: third" ] &&
     pass patch_rows || fail patch_rows "$subjects"
 tip=$(sql "SELECT c.sha FROM series s JOIN commits c ON c.id = s.commit_id")
@@ -76,7 +76,7 @@ add_msg "$PW_TMP/v3-2.patch"
 rerolled() { [ "$(sql "SELECT state FROM series WHERE version = 3")" = applied ]; }
 subjects=
 wait_until 30 rerolled &&
-    subjects=$(sql "SELECT group_concat(subject, '|') FROM (SELECT p.subject FROM series_patches p JOIN series s ON s.id = p.series_id WHERE s.version = 3 ORDER BY p.seq)")
+    subjects=$(sql "SELECT group_concat(subject, '|') FROM (SELECT p.subject FROM series_patches p JOIN series s ON s.id = p.series_id WHERE s.version = 3 ORDER BY p.seq) AS o")
 [ "$subjects" = "mm: memcg: first|README: second, better|mm: memcg: third" ] &&
     [ "$(sql "SELECT total || ' ' || base_sha FROM series WHERE version = 3")" = "3 $c1" ] &&
     pass partial_reroll || fail partial_reroll "$subjects $(sql "SELECT id, version, state, error FROM series") $(grep "inbox lm" "$PW_DIR/daemon.log" | tail -2)"

@@ -40,8 +40,8 @@ publish "$SRC"
 [ "$(g "$SRC" rev-list --count "$c0..$tip")" = 64 ] || fail range_64 "not 64 commits"
 t0=$SECONDS
 
-wait_until 120 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$PW_DB' \
-    'SELECT count(*) FROM bisections')\" = 1 ]" &&
+one_bisection() { [ "$(sql 'SELECT count(*) FROM bisections')" = 1 ]; }
+wait_until 120 one_bisection &&
     pass bisection_started_automatically ||
     { fail bisection_started_automatically "$(sql "SELECT c.metric, c.verdict, c.change_pct FROM comparisons c")"; show_logs; finish; }
 t1=$SECONDS

@@ -50,7 +50,9 @@ done < <(find "${!edges[@]}" -name '*.[ch]' 2>/dev/null | sort -u)
 # then the files (shell patterns) that may include it.  The HTTP server
 # lives in web/, so daemon/ including <microhttpd.h> again fails.
 owners='microhttpd.h web/httpd.c
-sqlite3.h store/*
+sqlite3.h store/db_sqlite.c
+libpq-fe.h store/db_pg.c
+store/db_backend.h store/db*
 git2.h git/*
 git2/* git/*
 yaml.h config/yaml.c

@@ -85,7 +85,10 @@ def main():
                 # a common table expression is the statement's own
                 # rows, planned (and checked) where it is defined
                 ctes = re.findall(r"(?:\bWITH|,)\s*(\w+)\s+AS\s*\(", sql)
-                if name in ctes or \
+                # a subquery in FROM, by its alias ("(SELECT ...) AS w",
+                # which PostgreSQL requires): planned as a subquery
+                subs = re.findall(r"\)\s+AS\s+(\w+)", sql)
+                if name in ctes or name in subs or \
                         name in ("CONSTANT", "n", "me", "js") or \
                         r[3].startswith("SCAN (subquery") or \
                         "VIRTUAL TABLE" in r[3]:

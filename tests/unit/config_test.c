@@ -988,3 +988,28 @@ TEST(test_config__lists_capped)
 	cfg_errors_free(&errs);
 	buf_release(&b);
 }
+
+/* database: a PostgreSQL URI or conninfo is kept as written (a path
+ * would be resolved against the daemon file's directory). */
+TEST(test_config__database_postgresql)
+{
+	static const char *const kept[] = {
+		"postgresql://pw@db.example/perfwatch?sslmode=require",
+		"host=/run/postgresql dbname=perfwatch",
+	};
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	char text[256];
+	const char *dp;
+	size_t i;
+
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		snprintf(text, sizeof(text),
+		    "listen: 127.0.0.1:0\ndatabase: \"%s\"\nmirrors: git\n",
+		    kept[i]);
+		dp = write_tmp("pg.yaml", text);
+		ASSERT_INTEQ(config_load_daemon(&d, dp, &errs), 0);
+		ASSERT_STREQ(d->database, kept[i]);
+		daemon_config_free(d);
+	}
+}

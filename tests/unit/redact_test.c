@@ -59,3 +59,29 @@ TEST(test_redact__url_host)
 	free(c);
 	ASSERT(redact_url_host(NULL) == NULL);
 }
+
+/* A PostgreSQL URI's user information and every password of a conninfo
+ * or a URI's query go; the rest stays. */
+TEST(test_redact__conninfo)
+{
+	static const char *const cases[][2] = {
+		{ "postgresql://pw:s3cret@db/perfwatch",
+		    "postgresql://***@db/perfwatch" },
+		{ "host=db password=s3cret dbname=pw",
+		    "host=db password=*** dbname=pw" },
+		{ "host=db password = 'a b\\'c' dbname=pw",
+		    "host=db password = *** dbname=pw" },
+		{ "postgres://db/pw?password=x&sslmode=require",
+		    "postgres://db/pw?password=***&sslmode=require" },
+		{ "host=/run/postgresql dbname=pw",
+		    "host=/run/postgresql dbname=pw" },
+		{ "passwordless=1", "passwordless=1" },
+	};
+	char out[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		redact_conninfo_into(out, sizeof(out), cases[i][0]);
+		ASSERT_STREQ(out, cases[i][1]);
+	}
+}

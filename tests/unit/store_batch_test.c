@@ -120,7 +120,7 @@ TEST(test_store_batch__a_bad_upload_fails_alone_and_replies_follow_commit)
 	struct seen sn;
 	struct probe p[6];
 	struct err e = { 0 };
-	char *path = xasprintf("%s/b%d.db", test_tmpdir(), dbn++);
+	char *path = test_store_at("b%d.db", dbn++);
 	const char *msg;
 	struct store_claimed c;
 	int64_t h = 0, job;
@@ -209,7 +209,7 @@ TEST(test_store_batch__stopped_writer_refuses_at_once)
 	struct seen sn;
 	struct probe p;
 	struct err e = { 0 };
-	char *path = xasprintf("%s/b%d.db", test_tmpdir(), dbn++);
+	char *path = test_store_at("b%d.db", dbn++);
 	const char *msg;
 
 	memset(&sn, 0, sizeof(sn));

@@ -46,7 +46,9 @@ sqlite_cli(const char *path, const char *sql)
  * without a regression row are then accepted. */
 TEST(test_store_bisect__v16_keeps_v15_rows)
 {
-	char *p = xasprintf("%s/v15.db", test_tmpdir());
+	SKIP_ON_PG("SQLite's schema steps from an older version");
+
+	char *p = test_store_at("v15.db");
 	struct store *s = NULL;
 	struct store_bisect *b = NULL;
 	struct store_bisect_step *st = NULL;
@@ -118,7 +120,9 @@ TEST(test_store_bisect__v16_keeps_v15_rows)
  * change point's own pair and the series' host; started once. */
 TEST(test_store_bisect__change_point_is_a_source)
 {
-	char *p = xasprintf("%s/cp.db", test_tmpdir());
+	SKIP_ON_PG("rows made with the sqlite3 command-line tool");
+
+	char *p = test_store_at("cp.db");
 	struct store *s = NULL;
 	struct store_bisect_src src;
 	struct store_bisect_new bn;
@@ -260,7 +264,7 @@ TEST(test_store_bisect__change_point_is_a_source)
 /* A change at the first point has no good end. */
 TEST(test_store_bisect__change_at_first_point_has_no_good_end)
 {
-	char *p = xasprintf("%s/cp0.db", test_tmpdir());
+	char *p = test_store_at("cp0.db");
 	struct store *s = NULL;
 	struct store_bisect_src src;
 	struct store_series_key k = { "app", "master", 0, "j", "", "ops",
@@ -302,7 +306,9 @@ TEST(test_store_bisect__change_at_first_point_has_no_good_end)
 /* Bisections a page at a time, newest first (GET /api/v1/bisect). */
 TEST(test_store_bisect__list_pages)
 {
-	char *p = xasprintf("%s/list.db", test_tmpdir());
+	SKIP_ON_PG("rows made with the sqlite3 command-line tool");
+
+	char *p = test_store_at("list.db");
 	struct store *s = NULL;
 	struct err e = { 0 };
 	struct store_bisects l;

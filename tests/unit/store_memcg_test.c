@@ -22,7 +22,7 @@ TEST(test_store__info_metrics_and_profile_slot)
 {
 	struct store *s = NULL;
 	struct err e = { 0 };
-	char *p = xasprintf("%s/m.db", test_tmpdir());
+	char *p = test_store_at("m.db");
 	int64_t h = 0, b = 0;
 	struct store_claimed c;
 	struct store_job_detail j;

@@ -18,7 +18,7 @@ open_new(const char *name)
 {
 	struct store *s = NULL;
 	struct err e = { 0 };
-	char *p = xasprintf("%s/%s.db", test_tmpdir(), name);
+	char *p = test_store_at("%s.db", name);
 
 	if (store_open(&s, p, &e) == -1)
 		fprintf(stdout, "store_open: %s\n", err_msg(&e));

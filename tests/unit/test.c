@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/xalloc.h"
+#include "store/db.h"
 #include "tests/unit/test.h"
 
 #define MAX_TESTS 1024
@@ -17,6 +19,7 @@ static struct {
 } tests[MAX_TESTS];
 static int ntests;
 static int cur_failed;
+static const char *cur_skip; /* test_skip's why */
 static char tmpdir[256];
 static char pathbuf[8][1024];
 static int pathslot;
@@ -62,6 +65,73 @@ rm_tmpdir(void)
 	if (pid > 0)
 		while (waitpid(pid, NULL, 0) == -1)
 			;
+}
+
+void
+test_skip(const char *why)
+{
+	cur_skip = why;
+}
+
+int
+test_store_pg(void)
+{
+	const char *pg = getenv("PW_TEST_PG");
+
+	return pg != NULL && pg[0] != '\0';
+}
+
+char *
+test_store_where(const char *name)
+{
+	const char *pg = getenv("PW_TEST_PG");
+	char db[64], q[128];
+	struct db *d;
+	struct err e = { 0 };
+	size_t i, n;
+
+	if (!test_store_pg())
+		return xasprintf("%s/%s", test_tmpdir(), name);
+	/* The database: this process's, named after name. */
+	n = (size_t)snprintf(db, sizeof(db), "t%ld_", (long)getpid());
+	for (i = 0; name[i] != '\0' && n + 1 < sizeof(db); i++)
+		db[n++] = (name[i] >= 'a' && name[i] <= 'z') ||
+		        (name[i] >= '0' && name[i] <= '9')
+		    ? name[i]
+		    : '_';
+	db[n] = '\0';
+	if (db_open(&d, pg, &e) != 0) {
+		fprintf(stderr, "PW_TEST_PG: %s\n", err_msg(&e));
+		abort();
+	}
+	snprintf(
+	    q, sizeof(q), "SELECT 1 FROM pg_database WHERE datname = '%s'", db);
+	{
+		struct db_stmt *st = db_prepare(d, q);
+		int have = st != NULL && db_step(st) == DB_ROW;
+
+		db_finalize(st);
+		snprintf(q, sizeof(q), "CREATE DATABASE %s", db);
+		if (!have && db_exec(d, q) != 0) {
+			fprintf(
+			    stderr, "PW_TEST_PG: %s: %s\n", q, db_errmsg(d));
+			abort();
+		}
+	}
+	db_close(d);
+	return xasprintf("%s dbname=%s", pg, db);
+}
+
+char *
+test_store_at(const char *fmt, ...)
+{
+	char name[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	return test_store_where(name);
 }
 
 const char *
@@ -116,8 +186,11 @@ main(int argc, char **argv)
 				continue;
 		}
 		cur_failed = 0;
+		cur_skip = NULL;
 		tests[i].fn();
-		if (cur_failed) {
+		if (cur_skip != NULL && !cur_failed) {
+			printf("SKIP %s: %s\n", tests[i].name, cur_skip);
+		} else if (cur_failed) {
 			printf("FAIL %s\n", tests[i].name);
 			failed++;
 		} else {

@@ -21,6 +21,29 @@ void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A scratch directory for the current binary, removed at exit. */
 const char *test_tmpdir(void);
+/*
+ * Where a new store named name goes (a malloc'd string): a file in
+ * test_tmpdir(), or, when PW_TEST_PG names a PostgreSQL server (a
+ * conninfo: make check-pg), a new empty database there, so that one
+ * suite runs on both backends.  The same name again is the same store.
+ */
+char *test_store_where(const char *name);
+/* test_store_where of the name fmt makes (printf). */
+char *test_store_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 when the stores are PostgreSQL's (PW_TEST_PG). */
+int test_store_pg(void);
+/* Ends the current case as "SKIP name: why" (neither passed nor
+ * failed). */
+void test_skip(const char *why);
+/* A case that checks what only SQLite has (its older schema versions,
+ * its virtual machine's steps, its WAL) skips on PostgreSQL. */
+#define SKIP_ON_PG(why)                 \
+	do {                            \
+		if (test_store_pg()) {  \
+			test_skip(why); \
+			return;         \
+		}                       \
+	} while (0)
 /* Path of a fixture: under $PERFWATCH_FIXTURES, else tests/fixtures. */
 const char *test_fixture(const char *rel);
 /* Path inside the source tree (tests run from the top directory). */

@@ -1,0 +1,799 @@
+/*
+ * The PostgreSQL backend of store/db.h, on libpq: the only file that
+ * includes <libpq-fe.h>.  A statement keeps its SQL with SQLite's
+ * ?NNN parameters rewritten to $NNN; its values are bound as text (a
+ * blob as bytes) and sent with PQexecParams at its first step, and the
+ * rows are then read from the result.  A statement outside a
+ * transaction that fails on a serialization failure or a deadlock is
+ * sent again; inside one, the caller's transaction has failed and says
+ * so (DB_BUSY).  Where SQLite's SQL has planner hints PostgreSQL does
+ * not read, the rewrite drops them: "INDEXED BY index", and the ON of a
+ * "CROSS JOIN t ON ..." (SQLite's way to fix the join order) makes it a
+ * JOIN.  The store's other SQL is what both accept, with SQLite's
+ * functions it calls defined in PostgreSQL's schema (migrate_pg.c).
+ * PW_PG_TRACE in the environment prints each error with its statement
+ * to stderr (make check-pg's logs).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/redact.h"
+#include "common/utf8.h"
+#include "common/xalloc.h"
+#include "store/db.h"
+#include "store/db_backend.h"
+
+/* PostgreSQL's type oids (catalog/pg_type.h, stable across releases). */
+#define OID_BOOL 16
+#define OID_BYTEA 17
+#define OID_INT8 20
+#define OID_INT2 21
+#define OID_INT4 23
+#define OID_OID 26
+#define OID_FLOAT4 700
+#define OID_FLOAT8 701
+#define OID_NUMERIC 1700
+#define OID_TEXT 25
+
+/* Tries of a statement outside a transaction that lost to another. */
+#define PG_TRIES 5
+
+struct pg {
+	struct db base;
+	PGconn *c;
+	char msg[512];
+	int code;
+	int64_t changes, total, version;
+};
+
+struct pg_stmt {
+	struct db_stmt base;
+	char *orig; /* the caller's SQL */
+	char *sql;  /* with $N parameters */
+	int np;     /* parameters: the greatest N */
+	char **val;
+	int *len, *fmt;
+	unsigned int *type;
+	unsigned char *used; /* [N - 1]: $N is in the SQL */
+	PGresult *res;
+	int ran;        /* sent since the last reset */
+	int row, nrows; /* the current row (-1 before the first) */
+	/* A bytea column of the current row, unescaped. */
+	unsigned char *blob;
+	size_t blob_len;
+	int blob_col;
+};
+
+#define PG(d) ((struct pg *)(d))
+#define PS(s) ((struct pg_stmt *)(s))
+
+static int
+code_of(const char *state)
+{
+	if (state == NULL)
+		return DB_ERROR;
+	if (strncmp(state, "23", 2) == 0)
+		return DB_CONSTRAINT;
+	if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 ||
+	    strcmp(state, "55P03") == 0)
+		return DB_BUSY;
+	if (strcmp(state, "53100") == 0)
+		return DB_FULL;
+	return DB_ERROR;
+}
+
+/* msg without its trailing newlines, as the connection's last error. */
+static int
+note(struct pg *p, const char *msg, const char *state)
+{
+	size_t n;
+
+	snprintf(p->msg, sizeof(p->msg), "%s", msg && *msg ? msg : "error");
+	n = strlen(p->msg);
+	while (n > 0 && (p->msg[n - 1] == '\n' || p->msg[n - 1] == ' '))
+		p->msg[--n] = '\0';
+	for (n = 0; p->msg[n] != '\0'; n++)
+		if (p->msg[n] == '\n')
+			p->msg[n] = ' ';
+	p->code = code_of(state);
+	if (getenv("PW_PG_TRACE"))
+		fprintf(stderr, "PGERR %s [%s]\n", p->msg, state ? state : "");
+	return p->code;
+}
+
+static int
+note_res(struct pg *p, const PGresult *r)
+{
+	if (r == NULL)
+		return note(p, PQerrorMessage(p->c), NULL);
+	return note(p, PQresultErrorMessage(r),
+	    PQresultErrorField(r, PG_DIAG_SQLSTATE));
+}
+
+static int
+in_tx(struct pg *p)
+{
+	return PQtransactionStatus(p->c) != PQTRANS_IDLE;
+}
+
+static void
+backoff(int try)
+{
+	struct timespec ts = { 0, (long)(1 + try * try) * 5000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The rows a command changed, from its tag. */
+static void
+count_changes(struct pg *p, PGresult *r)
+{
+	const char *n = PQcmdTuples(r);
+	const char *tag = PQcmdStatus(r);
+
+	if (n[0] == '\0')
+		return;
+	if (strncmp(tag, "INSERT", 6) != 0 && strncmp(tag, "UPDATE", 6) != 0 &&
+	    strncmp(tag, "DELETE", 6) != 0 && strncmp(tag, "MERGE", 5) != 0)
+		return;
+	p->changes = strtoll(n, NULL, 10);
+	p->total += p->changes;
+}
+
+static void
+pg_close(struct db *d)
+{
+	struct pg *p = PG(d);
+
+	PQfinish(p->c);
+	free(p);
+}
+
+static int
+pg_exec(struct db *d, const char *sql)
+{
+	struct pg *p = PG(d);
+	PGresult *r;
+	ExecStatusType st;
+	int try;
+
+	for (try = 0;; try++) {
+		r = PQexec(p->c, sql);
+		st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+			count_changes(p, r);
+			PQclear(r);
+			return 0;
+		}
+		note_res(p, r);
+		PQclear(r);
+		if (p->code != DB_BUSY || in_tx(p) || try + 1 >= PG_TRIES)
+			return -1;
+		backoff(try);
+	}
+}
+
+static const char *
+pg_errmsg(struct db *d)
+{
+	return PG(d)->msg;
+}
+
+static int
+pg_errcode(struct db *d)
+{
+	return PG(d)->code;
+}
+
+static int
+pg_begin_write(struct db *d)
+{
+	return pg_exec(d, "BEGIN");
+}
+
+static int
+pg_begin_read(struct db *d)
+{
+	return pg_exec(d, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+}
+
+static int
+pg_autocommit(struct db *d)
+{
+	return !in_tx(PG(d));
+}
+
+/*
+ * sql with each ?NNN (and each bare ?, the greatest number so far plus
+ * one, as SQLite numbers them) as $NNN, outside string literals, quoted
+ * names and comments; *np the greatest number.
+ */
+/* The end of a name ("jobs", "json_each(?7)") at s, or s. */
+static const char *
+skip_name(const char *s)
+{
+	int depth = 0;
+
+	while (isalnum((unsigned char)*s) || *s == '_')
+		s++;
+	if (*s != '(')
+		return s;
+	for (; *s != '\0'; s++) {
+		depth += *s == '(';
+		depth -= *s == ')';
+		if (depth == 0)
+			return s + 1;
+	}
+	return s;
+}
+
+/*
+ * 1 when the CROSS JOIN at s (SQLite's way to fix the join order) has
+ * an ON clause: "CROSS JOIN name [alias] [INDEXED BY index] ON", which
+ * PostgreSQL reads as a JOIN.
+ */
+static int
+cross_join_on(const char *s)
+{
+	const char *e;
+
+	s += strlen(" CROSS JOIN ");
+	s = skip_name(s);
+	while (*s == ' ')
+		s++;
+	if (strncasecmp(s, "ON ", 3) == 0)
+		return 1;
+	e = skip_name(s); /* the alias */
+	if (e == s)
+		return 0;
+	s = e;
+	while (*s == ' ')
+		s++;
+	if (strncasecmp(s, "INDEXED BY ", 11) == 0) {
+		s = skip_name(s + 11);
+		while (*s == ' ')
+			s++;
+	}
+	return strncasecmp(s, "ON ", 3) == 0;
+}
+
+static char *
+rewrite(const char *sql, int *np)
+{
+	size_t n = strlen(sql);
+	char *out = xmalloc(n * 2 + 16), *o = out;
+	const char *s = sql;
+	int max = 0, k;
+	char q;
+
+	while (*s != '\0') {
+		if (*s == '\'' || *s == '"') {
+			q = *s;
+			*o++ = *s++;
+			while (*s != '\0') {
+				if (*s == q && s[1] == q) {
+					*o++ = *s++;
+					*o++ = *s++;
+					continue;
+				}
+				if (*s == q)
+					break;
+				*o++ = *s++;
+			}
+			if (*s != '\0')
+				*o++ = *s++;
+		} else if (s[0] == '-' && s[1] == '-') {
+			while (*s != '\0' && *s != '\n')
+				*o++ = *s++;
+		} else if (strncasecmp(s, " CROSS JOIN ", 12) == 0 &&
+		    cross_join_on(s)) {
+			memcpy(o, " JOIN ", 6);
+			o += 6;
+			s += 12;
+		} else if (strncasecmp(s, " INDEXED BY ", 12) == 0) {
+			/* SQLite's index hint: PostgreSQL plans alone. */
+			s += 12;
+			while (isalnum((unsigned char)*s) || *s == '_')
+				s++;
+		} else if (*s == '?') {
+			s++;
+			if (isdigit((unsigned char)*s)) {
+				k = (int)strtol(s, (char **)&s, 10);
+			} else
+				k = max + 1;
+			if (k > max)
+				max = k;
+			o += sprintf(o, "$%d", k);
+		} else
+			*o++ = *s++;
+	}
+	*o = '\0';
+	*np = max;
+	return out;
+}
+
+/* Which $N the rewritten SQL holds (outside literals: a '$' is
+ * nowhere else in the store's SQL but in a function body). */
+static void
+mark_used(struct pg_stmt *s)
+{
+	const char *p;
+	long k;
+
+	for (p = s->sql; (p = strchr(p, '$')) != NULL;) {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			continue;
+		k = strtol(p, (char **)&p, 10);
+		if (k >= 1 && k <= s->np)
+			s->used[k - 1] = 1;
+	}
+}
+
+static struct db_stmt *
+pg_prepare(struct db *d, const char *sql)
+{
+	struct pg_stmt *s = xcalloc(1, sizeof(*s));
+
+	s->base.db = d;
+	s->orig = xstrdup(sql);
+	s->sql = rewrite(sql, &s->np);
+	if (s->np > 0) {
+		s->val = xcalloc((size_t)s->np, sizeof(*s->val));
+		s->len = xcalloc((size_t)s->np, sizeof(*s->len));
+		s->fmt = xcalloc((size_t)s->np, sizeof(*s->fmt));
+		s->type = xcalloc((size_t)s->np, sizeof(*s->type));
+		s->used = xcalloc((size_t)s->np, 1);
+		mark_used(s);
+	}
+	s->row = -1;
+	s->blob_col = -1;
+	return &s->base;
+}
+
+static const char *
+pg_sql(struct db_stmt *s)
+{
+	return PS(s)->orig;
+}
+
+/* Parameter i (from 1) set to a copy of n bytes of v, or to NULL. */
+static void
+bind(struct pg_stmt *s, int i, const void *v, size_t n, unsigned int type,
+    int fmt)
+{
+	if (i < 1 || i > s->np)
+		return;
+	i--;
+	free(s->val[i]);
+	s->val[i] = NULL;
+	s->len[i] = 0;
+	s->fmt[i] = fmt;
+	s->type[i] = type;
+	if (v == NULL)
+		return;
+	s->val[i] = xmalloc(n + 1);
+	memcpy(s->val[i], v, n);
+	s->val[i][n] = '\0';
+	s->len[i] = (int)n;
+}
+
+static void
+pg_bind_int64(struct db_stmt *st, int i, int64_t v)
+{
+	char b[32];
+	int n = snprintf(b, sizeof(b), "%lld", (long long)v);
+
+	bind(PS(st), i, b, (size_t)n, OID_INT8, 0);
+}
+
+static void
+pg_bind_double(struct db_stmt *st, int i, double v)
+{
+	char b[40];
+	int n;
+
+	if (isnan(v))
+		n = snprintf(b, sizeof(b), "NaN");
+	else if (isinf(v))
+		n = snprintf(b, sizeof(b), "%sInfinity", v < 0 ? "-" : "");
+	else
+		n = snprintf(b, sizeof(b), "%.17g", v);
+	bind(PS(st), i, b, (size_t)n, OID_FLOAT8, 0);
+}
+
+static void
+pg_bind_text(struct db_stmt *st, int i, const char *v, int n)
+{
+	size_t len = n < 0 ? strlen(v) : (size_t)n, k, j;
+	const unsigned char *u = (const unsigned char *)v;
+	char *c;
+	long cp;
+
+	for (k = 0; k < len; k += j)
+		if (u[k] == 0 || (j = utf8_decode(u + k, len - k, &cp)) == 0)
+			break;
+	if (k == len) {
+		bind(PS(st), i, v, len, 0, 0);
+		return;
+	}
+	/* PostgreSQL's text holds valid UTF-8 without NULs: each byte of
+	 * anything else as '?', as the store's readers show it. */
+	c = xmalloc(len);
+	memcpy(c, v, len);
+	for (k = 0; k < len; k += j) {
+		j = u[k] == 0 ? 0 : utf8_decode(u + k, len - k, &cp);
+		if (j == 0) {
+			c[k] = '?';
+			j = 1;
+		}
+	}
+	bind(PS(st), i, c, len, 0, 0);
+	free(c);
+}
+
+static void
+pg_bind_blob(struct db_stmt *st, int i, const void *v, size_t n)
+{
+	bind(PS(st), i, v ? v : "", n, OID_BYTEA, 1);
+}
+
+static void
+pg_bind_null(struct db_stmt *st, int i)
+{
+	bind(PS(st), i, NULL, 0, 0, 0);
+}
+
+static void
+drop_result(struct pg_stmt *s)
+{
+	PQclear(s->res);
+	s->res = NULL;
+	s->row = -1;
+	s->nrows = 0;
+	free(s->blob);
+	s->blob = NULL;
+	s->blob_col = -1;
+}
+
+static int
+run(struct pg_stmt *s)
+{
+	struct pg *p = PG(s->base.db);
+	ExecStatusType st;
+	int try;
+
+	/* A parameter the SQL does not use has no type PostgreSQL could
+	 * infer: text. */
+	for (try = 0; try < s->np; try++)
+		if (!s->used[try] && s->type[try] == 0)
+			s->type[try] = OID_TEXT;
+	for (try = 0;; try++) {
+		s->res = PQexecParams(p->c, s->sql, s->np, s->type,
+		    (const char *const *)s->val, s->len, s->fmt, 0);
+		st = s->res ? PQresultStatus(s->res) : PGRES_FATAL_ERROR;
+		if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+			s->nrows = PQntuples(s->res);
+			count_changes(p, s->res);
+			return 0;
+		}
+		note_res(p, s->res);
+		if (getenv("PW_PG_TRACE"))
+			fprintf(stderr, "PGSQL %s\n", s->sql);
+		drop_result(s);
+		if (p->code != DB_BUSY || in_tx(p) || try + 1 >= PG_TRIES)
+			return p->code;
+		backoff(try);
+	}
+}
+
+static int
+pg_step(struct db_stmt *st)
+{
+	struct pg_stmt *s = PS(st);
+	int rc;
+
+	if (!s->ran) {
+		s->ran = 1;
+		if ((rc = run(s)) != 0)
+			return rc;
+	}
+	if (s->res == NULL)
+		return DB_DONE;
+	free(s->blob);
+	s->blob = NULL;
+	s->blob_col = -1;
+	if (s->row + 1 < s->nrows) {
+		s->row++;
+		return DB_ROW;
+	}
+	s->row = s->nrows;
+	return DB_DONE;
+}
+
+static int
+pg_col_count(struct db_stmt *st)
+{
+	return PS(st)->res ? PQnfields(PS(st)->res) : 0;
+}
+
+/* Column i of the current row as text, NULL for NULL or no row. */
+static const char *
+cell(struct pg_stmt *s, int i)
+{
+	if (s->res == NULL || s->row < 0 || s->row >= s->nrows || i < 0 ||
+	    i >= PQnfields(s->res) || PQgetisnull(s->res, s->row, i))
+		return NULL;
+	return PQgetvalue(s->res, s->row, i);
+}
+
+static enum db_type
+pg_col_type(struct db_stmt *st, int i)
+{
+	struct pg_stmt *s = PS(st);
+
+	if (cell(s, i) == NULL)
+		return DB_NULL;
+	switch (PQftype(s->res, i)) {
+	case OID_BOOL:
+	case OID_INT2:
+	case OID_INT4:
+	case OID_INT8:
+	case OID_OID:
+		return DB_INTEGER;
+	case OID_FLOAT4:
+	case OID_FLOAT8:
+	case OID_NUMERIC:
+		return DB_FLOAT;
+	case OID_BYTEA:
+		return DB_BLOB;
+	default:
+		return DB_TEXT;
+	}
+}
+
+static double
+pg_col_double(struct db_stmt *st, int i)
+{
+	const char *t = cell(PS(st), i);
+
+	if (t == NULL)
+		return 0;
+	if (t[0] == 't' && t[1] == '\0')
+		return 1;
+	return strtod(t, NULL);
+}
+
+static int64_t
+pg_col_int64(struct db_stmt *st, int i)
+{
+	const char *t = cell(PS(st), i);
+	char *end;
+	long long v;
+	double d;
+
+	if (t == NULL)
+		return 0;
+	if (t[0] == 't' && t[1] == '\0')
+		return 1;
+	errno = 0;
+	v = strtoll(t, &end, 10);
+	if (*end == '\0' && errno == 0)
+		return v;
+	/* A number with a fraction or an exponent: truncated, as SQLite
+	 * converts a REAL. */
+	d = strtod(t, NULL);
+	if (!isfinite(d))
+		return 0;
+	if (d >= 9.2233720368547758e18)
+		return INT64_MAX;
+	if (d <= -9.2233720368547758e18)
+		return INT64_MIN;
+	return (int64_t)d;
+}
+
+/* The unescaped bytes of bytea column i of the current row. */
+static const unsigned char *
+blob_of(struct pg_stmt *s, int i, size_t *n)
+{
+	const char *t = cell(s, i);
+
+	if (t == NULL)
+		return NULL;
+	if (s->blob_col != i) {
+		free(s->blob);
+		s->blob = NULL;
+		s->blob =
+		    PQunescapeBytea((const unsigned char *)t, &s->blob_len);
+		s->blob_col = i;
+		if (s->blob == NULL)
+			return NULL;
+	}
+	*n = s->blob_len;
+	return s->blob;
+}
+
+static const char *
+pg_col_text(struct db_stmt *st, int i)
+{
+	struct pg_stmt *s = PS(st);
+	const char *t = cell(s, i);
+	size_t n;
+
+	if (t != NULL && PQftype(s->res, i) == OID_BYTEA)
+		return (const char *)blob_of(s, i, &n);
+	return t;
+}
+
+static const void *
+pg_col_blob(struct db_stmt *st, int i)
+{
+	struct pg_stmt *s = PS(st);
+	const char *t = cell(s, i);
+	size_t n;
+
+	if (t != NULL && PQftype(s->res, i) == OID_BYTEA)
+		return blob_of(s, i, &n);
+	return t;
+}
+
+static int
+pg_col_bytes(struct db_stmt *st, int i)
+{
+	struct pg_stmt *s = PS(st);
+	const char *t = cell(s, i);
+	size_t n = 0;
+
+	if (t == NULL)
+		return 0;
+	if (PQftype(s->res, i) == OID_BYTEA)
+		return blob_of(s, i, &n) ? (int)n : 0;
+	return PQgetlength(s->res, s->row, i);
+}
+
+static void
+pg_reset(struct db_stmt *st)
+{
+	drop_result(PS(st));
+	PS(st)->ran = 0;
+}
+
+static void
+pg_clear_bindings(struct db_stmt *st)
+{
+	struct pg_stmt *s = PS(st);
+	int i;
+
+	for (i = 1; i <= s->np; i++)
+		bind(s, i, NULL, 0, 0, 0);
+}
+
+static void
+pg_finalize(struct db_stmt *st)
+{
+	struct pg_stmt *s = PS(st);
+
+	pg_reset(st);
+	pg_clear_bindings(st);
+	free(s->val);
+	free(s->len);
+	free(s->fmt);
+	free(s->type);
+	free(s->used);
+	free(s->sql);
+	free(s->orig);
+	free(s);
+}
+
+static uint64_t
+pg_stmt_work(struct db_stmt *st)
+{
+	(void)st;
+	return 0;
+}
+
+static int64_t
+pg_changes(struct db *d)
+{
+	return PG(d)->changes;
+}
+
+static int64_t
+pg_total_changes(struct db *d)
+{
+	return PG(d)->total;
+}
+
+static int64_t
+pg_last_id(struct db *d)
+{
+	struct pg *p = PG(d);
+	PGresult *r = PQexec(p->c, "SELECT lastval()");
+	int64_t id = 0;
+
+	if (r != NULL && PQresultStatus(r) == PGRES_TUPLES_OK &&
+	    PQntuples(r) == 1)
+		id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	else
+		note_res(p, r);
+	PQclear(r);
+	return id;
+}
+
+/* PostgreSQL tells no data version: every call is a new one, and the
+ * store reads its generation row each time. */
+static int
+pg_data_version(struct db *d, int64_t *out)
+{
+	*out = ++PG(d)->version;
+	return 0;
+}
+
+static int
+pg_checkpoint(struct db *d, int *log)
+{
+	(void)d;
+	*log = 0;
+	return 0;
+}
+
+static void
+pg_autocheckpoint(struct db *d, int pages)
+{
+	(void)d;
+	(void)pages;
+}
+
+static const struct db_ops pg_ops = { DB_PG, pg_close, pg_exec, pg_errmsg,
+	pg_errcode, pg_begin_write, pg_begin_read, pg_autocommit, pg_prepare,
+	pg_sql, pg_bind_int64, pg_bind_double, pg_bind_text, pg_bind_blob,
+	pg_bind_null, pg_step, pg_col_count, pg_col_type, pg_col_int64,
+	pg_col_double, pg_col_text, pg_col_blob, pg_col_bytes, pg_reset,
+	pg_clear_bindings, pg_finalize, pg_stmt_work, pg_changes,
+	pg_total_changes, pg_last_id, pg_data_version, pg_checkpoint,
+	pg_autocheckpoint };
+
+/* Notices (a NOTICE from CREATE ... IF NOT EXISTS) are not errors and
+ * do not go to stderr. */
+static void
+no_notice(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+int
+db_pg_open(struct db **out, const char *where, struct err *e)
+{
+	struct pg *p = xcalloc(1, sizeof(*p));
+	char shown[1024];
+
+	*out = NULL;
+	p->base.ops = &pg_ops;
+	p->c = PQconnectdb(where);
+	if (p->c == NULL || PQstatus(p->c) != CONNECTION_OK) {
+		redact_conninfo_into(shown, sizeof(shown), where);
+		note(p, p->c ? PQerrorMessage(p->c) : "out of memory", NULL);
+		err_set(e, "%s: postgresql: %s", shown, p->msg);
+		pg_close(&p->base);
+		return -1;
+	}
+	PQsetNoticeProcessor(p->c, no_notice, NULL);
+	if (pg_exec(&p->base,
+	        "SET client_min_messages = warning;"
+	        "SET standard_conforming_strings = on;") != 0) {
+		redact_conninfo_into(shown, sizeof(shown), where);
+		err_set(e, "%s: postgresql: %s", shown, p->msg);
+		pg_close(&p->base);
+		return -1;
+	}
+	*out = &p->base;
+	return 0;
+}

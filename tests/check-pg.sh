@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# make check-pg: the store's tests on PostgreSQL.  Starts a server of its
+# own in a temporary directory (tests/lib_pg.sh: initdb, pg_ctl, a Unix
+# socket there, as an unprivileged user; never the system's cluster),
+# then runs with PW_TEST_PG set the unit suites that make their stores
+# with test_store_where and the end-to-end tests that exercise the store
+# (claims, uploads, verdicts, alerts, series, bisection), each daemon on
+# a database of its own.  Ends with tests/run's "N passed, N failed".
+#   tests/check-pg.sh [PATTERN...]   other tests than the default set
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/lib_pg.sh"
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/pwpg.XXXXXX")
+cleanup() {
+	pg_stop
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+pg_start "$dir" || exit 1
+export PW_PG_TRACE=1
+
+if [ $# -eq 0 ]; then
+	set -- store_ t0010 t0300 t0307 t0351 t0356 t0360 t0420 t0430 \
+	    t0431 t0510 t0511 t0512 t0672 t0800 t0801 t0803 t0806 t0850 \
+	    t0851
+fi
+cd "$top" && tests/run "$@"
