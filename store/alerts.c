@@ -142,17 +142,30 @@ store_alert_groups(
 {
 	/* Every due pair, with whether it is still to be looked at. */
 	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT d.pair_id, j.commit_id, p.name, "
-	    "max(c.host_id), " ALERT_PAIR_STAMP
-	    ", p.analysed = 1 AND j.commit_id IS NOT NULL"
-	    " AND p.bisect_id IS NULL AND count(c.id) > 0"
-	    " AND (ap.stamp IS NULL OR ap.stamp < " ALERT_PAIR_STAMP ")"
-	    " FROM alert_due d"
-	    " LEFT JOIN pairs p ON p.id = d.pair_id"
-	    " LEFT JOIN jobs j ON j.id = p.cand_job_id"
-	    " LEFT JOIN comparisons c ON c.pair_id = p.id AND c.final = 1"
-	    " LEFT JOIN alert_pairs ap ON ap.pair_id = p.id"
-	    " GROUP BY d.pair_id, p.id, j.id, ap.pair_id ORDER BY d.pair_id");
+	    /* Grouped by d.pair_id alone (one pair, one job, one
+	     * alert_pairs row: the max()es pick their one value), so
+	     * SQLite streams the groups in alert_due's order and a full
+	     * batch stops the read; more keys there sort every due pair
+	     * first. */
+	    "SELECT d.pair_id, max(j.commit_id), max(p.name), "
+	    "max(c.host_id), " ALERT_PAIR_STAMP_OF(
+	        "d.pair_id") ", max(p.analysed) = 1 AND max(j.commit_id) IS "
+	                     "NOT NULL"
+	                     " AND max(p.bisect_id) IS NULL AND count(c.id) > 0"
+	                     " AND (max(ap.stamp) IS NULL OR max(ap.stamp) "
+	                     "< " ALERT_PAIR_STAMP_OF(
+	                         "d.pair_id") ")"
+	                                      " FROM alert_due d"
+	                                      " LEFT JOIN pairs p ON p.id = "
+	                                      "d.pair_id"
+	                                      " LEFT JOIN jobs j ON j.id = "
+	                                      "p.cand_job_id"
+	                                      " LEFT JOIN comparisons c ON "
+	                                      "c.pair_id = p.id AND c.final = 1"
+	                                      " LEFT JOIN alert_pairs ap ON "
+	                                      "ap.pair_id = p.id"
+	                                      " GROUP BY d.pair_id ORDER BY "
+	                                      "d.pair_id");
 	struct store_alert_group *g = NULL, *busy = NULL;
 	int64_t *drop = NULL;
 	size_t n = 0, nb = 0, nd = 0, i;

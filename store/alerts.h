@@ -70,10 +70,11 @@ struct store;
  * a bisection of its regressions after it (a follow-up says what the
  * bisection found).  Over the pair p and its final comparisons c.
  */
-#define ALERT_PAIR_STAMP                                       \
+#define ALERT_PAIR_STAMP_OF(pair)                              \
 	"max(max(c.updated), coalesce((SELECT max(bi.updated)" \
-	" FROM bisections bi WHERE bi.pair_id = p.id"          \
+	" FROM bisections bi WHERE bi.pair_id = " pair         \
 	" AND bi.state IN ('done', 'inconclusive')), 0))"
+#define ALERT_PAIR_STAMP ALERT_PAIR_STAMP_OF("p.id")
 
 /*
  * A trigger's "pair is due": not INSERT OR IGNORE, whose IGNORE an outer
