@@ -6,9 +6,9 @@
 # a webhook whose path is the secret (Slack-style).  The webhook fails
 # twice (HTTP 500, so its last_error is set) and is then delivered; the
 # tree's fetch fails.  Anonymous GET /api/v1/trees shows the tree URL as
-# https://***@host/..., /api/v1/alerts and the commit page show the hook
-# as scheme://host/..., and no public reply nor the daemon's log holds
-# either secret, while the hook did get its posts.
+# https://***@host/..., /api/v1/alerts, the alerts page and the commit
+# page show the hook as scheme://host/..., and no public reply nor the
+# daemon's log holds either secret, while the hook did get its posts.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -90,7 +90,7 @@ PY
 # Every public read and page, anonymous: neither secret anywhere.
 id=$(sql "SELECT id FROM alerts WHERE kind = 'webhook' ORDER BY id LIMIT 1")
 leaks=
-for p in /api/v1/trees /api/v1/alerts "/api/v1/alerts/$id" "/commit/$cand" \
+for p in /api/v1/trees /api/v1/alerts "/api/v1/alerts/$id" /alerts "/commit/$cand" \
     "/api/v1/commits/$cand" / /api/v1/overview /regressions /api/v1/regressions \
     /hosts /jobs /api/v1/jobs /api/v1/hosts /api/v1/commits /metrics; do
 	c=$(http GET "$p")
