@@ -1,8 +1,10 @@
 /*
  * The alerts page, GET /alerts?state=&kind=: the deliveries GET
- * /api/v1/alerts lists, from the same typed read (store_alert_list).
- * Targets and errors are shown as the JSON shows them (web/rows.c),
- * without a hook's secret path or a URL's credentials.
+ * /api/v1/alerts lists, from the same typed read (store_alert_list);
+ * and one alert's page, GET /alerts/{id}: what GET /api/v1/alerts/{id}
+ * answers, from store_alert_get.  Targets and errors are shown as the
+ * JSON shows them (web/rows.c), without a hook's secret path or a
+ * URL's credentials.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -84,5 +86,40 @@ web_alerts(struct ctx *x)
 	free(shown);
 	free(rows);
 	store_alerts_free(a, n);
+	reply_page(x, 200, &b);
+}
+
+/* GET /alerts/ID: the delivery, its times and its payload. */
+void
+web_alert(struct ctx *x)
+{
+	struct view_alert_page v = { 0 };
+	struct store_alert *a = NULL;
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	const char *end;
+	int64_t id = web_parse_id(x->rest, &end);
+	char *shown[2];
+	int r;
+
+	if (id == 0 || *end != '\0') {
+		reply_message(x, 404, "Not found", "no such page");
+		return;
+	}
+	if ((r = store_alert_get(x->s, &a, id)) != 0) {
+		reply_page_store_err(x, r);
+		return;
+	}
+	web_alert_row(&v.a, a, shown);
+	v.delivery = a->key;
+	v.benchmark = a->job;
+	v.host = a->host;
+	v.payload = a->payload;
+	v.created = a->created;
+	if (strcmp(a->state, "pending") == 0)
+		v.next_try = a->next_try;
+	view_alert_render(&b, &v);
+	free(shown[0]);
+	free(shown[1]);
+	store_alerts_free(a, 1);
 	reply_page(x, 200, &b);
 }
