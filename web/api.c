@@ -284,6 +284,7 @@ static const struct route routes[] = {
 	{ "GET", "/commits", AUTH_NONE, web_commits, 1 },
 	{ "GET", "/bisect", AUTH_NONE, web_bisects, 1 },
 	{ "GET", "/alerts", AUTH_NONE, web_alerts, 1 },
+	{ "GET", "/alerts/", AUTH_NONE, web_alert, 1 },
 	{ "GET", "/login", AUTH_NONE, web_login, 1 },
 	{ "POST", "/login", AUTH_NONE, web_login_post, 1 },
 	{ "POST", "/logout", AUTH_SESSION, web_logout, 1 },

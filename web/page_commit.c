@@ -718,17 +718,8 @@ web_target_html(
 			va = xcalloc(nal + 1, sizeof(*va));
 			shown = xcalloc(2 * nal + 1, sizeof(*shown));
 			for (k = 0; k < nal; k++) {
-				va[k].id = al[k].id;
-				va[k].kind = al[k].kind;
-				va[k].state = al[k].state;
-				va[k].target = shown[2 * k] =
-				    rows_alert_target(&al[k]);
-				va[k].subject = al[k].subject;
-				va[k].error = shown[2 * k + 1] =
-				    rows_alert_error(&al[k]);
-				va[k].attempts = al[k].attempts;
-				va[k].sent = al[k].sent;
-				va[k].followup = al[k].followup;
+				web_alert_row(&va[k], &al[k], &shown[2 * k]);
+				va[k].sha = NULL; /* the page's own commit */
 			}
 			v.alerts = va;
 			v.nalerts = nal;

@@ -178,6 +178,15 @@ struct view_alerts {
 	struct view_pager pager;
 };
 
+/* An alert's page: the delivery, when it was made and is due, and what
+ * it sends. */
+struct view_alert_page {
+	struct view_alert a;
+	const char *delivery, *benchmark, *host; /* may be NULL */
+	const char *payload;       /* the mail or request body, any text */
+	int64_t created, next_try; /* next_try 0: not pending */
+};
+
 /* A commit named on a page: its sha (NULL: none) and subject. */
 struct view_commit_ref {
 	const char *sha, *subject;
@@ -521,6 +530,8 @@ void view_alerts_table(struct buf *, const struct view_alert *, size_t n);
 
 /* view_alerts.c: the alerts page */
 int view_alerts_render(struct buf *out, const struct view_alerts *);
+/* view_alerts.c: one alert's page */
+int view_alert_render(struct buf *out, const struct view_alert_page *);
 /* view_job.c: a job's page */
 int view_job_render(struct buf *out, const struct view_job_page *);
 /* view_series_list.c */

@@ -46,6 +46,7 @@ void web_series_list(struct ctx *);      /* GET /series */
 void web_trees(struct ctx *);            /* GET /trees */
 void web_commits(struct ctx *);          /* GET /commits */
 void web_alerts(struct ctx *);           /* GET /alerts */
+void web_alert(struct ctx *);            /* GET /alerts/{id} */
 void web_triage(struct ctx *);           /* POST /regressions/{id}/triage */
 void web_hosts(struct ctx *);            /* GET /hosts */
 void web_jobs(struct ctx *);             /* GET /jobs */

@@ -17,6 +17,7 @@
 
 struct buf;
 struct ctx;
+struct store_alert;
 struct session_table;
 struct throttle;
 
@@ -80,6 +81,10 @@ int web_target_html(
  */
 int web_history_doc(struct store *, const struct store_history_q *q,
     json_t **out_json, struct buf *out_html);
+/* An alert's row on a page, its target and error shown as its JSON shows
+ * them (redacted) in shown[0] and shown[1], which the caller frees. */
+void web_alert_row(
+    struct view_alert *v, const struct store_alert *a, char **shown);
 /* What GET /jobs/{id}/log answers: the job's log tail appended to out.
  * 0, or a store error. */
 int web_job_log_text(struct store *, int64_t id, struct buf *out);

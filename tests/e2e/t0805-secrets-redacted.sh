@@ -6,9 +6,10 @@
 # a webhook whose path is the secret (Slack-style).  The webhook fails
 # twice (HTTP 500, so its last_error is set) and is then delivered; the
 # tree's fetch fails.  Anonymous GET /api/v1/trees shows the tree URL as
-# https://***@host/..., /api/v1/alerts and the commit page show the hook
-# as scheme://host/..., and no public reply nor the daemon's log holds
-# either secret, while the hook did get its posts.
+# https://***@host/..., /api/v1/alerts, the alerts pages and the commit
+# page show the hook as scheme://host/..., and no public reply nor the
+# daemon's log holds either secret, while the hook did get its posts.
+# An alert's page shows its delivery; an unknown id is a 404 page.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
@@ -90,7 +91,7 @@ PY
 # Every public read and page, anonymous: neither secret anywhere.
 id=$(sql "SELECT id FROM alerts WHERE kind = 'webhook' ORDER BY id LIMIT 1")
 leaks=
-for p in /api/v1/trees /api/v1/alerts "/api/v1/alerts/$id" "/commit/$cand" \
+for p in /api/v1/trees /api/v1/alerts "/api/v1/alerts/$id" /alerts "/alerts/$id" "/commit/$cand" \
     "/api/v1/commits/$cand" / /api/v1/overview /regressions /api/v1/regressions \
     /hosts /jobs /api/v1/jobs /api/v1/hosts /api/v1/commits /metrics; do
 	c=$(http GET "$p")
@@ -100,6 +101,21 @@ done
 [ -z "$leaks" ] && pass no_secret_on_public_routes || fail no_secret_on_public_routes "$leaks"
 grep -q "127.0.0.1:$port/\.\.\." <(http GET "/commit/$cand" >/dev/null; cat "$PW_TMP/body") &&
     pass commit_page_shows_hook_host || fail commit_page_shows_hook_host "no host on the page"
+
+# The alerts page links each alert to its page, which shows the delivery
+# as GET /api/v1/alerts/{id} does, the hook by its host only.
+page alerts_list_links_alert /alerts "href=\"/alerts/$id\""
+state=$(sql "SELECT state FROM alerts WHERE id = $id")
+attempts=$(sql "SELECT attempts FROM alerts WHERE id = $id")
+page alert_page "/alerts/$id" "<h1>Alert $id</h1>" \
+    "<th>kind</th><td>webhook" "<th>state</th><td>$state</td>" \
+    "<th>attempts</th><td>$attempts</td>" \
+    "<th>to</th><td>http://127.0.0.1:$port/...</td>" "<h2>Payload</h2>"
+code=$(http GET /alerts/999999)
+[ "$code" = 404 ] && grep -q '<h1>404 Not found</h1>' "$PW_TMP/body" &&
+    pass alert_page_unknown_404 || fail alert_page_unknown_404 "$code $(head -c 300 "$PW_TMP/body")"
+code=$(http GET "/alerts/${id}x")
+check alert_page_bad_id_404 [ "$code" = 404 ]
 
 # The log names the hook's host and the tree, never the secrets.
 grep -q "delivered to http://127.0.0.1:$port/\.\.\." "$PW_DIR/daemon.log" &&

@@ -2359,6 +2359,69 @@ TEST(test_web__alerts_json_unchanged)
 	buf_release(&b);
 }
 
+/*
+ * An alert's page on hostile fields: every one escaped, its facts shown,
+ * a mail's CRLF a newline, a payload past the page's share cut and said
+ * so; the alerts table links each row to its page.
+ */
+TEST(test_web__alert_page_hostile)
+{
+	struct buf b = BUF_INIT(CAP_HTML_PAGE);
+	struct view_alert_page v = { { 0 } };
+	struct view_alert row = { 0 };
+	struct view_alerts list = { NULL, NULL, &row, 1, { 0 } };
+	size_t i;
+
+	v.a.id = 42;
+	v.a.kind = H(2);
+	v.a.state = "pending";
+	v.a.target = H(1);
+	v.a.subject = H(0);
+	v.a.error = H(8);
+	v.a.attempts = 3;
+	v.a.sha = "0123456789abcdef0123456789abcdef01234567";
+	v.delivery = H(4);
+	v.benchmark = H(5);
+	v.host = H(6);
+	v.payload = "Subject: <b>x</b>\r\n\r\nbody line";
+	v.created = 1733000000;
+	v.next_try = 1733000600;
+	view_alert_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "<h1>Alert 42</h1>") != NULL);
+	ASSERT(strstr(b.data, "&lt;script&gt;alert(&#39;x&#39;)") != NULL);
+	ASSERT(strstr(b.data, "&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;") != NULL);
+	ASSERT(strstr(b.data, "<th>attempts</th><td>3</td>") != NULL);
+	ASSERT(strstr(b.data, "<th>next try</th><td>2024-11-30 21:") != NULL);
+	ASSERT(strstr(b.data, "href=\"/commit/0123456789abcdef") != NULL);
+	ASSERT(strstr(b.data,
+	           "Subject: &lt;b&gt;x&lt;/b&gt;\n\nbody line</pre>") != NULL);
+	ASSERT(strstr(b.data, "bytes.</p>") == NULL);
+	/* Each hostile value in each field. */
+	for (i = 0; i <= NHOSTILE; i++) {
+		v.a.kind = v.a.state = v.a.target = v.a.subject = H(i);
+		v.a.error = v.delivery = v.benchmark = v.host = H(i + 1);
+		v.payload = H(i + 2);
+		v.a.sha = NULL;
+		buf_reset(&b);
+		view_alert_render(&b, &v);
+		ASSERT_PAGE(&b);
+	}
+	/* A 1 MB payload: its first share, and how much there was. */
+	v.payload = big();
+	buf_reset(&b);
+	view_alert_render(&b, &v);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, " of 1048576 bytes.</p>") != NULL);
+	row.id = 42;
+	row.subject = H(0);
+	buf_reset(&b);
+	view_alerts_render(&b, &list);
+	ASSERT_PAGE(&b);
+	ASSERT(strstr(b.data, "<a href=\"/alerts/42\">42</a>") != NULL);
+	buf_release(&b);
+}
+
 /* ---- the history reads: the same JSON and page bytes ---- */
 
 /* Claims a job on host, stores runs of ops and a hostile metric near
