@@ -20,6 +20,7 @@
 #include "daemon/mailcmd.h"
 #include "daemon/series.h"
 #include "git/git.h"
+#include "store/mail_commands.h"
 #include "store/series.h"
 #include "store/store.h"
 
@@ -361,8 +362,8 @@ parse_cmd(struct cmd *c, char *words, const struct daemon_config *dc,
  * URL instead.
  */
 static int
-retest_pair(struct store *s, int64_t pair, const struct cmd *c, int64_t cand_id,
-    int64_t now)
+retest_pair(struct store *s, int64_t *out, int64_t pair, const struct cmd *c,
+    int64_t cand_id, int64_t now)
 {
 	int64_t runs = c->runs;
 	struct store_pair_again pa;
@@ -402,7 +403,7 @@ retest_pair(struct store *s, int64_t pair, const struct cmd *c, int64_t cand_id,
 	if (c->op == OP_TEST && jn[1].commit_id != cand_id)
 		r = ERR_INVALID; /* its candidate's spec is not JSON */
 	else
-		r = store_pair_create(s, NULL, NULL, NULL, pa.name,
+		r = store_pair_create(s, out, NULL, NULL, pa.name,
 		    pa.point ? pa.point : "", &jn[0], &jn[1], now);
 	free(spec[0]);
 	free(spec[1]);
@@ -449,15 +450,42 @@ struct target {
 	size_t pairs;
 };
 
-/* Does c; appends what happened to ans.  0, or an error (ans says). */
+/* What one command line came to, as recorded (store/mail_commands.h). */
+struct outcome {
+	int done;
+	char why[STORE_MAIL_COMMAND_REASON]; /* what it did, or why not */
+	int64_t *pairs;                      /* the pairs it made */
+	size_t npairs;
+	int64_t series; /* a test's own series, 0: none */
+};
+
+/* oc's why: text without its answer's "done: " or "not done: ". */
+static void
+outcome_why(struct outcome *oc, const char *text)
+{
+	size_t l;
+
+	if (strncmp(text, "done: ", 6) == 0)
+		text += 6;
+	else if (strncmp(text, "not done: ", 10) == 0)
+		text += 10;
+	snprintf(oc->why, sizeof(oc->why), "%s", text);
+	l = strlen(oc->why);
+	while (l > 0 && (oc->why[l - 1] == '\n' || oc->why[l - 1] == ' '))
+		oc->why[--l] = '\0';
+}
+
+/* Does c; appends what happened to ans, the pairs it made to oc.  0,
+ * or an error (ans says). */
 static int
 apply(struct target *t, struct store *s, const struct dconf *conf,
-    const struct cmd *c, const char *from, int64_t now, struct buf *ans)
+    const struct cmd *c, const char *from, int64_t now, struct buf *ans,
+    struct outcome *oc)
 {
 	const struct store_alert_info *x = t->x;
 	struct err e = { 0 };
 	size_t i, j, made = 0;
-	int64_t bid = 0, cand = 0;
+	int64_t bid = 0, cand = 0, pid = 0;
 	int r = 0;
 
 	switch (c->op) {
@@ -491,9 +519,14 @@ apply(struct target *t, struct store *s, const struct dconf *conf,
 					break;
 			if (j < i)
 				continue;
-			r = retest_pair(s, x->cmp[i].pair_id, c, cand, now);
-			if (r == 0)
+			r = retest_pair(
+			    s, &pid, x->cmp[i].pair_id, c, cand, now);
+			if (r == 0) {
 				made++;
+				oc->pairs = xreallocarray(oc->pairs,
+				    oc->npairs + 1, sizeof(*oc->pairs));
+				oc->pairs[oc->npairs++] = pid;
+			}
 		}
 		t->pairs += made;
 		if (r == ERR_INVALID) {
@@ -644,7 +677,7 @@ answer(struct store *s, const struct dconf *conf, const struct mail_msg *m,
  */
 static size_t
 resolve_tests(struct cmd *cmds, const struct mailcmd_line *lines, size_t n,
-    const struct dconf *conf, struct buf *ans)
+    const struct dconf *conf, struct buf *ans, struct outcome *oc)
 {
 	size_t i, bad = 0;
 
@@ -658,6 +691,7 @@ resolve_tests(struct cmd *cmds, const struct mailcmd_line *lines, size_t n,
 		if (gitm_remote_branch(cmds[i].sha, g, cmds[i].branch) != 0) {
 			buf_printf(ans, "> #perfwatch %s\nline %zu: %s\n\n",
 			    lines[i].text, lines[i].line, gitm_errmsg(g));
+			outcome_why(&oc[i], gitm_errmsg(g));
 			bad++;
 		}
 		gitm_repo_free(g);
@@ -677,7 +711,7 @@ static int
 test_inline(struct store *s, const struct dconf *conf,
     const struct cfg_inbox *inbox, const struct store_alert_info *x,
     const struct mail_msg *m, int64_t now, struct buf *ans, size_t *pairs,
-    struct err *e)
+    struct outcome *oc, struct err *e)
 {
 	const struct daemon_config *dc = conf->dc;
 	const struct cfg_tree *tree = NULL;
@@ -734,6 +768,10 @@ test_inline(struct store *s, const struct dconf *conf,
 	r = series_ingest_one(&res, s, &si, m, &ms, e);
 	if (r == 0)
 		*pairs = res.pairs;
+	if (r == 0 && res.n == 1 && (res.applied == 1 || res.known > 0)) {
+		oc->done = 1;
+		oc->series = res.ids[0];
+	}
 	if (r == 0 && res.n == 1 && res.applied == 1)
 		buf_printf(ans,
 		    "done: the patch applied on %.12s as series %lld, %zu "
@@ -792,6 +830,66 @@ find_report(
 	return ERR_NOTFOUND;
 }
 
+/*
+ * Records what each line came to (store/mail_commands.h), in the
+ * caller's transaction: 0, ERR_EXISTS (recorded before), or -1.
+ */
+static int
+record(struct store *s, const struct store_alert_info *x,
+    const struct mail_msg *m, const char *from,
+    const struct mailcmd_line *lines, const struct outcome *oc, size_t n,
+    int64_t now)
+{
+	struct store_mail_command_new c;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < n && r == 0; i++) {
+		memset(&c, 0, sizeof(c));
+		c.series_id = x->series_id;
+		c.made_series_id = oc[i].series;
+		c.commit_sha = x->sha;
+		c.job = x->job;
+		c.message_id = m->message_id;
+		c.sender = from;
+		c.command = lines[i].text;
+		c.line = (int64_t)lines[i].line;
+		c.done = oc[i].done;
+		c.reason = oc[i].why;
+		c.pairs = oc[i].pairs;
+		c.npairs = oc[i].npairs;
+		r = store_mail_command_put(s, &c, now);
+	}
+	return r;
+}
+
+/* Every line of n that says nothing yet: refused for line bad's sake
+ * (0: for another line's), its pairs gone with the rollback. */
+static void
+refuse_rest(
+    struct outcome *oc, size_t n, const struct mailcmd_line *lines, size_t bad)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i == bad && lines != NULL)
+			continue;
+		oc[i].done = 0;
+		free(oc[i].pairs);
+		oc[i].pairs = NULL;
+		oc[i].npairs = 0;
+		if (lines != NULL)
+			snprintf(oc[i].why, sizeof(oc[i].why),
+			    "nothing was done: line %zu could not be "
+			    "carried out",
+			    lines[bad].line);
+		else if (oc[i].why[0] == '\0')
+			snprintf(oc[i].why, sizeof(oc[i].why), "%s",
+			    "nothing was done: another line of the mail was "
+			    "refused");
+	}
+}
+
 int
 mailcmd_handle(struct mailcmd_result *out, struct store *s,
     const struct dconf *conf, const struct cfg_inbox *inbox,
@@ -799,14 +897,16 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 {
 	struct mailcmd_line lines[MAILCMD_MAX];
 	struct cmd cmds[MAILCMD_MAX];
+	struct outcome oc[MAILCMD_MAX];
 	char words[MAILCMD_MAX][96], from[256], *key = NULL;
 	struct target t;
 	struct buf ans = BUF_INIT(64 * 1024), why = BUF_INIT(512);
-	size_t n, i, bad = 0;
-	int r = 0, ok, open_tx = 0;
+	size_t n, i, bad = 0, at;
+	int r = 0, ok, open_tx = 0, acted = 0;
 
 	memset(out, 0, sizeof(*out));
 	memset(&t, 0, sizeof(t));
+	memset(oc, 0, sizeof(oc));
 	n = mailcmd_parse(lines, MAILCMD_MAX, m->body);
 	if (n == 0 || m->message_id[0] == '\0')
 		return 0;
@@ -816,12 +916,15 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 	if (r != 0)
 		return err_set(e, "%s", store_errmsg(s));
 	key = xasprintf("command/%.900s", m->message_id);
-	if ((r = store_alert_key_known(s, key)) != 0) {
+	/* Answered before, or (with no mail to answer by) recorded. */
+	if ((r = store_alert_key_known(s, key)) == 0)
+		r = store_mail_command_known(s, m->message_id);
+	if (r != 0) {
 		store_alert_info_free(t.x);
 		free(key);
 		if (r < 0)
 			return err_set(e, "%s", store_errmsg(s));
-		out->handled = 1; /* read again: answered before */
+		out->handled = 1; /* read again: acted on before */
 		return 0;
 	}
 	out->handled = 1;
@@ -842,6 +945,7 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 		if (parse_cmd(&cmds[i], words[i], conf->dc, from, &why) != 0) {
 			buf_printf(&ans, "> #perfwatch %s\nline %zu: %s\n\n",
 			    lines[i].text, lines[i].line, why.data);
+			outcome_why(&oc[i], why.data);
 			bad++;
 		}
 	}
@@ -854,6 +958,9 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 			    "format-patch's form, after the command), as the "
 			    "mail's only command\n\n",
 			    lines[i].text, lines[i].line);
+			outcome_why(&oc[i],
+			    "test without a URL takes the patch inline in "
+			    "this mail, as the mail's only command");
 			bad++;
 		}
 	if (!ok) {
@@ -862,19 +969,29 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 		    "the daemon's maintainers, or anyone where the list "
 		    "allows it may).\n",
 		    from);
+		for (i = 0; i < n; i++)
+			snprintf(oc[i].why, sizeof(oc[i].why),
+			    "%s may not command this report (its author, the "
+			    "daemon's maintainers, or anyone where the list "
+			    "allows it may)",
+			    from);
 	} else if (bad == 0 && cmds[0].op == OP_TEST && cmds[0].url == NULL) {
 		buf_printf(&ans, "> #perfwatch %s\n", lines[0].text);
+		at = ans.len;
 		if (test_inline(s, conf, inbox, t.x, m, now, &ans, &out->pairs,
-		        e) != 0) {
+		        &oc[0], e) != 0) {
 			r = -1;
 			goto out;
 		}
+		outcome_why(&oc[0], ans.data + at);
 		buf_putc(&ans, '\n');
+		acted = oc[0].done;
 	} else if (bad > 0 ||
-	    (bad = resolve_tests(cmds, lines, n, conf, &ans)) > 0) {
+	    (bad = resolve_tests(cmds, lines, n, conf, &ans, oc)) > 0) {
 		buf_puts(&ans,
 		    "Nothing was done: fix the line(s) above and "
 		    "send them again.\n");
+		refuse_rest(oc, n, NULL, 0);
 	} else {
 		if (store_begin(s) != 0) {
 			r = err_set(e, "%s", store_errmsg(s));
@@ -882,7 +999,11 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 		}
 		for (i = 0; i < n && r == 0; i++) {
 			buf_printf(&ans, "> #perfwatch %s\n", lines[i].text);
-			r = apply(&t, s, conf, &cmds[i], from, now, &ans);
+			at = ans.len;
+			r = apply(
+			    &t, s, conf, &cmds[i], from, now, &ans, &oc[i]);
+			oc[i].done = r == 0;
+			outcome_why(&oc[i], ans.data + at);
 			buf_putc(&ans, '\n');
 		}
 		if (r != 0) {
@@ -892,8 +1013,9 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 			buf_puts(&ans,
 			    "Nothing was done: a line could not be "
 			    "carried out.\n");
+			refuse_rest(oc, n, lines, i - 1);
 		} else
-			open_tx = 1; /* the answer joins it */
+			open_tx = acted = 1; /* the record and answer join it */
 	}
 	if (conf->dc->public_url != NULL && t.x->sha != NULL)
 		buf_printf(&ans, "\ndashboard: %s/commit/%s\n",
@@ -901,25 +1023,35 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 	buf_puts(&ans,
 	    "\n-- \nperfwatch, a performance-regression CI for "
 	    "memcg work\n");
-	r = answer(s, conf, m, key, from, ans.data, now);
-	if (open_tx && r == 0 && store_commit(s) != 0)
+	/* What was done, its record and its answer: one transaction. */
+	if (!open_tx && store_begin(s) != 0) {
+		r = err_set(e, "%s", store_errmsg(s));
+		goto out;
+	}
+	r = record(s, t.x, m, from, lines, oc, n, now);
+	if (r == 0)
+		r = answer(s, conf, m, key, from, ans.data, now);
+	if (r == 0 && store_commit(s) != 0)
 		r = -1;
-	else if (open_tx && r != 0)
+	else if (r != 0)
 		store_rollback(s);
 	if (r == ERR_EXISTS) {
 		store_errclear(s); /* answered meanwhile: nothing done */
 		r = 0;
 	} else if (r != 0) {
 		r = err_set(e, "%s", store_errmsg(s));
-	} else if (open_tx) {
-		out->pairs = t.pairs;
+	} else if (acted) {
+		if (open_tx)
+			out->pairs = t.pairs;
 		log_info("command mail %.200s from %s: %zu line(s) done, "
 		         "%zu pair(s) queued",
-		    m->message_id, from, n, t.pairs);
+		    m->message_id, from, n, out->pairs);
 	} else
 		log_info("command mail %.200s from %s: refused (%s)",
 		    m->message_id, from, !ok ? "sender not allowed" : "a line");
 out:
+	for (i = 0; i < n; i++)
+		free(oc[i].pairs);
 	buf_release(&ans);
 	buf_release(&why);
 	free(t.regs);

@@ -38,8 +38,11 @@
  * `commands_from_anyone`.
  *
  * Each message is acted on once: its answer, one mail threaded under it
- * (alerts key "command/<Message-ID>"), is queued in the transaction
- * that does what it asks, and a message answered before is skipped.
+ * (alerts key "command/<Message-ID>"), and a record of each line (who
+ * sent it, the line, when, done with the pairs or series it made or
+ * refused and why: store/mail_commands.h, shown on the series page)
+ * are written in the transaction that does what it asks, and a message
+ * answered or recorded before is skipped.
  * The answer quotes each line and says "done: ..." or why not (an
  * unknown command or argument naming its line, a sender not allowed,
  * nothing to retest, a test's branch not on its remote); when a line

@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 34 /* schema version after every migration */
+#define STORE_VERSION 35 /* schema version after every migration */
 
 struct store;
 

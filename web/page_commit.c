@@ -27,6 +27,7 @@
 #include "daemon/series_versus.h"
 #include "store/alerts.h"
 #include "store/dash.h"
+#include "store/mail_commands.h"
 #include "store/series.h"
 #include "store/store.h"
 #include "web/api_int.h"
@@ -489,12 +490,16 @@ series_versus_add(
 	return 0;
 }
 
-/* The rows of a commit (sha), series (id, its row in *sr and its vN vs
- * vN-1 in *vs, the caller's to release) or pair (id). */
+/* The commands by mail a series page lists at most (newest). */
+#define SERIES_COMMANDS 100
+
+/* The rows of a commit (sha), series (id, its row in *sr, its vN vs
+ * vN-1 in *vs and its commands by mail in *mc, the caller's to release)
+ * or pair (id). */
 static int
 target_rows(struct ctx *x, enum view_target kind, const char *id,
     struct cmp_set *c, json_t **out_info, struct store_series_row *sr,
-    struct series_versus *vs)
+    struct series_versus *vs, struct store_mail_commands *mc)
 {
 	struct store_commit_page cp;
 	json_t *o = NULL;
@@ -529,6 +534,10 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 			json_object_set_new(
 			    o, "latency", rows_series_latency_json(&lat));
 		}
+		if (store_mail_commands_of_series(
+		        x->s, mc, n, SERIES_COMMANDS) != 0)
+			return -1;
+		json_object_set_new(o, "commands", rows_mail_commands_json(mc));
 		return pairs_rows(x, c, json_object_get(o, "pairs"));
 	case VIEW_PAIR:
 		/* The pair itself is c->reads[0]->p. */
@@ -579,6 +588,35 @@ versus_view(struct view_commit *v, const struct series_versus *vs,
 	}
 	v->versus = *out;
 	v->nversus = vs->nrows;
+}
+
+/* The commands by mail for the page (they point into mc); *out is the
+ * caller's to free. */
+static struct view_mail_command *
+commands_view(struct view_commit *v, const struct store_mail_commands *mc)
+{
+	struct view_mail_command *out =
+	    xcalloc(mc->n ? mc->n : 1, sizeof(*out));
+	size_t k;
+
+	for (k = 0; k < mc->n; k++) {
+		const struct store_mail_command *c = &mc->v[k];
+
+		out[k].sender = c->sender;
+		out[k].command = c->command;
+		out[k].outcome = c->outcome;
+		out[k].reason = c->reason;
+		out[k].job = c->job;
+		out[k].commit = c->commit_sha;
+		out[k].line = c->line;
+		out[k].at = c->created;
+		out[k].made_series = c->made_series_id;
+		out[k].pairs = c->pairs;
+		out[k].npairs = c->npairs;
+	}
+	v->commands = out;
+	v->ncommands = mc->n;
+	return out;
 }
 
 static int
@@ -662,6 +700,8 @@ web_target_html(
 	struct view_commit v = { 0 };
 	struct store_series_row sr = { 0 };
 	struct series_versus vs = { 0 };
+	struct store_mail_commands mc = { 0 };
+	struct view_mail_command *vc = NULL;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	json_t *info, *ci, *se;
 	char id[72];
@@ -682,12 +722,13 @@ web_target_html(
 	int r;
 
 	snprintf(id, sizeof(id), "%s", rest);
-	if ((r = target_rows(x, kind, id, &c, &info, &sr, &vs)) != 0 ||
+	if ((r = target_rows(x, kind, id, &c, &info, &sr, &vs, &mc)) != 0 ||
 	    (r = cmp_sides(x, &c, &sides, &v.nsides)) != 0) {
 		free(sides);
 		cmp_set_free(&c);
 		store_series_release(&sr);
 		series_versus_release(&vs);
+		store_mail_commands_release(&mc);
 		return r;
 	}
 	v.kind = kind;
@@ -751,6 +792,7 @@ web_target_html(
 		    json_object_get(info, "latency"), "summary"));
 		v.version = sr.version < 0 ? 0 : sr.version;
 		versus_view(&v, &vs, &vv);
+		vc = commands_view(&v, &mc);
 		if (sr.error != NULL) {
 			snprintf(note, sizeof(note), "series %s: %s",
 			    sr.state ? sr.state : "?", sr.error);
@@ -823,9 +865,11 @@ web_target_html(
 	store_alerts_free(al, nal);
 	free(pv);
 	free(vv);
+	free(vc);
 	cmp_set_free(&c);
 	store_series_release(&sr);
 	series_versus_release(&vs);
+	store_mail_commands_release(&mc);
 	*out = b;
 	return 0;
 }
@@ -873,17 +917,19 @@ web_target_json(
 	struct cmp_set c = { 0 };
 	struct store_series_row sr = { 0 };
 	struct series_versus vs = { 0 };
+	struct store_mail_commands mc = { 0 };
 	struct view_side *sides = NULL;
 	size_t nsides = 0;
 	json_t *info;
 	int r;
 
 	*out = NULL;
-	r = target_rows(x, kind, id, &c, &info, &sr, &vs);
+	r = target_rows(x, kind, id, &c, &info, &sr, &vs, &mc);
 	if (r == 0)
 		r = cmp_sides(x, &c, &sides, &nsides);
 	store_series_release(&sr);
 	series_versus_release(&vs);
+	store_mail_commands_release(&mc);
 	if (r != 0) {
 		free(sides);
 		cmp_set_free(&c);

@@ -11,6 +11,7 @@
 #include "common/json.h"
 #include "daemon/series_latency.h"
 #include "daemon/series_versus.h"
+#include "store/mail_commands.h"
 #include "store/series.h"
 #include "web/rows_series.h"
 
@@ -227,4 +228,33 @@ rows_latency_summary_json(
 		                 : json_null()));
 	return json_pack("{s:I, s:I, s:o}", "series", (json_int_t)nseries,
 	    "since", (json_int_t)since, "stages", a);
+}
+
+json_t *
+rows_mail_commands_json(const struct store_mail_commands *l)
+{
+	json_t *arr = json_array();
+	size_t i, k;
+
+	for (i = 0; i < l->n; i++) {
+		const struct store_mail_command *c = &l->v[i];
+		json_t *o = json_object(), *pairs = json_array();
+
+		json_object_set_new(o, "id", json_integer(c->id));
+		set_str(o, "sender", c->sender);
+		set_str(o, "command", c->command);
+		json_object_set_new(o, "line", json_integer(c->line));
+		set_str(o, "message_id", c->message_id);
+		json_object_set_new(o, "at", json_integer(c->created));
+		set_str(o, "job", c->job);
+		set_str(o, "commit", c->commit_sha);
+		set_str(o, "outcome", c->outcome);
+		set_str(o, "reason", c->reason);
+		for (k = 0; k < c->npairs; k++)
+			json_array_append_new(pairs, json_integer(c->pairs[k]));
+		json_object_set_new(o, "pairs", pairs);
+		set_int(o, "series", c->made_series_id, 0);
+		json_array_append_new(arr, o);
+	}
+	return arr;
 }

@@ -49,4 +49,12 @@ json_t *rows_series_latency_json(const struct store_series_latency *);
 json_t *rows_latency_summary_json(
     const struct series_stage_sum *, size_t nseries, int64_t since);
 
+struct store_mail_commands;
+
+/* A series' "commands" (store/mail_commands.h), oldest first: [{"id",
+ * "sender", "command", "line", "message_id", "at", "job", "commit",
+ * "outcome": "done" | "refused", "reason", "pairs": [ID...], "series":
+ * ID | null}]. */
+json_t *rows_mail_commands_json(const struct store_mail_commands *);
+
 #endif

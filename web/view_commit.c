@@ -756,6 +756,7 @@ view_commit_render(struct buf *b, const struct view_commit *v)
 	free(sorted);
 	if (v->npatches)
 		patches(b, v);
+	view_mail_commands_table(b, v->commands, v->ncommands);
 	if (v->profiled_runs[0] || v->profiled_runs[1])
 		charge_symbols(b, v);
 	if (v->njobs)

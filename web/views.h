@@ -215,6 +215,17 @@ struct view_side {
 void view_sides_table(
     struct buf *b, const struct view_side *sides, size_t n, int with_pair);
 
+/* A command read by mail on a report of a series (daemon/mailcmd.h):
+ * who sent it (the mail's address), the line, when, and what it did
+ * (outcome "done", with the pairs or the series it made) or why not. */
+struct view_mail_command {
+	const char *sender, *command, *outcome, *reason;
+	const char *job, *commit; /* the report's; commit may be NULL */
+	int64_t line, at, made_series;
+	const int64_t *pairs;
+	size_t npairs;
+};
+
 struct view_commit {
 	enum view_target kind;
 	const char *id;
@@ -251,6 +262,9 @@ struct view_commit {
 	size_t nversus;
 	const struct view_alert *alerts; /* commit pages */
 	size_t nalerts;
+	/* Series only: the commands read by mail on its reports. */
+	const struct view_mail_command *commands;
+	size_t ncommands;
 	/* Pair page: the two sides' charge-path symbols (docs/MEMCG.md). */
 	const struct chargepath_sym *symbols;
 	size_t nsymbols;
@@ -528,6 +542,9 @@ int view_overview_render(struct buf *out, const struct view_overview *);
 /* view_alerts.c: the alerts table of a commit page (none: nothing). */
 void view_alerts_table(struct buf *, const struct view_alert *, size_t n);
 
+/* view_mail_commands.c: a series' commands by mail (none: nothing). */
+void view_mail_commands_table(
+    struct buf *, const struct view_mail_command *, size_t n);
 /* view_alerts.c: the alerts page */
 int view_alerts_render(struct buf *out, const struct view_alerts *);
 /* view_alerts.c: one alert's page */

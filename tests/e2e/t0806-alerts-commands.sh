@@ -19,6 +19,10 @@
 #   - the author's "#perfwatch test <url> <branch>": the branch's tip
 #     measured by the runner against the report's base; a branch the
 #     remote lacks and a URL it may not fetch from are refused
+#   - every line read recorded once with its sender's address, the line,
+#     when, and what it did (the pairs or series it made) or why not: in
+#     GET /api/v1/series/{id} ("commands") and on the series page
+#     ("Requests by mail"), a hostile line escaped
 # Before the replies, the series' time to report (posted, seen, applied,
 # runs, verdict, mailed) on its page, in GET /api/v1/series/{id}, as
 # /metrics histograms, and summarised by GET /api/v1/latency, the series
@@ -239,6 +243,10 @@ wait_until 30 answered "$id7" && answers "$id7" | grep -q 'done: 1 pair(s) of sc
     pass retest_on_hosts || fail retest_on_hosts "$(answers "$id7") $(sql "SELECT id, labels, runs FROM jobs")"
 refused retest_bad_hosts_named "The Boss <boss@example.org>" \
     '#perfwatch retest hosts=big, runs=2\n' "line 1: retest takes runs=N"
+id8=$CMD_ID
+refused hostile_line_refused "Ann Author <ann@example.org>" \
+    '#perfwatch retest runs=<script>x</script>\n' "line 1: retest takes runs=N"
+idh=$CMD_ID
 # The jobs no host can take go, so the runner is free for the test.
 sql "UPDATE jobs SET state = 'cancelled' WHERE labels = '[\"big\",\"x86\"]'" >/dev/null
 
@@ -267,6 +275,7 @@ wait_until 120 tested && pass test_branch_measured ||
 # a public one: each refused naming its line, nothing queued.
 refused test_refused_branch "Ann Author <ann@example.org>" \
     "#perfwatch test file://$SRC nosuch\n" "line 1: .*has no branch nosuch"
+id10=$CMD_ID
 refused test_refused_url "Ann Author <ann@example.org>" \
     "#perfwatch test file:///etc master\n" "line 1: test fetches only from https://"
 refused test_refused_address "Ann Author <ann@example.org>" \
@@ -317,5 +326,78 @@ id5=$CMD_ID
 wait_until 30 seen_is
 sleep 2
 ! answered "$id5" && pass not_ours_ignored || fail not_ours_ignored "$(answers "$id5")"
+
+# Every command line read, recorded once with who sent it (the mail's
+# address), the line as parsed, when and what it did, in the series'
+# JSON: the refusals with why (a stranger; an unknown command and the
+# good line beside it; a malformed retest; a branch the remote lacks),
+# the retests and the test with the pair each made, the inline test
+# with its series; the resent Message-ID once; the reply to another
+# mail not at all.
+http GET /api/v1/series/1 >/dev/null
+cp "$PW_TMP/body" "$PW_TMP/commands.json"
+/usr/bin/python3 - "$PW_TMP/commands.json" "$id1" "$id2" "$id3" "$id4" "$id6" "$id7" "$id8" "$id9" "$id10" "$id12" "$id5" "$idh" <<'PY' >"$PW_TMP/commands.check" 2>&1 &&
+import json, sys
+cmds = json.load(open(sys.argv[1]))["commands"]
+id1, id2, id3, id4, id6, id7, id8, id9, id10, id12, id5, idh = sys.argv[2:]
+by = {}
+for c in cmds:
+    by.setdefault(c["message_id"], []).append(c)
+def one(mid, **want):
+    rows = by.get(mid, [])
+    assert len(rows) == 1, (mid, rows)
+    for k, v in want.items():
+        assert rows[0][k] == v, (mid, k, rows[0][k], v)
+    assert isinstance(rows[0]["at"], int) and rows[0]["at"] > 0, rows
+    return rows[0]
+r = one(id1, sender="mallory@example.net", command="invalid", line=3,
+        outcome="refused", pairs=[])
+assert "mallory@example.net may not command this report" in r["reason"], r
+a, b = sorted(by[id2], key=lambda c: c["line"])
+assert (a["command"], a["line"], a["outcome"]) == ("frobnicate", 3, "refused"), a
+assert a["reason"].startswith("unknown command; known:"), a
+assert (b["command"], b["line"], b["outcome"]) == ("invalid", 4, "refused"), b
+assert "another line of the mail was refused" in b["reason"], b
+r = one(id3, sender="ann@example.org", command="invalid", outcome="done")
+assert "marked invalid" in r["reason"], r
+r = one(id4, sender="boss@example.org", command="retest runs=3", outcome="done")
+assert len(r["pairs"]) == 1 and "queued again" in r["reason"], r
+r = one(id6, command="bisect", outcome="done")
+assert r["reason"].startswith("bisection "), r
+r = one(id7, command="retest hosts=big,x86 runs=2", outcome="done")
+assert len(r["pairs"]) == 1 and r["pairs"] != by[id4][0]["pairs"], r
+r = one(id8, command="retest hosts=big, runs=2", outcome="refused", pairs=[])
+assert r["reason"].startswith("retest takes runs=N"), r
+r = one(idh, command="retest runs=<script>x</script>", outcome="refused")
+r = one(id9, sender="ann@example.org", outcome="done", job="score")
+assert r["command"].startswith("test file://") and r["command"].endswith(" fix"), r
+assert len(r["pairs"]) == 1, r
+r = one(id10, outcome="refused", pairs=[])
+assert "has no branch nosuch" in r["reason"], r
+r = one(id12, command="test", outcome="done")
+assert isinstance(r["series"], int) and r["series"] > 1, r
+assert id5 not in by, by[id5]
+print(json.dumps({"retest": by[id4][0]["pairs"][0], "series": by[id12][0]["series"]}))
+PY
+    pass commands_recorded || fail commands_recorded "$(cat "$PW_TMP/commands.check")"
+retest_pair=$(sed -n 's/.*"retest": \([0-9]*\).*/\1/p' "$PW_TMP/commands.check")
+inline_sid=$(sed -n 's/.*"series": \([0-9]*\).*/\1/p' "$PW_TMP/commands.check")
+# The series page lists them under "Requests by mail": sender, command,
+# when, outcome linking the pairs and series made; mail text escaped.
+curl -s "$PW_URL/series/1" >"$PW_TMP/series1.html"
+requests_shown() {
+	grep -qF '<h2 id="requests">Requests by mail</h2>' "$PW_TMP/series1.html" &&
+	grep -qF '<tr class="request"><td>mallory@example.net</td><td class="mono">#perfwatch invalid</td>' "$PW_TMP/series1.html" &&
+	grep -qF '<b>refused</b>: mallory@example.net may not command this report' "$PW_TMP/series1.html" &&
+	grep -qF '<td class="mono">#perfwatch frobnicate</td>' "$PW_TMP/series1.html" &&
+	grep -qF '<b>refused</b>: unknown command; known:' "$PW_TMP/series1.html" &&
+	grep -qF '<tr class="request"><td>boss@example.org</td><td class="mono">#perfwatch retest runs=3</td>' "$PW_TMP/series1.html" &&
+	grep -qF "queued again; their verdict replaces this one (<a href=\"/pair/$retest_pair\">pair $retest_pair</a>)</td>" "$PW_TMP/series1.html" &&
+	grep -qF "(<a href=\"/series/$inline_sid\">series $inline_sid</a>)</td>" "$PW_TMP/series1.html" &&
+	grep -qF '#perfwatch retest runs=&lt;script&gt;x&lt;/script&gt;</td>' "$PW_TMP/series1.html" &&
+	! grep -qF '<script>x</script>' "$PW_TMP/series1.html"
+}
+[ -n "$retest_pair" ] && [ -n "$inline_sid" ] && requests_shown && pass commands_on_series_page ||
+    fail commands_on_series_page "pair $retest_pair series $inline_sid: $(grep -o '<h2 id="requests">.*' "$PW_TMP/series1.html" | head -c 3000)"
 stop_pid "$PW_DAEMON_PID"
 finish

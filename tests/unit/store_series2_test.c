@@ -1,6 +1,7 @@
 /*
  * store/series.c: superseding versions, the upload queue, branch
- * tags and the 3-way note, on a real SQLite file.
+ * tags and the 3-way note, and store/mail_commands.c: the commands by
+ * mail on a series' reports, on a real SQLite file.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "store/mail_commands.h"
 #include "store/series.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
@@ -139,5 +141,87 @@ TEST(test_store_series2__queue)
 	ASSERT(store_series_get(s, &se, id) == 0);
 	ASSERT_STREQ(se.state, "applied");
 	store_series_release(&se);
+	store_close(s);
+}
+
+TEST(test_store_series2__mail_commands)
+{
+	struct store *s = open_new("mailcmd");
+	struct store_job_new jb = { "base", "{}", "[]", 1, 1, 1, 0 };
+	struct store_job_new jc = { "candidate", "{}", "[]", 1, 1, 1, 0 };
+	struct store_mail_command_new c = { 0 };
+	struct store_mail_commands l;
+	int64_t sid, other, p1 = 0, p2 = 0, pairs[2];
+	char longer[STORE_MAIL_COMMAND_REASON * 2];
+
+	ASSERT(s != NULL);
+	sid = series(s, "c1@x", "memcg: batch", "A <a@x>", 1);
+	other = series(s, "c2@x", "memcg: other", "A <a@x>", 1);
+	ASSERT(sid > 0 && other > 0);
+	ASSERT(
+	    store_pair_create(s, &p1, NULL, NULL, "j", "", &jb, &jc, 10) == 0);
+	ASSERT(
+	    store_pair_create(s, &p2, NULL, NULL, "j", "", &jb, &jc, 10) == 0);
+	ASSERT_INTEQ(store_mail_command_known(s, "m1@x"), 0);
+	/* A refusal: no pairs; its mail text cut and made valid UTF-8. */
+	memset(longer, 'y', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	longer[3] = (char)0xff;
+	c.series_id = sid;
+	c.commit_sha = "0123456789abcdef0123456789abcdef01234567";
+	c.job = "score";
+	c.message_id = "m1@x";
+	c.sender = "mallory@x";
+	c.command = "retest runs=<b>";
+	c.line = 3;
+	c.reason = longer;
+	ASSERT(store_mail_command_put(s, &c, 100) == 0);
+	ASSERT_INTEQ(store_mail_command_known(s, "m1@x"), 1);
+	/* The same Message-ID and line again: recorded already. */
+	ASSERT_INTEQ(store_mail_command_put(s, &c, 101), ERR_EXISTS);
+	store_errclear(s);
+	/* Done, with the two pairs it made; another series' is not its. */
+	pairs[0] = p2;
+	pairs[1] = p1;
+	c.message_id = "m2@x";
+	c.sender = "boss@x";
+	c.command = "retest";
+	c.line = 1;
+	c.done = 1;
+	c.reason = "2 pair(s) queued again";
+	c.pairs = pairs;
+	c.npairs = 2;
+	ASSERT(store_mail_command_put(s, &c, 102) == 0);
+	c.series_id = other;
+	c.message_id = "m3@x";
+	c.npairs = 0;
+	c.made_series_id = sid;
+	ASSERT(store_mail_command_put(s, &c, 103) == 0);
+	ASSERT(store_mail_commands_of_series(s, &l, sid, 10) == 0);
+	ASSERT_INTEQ(l.n, 2);
+	ASSERT_STREQ(l.v[0].sender, "mallory@x");
+	ASSERT_STREQ(l.v[0].command, "retest runs=<b>");
+	ASSERT_STREQ(l.v[0].outcome, "refused");
+	ASSERT_INTEQ(l.v[0].line, 3);
+	ASSERT_INTEQ(l.v[0].created, 100);
+	ASSERT_INTEQ(l.v[0].npairs, 0);
+	ASSERT(strlen(l.v[0].reason) <= STORE_MAIL_COMMAND_REASON);
+	ASSERT(strncmp(l.v[0].reason, "yyy\xef\xbf\xbdyyy", 9) == 0);
+	ASSERT_STREQ(l.v[1].outcome, "done");
+	ASSERT_INTEQ(l.v[1].npairs, 2);
+	ASSERT_INTEQ(l.v[1].pairs[0], p1 < p2 ? p1 : p2);
+	ASSERT_INTEQ(l.v[1].pairs[1], p1 < p2 ? p2 : p1);
+	ASSERT_INTEQ(l.v[1].made_series_id, 0);
+	store_mail_commands_release(&l);
+	/* The newest max, oldest first. */
+	ASSERT(store_mail_commands_of_series(s, &l, sid, 1) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_STREQ(l.v[0].message_id, "m2@x");
+	ASSERT_INTEQ(l.v[0].npairs, 2);
+	store_mail_commands_release(&l);
+	ASSERT(store_mail_commands_of_series(s, &l, other, 10) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_INTEQ(l.v[0].made_series_id, sid);
+	store_mail_commands_release(&l);
 	store_close(s);
 }

@@ -18,6 +18,7 @@
 #include "store/canary.h"
 #include "store/dash.h"
 #include "store/hosts.h"
+#include "store/mail_commands.h"
 #include "store/series.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
@@ -2639,6 +2640,32 @@ series_store(struct store **out)
 	n.version = 1;
 	ASSERT(store_series_create(s, &v3, NULL, &n, 990) == 0);
 	ASSERT(v1 == 1 && v2 == 2 && v3 == 3);
+	/* Commands by mail on v1's report: one refused, its mail text
+	 * hostile; one done that made pair 1 and series 3. */
+	{
+		static const int64_t pair1[] = { 1 };
+		struct store_mail_command_new c = { 0 };
+
+		c.series_id = v1;
+		c.commit_sha = sha;
+		c.job = "fio-randread";
+		c.message_id = "c1@x";
+		c.sender = "m<a>@x";
+		c.command = hostile[0];
+		c.line = 3;
+		c.reason = hostile[1];
+		ASSERT(store_mail_command_put(s, &c, 995) == 0);
+		c.message_id = "c2@x";
+		c.sender = "boss@x";
+		c.command = "retest runs=3";
+		c.line = 1;
+		c.done = 1;
+		c.reason = "1 pair(s) of fio-randread queued again";
+		c.pairs = pair1;
+		c.npairs = 1;
+		c.made_series_id = v3;
+		ASSERT(store_mail_command_put(s, &c, 996) == 0);
+	}
 	*out = s;
 }
 
