@@ -247,26 +247,31 @@ html_pct(struct buf *b, double v, int prec)
 }
 
 /*
- * v as "%.4g" writes it, for 1e-4 <= |v| < 9999 without printf (the
- * history page writes six numbers a point): %.4g is %f with 3 - X
- * decimals (X the exponent after rounding to 4 digits) and the trailing
- * zeros dropped.  With X taken before rounding the only difference is a
- * value that rounds up to the next power of ten, whose extra decimal is
- * a zero that goes anyway; 9999.5 and up would become "1e+04" and take
- * printf, as do the smaller and larger magnitudes.
+ * v as "%.Ng" (N = digits, 3 or 4) writes it, for 1e-4 <= |v| < 9999
+ * without printf (the history page writes six numbers a point): %.Ng
+ * is %f with N - 1 - X decimals (X the exponent after rounding to N
+ * digits) and the trailing zeros dropped.  With X taken before rounding
+ * the only difference is a value that rounds up to the next power of
+ * ten, whose extra decimal is a zero that goes anyway.  A value of more
+ * integer digits than N is rounded to N significant ones and printed
+ * whole (1234 to 3 digits: 1230, where %.3g says 1.23e+03); 9999.5 and
+ * up would become "1e+04" and take printf, as do the smaller and
+ * larger magnitudes.
  */
 static int
-put_g4(struct buf *b, double v)
+put_g(struct buf *b, double v, int digits)
 {
 	double a = fabs(v);
 	size_t n;
 	int prec;
 
 	if (!(a >= 1e-4 && a < 9999))
-		return buf_printf(b, "%.4g", v);
-	prec = 3 - (int)floor(log10(a));
-	if (prec < 0)
+		return buf_printf(b, "%.*g", digits, v);
+	prec = digits - 1 - (int)floor(log10(a));
+	if (prec < 0) {
+		v = nearbyint(v * pow10_neg[-prec]) * pow10_pos[-prec];
 		prec = 0;
+	}
 	if (put_fixed(b, v, prec, 0) == -1)
 		return -1;
 	if (prec == 0)
@@ -283,6 +288,12 @@ put_g4(struct buf *b, double v)
 int
 html_si(struct buf *b, double v)
 {
+	return html_si_digits(b, v, 4);
+}
+
+int
+html_si_digits(struct buf *b, double v, int digits)
+{
 	/* Below 10,000 the plain number is short enough. */
 	static const struct {
 		double from, scale;
@@ -293,16 +304,23 @@ html_si(struct buf *b, double v)
 
 	if (!isfinite(v))
 		return HTML_LIT(b, "unknown");
+	if (digits < 3)
+		digits = 3;
+	if (digits > 4)
+		digits = 4;
 	for (i = 0; i < sizeof(si) / sizeof(si[0]); i++) {
 		if (fabs(v) >= si[i].from) {
-			double x = v / si[i].scale;
+			double x = v / si[i].scale, ax = fabs(x);
+			/* digits in all, at most 2 decimals: 1.23M, 12.34k
+			 * (4) or 12.3k (3), 123.4M (4) or 123M (3). */
+			int dec = digits - (ax >= 100 ? 3 : ax >= 10 ? 2 : 1);
 
-			if (put_fixed(b, x, fabs(x) >= 100 ? 1 : 2, 0) == -1)
+			if (put_fixed(b, x, dec > 2 ? 2 : dec, 0) == -1)
 				return -1;
 			return buf_putc(b, si[i].suffix);
 		}
 	}
-	return put_g4(b, v);
+	return put_g(b, v, digits);
 }
 
 int

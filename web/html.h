@@ -52,8 +52,12 @@ int html_int(struct buf *, long long);
 int html_num(struct buf *, double v, int prec);
 /* A signed percentage: "+1.25%", "-0.40%" (prec decimals). */
 int html_pct(struct buf *, double v, int prec);
-/* A compact value with SI suffix for big numbers: 20.9M, 51.2k, 0.969. */
+/* A compact value with SI suffix for big numbers: 20.9M, 51.2k, 0.969
+ * (4 significant digits, at most 2 decimals with a suffix). */
 int html_si(struct buf *, double v);
+/* html_si with 3 or 4 significant digits: a spread's 3 say all its
+ * precision (1.23, 0.0456, 1230, 12.3k). */
+int html_si_digits(struct buf *, double v, int digits);
 /* Bytes as "512 GiB", "1.5 MiB". v < 0: unknown. */
 int html_bytes(struct buf *, long long v);
 /* A Unix time as "2024-06-01 12:34 UTC"; t <= 0: unknown. */

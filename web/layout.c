@@ -302,7 +302,7 @@ layout_mean_sd(struct buf *b, double mean, double sd)
 		return buf_failed(b) ? -1 : 0;
 	HTML_LIT(b, " &plusmn;");
 	if (isfinite(sd))
-		html_si(b, sd);
+		html_si_digits(b, sd, 3);
 	else
 		HTML_LIT(b, "unknown");
 	if (isfinite(pct)) {

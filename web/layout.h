@@ -60,8 +60,9 @@ int layout_pager(struct buf *, const char *path, const char *const *kv,
 
 /*
  * A side's mean, its sample standard deviation and that in percent of
- * the mean as LKP's %stddev: "1.23M &plusmn;25.8k (2.1%)" (two decimals
- * below 1%); "unknown" for an unknown mean.
+ * the mean as LKP's %stddev: "1.234M &plusmn;25.8k (2.1%)" (the mean to
+ * 4 significant digits, the sd to 3: a spread says no more; the percent
+ * with two decimals below 1%); "unknown" for an unknown mean.
  */
 int layout_mean_sd(struct buf *, double mean, double sd);
 /* An interval of percent changes as text: "[-1.20%, +3.40%]"; nothing

@@ -2929,6 +2929,37 @@ TEST(test_web__html_numbers_as_printf)
 			ASSERT_STREQ(got.data, want);
 		}
 	}
+	/* html_si_digits with 3 (a spread): "%.3g" below 1,000, whole
+	 * numbers of 3 significant digits to 9,999, a suffix from 10,000
+	 * up with 3 digits in all. */
+	{
+		static const struct {
+			double v;
+			const char *want;
+		} three[] = { { 1.58113883008, "1.58" }, { 2, "2" },
+			{ 0.0456789, "0.0457" }, { 999.4, "999" },
+			{ 999.6, "1000" }, { 1234, "1230" }, { -9876, "-9880" },
+			{ 12345, "12.3k" }, { 123456, "123k" },
+			{ 1234567, "1.23M" }, { 25800, "25.8k" },
+			{ NAN, "unknown" } };
+		size_t k;
+
+		for (k = 0; k < sizeof(three) / sizeof(three[0]); k++) {
+			buf_reset(&got);
+			html_si_digits(&got, three[k].v, 3);
+			ASSERT_STREQ(got.data, three[k].want);
+		}
+		for (k = 0; k < 50000; k++) {
+			double v = xs_value(&x, 40, k % 3 == 0);
+
+			if (!(fabs(v) < 999.4))
+				continue;
+			snprintf(want, sizeof(want), "%.3g", v);
+			buf_reset(&got);
+			html_si_digits(&got, v, 3);
+			ASSERT_STREQ(got.data, want);
+		}
+	}
 	buf_reset(&got);
 	html_int(&got, -9223372036854775807LL - 1);
 	ASSERT_STREQ(got.data, "-9223372036854775808");
