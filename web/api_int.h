@@ -207,8 +207,9 @@ api_handler api_read_jobs, api_read_job, api_read_raw, api_read_hosts,
  * and the kernel its runs ran.  0, or a store error (*out NULL). */
 int api_job_json(struct store *, int64_t id, json_t **out);
 /* What GET /api/v1/pairs/{id} answers: the pair, its two jobs, its
- * comparisons and the kernel of each side.  0, or a store error. */
-int api_pair_json(struct store *, int64_t id, json_t **out);
+ * comparisons, the kernel of each side and its sides as the pair page
+ * shows them (web/sides.h, strings kept by x).  0, or a store error. */
+int api_pair_json(struct ctx *x, int64_t id, json_t **out);
 /* What GET /api/v1/trees and /api/v1/commits answer (dc: the configured
  * trees; cursor NULL from the first): 0, or a store error. */
 struct daemon_config;

@@ -1,8 +1,9 @@
 /*
  * The public reads of jobs and pairs (docs/API.md): the job list, a
  * job with its runs, log tail and kernel facts, a run's raw output, and a
- * pair with its jobs, comparisons and each side's kernel.
+ * pair with its jobs, comparisons, each side's kernel and its sides.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
@@ -15,6 +16,7 @@
 #include "web/httpd.h"
 #include "web/reply.h"
 #include "web/rows.h"
+#include "web/sides.h"
 
 void
 api_read_jobs(struct ctx *x)
@@ -125,29 +127,60 @@ api_read_raw(struct ctx *x)
 	    x->r, 200, "text/plain; charset=utf-8", buf_take(&b), len);
 }
 
-int
-api_pair_json(struct store *s, int64_t id, json_t **out)
+/* api_pair_json's work, with x->keep set. */
+static int
+pair_json(struct ctx *x, int64_t id, json_t **out)
 {
+	const struct store_pair *pp[1];
 	struct store_pair p;
 	struct store_run_metas rows;
 	struct kfacts_pair k;
+	struct view_side *sides = NULL;
+	size_t nsides = 0;
 	int r;
 
-	*out = NULL;
-	if ((r = store_pair_read(s, &p, id)) != 0)
+	if ((r = store_pair_read(x->s, &p, id)) != 0)
 		return r;
 	/* Which kernel each side ran (docs/KERNEL.md). */
-	if (store_pair_run_meta(s, &rows, id) != 0) {
+	if (store_pair_run_meta(x->s, &rows, id) != 0) {
 		store_pair_release(&p);
 		return -1;
 	}
 	kfacts_pair(&k, &rows, p.jobs.n == 2 ? p.jobs.v[0].commit : NULL,
 	    p.jobs.n == 2 ? p.jobs.v[1].commit : NULL);
 	store_run_metas_release(&rows);
+	/* What was compared, as the pair page's "What was compared". */
+	pp[0] = &p;
+	if ((r = web_sides_get(x, pp, 1, &sides, &nsides)) != 0) {
+		free(sides);
+		store_pair_release(&p);
+		return r;
+	}
 	*out = rows_pair_json(&p);
+	json_object_set_new(*out, "sides", web_sides_json(sides, nsides));
+	free(sides);
 	store_pair_release(&p);
 	rows_pair_kernels_json(*out, &k);
 	return 0;
+}
+
+int
+api_pair_json(struct ctx *x, int64_t id, json_t **out)
+{
+	/* An API route has no keep (a page's, web_begin): the sides'
+	 * strings live in one of ours until their JSON copies them. */
+	json_t *keep = x->keep == NULL ? json_array() : NULL;
+	int r;
+
+	*out = NULL;
+	if (keep != NULL)
+		x->keep = keep;
+	r = pair_json(x, id, out);
+	if (keep != NULL) {
+		x->keep = NULL;
+		json_decref(keep);
+	}
+	return r;
 }
 
 void
@@ -156,7 +189,7 @@ api_read_pair(struct ctx *x)
 	json_t *out = NULL;
 	int r;
 
-	if ((r = api_pair_json(x->s, x->id[0], &out)) != 0) {
+	if ((r = api_pair_json(x, x->id[0], &out)) != 0) {
 		reply_store_err(x, r);
 		return;
 	}

@@ -43,9 +43,9 @@ per_side(struct buf *b, const int64_t x[2])
 
 /*
  * Pair page: what the pair cost.  Its rounds (the sides measured in
- * turns, docs/CONFIG.md `rounds`) and, for kernel jobs, the boots each
- * side's runs record: a round of a kernel job costs a boot
- * (docs/KERNEL.md).
+ * turns, docs/CONFIG.md `rounds`) when no sides table shows them and,
+ * for kernel jobs, the boots each side's runs record: a round of a
+ * kernel job costs a boot (docs/KERNEL.md).
  */
 static void
 cost_rows(struct buf *b, const struct view_commit *v)
@@ -53,13 +53,16 @@ cost_rows(struct buf *b, const struct view_commit *v)
 	int64_t boots[2];
 	int i;
 
-	HTML_LIT(b, "<tr><th>rounds</th><td class=\"cost\">");
-	per_side(b, v->rounds);
-	if (v->rounds[0] > 1 || v->rounds[1] > 1)
-		HTML_LIT(b,
-		    " <span class=\"muted\">(base and candidate measured in "
-		    "turns)</span>");
-	HTML_LIT(b, "</td></tr>");
+	/* The sides table has each side's rounds: said once. */
+	if (v->nsides == 0) {
+		HTML_LIT(b, "<tr><th>rounds</th><td class=\"cost\">");
+		per_side(b, v->rounds);
+		if (v->rounds[0] > 1 || v->rounds[1] > 1)
+			HTML_LIT(b,
+			    " <span class=\"muted\">(base and candidate "
+			    "measured in turns)</span>");
+		HTML_LIT(b, "</td></tr>");
+	}
 	if (!v->kernel_job[0] && !v->kernel_job[1])
 		return;
 	HTML_LIT(b, "<tr><th>boots</th><td class=\"cost\">");
@@ -198,9 +201,12 @@ head(struct buf *b, const struct view_commit *v)
 		}
 		HTML_LIT(b, "</td></tr>");
 	}
-	compared_with(b, v);
+	/* A pair's sides table names each side's commit and kernel: its
+	 * head says them only when there is no such table. */
+	if (v->kind != VIEW_PAIR || v->nsides == 0)
+		compared_with(b, v);
 	/* docs/KERNEL.md: which build each side measured. */
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 && (v->kind != VIEW_PAIR || v->nsides == 0); i++) {
 		if (v->kernel[i] == NULL)
 			continue;
 		if (i == 0)

@@ -25,13 +25,14 @@ page web_overview / 'hosts online: <b>1</b>' 'href="/pair/3"' \
     'regression</span> <span class="change">-9.9% <span class="muted">ops</span></span>'
 # Each side's mean, sd and %stddev beside its median (ops 1000, 1007,
 # 1014: mean 1007, sd 7, 0.70%; the candidate's 907, 7, 0.77%), the
-# interval as text beside its bar, the runs per side and the rounds.
+# interval as text beside its bar, the runs per side and (in the sides
+# table: 3 runs, 1 round) the rounds.
 page web_pair /pair/3 'badge v-regression' '-9.93%' 'class="cibar"' \
     '&lt;script&gt;alert(1)&lt;/script&gt;' '/api/v1/jobs/6/runs/2/raw' \
     'latency_p99' '<td class="n mean">1007 &plusmn;7 <span class="muted">(0.70%)</span></td>' \
     '<td class="n mean">907 &plusmn;7 <span class="muted">(0.77%)</span></td>' \
     '<span class="ci-text">[-' '<td class="n">3 / 3</td>' \
-    '<tr><th>rounds</th><td class="cost">1</td></tr>'
+    '<th scope="row">base</th>' '</td><td class="n">3</td><td class="n">1</td></tr>'
 # A run's raw output is text, never sniffed into HTML.
 hdr=$(curl -s -D - -o /dev/null "$PW_URL/api/v1/jobs/6/runs/2/raw")
 grep -qi '^Content-Type: text/plain' <<<"$hdr" &&

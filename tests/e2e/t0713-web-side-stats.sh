@@ -105,7 +105,7 @@ means=('<td class="n mean">12 &plusmn;2 <span class="muted">(16.7%)</span></td>'
     '<td class="n mean">22 &plusmn;2 <span class="muted">(9.1%)</span></td>'
     "<span class=\"ci-text\">$ci</span>" '<td class="n">3 / 3</td>')
 page pair_page_side_stats "/pair/$pair" "${means[@]}" \
-    '<tr><th>rounds</th><td class="cost">3 ' \
+    '<th scope="row">base</th>' '</td><td class="n">3</td><td class="n">3</td></tr>' \
     '<tr><th>boots</th><td class="cost">3 per side <span class="muted">(6 in all;'
 page commit_page_side_stats "/commit/$c2" "${means[@]}" \
     '&lt;script&gt;alert(1)&lt;/script&gt; memcg: &quot;x&quot; &amp; y'

@@ -69,8 +69,24 @@ pass two_regressions
 esc1='mm: base &lt;b&gt;side&lt;/b&gt;'
 esc2='&lt;script&gt;alert(1)&lt;/script&gt; memcg: &quot;x&quot; &amp; y'
 page pair_names_both_sides "/pair/$pair" \
-    "<tr><th>base</th><td class=\"side-base\"><a class=\"mono\" href=\"/commit/$c1\">${c1:0:12}</a> $esc1</td></tr>" \
-    "<tr><th>candidate</th><td class=\"side-cand\"><a class=\"mono\" href=\"/commit/$c2\">${c2:0:12}</a> $esc2</td></tr>"
+    "<tr class=\"side\"><th scope=\"row\">base</th><td><a class=\"mono\" href=\"/commit/$c1\">${c1:0:12}</a> $esc1</td><td>app</td><td>r1</td>" \
+    "<tr class=\"side\"><th scope=\"row\">candidate</th><td><a class=\"mono\" href=\"/commit/$c2\">${c2:0:12}</a> $esc2</td><td>app</td><td>r1</td>"
+# Each side said once: no head rows repeating the sides table's commits,
+# kernels or rounds.
+check pair_sides_said_once [ "$(grep -c "href=\"/commit/$c1\"" "$PW_TMP/body") $(grep -c "href=\"/commit/$c2\"" "$PW_TMP/body") $(grep -cE '<th>(base|candidate) kernel</th>|<tr><th>rounds</th>|class="side-(base|cand)"' "$PW_TMP/body")" = "1 1 0" ]
+# GET /api/v1/pairs/{id} carries the same sides as the page: base then
+# candidate, each commit, host, CPU, kernel, runs and rounds.
+http GET "/api/v1/pairs/$pair" >/dev/null
+python3 - "$PW_TMP/body" "$c1" "$c2" <<'PY' && pass pair_api_sides || fail pair_api_sides "$(cat "$PW_TMP/body")"
+import json, sys
+o = json.load(open(sys.argv[1]))
+b, c = o["sides"]
+assert (b["role"], b["commit"], c["role"], c["commit"]) == ("base", sys.argv[2], "candidate", sys.argv[3]), o["sides"]
+for s in (b, c):
+    assert s["host"] == "r1" and s["runs"] == 3 and s["rounds"] == 1 and s["tree"] == "app", s
+    assert s["pair_id"] == o["id"] and "cpu_model" in s and "cpu_family" in s and "kernel" in s, s
+assert c["subject"] == '<script>alert(1)</script> memcg: "x" & y', c
+PY
 page commit_names_its_base "/commit/$c2" \
     "<tr><th>compared with</th><td class=\"side-base\"><a class=\"mono\" href=\"/commit/$c1\">${c1:0:12}</a> $esc1</td></tr>"
 page series_commit_names_its_base_and_series "/commit/$tip" \

@@ -1779,8 +1779,7 @@ pairs_store(struct store **out)
 	*out = s;
 }
 
-/* A line into b of what route (api_pair_json, api_job_json) answers for
- * id. */
+/* A line into b of what route (api_job_json) answers for id. */
 static void
 id_api(struct buf *b, struct store *s, int64_t id,
     int (*route)(struct store *, int64_t, json_t **))
@@ -1793,12 +1792,6 @@ id_api(struct buf *b, struct store *s, int64_t id,
 	json_decref(o);
 }
 
-static void
-pair_api(struct buf *b, struct store *s, int64_t id)
-{
-	id_api(b, s, id, api_pair_json);
-}
-
 /* A line of o's JSON into b; o and the keep of x (the views' strings)
  * are released. */
 static void
@@ -1808,6 +1801,23 @@ ctx_dump(struct buf *b, struct ctx *x, json_t *o)
 	buf_putc(b, '\n');
 	json_decref(o);
 	json_decref(x->keep);
+}
+
+/* GET /api/v1/pairs/{id}'s answer (api_pair_json) as a line into b. */
+static void
+pair_api(struct buf *b, struct store *s, int64_t id)
+{
+	struct dconf conf = { 0 };
+	struct ctx x = { 0 };
+	json_t *o = NULL;
+
+	x.s = s;
+	x.conf = &conf;
+	x.now = 2000;
+	x.online_s = 1000;
+	x.keep = json_array();
+	ASSERT(api_pair_json(&x, id, &o) == 0);
+	ctx_dump(b, &x, o);
 }
 
 static void
@@ -1842,7 +1852,14 @@ TEST(test_web__pairs_comparisons_json_unchanged)
 	ASSERT(s != NULL);
 	pair_api(&b, s, 1);
 	pair_api(&b, s, 2);
-	ASSERT_INTEQ(api_pair_json(s, 999, &o), ERR_NOTFOUND);
+	{
+		struct ctx x = { 0 };
+
+		x.s = s;
+		x.keep = json_array();
+		ASSERT_INTEQ(api_pair_json(&x, 999, &o), ERR_NOTFOUND);
+		json_decref(x.keep);
+	}
 	ASSERT(o == NULL);
 	target_api(&b, s, VIEW_PAIR, "1");
 	target_api(&b, s, VIEW_PAIR, "2");
@@ -1992,10 +2009,14 @@ TEST(test_web__pair_side_spread_and_cost)
 	    "no candidate mean 110 &plusmn;10 (9.1%%)");
 	ASSERT_MSG(strstr(html.data, "<td class=\"n\">3 / 3</td>") != NULL,
 	    "no runs per side");
-	/* What it cost: 3 rounds a side, and the boots the runs record. */
+	/* What it cost: 3 rounds a side (in the sides table, not again in
+	 * the head), and the boots the runs record. */
+	ASSERT_MSG(strstr(html.data, "<tr><th>rounds</th>") == NULL,
+	    "the rounds said twice");
 	ASSERT_MSG(strstr(html.data,
-	               "<tr><th>rounds</th><td class=\"cost\">3 ") != NULL,
-	    "no rounds row");
+	               "</td><td class=\"n\">3</td></tr>\n</table>\n<h2>What "
+	               "changed</h2>") != NULL,
+	    "no rounds in the sides table");
 	ASSERT_MSG(strstr(html.data,
 	               "<tr><th>boots</th><td class=\"cost\">base 2, "
 	               "candidate 3 <span class=\"muted\">(5 in all;") != NULL,
@@ -2006,7 +2027,10 @@ TEST(test_web__pair_side_spread_and_cost)
 	/* The verdict's row (as daemon/verdict.c writes it) wins: its
 	 * interval as text, its means, its unknown candidate sd. */
 	ASSERT(store_verdict_put(s, NULL, pair, &c, 1400) == 0);
-	ASSERT(api_pair_json(s, pair, &o) == 0);
+	/* As its API route calls it: no page's keep. */
+	x.keep = NULL;
+	ASSERT(api_pair_json(&x, pair, &o) == 0);
+	ASSERT(x.keep == NULL);
 	r = cmp_of(o, "v <x>");
 	ASSERT(r != NULL);
 	ASSERT_NEAR(jnum(r, "base_mean"), 12, 0);
@@ -2024,7 +2048,24 @@ TEST(test_web__pair_side_spread_and_cost)
 	ASSERT_INTEQ(json_integer_value(json_object_get(
 	                 json_object_get(o, "candidate"), "boots")),
 	    3);
+	/* What was compared, as the page's sides: base then candidate. */
+	{
+		json_t *sides = json_object_get(o, "sides");
+		json_t *sb = json_array_get(sides, 0),
+		       *sc = json_array_get(sides, 1);
+
+		ASSERT_INTEQ(json_array_size(sides), 2);
+		ASSERT_STREQ(web_jstr(sb, "role"), "base");
+		ASSERT_STREQ(web_jstr(sc, "role"), "candidate");
+		ASSERT_INTEQ(
+		    json_integer_value(json_object_get(sb, "rounds")), 3);
+		ASSERT_INTEQ(
+		    json_integer_value(json_object_get(sb, "pair_id")), pair);
+		ASSERT(json_object_get(sc, "kernel") != NULL);
+		ASSERT(json_object_get(sc, "cpu_model") != NULL);
+	}
 	json_decref(o);
+	json_decref(x.keep);
 	buf_reset(&html);
 	pair_page(&html, s, id);
 	ASSERT_MSG(
@@ -2081,6 +2122,15 @@ TEST(test_web__pages_name_each_side)
 	        "<td class=\"n\">2</td><td class=\"n\">1</td></tr>") < cand,
 	    "no base kernel, runs and rounds");
 	ASSERT(strstr(b.data, "EPYC <9654>") == NULL);
+	/* Said once: the head repeats no side's commit, kernel or rounds. */
+	ASSERT_MSG(strstr(b.data, "class=\"side-base\"") == NULL &&
+	        strstr(b.data, "class=\"side-cand\"") == NULL,
+	    "the pair page names its commits twice");
+	ASSERT_MSG(strstr(b.data, "<th>base kernel</th>") == NULL &&
+	        strstr(b.data, "<th>candidate kernel</th>") == NULL,
+	    "the pair page names its kernels twice");
+	ASSERT_MSG(strstr(b.data, "<tr><th>rounds</th>") == NULL,
+	    "the pair page says its rounds twice");
 	buf_release(&b);
 	ASSERT(web_target_html(&x, VIEW_COMMIT,
 	           "0123456789abcdef0123456789abcdef01234567", &b) == 0);
