@@ -112,12 +112,14 @@ async function step(name, fn) {
     const html = await page.content();
     expect(html.includes('<h2>memcg</h2>') && html.includes('memcg_tax.throughput'),
       'no memcg section with the tax');
-    // Both sides named: the demo submits this pair without commits
-    // (the same build, root memcg vs nested), and the page says so.
-    for (const side of ['side-base', 'side-cand']) {
-      const t = await page.locator(`td.${side}`).innerText();
-      expect(/no commit/.test(t), `${side}: ${t}`);
-    }
+    // Both sides named once, in "What was compared": the demo submits
+    // this pair without commits (the same build, root memcg vs nested),
+    // and the page says so.
+    const sides = await page.locator('table.sides tr.side').allInnerTexts();
+    expect(sides.length === 2 && /^base\b/.test(sides[0]) && /^candidate\b/.test(sides[1]) &&
+      sides.every((t) => /no commit/.test(t)), `sides: ${sides.join(' | ')}`);
+    expect(await page.locator('td.side-base, td.side-cand').count() === 0,
+      'the head repeats the sides');
     await shot('demo-pair');
   });
 
