@@ -135,22 +135,41 @@ scan_command(void *row, struct db_stmt *st, void *arg)
 	c->created = db_col_int64(st, 11);
 }
 
-/* Each command's pairs, from one read of those of the series'. */
+/* Whose commands: a series' (by id) or a commit's (by sha), each with
+ * its list and its pairs' statements (?1 the key; the list's ?2 its
+ * length, the pairs' ?2 the least command id listed). */
+struct of {
+	const char *list_sql, *pairs_sql;
+	int64_t id;
+	const char *sha;
+};
+
+#define COMMAND_COLUMNS                                                 \
+	"SELECT * FROM (SELECT id, coalesce(series_id, 0), commit_sha," \
+	" job, message_id, line, sender, command, outcome, reason,"     \
+	" coalesce(made_series_id, 0), created FROM mail_commands"
+
+static void
+bind_key(struct db_stmt *st, const struct of *w)
+{
+	if (w->sha != NULL)
+		store_i_bind_text(st, 1, w->sha);
+	else
+		db_bind_int64(st, 1, w->id);
+}
+
+/* Each command's pairs, from one read of those of the list's. */
 static int
 commands_pairs(struct store *s, struct store_mail_commands *out,
-    int64_t series_id, int64_t least)
+    const struct of *w, int64_t least)
 {
-	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT p.command_id, p.pair_id FROM mail_command_pairs p"
-	    " JOIN mail_commands c ON c.id = p.command_id"
-	    " WHERE c.series_id = ?1 AND c.id >= ?2"
-	    " ORDER BY p.command_id, p.pair_id");
+	struct db_stmt *st = store_i_stmt(s, w->pairs_sql);
 	size_t k = 0;
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	db_bind_int64(st, 1, series_id);
+	bind_key(st, w);
 	db_bind_int64(st, 2, least);
 	while ((rc = db_step(st)) == DB_ROW) {
 		int64_t cid = db_col_int64(st, 0);
@@ -173,33 +192,66 @@ commands_pairs(struct store *s, struct store_mail_commands *out,
 	    : store_i_dberr(s, "mail command pairs");
 }
 
-int
-store_mail_commands_of_series(struct store *s, struct store_mail_commands *out,
-    int64_t series_id, size_t max)
+/* The newest max of w's by its index, turned oldest first. */
+static int
+commands_of(struct store *s, struct store_mail_commands *out,
+    const struct of *w, size_t max)
 {
-	/* The newest max by the series' index, turned oldest first. */
-	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT * FROM (SELECT id, coalesce(series_id, 0), commit_sha,"
-	    " job, message_id, line, sender, command, outcome, reason,"
-	    " coalesce(made_series_id, 0), created FROM mail_commands"
-	    " WHERE series_id = ?1 ORDER BY id DESC LIMIT ?2) AS c"
-	    " ORDER BY id");
+	struct db_stmt *st = store_i_stmt(s, w->list_sql);
 	void *v = NULL;
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (st == NULL)
 		return -1;
-	db_bind_int64(st, 1, series_id);
+	bind_key(st, w);
 	db_bind_int64(st, 2, (int64_t)max);
 	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), scan_command,
 	    NULL, "mail commands");
 	out->v = v;
 	if (r == 0 && out->n > 0)
-		r = commands_pairs(s, out, series_id, out->v[0].id);
+		r = commands_pairs(s, out, w, out->v[0].id);
 	if (r != 0)
 		store_mail_commands_release(out);
 	return r;
+}
+
+int
+store_mail_commands_of_series(struct store *s, struct store_mail_commands *out,
+    int64_t series_id, size_t max)
+{
+	const struct of w = {
+		.list_sql = COMMAND_COLUMNS
+		" WHERE series_id = ?1 ORDER BY id DESC LIMIT ?2) AS c"
+		" ORDER BY id",
+		.pairs_sql =
+		    "SELECT p.command_id, p.pair_id FROM mail_command_pairs p"
+		    " JOIN mail_commands c ON c.id = p.command_id"
+		    " WHERE c.series_id = ?1 AND c.id >= ?2"
+		    " ORDER BY p.command_id, p.pair_id",
+		.id = series_id,
+	};
+
+	return commands_of(s, out, &w, max);
+}
+
+int
+store_mail_commands_of_commit(struct store *s, struct store_mail_commands *out,
+    const char *sha, size_t max)
+{
+	const struct of w = {
+		.list_sql = COMMAND_COLUMNS
+		" WHERE commit_sha = ?1 ORDER BY id DESC LIMIT ?2) AS c"
+		" ORDER BY id",
+		.pairs_sql =
+		    "SELECT p.command_id, p.pair_id FROM mail_command_pairs p"
+		    " JOIN mail_commands c ON c.id = p.command_id"
+		    " WHERE c.commit_sha = ?1 AND c.id >= ?2"
+		    " ORDER BY p.command_id, p.pair_id",
+		.sha = sha,
+	};
+
+	return commands_of(s, out, &w, max);
 }
 
 void

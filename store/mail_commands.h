@@ -7,7 +7,8 @@
  * command as parsed, the mail's Message-ID and line, when, and what it
  * did (done, with the pairs or the series it made) or why it was
  * refused.  The series page and GET /api/v1/series/{id} list those of
- * a series' reports.  All SQL is in store/ (docs/ARCHITECTURE.md).
+ * a series' reports, the commit page and GET /api/v1/commits/{sha}
+ * those of the commit's.  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -17,25 +18,27 @@ struct store;
 /*
  * The migration step (SQLite; store/migrate_pg.c has PostgreSQL's
  * types): a command by (Message-ID, line) once, a series' commands by
- * an index, the pairs each made.
+ * an index and a commit's (the report's) by another, the pairs each
+ * made.
  */
-#define STORE_MAIL_COMMANDS_MIGRATION                                        \
-	"CREATE TABLE mail_commands ("                                       \
-	"  id INTEGER PRIMARY KEY,"                                          \
-	"  series_id INTEGER REFERENCES series(id) ON DELETE CASCADE,"       \
-	"  commit_sha TEXT, job TEXT NOT NULL,"                              \
-	"  message_id TEXT NOT NULL, line INTEGER NOT NULL,"                 \
-	"  sender TEXT NOT NULL, command TEXT NOT NULL,"                     \
-	"  outcome TEXT NOT NULL CHECK (outcome IN ('done', 'refused')),"    \
-	"  reason TEXT NOT NULL,"                                            \
-	"  made_series_id INTEGER REFERENCES series(id) ON DELETE SET NULL," \
-	"  created INTEGER NOT NULL,"                                        \
-	"  UNIQUE (message_id, line));"                                      \
-	"CREATE INDEX mail_commands_series ON mail_commands(series_id, id);" \
-	"CREATE TABLE mail_command_pairs ("                                  \
-	"  command_id INTEGER NOT NULL"                                      \
-	"   REFERENCES mail_commands(id) ON DELETE CASCADE,"                 \
-	"  pair_id INTEGER NOT NULL REFERENCES pairs(id) ON DELETE CASCADE," \
+#define STORE_MAIL_COMMANDS_MIGRATION                                         \
+	"CREATE TABLE mail_commands ("                                        \
+	"  id INTEGER PRIMARY KEY,"                                           \
+	"  series_id INTEGER REFERENCES series(id) ON DELETE CASCADE,"        \
+	"  commit_sha TEXT, job TEXT NOT NULL,"                               \
+	"  message_id TEXT NOT NULL, line INTEGER NOT NULL,"                  \
+	"  sender TEXT NOT NULL, command TEXT NOT NULL,"                      \
+	"  outcome TEXT NOT NULL CHECK (outcome IN ('done', 'refused')),"     \
+	"  reason TEXT NOT NULL,"                                             \
+	"  made_series_id INTEGER REFERENCES series(id) ON DELETE SET NULL,"  \
+	"  created INTEGER NOT NULL,"                                         \
+	"  UNIQUE (message_id, line));"                                       \
+	"CREATE INDEX mail_commands_series ON mail_commands(series_id, id);"  \
+	"CREATE INDEX mail_commands_commit ON mail_commands(commit_sha, id);" \
+	"CREATE TABLE mail_command_pairs ("                                   \
+	"  command_id INTEGER NOT NULL"                                       \
+	"   REFERENCES mail_commands(id) ON DELETE CASCADE,"                  \
+	"  pair_id INTEGER NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,"  \
 	"  PRIMARY KEY (command_id, pair_id));"
 
 /* Caps on what a row keeps of mail text (bytes). */
@@ -91,5 +94,8 @@ int store_mail_command_known(struct store *, const char *message_id);
  */
 int store_mail_commands_of_series(struct store *,
     struct store_mail_commands *out, int64_t series_id, size_t max);
+/* The same for the reports of the commit sha (40 hex digits). */
+int store_mail_commands_of_commit(struct store *,
+    struct store_mail_commands *out, const char *sha, size_t max);
 
 #endif

@@ -690,6 +690,7 @@ static const char *const v35[] = {
 	"REFERENCES series(id) ON DELETE SET NULL, created BIGINT NOT NULL, "
 	"UNIQUE (message_id, line));",
 	"CREATE INDEX mail_commands_series ON mail_commands(series_id, id);",
+	"CREATE INDEX mail_commands_commit ON mail_commands(commit_sha, id);",
 	"CREATE TABLE mail_command_pairs ( command_id BIGINT NOT NULL "
 	"REFERENCES mail_commands(id) ON DELETE CASCADE, pair_id BIGINT NOT "
 	"NULL REFERENCES pairs(id) ON DELETE CASCADE, PRIMARY KEY "

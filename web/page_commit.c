@@ -490,12 +490,12 @@ series_versus_add(
 	return 0;
 }
 
-/* The commands by mail a series page lists at most (newest). */
-#define SERIES_COMMANDS 100
+/* The commands by mail a commit or series page lists at most (newest). */
+#define PAGE_COMMANDS 100
 
-/* The rows of a commit (sha), series (id, its row in *sr, its vN vs
- * vN-1 in *vs and its commands by mail in *mc, the caller's to release)
- * or pair (id). */
+/* The rows of a commit (sha), series (id, its row in *sr and its vN vs
+ * vN-1 in *vs) or pair (id); a commit's or series' commands by mail in
+ * *mc; all the caller's to release. */
 static int
 target_rows(struct ctx *x, enum view_target kind, const char *id,
     struct cmp_set *c, json_t **out_info, struct store_series_row *sr,
@@ -516,6 +516,11 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 		o = web_keep(x, rows_commit_page_json(&cp));
 		store_commit_page_release(&cp);
 		*out_info = o;
+		if (store_mail_commands_of_commit(x->s, mc,
+		        web_jstr(json_object_get(o, "commit"), "sha"),
+		        PAGE_COMMANDS) != 0)
+			return -1;
+		json_object_set_new(o, "commands", rows_mail_commands_json(mc));
 		return pairs_rows(x, c, json_object_get(o, "pairs"));
 	case VIEW_SERIES:
 		if ((n = web_parse_id(id, NULL)) == 0)
@@ -534,8 +539,8 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 			json_object_set_new(
 			    o, "latency", rows_series_latency_json(&lat));
 		}
-		if (store_mail_commands_of_series(
-		        x->s, mc, n, SERIES_COMMANDS) != 0)
+		if (store_mail_commands_of_series(x->s, mc, n, PAGE_COMMANDS) !=
+		    0)
 			return -1;
 		json_object_set_new(o, "commands", rows_mail_commands_json(mc));
 		return pairs_rows(x, c, json_object_get(o, "pairs"));
@@ -765,6 +770,7 @@ web_target_html(
 			v.alerts = va;
 			v.nalerts = nal;
 		}
+		vc = commands_view(&v, &mc);
 		break;
 	case VIEW_SERIES:
 		v.title = sr.title;

@@ -377,7 +377,8 @@ assert "has no branch nosuch" in r["reason"], r
 r = one(id12, command="test", outcome="done")
 assert isinstance(r["series"], int) and r["series"] > 1, r
 assert id5 not in by, by[id5]
-print(json.dumps({"retest": by[id4][0]["pairs"][0], "series": by[id12][0]["series"]}))
+print(json.dumps({"retest": by[id4][0]["pairs"][0], "series": by[id12][0]["series"],
+                  "commit": by[id1][0]["commit"], "n": len(cmds)}))
 PY
     pass commands_recorded || fail commands_recorded "$(cat "$PW_TMP/commands.check")"
 retest_pair=$(sed -n 's/.*"retest": \([0-9]*\).*/\1/p' "$PW_TMP/commands.check")
@@ -399,5 +400,12 @@ requests_shown() {
 }
 [ -n "$retest_pair" ] && [ -n "$inline_sid" ] && requests_shown && pass commands_on_series_page ||
     fail commands_on_series_page "pair $retest_pair series $inline_sid: $(grep -o '<h2 id="requests">.*' "$PW_TMP/series1.html" | head -c 3000)"
+# The report's commit lists the same on its page and in its JSON.
+report_sha=$(sed -n 's/.*"commit": "\([0-9a-f]*\)".*/\1/p' "$PW_TMP/commands.check")
+ncmds=$(sed -n 's/.*"n": \([0-9]*\).*/\1/p' "$PW_TMP/commands.check")
+http GET "/api/v1/commits/$report_sha" >/dev/null
+[ -n "$report_sha" ] && [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["commands"]))' "$PW_TMP/body")" = "$ncmds" ] &&
+    curl -s "$PW_URL/commit/$report_sha" | grep -qF '<tr class="request"><td>mallory@example.net</td><td class="mono">#perfwatch invalid</td>' &&
+    pass commands_on_commit_page || fail commands_on_commit_page "commit $report_sha, $ncmds commands: $(head -c 600 "$PW_TMP/body")"
 stop_pid "$PW_DAEMON_PID"
 finish

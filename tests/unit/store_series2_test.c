@@ -223,5 +223,13 @@ TEST(test_store_series2__mail_commands)
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].made_series_id, sid);
 	store_mail_commands_release(&l);
+	/* A commit's: those of its reports, whatever their series. */
+	ASSERT(store_mail_commands_of_commit(s, &l, c.commit_sha, 10) == 0);
+	ASSERT_INTEQ(l.n, 3);
+	ASSERT_INTEQ(l.v[1].npairs, 2);
+	store_mail_commands_release(&l);
+	ASSERT(store_mail_commands_of_commit(s, &l, "ffff", 10) == 0);
+	ASSERT_INTEQ(l.n, 0);
+	store_mail_commands_release(&l);
 	store_close(s);
 }
