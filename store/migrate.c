@@ -7,6 +7,7 @@
 #include "common/err.h"
 #include "store/alerts.h"
 #include "store/bisect.h"
+#include "store/builds.h"
 #include "store/series_quota.h"
 #include "store/store.h"
 #include "store/store_int.h"
@@ -850,6 +851,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE comparisons ADD COLUMN cand_sd REAL;",
 	/* v34: an inbox's series by time (store/series_quota.h). */
 	STORE_SERIES_QUOTA_MIGRATION,
+	/* v35: shared kernel builds and their artifacts (store/builds.h). */
+	STORE_BUILDS_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

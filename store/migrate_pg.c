@@ -12,6 +12,7 @@
  */
 #include <stdio.h>
 
+#include "store/builds.h"
 #include "store/series_quota.h"
 #include "store/store_int.h"
 
@@ -679,6 +680,12 @@ static const char *const v34[] = {
 	NULL,
 };
 
+/* v35: shared kernel builds and their artifacts (store/builds.h). */
+static const char *const v35[] = {
+	STORE_BUILDS_MIGRATION_PG,
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -687,6 +694,7 @@ struct pg_step {
 static const struct pg_step steps[] = {
 	{ 33, v33 },
 	{ 34, v34 },
+	{ 35, v35 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
@@ -749,5 +757,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 34 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 35 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");
