@@ -53,24 +53,23 @@ store_build_key(char out[17], const char *config, const char *const *fragment,
 {
 	static const char tag[] = "pw-build-1";
 	static const char align[] = "-falign-functions=64";
-	struct buf b = BUF_INIT(0);
+	struct crypto_sha256 *h = crypto_sha256_new();
 	char hex[65];
 	size_t i;
 
-	buf_add(&b, tag, sizeof(tag)); /* with its NUL */
-	buf_add(&b, config, strlen(config) + 1);
+	crypto_sha256_update(h, tag, sizeof(tag)); /* with its NUL */
+	crypto_sha256_update(h, config, strlen(config) + 1);
 	for (i = 0; i < nfragment; i++) {
 		if (i > 0)
-			buf_putc(&b, '\n');
-		buf_puts(&b, fragment[i]);
+			crypto_sha256_update(h, "\n", 1);
+		crypto_sha256_update(h, fragment[i], strlen(fragment[i]));
 	}
-	buf_putc(&b, '\0');
-	buf_add(&b, align, sizeof(align));
-	buf_puts(&b, arch);
-	crypto_sha256_hex(hex, b.data, b.len);
+	crypto_sha256_update(h, "", 1);
+	crypto_sha256_update(h, align, sizeof(align));
+	crypto_sha256_update(h, arch, strlen(arch));
+	crypto_sha256_end(h, hex);
 	memcpy(out, hex, 16);
 	out[16] = '\0';
-	buf_release(&b);
 }
 
 /* ---- linking a job to its build ---- */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/caps.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -509,4 +510,43 @@ api_read_build(struct ctx *x)
 	json_object_set_new(o, "log", str_or_null(b.log));
 	store_build_row_release(&b);
 	reply_json(x, 200, o);
+}
+
+/* ---- /metrics ---- */
+
+void
+api_builds_metrics(struct ctx *x, struct buf *b)
+{
+	static const char *const states[] = { "queued", "running", "success",
+		"failed", "cancelled" };
+	int64_t by[5], reuses = 0, bytes = 0;
+	size_t i;
+
+	if (store_builds_counts(x->s, by, &reuses) != 0 ||
+	    store_artifacts_bytes(x->s, &bytes) != 0)
+		return;
+	buf_puts(b,
+	    "# HELP perfwatch_builds_total Shared kernel builds by state.\n"
+	    "# TYPE perfwatch_builds_total gauge\n");
+	for (i = 0; i < 5; i++) {
+		buf_puts(b, "perfwatch_builds_total{state=\"");
+		buf_puts(b, states[i]);
+		buf_printf(b, "\"} %" PRId64 "\n", by[i]);
+	}
+	buf_printf(b,
+	    "# HELP perfwatch_build_reuses_total Kernel jobs linked to a "
+	    "build that existed.\n"
+	    "# TYPE perfwatch_build_reuses_total counter\n"
+	    "perfwatch_build_reuses_total %" PRId64 "\n"
+	    "# HELP perfwatch_artifact_bytes_served_total Artifact bytes "
+	    "handed to runners.\n"
+	    "# TYPE perfwatch_artifact_bytes_served_total counter\n"
+	    "perfwatch_artifact_bytes_served_total %" PRIu64 "\n"
+	    "# HELP perfwatch_artifact_store_bytes Bytes the artifact "
+	    "store holds.\n"
+	    "# TYPE perfwatch_artifact_store_bytes gauge\n"
+	    "perfwatch_artifact_store_bytes %" PRId64 "\n",
+	    reuses,
+	    __atomic_load_n(&x->a->artifact_bytes_served, __ATOMIC_RELAXED),
+	    bytes);
 }

@@ -202,6 +202,8 @@ api_handler api_builds_log, api_builds_put, api_builds_finish, api_artifact_get,
 int api_builds_claim(struct ctx *, int64_t host);
 void api_builds_heartbeat(struct ctx *, int64_t host, int64_t build);
 size_t api_builds_put_head(struct ctx *);
+/* The builds' lines of GET /metrics. */
+void api_builds_metrics(struct ctx *, struct buf *);
 struct store_build_row;
 json_t *api_build_json(struct ctx *, const struct store_build_row *);
 /* web/api_admin.c */
