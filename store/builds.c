@@ -154,8 +154,8 @@ build_want_free(struct build_want *w)
  * artifacts still stored (a reuse), else a new queued one.  Nothing for
  * a job that is no shared kernel job, or while builds are not shared.
  */
-int
-store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
+static int
+build_link(struct store *s, int64_t job_id, const char *spec_json,
     int64_t max_attempts, int64_t now)
 {
 	struct build_want w;
@@ -163,7 +163,7 @@ store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
 	int64_t build = 0;
 	int rc, ok = 1;
 
-	if (!store_builds_shared() || !build_want(&w, spec_json))
+	if (!build_want(&w, spec_json))
 		return 0;
 	st = store_i_stmt(s,
 	    "SELECT id FROM builds WHERE url = ?1 AND sha = ?2 AND key = ?3"
@@ -219,6 +219,15 @@ store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
 	return ok ? 0 : -1;
 }
 
+int
+store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
+    int64_t max_attempts, int64_t now)
+{
+	if (!store_builds_shared())
+		return 0;
+	return build_link(s, job_id, spec_json, max_attempts, now);
+}
+
 /* A job queued again (retry) whose build can no longer serve it (failed,
  * cancelled, evicted) is linked afresh. */
 int
@@ -243,15 +252,10 @@ store_i_build_relink(struct store *s, int64_t job_id, int64_t now)
 		r = store_i_dberr(s, "relink build");
 	}
 	store_i_release(s, st);
-	if (spec != NULL) {
-		int shared = store_builds_shared();
-
-		/* The job went through a build: it goes through one
-		 * again, whatever the switch says now. */
-		store_builds_share(1);
-		r = store_i_build_link(s, job_id, spec, max, now);
-		store_builds_share(shared);
-	}
+	/* The job went through a build: it goes through one again,
+	 * whatever the switch says now. */
+	if (spec != NULL)
+		r = build_link(s, job_id, spec, max, now);
 	free(spec);
 	return r;
 }
