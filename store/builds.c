@@ -980,7 +980,8 @@ store_builds_get(struct store *s, struct store_builds *out, const char *state,
 	          " WHERE b.state = ?1 AND b.id < ?2 ORDER BY b.id DESC"
 	          " LIMIT ?3"
 	        : "SELECT " BUILD_COLS BUILD_FROM
-	          " WHERE b.id < ?2 AND ?1 IS NULL ORDER BY b.id DESC"
+	          " WHERE b.id < ?2 AND CAST(?1 AS TEXT) IS NULL"
+	          " ORDER BY b.id DESC"
 	          " LIMIT ?3");
 	void *v;
 	int r;
