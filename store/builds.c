@@ -117,18 +117,17 @@ build_want(struct build_want *w, const char *spec_json)
 	}
 	store_build_key(w->key, config, lines, n, "x86_64");
 	free(lines);
-	bs = json_pack("{s:O, s:{s:s, s:O, s:O}}", "tree", tree, "kernel",
+	/* What a builder is handed: the tree (with its pack, for a series
+	 * commit) and what the build needs of the kernel section. */
+	bs = json_pack("{s:O, s:{s:s, s:o, s:O?}}", "tree", tree, "kernel",
 	    "config", config, "fragment",
-	    json_is_array(frag) ? frag : json_array(), "build_timeout_s",
-	    json_object_get(k, "build_timeout_s")
-	        ? json_object_get(k, "build_timeout_s")
-	        : json_integer(7200));
+	    json_is_array(frag) ? json_deep_copy(frag) : json_array(),
+	    "build_timeout_s", json_object_get(k, "build_timeout_s"));
 	if (bs == NULL)
 		goto out;
 	w->spec = pwjson_dump(bs);
 	json_decref(bs);
-	/* url and sha borrow from spec: copy them into the spec's
-	 * lifetime by keeping spec until the caller is done. */
+	/* url and sha borrow from spec, which goes now. */
 	w->url = xstrdup(w->url);
 	w->sha = xstrdup(w->sha);
 	r = 1;
