@@ -316,8 +316,12 @@ store_build_claim(struct store *s, struct store_build_claimed *out,
 	static const char *const pick[] = {
 		"SELECT id FROM builds WHERE state = 'running'"
 		" AND lease_owner = ?1 ORDER BY id LIMIT 1",
+		/* Not for a runner that holds a job: it gets that job
+		 * back (a restarted runner resuming after a boot). */
 		"SELECT b.id FROM builds b WHERE b.state = 'queued'"
-		" AND ?1 > 0 AND EXISTS (SELECT 1 FROM jobs j"
+		" AND NOT EXISTS (SELECT 1 FROM jobs h WHERE"
+		"  h.state = 'running' AND h.lease_owner = ?1)"
+		" AND EXISTS (SELECT 1 FROM jobs j"
 		"  WHERE j.build_id = b.id AND j.state = 'queued')"
 		" ORDER BY b.id LIMIT 1",
 	};
