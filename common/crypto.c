@@ -105,3 +105,51 @@ crypto_sha256_hex(char out[65], const void *data, size_t len)
 	}
 	out[64] = '\0';
 }
+
+struct crypto_sha256 {
+	EVP_MD_CTX *ctx;
+};
+
+struct crypto_sha256 *
+crypto_sha256_new(void)
+{
+	struct crypto_sha256 *h = malloc(sizeof(*h));
+
+	if (h == NULL || (h->ctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1)
+		abort();
+	return h;
+}
+
+void
+crypto_sha256_update(struct crypto_sha256 *h, const void *data, size_t len)
+{
+	if (EVP_DigestUpdate(h->ctx, data, len) != 1)
+		abort();
+}
+
+void
+crypto_sha256_end(struct crypto_sha256 *h, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+
+	if (EVP_DigestFinal_ex(h->ctx, md, &n) != 1 || n != 32)
+		abort();
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[64] = '\0';
+	crypto_sha256_free(h);
+}
+
+void
+crypto_sha256_free(struct crypto_sha256 *h)
+{
+	if (h == NULL)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	free(h);
+}

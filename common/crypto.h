@@ -27,5 +27,15 @@ int crypto_hmac_sha256_hex(
     char out[65], const void *key, size_t keylen, const void *msg, size_t len);
 /* SHA-256 of len bytes as 64 lowercase hex digits and a NUL. */
 void crypto_sha256_hex(char out[65], const void *data, size_t len);
+/*
+ * The same over data that comes in pieces (an upload): new, update any
+ * number of times, then end (which frees it) or free.  Out of memory
+ * aborts, as xmalloc does.
+ */
+struct crypto_sha256;
+struct crypto_sha256 *crypto_sha256_new(void);
+void crypto_sha256_update(struct crypto_sha256 *, const void *data, size_t len);
+void crypto_sha256_end(struct crypto_sha256 *, char out[65]);
+void crypto_sha256_free(struct crypto_sha256 *); /* NULL ok */
 
 #endif

@@ -441,6 +441,7 @@ daemon_config_free(struct daemon_config *d)
 	free(d->mirrors);
 	free(d->public_url);
 	free(d->admin_token_file);
+	free(d->builds.dir);
 	cfg_i_strlist_free(&d->jobs);
 	cfg_i_strlist_free(&d->maintainers);
 	free(d->jobs_at);

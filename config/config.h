@@ -202,6 +202,15 @@ struct daemon_config {
 	int64_t claim_wait_s; /* long-poll, default 30 */
 	int64_t lease_s;      /* default 60 */
 	int64_t max_attempts; /* default 3 */
+	/* builds: kernel images built once and shared by the bench hosts
+	 * (docs/KERNEL.md, "Shared builds"). */
+	struct {
+		int shared; /* default 0: each runner builds its kernels */
+		char *dir;  /* the artifact store; default "artifacts" beside
+		               the SQLite database */
+		int64_t max_size; /* the store's cap, default 10G */
+		int64_t max_file; /* one artifact's cap, default 512M */
+	} builds;
 	/* Added: where each jobs: entry is in the file (messages). */
 	struct cfg_mark *jobs_at;
 };

@@ -13,6 +13,7 @@
 
 #include "common/buf.h"
 #include "common/caps.h"
+#include "common/database.h"
 #include "common/xalloc.h"
 #include "config/config_int.h"
 
@@ -404,6 +405,20 @@ static const struct field sched_fields[] = {
 static const struct schema sched_schema = { 0, sched_fields,
 	NFIELDS(sched_fields), NULL };
 
+static const struct field builds_fields[] = {
+	{ .key = "shared",
+	    .type = F_BOOL,
+	    .off = offsetof(struct daemon_config, builds.shared),
+	    .def = "false" },
+	STR("dir", struct daemon_config, builds.dir, 0, V_PATH),
+	NUM("max_size", F_SIZE, struct daemon_config, builds.max_size, "10G",
+	    1024, INT64_MAX),
+	NUM("max_file", F_SIZE, struct daemon_config, builds.max_file, "512M",
+	    1024, INT64_MAX),
+};
+static const struct schema builds_schema = { 0, builds_fields,
+	NFIELDS(builds_fields), NULL };
+
 static void
 h_jobs(struct ctx *c, const struct cfg_node *n, void *base, const char *path)
 {
@@ -460,6 +475,7 @@ static const struct field daemon_fields[] = {
 	    .off = offsetof(struct daemon_config, insecure_http),
 	    .def = "false" },
 	{ .key = "scheduler", .type = F_SECTION, .sub = &sched_schema },
+	{ .key = "builds", .type = F_SECTION, .sub = &builds_schema },
 };
 const struct schema cfg_i_daemon_schema = { sizeof(struct daemon_config),
 	daemon_fields, NFIELDS(daemon_fields), NULL };
@@ -535,6 +551,28 @@ cfg_i_check_daemon(
 		    "tokens would cross the network in the clear; set "
 		    "tls.cert_file and tls.key_file, or insecure_http: true",
 		    d->listen);
+	/* The artifact store of shared builds: beside a SQLite file by
+	 * default; a PostgreSQL database has no directory here. */
+	if (d->builds.dir == NULL && d->database != NULL &&
+	    !database_is_pg(d->database)) {
+		const char *slash = strrchr(d->database, '/');
+
+		d->builds.dir = slash == NULL
+		    ? xstrdup("artifacts")
+		    : xasprintf("%.*s/artifacts", (int)(slash - d->database),
+		          d->database);
+	}
+	if (d->builds.shared && d->builds.dir == NULL &&
+	    (n = cfg_i_lookup(c, root, "builds", NULL)) != NULL)
+		cfg_i_nerr(c, n, "builds.dir",
+		    "required when builds.shared is true and the database "
+		    "is PostgreSQL (where the artifact store lives)");
+	if (d->builds.max_file > d->builds.max_size &&
+	    (n = lookup2(c, root, "builds", NULL, "max_file")) != NULL)
+		cfg_i_nerr(c, n, "builds.max_file",
+		    "%lld is more than builds.max_size (%lld)",
+		    (long long)d->builds.max_file,
+		    (long long)d->builds.max_size);
 	/* The password would cross the network in the clear. */
 	if (d->alerts.auth_file != NULL && d->alerts.smtp != NULL &&
 	    strncmp(d->alerts.smtp, "smtp://", 7) == 0 && !d->alerts.starttls &&

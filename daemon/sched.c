@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/sched.h"
+#include "store/builds.h"
 #include "store/store.h"
 
 struct sched {
@@ -133,9 +134,12 @@ int
 sched_requeue(struct sched *s, struct store *st, int *out_n)
 {
 	int n = 0;
+	int nb = 0;
 
-	if (store_requeue_expired(st, now_s(), &n) == -1)
+	if (store_requeue_expired(st, now_s(), &n) == -1 ||
+	    store_builds_requeue_expired(st, now_s(), &nb) == -1)
 		return -1;
+	n += nb;
 	if (n > 0)
 		sched_notify(s);
 	if (out_n)
@@ -157,6 +161,14 @@ sched_claim_pair(struct sched *s, struct store *st, struct store_claimed *out,
     int64_t host_id)
 {
 	return store_claim_pair(st, out, host_id, now_s(), sched_lease_s(s));
+}
+
+int
+sched_claim_as(struct sched *s, struct store *st, struct store_claimed *out,
+    int64_t host_id, int pairs, int builds)
+{
+	return store_claim_as(
+	    st, out, host_id, now_s(), sched_lease_s(s), pairs, builds);
 }
 
 int

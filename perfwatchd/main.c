@@ -46,6 +46,7 @@
 #include "daemon/watch.h"
 #include "daemon/worker.h"
 #include "git/git.h"
+#include "store/builds.h"
 #include "store/store.h"
 #include "web/api.h"
 
@@ -182,6 +183,7 @@ main(int argc, char **argv)
 		dconf_unref(conf);
 		return 0;
 	}
+	store_builds_share(conf->dc->builds.shared);
 
 	/* Signals are taken synchronously by this thread; the server
 	 * threads inherit the blocked mask and never see them. */
@@ -277,6 +279,7 @@ main(int argc, char **argv)
 				cfg_errors_free(&errs);
 				continue;
 			}
+			store_builds_share(nc->dc->builds.shared);
 			api_reload(api, nc);
 			sched_set_params(
 			    sched, nc->dc->lease_s, nc->dc->claim_wait_s);

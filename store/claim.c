@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/rounds.h"
 #include "common/xalloc.h"
+#include "store/builds.h"
 #include "store/store_int.h"
 
 /* ---- claim and leases ---- */
@@ -24,11 +26,70 @@ store_claimed_release(struct store_claimed *c)
 	free(c->done_runs);
 	free(c->instance);
 	free(c->spec_json);
+	free(c->image_json);
 	if (c->partner != NULL) {
 		store_claimed_release(c->partner);
 		free(c->partner);
 	}
 	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * The image of a job linked to a shared build (docs/API.md, the bench
+ * job's "kernel.image"): out->image_json, or NULL for another job.
+ */
+static int
+claim_image(
+    struct store *s, struct store_claimed *out, int64_t id, const char *inst)
+{
+	struct db_stmt *st;
+	json_t *img = NULL, *files;
+	int64_t build = 0;
+	int rc;
+
+	st = store_i_stmt(s,
+	    "SELECT b.id, b.release, b.config_sha256 FROM jobs j"
+	    " JOIN builds b ON b.id = j.build_id WHERE j.id = ?1");
+	if (st == NULL)
+		return -1;
+	db_bind_int64(st, 1, id);
+	if ((rc = db_step(st)) == DB_ROW) {
+		char bid[64];
+
+		build = db_col_int64(st, 0);
+		snprintf(
+		    bid, sizeof(bid), "-pwb%lld-%s", (long long)build, inst);
+		img = json_pack("{s:I, s:s, s:s?, s:s?, s:{}}", "build",
+		    (json_int_t)build, "build_id", bid, "release",
+		    store_i_col_text(st, 1), "config_sha256",
+		    store_i_col_text(st, 2), "files");
+	}
+	store_i_release(s, st);
+	if (rc != DB_ROW && rc != DB_DONE)
+		return store_i_dberr(s, "claim image");
+	if (build == 0)
+		return 0;
+	st = store_i_stmt(s,
+	    "SELECT name, sha256, size FROM build_files"
+	    " WHERE build_id = ?1 AND name <> 'build.log' ORDER BY name");
+	if (st == NULL) {
+		json_decref(img);
+		return -1;
+	}
+	db_bind_int64(st, 1, build);
+	files = json_object_get(img, "files");
+	while ((rc = db_step(st)) == DB_ROW)
+		json_object_set_new(files, store_i_col_text(st, 0),
+		    json_pack("{s:s, s:I}", "sha256", store_i_col_text(st, 1),
+		        "size", (json_int_t)db_col_int64(st, 2)));
+	store_i_release(s, st);
+	if (rc != DB_DONE) {
+		json_decref(img);
+		return store_i_dberr(s, "claim image files");
+	}
+	out->image_json = pwjson_dump(img);
+	json_decref(img);
+	return 0;
 }
 
 /* What the claim of job id hands the runner; called inside the claim
@@ -83,7 +144,9 @@ claim_read(
 	if (store_instance(s, &inst) != 0)
 		return -1;
 	out->instance = xstrdup(inst);
-	return 0;
+	return s->version < STORE_BUILDS_VERSION
+	    ? 0
+	    : claim_image(s, out, id, inst);
 }
 
 /*
@@ -145,10 +208,24 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	"  OR EXISTS (SELECT 1 FROM json_each(j.labels) jn"    \
 	"   WHERE jn.value = h.name))"
 
+/*
+ * Shared builds (store v35): a job linked to a build waits until the
+ * build succeeded, and a runner that may not build (?3 = 1) takes no
+ * kernel job it would have to build itself.
+ */
+#define CLAIM_BUILD_FITS                                             \
+	" AND (j.build_id IS NULL OR EXISTS (SELECT 1 FROM builds b" \
+	"  WHERE b.id = j.build_id AND b.state = 'success'))"        \
+	" AND (?3 = 0 OR j.build_id IS NOT NULL"                     \
+	"  OR json_type(j.params, '$.kernel') IS NULL)"
+
 /* A queued job of pair p that the host (h: its row) may run. */
 #define CLAIM_PAIR_FITS                                            \
 	" AND EXISTS (SELECT 1 FROM jobs j WHERE j.pair_id = p.id" \
 	"  AND j.state = 'queued'" CLAIM_HOST_FITS ")"
+#define CLAIM_PAIR_FITS_B                                          \
+	" AND EXISTS (SELECT 1 FROM jobs j WHERE j.pair_id = p.id" \
+	"  AND j.state = 'queued'" CLAIM_HOST_FITS CLAIM_BUILD_FITS ")"
 
 /*
  * The queued job host_id claims next: the pairs bound to it first, then
@@ -169,42 +246,48 @@ claim_round(struct store *s, int64_t *round, int64_t id)
  * first stage (it read the whole queue's jobs_queued before v25).
  */
 static int
-claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
+claim_pick(
+    struct store *s, int64_t *out, int *found, int64_t host_id, int nobuild)
 {
 	/*
 	 * A connection opened at an older schema (tests) has no
 	 * pairs.queued: the EXISTS in CLAIM_PAIR_FITS alone picks the same
 	 * pair, reading every pair.
 	 */
-#define CLAIM_STAGES(QUEUED)                                             \
-	{                                                                \
-		"SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"     \
-		" WHERE " QUEUED " AND p.host_id = ?1" CLAIM_PAIR_FITS   \
-		" ORDER BY p.superseded, p.id LIMIT 1",                  \
-		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1" \
-		    " WHERE " QUEUED " AND p.host_id IS NULL"            \
-		    " AND p.superseded = 0" CLAIM_PAIR_FITS              \
-		    " ORDER BY p.id LIMIT 1",                            \
-		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1" \
-		    " WHERE " QUEUED " AND p.host_id IS NULL"            \
-		    " AND p.superseded > 0" CLAIM_PAIR_FITS              \
-		    " ORDER BY p.superseded, p.id LIMIT 1",              \
+#define CLAIM_STAGES(QUEUED, FITS)                                         \
+	{                                                                  \
+		"SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"       \
+		" WHERE " QUEUED " AND p.host_id = ?1" FITS                \
+		" ORDER BY p.superseded, p.id LIMIT 1",                    \
+		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"   \
+		    " WHERE " QUEUED " AND p.host_id IS NULL"              \
+		    " AND p.superseded = 0" FITS " ORDER BY p.id LIMIT 1", \
+		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"   \
+		    " WHERE " QUEUED " AND p.host_id IS NULL"              \
+		    " AND p.superseded > 0" FITS                           \
+		    " ORDER BY p.superseded, p.id LIMIT 1",                \
 	}
-	static const char *const stages[2][3] = {
-		CLAIM_STAGES("p.queued > 0"),
-		CLAIM_STAGES("1"),
+	static const char *const stages[3][3] = {
+		CLAIM_STAGES("p.queued > 0", CLAIM_PAIR_FITS_B),
+		CLAIM_STAGES("p.queued > 0", CLAIM_PAIR_FITS),
+		CLAIM_STAGES("1", CLAIM_PAIR_FITS),
 	};
 #undef CLAIM_STAGES
-	const char *const *stage = stages[s->version < 25];
-	static const char job_sql[] =
-	    "SELECT j.id, j.role = 'base',"
-	    " (SELECT count(*) FROM runs r WHERE r.job_id = j.id),"
-	    " coalesce(json_extract(j.params, '$.rounds'), 1),"
-	    " coalesce(json_extract(j.params, '$.runs'), j.runs)"
-	    " FROM jobs j JOIN pairs p ON p.id = j.pair_id"
-	    " JOIN hosts h ON h.id = ?1"
-	    " WHERE j.pair_id = ?2 AND j.state = 'queued'" CLAIM_HOST_FITS
-	    " ORDER BY j.role <> 'base', j.id LIMIT 2";
+	int builds = s->version >= STORE_BUILDS_VERSION;
+	const char *const *stage = stages[builds ? 0 : s->version < 25 ? 2 : 1];
+#define CLAIM_JOB_SQL(FITS)                                                 \
+	"SELECT j.id, j.role = 'base',"                                     \
+	" (SELECT count(*) FROM runs r WHERE r.job_id = j.id),"             \
+	" coalesce(json_extract(j.params, '$.rounds'), 1),"                 \
+	" coalesce(json_extract(j.params, '$.runs'), j.runs)"               \
+	" FROM jobs j JOIN pairs p ON p.id = j.pair_id"                     \
+	" JOIN hosts h ON h.id = ?1"                                        \
+	" WHERE j.pair_id = ?2 AND j.state = 'queued'" CLAIM_HOST_FITS FITS \
+	" ORDER BY j.role <> 'base', j.id LIMIT 2"
+	static const char job_sql_b[] = CLAIM_JOB_SQL(CLAIM_BUILD_FITS);
+	static const char job_sql_old[] = CLAIM_JOB_SQL("");
+#undef CLAIM_JOB_SQL
+	const char *job_sql = builds ? job_sql_b : job_sql_old;
 	struct db_stmt *st;
 	int64_t pair = 0;
 	size_t i;
@@ -216,6 +299,8 @@ claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 		if ((st = store_i_stmt(s, stage[i])) == NULL)
 			return -1;
 		db_bind_int64(st, 1, host_id);
+		if (builds)
+			db_bind_int64(st, 3, nobuild);
 		rc = db_step(st);
 		if (rc == DB_ROW)
 			pair = db_col_int64(st, 0);
@@ -230,6 +315,8 @@ claim_pick(struct store *s, int64_t *out, int *found, int64_t host_id)
 		return -1;
 	db_bind_int64(st, 1, host_id);
 	db_bind_int64(st, 2, pair);
+	if (builds)
+		db_bind_int64(st, 3, nobuild);
 	{
 		int64_t id[2], done[2], size = 0;
 		int base[2], k = 0;
@@ -347,7 +434,7 @@ claim_whole(struct store *s, int64_t id)
 
 static int
 claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
-    int64_t now, int64_t lease_s, int pairs)
+    int64_t now, int64_t lease_s, int pairs, int nobuild)
 {
 	struct db_stmt *st;
 	int64_t id = 0, round = 0, partner = 0, size = 0;
@@ -372,7 +459,7 @@ claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
 		store_i_release(s, st);
 	}
 	if (ok && !found)
-		ok = claim_pick(s, &id, &found, host_id) == 0;
+		ok = claim_pick(s, &id, &found, host_id, nobuild) == 0;
 	if (ok && found && pairs)
 		ok = claim_partner(s, &partner, &size, id, host_id) == 0;
 	if (ok && found) {
@@ -442,14 +529,21 @@ int
 store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
     int64_t now, int64_t lease_s)
 {
-	return claim_tx(s, out, host_id, now, lease_s, 0);
+	return claim_tx(s, out, host_id, now, lease_s, 0, 0);
 }
 
 int
 store_claim_pair(struct store *s, struct store_claimed *out, int64_t host_id,
     int64_t now, int64_t lease_s)
 {
-	return claim_tx(s, out, host_id, now, lease_s, 1);
+	return claim_tx(s, out, host_id, now, lease_s, 1, 0);
+}
+
+int
+store_claim_as(struct store *s, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s, int pairs, int builds)
+{
+	return claim_tx(s, out, host_id, now, lease_s, pairs, !builds);
 }
 
 int

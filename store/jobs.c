@@ -11,6 +11,7 @@
 
 #include "common/utf8.h"
 #include "common/xalloc.h"
+#include "store/builds.h"
 #include "store/store_int.h"
 
 /* ---- hosts ---- */
@@ -124,6 +125,10 @@ store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
 		store_i_dberr(s, "insert job");
 	}
 	store_i_release(s, st);
+	/* A kernel job goes through its shared build (store/builds.h). */
+	if (r == 0 && s->version >= STORE_BUILDS_VERSION)
+		r = store_i_build_link(
+		    s, *out, j->spec_json, j->max_attempts, now);
 	return r;
 }
 
@@ -421,6 +426,18 @@ store_finish(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
 		         " AND (SELECT count(*) FROM runs WHERE job_id = ?1) < "
 		         "runs",
 		         NULL) == 0;
+	/* A shared build's image that did not arrive intact (docs/KERNEL.md,
+	 * "Shared builds"): the job is queued again, once. */
+	if (ok && r == 0 && !ok_job && error != NULL &&
+	    s->version >= STORE_BUILDS_VERSION)
+		ok = job_update(s, job_id, now,
+		         "UPDATE jobs SET state = 'queued', lease_owner = NULL,"
+		         " lease_expires = NULL, round_runs = NULL,"
+		         " progress = NULL, image_retries = image_retries + 1,"
+		         " updated = ?2 WHERE id = ?1 AND image_retries = 0"
+		         " AND build_id IS NOT NULL"
+		         " AND substr(?3, 1, 6) = 'image:'",
+		         error) == 0;
 	if (ok && r == 0)
 		ok = job_update(s, job_id, now,
 		         ok_job
@@ -430,7 +447,8 @@ store_finish(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
 		               " WHERE id = ?1 AND state = 'running'"
 		             : "UPDATE jobs SET state = 'failed',"
 		               " lease_owner = NULL, lease_expires = NULL,"
-		               " error = ?3, updated = ?2 WHERE id = ?1",
+		               " error = ?3, updated = ?2 WHERE id = ?1"
+		               " AND state = 'running'",
 		         ok_job ? NULL : (error ? error : "failed")) == 0;
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
@@ -512,7 +530,9 @@ store_retry(struct store *s, int64_t job_id, int64_t now)
 		    job_update(s, job_id, now,
 		        "DELETE FROM runs WHERE job_id = ?1"
 		        " AND status = 'failed' AND ?2 IS NOT NULL",
-		        NULL) == 0;
+		        NULL) == 0 &&
+		    (s->version < STORE_BUILDS_VERSION ||
+		        store_i_build_relink(s, job_id, now) == 0);
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
 	return r;

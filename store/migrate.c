@@ -7,6 +7,7 @@
 #include "common/err.h"
 #include "store/alerts.h"
 #include "store/bisect.h"
+#include "store/builds.h"
 #include "store/mail_commands.h"
 #include "store/series_quota.h"
 #include "store/store.h"
@@ -853,6 +854,8 @@ static const char *const migrations[] = {
 	STORE_SERIES_QUOTA_MIGRATION,
 	/* v35: the commands read by mail (store/mail_commands.h). */
 	STORE_MAIL_COMMANDS_MIGRATION,
+	/* v36: shared kernel builds and their artifacts (store/builds.h). */
+	STORE_BUILDS_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -12,6 +12,7 @@
  */
 #include <stdio.h>
 
+#include "store/builds.h"
 #include "store/series_quota.h"
 #include "store/store_int.h"
 
@@ -698,6 +699,12 @@ static const char *const v35[] = {
 	NULL,
 };
 
+/* v36: shared kernel builds and their artifacts (store/builds.h). */
+static const char *const v36[] = {
+	STORE_BUILDS_MIGRATION_PG,
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -707,6 +714,7 @@ static const struct pg_step steps[] = {
 	{ 33, v33 },
 	{ 34, v34 },
 	{ 35, v35 },
+	{ 36, v36 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
@@ -769,5 +777,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 35 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 36 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");

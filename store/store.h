@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 35 /* schema version after every migration */
+#define STORE_VERSION 36 /* schema version after every migration */
 
 struct store;
 
@@ -179,6 +179,10 @@ struct store_claimed {
 	 * with this one, and the runs a side a round; else NULL and 0. */
 	struct store_claimed *partner;
 	int64_t round_size;
+	/* A job linked to a shared build (store/builds.h): the image the
+	 * runner downloads, the "kernel.image" object as compact JSON
+	 * (docs/API.md); else NULL. */
+	char *image_json;
 };
 
 void store_claimed_release(struct store_claimed *); /* NULL ok */
@@ -207,6 +211,13 @@ int store_claim(struct store *, struct store_claimed *out, int64_t host_id,
  */
 int store_claim_pair(struct store *, struct store_claimed *out, int64_t host_id,
     int64_t now, int64_t lease_s);
+/*
+ * Either of them (pairs) for a runner that may not build kernels
+ * (builds 0, the claim's "builds": false): a kernel job it would have
+ * to build itself (no shared build) is left for another.
+ */
+int store_claim_as(struct store *, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s, int pairs, int builds);
 
 /*
  * Puts back jobs whose lease expired before now: attempts < max_attempts

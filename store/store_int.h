@@ -262,6 +262,13 @@ int store_i_job_insert(struct store *s, int64_t *out, int64_t pair,
     int64_t now); /* store/jobs.c */
 int store_i_pair_sides(struct store *s, int64_t pair, int64_t base,
     int64_t cand); /* store/jobs.c */
+/* store/builds.c: links a job just made to the shared build its spec
+ * asks for (nothing while builds are not shared, or for a job that is
+ * no kernel job); relinks a job queued again whose build can no longer
+ * serve it.  Inside the caller's transaction: 0 or -1. */
+int store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
+    int64_t max_attempts, int64_t now);
+int store_i_build_relink(struct store *s, int64_t job_id, int64_t now);
 /* store/jobs.c: the job row of id (store_jobs_release's strings): 0,
  * ERR_NOTFOUND or -1. */
 int store_i_job_one(struct store *s, struct store_job *out, int64_t id);

@@ -249,6 +249,14 @@ static const struct route routes[] = {
 	{ "POST", "/api/v1/jobs/#/log", AUTH_RUNNER, api_runner_log, 0 },
 	{ "POST", "/api/v1/jobs/#/finish", AUTH_RUNNER, api_runner_finish, 0 },
 	{ "GET", "/api/v1/packs/*", AUTH_RUNNER, api_runner_pack, 0 },
+	/* Shared kernel builds (web/api_builds.c). */
+	{ "POST", "/api/v1/builds/#/log", AUTH_RUNNER, api_builds_log, 0 },
+	{ "PUT", "/api/v1/builds/#/files/*", AUTH_RUNNER, api_builds_put, 0 },
+	{ "POST", "/api/v1/builds/#/finish", AUTH_RUNNER, api_builds_finish,
+	    0 },
+	{ "GET", "/api/v1/artifacts/*", AUTH_RUNNER, api_artifact_get, 0 },
+	{ "GET", "/api/v1/builds", AUTH_NONE, api_read_builds, 0 },
+	{ "GET", "/api/v1/builds/#", AUTH_NONE, api_read_build, 0 },
 	/* Admin (web/api_admin.c) and reads (web/api_*.c by area). */
 	{ "POST", "/api/v1/submit", AUTH_ADMIN, api_admin_submit, 0 },
 	{ "POST", "/api/v1/jobs/#/cancel", AUTH_ADMIN, api_admin_cancel, 0 },
@@ -279,6 +287,8 @@ static const struct route routes[] = {
 	{ "GET", "/hosts", AUTH_NONE, web_hosts, 1 },
 	{ "GET", "/jobs", AUTH_NONE, web_jobs, 1 },
 	{ "GET", "/jobs/", AUTH_NONE, web_job, 1 },
+	{ "GET", "/builds", AUTH_NONE, web_builds, 1 },
+	{ "GET", "/builds/", AUTH_NONE, web_build, 1 },
 	{ "GET", "/series", AUTH_NONE, web_series_list, 1 },
 	{ "GET", "/trees", AUTH_NONE, web_trees, 1 },
 	{ "GET", "/commits", AUTH_NONE, web_commits, 1 },
@@ -432,7 +442,8 @@ static size_t
 route_body_cap(const struct route *rt)
 {
 	static const char *const big[] = { "/api/v1/jobs/#/runs",
-		"/api/v1/jobs/#/log", "/api/v1/submit", "/api/v1/series" };
+		"/api/v1/jobs/#/log", "/api/v1/submit", "/api/v1/series",
+		"/api/v1/builds/#/log" };
 	size_t i;
 
 	if (strcmp(rt->method, "GET") == 0)
@@ -495,6 +506,12 @@ head(struct httpd_req *r, void *arg)
 		web_end(&x);
 		if (ok == -1)
 			goto out;
+	}
+	/* An artifact upload streams its body to the store (its own
+	 * checks and cap, web/api_builds.c). */
+	if (rt->fn == api_builds_put) {
+		cap = api_builds_put_head(&x);
+		goto out;
 	}
 	cap = route_body_cap(rt);
 	{

@@ -44,7 +44,7 @@ struct waiter {
  * /metrics prints them). */
 #define API_NLAT 8
 /* Routes in the one table at most (web/api.c asserts it). */
-#define API_MAX_ROUTES 64
+#define API_MAX_ROUTES 80
 
 /* How a request to a route was answered, for its timing in /metrics. */
 enum api_answer {
@@ -88,7 +88,9 @@ struct api {
 	 * thread's CPU time (/metrics). */
 	struct api_route_time route_time[API_MAX_ROUTES][API_NANSWERS];
 	uint64_t runs_stored; /* __atomic */
-	struct web *web;      /* dashboard state: sessions, cache */
+	/* Bytes of artifacts handed out (GET /api/v1/artifacts); __atomic. */
+	uint64_t artifact_bytes_served;
+	struct web *web; /* dashboard state: sessions, cache */
 };
 
 /* What a handler sees. */
@@ -191,6 +193,19 @@ int64_t api_runner_host(struct ctx *);
 /* web/api_runner.c */
 api_handler api_runner_register, api_runner_heartbeat, api_runner_claim,
     api_runner_run, api_runner_log, api_runner_finish, api_runner_pack;
+/* web/api_builds.c: the routes of shared builds; a builder's claim
+ * (1 after replying with a build, 0 when there is none) and heartbeat;
+ * the upload's head (the body cap, 0 after replying) and a build's
+ * JSON. */
+api_handler api_builds_log, api_builds_put, api_builds_finish, api_artifact_get,
+    api_read_builds, api_read_build;
+int api_builds_claim(struct ctx *, int64_t host);
+void api_builds_heartbeat(struct ctx *, int64_t host, int64_t build);
+size_t api_builds_put_head(struct ctx *);
+/* The builds' lines of GET /metrics. */
+void api_builds_metrics(struct ctx *, struct buf *);
+struct store_build_row;
+json_t *api_build_json(struct ctx *, const struct store_build_row *);
 /* web/api_admin.c */
 api_handler api_admin_submit, api_admin_cancel, api_admin_retry,
     api_admin_host_clear, api_admin_series_post, api_admin_bisect_post,

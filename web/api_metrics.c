@@ -354,6 +354,7 @@ api_read_metrics(struct ctx *x)
 		        1e6,
 		    cum);
 	}
+	api_builds_metrics(x, &b);
 	write_metrics(x->a, &b);
 	write_route_times(x->a, &b);
 	web_metrics_add(x, &b);

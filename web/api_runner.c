@@ -197,8 +197,8 @@ void
 api_runner_heartbeat(struct ctx *x)
 {
 	static const char *const keys[] = { "job_id", "progress", "boot_s",
-		NULL };
-	int64_t job = 0, host, exp = 0, runs = 0, boot_s = 0;
+		"build_id", NULL };
+	int64_t job = 0, host, exp = 0, runs = 0, boot_s = 0, build = 0;
 	const char *progress = NULL;
 	int r;
 
@@ -206,6 +206,7 @@ api_runner_heartbeat(struct ctx *x)
 	    api_only_keys(x, x->body, keys, "body") == -1)
 		return;
 	if (pwjson_int_opt(&job, x->body, "job_id", &x->err) == -1 ||
+	    pwjson_int_opt(&build, x->body, "build_id", &x->err) == -1 ||
 	    pwjson_int_opt(&boot_s, x->body, "boot_s", &x->err) == -1) {
 		api_bad(x);
 		return;
@@ -218,11 +219,21 @@ api_runner_heartbeat(struct ctx *x)
 		reply_err(x, 400, "field 'job_id': expected a job id");
 		return;
 	}
+	if (build < 0 || (build > 0 && job > 0)) {
+		reply_err(x, 400,
+		    "field 'build_id': expected a build id, and no job_id "
+		    "beside it");
+		return;
+	}
 	if (api_str_field(
 	        x, &progress, x->body, "progress", PROGRESS_MAX, 1, "") == -1)
 		return;
 	if ((host = api_runner_host(x)) < 0)
 		return;
+	if (build > 0) {
+		api_builds_heartbeat(x, host, build);
+		return;
+	}
 	r = sched_heartbeat_boot(
 	    x->a->sched, x->s, &exp, &runs, host, job, progress, boot_s);
 	if (r == ERR_CONFLICT) {
@@ -249,7 +260,8 @@ api_runner_heartbeat(struct ctx *x)
 /* Long-poll state kept on the request between handler calls. */
 struct claim_state {
 	int64_t deadline_ms;
-	int pairs; /* the runner measures a pair's jobs in turns */
+	int pairs;  /* the runner measures a pair's jobs in turns */
+	int builds; /* the runner may build kernels (shared builds) */
 };
 
 static void
@@ -271,18 +283,20 @@ park(struct ctx *x, int64_t deadline_ms)
 void
 api_runner_claim(struct ctx *x)
 {
-	static const char *const keys[] = { "wait_s", "pairs", NULL };
+	static const char *const keys[] = { "wait_s", "pairs", "builds", NULL };
 	struct claim_state *cs = *httpd_slot(x->r);
 	int64_t wait = 0, host;
 	struct store_claimed c;
-	int r, stopping, pairs = 0;
+	int r, stopping, pairs = 0, builds = 1;
 
 	if (cs == NULL) {
 		if (api_parse_body(x, 1) == -1 ||
 		    api_only_keys(x, x->body, keys, "body") == -1)
 			return;
 		if (pwjson_int_opt(&wait, x->body, "wait_s", &x->err) == -1 ||
-		    pwjson_bool_opt(&pairs, x->body, "pairs", &x->err) == -1) {
+		    pwjson_bool_opt(&pairs, x->body, "pairs", &x->err) == -1 ||
+		    pwjson_bool_opt(&builds, x->body, "builds", &x->err) ==
+		        -1) {
 			api_bad(x);
 			return;
 		}
@@ -295,12 +309,16 @@ api_runner_claim(struct ctx *x)
 		cs = xcalloc(1, sizeof(*cs));
 		cs->deadline_ms = clock_mono_ms() + wait * 1000;
 		cs->pairs = pairs;
+		cs->builds = builds;
 		*httpd_slot(x->r) = cs;
 	}
 	if ((host = api_runner_host(x)) < 0)
 		return;
-	r = cs->pairs ? sched_claim_pair(x->a->sched, x->s, &c, host)
-	              : sched_claim(x->a->sched, x->s, &c, host);
+	/* Builds first: the bench jobs waiting on one are not claimable
+	 * before it succeeded anyway. */
+	if (cs->builds && api_builds_claim(x, host))
+		return;
+	r = sched_claim_as(x->a->sched, x->s, &c, host, cs->pairs, cs->builds);
 	if (r == 0) {
 		log_info("job %" PRId64 " (%s) claimed by %s%s", c.job_id,
 		    c.role, x->runner->ref->name,

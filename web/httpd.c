@@ -56,6 +56,15 @@ struct httpd_req {
 	char *hdr[2 * HTTPD_REPLY_HEADERS]; /* name, value pairs */
 	int nhdr;
 	double start; /* headers received (clock_mono_s) */
+	/* httpd_sink: the body goes there, not into body. */
+	int (*sink)(void *, const void *, size_t);
+	void (*sink_close)(void *);
+	void *sink_arg;
+	uint64_t sink_max, sink_got;
+	int sink_failed;
+	/* httpd_reply_fd: the reply is a file's bytes (fd >= 0). */
+	int rfd;
+	uint64_t rfd_off, rfd_len;
 };
 
 static void
@@ -76,11 +85,19 @@ queue(struct httpd_req *r)
 	enum MHD_Result ret;
 	int i;
 
-	resp = MHD_create_response_from_buffer(
-	    r->rlen, r->rbody, MHD_RESPMEM_MUST_FREE);
-	if (resp == NULL)
-		return MHD_NO;
-	r->rbody = NULL; /* MHD frees it now */
+	if (r->rfd >= 0) {
+		resp = MHD_create_response_from_fd_at_offset64(
+		    r->rfd_len, r->rfd, r->rfd_off);
+		if (resp == NULL)
+			return MHD_NO;
+		r->rfd = -1; /* MHD closes it now */
+	} else {
+		resp = MHD_create_response_from_buffer(
+		    r->rlen, r->rbody, MHD_RESPMEM_MUST_FREE);
+		if (resp == NULL)
+			return MHD_NO;
+		r->rbody = NULL; /* MHD frees it now */
+	}
 	if (r->ctype)
 		MHD_add_response_header(
 		    resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
@@ -245,6 +262,7 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 		r->start = clock_mono_s();
 		r->method = xstrdup(method);
 		r->path = xstrdup(url);
+		r->rfd = -1;
 		max_body = __atomic_load_n(&h->max_body, __ATOMIC_RELAXED);
 		buf_init(&r->body, 0);
 		*con_cls = r;
@@ -262,18 +280,33 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 
 			if (r->status != 0)
 				return queue(r);
-			if (cap < max_body) {
+			if (r->sink != NULL) {
+				max_body = r->sink_max;
+				r->route_cap = 1;
+			} else if (cap < max_body) {
 				max_body = cap;
 				r->route_cap = 1;
 			}
 		}
-		r->body.max = max_body;
+		r->body.max = r->sink != NULL ? 0 : max_body;
 		cl = MHD_lookup_connection_value(
 		    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl != NULL && strtoull(cl, NULL, 10) > max_body) {
 			reply_too_big(r, max_body);
 			return queue(r);
 		}
+		return MHD_YES;
+	}
+	if (*upload_data_size != 0 && r->sink != NULL) {
+		if (r->status == 0 && !r->too_big && !r->sink_failed) {
+			r->sink_got += *upload_data_size;
+			if (r->sink_got > r->sink_max)
+				r->too_big = 1;
+			else if (r->sink(r->sink_arg, upload_data,
+			             *upload_data_size) == -1)
+				r->sink_failed = 1;
+		}
+		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0) {
@@ -286,7 +319,7 @@ access_cb(void *cls, struct MHD_Connection *c, const char *url,
 	if (r->status != 0)
 		return MHD_YES; /* already answered (413 above) */
 	if (r->too_big) {
-		reply_too_big(r, r->body.max);
+		reply_too_big(r, r->sink != NULL ? r->sink_max : r->body.max);
 		return queue(r);
 	}
 	r->calls++;
@@ -312,6 +345,10 @@ completed_cb(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	if (h->done)
 		h->done(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK, h->arg);
+	if (r->sink_close != NULL)
+		r->sink_close(r->sink_arg);
+	if (r->rfd >= 0)
+		close(r->rfd);
 	buf_release(&r->body);
 	free(r->method);
 	free(r->path);
@@ -578,6 +615,43 @@ httpd_reply_take(
     struct httpd_req *r, int status, const char *ctype, char *body, size_t len)
 {
 	set_reply(r, status, ctype, body, len);
+}
+
+void
+httpd_sink(struct httpd_req *r, int (*write)(void *, const void *, size_t),
+    void (*close_fn)(void *), void *arg, uint64_t max)
+{
+	r->sink = write;
+	r->sink_close = close_fn;
+	r->sink_arg = arg;
+	r->sink_max = max;
+}
+
+void *
+httpd_sink_arg(const struct httpd_req *r)
+{
+	return r->sink_arg;
+}
+
+int
+httpd_sink_failed(const struct httpd_req *r)
+{
+	return r->sink_failed;
+}
+
+void
+httpd_reply_fd(struct httpd_req *r, int status, const char *ctype, int fd,
+    uint64_t off, uint64_t len)
+{
+	if (r->status != 0) {
+		close(fd);
+		return;
+	}
+	r->status = status;
+	r->ctype = xstrdup(ctype);
+	r->rfd = fd;
+	r->rfd_off = off;
+	r->rfd_len = len;
 }
 
 void

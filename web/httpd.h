@@ -111,6 +111,27 @@ void httpd_reply_header_at(
  */
 struct buf;
 void httpd_query_all(const struct httpd_req *, struct buf *b);
+/*
+ * A body too large to hold (an artifact upload): from the head callback,
+ * the body's bytes go to write(arg, data, len) as they arrive instead of
+ * into memory, up to max bytes (a larger Content-Length or body is a
+ * 413; max replaces http.max_body for this request).  A write that
+ * returns -1 drops the rest of the body; the handler then sees
+ * httpd_sink_failed.  close(arg) runs when the request ends, whatever
+ * happened; the handler finds arg with httpd_sink_arg.
+ */
+void httpd_sink(struct httpd_req *, int (*write)(void *, const void *, size_t),
+    void (*close)(void *), void *arg, uint64_t max);
+void *httpd_sink_arg(const struct httpd_req *); /* NULL: no sink */
+int httpd_sink_failed(const struct httpd_req *);
+/*
+ * Replies with len bytes of the open file fd from offset off (a
+ * download; the server closes fd).  Headers may be added as for
+ * httpd_reply.
+ */
+void httpd_reply_fd(struct httpd_req *, int status, const char *content_type,
+    int fd, uint64_t off, uint64_t len);
+
 /* Parks the request (from the handler, which then returns without a
  * reply).  httpd_unpark() from any thread runs the handler again. */
 void httpd_park(struct httpd_req *);

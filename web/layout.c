@@ -210,6 +210,30 @@ layout_commit_link(struct buf *b, const char *sha)
 }
 
 int
+layout_build_link(struct buf *b, const char *error)
+{
+	static const char pfx[] = "build failed: build ";
+	char id[24];
+	size_t n = 0;
+
+	if (error == NULL || strncmp(error, pfx, sizeof(pfx) - 1) != 0)
+		return 0;
+	error += sizeof(pfx) - 1;
+	while (n < sizeof(id) - 1 && error[n] >= '0' && error[n] <= '9') {
+		id[n] = error[n];
+		n++;
+	}
+	id[n] = '\0';
+	if (n == 0 || error[n] != ':')
+		return 0;
+	HTML_LIT(b, " <a href=\"/builds/");
+	html_url(b, id);
+	HTML_LIT(b, "\">build ");
+	html_text(b, id);
+	return HTML_LIT(b, "</a>");
+}
+
+int
 layout_target_href(struct buf *b, enum view_target kind, const char *id)
 {
 	switch (kind) {

@@ -368,6 +368,12 @@ claim_job_json(const struct store_claimed *c)
 	json_object_set_new(job, "done_runs", done);
 	json_object_set_new(
 	    job, "instance", json_string(c->instance ? c->instance : ""));
+	/* A shared build's image: the runner downloads it instead of
+	 * building (docs/KERNEL.md, "Shared builds"). */
+	if (c->image_json != NULL &&
+	    json_is_object(json_object_get(job, "kernel")))
+		json_object_set_new(json_object_get(job, "kernel"), "image",
+		    pwjson_doc(c->image_json, json_object()));
 	return job;
 }
 

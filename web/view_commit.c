@@ -641,6 +641,7 @@ jobs(struct buf *b, const struct view_commit *v)
 		layout_badge(b, j->state, j->progress);
 		HTML_LIT(b, "</td><td class=\"err\">");
 		html_text_trunc(b, j->error, VIEW_ERROR_CHARS);
+		layout_build_link(b, j->error);
 		HTML_LIT(b, "</td><td>");
 		for (k = 0; k < j->runs_done && k < RAW_LINKS; k++) {
 			HTML_LIT(b, "<a href=\"/api/v1/jobs/");

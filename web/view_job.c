@@ -78,7 +78,9 @@ facts(struct buf *b, const struct view_job *j)
 		head_row(b, "error");
 		HTML_LIT(b, "<span class=\"err\">");
 		html_text_trunc(b, j->error, VIEW_NOTE_CHARS);
-		HTML_LIT(b, "</span></td></tr>");
+		HTML_LIT(b, "</span>");
+		layout_build_link(b, j->error);
+		HTML_LIT(b, "</td></tr>");
 	}
 	head_row(b, "created");
 	html_time(b, j->created);

@@ -51,6 +51,8 @@ void web_triage(struct ctx *);           /* POST /regressions/{id}/triage */
 void web_hosts(struct ctx *);            /* GET /hosts */
 void web_jobs(struct ctx *);             /* GET /jobs */
 void web_job(struct ctx *);              /* GET /jobs/{id}, /jobs/{id}/log */
+void web_builds(struct ctx *);           /* GET /builds */
+void web_build(struct ctx *);            /* GET /builds/{id} */
 void web_login(struct ctx *);            /* GET /login */
 void web_login_post(struct ctx *);       /* POST /login */
 void web_logout(struct ctx *);           /* POST /logout */

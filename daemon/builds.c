@@ -1,0 +1,67 @@
+/*
+ * Shared kernel builds, the scheduler's side (daemon/builds.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "daemon/artifacts.h"
+#include "daemon/builds.h"
+#include "daemon/sched.h"
+#include "store/builds.h"
+#include "store/store.h"
+
+static int64_t
+now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+int
+builds_claim(struct sched *s, struct store *st, struct store_build_claimed *out,
+    int64_t host_id)
+{
+	return store_build_claim(st, out, host_id, now_s(), sched_lease_s(s));
+}
+
+int
+builds_heartbeat(struct sched *s, struct store *st, int64_t *out_expires,
+    int64_t host_id, int64_t build_id)
+{
+	return store_build_heartbeat(
+	    st, out_expires, host_id, build_id, now_s(), sched_lease_s(s));
+}
+
+int
+builds_finish(struct sched *s, struct store *st, int *out_failed,
+    int64_t host_id, int64_t build_id, const struct store_build_result *res)
+{
+	int r =
+	    store_build_finish(st, out_failed, host_id, build_id, res, now_s());
+
+	if (r == 0)
+		sched_notify(s);
+	return r;
+}
+
+int
+builds_make_room(
+    struct store *st, const char *dir, int64_t need, int64_t max_size)
+{
+	char **v = NULL;
+	size_t n = 0, i;
+	int r = store_artifacts_make_room(st, &v, &n, need, max_size);
+
+	/* The rows are gone first: a file without a row is only space,
+	 * a row without its file would be handed out. */
+	for (i = 0; i < n; i++) {
+		if (artifacts_remove(dir, v[i]) != 0)
+			log_warnx("artifact store: removing %s: %s", v[i],
+			    strerror(errno));
+		else
+			log_info("artifact store: evicted %s", v[i]);
+	}
+	store_build_victims_free(v, n);
+	return r;
+}

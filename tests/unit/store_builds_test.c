@@ -1,0 +1,281 @@
+/*
+ * Shared kernel builds in the store (store/builds.h): the build key,
+ * the dedup of kernel jobs onto builds, and the eviction policy of the
+ * artifact store (least recently used first, never an artifact a
+ * queued or running job or a running build needs).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/xalloc.h"
+#include "store/builds.h"
+#include "store/store.h"
+#include "tests/unit/test.h"
+
+static struct store *
+open_db(const char *name)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char *p = test_store_at("%s.db", name);
+
+	if (store_open(&s, p, &e) == -1)
+		printf("# store_open: %s\n", err_msg(&e));
+	free(p);
+	return s;
+}
+
+/* A pair of kernel jobs on commits b and c with base config cfg. */
+static int64_t
+kpair(struct store *s, const char *cfg, const char *b, const char *c,
+    int64_t *jobs)
+{
+	char *spec[2];
+	struct store_job_new j[2];
+	int64_t pair = 0;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		spec[k] = xasprintf("{\"tree\":{\"url\":\"/src/linux\","
+		                    "\"commit\":\"%s\"},\"kernel\":{\"config\":"
+		                    "\"%s\",\"fragment\":[\"CONFIG_MEMCG=y\"],"
+		                    "\"build_timeout_s\":60}}",
+		    k ? c : b, cfg);
+		memset(&j[k], 0, sizeof(j[k]));
+		j[k].role = k ? "candidate" : "base";
+		j[k].spec_json = spec[k];
+		j[k].labels_json = "[]";
+		j[k].runs = j[k].max_runs = 1;
+		j[k].max_attempts = 3;
+	}
+	if (store_pair_create(s, &pair, jobs ? &jobs[0] : NULL,
+	        jobs ? &jobs[1] : NULL, "k", "", &j[0], &j[1], 100) != 0)
+		pair = -1;
+	free(spec[0]);
+	free(spec[1]);
+	return pair;
+}
+
+static int64_t
+nbuilds(struct store *s)
+{
+	struct store_builds l;
+	int64_t n;
+
+	if (store_builds_get(s, &l, NULL, 500, 0) != 0)
+		return -1;
+	n = (int64_t)l.n;
+	store_builds_release(&l);
+	return n;
+}
+
+TEST(build_key)
+{
+	/* python3: hashlib.sha256(b"pw-build-1\0tinyconfig\0CONFIG_A=y\n"
+	 * b"CONFIG_B=y\0-falign-functions=64\0x86_64").hexdigest()[:16] */
+	const char *frag[] = { "CONFIG_A=y", "CONFIG_B=y" };
+	char k1[17], k2[17], k3[17];
+
+	store_build_key(k1, "tinyconfig", frag, 2, "x86_64");
+	ASSERT_STREQ(k1, "33f68f5cb9ba3b9b");
+	/* Every input counts, the order of fragment lines too. */
+	store_build_key(k2, "defconfig", frag, 2, "x86_64");
+	ASSERT(strcmp(k1, k2) != 0);
+	{
+		const char *rev[] = { "CONFIG_B=y", "CONFIG_A=y" };
+
+		store_build_key(k3, "tinyconfig", rev, 2, "x86_64");
+		ASSERT(strcmp(k1, k3) != 0);
+	}
+	store_build_key(k3, "tinyconfig", frag, 2, "arm64");
+	ASSERT(strcmp(k1, k3) != 0);
+	/* The separators keep "a" + "b\n" apart from "a\nb" + "". */
+	{
+		const char *one[] = { "x\ny" }, *two[] = { "x", "y" };
+
+		store_build_key(k2, "c", one, 1, "x86_64");
+		store_build_key(k3, "c", two, 2, "x86_64");
+		ASSERT_STREQ(k2, k3); /* joined by "\n": the same text */
+		store_build_key(k3, "c\nx", one, 0, "x86_64");
+		ASSERT(strcmp(k2, k3) != 0);
+	}
+}
+
+TEST(build_dedup)
+{
+	struct store *s = open_db("dedup");
+	int64_t jobs[2], more[2];
+
+	ASSERT(s != NULL);
+	/* Shared off: nothing is linked. */
+	store_builds_share(0);
+	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", NULL) > 0);
+	ASSERT(nbuilds(s) == 0);
+	store_builds_share(1);
+	/* Two pairs on one commit pair: two builds, four links. */
+	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", jobs) > 0);
+	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", more) > 0);
+	ASSERT(nbuilds(s) == 2);
+	/* An A/A pair and another config: one more each. */
+	ASSERT(kpair(s, "tinyconfig", "cccc", "cccc", NULL) > 0);
+	ASSERT(nbuilds(s) == 3);
+	ASSERT(kpair(s, "defconfig", "aaaa", "bbbb", NULL) > 0);
+	ASSERT(nbuilds(s) == 5);
+	/* The host's own config is never shared. */
+	ASSERT(kpair(s, "running", "aaaa", "bbbb", NULL) > 0);
+	ASSERT(nbuilds(s) == 5);
+	{
+		int64_t by[5], reuses = 0;
+
+		ASSERT(store_builds_counts(s, by, &reuses) == 0);
+		ASSERT(by[0] == 5);
+		ASSERT(reuses == 3); /* the second pair's two, the A/A's one */
+	}
+	/* A failed build is not reused: a new pair queues a new one. */
+	{
+		struct store_build_claimed c;
+		struct store_build_result res = { 0 };
+		int nfail = 0;
+
+		ASSERT(store_host_register(
+		           s, &jobs[0], "b1", "[]", "{}", 100) == 0);
+		ASSERT(store_build_claim(s, &c, jobs[0], 100, 60) == 0);
+		ASSERT(c.id == 1 && c.attempt == 1);
+		res.error = "build: make: exit 2: boom\nmore";
+		res.build_s = -1;
+		res.incremental = -1;
+		ASSERT(store_build_finish(
+		           s, &nfail, jobs[0], c.id, &res, 101) == 0);
+		ASSERT(nfail == 2); /* the bases of both pairs */
+		store_build_claimed_release(&c);
+		ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", NULL) > 0);
+		ASSERT(nbuilds(s) == 6);
+	}
+	store_builds_share(0);
+	store_close(s);
+}
+
+/* Claims the next build for host, stores files of the given sizes and
+ * finishes it: its id, or -1. */
+static int64_t
+build_done(struct store *s, int64_t host, int64_t bz, int64_t now)
+{
+	static const char *const names[] = { "bzImage", "config", "System.map",
+		"meta" };
+	struct store_build_claimed c;
+	struct store_build_result res = { 1, NULL, "6.1", NULL, NULL, 1, 0 };
+	char sha[65];
+	int64_t id;
+	int i;
+
+	if (store_build_claim(s, &c, host, now, 60) != 0)
+		return -1;
+	id = c.id;
+	store_build_claimed_release(&c);
+	for (i = 0; i < 4; i++) {
+		snprintf(sha, sizeof(sha), "%02lld%062d", (long long)id, i);
+		if (store_build_file(
+		        s, host, id, names[i], sha, i == 0 ? bz : 10, now) != 0)
+			return -1;
+	}
+	if (store_build_finish(s, NULL, host, id, &res, now) != 0)
+		return -1;
+	return id;
+}
+
+TEST(eviction_policy)
+{
+	struct store *s = open_db("evict");
+	struct store_claimed cl;
+	char **v = NULL;
+	size_t n = 0, i;
+	int64_t host, j1[2], j2[2], b1, b2, held;
+	int r;
+
+	ASSERT(s != NULL);
+	store_builds_share(1);
+	ASSERT(store_host_register(s, &host, "b1", "[]", "{}", 100) == 0);
+	ASSERT(kpair(s, "tinyconfig", "1111", "1111", j1) > 0);
+	ASSERT(kpair(s, "tinyconfig", "2222", "2222", j2) > 0);
+	b1 = build_done(s, host, 1000, 100);
+	b2 = build_done(s, host, 1000, 200);
+	ASSERT(b1 == 1 && b2 == 2);
+	ASSERT(store_artifacts_bytes(s, &held) == 0);
+	ASSERT(held == 2 * 1030);
+	/* Room enough: nothing goes. */
+	ASSERT(store_artifacts_make_room(s, &v, &n, 100, 4000) == 0);
+	ASSERT(n == 0);
+	/* Both builds have queued jobs: nothing may go. */
+	r = store_artifacts_make_room(s, &v, &n, 3000, 4000);
+	ASSERT(r == ERR_TOOBIG && n == 0);
+	ASSERT_STREQ(store_errmsg(s),
+	    "artifact store full (builds.max_size 4000): 2060 bytes held by "
+	    "builds that queued jobs need");
+	/* Build 1's jobs run and finish: its artifacts may go, build 2's
+	 * (jobs queued) may not. */
+	for (i = 0; i < 2; i++) {
+		ASSERT(store_claim(s, &cl, host, 300, 60) == 0);
+		ASSERT(cl.pair_id == 1);
+		ASSERT(cl.image_json != NULL);
+		ASSERT(strstr(cl.image_json, "\"build\":1") != NULL);
+		ASSERT(store_finish(s, host, cl.job_id, 1, NULL, 301) == 0);
+		store_claimed_release(&cl);
+	}
+	/* A used artifact of build 2 is newer; the LRU one of build 1 goes
+	 * first, then only as many as needed. */
+	ASSERT(store_artifacts_make_room(s, &v, &n, 1950, 4000) == 0);
+	ASSERT(n == 1);
+	ASSERT(strncmp(v[0], "01", 2) == 0);
+	store_build_victims_free(v, n);
+	{
+		struct store_build_row r1, r2;
+
+		ASSERT(store_build_read(s, &r1, b1) == 0);
+		ASSERT(store_build_read(s, &r2, b2) == 0);
+		ASSERT(r1.evicted == 1 && r2.evicted == 0);
+		store_build_row_release(&r1);
+		store_build_row_release(&r2);
+	}
+	/* More than build 1 holds: refused, build 2 untouched. */
+	r = store_artifacts_make_room(s, &v, &n, 3900, 4000);
+	ASSERT(r == ERR_TOOBIG && n == 0);
+	ASSERT(store_artifacts_bytes(s, &held) == 0);
+	ASSERT(held == 30 + 1030);
+	/* An evicted build is not reused: the same key queues a new one. */
+	ASSERT(kpair(s, "tinyconfig", "1111", "1111", NULL) > 0);
+	ASSERT(nbuilds(s) == 3);
+	/* A running build's files are never evicted, even unneeded by
+	 * jobs: build 3 holds a file while build 2's jobs finish. */
+	{
+		struct store_build_claimed c;
+		char sha[65];
+
+		ASSERT(store_build_claim(s, &c, host, 400, 60) == 0);
+		ASSERT(c.id == 3);
+		memset(sha, 'e', 64);
+		sha[64] = '\0';
+		ASSERT(store_build_file(s, host, 3, "bzImage", sha, 500, 400) ==
+		    0);
+		store_build_claimed_release(&c);
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT(store_claim(s, &cl, host, 500, 60) == 0);
+		ASSERT(cl.pair_id == 2);
+		ASSERT(store_finish(s, host, cl.job_id, 1, NULL, 501) == 0);
+		store_claimed_release(&cl);
+	}
+	/* Everything of builds 1 and 2 may go now; build 3's file not. */
+	r = store_artifacts_make_room(s, &v, &n, 4000, 4000);
+	ASSERT(r == ERR_TOOBIG);
+	ASSERT(store_artifacts_make_room(s, &v, &n, 3500, 4000) == 0);
+	ASSERT(n == 7);
+	for (i = 0; i < n; i++)
+		ASSERT(v[i][0] != 'e');
+	store_build_victims_free(v, n);
+	ASSERT(store_artifacts_bytes(s, &held) == 0);
+	ASSERT(held == 500);
+	store_builds_share(0);
+	store_close(s);
+}
