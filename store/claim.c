@@ -209,7 +209,7 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	"   WHERE jn.value = h.name))"
 
 /*
- * Shared builds (store v35): a job linked to a build waits until the
+ * Shared builds (store v36): a job linked to a build waits until the
  * build succeeded, and a runner that may not build (?3 = 1) takes no
  * kernel job it would have to build itself.
  */
