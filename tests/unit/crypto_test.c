@@ -136,3 +136,28 @@ TEST(test_crypto__sha256_vectors)
 	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78"
 	    "52b855");
 }
+
+/* In pieces, as a file or a streamed body is hashed: the same digest. */
+TEST(test_crypto__sha256_in_pieces)
+{
+	struct crypto_sha256 *h = crypto_sha256_new();
+	char hex[65], whole[65], data[10000];
+	size_t i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 31);
+	crypto_sha256_hex(whole, data, sizeof(data));
+	for (i = 0; i < sizeof(data); i += 999)
+		crypto_sha256_update(h, data + i,
+		    sizeof(data) - i < 999 ? sizeof(data) - i : 999);
+	crypto_sha256_end(h, hex);
+	ASSERT_STREQ(hex, whole);
+	h = crypto_sha256_new();
+	crypto_sha256_update(h, "abc", 3);
+	crypto_sha256_end(h, hex);
+	ASSERT_STREQ(hex,
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f2"
+	    "0015ad");
+	crypto_sha256_free(crypto_sha256_new());
+	crypto_sha256_free(NULL);
+}
