@@ -7,9 +7,8 @@
 # a fake kexec, build: false), on a stand-in kernel tree (docs/KERNEL.md,
 # "Shared builds"):
 #   - a pair measured on both bench hosts (job kb on h1, kb2 on h2): 2
-#     kernels compiled in all, by the
-#     builder; every bench job downloads its image, boots it and
-#     succeeds, its runs naming the shared build;
+#     kernels compiled in all, by the builder; every bench job downloads
+#     its image, boots it and succeeds, its runs naming the shared build;
 #   - a second candidate on the same base: 1 kernel more; the base comes
 #     from each host's own cache;
 #   - the bench hosts never run make; the build's files are the ones the
