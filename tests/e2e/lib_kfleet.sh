@@ -47,8 +47,9 @@ kfleet_tree() {
 O ?= .
 tinyconfig:
 	printf 'CONFIG_64BIT=y\n# CONFIG_MEMCG is not set\n' >$(O)/.config
+# Like kconfig: an option whose dependency is missing is dropped.
 olddefconfig:
-	true
+	grep -v '^CONFIG_NEEDS_MISSING_DEP=' $(O)/.config >$(O)/.config.new; mv $(O)/.config.new $(O)/.config
 bzImage:
 	mkdir -p $(O)/arch/x86/boot $(O)/include/config $(O)/usr
 	echo $$$$ >$(PW_TMP)/make.pid; while [ -f $(PW_TMP)/slow-make ]; do sleep 0.2; done
