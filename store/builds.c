@@ -117,18 +117,17 @@ build_want(struct build_want *w, const char *spec_json)
 	}
 	store_build_key(w->key, config, lines, n, "x86_64");
 	free(lines);
-	bs = json_pack("{s:O, s:{s:s, s:O, s:O}}", "tree", tree, "kernel",
+	/* What a builder is handed: the tree (with its pack, for a series
+	 * commit) and what the build needs of the kernel section. */
+	bs = json_pack("{s:O, s:{s:s, s:o, s:O?}}", "tree", tree, "kernel",
 	    "config", config, "fragment",
-	    json_is_array(frag) ? frag : json_array(), "build_timeout_s",
-	    json_object_get(k, "build_timeout_s")
-	        ? json_object_get(k, "build_timeout_s")
-	        : json_integer(7200));
+	    json_is_array(frag) ? json_deep_copy(frag) : json_array(),
+	    "build_timeout_s", json_object_get(k, "build_timeout_s"));
 	if (bs == NULL)
 		goto out;
 	w->spec = pwjson_dump(bs);
 	json_decref(bs);
-	/* url and sha borrow from spec: copy them into the spec's
-	 * lifetime by keeping spec until the caller is done. */
+	/* url and sha borrow from spec, which goes now. */
 	w->url = xstrdup(w->url);
 	w->sha = xstrdup(w->sha);
 	r = 1;
@@ -154,8 +153,8 @@ build_want_free(struct build_want *w)
  * artifacts still stored (a reuse), else a new queued one.  Nothing for
  * a job that is no shared kernel job, or while builds are not shared.
  */
-int
-store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
+static int
+build_link(struct store *s, int64_t job_id, const char *spec_json,
     int64_t max_attempts, int64_t now)
 {
 	struct build_want w;
@@ -163,7 +162,7 @@ store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
 	int64_t build = 0;
 	int rc, ok = 1;
 
-	if (!store_builds_shared() || !build_want(&w, spec_json))
+	if (!build_want(&w, spec_json))
 		return 0;
 	st = store_i_stmt(s,
 	    "SELECT id FROM builds WHERE url = ?1 AND sha = ?2 AND key = ?3"
@@ -219,6 +218,15 @@ store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
 	return ok ? 0 : -1;
 }
 
+int
+store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
+    int64_t max_attempts, int64_t now)
+{
+	if (!store_builds_shared())
+		return 0;
+	return build_link(s, job_id, spec_json, max_attempts, now);
+}
+
 /* A job queued again (retry) whose build can no longer serve it (failed,
  * cancelled, evicted) is linked afresh. */
 int
@@ -243,15 +251,10 @@ store_i_build_relink(struct store *s, int64_t job_id, int64_t now)
 		r = store_i_dberr(s, "relink build");
 	}
 	store_i_release(s, st);
-	if (spec != NULL) {
-		int shared = store_builds_shared();
-
-		/* The job went through a build: it goes through one
-		 * again, whatever the switch says now. */
-		store_builds_share(1);
-		r = store_i_build_link(s, job_id, spec, max, now);
-		store_builds_share(shared);
-	}
+	/* The job went through a build: it goes through one again,
+	 * whatever the switch says now. */
+	if (spec != NULL)
+		r = build_link(s, job_id, spec, max, now);
 	free(spec);
 	return r;
 }
@@ -976,7 +979,8 @@ store_builds_get(struct store *s, struct store_builds *out, const char *state,
 	          " WHERE b.state = ?1 AND b.id < ?2 ORDER BY b.id DESC"
 	          " LIMIT ?3"
 	        : "SELECT " BUILD_COLS BUILD_FROM
-	          " WHERE b.id < ?2 AND ?1 IS NULL ORDER BY b.id DESC"
+	          " WHERE b.id < ?2 AND CAST(?1 AS TEXT) IS NULL"
+	          " ORDER BY b.id DESC"
 	          " LIMIT ?3");
 	void *v;
 	int r;

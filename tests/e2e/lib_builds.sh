@@ -50,6 +50,7 @@ builds_setup() {
 		echo "  max_attempts: 2"
 		echo "builds:"
 		echo "  shared: true"
+		echo "  dir: $ARTS"
 		for l in "$@"; do
 			echo "  $l"
 		done

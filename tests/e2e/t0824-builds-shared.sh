@@ -77,6 +77,26 @@ else
 fi
 code=$(put_file "$build" bzImage "$PW_TMP/files/x/bzImage" h1)
 check upload_without_lease_409 test "$code" = 409
+# Decided on the headers: the reply comes with no body byte sent.
+head_only() {	# head_only RUNNER SHA LENGTH: the status line
+	python3 - "$PW_PORT" "$(cat "$PW_TOKENS/$1.token")" "$build" "$2" "$3" <<'PY'
+import socket, sys
+port, tok, build, sha, n = sys.argv[1:]
+s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
+s.sendall(("PUT /api/v1/builds/%s/files/bzImage HTTP/1.1\r\nHost: x\r\n"
+           "Authorization: Bearer %s\r\nX-Perfwatch-Sha256: %s\r\n"
+           "Content-Length: %s\r\n\r\n" % (build, tok, sha, n)).encode())
+try:
+    print(s.recv(4096).decode(errors="replace").split("\r\n")[0])
+except socket.timeout:
+    print("no reply before the body")
+PY
+}
+sha=$(sha256sum <"$PW_TMP/files/x/bzImage" | cut -d' ' -f1)
+check no_lease_refused_before_the_body test "$(head_only h1 "$sha" 5000 | cut -c1-12)" = "HTTP/1.1 409"
+check too_large_refused_before_the_body test \
+    "$(head_only b1 "$sha" $((600 << 20)) | cut -c1-12)" = "HTTP/1.1 413"
+check held_upload_waits_for_its_body test "$(head_only b1 "$sha" 5000)" = "no reply before the body"
 code=$(put_file "$build" vmlinux "$PW_TMP/files/x/bzImage" b1)
 check upload_bad_name_400 test "$code" = 400
 code=$(rq PUT "/api/v1/builds/$build/files/bzImage" b1 \

@@ -79,7 +79,7 @@ check lost_lease_upload_409 test "$code" = 409
 claim b1 >/dev/null
 check requeued_build_claimed_again test \
     "$(jfield build.id <"$PW_TMP/body")/$(jfield build.attempt <"$PW_TMP/body")" = "$lb/2"
-waiters=$(sql "SELECT group_concat(id) FROM jobs WHERE build_id = $lb AND state = 'queued'")
+waiters=$(sql "SELECT group_concat(CAST(id AS TEXT)) FROM jobs WHERE build_id = $lb AND state = 'queued'")
 lease_failed() { [ "$(sql "SELECT state FROM builds WHERE id = $lb")" = failed ]; }
 if wait_until 30 lease_failed &&
     [ "$(sql "SELECT error FROM builds WHERE id = $lb")" = "lease expired 2 times" ] &&

@@ -72,7 +72,7 @@ gone=
 for s in $old; do
 	[ "$(sql "SELECT count(*) FROM artifacts WHERE sha256 = '$s'")" = 0 ] && gone="$gone $s"
 done
-evicted=$(sql "SELECT group_concat(id) FROM builds WHERE evicted = 1")
+evicted=$(sql "SELECT group_concat(CAST(id AS TEXT)) FROM builds WHERE evicted = 1")
 if [ "$code" = 201 ] && [ -n "$gone" ] && [ "$evicted" = "$b1" ] &&
     [ "$(sql "SELECT sum(size) FROM artifacts")" -le 8192 ]; then
 	pass unneeded_lru_evicted

@@ -1013,3 +1013,37 @@ TEST(test_config__database_postgresql)
 		daemon_config_free(d);
 	}
 }
+
+/* builds: (docs/CONFIG.md): defaults, the store beside a SQLite file,
+ * required for PostgreSQL when shared, max_file within max_size. */
+TEST(test_config__builds_section)
+{
+	struct cfg_errors errs = { 0 };
+	struct daemon_config *d;
+	const char *dp;
+
+	dp = write_tmp("b1.yaml",
+	    "listen: 127.0.0.1:0\ndatabase: /var/lib/pw/pw.db\nmirrors: git\n");
+	ASSERT_INTEQ(config_load_daemon(&d, dp, &errs), 0);
+	ASSERT_INTEQ(d->builds.shared, 0);
+	ASSERT_STREQ(d->builds.dir, "/var/lib/pw/artifacts");
+	ASSERT(d->builds.max_size == (int64_t)10 << 30);
+	ASSERT(d->builds.max_file == (int64_t)512 << 20);
+	daemon_config_free(d);
+	dp = write_tmp("b2.yaml",
+	    "listen: 127.0.0.1:0\ndatabase: \"postgresql://pw@db/pw\"\n"
+	    "mirrors: git\nbuilds:\n  shared: true\n");
+	ASSERT(config_load_daemon(&d, dp, &errs) != 0);
+	ASSERT(
+	    errs.n == 1 && strstr(errs.msg[0], "builds.dir: required") != NULL);
+	cfg_errors_free(&errs);
+	dp = write_tmp("b3.yaml",
+	    "listen: 127.0.0.1:0\ndatabase: pw.db\nmirrors: git\n"
+	    "builds:\n  shared: true\n  max_size: 1M\n  max_file: 2M\n");
+	ASSERT(config_load_daemon(&d, dp, &errs) != 0);
+	ASSERT(errs.n == 1 &&
+	    strstr(errs.msg[0],
+	        "builds.max_file: 2097152 is more than "
+	        "builds.max_size (1048576)") != NULL);
+	cfg_errors_free(&errs);
+}
