@@ -1,18 +1,16 @@
 # A fleet of real runners sharing kernel builds (docs/KERNEL.md, "Shared
-# builds"), on top of lib.sh, lib_runner.sh and lib_git.sh: a stand-in
-# kernel tree (t0822's: a Makefile with the targets the runner calls, a
-# merge_config.sh), builders with boot: none and bench hosts with
-# build: false and a fake kexec (t0821's), each with its own "booted"
-# /proc/version.
+# builds"), on top of lib.sh, lib_runner.sh, lib_git.sh, lib_kstandin.sh
+# and lib_builds.sh: a stand-in kernel tree, builders with boot: none and
+# bench hosts with build: false and a fake kexec, each with its own
+# "booted" /proc/version.
 #
-#   kfleet_tree                the tree $K with commits $BASE, $CAND
-#                              and $CAND2 (each a change to
-#                              mm/memcontrol.c); its make appends
-#                              "LOCALVERSION" to $PW_COMPILES (each
-#                              runner its own file: $PW_TMP/NAME/compiles)
-#                              on every bzImage that rebuilds the object;
-#                              while $PW_TMP/slow-make exists, bzImage
-#                              waits (its pid in $PW_TMP/make.pid)
+#   kfleet_tree                the stand-in tree $K with commits $BASE,
+#                              $CAND and $CAND2 (each a change to
+#                              mm/memcontrol.c); a runner's kernels
+#                              compiled are listed in $PW_TMP/NAME/compiles
+#                              ($PW_COMPILES); while $PW_TMP/slow-make
+#                              exists, bzImage waits (the pid of its shell
+#                              in $PW_TMP/slow-make.pid)
 #   kfleet_daemon RUNNERS... [-- YAML...]
 #                              daemon config with those runners,
 #                              scheduler lease 10 s, builds.shared true
@@ -41,64 +39,13 @@ declare -A PIDS
 
 kfleet_tree() {
 	K=$PW_TMP/linux
-	mkdir -p "$K/scripts/kconfig" "$K/mm"
-	cat >"$K/Makefile" <<'MK'
-# Stand-in for kbuild: the targets and variables perfwatch-runner uses.
-O ?= .
-tinyconfig:
-	printf 'CONFIG_64BIT=y\n# CONFIG_MEMCG is not set\n' >$(O)/.config
-# Like kconfig: an option whose dependency is missing is dropped.
-olddefconfig:
-	grep -v '^CONFIG_NEEDS_MISSING_DEP=' $(O)/.config >$(O)/.config.new; mv $(O)/.config.new $(O)/.config
-bzImage:
-	mkdir -p $(O)/arch/x86/boot $(O)/include/config $(O)/usr
-	echo $$$$ >$(PW_TMP)/make.pid; while [ -f $(PW_TMP)/slow-make ]; do sleep 0.2; done
-	test -f $(O)/memcontrol.o -a $(O)/memcontrol.o -nt mm/memcontrol.c || { cp mm/memcontrol.c $(O)/memcontrol.o; echo "$(LOCALVERSION)" >>$(PW_COMPILES); }
-	echo "kernel KCFLAGS=$(KCFLAGS)" >$(O)/arch/x86/boot/bzImage
-	cat $(O)/memcontrol.o >>$(O)/arch/x86/boot/bzImage
-	head -c 200000 /dev/zero >>$(O)/arch/x86/boot/bzImage
-	echo "6.1.0$(LOCALVERSION)" >$(O)/include/config/kernel.release
-	echo "map" >$(O)/System.map
-MK
-	cat >"$K/scripts/kconfig/merge_config.sh" <<'SH'
-#!/bin/sh
-# merge_config.sh -m -O DIR BASE FRAGMENT: later lines win.
-base=$4 frag=$5
-for l in $(sed 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1=n/' "$frag"); do
-	sym=${l%%=*}
-	grep -v "^$sym=\|^# $sym is not set" "$base" >"$base.tmp"; mv "$base.tmp" "$base"
-	echo "$l" >>"$base"
-done
-SH
-	chmod +x "$K/scripts/kconfig/merge_config.sh"
-	echo 'int charge;' >"$K/mm/memcontrol.c"
-	printf 'config MEMCG\n\tbool "memcg"\n' >"$K/Kconfig"
-	g "$K" init -q
-	g "$K" add -A
-	g "$K" commit -q -m base
-	BASE=$(g "$K" rev-parse HEAD)
-	echo 'int charge; /* slower */' >"$K/mm/memcontrol.c"
-	g "$K" commit -q -am candidate
-	CAND=$(g "$K" rev-parse HEAD)
+	standin_kernel_tree "$K"
 	g "$K" checkout -q -b second "$BASE"
 	echo 'int charge; /* faster */' >"$K/mm/memcontrol.c"
 	g "$K" commit -q -am "second candidate"
 	CAND2=$(g "$K" rev-parse HEAD)
-	# Fake kexec: -l records the image's release as the next
-	# /proc/version; -e "reboots": kills the runner that called it.
-	mkdir -p "$PW_TMP/fakebin"
-	cat >"$PW_TMP/fakebin/kexec" <<'SH'
-#!/bin/sh
-echo "kexec $*" >>"$FAKE_LOG"
-case $1 in
--l) rel=$(awk '$1 == "release" {print $2}' "$(dirname "$2")/meta")
-    echo "Linux version $rel (fake kexec) #1" >"$PERFWATCH_PROC_VERSION" ;;
--e) kill -9 "$PPID" ;;
-esac
-exit 0
-SH
-	chmod +x "$PW_TMP/fakebin/kexec"
-	export PERFWATCH_NO_CGROUPS=1 PW_TMP
+	fake_kexec "$PW_TMP/fakebin"
+	export PERFWATCH_NO_CGROUPS=1 PW_SLOW_MAKE=$PW_TMP/slow-make
 }
 
 kfleet_daemon() {
@@ -168,11 +115,7 @@ kfleet_revive() {
 }
 
 kfleet_submit() {
-	local code
-	code=$(http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"$1\",
-	    \"base\": {\"tree\": \"$K\", \"commit\": \"$2\"},
-	    \"candidate\": {\"tree\": \"$K\", \"commit\": \"$3\"}}")
-	[ "$code" = 201 ] || fail "submit_$1" "$code $(cat "$PW_TMP/body")"
+	submit "$@"
 	JOBS="${JOBS:-} $(jfield pairs.0.base_job <"$PW_TMP/body") $(jfield pairs.0.candidate_job <"$PW_TMP/body")"
 }
 

@@ -13,6 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_kstandin.sh"
+. "$(dirname "$0")/lib_builds.sh"
 . "$(dirname "$0")/lib_kfleet.sh"
 
 kfleet_tree

@@ -12,6 +12,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_kstandin.sh"
+. "$(dirname "$0")/lib_builds.sh"
 . "$(dirname "$0")/lib_kfleet.sh"
 
 kfleet_tree
@@ -24,7 +26,7 @@ JOBS=
 kfleet_submit kb "$BASE" "$CAND"
 read -r jb jc <<<"$JOBS"
 kfleet_start b1
-in_make() { [ -s "$PW_TMP/make.pid" ] && kill -0 "$(cat "$PW_TMP/make.pid")" 2>/dev/null; }
+in_make() { [ -s "$PW_TMP/slow-make.pid" ] && kill -0 "$(cat "$PW_TMP/slow-make.pid")" 2>/dev/null; }
 if wait_until 60 in_make; then
 	pass builder_in_make
 else
@@ -36,7 +38,7 @@ build=$(sql "SELECT id FROM builds WHERE state = 'running'")
 check running_on_b1 test "$(sql "SELECT count(*) FROM builds WHERE state = 'running'")" = 1
 # The host dies: the runner and the build it ran (the recipe's shell
 # and the make above it), all at once.
-msh=$(cat "$PW_TMP/make.pid")
+msh=$(cat "$PW_TMP/slow-make.pid")
 mk=$(ps -o ppid= -p "$msh" | tr -d ' ')
 kill -9 "${PIDS[b1]}" "$msh" "$mk" 2>/dev/null
 rm -f "$PW_TMP/slow-make"
