@@ -72,6 +72,24 @@ store_build_key(char out[17], const char *config, const char *const *fragment,
 	out[16] = '\0';
 }
 
+/* Adds d to the store-wide count name (table counts: what the
+ * artifacts hold, the reuses), in the caller's transaction. */
+static int
+count_add(struct store *s, const char *name, int64_t d)
+{
+	struct db_stmt *st =
+	    store_i_stmt(s, "UPDATE counts SET n = n + ?2 WHERE name = ?1");
+	int r;
+
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, name);
+	db_bind_int64(st, 2, d);
+	r = store_i_step_done(s, st, "count");
+	store_i_release(s, st);
+	return r;
+}
+
 /* ---- linking a job to its build ---- */
 
 /* The build a job's spec asks for: its key, url, commit and the build
@@ -187,6 +205,7 @@ build_link(struct store *s, int64_t job_id, const char *spec_json,
 			ok = store_i_step_done(s, st, "reuse build") == 0;
 			store_i_release(s, st);
 		}
+		ok = ok && count_add(s, "builds.reuses", 1) == 0;
 	} else if (ok) {
 		st = store_i_stmt(s,
 		    "INSERT INTO builds (url, sha, key, spec, max_attempts,"
@@ -297,8 +316,12 @@ store_build_claim(struct store *s, struct store_build_claimed *out,
 	static const char *const pick[] = {
 		"SELECT id FROM builds WHERE state = 'running'"
 		" AND lease_owner = ?1 ORDER BY id LIMIT 1",
+		/* Not for a runner that holds a job: it gets that job
+		 * back (a restarted runner resuming after a boot). */
 		"SELECT b.id FROM builds b WHERE b.state = 'queued'"
-		" AND ?1 > 0 AND EXISTS (SELECT 1 FROM jobs j"
+		" AND NOT EXISTS (SELECT 1 FROM jobs h WHERE"
+		"  h.state = 'running' AND h.lease_owner = ?1)"
+		" AND EXISTS (SELECT 1 FROM jobs j"
 		"  WHERE j.build_id = b.id AND j.state = 'queued')"
 		" ORDER BY b.id LIMIT 1",
 	};
@@ -517,17 +540,32 @@ store_build_file(struct store *s, int64_t host_id, int64_t build_id,
 	r = build_lease(s, host_id, build_id);
 	ok = r != -1;
 	if (ok && r == 0) {
+		int64_t added = 0;
+
 		st = store_i_stmt(s,
 		    "INSERT INTO artifacts (sha256, size, created, last_used)"
-		    " VALUES (?1, ?2, ?3, ?3) ON CONFLICT (sha256)"
-		    " DO UPDATE SET last_used = excluded.last_used");
+		    " VALUES (?1, ?2, ?3, ?3) ON CONFLICT (sha256) DO NOTHING");
 		if ((ok = st != NULL)) {
 			store_i_bind_text(st, 1, sha256);
 			db_bind_int64(st, 2, size);
 			db_bind_int64(st, 3, now);
 			ok = store_i_step_done(s, st, "artifact") == 0;
+			added = ok ? db_changes(s->db) : 0;
 			store_i_release(s, st);
 		}
+		/* The same content again: used now, counted once. */
+		st = ok ? store_i_stmt(s,
+		              "UPDATE artifacts SET last_used = ?2"
+		              " WHERE sha256 = ?1")
+		        : NULL;
+		if (ok && (ok = st != NULL)) {
+			store_i_bind_text(st, 1, sha256);
+			db_bind_int64(st, 2, now);
+			ok = store_i_step_done(s, st, "artifact used") == 0;
+			store_i_release(s, st);
+		}
+		if (ok && added > 0)
+			ok = count_add(s, "artifacts.bytes", size) == 0;
 	}
 	if (ok && r == 0) {
 		st = store_i_stmt(s,
@@ -757,8 +795,9 @@ store_build_victims_free(char **v, size_t n)
 int
 store_artifacts_bytes(struct store *s, int64_t *out)
 {
-	struct db_stmt *st =
-	    store_i_stmt(s, "SELECT coalesce(sum(size), 0) FROM artifacts");
+	struct db_stmt *st = store_i_stmt(s,
+	    "SELECT coalesce(max(n), 0) FROM counts"
+	    " WHERE name = 'artifacts.bytes'");
 	int r = 0;
 
 	*out = 0;
@@ -833,13 +872,22 @@ store_artifacts_make_room(
 			ok = store_i_step_done(s, st, "evict build") == 0;
 			store_i_release(s, st);
 		}
-		st = ok
-		    ? store_i_stmt(s, "DELETE FROM artifacts WHERE sha256 = ?1")
-		    : NULL;
+		st = ok ? store_i_stmt(s,
+		              "DELETE FROM artifacts WHERE sha256 = ?1"
+		              " RETURNING size")
+		        : NULL;
 		if (ok && (ok = st != NULL)) {
+			int64_t gone = 0;
+
 			store_i_bind_text(st, 1, (*victims)[i]);
-			ok = store_i_step_done(s, st, "evict artifact") == 0;
+			if ((rc = db_step(st)) == DB_ROW) {
+				gone = db_col_int64(st, 0);
+				rc = db_step(st);
+			}
+			if (rc != DB_DONE)
+				ok = store_i_dberr(s, "evict artifact") == 0;
 			store_i_release(s, st);
+			ok = ok && count_add(s, "artifacts.bytes", -gone) == 0;
 		}
 	}
 	if (store_i_tx_end(s, ok) == -1) {
@@ -1100,20 +1148,30 @@ store_builds_counts(struct store *s, int64_t by_state[5], int64_t *reuses)
 		"failed", "cancelled" };
 	struct db_stmt *st;
 	size_t i;
+	int rc;
 
 	memset(by_state, 0, 5 * sizeof(*by_state));
 	*reuses = 0;
+	for (i = 0; i < 5; i++) {
+		/* A range of the index builds_state (state, id). */
+		st = store_i_stmt(
+		    s, "SELECT count(*) FROM builds WHERE state = ?1");
+		if (st == NULL)
+			return -1;
+		store_i_bind_text(st, 1, states[i]);
+		if ((rc = db_step(st)) == DB_ROW)
+			by_state[i] = db_col_int64(st, 0);
+		store_i_release(s, st);
+		if (rc != DB_ROW)
+			return store_i_dberr(s, "build counts");
+	}
 	st = store_i_stmt(s,
-	    "SELECT state, count(*), coalesce(sum(reuses), 0) FROM builds"
-	    " GROUP BY state");
+	    "SELECT coalesce(max(n), 0) FROM counts"
+	    " WHERE name = 'builds.reuses'");
 	if (st == NULL)
 		return -1;
-	while (db_step(st) == DB_ROW) {
-		for (i = 0; i < 5; i++)
-			if (strcmp(store_i_col_text(st, 0), states[i]) == 0)
-				by_state[i] = db_col_int64(st, 1);
-		*reuses += db_col_int64(st, 2);
-	}
+	if ((rc = db_step(st)) == DB_ROW)
+		*reuses = db_col_int64(st, 0);
 	store_i_release(s, st);
-	return 0;
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "build reuses");
 }

@@ -46,7 +46,9 @@ struct store;
 	"ALTER TABLE jobs ADD COLUMN image_retries " INT                      \
 	" NOT NULL DEFAULT 0;"                                                \
 	"CREATE INDEX jobs_build ON jobs(build_id) WHERE build_id IS NOT "    \
-	"NULL;"
+	"NULL;"                                                               \
+	"INSERT INTO counts (name, n) VALUES ('artifacts.bytes', 0),"         \
+	" ('builds.reuses', 0);"
 #define STORE_BUILDS_MIGRATION \
 	STORE_BUILDS_TABLES("INTEGER PRIMARY KEY", "INTEGER", "REAL")
 #define STORE_BUILDS_MIGRATION_PG                                     \

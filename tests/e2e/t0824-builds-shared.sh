@@ -139,6 +139,9 @@ assert "gen_init_cpio" not in img["files"], img
 PY
     pass bench_claim_carries_the_image || fail bench_claim_carries_the_image "$code $(cat "$PW_TMP/body")"
 check bench_claim_is_a_base test "$(sql "SELECT role FROM jobs WHERE id = $job")" = base
+# A runner that holds a job gets it back, not the queued build.
+code=$(claim h1 true)
+check held_job_before_a_build test "$code/$(jfield job.id <"$PW_TMP/body")" = "200/$job"
 
 # Downloads: whole, then resumed with Range; 416 past the end.
 sha=$(sha256sum "$PW_TMP/files/$build/bzImage" | cut -d' ' -f1)

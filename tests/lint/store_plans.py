@@ -23,6 +23,9 @@ BOUNDED = {
         "the overview's newest candidate jobs: id order, LIMIT rows",
     "FROM series ORDER BY id DESC LIMIT":
         "the newest series for their time to report: LIMIT rows",
+    "FROM artifacts a WHERE NOT EXISTS":
+        "eviction: least recently used first, stopping when there is "
+        "room; the artifacts are bounded by builds.max_size",
 }
 CALL = re.compile(
     r'store_i_(?:stmt|cached)\(\s*\w+\s*,\s*(?:[\w\s+]+,\s*)?'
