@@ -519,7 +519,14 @@ check-kernel: all
 check-kernel-bisect: all
 	@OUT=$(OUT) KERNEL_CACHE=$(KERNEL_CACHE) tests/kernel/check-kernel-bisect.sh
 
-.PHONY: check-kernel check-kernel-bisect install-guest
+# make check-kernel-fleet: check-kernel's pair and a second candidate on
+# two bench runners, each building its kernels and then with shared
+# builds from one builder, side by side: kernels compiled, bytes moved,
+# push-to-verdict time (slow; tests/kernel/check-kernel-fleet.sh).
+check-kernel-fleet: all
+	@OUT=$(OUT) KERNEL_CACHE=$(KERNEL_CACHE) tests/kernel/check-kernel-fleet.sh
+
+.PHONY: check-kernel check-kernel-bisect check-kernel-fleet install-guest
 
 # ---- fleet: 200 simulated runners against one daemon ----
 # make bench-fleet: one process (api_load --fleet) of 200 runners that

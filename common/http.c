@@ -286,31 +286,85 @@ is_http_url(const char *url)
 	    strncmp(url, "https://", 8) == 0;
 }
 
+/*
+ * The request's headers: JSON replies accepted, content (NULL: none;
+ * a Content-Type among the handle's headers replaces it),
+ * no "Expect: 100-continue" round trip for bodies over 1 MB, the token
+ * (*auth keeps its line until the caller frees it), the handle's headers
+ * and extra (n of them, this request's).
+ */
+static struct curl_slist *
+request_headers(struct http *h, char **auth, const char *content,
+    const char *const *extra, size_t n)
+{
+	struct curl_slist *hdrs = NULL;
+	size_t i;
+
+	*auth = NULL;
+	/* The handle's own Content-Type (a text body) replaces the JSON
+	 * one: a server takes the first of two. */
+	for (i = 0; content != NULL && i < h->nhdrs; i++)
+		if (strncasecmp(h->hdrs[i], "Content-Type:", 13) == 0)
+			content = NULL;
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	if (content != NULL && hdrs != NULL)
+		hdrs = curl_slist_append(hdrs, content);
+	if (hdrs != NULL)
+		hdrs = curl_slist_append(hdrs, "Expect:");
+	if (h->token != NULL && hdrs != NULL) {
+		*auth = xasprintf("Authorization: Bearer %s", h->token);
+		hdrs = curl_slist_append(hdrs, *auth);
+	}
+	for (i = 0; i < h->nhdrs && hdrs != NULL; i++)
+		hdrs = curl_slist_append(hdrs, h->hdrs[i]);
+	for (i = 0; i < n && hdrs != NULL; i++)
+		hdrs = curl_slist_append(hdrs, extra[i]);
+	if (hdrs == NULL) {
+		fprintf(stderr, "curl_slist_append: out of memory\n");
+		abort();
+	}
+	return hdrs;
+}
+
+/* What every request starts with: an http(s) URL, the handle's
+ * options, the reply's headers to r.  0, or -1 (a bad URL). */
+static int
+request_begin(struct http_reply *out, struct http *h, const char *url,
+    struct http_reply *r)
+{
+	CURL *c = h->curl;
+
+	err_clear(&h->err);
+	*out = (struct http_reply)HTTP_REPLY_INIT;
+	if (!is_http_url(url)) {
+		buf_release(&r->body);
+		return err_set(
+		    &h->err, "%s: only http:// and https:// URLs", url);
+	}
+	common_opts(h);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	return 0;
+}
+
 int
 http_request(struct http_reply *out, struct http *h, const char *method,
     const char *url, const char *body, size_t len)
 {
 	struct curl_slist *hdrs = NULL;
 	struct http_reply r = { 0, BUF_INIT(reply_max(h)), -1 };
-	size_t i;
 	CURL *c = h->curl;
 	CURLcode rc;
 	char *auth = NULL;
 	int ret = 0;
 
-	err_clear(&h->err);
-	*out = (struct http_reply)HTTP_REPLY_INIT;
-	if (!is_http_url(url))
-		return err_set(
-		    &h->err, "%s: only http:// and https:// URLs", url);
-	common_opts(h);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	if (request_begin(out, h, url, &r) != 0)
+		return -1;
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
 	if (strcmp(method, "GET") == 0)
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
 	else {
@@ -321,22 +375,8 @@ http_request(struct http_reply *out, struct http *h, const char *method,
 		if (strcmp(method, "POST") != 0)
 			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	}
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	if (body != NULL)
-		hdrs =
-		    curl_slist_append(hdrs, "Content-Type: application/json");
-	/* No "Expect: 100-continue" round trip for bodies over 1 MB. */
-	hdrs = curl_slist_append(hdrs, "Expect:");
-	if (h->token != NULL) {
-		auth = xasprintf("Authorization: Bearer %s", h->token);
-		hdrs = curl_slist_append(hdrs, auth);
-	}
-	for (i = 0; i < h->nhdrs && hdrs != NULL; i++)
-		hdrs = curl_slist_append(hdrs, h->hdrs[i]);
-	if (hdrs == NULL) {
-		fprintf(stderr, "curl_slist_append: out of memory\n");
-		abort();
-	}
+	hdrs = request_headers(h, &auth,
+	    body != NULL ? "Content-Type: application/json" : NULL, NULL, 0);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 
 	rc = curl_easy_perform(c);
@@ -367,6 +407,146 @@ http_post_json(struct http_reply *out, struct http *h, const char *url,
     const char *body, size_t len)
 {
 	return http_request(out, h, "POST", url, body, len);
+}
+
+/* A streamed transfer: the 2xx body to the sink, another one to r. */
+struct stream_dst {
+	struct http *h;
+	struct http_reply *r;
+	http_sink_fn *sink;
+	void *arg;
+	int sink_failed;
+};
+
+static size_t
+stream_write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct stream_dst *d = arg;
+	size_t len = size * n;
+	long status = 0;
+
+	curl_easy_getinfo(d->h->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status / 100 != 2)
+		return buf_add(&d->r->body, p, len) == -1 ? 0 : len;
+	if (d->sink(d->arg, status, p, len) != 0) {
+		d->sink_failed = 1;
+		return 0;
+	}
+	return len;
+}
+
+/* A PUT body read from a descriptor. */
+struct fd_src {
+	int fd;
+	long long left;
+	int failed;
+};
+
+static size_t
+fd_read_cb(char *dst, size_t size, size_t n, void *arg)
+{
+	struct fd_src *s = arg;
+	size_t want = size * n;
+	ssize_t got;
+
+	if ((long long)want > s->left)
+		want = (size_t)s->left;
+	if (want == 0)
+		return 0;
+	do
+		got = read(s->fd, dst, want);
+	while (got < 0 && errno == EINTR);
+	if (got <= 0) {
+		/* A file shorter than announced: abort, never send less. */
+		s->failed = 1;
+		return CURL_READFUNC_ABORT;
+	}
+	s->left -= got;
+	return (size_t)got;
+}
+
+/* The common part of the streamed requests: perform, map the outcome. */
+static int
+stream_perform(struct http_reply *out, struct http *h, struct http_reply *r,
+    struct curl_slist *hdrs, const struct stream_dst *d,
+    const struct fd_src *src, const char *url)
+{
+	CURL *c = h->curl;
+	CURLcode rc;
+	int ret = 0;
+
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK && d != NULL && d->sink_failed) {
+		err_set(&h->err, "%s: the receiver of the body failed", url);
+		ret = -1;
+	} else if (rc != CURLE_OK && src != NULL && src->failed) {
+		err_set(&h->err, "%s: the body's file ended early", url);
+		ret = -1;
+	} else if (rc != CURLE_OK) {
+		h->toobig = r->body.overflow;
+		ret = transfer_error(h, rc, url);
+	}
+	if (ret != 0)
+		buf_release(&r->body);
+	else {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+		*out = *r;
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+	curl_slist_free_all(hdrs);
+	return ret;
+}
+
+int
+http_get_stream(struct http_reply *out, struct http *h, const char *url,
+    const char *const *extra, size_t n, http_sink_fn *sink, void *arg)
+{
+	struct http_reply r = { 0, BUF_INIT(reply_max(h)), -1 };
+	struct stream_dst d = { h, &r, sink, arg, 0 };
+	struct curl_slist *hdrs;
+	CURL *c = h->curl;
+	char *auth;
+	int ret;
+
+	if (request_begin(out, h, url, &r) != 0)
+		return -1;
+	curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, stream_write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &d);
+	hdrs = request_headers(h, &auth, NULL, extra, n);
+	ret = stream_perform(out, h, &r, hdrs, &d, NULL, url);
+	free(auth);
+	return ret;
+}
+
+int
+http_put_fd(struct http_reply *out, struct http *h, const char *url, int fd,
+    long long size, const char *content_type, const char *const *extra,
+    size_t n)
+{
+	struct http_reply r = { 0, BUF_INIT(reply_max(h)), -1 };
+	struct fd_src src = { fd, size, 0 };
+	struct curl_slist *hdrs;
+	CURL *c = h->curl;
+	char *auth, *ct;
+	int ret;
+
+	if (request_begin(out, h, url, &r) != 0)
+		return -1;
+	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(c, CURLOPT_READFUNCTION, fd_read_cb);
+	curl_easy_setopt(c, CURLOPT_READDATA, &src);
+	curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+	ct = xasprintf("Content-Type: %s", content_type);
+	hdrs = request_headers(h, &auth, ct, extra, n);
+	ret = stream_perform(out, h, &r, hdrs, NULL, &src, url);
+	free(ct);
+	free(auth);
+	return ret;
 }
 
 int

@@ -57,7 +57,8 @@ void http_set_token(struct http *, const char *token);
 /*
  * Extra request headers ("Name: value", already safe: no CR or LF), sent
  * by every later request until changed; NULL or n 0 removes them.  The
- * strings are copied.
+ * strings are copied.  A Content-Type among them replaces the JSON one
+ * of a request body (a text body).
  */
 void http_set_headers(struct http *, const char *const *hdrs, size_t n);
 /* SMTP AUTH user and password for http_smtp_send(); NULL removes them. */
@@ -93,6 +94,31 @@ int http_request(struct http_reply *out, struct http *, const char *method,
 int http_get(struct http_reply *out, struct http *, const char *url);
 int http_post_json(struct http_reply *out, struct http *, const char *url,
     const char *body, size_t len);
+
+/*
+ * Receives a streamed 2xx reply body as it arrives (http_get_stream):
+ * the reply's status (200, 206) and the next len bytes.  0 to go on, -1
+ * to stop the transfer.
+ */
+typedef int http_sink_fn(void *arg, long status, const char *p, size_t len);
+/*
+ * A GET whose 2xx body goes to sink instead of memory (a file larger
+ * than any reply body: a kernel image), with extra request headers
+ * (n of them, "Range: bytes=N-"; this request only).  The body of any
+ * other status is in out->body, capped as for http_request.  Returns
+ * as http_request, and -1 when sink stopped the transfer.
+ */
+int http_get_stream(struct http_reply *out, struct http *, const char *url,
+    const char *const *extra, size_t n, http_sink_fn *sink, void *arg);
+/*
+ * A PUT of the next size bytes of fd (not closed; Content-Length: size),
+ * sent as content_type with extra headers (n of them), streamed: the
+ * file is never held in memory.  Returns as http_request, and -1 when
+ * fd ends before size bytes (nothing short is ever sent as complete).
+ */
+int http_put_fd(struct http_reply *out, struct http *, const char *url, int fd,
+    long long size, const char *content_type, const char *const *extra,
+    size_t n);
 
 /*
  * Retry policy: up to max_attempts tries (1 = no retry), sleeping

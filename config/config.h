@@ -331,6 +331,12 @@ struct runner_config {
 	/* Claim both jobs of a pair in rounds and measure them in turns
 	 * (true), else one job a claim, a round at a time. */
 	int pair_claims;
+	/* Shared kernel builds (docs/KERNEL.md): this runner may claim
+	 * build jobs and compile kernels (true), else it only boots images
+	 * built elsewhere; and the bytes of downloaded images kept in
+	 * kernel_tree/shared/ (least recently used removed beyond it). */
+	int build;
+	int64_t image_cache_max;
 	/* host: the tuning profile of `perfwatch-runner host tune` and what
 	 * `host check` calls benchmark-ready (runners/host.h). */
 	struct {

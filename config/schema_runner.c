@@ -92,6 +92,12 @@ static const struct field runner_fields[] = {
 	    .type = F_BOOL,
 	    .off = offsetof(struct runner_config, pair_claims),
 	    .def = "true" },
+	{ .key = "build",
+	    .type = F_BOOL,
+	    .off = offsetof(struct runner_config, build),
+	    .def = "true" },
+	NUM("image_cache_max", F_SIZE, struct runner_config, image_cache_max,
+	    "4G", 0, (int64_t)1 << 50),
 	{ .key = "host", .type = F_SECTION, .sub = &runhost_schema },
 };
 const struct schema cfg_i_runner_schema = { sizeof(struct runner_config),

@@ -152,13 +152,15 @@ text_or_unknown(const char *s)
 
 json_t *
 agent_kernel_facts(const char *build_id, const char *release,
-    const char *config_sha256, const char *boot, int cached)
+    const char *config_sha256, const char *boot, int cached,
+    int64_t shared_build)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "build_id",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "build_id",
 	    text_or_unknown(build_id), "release", text_or_unknown(release),
 	    "config_sha256", text_or_unknown(config_sha256), "boot",
 	    text_or_unknown(boot), "cached",
-	    cached < 0 ? json_null() : json_boolean(cached));
+	    cached < 0 ? json_null() : json_boolean(cached), "shared_build",
+	    shared_build > 0 ? json_integer(shared_build) : json_null());
 }
 
 /* ---- uploads through the spool ---- */
@@ -316,11 +318,15 @@ agent_i_finish(
 
 /* ---- heartbeat thread ---- */
 
-void
-agent_i_set_job(struct agent *a, int64_t job, int64_t runs)
+/* What the heartbeats are about from now on: a job, a build or none. */
+static void
+set_claim(struct agent *a, int64_t job, int64_t build, int64_t runs)
 {
 	pthread_mutex_lock(&a->mu);
 	a->job_id = job;
+	a->build_id = build;
+	if (build != 0)
+		a->job2_id = 0;
 	a->runs_wanted = runs;
 	a->boot_lease_s = 0;
 	a->progress[0] = '\0';
@@ -328,6 +334,12 @@ agent_i_set_job(struct agent *a, int64_t job, int64_t runs)
 	atomic_store(&a->kill, 0);
 	pthread_cond_signal(&a->cv);
 	pthread_mutex_unlock(&a->mu);
+}
+
+void
+agent_i_set_job(struct agent *a, int64_t job, int64_t runs)
+{
+	set_claim(a, job, 0, runs);
 }
 
 /* The claim's second job (0: none), kept leased by hb_main too. */
@@ -339,6 +351,12 @@ agent_i_set_job2(struct agent *a, int64_t job)
 	a->hb_force = 1;
 	pthread_cond_signal(&a->cv);
 	pthread_mutex_unlock(&a->mu);
+}
+
+void
+agent_i_set_build(struct agent *a, int64_t build)
+{
+	set_claim(a, 0, build, 0);
 }
 
 void
@@ -378,28 +396,34 @@ static void *
 hb_main(void *arg)
 {
 	struct agent *a = arg;
-	int64_t next = 0, now, job, job2, runs, runs2, boot_s;
+	int64_t next = 0, now, job, job2, build, runs, runs2, boot_s;
 	char progress[sizeof(a->progress)];
 	struct timespec ts;
 	int cancel, cancel2, rc, failing = 0;
 
 	pthread_mutex_lock(&a->mu);
 	while (!a->hb_quit) {
-		if (atomic_load(a->stop) && a->job_id != 0)
+		if (atomic_load(a->stop) &&
+		    (a->job_id != 0 || a->build_id != 0))
 			atomic_store(&a->kill, 1);
 		now = clock_mono_ms();
 		if (a->hb_force || now >= next) {
 			a->hb_force = 0;
 			job = a->job_id;
 			job2 = a->job2_id;
+			build = a->build_id;
 			boot_s = a->boot_lease_s;
 			memcpy(progress, a->progress, sizeof(progress));
 			a->hb_busy = 1;
 			pthread_mutex_unlock(&a->mu);
 			cancel = 0;
 			runs = 0;
-			rc = client_heartbeat_boot(&cancel, &runs, a->hb_cl,
-			    job, progress[0] ? progress : NULL, boot_s);
+			/* A build's lease, else the job's (or idle). */
+			rc = build != 0
+			    ? client_heartbeat_build(&cancel, a->hb_cl, build,
+			          progress[0] ? progress : NULL)
+			    : client_heartbeat_boot(&cancel, &runs, a->hb_cl,
+			          job, progress[0] ? progress : NULL, boot_s);
 			cancel2 = 0;
 			if (rc == 0 && job2 != 0)
 				rc = client_heartbeat_boot(
@@ -413,6 +437,14 @@ hb_main(void *arg)
 			pthread_mutex_lock(&a->mu);
 			a->hb_busy = 0;
 			pthread_cond_broadcast(&a->cv);
+			if (rc == 0 && build != 0 && build == a->build_id &&
+			    cancel && !atomic_load(&a->kill)) {
+				log_warnx("build %" PRId64
+				          ": cancelled by the daemon (or its "
+				          "lease went elsewhere)",
+				    build);
+				atomic_store(&a->kill, 1);
+			}
 			if (rc == 0 && job != 0 && job == a->job_id) {
 				if (cancel && !atomic_load(&a->kill)) {
 					log_warnx("job %" PRId64
@@ -501,7 +533,7 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	struct err e = { 0 };
 	pthread_condattr_t ca;
 	char *spool_dir;
-	json_t *job;
+	json_t *job, *build;
 	int rc, ret = 0, attempt = 0, hb_started = 0;
 
 	memset(&a, 0, sizeof(a));
@@ -582,7 +614,8 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	agent_i_flush_spool(&a, 0, 0);
 
 	while (!atomic_load(stop)) {
-		rc = client_claim(&job, a.cl, CLAIM_WAIT_S, cfg->pair_claims);
+		rc = client_claim(&job, &build, a.cl, CLAIM_WAIT_S,
+		    cfg->pair_claims, cfg->build);
 		if (rc == ERR_NOTFOUND) {
 			attempt = 0;
 			if (once) {
@@ -605,6 +638,15 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 			continue;
 		}
 		attempt = 0;
+		if (build != NULL) {
+			rc = agent_i_run_build(&a, build);
+			json_decref(build);
+			if (once) {
+				ret = rc;
+				break;
+			}
+			continue;
+		}
 		rc = json_is_object(json_object_get(job, "partner"))
 		    ? agent_i_run_pair(&a, job, json_object_get(job, "partner"))
 		    : agent_i_run_job(&a, job);

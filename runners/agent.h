@@ -49,11 +49,14 @@ json_t *agent_run_body(int64_t index, const char *parser,
  * docs/KERNEL.md): build_id ("-pw17"; "none": the job built no kernel),
  * release (uname -r of the kernel the run ran on, as verified after the
  * boot), config_sha256 (of the image's .config), boot (qemu, kexec,
- * reboot, none) and cached (1: the image came from the cache, 0: built
- * for this job, -1: unknown, sent as null).  A NULL or empty string is
- * sent as "unknown": nothing is made up.  Never NULL.
+ * reboot, none), cached (1: the image came from the cache, 0: built
+ * or downloaded for this job, -1: unknown, sent as null) and
+ * shared_build (the daemon's shared build the image came from, 0: none,
+ * sent as null).  A NULL or empty string is sent as "unknown": nothing
+ * is made up.  Never NULL.
  */
 json_t *agent_kernel_facts(const char *build_id, const char *release,
-    const char *config_sha256, const char *boot, int cached);
+    const char *config_sha256, const char *boot, int cached,
+    int64_t shared_build);
 
 #endif

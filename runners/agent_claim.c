@@ -271,7 +271,7 @@ side_run(struct agent *a, struct side *sd, struct claim_env *ce, int64_t i,
 	        ? json_deep_copy(a->kfacts)
 	        : agent_kernel_facts("none",
 	              json_string_value(json_object_get(hstate, "kernel")),
-	              NULL, "none", -1));
+	              NULL, "none", -1, 0));
 	json_object_set_new(body, "host_state", hstate);
 	if (prof != NULL)
 		agent_i_prof_end(a, j, prof, body, i);

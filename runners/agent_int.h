@@ -19,6 +19,7 @@
 #include "runners/client.h"
 #include "runners/exec.h"
 #include "runners/host.h"
+#include "runners/kernel.h"
 #include "runners/qemu.h"
 #include "runners/runas.h"
 #include "runners/spool.h"
@@ -42,6 +43,9 @@ struct agent {
 	/* The current job, and its pair's other job when a claim holds
 	 * both (run_pair), under mu. */
 	int64_t job_id, job2_id;
+	/* The shared kernel build this runner holds (0: none), under mu:
+	 * heartbeats then carry it instead of a job. */
+	int64_t build_id;
 	char progress[96];
 	int64_t runs_wanted;
 	/* Kill the running benchmark: set by hb_main, polled by exec. */
@@ -176,6 +180,18 @@ int agent_i_run_job(struct agent *a, json_t *jo);
  */
 int agent_i_run_kernel_job(struct agent *a, struct job *j, json_t *jo,
     const char *scratch, size_t raw_max);
+/* The job log's line of the kernel a job boots (or a build made):
+ * "kernel: build_id=... release=... cached=yes|no ...". */
+void agent_i_kernel_line(char *out, size_t n, const struct kernel_image *img);
+/*
+ * A claimed shared kernel build (docs/KERNEL.md, "Shared builds"): the
+ * kernel built in this runner's build tree of its (tree, key), its files
+ * uploaded with their sha256, the build finished.  0 when finished with
+ * success, 1 otherwise (failed, cancelled, lease lost, stopping).
+ */
+int agent_i_run_build(struct agent *a, json_t *bo);
+/* The build held (0: none; any job is dropped from the heartbeats). */
+void agent_i_set_build(struct agent *a, int64_t build);
 /*
  * Both jobs of a pair in one claim (docs/CONFIG.md `rounds`): each side
  * checked out and built once, then measured in turns on this host, round

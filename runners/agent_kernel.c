@@ -21,6 +21,7 @@
 #include "common/xalloc.h"
 #include "runners/agent.h"
 #include "runners/agent_int.h"
+#include "runners/image.h"
 #include "runners/kernel.h"
 
 /* ---- kernel jobs (docs/KERNEL.md) ---- */
@@ -185,7 +186,8 @@ qemu_round(struct agent *a, struct job *j, const struct kernel_image *img,
 		json_object_set_new(body, "host_state",
 		    json_pack("{s:o}", "kernel_build",
 		        agent_kernel_facts(img->build_id, rel,
-		            img->config_sha256, "qemu", img->cached)));
+		            img->config_sha256, "qemu", img->cached,
+		            img->shared_build)));
 		agent_i_deliver_run(a, j->id, idx[i], body);
 		json_decref(body);
 	}
@@ -304,6 +306,7 @@ boot_host(struct agent *a, struct job *j, const struct kernel_image *img,
 	snprintf(st.config_sha256, sizeof(st.config_sha256), "%s",
 	    img->config_sha256);
 	st.cached = img->cached;
+	st.shared_build = img->shared_build;
 	st.deadline = (int64_t)time(NULL) + j->boot_timeout_s;
 	st.lease_expires = st.deadline;
 	if (bootstate_write(path, &st, why) != 0)
@@ -420,8 +423,9 @@ agent_i_resume_job(struct agent *a, struct job *j)
 		if (kernel_version_release(rel, sizeof(rel), ver.data) != 0)
 			rel[0] = '\0';
 		json_decref(a->kfacts);
-		a->kfacts = agent_kernel_facts(a->bs.build_id, rel,
-		    a->bs.config_sha256, a->bs.method, a->bs.cached);
+		a->kfacts =
+		    agent_kernel_facts(a->bs.build_id, rel, a->bs.config_sha256,
+		        a->bs.method, a->bs.cached, a->bs.shared_build);
 		rc = 1;
 		break;
 	}
@@ -440,6 +444,71 @@ agent_i_resume_job(struct agent *a, struct job *j)
 	return rc;
 }
 
+void
+agent_i_kernel_line(char *out, size_t n, const struct kernel_image *img)
+{
+	/* Nothing was configured for an image built elsewhere. */
+	snprintf(out, n,
+	    "kernel: build_id=%s release=%s config_sha256=%s cached=%s "
+	    "incremental=%s build_s=%.1f config_steps=%s",
+	    img->build_id, img->release, img->config_sha256,
+	    img->cached ? "yes" : "no", img->incremental ? "yes" : "no",
+	    img->build_s,
+	    img->cached || img->shared_build > 0 ? "none"
+	        : img->config_reused             ? "skipped"
+	                                         : "ran");
+}
+
+/*
+ * The job's kernel.image (a shared build, docs/KERNEL.md): downloaded
+ * into kernel_tree/shared/ or found there, verified, logged.  0 with
+ * *img, 1 cancelled, -1 failed (why: "image: ...", a job failure of
+ * kind build).
+ */
+static int
+shared_image(struct agent *a, struct job *j, json_t *image,
+    struct kernel_image *img, struct buf *why)
+{
+	struct image_spec spec;
+	struct image_req rq;
+	struct image_got got;
+	struct err e = { 0 };
+	char resumed[64] = "", line[CAP_ERRMSG];
+	int rc;
+
+	if (image_spec_parse(&spec, image, &e) != 0) {
+		buf_printf(why, "image: %s", err_msg(&e));
+		return -1;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.kdir = a->cfg->kernel_tree;
+	rq.cl = a->cl;
+	rq.cancel = &a->kill;
+	rq.cache_max = a->cfg->image_cache_max;
+	rq.log = kernel_log;
+	rq.arg = a;
+	agent_i_set_progress_text(a, "download");
+	rc = image_fetch(img, &got, &rq, &spec, why);
+	if (rc != 0)
+		return rc;
+	agent_i_kernel_line(line, sizeof(line), img);
+	agent_i_job_log(a, j->id, "%s", line);
+	if (got.resumed_at >= 0)
+		snprintf(resumed, sizeof(resumed), " (resumed at %" PRId64 ")",
+		    got.resumed_at);
+	if (got.cached)
+		agent_i_job_log(a, j->id,
+		    "image: build %" PRId64 " from the local cache",
+		    spec.build);
+	else
+		agent_i_job_log(a, j->id,
+		    "image: downloaded %" PRId64 " bytes from build %" PRId64
+		    "%s; %zu older image%s removed from the cache",
+		    got.bytes, spec.build, resumed, got.evicted,
+		    got.evicted == 1 ? "" : "s");
+	return 0;
+}
+
 /*
  * A job on a kernel commit: build (or reuse) its kernel, then boot it
  * once per round, runs/rounds runs each (and one more boot for runs the
@@ -454,19 +523,37 @@ agent_i_run_kernel_job(struct agent *a, struct job *j, json_t *jo,
 	struct kernel_image img;
 	struct buf why = BUF_INIT(CAP_ERRMSG * 4);
 	char first_err[CAP_ERRMSG] = "", msg[CAP_ERRMSG];
+	json_t *image;
 	int64_t *idx = xcalloc((size_t)j->max_runs + 1, sizeof(int64_t));
 	int64_t n, ok = 0, ran = 0, boot = 0, round, i, lo, hi;
 	size_t k;
 	int rc, ret = 1;
 
-	if (cfg->boot == CFG_BOOT_NONE) {
+	image = json_object_get(j->kernel, "image");
+	if (image != NULL && json_is_null(image))
+		image = NULL;
+	if (cfg->boot == CFG_BOOT_NONE || (image == NULL && !cfg->build)) {
 		snprintf(msg, sizeof(msg),
 		    "refused: the job asks for a kernel build (kernel.config "
-		    "%s) and runner %s has boot: none (it only measures the "
-		    "running kernel)",
-		    j->kconfig, cfg->name);
+		    "%s) and runner %s has %s",
+		    j->kconfig, cfg->name,
+		    cfg->boot == CFG_BOOT_NONE
+		        ? "boot: none (it only measures the running kernel)"
+		        : "build: false (it boots images built elsewhere: "
+		          "builds.shared in daemon.yaml)");
 		agent_i_finish(a, j->id, "failure", msg);
 		goto out;
+	}
+	if (image != NULL) {
+		/* A shared build's image: downloaded, never built here. */
+		rc = shared_image(a, j, image, &img, &why);
+		if (rc == 1)
+			goto out;
+		if (rc != 0) {
+			agent_i_finish(a, j->id, "failure", why.data);
+			goto out;
+		}
+		goto boot;
 	}
 	memset(&kr, 0, sizeof(kr));
 	kr.kdir = cfg->kernel_tree;
@@ -496,15 +583,9 @@ agent_i_run_kernel_job(struct agent *a, struct job *j, json_t *jo,
 		buf_release(&fb);
 		goto out;
 	}
-	agent_i_job_log(a, j->id,
-	    "kernel: build_id=%s release=%s config_sha256=%s cached=%s "
-	    "incremental=%s build_s=%.1f config_steps=%s",
-	    img.build_id, img.release, img.config_sha256,
-	    img.cached ? "yes" : "no", img.incremental ? "yes" : "no",
-	    img.build_s,
-	    img.cached              ? "none"
-	        : img.config_reused ? "skipped"
-	                            : "ran");
+	agent_i_kernel_line(msg, sizeof(msg), &img);
+	agent_i_job_log(a, j->id, "%s", msg);
+boot:
 	if (cfg->boot != CFG_BOOT_QEMU) {
 		/* kexec / reboot: the runs happen after the restart. */
 		if (j->rounds > 1)

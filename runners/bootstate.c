@@ -55,6 +55,8 @@ bootstate_write(const char *path, const struct bootstate *st, struct buf *why)
 		buf_printf(&b, "config_sha256 %s\n", st->config_sha256);
 	if (st->cached >= 0)
 		buf_printf(&b, "cached %s\n", st->cached ? "yes" : "no");
+	if (st->shared_build > 0)
+		buf_printf(&b, "shared_build %" PRId64 "\n", st->shared_build);
 	if (buf_failed(&b)) {
 		buf_printf(why, "%s: state too large", path);
 		buf_release(&b);
@@ -176,11 +178,12 @@ bootstate_read(struct bootstate *out, const char *path, struct buf *why)
 		    str_into(out->release, sizeof(out->release), sp))
 		F("image", 10, str_into(out->image, sizeof(out->image), sp))
 		F("deadline", 11, int_into(&out->deadline, sp))
-		/* Optional (bits 12, 13): older states lack them. */
+		/* Optional (bits 12-14): older states lack them. */
 		F("config_sha256", 12,
 		    str_into(
 		        out->config_sha256, sizeof(out->config_sha256), sp))
 		F("cached", 13, yes_no_into(&out->cached, sp))
+		F("shared_build", 14, int_into(&out->shared_build, sp))
 #undef F
 		else bad = 1;
 	}

@@ -22,10 +22,12 @@
  *	deadline 1733000660
  *	config_sha256 93d1b1fd...
  *	cached yes
+ *	shared_build 4
  *
  * (config_sha256 and cached, what the resumed runs report of the kernel,
  * may be missing from a state an older runner wrote: they are then
- * unknown.)
+ * unknown; shared_build, the daemon's build a downloaded image came
+ * from, is there only for such an image.)
  * and, started again, reads it to decide what to do with the job the
  * daemon hands back (bootstate_decide).
  */
@@ -46,6 +48,7 @@ struct bootstate {
 	int64_t deadline;       /* epoch s: the boot must have ended by then */
 	char config_sha256[65]; /* of the image's .config, "" unknown */
 	int cached;             /* the image came from the cache: 1, 0, -1 */
+	int64_t shared_build;   /* a downloaded image's build, else 0 */
 };
 
 /* Writes path atomically.  0, or -1 with why. */

@@ -1,7 +1,9 @@
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/http.h"
 #include "common/xalloc.h"
@@ -151,6 +153,20 @@ out:
 	return rc;
 }
 
+/* A POST of text that is not JSON (a build's log); no reply kept. */
+static int
+call_raw_type(struct client *c, const char *method, const char *path,
+    const char *body, size_t len, const char *content_type)
+{
+	const char *hdrs[] = { content_type };
+	int rc;
+
+	http_set_headers(c->http, hdrs, 1);
+	rc = call_raw(NULL, NULL, c, method, path, body, len, TIMEOUT_MS);
+	http_set_headers(c->http, NULL, 0);
+	return rc;
+}
+
 int
 client_get_raw(struct buf *out, struct client *c, const char *path, size_t max,
     long total_ms)
@@ -253,16 +269,23 @@ client_heartbeat_boot(int *cancel, int64_t *runs, struct client *c,
 }
 
 int
-client_claim(json_t **job, struct client *c, int64_t wait_s, int pairs)
+client_claim(json_t **job, json_t **build, struct client *c, int64_t wait_s,
+    int pairs, int builds)
 {
 	json_t *body =
 	    json_pack("{sI, sb}", "wait_s", (json_int_t)wait_s, "pairs", pairs);
-	json_t *r = NULL, *j;
-	char *s = pwjson_dump(body);
+	json_t *r = NULL, *j, *b;
+	char *s;
 	long status = 0;
 	int rc;
 
 	*job = NULL;
+	*build = NULL;
+	/* Absent means true: a daemon without shared builds never sees it
+	 * from a runner that builds. */
+	if (!builds)
+		json_object_set_new(body, "builds", json_false());
+	s = pwjson_dump(body);
 	rc = call_raw(&r, &status, c, "POST", "/api/v1/jobs/claim", s,
 	    strlen(s), (long)(wait_s + 15) * 1000);
 	free(s);
@@ -274,14 +297,171 @@ client_claim(json_t **job, struct client *c, int64_t wait_s, int pairs)
 		return ERR_NOTFOUND;
 	}
 	j = json_object_get(r, "job");
+	b = json_object_get(r, "build");
+	if (builds && json_is_object(b) && j == NULL) {
+		*build = json_incref(b);
+		json_decref(r);
+		return 0;
+	}
 	if (!json_is_object(j)) {
 		json_decref(r);
-		return err_setc(
-		    &c->err, ERR_INVALID, "claim: reply has no \"job\" object");
+		return err_setc(&c->err, ERR_INVALID,
+		    "claim: reply has no \"job\"%s object",
+		    builds ? " or \"build\"" : "");
 	}
 	*job = json_incref(j);
 	json_decref(r);
 	return 0;
+}
+
+int
+client_heartbeat_build(
+    int *cancel, struct client *c, int64_t build_id, const char *progress)
+{
+	json_t *body = json_pack("{sI}", "build_id", (json_int_t)build_id),
+	       *r = NULL;
+	int rc, flag = 0;
+
+	if (progress != NULL)
+		json_object_set_new(body, "progress", json_string(progress));
+	rc =
+	    client_call(&r, NULL, c, "POST", "/api/v1/runners/heartbeat", body);
+	json_decref(body);
+	if (rc == 0 && r != NULL && json_is_object(r) &&
+	    pwjson_bool_opt(&flag, r, "cancel", &c->err) == -1)
+		rc = ERR_INVALID;
+	if (cancel != NULL)
+		*cancel = flag;
+	json_decref(r);
+	return rc;
+}
+
+int
+client_build_log(struct client *c, int64_t build_id, const char *text)
+{
+	char path[96];
+
+	snprintf(
+	    path, sizeof(path), "/api/v1/builds/%" PRId64 "/log", build_id);
+	return call_raw_type(c, "POST", path, text, strlen(text),
+	    "Content-Type: text/plain; charset=utf-8");
+}
+
+/* The outcome of a streamed transfer (rc and reply r, released here)
+ * as the calls return it, with its error named by method and path. */
+static int
+streamed_outcome(struct client *c, int rc, struct http_reply *r,
+    const char *method, const char *path)
+{
+	struct buf why = BUF_INIT(CAP_ERRMSG);
+
+	if (rc < 0)
+		return err_setc(&c->err, rc, "%s %s: %s", method, path,
+		    http_errmsg(c->http));
+	if ((rc = status_code(r->status)) != 0) {
+		server_error(&why, r);
+		err_set(&c->err, "%s %s: HTTP %ld: %s", method, path, r->status,
+		    why.data);
+	}
+	buf_release(&why);
+	http_reply_release(r);
+	return rc;
+}
+
+int
+client_build_put(struct client *c, int64_t build_id, const char *name, int fd,
+    int64_t size, const char *sha256, long total_ms)
+{
+	struct http_reply r = HTTP_REPLY_INIT;
+	char path[160], hdr[96];
+	const char *hdrs[] = { hdr };
+	char *url;
+	int rc;
+
+	snprintf(path, sizeof(path), "/api/v1/builds/%" PRId64 "/files/%s",
+	    build_id, name);
+	snprintf(hdr, sizeof(hdr), "X-Perfwatch-Sha256: %s", sha256);
+	url = xasprintf("%s%s", c->server, path);
+	err_clear(&c->err);
+	http_set_timeouts(c->http, 0, total_ms);
+	rc = http_put_fd(
+	    &r, c->http, url, fd, size, "application/octet-stream", hdrs, 1);
+	free(url);
+	return streamed_outcome(c, rc, &r, "PUT", path);
+}
+
+int
+client_build_finish(struct client *c, int64_t build_id, const json_t *body)
+{
+	char path[96];
+
+	snprintf(
+	    path, sizeof(path), "/api/v1/builds/%" PRId64 "/finish", build_id);
+	return client_call(NULL, NULL, c, "POST", path, body);
+}
+
+/* Where an artifact's body goes: appended to fd, or from its start
+ * when the server sent the whole file (200) to a ranged request. */
+struct artifact_sink {
+	int fd;
+	int64_t from, got;
+	int restarted, started;
+};
+
+static int
+artifact_write(void *arg, long status, const char *p, size_t len)
+{
+	struct artifact_sink *s = arg;
+	ssize_t w;
+
+	if (!s->started) {
+		s->started = 1;
+		if (status != 206 && s->from > 0) {
+			if (ftruncate(s->fd, 0) != 0 ||
+			    lseek(s->fd, 0, SEEK_SET) != 0)
+				return -1;
+			s->restarted = 1;
+		}
+	}
+	while (len > 0) {
+		w = write(s->fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+		s->got += w;
+	}
+	return 0;
+}
+
+int
+client_artifact_get(long *status, int64_t *got, int *restarted,
+    struct client *c, const char *sha256, int fd, int64_t from, long total_ms)
+{
+	struct http_reply r = HTTP_REPLY_INIT;
+	struct artifact_sink sk = { fd, from, 0, 0, 0 };
+	char path[128], range[64];
+	const char *hdrs[] = { range };
+	char *url;
+	int rc;
+
+	*status = 0;
+	*got = 0;
+	*restarted = 0;
+	snprintf(path, sizeof(path), "/api/v1/artifacts/%s", sha256);
+	snprintf(range, sizeof(range), "Range: bytes=%" PRId64 "-", from);
+	url = xasprintf("%s%s", c->server, path);
+	err_clear(&c->err);
+	http_set_timeouts(c->http, 0, total_ms);
+	rc = http_get_stream(
+	    &r, c->http, url, hdrs, from > 0 ? 1 : 0, artifact_write, &sk);
+	free(url);
+	*got = sk.got;
+	*restarted = sk.restarted;
+	*status = rc < 0 ? 0 : r.status;
+	return streamed_outcome(c, rc, &r, "GET", path);
 }
 
 int

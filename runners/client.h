@@ -61,11 +61,38 @@ int client_heartbeat(int *cancel, int64_t *runs, struct client *,
 /* The same during a kexec or reboot: asks for a lease of boot_s. */
 int client_heartbeat_boot(int *cancel, int64_t *runs, struct client *,
     int64_t job_id, const char *progress, int64_t boot_s);
-/* claim: 0 with *job (the reply's "job" object, caller decrefs), or
- * ERR_NOTFOUND for a 204.  The transfer timeout is wait_s + 15 s.
- * pairs: this runner measures both jobs of a pair in turns (the reply's
- * job may then hold a "partner" job). */
-int client_claim(json_t **job, struct client *, int64_t wait_s, int pairs);
+/* claim: 0 with *job (the reply's "job" object, caller decrefs) or, for
+ * a runner that builds, *build (a shared kernel build, docs/KERNEL.md;
+ * the other one NULL), or ERR_NOTFOUND for a 204.  The transfer timeout
+ * is wait_s + 15 s.  pairs: this runner measures both jobs of a pair in
+ * turns (the reply's job may then hold a "partner" job).  builds 0:
+ * this runner never compiles a kernel (sent as "builds": false). */
+int client_claim(json_t **job, json_t **build, struct client *, int64_t wait_s,
+    int pairs, int builds);
+/* heartbeat of a build this runner holds: extends its lease; *cancel
+ * (may be NULL) when it was cancelled or its lease went elsewhere. */
+int client_heartbeat_build(
+    int *cancel, struct client *, int64_t build_id, const char *progress);
+/* A build's log, text appended (sanitized UTF-8). */
+int client_build_log(struct client *, int64_t build_id, const char *text);
+/*
+ * One artifact of a build: the next size bytes of fd as file name, with
+ * its sha256 (64 hex digits) for the daemon to check, within total_ms.
+ */
+int client_build_put(struct client *, int64_t build_id, const char *name,
+    int fd, int64_t size, const char *sha256, long total_ms);
+/* A build finished: body as docs/API.md POST /builds/{id}/finish. */
+int client_build_finish(struct client *, int64_t build_id, const json_t *body);
+/*
+ * GET /api/v1/artifacts/SHA256 from byte from on (a Range request when
+ * from > 0): the body is written to fd at its offset, which must be
+ * from; a server that sends the whole file (200) has it written from the
+ * start (*restarted 1, fd truncated first).  *status the HTTP status (0:
+ * none), *got the bytes written.  Returns as the other calls (a cut
+ * transfer: ERR_AGAIN, with what arrived written).
+ */
+int client_artifact_get(long *status, int64_t *got, int *restarted,
+    struct client *, const char *sha256, int fd, int64_t from, long total_ms);
 /* One run, body already serialized (it comes from the spool). */
 int client_upload_run(
     struct client *, int64_t job_id, const char *body, size_t len);

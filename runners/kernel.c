@@ -37,19 +37,27 @@ extern char **environ;
 static void klog(const struct kernel_req *rq, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+void
+kernel_i_vlog(
+    void (*log)(void *, const char *), void *arg, const char *fmt, va_list ap)
+{
+	struct buf b = BUF_INIT(CAP_LOG_APPEND);
+
+	if (log == NULL)
+		return;
+	buf_vprintf(&b, fmt, ap);
+	log(arg, b.data);
+	buf_release(&b);
+}
+
 static void
 klog(const struct kernel_req *rq, const char *fmt, ...)
 {
-	struct buf b = BUF_INIT(CAP_LOG_APPEND);
 	va_list ap;
 
-	if (rq->log == NULL)
-		return;
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	kernel_i_vlog(rq->log, rq->arg, fmt, ap);
 	va_end(ap);
-	rq->log(rq->arg, b.data);
-	buf_release(&b);
 }
 
 static const char *
@@ -631,6 +639,26 @@ run_make(struct kernel_image *out, const struct kernel_req *rq, const char *src,
 	return rc;
 }
 
+void
+kernel_compiler(char *out, size_t n)
+{
+	char *argv[] = { "gcc", "--version", NULL };
+	struct exec_spec s = EXEC_SPEC_INIT(argv);
+	struct exec_result r;
+	struct err e = { 0 };
+
+	out[0] = '\0';
+	s.timeout_ms = TOOL_MS;
+	s.out_max = 4096;
+	s.err_max = 4096;
+	if (!in_path("gcc") || exec_run(&r, &s, &e) != 0)
+		return;
+	if (r.exited && r.code == 0)
+		snprintf(
+		    out, n, "%.*s", (int)strcspn(r.out.data, "\n"), r.out.data);
+	exec_result_release(&r);
+}
+
 int
 kernel_build(
     struct kernel_image *out, const struct kernel_req *rq, struct buf *why)
@@ -642,8 +670,17 @@ kernel_build(
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (kernel_build_id(out->build_id, sizeof(out->build_id), rq->job,
-	        rq->instance) != 0) {
+	if (rq->build_id != NULL) {
+		if (!kernel_shared_build_id_ok(rq->build_id)) {
+			buf_printf(why,
+			    "build id '%.48s': expected -pwb<build>-<instance>",
+			    rq->build_id);
+			return -1;
+		}
+		snprintf(
+		    out->build_id, sizeof(out->build_id), "%s", rq->build_id);
+	} else if (kernel_build_id(out->build_id, sizeof(out->build_id),
+	               rq->job, rq->instance) != 0) {
 		buf_printf(why,
 		    "instance '%.32s': expected 1 to 16 lowercase "
 		    "hex digits",
@@ -660,7 +697,8 @@ kernel_build(
 		return -1;
 	/* A file base is keyed by its text once the tree is out (below). */
 	kernel_config_key(key, rq->config, btext, rq->fragment);
-	idir = xasprintf("%s/images/%s-%s", rq->kdir, rq->commit, key);
+	idir = xasprintf("%s/images/%s-%s%s", rq->kdir, rq->commit, key,
+	    rq->build_id != NULL ? rq->build_id : "");
 	p = xasprintf("%s/meta", idir);
 	if (kernel_config_is_target(rq->config) ||
 	    strcmp(rq->config, "running") == 0) {

@@ -50,6 +50,11 @@ struct kernel_req {
 	const struct strlist *fragment;
 	int64_t job;          /* for the build id */
 	const char *instance; /* the daemon's instance id, NULL: none */
+	/* A shared build (docs/KERNEL.md, "Shared builds"): the build id
+	 * the daemon gave ("-pwb4-0a1b2c3d4e5f"), used instead of job and
+	 * instance; its image is kept apart from per-job images (another
+	 * build id), in images/<commit>-<key><build_id>.  NULL: a job's. */
+	const char *build_id;
 	int64_t timeout_ms;
 	const atomic_int *cancel;
 	/* Who runs the tree's make and merge_config.sh (runners/runas.h):
@@ -73,6 +78,7 @@ struct kernel_image {
 	size_t changed_files;   /* files written by the update */
 	int config_reused;      /* the config steps were skipped */
 	double build_s;         /* config + make, 0 when cached */
+	int64_t shared_build;   /* downloaded: the daemon's build, else 0 */
 };
 
 /*
@@ -83,7 +89,17 @@ struct kernel_image {
 int kernel_build(
     struct kernel_image *out, const struct kernel_req *, struct buf *why);
 
+/* The compiler's first line of `gcc --version` into out ("" when gcc
+ * does not run). */
+void kernel_compiler(char *out, size_t n);
+
 /* ---- pure parts (unit-tested) ---- */
+
+/*
+ * 1 when id can be a shared build's id, and so a directory name under
+ * kernel_tree/shared/: "-pwb<digits>-<1 to 16 lowercase hex>".
+ */
+int kernel_shared_build_id_ok(const char *id);
 
 /*
  * The build id: "-pw<job>-<instance>", or "-pw<job>" when instance (the

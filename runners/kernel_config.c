@@ -31,6 +31,22 @@ kernel_build_id(char *out, size_t n, int64_t job, const char *instance)
 }
 
 int
+kernel_shared_build_id_ok(const char *id)
+{
+	size_t d, h;
+
+	if (strncmp(id, "-pwb", 4) != 0)
+		return 0;
+	id += 4;
+	d = strspn(id, "0123456789");
+	if (d == 0 || d > 18 || id[0] == '0' || id[d] != '-')
+		return 0;
+	id += d + 1;
+	h = strspn(id, "0123456789abcdef");
+	return h >= 1 && h <= 16 && id[h] == '\0';
+}
+
+int
 kernel_config_is_target(const char *config)
 {
 	/* Non-interactive targets only: make runs with stdin /dev/null. */

@@ -22,24 +22,14 @@
 . "$(dirname "$0")/lib_git.sh"
 
 . "$(dirname "$0")/lib_boot.sh"
+. "$(dirname "$0")/lib_kstandin.sh"
 
 boot_setup kx 900
 
 # Fake kexec: -l records the image's release as the next /proc/version
 # (FAKE_KERNEL overrides it: the wrong-kernel case); -e "reboots": kills
 # the runner that called it.
-mkdir -p "$PW_TMP/fakebin"
-cat >"$PW_TMP/fakebin/kexec" <<'SH'
-#!/bin/sh
-echo "kexec $*" >>"$FAKE_LOG"
-case $1 in
--l) rel=$(awk '$1 == "release" {print $2}' "$(dirname "$2")/meta")
-    echo "Linux version ${FAKE_KERNEL:-$rel} (fake kexec) #1 SMP" >"$PERFWATCH_PROC_VERSION" ;;
--e) kill -9 "$PPID" ;;
-esac
-exit 0
-SH
-chmod +x "$PW_TMP/fakebin/kexec"
+fake_kexec "$PW_TMP/fakebin"
 export FAKE_LOG=$PW_TMP/fake.log PERFWATCH_PROC_VERSION=$PW_TMP/proc_version
 export PERFWATCH_NO_CGROUPS=1
 echo "Linux version 6.1.0-13-amd64 (debian) #1 SMP" >"$PERFWATCH_PROC_VERSION"
@@ -113,7 +103,8 @@ bid, rel, cfg, cached = m.groups()
 assert (bid, rel, cached) == ("-pw900", "6.1.158-pw900", "yes"), m.groups()
 want = {"build_id": bid, "release": rel, "config_sha256": cfg, "boot": "kexec", "cached": cached == "yes"}
 for r in j["runs"]:
-    assert r["host_state"]["kernel_build"] == want, r["host_state"]
+    # Built by this runner, not downloaded from a shared build.
+    assert r["host_state"]["kernel_build"] == dict(want, shared_build=None), r["host_state"]
 want_side = dict(want, cached=cached, runs=2)
 assert j["kernel"] == want_side, j["kernel"]
 assert p["base"]["kernel"] == want_side, p["base"]

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The runner's kernel build steps with a real daemon and runner, on a
-# stand-in kernel tree: a git repository whose Makefile implements the
-# targets the runner calls (tinyconfig, olddefconfig, bzImage with O=,
-# KCFLAGS and LOCALVERSION) and a scripts/kconfig/merge_config.sh.  A real
+# stand-in kernel tree (lib_kstandin.sh: a git repository whose Makefile
+# implements the targets the runner calls and a merge_config.sh).  A real
 # kernel takes minutes to build here; make check-kernel builds real ones.
 #   - boot: none refuses a kernel job when it is claimed;
 #   - a fragment option olddefconfig drops fails the job with kind build,
@@ -14,51 +13,10 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_kstandin.sh"
 
 K=$PW_TMP/linux
-mkdir -p "$K/scripts/kconfig" "$K/mm"
-cat >"$K/Makefile" <<'MK'
-# Stand-in for kbuild: the targets and variables perfwatch-runner uses.
-O ?= .
-tinyconfig:
-	echo tinyconfig >>$(O)/config-steps
-	printf 'CONFIG_64BIT=y\n# CONFIG_MEMCG is not set\n' >$(O)/.config
-# Like kconfig: an option whose dependency is missing is dropped.
-olddefconfig:
-	echo olddefconfig >>$(O)/config-steps
-	grep -v '^CONFIG_NEEDS_MISSING_DEP=' $(O)/.config >$(O)/.config.new; mv $(O)/.config.new $(O)/.config
-bzImage:
-	mkdir -p $(O)/arch/x86/boot $(O)/include/config $(O)/usr
-	test -f $(O)/memcontrol.o -a $(O)/memcontrol.o -nt mm/memcontrol.c || { cp mm/memcontrol.c $(O)/memcontrol.o; echo rebuilt >>$(O)/rebuilds; }
-	echo "kernel KCFLAGS=$(KCFLAGS)" >$(O)/arch/x86/boot/bzImage
-	cat $(O)/memcontrol.o >>$(O)/arch/x86/boot/bzImage
-	echo "6.1.0$(LOCALVERSION)" >$(O)/include/config/kernel.release
-	echo "map" >$(O)/System.map
-	id -u >>$(O)/make-uids
-MK
-cat >"$K/scripts/kconfig/merge_config.sh" <<'SH'
-#!/bin/sh
-# merge_config.sh -m -O DIR BASE FRAGMENT: later lines win.
-[ "$1" = -m ] && [ "$2" = -O ] || exit 2
-id -u >>"$3/merge-uids"
-base=$4 frag=$5
-for l in $(sed 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1=n/' "$frag"); do
-	sym=${l%%=*}
-	grep -v "^$sym=\|^# $sym is not set" "$base" >"$base.tmp"; mv "$base.tmp" "$base"
-	echo "$l" >>"$base"
-done
-SH
-chmod +x "$K/scripts/kconfig/merge_config.sh"
-echo 'int charge;' >"$K/mm/memcontrol.c"
-printf 'config MEMCG\n\tbool "memcg"\n' >"$K/Kconfig"
-echo 'int other;' >"$K/mm/other.c"
-g "$K" init -q
-g "$K" add -A
-g "$K" commit -q -m base
-BASE=$(g "$K" rev-parse HEAD)
-echo 'int charge; /* slower */' >"$K/mm/memcontrol.c"
-g "$K" commit -q -am candidate
-CAND=$(g "$K" rev-parse HEAD)
+standin_kernel_tree "$K"
 
 daemon_config "$PW_TMP/d" r0 r1
 cat >>"$PW_TMP/d/daemon.yaml" <<'YAML'
@@ -119,17 +77,7 @@ check config_check_accepts_a_qemu_runner "$PW_BIN/perfwatch" config check "$PW_T
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 export PERFWATCH_NO_CGROUPS=1 PERFWATCH_PROC_VERSION=$PW_TMP/proc_version
 export FAKE_LOG=$PW_TMP/fake.log
-mkdir -p "$PW_TMP/fakebin"
-cat >"$PW_TMP/fakebin/kexec" <<'SH'
-#!/bin/sh
-echo "kexec $*" >>"$FAKE_LOG"
-case $1 in
--l) rel=$(awk '$1 == "release" {print $2}' "$(dirname "$2")/meta")
-    echo "Linux version $rel (fake kexec) #1" >"$PERFWATCH_PROC_VERSION" ;;
--e) kill -9 "$PPID" ;;
-esac
-SH
-chmod +x "$PW_TMP/fakebin/kexec"
+fake_kexec "$PW_TMP/fakebin"
 
 submit() {
 	http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"$1\",

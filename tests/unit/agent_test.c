@@ -218,7 +218,7 @@ TEST(test_agent__directions_from_the_job_config)
 TEST(test_agent__kernel_facts)
 {
 	json_t *k = agent_kernel_facts(
-	    "-pw17", "6.1.158-pw17", "93d1b1fde44c8a54", "qemu", 1);
+	    "-pw17", "6.1.158-pw17", "93d1b1fde44c8a54", "qemu", 1, 0);
 	char *s;
 
 	ASSERT_STREQ(
@@ -229,27 +229,34 @@ TEST(test_agent__kernel_facts)
 	    "93d1b1fde44c8a54");
 	ASSERT_STREQ(json_string_value(json_object_get(k, "boot")), "qemu");
 	ASSERT(json_is_true(json_object_get(k, "cached")));
+	ASSERT(json_is_null(json_object_get(k, "shared_build")));
 	json_decref(k);
-	k = agent_kernel_facts("none", "6.1.0-13-amd64", NULL, "none", -1);
+	/* An image downloaded from the daemon's shared build 4. */
+	k = agent_kernel_facts("-pwb4-0a1b", "6.1.158-pwb4-0a1b",
+	    "93d1b1fde44c8a54", "kexec", 0, 4);
+	ASSERT_INTEQ(json_integer_value(json_object_get(k, "shared_build")), 4);
+	json_decref(k);
+	k = agent_kernel_facts("none", "6.1.0-13-amd64", NULL, "none", -1, 0);
 	ASSERT_STREQ(json_string_value(json_object_get(k, "build_id")), "none");
 	ASSERT_STREQ(
 	    json_string_value(json_object_get(k, "config_sha256")), "unknown");
 	ASSERT(json_is_null(json_object_get(k, "cached")));
 	json_decref(k);
 	/* Bytes that are not UTF-8 text are not a release either. */
-	k = agent_kernel_facts("-pw3", "6.1\xff\xfe", "", "kexec", 0);
+	k = agent_kernel_facts("-pw3", "6.1\xff\xfe", "", "kexec", 0, 0);
 	ASSERT(k != NULL);
 	ASSERT_STREQ(
 	    json_string_value(json_object_get(k, "release")), "unknown");
 	json_decref(k);
-	k = agent_kernel_facts("-pw3", "", "", "kexec", 0);
+	k = agent_kernel_facts("-pw3", "", "", "kexec", 0, 0);
 	ASSERT_STREQ(
 	    json_string_value(json_object_get(k, "release")), "unknown");
 	ASSERT(json_is_false(json_object_get(k, "cached")));
 	s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
 	ASSERT_STREQ(s,
 	    "{\"boot\":\"kexec\",\"build_id\":\"-pw3\",\"cached\":false,"
-	    "\"config_sha256\":\"unknown\",\"release\":\"unknown\"}");
+	    "\"config_sha256\":\"unknown\",\"release\":\"unknown\","
+	    "\"shared_build\":null}");
 	free(s);
 	json_decref(k);
 }

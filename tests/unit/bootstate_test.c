@@ -51,6 +51,13 @@ TEST(test_bootstate__round_trip)
 	ASSERT_INTEQ(bootstate_write(path, &a, &why), 0);
 	ASSERT_INTEQ(bootstate_read(&b, path, &why), 0);
 	ASSERT(memcmp(&a, &b, sizeof(a)) == 0);
+	/* A downloaded image keeps its shared build over the boot. */
+	snprintf(a.build_id, sizeof(a.build_id), "-pwb4-0a1b2c3d4e5f");
+	a.shared_build = 4;
+	ASSERT_INTEQ(bootstate_write(path, &a, &why), 0);
+	ASSERT_INTEQ(bootstate_read(&b, path, &why), 0);
+	ASSERT_INTEQ(b.shared_build, 4);
+	ASSERT(memcmp(&a, &b, sizeof(a)) == 0);
 	buf_release(&why);
 }
 

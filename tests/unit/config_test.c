@@ -562,6 +562,22 @@ TEST(test_config__relative_paths)
 	ASSERT(r->kernel_tree == NULL);
 	ASSERT_INTEQ(r->heartbeat_s, 10);
 	ASSERT_INTEQ(r->max_output, 1 << 20);
+	/* Shared builds: a runner builds unless told not to; 4G of images. */
+	ASSERT_INTEQ(r->build, 1);
+	ASSERT_INTEQ(r->image_cache_max, (int64_t)4 << 30);
+	runner_config_free(r);
+	p = write_tmp("bench.yaml",
+	    "server: https://perf.example.org\n"
+	    "name: h1\n"
+	    "token_file: tokens/h1\n"
+	    "workdir: /var/lib/w\n"
+	    "boot: kexec\n"
+	    "kernel_tree: /var/lib/k\n"
+	    "build: false\n"
+	    "image_cache_max: 512M\n");
+	ASSERT_INTEQ(config_load_runner(&r, p, &errs), 0);
+	ASSERT_INTEQ(r->build, 0);
+	ASSERT_INTEQ(r->image_cache_max, (int64_t)512 << 20);
 	runner_config_free(r);
 }
 

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* strcasestr */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -172,20 +173,8 @@ srv_main(void *arg)
 static void
 srv_start(struct srv *s)
 {
-	struct sockaddr_in a;
-	socklen_t al = sizeof(a);
-	int one = 1;
-
 	atomic_init(&s->nreq, 0);
-	s->fd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	bind(s->fd, (struct sockaddr *)&a, sizeof(a));
-	listen(s->fd, 16);
-	getsockname(s->fd, (struct sockaddr *)&a, &al);
-	s->port = ntohs(a.sin_port);
+	s->fd = test_listen(&s->port);
 	pthread_create(&s->th, NULL, srv_main, s);
 }
 
@@ -222,6 +211,51 @@ TEST(test_http__post_json_with_token)
 	ASSERT(strstr(s.req, "\r\nContent-Type: application/json\r\n") != NULL);
 	ASSERT(strstr(s.req, "\r\n\r\n{\"k\":1}") != NULL);
 	http_reply_release(&r);
+	http_free(h);
+}
+
+/* A file PUT streamed from a descriptor: its length, its type, the
+ * extra header, the bytes; a file shorter than announced is not sent. */
+TEST(test_http__put_fd)
+{
+	static const char *const created[] = { "HTTP/1.1 201 Created\r\n"
+		                               "Content-Length: 2\r\n"
+		                               "Connection: close\r\n\r\n"
+		                               "{}" };
+	struct srv s = { .replies = created, .nreplies = 1, .max_conns = 2 };
+	struct http_reply r = HTTP_REPLY_INIT;
+	const char *hdrs[] = { "X-Perfwatch-Sha256: abc" };
+	struct http *h;
+	char url[128], path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/put.bin", test_tmpdir());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT(fd >= 0);
+	ASSERT_INTEQ(write(fd, "0123456789", 10), 10);
+	ASSERT_INTEQ(lseek(fd, 2, SEEK_SET), 2);
+	srv_start(&s);
+	h = http_new();
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/f", s.port);
+	ASSERT_INTEQ(
+	    http_put_fd(&r, h, url, fd, 8, "application/octet-stream", hdrs, 1),
+	    0);
+	ASSERT_INTEQ(r.status, 201);
+	ASSERT(strncmp(s.req, "PUT /api/v1/f HTTP/1.1\r\n", 24) == 0);
+	ASSERT(strstr(s.req, "\r\nContent-Length: 8\r\n") != NULL);
+	ASSERT(strstr(s.req,
+	           "\r\nContent-Type: application/octet-stream\r\n") != NULL);
+	ASSERT(strstr(s.req, "\r\nX-Perfwatch-Sha256: abc\r\n") != NULL);
+	ASSERT(strstr(s.req, "\r\n\r\n23456789") != NULL);
+	http_reply_release(&r);
+	/* 8 bytes announced, 2 left in the file: refused, not sent short. */
+	ASSERT_INTEQ(lseek(fd, 8, SEEK_SET), 8);
+	ASSERT_INTEQ(
+	    http_put_fd(&r, h, url, fd, 8, "application/octet-stream", NULL, 0),
+	    -1);
+	ASSERT(strstr(http_errmsg(h), "ended early") != NULL);
+	srv_stop(&s);
+	close(fd);
 	http_free(h);
 }
 

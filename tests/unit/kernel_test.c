@@ -106,6 +106,21 @@ TEST(test_kernel__build_id)
 	}
 }
 
+/* A shared build's id names a directory under kernel_tree/shared/. */
+TEST(test_kernel__shared_build_id)
+{
+	ASSERT(kernel_shared_build_id_ok("-pwb4-0a1b2c3d4e5f"));
+	ASSERT(kernel_shared_build_id_ok("-pwb1234567890-ffffffffffffffff"));
+	ASSERT(!kernel_shared_build_id_ok("-pw4-0a1b2c3d4e5f"));
+	ASSERT(!kernel_shared_build_id_ok("-pwb4"));
+	ASSERT(!kernel_shared_build_id_ok("-pwb4-"));
+	ASSERT(!kernel_shared_build_id_ok("-pwb04-0a1b"));
+	ASSERT(!kernel_shared_build_id_ok("-pwb4-0A1B"));
+	ASSERT(!kernel_shared_build_id_ok("-pwb4-0a1b/.."));
+	ASSERT(!kernel_shared_build_id_ok("-pwb4-0123456789abcdef0"));
+	ASSERT(!kernel_shared_build_id_ok("-pwb-0a1b"));
+}
+
 TEST(test_kernel__version_check)
 {
 	struct buf why = BUF_INIT(1024);

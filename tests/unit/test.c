@@ -1,8 +1,11 @@
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -221,4 +224,22 @@ test_write_file(const char *root, const char *rel, const char *text)
 		fclose(f);
 	}
 	free(p);
+}
+
+int
+test_listen(int *port)
+{
+	struct sockaddr_in a;
+	socklen_t al = sizeof(a);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	bind(fd, (struct sockaddr *)&a, sizeof(a));
+	listen(fd, 16);
+	getsockname(fd, (struct sockaddr *)&a, &al);
+	*port = ntohs(a.sin_port);
+	return fd;
 }

@@ -50,6 +50,9 @@ const char *test_fixture(const char *rel);
 const char *test_srcpath(const char *rel);
 /* Writes text to root/rel, making its directories (fake /sys, /proc). */
 void test_write_file(const char *root, const char *rel, const char *text);
+/* A socket listening on 127.0.0.1, on a port of the system's choice
+ * (*port), for a test's own server thread. */
+int test_listen(int *port);
 
 #define TEST(name)                                                \
 	static void name(void);                                   \
