@@ -367,14 +367,17 @@ TEST(test_exec__user_limits)
 		"*\\([0-9]*\\).*/\\1 \\2 \\3/p' /proc/self/limits",
 		NULL };
 	char *bomb[] = { "sh", "-c", "while :; do sleep 5 & done", NULL };
-	struct exec_user u = { 65534, 65534, "nobody", "/nonexistent", 20, 40 };
+	/* RLIMIT_NPROC counts the uid's processes host-wide: a uid of no
+	 * account, which nothing else on the machine runs as (other tests
+	 * run servers as nobody). */
+	struct exec_user u = { 60123, 60123, "pwtest", "/nonexistent", 20, 40 };
 	struct exec_spec s = EXEC_SPEC_INIT(argv);
 	struct exec_result r;
 	struct err e = { 0 };
 	struct buf how = BUF_INIT(256);
 
 	if (geteuid() != 0) {
-		test_skip("needs root (the command runs as nobody)");
+		test_skip("needs root (the command runs as another uid)");
 		return;
 	}
 	s.user = &u;
