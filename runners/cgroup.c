@@ -238,6 +238,11 @@ cgroup_detect(struct cgroup_sys *s)
 			s->mount = xstrdup(v2m);
 			s->base = xstrdup(base);
 			s->v2_pids = pids;
+		} else if (mem) {
+			s->denied = 1;
+			snprintf(s->reason, sizeof(s->reason),
+			    "cgroup2: %s is not writable: %s", dir,
+			    strerror(errno));
 		}
 		s->v2_mount = xstrdup(v2m);
 		s->v2_base = xstrdup(base);
@@ -260,11 +265,15 @@ cgroup_detect(struct cgroup_sys *s)
 			s->kind = CGROUP_V1;
 			s->mount = xstrdup(v1m);
 			s->base = xstrdup(base);
-		} else
+			s->denied = 0;
+			s->reason[0] = '\0';
+		} else {
 			snprintf(s->reason, sizeof(s->reason),
 			    "cgroup v1 memory hierarchy: %s is not writable: "
 			    "%s",
 			    dir, strerror(errno));
+			s->denied = 1;
+		}
 		free(dir);
 		free(base);
 	}
@@ -328,6 +337,12 @@ check_one(const char *mount, const char *base, const char *file,
 int
 cgroup_check_subtree(const struct cgroup_sys *s, struct err *e)
 {
+	if (s->kind == CGROUP_NONE && s->denied && geteuid() == 0)
+		return err_set(e,
+		    "cgroup: %s (a runner run as root must be able to manage "
+		    "its cgroup: systemd Delegate=yes, a writable cgroupfs; "
+		    "or set PERFWATCH_NO_CGROUPS=1)",
+		    s->reason);
 	if (s->kind == CGROUP_NONE)
 		return 0;
 	if (check_one(s->mount, s->base,

@@ -75,6 +75,9 @@ struct cgroup_sys {
 	/* A cgroup2 mount used for PSI and perf -G (== mount on v2). */
 	char *v2_mount, *v2_base;
 	int v2_pids; /* v2: the base cgroup offers the pids controller */
+	/* none: the runner's cgroup exists in a memory hierarchy but is not
+	 * writable (reason names it). */
+	int denied;
 	char reason[CGROUP_REASON_MAX]; /* set when kind == CGROUP_NONE */
 };
 
@@ -93,8 +96,9 @@ const char *cgroup_kind_name(enum cgroup_kind); /* "v1" "v2" "none" */
 /*
  * At start: that the runner can manage the subtree below its cgroup in
  * each hierarchy it found (a directory made, a control file in it
- * written, the directory removed).  0 (also for CGROUP_NONE), or -1 with
- * e naming the path that refused.
+ * written, the directory removed), and, run as root, that its cgroup is
+ * writable where one exists (denied).  0 (also for CGROUP_NONE without
+ * denied, or not root), or -1 with e naming the path that refused.
  */
 int cgroup_check_subtree(const struct cgroup_sys *, struct err *);
 

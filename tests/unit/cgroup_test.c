@@ -420,6 +420,19 @@ TEST(test_cgroup__check_subtree)
 	cgroup_sys_release(&s);
 	cgroup_sys_set(&s, CGROUP_NONE, NULL, NULL, NULL, NULL);
 	ASSERT(cgroup_check_subtree(&s, &e) == 0);
+	/* A root runner whose cgroup is there but not its to write. */
+	err_clear(&e);
+	s.denied = 1;
+	snprintf(s.reason, sizeof(s.reason),
+	    "cgroup2: /sys/fs/cgroup/x is not writable: Read-only file system");
+	if (geteuid() == 0) {
+		ASSERT(cgroup_check_subtree(&s, &e) == -1);
+		ASSERT_MSG(strstr(err_msg(&e),
+		               "cgroup: cgroup2: /sys/fs/cgroup/x is not "
+		               "writable: Read-only file system (") != NULL,
+		    "%s", err_msg(&e));
+	} else
+		ASSERT(cgroup_check_subtree(&s, &e) == 0);
 	cgroup_sys_release(&s);
 	free(want);
 	free(file);
