@@ -445,6 +445,16 @@ bench-latency: all
 	@OUT=$(OUT) tests/bench/latency_bench.sh
 
 .PHONY: bench-latency
+
+# make bench-mirror: the daemon's first fetch of a kernel tree (Debian's
+# linux-source imported as git, cached under /var/tmp, served over smart
+# HTTP): seconds and bytes (tests/bench/mirror_bench.sh; PATHS="mm
+# include" for a subset; the whole tree takes many minutes; not part of
+# make check).
+bench-mirror: all
+	@OUT=$(OUT) tests/bench/mirror_bench.sh
+
+.PHONY: bench-mirror
 # --- analysis (analysis/): the synthetic evaluation of the statistics,
 # `make eval-stats` (a few minutes; not part of make check).
 # tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.
