@@ -6,7 +6,7 @@
 #   make deps       install the Debian packages the build, tests and demo need
 #   make demo       run the service end to end on this machine
 #   make check-fresh  make demo + make check in a fresh Debian 12 chroot
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (as root: and the accounts)
 #   make format-check, make lint, make bench, make eval-stats, make fuzz,
 #   make check-tsan
 #   make check-deploy  the deployment test across network namespaces (root)
@@ -19,6 +19,10 @@ OUT	?= build
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# Where install-users makes the accounts: this host, unless DESTDIR says
+# the install is a package's (empty: none made).
+USERS_ROOT ?= $(if $(DESTDIR),,/)
 SYSCONFDIR ?= /etc
 
 CC	?= cc
@@ -225,19 +229,28 @@ demo: deps
 check-fresh:
 	@OUT=$(OUT) scripts/check-fresh.sh
 
-install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDDIR) \
-	    $(DESTDIR)$(SYSCONFDIR)/perfwatch/jobs
+install: all install-units install-users
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/perfwatch/jobs
 	install -m 755 $(PROGS:%=$(OUT)/bin/%) $(DESTDIR)$(BINDIR)
+	install -m 644 config/examples/*.yaml $(DESTDIR)$(SYSCONFDIR)/perfwatch/
+	install -m 644 config/examples/jobs/*.yaml \
+	    $(DESTDIR)$(SYSCONFDIR)/perfwatch/jobs/
+
+install-units:
+	install -d $(DESTDIR)$(SYSTEMDDIR)
 	sed 's|@BINDIR@|$(BINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    dist/systemd/perfwatchd.service.in \
 	    > $(DESTDIR)$(SYSTEMDDIR)/perfwatchd.service
 	sed 's|@BINDIR@|$(BINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    dist/systemd/perfwatch-runner.service.in \
 	    > $(DESTDIR)$(SYSTEMDDIR)/perfwatch-runner.service
-	install -m 644 config/examples/*.yaml $(DESTDIR)$(SYSCONFDIR)/perfwatch/
-	install -m 644 config/examples/jobs/*.yaml \
-	    $(DESTDIR)$(SYSCONFDIR)/perfwatch/jobs/
+
+# The accounts the units run as (dist/sysusers.d/perfwatch.conf): made
+# once on this host when run as root, left as they are after.
+install-users:
+	install -d $(DESTDIR)$(SYSUSERSDIR)
+	install -m 644 dist/sysusers.d/perfwatch.conf $(DESTDIR)$(SYSUSERSDIR)/
+	@dist/mkusers.sh '$(USERS_ROOT)' dist/sysusers.d/perfwatch.conf
 
 FMT_SRCS = $(ALL_SRCS) $(HDRS) $(UNIT_SRCS) tests/unit/test.c \
 	   $(wildcard tests/fuzz/*.c tests/bench/*.c )
@@ -251,7 +264,7 @@ format-check:
 clean:
 	rm -rf $(OUT)
 
-.PHONY: all check check-deploy check-build check-fresh check-pg deps demo install format format-check clean
+.PHONY: all check check-deploy check-build check-fresh check-pg deps demo install install-units install-users format format-check clean
 .SECONDARY:
 
 # ---- fuzzing (docs/FUZZ.md): libFuzzer targets, tests/fuzz ----
@@ -432,6 +445,16 @@ bench-latency: all
 	@OUT=$(OUT) tests/bench/latency_bench.sh
 
 .PHONY: bench-latency
+
+# make bench-mirror: the daemon's first fetch of a kernel tree (Debian's
+# linux-source imported as git, cached under /var/tmp, served over smart
+# HTTP): seconds and bytes (tests/bench/mirror_bench.sh; PATHS="mm
+# include" for a subset; the whole tree takes many minutes; not part of
+# make check).
+bench-mirror: all
+	@OUT=$(OUT) tests/bench/mirror_bench.sh
+
+.PHONY: bench-mirror
 # --- analysis (analysis/): the synthetic evaluation of the statistics,
 # `make eval-stats` (a few minutes; not part of make check).
 # tests/bench/eval_stats.c prints the tables kept in docs/ANALYSIS.md.

@@ -348,6 +348,12 @@ struct runner_config {
 		int stop_irqbalance;     /* default true */
 		char *irq_cpus;          /* IRQ affinity; NULL: leave IRQs */
 	} host;
+	/* limits: of the commands run as `user` (0: not set). */
+	struct {
+		int64_t nproc;  /* RLIMIT_NPROC, default 4096 */
+		int64_t nofile; /* RLIMIT_NOFILE, default 65536 */
+		int64_t pids;   /* pids.max of a job's cgroup, default 8192 */
+	} limits;
 };
 
 /*

@@ -61,6 +61,18 @@ static const struct field runhost_fields[] = {
 static const struct schema runhost_schema = { 0, runhost_fields,
 	NFIELDS(runhost_fields), NULL };
 
+/* Runner limits: what a command from a tree or a mail may hold. */
+static const struct field runlimits_fields[] = {
+	NUM("nproc", F_INT, struct runner_config, limits.nproc, "4096", 0,
+	    (int64_t)1 << 22),
+	NUM("nofile", F_INT, struct runner_config, limits.nofile, "65536", 0,
+	    (int64_t)1 << 20),
+	NUM("pids", F_INT, struct runner_config, limits.pids, "8192", 0,
+	    (int64_t)1 << 22),
+};
+static const struct schema runlimits_schema = { 0, runlimits_fields,
+	NFIELDS(runlimits_fields), NULL };
+
 static const struct field runner_fields[] = {
 	STR("server", struct runner_config, server, F_REQ, V_HTTPURL),
 	STR("name", struct runner_config, name, F_REQ, V_NAME),
@@ -99,6 +111,7 @@ static const struct field runner_fields[] = {
 	NUM("image_cache_max", F_SIZE, struct runner_config, image_cache_max,
 	    "4G", 0, (int64_t)1 << 50),
 	{ .key = "host", .type = F_SECTION, .sub = &runhost_schema },
+	{ .key = "limits", .type = F_SECTION, .sub = &runlimits_schema },
 };
 const struct schema cfg_i_runner_schema = { sizeof(struct runner_config),
 	runner_fields, NFIELDS(runner_fields), NULL };

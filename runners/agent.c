@@ -580,6 +580,12 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 		ret = 1;
 		goto out;
 	}
+	runas_limit(&a.ra, cfg->limits.nproc, cfg->limits.nofile);
+	if (cgroup_check_subtree(&a.cgs, &e) != 0) {
+		log_warnx("%s", err_msg(&e));
+		ret = 1;
+		goto out;
+	}
 	/* Kept builds within this config's number (keep_builds 0: none). */
 	keep_prune(a.jobs_dir, cfg->keep_builds);
 	agent_i_journal_replay(&a);

@@ -261,6 +261,8 @@ side_run(struct agent *a, struct side *sd, struct claim_env *ce, int64_t i,
 		perfstat_free(ctr);
 	}
 	host_job_run_end(hj);
+	if (pl->cg != NULL && !e.set)
+		cgroup_pids_refusals(pl->cg, r.limits, sizeof(r.limits));
 	body = agent_run_body(i, j->parser, j->directions, &r,
 	    e.set ? err_msg(&e) : NULL, raw_max);
 	hstate = host_job_state(hj);

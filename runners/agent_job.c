@@ -345,7 +345,7 @@ agent_i_place_job(
     struct agent *a, const struct job *j, struct placement *pl, struct buf *why)
 {
 	struct cgroup_spec spec = { j->cgroup_path, j->memory_max,
-		j->memory_high };
+		j->memory_high, a->cfg->limits.pids };
 	struct telemetry_src src;
 	struct err e = { 0 };
 	int n;

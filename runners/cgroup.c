@@ -28,11 +28,13 @@ struct cgroup {
 	int root;
 	int sockacct;
 	int torn;
-	char *dir;       /* memory hierarchy directory */
-	char *v2dir;     /* cgroup2 directory (== dir on v2), or NULL */
-	char *perf;      /* v2dir relative to its mount */
-	char *leaves[2]; /* created leaves that only the benchmark uses */
-	int v2leaf[2];   /* leaves[i] is on cgroup2 (cgroup.kill usable) */
+	int64_t pids_max;  /* written to the leaf's pids.max, else 0 */
+	int64_t pids_seen; /* pids.events "max" already reported */
+	char *dir;         /* memory hierarchy directory */
+	char *v2dir;       /* cgroup2 directory (== dir on v2), or NULL */
+	char *perf;        /* v2dir relative to its mount */
+	char *leaves[2];   /* created leaves that only the benchmark uses */
+	int v2leaf[2];     /* leaves[i] is on cgroup2 (cgroup.kill usable) */
 	int nleaves;
 	char **created; /* directories made here, in creation order */
 	int ncreated;
@@ -223,16 +225,24 @@ cgroup_detect(struct cgroup_sys *s)
 		char *ctl = xasprintf("%s/cgroup.controllers", dir);
 		struct buf c = BUF_INIT(4096);
 		char *w, *s3 = NULL;
-		int mem = 0;
+		int mem = 0, pids = 0;
 
 		if (files_read(&c, ctl, 4096) == 0)
 			for (w = strtok_r(c.data, " \n", &s3); w;
-			     w = strtok_r(NULL, " \n", &s3))
+			     w = strtok_r(NULL, " \n", &s3)) {
 				mem |= strcmp(w, "memory") == 0;
+				pids |= strcmp(w, "pids") == 0;
+			}
 		if (mem && access(dir, W_OK) == 0) {
 			s->kind = CGROUP_V2;
 			s->mount = xstrdup(v2m);
 			s->base = xstrdup(base);
+			s->v2_pids = pids;
+		} else if (mem) {
+			s->denied = 1;
+			snprintf(s->reason, sizeof(s->reason),
+			    "cgroup2: %s is not writable: %s", dir,
+			    strerror(errno));
 		}
 		s->v2_mount = xstrdup(v2m);
 		s->v2_base = xstrdup(base);
@@ -255,11 +265,15 @@ cgroup_detect(struct cgroup_sys *s)
 			s->kind = CGROUP_V1;
 			s->mount = xstrdup(v1m);
 			s->base = xstrdup(base);
-		} else
+			s->denied = 0;
+			s->reason[0] = '\0';
+		} else {
 			snprintf(s->reason, sizeof(s->reason),
 			    "cgroup v1 memory hierarchy: %s is not writable: "
 			    "%s",
 			    dir, strerror(errno));
+			s->denied = 1;
+		}
 		free(dir);
 		free(base);
 	}
@@ -284,6 +298,62 @@ out:
 	free(v2path);
 	buf_release(&mi);
 	buf_release(&pc);
+	return 0;
+}
+
+/* Makes dir/perfwatch-check-PID, writes one of its files, removes it. */
+static int
+check_one(const char *mount, const char *base, const char *file,
+    const char *value, struct err *e)
+{
+	char *top = join(mount, base);
+	char *dir = xasprintf("%s/perfwatch-check-%d", top, (int)getpid());
+	char *path = xasprintf("%s/%s", dir, file);
+	int rc = 0;
+
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+		rc = err_set(e,
+		    "cgroup: cannot create %s: %s (the runner's cgroup %s "
+		    "must be its to manage: run it as root with systemd "
+		    "Delegate=yes, or set PERFWATCH_NO_CGROUPS=1)",
+		    dir, strerror(errno), top);
+	else {
+		if (cgroup_write_file(path, value) == -1)
+			rc = err_set(e,
+			    "cgroup: cannot write %s: %s (the runner's "
+			    "cgroup %s must be its to manage: systemd "
+			    "Delegate=yes)",
+			    path, strerror(errno), top);
+		if (rmdir(dir) == -1 && rc == 0)
+			rc = err_set(e, "cgroup: cannot remove %s: %s", dir,
+			    strerror(errno));
+	}
+	free(path);
+	free(dir);
+	free(top);
+	return rc;
+}
+
+int
+cgroup_check_subtree(const struct cgroup_sys *s, struct err *e)
+{
+	if (s->kind == CGROUP_NONE && s->denied && geteuid() == 0)
+		return err_set(e,
+		    "cgroup: %s (a runner run as root must be able to manage "
+		    "its cgroup: systemd Delegate=yes, a writable cgroupfs; "
+		    "or set PERFWATCH_NO_CGROUPS=1)",
+		    s->reason);
+	if (s->kind == CGROUP_NONE)
+		return 0;
+	if (check_one(s->mount, s->base,
+	        s->kind == CGROUP_V2 ? "cgroup.max.descendants"
+	                             : "memory.limit_in_bytes",
+	        s->kind == CGROUP_V2 ? "max" : "-1", e))
+		return -1;
+	if (s->kind == CGROUP_V1 && s->v2_mount != NULL &&
+	    check_one(
+	        s->v2_mount, s->v2_base, "cgroup.max.descendants", "max", e))
+		return -1;
 	return 0;
 }
 
@@ -418,22 +488,26 @@ cgroup_count_procs(const char *dir)
 }
 
 /*
- * v2: enables +memory for the children of dir.  When dir holds processes
- * (the runner's base cgroup), they move into dir/runner first.
+ * v2: enables +memory (and +pids when with_pids) for the children of dir.
+ * When dir holds processes (the runner's base cgroup), they move into
+ * dir/runner first.
  */
 static int
-enable_memory(struct cgroup *cg, const char *dir, int is_base, struct err *e)
+enable_memory(struct cgroup *cg, const char *dir, int is_base, int with_pids,
+    struct err *e)
 {
 	char *ctl = xasprintf("%s/cgroup.subtree_control", dir);
+	const char *want = with_pids ? "+memory +pids" : "+memory";
 	struct buf cur = BUF_INIT(4096);
 	int rc = -1;
 
 	if (files_read(&cur, ctl, 4096) == 0 &&
-	    strstr(cur.data, "memory") != NULL) {
+	    strstr(cur.data, "memory") != NULL &&
+	    (!with_pids || strstr(cur.data, "pids") != NULL)) {
 		rc = 0;
 		goto out;
 	}
-	if (cgroup_write_file(ctl, "+memory") == 0) {
+	if (cgroup_write_file(ctl, want) == 0) {
 		rc = 0;
 		goto out;
 	}
@@ -463,17 +537,17 @@ enable_memory(struct cgroup *cg, const char *dir, int is_base, struct err *e)
 		    "moved %d process(es) of %s into %s (no internal "
 		    "processes with controllers enabled)",
 		    n < 0 ? 0 : n, dir, leaf);
-		if (cgroup_write_file(ctl, "+memory") == 0)
+		if (cgroup_write_file(ctl, want) == 0)
 			rc = 0;
 		else
-			err_set(e, "cgroup: write +memory to %s: %s", ctl,
+			err_set(e, "cgroup: write %s to %s: %s", want, ctl,
 			    strerror(errno));
 	moved:
 		free(procs);
 		free(leaf);
 		goto out;
 	}
-	err_set(e, "cgroup: write +memory to %s: %s", ctl, strerror(errno));
+	err_set(e, "cgroup: write %s to %s: %s", want, ctl, strerror(errno));
 out:
 	buf_release(&cur);
 	free(ctl);
@@ -510,7 +584,7 @@ holds_self(const char *dir)
 /* Creates each level of path below base in mount; returns the leaf. */
 static char *
 make_path(struct cgroup *cg, const char *mount, const char *base,
-    const char *path, int v2mem, struct err *e)
+    const char *path, int v2mem, int v2pids, struct err *e)
 {
 	char *cur = join(mount, base), *p = xstrdup(path), *c, *save = NULL;
 	int first = 1;
@@ -518,7 +592,7 @@ make_path(struct cgroup *cg, const char *mount, const char *base,
 	for (c = strtok_r(p, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
 		char *next;
 
-		if (v2mem && enable_memory(cg, cur, first, e))
+		if (v2mem && enable_memory(cg, cur, first, v2pids, e))
 			goto fail;
 		first = 0;
 		next = xasprintf("%s/%s", cur, c);
@@ -568,7 +642,10 @@ cgroup_place(struct cgroup **out, const struct cgroup_sys *sys,
 			    "runner's own cgroup is not limited");
 	} else {
 		cg->dir = make_path(cg, sys->mount, sys->base, spec->path,
-		    sys->kind == CGROUP_V2, e);
+		    sys->kind == CGROUP_V2,
+		    sys->kind == CGROUP_V2 && sys->v2_pids &&
+		        spec->pids_max > 0,
+		    e);
 		if (cg->dir == NULL)
 			goto fail;
 		cg->leaves[cg->nleaves] = xstrdup(cg->dir);
@@ -583,6 +660,12 @@ cgroup_place(struct cgroup **out, const struct cgroup_sys *sys,
 		if (!cg->root && spec->memory_high &&
 		    set_limit(cg->dir, "memory.high", spec->memory_high, e))
 			goto fail;
+		if (!cg->root && spec->pids_max > 0 && sys->v2_pids) {
+			if (set_limit(cg->dir, "pids.max", spec->pids_max, e))
+				goto fail;
+			cg->pids_max = spec->pids_max;
+			note(cg, "pids.max %lld", (long long)spec->pids_max);
+		}
 	} else {
 		if (!cg->root && spec->memory_max &&
 		    set_limit(
@@ -611,7 +694,7 @@ cgroup_place(struct cgroup **out, const struct cgroup_sys *sys,
 			    : xstrdup(spec->path);
 
 			cg->v2dir = make_path(
-			    cg, sys->v2_mount, sys->v2_base, name, 0, e);
+			    cg, sys->v2_mount, sys->v2_base, name, 0, 0, e);
 			free(name);
 			if (cg->v2dir == NULL)
 				goto fail;
@@ -725,6 +808,30 @@ const char *
 cgroup_notes(const struct cgroup *cg)
 {
 	return cg->notes;
+}
+
+void
+cgroup_pids_refusals(struct cgroup *cg, char *dst, size_t n)
+{
+	struct buf b = BUF_INIT(4096);
+	char *path, *p;
+	long long hits = 0;
+	size_t l = strlen(dst);
+
+	if (cg->pids_max <= 0)
+		return;
+	path = xasprintf("%s/pids.events", cg->dir);
+	if (files_read(&b, path, 4096) == 0 &&
+	    (p = strstr(b.data, "max ")) != NULL)
+		hits = strtoll(p + 4, NULL, 10);
+	if (hits > cg->pids_seen && l < n)
+		snprintf(dst + l, n - l, "%spids.max %lld (%lld forks refused)",
+		    l > 0 ? ", " : "", (long long)cg->pids_max,
+		    hits - (long long)cg->pids_seen);
+	if (hits > cg->pids_seen)
+		cg->pids_seen = hits;
+	free(path);
+	buf_release(&b);
 }
 
 /* Empties a leaf: cgroup.kill on v2, else SIGKILL per pid, bounded. */

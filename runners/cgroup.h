@@ -27,12 +27,14 @@
  *              are removed again.  Names are [A-Za-z0-9._-], no "..".
  *
  * Limits (0 = unset):
- *   v2: memory_max -> memory.max, memory_high -> memory.high, set on the
- *       leaf; `+memory` is written to cgroup.subtree_control of the base
- *       cgroup and of every level above the leaf.  A base cgroup that
- *       holds processes cannot enable controllers for its children (the
- *       no-internal-process rule), so the runner first moves the
- *       processes of its base cgroup into <base>/runner, once.
+ *   v2: memory_max -> memory.max, memory_high -> memory.high and
+ *       pids_max -> pids.max (when the pids controller is offered), set
+ *       on the leaf; `+memory` (and `+pids`) is written to
+ *       cgroup.subtree_control of the base cgroup and of every level
+ *       above the leaf.  A base cgroup that holds processes cannot
+ *       enable controllers for its children (the no-internal-process
+ *       rule), so the runner first moves the processes of its base
+ *       cgroup into <base>/runner, once.
  *   v1: memory_max -> memory.limit_in_bytes (the hard limit, the same
  *       meaning as memory.max); memory_high -> memory.soft_limit_in_bytes.
  *       The soft limit is NOT memory.high: v1 has no throttling limit; the
@@ -72,6 +74,10 @@ struct cgroup_sys {
 	char *base;  /* runner's own cgroup there at detection, "/..." */
 	/* A cgroup2 mount used for PSI and perf -G (== mount on v2). */
 	char *v2_mount, *v2_base;
+	int v2_pids; /* v2: the base cgroup offers the pids controller */
+	/* none: the runner's cgroup exists in a memory hierarchy but is not
+	 * writable (reason names it). */
+	int denied;
 	char reason[CGROUP_REASON_MAX]; /* set when kind == CGROUP_NONE */
 };
 
@@ -87,12 +93,23 @@ void cgroup_sys_set(struct cgroup_sys *, enum cgroup_kind, const char *mount,
 void cgroup_sys_release(struct cgroup_sys *);   /* NULL ok */
 const char *cgroup_kind_name(enum cgroup_kind); /* "v1" "v2" "none" */
 
+/*
+ * At start: that the runner can manage the subtree below its cgroup in
+ * each hierarchy it found (a directory made, a control file in it
+ * written, the directory removed), and, run as root, that its cgroup is
+ * writable where one exists (denied).  0 (also for CGROUP_NONE without
+ * denied, or not root), or -1 with e naming the path that refused.
+ */
+int cgroup_check_subtree(const struct cgroup_sys *, struct err *);
+
 /* Checks a path from a job: "root" or "/name[/name...]".  0 or -1 (e). */
 int cgroup_path_check(const char *path, struct err *);
 
 struct cgroup_spec {
 	const char *path;                /* "root" or "/a/b" */
 	int64_t memory_max, memory_high; /* bytes, 0 = unset */
+	/* v2 with the pids controller: pids.max of the leaf (0 = unset). */
+	int64_t pids_max;
 };
 
 struct cgroup;
@@ -129,6 +146,13 @@ int cgroup_is_root(const struct cgroup *);
 int cgroup_socket_accounting(const struct cgroup *);
 /* Human-readable notes about what the placement did ("moved runner..."). */
 const char *cgroup_notes(const struct cgroup *);
+
+/*
+ * After a command in the cgroup failed: when its pids.max refused forks
+ * since the last call, appends "pids.max N (M forks refused)" to the
+ * string dst (n bytes; ", " after what is there).  Nothing otherwise.
+ */
+void cgroup_pids_refusals(struct cgroup *, char *dst, size_t n);
 
 /* Kills leftovers and removes created directories; 0 or -1 (e). */
 int cgroup_teardown(struct cgroup *, struct err *);

@@ -167,8 +167,14 @@ fork_exec(pid_t *out, const struct exec_spec *s, const int *reset,
 			goto fail;
 		if (s->user != NULL) {
 			struct rlimit core = { 0, 0 };
+			struct rlimit np = { s->user->nproc, s->user->nproc };
+			struct rlimit nf = { s->user->nofile, s->user->nofile };
 
-			if (setrlimit(RLIMIT_CORE, &core) == -1)
+			if (setrlimit(RLIMIT_CORE, &core) == -1 ||
+			    (np.rlim_cur > 0 &&
+			        setrlimit(RLIMIT_NPROC, &np) == -1) ||
+			    (nf.rlim_cur > 0 &&
+			        setrlimit(RLIMIT_NOFILE, &nf) == -1))
 				goto fail;
 		}
 		step = 1;
@@ -368,6 +374,21 @@ drain(int *fd, struct buf *b, size_t max, int *truncated)
 	}
 }
 
+/* "RLIMIT_NPROC 64, RLIMIT_NOFILE 256": the limits a user's command
+ * gets, for the message of a failure ("" when none). */
+static void
+name_limits(char *dst, size_t n, const struct exec_user *u)
+{
+	int k = 0;
+
+	dst[0] = '\0';
+	if (u->nproc > 0)
+		k = snprintf(dst, n, "RLIMIT_NPROC %ju", (uintmax_t)u->nproc);
+	if (u->nofile > 0 && k >= 0 && (size_t)k < n)
+		snprintf(dst + k, n - (size_t)k, "%sRLIMIT_NOFILE %ju",
+		    k > 0 ? ", " : "", (uintmax_t)u->nofile);
+}
+
 int
 exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
 {
@@ -382,6 +403,8 @@ exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
 	memset(out, 0, sizeof(*out));
 	out->out = BUF_INIT(out_max);
 	out->err = BUF_INIT(err_max);
+	if (s->user != NULL)
+		name_limits(out->limits, sizeof(out->limits), s->user);
 	if (spawn(&pid, &fds[0], &fds[1], s, 1, e) == -1)
 		return -1;
 	start = clock_mono_ms();
@@ -524,6 +547,8 @@ exec_describe(struct buf *b, const struct exec_result *r)
 		buf_printf(b, "exit %d", r->code);
 	else
 		buf_printf(b, "signal %d (%s)", r->signo, strsignal(r->signo));
+	if (r->limits[0] != '\0' && !(r->exited && r->code == 0))
+		buf_printf(b, " (under %s)", r->limits);
 }
 
 int

@@ -32,6 +32,9 @@ struct exec_user {
 	uid_t uid;
 	gid_t gid;
 	const char *name, *home; /* USER/LOGNAME and HOME of the command */
+	/* RLIMIT_NPROC (processes of this uid, host-wide) and RLIMIT_NOFILE
+	 * (open files) of the command, soft and hard; 0: left as is. */
+	rlim_t nproc, nofile;
 };
 
 struct exec_spec {
@@ -83,6 +86,9 @@ struct exec_result {
 	int timed_out;                    /* killed because of timeout_ms */
 	int cancelled;                    /* killed because of *cancel */
 	double duration_s;
+	/* The user's limits it ran under ("RLIMIT_NPROC 64, ..."), or "":
+	 * named by exec_describe when the command failed. */
+	char limits[80];
 };
 
 /*
@@ -113,7 +119,8 @@ void exec_stop(struct exec_proc *); /* stops, reaps and frees; NULL ok */
  */
 int exec_wait_bounded(pid_t pid, long ms, struct rusage *ru);
 
-/* Appends how it ended: "exit 3", "signal 9 (Killed)", "timed out, ...". */
+/* Appends how it ended: "exit 3", "signal 9 (Killed)", "timed out, ...";
+ * a failed command run under a user's limits names them too. */
 void exec_describe(struct buf *b, const struct exec_result *);
 
 #endif

@@ -37,12 +37,13 @@ on_signal(int sig)
 
 /*
  * --once: whether the server answers at all (GET /healthz, any HTTP
- * status), within ONCE_TRIES tries; else 1 after saying so.  The agent
+ * status; an https server verified against ca_file, NULL: the system's
+ * CAs), within ONCE_TRIES tries; else 1 after saying so.  The agent
  * itself waits out a server that is away for as long as it takes, which
  * a one-shot run (a cron job, a CI step) must not.
  */
 static int
-server_reachable(const char *server)
+server_reachable(const char *server, const char *ca_file)
 {
 	struct http_retry retry = { ONCE_TRIES, 500, 4000, &stop_flag };
 	struct http_reply rep = { 0 };
@@ -60,6 +61,8 @@ server_reachable(const char *server)
 		n--;
 	memcpy(url + n, "/healthz", sizeof("/healthz"));
 	http_set_timeouts(h, ONCE_CONNECT_MS, ONCE_TOTAL_MS);
+	if (ca_file != NULL)
+		http_set_cainfo(h, ca_file);
 	rc = http_request_retry(&rep, h, &retry, "GET", url, NULL, 0);
 	if (rc != 0)
 		fprintf(stderr,
@@ -152,7 +155,7 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	if (once && server_reachable(cfg->server) != 0) {
+	if (once && server_reachable(cfg->server, cfg->ca_file) != 0) {
 		free(token);
 		runner_config_free(cfg);
 		http_global_cleanup();

@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,7 +17,10 @@
 #include "common/xalloc.h"
 #include "runners/runas.h"
 
-#define RUNAS_DEFAULT "nobody"
+/* Unset `user`: the dedicated account when the host has it (make
+ * install makes it), else nobody. */
+#define RUNAS_DEDICATED "perfwatch-bench"
+#define RUNAS_FALLBACK "nobody"
 
 int
 runas_init(struct runas *ra, const char *user, struct err *e)
@@ -35,7 +39,8 @@ runas_init(struct runas *ra, const char *user, struct err *e)
 		return 0;
 	}
 	if (user == NULL)
-		user = RUNAS_DEFAULT;
+		user = getpwnam(RUNAS_DEDICATED) != NULL ? RUNAS_DEDICATED
+		                                         : RUNAS_FALLBACK;
 	if ((pw = getpwnam(user)) == NULL)
 		return err_set(e,
 		    "user: no user '%s' on this host (make it, e.g. useradd "
@@ -55,6 +60,36 @@ runas_init(struct runas *ra, const char *user, struct err *e)
 	log_info("builds and benchmarks run as %s (uid %ld, gid %ld)",
 	    ra->u.name, (long)ra->u.uid, (long)ra->u.gid);
 	return 0;
+}
+
+/* At most the runner's own hard limit: a limit only ever lowers. */
+static rlim_t
+clamp(int resource, const char *name, int64_t want)
+{
+	struct rlimit own;
+
+	if (want <= 0)
+		return 0;
+	if (getrlimit(resource, &own) == 0 && own.rlim_max != RLIM_INFINITY &&
+	    (rlim_t)want > own.rlim_max) {
+		log_info("limits.%s %lld is above the runner's own hard limit; "
+		         "its commands get %llu",
+		    name, (long long)want, (unsigned long long)own.rlim_max);
+		return own.rlim_max;
+	}
+	return (rlim_t)want;
+}
+
+void
+runas_limit(struct runas *ra, int64_t nproc, int64_t nofile)
+{
+	if (!ra->drop)
+		return;
+	ra->u.nproc = clamp(RLIMIT_NPROC, "nproc", nproc);
+	ra->u.nofile = clamp(RLIMIT_NOFILE, "nofile", nofile);
+	log_info("their limits: RLIMIT_NPROC %llu, RLIMIT_NOFILE %llu (0: the "
+	         "runner's own)",
+	    (unsigned long long)ra->u.nproc, (unsigned long long)ra->u.nofile);
 }
 
 void

@@ -8,6 +8,8 @@
  * drop_caches); these commands get an unprivileged user (runners/exec.h,
  * exec_spec.user), and the directories they work in are given to it.
  */
+#include <stdint.h>
+
 #include "common/err.h"
 #include "runners/exec.h"
 
@@ -18,11 +20,16 @@ struct runas {
 
 /*
  * From the configured user (NULL: unset).  Run as root: that user, by
- * default "nobody"; "root" keeps commands as root (logged).  Not run as
- * root: nothing to switch; a user other than the runner's own is an
- * error.  0, or -1 with e naming runner.yaml's `user`.
+ * default "perfwatch-bench" when the host has it, else "nobody";
+ * "root" keeps commands as root (logged).  Not run as root: nothing to
+ * switch; a user other than the runner's own is an error.  0, or -1 with
+ * e naming runner.yaml's `user`.
  */
 int runas_init(struct runas *, const char *user, struct err *e);
+/* The RLIMIT_NPROC and RLIMIT_NOFILE of those commands (runner.yaml
+ * limits.nproc, limits.nofile; 0: the runner's own), each at most the
+ * runner's own hard limit.  Nothing when no user is switched to. */
+void runas_limit(struct runas *, int64_t nproc, int64_t nofile);
 void runas_release(struct runas *);
 /* The exec_spec.user of commands (NULL when nothing is dropped). */
 const struct exec_user *runas_user(const struct runas *);

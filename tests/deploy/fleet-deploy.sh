@@ -6,12 +6,13 @@
 # test makes (10.202.K.2 -> 10.202.K.1; the addresses exist only inside
 # the namespaces).  The daemon listens on 0.0.0.0 over HTTPS with a
 # certificate of a CA the test makes (openssl); the runners verify it
-# (ca_file) and run builds and benchmarks as nobody (no `user` key).  A
+# (ca_file) and run builds and benchmarks as the default user (no `user`
+# key: perfwatch-bench where the host has it, else nobody).  A
 # real tree is watched, a series mailed to a public-inbox archive the
 # daemon watches goes through the chain (applied, triggered, built and
 # measured on the runners), and then:
 #   1. root on the bench host: the series' Makefile records `id -u`:
-#      nobody's, and so is the benchmark's;
+#      the default user's, and so is the benchmark's;
 #   2. plaintext: plain HTTP on the port is not served, a client without
 #      the CA is refused, the same file without tls is refused at load
 #      (a non-loopback listen), SMTP AUTH over smtp:// likewise;
@@ -23,6 +24,14 @@
 #   7. the login's next= stays local, failed logins cost time, a short
 #      token is refused at load, raw output is nosniff, a sender's
 #      second series of the day is refused (series_per_sender_day: 1).
+# Before that, the install: `make install-units install-users` into a
+# scratch root (a copy of /etc) makes the system account perfwatch-bench
+# (no login shell, no home, locked, in no group but its own) and the
+# daemon's, once (a second run changes nothing); a DESTDIR install makes
+# none; the runner's unit runs as root with Delegate=yes and passes
+# systemd-analyze verify.  A root runner whose cgroup hierarchies are
+# read-only (a mount namespace of its own) stops at start naming its
+# cgroup's path.
 # Finding 5 (git am caps) is tests/e2e/t0437-series-patch-caps.sh and
 # the webhook's replay tests/e2e/t0800-alerts-e2e.sh: they need no
 # second host.
@@ -30,52 +39,91 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 . "$here/../e2e/lib_runner.sh"
 . "$here/../e2e/lib_git.sh"
+. "$here/../e2e/lib_netns.sh"
+. "$here/../e2e/lib_tls.sh"
+. "$here/../e2e/lib_inbox.sh"
 
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null ||
-    ! command -v nsenter >/dev/null || ! command -v openssl >/dev/null; then
-	echo "SKIP check-deploy: needs root, iproute2, nsenter and openssl"
-	finish
-fi
+command -v openssl >/dev/null || { echo "SKIP check-deploy: needs openssl"; finish; }
 nobody=$(id -u nobody 2>/dev/null) || { echo "SKIP check-deploy: no user nobody"; finish; }
 NS=pwdep$$
 D=${NS}d
-NETNS=()
 deploy_cleanup() {
-	local n
 	pw_cleanup
-	for n in "${NETNS[@]}"; do
-		ip netns del "$n" 2>/dev/null
-	done
+	netns_cleanup
 }
 trap deploy_cleanup EXIT
-ip netns add "$D" || { echo "SKIP check-deploy: cannot make a network namespace"; finish; }
-NETNS+=("$D")
-ip -n "$D" link set lo up
-for k in 1 2; do
-	ip netns add "${NS}r$k" && NETNS+=("${NS}r$k") &&
-	    ip link add "${NS}a$k" type veth peer name "${NS}b$k" &&
-	    ip link set "${NS}a$k" netns "$D" &&
-	    ip link set "${NS}b$k" netns "${NS}r$k" &&
-	    ip -n "$D" addr add "10.202.$k.1/24" dev "${NS}a$k" &&
-	    ip -n "${NS}r$k" addr add "10.202.$k.2/24" dev "${NS}b$k" &&
-	    ip -n "$D" link set "${NS}a$k" up &&
-	    ip -n "${NS}r$k" link set "${NS}b$k" up &&
-	    ip -n "${NS}r$k" link set lo up ||
-	    { fail veth "cannot set up veth pair $k"; finish; }
-done
+netns_hosts "$NS" 202 2
+case $? in
+1) echo "SKIP check-deploy: $NETNS_WHY"; finish ;;
+2) fail veth "$NETNS_WHY"; finish ;;
+esac
 
 # ---- a private CA and the daemon's certificate ----
 C=$PW_TMP/ca
-mkdir -p "$C"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=perfwatch deploy CA" \
-    -keyout "$C/ca.key" -out "$C/ca.pem" 2>"$C/log" &&
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=perfwatch" \
-        -keyout "$C/server.key" -out "$C/server.csr" 2>>"$C/log" &&
-    printf 'subjectAltName=IP:127.0.0.1,IP:10.202.1.1,IP:10.202.2.1\n' >"$C/ext" &&
-    openssl x509 -req -in "$C/server.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" \
-        -CAcreateserial -days 2 -extfile "$C/ext" -out "$C/server.pem" 2>>"$C/log" ||
-    { fail make_certificates "$(cat "$C/log")"; finish; }
-chmod 644 "$C/ca.pem"
+tls_certs "$C" perfwatch IP:127.0.0.1,IP:10.202.1.1,IP:10.202.2.1 || finish
+
+# ---- make install: the accounts and the units, into a scratch root ----
+# The accounts go into a copy of this host's /etc (USERS_ROOT), never
+# into the host's own; the unit's ExecStart names the built runner.
+top=$(cd "$here/../.." && pwd)
+R=$PW_TMP/root
+mkdir -p "$R/etc"
+cp /etc/passwd /etc/group /etc/shadow "$R/etc/"
+[ -f /etc/gshadow ] && cp /etc/gshadow "$R/etc/"
+host_ids=$(cat /etc/passwd /etc/group | md5sum)
+minst() {	# minst LOG ARGS...: make in the source tree, quiet
+	local log=$1
+	shift
+	make -s --no-print-directory -C "$top" "$@" >"$log" 2>&1
+}
+if ! minst "$PW_TMP/install.log" install-units install-users DESTDIR="$R" USERS_ROOT="$R" \
+    PREFIX=/usr BINDIR="$PW_BIN"; then
+	fail make_install "$(tail -5 "$PW_TMP/install.log")"
+else
+	sys_max=$(awk '$1 == "SYS_UID_MAX" { print $2 }' /etc/login.defs 2>/dev/null)
+	IFS=: read -r _ _ buid bgid _ bhome bshell <<<"$(grep '^perfwatch-bench:' "$R/etc/passwd")"
+	bpw=$(grep '^perfwatch-bench:' "$R/etc/shadow" | cut -d: -f2)
+	members=$(awk -F: '$4 ~ /(^|,)perfwatch-bench(,|$)/ { print $1 }' "$R/etc/group")
+	[ -n "$buid" ] && [ "$buid" -gt 0 ] && [ "$buid" -le "${sys_max:-999}" ] &&
+	    [ "$bshell" = /usr/sbin/nologin ] && [ "$bhome" = /nonexistent ] && [ ! -e "$R/nonexistent" ] &&
+	    [ "${bpw:0:1}" = "!" ] && [ -z "$members" ] &&
+	    [ "$(awk -F: -v g="$bgid" '$3 == g { print $1 }' "$R/etc/group")" = perfwatch-bench ] &&
+	    pass install_makes_bench_user ||
+	    fail install_makes_bench_user "uid '$buid' (system up to ${sys_max:-999}) gid '$bgid' home '$bhome' shell '$bshell' password '${bpw:0:1}' member of '$members'; $(cat "$PW_TMP/install.log")"
+	grep -q '^perfwatch:' "$R/etc/passwd" && pass install_makes_daemon_user ||
+	    fail install_makes_daemon_user "$(grep perfwatch "$R/etc/passwd")"
+	# Again: nothing changes.
+	before=$(cat "$R/etc/passwd" "$R/etc/group" "$R/etc/shadow" | md5sum)
+	minst "$PW_TMP/install2.log" install-users DESTDIR="$R" USERS_ROOT="$R" PREFIX=/usr &&
+	    [ "$(cat "$R/etc/passwd" "$R/etc/group" "$R/etc/shadow" | md5sum)" = "$before" ] &&
+	    [ "$(grep -c '^perfwatch-bench:' "$R/etc/passwd")" = 1 ] &&
+	    pass install_users_idempotent || fail install_users_idempotent "$(cat "$PW_TMP/install2.log")"
+	# The runner's unit: root, its cgroup subtree delegated.
+	U=$R/usr/lib/systemd/system/perfwatch-runner.service
+	delegate=$(awk '/^\[/ { sec = $0 } sec == "[Service]" && /^Delegate=/' "$U")
+	[ "$delegate" = Delegate=yes ] && ! grep -q '^User=' "$U" &&
+	    grep -qx "ExecStart=$PW_BIN/perfwatch-runner -c /etc/perfwatch/runner.yaml" "$U" &&
+	    pass runner_unit_delegates || fail runner_unit_delegates "[Service] '$delegate'; $(grep -E '^(User|ExecStart)=' "$U")"
+	if command -v systemd-analyze >/dev/null; then
+		systemd-analyze verify "$U" >"$PW_TMP/verify.log" 2>&1
+		rc=$?
+		[ "$rc" = 0 ] && ! grep -q "perfwatch-runner.service" "$PW_TMP/verify.log" &&
+		    pass runner_unit_verifies || fail runner_unit_verifies "exit $rc: $(cat "$PW_TMP/verify.log")"
+	else
+		echo "SKIP runner_unit_verifies: no systemd-analyze"
+	fi
+fi
+# A package's install (DESTDIR) ships the accounts' file, makes none.
+minst "$PW_TMP/install3.log" install-users DESTDIR="$PW_TMP/pkg" &&
+    [ -f "$PW_TMP/pkg/usr/local/lib/sysusers.d/perfwatch.conf" ] &&
+    grep -q "accounts not made (DESTDIR install" "$PW_TMP/install3.log" &&
+    [ "$(cat /etc/passwd /etc/group | md5sum)" = "$host_ids" ] &&
+    pass destdir_install_makes_no_accounts || fail destdir_install_makes_no_accounts "$(cat "$PW_TMP/install3.log")"
+# The default user of a root runner: perfwatch-bench where the host has
+# it (make install as root), else nobody.
+bench_user=nobody
+id -u perfwatch-bench >/dev/null 2>&1 && bench_user=perfwatch-bench
+bench_uid=$(id -u "$bench_user")
 
 # The test's own curl runs in the daemon's namespace, with the CA.
 curl() {
@@ -104,27 +152,14 @@ echo again >>"$SRC/README"
 g "$SRC" commit -qam "app: a second series from the same sender"
 g "$SRC" format-patch -q --thread -o "$PW_TMP/s2" -1
 g "$SRC" checkout -q master
-INBOX=$PW_TMP/inbox
-git -c init.defaultBranch=master init -q "$INBOX"
-add_msg() {
-	sed '1{/^From [0-9a-f]* /d}' "$1" >"$INBOX/m"
-	g "$INBOX" add m
-	g "$INBOX" commit -qm "msg"
-}
-printf 'From: a@x\nSubject: [PATCH] old history\nMessage-Id: <old@x>\n\n---\ndiff --git a/README b/README\n' >"$PW_TMP/old.msg"
-add_msg "$PW_TMP/old.msg"
+inbox_archive
 
 daemon_config "$PW_TMP/d" r1 r2
 sed -i 's/^listen: .*/listen: 0.0.0.0:0/' "$PW_DIR/daemon.yaml"
 tree_yaml app "file://$SRC" master
 tree_yaml private "https://deploy:s3cr3t-pw@127.0.0.1:9/private.git" master
+inbox_yaml "series_per_sender_day: 1"
 cat >>"$PW_DIR/daemon.yaml" <<YAML
-inboxes:
-  - name: lm
-    url: file://$INBOX
-    poll: 1s
-    tree: app
-    series_per_sender_day: 1
 scheduler:
   claim_wait: 2s
 YAML
@@ -191,21 +226,44 @@ else
 fi
 cp "$PW_TMP/r1.good" "$PW_TOKENS/r1.token"
 
-PW_DB=$PW_DIR/pw.db
-spawn "$PW_DIR/daemon.log" nsenter --net="/run/netns/$D" "$PW_BIN/perfwatchd" -v \
-    -c "$PW_DIR/daemon.yaml" --port-file "$PW_DIR/port"
-PW_DAEMON_PID=$!
-if ! wait_for 20 pw_listening "$PW_DIR/port" || ! test -s "$PW_DIR/port"; then
-	fail daemon_starts "$(tail -5 "$PW_DIR/daemon.log")"
-	finish
-fi
-PW_PORT=$(cat "$PW_DIR/port")
-PW_URL=https://127.0.0.1:$PW_PORT
+netns_daemon "$NS" https || { fail daemon_starts "$(tail -5 "$PW_DIR/daemon.log")"; finish; }
 wait_until 30 eval '[ "$(sql "SELECT tip FROM tree_branches b JOIN trees t ON t.id = b.tree_id WHERE t.name = '"'app'"' AND b.branch = '"'master'"'")" = "$c1" ]' ||
     { fail first_sight "tip $c1 not recorded"; show_logs; finish; }
-seen_is() { [ "$(sql "SELECT last_commit FROM inbox_state WHERE name = 'lm'")" = "$1" ]; }
 wait_until 30 seen_is "$(g "$INBOX" rev-parse HEAD)" ||
     { fail inbox_first_sight "$(sql "SELECT * FROM inbox_state")"; finish; }
+
+# ---- a root runner whose cgroups it cannot write stops at start ----
+# Its cgroup hierarchies read-only in a mount namespace of its own, on
+# bench host r1: the runner names its cgroup's path and exits before it
+# registers.
+cg=$(awk '{ split($0, a, " - "); split(a[2], t, " ") }
+    t[1] == "cgroup2" || (t[1] == "cgroup" && t[3] ~ /(^|,)memory(,|$)/) { print $5 }' /proc/self/mountinfo)
+if command -v unshare >/dev/null && [ -n "$cg" ]; then
+	mkdir -p "$PW_TMP/rro/work"
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$PW_TMP/rro/token"
+	chmod 600 "$PW_TMP/rro/token"
+	cat >"$PW_TMP/rro/runner.yaml" <<YAML
+server: https://10.202.1.1:$PW_PORT
+ca_file: $C/ca.pem
+name: rro
+token_file: $PW_TMP/rro/token
+workdir: $PW_TMP/rro/work
+user: root
+YAML
+	printf '%s\n' $cg >"$PW_TMP/cgmounts"
+	nsenter --net="/run/netns/${NS}r1" unshare --mount sh -c 'while read -r m; do mount --bind "$m" "$m" && mount -o remount,bind,ro "$m" || exit 99; done <"$1"; shift; exec "$@"' \
+	    sh "$PW_TMP/cgmounts" "$PW_BIN/perfwatch-runner" -c "$PW_TMP/rro/runner.yaml" --once >"$PW_TMP/rro.log" 2>&1
+	rc=$?
+	if [ "$rc" = 99 ]; then
+		echo "SKIP runner_stops_on_unwritable_cgroup: cannot remount the cgroup hierarchies read-only"
+	else
+		[ "$rc" != 0 ] && grep -q "cgroup: cgroup.*/sys/fs/cgroup.* is not writable: Read-only file system (a runner run as root must be able to manage its cgroup: systemd Delegate=yes" "$PW_TMP/rro.log" &&
+		    ! grep -q "registered as" "$PW_TMP/rro.log" &&
+		    pass runner_stops_on_unwritable_cgroup || fail runner_stops_on_unwritable_cgroup "exit $rc: $(cat "$PW_TMP/rro.log")"
+	fi
+else
+	echo "SKIP runner_stops_on_unwritable_cgroup: no unshare, or no memory cgroup hierarchy here"
+fi
 
 # 2. Plain HTTP is not served on the port; a client without the CA
 # refuses the daemon.
@@ -228,7 +286,7 @@ claim=$(curl_in "${NS}r1" -s -w ' %{http_code}' -H "Authorization: Bearer $R1TOK
 [ "${claim##* }" = 204 ] && [ "$(sql "SELECT state FROM jobs WHERE id = $pinned")" = queued ] &&
     pass r1_cannot_claim_as_r2 || fail r1_cannot_claim_as_r2 "claim: $claim"
 
-# ---- the runners, as nobody, over HTTPS from their own hosts ----
+# ---- the runners, as the default user, over HTTPS from their own hosts ----
 chmod 711 "$PW_TMP"
 for k in 1 2; do
 	runner_config "r$k" "ca_file: $C/ca.pem"
@@ -255,11 +313,11 @@ who_done() {
 }
 wait_until 180 who_done && pass series_measured_on_the_fleet ||
     { fail series_measured_on_the_fleet "$(sql "SELECT id, state, error FROM jobs WHERE name = 'who'")"; show_logs; finish; }
-# 1. Who ran the series' build and the benchmark: nobody.
+# 1. Who ran the series' build and the benchmark: the default user.
 uids=$(sql "SELECT DISTINCT m.name || '=' || CAST(m.value AS INT) FROM metrics m
     JOIN runs r ON r.id = m.run_id JOIN jobs j ON j.id = r.job_id
     WHERE j.name = 'who' AND m.name IN ('build_uid', 'run_uid') ORDER BY 1" | tr '\n' ' ')
-[ "$uids" = "build_uid=$nobody run_uid=$nobody " ] && pass series_build_not_root ||
+[ "$uids" = "build_uid=$bench_uid run_uid=$bench_uid " ] && pass series_build_not_root ||
     fail series_build_not_root "$uids"
 # The pairs ran on the runners, over their links.
 hosts=$(sql "SELECT group_concat(DISTINCT h.name) FROM jobs j JOIN hosts h ON h.id = j.host_id WHERE j.name IN ('who', 'pinned')")

@@ -9,18 +9,11 @@
 # against PERFWATCH_CA_FILE.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_tls.sh"
 
 command -v openssl >/dev/null || { echo "SKIP t0359: no openssl"; finish; }
 C=$PW_TMP/ca
-mkdir -p "$C"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=perfwatch test CA" \
-    -keyout "$C/ca.key" -out "$C/ca.pem" 2>"$C/log" &&
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" \
-        -keyout "$C/server.key" -out "$C/server.csr" 2>>"$C/log" &&
-    printf 'subjectAltName=IP:127.0.0.1\n' >"$C/ext" &&
-    openssl x509 -req -in "$C/server.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" \
-        -CAcreateserial -days 2 -extfile "$C/ext" -out "$C/server.pem" 2>>"$C/log" ||
-    { fail make_certificates "$(cat "$C/log")"; finish; }
+tls_certs "$C" 127.0.0.1 IP:127.0.0.1 || finish
 
 daemon_config "$PW_TMP/d" r1 r2
 cat >>"$PW_TMP/d/daemon.yaml" <<YAML

@@ -15,6 +15,7 @@
 . "$(dirname "$0")/lib_git.sh"
 
 . "$(dirname "$0")/lib_inbox.sh"
+inbox_fixture
 
 # The cover letter and patch 1, then a reply, the typo patch, 2 and 3.
 set -- "$PW_TMP"/out/*.patch

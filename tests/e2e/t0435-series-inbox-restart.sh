@@ -13,6 +13,7 @@
 . "$(dirname "$0")/lib_git.sh"
 
 . "$(dirname "$0")/lib_inbox.sh"
+inbox_fixture
 
 # The cover letter and patch 1; the daemon reads them and waits.
 set -- "$PW_TMP"/out/*.patch

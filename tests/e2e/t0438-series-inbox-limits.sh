@@ -9,6 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_inbox.sh"
 
 SRC=$PW_TMP/app
 src_init "$SRC"
@@ -27,40 +28,14 @@ mkpatch 3 "Someone Else" FLOOD@Example.org
 mkpatch 4 "Other Sender" other@example.org
 mkpatch 5 "Third Sender" third@example.org
 
-INBOX=$PW_TMP/inbox
-git -c init.defaultBranch=master init -q "$INBOX"
-add_msg() {
-	sed '1{/^From [0-9a-f]* /d}' "$1" >"$INBOX/m"
-	g "$INBOX" add m
-	g "$INBOX" commit -qm "msg"
-}
-printf 'From: a@x\nSubject: [PATCH] old history\nMessage-Id: <old@x>\n\n---\ndiff --git a/README b/README\n' >"$PW_TMP/old.msg"
-add_msg "$PW_TMP/old.msg"
+inbox_archive
 
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
-cat >>"$PW_DIR/daemon.yaml" <<YAML
-inboxes:
-  - name: lm
-    url: file://$INBOX
-    poll: 1s
-    tree: app
-    series_per_sender_day: 2
-    max_queued_jobs: 3
-YAML
-cat >"$PW_DIR/jobs/j.yaml" <<'YAML'
-name: j
-parser: keyvalue
-command: [echo, "x=1"]
-trigger:
-  inboxes: [lm]
-metrics:
-  x: {better: higher}
-runs: 1
-YAML
+inbox_yaml "series_per_sender_day: 2" "max_queued_jobs: 3"
+inbox_job
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "tree not seen"; show_logs; finish; }
-seen_is() { [ "$(sql "SELECT last_commit FROM inbox_state WHERE name = 'lm'")" = "$1" ]; }
 wait_until 30 seen_is "$(g "$INBOX" rev-parse HEAD)" ||
     { fail inbox_first_sight "$(sql "SELECT * FROM inbox_state")"; show_logs; finish; }
 

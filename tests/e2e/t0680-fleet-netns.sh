@@ -32,30 +32,18 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_netns.sh"
 
 NS=pwf$$
 D=${NS}d
-NETNS=()
 skip() {
 	echo "SKIP $1: $2"
 }
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null ||
-    ! command -v nsenter >/dev/null; then
-	skip fleet_netns "needs root, iproute2 (ip netns) and nsenter to make network namespaces"
-	finish
-fi
-if ! ip netns add "$D" 2>"$PW_TMP/netns.err"; then
-	skip fleet_netns "cannot create a network namespace: $(cat "$PW_TMP/netns.err")"
-	finish
-fi
-NETNS+=("$D")
 CGDIRS=()
 fleet_cleanup() {
 	local n
 	pw_cleanup
-	for n in "${NETNS[@]}"; do
-		ip netns del "$n" 2>/dev/null
-	done
+	netns_cleanup
 	for n in "${CGDIRS[@]}"; do
 		# A killed runner's cgroup empties a moment after its death.
 		for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -66,19 +54,7 @@ fleet_cleanup() {
 	done
 }
 trap fleet_cleanup EXIT
-ip -n "$D" link set lo up
-for k in 1 2 3; do
-	ip netns add "${NS}r$k" && NETNS+=("${NS}r$k") &&
-	    ip link add "${NS}a$k" type veth peer name "${NS}b$k" &&
-	    ip link set "${NS}a$k" netns "$D" &&
-	    ip link set "${NS}b$k" netns "${NS}r$k" &&
-	    ip -n "$D" addr add "10.201.$k.1/24" dev "${NS}a$k" &&
-	    ip -n "${NS}r$k" addr add "10.201.$k.2/24" dev "${NS}b$k" &&
-	    ip -n "$D" link set "${NS}a$k" up &&
-	    ip -n "${NS}r$k" link set "${NS}b$k" up &&
-	    ip -n "${NS}r$k" link set lo up ||
-	    { skip fleet_netns "cannot set up veth pair $k"; finish; }
-done
+netns_hosts "$NS" 201 3 || { skip fleet_netns "$NETNS_WHY"; finish; }
 # The test's own curl and CLI calls run inside the daemon's namespace.
 curl() {
 	ip netns exec "$D" curl "$@"
@@ -136,16 +112,7 @@ max_runs: 8
 rounds: 1
 timeout: 60s
 YAML
-PW_DB=$PW_DIR/pw.db
-spawn "$PW_DIR/daemon.log" nsenter --net="/run/netns/$D" "$PW_BIN/perfwatchd" -v \
-    -c "$PW_DIR/daemon.yaml" --port-file "$PW_DIR/port"
-PW_DAEMON_PID=$!
-if ! wait_for 20 pw_listening "$PW_DIR/port" || ! test -s "$PW_DIR/port"; then
-	fail daemon_starts "$(tail -5 "$PW_DIR/daemon.log")"
-	finish
-fi
-PW_PORT=$(cat "$PW_DIR/port")
-PW_URL=http://127.0.0.1:$PW_PORT
+netns_daemon "$NS" http || { fail daemon_starts "$(tail -5 "$PW_DIR/daemon.log")"; finish; }
 tip_seen() {
 	[ "$(sql "SELECT tip FROM tree_branches WHERE branch = 'master'")" = "$1" ]
 }

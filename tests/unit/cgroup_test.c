@@ -345,6 +345,99 @@ TEST(test_cgroup__v2_path_logic_on_fake_tree)
 	free(mnt);
 }
 
+/* pids.max on a v2 leaf when the pids controller is offered, and the
+ * refused forks named once after a failed command. */
+TEST(test_cgroup__v2_pids_max_on_fake_tree)
+{
+	char *mnt = xasprintf("%s/fakepids", test_tmpdir());
+	char *leaf = xasprintf("%s/bench", mnt);
+	struct cgroup_sys s;
+	struct cgroup_spec spec = { "/bench", 0, 0, 64 };
+	struct cgroup *cg = NULL;
+	struct err e = { 0 };
+	char named[80] = "RLIMIT_NPROC 32";
+
+	ASSERT(mkdir(mnt, 0755) == 0);
+	ASSERT(mkdir(leaf, 0755) == 0);
+	touch(mnt, "cgroup.subtree_control", "");
+	touch(leaf, "cgroup.procs", "");
+	touch(leaf, "pids.max", "");
+	touch(leaf, "pids.events", "max 0\n");
+	cgroup_sys_set(&s, CGROUP_V2, mnt, "/", mnt, "/");
+	s.v2_pids = 1;
+	ASSERT_MSG(cgroup_place(&cg, &s, &spec, &e) == 0, "%s", err_msg(&e));
+	ASSERT(file_is(mnt, "cgroup.subtree_control", "+memory +pids"));
+	ASSERT(file_is(leaf, "pids.max", "64"));
+	cgroup_pids_refusals(cg, named, sizeof(named));
+	ASSERT_STREQ(named, "RLIMIT_NPROC 32");
+	touch(leaf, "pids.events", "max 7\n");
+	cgroup_pids_refusals(cg, named, sizeof(named));
+	ASSERT_STREQ(named, "RLIMIT_NPROC 32, pids.max 64 (7 forks refused)");
+	named[0] = '\0';
+	cgroup_pids_refusals(cg, named, sizeof(named));
+	ASSERT_STREQ(named, "");
+	cgroup_free(cg);
+	/* Without the controller nothing is written. */
+	touch(mnt, "cgroup.subtree_control", "");
+	touch(leaf, "pids.max", "max\n");
+	s.v2_pids = 0;
+	ASSERT_MSG(cgroup_place(&cg, &s, &spec, &e) == 0, "%s", err_msg(&e));
+	ASSERT(file_is(mnt, "cgroup.subtree_control", "+memory"));
+	ASSERT(file_is(leaf, "pids.max", "max\n"));
+	cgroup_free(cg);
+	cgroup_sys_release(&s);
+	free(leaf);
+	free(mnt);
+}
+
+/* At start the runner proves it can manage its subtree; a hierarchy it
+ * cannot create in stops it with the path named. */
+TEST(test_cgroup__check_subtree)
+{
+	char *file = xasprintf("%s/not-a-cgroup", test_tmpdir());
+	char *want;
+	struct cgroup_sys s;
+	struct err e = { 0 };
+
+	cgroup_detect(&s);
+	ASSERT_MSG(cgroup_check_subtree(&s, &e) == 0, "%s", err_msg(&e));
+	if (s.kind != CGROUP_NONE) {
+		char *top = xasprintf("%s%s/perfwatch-check-%d", s.mount,
+		    strcmp(s.base, "/") ? s.base : "", (int)getpid());
+
+		ASSERT(!exists(top));
+		free(top);
+	}
+	cgroup_sys_release(&s);
+	touch(test_tmpdir(), "not-a-cgroup", "");
+	cgroup_sys_set(&s, CGROUP_V1, file, "/", NULL, NULL);
+	ASSERT(cgroup_check_subtree(&s, &e) == -1);
+	want = xasprintf("cgroup: cannot create %s/perfwatch-check-%d: Not a "
+	                 "directory",
+	    file, (int)getpid());
+	ASSERT_MSG(strstr(err_msg(&e), want) != NULL, "%s", err_msg(&e));
+	ASSERT(strstr(err_msg(&e), "Delegate=yes") != NULL);
+	cgroup_sys_release(&s);
+	cgroup_sys_set(&s, CGROUP_NONE, NULL, NULL, NULL, NULL);
+	ASSERT(cgroup_check_subtree(&s, &e) == 0);
+	/* A root runner whose cgroup is there but not its to write. */
+	err_clear(&e);
+	s.denied = 1;
+	snprintf(s.reason, sizeof(s.reason),
+	    "cgroup2: /sys/fs/cgroup/x is not writable: Read-only file system");
+	if (geteuid() == 0) {
+		ASSERT(cgroup_check_subtree(&s, &e) == -1);
+		ASSERT_MSG(strstr(err_msg(&e),
+		               "cgroup: cgroup2: /sys/fs/cgroup/x is not "
+		               "writable: Read-only file system (") != NULL,
+		    "%s", err_msg(&e));
+	} else
+		ASSERT(cgroup_check_subtree(&s, &e) == 0);
+	cgroup_sys_release(&s);
+	free(want);
+	free(file);
+}
+
 /*
  * The SIGKILL loop (no cgroup.kill used) on a real cgroup2 directory
  * treated as a plain hierarchy; cgroup.kill itself is exercised by the

@@ -565,6 +565,9 @@ TEST(test_config__relative_paths)
 	/* Shared builds: a runner builds unless told not to; 4G of images. */
 	ASSERT_INTEQ(r->build, 1);
 	ASSERT_INTEQ(r->image_cache_max, (int64_t)4 << 30);
+	ASSERT_INTEQ(r->limits.nproc, 4096);
+	ASSERT_INTEQ(r->limits.nofile, 65536);
+	ASSERT_INTEQ(r->limits.pids, 8192);
 	runner_config_free(r);
 	p = write_tmp("bench.yaml",
 	    "server: https://perf.example.org\n"
@@ -579,6 +582,40 @@ TEST(test_config__relative_paths)
 	ASSERT_INTEQ(r->build, 0);
 	ASSERT_INTEQ(r->image_cache_max, (int64_t)512 << 20);
 	runner_config_free(r);
+}
+
+/* runner.yaml limits: set, and a bad one named by file, line, column. */
+TEST(test_config__runner_limits)
+{
+	struct cfg_errors errs = { 0 };
+	struct runner_config *r;
+	const char *p = write_tmp("limits.yaml",
+	    "server: https://perf.example.org\n"
+	    "name: r1\n"
+	    "token_file: /t\n"
+	    "workdir: /w\n"
+	    "limits:\n"
+	    "  nproc: 64\n"
+	    "  nofile: 0\n");
+
+	ASSERT_INTEQ(config_load_runner(&r, p, &errs), 0);
+	ASSERT_INTEQ(r->limits.nproc, 64);
+	ASSERT_INTEQ(r->limits.nofile, 0);
+	ASSERT_INTEQ(r->limits.pids, 8192);
+	runner_config_free(r);
+	p = write_tmp("limits.yaml",
+	    "server: https://perf.example.org\n"
+	    "name: r1\n"
+	    "token_file: /t\n"
+	    "workdir: /w\n"
+	    "limits:\n"
+	    "  nproc: -1\n");
+	ASSERT(config_load_runner(&r, p, &errs) != 0);
+	ASSERT(errs.n == 1);
+	ASSERT_MSG(
+	    strstr(errs.msg[0], "limits.yaml:6:10: limits.nproc") != NULL, "%s",
+	    errs.msg[0]);
+	cfg_errors_free(&errs);
 }
 
 /*

@@ -357,3 +357,48 @@ TEST(test_exec__runs_as_user)
 	ASSERT_STREQ(r.out.data, want);
 	exec_result_release(&r);
 }
+
+/* A user's command runs under its RLIMIT_NPROC and RLIMIT_NOFILE: a
+ * fork loop stops at the first and the failure names both. */
+TEST(test_exec__user_limits)
+{
+	char *argv[] = { "sh", "-c",
+		"sed -n 's/^Max \\(processes\\|open files\\) *\\([0-9]*\\) "
+		"*\\([0-9]*\\).*/\\1 \\2 \\3/p' /proc/self/limits",
+		NULL };
+	char *bomb[] = { "sh", "-c", "while :; do sleep 5 & done", NULL };
+	/* RLIMIT_NPROC counts the uid's processes host-wide: a uid of no
+	 * account, which nothing else on the machine runs as (other tests
+	 * run servers as nobody). */
+	struct exec_user u = { 60123, 60123, "pwtest", "/nonexistent", 20, 40 };
+	struct exec_spec s = EXEC_SPEC_INIT(argv);
+	struct exec_result r;
+	struct err e = { 0 };
+	struct buf how = BUF_INIT(256);
+
+	if (geteuid() != 0) {
+		test_skip("needs root (the command runs as another uid)");
+		return;
+	}
+	s.user = &u;
+	ASSERT_MSG(exec_run(&r, &s, &e) == 0, "%s", err_msg(&e));
+	ASSERT_STREQ(r.out.data, "processes 20 20\nopen files 40 40\n");
+	exec_describe(&how, &r);
+	ASSERT_STREQ(how.data, "exit 0");
+	exec_result_release(&r);
+	s = EXEC_SPEC_INIT(bomb);
+	s.user = &u;
+	s.timeout_ms = 20000;
+	ASSERT_MSG(exec_run(&r, &s, &e) == 0, "%s", err_msg(&e));
+	ASSERT_MSG(!r.timed_out && r.exited && r.code != 0, "%s %s", r.err.data,
+	    r.out.data);
+	ASSERT_MSG(strstr(r.err.data, "fork") != NULL, "%s", r.err.data);
+	buf_reset(&how);
+	exec_describe(&how, &r);
+	ASSERT_MSG(strstr(how.data,
+	               "(under RLIMIT_NPROC 20, RLIMIT_NOFILE "
+	               "40)") != NULL,
+	    "%s", how.data);
+	exec_result_release(&r);
+	buf_release(&how);
+}
