@@ -327,7 +327,7 @@ copy_table(struct side *src, struct side *dst, const char *table,
 {
 	struct names cols = { 0 }, scols = { 0 };
 	struct db_stmt *sel = NULL, *ins = NULL;
-	char *q = xmalloc(16384), num[16];
+	char *q = xmalloc(16384), num[32];
 	int64_t back_rows;
 	uint64_t back_sum;
 	int rc = -1, step;

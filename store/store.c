@@ -636,6 +636,64 @@ store_instance(struct store *s, const char **out)
 	return rc;
 }
 
+/* The advisory lock's key: "pw" over the instance id's 48 bits. */
+static int64_t
+instance_key(const char *id)
+{
+	return (int64_t)((0x7077ULL << 48) |
+	    (strtoull(id, NULL, 16) & 0xffffffffffffULL));
+}
+
+int
+store_hold_instance(struct store *s, const char *me, char *who, size_t size)
+{
+	struct db_stmt *st;
+	const char *id;
+	int64_t key;
+	int rc;
+
+	snprintf(who, size, "?");
+	if (db_backend(s->db) != DB_PG)
+		return 0;
+	if (store_instance(s, &id) != 0)
+		return -1;
+	key = instance_key(id);
+	if ((st = prep(s,
+	         "SELECT set_config('application_name', ?1, false),"
+	         " pg_try_advisory_lock(?2)")) == NULL)
+		return -1;
+	db_bind_text(st, 1, me, -1);
+	db_bind_int64(st, 2, key);
+	rc = db_step(st);
+	if (rc != DB_ROW) {
+		dberr(s, "instance lock");
+		db_finalize(st);
+		return -1;
+	}
+	rc = db_col_int(st, 1) ? 0 : 1;
+	db_finalize(st);
+	if (rc == 0)
+		return 0;
+	/* Who holds it, when this role may see (pg_stat_activity). */
+	st = prep(s,
+	    "SELECT a.application_name, coalesce(host(a.client_addr),"
+	    " 'a local socket'), a.pid FROM pg_locks l JOIN"
+	    " pg_stat_activity a ON a.pid = l.pid WHERE l.locktype ="
+	    " 'advisory' AND l.granted AND l.classid::bigint = ?1 AND"
+	    " l.objid::bigint = ?2 AND l.objsubid = 1");
+	if (st == NULL)
+		return 1;
+	db_bind_int64(st, 1, (int64_t)((uint64_t)key >> 32));
+	db_bind_int64(st, 2, (int64_t)((uint64_t)key & 0xffffffffULL));
+	if (db_step(st) == DB_ROW)
+		snprintf(who, size, "%s, from %s (server pid %lld)",
+		    db_col_text(st, 0) ? db_col_text(st, 0) : "?",
+		    db_col_text(st, 1) ? db_col_text(st, 1) : "?",
+		    (long long)db_col_int64(st, 2));
+	db_finalize(st);
+	return 1;
+}
+
 int
 store_open_version(
     struct store **out, const char *path, int version, struct err *e)

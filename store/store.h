@@ -44,6 +44,15 @@ void store_close(struct store *); /* NULL ok */
  * build ids carry it, so two databases never name two builds alike.
  */
 int store_instance(struct store *, const char **out);
+/*
+ * One daemon a database: on PostgreSQL, a session advisory lock keyed
+ * by the instance id, held until this connection closes (a SQLite
+ * file's is the pidlock beside it: 0 here).  me names the holder to a
+ * second daemon (the connection's application_name).  0 held, 1 held
+ * by another (who: its name and address), -1 with store_errmsg().
+ */
+int store_hold_instance(
+    struct store *, const char *me, char *who, size_t who_size);
 const char *store_errmsg(const struct store *);
 /*
  * The SQLite virtual machine steps the store's list and page reads took
