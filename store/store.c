@@ -790,6 +790,12 @@ store_checkpoint(struct store *s)
 	return 0;
 }
 
+int
+store_unavailable(struct store *s)
+{
+	return !db_connected(s->db);
+}
+
 const char *
 store_errmsg(const struct store *s)
 {

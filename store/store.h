@@ -54,6 +54,9 @@ int store_instance(struct store *, const char **out);
 int store_hold_instance(
     struct store *, const char *me, char *who, size_t who_size);
 const char *store_errmsg(const struct store *);
+/* 1 while the connection to the database server is lost (its
+ * statements fail until it is back; store/db_pg.c); a file's: 0. */
+int store_unavailable(struct store *);
 /*
  * The SQLite virtual machine steps the store's list and page reads took
  * so far (those of store_i_rows, and the history's): the work of a read,
