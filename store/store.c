@@ -117,6 +117,7 @@ backend(struct store *s)
 static int
 dberr(struct store *s, const char *what)
 {
+	s->lost_race = db_errcode(s->db) == DB_BUSY;
 	return err_set(
 	    &s->err, "%s: %s: %s", backend(s), what, db_errmsg(s->db));
 }
@@ -124,8 +125,10 @@ dberr(struct store *s, const char *what)
 static int
 exec(struct store *s, const char *sql)
 {
-	if (db_exec(s->db, sql) != 0)
+	if (db_exec(s->db, sql) != 0) {
+		s->lost_race = db_errcode(s->db) == DB_BUSY;
 		return err_set(&s->err, "%s: %s", backend(s), db_errmsg(s->db));
+	}
 	return 0;
 }
 
@@ -175,25 +178,42 @@ store_i_bind_num(struct db_stmt *st, int i, double v)
 }
 
 int
+store_i_tx_again(struct store *s, int try)
+{
+	struct timespec ts = { 0, (long)(1 + try * try) * 5000000L };
+
+	if (s->in_tx || try + 1 >= STORE_TX_TRIES || !s->lost_race)
+		return 0;
+	nanosleep(&ts, NULL);
+	store_errclear(s);
+	s->lost_race = 0;
+	return 1;
+}
+
+int
 store_i_write1(struct store *s, struct db_stmt *st, const char *what)
 {
-	int rc;
+	int rc, try;
 
 	if (st == NULL)
 		return -1;
-	if (store_i_tx_begin(s) != 0) {
-		store_i_release(s, st);
-		return -1;
-	}
-	rc = db_step(st);
-	if (rc != DB_DONE && rc != DB_ROW) {
-		store_i_dberr(s, what);
-		store_i_release(s, st);
-		store_i_tx_end(s, 0);
-		return -1;
+	for (try = 0;; try++) {
+		if (store_i_tx_begin(s) != 0)
+			break;
+		rc = db_step(st);
+		if (rc != DB_DONE && rc != DB_ROW) {
+			store_i_dberr(s, what);
+			store_i_tx_end(s, 0);
+		} else if (store_i_tx_end(s, 1) == 0) {
+			store_i_release(s, st);
+			return 0;
+		}
+		if (!store_i_tx_again(s, try))
+			break;
+		db_reset(st);
 	}
 	store_i_release(s, st);
-	return store_i_tx_end(s, 1);
+	return -1;
 }
 
 const char *
@@ -806,6 +826,7 @@ void
 store_errclear(struct store *s)
 {
 	err_clear(&s->err);
+	s->lost_race = 0;
 }
 
 /*

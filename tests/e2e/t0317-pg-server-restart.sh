@@ -6,6 +6,12 @@
 # alike, and the daemon stays up; once it is back the daemon connects
 # again by itself (logged once each way) and every request works again:
 # a pair submitted, its job claimed by a runner.
+#
+# A claim that loses to another transaction is run again whole: the
+# daemon's sessions give up on a lock after 30 ms (lock_timeout in its
+# conninfo), and psql holds the jobs table for 150 ms as a claim comes;
+# the claim's first tries fail with SQLSTATE 55P03 (logged by
+# PW_PG_TRACE), a later one succeeds and the runner gets its job.
 . "$(dirname "$0")/lib.sh"
 
 if [ -z "${PW_TEST_PG:-}" ]; then
@@ -19,6 +25,7 @@ trap 'pg_stop; pw_cleanup' EXIT
 
 D=$PW_TMP/d
 daemon_config "$D" r1
+sed -i "s|^database: \"\(.*\)\"$|database: \"\1 options='-c lock_timeout=30'\"|" "$D/daemon.yaml"
 cat >"$D/jobs/vd.yaml" <<'EOF2'
 name: vd
 parser: keyvalue
@@ -56,6 +63,27 @@ wait_for 15 back && pass reads_after_restart ||
 [ "$(http POST /api/v1/jobs/claim "$R1" '{"wait_s":1}')" = 200 ] &&
     [ "$(jfield job.id <"$PW_TMP/body")" = 1 ] &&
     pass claim_after_restart || fail claim_after_restart "$(cat "$PW_TMP/body")"
+
+cat >"$PW_TMP/lock.sql" <<EOF2
+BEGIN;
+LOCK TABLE jobs IN EXCLUSIVE MODE;
+\\! touch $PW_TMP/locked
+SELECT pg_sleep(0.15);
+COMMIT;
+EOF2
+PGOPTIONS='-c client_min_messages=warning' "$(pg_bindir)/psql" -X -q \
+    -f "$PW_TMP/lock.sql" "$PW_DB" >"$PW_TMP/lock.log" 2>&1 &
+LOCKER=$!
+# Polled closely: the claim must come while the lock is held.
+for ((i = 0; i < 1000; i++)); do
+	[ -e "$PW_TMP/locked" ] && break
+	sleep 0.01
+done
+code=$(http POST /api/v1/jobs/claim "$R1" '{"wait_s":1}')
+wait "$LOCKER"
+[ "$code" = 200 ] && grep -q "55P03" "$D/daemon.log" &&
+    pass claim_retried_after_lock_timeout ||
+    fail claim_retried_after_lock_timeout "$code $(cat "$PW_TMP/body"): $(grep -c 55P03 "$D/daemon.log") lock timeouts"
 grep -q "connection lost" "$D/daemon.log" &&
     grep -q "connected again" "$D/daemon.log" && pass loss_and_return_logged ||
     fail loss_and_return_logged "$(grep -i postgresql "$D/daemon.log" | head -5)"
