@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/database.h"
@@ -109,12 +110,34 @@ write_port_file(const char *path, int port)
 	return rename(tmp, path);
 }
 
+/* Seconds between looks at the PostgreSQL lock (store_hold_instance). */
+#define LOCK_CHECK_S 2
+
+/* 1 when another daemon holds the database's lock now (logged); a
+ * server out of reach is no answer yet (0). */
+static int
+lock_lost(struct store *s)
+{
+	char me[128], who[256];
+
+	snprintf(me, sizeof(me), "perfwatchd pid %ld", (long)getpid());
+	if (store_hold_instance(s, me, who, sizeof(who)) != 1)
+		return 0;
+	log_msg(LOG_LVL_ERR,
+	    "database: another perfwatchd took its lock while the "
+	    "connection was lost (%s holds it): stopping",
+	    who);
+	return 1;
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *cfgpath = NULL, *port_file = NULL;
 	struct cfg_errors errs = { NULL, 0 };
 	struct dconf *conf = NULL;
+	struct timespec lock_check = { LOCK_CHECK_S, 0 };
+	int status = 0;
 	struct api *api = NULL;
 	struct sched *sched = NULL;
 	struct verdict_worker *verdict = NULL;
@@ -291,8 +314,16 @@ main(int argc, char **argv)
 		    strerror(errno));
 
 	for (;;) {
-		if (sigwait(&set, &sig) != 0)
+		/* The PostgreSQL lock is looked at every few seconds: a
+		 * server restart drops it with the connection, and another
+		 * daemon may have taken it meanwhile. */
+		if ((sig = sigtimedwait(&set, NULL, &lock_check)) < 0) {
+			if (lock_store != NULL && lock_lost(lock_store) != 0) {
+				status = 1;
+				break;
+			}
 			continue;
+		}
 		if (sig == SIGHUP) {
 			struct dconf *nc = NULL;
 
@@ -334,5 +365,5 @@ main(int argc, char **argv)
 	store_close(lock_store);
 	free(lockpath);
 	log_info("stopped");
-	return 0;
+	return status;
 }

@@ -678,12 +678,19 @@ store_hold_instance(struct store *s, const char *me, char *who, size_t size)
 	if (store_instance(s, &id) != 0)
 		return -1;
 	key = instance_key(id);
+	/* Held already by this session (a check again), or taken now; a
+	 * lock taken twice would need two unlocks. */
 	if ((st = prep(s,
 	         "SELECT set_config('application_name', ?1, false),"
-	         " pg_try_advisory_lock(?2)")) == NULL)
+	         " EXISTS (SELECT 1 FROM pg_locks WHERE locktype ="
+	         " 'advisory' AND granted AND pid = pg_backend_pid()"
+	         " AND classid::bigint = ?3 AND objid::bigint = ?4"
+	         " AND objsubid = 1) OR pg_try_advisory_lock(?2)")) == NULL)
 		return -1;
 	db_bind_text(st, 1, me, -1);
 	db_bind_int64(st, 2, key);
+	db_bind_int64(st, 3, (int64_t)((uint64_t)key >> 32));
+	db_bind_int64(st, 4, (int64_t)((uint64_t)key & 0xffffffffULL));
 	rc = db_step(st);
 	if (rc != DB_ROW) {
 		dberr(s, "instance lock");

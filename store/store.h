@@ -50,6 +50,8 @@ int store_instance(struct store *, const char **out);
  * file's is the pidlock beside it: 0 here).  me names the holder to a
  * second daemon (the connection's application_name).  0 held, 1 held
  * by another (who: its name and address), -1 with store_errmsg().
+ * Called again it checks the lock is still held, and takes it again
+ * when a lost connection lost it (store/db_pg.c connects again).
  */
 int store_hold_instance(
     struct store *, const char *me, char *who, size_t who_size);
