@@ -97,5 +97,6 @@ int cmd_compare(int, char **);
 int cmd_changepoints(int, char **);
 int cmd_memcg_tax(int, char **);
 int cmd_commit(int, char **);
+int cmd_store(int, char **);
 
 #endif

@@ -44,6 +44,9 @@ static const struct cli_cmd cmds[] = {
 	{ "memcg-tax", cmd_memcg_tax,
 	    "memcg-tax [--server URL] [--json] JOB_ID... (jobs of one "
 	    "kernel)" },
+	{ "store", cmd_store,
+	    "store copy FROM TO (a whole store into a new one: SQLite file "
+	    "or PostgreSQL conninfo)" },
 };
 
 const char *

@@ -11,8 +11,8 @@
  *
  * Runs in the foreground and logs to stderr (journald adds the rest).
  * One perfwatchd a database: it holds DATABASE.lock (common/pidlock.h),
- * and a second one on the same database stops at start, naming the
- * first's pid.
+ * or on PostgreSQL an advisory lock on the database's instance id, and
+ * a second one on the same database stops at start, naming the first.
  * SIGTERM/SIGINT: stop accepting, finish the requests in flight, close
  * the database, exit 0.  SIGHUP: load and check the configuration again;
  * on any error log every error and keep the running one, else swap it in
@@ -28,12 +28,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/database.h"
 #include "common/err.h"
 #include "common/log.h"
 #include "common/pidlock.h"
+#include "common/redact.h"
 #include "common/version.h"
 #include "common/xalloc.h"
 #include "config/config.h"
@@ -109,16 +111,38 @@ write_port_file(const char *path, int port)
 	return rename(tmp, path);
 }
 
+/* Seconds between looks at the PostgreSQL lock (store_hold_instance). */
+#define LOCK_CHECK_S 2
+
+/* 1 when another daemon holds the database's lock now (logged); a
+ * server out of reach is no answer yet (0). */
+static int
+lock_lost(struct store *s)
+{
+	char me[128], who[256];
+
+	snprintf(me, sizeof(me), "perfwatchd pid %ld", (long)getpid());
+	if (store_hold_instance(s, me, who, sizeof(who)) != 1)
+		return 0;
+	log_msg(LOG_LVL_ERR,
+	    "database: another perfwatchd took its lock while the "
+	    "connection was lost (%s holds it): stopping",
+	    who);
+	return 1;
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *cfgpath = NULL, *port_file = NULL;
 	struct cfg_errors errs = { NULL, 0 };
 	struct dconf *conf = NULL;
+	struct timespec lock_check = { LOCK_CHECK_S, 0 };
+	int status = 0;
 	struct api *api = NULL;
 	struct sched *sched = NULL;
 	struct verdict_worker *verdict = NULL;
-	struct store *s = NULL;
+	struct store *s = NULL, *lock_store = NULL;
 	struct watch *watch = NULL;
 	struct worker *alerts = NULL, *canary = NULL, *bisect = NULL;
 	struct bisect_cursor bisect_after = { 0, 0,
@@ -200,8 +224,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	/* One daemon a database: two would both poll, claim and alert.
-	 * A SQLite file's lock is a file beside it; a PostgreSQL database
-	 * has no file here, and nothing yet keeps a second daemon off it. */
+	 * A SQLite file's lock is a file beside it; a PostgreSQL
+	 * database's is an advisory lock that a connection of its own
+	 * holds until the daemon stops (store_hold_instance). */
 	lockpath = database_is_pg(conf->dc->database)
 	    ? NULL
 	    : xasprintf("%s.lock", conf->dc->database);
@@ -223,7 +248,32 @@ main(int argc, char **argv)
 		dconf_unref(conf);
 		return 1;
 	}
-	store_close(s);
+	if (database_is_pg(conf->dc->database)) {
+		char me[128], who[256], shown[512];
+		int held;
+
+		snprintf(me, sizeof(me), "perfwatchd pid %ld", (long)getpid());
+		held = store_hold_instance(s, me, who, sizeof(who));
+		if (held != 0) {
+			redact_conninfo_into(
+			    shown, sizeof(shown), conf->dc->database);
+			if (held == 1)
+				log_msg(LOG_LVL_ERR,
+				    "database %s: another perfwatchd runs on "
+				    "it (%s holds its lock)",
+				    shown, who);
+			else
+				log_msg(LOG_LVL_ERR, "database %s: %s", shown,
+				    store_errmsg(s));
+			store_close(s);
+			gitm_global_shutdown();
+			dconf_unref(conf);
+			return 1;
+		}
+		lock_store = s;
+	} else
+		store_close(s);
+	s = NULL;
 	/*
 	 * The scheduler's ticker wakes the server's parked claims
 	 * (api_tick).  The verdict worker's first pass gives verdicts to
@@ -243,6 +293,7 @@ main(int argc, char **argv)
 		api_stop(api);
 		verdict_stop(verdict);
 		sched_free(sched);
+		store_close(lock_store);
 		gitm_global_shutdown();
 		dconf_unref(conf);
 		return 1;
@@ -265,8 +316,16 @@ main(int argc, char **argv)
 		    strerror(errno));
 
 	for (;;) {
-		if (sigwait(&set, &sig) != 0)
+		/* The PostgreSQL lock is looked at every few seconds: a
+		 * server restart drops it with the connection, and another
+		 * daemon may have taken it meanwhile. */
+		if ((sig = sigtimedwait(&set, NULL, &lock_check)) < 0) {
+			if (lock_store != NULL && lock_lost(lock_store) != 0) {
+				status = 1;
+				break;
+			}
 			continue;
+		}
 		if (sig == SIGHUP) {
 			struct dconf *nc = NULL;
 
@@ -306,7 +365,8 @@ main(int argc, char **argv)
 	sched_free(sched);
 	gitm_global_shutdown();
 	pidlock_release(lockfd);
+	store_close(lock_store);
 	free(lockpath);
 	log_info("stopped");
-	return 0;
+	return status;
 }

@@ -142,11 +142,12 @@ savepoint(struct store *s, enum stmt_slot slot, const char *sql)
 }
 
 /*
- * Stores the uploads of one batch in one transaction; sets each result.
- * Nothing is answered here: the callbacks run after this returns.
+ * Stores the uploads of one batch in one transaction; sets each result:
+ * 0, or -1 when the whole batch failed.  An upload that lost to another
+ * transaction (DB_BUSY) fails the batch, which commit_batch runs again.
  */
-static void
-commit_batch(struct store *s, struct store_upload *list, uint64_t *failed)
+static int
+batch_once(struct store *s, struct store_upload *list)
 {
 	struct store_upload *u;
 	const char *why = NULL;
@@ -165,6 +166,10 @@ commit_batch(struct store *s, struct store_upload *list, uint64_t *failed)
 		}
 		r = store_run_add(s, u->host_id, &u->run, u->now);
 		set_result(u, r, store_errmsg(s));
+		if (r != 0 && s->lost_race) {
+			why = "upload";
+			goto fail_tx;
+		}
 		store_errclear(s);
 		/* A failure can end the whole transaction (a full disk,
 		 * an I/O error): then nothing of the batch stands. */
@@ -186,14 +191,27 @@ commit_batch(struct store *s, struct store_upload *list, uint64_t *failed)
 		why = "commit";
 		goto fail;
 	}
-	return;
+	return 0;
 fail_tx:
 	store_rollback(s);
 fail:
 	snprintf(msg, sizeof(msg), "upload batch %s: %s", why, store_errmsg(s));
 	for (u = list; u != NULL; u = u->next)
 		set_result(u, -1, msg);
-	(*failed)++;
+	return -1;
+}
+
+/* Nothing is answered here: the callbacks run after this returns. */
+static void
+commit_batch(struct store *s, struct store_upload *list, uint64_t *failed)
+{
+	int try;
+
+	for (try = 0; batch_once(s, list) != 0; try++)
+		if (!store_i_tx_again(s, try)) {
+			(*failed)++;
+			return;
+		}
 }
 
 static void *

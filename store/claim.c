@@ -433,7 +433,7 @@ claim_whole(struct store *s, int64_t id)
 }
 
 static int
-claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
+claim_once(struct store *s, struct store_claimed *out, int64_t host_id,
     int64_t now, int64_t lease_s, int pairs, int nobuild)
 {
 	struct db_stmt *st;
@@ -523,6 +523,20 @@ claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
 	if (!found)
 		return ERR_NOTFOUND;
 	return 0;
+}
+
+/* A claim that lost to another daemon's runs again. */
+static int
+claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
+    int64_t now, int64_t lease_s, int pairs, int nobuild)
+{
+	int rc, try;
+
+	for (try = 0;; try++) {
+		rc = claim_once(s, out, host_id, now, lease_s, pairs, nobuild);
+		if (rc != -1 || !store_i_tx_again(s, try))
+			return rc;
+	}
 }
 
 int

@@ -65,6 +65,12 @@ db_autocommit(struct db *db)
 	return db->ops->autocommit(db);
 }
 
+int
+db_connected(struct db *db)
+{
+	return db->ops->connected(db);
+}
+
 struct db_stmt *
 db_prepare(struct db *db, const char *sql)
 {

@@ -26,9 +26,10 @@ enum db_backend { DB_SQLITE, DB_PG };
 /* db_step's results: a row, the end, or why it failed. */
 enum {
 	DB_ERROR = 1,
-	DB_BUSY = 5,        /* locked, a serialization failure, a deadlock */
-	DB_FULL = 13,       /* the disk is full */
-	DB_CONSTRAINT = 19, /* a unique, foreign key or check constraint */
+	DB_BUSY = 5,         /* locked, a serialization failure, a deadlock */
+	DB_FULL = 13,        /* the disk is full */
+	DB_UNAVAILABLE = 14, /* the server's connection lost, not back yet */
+	DB_CONSTRAINT = 19,  /* a unique, foreign key or check constraint */
 	DB_ROW = 100,
 	DB_DONE = 101,
 };
@@ -61,6 +62,8 @@ int db_begin_write(struct db *);
 int db_begin_read(struct db *);
 /* 1 outside a transaction (a failed statement may have ended one). */
 int db_autocommit(struct db *);
+/* 0 while the connection to a database server is lost (a file's: 1). */
+int db_connected(struct db *);
 
 /* sql prepared, or NULL with db_errmsg. */
 struct db_stmt *db_prepare(struct db *, const char *sql);

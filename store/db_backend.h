@@ -53,6 +53,7 @@ struct db_ops {
 	int (*data_version)(struct db *, int64_t *out);
 	int (*checkpoint)(struct db *, int *log);
 	void (*autocheckpoint)(struct db *, int pages);
+	int (*connected)(struct db *);
 };
 
 /* store/db_sqlite.c */

@@ -13,6 +13,15 @@
  * functions it calls defined in PostgreSQL's schema (migrate_pg.c).
  * PW_PG_TRACE in the environment prints each error with its statement
  * to stderr (make check-pg's logs).
+ *
+ * A lost connection (the server restarted, the network went) fails the
+ * statement that found it with DB_UNAVAILABLE; the next statement
+ * outside a transaction connects again first (PQreset), at most once
+ * per wait that doubles from 100 ms to 5 s while the server stays
+ * away, and fails at once in between.  A transaction the loss cut off
+ * is never carried on over the new connection: its statements fail
+ * until the caller ends it (its ROLLBACK succeeds, its COMMIT fails).
+ * The loss and the return are logged once each.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,6 +33,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/clock.h"
+#include "common/log.h"
 #include "common/redact.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
@@ -44,6 +55,9 @@
 
 /* Tries of a statement outside a transaction that lost to another. */
 #define PG_TRIES 5
+/* The wait between tries to connect again: first, at most (ms). */
+#define PG_RECONNECT_MS 100
+#define PG_RECONNECT_MAX_MS 5000
 
 struct pg {
 	struct db base;
@@ -51,6 +65,11 @@ struct pg {
 	char msg[512];
 	int code;
 	int64_t changes, total, version;
+	char shown[256];  /* where, its password redacted */
+	int lost;         /* the loss is logged, the return not yet */
+	int lost_tx;      /* lost inside a transaction not yet ended */
+	int64_t next_try; /* clock_mono_ms of the next try to connect */
+	int wait_ms;
 };
 
 struct pg_stmt {
@@ -86,6 +105,10 @@ code_of(const char *state)
 		return DB_BUSY;
 	if (strcmp(state, "53100") == 0)
 		return DB_FULL;
+	/* A connection failure; the server shutting down or starting. */
+	if (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
+	    strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0)
+		return DB_UNAVAILABLE;
 	return DB_ERROR;
 }
 
@@ -100,7 +123,7 @@ note(struct pg *p, const char *msg, const char *state)
 	while (n > 0 && (p->msg[n - 1] == '\n' || p->msg[n - 1] == ' '))
 		p->msg[--n] = '\0';
 	for (n = 0; p->msg[n] != '\0'; n++)
-		if (p->msg[n] == '\n')
+		if (p->msg[n] == '\n' || p->msg[n] == '\t')
 			p->msg[n] = ' ';
 	p->code = code_of(state);
 	if (getenv("PW_PG_TRACE"))
@@ -121,6 +144,86 @@ static int
 in_tx(struct pg *p)
 {
 	return PQtransactionStatus(p->c) != PQTRANS_IDLE;
+}
+
+/* sql starts with word (any case), a whole word. */
+static int
+starts(const char *sql, const char *word)
+{
+	size_t n = strlen(word);
+
+	while (isspace((unsigned char)*sql))
+		sql++;
+	return strncasecmp(sql, word, n) == 0 &&
+	    !isalnum((unsigned char)sql[n]) && sql[n] != '_';
+}
+
+static int setup(struct pg *p);
+
+/*
+ * Before a statement: 0 to send it, DB_DONE when there is nothing to
+ * do (a ROLLBACK of a transaction the loss ended), or the error noted.
+ */
+static int
+ready(struct pg *p, const char *sql)
+{
+	int64_t now;
+
+	if (PQstatus(p->c) == CONNECTION_OK)
+		return 0;
+	if (starts(sql, "ROLLBACK") && strstr(sql, " TO ") == NULL) {
+		p->lost_tx = 0;
+		return DB_DONE;
+	}
+	if (starts(sql, "BEGIN"))
+		p->lost_tx = 0;
+	if (p->lost_tx) {
+		if (starts(sql, "COMMIT") || starts(sql, "END"))
+			p->lost_tx = 0;
+		return note(p,
+		    "the connection was lost inside the transaction: nothing "
+		    "of it was committed",
+		    "08006");
+	}
+	now = clock_mono_ms();
+	if (now < p->next_try) {
+		char m[128];
+
+		snprintf(m, sizeof(m),
+		    "the connection is lost; the next try in %lld ms",
+		    (long long)(p->next_try - now));
+		return note(p, m, "08006");
+	}
+	PQreset(p->c);
+	if (PQstatus(p->c) != CONNECTION_OK || setup(p) != 0) {
+		p->wait_ms = p->wait_ms == 0 ? PG_RECONNECT_MS : p->wait_ms * 2;
+		if (p->wait_ms > PG_RECONNECT_MAX_MS)
+			p->wait_ms = PG_RECONNECT_MAX_MS;
+		p->next_try = now + p->wait_ms;
+		return note(p, PQerrorMessage(p->c), "08006");
+	}
+	p->wait_ms = 0;
+	p->next_try = 0;
+	if (p->lost)
+		log_info("postgresql %s: connected again", p->shown);
+	p->lost = 0;
+	return 0;
+}
+
+/* After a failed statement sent in transaction state was: 1 when the
+ * connection is gone (the error then DB_UNAVAILABLE). */
+static int
+gone(struct pg *p, PGTransactionStatusType was)
+{
+	if (PQstatus(p->c) == CONNECTION_OK)
+		return 0;
+	p->code = DB_UNAVAILABLE;
+	p->lost_tx = was != PQTRANS_IDLE;
+	if (!p->lost)
+		log_warnx(
+		    "postgresql %s: connection lost: %s", p->shown, p->msg);
+	p->lost = 1;
+	return 1;
 }
 
 static void
@@ -160,11 +263,15 @@ static int
 pg_exec(struct db *d, const char *sql)
 {
 	struct pg *p = PG(d);
+	PGTransactionStatusType was;
 	PGresult *r;
 	ExecStatusType st;
-	int try;
+	int try, rc;
 
 	for (try = 0;; try++) {
+		if ((rc = ready(p, sql)) != 0)
+			return rc == DB_DONE ? 0 : -1;
+		was = PQtransactionStatus(p->c);
 		r = PQexec(p->c, sql);
 		st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
@@ -174,7 +281,8 @@ pg_exec(struct db *d, const char *sql)
 		}
 		note_res(p, r);
 		PQclear(r);
-		if (p->code != DB_BUSY || in_tx(p) || try + 1 >= PG_TRIES)
+		if (gone(p, was) || p->code != DB_BUSY || in_tx(p) ||
+		    try + 1 >= PG_TRIES)
 			return -1;
 		backoff(try);
 	}
@@ -204,10 +312,17 @@ pg_begin_read(struct db *d)
 	return pg_exec(d, "BEGIN ISOLATION LEVEL REPEATABLE READ");
 }
 
+/* A lost connection has ended its transaction. */
 static int
 pg_autocommit(struct db *d)
 {
-	return !in_tx(PG(d));
+	return PQstatus(PG(d)->c) != CONNECTION_OK || !in_tx(PG(d));
+}
+
+static int
+pg_connected(struct db *d)
+{
+	return PQstatus(PG(d)->c) == CONNECTION_OK;
 }
 
 /*
@@ -467,8 +582,9 @@ static int
 run(struct pg_stmt *s)
 {
 	struct pg *p = PG(s->base.db);
+	PGTransactionStatusType was;
 	ExecStatusType st;
-	int try;
+	int try, rc;
 
 	/* A parameter the SQL does not use has no type PostgreSQL could
 	 * infer: text. */
@@ -476,6 +592,9 @@ run(struct pg_stmt *s)
 		if (!s->used[try] && s->type[try] == 0)
 			s->type[try] = OID_TEXT;
 	for (try = 0;; try++) {
+		if ((rc = ready(p, s->sql)) != 0)
+			return rc == DB_DONE ? 0 : rc;
+		was = PQtransactionStatus(p->c);
 		s->res = PQexecParams(p->c, s->sql, s->np, s->type,
 		    (const char *const *)s->val, s->len, s->fmt, 0);
 		st = s->res ? PQresultStatus(s->res) : PGRES_FATAL_ERROR;
@@ -488,7 +607,8 @@ run(struct pg_stmt *s)
 		if (getenv("PW_PG_TRACE"))
 			fprintf(stderr, "PGSQL %s\n", s->sql);
 		drop_result(s);
-		if (p->code != DB_BUSY || in_tx(p) || try + 1 >= PG_TRIES)
+		if (gone(p, was) || p->code != DB_BUSY || in_tx(p) ||
+		    try + 1 >= PG_TRIES)
 			return p->code;
 		backoff(try);
 	}
@@ -758,7 +878,7 @@ static const struct db_ops pg_ops = { DB_PG, pg_close, pg_exec, pg_errmsg,
 	pg_col_double, pg_col_text, pg_col_blob, pg_col_bytes, pg_reset,
 	pg_clear_bindings, pg_finalize, pg_stmt_work, pg_changes,
 	pg_total_changes, pg_last_id, pg_data_version, pg_checkpoint,
-	pg_autocheckpoint };
+	pg_autocheckpoint, pg_connected };
 
 /* Notices (a NOTICE from CREATE ... IF NOT EXISTS) are not errors and
  * do not go to stderr. */
@@ -769,6 +889,15 @@ no_notice(void *arg, const char *msg)
 	(void)msg;
 }
 
+/* The session's settings, on each connection. */
+static int
+setup(struct pg *p)
+{
+	return pg_exec(&p->base,
+	    "SET client_min_messages = warning;"
+	    "SET standard_conforming_strings = on;");
+}
+
 int
 db_pg_open(struct db **out, const char *where, struct err *e)
 {
@@ -777,6 +906,7 @@ db_pg_open(struct db **out, const char *where, struct err *e)
 
 	*out = NULL;
 	p->base.ops = &pg_ops;
+	redact_conninfo_into(p->shown, sizeof(p->shown), where);
 	p->c = PQconnectdb(where);
 	if (p->c == NULL || PQstatus(p->c) != CONNECTION_OK) {
 		redact_conninfo_into(shown, sizeof(shown), where);
@@ -786,9 +916,7 @@ db_pg_open(struct db **out, const char *where, struct err *e)
 		return -1;
 	}
 	PQsetNoticeProcessor(p->c, no_notice, NULL);
-	if (pg_exec(&p->base,
-	        "SET client_min_messages = warning;"
-	        "SET standard_conforming_strings = on;") != 0) {
+	if (setup(p) != 0) {
 		redact_conninfo_into(shown, sizeof(shown), where);
 		err_set(e, "%s: postgresql: %s", shown, p->msg);
 		pg_close(&p->base);

@@ -116,27 +116,67 @@ store_changepoints_replace(struct store *s, int64_t series, int64_t from_seq,
 	    s, series, from_seq, INT64_MAX, cps, n, now);
 }
 
+/* 1 when cps (n) has a change point at seq within [from, to]. */
+static int
+cp_kept(const struct store_change_point *cps, size_t n, int64_t seq,
+    int64_t from, int64_t to)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (cps[i].seq == seq && seq >= from && seq <= to)
+			return 1;
+	return 0;
+}
+
+/*
+ * A change point still found at its place keeps its row and id (a
+ * bisection started from it names it; PostgreSQL never gives a deleted
+ * id again, SQLite only the greatest) with its figures and time new;
+ * those no longer found go.
+ */
 int
 store_changepoints_replace_range(struct store *s, int64_t series,
     int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
     size_t n, int64_t now)
 {
 	struct db_stmt *st;
-	size_t i;
-	int ok;
+	int64_t *gone = NULL, seq;
+	size_t i, ngone = 0;
+	int ok, rc = DB_DONE;
 
 	if (store_i_tx_begin(s) == -1)
 		return -1;
 	st = store_i_stmt(s,
-	    "DELETE FROM change_points WHERE series_id = ?1 AND seq >= ?2"
+	    "SELECT seq FROM change_points WHERE series_id = ?1 AND seq >= ?2"
 	    " AND seq <= ?3");
 	if ((ok = st != NULL)) {
 		db_bind_int64(st, 1, series);
 		db_bind_int64(st, 2, from_seq);
 		db_bind_int64(st, 3, to_seq);
-		ok = store_i_step_done(s, st, "drop change points") == 0;
+		while ((rc = db_step(st)) == DB_ROW) {
+			seq = db_col_int64(st, 0);
+			if (cp_kept(cps, n, seq, from_seq, to_seq))
+				continue;
+			gone = xreallocarray(gone, ngone + 1, sizeof(*gone));
+			gone[ngone++] = seq;
+		}
+		if (rc != DB_DONE)
+			ok = store_i_dberr(s, "change points") == 0;
 		store_i_release(s, st);
 	}
+	for (i = 0; ok && i < ngone; i++) {
+		st = store_i_stmt(s,
+		    "DELETE FROM change_points WHERE series_id = ?1 AND"
+		    " seq = ?2");
+		if ((ok = st != NULL)) {
+			db_bind_int64(st, 1, series);
+			db_bind_int64(st, 2, gone[i]);
+			ok = store_i_step_done(s, st, "drop change point") == 0;
+			store_i_release(s, st);
+		}
+	}
+	free(gone);
 	for (i = 0; ok && i < n; i++) {
 		if (cps[i].seq < from_seq || cps[i].seq > to_seq)
 			continue;
@@ -144,7 +184,12 @@ store_changepoints_replace_range(struct store *s, int64_t series,
 		    "INSERT INTO change_points (series_id, seq, lo_seq, hi_seq,"
 		    " before, after, change_pct, p, direction, created)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
-		    " ON CONFLICT (series_id, seq) DO NOTHING");
+		    " ON CONFLICT (series_id, seq) DO UPDATE SET"
+		    " lo_seq = excluded.lo_seq, hi_seq = excluded.hi_seq,"
+		    " before = excluded.before, after = excluded.after,"
+		    " change_pct = excluded.change_pct, p = excluded.p,"
+		    " direction = excluded.direction,"
+		    " created = excluded.created");
 		if ((ok = st != NULL)) {
 			db_bind_int64(st, 1, series);
 			db_bind_int64(st, 2, cps[i].seq);

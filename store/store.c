@@ -117,6 +117,7 @@ backend(struct store *s)
 static int
 dberr(struct store *s, const char *what)
 {
+	s->lost_race = db_errcode(s->db) == DB_BUSY;
 	return err_set(
 	    &s->err, "%s: %s: %s", backend(s), what, db_errmsg(s->db));
 }
@@ -124,8 +125,10 @@ dberr(struct store *s, const char *what)
 static int
 exec(struct store *s, const char *sql)
 {
-	if (db_exec(s->db, sql) != 0)
+	if (db_exec(s->db, sql) != 0) {
+		s->lost_race = db_errcode(s->db) == DB_BUSY;
 		return err_set(&s->err, "%s: %s", backend(s), db_errmsg(s->db));
+	}
 	return 0;
 }
 
@@ -175,25 +178,42 @@ store_i_bind_num(struct db_stmt *st, int i, double v)
 }
 
 int
+store_i_tx_again(struct store *s, int try)
+{
+	struct timespec ts = { 0, (long)(1 + try * try) * 5000000L };
+
+	if (s->in_tx || try + 1 >= STORE_TX_TRIES || !s->lost_race)
+		return 0;
+	nanosleep(&ts, NULL);
+	store_errclear(s);
+	s->lost_race = 0;
+	return 1;
+}
+
+int
 store_i_write1(struct store *s, struct db_stmt *st, const char *what)
 {
-	int rc;
+	int rc, try;
 
 	if (st == NULL)
 		return -1;
-	if (store_i_tx_begin(s) != 0) {
-		store_i_release(s, st);
-		return -1;
-	}
-	rc = db_step(st);
-	if (rc != DB_DONE && rc != DB_ROW) {
-		store_i_dberr(s, what);
-		store_i_release(s, st);
-		store_i_tx_end(s, 0);
-		return -1;
+	for (try = 0;; try++) {
+		if (store_i_tx_begin(s) != 0)
+			break;
+		rc = db_step(st);
+		if (rc != DB_DONE && rc != DB_ROW) {
+			store_i_dberr(s, what);
+			store_i_tx_end(s, 0);
+		} else if (store_i_tx_end(s, 1) == 0) {
+			store_i_release(s, st);
+			return 0;
+		}
+		if (!store_i_tx_again(s, try))
+			break;
+		db_reset(st);
 	}
 	store_i_release(s, st);
-	return store_i_tx_end(s, 1);
+	return -1;
 }
 
 const char *
@@ -636,6 +656,71 @@ store_instance(struct store *s, const char **out)
 	return rc;
 }
 
+/* The advisory lock's key: "pw" over the instance id's 48 bits. */
+static int64_t
+instance_key(const char *id)
+{
+	return (int64_t)((0x7077ULL << 48) |
+	    (strtoull(id, NULL, 16) & 0xffffffffffffULL));
+}
+
+int
+store_hold_instance(struct store *s, const char *me, char *who, size_t size)
+{
+	struct db_stmt *st;
+	const char *id;
+	int64_t key;
+	int rc;
+
+	snprintf(who, size, "?");
+	if (db_backend(s->db) != DB_PG)
+		return 0;
+	if (store_instance(s, &id) != 0)
+		return -1;
+	key = instance_key(id);
+	/* Held already by this session (a check again), or taken now; a
+	 * lock taken twice would need two unlocks. */
+	if ((st = prep(s,
+	         "SELECT set_config('application_name', ?1, false),"
+	         " EXISTS (SELECT 1 FROM pg_locks WHERE locktype ="
+	         " 'advisory' AND granted AND pid = pg_backend_pid()"
+	         " AND classid::bigint = ?3 AND objid::bigint = ?4"
+	         " AND objsubid = 1) OR pg_try_advisory_lock(?2)")) == NULL)
+		return -1;
+	db_bind_text(st, 1, me, -1);
+	db_bind_int64(st, 2, key);
+	db_bind_int64(st, 3, (int64_t)((uint64_t)key >> 32));
+	db_bind_int64(st, 4, (int64_t)((uint64_t)key & 0xffffffffULL));
+	rc = db_step(st);
+	if (rc != DB_ROW) {
+		dberr(s, "instance lock");
+		db_finalize(st);
+		return -1;
+	}
+	rc = db_col_int(st, 1) ? 0 : 1;
+	db_finalize(st);
+	if (rc == 0)
+		return 0;
+	/* Who holds it, when this role may see (pg_stat_activity). */
+	st = prep(s,
+	    "SELECT a.application_name, coalesce(host(a.client_addr),"
+	    " 'a local socket'), a.pid FROM pg_locks l JOIN"
+	    " pg_stat_activity a ON a.pid = l.pid WHERE l.locktype ="
+	    " 'advisory' AND l.granted AND l.classid::bigint = ?1 AND"
+	    " l.objid::bigint = ?2 AND l.objsubid = 1");
+	if (st == NULL)
+		return 1;
+	db_bind_int64(st, 1, (int64_t)((uint64_t)key >> 32));
+	db_bind_int64(st, 2, (int64_t)((uint64_t)key & 0xffffffffULL));
+	if (db_step(st) == DB_ROW)
+		snprintf(who, size, "%s, from %s (server pid %lld)",
+		    db_col_text(st, 0) ? db_col_text(st, 0) : "?",
+		    db_col_text(st, 1) ? db_col_text(st, 1) : "?",
+		    (long long)db_col_int64(st, 2));
+	db_finalize(st);
+	return 1;
+}
+
 int
 store_open_version(
     struct store **out, const char *path, int version, struct err *e)
@@ -732,6 +817,12 @@ store_checkpoint(struct store *s)
 	return 0;
 }
 
+int
+store_unavailable(struct store *s)
+{
+	return !db_connected(s->db);
+}
+
 const char *
 store_errmsg(const struct store *s)
 {
@@ -742,6 +833,7 @@ void
 store_errclear(struct store *s)
 {
 	err_clear(&s->err);
+	s->lost_race = 0;
 }
 
 /*

@@ -44,7 +44,21 @@ void store_close(struct store *); /* NULL ok */
  * build ids carry it, so two databases never name two builds alike.
  */
 int store_instance(struct store *, const char **out);
+/*
+ * One daemon a database: on PostgreSQL, a session advisory lock keyed
+ * by the instance id, held until this connection closes (a SQLite
+ * file's is the pidlock beside it: 0 here).  me names the holder to a
+ * second daemon (the connection's application_name).  0 held, 1 held
+ * by another (who: its name and address), -1 with store_errmsg().
+ * Called again it checks the lock is still held, and takes it again
+ * when a lost connection lost it (store/db_pg.c connects again).
+ */
+int store_hold_instance(
+    struct store *, const char *me, char *who, size_t who_size);
 const char *store_errmsg(const struct store *);
+/* 1 while the connection to the database server is lost (its
+ * statements fail until it is back; store/db_pg.c); a file's: 0. */
+int store_unavailable(struct store *);
 /*
  * The SQLite virtual machine steps the store's list and page reads took
  * so far (those of store_i_rows, and the history's): the work of a read,

@@ -103,6 +103,9 @@ struct store {
 	 * of them a heartbeat changed (store_i_quiet_end): tx_end moves
 	 * store_gen when there are others. */
 	int64_t tx_changes0, tx_quiet;
+	/* The last failed statement lost to another transaction
+	 * (DB_BUSY): store_i_tx_again. */
+	int lost_race;
 };
 
 #define STORE_GEN_VERSION 32 /* the migration that made store_gen */
@@ -229,6 +232,16 @@ int store_i_scan_window(struct store *, struct db_stmt *st, int64_t *floor,
     int64_t *got, const char *what);
 int store_i_tx_begin(struct store *);
 int store_i_tx_end(struct store *, int ok);
+/*
+ * After a write transaction of its own failed (try counts from 0): 1,
+ * after a short wait, when it should run again from its start because
+ * it lost to another (a deadlock, a serialization failure, a lock:
+ * DB_BUSY) and tries are left (STORE_TX_TRIES); 0 to give up, and
+ * inside the caller's store_begin, whose transaction has failed whole.
+ * The store's error is cleared for the next try.
+ */
+#define STORE_TX_TRIES 5
+int store_i_tx_again(struct store *, int try);
 
 /*
  * store/stmt.c: the statement cache.  store_i_stmt(s, sql) gives sql

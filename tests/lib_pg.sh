@@ -7,6 +7,7 @@
 #                     and lib.sh make their databases from) and PW_PG_DIR
 #   pg_createdb NAME  a new, empty database NAME: its conninfo on stdout
 #   pg_stop           stops it (fast) and waits
+#   pg_resume         starts it again on the same data after pg_stop
 #
 # Never the system's cluster: the binaries of the newest PostgreSQL under
 # /usr/lib/postgresql (or pg_ctl on PATH) run on a data directory of the
@@ -50,14 +51,20 @@ pg_start() {
 	pg_as "$bin/initdb" -D "$PW_PG_DIR/data" -U "$PW_PG_USER" \
 	    --auth=trust -E UTF8 --no-locale --no-sync >"$PW_PG_DIR/initdb.log" 2>&1 ||
 	    { echo "pg_start: initdb failed:" >&2; tail -n 5 "$PW_PG_DIR/initdb.log" >&2; return 1; }
+	pg_resume || return 1
+	PW_TEST_PG="host=$PW_PG_DIR user=$PW_PG_USER dbname=postgres"
+	export PW_TEST_PG PW_PG_DIR
+}
+
+pg_resume() {
+	local bin
+	bin=$(pg_bindir) || return 1
 	pg_as "$bin/pg_ctl" -D "$PW_PG_DIR/data" -l "$PW_PG_DIR/server.log" -w \
 	    -o "-c listen_addresses='' -c unix_socket_directories='$PW_PG_DIR' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=64MB" \
 	    start >/dev/null 2>&1 ||
 	    { echo "pg_start: the server did not start:" >&2; tail -n 5 "$PW_PG_DIR/server.log" >&2; return 1; }
 	# The socket directory is the server's; others connect through it.
 	chmod 0755 "$PW_PG_DIR"
-	PW_TEST_PG="host=$PW_PG_DIR user=$PW_PG_USER dbname=postgres"
-	export PW_TEST_PG PW_PG_DIR
 }
 
 pg_createdb() {

@@ -73,6 +73,9 @@ reply_err(struct ctx *x, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* The database server away: a retry later may well succeed. */
+	if (status == 500 && x->s != NULL && store_unavailable(x->s))
+		status = 503;
 	if (status >= 500)
 		log_warnx("%s %s: %d %s", httpd_method(x->r), httpd_path(x->r),
 		    status, msg);
@@ -119,6 +122,8 @@ reply_page_store_err(struct ctx *x, int r)
 {
 	int status = reply_status_of(r);
 
+	if (status == 500 && x->s != NULL && store_unavailable(x->s))
+		status = 503;
 	if (status == 500)
 		log_warnx("web: %s: %s", httpd_path(x->r), store_errmsg(x->s));
 	reply_message(x, status, status == 404 ? "Not found" : "Error",

@@ -6,7 +6,7 @@
 #     and each good run is stored once with its metrics, nothing of a bad
 #     one;
 #  2. a reply only after the commit: another process holds SQLite's write
-#     lock while four uploads come in; the daemon holds them (GET
+#     lock (on PostgreSQL: the runs table) while four uploads come in; the daemon holds them (GET
 #     /metrics: perfwatch_upload_pending), none is answered while
 #     the lock is held, and a kill -9 then loses only unanswered uploads:
 #     none of them is stored after the restart, and sent again each is
@@ -124,6 +124,18 @@ check nothing_of_the_bad_uploads \
 # 2. The write lock held by another process: uploads wait, unanswered.
 lock_ready=$PW_TMP/locked
 lock_go=$PW_TMP/unlock
+if [ -n "${PW_TEST_PG:-}" ]; then
+	# PostgreSQL: psql holds the runs table, which every upload
+	# writes, until told (or 4 s) from a shell it waits in.
+	cat >"$PW_TMP/lock.sql" <<SQL
+BEGIN;
+LOCK TABLE runs IN EXCLUSIVE MODE;
+\\! touch $lock_ready; i=0; while [ ! -e $lock_go ] && [ \$i -lt 200 ]; do sleep 0.02; i=\$((i + 1)); done
+ROLLBACK;
+SQL
+	PGOPTIONS='-c client_min_messages=warning' "$(pg_bindir)/psql" -X -q \
+	    -f "$PW_TMP/lock.sql" "$PW_DB" >"$PW_TMP/lock.log" 2>&1 &
+else
 python3 - "$PW_DB" "$lock_ready" "$lock_go" <<'PY' &
 import os, sqlite3, sys, time
 db, ready, go = sys.argv[1:]
@@ -136,6 +148,7 @@ while not os.path.exists(go) and time.time() - t < 4:
 	time.sleep(0.02)
 c.execute("ROLLBACK")
 PY
+fi
 holder=$!
 wait_for 10 test -e "$lock_ready" || fail lock_holder_started "no lock"
 # last_runs OUT: each runner uploads index RUNS-1 of its job (still free:
@@ -175,7 +188,7 @@ waitall
 check "resent_uploads_201 ($(sort "$PW_TMP/resent" | uniq -c | tr -s ' '))" \
     test "$(grep -c '^201$' "$PW_TMP/resent")" -eq $N
 check every_run_stored_once \
-    test "$(sql "SELECT count(*) FROM (SELECT job_id FROM runs GROUP BY job_id HAVING count(*) = $RUNS AND count(DISTINCT idx) = $RUNS)")" -eq $N
+    test "$(sql "SELECT count(*) FROM (SELECT job_id FROM runs GROUP BY job_id HAVING count(*) = $RUNS AND count(DISTINCT idx) = $RUNS) AS j")" -eq $N
 check batches_counted \
     sh -c "curl -s '$PW_URL/metrics' | grep -q '^perfwatch_upload_batch_uploads_total $N\$'"
 stop_pid "$PW_DAEMON_PID"

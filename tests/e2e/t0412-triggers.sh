@@ -79,7 +79,7 @@ wait_tip master "$t2" || fail push2 "$(cat "$PW_TMP/trees.json")"
     pass coalesce_keep || fail coalesce_keep "$(sql "SELECT * FROM pairs WHERE name = 'tipkeep'")"
 # deprioritise: the old tip's pairs (one per host) stay queued, marked.
 [ "$(count tipdep queued)" = 4 ] &&
-    [ "$(sql "SELECT group_concat(p.superseded, '') FROM (SELECT p.superseded FROM pairs p
+    [ "$(sql "SELECT group_concat(CAST(p.superseded AS TEXT), '') FROM (SELECT p.superseded FROM pairs p
         JOIN jobs c ON c.id = p.cand_job_id JOIN commits k ON k.id = c.commit_id
         WHERE p.name = 'tipdep' ORDER BY k.sha = '$t2', p.id) p")" = 1100 ] &&
     pass coalesce_deprioritise || fail coalesce_deprioritise "$(sql "SELECT * FROM pairs WHERE name = 'tipdep'")"
@@ -123,7 +123,9 @@ stop_pid "$RUNNER"
 body="{\"job\": \"every\", \"base\": {\"tree\": \"t\", \"commit\": \"${b0:0:8}\"}, \"candidate\": {\"tree\": \"file://$SRC\", \"commit\": \"$f1\"}}"
 [ "$(http POST /api/v1/submit "$PW_ADMIN" "$body")" = 201 ] && pass submit_tree_commit || fail submit_tree_commit "$(cat "$PW_TMP/body")"
 bj=$(jfield pairs.0.base_job <"$PW_TMP/body")
-[ "$(sql "SELECT json_extract(params, '\$.tree.commit') || ' ' || c.sha FROM jobs j JOIN commits c ON c.id = j.commit_id WHERE j.id = $bj")" = "$b0 $b0" ] &&
+# (The params' JSON read here, not by SQL: json_extract of a string is
+# SQLite's alone.)
+[ "$(sql "SELECT params FROM jobs WHERE id = $bj" | jfield tree.commit) $(sql "SELECT c.sha FROM jobs j JOIN commits c ON c.id = j.commit_id WHERE j.id = $bj")" = "$b0 $b0" ] &&
     pass submit_prefix_resolved || fail submit_prefix_resolved "$(sql "SELECT params FROM jobs WHERE id = $bj")"
 [ "$(http POST /api/v1/submit "$PW_ADMIN" '{"job": "every", "base": {"tree": "t", "commit": "abcdef12"}, "candidate": {"tree": "t", "commit": "abcdef12"}}')" = 400 ] &&
     grep -q "not a recorded commit" "$PW_TMP/body" && pass submit_unknown_prefix || fail submit_unknown_prefix "$(cat "$PW_TMP/body")"
