@@ -9,10 +9,13 @@
 
 struct err;
 
-#define MAD_SCALE 1.4826       /* MAD to sigma for normal data */
-#define UNSTABLE_P 0.001       /* spread test level */
-#define LOWMODE_SIGMAS 8.0     /* a low run is also this many sigmas away */
-#define LOWMODE_P 0.002        /* low mode, confirmed: Fisher level a look */
+#define MAD_SCALE 1.4826   /* MAD to sigma for normal data */
+#define UNSTABLE_P 0.001   /* spread test level */
+#define LOWMODE_SIGMAS 8.0 /* a low run is also this many sigmas away */
+/* Low mode, confirmed: the Fisher test's share of alpha, each direction
+ * (0.002 at alpha 0.01); the bulk's shift test has the rest when a mode
+ * is seen (docs/ANALYSIS.md, "Low modes"). */
+#define LOWMODE_ALPHA_SHARE 0.2
 #define LOWMODE_SUSPECT_P 0.1  /* low mode, suspected: more runs */
 #define LOWMODE_HIST_P 0.01    /* history's share far above the base's */
 #define LOWMODE_MIN_HISTORY 20 /* history runs for that test */
@@ -47,14 +50,34 @@ double analysis_i_norm_quantile_upper(double p);
 void analysis_i_set_note(struct analysis_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* modes.c: low modes both ways, and a spread that grew with no shift,
- * of the sides' logs lb and lc, into r. */
+/* modes.c: the low runs of a comparison are those more than thr worse
+ * (sign: -1 higher is better, +1 lower) than ref, the better side's
+ * median; least is low_mode_pct as a log ratio. */
+struct analysis_lowref {
+	double ref, thr, least, sign;
+};
+void analysis_i_low_ref(struct analysis_lowref *lr, const double *lb, size_t nb,
+    const double *lc, size_t nc, const struct analysis_opts *o);
+int analysis_i_is_low(const struct analysis_lowref *lr, double x);
+/* 1 when some run of lb or lc is low and each side's other runs (at
+ * least 2) have their median at the reference: a mode beside an unmoved
+ * bulk, which the shift test leaves to the mode test. */
+int analysis_i_low_is_mode(const struct analysis_lowref *lr, const double *lb,
+    size_t nb, const double *lc, size_t nc);
+/* Low modes both ways, and a spread that grew with no shift, of the
+ * sides' logs lb and lc, into r; level: the Fisher test's level of this
+ * look, one direction. */
 void analysis_i_check_modes(struct analysis_result *r, const double *lb,
-    size_t nb, const double *lc, size_t nc, const struct analysis_opts *o);
+    size_t nb, const double *lc, size_t nc, const struct analysis_opts *o,
+    double level);
 void analysis_i_check_spread(struct analysis_result *r, const double *lb,
     size_t nb, const double *lc, size_t nc, const double *wb, const double *wc,
     double ref_var, double ref_df, const struct analysis_opts *o);
 
+/* error_control.c: analysis_look_alpha with the O'Brien-Fleming-type
+ * spending function (alpha kept for the last looks). */
+double analysis_i_look_alpha_late(
+    double alpha, size_t n, size_t first_runs, size_t max_runs);
 /* error_control.c: r->futile and r->cond_power of a look of n runs a
  * side, after its verdict (analysis.h). */
 void analysis_i_futility(

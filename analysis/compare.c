@@ -374,11 +374,13 @@ bootstrap_ci(double *lo, double *hi, const double *a, size_t na,
  * (winsorised) logs y of the rounds that hold both sides.  delta's
  * estimate is the weighted mean of the within-round contrasts (mean
  * candidate - mean base of a round, weight 1 / (1/nb_r + 1/nc_r)), its
- * variance the model's residual variance over the weights' sum.  The F
- * test of the round term against the one-way model (no rounds) says
- * whether the rounds differ at all: r->rounds_p.  0 and the blocked
- * t-test in *shift, *se, *df, *p; -1 when fewer than BLOCK_MIN_ROUNDS
- * rounds hold both sides or no residual degree of freedom is left.
+ * variance the model's residual variance over the weights' sum (the t
+ * interval).  The F test of the round term against the one-way model
+ * (no rounds) says whether the rounds differ at all: r->rounds_p.  The
+ * p-value is the randomisation test of the design (signflip_p): 0 and
+ * the blocked test in *shift, *se, *df, *p; -1 when fewer than
+ * BLOCK_MIN_ROUNDS rounds hold both sides or no residual degree of
+ * freedom is left.
  */
 struct rrun {
 	int64_t round;
@@ -394,13 +396,91 @@ cmp_rrun(const void *pa, const void *pb)
 	return (a->round > b->round) - (a->round < b->round);
 }
 
+/*
+ * The randomisation test of a design in randomised blocks: which side
+ * opens a round is drawn at random (common/rounds.h), so with no change
+ * each round's contrast is the host's own difference between its two
+ * slots, with a sign that is a fair coin whatever the host does.  The
+ * p-value is the share of the 2^R sign patterns whose |sum of w_r d_r|
+ * is at least the observed one (a[r] = w_r d_r): the blocked t statistic
+ * is monotone in that sum, since flipping signs leaves sum w_r d_r^2 and
+ * the within-side residuals alone.  Exact by the design, for any drift;
+ * the t distribution instead assumes normal contrasts, and under
+ * busy/idle phases a round's contrast is either white noise or a whole
+ * phase step, so a few rounds all stepping the same way read as a
+ * t of 10 or more (p = 2^(1-R) in truth: 1/16 with 5 rounds).  All
+ * patterns up to SIGNFLIP_EXACT rounds (half of them: a pattern and its
+ * negation have the same |sum|), else SIGNFLIP_MC random ones.
+ */
+#define SIGNFLIP_EXACT 16
+#define SIGNFLIP_MC 20000
+
+static double
+signflip_p(const double *a, size_t R, const struct analysis_opts *o)
+{
+	double obs = 0, tol;
+	size_t i;
+
+	for (i = 0; i < R; i++)
+		obs += a[i];
+	obs = fabs(obs);
+	tol = obs * 1e-9;
+	if (R <= SIGNFLIP_EXACT) {
+		uint32_t g, prev = 0, total = (uint32_t)1 << (R - 1), hits = 0;
+		double cur, sgn[SIGNFLIP_EXACT];
+
+		/* Gray code over the signs of a[1..R), a[0] kept +; cur is
+		 * the signed sum. */
+		for (i = 0; i < R; i++)
+			sgn[i] = 1;
+		cur = 0;
+		for (i = 0; i < R; i++)
+			cur += a[i];
+		for (g = 0; g < total; g++) {
+			uint32_t code = g ^ (g >> 1), diff = code ^ prev;
+
+			if (diff) {
+				size_t b = 1 + (size_t)__builtin_ctz(diff);
+
+				cur -= 2 * sgn[b] * a[b];
+				sgn[b] = -sgn[b];
+			}
+			prev = code;
+			if (fabs(cur) >= obs - tol)
+				hits++;
+		}
+		return (double)hits / (double)total;
+	}
+	{
+		struct analysis_rng rng;
+		size_t k, hits = 0;
+		double sum;
+
+		analysis_rng_seed(&rng, o->seed ^ 0x7369676e666c6970ULL);
+		for (k = 0; k < SIGNFLIP_MC; k++) {
+			uint64_t bits = 0;
+
+			sum = 0;
+			for (i = 0; i < R; i++) {
+				if (i % 64 == 0)
+					bits = analysis_rng_next(&rng);
+				sum += bits & 1 ? a[i] : -a[i];
+				bits >>= 1;
+			}
+			if (fabs(sum) >= obs - tol)
+				hits++;
+		}
+		return (double)(hits + 1) / (double)(SIGNFLIP_MC + 1);
+	}
+}
+
 static int
 blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
-    double *p, const struct rrun *x, size_t n)
+    double *p, const struct rrun *x, size_t n, const struct analysis_opts *o)
 {
 	double sw = 0, swd = 0, ss_res = 0, ss_one = 0, m[2] = { 0, 0 };
 	size_t i, j, k, R = 0, N = 0, cnt[2] = { 0, 0 };
-	double f;
+	double f, *a = xmalloc((n + 1) * sizeof(*a));
 
 	/* Pass 1: delta. */
 	for (i = 0; i < n; i = j) {
@@ -417,7 +497,8 @@ blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
 			double w = 1 / (1 / (double)c[0] + 1 / (double)c[1]);
 
 			sw += w;
-			swd += w * (s[1] / (double)c[1] - s[0] / (double)c[0]);
+			a[R] = w * (s[1] / (double)c[1] - s[0] / (double)c[0]);
+			swd += a[R];
 		}
 		R++;
 		N += c[0] + c[1];
@@ -427,8 +508,10 @@ blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
 		}
 	}
 	r->rounds = R;
-	if (R < BLOCK_MIN_ROUNDS || N < R + 2)
+	if (R < BLOCK_MIN_ROUNDS || N < R + 2) {
+		free(a);
 		return -1;
+	}
 	*shift = swd / sw;
 	m[0] /= (double)cnt[0];
 	m[1] /= (double)cnt[1];
@@ -453,16 +536,15 @@ blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
 		}
 	}
 	*df = (double)(N - R - 1);
+	*p = signflip_p(a, R, o);
+	free(a);
 	if (!(ss_res > 0)) {
-		/* No residual noise at all: a step is certain, none is
-		 * none. */
+		/* No residual noise at all. */
 		*se = 0;
-		*p = *shift != 0 ? 0 : 1;
 		r->rounds_p = ss_one > 0 ? 0 : 1;
 		return 0;
 	}
 	*se = sqrt(ss_res / *df / sw);
-	*p = analysis_t_p2(*shift / *se, *df);
 	f = ss_one > ss_res
 	    ? ((ss_one - ss_res) / (double)(R - 1)) / (ss_res / *df)
 	    : 0;
@@ -678,7 +760,7 @@ judge_rounds(struct analysis_result *r, const double *lb, size_t nb,
 		x[nb + i].cand = 1;
 	}
 	qsort(x, nb + nc, sizeof(*x), cmp_rrun);
-	if (blocked_test(r, &shift, &se, &df, &p, x, nb + nc) == 0 &&
+	if (blocked_test(r, &shift, &se, &df, &p, x, nb + nc, o) == 0 &&
 	    r->rounds_p < ROUNDS_DIFFER_P) {
 		q = analysis_t_quantile(1 - (1 - o->ci_level) / 2, df);
 		r->change_pct = analysis_i_pct(shift);
@@ -782,43 +864,23 @@ decide(struct analysis_result *r, const struct analysis_opts *o)
 		    "runs needed");
 }
 
-int
-analysis_compare(struct analysis_result *r, const double *base, size_t nb,
-    const double *cand, size_t nc, const struct analysis_opts *oin,
-    struct err *e)
+/*
+ * The shift of cand against base (steps 1-5 of docs/ANALYSIS.md): the
+ * effect, its interval, the p-value (Welch, the history's splits or
+ * within rounds) and the spread bits, into r.  o: filled options, whose
+ * history and rounds go with these runs.  Both sides hold runs.
+ */
+static void
+judge_shift(struct analysis_result *r, const double *base, size_t nb,
+    const double *cand, size_t nc, const struct analysis_opts *op)
 {
-	struct analysis_opts o = opts_fill(oin);
+	struct analysis_opts o = *op;
 	double *lb, *lc, *wb, *wc, *ws, *hl = NULL, *hw = NULL;
 	double shift, ci_lo, ci_hi, ref_var = 0, ref_df = 0, sigma_w;
 	double sigma_h = 0, rej = INFINITY, *sb_u = NULL, *sc_u;
 	double clip[4] = { -INFINITY, INFINITY, -INFINITY, INFINITY };
 	size_t i, m = 0, mh = 0, hb = nb, hc = nc;
-	int rc;
 
-	result_init(r, nb, nc);
-	raw_moments(base, nb, &r->base_mean, &r->base_sd);
-	raw_moments(cand, nc, &r->cand_mean, &r->cand_sd);
-	if ((rc = analysis_i_check_values(base, nb, "base", e)) != 0 ||
-	    (rc = analysis_i_check_values(cand, nc, "candidate", e)) != 0)
-		return rc;
-	if (o.history != NULL && o.n_history > 0 &&
-	    (rc = analysis_i_check_values(
-	         o.history, o.n_history, "history", e)) != 0)
-		return rc;
-	if (nb > MAX_RUNS_SIDE || nc > MAX_RUNS_SIDE)
-		return err_setc(e, ERR_TOOBIG, "more than %d runs on a side",
-		    MAX_RUNS_SIDE);
-	if (nb == 0 || nc == 0) {
-		double *t = xmalloc((nb + nc + 1) * sizeof(*t));
-
-		if (nb > 0)
-			r->base_median = analysis_i_median_copy(base, nb, t);
-		if (nc > 0)
-			r->cand_median = analysis_i_median_copy(cand, nc, t);
-		free(t);
-		analysis_i_set_note(r, "no runs on one side");
-		return 0;
-	}
 	if (o.history != NULL && o.n_history >= o.min_history &&
 	    o.n_history >= nb + nc)
 		m = o.n_history;
@@ -836,8 +898,6 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		lb[i] = log(base[i]);
 	for (i = 0; i < nc; i++)
 		lc[i] = log(cand[i]);
-	r->base_median = analysis_i_median_copy(base, nb, ws);
-	r->cand_median = analysis_i_median_copy(cand, nc, ws);
 	memcpy(wb, lb, nb * sizeof(*wb));
 	memcpy(wc, lc, nc * sizeof(*wc));
 	analysis_i_sort_small(wb, nb);
@@ -912,12 +972,8 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		free(sw);
 	}
 	r->change_pct = analysis_i_pct(shift);
-	if (nb < 2 || nc < 2) {
-		analysis_i_set_note(r,
-		    "fewer than 2 runs on a side: no interval or "
-		    "p-value");
+	if (nb < 2 || nc < 2)
 		goto out;
-	}
 
 	bootstrap_ci(&ci_lo, &ci_hi, wb, nb, wc, nc, &o);
 	r->ci_low_pct = analysis_i_pct(ci_lo);
@@ -959,21 +1015,155 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 			    "p-value");
 		}
 	}
-	r->alpha_used = analysis_look_alpha(
-	    o.alpha, nb < nc ? nb : nc, o.first_runs, o.max_runs);
 	if (o.base_round != NULL && o.cand_round != NULL)
 		judge_rounds(r, lb, nb, lc, nc, clip, &o);
 
-	if (!o.no_low_modes)
-		analysis_i_check_modes(r, lb, nb, lc, nc, &o);
 	analysis_i_check_spread(
 	    r, lb, nb, lc, nc, sb_u, sc_u, ref_var, ref_df, &o);
-	decide(r, &o);
-	analysis_i_futility(r, &o, nb < nc ? nb : nc);
 out:
-	r->p_adjusted = r->p_value;
 	free(lb);
 	free(sb_u);
 	free(ws);
+}
+
+/*
+ * The runs of x[0..n) that are not low (their rounds too, when rin is
+ * not NULL), into out and rout; returns their count.
+ */
+static size_t
+bulk_of(const struct analysis_lowref *lr, const double *x, size_t n,
+    const int64_t *rin, double *out, int64_t *rout)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (!analysis_i_is_low(lr, log(x[i]))) {
+			if (rin != NULL)
+				rout[k] = rin[i];
+			out[k++] = x[i];
+		}
+	return k;
+}
+
+/*
+ * The level of the mode test at a look of n runs a side, one direction:
+ * its share of alpha, spent over the looks up to the runs a suspected
+ * mode may take (the shift test's spending function and boundaries), so
+ * that the looks together keep it.
+ */
+static double
+mode_level(const struct analysis_opts *o, size_t n)
+{
+	double a = 2 * LOWMODE_ALPHA_SHARE * o->alpha;
+	size_t cap = o->max_runs > ANALYSIS_MODE_MAX_RUNS
+	    ? o->max_runs
+	    : ANALYSIS_MODE_MAX_RUNS;
+
+	if (o->first_runs > 0 && o->max_runs > o->first_runs)
+		a = analysis_i_look_alpha_late(a, n, o->first_runs, cap);
+	return a / 2;
+}
+
+int
+analysis_compare(struct analysis_result *r, const double *base, size_t nb,
+    const double *cand, size_t nc, const struct analysis_opts *oin,
+    struct err *e)
+{
+	struct analysis_opts o = opts_fill(oin), os;
+	struct analysis_lowref lr;
+	double *lb, *lc, *ws, *fb = NULL, *fc, *fh;
+	int64_t *frb = NULL, *frc;
+	size_t i, n = nb < nc ? nb : nc, nbs = nb, ncs = nc;
+	int rc, bulk = 0;
+
+	result_init(r, nb, nc);
+	raw_moments(base, nb, &r->base_mean, &r->base_sd);
+	raw_moments(cand, nc, &r->cand_mean, &r->cand_sd);
+	if ((rc = analysis_i_check_values(base, nb, "base", e)) != 0 ||
+	    (rc = analysis_i_check_values(cand, nc, "candidate", e)) != 0)
+		return rc;
+	if (o.history != NULL && o.n_history > 0 &&
+	    (rc = analysis_i_check_values(
+	         o.history, o.n_history, "history", e)) != 0)
+		return rc;
+	if (nb > MAX_RUNS_SIDE || nc > MAX_RUNS_SIDE)
+		return err_setc(e, ERR_TOOBIG, "more than %d runs on a side",
+		    MAX_RUNS_SIDE);
+	if (nb == 0 || nc == 0) {
+		double *t = xmalloc((nb + nc + 1) * sizeof(*t));
+
+		if (nb > 0)
+			r->base_median = analysis_i_median_copy(base, nb, t);
+		if (nc > 0)
+			r->cand_median = analysis_i_median_copy(cand, nc, t);
+		free(t);
+		analysis_i_set_note(r, "no runs on one side");
+		return 0;
+	}
+	lb = xmalloc(2 * (nb + nc) * sizeof(*lb));
+	lc = lb + nb;
+	ws = lc + nc;
+	for (i = 0; i < nb; i++)
+		lb[i] = log(base[i]);
+	for (i = 0; i < nc; i++)
+		lc[i] = log(cand[i]);
+	r->base_median = analysis_i_median_copy(base, nb, ws);
+	r->cand_median = analysis_i_median_copy(cand, nc, ws);
+
+	/*
+	 * Low runs beside an unmoved bulk are a mode, judged by the mode
+	 * test (their shares, both ways); the shift test judges the bulk
+	 * without them, base, candidate and history alike, or a mode on
+	 * both sides would read as a shift whenever its counts differ by
+	 * chance.  The two tests then split alpha: the mode test's share
+	 * each way, the shift test the rest (docs/ANALYSIS.md, "Low
+	 * modes").
+	 */
+	os = o;
+	if (!o.no_low_modes && nb >= 2 && nc >= 2) {
+		analysis_i_low_ref(&lr, lb, nb, lc, nc, &o);
+		bulk = analysis_i_low_is_mode(&lr, lb, nb, lc, nc);
+	}
+	if (bulk) {
+		fb = xmalloc((nb + nc + o.n_history + 1) * sizeof(*fb));
+		fc = fb + nb;
+		fh = fc + nc;
+		frb = xmalloc((nb + nc + 1) * sizeof(*frb));
+		frc = frb + nb;
+		nbs = bulk_of(&lr, base, nb, o.base_round, fb, frb);
+		ncs = bulk_of(&lr, cand, nc, o.cand_round, fc, frc);
+		if (o.history != NULL) {
+			os.history = fh;
+			os.n_history = bulk_of(
+			    &lr, o.history, o.n_history, NULL, fh, NULL);
+		}
+		if (o.base_round != NULL && o.cand_round != NULL) {
+			os.base_round = frb;
+			os.cand_round = frc;
+		}
+		os.alpha = o.alpha * (1 - 2 * LOWMODE_ALPHA_SHARE);
+	}
+	r->alpha_used =
+	    analysis_look_alpha(os.alpha, n, o.first_runs, o.max_runs);
+	if (bulk)
+		judge_shift(r, fb, nbs, fc, ncs, &os);
+	else
+		judge_shift(r, base, nb, cand, nc, &o);
+	if (nb < 2 || nc < 2) {
+		analysis_i_set_note(r,
+		    "fewer than 2 runs on a side: no interval or "
+		    "p-value");
+		goto out;
+	}
+	if (!o.no_low_modes)
+		analysis_i_check_modes(
+		    r, lb, nb, lc, nc, &o, mode_level(&o, n));
+	decide(r, &o);
+	analysis_i_futility(r, &os, n);
+out:
+	r->p_adjusted = r->p_value;
+	free(lb);
+	free(fb);
+	free(frb);
 	return 0;
 }

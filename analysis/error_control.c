@@ -107,8 +107,25 @@ gs_step(struct gs *g, double n2, double c)
 	g->n = n2;
 }
 
-double
-analysis_look_alpha(double alpha, size_t n, size_t first_runs, size_t max_runs)
+/*
+ * alpha spent by information t: the Pocock type above, or (late != 0)
+ * the O'Brien-Fleming type of Lan and DeMets, 2 - 2 Phi(z_{alpha/2} /
+ * sqrt t), which keeps nearly all of alpha for the last looks.
+ */
+static double
+spent_by(double alpha, double t, int late)
+{
+	if (t > 1)
+		t = 1;
+	if (!late)
+		return alpha * spend(t);
+	return 2 *
+	    analysis_i_norm_sf(
+	        analysis_i_norm_quantile_upper(alpha / 2) / sqrt(t));
+}
+
+static double
+look_alpha(double alpha, size_t n, size_t first_runs, size_t max_runs, int late)
 {
 	struct gs g;
 	size_t s, prev = 0;
@@ -129,7 +146,8 @@ analysis_look_alpha(double alpha, size_t n, size_t first_runs, size_t max_runs)
 	for (;;) {
 		size_t look = s < n ? s : n;
 		double share =
-		    alpha * spend((double)look / (double)max_runs) - spent;
+		    spent_by(alpha, (double)look / (double)max_runs, late) -
+		    spent;
 
 		if (prev == 0) {
 			c = analysis_i_norm_quantile_upper(share / 2);
@@ -161,6 +179,19 @@ analysis_look_alpha(double alpha, size_t n, size_t first_runs, size_t max_runs)
 		s = next_look(s, max_runs);
 	}
 	return 2 * analysis_i_norm_sf(c);
+}
+
+double
+analysis_look_alpha(double alpha, size_t n, size_t first_runs, size_t max_runs)
+{
+	return look_alpha(alpha, n, first_runs, max_runs, 0);
+}
+
+double
+analysis_i_look_alpha_late(
+    double alpha, size_t n, size_t first_runs, size_t max_runs)
+{
+	return look_alpha(alpha, n, first_runs, max_runs, 1);
 }
 
 /*

@@ -89,53 +89,112 @@ split_low(const double *x, size_t n, double ref, double thr, double sign,
 }
 
 /*
+ * The reference of the low modes: the bulk of the better side, its median
+ * and its robust sigma.  A run is low when it is at least low_mode_pct
+ * worse than that and LOWMODE_SIGMAS sigma away (a side with two modes
+ * of about equal weight has a huge sigma and counts none: it cannot tell
+ * which is its bulk).
+ */
+void
+analysis_i_low_ref(struct analysis_lowref *lr, const double *lb, size_t nb,
+    const double *lc, size_t nc, const struct analysis_opts *o)
+{
+	double *ws = xmalloc((nb + nc + 1) * sizeof(*ws));
+	double mb, mc, sig;
+	int cand_worse;
+
+	lr->sign = o->better == ANALYSIS_HIGHER ? -1 : 1;
+	mb = analysis_i_median_copy(lb, nb, ws);
+	mc = analysis_i_median_copy(lc, nc, ws);
+	cand_worse = lr->sign * (mc - mb) >= 0;
+	lr->ref = cand_worse ? mb : mc;
+	sig = analysis_i_robust_sigma(
+	    cand_worse ? lb : lc, cand_worse ? nb : nc, lr->ref, ws);
+	lr->least = lr->thr = -log1p(-o->low_mode_pct / 100);
+	if (LOWMODE_SIGMAS * sig > lr->thr)
+		lr->thr = LOWMODE_SIGMAS * sig;
+	free(ws);
+}
+
+int
+analysis_i_is_low(const struct analysis_lowref *lr, double x)
+{
+	return lr->sign * (x - lr->ref) > lr->thr;
+}
+
+/* 1 when x[0..n) holds no low run, or its runs that are not low are at
+ * least 2 with their median at the reference: low runs beside an
+ * unmoved bulk.  ws: n doubles. */
+static int
+bulk_at_ref(
+    const struct analysis_lowref *lr, const double *x, size_t n, double *ws)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (!analysis_i_is_low(lr, x[i]))
+			ws[k++] = x[i];
+	if (k == n)
+		return 1;
+	return k >= 2 &&
+	    fabs(analysis_median_inplace(ws, k) - lr->ref) <= lr->least;
+}
+
+int
+analysis_i_low_is_mode(const struct analysis_lowref *lr, const double *lb,
+    size_t nb, const double *lc, size_t nc)
+{
+	double *ws = xmalloc((nb + nc + 1) * sizeof(*ws));
+	size_t i, k = 0;
+	int ok;
+
+	for (i = 0; i < nb; i++)
+		k += (size_t)analysis_i_is_low(lr, lb[i]);
+	for (i = 0; i < nc; i++)
+		k += (size_t)analysis_i_is_low(lr, lc[i]);
+	ok =
+	    k > 0 && bulk_at_ref(lr, lb, nb, ws) && bulk_at_ref(lr, lc, nc, ws);
+	free(ws);
+	return ok;
+}
+
+/*
  * Low modes, both ways: the "flaky ~50 % throughput drop" shape, a share
  * of runs far worse than the rest, appearing in the candidate or going
  * away in it (docs/ANALYSIS.md, "Low modes").
  *
- * The reference is the bulk of the better side: its median, and its
- * robust sigma.  A run is low when it is at least low_mode_pct worse
- * than that and LOWMODE_SIGMAS sigma away (a side with two modes of
- * about equal weight has a huge sigma and counts none: it cannot tell
- * which is its bulk).  The side that holds low runs must have the rest
- * of its runs where the reference is, else its bulk moved: a shift, not
- * a mode.
+ * Low runs are those of analysis_i_low_ref.  The side that holds low
+ * runs must have the rest of its runs where the reference is, else its
+ * bulk moved: a shift, not a mode.
  *
  * Each side's share is judged against the other's by a one-sided Fisher
  * exact test; the base side is the base runs and, with a history, the
  * history's runs too: this VM's CPU time has two modes 1.7x apart, so a
  * base of 5 runs all in the fast mode and a candidate with one slow run
- * is the host, not the candidate.  p < LOWMODE_P with at least two low
- * runs on the side that has more is a confirmed mode; p <
- * LOWMODE_SUSPECT_P, or one low run against none, is suspected: more
- * runs are asked for.
+ * is the host, not the candidate.  p below level (a look's share of the
+ * mode test's alpha, one direction) with at least two low runs on the
+ * side that has more is a confirmed mode; p < LOWMODE_SUSPECT_P, or one
+ * low run against none, is suspected: more runs are asked for.
  */
 void
 analysis_i_check_modes(struct analysis_result *r, const double *lb, size_t nb,
-    const double *lc, size_t nc, const struct analysis_opts *o)
+    const double *lc, size_t nc, const struct analysis_opts *o, double level)
 {
-	double sign = o->better == ANALYSIS_HIGHER ? -1 : 1;
-	double mb, mc, ref, sig, least, thr, p;
-	const double *ls;
-	size_t ns, kb, kc, kh = 0, nh = 0, nrest, i, nlow;
+	struct analysis_lowref lr;
+	double sign, ref, thr, least, p;
+	size_t kb, kc, kh = 0, nh = 0, nrest, i, nlow;
 	size_t all = nb + nc + o->n_history;
 	double *ws = xmalloc((2 * all + 1) * sizeof(*ws));
 	double *low = ws, *rest = ws + all;
-	int cand_worse;
 
 	r->mode = ANALYSIS_MODE_NONE;
 	r->mode_pct = r->mode_p = NAN;
 	r->mode_hist_share = NAN;
-	mb = analysis_i_median_copy(lb, nb, ws);
-	mc = analysis_i_median_copy(lc, nc, ws);
-	cand_worse = sign * (mc - mb) >= 0;
-	ls = cand_worse ? lb : lc;
-	ns = cand_worse ? nb : nc;
-	ref = cand_worse ? mb : mc;
-	sig = analysis_i_robust_sigma(ls, ns, ref, ws);
-	least = thr = -log1p(-o->low_mode_pct / 100);
-	if (LOWMODE_SIGMAS * sig > thr)
-		thr = LOWMODE_SIGMAS * sig;
+	analysis_i_low_ref(&lr, lb, nb, lc, nc, o);
+	sign = lr.sign;
+	ref = lr.ref;
+	thr = lr.thr;
+	least = lr.least;
 
 	kb = split_low(lb, nb, ref, thr, sign, low, NULL, &nrest);
 	kc = split_low(lc, nc, ref, thr, sign, low + kb, NULL, &nrest);
@@ -164,7 +223,7 @@ analysis_i_check_modes(struct analysis_result *r, const double *lb, size_t nb,
 			goto out;
 		p = fisher_upper(kc, nc, kb + kh + kc, nb + nh + nc);
 		r->mode_p = p;
-		if (p < LOWMODE_P && kc >= 2) {
+		if (p < level && kc >= 2) {
 			r->mode = ANALYSIS_MODE_APPEARED;
 			r->unstable |= ANALYSIS_UNSTABLE_LOWMODE;
 			r->low_mode_runs = kc;
@@ -193,7 +252,7 @@ analysis_i_check_modes(struct analysis_result *r, const double *lb, size_t nb,
 			goto out;
 		p = fisher_lower(kc, nc, kb + kh + kc, nb + nh + nc);
 		r->mode_p = p;
-		if (p < LOWMODE_P && kb >= 2)
+		if (p < level && kb >= 2)
 			r->mode = ANALYSIS_MODE_DISAPPEARED;
 		else if (p < LOWMODE_SUSPECT_P)
 			r->mode = ANALYSIS_MODE_SUSPECTED;

@@ -332,13 +332,22 @@ TEST(test_analysis__unstable_low_mode)
 	ASSERT_INTEQ(analysis_next_runs(&r, 6, 6, 12), 9);
 	/* Twelve a side, five of the candidate's low, against a clean
 	 * history of the host: confirmed.  (Against twelve base runs alone,
-	 * Fisher's p is 0.019: not yet.) */
+	 * Fisher's p is 0.019: not yet.)  As a look of adaptive runs, the
+	 * mode test's level is spent over the looks up to
+	 * ANALYSIS_MODE_MAX_RUNS, most of it kept for the last ones: p 1e-4
+	 * (C(12, 5) / C(64, 5)) is not yet enough at 12 runs, and the runs
+	 * go on past max_runs for it. */
 	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
 	ASSERT_INTEQ(r.mode, ANALYSIS_MODE_SUSPECTED);
 	for (i = 0; i < 40; i++)
 		h[i] = 100 + (double)(i % 5) * 0.2;
 	o.history = h;
 	o.n_history = 40;
+	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
+	ASSERT_INTEQ(r.mode, ANALYSIS_MODE_SUSPECTED);
+	ASSERT_NEAR(r.mode_p, 792.0 / 7624512, 1e-12);
+	ASSERT_INTEQ(analysis_next_runs(&r, 12, 6, 12), 18);
+	o.first_runs = o.max_runs = 0;
 	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
 	ASSERT_STREQ(analysis_verdict_name(r.verdict), "unstable");
 	ASSERT_INTEQ(r.mode, ANALYSIS_MODE_APPEARED);
@@ -539,6 +548,104 @@ TEST(test_analysis__rounds_blocked)
 	/* Fewer than three rounds with both sides: no blocked test. */
 	ASSERT_INTEQ(analysis_compare(&r, a, 2, b, 2, &o, &e), 0);
 	ASSERT(r.p_method != ANALYSIS_P_BLOCKED);
+}
+
+/*
+ * Rounds in randomised order on a host with busy/idle phases: in each of
+ * five rounds the candidate ran in the busy phase, 12 % lower.  The
+ * t-test on the contrasts reads that as certain (t of -660); by the
+ * design each round's sign is a fair coin with no change, so five alike
+ * happen once in 16 pairs: p is 1/16 (the share of the 32 sign patterns
+ * as extreme), no verdict.  Twelve rounds alike are 1 in 2048: p
+ * 2/4096, a regression.
+ */
+TEST(test_analysis__rounds_randomisation_test)
+{
+	static const double lvl[12] = { 1, 0.87, 1.1, 0.9, 1.05, 0.95, 1.12,
+		0.86, 1.0, 0.92, 1.08, 0.89 };
+	static const double wig[12] = { 0.2, -0.3, 0.1, 0.4, -0.2, 0.0, 0.3,
+		-0.1, 0.15, -0.25, 0.05, 0.35 };
+	double a[12], b[12];
+	int64_t rb[12], rc[12];
+	struct analysis_opts o;
+	struct analysis_result r;
+	struct err e = { 0 };
+	size_t i;
+
+	for (i = 0; i < 12; i++) {
+		a[i] = 1000 * lvl[i] * (1 + 0.001 * wig[i]);
+		b[i] = 880 * lvl[i] * (1 - 0.001 * wig[11 - i]);
+		rb[i] = rc[i] = (int64_t)i;
+	}
+	analysis_opts_init(&o);
+	o.base_round = rb;
+	o.cand_round = rc;
+	ASSERT_INTEQ(analysis_compare(&r, a, 5, b, 5, &o, &e), 0);
+	ASSERT_INTEQ(r.p_method, ANALYSIS_P_BLOCKED);
+	ASSERT(r.rounds_p < 0.01);
+	ASSERT_NEAR(r.p_value, 1.0 / 16, 1e-12);
+	ASSERT_STREQ(analysis_verdict_name(r.verdict), "inconclusive");
+	ASSERT(fabs(r.change_pct + 12) < 0.1);
+	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
+	ASSERT_INTEQ(r.p_method, ANALYSIS_P_BLOCKED);
+	ASSERT_NEAR(r.p_value, 2.0 / 4096, 1e-12);
+	ASSERT_STREQ(analysis_verdict_name(r.verdict), "regression");
+	/* One round the other way: as extreme are the patterns that flip
+	 * one round of no larger contrast, and the one that flips none: p
+	 * between 4/4096 and 26/4096. */
+	b[11] = 1000 * lvl[11] * 1.12 * (1 - 0.001 * wig[0]);
+	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
+	ASSERT(r.p_value >= 4.0 / 4096 - 1e-12);
+	ASSERT(r.p_value <= 26.0 / 4096 + 1e-12);
+}
+
+/*
+ * A host whose runs are flaky (30 % of the history at -50 %), and a base
+ * and a candidate as flaky by chance unevenly: 2 of 24 base runs low, 12
+ * of 24 candidate runs.  The shift is judged on the bulk, without the
+ * low runs the mode test judges (here: suspected, Fisher p 0.019): the
+ * bulk did not move, so the change reads 0 %, not the -28 % of a median
+ * of pairs drawn into the low mode, and the shift test has alpha less
+ * the mode test's share.
+ */
+TEST(test_analysis__flaky_both_sides_bulk_shift)
+{
+	double h[100], b[24], c[24];
+	struct analysis_opts o;
+	struct analysis_result r;
+	struct err e = { 0 };
+	size_t i;
+
+	for (i = 0; i < 100; i++)
+		h[i] = (99.1 + (double)(i % 7) * 0.3) * (i % 10 < 3 ? 0.5 : 1);
+	for (i = 0; i < 24; i++) {
+		b[i] = (99.1 + (double)((i * 5) % 7) * 0.3) *
+		    (i % 12 == 5 ? 0.5 : 1);
+		c[i] = (99.1 + (double)((i * 3) % 7) * 0.3) *
+		    (i % 2 == 0 ? 0.5 : 1);
+	}
+	analysis_opts_init(&o);
+	o.history = h;
+	o.n_history = 100;
+	ASSERT_INTEQ(analysis_compare(&r, b, 24, c, 24, &o, &e), 0);
+	ASSERT_INTEQ(r.mode, ANALYSIS_MODE_SUSPECTED);
+	ASSERT_STREQ(analysis_verdict_name(r.verdict), "inconclusive");
+	ASSERT(fabs(r.change_pct) < 0.5);
+	ASSERT(r.p_value > 0.5);
+	ASSERT_INTEQ(r.p_method, ANALYSIS_P_HISTORY);
+	ASSERT_NEAR(r.alpha_used, 0.006, 1e-12);
+	ASSERT(strstr(r.note,
+	           "8% of base runs, 30% of history runs, 50% of "
+	           "candidate runs") != NULL);
+	/* With no low run anywhere, the shift test has all of alpha. */
+	for (i = 0; i < 24; i++)
+		c[i] = 99.1 + (double)((i * 3) % 7) * 0.3;
+	for (i = 0; i < 100; i++)
+		h[i] = 99.1 + (double)(i % 7) * 0.3;
+	for (i = 0; i < 24; i++)
+		b[i] = 99.1 + (double)((i * 5) % 7) * 0.3;
+	ASSERT_INTEQ(analysis_compare(&r, b, 24, c, 24, &o, &e), 0);
+	ASSERT_NEAR(r.alpha_used, 0.01, 1e-12);
 }
 
 /* Each side's mean and standard deviation, raw units. */
