@@ -70,17 +70,21 @@ web_hosts_facts_release(struct web_hosts_facts *h)
 	memset(h, 0, sizeof(*h));
 }
 
-/* The kernel a side ran: its runs' build, else the host's running one. */
+/*
+ * The kernel a side ran: its runs' build; for runs that said nothing of
+ * it (an older runner), the host's running one; before any run, NULL
+ * (unknown: a kernel job boots another kernel than the host runs now).
+ */
 static const char *
-side_kernel(
-    struct ctx *x, const struct kfacts *k, const struct web_host_facts *hf)
+side_kernel(struct ctx *x, const struct kfacts *k, int64_t runs,
+    const struct web_host_facts *hf)
 {
 	struct buf b = BUF_INIT(CAP_ERRMSG);
 	const char *s;
 
 	if (k->runs > 0)
 		kfacts_line(&b, k);
-	else if (hf && hf->kernel) {
+	else if (runs > 0 && hf && hf->kernel) {
 		/* Text, escaped where a page shows it. */
 		buf_puts(&b, hf->kernel);
 		buf_puts(&b, " (the host's running kernel)");
@@ -137,7 +141,7 @@ web_sides_get(struct ctx *x, const struct store_pair *const *pairs, size_t n,
 			s->host = host;
 			s->cpu_model = hf ? hf->cpu_model : NULL;
 			s->family = hf ? hf->family : NULL;
-			s->kernel = side_kernel(x, &kf[side], hf);
+			s->kernel = side_kernel(x, &kf[side], j->runs_done, hf);
 			s->runs = j->runs_done;
 			s->rounds = p->rounds[side];
 		}
