@@ -374,13 +374,11 @@ bootstrap_ci(double *lo, double *hi, const double *a, size_t na,
  * (winsorised) logs y of the rounds that hold both sides.  delta's
  * estimate is the weighted mean of the within-round contrasts (mean
  * candidate - mean base of a round, weight 1 / (1/nb_r + 1/nc_r)), its
- * variance the model's residual variance over the weights' sum (the t
- * interval).  The F test of the round term against the one-way model
- * (no rounds) says whether the rounds differ at all: r->rounds_p.  The
- * p-value is the randomisation test of the design (signflip_p): 0 and
- * the blocked test in *shift, *se, *df, *p; -1 when fewer than
- * BLOCK_MIN_ROUNDS rounds hold both sides or no residual degree of
- * freedom is left.
+ * variance the model's residual variance over the weights' sum.  The F
+ * test of the round term against the one-way model (no rounds) says
+ * whether the rounds differ at all: r->rounds_p.  0 and the blocked
+ * t-test in *shift, *se, *df, *p; -1 when fewer than BLOCK_MIN_ROUNDS
+ * rounds hold both sides or no residual degree of freedom is left.
  */
 struct rrun {
 	int64_t round;
@@ -396,91 +394,13 @@ cmp_rrun(const void *pa, const void *pb)
 	return (a->round > b->round) - (a->round < b->round);
 }
 
-/*
- * The randomisation test of a design in randomised blocks: which side
- * opens a round is drawn at random (common/rounds.h), so with no change
- * each round's contrast is the host's own difference between its two
- * slots, with a sign that is a fair coin whatever the host does.  The
- * p-value is the share of the 2^R sign patterns whose |sum of w_r d_r|
- * is at least the observed one (a[r] = w_r d_r): the blocked t statistic
- * is monotone in that sum, since flipping signs leaves sum w_r d_r^2 and
- * the within-side residuals alone.  Exact by the design, for any drift;
- * the t distribution instead assumes normal contrasts, and under
- * busy/idle phases a round's contrast is either white noise or a whole
- * phase step, so a few rounds all stepping the same way read as a
- * t of 10 or more (p = 2^(1-R) in truth: 1/16 with 5 rounds).  All
- * patterns up to SIGNFLIP_EXACT rounds (half of them: a pattern and its
- * negation have the same |sum|), else SIGNFLIP_MC random ones.
- */
-#define SIGNFLIP_EXACT 16
-#define SIGNFLIP_MC 20000
-
-static double
-signflip_p(const double *a, size_t R, const struct analysis_opts *o)
-{
-	double obs = 0, tol;
-	size_t i;
-
-	for (i = 0; i < R; i++)
-		obs += a[i];
-	obs = fabs(obs);
-	tol = obs * 1e-9;
-	if (R <= SIGNFLIP_EXACT) {
-		uint32_t g, prev = 0, total = (uint32_t)1 << (R - 1), hits = 0;
-		double cur, sgn[SIGNFLIP_EXACT];
-
-		/* Gray code over the signs of a[1..R), a[0] kept +; cur is
-		 * the signed sum. */
-		for (i = 0; i < R; i++)
-			sgn[i] = 1;
-		cur = 0;
-		for (i = 0; i < R; i++)
-			cur += a[i];
-		for (g = 0; g < total; g++) {
-			uint32_t code = g ^ (g >> 1), diff = code ^ prev;
-
-			if (diff) {
-				size_t b = 1 + (size_t)__builtin_ctz(diff);
-
-				cur -= 2 * sgn[b] * a[b];
-				sgn[b] = -sgn[b];
-			}
-			prev = code;
-			if (fabs(cur) >= obs - tol)
-				hits++;
-		}
-		return (double)hits / (double)total;
-	}
-	{
-		struct analysis_rng rng;
-		size_t k, hits = 0;
-		double sum;
-
-		analysis_rng_seed(&rng, o->seed ^ 0x7369676e666c6970ULL);
-		for (k = 0; k < SIGNFLIP_MC; k++) {
-			uint64_t bits = 0;
-
-			sum = 0;
-			for (i = 0; i < R; i++) {
-				if (i % 64 == 0)
-					bits = analysis_rng_next(&rng);
-				sum += bits & 1 ? a[i] : -a[i];
-				bits >>= 1;
-			}
-			if (fabs(sum) >= obs - tol)
-				hits++;
-		}
-		return (double)(hits + 1) / (double)(SIGNFLIP_MC + 1);
-	}
-}
-
 static int
 blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
-    double *p, const struct rrun *x, size_t n, const struct analysis_opts *o)
+    double *p, const struct rrun *x, size_t n)
 {
 	double sw = 0, swd = 0, ss_res = 0, ss_one = 0, m[2] = { 0, 0 };
 	size_t i, j, k, R = 0, N = 0, cnt[2] = { 0, 0 };
-	double f, *a = xmalloc((n + 1) * sizeof(*a));
+	double f;
 
 	/* Pass 1: delta. */
 	for (i = 0; i < n; i = j) {
@@ -497,8 +417,7 @@ blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
 			double w = 1 / (1 / (double)c[0] + 1 / (double)c[1]);
 
 			sw += w;
-			a[R] = w * (s[1] / (double)c[1] - s[0] / (double)c[0]);
-			swd += a[R];
+			swd += w * (s[1] / (double)c[1] - s[0] / (double)c[0]);
 		}
 		R++;
 		N += c[0] + c[1];
@@ -508,10 +427,8 @@ blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
 		}
 	}
 	r->rounds = R;
-	if (R < BLOCK_MIN_ROUNDS || N < R + 2) {
-		free(a);
+	if (R < BLOCK_MIN_ROUNDS || N < R + 2)
 		return -1;
-	}
 	*shift = swd / sw;
 	m[0] /= (double)cnt[0];
 	m[1] /= (double)cnt[1];
@@ -536,15 +453,16 @@ blocked_test(struct analysis_result *r, double *shift, double *se, double *df,
 		}
 	}
 	*df = (double)(N - R - 1);
-	*p = signflip_p(a, R, o);
-	free(a);
 	if (!(ss_res > 0)) {
-		/* No residual noise at all. */
+		/* No residual noise at all: a step is certain, none is
+		 * none. */
 		*se = 0;
+		*p = *shift != 0 ? 0 : 1;
 		r->rounds_p = ss_one > 0 ? 0 : 1;
 		return 0;
 	}
 	*se = sqrt(ss_res / *df / sw);
+	*p = analysis_t_p2(*shift / *se, *df);
 	f = ss_one > ss_res
 	    ? ((ss_one - ss_res) / (double)(R - 1)) / (ss_res / *df)
 	    : 0;
@@ -760,7 +678,7 @@ judge_rounds(struct analysis_result *r, const double *lb, size_t nb,
 		x[nb + i].cand = 1;
 	}
 	qsort(x, nb + nc, sizeof(*x), cmp_rrun);
-	if (blocked_test(r, &shift, &se, &df, &p, x, nb + nc, o) == 0 &&
+	if (blocked_test(r, &shift, &se, &df, &p, x, nb + nc) == 0 &&
 	    r->rounds_p < ROUNDS_DIFFER_P) {
 		q = analysis_t_quantile(1 - (1 - o->ci_level) / 2, df);
 		r->change_pct = analysis_i_pct(shift);

@@ -551,55 +551,6 @@ TEST(test_analysis__rounds_blocked)
 }
 
 /*
- * Rounds in randomised order on a host with busy/idle phases: in each of
- * five rounds the candidate ran in the busy phase, 12 % lower.  The
- * t-test on the contrasts reads that as certain (t of -660); by the
- * design each round's sign is a fair coin with no change, so five alike
- * happen once in 16 pairs: p is 1/16 (the share of the 32 sign patterns
- * as extreme), no verdict.  Twelve rounds alike are 1 in 2048: p
- * 2/4096, a regression.
- */
-TEST(test_analysis__rounds_randomisation_test)
-{
-	static const double lvl[12] = { 1, 0.87, 1.1, 0.9, 1.05, 0.95, 1.12,
-		0.86, 1.0, 0.92, 1.08, 0.89 };
-	static const double wig[12] = { 0.2, -0.3, 0.1, 0.4, -0.2, 0.0, 0.3,
-		-0.1, 0.15, -0.25, 0.05, 0.35 };
-	double a[12], b[12];
-	int64_t rb[12], rc[12];
-	struct analysis_opts o;
-	struct analysis_result r;
-	struct err e = { 0 };
-	size_t i;
-
-	for (i = 0; i < 12; i++) {
-		a[i] = 1000 * lvl[i] * (1 + 0.001 * wig[i]);
-		b[i] = 880 * lvl[i] * (1 - 0.001 * wig[11 - i]);
-		rb[i] = rc[i] = (int64_t)i;
-	}
-	analysis_opts_init(&o);
-	o.base_round = rb;
-	o.cand_round = rc;
-	ASSERT_INTEQ(analysis_compare(&r, a, 5, b, 5, &o, &e), 0);
-	ASSERT_INTEQ(r.p_method, ANALYSIS_P_BLOCKED);
-	ASSERT(r.rounds_p < 0.01);
-	ASSERT_NEAR(r.p_value, 1.0 / 16, 1e-12);
-	ASSERT_STREQ(analysis_verdict_name(r.verdict), "inconclusive");
-	ASSERT(fabs(r.change_pct + 12) < 0.1);
-	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
-	ASSERT_INTEQ(r.p_method, ANALYSIS_P_BLOCKED);
-	ASSERT_NEAR(r.p_value, 2.0 / 4096, 1e-12);
-	ASSERT_STREQ(analysis_verdict_name(r.verdict), "regression");
-	/* One round the other way: as extreme are the patterns that flip
-	 * one round of no larger contrast, and the one that flips none: p
-	 * between 4/4096 and 26/4096. */
-	b[11] = 1000 * lvl[11] * 1.12 * (1 - 0.001 * wig[0]);
-	ASSERT_INTEQ(analysis_compare(&r, a, 12, b, 12, &o, &e), 0);
-	ASSERT(r.p_value >= 4.0 / 4096 - 1e-12);
-	ASSERT(r.p_value <= 26.0 / 4096 + 1e-12);
-}
-
-/*
  * A host whose runs are flaky (30 % of the history at -50 %), and a base
  * and a candidate as flaky by chance unevenly: 2 of 24 base runs low, 12
  * of 24 candidate runs.  The shift is judged on the bulk, without the
