@@ -563,9 +563,14 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 		    "disabled by PERFWATCH_NO_CGROUPS=1");
 	} else
 		cgroup_detect(&a.cgs);
-	log_info("cgroups: %s%s%s", cgroup_kind_name(a.cgs.kind),
+	log_info("cgroups: %s%s%s%s", cgroup_kind_name(a.cgs.kind),
 	    a.cgs.kind == CGROUP_NONE ? ": " : "",
-	    a.cgs.kind == CGROUP_NONE ? a.cgs.reason : "");
+	    a.cgs.kind == CGROUP_NONE ? a.cgs.reason : "",
+	    a.cgs.kind == CGROUP_NONE ? ""
+	        : a.cgs.v2_pids || a.cgs.pids_mount
+	        ? " (limits.pids as pids.max)"
+	        : " (limits.pids not enforced: no writable pids "
+	          "controller)");
 	spool_dir = xasprintf("%s/spool", cfg->workdir);
 	a.jobs_dir = xasprintf("%s/jobs", cfg->workdir);
 	if (spool_open(&a.spool, spool_dir, &e) != 0 ||

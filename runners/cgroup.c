@@ -33,8 +33,9 @@ struct cgroup {
 	char *dir;         /* memory hierarchy directory */
 	char *v2dir;       /* cgroup2 directory (== dir on v2), or NULL */
 	char *perf;        /* v2dir relative to its mount */
-	char *leaves[2];   /* created leaves that only the benchmark uses */
-	int v2leaf[2];     /* leaves[i] is on cgroup2 (cgroup.kill usable) */
+	char *pidsdir;     /* v1 pids hierarchy leaf, or NULL */
+	char *leaves[3];   /* created leaves that only the benchmark uses */
+	int v2leaf[3];     /* leaves[i] is on cgroup2 (cgroup.kill usable) */
 	int nleaves;
 	char **created; /* directories made here, in creation order */
 	int ncreated;
@@ -81,6 +82,8 @@ cgroup_sys_release(struct cgroup_sys *s)
 	free(s->base);
 	free(s->v2_mount);
 	free(s->v2_base);
+	free(s->pids_mount);
+	free(s->pids_base);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -166,6 +169,7 @@ cgroup_detect(struct cgroup_sys *s)
 	struct buf mi = BUF_INIT(CG_FILE_MAX), pc = BUF_INIT(CG_FILE_MAX);
 	char *v1m = NULL, *v1root = NULL, *v2m = NULL, *v2root = NULL;
 	char *v1path = NULL, *v2path = NULL, *line, *save = NULL;
+	char *pm = NULL, *proot = NULL, *ppath = NULL;
 
 	memset(s, 0, sizeof(*s));
 	s->kind = CGROUP_NONE;
@@ -204,6 +208,10 @@ cgroup_detect(struct cgroup_sys *s)
 		    has_word(f[7], "memory") && v1m == NULL) {
 			v1m = unescape(f[4]);
 			v1root = unescape(f[3]);
+		} else if (strcmp(f[5], "cgroup") == 0 && f[7] &&
+		    has_word(f[7], "pids") && pm == NULL) {
+			pm = unescape(f[4]);
+			proot = unescape(f[3]);
 		}
 	}
 	save = NULL;
@@ -218,6 +226,8 @@ cgroup_detect(struct cgroup_sys *s)
 			v2path = xstrdup(c2 + 1);
 		else if (has_word(c1 + 1, "memory"))
 			v1path = xstrdup(c2 + 1);
+		else if (has_word(c1 + 1, "pids") && ppath == NULL)
+			ppath = xstrdup(c2 + 1);
 	}
 	if (v2m && v2path) {
 		char *base = rel_to_mount(v2path, v2root);
@@ -277,6 +287,19 @@ cgroup_detect(struct cgroup_sys *s)
 		free(dir);
 		free(base);
 	}
+	if (s->kind == CGROUP_V1 && pm && ppath) {
+		char *base = rel_to_mount(ppath, proot);
+		char *dir = join(pm, base);
+
+		/* Not writable: limits.pids stays unenforced, as on a host
+		 * without the controller (the runner's start says so). */
+		if (access(dir, W_OK) == 0) {
+			s->pids_mount = xstrdup(pm);
+			s->pids_base = xstrdup(base);
+		}
+		free(dir);
+		free(base);
+	}
 	if (s->kind == CGROUP_NONE && s->reason[0] == '\0')
 		snprintf(s->reason, sizeof(s->reason), "%s",
 		    v2m ? "cgroup2 is mounted but its memory controller is "
@@ -290,6 +313,9 @@ cgroup_detect(struct cgroup_sys *s)
 		s->v2_mount = s->v2_base = NULL;
 	}
 out:
+	free(pm);
+	free(proot);
+	free(ppath);
 	free(v1m);
 	free(v1root);
 	free(v2m);
@@ -353,6 +379,9 @@ cgroup_check_subtree(const struct cgroup_sys *s, struct err *e)
 	if (s->kind == CGROUP_V1 && s->v2_mount != NULL &&
 	    check_one(
 	        s->v2_mount, s->v2_base, "cgroup.max.descendants", "max", e))
+		return -1;
+	if (s->kind == CGROUP_V1 && s->pids_mount != NULL &&
+	    check_one(s->pids_mount, s->pids_base, "pids.max", "max", e))
 		return -1;
 	return 0;
 }
@@ -687,6 +716,27 @@ cgroup_place(struct cgroup **out, const struct cgroup_sys *sys,
 				    f, strerror(errno));
 			free(f);
 		}
+		if (spec->pids_max > 0 && sys->pids_mount) {
+			/* Companion pids leaf: limits.pids as pids.max, also
+			 * for a root memcg placement (its own hierarchy). */
+			char *name = cg->root
+			    ? xasprintf("/perfwatch-root-%d", (int)getpid())
+			    : xstrdup(spec->path);
+
+			cg->pidsdir = make_path(
+			    cg, sys->pids_mount, sys->pids_base, name, 0, 0, e);
+			free(name);
+			if (cg->pidsdir == NULL)
+				goto fail;
+			cg->leaves[cg->nleaves] = xstrdup(cg->pidsdir);
+			cg->v2leaf[cg->nleaves++] = 0;
+			if (set_limit(
+			        cg->pidsdir, "pids.max", spec->pids_max, e))
+				goto fail;
+			cg->pids_max = spec->pids_max;
+			note(cg, "pids.max %lld (v1)",
+			    (long long)spec->pids_max);
+		}
 		if (sys->v2_mount) {
 			/* Companion cgroup2 directory: PSI and perf -G. */
 			char *name = cg->root
@@ -720,12 +770,12 @@ int
 cgroup_procs_fds(
     const struct cgroup *cg, int fds[CGROUP_MAX_FDS], struct err *e)
 {
-	const char *dirs[2] = { cg->dir, NULL };
+	const char *dirs[CGROUP_MAX_FDS] = { cg->dir, NULL, cg->pidsdir };
 	int i, n = 0;
 
 	if (cg->v2dir && cg->v2dir != cg->dir && strcmp(cg->v2dir, cg->dir))
 		dirs[1] = cg->v2dir;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < CGROUP_MAX_FDS; i++) {
 		char *path;
 
 		if (dirs[i] == NULL)
@@ -820,7 +870,7 @@ cgroup_pids_refusals(struct cgroup *cg, char *dst, size_t n)
 
 	if (cg->pids_max <= 0)
 		return;
-	path = xasprintf("%s/pids.events", cg->dir);
+	path = xasprintf("%s/pids.events", cg->pidsdir ? cg->pidsdir : cg->dir);
 	if (files_read(&b, path, 4096) == 0 &&
 	    (p = strstr(b.data, "max ")) != NULL)
 		hits = strtoll(p + 4, NULL, 10);
@@ -915,6 +965,7 @@ cgroup_free(struct cgroup *cg)
 		free(cg->leaves[i]);
 	free(cg->dir);
 	free(cg->v2dir);
+	free(cg->pidsdir);
 	free(cg->perf);
 	free(cg);
 }
@@ -981,7 +1032,8 @@ cgroup_remove_stale(
 		int v2 = sys->v2_mount &&
 		    below(dirs[i], sys->v2_mount, sys->v2_base);
 
-		if (!v2 && !below(dirs[i], sys->mount, sys->base)) {
+		if (!v2 && !below(dirs[i], sys->mount, sys->base) &&
+		    !below(dirs[i], sys->pids_mount, sys->pids_base)) {
 			rc = err_set(e,
 			    "cgroup: %s is not below the runner's cgroup; "
 			    "left alone",
@@ -997,17 +1049,14 @@ cgroup_remove_stale(
 	return rc ? rc : removed;
 }
 
-int
-cgroup_sweep_stale(const struct cgroup_sys *sys, struct err *e)
+/* Removes the perfwatch-root-PID leaves of dead runners below top. */
+static int
+sweep_top(char *top, int v2, struct err *e)
 {
-	char *top;
 	DIR *d;
 	struct dirent *de;
 	int removed = 0, rc = 0;
 
-	if (sys->v2_mount == NULL || sys->kind != CGROUP_V1)
-		return 0;
-	top = join(sys->v2_mount, sys->v2_base);
 	if ((d = opendir(top)) == NULL) {
 		free(top);
 		return 0;
@@ -1023,7 +1072,7 @@ cgroup_sweep_stale(const struct cgroup_sys *sys, struct err *e)
 		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
 		dir = xasprintf("%s/%s", top, de->d_name);
-		switch (remove_one(dir, 1, e)) {
+		switch (remove_one(dir, v2, e)) {
 		case -1:
 			rc = -1;
 			break;
@@ -1035,5 +1084,29 @@ cgroup_sweep_stale(const struct cgroup_sys *sys, struct err *e)
 	}
 	closedir(d);
 	free(top);
+	return rc ? rc : removed;
+}
+
+int
+cgroup_sweep_stale(const struct cgroup_sys *sys, struct err *e)
+{
+	int r, removed = 0, rc = 0;
+
+	if (sys->kind != CGROUP_V1)
+		return 0;
+	if (sys->v2_mount != NULL) {
+		if ((r = sweep_top(join(sys->v2_mount, sys->v2_base), 1, e)) <
+		    0)
+			rc = -1;
+		else
+			removed += r;
+	}
+	if (sys->pids_mount != NULL) {
+		r = sweep_top(join(sys->pids_mount, sys->pids_base), 0, e);
+		if (r < 0)
+			rc = -1;
+		else
+			removed += r;
+	}
 	return rc ? rc : removed;
 }

@@ -35,7 +35,9 @@
  *       enable controllers for its children (the no-internal-process
  *       rule), so the runner first moves the processes of its base
  *       cgroup into <base>/runner, once.
- *   v1: memory_max -> memory.limit_in_bytes (the hard limit, the same
+ *   v1: pids_max -> pids.max of a companion leaf at the same path in the
+ *       pids hierarchy, when the runner's cgroup there is writable;
+ *       memory_max -> memory.limit_in_bytes (the hard limit, the same
  *       meaning as memory.max); memory_high -> memory.soft_limit_in_bytes.
  *       The soft limit is NOT memory.high: v1 has no throttling limit; the
  *       soft limit is only a reclaim target under global memory pressure.
@@ -65,7 +67,7 @@
 enum cgroup_kind { CGROUP_NONE, CGROUP_V1, CGROUP_V2 };
 
 #define CGROUP_REASON_MAX 256
-#define CGROUP_MAX_FDS 2
+#define CGROUP_MAX_FDS 3
 
 /* What the host offers.  Embedded: cgroup_detect() / cgroup_sys_release(). */
 struct cgroup_sys {
@@ -75,6 +77,9 @@ struct cgroup_sys {
 	/* A cgroup2 mount used for PSI and perf -G (== mount on v2). */
 	char *v2_mount, *v2_base;
 	int v2_pids; /* v2: the base cgroup offers the pids controller */
+	/* v1: the pids hierarchy's mount and the runner's cgroup in it, when
+	 * that cgroup is writable (limits.pids as pids.max), else NULL. */
+	char *pids_mount, *pids_base;
 	/* none: the runner's cgroup exists in a memory hierarchy but is not
 	 * writable (reason names it). */
 	int denied;
@@ -108,7 +113,8 @@ int cgroup_path_check(const char *path, struct err *);
 struct cgroup_spec {
 	const char *path;                /* "root" or "/a/b" */
 	int64_t memory_max, memory_high; /* bytes, 0 = unset */
-	/* v2 with the pids controller: pids.max of the leaf (0 = unset). */
+	/* pids.max of the leaf (0 = unset): on v2 with the pids controller,
+	 * on v1 in a companion leaf of the pids hierarchy. */
 	int64_t pids_max;
 };
 
@@ -166,8 +172,8 @@ void cgroup_free(struct cgroup *); /* tears down if not done; NULL ok */
  *    the journalled directories and removes them, deepest first.  Only
  *    directories below the runner's cgroup in one of sys's mounts are
  *    touched; others are refused (e set);
- *  - cgroup_sweep_stale(): removes the "perfwatch-root-PID" cgroup2
- *    companions of runners that no longer run (PID dead).
+ *  - cgroup_sweep_stale(): removes the "perfwatch-root-PID" companions
+ *    (cgroup2, and v1 pids) of runners that no longer run (PID dead).
  * Each returns the number of directories removed, or -1 (e).
  */
 size_t cgroup_created_count(const struct cgroup *);

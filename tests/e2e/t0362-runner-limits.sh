@@ -12,6 +12,7 @@
 # normal job to success, and nothing of the bomb is left running.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
+. "$(dirname "$0")/lib_limits.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP t0362: needs root (the runner drops to another user)"
@@ -24,83 +25,45 @@ done
 [ -n "$U" ] || { echo "SKIP t0362: no idle system account to run as"; finish; }
 
 daemon_config "$PW_TMP/d" r1
-job() {	# job NAME COMMAND-YAML
-	cat >"$PW_DIR/jobs/$1.yaml" <<YAML
-name: $1
-parser: keyvalue
-command: $2
-runs: 1
-max_runs: 1
-rounds: 1
-timeout: 60s
-metrics:
-  ops: {better: higher}
-YAML
-}
-job bomb "[sh, -c, 'echo bomb-pid=\$\$; while :; do sleep 300 & done']"
-job fdhog "[bash, -c, 'n=3; while eval \"exec \$n</dev/null\"; do n=\$((n+1)); done; echo failed_at=\$n; exit 3']"
-job fine "[sh, -c, 'echo ops=\$(ulimit -n)']"
+limits_bomb_job bomb
+limits_job fdhog "[bash, -c, 'n=3; while eval \"exec \$n</dev/null\"; do n=\$((n+1)); done; echo failed_at=\$n; exit 3']"
+limits_job fine "[sh, -c, 'echo ops=\$(ulimit -n)']"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 runner_config r1 "user: $U" "limits:" "  nproc: 32" "  nofile: 64"
 chmod 711 "$PW_TMP" "$PW_TMP/r1"
 start_runner r1
 RUNNER=$!
 
-# submit NAME: the pair's base job id.
-submit() {
-	local code
-	code=$(http POST /api/v1/submit "$PW_ADMIN" "{\"job\": \"$1\"}")
-	[ "$code" = 201 ] || { fail "submit_$1" "$code $(cat "$PW_TMP/body")"; finish; }
-	jfield pairs.0.base_job <"$PW_TMP/body"
-}
-ended() { case $(job_state "$1") in success | failed) return 0 ;; esac; return 1; }
-err_of() { sql "SELECT error FROM jobs WHERE id = $1"; }
-
-bomb=$(submit bomb)
-wait_until 120 ended "$bomb" || { fail bomb_ends "$(job_state "$bomb")"; show_logs; finish; }
-[ "$(job_state "$bomb")" = failed ] && grep -qF "(under RLIMIT_NPROC 32, RLIMIT_NOFILE 64)" <<<"$(err_of "$bomb")" &&
+bomb=$(limits_submit bomb)
+wait_until 120 limits_ended "$bomb" || { fail bomb_ends "$(job_state "$bomb")"; show_logs; finish; }
+[ "$(job_state "$bomb")" = failed ] && grep -qF "(under RLIMIT_NPROC 32, RLIMIT_NOFILE 64)" <<<"$(limits_err "$bomb")" &&
     pass fork_bomb_fails_naming_the_limit ||
-    fail fork_bomb_fails_naming_the_limit "$(job_state "$bomb"): $(err_of "$bomb")"
+    fail fork_bomb_fails_naming_the_limit "$(job_state "$bomb"): $(limits_err "$bomb")"
 # It was the limit that stopped it, not the timeout.
 raw=$(curl -s "$PW_URL/api/v1/jobs/$bomb/runs/0/raw")
-grep -qi "fork" <<<"$raw" && ! grep -q "timed out" <<<"$(err_of "$bomb")" &&
-    pass fork_bomb_stopped_by_fork_failure || fail fork_bomb_stopped_by_fork_failure "$(err_of "$bomb"); raw: $(head -c 300 <<<"$raw")"
-# Its processes are killed with it.  Killed orphans are zombies until
-# init reaps them (PID 1 of these VMs takes a second or two), and a
-# zombie still counts against RLIMIT_NPROC: wait for the session, and
-# for the pair's other job (a bomb too), to be empty.
-wait_until 120 eval '[ "$(sql "SELECT count(*) FROM jobs WHERE name = '"'bomb'"' AND state NOT IN ('"'success'"', '"'failed'"')")" = 0 ]'
-sids=
-for j in $(sql "SELECT id FROM jobs WHERE name = 'bomb'"); do
-	sids="$sids $(curl -s "$PW_URL/api/v1/jobs/$j/runs/0/raw" | sed -n 's/^bomb-pid=//p')"
-done
-gone() {
-	local s
-	for s in $sids; do
-		[ "$(pgrep -s "$s" | wc -l)" = 0 ] || return 1
-	done
-}
-[ "$(wc -w <<<"$sids")" = 2 ] && wait_until 30 gone && pass fork_bomb_left_nothing ||
-    fail fork_bomb_left_nothing "sessions$sids: $(for s in $sids; do ps -o pid=,ppid=,stat=,etime=,args= -s "$s" | head -3; done)"
+grep -qi "fork" <<<"$raw" && ! grep -q "timed out" <<<"$(limits_err "$bomb")" &&
+    pass fork_bomb_stopped_by_fork_failure || fail fork_bomb_stopped_by_fork_failure "$(limits_err "$bomb"); raw: $(head -c 300 <<<"$raw")"
+# Its processes are killed with it.
+limits_bomb_left_nothing bomb
 
 # RLIMIT_NPROC counts the uid's zombies too: the bomb's are reaped
 # by now (the sessions are empty).
-fdhog=$(submit fdhog)
-wait_until 120 ended "$fdhog" || { fail fdhog_ends "$(job_state "$fdhog")"; show_logs; finish; }
+fdhog=$(limits_submit fdhog)
+wait_until 120 limits_ended "$fdhog" || { fail fdhog_ends "$(job_state "$fdhog")"; show_logs; finish; }
 raw=$(curl -s "$PW_URL/api/v1/jobs/$fdhog/runs/0/raw")
 failed_at=$(sed -n 's/^failed_at=//p' <<<"$raw")
-[ "$(job_state "$fdhog")" = failed ] && grep -qF "exit 3 (under RLIMIT_NPROC 32, RLIMIT_NOFILE 64)" <<<"$(err_of "$fdhog")" &&
-    pass fd_hog_fails_naming_the_limit || fail fd_hog_fails_naming_the_limit "$(job_state "$fdhog"): $(err_of "$fdhog"); $U's: $(ps -o pid=,sess=,stat=,etime=,args= -u "$U" | head -5)"
+[ "$(job_state "$fdhog")" = failed ] && grep -qF "exit 3 (under RLIMIT_NPROC 32, RLIMIT_NOFILE 64)" <<<"$(limits_err "$fdhog")" &&
+    pass fd_hog_fails_naming_the_limit || fail fd_hog_fails_naming_the_limit "$(job_state "$fdhog"): $(limits_err "$fdhog"); $U's: $(ps -o pid=,sess=,stat=,etime=,args= -u "$U" | head -5)"
 # Descriptors 0..63 opened, the 65th refused.
 [ "$failed_at" = 64 ] && grep -q "Too many open files" <<<"$raw" && pass fd_hog_stopped_at_the_limit ||
     fail fd_hog_stopped_at_the_limit "failed at '$failed_at': $(head -c 300 <<<"$raw")"
 
 # The runner lived through both and runs the next job.
-fine=$(submit fine)
-wait_until 120 ended "$fine" || { fail fine_ends "$(job_state "$fine")"; show_logs; finish; }
+fine=$(limits_submit fine)
+wait_until 120 limits_ended "$fine" || { fail fine_ends "$(job_state "$fine")"; show_logs; finish; }
 kill -0 "$RUNNER" 2>/dev/null && [ "$(job_state "$fine")" = success ] &&
     [ "$(sql "SELECT CAST(m.value AS INT) FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = $fine AND m.name = 'ops'")" = 64 ] &&
-    pass runner_survives || { fail runner_survives "$(job_state "$fine"): $(err_of "$fine")"; show_logs; }
+    pass runner_survives || { fail runner_survives "$(job_state "$fine"): $(limits_err "$fine")"; show_logs; }
 grep -q "their limits: RLIMIT_NPROC 32, RLIMIT_NOFILE 64" "$PW_TMP/r1/runner.log" &&
     pass runner_log_names_limits || fail runner_log_names_limits "$(head -8 "$PW_TMP/r1/runner.log")"
 stop_pid "$RUNNER"

@@ -390,6 +390,57 @@ TEST(test_cgroup__v2_pids_max_on_fake_tree)
 	free(mnt);
 }
 
+/* v1: pids.max in a companion leaf of the pids hierarchy, the
+ * benchmark attached to it too, its refusals read there, and the leaf
+ * the placement made removed with it. */
+TEST(test_cgroup__v1_pids_max_in_pids_hierarchy)
+{
+	char *mem = xasprintf("%s/fakev1mem", test_tmpdir());
+	char *pids = xasprintf("%s/fakev1pids", test_tmpdir());
+	char *leaf = xasprintf("%s/bench", pids);
+	struct cgroup_sys s;
+	struct cgroup_spec spec = { "/bench", 0, 0, 64 };
+	struct cgroup *cg = NULL;
+	struct err e = { 0 };
+	char named[80] = "";
+	int fds[CGROUP_MAX_FDS], n, i;
+
+	ASSERT(mkdir(mem, 0755) == 0);
+	ASSERT(mkdir(pids, 0755) == 0);
+	ASSERT(mkdir(leaf, 0755) == 0);
+	touch(leaf, "pids.max", "");
+	cgroup_sys_set(&s, CGROUP_V1, mem, "/", NULL, NULL);
+	s.pids_mount = xstrdup(pids);
+	s.pids_base = xstrdup("/");
+	ASSERT_MSG(cgroup_place(&cg, &s, &spec, &e) == 0, "%s", err_msg(&e));
+	/* A fake tree: the files the kernel would make, made by hand. */
+	ASSERT(file_is(leaf, "pids.max", "64"));
+	touch(leaf, "cgroup.procs", "");
+	touch(cgroup_dir(cg), "cgroup.procs", "");
+	n = cgroup_procs_fds(cg, fds, &e);
+	ASSERT_MSG(n == 2, "%d fds: %s", n, err_msg(&e));
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	touch(leaf, "pids.events", "max 3\n");
+	cgroup_pids_refusals(cg, named, sizeof(named));
+	ASSERT_STREQ(named, "pids.max 64 (3 forks refused)");
+	ASSERT(strstr(cgroup_notes(cg), "pids.max 64 (v1)") != NULL);
+	cgroup_free(cg);
+	/* Without limits.pids no leaf is made there. */
+	free(leaf);
+	leaf = xasprintf("%s/other", pids);
+	spec.path = "/other";
+	spec.pids_max = 0;
+	ASSERT_MSG(cgroup_place(&cg, &s, &spec, &e) == 0, "%s", err_msg(&e));
+	ASSERT(!exists(leaf));
+	ASSERT(strstr(cgroup_notes(cg), "pids") == NULL);
+	cgroup_free(cg);
+	cgroup_sys_release(&s);
+	free(leaf);
+	free(pids);
+	free(mem);
+}
+
 /* At start the runner proves it can manage its subtree; a hierarchy it
  * cannot create in stops it with the path named. */
 TEST(test_cgroup__check_subtree)
