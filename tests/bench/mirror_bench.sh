@@ -25,6 +25,10 @@
 #   CACHE=/var/tmp/perfwatch-bench-mirror
 #   TIMEOUT=1800  seconds the fetch may take
 #   PW_KEEP=1     keep the scratch directory (lib.sh)
+#   LORE=BUNDLE   instead: a public-inbox epoch (a git bundle such as
+#                 tests/fixtures/inbox/cgroups-2019.bundle), served the
+#                 same way and watched as an inbox: the seconds to its tip
+#                 read (the first sight takes the tip, not the history)
 # Exit 0 when it ran, 1 when the fetch did not end within TIMEOUT, 2 when
 # the harness broke.
 set -u
@@ -44,6 +48,55 @@ broke() {
 	echo "bench-mirror: harness broke: $*" >&2
 	exit 2
 }
+LORE=${LORE:-}
+mb() { echo "scale=1; $1 / 1048576" | bc; }
+
+# serve DIR: git http-backend over DIR on 127.0.0.1; its port in $port.
+serve() {
+	spawn "$PW_TMP/httpd.log" python3 "$top/tests/unit/git_httpd.py" "$1"
+	wait_for 10 test -s "$PW_TMP/httpd.log" || broke "git_httpd.py did not start"
+	port=$(head -1 "$PW_TMP/httpd.log")
+	case $port in '' | *[!0-9]*) broke "git_httpd.py: $(cat "$PW_TMP/httpd.log")" ;; esac
+}
+
+if [ -n "$LORE" ]; then
+	[ -f "$LORE" ] || broke "LORE: no bundle $LORE"
+	name=$(basename "$LORE" .bundle)
+	mkdir -p "$PW_TMP/lore"
+	git clone -q --bare "$LORE" "$PW_TMP/lore/$name.git" || broke "clone $LORE"
+	git -C "$PW_TMP/lore/$name.git" repack -adq || broke "repack $LORE"
+	lrepo=$PW_TMP/lore/$name.git
+	head=$(git -C "$lrepo" symbolic-ref --short HEAD 2>/dev/null || echo master)
+	tip=$(git -C "$lrepo" rev-parse "$head")
+	msgs=$(git -C "$lrepo" rev-list --count "$head")
+	pack_bytes=$(git -C "$lrepo" count-objects -v | awk '$1 == "size-pack:" { print $2 * 1024 }')
+	serve "$PW_TMP/lore"
+	SRC=$PW_TMP/app
+	src_init "$SRC"
+	daemon_config "$PW_TMP/d" r1
+	tree_yaml app "file://$SRC" master
+	printf 'inboxes:\n  - name: lore\n    url: http://127.0.0.1:%s/%s.git\n    branch: %s\n    poll: 1s\n    tree: app\n' \
+	    "$port" "$name" "$head" >>"$PW_DIR/daemon.yaml"
+	load0=$(cut -d' ' -f1 /proc/loadavg)
+	t0=$(date +%s.%N)
+	start_daemon "$PW_TMP/d" || broke "perfwatchd did not start: $(tail -5 "$PW_DIR/daemon.log")"
+	read_tip() { [ "$(sql "SELECT last_commit FROM inbox_state WHERE name = 'lore'")" = "$tip" ]; }
+	if ! wait_until "$TIMEOUT" read_tip; then
+		echo "bench-mirror: the first fetch of inbox $name did not end in $TIMEOUT s" >&2
+		tail -5 "$PW_DIR/daemon.log" >&2
+		exit 1
+	fi
+	secs=$(echo "$(date +%s.%N) - $t0" | bc)
+	load1=$(cut -d' ' -f1 /proc/loadavg)
+	mirror_bytes=$(du -sb "$PW_DIR/git" | cut -f1)
+	echo "| inbox | messages | served pack MiB | first fetch s | daemon's git MiB | load before/after |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+	printf '| %s | %s | %s | %.1f | %s | %s / %s |\n' "$name" "$msgs" "$(mb "$pack_bytes")" \
+	    "$secs" "$(mb "$mirror_bytes")" "$load0" "$load1"
+	echo "# $(date -u +%Y-%m-%d), $(nproc) CPUs, perfwatchd from $PERFWATCH_BIN, mirrors $PW_DIR/git"
+	exit 0
+fi
+
 [ -f "$LINUX_SOURCE" ] || broke "no $LINUX_SOURCE (apt-get install linux-source-6.1, or set LINUX_SOURCE)"
 case $TIMEOUT in '' | *[!0-9]*) broke "TIMEOUT is seconds" ;; esac
 for p in $PATHS; do
@@ -86,10 +139,7 @@ tree_bytes=$(git -C "$repo" ls-tree -r -l master | awk '{ s += $4 } END { print 
 pack_bytes=$(git -C "$repo" count-objects -v | awk '$1 == "size-pack:" { print $2 * 1024 }')
 
 # ---- served over smart HTTP ----
-spawn "$PW_TMP/httpd.log" python3 "$top/tests/unit/git_httpd.py" "$CACHE"
-wait_for 10 test -s "$PW_TMP/httpd.log" || broke "git_httpd.py did not start"
-port=$(head -1 "$PW_TMP/httpd.log")
-case $port in '' | *[!0-9]*) broke "git_httpd.py: $(cat "$PW_TMP/httpd.log")" ;; esac
+serve "$CACHE"
 url=http://127.0.0.1:$port/$name.git
 
 # ---- the daemon's first fetch ----
@@ -108,7 +158,6 @@ secs=$(echo "$(date +%s.%N) - $t0" | bc)
 load1=$(cut -d' ' -f1 /proc/loadavg)
 mirror_bytes=$(du -sb "$PW_DIR/git" | cut -f1)
 
-mb() { echo "scale=1; $1 / 1048576" | bc; }
 echo "| tree | files | source MiB | served pack MiB | first fetch s | mirror MiB | load before/after |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 printf '| %s | %s | %s | %s | %.1f | %s | %s / %s |\n' "$name" "$files" "$(mb "$tree_bytes")" \
