@@ -11,6 +11,9 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/builds.h"
+#include "store/claim.h"
+#include "store/hosts.h"
+#include "store/jobs.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
 

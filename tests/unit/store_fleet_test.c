@@ -10,7 +10,10 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "store/claim.h"
 #include "store/hosts.h"
+#include "store/jobs.h"
+#include "store/pairs.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
 

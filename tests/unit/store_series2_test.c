@@ -10,6 +10,7 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "store/jobs.h"
 #include "store/mail_commands.h"
 #include "store/series.h"
 #include "store/store.h"
