@@ -17,19 +17,6 @@
 #include "store/store.h"
 #include "tests/unit/test.h"
 
-static struct store *
-open_db(const char *name)
-{
-	struct store *s = NULL;
-	struct err e = { 0 };
-	char *p = test_store_at("%s.db", name);
-
-	if (store_open(&s, p, &e) == -1)
-		printf("# store_open: %s\n", err_msg(&e));
-	free(p);
-	return s;
-}
-
 /* A pair of kernel jobs on commits b and c with base config cfg. */
 static int64_t
 kpair(struct store *s, const char *cfg, const char *b, const char *c,
@@ -108,7 +95,7 @@ TEST(build_key)
 
 TEST(build_dedup)
 {
-	struct store *s = open_db("dedup");
+	struct store *s = test_store_open("dedup.db");
 	int64_t jobs[2], more[2];
 
 	ASSERT(s != NULL);
@@ -190,7 +177,7 @@ build_done(struct store *s, int64_t host, int64_t bz, int64_t now)
 
 TEST(eviction_policy)
 {
-	struct store *s = open_db("evict");
+	struct store *s = test_store_open("evict.db");
 	struct store_claimed cl;
 	char **v = NULL;
 	size_t n = 0, i;

@@ -17,19 +17,6 @@
 #include "store/store.h"
 #include "tests/unit/test.h"
 
-static struct store *
-open_db(const char *name)
-{
-	struct store *s = NULL;
-	struct err e = { 0 };
-	char *p = test_store_at("%s.db", name);
-
-	if (store_open(&s, p, &e) == -1)
-		printf("# store_open: %s\n", err_msg(&e));
-	free(p);
-	return s;
-}
-
 /* A pair of job j at point cgroup=cg measuring candidate commit csha. */
 static int64_t
 mkpair(struct store *s, const char *cg, const char *csha, int64_t at)
@@ -84,7 +71,7 @@ claim_pair(struct store *s, int64_t host)
  */
 TEST(test_store_fleet__push_spreads_siblings_stay)
 {
-	struct store *s = open_db("spread");
+	struct store *s = test_store_open("spread.db");
 	int64_t h[3], root[12], nest[12], g1, g2, pair;
 	int got[3] = { 0, 0, 0 }, i, k;
 	struct store_pair a, b;
@@ -136,7 +123,7 @@ TEST(test_store_fleet__push_spreads_siblings_stay)
  * groups of their own: the creation time decides nothing. */
 TEST(test_store_fleet__no_group_from_timestamps)
 {
-	struct store *s = open_db("apart");
+	struct store *s = test_store_open("apart.db");
 	int64_t p1, p2, p3, g1, g2, g3;
 
 	ASSERT(s != NULL);

@@ -12,6 +12,7 @@
 
 #include "common/xalloc.h"
 #include "store/db.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 #define MAX_TESTS 1024
@@ -135,6 +136,24 @@ test_store_at(const char *fmt, ...)
 	vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
 	return test_store_where(name);
+}
+
+struct store *
+test_store_open(const char *fmt, ...)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char name[128], *p;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	p = test_store_where(name);
+	if (store_open(&s, p, &e) == -1)
+		printf("# store_open: %s\n", err_msg(&e));
+	free(p);
+	return s;
 }
 
 const char *

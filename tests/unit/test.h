@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+struct store;
+
 void test_register(const char *, void (*)(void));
 void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -30,6 +32,10 @@ const char *test_tmpdir(void);
 char *test_store_where(const char *name);
 /* test_store_where of the name fmt makes (printf). */
 char *test_store_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A store opened (and migrated) at test_store_at(fmt, ...), or NULL
+ * with the reason printed. */
+struct store *test_store_open(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 /* 1 when the stores are PostgreSQL's (PW_TEST_PG). */
 int test_store_pg(void);
 /* Ends the current case as "SKIP name: why" (neither passed nor
