@@ -3,8 +3,9 @@
 #
 #   . "$(dirname "$0")/lib_inbox.sh"
 #
-#   loop_series N [TITLE]  makes $SRC (a tree app: c1 on master, the
-#                      program of loop_prog_init with a README) and a v2
+#   loop_app           makes $SRC, a tree app: c1 on master, the program
+#                      of loop_prog_init with a README
+#   loop_series N [TITLE]  makes $SRC (loop_app) and a v2
 #                      series of N (2 or 3) patches on topic as
 #                      `git format-patch --cover-letter --thread` mail in
 #                      $PW_TMP/out and $PW_TMP/series.mbox: README, then
@@ -119,14 +120,18 @@ inbox_fixture() {
 	    fail history_ignored "$(sql "SELECT * FROM series")"
 }
 
-loop_series() {
-	local n=$1 title=${2:-}
+loop_app() {
 	SRC=$PW_TMP/app
 	loop_prog_init "$SRC"
 	echo 'a small program' >"$SRC/README"
 	g "$SRC" add -A
 	g "$SRC" commit -qm "prog: a loop"
 	c1=$(g "$SRC" rev-parse HEAD)
+}
+
+loop_series() {
+	local n=$1 title=${2:-}
+	loop_app
 	g "$SRC" checkout -qb topic
 	echo 'It loops.' >>"$SRC/README"
 	g "$SRC" commit -qam "README: say what it does"

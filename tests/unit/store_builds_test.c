@@ -23,26 +23,16 @@ kpair(struct store *s, const char *cfg, const char *b, const char *c,
     int64_t *jobs)
 {
 	char *spec[2];
-	struct store_job_new j[2];
-	int64_t pair = 0;
+	int64_t pair;
 	int k;
 
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 2; k++)
 		spec[k] = xasprintf("{\"tree\":{\"url\":\"/src/linux\","
 		                    "\"commit\":\"%s\"},\"kernel\":{\"config\":"
 		                    "\"%s\",\"fragment\":[\"CONFIG_MEMCG=y\"],"
 		                    "\"build_timeout_s\":60}}",
 		    k ? c : b, cfg);
-		memset(&j[k], 0, sizeof(j[k]));
-		j[k].role = k ? "candidate" : "base";
-		j[k].spec_json = spec[k];
-		j[k].labels_json = "[]";
-		j[k].runs = j[k].max_runs = 1;
-		j[k].max_attempts = 3;
-	}
-	if (store_pair_create(s, &pair, jobs ? &jobs[0] : NULL,
-	        jobs ? &jobs[1] : NULL, "k", "", &j[0], &j[1], 100) != 0)
-		pair = -1;
+	pair = test_pair_new(s, "k", "", spec[0], spec[1], 100, jobs);
 	free(spec[0]);
 	free(spec[1]);
 	return pair;

@@ -22,26 +22,16 @@ static int64_t
 mkpair(struct store *s, const char *cg, const char *csha, int64_t at)
 {
 	char *spec[2], *label = xasprintf("cgroup=%s", cg);
-	struct store_job_new j[2];
-	int64_t pair = 0;
+	int64_t pair;
 	int k;
 
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 2; k++)
 		spec[k] = xasprintf("{\"params\":{\"cgroup\":\"%s\"},"
 		                    "\"point\":\"%s\",\"cgroup\":{\"path\":"
 		                    "\"%s\",\"memory_max\":0},\"tree\":"
 		                    "{\"commit\":\"%s\"}}",
 		    cg, label, cg, k ? csha : "base0");
-		memset(&j[k], 0, sizeof(j[k]));
-		j[k].role = k ? "candidate" : "base";
-		j[k].spec_json = spec[k];
-		j[k].labels_json = "[]";
-		j[k].runs = j[k].max_runs = 1;
-		j[k].max_attempts = 3;
-	}
-	if (store_pair_create(
-	        s, &pair, NULL, NULL, "j", label, &j[0], &j[1], at) != 0)
-		pair = -1;
+	pair = test_pair_new(s, "j", label, spec[0], spec[1], at, NULL);
 	free(spec[0]);
 	free(spec[1]);
 	free(label);
