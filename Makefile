@@ -493,7 +493,7 @@ GUEST_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. \
 	       $(WARN) -O2 -g -static
 GUEST_LIB = runners/cgroup.c runners/telemetry.c runners/exec.c \
 	    common/buf.c common/clock.c common/err.c common/files.c \
-	    common/xalloc.c
+	    common/xalloc.c runners/cgroup_detect.c
 GUEST_DIRS = $(OUT)/bin/guest $(REL)/bin/guest $(SAN)/bin/guest
 
 TCP_RR_SRCS = runners/tcp_rr.c runners/tcp_rr_client.c \

@@ -17,6 +17,7 @@
 #include "daemon/alert.h"
 #include "daemon/dconf.h"
 #include "daemon/sched.h"
+#include "store/runs.h"
 #include "store/store.h"
 
 /* ---- what a report says ---- */

@@ -6,13 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/bisect.h"
 #include "daemon/bisect_int.h"
 #include "git/git.h"
 #include "store/bisect.h"
+#include "store/jobs.h"
 #include "store/store.h"
+#include "store/watch.h"
 
 #define BISECT_MAX_RANGE 100000 /* commits a range may hold */
 #define BISECT_DEFAULT_HOST_TIMEOUT 3600

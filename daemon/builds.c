@@ -10,7 +10,6 @@
 #include "daemon/builds.h"
 #include "daemon/sched.h"
 #include "store/builds.h"
-#include "store/store.h"
 
 static int64_t
 now_s(void)

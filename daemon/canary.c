@@ -18,6 +18,8 @@
 #include "daemon/jobspec.h"
 #include "daemon/sched.h"
 #include "store/canary.h"
+#include "store/jobs.h"
+#include "store/pairs.h"
 #include "store/store.h"
 
 /* The canary pairs the noise floor is read from, newest first. */

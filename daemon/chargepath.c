@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "daemon/chargepath.h"
-#include "store/store.h"
+#include "store/runs.h"
 
 #define SYMS_MAX 256
 

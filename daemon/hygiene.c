@@ -8,7 +8,8 @@
 #include "common/caps.h"
 #include "common/xalloc.h"
 #include "daemon/hygiene.h"
-#include "store/store.h"
+#include "store/pairs.h"
+#include "store/runs.h"
 
 /* The keys compared; the kernel is left out on purpose. */
 static const char *const keys[] = { "governor", "turbo", "thp", "thp_defrag",

@@ -8,7 +8,7 @@
 #include "common/caps.h"
 #include "common/utf8.h"
 #include "daemon/kfacts.h"
-#include "store/store.h"
+#include "store/runs.h"
 
 #define SEP " | "
 

@@ -20,9 +20,12 @@
 #include "daemon/mailcmd.h"
 #include "daemon/series.h"
 #include "git/git.h"
+#include "store/dash.h"
+#include "store/jobs.h"
 #include "store/mail_commands.h"
 #include "store/series.h"
 #include "store/store.h"
+#include "store/watch.h"
 
 #define CMD_PREFIX "#perfwatch"
 

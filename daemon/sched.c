@@ -12,6 +12,8 @@
 #include "common/xalloc.h"
 #include "daemon/sched.h"
 #include "store/builds.h"
+#include "store/claim.h"
+#include "store/jobs.h"
 #include "store/store.h"
 
 struct sched {

@@ -21,6 +21,7 @@
 #include "store/series.h"
 #include "store/series_quota.h"
 #include "store/store.h"
+#include "store/watch.h"
 
 void
 series_result_release(struct series_result *r)

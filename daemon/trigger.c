@@ -17,7 +17,10 @@
 #include "git/git.h"
 #include "store/bisect.h"
 #include "store/hosts.h"
+#include "store/jobs.h"
+#include "store/pairs.h"
 #include "store/store.h"
+#include "store/watch.h"
 
 static int
 has(const struct strlist *l, const char *s)

@@ -25,6 +25,9 @@
 #include "store/bisect.h"
 #include "store/canary.h"
 #include "store/history.h"
+#include "store/pairs.h"
+#include "store/runs.h"
+#include "store/store.h"
 
 static void
 vec_add(struct vec *x, double v)

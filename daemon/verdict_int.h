@@ -13,7 +13,7 @@
 #include "common/json.h"
 #include "daemon/verdict.h"
 #include "store/pairs.h"
-#include "store/store.h"
+#include "store/runs.h"
 
 enum kind {
 	K_JUDGED, /* analysed */

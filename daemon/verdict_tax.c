@@ -12,6 +12,8 @@
 #include "analysis/memcg_tax.h"
 #include "common/xalloc.h"
 #include "daemon/verdict_int.h"
+#include "store/pairs.h"
+#include "store/runs.h"
 
 /* ---- memcg tax (docs/MEMCG.md) ---- */
 

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/sched.h"
@@ -22,6 +23,7 @@
 #include "daemon/watch.h"
 #include "daemon/watch_int.h"
 #include "store/store.h"
+#include "store/watch.h"
 
 #define WATCH_MAX_WALK 10000     /* commits recorded per push */
 #define WATCH_MAX_BACKOFF_S 3600 /* longest wait after failures */

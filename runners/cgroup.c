@@ -1,3 +1,9 @@
+/*
+ * A benchmark's cgroup (runners/cgroup.h): its placement below the
+ * runner's own cgroup with its limits, the processes attached to it,
+ * its teardown, and the cgroups a dead runner left behind removed.  The
+ * hierarchy the machine offers is found in cgroup_detect.c.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,11 +22,11 @@
 #include "common/files.h"
 #include "common/xalloc.h"
 #include "runners/cgroup.h"
+#include "runners/cgroup_int.h"
 
 #define CG_MAX_LEVELS 16
-#define CG_FILE_MAX (256 * 1024) /* cgroup.procs, mountinfo, memory.stat */
-#define CG_KILL_ROUNDS 100       /* x 20 ms: 2 s to empty a cgroup */
-#define CG_RMDIR_ROUNDS 100      /* x 20 ms */
+#define CG_KILL_ROUNDS 100  /* x 20 ms: 2 s to empty a cgroup */
+#define CG_RMDIR_ROUNDS 100 /* x 20 ms */
 #define CG_NOTES_MAX 512
 
 struct cgroup {
@@ -60,330 +66,13 @@ cgroup_write_file(const char *path, const char *text)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
-const char *
-cgroup_kind_name(enum cgroup_kind k)
-{
-	switch (k) {
-	case CGROUP_V1:
-		return "v1";
-	case CGROUP_V2:
-		return "v2";
-	default:
-		return "none";
-	}
-}
-
-void
-cgroup_sys_release(struct cgroup_sys *s)
-{
-	if (s == NULL)
-		return;
-	free(s->mount);
-	free(s->base);
-	free(s->v2_mount);
-	free(s->v2_base);
-	free(s->pids_mount);
-	free(s->pids_base);
-	memset(s, 0, sizeof(*s));
-}
-
-void
-cgroup_sys_set(struct cgroup_sys *s, enum cgroup_kind kind, const char *mount,
-    const char *base, const char *v2_mount, const char *v2_base)
-{
-	memset(s, 0, sizeof(*s));
-	s->kind = kind;
-	s->mount = xstrdup(mount);
-	s->base = xstrdup(base ? base : "/");
-	s->v2_mount = xstrdup(v2_mount);
-	s->v2_base = v2_mount ? xstrdup(v2_base ? v2_base : "/") : NULL;
-	if (kind == CGROUP_NONE)
-		snprintf(s->reason, sizeof(s->reason), "cgroups disabled");
-}
-
-/* 1 when the comma-separated list has the word. */
-static int
-has_word(const char *list, const char *word)
-{
-	size_t wl = strlen(word);
-	const char *p = list;
-
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t l = end ? (size_t)(end - p) : strlen(p);
-
-		if (l == wl && strncmp(p, word, wl) == 0)
-			return 1;
-		p = end ? end + 1 : NULL;
-	}
-	return 0;
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static char *
-unescape(const char *s)
-{
-	char *out = xmalloc(strlen(s) + 1), *o = out;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-			    (s[3] - '0'));
-			s += 4;
-		} else
-			*o++ = *s++;
-	}
-	*o = '\0';
-	return out;
-}
-
-/*
- * The runner's cgroup as seen through a mount whose root is mroot: a
- * bind-mounted sub-tree shows paths relative to it.
- */
-static char *
-rel_to_mount(const char *path, const char *mroot)
-{
-	size_t l = strlen(mroot);
-
-	if (strcmp(mroot, "/") == 0)
-		return xstrdup(path);
-	if (strncmp(path, mroot, l) == 0 && (path[l] == '/' || !path[l]))
-		return xstrdup(path[l] ? path + l : "/");
-	return xstrdup(path);
-}
-
 /* "/sys/fs/cgroup" + "/a/b" (base "/" adds nothing). */
-static char *
-join(const char *mount, const char *path)
+char *
+cgroup_join(const char *mount, const char *path)
 {
 	if (path == NULL || strcmp(path, "/") == 0 || path[0] == '\0')
 		return xstrdup(mount);
 	return xasprintf("%s%s%s", mount, path[0] == '/' ? "" : "/", path);
-}
-
-int
-cgroup_detect(struct cgroup_sys *s)
-{
-	struct buf mi = BUF_INIT(CG_FILE_MAX), pc = BUF_INIT(CG_FILE_MAX);
-	char *v1m = NULL, *v1root = NULL, *v2m = NULL, *v2root = NULL;
-	char *v1path = NULL, *v2path = NULL, *line, *save = NULL;
-	char *pm = NULL, *proot = NULL, *ppath = NULL;
-
-	memset(s, 0, sizeof(*s));
-	s->kind = CGROUP_NONE;
-	if (files_read(&mi, "/proc/self/mountinfo", CG_FILE_MAX) ||
-	    files_read(&pc, "/proc/self/cgroup", CG_FILE_MAX)) {
-		snprintf(s->reason, sizeof(s->reason),
-		    "cannot read /proc/self/mountinfo or /proc/self/cgroup: %s",
-		    strerror(errno));
-		goto out;
-	}
-	for (line = strtok_r(mi.data, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[12], *p = line, *sep, *tok, *s2 = NULL;
-		int n = 0;
-
-		/* id parent maj:min root mountpoint opts ... - type src sopts
-		 */
-		if ((sep = strstr(line, " - ")) == NULL)
-			continue;
-		*sep = '\0';
-		for (tok = strtok_r(p, " ", &s2); tok && n < 5;
-		     tok = strtok_r(NULL, " ", &s2))
-			f[n++] = tok;
-		if (n < 5)
-			continue;
-		s2 = NULL;
-		f[5] = strtok_r(sep + 3, " ", &s2);
-		f[6] = strtok_r(NULL, " ", &s2);
-		f[7] = strtok_r(NULL, " ", &s2);
-		if (f[5] == NULL)
-			continue;
-		if (strcmp(f[5], "cgroup2") == 0 && v2m == NULL) {
-			v2m = unescape(f[4]);
-			v2root = unescape(f[3]);
-		} else if (strcmp(f[5], "cgroup") == 0 && f[7] &&
-		    has_word(f[7], "memory") && v1m == NULL) {
-			v1m = unescape(f[4]);
-			v1root = unescape(f[3]);
-		} else if (strcmp(f[5], "cgroup") == 0 && f[7] &&
-		    has_word(f[7], "pids") && pm == NULL) {
-			pm = unescape(f[4]);
-			proot = unescape(f[3]);
-		}
-	}
-	save = NULL;
-	for (line = strtok_r(pc.data, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(line, ':'), *c2;
-
-		if (c1 == NULL || (c2 = strchr(c1 + 1, ':')) == NULL)
-			continue;
-		*c2 = '\0';
-		if (strcmp(line, "0:") == 0 && c1[1] == '\0')
-			v2path = xstrdup(c2 + 1);
-		else if (has_word(c1 + 1, "memory"))
-			v1path = xstrdup(c2 + 1);
-		else if (has_word(c1 + 1, "pids") && ppath == NULL)
-			ppath = xstrdup(c2 + 1);
-	}
-	if (v2m && v2path) {
-		char *base = rel_to_mount(v2path, v2root);
-		char *dir = join(v2m, base);
-		char *ctl = xasprintf("%s/cgroup.controllers", dir);
-		struct buf c = BUF_INIT(4096);
-		char *w, *s3 = NULL;
-		int mem = 0, pids = 0;
-
-		if (files_read(&c, ctl, 4096) == 0)
-			for (w = strtok_r(c.data, " \n", &s3); w;
-			     w = strtok_r(NULL, " \n", &s3)) {
-				mem |= strcmp(w, "memory") == 0;
-				pids |= strcmp(w, "pids") == 0;
-			}
-		if (mem && access(dir, W_OK) == 0) {
-			s->kind = CGROUP_V2;
-			s->mount = xstrdup(v2m);
-			s->base = xstrdup(base);
-			s->v2_pids = pids;
-		} else if (mem) {
-			s->denied = 1;
-			snprintf(s->reason, sizeof(s->reason),
-			    "cgroup2: %s is not writable: %s", dir,
-			    strerror(errno));
-		}
-		s->v2_mount = xstrdup(v2m);
-		s->v2_base = xstrdup(base);
-		if (access(dir, W_OK) != 0) {
-			/* No companion we cannot write into. */
-			free(s->v2_mount);
-			free(s->v2_base);
-			s->v2_mount = s->v2_base = NULL;
-		}
-		buf_release(&c);
-		free(ctl);
-		free(dir);
-		free(base);
-	}
-	if (s->kind == CGROUP_NONE && v1m && v1path) {
-		char *base = rel_to_mount(v1path, v1root);
-		char *dir = join(v1m, base);
-
-		if (access(dir, W_OK) == 0) {
-			s->kind = CGROUP_V1;
-			s->mount = xstrdup(v1m);
-			s->base = xstrdup(base);
-			s->denied = 0;
-			s->reason[0] = '\0';
-		} else {
-			snprintf(s->reason, sizeof(s->reason),
-			    "cgroup v1 memory hierarchy: %s is not writable: "
-			    "%s",
-			    dir, strerror(errno));
-			s->denied = 1;
-		}
-		free(dir);
-		free(base);
-	}
-	if (s->kind == CGROUP_V1 && pm && ppath) {
-		char *base = rel_to_mount(ppath, proot);
-		char *dir = join(pm, base);
-
-		/* Not writable: limits.pids stays unenforced, as on a host
-		 * without the controller (the runner's start says so). */
-		if (access(dir, W_OK) == 0) {
-			s->pids_mount = xstrdup(pm);
-			s->pids_base = xstrdup(base);
-		}
-		free(dir);
-		free(base);
-	}
-	if (s->kind == CGROUP_NONE && s->reason[0] == '\0')
-		snprintf(s->reason, sizeof(s->reason), "%s",
-		    v2m ? "cgroup2 is mounted but its memory controller is "
-		          "not available to the runner's cgroup, and there "
-		          "is no cgroup v1 memory hierarchy"
-		        : "no cgroup2 mount and no cgroup v1 memory hierarchy "
-		          "in /proc/self/mountinfo");
-	if (s->kind == CGROUP_NONE) {
-		free(s->v2_mount);
-		free(s->v2_base);
-		s->v2_mount = s->v2_base = NULL;
-	}
-out:
-	free(pm);
-	free(proot);
-	free(ppath);
-	free(v1m);
-	free(v1root);
-	free(v2m);
-	free(v2root);
-	free(v1path);
-	free(v2path);
-	buf_release(&mi);
-	buf_release(&pc);
-	return 0;
-}
-
-/* Makes dir/perfwatch-check-PID, writes one of its files, removes it. */
-static int
-check_one(const char *mount, const char *base, const char *file,
-    const char *value, struct err *e)
-{
-	char *top = join(mount, base);
-	char *dir = xasprintf("%s/perfwatch-check-%d", top, (int)getpid());
-	char *path = xasprintf("%s/%s", dir, file);
-	int rc = 0;
-
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
-		rc = err_set(e,
-		    "cgroup: cannot create %s: %s (the runner's cgroup %s "
-		    "must be its to manage: run it as root with systemd "
-		    "Delegate=yes, or set PERFWATCH_NO_CGROUPS=1)",
-		    dir, strerror(errno), top);
-	else {
-		if (cgroup_write_file(path, value) == -1)
-			rc = err_set(e,
-			    "cgroup: cannot write %s: %s (the runner's "
-			    "cgroup %s must be its to manage: systemd "
-			    "Delegate=yes)",
-			    path, strerror(errno), top);
-		if (rmdir(dir) == -1 && rc == 0)
-			rc = err_set(e, "cgroup: cannot remove %s: %s", dir,
-			    strerror(errno));
-	}
-	free(path);
-	free(dir);
-	free(top);
-	return rc;
-}
-
-int
-cgroup_check_subtree(const struct cgroup_sys *s, struct err *e)
-{
-	if (s->kind == CGROUP_NONE && s->denied && geteuid() == 0)
-		return err_set(e,
-		    "cgroup: %s (a runner run as root must be able to manage "
-		    "its cgroup: systemd Delegate=yes, a writable cgroupfs; "
-		    "or set PERFWATCH_NO_CGROUPS=1)",
-		    s->reason);
-	if (s->kind == CGROUP_NONE)
-		return 0;
-	if (check_one(s->mount, s->base,
-	        s->kind == CGROUP_V2 ? "cgroup.max.descendants"
-	                             : "memory.limit_in_bytes",
-	        s->kind == CGROUP_V2 ? "max" : "-1", e))
-		return -1;
-	if (s->kind == CGROUP_V1 && s->v2_mount != NULL &&
-	    check_one(
-	        s->v2_mount, s->v2_base, "cgroup.max.descendants", "max", e))
-		return -1;
-	if (s->kind == CGROUP_V1 && s->pids_mount != NULL &&
-	    check_one(s->pids_mount, s->pids_base, "pids.max", "max", e))
-		return -1;
-	return 0;
 }
 
 int
@@ -615,7 +304,8 @@ static char *
 make_path(struct cgroup *cg, const char *mount, const char *base,
     const char *path, int v2mem, int v2pids, struct err *e)
 {
-	char *cur = join(mount, base), *p = xstrdup(path), *c, *save = NULL;
+	char *cur = cgroup_join(mount, base), *p = xstrdup(path), *c,
+	     *save = NULL;
 	int first = 1;
 
 	for (c = strtok_r(p, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
@@ -654,7 +344,7 @@ cgroup_place(struct cgroup **out, const struct cgroup_sys *sys,
 	cg->kind = sys->kind;
 	cg->root = strcmp(spec->path, "root") == 0;
 	if (cg->root) {
-		char *dir = join(sys->mount, sys->base);
+		char *dir = cgroup_join(sys->mount, sys->base);
 		char *leaf = xasprintf("%s/runner", dir);
 
 		/* After a v2 nested placement the runner lives in a leaf. */
@@ -992,7 +682,7 @@ below(const char *dir, const char *mount, const char *base)
 
 	if (mount == NULL || strstr(dir, "/../") || strstr(dir, "/./"))
 		return 0;
-	top = join(mount, base);
+	top = cgroup_join(mount, base);
 	l = strlen(top);
 	ok = strncmp(dir, top, l) == 0 && dir[l] == '/' && dir[l + 1] != '\0';
 	free(top);
@@ -1095,14 +785,15 @@ cgroup_sweep_stale(const struct cgroup_sys *sys, struct err *e)
 	if (sys->kind != CGROUP_V1)
 		return 0;
 	if (sys->v2_mount != NULL) {
-		if ((r = sweep_top(join(sys->v2_mount, sys->v2_base), 1, e)) <
-		    0)
+		if ((r = sweep_top(
+		         cgroup_join(sys->v2_mount, sys->v2_base), 1, e)) < 0)
 			rc = -1;
 		else
 			removed += r;
 	}
 	if (sys->pids_mount != NULL) {
-		r = sweep_top(join(sys->pids_mount, sys->pids_base), 0, e);
+		r = sweep_top(
+		    cgroup_join(sys->pids_mount, sys->pids_base), 0, e);
 		if (r < 0)
 			rc = -1;
 		else

@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/batch.h"
+#include "store/jobs.h"
 #include "store/store.h"
 #include "store/store_int.h"
 

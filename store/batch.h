@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "store/store.h"
+#include "store/jobs.h"
 
 #define STORE_BATCH_MAX 64
 

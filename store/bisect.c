@@ -9,6 +9,8 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/bisect.h"
+#include "store/jobs.h"
+#include "store/pairs.h"
 #include "store/store.h"
 #include "store/store_int.h"
 

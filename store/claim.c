@@ -13,6 +13,7 @@
 #include "common/rounds.h"
 #include "common/xalloc.h"
 #include "store/builds.h"
+#include "store/claim.h"
 #include "store/store_int.h"
 
 /* ---- claim and leases ---- */

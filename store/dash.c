@@ -10,7 +10,6 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/dash.h"
-#include "store/store.h"
 #include "store/store_int.h"
 
 /* Column i as a time that may be NULL: *has, and the value (0). */

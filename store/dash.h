@@ -17,6 +17,19 @@
 
 struct store;
 
+/* The commit time of a commit (sha or prefix), for history ranges. */
+int store_web_commit_time(struct store *, int64_t *out, const char *sha);
+
+/*
+ * Sets a regression's triage state (new, acknowledged, invalid, fixed)
+ * and note (NULL keeps it).  ERR_NOTFOUND, ERR_INVALID (state).
+ */
+int store_web_triage(struct store *, int64_t id, const char *state,
+    const char *note, int64_t now);
+/* Operations gauges: alerts not yet sent, trees whose last fetch failed. */
+int store_web_ops(
+    struct store *, int64_t *out_alerts_pending, int64_t *out_fetch_errors);
+
 /* A branch of a tree as the watcher last saw it. */
 struct store_tree_branch {
 	char *branch;

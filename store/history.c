@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/xalloc.h"
 #include "store/history.h"
 #include "store/store_int.h"

@@ -8,7 +8,6 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/hosts.h"
-#include "store/store.h"
 #include "store/store_int.h"
 
 struct fleet_group {

@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "store/builds.h"
+#include "store/hosts.h"
+#include "store/jobs.h"
 #include "store/store_int.h"
 
 /* ---- hosts ---- */

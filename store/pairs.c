@@ -16,8 +16,9 @@
 #include "common/xalloc.h"
 #include "store/alerts.h"
 #include "store/bisect.h"
+#include "store/jobs.h"
 #include "store/pairs.h"
-#include "store/store.h"
+#include "store/runs.h"
 #include "store/store_int.h"
 
 int

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/store.h"
+#include "store/runs.h"
 #include "store/store_int.h"
 
 static void

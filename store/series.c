@@ -16,7 +16,6 @@
 #include "store/alerts.h"
 #include "store/bisect.h"
 #include "store/series.h"
-#include "store/store.h"
 #include "store/store_int.h"
 
 /* ---- series (daemon/series.c) ---- */

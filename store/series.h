@@ -15,6 +15,49 @@
 
 struct store;
 
+/*
+ * ---- patch series (daemon/series.c) ----
+ * A series (table series) is one root message (cover letter or first
+ * patch) of an inbox or an upload; each patch has a series_patches row
+ * with the synthetic commit made from it.  States: new (recorded),
+ * applied (commits made), failed (error says which patch and file),
+ * incomplete (patches missing).
+ */
+struct store_series_new {
+	const char *inbox; /* inbox name, or "upload" */
+	const char *message_id;
+	const char *title, *author;
+	int64_t version, total, found, date; /* date < 0: unknown */
+	int64_t tree_id;                     /* 0: none */
+	const char *branch;
+};
+/* Creates the series, or finds the one with this root message_id
+ * (*out_new = 0; out_new may be NULL).  0 and *out_id, or -1. */
+int store_series_create(struct store *, int64_t *out_id, int *out_new,
+    const struct store_series_new *, int64_t now);
+
+struct store_series_patch {
+	int64_t seq;
+	const char *message_id, *subject, *author;
+	int64_t date;      /* < 0: unknown */
+	int64_t commit_id; /* its synthetic commit's row, or 0 */
+};
+/* Inserts or replaces the patch row (series, seq). */
+int store_series_patch_put(
+    struct store *, int64_t series_id, const struct store_series_patch *);
+/* Sets state and error (NULL clears); base_sha and ref NULL keep,
+ * commit_id 0 keeps (the tip's row).  ERR_NOTFOUND. */
+int store_series_state(struct store *, int64_t id, const char *state,
+    const char *error, const char *base_sha, int64_t commit_id, const char *ref,
+    int64_t now);
+
+/* The inbox watcher's state: the last archive commit read ("" none). */
+int store_inbox_get(
+    struct store *, char *out_last, size_t outlen, const char *name);
+/* last_commit NULL keeps it; messages is added to the count. */
+int store_inbox_put(struct store *, const char *name, const char *url,
+    const char *last_commit, const char *error, int64_t messages, int64_t now);
+
 /* One patch of a series, by seq, with its commit. */
 struct store_series_patch_row {
 	int64_t seq;

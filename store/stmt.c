@@ -6,6 +6,7 @@
  * statement from here and hands it back with store_i_release, which
  * resets it (ending the read) instead of finalizing it.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/xalloc.h"

@@ -17,6 +17,7 @@
 #include "common/err.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
+#include "store/jobs.h"
 #include "store/store.h"
 #include "store/store_int.h"
 

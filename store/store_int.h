@@ -11,6 +11,7 @@
  */
 #include "common/err.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "store/store.h"
 
 /* Prepared statements, cached per connection by slot. */

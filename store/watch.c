@@ -16,6 +16,7 @@
 #include "store/bisect.h"
 #include "store/store.h"
 #include "store/store_int.h"
+#include "store/watch.h"
 
 /* Runs st (bound) to the end, no rows wanted; finalizes.  0 or -1. */
 static int

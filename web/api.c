@@ -31,6 +31,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "store/batch.h"
+#include "store/hosts.h"
 #include "store/store.h"
 #include "web/api.h"
 #include "web/api_int.h"

@@ -6,7 +6,6 @@
 
 #include "common/json.h"
 #include "store/alerts.h"
-#include "store/store.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"

@@ -5,7 +5,6 @@
 
 #include "common/json.h"
 #include "store/bisect.h"
-#include "store/store.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/reply.h"

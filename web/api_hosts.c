@@ -5,7 +5,7 @@
 
 #include "common/json.h"
 #include "daemon/canary.h"
-#include "store/store.h"
+#include "store/hosts.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/reply.h"

@@ -11,6 +11,7 @@
 #include "store/alerts.h"
 #include "store/batch.h"
 #include "store/dash.h"
+#include "store/jobs.h"
 #include "store/series.h"
 #include "store/store.h"
 #include "web/api.h"

@@ -7,7 +7,6 @@
 #include "common/json.h"
 #include "daemon/series_latency.h"
 #include "store/series.h"
-#include "store/store.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/reply.h"

@@ -11,7 +11,6 @@
 #include "daemon/dconf.h"
 #include "daemon/jobspec.h"
 #include "store/dash.h"
-#include "store/store.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/httpd.h"

@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/bisect.h"
+#include "store/pairs.h"
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/reply.h"

@@ -14,7 +14,6 @@
 #include "common/caps.h"
 #include "common/xalloc.h"
 #include "store/builds.h"
-#include "store/store.h"
 #include "web/api_int.h"
 #include "web/html.h"
 #include "web/layout.h"

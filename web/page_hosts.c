@@ -9,7 +9,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/canary.h"
-#include "store/store.h"
+#include "store/hosts.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/reply.h"

@@ -12,7 +12,7 @@
 #include "common/caps.h"
 #include "common/json.h"
 #include "common/xalloc.h"
-#include "store/store.h"
+#include "store/jobs.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/reply.h"

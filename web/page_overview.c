@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "store/dash.h"
+#include "store/jobs.h"
 #include "store/pair_change.h"
 #include "store/store.h"
 #include "web/api_int.h"

@@ -12,7 +12,6 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "store/dash.h"
-#include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/reply.h"

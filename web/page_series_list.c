@@ -10,7 +10,6 @@
 #include "common/xalloc.h"
 #include "daemon/series_latency.h"
 #include "store/series.h"
-#include "store/store.h"
 #include "web/api_int.h"
 #include "web/reply.h"
 #include "web/views.h"

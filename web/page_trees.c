@@ -12,7 +12,6 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "store/dash.h"
-#include "store/store.h"
 #include "web/api_int.h"
 #include "web/reply.h"
 #include "web/views.h"

@@ -16,7 +16,10 @@
 #include "common/redact.h"
 #include "daemon/kfacts.h"
 #include "store/alerts.h"
-#include "store/store.h"
+#include "store/claim.h"
+#include "store/hosts.h"
+#include "store/jobs.h"
+#include "store/pairs.h"
 #include "web/rows.h"
 
 static json_t *

@@ -2,7 +2,7 @@
 #define WEB_ROWS_H
 
 /*
- * The JSON of the typed store's rows (store/store.h "typed reads"), in
+ * The JSON of the typed store's rows (store/jobs.h, pairs.h, ...), in
  * the shapes of docs/API.md: the store returns structs, and the HTTP
  * edge makes the JSON here.  Each returns a new reference.
  */

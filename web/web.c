@@ -17,7 +17,6 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
-#include "store/store.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
 #include "web/reply.h"

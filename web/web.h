@@ -7,7 +7,7 @@
  * web/web_int.h).  Its routes are rows of the one route table
  * (web/api.c), marked as the dashboard's; the dispatch calls web_begin()
  * before such a route's authorisation and web_end() after its handler.
- * Each handler reads the store (store/store.h, the only SQL), fills a
+ * Each handler reads the store (store/, the only SQL), fills a
  * view struct and renders it (web/views.h), or replies the same data as
  * JSON.
  */

@@ -27,6 +27,8 @@
 #include "common/caps.h"
 #include "common/err.h"
 #include "common/json.h"
+#include "store/history.h"
+#include "store/jobs.h"
 #include "store/store.h"
 #include "web/api_int.h"
 #include "web/web_int.h"

@@ -89,7 +89,15 @@
 #include "daemon/verdict.h"
 #include "store/alerts.h"
 #include "store/bisect.h"
+#include "store/claim.h"
+#include "store/history.h"
+#include "store/hosts.h"
+#include "store/jobs.h"
+#include "store/pairs.h"
+#include "store/runs.h"
+#include "store/series.h"
 #include "store/store.h"
+#include "store/watch.h"
 
 #define HOSTS 4
 #define CHUNK 100        /* pairs per write transaction */

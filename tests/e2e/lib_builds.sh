@@ -1,6 +1,6 @@
 # Shared kernel builds (docs/KERNEL.md, "Shared builds") with a real
 # daemon and curl as the stand-in runner of the build routes, on top of
-# lib.sh and lib_runner.sh:
+# lib.sh, lib_runner.sh, lib_git.sh and lib_kstandin.sh:
 #
 #   builds_setup [YAML...]     a tree $K with commits $BASE, $CAND and
 #                              $OTHER (no kernel is built: the files a
@@ -29,15 +29,7 @@
 
 builds_setup() {
 	K=$PW_TMP/linux
-	mkdir -p "$K/mm"
-	echo 'int charge;' >"$K/mm/memcontrol.c"
-	g "$K" init -q
-	g "$K" add -A
-	g "$K" commit -q -m base
-	BASE=$(g "$K" rev-parse HEAD)
-	echo 'int charge; /* slower */' >"$K/mm/memcontrol.c"
-	g "$K" commit -q -am candidate
-	CAND=$(g "$K" rev-parse HEAD)
+	standin_kernel_tree "$K"
 	echo 'int charge; /* other */' >"$K/mm/memcontrol.c"
 	g "$K" commit -q -am other
 	OTHER=$(g "$K" rev-parse HEAD)
@@ -55,18 +47,7 @@ builds_setup() {
 			echo "  $l"
 		done
 	} >>"$PW_TMP/d/daemon.yaml"
-	cat >"$PW_DIR/jobs/kb.yaml" <<'YAML'
-name: kb
-parser: keyvalue
-command: [sh, -c, "echo ops=1000"]
-kernel:
-  config: tinyconfig
-  fragment: [CONFIG_MEMCG=y, CONFIG_PSI=y]
-runs: 1
-max_runs: 1
-metrics:
-  ops: {better: higher, min_effect: 50%}
-YAML
+	kernel_job kb "CONFIG_MEMCG=y, CONFIG_PSI=y"
 	sed -e 's/^name: kb/name: kr/' -e 's/config: tinyconfig/config: running/' \
 	    "$PW_DIR/jobs/kb.yaml" >"$PW_DIR/jobs/kr.yaml"
 	start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }

@@ -1,8 +1,24 @@
-# A public-inbox archive for the mail tests, on top of lib.sh,
-# lib_runner.sh and lib_git.sh:
+# Patch mail for the series tests, on top of lib.sh, lib_runner.sh and
+# lib_git.sh: a public-inbox archive, and a series that slows a program.
 #
 #   . "$(dirname "$0")/lib_inbox.sh"
 #
+#   loop_app           makes $SRC, a tree app: c1 on master, the program
+#                      of loop_prog_init with a README
+#   loop_series N [TITLE]  makes $SRC (loop_app) and a v2
+#                      series of N (2 or 3) patches on topic as
+#                      `git format-patch --cover-letter --thread` mail in
+#                      $PW_TMP/out and $PW_TMP/series.mbox: README, then
+#                      four times the loop, then (N 3) a Makefile clean
+#                      target.  TITLE replaces the cover letter's
+#                      "*** SUBJECT HERE ***"; $cover_id is its Message-ID
+#   every_patch_job    writes job slowprog (make, then prog's time_ms;
+#                      5 to 8 runs) into $PW_DIR/jobs, triggered by tree
+#                      app with trigger.every_patch: each patch of a
+#                      series against its parent
+#   series_post_applied  POSTs $PW_TMP/series.mbox (tree app, branch
+#                      master) and waits until series 1 is applied (PASS
+#                      series_posted, series_applied; a FAIL finishes)
 #   inbox_archive      makes the archive $INBOX ($PW_TMP/inbox, a git
 #                      repository as public-inbox keeps one) holding one
 #                      old message, history the daemon must not take up
@@ -102,4 +118,75 @@ inbox_fixture() {
 	    { fail inbox_first_sight "$(sql "SELECT * FROM inbox_state")"; show_logs; finish; }
 	[ "$(sql "SELECT count(*) FROM series")" = 0 ] && pass history_ignored ||
 	    fail history_ignored "$(sql "SELECT * FROM series")"
+}
+
+loop_app() {
+	SRC=$PW_TMP/app
+	loop_prog_init "$SRC"
+	echo 'a small program' >"$SRC/README"
+	g "$SRC" add -A
+	g "$SRC" commit -qm "prog: a loop"
+	c1=$(g "$SRC" rev-parse HEAD)
+}
+
+loop_series() {
+	local n=$1 title=${2:-}
+	loop_app
+	g "$SRC" checkout -qb topic
+	echo 'It loops.' >>"$SRC/README"
+	g "$SRC" commit -qam "README: say what it does"
+	# 4x, not 2x: a 2x step read inconclusive in 8 runs in one CI run,
+	# and on this VM one commit's CPU time per run swings from 35 to
+	# 62 ms.
+	echo '#define LOOPS 160000000UL' >"$SRC/loops.h"
+	g "$SRC" commit -qam "prog: four times the loop"
+	if [ "$n" = 3 ]; then
+		printf 'clean:\n\trm -f prog\n' >>"$SRC/Makefile"
+		g "$SRC" commit -qam "Makefile: a clean target"
+	fi
+	g "$SRC" format-patch -q --cover-letter --thread -v2 --base="$c1" \
+	    -o "$PW_TMP/out" "$c1..topic"
+	[ -z "$title" ] ||
+	    sed -i "s/\*\*\* SUBJECT HERE \*\*\*/$title/" "$PW_TMP"/out/v2-0000-*.patch
+	cover_id=$(sed -n 's/^Message-ID: *//Ip' "$PW_TMP"/out/v2-0000-*.patch | head -1)
+	cat "$PW_TMP"/out/*.patch >"$PW_TMP/series.mbox"
+	g "$SRC" checkout -q master
+}
+
+every_patch_job() {
+	cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
+name: slowprog
+parser: keyvalue
+build: [make]
+command: ["{workdir}/prog"]
+trigger:
+  trees: [app]
+  every_patch: true
+metrics:
+  # Patch 2 makes the program 4x slower; patches 1 and 3 change nothing.
+  # The per-patch pairs' jobs run one after another, not interleaved, and
+  # on this 2-vCPU VM the program's CPU time has two modes 1.7x apart
+  # (measured: runs of one job read 42.4 40.0 39.9 25.9 41.2, and of the
+  # 4x commit 168.6 98.2 96.3 170.8 170.5), so a job that caught more of
+  # the other mode reads +70% on an unchanged patch (the clean-clone CI
+  # read patch 1 as a regression at min_effect 50%).  100% stays far
+  # below the 300% step.
+  time_ms: {better: lower, min_effect: 100%}
+runs: 5
+max_runs: 8
+timeout: 30s
+YAML
+}
+
+series1_applied() { [ "$(sql "SELECT state FROM series WHERE id = 1")" = applied ]; }
+
+series_post_applied() {
+	local code
+	code=$(curl -s -o "$PW_TMP/body" -w '%{http_code}' --max-time 60 \
+	    -H "Authorization: Bearer $(cat "$PW_ADMIN")" -H 'Content-Type: application/mbox' \
+	    --data-binary "@$PW_TMP/series.mbox" "$PW_URL/api/v1/series?tree=app&branch=master")
+	# The POST queues the series (202, waiting); the watcher applies it.
+	[ "$code" = 202 ] && pass series_posted || { fail series_posted "$code $(cat "$PW_TMP/body")"; finish; }
+	wait_until 60 series1_applied && pass series_applied ||
+	    { fail series_applied "$(sql "SELECT state, error FROM series")"; finish; }
 }

@@ -66,22 +66,8 @@ kfleet_daemon() {
 			echo "  $l"
 		done
 	} >>"$PW_TMP/d/daemon.yaml"
-	cat >"$PW_DIR/jobs/kb.yaml" <<'YAML'
-name: kb
-parser: keyvalue
-command: [sh, -c, "echo ops=1000"]
-kernel:
-  config: tinyconfig
-  fragment: [CONFIG_MEMCG=y]
-  boot_timeout: 40s
-hosts: [h1]
-runs: 1
-max_runs: 1
-rounds: 1
-metrics:
-  ops: {better: higher, min_effect: 50%}
-timeout: 30s
-YAML
+	kernel_job kb CONFIG_MEMCG=y "kernel.boot_timeout: 40s" "hosts: [h1]" \
+	    "rounds: 1" "timeout: 30s"
 	# The same kernel measured on the other host: the same build.
 	[[ " ${runners[*]} " == *" h2 "* ]] && sed -e 's/^name: kb$/name: kb2/' -e 's/^hosts: \[h1\]$/hosts: [h2]/' \
 	    "$PW_DIR/jobs/kb.yaml" >"$PW_DIR/jobs/kb2.yaml"

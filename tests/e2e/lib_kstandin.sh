@@ -19,6 +19,13 @@
 #                              $PW_COMPILES when set; while the file
 #                              $PW_SLOW_MAKE exists bzImage waits (its
 #                              shell's pid in $PW_SLOW_MAKE.pid)
+#   kernel_job NAME FRAGMENT [LINE...]
+#                              writes job NAME (`echo ops=1000` on a
+#                              kernel built from tinyconfig and the
+#                              options FRAGMENT, "CONFIG_A=y, CONFIG_B=y";
+#                              one run) into $PW_DIR/jobs; each LINE is
+#                              one more key of the job, and a LINE
+#                              "kernel.KEY: VALUE" one more of its kernel
 #   fake_kexec DIR             DIR/kexec: `kexec -l IMAGE` appends its
 #                              arguments to $FAKE_LOG and writes "Linux
 #                              version RELEASE" (the release in IMAGE's
@@ -73,6 +80,24 @@ SH
 	echo 'int charge; /* slower */' >"$k/mm/memcontrol.c"
 	g "$k" commit -q -am candidate
 	CAND=$(g "$k" rev-parse HEAD)
+}
+
+kernel_job() {
+	local name=$1 frag=$2 l
+	shift 2
+	{
+		printf 'name: %s\nparser: keyvalue\n' "$name"
+		echo 'command: [sh, -c, "echo ops=1000"]'
+		printf 'kernel:\n  config: tinyconfig\n  fragment: [%s]\n' "$frag"
+		for l in "$@"; do
+			[[ $l == kernel.* ]] && echo "  ${l#kernel.}"
+		done
+		printf 'runs: 1\nmax_runs: 1\nmetrics:\n'
+		echo '  ops: {better: higher, min_effect: 50%}'
+		for l in "$@"; do
+			[[ $l == kernel.* ]] || echo "$l"
+		done
+	} >"$PW_DIR/jobs/$name.yaml"
 }
 
 fake_kexec() {

@@ -12,15 +12,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_inbox.sh"
 
 command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
-SRC=$PW_TMP/app
-loop_prog_init "$SRC"
-echo 'a small program' >"$SRC/README"
-g "$SRC" add -A
-g "$SRC" commit -qm "prog: a loop"
-c1=$(g "$SRC" rev-parse HEAD)
+loop_app
 
 # The series, on a branch the daemon does not watch.
 g "$SRC" checkout -qb topic

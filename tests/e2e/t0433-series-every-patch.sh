@@ -9,51 +9,15 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_inbox.sh"
 
 command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
-SRC=$PW_TMP/app
-loop_prog_init "$SRC"
-echo 'a small program' >"$SRC/README"
-g "$SRC" add -A
-g "$SRC" commit -qm "prog: a loop"
-c1=$(g "$SRC" rev-parse HEAD)
-g "$SRC" checkout -qb topic
-echo 'It loops.' >>"$SRC/README"
-g "$SRC" commit -qam "README: say what it does"
-echo '#define LOOPS 160000000UL' >"$SRC/loops.h"
-g "$SRC" commit -qam "prog: four times the loop"
-printf 'clean:\n\trm -f prog\n' >>"$SRC/Makefile"
-g "$SRC" commit -qam "Makefile: a clean target"
-g "$SRC" format-patch -q --cover-letter --thread -v2 --base="$c1" \
-    -o "$PW_TMP/out" "$c1..topic"
-cat "$PW_TMP"/out/*.patch >"$PW_TMP/series.mbox"
-g "$SRC" checkout -q master
+loop_series 3
 
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
-cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog"]
-trigger:
-  trees: [app]
-  every_patch: true
-metrics:
-  # Patch 2 makes the program 4x slower; patches 1 and 3 change nothing.
-  # The per-patch pairs' jobs run one after another, not interleaved, and
-  # on this 2-vCPU VM the program's CPU time has two modes 1.7x apart
-  # (measured: runs of one job read 42.4 40.0 39.9 25.9 41.2, and of the
-  # 4x commit 168.6 98.2 96.3 170.8 170.5), so a job that caught more of
-  # the other mode reads +70% on an unchanged patch (the clean-clone CI
-  # read patch 1 as a regression at min_effect 50%).  100% stays far
-  # below the 300% step.
-  time_ms: {better: lower, min_effect: 100%}
-runs: 5
-max_runs: 8
-timeout: 30s
-YAML
+every_patch_job
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
 

@@ -11,46 +11,19 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_alerts.sh"
+. "$(dirname "$0")/lib_inbox.sh"
 
 command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
-/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null ||
-    { echo "SKIP alerts_series: python3-aiosmtpd is not installed (make deps)"; finish; }
-SERVERS=$(cd "$(dirname "$0")" && pwd)/alert_servers.py
+alert_servers_or_skip alerts_series
 SMTP=$PW_TMP/smtp
-mkdir -p "$SMTP"
-spawn "$SMTP/log" /usr/bin/python3 "$SERVERS" smtp "$SMTP"
-wait_for 10 test -s "$SMTP/port" || { fail smtp_server "$(cat "$SMTP/log")"; finish; }
 
-SRC=$PW_TMP/app
-loop_prog_init "$SRC"
-g "$SRC" add -A
-g "$SRC" commit -qm "prog: a loop"
-c1=$(g "$SRC" rev-parse HEAD)
-g "$SRC" checkout -qb topic
-echo 'It loops.' >>"$SRC/README"
-g "$SRC" add -A
-g "$SRC" commit -qm "README: say what it does"
-# 4x, not 2x: a 2x step read inconclusive in 8 runs in one CI run, and
-# on this VM one commit's CPU time per run swings from 35 to 62 ms.
-echo '#define LOOPS 160000000UL' >"$SRC/loops.h"
-g "$SRC" commit -qam "prog: four times the loop"
-g "$SRC" format-patch -q --thread --cover-letter -v2 --base="$c1" -o "$PW_TMP/out" "$c1..topic"
-sed -i 's/\*\*\* SUBJECT HERE \*\*\*/memcg: make the loop longer/' "$PW_TMP"/out/v2-0000-*.patch
-cover_id=$(sed -n 's/^Message-ID: *//Ip' "$PW_TMP"/out/v2-0000-*.patch | head -1)
-cat "$PW_TMP"/out/*.patch >"$PW_TMP/series.mbox"
-g "$SRC" checkout -q master
+loop_series 2 "memcg: make the loop longer"
 
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
-cat >>"$PW_DIR/daemon.yaml" <<YAML
-alerts:
-  email:
-    smtp: smtp://127.0.0.1:$(cat "$SMTP/port")
-    from: "perfwatch <perfwatch@example.org>"
-    to: [perf-reports@example.org]
-  poll: 1s
-YAML
+echo "$ALERTS_YAML" >>"$PW_DIR/daemon.yaml"
 cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
 name: slowprog
 parser: keyvalue
@@ -70,14 +43,7 @@ YAML
 pin_yaml "$PW_DIR/jobs/slowprog.yaml"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
-code=$(curl -s -o "$PW_TMP/body" -w '%{http_code}' --max-time 60 \
-    -H "Authorization: Bearer $(cat "$PW_ADMIN")" -H 'Content-Type: application/mbox' \
-    --data-binary "@$PW_TMP/series.mbox" "$PW_URL/api/v1/series?tree=app&branch=master")
-# The POST queues the series (202, waiting); the watcher applies it.
-[ "$code" = 202 ] && pass series_posted || { fail series_posted "$code $(cat "$PW_TMP/body")"; finish; }
-applied() { [ "$(sql "SELECT state FROM series WHERE id = 1")" = applied ]; }
-wait_until 60 applied && pass series_applied ||
-    { fail series_applied "$(sql "SELECT state, error FROM series")"; finish; }
+series_post_applied
 runner_config r1
 start_runner r1
 

@@ -17,61 +17,23 @@
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
 . "$(dirname "$0")/lib_alerts.sh"
+. "$(dirname "$0")/lib_inbox.sh"
 
 command -v make >/dev/null && command -v cc >/dev/null ||
     { fail toolchain "make and cc are needed"; finish; }
 alert_servers_or_skip alerts_every_patch
 SMTP=$PW_TMP/smtp
 
-SRC=$PW_TMP/app
-loop_prog_init "$SRC"
-echo 'a small program' >"$SRC/README"
-g "$SRC" add -A
-g "$SRC" commit -qm "prog: a loop"
-c1=$(g "$SRC" rev-parse HEAD)
-g "$SRC" checkout -qb topic
-echo 'It loops.' >>"$SRC/README"
-g "$SRC" commit -qam "README: say what it does"
-echo '#define LOOPS 160000000UL' >"$SRC/loops.h"
-g "$SRC" commit -qam "prog: four times the loop"
-printf 'clean:\n\trm -f prog\n' >>"$SRC/Makefile"
-g "$SRC" commit -qam "Makefile: a clean target"
-g "$SRC" format-patch -q --cover-letter --thread -v2 --base="$c1" \
-    -o "$PW_TMP/out" "$c1..topic"
-sed -i 's/\*\*\* SUBJECT HERE \*\*\*/memcg: a longer loop/' "$PW_TMP"/out/v2-0000-*.patch
-cover_id=$(sed -n 's/^Message-ID: *//Ip' "$PW_TMP"/out/v2-0000-*.patch | head -1)
+loop_series 3 "memcg: a longer loop"
 p2_id=$(sed -n 's/^Message-ID: *//Ip' "$PW_TMP"/out/v2-0002-*.patch | head -1)
-cat "$PW_TMP"/out/*.patch >"$PW_TMP/series.mbox"
-g "$SRC" checkout -q master
 
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
 echo "$ALERTS_YAML" >>"$PW_DIR/daemon.yaml"
-cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog"]
-trigger:
-  trees: [app]
-  every_patch: true
-metrics:
-  # 100%: far below the 300% step, above the VM's two CPU-time modes
-  # (1.7x apart; see t0433).
-  time_ms: {better: lower, min_effect: 100%}
-runs: 5
-max_runs: 8
-timeout: 30s
-YAML
+every_patch_job
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
-code=$(curl -s -o "$PW_TMP/body" -w '%{http_code}' --max-time 60 \
-    -H "Authorization: Bearer $(cat "$PW_ADMIN")" -H 'Content-Type: application/mbox' \
-    --data-binary "@$PW_TMP/series.mbox" "$PW_URL/api/v1/series?tree=app&branch=master")
-[ "$code" = 202 ] && pass series_posted || { fail series_posted "$code $(cat "$PW_TMP/body")"; finish; }
-applied() { [ "$(sql "SELECT state FROM series WHERE id = 1")" = applied ]; }
-wait_until 60 applied && pass series_applied ||
-    { fail series_applied "$(sql "SELECT state, error FROM series")"; finish; }
+series_post_applied
 runner_config r1
 start_runner r1
 

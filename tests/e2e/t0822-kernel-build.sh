@@ -24,30 +24,8 @@ scheduler:
   lease: 10s
   claim_wait: 1s
 YAML
-cat >"$PW_DIR/jobs/kb.yaml" <<'YAML'
-name: kb
-parser: keyvalue
-command: [sh, -c, "echo ops=1000"]
-kernel:
-  config: tinyconfig
-  fragment: [CONFIG_MEMCG=y]
-runs: 1
-max_runs: 1
-metrics:
-  ops: {better: higher, min_effect: 50%}
-YAML
-cat >"$PW_DIR/jobs/kdrop.yaml" <<'YAML'
-name: kdrop
-parser: keyvalue
-command: [sh, -c, "echo ops=1000"]
-kernel:
-  config: tinyconfig
-  fragment: [CONFIG_MEMCG=y, CONFIG_NEEDS_MISSING_DEP=y]
-runs: 1
-max_runs: 1
-metrics:
-  ops: {better: higher, min_effect: 50%}
-YAML
+kernel_job kb CONFIG_MEMCG=y
+kernel_job kdrop "CONFIG_MEMCG=y, CONFIG_NEEDS_MISSING_DEP=y"
 # Config check: a kernel job whose runners all boot none is an error.
 mkdir -p "$PW_TMP/cc/jobs"
 cp "$PW_DIR/jobs/kb.yaml" "$PW_TMP/cc/jobs/"

@@ -12,7 +12,7 @@
 #include "common/xalloc.h"
 #include "daemon/alert.h"
 #include "daemon/mail.h"
-#include "store/store.h"
+#include "store/runs.h"
 #include "test.h"
 
 static void

@@ -16,7 +16,11 @@
 #include "daemon/dconf.h"
 #include "git/git.h"
 #include "store/bisect.h"
+#include "store/history.h"
+#include "store/hosts.h"
+#include "store/jobs.h"
 #include "store/store.h"
+#include "store/watch.h"
 #include "tests/unit/test.h"
 
 /* A 2.5x regression of a lower-is-better metric: +150%. */

@@ -6,7 +6,7 @@
 
 #include "common/json.h"
 #include "daemon/chargepath.h"
-#include "store/store.h"
+#include "store/runs.h"
 #include "tests/unit/test.h"
 
 /* A run of role with its profile blob, as store_pair_run_meta() gives

@@ -5,7 +5,7 @@
 
 #include "common/buf.h"
 #include "daemon/hygiene.h"
-#include "store/store.h"
+#include "store/runs.h"
 #include "tests/unit/test.h"
 
 #define STATE(gov, thp, cmd, kernel)                                         \

@@ -9,7 +9,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "daemon/kfacts.h"
-#include "store/store.h"
+#include "store/runs.h"
 #include "tests/unit/test.h"
 
 #define SHA64 "93d1b1fde44c8a5495b335781bafe52391ba08561eaabd931e43fb591ea35b0a"

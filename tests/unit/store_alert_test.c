@@ -12,7 +12,10 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/alerts.h"
+#include "store/jobs.h"
+#include "store/pairs.h"
 #include "store/store.h"
+#include "store/watch.h"
 #include "tests/unit/test.h"
 
 static int dbn;

@@ -9,6 +9,9 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "store/batch.h"
+#include "store/claim.h"
+#include "store/hosts.h"
+#include "store/jobs.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
 

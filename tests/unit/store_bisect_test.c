@@ -15,7 +15,11 @@
 #include "common/xalloc.h"
 #include "store/alerts.h"
 #include "store/bisect.h"
+#include "store/history.h"
+#include "store/hosts.h"
+#include "store/jobs.h"
 #include "store/store.h"
+#include "store/watch.h"
 #include "tests/unit/test.h"
 
 extern char **environ;

@@ -11,21 +11,11 @@
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/builds.h"
+#include "store/claim.h"
+#include "store/hosts.h"
+#include "store/jobs.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
-
-static struct store *
-open_db(const char *name)
-{
-	struct store *s = NULL;
-	struct err e = { 0 };
-	char *p = test_store_at("%s.db", name);
-
-	if (store_open(&s, p, &e) == -1)
-		printf("# store_open: %s\n", err_msg(&e));
-	free(p);
-	return s;
-}
 
 /* A pair of kernel jobs on commits b and c with base config cfg. */
 static int64_t
@@ -33,26 +23,16 @@ kpair(struct store *s, const char *cfg, const char *b, const char *c,
     int64_t *jobs)
 {
 	char *spec[2];
-	struct store_job_new j[2];
-	int64_t pair = 0;
+	int64_t pair;
 	int k;
 
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 2; k++)
 		spec[k] = xasprintf("{\"tree\":{\"url\":\"/src/linux\","
 		                    "\"commit\":\"%s\"},\"kernel\":{\"config\":"
 		                    "\"%s\",\"fragment\":[\"CONFIG_MEMCG=y\"],"
 		                    "\"build_timeout_s\":60}}",
 		    k ? c : b, cfg);
-		memset(&j[k], 0, sizeof(j[k]));
-		j[k].role = k ? "candidate" : "base";
-		j[k].spec_json = spec[k];
-		j[k].labels_json = "[]";
-		j[k].runs = j[k].max_runs = 1;
-		j[k].max_attempts = 3;
-	}
-	if (store_pair_create(s, &pair, jobs ? &jobs[0] : NULL,
-	        jobs ? &jobs[1] : NULL, "k", "", &j[0], &j[1], 100) != 0)
-		pair = -1;
+	pair = test_pair_new(s, "k", "", spec[0], spec[1], 100, jobs);
 	free(spec[0]);
 	free(spec[1]);
 	return pair;
@@ -105,7 +85,7 @@ TEST(build_key)
 
 TEST(build_dedup)
 {
-	struct store *s = open_db("dedup");
+	struct store *s = test_store_open("dedup.db");
 	int64_t jobs[2], more[2];
 
 	ASSERT(s != NULL);
@@ -187,7 +167,7 @@ build_done(struct store *s, int64_t host, int64_t bz, int64_t now)
 
 TEST(eviction_policy)
 {
-	struct store *s = open_db("evict");
+	struct store *s = test_store_open("evict.db");
 	struct store_claimed cl;
 	char **v = NULL;
 	size_t n = 0, i;

@@ -10,48 +10,28 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "store/claim.h"
 #include "store/hosts.h"
+#include "store/jobs.h"
+#include "store/pairs.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
-
-static struct store *
-open_db(const char *name)
-{
-	struct store *s = NULL;
-	struct err e = { 0 };
-	char *p = test_store_at("%s.db", name);
-
-	if (store_open(&s, p, &e) == -1)
-		printf("# store_open: %s\n", err_msg(&e));
-	free(p);
-	return s;
-}
 
 /* A pair of job j at point cgroup=cg measuring candidate commit csha. */
 static int64_t
 mkpair(struct store *s, const char *cg, const char *csha, int64_t at)
 {
 	char *spec[2], *label = xasprintf("cgroup=%s", cg);
-	struct store_job_new j[2];
-	int64_t pair = 0;
+	int64_t pair;
 	int k;
 
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 2; k++)
 		spec[k] = xasprintf("{\"params\":{\"cgroup\":\"%s\"},"
 		                    "\"point\":\"%s\",\"cgroup\":{\"path\":"
 		                    "\"%s\",\"memory_max\":0},\"tree\":"
 		                    "{\"commit\":\"%s\"}}",
 		    cg, label, cg, k ? csha : "base0");
-		memset(&j[k], 0, sizeof(j[k]));
-		j[k].role = k ? "candidate" : "base";
-		j[k].spec_json = spec[k];
-		j[k].labels_json = "[]";
-		j[k].runs = j[k].max_runs = 1;
-		j[k].max_attempts = 3;
-	}
-	if (store_pair_create(
-	        s, &pair, NULL, NULL, "j", label, &j[0], &j[1], at) != 0)
-		pair = -1;
+	pair = test_pair_new(s, "j", label, spec[0], spec[1], at, NULL);
 	free(spec[0]);
 	free(spec[1]);
 	free(label);
@@ -81,7 +61,7 @@ claim_pair(struct store *s, int64_t host)
  */
 TEST(test_store_fleet__push_spreads_siblings_stay)
 {
-	struct store *s = open_db("spread");
+	struct store *s = test_store_open("spread.db");
 	int64_t h[3], root[12], nest[12], g1, g2, pair;
 	int got[3] = { 0, 0, 0 }, i, k;
 	struct store_pair a, b;
@@ -133,7 +113,7 @@ TEST(test_store_fleet__push_spreads_siblings_stay)
  * groups of their own: the creation time decides nothing. */
 TEST(test_store_fleet__no_group_from_timestamps)
 {
-	struct store *s = open_db("apart");
+	struct store *s = test_store_open("apart.db");
 	int64_t p1, p2, p3, g1, g2, g3;
 
 	ASSERT(s != NULL);

@@ -10,6 +10,9 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "store/claim.h"
+#include "store/hosts.h"
+#include "store/jobs.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
 

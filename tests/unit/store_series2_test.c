@@ -10,23 +10,11 @@
 #include "common/err.h"
 #include "common/json.h"
 #include "common/xalloc.h"
+#include "store/jobs.h"
 #include "store/mail_commands.h"
 #include "store/series.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
-
-static struct store *
-open_new(const char *name)
-{
-	struct store *s = NULL;
-	struct err e = { 0 };
-	char *p = test_store_at("%s.db", name);
-
-	if (store_open(&s, p, &e) == -1)
-		fprintf(stdout, "store_open: %s\n", err_msg(&e));
-	free(p);
-	return s;
-}
 
 static int64_t
 series(struct store *s, const char *mid, const char *title, const char *author,
@@ -43,7 +31,7 @@ series(struct store *s, const char *mid, const char *title, const char *author,
 
 TEST(test_store_series2__previous_version)
 {
-	struct store *s = open_new("prev");
+	struct store *s = test_store_open("prev.db");
 	int64_t v1, v2, v3, other, w1, w2, prev;
 	const char *chain[] = { "nowhere@x", "w1@x" };
 
@@ -76,7 +64,7 @@ TEST(test_store_series2__previous_version)
 
 TEST(test_store_series2__meta_in_json)
 {
-	struct store *s = open_new("meta");
+	struct store *s = test_store_open("meta.db");
 	int64_t v1, v2;
 	struct store_series_row se;
 
@@ -100,7 +88,7 @@ TEST(test_store_series2__meta_in_json)
 
 TEST(test_store_series2__queue)
 {
-	struct store *s = open_new("queue");
+	struct store *s = test_store_open("queue.db");
 	struct store_series_job j;
 	int64_t q1, q2, n, id, ids[1];
 	struct store_series_row se;
@@ -146,7 +134,7 @@ TEST(test_store_series2__queue)
 
 TEST(test_store_series2__mail_commands)
 {
-	struct store *s = open_new("mailcmd");
+	struct store *s = test_store_open("mailcmd.db");
 	struct store_job_new jb = { "base", "{}", "[]", 1, 1, 1, 0 };
 	struct store_job_new jc = { "candidate", "{}", "[]", 1, 1, 1, 0 };
 	struct store_mail_command_new c = { 0 };

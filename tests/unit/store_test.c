@@ -13,10 +13,16 @@
 #include "daemon/kfacts.h"
 #include "daemon/sched.h"
 #include "store/canary.h"
+#include "store/claim.h"
 #include "store/dash.h"
+#include "store/history.h"
 #include "store/hosts.h"
+#include "store/jobs.h"
+#include "store/pairs.h"
+#include "store/runs.h"
 #include "store/series.h"
 #include "store/store.h"
+#include "store/watch.h"
 #include "tests/unit/test.h"
 
 static int dbn;

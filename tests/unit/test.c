@@ -12,6 +12,8 @@
 
 #include "common/xalloc.h"
 #include "store/db.h"
+#include "store/jobs.h"
+#include "store/store.h"
 #include "tests/unit/test.h"
 
 #define MAX_TESTS 1024
@@ -135,6 +137,46 @@ test_store_at(const char *fmt, ...)
 	vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
 	return test_store_where(name);
+}
+
+struct store *
+test_store_open(const char *fmt, ...)
+{
+	struct store *s = NULL;
+	struct err e = { 0 };
+	char name[128], *p;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	p = test_store_where(name);
+	if (store_open(&s, p, &e) == -1)
+		printf("# store_open: %s\n", err_msg(&e));
+	free(p);
+	return s;
+}
+
+int64_t
+test_pair_new(struct store *s, const char *name, const char *point,
+    const char *base_spec, const char *cand_spec, int64_t at, int64_t *jobs)
+{
+	struct store_job_new j[2];
+	int64_t pair = 0;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		memset(&j[k], 0, sizeof(j[k]));
+		j[k].role = k ? "candidate" : "base";
+		j[k].spec_json = k ? cand_spec : base_spec;
+		j[k].labels_json = "[]";
+		j[k].runs = j[k].max_runs = 1;
+		j[k].max_attempts = 3;
+	}
+	if (store_pair_create(s, &pair, jobs ? &jobs[0] : NULL,
+	        jobs ? &jobs[1] : NULL, name, point, &j[0], &j[1], at) != 0)
+		return -1;
+	return pair;
 }
 
 const char *

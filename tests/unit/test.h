@@ -13,8 +13,11 @@
  * from the case.  tests/run adds the cases up into "N passed, N failed".
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+struct store;
 
 void test_register(const char *, void (*)(void));
 void test_fail(const char *file, int line, const char *fmt, ...)
@@ -30,6 +33,15 @@ const char *test_tmpdir(void);
 char *test_store_where(const char *name);
 /* test_store_where of the name fmt makes (printf). */
 char *test_store_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A store opened (and migrated) at test_store_at(fmt, ...), or NULL
+ * with the reason printed. */
+struct store *test_store_open(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+/* A queued pair of job name at point: base and candidate with these
+ * specs, no host labels, one run, three attempts, made at time at.  Its
+ * id (and jobs[0], jobs[1] its jobs when jobs is not NULL), or -1. */
+int64_t test_pair_new(struct store *, const char *name, const char *point,
+    const char *base_spec, const char *cand_spec, int64_t at, int64_t *jobs);
 /* 1 when the stores are PostgreSQL's (PW_TEST_PG). */
 int test_store_pg(void);
 /* Ends the current case as "SKIP name: why" (neither passed nor
