@@ -237,7 +237,7 @@ cgroup_detect(struct cgroup_sys *s)
 	}
 	if (s->kind == CGROUP_V1 && pm && ppath) {
 		char *base = rel_to_mount(ppath, proot);
-		char *dir = join(pm, base);
+		char *dir = cgroup_join(pm, base);
 
 		/* Not writable: limits.pids stays unenforced, as on a host
 		 * without the controller (the runner's start says so). */
