@@ -85,6 +85,7 @@ static const struct {
 	{ "regressions", "/regressions", "Regressions" },
 	{ "hosts", "/hosts", "Hosts" },
 	{ "jobs", "/jobs", "Jobs" },
+	{ "builds", "/builds", "Builds" },
 	{ "trees", "/trees", "Trees" },
 	{ "series", "/series", "Series" },
 	{ "bisect", "/bisect", "Bisections" },
