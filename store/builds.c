@@ -51,9 +51,9 @@ store_build_file_name_ok(const char *name)
 
 void
 store_build_key(char out[17], const char *config, const char *const *fragment,
-    size_t nfragment, const char *arch)
+    size_t nfragment, const char *compiler, const char *arch)
 {
-	static const char tag[] = "pw-build-1";
+	static const char tag[] = "pw-build-2";
 	static const char align[] = "-falign-functions=64";
 	struct crypto_sha256 *h = crypto_sha256_new();
 	char hex[65];
@@ -67,6 +67,7 @@ store_build_key(char out[17], const char *config, const char *const *fragment,
 		crypto_sha256_update(h, fragment[i], strlen(fragment[i]));
 	}
 	crypto_sha256_update(h, "", 1);
+	crypto_sha256_update(h, compiler, strlen(compiler) + 1);
 	crypto_sha256_update(h, align, sizeof(align));
 	crypto_sha256_update(h, arch, strlen(arch));
 	crypto_sha256_end(h, hex);
@@ -104,7 +105,7 @@ static int
 build_want(struct build_want *w, const char *spec_json)
 {
 	json_t *spec = pwjson_doc(spec_json, NULL), *tree, *k, *frag, *bs;
-	const char *config, **lines = NULL;
+	const char *config, *cc, **lines = NULL;
 	size_t i, n = 0;
 	int r = 0;
 
@@ -133,14 +134,20 @@ build_want(struct build_want *w, const char *spec_json)
 				lines[n++] = l;
 		}
 	}
-	store_build_key(w->key, config, lines, n, "x86_64");
+	/* A spec that names no compiler is built with gcc, what a runner
+	 * uses without a CC. */
+	cc = json_string_value(json_object_get(k, "compiler"));
+	if (cc == NULL || *cc == '\0')
+		cc = STORE_BUILD_CC_DEFAULT;
+	store_build_key(w->key, config, lines, n, cc, "x86_64");
 	free(lines);
 	/* What a builder is handed: the tree (with its pack, for a series
 	 * commit) and what the build needs of the kernel section. */
-	bs = json_pack("{s:O, s:{s:s, s:o, s:O?}}", "tree", tree, "kernel",
+	bs = json_pack("{s:O, s:{s:s, s:o, s:s, s:O?}}", "tree", tree, "kernel",
 	    "config", config, "fragment",
 	    json_is_array(frag) ? json_deep_copy(frag) : json_array(),
-	    "build_timeout_s", json_object_get(k, "build_timeout_s"));
+	    "compiler", cc, "build_timeout_s",
+	    json_object_get(k, "build_timeout_s"));
 	if (bs == NULL)
 		goto out;
 	w->spec = pwjson_dump(bs);
@@ -587,17 +594,17 @@ store_build_file(struct store *s, int64_t host_id, int64_t build_id,
 	return r;
 }
 
-/* Fails the queued jobs waiting on build (its error's first line in
- * theirs); *n counts them. */
+/* Fails the queued jobs waiting on build ("<what>: build B: <the first
+ * line of error>", what "build failed" or "build cancelled"); *n counts
+ * them. */
 static int
-build_fail_waiters(
-    struct store *s, int64_t build_id, const char *error, int64_t now, int *n)
+build_fail_waiters(struct store *s, int64_t build_id, const char *what,
+    const char *error, int64_t now, int *n)
 {
 	struct db_stmt *st;
 	size_t len = error ? strcspn(error, "\n") : 0;
-	char *msg =
-	    xasprintf("build failed: build %lld: %.*s", (long long)build_id,
-	        (int)(len > 512 ? 512 : len), error ? error : "");
+	char *msg = xasprintf("%s: build %lld: %.*s", what, (long long)build_id,
+	    (int)(len > 512 ? 512 : len), error ? error : "");
 	int r = -1;
 
 	st = store_i_stmt(s,
@@ -698,8 +705,8 @@ store_build_finish(struct store *s, int *out_failed, int64_t host_id,
 			store_i_release(s, st);
 		}
 		if (ok && !res->ok)
-			ok = build_fail_waiters(
-			         s, build_id, res->error, now, &nfail) == 0;
+			ok = build_fail_waiters(s, build_id, "build failed",
+			         res->error, now, &nfail) == 0;
 	}
 	buf_release(&miss);
 	if (store_i_tx_end(s, ok) == -1)
@@ -760,7 +767,8 @@ store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
 				store_i_release(s, st);
 			}
 			ok = ok &&
-			    build_fail_waiters(s, ids[i], msg, now, NULL) == 0;
+			    build_fail_waiters(
+			        s, ids[i], "build failed", msg, now, NULL) == 0;
 			continue;
 		}
 		ok = build_exec(s,
@@ -778,4 +786,59 @@ store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
 	if (out_n)
 		*out_n = n;
 	return 0;
+}
+
+int
+store_build_cancel(struct store *s, int *out_failed, int64_t build_id,
+    const char *why, int64_t now)
+{
+	struct db_stmt *st;
+	char *state = NULL;
+	int r = 0, ok, rc, nfail = 0;
+
+	if (out_failed)
+		*out_failed = 0;
+	if (store_i_tx_begin_as(s, 1) == -1)
+		return -1;
+	st = store_i_stmt(s, "SELECT state FROM builds WHERE id = ?1");
+	if ((ok = st != NULL)) {
+		db_bind_int64(st, 1, build_id);
+		if ((rc = db_step(st)) == DB_ROW)
+			state = store_i_col_dup(st, 0);
+		else if (rc == DB_DONE)
+			r = err_setc(&s->err, ERR_NOTFOUND,
+			    "build %lld not found", (long long)build_id);
+		else
+			ok = store_i_dberr(s, "cancel build") == 0;
+		store_i_release(s, st);
+	}
+	if (ok && state != NULL && strcmp(state, "queued") != 0 &&
+	    strcmp(state, "running") != 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "build %lld is %s: only a queued or running build can be "
+		    "cancelled",
+		    (long long)build_id, state);
+	if (ok && r == 0) {
+		/* The builder's next heartbeat or upload finds no lease. */
+		st = store_i_stmt(s,
+		    "UPDATE builds SET state = 'cancelled', error = ?2,"
+		    " lease_owner = NULL, lease_expires = NULL,"
+		    " finished = ?3, updated = ?3 WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			db_bind_int64(st, 1, build_id);
+			store_i_bind_text(st, 2, why);
+			db_bind_int64(st, 3, now);
+			ok = store_i_step_done(s, st, "cancel build") == 0;
+			store_i_release(s, st);
+		}
+		ok = ok &&
+		    build_fail_waiters(
+		        s, build_id, "build cancelled", why, now, &nfail) == 0;
+	}
+	free(state);
+	if (store_i_tx_end(s, ok) == -1)
+		return -1;
+	if (out_failed)
+		*out_failed = nfail;
+	return r;
 }

@@ -52,8 +52,8 @@ store_artifacts_bytes(struct store *s, int64_t *out)
 	"  AND j.state IN ('queued', 'running'))))"
 
 int
-store_artifacts_make_room(
-    struct store *s, char ***victims, size_t *n, int64_t need, int64_t max_size)
+store_artifacts_make_room(struct store *s, char ***victims, size_t *n,
+    int64_t need, int64_t pending, int64_t max_size)
 {
 	struct db_stmt *st;
 	int64_t total = 0, freed = 0, held = 0;
@@ -65,6 +65,8 @@ store_artifacts_make_room(
 	if (store_i_tx_begin(s) == -1)
 		return -1;
 	ok = store_artifacts_bytes(s, &total) == 0;
+	/* What uploads in progress will add is as good as stored. */
+	need += pending;
 	if (ok && total + need > max_size) {
 		st = store_i_stmt(s,
 		    "SELECT a.sha256, a.size FROM artifacts a"
@@ -85,10 +87,20 @@ store_artifacts_make_room(
 		}
 		if (ok && total - freed + need > max_size) {
 			held = total - freed;
-			r = err_setc(&s->err, ERR_TOOBIG,
-			    "artifact store full (builds.max_size %lld): "
-			    "%lld bytes held by builds that queued jobs need",
-			    (long long)max_size, (long long)held);
+			if (pending > 0)
+				r = err_setc(&s->err, ERR_TOOBIG,
+				    "artifact store full (builds.max_size "
+				    "%lld): %lld bytes held by builds that "
+				    "queued jobs need, %lld promised to "
+				    "uploads in progress",
+				    (long long)max_size, (long long)held,
+				    (long long)pending);
+			else
+				r = err_setc(&s->err, ERR_TOOBIG,
+				    "artifact store full (builds.max_size "
+				    "%lld): %lld bytes held by builds that "
+				    "queued jobs need",
+				    (long long)max_size, (long long)held);
 			store_build_victims_free(*victims, *n);
 			*victims = NULL;
 			*n = 0;

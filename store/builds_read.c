@@ -1,7 +1,7 @@
 /*
  * The store: reads of shared kernel builds (store/builds.h): the list,
- * one build with its files, log and the jobs linked to it, and the
- * counts /metrics shows.  All SQL is in store/.
+ * one build with its files, log and the jobs linked to it, the build a
+ * job waits on, and the counts /metrics shows.  All SQL is in store/.
  */
 #include <math.h>
 #include <stdint.h>
@@ -52,6 +52,9 @@ build_scan(void *row, struct db_stmt *st, void *arg)
 	b->fragment_json = json_object_get(k, "fragment")
 	    ? pwjson_dump(json_object_get(k, "fragment"))
 	    : xstrdup("[]");
+	b->cc = xstrdup(json_string_value(json_object_get(k, "compiler"))
+	        ? json_string_value(json_object_get(k, "compiler"))
+	        : STORE_BUILD_CC_DEFAULT);
 	json_decref(spec);
 	b->state = store_i_col_dup(st, 5);
 	b->host = store_i_col_dup(st, 6);
@@ -81,6 +84,7 @@ store_build_row_release(struct store_build_row *b)
 	free(b->key);
 	free(b->config);
 	free(b->fragment_json);
+	free(b->cc);
 	free(b->state);
 	free(b->host);
 	free(b->release);
@@ -257,4 +261,41 @@ store_builds_counts(struct store *s, int64_t by_state[5], int64_t *reuses)
 		*reuses = db_col_int64(st, 0);
 	store_i_release(s, st);
 	return rc == DB_ROW ? 0 : store_i_dberr(s, "build reuses");
+}
+
+int
+store_job_build(struct store *s, struct store_job_build *out, int64_t job_id)
+{
+	struct db_stmt *st;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (s->version < STORE_BUILDS_VERSION)
+		return 0;
+	st = store_i_stmt(s,
+	    "SELECT coalesce(b.id, 0), b.state, b.error FROM jobs j"
+	    " LEFT JOIN builds b ON b.id = j.build_id WHERE j.id = ?1");
+	if (st == NULL)
+		return -1;
+	db_bind_int64(st, 1, job_id);
+	if ((rc = db_step(st)) == DB_ROW) {
+		out->id = db_col_int64(st, 0);
+		out->state = store_i_col_dup(st, 1);
+		out->error = store_i_col_dup(st, 2);
+	}
+	store_i_release(s, st);
+	if (rc == DB_DONE)
+		return err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
+		    (long long)job_id);
+	return rc == DB_ROW ? 0 : store_i_dberr(s, "job build");
+}
+
+void
+store_job_build_release(struct store_job_build *b)
+{
+	if (b == NULL)
+		return;
+	free(b->state);
+	free(b->error);
+	memset(b, 0, sizeof(*b));
 }
