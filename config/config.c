@@ -514,6 +514,7 @@ job_config_free(struct job_config *job)
 	free(job->baseline_ref);
 	free(job->counters_ops);
 	free(job->kernel.config);
+	free(job->kernel.compiler);
 	cfg_i_strlist_free(&job->kernel.fragment);
 	free(job->host.cpus);
 	free(job->host.server_cpus);

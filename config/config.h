@@ -261,6 +261,9 @@ struct job_config {
 	struct {
 		char *config;
 		struct strlist fragment;
+		/* The C compiler the kernel is built with, make's CC
+		 * ("gcc", "gcc-12", "clang-17"): part of the build key. */
+		char *compiler;
 		/* A kernel: section is present: the job measures a kernel
 		 * built from its commit (docs/KERNEL.md), never the running
 		 * one. */

@@ -2,6 +2,7 @@
  * Shared kernel builds, the scheduler's side (daemon/builds.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -10,6 +11,11 @@
 #include "daemon/builds.h"
 #include "daemon/sched.h"
 #include "store/builds.h"
+
+/* The bytes promised to uploads in progress (builds_reserve), and the
+ * lock that makes a room check and its reservation one step. */
+static pthread_mutex_t room_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t room_reserved;
 
 static int64_t
 now_s(void)
@@ -45,13 +51,38 @@ builds_finish(struct sched *s, struct store *st, int *out_failed,
 }
 
 int
-builds_make_room(
+builds_cancel(struct sched *s, struct store *st, int *out_failed, int64_t id)
+{
+	int r = store_build_cancel(
+	    st, out_failed, id, "cancelled by the operator", now_s());
+
+	if (r == 0)
+		sched_notify(s);
+	return r;
+}
+
+void
+builds_unreserve(int64_t need)
+{
+	pthread_mutex_lock(&room_mu);
+	room_reserved -= need;
+	pthread_mutex_unlock(&room_mu);
+}
+
+int
+builds_reserve(
     struct store *st, const char *dir, int64_t need, int64_t max_size)
 {
 	char **v = NULL;
 	size_t n = 0, i;
-	int r = store_artifacts_make_room(st, &v, &n, need, max_size);
+	int r;
 
+	pthread_mutex_lock(&room_mu);
+	r = store_artifacts_make_room(
+	    st, &v, &n, need, room_reserved, max_size);
+	if (r == 0)
+		room_reserved += need;
+	pthread_mutex_unlock(&room_mu);
 	/* The rows are gone first: a file without a row is only space,
 	 * a row without its file would be handed out. */
 	for (i = 0; i < n; i++) {

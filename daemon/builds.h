@@ -25,12 +25,21 @@ int builds_heartbeat(struct sched *, struct store *, int64_t *out_expires,
 /* store_build_finish; wakes claims (a success makes jobs claimable). */
 int builds_finish(struct sched *, struct store *, int *out_failed,
     int64_t host_id, int64_t build_id, const struct store_build_result *);
+/* store_build_cancel by the operator; wakes claims. */
+int builds_cancel(
+    struct sched *, struct store *, int *out_failed, int64_t build_id);
 /*
- * Room for need bytes in the artifact store at dir under max_size: the
- * store's choice of victims deleted from dir.  0, ERR_TOOBIG (the
- * store's message), or -1.
+ * Room for an upload of need bytes in the artifact store at dir under
+ * max_size, reserved until builds_unreserve: the bytes of the uploads
+ * whose bodies are still coming count as stored, so uploads at once
+ * cannot together pass max_size (reserved per daemon process).  The
+ * store's choice of victims is deleted from dir.  0, ERR_TOOBIG (the
+ * store's message: nothing reserved), or -1.
  */
-int builds_make_room(
+int builds_reserve(
     struct store *, const char *dir, int64_t need, int64_t max_size);
+/* Gives back what builds_reserve took, once the upload's file is
+ * counted in the store or the upload failed. */
+void builds_unreserve(int64_t need);
 
 #endif

@@ -70,9 +70,11 @@ jobspec_build(const struct job_config *jc, const struct cfg_point *pt,
 	/* A kernel job on a commit: the runner builds and boots it. */
 	if (tree != NULL && jc->kernel.build) {
 		json_object_set_new(spec, "kernel",
-		    json_pack("{s:s, s:o, s:I, s:I}", "config",
+		    json_pack("{s:s, s:o, s:s, s:I, s:I}", "config",
 		        jc->kernel.config ? jc->kernel.config : "defconfig",
 		        "fragment", jobspec_strlist(&jc->kernel.fragment),
+		        "compiler",
+		        jc->kernel.compiler ? jc->kernel.compiler : "gcc",
 		        "build_timeout_s",
 		        (json_int_t)jc->kernel.build_timeout_s,
 		        "boot_timeout_s",

@@ -222,7 +222,7 @@ agent_i_run_build(struct agent *a, json_t *bo)
 	struct err e = { 0 };
 	json_t *tree, *kernel, *fo, *v, *body;
 	const char *url = NULL, *commit = NULL, *pack = NULL, *config = NULL,
-	           *build_id = NULL, *key = NULL;
+	           *build_id = NULL, *key = NULL, *cc = NULL;
 	int64_t timeout_s = 7200, attempt = 1;
 	char compiler[256], line[CAP_ERRMSG];
 	size_t i;
@@ -243,6 +243,7 @@ agent_i_run_build(struct agent *a, json_t *bo)
 	    pwjson_str(&commit, tree, "commit", &e) != 0 ||
 	    pwjson_str_opt(&pack, tree, "pack", &e) != 0 ||
 	    pwjson_str(&config, kernel, "config", &e) != 0 ||
+	    pwjson_str_opt(&cc, kernel, "compiler", &e) != 0 ||
 	    pwjson_int_opt(&timeout_s, kernel, "build_timeout_s", &e) != 0 ||
 	    pwjson_str(&build_id, bo, "build_id", &e) != 0 ||
 	    pwjson_str_opt(&key, bo, "key", &e) != 0 ||
@@ -276,9 +277,9 @@ agent_i_run_build(struct agent *a, json_t *bo)
 	}
 	blog(&b,
 	    "build %" PRId64 " (attempt %" PRId64 ") on %s: %.12s of %s, "
-	    "kernel.config %s, key %s, build id %s",
-	    b.id, attempt, cfg->name, commit, url, config, key ? key : "?",
-	    build_id);
+	    "kernel.config %s, compiler %s, key %s, build id %s",
+	    b.id, attempt, cfg->name, commit, url, config, cc ? cc : "gcc",
+	    key ? key : "?", build_id);
 	memset(&kr, 0, sizeof(kr));
 	kr.kdir = cfg->kernel_tree;
 	kr.url = url;
@@ -287,6 +288,7 @@ agent_i_run_build(struct agent *a, json_t *bo)
 	kr.pack.path = pack;
 	kr.config = config;
 	kr.fragment = &frag;
+	kr.compiler = cc;
 	kr.build_id = build_id;
 	kr.timeout_ms = timeout_s * 1000;
 	kr.cancel = &a->kill;
@@ -321,7 +323,7 @@ agent_i_run_build(struct agent *a, json_t *bo)
 		build_fail(&b, why.data);
 		goto out;
 	}
-	kernel_compiler(compiler, sizeof(compiler));
+	kernel_compiler(compiler, sizeof(compiler), cc);
 	body = json_pack("{s:s, s:s, s:s, s:f, s:b, s:s}", "status", "success",
 	    "release", img.release, "config_sha256", img.config_sha256,
 	    "build_s", img.build_s, "incremental", img.incremental, "compiler",

@@ -83,6 +83,7 @@ struct job {
 	/* A kernel job (docs/KERNEL.md): the "kernel" object, else NULL. */
 	json_t *kernel;
 	const char *kconfig;
+	const char *kcompiler; /* kernel.compiler, NULL: gcc */
 	struct strlist kfragment;
 	int64_t build_timeout_s, boot_timeout_s, rounds;
 	int64_t round;        /* the daemon's round of this claim, 0: none */

@@ -121,6 +121,7 @@ agent_i_job_parse(struct job *j, json_t *o, struct err *e)
 	if (j->kernel != NULL &&
 	    (!json_is_object(j->kernel) ||
 	        pwjson_str(&j->kconfig, j->kernel, "config", e) != 0 ||
+	        pwjson_str_opt(&j->kcompiler, j->kernel, "compiler", e) != 0 ||
 	        strlist_from(&j->kfragment,
 	            json_object_get(j->kernel, "fragment"), "kernel.fragment",
 	            e) != 0 ||

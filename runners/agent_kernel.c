@@ -563,6 +563,7 @@ agent_i_run_kernel_job(struct agent *a, struct job *j, json_t *jo,
 	kr.pack.path = j->tree_pack;
 	kr.config = j->kconfig;
 	kr.fragment = &j->kfragment;
+	kr.compiler = j->kcompiler;
 	kr.job = j->id;
 	kr.instance = j->instance;
 	kr.timeout_ms = j->build_timeout_s * 1000;

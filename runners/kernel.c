@@ -185,6 +185,13 @@ make_env(const char *kdir)
 	return env;
 }
 
+/* 1 when the job names no compiler but gcc: make gets no CC. */
+static int
+cc_default(const char *compiler)
+{
+	return compiler == NULL || strcmp(compiler, "gcc") == 0;
+}
+
 /* 1 when prog is an executable in PATH. */
 static int
 in_path(const char *prog)
@@ -310,12 +317,12 @@ out:
 }
 
 void
-kernel_tool_versions(struct buf *out)
+kernel_tool_versions(struct buf *out, const char *compiler)
 {
 	/* What kbuild's auto.conf.cmd compares ($(CC_VERSION_TEXT), ...)
 	 * and the tools Kconfig asks for their versions. */
-	static const char *const tools[] = { "gcc", "ld", "pahole", "rustc",
-		"bindgen", NULL };
+	const char *const tools[] = { compiler != NULL ? compiler : "gcc", "ld",
+		"pahole", "rustc", "bindgen", NULL };
 	struct exec_result r;
 	struct err e = { 0 };
 	size_t i;
@@ -505,7 +512,8 @@ make_config(struct kernel_image *out, const struct kernel_req *rq,
 {
 	char *dotconfig = xasprintf("%s/" OBJ "/.config", src),
 	     *frag = xasprintf("%s/" OBJ "/pw-fragment.config", src),
-	     *recp = xasprintf("%s/" INPUTS_REC, src), inputs[65], sha[65];
+	     *recp = xasprintf("%s/" INPUTS_REC, src), inputs[65], sha[65],
+	     cc_arg[96] = "";
 	struct buf fb = BUF_INIT(CONFIG_MAX), cfg = BUF_INIT(CONFIG_MAX),
 	           dropped = BUF_INIT(CAP_ERRMSG), tools = BUF_INIT(4096),
 	           rec = BUF_INIT(4096);
@@ -513,7 +521,10 @@ make_config(struct kernel_image *out, const struct kernel_req *rq,
 	size_t i;
 	int rc = -1, have_rec, have_cfg;
 
-	kernel_tool_versions(&tools);
+	/* Kconfig asks the compiler what it is (CC_IS_CLANG, ...). */
+	if (!cc_default(rq->compiler))
+		snprintf(cc_arg, sizeof(cc_arg), "CC=%s", rq->compiler);
+	kernel_tool_versions(&tools, rq->compiler);
 	if (kernel_config_inputs(inputs, src, tools.data, rq->config, btext,
 	        rq->fragment, why) != 0)
 		goto out;
@@ -542,7 +553,8 @@ make_config(struct kernel_image *out, const struct kernel_req *rq,
 		goto out;
 	}
 	if (btext == NULL) {
-		char *argv[] = { "make", "O=" OBJ, (char *)rq->config, NULL };
+		char *argv[] = { "make", "O=" OBJ, (char *)rq->config,
+			cc_arg[0] ? cc_arg : NULL, NULL };
 
 		if ((rc = step(rq, argv, src, NULL, CONFIG_STEP_MS, rq->config,
 		         why)) != 0)
@@ -561,7 +573,8 @@ make_config(struct kernel_image *out, const struct kernel_req *rq,
 	{
 		char *argv[] = { "scripts/kconfig/merge_config.sh", "-m", "-O",
 			OBJ, OBJ "/.config", OBJ "/pw-fragment.config", NULL };
-		char *argv2[] = { "make", "O=" OBJ, "olddefconfig", NULL };
+		char *argv2[] = { "make", "O=" OBJ, "olddefconfig",
+			cc_arg[0] ? cc_arg : NULL, NULL };
 
 		if ((rc = step(rq, argv, src, NULL, CONFIG_STEP_MS,
 		         "merge_config.sh", why)) != 0 ||
@@ -610,7 +623,7 @@ static int
 run_make(struct kernel_image *out, const struct kernel_req *rq, const char *src,
     struct buf *why)
 {
-	char jobs[32], lv[64], cc[] = "CC=ccache gcc";
+	char jobs[32], lv[64], cc[96];
 	char *argv[12], **env = make_env(rq->kdir);
 	long nc = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t n = 0;
@@ -625,8 +638,13 @@ run_make(struct kernel_image *out, const struct kernel_req *rq, const char *src,
 	argv[n++] = lv;
 	argv[n++] = "KBUILD_BUILD_USER=perfwatch";
 	argv[n++] = "KBUILD_BUILD_HOST=perfwatch";
-	if (in_path("ccache"))
+	/* gcc without ccache: kbuild's own default, no CC given. */
+	if (in_path("ccache") || !cc_default(rq->compiler)) {
+		snprintf(cc, sizeof(cc), "CC=%s%s",
+		    in_path("ccache") ? "ccache " : "",
+		    rq->compiler != NULL ? rq->compiler : "gcc");
 		argv[n++] = cc;
+	}
 	argv[n++] = "bzImage";
 	argv[n] = NULL;
 	rc = step(rq, argv, src, env, rq->timeout_ms, "make bzImage", why);
@@ -640,9 +658,10 @@ run_make(struct kernel_image *out, const struct kernel_req *rq, const char *src,
 }
 
 void
-kernel_compiler(char *out, size_t n)
+kernel_compiler(char *out, size_t n, const char *compiler)
 {
-	char *argv[] = { "gcc", "--version", NULL };
+	const char *cc = compiler != NULL ? compiler : "gcc";
+	char *argv[] = { (char *)cc, "--version", NULL };
 	struct exec_spec s = EXEC_SPEC_INIT(argv);
 	struct exec_result r;
 	struct err e = { 0 };
@@ -651,7 +670,7 @@ kernel_compiler(char *out, size_t n)
 	s.timeout_ms = TOOL_MS;
 	s.out_max = 4096;
 	s.err_max = 4096;
-	if (!in_path("gcc") || exec_run(&r, &s, &e) != 0)
+	if (!in_path(cc) || exec_run(&r, &s, &e) != 0)
 		return;
 	if (r.exited && r.code == 0)
 		snprintf(
@@ -693,10 +712,18 @@ kernel_build(
 		    why, "commit '%.64s': expected 40 hex digits", rq->commit);
 		return -1;
 	}
+	if (!cc_default(rq->compiler) &&
+	    (!kernel_compiler_ok(rq->compiler) || !in_path(rq->compiler))) {
+		buf_printf(why,
+		    "kernel.compiler: '%.64s' is not a compiler in this "
+		    "runner's PATH",
+		    rq->compiler);
+		return -1;
+	}
 	if (base_text(&btext, rq, NULL, why) != 0)
 		return -1;
 	/* A file base is keyed by its text once the tree is out (below). */
-	kernel_config_key(key, rq->config, btext, rq->fragment);
+	kernel_config_key(key, rq->config, btext, rq->fragment, rq->compiler);
 	idir = xasprintf("%s/images/%s-%s%s", rq->kdir, rq->commit, key,
 	    rq->build_id != NULL ? rq->build_id : "");
 	p = xasprintf("%s/meta", idir);

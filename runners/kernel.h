@@ -48,6 +48,10 @@ struct kernel_req {
 	struct checkout_pack pack; /* a series commit's pack, path NULL */
 	const char *config;        /* base config */
 	const struct strlist *fragment;
+	/* The job's kernel.compiler, make's CC ("clang-17"; through
+	 * ccache when it is installed); NULL or "gcc": gcc, as kbuild
+	 * picks it without a CC. */
+	const char *compiler;
 	int64_t job;          /* for the build id */
 	const char *instance; /* the daemon's instance id, NULL: none */
 	/* A shared build (docs/KERNEL.md, "Shared builds"): the build id
@@ -89,9 +93,9 @@ struct kernel_image {
 int kernel_build(
     struct kernel_image *out, const struct kernel_req *, struct buf *why);
 
-/* The compiler's first line of `gcc --version` into out ("" when gcc
- * does not run). */
-void kernel_compiler(char *out, size_t n);
+/* The first line of `<compiler> --version` into out ("" when it does
+ * not run); compiler NULL: gcc. */
+void kernel_compiler(char *out, size_t n, const char *compiler);
 
 /* ---- pure parts (unit-tested) ---- */
 
@@ -122,11 +126,17 @@ size_t kernel_fragment_dropped(
 
 /*
  * The key of a configuration: sha256 over the base config's name, its
- * text when it is not a make target (base_text, may be NULL) and the
- * fragment lines, cut to 16 hex digits.
+ * text when it is not a make target (base_text, may be NULL), the
+ * fragment lines and the compiler when it is not gcc (NULL or "gcc"
+ * add nothing: a gcc build tree is keyed by its config alone), cut to
+ * 16 hex digits.
  */
 void kernel_config_key(char out[17], const char *config, const char *base_text,
-    const struct strlist *fragment);
+    const struct strlist *fragment, const char *compiler);
+
+/* 1 when cc can be a job's kernel.compiler: a command name, a letter or
+ * digit then letters, digits, '.', '_', '+', '-' (at most 63). */
+int kernel_compiler_ok(const char *cc);
 
 /*
  * How a build tree moves to the next commit (src/.pw-commit, the mark,
@@ -179,9 +189,10 @@ int kernel_config_inputs(char out[65], const char *src, const char *tools,
     const char *config, const char *base_text, const struct strlist *fragment,
     struct buf *why);
 
-/* "gcc <first line of --version>\n" and so on for the compiler,
- * linker and the other tools Kconfig asks ("pahole none" when absent). */
-void kernel_tool_versions(struct buf *out);
+/* "gcc <first line of --version>\n" and so on for the compiler
+ * (compiler, NULL: gcc), linker and the other tools Kconfig asks
+ * ("pahole none" when absent). */
+void kernel_tool_versions(struct buf *out, const char *compiler);
 
 /*
  * 1 when the config steps can be skipped: record (NULL: none) names

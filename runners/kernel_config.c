@@ -4,6 +4,7 @@
  * comes from, and the record of a config's inputs that lets a build
  * reuse its .config.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,9 +68,24 @@ kernel_config_is_target(const char *config)
 	return 1;
 }
 
+int
+kernel_compiler_ok(const char *cc)
+{
+	size_t i;
+
+	if (cc == NULL || !isalnum((unsigned char)cc[0]))
+		return 0;
+	for (i = 1; cc[i] != '\0'; i++)
+		if (i >= 63 ||
+		    !(isalnum((unsigned char)cc[i]) || cc[i] == '.' ||
+		        cc[i] == '_' || cc[i] == '+' || cc[i] == '-'))
+			return 0;
+	return 1;
+}
+
 void
 kernel_config_key(char out[17], const char *config, const char *base_text,
-    const struct strlist *fragment)
+    const struct strlist *fragment, const char *compiler)
 {
 	struct buf b = BUF_INIT(CONFIG_MAX * 2);
 	char hex[65];
@@ -80,6 +96,8 @@ kernel_config_key(char out[17], const char *config, const char *base_text,
 		buf_printf(&b, "text %s\n", base_text);
 	for (i = 0; fragment != NULL && i < fragment->n; i++)
 		buf_printf(&b, "fragment %s\n", fragment->v[i]);
+	if (compiler != NULL && strcmp(compiler, "gcc") != 0)
+		buf_printf(&b, "compiler %s\n", compiler);
 	crypto_sha256_hex(hex, b.data, b.len);
 	memcpy(out, hex, 16);
 	out[16] = '\0';

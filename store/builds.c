@@ -1,9 +1,11 @@
 /*
- * The store: shared kernel builds (store/builds.h).  A kernel bench job
- * made while builds are shared is linked to the build of its (tree url,
- * commit, key) when it is inserted (store_i_build_link, the one place
- * every job is made); the build is leased to a builder like a job, and
- * its files are artifacts by sha256.  All SQL is in store/.
+ * The store: shared kernel builds (store/builds.h), their rows.  A kernel
+ * bench job made while builds are shared is linked to the build of its
+ * (tree url, commit, key) when it is inserted (store_i_build_link, the
+ * one place every job is made); the build is leased to a builder like a
+ * job, its files are artifacts by sha256 (store/builds_artifacts.c holds
+ * the store's room, store/builds_read.c the reads).  All SQL is in
+ * store/.
  */
 #include <math.h>
 #include <stdint.h>
@@ -49,9 +51,9 @@ store_build_file_name_ok(const char *name)
 
 void
 store_build_key(char out[17], const char *config, const char *const *fragment,
-    size_t nfragment, const char *arch)
+    size_t nfragment, const char *compiler, const char *arch)
 {
-	static const char tag[] = "pw-build-1";
+	static const char tag[] = "pw-build-2";
 	static const char align[] = "-falign-functions=64";
 	struct crypto_sha256 *h = crypto_sha256_new();
 	char hex[65];
@@ -65,6 +67,7 @@ store_build_key(char out[17], const char *config, const char *const *fragment,
 		crypto_sha256_update(h, fragment[i], strlen(fragment[i]));
 	}
 	crypto_sha256_update(h, "", 1);
+	crypto_sha256_update(h, compiler, strlen(compiler) + 1);
 	crypto_sha256_update(h, align, sizeof(align));
 	crypto_sha256_update(h, arch, strlen(arch));
 	crypto_sha256_end(h, hex);
@@ -72,10 +75,8 @@ store_build_key(char out[17], const char *config, const char *const *fragment,
 	out[16] = '\0';
 }
 
-/* Adds d to the store-wide count name (table counts: what the
- * artifacts hold, the reuses), in the caller's transaction. */
-static int
-count_add(struct store *s, const char *name, int64_t d)
+int
+store_i_count_add(struct store *s, const char *name, int64_t d)
 {
 	struct db_stmt *st =
 	    store_i_stmt(s, "UPDATE counts SET n = n + ?2 WHERE name = ?1");
@@ -104,7 +105,7 @@ static int
 build_want(struct build_want *w, const char *spec_json)
 {
 	json_t *spec = pwjson_doc(spec_json, NULL), *tree, *k, *frag, *bs;
-	const char *config, **lines = NULL;
+	const char *config, *cc, **lines = NULL;
 	size_t i, n = 0;
 	int r = 0;
 
@@ -133,14 +134,20 @@ build_want(struct build_want *w, const char *spec_json)
 				lines[n++] = l;
 		}
 	}
-	store_build_key(w->key, config, lines, n, "x86_64");
+	/* A spec that names no compiler is built with gcc, what a runner
+	 * uses without a CC. */
+	cc = json_string_value(json_object_get(k, "compiler"));
+	if (cc == NULL || *cc == '\0')
+		cc = STORE_BUILD_CC_DEFAULT;
+	store_build_key(w->key, config, lines, n, cc, "x86_64");
 	free(lines);
 	/* What a builder is handed: the tree (with its pack, for a series
 	 * commit) and what the build needs of the kernel section. */
-	bs = json_pack("{s:O, s:{s:s, s:o, s:O?}}", "tree", tree, "kernel",
+	bs = json_pack("{s:O, s:{s:s, s:o, s:s, s:O?}}", "tree", tree, "kernel",
 	    "config", config, "fragment",
 	    json_is_array(frag) ? json_deep_copy(frag) : json_array(),
-	    "build_timeout_s", json_object_get(k, "build_timeout_s"));
+	    "compiler", cc, "build_timeout_s",
+	    json_object_get(k, "build_timeout_s"));
 	if (bs == NULL)
 		goto out;
 	w->spec = pwjson_dump(bs);
@@ -205,7 +212,7 @@ build_link(struct store *s, int64_t job_id, const char *spec_json,
 			ok = store_i_step_done(s, st, "reuse build") == 0;
 			store_i_release(s, st);
 		}
-		ok = ok && count_add(s, "builds.reuses", 1) == 0;
+		ok = ok && store_i_count_add(s, "builds.reuses", 1) == 0;
 	} else if (ok) {
 		st = store_i_stmt(s,
 		    "INSERT INTO builds (url, sha, key, spec, max_attempts,"
@@ -565,7 +572,7 @@ store_build_file(struct store *s, int64_t host_id, int64_t build_id,
 			store_i_release(s, st);
 		}
 		if (ok && added > 0)
-			ok = count_add(s, "artifacts.bytes", size) == 0;
+			ok = store_i_count_add(s, "artifacts.bytes", size) == 0;
 	}
 	if (ok && r == 0) {
 		st = store_i_stmt(s,
@@ -587,17 +594,17 @@ store_build_file(struct store *s, int64_t host_id, int64_t build_id,
 	return r;
 }
 
-/* Fails the queued jobs waiting on build (its error's first line in
- * theirs); *n counts them. */
+/* Fails the queued jobs waiting on build ("<what>: build B: <the first
+ * line of error>", what "build failed" or "build cancelled"); *n counts
+ * them. */
 static int
-build_fail_waiters(
-    struct store *s, int64_t build_id, const char *error, int64_t now, int *n)
+build_fail_waiters(struct store *s, int64_t build_id, const char *what,
+    const char *error, int64_t now, int *n)
 {
 	struct db_stmt *st;
 	size_t len = error ? strcspn(error, "\n") : 0;
-	char *msg =
-	    xasprintf("build failed: build %lld: %.*s", (long long)build_id,
-	        (int)(len > 512 ? 512 : len), error ? error : "");
+	char *msg = xasprintf("%s: build %lld: %.*s", what, (long long)build_id,
+	    (int)(len > 512 ? 512 : len), error ? error : "");
 	int r = -1;
 
 	st = store_i_stmt(s,
@@ -698,8 +705,8 @@ store_build_finish(struct store *s, int *out_failed, int64_t host_id,
 			store_i_release(s, st);
 		}
 		if (ok && !res->ok)
-			ok = build_fail_waiters(
-			         s, build_id, res->error, now, &nfail) == 0;
+			ok = build_fail_waiters(s, build_id, "build failed",
+			         res->error, now, &nfail) == 0;
 	}
 	buf_release(&miss);
 	if (store_i_tx_end(s, ok) == -1)
@@ -760,7 +767,8 @@ store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
 				store_i_release(s, st);
 			}
 			ok = ok &&
-			    build_fail_waiters(s, ids[i], msg, now, NULL) == 0;
+			    build_fail_waiters(
+			        s, ids[i], "build failed", msg, now, NULL) == 0;
 			continue;
 		}
 		ok = build_exec(s,
@@ -780,398 +788,57 @@ store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
 	return 0;
 }
 
-/* ---- the artifact store's room ---- */
-
-void
-store_build_victims_free(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 int
-store_artifacts_bytes(struct store *s, int64_t *out)
-{
-	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT coalesce(max(n), 0) FROM counts"
-	    " WHERE name = 'artifacts.bytes'");
-	int r = 0;
-
-	*out = 0;
-	if (st == NULL)
-		return -1;
-	if (db_step(st) == DB_ROW)
-		*out = db_col_int64(st, 0);
-	else
-		r = store_i_dberr(s, "artifact bytes");
-	store_i_release(s, st);
-	return r;
-}
-
-/* An artifact some build holds that a queued or running job waits on,
- * or that is being built. */
-#define ARTIFACT_NEEDED(A)                                           \
-	"EXISTS (SELECT 1 FROM build_files f JOIN builds b"          \
-	" ON b.id = f.build_id WHERE f.sha256 = " A                  \
-	" AND (b.state IN ('queued', 'running') OR EXISTS (SELECT 1" \
-	"  FROM jobs j WHERE j.build_id = b.id"                      \
-	"  AND j.state IN ('queued', 'running'))))"
-
-int
-store_artifacts_make_room(
-    struct store *s, char ***victims, size_t *n, int64_t need, int64_t max_size)
+store_build_cancel(struct store *s, int *out_failed, int64_t build_id,
+    const char *why, int64_t now)
 {
 	struct db_stmt *st;
-	int64_t total = 0, freed = 0, held = 0;
-	size_t cap = 0, i;
-	int ok, rc, r = 0;
+	char *state = NULL;
+	int r = 0, ok, rc, nfail = 0;
 
-	*victims = NULL;
-	*n = 0;
-	if (store_i_tx_begin(s) == -1)
+	if (out_failed)
+		*out_failed = 0;
+	if (store_i_tx_begin_as(s, 1) == -1)
 		return -1;
-	ok = store_artifacts_bytes(s, &total) == 0;
-	if (ok && total + need > max_size) {
-		st = store_i_stmt(s,
-		    "SELECT a.sha256, a.size FROM artifacts a"
-		    " WHERE NOT " ARTIFACT_NEEDED(
-		        "a.sha256") " ORDER BY a.last_used, a.sha256");
-		if ((ok = st != NULL)) {
-			while (total - freed + need > max_size &&
-			    (rc = db_step(st)) == DB_ROW) {
-				if (*n == cap) {
-					cap = cap ? 2 * cap : 8;
-					*victims = xreallocarray(
-					    *victims, cap, sizeof(**victims));
-				}
-				(*victims)[(*n)++] = store_i_col_dup(st, 0);
-				freed += db_col_int64(st, 1);
-			}
-			store_i_release(s, st);
-		}
-		if (ok && total - freed + need > max_size) {
-			held = total - freed;
-			r = err_setc(&s->err, ERR_TOOBIG,
-			    "artifact store full (builds.max_size %lld): "
-			    "%lld bytes held by builds that queued jobs need",
-			    (long long)max_size, (long long)held);
-			store_build_victims_free(*victims, *n);
-			*victims = NULL;
-			*n = 0;
-		}
-	}
-	for (i = 0; ok && i < *n; i++) {
-		st = store_i_stmt(s,
-		    "UPDATE builds SET evicted = 1 WHERE id IN"
-		    " (SELECT build_id FROM build_files WHERE sha256 = ?1)");
-		if ((ok = st != NULL)) {
-			store_i_bind_text(st, 1, (*victims)[i]);
-			ok = store_i_step_done(s, st, "evict build") == 0;
-			store_i_release(s, st);
-		}
-		st = ok ? store_i_stmt(s,
-		              "DELETE FROM artifacts WHERE sha256 = ?1"
-		              " RETURNING size")
-		        : NULL;
-		if (ok && (ok = st != NULL)) {
-			int64_t gone = 0;
-
-			store_i_bind_text(st, 1, (*victims)[i]);
-			if ((rc = db_step(st)) == DB_ROW) {
-				gone = db_col_int64(st, 0);
-				rc = db_step(st);
-			}
-			if (rc != DB_DONE)
-				ok = store_i_dberr(s, "evict artifact") == 0;
-			store_i_release(s, st);
-			ok = ok && count_add(s, "artifacts.bytes", -gone) == 0;
-		}
-	}
-	if (store_i_tx_end(s, ok) == -1) {
-		store_build_victims_free(*victims, *n);
-		*victims = NULL;
-		*n = 0;
-		return -1;
-	}
-	return r;
-}
-
-int
-store_artifact_use(
-    struct store *s, int64_t *out_size, const char *sha256, int64_t now)
-{
-	struct db_stmt *st;
-	int r = 0, ok, rc;
-
-	*out_size = 0;
-	if (store_i_tx_begin(s) == -1)
-		return -1;
-	st = store_i_stmt(s,
-	    "UPDATE artifacts SET last_used = ?2 WHERE sha256 = ?1"
-	    " RETURNING size");
+	st = store_i_stmt(s, "SELECT state FROM builds WHERE id = ?1");
 	if ((ok = st != NULL)) {
-		store_i_bind_text(st, 1, sha256);
-		db_bind_int64(st, 2, now);
+		db_bind_int64(st, 1, build_id);
 		if ((rc = db_step(st)) == DB_ROW)
-			*out_size = db_col_int64(st, 0);
+			state = store_i_col_dup(st, 0);
 		else if (rc == DB_DONE)
 			r = err_setc(&s->err, ERR_NOTFOUND,
-			    "artifact %s is not stored", sha256);
+			    "build %lld not found", (long long)build_id);
 		else
-			ok = store_i_dberr(s, "artifact") == 0;
+			ok = store_i_dberr(s, "cancel build") == 0;
 		store_i_release(s, st);
 	}
+	if (ok && state != NULL && strcmp(state, "queued") != 0 &&
+	    strcmp(state, "running") != 0)
+		r = err_setc(&s->err, ERR_CONFLICT,
+		    "build %lld is %s: only a queued or running build can be "
+		    "cancelled",
+		    (long long)build_id, state);
+	if (ok && r == 0) {
+		/* The builder's next heartbeat or upload finds no lease. */
+		st = store_i_stmt(s,
+		    "UPDATE builds SET state = 'cancelled', error = ?2,"
+		    " lease_owner = NULL, lease_expires = NULL,"
+		    " finished = ?3, updated = ?3 WHERE id = ?1");
+		if ((ok = st != NULL)) {
+			db_bind_int64(st, 1, build_id);
+			store_i_bind_text(st, 2, why);
+			db_bind_int64(st, 3, now);
+			ok = store_i_step_done(s, st, "cancel build") == 0;
+			store_i_release(s, st);
+		}
+		ok = ok &&
+		    build_fail_waiters(
+		        s, build_id, "build cancelled", why, now, &nfail) == 0;
+	}
+	free(state);
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
+	if (out_failed)
+		*out_failed = nfail;
 	return r;
-}
-
-/* ---- reads ---- */
-
-int
-store_build_id_text(struct store *s, char *out, size_t len, int64_t id)
-{
-	const char *inst;
-
-	if (store_instance(s, &inst) != 0)
-		return -1;
-	snprintf(out, len, "-pwb%lld-%s", (long long)id, inst);
-	return 0;
-}
-
-#define BUILD_COLS                                                         \
-	"b.id, b.url, b.sha, b.key, b.spec, b.state, h.name, b.attempts, " \
-	"b.created, b.started, b.finished,"                                \
-	" b.build_s, (SELECT coalesce(sum(f.size), 0) FROM build_files f"  \
-	"  WHERE f.build_id = b.id), b.release, b.error, b.compiler,"      \
-	" b.evicted, b.incremental"
-#define BUILD_FROM " FROM builds b LEFT JOIN hosts h ON h.id = b.host_id"
-
-static void
-build_scan(void *row, struct db_stmt *st, void *arg)
-{
-	struct store_build_row *b = row;
-	json_t *spec, *k;
-
-	(void)arg;
-	b->id = db_col_int64(st, 0);
-	b->url = store_i_col_dup(st, 1);
-	b->sha = store_i_col_dup(st, 2);
-	b->key = store_i_col_dup(st, 3);
-	spec = pwjson_doc(store_i_col_text(st, 4), json_object());
-	k = json_object_get(spec, "kernel");
-	b->config = xstrdup(json_string_value(json_object_get(k, "config"))
-	        ? json_string_value(json_object_get(k, "config"))
-	        : "");
-	b->fragment_json = json_object_get(k, "fragment")
-	    ? pwjson_dump(json_object_get(k, "fragment"))
-	    : xstrdup("[]");
-	json_decref(spec);
-	b->state = store_i_col_dup(st, 5);
-	b->host = store_i_col_dup(st, 6);
-	b->attempts = db_col_int64(st, 7);
-	b->created = db_col_int64(st, 8);
-	b->started = db_col_int64(st, 9);
-	b->finished = db_col_int64(st, 10);
-	b->build_s = store_i_col_num(st, 11);
-	b->size = db_col_int64(st, 12);
-	b->release = store_i_col_dup(st, 13);
-	b->error = store_i_col_dup(st, 14);
-	b->compiler = store_i_col_dup(st, 15);
-	b->evicted = db_col_int(st, 16) != 0;
-	b->incremental =
-	    db_col_type(st, 17) == DB_NULL ? -1 : db_col_int(st, 17) != 0;
-}
-
-void
-store_build_row_release(struct store_build_row *b)
-{
-	size_t i;
-
-	if (b == NULL)
-		return;
-	free(b->url);
-	free(b->sha);
-	free(b->key);
-	free(b->config);
-	free(b->fragment_json);
-	free(b->state);
-	free(b->host);
-	free(b->release);
-	free(b->error);
-	free(b->compiler);
-	for (i = 0; i < b->nfiles; i++) {
-		free(b->files[i].name);
-		free(b->files[i].sha256);
-	}
-	free(b->files);
-	for (i = 0; i < b->nwaiters; i++) {
-		free(b->waiters[i].state);
-		free(b->waiters[i].role);
-	}
-	free(b->waiters);
-	free(b->log);
-	memset(b, 0, sizeof(*b));
-}
-
-int
-store_builds_get(struct store *s, struct store_builds *out, const char *state,
-    int64_t limit, int64_t cursor)
-{
-	struct db_stmt *st = store_i_stmt(s,
-	    state != NULL
-	        ? "SELECT " BUILD_COLS BUILD_FROM
-	          " WHERE b.state = ?1 AND b.id < ?2 ORDER BY b.id DESC"
-	          " LIMIT ?3"
-	        : "SELECT " BUILD_COLS BUILD_FROM
-	          " WHERE b.id < ?2 AND CAST(?1 AS TEXT) IS NULL"
-	          " ORDER BY b.id DESC"
-	          " LIMIT ?3");
-	void *v;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	store_i_bind_text(st, 1, state);
-	db_bind_int64(st, 2, store_i_below(cursor));
-	db_bind_int64(st, 3, limit);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), build_scan, NULL,
-	    "list builds");
-	out->v = v;
-	if (r != 0) {
-		store_builds_release(out);
-		return r;
-	}
-	out->next_cursor = store_i_next_cursor(
-	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
-	return 0;
-}
-
-void
-store_builds_release(struct store_builds *l)
-{
-	size_t i;
-
-	if (l == NULL)
-		return;
-	for (i = 0; i < l->n; i++)
-		store_build_row_release(&l->v[i]);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-static void
-file_scan(void *row, struct db_stmt *st, void *arg)
-{
-	struct store_build_file_row *f = row;
-
-	(void)arg;
-	f->name = store_i_col_dup(st, 0);
-	f->sha256 = store_i_col_dup(st, 1);
-	f->size = db_col_int64(st, 2);
-}
-
-static void
-waiter_scan(void *row, struct db_stmt *st, void *arg)
-{
-	struct store_build_waiter *w = row;
-
-	(void)arg;
-	w->job_id = db_col_int64(st, 0);
-	w->pair_id = db_col_int64(st, 1);
-	w->state = store_i_col_dup(st, 2);
-	w->role = store_i_col_dup(st, 3);
-}
-
-int
-store_build_read(struct store *s, struct store_build_row *out, int64_t id)
-{
-	struct db_stmt *st;
-	void *v;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	st = store_i_stmt(
-	    s, "SELECT " BUILD_COLS ", b.log" BUILD_FROM " WHERE b.id = ?1");
-	if (st == NULL)
-		return -1;
-	db_bind_int64(st, 1, id);
-	rc = db_step(st);
-	if (rc == DB_ROW) {
-		build_scan(out, st, NULL);
-		out->log = store_i_col_dup(st, 18);
-	}
-	store_i_release(s, st);
-	if (rc == DB_DONE)
-		return err_setc(&s->err, ERR_NOTFOUND, "build %lld not found",
-		    (long long)id);
-	if (rc != DB_ROW)
-		return store_i_dberr(s, "build");
-	st = store_i_stmt(s,
-	    "SELECT name, sha256, size FROM build_files WHERE build_id = ?1"
-	    " ORDER BY name");
-	if (st == NULL)
-		goto fail;
-	db_bind_int64(st, 1, id);
-	v = NULL;
-	rc = store_i_rows(s, st, &v, &out->nfiles, sizeof(*out->files),
-	    file_scan, NULL, "build files");
-	out->files = v;
-	if (rc != 0)
-		goto fail;
-	st = store_i_stmt(s,
-	    "SELECT id, coalesce(pair_id, 0), state, role FROM jobs"
-	    " WHERE build_id = ?1 ORDER BY id LIMIT 500");
-	if (st == NULL)
-		goto fail;
-	db_bind_int64(st, 1, id);
-	v = NULL;
-	rc = store_i_rows(s, st, &v, &out->nwaiters, sizeof(*out->waiters),
-	    waiter_scan, NULL, "build jobs");
-	out->waiters = v;
-	if (rc != 0)
-		goto fail;
-	return 0;
-fail:
-	store_build_row_release(out);
-	return -1;
-}
-
-int
-store_builds_counts(struct store *s, int64_t by_state[5], int64_t *reuses)
-{
-	static const char *const states[] = { "queued", "running", "success",
-		"failed", "cancelled" };
-	struct db_stmt *st;
-	size_t i;
-	int rc;
-
-	memset(by_state, 0, 5 * sizeof(*by_state));
-	*reuses = 0;
-	for (i = 0; i < 5; i++) {
-		/* A range of the index builds_state (state, id). */
-		st = store_i_stmt(
-		    s, "SELECT count(*) FROM builds WHERE state = ?1");
-		if (st == NULL)
-			return -1;
-		store_i_bind_text(st, 1, states[i]);
-		if ((rc = db_step(st)) == DB_ROW)
-			by_state[i] = db_col_int64(st, 0);
-		store_i_release(s, st);
-		if (rc != DB_ROW)
-			return store_i_dberr(s, "build counts");
-	}
-	st = store_i_stmt(s,
-	    "SELECT coalesce(max(n), 0) FROM counts"
-	    " WHERE name = 'builds.reuses'");
-	if (st == NULL)
-		return -1;
-	if ((rc = db_step(st)) == DB_ROW)
-		*reuses = db_col_int64(st, 0);
-	store_i_release(s, st);
-	return rc == DB_ROW ? 0 : store_i_dberr(s, "build reuses");
 }

@@ -70,12 +70,21 @@ extern const char *const store_build_file_names[];
 int store_build_file_name_ok(const char *name);
 
 /*
- * The build key: the first 16 hex digits of sha256 over "pw-build-1\0"
- * config "\0" the fragment lines joined by "\n" "\0"
- * "-falign-functions=64" "\0" arch.  out: 16 digits and a NUL.
+ * The compiler of a kernel job that names none (job kernel.compiler):
+ * what the runners build with when no CC is given.
+ */
+#define STORE_BUILD_CC_DEFAULT "gcc"
+
+/*
+ * The build key: the first 16 hex digits of sha256 over "pw-build-2\0"
+ * config "\0" the fragment lines joined by "\n" "\0" compiler "\0"
+ * "-falign-functions=64" "\0" arch.  compiler is the job's
+ * kernel.compiler (the CC the kernel is built with).  out: 16 digits
+ * and a NUL.
  */
 void store_build_key(char out[17], const char *config,
-    const char *const *fragment, size_t nfragment, const char *arch);
+    const char *const *fragment, size_t nfragment, const char *compiler,
+    const char *arch);
 
 /* What a builder's claim gets (store_build_claim). */
 struct store_build_claimed {
@@ -129,18 +138,29 @@ int store_build_finish(struct store *, int *out_failed, int64_t host_id,
  * them) once their attempts reach max_attempts.  *out_n (may be NULL).
  */
 int store_builds_requeue_expired(struct store *, int64_t now, int *out_n);
+/*
+ * The operator cancels a queued or running build: it is cancelled with
+ * error why, its lease dropped (the builder's next heartbeat or upload
+ * is refused), and every queued job waiting on it fails "build
+ * cancelled: build B: <why>"; *out_failed (may be NULL) counts them.
+ * ERR_CONFLICT (another state: the message names it), ERR_NOTFOUND.
+ */
+int store_build_cancel(struct store *, int *out_failed, int64_t build_id,
+    const char *why, int64_t now);
 
 /*
- * Room for need more bytes under max_size: when the artifacts stored
- * and need pass it, the least recently used artifacts that no build a
- * queued or running job waits on (nor a running build) holds are
- * chosen, oldest first, until they fit.  *victims (sha256 texts, *n of
- * them; store_build_victims_free) are forgotten: their rows deleted and
- * their builds marked evicted; the caller deletes the files.  0, or
- * ERR_TOOBIG with the message naming max_size and the bytes held.
+ * Room for need more bytes under max_size, besides pending (the bytes
+ * promised to uploads whose bodies are still coming): when the
+ * artifacts stored, pending and need pass it, the least recently used
+ * artifacts that no build a queued or running job waits on (nor a
+ * running build) holds are chosen, oldest first, until they fit.
+ * *victims (sha256 texts, *n of them; store_build_victims_free) are
+ * forgotten: their rows deleted and their builds marked evicted; the
+ * caller deletes the files.  0, or ERR_TOOBIG with the message naming
+ * max_size, the bytes held and the bytes pending.
  */
-int store_artifacts_make_room(
-    struct store *, char ***victims, size_t *n, int64_t need, int64_t max_size);
+int store_artifacts_make_room(struct store *, char ***victims, size_t *n,
+    int64_t need, int64_t pending, int64_t max_size);
 void store_build_victims_free(char **victims, size_t n);
 /* 0 and *out_size when sha256 is a stored artifact, its last use set to
  * now; ERR_NOTFOUND. */
@@ -161,6 +181,7 @@ struct store_build_waiter {
 struct store_build_row {
 	int64_t id;
 	char *url, *sha, *key, *config, *fragment_json, *state, *host;
+	char *cc; /* the key's compiler (kernel.compiler) */
 	int64_t attempts, created, started, finished; /* 0: not yet */
 	double build_s;                               /* NAN: unknown */
 	int64_t size;                                 /* its files' bytes */
@@ -190,6 +211,16 @@ void store_build_row_release(struct store_build_row *); /* NULL ok */
 /* /metrics: builds by state (queued, running, success, failed,
  * cancelled) and the jobs linked to an existing build. */
 int store_builds_counts(struct store *, int64_t by_state[5], int64_t *reuses);
+
+/* The build a job is linked to (shared builds): id 0 when none. */
+struct store_job_build {
+	int64_t id;
+	char *state, *error; /* error NULL unless it ended so */
+};
+/* 0 (out->id 0: the job waits on no build), ERR_NOTFOUND (no job). */
+int store_job_build(
+    struct store *, struct store_job_build *out, int64_t job_id);
+void store_job_build_release(struct store_job_build *); /* NULL ok */
 
 /* The build id string of build id: "-pwb<id>-<instance>". */
 int store_build_id_text(struct store *, char *out, size_t len, int64_t id);

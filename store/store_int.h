@@ -283,6 +283,10 @@ int store_i_pair_sides(struct store *s, int64_t pair, int64_t base,
 int store_i_build_link(struct store *s, int64_t job_id, const char *spec_json,
     int64_t max_attempts, int64_t now);
 int store_i_build_relink(struct store *s, int64_t job_id, int64_t now);
+/* store/builds.c: adds d to the store-wide count name (table counts:
+ * the bytes the artifacts hold, the build reuses), in the caller's
+ * transaction. */
+int store_i_count_add(struct store *s, const char *name, int64_t d);
 /* store/jobs.c: the job row of id (store_jobs_release's strings): 0,
  * ERR_NOTFOUND or -1. */
 int store_i_job_one(struct store *s, struct store_job *out, int64_t id);

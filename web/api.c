@@ -258,6 +258,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/artifacts/*", AUTH_RUNNER, api_artifact_get, 0 },
 	{ "GET", "/api/v1/builds", AUTH_NONE, api_read_builds, 0 },
 	{ "GET", "/api/v1/builds/#", AUTH_NONE, api_read_build, 0 },
+	{ "POST", "/api/v1/builds/#/cancel", AUTH_ADMIN, api_builds_cancel, 0 },
 	/* Admin (web/api_admin.c) and reads (web/api_*.c by area). */
 	{ "POST", "/api/v1/submit", AUTH_ADMIN, api_admin_submit, 0 },
 	{ "POST", "/api/v1/jobs/#/cancel", AUTH_ADMIN, api_admin_cancel, 0 },

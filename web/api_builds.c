@@ -86,16 +86,28 @@ api_builds_heartbeat(struct ctx *x, int64_t host, int64_t build)
 
 /* ---- uploads ---- */
 
+/* An upload in progress: its file, and the room reserved for it in the
+ * store, given back once its body was handled (api_builds_put), or when
+ * the request ends without that (a client gone, a body too long). */
+struct upload {
+	struct artifact_put *put;
+	int64_t reserved;
+};
+
 static int
 put_write(void *arg, const void *data, size_t len)
 {
-	return artifacts_put_write(arg, data, len);
+	return artifacts_put_write(((struct upload *)arg)->put, data, len);
 }
 
 static void
 put_close(void *arg)
 {
-	artifacts_put_free(arg);
+	struct upload *u = arg;
+
+	artifacts_put_free(u->put);
+	builds_unreserve(u->reserved);
+	free(u);
 }
 
 /* The Content-Length of the request: 0 and *out, or -1 when absent or
@@ -119,6 +131,7 @@ api_builds_put_head(struct ctx *x)
 	const struct daemon_config *dc = x->conf->dc;
 	const char *name = x->rest, *sha = httpd_header(x->r, SHA_HEADER);
 	struct artifact_put *p;
+	struct upload *u;
 	uint64_t len;
 	int64_t host;
 	int r;
@@ -160,7 +173,9 @@ api_builds_put_head(struct ctx *x)
 		reply_store_err(x, r);
 		return 0;
 	}
-	r = builds_make_room(
+	/* Reserved before a body byte is taken: uploads at once cannot
+	 * each pass the room check and together pass max_size. */
+	r = builds_reserve(
 	    x->s, dc->builds.dir, (int64_t)len, dc->builds.max_size);
 	if (r == ERR_TOOBIG) {
 		reply_err(x, 413, "%s", store_errmsg(x->s));
@@ -171,17 +186,22 @@ api_builds_put_head(struct ctx *x)
 		return 0;
 	}
 	if (artifacts_put_begin(&p, dc->builds.dir, &x->err) == -1) {
+		builds_unreserve((int64_t)len);
 		reply_err(x, 500, "%s", err_msg(&x->err));
 		return 0;
 	}
-	httpd_sink(x->r, put_write, put_close, p, len);
+	u = xcalloc(1, sizeof(*u));
+	u->put = p;
+	u->reserved = (int64_t)len;
+	httpd_sink(x->r, put_write, put_close, u, len);
 	return SIZE_MAX;
 }
 
-void
-api_builds_put(struct ctx *x)
+/* The upload's body is all there: checked, stored, counted. */
+static void
+put_body(struct ctx *x, struct upload *u)
 {
-	struct artifact_put *p = httpd_sink_arg(x->r);
+	struct artifact_put *p = u != NULL ? u->put : NULL;
 	const char *want = httpd_header(x->r, SHA_HEADER);
 	char sha[65];
 	uint64_t len = 0, size;
@@ -221,6 +241,20 @@ api_builds_put(struct ctx *x)
 	    x->id[0], x->rest, size, sha);
 	reply_json(x, 201,
 	    json_pack("{s:s, s:I}", "sha256", sha, "size", (json_int_t)size));
+}
+
+void
+api_builds_put(struct ctx *x)
+{
+	struct upload *u = httpd_sink_arg(x->r);
+
+	put_body(x, u);
+	/* Counted in the store, or refused: the room goes back before the
+	 * reply does, so the builder's next upload finds it. */
+	if (u != NULL) {
+		builds_unreserve(u->reserved);
+		u->reserved = 0;
+	}
 }
 
 /* ---- log and finish ---- */
@@ -308,6 +342,25 @@ api_builds_finish(struct ctx *x)
 	reply_json(x, 200,
 	    json_pack("{s:I, s:s, s:i}", "id", (json_int_t)x->id[0], "state",
 	        res.ok ? "success" : "failed", "jobs_failed", nfail));
+}
+
+/* POST /api/v1/builds/{id}/cancel: the operator stops a queued or
+ * running build; the jobs waiting on it fail, saying so. */
+void
+api_builds_cancel(struct ctx *x)
+{
+	int nfail = 0, r = builds_cancel(x->a->sched, x->s, &nfail, x->id[0]);
+
+	if (r != 0) {
+		reply_store_err(x, r);
+		return;
+	}
+	log_info("build %" PRId64 " cancelled by the operator (%d waiting "
+	         "job(s) failed)",
+	    x->id[0], nfail);
+	reply_json(x, 200,
+	    json_pack("{s:I, s:s, s:i}", "id", (json_int_t)x->id[0], "state",
+	        "cancelled", "jobs_failed", nfail));
 }
 
 /* ---- downloads ---- */
@@ -434,7 +487,33 @@ api_build_json(struct ctx *x, const struct store_build_row *b)
 	    bid, "error", str_or_null(b->error), "compiler",
 	    str_or_null(b->compiler), "evicted", b->evicted, "incremental",
 	    b->incremental < 0 ? json_null() : json_boolean(b->incremental));
+	/* The key's compiler; "compiler" is the version line the builder
+	 * reported. */
+	json_object_set_new(o, "cc", str_or_null(b->cc));
 	return o;
+}
+
+int
+api_job_build_json(struct store *s, int64_t job_id, json_t **out)
+{
+	struct store_job_build b;
+	char bid[64];
+	int r;
+
+	*out = NULL;
+	if ((r = store_job_build(s, &b, job_id)) != 0)
+		return r;
+	if (b.id == 0) {
+		*out = json_null();
+		return 0;
+	}
+	if (store_build_id_text(s, bid, sizeof(bid), b.id) != 0)
+		snprintf(bid, sizeof(bid), "-pwb%" PRId64, b.id);
+	*out = json_pack("{s:I, s:s, s:s, s:o}", "id", (json_int_t)b.id,
+	    "state", b.state ? b.state : "", "build_id", bid, "error",
+	    str_or_null(b.error));
+	store_job_build_release(&b);
+	return 0;
 }
 
 void

@@ -198,7 +198,7 @@ api_handler api_runner_register, api_runner_heartbeat, api_runner_claim,
  * the upload's head (the body cap, 0 after replying) and a build's
  * JSON. */
 api_handler api_builds_log, api_builds_put, api_builds_finish, api_artifact_get,
-    api_read_builds, api_read_build;
+    api_read_builds, api_read_build, api_builds_cancel;
 int api_builds_claim(struct ctx *, int64_t host);
 void api_builds_heartbeat(struct ctx *, int64_t host, int64_t build);
 size_t api_builds_put_head(struct ctx *);
@@ -206,6 +206,9 @@ size_t api_builds_put_head(struct ctx *);
 void api_builds_metrics(struct ctx *, struct buf *);
 struct store_build_row;
 json_t *api_build_json(struct ctx *, const struct store_build_row *);
+/* "build" of a job's JSON: the shared build it is linked to, {"id",
+ * "state", "build_id", "error"}, or null.  0, or the store's error. */
+int api_job_build_json(struct store *, int64_t job_id, json_t **out);
 /* web/api_admin.c */
 api_handler api_admin_submit, api_admin_cancel, api_admin_retry,
     api_admin_host_clear, api_admin_series_post, api_admin_bisect_post,

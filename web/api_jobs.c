@@ -80,6 +80,19 @@ job_kernel(json_t *job)
 	json_decref(states);
 }
 
+/* "build": the shared build the job waits on (or waited on), else null;
+ * the job's JSON goes on error. */
+static int
+job_build(struct store *s, json_t *job, int64_t id)
+{
+	json_t *b;
+	int r = api_job_build_json(s, id, &b);
+
+	if (r == 0)
+		json_object_set_new(job, "build", b);
+	return r;
+}
+
 int
 api_job_json(struct store *s, int64_t id, json_t **out)
 {
@@ -92,7 +105,11 @@ api_job_json(struct store *s, int64_t id, json_t **out)
 	*out = rows_job_detail_json(&d);
 	store_job_detail_release(&d);
 	job_kernel(*out);
-	return 0;
+	if ((r = job_build(s, *out, id)) != 0) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return r;
 }
 
 void
@@ -161,9 +178,17 @@ pair_json(struct ctx *x, int64_t id, json_t **out)
 	*out = rows_pair_json(&p);
 	json_object_set_new(*out, "sides", web_sides_json(sides, nsides));
 	free(sides);
-	store_pair_release(&p);
 	rows_pair_kernels_json(*out, &k);
-	return 0;
+	if (p.jobs.n == 2 &&
+	    ((r = job_build(
+	          x->s, json_object_get(*out, "base"), p.jobs.v[0].id)) != 0 ||
+	        (r = job_build(x->s, json_object_get(*out, "candidate"),
+	             p.jobs.v[1].id)) != 0)) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	store_pair_release(&p);
+	return r;
 }
 
 int

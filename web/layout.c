@@ -85,6 +85,7 @@ static const struct {
 	{ "regressions", "/regressions", "Regressions" },
 	{ "hosts", "/hosts", "Hosts" },
 	{ "jobs", "/jobs", "Jobs" },
+	{ "builds", "/builds", "Builds" },
 	{ "trees", "/trees", "Trees" },
 	{ "series", "/series", "Series" },
 	{ "bisect", "/bisect", "Bisections" },
@@ -212,13 +213,17 @@ layout_commit_link(struct buf *b, const char *sha)
 int
 layout_build_link(struct buf *b, const char *error)
 {
-	static const char pfx[] = "build failed: build ";
+	static const char *const pfx[] = { "build failed: build ",
+		"build cancelled: build " };
 	char id[24];
-	size_t n = 0;
+	size_t n = 0, i;
 
-	if (error == NULL || strncmp(error, pfx, sizeof(pfx) - 1) != 0)
+	for (i = 0; error != NULL && i < 2; i++)
+		if (strncmp(error, pfx[i], strlen(pfx[i])) == 0)
+			break;
+	if (error == NULL || i == 2)
 		return 0;
-	error += sizeof(pfx) - 1;
+	error += strlen(pfx[i]);
 	while (n < sizeof(id) - 1 && error[n] >= '0' && error[n] <= '9') {
 		id[n] = error[n];
 		n++;

@@ -49,7 +49,8 @@ const char *layout_worst_verdict(const char *list);
 /* <a class="mono" href="/commit/SHA">sha12</a>; nothing for NULL. */
 int layout_commit_link(struct buf *, const char *sha);
 /* A link to the shared build a job's error names ("build failed:
- * build B: ...", docs/KERNEL.md), else nothing. */
+ * build B: ..." or "build cancelled: build B: ...", docs/KERNEL.md),
+ * else nothing. */
 int layout_build_link(struct buf *, const char *error);
 /* "/commit/SHA", "/series/ID" or "/pair/ID", URL-encoded. */
 int layout_target_href(struct buf *, enum view_target, const char *id);

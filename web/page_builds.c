@@ -190,8 +190,14 @@ build_page(struct ctx *x, int64_t id)
 		HTML_LIT(&b, " (incremental)");
 	else if (r.incremental == 0)
 		HTML_LIT(&b, " (full)");
+	/* The key's compiler (CC), then what the builder said it is. */
 	dt(&b, "compiler");
-	html_text(&b, r.compiler ? r.compiler : "");
+	html_text(&b, r.cc ? r.cc : "");
+	if (r.compiler != NULL && r.compiler[0] != '\0') {
+		HTML_LIT(&b, " (");
+		html_text_trunc(&b, r.compiler, 200);
+		HTML_LIT(&b, ")");
+	}
 	dt(&b, "size");
 	html_bytes(&b, r.size);
 	dt(&b, "error");

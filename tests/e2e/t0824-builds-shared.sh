@@ -50,7 +50,7 @@ build=$(jfield build.id <"$PW_TMP/body")
 key=$(jfield build.key <"$PW_TMP/body")
 want_key=$(python3 -c '
 import hashlib
-m = b"pw-build-1\0tinyconfig\0CONFIG_MEMCG=y\nCONFIG_PSI=y\0-falign-functions=64\0x86_64"
+m = b"pw-build-2\0tinyconfig\0CONFIG_MEMCG=y\nCONFIG_PSI=y\0gcc\0-falign-functions=64\0x86_64"
 print(hashlib.sha256(m).hexdigest()[:16])')
 if [ "$code" = 200 ] && [ "$key" = "$want_key" ] &&
     [ "$(jfield build.tree.commit <"$PW_TMP/body")" = "$BASE" ] &&

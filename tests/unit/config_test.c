@@ -227,6 +227,7 @@ TEST(test_config__job_fields_and_defaults)
 	ASSERT_INTEQ(j->baseline, CFG_BASELINE_PARENT);
 	ASSERT(j->baseline_ref == NULL);
 	ASSERT_STREQ(j->kernel.config, "defconfig");
+	ASSERT_STREQ(j->kernel.compiler, "gcc");
 	ASSERT_INTEQ(j->memory_max, 0);
 	ASSERT_INTEQ(j->profile, 0);
 	ASSERT_INTEQ(j->nmetrics, 0);

@@ -166,14 +166,34 @@ TEST(test_kernel__config_key)
 	static char *v2[] = { "CONFIG_MEMCG=y" };
 	static const struct strlist f2 = { v2, 1 };
 
-	kernel_config_key(a, "tinyconfig", NULL, &frag);
-	kernel_config_key(b, "tinyconfig", NULL, &frag);
-	kernel_config_key(c, "tinyconfig", NULL, &f2);
-	kernel_config_key(d, "configs/x.config", "CONFIG_A=y\n", &frag);
+	kernel_config_key(a, "tinyconfig", NULL, &frag, NULL);
+	kernel_config_key(b, "tinyconfig", NULL, &frag, "gcc");
+	kernel_config_key(c, "tinyconfig", NULL, &f2, NULL);
+	kernel_config_key(d, "configs/x.config", "CONFIG_A=y\n", &frag, NULL);
 	ASSERT_INTEQ(strlen(a), 16);
+	/* gcc named is gcc by default: the build trees keep their key. */
 	ASSERT_STREQ(a, b);
 	ASSERT(strcmp(a, c) != 0);
 	ASSERT(strcmp(a, d) != 0);
+	/* Another compiler builds in a tree of its own. */
+	kernel_config_key(b, "tinyconfig", NULL, &frag, "clang-17");
+	ASSERT(strcmp(a, b) != 0);
+	kernel_config_key(c, "tinyconfig", NULL, &frag, "gcc-12");
+	ASSERT(strcmp(a, c) != 0 && strcmp(b, c) != 0);
+}
+
+TEST(test_kernel__compiler_ok)
+{
+	ASSERT(kernel_compiler_ok("gcc"));
+	ASSERT(kernel_compiler_ok("clang-17"));
+	ASSERT(kernel_compiler_ok("x86_64-linux-gnu-gcc-12"));
+	ASSERT(kernel_compiler_ok("g++"));
+	ASSERT(!kernel_compiler_ok(NULL));
+	ASSERT(!kernel_compiler_ok(""));
+	ASSERT(!kernel_compiler_ok("-gcc"));
+	ASSERT(!kernel_compiler_ok("ccache gcc"));
+	ASSERT(!kernel_compiler_ok("gcc;rm"));
+	ASSERT(!kernel_compiler_ok("/usr/bin/gcc"));
 }
 
 TEST(test_kernel__config_is_target)
@@ -382,7 +402,7 @@ TEST(test_kernel__tool_versions)
 	const char *p;
 	size_t i;
 
-	kernel_tool_versions(&b);
+	kernel_tool_versions(&b, NULL);
 	/* One line per tool, in order: a version line or "none". */
 	for (i = 0, p = b.data; want[i] != NULL; i++) {
 		ASSERT_MSG(strncmp(p, want[i], strlen(want[i])) == 0, "%s", p);

@@ -1,8 +1,10 @@
 /*
- * Shared kernel builds in the store (store/builds.h): the build key,
- * the dedup of kernel jobs onto builds, and the eviction policy of the
+ * Shared kernel builds in the store (store/builds.h): the build key
+ * (the compiler in it), the dedup of kernel jobs onto builds, a build
+ * cancelled, the build a job waits on, and the eviction policy of the
  * artifact store (least recently used first, never an artifact a
- * queued or running job or a running build needs).
+ * queued or running job or a running build needs, uploads in progress
+ * counted).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +19,11 @@
 #include "store/store.h"
 #include "tests/unit/test.h"
 
-/* A pair of kernel jobs on commits b and c with base config cfg. */
+/* A pair of kernel jobs on commits b and c with base config cfg and
+ * kernel.compiler cc (NULL: none named). */
 static int64_t
-kpair(struct store *s, const char *cfg, const char *b, const char *c,
-    int64_t *jobs)
+kpair_cc(struct store *s, const char *cfg, const char *cc, const char *b,
+    const char *c, int64_t *jobs)
 {
 	char *spec[2];
 	int64_t pair;
@@ -30,12 +33,20 @@ kpair(struct store *s, const char *cfg, const char *b, const char *c,
 		spec[k] = xasprintf("{\"tree\":{\"url\":\"/src/linux\","
 		                    "\"commit\":\"%s\"},\"kernel\":{\"config\":"
 		                    "\"%s\",\"fragment\":[\"CONFIG_MEMCG=y\"],"
-		                    "\"build_timeout_s\":60}}",
-		    k ? c : b, cfg);
+		                    "%s%s%s\"build_timeout_s\":60}}",
+		    k ? c : b, cfg, cc ? "\"compiler\":\"" : "", cc ? cc : "",
+		    cc ? "\"," : "");
 	pair = test_pair_new(s, "k", "", spec[0], spec[1], 100, jobs);
 	free(spec[0]);
 	free(spec[1]);
 	return pair;
+}
+
+static int64_t
+kpair(struct store *s, const char *cfg, const char *b, const char *c,
+    int64_t *jobs)
+{
+	return kpair_cc(s, cfg, NULL, b, c, jobs);
 }
 
 static int64_t
@@ -53,32 +64,38 @@ nbuilds(struct store *s)
 
 TEST(build_key)
 {
-	/* python3: hashlib.sha256(b"pw-build-1\0tinyconfig\0CONFIG_A=y\n"
-	 * b"CONFIG_B=y\0-falign-functions=64\0x86_64").hexdigest()[:16] */
+	/* python3: hashlib.sha256(b"pw-build-2\0tinyconfig\0CONFIG_A=y\n"
+	 * b"CONFIG_B=y\0gcc\0-falign-functions=64\0x86_64")
+	 * .hexdigest()[:16] */
 	const char *frag[] = { "CONFIG_A=y", "CONFIG_B=y" };
 	char k1[17], k2[17], k3[17];
 
-	store_build_key(k1, "tinyconfig", frag, 2, "x86_64");
-	ASSERT_STREQ(k1, "33f68f5cb9ba3b9b");
+	store_build_key(k1, "tinyconfig", frag, 2, "gcc", "x86_64");
+	ASSERT_STREQ(k1, "53a4120b26e15643");
 	/* Every input counts, the order of fragment lines too. */
-	store_build_key(k2, "defconfig", frag, 2, "x86_64");
+	store_build_key(k2, "defconfig", frag, 2, "gcc", "x86_64");
 	ASSERT(strcmp(k1, k2) != 0);
 	{
 		const char *rev[] = { "CONFIG_B=y", "CONFIG_A=y" };
 
-		store_build_key(k3, "tinyconfig", rev, 2, "x86_64");
+		store_build_key(k3, "tinyconfig", rev, 2, "gcc", "x86_64");
 		ASSERT(strcmp(k1, k3) != 0);
 	}
-	store_build_key(k3, "tinyconfig", frag, 2, "arm64");
+	store_build_key(k3, "tinyconfig", frag, 2, "gcc", "arm64");
+	ASSERT(strcmp(k1, k3) != 0);
+	/* The compiler is the kernel's: another one, another build. */
+	store_build_key(k3, "tinyconfig", frag, 2, "clang", "x86_64");
+	ASSERT(strcmp(k1, k3) != 0);
+	store_build_key(k3, "tinyconfig", frag, 2, "gcc-12", "x86_64");
 	ASSERT(strcmp(k1, k3) != 0);
 	/* The separators keep "a" + "b\n" apart from "a\nb" + "". */
 	{
 		const char *one[] = { "x\ny" }, *two[] = { "x", "y" };
 
-		store_build_key(k2, "c", one, 1, "x86_64");
-		store_build_key(k3, "c", two, 2, "x86_64");
+		store_build_key(k2, "c", one, 1, "gcc", "x86_64");
+		store_build_key(k3, "c", two, 2, "gcc", "x86_64");
 		ASSERT_STREQ(k2, k3); /* joined by "\n": the same text */
-		store_build_key(k3, "c\nx", one, 0, "x86_64");
+		store_build_key(k3, "c\nx", one, 0, "gcc", "x86_64");
 		ASSERT(strcmp(k2, k3) != 0);
 	}
 }
@@ -133,7 +150,94 @@ TEST(build_dedup)
 		ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", NULL) > 0);
 		ASSERT(nbuilds(s) == 6);
 	}
+	/* Naming gcc is naming no compiler: the A/A pair's build again.
+	 * Another compiler is another build, handed to its builder. */
+	ASSERT(kpair_cc(s, "tinyconfig", "gcc", "cccc", "cccc", NULL) > 0);
+	ASSERT(nbuilds(s) == 6);
+	ASSERT(kpair_cc(s, "tinyconfig", "clang-17", "cccc", "cccc", NULL) > 0);
+	ASSERT(nbuilds(s) == 7);
+	{
+		struct store_builds l;
+
+		ASSERT(store_builds_get(s, &l, NULL, 2, 0) == 0);
+		ASSERT(l.n == 2);
+		ASSERT_STREQ(l.v[0].cc, "clang-17");
+		ASSERT_STREQ(l.v[1].cc, "gcc");
+		ASSERT(strcmp(l.v[0].key, l.v[1].key) != 0);
+		store_builds_release(&l);
+	}
 	store_builds_share(0);
+	store_close(s);
+}
+
+/* The job's error, or "" (a static copy). */
+static const char *
+job_error(struct store *s, int64_t id)
+{
+	static char out[256];
+	struct store_job_detail d;
+
+	out[0] = '\0';
+	if (store_job_get(s, &d, id) == 0 && d.job.error != NULL)
+		snprintf(out, sizeof(out), "%s", d.job.error);
+	store_job_detail_release(&d);
+	return out;
+}
+
+TEST(build_cancel)
+{
+	struct store *s = test_store_open("cancel.db");
+	struct store_build_claimed c;
+	struct store_job_build jb;
+	int64_t host, jobs[2], exp = 0;
+	int nfail = 0;
+
+	ASSERT(s != NULL);
+	store_builds_share(1);
+	ASSERT(store_host_register(s, &host, "b1", "[]", "{}", 100) == 0);
+	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", jobs) > 0);
+	ASSERT(store_job_build(s, &jb, jobs[1]) == 0);
+	ASSERT(jb.id == 2);
+	ASSERT_STREQ(jb.state, "queued");
+	ASSERT(jb.error == NULL);
+	store_job_build_release(&jb);
+	/* A running build: its builder loses the lease, its job fails. */
+	ASSERT(store_build_claim(s, &c, host, 100, 60) == 0);
+	ASSERT(c.id == 1);
+	store_build_claimed_release(&c);
+	ASSERT(store_build_cancel(
+	           s, &nfail, 1, "cancelled by the operator", 110) == 0);
+	ASSERT(nfail == 1);
+	ASSERT(
+	    store_build_heartbeat(s, &exp, host, 1, 111, 60) == ERR_CONFLICT);
+	ASSERT_STREQ(job_error(s, jobs[0]),
+	    "build cancelled: build 1: cancelled by the operator");
+	ASSERT(store_job_build(s, &jb, jobs[0]) == 0);
+	ASSERT(jb.id == 1);
+	ASSERT_STREQ(jb.state, "cancelled");
+	ASSERT_STREQ(jb.error, "cancelled by the operator");
+	store_job_build_release(&jb);
+	/* Once ended, no second cancel; no such build. */
+	ASSERT(store_build_cancel(s, NULL, 1, "x", 112) == ERR_CONFLICT);
+	ASSERT(strstr(store_errmsg(s), "build 1 is cancelled") != NULL);
+	ASSERT(store_build_cancel(s, NULL, 99, "x", 112) == ERR_NOTFOUND);
+	/* A queued build; its job fails too. */
+	ASSERT(store_build_cancel(
+	           s, &nfail, 2, "cancelled by the operator", 113) == 0);
+	ASSERT(nfail == 1);
+	/* A job retried after its build was cancelled gets a new build. */
+	ASSERT(store_retry(s, jobs[0], 120) == 0);
+	ASSERT(store_job_build(s, &jb, jobs[0]) == 0);
+	ASSERT(jb.id == 3);
+	ASSERT_STREQ(jb.state, "queued");
+	store_job_build_release(&jb);
+	/* A job that is no shared kernel job waits on no build. */
+	store_builds_share(0);
+	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", jobs) > 0);
+	ASSERT(store_job_build(s, &jb, jobs[0]) == 0);
+	ASSERT(jb.id == 0 && jb.state == NULL);
+	store_job_build_release(&jb);
+	ASSERT(store_job_build(s, &jb, 999) == ERR_NOTFOUND);
 	store_close(s);
 }
 
@@ -185,10 +289,19 @@ TEST(eviction_policy)
 	ASSERT(store_artifacts_bytes(s, &held) == 0);
 	ASSERT(held == 2 * 1030);
 	/* Room enough: nothing goes. */
-	ASSERT(store_artifacts_make_room(s, &v, &n, 100, 4000) == 0);
+	ASSERT(store_artifacts_make_room(s, &v, &n, 100, 0, 4000) == 0);
 	ASSERT(n == 0);
+	/* Uploads in progress count as stored: the same 100 bytes do not
+	 * fit beside 1900 promised ones. */
+	r = store_artifacts_make_room(s, &v, &n, 100, 1900, 4000);
+	ASSERT(r == ERR_TOOBIG && n == 0);
+	ASSERT_STREQ(store_errmsg(s),
+	    "artifact store full (builds.max_size 4000): 2060 bytes held by "
+	    "builds that queued jobs need, 1900 promised to uploads in "
+	    "progress");
+	store_errclear(s);
 	/* Both builds have queued jobs: nothing may go. */
-	r = store_artifacts_make_room(s, &v, &n, 3000, 4000);
+	r = store_artifacts_make_room(s, &v, &n, 3000, 0, 4000);
 	ASSERT(r == ERR_TOOBIG && n == 0);
 	ASSERT_STREQ(store_errmsg(s),
 	    "artifact store full (builds.max_size 4000): 2060 bytes held by "
@@ -205,7 +318,7 @@ TEST(eviction_policy)
 	}
 	/* A used artifact of build 2 is newer; the LRU one of build 1 goes
 	 * first, then only as many as needed. */
-	ASSERT(store_artifacts_make_room(s, &v, &n, 1950, 4000) == 0);
+	ASSERT(store_artifacts_make_room(s, &v, &n, 1950, 0, 4000) == 0);
 	ASSERT(n == 1);
 	ASSERT(strncmp(v[0], "01", 2) == 0);
 	store_build_victims_free(v, n);
@@ -219,7 +332,7 @@ TEST(eviction_policy)
 		store_build_row_release(&r2);
 	}
 	/* More than build 1 holds: refused, build 2 untouched. */
-	r = store_artifacts_make_room(s, &v, &n, 3900, 4000);
+	r = store_artifacts_make_room(s, &v, &n, 3900, 0, 4000);
 	ASSERT(r == ERR_TOOBIG && n == 0);
 	ASSERT(store_artifacts_bytes(s, &held) == 0);
 	ASSERT(held == 30 + 1030);
@@ -247,9 +360,9 @@ TEST(eviction_policy)
 		store_claimed_release(&cl);
 	}
 	/* Everything of builds 1 and 2 may go now; build 3's file not. */
-	r = store_artifacts_make_room(s, &v, &n, 4000, 4000);
+	r = store_artifacts_make_room(s, &v, &n, 4000, 0, 4000);
 	ASSERT(r == ERR_TOOBIG);
-	ASSERT(store_artifacts_make_room(s, &v, &n, 3500, 4000) == 0);
+	ASSERT(store_artifacts_make_room(s, &v, &n, 3500, 0, 4000) == 0);
 	ASSERT(n == 7);
 	for (i = 0; i < n; i++)
 		ASSERT(v[i][0] != 'e');
