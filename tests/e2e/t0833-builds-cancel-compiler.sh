@@ -19,6 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
+. "$(dirname "$0")/lib_kstandin.sh"
 . "$(dirname "$0")/lib_builds.sh"
 
 builds_setup
