@@ -50,7 +50,7 @@ bzImage:
 	mkdir -p $(O)/arch/x86/boot $(O)/include/config $(O)/usr
 	[ -z "$(PW_SLOW_MAKE)" ] || { echo $$$$ >"$(PW_SLOW_MAKE).pid"; while [ -f "$(PW_SLOW_MAKE)" ]; do sleep 0.2; done; }
 	test -f $(O)/memcontrol.o -a $(O)/memcontrol.o -nt mm/memcontrol.c || { cp mm/memcontrol.c $(O)/memcontrol.o; echo rebuilt >>$(O)/rebuilds; [ -z "$(PW_COMPILES)" ] || echo "$(LOCALVERSION)" >>"$(PW_COMPILES)"; }
-	echo "kernel KCFLAGS=$(KCFLAGS)" >$(O)/arch/x86/boot/bzImage
+	echo "kernel KCFLAGS=$(KCFLAGS) CC=$(CC)" >$(O)/arch/x86/boot/bzImage
 	cat $(O)/memcontrol.o >>$(O)/arch/x86/boot/bzImage
 	head -c 200000 /dev/zero >>$(O)/arch/x86/boot/bzImage
 	echo "6.1.0$(LOCALVERSION)" >$(O)/include/config/kernel.release

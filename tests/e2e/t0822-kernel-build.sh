@@ -159,6 +159,9 @@ check config_steps_once_for_the_pair [ "$(cat "$KB/config-steps")" = "$(printf '
 # stand-in's "object" is rebuilt once per changed source, not per job.
 check one_rebuild_per_source_change [ "$(cat "$PW_TMP"/kernel/build-*/src/pw-obj/rebuilds | wc -l)" = 2 ]
 check kcflags_alignment grep -q "KCFLAGS=-falign-functions=64" "$PW_TMP"/kernel/images/"$CAND"-*/bzImage
+# make's own CC is cc: the runner named the job's compiler (gcc, the
+# default of kernel.compiler), through ccache when the host has it.
+check cc_is_the_jobs_compiler grep -qE "CC=(ccache )?gcc$" "$PW_TMP"/kernel/images/"$CAND"-*/bzImage
 check fragment_merged grep -qx "CONFIG_MEMCG=y" "$PW_TMP"/kernel/images/"$BASE"-*/config
 
 # A rerun of the base commit reuses its image (and its build id).
