@@ -1,4 +1,4 @@
-# Helpers of the tests of runner.yaml `limits` (t0362, t0363): one-run
+# Helpers of the tests of runner.yaml `limits` (t0362, t0365): one-run
 # jobs, a fork bomb, and the checks that a stopped bomb left nothing.
 # Sourced after lib.sh and lib_runner.sh.
 

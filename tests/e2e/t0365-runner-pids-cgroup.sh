@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib_limits.sh"
 
 if [ "$(id -u)" != 0 ]; then
-	echo "SKIP t0363: needs root (cgroups)"
+	echo "SKIP t0365: needs root (cgroups)"
 	finish
 fi
 
@@ -34,7 +34,7 @@ elif grep -qw pids /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
 	pids_here=v2
 fi
 if [ -z "$pids_here" ]; then
-	echo "SKIP t0363: this host has no pids controller"
+	echo "SKIP t0365: this host has no pids controller"
 	stop_pid "$RUNNER"
 	finish
 fi
