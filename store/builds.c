@@ -309,8 +309,8 @@ build_exec(struct store *s, const char *sql, int64_t a, int64_t b, int nb,
 	return r;
 }
 
-int
-store_build_claim(struct store *s, struct store_build_claimed *out,
+static int
+build_claim_once(struct store *s, struct store_build_claimed *out,
     int64_t host_id, int64_t now, int64_t lease_s)
 {
 	static const char *const pick[] = {
@@ -401,6 +401,17 @@ store_build_claim(struct store *s, struct store_build_claimed *out,
 	return id != 0 ? 0 : ERR_NOTFOUND;
 }
 
+int
+store_build_claim(struct store *s, struct store_build_claimed *out,
+    int64_t host_id, int64_t now, int64_t lease_s)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(
+	    s, rc, build_claim_once(s, out, host_id, now, lease_s));
+	return rc;
+}
+
 /* Whether host holds build's lease, inside a transaction. */
 static int
 build_lease(struct store *s, int64_t host_id, int64_t build_id)
@@ -426,8 +437,8 @@ build_lease(struct store *s, int64_t host_id, int64_t build_id)
 	return r;
 }
 
-int
-store_build_held(struct store *s, int64_t host_id, int64_t build_id)
+static int
+build_held_once(struct store *s, int64_t host_id, int64_t build_id)
 {
 	int r;
 
@@ -440,7 +451,16 @@ store_build_held(struct store *s, int64_t host_id, int64_t build_id)
 }
 
 int
-store_build_heartbeat(struct store *s, int64_t *out_expires, int64_t host_id,
+store_build_held(struct store *s, int64_t host_id, int64_t build_id)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, build_held_once(s, host_id, build_id));
+	return rc;
+}
+
+static int
+build_heartbeat_once(struct store *s, int64_t *out_expires, int64_t host_id,
     int64_t build_id, int64_t now, int64_t lease_s)
 {
 	struct db_stmt *st;
@@ -472,7 +492,19 @@ store_build_heartbeat(struct store *s, int64_t *out_expires, int64_t host_id,
 }
 
 int
-store_build_log(struct store *s, size_t *out_stored, int64_t host_id,
+store_build_heartbeat(struct store *s, int64_t *out_expires, int64_t host_id,
+    int64_t build_id, int64_t now, int64_t lease_s)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    build_heartbeat_once(
+	        s, out_expires, host_id, build_id, now, lease_s));
+	return rc;
+}
+
+static int
+build_log_once(struct store *s, size_t *out_stored, int64_t host_id,
     int64_t build_id, const char *text, size_t len, int64_t now)
 {
 	static const char marker[] = "\n[log truncated]\n";
@@ -529,7 +561,18 @@ store_build_log(struct store *s, size_t *out_stored, int64_t host_id,
 }
 
 int
-store_build_file(struct store *s, int64_t host_id, int64_t build_id,
+store_build_log(struct store *s, size_t *out_stored, int64_t host_id,
+    int64_t build_id, const char *text, size_t len, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    build_log_once(s, out_stored, host_id, build_id, text, len, now));
+	return rc;
+}
+
+static int
+build_file_once(struct store *s, int64_t host_id, int64_t build_id,
     const char *name, const char *sha256, int64_t size, int64_t now)
 {
 	struct db_stmt *st;
@@ -585,6 +628,17 @@ store_build_file(struct store *s, int64_t host_id, int64_t build_id,
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
 	return r;
+}
+
+int
+store_build_file(struct store *s, int64_t host_id, int64_t build_id,
+    const char *name, const char *sha256, int64_t size, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    build_file_once(s, host_id, build_id, name, sha256, size, now));
+	return rc;
 }
 
 /* Fails the queued jobs waiting on build (its error's first line in
@@ -648,8 +702,8 @@ build_missing(struct store *s, struct buf *b, int64_t build_id)
 	return 0;
 }
 
-int
-store_build_finish(struct store *s, int *out_failed, int64_t host_id,
+static int
+build_finish_once(struct store *s, int *out_failed, int64_t host_id,
     int64_t build_id, const struct store_build_result *res, int64_t now)
 {
 	struct buf miss = BUF_INIT(4096);
@@ -710,7 +764,18 @@ store_build_finish(struct store *s, int *out_failed, int64_t host_id,
 }
 
 int
-store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
+store_build_finish(struct store *s, int *out_failed, int64_t host_id,
+    int64_t build_id, const struct store_build_result *res, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    build_finish_once(s, out_failed, host_id, build_id, res, now));
+	return rc;
+}
+
+static int
+builds_requeue_expired_once(struct store *s, int64_t now, int *out_n)
 {
 	struct db_stmt *sel;
 	int64_t ids[64], att[64], max[64];
@@ -780,6 +845,15 @@ store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
 	return 0;
 }
 
+int
+store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, builds_requeue_expired_once(s, now, out_n));
+	return rc;
+}
+
 /* ---- the artifact store's room ---- */
 
 void
@@ -820,8 +894,8 @@ store_artifacts_bytes(struct store *s, int64_t *out)
 	"  FROM jobs j WHERE j.build_id = b.id"                      \
 	"  AND j.state IN ('queued', 'running'))))"
 
-int
-store_artifacts_make_room(
+static int
+artifacts_make_room_once(
     struct store *s, char ***victims, size_t *n, int64_t need, int64_t max_size)
 {
 	struct db_stmt *st;
@@ -900,7 +974,18 @@ store_artifacts_make_room(
 }
 
 int
-store_artifact_use(
+store_artifacts_make_room(
+    struct store *s, char ***victims, size_t *n, int64_t need, int64_t max_size)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(
+	    s, rc, artifacts_make_room_once(s, victims, n, need, max_size));
+	return rc;
+}
+
+static int
+artifact_use_once(
     struct store *s, int64_t *out_size, const char *sha256, int64_t now)
 {
 	struct db_stmt *st;
@@ -927,6 +1012,16 @@ store_artifact_use(
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
 	return r;
+}
+
+int
+store_artifact_use(
+    struct store *s, int64_t *out_size, const char *sha256, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, artifact_use_once(s, out_size, sha256, now));
+	return rc;
 }
 
 /* ---- reads ---- */
