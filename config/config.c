@@ -278,6 +278,7 @@ config_load_runner(
 	r->file = xstrdup(path);
 	root = cfg_i_doc_root(&doc);
 	cfg_i_load_map(&c, root, &cfg_i_runner_schema, r, "");
+	cfg_i_check_runner(&c, r, root);
 	r->token_at = cfg_i_mark(&c, root, "token_file");
 	if (r->boot != CFG_BOOT_NONE && r->kernel_tree == NULL &&
 	    cfg_i_lookup(&c, root, "kernel_tree", NULL) == NULL)
@@ -394,7 +395,8 @@ config_sniff_kind(const char *path, struct cfg_errors *errs)
 		k = CFG_KIND_DAEMON;
 		found++;
 	}
-	if (cfg_i_lookup(&c, root, "server", NULL) != NULL) {
+	if (cfg_i_lookup(&c, root, "server", NULL) != NULL ||
+	    cfg_i_lookup(&c, root, "servers", NULL) != NULL) {
 		k = CFG_KIND_RUNNER;
 		found++;
 	}
@@ -540,6 +542,7 @@ runner_config_free(struct runner_config *r)
 		return;
 	free(r->file);
 	free(r->server);
+	cfg_i_strlist_free(&r->servers);
 	free(r->name);
 	free(r->user);
 	free(r->ca_file);

@@ -319,6 +319,10 @@ struct job_config {
 struct runner_config {
 	char *file;
 	char *server, *name, *token_file, *workdir, *kernel_tree;
+	/* Every server the runner may talk to, in the order it fails over
+	 * between them: `server` first, then `servers`; server is the
+	 * first of them. */
+	struct strlist servers;
 	struct cfg_mark token_at; /* where token_file is (messages) */
 	char *guest_dir; /* boot qemu: static guest binaries (docs/KERNEL.md) */
 	char *user; /* who runs builds and benchmarks; NULL: nobody as root */

@@ -252,5 +252,7 @@ void cfg_i_check_job(
 
 /* schema_runner.c */
 extern const struct schema cfg_i_runner_schema;
+void cfg_i_check_runner(
+    struct ctx *c, struct runner_config *r, const struct cfg_node *root);
 
 #endif

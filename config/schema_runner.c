@@ -74,7 +74,9 @@ static const struct schema runlimits_schema = { 0, runlimits_fields,
 	NFIELDS(runlimits_fields), NULL };
 
 static const struct field runner_fields[] = {
-	STR("server", struct runner_config, server, F_REQ, V_HTTPURL),
+	STR("server", struct runner_config, server, 0, V_HTTPURL),
+	LIST("servers", struct runner_config, servers, F_NONEMPTY | F_UNIQUE,
+	    V_HTTPURL),
 	STR("name", struct runner_config, name, F_REQ, V_NAME),
 	STR("token_file", struct runner_config, token_file, F_REQ, V_PATH),
 	STR("workdir", struct runner_config, workdir, F_REQ, V_PATH),
@@ -115,3 +117,80 @@ static const struct field runner_fields[] = {
 };
 const struct schema cfg_i_runner_schema = { sizeof(struct runner_config),
 	runner_fields, NFIELDS(runner_fields), NULL };
+
+/* s without its trailing slashes is t's: they name one server. */
+static int
+same_server(const char *s, const char *t)
+{
+	size_t n = strlen(s), m = strlen(t);
+
+	while (n > 0 && s[n - 1] == '/')
+		n--;
+	while (m > 0 && t[m - 1] == '/')
+		m--;
+	return n == m && memcmp(s, t, n) == 0;
+}
+
+/* The index of the first item of list n that reads v (n->nitems: none);
+ * the loaded list leaves out the items that were not valid. */
+static size_t
+item_of(const struct ctx *c, const struct cfg_node *n, const char *v)
+{
+	const struct cfg_node *e;
+	size_t k;
+
+	for (k = 0; k < n->nitems; k++) {
+		e = cfg_i_node(c, n->items[k]);
+		if (e != NULL && e->type == CFG_NODE_SCALAR &&
+		    strcmp(cfg_i_scalar(e), v) == 0)
+			break;
+	}
+	return k;
+}
+
+/*
+ * The servers the runner fails over between, in the order it tries
+ * them: server first (the one a runner config has always named), then
+ * servers.  At least one; none twice.  r->server is the first of them.
+ */
+void
+cfg_i_check_runner(
+    struct ctx *c, struct runner_config *r, const struct cfg_node *root)
+{
+	struct strlist all;
+	const struct cfg_node *n;
+	char ip[64];
+	size_t i, k;
+
+	if (root == NULL) /* an empty file: said as such */
+		return;
+	n = cfg_i_lookup(c, root, "servers", NULL);
+	if (r->server == NULL && r->servers.n == 0) {
+		/* A bad value of either is reported as such. */
+		if (n == NULL && cfg_i_lookup(c, root, "server", NULL) == NULL)
+			cfg_i_nerr(c, root, NULL,
+			    "missing required key 'server' (or 'servers', "
+			    "a list to fail over between)");
+		return;
+	}
+	all.v = xcalloc(r->servers.n + 2, sizeof(char *));
+	all.n = 0;
+	if (r->server != NULL)
+		all.v[all.n++] = xstrdup(r->server);
+	for (i = 0; i < r->servers.n; i++) {
+		if (r->server != NULL &&
+		    same_server(r->server, r->servers.v[i])) {
+			k = item_of(c, n, r->servers.v[i]);
+			cfg_i_join_idx(ip, sizeof(ip), "servers", k);
+			cfg_i_nerr(c,
+			    k < n->nitems ? cfg_i_node(c, n->items[k]) : n, ip,
+			    "the same server as 'server'");
+		}
+		all.v[all.n++] = r->servers.v[i];
+		r->servers.v[i] = NULL;
+	}
+	cfg_i_strlist_free(&r->servers);
+	r->servers = all;
+	if (r->server == NULL)
+		r->server = xstrdup(all.v[0]);
+}

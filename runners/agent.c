@@ -521,7 +521,7 @@ register_host(struct agent *a)
 	a->lease_s = lease;
 	log_info("registered as %s with %s (heartbeat %" PRId64
 	         " s, lease %" PRId64 " s)",
-	    cfg->name, cfg->server, a->heartbeat_s, lease);
+	    cfg->name, client_server(a->cl), a->heartbeat_s, lease);
 	return 0;
 }
 
@@ -542,8 +542,15 @@ agent_run(const struct runner_config *cfg, const char *token, int once,
 	a.once = once;
 	a.heartbeat_s = cfg->heartbeat_s > 0 ? cfg->heartbeat_s : 10;
 	a.backoff = (struct http_retry){ 0, 250, 10000, stop };
-	a.cl = client_new(cfg->server, token);
-	a.hb_cl = client_new(cfg->server, token);
+	if (cfg->servers.n > 0) {
+		a.cl = client_new_list(
+		    (const char *const *)cfg->servers.v, cfg->servers.n, token);
+		a.hb_cl = client_new_list(
+		    (const char *const *)cfg->servers.v, cfg->servers.n, token);
+	} else {
+		a.cl = client_new(cfg->server, token);
+		a.hb_cl = client_new(cfg->server, token);
+	}
 	client_set_stop(a.cl, stop);
 	client_set_stop(a.hb_cl, stop);
 	client_set_ca(a.cl, cfg->ca_file);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/http.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 #include "runners/client.h"
 
@@ -13,24 +14,37 @@
 
 struct client {
 	struct http *http;
-	char *server;
+	char **servers; /* base URLs, no trailing slash */
+	size_t n, cur;  /* how many; the one talked to */
+	const atomic_int *stop;
 	struct err err;
 };
 
 struct client *
-client_new(const char *server, const char *token)
+client_new_list(const char *const *servers, size_t n, const char *token)
 {
 	struct client *c = xcalloc(1, sizeof(*c));
-	size_t n = strlen(server);
+	size_t i, len;
 
-	/* "http://h:p/" and "http://h:p" name the same server. */
-	while (n > 0 && server[n - 1] == '/')
-		n--;
-	c->server = xstrndup(server, n);
+	c->servers = xcalloc(n, sizeof(char *));
+	for (i = 0; i < n; i++) {
+		/* "http://h:p/" and "http://h:p" name the same server. */
+		len = strlen(servers[i]);
+		while (len > 0 && servers[i][len - 1] == '/')
+			len--;
+		c->servers[i] = xstrndup(servers[i], len);
+	}
+	c->n = n;
 	c->http = http_new();
 	if (token != NULL)
 		http_set_token(c->http, token);
 	return c;
+}
+
+struct client *
+client_new(const char *server, const char *token)
+{
+	return client_new_list(&server, 1, token);
 }
 
 void
@@ -43,10 +57,14 @@ client_set_ca(struct client *c, const char *path)
 void
 client_free(struct client *c)
 {
+	size_t i;
+
 	if (c == NULL)
 		return;
 	http_free(c->http);
-	free(c->server);
+	for (i = 0; i < c->n; i++)
+		free(c->servers[i]);
+	free(c->servers);
 	free(c);
 }
 
@@ -56,10 +74,44 @@ client_errmsg(const struct client *c)
 	return err_msg(&c->err);
 }
 
+const char *
+client_server(const struct client *c)
+{
+	return c->servers[c->cur];
+}
+
 void
 client_set_stop(struct client *c, const atomic_int *stop)
 {
+	c->stop = stop;
 	http_set_abort(c->http, stop);
+}
+
+/*
+ * Whether a call that failed with rc (its HTTP status, 0: none) is for
+ * the next server: this one did not answer (refused, cut off, timed
+ * out) or answered 5xx.  Never a refusal of the request itself (4xx),
+ * nor a 429 (the server is up and asks to slow down), nor a transfer
+ * the stop flag cut.
+ */
+static int
+fails_over(const struct client *c, int rc, long status)
+{
+	if (c->n < 2 || rc != ERR_AGAIN ||
+	    (c->stop != NULL && atomic_load(c->stop)))
+		return 0;
+	return status == 0 || status >= 500;
+}
+
+/* From now on the next server, the current one's failure logged. */
+static void
+next_server(struct client *c)
+{
+	const char *from = c->servers[c->cur];
+
+	c->cur = (c->cur + 1) % c->n;
+	log_warnx("server %s: %s; failing over to %s", from, err_msg(&c->err),
+	    c->servers[c->cur]);
 }
 
 static int
@@ -111,14 +163,15 @@ server_error(struct buf *out, const struct http_reply *r)
 	json_decref(v);
 }
 
+/* One try of call_raw, on the current server. */
 static int
-call_raw(json_t **reply, long *status, struct client *c, const char *method,
+call_once(json_t **reply, long *status, struct client *c, const char *method,
     const char *path, const char *body, size_t len, long total_ms)
 {
 	struct http_reply r = HTTP_REPLY_INIT;
 	struct buf why = BUF_INIT(CAP_ERRMSG);
 	struct err e = { 0 };
-	char *url = xasprintf("%s%s", c->server, path);
+	char *url = xasprintf("%s%s", client_server(c), path);
 	int rc;
 
 	err_clear(&c->err);
@@ -153,6 +206,28 @@ out:
 	return rc;
 }
 
+/* A call with its body in memory: tried on each server in turn while
+ * they fail over (fails_over), at most once each. */
+static int
+call_raw(json_t **reply, long *status, struct client *c, const char *method,
+    const char *path, const char *body, size_t len, long total_ms)
+{
+	long st = 0;
+	size_t k;
+	int rc;
+
+	for (k = 0;; k++) {
+		rc =
+		    call_once(reply, &st, c, method, path, body, len, total_ms);
+		if (k + 1 >= c->n || !fails_over(c, rc, st))
+			break;
+		next_server(c);
+	}
+	if (status != NULL)
+		*status = st;
+	return rc;
+}
+
 /* A POST of text that is not JSON (a build's log); no reply kept. */
 static int
 call_raw_type(struct client *c, const char *method, const char *path,
@@ -167,17 +242,20 @@ call_raw_type(struct client *c, const char *method, const char *path,
 	return rc;
 }
 
-int
-client_get_raw(struct buf *out, struct client *c, const char *path, size_t max,
-    long total_ms)
+/* One try of client_get_raw, on the current server; *status as
+ * call_once's. */
+static int
+get_once(struct buf *out, long *status, struct client *c, const char *path,
+    size_t max, long total_ms)
 {
 	struct http_reply r = HTTP_REPLY_INIT;
 	struct buf why = BUF_INIT(CAP_ERRMSG);
-	char *url = xasprintf("%s%s", c->server, path);
+	char *url = xasprintf("%s%s", client_server(c), path);
 	int rc;
 
 	err_clear(&c->err);
 	*out = BUF_INIT(0);
+	*status = 0;
 	http_set_timeouts(c->http, 0, total_ms);
 	http_set_reply_max(c->http, max);
 	rc = http_request(&r, c->http, "GET", url, NULL, 0);
@@ -186,6 +264,7 @@ client_get_raw(struct buf *out, struct client *c, const char *path, size_t max,
 	if (rc < 0)
 		return err_setc(
 		    &c->err, rc, "GET %s: %s", path, http_errmsg(c->http));
+	*status = r.status;
 	if ((rc = status_code(r.status)) != 0) {
 		server_error(&why, &r);
 		err_set(
@@ -197,6 +276,22 @@ client_get_raw(struct buf *out, struct client *c, const char *path, size_t max,
 	buf_release(&why);
 	http_reply_release(&r);
 	return rc;
+}
+
+int
+client_get_raw(struct buf *out, struct client *c, const char *path, size_t max,
+    long total_ms)
+{
+	long st;
+	size_t k;
+	int rc;
+
+	for (k = 0;; k++) {
+		rc = get_once(out, &st, c, path, max, total_ms);
+		if (k + 1 >= c->n || !fails_over(c, rc, st))
+			return rc;
+		next_server(c);
+	}
 }
 
 int
@@ -376,18 +471,24 @@ client_build_put(struct client *c, int64_t build_id, const char *name, int fd,
 	char path[160], hdr[96];
 	const char *hdrs[] = { hdr };
 	char *url;
+	long st;
 	int rc;
 
 	snprintf(path, sizeof(path), "/api/v1/builds/%" PRId64 "/files/%s",
 	    build_id, name);
 	snprintf(hdr, sizeof(hdr), "X-Perfwatch-Sha256: %s", sha256);
-	url = xasprintf("%s%s", c->server, path);
+	url = xasprintf("%s%s", client_server(c), path);
 	err_clear(&c->err);
 	http_set_timeouts(c->http, 0, total_ms);
 	rc = http_put_fd(
 	    &r, c->http, url, fd, size, "application/octet-stream", hdrs, 1);
 	free(url);
-	return streamed_outcome(c, rc, &r, "PUT", path);
+	st = rc < 0 ? 0 : r.status;
+	rc = streamed_outcome(c, rc, &r, "PUT", path);
+	/* fd has moved: the caller's next try goes to the next server. */
+	if (fails_over(c, rc, st))
+		next_server(c);
+	return rc;
 }
 
 int
@@ -452,7 +553,7 @@ client_artifact_get(long *status, int64_t *got, int *restarted,
 	*restarted = 0;
 	snprintf(path, sizeof(path), "/api/v1/artifacts/%s", sha256);
 	snprintf(range, sizeof(range), "Range: bytes=%" PRId64 "-", from);
-	url = xasprintf("%s%s", c->server, path);
+	url = xasprintf("%s%s", client_server(c), path);
 	err_clear(&c->err);
 	http_set_timeouts(c->http, 0, total_ms);
 	rc = http_get_stream(
@@ -461,7 +562,11 @@ client_artifact_get(long *status, int64_t *got, int *restarted,
 	*got = sk.got;
 	*restarted = sk.restarted;
 	*status = rc < 0 ? 0 : r.status;
-	return streamed_outcome(c, rc, &r, "GET", path);
+	rc = streamed_outcome(c, rc, &r, "GET", path);
+	/* What arrived is written: the caller resumes on the next server. */
+	if (fails_over(c, rc, *status))
+		next_server(c);
+	return rc;
 }
 
 int

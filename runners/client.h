@@ -24,6 +24,19 @@ struct client;
 
 /* server is the base URL ("http://127.0.0.1:8080"); token may be NULL. */
 struct client *client_new(const char *server, const char *token);
+/*
+ * n >= 1 servers of one database (runner.yaml server and servers), the
+ * first talked to first.  A call that finds its server unreachable
+ * (refused, cut off, timed out) or answering 5xx goes on to the next
+ * server at once, each at most once a call (a streamed transfer, a
+ * build's file or an artifact, leaves its next try to the caller), and
+ * the client stays with the server that answered; each switch is logged.
+ * ERR_AGAIN after a round of them all: the caller's backoff applies.
+ */
+struct client *client_new_list(
+    const char *const *servers, size_t n, const char *token);
+/* The base URL of the server the client talks to now. */
+const char *client_server(const struct client *);
 void client_free(struct client *); /* NULL ok */
 const char *client_errmsg(const struct client *);
 /* A flag that aborts transfers and retry sleeps (the runner's SIGTERM). */

@@ -15,6 +15,7 @@
 #include "common/http.h"
 #include "common/log.h"
 #include "common/version.h"
+#include "common/xalloc.h"
 #include "config/config.h"
 #include "git/git.h"
 #include "runners/agent.h"
@@ -36,42 +37,51 @@ on_signal(int sig)
 #define ONCE_TOTAL_MS 10000
 
 /*
- * --once: whether the server answers at all (GET /healthz, any HTTP
- * status; an https server verified against ca_file, NULL: the system's
- * CAs), within ONCE_TRIES tries; else 1 after saying so.  The agent
- * itself waits out a server that is away for as long as it takes, which
- * a one-shot run (a cron job, a CI step) must not.
+ * --once: whether one of the servers answers at all (GET /healthz, any
+ * HTTP status; an https server verified against ca_file, NULL: the
+ * system's CAs), each tried in turn within ONCE_TRIES rounds with a
+ * backoff between them; else 1 after saying so.  The agent itself
+ * waits out servers that are away for as long as it takes, which a
+ * one-shot run (a cron job, a CI step) must not.
  */
 static int
-server_reachable(const char *server, const char *ca_file)
+server_reachable(const struct strlist *servers, const char *ca_file)
 {
 	struct http_retry retry = { ONCE_TRIES, 500, 4000, &stop_flag };
-	struct http_reply rep = { 0 };
+	struct http_reply rep = HTTP_REPLY_INIT;
 	struct http *h = http_new();
-	size_t n = strlen(server);
-	char *url = malloc(n + sizeof("/healthz"));
-	int rc;
+	char *url;
+	size_t i, n;
+	int rc = ERR_AGAIN, t;
 
-	if (url == NULL) {
-		http_free(h);
-		return 1;
-	}
-	memcpy(url, server, n);
-	while (n > 0 && url[n - 1] == '/')
-		n--;
-	memcpy(url + n, "/healthz", sizeof("/healthz"));
 	http_set_timeouts(h, ONCE_CONNECT_MS, ONCE_TOTAL_MS);
 	if (ca_file != NULL)
 		http_set_cainfo(h, ca_file);
-	rc = http_request_retry(&rep, h, &retry, "GET", url, NULL, 0);
-	if (rc != 0)
-		fprintf(stderr,
-		    "perfwatch-runner: server %s unreachable after %d "
-		    "tries: %s\n",
-		    server, ONCE_TRIES, http_errmsg(h));
-	http_reply_release(&rep);
+	for (t = 0; t < ONCE_TRIES && rc != 0; t++) {
+		if (t > 0)
+			http_sleep_ms(http_backoff_ms(&retry, t), &stop_flag);
+		if (atomic_load(&stop_flag))
+			break;
+		for (i = 0; i < servers->n && rc != 0; i++) {
+			n = strlen(servers->v[i]);
+			while (n > 0 && servers->v[i][n - 1] == '/')
+				n--;
+			url = xasprintf("%.*s/healthz", (int)n, servers->v[i]);
+			rc = http_request(&rep, h, "GET", url, NULL, 0);
+			http_reply_release(&rep);
+			free(url);
+		}
+	}
+	if (rc != 0) {
+		fprintf(stderr, "perfwatch-runner: server%s",
+		    servers->n > 1 ? "s" : "");
+		for (i = 0; i < servers->n; i++)
+			fprintf(
+			    stderr, "%s %s", i > 0 ? "," : "", servers->v[i]);
+		fprintf(stderr, " unreachable after %d tries: %s\n", ONCE_TRIES,
+		    http_errmsg(h));
+	}
 	http_free(h);
-	free(url);
 	return rc != 0;
 }
 
@@ -155,7 +165,7 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	if (once && server_reachable(cfg->server, cfg->ca_file) != 0) {
+	if (once && server_reachable(&cfg->servers, cfg->ca_file) != 0) {
 		free(token);
 		runner_config_free(cfg);
 		http_global_cleanup();

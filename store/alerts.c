@@ -115,7 +115,7 @@ same_group(const struct store_alert_group *g, int64_t cid, int64_t hid,
 
 /* Takes the pairs in ids out of the due queue. */
 static int
-due_drop(struct store *s, const int64_t *ids, size_t n)
+due_drop_once(struct store *s, const int64_t *ids, size_t n)
 {
 	struct db_stmt *st;
 	size_t i;
@@ -134,6 +134,15 @@ due_drop(struct store *s, const int64_t *ids, size_t n)
 	}
 	store_i_release(s, st);
 	return store_i_tx_end(s, r == 0) == 0 && r == 0 ? 0 : -1;
+}
+
+static int
+due_drop(struct store *s, const int64_t *ids, size_t n)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, due_drop_once(s, ids, n));
+	return rc;
 }
 
 int
@@ -396,8 +405,8 @@ decide(struct store *s, const struct store_alert_decision *d, int64_t now)
 	return 0;
 }
 
-int
-store_alert_decide(
+static int
+alert_decide_once(
     struct store *s, const struct store_alert_decision *d, int64_t now)
 {
 	if (store_begin(s) != 0)
@@ -407,6 +416,16 @@ store_alert_decide(
 		return -1;
 	}
 	return store_commit(s);
+}
+
+int
+store_alert_decide(
+    struct store *s, const struct store_alert_decision *d, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, alert_decide_once(s, d, now));
+	return rc;
 }
 
 /* ---- deliveries ---- */
@@ -544,8 +563,8 @@ attempt(struct store *s, int64_t id, const char *state, const char *err,
 	return 0;
 }
 
-int
-store_alert_attempt(struct store *s, int64_t id, const char *state,
+static int
+alert_attempt_once(struct store *s, int64_t id, const char *state,
     const char *err, int64_t next_try, const char *const *rcpt, size_t nrcpt,
     int64_t now)
 {
@@ -559,7 +578,19 @@ store_alert_attempt(struct store *s, int64_t id, const char *state,
 }
 
 int
-store_alert_postpone(
+store_alert_attempt(struct store *s, int64_t id, const char *state,
+    const char *err, int64_t next_try, const char *const *rcpt, size_t nrcpt,
+    int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    alert_attempt_once(s, id, state, err, next_try, rcpt, nrcpt, now));
+	return rc;
+}
+
+static int
+alert_postpone_once(
     struct store *s, int64_t id, const char *why, int64_t next_try)
 {
 	struct db_stmt *st = store_i_stmt(s,
@@ -584,6 +615,16 @@ store_alert_postpone(
 		return -1;
 	}
 	return store_commit(s);
+}
+
+int
+store_alert_postpone(
+    struct store *s, int64_t id, const char *why, int64_t next_try)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, alert_postpone_once(s, id, why, next_try));
+	return rc;
 }
 
 int

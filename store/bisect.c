@@ -193,8 +193,8 @@ store_bisect_src_cp(
 	    "arrive: list them again)");
 }
 
-int
-store_bisect_create(struct store *s, int64_t *out_id,
+static int
+bisect_create_once(struct store *s, int64_t *out_id,
     const struct store_bisect_new *n, int64_t now)
 {
 	const struct store_bisect_src *x = n->src;
@@ -285,6 +285,16 @@ store_bisect_create(struct store *s, int64_t *out_id,
 		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok) == 0 && ok ? 0 : -1;
+}
+
+int
+store_bisect_create(struct store *s, int64_t *out_id,
+    const struct store_bisect_new *n, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, bisect_create_once(s, out_id, n, now));
+	return rc;
 }
 
 /* Frees what b holds, not b. */
@@ -665,8 +675,8 @@ store_bisect_step_set(struct store *s, int64_t step_id, const char *cls,
 	return store_i_write1(s, st, "update bisect step");
 }
 
-int
-store_bisect_pair(struct store *s, int64_t *out_pair, int64_t bisect_id,
+static int
+bisect_pair_once(struct store *s, int64_t *out_pair, int64_t bisect_id,
     const char *name, const char *point, int64_t host_id, int64_t tree_id,
     const struct store_job_new *base, const struct store_job_new *cand,
     int64_t now)
@@ -706,6 +716,20 @@ store_bisect_pair(struct store *s, int64_t *out_pair, int64_t bisect_id,
 		return -1;
 	*out_pair = pair;
 	return 0;
+}
+
+int
+store_bisect_pair(struct store *s, int64_t *out_pair, int64_t bisect_id,
+    const char *name, const char *point, int64_t host_id, int64_t tree_id,
+    const struct store_job_new *base, const struct store_job_new *cand,
+    int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    bisect_pair_once(s, out_pair, bisect_id, name, point, host_id,
+	        tree_id, base, cand, now));
+	return rc;
 }
 
 void

@@ -316,8 +316,8 @@ build_exec(struct store *s, const char *sql, int64_t a, int64_t b, int nb,
 	return r;
 }
 
-int
-store_build_claim(struct store *s, struct store_build_claimed *out,
+static int
+build_claim_once(struct store *s, struct store_build_claimed *out,
     int64_t host_id, int64_t now, int64_t lease_s)
 {
 	static const char *const pick[] = {
@@ -408,6 +408,17 @@ store_build_claim(struct store *s, struct store_build_claimed *out,
 	return id != 0 ? 0 : ERR_NOTFOUND;
 }
 
+int
+store_build_claim(struct store *s, struct store_build_claimed *out,
+    int64_t host_id, int64_t now, int64_t lease_s)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(
+	    s, rc, build_claim_once(s, out, host_id, now, lease_s));
+	return rc;
+}
+
 /* Whether host holds build's lease, inside a transaction. */
 static int
 build_lease(struct store *s, int64_t host_id, int64_t build_id)
@@ -433,8 +444,8 @@ build_lease(struct store *s, int64_t host_id, int64_t build_id)
 	return r;
 }
 
-int
-store_build_held(struct store *s, int64_t host_id, int64_t build_id)
+static int
+build_held_once(struct store *s, int64_t host_id, int64_t build_id)
 {
 	int r;
 
@@ -447,7 +458,16 @@ store_build_held(struct store *s, int64_t host_id, int64_t build_id)
 }
 
 int
-store_build_heartbeat(struct store *s, int64_t *out_expires, int64_t host_id,
+store_build_held(struct store *s, int64_t host_id, int64_t build_id)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, build_held_once(s, host_id, build_id));
+	return rc;
+}
+
+static int
+build_heartbeat_once(struct store *s, int64_t *out_expires, int64_t host_id,
     int64_t build_id, int64_t now, int64_t lease_s)
 {
 	struct db_stmt *st;
@@ -479,7 +499,19 @@ store_build_heartbeat(struct store *s, int64_t *out_expires, int64_t host_id,
 }
 
 int
-store_build_log(struct store *s, size_t *out_stored, int64_t host_id,
+store_build_heartbeat(struct store *s, int64_t *out_expires, int64_t host_id,
+    int64_t build_id, int64_t now, int64_t lease_s)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    build_heartbeat_once(
+	        s, out_expires, host_id, build_id, now, lease_s));
+	return rc;
+}
+
+static int
+build_log_once(struct store *s, size_t *out_stored, int64_t host_id,
     int64_t build_id, const char *text, size_t len, int64_t now)
 {
 	static const char marker[] = "\n[log truncated]\n";
@@ -536,7 +568,18 @@ store_build_log(struct store *s, size_t *out_stored, int64_t host_id,
 }
 
 int
-store_build_file(struct store *s, int64_t host_id, int64_t build_id,
+store_build_log(struct store *s, size_t *out_stored, int64_t host_id,
+    int64_t build_id, const char *text, size_t len, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    build_log_once(s, out_stored, host_id, build_id, text, len, now));
+	return rc;
+}
+
+static int
+build_file_once(struct store *s, int64_t host_id, int64_t build_id,
     const char *name, const char *sha256, int64_t size, int64_t now)
 {
 	struct db_stmt *st;
@@ -592,6 +635,17 @@ store_build_file(struct store *s, int64_t host_id, int64_t build_id,
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
 	return r;
+}
+
+int
+store_build_file(struct store *s, int64_t host_id, int64_t build_id,
+    const char *name, const char *sha256, int64_t size, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    build_file_once(s, host_id, build_id, name, sha256, size, now));
+	return rc;
 }
 
 /* Fails the queued jobs waiting on build ("<what>: build B: <the first
@@ -655,8 +709,8 @@ build_missing(struct store *s, struct buf *b, int64_t build_id)
 	return 0;
 }
 
-int
-store_build_finish(struct store *s, int *out_failed, int64_t host_id,
+static int
+build_finish_once(struct store *s, int *out_failed, int64_t host_id,
     int64_t build_id, const struct store_build_result *res, int64_t now)
 {
 	struct buf miss = BUF_INIT(4096);
@@ -717,7 +771,18 @@ store_build_finish(struct store *s, int *out_failed, int64_t host_id,
 }
 
 int
-store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
+store_build_finish(struct store *s, int *out_failed, int64_t host_id,
+    int64_t build_id, const struct store_build_result *res, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    build_finish_once(s, out_failed, host_id, build_id, res, now));
+	return rc;
+}
+
+static int
+builds_requeue_expired_once(struct store *s, int64_t now, int *out_n)
 {
 	struct db_stmt *sel;
 	int64_t ids[64], att[64], max[64];
@@ -789,7 +854,16 @@ store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
 }
 
 int
-store_build_cancel(struct store *s, int *out_failed, int64_t build_id,
+store_builds_requeue_expired(struct store *s, int64_t now, int *out_n)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, builds_requeue_expired_once(s, now, out_n));
+	return rc;
+}
+
+static int
+build_cancel_once(struct store *s, int *out_failed, int64_t build_id,
     const char *why, int64_t now)
 {
 	struct db_stmt *st;
@@ -841,4 +915,15 @@ store_build_cancel(struct store *s, int *out_failed, int64_t build_id,
 	if (out_failed)
 		*out_failed = nfail;
 	return r;
+}
+
+int
+store_build_cancel(struct store *s, int *out_failed, int64_t build_id,
+    const char *why, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(
+	    s, rc, build_cancel_once(s, out_failed, build_id, why, now));
+	return rc;
 }

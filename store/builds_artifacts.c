@@ -51,8 +51,8 @@ store_artifacts_bytes(struct store *s, int64_t *out)
 	"  FROM jobs j WHERE j.build_id = b.id"                      \
 	"  AND j.state IN ('queued', 'running'))))"
 
-int
-store_artifacts_make_room(struct store *s, char ***victims, size_t *n,
+static int
+artifacts_make_room_once(struct store *s, char ***victims, size_t *n,
     int64_t need, int64_t pending, int64_t max_size)
 {
 	struct db_stmt *st;
@@ -144,7 +144,18 @@ store_artifacts_make_room(struct store *s, char ***victims, size_t *n,
 }
 
 int
-store_artifact_use(
+store_artifacts_make_room(struct store *s, char ***victims, size_t *n,
+    int64_t need, int64_t pending, int64_t max_size)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    artifacts_make_room_once(s, victims, n, need, pending, max_size));
+	return rc;
+}
+
+static int
+artifact_use_once(
     struct store *s, int64_t *out_size, const char *sha256, int64_t now)
 {
 	struct db_stmt *st;
@@ -171,4 +182,14 @@ store_artifact_use(
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
 	return r;
+}
+
+int
+store_artifact_use(
+    struct store *s, int64_t *out_size, const char *sha256, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, artifact_use_once(s, out_size, sha256, now));
+	return rc;
 }

@@ -134,8 +134,8 @@ store_canary_findings(struct store *s, struct store_canary_finding **out,
 	return 0;
 }
 
-int
-store_canary_judge(
+static int
+canary_judge_once(
     struct store *s, int64_t pair_id, const char *why, int64_t now)
 {
 	struct db_stmt *st;
@@ -166,7 +166,17 @@ store_canary_judge(
 }
 
 int
-store_host_clear(struct store *s, const char *host)
+store_canary_judge(
+    struct store *s, int64_t pair_id, const char *why, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, canary_judge_once(s, pair_id, why, now));
+	return rc;
+}
+
+static int
+host_clear_once(struct store *s, const char *host)
 {
 	struct db_stmt *st;
 	int ok, n = 0;
@@ -188,6 +198,15 @@ store_host_clear(struct store *s, const char *host)
 		return err_setc(
 		    &s->err, ERR_NOTFOUND, "no host named '%s'", host);
 	return 0;
+}
+
+int
+store_host_clear(struct store *s, const char *host)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, host_clear_once(s, host));
+	return rc;
 }
 
 void

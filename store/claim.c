@@ -531,13 +531,11 @@ static int
 claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
     int64_t now, int64_t lease_s, int pairs, int nobuild)
 {
-	int rc, try;
+	int rc;
 
-	for (try = 0;; try++) {
-		rc = claim_once(s, out, host_id, now, lease_s, pairs, nobuild);
-		if (rc != -1 || !store_i_tx_again(s, try))
-			return rc;
-	}
+	STORE_I_TX_RETRY(
+	    s, rc, claim_once(s, out, host_id, now, lease_s, pairs, nobuild));
+	return rc;
 }
 
 int
@@ -561,8 +559,8 @@ store_claim_as(struct store *s, struct store_claimed *out, int64_t host_id,
 	return claim_tx(s, out, host_id, now, lease_s, pairs, !builds);
 }
 
-int
-store_requeue_expired(struct store *s, int64_t now, int *out_n)
+static int
+requeue_expired_once(struct store *s, int64_t now, int *out_n)
 {
 	struct db_stmt *sel, *st;
 	int ok, n = 0, rc;
@@ -664,6 +662,15 @@ store_requeue_expired(struct store *s, int64_t now, int *out_n)
 	return 0;
 }
 
+int
+store_requeue_expired(struct store *s, int64_t now, int *out_n)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, requeue_expired_once(s, now, out_n));
+	return rc;
+}
+
 /*
  * Loads what a runner call needs about a job, inside a transaction:
  * 0, ERR_NOTFOUND, or ERR_CONFLICT when host does not hold its lease
@@ -702,8 +709,8 @@ store_i_job_lease(struct store *s, int64_t *out_max_runs, int64_t *out_attempt,
 	return r;
 }
 
-int
-store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
+static int
+heartbeat_once(struct store *s, int64_t *out_expires, int64_t *out_runs,
     int64_t host_id, int64_t job_id, const char *progress, int64_t now,
     int64_t lease_s)
 {
@@ -752,4 +759,17 @@ store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
 	return r;
+}
+
+int
+store_heartbeat(struct store *s, int64_t *out_expires, int64_t *out_runs,
+    int64_t host_id, int64_t job_id, const char *progress, int64_t now,
+    int64_t lease_s)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    heartbeat_once(s, out_expires, out_runs, host_id, job_id, progress,
+	        now, lease_s));
+	return rc;
 }

@@ -665,8 +665,8 @@ store_web_commit_time(struct store *s, int64_t *out, const char *sha)
 	return r;
 }
 
-int
-store_web_triage(struct store *s, int64_t id, const char *state,
+static int
+web_triage_once(struct store *s, int64_t id, const char *state,
     const char *note, int64_t now)
 {
 	static const char *const ok[] = { "new", "acknowledged", "invalid",
@@ -703,6 +703,16 @@ store_web_triage(struct store *s, int64_t id, const char *state,
 	if (store_i_tx_end(s, r == 0) == -1 && r == 0)
 		r = -1;
 	return r;
+}
+
+int
+store_web_triage(struct store *s, int64_t id, const char *state,
+    const char *note, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, web_triage_once(s, id, state, note, now));
+	return rc;
 }
 
 int

@@ -10,8 +10,8 @@
 #include "store/history.h"
 #include "store/store_int.h"
 
-int
-store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
+static int
+history_append_once(struct store *s, int64_t *out_series, int64_t *out_seq,
     const struct store_series_key *k, int64_t pair_id, int64_t job_id,
     int64_t comparison_id, double value, int64_t now)
 {
@@ -65,6 +65,19 @@ store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
 	if (out_seq)
 		*out_seq = seq;
 	return 0;
+}
+
+int
+store_history_append(struct store *s, int64_t *out_series, int64_t *out_seq,
+    const struct store_series_key *k, int64_t pair_id, int64_t job_id,
+    int64_t comparison_id, double value, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    history_append_once(s, out_series, out_seq, k, pair_id, job_id,
+	        comparison_id, value, now));
+	return rc;
 }
 
 int
@@ -135,8 +148,8 @@ cp_kept(const struct store_change_point *cps, size_t n, int64_t seq,
  * id again, SQLite only the greatest) with its figures and time new;
  * those no longer found go.
  */
-int
-store_changepoints_replace_range(struct store *s, int64_t series,
+static int
+changepoints_replace_range_once(struct store *s, int64_t series,
     int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
     size_t n, int64_t now)
 {
@@ -207,6 +220,19 @@ store_changepoints_replace_range(struct store *s, int64_t series,
 		}
 	}
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_changepoints_replace_range(struct store *s, int64_t series,
+    int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
+    size_t n, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    changepoints_replace_range_once(
+	        s, series, from_seq, to_seq, cps, n, now));
+	return rc;
 }
 
 int

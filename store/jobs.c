@@ -19,8 +19,8 @@
 
 /* ---- hosts ---- */
 
-int
-store_host_register(struct store *s, int64_t *out_id, const char *name,
+static int
+host_register_once(struct store *s, int64_t *out_id, const char *name,
     const char *labels_json, const char *inventory_json, int64_t now)
 {
 	struct db_stmt *st;
@@ -51,6 +51,18 @@ store_host_register(struct store *s, int64_t *out_id, const char *name,
 }
 
 int
+store_host_register(struct store *s, int64_t *out_id, const char *name,
+    const char *labels_json, const char *inventory_json, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    host_register_once(
+	        s, out_id, name, labels_json, inventory_json, now));
+	return rc;
+}
+
+int
 store_host_id(struct store *s, int64_t *out_id, const char *name)
 {
 	struct db_stmt *st = store_i_cached(
@@ -70,8 +82,8 @@ store_host_id(struct store *s, int64_t *out_id, const char *name)
 	return r;
 }
 
-int
-store_host_seen(struct store *s, int64_t host_id, int64_t now)
+static int
+host_seen_once(struct store *s, int64_t host_id, int64_t now)
 {
 	struct db_stmt *st;
 	int64_t q;
@@ -91,6 +103,15 @@ store_host_seen(struct store *s, int64_t host_id, int64_t now)
 	}
 	store_i_quiet_end(s, q);
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_host_seen(struct store *s, int64_t host_id, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, host_seen_once(s, host_id, now));
+	return rc;
 }
 
 /* ---- pairs ---- */
@@ -154,8 +175,8 @@ store_i_pair_sides(struct store *s, int64_t pair, int64_t base, int64_t cand)
 	return r;
 }
 
-int
-store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
+static int
+pair_create_once(struct store *s, int64_t *out_pair, int64_t *out_base,
     int64_t *out_cand, const char *name, const char *point,
     const struct store_job_new *base, const struct store_job_new *cand,
     int64_t now)
@@ -197,7 +218,21 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 }
 
 int
-store_run_add(
+store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
+    int64_t *out_cand, const char *name, const char *point,
+    const struct store_job_new *base, const struct store_job_new *cand,
+    int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    pair_create_once(
+	        s, out_pair, out_base, out_cand, name, point, base, cand, now));
+	return rc;
+}
+
+static int
+run_add_once(
     struct store *s, int64_t host_id, const struct store_run *run, int64_t now)
 {
 	struct db_stmt *st;
@@ -323,7 +358,17 @@ store_run_add(
 }
 
 int
-store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
+store_run_add(
+    struct store *s, int64_t host_id, const struct store_run *run, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, run_add_once(s, host_id, run, now));
+	return rc;
+}
+
+static int
+log_append_once(struct store *s, size_t *out_stored, int64_t host_id,
     int64_t job_id, const char *text, size_t len, int64_t now)
 {
 	static const char marker[] = "\n[log truncated]\n";
@@ -387,6 +432,17 @@ store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
 	return r;
 }
 
+int
+store_log_append(struct store *s, size_t *out_stored, int64_t host_id,
+    int64_t job_id, const char *text, size_t len, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    log_append_once(s, out_stored, host_id, job_id, text, len, now));
+	return rc;
+}
+
 /* Runs one UPDATE on job id with now bound as ?2; sql: a literal (the
  * statement cache keys on it). */
 static int
@@ -407,8 +463,8 @@ job_update(
 	return r;
 }
 
-int
-store_finish(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
+static int
+finish_once(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
     const char *error, int64_t now)
 {
 	int r, ok;
@@ -458,6 +514,17 @@ store_finish(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
 	return r;
 }
 
+int
+store_finish(struct store *s, int64_t host_id, int64_t job_id, int ok_job,
+    const char *error, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(
+	    s, rc, finish_once(s, host_id, job_id, ok_job, error, now));
+	return rc;
+}
+
 /* The state of job id into buf, or ERR_NOTFOUND. */
 static int
 job_state(struct store *s, char *buf, size_t len, int64_t id)
@@ -480,8 +547,8 @@ job_state(struct store *s, char *buf, size_t len, int64_t id)
 	return r;
 }
 
-int
-store_cancel(struct store *s, int64_t job_id, int64_t now)
+static int
+cancel_once(struct store *s, int64_t job_id, int64_t now)
 {
 	char state[16];
 	int r, ok;
@@ -508,7 +575,16 @@ store_cancel(struct store *s, int64_t job_id, int64_t now)
 }
 
 int
-store_retry(struct store *s, int64_t job_id, int64_t now)
+store_cancel(struct store *s, int64_t job_id, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, cancel_once(s, job_id, now));
+	return rc;
+}
+
+static int
+job_retry_once(struct store *s, int64_t job_id, int64_t now)
 {
 	char state[16];
 	int r, ok;
@@ -539,6 +615,15 @@ store_retry(struct store *s, int64_t job_id, int64_t now)
 	if (store_i_tx_end(s, ok) == -1)
 		return -1;
 	return r;
+}
+
+int
+store_retry(struct store *s, int64_t job_id, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, job_retry_once(s, job_id, now));
+	return rc;
 }
 
 /* ---- reads ---- */

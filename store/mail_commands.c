@@ -46,8 +46,8 @@ put_pairs(struct store *s, int64_t id, const int64_t *pairs, size_t n)
 	return 0;
 }
 
-int
-store_mail_command_put(
+static int
+mail_command_put_once(
     struct store *s, const struct store_mail_command_new *c, int64_t now)
 {
 	struct db_stmt *st;
@@ -96,6 +96,16 @@ store_mail_command_put(
 	if (put_pairs(s, id, c->pairs, c->npairs) != 0)
 		return store_i_tx_end(s, 0);
 	return store_i_tx_end(s, 1);
+}
+
+int
+store_mail_command_put(
+    struct store *s, const struct store_mail_command_new *c, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, mail_command_put_once(s, c, now));
+	return rc;
 }
 
 int

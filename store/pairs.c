@@ -280,8 +280,8 @@ store_vhists_release(struct store_vhists *l)
 	memset(l, 0, sizeof(*l));
 }
 
-int
-store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
+static int
+verdict_put_once(struct store *s, int64_t *out_id, int64_t pair_id,
     const struct store_comparison *c, int64_t now)
 {
 	struct db_stmt *st;
@@ -382,6 +382,16 @@ store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
 }
 
 int
+store_verdict_put(struct store *s, int64_t *out_id, int64_t pair_id,
+    const struct store_comparison *c, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, verdict_put_once(s, out_id, pair_id, c, now));
+	return rc;
+}
+
+int
 store_verdict_check(struct store *s, int64_t pair_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
@@ -407,8 +417,8 @@ store_verdict_check(struct store *s, int64_t pair_id)
 	return r;
 }
 
-int
-store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
+static int
+verdict_done_once(struct store *s, int64_t pair_id, int64_t now)
 {
 	struct db_stmt *st;
 	int ok;
@@ -438,7 +448,16 @@ store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
 }
 
 int
-store_verdict_requeue(struct store *s, int64_t pair_id, int64_t runs,
+store_verdict_done(struct store *s, int64_t pair_id, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, verdict_done_once(s, pair_id, now));
+	return rc;
+}
+
+static int
+verdict_requeue_once(struct store *s, int64_t pair_id, int64_t runs,
     int64_t max_past, int64_t now)
 {
 	struct db_stmt *st;
@@ -511,6 +530,17 @@ store_verdict_requeue(struct store *s, int64_t pair_id, int64_t runs,
 	return ok ? r : -1;
 }
 
+int
+store_verdict_requeue(struct store *s, int64_t pair_id, int64_t runs,
+    int64_t max_past, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(
+	    s, rc, verdict_requeue_once(s, pair_id, runs, max_past, now));
+	return rc;
+}
+
 /* A base job that p may share: 0 and *out (0 when there is none). */
 static int
 reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
@@ -543,8 +573,8 @@ reusable_base(struct store *s, int64_t *out, const struct store_trigger_pair *p,
 	return 0;
 }
 
-int
-store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
+static int
+trigger_pair_once(struct store *s, int64_t *out_pair, int64_t *out_base,
     int64_t *out_cand, int *out_reused, const struct store_trigger_pair *p,
     int64_t now)
 {
@@ -602,6 +632,19 @@ store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
 	return 0;
 }
 
+int
+store_trigger_pair(struct store *s, int64_t *out_pair, int64_t *out_base,
+    int64_t *out_cand, int *out_reused, const struct store_trigger_pair *p,
+    int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    trigger_pair_once(
+	        s, out_pair, out_base, out_cand, out_reused, p, now));
+	return rc;
+}
+
 static void
 pending_scan(void *row, struct db_stmt *st, void *arg)
 {
@@ -656,8 +699,8 @@ store_pendings_release(struct store_pendings *l)
 	memset(l, 0, sizeof(*l));
 }
 
-int
-store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
+static int
+pair_supersede_once(struct store *s, int *out_n, int64_t pair_id,
     const char *reason, int64_t now)
 {
 	static const char *const sql[2] = {
@@ -700,6 +743,17 @@ store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
 }
 
 int
+store_pair_supersede(struct store *s, int *out_n, int64_t pair_id,
+    const char *reason, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(
+	    s, rc, pair_supersede_once(s, out_n, pair_id, reason, now));
+	return rc;
+}
+
+int
 store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 {
 	struct db_stmt *st;
@@ -719,8 +773,8 @@ store_pair_deprioritise(struct store *s, int *out_n, int64_t pair_id)
 	return r;
 }
 
-int
-store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
+static int
+hygiene_set_once(struct store *s, int64_t pair_id, const char *why)
 {
 	struct db_stmt *st;
 	int ok;
@@ -735,6 +789,15 @@ store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
 		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_hygiene_set(struct store *s, int64_t pair_id, const char *why)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, hygiene_set_once(s, pair_id, why));
+	return rc;
 }
 
 int

@@ -20,8 +20,8 @@
 
 /* ---- series (daemon/series.c) ---- */
 
-int
-store_series_create(struct store *s, int64_t *out_id, int *out_new,
+static int
+series_create_once(struct store *s, int64_t *out_id, int *out_new,
     const struct store_series_new *n, int64_t now)
 {
 	struct db_stmt *st;
@@ -77,7 +77,17 @@ store_series_create(struct store *s, int64_t *out_id, int *out_new,
 }
 
 int
-store_series_patch_put(
+store_series_create(struct store *s, int64_t *out_id, int *out_new,
+    const struct store_series_new *n, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, series_create_once(s, out_id, out_new, n, now));
+	return rc;
+}
+
+static int
+series_patch_put_once(
     struct store *s, int64_t series_id, const struct store_series_patch *p)
 {
 	struct db_stmt *st;
@@ -110,7 +120,17 @@ store_series_patch_put(
 }
 
 int
-store_series_state(struct store *s, int64_t id, const char *state,
+store_series_patch_put(
+    struct store *s, int64_t series_id, const struct store_series_patch *p)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, series_patch_put_once(s, series_id, p));
+	return rc;
+}
+
+static int
+series_state_once(struct store *s, int64_t id, const char *state,
     const char *error, const char *base_sha, int64_t commit_id, const char *ref,
     int64_t now)
 {
@@ -143,6 +163,19 @@ store_series_state(struct store *s, int64_t id, const char *state,
 		return ERR_NOTFOUND;
 	}
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_series_state(struct store *s, int64_t id, const char *state,
+    const char *error, const char *base_sha, int64_t commit_id, const char *ref,
+    int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    series_state_once(
+	        s, id, state, error, base_sha, commit_id, ref, now));
+	return rc;
 }
 
 #define SERIES_COLS                                                       \
@@ -405,8 +438,8 @@ store_inbox_get(
 	return 0;
 }
 
-int
-store_inbox_put(struct store *s, const char *name, const char *url,
+static int
+inbox_put_once(struct store *s, const char *name, const char *url,
     const char *last_commit, const char *error, int64_t messages, int64_t now)
 {
 	struct db_stmt *st;
@@ -434,6 +467,17 @@ store_inbox_put(struct store *s, const char *name, const char *url,
 		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_inbox_put(struct store *s, const char *name, const char *url,
+    const char *last_commit, const char *error, int64_t messages, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    inbox_put_once(s, name, url, last_commit, error, messages, now));
+	return rc;
 }
 
 static void
@@ -698,8 +742,8 @@ store_series_queued(struct store *s, int64_t *out)
 	return rc == DB_ROW ? 0 : store_i_dberr(s, "series queued");
 }
 
-int
-store_series_mark(struct store *s, const int64_t *ids, size_t n,
+static int
+series_mark_once(struct store *s, const int64_t *ids, size_t n,
     const char *state, int64_t now)
 {
 	struct db_stmt *st;
@@ -724,6 +768,16 @@ store_series_mark(struct store *s, const int64_t *ids, size_t n,
 		ok = 0;
 	store_i_release(s, st);
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_series_mark(struct store *s, const int64_t *ids, size_t n,
+    const char *state, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, series_mark_once(s, ids, n, state, now));
+	return rc;
 }
 
 void
@@ -872,8 +926,8 @@ store_series_commit(struct store *s, char *out_tree, char *out_ref, size_t n,
 	return 0;
 }
 
-int
-store_mail_pending_put(struct store *s, const char *inbox, const char *sha,
+static int
+mail_pending_put_once(struct store *s, const char *inbox, const char *sha,
     const char *data, size_t len, int64_t now)
 {
 	struct db_stmt *st;
@@ -893,6 +947,17 @@ store_mail_pending_put(struct store *s, const char *inbox, const char *sha,
 		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_mail_pending_put(struct store *s, const char *inbox, const char *sha,
+    const char *data, size_t len, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(
+	    s, rc, mail_pending_put_once(s, inbox, sha, data, len, now));
+	return rc;
 }
 
 int
@@ -916,8 +981,8 @@ store_mail_pending_each(struct store *s, const char *inbox,
 	return r;
 }
 
-int
-store_mail_pending_drop(struct store *s, const char *inbox, const char *sha)
+static int
+mail_pending_drop_once(struct store *s, const char *inbox, const char *sha)
 {
 	struct db_stmt *st;
 	int ok;
@@ -933,4 +998,13 @@ store_mail_pending_drop(struct store *s, const char *inbox, const char *sha)
 		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_mail_pending_drop(struct store *s, const char *inbox, const char *sha)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, mail_pending_drop_once(s, inbox, sha));
+	return rc;
 }

@@ -118,7 +118,7 @@ backend(struct store *s)
 static int
 dberr(struct store *s, const char *what)
 {
-	s->lost_race = db_errcode(s->db) == DB_BUSY;
+	s->lost_race |= db_errcode(s->db) == DB_BUSY;
 	return err_set(
 	    &s->err, "%s: %s: %s", backend(s), what, db_errmsg(s->db));
 }
@@ -127,7 +127,7 @@ static int
 exec(struct store *s, const char *sql)
 {
 	if (db_exec(s->db, sql) != 0) {
-		s->lost_race = db_errcode(s->db) == DB_BUSY;
+		s->lost_race |= db_errcode(s->db) == DB_BUSY;
 		return err_set(&s->err, "%s: %s", backend(s), db_errmsg(s->db));
 	}
 	return 0;
@@ -242,6 +242,7 @@ store_i_tx_begin_as(struct store *s, int urgent)
 	if (s->in_tx)
 		return 0;
 	store_read_end(s);
+	s->lost_race = 0;
 	wlock(urgent, s->writer);
 	if (db_begin_write(s->db) != 0) {
 		dberr(s, "begin");

@@ -104,8 +104,10 @@ struct store {
 	 * of them a heartbeat changed (store_i_quiet_end): tx_end moves
 	 * store_gen when there are others. */
 	int64_t tx_changes0, tx_quiet;
-	/* The last failed statement lost to another transaction
-	 * (DB_BUSY): store_i_tx_again. */
+	/* A statement of the write transaction lost to another
+	 * (DB_BUSY): store_i_tx_again.  Kept until the next transaction
+	 * begins: on PostgreSQL the statements after it fail for another
+	 * reason (the transaction is aborted). */
 	int lost_race;
 };
 
@@ -243,6 +245,22 @@ int store_i_tx_end(struct store *, int ok);
  */
 #define STORE_TX_TRIES 5
 int store_i_tx_again(struct store *, int try);
+/*
+ * Every write transaction of the store's own goes through this: rc =
+ * call, a function that runs one transaction from store_i_tx_begin to
+ * store_i_tx_end and returns -1 when it failed, evaluated again from its
+ * start while store_i_tx_again says the transaction lost to another (on
+ * PostgreSQL a serialization failure, a deadlock or a lock timeout: a
+ * 40001, 40P01 or 55P03 ends the whole transaction, so no statement of
+ * it can be tried alone).  A macro because the transactions' arguments
+ * differ; inside the caller's store_begin it runs call once.
+ */
+#define STORE_I_TX_RETRY(s, rc, call)                                          \
+	do {                                                                   \
+		int try_ = 0;                                                  \
+		while (((rc) = (call)) == -1 && store_i_tx_again((s), try_++)) \
+			;                                                      \
+	} while (0)
 
 /*
  * store/stmt.c: the statement cache.  store_i_stmt(s, sql) gives sql

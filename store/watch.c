@@ -28,8 +28,8 @@ run_once(struct store *s, struct db_stmt *st, const char *what)
 	return r;
 }
 
-int
-store_tree_sync(
+static int
+tree_sync_once(
     struct store *s, int64_t *out_id, const char *name, const char *url)
 {
 	struct db_stmt *st;
@@ -54,6 +54,16 @@ store_tree_sync(
 }
 
 int
+store_tree_sync(
+    struct store *s, int64_t *out_id, const char *name, const char *url)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, tree_sync_once(s, out_id, name, url));
+	return rc;
+}
+
+int
 store_tree_id(struct store *s, int64_t *out_id, const char *name)
 {
 	struct db_stmt *st =
@@ -74,8 +84,8 @@ store_tree_id(struct store *s, int64_t *out_id, const char *name)
 	return err_setc(&s->err, ERR_NOTFOUND, "no tree named '%s'", name);
 }
 
-int
-store_tree_polled(struct store *s, int64_t tree_id, int64_t now, int fetched,
+static int
+tree_polled_once(struct store *s, int64_t tree_id, int64_t now, int fetched,
     const char *error, int64_t failures, int64_t next_fetch)
 {
 	struct db_stmt *st;
@@ -97,6 +107,18 @@ store_tree_polled(struct store *s, int64_t tree_id, int64_t now, int fetched,
 		ok = run_once(s, st, "tree polled") == 0;
 	}
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_tree_polled(struct store *s, int64_t tree_id, int64_t now, int fetched,
+    const char *error, int64_t failures, int64_t next_fetch)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    tree_polled_once(
+	        s, tree_id, now, fetched, error, failures, next_fetch));
+	return rc;
 }
 
 int
@@ -123,8 +145,8 @@ store_branch_tip(struct store *s, char *out, size_t outlen, int64_t tree_id,
 	return ERR_NOTFOUND;
 }
 
-int
-store_branch_update(struct store *s, int64_t tree_id, const char *branch,
+static int
+branch_update_once(struct store *s, int64_t tree_id, const char *branch,
     const char *tip, const char *state, const char *error, const char *rewrite,
     int64_t now)
 {
@@ -161,7 +183,20 @@ store_branch_update(struct store *s, int64_t tree_id, const char *branch,
 }
 
 int
-store_commit_record(struct store *s, int64_t *out_id, int *out_new,
+store_branch_update(struct store *s, int64_t tree_id, const char *branch,
+    const char *tip, const char *state, const char *error, const char *rewrite,
+    int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    branch_update_once(
+	        s, tree_id, branch, tip, state, error, rewrite, now));
+	return rc;
+}
+
+static int
+commit_record_once(struct store *s, int64_t *out_id, int *out_new,
     int64_t tree_id, const struct store_commit *c, const char *branch,
     int64_t now)
 {
@@ -273,6 +308,18 @@ store_commit_record(struct store *s, int64_t *out_id, int *out_new,
 }
 
 int
+store_commit_record(struct store *s, int64_t *out_id, int *out_new,
+    int64_t tree_id, const struct store_commit *c, const char *branch,
+    int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    commit_record_once(s, out_id, out_new, tree_id, c, branch, now));
+	return rc;
+}
+
+int
 store_commit_find(struct store *s, int64_t *out_id, char *out_sha,
     size_t outlen, int64_t tree_id, const char *sha)
 {
@@ -324,8 +371,8 @@ store_commit_find(struct store *s, int64_t *out_id, char *out_sha,
 	return 0;
 }
 
-int
-store_commit_stub(
+static int
+commit_stub_once(
     struct store *s, int64_t *out_id, int64_t tree_id, const char *sha)
 {
 	struct db_stmt *st;
@@ -347,4 +394,14 @@ store_commit_stub(
 		store_i_release(s, st);
 	}
 	return store_i_tx_end(s, ok);
+}
+
+int
+store_commit_stub(
+    struct store *s, int64_t *out_id, int64_t tree_id, const char *sha)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, commit_stub_once(s, out_id, tree_id, sha));
+	return rc;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The pack route (GET /api/v1/packs/{sha}?have=) and a runner taking a
 # series' commits from it, on 127.0.0.1.  The runner reaches the daemon
-# through a small forwarding proxy (pack_proxy.py) that can damage the
+# through a small forwarding proxy (api_proxy.py) that can damage the
 # packs on the way, as a bad link or disk could.
 #
 # Checked:
@@ -23,7 +23,7 @@
 . "$(dirname "$0")/lib_runner.sh"
 . "$(dirname "$0")/lib_git.sh"
 
-PROXY=$(cd "$(dirname "$0")" && pwd)/pack_proxy.py
+PROXY=$(cd "$(dirname "$0")" && pwd)/api_proxy.py
 SRC=$PW_TMP/app
 src_init "$SRC"
 c0=$(g "$SRC" rev-parse HEAD)

@@ -620,6 +620,53 @@ TEST(test_config__runner_limits)
 }
 
 /*
+ * The servers a runner fails over between: server first, then servers,
+ * server the first of them; servers alone make a runner config too.
+ */
+TEST(test_config__runner_servers)
+{
+	struct cfg_errors errs = { 0 };
+	struct runner_config *r;
+	const char *p = write_tmp("servers.yaml",
+	    "server: http://a.example:8080/\n"
+	    "servers: [http://b.example:8080, https://c.example]\n"
+	    "name: r1\n"
+	    "token_file: /t\n"
+	    "workdir: /w\n");
+
+	ASSERT_INTEQ(config_load_runner(&r, p, &errs), 0);
+	ASSERT_INTEQ(r->servers.n, 3);
+	ASSERT_STREQ(r->servers.v[0], "http://a.example:8080/");
+	ASSERT_STREQ(r->servers.v[1], "http://b.example:8080");
+	ASSERT_STREQ(r->servers.v[2], "https://c.example");
+	ASSERT_STREQ(r->server, "http://a.example:8080/");
+	runner_config_free(r);
+
+	p = write_tmp("servers.yaml",
+	    "servers: [http://b.example:8080, https://c.example]\n"
+	    "name: r1\n"
+	    "token_file: /t\n"
+	    "workdir: /w\n");
+	ASSERT_INTEQ(config_sniff_kind(p, &errs), CFG_KIND_RUNNER);
+	ASSERT_INTEQ(config_load_runner(&r, p, &errs), 0);
+	ASSERT_INTEQ(r->servers.n, 2);
+	ASSERT_STREQ(r->server, "http://b.example:8080");
+	runner_config_free(r);
+
+	p = write_tmp("servers.yaml",
+	    "server: http://a.example:8080\n"
+	    "name: r1\n"
+	    "token_file: /t\n"
+	    "workdir: /w\n");
+	ASSERT_INTEQ(config_load_runner(&r, p, &errs), 0);
+	ASSERT_INTEQ(r->servers.n, 1);
+	ASSERT_STREQ(r->servers.v[0], "http://a.example:8080");
+	runner_config_free(r);
+	ASSERT_INTEQ(errs.n, 0);
+	cfg_errors_free(&errs);
+}
+
+/*
  * A daemon with its jobs: cross-references (trees, inboxes, host labels),
  * duplicate job names across files, a literal path that is missing.
  */

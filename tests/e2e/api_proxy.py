@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""A forwarding HTTP proxy between a runner and perfwatchd (t0681).
+"""A forwarding HTTP proxy between a runner and perfwatchd (t0681, t0363).
 
-  pack_proxy.py UPSTREAM DIR
+  api_proxy.py UPSTREAM DIR
 
 Listens on 127.0.0.1, port 0 (the port in DIR/port), and forwards every
 request to UPSTREAM (method, path and query, Authorization, Content-Type,
@@ -10,12 +10,34 @@ While DIR/corrupt exists, the body of a 200 reply to /api/v1/packs/...
 has one byte in its middle flipped: a pack damaged on the way, as a bad
 link or disk could.  Each pack reply is a line of DIR/packs.log:
 "STATUS LENGTH corrupted|intact PATH".
+While DIR/cut-run holds a run index, the first upload of a run with that
+index (POST /api/v1/jobs/N/runs) is forwarded and answered upstream,
+which has then stored it, and the proxy exits without replying, as a
+daemon killed between its commit and its reply; "STATUS N" (upstream's)
+is then in DIR/cut.
 """
-import http.client, http.server, os, sys, urllib.parse
+import http.client, http.server, json, os, re, sys, urllib.parse
 
 UP = urllib.parse.urlsplit(sys.argv[1])
 DIR = sys.argv[2]
 KEEP = ("authorization", "content-type", "accept")
+RUNS = re.compile(r"^/api/v1/jobs/(\d+)/runs$")
+
+
+def cut_here(path, body, status):
+    """The upload to cut (DIR/cut-run): DIR/cut written, then exits."""
+    m = RUNS.match(path)
+    try:
+        with open(os.path.join(DIR, "cut-run")) as f:
+            index = int(f.read())
+    except (OSError, ValueError):
+        return
+    if m is None or body is None or json.loads(body).get("index") != index:
+        return
+    with open(os.path.join(DIR, "cut.tmp"), "w") as f:
+        f.write("%d %s\n" % (status, m.group(1)))
+    os.rename(os.path.join(DIR, "cut.tmp"), os.path.join(DIR, "cut"))
+    os._exit(0)
 
 
 class Proxy(http.server.BaseHTTPRequestHandler):
@@ -33,6 +55,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             return
         finally:
             c.close()
+        if self.command == "POST":
+            cut_here(self.path, body, r.status)
         if self.path.startswith("/api/v1/packs/"):
             bad = (r.status == 200 and len(data) > 0 and
                    os.path.exists(os.path.join(DIR, "corrupt")))
