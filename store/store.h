@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 
-#define STORE_VERSION 36 /* schema version after every migration */
+#define STORE_VERSION 37 /* schema version after every migration */
 
 struct store;
 
