@@ -243,6 +243,7 @@ rows_mail_commands_json(const struct store_mail_commands *l)
 		json_object_set_new(o, "id", json_integer(c->id));
 		set_str(o, "sender", c->sender);
 		set_str(o, "command", c->command);
+		set_str(o, "parsed", c->parsed);
 		json_object_set_new(o, "line", json_integer(c->line));
 		set_str(o, "message_id", c->message_id);
 		json_object_set_new(o, "at", json_integer(c->created));

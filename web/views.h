@@ -220,6 +220,7 @@ void view_sides_table(
  * (outcome "done", with the pairs or the series it made) or why not. */
 struct view_mail_command {
 	const char *sender, *command, *outcome, *reason;
+	const char *parsed;       /* the command as read, NULL: none */
 	const char *job, *commit; /* the report's; commit may be NULL */
 	int64_t line, at, made_series;
 	const int64_t *pairs;
