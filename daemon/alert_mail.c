@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "common/xalloc.h"
+#include "config/config.h"
+#include "config/job_yaml.h"
 #include "daemon/alert.h"
 #include "daemon/alert_mail_int.h"
 
@@ -515,6 +517,85 @@ put_argv(struct buf *b, json_t *arr, json_t *spec, const char *host)
 	buf_putc(b, '\n');
 }
 
+/* A list of spec's strings with the placeholders filled (put_arg). */
+static void
+filled_list(struct strlist *out, json_t *arr, json_t *spec, const char *host)
+{
+	size_t i;
+	json_t *v;
+
+	out->v = xcalloc(json_array_size(arr) + 1, sizeof(*out->v));
+	out->n = 0;
+	json_array_foreach(arr, i, v)
+	{
+		struct buf a = BUF_INIT(1024);
+		char *c = alert_mail_i_clean(
+		    json_string_value(v) ? json_string_value(v) : "", 512);
+
+		put_arg(&a, c, spec, host);
+		out->v[out->n++] = buf_take(&a);
+		free(c);
+	}
+}
+
+/*
+ * The job as the YAML of a job file, its placeholders filled as in the
+ * commands above, so that a reader runs the same job by hand or with
+ * a perfwatch of their own.  Nothing when the spec names no parser
+ * this perfwatch knows.
+ */
+static void
+job_yaml(struct buf *b, json_t *spec, const char *host)
+{
+	struct job_config j;
+	json_t *m = json_object_get(spec, "metrics"), *v;
+	const char *name;
+	size_t i;
+
+	memset(&j, 0, sizeof(j));
+	if (config_parser_from_name(&j.parser,
+	        json_string_value(json_object_get(spec, "parser"))
+	            ? json_string_value(json_object_get(spec, "parser"))
+	            : "") != 0)
+		return;
+	j.name =
+	    alert_mail_i_clean(json_string_value(json_object_get(spec, "name"))
+	            ? json_string_value(json_object_get(spec, "name"))
+	            : "job",
+	        64);
+	filled_list(&j.build, json_object_get(spec, "build"), spec, host);
+	filled_list(&j.command, json_object_get(spec, "command"), spec, host);
+	j.runs = json_integer_value(json_object_get(spec, "runs"));
+	j.max_runs = json_integer_value(json_object_get(spec, "max_runs"));
+	j.timeout_s = json_integer_value(json_object_get(spec, "timeout_s"));
+	j.metrics = xcalloc(json_object_size(m) + 1, sizeof(*j.metrics));
+	json_object_foreach(m, name, v)
+	{
+		struct cfg_metric *c = &j.metrics[j.nmetrics++];
+		const char *better =
+		    json_string_value(json_object_get(v, "better"));
+
+		c->name = alert_mail_i_clean(name, 128);
+		c->better = better && strcmp(better, "lower") == 0
+		    ? CFG_BETTER_LOWER
+		    : CFG_BETTER_HIGHER;
+		c->min_effect_pct =
+		    json_number_value(json_object_get(v, "min_effect_pct"));
+	}
+	buf_puts(b, "the job, as a perfwatch job file:\n");
+	config_job_yaml(b, "  ", &j);
+	for (i = 0; i < j.nmetrics; i++)
+		free(j.metrics[i].name);
+	free(j.metrics);
+	for (i = 0; i < j.build.n; i++)
+		free(j.build.v[i]);
+	for (i = 0; i < j.command.n; i++)
+		free(j.command.v[i]);
+	free(j.build.v);
+	free(j.command.v);
+	free(j.name);
+}
+
 /*
  * "To reproduce", for a reader of the list with nothing but git (and
  * b4): the public tree and its commits, the series' patches by their
@@ -559,9 +640,20 @@ reproduce(struct buf *b, const struct alert_report *r, json_t *spec)
 			    "the series' base)\n");
 		else
 			buf_puts(b, "\n");
-		buf_puts(b, "  (the series: https://lore.kernel.org/r/");
-		put_clean(b, x->series_msgid, 256);
-		buf_puts(b, ")\n");
+		/* The list's own archive when the inbox names one. */
+		if (r->archive != NULL && r->archive[0]) {
+			buf_puts(b, "  (the series: ");
+			put_clean(b, r->archive, 256);
+			if (r->archive[strlen(r->archive) - 1] != '/')
+				buf_putc(b, '/');
+			put_clean(b, x->series_msgid, 256);
+			buf_puts(b, "/)\n");
+		} else {
+			buf_puts(
+			    b, "  (the series: https://lore.kernel.org/r/");
+			put_clean(b, x->series_msgid, 256);
+			buf_puts(b, ")\n");
+		}
 	} else {
 		buf_printf(b, "\n  git checkout %.40s\n  (base: %.40s)\n",
 		    x->sha ? x->sha : "?",
@@ -575,6 +667,7 @@ reproduce(struct buf *b, const struct alert_report *r, json_t *spec)
 	put_clean(b, x->job, 64);
 	buf_printf(b, ", %lld runs per side, in turns)\n",
 	    (long long)json_integer_value(json_object_get(spec, "runs")));
+	job_yaml(b, spec, x->host);
 }
 
 void

@@ -159,8 +159,9 @@ void mail_group(struct mail_series **out, size_t *n, size_t *out_orphans,
  * its count, a second copy of a patch its series has, a series of more
  * than CAP_SERIES_PATCHES patches, the message it answers not read or
  * starting no series of its count and version, or no series before it
- * for mail that names no other.  "" when it is in a series or is no
- * patch.  Pure.
+ * for mail that names no other; or, for mail tagged as patch m/n (not
+ * a cover letter), that it has no diff this parser reads.  "" when it
+ * is in a series or is no patch.  Pure.
  */
 void mail_orphan_why(char *out, size_t n, const struct mail_msg *msgs,
     size_t nmsgs, const struct mail_series *ser, size_t ns, size_t i);

@@ -361,6 +361,14 @@ mail_orphan_why(char *out, size_t n, const struct mail_msg *msgs, size_t nmsgs,
 	size_t j;
 
 	out[0] = '\0';
+	if (i < nmsgs && m->tag.patch && !m->tag.reply && m->patch_off < 0 &&
+	    m->tag.seq >= 1 && !m->tag.set) {
+		snprintf(out, n,
+		    "patch %d/%d has no diff perfwatch reads (no \"diff "
+		    "--git\" line, nor a \"--- \" \"+++ \" \"@@ \" file diff)",
+		    m->tag.seq, m->tag.total);
+		return;
+	}
 	if (i >= nmsgs || !mail_is_patch(m))
 		return;
 	for (j = 0; j < ns; j++)

@@ -1,7 +1,9 @@
 /*
- * Commands by reply to a report (mailcmd.h).
+ * Commands by reply to a report (mailcmd.h): who may command, each
+ * command carried out in one store transaction with its record, and the
+ * answer mailed under the command mail.  The lines are read in
+ * mailcmd_parse.c.
  */
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "daemon/dconf.h"
 #include "daemon/mail.h"
 #include "daemon/mailcmd.h"
+#include "daemon/mailcmd_int.h"
 #include "daemon/series.h"
 #include "git/git.h"
 #include "store/dash.h"
@@ -26,79 +29,6 @@
 #include "store/series.h"
 #include "store/store.h"
 #include "store/watch.h"
-
-#define CMD_PREFIX "#perfwatch"
-
-size_t
-mailcmd_parse(struct mailcmd_line *out, size_t max, const char *body)
-{
-	const char *p = body ? body : "";
-	size_t n = 0, line = 0, pl = strlen(CMD_PREFIX);
-
-	while (*p && n < max) {
-		size_t l = strcspn(p, "\n"), k, j = 0;
-
-		line++;
-		if (l >= pl && strncmp(p, CMD_PREFIX, pl) == 0 &&
-		    (l == pl || p[pl] == ' ' || p[pl] == '\t' ||
-		        p[pl] == '\r')) {
-			struct mailcmd_line *c = &out[n++];
-
-			c->line = line;
-			for (k = pl; k < l && (p[k] == ' ' || p[k] == '\t');
-			     k++)
-				;
-			for (; k < l && j + 1 < sizeof(c->text); k++) {
-				unsigned char ch = (unsigned char)p[k];
-
-				c->text[j++] =
-				    ch < 0x20 || ch >= 0x7f ? ' ' : (char)ch;
-			}
-			while (j > 0 && c->text[j - 1] == ' ')
-				j--;
-			c->text[j] = '\0';
-		}
-		p += l;
-		if (*p == '\n')
-			p++;
-	}
-	return n;
-}
-
-int
-mailcmd_report_id(
-    char sha[13], char *job, size_t jobn, int64_t *host, const char *msgid)
-{
-	const char *p = msgid, *at, *h, *dot;
-	size_t jl;
-
-	if (strncmp(p, "perfwatch.", 10) != 0)
-		return -1;
-	p += 10;
-	if (strspn(p, "0123456789abcdef") < 12 || p[12] != '.')
-		return -1;
-	memcpy(sha, p, 12);
-	sha[12] = '\0';
-	p += 13;
-	if ((at = strchr(p, '@')) == NULL)
-		return -1;
-	/* "<job>.h<host>.<n>": the job may hold dots, so from the right. */
-	for (dot = at - 1; dot > p && *dot != '.'; dot--)
-		;
-	for (h = dot - 1; h > p && *h != '.'; h--)
-		;
-	if (dot <= p || h <= p || h[1] != 'h' || h + 2 >= dot ||
-	    (size_t)strspn(h + 2, "0123456789") != (size_t)(dot - h - 2) ||
-	    (size_t)strspn(dot + 1, "0123456789") != (size_t)(at - dot - 1))
-		return -1;
-	jl = (size_t)(h - p);
-	if (jl == 0 || jl >= jobn)
-		return -1;
-	memcpy(job, p, jl);
-	job[jl] = '\0';
-	*host = strtoll(h + 2, NULL, 10);
-	return 0;
-}
 
 /* ---- who ---- */
 
@@ -129,244 +59,14 @@ allowed(const struct dconf *c, const struct cfg_inbox *in,
 	return 0;
 }
 
-/* ---- what ---- */
-
-enum op { OP_TRIAGE, OP_RETEST, OP_BISECT, OP_TEST };
-
-struct cmd {
-	enum op op;
-	const char *state; /* OP_TRIAGE */
-	char note[400];
-	int64_t runs;     /* OP_RETEST: 0 keeps the pair's */
-	char labels[256]; /* OP_RETEST: hosts=, a JSON array; "" keeps */
-	/* OP_TEST: the branch of url to measure, its tip once resolved */
-	const char *url, *branch;
-	char sha[GITM_SHA_SIZE];
-};
-
-/* "hosts=a,b" to the labels array ["a","b"]: 0, or -1. */
-static int
-parse_hosts(char *out, size_t n, const char *list)
-{
-	size_t len = 0, k;
-	const char *p = list;
-
-	if (*p == '\0' || n < 3)
-		return -1;
-	out[len++] = '[';
-	while (*p) {
-		size_t l = strcspn(p, ",");
-
-		if (l == 0 || l > 64 ||
-		    strspn(p,
-		        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-		        "VWXYZ0123456789._:-") < l ||
-		    len + l + 4 >= n)
-			return -1;
-		if (len > 1)
-			out[len++] = ',';
-		out[len++] = '"';
-		for (k = 0; k < l; k++)
-			out[len++] = p[k];
-		out[len++] = '"';
-		p += l;
-		if (*p == ',' && *++p == '\0')
-			return -1;
-	}
-	out[len++] = ']';
-	out[len] = '\0';
-	return 0;
-}
-
-/*
- * Where a "test" may fetch from: an https, http or git URL of a host
- * named by a dotted name, or the URL of a tree the daemon watches
- * (file:// trees among them).  Never a local path, an ssh remote or an
- * address by number named by a mail.
- */
-static int
-test_url_ok(const struct daemon_config *dc, const char *url)
-{
-	const char *host, *p;
-	size_t i, hl;
-
-	for (i = 0; i < dc->ntrees; i++)
-		if (strcmp(url, dc->trees[i].url) == 0)
-			return 1;
-	if (strncmp(url, "https://", 8) == 0)
-		host = url + 8;
-	else if (strncmp(url, "http://", 7) == 0)
-		host = url + 7;
-	else if (strncmp(url, "git://", 6) == 0)
-		host = url + 6;
-	else
-		return 0;
-	for (p = url; *p; p++)
-		if ((unsigned char)*p <= ' ' || *p == '\\')
-			return 0;
-	/* A public host by name: no user part, no IP literal, no
-	 * localhost, so a mail cannot point the daemon or a runner at an
-	 * address inside their network by number. */
-	hl = strcspn(host, "/:?#");
-	if (hl == 0 || memchr(host, '@', strcspn(host, "/?#")) != NULL ||
-	    host[0] == '[' || strspn(host, "0123456789.") == hl ||
-	    (hl == 9 && strncasecmp(host, "localhost", 9) == 0) ||
-	    memchr(host, '.', hl) == NULL)
-		return 0;
-	return 1;
-}
-
-/* A branch name git accepts, and no option or path trick. */
-static int
-branch_ok(const char *b)
-{
-	size_t n = strlen(b);
-
-	return n > 0 && n <= 200 && b[0] != '-' && b[0] != '/' &&
-	    b[n - 1] != '/' && strstr(b, "..") == NULL &&
-	    strstr(b, "//") == NULL && strstr(b, "@{") == NULL &&
-	    strspn(b,
-	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	        "0123456789._/-+") == n &&
-	    (n < 5 || strcmp(b + n - 5, ".lock") != 0);
-}
-
-static int
-is_state(const char *s)
-{
-	return strcmp(s, "new") == 0 || strcmp(s, "acknowledged") == 0 ||
-	    strcmp(s, "invalid") == 0 || strcmp(s, "fixed") == 0;
-}
-
-/*
- * One line to a command: 0, or -1 with why (for the answer).  The
- * states point into static strings or into words, which lives as long
- * as the answer is made.
- */
-static int
-parse_cmd(struct cmd *c, char *words, const struct daemon_config *dc,
-    const char *from, struct buf *why)
-{
-	char *save = NULL, *verb = strtok_r(words, " \t", &save);
-	char *a1 = strtok_r(NULL, " \t", &save);
-	char *a2 = strtok_r(NULL, " \t", &save);
-	char *a3 = a2 ? strtok_r(NULL, " \t", &save) : NULL;
-
-	memset(c, 0, sizeof(*c));
-	c->op = OP_TRIAGE;
-	if (verb == NULL) {
-		buf_puts(why, "no command after #perfwatch");
-		return -1;
-	}
-	if ((strcmp(verb, "invalid") == 0 || strcmp(verb, "ignore") == 0 ||
-	        strcmp(verb, "expected") == 0) &&
-	    a1 == NULL) {
-		c->state = verb[0] == 'e' ? "acknowledged" : "invalid";
-		snprintf(c->note, sizeof(c->note), "%s (by mail from %s)",
-		    verb[0] == 'e' ? "expected" : verb, from);
-		return 0;
-	}
-	if (strcmp(verb, "fixed-by") == 0) {
-		size_t n = a1 ? strspn(a1, "0123456789abcdef") : 0;
-
-		if (a1 == NULL || a2 != NULL || n < 7 || n > 40 ||
-		    a1[n] != '\0') {
-			buf_puts(why,
-			    "fixed-by takes one commit id (7 to 40 "
-			    "hex digits)");
-			return -1;
-		}
-		c->state = "fixed";
-		snprintf(c->note, sizeof(c->note),
-		    "fixed by %s (by mail from %s)", a1, from);
-		return 0;
-	}
-	if (strcmp(verb, "triage") == 0) {
-		if (a1 == NULL || a2 != NULL || !is_state(a1)) {
-			buf_puts(why,
-			    "triage takes one state: new, "
-			    "acknowledged, invalid or fixed");
-			return -1;
-		}
-		c->state = a1;
-		snprintf(
-		    c->note, sizeof(c->note), "%s (by mail from %s)", a1, from);
-		return 0;
-	}
-	if (strcmp(verb, "retest") == 0) {
-		char *a[2] = { a1, a2 };
-		int k;
-
-		c->op = OP_RETEST;
-		for (k = 0; k < 2 && a3 == NULL; k++) {
-			if (a[k] == NULL)
-				continue;
-			if (strncmp(a[k], "runs=", 5) == 0 && c->runs == 0 &&
-			    strspn(a[k] + 5, "0123456789") ==
-			        strlen(a[k] + 5) &&
-			    strlen(a[k] + 5) > 0 && strlen(a[k] + 5) <= 4 &&
-			    (c->runs = atoll(a[k] + 5)) >= 1 && c->runs <= 1000)
-				continue;
-			if (strncmp(a[k], "hosts=", 6) == 0 &&
-			    c->labels[0] == '\0' &&
-			    parse_hosts(
-			        c->labels, sizeof(c->labels), a[k] + 6) == 0)
-				continue;
-			break;
-		}
-		if (a3 != NULL || k < 2) {
-			buf_puts(why,
-			    "retest takes runs=N (1..1000) and "
-			    "hosts=LABEL,... (letters, digits, . _ : -), "
-			    "each at most once");
-			return -1;
-		}
-		return 0;
-	}
-	if (strcmp(verb, "test") == 0) {
-		c->op = OP_TEST;
-		if (a1 == NULL)
-			return 0; /* the patch inline: mailcmd_handle checks */
-		if (a2 == NULL || a3 != NULL) {
-			buf_puts(why,
-			    "test takes a git URL and a branch, or "
-			    "nothing and a patch in the mail");
-			return -1;
-		}
-		if (!test_url_ok(dc, a1)) {
-			buf_puts(why,
-			    "test fetches only from https://, http:// or "
-			    "git:// URLs of a host by name, or a tree this "
-			    "perfwatch watches");
-			return -1;
-		}
-		if (!branch_ok(a2)) {
-			buf_puts(why, "test: not a branch name");
-			return -1;
-		}
-		c->url = a1;
-		c->branch = a2;
-		return 0;
-	}
-	if (strcmp(verb, "bisect") == 0 && a1 == NULL) {
-		c->op = OP_BISECT;
-		return 0;
-	}
-	buf_puts(why,
-	    "unknown command; known: invalid, ignore, expected, "
-	    "fixed-by <sha>, triage <state>, retest [runs=N] "
-	    "[hosts=LABEL,...], bisect, test <git-url> <branch>");
-	return -1;
-}
-
 /*
  * A pair again, with c's runs (0: its own) and host labels ("": its
  * own); for a test, its candidate is c's commit (row cand_id) of c's
  * URL instead.
  */
 static int
-retest_pair(struct store *s, int64_t *out, int64_t pair, const struct cmd *c,
-    int64_t cand_id, int64_t now)
+retest_pair(struct store *s, int64_t *out, int64_t pair,
+    const struct mailcmd_cmd *c, int64_t cand_id, int64_t now)
 {
 	int64_t runs = c->runs;
 	struct store_pair_again pa;
@@ -392,7 +92,7 @@ retest_pair(struct store *s, int64_t *out, int64_t pair, const struct cmd *c,
 		jn[k].commit_id = pa.side[k].commit_id;
 		if (o != NULL && runs > 0)
 			json_object_set_new(o, "runs", json_integer(runs));
-		if (o != NULL && k == 1 && c->op == OP_TEST) {
+		if (o != NULL && k == 1 && c->op == MAILCMD_TEST) {
 			/* The branch's commit, fetched from its own URL. */
 			json_object_set_new(o, "tree",
 			    json_pack(
@@ -403,7 +103,7 @@ retest_pair(struct store *s, int64_t *out, int64_t pair, const struct cmd *c,
 		jn[k].spec_json = spec[k];
 		json_decref(o);
 	}
-	if (c->op == OP_TEST && jn[1].commit_id != cand_id)
+	if (c->op == MAILCMD_TEST && jn[1].commit_id != cand_id)
 		r = ERR_INVALID; /* its candidate's spec is not JSON */
 	else
 		r = store_pair_create(s, out, NULL, NULL, pa.name,
@@ -421,7 +121,7 @@ retest_pair(struct store *s, int64_t *out, int64_t pair, const struct cmd *c,
  */
 static int
 test_commit(int64_t *out, struct store *s, const struct store_alert_info *x,
-    const struct cmd *c, const char *from, int64_t now)
+    const struct mailcmd_cmd *c, const char *from, int64_t now)
 {
 	struct store_commit sc;
 	int64_t tree_id;
@@ -482,7 +182,7 @@ outcome_why(struct outcome *oc, const char *text)
  * or an error (ans says). */
 static int
 apply(struct target *t, struct store *s, const struct dconf *conf,
-    const struct cmd *c, const char *from, int64_t now, struct buf *ans,
+    const struct mailcmd_cmd *c, const char *from, int64_t now, struct buf *ans,
     struct outcome *oc)
 {
 	const struct store_alert_info *x = t->x;
@@ -492,7 +192,7 @@ apply(struct target *t, struct store *s, const struct dconf *conf,
 	int r = 0;
 
 	switch (c->op) {
-	case OP_TRIAGE:
+	case MAILCMD_TRIAGE:
 		if (t->nregs == 0) {
 			buf_puts(ans,
 			    "not done: the report has no regression "
@@ -509,9 +209,9 @@ apply(struct target *t, struct store *s, const struct dconf *conf,
 		buf_printf(ans, "done: %zu regression(s) of %s marked %s\n",
 		    t->nregs, x->job, c->state);
 		return 0;
-	case OP_RETEST:
-	case OP_TEST:
-		if (c->op == OP_TEST &&
+	case MAILCMD_RETEST:
+	case MAILCMD_TEST:
+		if (c->op == MAILCMD_TEST &&
 		    (r = test_commit(&cand, s, x, c, from, now)) != 0) {
 			buf_printf(ans, "not done: %s\n", store_errmsg(s));
 			return r;
@@ -545,10 +245,10 @@ apply(struct target *t, struct store *s, const struct dconf *conf,
 			buf_printf(ans,
 			    "not done: nothing to %s (the report has no "
 			    "measured pair)\n",
-			    c->op == OP_TEST ? "test against" : "retest");
+			    c->op == MAILCMD_TEST ? "test against" : "retest");
 			return ERR_INVALID;
 		}
-		if (c->op == OP_TEST)
+		if (c->op == MAILCMD_TEST)
 			buf_printf(ans,
 			    "done: %.12s (%s of %s) queued for %s against "
 			    "the report's base %.12s, %zu pair(s); its "
@@ -563,7 +263,7 @@ apply(struct target *t, struct store *s, const struct dconf *conf,
 			    made, x->job, c->labels[0] ? " on hosts " : "",
 			    c->labels);
 		return 0;
-	case OP_BISECT:
+	case MAILCMD_BISECT:
 		if (t->nregs == 0) {
 			buf_puts(ans,
 			    "not done: the report has no regression "
@@ -679,15 +379,15 @@ answer(struct store *s, const struct dconf *conf, const struct mail_msg *m,
  * named in ans.
  */
 static size_t
-resolve_tests(struct cmd *cmds, const struct mailcmd_line *lines, size_t n,
-    const struct dconf *conf, struct buf *ans, struct outcome *oc)
+resolve_tests(struct mailcmd_cmd *cmds, const struct mailcmd_line *lines,
+    size_t n, const struct dconf *conf, struct buf *ans, struct outcome *oc)
 {
 	size_t i, bad = 0;
 
 	for (i = 0; i < n; i++) {
 		struct gitm_repo *g;
 
-		if (cmds[i].op != OP_TEST || cmds[i].url == NULL)
+		if (cmds[i].op != MAILCMD_TEST || cmds[i].url == NULL)
 			continue;
 		g = gitm_repo_new(
 		    conf->dc->mirrors, "mail-test", cmds[i].url, NULL);
@@ -840,8 +540,8 @@ find_report(
 static int
 record(struct store *s, const struct store_alert_info *x,
     const struct mail_msg *m, const char *from,
-    const struct mailcmd_line *lines, const struct outcome *oc, size_t n,
-    int64_t now)
+    const struct mailcmd_line *lines, char (*parsed)[MAILCMD_NORMAL],
+    const struct outcome *oc, size_t n, int64_t now)
 {
 	struct store_mail_command_new c;
 	size_t i;
@@ -856,6 +556,7 @@ record(struct store *s, const struct store_alert_info *x,
 		c.message_id = m->message_id;
 		c.sender = from;
 		c.command = lines[i].text;
+		c.parsed = parsed[i][0] ? parsed[i] : NULL;
 		c.line = (int64_t)lines[i].line;
 		c.done = oc[i].done;
 		c.reason = oc[i].why;
@@ -899,9 +600,10 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
     const struct mail_msg *m, int64_t now, struct err *e)
 {
 	struct mailcmd_line lines[MAILCMD_MAX];
-	struct cmd cmds[MAILCMD_MAX];
+	struct mailcmd_cmd cmds[MAILCMD_MAX];
 	struct outcome oc[MAILCMD_MAX];
 	char words[MAILCMD_MAX][96], from[256], *key = NULL;
+	char parsed[MAILCMD_MAX][MAILCMD_NORMAL];
 	struct target t;
 	struct buf ans = BUF_INIT(64 * 1024), why = BUF_INIT(512);
 	size_t n, i, bad = 0, at;
@@ -910,6 +612,7 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 	memset(out, 0, sizeof(*out));
 	memset(&t, 0, sizeof(t));
 	memset(oc, 0, sizeof(oc));
+	memset(parsed, 0, sizeof(parsed));
 	n = mailcmd_parse(lines, MAILCMD_MAX, m->body);
 	if (n == 0 || m->message_id[0] == '\0')
 		return 0;
@@ -945,15 +648,18 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 	for (i = 0; i < n; i++) {
 		snprintf(words[i], sizeof(words[i]), "%s", lines[i].text);
 		buf_reset(&why);
-		if (parse_cmd(&cmds[i], words[i], conf->dc, from, &why) != 0) {
+		if (mailcmd_cmd_parse(
+		        &cmds[i], words[i], conf->dc, from, &why) != 0) {
 			buf_printf(&ans, "> #perfwatch %s\nline %zu: %s\n\n",
 			    lines[i].text, lines[i].line, why.data);
 			outcome_why(&oc[i], why.data);
 			bad++;
-		}
+		} else
+			mailcmd_cmd_normal(
+			    parsed[i], sizeof(parsed[i]), &cmds[i]);
 	}
 	for (i = 0; i < n && bad == 0; i++)
-		if (cmds[i].op == OP_TEST && cmds[i].url == NULL &&
+		if (cmds[i].op == MAILCMD_TEST && cmds[i].url == NULL &&
 		    (n != 1 || m->patch == NULL || m->patch_off < 0)) {
 			buf_printf(&ans,
 			    "> #perfwatch %s\nline %zu: test without a URL "
@@ -978,7 +684,8 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 			    "daemon's maintainers, or anyone where the list "
 			    "allows it may)",
 			    from);
-	} else if (bad == 0 && cmds[0].op == OP_TEST && cmds[0].url == NULL) {
+	} else if (bad == 0 && cmds[0].op == MAILCMD_TEST &&
+	    cmds[0].url == NULL) {
 		buf_printf(&ans, "> #perfwatch %s\n", lines[0].text);
 		at = ans.len;
 		if (test_inline(s, conf, inbox, t.x, m, now, &ans, &out->pairs,
@@ -1031,7 +738,7 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 		r = err_set(e, "%s", store_errmsg(s));
 		goto out;
 	}
-	r = record(s, t.x, m, from, lines, oc, n, now);
+	r = record(s, t.x, m, from, lines, parsed, oc, n, now);
 	if (r == 0)
 		r = answer(s, conf, m, key, from, ans.data, now);
 	if (r == 0 && store_commit(s) != 0)

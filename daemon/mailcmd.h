@@ -39,8 +39,9 @@
  *
  * Each message is acted on once: its answer, one mail threaded under it
  * (alerts key "command/<Message-ID>"), and a record of each line (who
- * sent it, the line, when, done with the pairs or series it made or
- * refused and why: store/mail_commands.h, shown on the series page)
+ * sent it, the line, the command it was read as in canonical form,
+ * when, done with the pairs or series it made or refused and why:
+ * store/mail_commands.h, shown on the series page)
  * are written in the transaction that does what it asks, and a message
  * answered or recorded before is skipped.
  * The answer quotes each line and says "done: ..." or why not (an

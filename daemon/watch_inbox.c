@@ -18,6 +18,7 @@
 #include "daemon/series.h"
 #include "daemon/series_route.h"
 #include "daemon/watch_int.h"
+#include "store/mail_skipped.h"
 #include "store/series.h"
 #include "store/series_mail.h"
 #include "store/store.h"
@@ -38,6 +39,18 @@ struct inbox_read {
 	char **taken;
 	size_t ntaken;
 };
+
+/* Says on the series page why t's message (id, subject) joined no
+ * series (store/mail_skipped.h); a store error is only logged. */
+static void
+skipped(struct tw *t, const char *id, const char *subject, const char *why)
+{
+	if (store_mail_skipped_put(
+	        t->s, t->name, id, subject, why, watch_i_now_s()) != 0) {
+		log_warnx("inbox %s: %s", t->name, store_errmsg(t->s));
+		store_errclear(t->s);
+	}
+}
 
 /* Forgets pending message i's stored copy. */
 static void
@@ -133,6 +146,15 @@ keep_message(struct inbox_read *rd, const char *sha, const char *data,
 		}
 		rd->commands += (size_t)cr.handled;
 		rd->pairs += cr.pairs;
+	}
+	if (!from_store && !m.tag.patch && !m.tag.reply && m.patch_off >= 0) {
+		/* git am would apply it; perfwatch takes tagged patches. */
+		log_info("inbox %s: mail <%.200s> \"%.100s\" has a diff but "
+		         "no [PATCH] tag: not taken",
+		    t->name, m.message_id, m.subject);
+		skipped(t, m.message_id, m.subject,
+		    "it has a diff but its subject has no [PATCH] tag, which "
+		    "perfwatch needs to take a mail as a posted patch");
 	}
 	if (!m.tag.patch || m.tag.reply) {
 		mail_msg_release(&m);
@@ -254,6 +276,18 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 			    res.refused, res.known, res.pairs);
 			(*out_series)++;
 			*out_pairs += res.pairs;
+			/* What waited and now joined: no longer skipped. */
+			for (j = -1; j < ms->total; j++) {
+				long at = j < 0 ? ms->cover : ms->patches[j];
+
+				if (at >= (long)nd &&
+				    store_mail_skipped_drop(t->s, in->name,
+				        all[at].message_id) != 0) {
+					log_warnx("inbox %s: %s", in->name,
+					    store_errmsg(t->s));
+					store_errclear(t->s);
+				}
+			}
 		}
 		series_result_release(&res);
 	}
@@ -267,11 +301,14 @@ inbox_series(struct tw *t, const struct dconf *conf, const struct cfg_inbox *in,
 			continue;
 		mail_orphan_why(
 		    why, sizeof(why), all, nd + t->npending, ser, ns, nd + i);
-		if (why[0])
+		if (why[0]) {
 			log_info("inbox %s: patch mail <%.200s> \"%.100s\" is "
 			         "in no series yet: %s",
 			    in->name, t->pending[i].message_id,
 			    t->pending[i].subject, why);
+			skipped(t, t->pending[i].message_id,
+			    t->pending[i].subject, why);
+		}
 	}
 	/* What was used goes to the done list; the rest stays, in order. */
 	free(all);

@@ -60,8 +60,8 @@ mail_command_put_once(
 	st = store_i_stmt(s,
 	    "INSERT INTO mail_commands (series_id, commit_sha, job,"
 	    " message_id, line, sender, command, outcome, reason,"
-	    " made_series_id, created)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+	    " made_series_id, created, parsed)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
 	    " ON CONFLICT (message_id, line) DO NOTHING");
 	if (st == NULL) {
 		buf_release(&b);
@@ -79,6 +79,10 @@ mail_command_put_once(
 	bind_mail_text(st, 9, c->reason, STORE_MAIL_COMMAND_REASON, &b);
 	store_i_bind_id(st, 10, c->made_series_id);
 	db_bind_int64(st, 11, now);
+	if (c->parsed != NULL)
+		bind_mail_text(st, 12, c->parsed, STORE_MAIL_COMMAND_TEXT, &b);
+	else
+		db_bind_null(st, 12);
 	rc = db_step(st);
 	store_i_release(s, st);
 	buf_release(&b);
@@ -143,6 +147,7 @@ scan_command(void *row, struct db_stmt *st, void *arg)
 	c->reason = store_i_col_dup(st, 9);
 	c->made_series_id = db_col_int64(st, 10);
 	c->created = db_col_int64(st, 11);
+	c->parsed = store_i_col_dup(st, 12);
 }
 
 /* Whose commands: a series' (by id) or a commit's (by sha), each with
@@ -157,7 +162,7 @@ struct of {
 #define COMMAND_COLUMNS                                                 \
 	"SELECT * FROM (SELECT id, coalesce(series_id, 0), commit_sha," \
 	" job, message_id, line, sender, command, outcome, reason,"     \
-	" coalesce(made_series_id, 0), created FROM mail_commands"
+	" coalesce(made_series_id, 0), created, parsed FROM mail_commands"
 
 static void
 bind_key(struct db_stmt *st, const struct of *w)
@@ -277,6 +282,7 @@ store_mail_commands_release(struct store_mail_commands *l)
 		free(c->message_id);
 		free(c->sender);
 		free(c->command);
+		free(c->parsed);
 		free(c->outcome);
 		free(c->reason);
 		free(c->pairs);

@@ -6,9 +6,12 @@
  * each command mail as one row: who sent it (the mail's address), the
  * command as parsed, the mail's Message-ID and line, when, and what it
  * did (done, with the pairs or the series it made) or why it was
- * refused.  The series page and GET /api/v1/series/{id} list those of
- * a series' reports, the commit page and GET /api/v1/commits/{sha}
- * those of the commit's.  All SQL is in store/ (docs/ARCHITECTURE.md).
+ * refused.  Beside the line as written, the command as it was read, in
+ * one canonical form ("retest runs=8 hosts=a,b" for "retest
+ * hosts=a,b   runs=08"), so two mails that ask the same read the same.  The
+ * series page and GET /api/v1/series/{id} list those of a series' reports, the
+ * commit page and GET /api/v1/commits/{sha} those of the commit's.  All SQL is
+ * in store/ (docs/ARCHITECTURE.md).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +44,11 @@ struct store;
 	"  pair_id INTEGER NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,"  \
 	"  PRIMARY KEY (command_id, pair_id));"
 
+/* The next step: the command as read beside the line (NULL: the line
+ * read as no command). */
+#define STORE_MAIL_COMMANDS_PARSED_MIGRATION \
+	"ALTER TABLE mail_commands ADD COLUMN parsed TEXT;"
+
 /* Caps on what a row keeps of mail text (bytes). */
 #define STORE_MAIL_COMMAND_TEXT 200
 #define STORE_MAIL_COMMAND_REASON 600
@@ -54,6 +62,7 @@ struct store_mail_command {
 	int64_t made_series_id; /* a test's own series, 0: none */
 	int64_t line, created;
 	char *commit_sha, *job, *message_id, *sender, *command;
+	char *parsed;   /* the command in canonical form, NULL: none */
 	char *outcome;  /* done | refused */
 	char *reason;   /* what it did, or why not */
 	int64_t *pairs; /* the pairs it made, ascending */
@@ -70,6 +79,7 @@ void store_mail_commands_release(struct store_mail_commands *);
 struct store_mail_command_new {
 	int64_t series_id, made_series_id; /* 0: none */
 	const char *commit_sha, *job, *message_id, *sender, *command;
+	const char *parsed; /* NULL: the line read as no command */
 	int64_t line;
 	int done; /* 1: done, 0: refused */
 	const char *reason;

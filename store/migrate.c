@@ -9,6 +9,7 @@
 #include "store/bisect.h"
 #include "store/builds.h"
 #include "store/mail_commands.h"
+#include "store/mail_skipped.h"
 #include "store/series_quota.h"
 #include "store/store.h"
 #include "store/store_int.h"
@@ -856,6 +857,10 @@ static const char *const migrations[] = {
 	STORE_MAIL_COMMANDS_MIGRATION,
 	/* v36: shared kernel builds and their artifacts (store/builds.h). */
 	STORE_BUILDS_MIGRATION,
+	/* v37: a mail command as read, beside its line
+	 * (store/mail_commands.h); patch mail taken into no series, with
+	 * why (store/mail_skipped.h). */
+	STORE_MAIL_COMMANDS_PARSED_MIGRATION STORE_MAIL_SKIPPED_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

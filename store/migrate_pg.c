@@ -13,6 +13,8 @@
 #include <stdio.h>
 
 #include "store/builds.h"
+#include "store/mail_commands.h"
+#include "store/mail_skipped.h"
 #include "store/series_quota.h"
 #include "store/store_int.h"
 
@@ -705,6 +707,14 @@ static const char *const v36[] = {
 	NULL,
 };
 
+/* v37: a mail command as read, beside its line (store/mail_commands.h);
+ * patch mail taken into no series, with why (store/mail_skipped.h). */
+static const char *const v37[] = {
+	STORE_MAIL_COMMANDS_PARSED_MIGRATION,
+	STORE_MAIL_SKIPPED_MIGRATION_PG,
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -715,6 +725,7 @@ static const struct pg_step steps[] = {
 	{ 34, v34 },
 	{ 35, v35 },
 	{ 36, v36 },
+	{ 37, v37 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
@@ -777,5 +788,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 36 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 37 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");

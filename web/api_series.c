@@ -6,11 +6,15 @@
 
 #include "common/json.h"
 #include "daemon/series_latency.h"
+#include "store/mail_skipped.h"
 #include "store/series.h"
 #include "web/api.h"
 #include "web/api_int.h"
 #include "web/reply.h"
 #include "web/rows_series.h"
+
+/* Patch mail taken into no series that the first page lists. */
+#define API_SERIES_SKIPPED 50
 
 void
 api_read_series(struct ctx *x)
@@ -28,6 +32,20 @@ api_read_series(struct ctx *x)
 	}
 	out = rows_series_list_json(&l);
 	store_series_list_release(&l);
+	/* The first page also says which patch mail joined no series. */
+	if (cursor == 0) {
+		struct store_mail_skipped_list sk;
+
+		if ((r = store_mail_skipped_recent(
+		         x->s, &sk, API_SERIES_SKIPPED)) != 0) {
+			json_decref(out);
+			reply_store_err(x, r);
+			return;
+		}
+		json_object_set_new(
+		    out, "skipped", rows_mail_skipped_json(&sk));
+		store_mail_skipped_release(&sk);
+	}
 	reply_json(x, 200, out);
 }
 

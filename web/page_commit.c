@@ -612,6 +612,7 @@ commands_view(struct view_commit *v, const struct store_mail_commands *mc)
 
 		out[k].sender = c->sender;
 		out[k].command = c->command;
+		out[k].parsed = c->parsed;
 		out[k].outcome = c->outcome;
 		out[k].reason = c->reason;
 		out[k].job = c->job;

@@ -9,12 +9,16 @@
 #include "common/caps.h"
 #include "common/xalloc.h"
 #include "daemon/series_latency.h"
+#include "store/mail_skipped.h"
 #include "store/series.h"
 #include "web/api_int.h"
 #include "web/reply.h"
 #include "web/views.h"
 #include "web/web.h"
 #include "web/web_int.h"
+
+/* Patch mail taken into no series, listed on the first page. */
+#define SKIPPED_ROWS 50
 
 /* The days of series whose time to report the page sums up, as GET
  * /api/v1/latency's default. */
@@ -26,6 +30,8 @@ web_series_list(struct ctx *x)
 	struct view_series_list v = { 0 };
 	struct view_series_item *rows;
 	struct store_series_list l;
+	struct store_mail_skipped_list sk = { 0 };
+	struct view_mail_skipped *skipped = NULL;
 	struct buf b = BUF_INIT(CAP_HTML_PAGE);
 	int64_t cursor = web_q_cursor(x);
 	struct series_stage_sum sum[SERIES_STAGES];
@@ -76,10 +82,29 @@ web_series_list(struct ctx *x)
 		stages[k].median_s = sum[k].median;
 		stages[k].p90_s = sum[k].p90;
 	}
+	if (cursor == 0 &&
+	    (r = store_mail_skipped_recent(x->s, &sk, SKIPPED_ROWS)) != 0) {
+		free(rows);
+		store_series_list_release(&l);
+		reply_page_store_err(x, r);
+		return;
+	}
+	skipped = xcalloc(sk.n + 1, sizeof(*skipped));
+	for (i = 0; i < sk.n; i++) {
+		skipped[i].inbox = sk.v[i].inbox;
+		skipped[i].message_id = sk.v[i].message_id;
+		skipped[i].subject = sk.v[i].subject;
+		skipped[i].reason = sk.v[i].reason;
+		skipped[i].at = sk.v[i].created;
+	}
+	v.skipped = skipped;
+	v.nskipped = sk.n;
 	v.latency_series = (int64_t)nseries;
 	v.stages = stages;
 	v.nstages = SERIES_STAGES;
 	view_series_list_render(&b, &v);
+	free(skipped);
+	store_mail_skipped_release(&sk);
 	free(rows);
 	store_series_list_release(&l);
 	reply_page(x, 200, &b);

@@ -12,6 +12,7 @@
 #include "daemon/series_latency.h"
 #include "daemon/series_versus.h"
 #include "store/mail_commands.h"
+#include "store/mail_skipped.h"
 #include "store/series.h"
 #include "web/rows_series.h"
 
@@ -243,6 +244,7 @@ rows_mail_commands_json(const struct store_mail_commands *l)
 		json_object_set_new(o, "id", json_integer(c->id));
 		set_str(o, "sender", c->sender);
 		set_str(o, "command", c->command);
+		set_str(o, "parsed", c->parsed);
 		json_object_set_new(o, "line", json_integer(c->line));
 		set_str(o, "message_id", c->message_id);
 		json_object_set_new(o, "at", json_integer(c->created));
@@ -254,6 +256,26 @@ rows_mail_commands_json(const struct store_mail_commands *l)
 			json_array_append_new(pairs, json_integer(c->pairs[k]));
 		json_object_set_new(o, "pairs", pairs);
 		set_int(o, "series", c->made_series_id, 0);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+json_t *
+rows_mail_skipped_json(const struct store_mail_skipped_list *l)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct store_mail_skipped *k = &l->v[i];
+		json_t *o = json_object();
+
+		set_str(o, "inbox", k->inbox);
+		set_str(o, "message_id", k->message_id);
+		set_str(o, "subject", k->subject);
+		set_str(o, "reason", k->reason);
+		json_object_set_new(o, "at", json_integer(k->created));
 		json_array_append_new(arr, o);
 	}
 	return arr;

@@ -2,8 +2,9 @@
  * The commands a series' reports were answered with by mail
  * (daemon/mailcmd.h), beside the triage the dashboard shows: who sent
  * each line (the mail's address, as the list's archive shows it), the
- * line, when, and what it did, linking the pairs or the series it made,
- * or why it was refused.  Everything from the mail is escaped.
+ * line (and, where it differs, the command it was read as), when, and what it
+ * did, linking the pairs or the series it made, or why it was refused.
+ * Everything from the mail is escaped.
  */
 #include <string.h>
 
@@ -68,6 +69,13 @@ view_mail_commands_table(
 		html_text_trunc(b, c[i].sender, VIEW_NAME_CHARS * 2);
 		HTML_LIT(b, "</td><td class=\"mono\">#perfwatch ");
 		html_text_trunc(b, c[i].command, VIEW_NAME_CHARS * 3);
+		if (c[i].parsed && strcmp(c[i].parsed, c[i].command) != 0) {
+			HTML_LIT(b,
+			    "<br><span class=\"muted\">read as "
+			    "#perfwatch ");
+			html_text_trunc(b, c[i].parsed, VIEW_NAME_CHARS * 3);
+			HTML_LIT(b, "</span>");
+		}
 		HTML_LIT(b, "</td><td>");
 		html_text_trunc(b, c[i].job, VIEW_NAME_CHARS);
 		if (c[i].commit) {

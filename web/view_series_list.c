@@ -96,6 +96,37 @@ latency(struct buf *b, const struct view_series_list *v)
 	HTML_LIT(b, "</table>\n");
 }
 
+/* Patch mail taken into no series: a reader of the list sees why. */
+static void
+skipped(struct buf *b, const struct view_series_list *v)
+{
+	size_t i;
+
+	HTML_LIT(b,
+	    "<h2 id=\"skipped\">Patch mail not taken</h2>\n"
+	    "<p class=\"muted\">Mail read from an inbox that is in no "
+	    "series, newest first, and why.</p>\n"
+	    "<table class=\"skipped\"><tr><th>inbox</th><th>subject</th>"
+	    "<th>Message-ID</th><th>when</th><th>why</th></tr>\n");
+	for (i = 0; i < v->nskipped && !layout_full(b); i++) {
+		const struct view_mail_skipped *k = &v->skipped[i];
+
+		HTML_LIT(b, "<tr class=\"skipped\"><td>");
+		html_text_trunc(b, k->inbox, VIEW_NAME_CHARS);
+		HTML_LIT(b, "</td><td>");
+		html_text_trunc(b, k->subject, VIEW_SUBJECT_CHARS);
+		HTML_LIT(b, "</td><td class=\"mono\">");
+		html_text_trunc(b, k->message_id, VIEW_NAME_CHARS * 3);
+		HTML_LIT(b, "</td><td>");
+		html_time(b, k->at);
+		HTML_LIT(b, "</td><td>");
+		html_text_trunc(b, k->reason, VIEW_ERROR_CHARS);
+		HTML_LIT(b, "</td></tr>\n");
+	}
+	HTML_LIT(b, "</table>\n");
+	layout_cut(b, i, v->nskipped);
+}
+
 int
 view_series_list_render(struct buf *b, const struct view_series_list *v)
 {
@@ -118,5 +149,7 @@ view_series_list_render(struct buf *b, const struct view_series_list *v)
 	layout_pager(b, "/series", NULL, 0, &v->pager);
 	if (v->nstages)
 		latency(b, v);
+	if (v->nskipped)
+		skipped(b, v);
 	return layout_end(b);
 }

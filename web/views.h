@@ -220,6 +220,7 @@ void view_sides_table(
  * (outcome "done", with the pairs or the series it made) or why not. */
 struct view_mail_command {
 	const char *sender, *command, *outcome, *reason;
+	const char *parsed;       /* the command as read, NULL: none */
 	const char *job, *commit; /* the report's; commit may be NULL */
 	int64_t line, at, made_series;
 	const int64_t *pairs;
@@ -506,10 +507,18 @@ struct view_latency_stage {
 	int64_t n, median_s, p90_s;
 };
 
+/* Patch mail an inbox read and took into no series, and why. */
+struct view_mail_skipped {
+	const char *inbox, *message_id, *subject, *reason;
+	int64_t at;
+};
+
 struct view_series_list {
 	const struct view_series_item *rows;
 	size_t nrows;
 	struct view_pager pager;
+	const struct view_mail_skipped *skipped; /* the newest; none: 0 */
+	size_t nskipped;
 	/* The last days' time to report (GET /api/v1/latency): nstages 0
 	 * for none. */
 	int64_t latency_days, latency_series;

@@ -23,6 +23,14 @@
 #     when, and what it did (the pairs or series it made) or why not: in
 #     GET /api/v1/series/{id} ("commands") and on the series page
 #     ("Requests by mail"), a hostile line escaped
+#   - patch mail in no series (the one answering lost mail, a diff
+#     without a [PATCH] tag that real `git am` applies): why, in GET
+#     /api/v1/series ("skipped") and on the series page
+# Then the daemon again with no alerts: section (no mail to answer by)
+# and the inbox's commands_from_anyone: a stranger's "expected" and
+# "fixed-by" carried out and recorded, a retest in odd spacing recorded
+# in canonical form beside its line, and a Message-ID posted again
+# skipped (recorded once, nothing done again) with no answer to key on.
 # Before the replies, the series' time to report (posted, seen, applied,
 # runs, verdict, mailed) on its page, in GET /api/v1/series/{id}, as
 # /metrics histograms, and summarised by GET /api/v1/latency, the series
@@ -97,16 +105,18 @@ PY
 [ -n "$report" ] && [ "$(sql "SELECT state FROM regressions")" = new ] &&
     pass report_under_patch || { fail report_under_patch "$(ls "$SMTP")"; finish; }
 # Its tags: Closes: the report on the list's public archive (the
-# inbox's archive:), Link: its dashboard page.
-/usr/bin/python3 - "$SMTP" "$report" https://perf.example.org <<'PY' && pass report_closes_link || fail report_closes_link "see above"
+# inbox's archive:), Link: its dashboard page; "To reproduce" links the
+# series on that archive too, not on a host the list may not use.
+/usr/bin/python3 - "$SMTP" "$report" https://perf.example.org "$patch_id" <<'PY' && pass report_closes_link || fail report_closes_link "see above"
 import email, email.policy, glob, sys
-d, rid, url = sys.argv[1:]
+d, rid, url, pid = sys.argv[1:]
 for f in sorted(glob.glob(d + "/mail-*.eml")):
     m = email.message_from_bytes(open(f, "rb").read(), policy=email.policy.default)
     if m["Message-ID"] == "<%s>" % rid:
         b = m.get_content().replace("\r\n", "\n")
         want = "| Closes: https://lore.example.org/lm/%s/\n" % rid
-        if want in b and "\n| Link: %s/commit/" % url in b:
+        series = "  (the series: https://lore.example.org/lm/%s/)\n" % pid
+        if want in b and "\n| Link: %s/commit/" % url in b and series in b:
             sys.exit(0)
         print("# no %r or Link: in:\n%s" % (want, b))
 sys.exit(1)
@@ -320,6 +330,20 @@ orphan_told() {
 }
 wait_until 30 orphan_told && pass orphan_reason_logged || fail orphan_reason_logged "$(grep -i 'lost2' "$PW_TMP/d/daemon.log")"
 
+# A diff whose subject has no [PATCH] tag (format-patch -k): real git am
+# applies it; perfwatch takes no series from it and says why.
+g "$SRC" checkout -qb notag "$c1"
+echo 1001 >"$SRC/value"
+g "$SRC" commit -qam "memcg: a diff without a tag"
+g "$SRC" format-patch -q -k --thread -o "$PW_TMP/notag" -1
+g "$SRC" checkout -q master
+notag_id=$(sed -n 's/^Message-ID: *<\(.*\)>$/\1/Ip' "$PW_TMP"/notag/0001-*.patch)
+git clone -q "$SRC" "$PW_TMP/am-notag" && g "$PW_TMP/am-notag" checkout -q "$c1" &&
+    g "$PW_TMP/am-notag" am -q -k "$PW_TMP"/notag/0001-*.patch &&
+    [ "$(cat "$PW_TMP/am-notag/value")" = 1001 ] && ! grep -q '^Subject: \[' "$PW_TMP"/notag/0001-*.patch &&
+    pass notag_git_am_applies || fail notag_git_am_applies "$(grep '^Subject' "$PW_TMP"/notag/0001-*.patch)"
+add_msg "$PW_TMP"/notag/0001-*.patch
+
 # A command in a reply to someone else's mail: no answer.
 reply "Ann Author <ann@example.org>" "$patch_id" '#perfwatch invalid\n'
 id5=$CMD_ID
@@ -407,5 +431,85 @@ http GET "/api/v1/commits/$report_sha" >/dev/null
 [ -n "$report_sha" ] && [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["commands"]))' "$PW_TMP/body")" = "$ncmds" ] &&
     curl -s "$PW_URL/commit/$report_sha" | grep -qF '<tr class="request"><td>mallory@example.net</td><td class="mono">#perfwatch invalid</td>' &&
     pass commands_on_commit_page || fail commands_on_commit_page "commit $report_sha, $ncmds commands: $(head -c 600 "$PW_TMP/body")"
+
+# Patch mail in no series, each with why, on the first page of GET
+# /api/v1/series and on the series page (mail text escaped).
+skipped_listed() {
+	http GET /api/v1/series >/dev/null
+	python3 - "$PW_TMP/body" "$notag_id" <<'PY'
+import json, sys
+sk = {k["message_id"]: k for k in json.load(open(sys.argv[1])).get("skipped", [])}
+a, b = sk.get("lost2@example.org"), sk.get(sys.argv[2])
+assert a and a["inbox"] == "lm" and a["subject"] == "[PATCH v3 2/4] memcg: lost", sk
+assert a["reason"].startswith("it answers <gone@example.org>, which is not among the mail read"), a
+assert b and b["reason"].startswith("it has a diff but its subject has no [PATCH] tag"), sk
+assert isinstance(a["at"], int) and a["at"] > 0, a
+PY
+}
+wait_until 30 skipped_listed && pass skipped_in_api || fail skipped_in_api "$(head -c 1500 "$PW_TMP/body")"
+curl -s "$PW_URL/series" >"$PW_TMP/series-list.html"
+grep -qF '<h2 id="skipped">Patch mail not taken</h2>' "$PW_TMP/series-list.html" &&
+    grep -qF '<td class="mono">lost2@example.org</td>' "$PW_TMP/series-list.html" &&
+    grep -qF 'it answers &lt;gone@example.org&gt;, which is not among the mail read' "$PW_TMP/series-list.html" &&
+    grep -qF 'memcg: a diff without a tag' "$PW_TMP/series-list.html" &&
+    pass skipped_on_series_page || fail skipped_on_series_page "$(grep -o '<h2 id="skipped">.*' "$PW_TMP/series-list.html" | head -c 1500)"
+
+# The daemon again, with no way to answer by mail and commands from
+# anyone on this inbox.
+stop_pid "$PW_DAEMON_PID"
+sed -i '/^alerts:/,$d' "$PW_DIR/daemon.yaml"
+sed -i 's|archive: "https://lore.example.org/lm"}|archive: "https://lore.example.org/lm", commands_from_anyone: true}|' "$PW_DIR/daemon.yaml"
+grep -q 'commands_from_anyone: true' "$PW_DIR/daemon.yaml" && ! grep -q '^alerts:' "$PW_DIR/daemon.yaml" ||
+    fail restart_config "$(cat "$PW_DIR/daemon.yaml")"
+nmail=$(ls "$SMTP" | grep -c '^mail-')
+start_daemon "$PW_TMP/d" || { fail daemon_restarts "see log"; finish; }
+# Every regression new again, without a note: the report's (whose
+# newest pairs the retests made) is the one the command below marks.
+sql "UPDATE regressions SET state = 'new', note = NULL" >/dev/null
+recorded() { [ "$(sql "SELECT count(*) FROM mail_commands WHERE message_id = '$1'")" -ge 1 ]; }
+# A stranger, allowed here: expected, then fixed-by.
+reply "Eve Stranger <eve@example.net>" "$report" 'Known.\n\n#perfwatch expected\n'
+ide=$CMD_ID
+wait_until 30 recorded "$ide"
+reg=$(sql "SELECT min(id) FROM regressions WHERE note IS NOT NULL")
+[ -n "$reg" ] && [ "$(sql "SELECT count(*) FROM regressions WHERE note IS NOT NULL")" = 1 ] && [ "$(sql "SELECT state FROM regressions WHERE id = $reg")" = acknowledged ] &&
+    [ "$(sql "SELECT note FROM regressions WHERE id = $reg")" = "expected (by mail from eve@example.net)" ] &&
+    [ "$(sql "SELECT outcome || ' ' || parsed FROM mail_commands WHERE message_id = '$ide'")" = "done expected" ] &&
+    pass anyone_expected || fail anyone_expected "$(sql "SELECT id, state, note FROM regressions") $(sql "SELECT * FROM mail_commands WHERE message_id = '$ide'")"
+reply "Eve Stranger <eve@example.net>" "$report" '#perfwatch fixed-by 0123abcd\n'
+idf=$CMD_ID
+wait_until 30 recorded "$idf" && [ "$(sql "SELECT state FROM regressions WHERE id = $reg")" = fixed ] &&
+    [ "$(sql "SELECT note FROM regressions WHERE id = $reg")" = "fixed by 0123abcd (by mail from eve@example.net)" ] &&
+    pass anyone_fixed_by || fail anyone_fixed_by "$(sql "SELECT state, note FROM regressions WHERE id = $reg") $(sql "SELECT * FROM mail_commands WHERE message_id = '$idf'")"
+# Odd spacing and order: the line as written, the command as read.
+pairs=$(sql "SELECT count(*) FROM pairs")
+reply "The Boss <boss@example.org>" "$report" '#perfwatch retest  hosts=big,x86   runs=02\n'
+idr=$CMD_ID
+wait_until 30 recorded "$idr" && [ "$(sql "SELECT count(*) FROM pairs")" = $((pairs + 1)) ] &&
+    [ "$(sql "SELECT command || '|' || parsed FROM mail_commands WHERE message_id = '$idr'")" = "retest  hosts=big,x86   runs=02|retest runs=2 hosts=big,x86" ] &&
+    pass command_canonical || fail command_canonical "$(sql "SELECT command, parsed, outcome, reason FROM mail_commands WHERE message_id = '$idr'")"
+sql "UPDATE jobs SET state = 'cancelled' WHERE labels = '[\"big\",\"x86\"]' AND state = 'queued'" >/dev/null
+curl -s "$PW_URL/series/1" >"$PW_TMP/series1b.html"
+http GET /api/v1/series/1 >/dev/null
+grep -qF '<td class="mono">#perfwatch retest  hosts=big,x86   runs=02<br><span class="muted">read as #perfwatch retest runs=2 hosts=big,x86</span></td>' "$PW_TMP/series1b.html" &&
+    python3 -c '
+import json, sys
+c = [c for c in json.load(open(sys.argv[1]))["commands"] if c["message_id"] == sys.argv[2]]
+assert len(c) == 1 and c[0]["parsed"] == "retest runs=2 hosts=big,x86", c
+f = [c for c in json.load(open(sys.argv[1]))["commands"] if c["command"] == "frobnicate"]
+assert f and f[0]["parsed"] is None, f
+' "$PW_TMP/body" "$idr" && pass canonical_shown || fail canonical_shown "$(grep -o 'read as[^<]*' "$PW_TMP/series1b.html") $(head -c 800 "$PW_TMP/body")"
+# The first Message-ID again, the regression made new meanwhile: no
+# second record, nothing done, though no answer is keyed on it.
+sql "UPDATE regressions SET state = 'new' WHERE id = $reg" >/dev/null
+reply "Eve Stranger <eve@example.net>" "$report" '#perfwatch expected\n' "$ide"
+wait_until 30 seen_is
+sleep 2
+[ "$(sql "SELECT count(*) FROM mail_commands WHERE message_id = '$ide'")" = 1 ] &&
+    [ "$(sql "SELECT state FROM regressions WHERE id = $reg")" = new ] &&
+    [ "$(grep -c "command mail $ide from" "$PW_TMP/d/daemon.log")" = 1 ] &&
+    pass once_without_smtp || fail once_without_smtp "$(sql "SELECT state FROM regressions WHERE id = $reg") $(grep "command mail $ide" "$PW_TMP/d/daemon.log")"
+[ "$(ls "$SMTP" | grep -c '^mail-')" = "$nmail" ] && pass nothing_mailed_without_smtp ||
+    fail nothing_mailed_without_smtp "$(ls "$SMTP")"
 stop_pid "$PW_DAEMON_PID"
 finish

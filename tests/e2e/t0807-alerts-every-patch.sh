@@ -10,7 +10,8 @@
 # "Re: [PATCH v2 2/3] <patch 2's title>: slowprog.time_ms +N% regression",
 # and "To reproduce" is what a list reader can run: the public tree and
 # the series' base, `b4 am -P 1-2 <cover id>`, the job's commands with
-# {workdir} filled in, no daemon-only commit and no file of this repo.
+# {workdir} filled in and the job itself as job-file YAML, no
+# daemon-only commit and no file of this repo.
 # No follow-up calls the series' regression "unchanged" because the
 # tip against patch 2 (another change) is.
 . "$(dirname "$0")/lib.sh"
@@ -48,9 +49,9 @@ wait_until 300 settled && pass report_sent ||
     { fail report_sent "$(sql 'SELECT kind, state, last_error FROM alerts'); $(sql "SELECT pair_id, metric, verdict, change_pct FROM comparisons WHERE metric = 'time_ms'")"; show_logs; finish; }
 sleep 3
 base_sha=$(sql "SELECT base_sha FROM series WHERE id = 1")
-/usr/bin/python3 - "$SMTP" "$cover_id" "$p2_id" "file://$SRC" "$base_sha" <<'PY' && pass threaded_under_the_patch || fail threaded_under_the_patch "see above"
+/usr/bin/python3 - "$SMTP" "$cover_id" "$p2_id" "file://$SRC" "$base_sha" "$PW_TMP/job-from-mail.yaml" <<'PY' && pass threaded_under_the_patch || fail threaded_under_the_patch "see above"
 import email, email.policy, glob, re, sys
-d, cover, p2, url, base = sys.argv[1:]
+d, cover, p2, url, base, job_file = sys.argv[1:]
 ok = True
 def check(c, what):
     global ok
@@ -76,13 +77,30 @@ if pinned:
     want = ["  git fetch %s master\n" % url,
             "  git checkout %s     # the series' base\n" % base,
             "  b4 am -P 1-2 %s\n" % cover.strip("<>"),
-            "  make\n  ./prog\n"]
+            "  make\n  ./prog\n",
+            # The job itself, as a job file a reader's perfwatch loads.
+            "the job, as a perfwatch job file:\n  name: \"slowprog\"\n"
+            "  parser: \"keyvalue\"\n  build:\n    - \"make\"\n"
+            "  command:\n    - \"./prog\"\n  runs: 5\n  max_runs: 8\n"
+            "  timeout: 30s\n  metrics:\n    \"time_ms\":\n"
+            "      better: lower\n      min_effect: 100%\n"]
     for w in want:
         check(w in b, "no %r in:\n%s" % (w, b))
     check("{" not in b.split("to reproduce")[1], "a placeholder left:\n" + b)
     check("docs/" not in b and ".md" not in b, "names a repository file:\n" + b)
+    y = b.split("the job, as a perfwatch job file:\n", 1)
+    if len(y) == 2:
+        lines = []
+        for l in y[1].split("\n"):
+            if not l.startswith("  "):
+                break
+            lines.append(l[2:])
+        open(job_file, "w").write("\n".join(lines) + "\n")
 sys.exit(0 if ok else 1)
 PY
+# The job in the mail is a job file that perfwatch itself loads.
+"$PW_BIN/perfwatch" config check --kind job "$PW_TMP/job-from-mail.yaml" >"$PW_TMP/jcheck" 2>&1 &&
+    pass job_yaml_loads || fail job_yaml_loads "$(cat "$PW_TMP/jcheck" "$PW_TMP/job-from-mail.yaml" 2>&1)"
 # The tip has a pair against the series' base (patch 2's slowdown) and
 # one against patch 2 (unchanged): the second is another change and
 # must not turn the series' report into "unchanged" by a follow-up.

@@ -23,6 +23,9 @@ BOUNDED = {
         "the overview's newest candidate jobs: id order, LIMIT rows",
     "FROM series ORDER BY id DESC LIMIT":
         "the newest series for their time to report: LIMIT rows",
+    "FROM mail_skipped ORDER BY id DESC LIMIT":
+        "the newest patch mail in no series, for the series page: LIMIT "
+        "rows",
     "FROM artifacts a WHERE NOT EXISTS":
         "eviction: least recently used first, stopping when there is "
         "room; the artifacts are bounded by builds.max_size",

@@ -809,14 +809,22 @@ TEST(test_mail__orphan_reasons)
 	    "Subject: [PATCH 2/5] unthreaded\n\n---\ndiff --git a/f b/f\n"
 	    "From 7 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
 	    "Message-Id: <big@x>\nIn-Reply-To: <c@x>\n"
-	    "Subject: [PATCH 2/9999] huge\n\n---\ndiff --git a/f b/f\n";
+	    "Subject: [PATCH 2/9999] huge\n\n---\ndiff --git a/f b/f\n"
+	    /* A diff this parser does not read: no file headers. */
+	    "From 8 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <nd@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: [PATCH 2/2] no diff\n\n---\n@@ -1 +1 @@\n-a\n+b\n"
+	    /* A reply without a diff says nothing. */
+	    "From 9 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+	    "Message-Id: <re@x>\nIn-Reply-To: <c@x>\n"
+	    "Subject: Re: [PATCH 2/2] no diff\n\nthanks\n";
 	struct mail_msg *m;
 	struct mail_series *s;
 	size_t n, ns, orphans, i;
-	char why[7][512];
+	char why[9][512];
 
 	parse_and_group(&m, &n, &s, &ns, &orphans, mb, sizeof(mb) - 1);
-	ASSERT_INTEQ(n, 7);
+	ASSERT_INTEQ(n, 9);
 	ASSERT_INTEQ(ns, 1);
 	for (i = 0; i < n; i++)
 		mail_orphan_why(why[i], sizeof(why[i]), m, n, s, ns, i);
@@ -834,6 +842,10 @@ TEST(test_mail__orphan_reasons)
 	    "it names no mail it answers, and no cover letter or patch 1/5 "
 	    "of v1 comes before it");
 	ASSERT(strstr(why[6], "a series of 9999 patches: more than") == why[6]);
+	ASSERT_STREQ(why[7],
+	    "patch 2/2 has no diff perfwatch reads (no \"diff --git\" line, "
+	    "nor a \"--- \" \"+++ \" \"@@ \" file diff)");
+	ASSERT_STREQ(why[8], "");
 	mail_series_free(s, ns);
 	mail_msgs_free(m, n);
 }

@@ -1,7 +1,8 @@
 /*
  * store/series.c: superseding versions, the upload queue, branch
- * tags and the 3-way note, and store/mail_commands.c: the commands by
- * mail on a series' reports, on a real SQLite file.
+ * tags and the 3-way note, store/mail_commands.c: the commands by
+ * mail on a series' reports, and store/mail_skipped.c: patch mail in no
+ * series, on a real SQLite file.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "common/xalloc.h"
 #include "store/jobs.h"
 #include "store/mail_commands.h"
+#include "store/mail_skipped.h"
 #include "store/series.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
@@ -173,7 +175,8 @@ TEST(test_store_series2__mail_commands)
 	pairs[1] = p1;
 	c.message_id = "m2@x";
 	c.sender = "boss@x";
-	c.command = "retest";
+	c.command = "retest   runs=02";
+	c.parsed = "retest runs=2";
 	c.line = 1;
 	c.done = 1;
 	c.reason = "2 pair(s) queued again";
@@ -189,6 +192,7 @@ TEST(test_store_series2__mail_commands)
 	ASSERT_INTEQ(l.n, 2);
 	ASSERT_STREQ(l.v[0].sender, "mallory@x");
 	ASSERT_STREQ(l.v[0].command, "retest runs=<b>");
+	ASSERT(l.v[0].parsed == NULL); /* read as no command */
 	ASSERT_STREQ(l.v[0].outcome, "refused");
 	ASSERT_INTEQ(l.v[0].line, 3);
 	ASSERT_INTEQ(l.v[0].created, 100);
@@ -196,6 +200,8 @@ TEST(test_store_series2__mail_commands)
 	ASSERT(strlen(l.v[0].reason) <= STORE_MAIL_COMMAND_REASON);
 	ASSERT(strncmp(l.v[0].reason, "yyy\xef\xbf\xbdyyy", 9) == 0);
 	ASSERT_STREQ(l.v[1].outcome, "done");
+	ASSERT_STREQ(l.v[1].command, "retest   runs=02");
+	ASSERT_STREQ(l.v[1].parsed, "retest runs=2");
 	ASSERT_INTEQ(l.v[1].npairs, 2);
 	ASSERT_INTEQ(l.v[1].pairs[0], p1 < p2 ? p1 : p2);
 	ASSERT_INTEQ(l.v[1].pairs[1], p1 < p2 ? p2 : p1);
@@ -219,5 +225,47 @@ TEST(test_store_series2__mail_commands)
 	ASSERT(store_mail_commands_of_commit(s, &l, "ffff", 10) == 0);
 	ASSERT_INTEQ(l.n, 0);
 	store_mail_commands_release(&l);
+	store_close(s);
+}
+
+TEST(test_store_series2__mail_skipped)
+{
+	struct store *s = open_new("skipped");
+	struct store_mail_skipped_list l;
+	char longer[STORE_MAIL_SKIPPED_TEXT * 2];
+
+	ASSERT(s != NULL);
+	memset(longer, 'z', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	longer[1] = (char)0xfe;
+	ASSERT(store_mail_skipped_put(s, "lm", "p2@x", "[PATCH 2/3] a",
+	           "it answers <gone@x>, which is not among the mail read",
+	           100) == 0);
+	ASSERT(store_mail_skipped_put(s, "lm", "q@x", longer, "no diff", 101) ==
+	    0);
+	/* The same inbox and Message-ID again: one row, the newer why. */
+	ASSERT(store_mail_skipped_put(s, "lm", "p2@x", "[PATCH 2/3] a",
+	           "a second copy", 102) == 0);
+	/* Another inbox's copy of the same mail is its own row. */
+	ASSERT(store_mail_skipped_put(s, "other", "p2@x", "x", "y", 103) == 0);
+	ASSERT(store_mail_skipped_recent(s, &l, 10) == 0);
+	ASSERT_INTEQ(l.n, 3);
+	ASSERT_STREQ(l.v[0].inbox, "other");
+	ASSERT_STREQ(l.v[1].message_id, "q@x");
+	ASSERT(strlen(l.v[1].subject) <= STORE_MAIL_SKIPPED_TEXT);
+	ASSERT(strncmp(l.v[1].subject, "z\xef\xbf\xbdz", 5) == 0);
+	ASSERT_STREQ(l.v[2].reason, "a second copy");
+	ASSERT_INTEQ(l.v[2].created, 102);
+	store_mail_skipped_release(&l);
+	/* Joined a series: gone from its inbox only. */
+	ASSERT(store_mail_skipped_drop(s, "lm", "p2@x") == 0);
+	ASSERT(store_mail_skipped_drop(s, "lm", "never@x") == 0);
+	ASSERT(store_mail_skipped_recent(s, &l, 1) == 0);
+	ASSERT_INTEQ(l.n, 1);
+	ASSERT_STREQ(l.v[0].inbox, "other");
+	store_mail_skipped_release(&l);
+	ASSERT(store_mail_skipped_recent(s, &l, 10) == 0);
+	ASSERT_INTEQ(l.n, 2);
+	store_mail_skipped_release(&l);
 	store_close(s);
 }

@@ -2696,7 +2696,8 @@ series_store(struct store **out)
 	ASSERT(store_series_create(s, &v3, NULL, &n, 990) == 0);
 	ASSERT(v1 == 1 && v2 == 2 && v3 == 3);
 	/* Commands by mail on v1's report: one refused, its mail text
-	 * hostile; one done that made pair 1 and series 3. */
+	 * hostile; one done that made pair 1 and series 3, read as a
+	 * canonical form other than its line. */
 	{
 		static const int64_t pair1[] = { 1 };
 		struct store_mail_command_new c = { 0 };
@@ -2712,7 +2713,8 @@ series_store(struct store **out)
 		ASSERT(store_mail_command_put(s, &c, 995) == 0);
 		c.message_id = "c2@x";
 		c.sender = "boss@x";
-		c.command = "retest runs=3";
+		c.command = "retest runs=03";
+		c.parsed = "retest runs=3";
 		c.line = 1;
 		c.done = 1;
 		c.reason = "1 pair(s) of fio-randread queued again";
