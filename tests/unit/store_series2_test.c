@@ -230,7 +230,7 @@ TEST(test_store_series2__mail_commands)
 
 TEST(test_store_series2__mail_skipped)
 {
-	struct store *s = open_new("skipped");
+	struct store *s = test_store_open("skipped.db");
 	struct store_mail_skipped_list l;
 	char longer[STORE_MAIL_SKIPPED_TEXT * 2];
 
