@@ -295,18 +295,37 @@ agent_i_job_log(struct agent *a, int64_t job, const char *fmt, ...)
 	buf_release(&clean);
 }
 
+/* Job's end as the heartbeats see it (enum job_end), when it is one of
+ * the claim's jobs. */
+static void
+set_job_end(struct agent *a, int64_t job, int end)
+{
+	pthread_mutex_lock(&a->mu);
+	if (job != 0 && job == a->job_id)
+		a->job_end = end;
+	if (job != 0 && job == a->job2_id)
+		a->job2_end = end;
+	pthread_mutex_unlock(&a->mu);
+}
+
 int
 agent_i_finish(
     struct agent *a, int64_t job, const char *status, const char *error)
 {
 	int attempt = 0, rc;
 
+	/* Before the finish is sent: a heartbeat the daemon answers after
+	 * it says cancel, which is about this job only. */
+	set_job_end(a, job, JOB_FINISHING);
 	for (;;) {
 		rc = client_finish(a->cl, job, status, error);
 		if (rc != ERR_AGAIN || atomic_load(a->stop))
 			break;
 		http_sleep_ms(http_backoff_ms(&a->backoff, ++attempt), a->stop);
 	}
+	/* Stored, or refused for good: its lease is of no more use. */
+	if (rc != ERR_AGAIN)
+		set_job_end(a, job, JOB_FINISHED);
 	if (rc != 0)
 		log_warnx(
 		    "job %" PRId64 ": finish: %s", job, client_errmsg(a->cl));
@@ -327,6 +346,9 @@ set_claim(struct agent *a, int64_t job, int64_t build, int64_t runs)
 	a->build_id = build;
 	if (build != 0)
 		a->job2_id = 0;
+	a->job_end = JOB_LIVE;
+	a->job2_end = JOB_LIVE;
+	a->claim_seq++;
 	a->runs_wanted = runs;
 	a->boot_lease_s = 0;
 	a->progress[0] = '\0';
@@ -348,6 +370,7 @@ agent_i_set_job2(struct agent *a, int64_t job)
 {
 	pthread_mutex_lock(&a->mu);
 	a->job2_id = job;
+	a->job2_end = JOB_LIVE;
 	a->hb_force = 1;
 	pthread_cond_signal(&a->cv);
 	pthread_mutex_unlock(&a->mu);
@@ -392,11 +415,24 @@ agent_i_runs_wanted(struct agent *a)
 	return n;
 }
 
+/* Whether a cancel for job, asked about in claim seq, kills the running
+ * benchmark (under mu): it is a job of that claim, still the current
+ * one, not being finished, and none came before. */
+static int
+job_cancels(struct agent *a, int64_t job, uint64_t seq)
+{
+	if (job == 0 || seq != a->claim_seq || atomic_load(&a->kill))
+		return 0;
+	return (job == a->job_id && a->job_end == JOB_LIVE) ||
+	    (job == a->job2_id && a->job2_end == JOB_LIVE);
+}
+
 static void *
 hb_main(void *arg)
 {
 	struct agent *a = arg;
 	int64_t next = 0, now, job, job2, build, runs, runs2, boot_s;
+	uint64_t seq;
 	char progress[sizeof(a->progress)];
 	struct timespec ts;
 	int cancel, cancel2, rc, failing = 0;
@@ -409,9 +445,16 @@ hb_main(void *arg)
 		now = clock_mono_ms();
 		if (a->hb_force || now >= next) {
 			a->hb_force = 0;
-			job = a->job_id;
-			job2 = a->job2_id;
+			/* A finished job has no heartbeat; the claim's
+			 * other job carries the progress then. */
+			job = a->job_end == JOB_FINISHED ? 0 : a->job_id;
+			job2 = a->job2_end == JOB_FINISHED ? 0 : a->job2_id;
+			if (job == 0) {
+				job = job2;
+				job2 = 0;
+			}
 			build = a->build_id;
+			seq = a->claim_seq;
 			boot_s = a->boot_lease_s;
 			memcpy(progress, a->progress, sizeof(progress));
 			a->hb_busy = 1;
@@ -445,18 +488,17 @@ hb_main(void *arg)
 				    build);
 				atomic_store(&a->kill, 1);
 			}
-			if (rc == 0 && job != 0 && job == a->job_id) {
-				if (cancel && !atomic_load(&a->kill)) {
-					log_warnx("job %" PRId64
-					          ": cancelled by the daemon",
-					    job);
-					atomic_store(&a->kill, 1);
-				}
-				if (runs > 0)
-					a->runs_wanted = runs;
+			if (rc == 0 && build == 0 && cancel &&
+			    job_cancels(a, job, seq)) {
+				log_warnx("job %" PRId64
+				          ": cancelled by the daemon",
+				    job);
+				atomic_store(&a->kill, 1);
 			}
-			if (rc == 0 && job2 != 0 && job2 == a->job2_id &&
-			    cancel2 && !atomic_load(&a->kill)) {
+			if (rc == 0 && job != 0 && job == a->job_id &&
+			    seq == a->claim_seq && runs > 0)
+				a->runs_wanted = runs;
+			if (rc == 0 && cancel2 && job_cancels(a, job2, seq)) {
 				log_warnx("job %" PRId64
 				          ": cancelled by the daemon",
 				    job2);

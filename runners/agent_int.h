@@ -25,6 +25,15 @@
 #include "runners/spool.h"
 #include "runners/telemetry.h"
 
+/*
+ * A claimed job as the heartbeats see it.  From its finish on
+ * (agent_i_finish), a cancel in its heartbeat's reply kills nothing: the
+ * daemon answers cancel for a job that is no longer running, and the
+ * kill would stop the claim's other job, left running and claimed again
+ * later.  Once finished, it has no heartbeats.
+ */
+enum job_end { JOB_LIVE, JOB_FINISHING, JOB_FINISHED };
+
 struct agent {
 	const struct runner_config *cfg;
 	atomic_int *stop;
@@ -41,8 +50,13 @@ struct agent {
 	pthread_cond_t cv;
 	int hb_quit, hb_force;
 	/* The current job, and its pair's other job when a claim holds
-	 * both (run_pair), under mu. */
+	 * both (run_pair), under mu; how far this runner has got finishing
+	 * each (enum job_end); and the claim's number, so the reply to a
+	 * heartbeat sent for an earlier claim of the same job changes
+	 * nothing. */
 	int64_t job_id, job2_id;
+	int job_end, job2_end;
+	uint64_t claim_seq;
 	/* The shared kernel build this runner holds (0: none), under mu:
 	 * heartbeats then carry it instead of a job. */
 	int64_t build_id;

@@ -72,11 +72,18 @@ store_host_id(struct store *s, int64_t *out_id, const char *name)
 	if (st == NULL)
 		return -1;
 	store_i_bind_text(st, 1, name);
-	if (db_step(st) == DB_ROW) {
+	switch (db_step(st)) {
+	case DB_ROW:
 		*out_id = db_col_int64(st, 0);
 		r = 0;
-	} else {
+		break;
+	case DB_DONE:
 		err_set(&s->err, "host '%s' is not registered", name);
+		break;
+	default:
+		/* A failed lookup is no answer: not "not registered". */
+		r = store_i_dberr(s, "host id");
+		break;
 	}
 	db_reset(st);
 	return r;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A forwarding HTTP proxy between a runner and perfwatchd (t0681, t0363).
+"""A forwarding HTTP proxy between a runner and perfwatchd (t0681, t0363, t0366).
 
   api_proxy.py UPSTREAM DIR
 
@@ -15,8 +15,14 @@ index (POST /api/v1/jobs/N/runs) is forwarded and answered upstream,
 which has then stored it, and the proxy exits without replying, as a
 daemon killed between its commit and its reply; "STATUS N" (upstream's)
 is then in DIR/cut.
+While DIR/finish_delay exists, the reply to a job's finish (POST
+/api/v1/jobs/N/finish) is held that many seconds (the file's number)
+after the daemon answered, as a slow link would, while the runner's
+heartbeats go on.  Each finish the daemon answered, and each heartbeat
+it answered with cancel, is a line of DIR/calls.log, in the order the
+answers came: "finish STATUS PATH", "cancel JOB_ID".
 """
-import http.client, http.server, json, os, re, sys, urllib.parse
+import http.client, http.server, json, os, re, sys, threading, time, urllib.parse
 
 UP = urllib.parse.urlsplit(sys.argv[1])
 DIR = sys.argv[2]
@@ -38,6 +44,7 @@ def cut_here(path, body, status):
         f.write("%d %s\n" % (status, m.group(1)))
     os.rename(os.path.join(DIR, "cut.tmp"), os.path.join(DIR, "cut"))
     os._exit(0)
+LOG_MU = threading.Lock()
 
 
 class Proxy(http.server.BaseHTTPRequestHandler):
@@ -57,6 +64,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             c.close()
         if self.command == "POST":
             cut_here(self.path, body, r.status)
+        self.calls(body, r.status, data)
         if self.path.startswith("/api/v1/packs/"):
             bad = (r.status == 200 and len(data) > 0 and
                    os.path.exists(os.path.join(DIR, "corrupt")))
@@ -74,6 +82,23 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def calls(self, body, status, data):
+        line = None
+        if self.path.startswith("/api/v1/jobs/") and self.path.endswith("/finish"):
+            line = "finish %d %s" % (status, self.path)
+        elif self.path == "/api/v1/runners/heartbeat" and status == 200:
+            if json.loads(data).get("cancel"):
+                line = "cancel %s" % json.loads(body or b"{}").get("job_id")
+        if line is not None:
+            with LOG_MU, open(os.path.join(DIR, "calls.log"), "a") as f:
+                f.write(line + "\n")
+        if line is not None and line.startswith("finish "):
+            try:
+                with open(os.path.join(DIR, "finish_delay")) as f:
+                    time.sleep(float(f.read()))
+            except FileNotFoundError:
+                pass
 
     do_GET = do_POST = forward
 

@@ -30,6 +30,8 @@
 #                                  loaded machine do not stretch it
 #   show_logs                      prints the daemon and runner logs (on
 #                                  failure)
+#   submit_pair JOB                submits one pair of job JOB (admin);
+#                                  sets base, cand and pair (the ids)
 
 runner_config() {
 	local name=$1 dir=$PW_TMP/$1
@@ -140,4 +142,12 @@ wait_until() {
 		sleep 0.2
 	done
 	"$@"
+}
+
+submit_pair() {
+	pw_admin submit --job "$1" --json >"$PW_TMP/submit.json" ||
+	    fail "submit_$1" "exit $?"
+	base=$(jfield pairs.0.base_job <"$PW_TMP/submit.json")
+	cand=$(jfield pairs.0.candidate_job <"$PW_TMP/submit.json")
+	pair=$(jfield pairs.0.pair_id <"$PW_TMP/submit.json")
 }
