@@ -50,6 +50,32 @@ double analysis_i_norm_quantile_upper(double p);
 void analysis_i_set_note(struct analysis_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* shift_tests.c: the tests of a shift that compare.c combines. */
+double analysis_i_median_sorted(const double *x, size_t n);
+/* The runs of sorted g within dist of its median: [*lo, *hi). */
+void analysis_i_reject_range(
+    const double *g, size_t n, double dist, size_t *lo, size_t *hi);
+/* The Huber-clipped mean of sorted g (sigma_h the history's sigma, rej
+ * the distance beyond which runs are dropped). */
+double analysis_i_clipped_mean(
+    const double *g, size_t n, double sigma_h, double rej);
+/* The p-value of stat, the clipped-mean difference of groups of nb and
+ * nc runs, by groups drawn from the history's clean logs hl. */
+double analysis_i_history_p(const double *hl, size_t m, size_t nb, size_t nc,
+    double stat, double sigma_h, double rej, const struct analysis_opts *o);
+/* The bootstrap interval of the shift of b against a, at o->ci_level. */
+void analysis_i_bootstrap_ci(double *lo, double *hi, const double *a, size_t na,
+    const double *b, size_t nb, const struct analysis_opts *o);
+/* A run of a pair in rounds: its round, its (winsorised) log, its side. */
+struct analysis_rrun {
+	int64_t round;
+	double y;
+	int cand;
+};
+int analysis_i_cmp_rrun(const void *pa, const void *pb);
+int analysis_i_blocked_test(struct analysis_result *r, double *shift,
+    double *se, double *df, double *p, const struct analysis_rrun *x, size_t n);
+
 /* modes.c: the low runs of a comparison are those more than thr worse
  * (sign: -1 higher is better, +1 lower) than ref, the better side's
  * median; least is low_mode_pct as a log ratio. */
