@@ -408,10 +408,13 @@ cgroup_place(struct cgroup **out, const struct cgroup_sys *sys,
 		}
 		if (spec->pids_max > 0 && sys->pids_mount) {
 			/* Companion pids leaf: limits.pids as pids.max, also
-			 * for a root memcg placement (its own hierarchy). */
-			char *name = cg->root
-			    ? xasprintf("/perfwatch-root-%d", (int)getpid())
-			    : xstrdup(spec->path);
+			 * for a root memcg placement (its own hierarchy).  One
+			 * leaf per runner process, whatever the job's path:
+			 * the runners of a host often share their cgroup in
+			 * this hierarchy, and a leaf at the job's path would
+			 * be another runner's too. */
+			char *name =
+			    xasprintf("/perfwatch-root-%d", (int)getpid());
 
 			cg->pidsdir = make_path(
 			    cg, sys->pids_mount, sys->pids_base, name, 0, 0, e);

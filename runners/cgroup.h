@@ -35,8 +35,9 @@
  *       enable controllers for its children (the no-internal-process
  *       rule), so the runner first moves the processes of its base
  *       cgroup into <base>/runner, once.
- *   v1: pids_max -> pids.max of a companion leaf at the same path in the
- *       pids hierarchy, when the runner's cgroup there is writable;
+ *   v1: pids_max -> pids.max of a companion leaf perfwatch-root-PID (one
+ *       per runner process: runners often share their cgroup there) in
+ *       the pids hierarchy, when the runner's cgroup there is writable;
  *       memory_max -> memory.limit_in_bytes (the hard limit, the same
  *       meaning as memory.max); memory_high -> memory.soft_limit_in_bytes.
  *       The soft limit is NOT memory.high: v1 has no throttling limit; the

@@ -390,14 +390,14 @@ TEST(test_cgroup__v2_pids_max_on_fake_tree)
 	free(mnt);
 }
 
-/* v1: pids.max in a companion leaf of the pids hierarchy, the
- * benchmark attached to it too, its refusals read there, and the leaf
- * the placement made removed with it. */
+/* v1: pids.max in a companion leaf of the pids hierarchy, one per
+ * runner process whatever the job's path, the benchmark attached to it
+ * too, and its refusals read there. */
 TEST(test_cgroup__v1_pids_max_in_pids_hierarchy)
 {
 	char *mem = xasprintf("%s/fakev1mem", test_tmpdir());
 	char *pids = xasprintf("%s/fakev1pids", test_tmpdir());
-	char *leaf = xasprintf("%s/bench", pids);
+	char *leaf = xasprintf("%s/perfwatch-root-%d", pids, (int)getpid());
 	struct cgroup_sys s;
 	struct cgroup_spec spec = { "/bench", 0, 0, 64 };
 	struct cgroup *cg = NULL;
@@ -426,14 +426,16 @@ TEST(test_cgroup__v1_pids_max_in_pids_hierarchy)
 	ASSERT_STREQ(named, "pids.max 64 (3 forks refused)");
 	ASSERT(strstr(cgroup_notes(cg), "pids.max 64 (v1)") != NULL);
 	cgroup_free(cg);
-	/* Without limits.pids no leaf is made there. */
-	free(leaf);
-	leaf = xasprintf("%s/other", pids);
+	/* Without limits.pids the benchmark joins no pids leaf. */
 	spec.path = "/other";
 	spec.pids_max = 0;
 	ASSERT_MSG(cgroup_place(&cg, &s, &spec, &e) == 0, "%s", err_msg(&e));
-	ASSERT(!exists(leaf));
 	ASSERT(strstr(cgroup_notes(cg), "pids") == NULL);
+	touch(cgroup_dir(cg), "cgroup.procs", "");
+	n = cgroup_procs_fds(cg, fds, &e);
+	ASSERT_MSG(n == 1, "%d fds: %s", n, err_msg(&e));
+	for (i = 0; i < n; i++)
+		close(fds[i]);
 	cgroup_free(cg);
 	cgroup_sys_release(&s);
 	free(leaf);
