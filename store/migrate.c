@@ -8,6 +8,7 @@
 #include "store/alerts.h"
 #include "store/bisect.h"
 #include "store/builds.h"
+#include "store/leases.h"
 #include "store/mail_commands.h"
 #include "store/series_quota.h"
 #include "store/store.h"
@@ -856,6 +857,8 @@ static const char *const migrations[] = {
 	STORE_MAIL_COMMANDS_MIGRATION,
 	/* v36: shared kernel builds and their artifacts (store/builds.h). */
 	STORE_BUILDS_MIGRATION,
+	/* v37: the leases on the daemons' workers (store/leases.h). */
+	STORE_LEASES_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

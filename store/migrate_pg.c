@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "store/builds.h"
+#include "store/leases.h"
 #include "store/series_quota.h"
 #include "store/store_int.h"
 
@@ -705,6 +706,12 @@ static const char *const v36[] = {
 	NULL,
 };
 
+/* v37: the leases on the daemons' workers (store/leases.h). */
+static const char *const v37[] = {
+	STORE_LEASES_MIGRATION_PG,
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -715,6 +722,7 @@ static const struct pg_step steps[] = {
 	{ 34, v34 },
 	{ 35, v35 },
 	{ 36, v36 },
+	{ 37, v37 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
@@ -777,5 +785,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 36 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 37 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");

@@ -103,6 +103,7 @@ struct store {
 	 * of them a heartbeat changed (store_i_quiet_end): tx_end moves
 	 * store_gen when there are others. */
 	int64_t tx_changes0, tx_quiet;
+	int tx_moved; /* tx_end's transaction moved store_gen */
 	/* The last failed statement lost to another transaction
 	 * (DB_BUSY): store_i_tx_again. */
 	int lost_race;
@@ -117,6 +118,10 @@ struct store {
  * for end. */
 int64_t store_i_quiet_begin(struct store *);
 void store_i_quiet_end(struct store *, int64_t begin);
+/* PostgreSQL: the store's generation moved (a commit of this process,
+ * or store_gen_poll found another's): this process's data version
+ * moves (store_data_version). */
+void store_i_gen_moved(void);
 int store_i_dberr(struct store *, const char *what);
 /* db_exec of sql (no rows); 0, or -1 with the error in s. */
 int store_i_exec(struct store *, const char *sql);
