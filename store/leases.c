@@ -98,19 +98,28 @@ store_lease_release(struct store *s, const char *name, const char *me)
 	return rc;
 }
 
-/* The generation the last poll of this process read (-1: none yet). */
+/* The generation the last poll of this process read (-1: none yet),
+ * and this process's own moves of it counted then. */
 static pthread_mutex_t poll_mu = PTHREAD_MUTEX_INITIALIZER;
-static int64_t polled = -1;
+static int64_t polled = -1, polled_own;
 
+/*
+ * Another process moved the generation when it moved by more than this
+ * process's own commits since the last poll.  Those are counted before
+ * their COMMIT and read before the generation, so one counted and not
+ * yet committed hides another's move from this poll, which the next
+ * poll then sees: a move is told at most a tick late, never lost.
+ */
 int
 store_gen_poll(struct store *s)
 {
 	struct db_stmt *st;
-	int64_t n;
-	int moved;
+	int64_t n, own;
+	int moved, other;
 
 	if (db_backend(s->db) != DB_PG || s->version < STORE_GEN_VERSION)
 		return 0;
+	own = store_i_gen_own();
 	st = store_i_stmt(s, "SELECT n FROM store_gen WHERE id = 1");
 	if (st == NULL)
 		return -1;
@@ -123,9 +132,11 @@ store_gen_poll(struct store *s)
 	store_i_release(s, st);
 	pthread_mutex_lock(&poll_mu);
 	moved = polled >= 0 && n != polled;
+	other = polled >= 0 && n - polled > own - polled_own;
 	polled = n;
+	polled_own = own;
 	pthread_mutex_unlock(&poll_mu);
 	if (moved)
 		store_i_gen_moved();
-	return moved;
+	return other;
 }

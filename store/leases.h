@@ -60,9 +60,11 @@ int store_lease_take(struct store *, struct store_lease *out, const char *name,
 int store_lease_release(struct store *, const char *name, const char *me);
 
 /*
- * Reads the store's generation (PostgreSQL): 1 when it moved since this
- * process's last poll (this process's data version moved with it), 0
- * when not (the first poll, and always on SQLite), or -1 (store_errmsg).
+ * Reads the store's generation (PostgreSQL); when it moved since this
+ * process's last poll, this process's data version moves too.  1 when
+ * another process's commit moved it (at most a poll late), 0 when not
+ * or only this process's did (and at the first poll, and always on
+ * SQLite), or -1 (store_errmsg).
  */
 int store_gen_poll(struct store *);
 

@@ -268,14 +268,23 @@ store_i_quiet_end(struct store *s, int64_t begin)
 /*
  * PostgreSQL's data version of this process (store_data_version): it
  * moves after each commit here that moved the store's generation, and
- * when store_gen_poll finds the generation moved.  __atomic.
+ * when store_gen_poll finds the generation moved.  pg_own_moves counts
+ * this process's commits that move the generation, from just before
+ * their COMMIT (less those that failed), for store_gen_poll to tell
+ * them from another process's.  __atomic.
  */
-static int64_t pg_data_version;
+static int64_t pg_data_version, pg_own_moves;
 
 void
 store_i_gen_moved(void)
 {
 	__atomic_add_fetch(&pg_data_version, 1, __ATOMIC_RELEASE);
+}
+
+int64_t
+store_i_gen_own(void)
+{
+	return __atomic_load_n(&pg_own_moves, __ATOMIC_ACQUIRE);
 }
 
 /* The store's generation moves with a commit that changed a row beside
@@ -308,17 +317,24 @@ tx_begin(struct store *s)
 static int
 tx_end(struct store *s, int ok)
 {
-	int r = 0;
+	int r = 0, own;
 
 	if (s->in_tx)
 		return ok ? 0 : -1;
 	s->tx_moved = 0;
-	if (ok && (gen_bump(s) == -1 || exec(s, "COMMIT") == -1))
+	if (ok && gen_bump(s) == -1)
+		ok = 0;
+	own = ok && s->tx_moved && db_backend(s->db) == DB_PG;
+	if (own)
+		__atomic_add_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
+	if (ok && exec(s, "COMMIT") == -1)
 		ok = 0;
 	if (!ok) {
+		if (own)
+			__atomic_sub_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
 		db_exec(s->db, "ROLLBACK");
 		r = -1;
-	} else if (s->tx_moved && db_backend(s->db) == DB_PG)
+	} else if (own)
 		store_i_gen_moved();
 	s->have_wlk = 0;
 	wunlock();

@@ -122,6 +122,9 @@ void store_i_quiet_end(struct store *, int64_t begin);
  * or store_gen_poll found another's): this process's data version
  * moves (store_data_version). */
 void store_i_gen_moved(void);
+/* PostgreSQL: this process's commits that moved the store's generation
+ * so far, counted from just before each COMMIT (store_gen_poll). */
+int64_t store_i_gen_own(void);
 int store_i_dberr(struct store *, const char *what);
 /* db_exec of sql (no rows); 0, or -1 with the error in s. */
 int store_i_exec(struct store *, const char *sql);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "store/db.h"
 #include "store/leases.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
@@ -79,14 +80,17 @@ TEST(test_store_leases__one_holder_at_a_time)
 	store_close(b);
 }
 
-/* The polled generation: a commit through another connection of this
- * process moves its data version at once, and the next poll finds the
- * generation row moved (as it would another daemon's commit), once; a
+/* The polled generation: a commit through a connection of this process
+ * moves its data version at once, and the poll tells it from another
+ * process's (1), which moves the data version only once polled; a
  * heartbeat's write moves neither. */
-TEST(test_store_leases__poll_sees_the_generation_move)
+TEST(test_store_leases__poll_tells_another_process_commit)
 {
 	struct store *a, *b;
 	struct store_version v0, v1;
+	struct db *other = NULL;
+	struct err e = { 0 };
+	char *p;
 	int64_t h = 0;
 
 	open_two(&a, &b, "gen_poll");
@@ -97,17 +101,29 @@ TEST(test_store_leases__poll_sees_the_generation_move)
 		store_close(b);
 		return;
 	}
+	p = test_store_where("gen_poll");
+	ASSERT_MSG(db_open(&other, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
 	store_gen_poll(a); /* the first poll sets where it starts */
 	ASSERT(store_gen_poll(a) == 0);
 	ASSERT(store_data_version(a, &v0) == 0);
 	ASSERT(store_host_register(b, &h, "h", "[]", "{}", 1) == 0);
 	ASSERT(store_data_version(a, &v1) == 0 && v1.gen != v0.gen);
+	ASSERT(store_gen_poll(a) == 0); /* this process's own */
+	/* Another process's commit (as the store makes it, by hand). */
+	ASSERT(store_data_version(a, &v0) == 0);
+	ASSERT(
+	    db_exec(other, "UPDATE store_gen SET n = n + 1 WHERE id = 1") == 0);
+	ASSERT(store_data_version(a, &v1) == 0 && v1.gen == v0.gen);
 	ASSERT(store_gen_poll(a) == 1);
-	ASSERT(store_data_version(a, &v0) == 0 && v0.gen != v1.gen);
+	ASSERT(store_data_version(a, &v1) == 0 && v1.gen != v0.gen);
 	ASSERT(store_gen_poll(a) == 0);
 	/* A heartbeat's write does not move it. */
+	ASSERT(store_data_version(a, &v0) == 0);
 	ASSERT(store_host_seen(b, h, 5) == 0);
 	ASSERT(store_gen_poll(a) == 0);
+	ASSERT(store_data_version(a, &v1) == 0 && v1.gen == v0.gen);
+	db_close(other);
 	store_close(a);
 	store_close(b);
 }
