@@ -201,6 +201,8 @@ struct daemon_config {
 	/* scheduler: (all optional) */
 	int64_t claim_wait_s; /* long-poll, default 30 */
 	int64_t lease_s;      /* default 60 */
+	/* Several daemons on one database: a worker's lease, default 10 */
+	int64_t worker_lease_s;
 	int64_t max_attempts; /* default 3 */
 	/* builds: kernel images built once and shared by the bench hosts
 	 * (docs/KERNEL.md, "Shared builds"). */

@@ -401,6 +401,8 @@ static const struct field sched_fields[] = {
 	    86400),
 	NUM("max_attempts", F_INT, struct daemon_config, max_attempts, "3", 1,
 	    100),
+	NUM("worker_lease", F_DURATION, struct daemon_config, worker_lease_s,
+	    "10s", 3, 600),
 };
 static const struct schema sched_schema = { 0, sched_fields,
 	NFIELDS(sched_fields), NULL };

@@ -10,10 +10,12 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "daemon/leases.h"
 #include "daemon/sched.h"
 #include "store/builds.h"
 #include "store/claim.h"
 #include "store/jobs.h"
+#include "store/leases.h"
 #include "store/store.h"
 
 struct sched {
@@ -28,6 +30,7 @@ struct sched {
 	int tick_ms;
 	void (*tick)(void *, int);
 	void *arg;
+	struct leases *leases; /* the requeue runs while LEASE_SCHED is held */
 };
 
 static int64_t
@@ -264,12 +267,20 @@ ticker(void *arg)
 		pthread_mutex_unlock(&s->mu);
 		if (stop)
 			break;
+		/* Another daemon's writes: the workers and the parked
+		 * claims look again. */
 		store_errclear(s->store);
-		if (sched_requeue(s, s->store, NULL) == -1)
-			log_warnx(
-			    "scheduler: requeue: %s", store_errmsg(s->store));
-		if (store_checkpoint(s->store) == -1)
-			log_warnx("scheduler: %s", store_errmsg(s->store));
+		if (store_gen_poll(s->store) == 1)
+			sched_notify(s);
+		store_errclear(s->store);
+		if (leases_held(s->leases, LEASE_SCHED)) {
+			if (sched_requeue(s, s->store, NULL) == -1)
+				log_warnx("scheduler: requeue: %s",
+				    store_errmsg(s->store));
+			if (store_checkpoint(s->store) == -1)
+				log_warnx(
+				    "scheduler: %s", store_errmsg(s->store));
+		}
 		g = sched_generation(s);
 		s->tick(s->arg, g != seen);
 		seen = g;
@@ -279,7 +290,7 @@ ticker(void *arg)
 
 int
 sched_start(struct sched *s, const char *dbpath, int tick_ms,
-    void (*tick)(void *, int), void *arg, struct err *e)
+    void (*tick)(void *, int), void *arg, struct leases *leases, struct err *e)
 {
 	if (store_open(&s->store, dbpath, e) == -1)
 		return -1;
@@ -287,6 +298,7 @@ sched_start(struct sched *s, const char *dbpath, int tick_ms,
 	s->tick_ms = tick_ms > 0 ? tick_ms : 1000;
 	s->tick = tick;
 	s->arg = arg;
+	s->leases = leases;
 	s->stop = 0;
 	if (pthread_create(&s->thread, NULL, ticker, s) != 0) {
 		store_close(s->store);

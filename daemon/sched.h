@@ -16,6 +16,7 @@
 
 #include "common/err.h"
 
+struct leases;
 struct sched;
 struct store;
 struct store_claimed;
@@ -70,14 +71,18 @@ int sched_retry(struct sched *, struct store *, int64_t job_id);
 int sched_requeue(struct sched *, struct store *, int *out_n);
 
 /*
- * Starts the ticker thread: with its own connection to dbpath it requeues
- * expired leases and checkpoints the WAL (store_checkpoint) every tick_ms,
- * and then calls tick(arg, changed), changed
- * being 1 when the generation moved since the last call.  The callback
- * runs on the ticker thread.  0, or -1 with e set.
+ * Starts the ticker thread: with its own connection to dbpath, every
+ * tick_ms, it polls the store's generation (store_gen_poll: another
+ * daemon's writes notify, as a local change does), requeues expired
+ * leases and checkpoints the WAL (store_checkpoint) while this daemon
+ * holds the scheduler's lease (daemon/leases.h; leases NULL: always),
+ * and then calls tick(arg, changed), changed being 1 when the
+ * generation moved since the last call.  The callback runs on the
+ * ticker thread.  0, or -1 with e set.
  */
 int sched_start(struct sched *, const char *dbpath, int tick_ms,
-    void (*tick)(void *arg, int changed), void *arg, struct err *e);
+    void (*tick)(void *arg, int changed), void *arg, struct leases *leases,
+    struct err *e);
 void sched_stop(struct sched *); /* joins the thread; ok if not started */
 
 #endif

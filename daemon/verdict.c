@@ -19,6 +19,7 @@
 #include "common/rounds.h"
 #include "common/xalloc.h"
 #include "daemon/hygiene.h"
+#include "daemon/leases.h"
 #include "daemon/sched.h"
 #include "daemon/verdict.h"
 #include "daemon/verdict_int.h"
@@ -799,6 +800,7 @@ struct verdict_worker {
 	int stop;
 	struct sched *sched;
 	struct store *store;
+	struct leases *leases;
 };
 
 static int
@@ -847,6 +849,10 @@ worker(void *arg)
 		gen = sched_generation(w->sched);
 		if (stopping(w))
 			break;
+		if (!leases_held(w->leases, LEASE_VERDICT)) {
+			sched_wait(w->sched, gen, LEASE_IDLE_MS);
+			continue;
+		}
 		store_errclear(w->store);
 		r = verdict_pending(
 		    w->store, &done, &more, VERDICT_BATCH, (int64_t)time(NULL));
@@ -873,13 +879,14 @@ worker(void *arg)
 
 int
 verdict_start(struct verdict_worker **out, struct sched *sched,
-    const char *dbpath, struct err *e)
+    const char *dbpath, struct leases *leases, struct err *e)
 {
 	struct verdict_worker *w = xcalloc(1, sizeof(*w));
 
 	*out = NULL;
 	pthread_mutex_init(&w->mu, NULL);
 	w->sched = sched;
+	w->leases = leases;
 	if (store_open(&w->store, dbpath, e) == -1) {
 		pthread_mutex_destroy(&w->mu);
 		free(w);

@@ -105,12 +105,14 @@ int verdict_pending(struct store *, size_t *out_done, size_t *out_more,
  * verdict_pending at start (recovery) and whenever the scheduler's
  * generation moves (a job finished), and wakes the scheduler's waiters
  * (sched_notify) when it re-queued jobs or stored verdicts: the claims,
- * and the workers that read verdicts (bisect, alerts).  0, or -1 with e
- * set.
+ * and the workers that read verdicts (bisect, alerts).  It runs only
+ * while leases holds LEASE_VERDICT (daemon/leases.h; NULL: always).  0,
+ * or -1 with e set.
  */
+struct leases;
 struct verdict_worker;
 int verdict_start(struct verdict_worker **out, struct sched *,
-    const char *dbpath, struct err *e);
+    const char *dbpath, struct leases *leases, struct err *e);
 void verdict_stop(struct verdict_worker *); /* joins; NULL ok */
 
 #endif

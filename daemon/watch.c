@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "daemon/leases.h"
 #include "daemon/sched.h"
 #include "daemon/series.h"
 #include "daemon/trigger.h"
@@ -460,6 +461,24 @@ apply_uploads(struct tw *t, const struct dconf *conf)
 	return r;
 }
 
+/* 1 while this daemon runs the watcher (LEASE_WATCH), else 0 after a
+ * nap of LEASE_IDLE_MS. */
+static int
+watching(struct tw *t)
+{
+	struct timespec ts;
+
+	if (leases_held(t->w->leases, LEASE_WATCH))
+		return 1;
+	clock_deadline(&ts, LEASE_IDLE_MS);
+	pthread_mutex_lock(&t->w->mu);
+	while (!atomic_load(&t->quit) &&
+	    pthread_cond_timedwait(&t->w->cv, &t->w->mu, &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&t->w->mu);
+	return 0;
+}
+
 static void *
 tw_main(void *arg)
 {
@@ -476,17 +495,26 @@ tw_main(void *arg)
 			return NULL;
 	}
 	while (!atomic_load(&t->quit) && t->inbox == TW_QUEUE) {
-		struct dconf *conf = conf_get(t->w);
-		int r = apply_uploads(t, conf);
+		struct dconf *conf;
+		int r;
+
+		if (!watching(t))
+			continue;
+		conf = conf_get(t->w);
+		r = apply_uploads(t, conf);
 
 		dconf_unref(conf);
 		if (r != 0)
 			nap(t, 1);
 	}
 	while (!atomic_load(&t->quit) && t->inbox) {
-		struct dconf *conf = conf_get(t->w);
-		const struct cfg_inbox *in = find_inbox(conf, t->name);
+		struct dconf *conf;
+		const struct cfg_inbox *in;
 
+		if (!watching(t))
+			continue;
+		conf = conf_get(t->w);
+		in = find_inbox(conf, t->name);
 		if (in == NULL) {
 			dconf_unref(conf);
 			nap(t, 3600);
@@ -503,9 +531,13 @@ tw_main(void *arg)
 		nap(t, delay);
 	}
 	while (!atomic_load(&t->quit)) {
-		struct dconf *conf = conf_get(t->w);
-		const struct cfg_tree *tree = find_tree(conf, t->name);
+		struct dconf *conf;
+		const struct cfg_tree *tree;
 
+		if (!watching(t))
+			continue;
+		conf = conf_get(t->w);
+		tree = find_tree(conf, t->name);
 		if (tree == NULL) {
 			/* Removed by a reload; watch_reload joins us. */
 			dconf_unref(conf);
@@ -621,8 +653,8 @@ reconcile(struct watch *w)
 }
 
 int
-watch_start(
-    struct watch **out, struct dconf *conf, struct sched *sched, struct err *e)
+watch_start(struct watch **out, struct dconf *conf, struct sched *sched,
+    struct leases *leases, struct err *e)
 {
 	struct watch *w = xcalloc(1, sizeof(*w));
 	pthread_condattr_t ca;
@@ -635,6 +667,7 @@ watch_start(
 	pthread_condattr_destroy(&ca);
 	w->conf = dconf_ref(conf);
 	w->sched = sched;
+	w->leases = leases;
 	w->dbpath = xstrdup(conf->dc->database);
 	reconcile(w);
 	*out = w;
@@ -646,6 +679,8 @@ watch_reload(struct watch *w, struct dconf *conf)
 {
 	struct dconf *old;
 
+	if (w == NULL)
+		return;
 	pthread_mutex_lock(&w->mu);
 	old = w->conf;
 	w->conf = dconf_ref(conf);

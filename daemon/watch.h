@@ -27,16 +27,19 @@
 
 struct watch;
 struct dconf;
+struct leases;
 struct sched;
 
 /*
  * Starts a thread per tree of conf (takes a reference), each with its own
  * store connection to conf's database; sched (may be NULL) is notified
- * when pairs were made.  0 and *out, or -1 with e set.
+ * when pairs were made.  The threads fetch and record only while leases
+ * holds LEASE_WATCH (daemon/leases.h; NULL: always).  0 and *out, or -1
+ * with e set.
  */
-int watch_start(
-    struct watch **out, struct dconf *conf, struct sched *, struct err *e);
-void watch_reload(struct watch *, struct dconf *conf);
+int watch_start(struct watch **out, struct dconf *conf, struct sched *,
+    struct leases *leases, struct err *e);
+void watch_reload(struct watch *, struct dconf *conf); /* NULL ok */
 /* Asks every thread to stop (a transfer in flight is cancelled), joins
  * them and frees.  NULL ok. */
 void watch_stop(struct watch *);

@@ -20,6 +20,7 @@
 #define WATCH_INBOX_DONE 1000
 #define TW_QUEUE 2 /* the thread applying uploaded series */
 
+struct leases;
 struct tw; /* one tree's thread */
 
 struct watch {
@@ -27,6 +28,7 @@ struct watch {
 	pthread_cond_t cv;  /* stop and reload wake-ups */
 	struct dconf *conf;
 	struct sched *sched;
+	struct leases *leases; /* the threads poll while LEASE_WATCH is held */
 	char *dbpath;
 	struct tw **trees;
 	size_t ntrees;

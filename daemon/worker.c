@@ -6,6 +6,7 @@
 
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
+#include "daemon/leases.h"
 #include "daemon/sched.h"
 #include "daemon/worker.h"
 #include "store/store.h"
@@ -19,6 +20,8 @@ struct worker {
 	struct store *store;
 	worker_pass_fn pass;
 	void *arg;
+	struct leases *leases;
+	enum lease_worker lease;
 };
 
 static void *
@@ -36,6 +39,11 @@ run(void *arg)
 			pthread_mutex_unlock(&w->mu);
 			break;
 		}
+		if (!leases_held(w->leases, w->lease)) {
+			pthread_mutex_unlock(&w->mu);
+			sched_wait(w->sched, gen, LEASE_IDLE_MS);
+			continue;
+		}
 		c = dconf_ref(w->conf);
 		pthread_mutex_unlock(&w->mu);
 		store_errclear(w->store);
@@ -52,13 +60,16 @@ run(void *arg)
 
 int
 worker_start(struct worker **out, const char *name, struct dconf *conf,
-    struct sched *sched, worker_pass_fn pass, void *arg, struct err *e)
+    struct sched *sched, struct leases *leases, enum lease_worker lease,
+    worker_pass_fn pass, void *arg, struct err *e)
 {
 	struct worker *w = xcalloc(1, sizeof(*w));
 
 	*out = NULL;
 	pthread_mutex_init(&w->mu, NULL);
 	w->sched = sched;
+	w->leases = leases;
+	w->lease = lease;
 	w->pass = pass;
 	w->arg = arg;
 	if (store_open(&w->store, conf->dc->database, e) == -1) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "daemon/leases.h"
 
 struct dconf;
 struct sched;
@@ -22,9 +23,11 @@ typedef int64_t (*worker_pass_fn)(
 
 struct worker;
 /* 0 and *out, or -1 with e set (the store could not be opened, or the
- * thread not started); name is for messages. */
+ * thread not started); name is for messages.  pass() runs only while
+ * leases holds lease (daemon/leases.h; NULL: always). */
 int worker_start(struct worker **out, const char *name, struct dconf *,
-    struct sched *, worker_pass_fn, void *arg, struct err *e);
+    struct sched *, struct leases *leases, enum lease_worker lease,
+    worker_pass_fn, void *arg, struct err *e);
 void worker_reload(struct worker *, struct dconf *); /* NULL ok */
 void worker_stop(struct worker *);                   /* joins; NULL ok */
 

@@ -7,12 +7,17 @@
  * the one place that uses both daemon/ and web/, and web/ uses daemon/
  * (docs/ARCHITECTURE.md).
  *
- *	perfwatchd [-v] [-n] [--port-file FILE] -c daemon.yaml
+ *	perfwatchd [-v] [-n] [--role all|web] [--port-file FILE] -c daemon.yaml
  *
  * Runs in the foreground and logs to stderr (journald adds the rest).
- * One perfwatchd a database: it holds DATABASE.lock (common/pidlock.h),
- * or on PostgreSQL an advisory lock on the database's instance id, and
- * a second one on the same database stops at start, naming the first.
+ * On SQLite one perfwatchd a database: it holds DATABASE.lock
+ * (common/pidlock.h), and a second one on the same file stops at start,
+ * naming the first.  On PostgreSQL any number share a database: each
+ * serves HTTP, and each background worker runs on the one daemon that
+ * holds its lease (daemon/leases.h), taken over by another within
+ * scheduler.worker_lease and a second when its holder dies.  A daemon
+ * of role web (--role web; PostgreSQL only) serves the pages and the
+ * GET routes, answers 503 to the others and runs no worker.
  * SIGTERM/SIGINT: stop accepting, finish the requests in flight, close
  * the database, exit 0.  SIGHUP: load and check the configuration again;
  * on any error log every error and keep the running one, else swap it in
@@ -35,7 +40,6 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/pidlock.h"
-#include "common/redact.h"
 #include "common/version.h"
 #include "common/xalloc.h"
 #include "config/config.h"
@@ -43,12 +47,14 @@
 #include "daemon/bisect.h"
 #include "daemon/canary.h"
 #include "daemon/dconf.h"
+#include "daemon/leases.h"
 #include "daemon/sched.h"
 #include "daemon/verdict.h"
 #include "daemon/watch.h"
 #include "daemon/worker.h"
 #include "git/git.h"
 #include "store/builds.h"
+#include "store/leases.h"
 #include "store/store.h"
 #include "web/api.h"
 
@@ -56,12 +62,16 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: perfwatchd [-v] [-n] [--port-file FILE] "
+	    "usage: perfwatchd [-v] [-n] [--role all|web] [--port-file FILE] "
 	    "-c daemon.yaml\n"
 	    "       perfwatchd --routes | --version | --help\n"
 	    "  -c FILE          the daemon's configuration (required)\n"
 	    "  -n               check the configuration and exit\n"
 	    "  -v               verbose (debug) logging\n"
+	    "  --role all       serve HTTP and run the background workers\n"
+	    "                   this daemon holds the leases of (default)\n"
+	    "  --role web       serve pages and GET routes only (503 to the\n"
+	    "                   others), run no worker; PostgreSQL only\n"
 	    "  --port-file FILE write the port listened on to FILE\n"
 	    "  --routes         print the HTTP routes and exit\n");
 	exit(f == stdout ? 0 : 2);
@@ -111,46 +121,37 @@ write_port_file(const char *path, int port)
 	return rename(tmp, path);
 }
 
-/* Seconds between looks at the PostgreSQL lock (store_hold_instance). */
-#define LOCK_CHECK_S 2
-
-/* 1 when another daemon holds the database's lock now (logged); a
- * server out of reach is no answer yet (0). */
-static int
-lock_lost(struct store *s)
+/* This daemon's name as a lease holder: its pid and host. */
+static void
+holder_name(char *out, size_t size)
 {
-	char me[128], who[256];
+	char host[64]; /* HOST_NAME_MAX + 1 */
 
-	snprintf(me, sizeof(me), "perfwatchd pid %ld", (long)getpid());
-	if (store_hold_instance(s, me, who, sizeof(who)) != 1)
-		return 0;
-	log_msg(LOG_LVL_ERR,
-	    "database: another perfwatchd took its lock while the "
-	    "connection was lost (%s holds it): stopping",
-	    who);
-	return 1;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(out, size, "perfwatchd pid %ld on %s", (long)getpid(), host);
 }
 
 int
 main(int argc, char **argv)
 {
-	const char *cfgpath = NULL, *port_file = NULL;
+	const char *cfgpath = NULL, *port_file = NULL, *role = "all";
 	struct cfg_errors errs = { NULL, 0 };
 	struct dconf *conf = NULL;
-	struct timespec lock_check = { LOCK_CHECK_S, 0 };
-	int status = 0;
 	struct api *api = NULL;
 	struct sched *sched = NULL;
 	struct verdict_worker *verdict = NULL;
-	struct store *s = NULL, *lock_store = NULL;
+	struct store *s = NULL;
 	struct watch *watch = NULL;
+	struct leases *leases = NULL;
 	struct worker *alerts = NULL, *canary = NULL, *bisect = NULL;
 	struct bisect_cursor bisect_after = { 0, 0,
 		0 }; /* the bisect worker's */
 	struct err e = { 0 };
 	sigset_t set;
-	char *lockpath = NULL;
-	int i, verbose = 0, check = 0, sig, lockfd = -1;
+	char *lockpath = NULL, me[STORE_LEASE_HOLDER_MAX];
+	int i, verbose = 0, check = 0, sig, lockfd = -1, web = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0)
@@ -161,6 +162,8 @@ main(int argc, char **argv)
 			cfgpath = argv[++i];
 		else if (strcmp(argv[i], "--port-file") == 0 && i + 1 < argc)
 			port_file = argv[++i];
+		else if (strcmp(argv[i], "--role") == 0 && i + 1 < argc)
+			role = argv[++i];
 		else if (strcmp(argv[i], "--routes") == 0) {
 			print_routes();
 			return 0;
@@ -175,6 +178,13 @@ main(int argc, char **argv)
 	}
 	if (cfgpath == NULL)
 		usage(stderr);
+	if (strcmp(role, "web") == 0)
+		web = 1;
+	else if (strcmp(role, "all") != 0) {
+		fprintf(stderr, "perfwatchd: --role %s: expected all or web\n",
+		    role);
+		return 2;
+	}
 
 	/* Library set-up before any thread starts. */
 	signal(SIGPIPE, SIG_IGN);
@@ -223,10 +233,18 @@ main(int argc, char **argv)
 		dconf_unref(conf);
 		return 1;
 	}
-	/* One daemon a database: two would both poll, claim and alert.
-	 * A SQLite file's lock is a file beside it; a PostgreSQL
-	 * database's is an advisory lock that a connection of its own
-	 * holds until the daemon stops (store_hold_instance). */
+	if (web && !database_is_pg(conf->dc->database)) {
+		log_msg(LOG_LVL_ERR,
+		    "--role web needs a PostgreSQL database: on SQLite (%s) "
+		    "the one perfwatchd runs the workers",
+		    conf->dc->database);
+		gitm_global_shutdown();
+		dconf_unref(conf);
+		return 1;
+	}
+	/* One daemon a SQLite file: two would both poll, claim and alert.
+	 * Its lock is a file beside it.  Several daemons share a
+	 * PostgreSQL database, and the leases keep each worker on one. */
 	lockpath = database_is_pg(conf->dc->database)
 	    ? NULL
 	    : xasprintf("%s.lock", conf->dc->database);
@@ -244,88 +262,82 @@ main(int argc, char **argv)
 	 * it. */
 	if (store_open(&s, conf->dc->database, &e) == -1) {
 		log_msg(LOG_LVL_ERR, "%s", err_msg(&e));
+		pidlock_release(lockfd);
+		free(lockpath);
 		gitm_global_shutdown();
 		dconf_unref(conf);
 		return 1;
 	}
-	if (database_is_pg(conf->dc->database)) {
-		char me[128], who[256], shown[512];
-		int held;
-
-		snprintf(me, sizeof(me), "perfwatchd pid %ld", (long)getpid());
-		held = store_hold_instance(s, me, who, sizeof(who));
-		if (held != 0) {
-			redact_conninfo_into(
-			    shown, sizeof(shown), conf->dc->database);
-			if (held == 1)
-				log_msg(LOG_LVL_ERR,
-				    "database %s: another perfwatchd runs on "
-				    "it (%s holds its lock)",
-				    shown, who);
-			else
-				log_msg(LOG_LVL_ERR, "database %s: %s", shown,
-				    store_errmsg(s));
-			store_close(s);
-			gitm_global_shutdown();
-			dconf_unref(conf);
-			return 1;
-		}
-		lock_store = s;
-	} else
-		store_close(s);
+	store_close(s);
 	s = NULL;
 	/*
-	 * The scheduler's ticker wakes the server's parked claims
-	 * (api_tick).  The verdict worker's first pass gives verdicts to
-	 * pairs that finished before a crash or restart; later ones follow
-	 * each finish.  Then the server listens, and the watcher and the
-	 * workers start.
+	 * The leases' keeper takes the workers' leases first; the workers
+	 * run while it holds theirs.  The scheduler's ticker wakes the
+	 * server's parked claims (api_tick).  The verdict worker's first
+	 * pass gives verdicts to pairs that finished before a crash or
+	 * restart; later ones follow each finish.  Then the server
+	 * listens, and the watcher and the workers start.  A daemon of
+	 * role web starts the ticker and the server only.
 	 */
 	sched = sched_new(conf->dc->lease_s, conf->dc->claim_wait_s);
+	holder_name(me, sizeof(me));
+	if (web)
+		leases = leases_none();
+	else if (leases_start(&leases, conf->dc->database, me,
+	             conf->dc->worker_lease_s, sched, &e) == -1) {
+		log_msg(LOG_LVL_ERR, "%s", err_msg(&e));
+		sched_free(sched);
+		pidlock_release(lockfd);
+		free(lockpath);
+		gitm_global_shutdown();
+		dconf_unref(conf);
+		return 1;
+	}
 	api = api_new(conf, sched);
-	if (sched_start(sched, conf->dc->database, 500, api_tick, api, &e) ==
-	        -1 ||
-	    verdict_start(&verdict, sched, conf->dc->database, &e) == -1 ||
+	api_set_role(api, web, leases);
+	if (sched_start(sched, conf->dc->database, 500, api_tick, api, leases,
+	        &e) == -1 ||
+	    (!web &&
+	        verdict_start(
+	            &verdict, sched, conf->dc->database, leases, &e) == -1) ||
 	    api_listen(api, &e) == -1 ||
-	    watch_start(&watch, conf, sched, &e) == -1) {
+	    (!web && watch_start(&watch, conf, sched, leases, &e) == -1)) {
 		log_msg(LOG_LVL_ERR, "%s", err_msg(&e));
 		sched_stop(sched);
 		api_stop(api);
 		verdict_stop(verdict);
 		sched_free(sched);
-		store_close(lock_store);
+		leases_stop(leases);
+		pidlock_release(lockfd);
+		free(lockpath);
 		gitm_global_shutdown();
 		dconf_unref(conf);
 		return 1;
 	}
-	if (worker_start(&alerts, "alerts", conf, sched, alert_worker_pass,
-	        NULL, &e) == -1)
+	if (!web &&
+	    worker_start(&alerts, "alerts", conf, sched, leases, LEASE_ALERTS,
+	        alert_worker_pass, NULL, &e) == -1)
 		log_warnx("alerts: %s (no alerts are sent)", err_msg(&e));
-	if (worker_start(&canary, "canary", conf, sched, canary_worker_pass,
-	        NULL, &e) == -1)
+	if (!web &&
+	    worker_start(&canary, "canary", conf, sched, leases, LEASE_CANARY,
+	        canary_worker_pass, NULL, &e) == -1)
 		log_warnx("canary: %s (no canary runs)", err_msg(&e));
-	if (worker_start(&bisect, "bisect", conf, sched, bisect_worker_pass,
-	        &bisect_after, &e) == -1)
+	if (!web &&
+	    worker_start(&bisect, "bisect", conf, sched, leases, LEASE_BISECT,
+	        bisect_worker_pass, &bisect_after, &e) == -1)
 		log_warnx("bisect: %s (nothing is bisected)", err_msg(&e));
+	log_info("listening on port %d (config %s, role %s, %s)", api_port(api),
+	    cfgpath, web ? "web" : "all", me);
 	dconf_unref(conf);
 	conf = NULL;
-	log_info("listening on port %d (config %s)", api_port(api), cfgpath);
 	if (port_file != NULL &&
 	    write_port_file(port_file, api_port(api)) == -1)
 		log_warnx("%s: cannot write port file: %s", port_file,
 		    strerror(errno));
 
 	for (;;) {
-		/* The PostgreSQL lock is looked at every few seconds: a
-		 * server restart drops it with the connection, and another
-		 * daemon may have taken it meanwhile. */
-		if ((sig = sigtimedwait(&set, NULL, &lock_check)) < 0) {
-			if (lock_store != NULL && lock_lost(lock_store) != 0) {
-				status = 1;
-				break;
-			}
+		if (sigwait(&set, &sig) != 0)
 			continue;
-		}
 		if (sig == SIGHUP) {
 			struct dconf *nc = NULL;
 
@@ -342,6 +354,7 @@ main(int argc, char **argv)
 			api_reload(api, nc);
 			sched_set_params(
 			    sched, nc->dc->lease_s, nc->dc->claim_wait_s);
+			leases_set_time(leases, nc->dc->worker_lease_s);
 			watch_reload(watch, nc);
 			worker_reload(alerts, nc);
 			worker_reload(canary, nc);
@@ -363,10 +376,11 @@ main(int argc, char **argv)
 	api_stop(api);
 	verdict_stop(verdict);
 	sched_free(sched);
+	/* The workers have stopped: another daemon may take them now. */
+	leases_stop(leases);
 	gitm_global_shutdown();
 	pidlock_release(lockfd);
-	store_close(lock_store);
 	free(lockpath);
 	log_info("stopped");
-	return status;
+	return 0;
 }

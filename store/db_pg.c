@@ -18,7 +18,11 @@
  * statement that found it with DB_UNAVAILABLE; the next statement
  * outside a transaction connects again first (PQreset), at most once
  * per wait that doubles from 100 ms to 5 s while the server stays
- * away, and fails at once in between.  A transaction the loss cut off
+ * away, and fails at once in between.  A statement that cannot have
+ * changed anything, a transaction's BEGIN or a SELECT outside one, is
+ * sent once more over a new connection when it found the old one
+ * closed: a connection the server closed while it was idle shows it
+ * only when something is sent on it.  A transaction the loss cut off
  * is never carried on over the new connection: its statements fail
  * until the caller ends it (its ROLLBACK succeeds, its COMMIT fails).
  * The loss and the return are logged once each.
@@ -226,6 +230,15 @@ gone(struct pg *p, PGTransactionStatusType was)
 	return 1;
 }
 
+/* sql, sent in transaction state was, may be sent again over a new
+ * connection after the old one was found closed (see the top). */
+static int
+resendable(const char *sql, PGTransactionStatusType was)
+{
+	return was == PQTRANS_IDLE &&
+	    (starts(sql, "BEGIN") || starts(sql, "SELECT"));
+}
+
 static void
 backoff(int try)
 {
@@ -266,7 +279,7 @@ pg_exec(struct db *d, const char *sql)
 	PGTransactionStatusType was;
 	PGresult *r;
 	ExecStatusType st;
-	int try, rc;
+	int try, rc, resent = 0;
 
 	for (try = 0;; try++) {
 		if ((rc = ready(p, sql)) != 0)
@@ -281,8 +294,12 @@ pg_exec(struct db *d, const char *sql)
 		}
 		note_res(p, r);
 		PQclear(r);
-		if (gone(p, was) || p->code != DB_BUSY || in_tx(p) ||
-		    try + 1 >= PG_TRIES)
+		if (gone(p, was)) {
+			if (resent++ == 0 && resendable(sql, was))
+				continue;
+			return -1;
+		}
+		if (p->code != DB_BUSY || in_tx(p) || try + 1 >= PG_TRIES)
 			return -1;
 		backoff(try);
 	}
@@ -584,7 +601,7 @@ run(struct pg_stmt *s)
 	struct pg *p = PG(s->base.db);
 	PGTransactionStatusType was;
 	ExecStatusType st;
-	int try, rc;
+	int try, rc, resent = 0;
 
 	/* A parameter the SQL does not use has no type PostgreSQL could
 	 * infer: text. */
@@ -607,8 +624,12 @@ run(struct pg_stmt *s)
 		if (getenv("PW_PG_TRACE"))
 			fprintf(stderr, "PGSQL %s\n", s->sql);
 		drop_result(s);
-		if (gone(p, was) || p->code != DB_BUSY || in_tx(p) ||
-		    try + 1 >= PG_TRIES)
+		if (gone(p, was)) {
+			if (resent++ == 0 && resendable(s->sql, was))
+				continue;
+			return p->code;
+		}
+		if (p->code != DB_BUSY || in_tx(p) || try + 1 >= PG_TRIES)
 			return p->code;
 		backoff(try);
 	}
@@ -847,8 +868,8 @@ pg_last_id(struct db *d)
 	return id;
 }
 
-/* PostgreSQL tells no data version: every call is a new one, and the
- * store reads its generation row each time. */
+/* PostgreSQL tells no data version: every call is a new one (the store
+ * keeps a process's own, store_data_version). */
 static int
 pg_data_version(struct db *d, int64_t *out)
 {

@@ -8,6 +8,7 @@
 #include "store/alerts.h"
 #include "store/bisect.h"
 #include "store/builds.h"
+#include "store/leases.h"
 #include "store/mail_commands.h"
 #include "store/mail_skipped.h"
 #include "store/series_quota.h"
@@ -861,6 +862,8 @@ static const char *const migrations[] = {
 	 * (store/mail_commands.h); patch mail taken into no series, with
 	 * why (store/mail_skipped.h). */
 	STORE_MAIL_COMMANDS_PARSED_MIGRATION STORE_MAIL_SKIPPED_MIGRATION,
+	/* v38: the leases on the daemons' workers (store/leases.h). */
+	STORE_LEASES_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

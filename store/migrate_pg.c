@@ -15,6 +15,7 @@
 #include "store/builds.h"
 #include "store/mail_commands.h"
 #include "store/mail_skipped.h"
+#include "store/leases.h"
 #include "store/series_quota.h"
 #include "store/store_int.h"
 
@@ -715,6 +716,12 @@ static const char *const v37[] = {
 	NULL,
 };
 
+/* v38: the leases on the daemons' workers (store/leases.h). */
+static const char *const v38[] = {
+	STORE_LEASES_MIGRATION_PG,
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -726,6 +733,7 @@ static const struct pg_step steps[] = {
 	{ 35, v35 },
 	{ 36, v36 },
 	{ 37, v37 },
+	{ 38, v38 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))

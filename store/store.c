@@ -267,6 +267,28 @@ store_i_quiet_end(struct store *s, int64_t begin)
 	s->tx_quiet += db_total_changes(s->db) - begin;
 }
 
+/*
+ * PostgreSQL's data version of this process (store_data_version): it
+ * moves after each commit here that moved the store's generation, and
+ * when store_gen_poll finds the generation moved.  pg_own_moves counts
+ * this process's commits that move the generation, from just before
+ * their COMMIT (less those that failed), for store_gen_poll to tell
+ * them from another process's.  __atomic.
+ */
+static int64_t pg_data_version, pg_own_moves;
+
+void
+store_i_gen_moved(void)
+{
+	__atomic_add_fetch(&pg_data_version, 1, __ATOMIC_RELEASE);
+}
+
+int64_t
+store_i_gen_own(void)
+{
+	return __atomic_load_n(&pg_own_moves, __ATOMIC_ACQUIRE);
+}
+
 /* The store's generation moves with a commit that changed a row beside
  * a heartbeat's (migration v32). */
 static int
@@ -284,6 +306,7 @@ gen_bump(struct store *s)
 		return -1;
 	r = step_done(s, st, "store generation");
 	db_reset(st);
+	s->tx_moved = r == 0;
 	return r;
 }
 
@@ -296,16 +319,25 @@ tx_begin(struct store *s)
 static int
 tx_end(struct store *s, int ok)
 {
-	int r = 0;
+	int r = 0, own;
 
 	if (s->in_tx)
 		return ok ? 0 : -1;
-	if (ok && (gen_bump(s) == -1 || exec(s, "COMMIT") == -1))
+	s->tx_moved = 0;
+	if (ok && gen_bump(s) == -1)
+		ok = 0;
+	own = ok && s->tx_moved && db_backend(s->db) == DB_PG;
+	if (own)
+		__atomic_add_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
+	if (ok && exec(s, "COMMIT") == -1)
 		ok = 0;
 	if (!ok) {
+		if (own)
+			__atomic_sub_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
 		db_exec(s->db, "ROLLBACK");
 		r = -1;
-	}
+	} else if (own)
+		store_i_gen_moved();
 	s->have_wlk = 0;
 	wunlock();
 	return r;
@@ -609,6 +641,10 @@ store_data_version(struct store *s, struct store_version *out)
 	int64_t dv, own;
 
 	out->gen = -1;
+	if (db_backend(s->db) == DB_PG) {
+		out->gen = __atomic_load_n(&pg_data_version, __ATOMIC_ACQUIRE);
+		return 0;
+	}
 	if (db_data_version(s->db, &dv) != 0)
 		return dberr(s, "data version");
 	/* data_version does not move for this connection's own commits. */
@@ -656,71 +692,6 @@ store_instance(struct store *s, const char **out)
 		err_set(&s->err, "sqlite: the database has no instance id");
 	store_i_release(s, st);
 	return rc;
-}
-
-/* The advisory lock's key: "pw" over the instance id's 48 bits. */
-static int64_t
-instance_key(const char *id)
-{
-	return (int64_t)((0x7077ULL << 48) |
-	    (strtoull(id, NULL, 16) & 0xffffffffffffULL));
-}
-
-int
-store_hold_instance(struct store *s, const char *me, char *who, size_t size)
-{
-	struct db_stmt *st;
-	const char *id;
-	int64_t key;
-	int rc;
-
-	snprintf(who, size, "?");
-	if (db_backend(s->db) != DB_PG)
-		return 0;
-	if (store_instance(s, &id) != 0)
-		return -1;
-	key = instance_key(id);
-	/* Held already by this session (a check again), or taken now; a
-	 * lock taken twice would need two unlocks. */
-	if ((st = prep(s,
-	         "SELECT set_config('application_name', ?1, false),"
-	         " EXISTS (SELECT 1 FROM pg_locks WHERE locktype ="
-	         " 'advisory' AND granted AND pid = pg_backend_pid()"
-	         " AND classid::bigint = ?3 AND objid::bigint = ?4"
-	         " AND objsubid = 1) OR pg_try_advisory_lock(?2)")) == NULL)
-		return -1;
-	db_bind_text(st, 1, me, -1);
-	db_bind_int64(st, 2, key);
-	db_bind_int64(st, 3, (int64_t)((uint64_t)key >> 32));
-	db_bind_int64(st, 4, (int64_t)((uint64_t)key & 0xffffffffULL));
-	rc = db_step(st);
-	if (rc != DB_ROW) {
-		dberr(s, "instance lock");
-		db_finalize(st);
-		return -1;
-	}
-	rc = db_col_int(st, 1) ? 0 : 1;
-	db_finalize(st);
-	if (rc == 0)
-		return 0;
-	/* Who holds it, when this role may see (pg_stat_activity). */
-	st = prep(s,
-	    "SELECT a.application_name, coalesce(host(a.client_addr),"
-	    " 'a local socket'), a.pid FROM pg_locks l JOIN"
-	    " pg_stat_activity a ON a.pid = l.pid WHERE l.locktype ="
-	    " 'advisory' AND l.granted AND l.classid::bigint = ?1 AND"
-	    " l.objid::bigint = ?2 AND l.objsubid = 1");
-	if (st == NULL)
-		return 1;
-	db_bind_int64(st, 1, (int64_t)((uint64_t)key >> 32));
-	db_bind_int64(st, 2, (int64_t)((uint64_t)key & 0xffffffffULL));
-	if (db_step(st) == DB_ROW)
-		snprintf(who, size, "%s, from %s (server pid %lld)",
-		    db_col_text(st, 0) ? db_col_text(st, 0) : "?",
-		    db_col_text(st, 1) ? db_col_text(st, 1) : "?",
-		    (long long)db_col_int64(st, 2));
-	db_finalize(st);
-	return 1;
 }
 
 int

@@ -32,7 +32,7 @@
 
 #include "common/err.h"
 
-#define STORE_VERSION 37 /* schema version after every migration */
+#define STORE_VERSION 38 /* schema version after every migration */
 
 struct store;
 
@@ -49,17 +49,6 @@ void store_close(struct store *); /* NULL ok */
  * build ids carry it, so two databases never name two builds alike.
  */
 int store_instance(struct store *, const char **out);
-/*
- * One daemon a database: on PostgreSQL, a session advisory lock keyed
- * by the instance id, held until this connection closes (a SQLite
- * file's is the pidlock beside it: 0 here).  me names the holder to a
- * second daemon (the connection's application_name).  0 held, 1 held
- * by another (who: its name and address), -1 with store_errmsg().
- * Called again it checks the lock is still held, and takes it again
- * when a lost connection lost it (store/db_pg.c connects again).
- */
-int store_hold_instance(
-    struct store *, const char *me, char *who, size_t who_size);
 const char *store_errmsg(const struct store *);
 /* 1 while the connection to the database server is lost (its
  * statements fail until it is back; store/db_pg.c); a file's: 0. */
@@ -92,11 +81,13 @@ int store_user_version(struct store *);
  * commits a change, except a heartbeat's (a host's last_seen, a job's
  * lease, progress and updated).  It is the store's generation, which a
  * write transaction moves as it commits (migration v32); writes made
- * outside the store's transactions or by another process do not move
- * it.  For caches of what was read (web/cache.h), which show what does
- * not move it at most their time to live late.  Read from the database
- * only when SQLite's data_version or this connection's change count
- * moved since the last call.  0, or -1.
+ * outside the store's transactions do not move it.  For caches of what
+ * was read (web/cache.h), which show what does not move it at most
+ * their time to live late.  SQLite: read from the database only when
+ * SQLite's data_version or this connection's change count moved since
+ * the last call.  PostgreSQL: the process's own count, moved by this
+ * process's commits and by store_gen_poll when it finds the generation
+ * moved by another process (store/leases.h); no statement.  0, or -1.
  */
 struct store_version {
 	int64_t gen;

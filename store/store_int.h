@@ -104,6 +104,7 @@ struct store {
 	 * of them a heartbeat changed (store_i_quiet_end): tx_end moves
 	 * store_gen when there are others. */
 	int64_t tx_changes0, tx_quiet;
+	int tx_moved; /* tx_end's transaction moved store_gen */
 	/* A statement of the write transaction lost to another
 	 * (DB_BUSY): store_i_tx_again.  Kept until the next transaction
 	 * begins: on PostgreSQL the statements after it fail for another
@@ -120,6 +121,13 @@ struct store {
  * for end. */
 int64_t store_i_quiet_begin(struct store *);
 void store_i_quiet_end(struct store *, int64_t begin);
+/* PostgreSQL: the store's generation moved (a commit of this process,
+ * or store_gen_poll found another's): this process's data version
+ * moves (store_data_version). */
+void store_i_gen_moved(void);
+/* PostgreSQL: this process's commits that moved the store's generation
+ * so far, counted from just before each COMMIT (store_gen_poll). */
+int64_t store_i_gen_own(void);
 int store_i_dberr(struct store *, const char *what);
 /* db_exec of sql (no rows); 0, or -1 with the error in s. */
 int store_i_exec(struct store *, const char *sql);

@@ -458,6 +458,20 @@ route_body_cap(const struct route *rt)
 	return (size_t)CAP_HTTP_SMALL_BODY;
 }
 
+/* A daemon of role web answers reads only: 0, or -1 after replying
+ * 503. */
+static int
+role_refuses(struct ctx *x, const struct route *rt)
+{
+	if (!x->a->reads_only || strcmp(rt->method, "GET") == 0)
+		return 0;
+	reply_err(x, 503,
+	    "this perfwatchd serves reads only (--role web): send %s %s to "
+	    "a perfwatchd of role all",
+	    rt->method, httpd_path(x->r));
+	return -1;
+}
+
 /* The route of the request, or NULL after replying 404/405. */
 static const struct route *
 route_of(struct ctx *x)
@@ -497,7 +511,7 @@ head(struct httpd_req *r, void *arg)
 	x.r = r;
 	x.conf = conf_get(x.a);
 	x.now = api_now_s();
-	if ((rt = route_of(&x)) == NULL)
+	if ((rt = route_of(&x)) == NULL || role_refuses(&x, rt))
 		goto out;
 	if (rt->auth == AUTH_RUNNER || rt->auth == AUTH_ADMIN) {
 		if (authorise_token(&x, rt->auth) == -1)
@@ -657,6 +671,10 @@ handle(struct httpd_req *r, void *arg)
 	x.online_s = 3 * api_heartbeat_s(x.conf);
 	if ((rt = route_of(&x)) == NULL)
 		goto out;
+	if (role_refuses(&x, rt)) {
+		rt = NULL;
+		goto out;
+	}
 	/* A page's session is read first: its auth, headers and forms
 	 * depend on it. */
 	if (rt->page)
@@ -844,6 +862,13 @@ out:
 		memset(key.data, 0, key.len);
 	buf_release(&key);
 	return rc;
+}
+
+void
+api_set_role(struct api *a, int reads_only, struct leases *leases)
+{
+	a->reads_only = reads_only;
+	a->leases = leases;
 }
 
 int

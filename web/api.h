@@ -14,6 +14,7 @@
 
 struct api;
 struct dconf;
+struct leases;
 struct sched;
 
 /*
@@ -43,6 +44,10 @@ void api_tick(void *arg, int changed);
 int api_route_at(size_t i, const char **method, const char **pattern,
     const char **auth, const char **table);
 int api_port(const struct api *);
+/* Before api_listen: the daemon's role.  reads_only (perfwatchd --role
+ * web): every route but a GET answers 503, naming the role.  leases
+ * (borrowed, may be NULL): the workers /metrics says it runs. */
+void api_set_role(struct api *, int reads_only, struct leases *leases);
 /* Swaps in a new configuration (takes a reference; the old one is
  * released when its last request ends). */
 void api_reload(struct api *, struct dconf *conf);

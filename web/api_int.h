@@ -91,6 +91,9 @@ struct api {
 	/* Bytes of artifacts handed out (GET /api/v1/artifacts); __atomic. */
 	uint64_t artifact_bytes_served;
 	struct web *web; /* dashboard state: sessions, cache */
+	/* perfwatchd --role web: every route but a GET answers 503. */
+	int reads_only;
+	struct leases *leases; /* the workers it runs (/metrics); borrowed */
 };
 
 /* What a handler sees. */

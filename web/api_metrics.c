@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "common/buf.h"
+#include "daemon/leases.h"
 #include "daemon/series_latency.h"
 #include "store/alerts.h"
 #include "store/batch.h"
@@ -283,6 +284,25 @@ write_route_times(struct api *a, struct buf *b)
 	}
 }
 
+/* The workers this daemon runs now: the leases it holds (several
+ * daemons on one database, daemon/leases.h). */
+static void
+lease_metrics(struct api *a, struct buf *b)
+{
+	int w;
+
+	if (a->leases == NULL)
+		return;
+	buf_puts(b,
+	    "# HELP perfwatch_worker_held Background workers this daemon "
+	    "runs now (holds the lease of).\n"
+	    "# TYPE perfwatch_worker_held gauge\n");
+	for (w = 0; w < LEASE_NWORKERS; w++)
+		sample(b, "perfwatch_worker_held", "worker",
+		    lease_worker_names[w],
+		    (uint64_t)leases_held(a->leases, (enum lease_worker)w));
+}
+
 void
 api_read_metrics(struct ctx *x)
 {
@@ -356,6 +376,7 @@ api_read_metrics(struct ctx *x)
 		    cum);
 	}
 	api_builds_metrics(x, &b);
+	lease_metrics(x->a, &b);
 	write_metrics(x->a, &b);
 	write_route_times(x->a, &b);
 	web_metrics_add(x, &b);

@@ -658,7 +658,7 @@ TEST(test_verdict__recovers_at_start)
 
 	/* The thread's first pass, as at daemon start. */
 	sc = sched_new(60, 1);
-	ASSERT_MSG(verdict_start(&w, sc, p, &e) == 0, "%s", err_msg(&e));
+	ASSERT_MSG(verdict_start(&w, sc, p, NULL, &e) == 0, "%s", err_msg(&e));
 	s = NULL;
 	ASSERT(store_open(&s, p, &e) == 0);
 	for (i = 0; i < 200; i++) {

@@ -1,0 +1,98 @@
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "store/db.h"
+#include "tests/unit/test.h"
+
+/* This connection's server process. */
+static long
+backend_pid(struct db *d)
+{
+	struct db_stmt *st = db_prepare(d, "SELECT pg_backend_pid()");
+	long pid = -1;
+
+	if (st != NULL && db_step(st) == DB_ROW)
+		pid = (long)db_col_int64(st, 0);
+	db_finalize(st);
+	return pid;
+}
+
+/* The server closes victim's connection (as a restart does) while it
+ * is idle; 0 once its server process is gone. */
+static int
+close_from_server(struct db *killer, struct db *victim)
+{
+	char q[128];
+	long pid = backend_pid(victim);
+	int i;
+
+	snprintf(q, sizeof(q), "SELECT pg_terminate_backend(%ld)", pid);
+	if (pid <= 0 || db_exec(killer, q) != 0)
+		return -1;
+	for (i = 0; i < 200; i++) {
+		struct db_stmt *st;
+		int gone;
+
+		snprintf(q, sizeof(q),
+		    "SELECT count(*) FROM pg_stat_activity WHERE pid = %ld",
+		    pid);
+		st = db_prepare(killer, q);
+		gone = st != NULL && db_step(st) == DB_ROW &&
+		    db_col_int64(st, 0) == 0;
+		db_finalize(st);
+		if (gone)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * A connection the server closed while it was idle is found closed
+ * only by what is sent next.  A transaction's BEGIN, or a SELECT
+ * outside one, is then sent again over a new connection and succeeds
+ * (a write transaction after a server restart failed with "begin:
+ * server closed the connection unexpectedly"); a lone write, which may
+ * have taken effect, fails and the next statement connects again.
+ */
+TEST(test_store_pg__closed_connection_begin_is_sent_again)
+{
+	struct db *d = NULL, *killer = NULL;
+	struct err e = { 0 };
+	char *where;
+	struct db_stmt *st;
+
+	if (!test_store_pg()) {
+		test_skip("PostgreSQL's connections: make check-pg");
+		return;
+	}
+	where = test_store_where("pg_reconnect");
+	ASSERT_MSG(db_open(&d, where, &e) == 0, "%s", err_msg(&e));
+	ASSERT_MSG(db_open(&killer, where, &e) == 0, "%s", err_msg(&e));
+	free(where);
+
+	ASSERT(close_from_server(killer, d) == 0);
+	ASSERT_MSG(db_begin_write(d) == 0, "%s", db_errmsg(d));
+	ASSERT(db_exec(d, "CREATE TABLE t (n BIGINT)") == 0);
+	ASSERT(db_exec(d, "COMMIT") == 0);
+	ASSERT(db_connected(d));
+
+	ASSERT(close_from_server(killer, d) == 0);
+	ASSERT_MSG(db_begin_read(d) == 0, "%s", db_errmsg(d));
+	ASSERT(db_exec(d, "COMMIT") == 0);
+
+	ASSERT(close_from_server(killer, d) == 0);
+	st = db_prepare(d, "SELECT count(*) FROM t");
+	ASSERT(st != NULL);
+	ASSERT_MSG(db_step(st) == DB_ROW, "%s", db_errmsg(d));
+	db_finalize(st);
+
+	ASSERT(close_from_server(killer, d) == 0);
+	ASSERT(db_exec(d, "INSERT INTO t (n) VALUES (1)") != 0);
+	ASSERT(db_errcode(d) == DB_UNAVAILABLE);
+	ASSERT(db_exec(d, "INSERT INTO t (n) VALUES (2)") == 0);
+	db_close(killer);
+	db_close(d);
+}
