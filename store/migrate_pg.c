@@ -796,5 +796,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 37 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 38 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");

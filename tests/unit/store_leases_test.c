@@ -4,6 +4,7 @@
 
 #include "common/err.h"
 #include "store/db.h"
+#include "store/hosts.h"
 #include "store/leases.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
