@@ -473,8 +473,10 @@ retry_at(const struct daemon_config *dc, int64_t attempts, int64_t now)
 	    1000L;
 	ms = http_backoff_ms(&p, (int)attempts);
 	/* next_try has whole seconds and now is rounded down: one more
-	 * second keeps the wait at least the backoff. */
-	return now + 1 + ms / 1000;
+	 * second, and the backoff's milliseconds rounded up (its jitter
+	 * makes them no whole second), keep the wait at least the
+	 * backoff. */
+	return now + 1 + (ms + 999) / 1000;
 }
 
 static int
