@@ -1,6 +1,6 @@
 /*
- * Hosts and the fleet: the hosts list and sibling groups
- * (store/hosts.h).
+ * Hosts and the fleet: registration, lookup and last sight, the hosts a
+ * job's labels match, the hosts list and sibling groups (store/hosts.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -196,4 +196,142 @@ store_hosts_release(struct store_hosts *l)
 	}
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+/* ---- hosts ---- */
+
+static int
+host_register_once(struct store *s, int64_t *out_id, const char *name,
+    const char *labels_json, const char *inventory_json, int64_t now)
+{
+	struct db_stmt *st;
+	int ok = 0;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	st = store_i_stmt(s,
+	    "INSERT INTO hosts (name, labels, inventory, registered,"
+	    " last_seen) VALUES (?1, json(?2), json(?3), ?4, ?4)"
+	    " ON CONFLICT (name) DO UPDATE SET labels = excluded.labels,"
+	    " inventory = excluded.inventory, registered = excluded.registered,"
+	    " last_seen = excluded.last_seen RETURNING id");
+	if (st != NULL) {
+		store_i_bind_text(st, 1, name);
+		store_i_bind_text(st, 2, labels_json);
+		store_i_bind_text(st, 3, inventory_json);
+		db_bind_int64(st, 4, now);
+		if (db_step(st) == DB_ROW) {
+			*out_id = db_col_int64(st, 0);
+			ok = 1;
+		} else {
+			store_i_dberr(s, "register host");
+		}
+		store_i_release(s, st);
+	}
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_host_register(struct store *s, int64_t *out_id, const char *name,
+    const char *labels_json, const char *inventory_json, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc,
+	    host_register_once(
+	        s, out_id, name, labels_json, inventory_json, now));
+	return rc;
+}
+
+int
+store_host_id(struct store *s, int64_t *out_id, const char *name)
+{
+	struct db_stmt *st = store_i_cached(
+	    s, S_HOST_ID, "SELECT id FROM hosts WHERE name = ?1");
+	int r = ERR_NOTFOUND;
+
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, name);
+	switch (db_step(st)) {
+	case DB_ROW:
+		*out_id = db_col_int64(st, 0);
+		r = 0;
+		break;
+	case DB_DONE:
+		err_set(&s->err, "host '%s' is not registered", name);
+		break;
+	default:
+		/* A failed lookup is no answer: not "not registered". */
+		r = store_i_dberr(s, "host id");
+		break;
+	}
+	db_reset(st);
+	return r;
+}
+
+static int
+host_seen_once(struct store *s, int64_t host_id, int64_t now)
+{
+	struct db_stmt *st;
+	int64_t q;
+	int ok;
+
+	if (store_i_tx_begin(s) == -1)
+		return -1;
+	q = store_i_quiet_begin(s);
+	st = store_i_cached(
+	    s, S_HOST_SEEN, "UPDATE hosts SET last_seen = ?2 WHERE id = ?1");
+	ok = st != NULL;
+	if (ok) {
+		db_bind_int64(st, 1, host_id);
+		db_bind_int64(st, 2, now);
+		ok = store_i_step_done(s, st, "host seen") == 0;
+		db_reset(st);
+	}
+	store_i_quiet_end(s, q);
+	return store_i_tx_end(s, ok);
+}
+
+int
+store_host_seen(struct store *s, int64_t host_id, int64_t now)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, host_seen_once(s, host_id, now));
+	return rc;
+}
+
+int
+store_hosts_matching(
+    struct store *s, int64_t **out, size_t *n, const char *labels_json)
+{
+	struct db_stmt *st = store_i_stmt(s,
+	    "SELECT h.id FROM hosts h WHERE json_array_length(json(?1)) = 0"
+	    " OR EXISTS (SELECT 1 FROM json_each(json(?1)) jl,"
+	    "  json_each(h.labels) hl WHERE jl.value = hl.value)"
+	    " OR EXISTS (SELECT 1 FROM json_each(json(?1)) jn"
+	    "  WHERE jn.value = h.name)"
+	    " ORDER BY h.id");
+	int64_t *v = NULL;
+	size_t k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, labels_json ? labels_json : "[]");
+	while ((rc = db_step(st)) == DB_ROW) {
+		v = xreallocarray(v, k + 1, sizeof(*v));
+		v[k++] = db_col_int64(st, 0);
+	}
+	store_i_release(s, st);
+	if (rc != DB_DONE) {
+		free(v);
+		return store_i_dberr(s, "hosts matching");
+	}
+	*out = v;
+	*n = k;
+	return 0;
 }

@@ -2,8 +2,8 @@
 #define STORE_HOSTS_H
 
 /*
- * Hosts and the fleet (store/hosts.c: the hosts list and sibling
- * groups; registration, lookup and label matching in store/jobs.c).
+ * Hosts and the fleet (store/hosts.c): registration, lookup and label
+ * matching, the hosts list and sibling groups.
  *
  * Sibling groups.  The points of one candidate that differ only in the
  * cgroup axis (root and nested) must run on one host: the memcg tax

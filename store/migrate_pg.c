@@ -13,9 +13,9 @@
 #include <stdio.h>
 
 #include "store/builds.h"
+#include "store/leases.h"
 #include "store/mail_commands.h"
 #include "store/mail_skipped.h"
-#include "store/leases.h"
 #include "store/series_quota.h"
 #include "store/store_int.h"
 
