@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "common/http.h"
 #include "common/log.h"
 #include "common/rounds.h"
+#include "common/run_metrics.h"
 #include "common/xalloc.h"
 #include "runners/agent.h"
 #include "runners/agent_int.h"
@@ -199,6 +201,22 @@ out:
  * uploaded.  0 go on, 1 stop (cancelled: not a measurement), -1 sd
  * ended with failure.
  */
+/*
+ * host.other_cpu_pct (docs/ANALYSIS.md, "Other work on the host"): the
+ * share of the host's CPU time that other work used during the run, an
+ * informational metric the verdict adjusts every judged metric for.
+ * Nothing when /proc/stat could not be read.
+ */
+static void
+other_work(json_t *metrics, const struct host_cpu_sample *a,
+    const struct host_cpu_sample *b, double own_s)
+{
+	double pct = host_other_cpu_pct(a, b, own_s);
+
+	if (!isnan(pct))
+		agent_i_add_info_metric(OTHER_CPU_METRIC, pct, "%", metrics);
+}
+
 static int
 side_run(struct agent *a, struct side *sd, struct claim_env *ce, int64_t i,
     int64_t n)
@@ -214,6 +232,7 @@ side_run(struct agent *a, struct side *sd, struct claim_env *ce, int64_t i,
 	struct profile *prof;
 	struct perfstat *ctr;
 	struct perfstat_result cres;
+	struct host_cpu_sample hc0, hc1;
 	double cpu0, cpu1;
 	json_t *body, *hstate;
 	int tm_ok, rc = 0;
@@ -246,6 +265,7 @@ side_run(struct agent *a, struct side *sd, struct claim_env *ce, int64_t i,
 	                        pl->cg ? cgroup_perf_name(pl->cg) : NULL)
 	                  : NULL;
 	cpu0 = agent_i_self_cpu_s();
+	host_cpu_sample(&hc0, hj->root);
 	if (exec_run(&r, &spec, &e) == 0 && r.cancelled) {
 		/* Not a measurement: a later attempt redoes it. */
 		host_job_run_end(hj);
@@ -255,6 +275,7 @@ side_run(struct agent *a, struct side *sd, struct claim_env *ce, int64_t i,
 		rc = 1;
 		goto out;
 	}
+	host_cpu_sample(&hc1, hj->root);
 	cpu1 = agent_i_self_cpu_s();
 	if (j->counters) { /* stopped at once: the window is the run */
 		perfstat_stop(ctr, &cres);
@@ -292,6 +313,11 @@ side_run(struct agent *a, struct side *sd, struct claim_env *ce, int64_t i,
 	        json_object_get(body, "metrics"), &te) < 0)
 		agent_i_job_log(
 		    a, j->id, "run %" PRId64 " telemetry: %s", i, err_msg(&te));
+	if (!e.set &&
+	    strcmp(json_string_value(json_object_get(body, "status")), "ok") ==
+	        0)
+		other_work(json_object_get(body, "metrics"), &hc0, &hc1,
+		    r.cpu_s + (cpu1 - cpu0));
 	if (a->kround > 0 &&
 	    strcmp(json_string_value(json_object_get(body, "status")), "ok") ==
 	        0) {

@@ -336,13 +336,22 @@ has_exited(pid_t pid)
 	return si.si_pid == pid;
 }
 
+/* Waits for pid; its status, and its CPU time (with the children it
+ * waited for) in *cpu_s when not NULL. */
 static int
-reap(pid_t pid)
+reap(pid_t pid, double *cpu_s)
 {
+	struct rusage ru;
 	int status = 0;
 
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+	memset(&ru, 0, sizeof(ru));
+	while (wait4(pid, &status, 0, &ru) == -1 && errno == EINTR)
 		;
+	if (cpu_s != NULL)
+		*cpu_s = (double)ru.ru_utime.tv_sec +
+		    (double)ru.ru_utime.tv_usec / 1e6 +
+		    (double)ru.ru_stime.tv_sec +
+		    (double)ru.ru_stime.tv_usec / 1e6;
 	return status;
 }
 
@@ -435,7 +444,7 @@ exec_run(struct exec_result *out, const struct exec_spec *s, struct err *e)
 		if (!exited && has_exited(pid)) {
 			/* Whatever it left behind in its group goes too. */
 			kill(-pid, SIGKILL);
-			status = reap(pid);
+			status = reap(pid, &out->cpu_s);
 			exited = 1;
 			exit_at = t;
 			out->duration_s = (double)(t - start) / 1000.0;
@@ -504,7 +513,7 @@ exec_alive(struct exec_proc *p)
 	if (!has_exited(p->pid))
 		return 1;
 	kill(-p->pid, SIGKILL);
-	reap(p->pid);
+	reap(p->pid, NULL);
 	p->reaped = 1;
 	return 0;
 }
@@ -530,7 +539,7 @@ exec_stop(struct exec_proc *p)
 		    !has_exited(p->pid) && clock_mono_ms() - t0 < p->grace_ms)
 			nanosleep(&ts, NULL);
 		kill(-p->pid, SIGKILL);
-		reap(p->pid);
+		reap(p->pid, NULL);
 		p->reaped = 1;
 	}
 	free(p);

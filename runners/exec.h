@@ -86,6 +86,9 @@ struct exec_result {
 	int timed_out;                    /* killed because of timeout_ms */
 	int cancelled;                    /* killed because of *cancel */
 	double duration_s;
+	/* CPU time (user + system) of the command and the children it
+	 * waited for, seconds. */
+	double cpu_s;
 	/* The user's limits it ran under ("RLIMIT_NPROC 64, ..."), or "":
 	 * named by exec_describe when the command failed. */
 	char limits[80];

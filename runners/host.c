@@ -2,14 +2,17 @@
  * Benchmark hygiene on a bench host, per job: pinning, THP and caches
  * around each run, the recorded host state, and the sysfs and procfs
  * reads and writes that the check (host_check.c) and tune
- * (host_tune.c) share (see host.h and docs/HOST.md).
+ * (host_tune.c) share, and other work's share of the CPU during a run
+ * (see host.h and docs/HOST.md).
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_ALLOC */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -507,4 +510,40 @@ host_job_state(const struct host_job *hj)
 	            : hj->dropped[0]     ? hj->dropped
 	                                 : "unknown"));
 	return o;
+}
+
+/* ---- other work's CPU time ---- */
+
+void
+host_cpu_sample(struct host_cpu_sample *out, const char *root)
+{
+	char text[1024];
+	long long v[8] = { 0 };
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	if (host_i_rd(text, sizeof(text), root, "/proc/stat") <= 0)
+		return;
+	n = sscanf(text, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0],
+	    &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	if (n < 5)
+		return;
+	/* user nice system idle iowait irq softirq steal */
+	out->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+	out->total = out->busy + v[3] + v[4];
+	out->ok = 1;
+}
+
+double
+host_other_cpu_pct(const struct host_cpu_sample *a,
+    const struct host_cpu_sample *b, double own_s)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	double busy, pct;
+
+	if (!a->ok || !b->ok || b->total <= a->total || hz <= 0)
+		return NAN;
+	busy = (double)(b->busy - a->busy) - own_s * (double)hz;
+	pct = 100.0 * busy / (double)(b->total - a->total);
+	return pct < 0 ? 0 : pct > 100 ? 100 : pct;
 }

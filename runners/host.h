@@ -158,6 +158,27 @@ void host_job_run_end(struct host_job *);
 json_t *host_job_state(const struct host_job *);
 void host_job_end(struct host_job *, struct buf *log);
 
+/*
+ * Other work on the host during a run: the host's CPU time from
+ * /proc/stat's first line (all CPUs) in clock ticks, busy (user, nice,
+ * system, irq, softirq, steal) and total (busy plus idle and iowait).
+ * ok 0 when root/proc/stat could not be read.
+ */
+struct host_cpu_sample {
+	int64_t busy, total;
+	int ok;
+};
+void host_cpu_sample(struct host_cpu_sample *, const char *root);
+/*
+ * The share of the host's CPU time between a and b that other work used:
+ * (busy - own) / total in percent, own_s being the run's own CPU time
+ * (the benchmark's and the runner's), clamped to [0, 100].  NAN when a
+ * sample failed or no time passed.  A server_command counts as other
+ * work: it is a process of its own the runner does not wait for.
+ */
+double host_other_cpu_pct(const struct host_cpu_sample *a,
+    const struct host_cpu_sample *b, double own_s);
+
 /* perfwatch-runner host ... (argv[0] is "host"); the exit status. */
 int host_main(int argc, char **argv);
 

@@ -62,6 +62,9 @@ for r in runs:
     assert m["read_iops"]["value"] > 0 and m["read_iops"]["better"] == "higher", m
     assert m["read_clat_p99"]["better"] == "lower", m
     assert "write_iops" not in m, "a read job reports no write side"
+    o = m["host.other_cpu_pct"]
+    assert o["better"] == "info" and o["unit"] == "%", o
+    assert 0 <= o["value"] <= 100, o
     assert r["duration_s"] >= 1.0, r
 assert j["state"] == "success" and j["runs_done"] == 2, j
 PY

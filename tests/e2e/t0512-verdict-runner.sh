@@ -31,7 +31,8 @@ YAML
 sed -i "s|CTR|$PW_TMP/ctr|" "$PW_DIR/jobs/alt.yaml"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 runner_config r1
-# No cgroup telemetry: this test counts the pair's metrics.
+# No cgroup telemetry: this test counts the pair's metrics (ops and the
+# runner's host.other_cpu_pct).
 PERFWATCH_NO_CGROUPS=1 start_runner r1
 
 pw_admin submit --job alt --json >"$PW_TMP/submit.json" || fail submit "exit $?"
@@ -41,7 +42,7 @@ cand=$(jfield pairs.0.candidate_job <"$PW_TMP/submit.json")
 
 final() {
 	http GET "/api/v1/pairs/$pair" >/dev/null &&
-	    [ "$(jfield comparisons.0.final <"$PW_TMP/body")" = true ]
+	    [ "$(jfield comparisons.1.final <"$PW_TMP/body")" = true ]
 }
 if wait_until 120 final; then
 	pass final_verdict
@@ -53,9 +54,13 @@ fi
 python3 - "$PW_TMP/body" <<'PY' && pass three_runs_a_side || fail three_runs_a_side "$(head -c 1500 "$PW_TMP/body")"
 import json, sys
 p = json.load(open(sys.argv[1]))
-c = p["comparisons"][0]
-assert c["metric"] == "ops" and c["n_base"] == 3 and c["n_cand"] == 3, c
+rows = {c["metric"]: c for c in p["comparisons"]}
+assert sorted(rows) == ["host.other_cpu_pct", "ops"], rows
+c = rows["ops"]
+assert c["n_base"] == 3 and c["n_cand"] == 3, c
 assert c["verdict"] == "inconclusive", c
+o = rows["host.other_cpu_pct"]
+assert o["verdict"] == "info" and o["n_base"] == 3 and o["n_cand"] == 3, o
 for side in ("base", "candidate"):
     j = p[side]
     assert j["state"] == "success" and j["runs"] == 3 and j["runs_done"] == 3, j
@@ -71,6 +76,6 @@ PY
 done
 # Six runs in all: the re-claimed jobs ran index 2 only.
 check six_benchmark_runs [ "$(cat "$PW_TMP/ctr/n")" = 6 ]
-grep -q "verdict: pair $pair: 1 inconclusive of 1 metrics, both jobs re-queued for 3 runs" \
+grep -q "verdict: pair $pair: 1 inconclusive of 2 metrics, both jobs re-queued for 3 runs" \
     "$PW_DIR/daemon.log" && pass requeue_logged || fail requeue_logged "$(grep verdict "$PW_DIR/daemon.log")"
 finish

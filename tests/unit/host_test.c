@@ -6,11 +6,13 @@
  * tests/e2e/t0670-host.sh.
  */
 #define _GNU_SOURCE /* sched_getaffinity */
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/json.h"
@@ -443,6 +445,63 @@ TEST(test_host__thp_set_restore_and_drop_caches_on_fake_root)
 	ASSERT_STREQ(s, "3\n");
 	free(s);
 	free(root);
+}
+
+/*
+ * Other work's share between two /proc/stat samples: the busy ticks
+ * (steal too, idle and iowait not) less the run's own CPU time, over
+ * all ticks; clamped; unknown (NAN) without a readable /proc/stat.  And
+ * on this machine for real: a spin of the caller's own is not counted.
+ */
+TEST(test_host__other_cpu_share)
+{
+	char *root = xasprintf("%s/cpustat", test_tmpdir());
+	struct host_cpu_sample a, b;
+	long hz = sysconf(_SC_CLK_TCK);
+	double own = 100.0 / (double)hz, pct, t0;
+	volatile double sink = 0;
+	struct timespec ts;
+
+	/* user nice system idle iowait irq softirq steal guest gnice */
+	test_write_file(root, "/proc/stat",
+	    "cpu  1000 0 500 8000 100 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n");
+	host_cpu_sample(&a, root);
+	ASSERT(a.ok);
+	ASSERT_INTEQ(a.busy, 1500);
+	ASSERT_INTEQ(a.total, 9600);
+	/* 1000 ticks pass: 300 busy (200 user, 50 irq, 50 steal), 700
+	 * idle; 100 of them were the run's own. */
+	test_write_file(
+	    root, "/proc/stat", "cpu  1200 0 500 8650 150 50 0 50 0 0\n");
+	host_cpu_sample(&b, root);
+	ASSERT_INTEQ(b.busy, 1800);
+	ASSERT_INTEQ(b.total, 10600);
+	pct = host_other_cpu_pct(&a, &b, own);
+	ASSERT(fabs(pct - 20.0) < 1e-9);
+	ASSERT(fabs(host_other_cpu_pct(&a, &b, 0) - 30.0) < 1e-9);
+	ASSERT(host_other_cpu_pct(&a, &b, 10 * own) == 0);
+	ASSERT(isnan(host_other_cpu_pct(&b, &a, 0)));
+	test_write_file(root, "/proc/stat", "intr 5\n");
+	host_cpu_sample(&b, root);
+	ASSERT(!b.ok);
+	ASSERT(isnan(host_other_cpu_pct(&a, &b, 0)));
+	free(root);
+
+	/* Real: 0.3 s of our own spinning, which we subtract. */
+	host_cpu_sample(&a, "");
+	ASSERT(a.ok);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	t0 = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	do {
+		sink += 1;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while ((double)ts.tv_sec + ts.tv_nsec / 1e9 - t0 < 0.3);
+	host_cpu_sample(&b, "");
+	pct = host_other_cpu_pct(
+	    &a, &b, (double)ts.tv_sec + ts.tv_nsec / 1e9 - t0);
+	ASSERT(pct >= 0 && pct <= 100);
+	ASSERT(!isnan(host_other_cpu_pct(&a, &b, 0)));
+	ASSERT(host_other_cpu_pct(&a, &b, 0) >= pct);
 }
 
 TEST(test_host__pin_the_calling_thread_for_real)
