@@ -38,7 +38,8 @@ enum analysis_pmethod {
 	ANALYSIS_P_NONE = 0, /* no p-value (too few runs) */
 	ANALYSIS_P_WELCH,    /* Welch t-test on winsorised logs */
 	ANALYSIS_P_HISTORY,  /* A/A splits of the baseline history */
-	ANALYSIS_P_BLOCKED   /* t on within-round contrasts (rounds) */
+	ANALYSIS_P_BLOCKED,  /* t on within-round contrasts (rounds) */
+	ANALYSIS_P_ADJUSTED  /* the same, adjusted for the host's other work */
 };
 
 /* Why a comparison is unstable (bit set). */
@@ -104,6 +105,15 @@ struct analysis_opts {
 	 */
 	const int64_t *base_round, *cand_round;
 	/*
+	 * Other work on the host: a covariate of each base and candidate run
+	 * (the share of the host's CPU that other work used during it, in
+	 * percent).  When it explains the runs' noise and does not itself
+	 * differ between the sides, the change is judged adjusted for it
+	 * (docs/ANALYSIS.md, "Other work on the host").  NULL: none; any
+	 * non-finite value: none.  Borrowed.
+	 */
+	const double *base_cov, *cand_cov;
+	/*
 	 * The host's noise floor in percent (its canary's A/A pairs): a
 	 * change smaller than this is "unchanged" whatever its p-value.  0:
 	 * unknown, no floor.
@@ -136,6 +146,19 @@ struct analysis_result {
 	 * and the p-value of "the rounds differ" (F test; NAN unknown). */
 	size_t rounds;
 	double rounds_p;
+	/*
+	 * Other work on the host: adjusted 1 when the change, interval and
+	 * p-value are the adjusted model's (p_method ANALYSIS_P_ADJUSTED);
+	 * adjust_base, adjust_cand the covariate's mean on each side, and
+	 * adjust_beta the change in percent per point of it (NAN when there
+	 * was no covariate or the model could not be fitted).
+	 * adjust_imbalanced 1 when the sides differed in it and the more
+	 * cautious of the adjusted and the unadjusted test judged, 2 when
+	 * they differed so much that the change made the other work and the
+	 * unadjusted test judged; 0 otherwise.
+	 */
+	int adjusted, adjust_imbalanced;
+	double adjust_base, adjust_cand, adjust_beta;
 	/*
 	 * Low modes, both ways: runs at least low_mode_pct worse than the
 	 * better side's bulk.  mode_pct: the low runs' median against that

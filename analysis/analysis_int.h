@@ -66,15 +66,24 @@ double analysis_i_history_p(const double *hl, size_t m, size_t nb, size_t nc,
 /* The bootstrap interval of the shift of b against a, at o->ci_level. */
 void analysis_i_bootstrap_ci(double *lo, double *hi, const double *a, size_t na,
     const double *b, size_t nb, const struct analysis_opts *o);
-/* A run of a pair in rounds: its round, its (winsorised) log, its side. */
+/* A run of a pair in rounds: its round, its (winsorised) log, its side,
+ * and the host's other work during it (opts base_cov; 0 without). */
 struct analysis_rrun {
 	int64_t round;
-	double y;
+	double y, z;
 	int cand;
 };
 int analysis_i_cmp_rrun(const void *pa, const void *pb);
 int analysis_i_blocked_test(struct analysis_result *r, double *shift,
     double *se, double *df, double *p, const struct analysis_rrun *x, size_t n);
+/* The blocked model with the covariate z (analysis_i_adjusted_test). */
+struct analysis_adjust {
+	double shift, se, df, p; /* the change, as the blocked test's */
+	double beta, beta_p;     /* z's slope (log per unit) and its p */
+	double balance_p;        /* z's own within-round shift's p */
+};
+int analysis_i_adjusted_test(
+    struct analysis_adjust *a, const struct analysis_rrun *x, size_t n);
 
 /* modes.c: the low runs of a comparison are those more than thr worse
  * (sign: -1 higher is better, +1 lower) than ref, the better side's

@@ -21,7 +21,15 @@
 #define MAX_RUNS_SIDE 1000
 #define NOISIER_P 0.01       /* runs noisier than history: use Welch */
 #define ROUNDS_DIFFER_P 0.25 /* rounds differ: judge within rounds */
-#define REJECT_K 5.0         /* ... and skip runs beyond 5 sigma */
+/* Other work on the host: adjust when the covariate's slope is this
+ * significant and its balance between the sides is not rejected at
+ * this level (docs/ANALYSIS.md). */
+#define ADJUST_USE_P 0.05
+#define ADJUST_BALANCE_P 0.05
+/* ... and beyond this the sides differ in it so clearly that the change
+ * itself made the other work: no adjustment. */
+#define ADJUST_CAUSED_P 1e-4
+#define REJECT_K 5.0 /* ... and skip runs beyond 5 sigma */
 
 /*
  * Options and verdicts.
@@ -135,6 +143,7 @@ result_init(struct analysis_result *r, size_t nb, size_t nc)
 	r->p_method = ANALYSIS_P_NONE;
 	r->base_mean = r->base_sd = r->cand_mean = r->cand_sd = NAN;
 	r->rounds_p = NAN;
+	r->adjust_base = r->adjust_cand = r->adjust_beta = NAN;
 	r->mode = ANALYSIS_MODE_NONE;
 	r->mode_pct = r->mode_p = NAN;
 	r->mode_base_share = r->mode_cand_share = r->mode_hist_share = NAN;
@@ -270,14 +279,70 @@ side_sigma(const double *s, size_t n)
 	return pooled_sigma(s, n, s + n, 0);
 }
 
+/* 1 when o has a finite covariate for every run. */
+static int
+has_cov(const struct analysis_opts *o, size_t nb, size_t nc)
+{
+	size_t i;
+
+	if (o->base_cov == NULL || o->cand_cov == NULL)
+		return 0;
+	for (i = 0; i < nb; i++)
+		if (!isfinite(o->base_cov[i]))
+			return 0;
+	for (i = 0; i < nc; i++)
+		if (!isfinite(o->cand_cov[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * The adjusted model on the unclipped logs: the covariate explains runs
+ * that winsorising would pull in, and a clipped run would no longer sit
+ * on the covariate's line.
+ */
+static int
+adjusted_test(struct analysis_adjust *adj, const double *lb, size_t nb,
+    const double *lc, size_t nc, const struct analysis_opts *o)
+{
+	struct analysis_rrun *x = xmalloc((nb + nc) * sizeof(*x));
+	size_t i;
+	int rc;
+
+	for (i = 0; i < nb + nc; i++) {
+		int c = i >= nb;
+		size_t k = c ? i - nb : i;
+
+		x[i].round = o->base_round != NULL && o->cand_round != NULL
+		    ? (c ? o->cand_round[k] : o->base_round[k])
+		    : 0;
+		x[i].y = c ? lc[k] : lb[k];
+		x[i].z = c ? o->cand_cov[k] : o->base_cov[k];
+		x[i].cand = c;
+	}
+	qsort(x, nb + nc, sizeof(*x), analysis_i_cmp_rrun);
+	rc = analysis_i_adjusted_test(adj, x, nb + nc);
+	free(x);
+	return rc;
+}
+
 /*
  * Rounds (docs/ANALYSIS.md, "Rounds"): when the rounds differ (their F
  * test at ROUNDS_DIFFER_P), the change, its interval and its p-value
  * come from the within-round contrasts, so drift between rounds falls
  * out instead of widening the interval.  When they do not, the runs are
  * judged as one sample a side, as without rounds: the round term would
- * only cost degrees of freedom.  clip: the winsorising bounds of the
- * base's and the candidate's logs.
+ * only cost degrees of freedom.  With the host's other work as a
+ * covariate ("Other work on the host") the same model gains its term
+ * when it explains the noise (slope p < ADJUST_USE_P), rounds or not.
+ * When the sides differ in it (balance p < ADJUST_BALANCE_P), chance and
+ * a change that makes other work itself cannot be told apart: the more
+ * cautious of the adjusted and the unadjusted test judges (the larger
+ * p-value), so neither an unlucky draw of busy phases nor the
+ * adjustment alone makes an alarm; past ADJUST_CAUSED_P the difference
+ * is the change's own doing (a patch that wakes kernel threads) and
+ * the unadjusted test judges.  clip: the winsorising bounds of the base's
+ * and the candidate's logs.
  */
 static void
 judge_rounds(struct analysis_result *r, const double *lb, size_t nb,
@@ -285,31 +350,83 @@ judge_rounds(struct analysis_result *r, const double *lb, size_t nb,
     const struct analysis_opts *o)
 {
 	struct analysis_rrun *x = xmalloc((nb + nc) * sizeof(*x));
-	double shift, se, df, p, q;
+	struct analysis_adjust adj;
+	double shift, se, df, p, q, zs[2] = { 0, 0 };
+	int cov = has_cov(o, nb, nc);
+	int rounds = o->base_round != NULL && o->cand_round != NULL;
 	size_t i;
 
 	for (i = 0; i < nb; i++) {
-		x[i].round = o->base_round[i];
+		x[i].round = rounds ? o->base_round[i] : 0;
 		x[i].y = fmin(fmax(lb[i], clip[0]), clip[1]);
+		x[i].z = cov ? o->base_cov[i] : 0;
 		x[i].cand = 0;
+		zs[0] += x[i].z;
 	}
 	for (i = 0; i < nc; i++) {
-		x[nb + i].round = o->cand_round[i];
+		x[nb + i].round = rounds ? o->cand_round[i] : 0;
 		x[nb + i].y = fmin(fmax(lc[i], clip[2]), clip[3]);
+		x[nb + i].z = cov ? o->cand_cov[i] : 0;
 		x[nb + i].cand = 1;
+		zs[1] += x[nb + i].z;
 	}
 	qsort(x, nb + nc, sizeof(*x), analysis_i_cmp_rrun);
-	if (analysis_i_blocked_test(r, &shift, &se, &df, &p, x, nb + nc) == 0 &&
-	    r->rounds_p < ROUNDS_DIFFER_P) {
-		q = analysis_t_quantile(1 - (1 - o->ci_level) / 2, df);
-		r->change_pct = analysis_i_pct(shift);
-		r->ci_low_pct = analysis_i_pct(shift - q * se);
-		r->ci_high_pct = analysis_i_pct(shift + q * se);
-		r->welch_t = se > 0 ? shift / se : NAN;
-		r->welch_df = df;
-		r->p_value = p;
-		r->p_method = ANALYSIS_P_BLOCKED;
+	if (cov) {
+		r->adjust_base = zs[0] / (double)nb;
+		r->adjust_cand = zs[1] / (double)nc;
 	}
+	if (cov && adjusted_test(&adj, lb, nb, lc, nc, o) == 0) {
+		r->adjust_beta = analysis_i_pct(adj.beta);
+		if (adj.beta_p < ADJUST_USE_P) {
+			/* The unadjusted alternative: blocked when the rounds
+			 * differ, else what judge_shift found. */
+			double up = r->p_value;
+
+			if (rounds &&
+			    analysis_i_blocked_test(
+			        r, &shift, &se, &df, &p, x, nb + nc) == 0 &&
+			    r->rounds_p < ROUNDS_DIFFER_P)
+				up = p;
+			else
+				rounds = 0;
+			r->adjust_imbalanced = adj.balance_p < ADJUST_CAUSED_P
+			    ? 2
+			    : adj.balance_p < ADJUST_BALANCE_P;
+			if (r->adjust_imbalanced == 0 ||
+			    (r->adjust_imbalanced == 1 && !(adj.p < up))) {
+				shift = adj.shift;
+				se = adj.se;
+				df = adj.df;
+				p = adj.p;
+				r->adjusted = 1;
+				r->p_method = ANALYSIS_P_ADJUSTED;
+				goto judged;
+			}
+			/* The unadjusted: the more cautious of the two, or
+			 * the change made the other work. */
+			if (!rounds) {
+				free(x);
+				return;
+			}
+			r->p_method = ANALYSIS_P_BLOCKED;
+			goto judged;
+		}
+	}
+	if (!rounds ||
+	    analysis_i_blocked_test(r, &shift, &se, &df, &p, x, nb + nc) != 0 ||
+	    r->rounds_p >= ROUNDS_DIFFER_P) {
+		free(x);
+		return;
+	}
+	r->p_method = ANALYSIS_P_BLOCKED;
+judged:
+	q = analysis_t_quantile(1 - (1 - o->ci_level) / 2, df);
+	r->change_pct = analysis_i_pct(shift);
+	r->ci_low_pct = analysis_i_pct(shift - q * se);
+	r->ci_high_pct = analysis_i_pct(shift + q * se);
+	r->welch_t = se > 0 ? shift / se : NAN;
+	r->welch_df = df;
+	r->p_value = p;
 	free(x);
 }
 
@@ -554,7 +671,8 @@ judge_shift(struct analysis_result *r, const double *base, size_t nb,
 			    "p-value");
 		}
 	}
-	if (o.base_round != NULL && o.cand_round != NULL)
+	if ((o.base_round != NULL && o.cand_round != NULL) ||
+	    has_cov(&o, nb, nc))
 		judge_rounds(r, lb, nb, lc, nc, clip, &o);
 
 	analysis_i_check_spread(
@@ -566,12 +684,14 @@ out:
 }
 
 /*
- * The runs of x[0..n) that are not low (their rounds too, when rin is
- * not NULL), into out and rout; returns their count.
+ * The runs of x[0..n) that are not low (their rounds and covariates too,
+ * when rin and cin are not NULL), into out, rout and cout; returns their
+ * count.
  */
 static size_t
 bulk_of(const struct analysis_lowref *lr, const double *x, size_t n,
-    const int64_t *rin, double *out, int64_t *rout)
+    const int64_t *rin, const double *cin, double *out, int64_t *rout,
+    double *cout)
 {
 	size_t i, k = 0;
 
@@ -579,6 +699,8 @@ bulk_of(const struct analysis_lowref *lr, const double *x, size_t n,
 		if (!analysis_i_is_low(lr, log(x[i]))) {
 			if (rin != NULL)
 				rout[k] = rin[i];
+			if (cin != NULL)
+				cout[k] = cin[i];
 			out[k++] = x[i];
 		}
 	return k;
@@ -610,7 +732,7 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 {
 	struct analysis_opts o = opts_fill(oin), os;
 	struct analysis_lowref lr;
-	double *lb, *lc, *ws, *fb = NULL, *fc, *fh;
+	double *lb, *lc, *ws, *fb = NULL, *fc, *fh, *fzb = NULL, *fzc;
 	int64_t *frb = NULL, *frc;
 	size_t i, n = nb < nc ? nb : nc, nbs = nb, ncs = nc;
 	int rc, bulk = 0;
@@ -669,16 +791,24 @@ analysis_compare(struct analysis_result *r, const double *base, size_t nb,
 		fh = fc + nc;
 		frb = xmalloc((nb + nc + 1) * sizeof(*frb));
 		frc = frb + nb;
-		nbs = bulk_of(&lr, base, nb, o.base_round, fb, frb);
-		ncs = bulk_of(&lr, cand, nc, o.cand_round, fc, frc);
+		fzb = xmalloc((nb + nc + 1) * sizeof(*fzb));
+		fzc = fzb + nb;
+		nbs = bulk_of(
+		    &lr, base, nb, o.base_round, o.base_cov, fb, frb, fzb);
+		ncs = bulk_of(
+		    &lr, cand, nc, o.cand_round, o.cand_cov, fc, frc, fzc);
 		if (o.history != NULL) {
 			os.history = fh;
-			os.n_history = bulk_of(
-			    &lr, o.history, o.n_history, NULL, fh, NULL);
+			os.n_history = bulk_of(&lr, o.history, o.n_history,
+			    NULL, NULL, fh, NULL, NULL);
 		}
 		if (o.base_round != NULL && o.cand_round != NULL) {
 			os.base_round = frb;
 			os.cand_round = frc;
+		}
+		if (o.base_cov != NULL && o.cand_cov != NULL) {
+			os.base_cov = fzb;
+			os.cand_cov = fzc;
 		}
 		os.alpha = o.alpha * (1 - 2 * LOWMODE_ALPHA_SHARE);
 	}
@@ -704,5 +834,6 @@ out:
 	free(lb);
 	free(fb);
 	free(frb);
+	free(fzb);
 	return 0;
 }

@@ -388,3 +388,77 @@ analysis_i_blocked_test(struct analysis_result *r, double *shift, double *se,
 	r->rounds_p = analysis_f_sf(f, (double)(R - 1), *df);
 	return 0;
 }
+
+/*
+ * Other work on the host (docs/ANALYSIS.md, "Other work on the host"):
+ * the blocked model plus the run's covariate z, y = round + delta *
+ * candidate + beta * z, fitted by least squares on the deviations from
+ * each round's means, over the rounds that hold both sides (all runs in
+ * one round when the pair has none).  a->balance_p tests whether z
+ * itself differs between the sides within rounds (the blocked t-test on
+ * z): a change that moves the covariate would be partly taken away by
+ * the adjustment, so the caller does not adjust then.  0 and *a; -1
+ * when fewer than N = R + 3 runs are left, z does not vary within the
+ * rounds, or it follows the sides exactly.
+ */
+int
+analysis_i_adjusted_test(
+    struct analysis_adjust *a, const struct analysis_rrun *x, size_t n)
+{
+	double scc = 0, scz = 0, szz = 0, scy = 0, szy = 0, syy = 0;
+	double det, ss, szr, s2;
+	size_t i, j, k, R = 0, N = 0;
+
+	for (i = 0; i < n; i = j) {
+		double my = 0, mz = 0, mc = 0;
+		size_t c[2] = { 0, 0 }, m;
+
+		for (j = i; j < n && x[j].round == x[i].round; j++) {
+			my += x[j].y;
+			mz += x[j].z;
+			c[x[j].cand]++;
+		}
+		if (c[0] == 0 || c[1] == 0)
+			continue;
+		m = j - i;
+		my /= (double)m;
+		mz /= (double)m;
+		mc = (double)c[1] / (double)m;
+		for (k = i; k < j; k++) {
+			double dy = x[k].y - my, dz = x[k].z - mz;
+			double dc = (double)x[k].cand - mc;
+
+			scc += dc * dc;
+			scz += dc * dz;
+			szz += dz * dz;
+			scy += dc * dy;
+			szy += dz * dy;
+			syy += dy * dy;
+		}
+		R++;
+		N += m;
+	}
+	if (R == 0 || N < R + 3 || !(scc > 0) || !(szz > 0))
+		return -1;
+	det = scc * szz - scz * scz;
+	if (!(det > 1e-9 * scc * szz))
+		return -1;
+	a->shift = (szz * scy - scz * szy) / det;
+	a->beta = (scc * szy - scz * scy) / det;
+	ss = syy - a->shift * scy - a->beta * szy;
+	a->df = (double)(N - R - 2);
+	s2 = ss > 0 ? ss / a->df : 0;
+	a->se = sqrt(s2 * szz / det);
+	a->p = a->se > 0    ? analysis_t_p2(a->shift / a->se, a->df)
+	    : a->shift != 0 ? 0
+	                    : 1;
+	a->beta_p =
+	    s2 > 0 ? analysis_t_p2(a->beta / sqrt(s2 * scc / det), a->df) : 0;
+	/* z on the sides alone: its residual after its own blocked shift. */
+	szr = szz - scz * scz / scc;
+	a->balance_p = szr > 0
+	    ? analysis_t_p2((scz / scc) / sqrt(szr / (double)(N - R - 1) / scc),
+	          (double)(N - R - 1))
+	    : 0;
+	return 0;
+}

@@ -79,9 +79,10 @@ print_text(const struct row *rows, size_t n, double alpha, double min_effect)
 			snprintf(ci, sizeof(ci), "-");
 		if (isfinite(r->p_value))
 			snprintf(p, sizeof(p), "%.2g %c", r->p_value,
-			    r->p_method == ANALYSIS_P_HISTORY       ? 'H'
-			        : r->p_method == ANALYSIS_P_BLOCKED ? 'B'
-			                                            : 'W');
+			    r->p_method == ANALYSIS_P_HISTORY        ? 'H'
+			        : r->p_method == ANALYSIS_P_BLOCKED  ? 'B'
+			        : r->p_method == ANALYSIS_P_ADJUSTED ? 'A'
+			                                             : 'W');
 		else
 			snprintf(p, sizeof(p), "-");
 		fmt_num(bm, sizeof(bm), r->base_median);

@@ -301,6 +301,9 @@ struct job_config {
 	 * duration), NULL: per-operation values unknown. */
 	int counters;
 	char *counters_ops;
+	/* adjust_other_work: false: judge without the host's other work as
+	 * a covariate (docs/ANALYSIS.md, "Other work on the host"). */
+	int adjust_other_work;
 	struct cfg_metric *metrics;
 	size_t nmetrics;
 	int64_t timeout_s;               /* default 600 */

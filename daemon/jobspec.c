@@ -100,6 +100,9 @@ jobspec_build(const struct job_config *jc, const struct cfg_point *pt,
 		        jc->profile_min_effect_pct));
 	json_object_set_new(
 	    spec, "profile_runs", json_integer(jc->profile_runs));
+	/* Only when off, for the same reason as counters below. */
+	if (!jc->adjust_other_work)
+		json_object_set_new(spec, "adjust_other_work", json_false());
 	/* Only when on: a spec without counters stays what it was, so base
 	 * jobs made before are still recognised for reuse. */
 	if (jc->counters) {

@@ -17,6 +17,7 @@
 #include "analysis/spread.h"
 #include "common/log.h"
 #include "common/rounds.h"
+#include "common/run_metrics.h"
 #include "common/xalloc.h"
 #include "daemon/hygiene.h"
 #include "daemon/leases.h"
@@ -61,6 +62,10 @@ verdict_i_work_release(struct work *w)
 		free(w->m[i].hist.v);
 		free(w->m[i].base_r.v);
 		free(w->m[i].cand_r.v);
+		free(w->m[i].base_i.v);
+		free(w->m[i].cand_i.v);
+		free(w->m[i].base_z.v);
+		free(w->m[i].cand_z.v);
 		free(w->m[i].own_name);
 	}
 	free(w->m);
@@ -118,6 +123,56 @@ group_values(struct work *w)
 			rvec_add(
 			    strcmp(role, "base") == 0 ? &m->base_r : &m->cand_r,
 			    o->run / w->round_size);
+		rvec_add(strcmp(role, "base") == 0 ? &m->base_i : &m->cand_i,
+		    o->run);
+	}
+}
+
+/* z: the covariate c of each run in idx; empty when one run has none. */
+static void
+side_cov(struct vec *z, const struct rvec *idx, const struct vec *c,
+    const struct rvec *cidx)
+{
+	size_t i, j;
+
+	for (i = 0; i < idx->n; i++) {
+		for (j = 0; j < cidx->n && cidx->v[j] != idx->v[i]; j++)
+			;
+		if (j == cidx->n || j >= c->n) {
+			z->n = 0;
+			return;
+		}
+		vec_add(z, c->v[j]);
+	}
+}
+
+/*
+ * Other work on the host (docs/ANALYSIS.md): every metric's runs get the
+ * share of the host's CPU that other work used during them, the
+ * runner's OTHER_CPU_METRIC of the same run, unless the job says
+ * adjust_other_work: false.  A metric with a run that lacks it gets
+ * none.
+ */
+static void
+attach_other_work(struct work *w)
+{
+	const struct metric *c = NULL;
+	size_t i;
+
+	if (json_is_false(json_object_get(w->spec, "adjust_other_work")))
+		return;
+	for (i = 0; i < w->n; i++)
+		if (strcmp(w->m[i].name, OTHER_CPU_METRIC) == 0)
+			c = &w->m[i];
+	if (c == NULL)
+		return;
+	for (i = 0; i < w->n; i++) {
+		if (&w->m[i] == c)
+			continue;
+		side_cov(
+		    &w->m[i].base_z, &w->m[i].base_i, &c->base, &c->base_i);
+		side_cov(
+		    &w->m[i].cand_z, &w->m[i].cand_i, &c->cand, &c->cand_i);
 	}
 }
 
@@ -358,6 +413,11 @@ verdict_i_analyse_metric(struct work *w, struct metric *m)
 		o.base_round = m->base_r.v;
 		o.cand_round = m->cand_r.v;
 	}
+	if (m->base_z.n == m->base.n && m->cand_z.n == m->cand.n &&
+	    m->base_z.n > 0) {
+		o.base_cov = m->base_z.v;
+		o.cand_cov = m->cand_z.v;
+	}
 	o.noise_floor_pct = m->floor_pct;
 	if (strcmp(m->name, CHARGE_SHARE) == 0) {
 		charge_share_compare(m, &o, &e);
@@ -375,6 +435,14 @@ verdict_i_analyse_metric(struct work *w, struct metric *m)
 	}
 	m->kind = K_JUDGED;
 	snprintf(m->note, sizeof(m->note), "%s", m->res.note);
+	if (m->res.adjusted) {
+		size_t len = strlen(m->note);
+
+		snprintf(m->note + len, sizeof(m->note) - len,
+		    "%sadjusted for other work on the host (%.0f%% of its CPU "
+		    "in base runs, %.0f%% in candidate runs)",
+		    len ? "; " : "", m->res.adjust_base, m->res.adjust_cand);
+	}
 }
 
 /* Benjamini-Hochberg across the judged metrics of the pair. */
@@ -680,6 +748,7 @@ verdict_pair(
 	w.round_size =
 	    rounds_size(jint(w.spec, "runs"), jint(w.spec, "rounds"));
 	group_values(&w);
+	attach_other_work(&w);
 	group_history(&w);
 	for (i = 0; i < w.n; i++) {
 		metric_options(&w.m[i], w.spec);

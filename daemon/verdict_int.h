@@ -37,6 +37,9 @@ struct metric {
 	char *own_name;                   /* a memcg tax's name, or NULL */
 	struct vec base, cand, hist;
 	struct rvec base_r, cand_r; /* rounds (empty: not run in rounds) */
+	struct rvec base_i, cand_i; /* the run index of each value */
+	/* Other work on the host during each value's run (empty: none). */
+	struct vec base_z, cand_z;
 	double floor_pct; /* the host's noise floor (store_canary_floor) */
 	double min_effect;
 	enum kind kind;

@@ -694,7 +694,11 @@ table_low_mode(void)
  * 1); the others measure one run a side a round: "ABBA" base first in
  * even rounds, candidate first in odd ones; "randomised blocks" the
  * daemon's order (common/rounds.h).  Analyses: "pooled" gives the runs
- * without their rounds, "blocked" with them (the daemon's).
+ * without their rounds, "blocked" with them (the daemon's), "+ other
+ * work" also each run's share of busy time as the runner measures it
+ * (host.other_cpu_pct, with 2 points of measurement noise; on hosts
+ * without phases only that noise around 5 %), the covariate of
+ * docs/ANALYSIS.md, "Other work on the host".
  */
 #define DRIFT_BUSY 0.15
 #define DRIFT_WALK 0.01
@@ -726,11 +730,13 @@ host_init(struct host *h, enum drift d, struct analysis_rng *r)
 	h->phase_end = 0.5 + 2.5 * analysis_rng_uniform(r);
 }
 
-/* The next run's value. */
+/* The next run's value; *z its other work (percent of the host). */
 static double
-host_run(struct host *h)
+host_run(struct host *h, double *z)
 {
 	double x = 1 + 0.01 * gauss(h->r), lvl = 1, t0 = h->t, t1 = t0 + 1;
+
+	*z = 5 + 2 * gauss(h->r);
 
 	switch (h->d) {
 	case D_PHASES: {
@@ -740,6 +746,8 @@ host_run(struct host *h)
 			double end = h->phase_end < t1 ? h->phase_end : t1;
 
 			acc += (end - t) * (h->busy ? 1 - DRIFT_BUSY : 1);
+			if (h->busy)
+				*z += 100 * (end - t);
 			t = end;
 			if (t >= h->phase_end) {
 				h->busy = !h->busy;
@@ -769,18 +777,19 @@ host_run(struct host *h)
  * each run's round.  pair: the pair's id for the randomised order.
  */
 static void
-drift_draw(double *a, double *b, int64_t *rb, int64_t *rc, size_t from,
-    size_t to, enum order ord, int64_t pair, double shift, struct host *h)
+drift_draw(double *a, double *b, double *za, double *zb, int64_t *rb,
+    int64_t *rc, size_t from, size_t to, enum order ord, int64_t pair,
+    double shift, struct host *h)
 {
 	size_t i;
 
 	if (ord == O_SEQ) {
 		for (i = from; i < to; i++) {
-			a[i] = host_run(h);
+			a[i] = host_run(h, &za[i]);
 			rb[i] = 0;
 		}
 		for (i = from; i < to; i++) {
-			b[i] = (1 - shift) * host_run(h);
+			b[i] = (1 - shift) * host_run(h, &zb[i]);
 			rc[i] = 0;
 		}
 		return;
@@ -792,11 +801,11 @@ drift_draw(double *a, double *b, int64_t *rb, int64_t *rc, size_t from,
 
 		rb[i] = rc[i] = (int64_t)i;
 		if (base_first) {
-			a[i] = host_run(h);
-			b[i] = (1 - shift) * host_run(h);
+			a[i] = host_run(h, &za[i]);
+			b[i] = (1 - shift) * host_run(h, &zb[i]);
 		} else {
-			b[i] = (1 - shift) * host_run(h);
-			a[i] = host_run(h);
+			b[i] = (1 - shift) * host_run(h, &zb[i]);
+			a[i] = host_run(h, &za[i]);
 		}
 	}
 }
@@ -805,7 +814,7 @@ static void
 drift_cell(struct tally *t, enum drift d, enum order ord, int blocked,
     double shift, size_t n_fixed, size_t ntrials, uint64_t seed)
 {
-	double a[DRIFT_MAXN], b[DRIFT_MAXN];
+	double a[DRIFT_MAXN], b[DRIFT_MAXN], za[DRIFT_MAXN], zb[DRIFT_MAXN];
 	int64_t rb[DRIFT_MAXN], rc[DRIFT_MAXN];
 	struct analysis_rng r;
 	size_t k;
@@ -825,17 +834,17 @@ drift_cell(struct tally *t, enum drift d, enum order ord, int blocked,
 			o.first_runs = 5;
 			o.max_runs = MAX_N;
 		}
-#ifdef ANALYSIS_MODE_MAX_RUNS
 		if (blocked) {
 			o.base_round = rb;
 			o.cand_round = rc;
 		}
-#else
-		(void)blocked;
-#endif
+		if (blocked == 2) {
+			o.base_cov = za;
+			o.cand_cov = zb;
+		}
 		for (;;) {
-			drift_draw(
-			    a, b, rb, rc, have, n, ord, (int64_t)k, shift, &h);
+			drift_draw(a, b, za, zb, rb, rc, have, n, ord,
+			    (int64_t)k, shift, &h);
 			have = n;
 			if (analysis_compare(&res, a, n, b, n, &o, &e) != 0) {
 				fprintf(
@@ -869,7 +878,9 @@ table_rounds(void)
 		{ "ABBA, pooled", O_ABBA, 0 },
 		{ "ABBA, blocked", O_ABBA, 1 },
 		{ "randomised blocks, pooled", O_BLOCKS, 0 },
-		{ "randomised blocks, blocked (default)", O_BLOCKS, 1 },
+		{ "randomised blocks, blocked", O_BLOCKS, 1 },
+		{ "randomised blocks, blocked + other work (default)", O_BLOCKS,
+		    2 },
 	};
 	size_t nt = trials(1000), nt0 = trials(2000), k;
 	enum drift d;

@@ -215,6 +215,26 @@ EOF
 	done
 }
 
+# daemon_config for a test that plays the runner by hand with curl:
+# nothing heartbeats between its calls, so a long lease keeps the jobs
+# it claimed its own however slow a loaded machine makes the requests.
+hand_daemon_config() {
+	daemon_config "$@"
+	printf 'scheduler:\n  lease: 1h\n' >>"$1/daemon.yaml"
+}
+
+# hand_start_daemon DIR: start_daemon, then register r1 as the test's
+# hand-played runner (inventory cpu_model "test"); R1 and ADM get the
+# runner's and the admin's tokens.  Ends the test when either fails.
+hand_start_daemon() {
+	start_daemon "$1" || { fail start "daemon did not start"; finish; }
+	R1=$(token_of r1)
+	ADM=$(token_of admin)
+	[ "$(http POST /api/v1/runners/register "$R1" \
+	    '{"name":"r1","inventory":{"cpu_model":"test"}}')" = 200 ] ||
+		{ fail register "$(cat "$PW_TMP/body")"; finish; }
+}
+
 # True once the port file exists, or when the daemon died (stop waiting).
 pw_listening() {
 	test -s "$1" || ! kill -0 "$PW_DAEMON_PID" 2>/dev/null

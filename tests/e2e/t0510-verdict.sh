@@ -15,12 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 D=$PW_TMP/d
-daemon_config "$D" r1
-cat >>"$D/daemon.yaml" <<'EOF2'
-# Nothing heartbeats between calls: a long lease keeps claimed jobs ours.
-scheduler:
-  lease: 1h
-EOF2
+hand_daemon_config "$D" r1
 cat >"$D/jobs/vd.yaml" <<'EOF2'
 # Made-up uploads with 2x effects (see the test header): min_effect 5%
 # leaves "unchanged" reachable and keeps noise far from a verdict.
@@ -36,13 +31,7 @@ metrics:
   ops: {better: higher, min_effect: 5%}
   lat: {better: lower, min_effect: 5%}
 EOF2
-start_daemon "$D" || { fail start "daemon did not start"; finish; }
-R1=$(token_of r1)
-ADM=$(token_of admin)
-
-[ "$(http POST /api/v1/runners/register "$R1" \
-    '{"name":"r1","inventory":{"cpu_model":"test"}}')" = 200 ] ||
-	{ fail register "$(cat "$PW_TMP/body")"; finish; }
+hand_start_daemon "$D"
 
 # Relative spreads (permil) of the runs; NOISY is +-15%, used in two
 # orders for the two sides of the noisy pair.

@@ -8,11 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 D=$PW_TMP/d
-daemon_config "$D" r1
-cat >>"$D/daemon.yaml" <<'EOF2'
-scheduler:
-  lease: 1h
-EOF2
+hand_daemon_config "$D" r1
 cat >"$D/jobs/cp.yaml" <<'EOF2'
 name: cp
 parser: keyvalue
@@ -25,11 +21,7 @@ rounds: 1
 metrics:
   ops: {better: higher, min_effect: 5%}
 EOF2
-start_daemon "$D" || { fail start "daemon did not start"; finish; }
-R1=$(token_of r1)
-ADM=$(token_of admin)
-[ "$(http POST /api/v1/runners/register "$R1" '{"name":"r1"}')" = 200 ] ||
-	{ fail register "$(cat "$PW_TMP/body")"; finish; }
+hand_start_daemon "$D"
 
 # job JOB CENTRE K: claim (must be JOB), two runs near CENTRE, finish.
 job() {
