@@ -872,7 +872,7 @@ web_target_html(
 		free(shown[k]);
 	free(shown);
 	free(va);
-	store_alerts_free(al, nal);
+	store_alerts_release(al, nal);
 	free(pv);
 	free(vv);
 	free(vc);

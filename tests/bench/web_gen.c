@@ -702,7 +702,7 @@ deliver_queued(struct gen *g, int64_t keep, int pend)
 			die(g->s, "alert due");
 		for (i = 0; i < n; i++)
 			deliver(g, &a[i], a[i].created, pend);
-		store_alerts_free(a, n);
+		store_alerts_release(a, n);
 		if (n == 0)
 			break;
 	}
@@ -724,7 +724,7 @@ alert_look(struct gen *g)
 			die(g->s, "alert groups");
 		for (i = done = 0; i < n; i++)
 			done += (size_t)decide(g, &grp[i], grp[i].stamp + 15);
-		store_alert_groups_free(grp, n);
+		store_alert_groups_release(grp, n);
 		deliver_queued(g, PEND_TAIL, 0);
 	} while (done > 0); /* a group with nothing to report stays due */
 }
@@ -741,7 +741,7 @@ deliver_left(struct gen *g, int64_t now)
 			die(g->s, "alert due");
 		for (i = 0; i < n; i++)
 			deliver(g, &a[i], now, 0);
-		store_alerts_free(a, n);
+		store_alerts_release(a, n);
 	} while (n == 64);
 }
 

@@ -244,9 +244,9 @@ TEST(test_store_bisect__change_point_is_a_source)
 	 * pair's bisections (v29): 300 more of another pair cost it
 	 * nothing (before, it read every bisection). */
 	steps = store_read_steps(s);
-	ASSERT(store_alert_info(s, &info, commits[5], "slowprog", h) == 0);
+	ASSERT(store_alert_info_get(s, &info, commits[5], "slowprog", h) == 0);
 	steps = store_read_steps(s) - steps;
-	store_alert_info_free(info);
+	store_alert_info_release(info);
 	ASSERT(sqlite_cli(p,
 	           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1"
 	           " FROM n WHERE i < 300) INSERT INTO bisections"
@@ -255,9 +255,9 @@ TEST(test_store_bisect__change_point_is_a_source)
 	           " 'change-point', 1, 'slowprog', 'x', 'a', 'b', 16, 'done',"
 	           " 1, 1 FROM n;") == 0);
 	more = store_read_steps(s);
-	ASSERT(store_alert_info(s, &info, commits[5], "slowprog", h) == 0);
+	ASSERT(store_alert_info_get(s, &info, commits[5], "slowprog", h) == 0);
 	more = store_read_steps(s) - more;
-	store_alert_info_free(info);
+	store_alert_info_release(info);
 	ASSERT_MSG(more < steps + 100,
 	    "alert info: %llu steps, %llu with 300 more bisections",
 	    (unsigned long long)steps, (unsigned long long)more);

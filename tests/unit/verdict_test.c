@@ -1443,7 +1443,7 @@ alert_look(struct store *s, size_t max, int64_t skip_commit, uint64_t *steps,
 			bad = 1;
 		free(key);
 	}
-	store_alert_groups_free(g, n);
+	store_alert_groups_release(g, n);
 	return bad ? -2 : (int)n;
 }
 

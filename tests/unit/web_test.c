@@ -2369,7 +2369,7 @@ alerts_list(struct buf *b, struct store *s, const char *state, const char *kind,
 
 	ASSERT(store_alert_list(s, &a, &n, &f, &more) == 0);
 	o = rows_alerts_json(a, n, &more);
-	store_alerts_free(a, n);
+	store_alerts_release(a, n);
 	pwjson_dump_buf(b, o);
 	buf_putc(b, '\n');
 	json_decref(o);
@@ -2383,7 +2383,7 @@ alerts_one(struct buf *b, struct store *s, int64_t id)
 
 	ASSERT(store_alert_get(s, &a, id) == 0);
 	o = rows_alert_json(a, 1);
-	store_alerts_free(a, 1);
+	store_alerts_release(a, 1);
 	pwjson_dump_buf(b, o);
 	buf_putc(b, '\n');
 	json_decref(o);
