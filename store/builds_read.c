@@ -105,7 +105,7 @@ store_build_row_release(struct store_build_row *b)
 }
 
 int
-store_builds_get(struct store *s, struct store_builds *out, const char *state,
+store_build_list(struct store *s, struct store_builds *out, const char *state,
     int64_t limit, int64_t cursor)
 {
 	struct db_stmt *st = store_i_stmt(s,
@@ -175,7 +175,7 @@ waiter_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_build_read(struct store *s, struct store_build_row *out, int64_t id)
+store_build_get(struct store *s, struct store_build_row *out, int64_t id)
 {
 	struct db_stmt *st;
 	void *v;
@@ -264,7 +264,8 @@ store_builds_counts(struct store *s, int64_t by_state[5], int64_t *reuses)
 }
 
 int
-store_job_build(struct store *s, struct store_job_build *out, int64_t job_id)
+store_job_build_get(
+    struct store *s, struct store_job_build *out, int64_t job_id)
 {
 	struct db_stmt *st;
 	int rc;
