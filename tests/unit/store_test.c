@@ -1055,7 +1055,7 @@ TEST(test_store__canary_counts_from_the_last_pairs_end)
 	tp.base = &job_base;
 	tp.cand = &job_cand;
 	ASSERT(store_trigger_pair(s, &pair, NULL, NULL, NULL, &tp, 1000) == 0);
-	ASSERT(store_canary_host(s, &ch, "h1", "ref") == 0);
+	ASSERT(store_canary_host_get(s, &ch, "h1", "ref") == 0);
 	ASSERT_INTEQ(ch.last_pair, pair);
 	ASSERT_INTEQ(ch.last_done, 1000);
 	ASSERT_INTEQ(ch.open, 1);
@@ -1067,7 +1067,7 @@ TEST(test_store__canary_counts_from_the_last_pairs_end)
 		ASSERT(store_finish(s, h, c.job_id, 1, NULL, t + 100) == 0);
 		store_claimed_release(&c);
 	}
-	ASSERT(store_canary_host(s, &ch, "h1", "ref") == 0);
+	ASSERT(store_canary_host_get(s, &ch, "h1", "ref") == 0);
 	ASSERT_INTEQ(ch.open, 0);
 	ASSERT_INTEQ(ch.last_done, 1400); /* the second job's finish */
 	store_canary_host_release(&ch);
