@@ -175,11 +175,11 @@ struct store_tip_runs {
 /*
  * The run values of the candidate jobs measuring series id's tip, one
  * entry per (host, job, point, metric), ordered by them.  0 and *out
- * (store_tip_runs_free), ERR_NOTFOUND when there is no such series.
+ * (store_tip_runs_release), ERR_NOTFOUND when there is no such series.
  */
-int store_series_tip_runs(
+int store_series_tip_run_list(
     struct store *, struct store_tip_runs **out, size_t *n, int64_t id);
-void store_tip_runs_free(struct store_tip_runs *, size_t);
+void store_tip_runs_release(struct store_tip_runs *, size_t);
 
 /*
  * A commit the daemon made from mail: the patch commit SHA of an applied
@@ -226,7 +226,7 @@ int store_series_latency_get(
     struct store *, struct store_series_latency *out, int64_t id);
 /* The newest series seen at or after SINCE (at most max, newest
  * first): 0 and *out (free()). */
-int store_series_latencies(struct store *, struct store_series_latency **out,
+int store_series_latency_list(struct store *, struct store_series_latency **out,
     size_t *out_n, int64_t since, size_t max);
 
 #endif

@@ -56,7 +56,7 @@ api_latency_sum(struct store *s, int64_t since, struct series_stage_sum *sum,
 	struct store_series_latency *l;
 	int r;
 
-	if ((r = store_series_latencies(s, &l, nseries, since, 1000)) != 0)
+	if ((r = store_series_latency_list(s, &l, nseries, since, 1000)) != 0)
 		return r;
 	series_latency_summary(sum, l, *nseries);
 	free(l);
