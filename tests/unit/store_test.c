@@ -808,13 +808,13 @@ TEST(test_store__commit_recorded_once_gains_branches)
 	ASSERT_INTEQ(fresh, 0);
 	ASSERT_INTEQ(id1, id2);
 	ASSERT(store_commit_record(s, &id2, &fresh, t, &c, "master", 9) == 0);
-	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", "next", 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_STREQ(l.v[0].branches, "master,next");
 	store_commits_release(&l);
 	/* A submitted stub is new to the watcher and gets the details. */
 	ASSERT(store_commit_stub(s, &id3, t, SHA_B) == 0);
-	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, NULL, NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	store_commits_release(&l);
 	c.sha = SHA_B;
@@ -842,7 +842,7 @@ TEST(test_store__tree_commit_count_and_page)
 	ASSERT(store_commit_record(s, &id, NULL, net, &c, "m", 2) == 0);
 	/* A stub is not seen: no count, not listed, until recorded. */
 	ASSERT(store_commit_stub(s, &stub, mm, SHA_C) == 0);
-	ASSERT(store_trees_get(s, &tl) == 0);
+	ASSERT(store_tree_list(s, &tl) == 0);
 	ASSERT_INTEQ(tl.n, 2);
 	ASSERT_STREQ(tl.v[0].name, "mm");
 	ASSERT_INTEQ(tl.v[0].commits, 1);
@@ -852,29 +852,29 @@ TEST(test_store__tree_commit_count_and_page)
 	ASSERT(store_commit_record(s, &b, NULL, mm, &c, "next", 3) == 0);
 	ASSERT_INTEQ(b, stub);
 	ASSERT(store_commit_record(s, &b, NULL, mm, &c, "m", 4) == 0);
-	ASSERT(store_trees_get(s, &tl) == 0);
+	ASSERT(store_tree_list(s, &tl) == 0);
 	ASSERT_INTEQ(tl.v[0].commits, 2);
 	ASSERT_INTEQ(tl.v[1].commits, 1);
 	store_trees_release(&tl);
 	/* mm's page: its two, newest first, one a page. */
-	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", NULL, 1, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, b);
 	ASSERT_STREQ(l.v[0].tree, "mm");
 	ASSERT_INTEQ(l.next_cursor, b);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, b) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", NULL, 1, b) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, a);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", "next", 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, b);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "nosuch", NULL, 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "nosuch", NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 0);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, NULL, NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 3);
 	store_commits_release(&l);
 	/* Each watched branch counts its commits (v31): m's two and next's
@@ -884,7 +884,7 @@ TEST(test_store__tree_commit_count_and_page)
 	    store_branch_update(s, mm, "next", NULL, "ok", NULL, NULL, 5) == 0);
 	c.sha = SHA_D;
 	ASSERT(store_commit_record(s, &id, NULL, mm, &c, "m", 6) == 0);
-	ASSERT(store_trees_get(s, &tl) == 0);
+	ASSERT(store_tree_list(s, &tl) == 0);
 	ASSERT_INTEQ(tl.v[0].nbranches, 2);
 	ASSERT_STREQ(tl.v[0].branches[0].branch, "m");
 	ASSERT_INTEQ(tl.v[0].branches[0].commits, 3);
@@ -927,7 +927,7 @@ TEST(test_store__commit_branch_page_is_its_index_range)
 	ASSERT(store_commit_record(s, &other, NULL, x, &c, "rare", 1) == 0);
 	/* Of tree mm: the one, at once, and the end. */
 	before = store_read_steps(s);
-	ASSERT(store_commits_get(s, &l, "mm", "rare", 5, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", "rare", 5, 0) == 0);
 	rare_steps = store_read_steps(s) - before;
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, first);
@@ -935,21 +935,21 @@ TEST(test_store__commit_branch_page_is_its_index_range)
 	ASSERT_INTEQ(l.next_cursor, 0);
 	store_commits_release(&l);
 	/* Of every tree: nx's too, newest first; by cursor. */
-	ASSERT(store_commits_get(s, &l, NULL, "rare", 1, 0) == 0);
+	ASSERT(store_commit_list(s, &l, NULL, "rare", 1, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, other);
 	ASSERT_INTEQ(l.next_cursor, other);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, NULL, "rare", 1, other) == 0);
+	ASSERT(store_commit_list(s, &l, NULL, "rare", 1, other) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, first);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "nx", "m", 5, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "nx", "m", 5, 0) == 0);
 	ASSERT_INTEQ(l.n, 0);
 	ASSERT_INTEQ(l.next_cursor, 0);
 	store_commits_release(&l);
 	/* A page of m: the newest 5 of its 39. */
-	ASSERT(store_commits_get(s, &l, "mm", "m", 5, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", "m", 5, 0) == 0);
 	ASSERT_INTEQ(l.n, 5);
 	ASSERT_INTEQ(l.v[0].id, id);
 	ASSERT_INTEQ(l.next_cursor, id - 4);
@@ -957,7 +957,7 @@ TEST(test_store__commit_branch_page_is_its_index_range)
 	/* The rare page's cost is not the tree's: a fraction of reading
 	 * all 40 of it. */
 	before = store_read_steps(s);
-	ASSERT(store_commits_get(s, &l, "mm", NULL, 40, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", NULL, 40, 0) == 0);
 	all_steps = store_read_steps(s) - before;
 	ASSERT_INTEQ(l.n, 40);
 	store_commits_release(&l);
@@ -1013,7 +1013,7 @@ TEST(test_store__tree_and_branch_state)
 	           s, t, "m", SHA_B, "ok", NULL, "rewritten", 7) == 0);
 	ASSERT(store_tree_polled(s, t, 8, 0, "unreachable", 2, 12) == 0);
 	ASSERT(store_tree_sync(s, &t, "mm", "u2") == 0);
-	ASSERT(store_trees_get(s, &l) == 0);
+	ASSERT(store_tree_list(s, &l) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].nbranches, 1);
 	tr = &l.v[0];
@@ -1743,7 +1743,7 @@ TEST(test_store__counts_follow_every_change)
 	regression_cmp(&cmp);
 	ASSERT(store_verdict_put(s, NULL, pair, &cmp, 2007) == 0);
 	ASSERT_INTEQ(reg_count(s, "new"), 1);
-	ASSERT(store_regressions_get(
+	ASSERT(store_regression_list(
 	           s, &rl, &(struct store_regressions_q){ .limit = 10 }) == 0);
 	ASSERT(rl.n >= 1);
 	rid = rl.v[0].id;
@@ -2268,7 +2268,7 @@ reg_page(struct store *s, const struct store_regressions_q *q,
 	size_t i, len = 0;
 
 	out[0] = '\0';
-	if (store_regressions_get(s, l, q) != 0)
+	if (store_regression_list(s, l, q) != 0)
 		return -1;
 	*steps = store_read_steps(s) - before;
 	for (i = 0; i < l->n && len < 200; i++)

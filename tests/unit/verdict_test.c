@@ -190,7 +190,7 @@ regressions(struct store *s)
 	struct store_regressions l;
 	size_t n;
 
-	if (store_regressions_get(
+	if (store_regression_list(
 	        s, &l, &(struct store_regressions_q){ .limit = 100 }) != 0)
 		return (size_t)-1;
 	n = l.n;
@@ -969,7 +969,7 @@ TEST(test_verdict__migration_keeps_regressions)
 	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
 	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h, b2, c2, md, 1, 5), 0);
-	ASSERT_INTEQ(store_regressions_get(
+	ASSERT_INTEQ(store_regression_list(
 	                 s, &rl, &(struct store_regressions_q){ .limit = 10 }),
 	    0);
 	ASSERT_INTEQ(rl.n, 1);
@@ -1125,7 +1125,7 @@ TEST(test_verdict__memcg_tax_caught_behind_root)
 		size_t i;
 		int seen = 0;
 
-		ASSERT_INTEQ(store_regressions_get(s, &l,
+		ASSERT_INTEQ(store_regression_list(s, &l,
 		                 &(struct store_regressions_q){ .limit = 100 }),
 		    0);
 		for (i = 0; i < l.n; i++)

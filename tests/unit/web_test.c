@@ -3221,10 +3221,10 @@ TEST(test_web__list_cursors_unchanged)
 	dash_dump(&b, o);
 	/* The rule itself, on the structs: a full page newest first ends
 	 * at id 1; one going up does not. */
-	ASSERT(store_commits_get(s, &cl, NULL, NULL, 1, 2) == 0);
+	ASSERT(store_commit_list(s, &cl, NULL, NULL, 1, 2) == 0);
 	ASSERT(cl.n == 1 && cl.v[0].id == 1 && cl.next_cursor == 0);
 	store_commits_release(&cl);
-	ASSERT(store_commits_get(s, &cl, NULL, NULL, 1, 3) == 0);
+	ASSERT(store_commit_list(s, &cl, NULL, NULL, 1, 3) == 0);
 	ASSERT(cl.n == 1 && cl.next_cursor == 2);
 	store_commits_release(&cl);
 	ASSERT(store_hosts_get(s, &hl, 1, 0, 0, 1) == 0);
