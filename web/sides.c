@@ -31,7 +31,7 @@ web_hosts_facts_get(struct ctx *x, struct web_hosts_facts *out)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = store_hosts_get(
+	if ((r = store_host_list(
 	         x->s, &hl, SIDES_HOSTS, 0, x->now, x->online_s)) != 0)
 		return r;
 	out->v = xcalloc(hl.n ? hl.n : 1, sizeof(*out->v));

@@ -1556,7 +1556,7 @@ TEST(test_store__urgent_writer_goes_before_waiting_ones)
 	ASSERT(st[STORE_W_UPLOADS].wait_s > 0 && st[STORE_W_URGENT].n > 0);
 	ASSERT(st[STORE_W_UPLOADS].waiting == 0 &&
 	    st[STORE_W_URGENT].waiting == 0);
-	ASSERT(store_hosts_get(s0, &hl, 10, 0, 3000, 1) == 0);
+	ASSERT(store_host_list(s0, &hl, 10, 0, 3000, 1) == 0);
 	ASSERT_INTEQ(hl.n, 1);
 	ASSERT_INTEQ(hl.v[0].last_seen, 3000);
 	ASSERT(hl.v[0].online);

@@ -1672,7 +1672,7 @@ rows_hosts(struct buf *b, struct store *s, int64_t limit, int64_t cursor)
 	struct store_hosts l;
 	json_t *o;
 
-	ASSERT(store_hosts_get(s, &l, limit, cursor, 1800, 500) == 0);
+	ASSERT(store_host_list(s, &l, limit, cursor, 1800, 500) == 0);
 	o = rows_hosts_json(&l);
 	store_hosts_release(&l);
 	pwjson_dump_buf(b, o);
@@ -3227,7 +3227,7 @@ TEST(test_web__list_cursors_unchanged)
 	ASSERT(store_commit_list(s, &cl, NULL, NULL, 1, 3) == 0);
 	ASSERT(cl.n == 1 && cl.next_cursor == 2);
 	store_commits_release(&cl);
-	ASSERT(store_hosts_get(s, &hl, 1, 0, 0, 1) == 0);
+	ASSERT(store_host_list(s, &hl, 1, 0, 0, 1) == 0);
 	ASSERT(hl.n == 1 && hl.v[0].id == 1 && hl.next_cursor == 1);
 	store_hosts_release(&hl);
 	store_close(s);
