@@ -593,7 +593,7 @@ job_scan_row(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
+store_job_list(struct store *s, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor)
 {
 	/* Of a state: a range of index jobs_state (state, id). */

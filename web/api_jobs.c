@@ -44,7 +44,7 @@ api_read_jobs(struct ctx *x)
 	}
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
-	if ((r = store_jobs_get(x->s, &l, state, limit, cursor)) != 0) {
+	if ((r = store_job_list(x->s, &l, state, limit, cursor)) != 0) {
 		reply_store_err(x, r);
 		return;
 	}

@@ -694,17 +694,17 @@ TEST(test_store__list_paginates)
 	for (i = 0; i < 3; i++)
 		ASSERT(store_pair_create(s, NULL, NULL, NULL, "j", "",
 		           &job_base, &job_cand, 10) == 0);
-	ASSERT(store_jobs_get(s, &l, NULL, 4, 0) == 0);
+	ASSERT(store_job_list(s, &l, NULL, 4, 0) == 0);
 	ASSERT_INTEQ(l.n, 4);
 	ASSERT_INTEQ(l.v[0].id, 6);
 	ASSERT_INTEQ(l.next_cursor, 3);
-	ASSERT(store_jobs_get(s, &l2, NULL, 4, l.next_cursor) == 0);
+	ASSERT(store_job_list(s, &l2, NULL, 4, l.next_cursor) == 0);
 	ASSERT_INTEQ(l2.n, 2);
 	ASSERT_INTEQ(l2.v[1].id, 1);
 	ASSERT_INTEQ(l2.next_cursor, 0);
 	store_jobs_release(&l);
 	store_jobs_release(&l2);
-	ASSERT(store_jobs_get(s, &l, "running", 50, 0) == 0);
+	ASSERT(store_job_list(s, &l, "running", 50, 0) == 0);
 	ASSERT_INTEQ(l.n, 0);
 	store_jobs_release(&l);
 	store_close(s);
@@ -1809,7 +1809,7 @@ TEST(test_store__data_version_moves_with_every_commit)
 	ASSERT(store_open(&rd, p, &e) == 0 && store_open(&wr, p, &e) == 0);
 	ASSERT(store_data_version(rd, &v0) == 0);
 	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
-	ASSERT(store_jobs_get(rd, &o, NULL, 10, 0) == 0); /* a read */
+	ASSERT(store_job_list(rd, &o, NULL, 10, 0) == 0); /* a read */
 	store_jobs_release(&o);
 	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
 	ASSERT(store_host_register(wr, &h, "h", "[]", "{}", 1) == 0);
@@ -1834,7 +1834,7 @@ TEST(test_store__data_version_moves_with_every_commit)
 	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
 	ASSERT(store_data_version(wr, &v1) == 0 && same_version(&v0, &v1));
 	/* What the heartbeats wrote was committed all the same. */
-	ASSERT(store_jobs_get(rd, &o, NULL, 10, 0) == 0);
+	ASSERT(store_job_list(rd, &o, NULL, 10, 0) == 0);
 	ASSERT(o.n == 2 && o.v[1].id == b && o.v[1].progress != NULL);
 	ASSERT(strcmp(o.v[1].progress, "run 2/3") == 0);
 	ASSERT(o.v[1].lease_expires == 220);
@@ -2142,7 +2142,7 @@ jobs_page_steps(struct store *s, const char *state, int64_t limit,
 	uint64_t before = store_read_steps(s);
 	struct store_jobs l;
 
-	if (store_jobs_get(s, &l, state, limit, cursor) != 0)
+	if (store_job_list(s, &l, state, limit, cursor) != 0)
 		return UINT64_MAX;
 	*n = l.n;
 	store_jobs_release(&l);

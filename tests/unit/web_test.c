@@ -1687,7 +1687,7 @@ rows_jobs(struct buf *b, struct store *s, const char *state, int64_t limit,
 	struct store_jobs l;
 	json_t *o;
 
-	ASSERT(store_jobs_get(s, &l, state, limit, cursor) == 0);
+	ASSERT(store_job_list(s, &l, state, limit, cursor) == 0);
 	o = rows_jobs_json(&l);
 	store_jobs_release(&l);
 	pwjson_dump_buf(b, o);
@@ -1733,7 +1733,7 @@ running_job(struct store *s)
 	struct store_jobs l;
 	int64_t id = 0;
 
-	if (store_jobs_get(s, &l, "running", 50, 0) == 0 && l.n == 1)
+	if (store_job_list(s, &l, "running", 50, 0) == 0 && l.n == 1)
 		id = l.v[0].id;
 	store_jobs_release(&l);
 	return id;
