@@ -36,7 +36,7 @@ api_read_series(struct ctx *x)
 	if (cursor == 0) {
 		struct store_mail_skipped_list sk;
 
-		if ((r = store_mail_skipped_recent(
+		if ((r = store_mail_skipped_list(
 		         x->s, &sk, API_SERIES_SKIPPED)) != 0) {
 			json_decref(out);
 			reply_store_err(x, r);

@@ -56,7 +56,7 @@ struct store_mail_commands;
  * "outcome": "done" | "refused", "reason", "pairs": [ID...], "series":
  * ID | null}]. */
 json_t *rows_mail_commands_json(const struct store_mail_commands *);
-/* store_mail_skipped_recent's: [{inbox, message_id, subject, reason,
+/* store_mail_skipped_list's: [{inbox, message_id, subject, reason,
  * at}], newest first. */
 struct store_mail_skipped_list;
 json_t *rows_mail_skipped_json(const struct store_mail_skipped_list *);
