@@ -225,7 +225,7 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 	if (store_verdict_pair(s, &w.pair, n->id) != 0 ||
 	    store_verdict_values(s, &w.vals, n->id) != 0 ||
 	    store_verdict_values(s, &rv, root->id) != 0 ||
-	    store_pair_read(s, &stored, n->id) != 0) {
+	    store_pair_get(s, &stored, n->id) != 0) {
 		r = -1;
 		goto out;
 	}

@@ -20,7 +20,7 @@ struct store;
 struct store_values;
 
 /*
- * A pair with its two jobs and its comparisons (store_pair_read; the
+ * A pair with its two jobs and its comparisons (store_pair_get; the
  * JSON of GET /api/v1/pairs/{id} is web/rows.c's).  The comparisons'
  * strings are the list's own; their doubles are NAN and their counts -1
  * where the column is NULL.
@@ -45,7 +45,7 @@ struct store_pair {
 	int kernel[2];
 };
 /* 0, ERR_NOTFOUND (no such pair), or -1 (a side's job is missing too). */
-int store_pair_read(struct store *, struct store_pair *out, int64_t pair_id);
+int store_pair_get(struct store *, struct store_pair *out, int64_t pair_id);
 void store_pair_release(struct store_pair *); /* NULL ok */
 
 /*

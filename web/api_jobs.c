@@ -158,7 +158,7 @@ pair_json(struct ctx *x, int64_t id, json_t **out)
 	size_t nsides = 0;
 	int r;
 
-	if ((r = store_pair_read(x->s, &p, id)) != 0)
+	if ((r = store_pair_get(x->s, &p, id)) != 0)
 		return r;
 	/* Which kernel each side ran (docs/KERNEL.md). */
 	if (store_pair_run_meta(x->s, &rows, id) != 0) {

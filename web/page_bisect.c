@@ -123,7 +123,7 @@ step_details(struct ctx *x, struct view_bisect_step *vs, size_t n,
 			const struct store_pair *got = NULL;
 
 			if (id > 0) {
-				r = store_pair_read(x->s, p, id);
+				r = store_pair_get(x->s, p, id);
 				if (r == 0) {
 					got = p;
 					sp->n++;

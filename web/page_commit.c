@@ -209,7 +209,7 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 
 	c->reads = xreallocarray(c->reads, c->nreads + 1, sizeof(*c->reads));
 	c->reads[c->nreads++] = rd;
-	if ((r = store_pair_read(x->s, &rd->p, id)) != 0)
+	if ((r = store_pair_get(x->s, &rd->p, id)) != 0)
 		return r;
 	if ((r = store_pair_values(x->s, &rd->vals, id)) != 0)
 		return r;

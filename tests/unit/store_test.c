@@ -535,7 +535,7 @@ TEST(test_store__expired_pair_is_released_and_runs_dropped)
 	/* The dead host's run was discarded. */
 	ASSERT_INTEQ(c.ndone, 0);
 	store_claimed_release(&c);
-	ASSERT(store_pair_read(s, &pr, 1) == 0);
+	ASSERT(store_pair_get(s, &pr, 1) == 0);
 	ASSERT_STREQ(pr.host, "h2");
 	store_pair_release(&pr);
 	store_close(s);
@@ -1105,7 +1105,7 @@ side(struct store *s, int64_t pair, const char *col)
 	struct store_pair p;
 	int64_t id;
 
-	if (store_pair_read(s, &p, pair) != 0 || p.jobs.n != 2)
+	if (store_pair_get(s, &p, pair) != 0 || p.jobs.n != 2)
 		return -1;
 	id = p.jobs.v[strcmp(col, "base") == 0 ? 0 : 1].id;
 	store_pair_release(&p);
@@ -1465,12 +1465,12 @@ TEST(test_store__submit_siblings_share_a_host)
 	got = c.pair_id;
 	ASSERT_INTEQ(got, p3);
 	store_claimed_release(&c);
-	ASSERT(store_pair_read(s, &pr, p2) == 0);
+	ASSERT(store_pair_get(s, &pr, p2) == 0);
 	ASSERT_STREQ(pr.host, "h1");
 	store_pair_release(&pr);
 	/* h1's lease runs out: p1 and its unstarted sibling p2 are free. */
 	ASSERT(store_requeue_expired(s, 1000, &n) == 0);
-	ASSERT(store_pair_read(s, &pr, p2) == 0);
+	ASSERT(store_pair_get(s, &pr, p2) == 0);
 	ASSERT(pr.host == NULL);
 	store_pair_release(&pr);
 	store_close(s);

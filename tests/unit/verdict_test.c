@@ -151,7 +151,7 @@ pair_json(struct store *s, json_t **out, int64_t pair)
 	struct store_pair p;
 
 	*out = NULL;
-	if (store_pair_read(s, &p, pair) != 0)
+	if (store_pair_get(s, &p, pair) != 0)
 		return -1;
 	*out = rows_pair_json(&p);
 	store_pair_release(&p);

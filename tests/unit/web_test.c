@@ -2286,7 +2286,7 @@ TEST(test_web__pair_boots_unknown_or_none)
 	free(path);
 	ASSERT(store_pair_create(
 	           s, &pair, NULL, NULL, "k", "", &plain, &kern, 1000) == 0);
-	ASSERT(store_pair_read(s, &p, pair) == 0);
+	ASSERT(store_pair_get(s, &p, pair) == 0);
 	ASSERT_INTEQ(p.rounds[0], 1);
 	ASSERT_INTEQ(p.rounds[1], 1);
 	ASSERT_INTEQ(p.kernel[0], 0);
