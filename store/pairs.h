@@ -164,7 +164,7 @@ int store_verdict_put(struct store *, int64_t *out_id, int64_t pair_id,
  * analysed), ERR_CONFLICT when not (the message says why). */
 int store_verdict_check(struct store *, int64_t pair_id);
 /* Marks the pair's verdict final, and stores its jobs' summaries for
- * the history (store_history_get). */
+ * the history (store_history_list). */
 int store_verdict_done(struct store *, int64_t pair_id, int64_t now);
 /*
  * Adaptive runs: re-opens the jobs of a pair (state success) that have

@@ -28,7 +28,7 @@ enum stmt_slot {
 	S_RELEASE,
 	S_GEN, /* store_data_version */
 	S_GEN_BUMP,
-	/* store/history.c: store_history_get's rows, then its windows
+	/* store/history.c: store_history_list's rows, then its windows
 	 * (hist_window), each of all hosts and trees, a host's, a tree's,
 	 * and a tree's of a host (enum hist_from). */
 	S_HISTORY,

@@ -176,7 +176,7 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 	size_t i, k, n;
 	int r;
 
-	if ((r = store_history_get(s, &h->rows, q)) != 0)
+	if ((r = store_history_list(s, &h->rows, q)) != 0)
 		return r;
 	n = h->rows.n;
 	h->pts = xcalloc(n + 1, sizeof(*h->pts));

@@ -164,7 +164,7 @@ TEST(test_store_bisect__change_point_is_a_source)
 	}
 	ASSERT(store_changepoints_replace(s, series, 0, &cp, 1, 30) == 0);
 	/* GET /api/v1/history's change points carry the id to start from. */
-	ASSERT(store_history_changepoints(s, &cps, "app", "master", "r1",
+	ASSERT(store_history_changepoint_list(s, &cps, "app", "master", "r1",
 	           "slowprog", "", "time_ms") == 0);
 	ASSERT_INTEQ(cps.n, 1);
 	cpid = cps.v[0].id;

@@ -1930,7 +1930,7 @@ add_value(struct store *s, int64_t h, int64_t job, int64_t idx, double v)
 }
 
 /*
- * The history read (store_history_get, the /history page's rows): one
+ * The history read (store_history_list, the /history page's rows): one
  * entry per job with a stored value, oldest first, each job's values in
  * run order (not sorted), its commit's text with bytes that are not
  * UTF-8 as '?', the page bounded by limit and cursor, and filtered by
@@ -1969,7 +1969,7 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT(add_value(s, h1, cj, 1, 90) == 0);
 	ASSERT(add_value(s, h1, cj, 0, 95) == 0);
 
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_STREQ(h.unit, "IOPS");
 	ASSERT_STREQ(h.better, "higher");
@@ -1993,7 +1993,7 @@ TEST(test_store__history_groups_values_by_job)
 	 * instead of the values: the same numbers. */
 	ASSERT(store_finish(s, h1, cj, 1, NULL, 1030) == 0);
 	ASSERT(store_verdict_done(s, pair, 1040) == 0);
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_STREQ(h.unit, "IOPS");
 	ASSERT(h.v[0].values == NULL && h.v[1].values == NULL);
@@ -2012,7 +2012,7 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT_INTEQ(cl.job_id, bj);
 	store_claimed_release(&cl);
 	ASSERT(add_value(s, h1, bj, 3, 100.25) == 0);
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_INTEQ(h.v[0].nvalues, 4);
 	ASSERT(h.v[0].values[3] == 100.25);
@@ -2026,20 +2026,20 @@ TEST(test_store__history_groups_values_by_job)
 	 * the last (store_i_next_cursor). */
 	ASSERT_INTEQ(bj, 1);
 	q.limit = 1;
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, cj);
 	ASSERT_INTEQ(h.next_cursor, cj);
 	store_history_release(&h);
 	q.cursor = cj;
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, bj);
 	ASSERT_INTEQ(h.next_cursor, 0);
 	store_history_release(&h);
 	q.cursor = 0;
 	q.limit = 2;
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_INTEQ(h.next_cursor, 0); /* full, but it ends at job 1 */
 	store_history_release(&h);
@@ -2048,18 +2048,18 @@ TEST(test_store__history_groups_values_by_job)
 	q.limit = 200;
 	q.cursor = 0;
 	q.host = "h2";
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
 	ASSERT(h.unit == NULL);
 	store_history_release(&h);
 	q.host = NULL;
 	q.branch = "next";
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
 	store_history_release(&h);
 	q.branch = NULL;
 	q.metric = "lat";
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
 	store_history_release(&h);
 	store_close(s);
@@ -2101,14 +2101,14 @@ TEST(test_store__history_page_with_a_job_without_the_metric)
 		ASSERT(store_finish(s, h1, jobs[i], 1, NULL, 1000 + i) == 0);
 	}
 	/* The newest two; then from the second: one of two with iops. */
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_INTEQ(h.v[0].job_id, jobs[2]);
 	ASSERT_INTEQ(h.v[1].job_id, jobs[3]);
 	ASSERT_INTEQ(h.next_cursor, jobs[2]);
 	store_history_release(&h);
 	q.cursor = jobs[3];
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, jobs[2]);
 	ASSERT_INTEQ(h.v[0].nvalues, 1);
@@ -2116,7 +2116,7 @@ TEST(test_store__history_page_with_a_job_without_the_metric)
 	ASSERT_INTEQ(h.next_cursor, jobs[1]); /* full: two jobs read */
 	store_history_release(&h);
 	q.cursor = jobs[1];
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, jobs[0]);
 	ASSERT_INTEQ(h.next_cursor, 0); /* one read: the end */
@@ -2125,7 +2125,7 @@ TEST(test_store__history_page_with_a_job_without_the_metric)
 	q.cursor = 0;
 	q.limit = 200;
 	q.metric = "lat";
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, jobs[1]);
 	ASSERT_STREQ(h.unit, "us");
@@ -2157,7 +2157,7 @@ history_page_steps(struct store *s, int64_t limit, int64_t cursor, size_t *n)
 	uint64_t before = store_read_steps(s);
 	struct store_history h;
 
-	if (store_history_get(s, &h, &q) != 0)
+	if (store_history_list(s, &h, &q) != 0)
 		return UINT64_MAX;
 	*n = h.n;
 	store_history_release(&h);
@@ -2453,7 +2453,7 @@ history_scan_page_of(struct store *s, const char *tree, const char *branch,
 		0, 0, 5, cursor, scan };
 	uint64_t before = store_read_steps(s);
 
-	if (store_history_get(s, h, &q) != 0)
+	if (store_history_list(s, h, &q) != 0)
 		return UINT64_MAX;
 	return store_read_steps(s) - before;
 }
@@ -2685,7 +2685,7 @@ history_q_page(struct store *s, const struct store_history_q *q,
 	size_t n;
 
 	out[0] = '\0';
-	if (store_history_get(s, h, q) != 0)
+	if (store_history_list(s, h, q) != 0)
 		return UINT64_MAX;
 	/* The page is in time order; the ids newest job first. */
 	n = h->n < 64 ? h->n : 64;
@@ -2978,7 +2978,7 @@ page_jobs_n(struct store *s, const char *host, int64_t limit, char out[128])
 	size_t i, len = 0;
 
 	out[0] = '\0';
-	if (store_history_get(s, &h, &q) != 0)
+	if (store_history_list(s, &h, &q) != 0)
 		return -1;
 	for (i = 0; i < h.n && len < 100; i++)
 		len += (size_t)snprintf(out + len, 128 - len, "%s%lld",
@@ -3215,7 +3215,7 @@ TEST(test_store__history_summary_equals_recomputed)
 		}
 		ASSERT(store_finish(s, h1, bj, 1, NULL, 1000 + n) == 0);
 		ASSERT(store_verdict_done(s, pair, 1000 + n) == 0);
-		ASSERT(store_history_get(s, &h, &q) == 0);
+		ASSERT(store_history_list(s, &h, &q) == 0);
 		ASSERT_INTEQ(h.n, 1);
 		ASSERT(h.v[0].values == NULL);
 		qsort(v, (size_t)n, sizeof(v[0]), cmp_double);

@@ -739,7 +739,7 @@ TEST(test_verdict__history_change_point)
 	ASSERT(hist.v[0].job < hist.v[64].job);
 	store_vhists_release(&hist);
 
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, "", "", "h1", "j", "p=1", "ops"),
 	    0);
 	ASSERT_INTEQ(cps.n, 1);
@@ -750,18 +750,18 @@ TEST(test_verdict__history_change_point)
 	ASSERT_STREQ(cps.v[0].host, "h1");
 	store_cp_rows_release(&cps);
 	/* Filters: another host, another branch: none. */
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, NULL, NULL, "h9", "j", "p=1", "ops"),
 	    0);
 	ASSERT_INTEQ(cps.n, 0);
 	store_cp_rows_release(&cps);
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, "mm", "mm-new", NULL, "j", "p=1", "ops"),
 	    0);
 	ASSERT_INTEQ(cps.n, 0);
 	store_cp_rows_release(&cps);
 	/* The series itself: 14 candidate medians in order. */
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, NULL, NULL, NULL, "j", "p=1", "ops"),
 	    0);
 	ASSERT(cps.n >= 1);
@@ -843,7 +843,7 @@ TEST(test_verdict__history_in_commit_order)
 		ASSERT_INTEQ(verdict_pair(s, &o, pairs[order[i]], now + i), 0);
 		ASSERT_INTEQ(o.state, VERDICT_FINAL);
 	}
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, "mm", "mm-new", "h1", "j", "p=1", "ops"),
 	    0);
 	ASSERT_INTEQ(cps.n, 1);
@@ -1139,7 +1139,7 @@ TEST(test_verdict__memcg_tax_caught_behind_root)
 	{
 		struct store_cp_rows cps;
 
-		ASSERT_INTEQ(store_history_changepoints(s, &cps, NULL, NULL,
+		ASSERT_INTEQ(store_history_changepoint_list(s, &cps, NULL, NULL,
 		                 NULL, "kv", "cgroup=/pwtax", "memcg_tax.ops"),
 		    0);
 		store_cp_rows_release(&cps);
