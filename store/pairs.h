@@ -84,7 +84,7 @@ struct store_vpair {
 	struct store_vside base, cand;
 };
 /* 0, ERR_NOTFOUND (no such pair, or a side is missing), or -1. */
-int store_verdict_pair(
+int store_verdict_pair_get(
     struct store *, struct store_vpair *out, int64_t pair_id);
 void store_vpair_release(struct store_vpair *); /* NULL ok */
 /* The metric values of the pair's runs with status ok (run index below
@@ -108,7 +108,7 @@ struct store_vsibs {
 	struct store_vsib *v;
 	size_t n;
 };
-int store_verdict_siblings(
+int store_verdict_sibling_list(
     struct store *, struct store_vsibs *out, int64_t pair_id);
 void store_vsibs_release(struct store_vsibs *); /* NULL ok */
 /*
@@ -126,7 +126,7 @@ struct store_vhists {
 	struct store_vhist *v;
 	size_t n;
 };
-int store_verdict_history(struct store *, struct store_vhists *out,
+int store_verdict_history_list(struct store *, struct store_vhists *out,
     int64_t pair_id, int64_t max_jobs);
 void store_vhists_release(struct store_vhists *); /* NULL ok */
 
@@ -245,7 +245,7 @@ int store_hygiene_suspect(struct store *, char **out_why, int64_t pair_id);
  * Shared bases under adaptive runs.  A base job shared by several pairs
  * can be re-opened for more runs by one pair while another pair's
  * verdict is being computed from it.  The verdict remembers each side's
- * job, wanted runs and stored runs as it read them (store_verdict_pair's
+ * job, wanted runs and stored runs as it read them (store_verdict_pair_get's
  * runs and stored); before it writes, in its transaction, this says
  * whether they are still so.  0, or ERR_CONFLICT (the message names the
  * job that changed): the verdict is dropped and made again later from a

@@ -480,7 +480,7 @@ TEST(test_verdict__shared_base_adaptive_runs)
 	job_state(s, cb, &runs);
 	ASSERT_INTEQ(runs, 8);
 	/* A verdict read before cb's new runs is stale after them. */
-	ASSERT_INTEQ(store_verdict_pair(s, &pj, pb), 0);
+	ASSERT_INTEQ(store_verdict_pair_get(s, &pj, pb), 0);
 	for (i = 0; i < 2; i++) {
 		const struct store_vside *side = i ? &pj.cand : &pj.base;
 
@@ -732,7 +732,7 @@ TEST(test_verdict__history_change_point)
 		ASSERT_INTEQ(o.state, VERDICT_FINAL);
 		ASSERT_INTEQ(o.improvements, k < 7 ? 0 : 1);
 	}
-	ASSERT_INTEQ(store_verdict_history(s, &hist, pair, 200), 0);
+	ASSERT_INTEQ(store_verdict_history_list(s, &hist, pair, 200), 0);
 	/* 13 earlier base jobs of 5 runs each. */
 	ASSERT_INTEQ(hist.n, 65);
 	ASSERT_STREQ(hist.v[0].metric, "ops");
