@@ -323,8 +323,8 @@ alert_group_decide(struct store *s, const struct daemon_config *dc,
 		 * charge-path symbols (docs/MEMCG.md). */
 		struct store_run_metas meta;
 
-		if (store_pair_run_meta(s, &meta, x->cmp[r.head].pair_id) ==
-		    0) {
+		if (store_pair_run_meta_list(
+		        s, &meta, x->cmp[r.head].pair_id) == 0) {
 			alert_report_kernel(&r, &meta);
 			if (r.nchg > 0)
 				alert_report_charge(&r, &meta);

@@ -161,7 +161,7 @@ pair_json(struct ctx *x, int64_t id, json_t **out)
 	if ((r = store_pair_get(x->s, &p, id)) != 0)
 		return r;
 	/* Which kernel each side ran (docs/KERNEL.md). */
-	if (store_pair_run_meta(x->s, &rows, id) != 0) {
+	if (store_pair_run_meta_list(x->s, &rows, id) != 0) {
 		store_pair_release(&p);
 		return -1;
 	}

@@ -211,7 +211,7 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 	c->reads[c->nreads++] = rd;
 	if ((r = store_pair_get(x->s, &rd->p, id)) != 0)
 		return r;
-	if ((r = store_pair_values(x->s, &rd->vals, id)) != 0)
+	if ((r = store_pair_value_list(x->s, &rd->vals, id)) != 0)
 		return r;
 	if (out_pair)
 		*out_pair = pair;
@@ -827,8 +827,8 @@ web_target_html(
 			v.boots[k] = pr->boots[k];
 			v.kernel_job[k] = pr->kernel[k];
 		}
-		if (store_pair_run_meta(x->s, &prof, strtoll(id, NULL, 10)) ==
-		    0) {
+		if (store_pair_run_meta_list(
+		        x->s, &prof, strtoll(id, NULL, 10)) == 0) {
 			v.nsymbols = chargepath_diff(
 			    syms, PAIR_SYMBOLS, v.profiled_runs, &prof, &blobs);
 			web_keep(x, blobs);

@@ -121,7 +121,7 @@ web_sides_get(struct ctx *x, const struct store_pair *const *pairs, size_t n,
 
 		if (p->jobs.n != 2)
 			continue;
-		if (store_pair_run_meta(x->s, &meta, p->id) == 0) {
+		if (store_pair_run_meta_list(x->s, &meta, p->id) == 0) {
 			kfacts_sides(kf, &meta);
 			store_run_metas_release(&meta);
 		} else {

@@ -503,7 +503,7 @@ TEST(test_alert__charge_path)
 	store_alert_info_release(x);
 }
 
-/* Runs as store_pair_run_meta gives them: one measured run per side with
+/* Runs as store_pair_run_meta_list gives them: one measured run per side with
  * the kernel facts the runner uploads (NULL: an older runner, none). */
 static struct store_run_metas
 kernel_rows(const char *base_id, const char *cand_id)

@@ -259,7 +259,7 @@ TEST(test_store__kernel_facts_round_trip)
 	ASSERT(json_is_true(json_object_get(kb, "cached")));
 	json_decref(hs);
 
-	ASSERT(store_pair_run_meta(s, &meta, pair) == 0);
+	ASSERT(store_pair_run_meta_list(s, &meta, pair) == 0);
 	ASSERT_INTEQ(meta.n, 4);
 	ASSERT_STREQ(meta.v[0].role, "base");
 	ASSERT_INTEQ(meta.v[1].run, 1);

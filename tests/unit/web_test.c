@@ -3244,7 +3244,7 @@ TEST(test_web__list_cursors_unchanged)
 	buf_release(&b);
 }
 
-/* ---- a pair's runs (store_pair_run_meta): the same JSON bytes */
+/* ---- a pair's runs (store_pair_run_meta_list): the same JSON bytes */
 
 /* One ok run of job on host h with its host state and profile (NULL:
  * none); the job is the host's claimed one. */
@@ -3332,7 +3332,7 @@ meta_store(struct store **out)
 
 /*
  * GET /api/v1/pairs/{id}'s kernel facts, kernel warning and suspect mark
- * (made from store_pair_run_meta's rows) are the bytes of
+ * (made from store_pair_run_meta_list's rows) are the bytes of
  * tests/data/web/runmeta.json, which the store wrote when those rows were
  * JSON (before the typed read).
  */
