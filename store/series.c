@@ -517,7 +517,7 @@ series_tip_pairs(struct store *s, struct store_series_row *out, int64_t id)
 }
 
 int
-store_web_series(struct store *s, struct store_series_row *out, int64_t id)
+store_series_page_get(struct store *s, struct store_series_row *out, int64_t id)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"

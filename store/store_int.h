@@ -329,7 +329,7 @@ int store_i_web_hex(const char *sha); /* store/history.c */
  * value, run), the store_i_rows scan of the value reads. */
 void store_i_value_scan(void *row, struct db_stmt *st, void *arg);
 /* store/series.c: the patches of series id into out->patches; a row of
- * store_web_series' columns into r. */
+ * store_series_page_get' columns into r. */
 struct store_series_row;
 int store_i_series_patches(
     struct store *s, struct store_series_row *out, int64_t id);

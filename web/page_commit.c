@@ -528,7 +528,7 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 	case VIEW_SERIES:
 		if ((n = web_parse_id(id, NULL)) == 0)
 			return ERR_NOTFOUND;
-		if ((r = store_web_series(x->s, sr, n)) != 0)
+		if ((r = store_series_page_get(x->s, sr, n)) != 0)
 			return r;
 		o = web_keep(x, rows_series_page_json(sr));
 		*out_info = o;

@@ -1267,7 +1267,7 @@ TEST(test_store__series_tip_pair_on_a_shared_base)
 	v1 = tip_series(s, t, "v1@x", 1, cb, SHA_A);
 	v2 = tip_series(s, t, "v2@x", 2, cc, SHA_A);
 	ASSERT(v1 > 0 && v2 > 0);
-	ASSERT(store_web_series(s, &o, v2) == 0);
+	ASSERT(store_series_page_get(s, &o, v2) == 0);
 	ASSERT_INTEQ(o.npairs, 1);
 	ASSERT_INTEQ(o.pairs[0], p2);
 	ASSERT(o.npatches >= 1);
@@ -1276,7 +1276,7 @@ TEST(test_store__series_tip_pair_on_a_shared_base)
 	ASSERT(store_series_get(s, &o, v2) == 0);
 	ASSERT_STREQ(o.verdicts, "improvement");
 	store_series_release(&o);
-	ASSERT(store_web_series(s, &o, v1) == 0);
+	ASSERT(store_series_page_get(s, &o, v1) == 0);
 	ASSERT(o.npairs >= 1);
 	ASSERT_INTEQ(o.pairs[0], p1);
 	store_series_release(&o);
@@ -1407,7 +1407,7 @@ TEST(test_store__series_v6)
 	ASSERT_STREQ(se.commit_sha, "2222222222222222222222222222222222222222");
 	ASSERT_STREQ(se.state, "applied");
 	store_series_release(&se);
-	ASSERT(store_web_series(s, &se, id) == 0);
+	ASSERT(store_series_page_get(s, &se, id) == 0);
 	ASSERT_INTEQ(se.npatches, 2);
 	/* The series routes' comparisons are those of the tip's pairs:
 	 * none measure it yet. */
@@ -1416,7 +1416,7 @@ TEST(test_store__series_v6)
 	ASSERT(store_series_list(s, &sl, 10, 0) == 0);
 	ASSERT_INTEQ(sl.n, 1);
 	store_series_list_release(&sl);
-	ASSERT_INTEQ(store_web_series(s, &se, 999), ERR_NOTFOUND);
+	ASSERT_INTEQ(store_series_page_get(s, &se, 999), ERR_NOTFOUND);
 	store_series_release(&se);
 	ASSERT(store_inbox_get(s, last, sizeof(last), "lm") == 0);
 	ASSERT_STREQ(last, "");
