@@ -643,7 +643,7 @@ store_regressions_release(struct store_regressions *l)
 }
 
 int
-store_web_commit_time(struct store *s, int64_t *out, const char *sha)
+store_commit_time_get(struct store *s, int64_t *out, const char *sha)
 {
 	struct db_stmt *st;
 	int r = 0;

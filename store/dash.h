@@ -18,7 +18,7 @@
 struct store;
 
 /* The commit time of a commit (sha or prefix), for history ranges. */
-int store_web_commit_time(struct store *, int64_t *out, const char *sha);
+int store_commit_time_get(struct store *, int64_t *out, const char *sha);
 
 /*
  * Sets a regression's triage state (new, acknowledged, invalid, fixed)

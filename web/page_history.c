@@ -42,7 +42,7 @@ parse_when(struct ctx *x, const char *s, int end_of_day, int64_t *out)
 		*out = (int64_t)timegm(&tm) + (end_of_day ? 86399 : 0);
 		return 0;
 	}
-	return store_web_commit_time(x->s, out, s) == 0 ? 0 : -1;
+	return store_commit_time_get(x->s, out, s) == 0 ? 0 : -1;
 }
 
 struct hist {
