@@ -4,6 +4,7 @@
  * job waits on, and the counts /metrics shows.  All SQL is in store/.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,21 +122,13 @@ store_build_list(struct store *s, struct store_builds *out, const char *state,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	store_i_bind_text(st, 1, state);
-	db_bind_int64(st, 2, store_i_below(cursor));
-	db_bind_int64(st, 3, limit);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), build_scan, NULL,
-	    "list builds");
+	r = store_i_state_page(s, st, state, limit, cursor, &v, &out->n,
+	    sizeof(*out->v), build_scan, offsetof(struct store_build_row, id),
+	    "list builds", &out->next_cursor);
 	out->v = v;
-	if (r != 0) {
+	if (r != 0)
 		store_builds_release(out);
-		return r;
-	}
-	out->next_cursor = store_i_next_cursor(
-	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
-	return 0;
+	return r;
 }
 
 void

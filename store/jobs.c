@@ -4,6 +4,7 @@
  * registration in hosts.c.  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -608,21 +609,13 @@ store_job_list(struct store *s, struct store_jobs *out, const char *state,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	store_i_bind_text(st, 1, state);
-	db_bind_int64(st, 2, store_i_below(cursor));
-	db_bind_int64(st, 3, limit);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), job_scan_row,
-	    NULL, "list jobs");
+	r = store_i_state_page(s, st, state, limit, cursor, &v, &out->n,
+	    sizeof(*out->v), job_scan_row, offsetof(struct store_job, id),
+	    "list jobs", &out->next_cursor);
 	out->v = v;
-	if (r != 0) {
+	if (r != 0)
 		store_jobs_release(out);
-		return r;
-	}
-	out->next_cursor = store_i_next_cursor(
-	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
-	return 0;
+	return r;
 }
 
 void

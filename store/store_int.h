@@ -188,6 +188,17 @@ int64_t store_i_next_cursor(
  */
 int64_t store_i_below(int64_t cursor);
 /*
+ * A page of a list newest first by state: st's SQL (NULL: -1) binds ?1
+ * the state (NULL: any), ?2 store_i_below(cursor) and ?3 limit.  Its
+ * rows as store_i_rows reads them, *next the next page's cursor from the
+ * int64_t id at id_off in the last row.  0, or -1 with the rows read so
+ * far in *v for the caller's release.
+ */
+int store_i_state_page(struct store *, struct db_stmt *st, const char *state,
+    int64_t limit, int64_t cursor, void **v, size_t *n, size_t size,
+    void (*scan)(void *row, struct db_stmt *st, void *arg), size_t id_off,
+    const char *what, int64_t *next);
+/*
  * A page of a list newest first whose filters are no range of an index
  * (a branch, a time range): read in windows of the list's index, each
  * four times the last (the first twice the page), until the page is
