@@ -660,7 +660,7 @@ verdict_pair(
 		return 0;
 	}
 	if (store_bisect_pair_of(s, &w.bisect, pair_id) != 0 ||
-	    store_verdict_values(s, &w.vals, pair_id) != 0 ||
+	    store_verdict_value_list(s, &w.vals, pair_id) != 0 ||
 	    store_verdict_history_list(
 	        s, &w.hist, pair_id, VERDICT_HISTORY_JOBS) != 0) {
 		verdict_i_work_release(&w);

@@ -223,8 +223,8 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 
 	memset(&w, 0, sizeof(w));
 	if (store_verdict_pair_get(s, &w.pair, n->id) != 0 ||
-	    store_verdict_values(s, &w.vals, n->id) != 0 ||
-	    store_verdict_values(s, &rv, root->id) != 0 ||
+	    store_verdict_value_list(s, &w.vals, n->id) != 0 ||
+	    store_verdict_value_list(s, &rv, root->id) != 0 ||
 	    store_pair_get(s, &stored, n->id) != 0) {
 		r = -1;
 		goto out;

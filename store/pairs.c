@@ -139,7 +139,8 @@ store_vpair_release(struct store_vpair *p)
 }
 
 int
-store_verdict_values(struct store *s, struct store_values *out, int64_t pair_id)
+store_verdict_value_list(
+    struct store *s, struct store_values *out, int64_t pair_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"

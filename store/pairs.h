@@ -90,7 +90,7 @@ void store_vpair_release(struct store_vpair *); /* NULL ok */
 /* The metric values of the pair's runs with status ok (run index below
  * max_runs: a profile slot is not a run), ordered by metric, role, run;
  * store_values_release.  0 or -1. */
-int store_verdict_values(
+int store_verdict_value_list(
     struct store *, struct store_values *out, int64_t pair_id);
 /*
  * The candidates for a pair's memcg-tax siblings (daemon/verdict.c

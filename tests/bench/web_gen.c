@@ -352,7 +352,7 @@ quick_verdict(struct gen *g, int64_t i, int64_t pair, int64_t host,
 	size_t k, m;
 	int noisy;
 
-	if (store_verdict_values(s, &o, pair) != 0)
+	if (store_verdict_value_list(s, &o, pair) != 0)
 		die(s, "values");
 	for (m = 0; m < 2; m++) {
 		double b[32], c[32];
