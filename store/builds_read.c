@@ -167,6 +167,23 @@ waiter_scan(void *row, struct db_stmt *st, void *arg)
 	w->role = store_i_col_dup(st, 3);
 }
 
+/* The rows of sql (a literal: the statement cache keys on it; ?1 the
+ * build's id) into *v, *n of size bytes each: store_i_rows' 0 or -1. */
+static int
+build_rows(struct store *s, const char *sql, int64_t id, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, struct db_stmt *st, void *arg),
+    const char *what)
+{
+	struct db_stmt *st = store_i_stmt(s, sql);
+
+	*v = NULL;
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	db_bind_int64(st, 1, id);
+	return store_i_rows(s, st, v, n, size, scan, NULL, what);
+}
+
 int
 store_build_get(struct store *s, struct store_build_row *out, int64_t id)
 {
@@ -191,27 +208,19 @@ store_build_get(struct store *s, struct store_build_row *out, int64_t id)
 		    (long long)id);
 	if (rc != DB_ROW)
 		return store_i_dberr(s, "build");
-	st = store_i_stmt(s,
+	rc = build_rows(s,
 	    "SELECT name, sha256, size FROM build_files WHERE build_id = ?1"
-	    " ORDER BY name");
-	if (st == NULL)
-		goto fail;
-	db_bind_int64(st, 1, id);
-	v = NULL;
-	rc = store_i_rows(s, st, &v, &out->nfiles, sizeof(*out->files),
-	    file_scan, NULL, "build files");
+	    " ORDER BY name",
+	    id, &v, &out->nfiles, sizeof(*out->files), file_scan,
+	    "build files");
 	out->files = v;
 	if (rc != 0)
 		goto fail;
-	st = store_i_stmt(s,
+	rc = build_rows(s,
 	    "SELECT id, coalesce(pair_id, 0), state, role FROM jobs"
-	    " WHERE build_id = ?1 ORDER BY id LIMIT 500");
-	if (st == NULL)
-		goto fail;
-	db_bind_int64(st, 1, id);
-	v = NULL;
-	rc = store_i_rows(s, st, &v, &out->nwaiters, sizeof(*out->waiters),
-	    waiter_scan, NULL, "build jobs");
+	    " WHERE build_id = ?1 ORDER BY id LIMIT 500",
+	    id, &v, &out->nwaiters, sizeof(*out->waiters), waiter_scan,
+	    "build jobs");
 	out->waiters = v;
 	if (rc != 0)
 		goto fail;
