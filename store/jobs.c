@@ -271,6 +271,27 @@ store_run_add(
 	return rc;
 }
 
+int
+store_i_log_room(struct store *s, const char *sql, int64_t id, size_t len,
+    int64_t *have, size_t *keep)
+{
+	struct db_stmt *st = store_i_stmt(s, sql);
+
+	*have = 0;
+	*keep = len;
+	if (st == NULL)
+		return -1;
+	db_bind_int64(st, 1, id);
+	if (db_step(st) == DB_ROW)
+		*have = db_col_int64(st, 0);
+	store_i_release(s, st);
+	if (*have >= CAP_JOB_LOG)
+		*keep = 0;
+	else if (*keep > (size_t)(CAP_JOB_LOG - *have))
+		*keep = (size_t)(CAP_JOB_LOG - *have);
+	return 0;
+}
+
 static int
 log_append_once(struct store *s, size_t *out_stored, int64_t host_id,
     int64_t job_id, const char *text, size_t len, int64_t now)
@@ -287,21 +308,10 @@ log_append_once(struct store *s, size_t *out_stored, int64_t host_id,
 		return -1;
 	r = store_i_job_lease(s, NULL, NULL, job_id, host_id);
 	ok = r != -1;
-	if (ok && r == 0) {
-		st =
-		    store_i_stmt(s, "SELECT log_bytes FROM jobs WHERE id = ?1");
-		if ((ok = st != NULL)) {
-			db_bind_int64(st, 1, job_id);
-			if (db_step(st) == DB_ROW)
-				have = db_col_int64(st, 0);
-			store_i_release(s, st);
-		}
-		/* log_bytes CAP_JOB_LOG + 1 means "full, marker written". */
-		if (have >= CAP_JOB_LOG)
-			keep = 0;
-		else if (keep > (size_t)(CAP_JOB_LOG - have))
-			keep = (size_t)(CAP_JOB_LOG - have);
-	}
+	if (ok && r == 0)
+		ok = store_i_log_room(s,
+		         "SELECT log_bytes FROM jobs WHERE id = ?1", job_id,
+		         len, &have, &keep) == 0;
 	if (ok && r == 0 && have <= CAP_JOB_LOG) {
 		int full = keep < len;
 

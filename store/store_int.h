@@ -324,6 +324,13 @@ int store_i_build_relink(struct store *s, int64_t job_id, int64_t now);
  * the bytes the artifacts hold, the build reuses), in the caller's
  * transaction. */
 int store_i_count_add(struct store *s, const char *name, int64_t d);
+/* store/jobs.c: the room of a log capped at CAP_JOB_LOG (a job's, a
+ * build's): the bytes stored, log_bytes of row id as sql (a literal)
+ * selects it, into *have (CAP_JOB_LOG + 1: full, its marker written),
+ * and how many of len more bytes fit into *keep.  In the caller's
+ * transaction: 0 or -1. */
+int store_i_log_room(struct store *s, const char *sql, int64_t id, size_t len,
+    int64_t *have, size_t *keep);
 /* store/jobs.c: the job row of id (store_jobs_release's strings): 0,
  * ERR_NOTFOUND or -1. */
 int store_i_job_one(struct store *s, struct store_job *out, int64_t id);
