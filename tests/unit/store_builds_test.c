@@ -1,15 +1,16 @@
 /*
  * Shared kernel builds in the store (store/builds.h): the build key
  * (the compiler in it), the dedup of kernel jobs onto builds, a build
- * cancelled, the build a job waits on, and the eviction policy of the
- * artifact store (least recently used first, never an artifact a
- * queued or running job or a running build needs, uploads in progress
- * counted).
+ * cancelled, the build a job waits on, a build's log capped, and the
+ * eviction policy of the artifact store (least recently used first,
+ * never an artifact a queued or running job or a running build needs,
+ * uploads in progress counted).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/caps.h"
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/builds.h"
@@ -238,6 +239,42 @@ TEST(build_cancel)
 	ASSERT(jb.id == 0 && jb.state == NULL);
 	store_job_build_release(&jb);
 	ASSERT(store_job_build_get(s, &jb, 999) == ERR_NOTFOUND);
+	store_close(s);
+}
+
+/* A build's log takes CAP_JOB_LOG bytes, then its marker; only the
+ * holder of its lease appends. */
+TEST(build_log_capped)
+{
+	struct store *s = test_store_open("log.db");
+	struct store_build_claimed c;
+	struct store_build_row b;
+	int64_t host, other, jobs[2];
+	size_t kept = 0, total = 0, len = CAP_LOG_APPEND;
+	char *chunk = xmalloc(len);
+	int i;
+
+	ASSERT(s != NULL);
+	memset(chunk, 'x', len);
+	store_builds_share(1);
+	ASSERT(store_host_register(s, &host, "b1", "[]", "{}", 100) == 0);
+	ASSERT(store_host_register(s, &other, "b2", "[]", "{}", 100) == 0);
+	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", jobs) > 0);
+	ASSERT(store_build_claim(s, &c, host, 100, 60) == 0);
+	ASSERT_INTEQ(
+	    store_build_log(s, &kept, other, c.id, "x", 1, 100), ERR_CONFLICT);
+	for (i = 0; i < CAP_JOB_LOG / CAP_LOG_APPEND + 3; i++) {
+		ASSERT(store_build_log(s, &kept, host, c.id, chunk, len, 101) ==
+		    0);
+		total += kept;
+	}
+	ASSERT_INTEQ(total, CAP_JOB_LOG);
+	ASSERT(store_build_get(s, &b, c.id) == 0);
+	ASSERT(strstr(b.log, "[log truncated]") != NULL);
+	store_build_row_release(&b);
+	store_build_claimed_release(&c);
+	store_builds_share(0);
+	free(chunk);
 	store_close(s);
 }
 
