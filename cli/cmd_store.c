@@ -33,7 +33,7 @@ store_copy_cmd(const char *from, const char *to)
 
 	if (store_copy(from, to, &r, &e) != 0) {
 		fprintf(stderr, "perfwatch store copy: %s\n", err_msg(&e));
-		store_copy_report_free(&r);
+		store_copy_report_release(&r);
 		return 1;
 	}
 	for (i = 0; i < r.n; i++) {
@@ -45,7 +45,7 @@ store_copy_cmd(const char *from, const char *to)
 	redact_conninfo_into(shown_to, sizeof(shown_to), to);
 	printf("copied %" PRId64 " rows of %zu tables from %s to %s\n", rows,
 	    r.n, shown, shown_to);
-	store_copy_report_free(&r);
+	store_copy_report_release(&r);
 	return 0;
 }
 

@@ -303,14 +303,14 @@ alert_group_decide(struct store *s, const struct daemon_config *dc,
 	int r0, have_old, send, followup, news;
 
 	memset(&rc, 0, sizeof(rc));
-	r0 = store_alert_info(s, &x, g->commit_id, g->job, g->host_id);
+	r0 = store_alert_info_get(s, &x, g->commit_id, g->job, g->host_id);
 	if (r0 != 0)
 		return r0 == ERR_NOTFOUND ? 0 : -1;
 	key = alert_report_key(x);
 	r0 = store_alert_report_get(s, &old, key);
 	if (r0 != 0 && r0 != ERR_NOTFOUND) {
 		free(key);
-		store_alert_info_free(x);
+		store_alert_info_release(x);
 		return -1;
 	}
 	store_errclear(s);
@@ -323,8 +323,8 @@ alert_group_decide(struct store *s, const struct daemon_config *dc,
 		 * charge-path symbols (docs/MEMCG.md). */
 		struct store_run_metas meta;
 
-		if (store_pair_run_meta(s, &meta, x->cmp[r.head].pair_id) ==
-		    0) {
+		if (store_pair_run_meta_list(
+		        s, &meta, x->cmp[r.head].pair_id) == 0) {
 			alert_report_kernel(&r, &meta);
 			if (r.nchg > 0)
 				alert_report_charge(&r, &meta);
@@ -454,7 +454,7 @@ alert_group_decide(struct store *s, const struct daemon_config *dc,
 	free(irt);
 	free(refs);
 	free(key);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 	return r0;
 }
 
@@ -644,7 +644,7 @@ alert_pass(struct store *s, const struct daemon_config *dc, int64_t now,
 			store_errclear(s);
 			failed = 1;
 		}
-	store_alert_groups_free(g, ng);
+	store_alert_groups_release(g, ng);
 	if (store_alert_due(s, &a, &na, now, ALERT_BATCH) != 0)
 		return -1;
 	for (i = 0; i < na; i++) {
@@ -661,7 +661,7 @@ alert_pass(struct store *s, const struct daemon_config *dc, int64_t now,
 	}
 	for (i = 0; i < na; i++)
 		sent += a[i].payload != NULL; /* attempted */
-	store_alerts_free(a, na);
+	store_alerts_release(a, na);
 	if (out_made)
 		*out_made = made;
 	if (out_sent)

@@ -78,11 +78,11 @@ void alert_report_init(struct alert_report *r, const struct store_alert_info *x,
     const char *public_url, int64_t now);
 void alert_report_release(struct alert_report *);
 /* The charge-path symbols of the headline pair from its runs' profiles
- * (rows as store_pair_run_meta gives them; NULL: none). */
+ * (rows as store_pair_run_meta_list gives them; NULL: none). */
 void alert_report_charge(
     struct alert_report *, const struct store_run_metas *rows);
 /* The kernels of the headline pair's sides from its runs (rows as
- * store_pair_run_meta gives them; NULL: unknown), and the warning. */
+ * store_pair_run_meta_list gives them; NULL: unknown), and the warning. */
 void alert_report_kernel(
     struct alert_report *, const struct store_run_metas *rows);
 /* "regression", "improvement", "unstable", or "unchanged" (nothing). */

@@ -57,11 +57,11 @@ struct look {
 static void
 look_release(struct look *l)
 {
-	store_bisect_free(l->b);
+	store_bisect_release(l->b);
 	gitm_repo_free(l->repo);
 	gitm_walk_release(&l->w);
 	free(l->cand);
-	store_bisect_steps_free(l->steps, l->nsteps);
+	store_bisect_steps_release(l->steps, l->nsteps);
 }
 
 int
@@ -221,7 +221,7 @@ outcome(struct look *l, enum outcome *out, char **verdict, double *pct,
 	why[0] = '\0';
 	if (suspect != NULL)
 		suspect[0] = '\0';
-	if (store_bisect_pair_state(l->s, &ps, pair, l->b->metric) != 0)
+	if (store_bisect_pair_state_get(l->s, &ps, pair, l->b->metric) != 0)
 		return err_set(l->e, "%s", store_errmsg(l->s));
 	if (strcmp(ps.base_state, "cancelled") == 0 ||
 	    strcmp(ps.cand_state, "cancelled") == 0) {
@@ -768,7 +768,7 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 	} else {
 		struct store_bisect_pair_state ps;
 
-		if (store_bisect_pair_state(
+		if (store_bisect_pair_state_get(
 		        s, &ps, l.b->pair_id, l.b->metric) == 0)
 			l.origin_pct = ps.change_pct;
 		store_errclear(s);
@@ -802,7 +802,7 @@ bisect_advance(struct store *s, const struct dconf *conf, int64_t id,
 		         "candidate(s)",
 		    (long long)id, l.w.n, l.b->good_sha, l.b->bad_sha, l.ncand);
 	}
-	if (store_bisect_steps(s, &l.steps, &l.nsteps, id) != 0) {
+	if (store_bisect_step_list(s, &l.steps, &l.nsteps, id) != 0) {
 		r = err_set(e, "%s", store_errmsg(s));
 		goto out;
 	}

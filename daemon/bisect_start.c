@@ -52,7 +52,7 @@ bisect_begin(struct store *s, const struct dconf *conf, int64_t *out_id,
 	int r;
 
 	*out_id = 0;
-	r = store_bisect_src(s, &src, regression_id);
+	r = store_bisect_src_get(s, &src, regression_id);
 	if (r != 0) {
 		err_setc(e, r == ERR_NOTFOUND ? ERR_NOTFOUND : -1, "%s",
 		    store_errmsg(s));
@@ -96,10 +96,10 @@ bisect_cancel(struct store *s, int64_t id, int64_t now, struct err *e)
 	    strcmp(b->state, "running") != 0) {
 		err_setc(e, ERR_CONFLICT, "bisection %lld has ended (%s)",
 		    (long long)id, b->state);
-		store_bisect_free(b);
+		store_bisect_release(b);
 		return ERR_CONFLICT;
 	}
-	store_bisect_free(b);
+	store_bisect_release(b);
 	memset(&v, 0, sizeof(v));
 	v.state = "cancelled";
 	v.reason = "cancelled by an admin";
@@ -214,8 +214,8 @@ cp_wanted(struct store *s, const struct dconf *conf, int64_t cp)
 	repo = gitm_repo_new(conf->dc->mirrors, tree->name, tree->url, NULL);
 	want = spans(repo, src.good_sha, src.bad_sha);
 	if (want &&
-	    store_bisect_ranges(s, &rg, &nrg, src.job, src.host_id, src.point,
-	        src.metric, src.tree_id) != 0) {
+	    store_bisect_range_list(s, &rg, &nrg, src.job, src.host_id,
+	        src.point, src.metric, src.tree_id) != 0) {
 		store_errclear(s);
 		want = 0;
 	}
@@ -224,7 +224,7 @@ cp_wanted(struct store *s, const struct dconf *conf, int64_t cp)
 		    overlaps(repo, src.good_sha, src.bad_sha, rg[2 * i],
 		        rg[2 * i + 1]))
 			want = 0;
-	store_bisect_ranges_free(rg, nrg);
+	store_bisect_ranges_release(rg, nrg);
 	gitm_repo_free(repo);
 	store_bisect_src_release(&src);
 	return want;
@@ -248,7 +248,7 @@ bisect_auto(struct store *s, const struct dconf *conf,
 		int span = 0;
 
 		after->regression = ids[i];
-		if (store_bisect_src(s, &src, ids[i]) != 0) {
+		if (store_bisect_src_get(s, &src, ids[i]) != 0) {
 			store_errclear(s);
 			continue;
 		}

@@ -92,6 +92,6 @@ builds_reserve(
 		else
 			log_info("artifact store: evicted %s", v[i]);
 	}
-	store_build_victims_free(v, n);
+	store_build_victims_release(v, n);
 	return r;
 }

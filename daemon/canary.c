@@ -124,7 +124,7 @@ judge(struct store *s, int64_t pair, int64_t now)
 	char why[512] = "";
 	int r;
 
-	if (store_canary_findings(s, &f, &n, &host, pair) != 0)
+	if (store_canary_finding_list(s, &f, &n, &host, pair) != 0)
 		return -1;
 	for (i = 0; i < n && why[0] == '\0'; i++) {
 		const char *v = f[i].verdict;
@@ -143,7 +143,7 @@ judge(struct store *s, int64_t pair, int64_t now)
 			    "in the canary's %s history",
 			    pair, f[i].change_pct, f[i].metric);
 	}
-	store_canary_findings_free(f, n);
+	store_canary_findings_release(f, n);
 	r = store_canary_judge(s, pair, why[0] ? why : NULL, now);
 	if (r != 0)
 		return -1;
@@ -170,7 +170,7 @@ canary_pass(struct store *s, const struct dconf *c, int64_t now,
 
 		if (ref->canary_job == NULL)
 			continue;
-		rc = store_canary_host(s, &h, ref->name, ref->canary_job);
+		rc = store_canary_host_get(s, &h, ref->name, ref->canary_job);
 		if (rc == ERR_NOTFOUND) { /* not registered yet */
 			store_errclear(s);
 			continue;
@@ -230,7 +230,7 @@ canary_host_json(
 	jc = dconf_job(c, ref->canary_job);
 	o = json_pack("{s:s, s:I}", "job", ref->canary_job, "every_s",
 	    (json_int_t)ref->canary_every_s);
-	if (store_canary_host(s, &h, host, ref->canary_job) == 0) {
+	if (store_canary_host_get(s, &h, host, ref->canary_job) == 0) {
 		json_object_set_new(o, "last_pair",
 		    h.last_pair ? json_integer(h.last_pair) : json_null());
 		json_object_set_new(o, "last",
@@ -240,7 +240,7 @@ canary_host_json(
 	} else
 		store_errclear(s);
 	noise = json_array();
-	if (store_canary_moments(
+	if (store_canary_moment_list(
 	        s, &m, &nm, host_id, ref->canary_job, CANARY_NOISE_PAIRS) != 0)
 		store_errclear(s);
 	for (i = 0; i < nm; i = j) {
@@ -271,7 +271,7 @@ canary_host_json(
 		                                          : jc->runs)
 		               : 0))));
 	}
-	store_canary_moments_free(m, nm);
+	store_canary_moments_release(m, nm);
 	json_object_set_new(
 	    o, "runs_per_side", jc ? json_integer(jc->runs) : json_null());
 	json_object_set_new(o, "noise", noise);

@@ -20,7 +20,7 @@ struct chargepath_sym {
 struct store_run_metas;
 
 /*
- * rows: a pair's runs as store_pair_run_meta() gives them (each one's
+ * rows: a pair's runs as store_pair_run_meta_list() gives them (each one's
  * role and profile text, or NULL).  Fills out (at most max, the largest |cand
  * - base| first; a symbol a side's runs never matched counts 0 there) and
  * returns how many.  Runs whose share is unknown are left out of both the means

@@ -124,7 +124,7 @@ hygiene_mark(struct store *s, int64_t pair_id)
 	struct store_run_metas rows;
 	int rc;
 
-	if (store_pair_run_meta(s, &rows, pair_id) != 0)
+	if (store_pair_run_meta_list(s, &rows, pair_id) != 0)
 		return -1;
 	rc = hygiene_compare(&why, &rows) > 0
 	    ? store_hygiene_set(s, pair_id, why.data)

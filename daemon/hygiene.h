@@ -16,7 +16,7 @@ struct store;
 struct store_run_metas;
 
 /*
- * rows: a pair's runs as store_pair_run_meta() gives them (runs not
+ * rows: a pair's runs as store_pair_run_meta_list() gives them (runs not
  * measured are left out).  Returns how many keys
  * differ between the sides or within one side, and says which in why
  * ("governor: powersave (base) vs performance (candidate)"); 0 when all

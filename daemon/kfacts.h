@@ -7,7 +7,7 @@
  * build_id, release, config_sha256, boot, cached); a side's facts are
  * what its measured runs say, "unknown" where no run says (an older
  * runner sends nothing), and the distinct values joined by " | " where
- * its runs differ.  Pure: the runs come from store_pair_run_meta().
+ * its runs differ.  Pure: the runs come from store_pair_run_meta_list().
  * Values come from runners: callers escape them (web/) or clean them
  * (mail) as any untrusted text.
  */
@@ -35,7 +35,7 @@ void kfacts_side(struct kfacts *out, const json_t *states);
 struct store_run_metas;
 
 /*
- * Both sides from a pair's runs (store_pair_run_meta(): the measured
+ * Both sides from a pair's runs (store_pair_run_meta_list(): the measured
  * ones' host states): out[0] base, out[1] candidate.  rows NULL: both
  * unknown.
  */

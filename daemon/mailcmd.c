@@ -525,7 +525,7 @@ find_report(
 		}
 		if (r != 0)
 			return -1;
-		r = store_alert_info(s, x, commit, job, host);
+		r = store_alert_info_get(s, x, commit, job, host);
 		if (r == ERR_NOTFOUND)
 			store_errclear(s);
 		return r;
@@ -626,7 +626,7 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 	if ((r = store_alert_key_known(s, key)) == 0)
 		r = store_mail_command_known(s, m->message_id);
 	if (r != 0) {
-		store_alert_info_free(t.x);
+		store_alert_info_release(t.x);
 		free(key);
 		if (r < 0)
 			return err_set(e, "%s", store_errmsg(s));
@@ -765,7 +765,7 @@ out:
 	buf_release(&ans);
 	buf_release(&why);
 	free(t.regs);
-	store_alert_info_free(t.x);
+	store_alert_info_release(t.x);
 	free(key);
 	return r;
 }

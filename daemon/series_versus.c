@@ -103,9 +103,9 @@ series_versus(struct series_versus *out, struct store *s,
 		return r;
 	if (prev > 0) {
 		if ((r = series_ids(s, prev, &pprev, &pversion, e)) != 0 ||
-		    store_series_tip_runs(s, &a, &na, prev) != 0 ||
-		    store_series_tip_runs(s, &b, &nb, id) != 0) {
-			store_tip_runs_free(a, na);
+		    store_series_tip_run_list(s, &a, &na, prev) != 0 ||
+		    store_series_tip_run_list(s, &b, &nb, id) != 0) {
+			store_tip_runs_release(a, na);
 			return r != 0 ? r : err_set(e, "%s", store_errmsg(s));
 		}
 	}
@@ -132,7 +132,7 @@ series_versus(struct series_versus *out, struct store *s,
 			continue; /* a value analysis refuses: no row */
 		row_fill(&out->rows[out->nrows++], &b[i], &res);
 	}
-	store_tip_runs_free(a, na);
-	store_tip_runs_free(b, nb);
+	store_tip_runs_release(a, na);
+	store_tip_runs_release(b, nb);
 	return 0;
 }

@@ -713,7 +713,7 @@ verdict_pair(
 
 	memset(out, 0, sizeof(*out));
 	memset(&w, 0, sizeof(w));
-	r = store_verdict_pair(s, &w.pair, pair_id);
+	r = store_verdict_pair_get(s, &w.pair, pair_id);
 	if (r == ERR_NOTFOUND) {
 		store_errclear(s);
 		return 0;
@@ -728,9 +728,9 @@ verdict_pair(
 		return 0;
 	}
 	if (store_bisect_pair_of(s, &w.bisect, pair_id) != 0 ||
-	    store_verdict_values(s, &w.vals, pair_id) != 0 ||
-	    store_verdict_history(s, &w.hist, pair_id, VERDICT_HISTORY_JOBS) !=
-	        0) {
+	    store_verdict_value_list(s, &w.vals, pair_id) != 0 ||
+	    store_verdict_history_list(
+	        s, &w.hist, pair_id, VERDICT_HISTORY_JOBS) != 0) {
 		verdict_i_work_release(&w);
 		return -1;
 	}

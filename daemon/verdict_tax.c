@@ -222,10 +222,10 @@ tax_pair(struct store *s, struct verdict_outcome *out, const struct sib *n,
 	size_t i;
 
 	memset(&w, 0, sizeof(w));
-	if (store_verdict_pair(s, &w.pair, n->id) != 0 ||
-	    store_verdict_values(s, &w.vals, n->id) != 0 ||
-	    store_verdict_values(s, &rv, root->id) != 0 ||
-	    store_pair_read(s, &stored, n->id) != 0) {
+	if (store_verdict_pair_get(s, &w.pair, n->id) != 0 ||
+	    store_verdict_value_list(s, &w.vals, n->id) != 0 ||
+	    store_verdict_value_list(s, &rv, root->id) != 0 ||
+	    store_pair_get(s, &stored, n->id) != 0) {
 		r = -1;
 		goto out;
 	}
@@ -316,7 +316,7 @@ verdict_i_memcg_tax_after(
 	long chunk = 0;
 	int r = 0;
 
-	if (store_verdict_siblings(s, &rows, pair_id) != 0)
+	if (store_verdict_sibling_list(s, &rows, pair_id) != 0)
 		return -1;
 	n = rows.n;
 	x = xcalloc(n + 1, sizeof(*x));

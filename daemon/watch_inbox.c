@@ -362,14 +362,14 @@ watch_i_poll_inbox(
 	if (!t->pending_loaded) {
 		/* The done list's mail is of its newest series at most;
 		 * other inboxes' series are among the newest too. */
-		if (store_series_mail_ids(t->s, &rd.taken, &rd.ntaken, in->name,
-		        4 * WATCH_INBOX_DONE) != 0 ||
+		if (store_series_mail_id_list(t->s, &rd.taken, &rd.ntaken,
+		        in->name, 4 * WATCH_INBOX_DONE) != 0 ||
 		    store_mail_pending_each(
 		        t->s, in->name, on_stored_message, &rd) != 0) {
 			log_warnx("inbox %s: %s", in->name, store_errmsg(t->s));
 			store_errclear(t->s);
 		}
-		store_series_mail_ids_free(rd.taken, rd.ntaken);
+		store_series_mail_ids_release(rd.taken, rd.ntaken);
 		rd.taken = NULL;
 		rd.ntaken = 0;
 		t->pending_loaded = 1;

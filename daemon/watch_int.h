@@ -56,7 +56,7 @@ struct tw {
 	 * WATCH_INBOX_DONE, and their archive commits: kept in the store
 	 * too, so a partial reroll after a restart finds the rest of its
 	 * series (reloaded with the waiting mail, told apart by
-	 * store_series_mail_ids). */
+	 * store_series_mail_id_list). */
 	struct mail_msg *done;
 	char **done_sha;
 	size_t ndone;

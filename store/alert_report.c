@@ -14,7 +14,7 @@
 /* ---- one report's content ---- */
 
 void
-store_alert_info_free(struct store_alert_info *x)
+store_alert_info_release(struct store_alert_info *x)
 {
 	size_t i;
 
@@ -421,7 +421,7 @@ info_commit_branches(struct store *s, struct store_alert_info *x)
 }
 
 int
-store_alert_info(struct store *s, struct store_alert_info **out,
+store_alert_info_get(struct store *s, struct store_alert_info **out,
     int64_t commit_id, const char *job, int64_t host_id)
 {
 	struct store_alert_info *x = xcalloc(1, sizeof(*x));
@@ -453,6 +453,6 @@ store_alert_info(struct store *s, struct store_alert_info **out,
 	*out = x;
 	return 0;
 fail:
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 	return r;
 }

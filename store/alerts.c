@@ -26,7 +26,7 @@ run(struct store *s, struct db_stmt *st, const char *what)
 /* ---- groups ---- */
 
 void
-store_alert_groups_free(struct store_alert_group *g, size_t n)
+store_alert_groups_release(struct store_alert_group *g, size_t n)
 {
 	size_t i;
 
@@ -241,14 +241,14 @@ store_alert_groups(
 	}
 	store_i_count_steps(s, st);
 	store_i_release(s, st);
-	store_alert_groups_free(busy, nb);
+	store_alert_groups_release(busy, nb);
 	if (r == 0 && rc != DB_ROW && rc != DB_DONE)
 		r = store_i_dberr(s, "alert groups");
 	if (r == 0)
 		r = due_drop(s, drop, nd);
 	free(drop);
 	if (r != 0) {
-		store_alert_groups_free(g, n);
+		store_alert_groups_release(g, n);
 		return -1;
 	}
 	*out = g;
@@ -431,7 +431,7 @@ store_alert_decide(
 /* ---- deliveries ---- */
 
 void
-store_alerts_free(struct store_alert *a, size_t n)
+store_alerts_release(struct store_alert *a, size_t n)
 {
 	size_t i;
 
@@ -495,7 +495,7 @@ read_alerts(struct store *s, struct db_stmt *st, struct store_alert **out,
 
 	*out = v;
 	if (r != 0) {
-		store_alerts_free(*out, *out_n);
+		store_alerts_release(*out, *out_n);
 		*out = NULL;
 		*out_n = 0;
 	}
@@ -721,7 +721,7 @@ store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
 	    f->cursor, limit, f->scan > 0 ? f->scan : STORE_ALERTS_SCAN,
 	    &m.capped, &m.next_cursor, alert_id);
 	if (r != 0) {
-		store_alerts_free(v, *out_n);
+		store_alerts_release(v, *out_n);
 		*out_n = 0;
 		return -1;
 	}

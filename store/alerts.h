@@ -121,7 +121,7 @@ struct store_alert_group {
 	char *job;
 	int64_t stamp; /* newest ALERT_PAIR_STAMP of its analysed pairs */
 };
-void store_alert_groups_free(struct store_alert_group *, size_t n);
+void store_alert_groups_release(struct store_alert_group *, size_t n);
 
 /*
  * Up to max groups with a pair whose final verdict is newer than the one
@@ -202,10 +202,10 @@ struct store_alert_info {
 	int64_t *pairs; /* the pairs looked at */
 	size_t npairs;
 };
-void store_alert_info_free(struct store_alert_info *); /* NULL ok */
+void store_alert_info_release(struct store_alert_info *); /* NULL ok */
 
-/* 0 and *out (store_alert_info_free()), or ERR_NOTFOUND. */
-int store_alert_info(struct store *, struct store_alert_info **out,
+/* 0 and *out (store_alert_info_release()), or ERR_NOTFOUND. */
+int store_alert_info_get(struct store *, struct store_alert_info **out,
     int64_t commit_id, const char *job, int64_t host_id);
 
 /* The report row of a key. */
@@ -250,7 +250,7 @@ struct store_alert {
 	int followup;
 	char *sha, *job, *host; /* of its report; may be NULL */
 };
-void store_alerts_free(struct store_alert *, size_t n);
+void store_alerts_release(struct store_alert *, size_t n);
 
 /* Pending deliveries due at now, oldest first (payload filled). */
 int store_alert_due(struct store *, struct store_alert **out, size_t *out_n,

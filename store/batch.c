@@ -305,7 +305,7 @@ store_batch_stop(struct store_batch *b)
 }
 
 void
-store_batch_free(struct store_batch *b)
+store_batch_release(struct store_batch *b)
 {
 	if (b == NULL)
 		return;

@@ -36,7 +36,7 @@ int store_batch_start(
  * later store_batch_add() calls refuse at once.  NULL ok; twice ok. */
 void store_batch_stop(struct store_batch *);
 /* Stops it (if not yet) and frees it.  NULL ok. */
-void store_batch_free(struct store_batch *);
+void store_batch_release(struct store_batch *);
 
 /*
  * A copy of run (its strings, metrics, raw output, profile and host state)

@@ -130,7 +130,7 @@ src_get(struct store *s, struct db_stmt *st, struct store_bisect_src *out,
 }
 
 int
-store_bisect_src(
+store_bisect_src_get(
     struct store *s, struct store_bisect_src *out, int64_t regression_id)
 {
 	int r = src_get(s,
@@ -324,7 +324,7 @@ bisect_fields_free(struct store_bisect *b)
 }
 
 void
-store_bisect_free(struct store_bisect *b)
+store_bisect_release(struct store_bisect *b)
 {
 	if (b == NULL)
 		return;
@@ -421,7 +421,7 @@ store_bisect_get(struct store *s, struct store_bisect **out, int64_t id)
 }
 
 void
-store_bisect_ranges_free(char **v, size_t n)
+store_bisect_ranges_release(char **v, size_t n)
 {
 	size_t i;
 
@@ -431,8 +431,9 @@ store_bisect_ranges_free(char **v, size_t n)
 }
 
 int
-store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
-    int64_t host_id, const char *point, const char *metric, int64_t tree_id)
+store_bisect_range_list(struct store *s, char ***out, size_t *n,
+    const char *job, int64_t host_id, const char *point, const char *metric,
+    int64_t tree_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT good_sha, bad_sha FROM bisections WHERE job = ?1"
@@ -458,7 +459,7 @@ store_bisect_ranges(struct store *s, char ***out, size_t *n, const char *job,
 	}
 	store_i_release(s, st);
 	if (rc != DB_DONE) {
-		store_bisect_ranges_free(*out, *n);
+		store_bisect_ranges_release(*out, *n);
 		*out = NULL;
 		*n = 0;
 		return store_i_dberr(s, "bisection ranges");
@@ -490,7 +491,7 @@ store_bisect_live(struct store *s, int64_t **out, size_t *n)
 }
 
 int
-store_bisects_get(
+store_bisect_list(
     struct store *s, struct store_bisects *out, int64_t limit, int64_t cursor)
 {
 	struct db_stmt *st = store_i_stmt(
@@ -561,7 +562,7 @@ store_bisect_update(
 }
 
 void
-store_bisect_steps_free(struct store_bisect_step *v, size_t n)
+store_bisect_steps_release(struct store_bisect_step *v, size_t n)
 {
 	size_t i;
 
@@ -578,8 +579,8 @@ store_bisect_steps_free(struct store_bisect_step *v, size_t n)
 }
 
 int
-store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
-    int64_t bisect_id)
+store_bisect_step_list(struct store *s, struct store_bisect_step **out,
+    size_t *n, int64_t bisect_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT x.id, x.kind, x.sha, (SELECT subject FROM commits"
@@ -619,7 +620,7 @@ store_bisect_steps(struct store *s, struct store_bisect_step **out, size_t *n,
 	}
 	store_i_release(s, st);
 	if (rc != DB_DONE) {
-		store_bisect_steps_free(v, *n);
+		store_bisect_steps_release(v, *n);
 		*n = 0;
 		return store_i_dberr(s, "bisect steps");
 	}
@@ -744,8 +745,8 @@ store_bisect_pair_state_release(struct store_bisect_pair_state *x)
 }
 
 int
-store_bisect_pair_state(struct store *s, struct store_bisect_pair_state *out,
-    int64_t pair_id, const char *metric)
+store_bisect_pair_state_get(struct store *s,
+    struct store_bisect_pair_state *out, int64_t pair_id, const char *metric)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT b.state, b.error, c.state, c.error, p.analysed,"

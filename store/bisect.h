@@ -178,7 +178,7 @@ struct store_bisect_src {
 };
 void store_bisect_src_release(struct store_bisect_src *);
 /* 0 and *out, or ERR_NOTFOUND (no such regression). */
-int store_bisect_src(
+int store_bisect_src_get(
     struct store *, struct store_bisect_src *out, int64_t regression_id);
 /* The pair's part of a source (its job, point, host, spec, labels,
  * max_attempts, commits): 0 and *out, or ERR_NOTFOUND. */
@@ -226,17 +226,18 @@ struct store_bisect {
 	int full_dag;
 	int64_t created, updated;
 };
-void store_bisect_free(struct store_bisect *); /* NULL ok */
+void store_bisect_release(struct store_bisect *); /* NULL ok */
 /* 0 and *out, or ERR_NOTFOUND. */
 int store_bisect_get(struct store *, struct store_bisect **out, int64_t id);
 /*
  * The ranges of every bisection (any state, any origin) of job on
  * host at point for metric on tree: good and bad shas, 2 * *n strings
- * in *out (caller frees with store_bisect_ranges_free).
+ * in *out (caller frees with store_bisect_ranges_release).
  */
-int store_bisect_ranges(struct store *, char ***out, size_t *n, const char *job,
-    int64_t host_id, const char *point, const char *metric, int64_t tree_id);
-void store_bisect_ranges_free(char **, size_t n);
+int store_bisect_range_list(struct store *, char ***out, size_t *n,
+    const char *job, int64_t host_id, const char *point, const char *metric,
+    int64_t tree_id);
+void store_bisect_ranges_release(char **, size_t n);
 /* The newest bisection of a regression: 0 and *out, or ERR_NOTFOUND. */
 int store_bisect_of_regression(
     struct store *, struct store_bisect **out, int64_t regression_id);
@@ -250,7 +251,7 @@ struct store_bisects {
 	size_t n;
 	int64_t next_cursor;
 };
-int store_bisects_get(
+int store_bisect_list(
     struct store *, struct store_bisects *out, int64_t limit, int64_t cursor);
 void store_bisects_release(struct store_bisects *);
 
@@ -275,9 +276,9 @@ struct store_bisect_step {
 	char *note;
 	int64_t created, updated;
 };
-void store_bisect_steps_free(struct store_bisect_step *, size_t n);
+void store_bisect_steps_release(struct store_bisect_step *, size_t n);
 /* The steps of a bisection, oldest first. */
-int store_bisect_steps(struct store *, struct store_bisect_step **out,
+int store_bisect_step_list(struct store *, struct store_bisect_step **out,
     size_t *n, int64_t bisect_id);
 int store_bisect_step_add(struct store *, int64_t *out_id, int64_t bisect_id,
     const char *kind, const char *sha, int64_t good_pair, int64_t bad_pair,
@@ -307,8 +308,8 @@ struct store_bisect_pair_state {
 	char *suspect; /* why the pair is suspect (docs/HOST.md), NULL */
 };
 void store_bisect_pair_state_release(struct store_bisect_pair_state *);
-int store_bisect_pair_state(struct store *, struct store_bisect_pair_state *out,
-    int64_t pair_id, const char *metric);
+int store_bisect_pair_state_get(struct store *,
+    struct store_bisect_pair_state *out, int64_t pair_id, const char *metric);
 /* Cancels the queued and running jobs of a bisection's pairs. */
 int store_bisect_cancel_jobs(
     struct store *, int64_t bisect_id, const char *why, int64_t now);

@@ -526,20 +526,10 @@ build_log_once(struct store *s, size_t *out_stored, int64_t host_id,
 		return -1;
 	r = build_lease(s, host_id, build_id);
 	ok = r != -1;
-	if (ok && r == 0) {
-		st = store_i_stmt(
-		    s, "SELECT log_bytes FROM builds WHERE id = ?1");
-		if ((ok = st != NULL)) {
-			db_bind_int64(st, 1, build_id);
-			if (db_step(st) == DB_ROW)
-				have = db_col_int64(st, 0);
-			store_i_release(s, st);
-		}
-		if (have >= CAP_JOB_LOG)
-			keep = 0;
-		else if (keep > (size_t)(CAP_JOB_LOG - have))
-			keep = (size_t)(CAP_JOB_LOG - have);
-	}
+	if (ok && r == 0)
+		ok = store_i_log_room(s,
+		         "SELECT log_bytes FROM builds WHERE id = ?1", build_id,
+		         len, &have, &keep) == 0;
 	if (ok && r == 0 && have <= CAP_JOB_LOG) {
 		int nl = keep > 0 && text[keep - 1] != '\n';
 

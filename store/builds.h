@@ -154,14 +154,14 @@ int store_build_cancel(struct store *, int *out_failed, int64_t build_id,
  * artifacts stored, pending and need pass it, the least recently used
  * artifacts that no build a queued or running job waits on (nor a
  * running build) holds are chosen, oldest first, until they fit.
- * *victims (sha256 texts, *n of them; store_build_victims_free) are
+ * *victims (sha256 texts, *n of them; store_build_victims_release) are
  * forgotten: their rows deleted and their builds marked evicted; the
  * caller deletes the files.  0, or ERR_TOOBIG with the message naming
  * max_size, the bytes held and the bytes pending.
  */
 int store_artifacts_make_room(struct store *, char ***victims, size_t *n,
     int64_t need, int64_t pending, int64_t max_size);
-void store_build_victims_free(char **victims, size_t n);
+void store_build_victims_release(char **victims, size_t n);
 /* 0 and *out_size when sha256 is a stored artifact, its last use set to
  * now; ERR_NOTFOUND. */
 int store_artifact_use(
@@ -187,7 +187,7 @@ struct store_build_row {
 	int64_t size;                                 /* its files' bytes */
 	char *release, *error, *compiler;
 	int evicted, incremental; /* incremental -1: unknown */
-	/* store_build_read only: */
+	/* store_build_get only: */
 	struct store_build_file_row *files;
 	size_t nfiles;
 	struct store_build_waiter *waiters;
@@ -201,12 +201,12 @@ struct store_builds {
 };
 /* Builds newest first with id < cursor (0: from the newest), state
  * NULL for all, at most limit. */
-int store_builds_get(struct store *, struct store_builds *out,
+int store_build_list(struct store *, struct store_builds *out,
     const char *state, int64_t limit, int64_t cursor);
 void store_builds_release(struct store_builds *); /* NULL ok */
 /* One build with its files, the jobs linked to it and its log:
  * 0 or ERR_NOTFOUND. */
-int store_build_read(struct store *, struct store_build_row *out, int64_t id);
+int store_build_get(struct store *, struct store_build_row *out, int64_t id);
 void store_build_row_release(struct store_build_row *); /* NULL ok */
 /* /metrics: builds by state (queued, running, success, failed,
  * cancelled) and the jobs linked to an existing build. */
@@ -218,7 +218,7 @@ struct store_job_build {
 	char *state, *error; /* error NULL unless it ended so */
 };
 /* 0 (out->id 0: the job waits on no build), ERR_NOTFOUND (no job). */
-int store_job_build(
+int store_job_build_get(
     struct store *, struct store_job_build *out, int64_t job_id);
 void store_job_build_release(struct store_job_build *); /* NULL ok */
 

@@ -14,7 +14,7 @@
 #include "store/store_int.h"
 
 void
-store_build_victims_free(char **v, size_t n)
+store_build_victims_release(char **v, size_t n)
 {
 	size_t i;
 
@@ -101,7 +101,7 @@ artifacts_make_room_once(struct store *s, char ***victims, size_t *n,
 				    "%lld): %lld bytes held by builds that "
 				    "queued jobs need",
 				    (long long)max_size, (long long)held);
-			store_build_victims_free(*victims, *n);
+			store_build_victims_release(*victims, *n);
 			*victims = NULL;
 			*n = 0;
 		}
@@ -135,7 +135,7 @@ artifacts_make_room_once(struct store *s, char ***victims, size_t *n,
 		}
 	}
 	if (store_i_tx_end(s, ok) == -1) {
-		store_build_victims_free(*victims, *n);
+		store_build_victims_release(*victims, *n);
 		*victims = NULL;
 		*n = 0;
 		return -1;

@@ -4,6 +4,7 @@
  * job waits on, and the counts /metrics shows.  All SQL is in store/.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +106,7 @@ store_build_row_release(struct store_build_row *b)
 }
 
 int
-store_builds_get(struct store *s, struct store_builds *out, const char *state,
+store_build_list(struct store *s, struct store_builds *out, const char *state,
     int64_t limit, int64_t cursor)
 {
 	struct db_stmt *st = store_i_stmt(s,
@@ -121,21 +122,13 @@ store_builds_get(struct store *s, struct store_builds *out, const char *state,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	store_i_bind_text(st, 1, state);
-	db_bind_int64(st, 2, store_i_below(cursor));
-	db_bind_int64(st, 3, limit);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), build_scan, NULL,
-	    "list builds");
+	r = store_i_state_page(s, st, state, limit, cursor, &v, &out->n,
+	    sizeof(*out->v), build_scan, offsetof(struct store_build_row, id),
+	    "list builds", &out->next_cursor);
 	out->v = v;
-	if (r != 0) {
+	if (r != 0)
 		store_builds_release(out);
-		return r;
-	}
-	out->next_cursor = store_i_next_cursor(
-	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
-	return 0;
+	return r;
 }
 
 void
@@ -174,8 +167,25 @@ waiter_scan(void *row, struct db_stmt *st, void *arg)
 	w->role = store_i_col_dup(st, 3);
 }
 
+/* The rows of sql (a literal: the statement cache keys on it; ?1 the
+ * build's id) into *v, *n of size bytes each: store_i_rows' 0 or -1. */
+static int
+build_rows(struct store *s, const char *sql, int64_t id, void **v, size_t *n,
+    size_t size, void (*scan)(void *row, struct db_stmt *st, void *arg),
+    const char *what)
+{
+	struct db_stmt *st = store_i_stmt(s, sql);
+
+	*v = NULL;
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	db_bind_int64(st, 1, id);
+	return store_i_rows(s, st, v, n, size, scan, NULL, what);
+}
+
 int
-store_build_read(struct store *s, struct store_build_row *out, int64_t id)
+store_build_get(struct store *s, struct store_build_row *out, int64_t id)
 {
 	struct db_stmt *st;
 	void *v;
@@ -198,27 +208,19 @@ store_build_read(struct store *s, struct store_build_row *out, int64_t id)
 		    (long long)id);
 	if (rc != DB_ROW)
 		return store_i_dberr(s, "build");
-	st = store_i_stmt(s,
+	rc = build_rows(s,
 	    "SELECT name, sha256, size FROM build_files WHERE build_id = ?1"
-	    " ORDER BY name");
-	if (st == NULL)
-		goto fail;
-	db_bind_int64(st, 1, id);
-	v = NULL;
-	rc = store_i_rows(s, st, &v, &out->nfiles, sizeof(*out->files),
-	    file_scan, NULL, "build files");
+	    " ORDER BY name",
+	    id, &v, &out->nfiles, sizeof(*out->files), file_scan,
+	    "build files");
 	out->files = v;
 	if (rc != 0)
 		goto fail;
-	st = store_i_stmt(s,
+	rc = build_rows(s,
 	    "SELECT id, coalesce(pair_id, 0), state, role FROM jobs"
-	    " WHERE build_id = ?1 ORDER BY id LIMIT 500");
-	if (st == NULL)
-		goto fail;
-	db_bind_int64(st, 1, id);
-	v = NULL;
-	rc = store_i_rows(s, st, &v, &out->nwaiters, sizeof(*out->waiters),
-	    waiter_scan, NULL, "build jobs");
+	    " WHERE build_id = ?1 ORDER BY id LIMIT 500",
+	    id, &v, &out->nwaiters, sizeof(*out->waiters), waiter_scan,
+	    "build jobs");
 	out->waiters = v;
 	if (rc != 0)
 		goto fail;
@@ -264,7 +266,8 @@ store_builds_counts(struct store *s, int64_t by_state[5], int64_t *reuses)
 }
 
 int
-store_job_build(struct store *s, struct store_job_build *out, int64_t job_id)
+store_job_build_get(
+    struct store *s, struct store_job_build *out, int64_t job_id)
 {
 	struct db_stmt *st;
 	int rc;

@@ -16,7 +16,7 @@ store_canary_host_release(struct store_canary_host *h)
 }
 
 int
-store_canary_host(struct store *s, struct store_canary_host *out,
+store_canary_host_get(struct store *s, struct store_canary_host *out,
     const char *host, const char *job)
 {
 	struct db_stmt *st = store_i_stmt(s,
@@ -78,7 +78,7 @@ store_canary_unjudged(struct store *s, int64_t **out, size_t *out_n, size_t max)
 }
 
 void
-store_canary_findings_free(struct store_canary_finding *f, size_t n)
+store_canary_findings_release(struct store_canary_finding *f, size_t n)
 {
 	size_t i;
 
@@ -90,7 +90,7 @@ store_canary_findings_free(struct store_canary_finding *f, size_t n)
 }
 
 int
-store_canary_findings(struct store *s, struct store_canary_finding **out,
+store_canary_finding_list(struct store *s, struct store_canary_finding **out,
     size_t *out_n, int64_t *out_host, int64_t pair_id)
 {
 	/* Judged metrics only: memcg telemetry is shown, not judged. */
@@ -210,7 +210,7 @@ store_host_clear(struct store *s, const char *host)
 }
 
 void
-store_canary_moments_free(struct store_canary_moment *m, size_t n)
+store_canary_moments_release(struct store_canary_moment *m, size_t n)
 {
 	size_t i;
 
@@ -220,7 +220,7 @@ store_canary_moments_free(struct store_canary_moment *m, size_t n)
 }
 
 int
-store_canary_moments(struct store *s, struct store_canary_moment **out,
+store_canary_moment_list(struct store *s, struct store_canary_moment **out,
     size_t *out_n, int64_t host_id, const char *job, size_t pairs)
 {
 	/* Measured runs only (idx < max_runs: not a profiled extra run). */

@@ -25,7 +25,7 @@ struct store_canary_host {
 };
 void store_canary_host_release(struct store_canary_host *);
 /* 0, or ERR_NOTFOUND when no host of that name has registered. */
-int store_canary_host(struct store *, struct store_canary_host *out,
+int store_canary_host_get(struct store *, struct store_canary_host *out,
     const char *host, const char *job);
 
 /* Canary pairs whose verdict is written and that are not judged yet:
@@ -39,8 +39,8 @@ struct store_canary_finding {
 	char *metric, *verdict; /* verdict "change point" for those */
 	double change_pct;
 };
-void store_canary_findings_free(struct store_canary_finding *, size_t n);
-int store_canary_findings(struct store *, struct store_canary_finding **out,
+void store_canary_findings_release(struct store_canary_finding *, size_t n);
+int store_canary_finding_list(struct store *, struct store_canary_finding **out,
     size_t *out_n, int64_t *out_host, int64_t pair_id);
 
 /* Marks the pair judged; why != NULL quarantines its host (an earlier
@@ -59,8 +59,8 @@ struct store_canary_moment {
 	int64_t job_id, n;
 	double sum, sumsq;
 };
-void store_canary_moments_free(struct store_canary_moment *, size_t n);
-int store_canary_moments(struct store *, struct store_canary_moment **out,
+void store_canary_moments_release(struct store_canary_moment *, size_t n);
+int store_canary_moment_list(struct store *, struct store_canary_moment **out,
     size_t *out_n, int64_t host_id, const char *job, size_t pairs);
 
 /*

@@ -713,7 +713,7 @@ done:
 }
 
 void
-store_copy_report_free(struct store_copy_report *r)
+store_copy_report_release(struct store_copy_report *r)
 {
 	size_t i;
 

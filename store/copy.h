@@ -32,6 +32,6 @@ struct store_copy_report {
  * with e naming the side and what is wrong. */
 int store_copy(const char *from, const char *to, struct store_copy_report *out,
     struct err *e);
-void store_copy_report_free(struct store_copy_report *);
+void store_copy_report_release(struct store_copy_report *);
 
 #endif

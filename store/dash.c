@@ -56,7 +56,7 @@ tree_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_trees_get(struct store *s, struct store_trees *out)
+store_tree_list(struct store *s, struct store_trees *out)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT id, name, url, last_fetch, last_ok, last_error,"
@@ -143,7 +143,7 @@ commit_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 /*
- * A page of commits (store_commits_get) is one index's range
+ * A page of commits (store_commit_list) is one index's range
  * (store_i_list_page): a tree's seen commits (v26; CROSS: the tree
  * first, none of another tree's is read), or every tree's, or a
  * branch's of a tree or of every tree (v31, commit_branches).  Before,
@@ -209,7 +209,7 @@ commit_id(const void *row)
 }
 
 int
-store_commits_get(struct store *s, struct store_commits *out, const char *tree,
+store_commit_list(struct store *s, struct store_commits *out, const char *tree,
     const char *branch, int64_t limit, int64_t cursor)
 {
 	static const char *const rows[] = CM_DRIVES(CM_ROWS);
@@ -286,7 +286,7 @@ recent_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_recent_get(struct store *s, struct store_recent *out, int64_t limit)
+store_recent_list(struct store *s, struct store_recent *out, int64_t limit)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
@@ -513,7 +513,7 @@ regression_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 /*
- * A regressions page (store_regressions_get) is driven by one index
+ * A regressions page (store_regression_list) is driven by one index
  * (store_i_list_page): of its host, else its tree, else its benchmark,
  * else its state, else of all, newest first.  A filter of one kind is
  * that index's range; the others of a page are checked on the
@@ -580,7 +580,7 @@ reg_id(const void *row)
 }
 
 int
-store_regressions_get(struct store *s, struct store_regressions *out,
+store_regression_list(struct store *s, struct store_regressions *out,
     const struct store_regressions_q *q)
 {
 	static const char *const win[] = REG_DRIVES(REG_WINDOW);
@@ -643,7 +643,7 @@ store_regressions_release(struct store_regressions *l)
 }
 
 int
-store_web_commit_time(struct store *s, int64_t *out, const char *sha)
+store_commit_time_get(struct store *s, int64_t *out, const char *sha)
 {
 	struct db_stmt *st;
 	int r = 0;

@@ -18,7 +18,7 @@
 struct store;
 
 /* The commit time of a commit (sha or prefix), for history ranges. */
-int store_web_commit_time(struct store *, int64_t *out, const char *sha);
+int store_commit_time_get(struct store *, int64_t *out, const char *sha);
 
 /*
  * Sets a regression's triage state (new, acknowledged, invalid, fixed)
@@ -58,7 +58,7 @@ struct store_trees {
 	size_t n;
 };
 /* Every tree, by name, with its branches. */
-int store_trees_get(struct store *, struct store_trees *out);
+int store_tree_list(struct store *, struct store_trees *out);
 void store_trees_release(struct store_trees *);
 
 /* A commit the watcher recorded (GET /api/v1/commits). */
@@ -80,7 +80,7 @@ struct store_commits {
 /* Commits newest first with id < cursor (0: from the newest), filtered
  * by tree and branch (NULL: any), at most limit: each page one index's
  * range (a branch's: schema v31). */
-int store_commits_get(struct store *, struct store_commits *out,
+int store_commit_list(struct store *, struct store_commits *out,
     const char *tree, const char *branch, int64_t limit, int64_t cursor);
 void store_commits_release(struct store_commits *);
 
@@ -107,7 +107,7 @@ struct store_recent {
 };
 /* The newest limit candidate jobs, but those of a bisection measuring a
  * commit no branch has (its revert of the culprit). */
-int store_recent_get(struct store *, struct store_recent *out, int64_t limit);
+int store_recent_list(struct store *, struct store_recent *out, int64_t limit);
 void store_recent_release(struct store_recent *);
 
 /* Regressions by triage state, in the order of store_regression_states. */
@@ -176,7 +176,7 @@ struct store_regressions_q {
 	int64_t scan;   /* the budget of regressions read; 0: the default */
 };
 /* Regressions newest first, filtered, at most limit. */
-int store_regressions_get(struct store *, struct store_regressions *out,
+int store_regression_list(struct store *, struct store_regressions *out,
     const struct store_regressions_q *);
 void store_regressions_release(struct store_regressions *);
 

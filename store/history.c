@@ -1,5 +1,5 @@
 /*
- * Metric history, its reads: the history page (store_history_get) and
+ * Metric history, its reads: the history page (store_history_list) and
  * its change points.  The writes (points appended as verdicts are made,
  * change points replaced) and the windows the change point search
  * reads are in history_points.c.
@@ -36,7 +36,7 @@ hist_job_scan(struct store_hist_job *j, struct db_stmt *st)
 }
 
 /*
- * The history read (store_history_get) is one statement per kind of
+ * The history read (store_history_list) is one statement per kind of
  * page: of one host, or of every host.  Both list the page's jobs from
  * history_jobs (schema v21: the jobs with an ok run, by name, point and
  * their pair's host) newest first, the cursor a range of the index, so
@@ -514,7 +514,7 @@ hist_ids_page(
 }
 
 int
-store_history_get(
+store_history_list(
     struct store *s, struct store_history *out, const struct store_history_q *q)
 {
 	struct hist_scan h = { s, out, q, 0, 0, NULL };
@@ -615,7 +615,7 @@ cp_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_history_changepoints(struct store *s, struct store_cp_rows *out,
+store_history_changepoint_list(struct store *s, struct store_cp_rows *out,
     const char *tree, const char *branch, const char *host, const char *job,
     const char *point, const char *metric)
 {

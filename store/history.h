@@ -62,7 +62,7 @@ struct store_history {
 	 * next_cursor goes on below the jobs it examined. */
 	int capped;
 };
-int store_history_get(
+int store_history_list(
     struct store *, struct store_history *out, const struct store_history_q *);
 void store_history_release(struct store_history *);
 
@@ -107,7 +107,7 @@ int store_changepoints_replace_range(struct store *, int64_t series,
     int64_t from_seq, int64_t to_seq, const struct store_change_point *cps,
     size_t n, int64_t now);
 /*
- * Change points for a history page, filtered like store_history_get
+ * Change points for a history page, filtered like store_history_list
  * (NULL: any; tree and branch NULL include submitted pairs), by series
  * and seq (a typed read; the caller releases).  The job ids are
  * the candidate jobs of the points at seq, lo_seq and hi_seq.
@@ -124,7 +124,7 @@ struct store_cp_rows {
 	struct store_cp_row *v;
 	size_t n;
 };
-int store_history_changepoints(struct store *, struct store_cp_rows *out,
+int store_history_changepoint_list(struct store *, struct store_cp_rows *out,
     const char *tree, const char *branch, const char *host, const char *job,
     const char *point, const char *metric);
 void store_cp_rows_release(struct store_cp_rows *); /* NULL ok */
@@ -144,7 +144,7 @@ struct store_hist_cps {
  * The change points of the history series q names (job, point, metric;
  * tree, branch and host NULL: any) found at a point of one of the pairs
  * pair_ids[0..n), by series and position: those of
- * store_history_changepoints whose pair is on the page, without the
+ * store_history_changepoint_list whose pair is on the page, without the
  * series' other ones, so the read is bounded by the page and not by the
  * history's length.  Caller: store_hist_cps_release.
  */

@@ -124,7 +124,7 @@ store_pair_group(struct store *s, int64_t *out_group, int64_t pair_id)
 	return store_i_dberr(s, "pair group");
 }
 
-/* What a host row's "online" is judged against (store_hosts_get). */
+/* What a host row's "online" is judged against (store_host_list). */
 struct host_clock {
 	int64_t now, online_s;
 };
@@ -150,7 +150,7 @@ host_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_hosts_get(struct store *s, struct store_hosts *out, int64_t limit,
+store_host_list(struct store *s, struct store_hosts *out, int64_t limit,
     int64_t cursor, int64_t now, int64_t online_s)
 {
 	struct db_stmt *st = store_i_stmt(s,

@@ -57,7 +57,7 @@ struct store_hosts {
 	int64_t next_cursor; /* the cursor of the next page, 0 at the end */
 };
 /* Hosts with id > cursor, by id, at most limit: 0, or -1 (errmsg). */
-int store_hosts_get(struct store *, struct store_hosts *out, int64_t limit,
+int store_host_list(struct store *, struct store_hosts *out, int64_t limit,
     int64_t cursor, int64_t now, int64_t online_s);
 void store_hosts_release(struct store_hosts *); /* NULL ok */
 

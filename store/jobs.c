@@ -4,6 +4,7 @@
  * registration in hosts.c.  All SQL is in store/ (docs/ARCHITECTURE.md).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +271,27 @@ store_run_add(
 	return rc;
 }
 
+int
+store_i_log_room(struct store *s, const char *sql, int64_t id, size_t len,
+    int64_t *have, size_t *keep)
+{
+	struct db_stmt *st = store_i_stmt(s, sql);
+
+	*have = 0;
+	*keep = len;
+	if (st == NULL)
+		return -1;
+	db_bind_int64(st, 1, id);
+	if (db_step(st) == DB_ROW)
+		*have = db_col_int64(st, 0);
+	store_i_release(s, st);
+	if (*have >= CAP_JOB_LOG)
+		*keep = 0;
+	else if (*keep > (size_t)(CAP_JOB_LOG - *have))
+		*keep = (size_t)(CAP_JOB_LOG - *have);
+	return 0;
+}
+
 static int
 log_append_once(struct store *s, size_t *out_stored, int64_t host_id,
     int64_t job_id, const char *text, size_t len, int64_t now)
@@ -286,21 +308,10 @@ log_append_once(struct store *s, size_t *out_stored, int64_t host_id,
 		return -1;
 	r = store_i_job_lease(s, NULL, NULL, job_id, host_id);
 	ok = r != -1;
-	if (ok && r == 0) {
-		st =
-		    store_i_stmt(s, "SELECT log_bytes FROM jobs WHERE id = ?1");
-		if ((ok = st != NULL)) {
-			db_bind_int64(st, 1, job_id);
-			if (db_step(st) == DB_ROW)
-				have = db_col_int64(st, 0);
-			store_i_release(s, st);
-		}
-		/* log_bytes CAP_JOB_LOG + 1 means "full, marker written". */
-		if (have >= CAP_JOB_LOG)
-			keep = 0;
-		else if (keep > (size_t)(CAP_JOB_LOG - have))
-			keep = (size_t)(CAP_JOB_LOG - have);
-	}
+	if (ok && r == 0)
+		ok = store_i_log_room(s,
+		         "SELECT log_bytes FROM jobs WHERE id = ?1", job_id,
+		         len, &have, &keep) == 0;
 	if (ok && r == 0 && have <= CAP_JOB_LOG) {
 		int full = keep < len;
 
@@ -593,7 +604,7 @@ job_scan_row(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
+store_job_list(struct store *s, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor)
 {
 	/* Of a state: a range of index jobs_state (state, id). */
@@ -608,21 +619,13 @@ store_jobs_get(struct store *s, struct store_jobs *out, const char *state,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	store_i_bind_text(st, 1, state);
-	db_bind_int64(st, 2, store_i_below(cursor));
-	db_bind_int64(st, 3, limit);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), job_scan_row,
-	    NULL, "list jobs");
+	r = store_i_state_page(s, st, state, limit, cursor, &v, &out->n,
+	    sizeof(*out->v), job_scan_row, offsetof(struct store_job, id),
+	    "list jobs", &out->next_cursor);
 	out->v = v;
-	if (r != 0) {
+	if (r != 0)
 		store_jobs_release(out);
-		return r;
-	}
-	out->next_cursor = store_i_next_cursor(
-	    out->n, limit, out->n ? out->v[out->n - 1].id : 0, STORE_I_DESC);
-	return 0;
+	return r;
 }
 
 void

@@ -103,7 +103,7 @@ struct store_jobs {
 };
 /* Jobs newest first with id < cursor (0: from the newest), state NULL
  * for all, at most limit: 0, or -1 (errmsg). */
-int store_jobs_get(struct store *, struct store_jobs *out, const char *state,
+int store_job_list(struct store *, struct store_jobs *out, const char *state,
     int64_t limit, int64_t cursor);
 void store_jobs_release(struct store_jobs *); /* NULL ok */
 

@@ -91,7 +91,7 @@ scan_skipped(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_mail_skipped_recent(
+store_mail_skipped_list(
     struct store *s, struct store_mail_skipped_list *out, size_t max)
 {
 	struct db_stmt *st = store_i_stmt(s,

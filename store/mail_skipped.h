@@ -57,7 +57,7 @@ int store_mail_skipped_drop(
     struct store *, const char *inbox, const char *message_id);
 
 /* The newest max rows, newest first: 0, or -1 (out then empty). */
-int store_mail_skipped_recent(
+int store_mail_skipped_list(
     struct store *, struct store_mail_skipped_list *out, size_t max);
 void store_mail_skipped_release(struct store_mail_skipped_list *);
 

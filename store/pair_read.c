@@ -96,7 +96,7 @@ pair_sides(struct store *s, struct store_pair *p)
 }
 
 int
-store_pair_read(struct store *s, struct store_pair *out, int64_t pair_id)
+store_pair_get(struct store *s, struct store_pair *out, int64_t pair_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.name, p.point, h.name, p.created,"

@@ -46,7 +46,7 @@ store_verdict_pending(struct store *s, int64_t *out, size_t max, size_t *out_n)
 	return 0;
 }
 
-/* One side's columns from i on (the order of store_verdict_pair's). */
+/* One side's columns from i on (the order of store_verdict_pair_get's). */
 static void
 vside_scan(struct store_vside *d, struct db_stmt *st, int i)
 {
@@ -70,7 +70,8 @@ vside_release(struct store_vside *d)
 }
 
 int
-store_verdict_pair(struct store *s, struct store_vpair *out, int64_t pair_id)
+store_verdict_pair_get(
+    struct store *s, struct store_vpair *out, int64_t pair_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT p.name, p.point, p.host_id, h.name, p.analysed, j.role,"
@@ -138,7 +139,8 @@ store_vpair_release(struct store_vpair *p)
 }
 
 int
-store_verdict_values(struct store *s, struct store_values *out, int64_t pair_id)
+store_verdict_value_list(
+    struct store *s, struct store_values *out, int64_t pair_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
@@ -178,7 +180,7 @@ vsib_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_verdict_siblings(
+store_verdict_sibling_list(
     struct store *s, struct store_vsibs *out, int64_t pair_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
@@ -232,7 +234,7 @@ vhist_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_verdict_history(struct store *s, struct store_vhists *out,
+store_verdict_history_list(struct store *s, struct store_vhists *out,
     int64_t pair_id, int64_t max_jobs)
 {
 	struct db_stmt *st = store_i_stmt(s,

@@ -20,7 +20,7 @@ struct store;
 struct store_values;
 
 /*
- * A pair with its two jobs and its comparisons (store_pair_read; the
+ * A pair with its two jobs and its comparisons (store_pair_get; the
  * JSON of GET /api/v1/pairs/{id} is web/rows.c's).  The comparisons'
  * strings are the list's own; their doubles are NAN and their counts -1
  * where the column is NULL.
@@ -45,7 +45,7 @@ struct store_pair {
 	int kernel[2];
 };
 /* 0, ERR_NOTFOUND (no such pair), or -1 (a side's job is missing too). */
-int store_pair_read(struct store *, struct store_pair *out, int64_t pair_id);
+int store_pair_get(struct store *, struct store_pair *out, int64_t pair_id);
 void store_pair_release(struct store_pair *); /* NULL ok */
 
 /*
@@ -84,13 +84,13 @@ struct store_vpair {
 	struct store_vside base, cand;
 };
 /* 0, ERR_NOTFOUND (no such pair, or a side is missing), or -1. */
-int store_verdict_pair(
+int store_verdict_pair_get(
     struct store *, struct store_vpair *out, int64_t pair_id);
 void store_vpair_release(struct store_vpair *); /* NULL ok */
 /* The metric values of the pair's runs with status ok (run index below
  * max_runs: a profile slot is not a run), ordered by metric, role, run;
  * store_values_release.  0 or -1. */
-int store_verdict_values(
+int store_verdict_value_list(
     struct store *, struct store_values *out, int64_t pair_id);
 /*
  * The candidates for a pair's memcg-tax siblings (daemon/verdict.c
@@ -108,7 +108,7 @@ struct store_vsibs {
 	struct store_vsib *v;
 	size_t n;
 };
-int store_verdict_siblings(
+int store_verdict_sibling_list(
     struct store *, struct store_vsibs *out, int64_t pair_id);
 void store_vsibs_release(struct store_vsibs *); /* NULL ok */
 /*
@@ -126,7 +126,7 @@ struct store_vhists {
 	struct store_vhist *v;
 	size_t n;
 };
-int store_verdict_history(struct store *, struct store_vhists *out,
+int store_verdict_history_list(struct store *, struct store_vhists *out,
     int64_t pair_id, int64_t max_jobs);
 void store_vhists_release(struct store_vhists *); /* NULL ok */
 
@@ -164,7 +164,7 @@ int store_verdict_put(struct store *, int64_t *out_id, int64_t pair_id,
  * analysed), ERR_CONFLICT when not (the message says why). */
 int store_verdict_check(struct store *, int64_t pair_id);
 /* Marks the pair's verdict final, and stores its jobs' summaries for
- * the history (store_history_get). */
+ * the history (store_history_list). */
 int store_verdict_done(struct store *, int64_t pair_id, int64_t now);
 /*
  * Adaptive runs: re-opens the jobs of a pair (state success) that have
@@ -245,7 +245,7 @@ int store_hygiene_suspect(struct store *, char **out_why, int64_t pair_id);
  * Shared bases under adaptive runs.  A base job shared by several pairs
  * can be re-opened for more runs by one pair while another pair's
  * verdict is being computed from it.  The verdict remembers each side's
- * job, wanted runs and stored runs as it read them (store_verdict_pair's
+ * job, wanted runs and stored runs as it read them (store_verdict_pair_get's
  * runs and stored); before it writes, in its transaction, this says
  * whether they are still so.  0, or ERR_CONFLICT (the message names the
  * job that changed): the verdict is dropped and made again later from a

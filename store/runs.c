@@ -24,7 +24,7 @@ run_meta_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_pair_run_meta(
+store_pair_run_meta_list(
     struct store *s, struct store_run_metas *out, int64_t pair_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
@@ -80,7 +80,8 @@ store_i_value_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_pair_values(struct store *s, struct store_values *out, int64_t pair_id)
+store_pair_value_list(
+    struct store *s, struct store_values *out, int64_t pair_id)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"

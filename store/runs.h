@@ -22,7 +22,7 @@ struct store_values {
 	size_t n;
 };
 /* Both sides' values, by metric, role and run: 0 or -1. */
-int store_pair_values(
+int store_pair_value_list(
     struct store *, struct store_values *out, int64_t pair_id);
 void store_values_release(struct store_values *); /* NULL ok */
 
@@ -45,7 +45,7 @@ struct store_run_metas {
 	size_t n;
 };
 /* 0 (no runs: n 0) or -1 (errmsg). */
-int store_pair_run_meta(
+int store_pair_run_meta_list(
     struct store *, struct store_run_metas *out, int64_t pair_id);
 void store_run_metas_release(struct store_run_metas *); /* NULL ok */
 

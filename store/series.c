@@ -517,7 +517,7 @@ series_tip_pairs(struct store *s, struct store_series_row *out, int64_t id)
 }
 
 int
-store_web_series(struct store *s, struct store_series_row *out, int64_t id)
+store_series_page_get(struct store *s, struct store_series_row *out, int64_t id)
 {
 	struct db_stmt *st = store_i_stmt(s,
 	    "SELECT se.id, se.inbox, se.title, se.version, se.total,"
@@ -782,7 +782,7 @@ store_series_mark(struct store *s, const int64_t *ids, size_t n,
 }
 
 void
-store_tip_runs_free(struct store_tip_runs *r, size_t n)
+store_tip_runs_release(struct store_tip_runs *r, size_t n)
 {
 	size_t i;
 
@@ -823,7 +823,7 @@ store_series_head(
 }
 
 int
-store_series_tip_runs(
+store_series_tip_run_list(
     struct store *s, struct store_tip_runs **out, size_t *n, int64_t id)
 {
 	struct db_stmt *st;
@@ -885,7 +885,7 @@ store_series_tip_runs(
 	}
 	store_i_release(s, st);
 	if (rc != DB_DONE) {
-		store_tip_runs_free(r, nr);
+		store_tip_runs_release(r, nr);
 		return store_i_dberr(s, "series tip runs");
 	}
 	*out = r;

@@ -71,7 +71,7 @@ struct store_series_patch_row {
 };
 
 /* One series.  The list and store_series_get fill every field; the
- * page's read (store_web_series) leaves message_id, ref, created,
+ * page's read (store_series_page_get) leaves message_id, ref, created,
  * updated and verdicts empty and fills pairs. */
 struct store_series_row {
 	int64_t id;
@@ -88,10 +88,10 @@ struct store_series_row {
 	int64_t supersedes; /* 0: none */
 	char *fallback;
 	char *verdicts; /* of the pairs measuring the tip, comma-separated */
-	/* store_series_get, store_web_series: */
+	/* store_series_get, store_series_page_get: */
 	struct store_series_patch_row *patches;
 	size_t npatches;
-	/* store_web_series: the pairs measuring the tip, newest first. */
+	/* store_series_page_get: the pairs measuring the tip, newest first. */
 	int64_t *pairs;
 	size_t npairs;
 };
@@ -111,7 +111,8 @@ void store_series_list_release(struct store_series_list *);
 int store_series_get(struct store *, struct store_series_row *out, int64_t id);
 /* The /series/{id} page's read: the series, the pairs measuring its tip
  * and its patches.  ERR_NOTFOUND. */
-int store_web_series(struct store *, struct store_series_row *out, int64_t id);
+int store_series_page_get(
+    struct store *, struct store_series_row *out, int64_t id);
 void store_series_release(struct store_series_row *);
 
 /* Sets the series' branch tag ("" or NULL: none) and the series it
@@ -175,11 +176,11 @@ struct store_tip_runs {
 /*
  * The run values of the candidate jobs measuring series id's tip, one
  * entry per (host, job, point, metric), ordered by them.  0 and *out
- * (store_tip_runs_free), ERR_NOTFOUND when there is no such series.
+ * (store_tip_runs_release), ERR_NOTFOUND when there is no such series.
  */
-int store_series_tip_runs(
+int store_series_tip_run_list(
     struct store *, struct store_tip_runs **out, size_t *n, int64_t id);
-void store_tip_runs_free(struct store_tip_runs *, size_t);
+void store_tip_runs_release(struct store_tip_runs *, size_t);
 
 /*
  * A commit the daemon made from mail: the patch commit SHA of an applied
@@ -226,7 +227,7 @@ int store_series_latency_get(
     struct store *, struct store_series_latency *out, int64_t id);
 /* The newest series seen at or after SINCE (at most max, newest
  * first): 0 and *out (free()). */
-int store_series_latencies(struct store *, struct store_series_latency **out,
+int store_series_latency_list(struct store *, struct store_series_latency **out,
     size_t *out_n, int64_t since, size_t max);
 
 #endif

@@ -68,7 +68,7 @@ store_series_latency_get(
 }
 
 int
-store_series_latencies(struct store *s, struct store_series_latency **out,
+store_series_latency_list(struct store *s, struct store_series_latency **out,
     size_t *out_n, int64_t since, size_t max)
 {
 	/* The newest max series by id (series are recorded in time

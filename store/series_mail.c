@@ -16,7 +16,7 @@ cmp_str(const void *a, const void *b)
 }
 
 int
-store_series_mail_ids(
+store_series_mail_id_list(
     struct store *s, char ***out, size_t *n, const char *inbox, size_t max)
 {
 	struct db_stmt *st = store_i_stmt(s,
@@ -45,7 +45,7 @@ store_series_mail_ids(
 	}
 	store_i_release(s, st);
 	if (rc != DB_DONE) {
-		store_series_mail_ids_free(v, k);
+		store_series_mail_ids_release(v, k);
 		return store_i_dberr(s, "series mail");
 	}
 	if (k > 1)
@@ -56,7 +56,7 @@ store_series_mail_ids(
 }
 
 void
-store_series_mail_ids_free(char **v, size_t n)
+store_series_mail_ids_release(char **v, size_t n)
 {
 	size_t i;
 

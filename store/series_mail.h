@@ -17,8 +17,8 @@ struct store;
  * INBOX among the newest max of all inboxes, sorted by strcmp (*out may be
  * searched with bsearch), duplicates kept.  0, or -1 (store error).
  */
-int store_series_mail_ids(
+int store_series_mail_id_list(
     struct store *, char ***out, size_t *n, const char *inbox, size_t max);
-void store_series_mail_ids_free(char **, size_t);
+void store_series_mail_ids_release(char **, size_t);
 
 #endif

@@ -452,6 +452,33 @@ store_i_below(int64_t cursor)
 }
 
 int
+store_i_state_page(struct store *s, struct db_stmt *st, const char *state,
+    int64_t limit, int64_t cursor, void **v, size_t *n, size_t size,
+    void (*scan)(void *row, struct db_stmt *st, void *arg), size_t id_off,
+    const char *what, int64_t *next)
+{
+	int64_t last = 0;
+	int r;
+
+	*v = NULL;
+	*n = 0;
+	*next = 0;
+	if (st == NULL)
+		return -1;
+	store_i_bind_text(st, 1, state);
+	db_bind_int64(st, 2, store_i_below(cursor));
+	db_bind_int64(st, 3, limit);
+	r = store_i_rows(s, st, v, n, size, scan, NULL, what);
+	if (r != 0)
+		return r;
+	if (*n > 0)
+		memcpy(
+		    &last, (char *)*v + (*n - 1) * size + id_off, sizeof(last));
+	*next = store_i_next_cursor(*n, limit, last, STORE_I_DESC);
+	return 0;
+}
+
+int
 store_i_scan_page(const struct store_i_scan *sc, int64_t cursor, int64_t limit,
     int64_t budget, int *capped, int64_t *floor)
 {

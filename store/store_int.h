@@ -28,7 +28,7 @@ enum stmt_slot {
 	S_RELEASE,
 	S_GEN, /* store_data_version */
 	S_GEN_BUMP,
-	/* store/history.c: store_history_get's rows, then its windows
+	/* store/history.c: store_history_list's rows, then its windows
 	 * (hist_window), each of all hosts and trees, a host's, a tree's,
 	 * and a tree's of a host (enum hist_from). */
 	S_HISTORY,
@@ -188,6 +188,17 @@ int64_t store_i_next_cursor(
  */
 int64_t store_i_below(int64_t cursor);
 /*
+ * A page of a list newest first by state: st's SQL (NULL: -1) binds ?1
+ * the state (NULL: any), ?2 store_i_below(cursor) and ?3 limit.  Its
+ * rows as store_i_rows reads them, *next the next page's cursor from the
+ * int64_t id at id_off in the last row.  0, or -1 with the rows read so
+ * far in *v for the caller's release.
+ */
+int store_i_state_page(struct store *, struct db_stmt *st, const char *state,
+    int64_t limit, int64_t cursor, void **v, size_t *n, size_t size,
+    void (*scan)(void *row, struct db_stmt *st, void *arg), size_t id_off,
+    const char *what, int64_t *next);
+/*
  * A page of a list newest first whose filters are no range of an index
  * (a branch, a time range): read in windows of the list's index, each
  * four times the last (the first twice the page), until the page is
@@ -313,6 +324,13 @@ int store_i_build_relink(struct store *s, int64_t job_id, int64_t now);
  * the bytes the artifacts hold, the build reuses), in the caller's
  * transaction. */
 int store_i_count_add(struct store *s, const char *name, int64_t d);
+/* store/jobs.c: the room of a log capped at CAP_JOB_LOG (a job's, a
+ * build's): the bytes stored, log_bytes of row id as sql (a literal)
+ * selects it, into *have (CAP_JOB_LOG + 1: full, its marker written),
+ * and how many of len more bytes fit into *keep.  In the caller's
+ * transaction: 0 or -1. */
+int store_i_log_room(struct store *s, const char *sql, int64_t id, size_t len,
+    int64_t *have, size_t *keep);
 /* store/jobs.c: the job row of id (store_jobs_release's strings): 0,
  * ERR_NOTFOUND or -1. */
 int store_i_job_one(struct store *s, struct store_job *out, int64_t id);
@@ -329,7 +347,7 @@ int store_i_web_hex(const char *sha); /* store/history.c */
  * value, run), the store_i_rows scan of the value reads. */
 void store_i_value_scan(void *row, struct db_stmt *st, void *arg);
 /* store/series.c: the patches of series id into out->patches; a row of
- * store_web_series' columns into r. */
+ * store_series_page_get' columns into r. */
 struct store_series_row;
 int store_i_series_patches(
     struct store *s, struct store_series_row *out, int64_t id);

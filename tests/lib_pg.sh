@@ -8,6 +8,15 @@
 #   pg_createdb NAME  a new, empty database NAME: its conninfo on stdout
 #   pg_stop           stops it (fast) and waits
 #   pg_resume         starts it again on the same data after pg_stop
+#   pg_vd_job DIR     (end-to-end tests) writes DIR/jobs/vd.yaml: the
+#                     job vd, echo ops=1, one run
+#   pg_lock_daemon DIR MS
+#                     (end-to-end tests, after lib.sh) a daemon in DIR
+#                     for runner r1 whose sessions give up on a lock
+#                     after MS ms (lock_timeout in its conninfo), with the
+#                     job vd (echo ops=1, one run), started; R1 and ADM
+#                     the runner's and the admin's tokens.  1 when the
+#                     daemon did not start
 #
 # Never the system's cluster: the binaries of the newest PostgreSQL under
 # /usr/lib/postgresql (or pg_ctl on PATH) run on a data directory of the
@@ -82,4 +91,24 @@ pg_stop() {
 	[ -n "$PW_PG_DIR" ] && [ -d "$PW_PG_DIR/data" ] || return 0
 	bin=$(pg_bindir) || return 0
 	pg_as "$bin/pg_ctl" -D "$PW_PG_DIR/data" -m fast -w stop >/dev/null 2>&1
+}
+
+pg_vd_job() {
+	cat >"$1/jobs/vd.yaml" <<'YAML'
+name: vd
+parser: keyvalue
+command: [echo, "ops=1"]
+runs: 1
+metrics:
+  ops: {better: higher}
+YAML
+}
+
+pg_lock_daemon() {
+	daemon_config "$1" r1
+	sed -i "s|^database: \"\(.*\)\"$|database: \"\1 options='-c lock_timeout=$2'\"|" "$1/daemon.yaml"
+	pg_vd_job "$1"
+	start_daemon "$1" || return 1
+	R1=$(token_of r1)
+	ADM=$(token_of admin)
 }

@@ -965,7 +965,7 @@ api_stop(struct api *a)
 		workq_stop(a->renders);
 	httpd_stop(a->httpd, (int)a->conf->dc->http_timeout_s);
 	workq_free(a->renders);
-	store_batch_free(a->batch);
+	store_batch_release(a->batch);
 	for (i = 0; i < a->nstores; i++) {
 		store_close(a->stores[i]);
 		cache_free(a->caches[i]);

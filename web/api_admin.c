@@ -375,7 +375,7 @@ api_admin_host_clear(struct ctx *x)
 	const char *name = NULL;
 	int r;
 
-	if ((r = store_hosts_get(x->s, &l, 1, x->id[0] - 1, api_now_s(),
+	if ((r = store_host_list(x->s, &l, 1, x->id[0] - 1, api_now_s(),
 	         3 * api_heartbeat_s(x->conf))) != 0) {
 		reply_store_err(x, r);
 		return;

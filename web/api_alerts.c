@@ -44,7 +44,7 @@ api_read_alerts(struct ctx *x)
 		return;
 	}
 	out = rows_alerts_json(a, n, &more);
-	store_alerts_free(a, n);
+	store_alerts_release(a, n);
 	reply_json(x, 200, out);
 }
 
@@ -60,6 +60,6 @@ api_read_alert(struct ctx *x)
 		return;
 	}
 	out = rows_alert_json(a, 1);
-	store_alerts_free(a, 1);
+	store_alerts_release(a, 1);
 	reply_json(x, 200, out);
 }

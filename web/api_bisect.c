@@ -23,14 +23,14 @@ api_bisect_json(struct store *s, int64_t id, json_t **out)
 	*out = NULL;
 	if ((r = store_bisect_get(s, &b, id)) != 0)
 		return r;
-	if ((r = store_bisect_steps(s, &st, &n, id)) != 0) {
-		store_bisect_free(b);
+	if ((r = store_bisect_step_list(s, &st, &n, id)) != 0) {
+		store_bisect_release(b);
 		return r;
 	}
 	if ((o = rows_bisect_json(b)) != NULL)
 		json_object_set_new(o, "steps", rows_bisect_steps_json(st, n));
-	store_bisect_steps_free(st, n);
-	store_bisect_free(b);
+	store_bisect_steps_release(st, n);
+	store_bisect_release(b);
 	if (o == NULL)
 		return -1;
 	*out = json_pack("{s:o}", "bisection", o);
@@ -44,7 +44,7 @@ api_bisects_json(struct store *s, int64_t limit, int64_t cursor, json_t **out)
 	int r;
 
 	*out = NULL;
-	if ((r = store_bisects_get(s, &l, limit, cursor)) != 0)
+	if ((r = store_bisect_list(s, &l, limit, cursor)) != 0)
 		return r;
 	*out = rows_bisects_json(&l);
 	store_bisects_release(&l);

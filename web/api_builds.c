@@ -501,7 +501,7 @@ api_job_build_json(struct store *s, int64_t job_id, json_t **out)
 	int r;
 
 	*out = NULL;
-	if ((r = store_job_build(s, &b, job_id)) != 0)
+	if ((r = store_job_build_get(s, &b, job_id)) != 0)
 		return r;
 	if (b.id == 0) {
 		*out = json_null();
@@ -543,7 +543,7 @@ api_read_builds(struct ctx *x)
 	}
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
-	if ((r = store_builds_get(x->s, &l, state, limit, cursor)) != 0) {
+	if ((r = store_build_list(x->s, &l, state, limit, cursor)) != 0) {
 		reply_store_err(x, r);
 		return;
 	}
@@ -564,7 +564,7 @@ api_read_build(struct ctx *x)
 	size_t i;
 	int r;
 
-	if ((r = store_build_read(x->s, &b, x->id[0])) != 0) {
+	if ((r = store_build_get(x->s, &b, x->id[0])) != 0) {
 		reply_store_err(x, r);
 		return;
 	}

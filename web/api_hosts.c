@@ -38,7 +38,7 @@ api_read_hosts(struct ctx *x)
 
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
-	r = store_hosts_get(
+	r = store_host_list(
 	    x->s, &l, limit, cursor, api_now_s(), 3 * api_heartbeat_s(x->conf));
 	if (r != 0) {
 		reply_store_err(x, r);

@@ -44,7 +44,7 @@ api_read_jobs(struct ctx *x)
 	}
 	if (api_query_page(x, &limit, &cursor) == -1)
 		return;
-	if ((r = store_jobs_get(x->s, &l, state, limit, cursor)) != 0) {
+	if ((r = store_job_list(x->s, &l, state, limit, cursor)) != 0) {
 		reply_store_err(x, r);
 		return;
 	}
@@ -158,10 +158,10 @@ pair_json(struct ctx *x, int64_t id, json_t **out)
 	size_t nsides = 0;
 	int r;
 
-	if ((r = store_pair_read(x->s, &p, id)) != 0)
+	if ((r = store_pair_get(x->s, &p, id)) != 0)
 		return r;
 	/* Which kernel each side ran (docs/KERNEL.md). */
-	if (store_pair_run_meta(x->s, &rows, id) != 0) {
+	if (store_pair_run_meta_list(x->s, &rows, id) != 0) {
 		store_pair_release(&p);
 		return -1;
 	}

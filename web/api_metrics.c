@@ -61,7 +61,7 @@ series_metrics(struct ctx *x, struct buf *b)
 	struct store_series_latency *l = NULL;
 	size_t n = 0, k, j;
 
-	if (store_series_latencies(
+	if (store_series_latency_list(
 	        x->s, &l, &n, api_now_s() - 30 * 86400, 1000) != 0) {
 		store_errclear(x->s);
 		return;

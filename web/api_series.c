@@ -36,7 +36,7 @@ api_read_series(struct ctx *x)
 	if (cursor == 0) {
 		struct store_mail_skipped_list sk;
 
-		if ((r = store_mail_skipped_recent(
+		if ((r = store_mail_skipped_list(
 		         x->s, &sk, API_SERIES_SKIPPED)) != 0) {
 			json_decref(out);
 			reply_store_err(x, r);
@@ -56,7 +56,7 @@ api_latency_sum(struct store *s, int64_t since, struct series_stage_sum *sum,
 	struct store_series_latency *l;
 	int r;
 
-	if ((r = store_series_latencies(s, &l, nseries, since, 1000)) != 0)
+	if ((r = store_series_latency_list(s, &l, nseries, since, 1000)) != 0)
 		return r;
 	series_latency_summary(sum, l, *nseries);
 	free(l);

@@ -71,7 +71,7 @@ api_trees_json(struct store *s, const struct daemon_config *dc,
 	int r;
 
 	*out = NULL;
-	if ((r = store_trees_get(s, &l)) != 0)
+	if ((r = store_tree_list(s, &l)) != 0)
 		return r;
 	all = rows_trees_json(&l);
 	store_trees_release(&l);
@@ -156,7 +156,7 @@ api_commits_json(struct store *s, const char *tree, const char *branch,
 	int r;
 
 	*out = NULL;
-	if ((r = store_commits_get(s, &l, tree, branch, limit, cursor)) != 0)
+	if ((r = store_commit_list(s, &l, tree, branch, limit, cursor)) != 0)
 		return r;
 	*out = rows_commits_json(&l);
 	store_commits_release(&l);

@@ -85,7 +85,7 @@ web_alerts(struct ctx *x)
 		free(shown[i]);
 	free(shown);
 	free(rows);
-	store_alerts_free(a, n);
+	store_alerts_release(a, n);
 	reply_page(x, 200, &b);
 }
 
@@ -120,6 +120,6 @@ web_alert(struct ctx *x)
 	view_alert_render(&b, &v);
 	free(shown[0]);
 	free(shown[1]);
-	store_alerts_free(a, 1);
+	store_alerts_release(a, 1);
 	reply_page(x, 200, &b);
 }

@@ -123,7 +123,7 @@ step_details(struct ctx *x, struct view_bisect_step *vs, size_t n,
 			const struct store_pair *got = NULL;
 
 			if (id > 0) {
-				r = store_pair_read(x->s, p, id);
+				r = store_pair_get(x->s, p, id);
 				if (r == 0) {
 					got = p;
 					sp->n++;
@@ -160,8 +160,8 @@ bisect_read_release(struct bisect_read *rd)
 	free(rd->sides);
 	step_pairs_release(&rd->sp);
 	free(rd->vs);
-	store_bisect_steps_free(rd->st, rd->n);
-	store_bisect_free(rd->bi);
+	store_bisect_steps_release(rd->st, rd->n);
+	store_bisect_release(rd->bi);
 	memset(rd, 0, sizeof(*rd));
 }
 
@@ -174,7 +174,7 @@ bisect_read(struct ctx *x, struct bisect_read *rd, int64_t id)
 
 	memset(rd, 0, sizeof(*rd));
 	if ((r = store_bisect_get(x->s, &rd->bi, id)) != 0 ||
-	    (r = store_bisect_steps(x->s, &rd->st, &rd->n, id)) != 0) {
+	    (r = store_bisect_step_list(x->s, &rd->st, &rd->n, id)) != 0) {
 		bisect_read_release(rd);
 		return r;
 	}
@@ -284,7 +284,7 @@ web_bisects(struct ctx *x)
 	size_t i;
 	int r;
 
-	if ((r = store_bisects_get(x->s, &l, PAGE_ROWS, cursor)) != 0) {
+	if ((r = store_bisect_list(x->s, &l, PAGE_ROWS, cursor)) != 0) {
 		reply_page_store_err(x, r);
 		return;
 	}

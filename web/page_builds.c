@@ -92,7 +92,7 @@ web_builds(struct ctx *x)
 	size_t i;
 	int r;
 
-	if ((r = store_builds_get(x->s, &l, state, PAGE_ROWS, cursor)) != 0) {
+	if ((r = store_build_list(x->s, &l, state, PAGE_ROWS, cursor)) != 0) {
 		reply_page_store_err(x, r);
 		return;
 	}
@@ -145,7 +145,7 @@ build_page(struct ctx *x, int64_t id)
 	size_t i;
 	int rc;
 
-	if ((rc = store_build_read(x->s, &r, id)) != 0) {
+	if ((rc = store_build_get(x->s, &r, id)) != 0) {
 		reply_page_store_err(x, rc);
 		return;
 	}

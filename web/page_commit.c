@@ -209,9 +209,9 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 
 	c->reads = xreallocarray(c->reads, c->nreads + 1, sizeof(*c->reads));
 	c->reads[c->nreads++] = rd;
-	if ((r = store_pair_read(x->s, &rd->p, id)) != 0)
+	if ((r = store_pair_get(x->s, &rd->p, id)) != 0)
 		return r;
-	if ((r = store_pair_values(x->s, &rd->vals, id)) != 0)
+	if ((r = store_pair_value_list(x->s, &rd->vals, id)) != 0)
 		return r;
 	if (out_pair)
 		*out_pair = pair;
@@ -528,7 +528,7 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 	case VIEW_SERIES:
 		if ((n = web_parse_id(id, NULL)) == 0)
 			return ERR_NOTFOUND;
-		if ((r = store_web_series(x->s, sr, n)) != 0)
+		if ((r = store_series_page_get(x->s, sr, n)) != 0)
 			return r;
 		o = web_keep(x, rows_series_page_json(sr));
 		*out_info = o;
@@ -827,8 +827,8 @@ web_target_html(
 			v.boots[k] = pr->boots[k];
 			v.kernel_job[k] = pr->kernel[k];
 		}
-		if (store_pair_run_meta(x->s, &prof, strtoll(id, NULL, 10)) ==
-		    0) {
+		if (store_pair_run_meta_list(
+		        x->s, &prof, strtoll(id, NULL, 10)) == 0) {
 			v.nsymbols = chargepath_diff(
 			    syms, PAIR_SYMBOLS, v.profiled_runs, &prof, &blobs);
 			web_keep(x, blobs);
@@ -872,7 +872,7 @@ web_target_html(
 		free(shown[k]);
 	free(shown);
 	free(va);
-	store_alerts_free(al, nal);
+	store_alerts_release(al, nal);
 	free(pv);
 	free(vv);
 	free(vc);

@@ -42,7 +42,7 @@ parse_when(struct ctx *x, const char *s, int end_of_day, int64_t *out)
 		*out = (int64_t)timegm(&tm) + (end_of_day ? 86399 : 0);
 		return 0;
 	}
-	return store_web_commit_time(x->s, out, s) == 0 ? 0 : -1;
+	return store_commit_time_get(x->s, out, s) == 0 ? 0 : -1;
 }
 
 struct hist {
@@ -176,7 +176,7 @@ hist_fill(struct store *s, struct hist *h, const struct store_history_q *q)
 	size_t i, k, n;
 	int r;
 
-	if ((r = store_history_get(s, &h->rows, q)) != 0)
+	if ((r = store_history_list(s, &h->rows, q)) != 0)
 		return r;
 	n = h->rows.n;
 	h->pts = xcalloc(n + 1, sizeof(*h->pts));

@@ -60,7 +60,7 @@ web_hosts(struct ctx *x)
 	int r;
 
 	cursor = web_q_cursor(x);
-	r = store_hosts_get(x->s, &l, PAGE_ROWS, cursor, x->now, x->online_s);
+	r = store_host_list(x->s, &l, PAGE_ROWS, cursor, x->now, x->online_s);
 	if (r != 0) {
 		reply_page_store_err(x, r);
 		return;

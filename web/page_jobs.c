@@ -70,7 +70,7 @@ web_jobs(struct ctx *x)
 
 	cursor = web_q_cursor(x);
 	v.state = job_state_filter(x);
-	r = store_jobs_get(x->s, &l, v.state, PAGE_ROWS, cursor);
+	r = store_job_list(x->s, &l, v.state, PAGE_ROWS, cursor);
 	if (r != 0) {
 		reply_page_store_err(x, r);
 		return;

@@ -113,7 +113,7 @@ overview_build(struct ctx *x, struct view_overview *v,
 	v->now = x->now;
 	if ((r = store_stats(x->s, &st, x->now, x->online_s)) != 0 ||
 	    (r = store_regression_counts_get(x->s, &counts)) != 0 ||
-	    (r = store_recent_get(x->s, recent, RECENT_JOBS)) != 0)
+	    (r = store_recent_list(x->s, recent, RECENT_JOBS)) != 0)
 		return r;
 	v->hosts_online = (int)st.hosts_online;
 	v->hosts_total = (int)st.hosts;

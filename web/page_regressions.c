@@ -51,7 +51,7 @@ web_regressions(struct ctx *x)
 	v.host = web_q(x, "host");
 	v.bench = web_q(x, "bench");
 	v.state = state_filter(x);
-	r = store_regressions_get(x->s, &l,
+	r = store_regression_list(x->s, &l,
 	    &(struct store_regressions_q){ .tree = v.tree,
 	        .host = v.host,
 	        .bench = v.bench,
@@ -115,7 +115,7 @@ web_regressions_doc(struct store *s, json_t **out, const char *tree,
 	int r;
 
 	*out = NULL;
-	r = store_regressions_get(s, &l,
+	r = store_regression_list(s, &l,
 	    &(struct store_regressions_q){ .tree = tree,
 	        .host = host,
 	        .bench = bench,

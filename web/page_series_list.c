@@ -83,7 +83,7 @@ web_series_list(struct ctx *x)
 		stages[k].p90_s = sum[k].p90;
 	}
 	if (cursor == 0 &&
-	    (r = store_mail_skipped_recent(x->s, &sk, SKIPPED_ROWS)) != 0) {
+	    (r = store_mail_skipped_list(x->s, &sk, SKIPPED_ROWS)) != 0) {
 		free(rows);
 		store_series_list_release(&l);
 		reply_page_store_err(x, r);

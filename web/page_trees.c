@@ -2,7 +2,7 @@
  * The trees page, GET /trees, from what GET /api/v1/trees answers (the
  * store's trees joined with the configuration, api_trees_json), and the
  * commits page, GET /commits?tree=&branch=, from the typed read GET
- * /api/v1/commits makes (store_commits_get).
+ * /api/v1/commits makes (store_commit_list).
  */
 #include <stdlib.h>
 
@@ -100,7 +100,7 @@ web_commits(struct ctx *x)
 
 	v.tree = web_q(x, "tree");
 	v.branch = web_q(x, "branch");
-	if ((r = store_commits_get(
+	if ((r = store_commit_list(
 	         x->s, &l, v.tree, v.branch, PAGE_ROWS, cursor)) != 0) {
 		reply_page_store_err(x, r);
 		return;

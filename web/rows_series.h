@@ -23,7 +23,7 @@ json_t *rows_series_list_json(const struct store_series_list *);
  * [{seq, message_id, subject, author, date, commit_id, sha, applied_by,
  * verdicts}]}}. */
 json_t *rows_series_json(const struct store_series_row *);
-/* store_web_series' (GET /api/v1/series/{id} before its comparisons and
+/* store_series_page_get' (GET /api/v1/series/{id} before its comparisons and
  * vN vs vN-1): {"series": {id, inbox, title, version, total, author,
  * time, state, error, commit_id, commit_sha, base_sha, branch, found,
  * tree, branch_tag, supersedes, fallback}, "pairs": [ID...], "patches":
@@ -56,7 +56,7 @@ struct store_mail_commands;
  * "outcome": "done" | "refused", "reason", "pairs": [ID...], "series":
  * ID | null}]. */
 json_t *rows_mail_commands_json(const struct store_mail_commands *);
-/* store_mail_skipped_recent's: [{inbox, message_id, subject, reason,
+/* store_mail_skipped_list's: [{inbox, message_id, subject, reason,
  * at}], newest first. */
 struct store_mail_skipped_list;
 json_t *rows_mail_skipped_json(const struct store_mail_skipped_list *);

@@ -31,7 +31,7 @@ web_hosts_facts_get(struct ctx *x, struct web_hosts_facts *out)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = store_hosts_get(
+	if ((r = store_host_list(
 	         x->s, &hl, SIDES_HOSTS, 0, x->now, x->online_s)) != 0)
 		return r;
 	out->v = xcalloc(hl.n ? hl.n : 1, sizeof(*out->v));
@@ -121,7 +121,7 @@ web_sides_get(struct ctx *x, const struct store_pair *const *pairs, size_t n,
 
 		if (p->jobs.n != 2)
 			continue;
-		if (store_pair_run_meta(x->s, &meta, p->id) == 0) {
+		if (store_pair_run_meta_list(x->s, &meta, p->id) == 0) {
 			kfacts_sides(kf, &meta);
 			store_run_metas_release(&meta);
 		} else {

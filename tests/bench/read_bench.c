@@ -10,7 +10,7 @@
  *	every 10th job a round; microseconds a job for each stage.
  *   read_bench history DB [ROUNDS] [PAGES]
  *	GET /api/v1/history and /history: the store's read
- *	(store_history_get), the JSON (web_history_doc: the read, the
+ *	(store_history_list), the JSON (web_history_doc: the read, the
  *	change points and the tree), its reply bytes, and the HTML page;
  *	web_bench.sh's query (host epyc-1, job kv at x=1, metric ops),
  *	PAGES pages of 200 jobs (default and at most 50) from the newest a
@@ -94,7 +94,7 @@ job_main(struct store *s, int argc, char **argv)
 static int
 history_main(struct store *s, int argc, char **argv)
 {
-	static const char *const names[] = { "store_history_get",
+	static const char *const names[] = { "store_history_list",
 		"+ change points, JSON", "+ reply bytes", "HTML page" };
 	struct store_history_q q;
 	int64_t cursors[PAGES];
@@ -118,7 +118,7 @@ history_main(struct store *s, int argc, char **argv)
 		struct store_history h;
 
 		cursors[npages] = q.cursor;
-		if (store_history_get(s, &h, &q) != 0) {
+		if (store_history_list(s, &h, &q) != 0) {
 			fprintf(stderr, "read_bench: %s\n", store_errmsg(s));
 			return 1;
 		}
@@ -146,7 +146,7 @@ history_main(struct store *s, int argc, char **argv)
 
 				q.cursor = cursors[p];
 				if (stage == 0) {
-					if (store_history_get(s, &h, &q) != 0)
+					if (store_history_list(s, &h, &q) != 0)
 						return 1;
 					store_history_release(&h);
 					continue;

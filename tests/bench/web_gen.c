@@ -352,7 +352,7 @@ quick_verdict(struct gen *g, int64_t i, int64_t pair, int64_t host,
 	size_t k, m;
 	int noisy;
 
-	if (store_verdict_values(s, &o, pair) != 0)
+	if (store_verdict_value_list(s, &o, pair) != 0)
 		die(s, "values");
 	for (m = 0; m < 2; m++) {
 		double b[32], c[32];
@@ -702,7 +702,7 @@ deliver_queued(struct gen *g, int64_t keep, int pend)
 			die(g->s, "alert due");
 		for (i = 0; i < n; i++)
 			deliver(g, &a[i], a[i].created, pend);
-		store_alerts_free(a, n);
+		store_alerts_release(a, n);
 		if (n == 0)
 			break;
 	}
@@ -724,7 +724,7 @@ alert_look(struct gen *g)
 			die(g->s, "alert groups");
 		for (i = done = 0; i < n; i++)
 			done += (size_t)decide(g, &grp[i], grp[i].stamp + 15);
-		store_alert_groups_free(grp, n);
+		store_alert_groups_release(grp, n);
 		deliver_queued(g, PEND_TAIL, 0);
 	} while (done > 0); /* a group with nothing to report stays due */
 }
@@ -741,7 +741,7 @@ deliver_left(struct gen *g, int64_t now)
 			die(g->s, "alert due");
 		for (i = 0; i < n; i++)
 			deliver(g, &a[i], now, 0);
-		store_alerts_free(a, n);
+		store_alerts_release(a, n);
 	} while (n == 64);
 }
 
@@ -786,8 +786,8 @@ bisect_measure(struct gen *g, const struct store_bisect *b,
 
 		if (pairs[i] == 0)
 			continue;
-		if (store_bisect_pair_state(g->s, &ps, pairs[i], b->metric) !=
-		    0)
+		if (store_bisect_pair_state_get(
+		        g->s, &ps, pairs[i], b->metric) != 0)
 			die(g->s, "bisect pair state");
 		analysed = ps.analysed;
 		store_bisect_pair_state_release(&ps);
@@ -808,7 +808,7 @@ static void
 pair_reading(struct gen *g, struct store_bisect_pair_state *ps,
     const struct store_bisect *b, int64_t pair)
 {
-	if (store_bisect_pair_state(g->s, ps, pair, b->metric) != 0)
+	if (store_bisect_pair_state_get(g->s, ps, pair, b->metric) != 0)
 		die(g->s, "bisect pair state");
 }
 
@@ -1040,7 +1040,7 @@ bisect_run(struct gen *g, int64_t id, int64_t budget, int64_t now)
 		double origin;
 
 		if (store_bisect_get(g->s, &b, id) != 0 ||
-		    store_bisect_steps(g->s, &st, &n, id) != 0)
+		    store_bisect_step_list(g->s, &st, &n, id) != 0)
 			die(g->s, "bisection");
 		if (strcmp(b->state, "queued") != 0 &&
 		    strcmp(b->state, "running") != 0)
@@ -1073,8 +1073,8 @@ bisect_run(struct gen *g, int64_t id, int64_t budget, int64_t now)
 		else if (budget > 0)
 			budget--;
 		free(pairs);
-		store_bisect_steps_free(st, n);
-		store_bisect_free(b);
+		store_bisect_steps_release(st, n);
+		store_bisect_release(b);
 		if (left >= 0)
 			return left;
 	}
@@ -1090,11 +1090,11 @@ bisect_leave(struct gen *g, int64_t id, int64_t now)
 	size_t n = 0;
 
 	if (store_bisect_get(g->s, &b, id) != 0 ||
-	    store_bisect_steps(g->s, &st, &n, id) != 0)
+	    store_bisect_step_list(g->s, &st, &n, id) != 0)
 		die(g->s, "bisection");
 	g->brunning += bisect_look(g, b, st, n, now);
-	store_bisect_steps_free(st, n);
-	store_bisect_free(b);
+	store_bisect_steps_release(st, n);
+	store_bisect_release(b);
 }
 
 /*
@@ -1122,7 +1122,7 @@ bisect_new(struct gen *g, int64_t hi, int running)
 			int64_t i, id, now, round;
 			int kind, r;
 
-			if (store_bisect_src(g->s, &src, ids[k]) != 0)
+			if (store_bisect_src_get(g->s, &src, ids[k]) != 0)
 				die(g->s, "bisect source");
 			i = sha_index(src.bad_sha, &kind);
 			if (i >= hi) {
@@ -1192,7 +1192,7 @@ bisect_resume(struct gen *g)
 		if (store_bisect_get(g->s, &b, ids[k]) != 0)
 			die(g->s, "bisection");
 		now = b->updated + STEP_S;
-		store_bisect_free(b);
+		store_bisect_release(b);
 		bisect_run(g, ids[k], -1, now);
 	}
 	free(ids);

@@ -67,31 +67,19 @@ bisect_setup() {
 	c0=$(g "$SRC" rev-parse HEAD)
 	daemon_config "$PW_TMP/d" r1
 	tree_yaml app "file://$SRC" master
-	cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog"]
-trigger:
-  trees: [app]
-  every_commit: false
-baseline: BASELINE_HERE
-metrics:
-  time_ms: {better: lower, min_effect: 5%}
-runs: 3
-# Up to 10 runs: under a loaded CI run (other suites and other
-# worktrees' tests at once) 6 runs left steps inconclusive twice often
-# enough to end a bisection inconclusive now and then.
-max_runs: 10
-# Base and candidate take turns, one run each (rounds, docs/CONFIG.md):
-# the host's drift between a step's two jobs misjudged steps in CI.
-rounds: 3
-timeout: 60s
+	# Up to 10 runs: under a loaded CI run (other suites and other
+	# worktrees' tests at once) 6 runs left steps inconclusive twice often
+	# enough to end a bisection inconclusive now and then.  Base and
+	# candidate take turns, one run each (rounds, docs/CONFIG.md): the
+	# host's drift between a step's two jobs misjudged steps in CI.
+	slowprog_job every_commit=false \
+	    "baseline=${BISECT_BASELINE:-previous-tip}" min_effect=5% runs=3 \
+	    max_runs=10 rounds=3 timeout=60s
+	cat >>"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
 bisect:
   max_steps: 14
   max_inconclusive: 3
 YAML
-	sed -i "s/^baseline: BASELINE_HERE\$/baseline: ${BISECT_BASELINE:-previous-tip}/" "$PW_DIR/jobs/slowprog.yaml"
 	[ -n "${BISECT_JOB_YAML:-}" ] && echo "$BISECT_JOB_YAML" >>"$PW_DIR/jobs/slowprog.yaml"
 	# Every run on one CPU (pin_yaml, lib_runner.sh, says why), or on
 	# $BISECT_CPUS; BISECT_CPUS= for none.  After $BISECT_JOB_YAML,

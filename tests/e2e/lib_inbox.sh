@@ -154,28 +154,16 @@ loop_series() {
 }
 
 every_patch_job() {
-	cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog"]
-trigger:
-  trees: [app]
-  every_patch: true
-metrics:
-  # Patch 2 makes the program 4x slower; patches 1 and 3 change nothing.
-  # The per-patch pairs' jobs run one after another, not interleaved, and
-  # on this 2-vCPU VM the program's CPU time has two modes 1.7x apart
-  # (measured: runs of one job read 42.4 40.0 39.9 25.9 41.2, and of the
-  # 4x commit 168.6 98.2 96.3 170.8 170.5), so a job that caught more of
-  # the other mode reads +70% on an unchanged patch (the clean-clone CI
-  # read patch 1 as a regression at min_effect 50%).  100% stays far
-  # below the 300% step.
-  time_ms: {better: lower, min_effect: 100%}
-runs: 5
-max_runs: 8
-timeout: 30s
-YAML
+	# Patch 2 makes the program 4x slower; patches 1 and 3 change nothing.
+	# The per-patch pairs' jobs run one after another, not interleaved, and
+	# on this 2-vCPU VM the program's CPU time has two modes 1.7x apart
+	# (measured: runs of one job read 42.4 40.0 39.9 25.9 41.2, and of the
+	# 4x commit 168.6 98.2 96.3 170.8 170.5), so a job that caught more of
+	# the other mode reads +70% on an unchanged patch (the clean-clone CI
+	# read patch 1 as a regression at min_effect 50%).  100% stays far
+	# below the 300% step.
+	slowprog_job every_patch=true min_effect=100% runs=5 max_runs=8 \
+	    timeout=30s
 }
 
 series1_applied() { [ "$(sql "SELECT state FROM series WHERE id = 1")" = applied ]; }

@@ -32,6 +32,14 @@
 #                                  failure)
 #   submit_pair JOB                submits one pair of job JOB (admin);
 #                                  sets base, cand and pair (the ids)
+#   slowprog_job KEY=VALUE...      writes $PW_DIR/jobs/slowprog.yaml: the
+#                                  job the tree app's suites measure, make
+#                                  then {workdir}/prog, its time_ms lower
+#                                  is better by min_effect=N% (required);
+#                                  arg=A appends A to prog's command line,
+#                                  every_commit= and every_patch= go under
+#                                  trigger: (trees [app]), any other KEY
+#                                  is a top-level line (runs=5, rounds=5)
 
 runner_config() {
 	local name=$1 dir=$PW_TMP/$1
@@ -65,6 +73,27 @@ pin_yaml() {
 	    cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))' 2>/dev/null) ||
 	    cpu=0
 	printf 'host:\n  cpus: "%s"\n' "$cpu" >>"$1"
+}
+
+slowprog_job() {
+	local kv k v args= trig= rest= effect=
+	for kv; do
+		k=${kv%%=*} v=${kv#*=}
+		case $k in
+		arg) args="$args, \"$v\"" ;;
+		min_effect) effect=$v ;;
+		every_commit | every_patch) trig="$trig  $k: $v"$'\n' ;;
+		*) rest="$rest$k: $v"$'\n' ;;
+		esac
+	done
+	[ -n "$effect" ] || { echo "slowprog_job: min_effect= missing" >&2; return 1; }
+	{
+		printf '%s\n' "name: slowprog" "parser: keyvalue" "build: [make]" \
+		    "command: [\"{workdir}/prog\"$args]" "trigger:" "  trees: [app]"
+		printf '%s' "$trig"
+		printf '%s\n' "metrics:" "  time_ms: {better: lower, min_effect: $effect}"
+		printf '%s' "$rest"
+	} >"$PW_DIR/jobs/slowprog.yaml"
 }
 
 start_runner() {

@@ -26,19 +26,7 @@ pg_start "$PW_TMP/own" || { fail own_server "did not start"; finish; }
 trap 'pg_stop; pw_cleanup' EXIT
 
 D=$PW_TMP/d
-daemon_config "$D" r1
-sed -i "s|^database: \"\(.*\)\"$|database: \"\1 options='-c lock_timeout=30'\"|" "$D/daemon.yaml"
-cat >"$D/jobs/vd.yaml" <<'EOF2'
-name: vd
-parser: keyvalue
-command: [echo, "ops=1"]
-runs: 1
-metrics:
-  ops: {better: higher}
-EOF2
-start_daemon "$D" || { fail start "daemon did not start"; finish; }
-R1=$(token_of r1)
-ADM=$(token_of admin)
+pg_lock_daemon "$D" 30 || { fail start "daemon did not start"; finish; }
 [ "$(http POST /api/v1/runners/register "$R1" '{"name":"r1"}')" = 200 ] &&
     [ "$(http POST /api/v1/submit "$ADM" '{"job":"vd"}')" = 201 ] &&
     [ "$(http GET /api/v1/jobs)" = 200 ] && pass before_restart ||

@@ -38,14 +38,7 @@ cat >>"$PW_TMP/a/daemon.yaml" <<'EOF'
 scheduler:
   worker_lease: 3s
 EOF
-cat >"$PW_TMP/a/jobs/vd.yaml" <<'EOF'
-name: vd
-parser: keyvalue
-command: [echo, "ops=1"]
-runs: 1
-metrics:
-  ops: {better: higher}
-EOF
+pg_vd_job "$PW_TMP/a"
 mkdir -p "$PW_TMP/b" "$PW_TMP/w"
 sed "s|^mirrors: .*|mirrors: $PW_TMP/b/git|" "$PW_TMP/a/daemon.yaml" >"$PW_TMP/b/daemon.yaml"
 sed "s|^mirrors: .*|mirrors: $PW_TMP/w/git|" "$PW_TMP/a/daemon.yaml" >"$PW_TMP/w/daemon.yaml"

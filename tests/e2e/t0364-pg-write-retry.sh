@@ -16,19 +16,7 @@ if [ -z "${PW_TEST_PG:-}" ]; then
 	finish
 fi
 export PW_PG_TRACE=1
-daemon_config "$PW_TMP/d" r1
-sed -i "s|^database: \"\(.*\)\"$|database: \"\1 options='-c lock_timeout=200'\"|" "$PW_DIR/daemon.yaml"
-cat >"$PW_DIR/jobs/vd.yaml" <<'EOF2'
-name: vd
-parser: keyvalue
-command: [echo, "ops=1"]
-runs: 1
-metrics:
-  ops: {better: higher}
-EOF2
-start_daemon "$PW_TMP/d" || { fail start "daemon did not start"; finish; }
-R1=$(token_of r1)
-ADM=$(token_of admin)
+pg_lock_daemon "$PW_TMP/d" 200 || { fail start "daemon did not start"; finish; }
 [ "$(http POST /api/v1/runners/register "$R1" '{"name":"r1"}')" = 200 ] &&
     [ "$(http POST /api/v1/submit "$ADM" '{"job":"vd"}')" = 201 ] &&
     pass setup || { fail setup "$(cat "$PW_TMP/body")"; finish; }

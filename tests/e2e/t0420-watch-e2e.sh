@@ -20,24 +20,11 @@ c1=$(g "$SRC" rev-parse HEAD)
 
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
-cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
 # A 4x effect against min_effect 20%: far above this machine's noise.
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog"]
-trigger:
-  trees: [app]
-metrics:
-  time_ms: {better: lower, min_effect: 20%}
-runs: 5
-max_runs: 8
 # Base and candidate in turns, one run each: in one CI run, all base
 # runs first, the designed 4x read 1.6x with one 82 ms candidate run,
 # "unstable": the host's speed drifted between the two jobs.
-rounds: 5
-timeout: 30s
-YAML
+slowprog_job min_effect=20% runs=5 max_runs=8 rounds=5 timeout=30s
 pin_yaml "$PW_DIR/jobs/slowprog.yaml"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }

@@ -33,22 +33,9 @@ g "$SRC" checkout -q master
 
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
-cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog"]
-trigger:
-  trees: [app]
-metrics:
-  time_ms: {better: lower, min_effect: 20%}
-runs: 5
-max_runs: 8
 # Base and candidate in turns (docs/CONFIG.md rounds): drift between
 # a pair's two jobs misjudged steps of other suites in CI.
-rounds: 5
-timeout: 30s
-YAML
+slowprog_job min_effect=20% runs=5 max_runs=8 rounds=5 timeout=30s
 # The daemon's scratch worktrees (git am --3way) go here, to be checked.
 mkdir -p "$PW_TMP/tmpd"
 export TMPDIR=$PW_TMP/tmpd

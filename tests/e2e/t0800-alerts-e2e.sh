@@ -70,26 +70,13 @@ alerts:
   backoff_max: 2s
   poll: 1s
 YAML
-cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
-# Twice the CPU time against min_effect 5%.
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog"]
-trigger:
-  trees: [app]
-metrics:
-  time_ms: {better: lower, min_effect: 5%}
-runs: 5
-# Up to 20 runs: this VM's CPU time per run swings by tens of percent
-# under a noisy neighbour (base 22 ms, candidate 23-42 ms for +20%).
-max_runs: 20
-# Base and candidate take turns, one run each (docs/CONFIG.md rounds):
-# the host's drift falls on both sides alike (t0803 and t0850 failed
-# in CI on drift between a pair's two jobs).
-rounds: 5
-timeout: 60s
-YAML
+# Twice the CPU time against min_effect 5%.  Up to 20 runs: this VM's
+# CPU time per run swings by tens of percent under a noisy neighbour
+# (base 22 ms, candidate 23-42 ms for +20%).  Base and candidate take
+# turns, one run each (docs/CONFIG.md rounds): the host's drift falls on
+# both sides alike (t0803 and t0850 failed in CI on drift between a
+# pair's two jobs).
+slowprog_job min_effect=5% runs=5 max_runs=20 rounds=5 timeout=60s
 pin_yaml "$PW_DIR/jobs/slowprog.yaml"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }

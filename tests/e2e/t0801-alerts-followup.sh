@@ -91,22 +91,10 @@ alerts:
   backoff_max: 1s
   poll: 1s
 YAML
-cat >"$PW_DIR/jobs/slowprog.yaml" <<YAML
-# 30% slower in CPU time against min_effect 5%.
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog", "$PW_TMP/factor"]
-trigger:
-  trees: [app]
-metrics:
-  time_ms: {better: lower, min_effect: 5%}
-runs: 5
-max_runs: 12
-# Base and candidate in turns, as in t0800.
-rounds: 5
-timeout: 60s
-YAML
+# 30% slower in CPU time against min_effect 5%; base and candidate in
+# turns, as in t0800.
+slowprog_job "arg=$PW_TMP/factor" min_effect=5% runs=5 max_runs=12 rounds=5 \
+    timeout=60s
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }
 runner_config r1

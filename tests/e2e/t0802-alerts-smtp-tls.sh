@@ -55,21 +55,8 @@ fi
 sed -i 's/^    auth_file:/    insecure_auth: true\n&/' "$PW_DIR/plain.yaml"
 check auth_without_tls_said_explicitly "$PW_BIN/perfwatchd" -n -c "$PW_DIR/plain.yaml"
 rm -f "$PW_DIR/plain.yaml"
-cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog"]
-trigger:
-  trees: [app]
-metrics:
-  time_ms: {better: lower, min_effect: 20%}
-runs: 5
-max_runs: 16
 # Base and candidate in turns, as in t0800.
-rounds: 5
-timeout: 60s
-YAML
+slowprog_job min_effect=20% runs=5 max_runs=16 rounds=5 timeout=60s
 pin_yaml "$PW_DIR/jobs/slowprog.yaml"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }

@@ -24,22 +24,9 @@ loop_series 2 "memcg: make the loop longer"
 daemon_config "$PW_TMP/d" r1
 tree_yaml app "file://$SRC" master
 echo "$ALERTS_YAML" >>"$PW_DIR/daemon.yaml"
-cat >"$PW_DIR/jobs/slowprog.yaml" <<'YAML'
-name: slowprog
-parser: keyvalue
-build: [make]
-command: ["{workdir}/prog"]
-trigger:
-  trees: [app]
-metrics:
-  time_ms: {better: lower, min_effect: 20%}
-runs: 5
-max_runs: 8
 # Base and candidate in turns, one run each, so a drift of the host's
 # speed between the two jobs does not read as the change (t0420).
-rounds: 5
-timeout: 60s
-YAML
+slowprog_job min_effect=20% runs=5 max_runs=8 rounds=5 timeout=60s
 pin_yaml "$PW_DIR/jobs/slowprog.yaml"
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
 wait_tip master "$c1" || { fail first_sight "$(cat "$PW_TMP/trees.json")"; show_logs; finish; }

@@ -111,7 +111,7 @@ TEST(test_alert__report_groups_changed_metrics)
 	ASSERT_INTEQ(r.nchg, 1);
 	ASSERT_STREQ(alert_report_event(&r), "improvement");
 	alert_report_release(&r);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
 TEST(test_alert__addr)
@@ -297,7 +297,7 @@ TEST(test_alert__mail_series_thread_and_encoding)
 	buf_release(&out);
 	alert_rcpt_release(&rc);
 	alert_report_release(&r);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
 TEST(test_alert__test_mode_and_quiet)
@@ -327,7 +327,7 @@ TEST(test_alert__test_mode_and_quiet)
 	alert_rcpt_make(&rc, &dc, x);
 	ASSERT_INTEQ(rc.quiet, 1);
 	alert_rcpt_release(&rc);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
 /* The signature covers the timestamp: the same body at another time
@@ -377,7 +377,7 @@ TEST(test_alert__hook_body)
 	json_decref(o);
 	free(s);
 	alert_report_release(&r);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
 /* A report with a suspect pair (docs/HOST.md) says so, wrapped to 78
@@ -437,7 +437,7 @@ TEST(test_alert__suspect_host_state)
 	free(s);
 	alert_report_release(&r);
 	buf_release(&out);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
 /* The charge path in a report (docs/MEMCG.md): the judged share of the
@@ -500,10 +500,10 @@ TEST(test_alert__charge_path)
 	r.ncharge = 0; /* the symbols are the test's, not a keep's */
 	alert_report_release(&r);
 	buf_release(&b);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
-/* Runs as store_pair_run_meta gives them: one measured run per side with
+/* Runs as store_pair_run_meta_list gives them: one measured run per side with
  * the kernel facts the runner uploads (NULL: an older runner, none). */
 static struct store_run_metas
 kernel_rows(const char *base_id, const char *cand_id)
@@ -652,7 +652,7 @@ TEST(test_alert__kernel_build_ids)
 	           "machine's running kernel\n") != NULL);
 	alert_report_release(&r);
 	buf_release(&out);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
 /* A bisection started from a history change point (docs/BISECT.md): no
@@ -717,7 +717,7 @@ TEST(test_alert__change_point_bisection)
 	free(subj);
 	alert_report_release(&r);
 	buf_release(&out);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
 TEST(test_alert__subject_branch)
@@ -733,7 +733,7 @@ TEST(test_alert__subject_branch)
 	    "regression");
 	free(s);
 	/* A submitted pair on a commit the watcher saw on two branches
-	 * (store_alert_info): the first names it. */
+	 * (store_alert_info_get): the first names it. */
 	free(x->branch);
 	x->branch = xstrdup("memcg,mm-unstable");
 	s = alert_mail_subject(&r, 1);
@@ -749,7 +749,7 @@ TEST(test_alert__subject_branch)
 	    s, "[mm] 0123456789ab mm: x: fio-memcg.read_bw -4.5% regression");
 	free(s);
 	alert_report_release(&r);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
 /* trigger.every_patch pinned the change to patch 2/3: the subject is
@@ -809,5 +809,5 @@ TEST(test_alert__pinned_patch_report)
 	x->base_sha = xstrdup("2222222222222222222222222222222222222222");
 	ASSERT_INTEQ(alert_pinned_patch(x), 3);
 	buf_release(&b);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }

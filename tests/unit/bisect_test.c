@@ -506,14 +506,14 @@ TEST(test_bisect__suspect_step_is_measured_again)
 	ASSERT_MSG(bisect_advance(s, &f.conf, id, 100, &changed, &e) == 0, "%s",
 	    err_msg(&e));
 	ASSERT(changed);
-	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
+	ASSERT(store_bisect_step_list(s, &st, &n, id) == 0);
 	ASSERT_INTEQ(n, 1);
 	ASSERT_STREQ(st[0].sha, sha[2]);
 	/* Its pair against the good end is suspect: no class. */
 	ASSERT(finish_step(db, &st[0], "thp: never (base) vs always") == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(bisect_advance(s, &f.conf, id, 101, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
+	ASSERT(store_bisect_step_list(s, &st, &n, id) == 0);
 	ASSERT_INTEQ(n, 2);
 	ASSERT_STREQ(st[0].cls, "suspect");
 	ASSERT_MSG(strstr(st[0].note,
@@ -528,9 +528,9 @@ TEST(test_bisect__suspect_step_is_measured_again)
 	ASSERT(sql(db,
 	           "UPDATE hosts SET quarantined = 'canary pair 9: ops -40%',"
 	           " quarantined_at = 100") == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(bisect_advance(s, &f.conf, id, 102, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
+	ASSERT(store_bisect_step_list(s, &st, &n, id) == 0);
 	ASSERT_INTEQ(n, 3);
 	ASSERT_STREQ(st[1].cls, "suspect");
 	ASSERT(strstr(st[1].note, "the host is quarantined: canary pair 9") !=
@@ -542,13 +542,13 @@ TEST(test_bisect__suspect_step_is_measured_again)
 	           "UPDATE hosts SET quarantined = NULL, quarantined_at ="
 	           " NULL") == 0);
 	ASSERT(finish_step(db, &st[2], NULL) == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(bisect_advance(s, &f.conf, id, 103, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(s, &st, &n, id) == 0);
+	ASSERT(store_bisect_step_list(s, &st, &n, id) == 0);
 	ASSERT_INTEQ(n, 4);
 	ASSERT_STREQ(st[2].cls, "good");
 	ASSERT_STREQ(st[3].sha, sha[3]);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	cp_fixture_release(&f);
 }
 
@@ -599,37 +599,37 @@ TEST(test_bisect__failed_verification_measures_again_once)
 	cp_fixture_init(&f);
 	/* c2 (misjudged bad), then c1 good: the culprit is c2. */
 	ASSERT(bisect_advance(f.s, &f.conf, f.id, 100, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(store_bisect_step_list(f.s, &st, &n, f.id) == 0);
 	ASSERT_INTEQ(n, 1);
 	ASSERT_STREQ(st[0].sha, f.sha[2]);
 	ASSERT(finish_bad(f.db, &st[0]) == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(bisect_advance(f.s, &f.conf, f.id, 101, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(store_bisect_step_list(f.s, &st, &n, f.id) == 0);
 	ASSERT_INTEQ(n, 2);
 	ASSERT_STREQ(st[1].sha, f.sha[1]);
 	ASSERT(finish_step(f.db, &st[1], NULL) == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(bisect_advance(f.s, &f.conf, f.id, 102, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(store_bisect_step_list(f.s, &st, &n, f.id) == 0);
 	ASSERT(n >= 3);
 	ASSERT_STREQ(st[2].kind, "verify-parent");
 	ASSERT_STREQ(st[2].sha, f.sha[2]);
 	ASSERT(store_bisect_get(f.s, &b, f.id) == 0);
 	ASSERT_STREQ(b->culprit_sha, f.sha[2]);
-	store_bisect_free(b);
+	store_bisect_release(b);
 	/* c2 against its parent: nothing. */
 	ASSERT(finish_pair(f.db, st[2].good_pair, "unchanged", 0.3) == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT_MSG(bisect_advance(f.s, &f.conf, f.id, 103, &changed, &e) == 0,
 	    "%s", err_msg(&e));
 	ASSERT(changed);
 	ASSERT(store_bisect_get(f.s, &b, f.id) == 0);
 	ASSERT_STREQ(b->state, "running");
 	ASSERT(b->culprit_sha == NULL || b->culprit_sha[0] == '\0');
-	store_bisect_free(b);
+	store_bisect_release(b);
 	/* The culprit and the last good one, measured again. */
-	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(store_bisect_step_list(f.s, &st, &n, f.id) == 0);
 	ASSERT_INTEQ(n, 5 + (strcmp(st[3].kind, "verify-revert") == 0));
 	{
 		size_t a = n - 2;
@@ -642,16 +642,16 @@ TEST(test_bisect__failed_verification_measures_again_once)
 		ASSERT(finish_step(f.db, &st[a], NULL) == 0);
 		ASSERT(finish_step(f.db, &st[a + 1], NULL) == 0);
 	}
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(bisect_advance(f.s, &f.conf, f.id, 104, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(store_bisect_step_list(f.s, &st, &n, f.id) == 0);
 	ASSERT_STREQ(st[n - 1].kind, "step");
 	ASSERT_STREQ(st[n - 1].sha, f.sha[3]); /* the search went on */
 	ASSERT(finish_bad(f.db, &st[n - 1]) == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	/* c3 is the culprit: verified again; it fails again: the end. */
 	ASSERT(bisect_advance(f.s, &f.conf, f.id, 105, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(store_bisect_step_list(f.s, &st, &n, f.id) == 0);
 	{
 		size_t i, vp = 0;
 
@@ -663,7 +663,7 @@ TEST(test_bisect__failed_verification_measures_again_once)
 		ASSERT(
 		    finish_pair(f.db, st[vp].good_pair, "unchanged", 1.0) == 0);
 	}
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(bisect_advance(f.s, &f.conf, f.id, 106, &changed, &e) == 0);
 	ASSERT(store_bisect_get(f.s, &b, f.id) == 0);
 	ASSERT_STREQ(b->state, "inconclusive");
@@ -672,7 +672,7 @@ TEST(test_bisect__failed_verification_measures_again_once)
 	    "%s", b->reason);
 	ASSERT_STREQ(b->lo_sha, f.sha[0]); /* the whole range, no guess */
 	ASSERT_STREQ(b->hi_sha, f.sha[4]);
-	store_bisect_free(b);
+	store_bisect_release(b);
 	cp_fixture_release(&f);
 }
 
@@ -696,31 +696,31 @@ TEST(test_bisect__steps_judged_against_measured_range)
 	cp_fixture_init(&f);
 	ASSERT(sql(f.db, "UPDATE bisections SET origin_pct = 28.6") == 0);
 	ASSERT(bisect_advance(f.s, &f.conf, f.id, 100, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(store_bisect_step_list(f.s, &st, &n, f.id) == 0);
 	ASSERT_INTEQ(n, 1);
 	ASSERT_STREQ(st[0].sha, f.sha[2]);
 	ASSERT(finish_pair(f.db, st[0].good_pair, "inconclusive", -14.2) == 0 &&
 	    finish_pair(f.db, st[0].bad_pair, "improvement", -69.1) == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(bisect_advance(f.s, &f.conf, f.id, 101, &changed, &e) == 0);
-	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(store_bisect_step_list(f.s, &st, &n, f.id) == 0);
 	ASSERT_INTEQ(n, 2);
 	ASSERT_STREQ(st[0].cls, "good");
 	ASSERT_NEAR(st[0].vs_good_pct, -14.2, 1e-6);
 	ASSERT_STREQ(st[1].sha, f.sha[3]);
 	ASSERT(finish_pair(f.db, st[1].good_pair, "regression", 155.8) == 0 &&
 	    finish_pair(f.db, st[1].bad_pair, "inconclusive", -8.2) == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT_MSG(bisect_advance(f.s, &f.conf, f.id, 102, &changed, &e) == 0,
 	    "%s", err_msg(&e));
-	ASSERT(store_bisect_steps(f.s, &st, &n, f.id) == 0);
+	ASSERT(store_bisect_step_list(f.s, &st, &n, f.id) == 0);
 	ASSERT(n >= 3);
 	ASSERT_MSG(
 	    strcmp(st[1].cls, "bad") == 0, "%s: %s", st[1].cls, st[1].note);
 	ASSERT_STREQ(st[2].kind, "verify-parent");
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(store_bisect_get(f.s, &b, f.id) == 0);
 	ASSERT_STREQ(b->culprit_sha, f.sha[3]);
-	store_bisect_free(b);
+	store_bisect_release(b);
 	cp_fixture_release(&f);
 }

@@ -9,7 +9,7 @@
 #include "store/runs.h"
 #include "tests/unit/test.h"
 
-/* A run of role with its profile blob, as store_pair_run_meta() gives
+/* A run of role with its profile blob, as store_pair_run_meta_list() gives
  * it (the texts are the test's: the list is not released). */
 #define RUN(role, blob)                                    \
 	{                                                  \

@@ -15,7 +15,7 @@
 	"\",\"drop_caches\":\"off\"}"
 
 /* The measured runs of a pair with these host states (NULL: no run), as
- * store_pair_run_meta() gives them; the texts stay the caller's. */
+ * store_pair_run_meta_list() gives them; the texts stay the caller's. */
 static struct store_run_metas
 rows(struct store_run_meta v[4], const char *b0, const char *b1, const char *c0,
     const char *c1)

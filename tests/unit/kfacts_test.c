@@ -1,6 +1,7 @@
 /*
  * daemon/kfacts.c: which kernel each side of a pair ran, from the rows
- * runs store_pair_run_meta() gives (the store round trip is in store_test).
+ * runs store_pair_run_meta_list() gives (the store round trip is in
+ * store_test).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #define SHA64 "93d1b1fde44c8a5495b335781bafe52391ba08561eaabd931e43fb591ea35b0a"
 
 /* A run of role (measured or the profile slot) with kernel_build kb
- * (JSON text; NULL: no host state at all), as store_pair_run_meta()
+ * (JSON text; NULL: no host state at all), as store_pair_run_meta_list()
  * gives it. */
 static void
 row(struct store_run_metas *rows, const char *role, int measured,

@@ -95,7 +95,7 @@ TEST(test_store_alert__decide_deliver_once)
 	ASSERT_INTEQ(store_alert_attempt(
 	                 s, a[1].id, "pending", "HTTP 503", 130, NULL, 0, 100),
 	    0);
-	store_alerts_free(a, na);
+	store_alerts_release(a, na);
 	ASSERT_INTEQ(store_alert_due(s, &a, &na, 129, 10), 0);
 	ASSERT_INTEQ(na, 0);
 	ASSERT_INTEQ(store_alert_due(s, &a, &na, 1000, 10), 0);
@@ -105,7 +105,7 @@ TEST(test_store_alert__decide_deliver_once)
 	ASSERT_STREQ(a[0].last_error, "HTTP 503");
 	/* Rate limit: put back without an attempt. */
 	ASSERT_INTEQ(store_alert_postpone(s, a[0].id, "rate limit", 2000), 0);
-	store_alerts_free(a, na);
+	store_alerts_release(a, na);
 	ASSERT_INTEQ(store_alert_due(s, &a, &na, 1999, 10), 0);
 	ASSERT_INTEQ(na, 0);
 	ASSERT_INTEQ(store_alert_due(s, &a, &na, 2000, 10), 0);
@@ -118,7 +118,7 @@ TEST(test_store_alert__decide_deliver_once)
 	ASSERT_INTEQ(
 	    store_alert_attempt(s, a[0].id, "sent", NULL, 2000, NULL, 0, 2001),
 	    0);
-	store_alerts_free(a, na);
+	store_alerts_release(a, na);
 	ASSERT_INTEQ(store_alert_counts(s, &pend, &failed), 0);
 	ASSERT_INTEQ(pend, 0);
 	ASSERT_INTEQ(failed, 1);
@@ -135,13 +135,13 @@ TEST(test_store_alert__decide_deliver_once)
 	ASSERT_INTEQ(na, 1);
 	ASSERT_STREQ(a[0].state, "failed");
 	ASSERT(a[0].payload == NULL);
-	store_alerts_free(a, na);
+	store_alerts_release(a, na);
 	f.state = NULL;
 	f.kind = "email";
 	ASSERT_INTEQ(store_alert_list(s, &a, &na, &f, NULL), 0);
 	ASSERT_INTEQ(na, 1);
 	ASSERT(a[0].sent == 100);
-	store_alerts_free(a, na);
+	store_alerts_release(a, na);
 	ASSERT_INTEQ(store_alert_get(s, &a, 999), ERR_NOTFOUND);
 	ASSERT_INTEQ(store_alert_report_get(s, &r, "c9/job/h1"), ERR_NOTFOUND);
 	store_close(s);
@@ -206,7 +206,7 @@ alert_page(struct store *s, const struct store_alert_filter *f,
 	for (i = 0; i < n && len < 200; i++)
 		len += (size_t)snprintf(out + len, 256 - len, "%s%lld",
 		    i ? "," : "", (long long)a[i].id);
-	store_alerts_free(a, n);
+	store_alerts_release(a, n);
 	return 0;
 }
 
@@ -312,7 +312,7 @@ TEST(test_store_alert__migration_from_v7)
 		ASSERT_INTEQ(store_alert_due(t, &a, &na, 5, 10), 0);
 		ASSERT_INTEQ(na, 2);
 		ASSERT_STREQ(a[0].state, "pending");
-		store_alerts_free(a, na);
+		store_alerts_release(a, na);
 		store_close(t);
 	}
 }
@@ -361,12 +361,12 @@ submitted_pair_branch(const char *branches)
 	v.final = 1;
 	if (store_verdict_put(s, NULL, pair, &v, 30) != 0 ||
 	    store_verdict_done(s, pair, 30) != 0 ||
-	    store_alert_info(s, &x, cc, "krr", 0) != 0)
+	    store_alert_info_get(s, &x, cc, "krr", 0) != 0)
 		goto out;
 	if (x->ncmp == 1 && strcmp(x->tree, "linux") == 0)
 		out = xstrdup(x->branch ? x->branch : "(null)");
 out:
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 	store_close(s);
 	free(list);
 	return out;
@@ -423,13 +423,13 @@ verdicts(char *out, size_t n, struct store *s, int64_t tip)
 	size_t i, len = 0;
 
 	snprintf(out, n, "%s", "(error)");
-	if (store_alert_info(s, &x, tip, "krr", 0) != 0)
+	if (store_alert_info_get(s, &x, tip, "krr", 0) != 0)
 		return;
 	out[0] = '\0';
 	for (i = 0; i < x->ncmp && len < n; i++)
 		len += (size_t)snprintf(out + len, n - len, "%s%s",
 		    i ? "," : "", x->cmp[i].verdict);
-	store_alert_info_free(x);
+	store_alert_info_release(x);
 }
 
 TEST(test_store_alert__tip_against_parent_keeps_base_verdict)

@@ -196,7 +196,7 @@ TEST(test_store_batch__a_bad_upload_fails_alone_and_replies_follow_commit)
 		ASSERT_STREQ(raw.data, "raw <&>");
 		buf_release(&raw);
 	}
-	store_batch_free(b);
+	store_batch_release(b);
 	for (i = 0; i < 6; i++)
 		free(p[i].u);
 	store_close(sn.reader);
@@ -227,7 +227,7 @@ TEST(test_store_batch__stopped_writer_refuses_at_once)
 	ASSERT_INTEQ(p.called, 1);
 	ASSERT_INTEQ(store_upload_result(p.u, &msg), -1);
 	ASSERT_MSG(strstr(msg, "stopping") != NULL, "message: %s", msg);
-	store_batch_free(b);
+	store_batch_release(b);
 	free(p.u);
 	store_close(sn.reader);
 	store_close(s);

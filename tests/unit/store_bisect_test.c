@@ -90,20 +90,20 @@ TEST(test_store_bisect__v16_keeps_v15_rows)
 	ASSERT_STREQ(b->culprit_sha, "ccc");
 	ASSERT_INTEQ(b->change_point_id, 0);
 	ASSERT(isnan(b->origin_pct));
-	store_bisect_free(b);
-	ASSERT(store_bisect_steps(s, &st, &n, 7) == 0);
+	store_bisect_release(b);
+	ASSERT(store_bisect_step_list(s, &st, &n, 7) == 0);
 	ASSERT_INTEQ(n, 1);
 	ASSERT_STREQ(st[0].cls, "bad");
 	/* v16: a step measured on a suspect pair. */
 	ASSERT(store_bisect_step_set(s, st[0].id, "suspect", NULL, NAN, NULL,
 	           NAN, "not classified", 3) == 0);
-	store_bisect_steps_free(st, n);
+	store_bisect_steps_release(st, n);
 	ASSERT(store_bisect_pair_of(s, &tagged, pair) == 0);
 	ASSERT_INTEQ(tagged, 7);
 	/* The regression's bisection is still found from it. */
 	ASSERT(store_bisect_of_regression(s, &b, 1) == 0);
 	ASSERT_INTEQ(b->id, 7);
-	store_bisect_free(b);
+	store_bisect_release(b);
 	store_close(s);
 
 	/* Without a regression row only a change point may be the origin. */
@@ -164,7 +164,7 @@ TEST(test_store_bisect__change_point_is_a_source)
 	}
 	ASSERT(store_changepoints_replace(s, series, 0, &cp, 1, 30) == 0);
 	/* GET /api/v1/history's change points carry the id to start from. */
-	ASSERT(store_history_changepoints(s, &cps, "app", "master", "r1",
+	ASSERT(store_history_changepoint_list(s, &cps, "app", "master", "r1",
 	           "slowprog", "", "time_ms") == 0);
 	ASSERT_INTEQ(cps.n, 1);
 	cpid = cps.v[0].id;
@@ -212,21 +212,21 @@ TEST(test_store_bisect__change_point_is_a_source)
 	ASSERT_STREQ(b->bad_sha, sha[5]);
 	ASSERT_INTEQ(b->pair_id, pairs[5]);
 	ASSERT_INTEQ(b->host_id, h);
-	store_bisect_free(b);
+	store_bisect_release(b);
 
 	/* Started from: no more a candidate; its range is known. */
 	ASSERT(store_bisect_cp_candidates(s, cands_out, ats, &n, 0, 0, 4) == 0);
 	ASSERT_INTEQ(n, 0);
-	ASSERT(store_bisect_ranges(
+	ASSERT(store_bisect_range_list(
 	           s, &rg, &n, "slowprog", h, "", "time_ms", tree) == 0);
 	ASSERT_INTEQ(n, 1);
 	ASSERT_STREQ(rg[0], sha[4]);
 	ASSERT_STREQ(rg[1], sha[5]);
-	store_bisect_ranges_free(rg, n);
-	ASSERT(store_bisect_ranges(
+	store_bisect_ranges_release(rg, n);
+	ASSERT(store_bisect_range_list(
 	           s, &rg, &n, "slowprog", h, "", "other", tree) == 0);
 	ASSERT_INTEQ(n, 0);
-	store_bisect_ranges_free(rg, n);
+	store_bisect_ranges_release(rg, n);
 
 	/* Recomputed (later, as the next point arrives): the row may get
 	 * its old id back, yet it is a new one to look at (the overlap
@@ -244,9 +244,9 @@ TEST(test_store_bisect__change_point_is_a_source)
 	 * pair's bisections (v29): 300 more of another pair cost it
 	 * nothing (before, it read every bisection). */
 	steps = store_read_steps(s);
-	ASSERT(store_alert_info(s, &info, commits[5], "slowprog", h) == 0);
+	ASSERT(store_alert_info_get(s, &info, commits[5], "slowprog", h) == 0);
 	steps = store_read_steps(s) - steps;
-	store_alert_info_free(info);
+	store_alert_info_release(info);
 	ASSERT(sqlite_cli(p,
 	           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1"
 	           " FROM n WHERE i < 300) INSERT INTO bisections"
@@ -255,9 +255,9 @@ TEST(test_store_bisect__change_point_is_a_source)
 	           " 'change-point', 1, 'slowprog', 'x', 'a', 'b', 16, 'done',"
 	           " 1, 1 FROM n;") == 0);
 	more = store_read_steps(s);
-	ASSERT(store_alert_info(s, &info, commits[5], "slowprog", h) == 0);
+	ASSERT(store_alert_info_get(s, &info, commits[5], "slowprog", h) == 0);
 	more = store_read_steps(s) - more;
-	store_alert_info_free(info);
+	store_alert_info_release(info);
 	ASSERT_MSG(more < steps + 100,
 	    "alert info: %llu steps, %llu with 300 more bisections",
 	    (unsigned long long)steps, (unsigned long long)more);
@@ -328,19 +328,19 @@ TEST(test_store_bisect__list_pages)
 	           " 'd', 'done', 8, 2, 2), (12, 'change-point', 1, 'j',"
 	           " 'ops', 'e', 'f', 'queued', 8, 3, 3);") == 0);
 	ASSERT_MSG(store_open(&s, p, &e) == 0, "%s", err_msg(&e));
-	ASSERT(store_bisects_get(s, &l, 2, 0) == 0);
+	ASSERT(store_bisect_list(s, &l, 2, 0) == 0);
 	ASSERT_INTEQ(l.n, 2);
 	ASSERT_INTEQ(l.v[0].id, 12);
 	ASSERT_INTEQ(l.v[1].id, 9);
 	ASSERT_INTEQ(l.next_cursor, 9);
 	store_bisects_release(&l);
 	/* The cursor is the last id of the page before. */
-	ASSERT(store_bisects_get(s, &l, 2, 9) == 0);
+	ASSERT(store_bisect_list(s, &l, 2, 9) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, 3);
 	ASSERT_INTEQ(l.next_cursor, 0);
 	store_bisects_release(&l);
-	ASSERT(store_bisects_get(s, &l, 2, 3) == 0);
+	ASSERT(store_bisect_list(s, &l, 2, 3) == 0);
 	ASSERT_INTEQ(l.n, 0);
 	store_bisects_release(&l);
 	store_close(s);

@@ -1,15 +1,16 @@
 /*
  * Shared kernel builds in the store (store/builds.h): the build key
  * (the compiler in it), the dedup of kernel jobs onto builds, a build
- * cancelled, the build a job waits on, and the eviction policy of the
- * artifact store (least recently used first, never an artifact a
- * queued or running job or a running build needs, uploads in progress
- * counted).
+ * cancelled, the build a job waits on, a build's log capped, and the
+ * eviction policy of the artifact store (least recently used first,
+ * never an artifact a queued or running job or a running build needs,
+ * uploads in progress counted).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/caps.h"
 #include "common/err.h"
 #include "common/xalloc.h"
 #include "store/builds.h"
@@ -55,7 +56,7 @@ nbuilds(struct store *s)
 	struct store_builds l;
 	int64_t n;
 
-	if (store_builds_get(s, &l, NULL, 500, 0) != 0)
+	if (store_build_list(s, &l, NULL, 500, 0) != 0)
 		return -1;
 	n = (int64_t)l.n;
 	store_builds_release(&l);
@@ -159,7 +160,7 @@ TEST(build_dedup)
 	{
 		struct store_builds l;
 
-		ASSERT(store_builds_get(s, &l, NULL, 2, 0) == 0);
+		ASSERT(store_build_list(s, &l, NULL, 2, 0) == 0);
 		ASSERT(l.n == 2);
 		ASSERT_STREQ(l.v[0].cc, "clang-17");
 		ASSERT_STREQ(l.v[1].cc, "gcc");
@@ -196,7 +197,7 @@ TEST(build_cancel)
 	store_builds_share(1);
 	ASSERT(store_host_register(s, &host, "b1", "[]", "{}", 100) == 0);
 	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", jobs) > 0);
-	ASSERT(store_job_build(s, &jb, jobs[1]) == 0);
+	ASSERT(store_job_build_get(s, &jb, jobs[1]) == 0);
 	ASSERT(jb.id == 2);
 	ASSERT_STREQ(jb.state, "queued");
 	ASSERT(jb.error == NULL);
@@ -212,7 +213,7 @@ TEST(build_cancel)
 	    store_build_heartbeat(s, &exp, host, 1, 111, 60) == ERR_CONFLICT);
 	ASSERT_STREQ(job_error(s, jobs[0]),
 	    "build cancelled: build 1: cancelled by the operator");
-	ASSERT(store_job_build(s, &jb, jobs[0]) == 0);
+	ASSERT(store_job_build_get(s, &jb, jobs[0]) == 0);
 	ASSERT(jb.id == 1);
 	ASSERT_STREQ(jb.state, "cancelled");
 	ASSERT_STREQ(jb.error, "cancelled by the operator");
@@ -227,17 +228,53 @@ TEST(build_cancel)
 	ASSERT(nfail == 1);
 	/* A job retried after its build was cancelled gets a new build. */
 	ASSERT(store_retry(s, jobs[0], 120) == 0);
-	ASSERT(store_job_build(s, &jb, jobs[0]) == 0);
+	ASSERT(store_job_build_get(s, &jb, jobs[0]) == 0);
 	ASSERT(jb.id == 3);
 	ASSERT_STREQ(jb.state, "queued");
 	store_job_build_release(&jb);
 	/* A job that is no shared kernel job waits on no build. */
 	store_builds_share(0);
 	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", jobs) > 0);
-	ASSERT(store_job_build(s, &jb, jobs[0]) == 0);
+	ASSERT(store_job_build_get(s, &jb, jobs[0]) == 0);
 	ASSERT(jb.id == 0 && jb.state == NULL);
 	store_job_build_release(&jb);
-	ASSERT(store_job_build(s, &jb, 999) == ERR_NOTFOUND);
+	ASSERT(store_job_build_get(s, &jb, 999) == ERR_NOTFOUND);
+	store_close(s);
+}
+
+/* A build's log takes CAP_JOB_LOG bytes, then its marker; only the
+ * holder of its lease appends. */
+TEST(build_log_capped)
+{
+	struct store *s = test_store_open("log.db");
+	struct store_build_claimed c;
+	struct store_build_row b;
+	int64_t host, other, jobs[2];
+	size_t kept = 0, total = 0, len = CAP_LOG_APPEND;
+	char *chunk = xmalloc(len);
+	int i;
+
+	ASSERT(s != NULL);
+	memset(chunk, 'x', len);
+	store_builds_share(1);
+	ASSERT(store_host_register(s, &host, "b1", "[]", "{}", 100) == 0);
+	ASSERT(store_host_register(s, &other, "b2", "[]", "{}", 100) == 0);
+	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", jobs) > 0);
+	ASSERT(store_build_claim(s, &c, host, 100, 60) == 0);
+	ASSERT_INTEQ(
+	    store_build_log(s, &kept, other, c.id, "x", 1, 100), ERR_CONFLICT);
+	for (i = 0; i < CAP_JOB_LOG / CAP_LOG_APPEND + 3; i++) {
+		ASSERT(store_build_log(s, &kept, host, c.id, chunk, len, 101) ==
+		    0);
+		total += kept;
+	}
+	ASSERT_INTEQ(total, CAP_JOB_LOG);
+	ASSERT(store_build_get(s, &b, c.id) == 0);
+	ASSERT(strstr(b.log, "[log truncated]") != NULL);
+	store_build_row_release(&b);
+	store_build_claimed_release(&c);
+	store_builds_share(0);
+	free(chunk);
 	store_close(s);
 }
 
@@ -321,12 +358,12 @@ TEST(eviction_policy)
 	ASSERT(store_artifacts_make_room(s, &v, &n, 1950, 0, 4000) == 0);
 	ASSERT(n == 1);
 	ASSERT(strncmp(v[0], "01", 2) == 0);
-	store_build_victims_free(v, n);
+	store_build_victims_release(v, n);
 	{
 		struct store_build_row r1, r2;
 
-		ASSERT(store_build_read(s, &r1, b1) == 0);
-		ASSERT(store_build_read(s, &r2, b2) == 0);
+		ASSERT(store_build_get(s, &r1, b1) == 0);
+		ASSERT(store_build_get(s, &r2, b2) == 0);
 		ASSERT(r1.evicted == 1 && r2.evicted == 0);
 		store_build_row_release(&r1);
 		store_build_row_release(&r2);
@@ -366,7 +403,7 @@ TEST(eviction_policy)
 	ASSERT(n == 7);
 	for (i = 0; i < n; i++)
 		ASSERT(v[i][0] != 'e');
-	store_build_victims_free(v, n);
+	store_build_victims_release(v, n);
 	ASSERT(store_artifacts_bytes(s, &held) == 0);
 	ASSERT(held == 500);
 	store_builds_share(0);

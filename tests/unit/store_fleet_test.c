@@ -99,8 +99,8 @@ TEST(test_store_fleet__push_spreads_siblings_stay)
 		ASSERT_INTEQ(got[k], 4);
 	/* Every commit claimed so far has both points on one host. */
 	for (i = 0; i < 12; i++) {
-		ASSERT(store_pair_read(s, &a, root[i]) == 0);
-		ASSERT(store_pair_read(s, &b, nest[i]) == 0);
+		ASSERT(store_pair_get(s, &a, root[i]) == 0);
+		ASSERT(store_pair_get(s, &b, nest[i]) == 0);
 		ASSERT(a.host == b.host ||
 		    (a.host && b.host && strcmp(a.host, b.host) == 0));
 		store_pair_release(&a);

@@ -248,7 +248,7 @@ TEST(test_store_series2__mail_skipped)
 	           "a second copy", 102) == 0);
 	/* Another inbox's copy of the same mail is its own row. */
 	ASSERT(store_mail_skipped_put(s, "other", "p2@x", "x", "y", 103) == 0);
-	ASSERT(store_mail_skipped_recent(s, &l, 10) == 0);
+	ASSERT(store_mail_skipped_list(s, &l, 10) == 0);
 	ASSERT_INTEQ(l.n, 3);
 	ASSERT_STREQ(l.v[0].inbox, "other");
 	ASSERT_STREQ(l.v[1].message_id, "q@x");
@@ -260,11 +260,11 @@ TEST(test_store_series2__mail_skipped)
 	/* Joined a series: gone from its inbox only. */
 	ASSERT(store_mail_skipped_drop(s, "lm", "p2@x") == 0);
 	ASSERT(store_mail_skipped_drop(s, "lm", "never@x") == 0);
-	ASSERT(store_mail_skipped_recent(s, &l, 1) == 0);
+	ASSERT(store_mail_skipped_list(s, &l, 1) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_STREQ(l.v[0].inbox, "other");
 	store_mail_skipped_release(&l);
-	ASSERT(store_mail_skipped_recent(s, &l, 10) == 0);
+	ASSERT(store_mail_skipped_list(s, &l, 10) == 0);
 	ASSERT_INTEQ(l.n, 2);
 	store_mail_skipped_release(&l);
 	store_close(s);

@@ -259,7 +259,7 @@ TEST(test_store__kernel_facts_round_trip)
 	ASSERT(json_is_true(json_object_get(kb, "cached")));
 	json_decref(hs);
 
-	ASSERT(store_pair_run_meta(s, &meta, pair) == 0);
+	ASSERT(store_pair_run_meta_list(s, &meta, pair) == 0);
 	ASSERT_INTEQ(meta.n, 4);
 	ASSERT_STREQ(meta.v[0].role, "base");
 	ASSERT_INTEQ(meta.v[1].run, 1);
@@ -535,7 +535,7 @@ TEST(test_store__expired_pair_is_released_and_runs_dropped)
 	/* The dead host's run was discarded. */
 	ASSERT_INTEQ(c.ndone, 0);
 	store_claimed_release(&c);
-	ASSERT(store_pair_read(s, &pr, 1) == 0);
+	ASSERT(store_pair_get(s, &pr, 1) == 0);
 	ASSERT_STREQ(pr.host, "h2");
 	store_pair_release(&pr);
 	store_close(s);
@@ -694,17 +694,17 @@ TEST(test_store__list_paginates)
 	for (i = 0; i < 3; i++)
 		ASSERT(store_pair_create(s, NULL, NULL, NULL, "j", "",
 		           &job_base, &job_cand, 10) == 0);
-	ASSERT(store_jobs_get(s, &l, NULL, 4, 0) == 0);
+	ASSERT(store_job_list(s, &l, NULL, 4, 0) == 0);
 	ASSERT_INTEQ(l.n, 4);
 	ASSERT_INTEQ(l.v[0].id, 6);
 	ASSERT_INTEQ(l.next_cursor, 3);
-	ASSERT(store_jobs_get(s, &l2, NULL, 4, l.next_cursor) == 0);
+	ASSERT(store_job_list(s, &l2, NULL, 4, l.next_cursor) == 0);
 	ASSERT_INTEQ(l2.n, 2);
 	ASSERT_INTEQ(l2.v[1].id, 1);
 	ASSERT_INTEQ(l2.next_cursor, 0);
 	store_jobs_release(&l);
 	store_jobs_release(&l2);
-	ASSERT(store_jobs_get(s, &l, "running", 50, 0) == 0);
+	ASSERT(store_job_list(s, &l, "running", 50, 0) == 0);
 	ASSERT_INTEQ(l.n, 0);
 	store_jobs_release(&l);
 	store_close(s);
@@ -808,13 +808,13 @@ TEST(test_store__commit_recorded_once_gains_branches)
 	ASSERT_INTEQ(fresh, 0);
 	ASSERT_INTEQ(id1, id2);
 	ASSERT(store_commit_record(s, &id2, &fresh, t, &c, "master", 9) == 0);
-	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", "next", 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_STREQ(l.v[0].branches, "master,next");
 	store_commits_release(&l);
 	/* A submitted stub is new to the watcher and gets the details. */
 	ASSERT(store_commit_stub(s, &id3, t, SHA_B) == 0);
-	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, NULL, NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	store_commits_release(&l);
 	c.sha = SHA_B;
@@ -842,7 +842,7 @@ TEST(test_store__tree_commit_count_and_page)
 	ASSERT(store_commit_record(s, &id, NULL, net, &c, "m", 2) == 0);
 	/* A stub is not seen: no count, not listed, until recorded. */
 	ASSERT(store_commit_stub(s, &stub, mm, SHA_C) == 0);
-	ASSERT(store_trees_get(s, &tl) == 0);
+	ASSERT(store_tree_list(s, &tl) == 0);
 	ASSERT_INTEQ(tl.n, 2);
 	ASSERT_STREQ(tl.v[0].name, "mm");
 	ASSERT_INTEQ(tl.v[0].commits, 1);
@@ -852,29 +852,29 @@ TEST(test_store__tree_commit_count_and_page)
 	ASSERT(store_commit_record(s, &b, NULL, mm, &c, "next", 3) == 0);
 	ASSERT_INTEQ(b, stub);
 	ASSERT(store_commit_record(s, &b, NULL, mm, &c, "m", 4) == 0);
-	ASSERT(store_trees_get(s, &tl) == 0);
+	ASSERT(store_tree_list(s, &tl) == 0);
 	ASSERT_INTEQ(tl.v[0].commits, 2);
 	ASSERT_INTEQ(tl.v[1].commits, 1);
 	store_trees_release(&tl);
 	/* mm's page: its two, newest first, one a page. */
-	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", NULL, 1, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, b);
 	ASSERT_STREQ(l.v[0].tree, "mm");
 	ASSERT_INTEQ(l.next_cursor, b);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "mm", NULL, 1, b) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", NULL, 1, b) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, a);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "mm", "next", 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", "next", 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, b);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "nosuch", NULL, 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "nosuch", NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 0);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, NULL, NULL, 10, 0) == 0);
+	ASSERT(store_commit_list(s, &l, NULL, NULL, 10, 0) == 0);
 	ASSERT_INTEQ(l.n, 3);
 	store_commits_release(&l);
 	/* Each watched branch counts its commits (v31): m's two and next's
@@ -884,7 +884,7 @@ TEST(test_store__tree_commit_count_and_page)
 	    store_branch_update(s, mm, "next", NULL, "ok", NULL, NULL, 5) == 0);
 	c.sha = SHA_D;
 	ASSERT(store_commit_record(s, &id, NULL, mm, &c, "m", 6) == 0);
-	ASSERT(store_trees_get(s, &tl) == 0);
+	ASSERT(store_tree_list(s, &tl) == 0);
 	ASSERT_INTEQ(tl.v[0].nbranches, 2);
 	ASSERT_STREQ(tl.v[0].branches[0].branch, "m");
 	ASSERT_INTEQ(tl.v[0].branches[0].commits, 3);
@@ -927,7 +927,7 @@ TEST(test_store__commit_branch_page_is_its_index_range)
 	ASSERT(store_commit_record(s, &other, NULL, x, &c, "rare", 1) == 0);
 	/* Of tree mm: the one, at once, and the end. */
 	before = store_read_steps(s);
-	ASSERT(store_commits_get(s, &l, "mm", "rare", 5, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", "rare", 5, 0) == 0);
 	rare_steps = store_read_steps(s) - before;
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, first);
@@ -935,21 +935,21 @@ TEST(test_store__commit_branch_page_is_its_index_range)
 	ASSERT_INTEQ(l.next_cursor, 0);
 	store_commits_release(&l);
 	/* Of every tree: nx's too, newest first; by cursor. */
-	ASSERT(store_commits_get(s, &l, NULL, "rare", 1, 0) == 0);
+	ASSERT(store_commit_list(s, &l, NULL, "rare", 1, 0) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, other);
 	ASSERT_INTEQ(l.next_cursor, other);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, NULL, "rare", 1, other) == 0);
+	ASSERT(store_commit_list(s, &l, NULL, "rare", 1, other) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].id, first);
 	store_commits_release(&l);
-	ASSERT(store_commits_get(s, &l, "nx", "m", 5, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "nx", "m", 5, 0) == 0);
 	ASSERT_INTEQ(l.n, 0);
 	ASSERT_INTEQ(l.next_cursor, 0);
 	store_commits_release(&l);
 	/* A page of m: the newest 5 of its 39. */
-	ASSERT(store_commits_get(s, &l, "mm", "m", 5, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", "m", 5, 0) == 0);
 	ASSERT_INTEQ(l.n, 5);
 	ASSERT_INTEQ(l.v[0].id, id);
 	ASSERT_INTEQ(l.next_cursor, id - 4);
@@ -957,7 +957,7 @@ TEST(test_store__commit_branch_page_is_its_index_range)
 	/* The rare page's cost is not the tree's: a fraction of reading
 	 * all 40 of it. */
 	before = store_read_steps(s);
-	ASSERT(store_commits_get(s, &l, "mm", NULL, 40, 0) == 0);
+	ASSERT(store_commit_list(s, &l, "mm", NULL, 40, 0) == 0);
 	all_steps = store_read_steps(s) - before;
 	ASSERT_INTEQ(l.n, 40);
 	store_commits_release(&l);
@@ -1013,7 +1013,7 @@ TEST(test_store__tree_and_branch_state)
 	           s, t, "m", SHA_B, "ok", NULL, "rewritten", 7) == 0);
 	ASSERT(store_tree_polled(s, t, 8, 0, "unreachable", 2, 12) == 0);
 	ASSERT(store_tree_sync(s, &t, "mm", "u2") == 0);
-	ASSERT(store_trees_get(s, &l) == 0);
+	ASSERT(store_tree_list(s, &l) == 0);
 	ASSERT_INTEQ(l.n, 1);
 	ASSERT_INTEQ(l.v[0].nbranches, 1);
 	tr = &l.v[0];
@@ -1055,7 +1055,7 @@ TEST(test_store__canary_counts_from_the_last_pairs_end)
 	tp.base = &job_base;
 	tp.cand = &job_cand;
 	ASSERT(store_trigger_pair(s, &pair, NULL, NULL, NULL, &tp, 1000) == 0);
-	ASSERT(store_canary_host(s, &ch, "h1", "ref") == 0);
+	ASSERT(store_canary_host_get(s, &ch, "h1", "ref") == 0);
 	ASSERT_INTEQ(ch.last_pair, pair);
 	ASSERT_INTEQ(ch.last_done, 1000);
 	ASSERT_INTEQ(ch.open, 1);
@@ -1067,7 +1067,7 @@ TEST(test_store__canary_counts_from_the_last_pairs_end)
 		ASSERT(store_finish(s, h, c.job_id, 1, NULL, t + 100) == 0);
 		store_claimed_release(&c);
 	}
-	ASSERT(store_canary_host(s, &ch, "h1", "ref") == 0);
+	ASSERT(store_canary_host_get(s, &ch, "h1", "ref") == 0);
 	ASSERT_INTEQ(ch.open, 0);
 	ASSERT_INTEQ(ch.last_done, 1400); /* the second job's finish */
 	store_canary_host_release(&ch);
@@ -1105,7 +1105,7 @@ side(struct store *s, int64_t pair, const char *col)
 	struct store_pair p;
 	int64_t id;
 
-	if (store_pair_read(s, &p, pair) != 0 || p.jobs.n != 2)
+	if (store_pair_get(s, &p, pair) != 0 || p.jobs.n != 2)
 		return -1;
 	id = p.jobs.v[strcmp(col, "base") == 0 ? 0 : 1].id;
 	store_pair_release(&p);
@@ -1267,7 +1267,7 @@ TEST(test_store__series_tip_pair_on_a_shared_base)
 	v1 = tip_series(s, t, "v1@x", 1, cb, SHA_A);
 	v2 = tip_series(s, t, "v2@x", 2, cc, SHA_A);
 	ASSERT(v1 > 0 && v2 > 0);
-	ASSERT(store_web_series(s, &o, v2) == 0);
+	ASSERT(store_series_page_get(s, &o, v2) == 0);
 	ASSERT_INTEQ(o.npairs, 1);
 	ASSERT_INTEQ(o.pairs[0], p2);
 	ASSERT(o.npatches >= 1);
@@ -1276,7 +1276,7 @@ TEST(test_store__series_tip_pair_on_a_shared_base)
 	ASSERT(store_series_get(s, &o, v2) == 0);
 	ASSERT_STREQ(o.verdicts, "improvement");
 	store_series_release(&o);
-	ASSERT(store_web_series(s, &o, v1) == 0);
+	ASSERT(store_series_page_get(s, &o, v1) == 0);
 	ASSERT(o.npairs >= 1);
 	ASSERT_INTEQ(o.pairs[0], p1);
 	store_series_release(&o);
@@ -1407,7 +1407,7 @@ TEST(test_store__series_v6)
 	ASSERT_STREQ(se.commit_sha, "2222222222222222222222222222222222222222");
 	ASSERT_STREQ(se.state, "applied");
 	store_series_release(&se);
-	ASSERT(store_web_series(s, &se, id) == 0);
+	ASSERT(store_series_page_get(s, &se, id) == 0);
 	ASSERT_INTEQ(se.npatches, 2);
 	/* The series routes' comparisons are those of the tip's pairs:
 	 * none measure it yet. */
@@ -1416,7 +1416,7 @@ TEST(test_store__series_v6)
 	ASSERT(store_series_list(s, &sl, 10, 0) == 0);
 	ASSERT_INTEQ(sl.n, 1);
 	store_series_list_release(&sl);
-	ASSERT_INTEQ(store_web_series(s, &se, 999), ERR_NOTFOUND);
+	ASSERT_INTEQ(store_series_page_get(s, &se, 999), ERR_NOTFOUND);
 	store_series_release(&se);
 	ASSERT(store_inbox_get(s, last, sizeof(last), "lm") == 0);
 	ASSERT_STREQ(last, "");
@@ -1465,12 +1465,12 @@ TEST(test_store__submit_siblings_share_a_host)
 	got = c.pair_id;
 	ASSERT_INTEQ(got, p3);
 	store_claimed_release(&c);
-	ASSERT(store_pair_read(s, &pr, p2) == 0);
+	ASSERT(store_pair_get(s, &pr, p2) == 0);
 	ASSERT_STREQ(pr.host, "h1");
 	store_pair_release(&pr);
 	/* h1's lease runs out: p1 and its unstarted sibling p2 are free. */
 	ASSERT(store_requeue_expired(s, 1000, &n) == 0);
-	ASSERT(store_pair_read(s, &pr, p2) == 0);
+	ASSERT(store_pair_get(s, &pr, p2) == 0);
 	ASSERT(pr.host == NULL);
 	store_pair_release(&pr);
 	store_close(s);
@@ -1556,7 +1556,7 @@ TEST(test_store__urgent_writer_goes_before_waiting_ones)
 	ASSERT(st[STORE_W_UPLOADS].wait_s > 0 && st[STORE_W_URGENT].n > 0);
 	ASSERT(st[STORE_W_UPLOADS].waiting == 0 &&
 	    st[STORE_W_URGENT].waiting == 0);
-	ASSERT(store_hosts_get(s0, &hl, 10, 0, 3000, 1) == 0);
+	ASSERT(store_host_list(s0, &hl, 10, 0, 3000, 1) == 0);
 	ASSERT_INTEQ(hl.n, 1);
 	ASSERT_INTEQ(hl.v[0].last_seen, 3000);
 	ASSERT(hl.v[0].online);
@@ -1743,7 +1743,7 @@ TEST(test_store__counts_follow_every_change)
 	regression_cmp(&cmp);
 	ASSERT(store_verdict_put(s, NULL, pair, &cmp, 2007) == 0);
 	ASSERT_INTEQ(reg_count(s, "new"), 1);
-	ASSERT(store_regressions_get(
+	ASSERT(store_regression_list(
 	           s, &rl, &(struct store_regressions_q){ .limit = 10 }) == 0);
 	ASSERT(rl.n >= 1);
 	rid = rl.v[0].id;
@@ -1809,7 +1809,7 @@ TEST(test_store__data_version_moves_with_every_commit)
 	ASSERT(store_open(&rd, p, &e) == 0 && store_open(&wr, p, &e) == 0);
 	ASSERT(store_data_version(rd, &v0) == 0);
 	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
-	ASSERT(store_jobs_get(rd, &o, NULL, 10, 0) == 0); /* a read */
+	ASSERT(store_job_list(rd, &o, NULL, 10, 0) == 0); /* a read */
 	store_jobs_release(&o);
 	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
 	ASSERT(store_host_register(wr, &h, "h", "[]", "{}", 1) == 0);
@@ -1834,7 +1834,7 @@ TEST(test_store__data_version_moves_with_every_commit)
 	ASSERT(store_data_version(rd, &v1) == 0 && same_version(&v0, &v1));
 	ASSERT(store_data_version(wr, &v1) == 0 && same_version(&v0, &v1));
 	/* What the heartbeats wrote was committed all the same. */
-	ASSERT(store_jobs_get(rd, &o, NULL, 10, 0) == 0);
+	ASSERT(store_job_list(rd, &o, NULL, 10, 0) == 0);
 	ASSERT(o.n == 2 && o.v[1].id == b && o.v[1].progress != NULL);
 	ASSERT(strcmp(o.v[1].progress, "run 2/3") == 0);
 	ASSERT(o.v[1].lease_expires == 220);
@@ -1930,7 +1930,7 @@ add_value(struct store *s, int64_t h, int64_t job, int64_t idx, double v)
 }
 
 /*
- * The history read (store_history_get, the /history page's rows): one
+ * The history read (store_history_list, the /history page's rows): one
  * entry per job with a stored value, oldest first, each job's values in
  * run order (not sorted), its commit's text with bytes that are not
  * UTF-8 as '?', the page bounded by limit and cursor, and filtered by
@@ -1969,7 +1969,7 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT(add_value(s, h1, cj, 1, 90) == 0);
 	ASSERT(add_value(s, h1, cj, 0, 95) == 0);
 
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_STREQ(h.unit, "IOPS");
 	ASSERT_STREQ(h.better, "higher");
@@ -1993,7 +1993,7 @@ TEST(test_store__history_groups_values_by_job)
 	 * instead of the values: the same numbers. */
 	ASSERT(store_finish(s, h1, cj, 1, NULL, 1030) == 0);
 	ASSERT(store_verdict_done(s, pair, 1040) == 0);
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_STREQ(h.unit, "IOPS");
 	ASSERT(h.v[0].values == NULL && h.v[1].values == NULL);
@@ -2012,7 +2012,7 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT_INTEQ(cl.job_id, bj);
 	store_claimed_release(&cl);
 	ASSERT(add_value(s, h1, bj, 3, 100.25) == 0);
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_INTEQ(h.v[0].nvalues, 4);
 	ASSERT(h.v[0].values[3] == 100.25);
@@ -2026,20 +2026,20 @@ TEST(test_store__history_groups_values_by_job)
 	 * the last (store_i_next_cursor). */
 	ASSERT_INTEQ(bj, 1);
 	q.limit = 1;
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, cj);
 	ASSERT_INTEQ(h.next_cursor, cj);
 	store_history_release(&h);
 	q.cursor = cj;
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, bj);
 	ASSERT_INTEQ(h.next_cursor, 0);
 	store_history_release(&h);
 	q.cursor = 0;
 	q.limit = 2;
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_INTEQ(h.next_cursor, 0); /* full, but it ends at job 1 */
 	store_history_release(&h);
@@ -2048,18 +2048,18 @@ TEST(test_store__history_groups_values_by_job)
 	q.limit = 200;
 	q.cursor = 0;
 	q.host = "h2";
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
 	ASSERT(h.unit == NULL);
 	store_history_release(&h);
 	q.host = NULL;
 	q.branch = "next";
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
 	store_history_release(&h);
 	q.branch = NULL;
 	q.metric = "lat";
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
 	store_history_release(&h);
 	store_close(s);
@@ -2101,14 +2101,14 @@ TEST(test_store__history_page_with_a_job_without_the_metric)
 		ASSERT(store_finish(s, h1, jobs[i], 1, NULL, 1000 + i) == 0);
 	}
 	/* The newest two; then from the second: one of two with iops. */
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 2);
 	ASSERT_INTEQ(h.v[0].job_id, jobs[2]);
 	ASSERT_INTEQ(h.v[1].job_id, jobs[3]);
 	ASSERT_INTEQ(h.next_cursor, jobs[2]);
 	store_history_release(&h);
 	q.cursor = jobs[3];
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, jobs[2]);
 	ASSERT_INTEQ(h.v[0].nvalues, 1);
@@ -2116,7 +2116,7 @@ TEST(test_store__history_page_with_a_job_without_the_metric)
 	ASSERT_INTEQ(h.next_cursor, jobs[1]); /* full: two jobs read */
 	store_history_release(&h);
 	q.cursor = jobs[1];
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, jobs[0]);
 	ASSERT_INTEQ(h.next_cursor, 0); /* one read: the end */
@@ -2125,7 +2125,7 @@ TEST(test_store__history_page_with_a_job_without_the_metric)
 	q.cursor = 0;
 	q.limit = 200;
 	q.metric = "lat";
-	ASSERT(store_history_get(s, &h, &q) == 0);
+	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 1);
 	ASSERT_INTEQ(h.v[0].job_id, jobs[1]);
 	ASSERT_STREQ(h.unit, "us");
@@ -2142,7 +2142,7 @@ jobs_page_steps(struct store *s, const char *state, int64_t limit,
 	uint64_t before = store_read_steps(s);
 	struct store_jobs l;
 
-	if (store_jobs_get(s, &l, state, limit, cursor) != 0)
+	if (store_job_list(s, &l, state, limit, cursor) != 0)
 		return UINT64_MAX;
 	*n = l.n;
 	store_jobs_release(&l);
@@ -2157,7 +2157,7 @@ history_page_steps(struct store *s, int64_t limit, int64_t cursor, size_t *n)
 	uint64_t before = store_read_steps(s);
 	struct store_history h;
 
-	if (store_history_get(s, &h, &q) != 0)
+	if (store_history_list(s, &h, &q) != 0)
 		return UINT64_MAX;
 	*n = h.n;
 	store_history_release(&h);
@@ -2268,7 +2268,7 @@ reg_page(struct store *s, const struct store_regressions_q *q,
 	size_t i, len = 0;
 
 	out[0] = '\0';
-	if (store_regressions_get(s, l, q) != 0)
+	if (store_regression_list(s, l, q) != 0)
 		return -1;
 	*steps = store_read_steps(s) - before;
 	for (i = 0; i < l->n && len < 200; i++)
@@ -2453,7 +2453,7 @@ history_scan_page_of(struct store *s, const char *tree, const char *branch,
 		0, 0, 5, cursor, scan };
 	uint64_t before = store_read_steps(s);
 
-	if (store_history_get(s, h, &q) != 0)
+	if (store_history_list(s, h, &q) != 0)
 		return UINT64_MAX;
 	return store_read_steps(s) - before;
 }
@@ -2685,7 +2685,7 @@ history_q_page(struct store *s, const struct store_history_q *q,
 	size_t n;
 
 	out[0] = '\0';
-	if (store_history_get(s, h, q) != 0)
+	if (store_history_list(s, h, q) != 0)
 		return UINT64_MAX;
 	/* The page is in time order; the ids newest job first. */
 	n = h->n < 64 ? h->n : 64;
@@ -2978,7 +2978,7 @@ page_jobs_n(struct store *s, const char *host, int64_t limit, char out[128])
 	size_t i, len = 0;
 
 	out[0] = '\0';
-	if (store_history_get(s, &h, &q) != 0)
+	if (store_history_list(s, &h, &q) != 0)
 		return -1;
 	for (i = 0; i < h.n && len < 100; i++)
 		len += (size_t)snprintf(out + len, 128 - len, "%s%lld",
@@ -3215,7 +3215,7 @@ TEST(test_store__history_summary_equals_recomputed)
 		}
 		ASSERT(store_finish(s, h1, bj, 1, NULL, 1000 + n) == 0);
 		ASSERT(store_verdict_done(s, pair, 1000 + n) == 0);
-		ASSERT(store_history_get(s, &h, &q) == 0);
+		ASSERT(store_history_list(s, &h, &q) == 0);
 		ASSERT_INTEQ(h.n, 1);
 		ASSERT(h.v[0].values == NULL);
 		qsort(v, (size_t)n, sizeof(v[0]), cmp_double);

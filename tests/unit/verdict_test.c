@@ -151,7 +151,7 @@ pair_json(struct store *s, json_t **out, int64_t pair)
 	struct store_pair p;
 
 	*out = NULL;
-	if (store_pair_read(s, &p, pair) != 0)
+	if (store_pair_get(s, &p, pair) != 0)
 		return -1;
 	*out = rows_pair_json(&p);
 	store_pair_release(&p);
@@ -190,7 +190,7 @@ regressions(struct store *s)
 	struct store_regressions l;
 	size_t n;
 
-	if (store_regressions_get(
+	if (store_regression_list(
 	        s, &l, &(struct store_regressions_q){ .limit = 100 }) != 0)
 		return (size_t)-1;
 	n = l.n;
@@ -480,7 +480,7 @@ TEST(test_verdict__shared_base_adaptive_runs)
 	job_state(s, cb, &runs);
 	ASSERT_INTEQ(runs, 8);
 	/* A verdict read before cb's new runs is stale after them. */
-	ASSERT_INTEQ(store_verdict_pair(s, &pj, pb), 0);
+	ASSERT_INTEQ(store_verdict_pair_get(s, &pj, pb), 0);
 	for (i = 0; i < 2; i++) {
 		const struct store_vside *side = i ? &pj.cand : &pj.base;
 
@@ -732,14 +732,14 @@ TEST(test_verdict__history_change_point)
 		ASSERT_INTEQ(o.state, VERDICT_FINAL);
 		ASSERT_INTEQ(o.improvements, k < 7 ? 0 : 1);
 	}
-	ASSERT_INTEQ(store_verdict_history(s, &hist, pair, 200), 0);
+	ASSERT_INTEQ(store_verdict_history_list(s, &hist, pair, 200), 0);
 	/* 13 earlier base jobs of 5 runs each. */
 	ASSERT_INTEQ(hist.n, 65);
 	ASSERT_STREQ(hist.v[0].metric, "ops");
 	ASSERT(hist.v[0].job < hist.v[64].job);
 	store_vhists_release(&hist);
 
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, "", "", "h1", "j", "p=1", "ops"),
 	    0);
 	ASSERT_INTEQ(cps.n, 1);
@@ -750,18 +750,18 @@ TEST(test_verdict__history_change_point)
 	ASSERT_STREQ(cps.v[0].host, "h1");
 	store_cp_rows_release(&cps);
 	/* Filters: another host, another branch: none. */
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, NULL, NULL, "h9", "j", "p=1", "ops"),
 	    0);
 	ASSERT_INTEQ(cps.n, 0);
 	store_cp_rows_release(&cps);
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, "mm", "mm-new", NULL, "j", "p=1", "ops"),
 	    0);
 	ASSERT_INTEQ(cps.n, 0);
 	store_cp_rows_release(&cps);
 	/* The series itself: 14 candidate medians in order. */
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, NULL, NULL, NULL, "j", "p=1", "ops"),
 	    0);
 	ASSERT(cps.n >= 1);
@@ -843,7 +843,7 @@ TEST(test_verdict__history_in_commit_order)
 		ASSERT_INTEQ(verdict_pair(s, &o, pairs[order[i]], now + i), 0);
 		ASSERT_INTEQ(o.state, VERDICT_FINAL);
 	}
-	ASSERT_INTEQ(store_history_changepoints(
+	ASSERT_INTEQ(store_history_changepoint_list(
 	                 s, &cps, "mm", "mm-new", "h1", "j", "p=1", "ops"),
 	    0);
 	ASSERT_INTEQ(cps.n, 1);
@@ -969,7 +969,7 @@ TEST(test_verdict__migration_keeps_regressions)
 	ASSERT_INTEQ(store_user_version(s), STORE_VERSION);
 	ASSERT_INTEQ(run_pair(s, h, b, c, md, 1, 5), 0);
 	ASSERT_INTEQ(run_pair(s, h, b2, c2, md, 1, 5), 0);
-	ASSERT_INTEQ(store_regressions_get(
+	ASSERT_INTEQ(store_regression_list(
 	                 s, &rl, &(struct store_regressions_q){ .limit = 10 }),
 	    0);
 	ASSERT_INTEQ(rl.n, 1);
@@ -1125,7 +1125,7 @@ TEST(test_verdict__memcg_tax_caught_behind_root)
 		size_t i;
 		int seen = 0;
 
-		ASSERT_INTEQ(store_regressions_get(s, &l,
+		ASSERT_INTEQ(store_regression_list(s, &l,
 		                 &(struct store_regressions_q){ .limit = 100 }),
 		    0);
 		for (i = 0; i < l.n; i++)
@@ -1139,7 +1139,7 @@ TEST(test_verdict__memcg_tax_caught_behind_root)
 	{
 		struct store_cp_rows cps;
 
-		ASSERT_INTEQ(store_history_changepoints(s, &cps, NULL, NULL,
+		ASSERT_INTEQ(store_history_changepoint_list(s, &cps, NULL, NULL,
 		                 NULL, "kv", "cgroup=/pwtax", "memcg_tax.ops"),
 		    0);
 		store_cp_rows_release(&cps);
@@ -1443,7 +1443,7 @@ alert_look(struct store *s, size_t max, int64_t skip_commit, uint64_t *steps,
 			bad = 1;
 		free(key);
 	}
-	store_alert_groups_free(g, n);
+	store_alert_groups_release(g, n);
 	return bad ? -2 : (int)n;
 }
 

@@ -1672,7 +1672,7 @@ rows_hosts(struct buf *b, struct store *s, int64_t limit, int64_t cursor)
 	struct store_hosts l;
 	json_t *o;
 
-	ASSERT(store_hosts_get(s, &l, limit, cursor, 1800, 500) == 0);
+	ASSERT(store_host_list(s, &l, limit, cursor, 1800, 500) == 0);
 	o = rows_hosts_json(&l);
 	store_hosts_release(&l);
 	pwjson_dump_buf(b, o);
@@ -1687,7 +1687,7 @@ rows_jobs(struct buf *b, struct store *s, const char *state, int64_t limit,
 	struct store_jobs l;
 	json_t *o;
 
-	ASSERT(store_jobs_get(s, &l, state, limit, cursor) == 0);
+	ASSERT(store_job_list(s, &l, state, limit, cursor) == 0);
 	o = rows_jobs_json(&l);
 	store_jobs_release(&l);
 	pwjson_dump_buf(b, o);
@@ -1733,7 +1733,7 @@ running_job(struct store *s)
 	struct store_jobs l;
 	int64_t id = 0;
 
-	if (store_jobs_get(s, &l, "running", 50, 0) == 0 && l.n == 1)
+	if (store_job_list(s, &l, "running", 50, 0) == 0 && l.n == 1)
 		id = l.v[0].id;
 	store_jobs_release(&l);
 	return id;
@@ -2286,7 +2286,7 @@ TEST(test_web__pair_boots_unknown_or_none)
 	free(path);
 	ASSERT(store_pair_create(
 	           s, &pair, NULL, NULL, "k", "", &plain, &kern, 1000) == 0);
-	ASSERT(store_pair_read(s, &p, pair) == 0);
+	ASSERT(store_pair_get(s, &p, pair) == 0);
 	ASSERT_INTEQ(p.rounds[0], 1);
 	ASSERT_INTEQ(p.rounds[1], 1);
 	ASSERT_INTEQ(p.kernel[0], 0);
@@ -2369,7 +2369,7 @@ alerts_list(struct buf *b, struct store *s, const char *state, const char *kind,
 
 	ASSERT(store_alert_list(s, &a, &n, &f, &more) == 0);
 	o = rows_alerts_json(a, n, &more);
-	store_alerts_free(a, n);
+	store_alerts_release(a, n);
 	pwjson_dump_buf(b, o);
 	buf_putc(b, '\n');
 	json_decref(o);
@@ -2383,7 +2383,7 @@ alerts_one(struct buf *b, struct store *s, int64_t id)
 
 	ASSERT(store_alert_get(s, &a, id) == 0);
 	o = rows_alert_json(a, 1);
-	store_alerts_free(a, 1);
+	store_alerts_release(a, 1);
 	pwjson_dump_buf(b, o);
 	buf_putc(b, '\n');
 	json_decref(o);
@@ -3083,7 +3083,7 @@ dash_store(struct store **out)
 	ASSERT(store_pair_create(s, NULL, NULL, NULL, "mm-bench", "memcg=on",
 	           &base, &cand, 2300) == 0);
 	ASSERT(store_web_triage(s, 1, "acknowledged", hostile[4], 2310) == 0);
-	ASSERT(store_bisect_src(s, &src, 1) == 0);
+	ASSERT(store_bisect_src_get(s, &src, 1) == 0);
 	ASSERT(store_bisect_create(s, &bi, &bn, 2320) == 0);
 	store_bisect_src_release(&src);
 	ASSERT(store_bisect_step_add(
@@ -3221,13 +3221,13 @@ TEST(test_web__list_cursors_unchanged)
 	dash_dump(&b, o);
 	/* The rule itself, on the structs: a full page newest first ends
 	 * at id 1; one going up does not. */
-	ASSERT(store_commits_get(s, &cl, NULL, NULL, 1, 2) == 0);
+	ASSERT(store_commit_list(s, &cl, NULL, NULL, 1, 2) == 0);
 	ASSERT(cl.n == 1 && cl.v[0].id == 1 && cl.next_cursor == 0);
 	store_commits_release(&cl);
-	ASSERT(store_commits_get(s, &cl, NULL, NULL, 1, 3) == 0);
+	ASSERT(store_commit_list(s, &cl, NULL, NULL, 1, 3) == 0);
 	ASSERT(cl.n == 1 && cl.next_cursor == 2);
 	store_commits_release(&cl);
-	ASSERT(store_hosts_get(s, &hl, 1, 0, 0, 1) == 0);
+	ASSERT(store_host_list(s, &hl, 1, 0, 0, 1) == 0);
 	ASSERT(hl.n == 1 && hl.v[0].id == 1 && hl.next_cursor == 1);
 	store_hosts_release(&hl);
 	store_close(s);
@@ -3244,7 +3244,7 @@ TEST(test_web__list_cursors_unchanged)
 	buf_release(&b);
 }
 
-/* ---- a pair's runs (store_pair_run_meta): the same JSON bytes */
+/* ---- a pair's runs (store_pair_run_meta_list): the same JSON bytes */
 
 /* One ok run of job on host h with its host state and profile (NULL:
  * none); the job is the host's claimed one. */
@@ -3332,7 +3332,7 @@ meta_store(struct store **out)
 
 /*
  * GET /api/v1/pairs/{id}'s kernel facts, kernel warning and suspect mark
- * (made from store_pair_run_meta's rows) are the bytes of
+ * (made from store_pair_run_meta_list's rows) are the bytes of
  * tests/data/web/runmeta.json, which the store wrote when those rows were
  * JSON (before the typed read).
  */
