@@ -203,6 +203,12 @@ store_tx_retry(
 }
 
 int
+store_tx_lost(const struct store *s)
+{
+	return s->lost_race;
+}
+
+int
 store_i_write1(struct store *s, struct db_stmt *st, const char *what)
 {
 	int rc, try;

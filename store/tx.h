@@ -23,5 +23,9 @@ struct store;
 
 int store_tx_retry(
     struct store *, int (*fn)(struct store *s, void *arg), void *arg);
+/* 1 when the store's last failure lost a race (fn should fail with -1
+ * for store_tx_retry to run it again, not take it for bad input), else
+ * 0. */
+int store_tx_lost(const struct store *);
 
 #endif
