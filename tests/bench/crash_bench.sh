@@ -12,7 +12,8 @@
 #   - every job whose finish was acknowledged was finished once (one
 #     acknowledgement, state success, all its runs stored), and no job
 #     is a success without all its runs;
-#   - `perfwatch store check` finds the store consistent.
+#   - `perfwatch store check` finds the store consistent (and, once a
+#     pair's queue count is put off by one, broken).
 # With PW_TEST_PG (make check-pg's server, tests/lib_pg.sh; t0368) two
 # daemons A and B share one PostgreSQL database with worker leases of
 # 3 s, and the runners are spread over both and fail over from one to
@@ -304,6 +305,14 @@ else
 	verify store_check 1 "$(cat "$PW_TMP/store_check.out")"
 fi
 sed 's/^/# store check: /' "$PW_TMP/store_check.out"
+# And it can fail: one pair's count of queued jobs put off by one.
+sql "UPDATE pairs SET queued = queued + 1 WHERE id = (SELECT min(id) FROM pairs)" >/dev/null
+if ! "$PW_BIN/perfwatch" store check "$PW_DB" >"$PW_TMP/store_check.out" 2>&1 &&
+    grep -q '^pair_queue_counts *BROKEN' "$PW_TMP/store_check.out"; then
+	echo "PASS store_check_finds_a_wrong_count"
+else
+	verify store_check_finds_a_wrong_count 1 "$(cat "$PW_TMP/store_check.out")"
+fi
 if [ $bad = 0 ]; then
 	echo "check-crash: OK ($kills kills under $runners runners${pg:+, two daemons on PostgreSQL})"
 else
