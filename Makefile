@@ -212,8 +212,9 @@ check-only: check-build
 
 # make check-pg: the store's unit suite and the end-to-end tests that
 # exercise the store, against a PostgreSQL server the tests start in a
-# temporary directory (tests/check-pg.sh; not part of make check).
-check-pg: check-build
+# temporary directory, and two daemons on it killed under 200 runners'
+# load (t0368) (tests/check-pg.sh; not part of make check).
+check-pg: check-build $(REL)/bench/api_load
 	@OUT=$(OUT) tests/check-pg.sh
 
 deps:
@@ -561,7 +562,8 @@ bench-fleet: $(REL)/bin/perfwatchd $(REL)/bench/api_load
 # make check-crash: kill -9 the daemon 10 times at random
 # moments under 200 runners' load; integrity, every acknowledged upload
 # stored once, no half run, no pair lost (tests/bench/crash_bench.sh
-# [RUNNERS] [KILLS] [METRICS]; about 90 s; not part of make check).
+# [RUNNERS] [KILLS] [METRICS]; about 90 s; not part of make check; its
+# two-daemon PostgreSQL form is make check-pg's t0368).
 check-crash: all $(REL)/bench/api_load
 	@OUT=$(OUT) tests/bench/crash_bench.sh
 

@@ -46,7 +46,8 @@ static const struct cli_cmd cmds[] = {
 	    "kernel)" },
 	{ "store", cmd_store,
 	    "store copy FROM TO (a whole store into a new one: SQLite file "
-	    "or PostgreSQL conninfo)" },
+	    "or PostgreSQL conninfo); store check DATABASE (its "
+	    "consistency rules)" },
 };
 
 const char *

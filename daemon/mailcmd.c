@@ -28,6 +28,7 @@
 #include "store/mail_commands.h"
 #include "store/series.h"
 #include "store/store.h"
+#include "store/tx.h"
 #include "store/watch.h"
 
 /* ---- who ---- */
@@ -594,8 +595,8 @@ refuse_rest(
 	}
 }
 
-int
-mailcmd_handle(struct mailcmd_result *out, struct store *s,
+static int
+handle_once(struct mailcmd_result *out, struct store *s,
     const struct dconf *conf, const struct cfg_inbox *inbox,
     const struct mail_msg *m, int64_t now, struct err *e)
 {
@@ -716,6 +717,13 @@ mailcmd_handle(struct mailcmd_result *out, struct store *s,
 			outcome_why(&oc[i], ans.data + at);
 			buf_putc(&ans, '\n');
 		}
+		if (r != 0 && store_tx_lost(s)) {
+			/* Lost to another transaction: not the line's fault;
+			 * mailcmd_handle runs it all again. */
+			store_rollback(s);
+			r = err_set(e, "%s", store_errmsg(s));
+			goto out;
+		}
 		if (r != 0) {
 			store_rollback(s);
 			store_errclear(s);
@@ -768,4 +776,34 @@ out:
 	store_alert_info_release(t.x);
 	free(key);
 	return r;
+}
+
+/* mailcmd_handle's arguments, for store_tx_retry. */
+struct handle_args {
+	struct mailcmd_result *out;
+	const struct dconf *conf;
+	const struct cfg_inbox *inbox;
+	const struct mail_msg *m;
+	int64_t now;
+	struct err *e;
+};
+
+static int
+handle_tx(struct store *s, void *arg)
+{
+	struct handle_args *a = arg;
+
+	return handle_once(a->out, s, a->conf, a->inbox, a->m, a->now, a->e);
+}
+
+/* The whole of a command mail again when its transaction lost to
+ * another: what it did and its answer are built afresh each time. */
+int
+mailcmd_handle(struct mailcmd_result *out, struct store *s,
+    const struct dconf *conf, const struct cfg_inbox *inbox,
+    const struct mail_msg *m, int64_t now, struct err *e)
+{
+	struct handle_args a = { out, conf, inbox, m, now, e };
+
+	return store_tx_retry(s, handle_tx, &a);
 }

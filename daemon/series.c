@@ -21,6 +21,7 @@
 #include "store/series.h"
 #include "store/series_quota.h"
 #include "store/store.h"
+#include "store/tx.h"
 #include "store/watch.h"
 
 void
@@ -57,35 +58,45 @@ commit_message(const struct mail_msg *m)
 }
 
 /* Records the series' commits and triggers its tip, in one transaction. */
-static int
-record_applied(struct series_result *res, struct store *s,
-    struct gitm_repo *repo, const struct series_ingest *in, int64_t tree_id,
-    int64_t id, const struct mail_msg *msgs, const struct mail_series *ms,
-    char (*shas)[GITM_SHA_SIZE], const char *base, const char *ref,
-    struct err *e)
-{
-	const char **paths = NULL;
-	size_t npaths = 0, i, k;
-	struct gitm_walk walk;
-	int64_t *cids = xcalloc((size_t)ms->total, sizeof(*cids));
-	struct trigger_push tp;
+/*
+ * What record_applied writes (struct series_tx): the series' commits
+ * and patches, its state and the pairs its triggers make, in one
+ * transaction.  store_tx_retry runs it again whole after a lost race.
+ * 0, or -1 with e set.
+ */
+struct series_tx {
+	const struct series_ingest *in;
+	int64_t tree_id, id;
+	const struct mail_msg *msgs;
+	const struct mail_series *ms;
+	char (*shas)[GITM_SHA_SIZE];
+	const char *base, *ref;
+	struct gitm_walk *walk;
+	const char **paths;
+	size_t npaths;
+	int64_t *cids;
+	struct err *e;
 	struct trigger_stats ts;
-	const char *tip = shas[ms->total - 1];
-	int r = -1;
+};
 
-	memset(&walk, 0, sizeof(walk));
-	trigger_paths(&paths, &npaths, in->conf, in->tree);
-	if (gitm_new_commits(&walk, repo, base, tip, paths, npaths, 0) != 0) {
-		err_set(e, "%s", gitm_errmsg(repo));
-		gitm_clearerr(repo);
-		free(paths);
-		free(cids);
-		return -1;
-	}
-	if (store_begin(s) != 0) {
-		err_set(e, "%s", store_errmsg(s));
-		goto out;
-	}
+static int
+series_tx(struct store *s, void *arg)
+{
+	struct series_tx *t = arg;
+	const struct series_ingest *in = t->in;
+	const struct mail_msg *msgs = t->msgs;
+	const struct mail_series *ms = t->ms;
+	const struct gitm_walk *walk = t->walk;
+	const char *base = t->base, *tip = t->shas[ms->total - 1];
+	char(*shas)[GITM_SHA_SIZE] = t->shas;
+	int64_t *cids = t->cids;
+	struct trigger_push tp;
+	struct err *e = t->e;
+	size_t i, k;
+
+	memset(&t->ts, 0, sizeof(t->ts));
+	if (store_begin(s) != 0)
+		return err_set(e, "%s", store_errmsg(s));
 	for (i = 0; i < (size_t)ms->total; i++) {
 		const struct mail_msg *m = &msgs[ms->patches[i]];
 		const struct gitm_commit *c = NULL;
@@ -95,9 +106,9 @@ record_applied(struct series_result *res, struct store *s,
 		char *pjs, *who = person(m);
 		int rc;
 
-		for (k = 0; k < walk.n; k++)
-			if (strcmp(walk.commits[k].sha, shas[i]) == 0)
-				c = &walk.commits[k];
+		for (k = 0; k < walk->n; k++)
+			if (strcmp(walk->commits[k].sha, shas[i]) == 0)
+				c = &walk->commits[k];
 		for (k = 0; c != NULL && k < in->tree->paths.n; k++)
 			if (c->touches[k])
 				json_array_append_new(
@@ -114,7 +125,7 @@ record_applied(struct series_result *res, struct store *s,
 		sc.subject = m->tag.title;
 		sc.paths_json = pjs;
 		rc = store_commit_record(
-		    s, &cids[i], NULL, tree_id, &sc, "", in->now);
+		    s, &cids[i], NULL, t->tree_id, &sc, "", in->now);
 		free(pjs);
 		memset(&sp, 0, sizeof(sp));
 		sp.seq = (int64_t)i + 1;
@@ -124,41 +135,81 @@ record_applied(struct series_result *res, struct store *s,
 		sp.date = m->date;
 		sp.commit_id = cids[i];
 		if (rc == 0)
-			rc = store_series_patch_put(s, id, &sp);
+			rc = store_series_patch_put(s, t->id, &sp);
 		free(who);
 		if (rc != 0) {
 			err_set(e, "%s", store_errmsg(s));
 			goto fail;
 		}
 	}
-	if (store_series_state(s, id, "applied", NULL, base,
-	        cids[ms->total - 1], ref, in->now) != 0) {
+	if (store_series_state(s, t->id, "applied", NULL, base,
+	        cids[ms->total - 1], t->ref, in->now) != 0) {
 		err_set(e, "%s", store_errmsg(s));
 		goto fail;
 	}
 	memset(&tp, 0, sizeof(tp));
 	tp.conf = in->conf;
 	tp.tree = in->tree;
-	tp.tree_id = tree_id;
+	tp.tree_id = t->tree_id;
 	tp.branch = in->branch;
 	tp.new_tip = tip;
-	tp.walk = &walk;
-	tp.paths = paths;
-	tp.npaths = npaths;
+	tp.walk = walk;
+	tp.paths = t->paths;
+	tp.npaths = t->npaths;
 	tp.now = in->now;
 	tp.series_base = base;
-	if (trigger_series(&ts, s, &tp, in->inbox, base, cids[ms->total - 1],
+	if (trigger_series(&t->ts, s, &tp, in->inbox, base, cids[ms->total - 1],
 	        (const char(*)[41])shas, cids, (size_t)ms->total, e) != 0)
 		goto fail;
-	if (store_commit(s) != 0) {
-		err_set(e, "%s", store_errmsg(s));
-		goto out;
-	}
-	res->pairs += ts.pairs;
-	r = 0;
-	goto out;
+	if (store_commit(s) != 0)
+		return err_set(e, "%s", store_errmsg(s));
+	return 0;
 fail:
 	store_rollback(s);
+	return -1;
+}
+
+static int
+record_applied(struct series_result *res, struct store *s,
+    struct gitm_repo *repo, const struct series_ingest *in, int64_t tree_id,
+    int64_t id, const struct mail_msg *msgs, const struct mail_series *ms,
+    char (*shas)[GITM_SHA_SIZE], const char *base, const char *ref,
+    struct err *e)
+{
+	const char **paths = NULL;
+	size_t npaths = 0;
+	struct gitm_walk walk;
+	int64_t *cids = xcalloc((size_t)ms->total, sizeof(*cids));
+	struct series_tx st;
+	const char *tip = shas[ms->total - 1];
+	int r = -1;
+
+	memset(&walk, 0, sizeof(walk));
+	trigger_paths(&paths, &npaths, in->conf, in->tree);
+	if (gitm_new_commits(&walk, repo, base, tip, paths, npaths, 0) != 0) {
+		err_set(e, "%s", gitm_errmsg(repo));
+		gitm_clearerr(repo);
+		free(paths);
+		free(cids);
+		return -1;
+	}
+	st = (struct series_tx){ .in = in,
+		.tree_id = tree_id,
+		.id = id,
+		.msgs = msgs,
+		.ms = ms,
+		.shas = shas,
+		.base = base,
+		.ref = ref,
+		.walk = &walk,
+		.paths = paths,
+		.npaths = npaths,
+		.cids = cids,
+		.e = e };
+	if (store_tx_retry(s, series_tx, &st) != 0)
+		goto out;
+	res->pairs += st.ts.pairs;
+	r = 0;
 out:
 	gitm_walk_release(&walk);
 	free(paths);

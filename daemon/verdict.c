@@ -30,6 +30,7 @@
 #include "store/pairs.h"
 #include "store/runs.h"
 #include "store/store.h"
+#include "store/tx.h"
 
 static void
 vec_add(struct vec *x, double v)
@@ -701,11 +702,72 @@ write_results(struct store *s, struct verdict_outcome *out, struct work *w,
 	return store_verdict_done(s, pair, now);
 }
 
+/* A verdict's writes (struct verdict_tx): one transaction that first
+ * checks nobody decided meanwhile.  0 with t->out filled (zeroed when
+ * another decided first), or -1 with t->out zeroed.  store_tx_retry runs
+ * it again whole after a lost race: it fills t->out afresh. */
+struct verdict_tx {
+	struct work *w;
+	struct verdict_outcome *out;
+	int64_t pair_id, more, now;
+};
+
+static int
+verdict_write(struct store *s, void *arg)
+{
+	struct verdict_tx *t = arg;
+	const struct store_vside *base = &t->w->pair.base;
+	const struct store_vside *cand = &t->w->pair.cand;
+	struct verdict_outcome *out = t->out;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (store_begin(s) == -1)
+		return -1;
+	r = store_verdict_check(s, t->pair_id);
+	if (r == 0) {
+		/* A shared base re-run for another pair meanwhile: this
+		 * verdict read a side that is not the one now stored. */
+		struct store_side_stamp ss[2];
+
+		ss[0].job_id = base->id;
+		ss[0].runs = base->runs;
+		ss[0].stored = base->stored;
+		ss[1].job_id = cand->id;
+		ss[1].runs = cand->runs;
+		ss[1].stored = cand->stored;
+		r = store_verdict_unchanged(s, ss, 2);
+	}
+	if (r == ERR_CONFLICT) {
+		store_rollback(s);
+		store_errclear(s);
+		return 0;
+	}
+	if (r == 0)
+		r = write_results(s, out, t->w, t->more, t->now);
+	/* Did both sides run under the same host state? (hygiene.h) */
+	if (r == 0)
+		r = hygiene_mark(s, t->pair_id);
+	if (r == 0 && out->state == VERDICT_FINAL)
+		r = verdict_i_memcg_tax_after(s, out, t->pair_id, t->now);
+	if (r != 0) {
+		store_rollback(s);
+		memset(out, 0, sizeof(*out));
+		return -1;
+	}
+	if (store_commit(s) != 0) {
+		memset(out, 0, sizeof(*out));
+		return -1;
+	}
+	return 0;
+}
+
 int
 verdict_pair(
     struct store *s, struct verdict_outcome *out, int64_t pair_id, int64_t now)
 {
 	struct work w;
+	struct verdict_tx t;
 	const struct store_vside *base, *cand;
 	int64_t more;
 	size_t i;
@@ -764,49 +826,14 @@ verdict_pair(
 	more = wanted_runs(&w);
 
 	/* The statistics ran outside any lock; the writes are one
-	 * transaction that first checks nobody decided meanwhile. */
-	if (store_begin(s) == -1) {
-		verdict_i_work_release(&w);
-		return -1;
-	}
-	r = store_verdict_check(s, pair_id);
-	if (r == 0) {
-		/* A shared base re-run for another pair meanwhile: this
-		 * verdict read a side that is not the one now stored. */
-		struct store_side_stamp ss[2];
-
-		ss[0].job_id = base->id;
-		ss[0].runs = base->runs;
-		ss[0].stored = base->stored;
-		ss[1].job_id = cand->id;
-		ss[1].runs = cand->runs;
-		ss[1].stored = cand->stored;
-		r = store_verdict_unchanged(s, ss, 2);
-	}
-	if (r == ERR_CONFLICT) {
-		store_rollback(s);
-		store_errclear(s);
-		verdict_i_work_release(&w);
-		memset(out, 0, sizeof(*out));
-		return 0;
-	}
-	if (r == 0)
-		r = write_results(s, out, &w, more, now);
-	/* Did both sides run under the same host state? (hygiene.h) */
-	if (r == 0)
-		r = hygiene_mark(s, pair_id);
-	if (r == 0 && out->state == VERDICT_FINAL)
-		r = verdict_i_memcg_tax_after(s, out, pair_id, now);
-	if (r != 0) {
-		store_rollback(s);
-		verdict_i_work_release(&w);
-		memset(out, 0, sizeof(*out));
-		return -1;
-	}
-	r = store_commit(s);
+	 * transaction, run again whole when it lost to another. */
+	t = (struct verdict_tx){ .w = &w,
+		.out = out,
+		.pair_id = pair_id,
+		.more = more,
+		.now = now };
+	r = store_tx_retry(s, verdict_write, &t);
 	verdict_i_work_release(&w);
-	if (r != 0)
-		memset(out, 0, sizeof(*out));
 	return r == 0 ? 0 : -1;
 }
 

@@ -24,6 +24,7 @@
 #include "daemon/watch.h"
 #include "daemon/watch_int.h"
 #include "store/store.h"
+#include "store/tx.h"
 #include "store/watch.h"
 
 #define WATCH_MAX_WALK 10000     /* commits recorded per push */
@@ -174,6 +175,73 @@ record_commits(struct tw *t, const struct cfg_tree *tree, const char *branch,
 }
 
 /*
+ * What branch_moved writes (struct branch_tx): the walk's commits, the
+ * pairs its triggers make, the branch's new tip, in one transaction.
+ * store_tx_retry runs it again whole after a lost race, so the trigger
+ * stats and the problems it adds start again each time.  0, or -1 with
+ * triggers_failed and e set when a trigger failed.
+ */
+struct branch_tx {
+	struct tw *t;
+	const struct dconf *conf;
+	const struct cfg_tree *tree;
+	const char *branch, *old, *cur, *rewrite;
+	struct gitm_walk *walk;
+	int64_t *ids, now;
+	int *fresh;
+	const char **paths;
+	size_t npaths;
+	struct buf *problems;
+	size_t problems0; /* problems' length before the first try */
+	struct trigger_stats ts;
+	int triggers_failed;
+	struct err e;
+};
+
+static int
+branch_tx(struct store *s, void *arg)
+{
+	struct branch_tx *b = arg;
+	struct trigger_push tp;
+
+	memset(&b->ts, 0, sizeof(b->ts));
+	b->triggers_failed = 0;
+	buf_truncate(b->problems, b->problems0);
+	if (store_begin(s) != 0)
+		return -1;
+	if (record_commits(b->t, b->tree, b->branch, b->walk, b->ids, b->fresh,
+	        b->now) != 0)
+		goto fail;
+	if (b->old != NULL) {
+		memset(&tp, 0, sizeof(tp));
+		tp.conf = b->conf;
+		tp.tree = b->tree;
+		tp.tree_id = b->t->tree_id;
+		tp.branch = b->branch;
+		tp.new_tip = b->cur;
+		tp.old_tip = b->old;
+		tp.walk = b->walk;
+		tp.commit_ids = b->ids;
+		tp.fresh = b->fresh;
+		tp.paths = b->paths;
+		tp.npaths = b->npaths;
+		tp.now = b->now;
+		if (trigger_push(
+		        &b->ts, s, b->t->repo, &tp, b->problems, &b->e) != 0) {
+			b->triggers_failed = 1;
+			goto fail;
+		}
+	}
+	if (store_branch_update(s, b->t->tree_id, b->branch, b->cur, "ok", NULL,
+	        b->rewrite, b->now) != 0)
+		goto fail;
+	return store_commit(s) != 0 ? -1 : 0;
+fail:
+	store_rollback(s);
+	return -1;
+}
+
+/*
  * A branch whose tip moved from old (NULL: first sight) to cur: records,
  * triggers and stores the new tip in one transaction.  0 or -1 with the
  * problem added.
@@ -185,8 +253,7 @@ branch_moved(struct tw *t, const struct dconf *conf,
 {
 	struct gitm_walk walk;
 	struct trigger_stats ts = { 0, 0, 0, 0 };
-	struct trigger_push tp;
-	struct err e = { 0 };
+	struct branch_tx bt;
 	const char **paths = NULL;
 	char *rewrite = NULL;
 	int64_t *ids = NULL, now = watch_i_now_s();
@@ -224,38 +291,32 @@ branch_moved(struct tw *t, const struct dconf *conf,
 		    tree->name, branch, WATCH_MAX_WALK, walk.n);
 	ids = xcalloc(walk.n + 1, sizeof(*ids));
 	fresh = xcalloc(walk.n + 1, sizeof(*fresh));
-	if (store_begin(t->s) != 0)
-		goto fail_store;
-	if (record_commits(t, tree, branch, &walk, ids, fresh, now) != 0)
-		goto fail_tx;
-	if (old != NULL) {
-		memset(&tp, 0, sizeof(tp));
-		tp.conf = conf;
-		tp.tree = tree;
-		tp.tree_id = t->tree_id;
-		tp.branch = branch;
-		tp.new_tip = cur;
-		tp.old_tip = old;
-		tp.walk = &walk;
-		tp.commit_ids = ids;
-		tp.fresh = fresh;
-		tp.paths = paths;
-		tp.npaths = npaths;
-		tp.now = now;
-		if (trigger_push(&ts, t->s, t->repo, &tp, problems, &e) != 0) {
-			store_rollback(t->s);
-			add_problem(problems, "branch %s: triggers: %s", branch,
-			    err_msg(&e));
-			log_warnx("tree %s: branch %s: triggers: %s",
-			    tree->name, branch, err_msg(&e));
-			goto fail;
-		}
+	bt = (struct branch_tx){ .t = t,
+		.conf = conf,
+		.tree = tree,
+		.branch = branch,
+		.old = old,
+		.cur = cur,
+		.rewrite = rewrite,
+		.walk = &walk,
+		.ids = ids,
+		.fresh = fresh,
+		.paths = paths,
+		.npaths = npaths,
+		.now = now,
+		.problems = problems,
+		.problems0 = problems->len };
+	if (store_tx_retry(t->s, branch_tx, &bt) != 0) {
+		if (!bt.triggers_failed)
+			goto fail_store;
+		add_problem(problems, "branch %s: triggers: %s", branch,
+		    err_msg(&bt.e));
+		log_warnx("tree %s: branch %s: triggers: %s", tree->name,
+		    branch, err_msg(&bt.e));
+		store_errclear(t->s);
+		goto fail;
 	}
-	if (store_branch_update(
-	        t->s, t->tree_id, branch, cur, "ok", NULL, rewrite, now) != 0)
-		goto fail_tx;
-	if (store_commit(t->s) != 0)
-		goto fail_store;
+	ts = bt.ts;
 	if (old == NULL)
 		log_info(
 		    "tree %s: branch %s at %.12s", tree->name, branch, cur);
@@ -273,8 +334,6 @@ branch_moved(struct tw *t, const struct dconf *conf,
 	free(rewrite);
 	free(paths);
 	return 0;
-fail_tx:
-	store_rollback(t->s);
 fail_store:
 	add_problem(problems, "branch %s: %s", branch, store_errmsg(t->s));
 	log_warnx(

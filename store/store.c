@@ -20,6 +20,7 @@
 #include "store/jobs.h"
 #include "store/store.h"
 #include "store/store_int.h"
+#include "store/tx.h"
 
 const char *const store_job_states[5] = { "queued", "running", "success",
 	"failed", "cancelled" };
@@ -189,6 +190,22 @@ store_i_tx_again(struct store *s, int try)
 	store_errclear(s);
 	s->lost_race = 0;
 	return 1;
+}
+
+int
+store_tx_retry(
+    struct store *s, int (*fn)(struct store *s, void *arg), void *arg)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(s, rc, fn(s, arg));
+	return rc;
+}
+
+int
+store_tx_lost(const struct store *s)
+{
+	return s->lost_race;
 }
 
 int

@@ -23,6 +23,7 @@
 #include "store/hosts.h"
 #include "store/jobs.h"
 #include "store/store.h"
+#include "store/tx.h"
 #include "store/watch.h"
 #include "web/api_int.h"
 #include "web/httpd.h"
@@ -193,6 +194,77 @@ parse_side(struct ctx *x, struct side *sd, const char *what)
 	return side_commit(x, sd, what, name, url, commit);
 }
 
+/* The pairs of a submit (struct submit_tx), into t->out: one transaction
+ * and one sibling-group scope for them all, since its cgroup points share
+ * a host (store/hosts.h).  Run again whole by store_tx_retry when it lost
+ * to another transaction, so t->out starts empty each time. */
+struct submit_tx {
+	const struct job_config *jc;
+	const struct side *sides;
+	const struct cfg_point *pts;
+	size_t npts;
+	int64_t runs, max_runs, max_attempts, now;
+	const char *ltext;
+	json_t *out;
+};
+
+static int
+submit_pairs(struct store *s, void *arg)
+{
+	static const struct cfg_point empty = { 0, NULL, NULL, NULL };
+	struct submit_tx *t = arg;
+	const struct job_config *jc = t->jc;
+	size_t i;
+	int failed = 0;
+
+	json_array_clear(t->out);
+	if (store_begin(s) == -1)
+		return -1;
+	store_group_begin(s);
+	for (i = 0; i < (t->npts ? t->npts : 1) && !failed; i++) {
+		const struct cfg_point *pt = t->npts ? &t->pts[i] : &empty;
+		json_t *specs[2];
+		char *texts[2];
+		struct store_job_new jn[2];
+		int64_t pair = 0, ids[2] = { 0, 0 };
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			specs[k] = jobspec_build(jc, pt, t->sides[k].params,
+			    t->sides[k].tree, t->runs, t->max_runs);
+			texts[k] = pwjson_dump(specs[k]);
+			json_decref(specs[k]);
+			memset(&jn[k], 0, sizeof(jn[k]));
+			jn[k].commit_id = t->sides[k].commit_id;
+			jn[k].role = k == 0 ? "base" : "candidate";
+			jn[k].spec_json = texts[k];
+			jn[k].labels_json = t->ltext;
+			jn[k].runs = t->runs;
+			jn[k].max_runs = t->max_runs;
+			jn[k].max_attempts = t->max_attempts;
+		}
+		if (store_pair_create(s, &pair, &ids[0], &ids[1], jc->name,
+		        pt->label ? pt->label : "", &jn[0], &jn[1],
+		        t->now) != 0)
+			failed = 1;
+		else
+			json_array_append_new(t->out,
+			    json_pack("{s:I, s:I, s:I, s:s}", "pair_id",
+			        (json_int_t)pair, "base_job",
+			        (json_int_t)ids[0], "candidate_job",
+			        (json_int_t)ids[1], "point",
+			        pt->label ? pt->label : ""));
+		free(texts[0]);
+		free(texts[1]);
+	}
+	store_group_end(s);
+	if (failed) {
+		store_rollback(s);
+		return -1;
+	}
+	return store_commit(s) == -1 ? -1 : 0;
+}
+
 void
 api_admin_submit(struct ctx *x)
 {
@@ -202,12 +274,12 @@ api_admin_submit(struct ctx *x)
 	struct job_config *own = NULL;
 	const struct job_config *jc;
 	struct side sides[2] = { { NULL, NULL }, { NULL, NULL } };
-	struct cfg_point *pts = NULL, empty = { 0, NULL, NULL, NULL };
+	struct cfg_point *pts = NULL;
+	struct submit_tx t;
 	size_t npts = 0, i;
 	int64_t runs = 0, max_runs, now = api_now_s();
 	json_t *out = NULL, *labels = NULL;
 	char *ltext = NULL;
-	int failed = 0;
 
 	if (api_parse_body(x, 0) == -1 ||
 	    api_only_keys(x, x->body, keys, "body") == -1)
@@ -267,55 +339,17 @@ api_admin_submit(struct ctx *x)
 	labels = jobspec_strlist(&jc->hosts);
 	ltext = pwjson_dump(labels);
 	out = json_array();
-	/* One transaction and one sibling-group scope for all the pairs of
-	 * a submit: its cgroup points share a host (store/hosts.h). */
-	if (store_begin(x->s) == -1) {
-		reply_store_err(x, -1);
-		goto out;
-	}
-	store_group_begin(x->s);
-	for (i = 0; i < (npts ? npts : 1) && !failed; i++) {
-		const struct cfg_point *pt = npts ? &pts[i] : &empty;
-		json_t *specs[2];
-		char *texts[2];
-		struct store_job_new jn[2];
-		int64_t pair = 0, ids[2] = { 0, 0 };
-		int k;
-
-		for (k = 0; k < 2; k++) {
-			specs[k] = jobspec_build(jc, pt, sides[k].params,
-			    sides[k].tree, runs, max_runs);
-			texts[k] = pwjson_dump(specs[k]);
-			json_decref(specs[k]);
-			memset(&jn[k], 0, sizeof(jn[k]));
-			jn[k].commit_id = sides[k].commit_id;
-			jn[k].role = k == 0 ? "base" : "candidate";
-			jn[k].spec_json = texts[k];
-			jn[k].labels_json = ltext;
-			jn[k].runs = runs;
-			jn[k].max_runs = max_runs;
-			jn[k].max_attempts = x->conf->dc->max_attempts;
-		}
-		if (store_pair_create(x->s, &pair, &ids[0], &ids[1], jc->name,
-		        pt->label ? pt->label : "", &jn[0], &jn[1], now) != 0)
-			failed = 1;
-		else
-			json_array_append_new(out,
-			    json_pack("{s:I, s:I, s:I, s:s}", "pair_id",
-			        (json_int_t)pair, "base_job",
-			        (json_int_t)ids[0], "candidate_job",
-			        (json_int_t)ids[1], "point",
-			        pt->label ? pt->label : ""));
-		free(texts[0]);
-		free(texts[1]);
-	}
-	store_group_end(x->s);
-	if (failed) {
-		store_rollback(x->s);
-		reply_store_err(x, -1);
-		goto out;
-	}
-	if (store_commit(x->s) == -1) {
+	t = (struct submit_tx){ .jc = jc,
+		.sides = sides,
+		.pts = pts,
+		.npts = npts,
+		.runs = runs,
+		.max_runs = max_runs,
+		.max_attempts = x->conf->dc->max_attempts,
+		.now = now,
+		.ltext = ltext,
+		.out = out };
+	if (store_tx_retry(x->s, submit_pairs, &t) != 0) {
 		reply_store_err(x, -1);
 		goto out;
 	}

@@ -31,7 +31,14 @@
  * new connection once it is back, as a runner's spool would.  Every
  * upload the daemon acknowledged (201, or 200 {"stored": false} for a
  * retry of one it had stored before it died) is appended to
- * ACKDIR/rN.acks as "JOB INDEX".
+ * ACKDIR/rN.acks as "JOB INDEX", and every job whose finish was
+ * answered 200 to ACKDIR/rN.done as "JOB".
+ *
+ * PORT may list several daemons of one database, "P1,P2,...": runner n
+ * talks to the (n % count)th first, and when a request finds its daemon
+ * gone it fails over to the next, as a runner with a `servers:` list
+ * does; a runner away from its first daemon goes back to it between
+ * jobs once it listens again, so that the fleet stays spread.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -48,12 +55,14 @@
 
 struct conn {
 	int fd;
+	int at; /* the index in ports[] of the daemon talked to */
 	char tok[256];
 	char rbuf[1 << 16];
 	size_t rlen;
 };
 
-static int port;
+#define MAX_PORTS 8
+static int ports[MAX_PORTS], nports;
 static const char *tokdir;
 static int nclients, nmetrics;
 static long total_runs;
@@ -129,12 +138,12 @@ static void
 conn_open(struct conn *c)
 {
 	struct sockaddr_in sa;
-	int one = 1;
+	int one = 1, tries = 0;
 
 	c->fd = socket(AF_INET, SOCK_STREAM, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)port);
+	sa.sin_port = htons((uint16_t)ports[c->at]);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	while (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
 		struct timespec pause = { 0, 50 * 1000 * 1000 };
@@ -143,13 +152,40 @@ conn_open(struct conn *c)
 			perror("connect");
 			exit(1);
 		}
-		/* The daemon is being restarted: try again. */
+		/* The daemon is being restarted: the next one, or this one
+		 * again after a pause. */
 		close(c->fd);
-		nanosleep(&pause, NULL);
+		c->at = (c->at + 1) % nports;
+		sa.sin_port = htons((uint16_t)ports[c->at]);
+		if (++tries % nports == 0)
+			nanosleep(&pause, NULL);
 		c->fd = socket(AF_INET, SOCK_STREAM, 0);
 	}
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->rlen = 0;
+}
+
+/* --crash: a connection to ports[at] if it listens now; 0 or -1. */
+static int
+conn_try(struct conn *c, int at)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)ports[at]);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	close(c->fd);
+	c->fd = fd;
+	c->at = at;
+	c->rlen = 0;
+	return 0;
 }
 
 /* 0, or -1 in --crash mode when the daemon went away. */
@@ -415,8 +451,8 @@ fleet_run(struct conn *c, double *hb, long job, double ms)
 }
 
 /*
- * --crash: request() again on a new connection (re-registered) until
- * the daemon answers, or the time is up (-1).
+ * --crash: request() again on a new connection (re-registered), to the
+ * next daemon of PORT's list, until one answers, or the time is up (-1).
  */
 static int
 crash_request(struct conn *c, int n, const char *path, const char *body)
@@ -428,6 +464,7 @@ crash_request(struct conn *c, int n, const char *path, const char *body)
 		if (now_ms() >= fleet_end)
 			return -1;
 		close(c->fd);
+		c->at = (c->at + 1) % nports;
 		conn_open(c);
 		snprintf(reg, sizeof(reg), "{\"name\":\"r%d\"}", n);
 		if (request(c, "/api/v1/runners/register", reg) != 200)
@@ -441,29 +478,40 @@ crash_runner(void *arg)
 {
 	struct frunner *fr = arg;
 	struct conn *c = calloc(1, sizeof(*c));
-	char *body = malloc(64 * 1024), path[128], ack[1024];
+	char *body = malloc(64 * 1024), path[128], ack[1024], reg[64];
 	double hb = now_ms();
 	long job, runs, i;
 	size_t off;
-	int m, st;
-	FILE *acks;
+	int m, st, home = fr->n % nports;
+	FILE *acks, *done;
 
 	snprintf(ack, sizeof(ack), "%s/r%d.acks", crash_dir, fr->n);
 	if ((acks = fopen(ack, "w")) == NULL) {
 		perror(ack);
 		exit(1);
 	}
+	snprintf(ack, sizeof(ack), "%s/r%d.done", crash_dir, fr->n);
+	if ((done = fopen(ack, "w")) == NULL) {
+		perror(ack);
+		exit(1);
+	}
+	c->at = home;
 	/* Registers, the daemon up or not (crash_request does it again
 	 * on every new connection). */
 	snprintf(ack, sizeof(ack), "tokens/r%d.token", fr->n);
 	read_token(c->tok, sizeof(c->tok), ack);
 	conn_open(c);
-	snprintf(ack, sizeof(ack), "{\"name\":\"r%d\"}", fr->n);
-	if (crash_request(c, fr->n, "/api/v1/runners/register", ack) != 200)
+	snprintf(reg, sizeof(reg), "{\"name\":\"r%d\"}", fr->n);
+	if (crash_request(c, fr->n, "/api/v1/runners/register", reg) != 200)
 		goto out;
 	while (now_ms() < fleet_end) {
-		double t0 = now_ms();
+		double t0;
 
+		/* Back to the first daemon once it listens again (a failed
+		 * register there fails over on the claim's request). */
+		if (c->at != home && conn_try(c, home) == 0)
+			request(c, "/api/v1/runners/register", reg);
+		t0 = now_ms();
 		st = crash_request(
 		    c, fr->n, "/api/v1/jobs/claim", "{\"wait_s\":1}");
 		fr->claims++;
@@ -516,6 +564,8 @@ crash_runner(void *arg)
 			    path, sizeof(path), "/api/v1/jobs/%ld/finish", job);
 			st = crash_request(
 			    c, fr->n, path, "{\"status\":\"success\"}");
+			if (st == 200)
+				fprintf(done, "%ld\n", job);
 			if (st != 200 && st != 409 && st != -1) {
 				fprintf(stderr, "finish %d: %s\n", st, c->rbuf);
 				exit(1);
@@ -524,6 +574,7 @@ crash_runner(void *arg)
 	}
 out:
 	fclose(acks);
+	fclose(done);
 	close(c->fd);
 	free(c);
 	free(body);
@@ -635,6 +686,26 @@ fleet_main(int n)
 	return 0;
 }
 
+/* PORT, or several ports of daemons of one database: "P1,P2,...". */
+static void
+parse_ports(const char *list)
+{
+	const char *arg = list;
+	char *end;
+
+	do {
+		long p = strtol(arg, &end, 10);
+
+		if (end == arg || p <= 0 || p > 65535 || nports == MAX_PORTS ||
+		    (*end != ',' && *end != '\0')) {
+			fprintf(stderr, "api_load: bad PORT list '%s'\n", list);
+			exit(2);
+		}
+		ports[nports++] = (int)p;
+		arg = end + 1;
+	} while (*end == ',');
+}
+
 int
 main(int argc, char **argv)
 {
@@ -653,7 +724,7 @@ main(int argc, char **argv)
 		argc -= 2;
 	}
 	if (argc == 7 && strcmp(argv[1], "--fleet") == 0) {
-		port = (int)strtol(argv[2], NULL, 10);
+		parse_ports(argv[2]);
 		tokdir = argv[3];
 		fleet_secs = (int)strtol(argv[5], NULL, 10);
 		nmetrics = (int)strtol(argv[6], NULL, 10);
@@ -667,7 +738,7 @@ main(int argc, char **argv)
 		    "TOTAL_RUNS METRICS\n");
 		return 2;
 	}
-	port = (int)strtol(argv[1], NULL, 10);
+	parse_ports(argv[1]);
 	tokdir = argv[2];
 	nclients = (int)strtol(argv[3], NULL, 10);
 	total_runs = strtol(argv[4], NULL, 10);
