@@ -399,12 +399,17 @@ cross_join_on(const char *s)
 static char *
 rewrite(const char *sql, int *np)
 {
-	size_t n = strlen(sql);
-	char *out = xmalloc(n * 2 + 16), *o = out;
+	size_t n = strlen(sql), marks = 0;
+	char *out, *o;
 	const char *s = sql;
 	int max = 0, k;
 	char q;
 
+	/* A bare ? becomes $N: room for the longest N each. */
+	for (s = sql; (s = strchr(s, '?')) != NULL; s++)
+		marks++;
+	out = o = xmalloc(n + marks * 11 + 16);
+	s = sql;
 	while (*s != '\0') {
 		if (*s == '\'' || *s == '"') {
 			q = *s;
