@@ -394,7 +394,13 @@ claim_partner(
 	return 0;
 }
 
-/* Job id leased to host_id until now + lease_s, as a claim does. */
+/*
+ * Job id leased to host_id until now + lease_s, as a claim does, if it
+ * is still queued or this host's.  Another perfwatchd on the database
+ * may have leased it since this one read it (PostgreSQL's writes do not
+ * exclude each other's reads): then the claim lost a race and runs
+ * again (claim_tx), never handing one job to two runners.
+ */
 static int
 claim_lease(
     struct store *s, int64_t id, int64_t host_id, int64_t now, int64_t lease_s)
@@ -403,7 +409,8 @@ claim_lease(
 	    "UPDATE jobs SET state = 'running', host_id = ?2,"
 	    " lease_owner = ?2, lease_expires = ?3,"
 	    " attempts = attempts + 1, progress = NULL, updated = ?4"
-	    " WHERE id = ?1");
+	    " WHERE id = ?1 AND (state = 'queued' OR (state = 'running'"
+	    " AND lease_owner = ?2))");
 	int rc;
 
 	if (st == NULL)
@@ -414,6 +421,12 @@ claim_lease(
 	db_bind_int64(st, 4, now);
 	rc = store_i_step_done(s, st, "claim update");
 	store_i_release(s, st);
+	if (rc == 0 && db_changes(s->db) != 1) {
+		s->lost_race = 1;
+		return err_setc(&s->err, ERR_CONFLICT,
+		    "job %lld was claimed by another perfwatchd meanwhile",
+		    (long long)id);
+	}
 	return rc;
 }
 
