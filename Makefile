@@ -399,6 +399,8 @@ endif
 # serving the same bytes (tests/bench/web_bench.sh; BENCH_SECS per
 # measurement, default 5; BENCH_SCALES, default "100000 1000000").  The
 # database is written by tests/bench/web_gen.c through the store.
+# BACKEND=pg or all: the pages of a daemon on PostgreSQL too (the store
+# copied into a server of the bench's own by perfwatch store copy).
 lint-web:
 	@tests/lint/web_lint.sh && echo "web lint OK"
 
@@ -421,7 +423,7 @@ $(REL)/bin/read_bench: $(REL)/obj/tests/bench/read_bench.o $(REL)/libperfwatch.a
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 bench-web: all $(REL)/bin/web_gen $(REL)/bench/api_load
-	@OUT=$(OUT) tests/bench/web_bench.sh $(or $(BENCH_SECS),5) "$(or $(BENCH_SCALES),100000 1000000)"
+	@OUT=$(OUT) BACKEND=$(BACKEND) tests/bench/web_bench.sh $(or $(BENCH_SECS),5) "$(or $(BENCH_SCALES),100000 1000000)"
 
 .PHONY: lint lint-web bench-web
 
