@@ -110,10 +110,14 @@ max_runs: 1000
 # hand back a job whose runs are stored.
 rounds: 1
 EOF2
+	# A runner of api_load uploads its job's runs without a heartbeat:
+	# a lease that ran out under a slow store would requeue it.
 	cat >>"$1/daemon.yaml" <<EOF2
 http:
   max_connections: 1024
   per_ip: 1024
+scheduler:
+  lease: 1h
 EOF2
 }
 
