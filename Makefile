@@ -356,14 +356,25 @@ check-tsan: deps
 # ---- daemon (store, sched, api): API load benchmark ----
 # make bench-api: uploads/s with 8 clients x 20 metrics, claim/heartbeat
 # p99 under load, daemon RSS after 100,000 runs (tests/bench/api_bench.sh).
+# make bench-api BACKEND=all (or pg): 200 runners against SQLite with one
+# daemon, PostgreSQL with one and with two daemons (a server of the
+# bench's own, tests/lib_pg.sh), alternated in ROUNDS rounds, side by side.
 $(REL)/bench/api_load: tests/bench/api_load.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -lpthread
 
+# The same load tool with runners named b1.. instead of r1..: the second
+# daemon's load in BACKEND=pg (one name on two daemons is one host).
+$(REL)/bench/api_load_b: tests/bench/api_load.c
+	@mkdir -p $(@D)
+	$(Q)sed 's/r%d/b%d/g' $< >$@.c && grep -q '"{\\"name\\":\\"b%d' $@.c || \
+	    { echo "api_load.c names its runners otherwise: fix $@'s rule"; exit 1; }
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $@.c -lpthread
+
 # make bench-api REF=main: the same load against the optimised build of
 # REF too (git archive of REF into $(OUT)/bench-ref, built there once per
 # commit), alternating ref new ref new (ROUNDS=2 pairs).
-bench-api: $(REL)/bin/perfwatchd $(REL)/bench/api_load
+bench-api: $(REL)/bin/perfwatchd $(REL)/bench/api_load $(REL)/bench/api_load_b
 ifneq ($(REF),)
 	@set -e; d=$(OUT)/bench-ref; c=$$(git rev-parse --verify '$(REF)^{commit}'); \
 	if [ "$$(cat $$d/commit 2>/dev/null)" != "$$c" ]; then \
@@ -376,9 +387,9 @@ ifneq ($(REF),)
 		echo "$$c" >$$d/commit; \
 	fi; \
 	REF_BIN=$(abspath $(OUT))/bench-ref/src/build/rel/bin OUT=$(OUT) \
-	    tests/bench/api_bench.sh
+	    BACKEND=$(BACKEND) tests/bench/api_bench.sh
 else
-	@OUT=$(OUT) tests/bench/api_bench.sh
+	@OUT=$(OUT) BACKEND=$(BACKEND) tests/bench/api_bench.sh
 endif
 
 .PHONY: bench-api
@@ -389,6 +400,8 @@ endif
 # serving the same bytes (tests/bench/web_bench.sh; BENCH_SECS per
 # measurement, default 5; BENCH_SCALES, default "100000 1000000").  The
 # database is written by tests/bench/web_gen.c through the store.
+# BACKEND=pg or all: the pages of a daemon on PostgreSQL too (the store
+# copied into a server of the bench's own by perfwatch store copy).
 lint-web:
 	@tests/lint/web_lint.sh && echo "web lint OK"
 
@@ -411,7 +424,7 @@ $(REL)/bin/read_bench: $(REL)/obj/tests/bench/read_bench.o $(REL)/libperfwatch.a
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 bench-web: all $(REL)/bin/web_gen $(REL)/bench/api_load
-	@OUT=$(OUT) tests/bench/web_bench.sh $(or $(BENCH_SECS),5) "$(or $(BENCH_SCALES),100000 1000000)"
+	@OUT=$(OUT) BACKEND=$(BACKEND) tests/bench/web_bench.sh $(or $(BENCH_SECS),5) "$(or $(BENCH_SCALES),100000 1000000)"
 
 .PHONY: lint lint-web bench-web
 

@@ -394,7 +394,18 @@ claim_partner(
 	return 0;
 }
 
-/* Job id leased to host_id until now + lease_s, as a claim does. */
+/* Picks of a claim that other perfwatchd took first, in one
+ * transaction, before it gives up as a lost race (claim_tx retries). */
+#define CLAIM_PICKS 32
+
+/*
+ * Job id leased to host_id until now + lease_s, as a claim does, if it
+ * is still queued or this host's.  Another perfwatchd on the database
+ * may have leased it since this one read it (PostgreSQL's writes do not
+ * exclude each other's reads): then nothing is leased, and the claim
+ * lost a race (ERR_CONFLICT, lost_race set), never handing one job to
+ * two runners.
+ */
 static int
 claim_lease(
     struct store *s, int64_t id, int64_t host_id, int64_t now, int64_t lease_s)
@@ -403,7 +414,8 @@ claim_lease(
 	    "UPDATE jobs SET state = 'running', host_id = ?2,"
 	    " lease_owner = ?2, lease_expires = ?3,"
 	    " attempts = attempts + 1, progress = NULL, updated = ?4"
-	    " WHERE id = ?1");
+	    " WHERE id = ?1 AND (state = 'queued' OR (state = 'running'"
+	    " AND lease_owner = ?2))");
 	int rc;
 
 	if (st == NULL)
@@ -414,6 +426,12 @@ claim_lease(
 	db_bind_int64(st, 4, now);
 	rc = store_i_step_done(s, st, "claim update");
 	store_i_release(s, st);
+	if (rc == 0 && db_changes(s->db) != 1) {
+		s->lost_race = 1;
+		return err_setc(&s->err, ERR_CONFLICT,
+		    "job %lld was claimed by another perfwatchd meanwhile",
+		    (long long)id);
+	}
 	return rc;
 }
 
@@ -439,7 +457,7 @@ claim_once(struct store *s, struct store_claimed *out, int64_t host_id,
 {
 	struct db_stmt *st;
 	int64_t id = 0, round = 0, partner = 0, size = 0;
-	int rc, ok = 1, found = 0;
+	int rc, ok = 1, found = 0, held = 0, tries;
 
 	memset(out, 0, sizeof(*out));
 	if (store_i_tx_begin_as(s, 1) == -1)
@@ -453,7 +471,7 @@ claim_once(struct store *s, struct store_claimed *out, int64_t host_id,
 		db_bind_int64(st, 1, host_id);
 		if ((rc = db_step(st)) == DB_ROW) {
 			id = db_col_int64(st, 0);
-			found = 1;
+			found = held = 1;
 		} else if (rc != DB_DONE) {
 			ok = store_i_dberr(s, "claim held") == 0;
 		}
@@ -461,10 +479,25 @@ claim_once(struct store *s, struct store_claimed *out, int64_t host_id,
 	}
 	if (ok && !found)
 		ok = claim_pick(s, &id, &found, host_id, nobuild) == 0;
+	/* A job another perfwatchd leased meanwhile: its commit is seen
+	 * by the next statement (PostgreSQL reads what is committed by
+	 * each statement's start), so pick again, in this transaction. */
+	for (tries = 0; ok && found && !held && tries < CLAIM_PICKS; tries++) {
+		if ((rc = claim_lease(s, id, host_id, now, lease_s)) == 0)
+			break;
+		if (rc != ERR_CONFLICT || tries + 1 == CLAIM_PICKS) {
+			ok = 0;
+			break;
+		}
+		err_clear(&s->err);
+		s->lost_race = 0;
+		ok = claim_pick(s, &id, &found, host_id, nobuild) == 0;
+	}
 	if (ok && found && pairs)
 		ok = claim_partner(s, &partner, &size, id, host_id) == 0;
 	if (ok && found) {
-		ok = claim_lease(s, id, host_id, now, lease_s) == 0;
+		if (held)
+			ok = claim_lease(s, id, host_id, now, lease_s) == 0;
 		if (ok && partner != 0)
 			ok =
 			    claim_lease(s, partner, host_id, now, lease_s) == 0;

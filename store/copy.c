@@ -321,17 +321,87 @@ sum_rows(struct side *d, const char *sql, int ncol, int64_t *rows,
 	return rc == DB_DONE ? 0 : side_err(d, e);
 }
 
+/* Rows a statement inserts at once: few round trips to a server, its
+ * parameters within what either backend takes (SQLite 32766,
+ * PostgreSQL 65535). */
+static size_t
+batch_rows(size_t ncol)
+{
+	size_t n = 30000 / (ncol ? ncol : 1);
+
+	return n > 1000 ? 1000 : n ? n : 1;
+}
+
+/* INSERT INTO table (cols) VALUES (?, ...), ... of nrows rows: its
+ * parameters by position (SQLite looks up each numbered ?NNN in a list,
+ * which takes quadratic time in a statement this long). */
+static struct db_stmt *
+insert_stmt(struct side *dst, const char *table, const struct names *cols,
+    size_t nrows, struct err *e)
+{
+	size_t size = 256 + cols->n * 64 + nrows * cols->n * 10, i, r, n;
+	char *q = xmalloc(size);
+	struct db_stmt *st;
+
+	snprintf(q, size, "INSERT INTO ");
+	quote(q, size, table);
+	strncat(q, " (", size - strlen(q) - 1);
+	for (i = 0; i < cols->n; i++) {
+		if (i > 0)
+			strncat(q, ", ", size - strlen(q) - 1);
+		quote(q, size, cols->v[i]);
+	}
+	strncat(q, ") VALUES ", size - strlen(q) - 1);
+	n = strlen(q);
+	for (r = 0; r < nrows; r++)
+		for (i = 0; i < cols->n; i++)
+			n += (size_t)snprintf(q + n, size - n, "%s?%s",
+			    i > 0       ? ", "
+			        : r > 0 ? ", ("
+			                : "(",
+			    i + 1 == cols->n ? ")" : "");
+	if ((st = store_i_prep(dst->s, q)) == NULL)
+		side_err(dst, e);
+	free(q);
+	return st;
+}
+
+/* The source's rows of table: 0 and *n, or -1 with e. */
+static int
+count_rows(struct side *src, const char *table, int64_t *n, struct err *e)
+{
+	struct db_stmt *st;
+	char q[512];
+	int rc;
+
+	snprintf(q, sizeof(q), "SELECT count(*) FROM ");
+	quote(q, sizeof(q), table);
+	if ((st = store_i_prep(src->s, q)) == NULL)
+		return side_err(src, e);
+	if ((rc = db_step(st)) == DB_ROW)
+		*n = db_col_int64(st, 0);
+	else
+		store_i_dberr(src->s, table);
+	db_finalize(st);
+	return rc == DB_ROW ? 0 : side_err(src, e);
+}
+
+/*
+ * The rows of table, read in the order of its first column, go in by
+ * statements of batch_rows rows each (the last one of the rows left):
+ * one round trip a batch, not a row, to a server.
+ */
 static int
 copy_table(struct side *src, struct side *dst, const char *table,
     struct store_copy_table *out, struct err *e)
 {
 	struct names cols = { 0 }, scols = { 0 };
-	struct db_stmt *sel = NULL, *ins = NULL;
-	char *q = xmalloc(16384), num[32];
-	int64_t back_rows;
+	struct db_stmt *sel = NULL, *ins = NULL, *full = NULL;
+	char *q = xmalloc(16384);
+	int64_t back_rows, total = 0;
 	uint64_t back_sum;
 	int rc = -1, step;
-	size_t i;
+	size_t i, k = 0, batch, want = 0;
 
 	out->name = xstrdup(table);
 	if (columns_of(dst, table, &cols, e) != 0 ||
@@ -354,46 +424,65 @@ copy_table(struct side *src, struct side *dst, const char *table,
 		if (exec_sql(dst, q, e) != 0)
 			goto done;
 	}
+	if (count_rows(src, table, &total, e) != 0)
+		goto done;
 	select_sql(q, 16384, table, &cols);
 	if ((sel = store_i_prep(src->s, q)) == NULL) {
 		side_err(src, e);
 		goto done;
 	}
-	snprintf(q, 16384, "INSERT INTO ");
-	quote(q, 16384, table);
-	strncat(q, " (", 16384 - strlen(q) - 1);
-	for (i = 0; i < cols.n; i++) {
-		if (i > 0)
-			strncat(q, ", ", 16384 - strlen(q) - 1);
-		quote(q, 16384, cols.v[i]);
-	}
-	strncat(q, ") VALUES (", 16384 - strlen(q) - 1);
-	for (i = 0; i < cols.n; i++) {
-		snprintf(num, sizeof(num), "%s?%zu", i > 0 ? ", " : "", i + 1);
-		strncat(q, num, 16384 - strlen(q) - 1);
-	}
-	strncat(q, ")", 16384 - strlen(q) - 1);
-	if ((ins = store_i_prep(dst->s, q)) == NULL) {
-		side_err(dst, e);
-		goto done;
-	}
+	batch = batch_rows(cols.n);
 	while ((step = db_step(sel)) == DB_ROW) {
+		if (k == 0) {
+			/* A batch starts: of batch rows, or of those left. */
+			want = total - out->rows >= (int64_t)batch
+			    ? batch
+			    : (size_t)(total - out->rows);
+			if (want == 0) {
+				err_set(e,
+				    "table %s: %s (from) has more rows than"
+				    " the %lld it counted",
+				    table, src->shown, (long long)total);
+				goto done;
+			}
+			if (want == batch && full != NULL) {
+				ins = full;
+			} else {
+				if (ins != full)
+					db_finalize(ins);
+				ins = insert_stmt(dst, table, &cols, want, e);
+				if (ins == NULL)
+					goto done;
+				if (want == batch)
+					full = ins;
+			}
+		}
 		for (i = 0; i < cols.n; i++)
-			bind_as_read(ins, (int)i + 1, sel, (int)i);
+			bind_as_read(
+			    ins, (int)(k * cols.n + i) + 1, sel, (int)i);
 		out->sum += row_hash(sel, (int)cols.n);
 		out->rows++;
+		if (++k < want)
+			continue;
 		if (db_step(ins) != DB_DONE) {
 			store_i_dberr(dst->s, "insert");
-			err_set(e, "table %s, row %lld: %s (%s): %s", table,
+			err_set(e, "table %s, rows %lld to %lld: %s (%s): %s",
+			    table, (long long)(out->rows - (int64_t)k + 1),
 			    (long long)out->rows, dst->shown, dst->role,
 			    err_msg(&dst->s->err));
 			goto done;
 		}
 		db_reset(ins);
+		k = 0;
 	}
 	if (step != DB_DONE) {
 		store_i_dberr(src->s, table);
 		side_err(src, e);
+		goto done;
+	}
+	if (k != 0 || out->rows != total) {
+		err_set(e, "table %s: %s (from) counted %lld rows, read %lld",
+		    table, src->shown, (long long)total, (long long)out->rows);
 		goto done;
 	}
 	select_sql(q, 16384, table, &cols);
@@ -410,7 +499,9 @@ copy_table(struct side *src, struct side *dst, const char *table,
 	rc = 0;
 done:
 	db_finalize(sel);
-	db_finalize(ins);
+	if (ins != full)
+		db_finalize(ins);
+	db_finalize(full);
 	names_free(&cols);
 	names_free(&scols);
 	free(q);

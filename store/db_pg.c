@@ -14,6 +14,15 @@
  * PW_PG_TRACE in the environment prints each error with its statement
  * to stderr (make check-pg's logs).
  *
+ * A statement run a second time (the store's cached ones: every
+ * request's reads, every upload's writes) is prepared on the server
+ * under a name of its own (PQprepare, with the parameter types of that
+ * run) and then executed by name: parsing and planning it again each
+ * time was most of the server's work for a page.  A run whose types
+ * differ from the prepared ones (a value bound as another type; NULL
+ * fits any) is sent as before.  A new connection has none prepared;
+ * finalizing a prepared statement deallocates it.
+ *
  * A lost connection (the server restarted, the network went) fails the
  * statement that found it with DB_UNAVAILABLE; the next statement
  * outside a transaction connects again first (PQreset), at most once
@@ -74,6 +83,9 @@ struct pg {
 	int lost_tx;      /* lost inside a transaction not yet ended */
 	int64_t next_try; /* clock_mono_ms of the next try to connect */
 	int wait_ms;
+	uint64_t conn_gen; /* connections made: a new one has nothing
+	                      prepared */
+	uint64_t names;    /* prepared statements named so far */
 };
 
 struct pg_stmt {
@@ -86,8 +98,12 @@ struct pg_stmt {
 	unsigned int *type;
 	unsigned char *used; /* [N - 1]: $N is in the SQL */
 	PGresult *res;
-	int ran;        /* sent since the last reset */
-	int row, nrows; /* the current row (-1 before the first) */
+	int ran;             /* sent since the last reset */
+	int runs;            /* sent since it was prepared here */
+	char name[32];       /* its prepared statement's, "" if none */
+	uint64_t gen;        /* the conn_gen it was prepared on */
+	unsigned int *ptype; /* the types it was prepared with */
+	int row, nrows;      /* the current row (-1 before the first) */
 	/* A bytea column of the current row, unescaped. */
 	unsigned char *blob;
 	size_t blob_len;
@@ -150,6 +166,14 @@ in_tx(struct pg *p)
 	return PQtransactionStatus(p->c) != PQTRANS_IDLE;
 }
 
+/* In a transaction a failed statement has ended: nothing runs in it
+ * but its ROLLBACK. */
+static int
+in_tx_failed(struct pg *p)
+{
+	return PQtransactionStatus(p->c) == PQTRANS_INERROR;
+}
+
 /* sql starts with word (any case), a whole word. */
 static int
 starts(const char *sql, const char *word)
@@ -208,6 +232,7 @@ ready(struct pg *p, const char *sql)
 	}
 	p->wait_ms = 0;
 	p->next_try = 0;
+	p->conn_gen++;
 	if (p->lost)
 		log_info("postgresql %s: connected again", p->shown);
 	p->lost = 0;
@@ -399,12 +424,17 @@ cross_join_on(const char *s)
 static char *
 rewrite(const char *sql, int *np)
 {
-	size_t n = strlen(sql);
-	char *out = xmalloc(n * 2 + 16), *o = out;
+	size_t n = strlen(sql), marks = 0;
+	char *out, *o;
 	const char *s = sql;
 	int max = 0, k;
 	char q;
 
+	/* A bare ? becomes $N: room for the longest N each. */
+	for (s = sql; (s = strchr(s, '?')) != NULL; s++)
+		marks++;
+	out = o = xmalloc(n + marks * 11 + 16);
+	s = sql;
 	while (*s != '\0') {
 		if (*s == '\'' || *s == '"') {
 			q = *s;
@@ -595,13 +625,59 @@ drop_result(struct pg_stmt *s)
 	s->blob_col = -1;
 }
 
+/* A statement worth preparing: a query, not a command of the session
+ * or the transaction. */
+static int
+preparable(const char *sql)
+{
+	return starts(sql, "SELECT") || starts(sql, "INSERT") ||
+	    starts(sql, "UPDATE") || starts(sql, "DELETE") ||
+	    starts(sql, "WITH");
+}
+
+/* 1 when this run of s can execute its prepared statement: prepared on
+ * this connection (now, if it was not yet), with the types bound; 0 to
+ * send it unnamed; -1 with *failed the result of a prepare that failed
+ * (a lock it waited for too long, say), which is then the run's. */
+static int
+use_prepared(struct pg *p, struct pg_stmt *s, PGresult **failed)
+{
+	PGresult *r;
+	int i;
+
+	if (s->name[0] != '\0' && s->gen == p->conn_gen) {
+		for (i = 0; i < s->np; i++)
+			if (s->type[i] != s->ptype[i] &&
+			    !(s->val[i] == NULL && s->type[i] == 0))
+				return 0;
+		return 1;
+	}
+	if (s->runs++ < 1 || !preparable(s->sql) || in_tx_failed(p))
+		return 0;
+	snprintf(
+	    s->name, sizeof(s->name), "pw%llu", (unsigned long long)++p->names);
+	r = PQprepare(p->c, s->name, s->sql, s->np, s->type);
+	if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
+		s->name[0] = '\0';
+		*failed = r;
+		return -1;
+	}
+	PQclear(r);
+	s->gen = p->conn_gen;
+	if (s->ptype == NULL && s->np > 0)
+		s->ptype = xcalloc((size_t)s->np, sizeof(*s->ptype));
+	for (i = 0; i < s->np; i++)
+		s->ptype[i] = s->type[i];
+	return 1;
+}
+
 static int
 run(struct pg_stmt *s)
 {
 	struct pg *p = PG(s->base.db);
 	PGTransactionStatusType was;
 	ExecStatusType st;
-	int try, rc, resent = 0;
+	int try, rc, prep, resent = 0;
 
 	/* A parameter the SQL does not use has no type PostgreSQL could
 	 * infer: text. */
@@ -612,8 +688,13 @@ run(struct pg_stmt *s)
 		if ((rc = ready(p, s->sql)) != 0)
 			return rc == DB_DONE ? 0 : rc;
 		was = PQtransactionStatus(p->c);
-		s->res = PQexecParams(p->c, s->sql, s->np, s->type,
-		    (const char *const *)s->val, s->len, s->fmt, 0);
+		prep = use_prepared(p, s, &s->res);
+		if (prep > 0)
+			s->res = PQexecPrepared(p->c, s->name, s->np,
+			    (const char *const *)s->val, s->len, s->fmt, 0);
+		else if (prep == 0)
+			s->res = PQexecParams(p->c, s->sql, s->np, s->type,
+			    (const char *const *)s->val, s->len, s->fmt, 0);
 		st = s->res ? PQresultStatus(s->res) : PGRES_FATAL_ERROR;
 		if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
 			s->nrows = PQntuples(s->res);
@@ -823,6 +904,15 @@ pg_finalize(struct db_stmt *st)
 
 	pg_reset(st);
 	pg_clear_bindings(st);
+	if (s->name[0] != '\0' && s->gen == PG(st->db)->conn_gen &&
+	    PQstatus(PG(st->db)->c) == CONNECTION_OK &&
+	    !in_tx_failed(PG(st->db))) {
+		char q[64];
+
+		snprintf(q, sizeof(q), "DEALLOCATE %s", s->name);
+		PQclear(PQexec(PG(st->db)->c, q));
+	}
+	free(s->ptype);
 	free(s->val);
 	free(s->len);
 	free(s->fmt);

@@ -135,13 +135,60 @@ store_pair_create(struct store *s, int64_t *out_pair, int64_t *out_base,
 	return rc;
 }
 
+/* A run's metrics go in by statements of 16, 4 or 1 rows: one round
+ * trip for many to a database server.  Literals, so that the statement
+ * cache (store_i_stmt) keeps them. */
+#define METRIC_ROW "(?, ?, ?, ?, ?)"
+#define METRIC_ROWS4 METRIC_ROW ", " METRIC_ROW ", " METRIC_ROW ", " METRIC_ROW
+#define METRIC_INSERT \
+	"INSERT INTO metrics (run_id, name, value, unit, better) VALUES "
+static const char metric_insert4[] = METRIC_INSERT METRIC_ROWS4;
+static const char metric_insert16[] = METRIC_INSERT METRIC_ROWS4
+    ", " METRIC_ROWS4 ", " METRIC_ROWS4 ", " METRIC_ROWS4;
+
+/* Which of the k metrics from i a constraint refused: the first whose
+ * name an earlier one of the run has, or whose 'better' is not one the
+ * schema takes; else the first of them. */
+static size_t
+metric_refused(const struct store_run *run, size_t i, size_t k)
+{
+	size_t j, e;
+
+	for (j = i; j < i + k; j++) {
+		const char *b = run->metrics[j].better;
+
+		for (e = 0; e < j; e++)
+			if (strcmp(run->metrics[e].name,
+			        run->metrics[j].name) == 0)
+				return j;
+		if (b == NULL ||
+		    (strcmp(b, "higher") != 0 && strcmp(b, "lower") != 0 &&
+		        strcmp(b, "info") != 0))
+			return j;
+	}
+	return i;
+}
+
+/* The statement that inserts k (16, 4 or 1) metrics. */
+static struct db_stmt *
+metric_stmt(struct store *s, size_t k)
+{
+	if (k == 16)
+		return store_i_stmt(s, metric_insert16);
+	if (k == 4)
+		return store_i_stmt(s, metric_insert4);
+	return store_i_cached(s, S_METRIC_INSERT,
+	    "INSERT INTO metrics (run_id, name, value, unit, better)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5)");
+}
+
 static int
 run_add_once(
     struct store *s, int64_t host_id, const struct store_run *run, int64_t now)
 {
 	struct db_stmt *st;
 	int64_t max_runs = 0, attempt = 0, run_id = 0;
-	size_t i, rawlen;
+	size_t i, j, k, rawlen;
 	int r, ok, rc;
 
 	if (store_i_tx_begin(s) == -1)
@@ -216,27 +263,37 @@ run_add_once(
 			}
 		}
 	}
-	for (i = 0; ok && r == 0 && i < run->nmetrics; i++) {
-		const struct store_metric *m = &run->metrics[i];
-
-		st = store_i_cached(s, S_METRIC_INSERT,
-		    "INSERT INTO metrics (run_id, name, value, unit, better)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5)");
+	for (i = 0; ok && r == 0 && i < run->nmetrics; i += k) {
+		k = run->nmetrics - i;
+		k = k >= 16 ? 16 : k >= 4 ? 4 : 1;
+		st = metric_stmt(s, k);
 		if ((ok = st != NULL)) {
-			db_bind_int64(st, 1, run_id);
-			store_i_bind_text(st, 2, m->name);
-			db_bind_double(st, 3, m->value);
-			store_i_bind_text(st, 4, m->unit ? m->unit : "");
-			store_i_bind_text(st, 5, m->better);
+			for (j = 0; j < k; j++) {
+				const struct store_metric *m =
+				    &run->metrics[i + j];
+				int b = (int)j * 5;
+
+				db_bind_int64(st, b + 1, run_id);
+				store_i_bind_text(st, b + 2, m->name);
+				db_bind_double(st, b + 3, m->value);
+				store_i_bind_text(
+				    st, b + 4, m->unit ? m->unit : "");
+				store_i_bind_text(st, b + 5, m->better);
+			}
 			rc = db_step(st);
-			if (rc == DB_CONSTRAINT)
+			if (rc == DB_CONSTRAINT) {
+				j = metric_refused(run, i, k);
 				r = err_setc(&s->err, ERR_INVALID,
 				    "field 'metrics[%zu]': duplicate or "
 				    "invalid metric '%s'",
-				    i, m->name);
-			else if (rc != DB_DONE)
+				    j, run->metrics[j].name);
+			} else if (rc != DB_DONE) {
 				ok = store_i_dberr(s, "insert metric") == 0;
-			db_reset(st);
+			}
+			if (k == 1)
+				db_reset(st);
+			else
+				store_i_release(s, st);
 		}
 	}
 	if (ok && r == 0 && run->raw != NULL) {

@@ -864,6 +864,10 @@ static const char *const migrations[] = {
 	STORE_MAIL_COMMANDS_PARSED_MIGRATION STORE_MAIL_SKIPPED_MIGRATION,
 	/* v38: the leases on the daemons' workers (store/leases.h). */
 	STORE_LEASES_MIGRATION,
+	/* v39: a series' alert reports by an index (the series page's
+	 * first mail sent), not by a scan of every report. */
+	"CREATE INDEX alert_reports_series ON alert_reports(series_id)"
+	" WHERE series_id IS NOT NULL;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -722,6 +722,14 @@ static const char *const v38[] = {
 	NULL,
 };
 
+/* v39: a series' alert reports by an index (the series page's first
+ * mail sent), not by a scan of every report. */
+static const char *const v39[] = {
+	"CREATE INDEX alert_reports_series ON alert_reports(series_id)"
+	" WHERE series_id IS NOT NULL;",
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -734,6 +742,7 @@ static const struct pg_step steps[] = {
 	{ 36, v36 },
 	{ 37, v37 },
 	{ 38, v38 },
+	{ 39, v39 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
@@ -796,5 +805,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 38 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 39 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");

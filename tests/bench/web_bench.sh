@@ -33,6 +33,18 @@
 # with each goal judged, cached and uncached, naming the routes that
 # miss it.
 #
+# BACKEND=pg: the pages of a daemon on PostgreSQL instead, BACKEND=all
+# both (the default, sqlite, as above): the store web_gen made is copied
+# into a database of a PostgreSQL server of the bench's own
+# (tests/lib_pg.sh: initdb in the scratch directory, a Unix socket,
+# never the system's cluster) by `perfwatch store copy`, whose rows/s
+# and time are printed, and a second perfwatchd serves it; every turn
+# of a route then goes nginx, SQLite, PostgreSQL (and each uncached).
+# The PostgreSQL figures get a report of their own (the same goals)
+# and one against nginx and SQLite (web_report.sh's fourth argument):
+# every cached page >= 50 % of nginx's requests/s, every uncached one
+# at most twice SQLite's server CPU a request.
+#
 # The database is made by tests/bench/web_gen.c with the store's own
 # functions and verdicts (commits, pairs, runs, finishes, comparisons,
 # regressions, history), the alert worker's reports and deliveries
@@ -53,6 +65,15 @@ uncached=${UNCACHED:-0}
 # web_gen per run.  The caller removes DIR.
 dbs=${WEB_BENCH_DBS:-}
 fleet_live=${LIVE:-0}
+backend=${BACKEND:-sqlite}
+[ "$fleet_live" = 0 ] || [ "$backend" = sqlite ] ||
+	{ echo "web_bench: LIVE=1 writes to the SQLite daemon only: BACKEND=sqlite" >&2; exit 2; }
+case $backend in
+sqlite) on_sqlite=1 on_pg=0 ;;
+pg) on_sqlite=0 on_pg=1 ;;
+all) on_sqlite=1 on_pg=1 ;;
+*) echo "web_bench: BACKEND=$backend: sqlite, pg or all" >&2; exit 2 ;;
+esac
 live_runners=${LIVE_RUNNERS:-200}
 live_run_ms=${LIVE_RUN_MS:-5000}
 # The newest pairs of each scale get the real verdict (daemon/verdict.c,
@@ -82,7 +103,11 @@ LOAD=$out/rel/bench/api_load
 	{ echo "web_bench: $LOAD missing (make bench-web builds it)" >&2; exit 1; }
 PERFWATCH_BIN=$out/bin
 export PERFWATCH_BIN
+# The SQLite store is web_gen's, and sql reads it: lib.sh goes to
+# PostgreSQL only with PW_TEST_PG set when sourced.
+unset PW_TEST_PG
 . tests/e2e/lib.sh
+. tests/lib_pg.sh
 echo "# scratch $PW_TMP ($(df -h --output=avail "$PW_TMP" | tail -1 | tr -d ' ') free)"
 D=$PW_TMP/d
 fleet=()
@@ -137,6 +162,43 @@ http {
 EOF2
 nginx_pid=
 load_pid=
+pg_pid=
+pg_url=
+stop_pgd() {
+	[ -n "$pg_pid" ] || return 0
+	stop_pid "$pg_pid"
+	pg_pid=
+}
+# pg_serve SCALE: the SQLite store (as the daemon has left it) copied
+# into a new database of the bench's server, timed, and a second
+# perfwatchd on it at $pg_url.
+pg_serve() {
+	local P=$PW_TMP/p conn db t0 t1 rows
+	stop_pgd
+	db=pw_bench_$1
+	conn=$(PW_TEST_PG=$PG_CONNINFO pg_createdb "$db") || return 1
+	PGOPTIONS='-c client_min_messages=warning' "$(pg_bindir)/psql" -X -q \
+	    "$PG_CONNINFO" -c "ALTER DATABASE $db SET synchronous_commit = on" || return 1
+	t0=$(date +%s.%N)
+	"$PERFWATCH_BIN/perfwatch" store copy "$D/pw.db" "$conn" >"$PW_TMP/copy.out" 2>&1 ||
+		{ echo "web_bench: store copy failed: $(tail -3 "$PW_TMP/copy.out")" >&2; return 1; }
+	t1=$(date +%s.%N)
+	rows=$(sed -n 's/^copied \([0-9]*\) rows.*/\1/p' "$PW_TMP/copy.out")
+	echo "# $1: perfwatch store copy into PostgreSQL: $rows rows of" \
+	    "$(sed -n 's/^copied [0-9]* rows of \([0-9]*\) tables.*/\1/p' "$PW_TMP/copy.out") tables in" \
+	    "$(awk -v a="$t0" -v b="$t1" -v n="$rows" 'BEGIN {printf "%.1f s = %.0f rows/s", b - a, n / (b - a)}')" \
+	    "(runs $(awk '$1 == "runs" {print $2}' "$PW_TMP/copy.out"), load average $(load1))"
+	mkdir -p "$P"
+	sed -e "s|^database: .*|database: \"$conn\"|" -e "s|^mirrors: .*|mirrors: $P/git|" \
+	    "$D/daemon.yaml" >"$P/daemon.yaml"
+	rm -f "$P/port"
+	spawn "$P/daemon.log" "$PERFWATCH_BIN/perfwatchd" -c "$P/daemon.yaml" \
+	    --port-file "$P/port"
+	pg_pid=$!
+	wait_for 60 test -s "$P/port" ||
+		{ echo "web_bench: the daemon on PostgreSQL did not start:" >&2; tail -5 "$P/daemon.log" >&2; return 1; }
+	pg_url=http://127.0.0.1:$(cat "$P/port")
+}
 stop_fleet() {
 	[ -n "$load_pid" ] || return 0
 	kill -TERM "$load_pid" 2>/dev/null
@@ -149,7 +211,7 @@ stop_nginx() {
 	wait "$nginx_pid" 2>/dev/null
 }
 # set -e must not stop the cleanup at the first killed process's status.
-trap 'set +e; stop_fleet; stop_nginx; pw_cleanup' EXIT
+trap 'set +e; stop_fleet; stop_nginx; stop_pgd; pg_stop; pw_cleanup' EXIT
 # Not through spawn: nginx must get TERM (its master then stops the
 # workers); KILL would orphan them.
 "$NGINX" -p "$PW_TMP/nginx" -c "$PW_TMP/nginx/nginx.conf" \
@@ -174,9 +236,10 @@ measure() {
 }
 
 # The daemon's own counters of the routes asked (web/api.c route_timed,
-# /metrics), /metrics itself left out -> "requests cpu_s wall_s".
+# /metrics of the daemon at BASE), /metrics itself left out ->
+# "requests cpu_s wall_s".
 srv_times() {
-	curl -s "$PW_URL/metrics" | awk '
+	curl -s "$1/metrics" | awk '
 	    /^perfwatch_http_route_/ && !/route="\/metrics"/ {
 		if ($1 ~ /^perfwatch_http_route_requests_total/) n += $2
 		else if ($1 ~ /^perfwatch_http_route_cpu_seconds_total/) c += $2
@@ -184,15 +247,39 @@ srv_times() {
 	    END {printf "%d %.6f %.6f\n", n, c, w}'
 }
 
-# measure_srv URL [wrk options] -> measure's figures, then the server's
-# CPU and wall microseconds per request of that turn.
+# measure_srv BASE PATH [wrk options] -> measure's figures, then the
+# server's CPU and wall microseconds per request of that turn.
 measure_srv() {
-	local a b m
-	a=$(srv_times)
-	m=$(measure "$@")
-	b=$(srv_times)
+	local a b m base=$1 path=$2
+	shift 2
+	a=$(srv_times "$base")
+	m=$(measure "$base$path" "$@")
+	b=$(srv_times "$base")
 	echo "$m $(echo "$a $b" | awk '{n = $4 - $1; if (n < 1) n = 1;
 	    printf "%.1f %.1f", 1e6 * ($5 - $2) / n, 1e6 * ($6 - $3) / n}')"
+}
+
+# route_figures LABEL CACHED UNCACHED BYTES RESULTS: the medians of a
+# daemon's turns of the route (and nginx's, n.txt) as a line of
+# RESULTS (web_report.sh) and a line of progress.
+route_figures() {
+	local label=$1 dr dp dc nr np ur=- up=- uc=- bad
+	nr=$(cut -d' ' -f1 "$PW_TMP/n.txt" | median)
+	np=$(cut -d' ' -f2 "$PW_TMP/n.txt" | median)
+	dr=$(cut -d' ' -f1 "$2" | median)
+	dp=$(cut -d' ' -f2 "$2" | median)
+	dc=$(cut -d' ' -f4 "$2" | median)
+	if [ "$uncached" = 1 ]; then
+		ur=$(cut -d' ' -f1 "$3" | median)
+		up=$(cut -d' ' -f2 "$3" | median)
+		uc=$(cut -d' ' -f4 "$3" | median)
+	fi
+	bad=$(awk '{n += $3} END {print n + 0}' "$PW_TMP/n.txt" "$2" "$3")
+	echo "$scale $name $dr $nr $dp $np $4 $ld $bad $ur $up $dc $uc" >>"$5"
+	printf '# %-8s %-17s %-10s %9.0f req/s %8.2f ms p99 %7s us cpu | nginx %9.0f %8.2f | %4.0f%% | uncached %s %s %s us cpu | load %s | %d bytes%s\n' \
+	    "$scale" "$name" "$label" "$dr" "$dp" "$dc" "$nr" "$np" \
+	    "$(awk -v a="$dr" -v b="$nr" 'BEGIN {print 100 * a / b}')" "$ur" "$up" "$uc" "$ld" "$4" \
+	    "$([ "$bad" = 0 ] || echo " | $bad errors")"
 }
 
 median() {
@@ -251,6 +338,12 @@ routes=(
 
 results=$PW_TMP/results
 : >"$results"
+: >"$results.pg"
+if [ "$on_pg" = 1 ]; then
+	pg_start "$PW_TMP" || exit 1
+	PG_CONNINFO=$PW_TEST_PG
+	unset PW_TEST_PG
+fi
 have_pairs=0
 for scale in $scales; do
 	pairs=$((scale / (2 * runs_per_job)))
@@ -314,6 +407,9 @@ for scale in $scales; do
 	    "$(sql 'SELECT count(*) FROM alert_reports') alert reports, $(sql 'SELECT count(*) FROM alerts') deliveries" \
 	    "($(sql "SELECT group_concat(state || ' ' || n, ', ') FROM (SELECT state, count(*) n FROM alerts GROUP BY state)"))," \
 	    "$(sql 'SELECT count(*) FROM bisections') bisections, $(sql 'SELECT count(*) FROM bisect_steps') bisection steps"
+	if [ "$on_pg" = 1 ]; then
+		pg_serve "$scale" || exit 1
+	fi
 	# The objects: the middle pair of the history (neither newest nor
 	# oldest; not a bisection's), its commit and candidate job, the
 	# middle series; the bisection with a culprit nearest the middle,
@@ -389,37 +485,39 @@ for scale in $scales; do
 			exit 1
 		fi
 		bytes=$(wc -c <"$www/$file")
-		: >"$PW_TMP/n.txt"
-		: >"$PW_TMP/d.txt"
-		: >"$PW_TMP/u.txt"
+		pbytes=
+		if [ "$on_pg" = 1 ]; then
+			code=$(curl -s -o "$PW_TMP/pg.body" -w '%{http_code}' "$pg_url$path")
+			if [ "$code" != 200 ]; then
+				echo "# $name $path on PostgreSQL: HTTP $code: $(head -c 200 "$PW_TMP/pg.body")" >&2
+				exit 1
+			fi
+			pbytes=$(wc -c <"$PW_TMP/pg.body")
+		fi
+		rm -f "$PW_TMP"/[ndupq].txt
+		touch "$PW_TMP"/[ndupq].txt
 		loads=
 		for ((k = 0; k < rounds; k++)); do
 			loads="$loads $(load1)"
 			measure "http://127.0.0.1:$nport/$file" >>"$PW_TMP/n.txt"
-			measure_srv "$PW_URL$path" >>"$PW_TMP/d.txt"
 			# A cookie keeps the reply cache out (web/cache.h):
 			# what rendering the page costs.
-			[ "$uncached" = 1 ] &&
-				measure_srv "$PW_URL$path" -H 'Cookie: pw_bench=1' >>"$PW_TMP/u.txt"
+			if [ "$on_sqlite" = 1 ]; then
+				measure_srv "$PW_URL" "$path" >>"$PW_TMP/d.txt"
+				[ "$uncached" = 1 ] &&
+					measure_srv "$PW_URL" "$path" -H 'Cookie: pw_bench=1' >>"$PW_TMP/u.txt"
+			fi
+			if [ "$on_pg" = 1 ]; then
+				measure_srv "$pg_url" "$path" >>"$PW_TMP/p.txt"
+				[ "$uncached" = 1 ] &&
+					measure_srv "$pg_url" "$path" -H 'Cookie: pw_bench=1' >>"$PW_TMP/q.txt"
+			fi
 		done
-		nr=$(cut -d' ' -f1 "$PW_TMP/n.txt" | median)
-		np=$(cut -d' ' -f2 "$PW_TMP/n.txt" | median)
-		dr=$(cut -d' ' -f1 "$PW_TMP/d.txt" | median)
-		dp=$(cut -d' ' -f2 "$PW_TMP/d.txt" | median)
-		dc=$(cut -d' ' -f4 "$PW_TMP/d.txt" | median)
-		ur=- up=- uc=-
-		if [ "$uncached" = 1 ]; then
-			ur=$(cut -d' ' -f1 "$PW_TMP/u.txt" | median)
-			up=$(cut -d' ' -f2 "$PW_TMP/u.txt" | median)
-			uc=$(cut -d' ' -f4 "$PW_TMP/u.txt" | median)
-		fi
-		bad=$(awk '{n += $3} END {print n + 0}' "$PW_TMP/n.txt" "$PW_TMP/d.txt" "$PW_TMP/u.txt")
 		ld=$(tr ' ' '\n' <<<"$loads" | grep . | median)
-		echo "$scale $name $dr $nr $dp $np $bytes $ld $bad $ur $up $dc $uc" >>"$results"
-		printf '# %-8s %-17s %9.0f req/s %8.2f ms p99 %7s us cpu | nginx %9.0f %8.2f | %4.0f%% | uncached %s %s %s us cpu | load %s | %d bytes%s\n' \
-		    "$scale" "$name" "$dr" "$dp" "$dc" "$nr" "$np" \
-		    "$(awk -v a="$dr" -v b="$nr" 'BEGIN {print 100 * a / b}')" "$ur" "$up" "$uc" "$ld" "$bytes" \
-		    "$([ "$bad" = 0 ] || echo " | $bad errors")"
+		[ "$on_sqlite" = 0 ] ||
+			route_figures SQLite "$PW_TMP/d.txt" "$PW_TMP/u.txt" "$bytes" "$results"
+		[ "$on_pg" = 0 ] ||
+			route_figures PostgreSQL "$PW_TMP/p.txt" "$PW_TMP/q.txt" "$pbytes" "$results.pg"
 	done
 	if [ "$fleet_live" != 0 ]; then
 		l_t1=$(date +%s.%N)
@@ -439,9 +537,21 @@ for scale in $scales; do
 	fi
 	echo "$scale rss $(rss_kb "$PW_DAEMON_PID" VmRSS) $(rss_kb "$PW_DAEMON_PID" VmHWM)" >>"$results"
 	echo "# $scale: perfwatchd RSS $(rss_kb "$PW_DAEMON_PID" VmRSS) kB now, peak $(rss_kb "$PW_DAEMON_PID" VmHWM) kB"
+	if [ "$on_pg" = 1 ]; then
+		echo "$scale rss $(rss_kb "$pg_pid" VmRSS) $(rss_kb "$pg_pid" VmHWM)" >>"$results.pg"
+		echo "# $scale: perfwatchd on PostgreSQL RSS $(rss_kb "$pg_pid" VmRSS) kB now, peak $(rss_kb "$pg_pid" VmHWM) kB"
+	fi
 done
 
-"$top"/tests/bench/web_report.sh "$results" "$scales" "$uncached"
+if [ "$on_sqlite" = 1 ]; then
+	"$top"/tests/bench/web_report.sh "$results" "$scales" "$uncached"
+fi
+if [ "$on_pg" = 1 ]; then
+	echo
+	echo "## PostgreSQL"
+	"$top"/tests/bench/web_report.sh "$results.pg" "$scales" "$uncached" \
+	    "$([ "$on_sqlite" = 1 ] && echo "$results")"
+fi
 
 set +e
 trap - EXIT

@@ -3,7 +3,14 @@
 # file: the table of every route and scale, the daemon's RSS, each route
 # at the largest scale against the smallest, and the dashboard's goals
 # judged, naming the routes that miss each.
-#   tests/bench/web_report.sh RESULTS "SCALES" UNCACHED
+#   tests/bench/web_report.sh RESULTS "SCALES" UNCACHED [SQLITE_RESULTS]
+# With SQLITE_RESULTS (make bench-web BACKEND=all) RESULTS are a daemon's
+# on PostgreSQL, and the end sets each route beside nginx and beside
+# SQLite's figures of the same run, judging PostgreSQL's goals: every
+# cached page >= 50 % of nginx's requests/s, every uncached one at most
+# twice SQLite's cost, by requests/s (wrk's: the daemon's CPU a request
+# leaves out the database server's work for it).  Without it
+# (BACKEND=pg) the first of them only.
 # RESULTS has a line per route and scale, "SCALE NAME REQS NGINX_REQS P99
 # NGINX_P99 BYTES LOAD ERRORS UNCACHED_REQS UNCACHED_P99 CPU_US
 # UNCACHED_CPU_US" ("-" for what was not measured), and per scale
@@ -12,6 +19,7 @@ set -eu
 results=$1
 scales=$2
 uncached=${3:-0}
+sqlite=${4:-}
 [ -r "$results" ] || { echo "web_report: cannot read $results" >&2; exit 2; }
 
 # The table: one line per route and scale, then the 100k -> 1M change.
@@ -93,3 +101,32 @@ awk -v un="$uncached" '
         else m = sprintf("%s (%.1f MB)", rss[k] <= 64 ? "met" : "missed", rss[k])
         printf "  %-34s %s\n", "RSS <= 64 MB:", m}}' \
     "$results"
+
+[ "$#" -ge 4 ] || exit 0
+# PostgreSQL beside nginx and SQLite: this file's figures (a daemon on
+# PostgreSQL) against the SQLite file's of the same run, if any.
+echo
+echo "PostgreSQL against nginx and SQLite (cost: SQLite's uncached req/s over PostgreSQL's; us/req: the daemon's CPU a request, without the database server's):"
+echo "| route | runs | PG req/s | nginx req/s | PG / nginx | SQLite req/s | PG uncached req/s | SQLite uncached req/s | PG uncached daemon us/req | SQLite uncached us/req | PG / SQLite uncached cost |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+awk -v un="$uncached" -v sf="$sqlite" '
+    function miss(lst, k, v) {return lst (lst == "" ? "" : ", ") k " " v}
+    sf != "" && FILENAME == sf {if ($2 != "rss") {k = $1 " " $2; sr[k] = $3; su[k] = $10; sc[k] = $13}; next}
+    $2 == "rss" {next}
+    {k = $1 " " $2; if (!($1 in seen)) order[ns++] = $1; seen[$1] = 1
+     r = $4 + 0 > 0 ? $3 / $4 : 0
+     c = (k in su && su[k] + 0 > 0 && $10 + 0 > 0) ? su[k] / $10 : -1
+     printf "| %s | %s | %.0f | %.0f | %.0f %% | %s | %s | %s | %s | %s | %s |\n", $2, $1, $3, $4,
+         100 * r, (k in sr) ? sprintf("%.0f", sr[k]) : "-", $10, (k in su) ? su[k] : "-",
+         $13, (k in sc) ? sc[k] : "-", c < 0 ? "-" : sprintf("%.2f", c)
+     if (r < 0.5) lo[$1] = miss(lo[$1], $2, sprintf("%.0f %%", 100 * r))
+     if (un == 1 && c > 2) hi[$1] = miss(hi[$1], $2, sprintf("%.2fx", c))
+     if (un == 1 && c < 0) nc[$1] = 1}
+    function say(w, lst) {printf "  %-44s %s\n", w, lst == "" ? "met" : "missed by " lst}
+    END {print ""; print "PostgreSQL goals, at each scale:"
+        for (i = 0; i < ns; i++) { k = order[i]; printf "%s runs:\n", k
+        say("cached >= 50 % of nginx:", lo[k])
+        if (un != 1) printf "  %-44s %s\n", "uncached <= 2x SQLite cost:", "not measured (UNCACHED=1)"
+        else if (k in nc) printf "  %-44s %s\n", "uncached <= 2x SQLite cost:", "no SQLite figure (BACKEND=all)"
+        else say("uncached <= 2x SQLite cost:", hi[k])}}' \
+    $sqlite "$results"
