@@ -60,6 +60,11 @@ struct work {
 	int64_t bisect;     /* the bisection that made the pair, or 0 */
 };
 
+/* w->vals grouped into w->m: sides, runs, rounds, other work, history
+ * (verdict_group.c); w->spec and w->round_size set. */
+void verdict_i_group(struct work *w);
+/* Appends v to x. */
+void verdict_i_vec_add(struct vec *x, double v);
 void verdict_i_analyse_metric(struct work *w, struct metric *m);
 const char *verdict_i_jstr(json_t *o, const char *k);
 /*
