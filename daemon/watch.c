@@ -538,6 +538,33 @@ watching(struct tw *t)
 	return 0;
 }
 
+/* One poll of t's inbox or tree as conf names it, remirrored first when
+ * its URL changed: the delay before the next poll, or -1 when conf no
+ * longer names it. */
+static int64_t
+poll_source(struct tw *t, struct dconf *conf)
+{
+	const struct cfg_inbox *in;
+	const struct cfg_tree *tree;
+	char *file;
+
+	if (t->inbox) {
+		if ((in = find_inbox(conf, t->name)) == NULL)
+			return -1;
+		if (t->url == NULL || strcmp(t->url, in->url) != 0) {
+			file = xasprintf("%s.inbox", in->name);
+			remirror(t, conf, file, in->url);
+			free(file);
+		}
+		return watch_i_poll_inbox(t, conf, in);
+	}
+	if ((tree = find_tree(conf, t->name)) == NULL)
+		return -1;
+	if (t->url == NULL || strcmp(t->url, tree->url) != 0)
+		remirror(t, conf, tree->name, tree->url);
+	return poll_tree(t, conf, tree);
+}
+
 static void *
 tw_main(void *arg)
 {
@@ -566,48 +593,16 @@ tw_main(void *arg)
 		if (r != 0)
 			nap(t, 1);
 	}
-	while (!atomic_load(&t->quit) && t->inbox) {
-		struct dconf *conf;
-		const struct cfg_inbox *in;
-
-		if (!watching(t))
-			continue;
-		conf = conf_get(t->w);
-		in = find_inbox(conf, t->name);
-		if (in == NULL) {
-			dconf_unref(conf);
-			nap(t, 3600);
-			continue;
-		}
-		if (t->url == NULL || strcmp(t->url, in->url) != 0) {
-			char *file = xasprintf("%s.inbox", in->name);
-
-			remirror(t, conf, file, in->url);
-			free(file);
-		}
-		delay = watch_i_poll_inbox(t, conf, in);
-		dconf_unref(conf);
-		nap(t, delay);
-	}
 	while (!atomic_load(&t->quit)) {
 		struct dconf *conf;
-		const struct cfg_tree *tree;
 
 		if (!watching(t))
 			continue;
 		conf = conf_get(t->w);
-		tree = find_tree(conf, t->name);
-		if (tree == NULL) {
-			/* Removed by a reload; watch_reload joins us. */
-			dconf_unref(conf);
-			nap(t, 3600);
-			continue;
-		}
-		if (t->url == NULL || strcmp(t->url, tree->url) != 0)
-			remirror(t, conf, tree->name, tree->url);
-		delay = poll_tree(t, conf, tree);
+		delay = poll_source(t, conf);
 		dconf_unref(conf);
-		nap(t, delay);
+		/* A source a reload removed naps till watch_reload joins. */
+		nap(t, delay < 0 ? 3600 : delay);
 	}
 	return NULL;
 }
@@ -637,8 +632,6 @@ tw_free(struct tw *t)
 	free(t);
 }
 
-/* Stops and frees the threads of trees no longer configured, starts
- * threads for new ones.  Called with mu not held. */
 /* The thread's configuration still exists. */
 static int
 tw_wanted(const struct dconf *conf, const struct tw *t)
