@@ -290,6 +290,20 @@ print(v if isinstance(v, str) else json.dumps(v))
 ' "$1"
 }
 
+# metric_row METRIC [last]: the first (or last) comparison row of METRIC
+# in $PW_TMP/body (GET /api/v1/comparisons or /api/v1/pairs/N) as JSON
+# on stdout; exit 1 when there is none.
+metric_row() {
+	python3 -c '
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["comparisons"]
+        if r["metric"] == sys.argv[2]]
+if not rows:
+    sys.exit(1)
+json.dump(rows[-1 if sys.argv[3] == "last" else 0], sys.stdout)
+' "$PW_TMP/body" "$1" "${2:-first}"
+}
+
 sql() {
 	if [ -n "${PW_TEST_PG:-}" ]; then
 		PGOPTIONS='-c client_min_messages=warning' \

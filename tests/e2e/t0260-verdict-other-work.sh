@@ -72,12 +72,10 @@ pair() {	# JOB: prints the pair id
 }
 
 judged() {	# PAIR: the ops row is final
+	local v
 	http GET "/api/v1/comparisons?pair=$1" >/dev/null
-	python3 -c '
-import json, sys
-rows = [r for r in json.load(open(sys.argv[1]))["comparisons"] if r["metric"] == "ops"]
-sys.exit(0 if rows and rows[0]["verdict"] not in (None, "unknown") else 1)
-' "$PW_TMP/body"
+	v=$(metric_row ops | jfield verdict) || return 1
+	[ -n "$v" ] && [ "$v" != null ] && [ "$v" != unknown ]
 }
 
 # ops_row PAIR: the ops comparison of GET /api/v1/comparisons into
@@ -85,17 +83,9 @@ sys.exit(0 if rows and rows[0]["verdict"] not in (None, "unknown") else 1)
 # $PW_TMP/note), both printed on failure.
 ops_row() {
 	http GET "/api/v1/comparisons?pair=$1" >/dev/null
-	python3 -c '
-import json, sys
-rows = [r for r in json.load(open(sys.argv[1]))["comparisons"] if r["metric"] == "ops"]
-json.dump(rows[0], sys.stdout)
-' "$PW_TMP/body" >"$PW_TMP/ops.json"
+	metric_row ops >"$PW_TMP/ops.json"
 	http GET "/api/v1/pairs/$1" >/dev/null
-	python3 -c '
-import json, sys
-rows = [r for r in json.load(open(sys.argv[1]))["comparisons"] if r["metric"] == "ops"]
-print(rows[-1]["note"] or "")
-' "$PW_TMP/body" >"$PW_TMP/note"
+	metric_row ops last | jfield note >"$PW_TMP/note"
 }
 
 # judge NAME JOB PYTHON-ASSERTS: runs a pair of JOB, then checks its ops

@@ -87,11 +87,7 @@ pair() {
 # verdict PAIR METRIC: the verdict of METRIC in GET /api/v1/comparisons.
 verdict() {
 	http GET "/api/v1/comparisons?pair=$1" >/dev/null
-	python3 -c '
-import json, sys
-rows = json.load(open(sys.argv[1]))["comparisons"]
-print([r["verdict"] for r in rows if r["metric"] == sys.argv[2]][0])
-' "$PW_TMP/body" "$2" 2>/dev/null
+	{ metric_row "$2" | jfield verdict; } 2>/dev/null
 }
 
 has_verdict() {
