@@ -201,7 +201,7 @@ apply(struct target *t, struct store *s, const struct dconf *conf,
 			return ERR_INVALID;
 		}
 		for (i = 0; i < t->nregs && r == 0; i++)
-			r = store_web_triage(
+			r = store_regression_triage(
 			    s, t->regs[i], c->state, c->note, now);
 		if (r != 0) {
 			buf_printf(ans, "not done: %s\n", store_errmsg(s));

@@ -30,7 +30,7 @@
  *                               at the mail: measured and reported as
  *                               a posted series (series_ingest_one)
  *
- * through what the dashboard and the admin API call (store_web_triage,
+ * through what the dashboard and the admin API call (store_regression_triage,
  * store_pair_create, bisect_begin); each triage note says who sent it.
  * Who may command: the report's authors (the series' sender, and the
  * author of the commit it is of: the patch's for a series), the

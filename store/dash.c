@@ -706,7 +706,7 @@ web_triage_once(struct store *s, int64_t id, const char *state,
 }
 
 int
-store_web_triage(struct store *s, int64_t id, const char *state,
+store_regression_triage(struct store *s, int64_t id, const char *state,
     const char *note, int64_t now)
 {
 	int rc;
@@ -716,7 +716,7 @@ store_web_triage(struct store *s, int64_t id, const char *state,
 }
 
 int
-store_web_ops(
+store_ops_gauges_get(
     struct store *s, int64_t *out_alerts_pending, int64_t *out_fetch_errors)
 {
 	struct db_stmt *st = store_i_stmt(s,

@@ -24,10 +24,10 @@ int store_commit_time_get(struct store *, int64_t *out, const char *sha);
  * Sets a regression's triage state (new, acknowledged, invalid, fixed)
  * and note (NULL keeps it).  ERR_NOTFOUND, ERR_INVALID (state).
  */
-int store_web_triage(struct store *, int64_t id, const char *state,
+int store_regression_triage(struct store *, int64_t id, const char *state,
     const char *note, int64_t now);
 /* Operations gauges: alerts not yet sent, trees whose last fetch failed. */
-int store_web_ops(
+int store_ops_gauges_get(
     struct store *, int64_t *out_alerts_pending, int64_t *out_fetch_errors);
 
 /* A branch of a tree as the watcher last saw it. */

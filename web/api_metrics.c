@@ -108,7 +108,7 @@ web_metrics_add(struct ctx *x, struct buf *b)
 			sample(b, "perfwatch_regressions", "state",
 			    store_regression_states[i], (uint64_t)counts.n[i]);
 	}
-	if (store_web_ops(x->s, &alerts, &fetch) == 0)
+	if (store_ops_gauges_get(x->s, &alerts, &fetch) == 0)
 		buf_printf(b,
 		    "# HELP perfwatch_alerts_pending Alerts not sent yet.\n"
 		    "# TYPE perfwatch_alerts_pending gauge\n"

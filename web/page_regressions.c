@@ -192,7 +192,7 @@ web_triage(struct ctx *x)
 		    x, 400, "Bad request", "note: at most 1000 bytes");
 		goto out;
 	}
-	r = store_web_triage(
+	r = store_regression_triage(
 	    x->s, id, state.data, note.len ? note.data : NULL, x->now);
 	if (r != 0) {
 		reply_page_store_err(x, r);
@@ -239,7 +239,7 @@ web_triage_json(struct ctx *x)
 		json_decref(o);
 		return;
 	}
-	if ((r = store_web_triage(x->s, id, state, note, x->now)) != 0)
+	if ((r = store_regression_triage(x->s, id, state, note, x->now)) != 0)
 		reply_store_err(x, r);
 	else
 		reply_json(x, 200,

@@ -1748,11 +1748,13 @@ TEST(test_store__counts_follow_every_change)
 	ASSERT(rl.n >= 1);
 	rid = rl.v[0].id;
 	store_regressions_release(&rl);
-	ASSERT(store_web_triage(s, rid, "acknowledged", "seen", 2008) == 0);
+	ASSERT(
+	    store_regression_triage(s, rid, "acknowledged", "seen", 2008) == 0);
 	ASSERT_INTEQ(reg_count(s, "new"), 0);
 	ASSERT_INTEQ(reg_count(s, "acknowledged"), 1);
 	/* The same state again moves nothing. */
-	ASSERT(store_web_triage(s, rid, "acknowledged", NULL, 2009) == 0);
+	ASSERT(
+	    store_regression_triage(s, rid, "acknowledged", NULL, 2009) == 0);
 	ASSERT_INTEQ(reg_count(s, "acknowledged"), 1);
 	store_close(s);
 }
@@ -2361,8 +2363,8 @@ TEST(test_store__regression_filters_are_index_ranges)
 	ASSERT_INTEQ(l.next_cursor, 0);
 	store_regressions_release(&l);
 	/* A state is its index's range too, paged by cursor. */
-	ASSERT(store_web_triage(s, 5, "fixed", NULL, 2000) == 0);
-	ASSERT(store_web_triage(s, 3, "fixed", NULL, 2000) == 0);
+	ASSERT(store_regression_triage(s, 5, "fixed", NULL, 2000) == 0);
+	ASSERT(store_regression_triage(s, 3, "fixed", NULL, 2000) == 0);
 	ASSERT(
 	    reg_page(s,
 	        &(struct store_regressions_q){ .state = "fixed", .limit = 1 },

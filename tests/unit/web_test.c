@@ -3082,7 +3082,8 @@ dash_store(struct store **out)
 	base.commit_id = id1;
 	ASSERT(store_pair_create(s, NULL, NULL, NULL, "mm-bench", "memcg=on",
 	           &base, &cand, 2300) == 0);
-	ASSERT(store_web_triage(s, 1, "acknowledged", hostile[4], 2310) == 0);
+	ASSERT(store_regression_triage(
+	           s, 1, "acknowledged", hostile[4], 2310) == 0);
 	ASSERT(store_bisect_src_get(s, &src, 1) == 0);
 	ASSERT(store_bisect_create(s, &bi, &bn, 2320) == 0);
 	store_bisect_src_release(&src);
