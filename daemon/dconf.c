@@ -150,6 +150,18 @@ dconf_unref(struct dconf *c)
 		dconf_free(c);
 }
 
+struct dconf *
+dconf_swap(struct dconf **slot, pthread_mutex_t *mu, struct dconf *conf)
+{
+	struct dconf *old;
+
+	pthread_mutex_lock(mu);
+	old = *slot;
+	*slot = dconf_ref(conf);
+	pthread_mutex_unlock(mu);
+	return old;
+}
+
 const struct job_config *
 dconf_job(const struct dconf *c, const char *name)
 {

@@ -8,6 +8,7 @@
  * (SIGHUP) builds a new one and swaps the pointer while requests still
  * holding the old one finish with it.
  */
+#include <pthread.h>
 #include <stddef.h>
 
 #include "config/config.h"
@@ -37,6 +38,10 @@ struct dconf {
 int dconf_load(struct dconf **out, const char *path, struct cfg_errors *errs);
 struct dconf *dconf_ref(struct dconf *);
 void dconf_unref(struct dconf *); /* frees at zero; NULL ok */
+/* A reload's swap: *slot takes a ref of conf under mu; the old one is
+ * returned, its ref now the caller's (dconf_unref it). */
+struct dconf *dconf_swap(
+    struct dconf **slot, pthread_mutex_t *mu, struct dconf *conf);
 const struct job_config *dconf_job(const struct dconf *, const char *name);
 
 /*

@@ -96,10 +96,7 @@ worker_reload(struct worker *w, struct dconf *conf)
 
 	if (w == NULL)
 		return;
-	pthread_mutex_lock(&w->mu);
-	old = w->conf;
-	w->conf = dconf_ref(conf);
-	pthread_mutex_unlock(&w->mu);
+	old = dconf_swap(&w->conf, &w->mu, conf);
 	dconf_unref(old);
 }
 

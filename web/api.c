@@ -932,10 +932,7 @@ api_reload(struct api *a, struct dconf *conf)
 {
 	struct dconf *old;
 
-	pthread_mutex_lock(&a->mu);
-	old = a->conf;
-	a->conf = dconf_ref(conf);
-	pthread_mutex_unlock(&a->mu);
+	old = dconf_swap(&a->conf, &a->mu, conf);
 	if (strcmp(old->dc->listen, conf->dc->listen) != 0 ||
 	    strcmp(old->dc->database, conf->dc->database) != 0)
 		log_warnx("reload: listen and database changes need a "
