@@ -30,9 +30,9 @@
 #define STORE_COUNTS_MIGRATION                                            \
 	"CREATE TABLE count_shards (name TEXT NOT NULL, shard BIGINT NOT" \
 	" NULL, n BIGINT NOT NULL, PRIMARY KEY (name, shard));"           \
-	"CREATE VIEW count_totals AS SELECT c.name AS name,"              \
-	" CAST(c.n + coalesce((SELECT sum(s.n) FROM count_shards s"       \
-	" WHERE s.name = c.name), 0) AS BIGINT) AS n FROM counts c;"
+	"CREATE VIEW count_totals AS SELECT counts.name AS name,"         \
+	" CAST(counts.n + coalesce((SELECT sum(s.n) FROM count_shards s"  \
+	" WHERE s.name = counts.name), 0) AS BIGINT) AS n FROM counts;"
 
 /* PostgreSQL's triggers, each a function adding to its connection's
  * shard (count_shard_add). */
