@@ -19,6 +19,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "store/builds.h"
+#include "store/counts.h"
 #include "store/store_int.h"
 
 static int builds_shared; /* __atomic */
@@ -78,8 +79,13 @@ store_build_key(char out[17], const char *config, const char *const *fragment,
 int
 store_i_count_add(struct store *s, const char *name, int64_t d)
 {
-	struct db_stmt *st =
-	    store_i_stmt(s, "UPDATE counts SET n = n + ?2 WHERE name = ?1");
+	/* PostgreSQL: this connection's shard (store/counts.h), its own
+	 * SQL, so prepared here rather than from the statement cache. */
+	int pg =
+	    db_backend(s->db) == DB_PG && s->version >= STORE_COUNTS_VERSION;
+	struct db_stmt *st = pg
+	    ? store_i_prep(s, "SELECT count_shard_add(?1::text, ?2::bigint)")
+	    : store_i_stmt(s, "UPDATE counts SET n = n + ?2 WHERE name = ?1");
 	int r;
 
 	if (st == NULL)
@@ -87,7 +93,10 @@ store_i_count_add(struct store *s, const char *name, int64_t d)
 	store_i_bind_text(st, 1, name);
 	db_bind_int64(st, 2, d);
 	r = store_i_step_done(s, st, "count");
-	store_i_release(s, st);
+	if (pg)
+		db_finalize(st);
+	else
+		store_i_release(s, st);
 	return r;
 }
 

@@ -27,7 +27,7 @@ int
 store_artifacts_bytes(struct store *s, int64_t *out)
 {
 	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT coalesce(max(n), 0) FROM counts"
+	    "SELECT coalesce(max(n), 0) FROM count_totals"
 	    " WHERE name = 'artifacts.bytes'");
 	int r = 0;
 

@@ -255,7 +255,7 @@ store_builds_counts(struct store *s, int64_t by_state[5], int64_t *reuses)
 			return store_i_dberr(s, "build counts");
 	}
 	st = store_i_stmt(s,
-	    "SELECT coalesce(max(n), 0) FROM counts"
+	    "SELECT coalesce(max(n), 0) FROM count_totals"
 	    " WHERE name = 'builds.reuses'");
 	if (st == NULL)
 		return -1;

@@ -41,15 +41,16 @@ static const struct rule rules[] = {
 	    " (SELECT count(*) FROM jobs j"
 	    " WHERE j.pair_id = p.id AND j.state = 'queued')" },
 	{ "counts_runs", "counts' runs is the count of the runs", 0,
-	    "SELECT count(*) FROM counts c WHERE c.name = 'runs'"
+	    "SELECT count(*) FROM count_totals c WHERE c.name = 'runs'"
 	    " AND c.n <> (SELECT count(*) FROM runs)" },
 	{ "counts_jobs", "counts' jobs.STATE is the count of jobs in STATE", 0,
-	    "SELECT count(*) FROM counts c WHERE c.name LIKE 'jobs.%'"
+	    "SELECT count(*) FROM count_totals c WHERE c.name LIKE 'jobs.%'"
 	    " AND c.n <> (SELECT count(*) FROM jobs j"
 	    " WHERE 'jobs.' || j.state = c.name)" },
 	{ "counts_regressions",
 	    "counts' regressions.STATE is the count of regressions in STATE", 0,
-	    "SELECT count(*) FROM counts c WHERE c.name LIKE 'regressions.%'"
+	    "SELECT count(*) FROM count_totals c WHERE c.name LIKE "
+	    "'regressions.%'"
 	    " AND c.n <> (SELECT count(*) FROM regressions g"
 	    " WHERE 'regressions.' || g.state = c.name)" },
 	{ "comparisons_without_pair",

@@ -255,27 +255,45 @@ claim_pick(
 	 * pairs.queued: the EXISTS in CLAIM_PAIR_FITS alone picks the same
 	 * pair, reading every pair.
 	 */
-#define CLAIM_STAGES(QUEUED, FITS)                                         \
-	{                                                                  \
-		"SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"       \
-		" WHERE " QUEUED " AND p.host_id = ?1" FITS                \
-		" ORDER BY p.superseded, p.id LIMIT 1",                    \
-		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"   \
-		    " WHERE " QUEUED " AND p.host_id IS NULL"              \
-		    " AND p.superseded = 0" FITS " ORDER BY p.id LIMIT 1", \
-		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"   \
-		    " WHERE " QUEUED " AND p.host_id IS NULL"              \
-		    " AND p.superseded > 0" FITS                           \
-		    " ORDER BY p.superseded, p.id LIMIT 1",                \
+#define CLAIM_STAGES(QUEUED, FITS, LOCK)                                 \
+	{                                                                \
+		"SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1"     \
+		" WHERE " QUEUED " AND p.host_id = ?1" FITS              \
+		" ORDER BY p.superseded, p.id LIMIT 1" LOCK,             \
+		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1" \
+		    " WHERE " QUEUED " AND p.host_id IS NULL"            \
+		    " AND p.superseded = 0" FITS                         \
+		    " ORDER BY p.id LIMIT 1" LOCK,                       \
+		    "SELECT p.id FROM pairs p JOIN hosts h ON h.id = ?1" \
+		    " WHERE " QUEUED " AND p.host_id IS NULL"            \
+		    " AND p.superseded > 0" FITS                         \
+		    " ORDER BY p.superseded, p.id LIMIT 1" LOCK,         \
 	}
-	static const char *const stages[3][3] = {
-		CLAIM_STAGES("p.queued > 0", CLAIM_PAIR_FITS_B),
-		CLAIM_STAGES("p.queued > 0", CLAIM_PAIR_FITS),
-		CLAIM_STAGES("1", CLAIM_PAIR_FITS),
+	/*
+	 * PostgreSQL: the pair picked is locked until the claim commits,
+	 * and a pair another claim holds is passed over (SKIP LOCKED), so
+	 * claims through several daemons take different pairs at once
+	 * rather than each waiting on the first's job rows to find them
+	 * taken.  NO KEY UPDATE: what the claim's own updates of the pair
+	 * take; a job inserted for the pair (a submit) is not kept
+	 * waiting.  claim_lease still takes a job only while it is queued:
+	 * another writer (a requeue, a cancel) changes jobs without the
+	 * pair's lock.
+	 */
+	static const char *const stages[4][3] = {
+		CLAIM_STAGES("p.queued > 0", CLAIM_PAIR_FITS_B, ""),
+		CLAIM_STAGES("p.queued > 0", CLAIM_PAIR_FITS, ""),
+		CLAIM_STAGES("1", CLAIM_PAIR_FITS, ""),
+		CLAIM_STAGES("p.queued > 0", CLAIM_PAIR_FITS_B,
+		    " FOR NO KEY UPDATE OF p SKIP LOCKED"),
 	};
 #undef CLAIM_STAGES
 	int builds = s->version >= STORE_BUILDS_VERSION;
-	const char *const *stage = stages[builds ? 0 : s->version < 25 ? 2 : 1];
+	int pg = builds && db_backend(s->db) == DB_PG;
+	const char *const *stage = stages[pg ? 3
+	        : builds                     ? 0
+	        : s->version < 25            ? 2
+	                                     : 1];
 #define CLAIM_JOB_SQL(FITS)                                                 \
 	"SELECT j.id, j.role = 'base',"                                     \
 	" (SELECT count(*) FROM runs r WHERE r.job_id = j.id),"             \

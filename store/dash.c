@@ -360,9 +360,9 @@ int
 store_regression_counts_get(
     struct store *s, struct store_regression_counts *out)
 {
-	/* The triggers' counts (schema v19). */
+	/* The triggers' counts (store/counts.h). */
 	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT substr(name, 13), n FROM counts"
+	    "SELECT substr(name, 13), n FROM count_totals"
 	    " WHERE name LIKE 'regressions.%'");
 	int rc, i;
 

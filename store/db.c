@@ -213,6 +213,13 @@ db_last_id(struct db *db)
 	return db->ops->last_id(db);
 }
 
+void
+db_last_id_keep(struct db *db, int64_t id)
+{
+	if (db->ops->last_id_keep != NULL)
+		db->ops->last_id_keep(db, id);
+}
+
 int
 db_data_version(struct db *db, int64_t *out)
 {

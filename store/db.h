@@ -98,6 +98,10 @@ uint64_t db_stmt_work(struct db_stmt *);
 int64_t db_changes(struct db *);
 int64_t db_total_changes(struct db *);
 int64_t db_last_id(struct db *);
+/* PostgreSQL: db_last_id gives id until the next INSERT, whatever ran
+ * meanwhile (lastval() would give a sequence's bump of the store's
+ * generation, store.c).  SQLite: nothing. */
+void db_last_id_keep(struct db *, int64_t id);
 
 /*
  * A number that moves when another connection commits (SQLite's

@@ -54,6 +54,7 @@ struct db_ops {
 	int (*checkpoint)(struct db *, int *log);
 	void (*autocheckpoint)(struct db *, int pages);
 	int (*connected)(struct db *);
+	void (*last_id_keep)(struct db *, int64_t id); /* NULL: none */
 };
 
 /* store/db_sqlite.c */

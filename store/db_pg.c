@@ -87,6 +87,8 @@ struct pg {
 	uint64_t conn_gen; /* connections made: a new one has nothing
 	                      prepared */
 	uint64_t names;    /* prepared statements named so far */
+	int64_t kept_id;   /* db_last_id_keep's, when kept */
+	int kept;
 };
 
 struct pg_stmt {
@@ -189,6 +191,16 @@ starts(const char *sql, const char *word)
 
 static int setup(struct pg *p);
 
+/* 1 when sql may insert a row (and so move lastval()). */
+static int
+inserts(const char *sql)
+{
+	for (; *sql != '\0'; sql++)
+		if (strncasecmp(sql, "INSERT", 6) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Before a statement: 0 to send it, DB_DONE when there is nothing to
  * do (a ROLLBACK of a transaction the loss ended), or the error noted.
@@ -198,6 +210,8 @@ ready(struct pg *p, const char *sql)
 {
 	int64_t now;
 
+	if (p->kept && inserts(sql))
+		p->kept = 0;
 	if (PQstatus(p->c) == CONNECTION_OK)
 		return 0;
 	if (starts(sql, "ROLLBACK") && strstr(sql, " TO ") == NULL) {
@@ -833,9 +847,12 @@ static int64_t
 pg_last_id(struct db *d)
 {
 	struct pg *p = PG(d);
-	PGresult *r = PQexec(p->c, "SELECT lastval()");
+	PGresult *r;
 	int64_t id = 0;
 
+	if (p->kept)
+		return p->kept_id;
+	r = PQexec(p->c, "SELECT lastval()");
 	if (r != NULL && PQresultStatus(r) == PGRES_TUPLES_OK &&
 	    PQntuples(r) == 1)
 		id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
@@ -843,6 +860,13 @@ pg_last_id(struct db *d)
 		note_res(p, r);
 	PQclear(r);
 	return id;
+}
+
+static void
+pg_last_id_keep(struct db *d, int64_t id)
+{
+	PG(d)->kept_id = id;
+	PG(d)->kept = 1;
 }
 
 /* PostgreSQL tells no data version: every call is a new one (the store
@@ -876,7 +900,7 @@ static const struct db_ops pg_ops = { DB_PG, pg_close, pg_exec, pg_errmsg,
 	pg_col_double, pg_col_text, pg_col_blob, pg_col_bytes, pg_reset,
 	pg_clear_bindings, pg_finalize, pg_stmt_work, pg_changes,
 	pg_total_changes, pg_last_id, pg_data_version, pg_checkpoint,
-	pg_autocheckpoint, pg_connected };
+	pg_autocheckpoint, pg_connected, pg_last_id_keep };
 
 /* Notices (a NOTICE from CREATE ... IF NOT EXISTS) are not errors and
  * do not go to stderr. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/counts.h"
 #include "store/leases.h"
 #include "store/store_int.h"
 
@@ -105,31 +106,40 @@ static int64_t polled = -1, polled_own;
 
 /*
  * Another process moved the generation when it moved by more than this
- * process's own commits since the last poll.  Those are counted before
- * their COMMIT and read before the generation, so one counted and not
- * yet committed hides another's move from this poll, which the next
- * poll then sees: a move is told at most a tick late, never lost.
+ * process's own moves since the last poll.  Those are counted just
+ * before they move it (store.c, gen_bump) and read before the
+ * generation, so one counted and not yet made hides another's move from
+ * this poll, which the next poll then sees: a move is told at most a
+ * tick late, never lost.  From schema v40 the generation is the
+ * sequence store_gen_seq (last_value: the latest nextval of any
+ * session, committed or not, as a sequence has no transactions); the
+ * statement is PostgreSQL's own, prepared each poll.
  */
 int
 store_gen_poll(struct store *s)
 {
 	struct db_stmt *st;
 	int64_t n, own;
-	int moved, other;
+	int moved, other, seq, rc;
 
 	if (db_backend(s->db) != DB_PG || s->version < STORE_GEN_VERSION)
 		return 0;
 	own = store_i_gen_own();
-	st = store_i_stmt(s, "SELECT n FROM store_gen WHERE id = 1");
+	seq = s->version >= STORE_COUNTS_VERSION;
+	st = seq ? store_i_prep(s, "SELECT last_value FROM store_gen_seq")
+	         : store_i_stmt(s, "SELECT n FROM store_gen WHERE id = 1");
 	if (st == NULL)
 		return -1;
-	if (db_step(st) != DB_ROW) {
+	rc = db_step(st);
+	n = rc == DB_ROW ? db_col_int64(st, 0) : 0;
+	if (rc != DB_ROW)
 		store_i_dberr(s, "store generation");
+	if (seq)
+		db_finalize(st);
+	else
 		store_i_release(s, st);
+	if (rc != DB_ROW)
 		return -1;
-	}
-	n = db_col_int64(st, 0);
-	store_i_release(s, st);
 	pthread_mutex_lock(&poll_mu);
 	moved = polled >= 0 && n != polled;
 	other = polled >= 0 && n - polled > own - polled_own;

@@ -17,14 +17,16 @@
  * generation.  On SQLite one daemon has the database (DATABASE.lock):
  * every lease is held, without a row.
  *
- * The change signal is the store's generation (table store_gen), which
- * a write transaction that changed what a page shows moves as it
- * commits.  On PostgreSQL a process's data version (store_data_version)
- * moves with its own such commits at once, and with another process's
- * when store_gen_poll, which a daemon calls every tick, finds the
- * generation moved: a page cached by one daemon is made again at most a
- * tick after another daemon's write.  SQLite's data_version tells each
- * connection of every commit; there store_gen_poll does nothing.
+ * The change signal is the store's generation (PostgreSQL: the
+ * sequence store_gen_seq; SQLite: table store_gen), which a write
+ * transaction that changed what a page shows moves as it commits
+ * (store.c, gen_bump).  On PostgreSQL a process's data version
+ * (store_data_version) moves with its own such commits at once, and
+ * with another process's when store_gen_poll, which a daemon calls
+ * every tick, finds the generation moved: a page cached by one daemon
+ * is made again at most a tick after another daemon's write.  SQLite's
+ * data_version tells each connection of every commit; there
+ * store_gen_poll does nothing.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -8,6 +8,7 @@
 #include "store/alerts.h"
 #include "store/bisect.h"
 #include "store/builds.h"
+#include "store/counts.h"
 #include "store/leases.h"
 #include "store/mail_commands.h"
 #include "store/mail_skipped.h"
@@ -868,6 +869,8 @@ static const char *const migrations[] = {
 	 * first mail sent), not by a scan of every report. */
 	"CREATE INDEX alert_reports_series ON alert_reports(series_id)"
 	" WHERE series_id IS NOT NULL;",
+	/* v40: the counts as their readers take them (store/counts.h). */
+	STORE_COUNTS_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "store/builds.h"
+#include "store/counts.h"
 #include "store/leases.h"
 #include "store/mail_commands.h"
 #include "store/mail_skipped.h"
@@ -730,6 +731,38 @@ static const char *const v39[] = {
 	NULL,
 };
 
+/* v40: the counts by shard (store/counts.h), and the store's generation
+ * a sequence (store.c, gen_bump): neither a row every writer locks. */
+static const char *const v40[] = {
+	STORE_COUNTS_MIGRATION,
+	STORE_COUNT_SHARD_ADD_PG,
+	STORE_COUNTS_TRIGGER_PG(
+	    "counts_runs_ins_f", "PERFORM count_shard_add('runs', 1);"),
+	STORE_COUNTS_TRIGGER_PG(
+	    "counts_runs_del_f", "PERFORM count_shard_add('runs', -1);"),
+	STORE_COUNTS_TRIGGER_PG("counts_jobs_ins_f",
+	    "PERFORM count_shard_add('jobs.' || NEW.state, 1);"),
+	STORE_COUNTS_TRIGGER_PG("counts_jobs_del_f",
+	    "PERFORM count_shard_add('jobs.' || OLD.state, -1);"),
+	STORE_COUNTS_TRIGGER_PG(
+	    "counts_jobs_upd_f", STORE_COUNTS_STATE_PG("jobs")),
+	STORE_COUNTS_TRIGGER_PG("counts_reg_ins_f",
+	    "PERFORM count_shard_add('regressions.' || NEW.state, 1);"),
+	STORE_COUNTS_TRIGGER_PG("counts_reg_del_f",
+	    "PERFORM count_shard_add('regressions.' || OLD.state, -1);"),
+	STORE_COUNTS_TRIGGER_PG(
+	    "counts_reg_upd_f", STORE_COUNTS_STATE_PG("regressions")),
+	"CREATE SEQUENCE store_gen_seq;",
+	"SELECT setval('store_gen_seq', (SELECT n + 1 FROM store_gen));",
+	/* The bump, and the session's lastval() from before it (NULL:
+	 * none yet), which the store keeps as its last insert id. */
+	"CREATE FUNCTION store_gen_bump() RETURNS bigint LANGUAGE plpgsql"
+	" AS $$ DECLARE l bigint; BEGIN BEGIN l := lastval(); EXCEPTION"
+	" WHEN object_not_in_prerequisite_state THEN l := NULL; END;"
+	" PERFORM nextval('store_gen_seq'); RETURN l; END $$;",
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -743,6 +776,7 @@ static const struct pg_step steps[] = {
 	{ 37, v37 },
 	{ 38, v38 },
 	{ 39, v39 },
+	{ 40, v40 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
@@ -805,5 +839,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 39 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 40 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");

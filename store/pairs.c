@@ -835,10 +835,11 @@ store_stats(
 	int i;
 
 	memset(out, 0, sizeof(*out));
-	/* The triggers' counts (schema v19), not count(*) of a million
+	/* The triggers' counts (store/counts.h), not count(*) of a million
 	 * rows. */
 	st = store_i_stmt(s,
-	    "SELECT substr(name, 6), n FROM counts WHERE name LIKE 'jobs.%'");
+	    "SELECT substr(name, 6), n FROM count_totals WHERE name LIKE "
+	    "'jobs.%'");
 	if (st == NULL)
 		return -1;
 	while (db_step(st) == DB_ROW)
@@ -849,7 +850,7 @@ store_stats(
 	store_i_release(s, st);
 	st = store_i_stmt(s,
 	    "SELECT count(*), count(*) FILTER (WHERE last_seen >= ?1),"
-	    " (SELECT n FROM counts WHERE name = 'runs') FROM hosts");
+	    " (SELECT n FROM count_totals WHERE name = 'runs') FROM hosts");
 	if (st == NULL)
 		return -1;
 	db_bind_int64(st, 1, now - online_s);

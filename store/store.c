@@ -17,6 +17,7 @@
 #include "common/err.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
+#include "store/counts.h"
 #include "store/jobs.h"
 #include "store/store.h"
 #include "store/store_int.h"
@@ -260,10 +261,16 @@ store_i_tx_begin_as(struct store *s, int urgent)
 		return 0;
 	store_read_end(s);
 	s->lost_race = 0;
-	wlock(urgent, s->writer);
+	/* PostgreSQL locks rows, not the database: its writers go at once,
+	 * each waiting only for the rows another holds. */
+	s->wlocked = db_backend(s->db) != DB_PG;
+	if (s->wlocked)
+		wlock(urgent, s->writer);
 	if (db_begin_write(s->db) != 0) {
 		dberr(s, "begin");
-		wunlock();
+		if (s->wlocked)
+			wunlock();
+		s->wlocked = 0;
 		return -1;
 	}
 	s->have_wlk = 1;
@@ -306,8 +313,36 @@ store_i_gen_own(void)
 	return __atomic_load_n(&pg_own_moves, __ATOMIC_ACQUIRE);
 }
 
-/* The store's generation moves with a commit that changed a row beside
- * a heartbeat's (migration v32). */
+/*
+ * The store's generation moves with a commit that changed a row beside
+ * a heartbeat's (migration v32): on SQLite store_gen.n, one more inside
+ * the transaction.  gen_bump says whether this one moves it, and on
+ * SQLite moves it; 0 or -1.
+ *
+ * On PostgreSQL (v40) the generation is the sequence store_gen_seq,
+ * moved by gen_seq_bump after the COMMIT.  A row updated by every write
+ * transaction would be locked by each until it commits: every other
+ * writer, of this daemon and of the others, would wait for it there.
+ * nextval locks no row and is never rolled back.  What must hold: a
+ * page cached before a commit is not served after it, here at once and
+ * on another daemon at most one poll (store_gen_poll) later.
+ *  - Here: this process's data version moves after the COMMIT (tx_end),
+ *    so a page made before it is keyed at the old version.
+ *  - Another daemon: its poll reads the sequence and moves its data
+ *    version when it moved.  The bump follows the COMMIT, so every read
+ *    after the poll that saw it sees the commit.  A bump before the
+ *    COMMIT (a sequence ignores the transaction) could be seen first: a
+ *    page made then from the old rows would be cached at the new
+ *    generation and outlive the commit.
+ *  - A transaction that fails never bumps; a bump never goes back, so
+ *    a generation read once is never read again after another commit.
+ *  - A bump lost after its COMMIT (the connection dropped between the
+ *    two) is owed: the next transaction's end on this connection, or
+ *    the store's next open on PostgreSQL, pays it.  A daemon killed in
+ *    between leaves the others' caches one commit behind until the next
+ *    write through any daemon moves the generation (the next upload,
+ *    claim or verdict), or until that daemon starts again.
+ */
 static int
 gen_bump(struct store *s)
 {
@@ -317,6 +352,10 @@ gen_bump(struct store *s)
 	if (s->version < STORE_GEN_VERSION ||
 	    db_total_changes(s->db) - s->tx_changes0 - s->tx_quiet <= 0)
 		return 0;
+	if (db_backend(s->db) == DB_PG && s->version >= STORE_COUNTS_VERSION) {
+		s->tx_moved = 1;
+		return 0;
+	}
 	st = store_i_cached(
 	    s, S_GEN_BUMP, "UPDATE store_gen SET n = n + 1 WHERE id = 1");
 	if (st == NULL)
@@ -325,6 +364,33 @@ gen_bump(struct store *s)
 	db_reset(st);
 	s->tx_moved = r == 0;
 	return r;
+}
+
+/* PostgreSQL: moves the generation after a commit (gen_bump), counted
+ * as this process's own move from before it; when it fails the move is
+ * owed and the error dropped: the commit stands. */
+static void
+gen_seq_bump(struct store *s)
+{
+	struct db_stmt *st;
+	int rc = DB_ERROR;
+
+	__atomic_add_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
+	if (s->st[S_GEN_SEQ] == NULL)
+		s->st[S_GEN_SEQ] = prep(s, "SELECT store_gen_bump()");
+	if ((st = s->st[S_GEN_SEQ]) != NULL) {
+		/* nextval moves lastval(), the last insert id a caller may
+		 * read after the commit: the one from before is kept. */
+		if ((rc = db_step(st)) == DB_ROW &&
+		    db_col_type(st, 0) != DB_NULL)
+			db_last_id_keep(s->db, db_col_int64(st, 0));
+		db_reset(st);
+	}
+	s->gen_owed = rc != DB_ROW;
+	if (s->gen_owed) {
+		__atomic_sub_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
+		err_clear(&s->err);
+	}
 }
 
 static int
@@ -336,27 +402,34 @@ tx_begin(struct store *s)
 static int
 tx_end(struct store *s, int ok)
 {
-	int r = 0, own;
+	int r = 0, own, seq;
 
 	if (s->in_tx)
 		return ok ? 0 : -1;
 	s->tx_moved = 0;
 	if (ok && gen_bump(s) == -1)
 		ok = 0;
+	seq = db_backend(s->db) == DB_PG && s->version >= STORE_COUNTS_VERSION;
 	own = ok && s->tx_moved && db_backend(s->db) == DB_PG;
-	if (own)
+	/* Counted before the COMMIT (store_gen_poll); a sequence's bump
+	 * counts itself, after it. */
+	if (own && !seq)
 		__atomic_add_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
 	if (ok && exec(s, "COMMIT") == -1)
 		ok = 0;
 	if (!ok) {
-		if (own)
+		if (own && !seq)
 			__atomic_sub_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
 		db_exec(s->db, "ROLLBACK");
 		r = -1;
-	} else if (own)
+	}
+	if (seq && ((ok && own) || s->gen_owed))
+		gen_seq_bump(s);
+	if (ok && own)
 		store_i_gen_moved();
-	s->have_wlk = 0;
-	wunlock();
+	if (s->wlocked)
+		wunlock();
+	s->have_wlk = s->wlocked = 0;
 	return r;
 }
 
@@ -753,6 +826,9 @@ store_open_version(
 	}
 	s->version = version;
 	s->wal_reset_pages = STORE_WAL_RESET_PAGES;
+	/* A bump a daemon owed when it died (gen_bump). */
+	if (db_backend(s->db) == DB_PG && version >= STORE_COUNTS_VERSION)
+		gen_seq_bump(s);
 	*out = s;
 	return 0;
 fail:

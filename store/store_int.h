@@ -28,6 +28,7 @@ enum stmt_slot {
 	S_RELEASE,
 	S_GEN, /* store_data_version */
 	S_GEN_BUMP,
+	S_GEN_SEQ, /* PostgreSQL's bump (store.c, gen_seq_bump) */
 	/* store/history.c: store_history_list's rows, then its windows
 	 * (hist_window), each of all hosts and trees, a host's, a tree's,
 	 * and a tree's of a host (enum hist_from). */
@@ -83,7 +84,8 @@ struct store {
 	struct db *db;
 	struct err err;
 	int in_tx;                /* inside store_begin() */
-	int have_wlk;             /* holds the process write lock */
+	int have_wlk;             /* inside a write transaction (tx_begin) */
+	int wlocked;              /* holds the process write lock */
 	int reading;              /* inside store_read_begin() */
 	int version;              /* the schema version it was opened at */
 	enum store_writer writer; /* its class in the write-lock stats */
@@ -105,6 +107,7 @@ struct store {
 	 * store_gen when there are others. */
 	int64_t tx_changes0, tx_quiet;
 	int tx_moved; /* tx_end's transaction moved store_gen */
+	int gen_owed; /* PostgreSQL: a commit's bump failed (gen_seq_bump) */
 	/* A statement of the write transaction lost to another
 	 * (DB_BUSY): store_i_tx_again.  Kept until the next transaction
 	 * begins: on PostgreSQL the statements after it fail for another

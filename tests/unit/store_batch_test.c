@@ -10,6 +10,7 @@
 #include "common/xalloc.h"
 #include "store/batch.h"
 #include "store/claim.h"
+#include "store/db.h"
 #include "store/hosts.h"
 #include "store/jobs.h"
 #include "store/store.h"
@@ -115,8 +116,47 @@ count(struct store *s, int64_t job)
 	return n;
 }
 
+/*
+ * Holds the batch writer off job: on SQLite a write transaction of
+ * another connection (the process's write lock), on PostgreSQL, whose
+ * writers take no such lock, job's row locked as an update would (a run
+ * refers to its job, so the writer's first run waits for it).  0 or -1.
+ */
+static int
+hold_begin(struct store *hold, struct db **pg, const char *path, int64_t job)
+{
+	struct err e = { 0 };
+	struct db_stmt *st;
+	char q[96];
+	int rc;
+
+	*pg = NULL;
+	if (!test_store_pg())
+		return store_begin(hold);
+	if (db_open(pg, path, &e) != 0 || db_begin_write(*pg) != 0)
+		return -1;
+	snprintf(q, sizeof(q), "SELECT id FROM jobs WHERE id = %lld FOR UPDATE",
+	    (long long)job);
+	st = db_prepare(*pg, q);
+	rc = st != NULL && db_step(st) == DB_ROW ? 0 : -1;
+	db_finalize(st);
+	return rc;
+}
+
+static void
+hold_end(struct store *hold, struct db *pg)
+{
+	if (pg == NULL) {
+		store_rollback(hold);
+		return;
+	}
+	db_exec(pg, "ROLLBACK");
+	db_close(pg);
+}
+
 TEST(test_store_batch__a_bad_upload_fails_alone_and_replies_follow_commit)
 {
+	struct db *pg = NULL;
 	struct store *s = NULL, *hold = NULL;
 	struct store_batch *b = NULL;
 	struct store_batch_stats st;
@@ -144,10 +184,10 @@ TEST(test_store_batch__a_bad_upload_fails_alone_and_replies_follow_commit)
 	sn.job = job;
 	ASSERT_MSG(store_batch_start(&b, path, &e) == 0, "%s", err_msg(&e));
 
-	/* Holding the write lock, so what follows queues up: the writer
+	/* Holding the writer off, so what follows queues up: the writer
 	 * takes the first upload and waits; the next five become one
 	 * batch. */
-	ASSERT(store_begin(hold) == 0);
+	ASSERT(hold_begin(hold, &pg, path, job) == 0);
 	queue(b, &p[0], &sn, h, job, 0, NULL);
 	ASSERT(taken(b, 1));
 	queue(b, &p[1], &sn, h, job, 1, NULL);
@@ -159,7 +199,7 @@ TEST(test_store_batch__a_bad_upload_fails_alone_and_replies_follow_commit)
 	for (i = 0; i < 6; i++)
 		ASSERT_MSG(
 		    p[i].called == 0, "upload %d answered before commit", i);
-	store_rollback(hold);
+	hold_end(hold, pg);
 	wait_done(&sn, 6);
 
 	ASSERT_INTEQ(store_upload_result(p[0].u, NULL), 0);

@@ -1,10 +1,17 @@
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/xalloc.h"
+#include "store/check.h"
+#include "store/claim.h"
 #include "store/db.h"
 #include "store/hosts.h"
+#include "store/jobs.h"
 #include "store/leases.h"
 #include "store/store.h"
 #include "tests/unit/test.h"
@@ -113,8 +120,7 @@ TEST(test_store_leases__poll_tells_another_process_commit)
 	ASSERT(store_gen_poll(a) == 0); /* this process's own */
 	/* Another process's commit (as the store makes it, by hand). */
 	ASSERT(store_data_version(a, &v0) == 0);
-	ASSERT(
-	    db_exec(other, "UPDATE store_gen SET n = n + 1 WHERE id = 1") == 0);
+	ASSERT(db_exec(other, "SELECT nextval('store_gen_seq')") == 0);
 	ASSERT(store_data_version(a, &v1) == 0 && v1.gen == v0.gen);
 	ASSERT(store_gen_poll(a) == 1);
 	ASSERT(store_data_version(a, &v1) == 0 && v1.gen != v0.gen);
@@ -125,6 +131,137 @@ TEST(test_store_leases__poll_tells_another_process_commit)
 	ASSERT(store_gen_poll(a) == 0);
 	ASSERT(store_data_version(a, &v1) == 0 && v1.gen == v0.gen);
 	db_close(other);
+	store_close(a);
+	store_close(b);
+}
+
+/* The other daemon's writes (writers_do_not_wait): a run of a job its
+ * host holds, then a claim; done is set when both have returned. */
+struct other_writes {
+	struct store *s;
+	int64_t host_run, job, host_claim;
+	int run_rc, claim_rc;
+	struct store_claimed claimed;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+};
+
+static int
+run_of(struct store *s, int64_t host, int64_t job)
+{
+	struct store_metric m = { "iops", "IOPS", "higher", 100.0 };
+	struct store_run r = { job, 0, "ok", 1.5, NULL, "raw", 3, &m, 1 };
+
+	return store_run_add(s, host, &r, 1000);
+}
+
+static void *
+other_writes_run(void *arg)
+{
+	struct other_writes *w = arg;
+
+	w->run_rc = run_of(w->s, w->host_run, w->job);
+	w->claim_rc = store_claim(w->s, &w->claimed, w->host_claim, 1000, 3600);
+	pthread_mutex_lock(&w->mu);
+	w->done = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/*
+ * Two daemons' writers do not wait for each other: while one
+ * connection's write transaction, having stored a run and claimed a
+ * job, stays open, another connection (of this process, as another
+ * writer thread, and with its own process lock it would be another
+ * daemon) stores a run of another job and claims another pair's job,
+ * and both commit.  A row every upload or claim changes (a single
+ * count, the generation) or a process-wide writer lock on PostgreSQL
+ * would hold the second until the first commits: it gives up on a lock
+ * after a second (lock_timeout) and retries, and the case fails after
+ * 20 s.  Then the counts add up and the store checks consistent.
+ */
+TEST(test_store_leases__writers_do_not_wait_on_each_other)
+{
+	struct store *a = NULL, *b = NULL;
+	struct store_claimed c1, c2, c3;
+	struct other_writes w;
+	struct store_stats st;
+	struct store_check_result res[32];
+	struct timespec until;
+	struct err e = { 0 };
+	pthread_t t;
+	int64_t h[4];
+	char *p, *pb;
+	size_t i;
+	int k, rc = 0;
+
+	if (!test_store_pg()) {
+		test_skip("SQLite has one writer at a time: make check-pg");
+		return;
+	}
+	p = test_store_where("writers");
+	pb = xasprintf("%s options='-c lock_timeout=1000'", p);
+	ASSERT_MSG(store_open(&a, p, &e) == 0 && store_open(&b, pb, &e) == 0,
+	    "%s", err_msg(&e));
+	free(p);
+	free(pb);
+	for (k = 0; k < 4; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "h%d", k);
+		ASSERT(store_host_register(a, &h[k], name, "[]", "{}", 1) == 0);
+		snprintf(name, sizeof(name), "p%d", k);
+		ASSERT(test_pair_new(a, "job", name, "{}", "{}", 1, NULL) > 0);
+	}
+	ASSERT(store_claim(a, &c1, h[0], 1000, 3600) == 0);
+	ASSERT(store_claim(a, &c2, h[1], 1000, 3600) == 0);
+	ASSERT(c1.pair_id != c2.pair_id);
+
+	ASSERT(store_begin(a) == 0);
+	ASSERT(run_of(a, h[0], c1.job_id) == 0);
+	ASSERT(store_claim(a, &c3, h[2], 1000, 3600) == 0);
+
+	memset(&w, 0, sizeof(w));
+	w.s = b;
+	w.host_run = h[1];
+	w.job = c2.job_id;
+	w.host_claim = h[3];
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	ASSERT(pthread_create(&t, NULL, other_writes_run, &w) == 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 20;
+	pthread_mutex_lock(&w.mu);
+	while (!w.done && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&w.cv, &w.mu, &until);
+	k = w.done;
+	pthread_mutex_unlock(&w.mu);
+	/* The first transaction ends only now. */
+	ASSERT(store_commit(a) == 0);
+	pthread_join(t, NULL);
+	ASSERT_MSG(k, "the second writer waited 20 s for the first");
+	ASSERT_MSG(w.run_rc == 0, "run: %d", w.run_rc);
+	ASSERT_MSG(w.claim_rc == 0, "claim: %d", w.claim_rc);
+	ASSERT(w.claimed.pair_id != c3.pair_id);
+	ASSERT(w.claimed.job_id != c3.job_id);
+
+	ASSERT(store_stats(b, &st, 1000, 60) == 0);
+	ASSERT_INTEQ(st.runs, 2);
+	ASSERT_INTEQ(st.jobs[1], 4); /* running */
+	ASSERT_INTEQ(st.jobs[0], 4); /* queued */
+	ASSERT(store_check_count(b) <= sizeof(res) / sizeof(res[0]));
+	ASSERT(store_check(b, res) == 0);
+	for (i = 0; i < store_check_count(b); i++)
+		ASSERT_MSG(res[i].bad == 0, "%s: %lld", res[i].name,
+		    (long long)res[i].bad);
+	store_claimed_release(&c1);
+	store_claimed_release(&c2);
+	store_claimed_release(&c3);
+	store_claimed_release(&w.claimed);
+	pthread_mutex_destroy(&w.mu);
+	pthread_cond_destroy(&w.cv);
 	store_close(a);
 	store_close(b);
 }
