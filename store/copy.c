@@ -734,6 +734,12 @@ copy_all(struct side *src, struct side *dst, struct store_copy_report *out,
 		side_err(dst, e);
 		goto done;
 	}
+	/* PostgreSQL plans by the tables' statistics, which rows copied in
+	 * do not make until autovacuum comes by (never, for a table of a
+	 * few rows such as trees): without them a prepared statement's
+	 * generic plan sorts a whole branch's commits for a page of 50. */
+	if (is_pg(dst) && exec_sql(dst, "ANALYZE", e) != 0)
+		goto done;
 	rc = 0;
 	goto done;
 abort:

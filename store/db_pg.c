@@ -917,7 +917,11 @@ setup(struct pg *p)
 {
 	return pg_exec(&p->base,
 	    "SET client_min_messages = warning;"
-	    "SET standard_conforming_strings = on;");
+	    "SET standard_conforming_strings = on;"
+	    /* The store's statements are short: compiling one (past
+	     * jit_above_cost, as a generic plan's estimate may be) costs
+	     * 100 ms and more, its run a millisecond. */
+	    "SET jit = off;");
 }
 
 int

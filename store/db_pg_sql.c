@@ -61,20 +61,65 @@ cross_join_on(const char *s)
 	return strncasecmp(s, "ON ", 3) == 0;
 }
 
+/*
+ * SQLite's group_concat(x) is PostgreSQL's string_agg(x, ','): the
+ * group_concat the schema defines (migrate_pg.c) calls an SQL function
+ * a row, six times string_agg's time (the overview's verdicts of 400
+ * jobs: 12 ms against 3).  AGG_DEPTH: how deep such calls nest at most.
+ */
+#define AGG_DEPTH 8
+struct aggs {
+	int depth;            /* of the parentheses at the cursor */
+	int n;                /* group_concat calls open */
+	int at[AGG_DEPTH];    /* the depth inside each */
+	int comma[AGG_DEPTH]; /* a separator given */
+};
+
+/* 1 when s (not inside a name) starts a call of group_concat. */
+static int
+group_concat_at(const char *sql, const char *s)
+{
+	return strncasecmp(s, "group_concat(", 13) == 0 &&
+	    (s == sql || !(isalnum((unsigned char)s[-1]) || s[-1] == '_'));
+}
+
+/* The parenthesis or comma at *s, copied to *o, tracked in a. */
+static void
+agg_punct(struct aggs *a, char c, char **o)
+{
+	int top = a->n > 0 && a->depth == a->at[a->n - 1];
+
+	if (c == ',' && top)
+		a->comma[a->n - 1] = 1;
+	if (c == ')' && top) {
+		if (!a->comma[a->n - 1]) {
+			memcpy(*o, ", ','", 5);
+			*o += 5;
+		}
+		a->n--;
+	}
+	a->depth += (c == '(') - (c == ')');
+	*(*o)++ = c;
+}
+
 /* db_pg_sql.h */
 char *
 db_pg_rewrite(const char *sql, int *np)
 {
-	size_t n = strlen(sql), marks = 0;
+	size_t n = strlen(sql), marks = 0, calls = 0;
 	char *out, *o;
 	const char *s = sql;
+	struct aggs a = { 0 };
 	int max = 0, k;
 	char q;
 
-	/* A bare ? becomes $N: room for the longest N each. */
+	/* A bare ? becomes $N: room for the longest N each, and for each
+	 * group_concat's separator. */
 	for (s = sql; (s = strchr(s, '?')) != NULL; s++)
 		marks++;
-	out = o = xmalloc(n + marks * 11 + 16);
+	for (s = sql; (s = strchr(s, '(')) != NULL; s++)
+		calls++;
+	out = o = xmalloc(n + marks * 11 + calls * 5 + 16);
 	s = sql;
 	while (*s != '\0') {
 		if (*s == '\'' || *s == '"') {
@@ -105,6 +150,15 @@ db_pg_rewrite(const char *sql, int *np)
 			s += 12;
 			while (isalnum((unsigned char)*s) || *s == '_')
 				s++;
+		} else if (group_concat_at(sql, s) && a.n < AGG_DEPTH) {
+			memcpy(o, "string_agg(", 11);
+			o += 11;
+			s += 13;
+			a.depth++;
+			a.at[a.n] = a.depth;
+			a.comma[a.n++] = 0;
+		} else if (*s == '(' || *s == ')' || *s == ',') {
+			agg_punct(&a, *s++, &o);
 		} else if (*s == '?') {
 			s++;
 			if (isdigit((unsigned char)*s)) {

@@ -381,27 +381,43 @@ hist_ids_of(struct store *s, const struct store_history_q *q,
  * (tree_branches.commits); another's is counted in its index, to an
  * eighth of the commits at most.
  */
+/*
+ * Each: the branch's commits of the tree (of every tree), read from its
+ * index; SQLite's, and PostgreSQL's in the index's order: a generic
+ * plan takes a branch for half the commits (two branches known) and
+ * counted a rare one by a scan of them all (8 ms at 1M runs), where
+ * read in order to a limit the index it is.
+ */
+#define HB_TREE(on)                                                        \
+	"SELECT coalesce((SELECT tb.commits FROM trees t"                  \
+	" JOIN tree_branches tb ON tb.tree_id = t.id"                      \
+	" AND tb.branch = ?4 WHERE t.name = ?3),"                          \
+	" (SELECT count(*) FROM (SELECT 1 FROM " on " LIMIT (SELECT"       \
+	" min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3)) AS w))," \
+	" (SELECT ncommits FROM trees WHERE name = ?3)"
+#define HB_ALL(on)                                                           \
+	"SELECT (SELECT count(*) FROM (SELECT 1 FROM commit_branches" on     \
+	" LIMIT (SELECT min(?11, sum(ncommits) / 8 + 1) FROM trees)) AS w)," \
+	" (SELECT sum(ncommits) FROM trees)"
+static const char *const hist_branch_n_sql[2][2] = {
+	{ HB_TREE("trees t CROSS JOIN commit_branches cb"
+	          " ON cb.tree_id = t.id AND cb.branch = ?4 WHERE t.name = ?3"),
+	    HB_ALL(" INDEXED BY commit_branches_branch WHERE branch = ?4") },
+	{ HB_TREE("commit_branches cb WHERE cb.tree_id ="
+	          " (SELECT id FROM trees WHERE name = ?3)"
+	          " AND cb.branch = ?4 ORDER BY cb.commit_id"),
+	    HB_ALL(" WHERE branch = ?4 ORDER BY commit_id") },
+};
+
 static int
 hist_branch_rare(
     struct store *s, const struct store_history_q *q, int64_t budget, int *rare)
 {
+	int pg = db_backend(s->db) == DB_PG;
 	struct db_stmt *st = q->tree != NULL
-	    ? store_i_cached(s, S_HISTORY_BRANCH_N,
-	          "SELECT coalesce((SELECT tb.commits FROM trees t"
-	          " JOIN tree_branches tb ON tb.tree_id = t.id"
-	          " AND tb.branch = ?4 WHERE t.name = ?3),"
-	          " (SELECT count(*) FROM (SELECT 1 FROM trees t"
-	          " CROSS JOIN commit_branches cb ON cb.tree_id = t.id"
-	          " AND cb.branch = ?4 WHERE t.name = ?3 LIMIT (SELECT"
-	          " min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3)) AS "
-	          "w)),"
-	          " (SELECT ncommits FROM trees WHERE name = ?3)")
-	    : store_i_cached(s, S_HISTORY_BRANCH_N_ALL,
-	          "SELECT (SELECT count(*) FROM (SELECT 1 FROM"
-	          " commit_branches INDEXED BY commit_branches_branch"
-	          " WHERE branch = ?4 LIMIT (SELECT"
-	          " min(?11, sum(ncommits) / 8 + 1) FROM trees)) AS w),"
-	          " (SELECT sum(ncommits) FROM trees)");
+	    ? store_i_cached(s, S_HISTORY_BRANCH_N, hist_branch_n_sql[pg][0])
+	    : store_i_cached(
+	          s, S_HISTORY_BRANCH_N_ALL, hist_branch_n_sql[pg][1]);
 	int64_t on, all;
 	int rc;
 
@@ -413,7 +429,8 @@ hist_branch_rare(
 	if ((rc = db_step(st)) == DB_ROW) {
 		on = db_col_int64(st, 0);
 		all = db_col_int64(st, 1);
-		*rare = on < budget && on * 8 < all;
+		/* 2: the branch has no commit, so the page has no job. */
+		*rare = on == 0 ? 2 : on < budget && on * 8 < all;
 	}
 	store_i_count_steps(s, st);
 	db_reset(st); /* a cached statement */
@@ -470,10 +487,12 @@ hist_ids(struct store *s, const struct store_history_q *q, int64_t budget,
 		return -1;
 	if (*ids == NULL && q->branch != NULL &&
 	    (hist_branch_rare(s, q, budget, &rare) != 0 ||
-	        (rare &&
+	        (rare == 1 &&
 	            hist_ids_of(s, q, q->tree ? HI_TREE_BRANCH : HI_BRANCH,
 	                budget, ids, n) != 0)))
 		return -1;
+	if (rare == 2)
+		*ids = xcalloc(1, sizeof(**ids)); /* none: an empty page */
 	return 0;
 }
 
@@ -700,31 +719,33 @@ hist_cp_scan(void *row, struct db_stmt *st, void *arg)
 	c->direction = store_i_web_text(st, 7);
 }
 
+/*
+ * From the page's pairs to their points (history_points is keyed by
+ * series and pair too) and on to a change point at the same position: a
+ * few lookups a pair on the page (CROSS: in this order, never a scan of a
+ * series' points).
+ */
+#define HIST_PAGE_CPS                                               \
+	"SELECT cp.id, hp.job_id, hp.pair_id, cp.before, cp.after," \
+	" cp.change_pct, cp.p, cp.direction"                        \
+	" FROM history_series hs"                                   \
+	" LEFT JOIN hosts h ON h.id = hs.host_id"                   \
+	" CROSS JOIN json_each(?7) je"                              \
+	" CROSS JOIN history_points hp ON hp.series_id = hs.id"     \
+	"  AND hp.pair_id = CAST(je.value AS BIGINT)"               \
+	" CROSS JOIN change_points cp ON cp.series_id = hs.id"      \
+	"  AND cp.seq = hp.seq"                                     \
+	" WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"   \
+	" AND (CAST(?4 AS TEXT) IS NULL OR hs.tree = ?4)"           \
+	" AND (CAST(?5 AS TEXT) IS NULL OR hs.branch = ?5)"         \
+	" AND (CAST(?6 AS TEXT) IS NULL OR h.name = ?6)"            \
+	" ORDER BY cp.series_id, cp.seq"
+
 int
 store_history_page_cps(struct store *s, struct store_hist_cps *out,
     const struct store_history_q *q, const int64_t *pair_ids, size_t n)
 {
-	/*
-	 * From the page's pairs to their points (history_points is keyed
-	 * by series and pair too) and on to a change point at the same
-	 * position: a few lookups a pair on the page.
-	 */
-	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT cp.id, hp.job_id, hp.pair_id, cp.before, cp.after,"
-	    " cp.change_pct, cp.p, cp.direction"
-	    " FROM history_series hs"
-	    " LEFT JOIN hosts h ON h.id = hs.host_id"
-	    /* CROSS: in this order, never a scan of a series' points */
-	    " CROSS JOIN json_each(?7) je"
-	    " CROSS JOIN history_points hp ON hp.series_id = hs.id"
-	    "  AND hp.pair_id = CAST(je.value AS BIGINT)"
-	    " CROSS JOIN change_points cp ON cp.series_id = hs.id"
-	    "  AND cp.seq = hp.seq"
-	    " WHERE hs.job = ?1 AND hs.point = ?2 AND hs.metric = ?3"
-	    " AND (CAST(?4 AS TEXT) IS NULL OR hs.tree = ?4)"
-	    " AND (CAST(?5 AS TEXT) IS NULL OR hs.branch = ?5)"
-	    " AND (CAST(?6 AS TEXT) IS NULL OR h.name = ?6)"
-	    " ORDER BY cp.series_id, cp.seq");
+	struct db_stmt *st;
 	struct buf ids = BUF_INIT(CAP_LINE);
 	int64_t *sorted;
 	void *v;
@@ -732,6 +753,11 @@ store_history_page_cps(struct store *s, struct store_hist_cps *out,
 	int r;
 
 	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n && pair_ids[i] <= 0; i++)
+		;
+	if (i == n)
+		return 0; /* no pair on the page: no change point either */
+	st = store_i_stmt(s, HIST_PAGE_CPS);
 	if (st == NULL)
 		return -1;
 	/* Each pair once (a page shows both jobs of a pair). */

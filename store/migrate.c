@@ -871,6 +871,10 @@ static const char *const migrations[] = {
 	" WHERE series_id IS NOT NULL;",
 	/* v40: the counts as their readers take them (store/counts.h). */
 	STORE_COUNTS_MIGRATION,
+	/* v41: PostgreSQL's indexes of alerts by state and kind and of a
+	 * tree's commits end in the id (migrate_pg.c); SQLite's end in the
+	 * rowid, which is that id: nothing to add. */
+	"",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

@@ -4,6 +4,7 @@
 
 #include "common/err.h"
 #include "store/db.h"
+#include "store/db_pg_sql.h"
 #include "tests/unit/test.h"
 
 /* This connection's server process. */
@@ -95,4 +96,36 @@ TEST(test_store_pg__closed_connection_begin_is_sent_again)
 	ASSERT(db_exec(d, "INSERT INTO t (n) VALUES (2)") == 0);
 	db_close(killer);
 	db_close(d);
+}
+
+/* SQLite's SQL as PostgreSQL reads it: group_concat becomes the
+ * native string_agg (',' between values unless a separator is given),
+ * inside other calls too; a name that merely ends so, a string and the
+ * parameters are left as they are. */
+TEST(test_store_pg__rewrite_group_concat)
+{
+	static const struct {
+		const char *sql, *pg;
+		int np;
+	} c[] = {
+		{ "SELECT group_concat(verdict) FROM t WHERE id = ?1",
+		    "SELECT string_agg(verdict, ',') FROM t WHERE id = $1", 1 },
+		{ "SELECT coalesce(group_concat(name, ' '), '') FROM t",
+		    "SELECT coalesce(string_agg(name, ' '), '') FROM t", 0 },
+		{ "SELECT GROUP_CONCAT(substr(a, 1, ?)), f(b, c) FROM t",
+		    "SELECT string_agg(substr(a, 1, $1), ','), f(b, c) FROM t",
+		    1 },
+		{ "SELECT my_group_concat(a), 'group_concat(x)' FROM t",
+		    "SELECT my_group_concat(a), 'group_concat(x)' FROM t", 0 },
+	};
+	size_t i;
+	int np;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *out = db_pg_rewrite(c[i].sql, &np);
+
+		ASSERT_STREQ(out, c[i].pg);
+		ASSERT_INTEQ(np, c[i].np);
+		free(out);
+	}
 }

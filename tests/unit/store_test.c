@@ -1952,7 +1952,9 @@ TEST(test_store__history_groups_values_by_job)
 	struct store_history_q q = { "lin", "master", "h1", "fio", "bs=4k",
 		"iops", 0, 0, 200, 0 };
 	struct store_history h;
-	int64_t h1, tree, cid, pair, bj, cj;
+	struct store_hist_cps cps;
+	int64_t h1, tree, cid, pair, bj, cj, no_pair = 0;
+	uint64_t before;
 	struct store_claimed cl;
 
 	ASSERT(s != NULL);
@@ -2063,7 +2065,16 @@ TEST(test_store__history_groups_values_by_job)
 	q.branch = "next";
 	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
+	ASSERT_INTEQ(h.next_cursor, 0);
+	ASSERT_INTEQ(h.capped, 0);
 	store_history_release(&h);
+	/* An empty page (or one of jobs without a pair) has no change
+	 * point, and asks the store nothing for it. */
+	before = store_read_steps(s);
+	ASSERT(store_history_page_cps(s, &cps, &q, &no_pair, 1) == 0);
+	ASSERT_INTEQ(cps.n, 0);
+	ASSERT(store_read_steps(s) == before);
+	store_hist_cps_release(&cps);
 	q.branch = NULL;
 	q.metric = "lat";
 	ASSERT(store_history_list(s, &h, &q) == 0);
