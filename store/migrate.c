@@ -11,6 +11,7 @@
 #include "store/leases.h"
 #include "store/mail_commands.h"
 #include "store/mail_skipped.h"
+#include "store/series_pack.h"
 #include "store/series_quota.h"
 #include "store/store.h"
 #include "store/store_int.h"
@@ -868,6 +869,9 @@ static const char *const migrations[] = {
 	 * first mail sent), not by a scan of every report. */
 	"CREATE INDEX alert_reports_series ON alert_reports(series_id)"
 	" WHERE series_id IS NOT NULL;",
+	/* v40: an applied series' pack, for every daemon of a database
+	 * (store/series_pack.h). */
+	STORE_SERIES_PACK_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

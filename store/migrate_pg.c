@@ -16,6 +16,7 @@
 #include "store/leases.h"
 #include "store/mail_commands.h"
 #include "store/mail_skipped.h"
+#include "store/series_pack.h"
 #include "store/series_quota.h"
 #include "store/store_int.h"
 
@@ -730,6 +731,13 @@ static const char *const v39[] = {
 	NULL,
 };
 
+/* v40: an applied series' pack, for every daemon of a database
+ * (store/series_pack.h). */
+static const char *const v40[] = {
+	STORE_SERIES_PACK_MIGRATION_PG,
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -743,6 +751,7 @@ static const struct pg_step steps[] = {
 	{ 37, v37 },
 	{ 38, v38 },
 	{ 39, v39 },
+	{ 40, v40 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
@@ -805,5 +814,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 39 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 40 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");

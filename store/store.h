@@ -32,7 +32,7 @@
 
 #include "common/err.h"
 
-#define STORE_VERSION 39 /* schema version after every migration */
+#define STORE_VERSION 40 /* schema version after every migration */
 
 struct store;
 

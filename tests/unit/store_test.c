@@ -21,6 +21,7 @@
 #include "store/pairs.h"
 #include "store/runs.h"
 #include "store/series.h"
+#include "store/series_pack.h"
 #include "store/store.h"
 #include "store/watch.h"
 #include "tests/unit/test.h"
@@ -1399,6 +1400,38 @@ TEST(test_store__series_v6)
 		    ERR_NOTFOUND);
 		ASSERT(strstr(store_errmsg(s), "not a series commit") != NULL);
 		store_errclear(s);
+	}
+	/* The series' kept pack: bytes as put (a NUL among them), by the
+	 * series' ref; one too large to keep; a buffer too small. */
+	{
+		static const char pk[] = "PACK\0\0\0\2\xff";
+		struct buf b = BUF_INIT(64), small = BUF_INIT(4);
+		size_t commits = 9, bytes = 9;
+
+		ASSERT_INTEQ(store_series_pack_get(s, &b, &commits, &bytes,
+		                 "refs/perfwatch/series/1"),
+		    ERR_NOTFOUND);
+		store_errclear(s);
+		ASSERT(store_series_pack_put(s, id,
+		           "2222222222222222222222222222222222222222", 2, pk,
+		           sizeof(pk)) == 0);
+		ASSERT(store_series_pack_get(s, &b, &commits, &bytes,
+		           "refs/perfwatch/series/1") == 0);
+		ASSERT(b.len == sizeof(pk) && memcmp(b.data, pk, b.len) == 0);
+		ASSERT(commits == 2 && bytes == sizeof(pk));
+		ASSERT_INTEQ(store_series_pack_get(s, &small, &commits, &bytes,
+		                 "refs/perfwatch/series/1"),
+		    ERR_TOOBIG);
+		store_errclear(s);
+		ASSERT(store_series_pack_put(s, id,
+		           "2222222222222222222222222222222222222222", 2, NULL,
+		           70000) == 0);
+		buf_reset(&b);
+		ASSERT(store_series_pack_get(s, &b, &commits, &bytes,
+		           "refs/perfwatch/series/1") == 0);
+		ASSERT(b.len == 0 && bytes == 70000);
+		buf_release(&b);
+		buf_release(&small);
 	}
 	ASSERT(store_series_get(s, &se, id) == 0);
 	ASSERT_INTEQ(se.npatches, 2);
