@@ -35,10 +35,11 @@
  * answered 200 to ACKDIR/rN.done as "JOB".  ACKDIR/rN.claims has each
  * claim answered, "JOB ATTEMPT", and "cut" for a claim whose answer was
  * lost with its daemon (the daemon may have leased a job for it, which
- * it hands back on the runner's next claim); ACKDIR/rN.lost each lease
- * the runner lost although it lived, "JOB upload" (an upload answered
- * 409) or "JOB heartbeat" (a heartbeat answered cancel); ACKDIR/rN.left
- * the job it held when the load ended.  The load ends after SECONDS, or
+ * it hands back to the claim sent again); ACKDIR/rN.lost each lease
+ * the runner lost although it lived: "JOB upload" (an upload answered
+ * 409), "JOB finish" (a finish sent once answered 409) or "JOB
+ * heartbeat" (a heartbeat answered cancel); ACKDIR/rN.left the job it
+ * held when the load ended.  The load ends after SECONDS, or
  * once ACKDIR/stop exists.
  *
  * PORT may list several daemons of one database, "P1,P2,...": runner n
@@ -627,10 +628,15 @@ crash_runner(void *arg)
 		if (i == runs) {
 			snprintf(
 			    path, sizeof(path), "/api/v1/jobs/%ld/finish", job);
-			st = crash_request(
-			    c, fr->n, path, "{\"status\":\"success\"}");
+			cut = 0;
+			st = crash_request_cut(
+			    c, fr->n, path, "{\"status\":\"success\"}", &cut);
 			if (st == 200)
 				fprintf(done, "%ld\n", job);
+			/* 409 to a finish sent once: the lease was gone (sent
+			 * again, the first may have finished it). */
+			if (st == 409 && !cut)
+				fprintf(lost, "%ld finish\n", job);
 			if (st == -1) /* the load ended before its answer */
 				fprintf(left, "%ld\n", job);
 			if (st != 200 && st != 409 && st != -1) {

@@ -227,12 +227,13 @@ cat "$acks"/*.done >"$PW_TMP/done.txt"
 cat "$acks"/*.lost >"$PW_TMP/lost.txt"
 cat "$acks"/*.left >"$PW_TMP/left.txt"
 # Jobs handed again to the runner that claimed them: its claim's answer
-# was lost with a killed daemon after the job was leased, and its next
-# claim got the job back (the daemon hands a host the job it holds
-# first).  That is the one way a job goes out twice here while its
-# runner lives: inherent to a daemon dying between commit and answer.
+# was lost with a killed daemon after the job was leased ("cut"), and
+# the claim sent again got the job back (the daemon hands a host the
+# job it holds first) as a further attempt.  That is the one way a job
+# goes out twice here while its runner lives: inherent to a daemon
+# dying between commit and answer.
 for f in "$acks"/*.claims; do
-	awk '$1 != "cut" { if ($1 == last) print $1; last = $1 }' "$f"
+	awk '$1 == "cut" { cut = 1; next } { if (cut && $2 > 1) print $1; cut = 0 }' "$f"
 done | sort -u >"$PW_TMP/rehanded.txt"
 cut_claims=$(cat "$acks"/*.claims | grep -c '^cut$')
 nack=$(wc -l <"$PW_TMP/acks.txt")
