@@ -17,33 +17,28 @@
 static pthread_mutex_t room_mu = PTHREAD_MUTEX_INITIALIZER;
 static int64_t room_reserved;
 
-static int64_t
-now_s(void)
-{
-	return (int64_t)time(NULL);
-}
-
 int
 builds_claim(struct sched *s, struct store *st, struct store_build_claimed *out,
     int64_t host_id)
 {
-	return store_build_claim(st, out, host_id, now_s(), sched_lease_s(s));
+	return store_build_claim(
+	    st, out, host_id, sched_now_s(s), sched_lease_s(s));
 }
 
 int
 builds_heartbeat(struct sched *s, struct store *st, int64_t *out_expires,
     int64_t host_id, int64_t build_id)
 {
-	return store_build_heartbeat(
-	    st, out_expires, host_id, build_id, now_s(), sched_lease_s(s));
+	return store_build_heartbeat(st, out_expires, host_id, build_id,
+	    sched_now_s(s), sched_lease_s(s));
 }
 
 int
 builds_finish(struct sched *s, struct store *st, int *out_failed,
     int64_t host_id, int64_t build_id, const struct store_build_result *res)
 {
-	int r =
-	    store_build_finish(st, out_failed, host_id, build_id, res, now_s());
+	int r = store_build_finish(
+	    st, out_failed, host_id, build_id, res, sched_now_s(s));
 
 	if (r == 0)
 		sched_notify(s);
@@ -54,7 +49,7 @@ int
 builds_cancel(struct sched *s, struct store *st, int *out_failed, int64_t id)
 {
 	int r = store_build_cancel(
-	    st, out_failed, id, "cancelled by the operator", now_s());
+	    st, out_failed, id, "cancelled by the operator", sched_now_s(s));
 
 	if (r == 0)
 		sched_notify(s);

@@ -59,6 +59,16 @@ leases_held(struct leases *l, enum lease_worker w)
 	    __atomic_load_n(&l->until[w], __ATOMIC_ACQUIRE);
 }
 
+/* This host's clock, ms since the epoch. */
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* A tick: a third of the lease, at most a second. */
 static int64_t
 tick_ms(int64_t lease_ms)
@@ -75,6 +85,7 @@ keep(struct leases *l, enum lease_worker w, int64_t lease_ms)
 	struct store_lease le;
 	int64_t t0 = clock_mono_ms();
 	int64_t until = __atomic_load_n(&l->until[w], __ATOMIC_ACQUIRE);
+	int64_t wall0;
 	int took = 0;
 
 	if (l->logged_held[w] && until <= t0) {
@@ -87,6 +98,7 @@ keep(struct leases *l, enum lease_worker w, int64_t lease_ms)
 	if (until - t0 > lease_ms - lease_ms / 3)
 		return 0;
 	store_errclear(l->s);
+	wall0 = wall_ms();
 	if (store_lease_take(l->s, &le, name, l->me, lease_ms) != 0) {
 		if (!l->failing)
 			log_warnx("leases: %s", store_errmsg(l->s));
@@ -94,6 +106,10 @@ keep(struct leases *l, enum lease_worker w, int64_t lease_ms)
 		return 0;
 	}
 	l->failing = 0;
+	/* The database's clock, read half way through the round trip: the
+	 * job leases go by it (sched_clock_set). */
+	if (le.db_ms > 0 && l->sched != NULL)
+		sched_clock_set(l->sched, le.db_ms - (wall0 + wall_ms()) / 2);
 	if (le.held) {
 		__atomic_store_n(&l->until[w], t0 + lease_ms, __ATOMIC_RELEASE);
 		if (!l->logged_held[w]) {

@@ -1,6 +1,7 @@
 /*
  * Packs of series commits for remote runners (see packs.h).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "daemon/packs.h"
 #include "git/git.h"
 #include "store/series.h"
+#include "store/series_pack.h"
 #include "store/store.h"
 
 static int
@@ -34,6 +36,47 @@ tree_named(const struct daemon_config *dc, const char *name)
 		if (strcmp(dc->trees[i].name, name) == 0)
 			return &dc->trees[i];
 	return NULL;
+}
+
+/*
+ * The pack of sha's series kept in the store (packs_keep): the status,
+ * as packs_build's; 404 with e set when none is kept.
+ */
+static int
+kept_pack(struct buf *out, struct err *e, struct store *s, const char *tree,
+    const char *sha, const char *ref)
+{
+	size_t commits = 0, bytes = 0;
+	int rc = store_series_pack_get(s, out, &commits, &bytes, ref);
+
+	if (rc == 0 && out->len == 0) {
+		err_set(e,
+		    "commit %s: its series' pack was larger than "
+		    "http.max_pack (%zu bytes) when it was applied",
+		    sha, bytes);
+		return 413;
+	}
+	if (rc == 0) {
+		log_info("tree %s: pack of %.12s from the store (%s): %zu "
+		         "commit%s, %zu bytes",
+		    tree, sha, ref, commits, commits == 1 ? "" : "s", out->len);
+		return 200;
+	}
+	err_set(e, "%s", store_errmsg(s));
+	store_errclear(s);
+	if (rc == ERR_TOOBIG) {
+		err_set(e, "commit %s: its series is larger than http.max_pack",
+		    sha);
+		return 413;
+	}
+	if (rc == ERR_NOTFOUND) {
+		err_set(e,
+		    "commit %s: not held by %s in the mirror of %s, and no "
+		    "pack of its series is kept in the store",
+		    sha, ref, tree);
+		return 404;
+	}
+	return 500;
 }
 
 int
@@ -106,6 +149,12 @@ packs_build(struct buf *out, struct err *e, struct store *s,
 	/* The series ref keeps the commit from git's garbage collection;
 	 * a commit it no longer holds is not served. */
 	rc = gitm_resolve(tip, repo, ref);
+	if (rc != 0) {
+		/* Not in this daemon's mirror: the pack the watcher kept. */
+		gitm_clearerr(repo);
+		status = kept_pack(out, e, s, tree->name, sha, ref);
+		goto out;
+	}
 	if (rc == 0 && (rc = gitm_is_ancestor(repo, sha, tip)) == 0)
 		rc = ERR_NOTFOUND;
 	if (rc < 0 || rc == ERR_NOTFOUND) {
@@ -144,6 +193,34 @@ out:
 		buf_release(out);
 	gitm_repo_free(repo);
 	return status;
+}
+
+int
+packs_keep(struct store *s, const struct daemon_config *dc,
+    struct gitm_repo *repo, int64_t series_id, const char *tip,
+    const char *base, struct err *e)
+{
+	struct buf b = BUF_INIT((size_t)dc->http_max_pack);
+	size_t n = 0;
+	int rc = gitm_pack_build(&b, &n, repo, tip, base);
+
+	if (rc != 0 && rc != ERR_TOOBIG) {
+		err_set(e, "series %" PRId64 ": its pack: %s", series_id,
+		    gitm_errmsg(repo));
+		gitm_clearerr(repo);
+		buf_release(&b);
+		return -1;
+	}
+	if (rc == ERR_TOOBIG)
+		gitm_clearerr(repo);
+	rc =
+	    store_series_pack_put(s, series_id, tip, n, rc == 0 ? b.data : NULL,
+	        rc == 0 ? b.len : (size_t)dc->http_max_pack);
+	buf_release(&b);
+	if (rc != 0)
+		return err_set(e, "series %" PRId64 ": its pack: %s", series_id,
+		    store_errmsg(s));
+	return 0;
 }
 
 void

@@ -8,13 +8,17 @@
  * applied series, and that its series ref (refs/perfwatch/series/ID)
  * still holds in the tree's mirror, is served; the pack holds the
  * commits reachable from SHA but not from HAVE and the objects they add
- * (git/git.h: gitm_pack_build), at most http.max_pack bytes.
+ * (git/git.h: gitm_pack_build), at most http.max_pack bytes.  A daemon
+ * whose mirror lacks the series (the watcher, which applied it, runs on
+ * another perfwatchd of the database) serves the pack the watcher kept
+ * in the store (packs_keep): the whole series over its base.
  *
  * Runs on an HTTP pool thread with its own view of the mirror (a
  * git_repository per call): packing a series is a walk of its few
  * commits and of the base's tree, well under a second on linux.git.
  */
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -32,6 +36,18 @@ struct store;
  */
 int packs_build(struct buf *out, struct err *e, struct store *,
     const struct daemon_config *, const char *sha, const char *have);
+
+/*
+ * Keeps the pack of an applied series (its commits from base to tip, in
+ * repo, the watcher's mirror) in the store (store/series_pack.h), so
+ * that every perfwatchd on the database serves it, whatever its own
+ * mirror holds.  Called before the series' jobs are recorded: a runner
+ * may claim one on another daemon at once.  A series over http.max_pack
+ * is recorded as such.  0, or -1 with e saying why.
+ */
+struct gitm_repo;
+int packs_keep(struct store *, const struct daemon_config *, struct gitm_repo *,
+    int64_t series_id, const char *tip, const char *base, struct err *e);
 
 /*
  * A submitted job on a series commit (POST /api/v1/submit names the

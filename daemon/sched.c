@@ -31,12 +31,25 @@ struct sched {
 	void (*tick)(void *, int);
 	void *arg;
 	struct leases *leases; /* the requeue runs while LEASE_SCHED is held */
+	int64_t clock_off_ms;  /* __atomic: sched_clock_set */
 };
 
-static int64_t
-now_s(void)
+void
+sched_clock_set(struct sched *s, int64_t offset_ms)
 {
-	return (int64_t)time(NULL);
+	__atomic_store_n(&s->clock_off_ms, offset_ms, __ATOMIC_RELAXED);
+}
+
+int64_t
+sched_now_s(struct sched *s)
+{
+	struct timespec ts;
+	int64_t ms;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 +
+	    __atomic_load_n(&s->clock_off_ms, __ATOMIC_RELAXED);
+	return ms / 1000;
 }
 
 struct sched *
@@ -141,8 +154,8 @@ sched_requeue(struct sched *s, struct store *st, int *out_n)
 	int n = 0;
 	int nb = 0;
 
-	if (store_requeue_expired(st, now_s(), &n) == -1 ||
-	    store_builds_requeue_expired(st, now_s(), &nb) == -1)
+	if (store_requeue_expired(st, sched_now_s(s), &n) == -1 ||
+	    store_builds_requeue_expired(st, sched_now_s(s), &nb) == -1)
 		return -1;
 	n += nb;
 	if (n > 0)
@@ -158,14 +171,15 @@ sched_claim(struct sched *s, struct store *st, struct store_claimed *out,
 {
 	/* Expired leases are put back by the ticker (sched_start) or by
 	 * sched_claim_wait; a claim stays one short transaction. */
-	return store_claim(st, out, host_id, now_s(), sched_lease_s(s));
+	return store_claim(st, out, host_id, sched_now_s(s), sched_lease_s(s));
 }
 
 int
 sched_claim_pair(struct sched *s, struct store *st, struct store_claimed *out,
     int64_t host_id)
 {
-	return store_claim_pair(st, out, host_id, now_s(), sched_lease_s(s));
+	return store_claim_pair(
+	    st, out, host_id, sched_now_s(s), sched_lease_s(s));
 }
 
 int
@@ -173,7 +187,7 @@ sched_claim_as(struct sched *s, struct store *st, struct store_claimed *out,
     int64_t host_id, int pairs, int builds)
 {
 	return store_claim_as(
-	    st, out, host_id, now_s(), sched_lease_s(s), pairs, builds);
+	    st, out, host_id, sched_now_s(s), sched_lease_s(s), pairs, builds);
 }
 
 int
@@ -208,7 +222,7 @@ sched_heartbeat(struct sched *s, struct store *st, int64_t *out_expires,
     int64_t *out_runs, int64_t host_id, int64_t job_id, const char *progress)
 {
 	return store_heartbeat(st, out_expires, out_runs, host_id, job_id,
-	    progress, now_s(), sched_lease_s(s));
+	    progress, sched_now_s(s), sched_lease_s(s));
 }
 
 int
@@ -219,14 +233,14 @@ sched_heartbeat_boot(struct sched *s, struct store *st, int64_t *out_expires,
 	int64_t lease = sched_lease_s(s);
 
 	return store_heartbeat(st, out_expires, out_runs, host_id, job_id,
-	    progress, now_s(), boot_s > lease ? boot_s : lease);
+	    progress, sched_now_s(s), boot_s > lease ? boot_s : lease);
 }
 
 int
 sched_finish(struct sched *s, struct store *st, int64_t host_id, int64_t job_id,
     int ok, const char *error)
 {
-	int r = store_finish(st, host_id, job_id, ok, error, now_s());
+	int r = store_finish(st, host_id, job_id, ok, error, sched_now_s(s));
 
 	if (r == 0)
 		sched_notify(s);
@@ -236,7 +250,7 @@ sched_finish(struct sched *s, struct store *st, int64_t host_id, int64_t job_id,
 int
 sched_cancel(struct sched *s, struct store *st, int64_t job_id)
 {
-	int r = store_cancel(st, job_id, now_s());
+	int r = store_cancel(st, job_id, sched_now_s(s));
 
 	if (r == 0)
 		sched_notify(s);
@@ -246,7 +260,7 @@ sched_cancel(struct sched *s, struct store *st, int64_t job_id)
 int
 sched_retry(struct sched *s, struct store *st, int64_t job_id)
 {
-	int r = store_retry(st, job_id, now_s());
+	int r = store_retry(st, job_id, sched_now_s(s));
 
 	if (r == 0)
 		sched_notify(s);

@@ -28,6 +28,17 @@ void sched_set_params(struct sched *, int64_t lease_s, int64_t claim_wait_s);
 int64_t sched_lease_s(struct sched *);
 int64_t sched_claim_wait_s(struct sched *);
 
+/*
+ * The scheduler's clock, which stamps and reads back the job and build
+ * leases: this host's time plus the offset to the database's clock that
+ * the leases' keeper measured (daemon/leases.h; 0 on SQLite and until
+ * measured), so daemons on hosts whose clocks differ agree on when a
+ * lease ends.  sched_clock_set: the database's clock less this host's,
+ * in ms.
+ */
+void sched_clock_set(struct sched *, int64_t offset_ms);
+int64_t sched_now_s(struct sched *);
+
 /* The queue changed (submit, retry, finish, requeue): wake waiters. */
 void sched_notify(struct sched *);
 uint64_t sched_generation(struct sched *);

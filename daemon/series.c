@@ -14,6 +14,7 @@
 #include "common/xalloc.h"
 #include "daemon/dconf.h"
 #include "daemon/mail.h"
+#include "daemon/packs.h"
 #include "daemon/series.h"
 #include "daemon/trigger.h"
 #include "git/am.h"
@@ -185,6 +186,11 @@ record_applied(struct series_result *res, struct store *s,
 	int r = -1;
 
 	memset(&walk, 0, sizeof(walk));
+	/* Before the jobs: every daemon must serve their commits at once. */
+	if (packs_keep(s, in->conf->dc, repo, id, tip, base, e) != 0) {
+		free(cids);
+		return -1;
+	}
 	trigger_paths(&paths, &npaths, in->conf, in->tree);
 	if (gitm_new_commits(&walk, repo, base, tip, paths, npaths, 0) != 0) {
 		err_set(e, "%s", gitm_errmsg(repo));

@@ -299,25 +299,100 @@ select_sql(char *q, size_t size, const char *table, const struct names *cols)
 	strncat(q, " ORDER BY 1", size - strlen(q) - 1);
 }
 
+/*
+ * The rows of a table's SELECT, read in batches: libpq holds the whole
+ * result of a statement in memory (a table of 1M runs' metrics is
+ * hundreds of MB), so a PostgreSQL side reads through a cursor,
+ * FETCH_ROWS rows a round trip, inside the transaction each side is in
+ * (copy_all); SQLite's statement steps through the table as it is.
+ * One reader open a side at a time.
+ */
+#define FETCH_ROWS 2000
+
+struct rows {
+	struct side *d;
+	struct db_stmt *st;
+	int cursor; /* PostgreSQL: the statement FETCHes from the cursor */
+	size_t got; /* rows of the current FETCH */
+};
+
+static int
+rows_open(struct rows *r, struct side *d, const char *sql, struct err *e)
+{
+	char fetch[64];
+
+	r->d = d;
+	r->st = NULL;
+	r->got = 0;
+	r->cursor = is_pg(d);
+	if (r->cursor) {
+		/* The plan a plain SELECT of all the rows gets (a scan and a
+		 * sort), not one for the first tenth of them. */
+		char *q =
+		    xasprintf("SET LOCAL cursor_tuple_fraction = 1;"
+		              " DECLARE pw_copy_rows NO SCROLL CURSOR FOR %s",
+		        sql);
+		int rc = exec_sql(d, q, e);
+
+		free(q);
+		if (rc != 0)
+			return -1;
+		snprintf(fetch, sizeof(fetch),
+		    "FETCH FORWARD %d FROM pw_copy_rows", FETCH_ROWS);
+		sql = fetch;
+	}
+	if ((r->st = store_i_prep(d->s, sql)) == NULL)
+		return side_err(d, e);
+	return 0;
+}
+
+/* DB_ROW, DB_DONE at the end of the rows, or an error code. */
+static int
+rows_step(struct rows *r)
+{
+	int rc;
+
+	for (;;) {
+		if ((rc = db_step(r->st)) == DB_ROW) {
+			r->got++;
+			return rc;
+		}
+		/* A FETCH that came back full: the next one. */
+		if (rc != DB_DONE || !r->cursor || r->got < FETCH_ROWS)
+			return rc;
+		db_reset(r->st);
+		r->got = 0;
+	}
+}
+
+static void
+rows_close(struct rows *r)
+{
+	db_finalize(r->st);
+	r->st = NULL;
+	if (r->cursor)
+		store_i_exec(r->d->s, "CLOSE pw_copy_rows");
+}
+
 /* The rows and checksum of the rows sql reads. */
 static int
 sum_rows(struct side *d, const char *sql, int ncol, int64_t *rows,
     uint64_t *sum, struct err *e)
 {
-	struct db_stmt *st = store_i_prep(d->s, sql);
+	struct rows rd;
 	int rc;
 
 	*rows = 0;
 	*sum = 0;
-	if (st == NULL)
-		return side_err(d, e);
-	while ((rc = db_step(st)) == DB_ROW) {
-		*sum += row_hash(st, ncol);
+	if (rows_open(&rd, d, sql, e) != 0)
+		return -1;
+	while ((rc = rows_step(&rd)) == DB_ROW) {
+		*sum += row_hash(rd.st, ncol);
 		(*rows)++;
 	}
 	if (rc != DB_DONE)
 		store_i_dberr(d->s, "read back");
-	db_finalize(st);
+	rows_close(&rd);
 	return rc == DB_DONE ? 0 : side_err(d, e);
 }
 
@@ -396,7 +471,8 @@ copy_table(struct side *src, struct side *dst, const char *table,
     struct store_copy_table *out, struct err *e)
 {
 	struct names cols = { 0 }, scols = { 0 };
-	struct db_stmt *sel = NULL, *ins = NULL, *full = NULL;
+	struct db_stmt *sel, *ins = NULL, *full = NULL;
+	struct rows rd = { 0 };
 	char *q = xmalloc(16384);
 	int64_t back_rows, total = 0;
 	uint64_t back_sum;
@@ -427,12 +503,11 @@ copy_table(struct side *src, struct side *dst, const char *table,
 	if (count_rows(src, table, &total, e) != 0)
 		goto done;
 	select_sql(q, 16384, table, &cols);
-	if ((sel = store_i_prep(src->s, q)) == NULL) {
-		side_err(src, e);
+	if (rows_open(&rd, src, q, e) != 0)
 		goto done;
-	}
+	sel = rd.st;
 	batch = batch_rows(cols.n);
-	while ((step = db_step(sel)) == DB_ROW) {
+	while ((step = rows_step(&rd)) == DB_ROW) {
 		if (k == 0) {
 			/* A batch starts: of batch rows, or of those left. */
 			want = total - out->rows >= (int64_t)batch
@@ -480,6 +555,7 @@ copy_table(struct side *src, struct side *dst, const char *table,
 		side_err(src, e);
 		goto done;
 	}
+	rows_close(&rd);
 	if (k != 0 || out->rows != total) {
 		err_set(e, "table %s: %s (from) counted %lld rows, read %lld",
 		    table, src->shown, (long long)total, (long long)out->rows);
@@ -498,7 +574,8 @@ copy_table(struct side *src, struct side *dst, const char *table,
 	}
 	rc = 0;
 done:
-	db_finalize(sel);
+	if (rd.st != NULL)
+		rows_close(&rd);
 	if (ins != full)
 		db_finalize(ins);
 	db_finalize(full);

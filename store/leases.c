@@ -23,6 +23,7 @@ static void
 fill(struct store_lease *out, int held, const char *holder, int64_t held_ms,
     int64_t left_ms)
 {
+	out->db_ms = 0;
 	out->held = held;
 	snprintf(out->holder, sizeof(out->holder), "%s", holder ? holder : "");
 	out->held_ms = held_ms;
@@ -58,10 +59,10 @@ store_lease_take(struct store *s, struct store_lease *out, const char *name,
 	    "  WHERE l.holder = excluded.holder"
 	    "  OR l.expires_ms <= excluded.taken_ms"
 	    "  RETURNING l.holder, l.taken_ms, l.expires_ms)"
-	    " SELECT 1, u.holder, c.ms - u.taken_ms, u.expires_ms - c.ms"
-	    " FROM up u, c"
+	    " SELECT 1, u.holder, c.ms - u.taken_ms, u.expires_ms - c.ms,"
+	    " c.ms FROM up u, c"
 	    " UNION ALL SELECT 0, l.holder, c.ms - l.taken_ms,"
-	    " l.expires_ms - c.ms FROM worker_leases l, c WHERE l.name = "
+	    " l.expires_ms - c.ms, c.ms FROM worker_leases l, c WHERE l.name = "
 	    "?1::text"
 	    " AND NOT EXISTS (SELECT 1 FROM up)");
 	if (st == NULL)
@@ -70,10 +71,11 @@ store_lease_take(struct store *s, struct store_lease *out, const char *name,
 	db_bind_text(st, 2, me, -1);
 	db_bind_int64(st, 3, lease_ms);
 	rc = db_step(st);
-	if (rc == DB_ROW)
+	if (rc == DB_ROW) {
 		fill(out, db_col_int(st, 0), db_col_text(st, 1),
 		    db_col_int64(st, 2), db_col_int64(st, 3));
-	else if (rc != DB_DONE)
+		out->db_ms = db_col_int64(st, 4);
+	} else if (rc != DB_DONE)
 		store_i_dberr(s, "lease");
 	db_finalize(st);
 	return rc == DB_ROW || rc == DB_DONE ? 0 : -1;

@@ -47,6 +47,8 @@ struct store_lease {
 	char holder[STORE_LEASE_HOLDER_MAX]; /* who does ("" nobody) */
 	int64_t held_ms; /* how long its holder has held it */
 	int64_t left_ms; /* until the hold ends (<= 0: it has ended) */
+	int64_t db_ms;   /* the database's clock then, ms since the epoch
+	                    (0: not read, on SQLite) */
 };
 
 /*

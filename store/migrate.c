@@ -12,6 +12,7 @@
 #include "store/leases.h"
 #include "store/mail_commands.h"
 #include "store/mail_skipped.h"
+#include "store/series_pack.h"
 #include "store/series_quota.h"
 #include "store/store.h"
 #include "store/store_int.h"
@@ -875,6 +876,9 @@ static const char *const migrations[] = {
 	 * tree's commits end in the id (migrate_pg.c); SQLite's end in the
 	 * rowid, which is that id: nothing to add. */
 	"",
+	/* v42: an applied series' pack, for every daemon of a database
+	 * (store/series_pack.h). */
+	STORE_SERIES_PACK_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

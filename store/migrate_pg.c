@@ -17,6 +17,7 @@
 #include "store/leases.h"
 #include "store/mail_commands.h"
 #include "store/mail_skipped.h"
+#include "store/series_pack.h"
 #include "store/series_quota.h"
 #include "store/store_int.h"
 
@@ -779,6 +780,13 @@ static const char *const v41[] = {
 	NULL,
 };
 
+/* v42: an applied series' pack, for every daemon of a database
+ * (store/series_pack.h). */
+static const char *const v42[] = {
+	STORE_SERIES_PACK_MIGRATION_PG,
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -794,6 +802,7 @@ static const struct pg_step steps[] = {
 	{ 39, v39 },
 	{ 40, v40 },
 	{ 41, v41 },
+	{ 42, v42 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
@@ -856,5 +865,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 41 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 42 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");

@@ -32,7 +32,15 @@
  * upload the daemon acknowledged (201, or 200 {"stored": false} for a
  * retry of one it had stored before it died) is appended to
  * ACKDIR/rN.acks as "JOB INDEX", and every job whose finish was
- * answered 200 to ACKDIR/rN.done as "JOB".
+ * answered 200 to ACKDIR/rN.done as "JOB".  ACKDIR/rN.claims has each
+ * claim answered, "JOB ATTEMPT", and "cut" for a claim whose answer was
+ * lost with its daemon (the daemon may have leased a job for it, which
+ * it hands back to the claim sent again); ACKDIR/rN.lost each lease
+ * the runner lost although it lived: "JOB upload" (an upload answered
+ * 409), "JOB finish" (a finish sent once answered 409) or "JOB
+ * heartbeat" (a heartbeat answered cancel); ACKDIR/rN.left the job it
+ * held when the load ended.  The load ends after SECONDS, or
+ * once ACKDIR/stop exists.
  *
  * PORT may list several daemons of one database, "P1,P2,...": runner n
  * talks to the (n % count)th first, and when a request finds its daemon
@@ -450,18 +458,33 @@ fleet_run(struct conn *c, double *hb, long job, double ms)
 	}
 }
 
+/* --crash: ACKDIR/stop, which ends the load before SECONDS are up. */
+static char stop_path[1024];
+
+/* The load's time is up, or (--crash) it was told to stop. */
+static int
+fleet_over(void)
+{
+	return now_ms() >= fleet_end ||
+	    (stop_path[0] != '\0' && access(stop_path, F_OK) == 0);
+}
+
 /*
  * --crash: request() again on a new connection (re-registered), to the
  * next daemon of PORT's list, until one answers, or the time is up (-1).
  */
 static int
-crash_request(struct conn *c, int n, const char *path, const char *body)
+crash_request_cut(
+    struct conn *c, int n, const char *path, const char *body, int *cut)
 {
 	char reg[64];
 	int st;
 
 	while ((st = request(c, path, body)) == -1) {
-		if (now_ms() >= fleet_end)
+		/* Sent, maybe done, its answer lost with the daemon. */
+		if (cut != NULL)
+			*cut = 1;
+		if (fleet_over())
 			return -1;
 		close(c->fd);
 		c->at = (c->at + 1) % nports;
@@ -473,6 +496,35 @@ crash_request(struct conn *c, int n, const char *path, const char *body)
 	return st;
 }
 
+static int
+crash_request(struct conn *c, int n, const char *path, const char *body)
+{
+	return crash_request_cut(c, n, path, body, NULL);
+}
+
+/* ACKDIR/rN.NAME, for writing. */
+static FILE *
+crash_file(int n, const char *name)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/r%d.%s", crash_dir, n, name);
+	if ((f = fopen(path, "w")) == NULL) {
+		perror(path);
+		exit(1);
+	}
+	return f;
+}
+
+/* A heartbeat's answer that the job's lease is gone. */
+static int
+lease_cancelled(const char *body)
+{
+	return strstr(body, "\"cancel\": true") != NULL ||
+	    strstr(body, "\"cancel\":true") != NULL;
+}
+
 static void *
 crash_runner(void *arg)
 {
@@ -482,19 +534,14 @@ crash_runner(void *arg)
 	double hb = now_ms();
 	long job, runs, i;
 	size_t off;
-	int m, st, home = fr->n % nports;
-	FILE *acks, *done;
+	int m, st, cut, home = fr->n % nports;
+	FILE *acks = crash_file(fr->n, "acks"),
+	     *done = crash_file(fr->n, "done");
+	FILE *claims = crash_file(fr->n, "claims"),
+	     *lost = crash_file(fr->n, "lost");
+	FILE *left = crash_file(fr->n, "left");
+	int gone;
 
-	snprintf(ack, sizeof(ack), "%s/r%d.acks", crash_dir, fr->n);
-	if ((acks = fopen(ack, "w")) == NULL) {
-		perror(ack);
-		exit(1);
-	}
-	snprintf(ack, sizeof(ack), "%s/r%d.done", crash_dir, fr->n);
-	if ((done = fopen(ack, "w")) == NULL) {
-		perror(ack);
-		exit(1);
-	}
 	c->at = home;
 	/* Registers, the daemon up or not (crash_request does it again
 	 * on every new connection). */
@@ -504,7 +551,7 @@ crash_runner(void *arg)
 	snprintf(reg, sizeof(reg), "{\"name\":\"r%d\"}", fr->n);
 	if (crash_request(c, fr->n, "/api/v1/runners/register", reg) != 200)
 		goto out;
-	while (now_ms() < fleet_end) {
+	while (!fleet_over()) {
 		double t0;
 
 		/* Back to the first daemon once it listens again (a failed
@@ -512,9 +559,14 @@ crash_runner(void *arg)
 		if (c->at != home && conn_try(c, home) == 0)
 			request(c, "/api/v1/runners/register", reg);
 		t0 = now_ms();
-		st = crash_request(
-		    c, fr->n, "/api/v1/jobs/claim", "{\"wait_s\":1}");
+		cut = 0;
+		st = crash_request_cut(
+		    c, fr->n, "/api/v1/jobs/claim", "{\"wait_s\":1}", &cut);
 		fr->claims++;
+		/* A claim the dead daemon may have leased a job for: the
+		 * daemon hands that job back on this runner's next claim. */
+		if (cut)
+			fprintf(claims, "cut\n");
 		if (st == 204 || st == -1) {
 			fr->empty++;
 			continue;
@@ -527,14 +579,21 @@ crash_runner(void *arg)
 		}
 		job = json_int(c->rbuf, "id");
 		runs = json_int(c->rbuf, "runs");
+		fprintf(claims, "%ld %ld\n", job, json_int(c->rbuf, "attempt"));
 		snprintf(path, sizeof(path), "/api/v1/jobs/%ld/runs", job);
-		for (i = 0; i < runs && now_ms() < fleet_end; i++) {
+		gone = 0;
+		for (i = 0; i < runs && !fleet_over(); i++) {
 			if (now_ms() - hb >= 5000) {
 				snprintf(
 				    ack, sizeof(ack), "{\"job_id\":%ld}", job);
-				crash_request(
+				st = crash_request(
 				    c, fr->n, "/api/v1/runners/heartbeat", ack);
 				hb = now_ms();
+				if (st == 200 && lease_cancelled(c->rbuf)) {
+					fprintf(lost, "%ld heartbeat\n", job);
+					gone = 1;
+					break;
+				}
 			}
 			off = (size_t)snprintf(body, 64 * 1024,
 			    "{\"index\":%ld,\"status\":\"ok\",\"metrics\":[",
@@ -553,19 +612,33 @@ crash_runner(void *arg)
 				fprintf(acks, "%ld %ld\n", job, i);
 				fr->uploads++;
 			} else if (st == 409) {
-				break; /* the lease was lost: claim again */
+				/* The lease was lost although this runner
+				 * lived: claim again. */
+				fprintf(lost, "%ld upload\n", job);
+				gone = 1;
+				break;
 			} else if (st != -1) {
 				fprintf(stderr, "upload %d: %s\n", st, c->rbuf);
 				exit(1);
 			}
 		}
+		/* Left running when the load ended: its lease runs out. */
+		if (i < runs && !gone)
+			fprintf(left, "%ld\n", job);
 		if (i == runs) {
 			snprintf(
 			    path, sizeof(path), "/api/v1/jobs/%ld/finish", job);
-			st = crash_request(
-			    c, fr->n, path, "{\"status\":\"success\"}");
+			cut = 0;
+			st = crash_request_cut(
+			    c, fr->n, path, "{\"status\":\"success\"}", &cut);
 			if (st == 200)
 				fprintf(done, "%ld\n", job);
+			/* 409 to a finish sent once: the lease was gone (sent
+			 * again, the first may have finished it). */
+			if (st == 409 && !cut)
+				fprintf(lost, "%ld finish\n", job);
+			if (st == -1) /* the load ended before its answer */
+				fprintf(left, "%ld\n", job);
 			if (st != 200 && st != 409 && st != -1) {
 				fprintf(stderr, "finish %d: %s\n", st, c->rbuf);
 				exit(1);
@@ -575,6 +648,9 @@ crash_runner(void *arg)
 out:
 	fclose(acks);
 	fclose(done);
+	fclose(claims);
+	fclose(lost);
+	fclose(left);
 	close(c->fd);
 	free(c);
 	free(body);
@@ -719,6 +795,7 @@ main(int argc, char **argv)
 	if (argc == 9 && strcmp(argv[1], "--fleet") == 0 &&
 	    strcmp(argv[2], "--crash") == 0) {
 		crash_dir = argv[3];
+		snprintf(stop_path, sizeof(stop_path), "%s/stop", crash_dir);
 		argv[3] = argv[1]; /* then as --fleet PORT ... */
 		argv += 2;
 		argc -= 2;

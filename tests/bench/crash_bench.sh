@@ -9,6 +9,11 @@
 #   - no pair or job was lost or made twice: the submitted pairs, each
 #     with its two jobs, and no job runs on a lease that outlived the
 #     restarts (the stale leases expire and the jobs are requeued);
+#   - no lease is lost while its runner lives (an upload answered 409,
+#     a heartbeat answered cancel), and no job is claimed twice except
+#     by its own runner when a claim's answer was lost with the killed
+#     daemon (the daemon hands the job back on the runner's next claim;
+#     printed apart, as the jobs claimed more than once);
 #   - every job whose finish was acknowledged was finished once (one
 #     acknowledgement, state success, all its runs stored), and no job
 #     is a success without all its runs;
@@ -126,7 +131,11 @@ want_pairs=$(sql "SELECT count(*) FROM pairs")
 echo "queued: $want_pairs pairs, $(sql "SELECT count(*) FROM jobs") jobs of $job_runs runs${pg:+ on PostgreSQL, daemons A (port $port) and B (port $port_b)}"
 acks=$PW_TMP/acks
 mkdir -p "$acks"
-secs=$((kills * 5 + 15))
+# The load goes on until the last kill's daemon is back (ACKDIR/stop),
+# SECONDS only a bound: kills that wait for a takeover take longer than
+# their pauses, and a fleet that stopped first would leave its jobs'
+# leases to run out while the daemons live.
+secs=$((kills * 40 + 60))
 ports=$port
 [ -n "$pg" ] && ports=$port,$port_b
 "$api_load" --fleet --crash "$acks" "$ports" "$D" "$runners" \
@@ -201,6 +210,7 @@ for ((k = 1; k <= kills; k++)); do
 		bad=1
 	fi
 done
+touch "$acks/stop"
 wait "$load"
 lrc=$?
 cat "$PW_TMP/load.out"
@@ -214,6 +224,18 @@ if [ -z "$pg" ]; then
 fi
 cat "$acks"/*.acks >"$PW_TMP/acks.txt"
 cat "$acks"/*.done >"$PW_TMP/done.txt"
+cat "$acks"/*.lost >"$PW_TMP/lost.txt"
+cat "$acks"/*.left >"$PW_TMP/left.txt"
+# Jobs handed again to the runner that claimed them: its claim's answer
+# was lost with a killed daemon after the job was leased ("cut"), and
+# the claim sent again got the job back (the daemon hands a host the
+# job it holds first) as a further attempt.  That is the one way a job
+# goes out twice here while its runner lives: inherent to a daemon
+# dying between commit and answer.
+for f in "$acks"/*.claims; do
+	awk '$1 == "cut" { cut = 1; next } { if (cut && $2 > 1) print $1; cut = 0 }' "$f"
+done | sort -u >"$PW_TMP/rehanded.txt"
+cut_claims=$(cat "$acks"/*.claims | grep -c '^cut$')
 nack=$(wc -l <"$PW_TMP/acks.txt")
 ndone=$(wc -l <"$PW_TMP/done.txt")
 # Each finish acknowledged once; each upload too (below: a retry is
@@ -222,8 +244,12 @@ dup_done=$(sort "$PW_TMP/done.txt" | uniq -d | wc -l)
 if [ -n "$pg" ]; then
 	import="CREATE TEMP TABLE acks (job BIGINT, idx BIGINT);
 CREATE TEMP TABLE done (job BIGINT);
+CREATE TEMP TABLE rehanded (job BIGINT);
+CREATE TEMP TABLE left_running (job BIGINT);
 \\copy acks FROM '$PW_TMP/acks.txt' WITH (DELIMITER ' ')
-\\copy done FROM '$PW_TMP/done.txt'"
+\\copy done FROM '$PW_TMP/done.txt'
+\\copy rehanded FROM '$PW_TMP/rehanded.txt'
+\\copy left_running FROM '$PW_TMP/left.txt'"
 	run_sql() {
 		PGOPTIONS='-c client_min_messages=warning' \
 		    "$(pg_bindir)/psql" -X -A -t -q -v ON_ERROR_STOP=1 "$PW_DB"
@@ -231,10 +257,14 @@ CREATE TEMP TABLE done (job BIGINT);
 else
 	import="CREATE TEMP TABLE acks (job INTEGER, idx INTEGER);
 CREATE TEMP TABLE done (job INTEGER);
+CREATE TEMP TABLE rehanded (job INTEGER);
+CREATE TEMP TABLE left_running (job INTEGER);
 .mode csv
 .separator \" \"
 .import $PW_TMP/acks.txt acks
 .import $PW_TMP/done.txt done
+.import $PW_TMP/rehanded.txt rehanded
+.import $PW_TMP/left.txt left_running
 .mode list"
 	run_sql() { sqlite3 "$PW_DB"; }
 fi
@@ -255,6 +285,12 @@ SELECT 'acked_twice', count(*) FROM (SELECT job, idx FROM acks
   WHERE job NOT IN (SELECT id FROM requeued)
   GROUP BY job, idx HAVING count(*) > 1) t;
 SELECT 'requeued', count(*) FROM requeued;
+-- Claimed again other than by its own runner after a lost answer, and
+-- not left by the load's end: a lease that expired or went to another
+-- runner while its runner lived.
+SELECT 'requeued_live', count(*) FROM requeued
+  WHERE id NOT IN (SELECT job FROM rehanded)
+    AND id NOT IN (SELECT job FROM left_running);
 SELECT 'half', count(*) FROM runs r
   WHERE (SELECT count(*) FROM metrics m WHERE m.run_id = r.id) <> $metrics;
 SELECT 'twice', count(*) FROM (SELECT job_id, idx FROM runs GROUP BY job_id, idx HAVING count(*) > 1) t;
@@ -278,7 +314,9 @@ SELECT 'stored', count(*) FROM runs;
 SELECT 'verdicts', count(DISTINCT pair_id) FROM comparisons;
 SQL
 val() { awk -v k="$1" -F'|' '$1 == k {print $2}' "$PW_TMP/check.txt"; }
-echo "acknowledged uploads: $nack; stored runs: $(val stored); jobs requeued after a lost lease: $(val requeued); finishes acknowledged: $ndone, jobs finished: $(val finished); pairs with a verdict: $(val verdicts); restarts: ${#restart_ms[@]} (ms to listen: ${restart_ms[*]})"
+nlost=$(wc -l <"$PW_TMP/lost.txt")
+echo "jobs claimed more than once: $(val requeued): $(wc -l <"$PW_TMP/rehanded.txt") handed back to their runner after a claim answer lost with a daemon ($cut_claims claims cut off), $(val requeued_live) requeued while their runner lived; leases lost by a live runner: $nlost; jobs left running when the load stopped: $(wc -l <"$PW_TMP/left.txt")"
+echo "acknowledged uploads: $nack; stored runs: $(val stored); finishes acknowledged: $ndone, jobs finished: $(val finished); pairs with a verdict: $(val verdicts); restarts: ${#restart_ms[@]} (ms to listen: ${restart_ms[*]})"
 [ -n "$pg" ] && echo "kills of the lease holder: $holder_kills of $kills; ms until the survivor held every worker lease: ${takeover_ms[*]}"
 verify() { # verify NAME OK-TEST-RESULT MESSAGE
 	if [ "$2" = 0 ]; then
@@ -293,7 +331,9 @@ verify uploads_acknowledged $? "no upload was acknowledged: nothing was checked"
 [ "$ndone" -gt 0 ]
 verify finishes_acknowledged $? "no finish was acknowledged: nothing was checked"
 verify finished_once "$dup_done" "$dup_done jobs acknowledged finished twice"
-for k in missing acked_twice half twice pairs_without_jobs jobs_over_max queue_counts_wrong finished_not_success success_short; do
+[ "$nlost" = 0 ]
+verify leases_kept_by_live_runners $? "$nlost leases lost by runners that lived (409 or cancel): $(head -5 "$PW_TMP/lost.txt" | tr '\n' ' ')"
+for k in requeued_live missing acked_twice half twice pairs_without_jobs jobs_over_max queue_counts_wrong finished_not_success success_short; do
 	v=$(val $k)
 	verify "$k" "${v:-none}" "${v:-no answer}"
 done

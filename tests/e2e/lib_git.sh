@@ -79,6 +79,34 @@ b = {x["branch"]: x for x in t["branches"]}
 print(eval(sys.argv[2]))' "$PW_TMP/trees.json" "$1" 2>/dev/null
 }
 
+# series_upload TREE SRC BASE NAME FILE TEXT: a one-patch series on
+# BASE writing TEXT to FILE, made in a clone of SRC of its own (the
+# upstream never holds it), uploaded for TREE through $PW_URL (needs
+# lib_runner.sh's pw_admin) and waited for until applied; its tip in
+# $TIP.  1 (after a fail) when it was not applied.
+series_applied() {
+	[ "$(sql "SELECT state FROM series ORDER BY id DESC LIMIT 1")" = applied ]
+}
+series_upload() {
+	local w=$PW_TMP/$4
+	TIP=
+	git clone -q "$2" "$w"
+	printf '%s\n' "$6" >"$w/$5"
+	g "$w" add -A
+	g "$w" commit -qm "app: $4"
+	g "$w" format-patch -q --base="$3" -o "$PW_TMP/$4.out" "$3..HEAD"
+	if ! pw_admin series upload --tree "$1" "$PW_TMP/$4.out"/*.patch >"$PW_TMP/$4.up" 2>&1; then
+		fail "$4_upload" "$(cat "$PW_TMP/$4.up")"
+		return 1
+	fi
+	if ! wait_until 30 series_applied; then
+		fail "$4_applied" "$(sql "SELECT state, error FROM series")"
+		return 1
+	fi
+	TIP=$(sql "SELECT c.sha FROM series se JOIN commits c ON c.id = se.commit_id
+	    ORDER BY se.id DESC LIMIT 1")
+}
+
 pw_tip_is() {
 	[ "$(tree_field "b['$1']['tip']")" = "$2" ]
 }

@@ -59,30 +59,6 @@ sed -i "s|^server: .*|server: http://127.0.0.1:$(cat "$PW_TMP/proxy/port")|" \
     "$PW_TMP/r1/runner.yaml"
 start_runner r1
 
-# series NAME FILE TEXT: a one-patch series on c1 (made in a clone of its
-# own, so the upstream never holds it), uploaded; its tip in $TIP.
-last_applied() {
-	[ "$(sql "SELECT state FROM series ORDER BY id DESC LIMIT 1")" = applied ]
-}
-series() {
-	local w=$PW_TMP/$1
-	TIP=
-	git clone -q "$SRC" "$w"
-	printf '%s\n' "$3" >"$w/$2"
-	g "$w" add -A
-	g "$w" commit -qm "app: $1"
-	g "$w" format-patch -q --base="$c1" -o "$PW_TMP/$1.out" "$c1..HEAD"
-	if ! pw_admin series upload --tree app "$PW_TMP/$1.out"/*.patch >"$PW_TMP/$1.up" 2>&1; then
-		fail "$1_upload" "$(cat "$PW_TMP/$1.up")"
-		return 1
-	fi
-	if ! wait_until 30 last_applied; then
-		fail "$1_applied" "$(sql "SELECT state, error FROM series")"
-		return 1
-	fi
-	TIP=$(sql "SELECT c.sha FROM series se JOIN commits c ON c.id = se.commit_id
-	    ORDER BY se.id DESC LIMIT 1")
-}
 cand_job() {	# cand_job SHA: the candidate job measuring SHA
 	sql "SELECT j.id FROM jobs j JOIN commits c ON c.id = j.commit_id
 	    WHERE c.sha = '$1' AND j.role = 'candidate'"
@@ -90,7 +66,7 @@ cand_job() {	# cand_job SHA: the candidate job measuring SHA
 job_is() { [ "$(job_state "$1")" = "$2" ]; }
 
 # ---- 1. a damaged pack ----
-series small s1 "a small change"
+series_upload app "$SRC" "$c1" small s1 "a small change"
 tipa=$TIP
 ja=$(cand_job "$tipa")
 if [ -n "$ja" ] && wait_until 60 job_is "$ja" failed; then
@@ -192,7 +168,7 @@ fi
 # ---- 4. over http.max_pack ----
 # 16 KiB of incompressible text: its pack cannot fit in 4K.
 big=$(head -c 12288 /dev/urandom | base64 -w 0)
-series large big.txt "$big"
+series_upload app "$SRC" "$c1" large big.txt "$big"
 tipb=$TIP
 code=$(pack "$tipb?have=$c1")
 [ "$code" = 413 ] && errtext | grep -q "larger than 4096 bytes (http.max_pack)" &&

@@ -42,6 +42,12 @@ TEST(test_store_leases__one_holder_at_a_time)
 	ASSERT(store_lease_take(a, &le, "watch", "A", 60000) == 0);
 	ASSERT(le.held && strcmp(le.holder, "A") == 0);
 	ASSERT(le.left_ms > 59000 && le.left_ms <= 60000);
+	/* The database's clock (the server here runs on this host): what
+	 * the job leases go by. */
+	if (test_store_pg())
+		ASSERT(llabs(le.db_ms - (int64_t)time(NULL) * 1000) < 5000);
+	else
+		ASSERT(le.db_ms == 0);
 	if (!test_store_pg()) {
 		ASSERT(store_lease_take(b, &le, "watch", "B", 60000) == 0);
 		ASSERT(le.held);

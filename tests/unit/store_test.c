@@ -21,6 +21,7 @@
 #include "store/pairs.h"
 #include "store/runs.h"
 #include "store/series.h"
+#include "store/series_pack.h"
 #include "store/store.h"
 #include "store/watch.h"
 #include "tests/unit/test.h"
@@ -784,6 +785,56 @@ TEST(test_sched__long_poll_times_out_then_claims)
 	store_close(s);
 }
 
+/*
+ * Job leases go by the database's clock, here this host's + 100 s, as
+ * the leases' keeper measures it (sched_clock_set): a lease stamped by
+ * one daemon set to it is not expired by another set to it, and ends
+ * by that clock.  One stamped by a host's own clock, 100 s behind, is
+ * put back at once.
+ */
+TEST(test_sched__leases_go_by_the_database_clock)
+{
+	struct store *s = open_new();
+	struct sched *a = sched_new(15, 0), *b = sched_new(15, 0);
+	struct sched *own = sched_new(15, 0);
+	struct store_claimed c, c2;
+	int64_t h, h2, exp = 0, runs = 0, now;
+	int n = -1;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	h2 = host(s, "h2", "[]");
+	/* Two pairs: a pair's jobs go to one host. */
+	ASSERT(store_pair_create(s, NULL, NULL, NULL, "j", "", &job_base,
+	           &job_cand, 10) == 0);
+	ASSERT(store_pair_create(s, NULL, NULL, NULL, "j", "p2", &job_base,
+	           &job_cand, 10) == 0);
+	now = sched_now_s(own);
+	sched_clock_set(a, 100000);
+	sched_clock_set(b, 100000);
+	ASSERT(sched_now_s(a) - now >= 99 && sched_now_s(a) - now <= 101);
+	ASSERT(sched_claim(a, s, &c, h) == 0);
+	ASSERT(sched_heartbeat(a, s, &exp, &runs, h, c.job_id, NULL) == 0);
+	ASSERT(exp >= now + 100 + 14 && exp <= now + 100 + 16);
+	ASSERT(sched_requeue(b, s, &n) == 0);
+	ASSERT_INTEQ(n, 0);
+	/* Stamped by a host's own clock: expired by the database's. */
+	ASSERT(sched_claim(own, s, &c2, h2) == 0);
+	ASSERT(c2.job_id != c.job_id);
+	ASSERT(sched_requeue(b, s, &n) == 0);
+	ASSERT_INTEQ(n, 1);
+	/* 20 s on by the database's clock, the first has ended too. */
+	sched_clock_set(b, 120000);
+	ASSERT(sched_requeue(b, s, &n) == 0);
+	ASSERT_INTEQ(n, 1);
+	store_claimed_release(&c);
+	store_claimed_release(&c2);
+	sched_free(a);
+	sched_free(b);
+	sched_free(own);
+	store_close(s);
+}
+
 /* ---- watch & triggers ---- */
 
 static const char SHA_A[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -1399,6 +1450,38 @@ TEST(test_store__series_v6)
 		    ERR_NOTFOUND);
 		ASSERT(strstr(store_errmsg(s), "not a series commit") != NULL);
 		store_errclear(s);
+	}
+	/* The series' kept pack: bytes as put (a NUL among them), by the
+	 * series' ref; one too large to keep; a buffer too small. */
+	{
+		static const char pk[] = "PACK\0\0\0\2\xff";
+		struct buf b = BUF_INIT(64), small = BUF_INIT(4);
+		size_t commits = 9, bytes = 9;
+
+		ASSERT_INTEQ(store_series_pack_get(s, &b, &commits, &bytes,
+		                 "refs/perfwatch/series/1"),
+		    ERR_NOTFOUND);
+		store_errclear(s);
+		ASSERT(store_series_pack_put(s, id,
+		           "2222222222222222222222222222222222222222", 2, pk,
+		           sizeof(pk)) == 0);
+		ASSERT(store_series_pack_get(s, &b, &commits, &bytes,
+		           "refs/perfwatch/series/1") == 0);
+		ASSERT(b.len == sizeof(pk) && memcmp(b.data, pk, b.len) == 0);
+		ASSERT(commits == 2 && bytes == sizeof(pk));
+		ASSERT_INTEQ(store_series_pack_get(s, &small, &commits, &bytes,
+		                 "refs/perfwatch/series/1"),
+		    ERR_TOOBIG);
+		store_errclear(s);
+		ASSERT(store_series_pack_put(s, id,
+		           "2222222222222222222222222222222222222222", 2, NULL,
+		           70000) == 0);
+		buf_reset(&b);
+		ASSERT(store_series_pack_get(s, &b, &commits, &bytes,
+		           "refs/perfwatch/series/1") == 0);
+		ASSERT(b.len == 0 && bytes == 70000);
+		buf_release(&b);
+		buf_release(&small);
 	}
 	ASSERT(store_series_get(s, &se, id) == 0);
 	ASSERT_INTEQ(se.npatches, 2);
