@@ -18,13 +18,15 @@
 struct store;
 
 /* The migration step: SQLite's, then PostgreSQL's.  pack is NULL when
- * the series was larger than http.max_pack (bytes says how large). */
+ * the series was larger than http.max_pack (bytes says how large); a
+ * pack is read by its series' ref (series_ref). */
 #define STORE_SERIES_PACK_TABLE(INT, BLOB)                      \
 	"CREATE TABLE series_packs ("                           \
 	"  series_id " INT " PRIMARY KEY REFERENCES series(id)" \
 	"   ON DELETE CASCADE,"                                 \
 	"  tip TEXT NOT NULL, commits " INT " NOT NULL,"        \
-	"  bytes " INT " NOT NULL, pack " BLOB ");"
+	"  bytes " INT " NOT NULL, pack " BLOB ");"             \
+	"CREATE INDEX series_ref ON series(ref) WHERE ref IS NOT NULL;"
 #define STORE_SERIES_PACK_MIGRATION STORE_SERIES_PACK_TABLE("INTEGER", "BLOB")
 #define STORE_SERIES_PACK_MIGRATION_PG \
 	STORE_SERIES_PACK_TABLE("BIGINT", "BYTEA")
