@@ -19,4 +19,4 @@ if [ -z "${PW_TEST_PG:-}" ]; then
 	exit 0
 fi
 top=$(cd "$(dirname "$0")/../.." && pwd)
-SUBMITS=${SUBMITS:-5} RUNS=${RUNS:-20} exec bash "$top/tests/bench/crash_bench.sh" 200 10 2
+SUBMITS=${SUBMITS:-12} RUNS=${RUNS:-20} exec bash "$top/tests/bench/crash_bench.sh" 200 10 2
