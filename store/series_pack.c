@@ -58,10 +58,8 @@ store_series_pack_get(struct store *s, struct buf *out, size_t *out_commits,
 		if (db_col_type(st, 2) != DB_NULL) {
 			size_t n = (size_t)db_col_bytes(st, 2);
 
-			if (n > out->max)
-				r = err_setc(&s->err, ERR_TOOBIG,
-				    "the pack of %s is %zu bytes", ref, n);
-			else if (buf_add(out, db_col_blob(st, 2), n) != 0)
+			if (n > out->max ||
+			    buf_add(out, db_col_blob(st, 2), n) != 0)
 				r = err_setc(&s->err, ERR_TOOBIG,
 				    "the pack of %s is %zu bytes", ref, n);
 		}
