@@ -16,29 +16,6 @@
 #include "common/xalloc.h"
 
 int
-cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	if (strncmp(a, name, n) != 0)
-		return 0;
-	if (a[n] == '=') {
-		*val = a + n + 1;
-		return 1;
-	}
-	if (a[n] != '\0')
-		return 0;
-	if (*i + 1 >= argc) {
-		fprintf(
-		    stderr, "perfwatch %s: %s needs a value\n", argv[0], name);
-		return -1;
-	}
-	*val = argv[++*i];
-	return 1;
-}
-
-int
 cli_int_arg(int64_t *out, const char *cmd, const char *name, const char *s,
     int64_t min, int64_t max)
 {

@@ -26,12 +26,6 @@ const char *cli_token_file(const char *flag);
 #include "common/buf.h"
 #include "common/json.h"
 
-/*
- * Matches argv[*i] against "--name VALUE" or "--name=VALUE": 1 with *val
- * (advancing *i past a separate value), 0 when it is another argument,
- * -1 (message printed) when the value is missing.
- */
-int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 /* Parses an integer option in [min, max]; -1 with a message printed. */
 int cli_int_arg(int64_t *out, const char *cmd, const char *name, const char *s,
     int64_t min, int64_t max);

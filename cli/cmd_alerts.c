@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
 
@@ -29,27 +30,15 @@ cmd_alerts(int argc, char **argv)
 	struct cli_table t;
 	struct buf path = BUF_INIT(CAP_LINE);
 	json_t *reply = NULL, *a;
-	int i, r, json = 0, rc = 2;
+	int npos, json = 0, rc = 2;
 	size_t k;
+	const struct opt_spec spec[] = { OPT_API(&server, &token_file, &json),
+		OPT_VAL("state", &state), OPT_VAL("commit", &commit), OPT_END };
 
 	memset(&api, 0, sizeof(api));
-	for (i = 1; i < argc; i++) {
-		if ((r = cli_opt(argc, argv, &i, "--server", &server)) ||
-		    (r = cli_opt(
-		         argc, argv, &i, "--token-file", &token_file)) ||
-		    (r = cli_opt(argc, argv, &i, "--state", &state)) ||
-		    (r = cli_opt(argc, argv, &i, "--commit", &commit))) {
-			if (r < 0)
-				goto out;
-		} else if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else {
-			fprintf(stderr,
-			    "perfwatch alerts: unknown argument '%s'\n",
-			    argv[i]);
-			rc = alerts_usage();
-			goto out;
-		}
+	if (opt_parse("alerts", argc, argv, spec, NULL, 0, &npos) != 0) {
+		rc = alerts_usage();
+		goto out;
 	}
 	if ((state &&
 	        strspn(state, "abcdefghijklmnopqrstuvwxyz") != strlen(state)) ||

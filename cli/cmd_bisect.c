@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
 
@@ -99,32 +100,20 @@ cmd_bisect(int argc, char **argv)
 	struct buf path = BUF_INIT(CAP_LINE), body = BUF_INIT(CAP_LINE);
 	json_t *reply = NULL, *x;
 	int64_t id = 0;
-	int i, r, json = 0, rc = 2;
+	const char *pos[2] = { NULL, NULL };
+	int npos, json = 0, rc = 2;
 	size_t k;
+	const struct opt_spec spec[] = { OPT_API(&server, &token_file, &json),
+		OPT_VAL("regression", &reg), OPT_VAL("change-point", &cp),
+		OPT_END };
 
 	memset(&api, 0, sizeof(api));
-	for (i = 1; i < argc; i++) {
-		if ((r = cli_opt(argc, argv, &i, "--server", &server)) ||
-		    (r = cli_opt(
-		         argc, argv, &i, "--token-file", &token_file)) ||
-		    (r = cli_opt(argc, argv, &i, "--regression", &reg)) ||
-		    (r = cli_opt(argc, argv, &i, "--change-point", &cp))) {
-			if (r < 0)
-				goto out;
-		} else if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (verb == NULL)
-			verb = argv[i];
-		else if (arg == NULL)
-			arg = argv[i];
-		else {
-			fprintf(stderr,
-			    "perfwatch bisect: unknown argument '%s'\n",
-			    argv[i]);
-			rc = bisect_usage();
-			goto out;
-		}
+	if (opt_parse("bisect", argc, argv, spec, pos, 2, &npos) != 0) {
+		rc = bisect_usage();
+		goto out;
 	}
+	verb = pos[0];
+	arg = pos[1];
 	if (verb == NULL) {
 		rc = bisect_usage();
 		goto out;

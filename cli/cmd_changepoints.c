@@ -98,33 +98,18 @@ cmd_changepoints(int argc, char **argv)
 	struct analysis_cp_opts o;
 	struct analysis_cps c;
 	struct err e = { 0 };
-	const char *path = NULL, *val;
-	int json = 0, better = ANALYSIS_HIGHER, i, k;
+	const char *path = NULL, *bval = NULL;
+	int json = 0, better = ANALYSIS_HIGHER, npos;
 	struct runfile_metric *m;
+	const struct opt_spec spec[] = { OPT_FLAG("json", &json),
+		OPT_VAL("better", &bval), OPT_END };
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--json") == 0) {
-			json = 1;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			printf("%s", CP_USAGE);
-			return 0;
-		} else if ((k = opt_value(argc, argv, &i, "--better", &val)) !=
-		    0) {
-			if (k < 0 || opt_better(&better, val) != 0)
-				return usage_err(
-				    "--better takes higher or lower");
-		} else if (strcmp(a, "--") == 0 && i + 1 < argc && !path) {
-			path = argv[++i];
-		} else if (a[0] == '-' && a[1] != '\0') {
-			return usage_err("unknown option '%s'", a);
-		} else if (path != NULL) {
-			return usage_err("one FILE only: '%s'", a);
-		} else {
-			path = a;
-		}
+	if (opt_parse("changepoints", argc, argv, spec, &path, 1, &npos) != 0) {
+		fputs(CP_USAGE, stderr);
+		return 2;
 	}
+	if (bval != NULL && opt_better(&better, bval) != 0)
+		return usage_err("--better takes higher or lower");
 	if (path == NULL)
 		return usage_err("need a FILE");
 	if (runfile_load(&rf, path, 1, &e) != 0) {

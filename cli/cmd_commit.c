@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
 
@@ -59,28 +60,15 @@ cmd_commit(int argc, char **argv)
 	struct buf line = BUF_INIT(CAP_LINE);
 	json_t *reply = NULL, *c, *se, *r;
 	char *path = NULL, *f;
-	int i, k, json = 0, exit_code = 0, rc = 2, regressed = 0;
+	int npos, json = 0, exit_code = 0, rc = 2, regressed = 0;
 	size_t n;
+	const struct opt_spec spec[] = { OPT_API(&server, &token_file, &json),
+		OPT_FLAG("exit-code", &exit_code), OPT_END };
 
 	memset(&api, 0, sizeof(api));
-	for (i = 1; i < argc; i++) {
-		if ((k = cli_opt(argc, argv, &i, "--server", &server)) ||
-		    (k = cli_opt(
-		         argc, argv, &i, "--token-file", &token_file))) {
-			if (k < 0)
-				goto out;
-		} else if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--exit-code") == 0)
-			exit_code = 1;
-		else if (argv[i][0] != '-' && sha == NULL)
-			sha = argv[i];
-		else {
-			fprintf(stderr,
-			    "perfwatch commit: unknown argument '%s'\n%s",
-			    argv[i], usage);
-			goto out;
-		}
+	if (opt_parse("commit", argc, argv, spec, &sha, 1, &npos) != 0) {
+		fputs(usage, stderr);
+		goto out;
 	}
 	if (sha == NULL || !is_sha(sha)) {
 		fprintf(stderr, "perfwatch commit: %s%s\n%s",

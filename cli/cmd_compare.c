@@ -147,63 +147,29 @@ cmd_compare(int argc, char **argv)
 	struct analysis_opts o;
 	struct err e = { 0 };
 	struct row *rows = NULL;
-	const char *files[2] = { NULL, NULL }, *hist_path = NULL, *val;
-	int json = 0, exit_code = 0, better = 0, i, k, nfiles = 0, rc = 1;
+	const char *files[2] = { NULL, NULL }, *hist_path = NULL;
+	const char *bval = NULL, *eval = NULL, *aval = NULL;
+	int json = 0, exit_code = 0, better = 0, nfiles = 0, rc = 1;
 	double min_effect = 1.0, alpha = 0.01;
 	size_t n = 0, j;
+	const struct opt_spec spec[] = { OPT_FLAG("json", &json),
+		OPT_FLAG("exit-code", &exit_code), OPT_VAL("better", &bval),
+		OPT_VAL("min-effect", &eval), OPT_VAL("alpha", &aval),
+		OPT_VAL("history", &hist_path), OPT_END };
 
 	memset(&hist, 0, sizeof(hist));
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--") == 0) {
-			for (i++; i < argc; i++) {
-				if (nfiles == 2)
-					return usage_err(
-					    "too many files: '%s'", argv[i]);
-				files[nfiles++] = argv[i];
-			}
-			break;
-		}
-		if (strcmp(a, "--json") == 0) {
-			json = 1;
-		} else if (strcmp(a, "--exit-code") == 0) {
-			exit_code = 1;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			printf("%s", COMPARE_USAGE);
-			return 0;
-		} else if ((k = opt_value(argc, argv, &i, "--better", &val)) !=
-		    0) {
-			if (k < 0 || opt_better(&better, val) != 0)
-				return usage_err(
-				    "--better takes higher or lower");
-		} else if ((k = opt_value(
-		                argc, argv, &i, "--min-effect", &val)) != 0) {
-			if (k < 0 ||
-			    opt_number(&min_effect, val, 0, 100, 1) != 0)
-				return usage_err("--min-effect takes a "
-				                 "percentage in (0, 100): "
-				                 "'%s'",
-				    k < 0 ? "" : val);
-		} else if ((k = opt_value(argc, argv, &i, "--alpha", &val)) !=
-		    0) {
-			if (k < 0 || opt_number(&alpha, val, 0, 0.5, 0) != 0)
-				return usage_err("--alpha takes a number in "
-				                 "(0, 0.5): '%s'",
-				    k < 0 ? "" : val);
-		} else if ((k = opt_value(argc, argv, &i, "--history", &val)) !=
-		    0) {
-			if (k < 0)
-				return usage_err("--history takes a file");
-			hist_path = val;
-		} else if (a[0] == '-' && a[1] != '\0') {
-			return usage_err("unknown option '%s'", a);
-		} else {
-			if (nfiles == 2)
-				return usage_err("too many files: '%s'", a);
-			files[nfiles++] = a;
-		}
+	if (opt_parse("compare", argc, argv, spec, files, 2, &nfiles) != 0) {
+		fputs(COMPARE_USAGE, stderr);
+		return 2;
 	}
+	if (bval != NULL && opt_better(&better, bval) != 0)
+		return usage_err("--better takes higher or lower");
+	if (eval != NULL && opt_number(&min_effect, eval, 0, 100, 1) != 0)
+		return usage_err(
+		    "--min-effect takes a percentage in (0, 100): '%s'", eval);
+	if (aval != NULL && opt_number(&alpha, aval, 0, 0.5, 0) != 0)
+		return usage_err(
+		    "--alpha takes a number in (0, 0.5): '%s'", aval);
 	if (nfiles != 2)
 		return usage_err("need BASE and CAND files");
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
 
@@ -281,33 +282,25 @@ cmd_jobs(int argc, char **argv)
 	struct cli_api api;
 	json_t *reply = NULL;
 	int64_t limit = 0, id = 0;
-	int i, r, json = 0, show = 0, rc = 2;
+	const char *pos[2] = { NULL, NULL };
+	int npos, json = 0, show = 0, rc = 2;
+	const struct opt_spec spec[] = { OPT_API(&server, &token_file, &json),
+		OPT_VAL("state", &state), OPT_VAL("limit", &limit_s),
+		OPT_VAL("cursor", &cursor), OPT_END };
 
 	memset(&api, 0, sizeof(api));
-	for (i = 1; i < argc; i++) {
-		if ((r = cli_opt(argc, argv, &i, "--server", &server)) ||
-		    (r = cli_opt(
-		         argc, argv, &i, "--token-file", &token_file)) ||
-		    (r = cli_opt(argc, argv, &i, "--state", &state)) ||
-		    (r = cli_opt(argc, argv, &i, "--limit", &limit_s)) ||
-		    (r = cli_opt(argc, argv, &i, "--cursor", &cursor))) {
-			if (r < 0)
-				goto out;
-		} else if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (i == 1 && strcmp(argv[i], "show") == 0)
-			show = 1;
-		else if (show && id_s == NULL && argv[i][0] != '-')
-			id_s = argv[i];
-		else {
-			fprintf(stderr,
-			    "perfwatch jobs: unknown argument "
-			    "'%s'\n",
-			    argv[i]);
-			rc = jobs_usage();
-			goto out;
-		}
+	if (opt_parse("jobs", argc, argv, spec, pos, 2, &npos) != 0) {
+		rc = jobs_usage();
+		goto out;
 	}
+	if (npos > 0 && strcmp(pos[0], "show") != 0) {
+		fprintf(
+		    stderr, "perfwatch jobs: unknown argument '%s'\n", pos[0]);
+		rc = jobs_usage();
+		goto out;
+	}
+	show = npos > 0;
+	id_s = pos[1];
 	if (show) {
 		if (id_s == NULL || state || limit_s || cursor) {
 			rc = jobs_usage();

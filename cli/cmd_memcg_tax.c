@@ -17,6 +17,7 @@
 #include "analysis/analysis.h"
 #include "analysis/memcg_tax.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
 
@@ -188,25 +189,21 @@ cmd_memcg_tax(int argc, char **argv)
 	struct err e = { 0 };
 	size_t npts = 0, nres = 0, nids = 0, i, k, *nruns = NULL;
 	int64_t *ids = xcalloc((size_t)argc + 1, sizeof(int64_t));
-	int json = 0, r, rc = 2, a;
+	const char **pos = xcalloc((size_t)argc + 1, sizeof(*pos));
+	int json = 0, rc = 2, npos, a;
 	json_t *out = NULL;
+	const struct opt_spec spec[] = { OPT_API(&server, &token_file, &json),
+		OPT_END };
 
 	memset(&api, 0, sizeof(api));
-	for (a = 1; a < argc; a++) {
-		if ((r = cli_opt(argc, argv, &a, "--server", &server)) ||
-		    (r = cli_opt(
-		         argc, argv, &a, "--token-file", &token_file))) {
-			if (r < 0)
-				goto out;
-		} else if (strcmp(argv[a], "--json") == 0)
-			json = 1;
-		else if (argv[a][0] == '-') {
-			rc = usage();
-			goto out;
-		} else if (cli_int_arg(&ids[nids++], "memcg-tax", "JOB_ID",
-		               argv[a], 1, INT64_MAX) != 0)
-			goto out;
+	if (opt_parse("memcg-tax", argc, argv, spec, pos, argc, &npos) != 0) {
+		rc = usage();
+		goto out;
 	}
+	for (a = 0; a < npos; a++)
+		if (cli_int_arg(&ids[nids++], "memcg-tax", "JOB_ID", pos[a], 1,
+		        INT64_MAX) != 0)
+			goto out;
 	if (nids == 0) {
 		rc = usage();
 		goto out;
@@ -309,6 +306,7 @@ out:
 		point_free(&pts[i]);
 	free(pts);
 	free(ids);
+	free(pos);
 	cli_api_close(&api);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "common/caps.h"
 #include "common/files.h"
 #include "common/xalloc.h"
@@ -74,29 +75,16 @@ upload(int argc, char **argv)
 	struct buf mbox = BUF_INIT(CAP_HTTP_BODY), path = BUF_INIT(CAP_LINE);
 	struct cli_api api;
 	json_t *reply = NULL, *v;
-	int i, r, json = 0, rc = 2;
+	int npos, json = 0, rc = 2;
 	size_t k;
+	const struct opt_spec spec[] = { OPT_API(&server, &token_file, &json),
+		OPT_VAL("tree", &tree), OPT_VAL("branch", &branch), OPT_END };
 
 	memset(&api, 0, sizeof(api));
-	for (i = 2; i < argc; i++) {
-		if ((r = cli_opt(argc, argv, &i, "--server", &server)) ||
-		    (r = cli_opt(
-		         argc, argv, &i, "--token-file", &token_file)) ||
-		    (r = cli_opt(argc, argv, &i, "--tree", &tree)) ||
-		    (r = cli_opt(argc, argv, &i, "--branch", &branch))) {
-			if (r < 0)
-				goto out;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			json = 1;
-		} else if (argv[i][0] != '-' && file == NULL) {
-			file = argv[i];
-		} else {
-			fprintf(stderr,
-			    "perfwatch series: unknown argument '%s'\n",
-			    argv[i]);
-			rc = series_usage();
-			goto out;
-		}
+	if (opt_parse("series", argc - 1, argv + 1, spec, &file, 1, &npos) !=
+	    0) {
+		rc = series_usage();
+		goto out;
 	}
 	if (file == NULL) {
 		rc = series_usage();
@@ -162,22 +150,15 @@ read_cmd(int argc, char **argv, const char *numopt, int64_t dflt, int64_t lo,
 	json_t *reply = NULL;
 	struct buf url = BUF_INIT(128);
 	int64_t n = dflt;
-	int i, r, json = 0, rc = 2;
+	int npos, json = 0, rc = 2;
+	const struct opt_spec spec[] = { OPT_API(&server, &token_file, &json),
+		OPT_VAL(numopt + 2, &num), OPT_END };
 
 	memset(&api, 0, sizeof(api));
-	for (i = 2; i < argc; i++) {
-		if ((r = cli_opt(argc, argv, &i, "--server", &server)) ||
-		    (r = cli_opt(
-		         argc, argv, &i, "--token-file", &token_file)) ||
-		    (r = cli_opt(argc, argv, &i, numopt, &num))) {
-			if (r < 0)
-				goto out;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			json = 1;
-		} else {
-			rc = series_usage();
-			goto out;
-		}
+	if (opt_parse("series", argc - 1, argv + 1, spec, NULL, 0, &npos) !=
+	    0) {
+		rc = series_usage();
+		goto out;
 	}
 	if (num != NULL && cli_int_arg(&n, "series", numopt, num, lo, hi) != 0)
 		goto out;

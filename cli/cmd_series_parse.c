@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
 #include "config/config.h"
@@ -347,27 +348,14 @@ cmd_series_parse(int argc, char **argv)
 	json_t *root, *msgs, *sers;
 	size_t n = 0, ns = 0, orphans = 0, i, patches = 0, inser = 0;
 	size_t complete = 0, picked = 0;
-	int json = 0, r, rc = 2, k;
+	int json = 0, rc = 2, k, npos;
+	const struct opt_spec spec[] = { OPT_VAL("config", &cfile),
+		OPT_VAL("inbox", &iname), OPT_FLAG("json", &json), OPT_END };
 
-	for (i = 2; i < (size_t)argc; i++) {
-		int ii = (int)i;
-
-		if ((r = cli_opt(argc, argv, &ii, "--config", &cfile)) ||
-		    (r = cli_opt(argc, argv, &ii, "--inbox", &iname))) {
-			if (r < 0)
-				goto out;
-			i = (size_t)ii;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			json = 1;
-		} else if (argv[i][0] != '-' && file == NULL) {
-			file = argv[i];
-		} else {
-			fprintf(stderr,
-			    "perfwatch series parse: unknown argument '%s'\n",
-			    argv[i]);
-			rc = parse_usage();
-			goto out;
-		}
+	if (opt_parse("series parse", argc - 1, argv + 1, spec, &file, 1,
+	        &npos) != 0) {
+		rc = parse_usage();
+		goto out;
 	}
 	if (file == NULL || (cfile == NULL) != (iname == NULL)) {
 		rc = parse_usage();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "common/caps.h"
 #include "common/files.h"
 #include "common/xalloc.h"
@@ -119,44 +120,39 @@ print_pairs(json_t *reply)
 	cli_table_free(&t);
 }
 
+static int
+base_param(void *params, const char *kv)
+{
+	return add_param(params, kv, "--base-param");
+}
+
+static int
+cand_param(void *params, const char *kv)
+{
+	return add_param(params, kv, "--cand-param");
+}
+
 int
 cmd_submit(int argc, char **argv)
 {
 	const char *server = NULL, *token_file = NULL, *job = NULL;
-	const char *job_file = NULL, *runs_s = NULL, *v;
+	const char *job_file = NULL, *runs_s = NULL;
 	json_t *body = json_object(), *bp = json_object(), *cp = json_object();
 	json_t *reply = NULL, *text;
 	struct cli_api api;
-	int i, r, json = 0, rc = 2;
+	int npos, json = 0, rc = 2;
 	int64_t runs = 0;
 	char *s;
+	const struct opt_spec spec[] = { OPT_API(&server, &token_file, &json),
+		OPT_VAL("job", &job), OPT_VAL("job-file", &job_file),
+		OPT_VAL("runs", &runs_s),
+		OPT_EACH("base-param", base_param, bp),
+		OPT_EACH("cand-param", cand_param, cp), OPT_END };
 
 	memset(&api, 0, sizeof(api));
-	for (i = 1; i < argc; i++) {
-		if ((r = cli_opt(argc, argv, &i, "--server", &server)) ||
-		    (r = cli_opt(
-		         argc, argv, &i, "--token-file", &token_file)) ||
-		    (r = cli_opt(argc, argv, &i, "--job", &job)) ||
-		    (r = cli_opt(argc, argv, &i, "--job-file", &job_file)) ||
-		    (r = cli_opt(argc, argv, &i, "--runs", &runs_s))) {
-			if (r < 0)
-				goto out;
-		} else if ((r = cli_opt(argc, argv, &i, "--base-param", &v))) {
-			if (r < 0 || add_param(bp, v, "--base-param") != 0)
-				goto out;
-		} else if ((r = cli_opt(argc, argv, &i, "--cand-param", &v))) {
-			if (r < 0 || add_param(cp, v, "--cand-param") != 0)
-				goto out;
-		} else if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else {
-			fprintf(stderr,
-			    "perfwatch submit: unknown argument "
-			    "'%s'\n",
-			    argv[i]);
-			rc = submit_usage();
-			goto out;
-		}
+	if (opt_parse("submit", argc, argv, spec, NULL, 0, &npos) != 0) {
+		rc = submit_usage();
+		goto out;
 	}
 	if ((job == NULL) == (job_file == NULL)) {
 		fprintf(stderr,

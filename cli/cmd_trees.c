@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "common/caps.h"
 #include "common/xalloc.h"
 
@@ -40,25 +41,15 @@ cmd_trees(int argc, char **argv)
 	struct cli_table t;
 	json_t *reply = NULL, *tr, *br;
 	struct buf errs = BUF_INIT(CAP_LINE * 4);
-	int i, r, json = 0, rc = 2;
+	int npos, json = 0, rc = 2;
 	size_t k, m;
+	const struct opt_spec spec[] = { OPT_API(&server, &token_file, &json),
+		OPT_END };
 
 	memset(&api, 0, sizeof(api));
-	for (i = 1; i < argc; i++) {
-		if ((r = cli_opt(argc, argv, &i, "--server", &server)) ||
-		    (r = cli_opt(
-		         argc, argv, &i, "--token-file", &token_file))) {
-			if (r < 0)
-				goto out;
-		} else if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else {
-			fprintf(stderr,
-			    "perfwatch trees: unknown argument '%s'\n",
-			    argv[i]);
-			rc = trees_usage();
-			goto out;
-		}
+	if (opt_parse("trees", argc, argv, spec, NULL, 0, &npos) != 0) {
+		rc = trees_usage();
+		goto out;
 	}
 	if ((rc = cli_api_open(&api, "trees", server, token_file, 0)) != 0)
 		goto out;

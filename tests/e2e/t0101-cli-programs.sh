@@ -63,6 +63,34 @@ done
 "$PW_BIN/perfwatchd" --help >out 2>err && grep -q '^usage: perfwatchd' out &&
     pass perfwatchd_help || fail perfwatchd_help "$(cat out err)"
 
+# Options: the same parser for every command (cli/opt.c).
+usage_case() { # NAME WANT_RC GREP_PATTERN ARGS...
+	local name=$1 want=$2 pat=$3 rc
+	shift 3
+	"$PW" "$@" >out 2>err
+	rc=$?
+	[ $rc -eq "$want" ] && grep -q -- "$pat" err && pass "$name" ||
+	    fail "$name" "exit $rc: $(head -c 300 err)"
+}
+usage_case opt_unknown_named 2 "^perfwatch hosts: unknown argument '--bogus'" \
+    hosts --bogus
+usage_case opt_missing_value 2 "^perfwatch jobs: --state needs a value" \
+    jobs --json --state
+usage_case opt_flag_takes_no_value 2 "unknown argument '--json=1'" \
+    trees --json=1
+usage_case opt_operand_too_many 2 "^perfwatch compare: unknown argument 'c'" \
+    compare a b c
+# "--name=value" and "--name value" reach the same check.
+usage_case opt_value_joined 2 "--alpha takes a number in (0, 0.5): '0.7'" \
+    compare --alpha=0.7 a b
+usage_case opt_value_apart 2 "--alpha takes a number in (0, 0.5): '0.7'" \
+    compare a --alpha 0.7 b
+# After "--", what looks like an option is an operand: here a file.
+usage_case opt_dashdash_operands 1 "no-such-file" \
+    changepoints -- --no-such-file
+usage_case opt_repeated_each 2 "--base-param: 'k' given twice" \
+    submit --job j --base-param k=1 --base-param k=2
+
 # One perfwatchd a database.
 daemon_config "$PW_TMP/d" r1
 start_daemon "$PW_TMP/d" || { fail daemon_starts "see log"; finish; }
@@ -77,6 +105,11 @@ if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ ! -s port2 ] &&
 else
 	fail second_daemon_refused "exit $rc after ${took}s: $(cat d2.log)"
 fi
+"$PW" jobs --server="$PW_URL" --limit=5 --json >joined.out 2>err &&
+    "$PW" jobs --json --limit 5 --server "$PW_URL" >apart.out 2>>err &&
+    grep -q '"jobs"' joined.out && cmp -s joined.out apart.out &&
+    pass opt_forms_against_daemon ||
+    fail opt_forms_against_daemon "$(head -c 300 joined.out apart.out err)"
 [ "$(http GET /healthz)" = 200 ] && pass first_daemon_serves ||
     fail first_daemon_serves "the first daemon stopped answering"
 # The lock goes with its holder: a daemon started after the first stops
