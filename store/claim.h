@@ -92,9 +92,11 @@ int store_claim_as(struct store *, struct store_claimed *out, int64_t host_id,
 
 /* The longest claim id (docs/API.md: letters, digits, '-' and '_'). */
 #define STORE_CLAIM_ID_MAX 64
-/* v43: the claim id a job's lease was made for. */
+/* v43: the claim id a job's or a shared build's lease was made for. */
 #define STORE_CLAIM_ID_VERSION 43
-#define STORE_CLAIM_ID_MIGRATION "ALTER TABLE jobs ADD COLUMN lease_claim TEXT;"
+#define STORE_CLAIM_ID_JOBS "ALTER TABLE jobs ADD COLUMN lease_claim TEXT;"
+#define STORE_CLAIM_ID_BUILDS "ALTER TABLE builds ADD COLUMN lease_claim TEXT;"
+#define STORE_CLAIM_ID_MIGRATION STORE_CLAIM_ID_JOBS STORE_CLAIM_ID_BUILDS
 
 /*
  * Puts back jobs whose lease expired before now: attempts < max_attempts

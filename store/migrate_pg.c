@@ -790,7 +790,8 @@ static const char *const v42[] = {
 
 /* v43: the claim id a job's lease was made for (store/claim.h). */
 static const char *const v43[] = {
-	STORE_CLAIM_ID_MIGRATION,
+	STORE_CLAIM_ID_JOBS,
+	STORE_CLAIM_ID_BUILDS,
 	NULL,
 };
 

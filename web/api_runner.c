@@ -328,6 +328,7 @@ api_runner_claim(struct ctx *x)
 	int64_t wait = 0, host;
 	struct store_claimed c;
 	char claim_id[STORE_CLAIM_ID_MAX + 1];
+	const char *key;
 	int r, stopping, pairs = 0, builds = 1;
 
 	if (cs == NULL) {
@@ -360,10 +361,11 @@ api_runner_claim(struct ctx *x)
 		return;
 	/* Builds first: the bench jobs waiting on one are not claimable
 	 * before it succeeded anyway. */
-	if (cs->builds && api_builds_claim(x, host))
+	key = cs->claim_id[0] != '\0' ? cs->claim_id : NULL;
+	if (cs->builds && api_builds_claim(x, host, key))
 		return;
-	r = sched_claim_as(x->a->sched, x->s, &c, host, cs->pairs, cs->builds,
-	    cs->claim_id[0] != '\0' ? cs->claim_id : NULL);
+	r = sched_claim_as(
+	    x->a->sched, x->s, &c, host, cs->pairs, cs->builds, key);
 	if (r == 0) {
 		if (c.repeated)
 			log_info("job %" PRId64
