@@ -19,10 +19,10 @@ static int64_t room_reserved;
 
 int
 builds_claim(struct sched *s, struct store *st, struct store_build_claimed *out,
-    int64_t host_id)
+    int64_t host_id, const char *claim_id)
 {
-	return store_build_claim(
-	    st, out, host_id, sched_now_s(s), sched_lease_s(s));
+	return store_build_claim_as(
+	    st, out, host_id, sched_now_s(s), sched_lease_s(s), claim_id);
 }
 
 int

@@ -19,7 +19,7 @@ struct store_build_result;
 
 /* store_build_claim with the scheduler's lease. */
 int builds_claim(struct sched *, struct store *,
-    struct store_build_claimed *out, int64_t host_id);
+    struct store_build_claimed *out, int64_t host_id, const char *claim_id);
 int builds_heartbeat(struct sched *, struct store *, int64_t *out_expires,
     int64_t host_id, int64_t build_id);
 /* store_build_finish; wakes claims (a success makes jobs claimable). */

@@ -184,10 +184,10 @@ sched_claim_pair(struct sched *s, struct store *st, struct store_claimed *out,
 
 int
 sched_claim_as(struct sched *s, struct store *st, struct store_claimed *out,
-    int64_t host_id, int pairs, int builds)
+    int64_t host_id, int pairs, int builds, const char *claim_id)
 {
-	return store_claim_as(
-	    st, out, host_id, sched_now_s(s), sched_lease_s(s), pairs, builds);
+	return store_claim_as(st, out, host_id, sched_now_s(s),
+	    sched_lease_s(s), pairs, builds, claim_id);
 }
 
 int

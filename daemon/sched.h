@@ -55,10 +55,10 @@ int sched_claim(
  * (store_claim_pair). */
 int sched_claim_pair(
     struct sched *, struct store *, struct store_claimed *out, int64_t host_id);
-/* Either (pairs), for a runner that may not build kernels (builds 0:
- * store_claim_as). */
+/* Either (pairs), for a runner that may not build kernels (builds 0),
+ * keyed by the runner's claim id (may be NULL): store_claim_as. */
 int sched_claim_as(struct sched *, struct store *, struct store_claimed *out,
-    int64_t host_id, int pairs, int builds);
+    int64_t host_id, int pairs, int builds, const char *claim_id);
 /* Requeue and claim, waiting up to wait_s (capped by claim_wait_s) for
  * work: for threads that may block (tests, tools). */
 int sched_claim_wait(struct sched *, struct store *, struct store_claimed *out,

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/http.h"
@@ -18,6 +20,10 @@ struct client {
 	size_t n, cur;  /* how many; the one talked to */
 	const atomic_int *stop;
 	struct err err;
+	/* The claim being sent, kept from its first try until an answer
+	 * comes (client_claim); "" between claims. */
+	char claim_id[33];
+	int no_claim_id; /* the server refuses the field */
 };
 
 struct client *
@@ -363,12 +369,43 @@ client_heartbeat_boot(int *cancel, int64_t *runs, struct client *c,
 	return rc;
 }
 
+/* A new claim id in c->claim_id: 32 random hex digits. */
+static void
+claim_id_new(struct client *c)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[16];
+	size_t got = 0, i;
+	ssize_t n;
+
+	while (got < sizeof(raw) &&
+	    ((n = getrandom(raw + got, sizeof(raw) - got, 0)) > 0 ||
+	        (n == -1 && errno == EINTR)))
+		if (n > 0)
+			got += (size_t)n;
+	if (got < sizeof(raw)) {
+		/* No getrandom: unique enough among one host's claims. */
+		struct timespec ts;
+		uint64_t v;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		for (i = 0; i < sizeof(raw); i++)
+			raw[i] = (unsigned char)((v >> (8 * (i % 8))) ^
+			    ((uint64_t)getpid() >> (i % 4)) ^ (i * 37));
+	}
+	for (i = 0; i < sizeof(raw); i++) {
+		c->claim_id[2 * i] = hex[raw[i] >> 4];
+		c->claim_id[2 * i + 1] = hex[raw[i] & 15];
+	}
+	c->claim_id[2 * sizeof(raw)] = '\0';
+}
+
 int
 client_claim(json_t **job, json_t **build, struct client *c, int64_t wait_s,
     int pairs, int builds)
 {
-	json_t *body =
-	    json_pack("{sI, sb}", "wait_s", (json_int_t)wait_s, "pairs", pairs);
+	json_t *body;
 	json_t *r = NULL, *j, *b;
 	char *s;
 	long status = 0;
@@ -376,6 +413,19 @@ client_claim(json_t **job, json_t **build, struct client *c, int64_t wait_s,
 
 	*job = NULL;
 	*build = NULL;
+again:
+	/*
+	 * Each try of one claim carries the same id, so a daemon that
+	 * leased a job for a try whose answer was lost (it died, the link
+	 * broke) hands that job back to the next try, on any daemon,
+	 * without counting another attempt.  A new claim gets a new id.
+	 */
+	if (c->claim_id[0] == '\0' && !c->no_claim_id)
+		claim_id_new(c);
+	body =
+	    json_pack("{sI, sb}", "wait_s", (json_int_t)wait_s, "pairs", pairs);
+	if (!c->no_claim_id)
+		json_object_set_new(body, "claim_id", json_string(c->claim_id));
 	/* Absent means true: a daemon without shared builds never sees it
 	 * from a runner that builds. */
 	if (!builds)
@@ -385,6 +435,21 @@ client_claim(json_t **job, json_t **build, struct client *c, int64_t wait_s,
 	    strlen(s), (long)(wait_s + 15) * 1000);
 	free(s);
 	json_decref(body);
+	/* The claim's own answer, a job or none: the next claim is
+	 * another.  Any other (cut off, timed out, 4xx, 5xx) says nothing
+	 * of a try before it, so the next try is this claim again. */
+	if (status / 100 == 2)
+		c->claim_id[0] = '\0';
+	/* A daemon older than claim ids refuses the field: claims go
+	 * without one from then on, each lost answer costing the job an
+	 * attempt as on that daemon. */
+	if (rc == ERR_INVALID && status == 400 && !c->no_claim_id &&
+	    strstr(err_msg(&c->err), "unknown field 'claim_id'") != NULL) {
+		log_warnx("%s: %s; claiming without claim ids",
+		    client_server(c), err_msg(&c->err));
+		c->no_claim_id = 1;
+		goto again;
+	}
 	if (rc != 0)
 		return rc;
 	if (status == 204 || r == NULL) {

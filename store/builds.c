@@ -19,6 +19,7 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 #include "store/builds.h"
+#include "store/claim.h"
 #include "store/counts.h"
 #include "store/store_int.h"
 
@@ -327,10 +328,15 @@ build_exec(struct store *s, const char *sql, int64_t a, int64_t b, int nb,
 
 static int
 build_claim_once(struct store *s, struct store_build_claimed *out,
-    int64_t host_id, int64_t now, int64_t lease_s)
+    int64_t host_id, int64_t now, int64_t lease_s, const char *claim_id)
 {
+	/* The build leased for claim_id (its answer was lost) first. */
+	static const char held_keyed[] =
+	    "SELECT id, CASE WHEN lease_claim = ?2 THEN 1 ELSE 0 END"
+	    " FROM builds WHERE state = 'running' AND lease_owner = ?1"
+	    " ORDER BY 2 DESC, id LIMIT 1";
 	static const char *const pick[] = {
-		"SELECT id FROM builds WHERE state = 'running'"
+		"SELECT id, 0 FROM builds WHERE state = 'running'"
 		" AND lease_owner = ?1 ORDER BY id LIMIT 1",
 		/* Not for a runner that holds a job: it gets that job
 		 * back (a restarted runner resuming after a boot). */
@@ -341,11 +347,12 @@ build_claim_once(struct store *s, struct store_build_claimed *out,
 		"  WHERE j.build_id = b.id AND j.state = 'queued')"
 		" ORDER BY b.id LIMIT 1",
 	};
+	int keyed = s->version >= STORE_CLAIM_ID_VERSION;
 	struct db_stmt *st;
 	const char *inst;
 	int64_t id = 0;
 	size_t i;
-	int rc, ok;
+	int rc, ok, repeated = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (s->version < STORE_BUILDS_VERSION)
@@ -365,27 +372,42 @@ build_claim_once(struct store *s, struct store_build_claimed *out,
 		return -1;
 	ok = 1;
 	for (i = 0; ok && id == 0 && i < 2; i++) {
-		if ((ok = (st = store_i_stmt(s, pick[i])) != NULL)) {
+		if ((ok = (st = store_i_stmt(
+		               s, i == 0 && keyed ? held_keyed : pick[i])) !=
+		            NULL)) {
 			db_bind_int64(st, 1, host_id);
-			if ((rc = db_step(st)) == DB_ROW)
+			if (i == 0 && keyed)
+				store_i_bind_text(st, 2, claim_id);
+			if ((rc = db_step(st)) == DB_ROW) {
 				id = db_col_int64(st, 0);
-			else if (rc != DB_DONE)
+				repeated = i == 0 && claim_id != NULL &&
+				    db_col_int(st, 1) != 0;
+			} else if (rc != DB_DONE)
 				ok = store_i_dberr(s, "claim build") == 0;
 			store_i_release(s, st);
 		}
 	}
 	if (ok && id != 0) {
 		st = store_i_stmt(s,
-		    "UPDATE builds SET state = 'running', host_id = ?2,"
-		    " lease_owner = ?2, lease_expires = ?4,"
-		    " attempts = attempts + 1,"
-		    " started = coalesce(started, ?3), updated = ?3"
-		    " WHERE id = ?1");
+		    keyed ? "UPDATE builds SET state = 'running', host_id = ?2,"
+		            " lease_owner = ?2, lease_expires = ?4,"
+		            " attempts = attempts + CASE WHEN state ="
+		            " 'running' AND lease_owner = ?2 AND lease_claim"
+		            " = ?5 THEN 0 ELSE 1 END, lease_claim = ?5,"
+		            " started = coalesce(started, ?3), updated = ?3"
+		            " WHERE id = ?1"
+		          : "UPDATE builds SET state = 'running', host_id = ?2,"
+		            " lease_owner = ?2, lease_expires = ?4,"
+		            " attempts = attempts + 1,"
+		            " started = coalesce(started, ?3), updated = ?3"
+		            " WHERE id = ?1");
 		if ((ok = st != NULL)) {
 			db_bind_int64(st, 1, id);
 			db_bind_int64(st, 2, host_id);
 			db_bind_int64(st, 3, now);
 			db_bind_int64(st, 4, now + lease_s);
+			if (keyed)
+				store_i_bind_text(st, 5, claim_id);
 			ok = store_i_step_done(s, st, "lease build") == 0;
 			store_i_release(s, st);
 		}
@@ -414,18 +436,26 @@ build_claim_once(struct store *s, struct store_build_claimed *out,
 		store_build_claimed_release(out);
 		return -1;
 	}
+	out->repeated = id != 0 && repeated;
 	return id != 0 ? 0 : ERR_NOTFOUND;
+}
+
+int
+store_build_claim_as(struct store *s, struct store_build_claimed *out,
+    int64_t host_id, int64_t now, int64_t lease_s, const char *claim_id)
+{
+	int rc;
+
+	STORE_I_TX_RETRY(
+	    s, rc, build_claim_once(s, out, host_id, now, lease_s, claim_id));
+	return rc;
 }
 
 int
 store_build_claim(struct store *s, struct store_build_claimed *out,
     int64_t host_id, int64_t now, int64_t lease_s)
 {
-	int rc;
-
-	STORE_I_TX_RETRY(
-	    s, rc, build_claim_once(s, out, host_id, now, lease_s));
-	return rc;
+	return store_build_claim_as(s, out, host_id, now, lease_s, NULL);
 }
 
 /* Whether host holds build's lease, inside a transaction. */

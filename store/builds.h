@@ -89,6 +89,9 @@ void store_build_key(char out[17], const char *config,
 /* What a builder's claim gets (store_build_claim). */
 struct store_build_claimed {
 	int64_t id, attempt, lease_expires;
+	/* The claim repeated one whose answer was lost (the same claim
+	 * id, store_claim_as): the build handed back, no new attempt. */
+	int repeated;
 	char *spec_json; /* {"tree": {...}, "kernel": {...}} */
 	char *key, *instance;
 };
@@ -101,6 +104,11 @@ void store_build_claimed_release(struct store_build_claimed *); /* NULL ok */
  */
 int store_build_claim(struct store *, struct store_build_claimed *out,
     int64_t host_id, int64_t now, int64_t lease_s);
+/* The same keyed by the runner's claim id (may be NULL), as
+ * store_claim_as: a build leased for that id comes back to it as the
+ * same attempt. */
+int store_build_claim_as(struct store *, struct store_build_claimed *out,
+    int64_t host_id, int64_t now, int64_t lease_s, const char *claim_id);
 /* Extends the lease host holds: 0 and *out_expires, ERR_CONFLICT (not
  * held: message says why), ERR_NOTFOUND. */
 int store_build_heartbeat(struct store *, int64_t *out_expires, int64_t host_id,

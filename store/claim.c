@@ -229,6 +229,39 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	"  AND j.state = 'queued'" CLAIM_HOST_FITS CLAIM_BUILD_FITS ")"
 
 /*
+ * Steps st's rows, a pair's jobs (id, is the base, runs stored, rounds,
+ * runs, pair; the base first), and sets *out to the one a claim takes
+ * first: the base, else the only one; in rounds, the side behind
+ * catches up, and when both have the same runs rounds_base_first orders
+ * the round.  *n: the rows read (at most 2).  The last db_step's code.
+ */
+static int
+claim_side(struct db_stmt *st, int64_t *out, int *n)
+{
+	int64_t id[2], done[2], size = 0, pair = 0;
+	int base[2], k = 0, rc = DB_DONE;
+
+	while (k < 2 && (rc = db_step(st)) == DB_ROW) {
+		id[k] = db_col_int64(st, 0);
+		base[k] = db_col_int(st, 1);
+		done[k] = db_col_int64(st, 2);
+		size = rounds_size(db_col_int64(st, 4), db_col_int64(st, 3));
+		pair = db_col_int64(st, 5);
+		k++;
+	}
+	*n = k;
+	if (k > 0)
+		*out = id[0];
+	if (k == 2 && size > 0) {
+		if (done[0] != done[1])
+			*out = id[done[1] < done[0]];
+		else if (rounds_base_first(pair, done[0] / size) != base[0])
+			*out = id[1];
+	}
+	return rc;
+}
+
+/*
  * The queued job host_id claims next: the pairs bound to it first, then
  * the unbound ones; superseded pairs (trigger.coalesce) after the rest;
  * older pairs first; within a pair run in rounds, the job with fewer
@@ -298,7 +331,7 @@ claim_pick(
 	"SELECT j.id, j.role = 'base',"                                     \
 	" (SELECT count(*) FROM runs r WHERE r.job_id = j.id),"             \
 	" coalesce(json_extract(j.params, '$.rounds'), 1),"                 \
-	" coalesce(json_extract(j.params, '$.runs'), j.runs)"               \
+	" coalesce(json_extract(j.params, '$.runs'), j.runs), j.pair_id"    \
 	" FROM jobs j JOIN pairs p ON p.id = j.pair_id"                     \
 	" JOIN hosts h ON h.id = ?1"                                        \
 	" WHERE j.pair_id = ?2 AND j.state = 'queued'" CLAIM_HOST_FITS FITS \
@@ -337,31 +370,12 @@ claim_pick(
 	if (builds)
 		db_bind_int64(st, 3, nobuild);
 	{
-		int64_t id[2], done[2], size = 0;
-		int base[2], k = 0;
+		int k = 0;
 
-		while (k < 2 && (rc = db_step(st)) == DB_ROW) {
-			id[k] = db_col_int64(st, 0);
-			base[k] = db_col_int(st, 1);
-			done[k] = db_col_int64(st, 2);
-			size = rounds_size(
-			    db_col_int64(st, 4), db_col_int64(st, 3));
-			k++;
-		}
+		rc = claim_side(st, out, &k);
 		if (k > 0) {
-			*out = id[0]; /* the base, else the only one */
 			*found = 1;
 			rc = DB_DONE;
-		}
-		if (k == 2 && size > 0) {
-			/* Rounds: the side behind catches up; when both
-			 * have the same runs, rounds_base_first orders the
-			 * round. */
-			if (done[0] != done[1])
-				*out = id[done[1] < done[0]];
-			else if (rounds_base_first(pair, done[0] / size) !=
-			    base[0])
-				*out = id[1];
 		}
 	}
 	store_i_count_steps(s, st);
@@ -422,18 +436,28 @@ claim_partner(
  * may have leased it since this one read it (PostgreSQL's writes do not
  * exclude each other's reads): then nothing is leased, and the claim
  * lost a race (ERR_CONFLICT, lost_race set), never handing one job to
- * two runners.
+ * two runners.  The lease keeps claim_id (NULL: none); a job this host
+ * holds under the same claim id is the repeat of a claim whose answer
+ * was lost, and counts no attempt.
  */
 static int
-claim_lease(
-    struct store *s, int64_t id, int64_t host_id, int64_t now, int64_t lease_s)
+claim_lease(struct store *s, int64_t id, int64_t host_id, int64_t now,
+    int64_t lease_s, const char *claim_id)
 {
+	int keyed = s->version >= STORE_CLAIM_ID_VERSION;
 	struct db_stmt *st = store_i_stmt(s,
-	    "UPDATE jobs SET state = 'running', host_id = ?2,"
-	    " lease_owner = ?2, lease_expires = ?3,"
-	    " attempts = attempts + 1, progress = NULL, updated = ?4"
-	    " WHERE id = ?1 AND (state = 'queued' OR (state = 'running'"
-	    " AND lease_owner = ?2))");
+	    keyed ? "UPDATE jobs SET state = 'running', host_id = ?2,"
+	            " lease_owner = ?2, lease_expires = ?3,"
+	            " attempts = attempts + CASE WHEN state = 'running'"
+	            " AND lease_owner = ?2 AND lease_claim = ?5 THEN 0 ELSE 1"
+	            " END, lease_claim = ?5, progress = NULL, updated = ?4"
+	            " WHERE id = ?1 AND (state = 'queued' OR (state ="
+	            " 'running' AND lease_owner = ?2))"
+	          : "UPDATE jobs SET state = 'running', host_id = ?2,"
+	            " lease_owner = ?2, lease_expires = ?3,"
+	            " attempts = attempts + 1, progress = NULL, updated = ?4"
+	            " WHERE id = ?1 AND (state = 'queued' OR (state ="
+	            " 'running' AND lease_owner = ?2))");
 	int rc;
 
 	if (st == NULL)
@@ -442,6 +466,8 @@ claim_lease(
 	db_bind_int64(st, 2, host_id);
 	db_bind_int64(st, 3, now + lease_s);
 	db_bind_int64(st, 4, now);
+	if (keyed)
+		store_i_bind_text(st, 5, claim_id);
 	rc = store_i_step_done(s, st, "claim update");
 	store_i_release(s, st);
 	if (rc == 0 && db_changes(s->db) != 1) {
@@ -451,6 +477,41 @@ claim_lease(
 		    (long long)id);
 	}
 	return rc;
+}
+
+/*
+ * The job host_id holds (a restarted runner's, or one leased for a claim
+ * whose answer was lost), the one leased for claim_id first: *id, 0 for
+ * none, and *repeated when it was leased for claim_id.
+ */
+static int
+claim_held(struct store *s, int64_t *id, int *repeated, int64_t host_id,
+    const char *claim_id)
+{
+	int keyed = s->version >= STORE_CLAIM_ID_VERSION;
+	struct db_stmt *st = store_i_stmt(s,
+	    keyed ? "SELECT j.id, CASE WHEN j.lease_claim = ?2 THEN 1 ELSE 0"
+	            " END FROM jobs j WHERE j.state = 'running'"
+	            " AND j.lease_owner = ?1 ORDER BY 2 DESC, j.id LIMIT 1"
+	          : "SELECT j.id, 0 FROM jobs j WHERE j.state = 'running'"
+	            " AND j.lease_owner = ?1 ORDER BY j.id LIMIT 1");
+	int rc;
+
+	*id = 0;
+	*repeated = 0;
+	if (st == NULL)
+		return -1;
+	db_bind_int64(st, 1, host_id);
+	if (keyed)
+		store_i_bind_text(st, 2, claim_id);
+	if ((rc = db_step(st)) == DB_ROW) {
+		*id = db_col_int64(st, 0);
+		*repeated = claim_id != NULL && db_col_int(st, 1) != 0;
+	}
+	store_i_release(s, st);
+	if (rc != DB_ROW && rc != DB_DONE)
+		return store_i_dberr(s, "claim held");
+	return 0;
 }
 
 /* A pair claim's jobs end at their runs: no round_runs. */
@@ -469,39 +530,63 @@ claim_whole(struct store *s, int64_t id)
 	return rc;
 }
 
+/*
+ * A pair claim repeated (the same claim id) gets its two jobs back as
+ * the claim first handed them: *id the one claim_pick took, *partner
+ * the other.  Nothing was stored for either since, so the same rule
+ * picks the same job.
+ */
+static int
+claim_repeat_order(struct store *s, int64_t *id, int64_t *partner)
+{
+	struct db_stmt *st = store_i_stmt(s,
+	    "SELECT j.id, j.role = 'base',"
+	    " (SELECT count(*) FROM runs r WHERE r.job_id = j.id),"
+	    " coalesce(json_extract(j.params, '$.rounds'), 1),"
+	    " coalesce(json_extract(j.params, '$.runs'), j.runs), j.pair_id"
+	    " FROM jobs j WHERE j.id IN (?1, ?2)"
+	    " ORDER BY j.role <> 'base', j.id");
+	int64_t first = *id;
+	int rc, k = 0;
+
+	if (st == NULL)
+		return -1;
+	db_bind_int64(st, 1, *id);
+	db_bind_int64(st, 2, *partner);
+	rc = claim_side(st, &first, &k);
+	store_i_release(s, st);
+	if (rc != DB_ROW && rc != DB_DONE)
+		return store_i_dberr(s, "claim repeated");
+	if (k == 2 && first != *id) {
+		*partner = *id;
+		*id = first;
+	}
+	return 0;
+}
+
 static int
 claim_once(struct store *s, struct store_claimed *out, int64_t host_id,
-    int64_t now, int64_t lease_s, int pairs, int nobuild)
+    int64_t now, int64_t lease_s, int pairs, int nobuild, const char *claim_id)
 {
 	struct db_stmt *st;
 	int64_t id = 0, round = 0, partner = 0, size = 0;
-	int rc, ok = 1, found = 0, held = 0, tries;
+	int rc, ok = 1, found = 0, held = 0, repeated = 0, tries;
 
 	memset(out, 0, sizeof(*out));
 	if (store_i_tx_begin_as(s, 1) == -1)
 		return -1;
-	/* A job this host still holds: its runner restarted and lost it. */
-	st = store_i_stmt(s,
-	    "SELECT j.id FROM jobs j WHERE j.state = 'running'"
-	    " AND j.lease_owner = ?1 ORDER BY j.id LIMIT 1");
-	ok = st != NULL;
-	if (ok) {
-		db_bind_int64(st, 1, host_id);
-		if ((rc = db_step(st)) == DB_ROW) {
-			id = db_col_int64(st, 0);
-			found = held = 1;
-		} else if (rc != DB_DONE) {
-			ok = store_i_dberr(s, "claim held") == 0;
-		}
-		store_i_release(s, st);
-	}
+	/* A job this host still holds: its runner restarted and lost it,
+	 * or the answer to the claim that leased it was lost. */
+	ok = claim_held(s, &id, &repeated, host_id, claim_id) == 0;
+	found = held = ok && id != 0;
 	if (ok && !found)
 		ok = claim_pick(s, &id, &found, host_id, nobuild) == 0;
 	/* A job another perfwatchd leased meanwhile: its commit is seen
 	 * by the next statement (PostgreSQL reads what is committed by
 	 * each statement's start), so pick again, in this transaction. */
 	for (tries = 0; ok && found && !held && tries < CLAIM_PICKS; tries++) {
-		if ((rc = claim_lease(s, id, host_id, now, lease_s)) == 0)
+		if ((rc = claim_lease(
+		         s, id, host_id, now, lease_s, claim_id)) == 0)
 			break;
 		if (rc != ERR_CONFLICT || tries + 1 == CLAIM_PICKS) {
 			ok = 0;
@@ -513,12 +598,15 @@ claim_once(struct store *s, struct store_claimed *out, int64_t host_id,
 	}
 	if (ok && found && pairs)
 		ok = claim_partner(s, &partner, &size, id, host_id) == 0;
+	if (ok && repeated && partner != 0)
+		ok = claim_repeat_order(s, &id, &partner) == 0;
 	if (ok && found) {
 		if (held)
-			ok = claim_lease(s, id, host_id, now, lease_s) == 0;
+			ok = claim_lease(
+			         s, id, host_id, now, lease_s, claim_id) == 0;
 		if (ok && partner != 0)
-			ok =
-			    claim_lease(s, partner, host_id, now, lease_s) == 0;
+			ok = claim_lease(s, partner, host_id, now, lease_s,
+			         claim_id) == 0;
 		if (ok) {
 			st = store_i_stmt(s,
 			    "UPDATE pairs SET host_id = ?2 WHERE id ="
@@ -574,18 +662,20 @@ claim_once(struct store *s, struct store_claimed *out, int64_t host_id,
 	}
 	if (!found)
 		return ERR_NOTFOUND;
+	out->repeated = repeated;
 	return 0;
 }
 
 /* A claim that lost to another daemon's runs again. */
 static int
 claim_tx(struct store *s, struct store_claimed *out, int64_t host_id,
-    int64_t now, int64_t lease_s, int pairs, int nobuild)
+    int64_t now, int64_t lease_s, int pairs, int nobuild, const char *claim_id)
 {
 	int rc;
 
-	STORE_I_TX_RETRY(
-	    s, rc, claim_once(s, out, host_id, now, lease_s, pairs, nobuild));
+	STORE_I_TX_RETRY(s, rc,
+	    claim_once(
+	        s, out, host_id, now, lease_s, pairs, nobuild, claim_id));
 	return rc;
 }
 
@@ -593,21 +683,22 @@ int
 store_claim(struct store *s, struct store_claimed *out, int64_t host_id,
     int64_t now, int64_t lease_s)
 {
-	return claim_tx(s, out, host_id, now, lease_s, 0, 0);
+	return claim_tx(s, out, host_id, now, lease_s, 0, 0, NULL);
 }
 
 int
 store_claim_pair(struct store *s, struct store_claimed *out, int64_t host_id,
     int64_t now, int64_t lease_s)
 {
-	return claim_tx(s, out, host_id, now, lease_s, 1, 0);
+	return claim_tx(s, out, host_id, now, lease_s, 1, 0, NULL);
 }
 
 int
 store_claim_as(struct store *s, struct store_claimed *out, int64_t host_id,
-    int64_t now, int64_t lease_s, int pairs, int builds)
+    int64_t now, int64_t lease_s, int pairs, int builds, const char *claim_id)
 {
-	return claim_tx(s, out, host_id, now, lease_s, pairs, !builds);
+	return claim_tx(
+	    s, out, host_id, now, lease_s, pairs, !builds, claim_id);
 }
 
 static int

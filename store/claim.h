@@ -40,6 +40,10 @@ struct store_claimed {
 	 * runner downloads, the "kernel.image" object as compact JSON
 	 * (docs/API.md); else NULL. */
 	char *image_json;
+	/* 1 when the claim repeated one the host made before with the same
+	 * claim id, whose answer it never got: the job handed back with
+	 * its lease renewed and no new attempt. */
+	int repeated;
 };
 
 void store_claimed_release(struct store_claimed *); /* NULL ok */
@@ -72,9 +76,27 @@ int store_claim_pair(struct store *, struct store_claimed *out, int64_t host_id,
  * Either of them (pairs) for a runner that may not build kernels
  * (builds 0, the claim's "builds": false): a kernel job it would have
  * to build itself (no shared build) is left for another.
+ *
+ * claim_id (may be NULL; at most STORE_CLAIM_ID_MAX bytes, checked at
+ * the HTTP edge) is the runner's key for this claim, sent again with
+ * every try of the claim until an answer reaches it (docs/API.md).  It
+ * is kept with each job the claim leases (jobs.lease_claim), so a
+ * claim whose answer was lost with its daemon and that comes again
+ * with the same id, through any daemon of the database, gets the jobs
+ * back that it leased, as they were, without another attempt
+ * (out->repeated).  Without an id, or with another, a job the host
+ * holds comes back as one more attempt.
  */
 int store_claim_as(struct store *, struct store_claimed *out, int64_t host_id,
-    int64_t now, int64_t lease_s, int pairs, int builds);
+    int64_t now, int64_t lease_s, int pairs, int builds, const char *claim_id);
+
+/* The longest claim id (docs/API.md: letters, digits, '-' and '_'). */
+#define STORE_CLAIM_ID_MAX 64
+/* v43: the claim id a job's or a shared build's lease was made for. */
+#define STORE_CLAIM_ID_VERSION 43
+#define STORE_CLAIM_ID_JOBS "ALTER TABLE jobs ADD COLUMN lease_claim TEXT;"
+#define STORE_CLAIM_ID_BUILDS "ALTER TABLE builds ADD COLUMN lease_claim TEXT;"
+#define STORE_CLAIM_ID_MIGRATION STORE_CLAIM_ID_JOBS STORE_CLAIM_ID_BUILDS
 
 /*
  * Puts back jobs whose lease expired before now: attempts < max_attempts

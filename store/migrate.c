@@ -8,6 +8,7 @@
 #include "store/alerts.h"
 #include "store/bisect.h"
 #include "store/builds.h"
+#include "store/claim.h"
 #include "store/counts.h"
 #include "store/leases.h"
 #include "store/mail_commands.h"
@@ -879,6 +880,8 @@ static const char *const migrations[] = {
 	/* v42: an applied series' pack, for every daemon of a database
 	 * (store/series_pack.h). */
 	STORE_SERIES_PACK_MIGRATION,
+	/* v43: the claim id a job's lease was made for (store/claim.h). */
+	STORE_CLAIM_ID_MIGRATION,
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_VERSION,

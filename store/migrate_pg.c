@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "store/builds.h"
+#include "store/claim.h"
 #include "store/counts.h"
 #include "store/leases.h"
 #include "store/mail_commands.h"
@@ -787,6 +788,13 @@ static const char *const v42[] = {
 	NULL,
 };
 
+/* v43: the claim id a job's lease was made for (store/claim.h). */
+static const char *const v43[] = {
+	STORE_CLAIM_ID_JOBS,
+	STORE_CLAIM_ID_BUILDS,
+	NULL,
+};
+
 struct pg_step {
 	int version;
 	const char *const *sql; /* its statements, to a NULL */
@@ -803,6 +811,7 @@ static const struct pg_step steps[] = {
 	{ 40, v40 },
 	{ 41, v41 },
 	{ 42, v42 },
+	{ 43, v43 },
 };
 
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
@@ -865,5 +874,5 @@ store_i_migrate_pg(struct store *s, int target)
 	return store_i_tx_end(s, 1);
 }
 
-_Static_assert(sizeof(steps) > 0 && 42 == STORE_VERSION,
+_Static_assert(sizeof(steps) > 0 && 43 == STORE_VERSION,
     "a PostgreSQL step must bring the schema to STORE_VERSION");

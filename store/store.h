@@ -32,7 +32,7 @@
 
 #include "common/err.h"
 
-#define STORE_VERSION 42 /* schema version after every migration */
+#define STORE_VERSION 43 /* schema version after every migration */
 
 struct store;
 

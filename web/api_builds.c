@@ -33,14 +33,14 @@
 /* ---- a builder's claim and heartbeat ---- */
 
 int
-api_builds_claim(struct ctx *x, int64_t host)
+api_builds_claim(struct ctx *x, int64_t host, const char *claim_id)
 {
 	struct store_build_claimed c;
 	json_t *spec, *o;
 	char bid[64];
 	int r;
 
-	r = builds_claim(x->a->sched, x->s, &c, host);
+	r = builds_claim(x->a->sched, x->s, &c, host, claim_id);
 	if (r == ERR_NOTFOUND)
 		return 0;
 	if (r != 0) {
@@ -54,8 +54,13 @@ api_builds_claim(struct ctx *x, int64_t host)
 	    json_object_get(spec, "kernel"), "key", c.key, "build_id", bid,
 	    "instance", c.instance, "attempt", (json_int_t)c.attempt);
 	json_decref(spec);
-	log_info("build %" PRId64 " (key %s) claimed by %s", c.id, c.key,
-	    x->runner->ref->name);
+	if (c.repeated)
+		log_info("build %" PRId64 " (key %s) handed back to %s on its "
+		         "repeated claim %s, attempt %" PRId64 " as before",
+		    c.id, c.key, x->runner->ref->name, claim_id, c.attempt);
+	else
+		log_info("build %" PRId64 " (key %s) claimed by %s", c.id,
+		    c.key, x->runner->ref->name);
 	reply_json(x, 200,
 	    json_pack("{s:o, s:I}", "build", o, "lease_expires",
 	        (json_int_t)c.lease_expires));

@@ -202,7 +202,7 @@ api_handler api_runner_register, api_runner_heartbeat, api_runner_claim,
  * JSON. */
 api_handler api_builds_log, api_builds_put, api_builds_finish, api_artifact_get,
     api_read_builds, api_read_build, api_builds_cancel;
-int api_builds_claim(struct ctx *, int64_t host);
+int api_builds_claim(struct ctx *, int64_t host, const char *claim_id);
 void api_builds_heartbeat(struct ctx *, int64_t host, int64_t build);
 size_t api_builds_put_head(struct ctx *);
 /* The builds' lines of GET /metrics. */

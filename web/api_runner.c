@@ -265,7 +265,43 @@ struct claim_state {
 	int64_t deadline_ms;
 	int pairs;  /* the runner measures a pair's jobs in turns */
 	int builds; /* the runner may build kernels (shared builds) */
+	/* The runner's key for this claim, "" for none (docs/API.md). */
+	char claim_id[STORE_CLAIM_ID_MAX + 1];
 };
+
+/*
+ * The claim's optional "claim_id" into out ("" when absent): 1 to
+ * STORE_CLAIM_ID_MAX letters, digits, '-' or '_', since it is kept in
+ * the database and named in logs.  -1 after a 400 reply.
+ */
+static int
+claim_id_field(struct ctx *x, char out[STORE_CLAIM_ID_MAX + 1])
+{
+	const char *v = NULL;
+	size_t i;
+
+	out[0] = '\0';
+	if (api_str_field(
+	        x, &v, x->body, "claim_id", STORE_CLAIM_ID_MAX, 1, "") == -1)
+		return -1;
+	if (v == NULL)
+		return 0;
+	for (i = 0; v[i] != '\0'; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') ||
+		        (v[i] >= 'A' && v[i] <= 'Z') ||
+		        (v[i] >= '0' && v[i] <= '9') || v[i] == '-' ||
+		        v[i] == '_'))
+			break;
+	if (i == 0 || v[i] != '\0') {
+		reply_err(x, 400,
+		    "field 'claim_id': expected 1 to %d letters, digits, '-' "
+		    "or '_'",
+		    STORE_CLAIM_ID_MAX);
+		return -1;
+	}
+	memcpy(out, v, i + 1);
+	return 0;
+}
 
 static void
 park(struct ctx *x, int64_t deadline_ms)
@@ -286,10 +322,13 @@ park(struct ctx *x, int64_t deadline_ms)
 void
 api_runner_claim(struct ctx *x)
 {
-	static const char *const keys[] = { "wait_s", "pairs", "builds", NULL };
+	static const char *const keys[] = { "wait_s", "pairs", "builds",
+		"claim_id", NULL };
 	struct claim_state *cs = *httpd_slot(x->r);
 	int64_t wait = 0, host;
 	struct store_claimed c;
+	char claim_id[STORE_CLAIM_ID_MAX + 1];
+	const char *key;
 	int r, stopping, pairs = 0, builds = 1;
 
 	if (cs == NULL) {
@@ -303,6 +342,8 @@ api_runner_claim(struct ctx *x)
 			api_bad(x);
 			return;
 		}
+		if (claim_id_field(x, claim_id) == -1)
+			return;
 		if (wait < 0) {
 			reply_err(x, 400, "field 'wait_s': must be >= 0");
 			return;
@@ -313,19 +354,33 @@ api_runner_claim(struct ctx *x)
 		cs->deadline_ms = clock_mono_ms() + wait * 1000;
 		cs->pairs = pairs;
 		cs->builds = builds;
+		memcpy(cs->claim_id, claim_id, sizeof(cs->claim_id));
 		*httpd_slot(x->r) = cs;
 	}
 	if ((host = api_runner_host(x)) < 0)
 		return;
 	/* Builds first: the bench jobs waiting on one are not claimable
 	 * before it succeeded anyway. */
-	if (cs->builds && api_builds_claim(x, host))
+	key = cs->claim_id[0] != '\0' ? cs->claim_id : NULL;
+	if (cs->builds && api_builds_claim(x, host, key))
 		return;
-	r = sched_claim_as(x->a->sched, x->s, &c, host, cs->pairs, cs->builds);
+	r = sched_claim_as(
+	    x->a->sched, x->s, &c, host, cs->pairs, cs->builds, key);
 	if (r == 0) {
-		log_info("job %" PRId64 " (%s) claimed by %s%s", c.job_id,
-		    c.role, x->runner->ref->name,
-		    c.partner != NULL ? ", with its pair's other job" : "");
+		if (c.repeated)
+			log_info("job %" PRId64
+			         " (%s) handed back to %s on its "
+			         "repeated claim %s, attempt %" PRId64
+			         " as before%s",
+			    c.job_id, c.role, x->runner->ref->name,
+			    cs->claim_id, c.attempt,
+			    c.partner != NULL ? ", with its pair's other job"
+			                      : "");
+		else
+			log_info("job %" PRId64 " (%s) claimed by %s%s",
+			    c.job_id, c.role, x->runner->ref->name,
+			    c.partner != NULL ? ", with its pair's other job"
+			                      : "");
 		reply_json(x, 200, rows_claim_json(&c));
 		store_claimed_release(&c);
 		return;

@@ -32,10 +32,12 @@
  * upload the daemon acknowledged (201, or 200 {"stored": false} for a
  * retry of one it had stored before it died) is appended to
  * ACKDIR/rN.acks as "JOB INDEX", and every job whose finish was
- * answered 200 to ACKDIR/rN.done as "JOB".  ACKDIR/rN.claims has each
- * claim answered, "JOB ATTEMPT", and "cut" for a claim whose answer was
- * lost with its daemon (the daemon may have leased a job for it, which
- * it hands back to the claim sent again); ACKDIR/rN.lost each lease
+ * answered 200 to ACKDIR/rN.done as "JOB".  Each claim has an id of its
+ * own ("claim_id": "rN-K"), sent again with every try of it.
+ * ACKDIR/rN.claims has each claim answered, "JOB ATTEMPT", and "cut"
+ * for a claim whose answer was lost with its daemon (the daemon may have
+ * leased a job for it, which it hands back to the claim sent again with
+ * that id, as the same attempt); ACKDIR/rN.lost each lease
  * the runner lost although it lived: "JOB upload" (an upload answered
  * 409), "JOB finish" (a finish sent once answered 409) or "JOB
  * heartbeat" (a heartbeat answered cancel); ACKDIR/rN.left the job it
@@ -531,6 +533,7 @@ crash_runner(void *arg)
 	struct frunner *fr = arg;
 	struct conn *c = calloc(1, sizeof(*c));
 	char *body = malloc(64 * 1024), path[128], ack[1024], reg[64];
+	char claim[96];
 	double hb = now_ms();
 	long job, runs, i;
 	size_t off;
@@ -560,11 +563,17 @@ crash_runner(void *arg)
 			request(c, "/api/v1/runners/register", reg);
 		t0 = now_ms();
 		cut = 0;
+		/* Each claim its own id, sent again with every try of it, as
+		 * perfwatch-runner does (docs/API.md "claim_id"). */
+		snprintf(claim, sizeof(claim),
+		    "{\"wait_s\":1,\"claim_id\":\"r%d-%zu\"}", fr->n,
+		    fr->claims);
 		st = crash_request_cut(
-		    c, fr->n, "/api/v1/jobs/claim", "{\"wait_s\":1}", &cut);
+		    c, fr->n, "/api/v1/jobs/claim", claim, &cut);
 		fr->claims++;
 		/* A claim the dead daemon may have leased a job for: the
-		 * daemon hands that job back on this runner's next claim. */
+		 * daemon hands that job back to the claim sent again with
+		 * its id, on any daemon, as the same attempt. */
 		if (cut)
 			fprintf(claims, "cut\n");
 		if (st == 204 || st == -1) {

@@ -10,10 +10,12 @@
 #     with its two jobs, and no job runs on a lease that outlived the
 #     restarts (the stale leases expire and the jobs are requeued);
 #   - no lease is lost while its runner lives (an upload answered 409,
-#     a heartbeat answered cancel), and no job is claimed twice except
-#     by its own runner when a claim's answer was lost with the killed
-#     daemon (the daemon hands the job back on the runner's next claim;
-#     printed apart, as the jobs claimed more than once);
+#     a heartbeat answered cancel), and no job is claimed twice: a
+#     claim whose answer was lost with the killed daemon is sent again
+#     with its claim id, and gets the job the dead daemon leased for it
+#     back as the same attempt (the jobs handed back to the same claim
+#     id are printed, and the attempts they took beyond their claims
+#     must be 0);
 #   - every job whose finish was acknowledged was finished once (one
 #     acknowledgement, state success, all its runs stored), and no job
 #     is a success without all its runs;
@@ -85,7 +87,11 @@ B=$PW_TMP/b
 mkdir -p "$B"
 sed -e "s/^listen: .*/listen: 127.0.0.1:$port_b/" \
     -e "s|^mirrors: .*|mirrors: $B/git|" "$D/daemon.yaml" >"$B/daemon.yaml"
+# keep_log FILE: a daemon's log, kept before a restart overwrites it.
+keep_log() { [ -f "$1" ] && cat "$1" >>"$PW_TMP/daemons.log"; }
+: >"$PW_TMP/daemons.log"
 start_b() {
+	keep_log "$B/daemon.log"
 	rm -f "$B/port"
 	spawn "$B/daemon.log" "$PW_BIN/perfwatchd" -v -c "$B/daemon.yaml" \
 	    --port-file "$B/port"
@@ -153,6 +159,7 @@ for ((k = 1; k <= kills; k++)); do
 	if [ -z "$pg" ]; then
 		kill -9 "$PW_DAEMON_PID"
 		wait "$PW_DAEMON_PID" 2>/dev/null
+		keep_log "$D/daemon.log"
 		ic=$(sqlite3 "$PW_DB" 'PRAGMA integrity_check' 2>&1)
 		if [ "$ic" != ok ]; then
 			echo "FAIL kill $k: integrity_check: $ic"
@@ -195,6 +202,7 @@ for ((k = 1; k <= kills; k++)); do
 		v1=$(verdicts)
 		t0=$(date +%s%N)
 		if [ "$victim" = A ]; then
+			keep_log "$D/daemon.log"
 			start_daemon "$D" >/dev/null || { echo "FAIL kill $k: A did not restart"; bad=1; break; }
 			A_PID=$PW_DAEMON_PID
 		else
@@ -217,6 +225,8 @@ cat "$PW_TMP/load.out"
 [ $lrc -eq 0 ] || { echo "FAIL the load generator exited $lrc"; bad=1; }
 stop_pid "$PW_DAEMON_PID"
 [ -n "$pg" ] && stop_pid "$B_PID"
+keep_log "$D/daemon.log"
+[ -n "$pg" ] && keep_log "$B/daemon.log"
 
 if [ -z "$pg" ]; then
 	ic=$(sqlite3 "$PW_DB" 'PRAGMA integrity_check' 2>&1)
@@ -226,15 +236,25 @@ cat "$acks"/*.acks >"$PW_TMP/acks.txt"
 cat "$acks"/*.done >"$PW_TMP/done.txt"
 cat "$acks"/*.lost >"$PW_TMP/lost.txt"
 cat "$acks"/*.left >"$PW_TMP/left.txt"
-# Jobs handed again to the runner that claimed them: its claim's answer
-# was lost with a killed daemon after the job was leased ("cut"), and
-# the claim sent again got the job back (the daemon hands a host the
-# job it holds first) as a further attempt.  That is the one way a job
-# goes out twice here while its runner lives: inherent to a daemon
-# dying between commit and answer.
+# A claim whose answer was lost with a killed daemon ("cut") after the
+# daemon leased it a job is sent again with the same claim id, and the
+# job comes back to it (the daemon logs "handed back ... on its repeated
+# claim") as the same attempt.  An attempt a claim was never told of
+# shows as a job's highest attempt answered beyond the claims answered
+# for it: the extra attempts of the jobs answered after a cut, which
+# must be none (each cost one when the job came back as a further
+# attempt).  rehanded.txt: those jobs.
 for f in "$acks"/*.claims; do
-	awk '$1 == "cut" { cut = 1; next } { if (cut && $2 > 1) print $1; cut = 0 }' "$f"
-done | sort -u >"$PW_TMP/rehanded.txt"
+	awk '$1 == "cut" { cut = 1; next } { if (cut) print $1; cut = 0 }' "$f"
+done | sort -u >"$PW_TMP/after_cut.txt"
+cat "$acks"/*.claims | awk '$1 != "cut" {
+	n[$1]++; if ($2 > max[$1]) max[$1] = $2 }
+	END { for (j in n) print j, max[j] - n[j] }' | sort >"$PW_TMP/attempts.txt"
+join "$PW_TMP/after_cut.txt" "$PW_TMP/attempts.txt" |
+    awk '$2 > 0 { print $1 }' >"$PW_TMP/rehanded.txt"
+extra_attempts=$(join "$PW_TMP/after_cut.txt" "$PW_TMP/attempts.txt" |
+    awk '{ s += $2 } END { print s + 0 }')
+handed_back=$(grep -c 'handed back to r[0-9]* on its repeated claim' "$PW_TMP/daemons.log")
 cut_claims=$(cat "$acks"/*.claims | grep -c '^cut$')
 nack=$(wc -l <"$PW_TMP/acks.txt")
 ndone=$(wc -l <"$PW_TMP/done.txt")
@@ -315,7 +335,8 @@ SELECT 'verdicts', count(DISTINCT pair_id) FROM comparisons;
 SQL
 val() { awk -v k="$1" -F'|' '$1 == k {print $2}' "$PW_TMP/check.txt"; }
 nlost=$(wc -l <"$PW_TMP/lost.txt")
-echo "jobs claimed more than once: $(val requeued): $(wc -l <"$PW_TMP/rehanded.txt") handed back to their runner after a claim answer lost with a daemon ($cut_claims claims cut off), $(val requeued_live) requeued while their runner lived; leases lost by a live runner: $nlost; jobs left running when the load stopped: $(wc -l <"$PW_TMP/left.txt")"
+echo "claims whose answer was lost with a daemon: $cut_claims; handed back to the same claim id: $handed_back, extra attempts: $extra_attempts"
+echo "jobs claimed more than once: $(val requeued): $(wc -l <"$PW_TMP/rehanded.txt") after a claim answer lost with a daemon, $(val requeued_live) requeued while their runner lived; leases lost by a live runner: $nlost; jobs left running when the load stopped: $(wc -l <"$PW_TMP/left.txt")"
 echo "acknowledged uploads: $nack; stored runs: $(val stored); finishes acknowledged: $ndone, jobs finished: $(val finished); pairs with a verdict: $(val verdicts); restarts: ${#restart_ms[@]} (ms to listen: ${restart_ms[*]})"
 [ -n "$pg" ] && echo "kills of the lease holder: $holder_kills of $kills; ms until the survivor held every worker lease: ${takeover_ms[*]}"
 verify() { # verify NAME OK-TEST-RESULT MESSAGE
@@ -331,6 +352,7 @@ verify uploads_acknowledged $? "no upload was acknowledged: nothing was checked"
 [ "$ndone" -gt 0 ]
 verify finishes_acknowledged $? "no finish was acknowledged: nothing was checked"
 verify finished_once "$dup_done" "$dup_done jobs acknowledged finished twice"
+verify lost_claim_answer_no_new_attempt "$extra_attempts" "$extra_attempts attempts no claim was told of, jobs $(head -5 "$PW_TMP/rehanded.txt" | tr '\n' ' ')"
 [ "$nlost" = 0 ]
 verify leases_kept_by_live_runners $? "$nlost leases lost by runners that lived (409 or cancel): $(head -5 "$PW_TMP/lost.txt" | tr '\n' ' ')"
 for k in requeued_live missing acked_twice half twice pairs_without_jobs jobs_over_max queue_counts_wrong finished_not_success success_short; do

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A forwarding HTTP proxy between a runner and perfwatchd (t0681, t0363, t0366).
+"""A forwarding HTTP proxy between a runner and perfwatchd (t0681, t0363, t0366, t0382).
 
   api_proxy.py UPSTREAM DIR
 
@@ -21,6 +21,12 @@ after the daemon answered, as a slow link would, while the runner's
 heartbeats go on.  Each finish the daemon answered, and each heartbeat
 it answered with cancel, is a line of DIR/calls.log, in the order the
 answers came: "finish STATUS PATH", "cancel JOB_ID".
+Each claim (POST /api/v1/jobs/claim) the daemon answered is a line of
+DIR/claims.log: "CLAIM_ID STATUS JOB ATTEMPT" ("-" for what the request
+or its reply lacks).  While DIR/cut-claim exists, the first claim the
+daemon answered with a job is not answered: the proxy writes that line
+to DIR/claim-cut and exits, as a daemon killed between its claim's
+commit and its reply.
 """
 import http.client, http.server, json, os, re, sys, threading, time, urllib.parse
 
@@ -47,6 +53,33 @@ def cut_here(path, body, status):
 LOG_MU = threading.Lock()
 
 
+def claim_seen(path, body, status, data):
+    """A claim's line in DIR/claims.log; the claim to cut: DIR/claim-cut
+    written, then exits."""
+    if path != "/api/v1/jobs/claim":
+        return
+    try:
+        cid = json.loads(body or b"{}").get("claim_id") or "-"
+    except ValueError:
+        cid = "-"
+    job = {}
+    if status == 200:
+        try:
+            job = json.loads(data).get("job") or {}
+        except ValueError:
+            pass
+    line = "%s %d %s %s\n" % (cid, status, job.get("id", "-"),
+                              job.get("attempt", "-"))
+    with LOG_MU, open(os.path.join(DIR, "claims.log"), "a") as f:
+        f.write(line)
+    if job and os.path.exists(os.path.join(DIR, "cut-claim")):
+        with open(os.path.join(DIR, "claim-cut.tmp"), "w") as f:
+            f.write(line)
+        os.rename(os.path.join(DIR, "claim-cut.tmp"),
+                  os.path.join(DIR, "claim-cut"))
+        os._exit(0)
+
+
 class Proxy(http.server.BaseHTTPRequestHandler):
     def forward(self):
         n = int(self.headers.get("Content-Length") or 0)
@@ -64,6 +97,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             c.close()
         if self.command == "POST":
             cut_here(self.path, body, r.status)
+            claim_seen(self.path, body, r.status, data)
         self.calls(body, r.status, data)
         if self.path.startswith("/api/v1/packs/"):
             bad = (r.status == 200 and len(data) > 0 and

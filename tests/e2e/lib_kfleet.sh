@@ -14,7 +14,8 @@
 #   kfleet_daemon RUNNERS... [-- YAML...]
 #                              daemon config with those runners,
 #                              scheduler lease 10 s, builds.shared true
-#                              (YAML lines go into builds:); job "kb"
+#                              and builds.dir $PW_TMP/d/artifacts (YAML
+#                              lines go into builds:); job "kb"
 #                              (tinyconfig + CONFIG_MEMCG=y, one run, one
 #                              round, boot timeout 40 s) on host h1 and
 #                              (with a runner h2) "kb2", the same on h2;
@@ -62,6 +63,9 @@ kfleet_daemon() {
 		echo "  claim_wait: 1s"
 		echo "builds:"
 		echo "  shared: true"
+		# Where SQLite's store has it by default; a PostgreSQL
+		# store has no default (make check-pg).
+		echo "  dir: $PW_TMP/d/artifacts"
 		for l in "$@"; do
 			echo "  $l"
 		done

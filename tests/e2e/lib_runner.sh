@@ -180,3 +180,40 @@ submit_pair() {
 	cand=$(jfield pairs.0.candidate_job <"$PW_TMP/submit.json")
 	pair=$(jfield pairs.0.pair_id <"$PW_TMP/submit.json")
 }
+
+# A second perfwatchd B on the database of the first (A), for a runner
+# that fails over (t0363, t0382).  daemon_b_config: B's config,
+# $PW_TMP/b.yaml, A's on a port of its own (B_URL).  start_daemon_b,
+# once A is dead (one daemon a SQLite file): B started (log
+# $PW_TMP/b.log), PW_URL and PW_DAEMON_PID now B's, PASS or FAIL
+# daemon_b_starts_after_a_dies (then finish).  jobs_done_through_b
+# SECS BASE CAND: PASS or FAIL both_jobs_finish_through_b.
+daemon_b_config() {
+	local port
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	sed "s/^listen: .*/listen: 127.0.0.1:$port/" "$PW_DIR/daemon.yaml" >"$PW_TMP/b.yaml"
+	B_URL=http://127.0.0.1:$port
+}
+
+start_daemon_b() {
+	spawn "$PW_TMP/b.log" "$PW_BIN/perfwatchd" -v -c "$PW_TMP/b.yaml" \
+	    --port-file "$PW_TMP/portb"
+	PW_DAEMON_PID=$!
+	if wait_for 20 test -s "$PW_TMP/portb"; then
+		pass daemon_b_starts_after_a_dies
+	else
+		fail daemon_b_starts_after_a_dies "$(tail -5 "$PW_TMP/b.log")"
+		finish
+	fi
+	PW_URL=$B_URL
+}
+
+jobs_done_through_b() {
+	if wait_until "$1" jobs_in_state success 2; then
+		pass both_jobs_finish_through_b
+	else
+		fail both_jobs_finish_through_b "base $(job_state "$2") cand $(job_state "$3")"
+		show_logs
+		tail -20 "$PW_TMP/b.log" | sed 's/^/#   /'
+	fi
+}

@@ -33,11 +33,9 @@ metrics:
   ops: {better: higher}
 YAML
 # B: the same configuration on a port of its own, started later.
-portb=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-sed "s/^listen: .*/listen: 127.0.0.1:$portb/" "$PW_DIR/daemon.yaml" >"$PW_TMP/b.yaml"
+daemon_b_config
 start_daemon "$PW_TMP/d" || { fail daemon_a_starts "see log"; finish; }
 A=$PW_DAEMON_PID
-B_URL=http://127.0.0.1:$portb
 mkdir -p "$PW_TMP/px"
 echo 1 >"$PW_TMP/px/cut-run"
 spawn "$PW_TMP/px/log" /usr/bin/python3 "$(dirname "$0")/api_proxy.py" \
@@ -75,25 +73,8 @@ cut=$(cut -d' ' -f2 "$PW_TMP/px/cut")
     pass a_stored_run1_before_dying ||
     fail a_stored_run1_before_dying "cut: $(cat "$PW_TMP/px/cut"), $(sql "SELECT job_id, idx FROM runs")"
 
-spawn "$PW_TMP/b.log" "$PW_BIN/perfwatchd" -v -c "$PW_TMP/b.yaml" \
-    --port-file "$PW_TMP/portb"
-B=$!
-if wait_for 20 test -s "$PW_TMP/portb"; then
-	pass daemon_b_starts_after_a_dies
-else
-	fail daemon_b_starts_after_a_dies "$(tail -5 "$PW_TMP/b.log")"
-	finish
-fi
-PW_URL=$B_URL
-PW_DAEMON_PID=$B
-
-if wait_until 60 jobs_in_state success 2; then
-	pass both_jobs_finish_through_b
-else
-	fail both_jobs_finish_through_b "base $(job_state "$base") cand $(job_state "$cand")"
-	show_logs
-	tail -20 "$PW_TMP/b.log" | sed 's/^/#   /'
-fi
+start_daemon_b
+jobs_done_through_b 60 "$base" "$cand"
 grep -q "server $A_URL: POST /api/v1/jobs/$cut/runs: .*; failing over to $B_URL" "$log" &&
     pass upload_in_flight_failed_over ||
     fail upload_in_flight_failed_over "$(grep -E 'failing over|spooled' "$log")"

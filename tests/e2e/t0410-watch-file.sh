@@ -122,7 +122,7 @@ fi
 g "$SRC" branch dev "$c4"
 if wait_tip dev "$c4"; then pass branch_comes_back; else fail branch_comes_back "$(cat "$PW_TMP/trees.json")"; fi
 [ "$(tree_field "b['dev']['state']")" = ok ] && pass branch_state_ok || fail branch_state_ok "$(cat "$PW_TMP/trees.json")"
-[ "$(sql "SELECT count(*) || ' ' || branches FROM commits WHERE sha = '$c4'")" = "1 master,dev" ] &&
+[ "$(sql "SELECT count(*) || ' ' || max(branches) FROM commits WHERE sha = '$c4'")" = "1 master,dev" ] &&
     pass commit_recorded_once || fail commit_recorded_once "$(sql "SELECT * FROM commits WHERE sha = '$c4'")"
 
 # The remote goes away: errors with backoff, the daemon keeps serving.

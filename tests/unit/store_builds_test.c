@@ -244,6 +244,42 @@ TEST(build_cancel)
 
 /* A build's log takes CAP_JOB_LOG bytes, then its marker; only the
  * holder of its lease appends. */
+/*
+ * A builder's claim whose answer was lost, sent again with the same
+ * claim id (store_claim_as), gets the build back as the same attempt;
+ * with another id, or none, it is one more.
+ */
+TEST(build_claim_id_repeat)
+{
+	struct store *s = test_store_open("claimid.db");
+	struct store_build_claimed c;
+	int64_t host, jobs[2], id = 0;
+	static const struct {
+		const char *key;
+		int64_t attempt;
+		int repeated;
+	} tries[] = { { "b-1", 1, 0 }, { "b-1", 1, 1 }, { "b-2", 2, 0 },
+		{ NULL, 3, 0 }, { "b-1", 4, 0 } };
+	size_t i;
+
+	ASSERT(s != NULL);
+	store_builds_share(1);
+	ASSERT(store_host_register(s, &host, "b1", "[]", "{}", 100) == 0);
+	ASSERT(kpair(s, "tinyconfig", "aaaa", "bbbb", jobs) > 0);
+	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		ASSERT(store_build_claim_as(s, &c, host, 100 + (int64_t)i, 60,
+		           tries[i].key) == 0);
+		if (i == 0)
+			id = c.id;
+		ASSERT_INTEQ(c.id, id);
+		ASSERT_INTEQ(c.attempt, tries[i].attempt);
+		ASSERT_INTEQ(c.repeated, tries[i].repeated);
+		store_build_claimed_release(&c);
+	}
+	store_builds_share(0);
+	store_close(s);
+}
+
 TEST(build_log_capped)
 {
 	struct store *s = test_store_open("log.db");

@@ -619,6 +619,112 @@ TEST(test_store__restarted_runner_gets_its_job_back)
 	store_close(s);
 }
 
+/*
+ * A claim whose answer was lost (its daemon died after the commit) sent
+ * again with the same claim id, through another connection as through
+ * another daemon, gets the same job back, its lease renewed, with no
+ * new attempt; another host with that id gets nothing of it, and a
+ * claim with another id or none still counts one.  A pair claim's two
+ * jobs come back the same way.
+ */
+/* A single claim by host h with claim id key (may be NULL) through s,
+ * as "JOB ATTEMPT REPEATED", or "none". */
+static const char *
+claim_said(struct store *s, int64_t h, int64_t now, const char *key)
+{
+	static char out[64];
+	struct store_claimed c;
+
+	if (store_claim_as(s, &c, h, now, 60, 0, 1, key) != 0)
+		return "none";
+	snprintf(out, sizeof(out), "%" PRId64 " %" PRId64 " %d", c.job_id,
+	    c.attempt, c.repeated);
+	store_claimed_release(&c);
+	return out;
+}
+
+TEST(test_store__claim_id_repeat_is_no_new_attempt)
+{
+	char *p = dbpath();
+	struct store *s = NULL, *s2 = NULL;
+	struct store_job_new jb = job_base, jc = job_cand;
+	struct err e = { 0 };
+	int64_t h, h2, b = 0, cand = 0, b2 = 0, c2 = 0, pair = 0, first;
+	int k;
+	struct store_claimed c;
+	char want[64];
+
+	ASSERT(store_open(&s, p, &e) == 0);
+	ASSERT(store_open(&s2, p, &e) == 0);
+	free(p);
+	h = host(s, "h1", "[]");
+	h2 = host(s, "h2", "[\"none\"]");
+	ASSERT(store_pair_create(
+	           s, NULL, &b, &cand, "j", "", &job_base, &job_cand, 10) == 0);
+#define SAID(S, H, NOW, KEY, ATT, REP)                                     \
+	do {                                                               \
+		snprintf(                                                  \
+		    want, sizeof(want), "%" PRId64 " %d %d", b, ATT, REP); \
+		ASSERT_STREQ(claim_said(S, H, NOW, KEY), want);            \
+	} while (0)
+	SAID(s, h, 100, "k-1", 1, 0);
+	/* The answer was lost: the same claim again, through the other,
+	 * its lease renewed. */
+	ASSERT(store_claim_as(s2, &c, h, 105, 60, 0, 1, "k-1") == 0);
+	ASSERT_INTEQ(c.job_id, b);
+	ASSERT_INTEQ(c.attempt, 1);
+	ASSERT_INTEQ(c.repeated, 1);
+	ASSERT_INTEQ(c.lease_expires, 165);
+	store_claimed_release(&c);
+	/* The id is the host's: another host's claim with it takes
+	 * nothing of h1's (the pair is bound to h1, the labels miss). */
+	ASSERT_STREQ(claim_said(s, h2, 106, "k-1"), "none");
+	SAID(s, h, 107, "k-1", 1, 1);
+	/* Another claim (a restarted runner) is one more attempt, and so
+	 * is one without an id, as before claim ids; then the old id no
+	 * longer names the lease. */
+	SAID(s2, h, 110, "k-2", 2, 0);
+	SAID(s, h, 111, NULL, 3, 0);
+	SAID(s, h, 112, "k-2", 4, 0);
+#undef SAID
+
+	/* A pair claim (rounds): both jobs back, neither a new attempt. */
+	jb.spec_json = jc.spec_json =
+	    "{\"parser\":\"fio\",\"rounds\":2,\"runs\":2}";
+	jb.runs = jc.runs = 2;
+	ASSERT(store_cancel(s, b, 120) == 0);
+	ASSERT(store_cancel(s, cand, 120) == 0);
+	/* A pair whose first round opens with the candidate: the claim's
+	 * job is not the lower id the host holds. */
+	for (k = 0; k < 16; k++) {
+		ASSERT(store_pair_create(
+		           s, &pair, &b2, &c2, "r", "", &jb, &jc, 20) == 0);
+		if (!rounds_base_first(pair, 0))
+			break;
+		ASSERT(store_cancel(s, b2, 120) == 0);
+		ASSERT(store_cancel(s, c2, 120) == 0);
+	}
+	ASSERT(k < 16);
+	ASSERT(store_claim_as(s, &c, h, 121, 60, 1, 1, "k-3") == 0);
+	ASSERT(c.partner != NULL);
+	ASSERT_INTEQ(c.job_id + c.partner->job_id, b2 + c2);
+	ASSERT_INTEQ(c.attempt + c.partner->attempt, 2);
+	first = c.job_id;
+	ASSERT_INTEQ(first, c2);
+	store_claimed_release(&c);
+	ASSERT(store_claim_as(s2, &c, h, 122, 60, 1, 1, "k-3") == 0);
+	ASSERT(c.partner != NULL);
+	/* As the claim handed them: the same side first. */
+	ASSERT_INTEQ(c.job_id, first);
+	ASSERT_INTEQ(c.job_id + c.partner->job_id, b2 + c2);
+	ASSERT_INTEQ(c.attempt, 1);
+	ASSERT_INTEQ(c.partner->attempt, 1);
+	ASSERT_INTEQ(c.repeated, 1);
+	store_claimed_release(&c);
+	store_close(s2);
+	store_close(s);
+}
+
 TEST(test_store__cancel_and_retry)
 {
 	struct store *s = open_new();
