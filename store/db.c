@@ -71,6 +71,18 @@ db_connected(struct db *db)
 	return db->ops->connected(db);
 }
 
+int
+db_exec_step(struct db *db, const char *sql, struct db_stmt *st, int *step)
+{
+	*step = 0;
+	if (db->ops->exec_step != NULL)
+		return db->ops->exec_step(db, sql, st, step);
+	if (db_exec(db, sql) != 0)
+		return -1;
+	*step = db_step(st);
+	return 0;
+}
+
 struct db_stmt *
 db_prepare(struct db *db, const char *sql)
 {

@@ -55,7 +55,10 @@ const char *db_errmsg(struct db *);
 int db_errcode(struct db *);
 
 /* BEGIN for a transaction that will write (SQLite takes the write lock
- * at once, BEGIN IMMEDIATE); COMMIT and ROLLBACK are plain SQL. */
+ * at once, BEGIN IMMEDIATE); COMMIT and ROLLBACK are plain SQL.  On
+ * PostgreSQL the BEGIN goes with the transaction's first statement (a
+ * failed BEGIN fails that statement) and a transaction without one
+ * sends nothing. */
 int db_begin_write(struct db *);
 /* BEGIN for reads that see one snapshot (PostgreSQL: REPEATABLE READ).
  * 0 or -1. */
@@ -64,6 +67,15 @@ int db_begin_read(struct db *);
 int db_autocommit(struct db *);
 /* 0 while the connection to a database server is lost (a file's: 1). */
 int db_connected(struct db *);
+
+/*
+ * Runs sql as db_exec does and then, when it succeeded, steps st (its
+ * rows then read as after db_step): on PostgreSQL both in one round
+ * trip, so that what st does after a COMMIT costs no wait of its own.
+ * 0 with *step st's db_step result, or -1 when sql failed (db_errmsg;
+ * st not run, *step 0).
+ */
+int db_exec_step(struct db *, const char *sql, struct db_stmt *st, int *step);
 
 /* sql prepared, or NULL with db_errmsg. */
 struct db_stmt *db_prepare(struct db *, const char *sql);

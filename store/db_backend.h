@@ -55,6 +55,9 @@ struct db_ops {
 	void (*autocheckpoint)(struct db *, int pages);
 	int (*connected)(struct db *);
 	void (*last_id_keep)(struct db *, int64_t id); /* NULL: none */
+	/* NULL: db_exec, then db_step. */
+	int (*exec_step)(
+	    struct db *, const char *sql, struct db_stmt *, int *step);
 };
 
 /* store/db_sqlite.c */
