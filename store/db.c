@@ -128,6 +128,24 @@ db_bind_null(struct db_stmt *st, int i)
 	st->db->ops->bind_null(st, i);
 }
 
+void
+db_bind_text_array(struct db_stmt *st, int i, const char *const *v, size_t n)
+{
+	if (st->db->ops->bind_text_array != NULL)
+		st->db->ops->bind_text_array(st, i, v, n);
+	else
+		st->db->ops->bind_null(st, i);
+}
+
+void
+db_bind_double_array(struct db_stmt *st, int i, const double *v, size_t n)
+{
+	if (st->db->ops->bind_double_array != NULL)
+		st->db->ops->bind_double_array(st, i, v, n);
+	else
+		st->db->ops->bind_null(st, i);
+}
+
 int
 db_step(struct db_stmt *st)
 {

@@ -86,6 +86,12 @@ void db_bind_double(struct db_stmt *, int i, double v);
 void db_bind_text(struct db_stmt *, int i, const char *v, int n);
 void db_bind_blob(struct db_stmt *, int i, const void *v, size_t n);
 void db_bind_null(struct db_stmt *, int i);
+/* n values as one parameter, an array: PostgreSQL's text[] (a NULL
+ * element NULL) or float8[]; the SQL casts it (?11::text[]).  SQLite
+ * has no arrays: the store sends these to PostgreSQL only. */
+void db_bind_text_array(
+    struct db_stmt *, int i, const char *const *v, size_t n);
+void db_bind_double_array(struct db_stmt *, int i, const double *v, size_t n);
 /* DB_ROW, DB_DONE or an error code (db_errmsg of its connection). */
 int db_step(struct db_stmt *);
 int db_col_count(struct db_stmt *);

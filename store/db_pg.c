@@ -609,6 +609,56 @@ pg_bind_null(struct db_stmt *st, int i)
 	bind(PS(st), i, NULL, 0, 0, 0);
 }
 
+/* An array literal of n texts ("{"a","b\"c",NULL}"), bound as text. */
+static void
+pg_bind_text_array(struct db_stmt *st, int i, const char *const *v, size_t n)
+{
+	size_t k, len = 3;
+	const char *c;
+	char *b, *o;
+
+	for (k = 0; k < n; k++)
+		len += v[k] ? 2 * strlen(v[k]) + 3 : 5;
+	o = b = xmalloc(len);
+	*o++ = '{';
+	for (k = 0; k < n; k++) {
+		if (k > 0)
+			*o++ = ',';
+		if (v[k] == NULL) {
+			memcpy(o, "NULL", 4);
+			o += 4;
+			continue;
+		}
+		*o++ = '"';
+		for (c = v[k]; *c != '\0'; c++) {
+			if (*c == '"' || *c == '\\')
+				*o++ = '\\';
+			*o++ = *c;
+		}
+		*o++ = '"';
+	}
+	*o++ = '}';
+	pg_bind_text(st, i, b, (int)(o - b));
+	free(b);
+}
+
+static void
+pg_bind_double_array(struct db_stmt *st, int i, const double *v, size_t n)
+{
+	char *b = xmalloc(n * 41 + 3), *o = b;
+	size_t k;
+
+	*o++ = '{';
+	for (k = 0; k < n; k++) {
+		if (k > 0)
+			*o++ = ',';
+		o += double_text(o, v[k]);
+	}
+	*o++ = '}';
+	bind(PS(st), i, b, (size_t)(o - b), 0, 0);
+	free(b);
+}
+
 static void
 drop_result(struct pg_stmt *s)
 {
@@ -1121,7 +1171,8 @@ static const struct db_ops pg_ops = { DB_PG, pg_close, pg_exec, pg_errmsg,
 	pg_col_double, pg_col_text, pg_col_blob, pg_col_bytes, pg_reset,
 	pg_clear_bindings, pg_finalize, pg_stmt_work, pg_changes,
 	pg_total_changes, pg_last_id, pg_data_version, pg_checkpoint,
-	pg_autocheckpoint, pg_connected, pg_last_id_keep, pg_exec_step };
+	pg_autocheckpoint, pg_connected, pg_last_id_keep, pg_bind_text_array,
+	pg_bind_double_array, pg_exec_step };
 
 /* Notices (a NOTICE from CREATE ... IF NOT EXISTS) are not errors and
  * do not go to stderr. */
