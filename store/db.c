@@ -72,6 +72,14 @@ db_connected(struct db *db)
 }
 
 int
+db_exec_later(struct db *db, const char *sql)
+{
+	if (db->ops->exec_later != NULL)
+		return db->ops->exec_later(db, sql);
+	return db_exec(db, sql);
+}
+
+int
 db_exec_step(struct db *db, const char *sql, struct db_stmt *st, int *step)
 {
 	*step = 0;

@@ -69,6 +69,14 @@ int db_autocommit(struct db *);
 int db_connected(struct db *);
 
 /*
+ * sql (one command without parameters, a string that outlives the next
+ * statement: a literal) to run before the next statement: on
+ * PostgreSQL it goes with it in one round trip (a SAVEPOINT, say), and
+ * its failure is that statement's; elsewhere it runs now.  0 or -1.
+ */
+int db_exec_later(struct db *, const char *sql);
+
+/*
  * Runs sql as db_exec does and then, when it succeeded, steps st (its
  * rows then read as after db_step): on PostgreSQL both in one round
  * trip, so that what st does after a COMMIT costs no wait of its own.

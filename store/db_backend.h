@@ -63,6 +63,7 @@ struct db_ops {
 	/* NULL: db_exec, then db_step. */
 	int (*exec_step)(
 	    struct db *, const char *sql, struct db_stmt *, int *step);
+	int (*exec_later)(struct db *, const char *sql); /* NULL: db_exec */
 };
 
 /* store/db_sqlite.c */

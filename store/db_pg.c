@@ -85,6 +85,8 @@
 /* The wait between tries to connect again: first, at most (ms). */
 #define PG_RECONNECT_MS 100
 #define PG_RECONNECT_MAX_MS 5000
+/* Commands db_exec_later keeps for the next statement, at most. */
+#define PG_LATER 4
 
 struct pg {
 	struct db base;
@@ -105,8 +107,11 @@ struct pg {
 	 * connection was lost in it (TX_LOST), or its BEGIN failed
 	 * (TX_NO_BEGIN). */
 	int lost_tx;
-	/* The transaction's BEGIN, noted and not yet sent (see the top). */
+	/* Commands noted and not yet sent, to go with the next statement
+	 * (see the top): the transaction's BEGIN, then db_exec_later's. */
 	const char *begin;
+	const char *later[PG_LATER];
+	int nlater;
 };
 
 struct pg_stmt {
@@ -289,26 +294,56 @@ ready(struct pg *p, const char *sql)
 	return 0;
 }
 
-/* A noted BEGIN and sql ends its transaction: nothing to send. */
+/* sql ends the transaction: a ROLLBACK undoes what the noted commands
+ * would do (they are dropped); with its BEGIN noted, nothing is sent. */
 static int
 ends_unsent(struct pg *p, const char *sql)
 {
-	if (p->begin == NULL || !ends_tx(sql))
+	if (!ends_tx(sql))
+		return 0;
+	if (starts(sql, "ROLLBACK"))
+		p->nlater = 0;
+	if (p->begin == NULL)
 		return 0;
 	p->begin = NULL;
+	p->nlater = 0;
 	return 1;
 }
 
-/* The first statement of a transaction, sent with its BEGIN, failed for
- * good: unless the server holds the transaction (failed), the caller's
- * next statements must fail until it ends it, never run on their own. */
+/* The commands noted, then first when not NULL, into out: how many. */
+static int
+noted(struct pg *p, const char *first, const char **out)
+{
+	int n = 0, i;
+
+	if (p->begin != NULL)
+		out[n++] = p->begin;
+	for (i = 0; i < p->nlater; i++)
+		out[n++] = p->later[i];
+	if (first != NULL)
+		out[n++] = first;
+	return n;
+}
+
+/* The noted commands were sent: no more to send. */
 static void
-begin_failed(struct pg *p)
+noted_sent(struct pg *p)
 {
 	p->begin = NULL;
+	p->nlater = 0;
+}
+
+/* A statement sent with the noted commands (a savepoint; the
+ * transaction's BEGIN when began) failed for good: unless the server
+ * holds the transaction (failed), the caller's next statements must
+ * fail until it ends it, never run on their own. */
+static void
+noted_failed(struct pg *p, int began)
+{
+	noted_sent(p);
 	if (PQstatus(p->c) != CONNECTION_OK)
 		p->lost_tx = TX_LOST;
-	else if (!in_tx(p))
+	else if (began && !in_tx(p))
 		p->lost_tx = TX_NO_BEGIN;
 }
 
@@ -377,31 +412,38 @@ pg_exec(struct db *d, const char *sql)
 	PGTransactionStatusType was;
 	PGresult *r;
 	ExecStatusType st;
+	const char *pre[PG_LATER + 2];
 	char *q;
-	int try, rc, pend, resent = 0;
+	size_t len;
+	int try, rc, npre, i, pend, resent = 0;
 
 	if (ends_unsent(p, sql))
 		return 0;
 	for (try = 0;; try++) {
 		pend = p->begin != NULL;
+		npre = noted(p, sql, pre);
 		if ((rc = ready(p, sql)) != 0) {
-			if (pend)
-				begin_failed(p);
+			if (npre > 1)
+				noted_failed(p, pend);
 			return rc == DB_DONE ? 0 : -1;
 		}
 		was = PQtransactionStatus(p->c);
-		if (pend) {
-			/* One query string: the server runs the rest only
-			 * when the BEGIN succeeded. */
-			q = xmalloc(strlen(p->begin) + strlen(sql) + 3);
-			sprintf(q, "%s; %s", p->begin, sql);
+		if (npre > 1) {
+			/* One query string: the server runs each only when
+			 * those before it succeeded. */
+			for (len = 1, i = 0; i < npre; i++)
+				len += strlen(pre[i]) + 2;
+			q = xmalloc(len);
+			for (len = 0, i = 0; i < npre; i++)
+				len += (size_t)sprintf(
+				    q + len, "%s%s", i > 0 ? "; " : "", pre[i]);
 			r = PQexec(p->c, q);
 			free(q);
 		} else
 			r = PQexec(p->c, sql);
 		st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
-			p->begin = NULL;
+			noted_sent(p);
 			count_changes(p, r);
 			PQclear(r);
 			return 0;
@@ -413,12 +455,12 @@ pg_exec(struct db *d, const char *sql)
 				p->lost_tx = 0;
 				continue;
 			}
-			if (pend)
-				begin_failed(p);
+			if (npre > 1)
+				noted_failed(p, pend);
 			return -1;
 		}
-		if (pend) {
-			begin_failed(p);
+		if (npre > 1) {
+			noted_failed(p, pend);
 			return -1;
 		}
 		if (p->code != DB_BUSY || in_tx(p) || try + 1 >= PG_TRIES)
@@ -453,6 +495,19 @@ pg_begin_read(struct db *d)
 {
 	PG(d)->begin = "BEGIN ISOLATION LEVEL REPEATABLE READ";
 	PG(d)->lost_tx = 0;
+	return 0;
+}
+
+/* Kept for the next statement (see the top); one command, no
+ * parameters, a string that outlives the statement (a literal). */
+static int
+pg_exec_later(struct db *d, const char *sql)
+{
+	struct pg *p = PG(d);
+
+	if (p->nlater == PG_LATER)
+		return pg_exec(d, sql);
+	p->later[p->nlater++] = sql;
 	return 0;
 }
 
@@ -734,35 +789,54 @@ next_result(PGconn *c)
 	return r;
 }
 
+static int ok_status(const PGresult *r);
+
 /*
- * Sends first (no parameters: a BEGIN or a COMMIT) and then s (by its
- * prepared name when prep) in one pipeline, one round trip: *first_res
- * first's result and s->res s's (PGRES_PIPELINE_ABORTED when first
- * failed), NULL when none came (PQerrorMessage then says why).
+ * Sends the n commands pre (no parameters: a BEGIN, a savepoint, a
+ * COMMIT) and then s (by its prepared name when prep) in one pipeline,
+ * one round trip: *failed the result of the first of pre that failed
+ * (NULL: none did), s->res s's (PGRES_PIPELINE_ABORTED after a failed
+ * one), NULL when none came (PQerrorMessage then says why).
  */
 static void
-send_two(struct pg *p, const char *first, struct pg_stmt *s, int prep,
-    PGresult **first_res)
+send_pipe(struct pg *p, const char *const *pre, int n, struct pg_stmt *s,
+    int prep, PGresult **failed)
 {
 	const char *const *val = (const char *const *)s->val;
 	PGresult *r;
-	int sent;
+	int sent = 1, i;
 
-	*first_res = NULL;
+	*failed = NULL;
 	s->res = NULL;
-	if (!PQenterPipelineMode(p->c))
+	if (!PQenterPipelineMode(p->c)) {
+		*failed = PQmakeEmptyPGresult(p->c, PGRES_FATAL_ERROR);
 		return;
-	sent = PQsendQueryParams(p->c, first, 0, NULL, NULL, NULL, NULL, 0) &&
+	}
+	for (i = 0; sent && i < n; i++)
+		sent = PQsendQueryParams(
+		    p->c, pre[i], 0, NULL, NULL, NULL, NULL, 0);
+	sent = sent &&
 	    (prep > 0 ? PQsendQueryPrepared(
 	                    p->c, s->name, s->np, val, s->len, s->fmt, 0)
 	              : PQsendQueryParams(p->c, s->sql, s->np, s->type, val,
 	                    s->len, s->fmt, 0)) &&
 	    PQpipelineSync(p->c);
 	if (sent) {
-		*first_res = next_result(p->c);
+		for (i = 0; i < n; i++) {
+			r = next_result(p->c);
+			if (*failed == NULL && !ok_status(r))
+				*failed = r != NULL ? r
+				                    : PQmakeEmptyPGresult(p->c,
+				                          PGRES_FATAL_ERROR);
+			else
+				PQclear(r);
+		}
 		s->res = next_result(p->c);
-	} else if (PQstatus(p->c) == CONNECTION_OK)
-		PQpipelineSync(p->c); /* what was sent, to its end */
+	} else {
+		*failed = PQmakeEmptyPGresult(p->c, PGRES_FATAL_ERROR);
+		if (PQstatus(p->c) == CONNECTION_OK)
+			PQpipelineSync(p->c); /* what was sent, to its end */
+	}
 	/* Up to the sync (or the connection's end). */
 	while ((r = PQgetResult(p->c)) != NULL) {
 		int sync = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
@@ -784,8 +858,8 @@ ok_status(const PGresult *r)
 
 /*
  * Runs s; after first (a COMMIT, db_exec_step) when it is not NULL,
- * *first_ok then 1 once first succeeded.  A noted BEGIN goes before
- * s the same way.  0 or the error's DB_* code.
+ * *first_ok then 1 once first succeeded.  The noted commands go before
+ * them the same way.  0 or the error's DB_* code.
  */
 static int
 run(struct pg_stmt *s, const char *first, int *first_ok)
@@ -793,8 +867,8 @@ run(struct pg_stmt *s, const char *first, int *first_ok)
 	struct pg *p = PG(s->base.db);
 	PGTransactionStatusType was;
 	PGresult *fr;
-	const char *pre;
-	int try, rc, prep, pend, resent = 0;
+	const char *pre[PG_LATER + 2];
+	int try, rc, prep, pend, npre, nnoted, resent = 0;
 
 	/* A parameter the SQL does not use has no type PostgreSQL could
 	 * infer: text. */
@@ -810,11 +884,13 @@ run(struct pg_stmt *s, const char *first, int *first_ok)
 	if (p->kept && inserts(s->sql))
 		p->kept = 0;
 	for (try = 0;; try++) {
-		pend = first == NULL && p->begin != NULL;
-		pre = first != NULL ? first : p->begin;
+		/* A BEGIN noted: the transaction has not begun. */
+		pend = p->begin != NULL;
+		npre = noted(p, first, pre);
+		nnoted = npre - (first != NULL);
 		if ((rc = ready(p, first != NULL ? first : s->sql)) != 0) {
-			if (pend)
-				begin_failed(p);
+			if (nnoted > 0)
+				noted_failed(p, pend);
 			return rc == DB_DONE ? 0 : rc;
 		}
 		was = PQtransactionStatus(p->c);
@@ -822,17 +898,19 @@ run(struct pg_stmt *s, const char *first, int *first_ok)
 		/* Not prepared between the COMMIT and its transaction's
 		 * statements: a failed prepare would fail the transaction. */
 		prep = use_prepared(p, s, first == NULL, &s->res);
-		if (prep >= 0 && pre != NULL) {
-			send_two(p, pre, s, prep, &fr);
-			if (!ok_status(fr)) {
+		if (prep >= 0 && npre > 0) {
+			send_pipe(p, pre, npre, s, prep, &fr);
+			if (fr != NULL) {
 				drop_result(s);
 				s->res = fr;
-				fr = NULL;
-			} else if (first != NULL) {
+			} else {
+				noted_sent(p);
+				pend = nnoted = 0;
+			}
+			if (fr == NULL && first != NULL) {
 				*first_ok = 1;
 				was = PQTRANS_IDLE; /* s ran after the COMMIT */
 			}
-			PQclear(fr);
 		} else if (prep > 0)
 			s->res = PQexecPrepared(p->c, s->name, s->np,
 			    (const char *const *)s->val, s->len, s->fmt, 0);
@@ -840,8 +918,7 @@ run(struct pg_stmt *s, const char *first, int *first_ok)
 			s->res = PQexecParams(p->c, s->sql, s->np, s->type,
 			    (const char *const *)s->val, s->len, s->fmt, 0);
 		if (ok_status(s->res)) {
-			if (pend)
-				p->begin = NULL;
+			noted_sent(p);
 			s->nrows = PQntuples(s->res);
 			count_changes(p, s->res);
 			return 0;
@@ -852,18 +929,17 @@ run(struct pg_stmt *s, const char *first, int *first_ok)
 		drop_result(s);
 		if (gone(p, pend ? PQTRANS_INTRANS : was)) {
 			if (resent++ == 0 &&
-			    (pend ||
-			        (pre == NULL && resendable(s->sql, was)))) {
+			    (pend || (npre == 0 && resendable(s->sql, was)))) {
 				p->lost_tx = 0;
 				continue;
 			}
-			if (pend)
-				begin_failed(p);
+			if (nnoted > 0)
+				noted_failed(p, pend);
 			return p->code;
 		}
-		if (pend)
-			begin_failed(p);
-		if (pend || pre != NULL || p->code != DB_BUSY || in_tx(p) ||
+		if (nnoted > 0)
+			noted_failed(p, pend);
+		if (npre > 0 || p->code != DB_BUSY || in_tx(p) ||
 		    try + 1 >= PG_TRIES)
 			return p->code;
 		backoff(try);
@@ -1172,7 +1248,7 @@ static const struct db_ops pg_ops = { DB_PG, pg_close, pg_exec, pg_errmsg,
 	pg_clear_bindings, pg_finalize, pg_stmt_work, pg_changes,
 	pg_total_changes, pg_last_id, pg_data_version, pg_checkpoint,
 	pg_autocheckpoint, pg_connected, pg_last_id_keep, pg_bind_text_array,
-	pg_bind_double_array, pg_exec_step };
+	pg_bind_double_array, pg_exec_step, pg_exec_later };
 
 /* Notices (a NOTICE from CREATE ... IF NOT EXISTS) are not errors and
  * do not go to stderr. */
@@ -1188,10 +1264,11 @@ static int
 setup(struct pg *p)
 {
 	const char *begin = p->begin;
-	int rc;
+	int rc, nlater = p->nlater;
 
-	/* A noted BEGIN waits for its transaction's first statement. */
+	/* Noted commands wait for their transaction's next statement. */
 	p->begin = NULL;
+	p->nlater = 0;
 	rc = pg_exec(&p->base,
 	    "SET client_min_messages = warning;"
 	    "SET standard_conforming_strings = on;"
@@ -1200,6 +1277,7 @@ setup(struct pg *p)
 	     * 100 ms and more, its run a millisecond. */
 	    "SET jit = off;");
 	p->begin = begin;
+	p->nlater = nlater;
 	return rc;
 }
 

@@ -257,6 +257,54 @@ TEST(test_store_pg__commit_then_step)
 	db_close(d);
 }
 
+/*
+ * db_exec_later: savepoint commands go with the next statement, in
+ * order, and keep their meaning: a ROLLBACK TO the savepoint opened
+ * before a statement undoes that statement only; a full ROLLBACK drops
+ * the commands still waiting.  A command that fails (a savepoint that
+ * does not exist) fails the statement it went with, with its own
+ * error, and the transaction, whose ROLLBACK leaves the connection
+ * working.
+ */
+TEST(test_store_pg__later_commands_go_with_the_next_statement)
+{
+	struct db *d, *other;
+
+	if (!open_pg(&d, &other, "pg_later"))
+		return;
+	ASSERT(db_exec(other, "CREATE TABLE s (n BIGINT)") == 0);
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec_later(d, "SAVEPOINT a") == 0);
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (1)") == 0);
+	ASSERT(db_exec_later(d, "RELEASE a") == 0);
+	ASSERT(db_exec_later(d, "SAVEPOINT a") == 0);
+	ASSERT_INTEQ(test_db_number(d, "SELECT count(*) FROM s"), 1);
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (2)") == 0);
+	ASSERT(db_exec(d, "ROLLBACK TO a") == 0);
+	ASSERT(db_exec_later(d, "RELEASE a") == 0);
+	ASSERT(db_exec(d, "COMMIT") == 0);
+	ASSERT_INTEQ(test_db_number(other, "SELECT sum(n) FROM s"), 1);
+
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (4)") == 0);
+	ASSERT(db_exec_later(d, "RELEASE nope") == 0);
+	ASSERT(db_exec(d, "ROLLBACK") == 0);
+	ASSERT(db_autocommit(d));
+	ASSERT_INTEQ(test_db_number(d, "SELECT sum(n) FROM s"), 1);
+
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec_later(d, "RELEASE nope") == 0);
+	ASSERT(test_db_number(d, "SELECT count(*) FROM s") == -1);
+	ASSERT_MSG(strstr(db_errmsg(d), "nope") != NULL, "%s", db_errmsg(d));
+	ASSERT(!db_autocommit(d));
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (8)") != 0);
+	ASSERT(db_exec(d, "ROLLBACK") == 0);
+	ASSERT(db_autocommit(d));
+	ASSERT_INTEQ(test_db_number(d, "SELECT sum(n) FROM s"), 1);
+	db_close(other);
+	db_close(d);
+}
+
 /* SQLite's SQL as PostgreSQL reads it: group_concat becomes the
  * native string_agg (',' between values unless a separator is given),
  * inside other calls too; a name that merely ends so, a string and the
