@@ -39,7 +39,8 @@
  * A transaction's BEGIN is not sent on its own: db_begin_write and
  * db_begin_read only note it, and the transaction's first statement
  * takes it along in one round trip (a pipeline of the two, or one
- * query string of both), as COMMIT and a statement after it do
+ * query string of both), as it takes the commands db_exec_later noted
+ * (an upload's savepoint) and as COMMIT and a statement after it go
  * (db_exec_step).  A transaction that ends without a statement sends
  * nothing.  PostgreSQL takes a REPEATABLE READ transaction's snapshot
  * at its first statement and no lock at BEGIN, so nothing else changes:
