@@ -142,6 +142,17 @@ savepoint(struct store *s, enum stmt_slot slot, const char *sql)
 	return r;
 }
 
+/* PostgreSQL: a savepoint's command goes with the next statement, the
+ * next upload's first or the COMMIT (db_exec_later): no round trip of
+ * its own. */
+static int
+later(struct store *s, const char *sql)
+{
+	if (db_exec_later(s->db, sql) != 0)
+		return store_i_dberr(s, sql);
+	return 0;
+}
+
 /*
  * Stores the uploads of one batch in one transaction; sets each result:
  * 0, or -1 when the whole batch failed.  An upload that lost to another
@@ -162,7 +173,9 @@ batch_once(struct store *s, struct store_upload *list)
 	}
 	for (u = list; u != NULL; u = u->next) {
 		if (!open &&
-		    savepoint(s, S_SAVEPOINT, "SAVEPOINT upload") == -1) {
+		    (pg ? later(s, "SAVEPOINT upload")
+		        : savepoint(s, S_SAVEPOINT, "SAVEPOINT upload")) ==
+		        -1) {
 			why = "savepoint";
 			goto fail_tx;
 		}
@@ -187,12 +200,12 @@ batch_once(struct store *s, struct store_upload *list)
 			why = "release";
 			goto fail_tx;
 		}
-		/* PostgreSQL: one round trip ends this upload's savepoint
-		 * and opens the next one's (each is a round trip of its
-		 * own, and an upload takes about six). */
-		if (pg && u->next != NULL) {
-			if (store_i_exec(
-			        s, "RELEASE upload; SAVEPOINT upload") == -1) {
+		/* PostgreSQL: this upload's savepoint ends, and the next
+		 * one's opens, with the next statement. */
+		if (pg) {
+			if (later(s, "RELEASE upload") == -1 ||
+			    (u->next != NULL &&
+			        later(s, "SAVEPOINT upload") == -1)) {
 				why = "release";
 				goto fail_tx;
 			}

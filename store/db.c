@@ -71,6 +71,26 @@ db_connected(struct db *db)
 	return db->ops->connected(db);
 }
 
+int
+db_exec_later(struct db *db, const char *sql)
+{
+	if (db->ops->exec_later != NULL)
+		return db->ops->exec_later(db, sql);
+	return db_exec(db, sql);
+}
+
+int
+db_exec_step(struct db *db, const char *sql, struct db_stmt *st, int *step)
+{
+	*step = 0;
+	if (db->ops->exec_step != NULL)
+		return db->ops->exec_step(db, sql, st, step);
+	if (db_exec(db, sql) != 0)
+		return -1;
+	*step = db_step(st);
+	return 0;
+}
+
 struct db_stmt *
 db_prepare(struct db *db, const char *sql)
 {
@@ -114,6 +134,24 @@ void
 db_bind_null(struct db_stmt *st, int i)
 {
 	st->db->ops->bind_null(st, i);
+}
+
+void
+db_bind_text_array(struct db_stmt *st, int i, const char *const *v, size_t n)
+{
+	if (st->db->ops->bind_text_array != NULL)
+		st->db->ops->bind_text_array(st, i, v, n);
+	else
+		st->db->ops->bind_null(st, i);
+}
+
+void
+db_bind_double_array(struct db_stmt *st, int i, const double *v, size_t n)
+{
+	if (st->db->ops->bind_double_array != NULL)
+		st->db->ops->bind_double_array(st, i, v, n);
+	else
+		st->db->ops->bind_null(st, i);
 }
 
 int

@@ -55,7 +55,10 @@ const char *db_errmsg(struct db *);
 int db_errcode(struct db *);
 
 /* BEGIN for a transaction that will write (SQLite takes the write lock
- * at once, BEGIN IMMEDIATE); COMMIT and ROLLBACK are plain SQL. */
+ * at once, BEGIN IMMEDIATE); COMMIT and ROLLBACK are plain SQL.  On
+ * PostgreSQL the BEGIN goes with the transaction's first statement (a
+ * failed BEGIN fails that statement) and a transaction without one
+ * sends nothing. */
 int db_begin_write(struct db *);
 /* BEGIN for reads that see one snapshot (PostgreSQL: REPEATABLE READ).
  * 0 or -1. */
@@ -64,6 +67,23 @@ int db_begin_read(struct db *);
 int db_autocommit(struct db *);
 /* 0 while the connection to a database server is lost (a file's: 1). */
 int db_connected(struct db *);
+
+/*
+ * sql (one command without parameters, a string that outlives the next
+ * statement: a literal) to run before the next statement: on
+ * PostgreSQL it goes with it in one round trip (a SAVEPOINT, say), and
+ * its failure is that statement's; elsewhere it runs now.  0 or -1.
+ */
+int db_exec_later(struct db *, const char *sql);
+
+/*
+ * Runs sql as db_exec does and then, when it succeeded, steps st (its
+ * rows then read as after db_step): on PostgreSQL both in one round
+ * trip, so that what st does after a COMMIT costs no wait of its own.
+ * 0 with *step st's db_step result, or -1 when sql failed (db_errmsg;
+ * st not run, *step 0).
+ */
+int db_exec_step(struct db *, const char *sql, struct db_stmt *st, int *step);
 
 /* sql prepared, or NULL with db_errmsg. */
 struct db_stmt *db_prepare(struct db *, const char *sql);
@@ -74,6 +94,12 @@ void db_bind_double(struct db_stmt *, int i, double v);
 void db_bind_text(struct db_stmt *, int i, const char *v, int n);
 void db_bind_blob(struct db_stmt *, int i, const void *v, size_t n);
 void db_bind_null(struct db_stmt *, int i);
+/* n values as one parameter, an array: PostgreSQL's text[] (a NULL
+ * element NULL) or float8[]; the SQL casts it (?11::text[]).  SQLite
+ * has no arrays: the store sends these to PostgreSQL only. */
+void db_bind_text_array(
+    struct db_stmt *, int i, const char *const *v, size_t n);
+void db_bind_double_array(struct db_stmt *, int i, const double *v, size_t n);
 /* DB_ROW, DB_DONE or an error code (db_errmsg of its connection). */
 int db_step(struct db_stmt *);
 int db_col_count(struct db_stmt *);

@@ -55,6 +55,15 @@ struct db_ops {
 	void (*autocheckpoint)(struct db *, int pages);
 	int (*connected)(struct db *);
 	void (*last_id_keep)(struct db *, int64_t id); /* NULL: none */
+	/* NULL: no arrays (db_bind_text_array binds NULL). */
+	void (*bind_text_array)(
+	    struct db_stmt *, int i, const char *const *v, size_t n);
+	void (*bind_double_array)(
+	    struct db_stmt *, int i, const double *v, size_t n);
+	/* NULL: db_exec, then db_step. */
+	int (*exec_step)(
+	    struct db *, const char *sql, struct db_stmt *, int *step);
+	int (*exec_later)(struct db *, const char *sql); /* NULL: db_exec */
 };
 
 /* store/db_sqlite.c */

@@ -35,6 +35,20 @@
  * is never carried on over the new connection: its statements fail
  * until the caller ends it (its ROLLBACK succeeds, its COMMIT fails).
  * The loss and the return are logged once each.
+ *
+ * A transaction's BEGIN is not sent on its own: db_begin_write and
+ * db_begin_read only note it, and the transaction's first statement
+ * takes it along in one round trip (a pipeline of the two, or one
+ * query string of both), as it takes the commands db_exec_later noted
+ * (an upload's savepoint) and as COMMIT and a statement after it go
+ * (db_exec_step).  A transaction that ends without a statement sends
+ * nothing.  PostgreSQL takes a REPEATABLE READ transaction's snapshot
+ * at its first statement and no lock at BEGIN, so nothing else changes:
+ * a failed BEGIN or first statement fails that statement, and the
+ * transaction's other statements fail until the caller ends it, as a
+ * transaction the server has failed does.  A first statement that found
+ * the connection closed is sent again with its BEGIN over a new one:
+ * the server rolls back what an unfinished transaction did.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -72,6 +86,8 @@
 /* The wait between tries to connect again: first, at most (ms). */
 #define PG_RECONNECT_MS 100
 #define PG_RECONNECT_MAX_MS 5000
+/* Commands db_exec_later keeps for the next statement, at most. */
+#define PG_LATER 4
 
 struct pg {
 	struct db base;
@@ -81,7 +97,6 @@ struct pg {
 	int64_t changes, total, version;
 	char shown[256];  /* where, its password redacted */
 	int lost;         /* the loss is logged, the return not yet */
-	int lost_tx;      /* lost inside a transaction not yet ended */
 	int64_t next_try; /* clock_mono_ms of the next try to connect */
 	int wait_ms;
 	uint64_t conn_gen; /* connections made: a new one has nothing
@@ -89,6 +104,15 @@ struct pg {
 	uint64_t names;    /* prepared statements named so far */
 	int64_t kept_id;   /* db_last_id_keep's, when kept */
 	int kept;
+	/* A transaction not yet ended has failed under its caller: the
+	 * connection was lost in it (TX_LOST), or its BEGIN failed
+	 * (TX_NO_BEGIN). */
+	int lost_tx;
+	/* Commands noted and not yet sent, to go with the next statement
+	 * (see the top): the transaction's BEGIN, then db_exec_later's. */
+	const char *begin;
+	const char *later[PG_LATER];
+	int nlater;
 };
 
 struct pg_stmt {
@@ -112,6 +136,8 @@ struct pg_stmt {
 	size_t blob_len;
 	int blob_col;
 };
+
+enum { TX_LOST = 1, TX_NO_BEGIN };
 
 #define PG(d) ((struct pg *)(d))
 #define PS(s) ((struct pg_stmt *)(s))
@@ -201,6 +227,14 @@ inserts(const char *sql)
 	return 0;
 }
 
+/* sql ends a transaction: COMMIT, END or ROLLBACK (not ROLLBACK TO). */
+static int
+ends_tx(const char *sql)
+{
+	return starts(sql, "COMMIT") || starts(sql, "END") ||
+	    (starts(sql, "ROLLBACK") && strstr(sql, " TO ") == NULL);
+}
+
 /*
  * Before a statement: 0 to send it, DB_DONE when there is nothing to
  * do (a ROLLBACK of a transaction the loss ended), or the error noted.
@@ -209,25 +243,32 @@ static int
 ready(struct pg *p, const char *sql)
 {
 	int64_t now;
+	int why;
 
 	if (p->kept && inserts(sql))
 		p->kept = 0;
-	if (PQstatus(p->c) == CONNECTION_OK)
-		return 0;
-	if (starts(sql, "ROLLBACK") && strstr(sql, " TO ") == NULL) {
-		p->lost_tx = 0;
-		return DB_DONE;
-	}
 	if (starts(sql, "BEGIN"))
 		p->lost_tx = 0;
 	if (p->lost_tx) {
-		if (starts(sql, "COMMIT") || starts(sql, "END"))
+		why = p->lost_tx;
+		if (ends_tx(sql))
 			p->lost_tx = 0;
+		if (starts(sql, "ROLLBACK") && p->lost_tx == 0)
+			return DB_DONE;
+		if (why == TX_NO_BEGIN)
+			return note(p,
+			    "the transaction's BEGIN failed: nothing of it was "
+			    "committed",
+			    NULL);
 		return note(p,
 		    "the connection was lost inside the transaction: nothing "
 		    "of it was committed",
 		    "08006");
 	}
+	if (PQstatus(p->c) == CONNECTION_OK)
+		return 0;
+	if (starts(sql, "ROLLBACK") && strstr(sql, " TO ") == NULL)
+		return DB_DONE;
 	now = clock_mono_ms();
 	if (now < p->next_try) {
 		char m[128];
@@ -254,6 +295,59 @@ ready(struct pg *p, const char *sql)
 	return 0;
 }
 
+/* sql ends the transaction: a ROLLBACK undoes what the noted commands
+ * would do (they are dropped); with its BEGIN noted, nothing is sent. */
+static int
+ends_unsent(struct pg *p, const char *sql)
+{
+	if (!ends_tx(sql))
+		return 0;
+	if (starts(sql, "ROLLBACK"))
+		p->nlater = 0;
+	if (p->begin == NULL)
+		return 0;
+	p->begin = NULL;
+	p->nlater = 0;
+	return 1;
+}
+
+/* The commands noted, then first when not NULL, into out: how many. */
+static int
+noted(struct pg *p, const char *first, const char **out)
+{
+	int n = 0, i;
+
+	if (p->begin != NULL)
+		out[n++] = p->begin;
+	for (i = 0; i < p->nlater; i++)
+		out[n++] = p->later[i];
+	if (first != NULL)
+		out[n++] = first;
+	return n;
+}
+
+/* The noted commands were sent: no more to send. */
+static void
+noted_sent(struct pg *p)
+{
+	p->begin = NULL;
+	p->nlater = 0;
+}
+
+/* A statement sent with the noted commands (a savepoint; the
+ * transaction's BEGIN when began) failed for good: unless the server
+ * holds the transaction (failed), the caller's next statements must
+ * fail until it ends it, never run on their own. */
+static void
+noted_failed(struct pg *p, int began)
+{
+	noted_sent(p);
+	if (PQstatus(p->c) != CONNECTION_OK)
+		p->lost_tx = TX_LOST;
+	else if (began && !in_tx(p))
+		p->lost_tx = TX_NO_BEGIN;
+}
+
 /* After a failed statement sent in transaction state was: 1 when the
  * connection is gone (the error then DB_UNAVAILABLE). */
 static int
@@ -262,7 +356,7 @@ gone(struct pg *p, PGTransactionStatusType was)
 	if (PQstatus(p->c) == CONNECTION_OK)
 		return 0;
 	p->code = DB_UNAVAILABLE;
-	p->lost_tx = was != PQTRANS_IDLE;
+	p->lost_tx = was != PQTRANS_IDLE ? TX_LOST : 0;
 	if (!p->lost)
 		log_warnx(
 		    "postgresql %s: connection lost: %s", p->shown, p->msg);
@@ -319,24 +413,55 @@ pg_exec(struct db *d, const char *sql)
 	PGTransactionStatusType was;
 	PGresult *r;
 	ExecStatusType st;
-	int try, rc, resent = 0;
+	const char *pre[PG_LATER + 2];
+	char *q;
+	size_t len;
+	int try, rc, npre, i, pend, resent = 0;
 
+	if (ends_unsent(p, sql))
+		return 0;
 	for (try = 0;; try++) {
-		if ((rc = ready(p, sql)) != 0)
+		pend = p->begin != NULL;
+		npre = noted(p, sql, pre);
+		if ((rc = ready(p, sql)) != 0) {
+			if (npre > 1)
+				noted_failed(p, pend);
 			return rc == DB_DONE ? 0 : -1;
+		}
 		was = PQtransactionStatus(p->c);
-		r = PQexec(p->c, sql);
+		if (npre > 1) {
+			/* One query string: the server runs each only when
+			 * those before it succeeded. */
+			for (len = 1, i = 0; i < npre; i++)
+				len += strlen(pre[i]) + 2;
+			q = xmalloc(len);
+			for (len = 0, i = 0; i < npre; i++)
+				len += (size_t)sprintf(
+				    q + len, "%s%s", i > 0 ? "; " : "", pre[i]);
+			r = PQexec(p->c, q);
+			free(q);
+		} else
+			r = PQexec(p->c, sql);
 		st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+			noted_sent(p);
 			count_changes(p, r);
 			PQclear(r);
 			return 0;
 		}
 		note_res(p, r);
 		PQclear(r);
-		if (gone(p, was)) {
-			if (resent++ == 0 && resendable(sql, was))
+		if (gone(p, pend ? PQTRANS_INTRANS : was)) {
+			if (resent++ == 0 && (pend || resendable(sql, was))) {
+				p->lost_tx = 0;
 				continue;
+			}
+			if (npre > 1)
+				noted_failed(p, pend);
+			return -1;
+		}
+		if (npre > 1) {
+			noted_failed(p, pend);
 			return -1;
 		}
 		if (p->code != DB_BUSY || in_tx(p) || try + 1 >= PG_TRIES)
@@ -357,22 +482,43 @@ pg_errcode(struct db *d)
 	return PG(d)->code;
 }
 
+/* Noted, sent with the transaction's first statement (see the top). */
 static int
 pg_begin_write(struct db *d)
 {
-	return pg_exec(d, "BEGIN");
+	PG(d)->begin = "BEGIN";
+	PG(d)->lost_tx = 0;
+	return 0;
 }
 
 static int
 pg_begin_read(struct db *d)
 {
-	return pg_exec(d, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+	PG(d)->begin = "BEGIN ISOLATION LEVEL REPEATABLE READ";
+	PG(d)->lost_tx = 0;
+	return 0;
 }
 
-/* A lost connection has ended its transaction. */
+/* Kept for the next statement (see the top); one command, no
+ * parameters, a string that outlives the statement (a literal). */
+static int
+pg_exec_later(struct db *d, const char *sql)
+{
+	struct pg *p = PG(d);
+
+	if (p->nlater == PG_LATER)
+		return pg_exec(d, sql);
+	p->later[p->nlater++] = sql;
+	return 0;
+}
+
+/* A lost connection has ended its transaction; a noted BEGIN has begun
+ * one. */
 static int
 pg_autocommit(struct db *d)
 {
+	if (PG(d)->begin != NULL)
+		return 0;
 	return PQstatus(PG(d)->c) != CONNECTION_OK || !in_tx(PG(d));
 }
 
@@ -457,18 +603,23 @@ pg_bind_int64(struct db_stmt *st, int i, int64_t v)
 	bind(PS(st), i, b, (size_t)n, OID_INT8, 0);
 }
 
+/* A double as PostgreSQL reads it, into b (40 bytes): its length. */
+static int
+double_text(char *b, double v)
+{
+	if (isnan(v))
+		return snprintf(b, 40, "NaN");
+	if (isinf(v))
+		return snprintf(b, 40, "%sInfinity", v < 0 ? "-" : "");
+	return snprintf(b, 40, "%.17g", v);
+}
+
 static void
 pg_bind_double(struct db_stmt *st, int i, double v)
 {
 	char b[40];
-	int n;
+	int n = double_text(b, v);
 
-	if (isnan(v))
-		n = snprintf(b, sizeof(b), "NaN");
-	else if (isinf(v))
-		n = snprintf(b, sizeof(b), "%sInfinity", v < 0 ? "-" : "");
-	else
-		n = snprintf(b, sizeof(b), "%.17g", v);
 	bind(PS(st), i, b, (size_t)n, OID_FLOAT8, 0);
 }
 
@@ -514,6 +665,56 @@ pg_bind_null(struct db_stmt *st, int i)
 	bind(PS(st), i, NULL, 0, 0, 0);
 }
 
+/* An array literal of n texts ("{"a","b\"c",NULL}"), bound as text. */
+static void
+pg_bind_text_array(struct db_stmt *st, int i, const char *const *v, size_t n)
+{
+	size_t k, len = 3;
+	const char *c;
+	char *b, *o;
+
+	for (k = 0; k < n; k++)
+		len += v[k] ? 2 * strlen(v[k]) + 3 : 5;
+	o = b = xmalloc(len);
+	*o++ = '{';
+	for (k = 0; k < n; k++) {
+		if (k > 0)
+			*o++ = ',';
+		if (v[k] == NULL) {
+			memcpy(o, "NULL", 4);
+			o += 4;
+			continue;
+		}
+		*o++ = '"';
+		for (c = v[k]; *c != '\0'; c++) {
+			if (*c == '"' || *c == '\\')
+				*o++ = '\\';
+			*o++ = *c;
+		}
+		*o++ = '"';
+	}
+	*o++ = '}';
+	pg_bind_text(st, i, b, (int)(o - b));
+	free(b);
+}
+
+static void
+pg_bind_double_array(struct db_stmt *st, int i, const double *v, size_t n)
+{
+	char *b = xmalloc(n * 41 + 3), *o = b;
+	size_t k;
+
+	*o++ = '{';
+	for (k = 0; k < n; k++) {
+		if (k > 0)
+			*o++ = ',';
+		o += double_text(o, v[k]);
+	}
+	*o++ = '}';
+	bind(PS(st), i, b, (size_t)(o - b), 0, 0);
+	free(b);
+}
+
 static void
 drop_result(struct pg_stmt *s)
 {
@@ -537,11 +738,12 @@ preparable(const char *sql)
 }
 
 /* 1 when this run of s can execute its prepared statement: prepared on
- * this connection (now, if it was not yet), with the types bound; 0 to
- * send it unnamed; -1 with *failed the result of a prepare that failed
- * (a lock it waited for too long, say), which is then the run's. */
+ * this connection (now, if it was not yet and may), with the types
+ * bound; 0 to send it unnamed; -1 with *failed the result of a prepare
+ * that failed (a lock it waited for too long, say), which is then the
+ * run's. */
 static int
-use_prepared(struct pg *p, struct pg_stmt *s, PGresult **failed)
+use_prepared(struct pg *p, struct pg_stmt *s, int may, PGresult **failed)
 {
 	PGresult *r;
 	int i;
@@ -553,7 +755,7 @@ use_prepared(struct pg *p, struct pg_stmt *s, PGresult **failed)
 				return 0;
 		return 1;
 	}
-	if (s->runs++ < 1 || !preparable(s->sql) || in_tx_failed(p))
+	if (s->runs++ < 1 || !may || !preparable(s->sql) || in_tx_failed(p))
 		return 0;
 	snprintf(
 	    s->name, sizeof(s->name), "pw%llu", (unsigned long long)++p->names);
@@ -572,32 +774,152 @@ use_prepared(struct pg *p, struct pg_stmt *s, PGresult **failed)
 	return 1;
 }
 
+/* The next query's result of a pipeline (NULL when none came), the
+ * NULL that ends it consumed. */
+static PGresult *
+next_result(PGconn *c)
+{
+	PGresult *r = PQgetResult(c), *x;
+
+	while (r != NULL && PQresultStatus(r) != PGRES_PIPELINE_SYNC &&
+	    (x = PQgetResult(c)) != NULL) {
+		PQclear(x);
+		if (PQstatus(c) != CONNECTION_OK)
+			break;
+	}
+	return r;
+}
+
+static int ok_status(const PGresult *r);
+
+/*
+ * Sends the n commands pre (no parameters: a BEGIN, a savepoint, a
+ * COMMIT) and then s (by its prepared name when prep) in one pipeline,
+ * one round trip: *failed the result of the first of pre that failed
+ * (NULL: none did), s->res s's (PGRES_PIPELINE_ABORTED after a failed
+ * one), NULL when none came (PQerrorMessage then says why).
+ */
+static void
+send_pipe(struct pg *p, const char *const *pre, int n, struct pg_stmt *s,
+    int prep, PGresult **failed)
+{
+	const char *const *val = (const char *const *)s->val;
+	PGresult *r;
+	int sent = 1, i;
+
+	*failed = NULL;
+	s->res = NULL;
+	if (!PQenterPipelineMode(p->c)) {
+		*failed = PQmakeEmptyPGresult(p->c, PGRES_FATAL_ERROR);
+		return;
+	}
+	for (i = 0; sent && i < n; i++)
+		sent = PQsendQueryParams(
+		    p->c, pre[i], 0, NULL, NULL, NULL, NULL, 0);
+	sent = sent &&
+	    (prep > 0 ? PQsendQueryPrepared(
+	                    p->c, s->name, s->np, val, s->len, s->fmt, 0)
+	              : PQsendQueryParams(p->c, s->sql, s->np, s->type, val,
+	                    s->len, s->fmt, 0)) &&
+	    PQpipelineSync(p->c);
+	if (sent) {
+		for (i = 0; i < n; i++) {
+			r = next_result(p->c);
+			if (*failed == NULL && !ok_status(r))
+				*failed = r != NULL ? r
+				                    : PQmakeEmptyPGresult(p->c,
+				                          PGRES_FATAL_ERROR);
+			else
+				PQclear(r);
+		}
+		s->res = next_result(p->c);
+	} else {
+		*failed = PQmakeEmptyPGresult(p->c, PGRES_FATAL_ERROR);
+		if (PQstatus(p->c) == CONNECTION_OK)
+			PQpipelineSync(p->c); /* what was sent, to its end */
+	}
+	/* Up to the sync (or the connection's end). */
+	while ((r = PQgetResult(p->c)) != NULL) {
+		int sync = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+
+		PQclear(r);
+		if (sync || PQstatus(p->c) != CONNECTION_OK)
+			break;
+	}
+	PQexitPipelineMode(p->c);
+}
+
 static int
-run(struct pg_stmt *s)
+ok_status(const PGresult *r)
+{
+	ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+
+	return st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK;
+}
+
+/*
+ * Runs s; after first (a COMMIT, db_exec_step) when it is not NULL,
+ * *first_ok then 1 once first succeeded.  The noted commands go before
+ * them the same way.  0 or the error's DB_* code.
+ */
+static int
+run(struct pg_stmt *s, const char *first, int *first_ok)
 {
 	struct pg *p = PG(s->base.db);
 	PGTransactionStatusType was;
-	ExecStatusType st;
-	int try, rc, prep, resent = 0;
+	PGresult *fr;
+	const char *pre[PG_LATER + 2];
+	int try, rc, prep, pend, npre, nnoted, resent = 0;
 
 	/* A parameter the SQL does not use has no type PostgreSQL could
 	 * infer: text. */
 	for (try = 0; try < s->np; try++)
 		if (!s->used[try] && s->type[try] == 0)
 			s->type[try] = OID_TEXT;
+	if (first != NULL && ends_unsent(p, first)) {
+		*first_ok = 1;
+		first = NULL;
+	}
+	if (first == NULL && ends_unsent(p, s->sql))
+		return 0;
+	if (p->kept && inserts(s->sql))
+		p->kept = 0;
 	for (try = 0;; try++) {
-		if ((rc = ready(p, s->sql)) != 0)
+		/* A BEGIN noted: the transaction has not begun. */
+		pend = p->begin != NULL;
+		npre = noted(p, first, pre);
+		nnoted = npre - (first != NULL);
+		if ((rc = ready(p, first != NULL ? first : s->sql)) != 0) {
+			if (nnoted > 0)
+				noted_failed(p, pend);
 			return rc == DB_DONE ? 0 : rc;
+		}
 		was = PQtransactionStatus(p->c);
-		prep = use_prepared(p, s, &s->res);
-		if (prep > 0)
+		fr = NULL;
+		/* Not prepared between the COMMIT and its transaction's
+		 * statements: a failed prepare would fail the transaction. */
+		prep = use_prepared(p, s, first == NULL, &s->res);
+		if (prep >= 0 && npre > 0) {
+			send_pipe(p, pre, npre, s, prep, &fr);
+			if (fr != NULL) {
+				drop_result(s);
+				s->res = fr;
+			} else {
+				noted_sent(p);
+				pend = nnoted = 0;
+			}
+			if (fr == NULL && first != NULL) {
+				*first_ok = 1;
+				was = PQTRANS_IDLE; /* s ran after the COMMIT */
+			}
+		} else if (prep > 0)
 			s->res = PQexecPrepared(p->c, s->name, s->np,
 			    (const char *const *)s->val, s->len, s->fmt, 0);
 		else if (prep == 0)
 			s->res = PQexecParams(p->c, s->sql, s->np, s->type,
 			    (const char *const *)s->val, s->len, s->fmt, 0);
-		st = s->res ? PQresultStatus(s->res) : PGRES_FATAL_ERROR;
-		if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+		if (ok_status(s->res)) {
+			noted_sent(p);
 			s->nrows = PQntuples(s->res);
 			count_changes(p, s->res);
 			return 0;
@@ -606,12 +928,20 @@ run(struct pg_stmt *s)
 		if (getenv("PW_PG_TRACE"))
 			fprintf(stderr, "PGSQL %s\n", s->sql);
 		drop_result(s);
-		if (gone(p, was)) {
-			if (resent++ == 0 && resendable(s->sql, was))
+		if (gone(p, pend ? PQTRANS_INTRANS : was)) {
+			if (resent++ == 0 &&
+			    (pend || (npre == 0 && resendable(s->sql, was)))) {
+				p->lost_tx = 0;
 				continue;
+			}
+			if (nnoted > 0)
+				noted_failed(p, pend);
 			return p->code;
 		}
-		if (p->code != DB_BUSY || in_tx(p) || try + 1 >= PG_TRIES)
+		if (nnoted > 0)
+			noted_failed(p, pend);
+		if (npre > 0 || p->code != DB_BUSY || in_tx(p) ||
+		    try + 1 >= PG_TRIES)
 			return p->code;
 		backoff(try);
 	}
@@ -625,7 +955,7 @@ pg_step(struct db_stmt *st)
 
 	if (!s->ran) {
 		s->ran = 1;
-		if ((rc = run(s)) != 0)
+		if ((rc = run(s, NULL, NULL)) != 0)
 			return rc;
 	}
 	if (s->res == NULL)
@@ -639,6 +969,24 @@ pg_step(struct db_stmt *st)
 	}
 	s->row = s->nrows;
 	return DB_DONE;
+}
+
+static int
+pg_exec_step(struct db *d, const char *sql, struct db_stmt *st, int *step)
+{
+	struct pg_stmt *s = PS(st);
+	int rc, first_ok = 0;
+
+	(void)d;
+	drop_result(s);
+	s->ran = 1;
+	rc = run(s, sql, &first_ok);
+	*step = rc != 0 ? rc : pg_step(st);
+	if (!first_ok) {
+		*step = 0;
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -900,7 +1248,8 @@ static const struct db_ops pg_ops = { DB_PG, pg_close, pg_exec, pg_errmsg,
 	pg_col_double, pg_col_text, pg_col_blob, pg_col_bytes, pg_reset,
 	pg_clear_bindings, pg_finalize, pg_stmt_work, pg_changes,
 	pg_total_changes, pg_last_id, pg_data_version, pg_checkpoint,
-	pg_autocheckpoint, pg_connected, pg_last_id_keep };
+	pg_autocheckpoint, pg_connected, pg_last_id_keep, pg_bind_text_array,
+	pg_bind_double_array, pg_exec_step, pg_exec_later };
 
 /* Notices (a NOTICE from CREATE ... IF NOT EXISTS) are not errors and
  * do not go to stderr. */
@@ -915,13 +1264,22 @@ no_notice(void *arg, const char *msg)
 static int
 setup(struct pg *p)
 {
-	return pg_exec(&p->base,
+	const char *begin = p->begin;
+	int rc, nlater = p->nlater;
+
+	/* Noted commands wait for their transaction's next statement. */
+	p->begin = NULL;
+	p->nlater = 0;
+	rc = pg_exec(&p->base,
 	    "SET client_min_messages = warning;"
 	    "SET standard_conforming_strings = on;"
 	    /* The store's statements are short: compiling one (past
 	     * jit_above_cost, as a generic plan's estimate may be) costs
 	     * 100 ms and more, its run a millisecond. */
 	    "SET jit = off;");
+	p->begin = begin;
+	p->nlater = nlater;
+	return rc;
 }
 
 int

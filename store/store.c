@@ -125,13 +125,19 @@ dberr(struct store *s, const char *what)
 	    &s->err, "%s: %s: %s", backend(s), what, db_errmsg(s->db));
 }
 
+/* The connection's last error as the store's; -1. */
+static int
+exec_failed(struct store *s)
+{
+	s->lost_race |= db_errcode(s->db) == DB_BUSY;
+	return err_set(&s->err, "%s: %s", backend(s), db_errmsg(s->db));
+}
+
 static int
 exec(struct store *s, const char *sql)
 {
-	if (db_exec(s->db, sql) != 0) {
-		s->lost_race |= db_errcode(s->db) == DB_BUSY;
-		return err_set(&s->err, "%s: %s", backend(s), db_errmsg(s->db));
-	}
+	if (db_exec(s->db, sql) != 0)
+		return exec_failed(s);
 	return 0;
 }
 
@@ -320,9 +326,10 @@ store_i_gen_own(void)
  * SQLite moves it; 0 or -1.
  *
  * On PostgreSQL (v40) the generation is the sequence store_gen_seq,
- * moved by gen_seq_bump after the COMMIT.  A row updated by every write
- * transaction would be locked by each until it commits: every other
- * writer, of this daemon and of the others, would wait for it there.
+ * moved by gen_seq_bump after the COMMIT, in the COMMIT's round trip.
+ * A row updated by every write transaction would be locked by each
+ * until it commits: every other writer, of this daemon and of the
+ * others, would wait for it there.
  * nextval locks no row and is never rolled back.  What must hold: a
  * page cached before a commit is not served after it, here at once and
  * on another daemon at most one poll (store_gen_poll) later.
@@ -368,9 +375,12 @@ gen_bump(struct store *s)
 
 /* PostgreSQL: moves the generation after a commit (gen_bump), counted
  * as this process's own move from before it; when it fails the move is
- * owed and the error dropped: the commit stands. */
-static void
-gen_seq_bump(struct store *s)
+ * owed and the error dropped: the commit stands.  With commit, the
+ * transaction's COMMIT goes first, in the same round trip (the bump is
+ * sent only when the COMMIT succeeded): 0, or -1 when the COMMIT failed
+ * (nothing moved, a debt still owed). */
+static int
+gen_seq_bump(struct store *s, int commit)
 {
 	struct db_stmt *st;
 	int rc = DB_ERROR;
@@ -378,11 +388,22 @@ gen_seq_bump(struct store *s)
 	__atomic_add_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
 	if (s->st[S_GEN_SEQ] == NULL)
 		s->st[S_GEN_SEQ] = prep(s, "SELECT store_gen_bump()");
-	if ((st = s->st[S_GEN_SEQ]) != NULL) {
+	st = s->st[S_GEN_SEQ];
+	if (commit &&
+	    (st != NULL ? db_exec_step(s->db, "COMMIT", st, &rc)
+	                : db_exec(s->db, "COMMIT")) != 0) {
+		__atomic_sub_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
+		exec_failed(s);
+		if (st != NULL)
+			db_reset(st);
+		return -1;
+	}
+	if (st != NULL) {
+		if (!commit)
+			rc = db_step(st);
 		/* nextval moves lastval(), the last insert id a caller may
 		 * read after the commit: the one from before is kept. */
-		if ((rc = db_step(st)) == DB_ROW &&
-		    db_col_type(st, 0) != DB_NULL)
+		if (rc == DB_ROW && db_col_type(st, 0) != DB_NULL)
 			db_last_id_keep(s->db, db_col_int64(st, 0));
 		db_reset(st);
 	}
@@ -391,6 +412,7 @@ gen_seq_bump(struct store *s)
 		__atomic_sub_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
 		err_clear(&s->err);
 	}
+	return 0;
 }
 
 static int
@@ -415,16 +437,20 @@ tx_end(struct store *s, int ok)
 	 * counts itself, after it. */
 	if (own && !seq)
 		__atomic_add_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
-	if (ok && exec(s, "COMMIT") == -1)
+	/* The sequence's bump follows the COMMIT in its round trip. */
+	if (ok && seq && (own || s->gen_owed)) {
+		if (gen_seq_bump(s, 1) == -1)
+			ok = 0;
+	} else if (ok && exec(s, "COMMIT") == -1)
 		ok = 0;
 	if (!ok) {
 		if (own && !seq)
 			__atomic_sub_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
 		db_exec(s->db, "ROLLBACK");
 		r = -1;
+		if (seq && s->gen_owed)
+			gen_seq_bump(s, 0);
 	}
-	if (seq && ((ok && own) || s->gen_owed))
-		gen_seq_bump(s);
 	if (ok && own)
 		store_i_gen_moved();
 	if (s->wlocked)
@@ -828,7 +854,7 @@ store_open_version(
 	s->wal_reset_pages = STORE_WAL_RESET_PAGES;
 	/* A bump a daemon owed when it died (gen_bump). */
 	if (db_backend(s->db) == DB_PG && version >= STORE_COUNTS_VERSION)
-		gen_seq_bump(s);
+		gen_seq_bump(s, 0);
 	*out = s;
 	return 0;
 fail:

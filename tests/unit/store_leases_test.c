@@ -141,6 +141,45 @@ TEST(test_store_leases__poll_tells_another_process_commit)
 	store_close(b);
 }
 
+/* A commit that changed a row moves the generation once (its bump goes
+ * after the COMMIT, in its round trip), a heartbeat's does not, and the
+ * id a new row got is still the one read after the bump. */
+TEST(test_store_leases__commit_moves_generation_once)
+{
+	static const char gen[] = "SELECT last_value FROM store_gen_seq";
+	struct store *a, *b;
+	struct db *other = NULL;
+	struct err e = { 0 };
+	char *p;
+	int64_t h = 0, h2 = 0, n0;
+
+	open_two(&a, &b, "gen_once");
+	ASSERT(a != NULL && b != NULL);
+	store_close(b);
+	if (!test_store_pg()) {
+		store_close(a);
+		test_skip("the generation's sequence: make check-pg");
+		return;
+	}
+	p = test_store_where("gen_once");
+	ASSERT_MSG(db_open(&other, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
+	n0 = test_db_number(other, gen);
+	ASSERT(n0 > 0);
+	ASSERT(store_host_register(a, &h, "h", "[]", "{}", 1) == 0);
+	ASSERT_INTEQ(test_db_number(other, gen), n0 + 1);
+	ASSERT_INTEQ(
+	    h, test_db_number(other, "SELECT id FROM hosts WHERE name = 'h'"));
+	ASSERT(store_host_seen(a, h, 5) == 0);
+	ASSERT_INTEQ(test_db_number(other, gen), n0 + 1);
+	ASSERT(store_host_register(a, &h2, "h2", "[]", "{}", 2) == 0);
+	ASSERT_INTEQ(test_db_number(other, gen), n0 + 2);
+	ASSERT_INTEQ(h2,
+	    test_db_number(other, "SELECT id FROM hosts WHERE name = 'h2'"));
+	db_close(other);
+	store_close(a);
+}
+
 /* The other daemon's writes (writers_do_not_wait): a run of a job its
  * host holds, then a claim; done is set when both have returned. */
 struct other_writes {

@@ -98,6 +98,213 @@ TEST(test_store_pg__closed_connection_begin_is_sent_again)
 	db_close(d);
 }
 
+/* Two connections to a new database of the test server, or 0 (the
+ * case then skipped). */
+static int
+open_pg(struct db **d, struct db **other, const char *name)
+{
+	struct err e = { 0 };
+	char *where;
+
+	*d = *other = NULL;
+	if (!test_store_pg()) {
+		test_skip("PostgreSQL's transactions: make check-pg");
+		return 0;
+	}
+	where = test_store_where(name);
+	if (db_open(d, where, &e) != 0 || db_open(other, where, &e) != 0)
+		test_fail(__FILE__, __LINE__, "%s", err_msg(&e));
+	free(where);
+	return 1;
+}
+
+/*
+ * A read transaction's BEGIN goes with its first statement; its reads
+ * still see one snapshot: another connection's commit between two of
+ * them is not seen (nor by a statement run a second time, prepared
+ * then), and is seen once the transaction ended.  Without the BEGIN, or
+ * with a plain one (READ COMMITTED), the second read would see it.
+ */
+TEST(test_store_pg__read_tx_sees_one_snapshot)
+{
+	struct db *d, *other;
+	struct db_stmt *st;
+
+	if (!open_pg(&d, &other, "pg_snapshot"))
+		return;
+	ASSERT(db_exec(other, "CREATE TABLE s (n BIGINT)") == 0);
+	ASSERT(db_exec(other, "INSERT INTO s VALUES (1)") == 0);
+	st = db_prepare(d, "SELECT count(*) FROM s WHERE n > ?1");
+	ASSERT(st != NULL);
+	ASSERT(db_begin_read(d) == 0);
+	ASSERT(!db_autocommit(d));
+	db_bind_int64(st, 1, 0);
+	ASSERT_MSG(db_step(st) == DB_ROW, "%s", db_errmsg(d));
+	ASSERT_INTEQ(db_col_int64(st, 0), 1);
+	ASSERT(db_exec(other, "INSERT INTO s VALUES (2)") == 0);
+	db_reset(st);
+	ASSERT_MSG(db_step(st) == DB_ROW, "%s", db_errmsg(d));
+	ASSERT_INTEQ(db_col_int64(st, 0), 1);
+	ASSERT_INTEQ(test_db_number(d, "SELECT count(*) FROM s"), 1);
+	ASSERT(db_exec(d, "COMMIT") == 0);
+	ASSERT(db_autocommit(d));
+	ASSERT_INTEQ(test_db_number(d, "SELECT count(*) FROM s"), 2);
+	/* A transaction without a statement sends nothing and ends. */
+	ASSERT(db_begin_read(d) == 0);
+	ASSERT(db_exec(d, "COMMIT") == 0);
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec(d, "ROLLBACK") == 0);
+	ASSERT(db_autocommit(d));
+	db_finalize(st);
+	db_close(other);
+	db_close(d);
+}
+
+/*
+ * A transaction whose first statement (sent with its BEGIN) failed has
+ * failed: its next statement fails too, never runs on its own, and its
+ * ROLLBACK leaves the connection as before, the next transaction
+ * working.  A first statement that found the connection closed is sent
+ * again with its BEGIN over a new one, still inside the transaction:
+ * its ROLLBACK undoes it.
+ */
+TEST(test_store_pg__failed_first_statement_fails_the_tx)
+{
+	struct db *d, *other;
+	struct db_stmt *st;
+
+	if (!open_pg(&d, &other, "pg_first_fails"))
+		return;
+	ASSERT(db_exec(other, "CREATE TABLE s (n BIGINT)") == 0);
+	ASSERT(db_begin_write(d) == 0);
+	st = db_prepare(d, "SELECT n FROM no_such_table");
+	ASSERT(st != NULL);
+	ASSERT(db_step(st) == DB_ERROR);
+	ASSERT_MSG(
+	    strstr(db_errmsg(d), "no_such_table") != NULL, "%s", db_errmsg(d));
+	db_finalize(st);
+	ASSERT(!db_autocommit(d));
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (1)") != 0);
+	ASSERT(db_exec(d, "ROLLBACK") == 0);
+	ASSERT(db_autocommit(d));
+	ASSERT_INTEQ(test_db_number(other, "SELECT count(*) FROM s"), 0);
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT_MSG(
+	    db_exec(d, "INSERT INTO s VALUES (2)") == 0, "%s", db_errmsg(d));
+	ASSERT(db_exec(d, "COMMIT") == 0);
+	ASSERT_INTEQ(test_db_number(other, "SELECT count(*) FROM s"), 1);
+
+	ASSERT(close_from_server(other, d) == 0);
+	ASSERT(db_begin_write(d) == 0);
+	st = db_prepare(d, "INSERT INTO s VALUES (?1)");
+	db_bind_int64(st, 1, 3);
+	ASSERT_MSG(db_step(st) == DB_DONE, "%s", db_errmsg(d));
+	db_finalize(st);
+	ASSERT(!db_autocommit(d));
+	ASSERT(db_exec(d, "ROLLBACK") == 0);
+	ASSERT_INTEQ(test_db_number(other, "SELECT count(*) FROM s"), 1);
+	db_close(other);
+	db_close(d);
+}
+
+/*
+ * db_exec_step: a COMMIT and a statement after it, in one round trip.
+ * The statement sees the commit and runs outside the transaction; when
+ * the COMMIT fails (a deferred unique constraint) the statement is not
+ * run (its sequence does not move) and the connection goes on.
+ */
+TEST(test_store_pg__commit_then_step)
+{
+	struct db *d, *other;
+	struct db_stmt *st;
+	int step = -1;
+
+	if (!open_pg(&d, &other, "pg_commit_step"))
+		return;
+	ASSERT(db_exec(other,
+	           "CREATE TABLE s (n BIGINT UNIQUE DEFERRABLE INITIALLY "
+	           "DEFERRED); CREATE SEQUENCE q") == 0);
+	st = db_prepare(d, "SELECT nextval('q'), (SELECT count(*) FROM s)");
+	ASSERT(st != NULL);
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (1)") == 0);
+	ASSERT_MSG(
+	    db_exec_step(d, "COMMIT", st, &step) == 0, "%s", db_errmsg(d));
+	ASSERT_INTEQ(step, DB_ROW);
+	ASSERT_INTEQ(db_col_int64(st, 0), 1);
+	ASSERT_INTEQ(db_col_int64(st, 1), 1);
+	ASSERT(db_step(st) == DB_DONE);
+	ASSERT(db_autocommit(d));
+	ASSERT_INTEQ(test_db_number(other, "SELECT count(*) FROM s"), 1);
+
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (1)") == 0);
+	ASSERT(db_exec_step(d, "COMMIT", st, &step) == -1);
+	ASSERT_INTEQ(step, 0);
+	ASSERT(db_errcode(d) == DB_CONSTRAINT);
+	db_exec(d, "ROLLBACK");
+	ASSERT(db_autocommit(d));
+	ASSERT_INTEQ(test_db_number(other, "SELECT last_value FROM q"), 1);
+	ASSERT_INTEQ(test_db_number(other, "SELECT count(*) FROM s"), 1);
+
+	/* A transaction without a statement: only the statement runs. */
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec_step(d, "COMMIT", st, &step) == 0);
+	ASSERT_INTEQ(step, DB_ROW);
+	ASSERT_INTEQ(db_col_int64(st, 0), 2);
+	db_finalize(st);
+	db_close(other);
+	db_close(d);
+}
+
+/*
+ * db_exec_later: savepoint commands go with the next statement, in
+ * order, and keep their meaning: a ROLLBACK TO the savepoint opened
+ * before a statement undoes that statement only; a full ROLLBACK drops
+ * the commands still waiting.  A command that fails (a savepoint that
+ * does not exist) fails the statement it went with, with its own
+ * error, and the transaction, whose ROLLBACK leaves the connection
+ * working.
+ */
+TEST(test_store_pg__later_commands_go_with_the_next_statement)
+{
+	struct db *d, *other;
+
+	if (!open_pg(&d, &other, "pg_later"))
+		return;
+	ASSERT(db_exec(other, "CREATE TABLE s (n BIGINT)") == 0);
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec_later(d, "SAVEPOINT a") == 0);
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (1)") == 0);
+	ASSERT(db_exec_later(d, "RELEASE a") == 0);
+	ASSERT(db_exec_later(d, "SAVEPOINT a") == 0);
+	ASSERT_INTEQ(test_db_number(d, "SELECT count(*) FROM s"), 1);
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (2)") == 0);
+	ASSERT(db_exec(d, "ROLLBACK TO a") == 0);
+	ASSERT(db_exec_later(d, "RELEASE a") == 0);
+	ASSERT(db_exec(d, "COMMIT") == 0);
+	ASSERT_INTEQ(test_db_number(other, "SELECT sum(n) FROM s"), 1);
+
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (4)") == 0);
+	ASSERT(db_exec_later(d, "RELEASE nope") == 0);
+	ASSERT(db_exec(d, "ROLLBACK") == 0);
+	ASSERT(db_autocommit(d));
+	ASSERT_INTEQ(test_db_number(d, "SELECT sum(n) FROM s"), 1);
+
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT(db_exec_later(d, "RELEASE nope") == 0);
+	ASSERT(test_db_number(d, "SELECT count(*) FROM s") == -1);
+	ASSERT_MSG(strstr(db_errmsg(d), "nope") != NULL, "%s", db_errmsg(d));
+	ASSERT(!db_autocommit(d));
+	ASSERT(db_exec(d, "INSERT INTO s VALUES (8)") != 0);
+	ASSERT(db_exec(d, "ROLLBACK") == 0);
+	ASSERT(db_autocommit(d));
+	ASSERT_INTEQ(test_db_number(d, "SELECT sum(n) FROM s"), 1);
+	db_close(other);
+	db_close(d);
+}
+
 /* SQLite's SQL as PostgreSQL reads it: group_concat becomes the
  * native string_agg (',' between values unless a separator is given),
  * inside other calls too; a name that merely ends so, a string and the

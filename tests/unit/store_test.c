@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/json.h"
 #include "common/rounds.h"
@@ -282,28 +283,97 @@ TEST(test_store__kernel_facts_round_trip)
 	store_close(s);
 }
 
+/* A new pair's base job, claimed by a new host (*h) at 100; or 0. */
+static int64_t
+leased_base(struct store *s, int64_t *h)
+{
+	struct store_claimed c;
+	int64_t b = 0;
+
+	*h = host(s, "h1", "[]");
+	if (store_pair_create(
+	        s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) != 0 ||
+	    store_claim(s, &c, *h, 100, 60) != 0)
+		return 0;
+	store_claimed_release(&c);
+	return b;
+}
+
 TEST(test_store__duplicate_metric_stores_nothing)
 {
 	struct store *s = open_new();
-	int64_t h, b = 0;
-	struct store_claimed c;
+	int64_t h, b;
 	struct store_job_detail j;
 	struct store_metric m[2] = { { "iops", "", "higher", 1 },
 		{ "iops", "", "higher", 2 } };
 	struct store_run r = { 0, 0, "ok", -1, NULL, NULL, 0, m, 2 };
 
 	ASSERT(s != NULL);
-	h = host(s, "h1", "[]");
-	ASSERT(store_pair_create(
-	           s, NULL, &b, NULL, "j", "", &job_base, &job_cand, 10) == 0);
-	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
-	store_claimed_release(&c);
+	ASSERT((b = leased_base(s, &h)) > 0);
 	r.job_id = b;
 	ASSERT_INTEQ(store_run_add(s, h, &r, 100), ERR_INVALID);
 	ASSERT(strstr(store_errmsg(s), "metrics[1]") != NULL);
 	ASSERT(store_job_get(s, &j, b) == 0);
 	ASSERT_INTEQ(j.nruns, 0);
 	store_job_detail_release(&j);
+	store_close(s);
+}
+
+/* A run's metrics come back as sent, whatever their text holds (on
+ * PostgreSQL they go in as arrays, one element each), with its raw
+ * output's bytes; the twenty of another run all stored. */
+TEST(test_store__run_metrics_keep_their_text)
+{
+	struct store *s = open_new();
+	int64_t h, b;
+	struct store_job_detail j;
+	struct store_metric m[3] = { { "a\"b\\c", "{x,y}", "higher", 1.5 },
+		{ "NULL", "\"", "lower", -2e-300 },
+		{ "sp ace,", NULL, "info", 1e308 } };
+	struct store_metric many[20];
+	struct store_run r = { 0, 0, "ok", 2.5, NULL, "raw\0out", 7, m, 3 };
+	struct buf raw = BUF_INIT(1 << 20);
+	char names[20][8];
+	size_t i;
+
+	ASSERT(s != NULL);
+	ASSERT((b = leased_base(s, &h)) > 0);
+	r.job_id = b;
+	ASSERT_MSG(store_run_add(s, h, &r, 100) == 0, "%s", store_errmsg(s));
+	for (i = 0; i < 20; i++) {
+		snprintf(names[i], sizeof(names[i]), "m%02zu", i);
+		many[i] =
+		    (struct store_metric){ names[i], "ns", "lower", (double)i };
+	}
+	r.index = 1;
+	r.metrics = many;
+	r.nmetrics = 20;
+	r.raw = NULL;
+	ASSERT_MSG(store_run_add(s, h, &r, 100) == 0, "%s", store_errmsg(s));
+	ASSERT(store_job_get(s, &j, b) == 0);
+	ASSERT_INTEQ(j.nruns, 2);
+	ASSERT_INTEQ(j.runs[0].nmetrics, 3);
+	/* By name: "NULL", "a\"b\\c", "sp ace,". */
+	ASSERT_STREQ(j.runs[0].metrics[0].name, "NULL");
+	ASSERT_STREQ(j.runs[0].metrics[0].unit, "\"");
+	ASSERT_STREQ(j.runs[0].metrics[0].better, "lower");
+	ASSERT(j.runs[0].metrics[0].value == -2e-300);
+	ASSERT_STREQ(j.runs[0].metrics[1].name, "a\"b\\c");
+	ASSERT_STREQ(j.runs[0].metrics[1].unit, "{x,y}");
+	ASSERT(j.runs[0].metrics[1].value == 1.5);
+	ASSERT_STREQ(j.runs[0].metrics[2].name, "sp ace,");
+	ASSERT_STREQ(j.runs[0].metrics[2].unit, "");
+	ASSERT_STREQ(j.runs[0].metrics[2].better, "info");
+	ASSERT(j.runs[0].metrics[2].value == 1e308);
+	ASSERT_INTEQ(j.runs[1].nmetrics, 20);
+	ASSERT_STREQ(j.runs[1].metrics[19].name, "m19");
+	ASSERT(j.runs[1].metrics[19].value == 19);
+	store_job_detail_release(&j);
+	ASSERT(store_run_raw(s, &raw, b, 0) == 0);
+	ASSERT_INTEQ(raw.len, 7);
+	ASSERT(memcmp(raw.data, "raw\0out", 7) == 0);
+	ASSERT(store_run_raw(s, &raw, b, 1) == ERR_NOTFOUND);
+	buf_release(&raw);
 	store_close(s);
 }
 

@@ -86,6 +86,18 @@ test_store_pg(void)
 	return pg != NULL && pg[0] != '\0';
 }
 
+int64_t
+test_db_number(struct db *d, const char *sql)
+{
+	struct db_stmt *st = db_prepare(d, sql);
+	int64_t n = -1;
+
+	if (st != NULL && db_step(st) == DB_ROW)
+		n = db_col_int64(st, 0);
+	db_finalize(st);
+	return n;
+}
+
 char *
 test_store_where(const char *name)
 {

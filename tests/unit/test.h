@@ -42,6 +42,9 @@ struct store *test_store_open(const char *fmt, ...)
  * id (and jobs[0], jobs[1] its jobs when jobs is not NULL), or -1. */
 int64_t test_pair_new(struct store *, const char *name, const char *point,
     const char *base_spec, const char *cand_spec, int64_t at, int64_t *jobs);
+struct db;
+/* The one number the query sql gives on the connection, or -1. */
+int64_t test_db_number(struct db *, const char *sql);
 /* 1 when the stores are PostgreSQL's (PW_TEST_PG). */
 int test_store_pg(void);
 /* Ends the current case as "SKIP name: why" (neither passed nor
