@@ -801,40 +801,34 @@ store_jobs_release(struct store_jobs *l)
 	memset(l, 0, sizeof(*l));
 }
 
+static void
+jobs_of_row(void *arg, size_t i, struct db_stmt *st)
+{
+	job_scan(&((struct store_job *)arg)[i], st);
+}
+
 int
 store_i_jobs_of(
     struct store *s, struct store_jobs *out, const int64_t *ids, size_t n)
 {
-	struct db_stmt *st;
 	size_t i;
-	int rc;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	out->v = xcalloc(n ? n : 1, sizeof(*out->v));
-	for (i = 0; i < n; i++) {
-		st = store_i_stmt(
-		    s, "SELECT " JOB_COLS JOB_FROM "WHERE j.id = ?1");
-		if (st == NULL)
-			goto fail;
-		db_bind_int64(st, 1, ids[i]);
-		rc = db_step(st);
-		if (rc == DB_ROW)
-			job_scan(&out->v[out->n++], st);
-		store_i_release(s, st);
-		if (rc == DB_DONE) {
-			err_setc(&s->err, ERR_NOTFOUND, "job %lld not found",
-			    (long long)ids[i]);
-			goto fail;
-		}
-		if (rc != DB_ROW) {
-			store_i_dberr(s, "job");
-			goto fail;
-		}
+	out->n = n; /* a row not found stays zeroed (id 0): released as none */
+	r = store_i_ids_rows(s,
+	    "SELECT " JOB_COLS JOB_FROM "WHERE j.id IN (" STORE_I_IDS ")", 0,
+	    ids, n, jobs_of_row, out->v, "job");
+	for (i = 0; r == 0 && i < n; i++)
+		if (out->v[i].id == 0)
+			r = err_setc(&s->err, ERR_NOTFOUND,
+			    "job %lld not found", (long long)ids[i]);
+	if (r != 0) {
+		store_jobs_release(out);
+		return -1;
 	}
 	return 0;
-fail:
-	store_jobs_release(out);
-	return -1;
 }
 
 /* The job row of id into *out (store_jobs_release's strings):

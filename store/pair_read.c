@@ -50,47 +50,165 @@ cmp_scan(void *row, struct db_stmt *st, void *arg)
 	    !isnan(c->cand_mean) || !isnan(c->cand_sd);
 }
 
+/* The pairs being read (store_pair_get_many): v[i] is ids[i]'s. */
+struct pairs_read {
+	struct store_pair *v;
+	size_t n;
+};
+
+static void
+pair_row(void *arg, size_t i, struct db_stmt *st)
+{
+	struct store_pair *p = &((struct pairs_read *)arg)->v[i];
+
+	p->id = db_col_int64(st, 0);
+	p->name = store_i_col_dup(st, 1);
+	p->point = store_i_col_dup(st, 2);
+	p->host = store_i_col_dup(st, 3);
+	p->created = db_col_int64(st, 4);
+	/* The sides' job ids until pairs_jobs reads them. */
+	p->jobs.v = xcalloc(2, sizeof(*p->jobs.v));
+	p->jobs.v[0].id = db_col_int64(st, 5);
+	p->jobs.v[1].id = db_col_int64(st, 6);
+	p->deprioritised = db_col_int(st, 7) != 0;
+	/* Host hygiene: why the two sides are not comparable, or NULL. */
+	p->suspect = store_i_col_dup(st, 8);
+}
+
+/* The two jobs of each pair found (its job ids in jobs.v[].id): 0, or
+ * -1 (ERR_NOTFOUND: a side's job is missing). */
+static int
+pairs_jobs(struct store *s, struct pairs_read *a)
+{
+	struct store_jobs all;
+	int64_t *ids = xcalloc(2 * a->n + 1, sizeof(*ids));
+	size_t i, n = 0;
+
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].id != 0) {
+			ids[n++] = a->v[i].jobs.v[0].id;
+			ids[n++] = a->v[i].jobs.v[1].id;
+		}
+	if (store_i_jobs_of(s, &all, ids, n) != 0) {
+		free(ids);
+		return -1;
+	}
+	free(ids);
+	/* Each job's strings move to its pair. */
+	for (n = 0, i = 0; i < a->n; i++)
+		if (a->v[i].id != 0) {
+			memcpy(a->v[i].jobs.v, &all.v[n], 2 * sizeof(*all.v));
+			a->v[i].jobs.n = 2;
+			n += 2;
+		}
+	free(all.v);
+	return 0;
+}
+
+/* The sides being read (pairs_sides): job ids[i] is side who[i] % 2 of
+ * pair who[i] / 2. */
+struct sides_read {
+	struct store_pair *v;
+	size_t *who;
+};
+
+static void
+side_row(void *arg, size_t i, struct db_stmt *st)
+{
+	struct sides_read *a = arg;
+	struct store_pair *p = &a->v[a->who[i] / 2];
+	size_t side = a->who[i] % 2;
+
+	/* An integer (PostgreSQL's json_extract: a numeric). */
+	if (db_col_type(st, 1) != DB_NULL && db_col_int64(st, 1) > 1)
+		p->rounds[side] = db_col_int64(st, 1);
+	p->kernel[side] = db_col_int(st, 2) != 0;
+	p->boots[side] = db_col_int64(st, 3);
+	if (p->kernel[side] && p->boots[side] == 0)
+		p->boots[side] = -1; /* none recorded */
+	if (!p->kernel[side])
+		p->boots[side] = 0;
+}
+
 /*
- * What each side of a pair cost (store_pair.rounds, boots, kernel): its
- * spec's rounds, whether it builds and boots a kernel, and the distinct
- * boots its runs record (the runner tags each run of a kernel job with
- * kernel.round and kernel.boot, docs/KERNEL.md).
+ * What each side of each pair cost (store_pair.rounds, boots, kernel):
+ * its spec's rounds, whether it builds and boots a kernel, and the
+ * distinct boots its runs record (the runner tags each run of a kernel
+ * job with kernel.round and kernel.boot, docs/KERNEL.md).
  */
 static int
-pair_sides(struct store *s, struct store_pair *p)
+pairs_sides(struct store *s, struct pairs_read *a)
 {
-	struct db_stmt *st;
-	int i, rc;
+	struct sides_read sr;
+	int64_t *ids = xcalloc(2 * a->n + 1, sizeof(*ids));
+	size_t i, side, n = 0;
+	int r;
 
-	for (i = 0; i < 2 && (size_t)i < p->jobs.n; i++) {
-		st = store_i_stmt(s,
-		    "SELECT CASE WHEN json_valid(j.params) THEN"
-		    " json_extract(j.params, '$.rounds') END,"
-		    " CASE WHEN json_valid(j.params) THEN"
-		    " json_type(j.params, '$.kernel') = 'object' END,"
-		    " (SELECT count(DISTINCT m.value) FROM runs r"
-		    "  JOIN metrics m ON m.run_id = r.id"
-		    "  AND m.name = 'kernel.boot' WHERE r.job_id = j.id)"
-		    " FROM jobs j WHERE j.id = ?1");
-		if (st == NULL)
-			return -1;
-		db_bind_int64(st, 1, p->jobs.v[i].id);
-		p->rounds[i] = 1;
-		rc = db_step(st);
-		if (rc == DB_ROW) {
-			if (db_col_type(st, 0) == DB_INTEGER &&
-			    db_col_int64(st, 0) > 1)
-				p->rounds[i] = db_col_int64(st, 0);
-			p->kernel[i] = db_col_int(st, 1) != 0;
-			p->boots[i] = db_col_int64(st, 2);
-			if (p->kernel[i] && p->boots[i] == 0)
-				p->boots[i] = -1; /* none recorded */
-			if (!p->kernel[i])
-				p->boots[i] = 0;
+	sr.v = a->v;
+	sr.who = xcalloc(2 * a->n + 1, sizeof(*sr.who));
+	for (i = 0; i < a->n; i++)
+		for (side = 0; side < 2 && side < a->v[i].jobs.n; side++) {
+			a->v[i].rounds[side] = 1;
+			sr.who[n] = 2 * i + side;
+			ids[n++] = a->v[i].jobs.v[side].id;
 		}
-		store_i_release(s, st);
-		if (rc != DB_ROW && rc != DB_DONE)
-			return store_i_dberr(s, "pair sides");
+	r = store_i_ids_rows(s,
+	    "SELECT j.id, CASE WHEN json_valid(j.params) THEN CASE WHEN"
+	    " json_type(j.params, '$.rounds') = 'integer' THEN"
+	    " json_extract(j.params, '$.rounds') END END,"
+	    " CASE WHEN json_valid(j.params) THEN"
+	    " json_type(j.params, '$.kernel') = 'object' END,"
+	    " (SELECT count(DISTINCT m.value) FROM runs r"
+	    "  JOIN metrics m ON m.run_id = r.id"
+	    "  AND m.name = 'kernel.boot' WHERE r.job_id = j.id)"
+	    " FROM jobs j WHERE j.id IN (" STORE_I_IDS ")",
+	    0, ids, n, side_row, &sr, "pair sides");
+	free(sr.who);
+	free(ids);
+	return r;
+}
+
+static void
+cmp_row(void *arg, size_t i, struct db_stmt *st)
+{
+	struct store_pair *p = &((struct pairs_read *)arg)->v[i];
+	void *v = p->cmps;
+
+	cmp_scan(store_i_grow(&v, &p->ncmps, sizeof(*p->cmps)), st, NULL);
+	p->cmps = v;
+}
+
+int
+store_pair_get_many(
+    struct store *s, struct store_pair *out, const int64_t *ids, size_t n)
+{
+	struct pairs_read a;
+	size_t i;
+
+	memset(out, 0, n * sizeof(*out));
+	a.v = out;
+	a.n = n;
+	if (store_i_ids_rows(s,
+	        "SELECT p.id, p.name, p.point, h.name, p.created,"
+	        " coalesce(p.base_job_id, (SELECT id FROM jobs"
+	        "  WHERE pair_id = p.id AND role = 'base')),"
+	        " coalesce(p.cand_job_id, (SELECT id FROM jobs"
+	        "  WHERE pair_id = p.id AND role = 'candidate')),"
+	        " p.superseded, p.suspect"
+	        " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
+	        " WHERE p.id IN (" STORE_I_IDS ")",
+	        0, ids, n, pair_row, &a, "pairs") != 0 ||
+	    pairs_jobs(s, &a) != 0 || pairs_sides(s, &a) != 0 ||
+	    store_i_ids_rows(s,
+	        "SELECT metric, base_median, cand_median, change_pct, ci_low,"
+	        " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
+	        " n_base, n_cand, final, note, base_mean, base_sd, cand_mean,"
+	        " cand_sd, pair_id FROM comparisons"
+	        " WHERE pair_id IN (" STORE_I_IDS ") ORDER BY pair_id, metric",
+	        20, ids, n, cmp_row, &a, "pair comparisons") != 0) {
+		for (i = 0; i < n; i++)
+			store_pair_release(&out[i]);
+		return -1;
 	}
 	return 0;
 }
@@ -98,62 +216,11 @@ pair_sides(struct store *s, struct store_pair *p)
 int
 store_pair_get(struct store *s, struct store_pair *out, int64_t pair_id)
 {
-	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT p.name, p.point, h.name, p.created,"
-	    " coalesce(p.base_job_id, (SELECT id FROM jobs"
-	    "  WHERE pair_id = p.id AND role = 'base')),"
-	    " coalesce(p.cand_job_id, (SELECT id FROM jobs"
-	    "  WHERE pair_id = p.id AND role = 'candidate')),"
-	    " p.superseded, p.suspect"
-	    " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
-	    " WHERE p.id = ?1");
-	int64_t ids[2];
-	void *v;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
+	if (store_pair_get_many(s, out, &pair_id, 1) != 0)
 		return -1;
-	db_bind_int64(st, 1, pair_id);
-	if (db_step(st) != DB_ROW) {
-		store_i_release(s, st);
+	if (out->id == 0)
 		return err_setc(&s->err, ERR_NOTFOUND, "pair %lld not found",
 		    (long long)pair_id);
-	}
-	out->id = pair_id;
-	out->name = store_i_col_dup(st, 0);
-	out->point = store_i_col_dup(st, 1);
-	out->host = store_i_col_dup(st, 2);
-	out->created = db_col_int64(st, 3);
-	ids[0] = db_col_int64(st, 4);
-	ids[1] = db_col_int64(st, 5);
-	out->deprioritised = db_col_int(st, 6) != 0;
-	/* Host hygiene: why the two sides are not comparable, or NULL. */
-	out->suspect = store_i_col_dup(st, 7);
-	store_i_release(s, st);
-	if (store_i_jobs_of(s, &out->jobs, ids, 2) != 0 ||
-	    pair_sides(s, out) != 0) {
-		store_pair_release(out);
-		return -1;
-	}
-	st = store_i_stmt(s,
-	    "SELECT metric, base_median, cand_median, change_pct, ci_low,"
-	    " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
-	    " n_base, n_cand, final, note, base_mean, base_sd, cand_mean,"
-	    " cand_sd FROM comparisons WHERE pair_id = ?1"
-	    " ORDER BY metric");
-	if (st == NULL) {
-		store_pair_release(out);
-		return -1;
-	}
-	db_bind_int64(st, 1, pair_id);
-	r = store_i_rows(s, st, &v, &out->ncmps, sizeof(*out->cmps), cmp_scan,
-	    NULL, "pair comparisons");
-	out->cmps = v;
-	if (r != 0) {
-		store_pair_release(out);
-		return r;
-	}
 	return 0;
 }
 

@@ -47,6 +47,15 @@ struct store_pair {
 /* 0, ERR_NOTFOUND (no such pair), or -1 (a side's job is missing too). */
 int store_pair_get(struct store *, struct store_pair *out, int64_t pair_id);
 void store_pair_release(struct store_pair *); /* NULL ok */
+/*
+ * The pairs ids[0..n) as store_pair_get reads each, in out[0..n) (the
+ * caller's n elements; out[i] is ids[i]'s, its id 0 where no such
+ * pair), in a few statements whatever n (a page of pairs, a
+ * bisection's steps): 0, or -1 (a side's job missing, or the store's
+ * error) with out released.  Release each with store_pair_release.
+ */
+int store_pair_get_many(
+    struct store *, struct store_pair *out, const int64_t *ids, size_t n);
 
 /*
  * ---- verdicts (daemon/verdict.c) ----

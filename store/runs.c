@@ -2,6 +2,7 @@
  * The store's runs: a pair's runs with their metadata (the hygiene and
  * noise checks read them) and their metric values.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,30 +24,38 @@ run_meta_scan(void *row, struct db_stmt *st, void *arg)
 	m->profile_json = store_i_web_text(st, 4);
 }
 
+/* store_i_ids_lists' lists: the array, then its count. */
+_Static_assert(offsetof(struct store_run_metas, v) == 0 &&
+        offsetof(struct store_run_metas, n) == sizeof(void *),
+    "a list as store_i_ids_lists reads it");
+_Static_assert(offsetof(struct store_values, v) == 0 &&
+        offsetof(struct store_values, n) == sizeof(void *),
+    "a list as store_i_ids_lists reads it");
+
+int
+store_pairs_run_meta_list(struct store *s, struct store_run_metas *out,
+    const int64_t *pair_ids, size_t n)
+{
+	size_t i;
+	int r = store_i_ids_lists(s,
+	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
+	    " r.host_state, r.profile, p.id FROM pairs p"
+	    " JOIN jobs j ON j.id IN (p.base_job_id, p.cand_job_id)"
+	    " JOIN runs r ON r.job_id = j.id AND r.status = 'ok'"
+	    " WHERE p.id IN (" STORE_I_IDS ") ORDER BY p.id, j.role, r.idx",
+	    5, pair_ids, n, out, sizeof(*out), sizeof(*out->v), run_meta_scan,
+	    "pair runs");
+
+	for (i = 0; r != 0 && i < n; i++)
+		store_run_metas_release(&out[i]);
+	return r;
+}
+
 int
 store_pair_run_meta_list(
     struct store *s, struct store_run_metas *out, int64_t pair_id)
 {
-	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT j.role, r.idx AS run, r.idx < j.max_runs AS measured,"
-	    " r.host_state, r.profile"
-	    " FROM jobs j JOIN runs r ON r.job_id = j.id AND r.status = 'ok'"
-	    " WHERE j.id IN (SELECT base_job_id FROM pairs WHERE id = ?1"
-	    " UNION ALL SELECT cand_job_id FROM pairs WHERE id = ?1)"
-	    " ORDER BY j.role, r.idx");
-	void *v;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	db_bind_int64(st, 1, pair_id);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v), run_meta_scan,
-	    NULL, "pair runs");
-	out->v = v;
-	if (r != 0)
-		store_run_metas_release(out);
-	return r;
+	return store_pairs_run_meta_list(s, out, &pair_id, 1);
 }
 
 void
@@ -80,29 +89,31 @@ store_i_value_scan(void *row, struct db_stmt *st, void *arg)
 }
 
 int
-store_pair_value_list(
-    struct store *s, struct store_values *out, int64_t pair_id)
+store_pairs_value_list(struct store *s, struct store_values *out,
+    const int64_t *pair_ids, size_t n)
 {
-	struct db_stmt *st = store_i_stmt(s,
+	size_t i;
+	int r = store_i_ids_lists(s,
 	    "SELECT j.role, m.name AS metric, m.unit, m.better, m.value,"
-	    " r.idx AS run FROM pairs p JOIN jobs j"
+	    " r.idx AS run, p.id FROM pairs p JOIN jobs j"
 	    " ON j.id IN (p.base_job_id, p.cand_job_id)"
 	    " JOIN runs r ON r.job_id = j.id"
 	    " AND r.status = 'ok' JOIN metrics m ON m.run_id = r.id"
-	    " WHERE p.id = ?1 ORDER BY m.name, j.role, r.idx");
-	void *v;
-	int r;
+	    " WHERE p.id IN (" STORE_I_IDS ")"
+	    " ORDER BY p.id, m.name, j.role, r.idx",
+	    6, pair_ids, n, out, sizeof(*out), sizeof(*out->v),
+	    store_i_value_scan, "pair values");
 
-	memset(out, 0, sizeof(*out));
-	if (st == NULL)
-		return -1;
-	db_bind_int64(st, 1, pair_id);
-	r = store_i_rows(s, st, &v, &out->n, sizeof(*out->v),
-	    store_i_value_scan, NULL, "pair values");
-	out->v = v;
-	if (r != 0)
-		store_values_release(out);
+	for (i = 0; r != 0 && i < n; i++)
+		store_values_release(&out[i]);
 	return r;
+}
+
+int
+store_pair_value_list(
+    struct store *s, struct store_values *out, int64_t pair_id)
+{
+	return store_pairs_value_list(s, out, &pair_id, 1);
 }
 
 void

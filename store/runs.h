@@ -24,6 +24,11 @@ struct store_values {
 /* Both sides' values, by metric, role and run: 0 or -1. */
 int store_pair_value_list(
     struct store *, struct store_values *out, int64_t pair_id);
+/* The values of each pair of pair_ids[0..n) into out[0..n) (the
+ * caller's; out[i] is pair_ids[i]'s, n 0 for a pair with none), a
+ * statement each 64 pairs: 0 or -1 (out released). */
+int store_pairs_value_list(struct store *, struct store_values *out,
+    const int64_t *pair_ids, size_t n);
 void store_values_release(struct store_values *); /* NULL ok */
 
 /*
@@ -47,6 +52,11 @@ struct store_run_metas {
 /* 0 (no runs: n 0) or -1 (errmsg). */
 int store_pair_run_meta_list(
     struct store *, struct store_run_metas *out, int64_t pair_id);
+/* The runs of each pair of pair_ids[0..n) into out[0..n) (the
+ * caller's; out[i] is pair_ids[i]'s), a statement each 64 pairs: 0 or
+ * -1 (out released). */
+int store_pairs_run_meta_list(struct store *, struct store_run_metas *out,
+    const int64_t *pair_ids, size_t n);
 void store_run_metas_release(struct store_run_metas *); /* NULL ok */
 
 #endif

@@ -295,6 +295,51 @@ struct db_stmt *store_i_stmt(struct store *, const char *sql);
 void store_i_release(struct store *, struct db_stmt *);
 void store_i_stmts_free(struct store *);
 
+/*
+ * A list of ids in one statement: its SQL holds STORE_I_IDS, the
+ * placeholders ?1 to ?STORE_I_IDS_MAX (an IN list; the statement's
+ * other parameters come after them), and store_i_bind_ids binds
+ * ids[0..n) to them, at most STORE_I_IDS_MAX, the slots past n to
+ * ids[0] (n > 0), which an IN list reads as the one id: how many it
+ * bound.  A longer list is read a statement each STORE_I_IDS_MAX ids,
+ * so a page of N objects costs one round trip, not N.
+ */
+#define STORE_I_IDS_MAX 64
+#define STORE_I_IDS                        \
+	"?1,?2,?3,?4,?5,?6,?7,?8,"         \
+	"?9,?10,?11,?12,?13,?14,?15,?16,"  \
+	"?17,?18,?19,?20,?21,?22,?23,?24," \
+	"?25,?26,?27,?28,?29,?30,?31,?32," \
+	"?33,?34,?35,?36,?37,?38,?39,?40," \
+	"?41,?42,?43,?44,?45,?46,?47,?48," \
+	"?49,?50,?51,?52,?53,?54,?55,?56," \
+	"?57,?58,?59,?60,?61,?62,?63,?64"
+size_t store_i_bind_ids(struct db_stmt *, const int64_t *ids, size_t n);
+/*
+ * Runs sql (STORE_I_IDS its parameters, each row's id in column idcol)
+ * for the distinct ids of ids[0..n), a statement each STORE_I_IDS_MAX
+ * of them, and calls row(arg, i, st) for each of its rows and each i
+ * with ids[i] that row's id, in the statement's order: 0 (n 0: no
+ * statement), or -1 with the store's error (what names the read).
+ */
+int store_i_ids_rows(struct store *, const char *sql, int idcol,
+    const int64_t *ids, size_t n,
+    void (*row)(void *arg, size_t i, struct db_stmt *st), void *arg,
+    const char *what);
+/* One more zeroed element of size bytes at the end of *v (*n of them,
+ * grown by doubling): its address, *n counting it. */
+void *store_i_grow(void **v, size_t *n, size_t size);
+/*
+ * store_i_ids_rows into lists: out[i] (a struct of stride bytes whose
+ * first members are the array "T *v" and its count "size_t n", as
+ * struct store_values) gets for each row of ids[i] one more zeroed
+ * element of size bytes, which scan(element, st, NULL) fills.  0, or
+ * -1 with the rows read so far in the lists for the caller's release.
+ */
+int store_i_ids_lists(struct store *, const char *sql, int idcol,
+    const int64_t *ids, size_t n, void *out, size_t stride, size_t size,
+    void (*scan)(void *row, struct db_stmt *st, void *arg), const char *what);
+
 /* store/hosts.c: gives a new pair its sibling group (pairs.sib_group),
  * inside the transaction that made it. */
 int store_i_group_assign(struct store *, int64_t pair_id);

@@ -167,10 +167,11 @@ pair_json(struct ctx *x, int64_t id, json_t **out)
 	}
 	kfacts_pair(&k, &rows, p.jobs.n == 2 ? p.jobs.v[0].commit : NULL,
 	    p.jobs.n == 2 ? p.jobs.v[1].commit : NULL);
-	store_run_metas_release(&rows);
 	/* What was compared, as the pair page's "What was compared". */
 	pp[0] = &p;
-	if ((r = web_sides_get(x, pp, 1, &sides, &nsides)) != 0) {
+	r = web_sides_get(x, pp, &rows, 1, &sides, &nsides);
+	store_run_metas_release(&rows);
+	if (r != 0) {
 		free(sides);
 		store_pair_release(&p);
 		return r;

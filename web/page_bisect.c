@@ -100,9 +100,9 @@ step_cmp(
 }
 
 /*
- * Each step's pairs read into sp, their comparison of the bisected
- * metric into the steps and their sides into *sides (the caller's):
- * 0, or a store error.  A pair gone meanwhile is left out.
+ * Each step's pairs read into sp (in one read), their comparison of
+ * the bisected metric into the steps and their sides into *sides (the
+ * caller's): 0, or a store error.  A pair gone meanwhile is left out.
  */
 static int
 step_details(struct ctx *x, struct view_bisect_step *vs, size_t n,
@@ -110,34 +110,33 @@ step_details(struct ctx *x, struct view_bisect_step *vs, size_t n,
     size_t *nsides)
 {
 	const struct store_pair **read;
+	int64_t *ids = xcalloc(2 * n + 1, sizeof(*ids));
 	size_t i, nread = 0;
-	int r = 0, k;
+	int r, k;
 
 	sp->v = xcalloc(2 * n + 1, sizeof(*sp->v));
 	sp->n = 0;
+	for (i = 0; i < n; i++) {
+		ids[2 * i] = vs[i].good_pair > 0 ? vs[i].good_pair : 0;
+		ids[2 * i + 1] = vs[i].bad_pair > 0 ? vs[i].bad_pair : 0;
+	}
+	r = store_pair_get_many(x->s, sp->v, ids, 2 * n);
+	free(ids);
+	if (r != 0)
+		return r;
+	sp->n = 2 * n; /* those not found are zeroed */
 	read = xcalloc(2 * n + 1, sizeof(*read));
 	for (i = 0; i < n; i++)
 		for (k = 0; k < 2; k++) {
-			int64_t id = k == 0 ? vs[i].good_pair : vs[i].bad_pair;
-			struct store_pair *p = &sp->v[sp->n];
-			const struct store_pair *got = NULL;
+			const struct store_pair *p = &sp->v[2 * i + k];
+			const struct store_pair *got = p->id != 0 ? p : NULL;
 
-			if (id > 0) {
-				r = store_pair_get(x->s, p, id);
-				if (r == 0) {
-					got = p;
-					sp->n++;
-					read[nread++] = p;
-				} else if (r == ERR_NOTFOUND)
-					store_errclear(x->s);
-				else
-					goto out;
-			}
+			if (got)
+				read[nread++] = got;
 			step_cmp(k == 0 ? &vs[i].good_cmp : &vs[i].bad_cmp, got,
 			    metric);
 		}
-	r = web_sides_get(x, read, nread, sides, nsides);
-out:
+	r = web_sides_get(x, read, NULL, nread, sides, nsides);
 	free(read);
 	return r;
 }

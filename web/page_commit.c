@@ -50,6 +50,7 @@
 struct pair_read {
 	struct store_pair p;
 	struct store_values vals;
+	struct store_run_metas meta; /* its runs (the sides' kernels) */
 };
 
 struct cmp_set {
@@ -59,6 +60,7 @@ struct cmp_set {
 	size_t njobs, jcap;
 	struct pair_read **reads;
 	size_t nreads;
+	int no_meta; /* the runs' read failed: each pair's meta is empty */
 };
 
 static void
@@ -71,6 +73,7 @@ cmp_set_free(struct cmp_set *c)
 	for (i = 0; i < c->nreads; i++) {
 		store_pair_release(&c->reads[i]->p);
 		store_values_release(&c->reads[i]->vals);
+		store_run_metas_release(&c->reads[i]->meta);
 		free(c->reads[i]);
 	}
 	free(c->reads);
@@ -191,30 +194,58 @@ tax_of(struct view_cmp_row *row, const struct store_pair *p)
 }
 
 /*
- * Adds the rows of pair id (one per metric) and its two jobs to c, and
- * the pair as read to *out_pair (may be NULL; c owns it).  0, or a store
- * error.
+ * The pairs ids[0..n) into c->reads, each with its values and its runs,
+ * a read of each kind for all of them: 0, or a store error (ERR_NOTFOUND:
+ * a pair is gone).
  */
 static int
-pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
-    const struct store_pair **out_pair)
+pairs_read(struct ctx *x, struct cmp_set *c, const int64_t *ids, size_t n)
 {
-	struct pair_read *rd = xcalloc(1, sizeof(*rd));
+	struct store_pair *p = xcalloc(n + 1, sizeof(*p));
+	struct store_values *vals = xcalloc(n + 1, sizeof(*vals));
+	struct store_run_metas *meta = xcalloc(n + 1, sizeof(*meta));
+	size_t i;
+	int r;
+
+	r = store_pair_get_many(x->s, p, ids, n);
+	for (i = 0; r == 0 && i < n; i++)
+		if (p[i].id == 0) /* gone: the store's error says which */
+			r = store_pair_get(x->s, &p[i], ids[i]);
+	if (r == 0)
+		r = store_pairs_value_list(x->s, vals, ids, n);
+	if (r == 0 && store_pairs_run_meta_list(x->s, meta, ids, n) != 0) {
+		store_errclear(x->s);
+		c->no_meta = 1;
+	}
+	c->reads =
+	    xreallocarray(c->reads, c->nreads + n + 1, sizeof(*c->reads));
+	for (i = 0; i < n; i++) {
+		struct pair_read *rd = xcalloc(1, sizeof(*rd));
+
+		rd->p = p[i];
+		rd->vals = vals[i];
+		rd->meta = meta[i];
+		c->reads[c->nreads++] = rd;
+	}
+	free(p);
+	free(vals);
+	free(meta);
+	return r;
+}
+
+/* Adds the rows of the pair read rd (one per metric) and its two jobs
+ * to c. */
+static void
+pair_rows(struct ctx *x, struct cmp_set *c, const struct pair_read *rd)
+{
 	const struct store_pair *pair = &rd->p;
 	const struct store_values *vals = &rd->vals;
+	int64_t id = pair->id;
 	const char *last = NULL;
 	size_t i, first = c->n;
 	double share = NAN, share_base = NAN;
-	int r, n;
+	int n;
 
-	c->reads = xreallocarray(c->reads, c->nreads + 1, sizeof(*c->reads));
-	c->reads[c->nreads++] = rd;
-	if ((r = store_pair_get(x->s, &rd->p, id)) != 0)
-		return r;
-	if ((r = store_pair_value_list(x->s, &rd->vals, id)) != 0)
-		return r;
-	if (out_pair)
-		*out_pair = pair;
 	for (i = 0; i < pair->jobs.n; i++)
 		add_job_ref(c, &pair->jobs.v[i]);
 	for (i = 0; i < vals->n; i++) {
@@ -324,7 +355,6 @@ pair_rows(struct ctx *x, struct cmp_set *c, int64_t id,
 			row->charge_share_base_pct = share_base;
 		}
 	}
-	return 0;
 }
 
 /*
@@ -361,12 +391,17 @@ cmp_sides(
 {
 	const struct store_pair **pairs =
 	    xcalloc(c->nreads + 1, sizeof(*pairs));
+	struct store_run_metas *metas = xcalloc(c->nreads + 1, sizeof(*metas));
 	size_t i;
 	int r;
 
-	for (i = 0; i < c->nreads; i++)
+	for (i = 0; i < c->nreads; i++) {
 		pairs[i] = &c->reads[i]->p;
-	r = web_sides_get(x, pairs, c->nreads, out, n);
+		metas[i] = c->reads[i]->meta; /* borrowed */
+	}
+	r = web_sides_get(
+	    x, pairs, c->no_meta ? NULL : metas, c->nreads, out, n);
+	free(metas);
 	free(pairs);
 	return r;
 }
@@ -375,7 +410,8 @@ cmp_sides(
 static int
 pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
 {
-	size_t i;
+	int64_t ids[PAIRS_PER_PAGE];
+	size_t i, n = 0, first = c->nreads;
 	json_t *v;
 	int r;
 
@@ -383,9 +419,12 @@ pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
 	{
 		if (i == PAIRS_PER_PAGE)
 			break;
-		if ((r = pair_rows(x, c, json_integer_value(v), NULL)) != 0)
-			return r;
+		ids[n++] = json_integer_value(v);
 	}
+	if ((r = pairs_read(x, c, ids, n)) != 0)
+		return r;
+	for (i = first; i < c->nreads; i++)
+		pair_rows(x, c, c->reads[i]);
 	return rows_families(x, c);
 }
 
@@ -551,7 +590,10 @@ target_rows(struct ctx *x, enum view_target kind, const char *id,
 		/* The pair itself is c->reads[0]->p. */
 		if ((n = web_parse_id(id, NULL)) == 0)
 			return ERR_NOTFOUND;
-		return pair_rows(x, c, n, NULL);
+		if ((r = pairs_read(x, c, &n, 1)) != 0)
+			return r;
+		pair_rows(x, c, c->reads[0]);
+		return 0;
 	}
 	return ERR_NOTFOUND;
 }
@@ -723,7 +765,7 @@ web_target_html(
 	size_t nal = 0;
 	struct chargepath_sym syms[PAIR_SYMBOLS];
 	json_t *blobs = NULL;
-	struct store_run_metas prof;
+	const struct store_run_metas *prof;
 	const struct store_pair *pr;
 	struct view_commit_ref *bases;
 	struct view_side *sides = NULL;
@@ -827,16 +869,14 @@ web_target_html(
 			v.boots[k] = pr->boots[k];
 			v.kernel_job[k] = pr->kernel[k];
 		}
-		if (store_pair_run_meta_list(
-		        x->s, &prof, strtoll(id, NULL, 10)) == 0) {
+		if (!c.no_meta) {
+			prof = &c.reads[0]->meta;
 			v.nsymbols = chargepath_diff(
-			    syms, PAIR_SYMBOLS, v.profiled_runs, &prof, &blobs);
+			    syms, PAIR_SYMBOLS, v.profiled_runs, prof, &blobs);
 			web_keep(x, blobs);
 			v.symbols = syms;
-			pair_kernels(x, &v, pr, &prof);
-			store_run_metas_release(&prof);
-		} else
-			store_errclear(x->s);
+			pair_kernels(x, &v, pr, prof);
+		}
 		break;
 	}
 	bases = compared_commits(&c, &v);

@@ -100,11 +100,13 @@ side_kernel(struct ctx *x, const struct kfacts *k, int64_t runs,
 }
 
 int
-web_sides_get(struct ctx *x, const struct store_pair *const *pairs, size_t n,
-    struct view_side **out, size_t *nout)
+web_sides_get(struct ctx *x, const struct store_pair *const *pairs,
+    const struct store_run_metas *metas, size_t n, struct view_side **out,
+    size_t *nout)
 {
 	struct web_hosts_facts hosts;
 	struct view_side *v = xcalloc(2 * n + 1, sizeof(*v));
+	struct store_run_metas *read = NULL;
 	size_t i, k = 0;
 	int r, side;
 
@@ -114,20 +116,30 @@ web_sides_get(struct ctx *x, const struct store_pair *const *pairs, size_t n,
 		return 0;
 	if ((r = web_hosts_facts_get(x, &hosts)) != 0)
 		return r;
+	if (metas == NULL) {
+		/* Every pair's runs in one read; none known if it fails. */
+		int64_t *ids = xcalloc(n, sizeof(*ids));
+
+		for (i = 0; i < n; i++)
+			ids[i] = pairs[i]->id;
+		read = xcalloc(n, sizeof(*read));
+		if (store_pairs_run_meta_list(x->s, read, ids, n) != 0) {
+			store_errclear(x->s);
+			free(read);
+			read = NULL;
+		}
+		free(ids);
+	}
 	for (i = 0; i < n; i++) {
 		const struct store_pair *p = pairs[i];
-		struct store_run_metas meta;
+		const struct store_run_metas *meta = metas ? &metas[i]
+		    : read                                 ? &read[i]
+		                                           : NULL;
 		struct kfacts kf[2];
 
 		if (p->jobs.n != 2)
 			continue;
-		if (store_pair_run_meta_list(x->s, &meta, p->id) == 0) {
-			kfacts_sides(kf, &meta);
-			store_run_metas_release(&meta);
-		} else {
-			store_errclear(x->s);
-			kfacts_sides(kf, NULL);
-		}
+		kfacts_sides(kf, meta);
 		for (side = 0; side < 2; side++) {
 			const struct store_job *j = &p->jobs.v[side];
 			const char *host = j->host ? j->host : p->host;
@@ -151,6 +163,9 @@ web_sides_get(struct ctx *x, const struct store_pair *const *pairs, size_t n,
 		}
 	}
 	web_hosts_facts_release(&hosts);
+	for (i = 0; read && i < n; i++)
+		store_run_metas_release(&read[i]);
+	free(read);
 	*nout = k;
 	return 0;
 }

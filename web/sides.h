@@ -15,6 +15,7 @@
 
 struct ctx;
 struct store_pair;
+struct store_run_metas;
 
 /* A host as its runner registered it; NULL where it said nothing. */
 struct web_host_facts {
@@ -33,11 +34,13 @@ void web_hosts_facts_release(struct web_hosts_facts *);
 
 /*
  * Both sides of pairs[0..n), base then candidate, into *out (the
- * caller frees it; its strings are the pairs' or x's): 0 or a store
- * error.
+ * caller frees it; its strings are the pairs' or x's), with the
+ * kernels their runs ran from metas[i] (pairs[i]'s runs), or, metas
+ * NULL, from one read of every pair's runs: 0 or a store error.
  */
 int web_sides_get(struct ctx *x, const struct store_pair *const *pairs,
-    size_t n, struct view_side **out, size_t *nout);
+    const struct store_run_metas *metas, size_t n, struct view_side **out,
+    size_t *nout);
 /* The sides as the JSON's "sides". */
 json_t *web_sides_json(const struct view_side *s, size_t n);
 

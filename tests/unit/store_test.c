@@ -2023,6 +2023,104 @@ TEST(test_store__counts_follow_every_change)
 	store_close(s);
 }
 
+/* A page's pairs in a few statements (store_pair_get_many, the values
+ * and runs of many pairs) read as each pair's own read gives them: past
+ * the 64 ids of one statement, with a pair asked twice, one that does
+ * not exist, and none. */
+TEST(test_store__pairs_read_many_as_each)
+{
+	enum { NP = 70, NQ = NP + 2 };
+	struct store *s = open_new();
+	struct store_pair *many = xcalloc(NQ, sizeof(*many)), one, none[1];
+	struct store_values *vals = xcalloc(NQ, sizeof(*vals)), v1;
+	struct store_run_metas *metas = xcalloc(NQ, sizeof(*metas)), m1;
+	struct store_comparison cmp;
+	struct store_claimed c;
+	int64_t h, ids[NQ], b, cand;
+	char point[16];
+	size_t i, k, withruns = 0;
+
+	ASSERT(s != NULL);
+	h = host(s, "h1", "[]");
+	for (i = 0; i < NP; i++) {
+		snprintf(point, sizeof(point), "k=%zu", i);
+		ASSERT(store_pair_create(s, &ids[i], &b, &cand, "j", point,
+		           &job_base, &job_cand, 10) == 0);
+	}
+	ids[NP] = ids[3];
+	ids[NP + 1] = ids[NP - 1] + 1000;
+	ASSERT(store_claim(s, &c, h, 100, 60) == 0);
+	ASSERT(add_run(s, h, c.job_id, 0) == 0);
+	ASSERT(add_run(s, h, c.job_id, 1) == 0);
+	store_claimed_release(&c);
+	regression_cmp(&cmp);
+	ASSERT(store_verdict_put(s, NULL, ids[0], &cmp, 200) == 0);
+	ASSERT(store_verdict_put(s, NULL, ids[NP - 1], &cmp, 200) == 0);
+
+	ASSERT(store_pair_get_many(s, none, ids, 0) == 0);
+	ASSERT(store_pairs_value_list(s, &v1, ids, 0) == 0);
+	ASSERT(store_pairs_run_meta_list(s, &m1, ids, 0) == 0);
+
+	ASSERT(store_pair_get_many(s, many, ids, NQ) == 0);
+	ASSERT(store_pairs_value_list(s, vals, ids, NQ) == 0);
+	ASSERT(store_pairs_run_meta_list(s, metas, ids, NQ) == 0);
+	ASSERT_INTEQ(many[NQ - 1].id, 0);
+	ASSERT_INTEQ(many[NQ - 1].jobs.n, 0);
+	ASSERT_INTEQ(vals[NQ - 1].n, 0);
+	ASSERT_INTEQ(metas[NQ - 1].n, 0);
+	ASSERT_INTEQ(many[0].ncmps, 1);
+	ASSERT_INTEQ(many[NP - 1].ncmps, 1);
+	for (i = 0; i < NP + 1; i++) {
+		ASSERT(store_pair_get(s, &one, ids[i]) == 0);
+		ASSERT_INTEQ(many[i].id, ids[i]);
+		ASSERT_STREQ(many[i].point, one.point);
+		ASSERT_INTEQ(many[i].jobs.n, 2);
+		for (k = 0; k < 2; k++) {
+			ASSERT_INTEQ(many[i].jobs.v[k].id, one.jobs.v[k].id);
+			ASSERT_STREQ(
+			    many[i].jobs.v[k].role, one.jobs.v[k].role);
+			ASSERT_INTEQ(many[i].rounds[k], one.rounds[k]);
+			ASSERT_INTEQ(many[i].kernel[k], one.kernel[k]);
+			ASSERT_INTEQ(many[i].boots[k], one.boots[k]);
+		}
+		ASSERT_INTEQ(many[i].ncmps, one.ncmps);
+		for (k = 0; k < one.ncmps; k++) {
+			ASSERT_STREQ(
+			    many[i].cmps[k].metric, one.cmps[k].metric);
+			ASSERT(many[i].cmps[k].cand_median ==
+			    one.cmps[k].cand_median);
+		}
+		store_pair_release(&one);
+		ASSERT(store_pair_value_list(s, &v1, ids[i]) == 0);
+		ASSERT_INTEQ(vals[i].n, v1.n);
+		for (k = 0; k < v1.n; k++) {
+			ASSERT_STREQ(vals[i].v[k].metric, v1.v[k].metric);
+			ASSERT_STREQ(vals[i].v[k].role, v1.v[k].role);
+			ASSERT_INTEQ(vals[i].v[k].run, v1.v[k].run);
+			ASSERT(vals[i].v[k].value == v1.v[k].value);
+		}
+		withruns += v1.n > 0;
+		store_values_release(&v1);
+		ASSERT(store_pair_run_meta_list(s, &m1, ids[i]) == 0);
+		ASSERT_INTEQ(metas[i].n, m1.n);
+		for (k = 0; k < m1.n; k++) {
+			ASSERT_STREQ(metas[i].v[k].role, m1.v[k].role);
+			ASSERT_INTEQ(metas[i].v[k].run, m1.v[k].run);
+		}
+		store_run_metas_release(&m1);
+	}
+	ASSERT(withruns >= 1);
+	for (i = 0; i < NQ; i++) {
+		store_pair_release(&many[i]);
+		store_values_release(&vals[i]);
+		store_run_metas_release(&metas[i]);
+	}
+	free(many);
+	free(vals);
+	free(metas);
+	store_close(s);
+}
+
 /* A database of schema v18 with jobs and runs gets its counts from the
  * rows already there when it is migrated. */
 TEST(test_store__counts_start_from_the_rows_there)
