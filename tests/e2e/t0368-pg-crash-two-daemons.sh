@@ -9,7 +9,9 @@
 # (3 s) and a few seconds, by worker_leases and by its /metrics, and
 # verdicts go on being made while the first is dead.  At the end every
 # acknowledged upload is stored once with all its metrics, every
-# acknowledged finish once with all its runs, no pair is lost, the
+# acknowledged finish once with all its runs, a claim whose answer was
+# lost with a killed daemon gets its job back, sent again with its claim
+# id, as the same attempt (no extra attempt), no pair is lost, the
 # pairs' queue counts are right, and `perfwatch store check` finds the
 # store consistent.  Two metrics a run, to keep check-pg's time; needs
 # the load generator (make build/rel/bench/api_load, which make
