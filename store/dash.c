@@ -314,31 +314,61 @@ recent_scan(void *row, struct db_stmt *st, void *arg)
 	j->verdicts = store_i_web_text(st, 18);
 }
 
+/* The recent jobs' columns (recent_scan), of the candidate j, its
+ * base b, its commit c in tree t and its series se (a series' tip is on
+ * no branch: the branch it targets). */
+#define RECENT_COLS                                                      \
+	"SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"  \
+	" j.created, j.commit_id, c.sha, c.subject, c.author,"           \
+	" coalesce(c.commit_date, j.created), t.name,"                   \
+	" CASE WHEN se.id IS NOT NULL AND coalesce(c.branches, '') = ''" \
+	"  THEN se.branch ELSE c.branches END,"                          \
+	" se.id, se.title, b.state, b.progress,"                         \
+	" (SELECT group_concat(verdict) FROM comparisons"                \
+	"  WHERE pair_id = j.pair_id)"
+/* A bisection's synthetic commit (its revert of the culprit), never
+ * seen on a branch, is no commit of the overview's. */
+#define RECENT_FROM                                                 \
+	" FROM jobs j"                                              \
+	" LEFT JOIN jobs b ON b.id ="                               \
+	"  (SELECT base_job_id FROM pairs WHERE id = j.pair_id)"    \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                \
+	" LEFT JOIN trees t ON t.id = c.tree_id"                    \
+	" LEFT JOIN series se ON se.commit_id = j.commit_id"        \
+	" WHERE j.role = 'candidate'"                               \
+	" AND NOT (c.first_seen IS NULL AND (SELECT bisect_id FROM" \
+	"  pairs WHERE id = j.pair_id) IS NOT NULL)"                \
+	" ORDER BY j.id DESC LIMIT ?1"
+/*
+ * PostgreSQL's generic plan of RECENT_FROM takes LIMIT ?1 for a tenth
+ * of the jobs and hash-joins every commit, pair and job for them (33 ms
+ * at 100,000 runs): here the page of candidates comes first, newest
+ * first by id, then each one's rows (0.7 ms).  A commit with no row, or
+ * no first_seen, is as c.first_seen NULL is in RECENT_FROM.
+ */
+#define RECENT_FROM_PG                                                 \
+	" FROM (SELECT * FROM jobs j WHERE j.role = 'candidate'"       \
+	" AND NOT ((SELECT first_seen FROM commits"                    \
+	"  WHERE id = j.commit_id) IS NULL AND (SELECT bisect_id"      \
+	"  FROM pairs WHERE id = j.pair_id) IS NOT NULL)"              \
+	" ORDER BY j.id DESC LIMIT ?1) j"                              \
+	" LEFT JOIN LATERAL (SELECT b.state, b.progress FROM pairs pb" \
+	"  JOIN jobs b ON b.id = pb.base_job_id"                       \
+	"  WHERE pb.id = j.pair_id) b ON true"                         \
+	" LEFT JOIN LATERAL (SELECT * FROM commits c"                  \
+	"  WHERE c.id = j.commit_id) c ON true"                        \
+	" LEFT JOIN LATERAL (SELECT name FROM trees t"                 \
+	"  WHERE t.id = c.tree_id) t ON true"                          \
+	" LEFT JOIN LATERAL (SELECT * FROM series se"                  \
+	"  WHERE se.commit_id = j.commit_id) se ON true"               \
+	" ORDER BY j.id DESC"
+
 int
 store_recent_list(struct store *s, struct store_recent *out, int64_t limit)
 {
-	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT j.id, j.pair_id, j.name, j.point, j.state, j.progress,"
-	    " j.created, j.commit_id, c.sha, c.subject, c.author,"
-	    " coalesce(c.commit_date, j.created), t.name,"
-	    /* A series' tip is on no branch: the branch it targets. */
-	    " CASE WHEN se.id IS NOT NULL AND coalesce(c.branches, '') = ''"
-	    "  THEN se.branch ELSE c.branches END,"
-	    " se.id, se.title, b.state, b.progress,"
-	    " (SELECT group_concat(verdict) FROM comparisons"
-	    "  WHERE pair_id = j.pair_id)"
-	    " FROM jobs j"
-	    " LEFT JOIN jobs b ON b.id ="
-	    "  (SELECT base_job_id FROM pairs WHERE id = j.pair_id)"
-	    " LEFT JOIN commits c ON c.id = j.commit_id"
-	    " LEFT JOIN trees t ON t.id = c.tree_id"
-	    " LEFT JOIN series se ON se.commit_id = j.commit_id"
-	    " WHERE j.role = 'candidate'"
-	    /* A bisection's synthetic commit (its revert of the culprit),
-	     * never seen on a branch, is no commit of the overview's. */
-	    " AND NOT (c.first_seen IS NULL AND (SELECT bisect_id FROM pairs"
-	    "  WHERE id = j.pair_id) IS NOT NULL)"
-	    " ORDER BY j.id DESC LIMIT ?1");
+	struct db_stmt *st = db_backend(s->db) == DB_PG
+	    ? store_i_stmt(s, RECENT_COLS RECENT_FROM_PG)
+	    : store_i_stmt(s, RECENT_COLS RECENT_FROM);
 	void *v;
 	int r;
 

@@ -702,21 +702,11 @@ store_retry(struct store *s, int64_t job_id, int64_t now)
 
 /* ---- reads ---- */
 
-#define JOB_COLS                                                      \
-	"j.id, j.pair_id, j.role, j.name, j.point, j.state, h.name,"  \
-	" j.attempts, j.runs, (SELECT count(*) FROM runs r"           \
-	" WHERE r.job_id = j.id AND r.idx < j.max_runs), j.progress," \
-	" j.error, j.created,"                                        \
-	" j.updated, j.lease_expires, j.max_runs, c.sha, t.name,"     \
-	" c.subject "
-#define JOB_FROM                                             \
-	" FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id" \
-	" LEFT JOIN commits c ON c.id = j.commit_id"         \
-	" LEFT JOIN trees t ON t.id = c.tree_id "
+#define JOB_COLS STORE_I_JOB_COLS
+#define JOB_FROM STORE_I_JOB_FROM
 
-/* The JOB_COLS of one row into j (its strings are j's own). */
-static void
-job_scan(struct store_job *j, struct db_stmt *st)
+void
+store_i_job_scan(struct store_job *j, struct db_stmt *st)
 {
 	memset(j, 0, sizeof(*j));
 	j->id = db_col_int64(st, 0);
@@ -760,7 +750,7 @@ static void
 job_scan_row(void *row, struct db_stmt *st, void *arg)
 {
 	(void)arg;
-	job_scan(row, st);
+	store_i_job_scan(row, st);
 }
 
 int
@@ -801,36 +791,6 @@ store_jobs_release(struct store_jobs *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static void
-jobs_of_row(void *arg, size_t i, struct db_stmt *st)
-{
-	job_scan(&((struct store_job *)arg)[i], st);
-}
-
-int
-store_i_jobs_of(
-    struct store *s, struct store_jobs *out, const int64_t *ids, size_t n)
-{
-	size_t i;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	out->v = xcalloc(n ? n : 1, sizeof(*out->v));
-	out->n = n; /* a row not found stays zeroed (id 0): released as none */
-	r = store_i_ids_rows(s,
-	    "SELECT " JOB_COLS JOB_FROM "WHERE j.id IN (" STORE_I_IDS ")", 0,
-	    ids, n, jobs_of_row, out->v, "job");
-	for (i = 0; r == 0 && i < n; i++)
-		if (out->v[i].id == 0)
-			r = err_setc(&s->err, ERR_NOTFOUND,
-			    "job %lld not found", (long long)ids[i]);
-	if (r != 0) {
-		store_jobs_release(out);
-		return -1;
-	}
-	return 0;
-}
-
 /* The job row of id into *out (store_jobs_release's strings):
  * 0, ERR_NOTFOUND or -1. */
 int
@@ -846,7 +806,7 @@ store_i_job_one(struct store *s, struct store_job *out, int64_t id)
 	db_bind_int64(st, 1, id);
 	rc = db_step(st);
 	if (rc == DB_ROW) {
-		job_scan(out, st);
+		store_i_job_scan(out, st);
 		r = 0;
 	} else if (rc == DB_DONE) {
 		r = err_setc(

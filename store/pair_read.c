@@ -66,43 +66,13 @@ pair_row(void *arg, size_t i, struct db_stmt *st)
 	p->point = store_i_col_dup(st, 2);
 	p->host = store_i_col_dup(st, 3);
 	p->created = db_col_int64(st, 4);
-	/* The sides' job ids until pairs_jobs reads them. */
+	/* The sides' job ids until pairs_sides reads their jobs. */
 	p->jobs.v = xcalloc(2, sizeof(*p->jobs.v));
 	p->jobs.v[0].id = db_col_int64(st, 5);
 	p->jobs.v[1].id = db_col_int64(st, 6);
 	p->deprioritised = db_col_int(st, 7) != 0;
 	/* Host hygiene: why the two sides are not comparable, or NULL. */
 	p->suspect = store_i_col_dup(st, 8);
-}
-
-/* The two jobs of each pair found (its job ids in jobs.v[].id): 0, or
- * -1 (ERR_NOTFOUND: a side's job is missing). */
-static int
-pairs_jobs(struct store *s, struct pairs_read *a)
-{
-	struct store_jobs all;
-	int64_t *ids = xcalloc(2 * a->n + 1, sizeof(*ids));
-	size_t i, n = 0;
-
-	for (i = 0; i < a->n; i++)
-		if (a->v[i].id != 0) {
-			ids[n++] = a->v[i].jobs.v[0].id;
-			ids[n++] = a->v[i].jobs.v[1].id;
-		}
-	if (store_i_jobs_of(s, &all, ids, n) != 0) {
-		free(ids);
-		return -1;
-	}
-	free(ids);
-	/* Each job's strings move to its pair. */
-	for (n = 0, i = 0; i < a->n; i++)
-		if (a->v[i].id != 0) {
-			memcpy(a->v[i].jobs.v, &all.v[n], 2 * sizeof(*all.v));
-			a->v[i].jobs.n = 2;
-			n += 2;
-		}
-	free(all.v);
-	return 0;
 }
 
 /* The sides being read (pairs_sides): job ids[i] is side who[i] % 2 of
@@ -112,6 +82,8 @@ struct sides_read {
 	size_t *who;
 };
 
+/* A side's job (STORE_I_JOB_COLS) and what it cost (the columns
+ * after). */
 static void
 side_row(void *arg, size_t i, struct db_stmt *st)
 {
@@ -119,11 +91,12 @@ side_row(void *arg, size_t i, struct db_stmt *st)
 	struct store_pair *p = &a->v[a->who[i] / 2];
 	size_t side = a->who[i] % 2;
 
+	store_i_job_scan(&p->jobs.v[side], st);
 	/* An integer (PostgreSQL's json_extract: a numeric). */
-	if (db_col_type(st, 1) != DB_NULL && db_col_int64(st, 1) > 1)
-		p->rounds[side] = db_col_int64(st, 1);
-	p->kernel[side] = db_col_int(st, 2) != 0;
-	p->boots[side] = db_col_int64(st, 3);
+	if (db_col_type(st, 19) != DB_NULL && db_col_int64(st, 19) > 1)
+		p->rounds[side] = db_col_int64(st, 19);
+	p->kernel[side] = db_col_int(st, 20) != 0;
+	p->boots[side] = db_col_int64(st, 21);
 	if (p->kernel[side] && p->boots[side] == 0)
 		p->boots[side] = -1; /* none recorded */
 	if (!p->kernel[side])
@@ -131,10 +104,12 @@ side_row(void *arg, size_t i, struct db_stmt *st)
 }
 
 /*
- * What each side of each pair cost (store_pair.rounds, boots, kernel):
+ * The two jobs of each pair found (their ids in jobs.v[].id), in one
+ * read, and what each side cost (store_pair.rounds, boots, kernel):
  * its spec's rounds, whether it builds and boots a kernel, and the
  * distinct boots its runs record (the runner tags each run of a kernel
- * job with kernel.round and kernel.boot, docs/KERNEL.md).
+ * job with kernel.round and kernel.boot, docs/KERNEL.md).  0, or -1
+ * (ERR_NOTFOUND: a side's job is missing).
  */
 static int
 pairs_sides(struct store *s, struct pairs_read *a)
@@ -147,25 +122,33 @@ pairs_sides(struct store *s, struct pairs_read *a)
 	sr.v = a->v;
 	sr.who = xcalloc(2 * a->n + 1, sizeof(*sr.who));
 	for (i = 0; i < a->n; i++)
-		for (side = 0; side < 2 && side < a->v[i].jobs.n; side++) {
+		for (side = 0; a->v[i].id != 0 && side < 2; side++) {
 			a->v[i].rounds[side] = 1;
 			sr.who[n] = 2 * i + side;
 			ids[n++] = a->v[i].jobs.v[side].id;
+			a->v[i].jobs.v[side].id = 0; /* until read */
 		}
 	r = store_i_ids_rows(s,
-	    "SELECT j.id, CASE WHEN json_valid(j.params) THEN CASE WHEN"
-	    " json_type(j.params, '$.rounds') = 'integer' THEN"
+	    "SELECT " STORE_I_JOB_COLS ", CASE WHEN json_valid(j.params) THEN"
+	    " CASE WHEN json_type(j.params, '$.rounds') = 'integer' THEN"
 	    " json_extract(j.params, '$.rounds') END END,"
 	    " CASE WHEN json_valid(j.params) THEN"
 	    " json_type(j.params, '$.kernel') = 'object' END,"
 	    " (SELECT count(DISTINCT m.value) FROM runs r"
 	    "  JOIN metrics m ON m.run_id = r.id"
 	    "  AND m.name = 'kernel.boot' WHERE r.job_id = j.id)"
-	    " FROM jobs j WHERE j.id IN (" STORE_I_IDS ")",
+	    " " STORE_I_JOB_FROM "WHERE j.id IN (" STORE_I_IDS ")",
 	    0, ids, n, side_row, &sr, "pair sides");
+	for (i = 0; r == 0 && i < n; i++)
+		if (a->v[sr.who[i] / 2].jobs.v[sr.who[i] % 2].id == 0)
+			r = err_setc(&s->err, ERR_NOTFOUND,
+			    "job %lld not found", (long long)ids[i]);
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].id != 0)
+			a->v[i].jobs.n = 2;
 	free(sr.who);
 	free(ids);
-	return r;
+	return r == 0 ? 0 : -1;
 }
 
 static void
@@ -198,7 +181,7 @@ store_pair_get_many(
 	        " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
 	        " WHERE p.id IN (" STORE_I_IDS ")",
 	        0, ids, n, pair_row, &a, "pairs") != 0 ||
-	    pairs_jobs(s, &a) != 0 || pairs_sides(s, &a) != 0 ||
+	    pairs_sides(s, &a) != 0 ||
 	    store_i_ids_rows(s,
 	        "SELECT metric, base_median, cand_median, change_pct, ci_low,"
 	        " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"

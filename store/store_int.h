@@ -382,10 +382,21 @@ int store_i_log_room(struct store *s, const char *sql, int64_t id, size_t len,
 /* store/jobs.c: the job row of id (store_jobs_release's strings): 0,
  * ERR_NOTFOUND or -1. */
 int store_i_job_one(struct store *s, struct store_job *out, int64_t id);
-/* store/jobs.c: the job rows of ids[0..n), in that order (store_jobs_release);
- * 0, or -1 with the store's error (ERR_NOTFOUND: the first missing). */
-int store_i_jobs_of(
-    struct store *s, struct store_jobs *out, const int64_t *ids, size_t n);
+/* store/jobs.c: a job's row as the store reads it, STORE_I_JOB_COLS
+ * (19 columns, from 0) STORE_I_JOB_FROM (the job j), into j (its
+ * strings its own; store_jobs_release). */
+#define STORE_I_JOB_COLS                                              \
+	"j.id, j.pair_id, j.role, j.name, j.point, j.state, h.name,"  \
+	" j.attempts, j.runs, (SELECT count(*) FROM runs r"           \
+	" WHERE r.job_id = j.id AND r.idx < j.max_runs), j.progress," \
+	" j.error, j.created,"                                        \
+	" j.updated, j.lease_expires, j.max_runs, c.sha, t.name,"     \
+	" c.subject "
+#define STORE_I_JOB_FROM                                     \
+	" FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id" \
+	" LEFT JOIN commits c ON c.id = j.commit_id"         \
+	" LEFT JOIN trees t ON t.id = c.tree_id "
+void store_i_job_scan(struct store_job *j, struct db_stmt *st);
 /* Column i as a copy with bytes that are not UTF-8 (and NULs) as '?',
  * as the JSON rows once gave it; NULL for NULL. */
 char *store_i_web_text(struct db_stmt *st, int i); /* store/history.c */

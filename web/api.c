@@ -24,6 +24,7 @@
 #include "common/buf.h"
 #include "common/caps.h"
 #include "common/clock.h"
+#include "common/database.h"
 #include "common/files.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -711,8 +712,8 @@ handle(struct httpd_req *r, void *arg)
 				__atomic_add_fetch(
 				    &x.a->cache_hits, 1, __ATOMIC_RELAXED);
 			} else {
-				enum render_park p =
-				    render_pool_park(&x, rt, &key, &st, wall0);
+				enum render_park p = render_pool_park(
+				    &x, rt, &key, &st, wall0, cpu0);
 
 				how =
 				    p == RENDER_SHARED ? API_SHARED : API_MISS;
@@ -730,6 +731,13 @@ handle(struct httpd_req *r, void *arg)
 			}
 			goto out;
 		}
+	}
+	/* On PostgreSQL a render mostly waits on the server: off the
+	 * event thread, which meanwhile serves its other connections. */
+	if (cacheable && x.a->renders_private &&
+	    render_pool_park(&x, rt, NULL, NULL, wall0, cpu0) == RENDER_LEADS) {
+		parked = 1; /* timed when answered */
+		goto out;
 	}
 	api_route_call(&x, rt, cacheable);
 out:
@@ -848,12 +856,23 @@ api_listen(struct api *a, struct err *e)
 	if (a->batch == NULL &&
 	    store_batch_start(&a->batch, a->dbpath, e) == -1)
 		goto out;
-	/* Cache misses render here, a thread a CPU (at most 8), off the
-	 * event threads (render_pool_park). */
+	/* Cache misses render here, off the event threads
+	 * (render_pool_park): on SQLite a thread a CPU (at most 8), each
+	 * busy for all of its render.  On PostgreSQL a render thread
+	 * mostly waits on the server, a round trip a statement: four a
+	 * CPU (at most 32, a connection each), and the requests the
+	 * cache does not answer render there too. */
 	if (a->renders == NULL) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		int pg = database_is_pg(a->dbpath);
 
-		a->renders = workq_new(n < 1 ? 1 : n > 8 ? 8 : (int)n);
+		n = n < 1 ? 1 : n;
+		if (pg)
+			n = 4 * n > 32 ? 32 : 4 * n;
+		else
+			n = n > 8 ? 8 : n;
+		a->renders = workq_new((int)n);
+		a->renders_private = pg;
 	}
 	rc = httpd_start(&a->httpd, &o, handle, done, a, e);
 out:

@@ -68,6 +68,9 @@ struct api {
 	struct sched *sched; /* the composition root's (perfwatchd/main.c) */
 	struct store_batch *batch; /* group commit of uploads */
 	struct workq *renders;     /* web/render_pool.c */
+	/* PostgreSQL: the requests the cache does not answer render in
+	 * the pool too (render_pool_park with no key). */
+	int renders_private;
 	int stopping;
 	struct store **stores; /* one per server thread, closed at stop */
 	struct cache **caches; /* the same threads' reply caches */

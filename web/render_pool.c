@@ -57,7 +57,8 @@ struct rtask {
 	char *key;
 	size_t keylen;
 	int kept;     /* the event thread tried cache_keep */
-	double cpu_s; /* the render's */
+	int own;      /* the leader's alone: no key, never shared or kept */
+	double cpu_s; /* the render's, and the leader's before it parked */
 	/* The reply, for each request: status, type, body, headers. */
 	int status, cookie;
 	char *ctype, *body;
@@ -122,7 +123,7 @@ rtask_run(void *arg)
 	/* The leader answers from the copy too: a request with a reply
 	 * is not handled again when it resumes (web/httpd.c). */
 	httpd_reply_clear(t->leader);
-	t->cpu_s = clock_thread_cpu_s() - cpu0;
+	t->cpu_s += clock_thread_cpu_s() - cpu0;
 	pthread_mutex_lock(&t->mu);
 	t->done = 1;
 	for (i = 0; i < t->nwait; i++)
@@ -240,8 +241,8 @@ render_pool_resume(struct api *a, struct httpd_req *r)
 		}
 	}
 	if (r == t->leader)
-		api_route_time_add(
-		    a, t->rt, API_MISS, clock_mono_s() - wall0, t->cpu_s);
+		api_route_time_add(a, t->rt, t->own ? API_RENDERED : API_MISS,
+		    clock_mono_s() - wall0, t->cpu_s);
 	else
 		api_route_time_add(
 		    a, t->rt, API_SHARED, clock_mono_s() - wall0, 0);
@@ -262,7 +263,7 @@ render_pool_gone(struct httpd_req *r)
 
 enum render_park
 render_pool_park(struct ctx *x, const struct route *rt, const struct buf *key,
-    const struct cache_stamp *st, double wall0)
+    const struct cache_stamp *st, double wall0, double cpu0)
 {
 	struct rtask *t;
 	int k, free_slot = -1;
@@ -275,7 +276,7 @@ render_pool_park(struct ctx *x, const struct route *rt, const struct buf *key,
 				free_slot = k;
 			continue;
 		}
-		if (t->keylen != key->len ||
+		if (key == NULL || t->own || t->keylen != key->len ||
 		    memcmp(t->key, key->data, key->len) != 0 ||
 		    t->st.v.gen != st->v.gen || t->st.conf != st->conf)
 			continue;
@@ -305,12 +306,18 @@ render_pool_park(struct ctx *x, const struct route *rt, const struct buf *key,
 	x->keep = NULL;
 	x->body = NULL;
 	t->leader = x->r;
+	t->cpu_s = clock_thread_cpu_s() - cpu0;
 	t->rt = rt;
-	t->st = *st;
-	t->key = xmalloc(key->len + 1);
-	memcpy(t->key, key->data, key->len);
-	t->key[key->len] = '\0';
-	t->keylen = key->len;
+	if (key == NULL) {
+		t->own = 1;
+		t->kept = 1; /* nothing to keep */
+	} else {
+		t->st = *st;
+		t->key = xmalloc(key->len + 1);
+		memcpy(t->key, key->data, key->len);
+		t->key[key->len] = '\0';
+		t->keylen = key->len;
+	}
 	rtask_wait(t, x->r, wall0);
 	tl_renders[free_slot] = t;
 	httpd_park(x->r);

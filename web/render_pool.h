@@ -26,13 +26,18 @@ enum render_park {
 };
 
 /*
- * A cache miss of x's request (key, made under st): parks it on the
+ * A cache miss of x's request (key, made under st; its clocks at its
+ * start wall0 and, this thread's CPU, cpu0): parks it on the
  * render of the same key and stamp in progress, or on a new one.  When
  * parked (RENDER_LEADS, RENDER_WAITS) the caller's ctx belongs to the
- * render: what it held is moved and x is left empty.
+ * render: what it held is moved and x is left empty.  key and st NULL:
+ * a request the cache does not answer (a cookie, a token), on a render
+ * of its own that no other request shares and the cache does not keep
+ * (RENDER_LEADS, or RENDER_NOT_PARKED).
  */
 enum render_park render_pool_park(struct ctx *x, const struct route *rt,
-    const struct buf *key, const struct cache_stamp *st, double wall0);
+    const struct buf *key, const struct cache_stamp *st, double wall0,
+    double cpu0);
 /*
  * A resumed request: 1 when it waited for a render and is answered now;
  * 0 when it did not (the caller goes on), or when the render set a

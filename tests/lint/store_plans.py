@@ -30,9 +30,11 @@ BOUNDED = {
         "eviction: least recently used first, stopping when there is "
         "room; the artifacts are bounded by builds.max_size",
 }
+# store_i_ids_rows and store_i_ids_lists take an IN list's statement
+# (store/store_int.h: STORE_I_IDS, 64 parameters).
 CALL = re.compile(
-    r'store_i_(?:stmt|cached)\(\s*\w+\s*,\s*(?:[\w\s+]+,\s*)?'
-    r'((?:"(?:[^"\\]|\\.)*"\s*)+)', re.S)
+    r'store_i_(?:stmt|cached|ids_rows|ids_lists)\(\s*\w+\s*,\s*'
+    r'(?:[\w\s+]+,\s*)?((?:"(?:[^"\\]|\\.)*"\s*)+)', re.S)
 LINE = re.compile(r'^# (\d+) "([^"]+)"', re.M)
 
 
@@ -48,7 +50,7 @@ def origin(src, pos):
 
 
 def plan(db, sql):
-    for n in range(0, 30):
+    for n in range(0, 70):
         try:
             return db.execute("EXPLAIN QUERY PLAN " + sql,
                               [None] * n).fetchall()
@@ -69,6 +71,8 @@ def main():
             sql = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
             sql = sql.encode().decode("unicode_escape")
             where = "%s:%d" % origin(src, m.start())
+            if " LATERAL " in sql:
+                continue  # PostgreSQL's own (db_backend DB_PG)
             try:
                 rows = plan(db, sql)
             except sqlite3.Error as e:
