@@ -228,6 +228,13 @@ claim_round(struct store *s, int64_t *round, int64_t id)
 	" AND EXISTS (SELECT 1 FROM jobs j WHERE j.pair_id = p.id" \
 	"  AND j.state = 'queued'" CLAIM_HOST_FITS CLAIM_BUILD_FITS ")"
 
+/* The columns claim_side reads, of jobs j. */
+#define CLAIM_SIDE_COLS                                         \
+	"SELECT j.id, j.role = 'base',"                         \
+	" (SELECT count(*) FROM runs r WHERE r.job_id = j.id)," \
+	" coalesce(json_extract(j.params, '$.rounds'), 1),"     \
+	" coalesce(json_extract(j.params, '$.runs'), j.runs), j.pair_id"
+
 /*
  * Steps st's rows, a pair's jobs (id, is the base, runs stored, rounds,
  * runs, pair; the base first), and sets *out to the one a claim takes
@@ -328,10 +335,7 @@ claim_pick(
 	        : s->version < 25            ? 2
 	                                     : 1];
 #define CLAIM_JOB_SQL(FITS)                                                 \
-	"SELECT j.id, j.role = 'base',"                                     \
-	" (SELECT count(*) FROM runs r WHERE r.job_id = j.id),"             \
-	" coalesce(json_extract(j.params, '$.rounds'), 1),"                 \
-	" coalesce(json_extract(j.params, '$.runs'), j.runs), j.pair_id"    \
+	CLAIM_SIDE_COLS                                                     \
 	" FROM jobs j JOIN pairs p ON p.id = j.pair_id"                     \
 	" JOIN hosts h ON h.id = ?1"                                        \
 	" WHERE j.pair_id = ?2 AND j.state = 'queued'" CLAIM_HOST_FITS FITS \
@@ -540,12 +544,8 @@ static int
 claim_repeat_order(struct store *s, int64_t *id, int64_t *partner)
 {
 	struct db_stmt *st = store_i_stmt(s,
-	    "SELECT j.id, j.role = 'base',"
-	    " (SELECT count(*) FROM runs r WHERE r.job_id = j.id),"
-	    " coalesce(json_extract(j.params, '$.rounds'), 1),"
-	    " coalesce(json_extract(j.params, '$.runs'), j.runs), j.pair_id"
-	    " FROM jobs j WHERE j.id IN (?1, ?2)"
-	    " ORDER BY j.role <> 'base', j.id");
+	    CLAIM_SIDE_COLS " FROM jobs j WHERE j.id IN (?1, ?2)"
+	                    " ORDER BY j.role <> 'base', j.id");
 	int64_t first = *id;
 	int rc, k = 0;
 
