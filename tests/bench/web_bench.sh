@@ -198,6 +198,26 @@ pg_serve() {
 	wait_for 60 test -s "$P/port" ||
 		{ echo "web_bench: the daemon on PostgreSQL did not start:" >&2; tail -5 "$P/daemon.log" >&2; return 1; }
 	pg_url=http://127.0.0.1:$(cat "$P/port")
+	pg_floor "$1" "$conn"
+}
+# pg_floor SCALE CONNINFO: the reference the uncached pages on
+# PostgreSQL are judged beside, in the same run: pgbench running the
+# least a page can ask of the server, one read transaction of one
+# statement (BEGIN ISOLATION LEVEL REPEATABLE READ, a host by id,
+# COMMIT; prepared), from as many connections as the daemon's render
+# pool has (8 on 2 CPUs), for SECONDS.  Its rate, "SCALE TPS" in
+# $results.floor, bounds a page's: the report's floor for a route is
+# 1 + SQLite's uncached req/s over it, what the page would cost against
+# SQLite if its only extra work were that one transaction.
+pg_floor() {
+	local f=$PW_TMP/floor.sql tps
+	printf '%s\n' 'BEGIN ISOLATION LEVEL REPEATABLE READ;' \
+	    'SELECT id, name FROM hosts ORDER BY id LIMIT 1;' 'COMMIT;' >"$f"
+	tps=$("$(pg_bindir)/pgbench" -n -M prepared -c 8 -j 2 -T "$secs" \
+	    -f "$f" "$2" 2>&1 | sed -n 's/^tps = \([0-9]*\).*/\1/p')
+	echo "$1 ${tps:-unknown}" >>"$results.floor"
+	echo "# $1: one read transaction of one statement on this server" \
+	    "(pgbench, 8 connections): ${tps:-unknown}/s (load average $(load1))"
 }
 stop_fleet() {
 	[ -n "$load_pid" ] || return 0
@@ -339,6 +359,7 @@ routes=(
 results=$PW_TMP/results
 : >"$results"
 : >"$results.pg"
+: >"$results.floor"
 if [ "$on_pg" = 1 ]; then
 	pg_start "$PW_TMP" || exit 1
 	PG_CONNINFO=$PW_TEST_PG
@@ -550,7 +571,7 @@ if [ "$on_pg" = 1 ]; then
 	echo
 	echo "## PostgreSQL"
 	"$top"/tests/bench/web_report.sh "$results.pg" "$scales" "$uncached" \
-	    "$([ "$on_sqlite" = 1 ] && echo "$results")"
+	    "$([ "$on_sqlite" = 1 ] && echo "$results")" "$results.floor"
 fi
 
 set +e

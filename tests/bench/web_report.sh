@@ -3,14 +3,21 @@
 # file: the table of every route and scale, the daemon's RSS, each route
 # at the largest scale against the smallest, and the dashboard's goals
 # judged, naming the routes that miss each.
-#   tests/bench/web_report.sh RESULTS "SCALES" UNCACHED [SQLITE_RESULTS]
+#   tests/bench/web_report.sh RESULTS "SCALES" UNCACHED [SQLITE_RESULTS
+#       [FLOOR]]
 # With SQLITE_RESULTS (make bench-web BACKEND=all) RESULTS are a daemon's
 # on PostgreSQL, and the end sets each route beside nginx and beside
 # SQLite's figures of the same run, judging PostgreSQL's goals: every
 # cached page >= 50 % of nginx's requests/s, every uncached one at most
 # twice SQLite's cost, by requests/s (wrk's: the daemon's CPU a request
 # leaves out the database server's work for it).  Without it
-# (BACKEND=pg) the first of them only.
+# (BACKEND=pg) the first of them only.  FLOOR has a line per scale,
+# "SCALE TPS": the rate of one read transaction of one statement on the
+# same server (web_bench.sh's pg_floor); each route's floor is then
+# 1 + SQLite's uncached req/s over TPS, the least its cost could be if
+# the page asked the server for nothing more, and the goal's misses say
+# how many have a floor above 2 (beyond this machine for any page that
+# reads the server once).
 # RESULTS has a line per route and scale, "SCALE NAME REQS NGINX_REQS P99
 # NGINX_P99 BYTES LOAD ERRORS UNCACHED_REQS UNCACHED_P99 CPU_US
 # UNCACHED_CPU_US" ("-" for what was not measured), and per scale
@@ -20,6 +27,7 @@ results=$1
 scales=$2
 uncached=${3:-0}
 sqlite=${4:-}
+floor=${5:-}
 [ -r "$results" ] || { echo "web_report: cannot read $results" >&2; exit 2; }
 
 # The table: one line per route and scale, then the 100k -> 1M change.
@@ -107,20 +115,24 @@ awk -v un="$uncached" '
 # PostgreSQL) against the SQLite file's of the same run, if any.
 echo
 echo "PostgreSQL against nginx and SQLite (cost: SQLite's uncached req/s over PostgreSQL's; us/req: the daemon's CPU a request, without the database server's):"
-echo "| route | runs | PG req/s | nginx req/s | PG / nginx | SQLite req/s | PG uncached req/s | SQLite uncached req/s | PG uncached daemon us/req | SQLite uncached us/req | PG / SQLite uncached cost |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-awk -v un="$uncached" -v sf="$sqlite" '
+echo "| route | runs | PG req/s | nginx req/s | PG / nginx | SQLite req/s | PG uncached req/s | SQLite uncached req/s | PG uncached daemon us/req | SQLite uncached us/req | PG / SQLite uncached cost | floor |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+awk -v un="$uncached" -v sf="$sqlite" -v ff="$floor" '
     function miss(lst, k, v) {return lst (lst == "" ? "" : ", ") k " " v}
+    ff != "" && FILENAME == ff {if ($2 + 0 > 0) tps[$1] = $2; next}
     sf != "" && FILENAME == sf {if ($2 != "rss") {k = $1 " " $2; sr[k] = $3; su[k] = $10; sc[k] = $13}; next}
     $2 == "rss" {next}
     {k = $1 " " $2; if (!($1 in seen)) order[ns++] = $1; seen[$1] = 1
      r = $4 + 0 > 0 ? $3 / $4 : 0
      c = (k in su && su[k] + 0 > 0 && $10 + 0 > 0) ? su[k] / $10 : -1
-     printf "| %s | %s | %.0f | %.0f | %.0f %% | %s | %s | %s | %s | %s | %s |\n", $2, $1, $3, $4,
+     f = (k in su && su[k] + 0 > 0 && ($1 in tps)) ? 1 + su[k] / tps[$1] : -1
+     printf "| %s | %s | %.0f | %.0f | %.0f %% | %s | %s | %s | %s | %s | %s | %s |\n", $2, $1, $3, $4,
          100 * r, (k in sr) ? sprintf("%.0f", sr[k]) : "-", $10, (k in su) ? su[k] : "-",
-         $13, (k in sc) ? sc[k] : "-", c < 0 ? "-" : sprintf("%.2f", c)
+         $13, (k in sc) ? sc[k] : "-", c < 0 ? "-" : sprintf("%.2f", c),
+         f < 0 ? "-" : sprintf("%.2f", f)
      if (r < 0.5) lo[$1] = miss(lo[$1], $2, sprintf("%.0f %%", 100 * r))
-     if (un == 1 && c > 2) hi[$1] = miss(hi[$1], $2, sprintf("%.2fx", c))
+     if (un == 1 && c > 2) { hi[$1] = miss(hi[$1], $2, sprintf("%.2fx", c)); nhi[$1]++
+         if (f > 2) { fl[$1] = miss(fl[$1], $2, sprintf("%.2f", f)); nfl[$1]++ } }
      if (un == 1 && c < 0) nc[$1] = 1}
     function say(w, lst) {printf "  %-44s %s\n", w, lst == "" ? "met" : "missed by " lst}
     END {print ""; print "PostgreSQL goals, at each scale:"
@@ -128,5 +140,9 @@ awk -v un="$uncached" -v sf="$sqlite" '
         say("cached >= 50 % of nginx:", lo[k])
         if (un != 1) printf "  %-44s %s\n", "uncached <= 2x SQLite cost:", "not measured (UNCACHED=1)"
         else if (k in nc) printf "  %-44s %s\n", "uncached <= 2x SQLite cost:", "no SQLite figure (BACKEND=all)"
-        else say("uncached <= 2x SQLite cost:", hi[k])}}' \
-    $sqlite "$results"
+        else {
+            say("uncached <= 2x SQLite cost:", hi[k])
+            if (!(k in tps)) printf "  %-44s %s\n", "  of them with a floor above 2:", "unknown (no reference rate)"
+            else if (k in hi) printf "  %-44s %d of %d (one read transaction: %d/s): %s\n",
+                "  of them with a floor above 2:", nfl[k], nhi[k], tps[k], fl[k] == "" ? "none" : fl[k] } }}' \
+    $floor $sqlite "$results"

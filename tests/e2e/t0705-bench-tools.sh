@@ -89,6 +89,29 @@ why=$( [ "$rc" = 0 ] || echo "rc $rc"
 	    echo "scales out of order" )
 [ -z "$why" ] && pass web_report_judges_the_goals ||
     fail web_report_judges_the_goals "$why"
+# On PostgreSQL beside SQLite's figures (res.txt) and the reference
+# rate of one read transaction: each route's cost and floor, and the
+# misses whose floor is above 2 counted apart.
+cat >"$PW_TMP/pg.txt" <<'EOF'
+10 a 6000 10000 3 2 500 1 0 200 40 100 100
+10 c 9000 10000 3 2 500 1 0 300 8 10 120
+10 d 9000 10000 3 2 500 1 0 3000 8 10 30
+10 rss 20480 30720
+EOF
+echo "10 1000" >"$PW_TMP/floor.txt"
+tests/bench/web_report.sh "$PW_TMP/pg.txt" "10" 1 "$PW_TMP/res.txt" \
+    "$PW_TMP/floor.txt" >"$PW_TMP/report.out" 2>&1
+rc=$?
+sed 's/^/# /' "$PW_TMP/report.out"
+why=$( [ "$rc" = 0 ] || echo "rc $rc"
+	has 1 '| a | 10 | 6000 | 10000 | 60 % | 8000 | 200 | 1000 | 100 | 100 | 5.00 | 2.00 |'
+	has 1 '| c | 10 | 9000 | 10000 | 90 % | 9000 | 300 | 3000 | 120 | 100 | 10.00 | 4.00 |'
+	has 1 '| d | 10 | 9000 | 10000 | 90 % | 9000 | 3000 | 3000 | 30 | 100 | 1.00 | 4.00 |'
+	has 1 '  uncached <= 2x SQLite cost:                  missed by a 5.00x, c 10.00x'
+	grep -q '^    of them with a floor above 2: *1 of 2 (one read transaction: 1000/s): c 4.00$' \
+	    "$PW_TMP/report.out" || echo "no floor count" )
+[ -z "$why" ] && pass web_report_pg_floor || fail web_report_pg_floor "$why"
+
 tests/bench/web_report.sh "$PW_TMP/nosuch" "10" 0 >"$PW_TMP/report.out" 2>&1
 rc=$?
 [ "$rc" = 2 ] && grep -q "cannot read $PW_TMP/nosuch" "$PW_TMP/report.out" &&
