@@ -581,3 +581,14 @@ check-crash: all $(REL)/bench/api_load
 	@OUT=$(OUT) tests/bench/crash_bench.sh
 
 .PHONY: bench-fleet check-crash
+
+# make check-compat: this tree's runner and CLI against the daemon of
+# an older revision, and that revision's runner against this daemon
+# (tests/compat/check-compat.sh; COMPAT_REV, default the last daemon
+# without claim ids; builds it from the repository's history, about 3
+# min; not part of make check).
+COMPAT_REV ?= 870c474^
+check-compat: check-build
+	@OUT=$(OUT) COMPAT_REV='$(COMPAT_REV)' tests/compat/check-compat.sh
+
+.PHONY: check-compat
