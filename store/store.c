@@ -768,9 +768,14 @@ store_read_end(struct store *s)
 	if (!s->reading)
 		return;
 	s->reading = 0;
-	st = store_i_stmt(s, "COMMIT");
-	ok = st != NULL && db_step(st) == DB_DONE;
-	store_i_release(s, st);
+	if (db_backend(s->db) == DB_PG) {
+		/* Its COMMIT not waited for (store/db_pg.c). */
+		ok = db_end_read(s->db) == 0;
+	} else {
+		st = store_i_stmt(s, "COMMIT");
+		ok = st != NULL && db_step(st) == DB_DONE;
+		store_i_release(s, st);
+	}
 	/* Only reads ran: a failed COMMIT leaves nothing to undo but the
 	 * transaction itself. */
 	if (!ok && !db_autocommit(s->db))
