@@ -60,6 +60,14 @@ db_begin_read(struct db *db)
 }
 
 int
+db_end_read(struct db *db)
+{
+	if (db->ops->end_read != NULL)
+		return db->ops->end_read(db);
+	return db_exec(db, "COMMIT");
+}
+
+int
 db_autocommit(struct db *db)
 {
 	return db->ops->autocommit(db);
@@ -274,4 +282,10 @@ void
 db_autocheckpoint(struct db *db, int pages)
 {
 	db->ops->autocheckpoint(db, pages);
+}
+
+uint64_t
+db_round_trips(struct db *db)
+{
+	return db->ops->round_trips != NULL ? db->ops->round_trips(db) : 0;
 }

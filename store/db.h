@@ -63,6 +63,15 @@ int db_begin_write(struct db *);
 /* BEGIN for reads that see one snapshot (PostgreSQL: REPEATABLE READ).
  * 0 or -1. */
 int db_begin_read(struct db *);
+/*
+ * Ends a read transaction (db_begin_read) that wrote nothing: its
+ * COMMIT.  On PostgreSQL the COMMIT is sent and not waited for: the
+ * connection's next use reads its answer first, and a failure there
+ * (the connection lost) costs nothing, a read-only transaction having
+ * nothing to lose.  0, or -1 with db_errmsg when the transaction has not
+ * ended (then ROLLBACK).
+ */
+int db_end_read(struct db *);
 /* 1 outside a transaction (a failed statement may have ended one). */
 int db_autocommit(struct db *);
 /* 0 while the connection to a database server is lost (a file's: 1). */
@@ -135,6 +144,9 @@ void db_last_id_keep(struct db *, int64_t id);
  * call.  0 or -1.
  */
 int db_data_version(struct db *, int64_t *out);
+/* The times this connection waited for the server's answer (a round
+ * trip: one pipeline, one query string); 0 where there is no server. */
+uint64_t db_round_trips(struct db *);
 /* Write-ahead log upkeep (SQLite; a no-op elsewhere): a passive
  * checkpoint, *log the log's pages (0 when it has none); 0, DB_BUSY or
  * -1.  The log's size that starts an automatic one. */

@@ -64,6 +64,8 @@ struct db_ops {
 	int (*exec_step)(
 	    struct db *, const char *sql, struct db_stmt *, int *step);
 	int (*exec_later)(struct db *, const char *sql); /* NULL: db_exec */
+	int (*end_read)(struct db *);         /* NULL: db_exec COMMIT */
+	uint64_t (*round_trips)(struct db *); /* NULL: 0 */
 };
 
 /* store/db_sqlite.c */

@@ -49,6 +49,22 @@
  * transaction the server has failed does.  A first statement that found
  * the connection closed is sent again with its BEGIN over a new one:
  * the server rolls back what an unfinished transaction did.
+ *
+ * A read transaction ends without a round trip of its own: db_end_read
+ * sends its COMMIT and does not wait for the answer, which the
+ * connection's next use (its next statement, before anything is sent)
+ * reads first.  The server commits at once, so no connection is left
+ * idle in a transaction holding its snapshot (and VACUUM back) while
+ * its thread waits for work.  Only a transaction that read and is in
+ * good standing goes so; a write transaction's COMMIT is a statement
+ * like any other, waited for, its failure the caller's.  A read-only
+ * transaction has nothing to lose: a COMMIT whose answer says the
+ * connection was lost ends it as well, and the next statement connects
+ * again as after any loss outside a transaction.  The other way,
+ * noting the COMMIT to go ahead of the next statement in its pipeline,
+ * saves the server's wake-up too, but leaves the snapshot held until
+ * then: while a render thread waits for work, or for as long as an
+ * event thread sits in its poll, where nothing could send it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -113,6 +129,10 @@ struct pg {
 	const char *begin;
 	const char *later[PG_LATER];
 	int nlater;
+	/* A read transaction's COMMIT was sent (db_end_read) and its
+	 * answer is still to be read, first thing at the next use. */
+	int unread;
+	uint64_t trips; /* round trips: waits for the server's answer */
 };
 
 struct pg_stmt {
@@ -189,9 +209,12 @@ note_res(struct pg *p, const PGresult *r)
 	    PQresultErrorField(r, PG_DIAG_SQLSTATE));
 }
 
+static void settle(struct pg *p);
+
 static int
 in_tx(struct pg *p)
 {
+	settle(p);
 	return PQtransactionStatus(p->c) != PQTRANS_IDLE;
 }
 
@@ -200,6 +223,7 @@ in_tx(struct pg *p)
 static int
 in_tx_failed(struct pg *p)
 {
+	settle(p);
 	return PQtransactionStatus(p->c) == PQTRANS_INERROR;
 }
 
@@ -245,6 +269,7 @@ ready(struct pg *p, const char *sql)
 	int64_t now;
 	int why;
 
+	settle(p);
 	if (p->kept && inserts(sql))
 		p->kept = 0;
 	if (starts(sql, "BEGIN"))
@@ -364,6 +389,25 @@ gone(struct pg *p, PGTransactionStatusType was)
 	return 1;
 }
 
+/* The answer to a read transaction's COMMIT sent before (db_end_read),
+ * read: a failure there ends the transaction, which had nothing to
+ * lose, and leaves a lost connection to the next statement's ready. */
+static void
+settle(struct pg *p)
+{
+	PGresult *r;
+
+	if (!p->unread)
+		return;
+	p->unread = 0;
+	while ((r = PQgetResult(p->c)) != NULL) {
+		if (PQresultStatus(r) != PGRES_COMMAND_OK)
+			note_res(p, r);
+		PQclear(r);
+	}
+	gone(p, PQTRANS_IDLE);
+}
+
 /* sql, sent in transaction state was, may be sent again over a new
  * connection after the old one was found closed (see the top). */
 static int
@@ -442,6 +486,7 @@ pg_exec(struct db *d, const char *sql)
 			free(q);
 		} else
 			r = PQexec(p->c, sql);
+		p->trips++;
 		st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
 			noted_sent(p);
@@ -499,6 +544,34 @@ pg_begin_read(struct db *d)
 	return 0;
 }
 
+/* The COMMIT sent and not waited for (see the top): a read-only
+ * transaction in good standing only; any other goes as before. */
+static int
+pg_end_read(struct db *d)
+{
+	struct pg *p = PG(d);
+
+	if (ends_unsent(p, "COMMIT"))
+		return 0;
+	settle(p);
+	if (p->lost_tx || p->nlater > 0 || PQstatus(p->c) != CONNECTION_OK ||
+	    PQtransactionStatus(p->c) != PQTRANS_INTRANS)
+		return pg_exec(d, "COMMIT");
+	if (!PQsendQuery(p->c, "COMMIT")) {
+		note(p, PQerrorMessage(p->c), NULL);
+		/* Lost: the server ends the transaction. */
+		return gone(p, PQTRANS_IDLE) ? 0 : -1;
+	}
+	p->unread = 1;
+	return 0;
+}
+
+static uint64_t
+pg_round_trips(struct db *d)
+{
+	return PG(d)->trips;
+}
+
 /* Kept for the next statement (see the top); one command, no
  * parameters, a string that outlives the statement (a literal). */
 static int
@@ -519,6 +592,7 @@ pg_autocommit(struct db *d)
 {
 	if (PG(d)->begin != NULL)
 		return 0;
+	settle(PG(d));
 	return PQstatus(PG(d)->c) != CONNECTION_OK || !in_tx(PG(d));
 }
 
@@ -760,6 +834,7 @@ use_prepared(struct pg *p, struct pg_stmt *s, int may, PGresult **failed)
 	snprintf(
 	    s->name, sizeof(s->name), "pw%llu", (unsigned long long)++p->names);
 	r = PQprepare(p->c, s->name, s->sql, s->np, s->type);
+	p->trips++;
 	if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
 		s->name[0] = '\0';
 		*failed = r;
@@ -809,6 +884,7 @@ send_pipe(struct pg *p, const char *const *pre, int n, struct pg_stmt *s,
 
 	*failed = NULL;
 	s->res = NULL;
+	p->trips++;
 	if (!PQenterPipelineMode(p->c)) {
 		*failed = PQmakeEmptyPGresult(p->c, PGRES_FATAL_ERROR);
 		return;
@@ -912,12 +988,15 @@ run(struct pg_stmt *s, const char *first, int *first_ok)
 				*first_ok = 1;
 				was = PQTRANS_IDLE; /* s ran after the COMMIT */
 			}
-		} else if (prep > 0)
+		} else if (prep > 0) {
 			s->res = PQexecPrepared(p->c, s->name, s->np,
 			    (const char *const *)s->val, s->len, s->fmt, 0);
-		else if (prep == 0)
+			p->trips++;
+		} else if (prep == 0) {
 			s->res = PQexecParams(p->c, s->sql, s->np, s->type,
 			    (const char *const *)s->val, s->len, s->fmt, 0);
+			p->trips++;
+		}
 		if (ok_status(s->res)) {
 			noted_sent(p);
 			s->nrows = PQntuples(s->res);
@@ -1153,6 +1232,7 @@ pg_finalize(struct db_stmt *st)
 
 	pg_reset(st);
 	pg_clear_bindings(st);
+	settle(PG(st->db));
 	if (s->name[0] != '\0' && s->gen == PG(st->db)->conn_gen &&
 	    PQstatus(PG(st->db)->c) == CONNECTION_OK &&
 	    !in_tx_failed(PG(st->db))) {
@@ -1160,6 +1240,7 @@ pg_finalize(struct db_stmt *st)
 
 		snprintf(q, sizeof(q), "DEALLOCATE %s", s->name);
 		PQclear(PQexec(PG(st->db)->c, q));
+		PG(st->db)->trips++;
 	}
 	free(s->ptype);
 	free(s->val);
@@ -1200,7 +1281,9 @@ pg_last_id(struct db *d)
 
 	if (p->kept)
 		return p->kept_id;
+	settle(p);
 	r = PQexec(p->c, "SELECT lastval()");
+	p->trips++;
 	if (r != NULL && PQresultStatus(r) == PGRES_TUPLES_OK &&
 	    PQntuples(r) == 1)
 		id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
@@ -1249,7 +1332,8 @@ static const struct db_ops pg_ops = { DB_PG, pg_close, pg_exec, pg_errmsg,
 	pg_clear_bindings, pg_finalize, pg_stmt_work, pg_changes,
 	pg_total_changes, pg_last_id, pg_data_version, pg_checkpoint,
 	pg_autocheckpoint, pg_connected, pg_last_id_keep, pg_bind_text_array,
-	pg_bind_double_array, pg_exec_step, pg_exec_later };
+	pg_bind_double_array, pg_exec_step, pg_exec_later, pg_end_read,
+	pg_round_trips };
 
 /* Notices (a NOTICE from CREATE ... IF NOT EXISTS) are not errors and
  * do not go to stderr. */

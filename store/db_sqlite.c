@@ -348,7 +348,8 @@ static const struct db_ops sq_ops = { DB_SQLITE, sq_close, sq_exec, sq_errmsg,
 	sq_col_double, sq_col_text, sq_col_blob, sq_col_bytes, sq_reset,
 	sq_clear_bindings, sq_finalize, sq_stmt_work, sq_changes,
 	sq_total_changes, sq_last_id, sq_data_version, sq_checkpoint,
-	sq_autocheckpoint, sq_connected, NULL, NULL, NULL, NULL, NULL };
+	sq_autocheckpoint, sq_connected, NULL, NULL, NULL, NULL, NULL, NULL,
+	NULL };
 
 /*
  * Before SQLite's first use: no memory statistics.  With them on (the

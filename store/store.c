@@ -344,12 +344,17 @@ store_i_gen_own(void)
  *  - A transaction that fails never bumps; a bump never goes back, so
  *    a generation read once is never read again after another commit.
  *  - A bump lost after its COMMIT (the connection dropped between the
- *    two) is owed: the next transaction's end on this connection, or
- *    the store's next open on PostgreSQL, pays it.  A daemon killed in
- *    between leaves the others' caches one commit behind until the next
- *    write through any daemon moves the generation (the next upload,
- *    claim or verdict), or until that daemon starts again.
+ *    two) is owed: the next transaction's end on this connection pays
+ *    it.  A daemon killed in between leaves the others' caches one
+ *    commit behind until the next write through any daemon moves the
+ *    generation (the next upload, claim or verdict), or until that
+ *    daemon starts again: a process's first write transaction on
+ *    PostgreSQL pays such a debt (pg_start_owed), in its COMMIT's round
+ *    trip.  Opening a connection bumps nothing: a process that never
+ *    writes (a daemon of role web, a page thread) never owes.
  */
+static int pg_start_owed = 1;
+
 static int
 gen_bump(struct store *s)
 {
@@ -424,7 +429,7 @@ tx_begin(struct store *s)
 static int
 tx_end(struct store *s, int ok)
 {
-	int r = 0, own, seq;
+	int r = 0, own, seq, start = 0;
 
 	if (s->in_tx)
 		return ok ? 0 : -1;
@@ -438,9 +443,16 @@ tx_end(struct store *s, int ok)
 	if (own && !seq)
 		__atomic_add_fetch(&pg_own_moves, 1, __ATOMIC_RELEASE);
 	/* The sequence's bump follows the COMMIT in its round trip. */
-	if (ok && seq && (own || s->gen_owed)) {
-		if (gen_seq_bump(s, 1) == -1)
+	if (ok && seq && __atomic_load_n(&pg_start_owed, __ATOMIC_RELAXED))
+		start =
+		    __atomic_exchange_n(&pg_start_owed, 0, __ATOMIC_ACQ_REL);
+	if (ok && seq && (own || s->gen_owed || start)) {
+		if (gen_seq_bump(s, 1) == -1) {
 			ok = 0;
+			if (start) /* still owed */
+				__atomic_store_n(
+				    &pg_start_owed, 1, __ATOMIC_RELEASE);
+		}
 	} else if (ok && exec(s, "COMMIT") == -1)
 		ok = 0;
 	if (!ok) {
@@ -768,9 +780,14 @@ store_read_end(struct store *s)
 	if (!s->reading)
 		return;
 	s->reading = 0;
-	st = store_i_stmt(s, "COMMIT");
-	ok = st != NULL && db_step(st) == DB_DONE;
-	store_i_release(s, st);
+	if (db_backend(s->db) == DB_PG) {
+		/* Its COMMIT not waited for (store/db_pg.c). */
+		ok = db_end_read(s->db) == 0;
+	} else {
+		st = store_i_stmt(s, "COMMIT");
+		ok = st != NULL && db_step(st) == DB_DONE;
+		store_i_release(s, st);
+	}
 	/* Only reads ran: a failed COMMIT leaves nothing to undo but the
 	 * transaction itself. */
 	if (!ok && !db_autocommit(s->db))
@@ -852,9 +869,6 @@ store_open_version(
 	}
 	s->version = version;
 	s->wal_reset_pages = STORE_WAL_RESET_PAGES;
-	/* A bump a daemon owed when it died (gen_bump). */
-	if (db_backend(s->db) == DB_PG && version >= STORE_COUNTS_VERSION)
-		gen_seq_bump(s, 0);
 	*out = s;
 	return 0;
 fail:

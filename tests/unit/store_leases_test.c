@@ -141,6 +141,42 @@ TEST(test_store_leases__poll_tells_another_process_commit)
 	store_close(b);
 }
 
+/* Opening a store moves no generation: a connection that has not
+ * written owes no bump (a daemon of role web, each page thread opens
+ * its own); nor does a read. */
+TEST(test_store_leases__open_moves_no_generation)
+{
+	static const char gen[] = "SELECT last_value FROM store_gen_seq";
+	struct store *a, *b, *c = NULL;
+	struct db *other = NULL;
+	struct err e = { 0 };
+	struct store_version v;
+	char *p;
+	int64_t n0;
+
+	open_two(&a, &b, "gen_open");
+	ASSERT(a != NULL && b != NULL);
+	if (!test_store_pg()) {
+		store_close(a);
+		store_close(b);
+		test_skip("the generation's sequence: make check-pg");
+		return;
+	}
+	p = test_store_where("gen_open");
+	ASSERT_MSG(db_open(&other, p, &e) == 0, "%s", err_msg(&e));
+	n0 = test_db_number(other, gen);
+	ASSERT_MSG(store_open(&c, p, &e) == 0, "%s", err_msg(&e));
+	free(p);
+	ASSERT(store_read_begin(c) == 0);
+	ASSERT(store_data_version(c, &v) == 0);
+	store_read_end(c);
+	store_close(c);
+	ASSERT_INTEQ(test_db_number(other, gen), n0);
+	db_close(other);
+	store_close(a);
+	store_close(b);
+}
+
 /* A commit that changed a row moves the generation once (its bump goes
  * after the COMMIT, in its round trip), a heartbeat's does not, and the
  * id a new row got is still the one read after the bump. */

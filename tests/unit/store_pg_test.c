@@ -22,11 +22,20 @@ backend_pid(struct db *d)
 
 /* The server closes victim's connection (as a restart does) while it
  * is idle; 0 once its server process is gone. */
+static int close_pid(struct db *killer, long pid);
+
 static int
 close_from_server(struct db *killer, struct db *victim)
 {
+	return close_pid(killer, backend_pid(victim));
+}
+
+/* The server closes the connection of its process pid; 0 once the
+ * process is gone. */
+static int
+close_pid(struct db *killer, long pid)
+{
 	char q[128];
-	long pid = backend_pid(victim);
 	int i;
 
 	snprintf(q, sizeof(q), "SELECT pg_terminate_backend(%ld)", pid);
@@ -252,6 +261,154 @@ TEST(test_store_pg__commit_then_step)
 	ASSERT(db_exec_step(d, "COMMIT", st, &step) == 0);
 	ASSERT_INTEQ(step, DB_ROW);
 	ASSERT_INTEQ(db_col_int64(st, 0), 2);
+	db_finalize(st);
+	db_close(other);
+	db_close(d);
+}
+
+/* The state in pg_stat_activity of the server process pid, once it is
+ * "idle" (waiting at most 2 s: the server may not have read what was
+ * sent yet), into out. */
+static void
+settled_state(struct db *other, long pid, char *out, size_t n)
+{
+	char q[160];
+	int i;
+
+	snprintf(out, n, "?");
+	snprintf(q, sizeof(q),
+	    "SELECT state FROM pg_stat_activity WHERE pid = %ld", pid);
+	for (i = 0; i < 200; i++) {
+		struct db_stmt *st = db_prepare(other, q);
+
+		if (st != NULL && db_step(st) == DB_ROW &&
+		    db_col_text(st, 0) != NULL)
+			snprintf(out, n, "%s", db_col_text(st, 0));
+		db_finalize(st);
+		if (strcmp(out, "idle") == 0)
+			return;
+		usleep(10000);
+	}
+}
+
+/*
+ * A read transaction of one statement is one round trip: its COMMIT
+ * (db_end_read) is sent and not waited for.  The server still commits
+ * it at once: the connection, left alone, is not idle in a transaction
+ * holding its snapshot.  The write transaction next on the connection
+ * is as before (BEGIN with its statement, its COMMIT waited for) and
+ * stored; a read after it sees it.
+ */
+TEST(test_store_pg__read_tx_end_costs_no_round_trip)
+{
+	struct db *d, *other;
+	struct db_stmt *st;
+	uint64_t t0;
+	char state[64];
+	long pid;
+
+	if (!open_pg(&d, &other, "pg_read_end"))
+		return;
+	ASSERT(db_exec(other, "CREATE TABLE s (n BIGINT)") == 0);
+	pid = backend_pid(d);
+	ASSERT(pid > 0);
+	st = db_prepare(d, "SELECT count(*) FROM s");
+	ASSERT(st != NULL);
+	t0 = db_round_trips(d);
+	ASSERT(db_begin_read(d) == 0);
+	ASSERT_MSG(db_step(st) == DB_ROW, "%s", db_errmsg(d));
+	ASSERT_INTEQ(db_col_int64(st, 0), 0);
+	ASSERT(db_end_read(d) == 0);
+	ASSERT_INTEQ(db_round_trips(d) - t0, 1);
+	settled_state(other, pid, state, sizeof(state));
+	ASSERT_STREQ(state, "idle");
+	ASSERT(db_autocommit(d));
+
+	/* A write next: its BEGIN and statement, then its COMMIT. */
+	t0 = db_round_trips(d);
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT_MSG(
+	    db_exec(d, "INSERT INTO s VALUES (1)") == 0, "%s", db_errmsg(d));
+	ASSERT(db_exec(d, "COMMIT") == 0);
+	ASSERT_INTEQ(db_round_trips(d) - t0, 2);
+	ASSERT_INTEQ(test_db_number(other, "SELECT count(*) FROM s"), 1);
+
+	/* A read, then a write whose statement runs after its COMMIT. */
+	db_reset(st);
+	ASSERT(db_begin_read(d) == 0);
+	ASSERT(db_step(st) == DB_ROW);
+	ASSERT_INTEQ(db_col_int64(st, 0), 1);
+	ASSERT(db_end_read(d) == 0);
+	ASSERT(db_begin_write(d) == 0);
+	ASSERT_MSG(
+	    db_exec(d, "INSERT INTO s VALUES (2)") == 0, "%s", db_errmsg(d));
+	ASSERT(!db_autocommit(d));
+	ASSERT(db_exec(d, "COMMIT") == 0);
+	ASSERT(db_autocommit(d));
+	ASSERT_INTEQ(test_db_number(other, "SELECT count(*) FROM s"), 2);
+	db_reset(st);
+	ASSERT(db_begin_read(d) == 0);
+	ASSERT(db_step(st) == DB_ROW);
+	ASSERT_INTEQ(db_col_int64(st, 0), 2);
+	ASSERT(db_end_read(d) == 0);
+	/* A read transaction without a statement sends nothing. */
+	t0 = db_round_trips(d);
+	ASSERT(db_begin_read(d) == 0);
+	ASSERT(db_end_read(d) == 0);
+	ASSERT_INTEQ(db_round_trips(d) - t0, 0);
+	db_finalize(st);
+	settled_state(other, pid, state, sizeof(state));
+	ASSERT_STREQ(state, "idle");
+	db_close(other);
+	db_close(d);
+}
+
+/*
+ * A read transaction's COMMIT that meets a lost connection (the server
+ * closed it inside the transaction, or after the COMMIT was sent)
+ * loses nothing and fails nothing after it: the next transaction, a
+ * write, connects again and is stored, as is a lone read.
+ */
+TEST(test_store_pg__read_commit_meets_lost_connection)
+{
+	struct db *d, *other;
+	struct db_stmt *st;
+	long pid;
+	int i;
+
+	if (!open_pg(&d, &other, "pg_read_end_lost"))
+		return;
+	ASSERT(db_exec(other, "CREATE TABLE s (n BIGINT)") == 0);
+	st = db_prepare(d, "SELECT count(*) FROM s");
+	ASSERT(st != NULL);
+	for (i = 0; i < 2; i++) {
+		pid = backend_pid(d);
+
+		db_reset(st);
+		ASSERT(db_begin_read(d) == 0);
+		ASSERT_MSG(db_step(st) == DB_ROW, "%s", db_errmsg(d));
+		ASSERT_INTEQ(db_col_int64(st, 0), i);
+		if (i == 0)
+			ASSERT(close_pid(other, pid) == 0);
+		ASSERT(db_end_read(d) == 0);
+		if (i == 1)
+			ASSERT(close_pid(other, pid) == 0);
+		ASSERT(db_begin_write(d) == 0);
+		ASSERT_MSG(db_exec(d, "INSERT INTO s VALUES (1)") == 0, "%s",
+		    db_errmsg(d));
+		ASSERT_MSG(db_exec(d, "COMMIT") == 0, "%s", db_errmsg(d));
+		ASSERT(db_autocommit(d));
+		ASSERT_INTEQ(
+		    test_db_number(other, "SELECT count(*) FROM s"), i + 1);
+	}
+	/* Lost after the COMMIT was sent: a lone read next. */
+	pid = backend_pid(d);
+	db_reset(st);
+	ASSERT(db_begin_read(d) == 0);
+	ASSERT(db_step(st) == DB_ROW);
+	ASSERT(db_end_read(d) == 0);
+	ASSERT(close_pid(other, pid) == 0);
+	ASSERT_INTEQ(test_db_number(d, "SELECT count(*) FROM s"), 2);
 	db_finalize(st);
 	db_close(other);
 	db_close(d);
