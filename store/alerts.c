@@ -454,10 +454,12 @@ store_alerts_release(struct store_alert *a, size_t n)
 	"a.id, a.report_id, a.attempts, a.next_try, a.sent, a.created," \
 	" a.kind, a.key, a.target, a.state, a.subject, a.last_error,"   \
 	" a.followup, c.sha, r.job, h.name, "
-#define ALERT_FROM                                                       \
-	" FROM alerts a LEFT JOIN alert_reports r ON r.id = a.report_id" \
-	" LEFT JOIN commits c ON c.id = r.commit_id"                     \
+/* An alert's report, commit and host, joined to alerts a. */
+#define ALERT_JOINS                                        \
+	" LEFT JOIN alert_reports r ON r.id = a.report_id" \
+	" LEFT JOIN commits c ON c.id = r.commit_id"       \
 	" LEFT JOIN hosts h ON h.id = r.host_id"
+#define ALERT_FROM " FROM alerts a" ALERT_JOINS
 
 /* A row of ALERT_COLS and its payload (NULL in a list). */
 static void
@@ -653,31 +655,92 @@ store_alert_sent_since(
  * (store_i_list_page): of its commit's reports, else its state, else its
  * kind (schema v28), else of all, newest first; the other filters are
  * checked on each alert, within the page's scan budget.
+ *
+ * Each shape of filters (which of state, kind and commit a page gives)
+ * has a rows statement of its own that holds only the predicates of
+ * those filters, picked by al_shape(): one statement for all of them,
+ * each filter written "(?N IS NULL OR ...)", had no plan that fits
+ * every filter, so PostgreSQL planned it again on each run, the commit
+ * page's alerts too.  A shape of one filter reads its drive's range
+ * alone (no floor: store_i_list_page binds none).  A whole sha (40
+ * digits, the commit page's) is looked up by equality, which
+ * PostgreSQL's generic plan estimates as the one commit it is; a prefix
+ * range it estimates as hundreds, so it plans that shape on each run.
+ * SQLite is held to the drive's index (INDEXED BY, which PostgreSQL's
+ * rewrite drops): the other filters are checked on its rows.
  */
-enum alert_drive { AL_ALL, AL_COMMIT, AL_STATE, AL_KIND };
+enum alert_drive { AL_ALL, AL_COMMIT, AL_SHA, AL_STATE, AL_KIND, AL_DRIVES };
+enum {
+	AL_F_STATE = 1,
+	AL_F_KIND = 2,
+	AL_F_COMMIT = 4, /* a prefix */
+	AL_F_SHA = 8,    /* a whole sha */
+	AL_SHAPES = 16
+};
 
-/* The drive's filter, as the range of its index. */
-#define AL_BY_COMMIT                                         \
-	"a.report_id IN (SELECT r2.id FROM alert_reports r2" \
-	" WHERE r2.commit_id IN (SELECT id FROM commits"     \
-	" WHERE sha >= ?3 AND sha < ?3 || 'g')) AND"
-#define AL_DRIVES(stmt)                                                \
-	{                                                              \
-		[AL_ALL] = stmt(""), [AL_COMMIT] = stmt(AL_BY_COMMIT), \
-		[AL_STATE] = stmt("a.state = ?1 AND"),                 \
-		[AL_KIND] = stmt("a.kind = ?2 AND"),                   \
-	}
-#define AL_WINDOW(drive)                                           \
-	"SELECT min(id), count(*) FROM (SELECT a.id FROM alerts a" \
-	" WHERE " drive " a.id < ?10 ORDER BY a.id DESC LIMIT ?11) AS w"
-#define AL_ROWS(drive)                                                      \
-	"SELECT " ALERT_COLS "NULL" ALERT_FROM " WHERE " drive              \
-	" a.id >= ?12 AND a.id < ?10 AND (CAST(?1 AS TEXT) IS NULL OR "     \
-	"a.state = ?1)"                                                     \
-	" AND (CAST(?2 AS TEXT) IS NULL OR a.kind = ?2)"                    \
-	" AND (CAST(?3 AS TEXT) IS NULL OR (c.sha >= ?3 AND c.sha < ?3 || " \
-	"'g'))"                                                             \
+/* Each filter's predicate. */
+#define AL_P_STATE " AND a.state = ?1"
+#define AL_P_KIND " AND a.kind = ?2"
+#define AL_P_REPORTS(commits)                                     \
+	" AND a.report_id IN (SELECT r2.id FROM alert_reports r2" \
+	" WHERE r2.commit_id IN (SELECT id FROM commits WHERE " commits "))"
+#define AL_P_COMMIT AL_P_REPORTS("sha >= ?3 AND sha < ?3 || 'g'")
+#define AL_P_SHA AL_P_REPORTS("sha = ?3")
+#define AL_WINDOW(ix, drive)                                          \
+	"SELECT min(id), count(*) FROM (SELECT a.id FROM alerts a" ix \
+	" WHERE a.id < ?10" drive " ORDER BY a.id DESC LIMIT ?11) AS w"
+/* ix: SQLite's index of the drive; then the shape's predicates.  The
+ * floor ?12 (0 for a shape of one filter) keeps PostgreSQL's generic
+ * plan as cheap as its custom ones, so it keeps that plan. */
+#define AL_ROWS(ix, drive, other)                                \
+	"SELECT " ALERT_COLS "NULL FROM alerts a" ix ALERT_JOINS \
+	" WHERE a.id >= ?12 AND a.id < ?10" drive other          \
 	" ORDER BY a.id DESC LIMIT ?11"
+#define AL_IX_COMMIT " INDEXED BY alerts_report"
+#define AL_IX_STATE " INDEXED BY alerts_state"
+#define AL_IX_KIND " INDEXED BY alerts_kind"
+/* A commit's shapes: c its bit (AL_F_COMMIT or AL_F_SHA), p its
+ * predicate. */
+#define AL_COMMIT_SHAPES(c, p)                                   \
+	[c] = AL_ROWS(AL_IX_COMMIT, p, ""),                      \
+	[c | AL_F_STATE] = AL_ROWS(AL_IX_COMMIT, p, AL_P_STATE), \
+	[c | AL_F_KIND] = AL_ROWS(AL_IX_COMMIT, p, AL_P_KIND),   \
+	[c | AL_F_STATE | AL_F_KIND] =                           \
+	    AL_ROWS(AL_IX_COMMIT, p, AL_P_STATE AL_P_KIND)
+
+static const char *const al_window[AL_DRIVES] = {
+	[AL_ALL] = AL_WINDOW("", ""),
+	[AL_COMMIT] = AL_WINDOW(AL_IX_COMMIT, AL_P_COMMIT),
+	[AL_SHA] = AL_WINDOW(AL_IX_COMMIT, AL_P_SHA),
+	[AL_STATE] = AL_WINDOW(AL_IX_STATE, AL_P_STATE),
+	[AL_KIND] = AL_WINDOW(AL_IX_KIND, AL_P_KIND),
+};
+
+/* By shape: its AL_F_* bits (never both AL_F_COMMIT and AL_F_SHA). */
+static const char *const al_rows[AL_SHAPES] = {
+	[0] = AL_ROWS("", "", ""),
+	[AL_F_STATE] = AL_ROWS(AL_IX_STATE, AL_P_STATE, ""),
+	[AL_F_KIND] = AL_ROWS(AL_IX_KIND, AL_P_KIND, ""),
+	[AL_F_STATE | AL_F_KIND] = AL_ROWS(AL_IX_STATE, AL_P_STATE, AL_P_KIND),
+	AL_COMMIT_SHAPES(AL_F_COMMIT, AL_P_COMMIT),
+	AL_COMMIT_SHAPES(AL_F_SHA, AL_P_SHA),
+};
+
+/* f's shape (AL_F_* bits) and, in *drive, the index that drives it. */
+static unsigned
+al_shape(const struct store_alert_filter *f, enum alert_drive *drive)
+{
+	unsigned m = (f->state ? AL_F_STATE : 0) | (f->kind ? AL_F_KIND : 0);
+
+	if (f->sha != NULL)
+		m |= strlen(f->sha) == 40 ? AL_F_SHA : AL_F_COMMIT;
+	*drive = m & AL_F_SHA ? AL_SHA
+	    : m & AL_F_COMMIT ? AL_COMMIT
+	    : m & AL_F_STATE  ? AL_STATE
+	    : m & AL_F_KIND   ? AL_KIND
+	                      : AL_ALL;
+	return m;
+}
 
 static void
 alert_bind(struct db_stmt *st, const void *arg)
@@ -699,15 +762,11 @@ int
 store_alert_list(struct store *s, struct store_alert **out, size_t *out_n,
     const struct store_alert_filter *f, struct store_alert_more *more)
 {
-	static const char *const win[] = AL_DRIVES(AL_WINDOW);
-	static const char *const rows[] = AL_DRIVES(AL_ROWS);
-	enum alert_drive d = f->sha ? AL_COMMIT
-	    : f->state              ? AL_STATE
-	    : f->kind               ? AL_KIND
-	                            : AL_ALL;
+	enum alert_drive d;
+	unsigned shape = al_shape(f, &d);
 	void *v = NULL;
-	struct store_i_list l = { s, win[d], rows[d], alert_bind, f, &v, out_n,
-		sizeof(**out), alert_scan, NULL, "alerts" };
+	struct store_i_list l = { s, al_window[d], al_rows[shape], alert_bind,
+		f, &v, out_n, sizeof(**out), alert_scan, NULL, "alerts" };
 	struct store_alert_more m;
 	int64_t limit = f->limit > 0 ? f->limit : 50;
 	int r;

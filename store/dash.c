@@ -576,49 +576,94 @@ regression_scan(void *row, struct db_stmt *st, void *arg)
  * (store_i_list_page): of its host, else its tree, else its benchmark,
  * else its state, else of all, newest first.  A filter of one kind is
  * that index's range; the others of a page are checked on the
- * regression's own columns (schema v27), within its scan budget.
+ * regression's own columns (schema v27), within its scan budget.  Each
+ * shape of filters has a rows statement of its own with only their
+ * predicates, as a page of alerts has (store/alerts.c), SQLite held to
+ * the drive's index.
  */
 enum reg_drive { REG_ALL, REG_HOST, REG_TREE, REG_BENCH, REG_STATE };
+enum {
+	REG_F_TREE = 1,
+	REG_F_HOST = 2,
+	REG_F_BENCH = 4,
+	REG_F_STATE = 8,
+	REG_SHAPES = 16
+};
 
-/* The drive's filter, as the range of its index. */
-#define REG_BY_HOST "rg.host_id = (SELECT id FROM hosts WHERE name = ?2) AND"
-#define REG_BY_TREE "rg.tree_id = (SELECT id FROM trees WHERE name = ?1) AND"
-#define REG_DRIVES(stmt)                                              \
-	{                                                             \
-		[REG_ALL] = stmt(""), [REG_HOST] = stmt(REG_BY_HOST), \
-		[REG_TREE] = stmt(REG_BY_TREE),                       \
-		[REG_BENCH] = stmt("rg.bench = ?3 AND"),              \
-		[REG_STATE] = stmt("rg.state = ?4 AND"),              \
-	}
+/* Each filter's predicate. */
+#define REG_P_TREE " AND rg.tree_id = (SELECT id FROM trees WHERE name = ?1)"
+#define REG_P_HOST " AND rg.host_id = (SELECT id FROM hosts WHERE name = ?2)"
+#define REG_P_BENCH " AND rg.bench = ?3"
+#define REG_P_STATE " AND rg.state = ?4"
 #define REG_WINDOW(drive)                                                 \
 	"SELECT min(id), count(*) FROM (SELECT rg.id FROM regressions rg" \
-	" WHERE " drive " rg.id < ?10 ORDER BY rg.id DESC LIMIT ?11) AS w"
-/* Its newest bisection's too (store/bisect.c). */
-#define REG_ROWS(drive)                                                     \
-	"SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"          \
-	" cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point,"     \
-	" h.name, c.sha, c.subject, t.name, c.branches,"                    \
-	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"       \
-	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"             \
-	" b.verify_parent, b.verify_revert, b.reason, p.suspect,"           \
-	" (SELECT max(se.id) FROM series se WHERE se.commit_id = c.id)"     \
-	" FROM regressions rg JOIN comparisons cm"                          \
-	" ON cm.id = rg.comparison_id"                                      \
-	" JOIN pairs p ON p.id = cm.pair_id"                                \
-	" LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"            \
-	"  bisections WHERE regression_id = rg.id)"                         \
-	" LEFT JOIN hosts h ON h.id = p.host_id"                            \
-	" LEFT JOIN jobs j ON j.id = p.cand_job_id"                         \
-	" LEFT JOIN commits c ON c.id = j.commit_id"                        \
-	" LEFT JOIN trees t ON t.id = c.tree_id"                            \
-	" WHERE " drive " rg.id >= ?12 AND rg.id < ?10"                     \
-	" AND (CAST(?1 AS TEXT) IS NULL OR rg.tree_id ="                    \
-	"  (SELECT id FROM trees WHERE name = ?1))"                         \
-	" AND (CAST(?2 AS TEXT) IS NULL OR rg.host_id ="                    \
-	"  (SELECT id FROM hosts WHERE name = ?2))"                         \
-	" AND (CAST(?3 AS TEXT) IS NULL OR rg.bench = ?3) AND (CAST(?4 AS " \
-	"TEXT) IS NULL OR rg.state = ?4)"                                   \
+	" WHERE rg.id < ?10" drive " ORDER BY rg.id DESC LIMIT ?11) AS w"
+/* ix: SQLite's index of the drive; then the shape's predicates.  Its
+ * newest bisection's too (store/bisect.c). */
+#define REG_ROWS(ix, tree, host, bench, state)                          \
+	"SELECT rg.id, rg.state, rg.note, rg.created, rg.updated,"      \
+	" cm.metric, cm.change_pct, cm.verdict, p.id, p.name, p.point," \
+	" h.name, c.sha, c.subject, t.name, c.branches,"                \
+	" b.id, b.state, b.culprit_sha, (SELECT subject FROM commits"   \
+	"  WHERE tree_id = b.tree_id AND sha = b.culprit_sha),"         \
+	" b.verify_parent, b.verify_revert, b.reason, p.suspect,"       \
+	" (SELECT max(se.id) FROM series se WHERE se.commit_id = c.id)" \
+	" FROM regressions rg" ix " JOIN comparisons cm"                \
+	" ON cm.id = rg.comparison_id"                                  \
+	" JOIN pairs p ON p.id = cm.pair_id"                            \
+	" LEFT JOIN bisections b ON b.id = (SELECT max(id) FROM"        \
+	"  bisections WHERE regression_id = rg.id)"                     \
+	" LEFT JOIN hosts h ON h.id = p.host_id"                        \
+	" LEFT JOIN jobs j ON j.id = p.cand_job_id"                     \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                    \
+	" LEFT JOIN trees t ON t.id = c.tree_id"                        \
+	" WHERE rg.id >= ?12 AND rg.id < ?10" tree host bench state     \
 	" ORDER BY rg.id DESC LIMIT ?11"
+#define REG_IX_TREE " INDEXED BY regressions_tree"
+#define REG_IX_HOST " INDEXED BY regressions_host"
+#define REG_IX_BENCH " INDEXED BY regressions_bench"
+#define REG_IX_STATE " INDEXED BY regressions_state"
+/* The host's shapes, by their other filters. */
+#define REG_ROWS_HOST(tree, bench, state) \
+	REG_ROWS(REG_IX_HOST, tree, REG_P_HOST, bench, state)
+/* The tree's (no host). */
+#define REG_ROWS_TREE(bench, state) \
+	REG_ROWS(REG_IX_TREE, REG_P_TREE, "", bench, state)
+/* The benchmark's (no host or tree). */
+#define REG_ROWS_BENCH(state) REG_ROWS(REG_IX_BENCH, "", "", REG_P_BENCH, state)
+
+static const char *const reg_window[] = {
+	[REG_ALL] = REG_WINDOW(""),
+	[REG_HOST] = REG_WINDOW(REG_P_HOST),
+	[REG_TREE] = REG_WINDOW(REG_P_TREE),
+	[REG_BENCH] = REG_WINDOW(REG_P_BENCH),
+	[REG_STATE] = REG_WINDOW(REG_P_STATE),
+};
+
+/* By shape: its REG_F_* bits. */
+static const char *const reg_rows[REG_SHAPES] = {
+	[0] = REG_ROWS("", "", "", "", ""),
+	[REG_F_STATE] = REG_ROWS(REG_IX_STATE, "", "", "", REG_P_STATE),
+	[REG_F_BENCH] = REG_ROWS_BENCH(""),
+	[REG_F_BENCH | REG_F_STATE] = REG_ROWS_BENCH(REG_P_STATE),
+	[REG_F_TREE] = REG_ROWS_TREE("", ""),
+	[REG_F_TREE | REG_F_STATE] = REG_ROWS_TREE("", REG_P_STATE),
+	[REG_F_TREE | REG_F_BENCH] = REG_ROWS_TREE(REG_P_BENCH, ""),
+	[REG_F_TREE | REG_F_BENCH | REG_F_STATE] =
+	    REG_ROWS_TREE(REG_P_BENCH, REG_P_STATE),
+	[REG_F_HOST] = REG_ROWS_HOST("", "", ""),
+	[REG_F_HOST | REG_F_STATE] = REG_ROWS_HOST("", "", REG_P_STATE),
+	[REG_F_HOST | REG_F_BENCH] = REG_ROWS_HOST("", REG_P_BENCH, ""),
+	[REG_F_HOST | REG_F_BENCH | REG_F_STATE] =
+	    REG_ROWS_HOST("", REG_P_BENCH, REG_P_STATE),
+	[REG_F_HOST | REG_F_TREE] = REG_ROWS_HOST(REG_P_TREE, "", ""),
+	[REG_F_HOST | REG_F_TREE | REG_F_STATE] =
+	    REG_ROWS_HOST(REG_P_TREE, "", REG_P_STATE),
+	[REG_F_HOST | REG_F_TREE | REG_F_BENCH] =
+	    REG_ROWS_HOST(REG_P_TREE, REG_P_BENCH, ""),
+	[REG_F_HOST | REG_F_TREE | REG_F_BENCH | REG_F_STATE] =
+	    REG_ROWS_HOST(REG_P_TREE, REG_P_BENCH, REG_P_STATE),
+};
 
 /* The page's filters, ?1 to ?4 of both statements. */
 static void
@@ -642,16 +687,18 @@ int
 store_regression_list(struct store *s, struct store_regressions *out,
     const struct store_regressions_q *q)
 {
-	static const char *const win[] = REG_DRIVES(REG_WINDOW);
-	static const char *const rows[] = REG_DRIVES(REG_ROWS);
+	unsigned shape = (q->tree ? REG_F_TREE : 0) |
+	    (q->host ? REG_F_HOST : 0) | (q->bench ? REG_F_BENCH : 0) |
+	    (q->state ? REG_F_STATE : 0);
 	enum reg_drive d = q->host ? REG_HOST
 	    : q->tree              ? REG_TREE
 	    : q->bench             ? REG_BENCH
 	    : q->state             ? REG_STATE
 	                           : REG_ALL;
 	void *v = NULL;
-	struct store_i_list l = { s, win[d], rows[d], reg_bind, q, &v, &out->n,
-		sizeof(*out->v), regression_scan, NULL, "regressions" };
+	struct store_i_list l = { s, reg_window[d], reg_rows[shape], reg_bind,
+		q, &v, &out->n, sizeof(*out->v), regression_scan, NULL,
+		"regressions" };
 	int r;
 
 	memset(out, 0, sizeof(*out));

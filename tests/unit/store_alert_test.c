@@ -288,6 +288,129 @@ TEST(test_store_alert__filters_are_index_ranges)
 	store_close(s);
 }
 
+/* Whether alert a passes f's filters, by hand. */
+static int
+alert_passes(const struct store_alert *a, const struct store_alert_filter *f)
+{
+	return (f->state == NULL || strcmp(a->state, f->state) == 0) &&
+	    (f->kind == NULL || strcmp(a->kind, f->kind) == 0) &&
+	    (f->sha == NULL ||
+	        (a->sha != NULL &&
+	            strncmp(a->sha, f->sha, strlen(f->sha)) == 0));
+}
+
+struct alert_q {
+	struct store *s;
+	struct store_alert_filter f;
+};
+
+/* test_pagings' pages of an alert_q. */
+static int
+alert_pages(void *arg, int64_t limit, int64_t scan, char *got, size_t n)
+{
+	struct alert_q *q = arg;
+	struct store_alert_filter f = q->f;
+	struct store_alert *a = NULL;
+	struct store_alert_more m;
+	size_t na, i, len = 0;
+	int pages = 0;
+
+	f.limit = limit;
+	f.scan = scan;
+	f.cursor = 0;
+	do {
+		if (store_alert_list(q->s, &a, &na, &f, &m) != 0 ||
+		    ++pages > 100)
+			return -1;
+		for (i = 0; i < na; i++)
+			test_ids_add(got, n, &len, a[i].id);
+		store_alerts_release(a, na);
+		f.cursor = m.next_cursor;
+	} while (f.cursor != 0);
+	return 0;
+}
+
+/* f's pages against what f passes of all n, by hand; 0, or -1 with why
+ * in msg. */
+static int
+alert_shape_check(struct store *s, const struct store_alert *all, size_t n,
+    const struct store_alert_filter *f, char *msg, size_t msgn)
+{
+	struct alert_q q = { s, *f };
+	char want[1024], got[1024];
+	int64_t limit, scan;
+	size_t i, len = 0;
+
+	want[0] = '\0';
+	for (i = 0; i < n; i++)
+		if (alert_passes(&all[i], f))
+			test_ids_add(want, sizeof(want), &len, all[i].id);
+	if (test_pagings(
+	        alert_pages, &q, want, got, sizeof(got), &limit, &scan) == 0)
+		return 0;
+	snprintf(msg, msgn,
+	    "state %s kind %s commit %s limit %lld scan %lld: %s, not %s",
+	    f->state ? f->state : "-", f->kind ? f->kind : "-",
+	    f->sha ? f->sha : "-", (long long)limit, (long long)scan, got,
+	    want);
+	return -1;
+}
+
+/*
+ * Each shape of filters (which of state, kind and commit are given) has
+ * statements of its own: every combination, paged and within a small
+ * scan budget too, lists what the filters pass of all the alerts, by
+ * hand (alerts of 20 commits in every state, and mail of no commit).
+ */
+TEST(test_store_alert__filter_shapes_list_what_they_pass)
+{
+	static const char *const states[] = { NULL, "pending", "sent", "failed",
+		"nosuch" };
+	static const char *const kinds[] = { NULL, "email", "webhook" };
+	static const char *const shas[] = { NULL,
+		"000000000000000000000000000000000000000", /* 1 to 9 */
+		"000000000000000000000000000000000000001", /* 10 to 19 */
+		"0000000000000000000000000000000000000003", "ff" };
+	struct store *s = open_new(STORE_VERSION);
+	struct store_alert_new m = { "email", NULL, "c@example.org", "re",
+		"Subject: re\r\n\r\nok\r\n", 1 };
+	struct store_alert_filter f = { 0 }, all = { 0 };
+	struct store_alert *a = NULL;
+	size_t na, i, k;
+	char key[16], msg[2600];
+	int64_t id;
+
+	ASSERT(s != NULL);
+	ASSERT_INTEQ(decide_many(s), 0);
+	/* Alerts 41 to 43: mail of no report. */
+	for (i = 0; i < 3; i++) {
+		snprintf(key, sizeof(key), "mail%zu", i);
+		m.key = key;
+		ASSERT_INTEQ(store_alert_mail_put(s, &m, 200), 0);
+	}
+	/* Sent, failed or left pending, by id. */
+	for (id = 1; id <= 43; id++)
+		ASSERT_INTEQ(store_alert_attempt(s, id,
+		                 id % 3 == 0       ? "sent"
+		                     : id % 5 == 0 ? "failed"
+		                                   : "pending",
+		                 NULL, 300, NULL, 0, 300),
+		    0);
+	all.limit = 500;
+	ASSERT_INTEQ(store_alert_list(s, &a, &na, &all, NULL), 0);
+	ASSERT_INTEQ(na, 43);
+	for (k = 0; k < 5 * 3 * 5; k++) {
+		f.state = states[k % 5];
+		f.kind = kinds[k / 5 % 3];
+		f.sha = shas[k / 15];
+		ASSERT_MSG(
+		    alert_shape_check(s, a, na, &f, msg, sizeof(msg)) == 0,
+		    "%s", msg);
+	}
+	store_alerts_release(a, na);
+	store_close(s);
+}
+
 TEST(test_store_alert__migration_from_v7)
 {
 	SKIP_ON_PG("SQLite's schema steps from an older version");

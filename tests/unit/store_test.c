@@ -2818,6 +2818,125 @@ TEST(test_store__regression_filters_are_index_ranges)
 	store_close(s);
 }
 
+/* a's value of a filter, NULL-safe: 1 when it is want (NULL: any). */
+static int
+reg_is(const char *a, const char *want)
+{
+	return want == NULL || (a != NULL && strcmp(a, want) == 0);
+}
+
+struct reg_q {
+	struct store *s;
+	struct store_regressions_q q;
+};
+
+/* test_pagings' pages of a reg_q. */
+static int
+reg_pages(void *arg, int64_t limit, int64_t scan, char *got, size_t n)
+{
+	struct reg_q *r = arg;
+	struct store_regressions_q q = r->q;
+	struct store_regressions l;
+	size_t i, len = 0;
+	int pages = 0;
+
+	q.limit = limit;
+	q.scan = scan;
+	q.cursor = 0;
+	do {
+		if (store_regression_list(r->s, &l, &q) != 0 || ++pages > 100)
+			return -1;
+		for (i = 0; i < l.n; i++)
+			test_ids_add(got, n, &len, l.v[i].id);
+		q.cursor = l.next_cursor;
+		store_regressions_release(&l);
+	} while (q.cursor != 0);
+	return 0;
+}
+
+/* q's pages against what q passes of all, by hand; 0, or -1 with why in
+ * msg. */
+static int
+reg_shape_check(struct store *s, const struct store_regressions *all,
+    const struct store_regressions_q *q, char *msg, size_t msgn)
+{
+	struct reg_q r = { s, *q };
+	char want[1024], got[1024];
+	int64_t limit, scan;
+	size_t i, len = 0;
+
+	want[0] = '\0';
+	for (i = 0; i < all->n; i++) {
+		const struct store_regression *g = &all->v[i];
+
+		if (reg_is(g->tree, q->tree) && reg_is(g->host, q->host) &&
+		    reg_is(g->bench, q->bench) && reg_is(g->state, q->state))
+			test_ids_add(want, sizeof(want), &len, g->id);
+	}
+	if (test_pagings(
+	        reg_pages, &r, want, got, sizeof(got), &limit, &scan) == 0)
+		return 0;
+	snprintf(msg, msgn,
+	    "tree %s host %s bench %s state %s limit %lld scan %lld: %s, "
+	    "not %s",
+	    q->tree ? q->tree : "-", q->host ? q->host : "-",
+	    q->bench ? q->bench : "-", q->state ? q->state : "-",
+	    (long long)limit, (long long)scan, got, want);
+	return -1;
+}
+
+/*
+ * Each shape of filters (which of tree, host, benchmark and state are
+ * given) has statements of its own: every combination, paged and within
+ * a small scan budget too, lists what the filters pass of all the
+ * regressions, by hand (24 over two hosts, trees and benchmarks, in
+ * three states).
+ */
+TEST(test_store__regression_filter_shapes_list_what_they_pass)
+{
+	static const char *const trees[] = { NULL, "mm", "net", "nosuch" };
+	static const char *const hosts[] = { NULL, "h1", "h2", "nosuch" };
+	static const char *const benches[] = { NULL, "fio", "kv" };
+	static const char *const states[] = { NULL, "new", "fixed",
+		"acknowledged" };
+	struct store *s = open_new();
+	struct store_regressions all;
+	struct store_regressions_q q = { 0 };
+	int64_t h[2], t[2] = { 0, 0 };
+	char sha[41], msg[2600];
+	int i, k;
+
+	ASSERT(s != NULL);
+	ASSERT((h[0] = host(s, "h1", "[]")) > 0);
+	ASSERT((h[1] = host(s, "h2", "[]")) > 0);
+	ASSERT(store_tree_sync(s, &t[0], "mm", "u1") == 0);
+	ASSERT(store_tree_sync(s, &t[1], "net", "u2") == 0);
+	for (i = 0; i < 24; i++) {
+		snprintf(sha, sizeof(sha), "%040d", i + 1);
+		ASSERT(add_regression(s, h[i % 2], t[i / 2 % 2], sha,
+		           i / 4 % 2 ? "kv" : "fio", 1000 + i) == 0);
+	}
+	for (i = 1; i <= 24; i++)
+		if (i % 3 != 0)
+			ASSERT(store_regression_triage(s, i,
+			           i % 3 == 1 ? "fixed" : "acknowledged", NULL,
+			           2000) == 0);
+	q.limit = 500;
+	ASSERT(store_regression_list(s, &all, &q) == 0);
+	ASSERT_INTEQ(all.n, 24);
+	for (k = 0; k < 4 * 4 * 3 * 4; k++) {
+		q.tree = trees[k % 4];
+		q.host = hosts[k / 4 % 4];
+		q.bench = benches[k / 16 % 3];
+		q.state = states[k / 48];
+		if (reg_shape_check(s, &all, &q, msg, sizeof(msg)) != 0)
+			break;
+	}
+	store_regressions_release(&all);
+	store_close(s);
+	ASSERT_MSG(k == 4 * 4 * 3 * 4, "%s", msg);
+}
+
 /* The "fio" history of h1 below cursor with a scan budget, a tree and a
  * branch filter (NULL: none); its steps, or UINT64_MAX. */
 static uint64_t

@@ -98,6 +98,33 @@ test_db_number(struct db *d, const char *sql)
 	return n;
 }
 
+void
+test_ids_add(char *out, size_t n, size_t *len, int64_t id)
+{
+	if (*len < n)
+		*len += (size_t)snprintf(out + *len, n - *len, "%s%lld",
+		    *len ? "," : "", (long long)id);
+}
+
+int
+test_pagings(
+    int (*pages)(void *arg, int64_t limit, int64_t scan, char *got, size_t n),
+    void *arg, const char *want, char *got, size_t n, int64_t *limit,
+    int64_t *scan)
+{
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		*limit = k % 2 ? 3 : 50;
+		*scan = k / 2 ? 4 : 0;
+		got[0] = '\0';
+		if (pages(arg, *limit, *scan, got, n) != 0 ||
+		    strcmp(got, want) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 char *
 test_store_where(const char *name)
 {

@@ -45,6 +45,22 @@ int64_t test_pair_new(struct store *, const char *name, const char *point,
 struct db;
 /* The one number the query sql gives on the connection, or -1. */
 int64_t test_db_number(struct db *, const char *sql);
+/* Appends id to the list of ids out ("id,id"; *len its length so far,
+ * n its size). */
+void test_ids_add(char *out, size_t n, size_t *len, int64_t id);
+/*
+ * A filtered list read by pages against want, what its filters pass
+ * worked out by hand: pages(arg, limit, scan, got, n) writes into got
+ * (test_ids_add) the ids of every page of one paging, from the newest,
+ * following the cursors.  The pagings: whole pages (50) and 3 a page,
+ * each within the default scan budget (0) and one of 4.  0 when each
+ * lists want; else -1 with the first that does not in got, and its
+ * *limit and *scan.
+ */
+int test_pagings(
+    int (*pages)(void *arg, int64_t limit, int64_t scan, char *got, size_t n),
+    void *arg, const char *want, char *got, size_t n, int64_t *limit,
+    int64_t *scan);
 /* 1 when the stores are PostgreSQL's (PW_TEST_PG). */
 int test_store_pg(void);
 /* Ends the current case as "SKIP name: why" (neither passed nor
