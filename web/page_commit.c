@@ -359,29 +359,33 @@ pair_rows(struct ctx *x, struct cmp_set *c, const struct pair_read *rd)
 
 /*
  * Each row's CPU family, from its host's CPU model as the runner
- * registered it, when the rows are of two hosts or more (the summary
- * across hosts groups them by family); 0, or a store error.
+ * registered it (the inventory its pair was read with), when the rows
+ * are of two hosts or more (the summary across hosts groups them by
+ * family).
  */
-static int
+static void
 rows_families(struct ctx *x, struct cmp_set *c)
 {
 	struct web_hosts_facts hosts;
 	const struct web_host_facts *hf;
+	const struct store_pair **pairs;
 	size_t i;
-	int many = 0, r;
+	int many = 0;
 
 	for (i = 1; i < c->n && !many; i++)
 		many = c->rows[i].host && c->rows[0].host &&
 		    strcmp(c->rows[i].host, c->rows[0].host) != 0;
 	if (!many)
-		return 0;
-	if ((r = web_hosts_facts_get(x, &hosts)) != 0)
-		return r;
+		return;
+	pairs = xcalloc(c->nreads + 1, sizeof(*pairs));
+	for (i = 0; i < c->nreads; i++)
+		pairs[i] = &c->reads[i]->p;
+	web_pairs_hosts_facts(x, &hosts, pairs, c->nreads);
 	for (i = 0; i < c->n; i++)
 		if ((hf = web_hosts_facts_find(&hosts, c->rows[i].host)))
 			c->rows[i].family = hf->family;
 	web_hosts_facts_release(&hosts);
-	return 0;
+	free(pairs);
 }
 
 /* Both sides of every pair read (web/sides.h). */
@@ -425,7 +429,8 @@ pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
 		return r;
 	for (i = first; i < c->nreads; i++)
 		pair_rows(x, c, c->reads[i]);
-	return rows_families(x, c);
+	rows_families(x, c);
+	return 0;
 }
 
 static json_t *

@@ -2024,7 +2024,8 @@ TEST(test_store__counts_follow_every_change)
 }
 
 /* A page's pairs in a few statements (store_pair_get_many, the values
- * and runs of many pairs) read as each pair's own read gives them: past
+ * and runs of many pairs) read as each pair's own read gives them, with
+ * the inventories of the sides' hosts: past
  * the 64 ids of one statement, with a pair asked twice, one that does
  * not exist, and none. */
 TEST(test_store__pairs_read_many_as_each)
@@ -2110,6 +2111,14 @@ TEST(test_store__pairs_read_many_as_each)
 		store_run_metas_release(&m1);
 	}
 	ASSERT(withruns >= 1);
+	/* The claimed side's host's inventory, the pair's host's (the
+	 * claim's) on the other side; none on a pair not claimed. */
+	ASSERT_STREQ(many[0].host, "h1");
+	ASSERT_STREQ(many[0].host_inventory, "{}");
+	ASSERT_STREQ(many[0].inventory[0], "{}");
+	ASSERT_STREQ(many[0].inventory[1], "{}");
+	ASSERT(many[1].host == NULL && many[1].host_inventory == NULL);
+	ASSERT(many[1].inventory[0] == NULL && many[1].inventory[1] == NULL);
 	for (i = 0; i < NQ; i++) {
 		store_pair_release(&many[i]);
 		store_values_release(&vals[i]);
