@@ -60,7 +60,6 @@ struct cmp_set {
 	size_t njobs, jcap;
 	struct pair_read **reads;
 	size_t nreads;
-	int no_meta; /* the runs' read failed: each pair's meta is empty */
 };
 
 static void
@@ -212,11 +211,7 @@ pairs_read(struct ctx *x, struct cmp_set *c, const int64_t *ids, size_t n)
 		if (p[i].id == 0) /* gone: the store's error says which */
 			r = store_pair_get(x->s, &p[i], ids[i]);
 	if (r == 0)
-		r = store_pairs_value_list(x->s, vals, ids, n);
-	if (r == 0 && store_pairs_run_meta_list(x->s, meta, ids, n) != 0) {
-		store_errclear(x->s);
-		c->no_meta = 1;
-	}
+		r = store_pairs_values_runs(x->s, vals, meta, ids, n);
 	c->reads =
 	    xreallocarray(c->reads, c->nreads + n + 1, sizeof(*c->reads));
 	for (i = 0; i < n; i++) {
@@ -403,8 +398,7 @@ cmp_sides(
 		pairs[i] = &c->reads[i]->p;
 		metas[i] = c->reads[i]->meta; /* borrowed */
 	}
-	r = web_sides_get(
-	    x, pairs, c->no_meta ? NULL : metas, c->nreads, out, n);
+	r = web_sides_get(x, pairs, metas, c->nreads, out, n);
 	free(metas);
 	free(pairs);
 	return r;
@@ -874,14 +868,12 @@ web_target_html(
 			v.boots[k] = pr->boots[k];
 			v.kernel_job[k] = pr->kernel[k];
 		}
-		if (!c.no_meta) {
-			prof = &c.reads[0]->meta;
-			v.nsymbols = chargepath_diff(
-			    syms, PAIR_SYMBOLS, v.profiled_runs, prof, &blobs);
-			web_keep(x, blobs);
-			v.symbols = syms;
-			pair_kernels(x, &v, pr, prof);
-		}
+		prof = &c.reads[0]->meta;
+		v.nsymbols = chargepath_diff(
+		    syms, PAIR_SYMBOLS, v.profiled_runs, prof, &blobs);
+		web_keep(x, blobs);
+		v.symbols = syms;
+		pair_kernels(x, &v, pr, prof);
 		break;
 	}
 	bases = compared_commits(&c, &v);

@@ -2024,8 +2024,8 @@ TEST(test_store__counts_follow_every_change)
 }
 
 /* A page's pairs in a few statements (store_pair_get_many, the values
- * and runs of many pairs) read as each pair's own read gives them, with
- * the inventories of the sides' hosts: past
+ * and runs of many pairs, apart and in one read) read as each pair's
+ * own read gives them, with the inventories of the sides' hosts: past
  * the 64 ids of one statement, with a pair asked twice, one that does
  * not exist, and none. */
 TEST(test_store__pairs_read_many_as_each)
@@ -2119,6 +2119,45 @@ TEST(test_store__pairs_read_many_as_each)
 	ASSERT_STREQ(many[0].inventory[1], "{}");
 	ASSERT(many[1].host == NULL && many[1].host_inventory == NULL);
 	ASSERT(many[1].inventory[0] == NULL && many[1].inventory[1] == NULL);
+	/* The values and the runs in one read, as the two reads above. */
+	{
+		struct store_values *v2 = xcalloc(NQ, sizeof(*v2));
+		struct store_run_metas *m2 = xcalloc(NQ, sizeof(*m2));
+
+		ASSERT(store_pairs_values_runs(s, &v1, &m1, ids, 0) == 0);
+		ASSERT(store_pairs_values_runs(s, v2, m2, ids, NQ) == 0);
+		for (i = 0; i < NQ; i++) {
+			ASSERT_INTEQ(v2[i].n, vals[i].n);
+			for (k = 0; k < vals[i].n; k++) {
+				const struct store_value *a = &v2[i].v[k],
+				                         *e = &vals[i].v[k];
+
+				ASSERT_STREQ(a->metric, e->metric);
+				ASSERT_STREQ(a->role, e->role);
+				ASSERT_STREQ(a->unit, e->unit);
+				ASSERT_STREQ(a->better, e->better);
+				ASSERT_INTEQ(a->run, e->run);
+				ASSERT(a->value == e->value);
+			}
+			ASSERT_INTEQ(m2[i].n, metas[i].n);
+			for (k = 0; k < metas[i].n; k++) {
+				const struct store_run_meta *a = &m2[i].v[k],
+				                            *e = &metas[i].v[k];
+
+				ASSERT_STREQ(a->role, e->role);
+				ASSERT_INTEQ(a->run, e->run);
+				ASSERT_INTEQ(a->measured, e->measured);
+				ASSERT((a->host_state_json == NULL) ==
+				    (e->host_state_json == NULL));
+				ASSERT((a->profile_json == NULL) ==
+				    (e->profile_json == NULL));
+			}
+			store_values_release(&v2[i]);
+			store_run_metas_release(&m2[i]);
+		}
+		free(v2);
+		free(m2);
+	}
 	for (i = 0; i < NQ; i++) {
 		store_pair_release(&many[i]);
 		store_values_release(&vals[i]);
