@@ -1969,6 +1969,16 @@ TEST(test_store__counts_follow_every_change)
 	ASSERT(store_pair_create(s, &pair, &b, &cand, "n", "", &job_base,
 	           &job_cand, 1000) == 0);
 	ASSERT(stats_are(s, 2, 0, 0, 0, 0, 0));
+	{
+		/* The hosts' counts beside the jobs': h1 was seen at 1000. */
+		struct store_stats st;
+
+		ASSERT(store_stats(s, &st, 1000, 60) == 0);
+		ASSERT(st.hosts == 1 && st.hosts_online == 1);
+		ASSERT(store_stats(s, &st, 2000, 60) == 0);
+		ASSERT(st.hosts == 1 && st.hosts_online == 0);
+		ASSERT(st.jobs[0] == 2);
+	}
 	ASSERT(store_claim(s, &c, h, 1000, 600) == 0);
 	ASSERT_INTEQ(c.job_id, b);
 	store_claimed_release(&c);
