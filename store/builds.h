@@ -228,6 +228,11 @@ struct store_job_build {
 /* 0 (out->id 0: the job waits on no build), ERR_NOTFOUND (no job). */
 int store_job_build_get(
     struct store *, struct store_job_build *out, int64_t job_id);
+/* The builds of jobs job_ids[0..n) into out[0..n) (the caller's; out[i]
+ * job_ids[i]'s) in one statement each 64 jobs: 0, ERR_NOTFOUND (a job
+ * is missing) or -1, out released but on 0. */
+int store_job_build_get_many(struct store *, struct store_job_build *out,
+    const int64_t *job_ids, size_t n);
 void store_job_build_release(struct store_job_build *); /* NULL ok */
 
 /* The build id string of build id: "-pwb<id>-<instance>". */

@@ -293,6 +293,51 @@ store_job_build_get(
 	return rc == DB_ROW ? 0 : store_i_dberr(s, "job build");
 }
 
+/* The builds being read (store_job_build_get_many): v[i] job ids[i]'s. */
+struct job_builds {
+	struct store_job_build *v;
+	char *found;
+};
+
+static void
+job_build_row(void *arg, size_t i, struct db_stmt *st)
+{
+	struct job_builds *a = arg;
+	struct store_job_build *b = &a->v[i];
+
+	b->id = db_col_int64(st, 0);
+	b->state = store_i_col_dup(st, 1);
+	b->error = store_i_col_dup(st, 2);
+	a->found[i] = 1;
+}
+
+int
+store_job_build_get_many(struct store *s, struct store_job_build *out,
+    const int64_t *job_ids, size_t n)
+{
+	struct job_builds a = { out, NULL };
+	size_t i;
+	int r;
+
+	memset(out, 0, n * sizeof(*out));
+	if (s->version < STORE_BUILDS_VERSION)
+		return 0;
+	a.found = xcalloc(n + 1, 1);
+	r = store_i_ids_rows(s,
+	    "SELECT coalesce(b.id, 0), b.state, b.error, j.id FROM jobs j"
+	    " LEFT JOIN builds b ON b.id = j.build_id"
+	    " WHERE j.id IN (" STORE_I_IDS ")",
+	    3, job_ids, n, job_build_row, &a, "job builds");
+	for (i = 0; r == 0 && i < n; i++)
+		if (!a.found[i])
+			r = err_setc(&s->err, ERR_NOTFOUND,
+			    "job %lld not found", (long long)job_ids[i]);
+	for (i = 0; r != 0 && i < n; i++)
+		store_job_build_release(&out[i]);
+	free(a.found);
+	return r;
+}
+
 void
 store_job_build_release(struct store_job_build *b)
 {

@@ -54,101 +54,113 @@ cmp_scan(void *row, struct db_stmt *st, void *arg)
 struct pairs_read {
 	struct store_pair *v;
 	size_t n;
+	int64_t (*want)[2]; /* the jobs the pair names for its sides */
 };
 
+/* The first of PAIRS_SQL's pair columns (after a side's). */
+#define PAIR_COL 22
+
+/*
+ * Each pair of the ids with its two sides' jobs, a row a side (one row
+ * with the job's columns NULL when the pair has neither): a side's job
+ * (STORE_I_JOB_COLS), its spec, the distinct boots its runs record
+ * (the runner tags each run of a kernel job with kernel.round and
+ * kernel.boot, docs/KERNEL.md) and the inventory of the host it ran on
+ * (else the pair's), then the pair's columns from PAIR_COL on.
+ */
+#define PAIRS_SQL                                                              \
+	"SELECT " STORE_I_JOB_COLS ", j.params,"                               \
+	" (SELECT count(DISTINCT m.value) FROM runs r"                         \
+	"  JOIN metrics m ON m.run_id = r.id"                                  \
+	"  AND m.name = 'kernel.boot' WHERE r.job_id = j.id),"                 \
+	" CASE WHEN j.host_id IS NULL THEN ph.inventory ELSE h.inventory END," \
+	" p.id, p.name, p.point, ph.name, p.created, p.bj, p.cj,"              \
+	" p.superseded, p.suspect, ph.inventory"                               \
+	" FROM (SELECT id, name, point, host_id, created, superseded, "        \
+	"suspect,"                                                             \
+	"  coalesce(base_job_id, (SELECT id FROM jobs"                         \
+	"   WHERE pair_id = pairs.id AND role = 'base')) AS bj,"               \
+	"  coalesce(cand_job_id, (SELECT id FROM jobs"                         \
+	"   WHERE pair_id = pairs.id AND role = 'candidate')) AS cj"           \
+	"  FROM pairs WHERE id IN (" STORE_I_IDS ")) p"                        \
+	" LEFT JOIN hosts ph ON ph.id = p.host_id"                             \
+	" LEFT JOIN jobs j ON j.id IN (p.bj, p.cj)"                            \
+	" LEFT JOIN hosts h ON h.id = j.host_id"                               \
+	" LEFT JOIN commits c ON c.id = j.commit_id"                           \
+	" LEFT JOIN trees t ON t.id = c.tree_id ORDER BY p.id"
+
+/* One side (0 base, 1 candidate) of p from a row of PAIRS_SQL. */
 static void
-pair_row(void *arg, size_t i, struct db_stmt *st)
+side_scan(struct store_pair *p, size_t side, struct db_stmt *st)
 {
-	struct store_pair *p = &((struct pairs_read *)arg)->v[i];
-
-	p->id = db_col_int64(st, 0);
-	p->name = store_i_col_dup(st, 1);
-	p->point = store_i_col_dup(st, 2);
-	p->host = store_i_col_dup(st, 3);
-	p->created = db_col_int64(st, 4);
-	/* The sides' job ids until pairs_sides reads their jobs. */
-	p->jobs.v = xcalloc(2, sizeof(*p->jobs.v));
-	p->jobs.v[0].id = db_col_int64(st, 5);
-	p->jobs.v[1].id = db_col_int64(st, 6);
-	p->deprioritised = db_col_int(st, 7) != 0;
-	/* Host hygiene: why the two sides are not comparable, or NULL. */
-	p->suspect = store_i_col_dup(st, 8);
-}
-
-/* The sides being read (pairs_sides): job ids[i] is side who[i] % 2 of
- * pair who[i] / 2. */
-struct sides_read {
-	struct store_pair *v;
-	size_t *who;
-};
-
-/* A side's job (STORE_I_JOB_COLS) and what it cost (the columns
- * after). */
-static void
-side_row(void *arg, size_t i, struct db_stmt *st)
-{
-	struct sides_read *a = arg;
-	struct store_pair *p = &a->v[a->who[i] / 2];
-	size_t side = a->who[i] % 2;
+	const char *params = store_i_col_text(st, 19);
+	json_t *spec = params ? json_loads(params, 0, NULL) : NULL;
+	json_t *rounds = json_object_get(spec, "rounds");
 
 	store_i_job_scan(&p->jobs.v[side], st);
-	/* An integer (PostgreSQL's json_extract: a numeric). */
-	if (db_col_type(st, 19) != DB_NULL && db_col_int64(st, 19) > 1)
-		p->rounds[side] = db_col_int64(st, 19);
-	p->kernel[side] = db_col_int(st, 20) != 0;
-	p->boots[side] = db_col_int64(st, 21);
+	/* The spec's rounds (an integer), and whether it has a kernel (an
+	 * object): what the job's spec says, parsed here rather than by
+	 * each backend's JSON functions. */
+	p->rounds[side] = 1;
+	if (json_is_integer(rounds) && json_integer_value(rounds) > 1)
+		p->rounds[side] = json_integer_value(rounds);
+	p->kernel[side] = json_is_object(json_object_get(spec, "kernel"));
+	json_decref(spec);
+	p->boots[side] = db_col_int64(st, 20);
 	if (p->kernel[side] && p->boots[side] == 0)
 		p->boots[side] = -1; /* none recorded */
 	if (!p->kernel[side])
 		p->boots[side] = 0;
+	p->inventory[side] = store_i_col_dup(st, 21);
 }
 
-/*
- * The two jobs of each pair found (their ids in jobs.v[].id), in one
- * read, and what each side cost (store_pair.rounds, boots, kernel):
- * its spec's rounds, whether it builds and boots a kernel, and the
- * distinct boots its runs record (the runner tags each run of a kernel
- * job with kernel.round and kernel.boot, docs/KERNEL.md).  0, or -1
- * (ERR_NOTFOUND: a side's job is missing).
- */
-static int
-pairs_sides(struct store *s, struct pairs_read *a)
+/* A row of PAIRS_SQL into its pair: the pair's columns once, then the
+ * side the row's job is. */
+static void
+pair_row(void *arg, size_t i, struct db_stmt *st)
 {
-	struct sides_read sr;
-	int64_t *ids = xcalloc(2 * a->n + 1, sizeof(*ids));
-	size_t i, side, n = 0;
-	int r;
+	struct pairs_read *a = arg;
+	struct store_pair *p = &a->v[i];
+	int64_t job;
+	size_t side;
 
-	sr.v = a->v;
-	sr.who = xcalloc(2 * a->n + 1, sizeof(*sr.who));
+	if (p->id == 0) {
+		p->id = db_col_int64(st, PAIR_COL);
+		p->name = store_i_col_dup(st, PAIR_COL + 1);
+		p->point = store_i_col_dup(st, PAIR_COL + 2);
+		p->host = store_i_col_dup(st, PAIR_COL + 3);
+		p->created = db_col_int64(st, PAIR_COL + 4);
+		p->deprioritised = db_col_int(st, PAIR_COL + 7) != 0;
+		/* Host hygiene: why the two sides are not comparable. */
+		p->suspect = store_i_col_dup(st, PAIR_COL + 8);
+		p->host_inventory = store_i_col_dup(st, PAIR_COL + 9);
+		p->jobs.v = xcalloc(2, sizeof(*p->jobs.v));
+		p->jobs.n = 2;
+		a->want[i][0] = db_col_int64(st, PAIR_COL + 5);
+		a->want[i][1] = db_col_int64(st, PAIR_COL + 6);
+	}
+	if (db_col_type(st, 0) == DB_NULL)
+		return;
+	job = db_col_int64(st, 0);
+	for (side = 0; side < 2; side++)
+		if (job == a->want[i][side] && p->jobs.v[side].id == 0)
+			side_scan(p, side, st);
+}
+
+/* 0, or -1 with the store's error (ERR_NOTFOUND) when a side's job of
+ * a pair read is missing. */
+static int
+sides_found(struct store *s, const struct pairs_read *a)
+{
+	size_t i, side;
+
 	for (i = 0; i < a->n; i++)
-		for (side = 0; a->v[i].id != 0 && side < 2; side++) {
-			a->v[i].rounds[side] = 1;
-			sr.who[n] = 2 * i + side;
-			ids[n++] = a->v[i].jobs.v[side].id;
-			a->v[i].jobs.v[side].id = 0; /* until read */
-		}
-	r = store_i_ids_rows(s,
-	    "SELECT " STORE_I_JOB_COLS ", CASE WHEN json_valid(j.params) THEN"
-	    " CASE WHEN json_type(j.params, '$.rounds') = 'integer' THEN"
-	    " json_extract(j.params, '$.rounds') END END,"
-	    " CASE WHEN json_valid(j.params) THEN"
-	    " json_type(j.params, '$.kernel') = 'object' END,"
-	    " (SELECT count(DISTINCT m.value) FROM runs r"
-	    "  JOIN metrics m ON m.run_id = r.id"
-	    "  AND m.name = 'kernel.boot' WHERE r.job_id = j.id)"
-	    " " STORE_I_JOB_FROM "WHERE j.id IN (" STORE_I_IDS ")",
-	    0, ids, n, side_row, &sr, "pair sides");
-	for (i = 0; r == 0 && i < n; i++)
-		if (a->v[sr.who[i] / 2].jobs.v[sr.who[i] % 2].id == 0)
-			r = err_setc(&s->err, ERR_NOTFOUND,
-			    "job %lld not found", (long long)ids[i]);
-	for (i = 0; i < a->n; i++)
-		if (a->v[i].id != 0)
-			a->v[i].jobs.n = 2;
-	free(sr.who);
-	free(ids);
-	return r == 0 ? 0 : -1;
+		for (side = 0; a->v[i].id != 0 && side < 2; side++)
+			if (a->v[i].jobs.v[side].id == 0)
+				return err_setc(&s->err, ERR_NOTFOUND,
+				    "job %lld not found",
+				    (long long)a->want[i][side]);
+	return 0;
 }
 
 static void
@@ -167,28 +179,24 @@ store_pair_get_many(
 {
 	struct pairs_read a;
 	size_t i;
+	int r;
 
 	memset(out, 0, n * sizeof(*out));
 	a.v = out;
 	a.n = n;
-	if (store_i_ids_rows(s,
-	        "SELECT p.id, p.name, p.point, h.name, p.created,"
-	        " coalesce(p.base_job_id, (SELECT id FROM jobs"
-	        "  WHERE pair_id = p.id AND role = 'base')),"
-	        " coalesce(p.cand_job_id, (SELECT id FROM jobs"
-	        "  WHERE pair_id = p.id AND role = 'candidate')),"
-	        " p.superseded, p.suspect"
-	        " FROM pairs p LEFT JOIN hosts h ON h.id = p.host_id"
-	        " WHERE p.id IN (" STORE_I_IDS ")",
-	        0, ids, n, pair_row, &a, "pairs") != 0 ||
-	    pairs_sides(s, &a) != 0 ||
+	a.want = xcalloc(n + 1, sizeof(*a.want));
+	r = store_i_ids_rows(
+	        s, PAIRS_SQL, PAIR_COL, ids, n, pair_row, &a, "pairs") != 0 ||
+	    sides_found(s, &a) != 0 ||
 	    store_i_ids_rows(s,
 	        "SELECT metric, base_median, cand_median, change_pct, ci_low,"
 	        " ci_high, p, verdict, p_adjusted, min_effect, unit, better,"
 	        " n_base, n_cand, final, note, base_mean, base_sd, cand_mean,"
 	        " cand_sd, pair_id FROM comparisons"
 	        " WHERE pair_id IN (" STORE_I_IDS ") ORDER BY pair_id, metric",
-	        20, ids, n, cmp_row, &a, "pair comparisons") != 0) {
+	        20, ids, n, cmp_row, &a, "pair comparisons") != 0;
+	free(a.want);
+	if (r) {
 		for (i = 0; i < n; i++)
 			store_pair_release(&out[i]);
 		return -1;
@@ -218,6 +226,9 @@ store_pair_release(struct store_pair *p)
 	free(p->point);
 	free(p->host);
 	free(p->suspect);
+	free(p->host_inventory);
+	free(p->inventory[0]);
+	free(p->inventory[1]);
 	store_jobs_release(&p->jobs);
 	for (i = 0; i < p->ncmps; i++) {
 		free((char *)p->cmps[i].metric);

@@ -836,28 +836,28 @@ store_stats(
 
 	memset(out, 0, sizeof(*out));
 	/* The triggers' counts (store/counts.h), not count(*) of a million
-	 * rows. */
+	 * rows, and the hosts', in one statement: a row a job state, then
+	 * the hosts' (its name NULL). */
 	st = store_i_stmt(s,
-	    "SELECT substr(name, 6), n FROM count_totals WHERE name LIKE "
-	    "'jobs.%'");
-	if (st == NULL)
-		return -1;
-	while (db_step(st) == DB_ROW)
-		for (i = 0; i < 5; i++)
-			if (strcmp(store_i_col_text(st, 0),
-			        store_job_states[i]) == 0)
-				out->jobs[i] = db_col_int64(st, 1);
-	store_i_release(s, st);
-	st = store_i_stmt(s,
-	    "SELECT count(*), count(*) FILTER (WHERE last_seen >= ?1),"
+	    "SELECT substr(name, 6), n, 0, 0 FROM count_totals"
+	    " WHERE name LIKE 'jobs.%'"
+	    " UNION ALL SELECT NULL, count(*),"
+	    " count(*) FILTER (WHERE last_seen >= ?1),"
 	    " (SELECT n FROM count_totals WHERE name = 'runs') FROM hosts");
 	if (st == NULL)
 		return -1;
 	db_bind_int64(st, 1, now - online_s);
-	if (db_step(st) == DB_ROW) {
-		out->hosts = db_col_int64(st, 0);
-		out->hosts_online = db_col_int64(st, 1);
-		out->runs = db_col_int64(st, 2);
+	while (db_step(st) == DB_ROW) {
+		if (db_col_type(st, 0) == DB_NULL) {
+			out->hosts = db_col_int64(st, 1);
+			out->hosts_online = db_col_int64(st, 2);
+			out->runs = db_col_int64(st, 3);
+			continue;
+		}
+		for (i = 0; i < 5; i++)
+			if (strcmp(store_i_col_text(st, 0),
+			        store_job_states[i]) == 0)
+				out->jobs[i] = db_col_int64(st, 1);
 	}
 	store_i_release(s, st);
 	return 0;

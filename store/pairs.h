@@ -43,6 +43,10 @@ struct store_pair {
 	 */
 	int64_t rounds[2], boots[2];
 	int kernel[2];
+	/* The inventory (JSON, as the runner registered it) of the pair's
+	 * host and of the host each side ran on (its job's, else the
+	 * pair's); NULL where unknown. */
+	char *host_inventory, *inventory[2];
 };
 /* 0, ERR_NOTFOUND (no such pair), or -1 (a side's job is missing too). */
 int store_pair_get(struct store *, struct store_pair *out, int64_t pair_id);

@@ -58,5 +58,13 @@ int store_pair_run_meta_list(
 int store_pairs_run_meta_list(struct store *, struct store_run_metas *out,
     const int64_t *pair_ids, size_t n);
 void store_run_metas_release(struct store_run_metas *); /* NULL ok */
+/*
+ * Both reads of each pair of pair_ids[0..n) at once: its values into
+ * vals[i] (as store_pairs_value_list) and its runs into metas[i] (as
+ * store_pairs_run_meta_list), a statement each 64 pairs: 0 or -1
+ * (both released).
+ */
+int store_pairs_values_runs(struct store *, struct store_values *vals,
+    struct store_run_metas *metas, const int64_t *pair_ids, size_t n);
 
 #endif

@@ -499,26 +499,40 @@ api_build_json(struct ctx *x, const struct store_build_row *b)
 }
 
 int
-api_job_build_json(struct store *s, int64_t job_id, json_t **out)
+api_jobs_build_json(
+    struct store *s, const int64_t *job_ids, size_t n, json_t **out)
 {
-	struct store_job_build b;
+	struct store_job_build *b = xcalloc(n + 1, sizeof(*b));
 	char bid[64];
+	size_t i;
 	int r;
 
-	*out = NULL;
-	if ((r = store_job_build_get(s, &b, job_id)) != 0)
+	for (i = 0; i < n; i++)
+		out[i] = NULL;
+	if ((r = store_job_build_get_many(s, b, job_ids, n)) != 0) {
+		free(b);
 		return r;
-	if (b.id == 0) {
-		*out = json_null();
-		return 0;
 	}
-	if (store_build_id_text(s, bid, sizeof(bid), b.id) != 0)
-		snprintf(bid, sizeof(bid), "-pwb%" PRId64, b.id);
-	*out = json_pack("{s:I, s:s, s:s, s:o}", "id", (json_int_t)b.id,
-	    "state", b.state ? b.state : "", "build_id", bid, "error",
-	    str_or_null(b.error));
-	store_job_build_release(&b);
+	for (i = 0; i < n; i++) {
+		if (b[i].id == 0) {
+			out[i] = json_null();
+			continue;
+		}
+		if (store_build_id_text(s, bid, sizeof(bid), b[i].id) != 0)
+			snprintf(bid, sizeof(bid), "-pwb%" PRId64, b[i].id);
+		out[i] = json_pack("{s:I, s:s, s:s, s:o}", "id",
+		    (json_int_t)b[i].id, "state", b[i].state ? b[i].state : "",
+		    "build_id", bid, "error", str_or_null(b[i].error));
+		store_job_build_release(&b[i]);
+	}
+	free(b);
 	return 0;
+}
+
+int
+api_job_build_json(struct store *s, int64_t job_id, json_t **out)
+{
+	return api_jobs_build_json(s, &job_id, 1, out);
 }
 
 void

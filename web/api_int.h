@@ -215,6 +215,10 @@ json_t *api_build_json(struct ctx *, const struct store_build_row *);
 /* "build" of a job's JSON: the shared build it is linked to, {"id",
  * "state", "build_id", "error"}, or null.  0, or the store's error. */
 int api_job_build_json(struct store *, int64_t job_id, json_t **out);
+/* Each job's of job_ids[0..n) into out[0..n), in one read: 0, or the
+ * store's error (out[] NULL). */
+int api_jobs_build_json(
+    struct store *, const int64_t *job_ids, size_t n, json_t **out);
 /* web/api_admin.c */
 api_handler api_admin_submit, api_admin_cancel, api_admin_retry,
     api_admin_host_clear, api_admin_series_post, api_admin_bisect_post,

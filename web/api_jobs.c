@@ -180,13 +180,20 @@ pair_json(struct ctx *x, int64_t id, json_t **out)
 	json_object_set_new(*out, "sides", web_sides_json(sides, nsides));
 	free(sides);
 	rows_pair_kernels_json(*out, &k);
-	if (p.jobs.n == 2 &&
-	    ((r = job_build(
-	          x->s, json_object_get(*out, "base"), p.jobs.v[0].id)) != 0 ||
-	        (r = job_build(x->s, json_object_get(*out, "candidate"),
-	             p.jobs.v[1].id)) != 0)) {
-		json_decref(*out);
-		*out = NULL;
+	if (p.jobs.n == 2) {
+		/* Both sides' builds in one read. */
+		int64_t ids[2] = { p.jobs.v[0].id, p.jobs.v[1].id };
+		json_t *b[2];
+
+		if ((r = api_jobs_build_json(x->s, ids, 2, b)) != 0) {
+			json_decref(*out);
+			*out = NULL;
+		} else {
+			json_object_set_new(
+			    json_object_get(*out, "base"), "build", b[0]);
+			json_object_set_new(
+			    json_object_get(*out, "candidate"), "build", b[1]);
+		}
 	}
 	store_pair_release(&p);
 	return r;

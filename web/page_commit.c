@@ -60,7 +60,6 @@ struct cmp_set {
 	size_t njobs, jcap;
 	struct pair_read **reads;
 	size_t nreads;
-	int no_meta; /* the runs' read failed: each pair's meta is empty */
 };
 
 static void
@@ -212,11 +211,7 @@ pairs_read(struct ctx *x, struct cmp_set *c, const int64_t *ids, size_t n)
 		if (p[i].id == 0) /* gone: the store's error says which */
 			r = store_pair_get(x->s, &p[i], ids[i]);
 	if (r == 0)
-		r = store_pairs_value_list(x->s, vals, ids, n);
-	if (r == 0 && store_pairs_run_meta_list(x->s, meta, ids, n) != 0) {
-		store_errclear(x->s);
-		c->no_meta = 1;
-	}
+		r = store_pairs_values_runs(x->s, vals, meta, ids, n);
 	c->reads =
 	    xreallocarray(c->reads, c->nreads + n + 1, sizeof(*c->reads));
 	for (i = 0; i < n; i++) {
@@ -359,29 +354,33 @@ pair_rows(struct ctx *x, struct cmp_set *c, const struct pair_read *rd)
 
 /*
  * Each row's CPU family, from its host's CPU model as the runner
- * registered it, when the rows are of two hosts or more (the summary
- * across hosts groups them by family); 0, or a store error.
+ * registered it (the inventory its pair was read with), when the rows
+ * are of two hosts or more (the summary across hosts groups them by
+ * family).
  */
-static int
+static void
 rows_families(struct ctx *x, struct cmp_set *c)
 {
 	struct web_hosts_facts hosts;
 	const struct web_host_facts *hf;
+	const struct store_pair **pairs;
 	size_t i;
-	int many = 0, r;
+	int many = 0;
 
 	for (i = 1; i < c->n && !many; i++)
 		many = c->rows[i].host && c->rows[0].host &&
 		    strcmp(c->rows[i].host, c->rows[0].host) != 0;
 	if (!many)
-		return 0;
-	if ((r = web_hosts_facts_get(x, &hosts)) != 0)
-		return r;
+		return;
+	pairs = xcalloc(c->nreads + 1, sizeof(*pairs));
+	for (i = 0; i < c->nreads; i++)
+		pairs[i] = &c->reads[i]->p;
+	web_pairs_hosts_facts(x, &hosts, pairs, c->nreads);
 	for (i = 0; i < c->n; i++)
 		if ((hf = web_hosts_facts_find(&hosts, c->rows[i].host)))
 			c->rows[i].family = hf->family;
 	web_hosts_facts_release(&hosts);
-	return 0;
+	free(pairs);
 }
 
 /* Both sides of every pair read (web/sides.h). */
@@ -399,8 +398,7 @@ cmp_sides(
 		pairs[i] = &c->reads[i]->p;
 		metas[i] = c->reads[i]->meta; /* borrowed */
 	}
-	r = web_sides_get(
-	    x, pairs, c->no_meta ? NULL : metas, c->nreads, out, n);
+	r = web_sides_get(x, pairs, metas, c->nreads, out, n);
 	free(metas);
 	free(pairs);
 	return r;
@@ -425,7 +423,8 @@ pairs_rows(struct ctx *x, struct cmp_set *c, json_t *pairs)
 		return r;
 	for (i = first; i < c->nreads; i++)
 		pair_rows(x, c, c->reads[i]);
-	return rows_families(x, c);
+	rows_families(x, c);
+	return 0;
 }
 
 static json_t *
@@ -869,14 +868,12 @@ web_target_html(
 			v.boots[k] = pr->boots[k];
 			v.kernel_job[k] = pr->kernel[k];
 		}
-		if (!c.no_meta) {
-			prof = &c.reads[0]->meta;
-			v.nsymbols = chargepath_diff(
-			    syms, PAIR_SYMBOLS, v.profiled_runs, prof, &blobs);
-			web_keep(x, blobs);
-			v.symbols = syms;
-			pair_kernels(x, &v, pr, prof);
-		}
+		prof = &c.reads[0]->meta;
+		v.nsymbols = chargepath_diff(
+		    syms, PAIR_SYMBOLS, v.profiled_runs, prof, &blobs);
+		web_keep(x, blobs);
+		v.symbols = syms;
+		pair_kernels(x, &v, pr, prof);
 		break;
 	}
 	bases = compared_commits(&c, &v);

@@ -11,7 +11,6 @@
 #include "common/cpufamily.h"
 #include "common/xalloc.h"
 #include "daemon/kfacts.h"
-#include "store/hosts.h"
 #include "store/jobs.h"
 #include "store/pairs.h"
 #include "store/runs.h"
@@ -20,40 +19,48 @@
 #include "web/sides.h"
 #include "web/web_int.h"
 
-/* The hosts a page reads at most (a fleet is dozens). */
-#define SIDES_HOSTS 1000
-
-int
-web_hosts_facts_get(struct ctx *x, struct web_hosts_facts *out)
+/* The facts of host name from its inventory (JSON) into h, unless h
+ * has them already; its strings kept by x. */
+static void
+facts_add(struct ctx *x, struct web_hosts_facts *h, size_t cap,
+    const char *name, const char *inventory_json)
 {
-	struct store_hosts hl;
-	size_t k;
-	int r;
+	struct web_host_facts *f;
+	json_t *inv;
+
+	if (name == NULL || web_hosts_facts_find(h, name) || h->n == cap)
+		return;
+	f = &h->v[h->n++];
+	f->name = name;
+	inv = inventory_json ? json_loads(inventory_json, 0, NULL) : NULL;
+	if (!json_is_object(inv)) {
+		json_decref(inv);
+		return;
+	}
+	web_keep(x, inv);
+	f->cpu_model = web_jstr(inv, "cpu_model");
+	f->family = cpufamily_of(f->cpu_model);
+	f->kernel = web_jstr(inv, "kernel");
+}
+
+void
+web_pairs_hosts_facts(struct ctx *x, struct web_hosts_facts *out,
+    const struct store_pair *const *pairs, size_t n)
+{
+	size_t i, side, cap = 3 * n;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = store_host_list(
-	         x->s, &hl, SIDES_HOSTS, 0, x->now, x->online_s)) != 0)
-		return r;
-	out->v = xcalloc(hl.n ? hl.n : 1, sizeof(*out->v));
-	for (k = 0; k < hl.n; k++) {
-		struct web_host_facts *f = &out->v[out->n++];
-		json_t *inv = hl.v[k].inventory_json
-		    ? json_loads(hl.v[k].inventory_json, 0, NULL)
-		    : NULL;
+	out->v = xcalloc(cap + 1, sizeof(*out->v));
+	for (i = 0; i < n; i++) {
+		const struct store_pair *p = pairs[i];
 
-		f->name = json_string_value(
-		    web_keep(x, json_string(hl.v[k].name ? hl.v[k].name : "")));
-		if (!json_is_object(inv)) {
-			json_decref(inv);
-			continue;
-		}
-		web_keep(x, inv);
-		f->cpu_model = web_jstr(inv, "cpu_model");
-		f->family = cpufamily_of(f->cpu_model);
-		f->kernel = web_jstr(inv, "kernel");
+		facts_add(x, out, cap, p->host, p->host_inventory);
+		for (side = 0; side < 2 && side < p->jobs.n; side++)
+			facts_add(x, out, cap,
+			    p->jobs.v[side].host ? p->jobs.v[side].host
+			                         : p->host,
+			    p->inventory[side]);
 	}
-	store_hosts_release(&hl);
-	return 0;
 }
 
 const struct web_host_facts *
@@ -108,14 +115,13 @@ web_sides_get(struct ctx *x, const struct store_pair *const *pairs,
 	struct view_side *v = xcalloc(2 * n + 1, sizeof(*v));
 	struct store_run_metas *read = NULL;
 	size_t i, k = 0;
-	int r, side;
+	int side;
 
 	*out = v;
 	*nout = 0;
 	if (n == 0)
 		return 0;
-	if ((r = web_hosts_facts_get(x, &hosts)) != 0)
-		return r;
+	web_pairs_hosts_facts(x, &hosts, pairs, n);
 	if (metas == NULL) {
 		/* Every pair's runs in one read; none known if it fails. */
 		int64_t *ids = xcalloc(n, sizeof(*ids));

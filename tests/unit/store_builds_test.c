@@ -239,6 +239,32 @@ TEST(build_cancel)
 	ASSERT(jb.id == 0 && jb.state == NULL);
 	store_job_build_release(&jb);
 	ASSERT(store_job_build_get(s, &jb, 999) == ERR_NOTFOUND);
+	{
+		/* Several jobs' builds in one read, each as its own read
+		 * gives it; a job asked twice; a missing job fails all. */
+		struct store_job_build many[3], one;
+		int64_t ids[3] = { 1, jobs[0], 1 }, bad[2] = { 1, 999 };
+		size_t i;
+
+		ASSERT(store_job_build_get_many(s, many, ids, 3) == 0);
+		ASSERT(many[0].id == 3 && many[2].id == 3 && many[1].id == 0);
+		for (i = 0; i < 3; i++) {
+			ASSERT(store_job_build_get(s, &one, ids[i]) == 0);
+			ASSERT(many[i].id == one.id);
+			ASSERT((many[i].state == NULL) == (one.state == NULL));
+			ASSERT(one.state == NULL ||
+			    strcmp(many[i].state, one.state) == 0);
+			ASSERT((many[i].error == NULL) == (one.error == NULL));
+			ASSERT(one.error == NULL ||
+			    strcmp(many[i].error, one.error) == 0);
+			store_job_build_release(&one);
+			store_job_build_release(&many[i]);
+		}
+		ASSERT(
+		    store_job_build_get_many(s, many, bad, 2) == ERR_NOTFOUND);
+		ASSERT(many[0].state == NULL && many[1].state == NULL);
+		ASSERT(store_job_build_get_many(s, many, ids, 0) == 0);
+	}
 	store_close(s);
 }
 

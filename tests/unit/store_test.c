@@ -1969,6 +1969,16 @@ TEST(test_store__counts_follow_every_change)
 	ASSERT(store_pair_create(s, &pair, &b, &cand, "n", "", &job_base,
 	           &job_cand, 1000) == 0);
 	ASSERT(stats_are(s, 2, 0, 0, 0, 0, 0));
+	{
+		/* The hosts' counts beside the jobs': h1 was seen at 1000. */
+		struct store_stats st;
+
+		ASSERT(store_stats(s, &st, 1000, 60) == 0);
+		ASSERT(st.hosts == 1 && st.hosts_online == 1);
+		ASSERT(store_stats(s, &st, 2000, 60) == 0);
+		ASSERT(st.hosts == 1 && st.hosts_online == 0);
+		ASSERT(st.jobs[0] == 2);
+	}
 	ASSERT(store_claim(s, &c, h, 1000, 600) == 0);
 	ASSERT_INTEQ(c.job_id, b);
 	store_claimed_release(&c);
@@ -2024,7 +2034,8 @@ TEST(test_store__counts_follow_every_change)
 }
 
 /* A page's pairs in a few statements (store_pair_get_many, the values
- * and runs of many pairs) read as each pair's own read gives them: past
+ * and runs of many pairs, apart and in one read) read as each pair's
+ * own read gives them, with the inventories of the sides' hosts: past
  * the 64 ids of one statement, with a pair asked twice, one that does
  * not exist, and none. */
 TEST(test_store__pairs_read_many_as_each)
@@ -2110,6 +2121,53 @@ TEST(test_store__pairs_read_many_as_each)
 		store_run_metas_release(&m1);
 	}
 	ASSERT(withruns >= 1);
+	/* The claimed side's host's inventory, the pair's host's (the
+	 * claim's) on the other side; none on a pair not claimed. */
+	ASSERT_STREQ(many[0].host, "h1");
+	ASSERT_STREQ(many[0].host_inventory, "{}");
+	ASSERT_STREQ(many[0].inventory[0], "{}");
+	ASSERT_STREQ(many[0].inventory[1], "{}");
+	ASSERT(many[1].host == NULL && many[1].host_inventory == NULL);
+	ASSERT(many[1].inventory[0] == NULL && many[1].inventory[1] == NULL);
+	/* The values and the runs in one read, as the two reads above. */
+	{
+		struct store_values *v2 = xcalloc(NQ, sizeof(*v2));
+		struct store_run_metas *m2 = xcalloc(NQ, sizeof(*m2));
+
+		ASSERT(store_pairs_values_runs(s, &v1, &m1, ids, 0) == 0);
+		ASSERT(store_pairs_values_runs(s, v2, m2, ids, NQ) == 0);
+		for (i = 0; i < NQ; i++) {
+			ASSERT_INTEQ(v2[i].n, vals[i].n);
+			for (k = 0; k < vals[i].n; k++) {
+				const struct store_value *a = &v2[i].v[k],
+				                         *e = &vals[i].v[k];
+
+				ASSERT_STREQ(a->metric, e->metric);
+				ASSERT_STREQ(a->role, e->role);
+				ASSERT_STREQ(a->unit, e->unit);
+				ASSERT_STREQ(a->better, e->better);
+				ASSERT_INTEQ(a->run, e->run);
+				ASSERT(a->value == e->value);
+			}
+			ASSERT_INTEQ(m2[i].n, metas[i].n);
+			for (k = 0; k < metas[i].n; k++) {
+				const struct store_run_meta *a = &m2[i].v[k],
+				                            *e = &metas[i].v[k];
+
+				ASSERT_STREQ(a->role, e->role);
+				ASSERT_INTEQ(a->run, e->run);
+				ASSERT_INTEQ(a->measured, e->measured);
+				ASSERT((a->host_state_json == NULL) ==
+				    (e->host_state_json == NULL));
+				ASSERT((a->profile_json == NULL) ==
+				    (e->profile_json == NULL));
+			}
+			store_values_release(&v2[i]);
+			store_run_metas_release(&m2[i]);
+		}
+		free(v2);
+		free(m2);
+	}
 	for (i = 0; i < NQ; i++) {
 		store_pair_release(&many[i]);
 		store_values_release(&vals[i]);
