@@ -388,12 +388,12 @@ hist_ids_of(struct store *s, const struct store_history_q *q,
  * counted a rare one by a scan of them all (8 ms at 1M runs), where
  * read in order to a limit the index it is.
  */
-#define HB_TREE(on)                                                        \
-	"SELECT coalesce((SELECT tb.commits FROM trees t"                  \
-	" JOIN tree_branches tb ON tb.tree_id = t.id"                      \
-	" AND tb.branch = ?4 WHERE t.name = ?3),"                          \
-	" (SELECT count(*) FROM (SELECT 1 FROM " on " LIMIT (SELECT"       \
-	" min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3)) AS w))," \
+#define HB_TREE(on)                                                            \
+	"SELECT coalesce((SELECT tb.commits FROM trees t"                      \
+	" JOIN tree_branches tb ON tb.tree_id = t.id"                          \
+	" AND tb.branch = ?4 WHERE t.name = ?3),"                              \
+	" (SELECT count(*) FROM (SELECT 1 FROM " on " LIMIT coalesce((SELECT"  \
+	" min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3), 0)) AS w))," \
 	" (SELECT ncommits FROM trees WHERE name = ?3)"
 #define HB_ALL(on)                                                           \
 	"SELECT (SELECT count(*) FROM (SELECT 1 FROM commit_branches" on     \

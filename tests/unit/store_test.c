@@ -2410,9 +2410,15 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT_INTEQ(h.next_cursor, 0); /* full, but it ends at job 1 */
 	store_history_release(&h);
 
-	/* Another host, branch or metric: nothing, and no unit. */
 	q.limit = 200;
 	q.cursor = 0;
+	/* Another tree, host, branch or metric: nothing, and no unit. */
+	q.tree = "nosuch";
+	ASSERT(store_history_list(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 0);
+	ASSERT(h.unit == NULL);
+	store_history_release(&h);
+	q.tree = "lin";
 	q.host = "h2";
 	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
