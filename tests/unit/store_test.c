@@ -2313,6 +2313,7 @@ TEST(test_store__history_groups_values_by_job)
 	int64_t h1, tree, cid, pair, bj, cj, no_pair = 0;
 	uint64_t before;
 	struct store_claimed cl;
+	int i;
 
 	ASSERT(s != NULL);
 	ASSERT((h1 = host(s, "h1", "[]")) > 0);
@@ -2410,8 +2411,20 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT_INTEQ(h.next_cursor, 0); /* full, but it ends at job 1 */
 	store_history_release(&h);
 
+	/* Each drive of the page (the series' index of the tree, the host,
+	 * both or neither; on PostgreSQL the ids looked up first): the
+	 * same jobs, newest first. */
 	q.limit = 200;
 	q.cursor = 0;
+	for (i = 0; i < 4; i++) {
+		q.tree = i & 1 ? "lin" : NULL;
+		q.host = i & 2 ? "h1" : NULL;
+		ASSERT(store_history_list(s, &h, &q) == 0);
+		ASSERT_INTEQ(h.n, 2);
+		ASSERT_INTEQ(h.v[0].job_id, bj);
+		ASSERT_INTEQ(h.v[1].job_id, cj);
+		store_history_release(&h);
+	}
 	/* Another tree, host, branch or metric: nothing, and no unit. */
 	q.tree = "nosuch";
 	ASSERT(store_history_list(s, &h, &q) == 0);
