@@ -344,23 +344,28 @@ recent_scan(void *row, struct db_stmt *st, void *arg)
  * of the jobs and hash-joins every commit, pair and job for them (33 ms
  * at 100,000 runs): here the page of candidates comes first, newest
  * first by id, then each one's rows (0.7 ms).  A commit with no row, or
- * no first_seen, is as c.first_seen NULL is in RECENT_FROM.
+ * no first_seen, is as c.first_seen NULL is in RECENT_FROM.  Each
+ * candidate's commit is read once, as the page is chosen (LIMIT 1: a
+ * lookup by id, never a join the plan could hash), and carried out with
+ * its job as the columns c names (1,200 buffers fewer a page of 400).
  */
-#define RECENT_FROM_PG                                                 \
-	" FROM (SELECT * FROM jobs j WHERE j.role = 'candidate'"       \
-	" AND NOT ((SELECT first_seen FROM commits"                    \
-	"  WHERE id = j.commit_id) IS NULL AND (SELECT bisect_id"      \
-	"  FROM pairs WHERE id = j.pair_id) IS NOT NULL)"              \
-	" ORDER BY j.id DESC LIMIT ?1) j"                              \
-	" LEFT JOIN LATERAL (SELECT b.state, b.progress FROM pairs pb" \
-	"  JOIN jobs b ON b.id = pb.base_job_id"                       \
-	"  WHERE pb.id = j.pair_id) b ON true"                         \
-	" LEFT JOIN LATERAL (SELECT * FROM commits c"                  \
-	"  WHERE c.id = j.commit_id) c ON true"                        \
-	" LEFT JOIN LATERAL (SELECT name FROM trees t"                 \
-	"  WHERE t.id = c.tree_id) t ON true"                          \
-	" LEFT JOIN LATERAL (SELECT * FROM series se"                  \
-	"  WHERE se.commit_id = j.commit_id) se ON true"               \
+#define RECENT_FROM_PG                                                       \
+	" FROM (SELECT j.*, c.sha, c.subject, c.author, c.commit_date,"      \
+	"  c.branches, c.tree_id FROM jobs j LEFT JOIN LATERAL (SELECT sha," \
+	"  subject, author, commit_date, branches, tree_id, first_seen"      \
+	"  FROM commits c WHERE c.id = j.commit_id LIMIT 1) c ON true"       \
+	" WHERE j.role = 'candidate' AND NOT (c.first_seen IS NULL"          \
+	"  AND (SELECT bisect_id FROM pairs WHERE id = j.pair_id)"           \
+	"  IS NOT NULL) ORDER BY j.id DESC LIMIT ?1) j"                      \
+	" LEFT JOIN LATERAL (SELECT b.state, b.progress FROM pairs pb"       \
+	"  JOIN jobs b ON b.id = pb.base_job_id"                             \
+	"  WHERE pb.id = j.pair_id) b ON true"                               \
+	" CROSS JOIN LATERAL (SELECT j.sha, j.subject, j.author,"            \
+	"  j.commit_date, j.branches, j.tree_id) c"                          \
+	" LEFT JOIN LATERAL (SELECT name FROM trees t"                       \
+	"  WHERE t.id = c.tree_id) t ON true"                                \
+	" LEFT JOIN LATERAL (SELECT * FROM series se"                        \
+	"  WHERE se.commit_id = j.commit_id) se ON true"                     \
 	" ORDER BY j.id DESC"
 
 int

@@ -177,6 +177,24 @@ enum hist_from { HF_ALL, HF_HOST, HF_TREE, HF_TREE_HOST };
 		    ""),                                                   \
 	}
 /*
+ * PostgreSQL's: the tree's and the host's ids looked up first (values,
+ * not joins), so that the series' index (of the tree, the host or both)
+ * is read in job order and stops at the window or the page.  Joined to
+ * the names, its plan sorted all 2,700 jobs of a host's series for a
+ * window of 400, and joined all 400 of the window for a page of 200
+ * (4,500 buffers a page at 100,000 runs, 2,300 this way).
+ */
+#define HF_TREE_ID " AND hj.tree_id = (SELECT id FROM trees WHERE name = ?3)"
+#define HF_HOST_ID " AND hj.host_id = (SELECT id FROM hosts WHERE name = ?5)"
+#define HF_DRIVES_PG(stmt)                                                \
+	{                                                                 \
+		[HF_ALL] = stmt(" FROM history_jobs hj", ""),             \
+		[HF_HOST] = stmt(" FROM history_jobs hj", HF_HOST_ID),    \
+		[HF_TREE] = stmt(" FROM history_jobs hj", HF_TREE_ID),    \
+		[HF_TREE_HOST] =                                          \
+		    stmt(" FROM history_jobs hj", HF_TREE_ID HF_HOST_ID), \
+	}
+/*
  * Or the ids a rare filter found (hist_ids): the rows of those ids, a
  * JSON array in ?13.
  */
@@ -217,10 +235,12 @@ static int
 hist_window(void *arg, int64_t below, int64_t w, int64_t *floor, int64_t *n)
 {
 	static const char *const sql[] = HF_DRIVES(HIST_WINDOW);
+	static const char *const sql_pg[] = HF_DRIVES_PG(HIST_WINDOW);
 	struct hist_scan *h = arg;
 	struct store *s = h->s;
 	enum hist_from f = hist_from(h);
-	struct db_stmt *st = store_i_cached(s, S_HISTORY_WIN + f, sql[f]);
+	struct db_stmt *st = store_i_cached(s, S_HISTORY_WIN + f,
+	    db_backend(s->db) == DB_PG ? sql_pg[f] : sql[f]);
 	int rc;
 
 	if (st == NULL)
@@ -244,11 +264,13 @@ hist_rows(void *arg, int64_t floor, int64_t below, int64_t want, int64_t *n)
 	struct store_history *out = h->out;
 	const struct store_history_q *q = h->q;
 	static const char *const sql[] = HF_DRIVES(HIST_ROWS);
+	static const char *const sql_pg[] = HF_DRIVES_PG(HIST_ROWS);
 	enum hist_from f = hist_from(h);
 	struct db_stmt *st = h->ids != NULL
 	    ? store_i_cached(
 	          s, S_HISTORY_IDS, HIST_ROWS(HF_IDS_FROM, HF_HOST_WHERE))
-	    : store_i_cached(s, S_HISTORY + f, sql[f]);
+	    : store_i_cached(s, S_HISTORY + f,
+	          db_backend(s->db) == DB_PG ? sql_pg[f] : sql[f]);
 	int rc;
 
 	if (st == NULL)
@@ -388,12 +410,12 @@ hist_ids_of(struct store *s, const struct store_history_q *q,
  * counted a rare one by a scan of them all (8 ms at 1M runs), where
  * read in order to a limit the index it is.
  */
-#define HB_TREE(on)                                                        \
-	"SELECT coalesce((SELECT tb.commits FROM trees t"                  \
-	" JOIN tree_branches tb ON tb.tree_id = t.id"                      \
-	" AND tb.branch = ?4 WHERE t.name = ?3),"                          \
-	" (SELECT count(*) FROM (SELECT 1 FROM " on " LIMIT (SELECT"       \
-	" min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3)) AS w))," \
+#define HB_TREE(on)                                                            \
+	"SELECT coalesce((SELECT tb.commits FROM trees t"                      \
+	" JOIN tree_branches tb ON tb.tree_id = t.id"                          \
+	" AND tb.branch = ?4 WHERE t.name = ?3),"                              \
+	" (SELECT count(*) FROM (SELECT 1 FROM " on " LIMIT coalesce((SELECT"  \
+	" min(?11, ncommits / 8 + 1) FROM trees WHERE name = ?3), 0)) AS w))," \
 	" (SELECT ncommits FROM trees WHERE name = ?3)"
 #define HB_ALL(on)                                                           \
 	"SELECT (SELECT count(*) FROM (SELECT 1 FROM commit_branches" on     \

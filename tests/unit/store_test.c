@@ -2352,6 +2352,73 @@ add_value(struct store *s, int64_t h, int64_t job, int64_t idx, double v)
 }
 
 /*
+ * The overview's recent jobs (store_recent_list): the newest candidates
+ * first, each with its commit (text, tree, branches; a commit never
+ * seen on a branch too, when no bisection made its pair), its base
+ * job's state and its pair's verdicts; a pair without a commit has
+ * none of the commit's columns.
+ */
+TEST(test_store__recent_jobs)
+{
+	struct store *s = open_new();
+	struct store_commit c = { SHA_A, "", "A <a@x>", "C <c@x>", 900, 950,
+		"subject a", "[]" };
+	struct store_job_new base = job_base, cand = job_cand;
+	struct store_recent r;
+	int64_t tree, seen, stub, p1, p2, p3, c1, c2, c3;
+
+	ASSERT(s != NULL);
+	ASSERT(store_tree_sync(s, &tree, "lin", "https://x/l.git") == 0);
+	ASSERT(
+	    store_commit_record(s, &seen, NULL, tree, &c, "master", 960) == 0);
+	ASSERT(store_commit_stub(s, &stub, tree, SHA_B) == 0);
+	base.commit_id = cand.commit_id = seen;
+	ASSERT(store_pair_create(
+	           s, &p1, NULL, &c1, "fio", "bs=4k", &base, &cand, 1000) == 0);
+	base.commit_id = cand.commit_id = stub;
+	ASSERT(store_pair_create(
+	           s, &p2, NULL, &c2, "fio", "bs=8k", &base, &cand, 1001) == 0);
+	base.commit_id = cand.commit_id = 0;
+	ASSERT(store_pair_create(
+	           s, &p3, NULL, &c3, "fio", "bs=1m", &base, &cand, 1002) == 0);
+
+	ASSERT(store_recent_list(s, &r, 10) == 0);
+	ASSERT_INTEQ(r.n, 3);
+	ASSERT_INTEQ(r.v[0].id, c3);
+	ASSERT_INTEQ(r.v[0].pair_id, p3);
+	ASSERT_INTEQ(r.v[0].commit_id, 0);
+	ASSERT(r.v[0].sha == NULL && r.v[0].tree == NULL &&
+	    r.v[0].subject == NULL && r.v[0].branches == NULL);
+	ASSERT_INTEQ(r.v[0].time, 1002);
+	ASSERT_STREQ(r.v[0].point, "bs=1m");
+	ASSERT_INTEQ(r.v[1].id, c2);
+	ASSERT_INTEQ(r.v[1].commit_id, stub);
+	ASSERT_STREQ(r.v[1].sha, SHA_B);
+	ASSERT_STREQ(r.v[1].tree, "lin");
+	ASSERT_INTEQ(r.v[2].id, c1);
+	ASSERT_INTEQ(r.v[2].pair_id, p1);
+	ASSERT_STREQ(r.v[2].name, "fio");
+	ASSERT_STREQ(r.v[2].state, "queued");
+	ASSERT_STREQ(r.v[2].base_state, "queued");
+	ASSERT_STREQ(r.v[2].sha, SHA_A);
+	ASSERT_STREQ(r.v[2].subject, "subject a");
+	ASSERT_STREQ(r.v[2].author, "A <a@x>");
+	ASSERT_INTEQ(r.v[2].time, 950);
+	ASSERT_STREQ(r.v[2].tree, "lin");
+	ASSERT_STREQ(r.v[2].branches, "master");
+	ASSERT(r.v[2].verdicts == NULL && r.v[2].series_id == 0);
+	store_recent_release(&r);
+
+	/* The limit: the newest. */
+	ASSERT(store_recent_list(s, &r, 2) == 0);
+	ASSERT_INTEQ(r.n, 2);
+	ASSERT_INTEQ(r.v[0].id, c3);
+	ASSERT_INTEQ(r.v[1].id, c2);
+	store_recent_release(&r);
+	store_close(s);
+}
+
+/*
  * The history read (store_history_list, the /history page's rows): one
  * entry per job with a stored value, oldest first, each job's values in
  * run order (not sorted), its commit's text with bytes that are not
@@ -2371,6 +2438,7 @@ TEST(test_store__history_groups_values_by_job)
 	int64_t h1, tree, cid, pair, bj, cj, no_pair = 0;
 	uint64_t before;
 	struct store_claimed cl;
+	int i;
 
 	ASSERT(s != NULL);
 	ASSERT((h1 = host(s, "h1", "[]")) > 0);
@@ -2468,9 +2536,27 @@ TEST(test_store__history_groups_values_by_job)
 	ASSERT_INTEQ(h.next_cursor, 0); /* full, but it ends at job 1 */
 	store_history_release(&h);
 
-	/* Another host, branch or metric: nothing, and no unit. */
+	/* Each drive of the page (the series' index of the tree, the host,
+	 * both or neither; on PostgreSQL the ids looked up first): the
+	 * same jobs, newest first. */
 	q.limit = 200;
 	q.cursor = 0;
+	for (i = 0; i < 4; i++) {
+		q.tree = i & 1 ? "lin" : NULL;
+		q.host = i & 2 ? "h1" : NULL;
+		ASSERT(store_history_list(s, &h, &q) == 0);
+		ASSERT_INTEQ(h.n, 2);
+		ASSERT_INTEQ(h.v[0].job_id, bj);
+		ASSERT_INTEQ(h.v[1].job_id, cj);
+		store_history_release(&h);
+	}
+	/* Another tree, host, branch or metric: nothing, and no unit. */
+	q.tree = "nosuch";
+	ASSERT(store_history_list(s, &h, &q) == 0);
+	ASSERT_INTEQ(h.n, 0);
+	ASSERT(h.unit == NULL);
+	store_history_release(&h);
+	q.tree = "lin";
 	q.host = "h2";
 	ASSERT(store_history_list(s, &h, &q) == 0);
 	ASSERT_INTEQ(h.n, 0);
