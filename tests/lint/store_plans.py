@@ -36,6 +36,49 @@ CALL = re.compile(
     r'store_i_(?:stmt|cached|ids_rows|ids_lists)\(\s*\w+\s*,\s*'
     r'(?:[\w\s+]+,\s*)?((?:"(?:[^"\\]|\\.)*"\s*)+)', re.S)
 LINE = re.compile(r'^# (\d+) "([^"]+)"', re.M)
+# A table of statements, one chosen at run time (a list's rows by the
+# shape of its filters, a page's by what drives it): "static const char
+# *const name[N] = { "..." "...", ..., NULL };" after cc -E.  Its SQL
+# entries are planned as the calls' are; a table named *_pg is
+# PostgreSQL's own.
+TABLE = re.compile(
+    r'static\s+const\s+char\s*\*\s*const\s+(\w+)\s*\[[^\]]*\]\s*=\s*\{')
+STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+SQL_START = re.compile(r'\s*(?:SELECT|WITH|INSERT|UPDATE|DELETE)\b', re.I)
+
+
+def entries(src, pos):
+    """The entries of the initializer at pos (after its "{"): (position,
+    its string literals) of each, up to the "}" that ends it."""
+    start, lits = pos, []
+    while pos < len(src):
+        c = src[pos]
+        if c == '"':
+            m = STRING.match(src, pos)
+            lits.append(m.group(0))
+            pos = m.end()
+            continue
+        if c in ",}":
+            if lits:
+                yield start, " ".join(lits)
+            if c == "}":
+                return
+            start, lits = pos + 1, []
+        pos += 1
+
+
+def statements(src):
+    """(position, SQL) of each statement of src: the store_i_* calls'
+    and the SQL entries of its statement tables."""
+    for m in CALL.finditer(src):
+        yield m.start(), m.group(1)
+    for t in TABLE.finditer(src):
+        if t.group(1).endswith("_pg"):
+            continue
+        for pos, lits in entries(src, t.end()):
+            text = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', lits))
+            if SQL_START.match(text):
+                yield pos, lits
 
 
 def origin(src, pos):
@@ -67,10 +110,10 @@ def main():
     bad = planned = 0
     for path in sys.argv[2:]:
         src = open(path).read()
-        for m in CALL.finditer(src):
-            sql = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
+        for pos, lits in statements(src):
+            sql = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', lits))
             sql = sql.encode().decode("unicode_escape")
-            where = "%s:%d" % origin(src, m.start())
+            where = "%s:%d" % origin(src, pos)
             if " LATERAL " in sql:
                 continue  # PostgreSQL's own (db_backend DB_PG)
             try:
