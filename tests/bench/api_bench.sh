@@ -379,9 +379,9 @@ if [ -n "$configs" ]; then
 		awk -v us="$(col_median pg2 9)" -v s="$(col_median sqlite 1)" -v n="$(nproc)" 'BEGIN {
 			if (us + 0 <= 0 || s + 0 <= 0) { print "  pg2 ceiling / sqlite uploads/s: unknown"; exit }
 			c = n * 1e6 / us / s
-			printf "  pg2 ceiling / sqlite uploads/s: %.2f (%s)\n", c,
-			    c < 1.5 ? "below 1.5: the goal needs more CPUs than this machine has" :
-			    "the goal fits this machine'"'"'s CPUs" }' ;;
+			w = "the goal fits the CPUs of this machine"
+			if (c < 1.5) w = "below 1.5: the goal needs more CPUs than this machine has"
+			printf "  pg2 ceiling / sqlite uploads/s: %.2f (%s)\n", c, w }' ;;
 	esac
 	exit 0
 fi
